@@ -1,0 +1,127 @@
+//! The one error-code table: every refusal Fiscus can give, with its HTTP status, stable `code` and title.
+//!
+//! Clients match on `code` (snake_case, never renamed once published); `title` is for people. The server maps
+//! these into RFC 9457 problem details; 5xx codes never carry internal text to the client.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    MalformedJson,
+    UnsupportedMediaType,
+    InvalidRequest,
+    InvalidParameter,
+    AuthenticationRequired,
+    InvalidCredential,
+    ScopeMissing,
+    EntitlementMissing,
+    ProductionAccessDisabled,
+    NotFound,
+    MethodNotAllowed,
+    Conflict,
+    IdempotencyKeyInUse,
+    IdempotencyKeyReused,
+    InvalidIdempotencyKey,
+    PayloadTooLarge,
+    RateLimited,
+    Internal,
+    Unavailable,
+}
+
+impl ErrorCode {
+    pub const ALL: [ErrorCode; 19] = [
+        ErrorCode::MalformedJson,
+        ErrorCode::UnsupportedMediaType,
+        ErrorCode::InvalidRequest,
+        ErrorCode::InvalidParameter,
+        ErrorCode::AuthenticationRequired,
+        ErrorCode::InvalidCredential,
+        ErrorCode::ScopeMissing,
+        ErrorCode::EntitlementMissing,
+        ErrorCode::ProductionAccessDisabled,
+        ErrorCode::NotFound,
+        ErrorCode::MethodNotAllowed,
+        ErrorCode::Conflict,
+        ErrorCode::IdempotencyKeyInUse,
+        ErrorCode::IdempotencyKeyReused,
+        ErrorCode::InvalidIdempotencyKey,
+        ErrorCode::PayloadTooLarge,
+        ErrorCode::RateLimited,
+        ErrorCode::Internal,
+        ErrorCode::Unavailable,
+    ];
+
+    /// (HTTP status, stable code, title).
+    pub fn describe(self) -> (u16, &'static str, &'static str) {
+        match self {
+            ErrorCode::MalformedJson => (400, "malformed_json", "The request body is not valid JSON"),
+            ErrorCode::UnsupportedMediaType => {
+                (415, "unsupported_media_type", "The request body must be application/json")
+            }
+            ErrorCode::InvalidRequest => (422, "invalid_request", "The request body is not acceptable"),
+            ErrorCode::InvalidParameter => (422, "invalid_parameter", "A query or path parameter is not acceptable"),
+            ErrorCode::AuthenticationRequired => (401, "authentication_required", "A bearer credential is required"),
+            ErrorCode::InvalidCredential => {
+                (401, "invalid_credential", "The credential is not valid, has expired or has been revoked")
+            }
+            ErrorCode::ScopeMissing => (403, "scope_missing", "The credential lacks the scope this operation requires"),
+            ErrorCode::EntitlementMissing => {
+                (403, "entitlement_missing", "The application or workspace is not entitled to this operation")
+            }
+            ErrorCode::ProductionAccessDisabled => {
+                (403, "production_access_disabled", "Production access is not enabled for this workspace")
+            }
+            ErrorCode::NotFound => (404, "not_found", "No such object in this workspace"),
+            ErrorCode::MethodNotAllowed => (405, "method_not_allowed", "The method is not allowed on this path"),
+            ErrorCode::Conflict => (409, "conflict", "The request conflicts with the current state"),
+            ErrorCode::IdempotencyKeyInUse => {
+                (409, "idempotency_key_in_use", "A request with this Idempotency-Key is still being processed")
+            }
+            ErrorCode::IdempotencyKeyReused => (
+                422,
+                "idempotency_key_reused",
+                "This Idempotency-Key was used with a different method, path or body",
+            ),
+            ErrorCode::InvalidIdempotencyKey => {
+                (422, "invalid_idempotency_key", "The Idempotency-Key header must be 1 to 255 visible ASCII characters")
+            }
+            ErrorCode::PayloadTooLarge => (413, "payload_too_large", "The request body is too large"),
+            ErrorCode::RateLimited => (429, "rate_limited", "Rate limit exceeded"),
+            ErrorCode::Internal => (500, "internal_error", "Internal error"),
+            ErrorCode::Unavailable => (503, "service_unavailable", "The service is temporarily unavailable"),
+        }
+    }
+
+    pub fn status(self) -> u16 {
+        self.describe().0
+    }
+
+    pub fn code(self) -> &'static str {
+        self.describe().1
+    }
+
+    pub fn title(self) -> &'static str {
+        self.describe().2
+    }
+
+    pub fn from_code(code: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|c| c.code() == code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_are_unique_snake_case_and_statuses_are_errors() {
+        let mut seen = HashSet::new();
+        for c in ErrorCode::ALL {
+            let (status, code, title) = c.describe();
+            assert!(seen.insert(code), "duplicate {code}");
+            assert!((400..600).contains(&status));
+            assert!(code.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'), "{code}");
+            assert!(!title.is_empty());
+            assert_eq!(ErrorCode::from_code(code), Some(c));
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! Pure rules and types of Fiscus.
+//!
+//! This crate holds everything that can be decided without IO: identifiers, scopes and the operation
+//! catalogue, credential formats, evidence sealing (RFC 8785 + SHA-256), the audit chain's hashing and the
+//! error-code table. It must never import axum, sqlx, tokio or anything that touches the network or disk,
+//! so that every rule here can be unit-tested and reused by the server, the store and the CLI alike.
+
+pub mod audit;
+pub mod catalogue;
+pub mod clock;
+pub mod credentials;
+pub mod error_code;
+pub mod evidence;
+pub mod ids;
+pub mod jcs;
+pub mod pagination;
+pub mod scopes;
+pub mod tenancy;

@@ -1,0 +1,47 @@
+//! List parameters: `limit` (1..=100, default 20) and `after_id`, an exclusive cursor on the sortable id.
+//!
+//! Bad values are refused, never clamped: a client asking for 500 rows and silently getting 100 would
+//! believe it had seen everything.
+
+pub const DEFAULT_LIMIT: u32 = 20;
+pub const MAX_LIMIT: u32 = 100;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageRequest {
+    pub limit: u32,
+    pub after_id: Option<String>,
+}
+
+/// Validates raw `limit` and `after_id` values. The error names the field.
+pub fn parse_page(limit: Option<&str>, after_id: Option<&str>) -> Result<PageRequest, (&'static str, String)> {
+    let limit = match limit {
+        None => DEFAULT_LIMIT,
+        Some(raw) => match raw.parse::<u32>() {
+            Ok(n) if (1..=MAX_LIMIT).contains(&n) => n,
+            _ => return Err(("limit", format!("must be an integer from 1 to {MAX_LIMIT}"))),
+        },
+    };
+    let after_id = match after_id {
+        None => None,
+        Some(raw) if !raw.is_empty() && raw.len() <= 64 && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') => {
+            Some(raw.to_string())
+        }
+        Some(_) => return Err(("after_id", "must be an object id".to_string())),
+    };
+    Ok(PageRequest { limit, after_id })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_outside_the_range_are_refused() {
+        assert_eq!(parse_page(None, None).map(|p| p.limit), Ok(20));
+        assert_eq!(parse_page(Some("100"), None).map(|p| p.limit), Ok(100));
+        for bad in ["0", "101", "-1", "ten", "", "1.5"] {
+            assert_eq!(parse_page(Some(bad), None).map_err(|e| e.0), Err("limit"), "{bad}");
+        }
+        assert_eq!(parse_page(None, Some("x y")).map_err(|e| e.0), Err("after_id"));
+    }
+}
