@@ -10,7 +10,8 @@ use crate::jcs::JcsError;
 use serde_json::{Value, json};
 
 /// The `prev_hash` of a workspace's first event.
-pub const GENESIS_HASH: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+pub const GENESIS_HASH: &str =
+    "sha256:0000000000000000000000000000000000000000000000000000000000000000";
 
 /// Who did it: an application credential, the CLI operator of the machine, or (later) a console operator.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,11 +22,17 @@ pub struct Actor {
 
 impl Actor {
     pub fn cli() -> Actor {
-        Actor { kind: "cli", id: String::from("local") }
+        Actor {
+            kind: "cli",
+            id: String::from("local"),
+        }
     }
 
     pub fn system() -> Actor {
-        Actor { kind: "system", id: String::from("fiscus") }
+        Actor {
+            kind: "system",
+            id: String::from("fiscus"),
+        }
     }
 }
 
@@ -80,25 +87,69 @@ pub enum ChainBreak {
     HeadMismatch { head_seq: i64, last_seq: i64 },
 }
 
-/// Walks a chain in `seq` order; each item is an event and its stored hash.
-pub fn verify_chain<'a>(events: impl IntoIterator<Item = (&'a AuditEvent, &'a str)>) -> Result<i64, ChainBreak> {
-    let mut expected_seq = 1;
-    let mut prev = GENESIS_HASH.to_string();
-    for (event, stored_hash) in events {
-        if event.seq != expected_seq {
-            return Err(ChainBreak::SequenceGap { expected: expected_seq, found: event.seq });
+/// Verifies a chain one event at a time, so that a long chain can be read page by page.
+#[derive(Clone, Debug)]
+pub struct ChainVerifier {
+    expected_seq: i64,
+    prev: String,
+}
+
+impl Default for ChainVerifier {
+    fn default() -> Self {
+        ChainVerifier {
+            expected_seq: 1,
+            prev: GENESIS_HASH.to_string(),
         }
-        if event.prev_hash != prev {
+    }
+}
+
+impl ChainVerifier {
+    /// Checks the next event (in `seq` order) against its stored hash.
+    pub fn push(&mut self, event: &AuditEvent, stored_hash: &str) -> Result<(), ChainBreak> {
+        if event.seq != self.expected_seq {
+            return Err(ChainBreak::SequenceGap {
+                expected: self.expected_seq,
+                found: event.seq,
+            });
+        }
+        if event.prev_hash != self.prev {
             return Err(ChainBreak::LinkBroken { seq: event.seq });
         }
         match event.hash() {
             Ok(h) if h == stored_hash => {}
             _ => return Err(ChainBreak::ContentAltered { seq: event.seq }),
         }
-        prev = stored_hash.to_string();
-        expected_seq += 1;
+        self.prev = stored_hash.to_string();
+        self.expected_seq += 1;
+        Ok(())
     }
-    Ok(expected_seq - 1)
+
+    /// Number of events verified so far.
+    pub fn verified(&self) -> i64 {
+        self.expected_seq - 1
+    }
+
+    /// Checks the recorded head against the end of the chain.
+    pub fn finish(&self, head_seq: i64, head_hash: &str) -> Result<i64, ChainBreak> {
+        if head_seq != self.verified() || head_hash != self.prev {
+            return Err(ChainBreak::HeadMismatch {
+                head_seq,
+                last_seq: self.verified(),
+            });
+        }
+        Ok(self.verified())
+    }
+}
+
+/// Walks a whole chain in `seq` order; each item is an event and its stored hash.
+pub fn verify_chain<'a>(
+    events: impl IntoIterator<Item = (&'a AuditEvent, &'a str)>,
+) -> Result<i64, ChainBreak> {
+    let mut verifier = ChainVerifier::default();
+    for (event, stored_hash) in events {
+        verifier.push(event, stored_hash)?;
+    }
+    Ok(verifier.verified())
 }
 
 #[cfg(test)]
@@ -139,7 +190,10 @@ mod tests {
     fn an_altered_event_is_named() {
         let mut c = chain(5);
         c[2].0.details = json!({ "n": 999 });
-        assert_eq!(verify_chain(c.iter().map(|(e, h)| (e, h.as_str()))), Err(ChainBreak::ContentAltered { seq: 3 }));
+        assert_eq!(
+            verify_chain(c.iter().map(|(e, h)| (e, h.as_str()))),
+            Err(ChainBreak::ContentAltered { seq: 3 })
+        );
     }
 
     #[test]
@@ -147,7 +201,10 @@ mod tests {
         let mut c = chain(5);
         c[2].0.details = json!({ "n": 999 });
         c[2].1 = c[2].0.hash().expect("hash");
-        assert_eq!(verify_chain(c.iter().map(|(e, h)| (e, h.as_str()))), Err(ChainBreak::LinkBroken { seq: 4 }));
+        assert_eq!(
+            verify_chain(c.iter().map(|(e, h)| (e, h.as_str()))),
+            Err(ChainBreak::LinkBroken { seq: 4 })
+        );
     }
 
     #[test]
@@ -156,7 +213,10 @@ mod tests {
         c.remove(1);
         assert_eq!(
             verify_chain(c.iter().map(|(e, h)| (e, h.as_str()))),
-            Err(ChainBreak::SequenceGap { expected: 2, found: 3 })
+            Err(ChainBreak::SequenceGap {
+                expected: 2,
+                found: 3
+            })
         );
     }
 }

@@ -24,7 +24,8 @@ pub fn micros_of(t: OffsetDateTime) -> Micros {
 pub fn rfc3339(micros: Micros) -> String {
     let t = OffsetDateTime::from_unix_timestamp_nanos(i128::from(micros) * 1_000)
         .unwrap_or(OffsetDateTime::UNIX_EPOCH);
-    t.format(&Rfc3339).unwrap_or_else(|_| String::from("1970-01-01T00:00:00Z"))
+    t.format(&Rfc3339)
+        .unwrap_or_else(|_| String::from("1970-01-01T00:00:00Z"))
 }
 
 /// Parses an RFC 3339 timestamp (any offset) into UTC microseconds.

@@ -174,8 +174,14 @@ mod tests {
     #[test]
     fn parsing_refuses_unknown_scopes_and_accepts_both_separators() {
         let set = ScopeSet::parse("workspace:read,actions:read trust:read").expect("known");
-        assert_eq!(set.to_space_separated(), "actions:read trust:read workspace:read");
-        assert_eq!(ScopeSet::parse("workspace:write"), Err(UnknownScope("workspace:write".into())));
+        assert_eq!(
+            set.to_space_separated(),
+            "actions:read trust:read workspace:read"
+        );
+        assert_eq!(
+            ScopeSet::parse("workspace:write"),
+            Err(UnknownScope("workspace:write".into()))
+        );
         assert_eq!(ScopeSet::from_stored("workspace:read gone:scope").len(), 1);
     }
 }

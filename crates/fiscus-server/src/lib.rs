@@ -1,1 +1,19 @@
+//! The Fiscus HTTP service: the axum application, its cross-cutting layers, the business areas, the
+//! administration used by the CLI, and OpenAPI.
 
+pub mod admin;
+pub mod app;
+pub mod areas;
+pub mod catalogue_check;
+pub mod demo;
+pub mod docs;
+pub mod http;
+pub mod openapi;
+pub mod secret_key;
+pub mod serve;
+pub mod settings;
+pub mod state;
+pub mod verify;
+
+pub use settings::Settings;
+pub use state::AppState;

@@ -1,1 +1,194 @@
+//! Persistence for Fiscus.
+//!
+//! One repository code path serves both backends: queries are portable SQL with `$n` binds run through
+//! sqlx's `Any` driver, and the few dialect differences (how a write transaction begins, row locking) live in
+//! [`dialect`]. Every repository function takes a [`Tenant`](fiscus_domain::tenancy::Tenant) or a workspace id
+//! first, with one deliberate exception: resolving a presented credential, which is how a request learns its
+//! workspace in the first place (`credentials::resolve_*`).
 
+pub mod applications;
+pub mod audit;
+pub mod credentials;
+pub mod credits;
+pub mod dialect;
+mod error;
+pub mod idempotency;
+pub mod usage;
+pub mod workspaces;
+
+pub use error::StoreError;
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyConnection, AnyPool, Connection, Executor};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Mutex, OwnedMutexGuard};
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
+/// The database: a pool and the knowledge of which backend it is.
+#[derive(Clone)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+    /// SQLite allows one writer at a time. Queuing writers of this process on an async mutex is cheaper and
+    /// fairer than letting them spin in SQLite's busy handler; other processes (the admin CLI) still meet
+    /// the busy timeout. PostgreSQL needs no such lock.
+    sqlite_writer: Option<Arc<Mutex<()>>>,
+}
+
+/// A write transaction. On SQLite it holds the process's writer lock and began with `BEGIN IMMEDIATE`, so it
+/// never fails half-way with a lock upgrade error; on PostgreSQL it is a plain `BEGIN` at READ COMMITTED and
+/// repositories lock rows they decide on.
+pub struct WriteTx {
+    tx: sqlx::Transaction<'static, sqlx::Any>,
+    _writer: Option<OwnedMutexGuard<()>>,
+}
+
+impl WriteTx {
+    pub fn conn(&mut self) -> &mut AnyConnection {
+        &mut self.tx
+    }
+
+    pub async fn commit(self) -> Result<()> {
+        self.tx.commit().await?;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// Connects to `url`: `sqlite://path` (created if missing, WAL mode) or `postgres://…`.
+    pub async fn connect(url: &str, max_connections: u32) -> Result<Store> {
+        sqlx::any::install_default_drivers();
+        let backend = if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Backend::Postgres
+        } else {
+            return Err(StoreError::Config(format!(
+                "unsupported database URL (expected sqlite:// or postgres://): {}",
+                redact_url(url)
+            )));
+        };
+        let url = match backend {
+            Backend::Sqlite if !url.contains("mode=") => {
+                format!("{url}{}mode=rwc", if url.contains('?') { '&' } else { '?' })
+            }
+            _ => url.to_string(),
+        };
+        let options = AnyConnectOptions::from_str(&url)?;
+        let pool = AnyPoolOptions::new()
+            .max_connections(max_connections)
+            .min_connections(1)
+            .acquire_timeout(Duration::from_secs(10))
+            .after_connect(move |conn, _meta| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        // WAL lets readers run beside the writer; synchronous=FULL makes every acknowledged
+                        // commit durable across power loss, not only across a process crash.
+                        conn.execute("PRAGMA journal_mode = WAL").await?;
+                        conn.execute("PRAGMA synchronous = FULL").await?;
+                        conn.execute("PRAGMA busy_timeout = 10000").await?;
+                        conn.execute("PRAGMA foreign_keys = ON").await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await?;
+        let sqlite_writer = (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(())));
+        Ok(Store {
+            pool,
+            backend,
+            sqlite_writer,
+        })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    /// Applies pending migrations of this backend. Safe to run from several nodes at once: sqlx takes an
+    /// advisory lock on PostgreSQL, and SQLite serialises writers.
+    pub async fn migrate(&self) -> Result<()> {
+        let migrator = match self.backend {
+            Backend::Sqlite => sqlx::migrate!("migrations/sqlite"),
+            Backend::Postgres => sqlx::migrate!("migrations/postgres"),
+        };
+        migrator
+            .run(&self.pool)
+            .await
+            .map_err(|e| StoreError::Migration(e.to_string()))
+    }
+
+    /// Begins a write transaction (see [`WriteTx`]).
+    pub async fn begin(&self) -> Result<WriteTx> {
+        let writer = match &self.sqlite_writer {
+            Some(lock) => Some(lock.clone().lock_owned().await),
+            None => None,
+        };
+        let tx = self
+            .pool
+            .begin_with(dialect::begin_write(self.backend))
+            .await?;
+        Ok(WriteTx {
+            tx,
+            _writer: writer,
+        })
+    }
+
+    /// A pooled connection for reads.
+    pub async fn read(&self) -> Result<sqlx::pool::PoolConnection<sqlx::Any>> {
+        Ok(self.pool.acquire().await?)
+    }
+
+    /// Checks the database answers (for `/readyz`).
+    pub async fn ping(&self) -> Result<()> {
+        let mut conn = self.pool.acquire().await?;
+        conn.ping().await?;
+        Ok(())
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// Hides a password in a database URL before it is printed.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let userinfo = &url[scheme_end + 3..at];
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{}{}:***{}", &url[..scheme_end + 3], user, &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// Booleans are stored as 0/1 on both backends.
+pub(crate) fn flag(b: bool) -> i64 {
+    i64::from(b)
+}

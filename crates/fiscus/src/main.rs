@@ -1,1 +1,29 @@
-fn main() {}
+//! The `fiscus` command: serve the API, migrate, administer, check the catalogue, verify the audit chain.
+//! Every command is a thin shell over `fiscus-server`, so tests reach the same code through the library.
+
+mod cli;
+mod settings;
+
+use clap::Parser;
+
+fn main() -> std::process::ExitCode {
+    let cli = cli::Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(cli::run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            // One clear line; the chain of causes after a colon.
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,36 @@
+use serde::Serialize;
+
+/// A page of a list (Stripe's shape): `after_id` of the next request is `next_after_id`.
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct ListPage<T> {
+    /// Always `list`.
+    pub object: &'static str,
+    pub data: Vec<T>,
+    pub has_more: bool,
+    pub next_after_id: Option<String>,
+}
+
+impl<T> ListPage<T> {
+    /// A page from rows fetched with `limit + 1`, which tells whether more follow; `id` reads a row's cursor.
+    pub fn from_overfetch(mut rows: Vec<T>, limit: u32, id: impl Fn(&T) -> String) -> ListPage<T> {
+        let has_more = rows.len() > limit as usize;
+        rows.truncate(limit as usize);
+        let next_after_id = if has_more { rows.last().map(&id) } else { None };
+        ListPage {
+            object: "list",
+            data: rows,
+            has_more,
+            next_after_id,
+        }
+    }
+
+    /// A complete, unpaginated list.
+    pub fn complete(rows: Vec<T>) -> ListPage<T> {
+        ListPage {
+            object: "list",
+            data: rows,
+            has_more: false,
+            next_after_id: None,
+        }
+    }
+}

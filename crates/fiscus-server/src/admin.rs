@@ -1,0 +1,515 @@
+//! Administration of the machine plane, as the operator of the deployment does it from the CLI: workspaces,
+//! applications, API keys and OAuth clients. Each change is audited in the same transaction, with the CLI as
+//! the actor. Secrets are returned once and never stored.
+
+use anyhow::{Context, bail};
+use fiscus_domain::audit::Actor;
+use fiscus_domain::clock::now_micros;
+use fiscus_domain::credentials::{self, AppStatus, Environment, SecretKind};
+use fiscus_domain::ids::new_id;
+use fiscus_domain::scopes::ScopeSet;
+use fiscus_domain::tenancy::Tenant;
+use fiscus_store::applications::{ApplicationRow, NewApplication};
+use fiscus_store::audit::NewAuditEvent;
+use fiscus_store::credentials::{ApiKeyRow, NewApiKey, OAuthClientRow};
+use fiscus_store::workspaces::{NewWorkspace, WorkspaceRow};
+use fiscus_store::{Store, StoreError, WriteTx};
+use serde_json::{Value, json};
+
+use crate::settings::DEFAULT_SERVICE_CLASS;
+
+pub struct Admin<'a> {
+    pub store: &'a Store,
+    pub server_key: &'a [u8],
+    pub actor: Actor,
+}
+
+/// A secret shown once, with the id of what it belongs to.
+pub struct IssuedSecret {
+    pub id: String,
+    pub secret: String,
+}
+
+impl Admin<'_> {
+    async fn audit(
+        &self,
+        tx: &mut WriteTx,
+        workspace_id: &str,
+        environment: Option<Environment>,
+        action: &str,
+        subject: &str,
+        details: Value,
+    ) -> anyhow::Result<()> {
+        fiscus_store::audit::append(
+            tx.conn(),
+            workspace_id,
+            NewAuditEvent {
+                environment: environment.map(Environment::as_str),
+                actor_kind: self.actor.kind,
+                actor_id: &self.actor.id,
+                action,
+                request_id: None,
+                subject: Some(subject),
+                details,
+                occurred_at: now_micros(),
+            },
+        )
+        .await?;
+        Ok(())
+    }
+
+    pub async fn create_workspace(
+        &self,
+        name: &str,
+        is_demo: bool,
+    ) -> anyhow::Result<WorkspaceRow> {
+        let name = name.trim();
+        if name.is_empty() || name.len() > 200 {
+            bail!("a workspace name must be 1 to 200 characters");
+        }
+        let id = new_id("wsp");
+        let entitlement = ScopeSet::all();
+        let mut tx = self.store.begin().await?;
+        fiscus_store::workspaces::insert(
+            tx.conn(),
+            &NewWorkspace {
+                id: &id,
+                name,
+                entitlement: &entitlement,
+                is_demo,
+                created_at: now_micros(),
+            },
+        )
+        .await?;
+        self.audit(
+            &mut tx,
+            &id,
+            None,
+            "admin.workspace.create",
+            &id,
+            json!({ "name": name, "demo": is_demo }),
+        )
+        .await?;
+        let row = fiscus_store::workspaces::get(tx.conn(), &id).await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    pub async fn create_application(
+        &self,
+        workspace_id: &str,
+        name: &str,
+        environment: Environment,
+        scopes: &ScopeSet,
+        service_class: Option<&str>,
+    ) -> anyhow::Result<ApplicationRow> {
+        let name = name.trim();
+        if name.is_empty() || name.len() > 200 {
+            bail!("an application name must be 1 to 200 characters");
+        }
+        if scopes.is_empty() {
+            bail!("an application needs at least one scope");
+        }
+        let mut conn = self.store.read().await?;
+        let ws = fiscus_store::workspaces::get(&mut conn, workspace_id)
+            .await
+            .map_err(|e| not_found(e, "workspace", workspace_id))?;
+        drop(conn);
+        let outside: Vec<&str> = scopes
+            .iter()
+            .filter(|s| !ws.entitlement().contains(s))
+            .collect();
+        if !outside.is_empty() {
+            bail!("the workspace is not entitled to: {}", outside.join(", "));
+        }
+        let id = new_id("app");
+        let class = service_class.unwrap_or(DEFAULT_SERVICE_CLASS);
+        let tenant = Tenant {
+            workspace_id: workspace_id.to_string(),
+            environment,
+        };
+        let mut tx = self.store.begin().await?;
+        fiscus_store::applications::insert(
+            tx.conn(),
+            &tenant,
+            &NewApplication {
+                id: &id,
+                name,
+                scopes,
+                service_class: class,
+                created_at: now_micros(),
+            },
+        )
+        .await?;
+        self.audit(
+            &mut tx,
+            workspace_id,
+            Some(environment),
+            "admin.application.create",
+            &id,
+            json!({ "name": name, "scopes": scopes.to_space_separated(), "service_class": class }),
+        )
+        .await?;
+        let row = fiscus_store::applications::get(tx.conn(), workspace_id, &id).await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    async fn application(&self, application_id: &str) -> anyhow::Result<ApplicationRow> {
+        let mut conn = self.store.read().await?;
+        let workspace_id = fiscus_store::applications::workspace_of(&mut conn, application_id)
+            .await
+            .map_err(|e| not_found(e, "application", application_id))?;
+        Ok(fiscus_store::applications::get(&mut conn, &workspace_id, application_id).await?)
+    }
+
+    pub async fn set_application_status(
+        &self,
+        application_id: &str,
+        status: AppStatus,
+    ) -> anyhow::Result<ApplicationRow> {
+        let app = self.application(application_id).await?;
+        if app.status()? == AppStatus::Revoked && status != AppStatus::Revoked {
+            bail!("application {application_id} is revoked; revocation is final");
+        }
+        let mut tx = self.store.begin().await?;
+        fiscus_store::applications::set_status(
+            tx.conn(),
+            &app.workspace_id,
+            &app.id,
+            status,
+            now_micros(),
+        )
+        .await?;
+        if status == AppStatus::Revoked {
+            fiscus_store::credentials::end_active_keys(
+                tx.conn(),
+                &app.workspace_id,
+                &app.id,
+                "revoked",
+                now_micros(),
+            )
+            .await?;
+        }
+        self.audit(
+            &mut tx,
+            &app.workspace_id,
+            Some(app.environment()?),
+            "admin.application.status",
+            &app.id,
+            json!({ "from": app.status, "to": status.as_str() }),
+        )
+        .await?;
+        let row = fiscus_store::applications::get(tx.conn(), &app.workspace_id, &app.id).await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
+    /// Issues a new API key for an application (keeping its other keys).
+    pub async fn issue_key(
+        &self,
+        application_id: &str,
+        expires_at: Option<i64>,
+    ) -> anyhow::Result<IssuedSecret> {
+        self.issue_key_inner(application_id, expires_at, false)
+            .await
+    }
+
+    /// Ends every active key of the application at once and issues a replacement.
+    pub async fn rotate_key(&self, application_id: &str) -> anyhow::Result<IssuedSecret> {
+        self.issue_key_inner(application_id, None, true).await
+    }
+
+    async fn issue_key_inner(
+        &self,
+        application_id: &str,
+        expires_at: Option<i64>,
+        rotate: bool,
+    ) -> anyhow::Result<IssuedSecret> {
+        let app = self.application(application_id).await?;
+        if app.status()? != AppStatus::Active {
+            bail!(
+                "application {application_id} is {}; only active applications get keys",
+                app.status
+            );
+        }
+        let environment = app.environment()?;
+        let minted = credentials::mint(environment.api_key_kind());
+        let key_id = new_id("key");
+        let now = now_micros();
+        let mut tx = self.store.begin().await?;
+        let rotated = if rotate {
+            fiscus_store::credentials::end_active_keys(
+                tx.conn(),
+                &app.workspace_id,
+                &app.id,
+                "rotated",
+                now,
+            )
+            .await?
+        } else {
+            0
+        };
+        fiscus_store::credentials::insert_api_key(
+            tx.conn(),
+            &app.workspace_id,
+            &NewApiKey {
+                id: &key_id,
+                application_id: &app.id,
+                lookup: &minted.lookup,
+                secret_hash: &credentials::keyed_hash(self.server_key, &minted.full),
+                hint: &minted.hint(),
+                created_at: now,
+                expires_at,
+            },
+        )
+        .await?;
+        let action = if rotate {
+            "admin.api_key.rotate"
+        } else {
+            "admin.api_key.issue"
+        };
+        self.audit(
+            &mut tx,
+            &app.workspace_id,
+            Some(environment),
+            action,
+            &key_id,
+            json!({ "application_id": app.id, "hint": minted.hint(), "ended_keys": rotated }),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(IssuedSecret {
+            id: key_id,
+            secret: minted.full,
+        })
+    }
+
+    /// Revokes one key, or every active key of the application when `key_id` is `None`.
+    pub async fn revoke_keys(
+        &self,
+        application_id: &str,
+        key_id: Option<&str>,
+    ) -> anyhow::Result<u64> {
+        let app = self.application(application_id).await?;
+        let now = now_micros();
+        let mut tx = self.store.begin().await?;
+        let revoked = match key_id {
+            Some(id) => {
+                let keys = fiscus_store::credentials::list_api_keys(
+                    tx.conn(),
+                    &app.workspace_id,
+                    Some(&app.id),
+                )
+                .await?;
+                if !keys.iter().any(|k| k.id == id) {
+                    bail!("key {id} does not belong to application {application_id}");
+                }
+                fiscus_store::credentials::revoke_api_key(tx.conn(), &app.workspace_id, id, now)
+                    .await
+                    .map_err(|e| not_found(e, "active key", id))?;
+                1
+            }
+            None => {
+                fiscus_store::credentials::end_active_keys(
+                    tx.conn(),
+                    &app.workspace_id,
+                    &app.id,
+                    "revoked",
+                    now,
+                )
+                .await?
+            }
+        };
+        self.audit(
+            &mut tx,
+            &app.workspace_id,
+            Some(app.environment()?),
+            "admin.api_key.revoke",
+            key_id.unwrap_or(&app.id),
+            json!({ "application_id": app.id, "revoked": revoked }),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(revoked)
+    }
+
+    pub async fn create_oauth_client(&self, application_id: &str) -> anyhow::Result<IssuedSecret> {
+        let app = self.application(application_id).await?;
+        if app.status()? != AppStatus::Active {
+            bail!(
+                "application {application_id} is {}; only active applications get clients",
+                app.status
+            );
+        }
+        let client_id = new_id("cli");
+        let minted = credentials::mint(SecretKind::ClientSecret);
+        let now = now_micros();
+        let mut tx = self.store.begin().await?;
+        fiscus_store::credentials::insert_oauth_client(
+            tx.conn(),
+            &app.workspace_id,
+            &app.id,
+            &client_id,
+            &credentials::keyed_hash(self.server_key, &minted.full),
+            &minted.hint(),
+            now,
+        )
+        .await?;
+        self.audit(
+            &mut tx,
+            &app.workspace_id,
+            Some(app.environment()?),
+            "admin.oauth_client.create",
+            &client_id,
+            json!({ "application_id": app.id }),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(IssuedSecret {
+            id: client_id,
+            secret: minted.full,
+        })
+    }
+
+    /// Replaces a client's secret and revokes its live tokens. `target` is a client id, or an application id
+    /// with exactly one client.
+    pub async fn rotate_oauth_client(&self, target: &str) -> anyhow::Result<(IssuedSecret, u64)> {
+        let mut conn = self.store.read().await?;
+        let client = match fiscus_store::credentials::find_oauth_client(&mut conn, target).await? {
+            Some(c) => c,
+            None => {
+                let app = self.application(target).await?;
+                let mut clients = fiscus_store::credentials::list_oauth_clients(
+                    &mut conn,
+                    &app.workspace_id,
+                    Some(&app.id),
+                )
+                .await?;
+                clients.retain(|c| c.status == "active");
+                match clients.len() {
+                    1 => clients.remove(0),
+                    0 => bail!("application {target} has no OAuth client"),
+                    _ => bail!(
+                        "application {target} has several OAuth clients; name one with its client id"
+                    ),
+                }
+            }
+        };
+        drop(conn);
+        let minted = credentials::mint(SecretKind::ClientSecret);
+        let now = now_micros();
+        let mut tx = self.store.begin().await?;
+        let revoked = fiscus_store::credentials::rotate_oauth_client_secret(
+            tx.conn(),
+            &client.workspace_id,
+            &client.id,
+            &credentials::keyed_hash(self.server_key, &minted.full),
+            &minted.hint(),
+            now,
+        )
+        .await?;
+        self.audit(
+            &mut tx,
+            &client.workspace_id,
+            None,
+            "admin.oauth_client.rotate",
+            &client.id,
+            json!({ "revoked_tokens": revoked }),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok((
+            IssuedSecret {
+                id: client.id,
+                secret: minted.full,
+            },
+            revoked,
+        ))
+    }
+
+    pub async fn list_workspaces(&self) -> anyhow::Result<Vec<WorkspaceRow>> {
+        let mut conn = self.store.read().await?;
+        Ok(fiscus_store::workspaces::list_all(&mut conn).await?)
+    }
+
+    pub async fn list_applications(
+        &self,
+        workspace_id: &str,
+    ) -> anyhow::Result<Vec<ApplicationRow>> {
+        let mut conn = self.store.read().await?;
+        fiscus_store::workspaces::get(&mut conn, workspace_id)
+            .await
+            .map_err(|e| not_found(e, "workspace", workspace_id))?;
+        Ok(fiscus_store::applications::list(&mut conn, workspace_id).await?)
+    }
+
+    pub async fn list_keys(&self, application_id: &str) -> anyhow::Result<Vec<ApiKeyRow>> {
+        let app = self.application(application_id).await?;
+        let mut conn = self.store.read().await?;
+        Ok(
+            fiscus_store::credentials::list_api_keys(&mut conn, &app.workspace_id, Some(&app.id))
+                .await?,
+        )
+    }
+
+    pub async fn list_oauth_clients(
+        &self,
+        application_id: &str,
+    ) -> anyhow::Result<Vec<OAuthClientRow>> {
+        let app = self.application(application_id).await?;
+        let mut conn = self.store.read().await?;
+        Ok(fiscus_store::credentials::list_oauth_clients(
+            &mut conn,
+            &app.workspace_id,
+            Some(&app.id),
+        )
+        .await?)
+    }
+
+    /// Records an AI credit grant (the ledger's only way in besides metered consumption).
+    pub async fn grant_credits(
+        &self,
+        tenant: &Tenant,
+        credits: i64,
+        reason: &str,
+    ) -> anyhow::Result<String> {
+        if credits <= 0 {
+            bail!("a grant must be a positive number of credits");
+        }
+        let id = new_id("crd");
+        let mut tx = self.store.begin().await?;
+        fiscus_store::credits::record(
+            tx.conn(),
+            tenant,
+            &fiscus_store::credits::NewEntry {
+                id: &id,
+                kind: fiscus_store::credits::EntryKind::Grant,
+                credits,
+                reason,
+                reference: None,
+                created_at: now_micros(),
+            },
+        )
+        .await
+        .context("recording the grant")?;
+        self.audit(
+            &mut tx,
+            &tenant.workspace_id,
+            Some(tenant.environment),
+            "admin.credits.grant",
+            &id,
+            json!({ "credits": credits, "reason": reason }),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+}
+
+fn not_found(e: StoreError, what: &str, id: &str) -> anyhow::Error {
+    match e {
+        StoreError::NotFound => anyhow::anyhow!("no {what} {id}"),
+        other => other.into(),
+    }
+}

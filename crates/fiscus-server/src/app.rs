@@ -1,0 +1,154 @@
+//! Assembles the router: catalogued operations behind authentication, the public endpoints beside them, and
+//! the cross-cutting layers around everything.
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{from_fn, from_fn_with_state};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use fiscus_domain::error_code::ErrorCode;
+use std::sync::Arc;
+use tower_http::catch_panic::CatchPanicLayer;
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::areas;
+use crate::http::problem::ApiError;
+use crate::http::{auth, body_limit, idempotency, metrics, request_id};
+use crate::openapi;
+use crate::state::AppState;
+
+/// The bearer-authenticated operations, with their OpenAPI documentation.
+fn bearer_operations() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().merge(areas::platform::routes())
+}
+
+/// The OpenAPI document alone (no database needed), for `fiscus catalogue check` and tests.
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    let (_, api) = OpenApiRouter::<AppState>::with_openapi(openapi::base())
+        .merge(bearer_operations())
+        .merge(areas::oauth::routes())
+        .split_for_parts();
+    openapi::finish(api)
+}
+
+/// Every documented operation: the bearer ones and the client-authenticated OAuth endpoints.
+pub fn documented(state: &AppState) -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    let bearer = bearer_operations()
+        .route_layer(from_fn_with_state(state.clone(), idempotency::layer))
+        .route_layer(from_fn_with_state(state.clone(), auth::layer));
+    let (router, api) = OpenApiRouter::with_openapi(openapi::base())
+        .merge(bearer)
+        .merge(areas::oauth::routes())
+        .split_for_parts();
+    (router, openapi::finish(api))
+}
+
+/// The whole service.
+pub fn build(state: AppState) -> Router {
+    let (api, doc) = documented(&state);
+    let doc_json = Arc::new(serde_json::to_string(&doc).unwrap_or_else(|_| String::from("{}")));
+    let docs_page = Arc::new(crate::docs::render(&doc));
+    Router::new()
+        .merge(api)
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics_text))
+        .route(
+            "/api/v2/openapi.json",
+            get(move || {
+                let doc_json = doc_json.clone();
+                async move {
+                    (
+                        [(header::CONTENT_TYPE, "application/json")],
+                        doc_json.as_str().to_owned(),
+                    )
+                }
+            }),
+        )
+        .route(
+            "/docs",
+            get(move || {
+                let page = docs_page.clone();
+                async move { Html(page.as_str().to_owned()) }
+            }),
+        )
+        .route("/problems/{code}", get(crate::docs::problem_page))
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(areas::oauth::authorization_server_metadata),
+        )
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .route_layer(from_fn_with_state(state.clone(), metrics::layer))
+        .layer(DefaultBodyLimit::max(state.settings.body_limit_bytes))
+        .layer(from_fn_with_state(state.clone(), body_limit::layer))
+        .layer(CatchPanicLayer::custom(|_| {
+            ApiError::internal().into_response()
+        }))
+        .layer(from_fn(request_id::layer))
+        .layer(from_fn(security_headers))
+        .with_state(state)
+}
+
+async fn healthz() -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        r#"{"status":"ok"}"#,
+    )
+}
+
+async fn readyz(State(state): State<AppState>) -> Response {
+    match state.store.ping().await {
+        Ok(()) => (
+            [(header::CONTENT_TYPE, "application/json")],
+            r#"{"status":"ready"}"#,
+        )
+            .into_response(),
+        Err(e) => {
+            tracing::warn!(error = %e, "readiness check failed");
+            ApiError::new(ErrorCode::Unavailable)
+                .detail("the database does not answer")
+                .into_response()
+        }
+    }
+}
+
+async fn metrics_text(State(state): State<AppState>) -> impl IntoResponse {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        state.metrics.encode(),
+    )
+}
+
+async fn not_found() -> ApiError {
+    ApiError::not_found().detail("no such path")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(ErrorCode::MethodNotAllowed)
+}
+
+/// Conservative defaults for an API that also serves a few HTML pages.
+async fn security_headers(req: Request, next: axum::middleware::Next) -> Response {
+    let mut response = next.run(req).await;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    if response.status() == StatusCode::UNAUTHORIZED || response.status() == StatusCode::FORBIDDEN {
+        response
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    response
+}

@@ -1,0 +1,174 @@
+//! Client authentication and the RFC 6749 §5.2 error response.
+
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use base64::Engine;
+use fiscus_domain::api::platform::OAuthErrorResponse;
+use fiscus_domain::credentials;
+use fiscus_store::credentials::OAuthClientRow;
+use std::collections::HashMap;
+
+use crate::state::AppState;
+
+/// An RFC 6749 §5.2 error.
+pub struct OAuthError {
+    pub status: StatusCode,
+    pub error: &'static str,
+    pub description: String,
+    /// Set when the client tried HTTP Basic: RFC 6749 §5.2 asks for a matching `WWW-Authenticate`.
+    pub basic_challenge: bool,
+}
+
+impl OAuthError {
+    pub fn bad_request(error: &'static str, description: impl Into<String>) -> OAuthError {
+        OAuthError {
+            status: StatusCode::BAD_REQUEST,
+            error,
+            description: description.into(),
+            basic_challenge: false,
+        }
+    }
+
+    pub fn invalid_client(basic: bool) -> OAuthError {
+        OAuthError {
+            status: StatusCode::UNAUTHORIZED,
+            error: "invalid_client",
+            description: "client authentication failed".into(),
+            basic_challenge: basic,
+        }
+    }
+
+    pub fn server_error() -> OAuthError {
+        OAuthError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            error: "server_error",
+            description: "internal error".into(),
+            basic_challenge: false,
+        }
+    }
+}
+
+impl From<fiscus_store::StoreError> for OAuthError {
+    fn from(e: fiscus_store::StoreError) -> OAuthError {
+        tracing::error!(error = %e, "store error at the token endpoint");
+        OAuthError::server_error()
+    }
+}
+
+impl IntoResponse for OAuthError {
+    fn into_response(self) -> Response {
+        let body = OAuthErrorResponse {
+            error: self.error.into(),
+            error_description: Some(self.description),
+        };
+        let mut response = (self.status, axum::Json(body)).into_response();
+        no_store(response.headers_mut());
+        if self.basic_challenge {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Basic realm=\"fiscus\""),
+            );
+        }
+        response
+    }
+}
+
+/// RFC 6749 §5.1: responses carrying tokens must not be cached.
+pub fn no_store(headers: &mut HeaderMap) {
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+}
+
+/// Parses an `application/x-www-form-urlencoded` body; a repeated parameter is an error (RFC 6749 §3.2).
+pub fn parse_form(headers: &HeaderMap, body: &[u8]) -> Result<HashMap<String, String>, OAuthError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !content_type
+        .to_ascii_lowercase()
+        .starts_with("application/x-www-form-urlencoded")
+    {
+        return Err(OAuthError::bad_request(
+            "invalid_request",
+            "the body must be application/x-www-form-urlencoded",
+        ));
+    }
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(body)
+        .map_err(|_| OAuthError::bad_request("invalid_request", "the form body is malformed"))?;
+    let mut form = HashMap::new();
+    for (k, v) in pairs {
+        if form.insert(k.clone(), v).is_some() {
+            return Err(OAuthError::bad_request(
+                "invalid_request",
+                format!("parameter `{k}` is repeated"),
+            ));
+        }
+    }
+    Ok(form)
+}
+
+/// Authenticates the client by HTTP Basic or by form fields (not both), and returns its row.
+pub async fn authenticate_client(
+    state: &AppState,
+    headers: &HeaderMap,
+    form: &HashMap<String, String>,
+) -> Result<OAuthClientRow, OAuthError> {
+    let basic = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("basic"))
+        .map(|(_, rest)| rest.trim().to_string());
+    let in_form = form.contains_key("client_secret");
+    let (client_id, secret, used_basic) = match (basic, in_form) {
+        (Some(_), true) => {
+            return Err(OAuthError::bad_request(
+                "invalid_request",
+                "use one client authentication method, not two",
+            ));
+        }
+        (Some(encoded), false) => {
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .ok_or(OAuthError::invalid_client(true))?;
+            let (id, secret) = decoded
+                .split_once(':')
+                .ok_or(OAuthError::invalid_client(true))?;
+            (form_decode(id), form_decode(secret), true)
+        }
+        (None, true) => (
+            form.get("client_id").cloned().unwrap_or_default(),
+            form.get("client_secret").cloned().unwrap_or_default(),
+            false,
+        ),
+        (None, false) => return Err(OAuthError::invalid_client(false)),
+    };
+    if client_id.is_empty() || client_id.len() > 64 {
+        return Err(OAuthError::invalid_client(used_basic));
+    }
+    let mut conn = state.store.read().await?;
+    let client = fiscus_store::credentials::find_oauth_client(&mut conn, &client_id)
+        .await?
+        .ok_or(OAuthError::invalid_client(used_basic))?;
+    let shaped = credentials::parse(&secret)
+        .is_some_and(|p| p.kind == credentials::SecretKind::ClientSecret);
+    if !shaped
+        || client.status != "active"
+        || !credentials::verify(&state.server_key, &secret, &client.secret_hash)
+    {
+        return Err(OAuthError::invalid_client(used_basic));
+    }
+    Ok(client)
+}
+
+/// `application/x-www-form-urlencoded` decoding of one Basic credential half (RFC 6749 §2.3.1).
+fn form_decode(s: &str) -> String {
+    serde_urlencoded::from_str::<Vec<(String, String)>>(&format!("v={s}"))
+        .ok()
+        .and_then(|mut v| v.pop())
+        .map(|(_, v)| v)
+        .unwrap_or_default()
+}

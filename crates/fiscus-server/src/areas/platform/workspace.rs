@@ -1,0 +1,37 @@
+use axum::Json;
+use axum::extract::State;
+use fiscus_domain::api::platform::{CallerView, ProductionAccessView, WorkspaceView};
+use fiscus_domain::clock::rfc3339;
+
+use crate::http::ctx::Ctx;
+use crate::http::problem::ApiError;
+use crate::state::AppState;
+
+/// The calling credential's workspace.
+#[utoipa::path(get, path = "/api/v2/workspace", responses((status = 200, description = "The workspace of the calling credential", body = WorkspaceView)))]
+pub async fn get_workspace(
+    ctx: Ctx,
+    State(state): State<AppState>,
+) -> Result<Json<WorkspaceView>, ApiError> {
+    let mut conn = state.store.read().await?;
+    let ws = fiscus_store::workspaces::get(&mut conn, ctx.principal.workspace_id()).await?;
+    Ok(Json(WorkspaceView {
+        object: "workspace".into(),
+        production_access: ProductionAccessView {
+            enabled: ws.production_access(),
+        },
+        entitlement: ws.entitlement().iter().map(str::to_string).collect(),
+        demo: ws.is_demo == 1,
+        created_at: rfc3339(ws.created_at),
+        environment: ctx.principal.tenant.environment,
+        caller: CallerView {
+            application_id: ctx.principal.application_id.clone(),
+            credential_id: ctx.principal.credential_id.clone(),
+            credential_kind: ctx.principal.credential_kind.as_str().into(),
+            scopes: ctx.principal.scopes.iter().map(str::to_string).collect(),
+            service_class: ctx.principal.service_class.clone(),
+        },
+        id: ws.id,
+        name: ws.name,
+    }))
+}

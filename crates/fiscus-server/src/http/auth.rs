@@ -1,0 +1,253 @@
+//! Authentication and authorisation of bearer credentials on the machine plane.
+//!
+//! Each request is checked, in the seed's order and failing closed at the first refusal: the credential
+//! itself (shape, checksum, stored hash, not rotated, revoked or expired) → the application's status → the
+//! environment → the entitlement → the operation's scope → the rate limit. The scope comes from the
+//! operation catalogue entry of the matched route, the same entry the OpenAPI document is checked against,
+//! so a route cannot be served with a scope other than the catalogued one.
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use fiscus_domain::catalogue::{self, Operation};
+use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros, utc_day};
+use fiscus_domain::credentials::{self, AppStatus, Environment, SecretKind};
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::scopes::ScopeSet;
+use fiscus_domain::tenancy::{CredentialKind, Principal, Tenant};
+use fiscus_store::credentials::ResolvedCredential;
+use fiscus_store::usage::UsageKey;
+
+use crate::http::problem::ApiError;
+use crate::http::rate_limit::{policy_header, state_header};
+use crate::state::AppState;
+
+pub static RATELIMIT_POLICY: header::HeaderName =
+    header::HeaderName::from_static("ratelimit-policy");
+pub static RATELIMIT: header::HeaderName = header::HeaderName::from_static("ratelimit");
+
+/// Route layer for every catalogued operation that takes a bearer credential.
+pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let operation = match matched_operation(&req) {
+        Some(op) => op,
+        None => {
+            // A route outside the catalogue must never be served with a guessed scope.
+            tracing::error!(path = %req.uri().path(), "route missing from the operation catalogue");
+            return ApiError::internal().into_response();
+        }
+    };
+    let Some(required_scope) = operation.scope else {
+        tracing::error!(
+            operation = operation.id,
+            "bearer layer on an operation without a scope"
+        );
+        return ApiError::internal().into_response();
+    };
+    let auth = match authenticate(&state, req.headers().get(header::AUTHORIZATION)).await {
+        Ok(a) => a,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = authorise(&auth, required_scope) {
+        return e.into_response();
+    }
+    let principal = auth.principal;
+    let (class_name, class) = state.settings.service_class(&principal.service_class);
+    let now = now_micros();
+    let decision = state.rate_limiter.check(
+        &principal.credential_id,
+        &class,
+        (now / MICROS_PER_SECOND) as u64,
+    );
+    let policy = policy_header(&class_name, &class);
+    let current = state_header(&class_name, &decision);
+    let mut response = if decision.allowed {
+        let usage_key = UsageKey {
+            workspace_id: principal.tenant.workspace_id.clone(),
+            environment: principal.tenant.environment.as_str().to_string(),
+            application_id: principal.application_id.clone(),
+            credential_id: principal.credential_id.clone(),
+            operation: operation.id.to_string(),
+            day: utc_day(now),
+        };
+        req.extensions_mut().insert(principal);
+        req.extensions_mut().insert(operation);
+        let response = next.run(req).await;
+        state.usage.record(
+            usage_key,
+            response.status().is_client_error() || response.status().is_server_error(),
+        );
+        response
+    } else {
+        ApiError::new(ErrorCode::RateLimited)
+            .detail(format!(
+                "the {class_name} service class allows {} requests per {} s",
+                class.quota, class.window_seconds
+            ))
+            .header(header::RETRY_AFTER, decision.reset_in.to_string())
+            .into_response()
+    };
+    let headers = response.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&policy) {
+        headers.insert(RATELIMIT_POLICY.clone(), v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&current) {
+        headers.insert(RATELIMIT.clone(), v);
+    }
+    response
+}
+
+fn matched_operation(req: &Request) -> Option<&'static Operation> {
+    let matched = req.extensions().get::<MatchedPath>()?;
+    let method = catalogue::Method::parse(req.method().as_str())?;
+    catalogue::find(method, matched.as_str())
+}
+
+fn unauthenticated() -> ApiError {
+    ApiError::new(ErrorCode::AuthenticationRequired)
+        .header(header::WWW_AUTHENTICATE, "Bearer realm=\"fiscus\"")
+}
+
+/// RFC 6750 §3: a presented but unusable token gets `error="invalid_token"`.
+fn invalid_token(reason: &str) -> ApiError {
+    ApiError::new(ErrorCode::InvalidCredential)
+        .detail(reason)
+        .header(
+            header::WWW_AUTHENTICATE,
+            "Bearer realm=\"fiscus\", error=\"invalid_token\"",
+        )
+}
+
+/// Resolves the `Authorization` header to a principal, or refuses with 401/403.
+/// A principal and the workspace's entitlement, kept apart so that a scope the workspace is not entitled to
+/// is reported as an entitlement gap rather than as a missing scope.
+pub struct Authenticated {
+    pub principal: Principal,
+    pub workspace_entitlement: ScopeSet,
+}
+
+pub async fn authenticate(
+    state: &AppState,
+    authorization: Option<&HeaderValue>,
+) -> Result<Authenticated, ApiError> {
+    let Some(value) = authorization else {
+        return Err(unauthenticated());
+    };
+    let Ok(value) = value.to_str() else {
+        return Err(invalid_token("the Authorization header is not valid"));
+    };
+    let Some((scheme, token)) = value.split_once(' ') else {
+        return Err(invalid_token(
+            "expected `Authorization: Bearer <credential>`",
+        ));
+    };
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(invalid_token("only the Bearer scheme is accepted"));
+    }
+    let token = token.trim();
+    // Shape and checksum first: garbage never reaches the database.
+    let Some(parsed) = credentials::parse(token) else {
+        return Err(invalid_token("the credential is not recognised"));
+    };
+    let mut conn = state.store.read().await?;
+    let (resolved, kind) = match parsed.kind {
+        SecretKind::SandboxApiKey | SecretKind::ProductionApiKey => (
+            fiscus_store::credentials::resolve_api_key(&mut conn, parsed.lookup).await?,
+            CredentialKind::ApiKey,
+        ),
+        SecretKind::AccessToken => (
+            fiscus_store::credentials::resolve_access_token(&mut conn, parsed.lookup).await?,
+            CredentialKind::AccessToken,
+        ),
+        SecretKind::ClientSecret => {
+            return Err(invalid_token("a client secret is not a bearer credential"));
+        }
+    };
+    drop(conn);
+    let Some(resolved) = resolved else {
+        return Err(invalid_token("the credential is not recognised"));
+    };
+    if !credentials::verify(&state.server_key, token, &resolved.secret_hash) {
+        return Err(invalid_token("the credential is not recognised"));
+    }
+    decide(resolved, kind, parsed.kind, now_micros())
+}
+
+/// The pure part of the decision, after the stored hash matched.
+fn decide(
+    r: ResolvedCredential,
+    kind: CredentialKind,
+    presented: SecretKind,
+    now: i64,
+) -> Result<Authenticated, ApiError> {
+    // 1. The credential itself.
+    match r.credential_status.as_str() {
+        "active" => {}
+        "rotated" => return Err(invalid_token("the credential has been rotated")),
+        _ => return Err(invalid_token("the credential has been revoked")),
+    }
+    if r.expires_at.is_some_and(|at| at <= now) {
+        return Err(invalid_token("the credential has expired"));
+    }
+    // 2. The application's status.
+    match AppStatus::parse(&r.app_status) {
+        Some(AppStatus::Active) => {}
+        Some(AppStatus::Suspended) => return Err(invalid_token("the application is suspended")),
+        _ => return Err(invalid_token("the application is revoked")),
+    }
+    // 3. The environment: a key's prefix must match its application's environment, and production needs
+    //    production access, which only operators turn on.
+    let Some(environment) = Environment::parse(&r.environment) else {
+        return Err(ApiError::internal());
+    };
+    let prefix_matches = match presented {
+        SecretKind::SandboxApiKey => environment == Environment::Sandbox,
+        SecretKind::ProductionApiKey => environment == Environment::Production,
+        _ => true,
+    };
+    if !prefix_matches {
+        return Err(invalid_token(
+            "the credential does not belong to this environment",
+        ));
+    }
+    if environment == Environment::Production && r.production_access != 1 {
+        return Err(ApiError::new(ErrorCode::ProductionAccessDisabled));
+    }
+    // 4./5. Entitlement and scope are checked per operation in `authorise`; here the effective set is built:
+    //    the credential's scopes ∩ the application's entitlement ∩ the workspace's entitlement.
+    let workspace = ScopeSet::from_stored(&r.workspace_entitlement);
+    let application = ScopeSet::from_stored(&r.app_scopes);
+    let granted = match &r.token_scopes {
+        Some(token_scopes) => ScopeSet::from_stored(token_scopes).intersection(&application),
+        None => application,
+    };
+    Ok(Principal {
+        tenant: Tenant {
+            workspace_id: r.workspace_id,
+            environment,
+        },
+        application_id: r.application_id,
+        credential_id: r.credential_id,
+        credential_kind: kind,
+        scopes: granted.intersection(&workspace),
+        service_class: r.service_class,
+    })
+    .map(|p| Authenticated {
+        principal: p,
+        workspace_entitlement: workspace,
+    })
+}
+
+fn authorise(auth: &Authenticated, required: &'static str) -> Result<(), ApiError> {
+    if auth.principal.scopes.contains(required) {
+        return Ok(());
+    }
+    let code = if auth.workspace_entitlement.contains(required) {
+        ErrorCode::ScopeMissing
+    } else {
+        ErrorCode::EntitlementMissing
+    };
+    Err(ApiError::new(code)
+        .detail(format!("this operation requires the scope `{required}`"))
+        .with("required_scope", required))
+}

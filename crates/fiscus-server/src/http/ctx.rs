@@ -1,0 +1,152 @@
+//! `Ctx`: what a handler of an authenticated operation knows about its request, and the one way it writes.
+//!
+//! A writing handler opens a transaction, makes its change, calls [`Ctx::audit`] and finishes with
+//! [`Ctx::respond`], which stores the idempotent response (when the request carried a key) and commits:
+//! the change, its audit event and its idempotency record land together or not at all.
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use fiscus_domain::catalogue::Operation;
+use fiscus_domain::clock::now_micros;
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::tenancy::{Principal, Tenant};
+use fiscus_store::WriteTx;
+use fiscus_store::audit::NewAuditEvent;
+use fiscus_store::idempotency::StoredResponse;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::http::idempotency::{Completed, IdempotencyHandle, headers_json};
+use crate::http::problem::ApiError;
+use crate::http::request_id::RequestId;
+
+pub struct Ctx {
+    pub principal: Principal,
+    pub operation: &'static Operation,
+    pub request_id: String,
+    pub idempotency: Option<IdempotencyHandle>,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Ctx {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        // Both are put there by the authentication layer; their absence means the route was wired without
+        // it, and the request is refused rather than served unauthenticated.
+        let principal = parts.extensions.get::<Principal>().cloned();
+        let operation = parts.extensions.get::<&'static Operation>().copied();
+        let (Some(principal), Some(operation)) = (principal, operation) else {
+            tracing::error!("handler reached without authentication");
+            return Err(ApiError::new(ErrorCode::AuthenticationRequired));
+        };
+        Ok(Ctx {
+            principal,
+            operation,
+            request_id: parts
+                .extensions
+                .get::<RequestId>()
+                .map(|r| r.0.clone())
+                .unwrap_or_default(),
+            idempotency: parts.extensions.get::<IdempotencyHandle>().cloned(),
+        })
+    }
+}
+
+impl Ctx {
+    pub fn tenant(&self) -> &Tenant {
+        &self.principal.tenant
+    }
+
+    /// Appends this request's audit event to the workspace chain, inside `tx`.
+    pub async fn audit(
+        &self,
+        tx: &mut WriteTx,
+        subject: Option<&str>,
+        details: Value,
+    ) -> Result<(), ApiError> {
+        fiscus_store::audit::append(
+            tx.conn(),
+            &self.principal.tenant.workspace_id,
+            NewAuditEvent {
+                environment: Some(self.principal.tenant.environment.as_str()),
+                actor_kind: "application",
+                actor_id: &self.principal.application_id,
+                action: self.operation.id,
+                request_id: Some(&self.request_id),
+                subject,
+                details: serde_json::json!({ "credential_id": self.principal.credential_id, "change": details }),
+                occurred_at: now_micros(),
+            },
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Stores the idempotent response with the effect (if keyed) and commits.
+    pub async fn respond<T: Serialize>(
+        &self,
+        mut tx: WriteTx,
+        status: StatusCode,
+        body: &T,
+    ) -> Result<Response, ApiError> {
+        let response = self.respond_with(&mut tx, status, body, None).await?;
+        tx.commit().await?;
+        Ok(response)
+    }
+
+    /// `respond` for a created object, with its `Location`.
+    pub async fn created<T: Serialize>(
+        &self,
+        mut tx: WriteTx,
+        location: &str,
+        body: &T,
+    ) -> Result<Response, ApiError> {
+        let response = self
+            .respond_with(&mut tx, StatusCode::CREATED, body, Some(location))
+            .await?;
+        tx.commit().await?;
+        Ok(response)
+    }
+
+    async fn respond_with<T: Serialize>(
+        &self,
+        tx: &mut WriteTx,
+        status: StatusCode,
+        body: &T,
+        location: Option<&str>,
+    ) -> Result<Response, ApiError> {
+        let bytes = serde_json::to_vec(body).map_err(|e| ApiError::from(anyhow::Error::from(e)))?;
+        let mut response = (status, bytes.clone()).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        if let Some(loc) = location.and_then(|l| HeaderValue::from_str(l).ok()) {
+            response.headers_mut().insert(header::LOCATION, loc);
+        }
+        if let Some(handle) = &self.idempotency {
+            let stored = StoredResponse {
+                status: status.as_u16(),
+                headers: headers_json(response.headers()),
+                body: String::from_utf8_lossy(&bytes).into_owned(),
+            };
+            let mine = fiscus_store::idempotency::complete(
+                tx.conn(),
+                &handle.key_ref(),
+                &handle.lock_token,
+                &stored,
+            )
+            .await?;
+            if !mine {
+                // A retry took the key over while this request ran; its effect is the one that counts.
+                return Err(
+                    ApiError::new(ErrorCode::IdempotencyKeyInUse).header(header::RETRY_AFTER, "1")
+                );
+            }
+            response.extensions_mut().insert(Completed);
+        }
+        Ok(response)
+    }
+}

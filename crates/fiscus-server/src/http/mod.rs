@@ -1,0 +1,15 @@
+//! Cross-cutting HTTP layers, in the order a request meets them: request id → body limit → metrics →
+//! authentication (credential, application status, environment, entitlement, scope, rate limit) →
+//! idempotency → the handler. Plus the extractors handlers use and the problem+json error type.
+
+pub mod auth;
+pub mod body_limit;
+pub mod ctx;
+pub mod idempotency;
+pub mod json;
+pub mod metrics;
+pub mod problem;
+pub mod query;
+pub mod rate_limit;
+pub mod request_id;
+pub mod usage;

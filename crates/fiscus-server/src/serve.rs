@@ -1,0 +1,117 @@
+//! Starting and stopping the service.
+
+use anyhow::Context;
+use std::future::Future;
+use std::time::Duration;
+use tokio::net::TcpListener;
+
+use crate::settings::Settings;
+use crate::state::AppState;
+
+/// Opens the database (creating the SQLite file on first run), applies migrations and loads the secret key.
+pub async fn open(settings: Settings) -> anyhow::Result<AppState> {
+    if settings.database_url.is_none() {
+        std::fs::create_dir_all(&settings.data_dir).with_context(|| {
+            format!(
+                "creating the data directory {}",
+                settings.data_dir.display()
+            )
+        })?;
+    }
+    let url = settings.effective_database_url();
+    let store = fiscus_store::Store::connect(&url, settings.database_max_connections)
+        .await
+        .with_context(|| format!("connecting to {}", fiscus_store::redact_url(&url)))?;
+    store.migrate().await.context("applying migrations")?;
+    let (server_key, key_source) = crate::secret_key::load_or_create(&settings.secret_key_path())?;
+    Ok(AppState::new(store, settings, server_key, key_source))
+}
+
+/// Serves until `shutdown` resolves, then lets in-flight requests finish (bounded by the grace period),
+/// flushes the request log and closes the pool.
+pub async fn run(
+    state: AppState,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let app = crate::app::build(state.clone());
+    let background = spawn_background(state.clone());
+    let grace = Duration::from_secs(state.settings.shutdown_grace_seconds);
+    let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        shutdown.await;
+        let _ = stopped_tx.send(());
+    });
+    let serving = tokio::spawn(async move { server.await });
+    let result = tokio::select! {
+        r = serving => r.context("server task")?.context("serving"),
+        _ = async {
+            let _ = stopped_rx.await;
+            tokio::time::sleep(grace).await;
+        } => {
+            tracing::warn!("in-flight requests did not finish within the grace period");
+            Ok(())
+        }
+    };
+    background.abort();
+    if let Err(e) = state.usage.flush(&state.store).await {
+        tracing::warn!(error = %e, "final usage flush failed");
+    }
+    state.store.close().await;
+    result
+}
+
+/// Background work of every node: flushing the request log and purging expired idempotency keys.
+fn spawn_background(state: AppState) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        let mut seconds: u64 = 0;
+        loop {
+            tick.tick().await;
+            seconds += 1;
+            if let Err(e) = state.usage.flush(&state.store).await {
+                tracing::warn!(error = %e, "usage flush failed; counts are kept for the next try");
+            }
+            if seconds % 600 == 0 {
+                let purge = async {
+                    let mut tx = state.store.begin().await?;
+                    let n = fiscus_store::idempotency::purge_expired(
+                        tx.conn(),
+                        fiscus_domain::clock::now_micros(),
+                    )
+                    .await?;
+                    tx.commit().await?;
+                    Ok::<u64, fiscus_store::StoreError>(n)
+                };
+                match purge.await {
+                    Ok(n) if n > 0 => tracing::info!(purged = n, "expired idempotency keys purged"),
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(error = %e, "idempotency purge failed"),
+                }
+            }
+        }
+    })
+}
+
+/// Resolves on SIGTERM or SIGINT.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+    tracing::info!("shutdown requested; finishing in-flight requests");
+}

@@ -1,0 +1,119 @@
+//! Service settings. The binary layers them: built-in defaults, then a TOML file, then `FISCUS_*`
+//! environment variables, then command-line flags (each later layer wins).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// One rate-limit class: at most `quota` requests per `window_seconds` per credential.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceClass {
+    pub quota: u64,
+    pub window_seconds: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// Address to listen on.
+    pub bind: String,
+    /// Directory for the embedded SQLite database and the generated secret key.
+    pub data_dir: PathBuf,
+    /// `postgres://…` to use PostgreSQL instead of the embedded SQLite file.
+    pub database_url: Option<String>,
+    /// Maximum pooled database connections.
+    pub database_max_connections: u32,
+    /// File holding the server's secret key (keyed hashes of credentials, encryption of stored secrets).
+    /// Defaults to `<data_dir>/secret.key`, created on first run.
+    pub secret_key_file: Option<PathBuf>,
+    /// Lifetime of OAuth access tokens.
+    pub access_token_ttl_seconds: u64,
+    /// Largest accepted request body.
+    pub body_limit_bytes: usize,
+    /// How long an `Idempotency-Key` and its stored response are kept.
+    pub idempotency_retention_seconds: u64,
+    /// After this long without completing, an in-flight idempotent request is presumed dead and a retry may
+    /// take its key over.
+    pub idempotency_stale_seconds: u64,
+    /// Rate-limit classes by name. Applications name one; unknown names fall back to `standard`.
+    pub service_classes: BTreeMap<String, ServiceClass>,
+    /// The region this node reports (`GET /infrastructure/regions`).
+    pub region: String,
+    /// Log format: `json` (default) or `pretty`.
+    pub log_format: String,
+    /// Seconds allowed for in-flight requests to finish after SIGTERM/SIGINT.
+    pub shutdown_grace_seconds: u64,
+}
+
+pub const DEFAULT_SERVICE_CLASS: &str = "standard";
+
+impl Default for Settings {
+    fn default() -> Self {
+        let mut service_classes = BTreeMap::new();
+        service_classes.insert(
+            DEFAULT_SERVICE_CLASS.to_string(),
+            ServiceClass {
+                quota: 6_000,
+                window_seconds: 60,
+            },
+        );
+        service_classes.insert(
+            "elevated".to_string(),
+            ServiceClass {
+                quota: 60_000,
+                window_seconds: 60,
+            },
+        );
+        Settings {
+            bind: "127.0.0.1:8080".into(),
+            data_dir: PathBuf::from("./fiscus-data"),
+            database_url: None,
+            database_max_connections: 16,
+            secret_key_file: None,
+            access_token_ttl_seconds: 3600,
+            body_limit_bytes: 1024 * 1024,
+            idempotency_retention_seconds: 24 * 3600,
+            idempotency_stale_seconds: 60,
+            service_classes,
+            region: "local".into(),
+            log_format: "json".into(),
+            shutdown_grace_seconds: 30,
+        }
+    }
+}
+
+impl Settings {
+    /// The database URL in force: the configured one, or the SQLite file in the data directory.
+    pub fn effective_database_url(&self) -> String {
+        match &self.database_url {
+            Some(url) => url.clone(),
+            None => format!("sqlite://{}", self.data_dir.join("fiscus.db").display()),
+        }
+    }
+
+    pub fn secret_key_path(&self) -> PathBuf {
+        self.secret_key_file
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join("secret.key"))
+    }
+
+    /// The class an application's name resolves to; an unknown name gets the default class, never an
+    /// unlimited one.
+    pub fn service_class(&self, name: &str) -> (String, ServiceClass) {
+        match self.service_classes.get(name) {
+            Some(class) => (name.to_string(), class.clone()),
+            None => {
+                let class = self
+                    .service_classes
+                    .get(DEFAULT_SERVICE_CLASS)
+                    .cloned()
+                    .unwrap_or(ServiceClass {
+                        quota: 6_000,
+                        window_seconds: 60,
+                    });
+                (DEFAULT_SERVICE_CLASS.to_string(), class)
+            }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! The state every handler shares.
+
+use crate::http::metrics::Metrics;
+use crate::http::rate_limit::RateLimiter;
+use crate::http::usage::UsageRecorder;
+use crate::secret_key::KeySource;
+use crate::settings::Settings;
+use fiscus_store::Store;
+use std::sync::Arc;
+
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+pub struct Inner {
+    pub store: Store,
+    pub settings: Settings,
+    /// HMAC key for credential hashes; never logged, never returned.
+    pub server_key: Vec<u8>,
+    pub key_source: KeySource,
+    pub rate_limiter: RateLimiter,
+    pub metrics: Metrics,
+    pub usage: UsageRecorder,
+}
+
+impl AppState {
+    pub fn new(
+        store: Store,
+        settings: Settings,
+        server_key: Vec<u8>,
+        key_source: KeySource,
+    ) -> AppState {
+        AppState(Arc::new(Inner {
+            store,
+            settings,
+            server_key,
+            key_source,
+            rate_limiter: RateLimiter::default(),
+            metrics: Metrics::default(),
+            usage: UsageRecorder::default(),
+        }))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}

@@ -1,0 +1,142 @@
+//! The per-workspace hash-chained audit log. Appends happen inside the transaction of the change they record.
+
+use crate::dialect::{backend_of, for_update};
+use crate::{Result, StoreError};
+use fiscus_domain::audit::AuditEvent;
+use serde_json::Value;
+use sqlx::{AnyConnection, FromRow};
+
+pub struct NewAuditEvent<'a> {
+    pub environment: Option<&'a str>,
+    pub actor_kind: &'a str,
+    pub actor_id: &'a str,
+    pub action: &'a str,
+    pub request_id: Option<&'a str>,
+    pub subject: Option<&'a str>,
+    pub details: Value,
+    pub occurred_at: i64,
+}
+
+/// Appends an event to the workspace's chain and returns its sequence number and hash. The head row is
+/// locked (PostgreSQL) or the transaction is the only writer (SQLite), so appends of one workspace are
+/// strictly ordered.
+pub async fn append(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    new: NewAuditEvent<'_>,
+) -> Result<(i64, String)> {
+    let lock = for_update(backend_of(conn));
+    let (head_seq, head_hash): (i64, String) = sqlx::query_as(&format!(
+        "SELECT seq, hash FROM audit_heads WHERE workspace_id = $1{lock}"
+    ))
+    .bind(workspace_id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(StoreError::NotFound)?;
+    let event = AuditEvent {
+        workspace_id: workspace_id.to_string(),
+        seq: head_seq + 1,
+        prev_hash: head_hash,
+        occurred_at: new.occurred_at,
+        environment: new.environment.map(str::to_string),
+        actor_kind: new.actor_kind.to_string(),
+        actor_id: new.actor_id.to_string(),
+        action: new.action.to_string(),
+        request_id: new.request_id.map(str::to_string),
+        subject: new.subject.map(str::to_string),
+        details: new.details,
+    };
+    let hash = event
+        .hash()
+        .map_err(|e| StoreError::Corrupt(format!("audit details: {e}")))?;
+    sqlx::query(
+        "INSERT INTO audit_events (workspace_id, seq, prev_hash, hash, occurred_at, environment, actor_kind, actor_id, \
+                                   action, request_id, subject, details) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+    )
+    .bind(workspace_id)
+    .bind(event.seq)
+    .bind(&event.prev_hash)
+    .bind(&hash)
+    .bind(event.occurred_at)
+    .bind(&event.environment)
+    .bind(&event.actor_kind)
+    .bind(&event.actor_id)
+    .bind(&event.action)
+    .bind(&event.request_id)
+    .bind(&event.subject)
+    .bind(event.details.to_string())
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("UPDATE audit_heads SET seq = $1, hash = $2 WHERE workspace_id = $3")
+        .bind(event.seq)
+        .bind(&hash)
+        .bind(workspace_id)
+        .execute(&mut *conn)
+        .await?;
+    Ok((event.seq, hash))
+}
+
+#[derive(FromRow)]
+struct EventRow {
+    seq: i64,
+    prev_hash: String,
+    hash: String,
+    occurred_at: i64,
+    environment: Option<String>,
+    actor_kind: String,
+    actor_id: String,
+    action: String,
+    request_id: Option<String>,
+    subject: Option<String>,
+    details: String,
+}
+
+/// Events of a workspace with `seq > after_seq`, in order, at most `limit`; each with its stored hash.
+/// A `details` column that is not JSON is returned as a JSON string, so verification reports the event as
+/// altered instead of failing to read it.
+pub async fn events_after(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    after_seq: i64,
+    limit: i64,
+) -> Result<Vec<(AuditEvent, String)>> {
+    let rows: Vec<EventRow> = sqlx::query_as(
+        "SELECT seq, prev_hash, hash, occurred_at, environment, actor_kind, actor_id, action, request_id, subject, details \
+         FROM audit_events WHERE workspace_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+    )
+    .bind(workspace_id)
+    .bind(after_seq)
+    .bind(limit)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let details = serde_json::from_str(&r.details).unwrap_or(Value::String(r.details));
+            let event = AuditEvent {
+                workspace_id: workspace_id.to_string(),
+                seq: r.seq,
+                prev_hash: r.prev_hash,
+                occurred_at: r.occurred_at,
+                environment: r.environment,
+                actor_kind: r.actor_kind,
+                actor_id: r.actor_id,
+                action: r.action,
+                request_id: r.request_id,
+                subject: r.subject,
+                details,
+            };
+            (event, r.hash)
+        })
+        .collect())
+}
+
+/// The chain head: the last sequence number and hash.
+pub async fn head(conn: &mut AnyConnection, workspace_id: &str) -> Result<(i64, String)> {
+    sqlx::query_as("SELECT seq, hash FROM audit_heads WHERE workspace_id = $1")
+        .bind(workspace_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(StoreError::NotFound)
+}

@@ -1,0 +1,386 @@
+//! API keys, OAuth clients and OAuth access tokens. Only keyed hashes of secrets are stored.
+//!
+//! The `resolve_*` functions are the one place where the store looks a row up without knowing the workspace:
+//! a presented credential is how a request learns its workspace. They return everything the authentication
+//! layer needs to decide in one round trip.
+
+use crate::{Result, StoreError};
+use sqlx::{AnyConnection, FromRow};
+
+/// A presented credential joined with its application and workspace.
+#[derive(Clone, Debug, FromRow)]
+pub struct ResolvedCredential {
+    pub credential_id: String,
+    pub secret_hash: String,
+    /// `active`, `rotated` or `revoked` for keys; `active` or `revoked` for tokens.
+    pub credential_status: String,
+    pub expires_at: Option<i64>,
+    /// Token scopes (space-separated); `None` for API keys, which carry the application's scopes.
+    pub token_scopes: Option<String>,
+    pub application_id: String,
+    pub workspace_id: String,
+    pub environment: String,
+    pub app_status: String,
+    pub app_scopes: String,
+    pub service_class: String,
+    pub workspace_entitlement: String,
+    pub production_access: i64,
+}
+
+pub async fn resolve_api_key(
+    conn: &mut AnyConnection,
+    lookup: &str,
+) -> Result<Option<ResolvedCredential>> {
+    Ok(sqlx::query_as::<_, ResolvedCredential>(
+        "SELECT k.id AS credential_id, k.secret_hash, k.status AS credential_status, k.expires_at, \
+                CAST(NULL AS TEXT) AS token_scopes, \
+                a.id AS application_id, a.workspace_id, a.environment, a.status AS app_status, \
+                a.scopes AS app_scopes, a.service_class, \
+                w.entitlement AS workspace_entitlement, w.production_access \
+         FROM api_keys k \
+         JOIN applications a ON a.id = k.application_id AND a.workspace_id = k.workspace_id \
+         JOIN workspaces w ON w.id = a.workspace_id \
+         WHERE k.lookup = $1",
+    )
+    .bind(lookup)
+    .fetch_optional(&mut *conn)
+    .await?)
+}
+
+pub async fn resolve_access_token(
+    conn: &mut AnyConnection,
+    lookup: &str,
+) -> Result<Option<ResolvedCredential>> {
+    Ok(sqlx::query_as::<_, ResolvedCredential>(
+        "SELECT t.id AS credential_id, t.secret_hash, \
+                CASE WHEN t.revoked_at IS NULL THEN 'active' ELSE 'revoked' END AS credential_status, \
+                t.expires_at, t.scopes AS token_scopes, \
+                a.id AS application_id, a.workspace_id, a.environment, a.status AS app_status, \
+                a.scopes AS app_scopes, a.service_class, \
+                w.entitlement AS workspace_entitlement, w.production_access \
+         FROM oauth_tokens t \
+         JOIN applications a ON a.id = t.application_id AND a.workspace_id = t.workspace_id \
+         JOIN workspaces w ON w.id = a.workspace_id \
+         WHERE t.lookup = $1",
+    )
+    .bind(lookup)
+    .fetch_optional(&mut *conn)
+    .await?)
+}
+
+// ---------------------------------------------------------------------------------------------- API keys
+
+#[derive(Clone, Debug, FromRow)]
+pub struct ApiKeyRow {
+    pub id: String,
+    pub application_id: String,
+    pub hint: String,
+    pub status: String,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    pub revoked_at: Option<i64>,
+}
+
+pub struct NewApiKey<'a> {
+    pub id: &'a str,
+    pub application_id: &'a str,
+    pub lookup: &'a str,
+    pub secret_hash: &'a str,
+    pub hint: &'a str,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+}
+
+pub async fn insert_api_key(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    new: &NewApiKey<'_>,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO api_keys (id, workspace_id, application_id, lookup, secret_hash, hint, status, created_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, 'active', $7, $8)",
+    )
+    .bind(new.id)
+    .bind(workspace_id)
+    .bind(new.application_id)
+    .bind(new.lookup)
+    .bind(new.secret_hash)
+    .bind(new.hint)
+    .bind(new.created_at)
+    .bind(new.expires_at)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Ends every active key of an application with `status` (`rotated` or `revoked`); returns how many.
+pub async fn end_active_keys(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    application_id: &str,
+    status: &str,
+    now: i64,
+) -> Result<u64> {
+    let done = sqlx::query(
+        "UPDATE api_keys SET status = $1, revoked_at = $2 \
+         WHERE workspace_id = $3 AND application_id = $4 AND status = 'active'",
+    )
+    .bind(status)
+    .bind(now)
+    .bind(workspace_id)
+    .bind(application_id)
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// Revokes one key; `NotFound` when it is not an active key of the workspace.
+pub async fn revoke_api_key(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    key_id: &str,
+    now: i64,
+) -> Result<()> {
+    let done = sqlx::query(
+        "UPDATE api_keys SET status = 'revoked', revoked_at = $1 WHERE workspace_id = $2 AND id = $3 AND status = 'active'",
+    )
+    .bind(now)
+    .bind(workspace_id)
+    .bind(key_id)
+    .execute(&mut *conn)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
+}
+
+pub async fn list_api_keys(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    application_id: Option<&str>,
+) -> Result<Vec<ApiKeyRow>> {
+    Ok(sqlx::query_as::<_, ApiKeyRow>(
+        "SELECT id, application_id, hint, status, created_at, expires_at, revoked_at FROM api_keys \
+         WHERE workspace_id = $1 AND ($2 IS NULL OR application_id = $2) ORDER BY id",
+    )
+    .bind(workspace_id)
+    .bind(application_id)
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+// ------------------------------------------------------------------------------------------ OAuth clients
+
+#[derive(Clone, Debug, FromRow)]
+pub struct OAuthClientRow {
+    pub id: String,
+    pub workspace_id: String,
+    pub application_id: String,
+    pub secret_hash: String,
+    pub secret_hint: String,
+    pub status: String,
+    pub created_at: i64,
+    pub rotated_at: Option<i64>,
+}
+
+const CLIENT_COLUMNS: &str =
+    "id, workspace_id, application_id, secret_hash, secret_hint, status, created_at, rotated_at";
+
+pub async fn insert_oauth_client(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    application_id: &str,
+    client_id: &str,
+    secret_hash: &str,
+    secret_hint: &str,
+    now: i64,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO oauth_clients (id, workspace_id, application_id, secret_hash, secret_hint, status, created_at) \
+         VALUES ($1, $2, $3, $4, $5, 'active', $6)",
+    )
+    .bind(client_id)
+    .bind(workspace_id)
+    .bind(application_id)
+    .bind(secret_hash)
+    .bind(secret_hint)
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// A client by its public id: the token endpoint authenticates the client before it knows the workspace.
+pub async fn find_oauth_client(
+    conn: &mut AnyConnection,
+    client_id: &str,
+) -> Result<Option<OAuthClientRow>> {
+    Ok(sqlx::query_as::<_, OAuthClientRow>(&format!(
+        "SELECT {CLIENT_COLUMNS} FROM oauth_clients WHERE id = $1"
+    ))
+    .bind(client_id)
+    .fetch_optional(&mut *conn)
+    .await?)
+}
+
+pub async fn list_oauth_clients(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    application_id: Option<&str>,
+) -> Result<Vec<OAuthClientRow>> {
+    Ok(sqlx::query_as::<_, OAuthClientRow>(&format!(
+        "SELECT {CLIENT_COLUMNS} FROM oauth_clients WHERE workspace_id = $1 AND ($2 IS NULL OR application_id = $2) ORDER BY id"
+    ))
+    .bind(workspace_id)
+    .bind(application_id)
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+/// Replaces a client's secret and revokes every live token it was issued (the seed's lifecycle rule 3).
+/// Returns the number of tokens revoked.
+pub async fn rotate_oauth_client_secret(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    client_id: &str,
+    secret_hash: &str,
+    secret_hint: &str,
+    now: i64,
+) -> Result<u64> {
+    let done = sqlx::query(
+        "UPDATE oauth_clients SET secret_hash = $1, secret_hint = $2, rotated_at = $3 \
+         WHERE workspace_id = $4 AND id = $5 AND status = 'active'",
+    )
+    .bind(secret_hash)
+    .bind(secret_hint)
+    .bind(now)
+    .bind(workspace_id)
+    .bind(client_id)
+    .execute(&mut *conn)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(StoreError::NotFound);
+    }
+    let revoked = sqlx::query(
+        "UPDATE oauth_tokens SET revoked_at = $1 WHERE workspace_id = $2 AND client_id = $3 AND revoked_at IS NULL",
+    )
+    .bind(now)
+    .bind(workspace_id)
+    .bind(client_id)
+    .execute(&mut *conn)
+    .await?;
+    Ok(revoked.rows_affected())
+}
+
+// ------------------------------------------------------------------------------------------ OAuth tokens
+
+pub struct NewAccessToken<'a> {
+    pub id: &'a str,
+    pub application_id: &'a str,
+    pub client_id: &'a str,
+    pub lookup: &'a str,
+    pub secret_hash: &'a str,
+    pub scopes: &'a str,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+pub async fn insert_access_token(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    new: &NewAccessToken<'_>,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO oauth_tokens (id, workspace_id, application_id, client_id, lookup, secret_hash, scopes, created_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(new.id)
+    .bind(workspace_id)
+    .bind(new.application_id)
+    .bind(new.client_id)
+    .bind(new.lookup)
+    .bind(new.secret_hash)
+    .bind(new.scopes)
+    .bind(new.created_at)
+    .bind(new.expires_at)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// The client a token was issued to, with its hash, for revocation and introspection (RFC 7009 §2.1 and
+/// RFC 7662 §2.1: a client may only act on its own tokens).
+#[derive(Clone, Debug, FromRow)]
+pub struct TokenOwner {
+    pub id: String,
+    pub workspace_id: String,
+    pub client_id: String,
+    pub secret_hash: String,
+}
+
+pub async fn find_token_owner(
+    conn: &mut AnyConnection,
+    lookup: &str,
+) -> Result<Option<TokenOwner>> {
+    Ok(sqlx::query_as::<_, TokenOwner>(
+        "SELECT id, workspace_id, client_id, secret_hash FROM oauth_tokens WHERE lookup = $1",
+    )
+    .bind(lookup)
+    .fetch_optional(&mut *conn)
+    .await?)
+}
+
+pub async fn revoke_access_token(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    token_id: &str,
+    now: i64,
+) -> Result<bool> {
+    let done = sqlx::query(
+        "UPDATE oauth_tokens SET revoked_at = $1 WHERE workspace_id = $2 AND id = $3 AND revoked_at IS NULL",
+    )
+    .bind(now)
+    .bind(workspace_id)
+    .bind(token_id)
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Key ages and expiry facts for the posture read.
+#[derive(Clone, Debug, FromRow)]
+pub struct ActiveKeyFacts {
+    pub id: String,
+    pub application_id: String,
+    pub environment: String,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+}
+
+pub async fn active_key_facts(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+) -> Result<Vec<ActiveKeyFacts>> {
+    Ok(sqlx::query_as::<_, ActiveKeyFacts>(
+        "SELECT k.id, k.application_id, a.environment, k.created_at, k.expires_at FROM api_keys k \
+         JOIN applications a ON a.id = k.application_id \
+         WHERE k.workspace_id = $1 AND k.status = 'active' AND a.status = 'active' ORDER BY k.id",
+    )
+    .bind(workspace_id)
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+pub async fn count_active_oauth_clients(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+) -> Result<i64> {
+    let (n,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM oauth_clients WHERE workspace_id = $1 AND status = 'active'",
+    )
+    .bind(workspace_id)
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(n)
+}

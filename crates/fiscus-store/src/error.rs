@@ -1,0 +1,31 @@
+use thiserror::Error;
+
+/// Everything the store can fail with. `sqlx::Error` is mapped here, once, so callers match on meaning
+/// (a unique key taken, nothing found) rather than on driver details.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("a row with this key already exists ({0})")]
+    Conflict(String),
+    #[error("not found")]
+    NotFound,
+    #[error("stored data is not what the code expects: {0}")]
+    Corrupt(String),
+    #[error("configuration: {0}")]
+    Config(String),
+    #[error("migration failed: {0}")]
+    Migration(String),
+    #[error("database error: {0}")]
+    Database(#[source] sqlx::Error),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        match &e {
+            sqlx::Error::RowNotFound => StoreError::NotFound,
+            sqlx::Error::Database(db) if db.is_unique_violation() => {
+                StoreError::Conflict(db.constraint().unwrap_or("unique").to_string())
+            }
+            _ => StoreError::Database(e),
+        }
+    }
+}

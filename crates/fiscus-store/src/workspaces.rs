@@ -1,0 +1,82 @@
+//! Workspaces: the tenancy root. The workspace row is the one table keyed by the workspace itself.
+
+use crate::{Result, StoreError, flag};
+use fiscus_domain::scopes::ScopeSet;
+use sqlx::{AnyConnection, FromRow};
+
+#[derive(Clone, Debug, FromRow)]
+pub struct WorkspaceRow {
+    pub id: String,
+    pub name: String,
+    pub entitlement: String,
+    pub production_access: i64,
+    pub is_demo: i64,
+    pub created_at: i64,
+}
+
+impl WorkspaceRow {
+    pub fn entitlement(&self) -> ScopeSet {
+        ScopeSet::from_stored(&self.entitlement)
+    }
+
+    pub fn production_access(&self) -> bool {
+        self.production_access == 1
+    }
+}
+
+pub struct NewWorkspace<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub entitlement: &'a ScopeSet,
+    pub is_demo: bool,
+    pub created_at: i64,
+}
+
+/// Creates a workspace with production access off (only the human plane may turn it on) and an empty audit
+/// chain head.
+pub async fn insert(conn: &mut AnyConnection, new: &NewWorkspace<'_>) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO workspaces (id, name, entitlement, production_access, is_demo, created_at) \
+         VALUES ($1, $2, $3, 0, $4, $5)",
+    )
+    .bind(new.id)
+    .bind(new.name)
+    .bind(new.entitlement.to_space_separated())
+    .bind(flag(new.is_demo))
+    .bind(new.created_at)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("INSERT INTO audit_heads (workspace_id, seq, hash) VALUES ($1, 0, $2)")
+        .bind(new.id)
+        .bind(fiscus_domain::audit::GENESIS_HASH)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+const COLUMNS: &str = "id, name, entitlement, production_access, is_demo, created_at";
+
+pub async fn get(conn: &mut AnyConnection, workspace_id: &str) -> Result<WorkspaceRow> {
+    sqlx::query_as::<_, WorkspaceRow>(&format!("SELECT {COLUMNS} FROM workspaces WHERE id = $1"))
+        .bind(workspace_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(StoreError::NotFound)
+}
+
+/// All workspaces, for the operator's CLI and for `fiscus verify audit` (the machine's own administration,
+/// not a tenant's request).
+pub async fn list_all(conn: &mut AnyConnection) -> Result<Vec<WorkspaceRow>> {
+    Ok(
+        sqlx::query_as::<_, WorkspaceRow>(&format!("SELECT {COLUMNS} FROM workspaces ORDER BY id"))
+            .fetch_all(&mut *conn)
+            .await?,
+    )
+}
+
+pub async fn count(conn: &mut AnyConnection) -> Result<i64> {
+    let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM workspaces")
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok(n)
+}

@@ -1,0 +1,516 @@
+//! Command-line interface.
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
+use fiscus_domain::audit::Actor;
+use fiscus_domain::clock::{parse_rfc3339, rfc3339};
+use fiscus_domain::credentials::{AppStatus, Environment};
+use fiscus_domain::scopes::ScopeSet;
+use fiscus_domain::tenancy::Tenant;
+use fiscus_server::admin::Admin;
+use fiscus_server::{AppState, Settings};
+use std::process::ExitCode;
+
+use crate::settings::{DataArgs, ServeArgs, load};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "fiscus",
+    version,
+    about = "Fiscus: a governed enterprise finance API"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub data: DataArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run the HTTP service (migrations run first).
+    Serve {
+        #[command(flatten)]
+        serve: ServeArgs,
+        /// On an empty database, create a sandbox demo workspace and print its key once.
+        #[arg(long, env = "FISCUS_DEMO")]
+        demo: bool,
+    },
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Administer workspaces, applications and credentials.
+    Admin {
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+    /// Check the operation catalogue against the scope registry and the OpenAPI document.
+    Catalogue {
+        #[command(subcommand)]
+        command: CatalogueCommand,
+    },
+    /// Verify sealed evidence.
+    Verify {
+        #[command(subcommand)]
+        command: VerifyCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CatalogueCommand {
+    /// Print operations, paths, scopes and scope mismatches (exit 1 if any mismatch).
+    Check,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum VerifyCommand {
+    /// Recompute the audit hash chain of every workspace (or one) and name the first broken event.
+    Audit {
+        #[arg(long)]
+        workspace: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AdminCommand {
+    Workspace {
+        #[command(subcommand)]
+        command: WorkspaceCommand,
+    },
+    App {
+        #[command(subcommand)]
+        command: AppCommand,
+    },
+    Key {
+        #[command(subcommand)]
+        command: KeyCommand,
+    },
+    OauthClient {
+        #[command(subcommand)]
+        command: OAuthClientCommand,
+    },
+    Credits {
+        #[command(subcommand)]
+        command: CreditsCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum WorkspaceCommand {
+    /// Create a workspace; prints its id on the last line.
+    Create {
+        name: String,
+    },
+    List,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum AppCommand {
+    /// Create an application; prints its id on the last line.
+    Create {
+        #[arg(long)]
+        workspace: String,
+        #[arg(long)]
+        name: String,
+        #[arg(long, value_parser = ["sandbox", "production"])]
+        environment: String,
+        /// Comma-separated scopes.
+        #[arg(long)]
+        scopes: String,
+        /// Rate-limit class (see the settings' service_classes).
+        #[arg(long)]
+        service_class: Option<String>,
+    },
+    List {
+        #[arg(long)]
+        workspace: String,
+    },
+    Suspend {
+        #[arg(long)]
+        app: String,
+    },
+    Resume {
+        #[arg(long)]
+        app: String,
+    },
+    Revoke {
+        #[arg(long)]
+        app: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum KeyCommand {
+    /// Issue an API key; prints the key (shown once) on the last line.
+    Issue {
+        #[arg(long)]
+        app: String,
+        /// RFC 3339 expiry.
+        #[arg(long)]
+        expires_at: Option<String>,
+    },
+    /// Replace every active key of the application; prints the new key on the last line.
+    Rotate {
+        #[arg(long)]
+        app: String,
+    },
+    /// Revoke one key (--key) or every active key of the application.
+    Revoke {
+        #[arg(long)]
+        app: String,
+        #[arg(long)]
+        key: Option<String>,
+    },
+    List {
+        #[arg(long)]
+        app: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum OAuthClientCommand {
+    /// Create an OAuth client; prints the client id, then the secret (shown once) on the last line.
+    Create {
+        #[arg(long)]
+        app: String,
+    },
+    /// Replace a client's secret and revoke its tokens; prints the new secret on the last line.
+    Rotate {
+        /// The application (with one client) or the client id.
+        #[arg(long)]
+        app: String,
+    },
+    List {
+        #[arg(long)]
+        app: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CreditsCommand {
+    /// Grant AI credits; prints the ledger entry id on the last line.
+    Grant {
+        #[arg(long)]
+        workspace: String,
+        #[arg(long, value_parser = ["sandbox", "production"])]
+        environment: String,
+        #[arg(long)]
+        credits: i64,
+        #[arg(long, default_value = "grant")]
+        reason: String,
+    },
+}
+
+pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Serve { serve, demo } => {
+            let settings = load(&cli.data, Some(&serve))?;
+            init_logging(&settings);
+            serve_command(settings, demo).await
+        }
+        Command::Migrate => {
+            let settings = load(&cli.data, None)?;
+            let state = fiscus_server::serve::open(settings).await?;
+            println!("migrations applied ({})", state.store.backend().name());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Catalogue {
+            command: CatalogueCommand::Check,
+        } => Ok(catalogue_check()),
+        Command::Verify {
+            command: VerifyCommand::Audit { workspace },
+        } => {
+            let state = fiscus_server::serve::open(load(&cli.data, None)?).await?;
+            verify_audit(&state, workspace.as_deref()).await
+        }
+        Command::Admin { command } => {
+            let state = fiscus_server::serve::open(load(&cli.data, None)?).await?;
+            let admin = Admin {
+                store: &state.store,
+                server_key: &state.server_key,
+                actor: Actor::cli(),
+            };
+            admin_command(&admin, command).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn init_logging(settings: &Settings) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("FISCUS_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if settings.log_format == "pretty" {
+        builder.init();
+    } else {
+        builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .init();
+    }
+}
+
+async fn serve_command(settings: Settings, demo: bool) -> anyhow::Result<ExitCode> {
+    let bind = settings.bind.clone();
+    let state = fiscus_server::serve::open(settings).await?;
+    if demo {
+        match fiscus_server::demo::seed_if_empty(&state.store, &state.server_key).await? {
+            Some(d) => {
+                println!(
+                    "Demo workspace {} with application {} (sandbox, every scope).",
+                    d.workspace_id, d.application_id
+                );
+                println!("FISCUS_DEMO_KEY={}", d.api_key);
+            }
+            None => println!(
+                "The database already holds a workspace, so no demo was created. The demo key was shown once when it was created; \
+                 `fiscus admin key rotate --app <application id>` issues a new one."
+            ),
+        }
+    }
+    let listener = tokio::net::TcpListener::bind(&bind)
+        .await
+        .with_context(|| format!("binding {bind}"))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, backend = state.store.backend().name(), "fiscus listening");
+    println!("Fiscus listening on http://{addr} (docs: http://{addr}/docs)");
+    fiscus_server::serve::run(state, listener, fiscus_server::serve::shutdown_signal()).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn catalogue_check() -> ExitCode {
+    let report = fiscus_server::catalogue_check::check();
+    println!("catalogue version 2.0.0 (every operation Stable and Published; deprecated: 0)");
+    println!(
+        "operations: {} ({} from the seed catalogue, {} added by Fiscus)",
+        report.operations, report.seed_operations, report.added_operations
+    );
+    println!("paths: {}", report.paths);
+    println!(
+        "scopes: {} registered, {} used by operations",
+        report.scopes, report.scopes_used
+    );
+    println!(
+        "served now: {} operations; not yet served: {}",
+        report.served.len(),
+        report.not_yet_served.len()
+    );
+    for m in &report.mismatches {
+        println!("mismatch: {m}");
+    }
+    println!("scope mismatches: {}", report.mismatches.len());
+    if report.mismatches.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+async fn verify_audit(state: &AppState, workspace: Option<&str>) -> anyhow::Result<ExitCode> {
+    let workspaces: Vec<String> = match workspace {
+        Some(w) => vec![w.to_string()],
+        None => {
+            let mut conn = state.store.read().await?;
+            fiscus_store::workspaces::list_all(&mut conn)
+                .await?
+                .into_iter()
+                .map(|w| w.id)
+                .collect()
+        }
+    };
+    let mut broken = 0;
+    for ws in &workspaces {
+        let report = fiscus_server::verify::verify_workspace(&state.store, ws)
+            .await
+            .with_context(|| format!("reading the audit chain of {ws}"))?;
+        match &report.result {
+            Ok(()) => println!("ok      {ws}: {} events, chain intact", report.events),
+            Err(b) => {
+                broken += 1;
+                println!("BROKEN  {ws}: {}", fiscus_server::verify::describe(b));
+            }
+        }
+    }
+    println!(
+        "{} workspace(s) verified, {} broken",
+        workspaces.len(),
+        broken
+    );
+    Ok(if broken == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn environment(s: &str) -> anyhow::Result<Environment> {
+    Environment::parse(s).with_context(|| format!("unknown environment {s}"))
+}
+
+async fn admin_command(admin: &Admin<'_>, command: AdminCommand) -> anyhow::Result<()> {
+    match command {
+        AdminCommand::Workspace {
+            command: WorkspaceCommand::Create { name },
+        } => {
+            let ws = admin.create_workspace(&name, false).await?;
+            println!("created workspace {:?} (production access off)", ws.name);
+            println!("{}", ws.id);
+        }
+        AdminCommand::Workspace {
+            command: WorkspaceCommand::List,
+        } => {
+            for ws in admin.list_workspaces().await? {
+                println!(
+                    "{}\t{}\tproduction_access={}\tcreated {}",
+                    ws.id,
+                    ws.name,
+                    ws.production_access(),
+                    rfc3339(ws.created_at)
+                );
+            }
+        }
+        AdminCommand::App { command } => match command {
+            AppCommand::Create {
+                workspace,
+                name,
+                environment: env,
+                scopes,
+                service_class,
+            } => {
+                let scopes = ScopeSet::parse(&scopes)?;
+                let app = admin
+                    .create_application(
+                        &workspace,
+                        &name,
+                        environment(&env)?,
+                        &scopes,
+                        service_class.as_deref(),
+                    )
+                    .await?;
+                println!(
+                    "created application {:?} in {} ({} scopes)",
+                    app.name,
+                    app.environment,
+                    scopes.len()
+                );
+                println!("{}", app.id);
+            }
+            AppCommand::List { workspace } => {
+                for app in admin.list_applications(&workspace).await? {
+                    println!(
+                        "{}\t{}\t{}\t{}\t{}",
+                        app.id, app.name, app.environment, app.status, app.scopes
+                    );
+                }
+            }
+            AppCommand::Suspend { app } => report_status(
+                admin
+                    .set_application_status(&app, AppStatus::Suspended)
+                    .await?,
+            ),
+            AppCommand::Resume { app } => report_status(
+                admin
+                    .set_application_status(&app, AppStatus::Active)
+                    .await?,
+            ),
+            AppCommand::Revoke { app } => report_status(
+                admin
+                    .set_application_status(&app, AppStatus::Revoked)
+                    .await?,
+            ),
+        },
+        AdminCommand::Key { command } => match command {
+            KeyCommand::Issue { app, expires_at } => {
+                let expires = match expires_at {
+                    Some(s) => Some(
+                        parse_rfc3339(&s)
+                            .with_context(|| format!("--expires-at {s} is not RFC 3339"))?,
+                    ),
+                    None => None,
+                };
+                let key = admin.issue_key(&app, expires).await?;
+                println!("issued key {} (shown once; store it now)", key.id);
+                println!("{}", key.secret);
+            }
+            KeyCommand::Rotate { app } => {
+                let key = admin.rotate_key(&app).await?;
+                println!(
+                    "rotated: previous keys refused from now on; new key {} (shown once)",
+                    key.id
+                );
+                println!("{}", key.secret);
+            }
+            KeyCommand::Revoke { app, key } => {
+                let n = admin.revoke_keys(&app, key.as_deref()).await?;
+                if n == 0 {
+                    bail!("application {app} has no active key to revoke");
+                }
+                println!("revoked {n} key(s)");
+                println!("{n}");
+            }
+            KeyCommand::List { app } => {
+                for k in admin.list_keys(&app).await? {
+                    println!(
+                        "{}\t{}\t{}\tcreated {}",
+                        k.id,
+                        k.hint,
+                        k.status,
+                        rfc3339(k.created_at)
+                    );
+                }
+            }
+        },
+        AdminCommand::OauthClient { command } => match command {
+            OAuthClientCommand::Create { app } => {
+                let client = admin.create_oauth_client(&app).await?;
+                println!("client_id={}", client.id);
+                println!("client secret (shown once):");
+                println!("{}", client.secret);
+            }
+            OAuthClientCommand::Rotate { app } => {
+                let (client, revoked) = admin.rotate_oauth_client(&app).await?;
+                println!(
+                    "client_id={}; {revoked} live token(s) revoked; new secret (shown once):",
+                    client.id
+                );
+                println!("{}", client.secret);
+            }
+            OAuthClientCommand::List { app } => {
+                for c in admin.list_oauth_clients(&app).await? {
+                    println!(
+                        "{}\t{}\t{}\tcreated {}",
+                        c.id,
+                        c.secret_hint,
+                        c.status,
+                        rfc3339(c.created_at)
+                    );
+                }
+            }
+        },
+        AdminCommand::Credits {
+            command:
+                CreditsCommand::Grant {
+                    workspace,
+                    environment: env,
+                    credits,
+                    reason,
+                },
+        } => {
+            let tenant = Tenant {
+                workspace_id: workspace,
+                environment: environment(&env)?,
+            };
+            let id = admin.grant_credits(&tenant, credits, &reason).await?;
+            println!("granted {credits} credits");
+            println!("{id}");
+        }
+    }
+    Ok(())
+}
+
+fn report_status(app: fiscus_store::applications::ApplicationRow) {
+    println!("application {} is now {}", app.id, app.status);
+    println!("{}", app.id);
+}
