@@ -1174,6 +1174,15 @@ pub const OPERATIONS: &[Operation] = &[
         source: Source::Added,
     },
     Operation {
+        id: "get_actions_autonomy_assessment_evidence",
+        group: Group::FinancialActions,
+        method: Method::Get,
+        base: "/api/v2",
+        path: "/actions/autonomy/assessment-evidence",
+        scope: Some("actions:read"),
+        source: Source::Added,
+    },
+    Operation {
         id: "get_trust_audit_head",
         group: Group::CorePlatform,
         method: Method::Get,

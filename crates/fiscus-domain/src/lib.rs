@@ -5,6 +5,7 @@
 //! error-code table. It must never import axum, sqlx, tokio or anything that touches the network or disk,
 //! so that every rule here can be unit-tested and reused by the server, the store and the CLI alike.
 
+pub mod actions;
 pub mod api;
 pub mod audit;
 pub mod catalogue;

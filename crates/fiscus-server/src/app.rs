@@ -20,7 +20,9 @@ use crate::state::AppState;
 
 /// The bearer-authenticated operations, with their OpenAPI documentation.
 fn bearer_operations() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().merge(areas::platform::routes())
+    OpenApiRouter::new()
+        .merge(areas::platform::routes())
+        .merge(areas::actions::routes())
 }
 
 /// The OpenAPI document alone (no database needed), for `fiscus catalogue check` and tests.

@@ -8,6 +8,7 @@
 
 pub mod applications;
 pub mod audit;
+pub mod autonomy_evidence;
 pub mod credentials;
 pub mod credits;
 pub mod dialect;

@@ -1,5 +1,6 @@
 //! The API's business areas, one module each, named after the spec. Handlers are thin: they parse, call the
 //! store (and, for decisions, `fiscus-domain`), and shape the response.
 
+pub mod actions;
 pub mod oauth;
 pub mod platform;

@@ -96,20 +96,6 @@ impl Ctx {
         Ok(response)
     }
 
-    /// `respond` for a created object, with its `Location`.
-    pub async fn created<T: Serialize>(
-        &self,
-        mut tx: WriteTx,
-        location: &str,
-        body: &T,
-    ) -> Result<Response, ApiError> {
-        let response = self
-            .respond_with(&mut tx, StatusCode::CREATED, body, Some(location))
-            .await?;
-        tx.commit().await?;
-        Ok(response)
-    }
-
     async fn respond_with<T: Serialize>(
         &self,
         tx: &mut WriteTx,

@@ -71,32 +71,25 @@ async fn read<S: Send + Sync>(req: Request, state: &S) -> Result<Option<Bytes>, 
     Ok(Some(bytes))
 }
 
-/// Parses with the path of the failing field, so a client learns which member to fix.
+/// Parses in two steps so that the status says what is wrong: bytes that are not JSON are 400; JSON that
+/// does not fit the type is 422 with the path of the failing field, so a client learns which member to fix.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let de = &mut serde_json::Deserializer::from_slice(bytes);
-    match serde_path_to_error::deserialize::<_, T>(de) {
-        Ok(value) => Ok(value),
-        Err(err) => {
-            let path = err.path().to_string();
-            let inner = err.into_inner();
-            match inner.classify() {
-                serde_json::error::Category::Syntax
-                | serde_json::error::Category::Eof
-                | serde_json::error::Category::Io => {
-                    Err(ApiError::new(ErrorCode::MalformedJson).detail(inner.to_string()))
-                }
-                serde_json::error::Category::Data => {
-                    let field = if path == "." {
-                        String::from("body")
-                    } else {
-                        path
-                    };
-                    Err(ApiError::new(ErrorCode::InvalidRequest)
-                        .field(field, strip_position(&inner.to_string())))
-                }
-            }
-        }
+    let value: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::new(ErrorCode::MalformedJson).detail(e.to_string()))?;
+    // Every request body of the API is an object; serde would otherwise accept an array for a struct.
+    if !value.is_object() {
+        return Err(ApiError::invalid_request("body", "must be a JSON object"));
     }
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|err| {
+        let path = err.path().to_string();
+        let field = if path == "." {
+            String::from("body")
+        } else {
+            path
+        };
+        ApiError::new(ErrorCode::InvalidRequest)
+            .field(field, strip_position(&err.into_inner().to_string()))
+    })
 }
 
 /// serde_json appends " at line 1 column 12" to data errors; the field path says more.

@@ -1,0 +1,265 @@
+//! `spawn_app()` and typed helpers.
+
+use fiscus_domain::audit::Actor;
+use fiscus_domain::credentials::Environment;
+use fiscus_domain::scopes::ScopeSet;
+use fiscus_server::admin::Admin;
+use fiscus_server::settings::ServiceClass;
+use fiscus_server::{AppState, Settings};
+use serde_json::Value;
+use sqlx::{Connection, Executor};
+
+pub struct TestApp {
+    pub base: String,
+    pub http: reqwest::Client,
+    pub state: AppState,
+    pub workspace_id: String,
+    pub app_id: String,
+    /// A sandbox key of an application holding every scope.
+    pub key: String,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    _dir: tempfile::TempDir,
+    postgres: Option<(String, String)>,
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+/// Creates a database named after a fresh id on the server of `FISCUS_TEST_DATABASE_URL`.
+async fn fresh_postgres(admin_url: &str) -> (String, String) {
+    let name = format!(
+        "fiscus_t_{}",
+        fiscus_domain::ids::new_id("db")
+            .to_lowercase()
+            .replace('_', "")
+    );
+    sqlx::any::install_default_drivers();
+    let mut conn = sqlx::AnyConnection::connect(admin_url)
+        .await
+        .expect("connect to FISCUS_TEST_DATABASE_URL");
+    conn.execute(format!("CREATE DATABASE {name}").as_str())
+        .await
+        .expect("create test database");
+    conn.close().await.ok();
+    let (prefix, _) = admin_url
+        .rsplit_once('/')
+        .expect("URL with a database name");
+    let query = admin_url
+        .split_once('?')
+        .map(|(_, q)| format!("?{q}"))
+        .unwrap_or_default();
+    (format!("{prefix}/{name}{query}"), name)
+}
+
+pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut settings = Settings {
+        data_dir: dir.path().to_path_buf(),
+        ..Settings::default()
+    };
+    settings.service_classes.insert(
+        "tiny".into(),
+        ServiceClass {
+            quota: 3,
+            window_seconds: 60,
+        },
+    );
+    settings.shutdown_grace_seconds = 5;
+    settings.database_max_connections = 8;
+    let mut postgres = None;
+    if let Ok(admin_url) = std::env::var("FISCUS_TEST_DATABASE_URL") {
+        let (url, name) = fresh_postgres(&admin_url).await;
+        settings.database_url = Some(url);
+        postgres = Some((admin_url, name));
+    }
+    configure(&mut settings);
+    let state = fiscus_server::serve::open(settings).await.expect("open");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(fiscus_server::serve::run(
+        state.clone(),
+        listener,
+        async move {
+            let _ = rx.await;
+        },
+    ));
+    let admin = Admin {
+        store: &state.store,
+        server_key: &state.server_key,
+        actor: Actor::cli(),
+    };
+    let ws = admin
+        .create_workspace("Test Workspace", false)
+        .await
+        .expect("workspace");
+    let app = admin
+        .create_application(
+            &ws.id,
+            "Test App",
+            Environment::Sandbox,
+            &ScopeSet::all(),
+            None,
+        )
+        .await
+        .expect("app");
+    let key = admin.issue_key(&app.id, None).await.expect("key");
+    TestApp {
+        base: format!("http://{addr}"),
+        http: reqwest::Client::new(),
+        state: state.clone(),
+        workspace_id: ws.id,
+        app_id: app.id,
+        key: key.secret,
+        shutdown: Some(tx),
+        _dir: dir,
+        postgres,
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some((admin_url, name)) = self.postgres.take() {
+            // Drop the per-test database from a separate thread: Drop cannot await, and the test's runtime
+            // may be shutting down.
+            let _ = std::thread::spawn(move || {
+                let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    return;
+                };
+                rt.block_on(async move {
+                    if let Ok(mut conn) = sqlx::AnyConnection::connect(&admin_url).await {
+                        let _ = conn
+                            .execute(
+                                format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str(),
+                            )
+                            .await;
+                        let _ = conn.close().await;
+                    }
+                });
+            })
+            .join();
+        }
+    }
+}
+
+impl TestApp {
+    pub fn admin(&self) -> Admin<'_> {
+        Admin {
+            store: &self.state.store,
+            server_key: &self.state.server_key,
+            actor: Actor::cli(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    pub async fn get(&self, path: &str, key: &str) -> reqwest::Response {
+        self.http
+            .get(self.url(path))
+            .bearer_auth(key)
+            .send()
+            .await
+            .expect("request")
+    }
+
+    pub async fn post_json(
+        &self,
+        path: &str,
+        key: &str,
+        body: &Value,
+        idempotency_key: Option<&str>,
+    ) -> reqwest::Response {
+        let mut req = self.http.post(self.url(path)).bearer_auth(key).json(body);
+        if let Some(k) = idempotency_key {
+            req = req.header("Idempotency-Key", k);
+        }
+        req.send().await.expect("request")
+    }
+
+    /// A new application in this workspace with its key.
+    pub async fn new_app(
+        &self,
+        environment: Environment,
+        scopes: &str,
+        class: Option<&str>,
+    ) -> (String, String) {
+        let app = self
+            .admin()
+            .create_application(
+                &self.workspace_id,
+                "Another App",
+                environment,
+                &ScopeSet::parse(scopes).expect("scopes"),
+                class,
+            )
+            .await
+            .expect("app");
+        let key = self.admin().issue_key(&app.id, None).await.expect("key");
+        (app.id, key.secret)
+    }
+
+    /// Runs a query against the test database (for assertions on effects and for tampering).
+    pub async fn count(&self, sql: &str) -> i64 {
+        let mut conn = self.state.store.read().await.expect("conn");
+        let (n,): (i64,) = sqlx::query_as(sql)
+            .fetch_one(&mut *conn)
+            .await
+            .expect("count");
+        n
+    }
+
+    pub async fn execute(&self, sql: &str) {
+        let mut conn = self.state.store.read().await.expect("conn");
+        sqlx::query(sql).execute(&mut *conn).await.expect("execute");
+    }
+}
+
+/// Asserts a problem+json response and returns its body.
+pub async fn problem(response: reqwest::Response, status: u16, code: &str) -> Value {
+    assert_eq!(response.status().as_u16(), status, "status for {code}");
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    assert_eq!(content_type, "application/problem+json");
+    let request_id = response
+        .headers()
+        .get("request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let body: Value = response.json().await.expect("problem body");
+    assert_eq!(body["code"], code, "{body}");
+    assert_eq!(body["status"], status);
+    assert!(body["title"].is_string());
+    assert_eq!(
+        body["request_id"].as_str(),
+        request_id.as_deref(),
+        "problem carries the Request-Id"
+    );
+    body
+}
+
+pub fn evidence_body(title: &str) -> Value {
+    serde_json::json!({
+        "domain": "security",
+        "title": title,
+        "source_type": "audit_report",
+        "source_reference": "vault://assurance/report.pdf",
+        "source_hash": format!("sha256:{}", "ab".repeat(32)),
+    })
+}
+
+pub const EVIDENCE: &str = "/api/v2/actions/autonomy/assessment-evidence";

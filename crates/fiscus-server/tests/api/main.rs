@@ -1,0 +1,13 @@
+//! Integration tests: the real HTTP interface of a real server on port 0 with its own fresh database.
+//! SQLite by default; PostgreSQL when `FISCUS_TEST_DATABASE_URL` is set (a fresh database per test).
+
+mod audit;
+mod auth;
+mod contract;
+mod evidence;
+mod helpers;
+mod idempotency;
+mod oauth;
+mod openapi;
+mod platform;
+mod rate_limit;

@@ -1,0 +1,84 @@
+//! Autonomy assessment evidence rows (append-only).
+
+use crate::Result;
+use fiscus_domain::tenancy::Tenant;
+use sqlx::{AnyConnection, FromRow};
+
+#[derive(Clone, Debug, FromRow)]
+pub struct EvidenceRow {
+    pub id: String,
+    pub environment: String,
+    pub domain: String,
+    pub title: String,
+    pub summary: Option<String>,
+    pub source_type: String,
+    pub source_reference: String,
+    pub source_hash: String,
+    pub observed_at: i64,
+    pub metadata: String,
+    pub evidence_hash: String,
+    pub recorded_by: String,
+    pub created_at: i64,
+}
+
+const COLUMNS: &str = "id, environment, domain, title, summary, source_type, source_reference, source_hash, observed_at, \
+                       metadata, evidence_hash, recorded_by, created_at";
+
+pub async fn insert(conn: &mut AnyConnection, tenant: &Tenant, row: &EvidenceRow) -> Result<()> {
+    sqlx::query(&format!(
+        "INSERT INTO autonomy_evidence (workspace_id, {COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+    ))
+    .bind(&tenant.workspace_id)
+    .bind(&row.id)
+    .bind(tenant.environment.as_str())
+    .bind(&row.domain)
+    .bind(&row.title)
+    .bind(&row.summary)
+    .bind(&row.source_type)
+    .bind(&row.source_reference)
+    .bind(&row.source_hash)
+    .bind(row.observed_at)
+    .bind(&row.metadata)
+    .bind(&row.evidence_hash)
+    .bind(&row.recorded_by)
+    .bind(row.created_at)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// A page in id order after `after_id`, fetching `limit + 1` rows so the caller knows whether more follow.
+pub async fn list(
+    conn: &mut AnyConnection,
+    tenant: &Tenant,
+    domain: Option<&str>,
+    after_id: Option<&str>,
+    limit: u32,
+) -> Result<Vec<EvidenceRow>> {
+    Ok(sqlx::query_as::<_, EvidenceRow>(&format!(
+        "SELECT {COLUMNS} FROM autonomy_evidence \
+         WHERE workspace_id = $1 AND environment = $2 AND ($3 IS NULL OR domain = $3) AND ($4 IS NULL OR id > $4) \
+         ORDER BY id LIMIT $5"
+    ))
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .bind(domain)
+    .bind(after_id)
+    .bind(i64::from(limit) + 1)
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+/// Number of records per domain, for the assurance read.
+pub async fn count_by_domain(
+    conn: &mut AnyConnection,
+    tenant: &Tenant,
+) -> Result<Vec<(String, i64)>> {
+    Ok(sqlx::query_as(
+        "SELECT domain, COUNT(*) FROM autonomy_evidence WHERE workspace_id = $1 AND environment = $2 GROUP BY domain ORDER BY domain",
+    )
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .fetch_all(&mut *conn)
+    .await?)
+}
