@@ -10,4 +10,5 @@ mod idempotency;
 mod oauth;
 mod openapi;
 mod platform;
+mod python_clients;
 mod rate_limit;

@@ -21,6 +21,7 @@ use crate::state::AppState;
 const DAY: i64 = 24 * 3600 * MICROS_PER_SECOND;
 
 #[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct UsageQuery {
     /// First UTC day to count (`YYYY-MM-DD`); defaults to 30 days ago.

@@ -1,0 +1,296 @@
+//! The `fiscus` command as a script or an operator uses it: created ids and secrets alone on the last line
+//! of stdout, errors as one clear line and a non-zero exit.
+
+use std::process::{Command, Output};
+
+struct Cli {
+    dir: tempfile::TempDir,
+    database_url: Option<String>,
+}
+
+impl Cli {
+    fn new() -> Cli {
+        // The CLI tests use the embedded default; PostgreSQL is covered by the API suite.
+        Cli {
+            dir: tempfile::tempdir().expect("temp dir"),
+            database_url: None,
+        }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_fiscus"));
+        cmd.arg("--data-dir")
+            .arg(self.dir.path())
+            .args(args)
+            .env_remove("FISCUS_DATABASE_URL")
+            .env_remove("FISCUS_CONFIG");
+        if let Some(url) = &self.database_url {
+            cmd.arg("--database-url").arg(url);
+        }
+        cmd.output().expect("run fiscus")
+    }
+
+    /// Runs a command that must succeed and returns its last stdout line.
+    fn last_line(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .unwrap_or("")
+            .to_string()
+    }
+
+    fn db(&self) -> String {
+        format!("sqlite://{}", self.dir.path().join("fiscus.db").display())
+    }
+}
+
+#[test]
+fn a_script_can_build_a_workspace_application_and_key_from_last_lines() {
+    let cli = Cli::new();
+    let ws = cli.last_line(&["admin", "workspace", "create", "Treasury"]);
+    assert!(ws.starts_with("wsp_"), "{ws}");
+    let app = cli.last_line(&[
+        "admin",
+        "app",
+        "create",
+        "--workspace",
+        &ws,
+        "--name",
+        "Reporting",
+        "--environment",
+        "sandbox",
+        "--scopes",
+        "workspace:read,trust:read",
+    ]);
+    assert!(app.starts_with("app_"), "{app}");
+    let key = cli.last_line(&["admin", "key", "issue", "--app", &app]);
+    assert!(key.starts_with("svc_test_"), "{key}");
+    let rotated = cli.last_line(&["admin", "key", "rotate", "--app", &app]);
+    assert!(rotated.starts_with("svc_test_") && rotated != key);
+    let secret = cli.last_line(&["admin", "oauth-client", "create", "--app", &app]);
+    assert!(secret.starts_with("fcs_"), "{secret}");
+    let listed = String::from_utf8_lossy(&cli.run(&["admin", "key", "list", "--app", &app]).stdout)
+        .to_string();
+    assert!(
+        listed.contains("rotated") && listed.contains("active"),
+        "{listed}"
+    );
+    assert!(!listed.contains(&key[20..]), "listing never shows a secret");
+    let production = cli.last_line(&[
+        "admin",
+        "app",
+        "create",
+        "--workspace",
+        &ws,
+        "--name",
+        "Live",
+        "--environment",
+        "production",
+        "--scopes",
+        "workspace:read",
+    ]);
+    assert!(
+        cli.last_line(&["admin", "key", "issue", "--app", &production])
+            .starts_with("svc_live_")
+    );
+}
+
+#[test]
+fn errors_are_one_clear_line_and_a_non_zero_exit() {
+    let cli = Cli::new();
+    for (args, expected) in [
+        (
+            vec!["admin", "key", "issue", "--app", "app_nope"],
+            "no application app_nope",
+        ),
+        (
+            vec![
+                "admin",
+                "app",
+                "create",
+                "--workspace",
+                "wsp_nope",
+                "--name",
+                "x",
+                "--environment",
+                "sandbox",
+                "--scopes",
+                "workspace:read",
+            ],
+            "no workspace wsp_nope",
+        ),
+        (
+            vec![
+                "admin",
+                "app",
+                "create",
+                "--workspace",
+                "wsp_nope",
+                "--name",
+                "x",
+                "--environment",
+                "sandbox",
+                "--scopes",
+                "workspace:write",
+            ],
+            "unknown scope `workspace:write`",
+        ),
+    ] {
+        let out = cli.run(&args);
+        assert!(!out.status.success(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(expected),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn verify_audit_passes_and_then_names_the_altered_entry() {
+    let cli = Cli::new();
+    let ws = cli.last_line(&["admin", "workspace", "create", "Audited"]);
+    let app = cli.last_line(&[
+        "admin",
+        "app",
+        "create",
+        "--workspace",
+        &ws,
+        "--name",
+        "A",
+        "--environment",
+        "sandbox",
+        "--scopes",
+        "workspace:read",
+    ]);
+    cli.last_line(&["admin", "key", "issue", "--app", &app]);
+    let ok = cli.run(&["verify", "audit"]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stdout)
+    );
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("3 events, chain intact"));
+    // Change a row by hand, as someone with database access might.
+    let db = cli.db();
+    let rt = tokio_runtime();
+    rt.block_on(async {
+        sqlx::any::install_default_drivers();
+        let pool = sqlx::AnyPool::connect(&db).await.expect("open");
+        sqlx::query("UPDATE audit_events SET actor_id = 'someone-else' WHERE seq = 2")
+            .execute(&pool)
+            .await
+            .expect("tamper");
+        pool.close().await;
+    });
+    let broken = cli.run(&["verify", "audit", "--workspace", &ws]);
+    assert!(!broken.status.success());
+    let stdout = String::from_utf8_lossy(&broken.stdout);
+    assert!(
+        stdout.contains("BROKEN") && stdout.contains("event 2 was altered"),
+        "{stdout}"
+    );
+}
+
+fn tokio_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+#[test]
+fn catalogue_check_reports_75_scopes_and_no_mismatch() {
+    let cli = Cli::new();
+    let out = cli.run(&["catalogue", "check"]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("scopes: 75 registered"), "{stdout}");
+    assert!(stdout.contains("114 from the seed catalogue"), "{stdout}");
+    assert!(
+        stdout.lines().any(|l| l == "scope mismatches: 0"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn migrate_creates_the_database_and_a_config_file_layers_under_flags() {
+    let cli = Cli::new();
+    let out = cli.run(&["migrate"]);
+    assert!(out.status.success());
+    assert!(cli.dir.path().join("fiscus.db").exists());
+    let config = cli.dir.path().join("fiscus.toml");
+    std::fs::write(&config, "access_token_ttl_seconds = 0\n").expect("write");
+    let out = cli.run(&["--config", config.to_str().expect("utf8"), "migrate"]);
+    assert!(
+        !out.status.success(),
+        "a bad setting in the file is refused"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("access_token_ttl_seconds"));
+    std::fs::write(&config, "unknown_setting = 1\n").expect("write");
+    let out = cli.run(&["--config", config.to_str().expect("utf8"), "migrate"]);
+    assert!(!out.status.success(), "an unknown setting is refused");
+}
+
+#[test]
+fn serve_with_demo_prints_a_key_that_reads_the_workspace_and_stops_on_sigterm() {
+    let cli = Cli::new();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("port");
+        l.local_addr().expect("addr").port()
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fiscus"))
+        .arg("--data-dir")
+        .arg(cli.dir.path())
+        .args(["serve", "--demo", "--bind", &format!("127.0.0.1:{port}")])
+        .env_remove("FISCUS_DATABASE_URL")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
+    let mut key = None;
+    for line in lines.by_ref() {
+        let line = line.expect("line");
+        if let Some(k) = line.strip_prefix("FISCUS_DEMO_KEY=") {
+            key = Some(k.to_string());
+        }
+        if line.starts_with("Fiscus listening") {
+            break;
+        }
+    }
+    let key = key.expect("demo key printed");
+    assert!(key.starts_with("svc_test_"));
+    let rt = tokio_runtime();
+    let body: serde_json::Value = rt.block_on(async {
+        reqwest::Client::new()
+            .get(format!("http://127.0.0.1:{port}/api/v2/workspace"))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .expect("request")
+            .json()
+            .await
+            .expect("json")
+    });
+    assert_eq!(body["demo"], true);
+    assert_eq!(body["name"], "Demo Workspace");
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill")
+            .success()
+    );
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "graceful shutdown exits 0: {status:?}");
+}
