@@ -10,8 +10,7 @@ use crate::jcs::JcsError;
 use serde_json::{Value, json};
 
 /// The `prev_hash` of a workspace's first event.
-pub const GENESIS_HASH: &str =
-    "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+pub const GENESIS_HASH: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
 
 /// Who did it: an application credential, the CLI operator of the machine, or (later) a console operator.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,17 +21,11 @@ pub struct Actor {
 
 impl Actor {
     pub fn cli() -> Actor {
-        Actor {
-            kind: "cli",
-            id: String::from("local"),
-        }
+        Actor { kind: "cli", id: String::from("local") }
     }
 
     pub fn system() -> Actor {
-        Actor {
-            kind: "system",
-            id: String::from("fiscus"),
-        }
+        Actor { kind: "system", id: String::from("fiscus") }
     }
 }
 
@@ -96,10 +89,7 @@ pub struct ChainVerifier {
 
 impl Default for ChainVerifier {
     fn default() -> Self {
-        ChainVerifier {
-            expected_seq: 1,
-            prev: GENESIS_HASH.to_string(),
-        }
+        ChainVerifier { expected_seq: 1, prev: GENESIS_HASH.to_string() }
     }
 }
 
@@ -107,10 +97,7 @@ impl ChainVerifier {
     /// Checks the next event (in `seq` order) against its stored hash.
     pub fn push(&mut self, event: &AuditEvent, stored_hash: &str) -> Result<(), ChainBreak> {
         if event.seq != self.expected_seq {
-            return Err(ChainBreak::SequenceGap {
-                expected: self.expected_seq,
-                found: event.seq,
-            });
+            return Err(ChainBreak::SequenceGap { expected: self.expected_seq, found: event.seq });
         }
         if event.prev_hash != self.prev {
             return Err(ChainBreak::LinkBroken { seq: event.seq });
@@ -132,19 +119,14 @@ impl ChainVerifier {
     /// Checks the recorded head against the end of the chain.
     pub fn finish(&self, head_seq: i64, head_hash: &str) -> Result<i64, ChainBreak> {
         if head_seq != self.verified() || head_hash != self.prev {
-            return Err(ChainBreak::HeadMismatch {
-                head_seq,
-                last_seq: self.verified(),
-            });
+            return Err(ChainBreak::HeadMismatch { head_seq, last_seq: self.verified() });
         }
         Ok(self.verified())
     }
 }
 
 /// Walks a whole chain in `seq` order; each item is an event and its stored hash.
-pub fn verify_chain<'a>(
-    events: impl IntoIterator<Item = (&'a AuditEvent, &'a str)>,
-) -> Result<i64, ChainBreak> {
+pub fn verify_chain<'a>(events: impl IntoIterator<Item = (&'a AuditEvent, &'a str)>) -> Result<i64, ChainBreak> {
     let mut verifier = ChainVerifier::default();
     for (event, stored_hash) in events {
         verifier.push(event, stored_hash)?;
@@ -190,10 +172,7 @@ mod tests {
     fn an_altered_event_is_named() {
         let mut c = chain(5);
         c[2].0.details = json!({ "n": 999 });
-        assert_eq!(
-            verify_chain(c.iter().map(|(e, h)| (e, h.as_str()))),
-            Err(ChainBreak::ContentAltered { seq: 3 })
-        );
+        assert_eq!(verify_chain(c.iter().map(|(e, h)| (e, h.as_str()))), Err(ChainBreak::ContentAltered { seq: 3 }));
     }
 
     #[test]
@@ -201,10 +180,7 @@ mod tests {
         let mut c = chain(5);
         c[2].0.details = json!({ "n": 999 });
         c[2].1 = c[2].0.hash().expect("hash");
-        assert_eq!(
-            verify_chain(c.iter().map(|(e, h)| (e, h.as_str()))),
-            Err(ChainBreak::LinkBroken { seq: 4 })
-        );
+        assert_eq!(verify_chain(c.iter().map(|(e, h)| (e, h.as_str()))), Err(ChainBreak::LinkBroken { seq: 4 }));
     }
 
     #[test]
@@ -213,10 +189,7 @@ mod tests {
         c.remove(1);
         assert_eq!(
             verify_chain(c.iter().map(|(e, h)| (e, h.as_str()))),
-            Err(ChainBreak::SequenceGap {
-                expected: 2,
-                found: 3
-            })
+            Err(ChainBreak::SequenceGap { expected: 2, found: 3 })
         );
     }
 }

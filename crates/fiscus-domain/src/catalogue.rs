@@ -111,12 +111,9 @@ impl Operation {
 
 /// The operation for a routed method and full path (as axum's `MatchedPath` reports it).
 pub fn find(method: Method, full_path: &str) -> Option<&'static Operation> {
-    OPERATIONS.iter().find(|op| {
-        op.method == method
-            && full_path
-                .strip_prefix(op.base)
-                .is_some_and(|rest| rest == op.path)
-    })
+    OPERATIONS
+        .iter()
+        .find(|op| op.method == method && full_path.strip_prefix(op.base).is_some_and(|rest| rest == op.path))
 }
 
 pub fn by_id(id: &str) -> Option<&'static Operation> {
@@ -1201,10 +1198,7 @@ mod tests {
 
     #[test]
     fn the_catalogue_holds_the_114_seed_operations_and_marks_additions() {
-        let seed = OPERATIONS
-            .iter()
-            .filter(|op| op.source == Source::Seed)
-            .count();
+        let seed = OPERATIONS.iter().filter(|op| op.source == Source::Seed).count();
         assert_eq!(seed, SEED_OPERATION_COUNT);
     }
 
@@ -1212,11 +1206,7 @@ mod tests {
     fn every_scope_in_the_catalogue_is_registered() {
         for op in OPERATIONS {
             if let Some(scope) = op.scope {
-                assert!(
-                    scopes::is_registered(scope),
-                    "{} uses unregistered {scope}",
-                    op.id
-                );
+                assert!(scopes::is_registered(scope), "{} uses unregistered {scope}", op.id);
             }
         }
     }
@@ -1227,11 +1217,7 @@ mod tests {
         let mut routes = HashSet::new();
         for op in OPERATIONS {
             assert!(ids.insert(op.id), "duplicate id {}", op.id);
-            assert!(
-                routes.insert((op.method, op.full_path())),
-                "duplicate route {}",
-                op.id
-            );
+            assert!(routes.insert((op.method, op.full_path())), "duplicate route {}", op.id);
         }
     }
 
@@ -1246,10 +1232,7 @@ mod tests {
     fn lookup_matches_the_full_routed_path() {
         let op = find(Method::Get, "/api/v2/workspace").expect("catalogued");
         assert_eq!(op.scope, Some("workspace:read"));
-        assert_eq!(
-            find(Method::Post, "/api/mcp").map(|op| op.scope),
-            Some(Some("agents:mcp:read"))
-        );
+        assert_eq!(find(Method::Post, "/api/mcp").map(|op| op.scope), Some(Some("agents:mcp:read")));
         assert!(find(Method::Delete, "/api/v2/workspace").is_none());
     }
 }

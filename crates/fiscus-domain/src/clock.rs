@@ -22,10 +22,8 @@ pub fn micros_of(t: OffsetDateTime) -> Micros {
 
 /// RFC 3339 in UTC with microsecond precision, e.g. `2026-11-21T13:49:14.123456Z`.
 pub fn rfc3339(micros: Micros) -> String {
-    let t = OffsetDateTime::from_unix_timestamp_nanos(i128::from(micros) * 1_000)
-        .unwrap_or(OffsetDateTime::UNIX_EPOCH);
-    t.format(&Rfc3339)
-        .unwrap_or_else(|_| String::from("1970-01-01T00:00:00Z"))
+    let t = OffsetDateTime::from_unix_timestamp_nanos(i128::from(micros) * 1_000).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    t.format(&Rfc3339).unwrap_or_else(|_| String::from("1970-01-01T00:00:00Z"))
 }
 
 /// Parses an RFC 3339 timestamp (any offset) into UTC microseconds.

@@ -95,12 +95,8 @@ pub enum SecretKind {
 }
 
 impl SecretKind {
-    pub const ALL: [SecretKind; 4] = [
-        SecretKind::SandboxApiKey,
-        SecretKind::ProductionApiKey,
-        SecretKind::ClientSecret,
-        SecretKind::AccessToken,
-    ];
+    pub const ALL: [SecretKind; 4] =
+        [SecretKind::SandboxApiKey, SecretKind::ProductionApiKey, SecretKind::ClientSecret, SecretKind::AccessToken];
 
     pub fn prefix(self) -> &'static str {
         match self {
@@ -128,12 +124,7 @@ impl MintedSecret {
 
 pub fn hint_of(full: &str, kind: SecretKind) -> String {
     let body = &full[kind.prefix().len()..];
-    format!(
-        "{}{}…{}",
-        kind.prefix(),
-        &body[..LOOKUP_LEN.min(body.len())],
-        &full[full.len().saturating_sub(4)..]
-    )
+    format!("{}{}…{}", kind.prefix(), &body[..LOOKUP_LEN.min(body.len())], &full[full.len().saturating_sub(4)..])
 }
 
 /// Mints a new secret of `kind` from the operating system's CSPRNG.
@@ -155,11 +146,7 @@ pub fn mint(kind: SecretKind) -> MintedSecret {
     full.push_str(&chars);
     let checksum = checksum(&full);
     full.push_str(&checksum);
-    MintedSecret {
-        kind,
-        lookup: chars[..LOOKUP_LEN].to_string(),
-        full,
-    }
+    MintedSecret { kind, lookup: chars[..LOOKUP_LEN].to_string(), full }
 }
 
 /// A presented secret whose shape and checksum are right. It still has to match a stored hash.
@@ -173,9 +160,7 @@ pub struct ParsedSecret<'a> {
 /// Recognises a presented secret. Anything of the wrong shape, or whose checksum fails, is `None` and is
 /// refused without touching the database.
 pub fn parse(presented: &str) -> Option<ParsedSecret<'_>> {
-    let kind = SecretKind::ALL
-        .into_iter()
-        .find(|k| presented.starts_with(k.prefix()))?;
+    let kind = SecretKind::ALL.into_iter().find(|k| presented.starts_with(k.prefix()))?;
     let body = &presented[kind.prefix().len()..];
     if body.len() != BODY_LEN || !body.bytes().all(|b| BASE62.contains(&b)) {
         return None;
@@ -184,11 +169,7 @@ pub fn parse(presented: &str) -> Option<ParsedSecret<'_>> {
     if checksum(head) != sum {
         return None;
     }
-    Some(ParsedSecret {
-        kind,
-        lookup: &body[..LOOKUP_LEN],
-        full: presented,
-    })
+    Some(ParsedSecret { kind, lookup: &body[..LOOKUP_LEN], full: presented })
 }
 
 fn checksum(s: &str) -> String {
@@ -203,8 +184,7 @@ fn checksum(s: &str) -> String {
 
 /// The keyed hash stored for a secret: hex HMAC-SHA256 under the server's secret key.
 pub fn keyed_hash(server_key: &[u8], secret: &str) -> String {
-    let mut mac =
-        Hmac::<Sha256>::new_from_slice(server_key).expect("HMAC accepts keys of any length");
+    let mut mac = Hmac::<Sha256>::new_from_slice(server_key).expect("HMAC accepts keys of any length");
     mac.update(secret.as_bytes());
     hex(&mac.finalize().into_bytes())
 }

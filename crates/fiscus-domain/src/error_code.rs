@@ -52,83 +52,39 @@ impl ErrorCode {
     /// (HTTP status, stable code, title).
     pub fn describe(self) -> (u16, &'static str, &'static str) {
         match self {
-            ErrorCode::MalformedJson => {
-                (400, "malformed_json", "The request body is not valid JSON")
+            ErrorCode::MalformedJson => (400, "malformed_json", "The request body is not valid JSON"),
+            ErrorCode::UnsupportedMediaType => {
+                (415, "unsupported_media_type", "The request body must be application/json")
             }
-            ErrorCode::UnsupportedMediaType => (
-                415,
-                "unsupported_media_type",
-                "The request body must be application/json",
-            ),
-            ErrorCode::InvalidRequest => {
-                (422, "invalid_request", "The request body is not acceptable")
+            ErrorCode::InvalidRequest => (422, "invalid_request", "The request body is not acceptable"),
+            ErrorCode::InvalidParameter => (422, "invalid_parameter", "A query or path parameter is not acceptable"),
+            ErrorCode::AuthenticationRequired => (401, "authentication_required", "A bearer credential is required"),
+            ErrorCode::InvalidCredential => {
+                (401, "invalid_credential", "The credential is not valid, has expired or has been revoked")
             }
-            ErrorCode::InvalidParameter => (
-                422,
-                "invalid_parameter",
-                "A query or path parameter is not acceptable",
-            ),
-            ErrorCode::AuthenticationRequired => (
-                401,
-                "authentication_required",
-                "A bearer credential is required",
-            ),
-            ErrorCode::InvalidCredential => (
-                401,
-                "invalid_credential",
-                "The credential is not valid, has expired or has been revoked",
-            ),
-            ErrorCode::ScopeMissing => (
-                403,
-                "scope_missing",
-                "The credential lacks the scope this operation requires",
-            ),
-            ErrorCode::EntitlementMissing => (
-                403,
-                "entitlement_missing",
-                "The application or workspace is not entitled to this operation",
-            ),
-            ErrorCode::ProductionAccessDisabled => (
-                403,
-                "production_access_disabled",
-                "Production access is not enabled for this workspace",
-            ),
+            ErrorCode::ScopeMissing => (403, "scope_missing", "The credential lacks the scope this operation requires"),
+            ErrorCode::EntitlementMissing => {
+                (403, "entitlement_missing", "The application or workspace is not entitled to this operation")
+            }
+            ErrorCode::ProductionAccessDisabled => {
+                (403, "production_access_disabled", "Production access is not enabled for this workspace")
+            }
             ErrorCode::NotFound => (404, "not_found", "No such object in this workspace"),
-            ErrorCode::MethodNotAllowed => (
-                405,
-                "method_not_allowed",
-                "The method is not allowed on this path",
-            ),
-            ErrorCode::Conflict => (
-                409,
-                "conflict",
-                "The request conflicts with the current state",
-            ),
-            ErrorCode::IdempotencyKeyInUse => (
-                409,
-                "idempotency_key_in_use",
-                "A request with this Idempotency-Key is still being processed",
-            ),
-            ErrorCode::IdempotencyKeyReused => (
-                422,
-                "idempotency_key_reused",
-                "This Idempotency-Key was used with a different method, path or body",
-            ),
-            ErrorCode::InvalidIdempotencyKey => (
-                422,
-                "invalid_idempotency_key",
-                "The Idempotency-Key header must be 1 to 255 visible ASCII characters",
-            ),
-            ErrorCode::PayloadTooLarge => {
-                (413, "payload_too_large", "The request body is too large")
+            ErrorCode::MethodNotAllowed => (405, "method_not_allowed", "The method is not allowed on this path"),
+            ErrorCode::Conflict => (409, "conflict", "The request conflicts with the current state"),
+            ErrorCode::IdempotencyKeyInUse => {
+                (409, "idempotency_key_in_use", "A request with this Idempotency-Key is still being processed")
             }
+            ErrorCode::IdempotencyKeyReused => {
+                (422, "idempotency_key_reused", "This Idempotency-Key was used with a different method, path or body")
+            }
+            ErrorCode::InvalidIdempotencyKey => {
+                (422, "invalid_idempotency_key", "The Idempotency-Key header must be 1 to 255 visible ASCII characters")
+            }
+            ErrorCode::PayloadTooLarge => (413, "payload_too_large", "The request body is too large"),
             ErrorCode::RateLimited => (429, "rate_limited", "Rate limit exceeded"),
             ErrorCode::Internal => (500, "internal_error", "Internal error"),
-            ErrorCode::Unavailable => (
-                503,
-                "service_unavailable",
-                "The service is temporarily unavailable",
-            ),
+            ErrorCode::Unavailable => (503, "service_unavailable", "The service is temporarily unavailable"),
         }
     }
 
@@ -161,10 +117,7 @@ mod tests {
             let (status, code, title) = c.describe();
             assert!(seen.insert(code), "duplicate {code}");
             assert!((400..600).contains(&status));
-            assert!(
-                code.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
-                "{code}"
-            );
+            assert!(code.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'), "{code}");
             assert!(!title.is_empty());
             assert_eq!(ErrorCode::from_code(code), Some(c));
         }

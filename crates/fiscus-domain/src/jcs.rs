@@ -152,11 +152,7 @@ fn break_tie_to_even(f: f64, exponent: i32, digits: &mut String) {
     let exact = format!("{:.60e}", f);
     let (exact_mantissa, _) = exact.split_once('e').unwrap_or((exact.as_str(), ""));
     let exact_digits: String = exact_mantissa.chars().filter(|c| *c != '.').collect();
-    if exact_digits.starts_with(&midpoint_digits)
-        && exact_digits[midpoint_digits.len()..]
-            .bytes()
-            .all(|b| b == b'0')
-    {
+    if exact_digits.starts_with(&midpoint_digits) && exact_digits[midpoint_digits.len()..].bytes().all(|b| b == b'0') {
         *digits = lower;
     }
 }
@@ -205,14 +201,8 @@ mod tests {
             assert_eq!(number(*bits), *expected, "bits {bits:#018x}");
         }
         let mut s = String::new();
-        assert_eq!(
-            write_number(f64::NAN, &mut s),
-            Err(JcsError::NonFiniteNumber)
-        );
-        assert_eq!(
-            write_number(f64::INFINITY, &mut s),
-            Err(JcsError::NonFiniteNumber)
-        );
+        assert_eq!(write_number(f64::NAN, &mut s), Err(JcsError::NonFiniteNumber));
+        assert_eq!(write_number(f64::INFINITY, &mut s), Err(JcsError::NonFiniteNumber));
     }
 
     /// The example of RFC 8785 §3.2.2 / §3.2.3.
@@ -261,13 +251,7 @@ mod tests {
 
     #[test]
     fn integers_are_numbers_like_any_other() {
-        assert_eq!(
-            canonicalize(&json!({"b": 100, "a": -7})).expect("ok"),
-            r#"{"a":-7,"b":100}"#
-        );
-        assert_eq!(
-            canonicalize(&json!([1e21, 1e-7, 123.0])).expect("ok"),
-            "[1e+21,1e-7,123]"
-        );
+        assert_eq!(canonicalize(&json!({"b": 100, "a": -7})).expect("ok"), r#"{"a":-7,"b":100}"#);
+        assert_eq!(canonicalize(&json!([1e21, 1e-7, 123.0])).expect("ok"), "[1e+21,1e-7,123]");
     }
 }

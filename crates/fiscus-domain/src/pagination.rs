@@ -13,10 +13,7 @@ pub struct PageRequest {
 }
 
 /// Validates raw `limit` and `after_id` values. The error names the field.
-pub fn parse_page(
-    limit: Option<&str>,
-    after_id: Option<&str>,
-) -> Result<PageRequest, (&'static str, String)> {
+pub fn parse_page(limit: Option<&str>, after_id: Option<&str>) -> Result<PageRequest, (&'static str, String)> {
     let limit = match limit {
         None => DEFAULT_LIMIT,
         Some(raw) => match raw.parse::<u32>() {
@@ -29,9 +26,7 @@ pub fn parse_page(
         Some(raw)
             if !raw.is_empty()
                 && raw.len() <= 64
-                && raw
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') =>
+                && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') =>
         {
             Some(raw.to_string())
         }
@@ -49,15 +44,8 @@ mod tests {
         assert_eq!(parse_page(None, None).map(|p| p.limit), Ok(20));
         assert_eq!(parse_page(Some("100"), None).map(|p| p.limit), Ok(100));
         for bad in ["0", "101", "-1", "ten", "", "1.5"] {
-            assert_eq!(
-                parse_page(Some(bad), None).map_err(|e| e.0),
-                Err("limit"),
-                "{bad}"
-            );
+            assert_eq!(parse_page(Some(bad), None).map_err(|e| e.0), Err("limit"), "{bad}");
         }
-        assert_eq!(
-            parse_page(None, Some("x y")).map_err(|e| e.0),
-            Err("after_id")
-        );
+        assert_eq!(parse_page(None, Some("x y")).map_err(|e| e.0), Err("after_id"));
     }
 }

@@ -58,11 +58,7 @@ impl Admin<'_> {
         Ok(())
     }
 
-    pub async fn create_workspace(
-        &self,
-        name: &str,
-        is_demo: bool,
-    ) -> anyhow::Result<WorkspaceRow> {
+    pub async fn create_workspace(&self, name: &str, is_demo: bool) -> anyhow::Result<WorkspaceRow> {
         let name = name.trim();
         if name.is_empty() || name.len() > 200 {
             bail!("a workspace name must be 1 to 200 characters");
@@ -72,24 +68,10 @@ impl Admin<'_> {
         let mut tx = self.store.begin().await?;
         fiscus_store::workspaces::insert(
             tx.conn(),
-            &NewWorkspace {
-                id: &id,
-                name,
-                entitlement: &entitlement,
-                is_demo,
-                created_at: now_micros(),
-            },
+            &NewWorkspace { id: &id, name, entitlement: &entitlement, is_demo, created_at: now_micros() },
         )
         .await?;
-        self.audit(
-            &mut tx,
-            &id,
-            None,
-            "admin.workspace.create",
-            &id,
-            json!({ "name": name, "demo": is_demo }),
-        )
-        .await?;
+        self.audit(&mut tx, &id, None, "admin.workspace.create", &id, json!({ "name": name, "demo": is_demo })).await?;
         let row = fiscus_store::workspaces::get(tx.conn(), &id).await?;
         tx.commit().await?;
         Ok(row)
@@ -115,30 +97,18 @@ impl Admin<'_> {
             .await
             .map_err(|e| not_found(e, "workspace", workspace_id))?;
         drop(conn);
-        let outside: Vec<&str> = scopes
-            .iter()
-            .filter(|s| !ws.entitlement().contains(s))
-            .collect();
+        let outside: Vec<&str> = scopes.iter().filter(|s| !ws.entitlement().contains(s)).collect();
         if !outside.is_empty() {
             bail!("the workspace is not entitled to: {}", outside.join(", "));
         }
         let id = new_id("app");
         let class = service_class.unwrap_or(DEFAULT_SERVICE_CLASS);
-        let tenant = Tenant {
-            workspace_id: workspace_id.to_string(),
-            environment,
-        };
+        let tenant = Tenant { workspace_id: workspace_id.to_string(), environment };
         let mut tx = self.store.begin().await?;
         fiscus_store::applications::insert(
             tx.conn(),
             &tenant,
-            &NewApplication {
-                id: &id,
-                name,
-                scopes,
-                service_class: class,
-                created_at: now_micros(),
-            },
+            &NewApplication { id: &id, name, scopes, service_class: class, created_at: now_micros() },
         )
         .await?;
         self.audit(
@@ -173,23 +143,10 @@ impl Admin<'_> {
             bail!("application {application_id} is revoked; revocation is final");
         }
         let mut tx = self.store.begin().await?;
-        fiscus_store::applications::set_status(
-            tx.conn(),
-            &app.workspace_id,
-            &app.id,
-            status,
-            now_micros(),
-        )
-        .await?;
+        fiscus_store::applications::set_status(&mut tx, &app.workspace_id, &app.id, status, now_micros()).await?;
         if status == AppStatus::Revoked {
-            fiscus_store::credentials::end_active_keys(
-                tx.conn(),
-                &app.workspace_id,
-                &app.id,
-                "revoked",
-                now_micros(),
-            )
-            .await?;
+            fiscus_store::credentials::end_active_keys(&mut tx, &app.workspace_id, &app.id, "revoked", now_micros())
+                .await?;
         }
         self.audit(
             &mut tx,
@@ -206,13 +163,8 @@ impl Admin<'_> {
     }
 
     /// Issues a new API key for an application (keeping its other keys).
-    pub async fn issue_key(
-        &self,
-        application_id: &str,
-        expires_at: Option<i64>,
-    ) -> anyhow::Result<IssuedSecret> {
-        self.issue_key_inner(application_id, expires_at, false)
-            .await
+    pub async fn issue_key(&self, application_id: &str, expires_at: Option<i64>) -> anyhow::Result<IssuedSecret> {
+        self.issue_key_inner(application_id, expires_at, false).await
     }
 
     /// Ends every active key of the application at once and issues a replacement.
@@ -228,10 +180,7 @@ impl Admin<'_> {
     ) -> anyhow::Result<IssuedSecret> {
         let app = self.application(application_id).await?;
         if app.status()? != AppStatus::Active {
-            bail!(
-                "application {application_id} is {}; only active applications get keys",
-                app.status
-            );
+            bail!("application {application_id} is {}; only active applications get keys", app.status);
         }
         let environment = app.environment()?;
         let minted = credentials::mint(environment.api_key_kind());
@@ -239,14 +188,7 @@ impl Admin<'_> {
         let now = now_micros();
         let mut tx = self.store.begin().await?;
         let rotated = if rotate {
-            fiscus_store::credentials::end_active_keys(
-                tx.conn(),
-                &app.workspace_id,
-                &app.id,
-                "rotated",
-                now,
-            )
-            .await?
+            fiscus_store::credentials::end_active_keys(&mut tx, &app.workspace_id, &app.id, "rotated", now).await?
         } else {
             0
         };
@@ -264,11 +206,7 @@ impl Admin<'_> {
             },
         )
         .await?;
-        let action = if rotate {
-            "admin.api_key.rotate"
-        } else {
-            "admin.api_key.issue"
-        };
+        let action = if rotate { "admin.api_key.rotate" } else { "admin.api_key.issue" };
         self.audit(
             &mut tx,
             &app.workspace_id,
@@ -279,46 +217,28 @@ impl Admin<'_> {
         )
         .await?;
         tx.commit().await?;
-        Ok(IssuedSecret {
-            id: key_id,
-            secret: minted.full,
-        })
+        Ok(IssuedSecret { id: key_id, secret: minted.full })
     }
 
     /// Revokes one key, or every active key of the application when `key_id` is `None`.
-    pub async fn revoke_keys(
-        &self,
-        application_id: &str,
-        key_id: Option<&str>,
-    ) -> anyhow::Result<u64> {
+    pub async fn revoke_keys(&self, application_id: &str, key_id: Option<&str>) -> anyhow::Result<u64> {
         let app = self.application(application_id).await?;
         let now = now_micros();
         let mut tx = self.store.begin().await?;
         let revoked = match key_id {
             Some(id) => {
-                let keys = fiscus_store::credentials::list_api_keys(
-                    tx.conn(),
-                    &app.workspace_id,
-                    Some(&app.id),
-                )
-                .await?;
+                let keys =
+                    fiscus_store::credentials::list_api_keys(tx.conn(), &app.workspace_id, Some(&app.id)).await?;
                 if !keys.iter().any(|k| k.id == id) {
                     bail!("key {id} does not belong to application {application_id}");
                 }
-                fiscus_store::credentials::revoke_api_key(tx.conn(), &app.workspace_id, id, now)
+                fiscus_store::credentials::revoke_api_key(&mut tx, &app.workspace_id, id, now)
                     .await
                     .map_err(|e| not_found(e, "active key", id))?;
                 1
             }
             None => {
-                fiscus_store::credentials::end_active_keys(
-                    tx.conn(),
-                    &app.workspace_id,
-                    &app.id,
-                    "revoked",
-                    now,
-                )
-                .await?
+                fiscus_store::credentials::end_active_keys(&mut tx, &app.workspace_id, &app.id, "revoked", now).await?
             }
         };
         self.audit(
@@ -337,10 +257,7 @@ impl Admin<'_> {
     pub async fn create_oauth_client(&self, application_id: &str) -> anyhow::Result<IssuedSecret> {
         let app = self.application(application_id).await?;
         if app.status()? != AppStatus::Active {
-            bail!(
-                "application {application_id} is {}; only active applications get clients",
-                app.status
-            );
+            bail!("application {application_id} is {}; only active applications get clients", app.status);
         }
         let client_id = new_id("cli");
         let minted = credentials::mint(SecretKind::ClientSecret);
@@ -366,10 +283,7 @@ impl Admin<'_> {
         )
         .await?;
         tx.commit().await?;
-        Ok(IssuedSecret {
-            id: client_id,
-            secret: minted.full,
-        })
+        Ok(IssuedSecret { id: client_id, secret: minted.full })
     }
 
     /// Replaces a client's secret and revokes its live tokens. `target` is a client id, or an application id
@@ -380,19 +294,13 @@ impl Admin<'_> {
             Some(c) => c,
             None => {
                 let app = self.application(target).await?;
-                let mut clients = fiscus_store::credentials::list_oauth_clients(
-                    &mut conn,
-                    &app.workspace_id,
-                    Some(&app.id),
-                )
-                .await?;
+                let mut clients =
+                    fiscus_store::credentials::list_oauth_clients(&mut conn, &app.workspace_id, Some(&app.id)).await?;
                 clients.retain(|c| c.status == "active");
                 match clients.len() {
                     1 => clients.remove(0),
                     0 => bail!("application {target} has no OAuth client"),
-                    _ => bail!(
-                        "application {target} has several OAuth clients; name one with its client id"
-                    ),
+                    _ => bail!("application {target} has several OAuth clients; name one with its client id"),
                 }
             }
         };
@@ -401,7 +309,7 @@ impl Admin<'_> {
         let now = now_micros();
         let mut tx = self.store.begin().await?;
         let revoked = fiscus_store::credentials::rotate_oauth_client_secret(
-            tx.conn(),
+            &mut tx,
             &client.workspace_id,
             &client.id,
             &credentials::keyed_hash(self.server_key, &minted.full),
@@ -419,13 +327,7 @@ impl Admin<'_> {
         )
         .await?;
         tx.commit().await?;
-        Ok((
-            IssuedSecret {
-                id: client.id,
-                secret: minted.full,
-            },
-            revoked,
-        ))
+        Ok((IssuedSecret { id: client.id, secret: minted.full }, revoked))
     }
 
     pub async fn list_workspaces(&self) -> anyhow::Result<Vec<WorkspaceRow>> {
@@ -433,10 +335,7 @@ impl Admin<'_> {
         Ok(fiscus_store::workspaces::list_all(&mut conn).await?)
     }
 
-    pub async fn list_applications(
-        &self,
-        workspace_id: &str,
-    ) -> anyhow::Result<Vec<ApplicationRow>> {
+    pub async fn list_applications(&self, workspace_id: &str) -> anyhow::Result<Vec<ApplicationRow>> {
         let mut conn = self.store.read().await?;
         fiscus_store::workspaces::get(&mut conn, workspace_id)
             .await
@@ -447,33 +346,17 @@ impl Admin<'_> {
     pub async fn list_keys(&self, application_id: &str) -> anyhow::Result<Vec<ApiKeyRow>> {
         let app = self.application(application_id).await?;
         let mut conn = self.store.read().await?;
-        Ok(
-            fiscus_store::credentials::list_api_keys(&mut conn, &app.workspace_id, Some(&app.id))
-                .await?,
-        )
+        Ok(fiscus_store::credentials::list_api_keys(&mut conn, &app.workspace_id, Some(&app.id)).await?)
     }
 
-    pub async fn list_oauth_clients(
-        &self,
-        application_id: &str,
-    ) -> anyhow::Result<Vec<OAuthClientRow>> {
+    pub async fn list_oauth_clients(&self, application_id: &str) -> anyhow::Result<Vec<OAuthClientRow>> {
         let app = self.application(application_id).await?;
         let mut conn = self.store.read().await?;
-        Ok(fiscus_store::credentials::list_oauth_clients(
-            &mut conn,
-            &app.workspace_id,
-            Some(&app.id),
-        )
-        .await?)
+        Ok(fiscus_store::credentials::list_oauth_clients(&mut conn, &app.workspace_id, Some(&app.id)).await?)
     }
 
     /// Records an AI credit grant (the ledger's only way in besides metered consumption).
-    pub async fn grant_credits(
-        &self,
-        tenant: &Tenant,
-        credits: i64,
-        reason: &str,
-    ) -> anyhow::Result<String> {
+    pub async fn grant_credits(&self, tenant: &Tenant, credits: i64, reason: &str) -> anyhow::Result<String> {
         if credits <= 0 {
             bail!("a grant must be a positive number of credits");
         }

@@ -20,9 +20,7 @@ use crate::state::AppState;
 
 /// The bearer-authenticated operations, with their OpenAPI documentation.
 fn bearer_operations() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .merge(areas::platform::routes())
-        .merge(areas::actions::routes())
+    OpenApiRouter::new().merge(areas::platform::routes()).merge(areas::actions::routes())
 }
 
 /// The OpenAPI document alone (no database needed), for `fiscus catalogue check` and tests.
@@ -39,10 +37,8 @@ pub fn documented(state: &AppState) -> (Router<AppState>, utoipa::openapi::OpenA
     let bearer = bearer_operations()
         .route_layer(from_fn_with_state(state.clone(), idempotency::layer))
         .route_layer(from_fn_with_state(state.clone(), auth::layer));
-    let (router, api) = OpenApiRouter::with_openapi(openapi::base())
-        .merge(bearer)
-        .merge(areas::oauth::routes())
-        .split_for_parts();
+    let (router, api) =
+        OpenApiRouter::with_openapi(openapi::base()).merge(bearer).merge(areas::oauth::routes()).split_for_parts();
     (router, openapi::finish(api))
 }
 
@@ -60,12 +56,7 @@ pub fn build(state: AppState) -> Router {
             "/api/v2/openapi.json",
             get(move || {
                 let doc_json = doc_json.clone();
-                async move {
-                    (
-                        [(header::CONTENT_TYPE, "application/json")],
-                        doc_json.as_str().to_owned(),
-                    )
-                }
+                async move { ([(header::CONTENT_TYPE, "application/json")], doc_json.as_str().to_owned()) }
             }),
         )
         .route(
@@ -76,54 +67,34 @@ pub fn build(state: AppState) -> Router {
             }),
         )
         .route("/problems/{code}", get(crate::docs::problem_page))
-        .route(
-            "/.well-known/oauth-authorization-server",
-            get(areas::oauth::authorization_server_metadata),
-        )
+        .route("/.well-known/oauth-authorization-server", get(areas::oauth::authorization_server_metadata))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .route_layer(from_fn_with_state(state.clone(), metrics::layer))
         .layer(DefaultBodyLimit::max(state.settings.body_limit_bytes))
         .layer(from_fn_with_state(state.clone(), body_limit::layer))
-        .layer(CatchPanicLayer::custom(|_| {
-            ApiError::internal().into_response()
-        }))
+        .layer(CatchPanicLayer::custom(|_| ApiError::internal().into_response()))
         .layer(from_fn(request_id::layer))
         .layer(from_fn(security_headers))
         .with_state(state)
 }
 
 async fn healthz() -> impl IntoResponse {
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        r#"{"status":"ok"}"#,
-    )
+    ([(header::CONTENT_TYPE, "application/json")], r#"{"status":"ok"}"#)
 }
 
 async fn readyz(State(state): State<AppState>) -> Response {
     match state.store.ping().await {
-        Ok(()) => (
-            [(header::CONTENT_TYPE, "application/json")],
-            r#"{"status":"ready"}"#,
-        )
-            .into_response(),
+        Ok(()) => ([(header::CONTENT_TYPE, "application/json")], r#"{"status":"ready"}"#).into_response(),
         Err(e) => {
             tracing::warn!(error = %e, "readiness check failed");
-            ApiError::new(ErrorCode::Unavailable)
-                .detail("the database does not answer")
-                .into_response()
+            ApiError::new(ErrorCode::Unavailable).detail("the database does not answer").into_response()
         }
     }
 }
 
 async fn metrics_text(State(state): State<AppState>) -> impl IntoResponse {
-    (
-        [(
-            header::CONTENT_TYPE,
-            "application/openmetrics-text; version=1.0.0; charset=utf-8",
-        )],
-        state.metrics.encode(),
-    )
+    ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], state.metrics.encode())
 }
 
 async fn not_found() -> ApiError {
@@ -138,19 +109,11 @@ async fn method_not_allowed() -> ApiError {
 async fn security_headers(req: Request, next: axum::middleware::Next) -> Response {
     let mut response = next.run(req).await;
     let headers = response.headers_mut();
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     if response.status() == StatusCode::UNAUTHORIZED || response.status() == StatusCode::FORBIDDEN {
-        response
-            .headers_mut()
-            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     response
 }

@@ -31,22 +31,14 @@ pub fn check() -> CatalogueReport {
     let mut served = BTreeSet::new();
     if let Some(paths) = doc.get("paths").and_then(Value::as_object) {
         for (path, item) in paths {
-            for (key, method) in [
-                ("get", Method::Get),
-                ("post", Method::Post),
-                ("delete", Method::Delete),
-            ] {
+            for (key, method) in [("get", Method::Get), ("post", Method::Post), ("delete", Method::Delete)] {
                 let Some(op) = item.get(key) else { continue };
                 let Some(entry) = catalogue::find(method, path) else {
-                    mismatches.push(format!(
-                        "{} {path} is served but not catalogued",
-                        method.as_str()
-                    ));
+                    mismatches.push(format!("{} {path} is served but not catalogued", method.as_str()));
                     continue;
                 };
                 served.insert(entry.id);
-                let documented: Option<&str> =
-                    op.pointer("/security/0/bearer/0").and_then(Value::as_str);
+                let documented: Option<&str> = op.pointer("/security/0/bearer/0").and_then(Value::as_str);
                 if documented != entry.scope {
                     mismatches.push(format!(
                         "{} documents scope {:?} but the catalogue says {:?}",
@@ -54,10 +46,7 @@ pub fn check() -> CatalogueReport {
                     ));
                 }
                 if op.get("operationId").and_then(Value::as_str) != Some(entry.id) {
-                    mismatches.push(format!(
-                        "{} has another operationId in the OpenAPI document",
-                        entry.id
-                    ));
+                    mismatches.push(format!("{} has another operationId in the OpenAPI document", entry.id));
                 }
             }
         }
@@ -66,22 +55,12 @@ pub fn check() -> CatalogueReport {
     let used: BTreeSet<&str> = OPERATIONS.iter().filter_map(|op| op.scope).collect();
     CatalogueReport {
         operations: OPERATIONS.len(),
-        seed_operations: OPERATIONS
-            .iter()
-            .filter(|op| op.source == Source::Seed)
-            .count(),
-        added_operations: OPERATIONS
-            .iter()
-            .filter(|op| op.source == Source::Added)
-            .count(),
+        seed_operations: OPERATIONS.iter().filter(|op| op.source == Source::Seed).count(),
+        added_operations: OPERATIONS.iter().filter(|op| op.source == Source::Added).count(),
         paths: paths.len(),
         scopes: SCOPES.len(),
         scopes_used: used.len(),
-        not_yet_served: OPERATIONS
-            .iter()
-            .map(|op| op.id)
-            .filter(|id| !served.contains(id))
-            .collect(),
+        not_yet_served: OPERATIONS.iter().map(|op| op.id).filter(|id| !served.contains(id)).collect(),
         served: served.into_iter().collect(),
         mismatches,
     }

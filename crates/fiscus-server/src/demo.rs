@@ -22,32 +22,12 @@ pub async fn seed_if_empty(store: &Store, server_key: &[u8]) -> anyhow::Result<O
         return Ok(None);
     }
     drop(conn);
-    let admin = Admin {
-        store,
-        server_key,
-        actor: Actor::system(),
-    };
+    let admin = Admin { store, server_key, actor: Actor::system() };
     let ws = admin.create_workspace("Demo Workspace", true).await?;
-    let app = admin
-        .create_application(
-            &ws.id,
-            "Demo Application",
-            Environment::Sandbox,
-            &ScopeSet::all(),
-            None,
-        )
-        .await?;
+    let app =
+        admin.create_application(&ws.id, "Demo Application", Environment::Sandbox, &ScopeSet::all(), None).await?;
     let key = admin.issue_key(&app.id, None).await?;
-    let sandbox = Tenant {
-        workspace_id: ws.id.clone(),
-        environment: Environment::Sandbox,
-    };
-    admin
-        .grant_credits(&sandbox, 10_000, "demo workspace starting grant")
-        .await?;
-    Ok(Some(Demo {
-        workspace_id: ws.id,
-        application_id: app.id,
-        api_key: key.secret,
-    }))
+    let sandbox = Tenant { workspace_id: ws.id.clone(), environment: Environment::Sandbox };
+    admin.grant_credits(&sandbox, 10_000, "demo workspace starting grant").await?;
+    Ok(Some(Demo { workspace_id: ws.id, application_id: app.id, api_key: key.secret }))
 }

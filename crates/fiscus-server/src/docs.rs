@@ -8,10 +8,7 @@ use serde_json::Value;
 use std::fmt::Write as _;
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}\
@@ -22,36 +19,22 @@ code,pre{font-family:ui-monospace,monospace;background:#f4f4f6;border-radius:4px
 pub fn render(doc: &utoipa::openapi::OpenApi) -> String {
     let doc = serde_json::to_value(doc).unwrap_or(Value::Null);
     let mut out = String::new();
-    let title = doc
-        .pointer("/info/title")
-        .and_then(Value::as_str)
-        .unwrap_or("API");
+    let title = doc.pointer("/info/title").and_then(Value::as_str).unwrap_or("API");
     let _ = write!(
         out,
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>{STYLE}</style></head><body>\
          <h1>{t}</h1><p>{d}</p><p>Machine-readable: <a href=\"/api/v2/openapi.json\">/api/v2/openapi.json</a> (OpenAPI 3.1). \
          Errors: RFC 9457 problem details; see <a href=\"#problems\">error codes</a>.</p>",
         t = escape(title),
-        d = escape(
-            doc.pointer("/info/description")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-        ),
+        d = escape(doc.pointer("/info/description").and_then(Value::as_str).unwrap_or("")),
     );
     let mut by_tag: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     if let Some(paths) = doc.get("paths").and_then(Value::as_object) {
         for (path, item) in paths {
             for method in ["get", "post", "delete"] {
                 let Some(op) = item.get(method) else { continue };
-                let tag = op
-                    .pointer("/tags/0")
-                    .and_then(Value::as_str)
-                    .unwrap_or("Other")
-                    .to_string();
-                by_tag
-                    .entry(tag)
-                    .or_default()
-                    .push(render_operation(path, method, op));
+                let tag = op.pointer("/tags/0").and_then(Value::as_str).unwrap_or("Other").to_string();
+                by_tag.entry(tag).or_default().push(render_operation(path, method, op));
             }
         }
     }
@@ -64,11 +47,7 @@ pub fn render(doc: &utoipa::openapi::OpenApi) -> String {
     out.push_str("<h2 id=\"problems\">Error codes</h2><table><tr><th>status</th><th>code</th><th>meaning</th></tr>");
     for code in ErrorCode::ALL {
         let (status, c, title) = code.describe();
-        let _ = write!(
-            out,
-            "<tr><td>{status}</td><td id=\"{c}\"><code>{c}</code></td><td>{}</td></tr>",
-            escape(title)
-        );
+        let _ = write!(out, "<tr><td>{status}</td><td id=\"{c}\"><code>{c}</code></td><td>{}</td></tr>", escape(title));
     }
     out.push_str("</table></body></html>");
     out
@@ -76,20 +55,13 @@ pub fn render(doc: &utoipa::openapi::OpenApi) -> String {
 
 fn render_operation(path: &str, method: &str, op: &Value) -> String {
     let upper = method.to_ascii_uppercase();
-    let scope = op
-        .pointer("/x-fiscus-scope")
-        .and_then(Value::as_str)
-        .unwrap_or("client authentication");
+    let scope = op.pointer("/x-fiscus-scope").and_then(Value::as_str).unwrap_or("client authentication");
     let mut out = format!(
         "<div class=\"op\"><span class=\"m {upper}\">{upper}</span> <code>{}</code> <span class=\"scope\">scope: <code>{}</code></span>",
         escape(path),
         escape(scope)
     );
-    if let Some(desc) = op
-        .get("description")
-        .or_else(|| op.get("summary"))
-        .and_then(Value::as_str)
-    {
+    if let Some(desc) = op.get("description").or_else(|| op.get("summary")).and_then(Value::as_str) {
         let _ = write!(out, "<p>{}</p>", escape(desc));
     }
     if let Some(example) = op.pointer("/requestBody/content/application~1json/example") {
@@ -100,12 +72,7 @@ fn render_operation(path: &str, method: &str, op: &Value) -> String {
         out.push_str("<p>Responses: ");
         for (status, r) in responses {
             let d = r.get("description").and_then(Value::as_str).unwrap_or("");
-            let _ = write!(
-                out,
-                "<code title=\"{}\">{}</code> ",
-                escape(d),
-                escape(status)
-            );
+            let _ = write!(out, "<code title=\"{}\">{}</code> ", escape(d), escape(status));
         }
         out.push_str("</p>");
     }
@@ -114,9 +81,7 @@ fn render_operation(path: &str, method: &str, op: &Value) -> String {
 }
 
 /// The page a problem's `type` URI points at.
-pub async fn problem_page(
-    Path(code): Path<String>,
-) -> Result<Html<String>, crate::http::problem::ApiError> {
+pub async fn problem_page(Path(code): Path<String>) -> Result<Html<String>, crate::http::problem::ApiError> {
     let Some(known) = ErrorCode::from_code(&code) else {
         return Err(crate::http::problem::ApiError::not_found().detail("no such problem type"));
     };

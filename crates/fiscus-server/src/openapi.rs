@@ -7,8 +7,7 @@ use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::scopes::SCOPES;
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::security::{
-    ClientCredentials, Flow, HttpAuthScheme, HttpBuilder, OAuth2, Scopes, SecurityRequirement,
-    SecurityScheme,
+    ClientCredentials, Flow, HttpAuthScheme, HttpBuilder, OAuth2, Scopes, SecurityRequirement, SecurityScheme,
 };
 use utoipa::openapi::tag::TagBuilder;
 use utoipa::openapi::{ContentBuilder, OpenApi, RefOr, ResponseBuilder};
@@ -34,12 +33,7 @@ fn problem_response(description: &str) -> RefOr<utoipa::openapi::Response> {
     RefOr::T(
         ResponseBuilder::new()
             .description(description)
-            .content(
-                "application/problem+json",
-                ContentBuilder::new()
-                    .schema(Some(Problem::schema()))
-                    .build(),
-            )
+            .content("application/problem+json", ContentBuilder::new().schema(Some(Problem::schema())).build())
             .build(),
     )
 }
@@ -47,43 +41,26 @@ fn problem_response(description: &str) -> RefOr<utoipa::openapi::Response> {
 /// Adds catalogue facts, security schemes, tags and shared error responses.
 pub fn finish(mut api: OpenApi) -> OpenApi {
     let mut components = api.components.take().unwrap_or_default();
-    components
-        .schemas
-        .insert(Problem::name().into_owned(), Problem::schema());
-    components
-        .schemas
-        .insert(FieldError::name().into_owned(), FieldError::schema());
+    components.schemas.insert(Problem::name().into_owned(), Problem::schema());
+    components.schemas.insert(FieldError::name().into_owned(), FieldError::schema());
     components.add_security_scheme(
         "bearer",
         SecurityScheme::Http(
             HttpBuilder::new()
                 .scheme(HttpAuthScheme::Bearer)
-                .description(Some(
-                    "An API key (`svc_test_…`, `svc_live_…`) or an OAuth access token (`fat_…`).",
-                ))
+                .description(Some("An API key (`svc_test_…`, `svc_live_…`) or an OAuth access token (`fat_…`)."))
                 .build(),
         ),
     );
     components.add_security_scheme(
         "oauth2",
-        SecurityScheme::OAuth2(OAuth2::new([Flow::ClientCredentials(
-            ClientCredentials::new(
-                "/api/v2/oauth/token",
-                Scopes::from_iter(
-                    SCOPES
-                        .iter()
-                        .map(|s| (s.to_string(), format!("the `{s}` scope"))),
-                ),
-            ),
-        )])),
+        SecurityScheme::OAuth2(OAuth2::new([Flow::ClientCredentials(ClientCredentials::new(
+            "/api/v2/oauth/token",
+            Scopes::from_iter(SCOPES.iter().map(|s| (s.to_string(), format!("the `{s}` scope")))),
+        ))])),
     );
     api.components = Some(components);
-    api.tags = Some(
-        Group::ALL
-            .iter()
-            .map(|g| TagBuilder::new().name(g.name()).build())
-            .collect(),
-    );
+    api.tags = Some(Group::ALL.iter().map(|g| TagBuilder::new().name(g.name()).build()).collect());
 
     for (path, item) in api.paths.paths.iter_mut() {
         for (method, op) in [
@@ -107,27 +84,16 @@ fn decorate(path: &str, method: Method, op: &mut Operation) {
     op.tags = Some(vec![entry.group.name().to_string()]);
     let mut extensions = utoipa::openapi::extensions::Extensions::default();
     extensions.insert("x-fiscus-scope".into(), serde_json::json!(entry.scope));
-    extensions.insert(
-        "x-fiscus-lifecycle".into(),
-        serde_json::json!({ "stability": "Stable", "status": "Published" }),
-    );
+    extensions.insert("x-fiscus-lifecycle".into(), serde_json::json!({ "stability": "Stable", "status": "Published" }));
     op.extensions = Some(extensions);
     let responses = &mut op.responses.responses;
     match entry.scope {
         Some(scope) => {
-            op.security = Some(vec![
-                SecurityRequirement::new("bearer", [scope]),
-                SecurityRequirement::new("oauth2", [scope]),
-            ]);
-            for code in [
-                ErrorCode::AuthenticationRequired,
-                ErrorCode::ScopeMissing,
-                ErrorCode::RateLimited,
-            ] {
+            op.security =
+                Some(vec![SecurityRequirement::new("bearer", [scope]), SecurityRequirement::new("oauth2", [scope])]);
+            for code in [ErrorCode::AuthenticationRequired, ErrorCode::ScopeMissing, ErrorCode::RateLimited] {
                 let (status, _, title) = code.describe();
-                responses
-                    .entry(status.to_string())
-                    .or_insert_with(|| problem_response(title));
+                responses.entry(status.to_string()).or_insert_with(|| problem_response(title));
             }
             if method == Method::Post {
                 for code in [
@@ -137,16 +103,12 @@ fn decorate(path: &str, method: Method, op: &mut Operation) {
                     ErrorCode::InvalidRequest,
                 ] {
                     let (status, _, title) = code.describe();
-                    responses
-                        .entry(status.to_string())
-                        .or_insert_with(|| problem_response(title));
+                    responses.entry(status.to_string()).or_insert_with(|| problem_response(title));
                 }
             }
         }
         None => op.security = Some(vec![SecurityRequirement::default()]),
     }
     let (status, _, title) = ErrorCode::Internal.describe();
-    responses
-        .entry(status.to_string())
-        .or_insert_with(|| problem_response(title));
+    responses.entry(status.to_string()).or_insert_with(|| problem_response(title));
 }

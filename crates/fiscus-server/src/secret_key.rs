@@ -16,15 +16,9 @@ pub enum KeySource {
 /// Loads the key file, creating it with 32 random bytes (mode 0600) when it does not exist.
 pub fn load_or_create(path: &Path) -> anyhow::Result<(Vec<u8>, KeySource)> {
     if path.exists() {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading secret key {}", path.display()))?;
-        let key = decode_hex(text.trim())
-            .with_context(|| format!("secret key {} is not hex", path.display()))?;
-        anyhow::ensure!(
-            key.len() >= 32,
-            "secret key {} must hold at least 32 bytes",
-            path.display()
-        );
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading secret key {}", path.display()))?;
+        let key = decode_hex(text.trim()).with_context(|| format!("secret key {} is not hex", path.display()))?;
+        anyhow::ensure!(key.len() >= 32, "secret key {} must hold at least 32 bytes", path.display());
         return Ok((key, KeySource::File));
     }
     if let Some(dir) = path.parent() {
@@ -42,11 +36,7 @@ pub fn load_or_create(path: &Path) -> anyhow::Result<(Vec<u8>, KeySource)> {
 fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)?;
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
     f.write_all(text.as_bytes())?;
     f.sync_all()
 }
@@ -60,8 +50,5 @@ fn decode_hex(s: &str) -> Option<Vec<u8>> {
     if s.len() % 2 != 0 {
         return None;
     }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
 }

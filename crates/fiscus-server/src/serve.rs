@@ -11,12 +11,8 @@ use crate::state::AppState;
 /// Opens the database (creating the SQLite file on first run), applies migrations and loads the secret key.
 pub async fn open(settings: Settings) -> anyhow::Result<AppState> {
     if settings.database_url.is_none() {
-        std::fs::create_dir_all(&settings.data_dir).with_context(|| {
-            format!(
-                "creating the data directory {}",
-                settings.data_dir.display()
-            )
-        })?;
+        std::fs::create_dir_all(&settings.data_dir)
+            .with_context(|| format!("creating the data directory {}", settings.data_dir.display()))?;
     }
     let url = settings.effective_database_url();
     let store = fiscus_store::Store::connect(&url, settings.database_max_connections)
@@ -75,11 +71,8 @@ fn spawn_background(state: AppState) -> tokio::task::JoinHandle<()> {
             if seconds % 600 == 0 {
                 let purge = async {
                     let mut tx = state.store.begin().await?;
-                    let n = fiscus_store::idempotency::purge_expired(
-                        tx.conn(),
-                        fiscus_domain::clock::now_micros(),
-                    )
-                    .await?;
+                    let n =
+                        fiscus_store::idempotency::purge_expired(tx.conn(), fiscus_domain::clock::now_micros()).await?;
                     tx.commit().await?;
                     Ok::<u64, fiscus_store::StoreError>(n)
                 };

@@ -51,20 +51,8 @@ pub const DEFAULT_SERVICE_CLASS: &str = "standard";
 impl Default for Settings {
     fn default() -> Self {
         let mut service_classes = BTreeMap::new();
-        service_classes.insert(
-            DEFAULT_SERVICE_CLASS.to_string(),
-            ServiceClass {
-                quota: 6_000,
-                window_seconds: 60,
-            },
-        );
-        service_classes.insert(
-            "elevated".to_string(),
-            ServiceClass {
-                quota: 60_000,
-                window_seconds: 60,
-            },
-        );
+        service_classes.insert(DEFAULT_SERVICE_CLASS.to_string(), ServiceClass { quota: 6_000, window_seconds: 60 });
+        service_classes.insert("elevated".to_string(), ServiceClass { quota: 60_000, window_seconds: 60 });
         Settings {
             bind: "127.0.0.1:8080".into(),
             data_dir: PathBuf::from("./fiscus-data"),
@@ -93,9 +81,7 @@ impl Settings {
     }
 
     pub fn secret_key_path(&self) -> PathBuf {
-        self.secret_key_file
-            .clone()
-            .unwrap_or_else(|| self.data_dir.join("secret.key"))
+        self.secret_key_file.clone().unwrap_or_else(|| self.data_dir.join("secret.key"))
     }
 
     /// The class an application's name resolves to; an unknown name gets the default class, never an
@@ -108,10 +94,7 @@ impl Settings {
                     .service_classes
                     .get(DEFAULT_SERVICE_CLASS)
                     .cloned()
-                    .unwrap_or(ServiceClass {
-                        quota: 6_000,
-                        window_seconds: 60,
-                    });
+                    .unwrap_or(ServiceClass { quota: 6_000, window_seconds: 60 });
                 (DEFAULT_SERVICE_CLASS.to_string(), class)
             }
         }

@@ -23,12 +23,7 @@ pub struct Inner {
 }
 
 impl AppState {
-    pub fn new(
-        store: Store,
-        settings: Settings,
-        server_key: Vec<u8>,
-        key_source: KeySource,
-    ) -> AppState {
+    pub fn new(store: Store, settings: Settings, server_key: Vec<u8>, key_source: KeySource) -> AppState {
         AppState(Arc::new(Inner {
             store,
             settings,

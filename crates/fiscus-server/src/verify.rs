@@ -16,9 +16,7 @@ pub async fn verify_workspace(store: &Store, workspace_id: &str) -> anyhow::Resu
     let (head_seq, head_hash) = fiscus_store::audit::head(&mut conn, workspace_id).await?;
     let mut verifier = ChainVerifier::default();
     loop {
-        let page =
-            fiscus_store::audit::events_after(&mut conn, workspace_id, verifier.verified(), PAGE)
-                .await?;
+        let page = fiscus_store::audit::events_after(&mut conn, workspace_id, verifier.verified(), PAGE).await?;
         if page.is_empty() {
             break;
         }
@@ -33,11 +31,7 @@ pub async fn verify_workspace(store: &Store, workspace_id: &str) -> anyhow::Resu
         }
     }
     let result = verifier.finish(head_seq, &head_hash).map(|_| ());
-    Ok(ChainReport {
-        workspace_id: workspace_id.into(),
-        events: verifier.verified(),
-        result,
-    })
+    Ok(ChainReport { workspace_id: workspace_id.into(), events: verifier.verified(), result })
 }
 
 pub fn describe(b: &ChainBreak) -> String {
@@ -46,9 +40,7 @@ pub fn describe(b: &ChainBreak) -> String {
             format!("event {seq} was altered: its stored hash does not match its content")
         }
         ChainBreak::LinkBroken { seq } => {
-            format!(
-                "event {seq} does not link to its predecessor's hash (an earlier event was altered or removed)"
-            )
+            format!("event {seq} does not link to its predecessor's hash (an earlier event was altered or removed)")
         }
         ChainBreak::SequenceGap { expected, found } => {
             format!("expected event {expected}, found {found} (events removed or inserted)")

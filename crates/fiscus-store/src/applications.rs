@@ -1,7 +1,7 @@
 //! Applications: the machine-plane identity. An application has an environment, a status, an entitlement
 //! (scope set) and a service class (its rate-limit policy).
 
-use crate::{Result, StoreError};
+use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::credentials::{AppStatus, Environment};
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
@@ -22,8 +22,7 @@ pub struct ApplicationRow {
 
 impl ApplicationRow {
     pub fn status(&self) -> Result<AppStatus> {
-        AppStatus::parse(&self.status)
-            .ok_or_else(|| StoreError::Corrupt(format!("application status {}", self.status)))
+        AppStatus::parse(&self.status).ok_or_else(|| StoreError::Corrupt(format!("application status {}", self.status)))
     }
 
     pub fn environment(&self) -> Result<Environment> {
@@ -36,8 +35,7 @@ impl ApplicationRow {
     }
 }
 
-const COLUMNS: &str =
-    "id, workspace_id, environment, name, status, scopes, service_class, created_at, updated_at";
+const COLUMNS: &str = "id, workspace_id, environment, name, status, scopes, service_class, created_at, updated_at";
 
 pub struct NewApplication<'a> {
     pub id: &'a str,
@@ -47,11 +45,7 @@ pub struct NewApplication<'a> {
     pub created_at: i64,
 }
 
-pub async fn insert(
-    conn: &mut AnyConnection,
-    tenant: &Tenant,
-    new: &NewApplication<'_>,
-) -> Result<()> {
+pub async fn insert(conn: &mut AnyConnection, tenant: &Tenant, new: &NewApplication<'_>) -> Result<()> {
     sqlx::query(
         "INSERT INTO applications (id, workspace_id, environment, name, status, scopes, service_class, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, 'active', $5, $6, $7, $7)",
@@ -69,11 +63,7 @@ pub async fn insert(
 }
 
 /// An application of the workspace, in either environment (the CLI administers both).
-pub async fn get(
-    conn: &mut AnyConnection,
-    workspace_id: &str,
-    application_id: &str,
-) -> Result<ApplicationRow> {
+pub async fn get(conn: &mut AnyConnection, workspace_id: &str, application_id: &str) -> Result<ApplicationRow> {
     sqlx::query_as::<_, ApplicationRow>(&format!(
         "SELECT {COLUMNS} FROM applications WHERE workspace_id = $1 AND id = $2"
     ))
@@ -86,11 +76,10 @@ pub async fn get(
 
 /// Finds the workspace of an application id, for the CLI, whose commands name only the application.
 pub async fn workspace_of(conn: &mut AnyConnection, application_id: &str) -> Result<String> {
-    let row: Option<(String,)> =
-        sqlx::query_as("SELECT workspace_id FROM applications WHERE id = $1")
-            .bind(application_id)
-            .fetch_optional(&mut *conn)
-            .await?;
+    let row: Option<(String,)> = sqlx::query_as("SELECT workspace_id FROM applications WHERE id = $1")
+        .bind(application_id)
+        .fetch_optional(&mut *conn)
+        .await?;
     row.map(|r| r.0).ok_or(StoreError::NotFound)
 }
 
@@ -104,21 +93,20 @@ pub async fn list(conn: &mut AnyConnection, workspace_id: &str) -> Result<Vec<Ap
 }
 
 pub async fn set_status(
-    conn: &mut AnyConnection,
+    tx: &mut WriteTx,
     workspace_id: &str,
     application_id: &str,
     status: AppStatus,
     now: i64,
 ) -> Result<()> {
-    let done = sqlx::query(
-        "UPDATE applications SET status = $1, updated_at = $2 WHERE workspace_id = $3 AND id = $4",
-    )
-    .bind(status.as_str())
-    .bind(now)
-    .bind(workspace_id)
-    .bind(application_id)
-    .execute(&mut *conn)
-    .await?;
+    tx.standing_changed()?;
+    let done = sqlx::query("UPDATE applications SET status = $1, updated_at = $2 WHERE workspace_id = $3 AND id = $4")
+        .bind(status.as_str())
+        .bind(now)
+        .bind(workspace_id)
+        .bind(application_id)
+        .execute(tx.conn())
+        .await?;
     if done.rows_affected() == 0 {
         return Err(StoreError::NotFound);
     }

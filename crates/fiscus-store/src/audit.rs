@@ -20,19 +20,14 @@ pub struct NewAuditEvent<'a> {
 /// Appends an event to the workspace's chain and returns its sequence number and hash. The head row is
 /// locked (PostgreSQL) or the transaction is the only writer (SQLite), so appends of one workspace are
 /// strictly ordered.
-pub async fn append(
-    conn: &mut AnyConnection,
-    workspace_id: &str,
-    new: NewAuditEvent<'_>,
-) -> Result<(i64, String)> {
+pub async fn append(conn: &mut AnyConnection, workspace_id: &str, new: NewAuditEvent<'_>) -> Result<(i64, String)> {
     let lock = for_update(backend_of(conn));
-    let (head_seq, head_hash): (i64, String) = sqlx::query_as(&format!(
-        "SELECT seq, hash FROM audit_heads WHERE workspace_id = $1{lock}"
-    ))
-    .bind(workspace_id)
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or(StoreError::NotFound)?;
+    let (head_seq, head_hash): (i64, String) =
+        sqlx::query_as(&format!("SELECT seq, hash FROM audit_heads WHERE workspace_id = $1{lock}"))
+            .bind(workspace_id)
+            .fetch_optional(&mut *conn)
+            .await?
+            .ok_or(StoreError::NotFound)?;
     let event = AuditEvent {
         workspace_id: workspace_id.to_string(),
         seq: head_seq + 1,
@@ -46,9 +41,7 @@ pub async fn append(
         subject: new.subject.map(str::to_string),
         details: new.details,
     };
-    let hash = event
-        .hash()
-        .map_err(|e| StoreError::Corrupt(format!("audit details: {e}")))?;
+    let hash = event.hash().map_err(|e| StoreError::Corrupt(format!("audit details: {e}")))?;
     sqlx::query(
         "INSERT INTO audit_events (workspace_id, seq, prev_hash, hash, occurred_at, environment, actor_kind, actor_id, \
                                    action, request_id, subject, details) \

@@ -70,10 +70,7 @@ pub async fn list(
 }
 
 /// Number of records per domain, for the assurance read.
-pub async fn count_by_domain(
-    conn: &mut AnyConnection,
-    tenant: &Tenant,
-) -> Result<Vec<(String, i64)>> {
+pub async fn count_by_domain(conn: &mut AnyConnection, tenant: &Tenant) -> Result<Vec<(String, i64)>> {
     Ok(sqlx::query_as(
         "SELECT domain, COUNT(*) FROM autonomy_evidence WHERE workspace_id = $1 AND environment = $2 GROUP BY domain ORDER BY domain",
     )

@@ -4,12 +4,52 @@
 //! a presented credential is how a request learns its workspace. They return everything the authentication
 //! layer needs to decide in one round trip.
 
-use crate::{Result, StoreError};
+use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::scopes::ScopeSet;
 use sqlx::{AnyConnection, FromRow};
 
-/// A presented credential joined with its application and workspace.
-#[derive(Clone, Debug, FromRow)]
+/// A presented credential joined with its application and workspace, with its scope sets parsed once.
+#[derive(Clone, Debug)]
 pub struct ResolvedCredential {
+    pub credential_id: String,
+    pub secret_hash: String,
+    /// `active`, `rotated` or `revoked` for keys; `active` or `revoked` for tokens.
+    pub credential_status: String,
+    pub expires_at: Option<i64>,
+    /// The token's own scopes; `None` for API keys, which carry the application's scopes.
+    pub token_scopes: Option<ScopeSet>,
+    pub application_id: String,
+    pub workspace_id: String,
+    pub environment: String,
+    pub app_status: String,
+    pub app_scopes: ScopeSet,
+    pub service_class: String,
+    pub workspace_entitlement: ScopeSet,
+    pub production_access: bool,
+}
+
+impl From<ResolvedRow> for ResolvedCredential {
+    fn from(r: ResolvedRow) -> Self {
+        ResolvedCredential {
+            token_scopes: r.token_scopes.as_deref().map(ScopeSet::from_stored),
+            app_scopes: ScopeSet::from_stored(&r.app_scopes),
+            workspace_entitlement: ScopeSet::from_stored(&r.workspace_entitlement),
+            production_access: r.production_access == 1,
+            credential_id: r.credential_id,
+            secret_hash: r.secret_hash,
+            credential_status: r.credential_status,
+            expires_at: r.expires_at,
+            application_id: r.application_id,
+            workspace_id: r.workspace_id,
+            environment: r.environment,
+            app_status: r.app_status,
+            service_class: r.service_class,
+        }
+    }
+}
+
+#[derive(FromRow)]
+struct ResolvedRow {
     pub credential_id: String,
     pub secret_hash: String,
     /// `active`, `rotated` or `revoked` for keys; `active` or `revoked` for tokens.
@@ -27,11 +67,8 @@ pub struct ResolvedCredential {
     pub production_access: i64,
 }
 
-pub async fn resolve_api_key(
-    conn: &mut AnyConnection,
-    lookup: &str,
-) -> Result<Option<ResolvedCredential>> {
-    Ok(sqlx::query_as::<_, ResolvedCredential>(
+pub async fn resolve_api_key(conn: &mut AnyConnection, lookup: &str) -> Result<Option<ResolvedCredential>> {
+    Ok(sqlx::query_as::<_, ResolvedRow>(
         "SELECT k.id AS credential_id, k.secret_hash, k.status AS credential_status, k.expires_at, \
                 CAST(NULL AS TEXT) AS token_scopes, \
                 a.id AS application_id, a.workspace_id, a.environment, a.status AS app_status, \
@@ -44,14 +81,12 @@ pub async fn resolve_api_key(
     )
     .bind(lookup)
     .fetch_optional(&mut *conn)
-    .await?)
+    .await?
+    .map(ResolvedCredential::from))
 }
 
-pub async fn resolve_access_token(
-    conn: &mut AnyConnection,
-    lookup: &str,
-) -> Result<Option<ResolvedCredential>> {
-    Ok(sqlx::query_as::<_, ResolvedCredential>(
+pub async fn resolve_access_token(conn: &mut AnyConnection, lookup: &str) -> Result<Option<ResolvedCredential>> {
+    Ok(sqlx::query_as::<_, ResolvedRow>(
         "SELECT t.id AS credential_id, t.secret_hash, \
                 CASE WHEN t.revoked_at IS NULL THEN 'active' ELSE 'revoked' END AS credential_status, \
                 t.expires_at, t.scopes AS token_scopes, \
@@ -65,7 +100,8 @@ pub async fn resolve_access_token(
     )
     .bind(lookup)
     .fetch_optional(&mut *conn)
-    .await?)
+    .await?
+    .map(ResolvedCredential::from))
 }
 
 // ---------------------------------------------------------------------------------------------- API keys
@@ -91,11 +127,7 @@ pub struct NewApiKey<'a> {
     pub expires_at: Option<i64>,
 }
 
-pub async fn insert_api_key(
-    conn: &mut AnyConnection,
-    workspace_id: &str,
-    new: &NewApiKey<'_>,
-) -> Result<()> {
+pub async fn insert_api_key(conn: &mut AnyConnection, workspace_id: &str, new: &NewApiKey<'_>) -> Result<()> {
     sqlx::query(
         "INSERT INTO api_keys (id, workspace_id, application_id, lookup, secret_hash, hint, status, created_at, expires_at) \
          VALUES ($1, $2, $3, $4, $5, $6, 'active', $7, $8)",
@@ -115,12 +147,13 @@ pub async fn insert_api_key(
 
 /// Ends every active key of an application with `status` (`rotated` or `revoked`); returns how many.
 pub async fn end_active_keys(
-    conn: &mut AnyConnection,
+    tx: &mut WriteTx,
     workspace_id: &str,
     application_id: &str,
     status: &str,
     now: i64,
 ) -> Result<u64> {
+    tx.standing_changed()?;
     let done = sqlx::query(
         "UPDATE api_keys SET status = $1, revoked_at = $2 \
          WHERE workspace_id = $3 AND application_id = $4 AND status = 'active'",
@@ -129,25 +162,21 @@ pub async fn end_active_keys(
     .bind(now)
     .bind(workspace_id)
     .bind(application_id)
-    .execute(&mut *conn)
+    .execute(tx.conn())
     .await?;
     Ok(done.rows_affected())
 }
 
 /// Revokes one key; `NotFound` when it is not an active key of the workspace.
-pub async fn revoke_api_key(
-    conn: &mut AnyConnection,
-    workspace_id: &str,
-    key_id: &str,
-    now: i64,
-) -> Result<()> {
+pub async fn revoke_api_key(tx: &mut WriteTx, workspace_id: &str, key_id: &str, now: i64) -> Result<()> {
+    tx.standing_changed()?;
     let done = sqlx::query(
         "UPDATE api_keys SET status = 'revoked', revoked_at = $1 WHERE workspace_id = $2 AND id = $3 AND status = 'active'",
     )
     .bind(now)
     .bind(workspace_id)
     .bind(key_id)
-    .execute(&mut *conn)
+    .execute(tx.conn())
     .await?;
     if done.rows_affected() == 0 {
         return Err(StoreError::NotFound);
@@ -212,16 +241,11 @@ pub async fn insert_oauth_client(
 }
 
 /// A client by its public id: the token endpoint authenticates the client before it knows the workspace.
-pub async fn find_oauth_client(
-    conn: &mut AnyConnection,
-    client_id: &str,
-) -> Result<Option<OAuthClientRow>> {
-    Ok(sqlx::query_as::<_, OAuthClientRow>(&format!(
-        "SELECT {CLIENT_COLUMNS} FROM oauth_clients WHERE id = $1"
-    ))
-    .bind(client_id)
-    .fetch_optional(&mut *conn)
-    .await?)
+pub async fn find_oauth_client(conn: &mut AnyConnection, client_id: &str) -> Result<Option<OAuthClientRow>> {
+    Ok(sqlx::query_as::<_, OAuthClientRow>(&format!("SELECT {CLIENT_COLUMNS} FROM oauth_clients WHERE id = $1"))
+        .bind(client_id)
+        .fetch_optional(&mut *conn)
+        .await?)
 }
 
 pub async fn list_oauth_clients(
@@ -241,13 +265,14 @@ pub async fn list_oauth_clients(
 /// Replaces a client's secret and revokes every live token it was issued (the seed's lifecycle rule 3).
 /// Returns the number of tokens revoked.
 pub async fn rotate_oauth_client_secret(
-    conn: &mut AnyConnection,
+    tx: &mut WriteTx,
     workspace_id: &str,
     client_id: &str,
     secret_hash: &str,
     secret_hint: &str,
     now: i64,
 ) -> Result<u64> {
+    tx.standing_changed()?;
     let done = sqlx::query(
         "UPDATE oauth_clients SET secret_hash = $1, secret_hint = $2, rotated_at = $3 \
          WHERE workspace_id = $4 AND id = $5 AND status = 'active'",
@@ -257,7 +282,7 @@ pub async fn rotate_oauth_client_secret(
     .bind(now)
     .bind(workspace_id)
     .bind(client_id)
-    .execute(&mut *conn)
+    .execute(tx.conn())
     .await?;
     if done.rows_affected() == 0 {
         return Err(StoreError::NotFound);
@@ -268,7 +293,7 @@ pub async fn rotate_oauth_client_secret(
     .bind(now)
     .bind(workspace_id)
     .bind(client_id)
-    .execute(&mut *conn)
+    .execute(tx.conn())
     .await?;
     Ok(revoked.rows_affected())
 }
@@ -286,11 +311,7 @@ pub struct NewAccessToken<'a> {
     pub expires_at: i64,
 }
 
-pub async fn insert_access_token(
-    conn: &mut AnyConnection,
-    workspace_id: &str,
-    new: &NewAccessToken<'_>,
-) -> Result<()> {
+pub async fn insert_access_token(conn: &mut AnyConnection, workspace_id: &str, new: &NewAccessToken<'_>) -> Result<()> {
     sqlx::query(
         "INSERT INTO oauth_tokens (id, workspace_id, application_id, client_id, lookup, secret_hash, scopes, created_at, expires_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
@@ -319,10 +340,7 @@ pub struct TokenOwner {
     pub secret_hash: String,
 }
 
-pub async fn find_token_owner(
-    conn: &mut AnyConnection,
-    lookup: &str,
-) -> Result<Option<TokenOwner>> {
+pub async fn find_token_owner(conn: &mut AnyConnection, lookup: &str) -> Result<Option<TokenOwner>> {
     Ok(sqlx::query_as::<_, TokenOwner>(
         "SELECT id, workspace_id, client_id, secret_hash FROM oauth_tokens WHERE lookup = $1",
     )
@@ -331,19 +349,15 @@ pub async fn find_token_owner(
     .await?)
 }
 
-pub async fn revoke_access_token(
-    conn: &mut AnyConnection,
-    workspace_id: &str,
-    token_id: &str,
-    now: i64,
-) -> Result<bool> {
+pub async fn revoke_access_token(tx: &mut WriteTx, workspace_id: &str, token_id: &str, now: i64) -> Result<bool> {
+    tx.standing_changed()?;
     let done = sqlx::query(
         "UPDATE oauth_tokens SET revoked_at = $1 WHERE workspace_id = $2 AND id = $3 AND revoked_at IS NULL",
     )
     .bind(now)
     .bind(workspace_id)
     .bind(token_id)
-    .execute(&mut *conn)
+    .execute(tx.conn())
     .await?;
     Ok(done.rows_affected() > 0)
 }
@@ -358,10 +372,7 @@ pub struct ActiveKeyFacts {
     pub expires_at: Option<i64>,
 }
 
-pub async fn active_key_facts(
-    conn: &mut AnyConnection,
-    workspace_id: &str,
-) -> Result<Vec<ActiveKeyFacts>> {
+pub async fn active_key_facts(conn: &mut AnyConnection, workspace_id: &str) -> Result<Vec<ActiveKeyFacts>> {
     Ok(sqlx::query_as::<_, ActiveKeyFacts>(
         "SELECT k.id, k.application_id, a.environment, k.created_at, k.expires_at FROM api_keys k \
          JOIN applications a ON a.id = k.application_id \
@@ -372,15 +383,11 @@ pub async fn active_key_facts(
     .await?)
 }
 
-pub async fn count_active_oauth_clients(
-    conn: &mut AnyConnection,
-    workspace_id: &str,
-) -> Result<i64> {
-    let (n,): (i64,) = sqlx::query_as(
-        "SELECT COUNT(*) FROM oauth_clients WHERE workspace_id = $1 AND status = 'active'",
-    )
-    .bind(workspace_id)
-    .fetch_one(&mut *conn)
-    .await?;
+pub async fn count_active_oauth_clients(conn: &mut AnyConnection, workspace_id: &str) -> Result<i64> {
+    let (n,): (i64,) =
+        sqlx::query_as("SELECT COUNT(*) FROM oauth_clients WHERE workspace_id = $1 AND status = 'active'")
+            .bind(workspace_id)
+            .fetch_one(&mut *conn)
+            .await?;
     Ok(n)
 }

@@ -65,9 +65,5 @@ pub async fn totals(conn: &mut AnyConnection, tenant: &Tenant) -> Result<Totals>
     .bind(tenant.environment.as_str())
     .fetch_one(&mut *conn)
     .await?;
-    Ok(Totals {
-        granted,
-        consumed,
-        entries,
-    })
+    Ok(Totals { granted, consumed, entries })
 }

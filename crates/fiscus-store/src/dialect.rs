@@ -30,9 +30,7 @@ pub fn for_update_skip_locked(backend: Backend) -> &'static str {
 
 /// The backend a connection talks to.
 pub fn backend_of(conn: &sqlx::AnyConnection) -> Backend {
-    if conn.backend_name().eq_ignore_ascii_case("postgres")
-        || conn.backend_name().eq_ignore_ascii_case("postgresql")
-    {
+    if conn.backend_name().eq_ignore_ascii_case("postgres") || conn.backend_name().eq_ignore_ascii_case("postgresql") {
         Backend::Postgres
     } else {
         Backend::Sqlite

@@ -91,9 +91,7 @@ pub async fn reserve(
     .execute(&mut *conn)
     .await?;
     if inserted.rows_affected() == 1 {
-        return Ok(Reservation::Acquired {
-            lock_token: lock_token.to_string(),
-        });
+        return Ok(Reservation::Acquired { lock_token: lock_token.to_string() });
     }
     let lock = for_update(backend_of(conn));
     let row: Row = sqlx::query_as(&format!(
@@ -110,10 +108,7 @@ pub async fn reserve(
     }
     if row.state == "completed" {
         return Ok(Reservation::Replay(StoredResponse {
-            status: row
-                .response_status
-                .and_then(|s| u16::try_from(s).ok())
-                .unwrap_or(500),
+            status: row.response_status.and_then(|s| u16::try_from(s).ok()).unwrap_or(500),
             headers: row.response_headers.unwrap_or_else(|| "{}".into()),
             body: row.response_body.unwrap_or_default(),
         }));
@@ -135,9 +130,7 @@ pub async fn reserve(
     .execute(&mut *conn)
     .await?;
     Ok(if taken.rows_affected() == 1 {
-        Reservation::Acquired {
-            lock_token: lock_token.to_string(),
-        }
+        Reservation::Acquired { lock_token: lock_token.to_string() }
     } else {
         Reservation::InFlight
     })
@@ -184,9 +177,6 @@ pub async fn release(conn: &mut AnyConnection, key: &KeyRef<'_>, lock_token: &st
 
 /// Deletes keys past their retention; run periodically.
 pub async fn purge_expired(conn: &mut AnyConnection, now: i64) -> Result<u64> {
-    let done = sqlx::query("DELETE FROM idempotency_keys WHERE expires_at < $1")
-        .bind(now)
-        .execute(&mut *conn)
-        .await?;
+    let done = sqlx::query("DELETE FROM idempotency_keys WHERE expires_at < $1").bind(now).execute(&mut *conn).await?;
     Ok(done.rows_affected())
 }

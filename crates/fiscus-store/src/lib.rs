@@ -9,6 +9,7 @@
 pub mod applications;
 pub mod audit;
 pub mod autonomy_evidence;
+pub mod cache;
 pub mod credentials;
 pub mod credits;
 pub mod dialect;
@@ -52,6 +53,8 @@ pub struct Store {
     /// fairer than letting them spin in SQLite's busy handler; other processes (the admin CLI) still meet
     /// the busy timeout. PostgreSQL needs no such lock.
     sqlite_writer: Option<Arc<Mutex<()>>>,
+    /// Credential and workspace cache; only for the single-node SQLite deployment (see [`cache`]).
+    cache: Option<Arc<cache::TenancyCache>>,
 }
 
 /// A write transaction. On SQLite it holds the process's writer lock and began with `BEGIN IMMEDIATE`, so it
@@ -60,6 +63,8 @@ pub struct Store {
 pub struct WriteTx {
     tx: sqlx::Transaction<'static, sqlx::Any>,
     _writer: Option<OwnedMutexGuard<()>>,
+    cache: Option<Arc<cache::TenancyCache>>,
+    standing_changed: bool,
 }
 
 impl WriteTx {
@@ -67,8 +72,23 @@ impl WriteTx {
         &mut self.tx
     }
 
+    /// Declares that this transaction changes credential or workspace standing, so caches must forget.
+    /// Repository functions that make such changes call it themselves.
+    pub(crate) fn standing_changed(&mut self) -> Result<()> {
+        if let (Some(cache), false) = (&self.cache, self.standing_changed) {
+            cache.bump().map_err(|e| StoreError::Config(format!("cannot publish a credential generation: {e}")))?;
+        }
+        self.standing_changed = true;
+        Ok(())
+    }
+
     pub async fn commit(self) -> Result<()> {
         self.tx.commit().await?;
+        if let (Some(cache), true) = (&self.cache, self.standing_changed)
+            && let Err(e) = cache.bump()
+        {
+            tracing::error!(error = %e, "could not publish a credential generation after commit");
+        }
         Ok(())
     }
 }
@@ -114,11 +134,12 @@ impl Store {
             .connect_with(options)
             .await?;
         let sqlite_writer = (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(())));
-        Ok(Store {
-            pool,
-            backend,
-            sqlite_writer,
-        })
+        let cache = sqlite_file(&url).map(|db| {
+            let mut name = db.into_os_string();
+            name.push(".credentials-generation");
+            Arc::new(cache::TenancyCache::new(name.into()))
+        });
+        Ok(Store { pool, backend, sqlite_writer, cache })
     }
 
     pub fn backend(&self) -> Backend {
@@ -136,10 +157,7 @@ impl Store {
             Backend::Sqlite => sqlx::migrate!("migrations/sqlite"),
             Backend::Postgres => sqlx::migrate!("migrations/postgres"),
         };
-        migrator
-            .run(&self.pool)
-            .await
-            .map_err(|e| StoreError::Migration(e.to_string()))
+        migrator.run(&self.pool).await.map_err(|e| StoreError::Migration(e.to_string()))
     }
 
     /// Begins a write transaction (see [`WriteTx`]).
@@ -148,14 +166,8 @@ impl Store {
             Some(lock) => Some(lock.clone().lock_owned().await),
             None => None,
         };
-        let tx = self
-            .pool
-            .begin_with(dialect::begin_write(self.backend))
-            .await?;
-        Ok(WriteTx {
-            tx,
-            _writer: writer,
-        })
+        let tx = self.pool.begin_with(dialect::begin_write(self.backend)).await?;
+        Ok(WriteTx { tx, _writer: writer, cache: self.cache.clone(), standing_changed: false })
     }
 
     /// A pooled connection for reads.
@@ -168,6 +180,50 @@ impl Store {
         let mut conn = self.pool.acquire().await?;
         conn.ping().await?;
         Ok(())
+    }
+
+    /// Resolves a presented API key (by its public lookup), from the cache when there is one.
+    pub async fn resolve_api_key(&self, lookup: &str) -> Result<Option<credentials::ResolvedCredential>> {
+        self.resolve(cache::Kind::ApiKey, lookup).await
+    }
+
+    /// Resolves a presented OAuth access token (by its public lookup), from the cache when there is one.
+    pub async fn resolve_access_token(&self, lookup: &str) -> Result<Option<credentials::ResolvedCredential>> {
+        self.resolve(cache::Kind::Token, lookup).await
+    }
+
+    async fn resolve(&self, kind: cache::Kind, lookup: &str) -> Result<Option<credentials::ResolvedCredential>> {
+        let cached = self.cache.as_ref().and_then(|c| c.credential(kind, lookup));
+        let ticket = match cached {
+            Some((_, Some(hit))) => return Ok(Some(hit)),
+            Some((ticket, None)) => Some(ticket),
+            None => None,
+        };
+        let mut conn = self.read().await?;
+        let found = match kind {
+            cache::Kind::ApiKey => credentials::resolve_api_key(&mut conn, lookup).await?,
+            cache::Kind::Token => credentials::resolve_access_token(&mut conn, lookup).await?,
+        };
+        if let (Some(cache), Some(ticket), Some(row)) = (&self.cache, ticket, &found) {
+            cache.store_credential(ticket, kind, lookup, row.clone());
+        }
+        Ok(found)
+    }
+
+    /// A workspace row, from the cache when there is one.
+    pub async fn workspace(&self, workspace_id: &str) -> Result<workspaces::WorkspaceRow> {
+        let cached = self.cache.as_ref().and_then(|c| c.workspace(workspace_id));
+        let ticket = match cached {
+            Some((_, Some(hit))) => return Ok(hit),
+            Some((ticket, None)) => Some(ticket),
+            None => None,
+        };
+        let mut conn = self.read().await?;
+        let row = workspaces::get(&mut conn, workspace_id).await?;
+        if let (Some(cache), Some(ticket)) = (&self.cache, ticket) {
+            cache.store_workspace(ticket, row.clone());
+        }
+        Ok(row)
     }
 
     pub async fn close(&self) {
@@ -187,6 +243,16 @@ pub fn redact_url(url: &str) -> String {
         }
         _ => url.to_string(),
     }
+}
+
+/// The database file of a `sqlite://` URL (none for in-memory databases).
+fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next().unwrap_or("");
+    if path.is_empty() || path == ":memory:" {
+        return None;
+    }
+    Some(std::path::PathBuf::from(path))
 }
 
 /// Booleans are stored as 0/1 on both backends.

@@ -67,16 +67,12 @@ pub async fn get(conn: &mut AnyConnection, workspace_id: &str) -> Result<Workspa
 /// All workspaces, for the operator's CLI and for `fiscus verify audit` (the machine's own administration,
 /// not a tenant's request).
 pub async fn list_all(conn: &mut AnyConnection) -> Result<Vec<WorkspaceRow>> {
-    Ok(
-        sqlx::query_as::<_, WorkspaceRow>(&format!("SELECT {COLUMNS} FROM workspaces ORDER BY id"))
-            .fetch_all(&mut *conn)
-            .await?,
-    )
+    Ok(sqlx::query_as::<_, WorkspaceRow>(&format!("SELECT {COLUMNS} FROM workspaces ORDER BY id"))
+        .fetch_all(&mut *conn)
+        .await?)
 }
 
 pub async fn count(conn: &mut AnyConnection) -> Result<i64> {
-    let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM workspaces")
-        .fetch_one(&mut *conn)
-        .await?;
+    let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM workspaces").fetch_one(&mut *conn).await?;
     Ok(n)
 }

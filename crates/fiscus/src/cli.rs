@@ -14,11 +14,7 @@ use std::process::ExitCode;
 use crate::settings::{DataArgs, ServeArgs, load};
 
 #[derive(Parser, Debug)]
-#[command(
-    name = "fiscus",
-    version,
-    about = "Fiscus: a governed enterprise finance API"
-)]
+#[command(name = "fiscus", version, about = "Fiscus: a governed enterprise finance API")]
 pub struct Cli {
     #[command(flatten)]
     pub data: DataArgs,
@@ -213,22 +209,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("migrations applied ({})", state.store.backend().name());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Catalogue {
-            command: CatalogueCommand::Check,
-        } => Ok(catalogue_check()),
-        Command::Verify {
-            command: VerifyCommand::Audit { workspace },
-        } => {
+        Command::Catalogue { command: CatalogueCommand::Check } => Ok(catalogue_check()),
+        Command::Verify { command: VerifyCommand::Audit { workspace } } => {
             let state = fiscus_server::serve::open(load(&cli.data, None)?).await?;
             verify_audit(&state, workspace.as_deref()).await
         }
         Command::Admin { command } => {
             let state = fiscus_server::serve::open(load(&cli.data, None)?).await?;
-            let admin = Admin {
-                store: &state.store,
-                server_key: &state.server_key,
-                actor: Actor::cli(),
-            };
+            let admin = Admin { store: &state.store, server_key: &state.server_key, actor: Actor::cli() };
             admin_command(&admin, command).await?;
             Ok(ExitCode::SUCCESS)
         }
@@ -238,17 +226,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 fn init_logging(settings: &Settings) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("FISCUS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     if settings.log_format == "pretty" {
         builder.init();
     } else {
-        builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(true)
-            .init();
+        builder.json().flatten_event(true).with_current_span(true).init();
     }
 }
 
@@ -270,9 +252,7 @@ async fn serve_command(settings: Settings, demo: bool) -> anyhow::Result<ExitCod
             ),
         }
     }
-    let listener = tokio::net::TcpListener::bind(&bind)
-        .await
-        .with_context(|| format!("binding {bind}"))?;
+    let listener = tokio::net::TcpListener::bind(&bind).await.with_context(|| format!("binding {bind}"))?;
     let addr = listener.local_addr()?;
     tracing::info!(%addr, backend = state.store.backend().name(), "fiscus listening");
     println!("Fiscus listening on http://{addr} (docs: http://{addr}/docs)");
@@ -288,24 +268,13 @@ fn catalogue_check() -> ExitCode {
         report.operations, report.seed_operations, report.added_operations
     );
     println!("paths: {}", report.paths);
-    println!(
-        "scopes: {} registered, {} used by operations",
-        report.scopes, report.scopes_used
-    );
-    println!(
-        "served now: {} operations; not yet served: {}",
-        report.served.len(),
-        report.not_yet_served.len()
-    );
+    println!("scopes: {} registered, {} used by operations", report.scopes, report.scopes_used);
+    println!("served now: {} operations; not yet served: {}", report.served.len(), report.not_yet_served.len());
     for m in &report.mismatches {
         println!("mismatch: {m}");
     }
     println!("scope mismatches: {}", report.mismatches.len());
-    if report.mismatches.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    if report.mismatches.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
 
 async fn verify_audit(state: &AppState, workspace: Option<&str>) -> anyhow::Result<ExitCode> {
@@ -313,11 +282,7 @@ async fn verify_audit(state: &AppState, workspace: Option<&str>) -> anyhow::Resu
         Some(w) => vec![w.to_string()],
         None => {
             let mut conn = state.store.read().await?;
-            fiscus_store::workspaces::list_all(&mut conn)
-                .await?
-                .into_iter()
-                .map(|w| w.id)
-                .collect()
+            fiscus_store::workspaces::list_all(&mut conn).await?.into_iter().map(|w| w.id).collect()
         }
     };
     let mut broken = 0;
@@ -333,16 +298,8 @@ async fn verify_audit(state: &AppState, workspace: Option<&str>) -> anyhow::Resu
             }
         }
     }
-    println!(
-        "{} workspace(s) verified, {} broken",
-        workspaces.len(),
-        broken
-    );
-    Ok(if broken == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    println!("{} workspace(s) verified, {} broken", workspaces.len(), broken);
+    Ok(if broken == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 fn environment(s: &str) -> anyhow::Result<Environment> {
@@ -351,16 +308,12 @@ fn environment(s: &str) -> anyhow::Result<Environment> {
 
 async fn admin_command(admin: &Admin<'_>, command: AdminCommand) -> anyhow::Result<()> {
     match command {
-        AdminCommand::Workspace {
-            command: WorkspaceCommand::Create { name },
-        } => {
+        AdminCommand::Workspace { command: WorkspaceCommand::Create { name } } => {
             let ws = admin.create_workspace(&name, false).await?;
             println!("created workspace {:?} (production access off)", ws.name);
             println!("{}", ws.id);
         }
-        AdminCommand::Workspace {
-            command: WorkspaceCommand::List,
-        } => {
+        AdminCommand::Workspace { command: WorkspaceCommand::List } => {
             for ws in admin.list_workspaces().await? {
                 println!(
                     "{}\t{}\tproduction_access={}\tcreated {}",
@@ -372,62 +325,29 @@ async fn admin_command(admin: &Admin<'_>, command: AdminCommand) -> anyhow::Resu
             }
         }
         AdminCommand::App { command } => match command {
-            AppCommand::Create {
-                workspace,
-                name,
-                environment: env,
-                scopes,
-                service_class,
-            } => {
+            AppCommand::Create { workspace, name, environment: env, scopes, service_class } => {
                 let scopes = ScopeSet::parse(&scopes)?;
                 let app = admin
-                    .create_application(
-                        &workspace,
-                        &name,
-                        environment(&env)?,
-                        &scopes,
-                        service_class.as_deref(),
-                    )
+                    .create_application(&workspace, &name, environment(&env)?, &scopes, service_class.as_deref())
                     .await?;
-                println!(
-                    "created application {:?} in {} ({} scopes)",
-                    app.name,
-                    app.environment,
-                    scopes.len()
-                );
+                println!("created application {:?} in {} ({} scopes)", app.name, app.environment, scopes.len());
                 println!("{}", app.id);
             }
             AppCommand::List { workspace } => {
                 for app in admin.list_applications(&workspace).await? {
-                    println!(
-                        "{}\t{}\t{}\t{}\t{}",
-                        app.id, app.name, app.environment, app.status, app.scopes
-                    );
+                    println!("{}\t{}\t{}\t{}\t{}", app.id, app.name, app.environment, app.status, app.scopes);
                 }
             }
-            AppCommand::Suspend { app } => report_status(
-                admin
-                    .set_application_status(&app, AppStatus::Suspended)
-                    .await?,
-            ),
-            AppCommand::Resume { app } => report_status(
-                admin
-                    .set_application_status(&app, AppStatus::Active)
-                    .await?,
-            ),
-            AppCommand::Revoke { app } => report_status(
-                admin
-                    .set_application_status(&app, AppStatus::Revoked)
-                    .await?,
-            ),
+            AppCommand::Suspend { app } => {
+                report_status(admin.set_application_status(&app, AppStatus::Suspended).await?)
+            }
+            AppCommand::Resume { app } => report_status(admin.set_application_status(&app, AppStatus::Active).await?),
+            AppCommand::Revoke { app } => report_status(admin.set_application_status(&app, AppStatus::Revoked).await?),
         },
         AdminCommand::Key { command } => match command {
             KeyCommand::Issue { app, expires_at } => {
                 let expires = match expires_at {
-                    Some(s) => Some(
-                        parse_rfc3339(&s)
-                            .with_context(|| format!("--expires-at {s} is not RFC 3339"))?,
-                    ),
+                    Some(s) => Some(parse_rfc3339(&s).with_context(|| format!("--expires-at {s} is not RFC 3339"))?),
                     None => None,
                 };
                 let key = admin.issue_key(&app, expires).await?;
@@ -436,10 +356,7 @@ async fn admin_command(admin: &Admin<'_>, command: AdminCommand) -> anyhow::Resu
             }
             KeyCommand::Rotate { app } => {
                 let key = admin.rotate_key(&app).await?;
-                println!(
-                    "rotated: previous keys refused from now on; new key {} (shown once)",
-                    key.id
-                );
+                println!("rotated: previous keys refused from now on; new key {} (shown once)", key.id);
                 println!("{}", key.secret);
             }
             KeyCommand::Revoke { app, key } => {
@@ -452,13 +369,7 @@ async fn admin_command(admin: &Admin<'_>, command: AdminCommand) -> anyhow::Resu
             }
             KeyCommand::List { app } => {
                 for k in admin.list_keys(&app).await? {
-                    println!(
-                        "{}\t{}\t{}\tcreated {}",
-                        k.id,
-                        k.hint,
-                        k.status,
-                        rfc3339(k.created_at)
-                    );
+                    println!("{}\t{}\t{}\tcreated {}", k.id, k.hint, k.status, rfc3339(k.created_at));
                 }
             }
         },
@@ -471,37 +382,17 @@ async fn admin_command(admin: &Admin<'_>, command: AdminCommand) -> anyhow::Resu
             }
             OAuthClientCommand::Rotate { app } => {
                 let (client, revoked) = admin.rotate_oauth_client(&app).await?;
-                println!(
-                    "client_id={}; {revoked} live token(s) revoked; new secret (shown once):",
-                    client.id
-                );
+                println!("client_id={}; {revoked} live token(s) revoked; new secret (shown once):", client.id);
                 println!("{}", client.secret);
             }
             OAuthClientCommand::List { app } => {
                 for c in admin.list_oauth_clients(&app).await? {
-                    println!(
-                        "{}\t{}\t{}\tcreated {}",
-                        c.id,
-                        c.secret_hint,
-                        c.status,
-                        rfc3339(c.created_at)
-                    );
+                    println!("{}\t{}\t{}\tcreated {}", c.id, c.secret_hint, c.status, rfc3339(c.created_at));
                 }
             }
         },
-        AdminCommand::Credits {
-            command:
-                CreditsCommand::Grant {
-                    workspace,
-                    environment: env,
-                    credits,
-                    reason,
-                },
-        } => {
-            let tenant = Tenant {
-                workspace_id: workspace,
-                environment: environment(&env)?,
-            };
+        AdminCommand::Credits { command: CreditsCommand::Grant { workspace, environment: env, credits, reason } } => {
+            let tenant = Tenant { workspace_id: workspace, environment: environment(&env)? };
             let id = admin.grant_credits(&tenant, credits, &reason).await?;
             println!("granted {credits} credits");
             println!("{id}");

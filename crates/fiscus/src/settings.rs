@@ -42,10 +42,8 @@ pub struct ServeArgs {
 pub fn load(data: &DataArgs, serve: Option<&ServeArgs>) -> anyhow::Result<Settings> {
     let mut settings = match &data.config {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            toml::from_str::<Settings>(&text)
-                .with_context(|| format!("parsing {}", path.display()))?
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            toml::from_str::<Settings>(&text).with_context(|| format!("parsing {}", path.display()))?
         }
         None => Settings::default(),
     };
@@ -72,24 +70,12 @@ pub fn load(data: &DataArgs, serve: Option<&ServeArgs>) -> anyhow::Result<Settin
             settings.body_limit_bytes = v;
         }
     }
+    anyhow::ensure!(settings.access_token_ttl_seconds > 0, "access_token_ttl_seconds must be positive");
+    anyhow::ensure!(settings.body_limit_bytes > 0, "body_limit_bytes must be positive");
     anyhow::ensure!(
-        settings.access_token_ttl_seconds > 0,
-        "access_token_ttl_seconds must be positive"
-    );
-    anyhow::ensure!(
-        settings.body_limit_bytes > 0,
-        "body_limit_bytes must be positive"
-    );
-    anyhow::ensure!(
-        settings
-            .service_classes
-            .values()
-            .all(|c| c.quota > 0 && c.window_seconds > 0),
+        settings.service_classes.values().all(|c| c.quota > 0 && c.window_seconds > 0),
         "every service class needs a positive quota and window"
     );
-    anyhow::ensure!(
-        matches!(settings.log_format.as_str(), "json" | "pretty"),
-        "log_format must be json or pretty"
-    );
+    anyhow::ensure!(matches!(settings.log_format.as_str(), "json" | "pretty"), "log_format must be json or pretty");
     Ok(settings)
 }

@@ -11,10 +11,7 @@ struct Cli {
 impl Cli {
     fn new() -> Cli {
         // The CLI tests use the embedded default; PostgreSQL is covered by the API suite.
-        Cli {
-            dir: tempfile::tempdir().expect("temp dir"),
-            database_url: None,
-        }
+        Cli { dir: tempfile::tempdir().expect("temp dir"), database_url: None }
     }
 
     fn run(&self, args: &[&str]) -> Output {
@@ -33,16 +30,8 @@ impl Cli {
     /// Runs a command that must succeed and returns its last stdout line.
     fn last_line(&self, args: &[&str]) -> String {
         let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "{args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .last()
-            .unwrap_or("")
-            .to_string()
+        assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or("").to_string()
     }
 
     fn db(&self) -> String {
@@ -75,12 +64,8 @@ fn a_script_can_build_a_workspace_application_and_key_from_last_lines() {
     assert!(rotated.starts_with("svc_test_") && rotated != key);
     let secret = cli.last_line(&["admin", "oauth-client", "create", "--app", &app]);
     assert!(secret.starts_with("fcs_"), "{secret}");
-    let listed = String::from_utf8_lossy(&cli.run(&["admin", "key", "list", "--app", &app]).stdout)
-        .to_string();
-    assert!(
-        listed.contains("rotated") && listed.contains("active"),
-        "{listed}"
-    );
+    let listed = String::from_utf8_lossy(&cli.run(&["admin", "key", "list", "--app", &app]).stdout).to_string();
+    assert!(listed.contains("rotated") && listed.contains("active"), "{listed}");
     assert!(!listed.contains(&key[20..]), "listing never shows a secret");
     let production = cli.last_line(&[
         "admin",
@@ -95,20 +80,14 @@ fn a_script_can_build_a_workspace_application_and_key_from_last_lines() {
         "--scopes",
         "workspace:read",
     ]);
-    assert!(
-        cli.last_line(&["admin", "key", "issue", "--app", &production])
-            .starts_with("svc_live_")
-    );
+    assert!(cli.last_line(&["admin", "key", "issue", "--app", &production]).starts_with("svc_live_"));
 }
 
 #[test]
 fn errors_are_one_clear_line_and_a_non_zero_exit() {
     let cli = Cli::new();
     for (args, expected) in [
-        (
-            vec!["admin", "key", "issue", "--app", "app_nope"],
-            "no application app_nope",
-        ),
+        (vec!["admin", "key", "issue", "--app", "app_nope"], "no application app_nope"),
         (
             vec![
                 "admin",
@@ -146,10 +125,7 @@ fn errors_are_one_clear_line_and_a_non_zero_exit() {
         assert!(!out.status.success(), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        assert!(
-            stderr.starts_with("error: ") && stderr.contains(expected),
-            "{stderr}"
-        );
+        assert!(stderr.starts_with("error: ") && stderr.contains(expected), "{stderr}");
     }
 }
 
@@ -172,11 +148,7 @@ fn verify_audit_passes_and_then_names_the_altered_entry() {
     ]);
     cli.last_line(&["admin", "key", "issue", "--app", &app]);
     let ok = cli.run(&["verify", "audit"]);
-    assert!(
-        ok.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ok.stdout)
-    );
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stdout));
     assert!(String::from_utf8_lossy(&ok.stdout).contains("3 events, chain intact"));
     // Change a row by hand, as someone with database access might.
     let db = cli.db();
@@ -193,17 +165,11 @@ fn verify_audit_passes_and_then_names_the_altered_entry() {
     let broken = cli.run(&["verify", "audit", "--workspace", &ws]);
     assert!(!broken.status.success());
     let stdout = String::from_utf8_lossy(&broken.stdout);
-    assert!(
-        stdout.contains("BROKEN") && stdout.contains("event 2 was altered"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("BROKEN") && stdout.contains("event 2 was altered"), "{stdout}");
 }
 
 fn tokio_runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime")
 }
 
 #[test]
@@ -214,10 +180,7 @@ fn catalogue_check_reports_75_scopes_and_no_mismatch() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("scopes: 75 registered"), "{stdout}");
     assert!(stdout.contains("114 from the seed catalogue"), "{stdout}");
-    assert!(
-        stdout.lines().any(|l| l == "scope mismatches: 0"),
-        "{stdout}"
-    );
+    assert!(stdout.lines().any(|l| l == "scope mismatches: 0"), "{stdout}");
 }
 
 #[test]
@@ -229,10 +192,7 @@ fn migrate_creates_the_database_and_a_config_file_layers_under_flags() {
     let config = cli.dir.path().join("fiscus.toml");
     std::fs::write(&config, "access_token_ttl_seconds = 0\n").expect("write");
     let out = cli.run(&["--config", config.to_str().expect("utf8"), "migrate"]);
-    assert!(
-        !out.status.success(),
-        "a bad setting in the file is refused"
-    );
+    assert!(!out.status.success(), "a bad setting in the file is refused");
     assert!(String::from_utf8_lossy(&out.stderr).contains("access_token_ttl_seconds"));
     std::fs::write(&config, "unknown_setting = 1\n").expect("write");
     let out = cli.run(&["--config", config.to_str().expect("utf8"), "migrate"]);
@@ -284,13 +244,7 @@ fn serve_with_demo_prints_a_key_that_reads_the_workspace_and_stops_on_sigterm() 
     assert_eq!(body["demo"], true);
     assert_eq!(body["name"], "Demo Workspace");
     let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .expect("kill")
-            .success()
-    );
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
     let status = child.wait().expect("wait");
     assert!(status.success(), "graceful shutdown exits 0: {status:?}");
 }

@@ -91,21 +91,11 @@ pub struct ValidEvidence {
 }
 
 pub fn is_sha256_ref(s: &str) -> bool {
-    s.strip_prefix("sha256:").is_some_and(|hex| {
-        hex.len() == 64
-            && hex
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    })
+    s.strip_prefix("sha256:")
+        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
 }
 
-fn length(
-    field: &'static str,
-    value: &str,
-    min: usize,
-    max: usize,
-    errors: &mut Vec<(&'static str, String)>,
-) {
+fn length(field: &'static str, value: &str, min: usize, max: usize, errors: &mut Vec<(&'static str, String)>) {
     let n = value.chars().count();
     if n < min || n > max || (min > 0 && value.trim().is_empty()) {
         errors.push((field, format!("must be {min} to {max} characters")));
@@ -121,18 +111,9 @@ impl EvidenceRequest {
             length("summary", summary, 0, 4000, &mut errors);
         }
         length("source_type", &self.source_type, 1, 64, &mut errors);
-        length(
-            "source_reference",
-            &self.source_reference,
-            1,
-            500,
-            &mut errors,
-        );
+        length("source_reference", &self.source_reference, 1, 500, &mut errors);
         if !is_sha256_ref(&self.source_hash) {
-            errors.push((
-                "source_hash",
-                "must be sha256: followed by 64 lower-case hex digits".into(),
-            ));
+            errors.push(("source_hash", "must be sha256: followed by 64 lower-case hex digits".into()));
         }
         let observed_at = match &self.observed_at {
             None => None,
@@ -249,12 +230,7 @@ mod tests {
         r.source_hash = "md5:abc".into();
         r.observed_at = Some("yesterday".into());
         r.metadata = Some(json!([1]));
-        let fields: Vec<&str> = r
-            .validate()
-            .expect_err("invalid")
-            .into_iter()
-            .map(|(f, _)| f)
-            .collect();
+        let fields: Vec<&str> = r.validate().expect_err("invalid").into_iter().map(|(f, _)| f).collect();
         assert_eq!(fields, ["title", "source_hash", "observed_at", "metadata"]);
     }
 

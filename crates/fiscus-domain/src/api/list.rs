@@ -16,21 +16,11 @@ impl<T> ListPage<T> {
         let has_more = rows.len() > limit as usize;
         rows.truncate(limit as usize);
         let next_after_id = if has_more { rows.last().map(&id) } else { None };
-        ListPage {
-            object: "list",
-            data: rows,
-            has_more,
-            next_after_id,
-        }
+        ListPage { object: "list", data: rows, has_more, next_after_id }
     }
 
     /// A complete, unpaginated list.
     pub fn complete(rows: Vec<T>) -> ListPage<T> {
-        ListPage {
-            object: "list",
-            data: rows,
-            has_more: false,
-            next_after_id: None,
-        }
+        ListPage { object: "list", data: rows, has_more: false, next_after_id: None }
     }
 }

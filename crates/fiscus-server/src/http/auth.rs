@@ -11,20 +11,19 @@ use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use fiscus_domain::catalogue::{self, Operation};
-use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros, utc_day};
+use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::credentials::{self, AppStatus, Environment, SecretKind};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::{CredentialKind, Principal, Tenant};
 use fiscus_store::credentials::ResolvedCredential;
-use fiscus_store::usage::UsageKey;
+use std::sync::Arc;
 
 use crate::http::problem::ApiError;
 use crate::http::rate_limit::{policy_header, state_header};
 use crate::state::AppState;
 
-pub static RATELIMIT_POLICY: header::HeaderName =
-    header::HeaderName::from_static("ratelimit-policy");
+pub static RATELIMIT_POLICY: header::HeaderName = header::HeaderName::from_static("ratelimit-policy");
 pub static RATELIMIT: header::HeaderName = header::HeaderName::from_static("ratelimit");
 
 /// Route layer for every catalogued operation that takes a bearer credential.
@@ -38,10 +37,7 @@ pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) 
         }
     };
     let Some(required_scope) = operation.scope else {
-        tracing::error!(
-            operation = operation.id,
-            "bearer layer on an operation without a scope"
-        );
+        tracing::error!(operation = operation.id, "bearer layer on an operation without a scope");
         return ApiError::internal().into_response();
     };
     let auth = match authenticate(&state, req.headers().get(header::AUTHORIZATION)).await {
@@ -54,29 +50,16 @@ pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) 
     let principal = auth.principal;
     let (class_name, class) = state.settings.service_class(&principal.service_class);
     let now = now_micros();
-    let decision = state.rate_limiter.check(
-        &principal.credential_id,
-        &class,
-        (now / MICROS_PER_SECOND) as u64,
-    );
+    let decision = state.rate_limiter.check(&principal.credential_id, &class, (now / MICROS_PER_SECOND) as u64);
     let policy = policy_header(&class_name, &class);
     let current = state_header(&class_name, &decision);
     let mut response = if decision.allowed {
-        let usage_key = UsageKey {
-            workspace_id: principal.tenant.workspace_id.clone(),
-            environment: principal.tenant.environment.as_str().to_string(),
-            application_id: principal.application_id.clone(),
-            credential_id: principal.credential_id.clone(),
-            operation: operation.id.to_string(),
-            day: utc_day(now),
-        };
-        req.extensions_mut().insert(principal);
+        let principal = Arc::new(principal);
+        req.extensions_mut().insert(principal.clone());
         req.extensions_mut().insert(operation);
         let response = next.run(req).await;
-        state.usage.record(
-            usage_key,
-            response.status().is_client_error() || response.status().is_server_error(),
-        );
+        let failed = response.status().is_client_error() || response.status().is_server_error();
+        state.usage.record(&principal, operation.id, now, failed);
         response
     } else {
         ApiError::new(ErrorCode::RateLimited)
@@ -104,18 +87,14 @@ fn matched_operation(req: &Request) -> Option<&'static Operation> {
 }
 
 fn unauthenticated() -> ApiError {
-    ApiError::new(ErrorCode::AuthenticationRequired)
-        .header(header::WWW_AUTHENTICATE, "Bearer realm=\"fiscus\"")
+    ApiError::new(ErrorCode::AuthenticationRequired).header(header::WWW_AUTHENTICATE, "Bearer realm=\"fiscus\"")
 }
 
 /// RFC 6750 §3: a presented but unusable token gets `error="invalid_token"`.
 fn invalid_token(reason: &str) -> ApiError {
     ApiError::new(ErrorCode::InvalidCredential)
         .detail(reason)
-        .header(
-            header::WWW_AUTHENTICATE,
-            "Bearer realm=\"fiscus\", error=\"invalid_token\"",
-        )
+        .header(header::WWW_AUTHENTICATE, "Bearer realm=\"fiscus\", error=\"invalid_token\"")
 }
 
 /// Resolves the `Authorization` header to a principal, or refuses with 401/403.
@@ -126,10 +105,7 @@ pub struct Authenticated {
     pub workspace_entitlement: ScopeSet,
 }
 
-pub async fn authenticate(
-    state: &AppState,
-    authorization: Option<&HeaderValue>,
-) -> Result<Authenticated, ApiError> {
+pub async fn authenticate(state: &AppState, authorization: Option<&HeaderValue>) -> Result<Authenticated, ApiError> {
     let Some(value) = authorization else {
         return Err(unauthenticated());
     };
@@ -137,9 +113,7 @@ pub async fn authenticate(
         return Err(invalid_token("the Authorization header is not valid"));
     };
     let Some((scheme, token)) = value.split_once(' ') else {
-        return Err(invalid_token(
-            "expected `Authorization: Bearer <credential>`",
-        ));
+        return Err(invalid_token("expected `Authorization: Bearer <credential>`"));
     };
     if !scheme.eq_ignore_ascii_case("bearer") {
         return Err(invalid_token("only the Bearer scheme is accepted"));
@@ -149,21 +123,15 @@ pub async fn authenticate(
     let Some(parsed) = credentials::parse(token) else {
         return Err(invalid_token("the credential is not recognised"));
     };
-    let mut conn = state.store.read().await?;
     let (resolved, kind) = match parsed.kind {
-        SecretKind::SandboxApiKey | SecretKind::ProductionApiKey => (
-            fiscus_store::credentials::resolve_api_key(&mut conn, parsed.lookup).await?,
-            CredentialKind::ApiKey,
-        ),
-        SecretKind::AccessToken => (
-            fiscus_store::credentials::resolve_access_token(&mut conn, parsed.lookup).await?,
-            CredentialKind::AccessToken,
-        ),
-        SecretKind::ClientSecret => {
-            return Err(invalid_token("a client secret is not a bearer credential"));
+        SecretKind::SandboxApiKey | SecretKind::ProductionApiKey => {
+            (state.store.resolve_api_key(parsed.lookup).await?, CredentialKind::ApiKey)
         }
+        SecretKind::AccessToken => {
+            (state.store.resolve_access_token(parsed.lookup).await?, CredentialKind::AccessToken)
+        }
+        SecretKind::ClientSecret => return Err(invalid_token("a client secret is not a bearer credential")),
     };
-    drop(conn);
     let Some(resolved) = resolved else {
         return Err(invalid_token("the credential is not recognised"));
     };
@@ -206,36 +174,28 @@ fn decide(
         _ => true,
     };
     if !prefix_matches {
-        return Err(invalid_token(
-            "the credential does not belong to this environment",
-        ));
+        return Err(invalid_token("the credential does not belong to this environment"));
     }
-    if environment == Environment::Production && r.production_access != 1 {
+    if environment == Environment::Production && !r.production_access {
         return Err(ApiError::new(ErrorCode::ProductionAccessDisabled));
     }
     // 4./5. Entitlement and scope are checked per operation in `authorise`; here the effective set is built:
     //    the credential's scopes ∩ the application's entitlement ∩ the workspace's entitlement.
-    let workspace = ScopeSet::from_stored(&r.workspace_entitlement);
-    let application = ScopeSet::from_stored(&r.app_scopes);
-    let granted = match &r.token_scopes {
-        Some(token_scopes) => ScopeSet::from_stored(token_scopes).intersection(&application),
+    let workspace = r.workspace_entitlement;
+    let application = r.app_scopes;
+    let granted = match r.token_scopes {
+        Some(token_scopes) => token_scopes.intersection(&application),
         None => application,
     };
     Ok(Principal {
-        tenant: Tenant {
-            workspace_id: r.workspace_id,
-            environment,
-        },
+        tenant: Tenant { workspace_id: r.workspace_id, environment },
         application_id: r.application_id,
         credential_id: r.credential_id,
         credential_kind: kind,
         scopes: granted.intersection(&workspace),
         service_class: r.service_class,
     })
-    .map(|p| Authenticated {
-        principal: p,
-        workspace_entitlement: workspace,
-    })
+    .map(|p| Authenticated { principal: p, workspace_entitlement: workspace })
 }
 
 fn authorise(auth: &Authenticated, required: &'static str) -> Result<(), ApiError> {

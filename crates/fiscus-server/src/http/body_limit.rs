@@ -12,11 +12,8 @@ use crate::state::AppState;
 
 pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let limit = state.settings.body_limit_bytes;
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
+    let declared =
+        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
         return ApiError::new(ErrorCode::PayloadTooLarge)
             .detail(format!("the body limit is {limit} bytes"))

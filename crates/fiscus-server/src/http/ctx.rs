@@ -17,13 +17,14 @@ use fiscus_store::audit::NewAuditEvent;
 use fiscus_store::idempotency::StoredResponse;
 use serde::Serialize;
 use serde_json::Value;
+use std::sync::Arc;
 
 use crate::http::idempotency::{Completed, IdempotencyHandle, headers_json};
 use crate::http::problem::ApiError;
 use crate::http::request_id::RequestId;
 
 pub struct Ctx {
-    pub principal: Principal,
+    pub principal: Arc<Principal>,
     pub operation: &'static Operation,
     pub request_id: String,
     pub idempotency: Option<IdempotencyHandle>,
@@ -35,7 +36,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Ctx {
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
         // Both are put there by the authentication layer; their absence means the route was wired without
         // it, and the request is refused rather than served unauthenticated.
-        let principal = parts.extensions.get::<Principal>().cloned();
+        let principal = parts.extensions.get::<Arc<Principal>>().cloned();
         let operation = parts.extensions.get::<&'static Operation>().copied();
         let (Some(principal), Some(operation)) = (principal, operation) else {
             tracing::error!("handler reached without authentication");
@@ -44,11 +45,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Ctx {
         Ok(Ctx {
             principal,
             operation,
-            request_id: parts
-                .extensions
-                .get::<RequestId>()
-                .map(|r| r.0.clone())
-                .unwrap_or_default(),
+            request_id: parts.extensions.get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default(),
             idempotency: parts.extensions.get::<IdempotencyHandle>().cloned(),
         })
     }
@@ -60,12 +57,7 @@ impl Ctx {
     }
 
     /// Appends this request's audit event to the workspace chain, inside `tx`.
-    pub async fn audit(
-        &self,
-        tx: &mut WriteTx,
-        subject: Option<&str>,
-        details: Value,
-    ) -> Result<(), ApiError> {
+    pub async fn audit(&self, tx: &mut WriteTx, subject: Option<&str>, details: Value) -> Result<(), ApiError> {
         fiscus_store::audit::append(
             tx.conn(),
             &self.principal.tenant.workspace_id,
@@ -105,10 +97,7 @@ impl Ctx {
     ) -> Result<Response, ApiError> {
         let bytes = serde_json::to_vec(body).map_err(|e| ApiError::from(anyhow::Error::from(e)))?;
         let mut response = (status, bytes.clone()).into_response();
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
+        response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
         if let Some(loc) = location.and_then(|l| HeaderValue::from_str(l).ok()) {
             response.headers_mut().insert(header::LOCATION, loc);
         }
@@ -118,18 +107,11 @@ impl Ctx {
                 headers: headers_json(response.headers()),
                 body: String::from_utf8_lossy(&bytes).into_owned(),
             };
-            let mine = fiscus_store::idempotency::complete(
-                tx.conn(),
-                &handle.key_ref(),
-                &handle.lock_token,
-                &stored,
-            )
-            .await?;
+            let mine =
+                fiscus_store::idempotency::complete(tx.conn(), &handle.key_ref(), &handle.lock_token, &stored).await?;
             if !mine {
                 // A retry took the key over while this request ran; its effect is the one that counts.
-                return Err(
-                    ApiError::new(ErrorCode::IdempotencyKeyInUse).header(header::RETRY_AFTER, "1")
-                );
+                return Err(ApiError::new(ErrorCode::IdempotencyKeyInUse).header(header::RETRY_AFTER, "1"));
             }
             response.extensions_mut().insert(Completed);
         }

@@ -37,11 +37,7 @@ pub struct IdempotencyHandle {
 
 impl IdempotencyHandle {
     pub fn key_ref(&self) -> KeyRef<'_> {
-        KeyRef {
-            workspace_id: &self.workspace_id,
-            application_id: &self.application_id,
-            key: &self.key,
-        }
+        KeyRef { workspace_id: &self.workspace_id, application_id: &self.application_id, key: &self.key }
     }
 }
 
@@ -60,16 +56,12 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
         return next.run(req).await;
     };
     let key = match raw_key.to_str() {
-        Ok(k)
-            if !k.is_empty()
-                && k.len() <= 255
-                && k.bytes().all(|b| b.is_ascii_graphic() || b == b' ') =>
-        {
+        Ok(k) if !k.is_empty() && k.len() <= 255 && k.bytes().all(|b| b.is_ascii_graphic() || b == b' ') => {
             k.to_string()
         }
         _ => return ApiError::new(ErrorCode::InvalidIdempotencyKey).into_response(),
     };
-    let Some(principal) = req.extensions().get::<Principal>().cloned() else {
+    let Some(principal) = req.extensions().get::<std::sync::Arc<Principal>>().cloned() else {
         tracing::error!("idempotency layer ran without an authenticated principal");
         return ApiError::internal().into_response();
     };
@@ -79,11 +71,7 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
         Err(_) => return ApiError::new(ErrorCode::PayloadTooLarge).into_response(),
     };
     let body_hash = fiscus_domain::evidence::hex(&Sha256::digest(&bytes));
-    let path = parts
-        .uri
-        .path_and_query()
-        .map(|p| p.as_str().to_string())
-        .unwrap_or_default();
+    let path = parts.uri.path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
     let handle = IdempotencyHandle {
         workspace_id: principal.tenant.workspace_id.clone(),
         application_id: principal.application_id.clone(),
@@ -94,15 +82,13 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
     match reservation {
         Err(e) => e.into_response(),
         Ok(Reservation::Mismatch) => ApiError::new(ErrorCode::IdempotencyKeyReused).into_response(),
-        Ok(Reservation::InFlight) => ApiError::new(ErrorCode::IdempotencyKeyInUse)
-            .header(header::RETRY_AFTER, "1")
-            .into_response(),
+        Ok(Reservation::InFlight) => {
+            ApiError::new(ErrorCode::IdempotencyKeyInUse).header(header::RETRY_AFTER, "1").into_response()
+        }
         Ok(Reservation::Replay(stored)) => replay(stored),
         Ok(Reservation::Acquired { .. }) => {
             parts.extensions.insert(handle.clone());
-            let response = next
-                .run(Request::from_parts(parts, Body::from(bytes)))
-                .await;
+            let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
             settle(&state, &handle, response).await
         }
     }
@@ -121,11 +107,7 @@ async fn reserve(
     let reservation = idempotency::reserve(
         tx.conn(),
         &handle.key_ref(),
-        &Fingerprint {
-            method,
-            path,
-            body: body_hash,
-        },
+        &Fingerprint { method, path, body: body_hash },
         &handle.lock_token,
         now,
         settings.idempotency_stale_seconds as i64 * MICROS_PER_SECOND,
@@ -158,8 +140,7 @@ async fn settle(state: &AppState, handle: &IdempotencyHandle, response: Response
     };
     let result = async {
         let mut tx = state.store.begin().await?;
-        let mine = idempotency::complete(tx.conn(), &handle.key_ref(), &handle.lock_token, &stored)
-            .await?;
+        let mine = idempotency::complete(tx.conn(), &handle.key_ref(), &handle.lock_token, &stored).await?;
         tx.commit().await?;
         Ok::<bool, fiscus_store::StoreError>(mine)
     }
@@ -170,10 +151,7 @@ async fn settle(state: &AppState, handle: &IdempotencyHandle, response: Response
     Response::from_parts(parts, Body::from(bytes))
 }
 
-async fn release(
-    state: &AppState,
-    handle: &IdempotencyHandle,
-) -> Result<(), fiscus_store::StoreError> {
+async fn release(state: &AppState, handle: &IdempotencyHandle) -> Result<(), fiscus_store::StoreError> {
     let mut tx = state.store.begin().await?;
     idempotency::release(tx.conn(), &handle.key_ref(), &handle.lock_token).await?;
     tx.commit().await
@@ -183,10 +161,7 @@ pub fn headers_json(headers: &HeaderMap) -> String {
     let mut map = serde_json::Map::new();
     for name in &REPLAYED_HEADERS {
         if let Some(v) = headers.get(name).and_then(|v| v.to_str().ok()) {
-            map.insert(
-                name.as_str().to_string(),
-                serde_json::Value::String(v.to_string()),
-            );
+            map.insert(name.as_str().to_string(), serde_json::Value::String(v.to_string()));
         }
     }
     serde_json::Value::Object(map).to_string()
@@ -195,21 +170,15 @@ pub fn headers_json(headers: &HeaderMap) -> String {
 fn replay(stored: StoredResponse) -> Response {
     let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK);
     let mut response = (status, stored.body).into_response();
-    if let Ok(serde_json::Value::Object(map)) =
-        serde_json::from_str::<serde_json::Value>(&stored.headers)
-    {
+    if let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(&stored.headers) {
         for (name, value) in map {
-            if let (Ok(name), Some(Ok(value))) = (
-                HeaderName::try_from(name.as_str()),
-                value.as_str().map(HeaderValue::from_str),
-            ) {
+            if let (Ok(name), Some(Ok(value))) =
+                (HeaderName::try_from(name.as_str()), value.as_str().map(HeaderValue::from_str))
+            {
                 response.headers_mut().insert(name, value);
             }
         }
     }
-    response.headers_mut().insert(
-        IDEMPOTENT_REPLAYED.clone(),
-        HeaderValue::from_static("true"),
-    );
+    response.headers_mut().insert(IDEMPOTENT_REPLAYED.clone(), HeaderValue::from_static("true"));
     response
 }

@@ -39,11 +39,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for OptionalJson<T> {
 }
 
 async fn read<S: Send + Sync>(req: Request, state: &S) -> Result<Option<Bytes>, ApiError> {
-    let content_type = req
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+    let content_type = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
     let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
         if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::new(ErrorCode::PayloadTooLarge)
@@ -55,18 +51,13 @@ async fn read<S: Send + Sync>(req: Request, state: &S) -> Result<Option<Bytes>, 
         return Ok(None);
     }
     let is_json = content_type.as_deref().is_some_and(|ct| {
-        let essence = ct
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
-        essence == "application/json"
-            || (essence.starts_with("application/") && essence.ends_with("+json"))
+        let essence = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
     });
     if !is_json {
-        return Err(ApiError::new(ErrorCode::UnsupportedMediaType)
-            .detail("send the body as Content-Type: application/json"));
+        return Err(
+            ApiError::new(ErrorCode::UnsupportedMediaType).detail("send the body as Content-Type: application/json")
+        );
     }
     Ok(Some(bytes))
 }
@@ -74,21 +65,16 @@ async fn read<S: Send + Sync>(req: Request, state: &S) -> Result<Option<Bytes>, 
 /// Parses in two steps so that the status says what is wrong: bytes that are not JSON are 400; JSON that
 /// does not fit the type is 422 with the path of the failing field, so a client learns which member to fix.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let value: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|e| ApiError::new(ErrorCode::MalformedJson).detail(e.to_string()))?;
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| ApiError::new(ErrorCode::MalformedJson).detail(e.to_string()))?;
     // Every request body of the API is an object; serde would otherwise accept an array for a struct.
     if !value.is_object() {
         return Err(ApiError::invalid_request("body", "must be a JSON object"));
     }
     serde_path_to_error::deserialize::<_, T>(value).map_err(|err| {
         let path = err.path().to_string();
-        let field = if path == "." {
-            String::from("body")
-        } else {
-            path
-        };
-        ApiError::new(ErrorCode::InvalidRequest)
-            .field(field, strip_position(&err.into_inner().to_string()))
+        let field = if path == "." { String::from("body") } else { path };
+        ApiError::new(ErrorCode::InvalidRequest).field(field, strip_position(&err.into_inner().to_string()))
     })
 }
 

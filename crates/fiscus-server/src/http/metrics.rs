@@ -33,49 +33,24 @@ pub struct Metrics {
 
 fn latency_histogram() -> Histogram {
     // 100 µs … ~6.5 s in doublings.
-    Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
-        0.0001, 2.0, 17,
-    ))
+    Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(0.0001, 2.0, 17))
 }
 
 impl Default for Metrics {
     fn default() -> Self {
         let mut registry = Registry::default();
         let requests = Family::<RequestLabels, Counter>::default();
-        let latency = Family::<OperationLabel, Histogram>::new_with_constructor(
-            latency_histogram as fn() -> Histogram,
-        );
-        registry.register(
-            "fiscus_http_requests",
-            "HTTP requests by operation and status",
-            requests.clone(),
-        );
-        registry.register(
-            "fiscus_http_request_duration_seconds",
-            "HTTP request latency by operation",
-            latency.clone(),
-        );
-        Metrics {
-            registry,
-            requests,
-            latency,
-        }
+        let latency = Family::<OperationLabel, Histogram>::new_with_constructor(latency_histogram as fn() -> Histogram);
+        registry.register("fiscus_http_requests", "HTTP requests by operation and status", requests.clone());
+        registry.register("fiscus_http_request_duration_seconds", "HTTP request latency by operation", latency.clone());
+        Metrics { registry, requests, latency }
     }
 }
 
 impl Metrics {
     pub fn observe(&self, operation: &str, status: u16, seconds: f64) {
-        self.requests
-            .get_or_create(&RequestLabels {
-                operation: operation.to_string(),
-                status,
-            })
-            .inc();
-        self.latency
-            .get_or_create(&OperationLabel {
-                operation: operation.to_string(),
-            })
-            .observe(seconds);
+        self.requests.get_or_create(&RequestLabels { operation: operation.to_string(), status }).inc();
+        self.latency.get_or_create(&OperationLabel { operation: operation.to_string() }).observe(seconds);
     }
 
     pub fn encode(&self) -> String {
@@ -92,11 +67,7 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
     let started = Instant::now();
     let operation = operation_label(&req);
     let response = next.run(req).await;
-    state.metrics.observe(
-        &operation,
-        response.status().as_u16(),
-        started.elapsed().as_secs_f64(),
-    );
+    state.metrics.observe(&operation, response.status().as_u16(), started.elapsed().as_secs_f64());
     response
 }
 

@@ -29,13 +29,7 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn new(code: ErrorCode) -> ApiError {
-        ApiError {
-            code,
-            detail: None,
-            errors: Vec::new(),
-            extra: Map::new(),
-            headers: Vec::new(),
-        }
+        ApiError { code, detail: None, errors: Vec::new(), extra: Map::new(), headers: Vec::new() }
     }
 
     pub fn detail(mut self, detail: impl Into<String>) -> ApiError {
@@ -44,10 +38,7 @@ impl ApiError {
     }
 
     pub fn field(mut self, field: impl Into<String>, message: impl Into<String>) -> ApiError {
-        self.errors.push(FieldError {
-            field: field.into(),
-            message: message.into(),
-        });
+        self.errors.push(FieldError { field: field.into(), message: message.into() });
         self
     }
 
@@ -114,15 +105,9 @@ impl IntoResponse for ApiError {
             body.entry(k).or_insert(v);
         }
         let bytes = serde_json::to_vec(&Value::Object(body)).unwrap_or_default();
-        let mut response = (
-            StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-            bytes,
-        )
-            .into_response();
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/problem+json"),
-        );
+        let mut response =
+            (StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), bytes).into_response();
+        response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
         for (name, value) in self.headers {
             response.headers_mut().append(name, value);
         }

@@ -48,15 +48,12 @@ pub struct ListParams {
 impl ListParams {
     /// Refuses any parameter other than the page parameters and `allowed` filters.
     pub fn only(&self, allowed: &[&str]) -> Result<(), ApiError> {
-        let mut unknown: Vec<&String> = self
-            .rest
-            .keys()
-            .filter(|k| !allowed.contains(&k.as_str()))
-            .collect();
+        let mut unknown: Vec<&String> = self.rest.keys().filter(|k| !allowed.contains(&k.as_str())).collect();
         unknown.sort();
         match unknown.first() {
-            Some(name) => Err(ApiError::new(ErrorCode::InvalidParameter)
-                .field(name.as_str(), "unknown query parameter")),
+            Some(name) => {
+                Err(ApiError::new(ErrorCode::InvalidParameter).field(name.as_str(), "unknown query parameter"))
+            }
             None => Ok(()),
         }
     }
@@ -71,10 +68,8 @@ impl<S: Send + Sync> FromRequestParts<S> for ListParams {
             .map_err(|e| ApiError::new(ErrorCode::InvalidParameter).detail(e.body_text()))?;
         let limit = raw.remove("limit");
         let after_id = raw.remove("after_id");
-        let page =
-            parse_page(limit.as_deref(), after_id.as_deref()).map_err(|(field, message)| {
-                ApiError::new(ErrorCode::InvalidParameter).field(field, message)
-            })?;
+        let page = parse_page(limit.as_deref(), after_id.as_deref())
+            .map_err(|(field, message)| ApiError::new(ErrorCode::InvalidParameter).field(field, message))?;
         Ok(ListParams { page, rest: raw })
     }
 }

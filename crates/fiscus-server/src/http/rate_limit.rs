@@ -34,50 +34,30 @@ impl RateLimiter {
         let window = class.window_seconds.max(1);
         let start = now - now % window;
         let reset_in = start + window - now;
-        let mut windows = self
-            .windows
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut windows = self.windows.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if windows.len() > 100_000 {
             // Forget windows that have ended so idle credentials do not accumulate.
             windows.retain(|_, w| w.started_at + window > now);
         }
-        let entry = windows.entry(credential.to_string()).or_insert(Window {
-            started_at: start,
-            count: 0,
-        });
+        let entry = windows.entry(credential.to_string()).or_insert(Window { started_at: start, count: 0 });
         if entry.started_at != start {
             entry.started_at = start;
             entry.count = 0;
         }
         if entry.count >= class.quota {
-            return Decision {
-                allowed: false,
-                remaining: 0,
-                reset_in,
-            };
+            return Decision { allowed: false, remaining: 0, reset_in };
         }
         entry.count += 1;
-        Decision {
-            allowed: true,
-            remaining: class.quota - entry.count,
-            reset_in,
-        }
+        Decision { allowed: true, remaining: class.quota - entry.count, reset_in }
     }
 }
 
 pub fn policy_header(class_name: &str, class: &ServiceClass) -> String {
-    format!(
-        "\"{class_name}\";q={};w={}",
-        class.quota, class.window_seconds
-    )
+    format!("\"{class_name}\";q={};w={}", class.quota, class.window_seconds)
 }
 
 pub fn state_header(class_name: &str, decision: &Decision) -> String {
-    format!(
-        "\"{class_name}\";r={};t={}",
-        decision.remaining, decision.reset_in
-    )
+    format!("\"{class_name}\";r={};t={}", decision.remaining, decision.reset_in)
 }
 
 #[cfg(test)]
@@ -87,29 +67,13 @@ mod tests {
     #[test]
     fn refuses_past_the_quota_until_the_window_resets() {
         let limiter = RateLimiter::default();
-        let class = ServiceClass {
-            quota: 2,
-            window_seconds: 60,
-        };
-        assert_eq!(
-            limiter.check("k", &class, 120),
-            Decision {
-                allowed: true,
-                remaining: 1,
-                reset_in: 60
-            }
-        );
+        let class = ServiceClass { quota: 2, window_seconds: 60 };
+        assert_eq!(limiter.check("k", &class, 120), Decision { allowed: true, remaining: 1, reset_in: 60 });
         assert!(limiter.check("k", &class, 130).allowed);
         let refused = limiter.check("k", &class, 170);
         assert!(!refused.allowed);
         assert_eq!(refused.reset_in, 10);
-        assert!(
-            limiter.check("other", &class, 170).allowed,
-            "credentials are counted apart"
-        );
-        assert!(
-            limiter.check("k", &class, 180).allowed,
-            "a new window starts afresh"
-        );
+        assert!(limiter.check("other", &class, 170).allowed, "credentials are counted apart");
+        assert!(limiter.check("k", &class, 180).allowed, "a new window starts afresh");
     }
 }

@@ -32,9 +32,7 @@ pub async fn layer(mut req: Request, next: Next) -> Response {
         .unwrap_or_else(|| fiscus_domain::ids::new_id("req"));
     req.extensions_mut().insert(RequestId(id.clone()));
     let span = tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.uri().path());
-    let mut response = CURRENT
-        .scope(id.clone(), next.run(req).instrument(span))
-        .await;
+    let mut response = CURRENT.scope(id.clone(), next.run(req).instrument(span)).await;
     if let Ok(v) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(REQUEST_ID.clone(), v);
     }

@@ -17,18 +17,8 @@ async fn an_authenticated_read_answers_with_the_callers_workspace() {
 #[tokio::test]
 async fn no_credential_is_401_with_a_bearer_challenge() {
     let app = spawn_app().await;
-    let response = app
-        .http
-        .get(app.url("/api/v2/workspace"))
-        .send()
-        .await
-        .expect("request");
-    let challenge = response
-        .headers()
-        .get("www-authenticate")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
+    let response = app.http.get(app.url("/api/v2/workspace")).send().await.expect("request");
+    let challenge = response.headers().get("www-authenticate").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     assert!(challenge.starts_with("Bearer"), "{challenge}");
     problem(response, 401, "authentication_required").await;
 }
@@ -49,24 +39,12 @@ async fn garbage_authorization_headers_are_401_problems() {
         &format!("Bearer {}{}", app.key, app.key),
         "Bearer \u{7f}",
     ] {
-        let response = app
-            .http
-            .get(app.url("/api/v2/workspace"))
-            .header("Authorization", header)
-            .send()
-            .await;
+        let response = app.http.get(app.url("/api/v2/workspace")).header("Authorization", header).send().await;
         let Ok(response) = response else { continue }; // a header reqwest itself refuses never reaches us
         assert_eq!(response.status(), 401, "{header:?}");
-        let challenge = response
-            .headers()
-            .get("www-authenticate")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string();
-        assert!(
-            challenge.contains("invalid_token"),
-            "{header:?}: {challenge}"
-        );
+        let challenge =
+            response.headers().get("www-authenticate").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+        assert!(challenge.contains("invalid_token"), "{header:?}: {challenge}");
         problem(response, 401, "invalid_credential").await;
     }
 }
@@ -75,154 +53,69 @@ async fn garbage_authorization_headers_are_401_problems() {
 async fn a_credential_without_the_scope_is_403_naming_it() {
     let app = spawn_app().await;
     let (_, key) = app.new_app(Environment::Sandbox, "trust:read", None).await;
-    let body = problem(
-        app.get("/api/v2/workspace", &key).await,
-        403,
-        "scope_missing",
-    )
-    .await;
+    let body = problem(app.get("/api/v2/workspace", &key).await, 403, "scope_missing").await;
     assert_eq!(body["required_scope"], "workspace:read");
-    assert_eq!(
-        app.get("/api/v2/trust/audit-head", &key).await.status(),
-        200
-    );
+    assert_eq!(app.get("/api/v2/trust/audit-head", &key).await.status(), 200);
 }
 
 #[tokio::test]
 async fn a_suspended_application_is_refused_and_resumes() {
     let app = spawn_app().await;
-    app.admin()
-        .set_application_status(&app.app_id, AppStatus::Suspended)
-        .await
-        .expect("suspend");
-    problem(
-        app.get("/api/v2/workspace", &app.key).await,
-        401,
-        "invalid_credential",
-    )
-    .await;
-    app.admin()
-        .set_application_status(&app.app_id, AppStatus::Active)
-        .await
-        .expect("resume");
+    app.admin().set_application_status(&app.app_id, AppStatus::Suspended).await.expect("suspend");
+    problem(app.get("/api/v2/workspace", &app.key).await, 401, "invalid_credential").await;
+    app.admin().set_application_status(&app.app_id, AppStatus::Active).await.expect("resume");
     assert_eq!(app.get("/api/v2/workspace", &app.key).await.status(), 200);
 }
 
 #[tokio::test]
 async fn a_revoked_application_or_key_is_refused() {
     let app = spawn_app().await;
-    let (other_app, other_key) = app
-        .new_app(Environment::Sandbox, "workspace:read", None)
-        .await;
-    app.admin()
-        .revoke_keys(&app.app_id, None)
-        .await
-        .expect("revoke");
-    problem(
-        app.get("/api/v2/workspace", &app.key).await,
-        401,
-        "invalid_credential",
-    )
-    .await;
+    let (other_app, other_key) = app.new_app(Environment::Sandbox, "workspace:read", None).await;
+    app.admin().revoke_keys(&app.app_id, None).await.expect("revoke");
+    problem(app.get("/api/v2/workspace", &app.key).await, 401, "invalid_credential").await;
     // Revoking one application's keys touches nothing else.
     assert_eq!(app.get("/api/v2/workspace", &other_key).await.status(), 200);
-    app.admin()
-        .set_application_status(&other_app, AppStatus::Revoked)
-        .await
-        .expect("revoke app");
-    problem(
-        app.get("/api/v2/workspace", &other_key).await,
-        401,
-        "invalid_credential",
-    )
-    .await;
-    assert!(
-        app.admin()
-            .set_application_status(&other_app, AppStatus::Active)
-            .await
-            .is_err(),
-        "revocation is final"
-    );
+    app.admin().set_application_status(&other_app, AppStatus::Revoked).await.expect("revoke app");
+    problem(app.get("/api/v2/workspace", &other_key).await, 401, "invalid_credential").await;
+    assert!(app.admin().set_application_status(&other_app, AppStatus::Active).await.is_err(), "revocation is final");
 }
 
 #[tokio::test]
 async fn a_rotated_key_is_refused_at_once_and_its_replacement_works() {
     let app = spawn_app().await;
     let new_key = app.admin().rotate_key(&app.app_id).await.expect("rotate");
-    problem(
-        app.get("/api/v2/workspace", &app.key).await,
-        401,
-        "invalid_credential",
-    )
-    .await;
-    assert_eq!(
-        app.get("/api/v2/workspace", &new_key.secret).await.status(),
-        200
-    );
+    problem(app.get("/api/v2/workspace", &app.key).await, 401, "invalid_credential").await;
+    assert_eq!(app.get("/api/v2/workspace", &new_key.secret).await.status(), 200);
 }
 
 #[tokio::test]
 async fn an_expired_key_is_refused() {
     let app = spawn_app().await;
     let soon = fiscus_domain::clock::now_micros() + 300_000;
-    let key = app
-        .admin()
-        .issue_key(&app.app_id, Some(soon))
-        .await
-        .expect("key");
-    assert_eq!(
-        app.get("/api/v2/workspace", &key.secret).await.status(),
-        200
-    );
+    let key = app.admin().issue_key(&app.app_id, Some(soon)).await.expect("key");
+    assert_eq!(app.get("/api/v2/workspace", &key.secret).await.status(), 200);
     tokio::time::sleep(std::time::Duration::from_millis(400)).await;
-    problem(
-        app.get("/api/v2/workspace", &key.secret).await,
-        401,
-        "invalid_credential",
-    )
-    .await;
+    problem(app.get("/api/v2/workspace", &key.secret).await, 401, "invalid_credential").await;
 }
 
 #[tokio::test]
 async fn a_production_key_is_refused_while_production_access_is_off() {
     let app = spawn_app().await;
-    let (_, live_key) = app
-        .new_app(Environment::Production, "workspace:read", None)
-        .await;
+    let (_, live_key) = app.new_app(Environment::Production, "workspace:read", None).await;
     assert!(live_key.starts_with("svc_live_"));
-    problem(
-        app.get("/api/v2/workspace", &live_key).await,
-        403,
-        "production_access_disabled",
-    )
-    .await;
+    problem(app.get("/api/v2/workspace", &live_key).await, 403, "production_access_disabled").await;
 }
 
 #[tokio::test]
 async fn a_sandbox_key_never_sees_production_data() {
     let app = spawn_app().await;
-    let production = fiscus_domain::tenancy::Tenant {
-        workspace_id: app.workspace_id.clone(),
-        environment: Environment::Production,
-    };
-    app.admin()
-        .grant_credits(&production, 500, "production grant")
-        .await
-        .expect("grant");
-    let sandbox = fiscus_domain::tenancy::Tenant {
-        workspace_id: app.workspace_id.clone(),
-        environment: Environment::Sandbox,
-    };
-    app.admin()
-        .grant_credits(&sandbox, 7, "sandbox grant")
-        .await
-        .expect("grant");
-    let body: serde_json::Value = app
-        .get("/api/v2/ai-credits/balance", &app.key)
-        .await
-        .json()
-        .await
-        .expect("json");
+    let production =
+        fiscus_domain::tenancy::Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Production };
+    app.admin().grant_credits(&production, 500, "production grant").await.expect("grant");
+    let sandbox =
+        fiscus_domain::tenancy::Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
+    app.admin().grant_credits(&sandbox, 7, "sandbox grant").await.expect("grant");
+    let body: serde_json::Value = app.get("/api/v2/ai-credits/balance", &app.key).await.json().await.expect("json");
     assert_eq!(body["environment"], "sandbox");
     assert_eq!(body["granted"], 7);
     assert_eq!(body["balance"], 7);
@@ -231,66 +124,24 @@ async fn a_sandbox_key_never_sees_production_data() {
 #[tokio::test]
 async fn another_workspaces_credential_sees_only_its_own_workspace() {
     let app = spawn_app().await;
-    let other = app
-        .admin()
-        .create_workspace("Other", false)
-        .await
-        .expect("ws");
+    let other = app.admin().create_workspace("Other", false).await.expect("ws");
     let other_app = app
         .admin()
-        .create_application(
-            &other.id,
-            "Other App",
-            Environment::Sandbox,
-            &fiscus_domain::scopes::ScopeSet::all(),
-            None,
-        )
+        .create_application(&other.id, "Other App", Environment::Sandbox, &fiscus_domain::scopes::ScopeSet::all(), None)
         .await
         .expect("app");
-    let other_key = app
-        .admin()
-        .issue_key(&other_app.id, None)
-        .await
-        .expect("key");
-    let body: serde_json::Value = app
-        .get("/api/v2/workspace", &other_key.secret)
-        .await
-        .json()
-        .await
-        .expect("json");
+    let other_key = app.admin().issue_key(&other_app.id, None).await.expect("key");
+    let body: serde_json::Value = app.get("/api/v2/workspace", &other_key.secret).await.json().await.expect("json");
     assert_eq!(body["id"], other.id.as_str());
-    app.post_json(
-        crate::helpers::EVIDENCE,
-        &app.key,
-        &crate::helpers::evidence_body("mine"),
-        None,
-    )
-    .await;
-    let list: serde_json::Value = app
-        .get(crate::helpers::EVIDENCE, &other_key.secret)
-        .await
-        .json()
-        .await
-        .expect("json");
-    assert_eq!(
-        list["data"].as_array().map(Vec::len),
-        Some(0),
-        "another workspace's evidence is invisible"
-    );
+    app.post_json(crate::helpers::EVIDENCE, &app.key, &crate::helpers::evidence_body("mine"), None).await;
+    let list: serde_json::Value =
+        app.get(crate::helpers::EVIDENCE, &other_key.secret).await.json().await.expect("json");
+    assert_eq!(list["data"].as_array().map(Vec::len), Some(0), "another workspace's evidence is invisible");
 }
 
 #[tokio::test]
 async fn client_secrets_are_not_bearer_credentials() {
     let app = spawn_app_with(|_| {}).await;
-    let client = app
-        .admin()
-        .create_oauth_client(&app.app_id)
-        .await
-        .expect("client");
-    problem(
-        app.get("/api/v2/workspace", &client.secret).await,
-        401,
-        "invalid_credential",
-    )
-    .await;
+    let client = app.admin().create_oauth_client(&app.app_id).await.expect("client");
+    problem(app.get("/api/v2/workspace", &client.secret).await, 401, "invalid_credential").await;
 }

@@ -5,11 +5,7 @@ use serde_json::json;
 
 async fn unchanged(app: &crate::helpers::TestApp, before: i64) {
     assert_eq!(app.count("SELECT COUNT(*) FROM autonomy_evidence").await, 0);
-    assert_eq!(
-        app.count("SELECT COUNT(*) FROM audit_events").await,
-        before,
-        "no audit event for a refused request"
-    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM audit_events").await, before, "no audit event for a refused request");
 }
 
 #[tokio::test]
@@ -37,53 +33,21 @@ async fn wrong_types_and_unknown_fields_are_422_naming_the_field() {
     let before = app.count("SELECT COUNT(*) FROM audit_events").await;
     let mut wrong_type = evidence_body("x");
     wrong_type["title"] = json!(42);
-    let body = problem(
-        app.post_json(EVIDENCE, &app.key, &wrong_type, None).await,
-        422,
-        "invalid_request",
-    )
-    .await;
+    let body = problem(app.post_json(EVIDENCE, &app.key, &wrong_type, None).await, 422, "invalid_request").await;
     assert_eq!(body["errors"][0]["field"], "title");
     let mut unknown = evidence_body("x");
     unknown["approved"] = json!(true);
-    let body = problem(
-        app.post_json(EVIDENCE, &app.key, &unknown, None).await,
-        422,
-        "invalid_request",
-    )
-    .await;
-    assert!(
-        body["errors"][0]["message"]
-            .as_str()
-            .unwrap_or("")
-            .contains("approved"),
-        "{body}"
-    );
+    let body = problem(app.post_json(EVIDENCE, &app.key, &unknown, None).await, 422, "invalid_request").await;
+    assert!(body["errors"][0]["message"].as_str().unwrap_or("").contains("approved"), "{body}");
     let mut bad_domain = evidence_body("x");
     bad_domain["domain"] = json!("astrology");
-    let body = problem(
-        app.post_json(EVIDENCE, &app.key, &bad_domain, None).await,
-        422,
-        "invalid_request",
-    )
-    .await;
+    let body = problem(app.post_json(EVIDENCE, &app.key, &bad_domain, None).await, 422, "invalid_request").await;
     assert_eq!(body["errors"][0]["field"], "domain");
-    let body = problem(
-        app.post_json(EVIDENCE, &app.key, &json!([1, 2]), None)
-            .await,
-        422,
-        "invalid_request",
-    )
-    .await;
+    let body = problem(app.post_json(EVIDENCE, &app.key, &json!([1, 2]), None).await, 422, "invalid_request").await;
     assert_eq!(body["errors"][0]["field"], "body");
     let mut missing_hash = evidence_body("x");
     missing_hash["source_hash"] = json!("not-a-hash");
-    let body = problem(
-        app.post_json(EVIDENCE, &app.key, &missing_hash, None).await,
-        422,
-        "invalid_request",
-    )
-    .await;
+    let body = problem(app.post_json(EVIDENCE, &app.key, &missing_hash, None).await, 422, "invalid_request").await;
     assert_eq!(body["errors"][0]["field"], "source_hash");
     unchanged(&app, before).await;
 }
@@ -92,13 +56,7 @@ async fn wrong_types_and_unknown_fields_are_422_naming_the_field() {
 async fn a_missing_body_or_wrong_content_type_is_refused() {
     let app = spawn_app().await;
     let before = app.count("SELECT COUNT(*) FROM audit_events").await;
-    let response = app
-        .http
-        .post(app.url(EVIDENCE))
-        .bearer_auth(&app.key)
-        .send()
-        .await
-        .expect("request");
+    let response = app.http.post(app.url(EVIDENCE)).bearer_auth(&app.key).send().await.expect("request");
     problem(response, 400, "malformed_json").await;
     let response = app
         .http
@@ -119,17 +77,10 @@ async fn an_oversize_body_is_413() {
     let before = app.count("SELECT COUNT(*) FROM audit_events").await;
     let mut body = evidence_body("big");
     body["summary"] = json!("x".repeat(10_000));
-    problem(
-        app.post_json(EVIDENCE, &app.key, &body, None).await,
-        413,
-        "payload_too_large",
-    )
-    .await;
+    problem(app.post_json(EVIDENCE, &app.key, &body, None).await, 413, "payload_too_large").await;
     // Without a Content-Length (chunked), the limit holds when the body is read.
-    let chunks: Vec<Result<Vec<u8>, std::io::Error>> = vec![
-        Ok(serde_json::to_vec(&body).expect("json")[..3000].to_vec()),
-        Ok(vec![b' '; 3000]),
-    ];
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+        vec![Ok(serde_json::to_vec(&body).expect("json")[..3000].to_vec()), Ok(vec![b' '; 3000])];
     let response = app
         .http
         .post(app.url(EVIDENCE))
@@ -165,9 +116,7 @@ async fn bad_pagination_values_are_422() {
         let response = app.get(&format!("{EVIDENCE}?{query}"), &app.key).await;
         problem(response, 422, "invalid_parameter").await;
     }
-    let response = app
-        .get("/api/v2/infrastructure/usage?since=yesterday", &app.key)
-        .await;
+    let response = app.get("/api/v2/infrastructure/usage?since=yesterday", &app.key).await;
     problem(response, 422, "invalid_parameter").await;
 }
 
@@ -175,13 +124,7 @@ async fn bad_pagination_values_are_422() {
 async fn unknown_paths_and_methods_are_problems() {
     let app = spawn_app().await;
     problem(app.get("/api/v2/nope", &app.key).await, 404, "not_found").await;
-    let response = app
-        .http
-        .delete(app.url("/api/v2/workspace"))
-        .bearer_auth(&app.key)
-        .send()
-        .await
-        .expect("request");
+    let response = app.http.delete(app.url("/api/v2/workspace")).bearer_auth(&app.key).send().await.expect("request");
     problem(response, 405, "method_not_allowed").await;
 }
 
@@ -190,20 +133,11 @@ async fn unknown_paths_and_methods_are_problems() {
 #[tokio::test]
 async fn no_documented_operation_answers_5xx_to_bad_input() {
     let app = spawn_app().await;
-    let doc: serde_json::Value = app
-        .http
-        .get(app.url("/api/v2/openapi.json"))
-        .send()
-        .await
-        .expect("request")
-        .json()
-        .await
-        .expect("json");
+    let doc: serde_json::Value =
+        app.http.get(app.url("/api/v2/openapi.json")).send().await.expect("request").json().await.expect("json");
     let paths = doc["paths"].as_object().expect("paths");
     for (path, item) in paths {
-        let concrete = path
-            .replace("{uid}", "zz_not_an_id")
-            .replace("{key}", "nope");
+        let concrete = path.replace("{uid}", "zz_not_an_id").replace("{key}", "nope");
         for method in ["get", "post", "delete"] {
             if item.get(method).is_none() {
                 continue;
@@ -225,23 +159,16 @@ async fn no_documented_operation_answers_5xx_to_bad_input() {
                     None => {}
                 }
                 if let Some(b) = body {
-                    req = req
-                        .header("content-type", "application/json")
-                        .body(b.to_string());
+                    req = req.header("content-type", "application/json").body(b.to_string());
                 }
                 let response = req.send().await.expect("request");
                 let status = response.status().as_u16();
                 assert!(status < 500, "{method} {path} answered {status}");
                 if status >= 400 {
-                    let ct = response
-                        .headers()
-                        .get("content-type")
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or("")
-                        .to_string();
+                    let ct =
+                        response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
                     assert!(
-                        ct == "application/problem+json"
-                            || (path.contains("/oauth/") && ct == "application/json"),
+                        ct == "application/problem+json" || (path.contains("/oauth/") && ct == "application/json"),
                         "{method} {path}: {ct}"
                     );
                 }

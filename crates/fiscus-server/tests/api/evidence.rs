@@ -4,9 +4,7 @@ use serde_json::Value;
 #[tokio::test]
 async fn evidence_is_sealed_classified_and_grants_nothing() {
     let app = spawn_app().await;
-    let response = app
-        .post_json(EVIDENCE, &app.key, &evidence_body("SOC 2"), None)
-        .await;
+    let response = app.post_json(EVIDENCE, &app.key, &evidence_body("SOC 2"), None).await;
     assert_eq!(response.status(), 201);
     let record: Value = response.json().await.expect("json");
     assert_eq!(record["domain"], "security");
@@ -17,10 +15,7 @@ async fn evidence_is_sealed_classified_and_grants_nothing() {
     let mut payload = record.clone();
     let obj = payload.as_object_mut().expect("object");
     obj.remove("evidence_hash");
-    obj.insert(
-        "workspace_id".into(),
-        Value::String(app.workspace_id.clone()),
-    );
+    obj.insert("workspace_id".into(), Value::String(app.workspace_id.clone()));
     assert_eq!(fiscus_domain::evidence::seal(&payload).expect("seal"), hash);
 }
 
@@ -32,38 +27,18 @@ async fn evidence_lists_page_by_page_in_creation_order() {
         if i % 2 == 1 {
             body["domain"] = Value::String("governance".into());
         }
-        assert_eq!(
-            app.post_json(EVIDENCE, &app.key, &body, None)
-                .await
-                .status(),
-            201
-        );
+        assert_eq!(app.post_json(EVIDENCE, &app.key, &body, None).await.status(), 201);
     }
-    let first: Value = app
-        .get(&format!("{EVIDENCE}?limit=2"), &app.key)
-        .await
-        .json()
-        .await
-        .expect("json");
+    let first: Value = app.get(&format!("{EVIDENCE}?limit=2"), &app.key).await.json().await.expect("json");
     assert_eq!(first["object"], "list");
     assert_eq!(first["has_more"], true);
     assert_eq!(first["data"][0]["title"], "item 0");
     let after = first["next_after_id"].as_str().expect("cursor");
-    let second: Value = app
-        .get(&format!("{EVIDENCE}?limit=2&after_id={after}"), &app.key)
-        .await
-        .json()
-        .await
-        .expect("json");
+    let second: Value =
+        app.get(&format!("{EVIDENCE}?limit=2&after_id={after}"), &app.key).await.json().await.expect("json");
     assert_eq!(second["data"][0]["title"], "item 2");
     let third: Value = app
-        .get(
-            &format!(
-                "{EVIDENCE}?limit=2&after_id={}",
-                second["next_after_id"].as_str().expect("cursor")
-            ),
-            &app.key,
-        )
+        .get(&format!("{EVIDENCE}?limit=2&after_id={}", second["next_after_id"].as_str().expect("cursor")), &app.key)
         .await
         .json()
         .await
@@ -71,11 +46,7 @@ async fn evidence_lists_page_by_page_in_creation_order() {
     assert_eq!(third["data"].as_array().map(Vec::len), Some(1));
     assert_eq!(third["has_more"], false);
     assert_eq!(third["next_after_id"], Value::Null);
-    let governance: Value = app
-        .get(&format!("{EVIDENCE}?domain=governance"), &app.key)
-        .await
-        .json()
-        .await
-        .expect("json");
+    let governance: Value =
+        app.get(&format!("{EVIDENCE}?domain=governance"), &app.key).await.json().await.expect("json");
     assert_eq!(governance["data"].as_array().map(Vec::len), Some(2));
 }

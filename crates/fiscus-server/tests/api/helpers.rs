@@ -28,43 +28,20 @@ pub async fn spawn_app() -> TestApp {
 
 /// Creates a database named after a fresh id on the server of `FISCUS_TEST_DATABASE_URL`.
 async fn fresh_postgres(admin_url: &str) -> (String, String) {
-    let name = format!(
-        "fiscus_t_{}",
-        fiscus_domain::ids::new_id("db")
-            .to_lowercase()
-            .replace('_', "")
-    );
+    let name = format!("fiscus_t_{}", fiscus_domain::ids::new_id("db").to_lowercase().replace('_', ""));
     sqlx::any::install_default_drivers();
-    let mut conn = sqlx::AnyConnection::connect(admin_url)
-        .await
-        .expect("connect to FISCUS_TEST_DATABASE_URL");
-    conn.execute(format!("CREATE DATABASE {name}").as_str())
-        .await
-        .expect("create test database");
+    let mut conn = sqlx::AnyConnection::connect(admin_url).await.expect("connect to FISCUS_TEST_DATABASE_URL");
+    conn.execute(format!("CREATE DATABASE {name}").as_str()).await.expect("create test database");
     conn.close().await.ok();
-    let (prefix, _) = admin_url
-        .rsplit_once('/')
-        .expect("URL with a database name");
-    let query = admin_url
-        .split_once('?')
-        .map(|(_, q)| format!("?{q}"))
-        .unwrap_or_default();
+    let (prefix, _) = admin_url.rsplit_once('/').expect("URL with a database name");
+    let query = admin_url.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
     (format!("{prefix}/{name}{query}"), name)
 }
 
 pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut settings = Settings {
-        data_dir: dir.path().to_path_buf(),
-        ..Settings::default()
-    };
-    settings.service_classes.insert(
-        "tiny".into(),
-        ServiceClass {
-            quota: 3,
-            window_seconds: 60,
-        },
-    );
+    let mut settings = Settings { data_dir: dir.path().to_path_buf(), ..Settings::default() };
+    settings.service_classes.insert("tiny".into(), ServiceClass { quota: 3, window_seconds: 60 });
     settings.shutdown_grace_seconds = 5;
     settings.database_max_connections = 8;
     let mut postgres = None;
@@ -75,37 +52,16 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
     }
     configure(&mut settings);
     let state = fiscus_server::serve::open(settings).await.expect("open");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(fiscus_server::serve::run(
-        state.clone(),
-        listener,
-        async move {
-            let _ = rx.await;
-        },
-    ));
-    let admin = Admin {
-        store: &state.store,
-        server_key: &state.server_key,
-        actor: Actor::cli(),
-    };
-    let ws = admin
-        .create_workspace("Test Workspace", false)
-        .await
-        .expect("workspace");
-    let app = admin
-        .create_application(
-            &ws.id,
-            "Test App",
-            Environment::Sandbox,
-            &ScopeSet::all(),
-            None,
-        )
-        .await
-        .expect("app");
+    tokio::spawn(fiscus_server::serve::run(state.clone(), listener, async move {
+        let _ = rx.await;
+    }));
+    let admin = Admin { store: &state.store, server_key: &state.server_key, actor: Actor::cli() };
+    let ws = admin.create_workspace("Test Workspace", false).await.expect("workspace");
+    let app =
+        admin.create_application(&ws.id, "Test App", Environment::Sandbox, &ScopeSet::all(), None).await.expect("app");
     let key = admin.issue_key(&app.id, None).await.expect("key");
     TestApp {
         base: format!("http://{addr}"),
@@ -129,19 +85,12 @@ impl Drop for TestApp {
             // Drop the per-test database from a separate thread: Drop cannot await, and the test's runtime
             // may be shutting down.
             let _ = std::thread::spawn(move || {
-                let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                else {
+                let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
                     return;
                 };
                 rt.block_on(async move {
                     if let Ok(mut conn) = sqlx::AnyConnection::connect(&admin_url).await {
-                        let _ = conn
-                            .execute(
-                                format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str(),
-                            )
-                            .await;
+                        let _ = conn.execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str()).await;
                         let _ = conn.close().await;
                     }
                 });
@@ -153,11 +102,7 @@ impl Drop for TestApp {
 
 impl TestApp {
     pub fn admin(&self) -> Admin<'_> {
-        Admin {
-            store: &self.state.store,
-            server_key: &self.state.server_key,
-            actor: Actor::cli(),
-        }
+        Admin { store: &self.state.store, server_key: &self.state.server_key, actor: Actor::cli() }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -165,12 +110,7 @@ impl TestApp {
     }
 
     pub async fn get(&self, path: &str, key: &str) -> reqwest::Response {
-        self.http
-            .get(self.url(path))
-            .bearer_auth(key)
-            .send()
-            .await
-            .expect("request")
+        self.http.get(self.url(path)).bearer_auth(key).send().await.expect("request")
     }
 
     pub async fn post_json(
@@ -188,12 +128,7 @@ impl TestApp {
     }
 
     /// A new application in this workspace with its key.
-    pub async fn new_app(
-        &self,
-        environment: Environment,
-        scopes: &str,
-        class: Option<&str>,
-    ) -> (String, String) {
+    pub async fn new_app(&self, environment: Environment, scopes: &str, class: Option<&str>) -> (String, String) {
         let app = self
             .admin()
             .create_application(
@@ -212,10 +147,7 @@ impl TestApp {
     /// Runs a query against the test database (for assertions on effects and for tampering).
     pub async fn count(&self, sql: &str) -> i64 {
         let mut conn = self.state.store.read().await.expect("conn");
-        let (n,): (i64,) = sqlx::query_as(sql)
-            .fetch_one(&mut *conn)
-            .await
-            .expect("count");
+        let (n,): (i64,) = sqlx::query_as(sql).fetch_one(&mut *conn).await.expect("count");
         n
     }
 
@@ -228,27 +160,14 @@ impl TestApp {
 /// Asserts a problem+json response and returns its body.
 pub async fn problem(response: reqwest::Response, status: u16, code: &str) -> Value {
     assert_eq!(response.status().as_u16(), status, "status for {code}");
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
+    let content_type = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     assert_eq!(content_type, "application/problem+json");
-    let request_id = response
-        .headers()
-        .get("request-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
+    let request_id = response.headers().get("request-id").and_then(|v| v.to_str().ok()).map(str::to_string);
     let body: Value = response.json().await.expect("problem body");
     assert_eq!(body["code"], code, "{body}");
     assert_eq!(body["status"], status);
     assert!(body["title"].is_string());
-    assert_eq!(
-        body["request_id"].as_str(),
-        request_id.as_deref(),
-        "problem carries the Request-Id"
-    );
+    assert_eq!(body["request_id"].as_str(), request_id.as_deref(), "problem carries the Request-Id");
     body
 }
 

@@ -4,9 +4,7 @@ use serde_json::Value;
 /// The body fingerprint the server computes: SHA-256 of the bytes reqwest sends for `.json(body)`.
 fn fingerprint_of(body: &Value) -> String {
     use sha2::Digest;
-    fiscus_domain::evidence::hex(&sha2::Sha256::digest(
-        serde_json::to_vec(body).expect("json"),
-    ))
+    fiscus_domain::evidence::hex(&sha2::Sha256::digest(serde_json::to_vec(body).expect("json")))
 }
 
 async fn evidence_count(app: &crate::helpers::TestApp) -> i64 {
@@ -17,23 +15,13 @@ async fn evidence_count(app: &crate::helpers::TestApp) -> i64 {
 async fn a_replay_returns_the_first_response_and_makes_no_second_effect() {
     let app = spawn_app().await;
     let body = evidence_body("replayed");
-    let first = app
-        .post_json(EVIDENCE, &app.key, &body, Some("key-1"))
-        .await;
+    let first = app.post_json(EVIDENCE, &app.key, &body, Some("key-1")).await;
     assert_eq!(first.status(), 201);
     assert!(!first.headers().contains_key("idempotent-replayed"));
     let first: Value = first.json().await.expect("json");
-    let second = app
-        .post_json(EVIDENCE, &app.key, &body, Some("key-1"))
-        .await;
+    let second = app.post_json(EVIDENCE, &app.key, &body, Some("key-1")).await;
     assert_eq!(second.status(), 201);
-    assert_eq!(
-        second
-            .headers()
-            .get("idempotent-replayed")
-            .and_then(|v| v.to_str().ok()),
-        Some("true")
-    );
+    assert_eq!(second.headers().get("idempotent-replayed").and_then(|v| v.to_str().ok()), Some("true"));
     let second: Value = second.json().await.expect("json");
     assert_eq!(first, second);
     assert_eq!(evidence_count(&app).await, 1);
@@ -45,42 +33,19 @@ async fn a_replay_returns_the_first_response_and_makes_no_second_effect() {
 #[tokio::test]
 async fn the_same_key_with_another_body_is_422() {
     let app = spawn_app().await;
-    assert_eq!(
-        app.post_json(EVIDENCE, &app.key, &evidence_body("a"), Some("k"))
-            .await
-            .status(),
-        201
-    );
-    problem(
-        app.post_json(EVIDENCE, &app.key, &evidence_body("b"), Some("k"))
-            .await,
-        422,
-        "idempotency_key_reused",
-    )
-    .await;
+    assert_eq!(app.post_json(EVIDENCE, &app.key, &evidence_body("a"), Some("k")).await.status(), 201);
+    problem(app.post_json(EVIDENCE, &app.key, &evidence_body("b"), Some("k")).await, 422, "idempotency_key_reused")
+        .await;
     assert_eq!(evidence_count(&app).await, 1);
 }
 
 #[tokio::test]
 async fn keys_belong_to_one_application() {
     let app = spawn_app().await;
-    let (_, other_key) = app
-        .new_app(
-            fiscus_domain::credentials::Environment::Sandbox,
-            "actions:create",
-            None,
-        )
-        .await;
+    let (_, other_key) = app.new_app(fiscus_domain::credentials::Environment::Sandbox, "actions:create", None).await;
     let body = evidence_body("same key, two apps");
-    assert_eq!(
-        app.post_json(EVIDENCE, &app.key, &body, Some("shared"))
-            .await
-            .status(),
-        201
-    );
-    let other = app
-        .post_json(EVIDENCE, &other_key, &body, Some("shared"))
-        .await;
+    assert_eq!(app.post_json(EVIDENCE, &app.key, &body, Some("shared")).await.status(), 201);
+    let other = app.post_json(EVIDENCE, &other_key, &body, Some("shared")).await;
     assert_eq!(other.status(), 201);
     assert!(!other.headers().contains_key("idempotent-replayed"));
     assert_eq!(evidence_count(&app).await, 2);
@@ -100,16 +65,8 @@ async fn a_key_still_in_flight_is_409_with_retry_after() {
         now + 86_400_000_000i64
     ))
     .await;
-    let response = app
-        .post_json(EVIDENCE, &app.key, &evidence_body("x"), Some("busy"))
-        .await;
-    assert_eq!(
-        response
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok()),
-        Some("1")
-    );
+    let response = app.post_json(EVIDENCE, &app.key, &evidence_body("x"), Some("busy")).await;
+    assert_eq!(response.headers().get("retry-after").and_then(|v| v.to_str().ok()), Some("1"));
     problem(response, 409, "idempotency_key_in_use").await;
 }
 
@@ -127,12 +84,7 @@ async fn a_stale_reservation_is_taken_over_by_a_retry() {
         long_ago + 86_400_000_000i64
     ))
     .await;
-    assert_eq!(
-        app.post_json(EVIDENCE, &app.key, &body, Some("crashed"))
-            .await
-            .status(),
-        201
-    );
+    assert_eq!(app.post_json(EVIDENCE, &app.key, &body, Some("crashed")).await.status(), 201);
     assert_eq!(evidence_count(&app).await, 1);
 }
 
@@ -140,13 +92,8 @@ async fn a_stale_reservation_is_taken_over_by_a_retry() {
 async fn an_invalid_idempotency_key_is_refused() {
     let app = spawn_app().await;
     let long = "k".repeat(256);
-    problem(
-        app.post_json(EVIDENCE, &app.key, &evidence_body("x"), Some(&long))
-            .await,
-        422,
-        "invalid_idempotency_key",
-    )
-    .await;
+    problem(app.post_json(EVIDENCE, &app.key, &evidence_body("x"), Some(&long)).await, 422, "invalid_idempotency_key")
+        .await;
     assert_eq!(evidence_count(&app).await, 0);
 }
 
@@ -158,13 +105,7 @@ async fn a_refused_request_is_stored_and_replayed_too() {
     assert_eq!(first.status(), 422);
     let second = app.post_json(EVIDENCE, &app.key, &bad, Some("bad")).await;
     assert_eq!(second.status(), 422);
-    assert_eq!(
-        second
-            .headers()
-            .get("idempotent-replayed")
-            .and_then(|v| v.to_str().ok()),
-        Some("true")
-    );
+    assert_eq!(second.headers().get("idempotent-replayed").and_then(|v| v.to_str().ok()), Some("true"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -186,10 +127,7 @@ async fn fifty_identical_keyed_requests_race_to_exactly_one_effect() {
                 .send()
                 .await
                 .expect("request");
-            (
-                r.status().as_u16(),
-                r.headers().contains_key("idempotent-replayed"),
-            )
+            (r.status().as_u16(), r.headers().contains_key("idempotent-replayed"))
         });
     }
     let mut fresh = 0;

@@ -25,47 +25,20 @@ async fn token(
 #[tokio::test]
 async fn client_credentials_by_basic_and_by_form_give_working_tokens() {
     let app = spawn_app().await;
-    let client = app
-        .admin()
-        .create_oauth_client(&app.app_id)
-        .await
-        .expect("client");
+    let client = app.admin().create_oauth_client(&app.app_id).await.expect("client");
     for basic in [true, false] {
-        let response = token(
-            &app,
-            &client.id,
-            &client.secret,
-            Some("workspace:read trust:read"),
-            basic,
-        )
-        .await;
+        let response = token(&app, &client.id, &client.secret, Some("workspace:read trust:read"), basic).await;
         assert_eq!(response.status(), 200);
-        assert_eq!(
-            response
-                .headers()
-                .get("cache-control")
-                .and_then(|v| v.to_str().ok()),
-            Some("no-store")
-        );
+        assert_eq!(response.headers().get("cache-control").and_then(|v| v.to_str().ok()), Some("no-store"));
         let body: Value = response.json().await.expect("json");
         assert_eq!(body["token_type"], "Bearer");
         assert_eq!(body["expires_in"], 3600);
         assert_eq!(body["scope"], "trust:read workspace:read");
         let access = body["access_token"].as_str().expect("token");
-        let ws: Value = app
-            .get("/api/v2/workspace", access)
-            .await
-            .json()
-            .await
-            .expect("json");
+        let ws: Value = app.get("/api/v2/workspace", access).await.json().await.expect("json");
         assert_eq!(ws["caller"]["credential_kind"], "access_token");
         // The token carries only the requested scopes.
-        let refused = problem(
-            app.get("/api/v2/ai-credits/balance", access).await,
-            403,
-            "scope_missing",
-        )
-        .await;
+        let refused = problem(app.get("/api/v2/ai-credits/balance", access).await, 403, "scope_missing").await;
         assert_eq!(refused["required_scope"], "ai:credits:read");
     }
 }
@@ -73,65 +46,29 @@ async fn client_credentials_by_basic_and_by_form_give_working_tokens() {
 #[tokio::test]
 async fn requested_scopes_are_intersected_with_the_application_entitlement() {
     let app = spawn_app().await;
-    let (other, _) = app
-        .new_app(
-            fiscus_domain::credentials::Environment::Sandbox,
-            "workspace:read",
-            None,
-        )
-        .await;
-    let client = app
-        .admin()
-        .create_oauth_client(&other)
-        .await
-        .expect("client");
-    let body: Value = token(
-        &app,
-        &client.id,
-        &client.secret,
-        Some("workspace:read trust:read"),
-        true,
-    )
-    .await
-    .json()
-    .await
-    .expect("json");
-    assert_eq!(body["scope"], "workspace:read");
-    let body: Value = token(&app, &client.id, &client.secret, None, true)
+    let (other, _) = app.new_app(fiscus_domain::credentials::Environment::Sandbox, "workspace:read", None).await;
+    let client = app.admin().create_oauth_client(&other).await.expect("client");
+    let body: Value = token(&app, &client.id, &client.secret, Some("workspace:read trust:read"), true)
         .await
         .json()
         .await
         .expect("json");
-    assert_eq!(
-        body["scope"], "workspace:read",
-        "no scope parameter grants the whole entitlement"
-    );
+    assert_eq!(body["scope"], "workspace:read");
+    let body: Value = token(&app, &client.id, &client.secret, None, true).await.json().await.expect("json");
+    assert_eq!(body["scope"], "workspace:read", "no scope parameter grants the whole entitlement");
     let response = token(&app, &client.id, &client.secret, Some("trust:read"), true).await;
     assert_eq!(response.status(), 400);
     let body: Value = response.json().await.expect("json");
     assert_eq!(body["error"], "invalid_scope");
-    let body: Value = token(
-        &app,
-        &client.id,
-        &client.secret,
-        Some("no:such:scope"),
-        true,
-    )
-    .await
-    .json()
-    .await
-    .expect("json");
+    let body: Value =
+        token(&app, &client.id, &client.secret, Some("no:such:scope"), true).await.json().await.expect("json");
     assert_eq!(body["error"], "invalid_scope");
 }
 
 #[tokio::test]
 async fn token_endpoint_errors_follow_rfc6749() {
     let app = spawn_app().await;
-    let client = app
-        .admin()
-        .create_oauth_client(&app.app_id)
-        .await
-        .expect("client");
+    let client = app.admin().create_oauth_client(&app.app_id).await.expect("client");
     let wrong = token(&app, &client.id, "fcs_wrong", None, true).await;
     assert_eq!(wrong.status(), 401);
     assert!(wrong.headers().contains_key("www-authenticate"));
@@ -146,10 +83,7 @@ async fn token_endpoint_errors_follow_rfc6749() {
         .await
         .expect("request");
     assert_eq!(response.status(), 400);
-    assert_eq!(
-        response.json::<Value>().await.expect("json")["error"],
-        "unsupported_grant_type"
-    );
+    assert_eq!(response.json::<Value>().await.expect("json")["error"], "unsupported_grant_type");
     let response = app
         .http
         .post(app.url("/api/v2/oauth/token"))
@@ -159,10 +93,7 @@ async fn token_endpoint_errors_follow_rfc6749() {
         .send()
         .await
         .expect("request");
-    assert_eq!(
-        response.json::<Value>().await.expect("json")["error"],
-        "invalid_request"
-    );
+    assert_eq!(response.json::<Value>().await.expect("json")["error"], "invalid_request");
     let response = app
         .http
         .post(app.url("/api/v2/oauth/token"))
@@ -175,26 +106,14 @@ async fn token_endpoint_errors_follow_rfc6749() {
         .send()
         .await
         .expect("request");
-    assert_eq!(
-        response.json::<Value>().await.expect("json")["error"],
-        "invalid_request",
-        "two authentication methods"
-    );
+    assert_eq!(response.json::<Value>().await.expect("json")["error"], "invalid_request", "two authentication methods");
 }
 
 #[tokio::test]
 async fn a_revoked_token_is_refused_and_introspects_inactive() {
     let app = spawn_app().await;
-    let client = app
-        .admin()
-        .create_oauth_client(&app.app_id)
-        .await
-        .expect("client");
-    let body: Value = token(&app, &client.id, &client.secret, None, true)
-        .await
-        .json()
-        .await
-        .expect("json");
+    let client = app.admin().create_oauth_client(&app.app_id).await.expect("client");
+    let body: Value = token(&app, &client.id, &client.secret, None, true).await.json().await.expect("json");
     let access = body["access_token"].as_str().expect("token").to_string();
     let introspect = |t: String| {
         let app = &app;
@@ -220,25 +139,14 @@ async fn a_revoked_token_is_refused_and_introspects_inactive() {
         .http
         .post(app.url("/api/v2/oauth/revoke"))
         .basic_auth(&client.id, Some(&client.secret))
-        .form(&[
-            ("token", access.as_str()),
-            ("token_type_hint", "access_token"),
-        ])
+        .form(&[("token", access.as_str()), ("token_type_hint", "access_token")])
         .send()
         .await
         .expect("request");
     assert_eq!(revoked.status(), 200);
-    problem(
-        app.get("/api/v2/workspace", &access).await,
-        401,
-        "invalid_credential",
-    )
-    .await;
+    problem(app.get("/api/v2/workspace", &access).await, 401, "invalid_credential").await;
     assert_eq!(introspect(access.clone()).await["active"], false);
-    assert_eq!(
-        introspect("garbage".into()).await,
-        serde_json::json!({ "active": false })
-    );
+    assert_eq!(introspect("garbage".into()).await, serde_json::json!({ "active": false }));
     // The API key of the same application is untouched.
     assert_eq!(app.get("/api/v2/workspace", &app.key).await.status(), 200);
 }
@@ -246,65 +154,25 @@ async fn a_revoked_token_is_refused_and_introspects_inactive() {
 #[tokio::test]
 async fn rotating_a_client_secret_revokes_its_tokens_and_the_old_secret() {
     let app = spawn_app().await;
-    let client = app
-        .admin()
-        .create_oauth_client(&app.app_id)
-        .await
-        .expect("client");
-    let body: Value = token(&app, &client.id, &client.secret, None, false)
-        .await
-        .json()
-        .await
-        .expect("json");
+    let client = app.admin().create_oauth_client(&app.app_id).await.expect("client");
+    let body: Value = token(&app, &client.id, &client.secret, None, false).await.json().await.expect("json");
     let access = body["access_token"].as_str().expect("token").to_string();
-    let (rotated, revoked) = app
-        .admin()
-        .rotate_oauth_client(&client.id)
-        .await
-        .expect("rotate");
+    let (rotated, revoked) = app.admin().rotate_oauth_client(&client.id).await.expect("rotate");
     assert_eq!(revoked, 1);
-    problem(
-        app.get("/api/v2/workspace", &access).await,
-        401,
-        "invalid_credential",
-    )
-    .await;
-    assert_eq!(
-        token(&app, &client.id, &client.secret, None, true)
-            .await
-            .status(),
-        401
-    );
-    assert_eq!(
-        token(&app, &client.id, &rotated.secret, None, true)
-            .await
-            .status(),
-        200
-    );
+    problem(app.get("/api/v2/workspace", &access).await, 401, "invalid_credential").await;
+    assert_eq!(token(&app, &client.id, &client.secret, None, true).await.status(), 401);
+    assert_eq!(token(&app, &client.id, &rotated.secret, None, true).await.status(), 200);
 }
 
 #[tokio::test]
 async fn an_expired_token_is_refused() {
     let app = spawn_app_with(|s| s.access_token_ttl_seconds = 1).await;
-    let client = app
-        .admin()
-        .create_oauth_client(&app.app_id)
-        .await
-        .expect("client");
-    let body: Value = token(&app, &client.id, &client.secret, None, true)
-        .await
-        .json()
-        .await
-        .expect("json");
+    let client = app.admin().create_oauth_client(&app.app_id).await.expect("client");
+    let body: Value = token(&app, &client.id, &client.secret, None, true).await.json().await.expect("json");
     let access = body["access_token"].as_str().expect("token").to_string();
     assert_eq!(app.get("/api/v2/workspace", &access).await.status(), 200);
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
-    problem(
-        app.get("/api/v2/workspace", &access).await,
-        401,
-        "invalid_credential",
-    )
-    .await;
+    problem(app.get("/api/v2/workspace", &access).await, 401, "invalid_credential").await;
 }
 
 #[tokio::test]
@@ -320,13 +188,7 @@ async fn the_authorization_server_metadata_describes_the_endpoints() {
         .await
         .expect("json");
     assert_eq!(meta["issuer"], app.base.as_str());
-    assert_eq!(
-        meta["token_endpoint"],
-        format!("{}/api/v2/oauth/token", app.base)
-    );
-    assert_eq!(
-        meta["grant_types_supported"],
-        serde_json::json!(["client_credentials"])
-    );
+    assert_eq!(meta["token_endpoint"], format!("{}/api/v2/oauth/token", app.base));
+    assert_eq!(meta["grant_types_supported"], serde_json::json!(["client_credentials"]));
     assert_eq!(meta["scopes_supported"].as_array().map(Vec::len), Some(75));
 }

@@ -5,28 +5,16 @@ use serde_json::Value;
 #[tokio::test]
 async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
     let app = spawn_app().await;
-    let doc: Value = app
-        .http
-        .get(app.url("/api/v2/openapi.json"))
-        .send()
-        .await
-        .expect("request")
-        .json()
-        .await
-        .expect("json");
+    let doc: Value =
+        app.http.get(app.url("/api/v2/openapi.json")).send().await.expect("request").json().await.expect("json");
     assert_eq!(doc["openapi"], "3.1.0");
     assert_eq!(doc["info"]["version"], "2.0.0");
     let mut operations = 0;
     for (path, item) in doc["paths"].as_object().expect("paths") {
-        for (key, method) in [
-            ("get", Method::Get),
-            ("post", Method::Post),
-            ("delete", Method::Delete),
-        ] {
+        for (key, method) in [("get", Method::Get), ("post", Method::Post), ("delete", Method::Delete)] {
             let Some(op) = item.get(key) else { continue };
             operations += 1;
-            let entry = catalogue::find(method, path)
-                .unwrap_or_else(|| panic!("{key} {path} is not catalogued"));
+            let entry = catalogue::find(method, path).unwrap_or_else(|| panic!("{key} {path} is not catalogued"));
             assert_eq!(op["operationId"], entry.id);
             assert_eq!(op["tags"][0], entry.group.name());
             assert_eq!(op["x-fiscus-scope"].as_str(), entry.scope, "{}", entry.id);
@@ -34,11 +22,7 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                 Some(scope) => {
                     assert_eq!(op["security"][0]["bearer"][0], scope);
                     for status in ["401", "403", "429"] {
-                        assert!(
-                            op["responses"][status].is_object(),
-                            "{} documents {status}",
-                            entry.id
-                        );
+                        assert!(op["responses"][status].is_object(), "{} documents {status}", entry.id);
                     }
                 }
                 None => assert!(path.contains("/oauth/")),
@@ -48,12 +32,7 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                 assert!(example.is_object(), "{} has an example body", entry.id);
                 // The example works against a live workspace.
                 let response = app.post_json(path, &app.key, example, None).await;
-                assert!(
-                    response.status().is_success(),
-                    "{} example answered {}",
-                    entry.id,
-                    response.status()
-                );
+                assert!(response.status().is_success(), "{} example answered {}", entry.id, response.status());
             }
         }
     }
@@ -72,26 +51,10 @@ fn every_served_route_is_catalogued_with_its_scope() {
 #[tokio::test]
 async fn the_docs_page_works_offline() {
     let app = spawn_app().await;
-    let page = app
-        .http
-        .get(app.url("/docs"))
-        .send()
-        .await
-        .expect("request")
-        .text()
-        .await
-        .expect("text");
+    let page = app.http.get(app.url("/docs")).send().await.expect("request").text().await.expect("text");
     assert!(page.contains("/api/v2/workspace"));
     assert!(!page.contains("<script"), "no scripts");
-    assert!(
-        !page.contains("http://") && !page.contains("https://"),
-        "nothing fetched from elsewhere"
-    );
-    let problem = app
-        .http
-        .get(app.url("/problems/scope_missing"))
-        .send()
-        .await
-        .expect("request");
+    assert!(!page.contains("http://") && !page.contains("https://"), "nothing fetched from elsewhere");
+    let problem = app.http.get(app.url("/problems/scope_missing")).send().await.expect("request");
     assert_eq!(problem.status(), 200);
 }

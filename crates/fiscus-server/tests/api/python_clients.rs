@@ -22,37 +22,22 @@ fn python() -> PathBuf {
 }
 
 fn run(script: &str, args: &[&str]) -> String {
-    let out = Command::new(python())
-        .arg(repo_root().join("clients").join(script))
-        .args(args)
-        .output()
-        .expect("run python");
+    let out =
+        Command::new(python()).arg(repo_root().join("clients").join(script)).args(args).output().expect("run python");
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "{script} failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{script} failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     stdout
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn authlib_obtains_and_uses_a_client_credentials_token() {
     let app = spawn_app().await;
-    let client = app
-        .admin()
-        .create_oauth_client(&app.app_id)
-        .await
-        .expect("client");
+    let client = app.admin().create_oauth_client(&app.app_id).await.expect("client");
     let base = app.base.clone();
-    let out = tokio::task::spawn_blocking(move || {
-        run(
-            "oauth_client_credentials.py",
-            &[&base, &client.id, &client.secret],
-        )
-    })
-    .await
-    .expect("join");
+    let out =
+        tokio::task::spawn_blocking(move || run("oauth_client_credentials.py", &[&base, &client.id, &client.secret]))
+            .await
+            .expect("join");
     assert!(out.contains("authlib: ok"), "{out}");
 }
 
@@ -60,8 +45,6 @@ async fn authlib_obtains_and_uses_a_client_credentials_token() {
 async fn the_openapi_document_validates_as_openapi_31() {
     let app = spawn_app().await;
     let base = app.base.clone();
-    let out = tokio::task::spawn_blocking(move || run("validate_openapi.py", &[&base]))
-        .await
-        .expect("join");
+    let out = tokio::task::spawn_blocking(move || run("validate_openapi.py", &[&base])).await.expect("join");
     assert!(out.contains("valid"), "{out}");
 }

@@ -5,18 +5,8 @@ use fiscus_domain::credentials::Environment;
 async fn every_response_carries_the_ratelimit_fields() {
     let app = spawn_app().await;
     let response = app.get("/api/v2/workspace", &app.key).await;
-    let policy = response
-        .headers()
-        .get("ratelimit-policy")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
-    let current = response
-        .headers()
-        .get("ratelimit")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
+    let policy = response.headers().get("ratelimit-policy").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    let current = response.headers().get("ratelimit").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     assert_eq!(policy, "\"standard\";q=6000;w=60");
     assert!(current.starts_with("\"standard\";r=5999;t="), "{current}");
 }
@@ -24,22 +14,12 @@ async fn every_response_carries_the_ratelimit_fields() {
 #[tokio::test]
 async fn past_the_quota_a_credential_gets_429_with_retry_after() {
     let app = spawn_app().await;
-    let (_, key) = app
-        .new_app(Environment::Sandbox, "workspace:read", Some("tiny"))
-        .await;
+    let (_, key) = app.new_app(Environment::Sandbox, "workspace:read", Some("tiny")).await;
     for remaining in [2, 1, 0] {
         let response = app.get("/api/v2/workspace", &key).await;
         assert_eq!(response.status(), 200);
-        let current = response
-            .headers()
-            .get("ratelimit")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string();
-        assert!(
-            current.starts_with(&format!("\"tiny\";r={remaining};")),
-            "{current}"
-        );
+        let current = response.headers().get("ratelimit").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+        assert!(current.starts_with(&format!("\"tiny\";r={remaining};")), "{current}");
     }
     let refused = app.get("/api/v2/workspace", &key).await;
     let retry_after: u64 = refused
@@ -58,20 +38,12 @@ async fn past_the_quota_a_credential_gets_429_with_retry_after() {
 #[tokio::test]
 async fn the_service_classes_read_reports_the_enforced_limits() {
     let app = spawn_app().await;
-    let body: serde_json::Value = app
-        .get("/api/v2/infrastructure/service-classes", &app.key)
-        .await
-        .json()
-        .await
-        .expect("json");
+    let body: serde_json::Value =
+        app.get("/api/v2/infrastructure/service-classes", &app.key).await.json().await.expect("json");
     let classes = body["data"].as_array().expect("list");
-    let tiny = classes
-        .iter()
-        .find(|c| c["name"] == "tiny")
-        .expect("tiny class");
+    let tiny = classes.iter().find(|c| c["name"] == "tiny").expect("tiny class");
     assert_eq!(tiny["quota"], 3);
-    let current: Vec<&serde_json::Value> =
-        classes.iter().filter(|c| c["current"] == true).collect();
+    let current: Vec<&serde_json::Value> = classes.iter().filter(|c| c["current"] == true).collect();
     assert_eq!(current.len(), 1);
     assert_eq!(current[0]["name"], "standard");
 }

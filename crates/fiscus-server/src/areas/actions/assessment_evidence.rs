@@ -2,9 +2,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::actions::autonomy::{
-    AssessmentDomain, EvidenceRequest, EvidenceView, seal_payload,
-};
+use fiscus_domain::actions::autonomy::{AssessmentDomain, EvidenceRequest, EvidenceView, seal_payload};
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::error_code::ErrorCode;
@@ -40,27 +38,15 @@ pub async fn post_evidence(
     ApiJson(body): ApiJson<EvidenceRequest>,
 ) -> Result<Response, ApiError> {
     let valid = body.validate().map_err(|errors| {
-        errors.into_iter().fold(
-            ApiError::new(ErrorCode::InvalidRequest),
-            |e, (field, message)| e.field(field, message),
-        )
+        errors.into_iter().fold(ApiError::new(ErrorCode::InvalidRequest), |e, (field, message)| e.field(field, message))
     })?;
     let now = now_micros();
     let id = fiscus_domain::ids::new_id("aev");
     let environment = ctx.principal.tenant.environment.as_str();
     let observed_at = valid.observed_at.unwrap_or(now);
     let recorded_by = ctx.principal.application_id.clone();
-    let payload = seal_payload(
-        ctx.principal.workspace_id(),
-        &id,
-        environment,
-        &valid,
-        observed_at,
-        &recorded_by,
-        now,
-    );
-    let evidence_hash = seal(&payload)
-        .map_err(|_| ApiError::invalid_request("metadata", "numbers must be finite"))?;
+    let payload = seal_payload(ctx.principal.workspace_id(), &id, environment, &valid, observed_at, &recorded_by, now);
+    let evidence_hash = seal(&payload).map_err(|_| ApiError::invalid_request("metadata", "numbers must be finite"))?;
     let row = EvidenceRow {
         id: id.clone(),
         environment: environment.to_string(),
@@ -78,12 +64,8 @@ pub async fn post_evidence(
     };
     let mut tx = state.store.begin().await?;
     fiscus_store::autonomy_evidence::insert(tx.conn(), ctx.tenant(), &row).await?;
-    ctx.audit(
-        &mut tx,
-        Some(&id),
-        serde_json::json!({ "domain": row.domain, "evidence_hash": row.evidence_hash }),
-    )
-    .await?;
+    ctx.audit(&mut tx, Some(&id), serde_json::json!({ "domain": row.domain, "evidence_hash": row.evidence_hash }))
+        .await?;
     let view = to_view(row)?;
     ctx.respond(tx, StatusCode::CREATED, &view).await
 }
@@ -109,8 +91,7 @@ pub async fn list_evidence(
         Some(d) => Some(
             AssessmentDomain::parse(d)
                 .ok_or_else(|| {
-                    ApiError::new(ErrorCode::InvalidParameter)
-                        .field("domain", "not one of the eight domains")
+                    ApiError::new(ErrorCode::InvalidParameter).field("domain", "not one of the eight domains")
                 })?
                 .as_str(),
         ),
@@ -130,11 +111,7 @@ pub async fn list_evidence(
         object: page.object,
         has_more: page.has_more,
         next_after_id: page.next_after_id,
-        data: page
-            .data
-            .into_iter()
-            .map(to_view)
-            .collect::<Result<_, _>>()?,
+        data: page.data.into_iter().map(to_view).collect::<Result<_, _>>()?,
     }))
 }
 

@@ -7,8 +7,5 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(
-        assessment_evidence::post_evidence,
-        assessment_evidence::list_evidence
-    ))
+    OpenApiRouter::new().routes(routes!(assessment_evidence::post_evidence, assessment_evidence::list_evidence))
 }

@@ -21,12 +21,7 @@ pub struct OAuthError {
 
 impl OAuthError {
     pub fn bad_request(error: &'static str, description: impl Into<String>) -> OAuthError {
-        OAuthError {
-            status: StatusCode::BAD_REQUEST,
-            error,
-            description: description.into(),
-            basic_challenge: false,
-        }
+        OAuthError { status: StatusCode::BAD_REQUEST, error, description: description.into(), basic_challenge: false }
     }
 
     pub fn invalid_client(basic: bool) -> OAuthError {
@@ -57,17 +52,11 @@ impl From<fiscus_store::StoreError> for OAuthError {
 
 impl IntoResponse for OAuthError {
     fn into_response(self) -> Response {
-        let body = OAuthErrorResponse {
-            error: self.error.into(),
-            error_description: Some(self.description),
-        };
+        let body = OAuthErrorResponse { error: self.error.into(), error_description: Some(self.description) };
         let mut response = (self.status, axum::Json(body)).into_response();
         no_store(response.headers_mut());
         if self.basic_challenge {
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Basic realm=\"fiscus\""),
-            );
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"fiscus\""));
         }
         response
     }
@@ -81,28 +70,16 @@ pub fn no_store(headers: &mut HeaderMap) {
 
 /// Parses an `application/x-www-form-urlencoded` body; a repeated parameter is an error (RFC 6749 §3.2).
 pub fn parse_form(headers: &HeaderMap, body: &[u8]) -> Result<HashMap<String, String>, OAuthError> {
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    if !content_type
-        .to_ascii_lowercase()
-        .starts_with("application/x-www-form-urlencoded")
-    {
-        return Err(OAuthError::bad_request(
-            "invalid_request",
-            "the body must be application/x-www-form-urlencoded",
-        ));
+    let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    if !content_type.to_ascii_lowercase().starts_with("application/x-www-form-urlencoded") {
+        return Err(OAuthError::bad_request("invalid_request", "the body must be application/x-www-form-urlencoded"));
     }
     let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(body)
         .map_err(|_| OAuthError::bad_request("invalid_request", "the form body is malformed"))?;
     let mut form = HashMap::new();
     for (k, v) in pairs {
         if form.insert(k.clone(), v).is_some() {
-            return Err(OAuthError::bad_request(
-                "invalid_request",
-                format!("parameter `{k}` is repeated"),
-            ));
+            return Err(OAuthError::bad_request("invalid_request", format!("parameter `{k}` is repeated")));
         }
     }
     Ok(form)
@@ -123,10 +100,7 @@ pub async fn authenticate_client(
     let in_form = form.contains_key("client_secret");
     let (client_id, secret, used_basic) = match (basic, in_form) {
         (Some(_), true) => {
-            return Err(OAuthError::bad_request(
-                "invalid_request",
-                "use one client authentication method, not two",
-            ));
+            return Err(OAuthError::bad_request("invalid_request", "use one client authentication method, not two"));
         }
         (Some(encoded), false) => {
             let decoded = base64::engine::general_purpose::STANDARD
@@ -134,9 +108,7 @@ pub async fn authenticate_client(
                 .ok()
                 .and_then(|b| String::from_utf8(b).ok())
                 .ok_or(OAuthError::invalid_client(true))?;
-            let (id, secret) = decoded
-                .split_once(':')
-                .ok_or(OAuthError::invalid_client(true))?;
+            let (id, secret) = decoded.split_once(':').ok_or(OAuthError::invalid_client(true))?;
             (form_decode(id), form_decode(secret), true)
         }
         (None, true) => (
@@ -153,12 +125,8 @@ pub async fn authenticate_client(
     let client = fiscus_store::credentials::find_oauth_client(&mut conn, &client_id)
         .await?
         .ok_or(OAuthError::invalid_client(used_basic))?;
-    let shaped = credentials::parse(&secret)
-        .is_some_and(|p| p.kind == credentials::SecretKind::ClientSecret);
-    if !shaped
-        || client.status != "active"
-        || !credentials::verify(&state.server_key, &secret, &client.secret_hash)
-    {
+    let shaped = credentials::parse(&secret).is_some_and(|p| p.kind == credentials::SecretKind::ClientSecret);
+    if !shaped || client.status != "active" || !credentials::verify(&state.server_key, &secret, &client.secret_hash) {
         return Err(OAuthError::invalid_client(used_basic));
     }
     Ok(client)

@@ -23,10 +23,7 @@ pub async fn authorization_server_metadata(headers: HeaderMap) -> Json<Value> {
 
 /// The issuer is the origin the client reached us at (`X-Forwarded-Proto` respected behind a proxy).
 pub fn issuer(headers: &HeaderMap) -> String {
-    let host = headers
-        .get(axum::http::header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("localhost");
+    let host = headers.get(axum::http::header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("localhost");
     let scheme = headers
         .get("x-forwarded-proto")
         .and_then(|v| v.to_str().ok())

@@ -27,11 +27,7 @@ use crate::state::AppState;
         (status = 401, description = "Client authentication failed", body = OAuthErrorResponse),
     )
 )]
-pub async fn post_token(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+pub async fn post_token(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
     match issue(&state, &headers, &body).await {
         Ok(token) => {
             let mut response = (StatusCode::OK, Json(token)).into_response();
@@ -42,39 +38,24 @@ pub async fn post_token(
     }
 }
 
-async fn issue(
-    state: &AppState,
-    headers: &HeaderMap,
-    body: &[u8],
-) -> Result<TokenResponse, OAuthError> {
+async fn issue(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<TokenResponse, OAuthError> {
     let form = parse_form(headers, body)?;
     match form.get("grant_type").map(String::as_str) {
         Some("client_credentials") => {}
         Some(_) => {
-            return Err(OAuthError::bad_request(
-                "unsupported_grant_type",
-                "only client_credentials is supported",
-            ));
+            return Err(OAuthError::bad_request("unsupported_grant_type", "only client_credentials is supported"));
         }
         None => {
-            return Err(OAuthError::bad_request(
-                "invalid_request",
-                "grant_type is required",
-            ));
+            return Err(OAuthError::bad_request("invalid_request", "grant_type is required"));
         }
     }
     let client = authenticate_client(state, headers, &form).await?;
     let mut conn = state.store.read().await?;
-    let app =
-        fiscus_store::applications::get(&mut conn, &client.workspace_id, &client.application_id)
-            .await?;
+    let app = fiscus_store::applications::get(&mut conn, &client.workspace_id, &client.application_id).await?;
     let workspace = fiscus_store::workspaces::get(&mut conn, &client.workspace_id).await?;
     drop(conn);
     if app.status().ok() != Some(AppStatus::Active) {
-        return Err(OAuthError::bad_request(
-            "unauthorized_client",
-            "the application is not active",
-        ));
+        return Err(OAuthError::bad_request("unauthorized_client", "the application is not active"));
     }
     let environment = app.environment().map_err(OAuthError::from)?;
     if environment == Environment::Production && !workspace.production_access() {
@@ -87,16 +68,13 @@ async fn issue(
     let granted = match form.get("scope") {
         None => entitled,
         Some(requested) => {
-            let requested = ScopeSet::parse(requested)
-                .map_err(|e| OAuthError::bad_request("invalid_scope", e.to_string()))?;
+            let requested =
+                ScopeSet::parse(requested).map_err(|e| OAuthError::bad_request("invalid_scope", e.to_string()))?;
             requested.intersection(&entitled)
         }
     };
     if granted.is_empty() {
-        return Err(OAuthError::bad_request(
-            "invalid_scope",
-            "none of the requested scopes is entitled",
-        ));
+        return Err(OAuthError::bad_request("invalid_scope", "none of the requested scopes is entitled"));
     }
     let now = now_micros();
     let ttl = state.settings.access_token_ttl_seconds;
@@ -136,12 +114,7 @@ async fn issue(
     )
     .await?;
     tx.commit().await?;
-    Ok(TokenResponse {
-        access_token: minted.full,
-        token_type: "Bearer".into(),
-        expires_in: ttl,
-        scope,
-    })
+    Ok(TokenResponse { access_token: minted.full, token_type: "Bearer".into(), expires_in: ttl, scope })
 }
 
 /// RFC 7009 revocation. Answers 200 whether or not the token existed (§2.2), but only revokes tokens issued
@@ -156,11 +129,7 @@ async fn issue(
         (status = 401, description = "Client authentication failed", body = OAuthErrorResponse),
     )
 )]
-pub async fn post_revoke(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+pub async fn post_revoke(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
     match revoke(&state, &headers, &body).await {
         Ok(()) => {
             let mut response = StatusCode::OK.into_response();
@@ -174,32 +143,20 @@ pub async fn post_revoke(
 async fn revoke(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<(), OAuthError> {
     let form = parse_form(headers, body)?;
     let client = authenticate_client(state, headers, &form).await?;
-    let token = form
-        .get("token")
-        .ok_or_else(|| OAuthError::bad_request("invalid_request", "token is required"))?;
-    let Some(parsed) = credentials::parse(token).filter(|p| p.kind == SecretKind::AccessToken)
-    else {
+    let token = form.get("token").ok_or_else(|| OAuthError::bad_request("invalid_request", "token is required"))?;
+    let Some(parsed) = credentials::parse(token).filter(|p| p.kind == SecretKind::AccessToken) else {
         return Ok(());
     };
     let mut conn = state.store.read().await?;
     let owner = fiscus_store::credentials::find_token_owner(&mut conn, parsed.lookup).await?;
     drop(conn);
     let Some(owner) = owner else { return Ok(()) };
-    if owner.client_id != client.id
-        || !credentials::verify(&state.server_key, token, &owner.secret_hash)
-    {
+    if owner.client_id != client.id || !credentials::verify(&state.server_key, token, &owner.secret_hash) {
         return Ok(());
     }
     let now = now_micros();
     let mut tx = state.store.begin().await?;
-    if fiscus_store::credentials::revoke_access_token(
-        tx.conn(),
-        &owner.workspace_id,
-        &owner.id,
-        now,
-    )
-    .await?
-    {
+    if fiscus_store::credentials::revoke_access_token(&mut tx, &owner.workspace_id, &owner.id, now).await? {
         let request_id = request_id::current();
         fiscus_store::audit::append(
             tx.conn(),
@@ -232,11 +189,7 @@ async fn revoke(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<()
         (status = 401, description = "Client authentication failed", body = OAuthErrorResponse),
     )
 )]
-pub async fn post_introspect(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+pub async fn post_introspect(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
     match introspect(&state, &headers, &body).await {
         Ok(answer) => {
             let mut response = (StatusCode::OK, Json(answer)).into_response();
@@ -247,34 +200,22 @@ pub async fn post_introspect(
     }
 }
 
-async fn introspect(
-    state: &AppState,
-    headers: &HeaderMap,
-    body: &[u8],
-) -> Result<IntrospectionResponse, OAuthError> {
+async fn introspect(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<IntrospectionResponse, OAuthError> {
     let form = parse_form(headers, body)?;
     let client = authenticate_client(state, headers, &form).await?;
-    let token = form
-        .get("token")
-        .ok_or_else(|| OAuthError::bad_request("invalid_request", "token is required"))?;
+    let token = form.get("token").ok_or_else(|| OAuthError::bad_request("invalid_request", "token is required"))?;
     let inactive = IntrospectionResponse::default();
-    let Some(parsed) = credentials::parse(token).filter(|p| p.kind == SecretKind::AccessToken)
-    else {
+    let Some(parsed) = credentials::parse(token).filter(|p| p.kind == SecretKind::AccessToken) else {
         return Ok(inactive);
     };
     let mut conn = state.store.read().await?;
-    let Some(owner) = fiscus_store::credentials::find_token_owner(&mut conn, parsed.lookup).await?
-    else {
+    let Some(owner) = fiscus_store::credentials::find_token_owner(&mut conn, parsed.lookup).await? else {
         return Ok(inactive);
     };
-    if owner.client_id != client.id
-        || !credentials::verify(&state.server_key, token, &owner.secret_hash)
-    {
+    if owner.client_id != client.id || !credentials::verify(&state.server_key, token, &owner.secret_hash) {
         return Ok(inactive);
     }
-    let Some(resolved) =
-        fiscus_store::credentials::resolve_access_token(&mut conn, parsed.lookup).await?
-    else {
+    let Some(resolved) = fiscus_store::credentials::resolve_access_token(&mut conn, parsed.lookup).await? else {
         return Ok(inactive);
     };
     let now = now_micros();
@@ -284,11 +225,11 @@ async fn introspect(
     if !active {
         return Ok(inactive);
     }
-    let app_scopes = ScopeSet::from_stored(&resolved.app_scopes);
-    let workspace = ScopeSet::from_stored(&resolved.workspace_entitlement);
-    let scope = ScopeSet::from_stored(resolved.token_scopes.as_deref().unwrap_or(""))
-        .intersection(&app_scopes)
-        .intersection(&workspace);
+    let scope = resolved
+        .token_scopes
+        .unwrap_or_default()
+        .intersection(&resolved.app_scopes)
+        .intersection(&resolved.workspace_entitlement);
     Ok(IntrospectionResponse {
         active: true,
         scope: Some(scope.to_space_separated()),

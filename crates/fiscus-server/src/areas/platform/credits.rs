@@ -8,10 +8,7 @@ use crate::state::AppState;
 
 /// The AI credit balance of the caller's workspace and environment, derived from the credits ledger.
 #[utoipa::path(get, path = "/api/v2/ai-credits/balance", responses((status = 200, description = "Granted, consumed and remaining credits", body = CreditBalanceView)))]
-pub async fn get_balance(
-    ctx: Ctx,
-    State(state): State<AppState>,
-) -> Result<Json<CreditBalanceView>, ApiError> {
+pub async fn get_balance(ctx: Ctx, State(state): State<AppState>) -> Result<Json<CreditBalanceView>, ApiError> {
     let mut conn = state.store.read().await?;
     let totals = fiscus_store::credits::totals(&mut conn, ctx.tenant()).await?;
     Ok(Json(CreditBalanceView {

@@ -4,9 +4,8 @@ use axum::Json;
 use axum::extract::State;
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::api::platform::{
-    AuditHeadView, DataEntitlementView, KeyPostureView, OperatorPostureView, PostureView,
-    ProductionAccessView, RegionView, SecretsPostureView, ServiceClassView, UsageRowView,
-    UsageView,
+    AuditHeadView, DataEntitlementView, KeyPostureView, OperatorPostureView, PostureView, ProductionAccessView,
+    RegionView, SecretsPostureView, ServiceClassView, UsageRowView, UsageView,
 };
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros, rfc3339, utc_day};
 use fiscus_domain::scopes::{SCOPES, ScopeSet};
@@ -38,10 +37,8 @@ pub async fn get_usage(
     let since = match query.since {
         Some(day) if is_day(&day) => day,
         Some(_) => {
-            return Err(
-                ApiError::new(fiscus_domain::error_code::ErrorCode::InvalidParameter)
-                    .field("since", "must be a date YYYY-MM-DD"),
-            );
+            return Err(ApiError::new(fiscus_domain::error_code::ErrorCode::InvalidParameter)
+                .field("since", "must be a date YYYY-MM-DD"));
         }
         None => utc_day(now_micros() - 30 * DAY),
     };
@@ -88,10 +85,7 @@ pub async fn get_regions(_ctx: Ctx, State(state): State<AppState>) -> Json<ListP
 
 /// The rate-limit classes this deployment enforces, and which one applies to the caller.
 #[utoipa::path(get, path = "/api/v2/infrastructure/service-classes", responses((status = 200, description = "Service classes", body = ListPage<ServiceClassView>)))]
-pub async fn get_service_classes(
-    ctx: Ctx,
-    State(state): State<AppState>,
-) -> Json<ListPage<ServiceClassView>> {
+pub async fn get_service_classes(ctx: Ctx, State(state): State<AppState>) -> Json<ListPage<ServiceClassView>> {
     let (current, _) = state.settings.service_class(&ctx.principal.service_class);
     Json(ListPage::complete(
         state
@@ -112,29 +106,19 @@ pub async fn get_service_classes(
 
 /// The workspace's security posture as it stands.
 #[utoipa::path(get, path = "/api/v2/infrastructure/posture", responses((status = 200, description = "Posture", body = PostureView)))]
-pub async fn get_posture(
-    ctx: Ctx,
-    State(state): State<AppState>,
-) -> Result<Json<PostureView>, ApiError> {
+pub async fn get_posture(ctx: Ctx, State(state): State<AppState>) -> Result<Json<PostureView>, ApiError> {
     let now = now_micros();
     let workspace_id = ctx.principal.workspace_id();
     let mut conn = state.store.read().await?;
     let ws = fiscus_store::workspaces::get(&mut conn, workspace_id).await?;
     let keys = fiscus_store::credentials::active_key_facts(&mut conn, workspace_id).await?;
-    let clients =
-        fiscus_store::credentials::count_active_oauth_clients(&mut conn, workspace_id).await?;
+    let clients = fiscus_store::credentials::count_active_oauth_clients(&mut conn, workspace_id).await?;
     let (seq, hash) = fiscus_store::audit::head(&mut conn, workspace_id).await?;
-    let ages: Vec<f64> = keys
-        .iter()
-        .map(|k| (now - k.created_at) as f64 / DAY as f64)
-        .collect();
+    let ages: Vec<f64> = keys.iter().map(|k| (now - k.created_at) as f64 / DAY as f64).collect();
     let api_keys = KeyPostureView {
         active: keys.len() as i64,
         active_sandbox: keys.iter().filter(|k| k.environment == "sandbox").count() as i64,
-        active_production: keys
-            .iter()
-            .filter(|k| k.environment == "production")
-            .count() as i64,
+        active_production: keys.iter().filter(|k| k.environment == "production").count() as i64,
         oldest_age_days: ages.iter().copied().reduce(f64::max),
         average_age_days: (!ages.is_empty()).then(|| ages.iter().sum::<f64>() / ages.len() as f64),
         older_than_90_days: ages.iter().filter(|a| **a > 90.0).count() as i64,
@@ -144,9 +128,7 @@ pub async fn get_posture(
         object: "posture".into(),
         workspace_id: workspace_id.to_string(),
         evaluated_at: rfc3339(now),
-        production_access: ProductionAccessView {
-            enabled: ws.production_access(),
-        },
+        production_access: ProductionAccessView { enabled: ws.production_access() },
         api_keys,
         oauth_clients_active: clients,
         secrets: SecretsPostureView {
@@ -158,17 +140,8 @@ pub async fn get_posture(
             stored_reversible_secrets: 0,
             reversible_secret_encryption: "none stored".into(),
         },
-        operators: OperatorPostureView {
-            operators: 0,
-            with_second_factor: 0,
-            second_factor_coverage: None,
-        },
-        audit_chain: AuditHeadView {
-            object: "audit_head".into(),
-            workspace_id: workspace_id.to_string(),
-            seq,
-            hash,
-        },
+        operators: OperatorPostureView { operators: 0, with_second_factor: 0, second_factor_coverage: None },
+        audit_chain: AuditHeadView { object: "audit_head".into(), workspace_id: workspace_id.to_string(), seq, hash },
     }))
 }
 

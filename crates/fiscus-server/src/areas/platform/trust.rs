@@ -9,10 +9,7 @@ use crate::state::AppState;
 /// The head of the workspace's hash-chained audit log, so a client can pin it and later prove that the log
 /// it is shown extends what it saw.
 #[utoipa::path(get, path = "/api/v2/trust/audit-head", responses((status = 200, description = "Sequence number and hash of the last audit event", body = AuditHeadView)))]
-pub async fn get_audit_head(
-    ctx: Ctx,
-    State(state): State<AppState>,
-) -> Result<Json<AuditHeadView>, ApiError> {
+pub async fn get_audit_head(ctx: Ctx, State(state): State<AppState>) -> Result<Json<AuditHeadView>, ApiError> {
     let mut conn = state.store.read().await?;
     let (seq, hash) = fiscus_store::audit::head(&mut conn, ctx.principal.workspace_id()).await?;
     Ok(Json(AuditHeadView {

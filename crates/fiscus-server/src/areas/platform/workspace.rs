@@ -9,17 +9,11 @@ use crate::state::AppState;
 
 /// The calling credential's workspace.
 #[utoipa::path(get, path = "/api/v2/workspace", responses((status = 200, description = "The workspace of the calling credential", body = WorkspaceView)))]
-pub async fn get_workspace(
-    ctx: Ctx,
-    State(state): State<AppState>,
-) -> Result<Json<WorkspaceView>, ApiError> {
-    let mut conn = state.store.read().await?;
-    let ws = fiscus_store::workspaces::get(&mut conn, ctx.principal.workspace_id()).await?;
+pub async fn get_workspace(ctx: Ctx, State(state): State<AppState>) -> Result<Json<WorkspaceView>, ApiError> {
+    let ws = state.store.workspace(ctx.principal.workspace_id()).await?;
     Ok(Json(WorkspaceView {
         object: "workspace".into(),
-        production_access: ProductionAccessView {
-            enabled: ws.production_access(),
-        },
+        production_access: ProductionAccessView { enabled: ws.production_access() },
         entitlement: ws.entitlement().iter().map(str::to_string).collect(),
         demo: ws.is_demo == 1,
         created_at: rfc3339(ws.created_at),
