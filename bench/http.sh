@@ -41,7 +41,7 @@ start_server() {
         --scopes workspace:read,actions:create --service-class benchmark | tail -1)
   FISCUS_BENCH_KEY=$("$bin" --config "$work/fiscus.toml" "$@" admin key issue --app "$app" | tail -1)
   export FISCUS_BENCH_KEY
-  FISCUS_LOG=warn "$bin" --config "$work/fiscus.toml" "$@" serve --bind "127.0.0.1:$port" >"$work/server.log" 2>&1 &
+  "$bin" --config "$work/fiscus.toml" "$@" serve --bind "127.0.0.1:$port" >"$work/server.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 1 100); do curl -sf "127.0.0.1:$port/readyz" >/dev/null && return 0; sleep 0.1; done
   echo "server did not start"; cat "$work/server.log"; exit 1

@@ -125,6 +125,30 @@ impl Admin<'_> {
         Ok(row)
     }
 
+    /// Sets the scopes a workspace may grant (its entitlement, e.g. from its commercial plan).
+    pub async fn set_workspace_entitlement(
+        &self,
+        workspace_id: &str,
+        entitlement: &ScopeSet,
+    ) -> anyhow::Result<WorkspaceRow> {
+        let mut tx = self.store.begin().await?;
+        fiscus_store::workspaces::set_entitlement(&mut tx, workspace_id, entitlement)
+            .await
+            .map_err(|e| not_found(e, "workspace", workspace_id))?;
+        self.audit(
+            &mut tx,
+            workspace_id,
+            None,
+            "admin.workspace.entitlement",
+            workspace_id,
+            json!({ "entitlement": entitlement.to_space_separated() }),
+        )
+        .await?;
+        let row = fiscus_store::workspaces::get(tx.conn(), workspace_id).await?;
+        tx.commit().await?;
+        Ok(row)
+    }
+
     async fn application(&self, application_id: &str) -> anyhow::Result<ApplicationRow> {
         let mut conn = self.store.read().await?;
         let workspace_id = fiscus_store::applications::workspace_of(&mut conn, application_id)

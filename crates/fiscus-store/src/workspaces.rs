@@ -1,6 +1,6 @@
 //! Workspaces: the tenancy root. The workspace row is the one table keyed by the workspace itself.
 
-use crate::{Result, StoreError, flag};
+use crate::{Result, StoreError, WriteTx, flag};
 use fiscus_domain::scopes::ScopeSet;
 use sqlx::{AnyConnection, FromRow};
 
@@ -75,4 +75,19 @@ pub async fn list_all(conn: &mut AnyConnection) -> Result<Vec<WorkspaceRow>> {
 pub async fn count(conn: &mut AnyConnection) -> Result<i64> {
     let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM workspaces").fetch_one(&mut *conn).await?;
     Ok(n)
+}
+
+/// Replaces the scopes a workspace may grant (its commercial entitlement). Applications keep their scope
+/// lists; what falls outside the new entitlement simply stops being granted.
+pub async fn set_entitlement(tx: &mut WriteTx, workspace_id: &str, entitlement: &ScopeSet) -> Result<()> {
+    tx.standing_changed()?;
+    let done = sqlx::query("UPDATE workspaces SET entitlement = $1 WHERE id = $2")
+        .bind(entitlement.to_space_separated())
+        .bind(workspace_id)
+        .execute(tx.conn())
+        .await?;
+    if done.rows_affected() == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
 }

@@ -97,6 +97,13 @@ pub enum WorkspaceCommand {
         name: String,
     },
     List,
+    /// Set the scopes the workspace may grant (comma-separated, or `all`).
+    Entitle {
+        #[arg(long)]
+        workspace: String,
+        #[arg(long)]
+        scopes: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -323,6 +330,12 @@ async fn admin_command(admin: &Admin<'_>, command: AdminCommand) -> anyhow::Resu
                     rfc3339(ws.created_at)
                 );
             }
+        }
+        AdminCommand::Workspace { command: WorkspaceCommand::Entitle { workspace, scopes } } => {
+            let scopes = if scopes == "all" { ScopeSet::all() } else { ScopeSet::parse(&scopes)? };
+            let ws = admin.set_workspace_entitlement(&workspace, &scopes).await?;
+            println!("workspace {} is entitled to {} scopes", ws.id, scopes.len());
+            println!("{}", ws.id);
         }
         AdminCommand::App { command } => match command {
             AppCommand::Create { workspace, name, environment: env, scopes, service_class } => {

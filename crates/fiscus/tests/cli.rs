@@ -199,6 +199,67 @@ fn migrate_creates_the_database_and_a_config_file_layers_under_flags() {
     assert!(!out.status.success(), "an unknown setting is refused");
 }
 
+/// Starts `fiscus serve --demo` on a free port; returns the child, the port and the demo key.
+fn serve_demo(cli: &Cli) -> (std::process::Child, u16, String) {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("port");
+        l.local_addr().expect("addr").port()
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fiscus"))
+        .arg("--data-dir")
+        .arg(cli.dir.path())
+        .args(["serve", "--demo", "--bind", &format!("127.0.0.1:{port}")])
+        .env_remove("FISCUS_DATABASE_URL")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut key = None;
+    for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+        let line = line.expect("line");
+        if let Some(k) = line.strip_prefix("FISCUS_DEMO_KEY=") {
+            key = Some(k.to_string());
+        }
+        if line.starts_with("Fiscus listening") {
+            break;
+        }
+    }
+    (child, port, key.expect("demo key printed"))
+}
+
+fn status_of(port: u16, key: &str) -> u16 {
+    tokio_runtime().block_on(async {
+        reqwest::Client::new()
+            .get(format!("http://127.0.0.1:{port}/api/v2/workspace"))
+            .bearer_auth(key)
+            .send()
+            .await
+            .expect("request")
+            .status()
+            .as_u16()
+    })
+}
+
+#[test]
+fn a_key_rotated_by_the_cli_beside_a_running_server_is_refused_by_the_next_request() {
+    let cli = Cli::new();
+    let (mut child, port, key) = serve_demo(&cli);
+    assert_eq!(status_of(port, &key), 200);
+    assert_eq!(status_of(port, &key), 200, "served from the cache the second time");
+    let apps = String::from_utf8_lossy(&cli.run(&["admin", "workspace", "list"]).stdout).to_string();
+    let ws = apps.split('\t').next().expect("workspace id").to_string();
+    let app_line = String::from_utf8_lossy(&cli.run(&["admin", "app", "list", "--workspace", &ws]).stdout).to_string();
+    let app = app_line.split('\t').next().expect("app id").to_string();
+    let new_key = cli.last_line(&["admin", "key", "rotate", "--app", &app]);
+    assert_eq!(status_of(port, &key), 401, "the rotated key is refused at once");
+    assert_eq!(status_of(port, &new_key), 200);
+    cli.last_line(&["admin", "app", "suspend", "--app", &app]);
+    assert_eq!(status_of(port, &new_key), 401, "a suspension by the CLI is seen at once");
+    child.kill().ok();
+    child.wait().ok();
+}
+
 #[test]
 fn serve_with_demo_prints_a_key_that_reads_the_workspace_and_stops_on_sigterm() {
     let cli = Cli::new();

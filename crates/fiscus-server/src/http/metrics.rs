@@ -67,7 +67,11 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
     let started = Instant::now();
     let operation = operation_label(&req);
     let response = next.run(req).await;
-    state.metrics.observe(&operation, response.status().as_u16(), started.elapsed().as_secs_f64());
+    let seconds = started.elapsed().as_secs_f64();
+    let status = response.status().as_u16();
+    state.metrics.observe(&operation, status, seconds);
+    // The access log line; it runs inside the request span, so it carries the request id.
+    tracing::info!(operation = %operation, status, latency_ms = seconds * 1000.0, "request served");
     response
 }
 

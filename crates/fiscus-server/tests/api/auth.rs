@@ -145,3 +145,18 @@ async fn client_secrets_are_not_bearer_credentials() {
     let client = app.admin().create_oauth_client(&app.app_id).await.expect("client");
     problem(app.get("/api/v2/workspace", &client.secret).await, 401, "invalid_credential").await;
 }
+
+#[tokio::test]
+async fn a_scope_outside_the_workspace_entitlement_is_403_entitlement_missing() {
+    let app = spawn_app().await;
+    assert_eq!(app.get("/api/v2/ai-credits/balance", &app.key).await.status(), 200);
+    let narrowed = fiscus_domain::scopes::ScopeSet::parse("workspace:read trust:read").expect("scopes");
+    app.admin().set_workspace_entitlement(&app.workspace_id, &narrowed).await.expect("entitle");
+    // The very next request sees it, although the credential was cached a moment ago.
+    let body = problem(app.get("/api/v2/ai-credits/balance", &app.key).await, 403, "entitlement_missing").await;
+    assert_eq!(body["required_scope"], "ai:credits:read");
+    let ws: serde_json::Value = app.get("/api/v2/workspace", &app.key).await.json().await.expect("json");
+    assert_eq!(ws["caller"]["scopes"], serde_json::json!(["trust:read", "workspace:read"]));
+    // Applications cannot be given scopes the workspace lacks.
+    assert!(app.new_app_result("ai:credits:read").await.is_err());
+}

@@ -144,6 +144,18 @@ impl TestApp {
         (app.id, key.secret)
     }
 
+    pub async fn new_app_result(&self, scopes: &str) -> anyhow::Result<fiscus_store::applications::ApplicationRow> {
+        self.admin()
+            .create_application(
+                &self.workspace_id,
+                "Another App",
+                Environment::Sandbox,
+                &ScopeSet::parse(scopes).expect("scopes"),
+                None,
+            )
+            .await
+    }
+
     /// Runs a query against the test database (for assertions on effects and for tampering).
     pub async fn count(&self, sql: &str) -> i64 {
         let mut conn = self.state.store.read().await.expect("conn");
