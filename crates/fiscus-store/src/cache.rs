@@ -16,7 +16,7 @@ use crate::workspaces::WorkspaceRow;
 use rand::RngCore;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 const MAX_ENTRIES: usize = 50_000;
 
@@ -28,9 +28,9 @@ pub struct TenancyCache {
 #[derive(Default)]
 struct State {
     generation: Vec<u8>,
-    api_keys: HashMap<String, ResolvedCredential>,
-    tokens: HashMap<String, ResolvedCredential>,
-    workspaces: HashMap<String, WorkspaceRow>,
+    api_keys: HashMap<String, Arc<ResolvedCredential>>,
+    tokens: HashMap<String, Arc<ResolvedCredential>>,
+    workspaces: HashMap<String, Arc<WorkspaceRow>>,
 }
 
 impl State {
@@ -85,14 +85,14 @@ impl TenancyCache {
         Some((Ticket(generation), hit))
     }
 
-    pub(crate) fn credential(&self, kind: Kind, lookup: &str) -> Option<(Ticket, Option<ResolvedCredential>)> {
+    pub(crate) fn credential(&self, kind: Kind, lookup: &str) -> Option<(Ticket, Option<Arc<ResolvedCredential>>)> {
         self.check(|s| match kind {
             Kind::ApiKey => s.api_keys.get(lookup).cloned(),
             Kind::Token => s.tokens.get(lookup).cloned(),
         })
     }
 
-    pub(crate) fn workspace(&self, id: &str) -> Option<(Ticket, Option<WorkspaceRow>)> {
+    pub(crate) fn workspace(&self, id: &str) -> Option<(Ticket, Option<Arc<WorkspaceRow>>)> {
         self.check(|s| s.workspaces.get(id).cloned())
     }
 
@@ -108,7 +108,7 @@ impl TenancyCache {
         insert(&mut state);
     }
 
-    pub(crate) fn store_credential(&self, ticket: Ticket, kind: Kind, lookup: &str, value: ResolvedCredential) {
+    pub(crate) fn store_credential(&self, ticket: Ticket, kind: Kind, lookup: &str, value: Arc<ResolvedCredential>) {
         self.store(ticket, |s| {
             match kind {
                 Kind::ApiKey => s.api_keys.insert(lookup.to_string(), value),
@@ -117,7 +117,7 @@ impl TenancyCache {
         });
     }
 
-    pub(crate) fn store_workspace(&self, ticket: Ticket, value: WorkspaceRow) {
+    pub(crate) fn store_workspace(&self, ticket: Ticket, value: Arc<WorkspaceRow>) {
         self.store(ticket, |s| {
             s.workspaces.insert(value.id.clone(), value);
         });

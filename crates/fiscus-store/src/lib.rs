@@ -183,16 +183,16 @@ impl Store {
     }
 
     /// Resolves a presented API key (by its public lookup), from the cache when there is one.
-    pub async fn resolve_api_key(&self, lookup: &str) -> Result<Option<credentials::ResolvedCredential>> {
+    pub async fn resolve_api_key(&self, lookup: &str) -> Result<Option<Arc<credentials::ResolvedCredential>>> {
         self.resolve(cache::Kind::ApiKey, lookup).await
     }
 
     /// Resolves a presented OAuth access token (by its public lookup), from the cache when there is one.
-    pub async fn resolve_access_token(&self, lookup: &str) -> Result<Option<credentials::ResolvedCredential>> {
+    pub async fn resolve_access_token(&self, lookup: &str) -> Result<Option<Arc<credentials::ResolvedCredential>>> {
         self.resolve(cache::Kind::Token, lookup).await
     }
 
-    async fn resolve(&self, kind: cache::Kind, lookup: &str) -> Result<Option<credentials::ResolvedCredential>> {
+    async fn resolve(&self, kind: cache::Kind, lookup: &str) -> Result<Option<Arc<credentials::ResolvedCredential>>> {
         let cached = self.cache.as_ref().and_then(|c| c.credential(kind, lookup));
         let ticket = match cached {
             Some((_, Some(hit))) => return Ok(Some(hit)),
@@ -203,7 +203,8 @@ impl Store {
         let found = match kind {
             cache::Kind::ApiKey => credentials::resolve_api_key(&mut conn, lookup).await?,
             cache::Kind::Token => credentials::resolve_access_token(&mut conn, lookup).await?,
-        };
+        }
+        .map(Arc::new);
         if let (Some(cache), Some(ticket), Some(row)) = (&self.cache, ticket, &found) {
             cache.store_credential(ticket, kind, lookup, row.clone());
         }
@@ -211,7 +212,7 @@ impl Store {
     }
 
     /// A workspace row, from the cache when there is one.
-    pub async fn workspace(&self, workspace_id: &str) -> Result<workspaces::WorkspaceRow> {
+    pub async fn workspace(&self, workspace_id: &str) -> Result<Arc<workspaces::WorkspaceRow>> {
         let cached = self.cache.as_ref().and_then(|c| c.workspace(workspace_id));
         let ticket = match cached {
             Some((_, Some(hit))) => return Ok(hit),
@@ -219,7 +220,7 @@ impl Store {
             None => None,
         };
         let mut conn = self.read().await?;
-        let row = workspaces::get(&mut conn, workspace_id).await?;
+        let row = Arc::new(workspaces::get(&mut conn, workspace_id).await?);
         if let (Some(cache), Some(ticket)) = (&self.cache, ticket) {
             cache.store_workspace(ticket, row.clone());
         }

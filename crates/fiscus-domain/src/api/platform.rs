@@ -3,7 +3,7 @@
 use crate::credentials::Environment;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct WorkspaceView {
     /// Always `workspace`.
     pub object: String,
@@ -13,7 +13,7 @@ pub struct WorkspaceView {
     pub environment: Environment,
     pub production_access: ProductionAccessView,
     /// Scopes the workspace may grant to its applications.
-    pub entitlement: Vec<String>,
+    pub entitlement: Vec<&'static str>,
     pub demo: bool,
     pub created_at: String,
     pub caller: CallerView,
@@ -25,14 +25,14 @@ pub struct ProductionAccessView {
     pub enabled: bool,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct CallerView {
     pub application_id: String,
     pub credential_id: String,
     /// `api_key` or `access_token`.
     pub credential_kind: String,
     /// The caller's effective scopes.
-    pub scopes: Vec<String>,
+    pub scopes: Vec<&'static str>,
     pub service_class: String,
 }
 

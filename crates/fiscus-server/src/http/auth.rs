@@ -138,12 +138,12 @@ pub async fn authenticate(state: &AppState, authorization: Option<&HeaderValue>)
     if !credentials::verify(&state.server_key, token, &resolved.secret_hash) {
         return Err(invalid_token("the credential is not recognised"));
     }
-    decide(resolved, kind, parsed.kind, now_micros())
+    decide(&resolved, kind, parsed.kind, now_micros())
 }
 
 /// The pure part of the decision, after the stored hash matched.
 fn decide(
-    r: ResolvedCredential,
+    r: &ResolvedCredential,
     kind: CredentialKind,
     presented: SecretKind,
     now: i64,
@@ -188,12 +188,12 @@ fn decide(
         None => application,
     };
     Ok(Principal {
-        tenant: Tenant { workspace_id: r.workspace_id, environment },
-        application_id: r.application_id,
-        credential_id: r.credential_id,
+        tenant: Tenant { workspace_id: r.workspace_id.clone(), environment },
+        application_id: r.application_id.clone(),
+        credential_id: r.credential_id.clone(),
         credential_kind: kind,
         scopes: granted.intersection(&workspace),
-        service_class: r.service_class,
+        service_class: r.service_class.clone(),
     })
     .map(|p| Authenticated { principal: p, workspace_entitlement: workspace })
 }

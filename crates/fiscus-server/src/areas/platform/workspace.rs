@@ -14,7 +14,7 @@ pub async fn get_workspace(ctx: Ctx, State(state): State<AppState>) -> Result<Js
     Ok(Json(WorkspaceView {
         object: "workspace".into(),
         production_access: ProductionAccessView { enabled: ws.production_access() },
-        entitlement: ws.entitlement().iter().map(str::to_string).collect(),
+        entitlement: ws.entitlement().iter().collect(),
         demo: ws.is_demo == 1,
         created_at: rfc3339(ws.created_at),
         environment: ctx.principal.tenant.environment,
@@ -22,10 +22,10 @@ pub async fn get_workspace(ctx: Ctx, State(state): State<AppState>) -> Result<Js
             application_id: ctx.principal.application_id.clone(),
             credential_id: ctx.principal.credential_id.clone(),
             credential_kind: ctx.principal.credential_kind.as_str().into(),
-            scopes: ctx.principal.scopes.iter().map(str::to_string).collect(),
+            scopes: ctx.principal.scopes.iter().collect(),
             service_class: ctx.principal.service_class.clone(),
         },
-        id: ws.id,
-        name: ws.name,
+        id: ws.id.clone(),
+        name: ws.name.clone(),
     }))
 }
