@@ -109,11 +109,18 @@ impl Operation {
     }
 }
 
-/// The operation for a routed method and full path (as axum's `MatchedPath` reports it).
+/// The operation for a routed method and full path (as axum's `MatchedPath` reports it). Every request asks,
+/// so the catalogue is indexed once by full path.
 pub fn find(method: Method, full_path: &str) -> Option<&'static Operation> {
-    OPERATIONS
-        .iter()
-        .find(|op| op.method == method && full_path.strip_prefix(op.base).is_some_and(|rest| rest == op.path))
+    type Index = std::collections::HashMap<String, Vec<&'static Operation>>;
+    static INDEX: std::sync::LazyLock<Index> = std::sync::LazyLock::new(|| {
+        let mut index = Index::new();
+        for op in OPERATIONS {
+            index.entry(op.full_path()).or_default().push(op);
+        }
+        index
+    });
+    INDEX.get(full_path)?.iter().copied().find(|op| op.method == method)
 }
 
 pub fn by_id(id: &str) -> Option<&'static Operation> {

@@ -12,11 +12,19 @@ pub struct WorkspaceRow {
     pub production_access: i64,
     pub is_demo: i64,
     pub created_at: i64,
+    /// `entitlement` parsed once when the row is read.
+    #[sqlx(skip)]
+    entitlement_set: ScopeSet,
 }
 
 impl WorkspaceRow {
     pub fn entitlement(&self) -> ScopeSet {
-        ScopeSet::from_stored(&self.entitlement)
+        self.entitlement_set
+    }
+
+    fn parsed(mut self) -> WorkspaceRow {
+        self.entitlement_set = ScopeSet::from_stored(&self.entitlement);
+        self
     }
 
     pub fn production_access(&self) -> bool {
@@ -61,6 +69,7 @@ pub async fn get(conn: &mut AnyConnection, workspace_id: &str) -> Result<Workspa
         .bind(workspace_id)
         .fetch_optional(&mut *conn)
         .await?
+        .map(WorkspaceRow::parsed)
         .ok_or(StoreError::NotFound)
 }
 
@@ -69,7 +78,10 @@ pub async fn get(conn: &mut AnyConnection, workspace_id: &str) -> Result<Workspa
 pub async fn list_all(conn: &mut AnyConnection) -> Result<Vec<WorkspaceRow>> {
     Ok(sqlx::query_as::<_, WorkspaceRow>(&format!("SELECT {COLUMNS} FROM workspaces ORDER BY id"))
         .fetch_all(&mut *conn)
-        .await?)
+        .await?
+        .into_iter()
+        .map(WorkspaceRow::parsed)
+        .collect())
 }
 
 pub async fn count(conn: &mut AnyConnection) -> Result<i64> {

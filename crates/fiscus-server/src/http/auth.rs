@@ -6,11 +6,11 @@
 //! operation catalogue entry of the matched route, the same entry the OpenAPI document is checked against,
 //! so a route cannot be served with a scope other than the catalogued one.
 
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use fiscus_domain::catalogue::{self, Operation};
+use fiscus_domain::catalogue::Operation;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::credentials::{self, AppStatus, Environment, SecretKind};
 use fiscus_domain::error_code::ErrorCode;
@@ -80,10 +80,9 @@ pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) 
     response
 }
 
+/// Set by the metrics layer, which runs first and already looked the route up in the catalogue.
 fn matched_operation(req: &Request) -> Option<&'static Operation> {
-    let matched = req.extensions().get::<MatchedPath>()?;
-    let method = catalogue::Method::parse(req.method().as_str())?;
-    catalogue::find(method, matched.as_str())
+    req.extensions().get::<crate::http::metrics::CataloguedOperation>().map(|c| c.0)
 }
 
 fn unauthenticated() -> ApiError {

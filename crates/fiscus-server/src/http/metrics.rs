@@ -63,25 +63,45 @@ impl Metrics {
 }
 
 /// Route layer (runs after routing, so the matched route is known).
-pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let started = Instant::now();
-    let operation = operation_label(&req);
+    let catalogued = catalogued_operation(&req);
+    let operation = match catalogued {
+        Some(op) => std::borrow::Cow::Borrowed(op.id),
+        None => std::borrow::Cow::Owned(route_label(&req)),
+    };
+    if let Some(op) = catalogued {
+        // The authentication layer reads the operation from here rather than looking it up again.
+        req.extensions_mut().insert(CataloguedOperation(op));
+    }
     let response = next.run(req).await;
     let seconds = started.elapsed().as_secs_f64();
     let status = response.status().as_u16();
     state.metrics.observe(&operation, status, seconds);
-    // The access log line; it runs inside the request span, so it carries the request id.
-    tracing::info!(operation = %operation, status, latency_ms = seconds * 1000.0, "request served");
+    // The access log line; it runs inside the request span, so it carries the request id. Successful and
+    // client-error requests log at debug (as tower-http's TraceLayer does; `FISCUS_LOG=debug` shows them),
+    // server errors at warn, so a default deployment logs what needs attention without a write per request.
+    if status >= 500 {
+        tracing::warn!(operation = %operation, status, latency_ms = seconds * 1000.0, "request failed");
+    } else {
+        tracing::debug!(operation = %operation, status, latency_ms = seconds * 1000.0, "request served");
+    }
     response
 }
 
-fn operation_label(req: &Request) -> String {
-    let Some(matched) = req.extensions().get::<MatchedPath>() else {
-        return String::from("unmatched");
-    };
-    let method = fiscus_domain::catalogue::Method::parse(req.method().as_str());
-    match method.and_then(|m| fiscus_domain::catalogue::find(m, matched.as_str())) {
-        Some(op) => op.id.to_string(),
-        None => format!("{} {}", req.method(), matched.as_str()),
+/// The catalogue entry of the matched route, if it is a catalogued operation.
+#[derive(Clone, Copy, Debug)]
+pub struct CataloguedOperation(pub &'static fiscus_domain::catalogue::Operation);
+
+fn catalogued_operation(req: &Request) -> Option<&'static fiscus_domain::catalogue::Operation> {
+    let matched = req.extensions().get::<MatchedPath>()?;
+    let method = fiscus_domain::catalogue::Method::parse(req.method().as_str())?;
+    fiscus_domain::catalogue::find(method, matched.as_str())
+}
+
+fn route_label(req: &Request) -> String {
+    match req.extensions().get::<MatchedPath>() {
+        Some(matched) => format!("{} {}", req.method(), matched.as_str()),
+        None => String::from("unmatched"),
     }
 }
