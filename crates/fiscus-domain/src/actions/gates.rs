@@ -1,0 +1,179 @@
+//! Execution gates. An execution request is accepted only when every gate passes; a refusal names each
+//! failed gate. Every gate fails closed: a fact that could not be established is a failure.
+
+use serde::Serialize;
+
+use crate::actions::checks::{CheckStatus, LatestCheck};
+use crate::actions::envelope::ExecutionMode;
+use crate::actions::state::ControlState;
+use crate::credentials::Environment;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Gate {
+    /// Approved by the quorum on the current envelope hash and check set.
+    Authorised,
+    /// Every required check's latest version is `passed`, and no check's latest version is `failed`.
+    PreTradeChecks,
+    /// Production needs production access, which only operators enable.
+    Environment,
+    /// The connector exists and serves this environment.
+    Connector,
+    /// Machine-delegated: an active, unexpired delegation whose terms cover this envelope.
+    Delegation,
+    /// Machine-delegated: fresh signed machine authority evidence from the delegated identity.
+    MachineAuthority,
+    /// Machine-delegated: per-action, daily and monthly budgets can reserve the amount.
+    Budget,
+}
+
+impl Gate {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Gate::Authorised => "authorised",
+            Gate::PreTradeChecks => "pre_trade_checks",
+            Gate::Environment => "environment",
+            Gate::Connector => "connector",
+            Gate::Delegation => "delegation",
+            Gate::MachineAuthority => "machine_authority",
+            Gate::Budget => "budget",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct FailedGate {
+    pub gate: Gate,
+    pub reason: String,
+}
+
+/// What the gates look at. The machine-delegation facts are `None` when they could not be established.
+pub struct GateFacts<'a> {
+    pub state: ControlState,
+    pub quorum_met_on_current: bool,
+    pub required_checks: &'a [String],
+    pub latest_checks: &'a [LatestCheck],
+    pub environment: Environment,
+    pub production_access: bool,
+    pub connector_available: bool,
+    pub execution_mode: ExecutionMode,
+    pub delegation: Option<Result<(), String>>,
+    pub machine_authority: Option<Result<(), String>>,
+    pub budget: Option<Result<(), String>>,
+}
+
+fn fail(gate: Gate, reason: impl Into<String>) -> FailedGate {
+    FailedGate { gate, reason: reason.into() }
+}
+
+pub fn evaluate(f: &GateFacts<'_>) -> Vec<FailedGate> {
+    let mut failed = Vec::new();
+    if f.state != ControlState::Approved {
+        failed.push(fail(Gate::Authorised, format!("the action is {}, not approved", f.state.as_str())));
+    } else if !f.quorum_met_on_current {
+        failed.push(fail(Gate::Authorised, "the approvals do not cover the current envelope and check set"));
+    }
+    for key in f.required_checks {
+        match f.latest_checks.iter().find(|c| &c.check_key == key) {
+            None => failed.push(fail(Gate::PreTradeChecks, format!("required check `{key}` has not been recorded"))),
+            Some(c) if c.status != CheckStatus::Passed => failed.push(fail(
+                Gate::PreTradeChecks,
+                format!("required check `{key}` is {} (version {})", c.status.as_str(), c.version),
+            )),
+            Some(_) => {}
+        }
+    }
+    for c in
+        f.latest_checks.iter().filter(|c| c.status == CheckStatus::Failed && !f.required_checks.contains(&c.check_key))
+    {
+        failed.push(fail(Gate::PreTradeChecks, format!("check `{}` failed (version {})", c.check_key, c.version)));
+    }
+    if f.environment == Environment::Production && !f.production_access {
+        failed.push(fail(Gate::Environment, "production access is not enabled for this workspace"));
+    }
+    if !f.connector_available {
+        failed.push(fail(Gate::Connector, "the connector is not available in this environment"));
+    }
+    if f.execution_mode == ExecutionMode::MachineDelegated {
+        for (gate, fact) in [
+            (Gate::Delegation, &f.delegation),
+            (Gate::MachineAuthority, &f.machine_authority),
+            (Gate::Budget, &f.budget),
+        ] {
+            match fact {
+                Some(Ok(())) => {}
+                Some(Err(reason)) => failed.push(fail(gate, reason.clone())),
+                None => failed.push(fail(gate, "could not be established")),
+            }
+        }
+    }
+    failed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn passed(key: &str) -> LatestCheck {
+        LatestCheck { check_key: key.into(), version: 1, status: CheckStatus::Passed, check_hash: "sha256:x".into() }
+    }
+
+    fn facts<'a>(required: &'a [String], latest: &'a [LatestCheck]) -> GateFacts<'a> {
+        GateFacts {
+            state: ControlState::Approved,
+            quorum_met_on_current: true,
+            required_checks: required,
+            latest_checks: latest,
+            environment: Environment::Sandbox,
+            production_access: false,
+            connector_available: true,
+            execution_mode: ExecutionMode::HumanApproved,
+            delegation: None,
+            machine_authority: None,
+            budget: None,
+        }
+    }
+
+    fn gates(f: &GateFacts<'_>) -> Vec<Gate> {
+        evaluate(f).into_iter().map(|g| g.gate).collect()
+    }
+
+    #[test]
+    fn an_approved_action_with_passed_checks_passes_every_gate() {
+        let required = vec!["kyc".to_string()];
+        let latest = vec![passed("kyc")];
+        assert!(evaluate(&facts(&required, &latest)).is_empty());
+    }
+
+    #[test]
+    fn each_refusal_names_its_gate() {
+        let required = vec!["kyc".to_string(), "limits".to_string()];
+        let latest = vec![
+            LatestCheck { status: CheckStatus::Failed, ..passed("kyc") },
+            LatestCheck { status: CheckStatus::Failed, ..passed("other") },
+        ];
+        let mut f = facts(&required, &latest);
+        f.state = ControlState::PendingApproval;
+        f.environment = Environment::Production;
+        f.connector_available = false;
+        assert_eq!(
+            gates(&f),
+            [
+                Gate::Authorised,
+                Gate::PreTradeChecks,
+                Gate::PreTradeChecks,
+                Gate::PreTradeChecks,
+                Gate::Environment,
+                Gate::Connector
+            ]
+        );
+    }
+
+    #[test]
+    fn machine_delegated_gates_fail_closed_on_missing_facts() {
+        let mut f = facts(&[], &[]);
+        f.execution_mode = ExecutionMode::MachineDelegated;
+        f.delegation = Some(Ok(()));
+        assert_eq!(gates(&f), [Gate::MachineAuthority, Gate::Budget]);
+    }
+}

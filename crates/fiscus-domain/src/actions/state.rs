@@ -1,0 +1,182 @@
+//! The control state machine of a Financial Action. The names are Fiscus's (the seed leaves them open) and
+//! are documented in the OpenAPI and ARCHITECTURE.md.
+//!
+//! ```text
+//! draft ──submit──► pending_approval ──quorum──► approved ──execute (gates)──► executing
+//!   │                 ▲      │                     │                            │
+//!   └──deny──► denied ◄┼──────┘◄────deny────────────┤                            ├─► settled ──reconcile──► completed
+//!                      └──────── new check version ─┘                            │      └─ mismatch ─► reconciliation_exception
+//!                                                                                ├─► failed (budget released)
+//!                                                                                └─ settled ─► returned (budget released)
+//! ```
+//! Only `completed` is done: acceptance and the connector's acknowledgement are not completion.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlState {
+    Draft,
+    PendingApproval,
+    Approved,
+    Denied,
+    Executing,
+    Settled,
+    Completed,
+    ReconciliationException,
+    Failed,
+    Returned,
+}
+
+/// What moves an action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    Submit,
+    QuorumReached,
+    Deny,
+    ApprovalInvalidated,
+    ExecutionAccepted,
+    ConnectorSettled,
+    ConnectorFailed,
+    ConnectorReturned,
+    ReconciledMatch,
+    ReconciledMismatch,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("an action in state {from:?} cannot take {event:?}")]
+pub struct InvalidTransition {
+    pub from: ControlState,
+    pub event: Event,
+}
+
+impl ControlState {
+    pub const ALL: [ControlState; 10] = [
+        ControlState::Draft,
+        ControlState::PendingApproval,
+        ControlState::Approved,
+        ControlState::Denied,
+        ControlState::Executing,
+        ControlState::Settled,
+        ControlState::Completed,
+        ControlState::ReconciliationException,
+        ControlState::Failed,
+        ControlState::Returned,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ControlState::Draft => "draft",
+            ControlState::PendingApproval => "pending_approval",
+            ControlState::Approved => "approved",
+            ControlState::Denied => "denied",
+            ControlState::Executing => "executing",
+            ControlState::Settled => "settled",
+            ControlState::Completed => "completed",
+            ControlState::ReconciliationException => "reconciliation_exception",
+            ControlState::Failed => "failed",
+            ControlState::Returned => "returned",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ControlState> {
+        ControlState::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    /// The one table of allowed moves.
+    pub fn on(self, event: Event) -> Result<ControlState, InvalidTransition> {
+        use ControlState as S;
+        use Event as E;
+        let next = match (self, event) {
+            (S::Draft, E::Submit) => S::PendingApproval,
+            (S::PendingApproval, E::QuorumReached) => S::Approved,
+            (S::Draft | S::PendingApproval | S::Approved, E::Deny) => S::Denied,
+            (S::Approved, E::ApprovalInvalidated) => S::PendingApproval,
+            (S::Approved, E::ExecutionAccepted) => S::Executing,
+            (S::Executing, E::ConnectorSettled) => S::Settled,
+            (S::Executing, E::ConnectorFailed) => S::Failed,
+            (S::Settled | S::Completed, E::ConnectorReturned) => S::Returned,
+            (S::Settled, E::ReconciledMatch) => S::Completed,
+            (S::Settled, E::ReconciledMismatch) => S::ReconciliationException,
+            (from, event) => return Err(InvalidTransition { from, event }),
+        };
+        Ok(next)
+    }
+
+    /// No further move is possible.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, ControlState::Denied | ControlState::Completed | ControlState::Failed | ControlState::Returned)
+    }
+}
+
+/// Reconciliation status, reported beside the control state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReconciliationStatus {
+    /// Nothing sent to a connector yet.
+    NotStarted,
+    /// Sent; no settlement record yet.
+    AwaitingSettlement,
+    /// A settlement record matched the action's reference, amount and currency.
+    Matched,
+    /// A settlement record did not match; visible for people to resolve.
+    Exception,
+    /// The connector failed or returned the funds.
+    Unsettled,
+}
+
+impl ReconciliationStatus {
+    pub fn of(state: ControlState) -> ReconciliationStatus {
+        match state {
+            ControlState::Executing | ControlState::Settled => ReconciliationStatus::AwaitingSettlement,
+            ControlState::Completed => ReconciliationStatus::Matched,
+            ControlState::ReconciliationException => ReconciliationStatus::Exception,
+            ControlState::Failed | ControlState::Returned => ReconciliationStatus::Unsettled,
+            _ => ReconciliationStatus::NotStarted,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_happy_path_ends_only_at_completed() {
+        let mut s = ControlState::Draft;
+        for e in [
+            Event::Submit,
+            Event::QuorumReached,
+            Event::ExecutionAccepted,
+            Event::ConnectorSettled,
+            Event::ReconciledMatch,
+        ] {
+            s = s.on(e).expect("allowed");
+        }
+        assert_eq!(s, ControlState::Completed);
+        assert!(s.is_terminal());
+    }
+
+    #[test]
+    fn nothing_executes_without_approval_and_a_denial_ends_it() {
+        assert!(ControlState::PendingApproval.on(Event::ExecutionAccepted).is_err());
+        assert!(ControlState::Draft.on(Event::ExecutionAccepted).is_err());
+        let denied = ControlState::Approved.on(Event::Deny).expect("deny");
+        for e in [Event::Submit, Event::QuorumReached, Event::ExecutionAccepted] {
+            assert!(denied.on(e).is_err());
+        }
+    }
+
+    #[test]
+    fn a_new_check_version_returns_an_approved_action_to_approval() {
+        assert_eq!(ControlState::Approved.on(Event::ApprovalInvalidated), Ok(ControlState::PendingApproval));
+        assert!(ControlState::Executing.on(Event::ApprovalInvalidated).is_err());
+    }
+
+    #[test]
+    fn states_round_trip() {
+        for s in ControlState::ALL {
+            assert_eq!(ControlState::parse(s.as_str()), Some(s));
+        }
+    }
+}
