@@ -24,10 +24,13 @@ pub enum ErrorCode {
     RateLimited,
     Internal,
     Unavailable,
+    ExecutionRefused,
+    SubmissionRejected,
+    ActionClosed,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 19] = [
+    pub const ALL: [ErrorCode; 22] = [
         ErrorCode::MalformedJson,
         ErrorCode::UnsupportedMediaType,
         ErrorCode::InvalidRequest,
@@ -47,6 +50,9 @@ impl ErrorCode {
         ErrorCode::RateLimited,
         ErrorCode::Internal,
         ErrorCode::Unavailable,
+        ErrorCode::ExecutionRefused,
+        ErrorCode::SubmissionRejected,
+        ErrorCode::ActionClosed,
     ];
 
     /// (HTTP status, stable code, title).
@@ -85,6 +91,13 @@ impl ErrorCode {
             ErrorCode::RateLimited => (429, "rate_limited", "Rate limit exceeded"),
             ErrorCode::Internal => (500, "internal_error", "Internal error"),
             ErrorCode::Unavailable => (503, "service_unavailable", "The service is temporarily unavailable"),
+            ErrorCode::ExecutionRefused => {
+                (422, "execution_refused", "Execution is not authorised: one or more control gates failed")
+            }
+            ErrorCode::SubmissionRejected => {
+                (422, "submission_rejected", "The submission was rejected by the action's controls")
+            }
+            ErrorCode::ActionClosed => (422, "action_closed", "The action no longer accepts this change"),
         }
     }
 

@@ -44,6 +44,10 @@ pub struct Settings {
     pub log_format: String,
     /// Seconds allowed for in-flight requests to finish after SIGTERM/SIGINT.
     pub shutdown_grace_seconds: u64,
+    /// Distinct approvers a T1 action needs (at least 1; configuration can only raise it).
+    pub approval_quorum_t1: u32,
+    /// Distinct approvers a T2 action needs (at least 2; configuration can only raise it).
+    pub approval_quorum_t2: u32,
 }
 
 pub const DEFAULT_SERVICE_CLASS: &str = "standard";
@@ -67,6 +71,8 @@ impl Default for Settings {
             region: "local".into(),
             log_format: "json".into(),
             shutdown_grace_seconds: 30,
+            approval_quorum_t1: 1,
+            approval_quorum_t2: 2,
         }
     }
 }

@@ -6,6 +6,7 @@
 //! first, with one deliberate exception: resolving a presented credential, which is how a request learns its
 //! workspace in the first place (`credentials::resolve_*`).
 
+pub mod actions;
 pub mod applications;
 pub mod audit;
 pub mod autonomy_evidence;
@@ -19,9 +20,11 @@ pub mod usage;
 pub mod workspaces;
 
 pub use error::StoreError;
+/// A database connection (pooled or inside a [`WriteTx`]); repository functions take one.
+pub use sqlx::AnyConnection as Connection;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyConnection, AnyPool, Connection, Executor};
+use sqlx::{AnyConnection, AnyPool, Connection as _, Executor};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,11 +1,28 @@
-//! Financial Actions. So far: autonomy assessment evidence.
+//! Financial Actions: proposals, reads, submission, pre-trade checks, execution requests and autonomy
+//! assessment evidence. Human decisions (approve, deny) are not here: they belong to the console, and no
+//! route of this area can make them.
 
 mod assessment_evidence;
+mod checks;
+mod execute;
+mod proposals;
+mod reads;
+pub mod service;
+mod submit;
 
 use crate::state::AppState;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(assessment_evidence::post_evidence, assessment_evidence::list_evidence))
+    OpenApiRouter::new()
+        .routes(routes!(assessment_evidence::post_evidence, assessment_evidence::list_evidence))
+        .routes(routes!(proposals::post_action, reads::list_actions))
+        .routes(routes!(reads::get_action))
+        .routes(routes!(proposals::post_proposal))
+        .routes(routes!(reads::get_agent_action))
+        .routes(routes!(submit::post_submit))
+        .routes(routes!(checks::post_check))
+        .routes(routes!(execute::post_execute))
+        .routes(routes!(execute::post_agent_execute))
 }

@@ -1,0 +1,130 @@
+//! Financial Action shapes as the API shows them.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::actions::checks::CheckStatus;
+use crate::actions::envelope::{ActionKind, ExecutionMode, RiskTier};
+use crate::actions::gates::FailedGate;
+use crate::actions::state::{ControlState, ReconciliationStatus};
+
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct EnvelopeView {
+    pub kind: ActionKind,
+    pub amount_minor: i64,
+    pub currency: String,
+    pub counterparty: String,
+    pub connector: String,
+    pub execution_mode: ExecutionMode,
+    pub delegation_id: Option<String>,
+    pub risk_tier: RiskTier,
+    pub reference: String,
+    pub required_checks: Vec<String>,
+    pub metadata: Value,
+}
+
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct ProposerView {
+    /// `application` or `operator`.
+    pub kind: String,
+    pub id: String,
+}
+
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct ApprovalStatusView {
+    /// Distinct operators whose approval covers the current envelope hash and check set.
+    pub current: u32,
+    /// The quorum the risk tier requires.
+    pub required: u32,
+}
+
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct CheckVersionView {
+    /// Always `pre_trade_check`.
+    pub object: String,
+    pub id: String,
+    pub check_key: String,
+    pub version: i64,
+    pub status: CheckStatus,
+    pub source_type: String,
+    pub source_reference: String,
+    pub source_hash: String,
+    pub metrics: Value,
+    pub metadata: Value,
+    /// `sha256:` of the RFC 8785 form of this version.
+    pub check_hash: String,
+    pub recorded_by: String,
+    pub created_at: String,
+}
+
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct HistoryView {
+    pub from_state: Option<String>,
+    pub to_state: String,
+    pub event: String,
+    pub actor: ProposerView,
+    pub detail: Value,
+    pub at: String,
+}
+
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct ActionView {
+    /// Always `financial_action`.
+    pub object: String,
+    pub id: String,
+    pub environment: String,
+    pub control_state: ControlState,
+    pub reconciliation_status: ReconciliationStatus,
+    pub envelope: EnvelopeView,
+    /// `sha256:` of the RFC 8785 form of the envelope (bound to the action, workspace and environment).
+    pub envelope_hash: String,
+    /// `application`, `external_agent` or `operator`.
+    pub origin: String,
+    pub proposed_by: ProposerView,
+    pub approvals: ApprovalStatusView,
+    /// The latest version of each recorded check.
+    pub checks: Vec<CheckVersionView>,
+    /// `sha256:` over the latest check versions; approvals cover exactly this set.
+    pub check_set_hash: String,
+    /// Always false: a proposal executes nothing by itself.
+    pub executes_on_creation: bool,
+    pub created_at: String,
+    pub updated_at: String,
+    /// State history, oldest first (single-object reads only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<Vec<HistoryView>>,
+}
+
+/// The agent gateway's view: status and hash, never counterparty, connector or metadata details.
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct AgentActionView {
+    /// Always `financial_action_status`.
+    pub object: String,
+    pub id: String,
+    pub control_state: ControlState,
+    pub reconciliation_status: ReconciliationStatus,
+    pub kind: ActionKind,
+    pub amount_minor: i64,
+    pub currency: String,
+    pub reference: String,
+    pub envelope_hash: String,
+    pub approvals: ApprovalStatusView,
+    pub updated_at: String,
+}
+
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct ExecutionAccepted {
+    /// Always `execution_request`.
+    pub object: String,
+    pub action_id: String,
+    pub accepted: bool,
+    pub control_state: ControlState,
+    /// Acceptance is not completion: the action completes when a settlement record is reconciled.
+    pub completion: String,
+}
+
+/// The body of a 422 `execution_refused` (beside the problem members).
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct ExecutionRefusal {
+    pub failed_gates: Vec<FailedGate>,
+}

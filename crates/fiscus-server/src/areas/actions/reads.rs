@@ -1,0 +1,88 @@
+use axum::Json;
+use axum::extract::State;
+use fiscus_domain::actions::state::ControlState;
+use fiscus_domain::api::actions::{ActionView, AgentActionView};
+use fiscus_domain::api::list::ListPage;
+use fiscus_domain::error_code::ErrorCode;
+
+use super::service;
+use crate::http::ctx::Ctx;
+use crate::http::problem::ApiError;
+use crate::http::query::{ApiPath, ListParams};
+use crate::state::AppState;
+
+/// Lists the Financial Actions of this workspace and environment, oldest first.
+#[utoipa::path(
+    get,
+    path = "/api/v2/actions",
+    params(
+        ("limit" = Option<u32>, Query, description = "1 to 100, default 20"),
+        ("after_id" = Option<String>, Query, description = "Return actions after this id"),
+        ("control_state" = Option<ControlState>, Query, description = "Only actions in this state"),
+    ),
+    responses((status = 200, description = "A page of actions", body = ListPage<ActionView>))
+)]
+pub async fn list_actions(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    params: ListParams,
+) -> Result<Json<ListPage<ActionView>>, ApiError> {
+    params.only(&["control_state"])?;
+    let filter =
+        match params.rest.get("control_state") {
+            Some(s) => Some(ControlState::parse(s).ok_or_else(|| {
+                ApiError::new(ErrorCode::InvalidParameter).field("control_state", "not a control state")
+            })?),
+            None => None,
+        };
+    let mut conn = state.store.read().await?;
+    let rows = fiscus_store::actions::list(
+        &mut conn,
+        ctx.tenant(),
+        filter.map(ControlState::as_str),
+        params.page.after_id.as_deref(),
+        params.page.limit,
+    )
+    .await?;
+    let page = ListPage::from_overfetch(rows, params.page.limit, |r| r.id.clone());
+    let mut data = Vec::with_capacity(page.data.len());
+    for row in page.data {
+        data.push(service::load(&mut conn, ctx.tenant(), row).await?.view(&state.settings, None)?);
+    }
+    Ok(Json(ListPage { object: page.object, data, has_more: page.has_more, next_after_id: page.next_after_id }))
+}
+
+/// One Financial Action with its envelope, hash, latest checks, approvals and history.
+#[utoipa::path(
+    get,
+    path = "/api/v2/actions/{uid}",
+    params(("uid" = String, Path, description = "Action id (act_…)")),
+    responses((status = 200, description = "The action", body = ActionView), (status = 404, description = "Not in this workspace"))
+)]
+pub async fn get_action(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Json<ActionView>, ApiError> {
+    let mut conn = state.store.read().await?;
+    let row = fiscus_store::actions::get(&mut conn, ctx.tenant(), &uid).await?;
+    let history = service::history(&mut conn, ctx.tenant(), &uid).await?;
+    Ok(Json(service::load(&mut conn, ctx.tenant(), row).await?.view(&state.settings, Some(history))?))
+}
+
+/// The action's status as the agent gateway shows it: never counterparty, connector or metadata details.
+#[utoipa::path(
+    get,
+    path = "/api/v2/agent-execution/actions/{uid}",
+    params(("uid" = String, Path, description = "Action id (act_…)")),
+    responses((status = 200, description = "Action status without transaction credentials", body = AgentActionView), (status = 404, description = "Not in this workspace"))
+)]
+pub async fn get_agent_action(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Json<AgentActionView>, ApiError> {
+    let mut conn = state.store.read().await?;
+    let row = fiscus_store::actions::get(&mut conn, ctx.tenant(), &uid).await?;
+    Ok(Json(service::load(&mut conn, ctx.tenant(), row).await?.agent_view(&state.settings)?))
+}

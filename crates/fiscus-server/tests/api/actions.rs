@@ -1,0 +1,307 @@
+//! Financial Actions through the machine plane: proposals, reads, submission, checks, execution gates.
+//! Operator decisions belong to the console; until its tests drive them, `simulate_operator_approval`
+//! writes a decision row the way the console will, so the gates can be exercised.
+
+use crate::helpers::{TestApp, problem, spawn_app};
+use serde_json::{Value, json};
+
+pub fn proposal() -> Value {
+    json!({
+        "kind": "payment",
+        "amount_minor": 125000,
+        "currency": "USD",
+        "counterparty": "cp_acme",
+        "connector": "sandbox",
+        "execution_mode": "human_approved",
+        "risk_tier": "T1",
+        "reference": "INV-1",
+        "required_checks": ["sanctions_screening"],
+    })
+}
+
+pub fn check(status: &str) -> Value {
+    json!({
+        "check_key": "sanctions_screening",
+        "status": status,
+        "source_type": "screening_report",
+        "source_reference": "screening://runs/1",
+        "source_hash": format!("sha256:{}", "cd".repeat(32)),
+        "metrics": [],
+        "metadata": [],
+    })
+}
+
+async fn propose(app: &TestApp) -> Value {
+    let response = app.post_json("/api/v2/actions", &app.key, &proposal(), None).await;
+    assert_eq!(response.status(), 201);
+    response.json().await.expect("json")
+}
+
+async fn action(app: &TestApp, id: &str) -> Value {
+    app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json")
+}
+
+/// Stand-in for an operator's console approval (see the module comment).
+async fn simulate_operator_approval(app: &TestApp, id: &str, operator: &str) {
+    let a = action(app, id).await;
+    let now = fiscus_domain::clock::now_micros();
+    app.execute(&format!(
+        "INSERT INTO action_decisions (id, workspace_id, action_id, operator_id, role, decision, envelope_hash, check_set_hash, evidence_hash, created_at) \
+         VALUES ('{}', '{}', '{id}', '{operator}', 'approver', 'approve', '{}', '{}', 'sha256:test', {now})",
+        fiscus_domain::ids::new_id("dec"),
+        app.workspace_id,
+        a["envelope_hash"].as_str().expect("hash"),
+        a["check_set_hash"].as_str().expect("hash"),
+    ))
+    .await;
+    app.execute(&format!(
+        "UPDATE actions SET control_state = 'approved' WHERE id = '{id}' AND control_state = 'pending_approval'"
+    ))
+    .await;
+}
+
+#[tokio::test]
+async fn a_proposal_is_sealed_awaits_approval_and_executes_nothing() {
+    let app = spawn_app().await;
+    let created = propose(&app).await;
+    assert_eq!(created["control_state"], "pending_approval");
+    assert_eq!(created["reconciliation_status"], "not_started");
+    assert_eq!(created["executes_on_creation"], false);
+    assert_eq!(created["approvals"], json!({ "current": 0, "required": 1 }));
+    let id = created["id"].as_str().expect("id");
+    // The envelope hash is recomputable from the envelope alone.
+    let mut payload = created["envelope"].clone();
+    let obj = payload.as_object_mut().expect("object");
+    obj.insert("action_id".into(), json!(id));
+    obj.insert("workspace_id".into(), json!(app.workspace_id));
+    obj.insert("environment".into(), json!("sandbox"));
+    obj.insert("metadata".into(), json!({}));
+    assert_eq!(
+        fiscus_domain::evidence::seal(&payload).expect("seal"),
+        created["envelope_hash"].as_str().expect("hash")
+    );
+    let detail = action(&app, id).await;
+    assert_eq!(detail["history"][0]["event"], "action.proposed");
+    assert_eq!(
+        app.count(&format!("SELECT COUNT(*) FROM outbox WHERE subject_id = '{id}' AND event_type = 'action.proposed'"))
+            .await,
+        1
+    );
+    let list: Value =
+        app.get("/api/v2/actions?control_state=pending_approval", &app.key).await.json().await.expect("json");
+    assert_eq!(list["data"][0]["id"], id);
+}
+
+#[tokio::test]
+async fn another_workspace_sees_no_action() {
+    let app = spawn_app().await;
+    let id = propose(&app).await["id"].as_str().expect("id").to_string();
+    let other = app.admin().create_workspace("Other", false).await.expect("ws");
+    let other_app = app
+        .admin()
+        .create_application(
+            &other.id,
+            "o",
+            fiscus_domain::credentials::Environment::Sandbox,
+            &fiscus_domain::scopes::ScopeSet::all(),
+            None,
+        )
+        .await
+        .expect("app");
+    let key = app.admin().issue_key(&other_app.id, None).await.expect("key").secret;
+    problem(app.get(&format!("/api/v2/actions/{id}"), &key).await, 404, "not_found").await;
+    problem(app.get(&format!("/api/v2/agent-execution/actions/{id}"), &key).await, 404, "not_found").await;
+    problem(app.post_json(&format!("/api/v2/actions/{id}/execute"), &key, &json!({}), None).await, 404, "not_found")
+        .await;
+    problem(
+        app.post_json(&format!("/api/v2/actions/investment-execution/{id}/checks"), &key, &check("passed"), None).await,
+        404,
+        "not_found",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn an_agent_proposal_is_a_draft_until_submitted() {
+    let app = spawn_app().await;
+    let response = app.post_json("/api/v2/agent-execution/proposals", &app.key, &proposal(), None).await;
+    assert_eq!(response.status(), 201);
+    let draft: Value = response.json().await.expect("json");
+    assert_eq!(draft["control_state"], "draft");
+    assert_eq!(draft["origin"], "external_agent");
+    let id = draft["id"].as_str().expect("id");
+    let submitted =
+        app.post_json(&format!("/api/v2/agent-execution/actions/{id}/submit"), &app.key, &json!({}), None).await;
+    assert_eq!(submitted.status(), 200);
+    assert_eq!(submitted.json::<Value>().await.expect("json")["control_state"], "pending_approval");
+    problem(
+        app.post_json(&format!("/api/v2/agent-execution/actions/{id}/submit"), &app.key, &json!({}), None).await,
+        422,
+        "submission_rejected",
+    )
+    .await;
+    let status: Value =
+        app.get(&format!("/api/v2/agent-execution/actions/{id}"), &app.key).await.json().await.expect("json");
+    assert_eq!(status["control_state"], "pending_approval");
+    assert!(
+        status.get("counterparty").is_none() && status.get("metadata").is_none(),
+        "no transaction details: {status}"
+    );
+    let app_action = propose(&app).await;
+    let app_id = app_action["id"].as_str().expect("id");
+    problem(
+        app.post_json(&format!("/api/v2/agent-execution/actions/{app_id}/submit"), &app.key, &json!({}), None).await,
+        422,
+        "submission_rejected",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn checks_append_versions_and_refuse_bad_evidence() {
+    let app = spawn_app().await;
+    let id = propose(&app).await["id"].as_str().expect("id").to_string();
+    let path = format!("/api/v2/actions/investment-execution/{id}/checks");
+    for expected in [1, 2] {
+        let response = app.post_json(&path, &app.key, &check("passed"), None).await;
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.json::<Value>().await.expect("json")["version"], expected);
+    }
+    let mut bad = check("approved");
+    problem(app.post_json(&path, &app.key, &bad, None).await, 422, "invalid_request").await;
+    bad = check("passed");
+    bad.as_object_mut().expect("object").remove("source_hash");
+    let body = problem(app.post_json(&path, &app.key, &bad, None).await, 422, "invalid_request").await;
+    assert_eq!(body["errors"][0]["field"], "source_hash");
+    bad = check("passed");
+    bad["source_reference"] = json!("");
+    problem(app.post_json(&path, &app.key, &bad, None).await, 422, "invalid_request").await;
+    assert_eq!(
+        app.count(&format!("SELECT COUNT(*) FROM action_checks WHERE action_id = '{id}'")).await,
+        2,
+        "refusals recorded nothing"
+    );
+    problem(
+        app.post_json("/api/v2/actions/investment-execution/act_nope/checks", &app.key, &check("passed"), None).await,
+        404,
+        "not_found",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn execution_is_refused_naming_each_failed_gate() {
+    let app = spawn_app().await;
+    let id = propose(&app).await["id"].as_str().expect("id").to_string();
+    let body = problem(
+        app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &json!({}), None).await,
+        422,
+        "execution_refused",
+    )
+    .await;
+    let gates: Vec<&str> =
+        body["failed_gates"].as_array().expect("gates").iter().filter_map(|g| g["gate"].as_str()).collect();
+    assert_eq!(gates, ["authorised", "pre_trade_checks"]);
+    assert_eq!(action(&app, &id).await["control_state"], "pending_approval", "a refusal changes nothing");
+}
+
+#[tokio::test]
+async fn a_failed_check_refuses_and_a_new_check_version_makes_the_approval_stale() {
+    let app = spawn_app().await;
+    let id = propose(&app).await["id"].as_str().expect("id").to_string();
+    let checks = format!("/api/v2/actions/investment-execution/{id}/checks");
+    let execute = format!("/api/v2/agent-execution/actions/{id}/execute");
+    app.post_json(&checks, &app.key, &check("failed"), None).await;
+    simulate_operator_approval(&app, &id, "opr_a").await;
+    let body = problem(app.post_json(&execute, &app.key, &json!({}), None).await, 422, "execution_refused").await;
+    assert_eq!(body["failed_gates"][0]["gate"], "pre_trade_checks");
+    // A new check version on the approved action invalidates the approval.
+    assert_eq!(app.post_json(&checks, &app.key, &check("passed"), None).await.status(), 200);
+    let stale = action(&app, &id).await;
+    assert_eq!(stale["control_state"], "pending_approval");
+    assert_eq!(stale["approvals"]["current"], 0);
+    assert!(stale["history"].as_array().expect("history").iter().any(|h| h["event"] == "action.approval_invalidated"));
+    let body = problem(app.post_json(&execute, &app.key, &json!({}), None).await, 422, "execution_refused").await;
+    assert_eq!(body["failed_gates"][0]["gate"], "authorised");
+    // Approved again on the new evidence, it executes.
+    simulate_operator_approval(&app, &id, "opr_a").await;
+    let accepted = app.post_json(&execute, &app.key, &json!({}), None).await;
+    assert_eq!(accepted.status(), 200);
+    let body: Value = accepted.json().await.expect("json");
+    assert_eq!(body["accepted"], true);
+    assert_eq!(body["control_state"], "executing");
+    let done = action(&app, &id).await;
+    assert_eq!(done["control_state"], "executing");
+    assert_eq!(done["reconciliation_status"], "awaiting_settlement", "acceptance is not completion");
+    let mut conn = app.state.store.read().await.expect("conn");
+    let tenant = fiscus_domain::tenancy::Tenant {
+        workspace_id: app.workspace_id.clone(),
+        environment: fiscus_domain::credentials::Environment::Sandbox,
+    };
+    let events = fiscus_store::actions::events_of(&mut conn, &tenant, &id).await.expect("events");
+    assert_eq!(
+        events,
+        [
+            "action.proposed",
+            "action.check_recorded",
+            "action.check_recorded",
+            "action.approval_invalidated",
+            "action.executed"
+        ]
+    );
+    // Executing twice is refused.
+    problem(app.post_json(&execute, &app.key, &json!({}), None).await, 422, "execution_refused").await;
+}
+
+#[tokio::test]
+async fn a_delegated_action_fails_closed_without_a_delegation() {
+    let app = spawn_app().await;
+    let mut body = proposal();
+    body["execution_mode"] = json!("machine_delegated");
+    body["delegation_id"] = json!(fiscus_domain::ids::new_id("dlg"));
+    body["required_checks"] = json!([]);
+    let created: Value = app.post_json("/api/v2/actions", &app.key, &body, None).await.json().await.expect("json");
+    let id = created["id"].as_str().expect("id");
+    simulate_operator_approval(&app, id, "opr_a").await;
+    let refusal = problem(
+        app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &json!({}), None).await,
+        422,
+        "execution_refused",
+    )
+    .await;
+    let gates: Vec<&str> =
+        refusal["failed_gates"].as_array().expect("gates").iter().filter_map(|g| g["gate"].as_str()).collect();
+    assert_eq!(gates, ["delegation", "machine_authority", "budget"]);
+}
+
+/// No credential, whatever its scopes, can make a human decision: every documented operation is called
+/// with a credential holding all 75 scopes on a pending action, and the action is still pending with no
+/// decision recorded.
+#[tokio::test]
+async fn a_credential_with_every_scope_cannot_approve_or_deny() {
+    let app = spawn_app().await;
+    let id = propose(&app).await["id"].as_str().expect("id").to_string();
+    let doc: Value =
+        app.http.get(app.url("/api/v2/openapi.json")).send().await.expect("request").json().await.expect("json");
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        let concrete = path.replace("{uid}", &id);
+        for method in ["post", "delete"] {
+            let Some(op) = item.get(method) else { continue };
+            let example = op.pointer("/requestBody/content/application~1json/example").cloned().unwrap_or(json!({}));
+            for body in
+                [example, json!({ "decision": "approve" }), json!({ "approve": true, "control_state": "approved" })]
+            {
+                let req = app
+                    .http
+                    .request(method.to_uppercase().parse().expect("method"), app.url(&concrete))
+                    .bearer_auth(&app.key)
+                    .json(&body);
+                let status = req.send().await.expect("request").status().as_u16();
+                assert!(status < 500, "{method} {path}: {status}");
+            }
+        }
+    }
+    let after = action(&app, &id).await;
+    assert_eq!(after["control_state"], "pending_approval");
+    assert_eq!(app.count(&format!("SELECT COUNT(*) FROM action_decisions WHERE action_id = '{id}'")).await, 0);
+}
