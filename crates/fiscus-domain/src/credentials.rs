@@ -92,11 +92,21 @@ pub enum SecretKind {
     ProductionApiKey,
     ClientSecret,
     AccessToken,
+    /// One-time operator enrollment link token (human plane).
+    EnrollmentToken,
+    /// Console session token, carried only in an HttpOnly cookie (human plane).
+    SessionToken,
 }
 
 impl SecretKind {
-    pub const ALL: [SecretKind; 4] =
-        [SecretKind::SandboxApiKey, SecretKind::ProductionApiKey, SecretKind::ClientSecret, SecretKind::AccessToken];
+    pub const ALL: [SecretKind; 6] = [
+        SecretKind::SandboxApiKey,
+        SecretKind::ProductionApiKey,
+        SecretKind::ClientSecret,
+        SecretKind::AccessToken,
+        SecretKind::EnrollmentToken,
+        SecretKind::SessionToken,
+    ];
 
     pub fn prefix(self) -> &'static str {
         match self {
@@ -104,6 +114,8 @@ impl SecretKind {
             SecretKind::ProductionApiKey => "svc_live_",
             SecretKind::ClientSecret => "fcs_",
             SecretKind::AccessToken => "fat_",
+            SecretKind::EnrollmentToken => "fen_",
+            SecretKind::SessionToken => "fse_",
         }
     }
 }

@@ -19,3 +19,4 @@ pub mod money;
 pub mod pagination;
 pub mod scopes;
 pub mod tenancy;
+pub mod totp;

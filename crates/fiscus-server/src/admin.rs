@@ -3,6 +3,7 @@
 //! the actor. Secrets are returned once and never stored.
 
 use anyhow::{Context, bail};
+use fiscus_domain::actions::approval::Role;
 use fiscus_domain::audit::Actor;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::credentials::{self, AppStatus, Environment, SecretKind};
@@ -147,6 +148,58 @@ impl Admin<'_> {
         let row = fiscus_store::workspaces::get(tx.conn(), workspace_id).await?;
         tx.commit().await?;
         Ok(row)
+    }
+
+    /// Invites an operator (the human plane). Returns the operator id and the one-time enrollment token,
+    /// valid for 72 hours; the operator sets a password and enrolls a TOTP factor at the console.
+    pub async fn add_operator(&self, workspace_id: &str, email: &str, role: Role) -> anyhow::Result<(String, String)> {
+        let email = email.trim().to_ascii_lowercase();
+        if !(3..=254).contains(&email.len()) || !email.contains('@') || email.chars().any(char::is_whitespace) {
+            bail!("{email:?} is not an e-mail address");
+        }
+        let mut conn = self.store.read().await?;
+        fiscus_store::workspaces::get(&mut conn, workspace_id)
+            .await
+            .map_err(|e| not_found(e, "workspace", workspace_id))?;
+        drop(conn);
+        let id = new_id("opr");
+        let token = credentials::mint(SecretKind::EnrollmentToken);
+        let now = now_micros();
+        let mut tx = self.store.begin().await?;
+        fiscus_store::operators::insert_invited(
+            &mut tx,
+            workspace_id,
+            &id,
+            &email,
+            role.as_str(),
+            &credentials::keyed_hash(self.server_key, &token.full),
+            now + 72 * 3600 * fiscus_domain::clock::MICROS_PER_SECOND,
+            now,
+        )
+        .await
+        .map_err(|e| match e {
+            StoreError::Conflict(_) => anyhow::anyhow!("{email} is already an operator of {workspace_id}"),
+            other => other.into(),
+        })?;
+        self.audit(
+            &mut tx,
+            workspace_id,
+            None,
+            "admin.operator.invite",
+            &id,
+            json!({ "email": email, "role": role.as_str() }),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok((id, token.full))
+    }
+
+    pub async fn list_operators(
+        &self,
+        workspace_id: &str,
+    ) -> anyhow::Result<Vec<fiscus_store::operators::OperatorRow>> {
+        let mut conn = self.store.read().await?;
+        Ok(fiscus_store::operators::list(&mut conn, workspace_id).await?)
     }
 
     async fn application(&self, application_id: &str) -> anyhow::Result<ApplicationRow> {

@@ -49,6 +49,7 @@ pub fn build(state: AppState) -> Router {
     let docs_page = Arc::new(crate::docs::render(&doc));
     Router::new()
         .merge(api)
+        .merge(crate::console::routes())
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics_text))

@@ -44,6 +44,12 @@ pub struct Settings {
     pub log_format: String,
     /// Seconds allowed for in-flight requests to finish after SIGTERM/SIGINT.
     pub shutdown_grace_seconds: u64,
+    /// A console session ends after this long without a request.
+    pub console_idle_seconds: u64,
+    /// A console session ends this long after sign-in, whatever happens.
+    pub console_absolute_seconds: u64,
+    /// Failed sign-ins tolerated before the account locks (with doubling lock periods).
+    pub console_max_failures: u32,
     /// Distinct approvers a T1 action needs (at least 1; configuration can only raise it).
     pub approval_quorum_t1: u32,
     /// Distinct approvers a T2 action needs (at least 2; configuration can only raise it).
@@ -71,6 +77,9 @@ impl Default for Settings {
             region: "local".into(),
             log_format: "json".into(),
             shutdown_grace_seconds: 30,
+            console_idle_seconds: 15 * 60,
+            console_absolute_seconds: 8 * 3600,
+            console_max_failures: 5,
             approval_quorum_t1: 1,
             approval_quorum_t2: 2,
         }

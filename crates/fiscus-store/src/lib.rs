@@ -16,6 +16,7 @@ pub mod credits;
 pub mod dialect;
 mod error;
 pub mod idempotency;
+pub mod operators;
 pub mod usage;
 pub mod workspaces;
 

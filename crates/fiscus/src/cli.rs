@@ -88,6 +88,31 @@ pub enum AdminCommand {
         #[command(subcommand)]
         command: CreditsCommand,
     },
+    /// Operators: the people who approve (the human governance plane).
+    Operator {
+        #[command(subcommand)]
+        command: OperatorCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum OperatorCommand {
+    /// Invite an operator; prints the one-time enrollment link on the last line.
+    Add {
+        #[arg(long)]
+        workspace: String,
+        #[arg(long)]
+        email: String,
+        #[arg(long, value_parser = ["admin", "approver", "auditor"])]
+        role: String,
+        /// Where operators reach the console.
+        #[arg(long, default_value = "http://127.0.0.1:8080")]
+        base_url: String,
+    },
+    List {
+        #[arg(long)]
+        workspace: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -404,6 +429,17 @@ async fn admin_command(admin: &Admin<'_>, command: AdminCommand) -> anyhow::Resu
                 }
             }
         },
+        AdminCommand::Operator { command: OperatorCommand::Add { workspace, email, role, base_url } } => {
+            let role = fiscus_domain::actions::approval::Role::parse(&role).context("unknown role")?;
+            let (id, token) = admin.add_operator(&workspace, &email, role).await?;
+            println!("invited operator {id} ({}); the link below works once, within 72 hours:", role.as_str());
+            println!("{}/console/enroll?token={token}", base_url.trim_end_matches('/'));
+        }
+        AdminCommand::Operator { command: OperatorCommand::List { workspace } } => {
+            for o in admin.list_operators(&workspace).await? {
+                println!("{}\t{}\t{}\t{}\tsecond factor: {}", o.id, o.email, o.role, o.status, o.totp_confirmed == 1);
+            }
+        }
         AdminCommand::Credits { command: CreditsCommand::Grant { workspace, environment: env, credits, reason } } => {
             let tenant = Tenant { workspace_id: workspace, environment: environment(&env)? };
             let id = admin.grant_credits(&tenant, credits, &reason).await?;

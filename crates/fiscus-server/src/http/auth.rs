@@ -129,7 +129,9 @@ pub async fn authenticate(state: &AppState, authorization: Option<&HeaderValue>)
         SecretKind::AccessToken => {
             (state.store.resolve_access_token(parsed.lookup).await?, CredentialKind::AccessToken)
         }
-        SecretKind::ClientSecret => return Err(invalid_token("a client secret is not a bearer credential")),
+        SecretKind::ClientSecret | SecretKind::EnrollmentToken | SecretKind::SessionToken => {
+            return Err(invalid_token("only API keys and access tokens are bearer credentials"));
+        }
     };
     let Some(resolved) = resolved else {
         return Err(invalid_token("the credential is not recognised"));

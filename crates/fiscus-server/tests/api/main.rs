@@ -4,6 +4,7 @@
 mod actions;
 mod audit;
 mod auth;
+mod console;
 mod contract;
 mod evidence;
 mod helpers;

@@ -4,6 +4,7 @@
 
 mod assessment_evidence;
 mod checks;
+pub mod decide;
 mod execute;
 mod proposals;
 mod reads;

@@ -114,6 +114,8 @@ pub async fn get_posture(ctx: Ctx, State(state): State<AppState>) -> Result<Json
     let keys = fiscus_store::credentials::active_key_facts(&mut conn, workspace_id).await?;
     let clients = fiscus_store::credentials::count_active_oauth_clients(&mut conn, workspace_id).await?;
     let (seq, hash) = fiscus_store::audit::head(&mut conn, workspace_id).await?;
+    let (operators, with_second_factor) =
+        fiscus_store::operators::second_factor_coverage(&mut conn, workspace_id).await?;
     let ages: Vec<f64> = keys.iter().map(|k| (now - k.created_at) as f64 / DAY as f64).collect();
     let api_keys = KeyPostureView {
         active: keys.len() as i64,
@@ -140,7 +142,11 @@ pub async fn get_posture(ctx: Ctx, State(state): State<AppState>) -> Result<Json
             stored_reversible_secrets: 0,
             reversible_secret_encryption: "none stored".into(),
         },
-        operators: OperatorPostureView { operators: 0, with_second_factor: 0, second_factor_coverage: None },
+        operators: OperatorPostureView {
+            operators,
+            with_second_factor,
+            second_factor_coverage: (operators > 0).then(|| with_second_factor as f64 / operators as f64),
+        },
         audit_chain: AuditHeadView { object: "audit_head".into(), workspace_id: workspace_id.to_string(), seq, hash },
     }))
 }

@@ -1,0 +1,28 @@
+//! The human governance plane: the operators' console. Server-rendered pages with no build step and no
+//! CDN. Only here can people approve or deny; only operator sessions are accepted (never bearer
+//! credentials), and the API never accepts these sessions.
+
+mod actions;
+mod enroll;
+pub mod html;
+mod login;
+mod passwords;
+pub mod session;
+
+use axum::Router;
+use axum::middleware::from_fn;
+use axum::routing::{get, post};
+
+use crate::state::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/console", get(actions::dashboard))
+        .route("/console/login", get(login::login_page).post(login::login))
+        .route("/console/logout", post(login::logout))
+        .route("/console/enroll", get(enroll::enroll_page).post(enroll::set_password))
+        .route("/console/enroll/confirm", post(enroll::confirm))
+        .route("/console/actions/{id}", get(actions::detail))
+        .route("/console/actions/{id}/decision", post(actions::decision))
+        .layer(from_fn(session::guard))
+}

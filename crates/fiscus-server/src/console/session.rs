@@ -1,0 +1,137 @@
+//! Console sessions: an HttpOnly, Secure, SameSite=Strict cookie holding a random token (only its keyed hash
+//! is stored), idle and absolute timeouts, and a per-session CSRF token every form must return. Bearer
+//! credentials are refused here, exactly as session cookies are ignored by the API.
+
+use axum::extract::{FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::Response;
+use fiscus_domain::actions::approval::Role;
+use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
+use fiscus_domain::credentials;
+use subtle::ConstantTimeEq;
+
+use super::html;
+use crate::state::AppState;
+
+pub const COOKIE: &str = "fiscus_console";
+
+/// A signed-in operator.
+#[derive(Clone, Debug)]
+pub struct OperatorSession {
+    pub session_id: String,
+    pub workspace_id: String,
+    pub operator_id: String,
+    pub email: String,
+    pub role: Role,
+    pub csrf_token: String,
+}
+
+impl OperatorSession {
+    /// Checks the form's CSRF token in constant time.
+    pub fn check_csrf(&self, presented: &str) -> Result<(), Response> {
+        if self.csrf_token.as_bytes().ct_eq(presented.as_bytes()).into() {
+            Ok(())
+        } else {
+            Err(html::error_page(
+                StatusCode::FORBIDDEN,
+                "Refused",
+                "The form has expired or did not come from this console. Reload the page and try again.",
+            ))
+        }
+    }
+
+    pub fn nav(&self) -> Option<(&str, &str, &str)> {
+        Some((&self.email, self.role.as_str(), &self.csrf_token))
+    }
+}
+
+fn cookie_token(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == COOKIE)
+        .map(|(_, value)| value.to_string())
+}
+
+pub fn set_cookie(token: &str, max_age_seconds: u64) -> String {
+    format!("{COOKIE}={token}; Path=/console; HttpOnly; Secure; SameSite=Strict; Max-Age={max_age_seconds}")
+}
+
+pub fn clear_cookie() -> String {
+    format!("{COOKIE}=; Path=/console; HttpOnly; Secure; SameSite=Strict; Max-Age=0")
+}
+
+/// Every console request: no bearer credentials, and cross-origin form posts are refused.
+pub async fn guard(req: Request, next: Next) -> Response {
+    if req.headers().contains_key(header::AUTHORIZATION) {
+        return html::error_page(
+            StatusCode::UNAUTHORIZED,
+            "Not accepted",
+            "The console accepts only operator sessions. API credentials are never accepted here.",
+        );
+    }
+    if req.method() == axum::http::Method::POST && !same_origin(req.headers()) {
+        return html::error_page(StatusCode::FORBIDDEN, "Refused", "Cross-origin form submissions are refused.");
+    }
+    next.run(req).await
+}
+
+/// `Origin` (or, failing that, `Referer`) must name this host when present.
+fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else { return false };
+    let source = headers.get(header::ORIGIN).or_else(|| headers.get(header::REFERER)).and_then(|v| v.to_str().ok());
+    match source {
+        None => true,
+        Some(s) => s
+            .strip_prefix("http://")
+            .or_else(|| s.strip_prefix("https://"))
+            .is_some_and(|rest| rest.split('/').next() == Some(host)),
+    }
+}
+
+impl FromRequestParts<AppState> for OperatorSession {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
+        let to_login = || html::redirect("/console/login");
+        let Some(token) = cookie_token(&parts.headers) else { return Err(to_login()) };
+        let Some(parsed) = credentials::parse(&token).filter(|p| p.kind == credentials::SecretKind::SessionToken)
+        else {
+            return Err(to_login());
+        };
+        let hash = credentials::keyed_hash(&state.server_key, parsed.full);
+        let Ok(mut conn) = state.store.read().await else {
+            return Err(html::error_page(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Unavailable",
+                "The database does not answer.",
+            ));
+        };
+        let Ok(Some(row)) = fiscus_store::operators::resolve_session(&mut conn, &hash).await else {
+            return Err(to_login());
+        };
+        let now = now_micros();
+        let idle = state.settings.console_idle_seconds as i64 * MICROS_PER_SECOND;
+        let expired = row.revoked_at.is_some() || now >= row.expires_at || now - row.last_seen_at > idle;
+        let role = Role::parse(&row.role);
+        if expired || row.operator_status != "active" || role.is_none() {
+            return Err(to_login());
+        }
+        if fiscus_store::operators::touch_session(&mut conn, &row.workspace_id, &row.id, now).await.is_err() {
+            return Err(to_login());
+        }
+        Ok(OperatorSession {
+            session_id: row.id,
+            workspace_id: row.workspace_id,
+            operator_id: row.operator_id,
+            email: row.email,
+            role: role.unwrap_or(Role::Auditor),
+            csrf_token: row.csrf_token,
+        })
+    }
+}

@@ -1,0 +1,377 @@
+//! The human plane through its console, as a browser would use it (form posts and a session cookie).
+
+use crate::actions::{check, proposal};
+use crate::helpers::{TestApp, problem, spawn_app};
+use fiscus_domain::actions::approval::Role;
+use serde_json::{Value, json};
+
+pub struct Operator {
+    pub id: String,
+    pub email: String,
+    pub password: String,
+    pub secret: Vec<u8>,
+}
+
+fn base32_decode(s: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    let (mut buffer, mut bits) = (0u32, 0);
+    for c in s.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'2'..=b'7' => c - b'2' + 26,
+            _ => continue,
+        };
+        buffer = (buffer << 5) | u32::from(v);
+        bits += 5;
+        if bits >= 8 {
+            out.push((buffer >> (bits - 8)) as u8);
+            bits -= 8;
+        }
+    }
+    out
+}
+
+fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
+    let from = text.find(start).map(|i| i + start.len()).unwrap_or_else(|| panic!("{start} not in page:\n{text}"));
+    let to = text[from..].find(end).map(|i| from + i).expect("end marker");
+    &text[from..to]
+}
+
+fn hidden(page: &str, name: &str) -> String {
+    between(page, &format!("name=\"{name}\" value=\""), "\"").to_string()
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client")
+}
+
+/// Invites and enrolls an operator through the console.
+pub async fn enrolled_operator(app: &TestApp, email: &str, role: Role) -> Operator {
+    let (id, token) = app.admin().add_operator(&app.workspace_id, email, role).await.expect("invite");
+    let http = client();
+    let page = http.get(app.url(&format!("/console/enroll?token={token}"))).send().await.expect("request");
+    assert_eq!(page.status(), 200);
+    let password = "correct horse battery staple".to_string();
+    let page = http
+        .post(app.url("/console/enroll"))
+        .form(&[("token", token.as_str()), ("password", &password), ("password_repeat", &password)])
+        .send()
+        .await
+        .expect("request")
+        .text()
+        .await
+        .expect("page");
+    let secret = base32_decode(between(&page, "<code id=\"totp-secret\">", "</code>"));
+    let code = fiscus_domain::totp::code_at(&secret, now_seconds());
+    let done = http
+        .post(app.url("/console/enroll/confirm"))
+        .form(&[("token", token.as_str()), ("code", &code)])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(done.status(), 303, "{}", done.text().await.unwrap_or_default());
+    Operator { id, email: email.into(), password, secret }
+}
+
+fn now_seconds() -> i64 {
+    fiscus_domain::clock::now_micros() / 1_000_000
+}
+
+/// Signs in; returns the session cookie. The code is the next step's (one step of drift is accepted), so a
+/// code just spent at enrollment is never reused.
+pub async fn sign_in(app: &TestApp, op: &Operator) -> String {
+    let code = fiscus_domain::totp::code_at(&op.secret, now_seconds() + 30);
+    let response = client()
+        .post(app.url("/console/login"))
+        .form(&[
+            ("workspace", app.workspace_id.as_str()),
+            ("email", &op.email),
+            ("password", &op.password),
+            ("code", &code),
+        ])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status(), 303, "sign-in refused: {}", response.text().await.unwrap_or_default());
+    let cookie = response.headers().get("set-cookie").and_then(|v| v.to_str().ok()).expect("cookie").to_string();
+    for attribute in ["HttpOnly", "Secure", "SameSite=Strict", "Path=/console"] {
+        assert!(cookie.contains(attribute), "{cookie}");
+    }
+    cookie.split(';').next().expect("pair").to_string()
+}
+
+/// Opens the action's page and submits a decision with the hashes it shows.
+pub async fn decide(app: &TestApp, cookie: &str, action_id: &str, decision: &str) -> reqwest::Response {
+    let http = client();
+    let page = http
+        .get(app.url(&format!("/console/actions/{action_id}?environment=sandbox")))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .expect("request")
+        .text()
+        .await
+        .expect("page");
+    let form = [
+        ("csrf", hidden(&page, "csrf")),
+        ("environment", "sandbox".to_string()),
+        ("envelope_hash", hidden(&page, "envelope_hash")),
+        ("check_set_hash", hidden(&page, "check_set_hash")),
+        ("decision", decision.to_string()),
+    ];
+    http.post(app.url(&format!("/console/actions/{action_id}/decision")))
+        .header("cookie", cookie)
+        .form(&form)
+        .send()
+        .await
+        .expect("request")
+}
+
+async fn propose(app: &TestApp, tier: &str) -> String {
+    let mut body = proposal();
+    body["risk_tier"] = json!(tier);
+    let created: Value = app.post_json("/api/v2/actions", &app.key, &body, None).await.json().await.expect("json");
+    created["id"].as_str().expect("id").to_string()
+}
+
+async fn state_of(app: &TestApp, id: &str) -> Value {
+    app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json")
+}
+
+#[tokio::test]
+async fn an_operator_approves_through_the_console_and_the_action_executes() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let id = propose(&app, "T1").await;
+    app.post_json(&format!("/api/v2/actions/investment-execution/{id}/checks"), &app.key, &check("passed"), None).await;
+    let dashboard = client()
+        .get(app.url("/console"))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .expect("request")
+        .text()
+        .await
+        .expect("page");
+    assert!(dashboard.contains(&id), "pending approvals list the action");
+    assert_eq!(decide(&app, &cookie, &id, "approve").await.status(), 303);
+    let approved = state_of(&app, &id).await;
+    assert_eq!(approved["control_state"], "approved");
+    assert_eq!(approved["approvals"]["current"], 1);
+    let history = approved["history"].as_array().expect("history");
+    assert!(history.iter().any(|h| h["event"] == "action.approved" && h["actor"]["id"] == op.id.as_str()));
+    let executed = app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &json!({}), None).await;
+    assert_eq!(executed.status(), 200);
+    let report = fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id).await.expect("verify");
+    assert_eq!(report.result, Ok(()), "the decision is in an intact audit chain");
+    assert!(
+        app.count(&format!(
+            "SELECT COUNT(*) FROM audit_events WHERE action = 'action.approved' AND actor_id = '{}'",
+            op.id
+        ))
+        .await
+            == 1
+    );
+}
+
+#[tokio::test]
+async fn a_t2_action_needs_two_distinct_operators_and_one_person_never_counts_twice() {
+    let app = spawn_app().await;
+    let ada = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let bob = enrolled_operator(&app, "bob@example.com", Role::Admin).await;
+    let ada_cookie = sign_in(&app, &ada).await;
+    let id = propose(&app, "T2").await;
+    app.post_json(&format!("/api/v2/actions/investment-execution/{id}/checks"), &app.key, &check("passed"), None).await;
+    assert_eq!(decide(&app, &ada_cookie, &id, "approve").await.status(), 303);
+    assert_eq!(state_of(&app, &id).await["control_state"], "pending_approval");
+    let twice = decide(&app, &ada_cookie, &id, "approve").await;
+    assert_eq!(twice.status(), 409);
+    assert!(twice.text().await.unwrap_or_default().contains("already approved"));
+    problem(
+        app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &json!({}), None).await,
+        422,
+        "execution_refused",
+    )
+    .await;
+    let bob_cookie = sign_in(&app, &bob).await;
+    assert_eq!(decide(&app, &bob_cookie, &id, "approve").await.status(), 303);
+    let approved = state_of(&app, &id).await;
+    assert_eq!(approved["control_state"], "approved");
+    assert_eq!(approved["approvals"], json!({ "current": 2, "required": 2 }));
+}
+
+#[tokio::test]
+async fn a_denial_ends_the_action() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let id = propose(&app, "T1").await;
+    assert_eq!(decide(&app, &cookie, &id, "deny").await.status(), 303);
+    assert_eq!(state_of(&app, &id).await["control_state"], "denied");
+    let body = problem(
+        app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &json!({}), None).await,
+        422,
+        "execution_refused",
+    )
+    .await;
+    assert_eq!(body["failed_gates"][0]["gate"], "authorised");
+}
+
+#[tokio::test]
+async fn an_approval_on_a_stale_view_is_refused() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let id = propose(&app, "T1").await;
+    let page = client()
+        .get(app.url(&format!("/console/actions/{id}?environment=sandbox")))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .expect("request")
+        .text()
+        .await
+        .expect("page");
+    // Evidence changes after the operator opened the page.
+    app.post_json(&format!("/api/v2/actions/investment-execution/{id}/checks"), &app.key, &check("failed"), None).await;
+    let form = [
+        ("csrf", hidden(&page, "csrf")),
+        ("environment", "sandbox".to_string()),
+        ("envelope_hash", hidden(&page, "envelope_hash")),
+        ("check_set_hash", hidden(&page, "check_set_hash")),
+        ("decision", "approve".to_string()),
+    ];
+    let response = client()
+        .post(app.url(&format!("/console/actions/{id}/decision")))
+        .header("cookie", &cookie)
+        .form(&form)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status(), 409);
+    assert_eq!(state_of(&app, &id).await["control_state"], "pending_approval");
+}
+
+#[tokio::test]
+async fn an_auditor_cannot_decide() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "audit@example.com", Role::Auditor).await;
+    let cookie = sign_in(&app, &op).await;
+    let id = propose(&app, "T1").await;
+    assert_eq!(decide(&app, &cookie, &id, "approve").await.status(), 409);
+    assert_eq!(state_of(&app, &id).await["control_state"], "pending_approval");
+}
+
+#[tokio::test]
+async fn forms_without_the_csrf_token_or_from_another_origin_are_refused() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let id = propose(&app, "T1").await;
+    let a = state_of(&app, &id).await;
+    let form = [
+        ("csrf", "wrong".to_string()),
+        ("environment", "sandbox".to_string()),
+        ("envelope_hash", a["envelope_hash"].as_str().expect("h").to_string()),
+        ("check_set_hash", a["check_set_hash"].as_str().expect("h").to_string()),
+        ("decision", "approve".to_string()),
+    ];
+    let url = app.url(&format!("/console/actions/{id}/decision"));
+    assert_eq!(client().post(&url).header("cookie", &cookie).form(&form).send().await.expect("request").status(), 403);
+    let cross = client()
+        .post(&url)
+        .header("cookie", &cookie)
+        .header("origin", "https://evil.example")
+        .form(&form)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(cross.status(), 403);
+    assert_eq!(state_of(&app, &id).await["control_state"], "pending_approval");
+}
+
+#[tokio::test]
+async fn bearer_credentials_are_refused_on_the_console_and_sessions_on_the_api() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let response = client()
+        .get(app.url("/console"))
+        .bearer_auth(&app.key)
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status(), 401);
+    let api = client().get(app.url("/api/v2/workspace")).header("cookie", &cookie).send().await.expect("request");
+    problem(api, 401, "authentication_required").await;
+    let session_token = cookie.split_once('=').expect("pair").1;
+    problem(app.get("/api/v2/workspace", session_token).await, 401, "invalid_credential").await;
+    // Without a session the console sends people to sign in.
+    let anonymous = client().get(app.url("/console")).send().await.expect("request");
+    assert_eq!(anonymous.status(), 303);
+}
+
+#[tokio::test]
+async fn repeated_failures_lock_the_account_even_for_the_right_password() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    for _ in 0..5 {
+        let response = client()
+            .post(app.url("/console/login"))
+            .form(&[
+                ("workspace", app.workspace_id.as_str()),
+                ("email", "ada@example.com"),
+                ("password", "wrong password!!"),
+                ("code", "000000"),
+            ])
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(response.status(), 401);
+    }
+    let code = fiscus_domain::totp::code_at(&op.secret, now_seconds() + 30);
+    let locked = client()
+        .post(app.url("/console/login"))
+        .form(&[
+            ("workspace", app.workspace_id.as_str()),
+            ("email", op.email.as_str()),
+            ("password", op.password.as_str()),
+            ("code", &code),
+        ])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(locked.status(), 401, "locked out with back-off");
+    let posture: Value = app.get("/api/v2/infrastructure/posture", &app.key).await.json().await.expect("json");
+    assert_eq!(posture["operators"]["second_factor_coverage"], 1.0);
+}
+
+#[tokio::test]
+async fn a_wrong_code_or_a_reused_code_does_not_sign_in() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let attempt = |code: String| {
+        let app = &app;
+        let op = &op;
+        async move {
+            client()
+                .post(app.url("/console/login"))
+                .form(&[
+                    ("workspace", app.workspace_id.as_str()),
+                    ("email", op.email.as_str()),
+                    ("password", op.password.as_str()),
+                    ("code", &code),
+                ])
+                .send()
+                .await
+                .expect("request")
+                .status()
+        }
+    };
+    assert_eq!(attempt("123456".into()).await, 401);
+    let next = fiscus_domain::totp::code_at(&op.secret, now_seconds() + 30);
+    assert_eq!(attempt(next.clone()).await, 303);
+    assert_eq!(attempt(next).await, 401, "a code is good once");
+}
