@@ -16,6 +16,7 @@ pub mod serve;
 pub mod settings;
 pub mod state;
 pub mod verify;
+pub mod workers;
 
 pub use settings::Settings;
 pub use state::AppState;

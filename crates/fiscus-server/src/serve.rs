@@ -32,6 +32,7 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let app = crate::app::build(state.clone());
     let background = spawn_background(state.clone());
+    let worker = spawn_settlement_worker(state.clone());
     let grace = Duration::from_secs(state.settings.shutdown_grace_seconds);
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
@@ -50,6 +51,7 @@ pub async fn run(
         }
     };
     background.abort();
+    worker.abort();
     if let Err(e) = state.usage.flush(&state.store).await {
         tracing::warn!(error = %e, "final usage flush failed");
     }
@@ -81,6 +83,21 @@ fn spawn_background(state: AppState) -> tokio::task::JoinHandle<()> {
                     Ok(_) => {}
                     Err(e) => tracing::warn!(error = %e, "idempotency purge failed"),
                 }
+            }
+        }
+    })
+}
+
+/// This node's settlement worker. Any number of nodes may run one against the same database.
+pub fn spawn_settlement_worker(state: AppState) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let worker = fiscus_domain::ids::new_id("wrk");
+        let mut tick = tokio::time::interval(Duration::from_millis(state.settings.worker_interval_ms.max(10)));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            if let Err(e) = crate::workers::settlement::run_once(&state, &worker).await {
+                tracing::warn!(error = %e, "settlement worker pass failed");
             }
         }
     })

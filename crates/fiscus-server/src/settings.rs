@@ -50,6 +50,8 @@ pub struct Settings {
     pub console_absolute_seconds: u64,
     /// Failed sign-ins tolerated before the account locks (with doubling lock periods).
     pub console_max_failures: u32,
+    /// How often this node's settlement worker looks for work, in milliseconds.
+    pub worker_interval_ms: u64,
     /// Distinct approvers a T1 action needs (at least 1; configuration can only raise it).
     pub approval_quorum_t1: u32,
     /// Distinct approvers a T2 action needs (at least 2; configuration can only raise it).
@@ -80,6 +82,7 @@ impl Default for Settings {
             console_idle_seconds: 15 * 60,
             console_absolute_seconds: 8 * 3600,
             console_max_failures: 5,
+            worker_interval_ms: 500,
             approval_quorum_t1: 1,
             approval_quorum_t2: 2,
         }

@@ -17,6 +17,7 @@ pub mod dialect;
 mod error;
 pub mod idempotency;
 pub mod operators;
+pub mod settlement;
 pub mod usage;
 pub mod workspaces;
 

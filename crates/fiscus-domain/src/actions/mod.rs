@@ -9,4 +9,5 @@ pub mod autonomy;
 pub mod checks;
 pub mod envelope;
 pub mod gates;
+pub mod settlement;
 pub mod state;

@@ -128,3 +128,45 @@ pub struct ExecutionAccepted {
 pub struct ExecutionRefusal {
     pub failed_gates: Vec<FailedGate>,
 }
+
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct SettlementView {
+    /// Always `settlement_record`.
+    pub object: String,
+    pub id: String,
+    /// `settled`, `failed` or `returned`.
+    pub kind: String,
+    pub connector: String,
+    pub connector_reference: String,
+    pub reference: String,
+    pub amount_minor: i64,
+    pub currency: String,
+    /// `matched`, `mismatch` or `not_applicable`.
+    pub reconciliation: String,
+    pub mismatches: Vec<String>,
+    pub record_hash: String,
+    pub received_at: String,
+}
+
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct ExpectedView {
+    pub reference: String,
+    pub amount_minor: i64,
+    pub currency: String,
+}
+
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct ReconciliationView {
+    /// Always `reconciliation`.
+    pub object: String,
+    pub action_id: String,
+    pub control_state: ControlState,
+    pub reconciliation_status: ReconciliationStatus,
+    /// What a settlement must match.
+    pub expected: ExpectedView,
+    pub settlements: Vec<SettlementView>,
+    /// Settlement records that did not match: visible for people to resolve, never silently done.
+    pub exceptions: Vec<SettlementView>,
+    /// True only when a settlement was reconciled against the action.
+    pub completed: bool,
+}

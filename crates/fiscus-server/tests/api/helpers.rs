@@ -44,6 +44,7 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
     settings.service_classes.insert("tiny".into(), ServiceClass { quota: 3, window_seconds: 60 });
     settings.shutdown_grace_seconds = 5;
     settings.database_max_connections = 8;
+    settings.worker_interval_ms = 50;
     let mut postgres = None;
     if let Ok(admin_url) = std::env::var("FISCUS_TEST_DATABASE_URL") {
         let (url, name) = fresh_postgres(&admin_url).await;

@@ -14,3 +14,4 @@ mod openapi;
 mod platform;
 mod python_clients;
 mod rate_limit;
+mod settlement;

@@ -98,6 +98,14 @@ async fn execute(ctx: Ctx, state: AppState, uid: String) -> Result<Response, Api
         json!({ "envelope_hash": loaded.row.envelope_hash, "check_set_hash": loaded.check_set_hash, "connector": loaded.row.connector }),
     )
     .await?;
+    fiscus_store::settlement::enqueue(
+        &mut tx,
+        &tenant,
+        &uid,
+        &loaded.row.connector,
+        fiscus_domain::clock::now_micros(),
+    )
+    .await?;
     ctx.audit(
         &mut tx,
         Some(&uid),

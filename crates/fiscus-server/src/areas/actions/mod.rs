@@ -22,6 +22,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(reads::get_action))
         .routes(routes!(proposals::post_proposal))
         .routes(routes!(reads::get_agent_action))
+        .routes(routes!(reads::get_reconciliation))
         .routes(routes!(submit::post_submit))
         .routes(routes!(checks::post_check))
         .routes(routes!(execute::post_execute))

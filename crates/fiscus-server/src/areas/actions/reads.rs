@@ -1,7 +1,8 @@
 use axum::Json;
 use axum::extract::State;
 use fiscus_domain::actions::state::ControlState;
-use fiscus_domain::api::actions::{ActionView, AgentActionView};
+use fiscus_domain::actions::state::ReconciliationStatus;
+use fiscus_domain::api::actions::{ActionView, AgentActionView, ExpectedView, ReconciliationView, SettlementView};
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::error_code::ErrorCode;
 
@@ -85,4 +86,50 @@ pub async fn get_agent_action(
     let mut conn = state.store.read().await?;
     let row = fiscus_store::actions::get(&mut conn, ctx.tenant(), &uid).await?;
     Ok(Json(service::load(&mut conn, ctx.tenant(), row).await?.agent_view(&state.settings)?))
+}
+
+/// Settlement records of an action and its reconciliation state. Acceptance and the connector's
+/// acknowledgement are not completion; a matched settlement is.
+#[utoipa::path(
+    get,
+    path = "/api/v2/agent-execution/actions/{uid}/reconciliation",
+    params(("uid" = String, Path, description = "Action id (act_…)")),
+    responses((status = 200, description = "Settlement and reconciliation state", body = ReconciliationView), (status = 404, description = "Not in this workspace"))
+)]
+pub async fn get_reconciliation(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Json<ReconciliationView>, ApiError> {
+    let mut conn = state.store.read().await?;
+    let row = fiscus_store::actions::get(&mut conn, ctx.tenant(), &uid).await?;
+    let control_state = service::parse_state(&row.control_state)?;
+    let records = fiscus_store::settlement::records(&mut conn, ctx.tenant(), &uid).await?;
+    let settlements: Vec<SettlementView> = records
+        .into_iter()
+        .map(|r| SettlementView {
+            object: "settlement_record".into(),
+            mismatches: serde_json::from_str(&r.mismatches).unwrap_or_default(),
+            received_at: fiscus_domain::clock::rfc3339(r.received_at),
+            id: r.id,
+            kind: r.kind,
+            connector: r.connector,
+            connector_reference: r.connector_reference,
+            reference: r.reference,
+            amount_minor: r.amount_minor,
+            currency: r.currency,
+            reconciliation: r.reconciliation,
+            record_hash: r.record_hash,
+        })
+        .collect();
+    Ok(Json(ReconciliationView {
+        object: "reconciliation".into(),
+        action_id: uid,
+        control_state,
+        reconciliation_status: ReconciliationStatus::of(control_state),
+        expected: ExpectedView { reference: row.reference, amount_minor: row.amount_minor, currency: row.currency },
+        exceptions: settlements.iter().filter(|s| s.reconciliation == "mismatch").cloned().collect(),
+        settlements,
+        completed: control_state == ControlState::Completed,
+    }))
 }

@@ -1,0 +1,4 @@
+//! Background work any node may run: settlement through connectors (claims are exclusive across nodes).
+
+pub mod connector;
+pub mod settlement;

@@ -1,0 +1,119 @@
+//! The whole path: propose → check → approve (console) → execute → settle (worker) → reconcile.
+
+use crate::actions::{check, proposal};
+use crate::console::{decide, enrolled_operator, sign_in};
+use crate::helpers::{TestApp, spawn_app};
+use fiscus_domain::actions::approval::Role;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// Proposes, records a passing check, approves through the console and requests execution.
+async fn executed_action(app: &TestApp, cookie: &str, reference: &str) -> String {
+    let mut body = proposal();
+    body["reference"] = json!(reference);
+    let created: Value = app.post_json("/api/v2/actions", &app.key, &body, None).await.json().await.expect("json");
+    let id = created["id"].as_str().expect("id").to_string();
+    app.post_json(&format!("/api/v2/actions/investment-execution/{id}/checks"), &app.key, &check("passed"), None).await;
+    assert_eq!(decide(app, cookie, &id, "approve").await.status(), 303);
+    let executed =
+        app.post_json(&format!("/api/v2/agent-execution/actions/{id}/execute"), &app.key, &json!({}), None).await;
+    assert_eq!(executed.status(), 200);
+    id
+}
+
+async fn settle(app: &TestApp, id: &str) -> Value {
+    for _ in 0..200 {
+        let a: Value = app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json");
+        if a["control_state"] != "executing" && a["control_state"] != "settled" {
+            return a;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("action {id} did not settle");
+}
+
+async fn reconciliation(app: &TestApp, id: &str) -> Value {
+    app.get(&format!("/api/v2/agent-execution/actions/{id}/reconciliation"), &app.key).await.json().await.expect("json")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_whole_path_completes_only_at_reconciliation() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let id = executed_action(&app, &cookie, "INV-100").await;
+    let done = settle(&app, &id).await;
+    assert_eq!(done["control_state"], "completed");
+    assert_eq!(done["reconciliation_status"], "matched");
+    let events: Vec<&str> =
+        done["history"].as_array().expect("history").iter().filter_map(|h| h["event"].as_str()).collect();
+    assert_eq!(
+        events,
+        ["action.proposed", "action.approved", "action.executed", "action.settled", "action.reconciled"]
+    );
+    let recon = reconciliation(&app, &id).await;
+    assert_eq!(recon["completed"], true);
+    assert_eq!(recon["settlements"][0]["reconciliation"], "matched");
+    assert_eq!(recon["settlements"][0]["amount_minor"], 125000);
+    let report = fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id).await.expect("verify");
+    assert_eq!(report.result, Ok(()));
+    // Human decisions and worker steps are audited under their event; the execution request under its operation.
+    for event in ["action.approved", "post_agent_execution_actions_uid_execute", "action.settled", "action.reconciled"]
+    {
+        assert_eq!(
+            app.count(&format!("SELECT COUNT(*) FROM audit_events WHERE action = '{event}' AND subject = '{id}'"))
+                .await,
+            1,
+            "{event} is audited"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failure_return_and_mismatch_are_never_completion() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let failed = executed_action(&app, &cookie, "INV-1-fail").await;
+    let returned = executed_action(&app, &cookie, "INV-2-return").await;
+    let mismatch = executed_action(&app, &cookie, "INV-3-mismatch").await;
+    assert_eq!(settle(&app, &failed).await["control_state"], "failed");
+    assert_eq!(settle(&app, &returned).await["control_state"], "returned");
+    let exception = settle(&app, &mismatch).await;
+    assert_eq!(exception["control_state"], "reconciliation_exception");
+    assert_eq!(exception["reconciliation_status"], "exception");
+    let recon = reconciliation(&app, &mismatch).await;
+    assert_eq!(recon["completed"], false);
+    assert_eq!(recon["exceptions"][0]["mismatches"], json!(["amount_minor"]));
+    assert_eq!(reconciliation(&app, &failed).await["settlements"][0]["kind"], "failed");
+}
+
+/// Two nodes (two stores and two workers) on one database settle each action exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_workers_on_one_database_settle_each_action_once() {
+    let app = spawn_app().await;
+    let second = fiscus_server::serve::open(app.state.settings.clone()).await.expect("second node");
+    let second_worker = fiscus_server::serve::spawn_settlement_worker(second);
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        ids.push(executed_action(&app, &cookie, &format!("INV-{i}")).await);
+    }
+    for id in &ids {
+        assert_eq!(settle(&app, id).await["control_state"], "completed");
+    }
+    second_worker.abort();
+    for id in &ids {
+        assert_eq!(app.count(&format!("SELECT COUNT(*) FROM settlement_records WHERE action_id = '{id}'")).await, 1);
+        assert_eq!(
+            app.count(&format!(
+                "SELECT COUNT(*) FROM action_history WHERE action_id = '{id}' AND event = 'action.settled'"
+            ))
+            .await,
+            1
+        );
+    }
+    let workers = app.count("SELECT COUNT(DISTINCT processed_by) FROM settlement_records").await;
+    assert!(workers >= 1);
+}
