@@ -13,6 +13,7 @@ pub mod autonomy_evidence;
 pub mod cache;
 pub mod credentials;
 pub mod credits;
+pub mod delegations;
 pub mod dialect;
 mod error;
 pub mod idempotency;

@@ -68,7 +68,12 @@ fn fail(gate: Gate, reason: impl Into<String>) -> FailedGate {
 
 pub fn evaluate(f: &GateFacts<'_>) -> Vec<FailedGate> {
     let mut failed = Vec::new();
-    if f.state != ControlState::Approved {
+    if f.execution_mode == ExecutionMode::MachineDelegated {
+        // Authority comes from the operator-approved delegation (checked by the delegation gate).
+        if !matches!(f.state, ControlState::PendingApproval | ControlState::Approved) {
+            failed.push(fail(Gate::Authorised, format!("the action is {}", f.state.as_str())));
+        }
+    } else if f.state != ControlState::Approved {
         failed.push(fail(Gate::Authorised, format!("the action is {}, not approved", f.state.as_str())));
     } else if !f.quorum_met_on_current {
         failed.push(fail(Gate::Authorised, "the approvals do not cover the current envelope and check set"));

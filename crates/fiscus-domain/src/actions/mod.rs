@@ -7,6 +7,7 @@
 pub mod approval;
 pub mod autonomy;
 pub mod checks;
+pub mod delegation;
 pub mod envelope;
 pub mod gates;
 pub mod settlement;

@@ -36,6 +36,8 @@ pub enum Event {
     Deny,
     ApprovalInvalidated,
     ExecutionAccepted,
+    /// A machine-delegated action accepted on its delegation's standing (operator-approved) authority.
+    DelegatedExecutionAccepted,
     ConnectorSettled,
     ConnectorFailed,
     ConnectorReturned,
@@ -93,6 +95,7 @@ impl ControlState {
             (S::Draft | S::PendingApproval | S::Approved, E::Deny) => S::Denied,
             (S::Approved, E::ApprovalInvalidated) => S::PendingApproval,
             (S::Approved, E::ExecutionAccepted) => S::Executing,
+            (S::PendingApproval | S::Approved, E::DelegatedExecutionAccepted) => S::Executing,
             (S::Executing, E::ConnectorSettled) => S::Settled,
             (S::Executing, E::ConnectorFailed) => S::Failed,
             (S::Settled | S::Completed, E::ConnectorReturned) => S::Returned,

@@ -3,6 +3,7 @@
 //! credentials), and the API never accepts these sessions.
 
 mod actions;
+mod delegations;
 mod enroll;
 pub mod html;
 mod login;
@@ -24,5 +25,7 @@ pub fn routes() -> Router<AppState> {
         .route("/console/enroll/confirm", post(enroll::confirm))
         .route("/console/actions/{id}", get(actions::detail))
         .route("/console/actions/{id}/decision", post(actions::decision))
+        .route("/console/delegations", get(delegations::list))
+        .route("/console/delegations/{id}", post(delegations::decide))
         .layer(from_fn(session::guard))
 }

@@ -141,6 +141,17 @@ async fn process(state: &AppState, worker: &str, job: &Job) -> anyhow::Result<()
             .await?;
             current = next;
         }
+        // A delegated action's budget reservation follows the outcome: spent when it settled, given back
+        // when the connector failed or returned the funds. An exception keeps it reserved: money may have
+        // moved until people resolve it.
+        let reservation = match current {
+            ControlState::Completed => Some("consumed"),
+            ControlState::Failed | ControlState::Returned => Some("released"),
+            _ => None,
+        };
+        if let Some(r) = reservation {
+            fiscus_store::delegations::settle_reservation(&mut tx, &tenant, &action.id, r, now).await?;
+        }
     }
     if !fiscus_store::settlement::finish(&mut tx, &job.id, worker, now).await? {
         anyhow::bail!("the claim was taken over; leaving the item to its new worker");

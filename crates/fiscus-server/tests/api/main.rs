@@ -6,6 +6,7 @@ mod audit;
 mod auth;
 mod console;
 mod contract;
+mod delegations;
 mod evidence;
 mod helpers;
 mod idempotency;

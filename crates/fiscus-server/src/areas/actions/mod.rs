@@ -2,6 +2,7 @@
 //! assessment evidence. Human decisions (approve, deny) are not here: they belong to the console, and no
 //! route of this area can make them.
 
+pub mod agentic;
 mod assessment_evidence;
 mod checks;
 pub mod decide;
@@ -27,4 +28,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(checks::post_check))
         .routes(routes!(execute::post_execute))
         .routes(routes!(execute::post_agent_execute))
+        .routes(routes!(agentic::post_identity, agentic::list_identities))
+        .routes(routes!(agentic::get_identity))
+        .routes(routes!(agentic::post_delegation))
+        .routes(routes!(agentic::get_delegation))
 }

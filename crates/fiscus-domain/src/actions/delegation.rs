@@ -1,0 +1,298 @@
+//! Machine identities and delegations: bounded standing authority that an operator activates, used by a
+//! machine identity that proves itself per execution with a fresh Ed25519 signature.
+
+use base64::Engine;
+use ed25519_dalek::{Signature, Verifier, VerifyingKey};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::actions::envelope::{ActionKind, Envelope, ExecutionMode, RiskTier};
+use crate::clock::{MICROS_PER_SECOND, Micros, parse_rfc3339};
+use crate::evidence::seal;
+use crate::money::Currency;
+
+/// How far a machine authority timestamp may be from the server's clock.
+pub const AUTHORITY_WINDOW_SECONDS: i64 = 120;
+
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityRequest {
+    /// A name people recognise (1–200 characters).
+    pub name: String,
+    /// The identity's Ed25519 public key: 32 bytes, standard base64.
+    pub public_key: String,
+}
+
+pub fn decode_public_key(b64: &str) -> Option<VerifyingKey> {
+    let bytes = base64::engine::general_purpose::STANDARD.decode(b64.trim()).ok()?;
+    let array: [u8; 32] = bytes.try_into().ok()?;
+    VerifyingKey::from_bytes(&array).ok()
+}
+
+impl IdentityRequest {
+    pub fn validate(&self) -> Result<(), Vec<(&'static str, String)>> {
+        let mut errors = Vec::new();
+        if self.name.trim().is_empty() || self.name.chars().count() > 200 {
+            errors.push(("name", "must be 1 to 200 characters".to_string()));
+        }
+        if decode_public_key(&self.public_key).is_none() {
+            errors.push(("public_key", "must be a 32-byte Ed25519 public key in base64".to_string()));
+        }
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
+}
+
+/// The seed's delegation fields. Budgets are integer minor units of `currency`.
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DelegationRequest {
+    pub action: ActionKind,
+    pub counterparty: String,
+    pub connector: String,
+    #[schema(value_type = String, example = "USD")]
+    pub currency: Currency,
+    /// Always `machine_delegated`: a delegation is standing authority for a machine identity.
+    pub execution_mode: ExecutionMode,
+    pub risk_tier: RiskTier,
+    pub per_action_budget_minor: i64,
+    pub daily_budget_minor: i64,
+    pub monthly_budget_minor: i64,
+    /// RFC 3339; in the future and at most a year away.
+    pub expires_at: String,
+}
+
+/// Validated terms.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Terms {
+    pub action: ActionKind,
+    pub counterparty: String,
+    pub connector: String,
+    pub currency: Currency,
+    pub risk_tier: RiskTier,
+    pub per_action: i64,
+    pub daily: i64,
+    pub monthly: i64,
+    pub expires_at: Micros,
+}
+
+impl DelegationRequest {
+    pub fn validate(self, now: Micros) -> Result<Terms, Vec<(&'static str, String)>> {
+        let mut errors = Vec::new();
+        if self.execution_mode != ExecutionMode::MachineDelegated {
+            errors.push(("execution_mode", "a delegation is for machine_delegated execution".to_string()));
+        }
+        for (field, v) in [("counterparty", &self.counterparty), ("connector", &self.connector)] {
+            if v.trim().is_empty() || v.chars().count() > 200 {
+                errors.push((field, "must be 1 to 200 characters".to_string()));
+            }
+        }
+        if self.per_action_budget_minor <= 0 {
+            errors.push(("per_action_budget_minor", "must be positive".to_string()));
+        }
+        if self.daily_budget_minor < self.per_action_budget_minor {
+            errors.push(("daily_budget_minor", "must be at least the per-action budget".to_string()));
+        }
+        if self.monthly_budget_minor < self.daily_budget_minor {
+            errors.push(("monthly_budget_minor", "must be at least the daily budget".to_string()));
+        }
+        let year = 366 * 24 * 3600 * MICROS_PER_SECOND;
+        let expires_at = parse_rfc3339(&self.expires_at).filter(|t| *t > now && *t <= now + year);
+        if expires_at.is_none() {
+            errors.push(("expires_at", "must be an RFC 3339 time in the future, at most a year away".to_string()));
+        }
+        match expires_at {
+            Some(expires_at) if errors.is_empty() => Ok(Terms {
+                action: self.action,
+                counterparty: self.counterparty,
+                connector: self.connector,
+                currency: self.currency,
+                risk_tier: self.risk_tier,
+                per_action: self.per_action_budget_minor,
+                daily: self.daily_budget_minor,
+                monthly: self.monthly_budget_minor,
+                expires_at,
+            }),
+            _ => Err(errors),
+        }
+    }
+}
+
+impl Terms {
+    /// The hash an operator's activation covers.
+    pub fn hash(&self, delegation_id: &str, identity_id: &str) -> String {
+        seal(&json!({
+            "delegation_id": delegation_id,
+            "identity_id": identity_id,
+            "action": self.action.as_str(),
+            "counterparty": self.counterparty,
+            "connector": self.connector,
+            "currency": self.currency.code(),
+            "execution_mode": "machine_delegated",
+            "risk_tier": self.risk_tier.as_str(),
+            "per_action_budget_minor": self.per_action,
+            "daily_budget_minor": self.daily,
+            "monthly_budget_minor": self.monthly,
+            "expires_at": crate::clock::rfc3339(self.expires_at),
+        }))
+        .unwrap_or_default()
+    }
+
+    /// Whether the delegation's terms cover an envelope.
+    pub fn covers(&self, e: &Envelope) -> Result<(), String> {
+        if e.kind != self.action {
+            return Err(format!("the delegation covers {} actions, not {}", self.action.as_str(), e.kind.as_str()));
+        }
+        if e.counterparty != self.counterparty {
+            return Err("the counterparty is outside the delegation".into());
+        }
+        if e.connector != self.connector {
+            return Err("the connector is outside the delegation".into());
+        }
+        if e.currency != self.currency {
+            return Err("the currency is outside the delegation".into());
+        }
+        if e.risk_tier > self.risk_tier {
+            return Err("the action's risk tier is above the delegation's".into());
+        }
+        Ok(())
+    }
+}
+
+/// An operator's move on a delegation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DelegationMove {
+    Activate,
+    Suspend,
+    Revoke,
+}
+
+impl DelegationMove {
+    pub fn parse(s: &str) -> Option<DelegationMove> {
+        match s {
+            "activate" => Some(DelegationMove::Activate),
+            "suspend" => Some(DelegationMove::Suspend),
+            "revoke" => Some(DelegationMove::Revoke),
+            _ => None,
+        }
+    }
+
+    /// The status after the move, from `status`; `None` when the move is not allowed. Activation is only
+    /// from a draft (a suspended delegation is re-proposed, not silently revived); revocation is final.
+    pub fn apply(self, status: &str) -> Option<&'static str> {
+        match (self, status) {
+            (DelegationMove::Activate, "draft") => Some("active"),
+            (DelegationMove::Suspend, "active") => Some("suspended"),
+            (DelegationMove::Revoke, "draft" | "active" | "suspended") => Some("revoked"),
+            _ => None,
+        }
+    }
+}
+
+/// Machine authority evidence sent with a delegated execution request.
+#[derive(Clone, Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MachineAuthority {
+    pub identity_id: String,
+    /// RFC 3339, within ±120 s of the server's clock.
+    pub timestamp: String,
+    /// 16 to 128 characters, never used twice by the identity.
+    pub nonce: String,
+    /// Standard base64 of the Ed25519 signature over [`authority_message`].
+    pub signature: String,
+}
+
+/// The exact bytes a machine identity signs.
+pub fn authority_message(envelope_hash: &str, timestamp: &str, nonce: &str) -> String {
+    format!("fiscus-machine-authority-v1\n{envelope_hash}\n{timestamp}\n{nonce}")
+}
+
+/// Checks shape, freshness and signature (not the nonce's novelty, which needs the store).
+pub fn check_authority(a: &MachineAuthority, public_key: &str, envelope_hash: &str, now: Micros) -> Result<(), String> {
+    if !(16..=128).contains(&a.nonce.len()) || !a.nonce.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err("the nonce must be 16 to 128 visible characters".into());
+    }
+    let Some(at) = parse_rfc3339(&a.timestamp) else { return Err("the timestamp is not RFC 3339".into()) };
+    if (now - at).abs() > AUTHORITY_WINDOW_SECONDS * MICROS_PER_SECOND {
+        return Err("the machine authority evidence is stale or from the future".into());
+    }
+    let Some(key) = decode_public_key(public_key) else { return Err("the identity's key is unusable".into()) };
+    let Some(signature) = base64::engine::general_purpose::STANDARD
+        .decode(a.signature.trim())
+        .ok()
+        .and_then(|b| <[u8; 64]>::try_from(b).ok())
+        .map(|b| Signature::from_bytes(&b))
+    else {
+        return Err("the signature is not 64 bytes of base64".into());
+    };
+    key.verify(authority_message(envelope_hash, &a.timestamp, &a.nonce).as_bytes(), &signature)
+        .map_err(|_| "the signature does not verify with the identity's key".to_string())
+}
+
+/// Whether `amount` fits the budgets given what is already reserved or consumed.
+pub fn budget_allows(amount: i64, terms: &Terms, used_today: i64, used_this_month: i64) -> Result<(), String> {
+    if amount > terms.per_action {
+        return Err(format!("{amount} exceeds the per-action budget of {}", terms.per_action));
+    }
+    if used_today.saturating_add(amount) > terms.daily {
+        return Err(format!("the daily budget of {} has {} left", terms.daily, (terms.daily - used_today).max(0)));
+    }
+    if used_this_month.saturating_add(amount) > terms.monthly {
+        return Err(format!(
+            "the monthly budget of {} has {} left",
+            terms.monthly,
+            (terms.monthly - used_this_month).max(0)
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ed25519_dalek::{Signer, SigningKey};
+
+    fn terms() -> Terms {
+        Terms {
+            action: ActionKind::Payment,
+            counterparty: "cp".into(),
+            connector: "sandbox".into(),
+            currency: Currency::parse("USD").expect("usd"),
+            risk_tier: RiskTier::T1,
+            per_action: 100,
+            daily: 300,
+            monthly: 500,
+            expires_at: 0,
+        }
+    }
+
+    #[test]
+    fn budgets_count_what_is_already_used() {
+        let t = terms();
+        assert!(budget_allows(100, &t, 200, 200).is_ok());
+        assert!(budget_allows(101, &t, 0, 0).is_err());
+        assert!(budget_allows(100, &t, 201, 201).is_err());
+        assert!(budget_allows(100, &t, 0, 401).is_err());
+    }
+
+    #[test]
+    fn a_fresh_signature_by_the_identity_verifies_and_nothing_else_does() {
+        let key = SigningKey::from_bytes(&[7u8; 32]);
+        let public = base64::engine::general_purpose::STANDARD.encode(key.verifying_key().to_bytes());
+        let now = parse_rfc3339("2026-11-21T12:00:00Z").expect("time");
+        let ts = "2026-11-21T12:00:30Z";
+        let nonce = "n-0123456789abcdef";
+        let sig = key.sign(authority_message("sha256:e", ts, nonce).as_bytes());
+        let a = MachineAuthority {
+            identity_id: "mid_x".into(),
+            timestamp: ts.into(),
+            nonce: nonce.into(),
+            signature: base64::engine::general_purpose::STANDARD.encode(sig.to_bytes()),
+        };
+        assert_eq!(check_authority(&a, &public, "sha256:e", now), Ok(()));
+        assert!(check_authority(&a, &public, "sha256:other", now).is_err(), "bound to the envelope");
+        assert!(check_authority(&a, &public, "sha256:e", now + 200 * MICROS_PER_SECOND).is_err(), "stale");
+        let other = SigningKey::from_bytes(&[8u8; 32]);
+        let other_public = base64::engine::general_purpose::STANDARD.encode(other.verifying_key().to_bytes());
+        assert!(check_authority(&a, &other_public, "sha256:e", now).is_err(), "wrong identity key");
+    }
+}

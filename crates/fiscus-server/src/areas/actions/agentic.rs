@@ -1,0 +1,237 @@
+//! Machine identities and their delegations. A delegation is created as a draft; only an operator (at the
+//! console) activates, suspends or revokes it.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use fiscus_domain::actions::delegation::{DelegationRequest, IdentityRequest};
+use fiscus_domain::api::list::ListPage;
+use fiscus_domain::clock::{now_micros, rfc3339};
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_store::delegations::{DelegationRow, IdentityRow};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::http::ctx::Ctx;
+use crate::http::json::ApiJson;
+use crate::http::problem::ApiError;
+use crate::http::query::{ApiPath, ListParams};
+use crate::state::AppState;
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct IdentityView {
+    /// Always `machine_identity`.
+    pub object: String,
+    pub id: String,
+    pub environment: String,
+    pub name: String,
+    /// Ed25519 public key, base64.
+    pub public_key: String,
+    pub status: String,
+    pub created_at: String,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct DelegationView {
+    /// Always `delegation`.
+    pub object: String,
+    pub id: String,
+    pub identity_id: String,
+    pub action: String,
+    pub counterparty: String,
+    pub connector: String,
+    pub currency: String,
+    pub execution_mode: String,
+    pub risk_tier: String,
+    pub per_action_budget_minor: i64,
+    pub daily_budget_minor: i64,
+    pub monthly_budget_minor: i64,
+    pub expires_at: String,
+    /// `draft` (needs an operator's activation), `active`, `suspended` or `revoked`.
+    pub status: String,
+    /// `sha256:` of the terms; an operator's activation covers exactly this.
+    pub terms_hash: String,
+    pub decided_by: Option<String>,
+    pub created_at: String,
+}
+
+fn identity_view(r: IdentityRow) -> IdentityView {
+    IdentityView {
+        object: "machine_identity".into(),
+        created_at: rfc3339(r.created_at),
+        id: r.id,
+        environment: r.environment,
+        name: r.name,
+        public_key: r.public_key,
+        status: r.status,
+    }
+}
+
+pub fn delegation_view(d: DelegationRow) -> DelegationView {
+    DelegationView {
+        object: "delegation".into(),
+        expires_at: rfc3339(d.expires_at),
+        created_at: rfc3339(d.created_at),
+        id: d.id,
+        identity_id: d.identity_id,
+        action: d.action_kind,
+        counterparty: d.counterparty,
+        connector: d.connector,
+        currency: d.currency,
+        execution_mode: d.execution_mode,
+        risk_tier: d.risk_tier,
+        per_action_budget_minor: d.per_action_limit_minor,
+        daily_budget_minor: d.daily_limit_minor,
+        monthly_budget_minor: d.monthly_limit_minor,
+        status: d.status,
+        terms_hash: d.terms_hash,
+        decided_by: d.decided_by,
+    }
+}
+
+fn invalid(errors: Vec<(&'static str, String)>) -> ApiError {
+    errors.into_iter().fold(ApiError::new(ErrorCode::InvalidRequest), |e, (f, m)| e.field(f, m))
+}
+
+/// Registers a machine (agentic) identity by its Ed25519 public key.
+#[utoipa::path(
+    post,
+    path = "/api/v2/actions/agentic/identities",
+    request_body(content = IdentityRequest, example = json!({ "name": "treasury-agent-1", "public_key": "11qYAYKxCrfVS/7TyWQHOg7hcvPaoiMlrwIaaPcHURo=" })),
+    responses((status = 201, description = "Registered", body = IdentityView))
+)]
+pub async fn post_identity(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<IdentityRequest>,
+) -> Result<Response, ApiError> {
+    body.validate().map_err(invalid)?;
+    let row = IdentityRow {
+        id: fiscus_domain::ids::new_id("mid"),
+        environment: ctx.tenant().environment.as_str().into(),
+        name: body.name.trim().to_string(),
+        public_key: body.public_key.trim().to_string(),
+        status: "active".into(),
+        created_by: ctx.principal.application_id.clone(),
+        created_at: now_micros(),
+    };
+    let mut tx = state.store.begin().await?;
+    fiscus_store::delegations::insert_identity(&mut tx, ctx.tenant(), &row).await?;
+    ctx.audit(&mut tx, Some(&row.id), json!({ "name": row.name, "public_key": row.public_key })).await?;
+    ctx.respond(tx, StatusCode::CREATED, &identity_view(row)).await
+}
+
+/// Lists machine identities.
+#[utoipa::path(
+    get,
+    path = "/api/v2/actions/agentic/identities",
+    params(("limit" = Option<u32>, Query, description = "1 to 100"), ("after_id" = Option<String>, Query, description = "Cursor")),
+    responses((status = 200, description = "A page of identities", body = ListPage<IdentityView>))
+)]
+pub async fn list_identities(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    params: ListParams,
+) -> Result<Json<ListPage<IdentityView>>, ApiError> {
+    params.only(&[])?;
+    let mut conn = state.store.read().await?;
+    let rows = fiscus_store::delegations::list_identities(
+        &mut conn,
+        ctx.tenant(),
+        params.page.after_id.as_deref(),
+        params.page.limit,
+    )
+    .await?;
+    let page = ListPage::from_overfetch(rows, params.page.limit, |r| r.id.clone());
+    Ok(Json(ListPage {
+        object: page.object,
+        has_more: page.has_more,
+        next_after_id: page.next_after_id,
+        data: page.data.into_iter().map(identity_view).collect(),
+    }))
+}
+
+/// One machine identity.
+#[utoipa::path(
+    get,
+    path = "/api/v2/actions/agentic/identities/{uid}",
+    params(("uid" = String, Path, description = "Identity id (mid_…)")),
+    responses((status = 200, description = "The identity", body = IdentityView), (status = 404, description = "Not in this workspace"))
+)]
+pub async fn get_identity(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Json<IdentityView>, ApiError> {
+    let mut conn = state.store.read().await?;
+    Ok(Json(identity_view(fiscus_store::delegations::get_identity(&mut conn, ctx.tenant(), &uid).await?)))
+}
+
+/// Creates a draft delegation for the identity. It is usable only after an operator activates it.
+#[utoipa::path(
+    post,
+    path = "/api/v2/actions/agentic/identities/{uid}/delegations",
+    params(("uid" = String, Path, description = "Identity id (mid_…)")),
+    request_body(content = DelegationRequest, example = json!({
+        "action": "payment", "counterparty": "cp_acme_supplies", "connector": "sandbox", "currency": "USD",
+        "execution_mode": "machine_delegated", "risk_tier": "T1", "per_action_budget_minor": 50000,
+        "daily_budget_minor": 200000, "monthly_budget_minor": 1000000, "expires_at": "2027-06-30T00:00:00Z"
+    })),
+    responses((status = 201, description = "Draft delegation; needs independent approval", body = DelegationView))
+)]
+pub async fn post_delegation(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+    ApiJson(body): ApiJson<DelegationRequest>,
+) -> Result<Response, ApiError> {
+    let now = now_micros();
+    let terms = body.validate(now).map_err(invalid)?;
+    let mut tx = state.store.begin().await?;
+    let identity = fiscus_store::delegations::get_identity(tx.conn(), ctx.tenant(), &uid).await?;
+    if identity.status != "active" {
+        return Err(ApiError::invalid_request("identity", "the identity is revoked"));
+    }
+    let id = fiscus_domain::ids::new_id("dlg");
+    let row = DelegationRow {
+        terms_hash: terms.hash(&id, &identity.id),
+        id: id.clone(),
+        environment: ctx.tenant().environment.as_str().into(),
+        identity_id: identity.id,
+        action_kind: terms.action.as_str().into(),
+        counterparty: terms.counterparty,
+        connector: terms.connector,
+        currency: terms.currency.code().into(),
+        execution_mode: "machine_delegated".into(),
+        risk_tier: terms.risk_tier.as_str().into(),
+        per_action_limit_minor: terms.per_action,
+        daily_limit_minor: terms.daily,
+        monthly_limit_minor: terms.monthly,
+        expires_at: terms.expires_at,
+        status: "draft".into(),
+        created_by: ctx.principal.application_id.clone(),
+        decided_by: None,
+        decided_at: None,
+        created_at: now,
+    };
+    fiscus_store::delegations::insert_delegation(&mut tx, ctx.tenant(), &row).await?;
+    ctx.audit(&mut tx, Some(&id), json!({ "terms_hash": row.terms_hash, "status": "draft" })).await?;
+    ctx.respond(tx, StatusCode::CREATED, &delegation_view(row)).await
+}
+
+/// One delegation with its status.
+#[utoipa::path(
+    get,
+    path = "/api/v2/actions/agentic/delegations/{uid}",
+    params(("uid" = String, Path, description = "Delegation id (dlg_…)")),
+    responses((status = 200, description = "The delegation", body = DelegationView), (status = 404, description = "Not in this workspace"))
+)]
+pub async fn get_delegation(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Json<DelegationView>, ApiError> {
+    let mut conn = state.store.read().await?;
+    Ok(Json(delegation_view(fiscus_store::delegations::get_delegation(&mut conn, ctx.tenant(), &uid).await?)))
+}

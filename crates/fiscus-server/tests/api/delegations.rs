@@ -1,0 +1,278 @@
+//! Machine identities, delegations activated by an operator, signed machine authority and atomic budgets.
+
+use crate::console::{enrolled_operator, sign_in};
+use crate::helpers::{TestApp, problem, spawn_app};
+use base64::Engine;
+use ed25519_dalek::{Signer, SigningKey};
+use fiscus_domain::actions::approval::Role;
+use serde_json::{Value, json};
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+struct Machine {
+    key: SigningKey,
+    identity_id: String,
+    delegation_id: String,
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client")
+}
+
+async fn identity(app: &TestApp, seed: u8) -> (SigningKey, String) {
+    let key = SigningKey::from_bytes(&[seed; 32]);
+    let body = json!({ "name": format!("agent-{seed}"), "public_key": b64(&key.verifying_key().to_bytes()) });
+    let created = app.post_json("/api/v2/actions/agentic/identities", &app.key, &body, None).await;
+    assert_eq!(created.status(), 201);
+    (key, created.json::<Value>().await.expect("json")["id"].as_str().expect("id").to_string())
+}
+
+fn terms(per_action: i64, daily: i64, monthly: i64) -> Value {
+    json!({
+        "action": "payment", "counterparty": "cp_acme", "connector": "sandbox", "currency": "USD",
+        "execution_mode": "machine_delegated", "risk_tier": "T1", "per_action_budget_minor": per_action,
+        "daily_budget_minor": daily, "monthly_budget_minor": monthly, "expires_at": "2027-06-30T00:00:00Z"
+    })
+}
+
+/// An operator's move on a delegation through the console page.
+async fn operator_moves(app: &TestApp, cookie: &str, delegation_id: &str, mv: &str) -> reqwest::StatusCode {
+    let page = client()
+        .get(app.url("/console/delegations"))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .expect("request")
+        .text()
+        .await
+        .expect("page");
+    let row = &page[page.find(delegation_id).expect("listed")..];
+    let field = |name: &str| {
+        let pattern = format!("name=\"{name}\" value=\"");
+        let start = row.find(&pattern).expect("field") + pattern.len();
+        row[start..start + row[start..].find('"').expect("end")].to_string()
+    };
+    let form = [
+        ("csrf", field("csrf")),
+        ("environment", "sandbox".into()),
+        ("terms_hash", field("terms_hash")),
+        ("move", mv.into()),
+    ];
+    client()
+        .post(app.url(&format!("/console/delegations/{delegation_id}")))
+        .header("cookie", cookie)
+        .form(&form)
+        .send()
+        .await
+        .expect("request")
+        .status()
+}
+
+async fn machine(app: &TestApp, cookie: &str, seed: u8, terms_body: Value) -> Machine {
+    let (key, identity_id) = identity(app, seed).await;
+    let created = app
+        .post_json(
+            &format!("/api/v2/actions/agentic/identities/{identity_id}/delegations"),
+            &app.key,
+            &terms_body,
+            None,
+        )
+        .await;
+    assert_eq!(created.status(), 201);
+    let draft: Value = created.json().await.expect("json");
+    assert_eq!(draft["status"], "draft");
+    let delegation_id = draft["id"].as_str().expect("id").to_string();
+    assert_eq!(operator_moves(app, cookie, &delegation_id, "activate").await, 303);
+    Machine { key, identity_id, delegation_id }
+}
+
+async fn delegated_action(app: &TestApp, m: &Machine, amount: i64) -> (String, String) {
+    let body = json!({
+        "kind": "payment", "amount_minor": amount, "currency": "USD", "counterparty": "cp_acme", "connector": "sandbox",
+        "execution_mode": "machine_delegated", "delegation_id": m.delegation_id, "risk_tier": "T1", "reference": "AUTO-1"
+    });
+    let created: Value = app.post_json("/api/v2/actions", &app.key, &body, None).await.json().await.expect("json");
+    (created["id"].as_str().expect("id").to_string(), created["envelope_hash"].as_str().expect("hash").to_string())
+}
+
+fn evidence(key: &SigningKey, identity_id: &str, envelope_hash: &str, at: &str, nonce: &str) -> Value {
+    let message = fiscus_domain::actions::delegation::authority_message(envelope_hash, at, nonce);
+    json!({ "machine_authority": {
+        "identity_id": identity_id, "timestamp": at, "nonce": nonce, "signature": b64(&key.sign(message.as_bytes()).to_bytes())
+    }})
+}
+
+fn now_rfc3339(offset_seconds: i64) -> String {
+    fiscus_domain::clock::rfc3339(fiscus_domain::clock::now_micros() + offset_seconds * 1_000_000)
+}
+
+fn nonce() -> String {
+    fiscus_domain::ids::new_id("nonce")
+}
+
+async fn execute(app: &TestApp, id: &str, body: &Value) -> reqwest::Response {
+    app.post_json(&format!("/api/v2/agent-execution/actions/{id}/execute"), &app.key, body, None).await
+}
+
+async fn gates(response: reqwest::Response) -> Vec<String> {
+    let body = problem(response, 422, "execution_refused").await;
+    body["failed_gates"]
+        .as_array()
+        .expect("gates")
+        .iter()
+        .filter_map(|g| g["gate"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delegated_action_executes_on_fresh_signed_authority_and_settles() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let m = machine(&app, &cookie, 7, terms(100_000, 300_000, 1_000_000)).await;
+    let (id, hash) = delegated_action(&app, &m, 50_000).await;
+    let accepted = execute(&app, &id, &evidence(&m.key, &m.identity_id, &hash, &now_rfc3339(0), &nonce())).await;
+    assert_eq!(accepted.status(), 200, "{}", accepted.text().await.unwrap_or_default());
+    for _ in 0..200 {
+        let a: Value = app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json");
+        if a["control_state"] == "completed" {
+            let consumed = app
+                .count(&format!(
+                    "SELECT COUNT(*) FROM budget_reservations WHERE action_id = '{id}' AND state = 'consumed'"
+                ))
+                .await;
+            assert_eq!(consumed, 1);
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the delegated action did not complete");
+}
+
+#[tokio::test]
+async fn stale_replayed_or_foreign_evidence_and_broken_budgets_are_refused() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let m = machine(&app, &cookie, 7, terms(100_000, 100_000, 1_000_000)).await;
+    let (id, hash) = delegated_action(&app, &m, 50_000).await;
+    assert_eq!(gates(execute(&app, &id, &json!({})).await).await, ["machine_authority"], "evidence is required");
+    let stale = evidence(&m.key, &m.identity_id, &hash, &now_rfc3339(-600), &nonce());
+    assert_eq!(gates(execute(&app, &id, &stale).await).await, ["machine_authority"]);
+    let other_key = SigningKey::from_bytes(&[9u8; 32]);
+    let forged = evidence(&other_key, &m.identity_id, &hash, &now_rfc3339(0), &nonce());
+    assert_eq!(gates(execute(&app, &id, &forged).await).await, ["machine_authority"], "wrong identity key");
+    let used = nonce();
+    let first = evidence(&m.key, &m.identity_id, &hash, &now_rfc3339(0), &used);
+    assert_eq!(execute(&app, &id, &first).await.status(), 200);
+    let (second_id, second_hash) = delegated_action(&app, &m, 50_000).await;
+    let replay = evidence(&m.key, &m.identity_id, &second_hash, &now_rfc3339(0), &used);
+    assert_eq!(gates(execute(&app, &second_id, &replay).await).await, ["machine_authority"], "a nonce never twice");
+    // Over the per-action budget.
+    let (big, big_hash) = delegated_action(&app, &m, 100_001).await;
+    assert_eq!(
+        gates(execute(&app, &big, &evidence(&m.key, &m.identity_id, &big_hash, &now_rfc3339(0), &nonce())).await).await,
+        ["budget"]
+    );
+    // Over the daily budget, counting the in-flight reservation of the first execution.
+    let (third, third_hash) = delegated_action(&app, &m, 50_000).await;
+    assert_eq!(
+        execute(&app, &second_id, &evidence(&m.key, &m.identity_id, &second_hash, &now_rfc3339(0), &nonce()))
+            .await
+            .status(),
+        200
+    );
+    assert_eq!(
+        gates(execute(&app, &third, &evidence(&m.key, &m.identity_id, &third_hash, &now_rfc3339(0), &nonce())).await)
+            .await,
+        ["budget"]
+    );
+}
+
+#[tokio::test]
+async fn suspended_or_expired_delegations_refuse_and_only_operators_activate() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let (key, identity_id) = identity(&app, 7).await;
+    let draft: Value = app
+        .post_json(
+            &format!("/api/v2/actions/agentic/identities/{identity_id}/delegations"),
+            &app.key,
+            &terms(100_000, 300_000, 1_000_000),
+            None,
+        )
+        .await
+        .json()
+        .await
+        .expect("json");
+    let delegation_id = draft["id"].as_str().expect("id").to_string();
+    let m = Machine { key, identity_id, delegation_id: delegation_id.clone() };
+    let (id, hash) = delegated_action(&app, &m, 1_000).await;
+    let refused =
+        gates(execute(&app, &id, &evidence(&m.key, &m.identity_id, &hash, &now_rfc3339(0), &nonce())).await).await;
+    assert_eq!(refused, ["delegation"], "a draft grants nothing");
+    assert_eq!(operator_moves(&app, &cookie, &delegation_id, "activate").await, 303);
+    assert_eq!(operator_moves(&app, &cookie, &delegation_id, "suspend").await, 303);
+    assert_eq!(
+        gates(execute(&app, &id, &evidence(&m.key, &m.identity_id, &hash, &now_rfc3339(0), &nonce())).await).await,
+        ["delegation"]
+    );
+    // An expired delegation refuses too.
+    let m2 = machine(&app, &cookie, 8, terms(100_000, 300_000, 1_000_000)).await;
+    app.execute(&format!("UPDATE delegations SET expires_at = 1 WHERE id = '{}'", m2.delegation_id)).await;
+    let (id2, hash2) = delegated_action(&app, &m2, 1_000).await;
+    assert_eq!(
+        gates(execute(&app, &id2, &evidence(&m2.key, &m2.identity_id, &hash2, &now_rfc3339(0), &nonce())).await).await,
+        ["delegation"]
+    );
+    let status: Value = app
+        .get(&format!("/api/v2/actions/agentic/delegations/{delegation_id}"), &app.key)
+        .await
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(status["status"], "suspended");
+    assert_eq!(status["decided_by"], op.id.as_str());
+}
+
+/// 50 concurrent delegated executions against budgets that allow 10: exactly 10 are accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_concurrent_executions_against_a_budget_for_ten_accept_exactly_ten() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let m = machine(&app, &cookie, 7, terms(1_000, 10_000, 10_000)).await;
+    let mut requests = Vec::new();
+    for _ in 0..50 {
+        let (id, hash) = delegated_action(&app, &m, 1_000).await;
+        requests.push((id.clone(), evidence(&m.key, &m.identity_id, &hash, &now_rfc3339(0), &nonce())));
+    }
+    let mut tasks = tokio::task::JoinSet::new();
+    for (id, body) in requests {
+        let http = app.http.clone();
+        let url = app.url(&format!("/api/v2/agent-execution/actions/{id}/execute"));
+        let key = app.key.clone();
+        tasks.spawn(async move {
+            http.post(url).bearer_auth(key).json(&body).send().await.expect("request").status().as_u16()
+        });
+    }
+    let mut accepted = 0;
+    while let Some(status) = tasks.join_next().await {
+        match status.expect("task") {
+            200 => accepted += 1,
+            422 => {}
+            other => panic!("unexpected status {other}"),
+        }
+    }
+    assert_eq!(accepted, 10);
+    let reserved = app
+        .count(&format!(
+            "SELECT COUNT(*) FROM budget_reservations WHERE delegation_id = '{}' AND state IN ('reserved', 'consumed')",
+            m.delegation_id
+        ))
+        .await;
+    assert_eq!(reserved, 10);
+}

@@ -1,0 +1,268 @@
+//! Machine identities, delegations, budget reservations and machine-authority nonces.
+
+use crate::dialect::{backend_of, for_update};
+use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::tenancy::Tenant;
+use sqlx::{AnyConnection, FromRow};
+
+#[derive(Clone, Debug, FromRow)]
+pub struct IdentityRow {
+    pub id: String,
+    pub environment: String,
+    pub name: String,
+    pub public_key: String,
+    pub status: String,
+    pub created_by: String,
+    pub created_at: i64,
+}
+
+pub async fn insert_identity(tx: &mut WriteTx, tenant: &Tenant, r: &IdentityRow) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO machine_identities (id, workspace_id, environment, name, public_key, status, created_by, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(&r.id)
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .bind(&r.name)
+    .bind(&r.public_key)
+    .bind(&r.status)
+    .bind(&r.created_by)
+    .bind(r.created_at)
+    .execute(tx.conn())
+    .await?;
+    Ok(())
+}
+
+const IDENTITY_COLUMNS: &str = "id, environment, name, public_key, status, created_by, created_at";
+
+pub async fn get_identity(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<IdentityRow> {
+    sqlx::query_as::<_, IdentityRow>(&format!(
+        "SELECT {IDENTITY_COLUMNS} FROM machine_identities WHERE workspace_id = $1 AND environment = $2 AND id = $3"
+    ))
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(StoreError::NotFound)
+}
+
+pub async fn list_identities(
+    conn: &mut AnyConnection,
+    tenant: &Tenant,
+    after_id: Option<&str>,
+    limit: u32,
+) -> Result<Vec<IdentityRow>> {
+    Ok(sqlx::query_as::<_, IdentityRow>(&format!(
+        "SELECT {IDENTITY_COLUMNS} FROM machine_identities WHERE workspace_id = $1 AND environment = $2 \
+         AND ($3 IS NULL OR id > $3) ORDER BY id LIMIT $4"
+    ))
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .bind(after_id)
+    .bind(i64::from(limit) + 1)
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+#[derive(Clone, Debug, FromRow)]
+pub struct DelegationRow {
+    pub id: String,
+    pub environment: String,
+    pub identity_id: String,
+    pub action_kind: String,
+    pub counterparty: String,
+    pub connector: String,
+    pub currency: String,
+    pub execution_mode: String,
+    pub risk_tier: String,
+    pub per_action_limit_minor: i64,
+    pub daily_limit_minor: i64,
+    pub monthly_limit_minor: i64,
+    pub expires_at: i64,
+    pub status: String,
+    pub terms_hash: String,
+    pub created_by: String,
+    pub decided_by: Option<String>,
+    pub decided_at: Option<i64>,
+    pub created_at: i64,
+}
+
+const DELEGATION_COLUMNS: &str = "id, environment, identity_id, action_kind, counterparty, connector, currency, execution_mode, risk_tier, \
+                                  per_action_limit_minor, daily_limit_minor, monthly_limit_minor, expires_at, status, terms_hash, \
+                                  created_by, decided_by, decided_at, created_at";
+
+pub async fn insert_delegation(tx: &mut WriteTx, tenant: &Tenant, d: &DelegationRow) -> Result<()> {
+    sqlx::query(&format!(
+        "INSERT INTO delegations (workspace_id, {DELEGATION_COLUMNS}) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
+    ))
+    .bind(&tenant.workspace_id)
+    .bind(&d.id)
+    .bind(tenant.environment.as_str())
+    .bind(&d.identity_id)
+    .bind(&d.action_kind)
+    .bind(&d.counterparty)
+    .bind(&d.connector)
+    .bind(&d.currency)
+    .bind(&d.execution_mode)
+    .bind(&d.risk_tier)
+    .bind(d.per_action_limit_minor)
+    .bind(d.daily_limit_minor)
+    .bind(d.monthly_limit_minor)
+    .bind(d.expires_at)
+    .bind(&d.status)
+    .bind(&d.terms_hash)
+    .bind(&d.created_by)
+    .bind(&d.decided_by)
+    .bind(d.decided_at)
+    .bind(d.created_at)
+    .execute(tx.conn())
+    .await?;
+    Ok(())
+}
+
+pub async fn get_delegation(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<DelegationRow> {
+    sqlx::query_as::<_, DelegationRow>(&format!(
+        "SELECT {DELEGATION_COLUMNS} FROM delegations WHERE workspace_id = $1 AND environment = $2 AND id = $3"
+    ))
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(StoreError::NotFound)
+}
+
+/// The delegation, locked: budget reservations of one delegation are decided one at a time.
+pub async fn lock_delegation(tx: &mut WriteTx, tenant: &Tenant, id: &str) -> Result<DelegationRow> {
+    let lock = for_update(backend_of(tx.conn()));
+    sqlx::query_as::<_, DelegationRow>(&format!(
+        "SELECT {DELEGATION_COLUMNS} FROM delegations WHERE workspace_id = $1 AND environment = $2 AND id = $3{lock}"
+    ))
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .bind(id)
+    .fetch_optional(tx.conn())
+    .await?
+    .ok_or(StoreError::NotFound)
+}
+
+pub async fn list_delegations(conn: &mut AnyConnection, tenant: &Tenant) -> Result<Vec<DelegationRow>> {
+    Ok(sqlx::query_as::<_, DelegationRow>(&format!(
+        "SELECT {DELEGATION_COLUMNS} FROM delegations WHERE workspace_id = $1 AND environment = $2 ORDER BY id"
+    ))
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+/// An operator's decision on a delegation: moves it from `from` to `to`; `Conflict` if it is not in `from`.
+pub async fn decide(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    id: &str,
+    from: &str,
+    to: &str,
+    operator: &str,
+    now: i64,
+) -> Result<()> {
+    let done = sqlx::query(
+        "UPDATE delegations SET status = $1, decided_by = $2, decided_at = $3 \
+         WHERE workspace_id = $4 AND environment = $5 AND id = $6 AND status = $7",
+    )
+    .bind(to)
+    .bind(operator)
+    .bind(now)
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .bind(id)
+    .bind(from)
+    .execute(tx.conn())
+    .await?;
+    if done.rows_affected() != 1 {
+        return Err(StoreError::Conflict(format!("delegation {id} is not {from}")));
+    }
+    Ok(())
+}
+
+/// Amounts reserved or consumed under a delegation on `day` and in `month` (in-flight reservations count).
+pub async fn used(tx: &mut WriteTx, delegation_id: &str, day: &str, month: &str) -> Result<(i64, i64)> {
+    let (today, this_month): (i64, i64) = sqlx::query_as(
+        "SELECT CAST(COALESCE(SUM(CASE WHEN day = $2 THEN amount_minor ELSE 0 END), 0) AS BIGINT), \
+                CAST(COALESCE(SUM(amount_minor), 0) AS BIGINT) \
+         FROM budget_reservations WHERE delegation_id = $1 AND month = $3 AND state IN ('reserved', 'consumed')",
+    )
+    .bind(delegation_id)
+    .bind(day)
+    .bind(month)
+    .fetch_one(tx.conn())
+    .await?;
+    Ok((today, this_month))
+}
+
+pub async fn reserve(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    delegation_id: &str,
+    action_id: &str,
+    amount: i64,
+    day: &str,
+    month: &str,
+    now: i64,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO budget_reservations (id, workspace_id, delegation_id, action_id, amount_minor, day, month, state, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'reserved', $8, $8)",
+    )
+    .bind(fiscus_domain::ids::new_id("bud"))
+    .bind(&tenant.workspace_id)
+    .bind(delegation_id)
+    .bind(action_id)
+    .bind(amount)
+    .bind(day)
+    .bind(month)
+    .bind(now)
+    .execute(tx.conn())
+    .await?;
+    Ok(())
+}
+
+/// Settles a reservation: `consumed` when the action completed, `released` when it failed or was returned.
+pub async fn settle_reservation(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    action_id: &str,
+    state: &str,
+    now: i64,
+) -> Result<()> {
+    // A return gives back even a consumed reservation; consumption only ever follows a reservation.
+    let from = if state == "released" { "('reserved', 'consumed')" } else { "('reserved')" };
+    sqlx::query(&format!(
+        "UPDATE budget_reservations SET state = $1, updated_at = $2 WHERE workspace_id = $3 AND action_id = $4 AND state IN {from}"
+    ))
+    .bind(state)
+    .bind(now)
+    .bind(&tenant.workspace_id)
+    .bind(action_id)
+    .execute(tx.conn())
+    .await?;
+    Ok(())
+}
+
+/// Spends a nonce; false when the identity used it before.
+pub async fn spend_nonce(tx: &mut WriteTx, tenant: &Tenant, identity_id: &str, nonce: &str, now: i64) -> Result<bool> {
+    let done = sqlx::query(
+        "INSERT INTO machine_nonces (workspace_id, identity_id, nonce, created_at) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (identity_id, nonce) DO NOTHING",
+    )
+    .bind(&tenant.workspace_id)
+    .bind(identity_id)
+    .bind(nonce)
+    .bind(now)
+    .execute(tx.conn())
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
