@@ -1,0 +1,8 @@
+//! Portfolio optimisation: mean-variance problems solved with clarabel, and risk parity by Newton's method.
+
+mod conic;
+pub mod mean_variance;
+pub mod risk_parity;
+
+pub use mean_variance::{Constraints, GroupLimit, Objective, OptimalPortfolio, Rebalance, optimise};
+pub use risk_parity::{RiskParityPortfolio, equal_risk_contribution, risk_budgeting};
