@@ -11,6 +11,7 @@ pub mod normal;
 pub mod optimise;
 pub mod returns;
 pub mod risk;
+pub mod simulate;
 mod stats;
 pub mod value_at_risk;
 
