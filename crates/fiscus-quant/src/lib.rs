@@ -6,6 +6,7 @@
 pub mod backtest;
 pub mod covariance;
 pub mod error;
+pub mod forecast;
 mod input;
 pub mod matrix;
 pub mod normal;

@@ -1,0 +1,72 @@
+//! Holt-Winters against statsmodels 0.15 (`holt_winters.json`).
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::*;
+use fiscus_quant::forecast::{self, HoltWintersSpec, InitialState, Season, Smoothing};
+
+fn spec_of(name: &str) -> HoltWintersSpec {
+    if name.starts_with("additive") {
+        HoltWintersSpec { trend: true, damped: false, season: Some(Season::Additive { period: 12 }) }
+    } else {
+        HoltWintersSpec { trend: true, damped: true, season: Some(Season::Multiplicative { period: 12 }) }
+    }
+}
+
+#[test]
+fn holt_winters_with_fixed_parameters_matches_statsmodels_within_1e_8() {
+    let fx = fixture("holt_winters.json");
+    let y = floats(&fx["inputs"]["y"]);
+    for case in fx["known_fits"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let s = &case["smoothing"];
+        let p = Smoothing {
+            alpha: s["smoothing_level"].as_f64().unwrap(),
+            beta: s["smoothing_trend"].as_f64().unwrap(),
+            gamma: s["smoothing_seasonal"].as_f64().unwrap(),
+            phi: s["damping_trend"].as_f64().unwrap_or(1.0),
+        };
+        let init = InitialState {
+            level: case["initial_level"].as_f64().unwrap(),
+            trend: case["initial_trend"].as_f64().unwrap(),
+            seasons: floats(&case["initial_seasonal"]),
+        };
+        let fit = forecast::holt_winters::run(&y, spec_of(name), p, &init).unwrap();
+        let rel = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| rel_diff(*x, *y)).fold(0.0, f64::max);
+        let fitted = rel(&fit.fitted, &floats(&case["fittedvalues"]));
+        let sse = rel_diff(fit.sse, case["sse"].as_f64().unwrap());
+        let fc = fit.forecast(24);
+        let textbook = rel(&fc, &floats(&case["forecast_textbook"]));
+        let sm = floats(&case["forecast"]);
+        let skip = floats(&case["horizons_where_statsmodels_differs_from_textbook"]);
+        let sm_diff = (0..24)
+            .filter(|h| !skip.contains(&((h + 1) as f64)))
+            .map(|h| rel_diff(fc[h], sm[h]))
+            .fold(0.0, f64::max);
+        let states = rel(&fit.seasons, &floats(&case["final_seasons"]))
+            .max(rel_diff(fit.level, case["final_level"].as_f64().unwrap()));
+        eprintln!("{name}: fitted {fitted:.1e}, sse {sse:.1e}, textbook forecast {textbook:.1e}, statsmodels forecast (h not 12, 24) {sm_diff:.1e}, states {states:.1e}, aic {:.1e}", rel_diff(fit.aic(), case["aic"].as_f64().unwrap()));
+        for d in [fitted, sse, textbook, sm_diff] {
+            assert!(d < 1e-8, "{name}: {d:e}");
+        }
+        assert!(rel_diff(fit.aic(), case["aic"].as_f64().unwrap()) < 1e-10);
+    }
+}
+
+#[test]
+fn estimated_holt_winters_reaches_an_sse_within_1_percent_of_statsmodels() {
+    let fx = fixture("holt_winters.json");
+    let y = floats(&fx["inputs"]["y"]);
+    for case in fx["estimated_fits"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let fit = forecast::fit_holt_winters(&y, spec_of(name)).unwrap();
+        let want = case["sse"].as_f64().unwrap();
+        let fc = fit.forecast(24);
+        let fdiff = fc.iter().zip(floats(&case["forecast_textbook"])).map(|(a, b)| rel_diff(*a, b)).fold(0.0, f64::max);
+        eprintln!("{name}: SSE {:.6} vs statsmodels {want:.6} (ratio {:.5}), {:?}, forecast max rel diff {fdiff:.1e}", fit.sse, fit.sse / want, fit.smoothing);
+        assert!(fit.sse <= want * 1.01);
+        let pi = fit.prediction_intervals(24, 0.95, 2000, 1).unwrap();
+        assert!(pi.iter().zip(&fc).all(|((lo, hi), f)| lo < f && f < hi));
+    }
+}
