@@ -3,6 +3,7 @@
 //! [`QuantError`] for bad input instead of panicking, and each module is checked against a named Python peer
 //! (see the crate README for peers, tolerances and the conventions chosen where peers differ).
 
+pub mod anomaly;
 pub mod backtest;
 pub mod covariance;
 pub mod error;
