@@ -70,3 +70,52 @@ fn estimated_holt_winters_reaches_an_sse_within_1_percent_of_statsmodels() {
         assert!(pi.iter().zip(&fc).all(|((lo, hi), f)| lo < f && f < hi));
     }
 }
+
+#[test]
+fn arima_coefficients_match_statsmodels_within_1e_3() {
+    use fiscus_quant::forecast::{ArimaSpec, ArimaTrend};
+    let fx = fixture("arima.json");
+    for case in fx["fits"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let y = floats(&fx["inputs"][case["series"].as_str().unwrap()]);
+        let o = floats(&case["order"]);
+        let so = floats(&case["seasonal_order"]);
+        let spec = ArimaSpec {
+            p: o[0] as usize,
+            d: o[1] as usize,
+            q: o[2] as usize,
+            seasonal_p: so[0] as usize,
+            seasonal_q: so[2] as usize,
+            period: so[3] as usize,
+            trend: match case["trend"].as_str().unwrap() {
+                "c" => ArimaTrend::Constant,
+                "t" => ArimaTrend::Drift,
+                _ => ArimaTrend::None,
+            },
+        };
+        let fit = forecast::fit_arima(&y, spec).unwrap();
+        let p = &case["params"];
+        let mut pairs = vec![];
+        if let Some(c) = p.get("const").or(p.get("x1")) {
+            pairs.push(("trend", fit.trend_coefficient, c.as_f64().unwrap()));
+        }
+        for (i, v) in fit.ar.iter().enumerate() {
+            pairs.push(("ar", *v, p[format!("ar.L{}", i + 1)].as_f64().unwrap()));
+        }
+        for (i, v) in fit.ma.iter().enumerate() {
+            pairs.push(("ma", *v, p[format!("ma.L{}", i + 1)].as_f64().unwrap()));
+        }
+        for (i, v) in fit.seasonal_ar.iter().enumerate() {
+            pairs.push(("sar", *v, p[format!("ar.S.L{}", 12 * (i + 1))].as_f64().unwrap()));
+        }
+        pairs.push(("sigma2", fit.sigma2, p["sigma2"].as_f64().unwrap()));
+        let worst = pairs.iter().map(|(_, a, b)| (a - b).abs()).fold(0.0, f64::max);
+        let llf = case["loglik"].as_f64().unwrap();
+        let fc = fit.forecast(12, 0.95).unwrap();
+        let fdiff = max_abs_diff(&fc.mean, &floats(&case["forecast"]["mean"]));
+        let sediff = fc.standard_error.iter().zip(floats(&case["forecast"]["se"])).map(|(a, b)| rel_diff(*a, b)).fold(0.0, f64::max);
+        eprintln!("{name}: max |param diff| {worst:.1e}, llf {:.6} vs {llf:.6}, aic diff {:.1e}, forecast mean max diff {fdiff:.1e}, se max rel diff {sediff:.1e}", fit.log_likelihood, fit.aic() - case["aic"].as_f64().unwrap());
+        assert!(worst < 1e-3, "{name}: {pairs:?}");
+        assert!((fit.log_likelihood - llf).abs() < 1e-3 * llf.abs().max(1.0));
+    }
+}
