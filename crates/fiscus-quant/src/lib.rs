@@ -5,6 +5,8 @@
 
 pub mod anomaly;
 pub mod backtest;
+pub mod calendar;
+pub mod collateral;
 pub mod covariance;
 pub mod error;
 pub mod forecast;
@@ -15,6 +17,7 @@ pub mod optimise;
 pub mod returns;
 pub mod risk;
 pub mod simulate;
+pub mod tax_lots;
 mod stats;
 pub mod value_at_risk;
 
