@@ -92,8 +92,9 @@ pub fn relieve(lots: &[Lot], sale: &Sale, method: &ReliefMethod) -> Result<Relie
         return Err(QuantError::InvalidParameter { name: "sale.proceeds", reason: "must be >= 0".into() });
     }
     let eligible: Vec<usize> = (0..lots.len()).filter(|&i| lots[i].acquired <= sale.date).collect();
-    let held: i64 = eligible.iter().map(|&i| lots[i].quantity).sum();
-    if held < sale.quantity {
+    // Summed in 128 bits: lots near i64::MAX must not overflow the check that guards the relief.
+    let held: i128 = eligible.iter().map(|&i| i128::from(lots[i].quantity)).sum();
+    if held < i128::from(sale.quantity) {
         return Err(QuantError::Rejected(format!(
             "sale of {} micro-units exceeds the {held} held on the sale date",
             sale.quantity
@@ -108,15 +109,15 @@ pub fn relieve(lots: &[Lot], sale: &Sale, method: &ReliefMethod) -> Result<Relie
                 let Some(&i) = eligible.iter().find(|&&i| lots[i].id == id) else {
                     return Err(QuantError::Rejected(format!("lot {id} is not open on the sale date")));
                 };
-                let t = taken.entry(id).or_insert(0_i64);
-                *t += q;
-                if q <= 0 || *t > lots[i].quantity {
+                let t = taken.entry(id).or_insert(0_i128);
+                *t += i128::from(q);
+                if q <= 0 || *t > i128::from(lots[i].quantity) {
                     return Err(QuantError::Rejected(format!("lot {id} cannot supply {q} micro-units")));
                 }
                 plan.push((i, q));
             }
-            let total: i64 = pieces.iter().map(|p| p.1).sum();
-            if total != sale.quantity {
+            let total: i128 = pieces.iter().map(|p| i128::from(p.1)).sum();
+            if total != i128::from(sale.quantity) {
                 return Err(QuantError::Rejected(format!(
                     "specific lots add up to {total} micro-units, the sale is {}",
                     sale.quantity
@@ -168,12 +169,12 @@ pub fn relieve(lots: &[Lot], sale: &Sale, method: &ReliefMethod) -> Result<Relie
             quantity: q,
             cost,
             proceeds,
-            gain: proceeds - cost,
+            gain: proceeds.saturating_sub(cost),
             term: term(lot.acquired, sale.date),
         });
     }
     remaining.retain(|l| l.quantity > 0);
-    let sum = |t: Term| realised.iter().filter(|p| p.term == t).map(|p| p.gain).sum();
+    let sum = |t: Term| realised.iter().filter(|p| p.term == t).fold(0_i64, |acc, p| acc.saturating_add(p.gain));
     Ok(Relief { short_term_gain: sum(Term::Short), long_term_gain: sum(Term::Long), realised, remaining })
 }
 
