@@ -122,4 +122,14 @@ fn sample_covariance_and_ledoit_wolf_match_pandas_and_scikit_learn() {
     close("mu", lw.target_mean_variance, want["target_mu"].as_f64().unwrap());
     let d = rel(&lw.matrix, &matrix(&want["matrix"]));
     assert!(d < 1e-12, "ledoit-wolf matrix rel diff {d:e}");
+    for (key, got) in [
+        ("pypfopt_ledoit_wolf_single_factor", covariance::ledoit_wolf_single_factor(&r).unwrap()),
+        ("pypfopt_ledoit_wolf_constant_correlation", covariance::ledoit_wolf_constant_correlation(&r).unwrap()),
+    ] {
+        let want = &fx[key];
+        let ds = rel_diff(got.shrinkage, want["shrinkage"].as_f64().unwrap());
+        let dm = rel(&got.matrix.scaled(252.0), &matrix(&want["matrix"]));
+        eprintln!("{key}: shrinkage rel diff {ds:.1e}, matrix rel diff {dm:.1e}");
+        assert!(ds < 1e-9 && dm < 1e-12, "{key}");
+    }
 }

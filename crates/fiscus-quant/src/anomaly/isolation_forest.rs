@@ -48,7 +48,9 @@ impl Default for IsolationForestConfig {
 #[derive(Debug, Clone, PartialEq)]
 enum Node {
     Split { feature: usize, threshold: f64, left: usize, right: usize },
-    Leaf { size: usize },
+    /// A leaf stores its whole contribution to the path length, `depth + c(size)`, so that scoring is a
+    /// bare descent with no logarithms.
+    Leaf { path_length: f64 },
 }
 
 /// A fitted forest.
@@ -98,13 +100,11 @@ impl IsolationForest {
 
 fn path_length(tree: &[Node], point: &[f64]) -> f64 {
     let mut node = 0;
-    let mut depth = 0.0;
     loop {
         match tree[node] {
-            Node::Leaf { size } => return depth + average_path_length(size),
+            Node::Leaf { path_length } => return path_length,
             Node::Split { feature, threshold, left, right } => {
                 node = if point[feature] <= threshold { left } else { right };
-                depth += 1.0;
             }
         }
     }
@@ -113,7 +113,7 @@ fn path_length(tree: &[Node], point: &[f64]) -> f64 {
 /// Grows the subtree for `rows` and returns its node index; nodes are pushed depth first.
 fn grow(x: &Matrix, rows: &mut [usize], depth: usize, max_depth: usize, rng: &mut ChaCha8Rng, nodes: &mut Vec<Node>) -> usize {
     let id = nodes.len();
-    nodes.push(Node::Leaf { size: rows.len() });
+    nodes.push(Node::Leaf { path_length: depth as f64 + average_path_length(rows.len()) });
     if depth >= max_depth || rows.len() <= 1 {
         return id;
     }

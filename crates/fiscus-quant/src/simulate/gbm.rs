@@ -58,22 +58,27 @@ pub fn for_each_gbm_path(spec: &GbmSpec<'_>, mut visit: impl FnMut(usize, &[f64]
     let n = p.n;
     let mut rng = ChaCha8Rng::seed_from_u64(spec.seed);
     let mut path = vec![0.0; (spec.steps + 1) * n];
-    let mut log_s = vec![0.0; n];
-    let mut z = vec![0.0; n];
+    let mut z = vec![0.0; spec.steps * n];
     for index in 0..spec.paths {
-        log_s.copy_from_slice(&p.log_initial);
-        path[..n].copy_from_slice(spec.initial);
-        for k in 1..=spec.steps {
-            for zi in z.iter_mut() {
-                *zi = StandardNormal.sample(&mut rng);
-            }
-            let row = &mut path[k * n..(k + 1) * n];
+        // Draw the whole path's normals first, then accumulate logs, then exponentiate: three simple loops
+        // pipeline far better than one loop that interleaves the generator, the sums and `exp`.
+        for zi in z.iter_mut() {
+            *zi = StandardNormal.sample(&mut rng);
+        }
+        path[..n].copy_from_slice(&p.log_initial);
+        for k in 0..spec.steps {
+            let (done, rest) = path.split_at_mut((k + 1) * n);
+            let prev = &done[k * n..];
+            let zk = &z[k * n..(k + 1) * n];
             for i in 0..n {
                 let l = p.chol.row(i);
-                let shock: f64 = (0..=i).map(|j| l[j] * z[j]).sum();
-                log_s[i] += p.step_drift[i] + p.sqrt_dt * shock;
-                row[i] = log_s[i].exp();
+                let shock: f64 = l[..=i].iter().zip(zk).map(|(a, b)| a * b).sum();
+                rest[i] = prev[i] + p.step_drift[i] + p.sqrt_dt * shock;
             }
+        }
+        path[..n].copy_from_slice(spec.initial);
+        for v in path[n..].iter_mut() {
+            *v = v.exp();
         }
         visit(index, &path);
     }

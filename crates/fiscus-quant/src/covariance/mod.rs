@@ -1,6 +1,11 @@
 //! Covariance estimators of a return panel (rows = periods, columns = assets): the sample covariance and
 //! Ledoit-Wolf shrinkage towards a scaled identity, exactly as scikit-learn's `LedoitWolf` computes it (which
 //! is also what PyPortfolioOpt's `ledoit_wolf()` returns before multiplying by the annualisation factor).
+//! The single-index and constant-correlation targets are in [`shrinkage_targets`].
+
+mod shrinkage_targets;
+
+pub use shrinkage_targets::{ledoit_wolf_constant_correlation, ledoit_wolf_single_factor};
 
 use crate::error::Result;
 use crate::input;
@@ -70,7 +75,7 @@ pub fn ledoit_wolf(returns: &Matrix) -> Result<Shrunk> {
     Ok(Shrunk { matrix: m, shrinkage, target_mean_variance: mu })
 }
 
-fn centred(returns: &Matrix) -> Matrix {
+pub(crate) fn centred(returns: &Matrix) -> Matrix {
     let (t, n) = (returns.rows(), returns.cols());
     let mut means = vec![0.0; n];
     for i in 0..t {
@@ -91,7 +96,7 @@ fn centred(returns: &Matrix) -> Matrix {
 }
 
 /// `XᵀX / denom`, accumulated row by row so the inner loop runs over contiguous memory.
-fn cross_product(x: &Matrix, denom: f64) -> Matrix {
+pub(crate) fn cross_product(x: &Matrix, denom: f64) -> Matrix {
     let n = x.cols();
     let mut c = Matrix::zeros(n, n);
     for r in 0..x.rows() {
