@@ -1,5 +1,6 @@
 //! Portfolio optimisation: mean-variance problems solved with clarabel, and risk parity by Newton's method.
 
+mod active_set;
 mod conic;
 pub mod mean_variance;
 pub mod risk_parity;

@@ -7,6 +7,7 @@ use rand_distr::{Distribution, StandardNormal};
 
 use crate::error::{QuantError, Result};
 use crate::input;
+use super::vector_exp::exp_in_place;
 use crate::matrix::{Matrix, cholesky};
 
 /// What to simulate. Rates and covariance are per year; `horizon_years` is split into `steps` equal steps.
@@ -66,7 +67,29 @@ pub fn for_each_gbm_path(spec: &GbmSpec<'_>, mut visit: impl FnMut(usize, &[f64]
             *zi = StandardNormal.sample(&mut rng);
         }
         path[..n].copy_from_slice(&p.log_initial);
-        for k in 0..spec.steps {
+        if n == 1 {
+            // One asset: the Cholesky factor is σ, and the recursion is a plain running sum.
+            let (drift, vol) = (p.step_drift[0], p.sqrt_dt * p.chol[(0, 0)]);
+            let mut log_s = p.log_initial[0];
+            for (out, zk) in path[1..].iter_mut().zip(&z) {
+                log_s += drift + vol * zk;
+                *out = log_s;
+            }
+        } else {
+            correlated_log_steps(&p, &z, &mut path, spec.steps);
+        }
+        path[..n].copy_from_slice(spec.initial);
+        exp_in_place(&mut path[n..]);
+        visit(index, &path);
+    }
+    Ok(())
+}
+
+/// Log prices of a multi-asset path: each step adds the drift and `√Δt·L z_k`.
+fn correlated_log_steps(p: &Prepared, z: &[f64], path: &mut [f64], steps: usize) {
+    let n = p.n;
+    {
+        for k in 0..steps {
             let (done, rest) = path.split_at_mut((k + 1) * n);
             let prev = &done[k * n..];
             let zk = &z[k * n..(k + 1) * n];
@@ -76,13 +99,7 @@ pub fn for_each_gbm_path(spec: &GbmSpec<'_>, mut visit: impl FnMut(usize, &[f64]
                 rest[i] = prev[i] + p.step_drift[i] + p.sqrt_dt * shock;
             }
         }
-        path[..n].copy_from_slice(spec.initial);
-        for v in path[n..].iter_mut() {
-            *v = v.exp();
-        }
-        visit(index, &path);
     }
-    Ok(())
 }
 
 /// Terminal prices only (`paths × n`), the common input to pricing and VaR.
