@@ -65,18 +65,34 @@ pub fn periodic_schedule(rows: usize, every: usize, weights: &[f64]) -> Result<V
     input::at_least("every", 1, every)?;
     input::finite("weights", weights)?;
     let w: Vec<Option<f64>> = weights.iter().map(|v| Some(*v)).collect();
-    Ok((0..rows).step_by(every).map(|row| Rebalance { row, weights: w.clone() }).collect())
+    Ok((0..rows)
+        .step_by(every)
+        .map(|row| Rebalance {
+            row,
+            weights: w.clone(),
+        })
+        .collect())
 }
 
 /// Runs the backtest over `close` (rows = periods, columns = assets); `schedule` must be sorted by row.
-pub fn run(close: &Matrix, schedule: &[Rebalance], config: BacktestConfig) -> Result<BacktestResult> {
+pub fn run(
+    close: &Matrix,
+    schedule: &[Rebalance],
+    config: BacktestConfig,
+) -> Result<BacktestResult> {
     close.check_finite("close")?;
     if close.as_slice().iter().any(|p| *p <= 0.0) {
-        return Err(QuantError::InvalidParameter { name: "close", reason: "prices must be > 0".into() });
+        return Err(QuantError::InvalidParameter {
+            name: "close",
+            reason: "prices must be > 0".into(),
+        });
     }
     input::positive("initial_cash", config.initial_cash)?;
     if !(config.fee_rate.is_finite() && (0.0..1.0).contains(&config.fee_rate)) {
-        return Err(QuantError::InvalidParameter { name: "fee_rate", reason: "must lie in [0, 1)".into() });
+        return Err(QuantError::InvalidParameter {
+            name: "fee_rate",
+            reason: "must lie in [0, 1)".into(),
+        });
     }
     let (t, n) = (close.rows(), close.cols());
     for (k, r) in schedule.iter().enumerate() {
@@ -87,8 +103,15 @@ pub fn run(close: &Matrix, schedule: &[Rebalance], config: BacktestConfig) -> Re
                 reason: format!("entry {k} (row {}) is out of range or out of order", r.row),
             });
         }
-        if let Some(j) = r.weights.iter().position(|w| w.is_some_and(|v| !v.is_finite())) {
-            return Err(QuantError::NonFinite { what: "rebalance weights", index: j });
+        if let Some(j) = r
+            .weights
+            .iter()
+            .position(|w| w.is_some_and(|v| !v.is_finite()))
+        {
+            return Err(QuantError::NonFinite {
+                what: "rebalance weights",
+                index: j,
+            });
         }
     }
 
@@ -107,7 +130,10 @@ pub fn run(close: &Matrix, schedule: &[Rebalance], config: BacktestConfig) -> Re
             let value = cash + pos.iter().zip(px).map(|(q, p)| q * p).sum::<f64>();
             order.clear();
             order.extend(
-                reb.weights.iter().enumerate().filter_map(|(j, w)| w.map(|w| (w * value - pos[j] * px[j], j))),
+                reb.weights
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(j, w)| w.map(|w| (w * value - pos[j] * px[j], j))),
             );
             // Stable sort, as vectorbt's insertion sort: equal approximate values keep asset order.
             order.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -135,7 +161,13 @@ pub fn run(close: &Matrix, schedule: &[Rebalance], config: BacktestConfig) -> Re
                 }
                 pos[j] += size;
                 total_fees += paid;
-                fills.push(Fill { row, asset: j, size, price, fee: paid });
+                fills.push(Fill {
+                    row,
+                    asset: j,
+                    size,
+                    price,
+                    fee: paid,
+                });
             }
         }
         values.push(cash + pos.iter().zip(px).map(|(q, p)| q * p).sum::<f64>());
@@ -150,7 +182,14 @@ pub fn run(close: &Matrix, schedule: &[Rebalance], config: BacktestConfig) -> Re
             r
         })
         .collect();
-    Ok(BacktestResult { values, returns, cash: cash_curve, final_positions: pos, total_fees, fills })
+    Ok(BacktestResult {
+        values,
+        returns,
+        cash: cash_curve,
+        final_positions: pos,
+        total_fees,
+        fills,
+    })
 }
 
 /// numpy's `isclose` with its defaults (rtol 1e-5, atol 1e-8), which vectorbt uses to forgive a buy that

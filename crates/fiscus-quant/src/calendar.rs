@@ -11,7 +11,10 @@ impl Date {
     /// Builds a date from year, month (1-12) and day, refusing impossible dates.
     pub fn from_ymd(year: i32, month: u32, day: u32) -> Result<Self> {
         if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
-            return Err(QuantError::InvalidParameter { name: "date", reason: format!("{year}-{month:02}-{day:02}") });
+            return Err(QuantError::InvalidParameter {
+                name: "date",
+                reason: format!("{year}-{month:02}-{day:02}"),
+            });
         }
         Ok(Self(days_from_civil(year, month, day)))
     }

@@ -68,7 +68,10 @@ pub fn value(
     minor_digits: u32,
 ) -> Result<CollateralValuation> {
     if minor_digits > 6 {
-        return Err(QuantError::InvalidParameter { name: "minor_digits", reason: "at most 6".into() });
+        return Err(QuantError::InvalidParameter {
+            name: "minor_digits",
+            reason: "at most 6".into(),
+        });
     }
     for r in rules {
         if !(r.haircut.is_finite() && (0.0..1.0).contains(&r.haircut)) {
@@ -82,7 +85,10 @@ pub fn value(
     let mut out = Vec::with_capacity(positions.len());
     for (i, p) in positions.iter().enumerate() {
         if !p.quantity.is_finite() {
-            return Err(QuantError::NonFinite { what: "quantity", index: i });
+            return Err(QuantError::NonFinite {
+                what: "quantity",
+                index: i,
+            });
         }
         if p.quantity < 0.0 {
             return Err(QuantError::InvalidParameter {
@@ -90,36 +96,59 @@ pub fn value(
                 reason: format!("{} is a short position and cannot be pledged", p.instrument),
             });
         }
-        let price = *observations
-            .prices
-            .get(&p.instrument)
-            .ok_or_else(|| QuantError::MissingObservation { what: format!("price of {}", p.instrument) })?;
+        let price = *observations.prices.get(&p.instrument).ok_or_else(|| {
+            QuantError::MissingObservation {
+                what: format!("price of {}", p.instrument),
+            }
+        })?;
         if !(price.is_finite() && price >= 0.0) {
-            return Err(QuantError::InvalidParameter { name: "price", reason: format!("{} has price {price}", p.instrument) });
+            return Err(QuantError::InvalidParameter {
+                name: "price",
+                reason: format!("{} has price {price}", p.instrument),
+            });
         }
         let fx = if p.currency == base_currency {
             1.0
         } else {
-            *observations.fx_to_base.get(&p.currency).ok_or_else(|| QuantError::MissingObservation {
-                what: format!("FX rate {}/{base_currency}", p.currency),
+            *observations.fx_to_base.get(&p.currency).ok_or_else(|| {
+                QuantError::MissingObservation {
+                    what: format!("FX rate {}/{base_currency}", p.currency),
+                }
             })?
         };
         if !(fx.is_finite() && fx > 0.0) {
-            return Err(QuantError::InvalidParameter { name: "fx", reason: format!("{} has rate {fx}", p.currency) });
+            return Err(QuantError::InvalidParameter {
+                name: "fx",
+                reason: format!("{} has rate {fx}", p.currency),
+            });
         }
         let mv = (p.quantity * price * fx * scale).round_ties_even();
         if !(mv.abs() < 9.0e18) {
-            return Err(QuantError::InvalidParameter { name: "quantity", reason: "market value overflows i64".into() });
+            return Err(QuantError::InvalidParameter {
+                name: "quantity",
+                reason: "market value overflows i64".into(),
+            });
         }
         let market_value = mv as i64;
         let rule = rules.iter().find(|r| {
-            r.asset_class == p.asset_class && (r.currencies.is_empty() || r.currencies.contains(&p.currency))
+            r.asset_class == p.asset_class
+                && (r.currencies.is_empty() || r.currencies.contains(&p.currency))
         });
         let (eligible, haircut, collateral_value) = match rule {
-            Some(r) => (true, r.haircut, (market_value as f64 * (1.0 - r.haircut)).floor() as i64),
+            Some(r) => (
+                true,
+                r.haircut,
+                (market_value as f64 * (1.0 - r.haircut)).floor() as i64,
+            ),
             None => (false, 1.0, 0),
         };
-        out.push(ValuedPosition { instrument: p.instrument.clone(), market_value, eligible, haircut, collateral_value });
+        out.push(ValuedPosition {
+            instrument: p.instrument.clone(),
+            market_value,
+            eligible,
+            haircut,
+            collateral_value,
+        });
     }
     Ok(CollateralValuation {
         base_currency: base_currency.to_string(),

@@ -14,19 +14,30 @@ pub enum QuantError {
     NonFinite { what: &'static str, index: usize },
     /// Two inputs that must line up do not.
     #[error("{what} has length {got}, expected {expected}")]
-    LengthMismatch { what: &'static str, expected: usize, got: usize },
+    LengthMismatch {
+        what: &'static str,
+        expected: usize,
+        got: usize,
+    },
     /// A parameter is outside the range where the computation means anything.
     #[error("invalid {name}: {reason}")]
     InvalidParameter { name: &'static str, reason: String },
     /// There are too few observations for the statistic asked for.
     #[error("{what} needs at least {needed} observations, got {got}")]
-    InsufficientData { what: &'static str, needed: usize, got: usize },
+    InsufficientData {
+        what: &'static str,
+        needed: usize,
+        got: usize,
+    },
     /// A matrix that must be positive (semi-)definite is not, e.g. a singular covariance.
     #[error("{what} is not positive definite")]
     NotPositiveDefinite { what: &'static str },
     /// A statistic is undefined because its denominator is zero (e.g. zero volatility for a Sharpe ratio).
     #[error("{what} is undefined: {reason}")]
-    Undefined { what: &'static str, reason: &'static str },
+    Undefined {
+        what: &'static str,
+        reason: &'static str,
+    },
     /// The constraints of an optimisation admit no solution. Reported instead of a best-effort answer.
     #[error("the problem is infeasible: {detail}")]
     Infeasible { detail: String },

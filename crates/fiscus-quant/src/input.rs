@@ -21,12 +21,24 @@ pub(crate) fn all_finite(what: &'static str, xs: &[f64]) -> Result<()> {
 
 /// Refuses two lengths that must agree.
 pub(crate) fn same_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
-    if expected == got { Ok(()) } else { Err(QuantError::LengthMismatch { what, expected, got }) }
+    if expected == got {
+        Ok(())
+    } else {
+        Err(QuantError::LengthMismatch {
+            what,
+            expected,
+            got,
+        })
+    }
 }
 
 /// Refuses fewer than `needed` observations.
 pub(crate) fn at_least(what: &'static str, needed: usize, got: usize) -> Result<()> {
-    if got >= needed { Ok(()) } else { Err(QuantError::InsufficientData { what, needed, got }) }
+    if got >= needed {
+        Ok(())
+    } else {
+        Err(QuantError::InsufficientData { what, needed, got })
+    }
 }
 
 /// Refuses a parameter that is not finite and strictly positive.
@@ -34,7 +46,10 @@ pub(crate) fn positive(name: &'static str, x: f64) -> Result<()> {
     if x.is_finite() && x > 0.0 {
         Ok(())
     } else {
-        Err(QuantError::InvalidParameter { name, reason: format!("must be finite and > 0, got {x}") })
+        Err(QuantError::InvalidParameter {
+            name,
+            reason: format!("must be finite and > 0, got {x}"),
+        })
     }
 }
 
@@ -43,6 +58,9 @@ pub(crate) fn open_unit(name: &'static str, x: f64) -> Result<()> {
     if x.is_finite() && x > 0.0 && x < 1.0 {
         Ok(())
     } else {
-        Err(QuantError::InvalidParameter { name, reason: format!("must lie in (0, 1), got {x}") })
+        Err(QuantError::InvalidParameter {
+            name,
+            reason: format!("must lie in (0, 1), got {x}"),
+        })
     }
 }

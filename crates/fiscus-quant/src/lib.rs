@@ -3,6 +3,12 @@
 //! [`QuantError`] for bad input instead of panicking, and each module is checked against a named Python peer
 //! (see the crate README for peers, tolerances and the conventions chosen where peers differ).
 
+// Comparisons are written `!(x > 0.0)` on purpose throughout: unlike `x <= 0.0`, they are also true for
+// NaN, so a NaN that slipped past validation is refused instead of accepted.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+// Unit tests may unwrap; library code may not (the workspace lint).
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
 pub mod anomaly;
 pub mod backtest;
 pub mod calendar;
@@ -17,8 +23,8 @@ pub mod optimise;
 pub mod returns;
 pub mod risk;
 pub mod simulate;
-pub mod tax_lots;
 mod stats;
+pub mod tax_lots;
 pub mod value_at_risk;
 
 pub use error::{QuantError, Result};

@@ -18,7 +18,11 @@ pub struct Matrix {
 impl Matrix {
     /// A matrix of zeros.
     pub fn zeros(rows: usize, cols: usize) -> Self {
-        Self { rows, cols, data: vec![0.0; rows * cols] }
+        Self {
+            rows,
+            cols,
+            data: vec![0.0; rows * cols],
+        }
     }
 
     /// The identity of size `n`.
@@ -44,7 +48,11 @@ impl Matrix {
             input::same_len("matrix row", cols, row.len())?;
             data.extend_from_slice(row);
         }
-        Ok(Self { rows: rows.len(), cols, data })
+        Ok(Self {
+            rows: rows.len(),
+            cols,
+            data,
+        })
     }
 
     /// Number of rows.
@@ -79,7 +87,9 @@ impl Matrix {
 
     /// One column copied out.
     pub fn column(&self, j: usize) -> Vec<f64> {
-        (0..self.rows).map(|i| self.data[i * self.cols + j]).collect()
+        (0..self.rows)
+            .map(|i| self.data[i * self.cols + j])
+            .collect()
     }
 
     /// Rows as owned vectors (handy for callers that think in `Vec<Vec<f64>>`).
@@ -99,7 +109,11 @@ impl Matrix {
 
     /// Multiplies every entry by `k`.
     pub fn scaled(&self, k: f64) -> Self {
-        Self { rows: self.rows, cols: self.cols, data: self.data.iter().map(|v| v * k).collect() }
+        Self {
+            rows: self.rows,
+            cols: self.cols,
+            data: self.data.iter().map(|v| v * k).collect(),
+        }
     }
 
     /// Refuses a matrix with NaN/infinity or with no entries.
@@ -178,7 +192,10 @@ pub fn cholesky(a: &Matrix, what: &'static str) -> Result<Matrix> {
 pub(crate) fn psd_factor(a: &Matrix, what: &'static str) -> Result<Matrix> {
     let n = a.rows();
     a.check_symmetric(what, n)?;
-    let scale = (0..n).map(|i| a[(i, i)].abs()).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+    let scale = (0..n)
+        .map(|i| a[(i, i)].abs())
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE);
     let mut l = Matrix::zeros(n, n);
     for j in 0..n {
         let mut d = a[(j, j)];
@@ -232,9 +249,19 @@ pub(crate) fn lu_solve(a: &Matrix, b: &[f64], what: &'static str) -> Result<Vec<
     input::same_len(what, n, b.len())?;
     let mut m = a.clone();
     let mut x = b.to_vec();
-    let scale = m.as_slice().iter().fold(0.0_f64, |s, v| s.max(v.abs())).max(f64::MIN_POSITIVE);
+    let scale = m
+        .as_slice()
+        .iter()
+        .fold(0.0_f64, |s, v| s.max(v.abs()))
+        .max(f64::MIN_POSITIVE);
     for c in 0..n {
-        let p = (c..n).fold(c, |best, r| if m[(r, c)].abs() > m[(best, c)].abs() { r } else { best });
+        let p = (c..n).fold(c, |best, r| {
+            if m[(r, c)].abs() > m[(best, c)].abs() {
+                r
+            } else {
+                best
+            }
+        });
         if m[(p, c)].abs() <= 1e-14 * scale {
             return Err(QuantError::NotPositiveDefinite { what });
         }
@@ -272,7 +299,12 @@ mod tests {
 
     #[test]
     fn cholesky_reproduces_the_matrix_and_solves_it() {
-        let a = Matrix::from_rows(&[vec![4.0, 2.0, 0.6], vec![2.0, 5.0, 1.0], vec![0.6, 1.0, 3.0]]).unwrap();
+        let a = Matrix::from_rows(&[
+            vec![4.0, 2.0, 0.6],
+            vec![2.0, 5.0, 1.0],
+            vec![0.6, 1.0, 3.0],
+        ])
+        .unwrap();
         let l = cholesky(&a, "a").unwrap();
         for i in 0..3 {
             for j in 0..3 {
@@ -290,7 +322,10 @@ mod tests {
     #[test]
     fn cholesky_refuses_a_singular_matrix() {
         let a = Matrix::from_rows(&[vec![1.0, 1.0], vec![1.0, 1.0]]).unwrap();
-        assert!(matches!(cholesky(&a, "a"), Err(QuantError::NotPositiveDefinite { .. })));
+        assert!(matches!(
+            cholesky(&a, "a"),
+            Err(QuantError::NotPositiveDefinite { .. })
+        ));
         let f = psd_factor(&a, "a").unwrap();
         assert!((f[(1, 0)] - 1.0).abs() < 1e-15 && f[(1, 1)] == 0.0);
     }

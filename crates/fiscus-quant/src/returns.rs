@@ -74,6 +74,9 @@ mod tests {
     #[test]
     fn returns_refuse_a_zero_price_and_a_single_price() {
         assert!(simple_returns(&[1.0, 0.0]).is_err());
-        assert!(matches!(simple_returns(&[1.0]), Err(QuantError::InsufficientData { .. })));
+        assert!(matches!(
+            simple_returns(&[1.0]),
+            Err(QuantError::InsufficientData { .. })
+        ));
     }
 }

@@ -29,7 +29,10 @@ pub fn annual_return(returns: &[f64], periods_per_year: f64) -> Result<f64> {
     input::positive("periods_per_year", periods_per_year)?;
     let growth = returns.iter().fold(1.0, |acc, r| acc * (1.0 + r));
     if growth < 0.0 {
-        return Err(QuantError::Undefined { what: "annual return", reason: "wealth went below zero" });
+        return Err(QuantError::Undefined {
+            what: "annual return",
+            reason: "wealth went below zero",
+        });
     }
     Ok(growth.powf(periods_per_year / returns.len() as f64) - 1.0)
 }
@@ -50,7 +53,10 @@ pub fn sharpe_ratio(returns: &[f64], risk_free: f64, periods_per_year: f64) -> R
     let excess: Vec<f64> = returns.iter().map(|r| r - risk_free).collect();
     let sd = variance(&excess, 1).sqrt();
     if !(sd > 0.0) {
-        return Err(QuantError::Undefined { what: "Sharpe ratio", reason: "returns have zero volatility" });
+        return Err(QuantError::Undefined {
+            what: "Sharpe ratio",
+            reason: "returns have zero volatility",
+        });
     }
     Ok(mean(&excess) / sd * periods_per_year.sqrt())
 }
@@ -59,7 +65,10 @@ pub fn sharpe_ratio(returns: &[f64], risk_free: f64, periods_per_year: f64) -> R
 pub fn downside_risk(returns: &[f64], required: f64, periods_per_year: f64) -> Result<f64> {
     input::finite("returns", returns)?;
     input::positive("periods_per_year", periods_per_year)?;
-    let shortfall: f64 = returns.iter().map(|r| (r - required).min(0.0).powi(2)).sum();
+    let shortfall: f64 = returns
+        .iter()
+        .map(|r| (r - required).min(0.0).powi(2))
+        .sum();
     Ok((shortfall / returns.len() as f64).sqrt() * periods_per_year.sqrt())
 }
 
@@ -67,7 +76,10 @@ pub fn downside_risk(returns: &[f64], required: f64, periods_per_year: f64) -> R
 pub fn sortino_ratio(returns: &[f64], required: f64, periods_per_year: f64) -> Result<f64> {
     let dr = downside_risk(returns, required, periods_per_year)?;
     if !(dr > 0.0) {
-        return Err(QuantError::Undefined { what: "Sortino ratio", reason: "no period fell short" });
+        return Err(QuantError::Undefined {
+            what: "Sortino ratio",
+            reason: "no period fell short",
+        });
     }
     let m = returns.iter().map(|r| r - required).sum::<f64>() / returns.len() as f64;
     Ok(m * periods_per_year / dr)
@@ -93,7 +105,10 @@ pub fn max_drawdown(returns: &[f64], start: DrawdownStart) -> Result<f64> {
 pub fn calmar_ratio(returns: &[f64], periods_per_year: f64) -> Result<f64> {
     let dd = max_drawdown(returns, DrawdownStart::BeforeFirstReturn)?;
     if dd >= 0.0 {
-        return Err(QuantError::Undefined { what: "Calmar ratio", reason: "the series never drew down" });
+        return Err(QuantError::Undefined {
+            what: "Calmar ratio",
+            reason: "the series never drew down",
+        });
     }
     Ok(annual_return(returns, periods_per_year)? / dd.abs())
 }
@@ -108,13 +123,21 @@ pub fn beta(returns: &[f64], benchmark: &[f64], risk_free: f64) -> Result<f64> {
     let cov = b.iter().zip(&r).map(|(bi, ri)| (bi - mb) * ri).sum::<f64>() / n;
     let var = b.iter().map(|bi| (bi - mb) * (bi - mb)).sum::<f64>() / n;
     if !(var > 0.0) {
-        return Err(QuantError::Undefined { what: "beta", reason: "the benchmark has zero variance" });
+        return Err(QuantError::Undefined {
+            what: "beta",
+            reason: "the benchmark has zero variance",
+        });
     }
     Ok(cov / var)
 }
 
 /// Jensen's alpha annualised geometrically: `(1 + mean(r - rf - β(b - rf)))^ppy - 1`.
-pub fn alpha(returns: &[f64], benchmark: &[f64], risk_free: f64, periods_per_year: f64) -> Result<f64> {
+pub fn alpha(
+    returns: &[f64],
+    benchmark: &[f64],
+    risk_free: f64,
+    periods_per_year: f64,
+) -> Result<f64> {
     input::positive("periods_per_year", periods_per_year)?;
     let b = beta(returns, benchmark, risk_free)?;
     let daily = returns
@@ -153,12 +176,18 @@ pub fn summary(
     input::at_least("returns", 2, returns.len())?;
     input::positive("periods_per_year", periods_per_year)?;
     if !risk_free.is_finite() {
-        return Err(QuantError::NonFinite { what: "risk_free", index: 0 });
+        return Err(QuantError::NonFinite {
+            what: "risk_free",
+            index: 0,
+        });
     }
     let (beta, alpha) = match benchmark {
         Some(b) => {
             check_pair(returns, b)?;
-            (beta(returns, b, risk_free).ok(), alpha(returns, b, risk_free, periods_per_year).ok())
+            (
+                beta(returns, b, risk_free).ok(),
+                alpha(returns, b, risk_free, periods_per_year).ok(),
+            )
         }
         None => (None, None),
     };
@@ -197,6 +226,9 @@ mod tests {
 
     #[test]
     fn sharpe_of_a_flat_series_is_undefined_not_infinite() {
-        assert!(matches!(sharpe_ratio(&[0.01, 0.01, 0.01], 0.0, DAILY), Err(QuantError::Undefined { .. })));
+        assert!(matches!(
+            sharpe_ratio(&[0.01, 0.01, 0.01], 0.0, DAILY),
+            Err(QuantError::Undefined { .. })
+        ));
     }
 }

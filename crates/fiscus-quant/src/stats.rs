@@ -26,12 +26,20 @@ pub(crate) fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
     let t = h - lo as f64;
     // numpy's lerp: the two branches keep the result exact at t = 0 and t = 1.
     let (a, b) = (sorted[lo], sorted[hi]);
-    if t < 0.5 { a + (b - a) * t } else { b - (b - a) * (1.0 - t) }
+    if t < 0.5 {
+        a + (b - a) * t
+    } else {
+        b - (b - a) * (1.0 - t)
+    }
 }
 
 /// numpy's median: the mean of the two middle order statistics for even n.
 pub(crate) fn median(xs: &[f64]) -> f64 {
     let s = sorted(xs);
     let n = s.len();
-    if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
 }

@@ -79,19 +79,31 @@ pub struct Relief {
 
 /// The holding-period classification of a lot sold on `sold`.
 pub fn term(acquired: Date, sold: Date) -> Term {
-    if sold > acquired.one_year_later() { Term::Long } else { Term::Short }
+    if sold > acquired.one_year_later() {
+        Term::Long
+    } else {
+        Term::Short
+    }
 }
 
 /// Relieves `sale` against `lots` (only lots acquired on or before the sale date are eligible).
 pub fn relieve(lots: &[Lot], sale: &Sale, method: &ReliefMethod) -> Result<Relief> {
     check_lots(lots)?;
     if sale.quantity <= 0 {
-        return Err(QuantError::InvalidParameter { name: "sale.quantity", reason: "must be > 0".into() });
+        return Err(QuantError::InvalidParameter {
+            name: "sale.quantity",
+            reason: "must be > 0".into(),
+        });
     }
     if sale.proceeds < 0 {
-        return Err(QuantError::InvalidParameter { name: "sale.proceeds", reason: "must be >= 0".into() });
+        return Err(QuantError::InvalidParameter {
+            name: "sale.proceeds",
+            reason: "must be >= 0".into(),
+        });
     }
-    let eligible: Vec<usize> = (0..lots.len()).filter(|&i| lots[i].acquired <= sale.date).collect();
+    let eligible: Vec<usize> = (0..lots.len())
+        .filter(|&i| lots[i].acquired <= sale.date)
+        .collect();
     // Summed in 128 bits: lots near i64::MAX must not overflow the check that guards the relief.
     let held: i128 = eligible.iter().map(|&i| i128::from(lots[i].quantity)).sum();
     if held < i128::from(sale.quantity) {
@@ -107,12 +119,16 @@ pub fn relieve(lots: &[Lot], sale: &Sale, method: &ReliefMethod) -> Result<Relie
             let mut taken = std::collections::HashMap::new();
             for &(id, q) in pieces {
                 let Some(&i) = eligible.iter().find(|&&i| lots[i].id == id) else {
-                    return Err(QuantError::Rejected(format!("lot {id} is not open on the sale date")));
+                    return Err(QuantError::Rejected(format!(
+                        "lot {id} is not open on the sale date"
+                    )));
                 };
                 let t = taken.entry(id).or_insert(0_i128);
                 *t += i128::from(q);
                 if q <= 0 || *t > i128::from(lots[i].quantity) {
-                    return Err(QuantError::Rejected(format!("lot {id} cannot supply {q} micro-units")));
+                    return Err(QuantError::Rejected(format!(
+                        "lot {id} cannot supply {q} micro-units"
+                    )));
                 }
                 plan.push((i, q));
             }
@@ -129,12 +145,19 @@ pub fn relieve(lots: &[Lot], sale: &Sale, method: &ReliefMethod) -> Result<Relie
             let mut order = eligible.clone();
             match ordered {
                 ReliefMethod::Fifo => order.sort_by_key(|&i| (lots[i].acquired, lots[i].id)),
-                ReliefMethod::Lifo => order.sort_by_key(|&i| (std::cmp::Reverse(lots[i].acquired), std::cmp::Reverse(lots[i].id))),
+                ReliefMethod::Lifo => order.sort_by_key(|&i| {
+                    (
+                        std::cmp::Reverse(lots[i].acquired),
+                        std::cmp::Reverse(lots[i].id),
+                    )
+                }),
                 _ => order.sort_by(|&a, &b| {
                     // cost_a/qty_a > cost_b/qty_b without division.
                     let lhs = i128::from(lots[a].cost) * i128::from(lots[b].quantity);
                     let rhs = i128::from(lots[b].cost) * i128::from(lots[a].quantity);
-                    rhs.cmp(&lhs).then(lots[a].acquired.cmp(&lots[b].acquired)).then(lots[a].id.cmp(&lots[b].id))
+                    rhs.cmp(&lhs)
+                        .then(lots[a].acquired.cmp(&lots[b].acquired))
+                        .then(lots[a].id.cmp(&lots[b].id))
                 }),
             }
             let mut left = sale.quantity;
@@ -157,8 +180,16 @@ pub fn relieve(lots: &[Lot], sale: &Sale, method: &ReliefMethod) -> Result<Relie
     let mut qty_left = sale.quantity;
     for &(i, q) in &plan {
         let lot = &mut remaining[i];
-        let cost = if q == lot.quantity { lot.cost } else { pro_rata(lot.cost, q, lot.quantity) };
-        let proceeds = if q == qty_left { proceeds_left } else { pro_rata(proceeds_left, q, qty_left) };
+        let cost = if q == lot.quantity {
+            lot.cost
+        } else {
+            pro_rata(lot.cost, q, lot.quantity)
+        };
+        let proceeds = if q == qty_left {
+            proceeds_left
+        } else {
+            pro_rata(proceeds_left, q, qty_left)
+        };
         lot.quantity -= q;
         lot.cost -= cost;
         proceeds_left -= proceeds;
@@ -174,8 +205,18 @@ pub fn relieve(lots: &[Lot], sale: &Sale, method: &ReliefMethod) -> Result<Relie
         });
     }
     remaining.retain(|l| l.quantity > 0);
-    let sum = |t: Term| realised.iter().filter(|p| p.term == t).fold(0_i64, |acc, p| acc.saturating_add(p.gain));
-    Ok(Relief { short_term_gain: sum(Term::Short), long_term_gain: sum(Term::Long), realised, remaining })
+    let sum = |t: Term| {
+        realised
+            .iter()
+            .filter(|p| p.term == t)
+            .fold(0_i64, |acc, p| acc.saturating_add(p.gain))
+    };
+    Ok(Relief {
+        short_term_gain: sum(Term::Short),
+        long_term_gain: sum(Term::Long),
+        realised,
+        remaining,
+    })
 }
 
 /// An open lot marked to a price.
@@ -191,13 +232,21 @@ pub struct UnrealisedLot {
 pub fn unrealised(lots: &[Lot], price: i64, date: Date) -> Result<Vec<UnrealisedLot>> {
     check_lots(lots)?;
     if price < 0 {
-        return Err(QuantError::InvalidParameter { name: "price", reason: "must be >= 0".into() });
+        return Err(QuantError::InvalidParameter {
+            name: "price",
+            reason: "must be >= 0".into(),
+        });
     }
     Ok(lots
         .iter()
         .map(|l| {
             let market_value = pro_rata(price, l.quantity, MICROS_PER_UNIT);
-            UnrealisedLot { lot_id: l.id, market_value, gain: market_value - l.cost, term: term(l.acquired, date) }
+            UnrealisedLot {
+                lot_id: l.id,
+                market_value,
+                gain: market_value - l.cost,
+                term: term(l.acquired, date),
+            }
         })
         .collect())
 }
@@ -261,7 +310,11 @@ fn pro_rata(amount: i64, part: i64, whole: i64) -> i64 {
     let q = num.div_euclid(den);
     let r = num.rem_euclid(den);
     let twice = 2 * r;
-    let rounded = if twice > den || (twice == den && q % 2 != 0) { q + 1 } else { q };
+    let rounded = if twice > den || (twice == den && q % 2 != 0) {
+        q + 1
+    } else {
+        q
+    };
     i64::try_from(rounded).unwrap_or(if rounded > 0 { i64::MAX } else { i64::MIN })
 }
 
@@ -270,14 +323,20 @@ fn check_lots(lots: &[Lot]) -> Result<()> {
         if l.quantity <= 0 || l.cost < 0 {
             return Err(QuantError::InvalidParameter {
                 name: "lots",
-                reason: format!("lot {} needs a positive quantity and a non-negative cost", l.id),
+                reason: format!(
+                    "lot {} needs a positive quantity and a non-negative cost",
+                    l.id
+                ),
             });
         }
     }
     let mut ids: Vec<u64> = lots.iter().map(|l| l.id).collect();
     ids.sort_unstable();
     if ids.windows(2).any(|w| w[0] == w[1]) {
-        return Err(QuantError::InvalidParameter { name: "lots", reason: "lot ids must be unique".into() });
+        return Err(QuantError::InvalidParameter {
+            name: "lots",
+            reason: "lot ids must be unique".into(),
+        });
     }
     Ok(())
 }

@@ -39,7 +39,10 @@ pub fn parametric(returns: &[f64], cutoff: f64) -> Result<TailRisk> {
     input::open_unit("cutoff", cutoff)?;
     let (m, sd) = (mean(returns), variance(returns, 1).sqrt());
     let z = normal::quantile(cutoff)?;
-    Ok(TailRisk { var: m + sd * z, cvar: m - sd * normal::pdf(z) / cutoff })
+    Ok(TailRisk {
+        var: m + sd * z,
+        cvar: m - sd * normal::pdf(z) / cutoff,
+    })
 }
 
 /// What a Monte Carlo VaR simulates: a portfolio of assets with jointly log-normal prices.
@@ -95,7 +98,10 @@ pub fn monte_carlo(spec: &MonteCarloVarSpec<'_>, cutoff: f64) -> Result<TailRisk
 fn tail_of_sorted(s: &[f64], cutoff: f64) -> TailRisk {
     let var = percentile_sorted(s, cutoff);
     let k = ((s.len() - 1) as f64 * cutoff) as usize;
-    TailRisk { var, cvar: mean(&s[..=k]) }
+    TailRisk {
+        var,
+        cvar: mean(&s[..=k]),
+    }
 }
 
 #[cfg(test)]

@@ -52,17 +52,35 @@ fn isolation_forest_ranks_like_scikit_learn_and_finds_the_planted_anomalies() {
         let d = &fx[key];
         let x = match d["X"][0].as_array() {
             Some(_) => matrix(&d["X"]),
-            None => Matrix::from_row_major(d["X"].as_array().unwrap().len(), 1, floats(&d["X"])).unwrap(),
+            None => Matrix::from_row_major(d["X"].as_array().unwrap().len(), 1, floats(&d["X"]))
+                .unwrap(),
         };
-        let forest = IsolationForest::fit(&x, IsolationForestConfig { trees: 100, max_samples: 256, seed: 0 }).unwrap();
+        let forest = IsolationForest::fit(
+            &x,
+            IsolationForestConfig {
+                trees: 100,
+                max_samples: 256,
+                seed: 0,
+            },
+        )
+        .unwrap();
         let scores = forest.scores(&x).unwrap();
-        let sk: Vec<f64> = floats(&d["results"]["score_samples"]).iter().map(|s| -s).collect();
+        let sk: Vec<f64> = floats(&d["results"]["score_samples"])
+            .iter()
+            .map(|s| -s)
+            .collect();
         let rho = spearman(&scores, &sk);
-        let planted: Vec<usize> = floats(&d["planted_anomaly_indices"]).iter().map(|v| *v as usize).collect();
+        let planted: Vec<usize> = floats(&d["planted_anomaly_indices"])
+            .iter()
+            .map(|v| *v as usize)
+            .collect();
         let top = IsolationForest::top_k(&scores, planted.len());
         let overlap = top.iter().filter(|i| planted.contains(i)).count();
         let sk_overlap = d["results"]["top_k_overlap_with_planted"].as_u64().unwrap();
-        eprintln!("{key}: Spearman {rho:.4}, top-{} overlap {overlap} (scikit-learn {sk_overlap})", planted.len());
+        eprintln!(
+            "{key}: Spearman {rho:.4}, top-{} overlap {overlap} (scikit-learn {sk_overlap})",
+            planted.len()
+        );
         assert!(rho >= 0.9);
         assert!(overlap >= k_overlap_min);
     }
@@ -81,8 +99,16 @@ fn robust_z_scores_match_scipy() {
     assert_eq!(z.median, a["median"].as_f64().unwrap());
     assert!(rel_diff(z.scale, a["mad_normal"].as_f64().unwrap()) < 1e-15);
     let want = floats(&a["z"]);
-    let worst = z.scores.iter().zip(&want).map(|(g, w)| rel_diff(*g, *w)).fold(0.0, f64::max);
+    let worst = z
+        .scores
+        .iter()
+        .zip(&want)
+        .map(|(g, w)| rel_diff(*g, *w))
+        .fold(0.0, f64::max);
     assert!(worst < 1e-12, "{worst:e}");
-    let idx: Vec<usize> = floats(&a["indices_abs_z_gt_3_5"]).iter().map(|v| *v as usize).collect();
+    let idx: Vec<usize> = floats(&a["indices_abs_z_gt_3_5"])
+        .iter()
+        .map(|v| *v as usize)
+        .collect();
     assert_eq!(z.outliers(3.5), idx);
 }

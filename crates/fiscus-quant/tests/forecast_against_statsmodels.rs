@@ -8,9 +8,17 @@ use fiscus_quant::forecast::{self, HoltWintersSpec, InitialState, Season, Smooth
 
 fn spec_of(name: &str) -> HoltWintersSpec {
     if name.starts_with("additive") {
-        HoltWintersSpec { trend: true, damped: false, season: Some(Season::Additive { period: 12 }) }
+        HoltWintersSpec {
+            trend: true,
+            damped: false,
+            season: Some(Season::Additive { period: 12 }),
+        }
     } else {
-        HoltWintersSpec { trend: true, damped: true, season: Some(Season::Multiplicative { period: 12 }) }
+        HoltWintersSpec {
+            trend: true,
+            damped: true,
+            season: Some(Season::Multiplicative { period: 12 }),
+        }
     }
 }
 
@@ -33,7 +41,12 @@ fn holt_winters_with_fixed_parameters_matches_statsmodels_within_1e_8() {
             seasons: floats(&case["initial_seasonal"]),
         };
         let fit = forecast::holt_winters::run(&y, spec_of(name), p, &init).unwrap();
-        let rel = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| rel_diff(*x, *y)).fold(0.0, f64::max);
+        let rel = |a: &[f64], b: &[f64]| {
+            a.iter()
+                .zip(b)
+                .map(|(x, y)| rel_diff(*x, *y))
+                .fold(0.0, f64::max)
+        };
         let fitted = rel(&fit.fitted, &floats(&case["fittedvalues"]));
         let sse = rel_diff(fit.sse, case["sse"].as_f64().unwrap());
         let fc = fit.forecast(24);
@@ -46,7 +59,10 @@ fn holt_winters_with_fixed_parameters_matches_statsmodels_within_1e_8() {
             .fold(0.0, f64::max);
         let states = rel(&fit.seasons, &floats(&case["final_seasons"]))
             .max(rel_diff(fit.level, case["final_level"].as_f64().unwrap()));
-        eprintln!("{name}: fitted {fitted:.1e}, sse {sse:.1e}, textbook forecast {textbook:.1e}, statsmodels forecast (h not 12, 24) {sm_diff:.1e}, states {states:.1e}, aic {:.1e}", rel_diff(fit.aic(), case["aic"].as_f64().unwrap()));
+        eprintln!(
+            "{name}: fitted {fitted:.1e}, sse {sse:.1e}, textbook forecast {textbook:.1e}, statsmodels forecast (h not 12, 24) {sm_diff:.1e}, states {states:.1e}, aic {:.1e}",
+            rel_diff(fit.aic(), case["aic"].as_f64().unwrap())
+        );
         for d in [fitted, sse, textbook, sm_diff] {
             assert!(d < 1e-8, "{name}: {d:e}");
         }
@@ -63,8 +79,17 @@ fn estimated_holt_winters_reaches_an_sse_within_1_percent_of_statsmodels() {
         let fit = forecast::fit_holt_winters(&y, spec_of(name)).unwrap();
         let want = case["sse"].as_f64().unwrap();
         let fc = fit.forecast(24);
-        let fdiff = fc.iter().zip(floats(&case["forecast_textbook"])).map(|(a, b)| rel_diff(*a, b)).fold(0.0, f64::max);
-        eprintln!("{name}: SSE {:.6} vs statsmodels {want:.6} (ratio {:.5}), {:?}, forecast max rel diff {fdiff:.1e}", fit.sse, fit.sse / want, fit.smoothing);
+        let fdiff = fc
+            .iter()
+            .zip(floats(&case["forecast_textbook"]))
+            .map(|(a, b)| rel_diff(*a, b))
+            .fold(0.0, f64::max);
+        eprintln!(
+            "{name}: SSE {:.6} vs statsmodels {want:.6} (ratio {:.5}), {:?}, forecast max rel diff {fdiff:.1e}",
+            fit.sse,
+            fit.sse / want,
+            fit.smoothing
+        );
         assert!(fit.sse <= want * 1.01);
         let pi = fit.prediction_intervals(24, 0.95, 2000, 1).unwrap();
         assert!(pi.iter().zip(&fc).all(|((lo, hi), f)| lo < f && f < hi));
@@ -106,15 +131,31 @@ fn arima_coefficients_match_statsmodels_within_1e_3() {
             pairs.push(("ma", *v, p[format!("ma.L{}", i + 1)].as_f64().unwrap()));
         }
         for (i, v) in fit.seasonal_ar.iter().enumerate() {
-            pairs.push(("sar", *v, p[format!("ar.S.L{}", 12 * (i + 1))].as_f64().unwrap()));
+            pairs.push((
+                "sar",
+                *v,
+                p[format!("ar.S.L{}", 12 * (i + 1))].as_f64().unwrap(),
+            ));
         }
         pairs.push(("sigma2", fit.sigma2, p["sigma2"].as_f64().unwrap()));
-        let worst = pairs.iter().map(|(_, a, b)| (a - b).abs()).fold(0.0, f64::max);
+        let worst = pairs
+            .iter()
+            .map(|(_, a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
         let llf = case["loglik"].as_f64().unwrap();
         let fc = fit.forecast(12, 0.95).unwrap();
         let fdiff = max_abs_diff(&fc.mean, &floats(&case["forecast"]["mean"]));
-        let sediff = fc.standard_error.iter().zip(floats(&case["forecast"]["se"])).map(|(a, b)| rel_diff(*a, b)).fold(0.0, f64::max);
-        eprintln!("{name}: max |param diff| {worst:.1e}, llf {:.6} vs {llf:.6}, aic diff {:.1e}, forecast mean max diff {fdiff:.1e}, se max rel diff {sediff:.1e}", fit.log_likelihood, fit.aic() - case["aic"].as_f64().unwrap());
+        let sediff = fc
+            .standard_error
+            .iter()
+            .zip(floats(&case["forecast"]["se"]))
+            .map(|(a, b)| rel_diff(*a, b))
+            .fold(0.0, f64::max);
+        eprintln!(
+            "{name}: max |param diff| {worst:.1e}, llf {:.6} vs {llf:.6}, aic diff {:.1e}, forecast mean max diff {fdiff:.1e}, se max rel diff {sediff:.1e}",
+            fit.log_likelihood,
+            fit.aic() - case["aic"].as_f64().unwrap()
+        );
         assert!(worst < 1e-3, "{name}: {pairs:?}");
         assert!((fit.log_likelihood - llf).abs() < 1e-3 * llf.abs().max(1.0));
     }

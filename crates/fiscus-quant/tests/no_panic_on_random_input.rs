@@ -5,7 +5,9 @@
 use fiscus_quant::anomaly::{self, IsolationForest, IsolationForestConfig};
 use fiscus_quant::backtest::{self, BacktestConfig, Rebalance};
 use fiscus_quant::calendar::Date;
-use fiscus_quant::forecast::{self, ArimaSpec, ArimaTrend, HoltWintersSpec, InitialState, Season, Smoothing};
+use fiscus_quant::forecast::{
+    self, ArimaSpec, ArimaTrend, HoltWintersSpec, InitialState, Season, Smoothing,
+};
 use fiscus_quant::optimise::{self, Constraints, GroupLimit, Objective};
 use fiscus_quant::simulate::{self, BootstrapSpec, EuropeanOption, ShockScenario};
 use fiscus_quant::tax_lots::{self, Lot, ReliefMethod, Sale};
@@ -26,8 +28,11 @@ fn any_f64() -> impl Strategy<Value = f64> {
 /// Finite values only, so that inputs get past validation and exercise the numerics.
 fn finite_matrix(max_rows: usize, max_cols: usize) -> impl Strategy<Value = Matrix> {
     (1..max_rows, 1..max_cols).prop_flat_map(|(r, c)| {
-        prop::collection::vec(prop_oneof![4 => -0.1..0.1f64, 1 => Just(0.0), 1 => 0.5..2.0f64], r * c)
-            .prop_map(move |d| Matrix::from_row_major(r, c, d).unwrap())
+        prop::collection::vec(
+            prop_oneof![4 => -0.1..0.1f64, 1 => Just(0.0), 1 => 0.5..2.0f64],
+            r * c,
+        )
+        .prop_map(move |d| Matrix::from_row_major(r, c, d).unwrap())
     })
 }
 
@@ -37,7 +42,8 @@ fn vec_f64(max: usize) -> impl Strategy<Value = Vec<f64>> {
 
 fn matrix(max_rows: usize, max_cols: usize) -> impl Strategy<Value = Matrix> {
     (0..max_rows, 0..max_cols).prop_flat_map(|(r, c)| {
-        prop::collection::vec(any_f64(), r * c).prop_map(move |d| Matrix::from_row_major(r, c, d).unwrap())
+        prop::collection::vec(any_f64(), r * c)
+            .prop_map(move |d| Matrix::from_row_major(r, c, d).unwrap())
     })
 }
 
@@ -147,25 +153,64 @@ proptest! {
 fn relief_of_lots_near_i64_max_does_not_overflow() {
     let base = Date::from_ymd(2024, 1, 1).unwrap();
     let lots = vec![
-        Lot { id: 1, acquired: base, quantity: i64::MAX - 1, cost: i64::MAX },
-        Lot { id: 2, acquired: base, quantity: i64::MAX - 1, cost: 1 },
+        Lot {
+            id: 1,
+            acquired: base,
+            quantity: i64::MAX - 1,
+            cost: i64::MAX,
+        },
+        Lot {
+            id: 2,
+            acquired: base,
+            quantity: i64::MAX - 1,
+            cost: 1,
+        },
     ];
-    let sale = Sale { date: base, quantity: i64::MAX, proceeds: i64::MAX };
+    let sale = Sale {
+        date: base,
+        quantity: i64::MAX,
+        proceeds: i64::MAX,
+    };
     let r = tax_lots::relieve(&lots, &sale, &ReliefMethod::Fifo).unwrap();
-    assert_eq!(r.realised.iter().map(|p| i128::from(p.quantity)).sum::<i128>(), i128::from(i64::MAX));
-    let _ = tax_lots::relieve(&lots, &sale, &ReliefMethod::Specific(vec![(1, i64::MAX - 1), (1, i64::MAX - 1)]));
+    assert_eq!(
+        r.realised
+            .iter()
+            .map(|p| i128::from(p.quantity))
+            .sum::<i128>(),
+        i128::from(i64::MAX)
+    );
+    let _ = tax_lots::relieve(
+        &lots,
+        &sale,
+        &ReliefMethod::Specific(vec![(1, i64::MAX - 1), (1, i64::MAX - 1)]),
+    );
 }
 
 #[test]
 fn bad_inputs_come_back_as_the_matching_typed_error() {
     use fiscus_quant::QuantError;
-    assert!(matches!(risk::sharpe_ratio(&[], 0.0, 252.0), Err(QuantError::Empty { .. })));
-    assert!(matches!(risk::sharpe_ratio(&[0.1, f64::NAN], 0.0, 252.0), Err(QuantError::NonFinite { index: 1, .. })));
-    assert!(matches!(risk::beta(&[0.1, 0.2], &[0.1], 0.0), Err(QuantError::LengthMismatch { .. })));
+    assert!(matches!(
+        risk::sharpe_ratio(&[], 0.0, 252.0),
+        Err(QuantError::Empty { .. })
+    ));
+    assert!(matches!(
+        risk::sharpe_ratio(&[0.1, f64::NAN], 0.0, 252.0),
+        Err(QuantError::NonFinite { index: 1, .. })
+    ));
+    assert!(matches!(
+        risk::beta(&[0.1, 0.2], &[0.1], 0.0),
+        Err(QuantError::LengthMismatch { .. })
+    ));
     let singular = Matrix::from_rows(&[vec![1.0, 1.0], vec![1.0, 1.0]]).unwrap();
-    assert!(matches!(optimise::equal_risk_contribution(&singular), Err(QuantError::NotPositiveDefinite { .. })));
+    assert!(matches!(
+        optimise::equal_risk_contribution(&singular),
+        Err(QuantError::NotPositiveDefinite { .. })
+    ));
     let mut c = Constraints::long_only(2);
     c.upper = vec![0.3, 0.3];
     let ok = Matrix::from_rows(&[vec![0.04, 0.0], vec![0.0, 0.09]]).unwrap();
-    assert!(matches!(optimise::optimise(&ok, None, Objective::MinVariance, &c), Err(QuantError::Infeasible { .. })));
+    assert!(matches!(
+        optimise::optimise(&ok, None, Objective::MinVariance, &c),
+        Err(QuantError::Infeasible { .. })
+    ));
 }

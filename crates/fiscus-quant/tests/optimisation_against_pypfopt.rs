@@ -34,11 +34,16 @@ fn constraints_for(inp: &Inputs, case: &serde_json::Value) -> Constraints {
     if case["sector_constraints"].as_bool().unwrap() {
         let conv = &inp.fx["conventions"];
         let mapper = conv["sector_mapper"].as_object().unwrap();
-        let mut sectors: Vec<String> = mapper.values().map(|v| v.as_str().unwrap().to_string()).collect();
+        let mut sectors: Vec<String> = mapper
+            .values()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
         sectors.sort();
         sectors.dedup();
         for s in sectors {
-            let members = (0..n).filter(|&i| mapper[&inp.assets[i]].as_str().unwrap() == s).collect();
+            let members = (0..n)
+                .filter(|&i| mapper[&inp.assets[i]].as_str().unwrap() == s)
+                .collect();
             let min = conv["sector_lower"].get(&s).and_then(|v| v.as_f64());
             let max = conv["sector_upper"].get(&s).and_then(|v| v.as_f64());
             if min.is_some() || max.is_some() {
@@ -60,9 +65,15 @@ fn objective_for(case: &serde_json::Value) -> Objective {
     let p = &case["parameters"];
     match case["method"].as_str().unwrap() {
         "min_volatility" => Objective::MinVariance,
-        "max_sharpe" => Objective::MaxSharpe { risk_free: p["risk_free_rate"].as_f64().unwrap() },
-        "efficient_risk" => Objective::EfficientRisk { target_volatility: p["target_volatility"].as_f64().unwrap() },
-        "efficient_return" => Objective::EfficientReturn { target_return: p["target_return"].as_f64().unwrap() },
+        "max_sharpe" => Objective::MaxSharpe {
+            risk_free: p["risk_free_rate"].as_f64().unwrap(),
+        },
+        "efficient_risk" => Objective::EfficientRisk {
+            target_volatility: p["target_volatility"].as_f64().unwrap(),
+        },
+        "efficient_return" => Objective::EfficientReturn {
+            target_return: p["target_return"].as_f64().unwrap(),
+        },
         other => panic!("unknown method {other}"),
     }
 }
@@ -76,12 +87,18 @@ fn every_mean_variance_case_matches_cvxpy_clarabel_within_1e_5_and_pypfopt_withi
         let p = optimise::optimise(&inp.s, Some(&inp.mu), objective_for(case), &c).unwrap();
         let tight = by_keys(&case["cvxpy_clarabel"]["weights"], &inp.assets);
         let loose = by_keys(&case["pypfopt"]["weights"], &inp.assets);
-        let (dt, dl) = (max_abs_diff(&p.weights, &tight), max_abs_diff(&p.weights, &loose));
+        let (dt, dl) = (
+            max_abs_diff(&p.weights, &tight),
+            max_abs_diff(&p.weights, &loose),
+        );
         eprintln!("{name}: max |w - cvxpy_clarabel| = {dt:.2e}, max |w - pypfopt| = {dl:.2e}");
         assert!(dt < 1e-5, "{name}: {dt:e}");
         assert!(dl < 1e-4, "{name}: {dl:e}");
         let perf = &case["cvxpy_clarabel"]["performance"];
-        assert!((p.volatility - perf["volatility"].as_f64().unwrap()).abs() < 1e-6, "{name}");
+        assert!(
+            (p.volatility - perf["volatility"].as_f64().unwrap()).abs() < 1e-6,
+            "{name}"
+        );
         assert!((p.weights.iter().sum::<f64>() - 1.0).abs() < 1e-9);
     }
 }
@@ -97,8 +114,14 @@ fn risk_parity_meets_its_budgets_within_1e_6_and_matches_the_newton_reference() 
         let share_err = max_abs_diff(&p.risk_contributions, &budgets);
         let reference = by_keys(&case["reference_newton"]["weights"], &inp.assets);
         let riskfolio = by_keys(&case["riskfolio"]["weights"], &inp.assets);
-        let (dr, df) = (max_abs_diff(&p.weights, &reference), max_abs_diff(&p.weights, &riskfolio));
-        eprintln!("{}: share error {share_err:.2e}, vs reference {dr:.2e}, vs riskfolio {df:.2e}", case["name"]);
+        let (dr, df) = (
+            max_abs_diff(&p.weights, &reference),
+            max_abs_diff(&p.weights, &riskfolio),
+        );
+        eprintln!(
+            "{}: share error {share_err:.2e}, vs reference {dr:.2e}, vs riskfolio {df:.2e}",
+            case["name"]
+        );
         assert!(share_err < 1e-12);
         assert!(dr < 1e-10);
         assert!(df < 1e-5);
@@ -110,20 +133,31 @@ fn infeasible_constraints_are_reported_as_infeasible_not_as_weights() {
     let inp = inputs();
     let n = inp.assets.len();
     let mut c = Constraints::long_only(n);
-    c.groups.push(GroupLimit { members: (0..n).collect(), min: None, max: Some(0.5) });
+    c.groups.push(GroupLimit {
+        members: (0..n).collect(),
+        min: None,
+        max: Some(0.5),
+    });
     let err = optimise::optimise(&inp.s, Some(&inp.mu), Objective::MinVariance, &c).unwrap_err();
     assert!(matches!(err, QuantError::Infeasible { .. }), "{err:?}");
     let err = optimise::optimise(
         &inp.s,
         Some(&inp.mu),
-        Objective::EfficientReturn { target_return: 10.0 },
+        Objective::EfficientReturn {
+            target_return: 10.0,
+        },
         &Constraints::long_only(n),
     )
     .unwrap_err();
     assert!(matches!(err, QuantError::Infeasible { .. }), "{err:?}");
     let negative: Vec<f64> = inp.mu.iter().map(|m| -m.abs() - 0.01).collect();
-    let err = optimise::optimise(&inp.s, Some(&negative), Objective::MaxSharpe { risk_free: 0.0 }, &Constraints::long_only(n))
-        .unwrap_err();
+    let err = optimise::optimise(
+        &inp.s,
+        Some(&negative),
+        Objective::MaxSharpe { risk_free: 0.0 },
+        &Constraints::long_only(n),
+    )
+    .unwrap_err();
     assert!(matches!(err, QuantError::Infeasible { .. }), "{err:?}");
 }
 
@@ -133,10 +167,25 @@ fn a_turnover_limit_holds_and_binds() {
     let n = inp.assets.len();
     let current = vec![1.0 / n as f64; n];
     let mut c = Constraints::long_only(n);
-    c.rebalance = Some(Rebalance { current: current.clone(), cost_per_unit_turnover: 0.0, max_turnover: Some(0.2) });
-    for objective in [Objective::MinVariance, Objective::MaxSharpe { risk_free: 0.0 }] {
+    c.rebalance = Some(Rebalance {
+        current: current.clone(),
+        cost_per_unit_turnover: 0.0,
+        max_turnover: Some(0.2),
+    });
+    for objective in [
+        Objective::MinVariance,
+        Objective::MaxSharpe { risk_free: 0.0 },
+    ] {
         let p = optimise::optimise(&inp.s, Some(&inp.mu), objective, &c).unwrap();
-        let turnover: f64 = p.weights.iter().zip(&current).map(|(a, b)| (a - b).abs()).sum();
-        assert!(turnover <= 0.2 + 1e-7 && turnover > 0.19, "{objective:?}: {turnover}");
+        let turnover: f64 = p
+            .weights
+            .iter()
+            .zip(&current)
+            .map(|(a, b)| (a - b).abs())
+            .sum();
+        assert!(
+            turnover <= 0.2 + 1e-7 && turnover > 0.19,
+            "{objective:?}: {turnover}"
+        );
     }
 }

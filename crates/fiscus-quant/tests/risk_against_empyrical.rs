@@ -12,10 +12,15 @@ const REL: f64 = 1e-9;
 
 fn close(name: &str, got: f64, want: f64) {
     let d = rel_diff(got, want);
-    assert!(d <= REL || (got - want).abs() < 1e-15, "{name}: got {got}, want {want}, rel {d:e}");
+    assert!(
+        d <= REL || (got - want).abs() < 1e-15,
+        "{name}: got {got}, want {want}, rel {d:e}"
+    );
 }
 
-fn series() -> (Vec<(String, Vec<f64>)>, Vec<f64>, serde_json::Value) {
+type Named = Vec<(String, Vec<f64>)>;
+
+fn series() -> (Named, Vec<f64>, serde_json::Value) {
     let fx = fixture("risk_stats.json");
     let (cols, r) = fixture_returns(&fx);
     let b = &fx["inputs"]["benchmark"];
@@ -26,7 +31,11 @@ fn series() -> (Vec<(String, Vec<f64>)>, Vec<f64>, serde_json::Value) {
         b["price_rows"]["last_date"].as_str().unwrap(),
     );
     let bench = returns::simple_returns(&bp.column(0)).unwrap();
-    let mut out: Vec<(String, Vec<f64>)> = cols.iter().enumerate().map(|(j, c)| (c.clone(), r.column(j))).collect();
+    let mut out: Vec<(String, Vec<f64>)> = cols
+        .iter()
+        .enumerate()
+        .map(|(j, c)| (c.clone(), r.column(j)))
+        .collect();
     out.push(("SP500".into(), bench.clone()));
     (out, bench, fx)
 }
@@ -69,25 +78,82 @@ fn vectorbt_with_252_day_years_and_its_drawdown_convention_match() {
     let (series, bench, fx) = series();
     for (name, r) in &series {
         let v = &fx["results"][name]["vectorbt_year_freq_252_days"];
-        close("annualized", risk::annual_return(r, 252.0).unwrap(), v["annualized"].as_f64().unwrap());
-        close("sharpe", risk::sharpe_ratio(r, 0.0, 252.0).unwrap(), v["sharpe_ratio"].as_f64().unwrap());
-        close("beta", risk::beta(r, &bench, 0.0).unwrap(), v["beta"].as_f64().unwrap());
+        let var = value_at_risk::historical(r, 0.05).unwrap();
+        let dd = risk::max_drawdown(r, DrawdownStart::AfterFirstReturn).unwrap();
+        let pairs = [
+            ("annualized", risk::annual_return(r, 252.0).unwrap()),
+            (
+                "annualized_volatility",
+                risk::annual_volatility(r, 252.0).unwrap(),
+            ),
+            ("sharpe_ratio", risk::sharpe_ratio(r, 0.0, 252.0).unwrap()),
+            ("sortino_ratio", risk::sortino_ratio(r, 0.0, 252.0).unwrap()),
+            ("downside_risk", risk::downside_risk(r, 0.0, 252.0).unwrap()),
+            ("max_drawdown", dd),
+            (
+                "calmar_ratio",
+                risk::annual_return(r, 252.0).unwrap() / dd.abs(),
+            ),
+            ("total", returns::cumulative_growth(r).unwrap() - 1.0),
+            ("value_at_risk", var.var),
+            ("cond_value_at_risk", var.cvar),
+            ("beta", risk::beta(r, &bench, 0.0).unwrap()),
+            ("alpha", risk::alpha(r, &bench, 0.0, 252.0).unwrap()),
+        ];
+        for (k, got) in pairs {
+            close(&format!("vectorbt {name}.{k}"), got, v[k].as_f64().unwrap());
+        }
         let d = &fx["results"][name]["vectorbt_default_year_freq_365_days"];
-        close("annualized365", risk::annual_return(r, 365.0).unwrap(), d["annualized"].as_f64().unwrap());
-        close("vol365", risk::annual_volatility(r, 365.0).unwrap(), d["annualized_volatility"].as_f64().unwrap());
-        close("sortino365", risk::sortino_ratio(r, 0.0, 365.0).unwrap(), d["sortino_ratio"].as_f64().unwrap());
+        close(
+            "annualized365",
+            risk::annual_return(r, 365.0).unwrap(),
+            d["annualized"].as_f64().unwrap(),
+        );
+        close(
+            "vol365",
+            risk::annual_volatility(r, 365.0).unwrap(),
+            d["annualized_volatility"].as_f64().unwrap(),
+        );
+        close(
+            "sharpe365",
+            risk::sharpe_ratio(r, 0.0, 365.0).unwrap(),
+            d["sharpe_ratio"].as_f64().unwrap(),
+        );
+        close(
+            "sortino365",
+            risk::sortino_ratio(r, 0.0, 365.0).unwrap(),
+            d["sortino_ratio"].as_f64().unwrap(),
+        );
+        close(
+            "alpha365",
+            risk::alpha(r, &bench, 0.0, 365.0).unwrap(),
+            d["alpha"].as_f64().unwrap(),
+        );
     }
     let probe = &fx["drawdown_convention_probe"];
     let r = floats(&probe["returns"]);
-    close("emp dd", risk::max_drawdown(&r, DrawdownStart::BeforeFirstReturn).unwrap(), probe["empyrical_max_drawdown"].as_f64().unwrap());
-    close("vbt dd", risk::max_drawdown(&r, DrawdownStart::AfterFirstReturn).unwrap(), probe["vectorbt_max_drawdown"].as_f64().unwrap());
+    close(
+        "emp dd",
+        risk::max_drawdown(&r, DrawdownStart::BeforeFirstReturn).unwrap(),
+        probe["empyrical_max_drawdown"].as_f64().unwrap(),
+    );
+    close(
+        "vbt dd",
+        risk::max_drawdown(&r, DrawdownStart::AfterFirstReturn).unwrap(),
+        probe["vectorbt_max_drawdown"].as_f64().unwrap(),
+    );
 }
 
 #[test]
 fn log_returns_and_gaussian_var_match_numpy_and_scipy() {
     let fx = fixture("risk_stats.json");
     let cols = strings(&fx["inputs"]["columns"]);
-    let p = prices(fx["inputs"]["file"].as_str().unwrap(), &cols, "2018-01-02", "2022-12-28");
+    let p = prices(
+        fx["inputs"]["file"].as_str().unwrap(),
+        &cols,
+        "2018-01-02",
+        "2022-12-28",
+    );
     for (j, c) in cols.iter().enumerate() {
         let l = returns::log_returns(&p.column(j)).unwrap();
         let want = &fx["results"][c]["log_returns"];
@@ -118,13 +184,27 @@ fn sample_covariance_and_ledoit_wolf_match_pandas_and_scikit_learn() {
     assert!(rel(&s0, &want0) < 1e-12);
     let lw = covariance::ledoit_wolf(&r).unwrap();
     let want = &fx["sklearn_ledoit_wolf"];
-    close("shrinkage", lw.shrinkage, want["shrinkage"].as_f64().unwrap());
-    close("mu", lw.target_mean_variance, want["target_mu"].as_f64().unwrap());
+    close(
+        "shrinkage",
+        lw.shrinkage,
+        want["shrinkage"].as_f64().unwrap(),
+    );
+    close(
+        "mu",
+        lw.target_mean_variance,
+        want["target_mu"].as_f64().unwrap(),
+    );
     let d = rel(&lw.matrix, &matrix(&want["matrix"]));
     assert!(d < 1e-12, "ledoit-wolf matrix rel diff {d:e}");
     for (key, got) in [
-        ("pypfopt_ledoit_wolf_single_factor", covariance::ledoit_wolf_single_factor(&r).unwrap()),
-        ("pypfopt_ledoit_wolf_constant_correlation", covariance::ledoit_wolf_constant_correlation(&r).unwrap()),
+        (
+            "pypfopt_ledoit_wolf_single_factor",
+            covariance::ledoit_wolf_single_factor(&r).unwrap(),
+        ),
+        (
+            "pypfopt_ledoit_wolf_constant_correlation",
+            covariance::ledoit_wolf_constant_correlation(&r).unwrap(),
+        ),
     ] {
         let want = &fx[key];
         let ds = rel_diff(got.shrinkage, want["shrinkage"].as_f64().unwrap());

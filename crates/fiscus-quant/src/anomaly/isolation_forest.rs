@@ -41,13 +41,22 @@ pub struct IsolationForestConfig {
 
 impl Default for IsolationForestConfig {
     fn default() -> Self {
-        Self { trees: 100, max_samples: 256, seed: 0 }
+        Self {
+            trees: 100,
+            max_samples: 256,
+            seed: 0,
+        }
     }
 }
 
 #[derive(Debug, Clone, PartialEq)]
 enum Node {
-    Split { feature: usize, threshold: f64, left: usize, right: usize },
+    Split {
+        feature: usize,
+        threshold: f64,
+        left: usize,
+        right: usize,
+    },
     /// A leaf stores its whole contribution to the path length, `depth + c(size)`, so that scoring is a
     /// bare descent with no logarithms.
     Leaf { path_length: f64 },
@@ -80,7 +89,11 @@ impl IsolationForest {
             grow(x, &mut rows, 0, max_depth, &mut rng, &mut nodes);
             trees.push(nodes);
         }
-        Ok(Self { trees, features: x.cols(), normaliser: average_path_length(psi) })
+        Ok(Self {
+            trees,
+            features: x.cols(),
+            normaliser: average_path_length(psi),
+        })
     }
 
     /// Anomaly score in (0, 1] of each row of `x`.
@@ -103,17 +116,35 @@ fn path_length(tree: &[Node], point: &[f64]) -> f64 {
     loop {
         match tree[node] {
             Node::Leaf { path_length } => return path_length,
-            Node::Split { feature, threshold, left, right } => {
-                node = if point[feature] <= threshold { left } else { right };
+            Node::Split {
+                feature,
+                threshold,
+                left,
+                right,
+            } => {
+                node = if point[feature] <= threshold {
+                    left
+                } else {
+                    right
+                };
             }
         }
     }
 }
 
 /// Grows the subtree for `rows` and returns its node index; nodes are pushed depth first.
-fn grow(x: &Matrix, rows: &mut [usize], depth: usize, max_depth: usize, rng: &mut ChaCha8Rng, nodes: &mut Vec<Node>) -> usize {
+fn grow(
+    x: &Matrix,
+    rows: &mut [usize],
+    depth: usize,
+    max_depth: usize,
+    rng: &mut ChaCha8Rng,
+    nodes: &mut Vec<Node>,
+) -> usize {
     let id = nodes.len();
-    nodes.push(Node::Leaf { path_length: depth as f64 + average_path_length(rows.len()) });
+    nodes.push(Node::Leaf {
+        path_length: depth as f64 + average_path_length(rows.len()),
+    });
     if depth >= max_depth || rows.len() <= 1 {
         return id;
     }
@@ -122,10 +153,12 @@ fn grow(x: &Matrix, rows: &mut [usize], depth: usize, max_depth: usize, rng: &mu
     let mut features: Vec<usize> = (0..x.cols()).collect();
     features.shuffle(rng);
     for feature in features {
-        let (lo, hi) = rows.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &r| {
-            let v = x[(r, feature)];
-            (lo.min(v), hi.max(v))
-        });
+        let (lo, hi) = rows
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &r| {
+                let v = x[(r, feature)];
+                (lo.min(v), hi.max(v))
+            });
         if !(hi > lo) {
             continue;
         }
@@ -143,7 +176,12 @@ fn grow(x: &Matrix, rows: &mut [usize], depth: usize, max_depth: usize, rng: &mu
         let (l, r) = rows.split_at_mut(split);
         let left = grow(x, l, depth + 1, max_depth, rng, nodes);
         let right = grow(x, r, depth + 1, max_depth, rng, nodes);
-        nodes[id] = Node::Split { feature, threshold, left, right };
+        nodes[id] = Node::Split {
+            feature,
+            threshold,
+            left,
+            right,
+        };
         return id;
     }
     id
@@ -158,4 +196,3 @@ impl IsolationForest {
         idx
     }
 }
-

@@ -21,7 +21,12 @@ pub struct RobustZ {
 impl RobustZ {
     /// Indices whose |z| exceeds `threshold` (3.5 is the Iglewicz-Hoaglin rule of thumb).
     pub fn outliers(&self, threshold: f64) -> Vec<usize> {
-        self.scores.iter().enumerate().filter(|(_, z)| z.abs() > threshold).map(|(i, _)| i).collect()
+        self.scores
+            .iter()
+            .enumerate()
+            .filter(|(_, z)| z.abs() > threshold)
+            .map(|(i, _)| i)
+            .collect()
     }
 }
 
@@ -37,7 +42,11 @@ pub fn robust_z_scores(xs: &[f64]) -> Result<RobustZ> {
             reason: "the median absolute deviation is zero (more than half the values are equal)",
         });
     }
-    Ok(RobustZ { median: med, scale, scores: xs.iter().map(|x| (x - med) / scale).collect() })
+    Ok(RobustZ {
+        median: med,
+        scale,
+        scores: xs.iter().map(|x| (x - med) / scale).collect(),
+    })
 }
 
 /// Each point of a series scored against the `window` points before it (so a point never hides itself).

@@ -62,7 +62,12 @@ pub fn ledoit_wolf(returns: &Matrix) -> Result<Shrunk> {
         }
     }
     let beta_sum: f64 = cross_product(&x2, 1.0).as_slice().iter().sum();
-    let delta_sum: f64 = cross_product(&x, 1.0).as_slice().iter().map(|v| v * v).sum::<f64>() / (n * n);
+    let delta_sum: f64 = cross_product(&x, 1.0)
+        .as_slice()
+        .iter()
+        .map(|v| v * v)
+        .sum::<f64>()
+        / (n * n);
     let beta = (beta_sum / n - delta_sum) / (p as f64 * n);
     let trace: f64 = (0..p).map(|i| s[(i, i)]).sum();
     let delta = (delta_sum - 2.0 * mu * trace + p as f64 * mu * mu) / p as f64;
@@ -72,7 +77,11 @@ pub fn ledoit_wolf(returns: &Matrix) -> Result<Shrunk> {
     for i in 0..p {
         m[(i, i)] += shrinkage * mu;
     }
-    Ok(Shrunk { matrix: m, shrinkage, target_mean_variance: mu })
+    Ok(Shrunk {
+        matrix: m,
+        shrinkage,
+        target_mean_variance: mu,
+    })
 }
 
 pub(crate) fn centred(returns: &Matrix) -> Matrix {

@@ -15,17 +15,30 @@ pub fn ledoit_wolf_single_factor(returns: &Matrix) -> Result<Shrunk> {
     let (t, n) = (returns.rows(), returns.cols());
     let tf = t as f64;
     let xm = centred(returns);
-    let mkt: Vec<f64> = (0..t).map(|r| xm.row(r).iter().sum::<f64>() / n as f64).collect();
+    let mkt: Vec<f64> = (0..t)
+        .map(|r| xm.row(r).iter().sum::<f64>() / n as f64)
+        .collect();
     let s = cross_product(&xm, tf);
-    let betas: Vec<f64> = (0..n).map(|i| (0..t).map(|r| xm[(r, i)] * mkt[r]).sum::<f64>() / tf).collect();
+    let betas: Vec<f64> = (0..n)
+        .map(|i| (0..t).map(|r| xm[(r, i)] * mkt[r]).sum::<f64>() / tf)
+        .collect();
     let var_mkt = mkt.iter().map(|m| m * m).sum::<f64>() / tf;
     let mut f = Matrix::zeros(n, n);
     for i in 0..n {
         for j in 0..n {
-            f[(i, j)] = if i == j { s[(i, i)] } else { betas[i] * betas[j] / var_mkt };
+            f[(i, j)] = if i == j {
+                s[(i, i)]
+            } else {
+                betas[i] * betas[j] / var_mkt
+            };
         }
     }
-    let c: f64 = s.as_slice().iter().zip(f.as_slice()).map(|(a, b)| (a - b) * (a - b)).sum();
+    let c: f64 = s
+        .as_slice()
+        .iter()
+        .zip(f.as_slice())
+        .map(|(a, b)| (a - b) * (a - b))
+        .sum();
     let mut y = xm.clone();
     let mut z = xm.clone();
     for r in 0..t {
@@ -35,8 +48,10 @@ pub fn ledoit_wolf_single_factor(returns: &Matrix) -> Result<Shrunk> {
         }
     }
     let yty = cross_product(&y, 1.0);
-    let p = yty.as_slice().iter().sum::<f64>() / tf - s.as_slice().iter().map(|v| v * v).sum::<f64>();
-    let rdiag = y.as_slice().iter().map(|v| v * v).sum::<f64>() / tf - (0..n).map(|i| s[(i, i)].powi(2)).sum::<f64>();
+    let p =
+        yty.as_slice().iter().sum::<f64>() / tf - s.as_slice().iter().map(|v| v * v).sum::<f64>();
+    let rdiag = y.as_slice().iter().map(|v| v * v).sum::<f64>() / tf
+        - (0..n).map(|i| s[(i, i)].powi(2)).sum::<f64>();
     let ytz = product_t(&y, &z);
     let ztz = cross_product(&z, 1.0);
     let (mut roff1, mut roff3) = (0.0, 0.0);
@@ -52,8 +67,16 @@ pub fn ledoit_wolf_single_factor(returns: &Matrix) -> Result<Shrunk> {
     }
     let roff = 2.0 * roff1 / var_mkt - roff3 / (var_mkt * var_mkt);
     let r = rdiag + roff;
-    let shrinkage = if c > 0.0 { ((p - r) / c / tf).clamp(0.0, 1.0) } else { 0.0 };
-    Ok(Shrunk { matrix: blend(&f, &s, shrinkage), shrinkage, target_mean_variance: var_mkt })
+    let shrinkage = if c > 0.0 {
+        ((p - r) / c / tf).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    Ok(Shrunk {
+        matrix: blend(&f, &s, shrinkage),
+        shrinkage,
+        target_mean_variance: var_mkt,
+    })
 }
 
 /// Ledoit & Wolf (2003): shrink the ddof = 1 covariance towards the constant-correlation matrix.
@@ -71,11 +94,19 @@ pub fn ledoit_wolf_constant_correlation(returns: &Matrix) -> Result<Shrunk> {
             corr_sum += s[(i, j)] / (sd[i] * sd[j]);
         }
     }
-    let r_bar = if n > 1 { (corr_sum - n as f64) / (n * (n - 1)) as f64 } else { 0.0 };
+    let r_bar = if n > 1 {
+        (corr_sum - n as f64) / (n * (n - 1)) as f64
+    } else {
+        0.0
+    };
     let mut f = Matrix::zeros(n, n);
     for i in 0..n {
         for j in 0..n {
-            f[(i, j)] = if i == j { var[i] } else { r_bar * sd[i] * sd[j] };
+            f[(i, j)] = if i == j {
+                var[i]
+            } else {
+                r_bar * sd[i] * sd[j]
+            };
         }
     }
     let xm = centred(returns);
@@ -99,15 +130,29 @@ pub fn ledoit_wolf_constant_correlation(returns: &Matrix) -> Result<Shrunk> {
             if i == j {
                 pi_diag += pi;
             } else {
-                let theta = term1[(i, j)] / tf - help[(i, i)] * s[(i, j)] - help[(i, j)] * var[i] + var[i] * s[(i, j)];
+                let theta = term1[(i, j)] / tf - help[(i, i)] * s[(i, j)] - help[(i, j)] * var[i]
+                    + var[i] * s[(i, j)];
                 theta_sum += sd[j] / sd[i] * theta;
             }
         }
     }
     let rho_hat = pi_diag + r_bar * theta_sum;
-    let gamma: f64 = s.as_slice().iter().zip(f.as_slice()).map(|(a, b)| (a - b) * (a - b)).sum();
-    let shrinkage = if gamma > 0.0 { ((pi_hat - rho_hat) / gamma / tf).clamp(0.0, 1.0) } else { 0.0 };
-    Ok(Shrunk { matrix: blend(&f, &s, shrinkage), shrinkage, target_mean_variance: r_bar })
+    let gamma: f64 = s
+        .as_slice()
+        .iter()
+        .zip(f.as_slice())
+        .map(|(a, b)| (a - b) * (a - b))
+        .sum();
+    let shrinkage = if gamma > 0.0 {
+        ((pi_hat - rho_hat) / gamma / tf).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    Ok(Shrunk {
+        matrix: blend(&f, &s, shrinkage),
+        shrinkage,
+        target_mean_variance: r_bar,
+    })
 }
 
 /// `AᵀB` for two panels with the same rows.
@@ -116,8 +161,7 @@ fn product_t(a: &Matrix, b: &Matrix) -> Matrix {
     let mut out = Matrix::zeros(n, m);
     for r in 0..a.rows() {
         let (ar, br) = (a.row(r), b.row(r));
-        for i in 0..n {
-            let x = ar[i];
+        for (i, &x) in ar.iter().enumerate().take(n) {
             for (o, y) in out.row_mut(i).iter_mut().zip(br) {
                 *o += x * y;
             }

@@ -13,8 +13,8 @@
 //! Levenberg-Marquardt as Holt-Winters does the work, from a few starting points.
 
 use super::arma_state_space::{
-    ArmaPolynomials, filter, forecast_states, multiply_ar, multiply_ma, psi_weights, stationary_from_unconstrained,
-    unconstrained_from_stationary,
+    ArmaPolynomials, filter, forecast_states, multiply_ar, multiply_ma, psi_weights,
+    stationary_from_unconstrained, unconstrained_from_stationary,
 };
 use super::least_squares::{Problem, minimise};
 use crate::error::{QuantError, Result};
@@ -80,10 +80,16 @@ pub struct ArimaForecast {
 pub fn fit(y: &[f64], spec: ArimaSpec) -> Result<ArimaFit> {
     input::finite("y", y)?;
     if spec.d > 2 {
-        return Err(QuantError::InvalidParameter { name: "d", reason: "at most 2".into() });
+        return Err(QuantError::InvalidParameter {
+            name: "d",
+            reason: "at most 2".into(),
+        });
     }
     if (spec.seasonal_p > 0 || spec.seasonal_q > 0) && spec.period < 2 {
-        return Err(QuantError::InvalidParameter { name: "period", reason: "a seasonal part needs period >= 2".into() });
+        return Err(QuantError::InvalidParameter {
+            name: "period",
+            reason: "a seasonal part needs period >= 2".into(),
+        });
     }
     match (spec.trend, spec.d) {
         (ArimaTrend::Constant, 0) | (ArimaTrend::Drift, 1) | (ArimaTrend::None, _) => {}
@@ -100,14 +106,20 @@ pub fn fit(y: &[f64], spec: ArimaSpec) -> Result<ArimaFit> {
     }
     let n_arma = spec.p + spec.q + spec.seasonal_p + spec.seasonal_q;
     let has_mean = spec.trend != ArimaTrend::None;
-    input::at_least("observations after differencing", n_arma + 2 + usize::from(has_mean), z.len())?;
+    input::at_least(
+        "observations after differencing",
+        n_arma + 2 + usize::from(has_mean),
+        z.len(),
+    )?;
 
     let layout = Layout { spec, has_mean };
     let n = z.len() as f64;
     let residuals = |x: &[f64], out: &mut Vec<f64>| -> bool {
         let (mean, poly) = layout.unpack(x);
         let demeaned: Vec<f64> = z.iter().map(|v| v - mean).collect();
-        let Ok(f) = filter(&demeaned, &poly) else { return false };
+        let Ok(f) = filter(&demeaned, &poly) else {
+            return false;
+        };
         if f.f.iter().any(|v| !(*v > 0.0)) {
             return false;
         }
@@ -122,12 +134,26 @@ pub fn fit(y: &[f64], spec: ArimaSpec) -> Result<ArimaFit> {
     if has_mean {
         scale[0] = scale_z;
     }
-    let problem = Problem { residuals: &residuals, lower: vec![f64::NEG_INFINITY; dim], upper: vec![f64::INFINITY; dim], scale };
+    let problem = Problem {
+        residuals: &residuals,
+        lower: vec![f64::NEG_INFINITY; dim],
+        upper: vec![f64::INFINITY; dim],
+        scale,
+    };
 
-    let mean0 = if has_mean { crate::stats::mean(&z) } else { 0.0 };
+    let mean0 = if has_mean {
+        crate::stats::mean(&z)
+    } else {
+        0.0
+    };
     let ar0 = yule_walker(&z, spec.p);
     let mut starts = Vec::new();
-    for (ar_start, ma_start) in [(Some(&ar0), 0.0), (Some(&ar0), -0.5), (None, 0.5), (None, -0.8)] {
+    for (ar_start, ma_start) in [
+        (Some(&ar0), 0.0),
+        (Some(&ar0), -0.5),
+        (None, 0.5),
+        (None, -0.8),
+    ] {
         let mut x = Vec::with_capacity(dim);
         if has_mean {
             x.push(mean0);
@@ -148,14 +174,21 @@ pub fn fit(y: &[f64], spec: ArimaSpec) -> Result<ArimaFit> {
         }
     }
     let Some((x, _)) = best else {
-        return Err(QuantError::NoConvergence { what: "ARIMA likelihood", detail: "no valid starting point".into() });
+        return Err(QuantError::NoConvergence {
+            what: "ARIMA likelihood",
+            detail: "no valid starting point".into(),
+        });
     };
     let (mean, poly) = layout.unpack(&x);
     let demeaned: Vec<f64> = z.iter().map(|v| v - mean).collect();
     let f = filter(&demeaned, &poly)?;
     let sigma2 = f.v.iter().zip(&f.f).map(|(v, ft)| v * v / ft).sum::<f64>() / n;
     let log_likelihood = -0.5
-        * f.v.iter().zip(&f.f).map(|(v, ft)| (2.0 * std::f64::consts::PI * sigma2 * ft).ln() + v * v / (sigma2 * ft)).sum::<f64>();
+        * f.v
+            .iter()
+            .zip(&f.f)
+            .map(|(v, ft)| (2.0 * std::f64::consts::PI * sigma2 * ft).ln() + v * v / (sigma2 * ft))
+            .sum::<f64>();
     let (ar, ma, sar, sma) = layout.components(&x);
     Ok(ArimaFit {
         spec,
@@ -196,7 +229,10 @@ impl ArimaFit {
     /// forecast variances once the filter has settled (any series long enough to estimate the model).
     pub fn forecast(&self, h: usize, level: f64) -> Result<ArimaForecast> {
         input::open_unit("level", level)?;
-        let diffs: Vec<f64> = forecast_states(&self.filtered_next, &self.poly, h).iter().map(|v| v + self.trend_coefficient).collect();
+        let diffs: Vec<f64> = forecast_states(&self.filtered_next, &self.poly, h)
+            .iter()
+            .map(|v| v + self.trend_coefficient)
+            .collect();
         let mean = integrate(&diffs, &self.history_tail, self.spec.d);
         let psi = psi_weights(&self.poly, self.spec.d, h);
         let z = normal::quantile(0.5 + level / 2.0)?;
@@ -208,7 +244,12 @@ impl ArimaFit {
         }
         let lower = mean.iter().zip(&se).map(|(m, s)| m - z * s).collect();
         let upper = mean.iter().zip(&se).map(|(m, s)| m + z * s).collect();
-        Ok(ArimaForecast { mean, standard_error: se, lower, upper })
+        Ok(ArimaForecast {
+            mean,
+            standard_error: se,
+            lower,
+            upper,
+        })
     }
 }
 
@@ -218,19 +259,28 @@ fn integrate(diffs: &[f64], tail: &[f64], d: usize) -> Vec<f64> {
         0 => diffs.to_vec(),
         1 => {
             let mut last = tail.last().copied().unwrap_or(0.0);
-            diffs.iter().map(|v| {
-                last += v;
-                last
-            }).collect()
+            diffs
+                .iter()
+                .map(|v| {
+                    last += v;
+                    last
+                })
+                .collect()
         }
         _ => {
-            let (mut prev, mut last) = (tail.first().copied().unwrap_or(0.0), tail.last().copied().unwrap_or(0.0));
-            diffs.iter().map(|v| {
-                let next = 2.0 * last - prev + v;
-                prev = last;
-                last = next;
-                next
-            }).collect()
+            let (mut prev, mut last) = (
+                tail.first().copied().unwrap_or(0.0),
+                tail.last().copied().unwrap_or(0.0),
+            );
+            diffs
+                .iter()
+                .map(|v| {
+                    let next = 2.0 * last - prev + v;
+                    prev = last;
+                    last = next;
+                    next
+                })
+                .collect()
         }
     }
 }
@@ -242,7 +292,9 @@ fn yule_walker(z: &[f64], p: usize) -> Vec<f64> {
     }
     let m = crate::stats::mean(z);
     let n = z.len();
-    let acov: Vec<f64> = (0..=p).map(|k| (k..n).map(|t| (z[t] - m) * (z[t - k] - m)).sum::<f64>() / n as f64).collect();
+    let acov: Vec<f64> = (0..=p)
+        .map(|k| (k..n).map(|t| (z[t] - m) * (z[t - k] - m)).sum::<f64>() / n as f64)
+        .collect();
     if !(acov[0] > 0.0) {
         return vec![0.0; p];
     }
@@ -276,9 +328,15 @@ impl Layout {
             v
         };
         let ar = stationary_from_unconstrained(&take(s.p));
-        let ma: Vec<f64> = stationary_from_unconstrained(&take(s.q)).iter().map(|v| -v).collect();
+        let ma: Vec<f64> = stationary_from_unconstrained(&take(s.q))
+            .iter()
+            .map(|v| -v)
+            .collect();
         let sar = stationary_from_unconstrained(&take(s.seasonal_p));
-        let sma: Vec<f64> = stationary_from_unconstrained(&take(s.seasonal_q)).iter().map(|v| -v).collect();
+        let sma: Vec<f64> = stationary_from_unconstrained(&take(s.seasonal_q))
+            .iter()
+            .map(|v| -v)
+            .collect();
         (ar, ma, sar, sma)
     }
 
@@ -286,6 +344,12 @@ impl Layout {
         let mean = if self.has_mean { x[0] } else { 0.0 };
         let (ar, ma, sar, sma) = self.components(x);
         let period = self.spec.period.max(1);
-        (mean, ArmaPolynomials { ar: multiply_ar(&ar, &sar, period), ma: multiply_ma(&ma, &sma, period) })
+        (
+            mean,
+            ArmaPolynomials {
+                ar: multiply_ar(&ar, &sar, period),
+                ma: multiply_ma(&ma, &sma, period),
+            },
+        )
     }
 }

@@ -67,7 +67,9 @@ pub(crate) fn unconstrained_from_stationary(phi: &[f64]) -> Vec<f64> {
         let r = cur[k].clamp(-0.999_999, 0.999_999);
         u[k] = r.atanh();
         let denom = 1.0 - r * r;
-        let prev: Vec<f64> = (0..k).map(|j| (cur[j] + r * cur[k - 1 - j]) / denom).collect();
+        let prev: Vec<f64> = (0..k)
+            .map(|j| (cur[j] + r * cur[k - 1 - j]) / denom)
+            .collect();
         cur = prev;
     }
     u
@@ -149,7 +151,11 @@ pub(crate) fn filter(z: &[f64], poly: &ArmaPolynomials) -> Result<Filtered> {
             }
         }
     }
-    Ok(Filtered { v, f, next_state: a })
+    Ok(Filtered {
+        v,
+        f,
+        next_state: a,
+    })
 }
 
 /// Point forecasts of the demeaned process for horizons 1..=h from the filter's last prediction.
@@ -159,7 +165,9 @@ pub(crate) fn forecast_states(next_state: &[f64], poly: &ArmaPolynomials, h: usi
     let mut out = Vec::with_capacity(h);
     for _ in 0..h {
         out.push(a[0]);
-        a = (0..r).map(|i| (0..r).map(|j| t[(i, j)] * a[j]).sum()).collect();
+        a = (0..r)
+            .map(|i| (0..r).map(|j| t[(i, j)] * a[j]).sum())
+            .collect();
     }
     out
 }
@@ -179,7 +187,11 @@ pub(crate) fn psi_weights(poly: &ArmaPolynomials, d: usize, h: usize) -> Vec<f64
     }
     let mut psi = vec![0.0; h];
     for j in 0..h {
-        let mut v = if j == 0 { 1.0 } else { poly.ma.get(j - 1).copied().unwrap_or(0.0) };
+        let mut v = if j == 0 {
+            1.0
+        } else {
+            poly.ma.get(j - 1).copied().unwrap_or(0.0)
+        };
         for (i, a) in ar.iter().enumerate() {
             if j > i {
                 v += a * psi[j - 1 - i];
@@ -207,14 +219,24 @@ mod tests {
     fn seasonal_ar_polynomials_multiply_out() {
         let full = multiply_ar(&[0.5], &[0.2], 12);
         assert_eq!(full.len(), 13);
-        assert!((full[0] - 0.5).abs() < 1e-15 && (full[11] - 0.2).abs() < 1e-15 && (full[12] + 0.1).abs() < 1e-15);
+        assert!(
+            (full[0] - 0.5).abs() < 1e-15
+                && (full[11] - 0.2).abs() < 1e-15
+                && (full[12] + 0.1).abs() < 1e-15
+        );
     }
 
     #[test]
     fn psi_weights_of_a_random_walk_are_all_one() {
-        let p = ArmaPolynomials { ar: vec![], ma: vec![] };
+        let p = ArmaPolynomials {
+            ar: vec![],
+            ma: vec![],
+        };
         assert_eq!(psi_weights(&p, 1, 4), vec![1.0; 4]);
-        let ar1 = ArmaPolynomials { ar: vec![0.5], ma: vec![] };
+        let ar1 = ArmaPolynomials {
+            ar: vec![0.5],
+            ma: vec![],
+        };
         let w = psi_weights(&ar1, 0, 3);
         assert!((w[2] - 0.25).abs() < 1e-15);
     }

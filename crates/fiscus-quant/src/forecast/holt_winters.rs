@@ -91,10 +91,16 @@ impl HoltWintersSpec {
 
     pub(crate) fn check(&self) -> Result<()> {
         if self.damped && !self.trend {
-            return Err(QuantError::InvalidParameter { name: "damped", reason: "a damped model needs a trend".into() });
+            return Err(QuantError::InvalidParameter {
+                name: "damped",
+                reason: "a damped model needs a trend".into(),
+            });
         }
         if self.season.is_some() && self.period() < 2 {
-            return Err(QuantError::InvalidParameter { name: "period", reason: "must be at least 2".into() });
+            return Err(QuantError::InvalidParameter {
+                name: "period",
+                reason: "must be at least 2".into(),
+            });
         }
         Ok(())
     }
@@ -109,34 +115,53 @@ pub fn heuristic_initial_state(y: &[f64], spec: HoltWintersSpec) -> Result<Initi
     let m = spec.period().max(1);
     input::at_least("y", 2 * m, y.len())?;
     let level = y[..m].iter().sum::<f64>() / m as f64;
-    let trend = if spec.trend { (y[m..2 * m].iter().sum::<f64>() / m as f64 - level) / m as f64 } else { 0.0 };
+    let trend = if spec.trend {
+        (y[m..2 * m].iter().sum::<f64>() / m as f64 - level) / m as f64
+    } else {
+        0.0
+    };
     let seasons = match spec.season {
         None => Vec::new(),
         Some(Season::Additive { .. }) => y[..m].iter().map(|v| v - level).collect(),
         Some(Season::Multiplicative { .. }) => y[..m].iter().map(|v| v / level).collect(),
     };
-    Ok(InitialState { level, trend, seasons })
+    Ok(InitialState {
+        level,
+        trend,
+        seasons,
+    })
 }
 
 /// Runs the recursion with the given parameters and initial state (statsmodels' `optimized=False`).
-pub fn run(y: &[f64], spec: HoltWintersSpec, smoothing: Smoothing, initial: &InitialState) -> Result<HoltWintersFit> {
+pub fn run(
+    y: &[f64],
+    spec: HoltWintersSpec,
+    smoothing: Smoothing,
+    initial: &InitialState,
+) -> Result<HoltWintersFit> {
     spec.check()?;
     input::finite("y", y)?;
     check_smoothing(spec, smoothing)?;
     input::all_finite("initial seasons", &initial.seasons)?;
     input::all_finite("initial level and trend", &[initial.level, initial.trend])?;
     input::same_len("initial seasons", spec.period(), initial.seasons.len())?;
-    if spec.multiplicative() && (y.iter().any(|v| *v <= 0.0) || initial.seasons.iter().any(|s| *s <= 0.0)) {
+    if spec.multiplicative()
+        && (y.iter().any(|v| *v <= 0.0) || initial.seasons.iter().any(|s| *s <= 0.0))
+    {
         return Err(QuantError::InvalidParameter {
             name: "y",
-            reason: "a multiplicative season needs strictly positive data and seasonal states".into(),
+            reason: "a multiplicative season needs strictly positive data and seasonal states"
+                .into(),
         });
     }
     let mut fitted = Vec::with_capacity(y.len());
     let state = recurse(y, spec, smoothing, initial, |f| fitted.push(f));
     let sse: f64 = y.iter().zip(&fitted).map(|(a, f)| (a - f) * (a - f)).sum();
     if !sse.is_finite() {
-        return Err(QuantError::Undefined { what: "Holt-Winters fit", reason: "the recursion overflowed" });
+        return Err(QuantError::Undefined {
+            what: "Holt-Winters fit",
+            reason: "the recursion overflowed",
+        });
     }
     Ok(HoltWintersFit {
         spec,
@@ -173,13 +198,25 @@ pub(crate) fn recurse(
         } else {
             let s = seasons[t];
             if mult {
-                (base * s, p.alpha * obs / s + (1.0 - p.alpha) * base, gamma * obs / base + (1.0 - gamma) * s)
+                (
+                    base * s,
+                    p.alpha * obs / s + (1.0 - p.alpha) * base,
+                    gamma * obs / base + (1.0 - gamma) * s,
+                )
             } else {
-                (base + s, p.alpha * (obs - s) + (1.0 - p.alpha) * base, gamma * (obs - base) + (1.0 - gamma) * s)
+                (
+                    base + s,
+                    p.alpha * (obs - s) + (1.0 - p.alpha) * base,
+                    gamma * (obs - base) + (1.0 - gamma) * s,
+                )
             }
         };
         emit(pred);
-        b = if spec.trend { beta * (new_l - l) + (1.0 - beta) * phi * b } else { 0.0 };
+        b = if spec.trend {
+            beta * (new_l - l) + (1.0 - beta) * phi * b
+        } else {
+            0.0
+        };
         l = new_l;
         if m > 0 {
             seasons.push(new_s);
@@ -193,14 +230,23 @@ impl HoltWintersFit {
     /// Point forecasts for horizons 1..=h (textbook rule; see the module note on statsmodels' quirk).
     pub fn forecast(&self, h: usize) -> Vec<f64> {
         let m = self.spec.period();
-        let phi = if self.spec.damped { self.smoothing.phi } else { 1.0 };
+        let phi = if self.spec.damped {
+            self.smoothing.phi
+        } else {
+            1.0
+        };
         let mut damp_sum = 0.0;
         let mut power = 1.0;
         (1..=h)
             .map(|k| {
                 power *= phi;
                 damp_sum += power;
-                let base = self.level + if self.spec.trend { damp_sum * self.trend } else { 0.0 };
+                let base = self.level
+                    + if self.spec.trend {
+                        damp_sum * self.trend
+                    } else {
+                        0.0
+                    };
                 match self.spec.season {
                     None => base,
                     Some(Season::Additive { .. }) => base + self.seasons[(k - 1) % m],
@@ -220,7 +266,13 @@ impl HoltWintersFit {
     /// variance SSE/n. Additive-season models use the closed form of Hyndman et al. (2008, class 1):
     /// `Var_h = σ²(1 + Σ_{j<h} c_j²)`, `c_j = α + αβ(φ + … + φ^j) + γ·[j mod m = 0]`. A multiplicative season
     /// has no closed form, so its intervals are empirical quantiles of `simulations` seeded sample paths.
-    pub fn prediction_intervals(&self, h: usize, level: f64, simulations: usize, seed: u64) -> Result<Vec<(f64, f64)>> {
+    pub fn prediction_intervals(
+        &self,
+        h: usize,
+        level: f64,
+        simulations: usize,
+        seed: u64,
+    ) -> Result<Vec<(f64, f64)>> {
         input::open_unit("level", level)?;
         let n = self.fitted.len() as f64;
         let sigma = (self.sse / n).sqrt();
@@ -270,7 +322,10 @@ impl HoltWintersFit {
             .iter_mut()
             .map(|d| {
                 d.sort_by(f64::total_cmp);
-                (crate::stats::percentile_sorted(d, lo), crate::stats::percentile_sorted(d, 1.0 - lo))
+                (
+                    crate::stats::percentile_sorted(d, lo),
+                    crate::stats::percentile_sorted(d, 1.0 - lo),
+                )
             })
             .collect())
     }
@@ -281,7 +336,10 @@ fn check_smoothing(spec: HoltWintersSpec, p: Smoothing) -> Result<()> {
         if v.is_finite() && (0.0..=1.0).contains(&v) {
             Ok(())
         } else {
-            Err(QuantError::InvalidParameter { name, reason: format!("must lie in [0, 1], got {v}") })
+            Err(QuantError::InvalidParameter {
+                name,
+                reason: format!("must lie in [0, 1], got {v}"),
+            })
         }
     };
     unit("alpha", p.alpha)?;

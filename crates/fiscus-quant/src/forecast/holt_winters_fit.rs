@@ -6,7 +6,9 @@
 //! the lowest SSE wins. Bounds: α, β, γ in [0, 1]; φ in [0.8, 0.98] (Hyndman's forecast package), initial
 //! multiplicative seasons > 0.
 
-use super::holt_winters::{HoltWintersFit, HoltWintersSpec, InitialState, Smoothing, heuristic_initial_state, recurse, run};
+use super::holt_winters::{
+    HoltWintersFit, HoltWintersSpec, InitialState, Smoothing, heuristic_initial_state, recurse, run,
+};
 use super::least_squares::{Problem, minimise};
 use crate::error::{QuantError, Result};
 use crate::input;
@@ -19,7 +21,8 @@ pub fn fit(y: &[f64], spec: HoltWintersSpec) -> Result<HoltWintersFit> {
     input::finite("y", y)?;
     let start_state = heuristic_initial_state(y, spec)?;
     let m = spec.period();
-    let n_smooth = 1 + usize::from(spec.trend) + usize::from(spec.season.is_some()) + usize::from(spec.damped);
+    let n_smooth =
+        1 + usize::from(spec.trend) + usize::from(spec.season.is_some()) + usize::from(spec.damped);
     let layout = Layout { spec, m, n_smooth };
 
     let residuals = |x: &[f64], out: &mut Vec<f64>| -> bool {
@@ -66,7 +69,12 @@ pub fn fit(y: &[f64], spec: HoltWintersSpec) -> Result<HoltWintersFit> {
             scale.push(level_scale * 1e-3);
         }
     }
-    let problem = Problem { residuals: &residuals, lower, upper, scale };
+    let problem = Problem {
+        residuals: &residuals,
+        lower,
+        upper,
+        scale,
+    };
 
     // Brute-force start over the smoothing parameters with the heuristic state.
     let grid = [0.05, 0.2, 0.4, 0.6, 0.8, 0.95];
@@ -75,9 +83,21 @@ pub fn fit(y: &[f64], spec: HoltWintersSpec) -> Result<HoltWintersFit> {
     let mut buf = Vec::new();
     for &a in &grid {
         for &b in if spec.trend { &grid[..] } else { &grid[..1] } {
-            for &g in if spec.season.is_some() { &grid[..] } else { &grid[..1] } {
+            for &g in if spec.season.is_some() {
+                &grid[..]
+            } else {
+                &grid[..1]
+            } {
                 for &f in if spec.damped { &phis[..] } else { &phis[..1] } {
-                    let x = layout.pack(Smoothing { alpha: a, beta: b, gamma: g, phi: f }, &start_state);
+                    let x = layout.pack(
+                        Smoothing {
+                            alpha: a,
+                            beta: b,
+                            gamma: g,
+                            phi: f,
+                        },
+                        &start_state,
+                    );
                     buf.clear();
                     if residuals(&x, &mut buf) {
                         let sse: f64 = buf.iter().map(|v| v * v).sum();
@@ -98,7 +118,10 @@ pub fn fit(y: &[f64], spec: HoltWintersSpec) -> Result<HoltWintersFit> {
         }
     }
     let Some((x, _)) = best else {
-        return Err(QuantError::NoConvergence { what: "Holt-Winters fit", detail: "no valid starting point".into() });
+        return Err(QuantError::NoConvergence {
+            what: "Holt-Winters fit",
+            detail: "no valid starting point".into(),
+        });
     };
     let (p, init) = layout.unpack(&x);
     run(y, spec, p, &init)
@@ -135,12 +158,28 @@ impl Layout {
         let mut next = || it.next().unwrap_or(f64::NAN);
         let alpha = next();
         let beta = if self.spec.trend { next() } else { 0.0 };
-        let gamma = if self.spec.season.is_some() { next() } else { 0.0 };
+        let gamma = if self.spec.season.is_some() {
+            next()
+        } else {
+            0.0
+        };
         let phi = if self.spec.damped { next() } else { 1.0 };
         let level = next();
         let trend = if self.spec.trend { next() } else { 0.0 };
         let k = self.n_smooth + 1 + usize::from(self.spec.trend);
         let seasons = x[k..k + self.m].to_vec();
-        (Smoothing { alpha, beta, gamma, phi }, InitialState { level, trend, seasons })
+        (
+            Smoothing {
+                alpha,
+                beta,
+                gamma,
+                phi,
+            },
+            InitialState {
+                level,
+                trend,
+                seasons,
+            },
+        )
     }
 }

@@ -17,9 +17,15 @@ pub(crate) struct Problem<'a> {
 /// Minimises the sum of squared residuals from `x0`; returns the best point and its SSE.
 pub(crate) fn minimise(problem: &Problem<'_>, x0: &[f64], max_iter: usize) -> (Vec<f64>, f64) {
     let p = x0.len();
-    let mut x: Vec<f64> = x0.iter().enumerate().map(|(j, v)| v.clamp(problem.lower[j], problem.upper[j])).collect();
+    let mut x: Vec<f64> = x0
+        .iter()
+        .enumerate()
+        .map(|(j, v)| v.clamp(problem.lower[j], problem.upper[j]))
+        .collect();
     let mut r = Vec::new();
-    let Some(mut sse) = evaluate(problem, &x, &mut r) else { return (x, f64::INFINITY) };
+    let Some(mut sse) = evaluate(problem, &x, &mut r) else {
+        return (x, f64::INFINITY);
+    };
     let mut lambda = 1e-3;
     let mut jac = Matrix::zeros(r.len(), p);
     let mut rh = Vec::new();
@@ -41,9 +47,14 @@ pub(crate) fn minimise(problem: &Problem<'_>, x0: &[f64], max_iter: usize) -> (V
                 jac[(i, j)] = (rh[i] - r[i]) / step;
             }
         }
-        let g: Vec<f64> = (0..p).map(|j| (0..r.len()).map(|i| jac[(i, j)] * r[i]).sum()).collect();
+        let g: Vec<f64> = (0..p)
+            .map(|j| (0..r.len()).map(|i| jac[(i, j)] * r[i]).sum())
+            .collect();
         let free: Vec<usize> = (0..p)
-            .filter(|&j| !((x[j] <= problem.lower[j] && g[j] > 0.0) || (x[j] >= problem.upper[j] && g[j] < 0.0)))
+            .filter(|&j| {
+                !((x[j] <= problem.lower[j] && g[j] > 0.0)
+                    || (x[j] >= problem.upper[j] && g[j] < 0.0))
+            })
             .collect();
         if free.is_empty() {
             break;

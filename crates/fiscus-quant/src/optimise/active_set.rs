@@ -78,7 +78,10 @@ pub(crate) fn solve(
         if at_subproblem_minimum || p.iter().all(|pi| pi.abs() <= 1e-13 * x_scale) {
             at_subproblem_minimum = false;
             // Stationary on the working set: free the bound with the most negative multiplier, if any.
-            let g_scale = g.iter().fold(0.0_f64, |m, v| m.max(v.abs())).max(nu.abs() * 1e-300);
+            let g_scale = g
+                .iter()
+                .fold(0.0_f64, |m, v| m.max(v.abs()))
+                .max(nu.abs() * 1e-300);
             let mut worst = (1e-12 * g_scale.max(f64::MIN_POSITIVE), None);
             for j in 0..n {
                 let lambda = g[j] - nu * a[j];
@@ -123,7 +126,11 @@ pub(crate) fn solve(
         at_subproblem_minimum = blocking.is_none();
         if let Some((k, i, to_lower)) = blocking {
             x[i] = if to_lower { lower[i] } else { upper[i] };
-            state[i] = if to_lower { State::AtLower } else { State::AtUpper };
+            state[i] = if to_lower {
+                State::AtLower
+            } else {
+                State::AtUpper
+            };
             free.remove(k);
             chol = Cholesky::build(h, &free)?;
         }
@@ -141,13 +148,20 @@ fn kkt_holds(h: &Matrix, a: &[f64], b: f64, lower: &[f64], upper: &[f64], x: &[f
         return false;
     }
     let g = h.mul_vec(x);
-    let free: Vec<usize> = (0..n).filter(|&i| x[i] > lower[i] && x[i] < upper[i]).collect();
-    let Some(&first) = free.first() else { return false };
+    let free: Vec<usize> = (0..n)
+        .filter(|&i| x[i] > lower[i] && x[i] < upper[i])
+        .collect();
+    let Some(&first) = free.first() else {
+        return false;
+    };
     if a[first] == 0.0 {
         return false;
     }
     let nu = g[first] / a[first];
-    let tol = 1e-9 * g.iter().fold(0.0_f64, |m, v| m.max(v.abs())).max(f64::MIN_POSITIVE);
+    let tol = 1e-9
+        * g.iter()
+            .fold(0.0_f64, |m, v| m.max(v.abs()))
+            .max(f64::MIN_POSITIVE);
     (0..n).all(|j| {
         let lambda = g[j] - nu * a[j];
         if free.contains(&j) {
@@ -170,7 +184,11 @@ struct Cholesky {
 impl Cholesky {
     fn build(h: &Matrix, free: &[usize]) -> Option<Self> {
         let cap = h.rows();
-        let mut c = Self { k: 0, l: vec![0.0; cap * cap], cap };
+        let mut c = Self {
+            k: 0,
+            l: vec![0.0; cap * cap],
+            cap,
+        };
         for m in 1..=free.len() {
             c.append(h, &free[..m])?;
         }

@@ -6,9 +6,7 @@
 //! against the linear constraints so that a reduced-accuracy answer is never passed off as a solution.
 
 use clarabel::algebra::CscMatrix;
-use clarabel::solver::{
-    DefaultSettings, DefaultSolver, IPSolver, SolverStatus, SupportedConeT,
-};
+use clarabel::solver::{DefaultSettings, DefaultSolver, IPSolver, SolverStatus, SupportedConeT};
 
 use crate::error::{QuantError, Result};
 
@@ -42,7 +40,14 @@ const FEASIBILITY_TOLERANCE: f64 = 1e-6;
 impl ConicProgram {
     /// A program in `n` variables with zero objective and no constraints.
     pub(crate) fn new(n: usize) -> Self {
-        Self { n, p: Vec::new(), q: vec![0.0; n], eq: Vec::new(), le: Vec::new(), soc: Vec::new() }
+        Self {
+            n,
+            p: Vec::new(),
+            q: vec![0.0; n],
+            eq: Vec::new(),
+            le: Vec::new(),
+            soc: Vec::new(),
+        }
     }
 
     /// Adds `coef` to P[i][j] and P[j][i] (only the upper triangle is stored).
@@ -91,24 +96,37 @@ impl ConicProgram {
         let a = triplets(
             rows.len(),
             self.n,
-            rows.iter().enumerate().flat_map(|(r, row)| row.terms.iter().map(move |&(c, v)| (r, c, v))),
+            rows.iter()
+                .enumerate()
+                .flat_map(|(r, row)| row.terms.iter().map(move |&(c, v)| (r, c, v))),
         );
         let b: Vec<f64> = rows.iter().map(|r| r.rhs).collect();
-        let settings = DefaultSettings { verbose: false, ..DefaultSettings::default() };
-        let mut solver = DefaultSolver::new(&p, &self.q, &a, &b, &cones, settings)
-            .map_err(|e| QuantError::NoConvergence { what: "conic solver", detail: e.to_string() })?;
+        let settings = DefaultSettings {
+            verbose: false,
+            ..DefaultSettings::default()
+        };
+        let mut solver =
+            DefaultSolver::new(&p, &self.q, &a, &b, &cones, settings).map_err(|e| {
+                QuantError::NoConvergence {
+                    what: "conic solver",
+                    detail: e.to_string(),
+                }
+            })?;
         solver.solve();
         let status = solver.solution.status;
         match status {
             SolverStatus::Solved | SolverStatus::AlmostSolved => {}
             SolverStatus::PrimalInfeasible | SolverStatus::AlmostPrimalInfeasible => {
                 return Err(QuantError::Infeasible {
-                    detail: "the solver found a certificate that no point satisfies every constraint".into(),
+                    detail:
+                        "the solver found a certificate that no point satisfies every constraint"
+                            .into(),
                 });
             }
             SolverStatus::DualInfeasible | SolverStatus::AlmostDualInfeasible => {
                 return Err(QuantError::Unbounded {
-                    detail: "the objective can be improved without limit under these constraints".into(),
+                    detail: "the objective can be improved without limit under these constraints"
+                        .into(),
                 });
             }
             other => {
@@ -153,7 +171,11 @@ fn not_feasible() -> QuantError {
     }
 }
 
-fn triplets(m: usize, n: usize, entries: impl Iterator<Item = (usize, usize, f64)>) -> CscMatrix<f64> {
+fn triplets(
+    m: usize,
+    n: usize,
+    entries: impl Iterator<Item = (usize, usize, f64)>,
+) -> CscMatrix<f64> {
     let (mut i, mut j, mut v) = (Vec::new(), Vec::new(), Vec::new());
     for (r, c, x) in entries {
         i.push(r);

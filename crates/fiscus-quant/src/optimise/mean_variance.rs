@@ -73,7 +73,12 @@ impl Constraints {
 
     /// The same bounds for every asset, e.g. `(-1, 1)` for long-short.
     pub fn bounded(n: usize, lower: f64, upper: f64) -> Self {
-        Self { lower: vec![lower; n], upper: vec![upper; n], groups: Vec::new(), rebalance: None }
+        Self {
+            lower: vec![lower; n],
+            upper: vec![upper; n],
+            groups: Vec::new(),
+            rebalance: None,
+        }
     }
 }
 
@@ -122,17 +127,35 @@ pub fn optimise(
     };
     let variance = covariance.quad_form(&weights).max(0.0);
     let volatility = variance.sqrt();
-    let rf = if let Objective::MaxSharpe { risk_free } = objective { risk_free } else { 0.0 };
+    let rf = if let Objective::MaxSharpe { risk_free } = objective {
+        risk_free
+    } else {
+        0.0
+    };
     let expected_return = mu.map(|m| dot(&weights, m));
-    let sharpe_ratio = expected_return.filter(|_| volatility > 0.0).map(|r| (r - rf) / volatility);
-    Ok(OptimalPortfolio { weights, expected_return, volatility, sharpe_ratio })
+    let sharpe_ratio = expected_return
+        .filter(|_| volatility > 0.0)
+        .map(|r| (r - rf) / volatility);
+    Ok(OptimalPortfolio {
+        weights,
+        expected_return,
+        volatility,
+        sharpe_ratio,
+    })
 }
 
 /// The general route: every objective and constraint as a conic program for clarabel.
-fn conic(cov: &Matrix, mu: Option<&[f64]>, objective: Objective, constraints: &Constraints) -> Result<Vec<f64>> {
+fn conic(
+    cov: &Matrix,
+    mu: Option<&[f64]>,
+    objective: Objective,
+    constraints: &Constraints,
+) -> Result<Vec<f64>> {
     match objective {
         Objective::MaxSharpe { risk_free } => {
-            let mu = mu.ok_or(QuantError::Empty { what: "expected_returns" })?;
+            let mu = mu.ok_or(QuantError::Empty {
+                what: "expected_returns",
+            })?;
             max_sharpe(cov, mu, risk_free, constraints)
         }
         _ => direct(cov, mu, objective, constraints),
@@ -142,7 +165,12 @@ fn conic(cov: &Matrix, mu: Option<&[f64]>, objective: Objective, constraints: &C
 /// Minimum variance and maximum Sharpe under bounds alone are `min ½xᵀHx, aᵀx = b, l ≤ x ≤ u`, which the
 /// active-set solver answers exactly and, for a few hundred assets, far faster than an interior-point
 /// method. `None` (other shapes, or the solver declining) sends the problem to clarabel.
-fn fast_path(cov: &Matrix, mu: Option<&[f64]>, objective: Objective, c: &Constraints) -> Option<Vec<f64>> {
+fn fast_path(
+    cov: &Matrix,
+    mu: Option<&[f64]>,
+    objective: Objective,
+    c: &Constraints,
+) -> Option<Vec<f64>> {
     if !c.groups.is_empty() || c.rebalance.is_some() {
         return None;
     }
@@ -179,13 +207,24 @@ fn fast_path(cov: &Matrix, mu: Option<&[f64]>, objective: Objective, c: &Constra
                 return None;
             }
             let excess: Vec<f64> = mu.iter().map(|m| m - risk_free).collect();
-            let (best, &m) = excess.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1))?;
+            let (best, &m) = excess
+                .iter()
+                .enumerate()
+                .max_by(|a, b| a.1.total_cmp(b.1))?;
             if !(m > 0.0) {
                 return None;
             }
             let mut y = vec![0.0; n];
             y[best] = 1.0 / m;
-            let y = active_set::solve(cov, &excess, 1.0, &vec![0.0; n], &vec![f64::INFINITY; n], y, best)?;
+            let y = active_set::solve(
+                cov,
+                &excess,
+                1.0,
+                &vec![0.0; n],
+                &vec![f64::INFINITY; n],
+                y,
+                best,
+            )?;
             let kappa: f64 = y.iter().sum();
             (kappa > 0.0).then(|| y.iter().map(|v| v / kappa).collect())
         }
@@ -205,10 +244,14 @@ fn direct(
     let with_t = constraints.rebalance.is_some();
     let mut prog = ConicProgram::new(if with_t { 2 * n } else { n });
     match objective {
-        Objective::MinVariance | Objective::EfficientReturn { .. } => add_variance(&mut prog, cov, 2.0),
+        Objective::MinVariance | Objective::EfficientReturn { .. } => {
+            add_variance(&mut prog, cov, 2.0)
+        }
         Objective::EfficientRisk { target_volatility } => {
             input::positive("target_volatility", target_volatility)?;
-            let mu = mu.ok_or(QuantError::Empty { what: "expected_returns" })?;
+            let mu = mu.ok_or(QuantError::Empty {
+                what: "expected_returns",
+            })?;
             for (i, m) in mu.iter().enumerate() {
                 prog.add_linear(i, -m);
             }
@@ -218,10 +261,18 @@ fn direct(
     }
     if let Objective::EfficientReturn { target_return } = objective {
         if !target_return.is_finite() {
-            return Err(QuantError::NonFinite { what: "target_return", index: 0 });
+            return Err(QuantError::NonFinite {
+                what: "target_return",
+                index: 0,
+            });
         }
-        let mu = mu.ok_or(QuantError::Empty { what: "expected_returns" })?;
-        prog.at_most(Row::new(mu.iter().enumerate().map(|(i, m)| (i, -m)).collect(), -target_return));
+        let mu = mu.ok_or(QuantError::Empty {
+            what: "expected_returns",
+        })?;
+        prog.at_most(Row::new(
+            mu.iter().enumerate().map(|(i, m)| (i, -m)).collect(),
+            -target_return,
+        ));
     }
     prog.equal(Row::new((0..n).map(|i| (i, 1.0)).collect(), 1.0));
     linear_constraints(&mut prog, constraints, None);
@@ -232,17 +283,20 @@ fn direct(
 /// Maximum Sharpe by homogenisation: variables `y` (n), then `t` (n) with a rebalance, then κ.
 fn max_sharpe(cov: &Matrix, mu: &[f64], rf: f64, constraints: &Constraints) -> Result<Vec<f64>> {
     if !rf.is_finite() {
-        return Err(QuantError::NonFinite { what: "risk_free", index: 0 });
+        return Err(QuantError::NonFinite {
+            what: "risk_free",
+            index: 0,
+        });
     }
     let n = cov.rows();
-    if let Some(r) = &constraints.rebalance {
-        if r.cost_per_unit_turnover != 0.0 {
-            // A cost term is not homogeneous in (y, κ), so the tangency trick would change the problem.
-            return Err(QuantError::InvalidParameter {
-                name: "rebalance.cost_per_unit_turnover",
-                reason: "maximum Sharpe supports a turnover limit but not a cost term".into(),
-            });
-        }
+    if let Some(r) = &constraints.rebalance
+        && r.cost_per_unit_turnover != 0.0
+    {
+        // A cost term is not homogeneous in (y, κ), so the tangency trick would change the problem.
+        return Err(QuantError::InvalidParameter {
+            name: "rebalance.cost_per_unit_turnover",
+            reason: "maximum Sharpe supports a turnover limit but not a cost term".into(),
+        });
     }
     if mu.iter().all(|m| *m - rf <= 0.0) && constraints.lower.iter().all(|l| *l >= 0.0) {
         return Err(QuantError::Infeasible {
@@ -255,7 +309,10 @@ fn max_sharpe(cov: &Matrix, mu: &[f64], rf: f64, constraints: &Constraints) -> R
     let kappa = if with_t { 2 * n } else { n };
     let mut prog = ConicProgram::new(kappa + 1);
     add_variance(&mut prog, cov, 2.0);
-    prog.equal(Row::new(mu.iter().enumerate().map(|(i, m)| (i, m - rf)).collect(), 1.0));
+    prog.equal(Row::new(
+        mu.iter().enumerate().map(|(i, m)| (i, m - rf)).collect(),
+        1.0,
+    ));
     let mut budget: Vec<(usize, f64)> = (0..n).map(|i| (i, 1.0)).collect();
     budget.push((kappa, -1.0));
     prog.equal(Row::new(budget, 0.0));
@@ -264,7 +321,9 @@ fn max_sharpe(cov: &Matrix, mu: &[f64], rf: f64, constraints: &Constraints) -> R
     let x = prog.solve()?;
     let k = x[kappa];
     if !(k > 1e-12) {
-        return Err(QuantError::Infeasible { detail: "no portfolio has a positive excess return".into() });
+        return Err(QuantError::Infeasible {
+            detail: "no portfolio has a positive excess return".into(),
+        });
     }
     Ok(x[..n].iter().map(|y| y / k).collect())
 }
@@ -288,7 +347,10 @@ fn volatility_cone(cov: &Matrix, sigma: f64) -> Result<Vec<Row>> {
     let f = psd_factor(cov, "covariance")?;
     let mut rows = vec![Row::new(Vec::new(), sigma)];
     for i in 0..n {
-        let terms = (i..n).filter(|&j| f[(j, i)] != 0.0).map(|j| (j, -f[(j, i)])).collect();
+        let terms = (i..n)
+            .filter(|&j| f[(j, i)] != 0.0)
+            .map(|j| (j, -f[(j, i)]))
+            .collect();
         rows.push(Row::new(terms, 0.0));
     }
     Ok(rows)
@@ -333,11 +395,12 @@ fn linear_constraints(prog: &mut ConicProgram, c: &Constraints, kappa: Option<us
             add((n..2 * n).map(|i| (i, 1.0)).collect(), limit);
         }
     }
-    if let Some(r) = &c.rebalance {
-        if kappa.is_none() && r.cost_per_unit_turnover != 0.0 {
-            for i in n..2 * n {
-                prog.add_linear(i, r.cost_per_unit_turnover);
-            }
+    if let Some(r) = &c.rebalance
+        && kappa.is_none()
+        && r.cost_per_unit_turnover != 0.0
+    {
+        for i in n..2 * n {
+            prog.add_linear(i, r.cost_per_unit_turnover);
         }
     }
 }
@@ -354,7 +417,9 @@ fn check_constraints(n: usize, c: &Constraints) -> Result<()> {
             });
         }
         if lo > hi {
-            return Err(QuantError::Infeasible { detail: format!("asset {i}: lower bound {lo} > upper bound {hi}") });
+            return Err(QuantError::Infeasible {
+                detail: format!("asset {i}: lower bound {lo} > upper bound {hi}"),
+            });
         }
     }
     for g in &c.groups {
@@ -366,7 +431,10 @@ fn check_constraints(n: usize, c: &Constraints) -> Result<()> {
         }
         for v in [g.min, g.max].into_iter().flatten() {
             if !v.is_finite() {
-                return Err(QuantError::NonFinite { what: "group limit", index: 0 });
+                return Err(QuantError::NonFinite {
+                    what: "group limit",
+                    index: 0,
+                });
             }
         }
     }
@@ -379,13 +447,13 @@ fn check_constraints(n: usize, c: &Constraints) -> Result<()> {
                 reason: "must be finite and >= 0".into(),
             });
         }
-        if let Some(limit) = r.max_turnover {
-            if !(limit.is_finite() && limit >= 0.0) {
-                return Err(QuantError::InvalidParameter {
-                    name: "rebalance.max_turnover",
-                    reason: "must be finite and >= 0".into(),
-                });
-            }
+        if let Some(limit) = r.max_turnover
+            && !(limit.is_finite() && limit >= 0.0)
+        {
+            return Err(QuantError::InvalidParameter {
+                name: "rebalance.max_turnover",
+                reason: "must be finite and >= 0".into(),
+            });
         }
     }
     Ok(())
@@ -399,7 +467,9 @@ mod tests {
     fn problem(n: usize, seed: u64) -> (Matrix, Vec<f64>) {
         let mut state = seed;
         let mut next = || {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
             (state >> 11) as f64 / (1u64 << 53) as f64
         };
         let beta: Vec<f64> = (0..n).map(|_| 0.5 + next()).collect();
@@ -419,18 +489,31 @@ mod tests {
         for (seed, lower, upper) in [(1, 0.0, 1.0), (2, -1.0, 1.0), (3, 0.0, 0.1), (4, 0.01, 0.5)] {
             let (cov, mu) = problem(40, seed);
             let c = Constraints::bounded(40, lower, upper);
-            for objective in [Objective::MinVariance, Objective::MaxSharpe { risk_free: 0.01 }] {
+            for objective in [
+                Objective::MinVariance,
+                Objective::MaxSharpe { risk_free: 0.01 },
+            ] {
                 let conic_w = conic(&cov, Some(&mu), objective, &c).unwrap();
                 if let Some(fast) = fast_path(&cov, Some(&mu), objective, &c) {
-                    let d = fast.iter().zip(&conic_w).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+                    let d = fast
+                        .iter()
+                        .zip(&conic_w)
+                        .map(|(a, b)| (a - b).abs())
+                        .fold(0.0, f64::max);
                     // Clarabel stops at a 1e-8 duality gap, which leaves weights ~1e-6 from the exact vertex.
                     assert!(d < 2e-5, "seed {seed} {objective:?}: {d:e}");
                     let (fv, cv) = (cov.quad_form(&fast), cov.quad_form(&conic_w));
                     if objective == Objective::MinVariance {
-                        assert!(fv <= cv * (1.0 + 1e-9), "active set must not be worse: {fv} vs {cv}");
+                        assert!(
+                            fv <= cv * (1.0 + 1e-9),
+                            "active set must not be worse: {fv} vs {cv}"
+                        );
                     }
                 } else {
-                    assert!(!(objective == Objective::MinVariance), "seed {seed}: min variance with finite bounds takes the fast path");
+                    assert!(
+                        !(objective == Objective::MinVariance),
+                        "seed {seed}: min variance with finite bounds takes the fast path"
+                    );
                 }
             }
         }

@@ -5,5 +5,7 @@ mod conic;
 pub mod mean_variance;
 pub mod risk_parity;
 
-pub use mean_variance::{Constraints, GroupLimit, Objective, OptimalPortfolio, Rebalance, optimise};
+pub use mean_variance::{
+    Constraints, GroupLimit, Objective, OptimalPortfolio, Rebalance, optimise,
+};
 pub use risk_parity::{RiskParityPortfolio, equal_risk_contribution, risk_budgeting};

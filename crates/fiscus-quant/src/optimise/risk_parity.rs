@@ -35,7 +35,10 @@ pub fn risk_budgeting(covariance: &Matrix, budgets: &[f64]) -> Result<RiskParity
     input::finite("budgets", budgets)?;
     input::same_len("budgets", n, budgets.len())?;
     if budgets.iter().any(|b| *b <= 0.0) {
-        return Err(QuantError::InvalidParameter { name: "budgets", reason: "every budget must be > 0".into() });
+        return Err(QuantError::InvalidParameter {
+            name: "budgets",
+            reason: "every budget must be > 0".into(),
+        });
     }
     // A singular Σ has no unique risk-parity solution; refuse it up front with the same error as elsewhere.
     cholesky(covariance, "covariance")?;
@@ -46,12 +49,16 @@ pub fn risk_budgeting(covariance: &Matrix, budgets: &[f64]) -> Result<RiskParity
     let mut x: Vec<f64> = (0..n).map(|i| 1.0 / covariance[(i, i)].sqrt()).collect();
     let s = covariance.quad_form(&x).sqrt();
     x.iter_mut().for_each(|v| *v /= s);
-    let objective = |x: &[f64]| 0.5 * covariance.quad_form(x) - dot(&b, &x.iter().map(|v| v.ln()).collect::<Vec<_>>());
+    let objective = |x: &[f64]| {
+        0.5 * covariance.quad_form(x) - dot(&b, &x.iter().map(|v| v.ln()).collect::<Vec<_>>())
+    };
 
     for iter in 0..100 {
         let sx = covariance.mul_vec(&x);
         // Stop on the optimality condition itself, x_i(Σx)_i = b_i, which is what the caller relies on.
-        let residual = (0..n).map(|i| (x[i] * sx[i] - b[i]).abs()).fold(0.0, f64::max);
+        let residual = (0..n)
+            .map(|i| (x[i] * sx[i] - b[i]).abs())
+            .fold(0.0, f64::max);
         if residual <= 1e-15 {
             return Ok(finish(covariance, &x, iter));
         }
@@ -86,7 +93,10 @@ pub fn risk_budgeting(covariance: &Matrix, budgets: &[f64]) -> Result<RiskParity
         }
         x = next;
     }
-    Err(QuantError::NoConvergence { what: "risk parity Newton method", detail: "100 iterations".into() })
+    Err(QuantError::NoConvergence {
+        what: "risk parity Newton method",
+        detail: "100 iterations".into(),
+    })
 }
 
 fn finish(cov: &Matrix, x: &[f64], iterations: usize) -> RiskParityPortfolio {
@@ -95,5 +105,9 @@ fn finish(cov: &Matrix, x: &[f64], iterations: usize) -> RiskParityPortfolio {
     let sw = cov.mul_vec(&w);
     let var = dot(&w, &sw);
     let risk_contributions = w.iter().zip(&sw).map(|(wi, si)| wi * si / var).collect();
-    RiskParityPortfolio { weights: w, risk_contributions, newton_iterations: iterations }
+    RiskParityPortfolio {
+        weights: w,
+        risk_contributions,
+        newton_iterations: iterations,
+    }
 }

@@ -5,9 +5,9 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 
+use super::vector_exp::exp_in_place;
 use crate::error::{QuantError, Result};
 use crate::input;
-use super::vector_exp::exp_in_place;
 use crate::matrix::{Matrix, cholesky};
 
 /// What to simulate. Rates and covariance are per year; `horizon_years` is split into `steps` equal steps.
@@ -40,7 +40,10 @@ fn prepare(spec: &GbmSpec<'_>) -> Result<Prepared> {
     input::finite("drift", spec.drift)?;
     input::same_len("drift", n, spec.drift.len())?;
     if spec.initial.iter().any(|s| *s <= 0.0) {
-        return Err(QuantError::InvalidParameter { name: "initial", reason: "prices must be > 0".into() });
+        return Err(QuantError::InvalidParameter {
+            name: "initial",
+            reason: "prices must be > 0".into(),
+        });
     }
     input::positive("horizon_years", spec.horizon_years)?;
     input::at_least("steps", 1, spec.steps)?;
@@ -48,8 +51,16 @@ fn prepare(spec: &GbmSpec<'_>) -> Result<Prepared> {
     let chol = cholesky(spec.covariance, "covariance")?;
     input::same_len("covariance", n, chol.rows())?;
     let dt = spec.horizon_years / spec.steps as f64;
-    let step_drift = (0..n).map(|i| (spec.drift[i] - 0.5 * spec.covariance[(i, i)]) * dt).collect();
-    Ok(Prepared { n, chol, step_drift, sqrt_dt: dt.sqrt(), log_initial: spec.initial.iter().map(|s| s.ln()).collect() })
+    let step_drift = (0..n)
+        .map(|i| (spec.drift[i] - 0.5 * spec.covariance[(i, i)]) * dt)
+        .collect();
+    Ok(Prepared {
+        n,
+        chol,
+        step_drift,
+        sqrt_dt: dt.sqrt(),
+        log_initial: spec.initial.iter().map(|s| s.ln()).collect(),
+    })
 }
 
 /// Simulates every path and hands each one to `visit` as a `(steps + 1) × n` row-major slice of prices
@@ -107,7 +118,9 @@ pub fn gbm_terminal_prices(spec: &GbmSpec<'_>) -> Result<Matrix> {
     let n = spec.initial.len();
     let mut out = Matrix::zeros(spec.paths, n);
     let last = spec.steps * n;
-    for_each_gbm_path(spec, |i, path| out.row_mut(i).copy_from_slice(&path[last..last + n]))?;
+    for_each_gbm_path(spec, |i, path| {
+        out.row_mut(i).copy_from_slice(&path[last..last + n])
+    })?;
     Ok(out)
 }
 
@@ -130,7 +143,12 @@ pub struct EuropeanOption {
 }
 
 /// A European call priced by simulation under the risk-neutral measure (drift r - q, discount e^{-rT}).
-pub fn european_call(option: &EuropeanOption, steps: usize, paths: usize, seed: u64) -> Result<MonteCarloPrice> {
+pub fn european_call(
+    option: &EuropeanOption,
+    steps: usize,
+    paths: usize,
+    seed: u64,
+) -> Result<MonteCarloPrice> {
     let o = option;
     input::positive("strike", o.strike)?;
     input::positive("volatility", o.volatility)?;
@@ -156,5 +174,8 @@ pub fn european_call(option: &EuropeanOption, steps: usize, paths: usize, seed: 
     let mean = sum / m;
     let var = (sum_sq - m * mean * mean) / (m - 1.0);
     let disc = (-o.rate * o.maturity_years).exp();
-    Ok(MonteCarloPrice { price: disc * mean, standard_error: disc * (var.max(0.0) / m).sqrt() })
+    Ok(MonteCarloPrice {
+        price: disc * mean,
+        standard_error: disc * (var.max(0.0) / m).sqrt(),
+    })
 }

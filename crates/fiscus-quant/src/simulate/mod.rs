@@ -8,6 +8,7 @@ pub mod shocks;
 mod vector_exp;
 
 pub use bootstrap::{BootstrapSpec, bootstrap_paths};
-pub use gbm::{EuropeanOption, GbmSpec, MonteCarloPrice, european_call, for_each_gbm_path, gbm_terminal_prices};
+pub use gbm::{
+    EuropeanOption, GbmSpec, MonteCarloPrice, european_call, for_each_gbm_path, gbm_terminal_prices,
+};
 pub use shocks::{ShockOutcome, ShockScenario, apply_shock};
-

@@ -21,7 +21,11 @@ pub struct ShockOutcome {
 }
 
 /// Revalues `quantities` at `prices·(1 + move)`; shorts (negative quantities) gain when prices fall.
-pub fn apply_shock(quantities: &[f64], prices: &[f64], scenario: &ShockScenario) -> Result<ShockOutcome> {
+pub fn apply_shock(
+    quantities: &[f64],
+    prices: &[f64],
+    scenario: &ShockScenario,
+) -> Result<ShockOutcome> {
     input::finite("quantities", quantities)?;
     input::finite("prices", prices)?;
     input::finite("moves", &scenario.moves)?;
@@ -34,9 +38,21 @@ pub fn apply_shock(quantities: &[f64], prices: &[f64], scenario: &ShockScenario)
         });
     }
     let values_before: Vec<f64> = quantities.iter().zip(prices).map(|(q, p)| q * p).collect();
-    let values_after: Vec<f64> =
-        values_before.iter().zip(&scenario.moves).map(|(v, m)| v * (1.0 + m)).collect();
-    let pnl: Vec<f64> = values_after.iter().zip(&values_before).map(|(a, b)| a - b).collect();
+    let values_after: Vec<f64> = values_before
+        .iter()
+        .zip(&scenario.moves)
+        .map(|(v, m)| v * (1.0 + m))
+        .collect();
+    let pnl: Vec<f64> = values_after
+        .iter()
+        .zip(&values_before)
+        .map(|(a, b)| a - b)
+        .collect();
     let total_pnl = pnl.iter().sum();
-    Ok(ShockOutcome { values_before, values_after, pnl, total_pnl })
+    Ok(ShockOutcome {
+        values_before,
+        values_after,
+        pnl,
+        total_pnl,
+    })
 }

@@ -11,12 +11,18 @@ pub fn repo_root() -> PathBuf {
 }
 
 pub fn fixture(name: &str) -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 pub fn floats(v: &Value) -> Vec<f64> {
-    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
 }
 
 pub fn matrix(v: &Value) -> Matrix {
@@ -30,7 +36,11 @@ pub fn by_keys(v: &Value, keys: &[String]) -> Vec<f64> {
 }
 
 pub fn strings(v: &Value) -> Vec<String> {
-    v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect()
 }
 
 /// Prices of `columns` from a CSV with an ISO `Date` first column, rows with first <= Date <= last.
@@ -38,13 +48,20 @@ pub fn prices(file: &str, columns: &[String], first: &str, last: &str) -> Matrix
     let text = std::fs::read_to_string(repo_root().join(file)).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let idx: Vec<usize> = columns.iter().map(|c| header.iter().position(|h| h == c).unwrap()).collect();
+    let idx: Vec<usize> = columns
+        .iter()
+        .map(|c| header.iter().position(|h| h == c).unwrap())
+        .collect();
     let mut rows = Vec::new();
     for line in lines {
         let cells: Vec<&str> = line.split(',').collect();
         let date = cells[0];
         if date >= first && date <= last {
-            rows.push(idx.iter().map(|&i| cells[i].parse::<f64>().unwrap()).collect::<Vec<f64>>());
+            rows.push(
+                idx.iter()
+                    .map(|&i| cells[i].parse::<f64>().unwrap())
+                    .collect::<Vec<f64>>(),
+            );
         }
     }
     Matrix::from_rows(&rows).unwrap()
@@ -60,7 +77,10 @@ pub fn fixture_returns(fx: &Value) -> (Vec<String>, Matrix) {
         inputs["price_rows"]["first_date"].as_str().unwrap(),
         inputs["price_rows"]["last_date"].as_str().unwrap(),
     );
-    assert_eq!(p.rows() as u64, inputs["price_rows"]["count"].as_u64().unwrap());
+    assert_eq!(
+        p.rows() as u64,
+        inputs["price_rows"]["count"].as_u64().unwrap()
+    );
     let r = fiscus_quant::returns::simple_returns_matrix(&p).unwrap();
     if let Some(sums) = inputs["checks"]["sum_of_returns"].as_object() {
         for (j, c) in columns.iter().enumerate() {
@@ -73,9 +93,16 @@ pub fn fixture_returns(fx: &Value) -> (Vec<String>, Matrix) {
 
 pub fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
 }
 
 pub fn rel_diff(a: f64, b: f64) -> f64 {
-    if a == b { 0.0 } else { (a - b).abs() / b.abs().max(1e-300) }
+    if a == b {
+        0.0
+    } else {
+        (a - b).abs() / b.abs().max(1e-300)
+    }
 }
