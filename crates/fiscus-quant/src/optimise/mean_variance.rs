@@ -10,9 +10,15 @@
 //! Every problem has the budget `1ᵀw = 1`, per-asset bounds, optional group (sector) caps and floors, and
 //! an optional rebalance against current weights: a turnover limit `‖w - w₀‖₁ ≤ τ` and/or a proportional
 //! cost `k·‖w - w₀‖₁` added to the objective (unscaled, as PyPortfolioOpt's `transaction_cost`).
+//!
+//! Problems with bounds only (minimum variance; long-only maximum Sharpe) first go to an exact active-set
+//! solver (`bounds_only`), which is much faster for a few hundred assets; clarabel is the route for every
+//! other shape and the fallback whenever the active-set solver declines.
 
-use super::active_set;
+use super::bounds_only::fast_path;
 use super::conic::{ConicProgram, Row};
+use super::constraints::check_constraints;
+pub use super::constraints::{Constraints, GroupLimit, Rebalance};
 use crate::error::{QuantError, Result};
 use crate::input;
 use crate::matrix::{Matrix, dot, psd_factor};
@@ -28,58 +34,6 @@ pub enum Objective {
     EfficientRisk { target_volatility: f64 },
     /// The least variance whose expected return reaches the target.
     EfficientReturn { target_return: f64 },
-}
-
-/// A cap and/or floor on the summed weight of a group of assets (e.g. a sector).
-#[derive(Debug, Clone, PartialEq)]
-pub struct GroupLimit {
-    /// Indices of the assets in the group.
-    pub members: Vec<usize>,
-    /// The group's total weight must be at least this.
-    pub min: Option<f64>,
-    /// The group's total weight must be at most this.
-    pub max: Option<f64>,
-}
-
-/// Trading from current weights: a turnover limit, a proportional cost, or both.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Rebalance {
-    /// The weights held now.
-    pub current: Vec<f64>,
-    /// Cost per unit of `‖w - current‖₁`, added to the objective as is (0 for none).
-    pub cost_per_unit_turnover: f64,
-    /// Upper limit on `‖w - current‖₁`.
-    pub max_turnover: Option<f64>,
-}
-
-/// Constraints on the weights beyond the budget `Σw = 1`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Constraints {
-    /// Per-asset lower bounds (negative allows shorting; `-inf` for none).
-    pub lower: Vec<f64>,
-    /// Per-asset upper bounds (`+inf` for none).
-    pub upper: Vec<f64>,
-    /// Group caps and floors.
-    pub groups: Vec<GroupLimit>,
-    /// Trading from current weights.
-    pub rebalance: Option<Rebalance>,
-}
-
-impl Constraints {
-    /// Long-only, fully invested: `0 ≤ w_i ≤ 1`.
-    pub fn long_only(n: usize) -> Self {
-        Self::bounded(n, 0.0, 1.0)
-    }
-
-    /// The same bounds for every asset, e.g. `(-1, 1)` for long-short.
-    pub fn bounded(n: usize, lower: f64, upper: f64) -> Self {
-        Self {
-            lower: vec![lower; n],
-            upper: vec![upper; n],
-            groups: Vec::new(),
-            rebalance: None,
-        }
-    }
 }
 
 /// The optimal weights and their ex-ante performance (in the units of μ and Σ).
@@ -145,7 +99,7 @@ pub fn optimise(
 }
 
 /// The general route: every objective and constraint as a conic program for clarabel.
-fn conic(
+pub(super) fn conic(
     cov: &Matrix,
     mu: Option<&[f64]>,
     objective: Objective,
@@ -159,76 +113,6 @@ fn conic(
             max_sharpe(cov, mu, risk_free, constraints)
         }
         _ => direct(cov, mu, objective, constraints),
-    }
-}
-
-/// Minimum variance and maximum Sharpe under bounds alone are `min ½xᵀHx, aᵀx = b, l ≤ x ≤ u`, which the
-/// active-set solver answers exactly and, for a few hundred assets, far faster than an interior-point
-/// method. `None` (other shapes, or the solver declining) sends the problem to clarabel.
-fn fast_path(
-    cov: &Matrix,
-    mu: Option<&[f64]>,
-    objective: Objective,
-    c: &Constraints,
-) -> Option<Vec<f64>> {
-    if !c.groups.is_empty() || c.rebalance.is_some() {
-        return None;
-    }
-    let n = cov.rows();
-    match objective {
-        Objective::MinVariance => {
-            if c.lower.iter().any(|l| !l.is_finite()) {
-                return None;
-            }
-            // A vertex: everything at its lower bound, then the cheapest-variance assets raised in turn.
-            let mut x = c.lower.clone();
-            let mut left = 1.0 - x.iter().sum::<f64>();
-            let mut order: Vec<usize> = (0..n).collect();
-            order.sort_by(|&i, &j| cov[(i, i)].total_cmp(&cov[(j, j)]));
-            let mut last = 0;
-            for i in order {
-                if left <= 0.0 {
-                    break;
-                }
-                let room = (c.upper[i] - x[i]).min(left);
-                x[i] += room;
-                left -= room;
-                last = i;
-            }
-            if left.abs() > 1e-12 || c.lower.iter().sum::<f64>() > 1.0 {
-                return None;
-            }
-            active_set::solve(cov, &vec![1.0; n], 1.0, &c.lower, &c.upper, x, last)
-        }
-        Objective::MaxSharpe { risk_free } => {
-            // Homogenised long-only tangency: with y ≥ 0 the caps y_i ≤ u·κ = u·Σy are redundant when u ≥ 1.
-            let mu = mu?;
-            if c.lower.iter().any(|l| *l != 0.0) || c.upper.iter().any(|u| *u < 1.0) {
-                return None;
-            }
-            let excess: Vec<f64> = mu.iter().map(|m| m - risk_free).collect();
-            let (best, &m) = excess
-                .iter()
-                .enumerate()
-                .max_by(|a, b| a.1.total_cmp(b.1))?;
-            if !(m > 0.0) {
-                return None;
-            }
-            let mut y = vec![0.0; n];
-            y[best] = 1.0 / m;
-            let y = active_set::solve(
-                cov,
-                &excess,
-                1.0,
-                &vec![0.0; n],
-                &vec![f64::INFINITY; n],
-                y,
-                best,
-            )?;
-            let kappa: f64 = y.iter().sum();
-            (kappa > 0.0).then(|| y.iter().map(|v| v / kappa).collect())
-        }
-        _ => None,
     }
 }
 
@@ -401,121 +285,6 @@ fn linear_constraints(prog: &mut ConicProgram, c: &Constraints, kappa: Option<us
     {
         for i in n..2 * n {
             prog.add_linear(i, r.cost_per_unit_turnover);
-        }
-    }
-}
-
-fn check_constraints(n: usize, c: &Constraints) -> Result<()> {
-    input::same_len("lower bounds", n, c.lower.len())?;
-    input::same_len("upper bounds", n, c.upper.len())?;
-    for i in 0..n {
-        let (lo, hi) = (c.lower[i], c.upper[i]);
-        if lo.is_nan() || hi.is_nan() || lo == f64::INFINITY || hi == f64::NEG_INFINITY {
-            return Err(QuantError::InvalidParameter {
-                name: "bounds",
-                reason: format!("asset {i} has bounds ({lo}, {hi})"),
-            });
-        }
-        if lo > hi {
-            return Err(QuantError::Infeasible {
-                detail: format!("asset {i}: lower bound {lo} > upper bound {hi}"),
-            });
-        }
-    }
-    for g in &c.groups {
-        if let Some(&bad) = g.members.iter().find(|&&i| i >= n) {
-            return Err(QuantError::InvalidParameter {
-                name: "group members",
-                reason: format!("asset index {bad} out of range for {n} assets"),
-            });
-        }
-        for v in [g.min, g.max].into_iter().flatten() {
-            if !v.is_finite() {
-                return Err(QuantError::NonFinite {
-                    what: "group limit",
-                    index: 0,
-                });
-            }
-        }
-    }
-    if let Some(r) = &c.rebalance {
-        input::finite("rebalance.current", &r.current)?;
-        input::same_len("rebalance.current", n, r.current.len())?;
-        if !(r.cost_per_unit_turnover.is_finite() && r.cost_per_unit_turnover >= 0.0) {
-            return Err(QuantError::InvalidParameter {
-                name: "rebalance.cost_per_unit_turnover",
-                reason: "must be finite and >= 0".into(),
-            });
-        }
-        if let Some(limit) = r.max_turnover
-            && !(limit.is_finite() && limit >= 0.0)
-        {
-            return Err(QuantError::InvalidParameter {
-                name: "rebalance.max_turnover",
-                reason: "must be finite and >= 0".into(),
-            });
-        }
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A deterministic, well-conditioned one-factor covariance and spread of expected returns.
-    fn problem(n: usize, seed: u64) -> (Matrix, Vec<f64>) {
-        let mut state = seed;
-        let mut next = || {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
-        let beta: Vec<f64> = (0..n).map(|_| 0.5 + next()).collect();
-        let idio: Vec<f64> = (0..n).map(|_| 0.01 + 0.03 * next()).collect();
-        let mu: Vec<f64> = (0..n).map(|_| -0.05 + 0.3 * next()).collect();
-        let mut cov = Matrix::zeros(n, n);
-        for i in 0..n {
-            for j in 0..n {
-                cov[(i, j)] = 0.04 * beta[i] * beta[j] + if i == j { idio[i] } else { 0.0 };
-            }
-        }
-        (cov, mu)
-    }
-
-    #[test]
-    fn the_active_set_route_agrees_with_clarabel_on_bounded_problems() {
-        for (seed, lower, upper) in [(1, 0.0, 1.0), (2, -1.0, 1.0), (3, 0.0, 0.1), (4, 0.01, 0.5)] {
-            let (cov, mu) = problem(40, seed);
-            let c = Constraints::bounded(40, lower, upper);
-            for objective in [
-                Objective::MinVariance,
-                Objective::MaxSharpe { risk_free: 0.01 },
-            ] {
-                let conic_w = conic(&cov, Some(&mu), objective, &c).unwrap();
-                if let Some(fast) = fast_path(&cov, Some(&mu), objective, &c) {
-                    let d = fast
-                        .iter()
-                        .zip(&conic_w)
-                        .map(|(a, b)| (a - b).abs())
-                        .fold(0.0, f64::max);
-                    // Clarabel stops at a 1e-8 duality gap, which leaves weights ~1e-6 from the exact vertex.
-                    assert!(d < 2e-5, "seed {seed} {objective:?}: {d:e}");
-                    let (fv, cv) = (cov.quad_form(&fast), cov.quad_form(&conic_w));
-                    if objective == Objective::MinVariance {
-                        assert!(
-                            fv <= cv * (1.0 + 1e-9),
-                            "active set must not be worse: {fv} vs {cv}"
-                        );
-                    }
-                } else {
-                    assert!(
-                        !(objective == Objective::MinVariance),
-                        "seed {seed}: min variance with finite bounds takes the fast path"
-                    );
-                }
-            }
         }
     }
 }

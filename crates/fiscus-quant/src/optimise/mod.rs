@@ -1,7 +1,9 @@
 //! Portfolio optimisation: mean-variance problems solved with clarabel, and risk parity by Newton's method.
 
 mod active_set;
+mod bounds_only;
 mod conic;
+mod constraints;
 pub mod mean_variance;
 pub mod risk_parity;
 
