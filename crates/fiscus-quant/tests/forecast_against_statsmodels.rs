@@ -111,6 +111,7 @@ fn arima_coefficients_match_statsmodels_within_1e_3() {
             q: o[2] as usize,
             seasonal_p: so[0] as usize,
             seasonal_q: so[2] as usize,
+            seasonal_d: so[1] as usize,
             period: so[3] as usize,
             trend: match case["trend"].as_str().unwrap() {
                 "c" => ArimaTrend::Constant,
@@ -159,4 +160,56 @@ fn arima_coefficients_match_statsmodels_within_1e_3() {
         assert!(worst < 1e-3, "{name}: {pairs:?}");
         assert!((fit.log_likelihood - llf).abs() < 1e-3 * llf.abs().max(1.0));
     }
+}
+
+#[test]
+fn seasonal_differencing_recovers_a_simulated_seasonal_model_and_forecasts_its_random_walk() {
+    use fiscus_quant::forecast::{ArimaSpec, ArimaTrend};
+    use rand::SeedableRng;
+    use rand_distr::{Distribution, StandardNormal};
+    // y_t = y_{t-12} + u_t, u_t = 0.6 u_{t-1} + e_t: SARIMA(1,0,0)(0,1,0)_12.
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let mut y: Vec<f64> = (0..12).map(|i| 100.0 + 5.0 * (i as f64).sin()).collect();
+    let mut u = 0.0;
+    for t in 12..720 {
+        let e: f64 = StandardNormal.sample(&mut rng);
+        u = 0.6 * u + e;
+        y.push(y[t - 12] + u);
+    }
+    let spec = ArimaSpec {
+        p: 1,
+        d: 0,
+        q: 0,
+        seasonal_p: 0,
+        seasonal_q: 0,
+        seasonal_d: 1,
+        period: 12,
+        trend: ArimaTrend::None,
+    };
+    let fit = forecast::fit_arima(&y, spec).unwrap();
+    assert!((fit.ar[0] - 0.6).abs() < 0.08, "{:?}", fit.ar);
+    assert!((fit.sigma2 - 1.0).abs() < 0.15, "{}", fit.sigma2);
+    let n = y.len();
+    let fc = fit.forecast(24, 0.95).unwrap();
+    // y_{n+24} - y_{n+12} = u_{n+24}, whose forecast 0.6^24·u_n has all but vanished.
+    assert!((fc.mean[23] - fc.mean[11]).abs() < 1e-3);
+    // Pure seasonal random walk: forecasts are exactly the same month one year earlier.
+    let walk = ArimaSpec {
+        p: 0,
+        d: 0,
+        q: 0,
+        seasonal_p: 0,
+        seasonal_q: 0,
+        seasonal_d: 1,
+        period: 12,
+        trend: ArimaTrend::None,
+    };
+    let fit = forecast::fit_arima(&y, walk).unwrap();
+    let fc = fit.forecast(24, 0.95).unwrap();
+    for h in 0..24 {
+        assert!((fc.mean[h] - y[n - 12 + h % 12]).abs() < 1e-9);
+    }
+    // Its forecast variance grows by σ² once per completed year.
+    assert!((fc.standard_error[12].powi(2) - 2.0 * fit.sigma2).abs() < 1e-12);
+    assert!((fc.standard_error[11].powi(2) - fit.sigma2).abs() < 1e-12);
 }

@@ -110,7 +110,7 @@ proptest! {
         let prices: Vec<f64> = m.column(0).iter().map(|v| 1.0 + v.abs()).collect();
         let pm = Matrix::from_row_major(prices.len(), 1, prices.clone()).unwrap();
         let _ = backtest::run(&pm, &[Rebalance { row: 0, weights: vec![Some(t)] }], BacktestConfig { initial_cash: 100.0, fee_rate: 0.01 });
-        let _ = forecast::fit_arima(&prices, ArimaSpec { p: 1, d: 1, q: 1, seasonal_p: 0, seasonal_q: 0, period: 0, trend: ArimaTrend::Drift });
+        let _ = forecast::fit_arima(&prices, ArimaSpec { p: 1, d: 1, q: 1, seasonal_p: 0, seasonal_q: 0, seasonal_d: 0, period: 0, trend: ArimaTrend::Drift });
         let _ = forecast::fit_holt_winters(&prices, HoltWintersSpec { trend: true, damped: true, season: Some(Season::Multiplicative { period: 2 }) });
     }
 
@@ -134,7 +134,7 @@ proptest! {
         let init = InitialState { level: a, trend: 0.0, seasons: vec![1.0; 4] };
         let _ = forecast::holt_winters::run(&y, spec, Smoothing { alpha: a, beta: 0.1, gamma: 0.1, phi: 0.9 }, &init);
         let _ = forecast::fit_holt_winters(&y, HoltWintersSpec { trend: true, damped: false, season: Some(Season::Additive { period: 4 }) });
-        let _ = forecast::fit_arima(&y, ArimaSpec { p, d: 0, q, seasonal_p: 0, seasonal_q: 0, period: 0, trend: ArimaTrend::Constant });
+        let _ = forecast::fit_arima(&y, ArimaSpec { p, d: 0, q, seasonal_p: 0, seasonal_q: 0, seasonal_d: q, period: 3, trend: ArimaTrend::None });
     }
 
     #[test]

@@ -13,8 +13,8 @@
 //! Levenberg-Marquardt as Holt-Winters does the work, from a few starting points.
 
 use super::arma_state_space::{
-    ArmaPolynomials, filter, forecast_states, multiply_ar, multiply_ma, psi_weights,
-    stationary_from_unconstrained, unconstrained_from_stationary,
+    ArmaPolynomials, differencing_polynomial, filter, forecast_states, multiply_ar, multiply_ma,
+    psi_weights, stationary_from_unconstrained, unconstrained_from_stationary,
 };
 use super::least_squares::{Problem, minimise};
 use crate::error::{QuantError, Result};
@@ -42,7 +42,9 @@ pub struct ArimaSpec {
     pub seasonal_p: usize,
     /// Seasonal MA order Q.
     pub seasonal_q: usize,
-    /// Season length s (ignored when P = Q = 0).
+    /// Seasonal differencing order D (at most 1).
+    pub seasonal_d: usize,
+    /// Season length s (ignored when P = D = Q = 0).
     pub period: usize,
     pub trend: ArimaTrend,
 }
@@ -63,6 +65,7 @@ pub struct ArimaFit {
     /// Number of estimated parameters including σ².
     pub k: usize,
     history_tail: Vec<f64>,
+    delta: Vec<f64>,
     filtered_next: Vec<f64>,
     poly: ArmaPolynomials,
 }
@@ -85,25 +88,35 @@ pub fn fit(y: &[f64], spec: ArimaSpec) -> Result<ArimaFit> {
             reason: "at most 2".into(),
         });
     }
-    if (spec.seasonal_p > 0 || spec.seasonal_q > 0) && spec.period < 2 {
+    if spec.seasonal_d > 1 {
+        return Err(QuantError::InvalidParameter {
+            name: "seasonal_d",
+            reason: "at most 1".into(),
+        });
+    }
+    if (spec.seasonal_p > 0 || spec.seasonal_q > 0 || spec.seasonal_d > 0) && spec.period < 2 {
         return Err(QuantError::InvalidParameter {
             name: "period",
             reason: "a seasonal part needs period >= 2".into(),
         });
     }
-    match (spec.trend, spec.d) {
-        (ArimaTrend::Constant, 0) | (ArimaTrend::Drift, 1) | (ArimaTrend::None, _) => {}
+    match (spec.trend, spec.d, spec.seasonal_d) {
+        (ArimaTrend::Constant, 0, 0) | (ArimaTrend::Drift, 1, 0) | (ArimaTrend::None, _, _) => {}
         _ => {
             return Err(QuantError::InvalidParameter {
                 name: "trend",
-                reason: "a constant needs d = 0 and a drift needs d = 1".into(),
+                reason: "a constant needs d = D = 0 and a drift needs d = 1, D = 0".into(),
             });
         }
     }
-    let mut z = y.to_vec();
-    for _ in 0..spec.d {
-        z = z.windows(2).map(|w| w[1] - w[0]).collect();
-    }
+    // z_t = δ(L) y_t: the first K = d + sD observations only seed the differences, exactly as statsmodels'
+    // diffuse initialisation leaves them out of the likelihood.
+    let delta = differencing_polynomial(spec.d, spec.seasonal_d, spec.period);
+    let lags = delta.len() - 1;
+    input::at_least("y", lags + 1, y.len())?;
+    let z: Vec<f64> = (lags..y.len())
+        .map(|t| delta.iter().enumerate().map(|(k, c)| c * y[t - k]).sum())
+        .collect();
     let n_arma = spec.p + spec.q + spec.seasonal_p + spec.seasonal_q;
     let has_mean = spec.trend != ArimaTrend::None;
     input::at_least(
@@ -201,7 +214,8 @@ pub fn fit(y: &[f64], spec: ArimaSpec) -> Result<ArimaFit> {
         log_likelihood,
         nobs: y.len(),
         k: dim + 1,
-        history_tail: y[y.len().saturating_sub(2)..].to_vec(),
+        history_tail: y[y.len() - lags..].to_vec(),
+        delta,
         filtered_next: f.next_state,
         poly,
     })
@@ -233,8 +247,8 @@ impl ArimaFit {
             .iter()
             .map(|v| v + self.trend_coefficient)
             .collect();
-        let mean = integrate(&diffs, &self.history_tail, self.spec.d);
-        let psi = psi_weights(&self.poly, self.spec.d, h);
+        let mean = integrate(&diffs, &self.history_tail, &self.delta);
+        let psi = psi_weights(&self.poly, &self.delta, h);
         let z = normal::quantile(0.5 + level / 2.0)?;
         let mut acc = 0.0;
         let mut se = Vec::with_capacity(h);
@@ -253,36 +267,16 @@ impl ArimaFit {
     }
 }
 
-/// Undoes d differences given the last observations of the original series.
-fn integrate(diffs: &[f64], tail: &[f64], d: usize) -> Vec<f64> {
-    match d {
-        0 => diffs.to_vec(),
-        1 => {
-            let mut last = tail.last().copied().unwrap_or(0.0);
-            diffs
-                .iter()
-                .map(|v| {
-                    last += v;
-                    last
-                })
-                .collect()
-        }
-        _ => {
-            let (mut prev, mut last) = (
-                tail.first().copied().unwrap_or(0.0),
-                tail.last().copied().unwrap_or(0.0),
-            );
-            diffs
-                .iter()
-                .map(|v| {
-                    let next = 2.0 * last - prev + v;
-                    prev = last;
-                    last = next;
-                    next
-                })
-                .collect()
-        }
+/// Undoes the differencing: `y_t = z_t − Σ_{k≥1} δ_k y_{t−k}`, seeded with the last observations.
+fn integrate(diffs: &[f64], tail: &[f64], delta: &[f64]) -> Vec<f64> {
+    let mut y = tail.to_vec();
+    let start = y.len();
+    for z in diffs {
+        let t = y.len();
+        let v = z - (1..delta.len()).map(|k| delta[k] * y[t - k]).sum::<f64>();
+        y.push(v);
     }
+    y.split_off(start)
 }
 
 /// Yule-Walker AR(p) estimate by Durbin-Levinson, clipped inside the stationary region; a starting value.

@@ -172,19 +172,39 @@ pub(crate) fn forecast_states(next_state: &[f64], poly: &ArmaPolynomials, h: usi
     out
 }
 
-/// ψ-weights of `θ(L)/(φ(L)(1 − L)^d)`: the MA(∞) representation of the (integrated) process.
-pub(crate) fn psi_weights(poly: &ArmaPolynomials, d: usize, h: usize) -> Vec<f64> {
-    let mut ar = poly.ar.clone();
-    for _ in 0..d {
-        // Multiply by (1 − L): new_i = ar_i + 1·[i = 1] − ar_{i−1}, in the `1 − Σ` sign convention.
-        let mut next = vec![0.0; ar.len() + 1];
-        for (i, a) in ar.iter().enumerate() {
-            next[i] += a;
-            next[i + 1] -= a;
+/// Coefficients of the differencing polynomial `δ(L) = (1 − L)^d (1 − L^s)^D`, constant term first.
+pub(crate) fn differencing_polynomial(d: usize, seasonal_d: usize, period: usize) -> Vec<f64> {
+    let mut c = vec![1.0];
+    let mut times = |lag: usize| {
+        let mut next = vec![0.0; c.len() + lag];
+        for (i, v) in c.iter().enumerate() {
+            next[i] += v;
+            next[i + lag] -= v;
         }
-        next[0] += 1.0;
-        ar = next;
+        c = next;
+    };
+    for _ in 0..d {
+        times(1);
     }
+    for _ in 0..seasonal_d {
+        times(period);
+    }
+    c
+}
+
+/// ψ-weights of `θ(L)/(φ(L)δ(L))`: the MA(∞) representation of the (integrated) process, whose
+/// cumulative squares give the forecast variances.
+pub(crate) fn psi_weights(poly: &ArmaPolynomials, delta: &[f64], h: usize) -> Vec<f64> {
+    // φ(L)δ(L) in standard form, then back to the `1 − Σ a_i L^i` convention of the recursion below.
+    let mut phi = vec![1.0];
+    phi.extend(poly.ar.iter().map(|a| -a));
+    let mut product = vec![0.0; phi.len() + delta.len() - 1];
+    for (i, a) in phi.iter().enumerate() {
+        for (j, b) in delta.iter().enumerate() {
+            product[i + j] += a * b;
+        }
+    }
+    let ar: Vec<f64> = product[1..].iter().map(|v| -v).collect();
     let mut psi = vec![0.0; h];
     for j in 0..h {
         let mut v = if j == 0 {
@@ -227,17 +247,26 @@ mod tests {
     }
 
     #[test]
+    fn seasonal_and_regular_differences_multiply() {
+        let c = differencing_polynomial(1, 1, 4);
+        assert_eq!(c, vec![1.0, -1.0, 0.0, 0.0, -1.0, 1.0]);
+    }
+
+    #[test]
     fn psi_weights_of_a_random_walk_are_all_one() {
         let p = ArmaPolynomials {
             ar: vec![],
             ma: vec![],
         };
-        assert_eq!(psi_weights(&p, 1, 4), vec![1.0; 4]);
+        assert_eq!(
+            psi_weights(&p, &differencing_polynomial(1, 0, 0), 4),
+            vec![1.0; 4]
+        );
         let ar1 = ArmaPolynomials {
             ar: vec![0.5],
             ma: vec![],
         };
-        let w = psi_weights(&ar1, 0, 3);
+        let w = psi_weights(&ar1, &[1.0], 3);
         assert!((w[2] - 0.25).abs() < 1e-15);
     }
 }

@@ -99,16 +99,13 @@ pub fn for_each_gbm_path(spec: &GbmSpec<'_>, mut visit: impl FnMut(usize, &[f64]
 /// Log prices of a multi-asset path: each step adds the drift and `√Δt·L z_k`.
 fn correlated_log_steps(p: &Prepared, z: &[f64], path: &mut [f64], steps: usize) {
     let n = p.n;
-    {
-        for k in 0..steps {
-            let (done, rest) = path.split_at_mut((k + 1) * n);
-            let prev = &done[k * n..];
-            let zk = &z[k * n..(k + 1) * n];
-            for i in 0..n {
-                let l = p.chol.row(i);
-                let shock: f64 = l[..=i].iter().zip(zk).map(|(a, b)| a * b).sum();
-                rest[i] = prev[i] + p.step_drift[i] + p.sqrt_dt * shock;
-            }
+    for k in 0..steps {
+        let (done, rest) = path.split_at_mut((k + 1) * n);
+        let prev = &done[k * n..];
+        let zk = &z[k * n..(k + 1) * n];
+        for i in 0..n {
+            let shock: f64 = p.chol.row(i)[..=i].iter().zip(zk).map(|(a, b)| a * b).sum();
+            rest[i] = prev[i] + p.step_drift[i] + p.sqrt_dt * shock;
         }
     }
 }

@@ -16,7 +16,11 @@ const SHIFT: f64 = 6_755_399_441_055_744.0;
 
 /// `2^(j/64)` for j = 0..63, each the double nearest the exact value.
 // Entry 32 is √2 itself, written as a table entry rather than `SQRT_2` to keep the table uniform.
-#[allow(clippy::excessive_precision, clippy::unreadable_literal, clippy::approx_constant)]
+#[allow(
+    clippy::excessive_precision,
+    clippy::unreadable_literal,
+    clippy::approx_constant
+)]
 const TWO_POW_J_64: [f64; 64] = [
     1.0,
     1.0108892860517005,
