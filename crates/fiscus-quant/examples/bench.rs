@@ -109,25 +109,34 @@ fn main() {
                 optimise::optimise(&s, Some(&mu), objective, &Constraints::long_only(n)).unwrap()
             };
             let (t, p) = best_of(if n <= 100 { 7 } else { 3 }, run);
-            let nz = p.weights.iter().filter(|w| **w > 1e-6).count();
             let key = format!("pypfopt_{method}_{n}");
-            let peer_nz = report.peer["details"][&key]["n_nonzero_weights_gt_1e-6"].as_u64();
-            let note = format!(
-                "{nz} weights > 1e-6 (peer {})",
-                peer_nz.map_or("-".into(), |v| v.to_string())
-            );
-            report.row(
-                &format!("{method} {n} assets vs PyPortfolioOpt"),
-                t,
-                &key,
-                &note,
-            );
-            report.row(
-                &format!("{method} {n} assets vs PyPortfolioOpt+CLARABEL"),
-                t,
-                &format!("{key}_clarabel"),
-                "",
-            );
+            let nz = p.weights.iter().filter(|w| **w > 1e-6).count();
+            for (label, peer_key) in [
+                ("PyPortfolioOpt", key.clone()),
+                ("PyPortfolioOpt+CLARABEL", format!("{key}_clarabel")),
+            ] {
+                let details = &report.peer["details"][&peer_key];
+                let note = match details["weights"].as_array() {
+                    Some(w) => {
+                        let gap = w
+                            .iter()
+                            .zip(&p.weights)
+                            .map(|(a, b)| (a.as_f64().unwrap_or(f64::NAN) - b).abs())
+                            .fold(0.0, f64::max);
+                        format!("max |w - peer w| = {gap:.1e}")
+                    }
+                    None => match details["n_nonzero_weights_gt_1e-6"].as_u64() {
+                        Some(peer_nz) => format!("{nz} weights > 1e-6 (peer {peer_nz})"),
+                        None => String::new(),
+                    },
+                };
+                report.row(
+                    &format!("{method} {n} assets vs {label}"),
+                    t,
+                    &peer_key,
+                    &note,
+                );
+            }
         }
     }
 
