@@ -206,6 +206,25 @@ fn bad_inputs_come_back_as_the_matching_typed_error() {
         optimise::equal_risk_contribution(&singular),
         Err(QuantError::NotPositiveDefinite { .. })
     ));
+    let indefinite = Matrix::from_rows(&[vec![1.0, 2.0], vec![2.0, 1.0]]).unwrap();
+    assert!(matches!(
+        optimise::optimise(
+            &indefinite,
+            None,
+            Objective::MinVariance,
+            &Constraints::long_only(2)
+        ),
+        Err(QuantError::NotPositiveDefinite { .. })
+    ));
+    // A singular but positive semi-definite covariance is a valid input with a minimum-variance answer.
+    let p = optimise::optimise(
+        &singular,
+        None,
+        Objective::MinVariance,
+        &Constraints::long_only(2),
+    )
+    .unwrap();
+    assert!((p.weights.iter().sum::<f64>() - 1.0).abs() < 1e-9);
     let mut c = Constraints::long_only(2);
     c.upper = vec![0.3, 0.3];
     let ok = Matrix::from_rows(&[vec![0.04, 0.0], vec![0.0, 0.09]]).unwrap();

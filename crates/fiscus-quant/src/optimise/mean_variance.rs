@@ -105,6 +105,9 @@ pub(super) fn conic(
     objective: Objective,
     constraints: &Constraints,
 ) -> Result<Vec<f64>> {
+    // The solver assumes a convex objective: an indefinite "covariance" is refused here rather than handed
+    // to it. Singular (positive semi-definite) matrices are fine.
+    psd_factor(cov, "covariance")?;
     match objective {
         Objective::MaxSharpe { risk_free } => {
             let mu = mu.ok_or(QuantError::Empty {
