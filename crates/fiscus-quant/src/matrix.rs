@@ -154,9 +154,21 @@ impl std::ops::IndexMut<(usize, usize)> for Matrix {
     }
 }
 
-/// Inner product of two equally long slices.
+/// Inner product of two equally long slices, with four running sums so that the compiler can keep several
+/// multiply-adds in flight (a single sum is one long dependency chain).
 pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0.0; 4];
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for k in 0..4 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
 /// Lower-triangular Cholesky factor `L` with `A = L Lᵀ` of a symmetric positive definite matrix.
@@ -165,10 +177,8 @@ pub fn cholesky(a: &Matrix, what: &'static str) -> Result<Matrix> {
     a.check_symmetric(what, n)?;
     let mut l = Matrix::zeros(n, n);
     for j in 0..n {
-        let mut d = a[(j, j)];
-        for k in 0..j {
-            d -= l[(j, k)] * l[(j, k)];
-        }
+        let lj = &l.row(j)[..j];
+        let d = a[(j, j)] - dot(lj, lj);
         // A relative floor: a pivot that is lost in rounding means the matrix is singular for our purposes.
         if d.is_nan() || d <= 1e-14 * a[(j, j)].abs().max(f64::MIN_POSITIVE) {
             return Err(QuantError::NotPositiveDefinite { what });
@@ -176,10 +186,7 @@ pub fn cholesky(a: &Matrix, what: &'static str) -> Result<Matrix> {
         let d = d.sqrt();
         l[(j, j)] = d;
         for i in j + 1..n {
-            let mut s = a[(i, j)];
-            for k in 0..j {
-                s -= l[(i, k)] * l[(j, k)];
-            }
+            let s = a[(i, j)] - dot(&l.row(i)[..j], &l.row(j)[..j]);
             l[(i, j)] = s / d;
         }
     }

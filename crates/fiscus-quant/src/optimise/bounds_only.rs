@@ -5,7 +5,7 @@
 use super::active_set;
 use super::constraints::Constraints;
 use super::mean_variance::Objective;
-use crate::matrix::Matrix;
+use crate::matrix::{Matrix, cholesky};
 
 /// Minimum variance and maximum Sharpe under bounds alone are `min ½xᵀHx, aᵀx = b, l ≤ x ≤ u`, which the
 /// active-set solver answers exactly and, for a few hundred assets, far faster than an interior-point
@@ -19,6 +19,10 @@ pub(super) fn fast_path(
     if !c.groups.is_empty() || c.rebalance.is_some() {
         return None;
     }
+    // The active-set method finds a KKT point; only a positive definite Σ makes that the global optimum
+    // (an indefinite matrix could have PD faces). The factorisation is the certificate; a singular or
+    // indefinite Σ goes to the conic route, which solves the first and refuses the second.
+    cholesky(cov, "covariance").ok()?;
     let n = cov.rows();
     match objective {
         Objective::MinVariance => {
