@@ -52,12 +52,12 @@ pub(crate) fn solve(
     // rounding noise, so it is not taken and the multipliers are examined instead.
     let mut at_subproblem_minimum = false;
     for _ in 0..(20 * n + 100) {
-        // Gradient Hx, using only the non-zero entries of x.
+        // Gradient Hx from the non-zero entries of x, reading rows of the symmetric H (contiguous memory).
         g.iter_mut().for_each(|v| *v = 0.0);
         for (j, &xj) in x.iter().enumerate() {
             if xj != 0.0 {
-                for (i, gi) in g.iter_mut().enumerate() {
-                    *gi += h[(i, j)] * xj;
+                for (gi, hji) in g.iter_mut().zip(h.row(j)) {
+                    *gi += hji * xj;
                 }
             }
         }
