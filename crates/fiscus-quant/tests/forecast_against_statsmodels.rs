@@ -213,3 +213,30 @@ fn seasonal_differencing_recovers_a_simulated_seasonal_model_and_forecasts_its_r
     assert!((fc.standard_error[12].powi(2) - 2.0 * fit.sigma2).abs() < 1e-12);
     assert!((fc.standard_error[11].powi(2) - fit.sigma2).abs() < 1e-12);
 }
+
+#[test]
+fn holt_without_season_extrapolates_a_straight_line_and_simple_smoothing_a_level() {
+    let line: Vec<f64> = (0..40).map(|t| 10.0 + 2.5 * t as f64).collect();
+    let spec = HoltWintersSpec {
+        trend: true,
+        damped: false,
+        season: None,
+    };
+    let fit = forecast::fit_holt_winters(&line, spec).unwrap();
+    assert!(fit.sse < 1e-12, "{}", fit.sse);
+    let fc = fit.forecast(3);
+    for (h, f) in fc.iter().enumerate() {
+        assert!((f - (10.0 + 2.5 * (40 + h) as f64)).abs() < 1e-6, "{f}");
+    }
+    let level = vec![7.0; 30];
+    let ses = forecast::fit_holt_winters(
+        &level,
+        HoltWintersSpec {
+            trend: false,
+            damped: false,
+            season: None,
+        },
+    )
+    .unwrap();
+    assert!(ses.sse < 1e-20 && (ses.forecast(1)[0] - 7.0).abs() < 1e-12);
+}
