@@ -8,9 +8,13 @@ use crate::error::{QuantError, Result};
 pub struct Date(i32);
 
 impl Date {
-    /// Builds a date from year, month (1-12) and day, refusing impossible dates.
+    /// Builds a date from year (1-9999), month (1-12) and day, refusing impossible dates.
     pub fn from_ymd(year: i32, month: u32, day: u32) -> Result<Self> {
-        if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
+        if !(1..=9999).contains(&year)
+            || !(1..=12).contains(&month)
+            || day == 0
+            || day > days_in_month(year, month)
+        {
             return Err(QuantError::InvalidParameter {
                 name: "date",
                 reason: format!("{year}-{month:02}-{day:02}"),
@@ -19,14 +23,14 @@ impl Date {
         Ok(Self(days_from_civil(year, month, day)))
     }
 
-    /// The date `days` later (or earlier, if negative).
+    /// The date `days` later (or earlier, if negative), saturating at the ends of the representable range.
     pub fn add_days(self, days: i32) -> Self {
-        Self(self.0 + days)
+        Self(self.0.saturating_add(days).clamp(MIN_DAY, MAX_DAY))
     }
 
     /// Whole days from `self` to `later`.
     pub fn days_until(self, later: Date) -> i32 {
-        later.0 - self.0
+        later.0.saturating_sub(self.0)
     }
 
     /// (year, month, day).
@@ -41,6 +45,11 @@ impl Date {
         Self(days_from_civil(y + 1, m, d))
     }
 }
+
+/// 0001-01-01 and 9999-12-31 as days since 1970-01-01: the range every `Date` stays within, so that the
+/// civil-calendar arithmetic below can never overflow.
+const MIN_DAY: i32 = -719_162;
+const MAX_DAY: i32 = 2_932_896;
 
 fn is_leap(y: i32) -> bool {
     (y % 4 == 0 && y % 100 != 0) || y % 400 == 0

@@ -100,11 +100,17 @@ impl IsolationForest {
     pub fn scores(&self, x: &Matrix) -> Result<Vec<f64>> {
         x.check_finite("x")?;
         input::same_len("features", self.features, x.cols())?;
-        Ok((0..x.rows()).map(|i| self.score_row(x.row(i))).collect())
+        Ok((0..x.rows()).map(|i| self.score_point(x.row(i))).collect())
     }
 
     /// Anomaly score of one observation.
-    pub fn score_row(&self, point: &[f64]) -> f64 {
+    pub fn score_row(&self, point: &[f64]) -> Result<f64> {
+        input::finite("point", point)?;
+        input::same_len("features", self.features, point.len())?;
+        Ok(self.score_point(point))
+    }
+
+    fn score_point(&self, point: &[f64]) -> f64 {
         let total: f64 = self.trees.iter().map(|t| path_length(t, point)).sum();
         let mean = total / self.trees.len() as f64;
         2f64.powf(-mean / self.normaliser)

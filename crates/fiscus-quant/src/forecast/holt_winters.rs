@@ -58,8 +58,10 @@ pub struct InitialState {
     pub seasons: Vec<f64>,
 }
 
-/// A model run over a series: one-step-ahead fitted values and the final state.
+/// A model run over a series: one-step-ahead fitted values and the final state. Only this crate builds one
+/// (`non_exhaustive`), so its seasonal state always has the length its spec implies.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct HoltWintersFit {
     pub spec: HoltWintersSpec,
     pub smoothing: Smoothing,
