@@ -1,4 +1,5 @@
-//! Portfolio optimisation: mean-variance problems solved with clarabel, and risk parity by Newton's method.
+//! Portfolio optimisation: mean-variance problems (an exact active-set solver for bounds-only problems,
+//! clarabel for everything else), and risk parity by Newton's method.
 
 mod active_set;
 mod bounds_only;
