@@ -104,6 +104,29 @@ fn every_mean_variance_case_matches_cvxpy_clarabel_within_1e_5_and_pypfopt_withi
 }
 
 #[test]
+fn the_end_to_end_pipeline_from_returns_gives_the_same_weights() {
+    let fx = fixture("optimisation_20.json");
+    let (assets, r) = fixture_returns(&fx);
+    for case in fx["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"] == "min_volatility" || c["name"] == "max_sharpe")
+    {
+        let objective = objective_for(case);
+        let p = optimise::optimise_from_returns(
+            &r,
+            252.0,
+            objective,
+            &Constraints::long_only(assets.len()),
+        )
+        .unwrap();
+        let tight = by_keys(&case["cvxpy_clarabel"]["weights"], &assets);
+        assert!(max_abs_diff(&p.weights, &tight) < 1e-5);
+    }
+}
+
+#[test]
 fn risk_parity_meets_its_budgets_within_1e_6_and_matches_the_newton_reference() {
     let inp = inputs();
     let rp = &inp.fx["risk_parity"];

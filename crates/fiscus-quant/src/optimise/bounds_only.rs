@@ -4,7 +4,7 @@
 
 use super::active_set;
 use super::constraints::Constraints;
-use super::mean_variance::Objective;
+use super::mean_variance::{Convexity, Objective};
 use crate::matrix::{Matrix, cholesky};
 
 /// Minimum variance and maximum Sharpe under bounds alone are `min ½xᵀHx, aᵀx = b, l ≤ x ≤ u`, which the
@@ -15,14 +15,18 @@ pub(super) fn fast_path(
     mu: Option<&[f64]>,
     objective: Objective,
     c: &Constraints,
+    convexity: Convexity,
 ) -> Option<Vec<f64>> {
     if !c.groups.is_empty() || c.rebalance.is_some() {
         return None;
     }
-    // The active-set method finds a KKT point; only a positive definite Σ makes that the global optimum
-    // (an indefinite matrix could have PD faces). The factorisation is the certificate; a singular or
-    // indefinite Σ goes to the conic route, which solves the first and refuses the second.
-    cholesky(cov, "covariance").ok()?;
+    // The active-set method finds a KKT point, which is the global optimum only when Σ is positive
+    // semi-definite (an indefinite matrix can have positive definite faces). A caller's Σ must show a
+    // Cholesky factor as the certificate; a singular or indefinite one goes to the conic route, which solves
+    // the first and refuses the second. A sample covariance needs no certificate.
+    if convexity == Convexity::Unknown {
+        cholesky(cov, "covariance").ok()?;
+    }
     let n = cov.rows();
     match objective {
         Objective::MinVariance => {
@@ -84,7 +88,7 @@ pub(super) fn fast_path(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optimise::mean_variance::{Objective, conic};
+    use crate::optimise::mean_variance::{Convexity, Objective, conic};
 
     /// A deterministic, well-conditioned one-factor covariance and spread of expected returns.
     fn problem(n: usize, seed: u64) -> (Matrix, Vec<f64>) {
@@ -117,7 +121,7 @@ mod tests {
                 Objective::MaxSharpe { risk_free: 0.01 },
             ] {
                 let conic_w = conic(&cov, Some(&mu), objective, &c).unwrap();
-                if let Some(fast) = fast_path(&cov, Some(&mu), objective, &c) {
+                if let Some(fast) = fast_path(&cov, Some(&mu), objective, &c, Convexity::Unknown) {
                     let d = fast
                         .iter()
                         .zip(&conic_w)

@@ -55,6 +55,45 @@ pub fn optimise(
     objective: Objective,
     constraints: &Constraints,
 ) -> Result<OptimalPortfolio> {
+    solve(
+        covariance,
+        expected_returns,
+        objective,
+        constraints,
+        Convexity::Unknown,
+    )
+}
+
+/// PyPortfolioOpt's pipeline end to end: from a return panel (rows = periods) to
+/// `μ = mean_historical_return`, `Σ = sample covariance (ddof = 1)`, both annualised with
+/// `periods_per_year`, then [`optimise`]. A sample covariance is positive semi-definite by construction, so
+/// the check that an arbitrary caller-supplied Σ is convex is skipped here.
+pub fn optimise_from_returns(
+    returns: &Matrix,
+    periods_per_year: f64,
+    objective: Objective,
+    constraints: &Constraints,
+) -> Result<OptimalPortfolio> {
+    let mu = crate::covariance::mean_historical_return(returns, periods_per_year)?;
+    let cov = crate::covariance::sample(returns, 1)?.scaled(periods_per_year);
+    solve(&cov, Some(&mu), objective, constraints, Convexity::KnownPsd)
+}
+
+/// Whether Σ is known to be positive semi-definite (a Gram matrix) or must be certified before the
+/// active-set route, whose KKT point is only a global optimum for a convex problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Convexity {
+    Unknown,
+    KnownPsd,
+}
+
+fn solve(
+    covariance: &Matrix,
+    expected_returns: Option<&[f64]>,
+    objective: Objective,
+    constraints: &Constraints,
+    convexity: Convexity,
+) -> Result<OptimalPortfolio> {
     let n = covariance.rows();
     if n == 0 {
         return Err(QuantError::Empty { what: "covariance" });
@@ -75,7 +114,7 @@ pub fn optimise(
             });
         }
     };
-    let weights = match fast_path(covariance, mu, objective, constraints) {
+    let weights = match fast_path(covariance, mu, objective, constraints, convexity) {
         Some(w) => w,
         None => conic(covariance, mu, objective, constraints)?,
     };

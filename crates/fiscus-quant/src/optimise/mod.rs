@@ -10,5 +10,6 @@ pub mod risk_parity;
 
 pub use mean_variance::{
     Constraints, GroupLimit, Objective, OptimalPortfolio, Rebalance, optimise,
+    optimise_from_returns,
 };
 pub use risk_parity::{RiskParityPortfolio, equal_risk_contribution, risk_budgeting};
