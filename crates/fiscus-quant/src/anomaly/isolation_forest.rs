@@ -100,7 +100,19 @@ impl IsolationForest {
     pub fn scores(&self, x: &Matrix) -> Result<Vec<f64>> {
         x.check_finite("x")?;
         input::same_len("features", self.features, x.cols())?;
-        Ok((0..x.rows()).map(|i| self.score_point(x.row(i))).collect())
+        // Tree by tree rather than point by point: one small tree stays in cache while every row descends
+        // it. Each point's path lengths are still summed in tree order, so the scores equal `score_row`'s.
+        let mut total = vec![0.0; x.rows()];
+        for tree in &self.trees {
+            for (i, t) in total.iter_mut().enumerate() {
+                *t += path_length(tree, x.row(i));
+            }
+        }
+        let trees = self.trees.len() as f64;
+        Ok(total
+            .iter()
+            .map(|t| self.score_of_mean(t / trees))
+            .collect())
     }
 
     /// Anomaly score of one observation.
@@ -112,8 +124,11 @@ impl IsolationForest {
 
     fn score_point(&self, point: &[f64]) -> f64 {
         let total: f64 = self.trees.iter().map(|t| path_length(t, point)).sum();
-        let mean = total / self.trees.len() as f64;
-        2f64.powf(-mean / self.normaliser)
+        self.score_of_mean(total / self.trees.len() as f64)
+    }
+
+    fn score_of_mean(&self, mean_path_length: f64) -> f64 {
+        2f64.powf(-mean_path_length / self.normaliser)
     }
 }
 
