@@ -166,6 +166,8 @@ pub struct RiskSummary {
 
 /// Computes a [`RiskSummary`]; ratios that are undefined for this series (zero volatility, no drawdown, no
 /// benchmark) are `None` rather than an error, because a summary of a flat series is still a summary.
+/// `risk_free` (per period) is also the required return of the Sortino ratio and downside risk, as when
+/// empyrical is called with both set to the same value.
 pub fn summary(
     returns: &[f64],
     benchmark: Option<&[f64]>,
