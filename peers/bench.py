@@ -141,7 +141,8 @@ def main():
                                             f"solver={solver!r}).{method}()"}
                 details[name] = {"runs": all_t, "solver_used": used,
                                  "weights_sum": float(np.sum(ef.weights)),
-                                 "n_nonzero_weights_gt_1e-6": int(np.sum(ef.weights > 1e-6))}
+                                 "n_nonzero_weights_gt_1e-6": int(np.sum(ef.weights > 1e-6)),
+                                 "weights": [float(w) for w in ef.weights]}
                 log(f"{name}: {best * 1e3:.1f} ms ({used})")
 
     # ------------------------------------------------------------------------------------------------------

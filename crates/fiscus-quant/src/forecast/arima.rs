@@ -1,0 +1,300 @@
+//! ARIMA(p, d, q)(P, D=0, Q)_s by exact Gaussian maximum likelihood, with statsmodels' conventions:
+//!
+//! * trend terms are regressors on the UNDIFFERENCED series: a constant (d = 0) is the process mean, not the
+//!   ARMA intercept, and a linear trend with d = 1 is a drift, i.e. the mean of the differenced series;
+//! * the MA polynomial is `1 + θ₁L + …`; AR and MA are kept stationary and invertible through a
+//!   partial-autocorrelation transform, as statsmodels' `enforce_stationarity/invertibility` do;
+//! * with d = 1 the first observation only seeds the differences, which is exactly what statsmodels' diffuse
+//!   initialisation gives (its `loglikelihood_burn` = d), so the likelihood is that of the differenced ARMA;
+//! * σ² is a parameter and counts in k for AIC/BIC.
+//!
+//! The likelihood is maximised with σ² concentrated out: minimising `ln Σ(v²/F) + (1/n)Σ ln F` is a sum of
+//! squares in the scaled innovations `v_t·√(g/F_t)` (g the geometric mean of F), so the same bounded
+//! Levenberg-Marquardt as Holt-Winters does the work, from a few starting points.
+
+use super::arma_state_space::{
+    ArmaPolynomials, differencing_polynomial, filter, forecast_states, multiply_ar, multiply_ma, psi_weights,
+    stationary_from_unconstrained, unconstrained_from_stationary,
+};
+use super::least_squares::{Problem, minimise};
+use crate::error::{QuantError, Result};
+use crate::input;
+use crate::normal;
+
+/// Deterministic trend of the undifferenced series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArimaTrend {
+    /// No mean (statsmodels `'n'`).
+    None,
+    /// A constant mean; needs d = 0 (statsmodels `'c'`).
+    Constant,
+    /// A linear time trend; needs d = 1, where it is a drift (statsmodels `'t'`).
+    Drift,
+}
+
+/// Model orders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArimaSpec {
+    pub p: usize,
+    pub d: usize,
+    pub q: usize,
+    /// Seasonal AR order P.
+    pub seasonal_p: usize,
+    /// Seasonal MA order Q.
+    pub seasonal_q: usize,
+    /// Seasonal differencing order D (at most 1).
+    pub seasonal_d: usize,
+    /// Season length s (ignored when P = D = Q = 0).
+    pub period: usize,
+    pub trend: ArimaTrend,
+}
+
+/// A fitted model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArimaFit {
+    pub spec: ArimaSpec,
+    /// The mean (d = 0) or drift (d = 1); 0 without a trend term.
+    pub trend_coefficient: f64,
+    pub ar: Vec<f64>,
+    pub ma: Vec<f64>,
+    pub seasonal_ar: Vec<f64>,
+    pub seasonal_ma: Vec<f64>,
+    pub sigma2: f64,
+    pub log_likelihood: f64,
+    pub nobs: usize,
+    /// Number of estimated parameters including σ².
+    pub k: usize,
+    history_tail: Vec<f64>,
+    delta: Vec<f64>,
+    filtered_next: Vec<f64>,
+    poly: ArmaPolynomials,
+}
+
+/// A forecast with its standard errors and interval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArimaForecast {
+    pub mean: Vec<f64>,
+    pub standard_error: Vec<f64>,
+    pub lower: Vec<f64>,
+    pub upper: Vec<f64>,
+}
+
+/// Fits the model to `y` by exact maximum likelihood.
+pub fn fit(y: &[f64], spec: ArimaSpec) -> Result<ArimaFit> {
+    input::finite("y", y)?;
+    if spec.d > 2 {
+        return Err(QuantError::InvalidParameter { name: "d", reason: "at most 2".into() });
+    }
+    if spec.seasonal_d > 1 {
+        return Err(QuantError::InvalidParameter { name: "seasonal_d", reason: "at most 1".into() });
+    }
+    if (spec.seasonal_p > 0 || spec.seasonal_q > 0 || spec.seasonal_d > 0) && spec.period < 2 {
+        return Err(QuantError::InvalidParameter {
+            name: "period",
+            reason: "a seasonal part needs period >= 2".into(),
+        });
+    }
+    match (spec.trend, spec.d, spec.seasonal_d) {
+        (ArimaTrend::Constant, 0, 0) | (ArimaTrend::Drift, 1, 0) | (ArimaTrend::None, _, _) => {}
+        _ => {
+            return Err(QuantError::InvalidParameter {
+                name: "trend",
+                reason: "a constant needs d = D = 0 and a drift needs d = 1, D = 0".into(),
+            });
+        }
+    }
+    // z_t = δ(L) y_t: the first K = d + sD observations only seed the differences, exactly as statsmodels'
+    // diffuse initialisation leaves them out of the likelihood.
+    let delta = differencing_polynomial(spec.d, spec.seasonal_d, spec.period);
+    let lags = delta.len() - 1;
+    input::at_least("y", lags + 1, y.len())?;
+    let z: Vec<f64> = (lags..y.len()).map(|t| delta.iter().enumerate().map(|(k, c)| c * y[t - k]).sum()).collect();
+    let n_arma = spec.p + spec.q + spec.seasonal_p + spec.seasonal_q;
+    let has_mean = spec.trend != ArimaTrend::None;
+    input::at_least("observations after differencing", n_arma + 2 + usize::from(has_mean), z.len())?;
+
+    let layout = Layout { spec, has_mean };
+    let n = z.len() as f64;
+    let residuals = |x: &[f64], out: &mut Vec<f64>| -> bool {
+        let (mean, poly) = layout.unpack(x);
+        let demeaned: Vec<f64> = z.iter().map(|v| v - mean).collect();
+        let Ok(f) = filter(&demeaned, &poly) else {
+            return false;
+        };
+        if f.f.iter().any(|v| !(*v > 0.0)) {
+            return false;
+        }
+        let log_g = f.f.iter().map(|v| v.ln()).sum::<f64>() / n;
+        let g = log_g.exp();
+        out.extend(f.v.iter().zip(&f.f).map(|(v, ft)| v * (g / ft).sqrt()));
+        true
+    };
+    let dim = usize::from(has_mean) + n_arma;
+    let scale_z = crate::stats::variance(&z, 0).sqrt().max(1e-8);
+    let mut scale = vec![1.0; dim];
+    if has_mean {
+        scale[0] = scale_z;
+    }
+    let problem =
+        Problem { residuals: &residuals, lower: vec![f64::NEG_INFINITY; dim], upper: vec![f64::INFINITY; dim], scale };
+
+    let mean0 = if has_mean { crate::stats::mean(&z) } else { 0.0 };
+    let ar0 = yule_walker(&z, spec.p);
+    let mut starts = Vec::new();
+    for (ar_start, ma_start) in [(Some(&ar0), 0.0), (Some(&ar0), -0.5), (None, 0.5), (None, -0.8)] {
+        let mut x = Vec::with_capacity(dim);
+        if has_mean {
+            x.push(mean0);
+        }
+        match ar_start {
+            Some(a) => x.extend(unconstrained_from_stationary(a)),
+            None => x.extend(std::iter::repeat_n(0.9_f64.atanh(), spec.p)),
+        }
+        x.extend(std::iter::repeat_n(ma_start, spec.q));
+        x.extend(std::iter::repeat_n(0.0, spec.seasonal_p + spec.seasonal_q));
+        starts.push(x);
+    }
+    let mut best: Option<(Vec<f64>, f64)> = None;
+    for x0 in &starts {
+        let (x, sse) = minimise(&problem, x0, 300);
+        if sse.is_finite() && best.as_ref().is_none_or(|b| sse < b.1) {
+            best = Some((x, sse));
+        }
+    }
+    let Some((x, _)) = best else {
+        return Err(QuantError::NoConvergence { what: "ARIMA likelihood", detail: "no valid starting point".into() });
+    };
+    let (mean, poly) = layout.unpack(&x);
+    let demeaned: Vec<f64> = z.iter().map(|v| v - mean).collect();
+    let f = filter(&demeaned, &poly)?;
+    let sigma2 = f.v.iter().zip(&f.f).map(|(v, ft)| v * v / ft).sum::<f64>() / n;
+    let log_likelihood = -0.5
+        * f.v
+            .iter()
+            .zip(&f.f)
+            .map(|(v, ft)| (2.0 * std::f64::consts::PI * sigma2 * ft).ln() + v * v / (sigma2 * ft))
+            .sum::<f64>();
+    let (ar, ma, sar, sma) = layout.components(&x);
+    Ok(ArimaFit {
+        spec,
+        trend_coefficient: mean,
+        ar,
+        ma,
+        seasonal_ar: sar,
+        seasonal_ma: sma,
+        sigma2,
+        log_likelihood,
+        nobs: y.len(),
+        k: dim + 1,
+        history_tail: y[y.len() - lags..].to_vec(),
+        delta,
+        filtered_next: f.next_state,
+        poly,
+    })
+}
+
+impl ArimaFit {
+    /// `−2 llf + 2k`.
+    pub fn aic(&self) -> f64 {
+        -2.0 * self.log_likelihood + 2.0 * self.k as f64
+    }
+
+    /// `−2 llf + k ln(nobs)`.
+    pub fn bic(&self) -> f64 {
+        -2.0 * self.log_likelihood + self.k as f64 * (self.nobs as f64).ln()
+    }
+
+    /// AIC with the small-sample correction `2k(k+1)/(nobs − k − 1)`.
+    pub fn aicc(&self) -> f64 {
+        let (k, n) = (self.k as f64, self.nobs as f64);
+        self.aic() + 2.0 * k * (k + 1.0) / (n - k - 1.0)
+    }
+
+    /// Forecasts of the modelled (undifferenced) series for horizons 1..=h with Gaussian intervals at
+    /// `level`. Variances come from the ψ-weights of the integrated process, which equal the Kalman
+    /// forecast variances once the filter has settled (any series long enough to estimate the model).
+    pub fn forecast(&self, h: usize, level: f64) -> Result<ArimaForecast> {
+        input::open_unit("level", level)?;
+        let diffs: Vec<f64> =
+            forecast_states(&self.filtered_next, &self.poly, h).iter().map(|v| v + self.trend_coefficient).collect();
+        let mean = integrate(&diffs, &self.history_tail, &self.delta);
+        let psi = psi_weights(&self.poly, &self.delta, h);
+        let z = normal::quantile(0.5 + level / 2.0)?;
+        let mut acc = 0.0;
+        let mut se = Vec::with_capacity(h);
+        for p in &psi {
+            acc += p * p;
+            se.push((self.sigma2 * acc).sqrt());
+        }
+        let lower = mean.iter().zip(&se).map(|(m, s)| m - z * s).collect();
+        let upper = mean.iter().zip(&se).map(|(m, s)| m + z * s).collect();
+        Ok(ArimaForecast { mean, standard_error: se, lower, upper })
+    }
+}
+
+/// Undoes the differencing: `y_t = z_t − Σ_{k≥1} δ_k y_{t−k}`, seeded with the last observations.
+fn integrate(diffs: &[f64], tail: &[f64], delta: &[f64]) -> Vec<f64> {
+    let mut y = tail.to_vec();
+    let start = y.len();
+    for z in diffs {
+        let t = y.len();
+        let v = z - (1..delta.len()).map(|k| delta[k] * y[t - k]).sum::<f64>();
+        y.push(v);
+    }
+    y.split_off(start)
+}
+
+/// Yule-Walker AR(p) estimate by Durbin-Levinson, clipped inside the stationary region; a starting value.
+fn yule_walker(z: &[f64], p: usize) -> Vec<f64> {
+    if p == 0 {
+        return Vec::new();
+    }
+    let m = crate::stats::mean(z);
+    let n = z.len();
+    let acov: Vec<f64> = (0..=p).map(|k| (k..n).map(|t| (z[t] - m) * (z[t - k] - m)).sum::<f64>() / n as f64).collect();
+    if !(acov[0] > 0.0) {
+        return vec![0.0; p];
+    }
+    let mut phi: Vec<f64> = Vec::new();
+    let mut v = acov[0];
+    for k in 1..=p {
+        let num = acov[k] - (0..k - 1).map(|j| phi[j] * acov[k - 1 - j]).sum::<f64>();
+        let r = (num / v).clamp(-0.95, 0.95);
+        let prev = phi.clone();
+        for j in 0..k - 1 {
+            phi[j] = prev[j] - r * prev[k - 2 - j];
+        }
+        phi.push(r);
+        v *= 1.0 - r * r;
+    }
+    phi
+}
+
+struct Layout {
+    spec: ArimaSpec,
+    has_mean: bool,
+}
+
+impl Layout {
+    fn components(&self, x: &[f64]) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
+        let s = self.spec;
+        let mut k = usize::from(self.has_mean);
+        let mut take = |len: usize| {
+            let v = x[k..k + len].to_vec();
+            k += len;
+            v
+        };
+        let ar = stationary_from_unconstrained(&take(s.p));
+        let ma: Vec<f64> = stationary_from_unconstrained(&take(s.q)).iter().map(|v| -v).collect();
+        let sar = stationary_from_unconstrained(&take(s.seasonal_p));
+        let sma: Vec<f64> = stationary_from_unconstrained(&take(s.seasonal_q)).iter().map(|v| -v).collect();
+        (ar, ma, sar, sma)
+    }
+
+    fn unpack(&self, x: &[f64]) -> (f64, ArmaPolynomials) {
+        let mean = if self.has_mean { x[0] } else { 0.0 };
+        let (ar, ma, sar, sma) = self.components(x);
+        let period = self.spec.period.max(1);
+        (mean, ArmaPolynomials { ar: multiply_ar(&ar, &sar, period), ma: multiply_ma(&ma, &sma, period) })
+    }
+}

@@ -1,0 +1,12 @@
+//! Forecasting: Holt-Winters exponential smoothing and ARIMA.
+
+pub mod holt_winters;
+mod holt_winters_fit;
+mod least_squares;
+
+pub use holt_winters::{HoltWintersFit, HoltWintersSpec, InitialState, Season, Smoothing, heuristic_initial_state};
+pub use holt_winters_fit::fit as fit_holt_winters;
+pub mod arima;
+mod arma_state_space;
+
+pub use arima::{ArimaFit, ArimaForecast, ArimaSpec, ArimaTrend, fit as fit_arima};

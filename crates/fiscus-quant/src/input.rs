@@ -1,0 +1,48 @@
+//! Checks shared by every public entry point: the crate refuses empty, non-finite and misaligned input up
+//! front so that no computation can panic or quietly produce NaN downstream.
+
+use crate::error::{QuantError, Result};
+
+/// Refuses an empty slice or one holding NaN/infinity.
+pub(crate) fn finite(what: &'static str, xs: &[f64]) -> Result<()> {
+    if xs.is_empty() {
+        return Err(QuantError::Empty { what });
+    }
+    all_finite(what, xs)
+}
+
+/// Refuses NaN/infinity but accepts an empty slice.
+pub(crate) fn all_finite(what: &'static str, xs: &[f64]) -> Result<()> {
+    match xs.iter().position(|x| !x.is_finite()) {
+        Some(index) => Err(QuantError::NonFinite { what, index }),
+        None => Ok(()),
+    }
+}
+
+/// Refuses two lengths that must agree.
+pub(crate) fn same_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
+    if expected == got { Ok(()) } else { Err(QuantError::LengthMismatch { what, expected, got }) }
+}
+
+/// Refuses fewer than `needed` observations.
+pub(crate) fn at_least(what: &'static str, needed: usize, got: usize) -> Result<()> {
+    if got >= needed { Ok(()) } else { Err(QuantError::InsufficientData { what, needed, got }) }
+}
+
+/// Refuses a parameter that is not finite and strictly positive.
+pub(crate) fn positive(name: &'static str, x: f64) -> Result<()> {
+    if x.is_finite() && x > 0.0 {
+        Ok(())
+    } else {
+        Err(QuantError::InvalidParameter { name, reason: format!("must be finite and > 0, got {x}") })
+    }
+}
+
+/// Refuses a probability level outside the open interval (0, 1).
+pub(crate) fn open_unit(name: &'static str, x: f64) -> Result<()> {
+    if x.is_finite() && x > 0.0 && x < 1.0 {
+        Ok(())
+    } else {
+        Err(QuantError::InvalidParameter { name, reason: format!("must lie in (0, 1), got {x}") })
+    }
+}
