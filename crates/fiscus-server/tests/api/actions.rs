@@ -305,3 +305,23 @@ async fn a_credential_with_every_scope_cannot_approve_or_deny() {
     assert_eq!(after["control_state"], "pending_approval");
     assert_eq!(app.count(&format!("SELECT COUNT(*) FROM action_decisions WHERE action_id = '{id}'")).await, 0);
 }
+
+/// A fault in the decision path refuses: a store error while deciding answers 5xx and nothing executes;
+/// a missing record (the delegation) is a failed gate.
+#[tokio::test]
+async fn a_fault_in_the_decision_path_refuses_and_nothing_executes() {
+    let app = spawn_app().await;
+    let id = propose(&app).await["id"].as_str().expect("id").to_string();
+    app.post_json(&format!("/api/v2/actions/investment-execution/{id}/checks"), &app.key, &check("passed"), None).await;
+    simulate_operator_approval(&app, &id, "opr_a").await;
+    // The decision records become unreadable: the gate cannot establish authorisation.
+    app.execute("ALTER TABLE action_decisions RENAME TO action_decisions_gone").await;
+    let response = app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &json!({}), None).await;
+    assert_eq!(response.status(), 500);
+    let body: Value = response.json().await.expect("json");
+    assert_eq!(body["code"], "internal_error");
+    assert!(body.get("detail").is_none(), "no internal text leaks: {body}");
+    app.execute("ALTER TABLE action_decisions_gone RENAME TO action_decisions").await;
+    assert_eq!(action(&app, &id).await["control_state"], "approved", "nothing executed");
+    assert_eq!(app.count(&format!("SELECT COUNT(*) FROM settlement_jobs WHERE action_id = '{id}'")).await, 0);
+}
