@@ -17,6 +17,7 @@ pub mod ids;
 pub mod jcs;
 pub mod money;
 pub mod pagination;
+pub mod production_access;
 pub mod scopes;
 pub mod tenancy;
 pub mod totp;

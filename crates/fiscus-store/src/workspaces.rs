@@ -103,3 +103,59 @@ pub async fn set_entitlement(tx: &mut WriteTx, workspace_id: &str, entitlement: 
     }
     Ok(())
 }
+
+/// The open request to enable production access, if any: (id, requested_by).
+pub async fn open_production_request(tx: &mut WriteTx, workspace_id: &str) -> Result<Option<(String, String)>> {
+    let lock = crate::dialect::for_update(crate::dialect::backend_of(tx.conn()));
+    Ok(sqlx::query_as(&format!(
+        "SELECT id, requested_by FROM production_access_requests WHERE workspace_id = $1 AND state = 'open'{lock}"
+    ))
+    .bind(workspace_id)
+    .fetch_optional(tx.conn())
+    .await?)
+}
+
+pub async fn request_production(tx: &mut WriteTx, workspace_id: &str, operator_id: &str, now: i64) -> Result<String> {
+    let id = fiscus_domain::ids::new_id("par");
+    sqlx::query(
+        "INSERT INTO production_access_requests (id, workspace_id, requested_by, state, created_at) VALUES ($1, $2, $3, 'open', $4)",
+    )
+    .bind(&id)
+    .bind(workspace_id)
+    .bind(operator_id)
+    .bind(now)
+    .execute(tx.conn())
+    .await?;
+    Ok(id)
+}
+
+/// Closes the open request (`confirmed` or `withdrawn`) and sets production access accordingly.
+pub async fn settle_production(
+    tx: &mut WriteTx,
+    workspace_id: &str,
+    request_id: Option<&str>,
+    state: &str,
+    operator_id: &str,
+    enabled: bool,
+    now: i64,
+) -> Result<()> {
+    tx.standing_changed()?;
+    if let Some(id) = request_id {
+        sqlx::query(
+            "UPDATE production_access_requests SET state = $1, confirmed_by = $2, decided_at = $3 WHERE workspace_id = $4 AND id = $5 AND state = 'open'",
+        )
+        .bind(state)
+        .bind(operator_id)
+        .bind(now)
+        .bind(workspace_id)
+        .bind(id)
+        .execute(tx.conn())
+        .await?;
+    }
+    sqlx::query("UPDATE workspaces SET production_access = $1 WHERE id = $2")
+        .bind(flag(enabled))
+        .bind(workspace_id)
+        .execute(tx.conn())
+        .await?;
+    Ok(())
+}

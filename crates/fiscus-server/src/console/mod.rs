@@ -8,6 +8,7 @@ mod enroll;
 pub mod html;
 mod login;
 mod passwords;
+mod production;
 pub mod session;
 
 use axum::Router;
@@ -26,6 +27,7 @@ pub fn routes() -> Router<AppState> {
         .route("/console/actions/{id}", get(actions::detail))
         .route("/console/actions/{id}/decision", post(actions::decision))
         .route("/console/delegations", get(delegations::list))
+        .route("/console/production", get(production::show).post(production::change))
         .route("/console/delegations/{id}", post(delegations::decide))
         .layer(from_fn(session::guard))
 }

@@ -375,3 +375,46 @@ async fn a_wrong_code_or_a_reused_code_does_not_sign_in() {
     assert_eq!(attempt(next.clone()).await, 303);
     assert_eq!(attempt(next).await, 401, "a code is good once");
 }
+
+async fn production_move(app: &TestApp, cookie: &str, mv: &str) -> u16 {
+    let page = client()
+        .get(app.url("/console/production"))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .expect("request")
+        .text()
+        .await
+        .expect("page");
+    let form = [("csrf", hidden(&page, "csrf")), ("move", mv.to_string())];
+    client()
+        .post(app.url("/console/production"))
+        .header("cookie", cookie)
+        .form(&form)
+        .send()
+        .await
+        .expect("request")
+        .status()
+        .as_u16()
+}
+
+#[tokio::test]
+async fn production_access_needs_two_distinct_admins_and_no_credential_can_turn_it_on() {
+    let app = spawn_app().await;
+    let (_, live_key) = app.new_app(fiscus_domain::credentials::Environment::Production, "workspace:read", None).await;
+    problem(app.get("/api/v2/workspace", &live_key).await, 403, "production_access_disabled").await;
+    let ada = enrolled_operator(&app, "ada@example.com", Role::Admin).await;
+    let bob = enrolled_operator(&app, "bob@example.com", Role::Admin).await;
+    let eve = enrolled_operator(&app, "eve@example.com", Role::Approver).await;
+    let ada_cookie = sign_in(&app, &ada).await;
+    let eve_cookie = sign_in(&app, &eve).await;
+    assert_eq!(production_move(&app, &eve_cookie, "enable").await, 409, "approvers do not change production access");
+    assert_eq!(production_move(&app, &ada_cookie, "enable").await, 303);
+    assert_eq!(production_move(&app, &ada_cookie, "enable").await, 409, "one admin cannot confirm their own request");
+    problem(app.get("/api/v2/workspace", &live_key).await, 403, "production_access_disabled").await;
+    let bob_cookie = sign_in(&app, &bob).await;
+    assert_eq!(production_move(&app, &bob_cookie, "enable").await, 303);
+    assert_eq!(app.get("/api/v2/workspace", &live_key).await.status(), 200, "on at once for the next request");
+    assert_eq!(production_move(&app, &ada_cookie, "disable").await, 303);
+    problem(app.get("/api/v2/workspace", &live_key).await, 403, "production_access_disabled").await;
+}
