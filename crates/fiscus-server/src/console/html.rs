@@ -47,6 +47,7 @@ fn with_page_headers(mut response: Response) -> Response {
     let h = response.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     h.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(

@@ -4,6 +4,7 @@
 mod actions;
 mod audit;
 mod auth;
+mod browser;
 mod console;
 mod contract;
 mod delegations;
