@@ -70,7 +70,7 @@ fn spawn_background(state: AppState) -> tokio::task::JoinHandle<()> {
             if let Err(e) = state.usage.flush(&state.store).await {
                 tracing::warn!(error = %e, "usage flush failed; counts are kept for the next try");
             }
-            if seconds % 600 == 0 {
+            if seconds.is_multiple_of(600) {
                 let purge = async {
                     let mut tx = state.store.begin().await?;
                     let n =

@@ -9,7 +9,7 @@ pub const MAX_LENGTH: usize = 128;
 
 pub fn acceptable(password: &str) -> Result<(), String> {
     let n = password.chars().count();
-    if n < MIN_LENGTH || n > MAX_LENGTH {
+    if !(MIN_LENGTH..=MAX_LENGTH).contains(&n) {
         return Err(format!("A password must be {MIN_LENGTH} to {MAX_LENGTH} characters."));
     }
     Ok(())
