@@ -41,7 +41,8 @@ fn hidden(page: &str, name: &str) -> String {
     between(page, &format!("name=\"{name}\" value=\""), "\"").to_string()
 }
 
-fn client() -> reqwest::Client {
+/// A client that does not follow redirects, so tests see the console's 303s.
+pub fn client() -> reqwest::Client {
     reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client")
 }
 

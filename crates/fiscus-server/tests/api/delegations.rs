@@ -1,6 +1,6 @@
 //! Machine identities, delegations activated by an operator, signed machine authority and atomic budgets.
 
-use crate::console::{enrolled_operator, sign_in};
+use crate::console::{client, enrolled_operator, sign_in};
 use crate::helpers::{TestApp, problem, spawn_app};
 use base64::Engine;
 use ed25519_dalek::{Signer, SigningKey};
@@ -15,10 +15,6 @@ struct Machine {
     key: SigningKey,
     identity_id: String,
     delegation_id: String,
-}
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client")
 }
 
 async fn identity(app: &TestApp, seed: u8) -> (SigningKey, String) {
