@@ -72,6 +72,9 @@ pub struct HoltWintersFit {
     pub trend: f64,
     /// The last `m` seasonal states, oldest first (`s_{n−m+1} … s_n`).
     pub seasons: Vec<f64>,
+    /// `s_{n−m}`, the seasonal state one cycle before the newest, which statsmodels' forecast uses at
+    /// horizons that are multiples of the period (see [`HoltWintersFit::forecast_statsmodels`]).
+    pub previous_cycle_season: Option<f64>,
 }
 
 impl HoltWintersSpec {
@@ -149,6 +152,7 @@ pub fn run(y: &[f64], spec: HoltWintersSpec, smoothing: Smoothing, initial: &Ini
         level: state.0,
         trend: state.1,
         seasons: state.2,
+        previous_cycle_season: state.3,
     })
 }
 
@@ -160,7 +164,7 @@ pub(crate) fn recurse(
     p: Smoothing,
     initial: &InitialState,
     mut emit: impl FnMut(f64),
-) -> (f64, f64, Vec<f64>) {
+) -> (f64, f64, Vec<f64>, Option<f64>) {
     let m = spec.period();
     let phi = if spec.damped { p.phi } else { 1.0 };
     let (beta, gamma) = (if spec.trend { p.beta } else { 0.0 }, p.gamma);
@@ -188,7 +192,8 @@ pub(crate) fn recurse(
         }
     }
     let last = seasons.len() - m;
-    (l, b, seasons[last..].to_vec())
+    let previous = if m > 0 && last > 0 { Some(seasons[last - 1]) } else { None };
+    (l, b, seasons[last..].to_vec(), previous)
 }
 
 impl HoltWintersFit {
@@ -210,6 +215,25 @@ impl HoltWintersFit {
                 }
             })
             .collect()
+    }
+
+    /// Point forecasts exactly as statsmodels 0.15 computes them: the textbook rule, except that at horizons
+    /// that are multiples of the period it takes the seasonal state one cycle older (`s_{n−m}` instead of
+    /// `s_n`). Offered for callers who must reproduce statsmodels to the last digit; `forecast` is the model's
+    /// own definition and the default.
+    pub fn forecast_statsmodels(&self, h: usize) -> Vec<f64> {
+        let mut out = self.forecast(h);
+        let m = self.spec.period();
+        let (Some(stale), Some(season)) = (self.previous_cycle_season, self.spec.season) else { return out };
+        let newest = self.seasons[m - 1];
+        for k in (m..=h).step_by(m) {
+            let f = &mut out[k - 1];
+            match season {
+                Season::Additive { .. } => *f = *f - newest + stale,
+                Season::Multiplicative { .. } => *f = *f / newest * stale,
+            }
+        }
+        out
     }
 
     /// statsmodels' AIC `n·ln(SSE/n) + 2k`.
