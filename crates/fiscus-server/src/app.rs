@@ -14,13 +14,16 @@ use utoipa_axum::router::OpenApiRouter;
 
 use crate::areas;
 use crate::http::problem::ApiError;
-use crate::http::{auth, body_limit, idempotency, metrics, request_id};
+use crate::http::{agent_evidence, auth, body_limit, idempotency, metrics, request_id};
 use crate::openapi;
 use crate::state::AppState;
 
 /// The bearer-authenticated operations, with their OpenAPI documentation.
 fn bearer_operations() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().merge(areas::platform::routes()).merge(areas::actions::routes())
+    OpenApiRouter::new()
+        .merge(areas::platform::routes())
+        .merge(areas::actions::routes())
+        .merge(areas::agent_execution::routes())
 }
 
 /// The OpenAPI document alone (no database needed), for `fiscus catalogue check` and tests.
@@ -36,6 +39,7 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
 pub fn documented(state: &AppState) -> (Router<AppState>, utoipa::openapi::OpenApi) {
     let bearer = bearer_operations()
         .route_layer(from_fn_with_state(state.clone(), idempotency::layer))
+        .route_layer(from_fn_with_state(state.clone(), agent_evidence::layer))
         .route_layer(from_fn_with_state(state.clone(), auth::layer));
     let (router, api) =
         OpenApiRouter::with_openapi(openapi::base()).merge(bearer).merge(areas::oauth::routes()).split_for_parts();

@@ -7,6 +7,7 @@
 //! workspace in the first place (`credentials::resolve_*`).
 
 pub mod actions;
+pub mod agent_requests;
 pub mod applications;
 pub mod audit;
 pub mod autonomy_evidence;

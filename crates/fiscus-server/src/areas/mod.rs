@@ -2,5 +2,6 @@
 //! store (and, for decisions, `fiscus-domain`), and shape the response.
 
 pub mod actions;
+pub mod agent_execution;
 pub mod oauth;
 pub mod platform;

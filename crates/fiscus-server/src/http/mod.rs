@@ -2,6 +2,7 @@
 //! authentication (credential, application status, environment, entitlement, scope, rate limit) →
 //! idempotency → the handler. Plus the extractors handlers use and the problem+json error type.
 
+pub mod agent_evidence;
 pub mod auth;
 pub mod body_limit;
 pub mod ctx;

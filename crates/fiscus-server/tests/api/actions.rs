@@ -325,3 +325,53 @@ async fn a_fault_in_the_decision_path_refuses_and_nothing_executes() {
     assert_eq!(action(&app, &id).await["control_state"], "approved", "nothing executed");
     assert_eq!(app.count(&format!("SELECT COUNT(*) FROM settlement_jobs WHERE action_id = '{id}'")).await, 0);
 }
+
+#[tokio::test]
+async fn the_assurance_read_aggregates_evidence_per_domain_beside_the_envelope_hash() {
+    let app = spawn_app().await;
+    let created = propose(&app).await;
+    let id = created["id"].as_str().expect("id");
+    for domain in ["security", "governance", "security"] {
+        let mut body = crate::helpers::evidence_body("evidence");
+        body["domain"] = json!(domain);
+        assert_eq!(app.post_json(crate::helpers::EVIDENCE, &app.key, &body, None).await.status(), 201);
+    }
+    let assurance: Value =
+        app.get(&format!("/api/v2/agent-execution/actions/{id}/assurance"), &app.key).await.json().await.expect("json");
+    assert_eq!(assurance["envelope_hash"], created["envelope_hash"]);
+    assert_eq!(assurance["covered_domains"], 2);
+    assert_eq!(assurance["coverage"], 0.25);
+    assert_eq!(assurance["grants_authority"], false);
+    let security =
+        assurance["domains"].as_array().expect("domains").iter().find(|d| d["domain"] == "security").expect("security");
+    assert_eq!(security["evidence_records"], 2);
+}
+
+#[tokio::test]
+async fn every_gateway_request_leaves_sealed_request_evidence() {
+    let app = spawn_app().await;
+    let body = proposal();
+    let response = app.post_json("/api/v2/agent-execution/proposals", &app.key, &body, None).await;
+    assert_eq!(response.status(), 201);
+    let request_id =
+        response.headers().get("agent-request-id").and_then(|v| v.to_str().ok()).expect("header").to_string();
+    let draft: Value = response.json().await.expect("json");
+    let evidence: Value =
+        app.get(&format!("/api/v2/agent-execution/requests/{request_id}"), &app.key).await.json().await.expect("json");
+    assert_eq!(evidence["operation"], "post_agent_execution_proposals");
+    assert_eq!(evidence["status"], 201);
+    let sent = serde_json::to_vec(&body).expect("bytes");
+    assert_eq!(evidence["request_hash"], fiscus_domain::evidence::seal_bytes(&sent).as_str());
+    // A refusal is evidence too.
+    let id = draft["id"].as_str().expect("id");
+    app.post_json(&format!("/api/v2/agent-execution/actions/{id}/submit"), &app.key, &json!({}), None).await;
+    let refused =
+        app.post_json(&format!("/api/v2/agent-execution/actions/{id}/submit"), &app.key, &json!({}), None).await;
+    assert_eq!(refused.status(), 422);
+    let refused_id =
+        refused.headers().get("agent-request-id").and_then(|v| v.to_str().ok()).expect("header").to_string();
+    let evidence: Value =
+        app.get(&format!("/api/v2/agent-execution/requests/{refused_id}"), &app.key).await.json().await.expect("json");
+    assert_eq!(evidence["status"], 422);
+    problem(app.get("/api/v2/agent-execution/requests/areq_nope", &app.key).await, 404, "not_found").await;
+}

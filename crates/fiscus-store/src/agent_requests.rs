@@ -1,0 +1,60 @@
+//! Sealed evidence of each agent-execution gateway request.
+
+use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::tenancy::Tenant;
+use sqlx::{AnyConnection, FromRow};
+
+#[derive(Clone, Debug, FromRow)]
+pub struct AgentRequestRow {
+    pub id: String,
+    pub application_id: String,
+    pub credential_id: String,
+    pub operation: String,
+    pub method: String,
+    pub path: String,
+    pub status: i64,
+    pub request_hash: String,
+    pub response_hash: String,
+    pub evidence_hash: String,
+    pub request_id: String,
+    pub created_at: i64,
+}
+
+const COLUMNS: &str = "id, application_id, credential_id, operation, method, path, status, request_hash, response_hash, \
+                       evidence_hash, request_id, created_at";
+
+pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &AgentRequestRow) -> Result<()> {
+    sqlx::query(&format!(
+        "INSERT INTO agent_requests (workspace_id, environment, {COLUMNS}) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+    ))
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .bind(&r.id)
+    .bind(&r.application_id)
+    .bind(&r.credential_id)
+    .bind(&r.operation)
+    .bind(&r.method)
+    .bind(&r.path)
+    .bind(r.status)
+    .bind(&r.request_hash)
+    .bind(&r.response_hash)
+    .bind(&r.evidence_hash)
+    .bind(&r.request_id)
+    .bind(r.created_at)
+    .execute(tx.conn())
+    .await?;
+    Ok(())
+}
+
+pub async fn get(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<AgentRequestRow> {
+    sqlx::query_as::<_, AgentRequestRow>(&format!(
+        "SELECT {COLUMNS} FROM agent_requests WHERE workspace_id = $1 AND environment = $2 AND id = $3"
+    ))
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(StoreError::NotFound)
+}
