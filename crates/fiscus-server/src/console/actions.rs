@@ -101,6 +101,7 @@ pub async fn detail(
     let Ok(loaded) = service::load(&mut conn, &t, row).await else { return unavailable() };
     let Ok(view) = loaded.view(&state.settings, None) else { return unavailable() };
     let Ok(history) = service::history(&mut conn, &t, &id).await else { return unavailable() };
+    let gates = gate_preview(&state, &t, &loaded).await;
     let envelope = serde_json::to_string_pretty(&view.envelope).unwrap_or_default();
     let mut checks = String::new();
     for c in &view.checks {
@@ -166,6 +167,7 @@ pub async fn detail(
          <p>Envelope hash: <code id=\"envelope-hash\">{eh}</code></p><p>Check set hash: <code>{ch}</code></p>\
          <h3>Envelope</h3><pre>{envelope}</pre>\
          <h3>Pre-trade checks (latest versions)</h3><table><tr><th>Check</th><th>Version</th><th>Status</th><th>Hash</th><th>Source</th></tr>{checks}</table>\
+         <h3>Execution gates now</h3>{gates}\
          <h3>Decisions</h3><table><tr><th>Operator</th><th>Decision</th><th>Standing</th><th>Evidence hash</th><th>At</th></tr>{decisions}</table>\
          <h3>History</h3><table><tr><th>At</th><th>Event</th><th>State</th><th>Actor</th></tr>{events}</table>{decide_form}",
         state = view.control_state.as_str(),
@@ -225,4 +227,43 @@ pub async fn decision(
             "Nothing was decided. Try again from the action's page.",
         ),
     }
+}
+
+/// What the execution gates would say now (machine-delegated gates need the machine's signed evidence, so
+/// they are evaluated only at execution).
+async fn gate_preview(state: &AppState, t: &Tenant, loaded: &service::Loaded) -> String {
+    use fiscus_domain::actions::gates::{GateFacts, evaluate};
+    let (Ok(required), Ok(mode), Ok(tier), Ok(ws)) = (
+        loaded.required_checks(),
+        loaded.execution_mode(),
+        service::risk_tier(&loaded.row),
+        state.store.workspace(&t.workspace_id).await,
+    ) else {
+        return "<p class=\"error\">The gates could not be evaluated.</p>".into();
+    };
+    let failed = evaluate(&GateFacts {
+        state: loaded.state,
+        quorum_met_on_current: loaded.current_approvals() >= service::quorum(&state.settings, tier),
+        required_checks: &required,
+        latest_checks: &loaded.latest,
+        environment: t.environment,
+        production_access: ws.production_access(),
+        connector_available: crate::workers::connector::connector_for(&loaded.row.connector, t.environment).is_some(),
+        execution_mode: mode,
+        delegation: Some(Ok(())),
+        machine_authority: Some(Ok(())),
+        budget: Some(Ok(())),
+    });
+    let mut out = String::from("<ul id=\"gates\">");
+    if failed.is_empty() {
+        out.push_str("<li>Every gate passes now.</li>");
+    }
+    for g in failed {
+        let _ = write!(out, "<li><strong>{}</strong>: {}</li>", g.gate.as_str(), escape(&g.reason));
+    }
+    if mode == fiscus_domain::actions::envelope::ExecutionMode::MachineDelegated {
+        out.push_str("<li class=\"muted\">Delegation, machine authority and budget are checked at execution.</li>");
+    }
+    out.push_str("</ul>");
+    out
 }

@@ -3,12 +3,14 @@
 //! credentials), and the API never accepts these sessions.
 
 mod actions;
+mod audit;
 mod delegations;
 mod enroll;
 pub mod html;
 mod login;
 mod passwords;
 mod production;
+mod propose;
 pub mod session;
 
 use axum::Router;
@@ -24,7 +26,9 @@ pub fn routes() -> Router<AppState> {
         .route("/console/logout", post(login::logout))
         .route("/console/enroll", get(enroll::enroll_page).post(enroll::set_password))
         .route("/console/enroll/confirm", post(enroll::confirm))
+        .route("/console/actions/new", get(propose::form).post(propose::propose))
         .route("/console/actions/{id}", get(actions::detail))
+        .route("/console/audit", get(audit::trail))
         .route("/console/actions/{id}/decision", post(actions::decision))
         .route("/console/delegations", get(delegations::list))
         .route("/console/production", get(production::show).post(production::change))

@@ -279,6 +279,26 @@ async fn a_delegated_action_fails_closed_without_a_delegation() {
 async fn a_credential_with_every_scope_cannot_approve_or_deny() {
     let app = spawn_app().await;
     let id = propose(&app).await["id"].as_str().expect("id").to_string();
+    // A draft delegation the credential might try to activate.
+    let identity: Value = app
+        .post_json(
+            "/api/v2/actions/agentic/identities",
+            &app.key,
+            &json!({ "name": "agent", "public_key": "11qYAYKxCrfVS/7TyWQHOg7hcvPaoiMlrwIaaPcHURo=" }),
+            None,
+        )
+        .await
+        .json()
+        .await
+        .expect("json");
+    let terms = json!({
+        "action": "payment", "counterparty": "cp", "connector": "sandbox", "currency": "USD",
+        "execution_mode": "machine_delegated", "risk_tier": "T1", "per_action_budget_minor": 1,
+        "daily_budget_minor": 1, "monthly_budget_minor": 1, "expires_at": "2027-06-30T00:00:00Z"
+    });
+    let delegations =
+        format!("/api/v2/actions/agentic/identities/{}/delegations", identity["id"].as_str().expect("id"));
+    assert_eq!(app.post_json(&delegations, &app.key, &terms, None).await.status(), 201);
     let doc: Value =
         app.http.get(app.url("/api/v2/openapi.json")).send().await.expect("request").json().await.expect("json");
     for (path, item) in doc["paths"].as_object().expect("paths") {
@@ -302,6 +322,9 @@ async fn a_credential_with_every_scope_cannot_approve_or_deny() {
     let after = action(&app, &id).await;
     assert_eq!(after["control_state"], "pending_approval");
     assert_eq!(app.count(&format!("SELECT COUNT(*) FROM action_decisions WHERE action_id = '{id}'")).await, 0);
+    // Nor activate a delegation, nor turn production access on.
+    assert_eq!(app.count("SELECT COUNT(*) FROM delegations WHERE status <> 'draft'").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM workspaces WHERE production_access <> 0").await, 0);
 }
 
 /// A fault in the decision path refuses: a store error while deciding answers 5xx and nothing executes;

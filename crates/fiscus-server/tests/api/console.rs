@@ -419,3 +419,72 @@ async fn production_access_needs_two_distinct_admins_and_no_credential_can_turn_
     assert_eq!(production_move(&app, &ada_cookie, "disable").await, 303);
     problem(app.get("/api/v2/workspace", &live_key).await, 403, "production_access_disabled").await;
 }
+
+#[tokio::test]
+async fn an_operator_proposal_needs_another_operator_and_the_audit_trail_verifies() {
+    let app = spawn_app().await;
+    let ada = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let bob = enrolled_operator(&app, "bob@example.com", Role::Approver).await;
+    let ada_cookie = sign_in(&app, &ada).await;
+    let page = client()
+        .get(app.url("/console/actions/new"))
+        .header("cookie", &ada_cookie)
+        .send()
+        .await
+        .expect("request")
+        .text()
+        .await
+        .expect("page");
+    let form = [
+        ("csrf", hidden(&page, "csrf")),
+        ("environment", "sandbox".into()),
+        ("kind", "payment".into()),
+        ("amount_minor", "250000".into()),
+        ("currency", "EUR".into()),
+        ("counterparty", "cp_supplier".into()),
+        ("connector", "sandbox".into()),
+        ("risk_tier", "T1".into()),
+        ("reference", "OPS-1".into()),
+        ("required_checks", "".into()),
+    ];
+    let created = client()
+        .post(app.url("/console/actions/new"))
+        .header("cookie", &ada_cookie)
+        .form(&form)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(created.status(), 303);
+    let location = created.headers().get("location").and_then(|v| v.to_str().ok()).expect("location").to_string();
+    let id = location.trim_start_matches("/console/actions/").split('?').next().expect("id").to_string();
+    let action = state_of(&app, &id).await;
+    assert_eq!(action["origin"], "operator");
+    assert_eq!(action["proposed_by"]["id"], ada.id.as_str());
+    let own = decide(&app, &ada_cookie, &id, "approve").await;
+    assert_eq!(own.status(), 409, "the proposer never approves");
+    assert!(own.text().await.unwrap_or_default().contains("proposer may not approve"));
+    let bob_cookie = sign_in(&app, &bob).await;
+    assert_eq!(decide(&app, &bob_cookie, &id, "approve").await.status(), 303);
+    assert_eq!(state_of(&app, &id).await["control_state"], "approved");
+    let detail = client()
+        .get(app.url(&format!("/console/actions/{id}?environment=sandbox")))
+        .header("cookie", &bob_cookie)
+        .send()
+        .await
+        .expect("request")
+        .text()
+        .await
+        .expect("page");
+    assert!(detail.contains("Every gate passes now."), "the gate preview is shown");
+    let trail = client()
+        .get(app.url("/console/audit"))
+        .header("cookie", &bob_cookie)
+        .send()
+        .await
+        .expect("request")
+        .text()
+        .await
+        .expect("page");
+    assert!(trail.contains("Chain intact"), "{trail}");
+    assert!(trail.contains("action.approved"));
+}

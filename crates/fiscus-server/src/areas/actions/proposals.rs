@@ -7,9 +7,7 @@ use axum::response::Response;
 use fiscus_domain::actions::envelope::{Envelope, ProposalRequest};
 use fiscus_domain::actions::state::ControlState;
 use fiscus_domain::api::actions::ActionView;
-use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_store::actions::ActionRow;
 use serde_json::json;
 
 use super::service::{self, Actor};
@@ -81,51 +79,13 @@ async fn create(
     initial: ControlState,
 ) -> Result<Response, ApiError> {
     let tenant = ctx.tenant();
-    let id = fiscus_domain::ids::new_id("act");
-    let envelope_hash = envelope
-        .hash(&id, &tenant.workspace_id, tenant.environment.as_str())
-        .ok_or_else(|| ApiError::invalid_request("metadata", "numbers must be finite"))?;
-    let now = now_micros();
-    let row = ActionRow {
-        id: id.clone(),
-        environment: tenant.environment.as_str().into(),
-        kind: envelope.kind.as_str().into(),
-        amount_minor: envelope.amount_minor,
-        currency: envelope.currency.code().into(),
-        counterparty: envelope.counterparty.clone(),
-        connector: envelope.connector.clone(),
-        execution_mode: envelope.execution_mode.as_str().into(),
-        delegation_id: envelope.delegation_id.clone(),
-        risk_tier: envelope.risk_tier.as_str().into(),
-        reference: envelope.reference.clone(),
-        required_checks: serde_json::to_string(&envelope.required_checks).unwrap_or_else(|_| "[]".into()),
-        metadata: envelope.metadata.to_string(),
-        envelope_hash: envelope_hash.clone(),
-        control_state: initial.as_str().into(),
-        origin: origin.into(),
-        proposed_by_kind: "application".into(),
-        proposed_by_id: ctx.principal.application_id.clone(),
-        created_at: now,
-        updated_at: now,
-    };
     let mut tx = state.store.begin().await?;
-    fiscus_store::actions::insert(&mut tx, tenant, &row).await?;
-    let actor = Actor { kind: "application", id: &ctx.principal.application_id };
-    service::record_transition(
-        &mut tx,
-        tenant,
-        &id,
-        None,
-        initial,
-        "action.proposed",
-        &actor,
-        json!({ "origin": origin, "envelope_hash": envelope_hash }),
-    )
-    .await?;
+    let proposer = Actor { kind: "application", id: &ctx.principal.application_id };
+    let row = service::insert_proposal(&mut tx, tenant, &envelope, origin, initial, &proposer).await?;
     ctx.audit(
         &mut tx,
-        Some(&id),
-        json!({ "envelope_hash": envelope_hash, "control_state": initial.as_str(), "origin": origin }),
+        Some(&row.id),
+        json!({ "envelope_hash": row.envelope_hash, "control_state": initial.as_str(), "origin": origin }),
     )
     .await?;
     let loaded = service::load(tx.conn(), tenant, row).await?;

@@ -211,6 +211,58 @@ pub async fn history(conn: &mut AnyConnection, tenant: &Tenant, action_id: &str)
         .collect())
 }
 
+/// Records a new proposal: the envelope, its hash, its first history entry and its outbox event, in `tx`.
+/// Proposing executes nothing.
+pub async fn insert_proposal(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    envelope: &fiscus_domain::actions::envelope::Envelope,
+    origin: &str,
+    initial: ControlState,
+    proposer: &Actor<'_>,
+) -> Result<ActionRow, ApiError> {
+    let id = fiscus_domain::ids::new_id("act");
+    let envelope_hash = envelope
+        .hash(&id, &tenant.workspace_id, tenant.environment.as_str())
+        .ok_or_else(|| ApiError::invalid_request("metadata", "numbers must be finite"))?;
+    let now = now_micros();
+    let row = ActionRow {
+        id: id.clone(),
+        environment: tenant.environment.as_str().into(),
+        kind: envelope.kind.as_str().into(),
+        amount_minor: envelope.amount_minor,
+        currency: envelope.currency.code().into(),
+        counterparty: envelope.counterparty.clone(),
+        connector: envelope.connector.clone(),
+        execution_mode: envelope.execution_mode.as_str().into(),
+        delegation_id: envelope.delegation_id.clone(),
+        risk_tier: envelope.risk_tier.as_str().into(),
+        reference: envelope.reference.clone(),
+        required_checks: serde_json::to_string(&envelope.required_checks).unwrap_or_else(|_| "[]".into()),
+        metadata: envelope.metadata.to_string(),
+        envelope_hash: envelope_hash.clone(),
+        control_state: initial.as_str().into(),
+        origin: origin.into(),
+        proposed_by_kind: proposer.kind.into(),
+        proposed_by_id: proposer.id.into(),
+        created_at: now,
+        updated_at: now,
+    };
+    fiscus_store::actions::insert(tx, tenant, &row).await?;
+    record_transition(
+        tx,
+        tenant,
+        &id,
+        None,
+        initial,
+        "action.proposed",
+        proposer,
+        json!({ "origin": origin, "envelope_hash": envelope_hash }),
+    )
+    .await?;
+    Ok(row)
+}
+
 /// Who made a change, for history and audit.
 pub struct Actor<'a> {
     pub kind: &'a str,

@@ -1,0 +1,52 @@
+//! The audit trail of the workspace: the latest events of its hash chain, and whether the chain verifies.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use std::fmt::Write as _;
+
+use super::html::{self, escape, page};
+use super::session::OperatorSession;
+use crate::state::AppState;
+
+const SHOWN: i64 = 200;
+
+pub async fn trail(State(state): State<AppState>, op: OperatorSession) -> Response {
+    let unavailable =
+        || html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.");
+    let Ok(report) = crate::verify::verify_workspace(&state.store, &op.workspace_id).await else {
+        return unavailable();
+    };
+    let Ok(mut conn) = state.store.read().await else { return unavailable() };
+    let from = (report.events - SHOWN).max(0);
+    let Ok(events) = fiscus_store::audit::events_after(&mut conn, &op.workspace_id, from, SHOWN).await else {
+        return unavailable();
+    };
+    let verdict = match &report.result {
+        Ok(()) => format!("<p id=\"chain-status\">Chain intact: {} events verified.</p>", report.events),
+        Err(b) => {
+            format!("<p id=\"chain-status\" class=\"error\">Chain broken: {}</p>", escape(&crate::verify::describe(b)))
+        }
+    };
+    let mut rows = String::new();
+    for (e, hash) in events.iter().rev() {
+        let _ = write!(
+            rows,
+            "<tr><td>{}</td><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+            e.seq,
+            fiscus_domain::clock::rfc3339(e.occurred_at),
+            escape(&e.actor_kind),
+            escape(&e.actor_id),
+            escape(&e.action),
+            escape(e.subject.as_deref().unwrap_or("")),
+            escape(hash)
+        );
+    }
+    page(
+        "Audit trail",
+        op.nav(),
+        &format!(
+            "{verdict}<table><tr><th>#</th><th>At</th><th>Actor</th><th>Action</th><th>Subject</th><th>Hash</th></tr>{rows}</table>"
+        ),
+    )
+}
