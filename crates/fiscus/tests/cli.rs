@@ -309,3 +309,144 @@ fn serve_with_demo_prints_a_key_that_reads_the_workspace_and_stops_on_sigterm() 
     let status = child.wait().expect("wait");
     assert!(status.success(), "graceful shutdown exits 0: {status:?}");
 }
+
+/// Two `fiscus serve` processes on one database (PostgreSQL when `FISCUS_TEST_DATABASE_URL` is set, else one
+/// SQLite file) settle each executed action exactly once: their workers' claims never overlap.
+#[test]
+fn two_server_processes_on_one_database_settle_each_action_once() {
+    let dir = tempfile::tempdir().expect("dir");
+    let rt = tokio_runtime();
+    let database_url = std::env::var("FISCUS_TEST_DATABASE_URL").ok().map(|admin| {
+        rt.block_on(async {
+            use sqlx::{Connection, Executor};
+            sqlx::any::install_default_drivers();
+            let name = format!("fiscus_cli_{}", std::process::id());
+            let mut conn = sqlx::AnyConnection::connect(&admin).await.expect("connect");
+            conn.execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str()).await.expect("drop");
+            conn.execute(format!("CREATE DATABASE {name}").as_str()).await.expect("create");
+            let (prefix, _) = admin.rsplit_once('/').expect("database in URL");
+            (format!("{prefix}/{name}"), admin.clone(), name)
+        })
+    });
+    let config = dir.path().join("fiscus.toml");
+    std::fs::write(
+        &config,
+        "worker_interval_ms = 20\n[service_classes.standard]\nquota = 100000\nwindow_seconds = 60\n",
+    )
+    .expect("config");
+    let base_args = |cmd: &mut Command| {
+        cmd.arg("--config").arg(&config).arg("--data-dir").arg(dir.path()).env_remove("FISCUS_DATABASE_URL");
+        if let Some((url, _, _)) = &database_url {
+            cmd.arg("--database-url").arg(url);
+        }
+    };
+    let run = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_fiscus"));
+        base_args(&mut cmd);
+        let out = cmd.args(args).output().expect("run");
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or("").to_string()
+    };
+    let ws = run(&["admin", "workspace", "create", "Two nodes"]);
+    let app = run(&[
+        "admin",
+        "app",
+        "create",
+        "--workspace",
+        &ws,
+        "--name",
+        "a",
+        "--environment",
+        "sandbox",
+        "--scopes",
+        "actions:create,actions:read,actions:execute",
+    ]);
+    let key = run(&["admin", "key", "issue", "--app", &app]);
+    let mut children = Vec::new();
+    let mut ports = Vec::new();
+    for _ in 0..2 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_fiscus"));
+        base_args(&mut cmd);
+        let child = cmd
+            .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("serve");
+        children.push(child);
+        ports.push(port);
+    }
+    let http = reqwest::Client::new();
+    let result = rt.block_on(async {
+        for port in &ports {
+            for _ in 0..100 {
+                if http.get(format!("http://127.0.0.1:{port}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+        let sqlx_url = database_url.as_ref().map(|(u, _, _)| u.clone()).unwrap_or_else(|| format!("sqlite://{}", dir.path().join("fiscus.db").display()));
+        sqlx::any::install_default_drivers();
+        let pool = sqlx::AnyPool::connect(&sqlx_url).await.expect("pool");
+        let mut ids = Vec::new();
+        for i in 0..16 {
+            let body = serde_json::json!({
+                "kind": "payment", "amount_minor": 1000 + i, "currency": "USD", "counterparty": "cp", "connector": "sandbox",
+                "execution_mode": "human_approved", "risk_tier": "T1", "reference": format!("TWO-{i}")
+            });
+            let port = ports[i as usize % 2];
+            let created: serde_json::Value = http.post(format!("http://127.0.0.1:{port}/api/v2/actions")).bearer_auth(&key).json(&body).send().await.expect("post").json().await.expect("json");
+            let id = created["id"].as_str().expect("id").to_string();
+            // Stand-in for an operator's console approval (the console's own tests drive it for real).
+            sqlx::query(
+                "INSERT INTO action_decisions (id, workspace_id, action_id, operator_id, role, decision, envelope_hash, check_set_hash, evidence_hash, created_at) \
+                 VALUES ($1, $2, $3, 'opr_x', 'approver', 'approve', $4, $5, 'sha256:test', 0)",
+            )
+            .bind(format!("dec_{i}"))
+            .bind(&ws)
+            .bind(&id)
+            .bind(created["envelope_hash"].as_str().expect("hash"))
+            .bind(created["check_set_hash"].as_str().expect("hash"))
+            .execute(&pool)
+            .await
+            .expect("decision");
+            sqlx::query("UPDATE actions SET control_state = 'approved' WHERE id = $1").bind(&id).execute(&pool).await.expect("approve");
+            let executed = http.post(format!("http://127.0.0.1:{port}/api/v2/actions/{id}/execute")).bearer_auth(&key).send().await.expect("execute");
+            assert_eq!(executed.status(), 200);
+            ids.push(id);
+        }
+        for _ in 0..200 {
+            let (done,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM actions WHERE control_state = 'completed'").fetch_one(&pool).await.expect("count");
+            if done == 16 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let mut per_action = Vec::new();
+        for id in &ids {
+            let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM settlement_records WHERE action_id = $1").bind(id).fetch_one(&pool).await.expect("count");
+            let (settled,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM action_history WHERE action_id = $1 AND event = 'action.settled'").bind(id).fetch_one(&pool).await.expect("count");
+            per_action.push((n, settled));
+        }
+        let (completed,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM actions WHERE control_state = 'completed'").fetch_one(&pool).await.expect("count");
+        pool.close().await;
+        (completed, per_action)
+    });
+    for mut child in children {
+        child.kill().ok();
+        child.wait().ok();
+    }
+    if let Some((_, admin, name)) = &database_url {
+        rt.block_on(async {
+            use sqlx::{Connection, Executor};
+            if let Ok(mut conn) = sqlx::AnyConnection::connect(admin).await {
+                let _ = conn.execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str()).await;
+            }
+        });
+    }
+    let (completed, per_action) = result;
+    assert_eq!(completed, 16);
+    assert!(per_action.iter().all(|&(records, settled)| records == 1 && settled == 1), "{per_action:?}");
+}
