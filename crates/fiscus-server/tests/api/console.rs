@@ -488,3 +488,26 @@ async fn an_operator_proposal_needs_another_operator_and_the_audit_trail_verifie
     assert!(trail.contains("Chain intact"), "{trail}");
     assert!(trail.contains("action.approved"));
 }
+
+#[tokio::test]
+async fn an_idle_session_ends_and_a_denial_is_sealed_in_the_audit_chain() {
+    let app = crate::helpers::spawn_app_with(|s| s.console_idle_seconds = 1).await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let id = propose(&app, "T1").await;
+    assert_eq!(decide(&app, &cookie, &id, "deny").await.status(), 303);
+    assert_eq!(
+        app.count(&format!("SELECT COUNT(*) FROM audit_events WHERE action = 'action.denied' AND subject = '{id}'"))
+            .await,
+        1
+    );
+    assert_eq!(
+        app.count(&format!("SELECT COUNT(*) FROM action_decisions WHERE action_id = '{id}' AND decision = 'deny' AND evidence_hash LIKE 'sha256:%'")).await,
+        1
+    );
+    let report = fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id).await.expect("verify");
+    assert_eq!(report.result, Ok(()));
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let idle = client().get(app.url("/console")).header("cookie", &cookie).send().await.expect("request");
+    assert_eq!(idle.status(), 303, "an idle session sends the operator to sign in again");
+}

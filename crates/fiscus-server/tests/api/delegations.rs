@@ -272,3 +272,29 @@ async fn fifty_concurrent_executions_against_a_budget_for_ten_accept_exactly_ten
         .await;
     assert_eq!(reserved, 10);
 }
+
+#[tokio::test]
+async fn the_monthly_budget_counts_earlier_days_of_the_month() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let m = machine(&app, &cookie, 7, terms(1_000, 2_000, 5_000)).await;
+    // Earlier this month the delegation already spent 4,500 (recorded against another day).
+    let (earlier, _) = delegated_action(&app, &m, 1_000).await;
+    let month = &fiscus_domain::clock::utc_day(fiscus_domain::clock::now_micros())[..7];
+    app.execute(&format!(
+        "INSERT INTO budget_reservations (id, workspace_id, delegation_id, action_id, amount_minor, day, month, state, created_at, updated_at) \
+         VALUES ('bud_earlier', '{}', '{}', '{earlier}', 4500, 'earlier-day', '{month}', 'consumed', 0, 0)",
+        app.workspace_id, m.delegation_id
+    ))
+    .await;
+    let (id, hash) = delegated_action(&app, &m, 1_000).await;
+    let refused =
+        gates(execute(&app, &id, &evidence(&m.key, &m.identity_id, &hash, &now_rfc3339(0), &nonce())).await).await;
+    assert_eq!(refused, ["budget"], "500 left this month, 2,000 left today");
+    let (small, small_hash) = delegated_action(&app, &m, 500).await;
+    assert_eq!(
+        execute(&app, &small, &evidence(&m.key, &m.identity_id, &small_hash, &now_rfc3339(0), &nonce())).await.status(),
+        200
+    );
+}
