@@ -27,6 +27,7 @@ pub struct OperatorRow {
 const COLUMNS: &str = "id, workspace_id, email, role, status, password_hash, totp_secret, totp_confirmed, totp_last_step, \
                        enrollment_expires_at, failed_attempts, locked_until, created_at";
 
+#[expect(clippy::too_many_arguments, reason = "one invitation row: each argument is one of its columns")]
 pub async fn insert_invited(
     tx: &mut WriteTx,
     workspace_id: &str,

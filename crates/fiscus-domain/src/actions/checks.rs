@@ -194,7 +194,7 @@ mod tests {
             check_hash: "sha256:1".into(),
         };
         let v2 = LatestCheck { version: 2, check_hash: "sha256:2".into(), ..v1.clone() };
-        assert_ne!(check_set_hash(&[v1.clone()]), check_set_hash(&[v2]));
+        assert_ne!(check_set_hash(std::slice::from_ref(&v1)), check_set_hash(&[v2]));
         assert_eq!(check_set_hash(&[]), check_set_hash(&[]));
     }
 }

@@ -29,7 +29,9 @@ pub struct OperatorSession {
 }
 
 impl OperatorSession {
-    /// Checks the form's CSRF token in constant time.
+    /// Checks the form's CSRF token in constant time. The refusal is the page to show (a `Response` is
+    /// large, but this is the console's cold path).
+    #[expect(clippy::result_large_err, reason = "the error is the refusal page itself, returned as is")]
     pub fn check_csrf(&self, presented: &str) -> Result<(), Response> {
         if self.csrf_token.as_bytes().ct_eq(presented.as_bytes()).into() {
             Ok(())

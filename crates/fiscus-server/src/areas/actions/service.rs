@@ -270,6 +270,10 @@ pub struct Actor<'a> {
 }
 
 /// Records a state change: the conditional update, its history entry and its outbox event, in `tx`.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "a state change is these facts together; a struct would only rename them at every call site"
+)]
 pub async fn record_transition(
     tx: &mut WriteTx,
     tenant: &Tenant,
