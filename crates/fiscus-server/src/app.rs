@@ -18,7 +18,7 @@ use crate::http::{agent_evidence, auth, body_limit, idempotency, metrics, reques
 use crate::openapi;
 use crate::state::AppState;
 
-/// The bearer-authenticated operations, with their OpenAPI documentation.
+/// The bearer-authenticated operations, with their OpenAPI documentation (for the document alone).
 fn bearer_operations() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(areas::platform::routes())
@@ -37,9 +37,17 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
 
 /// Every documented operation: the bearer ones and the client-authenticated OAuth endpoints.
 pub fn documented(state: &AppState) -> (Router<AppState>, utoipa::openapi::OpenApi) {
-    let bearer = bearer_operations()
+    // Idempotency and gateway request evidence only have work on the areas that write or serve the agent
+    // gateway; the read-only platform area skips both layers (measurably cheaper reads). A test posts every
+    // documented POST twice with one Idempotency-Key, so a POST added without the layer is caught.
+    let writing = OpenApiRouter::new()
+        .merge(areas::actions::routes())
+        .merge(areas::agent_execution::routes())
         .route_layer(from_fn_with_state(state.clone(), idempotency::layer))
-        .route_layer(from_fn_with_state(state.clone(), agent_evidence::layer))
+        .route_layer(from_fn_with_state(state.clone(), agent_evidence::layer));
+    let bearer = OpenApiRouter::new()
+        .merge(areas::platform::routes())
+        .merge(writing)
         .route_layer(from_fn_with_state(state.clone(), auth::layer));
     let (router, api) =
         OpenApiRouter::with_openapi(openapi::base()).merge(bearer).merge(areas::oauth::routes()).split_for_parts();

@@ -56,7 +56,8 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                 } else {
                     path.clone()
                 };
-                let response = app.post_json(&concrete, &app.key, example, None).await;
+                let key = format!("example-{}", entry.id);
+                let response = app.post_json(&concrete, &app.key, example, Some(&key)).await;
                 // The example is accepted as input: success, or (for execution requests on a fresh action)
                 // a refusal by the control gates rather than by body validation.
                 let status = response.status();
@@ -64,6 +65,14 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                 assert!(
                     status.is_success() || body["code"] == "execution_refused",
                     "{} example answered {status}: {body}",
+                    entry.id
+                );
+                // Every POST honours Idempotency-Key: the same request again is a replay.
+                let again = app.post_json(&concrete, &app.key, example, Some(&key)).await;
+                assert_eq!(
+                    again.headers().get("idempotent-replayed").and_then(|v| v.to_str().ok()),
+                    Some("true"),
+                    "{} does not honour Idempotency-Key",
                     entry.id
                 );
             }
