@@ -158,6 +158,21 @@ impl Terms {
     }
 }
 
+/// Whether a delegation stands at `now`: active, unexpired, and its identity not revoked. Anything else is
+/// a refusal naming why.
+pub fn standing(status: &str, expires_at: Micros, identity_status: &str, now: Micros) -> Result<(), String> {
+    if status != "active" {
+        return Err(format!("the delegation is {status}"));
+    }
+    if expires_at <= now {
+        return Err("the delegation has expired".into());
+    }
+    if identity_status != "active" {
+        return Err("the delegated identity is revoked".into());
+    }
+    Ok(())
+}
+
 /// An operator's move on a delegation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DelegationMove {

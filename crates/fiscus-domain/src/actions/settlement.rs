@@ -62,6 +62,18 @@ pub fn reconcile(expected: &Expected<'_>, report: &SettlementReport) -> Vec<&'st
     mismatches
 }
 
+/// What happens to a delegated action's budget reservation when the action reaches `state`: spent when it
+/// completed, given back when the connector failed or returned the funds. A reconciliation exception keeps
+/// it reserved: money may have moved until people resolve it.
+pub fn reservation_after(state: crate::actions::state::ControlState) -> Option<&'static str> {
+    use crate::actions::state::ControlState;
+    match state {
+        ControlState::Completed => Some("consumed"),
+        ControlState::Failed | ControlState::Returned => Some("released"),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@
 //! changes, outbox events and audit events; a crash before commit leaves the claim to go stale and be
 //! taken again, and the unique settlement record keeps a second pass from settling twice.
 
-use fiscus_domain::actions::settlement::{Expected, reconcile};
+use fiscus_domain::actions::settlement::{Expected, reconcile, reservation_after};
 use fiscus_domain::actions::state::{ControlState, Event};
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros, rfc3339};
 use fiscus_domain::credentials::Environment;
@@ -141,15 +141,8 @@ async fn process(state: &AppState, worker: &str, job: &Job) -> anyhow::Result<()
             .await?;
             current = next;
         }
-        // A delegated action's budget reservation follows the outcome: spent when it settled, given back
-        // when the connector failed or returned the funds. An exception keeps it reserved: money may have
-        // moved until people resolve it.
-        let reservation = match current {
-            ControlState::Completed => Some("consumed"),
-            ControlState::Failed | ControlState::Returned => Some("released"),
-            _ => None,
-        };
-        if let Some(r) = reservation {
+        // A delegated action's budget reservation follows the outcome (see `reservation_after`).
+        if let Some(r) = reservation_after(current) {
             fiscus_store::delegations::settle_reservation(&mut tx, &tenant, &action.id, r, now).await?;
         }
     }

@@ -1,7 +1,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::actions::delegation::{MachineAuthority, Terms, budget_allows, check_authority};
+use fiscus_domain::actions::delegation::{MachineAuthority, Terms, budget_allows, check_authority, standing};
 use fiscus_domain::actions::envelope::{ActionKind, Envelope, ExecutionMode, RiskTier};
 use fiscus_domain::actions::gates::{GateFacts, evaluate};
 use fiscus_domain::actions::state::{ControlState, Event};
@@ -139,15 +139,8 @@ async fn delegated_facts(
         required_checks: Vec::new(),
         metadata: json!({}),
     };
-    let delegation_verdict = if delegation.status != "active" {
-        Err(format!("the delegation is {}", delegation.status))
-    } else if delegation.expires_at <= now {
-        Err("the delegation has expired".to_string())
-    } else if identity.status != "active" {
-        Err("the delegated identity is revoked".to_string())
-    } else {
-        terms.covers(&envelope)
-    };
+    let delegation_verdict = standing(&delegation.status, delegation.expires_at, &identity.status, now)
+        .and_then(|()| terms.covers(&envelope));
     let authority_verdict = match authority {
         None => Err("machine authority evidence is required".to_string()),
         Some(a) if a.identity_id != identity.id => Err("the evidence is not from the delegated identity".to_string()),
