@@ -26,7 +26,7 @@ pub fn render(doc: &utoipa::openapi::OpenApi) -> String {
          <h1>{t}</h1><p>{d}</p><p>Machine-readable: <a href=\"/api/v2/openapi.json\">/api/v2/openapi.json</a> (OpenAPI 3.1). \
          Errors: RFC 9457 problem details; see <a href=\"#problems\">error codes</a>.</p>",
         t = escape(title),
-        d = escape(doc.pointer("/info/description").and_then(Value::as_str).unwrap_or("")),
+        d = inline_code(&escape(doc.pointer("/info/description").and_then(Value::as_str).unwrap_or(""))),
     );
     let mut by_tag: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     if let Some(paths) = doc.get("paths").and_then(Value::as_object) {
@@ -53,6 +53,19 @@ pub fn render(doc: &utoipa::openapi::OpenApi) -> String {
     out
 }
 
+/// Turns `backtick` spans of already-escaped text into `<code>` elements.
+fn inline_code(escaped: &str) -> String {
+    let mut out = String::with_capacity(escaped.len());
+    for (i, part) in escaped.split('`').enumerate() {
+        if i % 2 == 1 {
+            let _ = write!(out, "<code>{part}</code>");
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
 fn render_operation(path: &str, method: &str, op: &Value) -> String {
     let upper = method.to_ascii_uppercase();
     let scope = op.pointer("/x-fiscus-scope").and_then(Value::as_str).unwrap_or("client authentication");
@@ -62,7 +75,7 @@ fn render_operation(path: &str, method: &str, op: &Value) -> String {
         escape(scope)
     );
     if let Some(desc) = op.get("description").or_else(|| op.get("summary")).and_then(Value::as_str) {
-        let _ = write!(out, "<p>{}</p>", escape(desc));
+        let _ = write!(out, "<p>{}</p>", inline_code(&escape(desc)));
     }
     if let Some(example) = op.pointer("/requestBody/content/application~1json/example") {
         let pretty = serde_json::to_string_pretty(example).unwrap_or_default();

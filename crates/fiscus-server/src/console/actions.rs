@@ -107,10 +107,10 @@ pub async fn detail(
     for c in &view.checks {
         let _ = write!(
             checks,
-            "<tr><td>{}</td><td>{}</td><td>{:?}</td><td><code>{}</code></td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td></tr>",
             escape(&c.check_key),
             c.version,
-            c.status,
+            c.status.as_str(),
             escape(&c.check_hash),
             escape(&c.source_reference)
         );
@@ -163,7 +163,7 @@ pub async fn detail(
         String::new()
     };
     let body = format!(
-        "<p>State: <strong id=\"control-state\">{state}</strong> · reconciliation: {recon:?} · approvals {cur}/{req}</p>\
+        "<p>State: <strong id=\"control-state\">{state}</strong> · reconciliation: {recon} · approvals {cur}/{req}</p>\
          <p>Envelope hash: <code id=\"envelope-hash\">{eh}</code></p><p>Check set hash: <code>{ch}</code></p>\
          <h3>Envelope</h3><pre>{envelope}</pre>\
          <h3>Pre-trade checks (latest versions)</h3><table><tr><th>Check</th><th>Version</th><th>Status</th><th>Hash</th><th>Source</th></tr>{checks}</table>\
@@ -171,7 +171,11 @@ pub async fn detail(
          <h3>Decisions</h3><table><tr><th>Operator</th><th>Decision</th><th>Standing</th><th>Evidence hash</th><th>At</th></tr>{decisions}</table>\
          <h3>History</h3><table><tr><th>At</th><th>Event</th><th>State</th><th>Actor</th></tr>{events}</table>{decide_form}",
         state = view.control_state.as_str(),
-        recon = view.reconciliation_status,
+        // The API's own names (snake_case), not Rust's.
+        recon = serde_json::to_value(view.reconciliation_status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
         cur = view.approvals.current,
         req = view.approvals.required,
         eh = escape(&view.envelope_hash),
