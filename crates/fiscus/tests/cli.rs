@@ -263,32 +263,7 @@ fn a_key_rotated_by_the_cli_beside_a_running_server_is_refused_by_the_next_reque
 #[test]
 fn serve_with_demo_prints_a_key_that_reads_the_workspace_and_stops_on_sigterm() {
     let cli = Cli::new();
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("port");
-        l.local_addr().expect("addr").port()
-    };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fiscus"))
-        .arg("--data-dir")
-        .arg(cli.dir.path())
-        .args(["serve", "--demo", "--bind", &format!("127.0.0.1:{port}")])
-        .env_remove("FISCUS_DATABASE_URL")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
-    let mut key = None;
-    for line in lines.by_ref() {
-        let line = line.expect("line");
-        if let Some(k) = line.strip_prefix("FISCUS_DEMO_KEY=") {
-            key = Some(k.to_string());
-        }
-        if line.starts_with("Fiscus listening") {
-            break;
-        }
-    }
-    let key = key.expect("demo key printed");
+    let (mut child, port, key) = serve_demo(&cli);
     assert!(key.starts_with("svc_test_"));
     let rt = tokio_runtime();
     let body: serde_json::Value = rt.block_on(async {

@@ -152,14 +152,8 @@ pub async fn confirm(State(state): State<AppState>, Form(form): Form<ConfirmForm
     let saved = async {
         let mut tx = state.store.begin().await?;
         fiscus_store::operators::activate(&mut tx, &op.workspace_id, &op.id, step, now).await?;
-        super::login::audit(
-            &mut tx,
-            &op.workspace_id,
-            &op.id,
-            "console.enrolled",
-            serde_json::json!({ "role": op.role }),
-        )
-        .await?;
+        super::audit(&mut tx, &op.workspace_id, &op.id, "console.enrolled", serde_json::json!({ "role": op.role }))
+            .await?;
         tx.commit().await
     }
     .await;

@@ -104,7 +104,7 @@ async fn attempt(state: &AppState, form: &LoginForm) -> Result<String, &'static 
             now + minutes.min(24 * 60) * 60 * MICROS_PER_SECOND
         });
         let _ = fiscus_store::operators::record_failure(&mut tx, &op.workspace_id, &op.id, locked_until, now).await;
-        let _ = audit(
+        let _ = super::audit(
             &mut tx,
             &op.workspace_id,
             &op.id,
@@ -136,39 +136,20 @@ async fn attempt(state: &AppState, form: &LoginForm) -> Result<String, &'static 
     )
     .await;
     if created.is_err()
-        || audit(&mut tx, &op.workspace_id, &op.id, "console.login", serde_json::json!({ "session_id": session_id }))
-            .await
-            .is_err()
+        || super::audit(
+            &mut tx,
+            &op.workspace_id,
+            &op.id,
+            "console.login",
+            serde_json::json!({ "session_id": session_id }),
+        )
+        .await
+        .is_err()
     {
         return Err("The database does not answer; try again.");
     }
     tx.commit().await.map_err(|_| "The database does not answer; try again.")?;
     Ok(session::set_cookie(&minted.full, absolute))
-}
-
-pub async fn audit(
-    tx: &mut fiscus_store::WriteTx,
-    workspace_id: &str,
-    operator_id: &str,
-    action: &str,
-    details: serde_json::Value,
-) -> Result<(), fiscus_store::StoreError> {
-    fiscus_store::audit::append(
-        tx.conn(),
-        workspace_id,
-        fiscus_store::audit::NewAuditEvent {
-            environment: None,
-            actor_kind: "operator",
-            actor_id: operator_id,
-            action,
-            request_id: crate::http::request_id::current().as_deref(),
-            subject: Some(operator_id),
-            details,
-            occurred_at: now_micros(),
-        },
-    )
-    .await
-    .map(|_| ())
 }
 
 #[derive(Deserialize)]

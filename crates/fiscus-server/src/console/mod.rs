@@ -35,3 +35,30 @@ pub fn routes() -> Router<AppState> {
         .route("/console/delegations/{id}", post(delegations::decide))
         .layer(from_fn(session::guard))
 }
+
+/// Appends an operator's console event (sign-in, enrollment, proposal, production access) to the
+/// workspace's audit chain inside `tx`.
+pub(crate) async fn audit(
+    tx: &mut fiscus_store::WriteTx,
+    workspace_id: &str,
+    operator_id: &str,
+    action: &str,
+    details: serde_json::Value,
+) -> Result<(), fiscus_store::StoreError> {
+    fiscus_store::audit::append(
+        tx.conn(),
+        workspace_id,
+        fiscus_store::audit::NewAuditEvent {
+            environment: None,
+            actor_kind: "operator",
+            actor_id: operator_id,
+            action,
+            request_id: crate::http::request_id::current().as_deref(),
+            subject: Some(operator_id),
+            details,
+            occurred_at: fiscus_domain::clock::now_micros(),
+        },
+    )
+    .await
+    .map(|_| ())
+}

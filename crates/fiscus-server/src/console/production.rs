@@ -97,7 +97,7 @@ pub async fn change(State(state): State<AppState>, op: OperatorSession, Form(for
                 .await?;
             }
         }
-        super::login::audit(
+        super::audit(
             &mut tx,
             &op.workspace_id,
             &op.operator_id,

@@ -110,7 +110,7 @@ pub async fn propose(State(state): State<AppState>, op: OperatorSession, Form(f)
             service::insert_proposal(&mut tx, &tenant, &envelope, "operator", ControlState::PendingApproval, &proposer)
                 .await
                 .map_err(|_| ())?;
-        super::login::audit(
+        super::audit(
             &mut tx,
             &op.workspace_id,
             &op.operator_id,

@@ -83,7 +83,7 @@ impl Ctx {
         status: StatusCode,
         body: &T,
     ) -> Result<Response, ApiError> {
-        let response = self.respond_with(&mut tx, status, body, None).await?;
+        let response = self.respond_with(&mut tx, status, body).await?;
         tx.commit().await?;
         Ok(response)
     }
@@ -93,14 +93,10 @@ impl Ctx {
         tx: &mut WriteTx,
         status: StatusCode,
         body: &T,
-        location: Option<&str>,
     ) -> Result<Response, ApiError> {
         let bytes = serde_json::to_vec(body).map_err(|e| ApiError::from(anyhow::Error::from(e)))?;
         let mut response = (status, bytes.clone()).into_response();
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        if let Some(loc) = location.and_then(|l| HeaderValue::from_str(l).ok()) {
-            response.headers_mut().insert(header::LOCATION, loc);
-        }
         if let Some(handle) = &self.idempotency {
             let stored = StoredResponse {
                 status: status.as_u16(),

@@ -78,21 +78,21 @@ fn now_seconds() -> i64 {
     fiscus_domain::clock::now_micros() / 1_000_000
 }
 
+/// Posts the sign-in form.
+async fn login(app: &TestApp, email: &str, password: &str, code: &str) -> reqwest::Response {
+    client()
+        .post(app.url("/console/login"))
+        .form(&[("workspace", app.workspace_id.as_str()), ("email", email), ("password", password), ("code", code)])
+        .send()
+        .await
+        .expect("request")
+}
+
 /// Signs in; returns the session cookie. The code is the next step's (one step of drift is accepted), so a
 /// code just spent at enrollment is never reused.
 pub async fn sign_in(app: &TestApp, op: &Operator) -> String {
     let code = fiscus_domain::totp::code_at(&op.secret, now_seconds() + 30);
-    let response = client()
-        .post(app.url("/console/login"))
-        .form(&[
-            ("workspace", app.workspace_id.as_str()),
-            ("email", &op.email),
-            ("password", &op.password),
-            ("code", &code),
-        ])
-        .send()
-        .await
-        .expect("request");
+    let response = login(app, &op.email, &op.password, &code).await;
     assert_eq!(response.status(), 303, "sign-in refused: {}", response.text().await.unwrap_or_default());
     let cookie = response.headers().get("set-cookie").and_then(|v| v.to_str().ok()).expect("cookie").to_string();
     for attribute in ["HttpOnly", "Secure", "SameSite=Strict", "Path=/console"] {
@@ -319,31 +319,10 @@ async fn repeated_failures_lock_the_account_even_for_the_right_password() {
     let app = spawn_app().await;
     let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
     for _ in 0..5 {
-        let response = client()
-            .post(app.url("/console/login"))
-            .form(&[
-                ("workspace", app.workspace_id.as_str()),
-                ("email", "ada@example.com"),
-                ("password", "wrong password!!"),
-                ("code", "000000"),
-            ])
-            .send()
-            .await
-            .expect("request");
-        assert_eq!(response.status(), 401);
+        assert_eq!(login(&app, "ada@example.com", "wrong password!!", "000000").await.status(), 401);
     }
     let code = fiscus_domain::totp::code_at(&op.secret, now_seconds() + 30);
-    let locked = client()
-        .post(app.url("/console/login"))
-        .form(&[
-            ("workspace", app.workspace_id.as_str()),
-            ("email", op.email.as_str()),
-            ("password", op.password.as_str()),
-            ("code", &code),
-        ])
-        .send()
-        .await
-        .expect("request");
+    let locked = login(&app, &op.email, &op.password, &code).await;
     assert_eq!(locked.status(), 401, "locked out with back-off");
     let posture: Value = app.get("/api/v2/infrastructure/posture", &app.key).await.json().await.expect("json");
     assert_eq!(posture["operators"]["second_factor_coverage"], 1.0);
@@ -353,28 +332,10 @@ async fn repeated_failures_lock_the_account_even_for_the_right_password() {
 async fn a_wrong_code_or_a_reused_code_does_not_sign_in() {
     let app = spawn_app().await;
     let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
-    let attempt = |code: String| {
-        let app = &app;
-        let op = &op;
-        async move {
-            client()
-                .post(app.url("/console/login"))
-                .form(&[
-                    ("workspace", app.workspace_id.as_str()),
-                    ("email", op.email.as_str()),
-                    ("password", op.password.as_str()),
-                    ("code", &code),
-                ])
-                .send()
-                .await
-                .expect("request")
-                .status()
-        }
-    };
-    assert_eq!(attempt("123456".into()).await, 401);
+    assert_eq!(login(&app, &op.email, &op.password, "123456").await.status(), 401);
     let next = fiscus_domain::totp::code_at(&op.secret, now_seconds() + 30);
-    assert_eq!(attempt(next.clone()).await, 303);
-    assert_eq!(attempt(next).await, 401, "a code is good once");
+    assert_eq!(login(&app, &op.email, &op.password, &next).await.status(), 303);
+    assert_eq!(login(&app, &op.email, &op.password, &next).await.status(), 401, "a code is good once");
 }
 
 async fn production_move(app: &TestApp, cookie: &str, mv: &str) -> u16 {

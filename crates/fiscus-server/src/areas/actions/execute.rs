@@ -7,7 +7,6 @@ use fiscus_domain::actions::gates::{GateFacts, evaluate};
 use fiscus_domain::actions::state::{ControlState, Event};
 use fiscus_domain::api::actions::ExecutionAccepted;
 use fiscus_domain::clock::{now_micros, utc_day};
-use fiscus_domain::credentials::Environment;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
@@ -181,9 +180,8 @@ async fn execute(ctx: Ctx, state: AppState, uid: String, body: ExecuteRequest) -
     let quorum = service::quorum(&state.settings, service::risk_tier(&loaded.row)?);
     // The sandbox connector serves the sandbox; production connectors are configured, never simulated, and
     // none is configured yet, so production execution fails this gate.
-    let connector_available = crate::workers::connector::connector_for(&loaded.row.connector, tenant.environment)
-        .is_some()
-        && tenant.environment == Environment::Sandbox;
+    let connector_available =
+        crate::workers::connector::connector_for(&loaded.row.connector, tenant.environment).is_some();
     let delegated = match mode {
         ExecutionMode::MachineDelegated => {
             Some(delegated_facts(&mut tx, &tenant, &loaded, body.machine_authority.as_ref(), now).await?)
