@@ -103,8 +103,13 @@ pub async fn sign_in(app: &TestApp, op: &Operator) -> String {
 
 /// Opens the action's page and submits a decision with the hashes it shows.
 pub async fn decide(app: &TestApp, cookie: &str, action_id: &str, decision: &str) -> reqwest::Response {
-    let http = client();
-    let page = http
+    let page = action_page(app, cookie, action_id).await;
+    submit_decision(app, cookie, action_id, &page, decision).await
+}
+
+/// The console page of an action, as the operator sees it.
+async fn action_page(app: &TestApp, cookie: &str, action_id: &str) -> String {
+    client()
         .get(app.url(&format!("/console/actions/{action_id}?environment=sandbox")))
         .header("cookie", cookie)
         .send()
@@ -112,15 +117,26 @@ pub async fn decide(app: &TestApp, cookie: &str, action_id: &str, decision: &str
         .expect("request")
         .text()
         .await
-        .expect("page");
+        .expect("page")
+}
+
+/// Submits a decision with the CSRF token and hashes the given page showed.
+async fn submit_decision(
+    app: &TestApp,
+    cookie: &str,
+    action_id: &str,
+    page: &str,
+    decision: &str,
+) -> reqwest::Response {
     let form = [
-        ("csrf", hidden(&page, "csrf")),
+        ("csrf", hidden(page, "csrf")),
         ("environment", "sandbox".to_string()),
-        ("envelope_hash", hidden(&page, "envelope_hash")),
-        ("check_set_hash", hidden(&page, "check_set_hash")),
+        ("envelope_hash", hidden(page, "envelope_hash")),
+        ("check_set_hash", hidden(page, "check_set_hash")),
         ("decision", decision.to_string()),
     ];
-    http.post(app.url(&format!("/console/actions/{action_id}/decision")))
+    client()
+        .post(app.url(&format!("/console/actions/{action_id}/decision")))
         .header("cookie", cookie)
         .form(&form)
         .send()
@@ -225,31 +241,10 @@ async fn an_approval_on_a_stale_view_is_refused() {
     let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
     let cookie = sign_in(&app, &op).await;
     let id = propose(&app, "T1").await;
-    let page = client()
-        .get(app.url(&format!("/console/actions/{id}?environment=sandbox")))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .expect("request")
-        .text()
-        .await
-        .expect("page");
+    let page = action_page(&app, &cookie, &id).await;
     // Evidence changes after the operator opened the page.
     app.post_json(&format!("/api/v2/actions/investment-execution/{id}/checks"), &app.key, &check("failed"), None).await;
-    let form = [
-        ("csrf", hidden(&page, "csrf")),
-        ("environment", "sandbox".to_string()),
-        ("envelope_hash", hidden(&page, "envelope_hash")),
-        ("check_set_hash", hidden(&page, "check_set_hash")),
-        ("decision", "approve".to_string()),
-    ];
-    let response = client()
-        .post(app.url(&format!("/console/actions/{id}/decision")))
-        .header("cookie", &cookie)
-        .form(&form)
-        .send()
-        .await
-        .expect("request");
+    let response = submit_decision(&app, &cookie, &id, &page, "approve").await;
     assert_eq!(response.status(), 409);
     assert_eq!(state_of(&app, &id).await["control_state"], "pending_approval");
 }
@@ -427,15 +422,7 @@ async fn an_operator_proposal_needs_another_operator_and_the_audit_trail_verifie
     let bob_cookie = sign_in(&app, &bob).await;
     assert_eq!(decide(&app, &bob_cookie, &id, "approve").await.status(), 303);
     assert_eq!(state_of(&app, &id).await["control_state"], "approved");
-    let detail = client()
-        .get(app.url(&format!("/console/actions/{id}?environment=sandbox")))
-        .header("cookie", &bob_cookie)
-        .send()
-        .await
-        .expect("request")
-        .text()
-        .await
-        .expect("page");
+    let detail = action_page(&app, &bob_cookie, &id).await;
     assert!(detail.contains("Every gate passes now."), "the gate preview is shown");
     let trail = client()
         .get(app.url("/console/audit"))
