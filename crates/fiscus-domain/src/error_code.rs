@@ -6,6 +6,7 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
     MalformedJson,
+    MalformedRequest,
     UnsupportedMediaType,
     InvalidRequest,
     InvalidParameter,
@@ -27,11 +28,13 @@ pub enum ErrorCode {
     ExecutionRefused,
     SubmissionRejected,
     ActionClosed,
+    IntegrityFailure,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 22] = [
+    pub const ALL: [ErrorCode; 24] = [
         ErrorCode::MalformedJson,
+        ErrorCode::MalformedRequest,
         ErrorCode::UnsupportedMediaType,
         ErrorCode::InvalidRequest,
         ErrorCode::InvalidParameter,
@@ -53,12 +56,14 @@ impl ErrorCode {
         ErrorCode::ExecutionRefused,
         ErrorCode::SubmissionRejected,
         ErrorCode::ActionClosed,
+        ErrorCode::IntegrityFailure,
     ];
 
     /// (HTTP status, stable code, title).
     pub fn describe(self) -> (u16, &'static str, &'static str) {
         match self {
             ErrorCode::MalformedJson => (400, "malformed_json", "The request body is not valid JSON"),
+            ErrorCode::MalformedRequest => (400, "malformed_request", "The request is malformed"),
             ErrorCode::UnsupportedMediaType => {
                 (415, "unsupported_media_type", "The request body must be application/json")
             }
@@ -98,6 +103,10 @@ impl ErrorCode {
                 (422, "submission_rejected", "The submission was rejected by the action's controls")
             }
             ErrorCode::ActionClosed => (422, "action_closed", "The action no longer accepts this change"),
+            // A sealed record no longer matches its seal (edited outside Fiscus): nothing is decided on it.
+            ErrorCode::IntegrityFailure => {
+                (500, "integrity_failure", "A sealed record failed verification; nothing was changed")
+            }
         }
     }
 

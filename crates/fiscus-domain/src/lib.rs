@@ -14,6 +14,7 @@ pub mod credentials;
 pub mod error_code;
 pub mod evidence;
 pub mod ids;
+pub mod ijson;
 pub mod jcs;
 pub mod money;
 pub mod pagination;

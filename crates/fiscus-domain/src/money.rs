@@ -3,6 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The largest amount, in minor units, that Fiscus accepts anywhere (an action's amount, any budget):
+/// 2^53 − 1, the largest integer that every JSON reader represents exactly (RFC 7493 §2.2). It also keeps
+/// every sum of in-budget amounts far inside `i64`, so budget arithmetic can never overflow.
+pub const MAX_AMOUNT_MINOR: i64 = 9_007_199_254_740_991;
+
 /// ISO 4217 codes Fiscus accepts, with their minor-unit exponents (ISO 4217 list one). A currency outside
 /// this table is refused rather than guessed at: an exponent wrong by one is a factor of ten.
 const CURRENCIES: &[(&str, u8)] = &[

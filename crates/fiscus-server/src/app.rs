@@ -14,7 +14,7 @@ use utoipa_axum::router::OpenApiRouter;
 
 use crate::areas;
 use crate::http::problem::ApiError;
-use crate::http::{agent_evidence, auth, body_limit, idempotency, metrics, request_id};
+use crate::http::{agent_evidence, auth, body_limit, edge, idempotency, metrics, request_id};
 use crate::openapi;
 use crate::state::AppState;
 
@@ -86,6 +86,7 @@ pub fn build(state: AppState) -> Router {
         .route_layer(from_fn_with_state(state.clone(), metrics::layer))
         .layer(DefaultBodyLimit::max(state.settings.body_limit_bytes))
         .layer(from_fn_with_state(state.clone(), body_limit::layer))
+        .layer(from_fn(edge::layer))
         .layer(CatchPanicLayer::custom(|_| ApiError::internal().into_response()))
         .layer(from_fn(request_id::layer))
         .layer(from_fn(security_headers))

@@ -5,6 +5,7 @@ pub mod admin;
 pub mod app;
 pub mod areas;
 pub mod catalogue_check;
+pub mod connections;
 pub mod console;
 pub mod demo;
 pub mod docs;

@@ -35,13 +35,17 @@ pub async fn run(
     let worker = spawn_settlement_worker(state.clone());
     let grace = Duration::from_secs(state.settings.shutdown_grace_seconds);
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+    let limits = crate::connections::Limits {
+        max_connections: crate::connections::effective_max_connections(state.settings.max_connections),
+        header_read_timeout: Duration::from_secs(state.settings.header_read_timeout_seconds),
+    };
+    tracing::info!(max_connections = limits.max_connections, "accepting connections");
+    let serving = tokio::spawn(crate::connections::serve(listener, app, limits, async move {
         shutdown.await;
         let _ = stopped_tx.send(());
-    });
-    let serving = tokio::spawn(async move { server.await });
+    }));
     let result = tokio::select! {
-        r = serving => r.context("server task")?.context("serving"),
+        r = serving => r.context("server task"),
         _ = async {
             let _ = stopped_rx.await;
             tokio::time::sleep(grace).await;

@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// One rate-limit class: at most `quota` requests per `window_seconds` per credential.
+/// One rate-limit class: at most `quota` requests per `window_seconds` per application (or, at the token
+/// endpoint, per client id and per address).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServiceClass {
@@ -56,6 +57,18 @@ pub struct Settings {
     pub approval_quorum_t1: u32,
     /// Distinct approvers a T2 action needs (at least 2; configuration can only raise it).
     pub approval_quorum_t2: u32,
+    /// The URL people use to reach this service (enrolment links, the console). Defaults to `http://<bind>`.
+    pub public_url: Option<String>,
+    /// Most connections served at once; further clients wait in the listen backlog. Never more than the
+    /// process's file-descriptor limit allows (less a reserve for the database and files).
+    pub max_connections: usize,
+    /// A connection that has not sent a complete request head within this many seconds, whether new or idle
+    /// between keep-alive requests, is closed.
+    pub header_read_timeout_seconds: u64,
+    /// Token requests (`POST /oauth/token`, failed ones included) allowed per client id.
+    pub token_requests_per_client: ServiceClass,
+    /// Token requests allowed per client network address, whatever client id they name.
+    pub token_requests_per_address: ServiceClass,
 }
 
 pub const DEFAULT_SERVICE_CLASS: &str = "standard";
@@ -85,6 +98,11 @@ impl Default for Settings {
             worker_interval_ms: 500,
             approval_quorum_t1: 1,
             approval_quorum_t2: 2,
+            public_url: None,
+            max_connections: 10_000,
+            header_read_timeout_seconds: 10,
+            token_requests_per_client: ServiceClass { quota: 60, window_seconds: 60 },
+            token_requests_per_address: ServiceClass { quota: 600, window_seconds: 60 },
         }
     }
 }
@@ -96,6 +114,19 @@ impl Settings {
             Some(url) => url.clone(),
             None => format!("sqlite://{}", self.data_dir.join("fiscus.db").display()),
         }
+    }
+
+    /// Where people reach this service: `public_url`, or `http://<bind>` (a wildcard bind address is shown
+    /// as `localhost`, since nobody can browse to `0.0.0.0`).
+    pub fn public_base_url(&self) -> String {
+        if let Some(url) = &self.public_url {
+            return url.trim_end_matches('/').to_string();
+        }
+        let bind = match self.bind.rsplit_once(':') {
+            Some(("0.0.0.0" | "[::]", port)) => format!("localhost:{port}"),
+            _ => self.bind.clone(),
+        };
+        format!("http://{bind}")
     }
 
     pub fn secret_key_path(&self) -> PathBuf {

@@ -105,9 +105,9 @@ pub enum OperatorCommand {
         email: String,
         #[arg(long, value_parser = ["admin", "approver", "auditor"])]
         role: String,
-        /// Where operators reach the console.
-        #[arg(long, default_value = "http://127.0.0.1:8080")]
-        base_url: String,
+        /// Where operators reach the console [default: the settings' `public_url`, else http://<bind>].
+        #[arg(long, env = "FISCUS_PUBLIC_URL")]
+        base_url: Option<String>,
     },
     List {
         #[arg(long)]
@@ -249,7 +249,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Admin { command } => {
             let state = fiscus_server::serve::open(load(&cli.data, None)?).await?;
             let admin = Admin { store: &state.store, server_key: &state.server_key, actor: Actor::cli() };
-            admin_command(&admin, command).await?;
+            admin_command(&admin, &state.settings, command).await?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -338,7 +338,7 @@ fn environment(s: &str) -> anyhow::Result<Environment> {
     Environment::parse(s).with_context(|| format!("unknown environment {s}"))
 }
 
-async fn admin_command(admin: &Admin<'_>, command: AdminCommand) -> anyhow::Result<()> {
+async fn admin_command(admin: &Admin<'_>, settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
     match command {
         AdminCommand::Workspace { command: WorkspaceCommand::Create { name } } => {
             let ws = admin.create_workspace(&name, false).await?;
@@ -433,6 +433,7 @@ async fn admin_command(admin: &Admin<'_>, command: AdminCommand) -> anyhow::Resu
             let role = fiscus_domain::actions::approval::Role::parse(&role).context("unknown role")?;
             let (id, token) = admin.add_operator(&workspace, &email, role).await?;
             println!("invited operator {id} ({}); the link below works once, within 72 hours:", role.as_str());
+            let base_url = base_url.unwrap_or_else(|| settings.public_base_url());
             println!("{}/console/enroll?token={token}", base_url.trim_end_matches('/'));
         }
         AdminCommand::Operator { command: OperatorCommand::List { workspace } } => {

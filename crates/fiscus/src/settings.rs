@@ -34,6 +34,9 @@ pub struct ServeArgs {
     /// Lifetime of OAuth access tokens in seconds [default: 3600].
     #[arg(long, env = "FISCUS_ACCESS_TOKEN_TTL_SECONDS")]
     pub access_token_ttl_seconds: Option<u64>,
+    /// The URL people use to reach this service (enrolment links) [default: http://<bind>].
+    #[arg(long, env = "FISCUS_PUBLIC_URL")]
+    pub public_url: Option<String>,
     /// Largest accepted request body in bytes [default: 1048576].
     #[arg(long, env = "FISCUS_BODY_LIMIT_BYTES")]
     pub body_limit_bytes: Option<usize>,
@@ -66,12 +69,21 @@ pub fn load(data: &DataArgs, serve: Option<&ServeArgs>) -> anyhow::Result<Settin
         if let Some(v) = s.access_token_ttl_seconds {
             settings.access_token_ttl_seconds = v;
         }
+        if let Some(v) = &s.public_url {
+            settings.public_url = Some(v.clone());
+        }
         if let Some(v) = s.body_limit_bytes {
             settings.body_limit_bytes = v;
         }
     }
     anyhow::ensure!(settings.access_token_ttl_seconds > 0, "access_token_ttl_seconds must be positive");
     anyhow::ensure!(settings.body_limit_bytes > 0, "body_limit_bytes must be positive");
+    anyhow::ensure!(
+        settings.public_url.as_deref().is_none_or(|u| u.starts_with("http://") || u.starts_with("https://")),
+        "public_url must start with http:// or https://"
+    );
+    anyhow::ensure!(settings.max_connections > 0, "max_connections must be positive");
+    anyhow::ensure!(settings.header_read_timeout_seconds > 0, "header_read_timeout_seconds must be positive");
     anyhow::ensure!(
         settings.service_classes.values().all(|c| c.quota > 0 && c.window_seconds > 0),
         "every service class needs a positive quota and window"

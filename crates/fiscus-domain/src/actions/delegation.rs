@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::actions::envelope::{ActionKind, Envelope, ExecutionMode, RiskTier};
 use crate::clock::{MICROS_PER_SECOND, Micros, parse_rfc3339};
 use crate::evidence::seal;
-use crate::money::Currency;
+use crate::money::{Currency, MAX_AMOUNT_MINOR};
 
 /// How far a machine authority timestamp may be from the server's clock.
 pub const AUTHORITY_WINDOW_SECONDS: i64 = 120;
@@ -88,6 +88,15 @@ impl DelegationRequest {
         }
         if self.per_action_budget_minor <= 0 {
             errors.push(("per_action_budget_minor", "must be positive".to_string()));
+        }
+        for (field, v) in [
+            ("per_action_budget_minor", self.per_action_budget_minor),
+            ("daily_budget_minor", self.daily_budget_minor),
+            ("monthly_budget_minor", self.monthly_budget_minor),
+        ] {
+            if v > MAX_AMOUNT_MINOR {
+                errors.push((field, format!("must be at most {MAX_AMOUNT_MINOR}")));
+            }
         }
         if self.daily_budget_minor < self.per_action_budget_minor {
             errors.push(("daily_budget_minor", "must be at least the per-action budget".to_string()));
@@ -248,14 +257,20 @@ pub fn budget_allows(amount: i64, terms: &Terms, used_today: i64, used_this_mont
     if amount > terms.per_action {
         return Err(format!("{amount} exceeds the per-action budget of {}", terms.per_action));
     }
-    if used_today.saturating_add(amount) > terms.daily {
-        return Err(format!("the daily budget of {} has {} left", terms.daily, (terms.daily - used_today).max(0)));
+    // Checked, not saturating: a sum that does not fit is over any budget, never a reason to wave it through.
+    let over = |used: i64, limit: i64| used.checked_add(amount).is_none_or(|total| total > limit);
+    if amount <= 0 || over(used_today, terms.daily) {
+        return Err(format!(
+            "the daily budget of {} has {} left",
+            terms.daily,
+            terms.daily.checked_sub(used_today).unwrap_or(0).max(0)
+        ));
     }
-    if used_this_month.saturating_add(amount) > terms.monthly {
+    if over(used_this_month, terms.monthly) {
         return Err(format!(
             "the monthly budget of {} has {} left",
             terms.monthly,
-            (terms.monthly - used_this_month).max(0)
+            terms.monthly.checked_sub(used_this_month).unwrap_or(0).max(0)
         ));
     }
     Ok(())
@@ -287,6 +302,17 @@ mod tests {
         assert!(budget_allows(101, &t, 0, 0).is_err());
         assert!(budget_allows(100, &t, 201, 201).is_err());
         assert!(budget_allows(100, &t, 0, 401).is_err());
+    }
+
+    #[test]
+    fn budget_sums_at_the_integer_edge_refuse_instead_of_wrapping_or_saturating() {
+        let t = Terms { per_action: i64::MAX, daily: i64::MAX, monthly: i64::MAX, ..terms() };
+        let half = 1_i64 << 62;
+        assert!(budget_allows(half, &t, 0, 0).is_ok());
+        assert!(budget_allows(half, &t, half - 1, half - 1).is_ok(), "2^62 + 2^62 - 1 fits exactly at the edge");
+        assert!(budget_allows(half, &t, half, half).is_err(), "2^62 + 2^62 does not fit: refused, not saturated");
+        assert!(budget_allows(half, &t, i64::MAX - 1, i64::MAX - 1).is_err(), "the sum would overflow");
+        assert!(budget_allows(i64::MAX, &t, 1, 1).is_err());
     }
 
     #[test]

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::evidence::seal;
-use crate::money::Currency;
+use crate::money::{Currency, MAX_AMOUNT_MINOR};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -127,8 +127,11 @@ impl ProposalRequest {
     /// Every rule at once, by field.
     pub fn validate(self) -> Result<Envelope, Vec<(&'static str, String)>> {
         let mut errors = Vec::new();
-        if self.amount_minor <= 0 {
-            errors.push(("amount_minor", "must be a positive integer number of minor units".to_string()));
+        if self.amount_minor <= 0 || self.amount_minor > MAX_AMOUNT_MINOR {
+            errors.push((
+                "amount_minor",
+                format!("must be an integer number of minor units from 1 to {MAX_AMOUNT_MINOR}"),
+            ));
         }
         let text = |field: &'static str, v: &str, max: usize, errors: &mut Vec<(&'static str, String)>| {
             if v.trim().is_empty() || v.chars().count() > max || v.chars().any(char::is_control) {

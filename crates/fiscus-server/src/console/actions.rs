@@ -1,13 +1,14 @@
 //! Pending approvals, an action's full envelope with its hash, checks, gates, approvals and history, and
 //! the approve/deny decision.
 
-use axum::Form;
+use crate::http::form::ConsoleForm;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::approval::Decision;
 use fiscus_domain::actions::state::ControlState;
 use fiscus_domain::credentials::Environment;
+use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::money::{Currency, format_minor};
 use fiscus_domain::tenancy::Tenant;
 use serde::Deserialize;
@@ -198,7 +199,7 @@ pub async fn decision(
     State(state): State<AppState>,
     op: OperatorSession,
     Path(id): Path<String>,
-    Form(form): Form<DecisionForm>,
+    ConsoleForm(form): ConsoleForm<DecisionForm>,
 ) -> Response {
     if let Err(refused) = op.check_csrf(&form.csrf) {
         return refused;
@@ -225,6 +226,12 @@ pub async fn decision(
     match result {
         Ok(_) => html::redirect(&format!("/console/actions/{id}?environment={}", env.as_str())),
         Err(DecideError::Refused(r)) => html::error_page(StatusCode::CONFLICT, "Decision refused", &r.to_string()),
+        // Another workspace's action and an unknown one look the same: not found, never a hint.
+        Err(DecideError::Failed(e)) if e.code == ErrorCode::NotFound => html::error_page(
+            StatusCode::NOT_FOUND,
+            "Not found",
+            "There is no such action in this workspace and environment.",
+        ),
         Err(DecideError::Failed(_)) => html::error_page(
             StatusCode::SERVICE_UNAVAILABLE,
             "Decision not recorded",

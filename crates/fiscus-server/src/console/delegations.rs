@@ -1,6 +1,6 @@
 //! Delegations at the console: operators activate drafts, suspend or revoke. A credential can do none of it.
 
-use axum::Form;
+use crate::http::form::ConsoleForm;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -83,7 +83,7 @@ pub async fn decide(
     State(state): State<AppState>,
     op: OperatorSession,
     Path(id): Path<String>,
-    Form(form): Form<MoveForm>,
+    ConsoleForm(form): ConsoleForm<MoveForm>,
 ) -> Response {
     if let Err(refused) = op.check_csrf(&form.csrf) {
         return refused;
@@ -128,6 +128,11 @@ pub async fn decide(
     match result {
         Ok(Ok(())) => html::redirect("/console/delegations"),
         Ok(Err(message)) => html::error_page(StatusCode::CONFLICT, "Decision refused", message),
+        Err(fiscus_store::StoreError::NotFound) => html::error_page(
+            StatusCode::NOT_FOUND,
+            "Not found",
+            "There is no such delegation in this workspace and environment.",
+        ),
         Err(_) => html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Not recorded", "Nothing was decided. Try again."),
     }
 }

@@ -1,7 +1,7 @@
 //! Operator enrollment from the one-time link the CLI prints: set a password, then prove an authenticator
 //! with a first TOTP code. Only then is the operator active.
 
-use axum::Form;
+use crate::http::form::ConsoleForm;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -75,7 +75,7 @@ pub struct PasswordForm {
 }
 
 /// Step one: stores the password hash and a fresh TOTP secret (encrypted), and shows the secret once.
-pub async fn set_password(State(state): State<AppState>, Form(form): Form<PasswordForm>) -> Response {
+pub async fn set_password(State(state): State<AppState>, ConsoleForm(form): ConsoleForm<PasswordForm>) -> Response {
     let op = match invited(&state, &form.token).await {
         Ok(op) => op,
         Err(r) => return r,
@@ -133,7 +133,7 @@ pub struct ConfirmForm {
 }
 
 /// Step two: a valid code proves the authenticator; the operator becomes active and the link is spent.
-pub async fn confirm(State(state): State<AppState>, Form(form): Form<ConfirmForm>) -> Response {
+pub async fn confirm(State(state): State<AppState>, ConsoleForm(form): ConsoleForm<ConfirmForm>) -> Response {
     let op = match invited(&state, &form.token).await {
         Ok(op) => op,
         Err(r) => return r,

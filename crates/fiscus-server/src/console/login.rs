@@ -1,6 +1,6 @@
 //! Sign-in with password and TOTP, lockout with back-off, sign-out.
 
-use axum::Form;
+use crate::http::form::ConsoleForm;
 use axum::extract::{Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -56,7 +56,7 @@ pub struct LoginForm {
 
 const GENERIC_FAILURE: &str = "Those details do not match an active operator, or the account is locked for a while.";
 
-pub async fn login(State(state): State<AppState>, Form(form): Form<LoginForm>) -> Response {
+pub async fn login(State(state): State<AppState>, ConsoleForm(form): ConsoleForm<LoginForm>) -> Response {
     match attempt(&state, &form).await {
         Ok(cookie) => {
             let mut response = html::redirect("/console");
@@ -157,7 +157,11 @@ pub struct CsrfForm {
     csrf: String,
 }
 
-pub async fn logout(State(state): State<AppState>, operator: OperatorSession, Form(form): Form<CsrfForm>) -> Response {
+pub async fn logout(
+    State(state): State<AppState>,
+    operator: OperatorSession,
+    ConsoleForm(form): ConsoleForm<CsrfForm>,
+) -> Response {
     if let Err(refused) = operator.check_csrf(&form.csrf) {
         return refused;
     }

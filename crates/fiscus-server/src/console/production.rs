@@ -1,6 +1,6 @@
 //! Production access at the console: two distinct admins turn it on; one turns it off.
 
-use axum::Form;
+use crate::http::form::ConsoleForm;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -42,7 +42,11 @@ pub struct MoveForm {
     mv: String,
 }
 
-pub async fn change(State(state): State<AppState>, op: OperatorSession, Form(form): Form<MoveForm>) -> Response {
+pub async fn change(
+    State(state): State<AppState>,
+    op: OperatorSession,
+    ConsoleForm(form): ConsoleForm<MoveForm>,
+) -> Response {
     if let Err(refused) = op.check_csrf(&form.csrf) {
         return refused;
     }

@@ -1,6 +1,6 @@
 //! Operators may propose actions too. The proposer never approves their own action.
 
-use axum::Form;
+use crate::http::form::ConsoleForm;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -56,7 +56,11 @@ pub struct ProposeForm {
     required_checks: String,
 }
 
-pub async fn propose(State(state): State<AppState>, op: OperatorSession, Form(f): Form<ProposeForm>) -> Response {
+pub async fn propose(
+    State(state): State<AppState>,
+    op: OperatorSession,
+    ConsoleForm(f): ConsoleForm<ProposeForm>,
+) -> Response {
     if let Err(refused) = op.check_csrf(&f.csrf) {
         return refused;
     }

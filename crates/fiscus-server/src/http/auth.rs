@@ -47,10 +47,18 @@ pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) 
     if let Err(e) = authorise(&auth, required_scope) {
         return e.into_response();
     }
+    if let Err(e) = crate::http::query::check_documented(operation.id, req.uri().query()) {
+        return e.into_response();
+    }
     let principal = auth.principal;
     let (class_name, class) = state.settings.service_class(&principal.service_class);
     let now = now_micros();
-    let decision = state.rate_limiter.check(&principal.credential_id, &class, (now / MICROS_PER_SECOND) as u64);
+    // One quota per application: all its keys and tokens draw on it, so minting tokens buys no headroom.
+    let decision = state.rate_limiter.check(
+        &format!("app:{}", principal.application_id),
+        &class,
+        (now / MICROS_PER_SECOND) as u64,
+    );
     let policy = policy_header(&class_name, &class);
     let current = state_header(&class_name, &decision);
     let mut response = if decision.allowed {
@@ -208,7 +216,13 @@ fn authorise(auth: &Authenticated, required: &'static str) -> Result<(), ApiErro
     } else {
         ErrorCode::EntitlementMissing
     };
+    // RFC 6750 §3.1: the challenge names the scope the client would need, so a client library can ask
+    // for it without parsing the body.
     Err(ApiError::new(code)
         .detail(format!("this operation requires the scope `{required}`"))
-        .with("required_scope", required))
+        .with("required_scope", required)
+        .header(
+            header::WWW_AUTHENTICATE,
+            format!("Bearer realm=\"fiscus\", error=\"insufficient_scope\", scope=\"{required}\""),
+        ))
 }

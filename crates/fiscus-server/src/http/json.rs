@@ -1,11 +1,13 @@
 //! JSON request bodies. Errors come back as problem+json like every other error: 415 for a wrong content
-//! type, 413 for an oversize body, 400 for malformed JSON, 422 with the offending field for a body that
+//! type, 413 for an oversize body, 400 for malformed JSON or duplicate member names (I-JSON, see
+//! `fiscus_domain::ijson`), 422 with the offending field for a body that
 //! parses but does not fit (wrong type, unknown field, missing field).
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use axum::http::header;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::ijson::IJsonError;
 use serde::de::DeserializeOwned;
 
 use crate::http::problem::ApiError;
@@ -65,8 +67,10 @@ async fn read<S: Send + Sync>(req: Request, state: &S) -> Result<Option<Bytes>, 
 /// Parses in two steps so that the status says what is wrong: bytes that are not JSON are 400; JSON that
 /// does not fit the type is 422 with the path of the failing field, so a client learns which member to fix.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let value: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(|e| ApiError::new(ErrorCode::MalformedJson).detail(e.to_string()))?;
+    let value = fiscus_domain::ijson::parse(bytes).map_err(|refusal| match refusal {
+        IJsonError::NulCharacter { path } => ApiError::invalid_request(field_of(&path), refusal_message()),
+        other => ApiError::new(ErrorCode::MalformedJson).detail(other.to_string()),
+    })?;
     // Every request body of the API is an object; serde would otherwise accept an array for a struct.
     if !value.is_object() {
         return Err(ApiError::invalid_request("body", "must be a JSON object"));
@@ -76,6 +80,18 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         let field = if path == "." { String::from("body") } else { path };
         ApiError::new(ErrorCode::InvalidRequest).field(field, strip_position(&err.into_inner().to_string()))
     })
+}
+
+/// `$.a.b[2]` → `a.b[2]`, the form field paths take elsewhere (`body` for the whole body).
+fn field_of(path: &str) -> String {
+    match path.strip_prefix("$.") {
+        Some(rest) => rest.to_string(),
+        None => String::from("body"),
+    }
+}
+
+fn refusal_message() -> &'static str {
+    "must not contain the character U+0000"
 }
 
 /// serde_json appends " at line 1 column 12" to data errors; the field path says more.

@@ -95,13 +95,28 @@ pub struct CataloguedOperation(pub &'static fiscus_domain::catalogue::Operation)
 
 fn catalogued_operation(req: &Request) -> Option<&'static fiscus_domain::catalogue::Operation> {
     let matched = req.extensions().get::<MatchedPath>()?;
-    let method = fiscus_domain::catalogue::Method::parse(req.method().as_str())?;
+    // HEAD is served by the GET route (without a body), so it is that operation, with that scope.
+    let method = if req.method() == axum::http::Method::HEAD {
+        fiscus_domain::catalogue::Method::Get
+    } else {
+        fiscus_domain::catalogue::Method::parse(req.method().as_str())?
+    };
     fiscus_domain::catalogue::find(method, matched.as_str())
 }
 
+/// The label of a request outside the catalogue. Both parts come from fixed sets (the standard methods and
+/// the router's own routes), so no request can create a new series: any other method string is `OTHER`,
+/// and a path no route matched is `unmatched`.
 fn route_label(req: &Request) -> String {
+    use axum::http::Method;
+    let method = match *req.method() {
+        Method::GET | Method::HEAD | Method::POST | Method::PUT | Method::DELETE | Method::PATCH | Method::OPTIONS => {
+            req.method().as_str()
+        }
+        _ => "OTHER",
+    };
     match req.extensions().get::<MatchedPath>() {
-        Some(matched) => format!("{} {}", req.method(), matched.as_str()),
-        None => String::from("unmatched"),
+        Some(matched) => format!("{method} {}", matched.as_str()),
+        None => format!("{method} unmatched"),
     }
 }

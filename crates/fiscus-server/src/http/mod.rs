@@ -6,6 +6,8 @@ pub mod agent_evidence;
 pub mod auth;
 pub mod body_limit;
 pub mod ctx;
+pub mod edge;
+pub mod form;
 pub mod idempotency;
 pub mod json;
 pub mod metrics;

@@ -7,6 +7,8 @@ use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::pagination::{PageRequest, parse_page};
 use serde::de::DeserializeOwned;
 use std::collections::HashMap;
+use std::sync::OnceLock;
+use utoipa::openapi::path::ParameterIn;
 
 use crate::http::problem::ApiError;
 
@@ -16,12 +18,60 @@ pub struct ApiQuery<T>(pub T);
 impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        Query::<T>::from_request_parts(parts, state)
-            .await
-            .map(|Query(v)| ApiQuery(v))
-            .map_err(|e| ApiError::new(ErrorCode::InvalidParameter).detail(e.body_text()))
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        let query = parts.uri.query().unwrap_or("");
+        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+        serde_path_to_error::deserialize::<_, T>(de).map(ApiQuery).map_err(|err| {
+            let field = err.path().to_string();
+            let field = if field == "." || field == "?" { String::from("query") } else { field };
+            // The parser's own wording ("Failed to deserialize query string…") is not shown; the field is.
+            ApiError::new(ErrorCode::InvalidParameter).field(field, "is not an acceptable value")
+        })
     }
+}
+
+/// The query parameters each catalogued operation documents, read once from the OpenAPI document, so the
+/// server accepts exactly what the document declares.
+fn documented_parameters() -> &'static HashMap<String, Vec<String>> {
+    static KNOWN: OnceLock<HashMap<String, Vec<String>>> = OnceLock::new();
+    KNOWN.get_or_init(|| {
+        let doc = crate::app::openapi_document();
+        let mut known = HashMap::new();
+        for item in doc.paths.paths.values() {
+            for op in [&item.get, &item.post, &item.delete].into_iter().flatten() {
+                let Some(id) = &op.operation_id else { continue };
+                let names = op
+                    .parameters
+                    .iter()
+                    .flatten()
+                    .filter(|p| p.parameter_in == ParameterIn::Query)
+                    .map(|p| p.name.clone())
+                    .collect();
+                known.insert(id.clone(), names);
+            }
+        }
+        known
+    })
+}
+
+/// One behaviour for every operation: a query parameter the operation does not document, or one given
+/// twice, is refused with 422 naming it (a misspelt filter silently ignored would return the wrong rows).
+pub fn check_documented(operation_id: &str, query: Option<&str>) -> Result<(), ApiError> {
+    let Some(query) = query.filter(|q| !q.is_empty()) else {
+        return Ok(());
+    };
+    let known = documented_parameters().get(operation_id).map(Vec::as_slice).unwrap_or(&[]);
+    let mut seen: Vec<String> = Vec::new();
+    for (name, _) in form_urlencoded::parse(query.as_bytes()) {
+        if !known.iter().any(|k| *k == name) {
+            return Err(ApiError::new(ErrorCode::InvalidParameter).field(name.into_owned(), "unknown query parameter"));
+        }
+        if seen.iter().any(|s| *s == name) {
+            return Err(ApiError::new(ErrorCode::InvalidParameter).field(name.into_owned(), "given more than once"));
+        }
+        seen.push(name.into_owned());
+    }
+    Ok(())
 }
 
 /// Path parameters parsed into `T`.

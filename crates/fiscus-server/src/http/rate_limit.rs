@@ -1,5 +1,6 @@
-//! Per-credential rate limits (fixed windows), with the IETF RateLimit header fields:
-//! `RateLimit-Policy: "<class>";q=<quota>;w=<window>` and `RateLimit: "<class>";r=<remaining>;t=<reset>`.
+//! Rate limits (fixed windows): per application on the API (all its keys and tokens share one quota), and
+//! per client id and per address at the token endpoint. API responses carry the IETF RateLimit header
+//! fields: `RateLimit-Policy: "<class>";q=<quota>;w=<window>` and `RateLimit: "<class>";r=<remaining>;t=<reset>`.
 //!
 //! Counters live in the node's memory: with several nodes behind a balancer each node enforces the quota
 //! on the requests it serves. That is the documented trade-off for not writing to the database on every
@@ -29,8 +30,8 @@ pub struct Decision {
 }
 
 impl RateLimiter {
-    /// Counts a request of `credential` at `now` (seconds) against `class`.
-    pub fn check(&self, credential: &str, class: &ServiceClass, now: u64) -> Decision {
+    /// Counts a request in `bucket` at `now` (seconds) against `class`.
+    pub fn check(&self, bucket: &str, class: &ServiceClass, now: u64) -> Decision {
         let window = class.window_seconds.max(1);
         let start = now - now % window;
         let reset_in = start + window - now;
@@ -39,7 +40,7 @@ impl RateLimiter {
             // Forget windows that have ended so idle credentials do not accumulate.
             windows.retain(|_, w| w.started_at + window > now);
         }
-        let entry = windows.entry(credential.to_string()).or_insert(Window { started_at: start, count: 0 });
+        let entry = windows.entry(bucket.to_string()).or_insert(Window { started_at: start, count: 0 });
         if entry.started_at != start {
             entry.started_at = start;
             entry.count = 0;

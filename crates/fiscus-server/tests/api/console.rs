@@ -3,6 +3,7 @@
 use crate::actions::{check, proposal};
 use crate::helpers::{TestApp, problem, spawn_app};
 use fiscus_domain::actions::approval::Role;
+use fiscus_domain::credentials::Environment;
 use serde_json::{Value, json};
 
 pub struct Operator {
@@ -458,4 +459,49 @@ async fn an_idle_session_ends_and_a_denial_is_sealed_in_the_audit_chain() {
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
     let idle = client().get(app.url("/console")).header("cookie", &cookie).send().await.expect("request");
     assert_eq!(idle.status(), 303, "an idle session sends the operator to sign in again");
+}
+
+#[tokio::test]
+async fn a_decision_on_an_unknown_or_another_workspace_s_action_is_not_found() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let other = app.admin().create_workspace("Other", false).await.expect("ws");
+    let other_app = app
+        .admin()
+        .create_application(&other.id, "o", Environment::Sandbox, &fiscus_domain::scopes::ScopeSet::all(), None)
+        .await
+        .expect("app");
+    let other_key = app.admin().issue_key(&other_app.id, None).await.expect("key").secret;
+    let foreign: Value =
+        app.post_json("/api/v2/actions", &other_key, &proposal(), None).await.json().await.expect("json");
+    let foreign_id = foreign["id"].as_str().expect("id").to_string();
+    let dashboard = client()
+        .get(app.url("/console"))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .expect("request")
+        .text()
+        .await
+        .expect("page");
+    for id in [foreign_id.as_str(), "act_0000000000000000000000000"] {
+        let form = [
+            ("csrf", hidden(&dashboard, "csrf")),
+            ("environment", "sandbox".to_string()),
+            ("envelope_hash", foreign["envelope_hash"].as_str().expect("hash").to_string()),
+            ("check_set_hash", foreign["check_set_hash"].as_str().expect("hash").to_string()),
+            ("decision", "approve".to_string()),
+        ];
+        let response = client()
+            .post(app.url(&format!("/console/actions/{id}/decision")))
+            .header("cookie", &cookie)
+            .form(&form)
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(response.status(), 404, "{id}");
+    }
+    let body: Value = app.get(&format!("/api/v2/actions/{foreign_id}"), &other_key).await.json().await.expect("json");
+    assert_eq!(body["control_state"], "pending_approval", "nothing was decided");
 }

@@ -298,3 +298,33 @@ async fn the_monthly_budget_counts_earlier_days_of_the_month() {
         200
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn budgets_are_bounded_and_an_overrun_at_the_edge_is_a_gate_failure_never_a_500() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let (_, identity_id) = identity(&app, 21).await;
+    let path = format!("/api/v2/actions/agentic/identities/{identity_id}/delegations");
+    let refused = app.post_json(&path, &app.key, &terms(i64::MAX, i64::MAX, i64::MAX), None).await;
+    let body = problem(refused, 422, "invalid_request").await;
+    assert!(body["errors"].to_string().contains("monthly_budget_minor"), "{body}");
+    let max = fiscus_domain::money::MAX_AMOUNT_MINOR;
+    let m = machine(&app, &cookie, 22, terms(max, max, max)).await;
+    let sign = |hash: &str| evidence(&m.key, &m.identity_id, hash, &now_rfc3339(0), &nonce());
+    // Two executions that together use the whole budget pass; the next unit is over it.
+    for amount in [max / 2, max - max / 2] {
+        let (id, hash) = delegated_action(&app, &m, amount).await;
+        assert_eq!(execute(&app, &id, &sign(&hash)).await.status(), 200, "{amount}");
+    }
+    for _ in 0..2 {
+        let (id, hash) = delegated_action(&app, &m, 1).await;
+        assert_eq!(gates(execute(&app, &id, &sign(&hash)).await).await, ["budget"]);
+    }
+    let over = json!({
+        "kind": "payment", "amount_minor": i64::MAX, "currency": "USD", "counterparty": "cp_acme", "connector": "sandbox",
+        "execution_mode": "machine_delegated", "delegation_id": m.delegation_id, "risk_tier": "T1", "reference": "AUTO-2"
+    });
+    let body = problem(app.post_json("/api/v2/actions", &app.key, &over, None).await, 422, "invalid_request").await;
+    assert_eq!(body["errors"][0]["field"], "amount_minor");
+}

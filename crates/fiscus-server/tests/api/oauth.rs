@@ -192,3 +192,21 @@ async fn the_authorization_server_metadata_describes_the_endpoints() {
     assert_eq!(meta["grant_types_supported"], serde_json::json!(["client_credentials"]));
     assert_eq!(meta["scopes_supported"].as_array().map(Vec::len), Some(75));
 }
+
+#[tokio::test]
+async fn an_oversize_form_without_a_length_is_a_problem_413() {
+    let app = spawn_app_with(|s| s.body_limit_bytes = 1024).await;
+    for path in ["/api/v2/oauth/token", "/api/v2/oauth/revoke", "/api/v2/oauth/introspect"] {
+        let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+            vec![Ok(b"grant_type=client_credentials&scope=".to_vec()), Ok(vec![b'a'; 4096])];
+        let response = app
+            .http
+            .post(app.url(path))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(reqwest::Body::wrap_stream(tokio_stream::iter(chunks)))
+            .send()
+            .await
+            .expect("request");
+        problem(response, 413, "payload_too_large").await;
+    }
+}

@@ -4,10 +4,15 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use fiscus_domain::api::platform::OAuthErrorResponse;
+use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::credentials;
+use fiscus_domain::ijson::has_nul;
 use fiscus_store::credentials::OAuthClientRow;
 use std::collections::HashMap;
+use std::net::SocketAddr;
 
+use crate::http::form::FormRefusal;
+use crate::settings::ServiceClass;
 use crate::state::AppState;
 
 /// An RFC 6749 §5.2 error.
@@ -17,11 +22,19 @@ pub struct OAuthError {
     pub description: String,
     /// Set when the client tried HTTP Basic: RFC 6749 §5.2 asks for a matching `WWW-Authenticate`.
     pub basic_challenge: bool,
+    /// Seconds to wait, on a throttled request (429 with `Retry-After`).
+    pub retry_after: Option<u64>,
 }
 
 impl OAuthError {
     pub fn bad_request(error: &'static str, description: impl Into<String>) -> OAuthError {
-        OAuthError { status: StatusCode::BAD_REQUEST, error, description: description.into(), basic_challenge: false }
+        OAuthError {
+            status: StatusCode::BAD_REQUEST,
+            error,
+            description: description.into(),
+            basic_challenge: false,
+            retry_after: None,
+        }
     }
 
     pub fn invalid_client(basic: bool) -> OAuthError {
@@ -30,6 +43,7 @@ impl OAuthError {
             error: "invalid_client",
             description: "client authentication failed".into(),
             basic_challenge: basic,
+            retry_after: None,
         }
     }
 
@@ -39,7 +53,36 @@ impl OAuthError {
             error: "server_error",
             description: "internal error".into(),
             basic_challenge: false,
+            retry_after: None,
         }
+    }
+}
+
+/// The token endpoint's throttle: every request counts, failed ones included, so that guessing secrets or
+/// minting tokens in a loop is slowed per client id and per network address alike.
+pub fn throttle(state: &AppState, bucket: &str, class: &ServiceClass) -> Result<(), OAuthError> {
+    let now = (now_micros() / MICROS_PER_SECOND) as u64;
+    let decision = state.rate_limiter.check(bucket, class, now);
+    if decision.allowed {
+        return Ok(());
+    }
+    Err(OAuthError {
+        status: StatusCode::TOO_MANY_REQUESTS,
+        // RFC 6749 §4.1.2.1's name for "cannot handle the request now"; the status and Retry-After say why.
+        error: "temporarily_unavailable",
+        description: format!("too many requests; retry in {} s", decision.reset_in),
+        basic_challenge: false,
+        retry_after: Some(decision.reset_in),
+    })
+}
+
+/// Counts a request against its network address's bucket (when the address is known).
+pub fn throttle_address(state: &AppState, peer: Option<SocketAddr>) -> Result<(), OAuthError> {
+    match peer {
+        Some(peer) => {
+            throttle(state, &format!("oauth-address:{}", peer.ip()), &state.settings.token_requests_per_address)
+        }
+        None => Ok(()),
     }
 }
 
@@ -55,6 +98,11 @@ impl IntoResponse for OAuthError {
         let body = OAuthErrorResponse { error: self.error.into(), error_description: Some(self.description) };
         let mut response = (self.status, axum::Json(body)).into_response();
         no_store(response.headers_mut());
+        if let Some(seconds) = self.retry_after
+            && let Ok(v) = HeaderValue::from_str(&seconds.to_string())
+        {
+            response.headers_mut().insert(header::RETRY_AFTER, v);
+        }
         if self.basic_challenge {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"fiscus\""));
         }
@@ -74,8 +122,13 @@ pub fn parse_form(headers: &HeaderMap, body: &[u8]) -> Result<HashMap<String, St
     if !content_type.to_ascii_lowercase().starts_with("application/x-www-form-urlencoded") {
         return Err(OAuthError::bad_request("invalid_request", "the body must be application/x-www-form-urlencoded"));
     }
-    let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(body)
-        .map_err(|_| OAuthError::bad_request("invalid_request", "the form body is malformed"))?;
+    let pairs = crate::http::form::pairs(body).map_err(|refusal| match refusal {
+        FormRefusal::Malformed => OAuthError::bad_request("invalid_request", "the form body is malformed"),
+        FormRefusal::Nul(name) => OAuthError::bad_request(
+            "invalid_request",
+            format!("parameter `{}` contains the character U+0000, which is not accepted", name.replace('\0', "")),
+        ),
+    })?;
     let mut form = HashMap::new();
     for (k, v) in pairs {
         if form.insert(k.clone(), v).is_some() {
@@ -109,7 +162,14 @@ pub async fn authenticate_client(
                 .and_then(|b| String::from_utf8(b).ok())
                 .ok_or(OAuthError::invalid_client(true))?;
             let (id, secret) = decoded.split_once(':').ok_or(OAuthError::invalid_client(true))?;
-            (form_decode(id), form_decode(secret), true)
+            let (id, secret) = (form_decode(id), form_decode(secret));
+            if has_nul(&id) || has_nul(&secret) {
+                return Err(OAuthError::bad_request(
+                    "invalid_request",
+                    "the Basic credentials contain the character U+0000, which is not accepted",
+                ));
+            }
+            (id, secret, true)
         }
         (None, true) => (
             form.get("client_id").cloned().unwrap_or_default(),
@@ -121,6 +181,7 @@ pub async fn authenticate_client(
     if client_id.is_empty() || client_id.len() > 64 {
         return Err(OAuthError::invalid_client(used_basic));
     }
+    throttle(state, &format!("oauth-client:{client_id}"), &state.settings.token_requests_per_client)?;
     let mut conn = state.store.read().await?;
     let client = fiscus_store::credentials::find_oauth_client(&mut conn, &client_id)
         .await?

@@ -1,5 +1,4 @@
 use axum::Json;
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -10,9 +9,13 @@ use fiscus_domain::scopes::ScopeSet;
 use fiscus_store::audit::NewAuditEvent;
 use fiscus_store::credentials::NewAccessToken;
 
-use super::client_auth::{OAuthError, authenticate_client, no_store, parse_form};
+use super::client_auth::{OAuthError, authenticate_client, no_store, parse_form, throttle_address};
+use crate::http::form::RawBody;
 use crate::http::request_id;
 use crate::state::AppState;
+use axum::Extension;
+use axum::extract::ConnectInfo;
+use std::net::SocketAddr;
 
 /// Issues an access token for the client credentials grant. Requested scopes (`scope`, space-separated) are
 /// intersected with the application's and the workspace's entitlement; without `scope` the whole
@@ -27,7 +30,15 @@ use crate::state::AppState;
         (status = 401, description = "Client authentication failed", body = OAuthErrorResponse),
     )
 )]
-pub async fn post_token(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn post_token(
+    State(state): State<AppState>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    headers: HeaderMap,
+    RawBody(body): RawBody,
+) -> Response {
+    if let Err(e) = throttle_address(&state, peer.map(|Extension(ConnectInfo(addr))| addr)) {
+        return e.into_response();
+    }
     match issue(&state, &headers, &body).await {
         Ok(token) => {
             let mut response = (StatusCode::OK, Json(token)).into_response();
@@ -129,7 +140,15 @@ async fn issue(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Tok
         (status = 401, description = "Client authentication failed", body = OAuthErrorResponse),
     )
 )]
-pub async fn post_revoke(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn post_revoke(
+    State(state): State<AppState>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    headers: HeaderMap,
+    RawBody(body): RawBody,
+) -> Response {
+    if let Err(e) = throttle_address(&state, peer.map(|Extension(ConnectInfo(addr))| addr)) {
+        return e.into_response();
+    }
     match revoke(&state, &headers, &body).await {
         Ok(()) => {
             let mut response = StatusCode::OK.into_response();
@@ -189,7 +208,15 @@ async fn revoke(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<()
         (status = 401, description = "Client authentication failed", body = OAuthErrorResponse),
     )
 )]
-pub async fn post_introspect(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn post_introspect(
+    State(state): State<AppState>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    headers: HeaderMap,
+    RawBody(body): RawBody,
+) -> Response {
+    if let Err(e) = throttle_address(&state, peer.map(|Extension(ConnectInfo(addr))| addr)) {
+        return e.into_response();
+    }
     match introspect(&state, &headers, &body).await {
         Ok(answer) => {
             let mut response = (StatusCode::OK, Json(answer)).into_response();
