@@ -425,3 +425,31 @@ fn two_server_processes_on_one_database_settle_each_action_once() {
     assert_eq!(completed, 16);
     assert!(per_action.iter().all(|&(records, settled)| records == 1 && settled == 1), "{per_action:?}");
 }
+
+#[test]
+fn enrolment_links_use_the_configured_public_url_or_the_bind_address() {
+    let cli = Cli::new();
+    let ws = cli.last_line(&["admin", "workspace", "create", "Linked"]);
+    let invite = |extra: &[&str], env: Option<(&str, &str)>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_fiscus"));
+        cmd.arg("--data-dir").arg(cli.dir.path()).env_remove("FISCUS_CONFIG").env_remove("FISCUS_PUBLIC_URL");
+        cmd.args(["admin", "operator", "add", "--workspace", &ws, "--role", "approver", "--email"]);
+        cmd.arg(format!("{}@example.com", fiscus_domain::ids::new_id("op").to_lowercase()));
+        cmd.args(extra);
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("run fiscus");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or("").to_string()
+    };
+    assert!(invite(&[], None).starts_with("http://127.0.0.1:8080/console/enroll?token="));
+    let config = cli.dir.path().join("fiscus.toml");
+    std::fs::write(&config, "bind = \"0.0.0.0:9443\"\n").expect("config");
+    let config = config.to_string_lossy().to_string();
+    assert!(invite(&["--config", &config], None).starts_with("http://localhost:9443/console/enroll?token="));
+    std::fs::write(&config, "public_url = \"https://fiscus.example.com/\"\n").expect("config");
+    assert!(invite(&["--config", &config], None).starts_with("https://fiscus.example.com/console/enroll?token="));
+    let by_env = invite(&[], Some(("FISCUS_PUBLIC_URL", "https://approvals.example.org")));
+    assert!(by_env.starts_with("https://approvals.example.org/console/enroll?token="), "{by_env}");
+}
