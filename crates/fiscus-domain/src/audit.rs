@@ -6,6 +6,7 @@
 
 use crate::clock::{Micros, rfc3339};
 use crate::evidence::seal;
+use crate::integrity::{SealKey, matches};
 use crate::jcs::JcsError;
 use serde_json::{Value, json};
 
@@ -78,6 +79,14 @@ pub enum ChainBreak {
     SequenceGap { expected: i64, found: i64 },
     /// The recorded head does not match the last event: events were removed from the end.
     HeadMismatch { head_seq: i64, last_seq: i64 },
+    /// The event's keyed MAC is missing or wrong: it was written or rewritten without the server key.
+    NotAuthenticated { seq: i64 },
+    /// The head's keyed MAC is missing or wrong: the head was moved without the server key (e.g. rewound
+    /// after the tail was cut off).
+    HeadNotAuthenticated { head_seq: i64 },
+    /// The chain no longer reaches an anchored head kept outside the database: events were removed (and a
+    /// valid older head put back), or the anchored event was replaced.
+    BehindAnchor { anchored_seq: i64, last_seq: i64 },
 }
 
 /// Verifies a chain one event at a time, so that a long chain can be read page by page.
@@ -85,17 +94,17 @@ pub enum ChainBreak {
 pub struct ChainVerifier {
     expected_seq: i64,
     prev: String,
-}
-
-impl Default for ChainVerifier {
-    fn default() -> Self {
-        ChainVerifier { expected_seq: 1, prev: GENESIS_HASH.to_string() }
-    }
+    key: SealKey,
 }
 
 impl ChainVerifier {
-    /// Checks the next event (in `seq` order) against its stored hash.
-    pub fn push(&mut self, event: &AuditEvent, stored_hash: &str) -> Result<(), ChainBreak> {
+    /// A verifier that also checks each event's and the head's keyed MAC.
+    pub fn new(key: SealKey) -> ChainVerifier {
+        ChainVerifier { expected_seq: 1, prev: GENESIS_HASH.to_string(), key }
+    }
+
+    /// Checks the next event (in `seq` order) against its stored hash and MAC.
+    pub fn push(&mut self, event: &AuditEvent, stored_hash: &str, stored_mac: Option<&str>) -> Result<(), ChainBreak> {
         if event.seq != self.expected_seq {
             return Err(ChainBreak::SequenceGap { expected: self.expected_seq, found: event.seq });
         }
@@ -105,6 +114,9 @@ impl ChainVerifier {
         match event.hash() {
             Ok(h) if h == stored_hash => {}
             _ => return Err(ChainBreak::ContentAltered { seq: event.seq }),
+        }
+        if !matches(stored_mac, &self.key.audit_event(&event.workspace_id, event.seq, stored_hash)) {
+            return Err(ChainBreak::NotAuthenticated { seq: event.seq });
         }
         self.prev = stored_hash.to_string();
         self.expected_seq += 1;
@@ -116,29 +128,61 @@ impl ChainVerifier {
         self.expected_seq - 1
     }
 
-    /// Checks the recorded head against the end of the chain.
-    pub fn finish(&self, head_seq: i64, head_hash: &str) -> Result<i64, ChainBreak> {
+    /// Checks the recorded head (and its MAC) against the end of the chain.
+    pub fn finish(
+        &self,
+        workspace_id: &str,
+        head_seq: i64,
+        head_hash: &str,
+        head_mac: Option<&str>,
+    ) -> Result<i64, ChainBreak> {
         if head_seq != self.verified() || head_hash != self.prev {
             return Err(ChainBreak::HeadMismatch { head_seq, last_seq: self.verified() });
+        }
+        if !matches(head_mac, &self.key.audit_head(workspace_id, head_seq, head_hash)) {
+            return Err(ChainBreak::HeadNotAuthenticated { head_seq });
         }
         Ok(self.verified())
     }
 }
 
-/// Walks a whole chain in `seq` order; each item is an event and its stored hash.
-pub fn verify_chain<'a>(events: impl IntoIterator<Item = (&'a AuditEvent, &'a str)>) -> Result<i64, ChainBreak> {
-    let mut verifier = ChainVerifier::default();
-    for (event, stored_hash) in events {
-        verifier.push(event, stored_hash)?;
+/// An anchored head: a position of a workspace's chain recorded outside the database.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Anchor {
+    pub seq: i64,
+    pub hash: String,
+}
+
+/// Checks that a chain whose last event is `last_seq` still holds the anchored event: `hash_at_anchor` is
+/// the stored hash of the chain's event at the anchored position, if there is one.
+pub fn check_anchor(anchor: &Anchor, last_seq: i64, hash_at_anchor: Option<&str>) -> Result<(), ChainBreak> {
+    if anchor.seq == 0 {
+        return Ok(());
     }
-    Ok(verifier.verified())
+    if last_seq < anchor.seq || hash_at_anchor != Some(anchor.hash.as_str()) {
+        return Err(ChainBreak::BehindAnchor { anchored_seq: anchor.seq, last_seq });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn chain(n: i64) -> Vec<(AuditEvent, String)> {
+    fn key() -> SealKey {
+        SealKey::derive(b"test server key")
+    }
+
+    /// Walks a whole chain in `seq` order, as `fiscus verify audit` does page by page.
+    fn verify_chain(c: &[(AuditEvent, String, String)]) -> Result<i64, ChainBreak> {
+        let mut verifier = ChainVerifier::new(key());
+        for (event, hash, mac) in c {
+            verifier.push(event, hash, Some(mac))?;
+        }
+        Ok(verifier.verified())
+    }
+
+    fn chain(n: i64) -> Vec<(AuditEvent, String, String)> {
         let mut prev = GENESIS_HASH.to_string();
         (1..=n)
             .map(|seq| {
@@ -157,7 +201,8 @@ mod tests {
                 };
                 let h = event.hash().expect("hash");
                 prev = h.clone();
-                (event, h)
+                let mac = key().audit_event("wsp_1", seq, &h);
+                (event, h, mac)
             })
             .collect()
     }
@@ -165,31 +210,64 @@ mod tests {
     #[test]
     fn an_intact_chain_verifies() {
         let c = chain(5);
-        assert_eq!(verify_chain(c.iter().map(|(e, h)| (e, h.as_str()))), Ok(5));
+        assert_eq!(verify_chain(&c), Ok(5));
     }
 
     #[test]
     fn an_altered_event_is_named() {
         let mut c = chain(5);
         c[2].0.details = json!({ "n": 999 });
-        assert_eq!(verify_chain(c.iter().map(|(e, h)| (e, h.as_str()))), Err(ChainBreak::ContentAltered { seq: 3 }));
+        assert_eq!(verify_chain(&c), Err(ChainBreak::ContentAltered { seq: 3 }));
     }
 
     #[test]
-    fn a_rehashed_alteration_breaks_the_next_link() {
+    fn a_rehashed_alteration_fails_its_keyed_mac() {
         let mut c = chain(5);
         c[2].0.details = json!({ "n": 999 });
         c[2].1 = c[2].0.hash().expect("hash");
-        assert_eq!(verify_chain(c.iter().map(|(e, h)| (e, h.as_str()))), Err(ChainBreak::LinkBroken { seq: 4 }));
+        assert_eq!(verify_chain(&c), Err(ChainBreak::NotAuthenticated { seq: 3 }));
+    }
+
+    #[test]
+    fn a_full_rewrite_without_the_key_is_not_authenticated() {
+        let mut c = chain(5);
+        c[2].0.details = json!({ "n": 999 });
+        // Recompute every hash from the altered event on, as someone with only database access could.
+        for i in 2..5 {
+            if i > 2 {
+                c[i].0.prev_hash = c[i - 1].1.clone();
+            }
+            c[i].1 = c[i].0.hash().expect("hash");
+        }
+        assert_eq!(verify_chain(&c), Err(ChainBreak::NotAuthenticated { seq: 3 }));
+    }
+
+    #[test]
+    fn a_rewound_head_needs_the_key_and_an_anchor_catches_a_replayed_one() {
+        let c = chain(5);
+        let mut verifier = ChainVerifier::new(key());
+        for (event, hash, mac) in &c[..3] {
+            verifier.push(event, hash, Some(mac)).expect("intact");
+        }
+        // The tail (4, 5) was cut off and the head rewound to event 3 with the old head MAC of event 5.
+        let old_head_mac = key().audit_head("wsp_1", 5, &c[4].1);
+        assert_eq!(
+            verifier.finish("wsp_1", 3, &c[2].1, Some(&old_head_mac)),
+            Err(ChainBreak::HeadNotAuthenticated { head_seq: 3 })
+        );
+        // A head MAC saved from when 3 was the head would pass; the anchor kept outside does not.
+        let saved = key().audit_head("wsp_1", 3, &c[2].1);
+        assert_eq!(verifier.finish("wsp_1", 3, &c[2].1, Some(&saved)), Ok(3));
+        let anchor = Anchor { seq: 5, hash: c[4].1.clone() };
+        assert_eq!(check_anchor(&anchor, 3, None), Err(ChainBreak::BehindAnchor { anchored_seq: 5, last_seq: 3 }));
+        assert_eq!(check_anchor(&anchor, 5, Some(&c[4].1)), Ok(()));
+        assert!(check_anchor(&anchor, 6, Some("sha256:other")).is_err(), "the anchored event was replaced");
     }
 
     #[test]
     fn a_removed_event_is_a_gap() {
         let mut c = chain(5);
         c.remove(1);
-        assert_eq!(
-            verify_chain(c.iter().map(|(e, h)| (e, h.as_str()))),
-            Err(ChainBreak::SequenceGap { expected: 2, found: 3 })
-        );
+        assert_eq!(verify_chain(&c), Err(ChainBreak::SequenceGap { expected: 2, found: 3 }));
     }
 }

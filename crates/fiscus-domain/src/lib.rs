@@ -15,6 +15,7 @@ pub mod error_code;
 pub mod evidence;
 pub mod ids;
 pub mod ijson;
+pub mod integrity;
 pub mod jcs;
 pub mod money;
 pub mod pagination;

@@ -42,7 +42,7 @@ impl Admin<'_> {
         details: Value,
     ) -> anyhow::Result<()> {
         fiscus_store::audit::append(
-            tx.conn(),
+            tx,
             workspace_id,
             NewAuditEvent {
                 environment: environment.map(Environment::as_str),
@@ -68,7 +68,7 @@ impl Admin<'_> {
         let entitlement = ScopeSet::all();
         let mut tx = self.store.begin().await?;
         fiscus_store::workspaces::insert(
-            tx.conn(),
+            &mut tx,
             &NewWorkspace { id: &id, name, entitlement: &entitlement, is_demo, created_at: now_micros() },
         )
         .await?;

@@ -2,6 +2,7 @@
 //! administration used by the CLI, and OpenAPI.
 
 pub mod admin;
+pub mod anchor;
 pub mod app;
 pub mod areas;
 pub mod catalogue_check;

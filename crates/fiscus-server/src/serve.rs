@@ -14,12 +14,13 @@ pub async fn open(settings: Settings) -> anyhow::Result<AppState> {
         std::fs::create_dir_all(&settings.data_dir)
             .with_context(|| format!("creating the data directory {}", settings.data_dir.display()))?;
     }
+    let (server_key, key_source) = crate::secret_key::load_or_create(&settings.secret_key_path())?;
     let url = settings.effective_database_url();
-    let store = fiscus_store::Store::connect(&url, settings.database_max_connections)
+    let seal_key = fiscus_domain::integrity::SealKey::derive(&server_key);
+    let store = fiscus_store::Store::connect(&url, settings.database_max_connections, seal_key)
         .await
         .with_context(|| format!("connecting to {}", fiscus_store::redact_url(&url)))?;
     store.migrate().await.context("applying migrations")?;
-    let (server_key, key_source) = crate::secret_key::load_or_create(&settings.secret_key_path())?;
     Ok(AppState::new(store, settings, server_key, key_source))
 }
 
@@ -59,6 +60,7 @@ pub async fn run(
     if let Err(e) = state.usage.flush(&state.store).await {
         tracing::warn!(error = %e, "final usage flush failed");
     }
+    anchor_heads(&state).await;
     state.store.close().await;
     result
 }
@@ -73,6 +75,9 @@ fn spawn_background(state: AppState) -> tokio::task::JoinHandle<()> {
             seconds += 1;
             if let Err(e) = state.usage.flush(&state.store).await {
                 tracing::warn!(error = %e, "usage flush failed; counts are kept for the next try");
+            }
+            if seconds.is_multiple_of(state.settings.audit_anchor_interval_seconds.max(1)) {
+                anchor_heads(&state).await;
             }
             if seconds.is_multiple_of(600) {
                 let purge = async {
@@ -128,4 +133,19 @@ pub async fn shutdown_signal() {
         _ = terminate => {},
     }
     tracing::info!("shutdown requested; finishing in-flight requests");
+}
+
+/// Moves the audit anchors forward; a chain that no longer reaches its anchor is an alarm, not a warning.
+pub async fn anchor_heads(state: &AppState) {
+    match crate::anchor::refresh(state).await {
+        Ok(broken) => {
+            for workspace_id in broken {
+                tracing::error!(
+                    workspace_id,
+                    "the audit chain no longer reaches its anchored head: events were removed"
+                );
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "could not anchor the audit heads"),
+    }
 }

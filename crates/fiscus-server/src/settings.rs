@@ -65,6 +65,11 @@ pub struct Settings {
     /// A connection that has not sent a complete request head within this many seconds, whether new or idle
     /// between keep-alive requests, is closed.
     pub header_read_timeout_seconds: u64,
+    /// Where this node anchors the audit chains' heads outside the database. Defaults to
+    /// `<data_dir>/audit-anchor.json`; `fiscus verify audit` reads the same file.
+    pub audit_anchor_file: Option<PathBuf>,
+    /// How often the anchors are moved forward.
+    pub audit_anchor_interval_seconds: u64,
     /// Token requests (`POST /oauth/token`, failed ones included) allowed per client id.
     pub token_requests_per_client: ServiceClass,
     /// Token requests allowed per client network address, whatever client id they name.
@@ -99,6 +104,8 @@ impl Default for Settings {
             approval_quorum_t1: 1,
             approval_quorum_t2: 2,
             public_url: None,
+            audit_anchor_file: None,
+            audit_anchor_interval_seconds: 5,
             max_connections: 10_000,
             header_read_timeout_seconds: 10,
             token_requests_per_client: ServiceClass { quota: 60, window_seconds: 60 },
@@ -127,6 +134,10 @@ impl Settings {
             _ => self.bind.clone(),
         };
         format!("http://{bind}")
+    }
+
+    pub fn audit_anchor_path(&self) -> PathBuf {
+        self.audit_anchor_file.clone().unwrap_or_else(|| self.data_dir.join("audit-anchor.json"))
     }
 
     pub fn secret_key_path(&self) -> PathBuf {

@@ -1,7 +1,11 @@
-//! `fiscus verify audit`: recomputes each workspace's chain from the stored rows, page by page.
+//! `fiscus verify`: recomputes each workspace's audit chain from the stored rows (hashes, links and keyed
+//! MACs, page by page), requires it to reach its anchor kept outside the database, and checks every sealed
+//! business row against its keyed seal.
 
-use fiscus_domain::audit::{ChainBreak, ChainVerifier};
+use fiscus_domain::audit::{Anchor, ChainBreak, ChainVerifier, check_anchor};
 use fiscus_store::Store;
+use fiscus_store::seals::Unsealed;
+use std::collections::BTreeMap;
 
 pub struct ChainReport {
     pub workspace_id: String,
@@ -11,27 +15,51 @@ pub struct ChainReport {
 
 const PAGE: i64 = 1000;
 
-pub async fn verify_workspace(store: &Store, workspace_id: &str) -> anyhow::Result<ChainReport> {
+/// Verifies one workspace's chain; `anchor` is its head as anchored outside the database, if any.
+pub async fn verify_workspace(
+    store: &Store,
+    workspace_id: &str,
+    anchor: Option<&Anchor>,
+) -> anyhow::Result<ChainReport> {
     let mut conn = store.read().await?;
-    let (head_seq, head_hash) = fiscus_store::audit::head(&mut conn, workspace_id).await?;
-    let mut verifier = ChainVerifier::default();
+    let (head_seq, head_hash, head_mac) = fiscus_store::audit::head(&mut conn, workspace_id).await?;
+    let mut verifier = ChainVerifier::new(store.seal_key().clone());
+    let report = |verifier: &ChainVerifier, result| ChainReport {
+        workspace_id: workspace_id.into(),
+        events: verifier.verified(),
+        result,
+    };
+    let mut hash_at_anchor: Option<String> = None;
     loop {
         let page = fiscus_store::audit::events_after(&mut conn, workspace_id, verifier.verified(), PAGE).await?;
         if page.is_empty() {
             break;
         }
-        for (event, hash) in &page {
-            if let Err(b) = verifier.push(event, hash) {
-                return Ok(ChainReport {
-                    workspace_id: workspace_id.into(),
-                    events: verifier.verified(),
-                    result: Err(b),
-                });
+        for stored in &page {
+            if let Err(b) = verifier.push(&stored.event, &stored.hash, stored.mac.as_deref()) {
+                return Ok(report(&verifier, Err(b)));
+            }
+            if anchor.is_some_and(|a| a.seq == stored.event.seq) {
+                hash_at_anchor = Some(stored.hash.clone());
             }
         }
     }
-    let result = verifier.finish(head_seq, &head_hash).map(|_| ());
-    Ok(ChainReport { workspace_id: workspace_id.into(), events: verifier.verified(), result })
+    let mut result = verifier.finish(workspace_id, head_seq, &head_hash, head_mac.as_deref()).map(|_| ());
+    if let (Ok(()), Some(anchor)) = (&result, anchor) {
+        result = check_anchor(anchor, verifier.verified(), hash_at_anchor.as_deref());
+    }
+    Ok(report(&verifier, result))
+}
+
+/// The anchors this node keeps (none yet on a fresh deployment).
+pub fn anchors(settings: &crate::Settings, store: &Store) -> anyhow::Result<BTreeMap<String, Anchor>> {
+    Ok(crate::anchor::read(&settings.audit_anchor_path(), store.seal_key())?.unwrap_or_default())
+}
+
+/// Checks every sealed business row of a workspace; returns how many were read and those that fail.
+pub async fn verify_records(store: &Store, workspace_id: &str) -> anyhow::Result<(u64, Vec<Unsealed>)> {
+    let mut conn = store.read().await?;
+    Ok(fiscus_store::seals::verify_workspace(&mut conn, store.seal_key(), workspace_id).await?)
 }
 
 pub fn describe(b: &ChainBreak) -> String {
@@ -48,5 +76,22 @@ pub fn describe(b: &ChainBreak) -> String {
         ChainBreak::HeadMismatch { head_seq, last_seq } => {
             format!("the head says {head_seq} events but the chain ends at {last_seq}")
         }
+        ChainBreak::NotAuthenticated { seq } => {
+            format!("event {seq} does not carry a valid MAC: it was written or rewritten without the server key")
+        }
+        ChainBreak::HeadNotAuthenticated { head_seq } => {
+            format!("the head (event {head_seq}) does not carry a valid MAC: it was moved without the server key")
+        }
+        ChainBreak::BehindAnchor { anchored_seq, last_seq } => format!(
+            "the chain ends at event {last_seq} but event {anchored_seq} was anchored outside the database: events were removed or replaced"
+        ),
+    }
+}
+
+pub fn describe_unsealed(u: &Unsealed) -> String {
+    if u.missing {
+        format!("{} {} carries no seal MAC", u.table, u.id)
+    } else {
+        format!("{} {} does not match its seal: it was changed outside Fiscus", u.table, u.id)
     }
 }

@@ -63,6 +63,7 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, a: &ActionRow) -> Result<
     .bind(a.updated_at)
     .execute(tx.conn())
     .await?;
+    crate::seals::seal(tx, &crate::seals::ACTIONS, &tenant.workspace_id, &a.id).await?;
     Ok(())
 }
 
@@ -241,6 +242,7 @@ pub async fn insert_check(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, c:
     .bind(c.created_at)
     .execute(tx.conn())
     .await?;
+    crate::seals::seal(tx, &crate::seals::ACTION_CHECKS, &tenant.workspace_id, &c.id).await?;
     Ok(())
 }
 
@@ -288,6 +290,7 @@ pub async fn insert_decision(tx: &mut WriteTx, tenant: &Tenant, action_id: &str,
     .bind(d.created_at)
     .execute(tx.conn())
     .await?;
+    crate::seals::seal(tx, &crate::seals::ACTION_DECISIONS, &tenant.workspace_id, &d.id).await?;
     Ok(())
 }
 

@@ -44,6 +44,7 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &AgentRequestRow) -> R
     .bind(r.created_at)
     .execute(tx.conn())
     .await?;
+    crate::seals::seal(tx, &crate::seals::AGENT_REQUESTS, &tenant.workspace_id, &r.id).await?;
     Ok(())
 }
 

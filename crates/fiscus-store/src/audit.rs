@@ -1,7 +1,7 @@
 //! The per-workspace hash-chained audit log. Appends happen inside the transaction of the change they record.
 
 use crate::dialect::{backend_of, for_update};
-use crate::{Result, StoreError};
+use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::audit::AuditEvent;
 use serde_json::Value;
 use sqlx::{AnyConnection, FromRow};
@@ -20,7 +20,9 @@ pub struct NewAuditEvent<'a> {
 /// Appends an event to the workspace's chain and returns its sequence number and hash. The head row is
 /// locked (PostgreSQL) or the transaction is the only writer (SQLite), so appends of one workspace are
 /// strictly ordered.
-pub async fn append(conn: &mut AnyConnection, workspace_id: &str, new: NewAuditEvent<'_>) -> Result<(i64, String)> {
+pub async fn append(tx: &mut WriteTx, workspace_id: &str, new: NewAuditEvent<'_>) -> Result<(i64, String)> {
+    let key = tx.seal_key().clone();
+    let conn = tx.conn();
     let lock = for_update(backend_of(conn));
     let (head_seq, head_hash): (i64, String) =
         sqlx::query_as(&format!("SELECT seq, hash FROM audit_heads WHERE workspace_id = $1{lock}"))
@@ -44,8 +46,8 @@ pub async fn append(conn: &mut AnyConnection, workspace_id: &str, new: NewAuditE
     let hash = event.hash().map_err(|e| StoreError::Corrupt(format!("audit details: {e}")))?;
     sqlx::query(
         "INSERT INTO audit_events (workspace_id, seq, prev_hash, hash, occurred_at, environment, actor_kind, actor_id, \
-                                   action, request_id, subject, details) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                                   action, request_id, subject, details, mac) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
     )
     .bind(workspace_id)
     .bind(event.seq)
@@ -59,11 +61,13 @@ pub async fn append(conn: &mut AnyConnection, workspace_id: &str, new: NewAuditE
     .bind(&event.request_id)
     .bind(&event.subject)
     .bind(event.details.to_string())
+    .bind(key.audit_event(workspace_id, event.seq, &hash))
     .execute(&mut *conn)
     .await?;
-    sqlx::query("UPDATE audit_heads SET seq = $1, hash = $2 WHERE workspace_id = $3")
+    sqlx::query("UPDATE audit_heads SET seq = $1, hash = $2, mac = $3 WHERE workspace_id = $4")
         .bind(event.seq)
         .bind(&hash)
+        .bind(key.audit_head(workspace_id, event.seq, &hash))
         .bind(workspace_id)
         .execute(&mut *conn)
         .await?;
@@ -83,9 +87,17 @@ struct EventRow {
     request_id: Option<String>,
     subject: Option<String>,
     details: String,
+    mac: Option<String>,
 }
 
-/// Events of a workspace with `seq > after_seq`, in order, at most `limit`; each with its stored hash.
+/// An event as stored, with its stored hash and MAC.
+pub struct StoredEvent {
+    pub event: AuditEvent,
+    pub hash: String,
+    pub mac: Option<String>,
+}
+
+/// Events of a workspace with `seq > after_seq`, in order, at most `limit`; each with its stored hash and MAC.
 /// A `details` column that is not JSON is returned as a JSON string, so verification reports the event as
 /// altered instead of failing to read it.
 pub async fn events_after(
@@ -93,9 +105,9 @@ pub async fn events_after(
     workspace_id: &str,
     after_seq: i64,
     limit: i64,
-) -> Result<Vec<(AuditEvent, String)>> {
+) -> Result<Vec<StoredEvent>> {
     let rows: Vec<EventRow> = sqlx::query_as(
-        "SELECT seq, prev_hash, hash, occurred_at, environment, actor_kind, actor_id, action, request_id, subject, details \
+        "SELECT seq, prev_hash, hash, occurred_at, environment, actor_kind, actor_id, action, request_id, subject, details, mac \
          FROM audit_events WHERE workspace_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
     )
     .bind(workspace_id)
@@ -120,16 +132,34 @@ pub async fn events_after(
                 subject: r.subject,
                 details,
             };
-            (event, r.hash)
+            StoredEvent { event, hash: r.hash, mac: r.mac }
         })
         .collect())
 }
 
-/// The chain head: the last sequence number and hash.
-pub async fn head(conn: &mut AnyConnection, workspace_id: &str) -> Result<(i64, String)> {
-    sqlx::query_as("SELECT seq, hash FROM audit_heads WHERE workspace_id = $1")
+/// The chain head: the last sequence number, hash and MAC.
+pub async fn head(conn: &mut AnyConnection, workspace_id: &str) -> Result<(i64, String, Option<String>)> {
+    sqlx::query_as("SELECT seq, hash, mac FROM audit_heads WHERE workspace_id = $1")
         .bind(workspace_id)
         .fetch_optional(&mut *conn)
         .await?
         .ok_or(StoreError::NotFound)
+}
+
+/// Every workspace's head (for anchoring outside the database). Not scoped to one workspace by design: the
+/// anchor covers them all.
+pub async fn all_heads(conn: &mut AnyConnection) -> Result<Vec<(String, i64, String)>> {
+    Ok(sqlx::query_as("SELECT workspace_id, seq, hash FROM audit_heads ORDER BY workspace_id")
+        .fetch_all(&mut *conn)
+        .await?)
+}
+
+/// The stored hash of one event, if the event exists.
+pub async fn hash_at(conn: &mut AnyConnection, workspace_id: &str, seq: i64) -> Result<Option<String>> {
+    let row: Option<(String,)> = sqlx::query_as("SELECT hash FROM audit_events WHERE workspace_id = $1 AND seq = $2")
+        .bind(workspace_id)
+        .bind(seq)
+        .fetch_optional(&mut *conn)
+        .await?;
+    Ok(row.map(|(h,)| h))
 }

@@ -1,6 +1,6 @@
 //! Autonomy assessment evidence rows (append-only).
 
-use crate::Result;
+use crate::{Result, WriteTx};
 use fiscus_domain::tenancy::Tenant;
 use sqlx::{AnyConnection, FromRow};
 
@@ -24,7 +24,7 @@ pub struct EvidenceRow {
 const COLUMNS: &str = "id, environment, domain, title, summary, source_type, source_reference, source_hash, observed_at, \
                        metadata, evidence_hash, recorded_by, created_at";
 
-pub async fn insert(conn: &mut AnyConnection, tenant: &Tenant, row: &EvidenceRow) -> Result<()> {
+pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, row: &EvidenceRow) -> Result<()> {
     sqlx::query(&format!(
         "INSERT INTO autonomy_evidence (workspace_id, {COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
     ))
@@ -42,8 +42,9 @@ pub async fn insert(conn: &mut AnyConnection, tenant: &Tenant, row: &EvidenceRow
     .bind(&row.evidence_hash)
     .bind(&row.recorded_by)
     .bind(row.created_at)
-    .execute(&mut *conn)
+    .execute(tx.conn())
     .await?;
+    crate::seals::seal(tx, &crate::seals::AUTONOMY_EVIDENCE, &tenant.workspace_id, &row.id).await?;
     Ok(())
 }
 

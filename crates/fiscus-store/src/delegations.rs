@@ -31,6 +31,7 @@ pub async fn insert_identity(tx: &mut WriteTx, tenant: &Tenant, r: &IdentityRow)
     .bind(r.created_at)
     .execute(tx.conn())
     .await?;
+    crate::seals::seal(tx, &crate::seals::MACHINE_IDENTITIES, &tenant.workspace_id, &r.id).await?;
     Ok(())
 }
 
@@ -120,6 +121,7 @@ pub async fn insert_delegation(tx: &mut WriteTx, tenant: &Tenant, d: &Delegation
     .bind(d.created_at)
     .execute(tx.conn())
     .await?;
+    crate::seals::seal(tx, &crate::seals::DELEGATIONS, &tenant.workspace_id, &d.id).await?;
     Ok(())
 }
 

@@ -10,6 +10,10 @@ pub enum StoreError {
     NotFound,
     #[error("stored data is not what the code expects: {0}")]
     Corrupt(String),
+    /// A sealed row no longer matches its keyed seal: it was changed outside Fiscus. Whatever was about to
+    /// be decided on it is refused.
+    #[error("sealed record failed verification: {0}")]
+    Tampered(String),
     #[error("configuration: {0}")]
     Config(String),
     #[error("migration failed: {0}")]

@@ -19,6 +19,7 @@ pub mod dialect;
 mod error;
 pub mod idempotency;
 pub mod operators;
+pub mod seals;
 pub mod settlement;
 pub mod usage;
 pub mod workspaces;
@@ -27,6 +28,7 @@ pub use error::StoreError;
 /// A database connection (pooled or inside a [`WriteTx`]); repository functions take one.
 pub use sqlx::AnyConnection as Connection;
 
+use fiscus_domain::integrity::SealKey;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyConnection, AnyPool, Connection as _, Executor};
 use std::str::FromStr;
@@ -62,6 +64,9 @@ pub struct Store {
     sqlite_writer: Option<Arc<Mutex<()>>>,
     /// Credential and workspace cache; only for the single-node SQLite deployment (see [`cache`]).
     cache: Option<Arc<cache::TenancyCache>>,
+    /// The integrity key (derived from the server key, never stored in the database) that MACs audit events,
+    /// chain heads and sealed rows (see [`seals`] and `fiscus_domain::integrity`).
+    seal_key: Arc<SealKey>,
 }
 
 /// A write transaction. On SQLite it holds the process's writer lock and began with `BEGIN IMMEDIATE`, so it
@@ -72,11 +77,17 @@ pub struct WriteTx {
     _writer: Option<OwnedMutexGuard<()>>,
     cache: Option<Arc<cache::TenancyCache>>,
     standing_changed: bool,
+    seal_key: Arc<SealKey>,
 }
 
 impl WriteTx {
     pub fn conn(&mut self) -> &mut AnyConnection {
         &mut self.tx
+    }
+
+    /// The integrity key, for MACs written in this transaction.
+    pub fn seal_key(&self) -> &SealKey {
+        &self.seal_key
     }
 
     /// Declares that this transaction changes credential or workspace standing, so caches must forget.
@@ -102,7 +113,7 @@ impl WriteTx {
 
 impl Store {
     /// Connects to `url`: `sqlite://path` (created if missing, WAL mode) or `postgres://…`.
-    pub async fn connect(url: &str, max_connections: u32) -> Result<Store> {
+    pub async fn connect(url: &str, max_connections: u32, seal_key: SealKey) -> Result<Store> {
         sqlx::any::install_default_drivers();
         let backend = if url.starts_with("sqlite:") {
             Backend::Sqlite
@@ -146,7 +157,12 @@ impl Store {
             name.push(".credentials-generation");
             Arc::new(cache::TenancyCache::new(name.into()))
         });
-        Ok(Store { pool, backend, sqlite_writer, cache })
+        Ok(Store { pool, backend, sqlite_writer, cache, seal_key: Arc::new(seal_key) })
+    }
+
+    /// The integrity key, for verifying MACs.
+    pub fn seal_key(&self) -> &SealKey {
+        &self.seal_key
     }
 
     pub fn backend(&self) -> Backend {
@@ -174,7 +190,13 @@ impl Store {
             None => None,
         };
         let tx = self.pool.begin_with(dialect::begin_write(self.backend)).await?;
-        Ok(WriteTx { tx, _writer: writer, cache: self.cache.clone(), standing_changed: false })
+        Ok(WriteTx {
+            tx,
+            _writer: writer,
+            cache: self.cache.clone(),
+            standing_changed: false,
+            seal_key: self.seal_key.clone(),
+        })
     }
 
     /// A pooled connection for reads.

@@ -104,6 +104,7 @@ pub async fn insert_record(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, r
     .bind(r.received_at)
     .execute(tx.conn())
     .await?;
+    crate::seals::seal(tx, &crate::seals::SETTLEMENT_RECORDS, &tenant.workspace_id, &r.id).await?;
     Ok(())
 }
 

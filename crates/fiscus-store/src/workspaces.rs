@@ -42,7 +42,9 @@ pub struct NewWorkspace<'a> {
 
 /// Creates a workspace with production access off (only the human plane may turn it on) and an empty audit
 /// chain head.
-pub async fn insert(conn: &mut AnyConnection, new: &NewWorkspace<'_>) -> Result<()> {
+pub async fn insert(tx: &mut WriteTx, new: &NewWorkspace<'_>) -> Result<()> {
+    let mac = tx.seal_key().audit_head(new.id, 0, fiscus_domain::audit::GENESIS_HASH);
+    let conn = tx.conn();
     sqlx::query(
         "INSERT INTO workspaces (id, name, entitlement, production_access, is_demo, created_at) \
          VALUES ($1, $2, $3, 0, $4, $5)",
@@ -54,9 +56,10 @@ pub async fn insert(conn: &mut AnyConnection, new: &NewWorkspace<'_>) -> Result<
     .bind(new.created_at)
     .execute(&mut *conn)
     .await?;
-    sqlx::query("INSERT INTO audit_heads (workspace_id, seq, hash) VALUES ($1, 0, $2)")
+    sqlx::query("INSERT INTO audit_heads (workspace_id, seq, hash, mac) VALUES ($1, 0, $2, $3)")
         .bind(new.id)
         .bind(fiscus_domain::audit::GENESIS_HASH)
+        .bind(mac)
         .execute(&mut *conn)
         .await?;
     Ok(())

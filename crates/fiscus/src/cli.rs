@@ -59,8 +59,20 @@ pub enum CatalogueCommand {
 
 #[derive(Subcommand, Debug)]
 pub enum VerifyCommand {
-    /// Recompute the audit hash chain of every workspace (or one) and name the first broken event.
+    /// Recompute the audit chain of every workspace (or one): hashes, links and keyed MACs, and that it
+    /// still reaches the head anchored outside the database; name the first broken event.
     Audit {
+        #[arg(long)]
+        workspace: Option<String>,
+    },
+    /// Check every sealed business record (actions, checks, decisions, evidence, settlements, delegations,
+    /// identities, gateway requests) of every workspace (or one) against its keyed seal.
+    Records {
+        #[arg(long)]
+        workspace: Option<String>,
+    },
+    /// Both of the above.
+    All {
         #[arg(long)]
         workspace: Option<String>,
     },
@@ -242,9 +254,21 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Catalogue { command: CatalogueCommand::Check } => Ok(catalogue_check()),
-        Command::Verify { command: VerifyCommand::Audit { workspace } } => {
+        Command::Verify { command } => {
             let state = fiscus_server::serve::open(load(&cli.data, None)?).await?;
-            verify_audit(&state, workspace.as_deref()).await
+            let (audit, records, workspace) = match command {
+                VerifyCommand::Audit { workspace } => (true, false, workspace),
+                VerifyCommand::Records { workspace } => (false, true, workspace),
+                VerifyCommand::All { workspace } => (true, true, workspace),
+            };
+            let mut ok = true;
+            if audit {
+                ok &= verify_audit(&state, workspace.as_deref()).await?;
+            }
+            if records {
+                ok &= verify_records(&state, workspace.as_deref()).await?;
+            }
+            Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         Command::Admin { command } => {
             let state = fiscus_server::serve::open(load(&cli.data, None)?).await?;
@@ -309,17 +333,29 @@ fn catalogue_check() -> ExitCode {
     if report.mismatches.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
 
-async fn verify_audit(state: &AppState, workspace: Option<&str>) -> anyhow::Result<ExitCode> {
-    let workspaces: Vec<String> = match workspace {
+async fn workspaces(state: &AppState, workspace: Option<&str>) -> anyhow::Result<Vec<String>> {
+    Ok(match workspace {
         Some(w) => vec![w.to_string()],
         None => {
             let mut conn = state.store.read().await?;
             fiscus_store::workspaces::list_all(&mut conn).await?.into_iter().map(|w| w.id).collect()
         }
-    };
+    })
+}
+
+async fn verify_audit(state: &AppState, workspace: Option<&str>) -> anyhow::Result<bool> {
+    let workspaces = workspaces(state, workspace).await?;
+    let anchors = fiscus_server::verify::anchors(&state.settings, &state.store)?;
     let mut broken = 0;
+    if workspace.is_none() {
+        // A workspace anchored outside the database but gone from it lost its whole chain.
+        for ws in anchors.keys().filter(|ws| !workspaces.contains(ws)) {
+            broken += 1;
+            println!("BROKEN  {ws}: anchored outside the database but missing from it");
+        }
+    }
     for ws in &workspaces {
-        let report = fiscus_server::verify::verify_workspace(&state.store, ws)
+        let report = fiscus_server::verify::verify_workspace(&state.store, ws, anchors.get(ws))
             .await
             .with_context(|| format!("reading the audit chain of {ws}"))?;
         match &report.result {
@@ -331,7 +367,26 @@ async fn verify_audit(state: &AppState, workspace: Option<&str>) -> anyhow::Resu
         }
     }
     println!("{} workspace(s) verified, {} broken", workspaces.len(), broken);
-    Ok(if broken == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(broken == 0)
+}
+
+async fn verify_records(state: &AppState, workspace: Option<&str>) -> anyhow::Result<bool> {
+    let workspaces = workspaces(state, workspace).await?;
+    let mut failures = 0;
+    for ws in &workspaces {
+        let (checked, unsealed) = fiscus_server::verify::verify_records(&state.store, ws)
+            .await
+            .with_context(|| format!("reading the sealed records of {ws}"))?;
+        if unsealed.is_empty() {
+            println!("ok      {ws}: {checked} sealed records intact");
+        }
+        for u in &unsealed {
+            println!("ALTERED {ws}: {}", fiscus_server::verify::describe_unsealed(u));
+        }
+        failures += unsealed.len();
+    }
+    println!("{} workspace(s) verified, {} sealed record(s) failing", workspaces.len(), failures);
+    Ok(failures == 0)
 }
 
 fn environment(s: &str) -> anyhow::Result<Environment> {

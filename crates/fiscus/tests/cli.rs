@@ -365,6 +365,11 @@ fn two_server_processes_on_one_database_settle_each_action_once() {
         let sqlx_url = database_url.as_ref().map(|(u, _, _)| u.clone()).unwrap_or_else(|| format!("sqlite://{}", dir.path().join("fiscus.db").display()));
         sqlx::any::install_default_drivers();
         let pool = sqlx::AnyPool::connect(&sqlx_url).await.expect("pool");
+        // The stand-in decisions below are sealed with the deployment's key, as the console would seal them.
+        let (server_key, _) = fiscus_server::secret_key::load_or_create(&dir.path().join("secret.key")).expect("key");
+        let sealer = fiscus_store::Store::connect(&sqlx_url, 2, fiscus_domain::integrity::SealKey::derive(&server_key))
+            .await
+            .expect("store");
         let mut ids = Vec::new();
         for i in 0..16 {
             let body = serde_json::json!({
@@ -387,6 +392,9 @@ fn two_server_processes_on_one_database_settle_each_action_once() {
             .execute(&pool)
             .await
             .expect("decision");
+            let mut tx = sealer.begin().await.expect("begin");
+            fiscus_store::seals::seal(&mut tx, &fiscus_store::seals::ACTION_DECISIONS, &ws, &format!("dec_{i}")).await.expect("seal");
+            tx.commit().await.expect("commit");
             sqlx::query("UPDATE actions SET control_state = 'approved' WHERE id = $1").bind(&id).execute(&pool).await.expect("approve");
             let executed = http.post(format!("http://127.0.0.1:{port}/api/v2/actions/{id}/execute")).bearer_auth(&key).send().await.expect("execute");
             assert_eq!(executed.status(), 200);

@@ -14,7 +14,9 @@ const SHOWN: i64 = 200;
 pub async fn trail(State(state): State<AppState>, op: OperatorSession) -> Response {
     let unavailable =
         || html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.");
-    let Ok(report) = crate::verify::verify_workspace(&state.store, &op.workspace_id).await else {
+    let anchor =
+        crate::verify::anchors(&state.settings, &state.store).ok().and_then(|a| a.get(&op.workspace_id).cloned());
+    let Ok(report) = crate::verify::verify_workspace(&state.store, &op.workspace_id, anchor.as_ref()).await else {
         return unavailable();
     };
     let Ok(mut conn) = state.store.read().await else { return unavailable() };
@@ -29,7 +31,7 @@ pub async fn trail(State(state): State<AppState>, op: OperatorSession) -> Respon
         }
     };
     let mut rows = String::new();
-    for (e, hash) in events.iter().rev() {
+    for fiscus_store::audit::StoredEvent { event: e, hash, .. } in events.iter().rev() {
         let _ = write!(
             rows,
             "<tr><td>{}</td><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",

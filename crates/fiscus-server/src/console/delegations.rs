@@ -98,6 +98,9 @@ pub async fn decide(
     let result = async {
         let mut tx = state.store.begin().await?;
         let d = fiscus_store::delegations::lock_delegation(&mut tx, &tenant, &id).await?;
+        let key = tx.seal_key().clone();
+        let delegations = &fiscus_store::seals::DELEGATIONS;
+        fiscus_store::seals::check(tx.conn(), &key, delegations, &tenant.workspace_id, "id", &id).await?;
         if d.terms_hash != form.terms_hash {
             return Ok(Err("The delegation changed since it was shown."));
         }
@@ -107,7 +110,7 @@ pub async fn decide(
         let now = now_micros();
         fiscus_store::delegations::decide(&mut tx, &tenant, &id, &d.status, next, &op.operator_id, now).await?;
         fiscus_store::audit::append(
-            tx.conn(),
+            &mut tx,
             &tenant.workspace_id,
             fiscus_store::audit::NewAuditEvent {
                 environment: Some(env.as_str()),

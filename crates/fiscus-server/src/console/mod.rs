@@ -46,7 +46,7 @@ pub(crate) async fn audit(
     details: serde_json::Value,
 ) -> Result<(), fiscus_store::StoreError> {
     fiscus_store::audit::append(
-        tx.conn(),
+        tx,
         workspace_id,
         fiscus_store::audit::NewAuditEvent {
             environment: None,

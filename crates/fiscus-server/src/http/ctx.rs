@@ -59,7 +59,7 @@ impl Ctx {
     /// Appends this request's audit event to the workspace chain, inside `tx`.
     pub async fn audit(&self, tx: &mut WriteTx, subject: Option<&str>, details: Value) -> Result<(), ApiError> {
         fiscus_store::audit::append(
-            tx.conn(),
+            tx,
             &self.principal.tenant.workspace_id,
             NewAuditEvent {
                 environment: Some(self.principal.tenant.environment.as_str()),

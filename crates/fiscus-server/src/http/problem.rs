@@ -120,6 +120,11 @@ impl From<StoreError> for ApiError {
         match e {
             StoreError::NotFound => ApiError::not_found(),
             StoreError::Conflict(_) => ApiError::new(ErrorCode::Conflict),
+            StoreError::Tampered(what) => {
+                // An alarm for whoever runs Fiscus; the client learns only that nothing was done.
+                tracing::error!(record = %what, "a sealed record failed verification; the request was refused");
+                ApiError::new(ErrorCode::IntegrityFailure)
+            }
             other => {
                 // The cause is logged with the request id; the client learns only that it was ours.
                 tracing::error!(error = %other, "store error");

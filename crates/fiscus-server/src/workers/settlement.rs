@@ -125,7 +125,7 @@ async fn process(state: &AppState, worker: &str, job: &Job) -> anyhow::Result<()
                 .await
                 .map_err(|_| anyhow::anyhow!("transition failed"))?;
             fiscus_store::audit::append(
-                tx.conn(),
+                &mut tx,
                 &tenant.workspace_id,
                 fiscus_store::audit::NewAuditEvent {
                     environment: Some(environment.as_str()),

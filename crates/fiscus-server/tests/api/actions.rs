@@ -44,16 +44,17 @@ async fn action(app: &TestApp, id: &str) -> Value {
 /// Stand-in for an operator's console approval (see the module comment).
 async fn simulate_operator_approval(app: &TestApp, id: &str, operator: &str) {
     let a = action(app, id).await;
-    let now = fiscus_domain::clock::now_micros();
+    let decision_id = fiscus_domain::ids::new_id("dec");
     app.execute(&format!(
         "INSERT INTO action_decisions (id, workspace_id, action_id, operator_id, role, decision, envelope_hash, check_set_hash, evidence_hash, created_at) \
-         VALUES ('{}', '{}', '{id}', '{operator}', 'approver', 'approve', '{}', '{}', 'sha256:test', {now})",
-        fiscus_domain::ids::new_id("dec"),
+         VALUES ('{decision_id}', '{}', '{id}', '{operator}', 'approver', 'approve', '{}', '{}', 'sha256:test', {})",
         app.workspace_id,
         a["envelope_hash"].as_str().expect("hash"),
         a["check_set_hash"].as_str().expect("hash"),
+        fiscus_domain::clock::now_micros(),
     ))
     .await;
+    app.reseal(&fiscus_store::seals::ACTION_DECISIONS, &decision_id).await;
     app.execute(&format!(
         "UPDATE actions SET control_state = 'approved' WHERE id = '{id}' AND control_state = 'pending_approval'"
     ))

@@ -12,7 +12,8 @@ async fn every_mutating_request_extends_the_chain_and_it_verifies() {
     let before = head(&app).await;
     app.post_json(EVIDENCE, &app.key, &evidence_body("audited"), None).await;
     assert_eq!(head(&app).await, before + 1);
-    let report = fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id).await.expect("verify");
+    let report =
+        fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id, None).await.expect("verify");
     assert_eq!(report.result, Ok(()));
     assert_eq!(report.events, before + 1);
 }
@@ -28,7 +29,8 @@ async fn a_row_changed_by_hand_is_named() {
         app.workspace_id
     ))
     .await;
-    let report = fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id).await.expect("verify");
+    let report =
+        fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id, None).await.expect("verify");
     assert_eq!(report.result, Err(ChainBreak::ContentAltered { seq: 4 }));
 }
 
@@ -45,6 +47,121 @@ async fn a_removed_tail_is_caught_by_the_head() {
             .expect("head")
     };
     app.execute(&format!("DELETE FROM audit_events WHERE workspace_id = '{}' AND seq = {seq}", app.workspace_id)).await;
-    let report = fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id).await.expect("verify");
+    let report =
+        fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id, None).await.expect("verify");
     assert!(matches!(report.result, Err(ChainBreak::HeadMismatch { .. })), "{:?}", report.result);
+}
+
+/// Every event of the workspace as stored.
+async fn stored_events(app: &crate::helpers::TestApp) -> Vec<fiscus_store::audit::StoredEvent> {
+    let mut conn = app.state.store.read().await.expect("conn");
+    fiscus_store::audit::events_after(&mut conn, &app.workspace_id, 0, 10_000).await.expect("events")
+}
+
+async fn set_head(app: &crate::helpers::TestApp, seq: i64, hash: &str, mac: Option<&str>) {
+    let mut conn = app.state.store.read().await.expect("conn");
+    sqlx::query("UPDATE audit_heads SET seq = $1, hash = $2, mac = COALESCE($3, mac) WHERE workspace_id = $4")
+        .bind(seq)
+        .bind(hash)
+        .bind(mac)
+        .bind(&app.workspace_id)
+        .execute(&mut *conn)
+        .await
+        .expect("rewind");
+}
+
+async fn verify_anchored(app: &crate::helpers::TestApp) -> Result<(), ChainBreak> {
+    let anchors = fiscus_server::verify::anchors(&app.state.settings, &app.state.store).expect("anchors");
+    fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id, anchors.get(&app.workspace_id))
+        .await
+        .expect("verify")
+        .result
+}
+
+#[tokio::test]
+async fn a_full_rewrite_with_recomputed_hashes_is_not_authenticated() {
+    let app = spawn_app().await;
+    for i in 0..4 {
+        app.post_json(EVIDENCE, &app.key, &evidence_body(&format!("e{i}")), None).await;
+    }
+    // Someone with database access (but not the server key) changes event 3 and recomputes every public
+    // hash after it, and the head: the chain of hashes is consistent again.
+    let mut events = stored_events(&app).await;
+    events[2].event.details = serde_json::json!({ "tampered": true });
+    let mut prev = events[1].hash.clone();
+    let mut conn = app.state.store.read().await.expect("conn");
+    for stored in events.iter_mut().skip(2) {
+        stored.event.prev_hash = prev.clone();
+        let hash = stored.event.hash().expect("hash");
+        sqlx::query(
+            "UPDATE audit_events SET details = $1, prev_hash = $2, hash = $3 WHERE workspace_id = $4 AND seq = $5",
+        )
+        .bind(stored.event.details.to_string())
+        .bind(&stored.event.prev_hash)
+        .bind(&hash)
+        .bind(&app.workspace_id)
+        .bind(stored.event.seq)
+        .execute(&mut *conn)
+        .await
+        .expect("rewrite");
+        prev = hash;
+    }
+    drop(conn);
+    set_head(&app, events.last().expect("last").event.seq, &prev, None).await;
+    assert_eq!(verify_anchored(&app).await, Err(ChainBreak::NotAuthenticated { seq: 3 }));
+}
+
+#[tokio::test]
+async fn a_cut_tail_with_a_rewound_head_is_caught_by_the_head_mac_and_by_the_anchor() {
+    let app = spawn_app().await;
+    app.post_json(EVIDENCE, &app.key, &evidence_body("kept"), None).await;
+    // A head row saved now, MAC and all, as someone with database access could keep it.
+    let (saved_seq, saved_hash, saved_mac) = {
+        let mut conn = app.state.store.read().await.expect("conn");
+        fiscus_store::audit::head(&mut conn, &app.workspace_id).await.expect("head")
+    };
+    for i in 0..3 {
+        app.post_json(EVIDENCE, &app.key, &evidence_body(&format!("later {i}")), None).await;
+    }
+    fiscus_server::serve::anchor_heads(&app.state).await;
+    assert_eq!(verify_anchored(&app).await, Ok(()));
+    app.execute(&format!("DELETE FROM audit_events WHERE workspace_id = '{}' AND seq > {saved_seq}", app.workspace_id))
+        .await;
+    // Rewound by hand: the head's MAC no longer matches.
+    set_head(&app, saved_seq, &saved_hash, None).await;
+    assert_eq!(verify_anchored(&app).await, Err(ChainBreak::HeadNotAuthenticated { head_seq: saved_seq }));
+    // Rewound to the saved row: every remaining event and the head are genuine, but the anchor outside the
+    // database still names the removed events.
+    set_head(&app, saved_seq, &saved_hash, saved_mac.as_deref()).await;
+    assert_eq!(
+        verify_anchored(&app).await,
+        Err(ChainBreak::BehindAnchor { anchored_seq: saved_seq + 3, last_seq: saved_seq })
+    );
+    // And the next anchoring keeps the old anchor instead of anchoring the truncation.
+    fiscus_server::serve::anchor_heads(&app.state).await;
+    assert!(matches!(verify_anchored(&app).await, Err(ChainBreak::BehindAnchor { .. })));
+}
+
+#[tokio::test]
+async fn business_rows_edited_by_hand_are_found_by_verify_and_refused_before_a_decision() {
+    let app = spawn_app().await;
+    app.post_json(EVIDENCE, &app.key, &evidence_body("SOC 2 Type II"), None).await;
+    let created: serde_json::Value =
+        app.post_json("/api/v2/actions", &app.key, &crate::actions::proposal(), None).await.json().await.expect("json");
+    let id = created["id"].as_str().expect("id").to_string();
+    let (checked, failing) =
+        fiscus_server::verify::verify_records(&app.state.store, &app.workspace_id).await.expect("verify");
+    assert!(checked >= 2 && failing.is_empty(), "{checked} {failing:?}");
+    app.execute("UPDATE autonomy_evidence SET title = 'SOC 2 Type I'").await;
+    // Even with the public envelope hash recomputed to match, the keyed seal would not: it needs the key.
+    app.execute(&format!("UPDATE actions SET amount_minor = 99999999 WHERE id = '{id}'")).await;
+    let (_, failing) =
+        fiscus_server::verify::verify_records(&app.state.store, &app.workspace_id).await.expect("verify");
+    let tables: Vec<&str> = failing.iter().map(|u| u.table).collect();
+    assert_eq!(tables, ["actions", "autonomy_evidence"], "{failing:?}");
+    // Executing (or deciding) on the edited row is refused, and nothing moves.
+    let response =
+        app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &serde_json::json!({}), None).await;
+    crate::helpers::problem(response, 500, "integrity_failure").await;
+    assert_eq!(app.count("SELECT COUNT(*) FROM settlement_jobs").await, 0);
 }

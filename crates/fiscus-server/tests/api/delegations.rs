@@ -219,6 +219,7 @@ async fn suspended_or_expired_delegations_refuse_and_only_operators_activate() {
     // An expired delegation refuses too.
     let m2 = machine(&app, &cookie, 8, terms(100_000, 300_000, 1_000_000)).await;
     app.execute(&format!("UPDATE delegations SET expires_at = 1 WHERE id = '{}'", m2.delegation_id)).await;
+    app.reseal(&fiscus_store::seals::DELEGATIONS, &m2.delegation_id).await;
     let (id2, hash2) = delegated_action(&app, &m2, 1_000).await;
     assert_eq!(
         gates(execute(&app, &id2, &evidence(&m2.key, &m2.identity_id, &hash2, &now_rfc3339(0), &nonce())).await).await,

@@ -164,6 +164,14 @@ impl TestApp {
         n
     }
 
+    /// Re-seals a row changed by a test standing in for something Fiscus would do itself (time passing,
+    /// a console decision), so that it is not taken for tampering.
+    pub async fn reseal(&self, table: &fiscus_store::seals::SealedTable, id: &str) {
+        let mut tx = self.state.store.begin().await.expect("begin");
+        fiscus_store::seals::seal(&mut tx, table, &self.workspace_id, id).await.expect("seal");
+        tx.commit().await.expect("commit");
+    }
+
     pub async fn execute(&self, sql: &str) {
         let mut conn = self.state.store.read().await.expect("conn");
         sqlx::query(sql).execute(&mut *conn).await.expect("execute");

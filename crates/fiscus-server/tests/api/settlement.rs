@@ -55,7 +55,8 @@ async fn the_whole_path_completes_only_at_reconciliation() {
     assert_eq!(recon["completed"], true);
     assert_eq!(recon["settlements"][0]["reconciliation"], "matched");
     assert_eq!(recon["settlements"][0]["amount_minor"], 125000);
-    let report = fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id).await.expect("verify");
+    let report =
+        fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id, None).await.expect("verify");
     assert_eq!(report.result, Ok(()));
     // Human decisions and worker steps are audited under their event; the execution request under its operation.
     for event in ["action.approved", "post_agent_execution_actions_uid_execute", "action.settled", "action.reconciled"]

@@ -63,7 +63,7 @@ pub async fn post_evidence(
         created_at: now,
     };
     let mut tx = state.store.begin().await?;
-    fiscus_store::autonomy_evidence::insert(tx.conn(), ctx.tenant(), &row).await?;
+    fiscus_store::autonomy_evidence::insert(&mut tx, ctx.tenant(), &row).await?;
     ctx.audit(&mut tx, Some(&id), serde_json::json!({ "domain": row.domain, "evidence_hash": row.evidence_hash }))
         .await?;
     let view = to_view(row)?;

@@ -54,6 +54,7 @@ pub async fn decide(
     let mut tx = state.store.begin().await?;
     let row = fiscus_store::actions::get_for_decision(&mut tx, tenant, action_id).await?;
     let loaded = service::load(tx.conn(), tenant, row).await?;
+    loaded.verify_sealed(&mut tx, tenant).await?;
     let prior: Vec<PriorApproval> = loaded
         .decisions
         .iter()
@@ -173,7 +174,7 @@ pub async fn decide(
         }
     }
     fiscus_store::audit::append(
-        tx.conn(),
+        &mut tx,
         &tenant.workspace_id,
         fiscus_store::audit::NewAuditEvent {
             environment: Some(tenant.environment.as_str()),

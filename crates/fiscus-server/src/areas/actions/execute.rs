@@ -113,6 +113,12 @@ async fn delegated_facts(
         Err(e) => return Err(e.into()),
     };
     let identity = fiscus_store::delegations::get_identity(tx.conn(), tenant, &delegation.identity_id).await?;
+    // The terms and the public key decide whose signature counts and for how much: both must be as sealed.
+    let key = tx.seal_key().clone();
+    let ws = &tenant.workspace_id;
+    fiscus_store::seals::check(tx.conn(), &key, &fiscus_store::seals::DELEGATIONS, ws, "id", &delegation.id).await?;
+    fiscus_store::seals::check(tx.conn(), &key, &fiscus_store::seals::MACHINE_IDENTITIES, ws, "id", &identity.id)
+        .await?;
     let terms = Terms {
         action: serde_json::from_value::<ActionKind>(json!(delegation.action_kind))
             .map_err(|_| ApiError::internal())?,
@@ -174,6 +180,7 @@ async fn execute(ctx: Ctx, state: AppState, uid: String, body: ExecuteRequest) -
     let mut tx = state.store.begin().await?;
     let row = fiscus_store::actions::get_for_decision(&mut tx, &tenant, &uid).await?;
     let loaded = service::load(tx.conn(), &tenant, row).await?;
+    loaded.verify_sealed(&mut tx, &tenant).await?;
     let workspace = fiscus_store::workspaces::get(tx.conn(), &tenant.workspace_id).await?;
     let required = loaded.required_checks()?;
     let mode = loaded.execution_mode()?;

@@ -3,16 +3,18 @@
 
 use fiscus_domain::actions::approval;
 use fiscus_domain::actions::checks::{CheckStatus, LatestCheck, check_set_hash};
-use fiscus_domain::actions::envelope::{ActionKind, ExecutionMode, RiskTier};
+use fiscus_domain::actions::envelope::{ActionKind, Envelope, ExecutionMode, RiskTier};
 use fiscus_domain::actions::state::{ControlState, ReconciliationStatus};
 use fiscus_domain::api::actions::{
     ActionView, AgentActionView, ApprovalStatusView, CheckVersionView, EnvelopeView, HistoryView, ProposerView,
 };
 use fiscus_domain::clock::{now_micros, rfc3339};
+use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::Connection as AnyConnection;
 use fiscus_store::WriteTx;
 use fiscus_store::actions::{ActionRow, CheckRow, DecisionRow, HistoryEntry};
+use fiscus_store::seals;
 use serde_json::{Value, json};
 
 use crate::http::problem::ApiError;
@@ -107,6 +109,41 @@ impl Loaded {
     pub fn required_checks(&self) -> Result<Vec<String>, ApiError> {
         serde_json::from_str(&self.row.required_checks)
             .map_err(|_| corrupt("required_checks", &self.row.required_checks))
+    }
+
+    /// The envelope as stored, rebuilt strictly from the row (an unknown stored value refuses).
+    pub fn envelope(&self) -> Result<Envelope, ApiError> {
+        let r = &self.row;
+        Ok(Envelope {
+            kind: self.kind()?,
+            amount_minor: r.amount_minor,
+            currency: Currency::parse(&r.currency).ok_or_else(|| corrupt("currency", &r.currency))?,
+            counterparty: r.counterparty.clone(),
+            connector: r.connector.clone(),
+            execution_mode: self.execution_mode()?,
+            delegation_id: r.delegation_id.clone(),
+            risk_tier: risk_tier(r)?,
+            reference: r.reference.clone(),
+            required_checks: self.required_checks()?,
+            metadata: serde_json::from_str(&r.metadata).map_err(|_| corrupt("metadata", &r.metadata))?,
+        })
+    }
+
+    /// Before anything is decided on this action: its row, check versions and decisions must still match
+    /// their keyed seals, and the envelope hash recomputed from the row must be the stored one (which every
+    /// approval names). Anything else was changed outside Fiscus, and the decision is refused.
+    pub async fn verify_sealed(&self, tx: &mut WriteTx, tenant: &Tenant) -> Result<(), ApiError> {
+        let key = tx.seal_key().clone();
+        let ws = &tenant.workspace_id;
+        let id = &self.row.id;
+        fiscus_store::seals::check(tx.conn(), &key, &seals::ACTIONS, ws, "id", id).await?;
+        fiscus_store::seals::check(tx.conn(), &key, &seals::ACTION_CHECKS, ws, "action_id", id).await?;
+        fiscus_store::seals::check(tx.conn(), &key, &seals::ACTION_DECISIONS, ws, "action_id", id).await?;
+        let recomputed = self.envelope()?.hash(id, ws, tenant.environment.as_str());
+        if recomputed.as_deref() != Some(self.row.envelope_hash.as_str()) {
+            return Err(fiscus_store::StoreError::Tampered(format!("actions {id}: envelope hash")).into());
+        }
+        Ok(())
     }
 
     pub fn execution_mode(&self) -> Result<ExecutionMode, ApiError> {

@@ -110,7 +110,7 @@ async fn issue(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Tok
     .await?;
     let request_id = request_id::current();
     fiscus_store::audit::append(
-        tx.conn(),
+        &mut tx,
         &client.workspace_id,
         NewAuditEvent {
             environment: Some(environment.as_str()),
@@ -178,7 +178,7 @@ async fn revoke(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<()
     if fiscus_store::credentials::revoke_access_token(&mut tx, &owner.workspace_id, &owner.id, now).await? {
         let request_id = request_id::current();
         fiscus_store::audit::append(
-            tx.conn(),
+            &mut tx,
             &owner.workspace_id,
             NewAuditEvent {
                 environment: None,

@@ -113,7 +113,7 @@ pub async fn get_posture(ctx: Ctx, State(state): State<AppState>) -> Result<Json
     let ws = fiscus_store::workspaces::get(&mut conn, workspace_id).await?;
     let keys = fiscus_store::credentials::active_key_facts(&mut conn, workspace_id).await?;
     let clients = fiscus_store::credentials::count_active_oauth_clients(&mut conn, workspace_id).await?;
-    let (seq, hash) = fiscus_store::audit::head(&mut conn, workspace_id).await?;
+    let (seq, hash, _) = fiscus_store::audit::head(&mut conn, workspace_id).await?;
     let (operators, with_second_factor) =
         fiscus_store::operators::second_factor_coverage(&mut conn, workspace_id).await?;
     let ages: Vec<f64> = keys.iter().map(|k| (now - k.created_at) as f64 / DAY as f64).collect();

@@ -11,7 +11,7 @@ use crate::state::AppState;
 #[utoipa::path(get, path = "/api/v2/trust/audit-head", responses((status = 200, description = "Sequence number and hash of the last audit event", body = AuditHeadView)))]
 pub async fn get_audit_head(ctx: Ctx, State(state): State<AppState>) -> Result<Json<AuditHeadView>, ApiError> {
     let mut conn = state.store.read().await?;
-    let (seq, hash) = fiscus_store::audit::head(&mut conn, ctx.principal.workspace_id()).await?;
+    let (seq, hash, _) = fiscus_store::audit::head(&mut conn, ctx.principal.workspace_id()).await?;
     Ok(Json(AuditHeadView {
         object: "audit_head".into(),
         workspace_id: ctx.principal.workspace_id().to_string(),

@@ -1,0 +1,301 @@
+//! Keyed seals of business rows: each sealed table's immutable columns are MACed (see
+//! `fiscus_domain::integrity`) in the transaction that inserts the row, and checked before the row is
+//! decided on and by `fiscus verify records`.
+//!
+//! Sealing and checking read the row through the same query and the same decoding, so the MAC always covers
+//! exactly what is stored. Columns that legitimately change (a state, `updated_at`, `invalidated_at`) are
+//! not sealed: what they say is decided from sealed rows (an action's approval from its sealed decisions),
+//! so editing them alone gains nothing.
+
+use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::integrity::{SealKey, Stored, matches};
+use sqlx::{AnyConnection, Row};
+
+/// A table whose rows are sealed, and the columns the seal covers.
+#[derive(Clone, Copy, Debug)]
+pub struct SealedTable {
+    pub table: &'static str,
+    pub columns: &'static [&'static str],
+}
+
+pub const ACTIONS: SealedTable = SealedTable {
+    table: "actions",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "kind",
+        "amount_minor",
+        "currency",
+        "counterparty",
+        "connector",
+        "execution_mode",
+        "delegation_id",
+        "risk_tier",
+        "reference",
+        "required_checks",
+        "metadata",
+        "envelope_hash",
+        "origin",
+        "proposed_by_kind",
+        "proposed_by_id",
+        "created_at",
+    ],
+};
+
+pub const ACTION_CHECKS: SealedTable = SealedTable {
+    table: "action_checks",
+    columns: &[
+        "id",
+        "workspace_id",
+        "action_id",
+        "check_key",
+        "version",
+        "status",
+        "source_type",
+        "source_reference",
+        "source_hash",
+        "metrics",
+        "metadata",
+        "check_hash",
+        "recorded_by",
+        "created_at",
+    ],
+};
+
+pub const ACTION_DECISIONS: SealedTable = SealedTable {
+    table: "action_decisions",
+    columns: &[
+        "id",
+        "workspace_id",
+        "action_id",
+        "operator_id",
+        "role",
+        "decision",
+        "envelope_hash",
+        "check_set_hash",
+        "evidence_hash",
+        "created_at",
+    ],
+};
+
+pub const AUTONOMY_EVIDENCE: SealedTable = SealedTable {
+    table: "autonomy_evidence",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "domain",
+        "title",
+        "summary",
+        "source_type",
+        "source_reference",
+        "source_hash",
+        "observed_at",
+        "metadata",
+        "evidence_hash",
+        "recorded_by",
+        "created_at",
+    ],
+};
+
+pub const SETTLEMENT_RECORDS: SealedTable = SealedTable {
+    table: "settlement_records",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "action_id",
+        "kind",
+        "connector",
+        "connector_reference",
+        "reference",
+        "amount_minor",
+        "currency",
+        "reconciliation",
+        "mismatches",
+        "record_hash",
+        "processed_by",
+        "received_at",
+    ],
+};
+
+pub const DELEGATIONS: SealedTable = SealedTable {
+    table: "delegations",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "identity_id",
+        "action_kind",
+        "counterparty",
+        "connector",
+        "currency",
+        "execution_mode",
+        "risk_tier",
+        "per_action_limit_minor",
+        "daily_limit_minor",
+        "monthly_limit_minor",
+        "expires_at",
+        "terms_hash",
+        "created_by",
+        "created_at",
+    ],
+};
+
+pub const AGENT_REQUESTS: SealedTable = SealedTable {
+    table: "agent_requests",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "application_id",
+        "credential_id",
+        "operation",
+        "method",
+        "path",
+        "status",
+        "request_hash",
+        "response_hash",
+        "evidence_hash",
+        "request_id",
+        "created_at",
+    ],
+};
+
+/// A machine identity's public key decides whose signatures count as machine authority.
+pub const MACHINE_IDENTITIES: SealedTable = SealedTable {
+    table: "machine_identities",
+    columns: &["id", "workspace_id", "environment", "name", "public_key", "created_by", "created_at"],
+};
+
+/// Every sealed table, for verification.
+pub const ALL: [SealedTable; 8] = [
+    ACTIONS,
+    ACTION_CHECKS,
+    ACTION_DECISIONS,
+    AUTONOMY_EVIDENCE,
+    SETTLEMENT_RECORDS,
+    DELEGATIONS,
+    MACHINE_IDENTITIES,
+    AGENT_REQUESTS,
+];
+
+/// A row's sealed columns, named, as stored.
+type Columns = Vec<(&'static str, Stored)>;
+
+/// Reads one row's sealed columns (and its stored MAC) as stored.
+fn decode(table: &SealedTable, row: &sqlx::any::AnyRow) -> Result<(Columns, Option<String>)> {
+    let mut columns = Vec::with_capacity(table.columns.len());
+    for (i, name) in table.columns.iter().enumerate() {
+        // Columns are TEXT or BIGINT (see ARCHITECTURE.md, Persistence); try the integer first.
+        let value = if let Ok(v) = row.try_get::<Option<i64>, _>(i) {
+            v.map_or(Stored::Null, Stored::Integer)
+        } else {
+            let v: Option<String> =
+                row.try_get(i).map_err(|e| StoreError::Corrupt(format!("{}.{name}: {e}", table.table)))?;
+            v.map_or(Stored::Null, Stored::Text)
+        };
+        columns.push((*name, value));
+    }
+    let mac: Option<String> =
+        row.try_get(table.columns.len()).map_err(|e| StoreError::Corrupt(format!("{}.seal_mac: {e}", table.table)))?;
+    Ok((columns, mac))
+}
+
+fn select(table: &SealedTable, filter: &str) -> String {
+    format!("SELECT {}, seal_mac FROM {} WHERE {filter}", table.columns.join(", "), table.table)
+}
+
+/// Seals a row just inserted in `tx`.
+pub async fn seal(tx: &mut WriteTx, table: &SealedTable, workspace_id: &str, id: &str) -> Result<()> {
+    let key = tx.seal_key().clone();
+    let row = sqlx::query(&select(table, "workspace_id = $1 AND id = $2"))
+        .bind(workspace_id)
+        .bind(id)
+        .fetch_optional(tx.conn())
+        .await?
+        .ok_or(StoreError::NotFound)?;
+    let (columns, _) = decode(table, &row)?;
+    sqlx::query(&format!("UPDATE {} SET seal_mac = $1 WHERE workspace_id = $2 AND id = $3", table.table))
+        .bind(key.row(table.table, &columns))
+        .bind(workspace_id)
+        .bind(id)
+        .execute(tx.conn())
+        .await?;
+    Ok(())
+}
+
+/// Checks the seal of the rows of `table` matching `column = value` in one workspace; the first row whose
+/// MAC does not match its stored columns is refused as [`StoreError::Tampered`].
+pub async fn check(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    table: &SealedTable,
+    workspace_id: &str,
+    column: &str,
+    value: &str,
+) -> Result<()> {
+    debug_assert!(table.columns.contains(&column));
+    let rows = sqlx::query(&select(table, &format!("workspace_id = $1 AND {column} = $2")))
+        .bind(workspace_id)
+        .bind(value)
+        .fetch_all(&mut *conn)
+        .await?;
+    for row in &rows {
+        let (columns, mac) = decode(table, row)?;
+        if !matches(mac.as_deref(), &key.row(table.table, &columns)) {
+            return Err(StoreError::Tampered(format!("{} {}", table.table, id_of(&columns))));
+        }
+    }
+    Ok(())
+}
+
+fn id_of(columns: &[(&str, Stored)]) -> String {
+    match columns.first() {
+        Some((_, Stored::Text(id))) => id.clone(),
+        _ => String::from("?"),
+    }
+}
+
+/// A sealed row that does not match its MAC.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unsealed {
+    pub table: &'static str,
+    pub id: String,
+    /// No MAC at all (written before seals existed, or stripped), rather than a wrong one.
+    pub missing: bool,
+}
+
+/// Checks every sealed row of a workspace, page by page; returns the rows that fail and how many were read.
+pub async fn verify_workspace(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    workspace_id: &str,
+) -> Result<(u64, Vec<Unsealed>)> {
+    const PAGE: i64 = 1000;
+    let mut checked = 0u64;
+    let mut failures = Vec::new();
+    for table in ALL {
+        let mut after = String::new();
+        loop {
+            let rows =
+                sqlx::query(&format!("{} ORDER BY id LIMIT $3", select(&table, "workspace_id = $1 AND id > $2")))
+                    .bind(workspace_id)
+                    .bind(&after)
+                    .bind(PAGE)
+                    .fetch_all(&mut *conn)
+                    .await?;
+            let Some(last) = rows.last() else { break };
+            after = last.try_get::<String, _>(0).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            for row in &rows {
+                let (columns, mac) = decode(&table, row)?;
+                checked += 1;
+                if !matches(mac.as_deref(), &key.row(table.table, &columns)) {
+                    failures.push(Unsealed { table: table.table, id: id_of(&columns), missing: mac.is_none() });
+                }
+            }
+        }
+    }
+    Ok((checked, failures))
+}
