@@ -166,6 +166,10 @@ fn verify_audit_passes_and_then_names_the_altered_entry() {
     assert!(!broken.status.success());
     let stdout = String::from_utf8_lossy(&broken.stdout);
     assert!(stdout.contains("BROKEN") && stdout.contains("event 2 was altered"), "{stdout}");
+    let records = cli.run(&["verify", "records"]);
+    assert!(records.status.success(), "{}", String::from_utf8_lossy(&records.stdout));
+    assert!(String::from_utf8_lossy(&records.stdout).contains("0 sealed record(s) failing"));
+    assert!(!cli.run(&["verify", "all"]).status.success(), "all includes the broken chain");
 }
 
 fn tokio_runtime() -> tokio::runtime::Runtime {
