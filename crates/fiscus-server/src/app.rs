@@ -27,16 +27,16 @@ fn bearer_operations() -> OpenApiRouter<AppState> {
 }
 
 /// The OpenAPI document alone (no database needed), for `fiscus catalogue check` and tests.
-pub fn openapi_document() -> utoipa::openapi::OpenApi {
+pub fn openapi_document() -> serde_json::Value {
     let (_, api) = OpenApiRouter::<AppState>::with_openapi(openapi::base())
         .merge(bearer_operations())
         .merge(areas::oauth::routes())
         .split_for_parts();
-    openapi::finish(api)
+    openapi::document(api)
 }
 
 /// Every documented operation: the bearer ones and the client-authenticated OAuth endpoints.
-pub fn documented(state: &AppState) -> (Router<AppState>, utoipa::openapi::OpenApi) {
+pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
     // Idempotency and gateway request evidence only have work on the areas that write or serve the agent
     // gateway; the read-only platform area skips both layers (measurably cheaper reads). A test posts every
     // documented POST twice with one Idempotency-Key, so a POST added without the layer is caught.
@@ -51,7 +51,7 @@ pub fn documented(state: &AppState) -> (Router<AppState>, utoipa::openapi::OpenA
         .route_layer(from_fn_with_state(state.clone(), auth::layer));
     let (router, api) =
         OpenApiRouter::with_openapi(openapi::base()).merge(bearer).merge(areas::oauth::routes()).split_for_parts();
-    (router, openapi::finish(api))
+    (router, openapi::document(api))
 }
 
 /// The whole service.

@@ -8,7 +8,6 @@ use fiscus_domain::pagination::{PageRequest, parse_page};
 use serde::de::DeserializeOwned;
 use std::collections::HashMap;
 use std::sync::OnceLock;
-use utoipa::openapi::path::ParameterIn;
 
 use crate::http::problem::ApiError;
 
@@ -37,17 +36,17 @@ fn documented_parameters() -> &'static HashMap<String, Vec<String>> {
     KNOWN.get_or_init(|| {
         let doc = crate::app::openapi_document();
         let mut known = HashMap::new();
-        for item in doc.paths.paths.values() {
-            for op in [&item.get, &item.post, &item.delete].into_iter().flatten() {
-                let Some(id) = &op.operation_id else { continue };
-                let names = op
-                    .parameters
-                    .iter()
+        for item in doc["paths"].as_object().into_iter().flat_map(|paths| paths.values()) {
+            for op in ["get", "post", "delete"].iter().filter_map(|m| item.get(*m)) {
+                let Some(id) = op["operationId"].as_str() else { continue };
+                let names = op["parameters"]
+                    .as_array()
+                    .into_iter()
                     .flatten()
-                    .filter(|p| p.parameter_in == ParameterIn::Query)
-                    .map(|p| p.name.clone())
+                    .filter(|p| p["in"] == "query")
+                    .filter_map(|p| p["name"].as_str().map(str::to_string))
                     .collect();
-                known.insert(id.clone(), names);
+                known.insert(id.to_string(), names);
             }
         }
         known

@@ -1,16 +1,15 @@
 //! The OpenAPI 3.1 document. Handlers describe themselves with `#[utoipa::path]`; this module adds what the
-//! operation catalogue knows (operation id, tag, required scope) and the error responses every operation
-//! shares, so that those facts have one source.
+//! operation catalogue knows (operation id, tag, required scope), and `contract` adds what every operation
+//! shares (errors, headers, `Idempotency-Key`), so that those facts have one source.
 
 use fiscus_domain::catalogue::{self, Group, Method};
-use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::scopes::SCOPES;
+use utoipa::openapi::OpenApi;
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::security::{
     ClientCredentials, Flow, HttpAuthScheme, HttpBuilder, OAuth2, Scopes, SecurityRequirement, SecurityScheme,
 };
 use utoipa::openapi::tag::TagBuilder;
-use utoipa::openapi::{ContentBuilder, OpenApi, RefOr, ResponseBuilder};
 use utoipa::{OpenApi as _, PartialSchema, ToSchema};
 
 use crate::http::problem::{FieldError, Problem};
@@ -29,16 +28,17 @@ pub fn base() -> OpenApi {
     api
 }
 
-fn problem_response(description: &str) -> RefOr<utoipa::openapi::Response> {
-    RefOr::T(
-        ResponseBuilder::new()
-            .description(description)
-            .content("application/problem+json", ContentBuilder::new().schema(Some(Problem::schema())).build())
-            .build(),
-    )
+pub mod contract;
+
+/// The document as served: the typed part finished with the catalogue's facts, then the common contract
+/// (errors, headers, `Idempotency-Key`) applied to every operation.
+pub fn document(api: OpenApi) -> serde_json::Value {
+    let mut doc = serde_json::to_value(finish(api)).unwrap_or(serde_json::Value::Null);
+    contract::apply(&mut doc);
+    doc
 }
 
-/// Adds catalogue facts, security schemes, tags and shared error responses.
+/// Adds catalogue facts, security schemes and tags.
 pub fn finish(mut api: OpenApi) -> OpenApi {
     let mut components = api.components.take().unwrap_or_default();
     components.schemas.insert(Problem::name().into_owned(), Problem::schema());
@@ -86,29 +86,11 @@ fn decorate(path: &str, method: Method, op: &mut Operation) {
     extensions.insert("x-fiscus-scope".into(), serde_json::json!(entry.scope));
     extensions.insert("x-fiscus-lifecycle".into(), serde_json::json!({ "stability": "Stable", "status": "Published" }));
     op.extensions = Some(extensions);
-    let responses = &mut op.responses.responses;
     match entry.scope {
         Some(scope) => {
             op.security =
                 Some(vec![SecurityRequirement::new("bearer", [scope]), SecurityRequirement::new("oauth2", [scope])]);
-            for code in [ErrorCode::AuthenticationRequired, ErrorCode::ScopeMissing, ErrorCode::RateLimited] {
-                let (status, _, title) = code.describe();
-                responses.entry(status.to_string()).or_insert_with(|| problem_response(title));
-            }
-            if method == Method::Post {
-                for code in [
-                    ErrorCode::MalformedJson,
-                    ErrorCode::IdempotencyKeyInUse,
-                    ErrorCode::PayloadTooLarge,
-                    ErrorCode::InvalidRequest,
-                ] {
-                    let (status, _, title) = code.describe();
-                    responses.entry(status.to_string()).or_insert_with(|| problem_response(title));
-                }
-            }
         }
         None => op.security = Some(vec![SecurityRequirement::default()]),
     }
-    let (status, _, title) = ErrorCode::Internal.describe();
-    responses.entry(status.to_string()).or_insert_with(|| problem_response(title));
 }

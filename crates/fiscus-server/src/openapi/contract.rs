@@ -1,0 +1,201 @@
+//! The common contract, written into every operation of the document: the errors every layer can answer
+//! with, the headers every response carries, and `Idempotency-Key` on every POST. These facts come from the
+//! layers (`http/`) and the error-code table, not from each handler, so they are stated once, here, and a
+//! handler documents only what is its own (its body, its success, its domain refusals).
+//!
+//! It works on the JSON form of the document, after the typed part (`super::finish`) is done.
+
+use fiscus_domain::error_code::ErrorCode;
+use serde_json::{Map, Value, json};
+
+const PROBLEM: &str = "#/components/schemas/Problem";
+
+/// The shared pieces every operation refers to by `$ref`.
+fn components(doc: &mut Value) {
+    let header = |description: &str, schema: Value| json!({ "description": description, "schema": schema });
+    let headers = json!({
+        "Request-Id": header("The request's id (echoed when the client sent a sane one, else minted `req_…`); problem bodies carry it too.", json!({ "type": "string", "maxLength": 128 })),
+        "RateLimit-Policy": header("IETF RateLimit header fields: the service class's quota and window, e.g. `\"standard\";q=6000;w=60`.", json!({ "type": "string" })),
+        "RateLimit": header("IETF RateLimit header fields: what is left in the current window and seconds until it resets, e.g. `\"standard\";r=5999;t=42`.", json!({ "type": "string" })),
+        "Retry-After": header("Seconds to wait before retrying.", json!({ "type": "string", "pattern": "^[0-9]+$" })),
+        "WWW-Authenticate": header("RFC 6750 bearer challenge (`error=\"invalid_token\"`, or `error=\"insufficient_scope\", scope=\"…\"`).", json!({ "type": "string" })),
+        "Idempotent-Replayed": header("`true` when this is the stored response of an earlier request with the same `Idempotency-Key`.", json!({ "type": "string", "enum": ["true"] })),
+    });
+    let parameters = json!({
+        "IdempotencyKey": {
+            "name": "Idempotency-Key",
+            "in": "header",
+            "required": false,
+            "description": "Makes the POST safe to retry: the first response is stored with its effect (at least 24 h) and replayed with `Idempotent-Replayed: true`; the same key with another method, path or body is 422 `idempotency_key_reused`, and while the first is still running 409 `idempotency_key_in_use`.",
+            "schema": { "type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$" },
+            "example": "7f9c2ba4-e88f-4a2b-9a61-3c4f2e1d0b5a"
+        }
+    });
+    let Some(obj) = doc.as_object_mut() else { return };
+    let components = obj.entry("components").or_insert_with(|| json!({}));
+    components["headers"] = headers;
+    components["parameters"] = parameters;
+    if let Some(problem) = components.pointer_mut("/schemas/Problem") {
+        problem["example"] = example(ErrorCode::NotFound);
+    }
+}
+
+fn example(code: ErrorCode) -> Value {
+    let (status, code, title) = code.describe();
+    json!({
+        "type": format!("/problems/{code}"),
+        "title": title,
+        "status": status,
+        "code": code,
+        "request_id": "req_01KAQ5Z3J9N8W6Y0E4T2R7M1XC"
+    })
+}
+
+fn header_ref(name: &str) -> Value {
+    json!({ "$ref": format!("#/components/headers/{name}") })
+}
+
+/// A problem+json response whose description names every code it can carry.
+fn problem_response(codes: &[ErrorCode]) -> Value {
+    let description = codes.iter().map(|c| format!("`{}`: {}", c.code(), c.title())).collect::<Vec<_>>().join("; ");
+    json!({
+        "description": description,
+        "content": { "application/problem+json": { "schema": { "$ref": PROBLEM }, "example": example(codes[0]) } }
+    })
+}
+
+/// What an operation is, as far as the common contract cares.
+struct Shape {
+    bearer: bool,
+    post: bool,
+    json_body: bool,
+    path_parameters: bool,
+}
+
+/// The errors the layers in front of a handler can answer with, by status.
+fn layer_errors(shape: &Shape) -> Vec<(u16, Vec<ErrorCode>)> {
+    use ErrorCode::*;
+    let mut errors: Vec<(u16, Vec<ErrorCode>)> = Vec::new();
+    let mut add = |codes: &[ErrorCode]| {
+        let status = codes[0].status();
+        match errors.iter_mut().find(|(s, _)| *s == status) {
+            Some((_, existing)) => {
+                for c in codes {
+                    if !existing.contains(c) {
+                        existing.push(*c);
+                    }
+                }
+            }
+            None => errors.push((status, codes.to_vec())),
+        }
+    };
+    add(&[MalformedRequest]);
+    add(&[Internal]);
+    add(&[PayloadTooLarge]);
+    if shape.bearer {
+        add(&[AuthenticationRequired, InvalidCredential]);
+        add(&[ScopeMissing, EntitlementMissing, ProductionAccessDisabled]);
+        add(&[InvalidParameter]);
+        add(&[RateLimited]);
+    } else {
+        add(&[RateLimited]);
+    }
+    if shape.path_parameters {
+        add(&[NotFound]);
+    }
+    if shape.post && shape.bearer {
+        add(&[IdempotencyKeyInUse]);
+        add(&[IdempotencyKeyReused, InvalidIdempotencyKey]);
+    }
+    if shape.json_body {
+        add(&[MalformedJson]);
+        add(&[UnsupportedMediaType]);
+        add(&[InvalidRequest]);
+    }
+    errors
+}
+
+/// Applies the common contract to every operation of `doc`.
+pub fn apply(doc: &mut Value) {
+    components(doc);
+    doc["servers"] = json!([{ "url": "/", "description": "This Fiscus deployment" }]);
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
+    for (path, item) in paths.iter_mut() {
+        for method in ["get", "post", "delete"] {
+            let Some(op) = item.get_mut(method) else { continue };
+            let shape = Shape {
+                bearer: !path.starts_with("/api/v2/oauth/"),
+                post: method == "post",
+                json_body: op.pointer("/requestBody/content/application~1json").is_some(),
+                path_parameters: path.contains('{'),
+            };
+            decorate(op, &shape);
+        }
+    }
+}
+
+fn decorate(op: &mut Value, shape: &Shape) {
+    if shape.post && shape.bearer {
+        let parameters = op.as_object_mut().map(|o| o.entry("parameters").or_insert_with(|| json!([])));
+        if let Some(Value::Array(parameters)) = parameters {
+            parameters.push(json!({ "$ref": "#/components/parameters/IdempotencyKey" }));
+        }
+    }
+    let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else { return };
+    for (status, codes) in layer_errors(shape) {
+        let key = status.to_string();
+        match responses.get_mut(&key) {
+            // The handler documented this status for its own reasons; the layers' codes join its description.
+            Some(existing) => {
+                let own = existing["description"].as_str().unwrap_or("").to_string();
+                let layers = problem_response(&codes)["description"].as_str().unwrap_or("").to_string();
+                existing["description"] = json!(if own.is_empty() { layers } else { format!("{own}. Also {layers}") });
+            }
+            None => {
+                responses.insert(key, problem_response(&codes));
+            }
+        }
+    }
+    for (status, response) in responses.iter_mut() {
+        normalise(status, response, shape);
+    }
+}
+
+/// Every error response is problem+json by `$ref` (unless it documents its own error body, as the OAuth
+/// endpoints do), and every response declares the headers it can carry.
+fn normalise(status: &str, response: &mut Value, shape: &Shape) {
+    let code: u16 = status.parse().unwrap_or(0);
+    let Some(response) = response.as_object_mut() else { return };
+    if code >= 400 {
+        let content = response.entry("content").or_insert_with(|| json!({}));
+        let has_own_body = content.get("application/json").is_some();
+        if let Some(problem) = content.get_mut("application/problem+json") {
+            problem["schema"] = json!({ "$ref": PROBLEM });
+        } else if !has_own_body {
+            content["application/problem+json"] = json!({ "schema": { "$ref": PROBLEM } });
+        }
+    }
+    let headers = response.entry("headers").or_insert_with(|| json!({}));
+    let Some(headers) = headers.as_object_mut() else { return };
+    let mut add = |name: &str| {
+        headers.entry(name.to_string()).or_insert_with(|| header_ref(name));
+    };
+    add("Request-Id");
+    if shape.bearer {
+        add("RateLimit-Policy");
+        add("RateLimit");
+    }
+    match code {
+        401 | 403 => add("WWW-Authenticate"),
+        409 | 429 | 503 => add("Retry-After"),
+        200..=299 if shape.post && shape.bearer => add("Idempotent-Replayed"),
+        _ => {}
+    }
+    drop_empty(response);
+}
+
+fn drop_empty(response: &mut Map<String, Value>) {
+    if response.get("content").and_then(Value::as_object).is_some_and(Map::is_empty) {
+        response.remove("content");
+    }
+}
