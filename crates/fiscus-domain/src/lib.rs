@@ -13,6 +13,7 @@ pub mod clock;
 pub mod credentials;
 pub mod error_code;
 pub mod evidence;
+pub mod fields;
 pub mod ids;
 pub mod ijson;
 pub mod integrity;

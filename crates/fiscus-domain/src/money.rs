@@ -58,6 +58,11 @@ const CURRENCIES: &[(&str, u8)] = &[
 pub struct Currency(&'static str);
 
 impl Currency {
+    /// Every code Fiscus accepts.
+    pub fn codes() -> Vec<&'static str> {
+        CURRENCIES.iter().map(|(c, _)| *c).collect()
+    }
+
     pub fn parse(code: &str) -> Option<Currency> {
         CURRENCIES.iter().find(|(c, _)| *c == code).map(|(c, _)| Currency(c))
     }

@@ -3,6 +3,7 @@
 //! Evidence is classified into the seed's eight domains and sealed. It feeds the assurance read and grants
 //! nothing: no approval, no execution authority, no delegation.
 
+use crate::fields;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -58,22 +59,29 @@ impl AssessmentDomain {
 pub struct EvidenceRequest {
     /// One of the eight assessment domains.
     pub domain: AssessmentDomain,
-    /// Short name of the evidence (1–200 characters).
+    /// Short name of the evidence.
+    #[schema(schema_with = fields::schema::text::<1, 200>)]
     pub title: String,
-    /// What the evidence shows (up to 4,000 characters).
+    /// What the evidence shows (up to 4,000 characters; lines allowed).
     #[serde(default)]
+    #[schema(schema_with = fields::schema::prose_or_null::<4000>)]
     pub summary: Option<String>,
-    /// Kind of source, e.g. `audit_report`, `policy`, `test_result` (1–64 characters).
+    /// Kind of source, e.g. `audit_report`, `policy`, `test_result`.
+    #[schema(schema_with = fields::schema::text::<1, 64>)]
     pub source_type: String,
-    /// Where the source evidence is kept (1–500 characters).
+    /// Where the source evidence is kept.
+    #[schema(schema_with = fields::schema::text::<1, 500>)]
     pub source_reference: String,
     /// `sha256:<64 hex>` of the source evidence; Fiscus seals the reference, never a copy of the source.
+    #[schema(schema_with = fields::schema::sha256_ref)]
     pub source_hash: String,
     /// When the evidence was observed (RFC 3339); defaults to the time of recording.
     #[serde(default)]
+    #[schema(schema_with = fields::schema::timestamp_or_null)]
     pub observed_at: Option<String>,
     /// Free-form JSON object (up to 16 KiB).
     #[serde(default)]
+    #[schema(schema_with = fields::schema::object_or_null)]
     pub metadata: Option<Value>,
 }
 
@@ -96,9 +104,8 @@ pub fn is_sha256_ref(s: &str) -> bool {
 }
 
 fn length(field: &'static str, value: &str, min: usize, max: usize, errors: &mut Vec<(&'static str, String)>) {
-    let n = value.chars().count();
-    if n < min || n > max || (min > 0 && value.trim().is_empty()) {
-        errors.push((field, format!("must be {min} to {max} characters")));
+    if !fields::text_ok(value, min, max) {
+        errors.push((field, format!("must be {min} to {max} characters without control characters")));
     }
 }
 
@@ -107,8 +114,10 @@ impl EvidenceRequest {
     pub fn validate(self) -> Result<ValidEvidence, Vec<(&'static str, String)>> {
         let mut errors = Vec::new();
         length("title", &self.title, 1, 200, &mut errors);
-        if let Some(summary) = &self.summary {
-            length("summary", summary, 0, 4000, &mut errors);
+        if let Some(summary) = &self.summary
+            && !fields::prose_ok(summary, 4000)
+        {
+            errors.push(("summary", "must be at most 4000 characters without control characters".into()));
         }
         length("source_type", &self.source_type, 1, 64, &mut errors);
         length("source_reference", &self.source_reference, 1, 500, &mut errors);

@@ -2,6 +2,7 @@
 //! version; earlier versions are kept. A status outside the allowed set, or missing source evidence, is
 //! refused and records nothing.
 
+use crate::fields;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -43,17 +44,22 @@ impl CheckStatus {
 #[serde(deny_unknown_fields)]
 pub struct CheckRequest {
     /// Identifies the control, e.g. `best_execution`, `restricted_list`.
+    #[schema(schema_with = fields::schema::check_key)]
     pub check_key: String,
-    /// One of `passed`, `failed`, `warning`, `pending`.
+    #[schema(value_type = CheckStatus)]
     pub status: String,
     /// Kind of source evidence, e.g. `oms_report`.
+    #[schema(schema_with = fields::schema::text::<1, 64>)]
     pub source_type: String,
-    /// Reference to the source evidence (required).
+    /// Reference to the source evidence (required: a check without source evidence is refused).
     #[serde(default)]
+    #[schema(schema_with = fields::schema::text::<1, 500>, required = true)]
     pub source_reference: Option<String>,
     /// `sha256:<64 hex>` of the source evidence (required).
     #[serde(default)]
+    #[schema(schema_with = fields::schema::sha256_ref, required = true)]
     pub source_hash: Option<String>,
+    /// Measurements behind the status (JSON values; with `metadata`, at most 32 KiB).
     #[serde(default)]
     pub metrics: Vec<Value>,
     #[serde(default)]
@@ -81,10 +87,10 @@ impl CheckRequest {
         if status.is_none() {
             errors.push(("status", "must be one of passed, failed, warning, pending".to_string()));
         }
-        if self.source_type.trim().is_empty() || self.source_type.len() > 64 {
+        if !fields::text_ok(&self.source_type, 1, 64) {
             errors.push(("source_type", "must be 1 to 64 characters".to_string()));
         }
-        let reference = self.source_reference.filter(|r| !r.trim().is_empty() && r.len() <= 500);
+        let reference = self.source_reference.filter(|r| fields::text_ok(r, 1, 500));
         if reference.is_none() {
             errors.push(("source_reference", "source evidence is required: 1 to 500 characters".to_string()));
         }

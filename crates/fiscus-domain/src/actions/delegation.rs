@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::actions::envelope::{ActionKind, Envelope, ExecutionMode, RiskTier};
 use crate::clock::{MICROS_PER_SECOND, Micros, parse_rfc3339};
 use crate::evidence::seal;
+use crate::fields;
 use crate::money::{Currency, MAX_AMOUNT_MINOR};
 
 /// How far a machine authority timestamp may be from the server's clock.
@@ -17,14 +18,16 @@ pub const AUTHORITY_WINDOW_SECONDS: i64 = 120;
 #[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IdentityRequest {
-    /// A name people recognise (1–200 characters).
+    /// A name people recognise.
+    #[schema(schema_with = fields::schema::text::<1, 200>)]
     pub name: String,
-    /// The identity's Ed25519 public key: 32 bytes, standard base64.
+    /// The identity's Ed25519 public key: 32 bytes, standard base64 (a valid curve point).
+    #[schema(schema_with = fields::schema::public_key)]
     pub public_key: String,
 }
 
 pub fn decode_public_key(b64: &str) -> Option<VerifyingKey> {
-    let bytes = base64::engine::general_purpose::STANDARD.decode(b64.trim()).ok()?;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
     let array: [u8; 32] = bytes.try_into().ok()?;
     VerifyingKey::from_bytes(&array).ok()
 }
@@ -32,7 +35,7 @@ pub fn decode_public_key(b64: &str) -> Option<VerifyingKey> {
 impl IdentityRequest {
     pub fn validate(&self) -> Result<(), Vec<(&'static str, String)>> {
         let mut errors = Vec::new();
-        if self.name.trim().is_empty() || self.name.chars().count() > 200 {
+        if !fields::text_ok(&self.name, 1, 200) {
             errors.push(("name", "must be 1 to 200 characters".to_string()));
         }
         if decode_public_key(&self.public_key).is_none() {
@@ -47,17 +50,25 @@ impl IdentityRequest {
 #[serde(deny_unknown_fields)]
 pub struct DelegationRequest {
     pub action: ActionKind,
+    #[schema(schema_with = fields::schema::text::<1, 200>)]
     pub counterparty: String,
+    #[schema(schema_with = fields::schema::text::<1, 200>)]
     pub connector: String,
-    #[schema(value_type = String, example = "USD")]
+    #[schema(schema_with = fields::schema::currency)]
     pub currency: Currency,
     /// Always `machine_delegated`: a delegation is standing authority for a machine identity.
     pub execution_mode: ExecutionMode,
     pub risk_tier: RiskTier,
+    #[schema(schema_with = fields::schema::amount)]
     pub per_action_budget_minor: i64,
+    /// At least the per-action budget.
+    #[schema(schema_with = fields::schema::amount)]
     pub daily_budget_minor: i64,
+    /// At least the daily budget.
+    #[schema(schema_with = fields::schema::amount)]
     pub monthly_budget_minor: i64,
     /// RFC 3339; in the future and at most a year away.
+    #[schema(schema_with = fields::schema::timestamp)]
     pub expires_at: String,
 }
 
@@ -82,7 +93,7 @@ impl DelegationRequest {
             errors.push(("execution_mode", "a delegation is for machine_delegated execution".to_string()));
         }
         for (field, v) in [("counterparty", &self.counterparty), ("connector", &self.connector)] {
-            if v.trim().is_empty() || v.chars().count() > 200 {
+            if !fields::text_ok(v, 1, 200) {
                 errors.push((field, "must be 1 to 200 characters".to_string()));
             }
         }
@@ -216,12 +227,16 @@ impl DelegationMove {
 #[derive(Clone, Debug, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MachineAuthority {
+    #[schema(schema_with = fields::schema::identity_id)]
     pub identity_id: String,
     /// RFC 3339, within ±120 s of the server's clock.
+    #[schema(schema_with = fields::schema::timestamp)]
     pub timestamp: String,
-    /// 16 to 128 characters, never used twice by the identity.
+    /// 16 to 128 visible ASCII characters, never used twice by the identity.
+    #[schema(schema_with = fields::schema::nonce)]
     pub nonce: String,
-    /// Standard base64 of the Ed25519 signature over [`authority_message`].
+    /// Standard base64 of the Ed25519 signature over `fiscus-machine-authority-v1\n<envelope_hash>\n<timestamp>\n<nonce>`.
+    #[schema(schema_with = fields::schema::signature)]
     pub signature: String,
 }
 
@@ -241,7 +256,7 @@ pub fn check_authority(a: &MachineAuthority, public_key: &str, envelope_hash: &s
     }
     let Some(key) = decode_public_key(public_key) else { return Err("the identity's key is unusable".into()) };
     let Some(signature) = base64::engine::general_purpose::STANDARD
-        .decode(a.signature.trim())
+        .decode(&a.signature)
         .ok()
         .and_then(|b| <[u8; 64]>::try_from(b).ok())
         .map(|b| Signature::from_bytes(&b))

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::evidence::seal;
+use crate::fields;
 use crate::money::{Currency, MAX_AMOUNT_MINOR};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
@@ -77,27 +78,34 @@ impl RiskTier {
 #[serde(deny_unknown_fields)]
 pub struct ProposalRequest {
     pub kind: ActionKind,
-    /// Amount in integer minor units of `currency` (e.g. cents), greater than zero.
+    /// Amount in integer minor units of `currency` (e.g. cents), from 1 to 2^53 − 1.
+    #[schema(schema_with = fields::schema::amount)]
     pub amount_minor: i64,
     /// Upper-case ISO 4217 code.
-    #[schema(value_type = String, example = "USD")]
+    #[schema(schema_with = fields::schema::currency)]
     pub currency: Currency,
-    /// The counterparty's identifier (1–200 characters).
+    /// The counterparty's identifier.
+    #[schema(schema_with = fields::schema::text::<1, 200>)]
     pub counterparty: String,
     /// The execution connector (`sandbox` in the sandbox environment).
+    #[schema(schema_with = fields::schema::text::<1, 64>)]
     pub connector: String,
     pub execution_mode: ExecutionMode,
-    /// Required for `machine_delegated`, forbidden otherwise.
+    /// Required for `machine_delegated`, absent or null otherwise.
     #[serde(default)]
+    #[schema(schema_with = fields::schema::delegation_id_or_null)]
     pub delegation_id: Option<String>,
     pub risk_tier: RiskTier,
-    /// The client's reference, carried to the connector and matched at reconciliation (1–140 characters).
+    /// The client's reference, carried to the connector and matched at reconciliation.
+    #[schema(schema_with = fields::schema::text::<1, 140>)]
     pub reference: String,
     /// Pre-trade checks whose latest version must be `passed` before execution.
     #[serde(default)]
+    #[schema(schema_with = fields::schema::check_keys)]
     pub required_checks: Vec<String>,
     /// Free-form JSON object (up to 16 KiB); part of the envelope.
     #[serde(default)]
+    #[schema(schema_with = fields::schema::object_or_null)]
     pub metadata: Option<Value>,
 }
 
@@ -134,7 +142,7 @@ impl ProposalRequest {
             ));
         }
         let text = |field: &'static str, v: &str, max: usize, errors: &mut Vec<(&'static str, String)>| {
-            if v.trim().is_empty() || v.chars().count() > max || v.chars().any(char::is_control) {
+            if !fields::text_ok(v, 1, max) {
                 errors.push((field, format!("must be 1 to {max} printable characters")));
             }
         };
@@ -153,10 +161,12 @@ impl ProposalRequest {
             }
             _ => {}
         }
+        // Counted as sent (before duplicates are merged), as the document's `maxItems` counts.
+        let too_many = self.required_checks.len() > 32;
         let mut required_checks = self.required_checks;
         required_checks.sort();
         required_checks.dedup();
-        if required_checks.len() > 32 || !required_checks.iter().all(|k| is_check_key(k)) {
+        if too_many || !required_checks.iter().all(|k| is_check_key(k)) {
             errors.push(("required_checks", "at most 32 keys of lower-case letters, digits, `_`, `.`, `-`".into()));
         }
         let metadata = self.metadata.unwrap_or_else(|| json!({}));

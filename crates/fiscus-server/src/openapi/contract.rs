@@ -134,7 +134,23 @@ pub fn apply(doc: &mut Value) {
     }
 }
 
+/// An optional body is absent, never `null`: every body the API parses must be a JSON object (`http/json.rs`),
+/// so a nullable body schema (what `Option<T>` produces) is replaced by the object's own, not required.
+fn optional_body_is_never_null(op: &mut Value) {
+    let Some(body) = op.get_mut("requestBody") else { return };
+    let Some(schema) = body.pointer_mut("/content/application~1json/schema") else { return };
+    let object = schema["oneOf"]
+        .as_array()
+        .filter(|alternatives| alternatives.len() == 2 && alternatives.iter().any(|a| a["type"] == "null"))
+        .and_then(|alternatives| alternatives.iter().find(|a| a["type"] != "null").cloned());
+    if let Some(object) = object {
+        *schema = object;
+        body["required"] = json!(false);
+    }
+}
+
 fn decorate(op: &mut Value, shape: &Shape) {
+    optional_body_is_never_null(op);
     if shape.post && shape.bearer {
         let parameters = op.as_object_mut().map(|o| o.entry("parameters").or_insert_with(|| json!([])));
         if let Some(Value::Array(parameters)) = parameters {
