@@ -56,9 +56,7 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
         return next.run(req).await;
     };
     let key = match raw_key.to_str() {
-        Ok(k) if !k.is_empty() && k.len() <= 255 && k.bytes().all(|b| b.is_ascii_graphic() || b == b' ') => {
-            k.to_string()
-        }
+        Ok(k) if !k.is_empty() && k.len() <= 255 && k.bytes().all(|b| b.is_ascii_graphic()) => k.to_string(),
         _ => return ApiError::new(ErrorCode::InvalidIdempotencyKey).into_response(),
     };
     let Some(principal) = req.extensions().get::<std::sync::Arc<Principal>>().cloned() else {

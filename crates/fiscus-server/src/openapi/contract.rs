@@ -115,6 +115,54 @@ fn layer_errors(shape: &Shape) -> Vec<(u16, Vec<ErrorCode>)> {
     errors
 }
 
+/// OpenAPI links (what a created object's `id` addresses next), so that clients and stateful test tools
+/// can follow a workflow: create, read, then act on the object. `(from, status, [to…])`, by operation id;
+/// each target takes the new object's `id` as its `uid`.
+const LINKS: &[(&str, &str, &[&str])] = &[
+    (
+        "post_actions",
+        "201",
+        &[
+            "get_actions_uid",
+            "get_agent_execution_actions_uid",
+            "get_agent_execution_actions_uid_assurance",
+            "get_agent_execution_actions_uid_reconciliation",
+            "post_actions_investment_execution_uid_checks",
+            "post_actions_uid_execute",
+            "post_agent_execution_actions_uid_execute",
+        ],
+    ),
+    (
+        "post_agent_execution_proposals",
+        "201",
+        &["post_agent_execution_actions_uid_submit", "get_agent_execution_actions_uid", "get_actions_uid"],
+    ),
+    (
+        "post_actions_agentic_identities",
+        "201",
+        &["get_actions_agentic_identities_uid", "post_actions_agentic_identities_uid_delegations"],
+    ),
+    ("post_actions_agentic_identities_uid_delegations", "201", &["get_actions_agentic_delegations_uid"]),
+];
+
+fn add_links(op: &mut Value) {
+    let Some(id) = op["operationId"].as_str().map(str::to_string) else { return };
+    for (from, status, targets) in LINKS {
+        if *from != id {
+            continue;
+        }
+        let Some(response) = op.pointer_mut(&format!("/responses/{status}")) else { continue };
+        let links: Map<String, Value> = targets
+            .iter()
+            .map(|to| {
+                let link = json!({ "operationId": to, "parameters": { "uid": "$response.body#/id" } });
+                (to.to_string(), link)
+            })
+            .collect();
+        response["links"] = Value::Object(links);
+    }
+}
+
 /// Applies the common contract to every operation of `doc`.
 pub fn apply(doc: &mut Value) {
     components(doc);
@@ -151,6 +199,7 @@ fn optional_body_is_never_null(op: &mut Value) {
 
 fn decorate(op: &mut Value, shape: &Shape) {
     optional_body_is_never_null(op);
+    add_links(op);
     if shape.post && shape.bearer {
         let parameters = op.as_object_mut().map(|o| o.entry("parameters").or_insert_with(|| json!([])));
         if let Some(Value::Array(parameters)) = parameters {
@@ -183,12 +232,12 @@ fn normalise(status: &str, response: &mut Value, shape: &Shape) {
     let code: u16 = status.parse().unwrap_or(0);
     let Some(response) = response.as_object_mut() else { return };
     if code >= 400 {
+        // Beside an error body of its own (the OAuth endpoints' RFC 6749 errors), an operation can still get
+        // a problem from the layers in front of it (`http/edge.rs`, the body limit).
         let content = response.entry("content").or_insert_with(|| json!({}));
-        let has_own_body = content.get("application/json").is_some();
-        if let Some(problem) = content.get_mut("application/problem+json") {
-            problem["schema"] = json!({ "$ref": PROBLEM });
-        } else if !has_own_body {
-            content["application/problem+json"] = json!({ "schema": { "$ref": PROBLEM } });
+        match content.get_mut("application/problem+json") {
+            Some(problem) => problem["schema"] = json!({ "$ref": PROBLEM }),
+            None => content["application/problem+json"] = json!({ "schema": { "$ref": PROBLEM } }),
         }
     }
     let headers = response.entry("headers").or_insert_with(|| json!({}));

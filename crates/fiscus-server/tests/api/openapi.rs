@@ -100,3 +100,56 @@ async fn the_docs_page_works_offline() {
     let problem = app.http.get(app.url("/problems/scope_missing")).send().await.expect("request");
     assert_eq!(problem.status(), 200);
 }
+
+/// The common contract is in the document for every operation: the headers every response carries, the
+/// problem schema by reference, `Idempotency-Key` on every bearer POST, and links that name real operations.
+#[tokio::test]
+async fn every_operation_states_the_common_contract() {
+    let app = spawn_app().await;
+    let doc: Value =
+        app.http.get(app.url("/api/v2/openapi.json")).send().await.expect("request").json().await.expect("json");
+    assert_eq!(doc["servers"][0]["url"], "/");
+    let ids: Vec<&str> = doc["paths"]
+        .as_object()
+        .expect("paths")
+        .values()
+        .flat_map(|item| item.as_object().expect("item").values())
+        .filter_map(|op| op["operationId"].as_str())
+        .collect();
+    let mut links = 0;
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for (method, op) in item.as_object().expect("item") {
+            let bearer = !path.contains("/oauth/");
+            let id = op["operationId"].as_str().expect("id");
+            for status in ["400", "413", "500"] {
+                assert!(op["responses"][status].is_object(), "{id} documents {status}");
+            }
+            if bearer {
+                assert!(op["responses"]["422"].is_object(), "{id} documents 422 (undeclared query parameters)");
+            }
+            if method == "post" && bearer {
+                let params = op["parameters"].as_array().expect("parameters");
+                assert!(
+                    params.iter().any(|p| p["$ref"] == "#/components/parameters/IdempotencyKey"),
+                    "{id} takes Idempotency-Key"
+                );
+            }
+            for (status, response) in op["responses"].as_object().expect("responses") {
+                assert!(response["headers"]["Request-Id"].is_object(), "{id} {status} declares Request-Id");
+                if let Some(problem) = response.pointer("/content/application~1problem+json/schema") {
+                    assert_eq!(problem["$ref"], "#/components/schemas/Problem", "{id} {status}");
+                }
+                for link in response["links"].as_object().into_iter().flat_map(|l| l.values()) {
+                    links += 1;
+                    let target = link["operationId"].as_str().expect("target");
+                    assert!(ids.contains(&target), "{id} links to unknown {target}");
+                }
+            }
+            if bearer {
+                assert!(op["responses"]["429"]["headers"]["Retry-After"].is_object(), "{id}");
+                assert!(op["responses"]["403"]["headers"]["WWW-Authenticate"].is_object(), "{id}");
+            }
+        }
+    }
+    assert!(links >= 10, "the workflows are linked: {links}");
+}
