@@ -112,6 +112,11 @@ pub mod schema {
         string(0, MAX, PROSE_PATTERN).schema_type(nullable(Type::String)).build()
     }
 
+    /// The one execution mode a delegation can have.
+    pub fn machine_delegated_only() -> Object {
+        ObjectBuilder::new().schema_type(Type::String).enum_values(Some(["machine_delegated"])).build()
+    }
+
     /// A JSON object (free-form), or null for none.
     pub fn object_or_null() -> Object {
         ObjectBuilder::new().schema_type(nullable(Type::Object)).build()

@@ -12,6 +12,9 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::fmt;
 
+/// 2^53: every integer up to here is exactly representable as an IEEE double.
+const INTEGRAL_EXACT: f64 = 9_007_199_254_740_992.0;
+
 /// Why a body is not acceptable I-JSON.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum IJsonError {
@@ -94,6 +97,12 @@ impl<'de> Visitor<'de> for Node<'_> {
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        // JSON has one number type: `5.0` is the integer 5 (JSON Schema counts it as an integer, and RFC 8785
+        // writes it as `5`). Integral values are kept as integers where every reader agrees on them (within
+        // ±2^53, RFC 7493 §2.2), so an integer field accepts them; beyond that a float stays a float.
+        if v.fract() == 0.0 && v.abs() <= INTEGRAL_EXACT {
+            return Ok(Value::Number((v as i64).into()));
+        }
         Number::from_f64(v).map(Value::Number).ok_or_else(|| E::custom("a number must be finite"))
     }
 
@@ -151,6 +160,13 @@ mod tests {
         let text = br#"{"a":[1,-2,3.5,true,null,"x"],"b":{"c":"d"},"e":18446744073709551615}"#;
         assert_eq!(parse(text), Ok(serde_json::from_slice::<Value>(text).expect("json")));
         assert_eq!(parse(b" 42 "), Ok(json!(42)));
+    }
+
+    #[test]
+    fn integral_numbers_written_with_a_fraction_are_integers_within_the_exact_range() {
+        assert_eq!(parse(b"[5.0, -0.0, 1e3, 2.5, 1e300]"), Ok(json!([5, 0, 1000, 2.5, 1e300])));
+        assert_eq!(parse(b"9007199254740992.0"), Ok(json!(9_007_199_254_740_992_i64)));
+        assert_eq!(parse(b"18014398509481984.0"), Ok(json!(18_014_398_509_481_984.0_f64)));
     }
 
     #[test]

@@ -35,6 +35,18 @@ pub fn parse_page(limit: Option<&str>, after_id: Option<&str>) -> Result<PageReq
     Ok(PageRequest { limit, after_id })
 }
 
+/// `limit` and `after_id` as the OpenAPI document states them (the rule is [`parse_page`]).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageParams {
+    /// Page size, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<u32>,
+    /// Return the objects after this id (exclusive; ids sort in creation order).
+    #[param(pattern = "^[A-Za-z0-9_-]{1,64}$")]
+    pub after_id: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

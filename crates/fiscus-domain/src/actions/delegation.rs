@@ -57,6 +57,7 @@ pub struct DelegationRequest {
     #[schema(schema_with = fields::schema::currency)]
     pub currency: Currency,
     /// Always `machine_delegated`: a delegation is standing authority for a machine identity.
+    #[schema(schema_with = fields::schema::machine_delegated_only)]
     pub execution_mode: ExecutionMode,
     pub risk_tier: RiskTier,
     #[schema(schema_with = fields::schema::amount)]

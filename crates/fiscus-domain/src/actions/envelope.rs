@@ -132,6 +132,16 @@ pub fn is_check_key(s: &str) -> bool {
 }
 
 impl ProposalRequest {
+    /// The rule between fields that the derived schema cannot state, as JSON Schema (2020-12): a
+    /// `delegation_id` exactly when the execution mode is `machine_delegated`.
+    pub fn schema_conditions() -> Value {
+        json!({
+            "if": { "properties": { "execution_mode": { "const": "machine_delegated" } }, "required": ["execution_mode"] },
+            "then": { "required": ["delegation_id"], "properties": { "delegation_id": { "type": "string" } } },
+            "else": { "properties": { "delegation_id": { "type": "null" } } }
+        })
+    }
+
     /// Every rule at once, by field.
     pub fn validate(self) -> Result<Envelope, Vec<(&'static str, String)>> {
         let mut errors = Vec::new();

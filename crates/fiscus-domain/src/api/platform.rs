@@ -167,6 +167,50 @@ pub struct CreditBalanceView {
     pub ledger_entries: i64,
 }
 
+/// The `POST /oauth/token` form (RFC 6749 §4.4.2). The endpoint reads the form itself, so that every refusal
+/// is an RFC 6749 error; this type states the form for the document. Unknown parameters are ignored (§3.2).
+#[derive(utoipa::ToSchema)]
+pub struct TokenForm {
+    #[schema(schema_with = grant_type_schema)]
+    pub grant_type: String,
+    /// Space-separated scopes to request; without it, everything the application is entitled to.
+    #[schema(schema_with = scope_list_schema)]
+    pub scope: Option<String>,
+    /// Client authentication by form fields, instead of HTTP Basic (never both).
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+}
+
+/// The `POST /oauth/revoke` (RFC 7009) and `POST /oauth/introspect` (RFC 7662) form.
+#[derive(utoipa::ToSchema)]
+pub struct TokenReferenceForm {
+    /// The access token.
+    #[schema(min_length = 1)]
+    pub token: String,
+    /// `access_token` (the only kind Fiscus issues); other hints are ignored.
+    pub token_type_hint: Option<String>,
+    /// Client authentication by form fields, instead of HTTP Basic (never both).
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+}
+
+fn grant_type_schema() -> utoipa::openapi::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(["client_credentials"]))
+        .build()
+}
+
+/// One or more registered scopes, separated by spaces (commas are read as separators too).
+fn scope_list_schema() -> utoipa::openapi::Object {
+    let one = format!("({})", crate::scopes::SCOPES.join("|"));
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .pattern(Some(format!("^[ ,]*{one}([ ,]+{one})*[ ,]*$")))
+        .examples(["workspace:read trust:read"])
+        .build()
+}
+
 /// RFC 6749 §5.1 access token response.
 #[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TokenResponse {

@@ -163,9 +163,22 @@ fn add_links(op: &mut Value) {
     }
 }
 
+/// Rules between fields that derived schemas cannot state, each written by the type it belongs to.
+fn conditions(doc: &mut Value) {
+    let rules = [("ProposalRequest", fiscus_domain::actions::envelope::ProposalRequest::schema_conditions())];
+    for (name, rule) in rules {
+        if let (Some(schema), Value::Object(rule)) = (doc.pointer_mut(&format!("/components/schemas/{name}")), rule) {
+            for (k, v) in rule {
+                schema[k] = v;
+            }
+        }
+    }
+}
+
 /// Applies the common contract to every operation of `doc`.
 pub fn apply(doc: &mut Value) {
     components(doc);
+    conditions(doc);
     doc["servers"] = json!([{ "url": "/", "description": "This Fiscus deployment" }]);
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
     for (path, item) in paths.iter_mut() {

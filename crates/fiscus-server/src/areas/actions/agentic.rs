@@ -18,6 +18,7 @@ use crate::http::json::ApiJson;
 use crate::http::problem::ApiError;
 use crate::http::query::{ApiPath, ListParams};
 use crate::state::AppState;
+use fiscus_domain::pagination::PageParams;
 
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct IdentityView {
@@ -126,7 +127,7 @@ pub async fn post_identity(
 #[utoipa::path(
     get,
     path = "/api/v2/actions/agentic/identities",
-    params(("limit" = Option<u32>, Query, description = "1 to 100"), ("after_id" = Option<String>, Query, description = "Cursor")),
+    params(PageParams),
     responses((status = 200, description = "A page of identities", body = ListPage<IdentityView>))
 )]
 pub async fn list_identities(

@@ -14,6 +14,7 @@ use crate::http::json::ApiJson;
 use crate::http::problem::ApiError;
 use crate::http::query::ListParams;
 use crate::state::AppState;
+use fiscus_domain::pagination::PageParams;
 
 /// Records institutional autonomy assessment evidence, classified into one of the eight domains and sealed.
 /// It grants no execution authority.
@@ -75,8 +76,7 @@ pub async fn post_evidence(
     get,
     path = "/api/v2/actions/autonomy/assessment-evidence",
     params(
-        ("limit" = Option<u32>, Query, description = "1 to 100, default 20"),
-        ("after_id" = Option<String>, Query, description = "Return records after this id"),
+        PageParams,
         ("domain" = Option<AssessmentDomain>, Query, description = "Only this domain"),
     ),
     responses((status = 200, description = "A page of evidence", body = ListPage<EvidenceView>))

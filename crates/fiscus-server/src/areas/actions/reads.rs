@@ -11,14 +11,14 @@ use crate::http::ctx::Ctx;
 use crate::http::problem::ApiError;
 use crate::http::query::{ApiPath, ListParams};
 use crate::state::AppState;
+use fiscus_domain::pagination::PageParams;
 
 /// Lists the Financial Actions of this workspace and environment, oldest first.
 #[utoipa::path(
     get,
     path = "/api/v2/actions",
     params(
-        ("limit" = Option<u32>, Query, description = "1 to 100, default 20"),
-        ("after_id" = Option<String>, Query, description = "Return actions after this id"),
+        PageParams,
         ("control_state" = Option<ControlState>, Query, description = "Only actions in this state"),
     ),
     responses((status = 200, description = "A page of actions", body = ListPage<ActionView>))

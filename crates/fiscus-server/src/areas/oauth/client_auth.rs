@@ -116,6 +116,9 @@ pub fn no_store(headers: &mut HeaderMap) {
     headers.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
 }
 
+/// The parameters the OAuth endpoints read; any other is ignored.
+const KNOWN_PARAMETERS: [&str; 6] = ["grant_type", "scope", "client_id", "client_secret", "token", "token_type_hint"];
+
 /// Parses an `application/x-www-form-urlencoded` body; a repeated parameter is an error (RFC 6749 §3.2).
 pub fn parse_form(headers: &HeaderMap, body: &[u8]) -> Result<HashMap<String, String>, OAuthError> {
     let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
@@ -129,8 +132,10 @@ pub fn parse_form(headers: &HeaderMap, body: &[u8]) -> Result<HashMap<String, St
             format!("parameter `{}` contains the character U+0000, which is not accepted", name.replace('\0', "")),
         ),
     })?;
+    // RFC 6749 §3.1: a parameter without a value is as if omitted, an unknown one is ignored, and a known one
+    // must not be repeated.
     let mut form = HashMap::new();
-    for (k, v) in pairs {
+    for (k, v) in pairs.into_iter().filter(|(k, v)| !v.is_empty() && KNOWN_PARAMETERS.contains(&k.as_str())) {
         if form.insert(k.clone(), v).is_some() {
             return Err(OAuthError::bad_request("invalid_request", format!("parameter `{k}` is repeated")));
         }

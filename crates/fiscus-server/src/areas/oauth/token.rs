@@ -2,7 +2,9 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use fiscus_domain::api::platform::{IntrospectionResponse, OAuthErrorResponse, TokenResponse};
+use fiscus_domain::api::platform::{
+    IntrospectionResponse, OAuthErrorResponse, TokenForm, TokenReferenceForm, TokenResponse,
+};
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::credentials::{self, AppStatus, Environment, SecretKind};
 use fiscus_domain::scopes::ScopeSet;
@@ -23,11 +25,12 @@ use std::net::SocketAddr;
 #[utoipa::path(
     post,
     path = "/api/v2/oauth/token",
-    request_body(content_type = "application/x-www-form-urlencoded", description = "`grant_type=client_credentials`, optional `scope`; client authentication by HTTP Basic or `client_id`/`client_secret` fields", content = String, example = "grant_type=client_credentials&scope=workspace%3Aread"),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "`grant_type=client_credentials`, optional `scope`; client authentication by HTTP Basic or `client_id`/`client_secret` fields", content = TokenForm),
     responses(
         (status = 200, description = "Access token (RFC 6749 §5.1)", body = TokenResponse),
         (status = 400, description = "RFC 6749 §5.2 error", body = OAuthErrorResponse),
         (status = 401, description = "Client authentication failed", body = OAuthErrorResponse),
+        (status = 429, description = "Too many requests from this client id or address (`temporarily_unavailable`)", body = OAuthErrorResponse),
     )
 )]
 pub async fn post_token(
@@ -133,11 +136,12 @@ async fn issue(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Tok
 #[utoipa::path(
     post,
     path = "/api/v2/oauth/revoke",
-    request_body(content_type = "application/x-www-form-urlencoded", description = "`token`, optional `token_type_hint`; client authentication as for the token endpoint", content = String, example = "token=fat_…"),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "`token`, optional `token_type_hint`; client authentication as for the token endpoint", content = TokenReferenceForm),
     responses(
         (status = 200, description = "Revoked, or nothing to revoke"),
         (status = 400, description = "RFC 6749 §5.2 error", body = OAuthErrorResponse),
         (status = 401, description = "Client authentication failed", body = OAuthErrorResponse),
+        (status = 429, description = "Too many requests from this client id or address (`temporarily_unavailable`)", body = OAuthErrorResponse),
     )
 )]
 pub async fn post_revoke(
@@ -201,11 +205,12 @@ async fn revoke(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<()
 #[utoipa::path(
     post,
     path = "/api/v2/oauth/introspect",
-    request_body(content_type = "application/x-www-form-urlencoded", description = "`token`; client authentication as for the token endpoint", content = String, example = "token=fat_…"),
+    request_body(content_type = "application/x-www-form-urlencoded", description = "`token`; client authentication as for the token endpoint", content = TokenReferenceForm),
     responses(
         (status = 200, description = "RFC 7662 §2.2 response", body = IntrospectionResponse),
         (status = 400, description = "RFC 6749 §5.2 error", body = OAuthErrorResponse),
         (status = 401, description = "Client authentication failed", body = OAuthErrorResponse),
+        (status = 429, description = "Too many requests from this client id or address (`temporarily_unavailable`)", body = OAuthErrorResponse),
     )
 )]
 pub async fn post_introspect(

@@ -24,6 +24,7 @@ const DAY: i64 = 24 * 3600 * MICROS_PER_SECOND;
 #[serde(deny_unknown_fields)]
 pub struct UsageQuery {
     /// First UTC day to count (`YYYY-MM-DD`); defaults to 30 days ago.
+    #[param(format = Date)]
     pub since: Option<String>,
 }
 
