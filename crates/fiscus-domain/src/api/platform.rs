@@ -201,12 +201,14 @@ fn grant_type_schema() -> utoipa::openapi::Object {
         .build()
 }
 
-/// One or more registered scopes, separated by spaces (commas are read as separators too).
+/// One or more registered scopes, separated by spaces (commas are read as separators too). An empty value is
+/// as if omitted (RFC 6749 §3.1), and so is null, which a form cannot carry.
 fn scope_list_schema() -> utoipa::openapi::Object {
+    use utoipa::openapi::schema::{SchemaType, Type};
     let one = format!("({})", crate::scopes::SCOPES.join("|"));
     utoipa::openapi::ObjectBuilder::new()
-        .schema_type(utoipa::openapi::schema::Type::String)
-        .pattern(Some(format!("^[ ,]*{one}([ ,]+{one})*[ ,]*$")))
+        .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+        .pattern(Some(format!("^$|^[ ,]*{one}([ ,]+{one})*[ ,]*$")))
         .examples(["workspace:read trust:read"])
         .build()
 }

@@ -18,4 +18,5 @@ mod platform;
 mod probes;
 mod python_clients;
 mod rate_limit;
+mod schemathesis;
 mod settlement;

@@ -20,29 +20,20 @@ pub struct OAuthError {
     pub status: StatusCode,
     pub error: &'static str,
     pub description: String,
-    /// Set when the client tried HTTP Basic: RFC 6749 §5.2 asks for a matching `WWW-Authenticate`.
-    pub basic_challenge: bool,
     /// Seconds to wait, on a throttled request (429 with `Retry-After`).
     pub retry_after: Option<u64>,
 }
 
 impl OAuthError {
     pub fn bad_request(error: &'static str, description: impl Into<String>) -> OAuthError {
-        OAuthError {
-            status: StatusCode::BAD_REQUEST,
-            error,
-            description: description.into(),
-            basic_challenge: false,
-            retry_after: None,
-        }
+        OAuthError { status: StatusCode::BAD_REQUEST, error, description: description.into(), retry_after: None }
     }
 
-    pub fn invalid_client(basic: bool) -> OAuthError {
+    pub fn invalid_client() -> OAuthError {
         OAuthError {
             status: StatusCode::UNAUTHORIZED,
             error: "invalid_client",
             description: "client authentication failed".into(),
-            basic_challenge: basic,
             retry_after: None,
         }
     }
@@ -52,7 +43,6 @@ impl OAuthError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
             error: "server_error",
             description: "internal error".into(),
-            basic_challenge: false,
             retry_after: None,
         }
     }
@@ -71,7 +61,6 @@ pub fn throttle(state: &AppState, bucket: &str, class: &ServiceClass) -> Result<
         // RFC 6749 §4.1.2.1's name for "cannot handle the request now"; the status and Retry-After say why.
         error: "temporarily_unavailable",
         description: format!("too many requests; retry in {} s", decision.reset_in),
-        basic_challenge: false,
         retry_after: Some(decision.reset_in),
     })
 }
@@ -103,7 +92,8 @@ impl IntoResponse for OAuthError {
         {
             response.headers_mut().insert(header::RETRY_AFTER, v);
         }
-        if self.basic_challenge {
+        // RFC 9110 §15.5.2: every 401 carries a challenge; RFC 6749 §2.3.1 names HTTP Basic as the scheme.
+        if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"fiscus\""));
         }
         response
@@ -156,7 +146,7 @@ pub async fn authenticate_client(
         .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("basic"))
         .map(|(_, rest)| rest.trim().to_string());
     let in_form = form.contains_key("client_secret");
-    let (client_id, secret, used_basic) = match (basic, in_form) {
+    let (client_id, secret) = match (basic, in_form) {
         (Some(_), true) => {
             return Err(OAuthError::bad_request("invalid_request", "use one client authentication method, not two"));
         }
@@ -165,8 +155,8 @@ pub async fn authenticate_client(
                 .decode(encoded)
                 .ok()
                 .and_then(|b| String::from_utf8(b).ok())
-                .ok_or(OAuthError::invalid_client(true))?;
-            let (id, secret) = decoded.split_once(':').ok_or(OAuthError::invalid_client(true))?;
+                .ok_or(OAuthError::invalid_client())?;
+            let (id, secret) = decoded.split_once(':').ok_or(OAuthError::invalid_client())?;
             let (id, secret) = (form_decode(id), form_decode(secret));
             if has_nul(&id) || has_nul(&secret) {
                 return Err(OAuthError::bad_request(
@@ -174,26 +164,24 @@ pub async fn authenticate_client(
                     "the Basic credentials contain the character U+0000, which is not accepted",
                 ));
             }
-            (id, secret, true)
+            (id, secret)
         }
-        (None, true) => (
-            form.get("client_id").cloned().unwrap_or_default(),
-            form.get("client_secret").cloned().unwrap_or_default(),
-            false,
-        ),
-        (None, false) => return Err(OAuthError::invalid_client(false)),
+        (None, true) => {
+            (form.get("client_id").cloned().unwrap_or_default(), form.get("client_secret").cloned().unwrap_or_default())
+        }
+        (None, false) => return Err(OAuthError::invalid_client()),
     };
     if client_id.is_empty() || client_id.len() > 64 {
-        return Err(OAuthError::invalid_client(used_basic));
+        return Err(OAuthError::invalid_client());
     }
     throttle(state, &format!("oauth-client:{client_id}"), &state.settings.token_requests_per_client)?;
     let mut conn = state.store.read().await?;
     let client = fiscus_store::credentials::find_oauth_client(&mut conn, &client_id)
         .await?
-        .ok_or(OAuthError::invalid_client(used_basic))?;
+        .ok_or(OAuthError::invalid_client())?;
     let shaped = credentials::parse(&secret).is_some_and(|p| p.kind == credentials::SecretKind::ClientSecret);
     if !shaped || client.status != "active" || !credentials::verify(&state.server_key, &secret, &client.secret_hash) {
-        return Err(OAuthError::invalid_client(used_basic));
+        return Err(OAuthError::invalid_client());
     }
     Ok(client)
 }

@@ -1,0 +1,409 @@
+"""Schemathesis (unmodified) against a live Fiscus: every check, phases examples, coverage, fuzzing and stateful,
+on every operation of the server's own OpenAPI document (/api/v2/openapi.json).
+
+Usage: schemathesis_run.py BASE_URL API_KEY CLIENT_ID CLIENT_SECRET [IDS_JSON]
+
+  API_KEY          a sandbox key of an application holding every scope the document names
+  CLIENT_ID/SECRET an OAuth client of that application (for /oauth/token, /oauth/revoke, /oauth/introspect)
+  IDS_JSON         optional file of real ids: {"action_id", "checks_action_id", "execute_action_id",
+                   "draft_action_id", "identity_id", "delegation_id", "agent_request_id", "evidence_id"};
+                   every id it lacks is created here through the API with API_KEY (see `seed`).
+
+Knobs (environment):
+  FISCUS_ST_MAX_TIME      whole-run budget in seconds, default 180: examples and coverage run once, then
+                          fuzzing and stateful repeat until it is spent (so the run takes about this long)
+  FISCUS_ST_MAX_EXAMPLES  cases per operation and fuzzing/stateful round, default 30
+  FISCUS_ST_WORKERS       concurrent workers, default 1: the server shares the 2 cores, and with 2 workers
+                          CPython 3.11.7 (python3 here) fails Hypothesis's ast.parse now and then
+                          ("AST constructor recursion depth mismatch", CPython gh-106905)
+  FISCUS_ST_SEED          Hypothesis seed, for a reproducible run
+  FISCUS_ST_RATE_LIMIT    client-side request rate, e.g. `5000/m` (Schemathesis syntax); unset = no limit
+  FISCUS_ST_REPORT_DIR    where reports go (junit.xml, events.ndjson of about 50 MB, ids.json), default
+                          target/schemathesis of this repository
+  FISCUS_ST_SCHEMA        another OpenAPI document (path or URL) to test the server against, e.g. a
+                          candidate fix of the served one; default BASE_URL/api/v2/openapi.json
+
+Prints Schemathesis's own report, one `failure:` line per (operation, check, failure) with its count, then
+  schemathesis: N requests, N failures, N errors, N answered 429, exit N, in N s
+and exits non-zero on any failure or error (Schemathesis's exit code included).
+
+This module is also the Schemathesis hooks module (`hooks = "schemathesis_run"` in schemathesis.toml): the
+`before_call` hook below runs inside the Schemathesis process: a fresh Idempotency-Key on every POST, the
+seeded ids in `uid` path parameters, the OAuth client's credentials (HTTP Basic, or the form fields when the
+drawn form has them) and a live token on the OAuth endpoints, and the few rules JSON Schema cannot state (a
+real Ed25519 point; budgets per-action <= daily <= monthly; an expiry in the coming year) applied to
+well-formed drawn values. The evidence record is seeded so that every list has rows to validate.
+"""
+import base64
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import uuid
+
+import requests
+import schemathesis
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONFIG = os.path.join(HERE, "schemathesis.toml")
+
+# ----- hooks (run inside Schemathesis) ----------------------------------------------------------------------
+
+# The server's rule for a usable key: 1 to 255 printable ASCII characters or spaces.
+_VALID_KEY = re.compile(r"^[\x20-\x7e]{1,255}$")
+
+# Which seeded id each object-addressing operation gets in its `uid` path parameter.
+REAL_IDS = {
+    ("GET", "/api/v2/actions/{uid}"): "action_id",
+    ("GET", "/api/v2/agent-execution/actions/{uid}"): "action_id",
+    ("GET", "/api/v2/agent-execution/actions/{uid}/assurance"): "action_id",
+    ("GET", "/api/v2/agent-execution/actions/{uid}/reconciliation"): "action_id",
+    # Its own action, so that new check versions never meet an action an execution has closed.
+    ("POST", "/api/v2/actions/investment-execution/{uid}/checks"): "checks_action_id",
+    ("POST", "/api/v2/actions/{uid}/execute"): "execute_action_id",
+    ("POST", "/api/v2/agent-execution/actions/{uid}/execute"): "execute_action_id",
+    ("POST", "/api/v2/agent-execution/actions/{uid}/submit"): "draft_action_id",
+    ("GET", "/api/v2/actions/agentic/identities/{uid}"): "identity_id",
+    ("POST", "/api/v2/actions/agentic/identities/{uid}/delegations"): "identity_id",
+    ("GET", "/api/v2/actions/agentic/delegations/{uid}"): "delegation_id",
+    ("GET", "/api/v2/agent-execution/requests/{uid}"): "agent_request_id",
+}
+_IDS = json.loads(os.environ.get("FISCUS_ST_IDS") or "{}")
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    _real_id(case)
+    _idempotency_key(case)
+    _business_rules(case)
+    _oauth_client(case)
+
+
+def _oauth_client(case):
+    """The OAuth client's real credentials: as the form fields when the drawn form has them (well-formed drawn
+    values are replaced), else by HTTP Basic; and the live access token for a drawn `token`."""
+    if not case.path.startswith("/api/v2/oauth/"):
+        return
+    client_id = os.environ.get("FISCUS_ST_CLIENT_ID", "")
+    client_secret = os.environ.get("FISCUS_ST_CLIENT_SECRET", "")
+    body = case.body
+    in_form = isinstance(body, dict) and "client_secret" in body
+    if isinstance(body, dict):
+        changed = dict(body)
+        for name, real in (
+            ("client_id", client_id),
+            ("client_secret", client_secret),
+            ("token", os.environ.get("FISCUS_ST_ACCESS_TOKEN", "")),
+        ):
+            if isinstance(changed.get(name), str) and changed[name]:
+                changed[name] = real
+        if changed != body:
+            case.body = changed
+    headers = dict(case.headers or {})
+    if not in_form and not any(k.lower() == "authorization" for k in headers):
+        headers["Authorization"] = "Basic " + base64.b64encode(f"{client_id}:{client_secret}".encode()).decode()
+        case.headers = headers
+
+
+def _real_id(case):
+    """A drawn `uid` is almost never an object of the workspace, so the operation would only ever answer 404.
+    In the examples, coverage and fuzzing phases a well-formed drawn `uid` becomes the seeded id; a negative
+    case about the path itself is sent as drawn. Stateful steps keep the id their link carried from a response
+    (and a first step keeps its drawn one, which exercises the 404 answers)."""
+    meta = case.meta
+    if meta is None or meta.phase.name == "stateful":
+        return
+    name = REAL_IDS.get((case.method.upper(), case.path))
+    if name is None or name not in _IDS or not case.path_parameters or "uid" not in case.path_parameters:
+        return
+    path = next((c for loc, c in meta.components.items() if loc == "path"), None)
+    if path is not None and path.mode.is_negative:
+        return
+    case.path_parameters = {**case.path_parameters, "uid": _IDS[name]}
+
+
+def _idempotency_key(case):
+    """Every POST of the bearer API carries a fresh `Idempotency-Key`, as a client following the conventions
+    would. Generated keys are few and short ("0", "00", …) and would repeat across different bodies, which
+    the server rightly refuses (422 `idempotency_key_reused`); so a well-formed key is replaced by a new UUID,
+    while a malformed one (a negative case about the header itself) is sent as drawn. The OAuth endpoints are
+    outside the Idempotency-Key contract."""
+    if case.method.upper() != "POST" or case.path.startswith("/api/v2/oauth/"):
+        return
+    headers = dict(case.headers or {})
+    name = next((k for k in headers if k.lower() == "idempotency-key"), None)
+    if name is None:
+        headers["Idempotency-Key"] = str(uuid.uuid4())
+    elif isinstance(headers[name], str) and _VALID_KEY.match(headers[name]):
+        headers[name] = str(uuid.uuid4())
+    else:
+        return
+    case.headers = headers
+
+
+# Rules JSON Schema cannot state, which the server enforces (each is in the field's description). A drawn value
+# that is well-formed is made to satisfy the rule, so positive cases stay positive; anything else is sent as
+# drawn.
+_CANONICAL_KEY = re.compile(r"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$")
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+
+
+def _business_rules(case):
+    body = case.body
+    if case.method.upper() != "POST" or not isinstance(body, dict):
+        return
+    changed = dict(body)
+    if case.path == "/api/v2/actions/agentic/identities":
+        # A valid Ed25519 key is a point on the curve: about half of all 32-byte strings are not.
+        key = changed.get("public_key")
+        if isinstance(key, str) and _CANONICAL_KEY.match(key):
+            changed["public_key"] = ed25519_public_key()
+    elif case.path == "/api/v2/actions/agentic/identities/{uid}/delegations":
+        # per-action <= daily <= monthly, and an expiry in the future, at most a year away.
+        names = ("per_action_budget_minor", "daily_budget_minor", "monthly_budget_minor")
+        budgets = [changed.get(n) for n in names]
+        if all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in budgets):
+            changed.update(zip(names, sorted(budgets)))
+        expires = changed.get("expires_at")
+        if isinstance(expires, str) and _RFC3339.match(expires):
+            days = 1 + sum(map(ord, expires)) % 360
+            at = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=days)
+            changed["expires_at"] = at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if changed != body:
+        case.body = changed
+
+
+# ----- seeding real ids -------------------------------------------------------------------------------------
+
+
+class Api:
+    def __init__(self, base, key):
+        self.base = base.rstrip("/")
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {key}"
+
+    def post(self, path, body):
+        r = self.session.post(
+            f"{self.base}{path}", json=body, headers={"Idempotency-Key": str(uuid.uuid4())}, timeout=30
+        )
+        if r.status_code not in (200, 201):
+            raise SystemExit(f"seeding: POST {path} answered {r.status_code}: {r.text}")
+        return r
+
+    def get(self, path):
+        r = self.session.get(f"{self.base}{path}", timeout=30)
+        if r.status_code != 200:
+            raise SystemExit(f"seeding: GET {path} answered {r.status_code}: {r.text}")
+        return r
+
+
+def proposal(reference):
+    return {
+        "kind": "payment",
+        "amount_minor": 125000,
+        "currency": "USD",
+        "counterparty": "cp_schemathesis",
+        "connector": "sandbox",
+        "execution_mode": "human_approved",
+        "risk_tier": "T1",
+        "reference": reference,
+        "required_checks": [],
+        "metadata": {"seeded_by": "schemathesis_run.py"},
+    }
+
+
+def ed25519_public_key():
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    raw = Ed25519PrivateKey.generate().public_key().public_bytes(
+        serialization.Encoding.Raw, serialization.PublicFormat.Raw
+    )
+    return base64.b64encode(raw).decode()
+
+
+def seed(base, key, client_id, client_secret, given):
+    """Fills in every id `given` lacks, with objects created through the API itself."""
+    api = Api(base, key)
+    ids = dict(given)
+    run = uuid.uuid4().hex[:8]
+    if "action_id" not in ids:
+        ids["action_id"] = api.post("/api/v2/actions", proposal(f"ST-{run}-READ")).json()["id"]
+    if "checks_action_id" not in ids:
+        ids["checks_action_id"] = api.post("/api/v2/actions", proposal(f"ST-{run}-CHECKS")).json()["id"]
+    if "execute_action_id" not in ids:
+        # Pending approval: only an operator at the console can approve, which a credential cannot do.
+        ids["execute_action_id"] = api.post("/api/v2/actions", proposal(f"ST-{run}-EXEC")).json()["id"]
+    if "draft_action_id" not in ids:
+        draft = api.post("/api/v2/agent-execution/proposals", proposal(f"ST-{run}-DRAFT"))
+        ids["draft_action_id"] = draft.json()["id"]
+    if "identity_id" not in ids:
+        body = {"name": f"schemathesis-{run}", "public_key": ed25519_public_key()}
+        ids["identity_id"] = api.post("/api/v2/actions/agentic/identities", body).json()["id"]
+    if "delegation_id" not in ids:
+        expires = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=30)
+        body = {
+            "action": "payment",
+            "counterparty": "cp_schemathesis",
+            "connector": "sandbox",
+            "currency": "USD",
+            "execution_mode": "machine_delegated",
+            "risk_tier": "T1",
+            "per_action_budget_minor": 100000,
+            "daily_budget_minor": 1000000,
+            "monthly_budget_minor": 10000000,
+            "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+        path = f"/api/v2/actions/agentic/identities/{ids['identity_id']}/delegations"
+        ids["delegation_id"] = api.post(path, body).json()["id"]
+    if "agent_request_id" not in ids:
+        # Every agent-gateway request is sealed evidence, named in the response's Agent-Request-Id.
+        r = api.get(f"/api/v2/agent-execution/actions/{ids['action_id']}")
+        ids["agent_request_id"] = r.headers["Agent-Request-Id"]
+    if "evidence_id" not in ids:
+        body = {
+            "domain": "security",
+            "title": "Schemathesis seed",
+            "source_type": "test_result",
+            "source_reference": f"schemathesis://{run}",
+            "source_hash": "sha256:" + "0" * 64,
+        }
+        ids["evidence_id"] = api.post("/api/v2/actions/autonomy/assessment-evidence", body).json()["id"]
+    # A live access token for /oauth/revoke and /oauth/introspect (never written to ids.json).
+    r = requests.post(
+        f"{base}/api/v2/oauth/token",
+        data={"grant_type": "client_credentials", "scope": "workspace:read"},
+        auth=(client_id, client_secret),
+        timeout=30,
+    )
+    if r.status_code != 200:
+        raise SystemExit(f"seeding: POST /api/v2/oauth/token answered {r.status_code}: {r.text}")
+    return ids, r.json()["access_token"]
+
+
+# ----- the run ----------------------------------------------------------------------------------------------
+
+
+def summarise(ndjson_path):
+    """What the run did, from Schemathesis's NDJSON event stream: requests sent, statuses, and failures grouped
+    by operation, check and failure title (the way Schemathesis counts unique failures)."""
+    requests_sent, throttled = 0, 0
+    failures, errors = {}, set()
+    with open(ndjson_path) as f:
+        for line in f:
+            event = json.loads(line)
+            if "NonFatalError" in event:
+                error = event["NonFatalError"]
+                errors.add((error.get("label"), error["value"]["type"]))
+            finished = event.get("ScenarioFinished")
+            if not finished:
+                continue
+            recorder = finished["recorder"]
+            for interaction in (recorder.get("interactions") or {}).values():
+                requests_sent += 1
+                response = interaction.get("response") or {}
+                throttled += response.get("status_code") == 429
+            for checks in (recorder.get("checks") or {}).values():
+                for check in checks:
+                    if check["status"] == "failure":
+                        failure = check["failure_info"]["failure"]
+                        # Stateful scenarios are labelled as a whole; the failure names its operation.
+                        key = (failure.get("operation") or recorder["label"], check["name"], failure["title"])
+                        failures[key] = failures.get(key, 0) + 1
+    return requests_sent, throttled, sorted(errors, key=str), failures
+
+
+def main() -> int:
+    if len(sys.argv) not in (5, 6):
+        print(__doc__, file=sys.stderr)
+        return 2
+    base, api_key, client_id, client_secret = sys.argv[1:5]
+    base = base.rstrip("/")
+    given = {}
+    if len(sys.argv) == 6:
+        with open(sys.argv[5]) as f:
+            given = {k: v for k, v in json.load(f).items() if v}
+    report_dir = os.path.abspath(
+        os.environ.get("FISCUS_ST_REPORT_DIR") or os.path.join(HERE, os.pardir, "target", "schemathesis")
+    )
+    os.makedirs(report_dir, exist_ok=True)
+
+    ids, access_token = seed(base, api_key, client_id, client_secret, given)
+    with open(os.path.join(report_dir, "ids.json"), "w") as f:
+        json.dump(ids, f, indent=2)
+    print("ids: " + ", ".join(f"{k}={v}" for k, v in sorted(ids.items())), flush=True)
+
+    env = dict(os.environ)
+    env.update(
+        {
+            "FISCUS_ST_IDS": json.dumps(ids),
+            "FISCUS_ST_API_KEY": api_key,
+            "FISCUS_ST_CLIENT_ID": client_id,
+            "FISCUS_ST_CLIENT_SECRET": client_secret,
+            "FISCUS_ST_ACCESS_TOKEN": access_token,
+            # The hooks module is this file.
+            "PYTHONPATH": os.pathsep.join(p for p in (HERE, env.get("PYTHONPATH")) if p),
+        }
+    )
+    ndjson = os.path.join(report_dir, "events.ndjson")
+    args = [
+        sys.executable,
+        "-m",
+        "schemathesis.cli",
+        "--config-file",
+        CONFIG,
+        "--no-color",
+        "run",
+        os.environ.get("FISCUS_ST_SCHEMA") or f"{base}/api/v2/openapi.json",
+        "--url",
+        base,
+        "--checks",
+        "all",
+        "--phases",
+        "examples,coverage,fuzzing,stateful",
+        "--max-time",
+        os.environ.get("FISCUS_ST_MAX_TIME", "180"),
+        "--max-examples",
+        os.environ.get("FISCUS_ST_MAX_EXAMPLES", "30"),
+        "--workers",
+        os.environ.get("FISCUS_ST_WORKERS", "1"),
+        "--report",
+        "junit,ndjson",
+        "--report-dir",
+        report_dir,
+        "--report-junit-path",
+        os.path.join(report_dir, "junit.xml"),
+        "--report-ndjson-path",
+        ndjson,
+    ]
+    if os.environ.get("FISCUS_ST_SEED"):
+        args += ["--seed", os.environ["FISCUS_ST_SEED"]]
+    if os.environ.get("FISCUS_ST_RATE_LIMIT"):
+        args += ["--rate-limit", os.environ["FISCUS_ST_RATE_LIMIT"]]
+
+    if os.path.exists(ndjson):
+        os.remove(ndjson)
+    started = time.monotonic()
+    code = subprocess.call(args, env=env, cwd=report_dir)
+    elapsed = time.monotonic() - started
+    if not os.path.exists(ndjson):
+        print(f"schemathesis: no report (exit {code}) after {elapsed:.0f} s", flush=True)
+        return 1
+    requests_sent, throttled, errors, failures = summarise(ndjson)
+    for (operation, check, title), count in sorted(failures.items()):
+        print(f"failure: {operation}: {check} ({title}) x{count}")
+    for label, kind in errors:
+        print(f"error: {label}: {kind}")
+    print(
+        f"schemathesis: {requests_sent} requests, {len(failures)} failures, {len(errors)} errors, "
+        f"{throttled} answered 429, exit {code}, in {elapsed:.0f} s",
+        flush=True,
+    )
+    return 0 if code == 0 and not failures and not errors else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
