@@ -175,6 +175,24 @@ fn conditions(doc: &mut Value) {
     }
 }
 
+/// Real responses, one per documented success, captured from a live server by the `examples` test (which
+/// also keeps them the shape the server answers with today).
+const EXAMPLES: &str = include_str!("examples.json");
+
+fn add_example(op: &mut Value) {
+    static PARSED: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+    let examples = PARSED.get_or_init(|| serde_json::from_str(EXAMPLES).unwrap_or_default());
+    let Some(id) = op["operationId"].as_str().map(str::to_string) else { return };
+    let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else { return };
+    for (status, response) in responses.iter_mut().filter(|(s, _)| s.starts_with('2')) {
+        if let (Some(example), Some(content)) =
+            (examples.get(&format!("{id} {status}")), response.pointer_mut("/content/application~1json"))
+        {
+            content["example"] = example.clone();
+        }
+    }
+}
+
 /// Applies the common contract to every operation of `doc`.
 pub fn apply(doc: &mut Value) {
     components(doc);
@@ -213,6 +231,7 @@ fn optional_body_is_never_null(op: &mut Value) {
 fn decorate(op: &mut Value, shape: &Shape) {
     optional_body_is_never_null(op);
     add_links(op);
+    add_example(op);
     if shape.post && shape.bearer {
         let parameters = op.as_object_mut().map(|o| o.entry("parameters").or_insert_with(|| json!([])));
         if let Some(Value::Array(parameters)) = parameters {

@@ -7,7 +7,7 @@ use ed25519_dalek::{Signer, SigningKey};
 use fiscus_domain::actions::approval::Role;
 use serde_json::{Value, json};
 
-fn b64(bytes: &[u8]) -> String {
+pub fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 

@@ -10,6 +10,7 @@ mod console;
 mod contract;
 mod delegations;
 mod evidence;
+mod examples;
 mod helpers;
 mod idempotency;
 mod oauth;

@@ -1,0 +1,182 @@
+//! The document's response examples are real: `src/openapi/examples.json` holds one response of every
+//! documented success, captured from a live server walking through a whole workflow. This test walks the
+//! same workflow and checks that every documented success has an example of the same shape (the same members,
+//! recursively) as what the server answers now; `FISCUS_WRITE_EXAMPLES=1` rewrites the file from the walk.
+
+use crate::console::{decide, enrolled_operator, sign_in};
+use crate::helpers::{TestApp, spawn_app};
+use fiscus_domain::actions::approval::Role;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/openapi/examples.json");
+
+/// Every member name, recursively (array items merged), so that two values of the same type compare equal.
+fn shape(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), shape(v))).collect()),
+        Value::Array(items) => {
+            let mut merged = Map::new();
+            for item in items {
+                if let Value::Object(m) = shape(item) {
+                    merged.extend(m);
+                }
+            }
+            json!([merged])
+        }
+        _ => Value::Null,
+    }
+}
+
+struct Walk<'a> {
+    app: &'a TestApp,
+    seen: BTreeMap<String, Value>,
+}
+
+impl Walk<'_> {
+    async fn record(&mut self, operation: &str, response: reqwest::Response) -> Value {
+        let status = response.status().as_u16();
+        assert!((200..300).contains(&status), "{operation} answered {status}");
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        self.seen.insert(format!("{operation} {status}"), body.clone());
+        body
+    }
+
+    async fn get(&mut self, operation: &str, path: &str) -> Value {
+        let response = self.app.get(path, &self.app.key).await;
+        self.record(operation, response).await
+    }
+
+    async fn post(&mut self, operation: &str, path: &str, body: &Value) -> Value {
+        let response = self.app.post_json(path, &self.app.key, body, Some(&fiscus_domain::ids::new_id("idk"))).await;
+        self.record(operation, response).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_documented_success_has_a_real_example() {
+    let app = spawn_app().await;
+    let mut walk = Walk { app: &app, seen: BTreeMap::new() };
+    let evidence = crate::helpers::evidence_body("SOC 2 Type II report 2026");
+    walk.post("post_actions_autonomy_assessment_evidence", crate::helpers::EVIDENCE, &evidence).await;
+    walk.get("get_actions_autonomy_assessment_evidence", crate::helpers::EVIDENCE).await;
+    let mut proposal = crate::actions::proposal();
+    let action = walk.post("post_actions", "/api/v2/actions", &proposal).await;
+    let id = action["id"].as_str().expect("id").to_string();
+    let checks = format!("/api/v2/actions/investment-execution/{id}/checks");
+    walk.post("post_actions_investment_execution_uid_checks", &checks, &crate::actions::check("passed")).await;
+    let op = enrolled_operator(&app, "examples@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    assert_eq!(decide(&app, &cookie, &id, "approve").await.status(), 303);
+    walk.post("post_actions_uid_execute", &format!("/api/v2/actions/{id}/execute"), &json!({})).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    walk.get("get_actions_uid", &format!("/api/v2/actions/{id}")).await;
+    walk.get("get_actions", "/api/v2/actions?limit=1").await;
+    let agent = format!("/api/v2/agent-execution/actions/{id}");
+    let response = app.get(&agent, &app.key).await;
+    let request_id = response.headers()["agent-request-id"].to_str().expect("header").to_string();
+    walk.record("get_agent_execution_actions_uid", response).await;
+    walk.get("get_agent_execution_actions_uid_assurance", &format!("{agent}/assurance")).await;
+    walk.get("get_agent_execution_actions_uid_reconciliation", &format!("{agent}/reconciliation")).await;
+    walk.get("get_agent_execution_requests_uid", &format!("/api/v2/agent-execution/requests/{request_id}")).await;
+    proposal["reference"] = json!("INV-2026-0043");
+    let draft = walk.post("post_agent_execution_proposals", "/api/v2/agent-execution/proposals", &proposal).await;
+    let draft_id = draft["id"].as_str().expect("id");
+    let submit = format!("/api/v2/agent-execution/actions/{draft_id}/submit");
+    walk.post("post_agent_execution_actions_uid_submit", &submit, &json!({})).await;
+    let mut second = crate::actions::proposal();
+    second["required_checks"] = json!([]);
+    second["reference"] = json!("INV-2026-0044");
+    let second_id =
+        app.post_json("/api/v2/actions", &app.key, &second, None).await.json::<Value>().await.expect("json")["id"]
+            .as_str()
+            .expect("id")
+            .to_string();
+    assert_eq!(decide(&app, &cookie, &second_id, "approve").await.status(), 303);
+    let agent_execute = format!("/api/v2/agent-execution/actions/{second_id}/execute");
+    walk.post("post_agent_execution_actions_uid_execute", &agent_execute, &json!({})).await;
+    let key = ed25519_dalek::SigningKey::from_bytes(&[42; 32]);
+    let public_key = crate::delegations::b64(&key.verifying_key().to_bytes());
+    let identity_body = json!({ "name": "treasury-agent", "public_key": public_key });
+    let identity =
+        walk.post("post_actions_agentic_identities", "/api/v2/actions/agentic/identities", &identity_body).await;
+    let identity_id = identity["id"].as_str().expect("id");
+    walk.get("get_actions_agentic_identities", "/api/v2/actions/agentic/identities").await;
+    walk.get("get_actions_agentic_identities_uid", &format!("/api/v2/actions/agentic/identities/{identity_id}")).await;
+    let terms = json!({
+        "action": "payment", "counterparty": "cp_acme_supplies", "connector": "sandbox", "currency": "USD",
+        "execution_mode": "machine_delegated", "risk_tier": "T1", "per_action_budget_minor": 100000,
+        "daily_budget_minor": 500000, "monthly_budget_minor": 2000000,
+        "expires_at": fiscus_domain::clock::rfc3339(fiscus_domain::clock::now_micros() + 30 * 86_400_000_000)
+    });
+    let delegations = format!("/api/v2/actions/agentic/identities/{identity_id}/delegations");
+    let delegation = walk.post("post_actions_agentic_identities_uid_delegations", &delegations, &terms).await;
+    let delegation_id = delegation["id"].as_str().expect("id");
+    walk.get("get_actions_agentic_delegations_uid", &format!("/api/v2/actions/agentic/delegations/{delegation_id}"))
+        .await;
+    for (operation, path) in [
+        ("get_workspace", "/api/v2/workspace"),
+        ("get_trust_audit_head", "/api/v2/trust/audit-head"),
+        ("get_ai_credits_balance", "/api/v2/ai-credits/balance"),
+        ("get_infrastructure_posture", "/api/v2/infrastructure/posture"),
+        ("get_infrastructure_regions", "/api/v2/infrastructure/regions"),
+        ("get_infrastructure_service_classes", "/api/v2/infrastructure/service-classes"),
+        ("get_infrastructure_data_entitlements", "/api/v2/infrastructure/data-entitlements"),
+        ("get_infrastructure_usage", "/api/v2/infrastructure/usage"),
+    ] {
+        walk.get(operation, path).await;
+    }
+    let client = app.admin().create_oauth_client(&app.app_id).await.expect("client");
+    let oauth = |path: &str, form: Vec<(&'static str, String)>| {
+        app.http.post(app.url(path)).basic_auth(&client.id, Some(&client.secret)).form(&form).send()
+    };
+    let token = oauth(
+        "/api/v2/oauth/token",
+        vec![("grant_type", "client_credentials".into()), ("scope", "workspace:read".into())],
+    )
+    .await
+    .expect("request");
+    let token = walk.record("post_oauth_token", token).await;
+    let access = token["access_token"].as_str().expect("token").to_string();
+    let introspected = oauth("/api/v2/oauth/introspect", vec![("token", access.clone())]).await.expect("request");
+    walk.record("post_oauth_introspect", introspected).await;
+    let revoked = oauth("/api/v2/oauth/revoke", vec![("token", access)]).await.expect("request");
+    walk.record("post_oauth_revoke", revoked).await;
+
+    let doc: Value =
+        app.http.get(app.url("/api/v2/openapi.json")).send().await.expect("request").json().await.expect("json");
+    let mut documented = Vec::new();
+    for item in doc["paths"].as_object().expect("paths").values() {
+        for op in item.as_object().expect("item").values() {
+            for (status, response) in op["responses"].as_object().expect("responses") {
+                if status.starts_with('2') && response.pointer("/content/application~1json").is_some() {
+                    documented.push(format!("{} {status}", op["operationId"].as_str().expect("id")));
+                }
+            }
+        }
+    }
+    let live: BTreeMap<String, Value> = walk.seen.into_iter().filter(|(k, _)| documented.contains(k)).collect();
+    if std::env::var("FISCUS_WRITE_EXAMPLES").is_ok() {
+        let mut text = serde_json::to_string_pretty(&live).expect("json");
+        text.push('\n');
+        std::fs::write(EXAMPLES, text).expect("write examples");
+    }
+    let committed: BTreeMap<String, Value> =
+        serde_json::from_str(&std::fs::read_to_string(EXAMPLES).expect("examples file")).expect("examples json");
+    for key in &documented {
+        let (Some(example), Some(now)) = (committed.get(key), live.get(key)) else {
+            panic!("{key}: no example (or the walk does not reach it); FISCUS_WRITE_EXAMPLES=1 rewrites them");
+        };
+        assert_eq!(shape(example), shape(now), "{key}: the example's shape is stale; FISCUS_WRITE_EXAMPLES=1");
+        let served = doc["paths"]
+            .as_object()
+            .expect("paths")
+            .values()
+            .flat_map(|item| item.as_object().expect("item").values())
+            .find(|op| key.starts_with(&format!("{} ", op["operationId"].as_str().unwrap_or(""))))
+            .and_then(|op| {
+                op.pointer(&format!("/responses/{}/content/application~1json/example", &key[key.len() - 3..]))
+            });
+        assert_eq!(served, Some(example), "{key}: the document serves the committed example");
+    }
+}
