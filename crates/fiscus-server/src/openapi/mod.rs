@@ -18,7 +18,7 @@ use crate::http::problem::{FieldError, Problem};
 #[openapi(info(
     title = "Fiscus — Enterprise Finance API",
     version = "2.0.0",
-    description = "A governed finance platform. Credentials carry scopes and nothing else; people keep every approval; every step is sealed evidence. Errors are RFC 9457 problem details; lists are `limit`/`after_id` pages; every POST accepts `Idempotency-Key`."
+    description = "A governed finance platform. Credentials carry scopes and nothing else; people keep every approval; every step is sealed evidence. Errors are RFC 9457 problem details; lists are `limit`/`after_id` pages; every POST accepts `Idempotency-Key`. Bodies are I-JSON (RFC 7493): a member name given twice is refused (400), and the character U+0000 is refused in every string, member name, form field, path and query (400/422). A query parameter an operation does not declare is refused (422). Every amount is an integer number of minor units up to 2^53 − 1."
 ))]
 struct Base;
 
