@@ -23,6 +23,24 @@ pub struct EnvelopeView {
     pub metadata: Value,
 }
 
+impl From<crate::actions::envelope::Envelope> for EnvelopeView {
+    fn from(e: crate::actions::envelope::Envelope) -> EnvelopeView {
+        EnvelopeView {
+            kind: e.kind,
+            amount_minor: e.amount_minor,
+            currency: e.currency.code().to_string(),
+            counterparty: e.counterparty,
+            connector: e.connector,
+            execution_mode: e.execution_mode,
+            delegation_id: e.delegation_id,
+            risk_tier: e.risk_tier,
+            reference: e.reference,
+            required_checks: e.required_checks,
+            metadata: e.metadata,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct ProposerView {
     /// `application` or `operator`.

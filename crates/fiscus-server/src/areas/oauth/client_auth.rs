@@ -1,5 +1,7 @@
 //! Client authentication and the RFC 6749 §5.2 error response.
 
+use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
@@ -65,13 +67,21 @@ pub fn throttle(state: &AppState, bucket: &str, class: &ServiceClass) -> Result<
     })
 }
 
-/// Counts a request against its network address's bucket (when the address is known).
-pub fn throttle_address(state: &AppState, peer: Option<SocketAddr>) -> Result<(), OAuthError> {
-    match peer {
-        Some(peer) => {
-            throttle(state, &format!("oauth-address:{}", peer.ip()), &state.settings.token_requests_per_address)
+/// Counts the request against its network address's bucket (when the address is known) before the
+/// endpoint reads anything; the OAuth handlers take it as their first extractor.
+pub struct AddressThrottle;
+
+impl FromRequestParts<AppState> for AddressThrottle {
+    type Rejection = OAuthError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, OAuthError> {
+        match parts.extensions.get::<ConnectInfo<SocketAddr>>() {
+            Some(ConnectInfo(peer)) => {
+                let bucket = format!("oauth-address:{}", peer.ip());
+                throttle(state, &bucket, &state.settings.token_requests_per_address).map(|()| AddressThrottle)
+            }
+            None => Ok(AddressThrottle),
         }
-        None => Ok(()),
     }
 }
 

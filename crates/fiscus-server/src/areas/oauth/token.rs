@@ -11,13 +11,10 @@ use fiscus_domain::scopes::ScopeSet;
 use fiscus_store::audit::NewAuditEvent;
 use fiscus_store::credentials::NewAccessToken;
 
-use super::client_auth::{OAuthError, authenticate_client, no_store, parse_form, throttle_address};
+use super::client_auth::{AddressThrottle, OAuthError, authenticate_client, no_store, parse_form};
 use crate::http::form::RawBody;
 use crate::http::request_id;
 use crate::state::AppState;
-use axum::Extension;
-use axum::extract::ConnectInfo;
-use std::net::SocketAddr;
 
 /// Issues an access token for the client credentials grant. Requested scopes (`scope`, space-separated) are
 /// intersected with the application's and the workspace's entitlement; without `scope` the whole
@@ -35,13 +32,10 @@ use std::net::SocketAddr;
 )]
 pub async fn post_token(
     State(state): State<AppState>,
-    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    _throttled: AddressThrottle,
     headers: HeaderMap,
     RawBody(body): RawBody,
 ) -> Response {
-    if let Err(e) = throttle_address(&state, peer.map(|Extension(ConnectInfo(addr))| addr)) {
-        return e.into_response();
-    }
     match issue(&state, &headers, &body).await {
         Ok(token) => {
             let mut response = (StatusCode::OK, Json(token)).into_response();
@@ -146,13 +140,10 @@ async fn issue(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Tok
 )]
 pub async fn post_revoke(
     State(state): State<AppState>,
-    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    _throttled: AddressThrottle,
     headers: HeaderMap,
     RawBody(body): RawBody,
 ) -> Response {
-    if let Err(e) = throttle_address(&state, peer.map(|Extension(ConnectInfo(addr))| addr)) {
-        return e.into_response();
-    }
     match revoke(&state, &headers, &body).await {
         Ok(()) => {
             let mut response = StatusCode::OK.into_response();
@@ -215,13 +206,10 @@ async fn revoke(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<()
 )]
 pub async fn post_introspect(
     State(state): State<AppState>,
-    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    _throttled: AddressThrottle,
     headers: HeaderMap,
     RawBody(body): RawBody,
 ) -> Response {
-    if let Err(e) = throttle_address(&state, peer.map(|Extension(ConnectInfo(addr))| addr)) {
-        return e.into_response();
-    }
     match introspect(&state, &headers, &body).await {
         Ok(answer) => {
             let mut response = (StatusCode::OK, Json(answer)).into_response();
