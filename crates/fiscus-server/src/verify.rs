@@ -1,6 +1,6 @@
 //! `fiscus verify`: recomputes each workspace's audit chain from the stored rows (hashes, links and keyed
-//! MACs, page by page), requires it to reach its anchor kept outside the database, and checks every sealed
-//! business row against its keyed seal.
+//! MACs, page by page), requires it to reach its anchor kept outside the database, checks every sealed
+//! business row against its keyed seal, and recomputes every action's public envelope hash from its row.
 
 use fiscus_domain::audit::{Anchor, ChainBreak, ChainVerifier, check_anchor};
 use fiscus_store::Store;
@@ -60,6 +60,35 @@ pub fn anchors(settings: &crate::Settings, store: &Store) -> anyhow::Result<BTre
 pub async fn verify_records(store: &Store, workspace_id: &str) -> anyhow::Result<(u64, Vec<Unsealed>)> {
     let mut conn = store.read().await?;
     Ok(fiscus_store::seals::verify_workspace(&mut conn, store.seal_key(), workspace_id).await?)
+}
+
+/// Recomputes every action's public envelope hash from its row (both environments of the workspace), as
+/// anyone holding the rows could; returns how many were checked and the ids whose stored hash differs.
+pub async fn verify_envelopes(store: &Store, workspace_id: &str) -> anyhow::Result<(u64, Vec<String>)> {
+    use fiscus_domain::credentials::Environment;
+    let mut conn = store.read().await?;
+    let (mut checked, mut altered) = (0u64, Vec::new());
+    for environment in [Environment::Sandbox, Environment::Production] {
+        let tenant = fiscus_domain::tenancy::Tenant { workspace_id: workspace_id.to_string(), environment };
+        let mut after: Option<String> = None;
+        loop {
+            let rows = fiscus_store::actions::list(&mut conn, &tenant, None, after.as_deref(), 100).await?;
+            for row in rows.iter().take(100) {
+                checked += 1;
+                let recomputed = crate::areas::actions::service::envelope_of(row)
+                    .ok()
+                    .and_then(|e| e.hash(&row.id, workspace_id, environment.as_str()));
+                if recomputed.as_deref() != Some(row.envelope_hash.as_str()) {
+                    altered.push(row.id.clone());
+                }
+            }
+            if rows.len() <= 100 {
+                break;
+            }
+            after = rows.get(99).map(|r| r.id.clone());
+        }
+    }
+    Ok((checked, altered))
 }
 
 pub fn describe(b: &ChainBreak) -> String {

@@ -377,13 +377,19 @@ async fn verify_records(state: &AppState, workspace: Option<&str>) -> anyhow::Re
         let (checked, unsealed) = fiscus_server::verify::verify_records(&state.store, ws)
             .await
             .with_context(|| format!("reading the sealed records of {ws}"))?;
-        if unsealed.is_empty() {
-            println!("ok      {ws}: {checked} sealed records intact");
+        let (envelopes, altered) = fiscus_server::verify::verify_envelopes(&state.store, ws)
+            .await
+            .with_context(|| format!("reading the actions of {ws}"))?;
+        if unsealed.is_empty() && altered.is_empty() {
+            println!("ok      {ws}: {checked} sealed records intact, {envelopes} envelope hashes recomputed");
         }
         for u in &unsealed {
             println!("ALTERED {ws}: {}", fiscus_server::verify::describe_unsealed(u));
         }
-        failures += unsealed.len();
+        for id in &altered {
+            println!("ALTERED {ws}: action {id}: its envelope hash is not the seal of its stored envelope");
+        }
+        failures += unsealed.len() + altered.len();
     }
     println!("{} workspace(s) verified, {} sealed record(s) failing", workspaces.len(), failures);
     Ok(failures == 0)

@@ -159,6 +159,9 @@ async fn business_rows_edited_by_hand_are_found_by_verify_and_refused_before_a_d
         fiscus_server::verify::verify_records(&app.state.store, &app.workspace_id).await.expect("verify");
     let tables: Vec<&str> = failing.iter().map(|u| u.table).collect();
     assert_eq!(tables, ["actions", "autonomy_evidence"], "{failing:?}");
+    let (checked, altered) =
+        fiscus_server::verify::verify_envelopes(&app.state.store, &app.workspace_id).await.expect("verify");
+    assert_eq!((checked, altered), (1, vec![id.clone()]), "the public envelope hash no longer matches the row");
     // Executing (or deciding) on the edited row is refused, and nothing moves.
     let response =
         app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &serde_json::json!({}), None).await;

@@ -67,6 +67,33 @@ fn latest_checks(rows: &[CheckRow]) -> Result<Vec<LatestCheck>, ApiError> {
     Ok(latest)
 }
 
+fn kind_of(row: &ActionRow) -> Result<ActionKind, ApiError> {
+    serde_json::from_value(Value::String(row.kind.clone())).map_err(|_| corrupt("kind", &row.kind))
+}
+
+/// An action's envelope, rebuilt strictly from its row (an unknown stored value refuses); what its
+/// `envelope_hash` must be the seal of.
+pub fn envelope_of(r: &ActionRow) -> Result<Envelope, ApiError> {
+    Ok(Envelope {
+        kind: kind_of(r)?,
+        amount_minor: r.amount_minor,
+        currency: Currency::parse(&r.currency).ok_or_else(|| corrupt("currency", &r.currency))?,
+        counterparty: r.counterparty.clone(),
+        connector: r.connector.clone(),
+        execution_mode: match r.execution_mode.as_str() {
+            "human_approved" => ExecutionMode::HumanApproved,
+            "machine_delegated" => ExecutionMode::MachineDelegated,
+            other => return Err(corrupt("execution_mode", other)),
+        },
+        delegation_id: r.delegation_id.clone(),
+        risk_tier: risk_tier(r)?,
+        reference: r.reference.clone(),
+        required_checks: serde_json::from_str(&r.required_checks)
+            .map_err(|_| corrupt("required_checks", &r.required_checks))?,
+        metadata: serde_json::from_str(&r.metadata).map_err(|_| corrupt("metadata", &r.metadata))?,
+    })
+}
+
 pub fn risk_tier(row: &ActionRow) -> Result<RiskTier, ApiError> {
     match row.risk_tier.as_str() {
         "T1" => Ok(RiskTier::T1),
@@ -113,20 +140,7 @@ impl Loaded {
 
     /// The envelope as stored, rebuilt strictly from the row (an unknown stored value refuses).
     pub fn envelope(&self) -> Result<Envelope, ApiError> {
-        let r = &self.row;
-        Ok(Envelope {
-            kind: self.kind()?,
-            amount_minor: r.amount_minor,
-            currency: Currency::parse(&r.currency).ok_or_else(|| corrupt("currency", &r.currency))?,
-            counterparty: r.counterparty.clone(),
-            connector: r.connector.clone(),
-            execution_mode: self.execution_mode()?,
-            delegation_id: r.delegation_id.clone(),
-            risk_tier: risk_tier(r)?,
-            reference: r.reference.clone(),
-            required_checks: self.required_checks()?,
-            metadata: serde_json::from_str(&r.metadata).map_err(|_| corrupt("metadata", &r.metadata))?,
-        })
+        envelope_of(&self.row)
     }
 
     /// Before anything is decided on this action: its row, check versions and decisions must still match
@@ -155,7 +169,7 @@ impl Loaded {
     }
 
     fn kind(&self) -> Result<ActionKind, ApiError> {
-        serde_json::from_value(Value::String(self.row.kind.clone())).map_err(|_| corrupt("kind", &self.row.kind))
+        kind_of(&self.row)
     }
 
     pub fn view(&self, settings: &Settings, history: Option<Vec<HistoryView>>) -> Result<ActionView, ApiError> {
