@@ -108,17 +108,14 @@ pub async fn decide(app: &TestApp, cookie: &str, action_id: &str, decision: &str
     submit_decision(app, cookie, action_id, &page, decision).await
 }
 
+/// A console page, as the signed-in operator sees it.
+pub async fn console_page(app: &TestApp, cookie: &str, path: &str) -> String {
+    client().get(app.url(path)).header("cookie", cookie).send().await.expect("request").text().await.expect("page")
+}
+
 /// The console page of an action, as the operator sees it.
 async fn action_page(app: &TestApp, cookie: &str, action_id: &str) -> String {
-    client()
-        .get(app.url(&format!("/console/actions/{action_id}?environment=sandbox")))
-        .header("cookie", cookie)
-        .send()
-        .await
-        .expect("request")
-        .text()
-        .await
-        .expect("page")
+    console_page(app, cookie, &format!("/console/actions/{action_id}?environment=sandbox")).await
 }
 
 /// Submits a decision with the CSRF token and hashes the given page showed.
@@ -163,15 +160,7 @@ async fn an_operator_approves_through_the_console_and_the_action_executes() {
     let cookie = sign_in(&app, &op).await;
     let id = propose(&app, "T1").await;
     app.post_json(&format!("/api/v2/actions/investment-execution/{id}/checks"), &app.key, &check("passed"), None).await;
-    let dashboard = client()
-        .get(app.url("/console"))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .expect("request")
-        .text()
-        .await
-        .expect("page");
+    let dashboard = console_page(&app, &cookie, "/console").await;
     assert!(dashboard.contains(&id), "pending approvals list the action");
     assert_eq!(decide(&app, &cookie, &id, "approve").await.status(), 303);
     let approved = state_of(&app, &id).await;
@@ -478,15 +467,7 @@ async fn a_decision_on_an_unknown_or_another_workspace_s_action_is_not_found() {
     let foreign: Value =
         app.post_json("/api/v2/actions", &other_key, &proposal(), None).await.json().await.expect("json");
     let foreign_id = foreign["id"].as_str().expect("id").to_string();
-    let dashboard = client()
-        .get(app.url("/console"))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .expect("request")
-        .text()
-        .await
-        .expect("page");
+    let dashboard = console_page(&app, &cookie, "/console").await;
     for id in [foreign_id.as_str(), "act_0000000000000000000000000"] {
         let form = [
             ("csrf", hidden(&dashboard, "csrf")),

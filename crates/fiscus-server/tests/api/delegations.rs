@@ -35,15 +35,7 @@ fn terms(per_action: i64, daily: i64, monthly: i64) -> Value {
 
 /// An operator's move on a delegation through the console page.
 async fn operator_moves(app: &TestApp, cookie: &str, delegation_id: &str, mv: &str) -> reqwest::StatusCode {
-    let page = client()
-        .get(app.url("/console/delegations"))
-        .header("cookie", cookie)
-        .send()
-        .await
-        .expect("request")
-        .text()
-        .await
-        .expect("page");
+    let page = crate::console::console_page(app, cookie, "/console/delegations").await;
     let row = &page[page.find(delegation_id).expect("listed")..];
     let field = |name: &str| {
         let pattern = format!("name=\"{name}\" value=\"");
