@@ -51,7 +51,75 @@ pub fn id_pattern(prefix: &str) -> String {
     format!("^{prefix}_[0-9A-HJKMNP-TV-Z]{{26}}$")
 }
 
-/// JSON Schemas of these shapes, for `#[schema(schema_with = …)]` on request fields.
+/// Schema types of these shapes, for `#[schema(value_type = fields::…, inline)]` on request fields. Unlike
+/// `schema_with`, `value_type` keeps the field's doc comment as its description.
+macro_rules! schema_types {
+    ($($(#[$doc:meta])* $name:ident => $build:expr;)*) => {$(
+        $(#[$doc])*
+        pub struct $name;
+
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                $build.into()
+            }
+        }
+
+        impl utoipa::ToSchema for $name {}
+    )*};
+}
+
+schema_types! {
+    /// `sha256:` and 64 lower-case hex digits.
+    Sha256Ref => schema::sha256_ref();
+    /// A check key.
+    CheckKey => schema::check_key();
+    /// At most 32 check keys.
+    CheckKeys => schema::check_keys();
+    /// A positive amount in minor units, at most [`crate::money::MAX_AMOUNT_MINOR`].
+    Amount => schema::amount();
+    /// An ISO 4217 code Fiscus knows.
+    CurrencyCode => schema::currency();
+    /// A delegation id.
+    DelegationId => schema::delegation_id();
+    /// A machine identity id.
+    IdentityId => schema::identity_id();
+    /// A JSON object (free-form).
+    Object => schema::object();
+    /// An RFC 3339 timestamp.
+    Timestamp => schema::timestamp();
+    /// A nonce.
+    Nonce => schema::nonce();
+    /// An Ed25519 public key in base64.
+    PublicKey => schema::public_key();
+    /// An Ed25519 signature in base64.
+    Signature => schema::signature();
+    /// `machine_delegated`, the only mode of a delegation.
+    MachineDelegatedOnly => schema::machine_delegated_only();
+}
+
+/// [`text_ok`] text of `MIN..=MAX` characters.
+pub struct Text<const MIN: usize, const MAX: usize>;
+
+impl<const MIN: usize, const MAX: usize> utoipa::PartialSchema for Text<MIN, MAX> {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        schema::text::<MIN, MAX>().into()
+    }
+}
+
+impl<const MIN: usize, const MAX: usize> utoipa::ToSchema for Text<MIN, MAX> {}
+
+/// [`prose_ok`] text of at most `MAX` characters. (Optional fields say `Option<…>`, which adds `null`.)
+pub struct Prose<const MAX: usize>;
+
+impl<const MAX: usize> utoipa::PartialSchema for Prose<MAX> {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        schema::prose::<MAX>().into()
+    }
+}
+
+impl<const MAX: usize> utoipa::ToSchema for Prose<MAX> {}
+
+/// The JSON Schemas behind the schema types above.
 pub mod schema {
     use super::*;
     use utoipa::openapi::Object;
@@ -107,9 +175,9 @@ pub mod schema {
         string(30, 30, &id_pattern("mid")).build()
     }
 
-    /// [`prose_ok`] text of at most `MAX` characters, or null.
-    pub fn prose_or_null<const MAX: usize>() -> Object {
-        string(0, MAX, PROSE_PATTERN).schema_type(nullable(Type::String)).build()
+    /// [`prose_ok`] text of at most `MAX` characters.
+    pub fn prose<const MAX: usize>() -> Object {
+        string(0, MAX, PROSE_PATTERN).build()
     }
 
     /// The one execution mode a delegation can have.
@@ -117,9 +185,9 @@ pub mod schema {
         ObjectBuilder::new().schema_type(Type::String).enum_values(Some(["machine_delegated"])).build()
     }
 
-    /// A JSON object (free-form), or null for none.
-    pub fn object_or_null() -> Object {
-        ObjectBuilder::new().schema_type(nullable(Type::Object)).build()
+    /// A JSON object (free-form).
+    pub fn object() -> Object {
+        ObjectBuilder::new().schema_type(Type::Object).build()
     }
 
     /// An RFC 3339 timestamp (`date-time`).
@@ -131,16 +199,8 @@ pub mod schema {
             .build()
     }
 
-    /// An RFC 3339 timestamp, or null.
-    pub fn timestamp_or_null() -> Object {
-        ObjectBuilder::new()
-            .schema_type(nullable(Type::String))
-            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
-            .build()
-    }
-
-    pub fn delegation_id_or_null() -> Object {
-        string(30, 30, &id_pattern("dlg")).schema_type(nullable(Type::String)).build()
+    pub fn delegation_id() -> Object {
+        string(30, 30, &id_pattern("dlg")).build()
     }
 
     pub fn nonce() -> Object {
@@ -153,10 +213,6 @@ pub mod schema {
 
     pub fn signature() -> Object {
         string(88, 88, BASE64_64_PATTERN).build()
-    }
-
-    fn nullable(t: Type) -> utoipa::openapi::schema::SchemaType {
-        utoipa::openapi::schema::SchemaType::from_iter([t, Type::Null])
     }
 }
 

@@ -60,28 +60,28 @@ pub struct EvidenceRequest {
     /// One of the eight assessment domains.
     pub domain: AssessmentDomain,
     /// Short name of the evidence.
-    #[schema(schema_with = fields::schema::text::<1, 200>)]
+    #[schema(value_type = fields::Text<1, 200>, inline)]
     pub title: String,
     /// What the evidence shows (up to 4,000 characters; lines allowed).
     #[serde(default)]
-    #[schema(schema_with = fields::schema::prose_or_null::<4000>)]
+    #[schema(value_type = Option<fields::Prose<4000>>, inline)]
     pub summary: Option<String>,
     /// Kind of source, e.g. `audit_report`, `policy`, `test_result`.
-    #[schema(schema_with = fields::schema::text::<1, 64>)]
+    #[schema(value_type = fields::Text<1, 64>, inline)]
     pub source_type: String,
     /// Where the source evidence is kept.
-    #[schema(schema_with = fields::schema::text::<1, 500>)]
+    #[schema(value_type = fields::Text<1, 500>, inline)]
     pub source_reference: String,
     /// `sha256:<64 hex>` of the source evidence; Fiscus seals the reference, never a copy of the source.
-    #[schema(schema_with = fields::schema::sha256_ref)]
+    #[schema(value_type = fields::Sha256Ref, inline)]
     pub source_hash: String,
     /// When the evidence was observed (RFC 3339); defaults to the time of recording.
     #[serde(default)]
-    #[schema(schema_with = fields::schema::timestamp_or_null)]
+    #[schema(value_type = Option<fields::Timestamp>, inline)]
     pub observed_at: Option<String>,
     /// Free-form JSON object (up to 16 KiB).
     #[serde(default)]
-    #[schema(schema_with = fields::schema::object_or_null)]
+    #[schema(value_type = Option<fields::Object>, inline)]
     pub metadata: Option<Value>,
 }
 

@@ -44,20 +44,20 @@ impl CheckStatus {
 #[serde(deny_unknown_fields)]
 pub struct CheckRequest {
     /// Identifies the control, e.g. `best_execution`, `restricted_list`.
-    #[schema(schema_with = fields::schema::check_key)]
+    #[schema(value_type = fields::CheckKey, inline)]
     pub check_key: String,
     #[schema(value_type = CheckStatus)]
     pub status: String,
     /// Kind of source evidence, e.g. `oms_report`.
-    #[schema(schema_with = fields::schema::text::<1, 64>)]
+    #[schema(value_type = fields::Text<1, 64>, inline)]
     pub source_type: String,
     /// Reference to the source evidence (required: a check without source evidence is refused).
     #[serde(default)]
-    #[schema(schema_with = fields::schema::text::<1, 500>, required = true)]
+    #[schema(value_type = fields::Text<1, 500>, inline, required = true)]
     pub source_reference: Option<String>,
     /// `sha256:<64 hex>` of the source evidence (required).
     #[serde(default)]
-    #[schema(schema_with = fields::schema::sha256_ref, required = true)]
+    #[schema(value_type = fields::Sha256Ref, inline, required = true)]
     pub source_hash: Option<String>,
     /// Measurements behind the status (JSON values; with `metadata`, at most 32 KiB).
     #[serde(default)]

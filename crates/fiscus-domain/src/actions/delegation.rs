@@ -19,10 +19,10 @@ pub const AUTHORITY_WINDOW_SECONDS: i64 = 120;
 #[serde(deny_unknown_fields)]
 pub struct IdentityRequest {
     /// A name people recognise.
-    #[schema(schema_with = fields::schema::text::<1, 200>)]
+    #[schema(value_type = fields::Text<1, 200>, inline)]
     pub name: String,
     /// The identity's Ed25519 public key: 32 bytes, standard base64 (a valid curve point).
-    #[schema(schema_with = fields::schema::public_key)]
+    #[schema(value_type = fields::PublicKey, inline)]
     pub public_key: String,
 }
 
@@ -50,26 +50,26 @@ impl IdentityRequest {
 #[serde(deny_unknown_fields)]
 pub struct DelegationRequest {
     pub action: ActionKind,
-    #[schema(schema_with = fields::schema::text::<1, 200>)]
+    #[schema(value_type = fields::Text<1, 200>, inline)]
     pub counterparty: String,
-    #[schema(schema_with = fields::schema::text::<1, 200>)]
+    #[schema(value_type = fields::Text<1, 200>, inline)]
     pub connector: String,
-    #[schema(schema_with = fields::schema::currency)]
+    #[schema(value_type = fields::CurrencyCode, inline)]
     pub currency: Currency,
     /// Always `machine_delegated`: a delegation is standing authority for a machine identity.
-    #[schema(schema_with = fields::schema::machine_delegated_only)]
+    #[schema(value_type = fields::MachineDelegatedOnly, inline)]
     pub execution_mode: ExecutionMode,
     pub risk_tier: RiskTier,
-    #[schema(schema_with = fields::schema::amount)]
+    #[schema(value_type = fields::Amount, inline)]
     pub per_action_budget_minor: i64,
     /// At least the per-action budget.
-    #[schema(schema_with = fields::schema::amount)]
+    #[schema(value_type = fields::Amount, inline)]
     pub daily_budget_minor: i64,
     /// At least the daily budget.
-    #[schema(schema_with = fields::schema::amount)]
+    #[schema(value_type = fields::Amount, inline)]
     pub monthly_budget_minor: i64,
     /// RFC 3339; in the future and at most a year away.
-    #[schema(schema_with = fields::schema::timestamp)]
+    #[schema(value_type = fields::Timestamp, inline)]
     pub expires_at: String,
 }
 
@@ -228,16 +228,16 @@ impl DelegationMove {
 #[derive(Clone, Debug, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MachineAuthority {
-    #[schema(schema_with = fields::schema::identity_id)]
+    #[schema(value_type = fields::IdentityId, inline)]
     pub identity_id: String,
     /// RFC 3339, within ±120 s of the server's clock.
-    #[schema(schema_with = fields::schema::timestamp)]
+    #[schema(value_type = fields::Timestamp, inline)]
     pub timestamp: String,
     /// 16 to 128 visible ASCII characters, never used twice by the identity.
-    #[schema(schema_with = fields::schema::nonce)]
+    #[schema(value_type = fields::Nonce, inline)]
     pub nonce: String,
     /// Standard base64 of the Ed25519 signature over `fiscus-machine-authority-v1\n<envelope_hash>\n<timestamp>\n<nonce>`.
-    #[schema(schema_with = fields::schema::signature)]
+    #[schema(value_type = fields::Signature, inline)]
     pub signature: String,
 }
 

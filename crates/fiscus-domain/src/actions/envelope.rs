@@ -79,33 +79,33 @@ impl RiskTier {
 pub struct ProposalRequest {
     pub kind: ActionKind,
     /// Amount in integer minor units of `currency` (e.g. cents), from 1 to 2^53 − 1.
-    #[schema(schema_with = fields::schema::amount)]
+    #[schema(value_type = fields::Amount, inline)]
     pub amount_minor: i64,
     /// Upper-case ISO 4217 code.
-    #[schema(schema_with = fields::schema::currency)]
+    #[schema(value_type = fields::CurrencyCode, inline)]
     pub currency: Currency,
     /// The counterparty's identifier.
-    #[schema(schema_with = fields::schema::text::<1, 200>)]
+    #[schema(value_type = fields::Text<1, 200>, inline)]
     pub counterparty: String,
     /// The execution connector (`sandbox` in the sandbox environment).
-    #[schema(schema_with = fields::schema::text::<1, 64>)]
+    #[schema(value_type = fields::Text<1, 64>, inline)]
     pub connector: String,
     pub execution_mode: ExecutionMode,
     /// Required for `machine_delegated`, absent or null otherwise.
     #[serde(default)]
-    #[schema(schema_with = fields::schema::delegation_id_or_null)]
+    #[schema(value_type = Option<fields::DelegationId>, inline)]
     pub delegation_id: Option<String>,
     pub risk_tier: RiskTier,
     /// The client's reference, carried to the connector and matched at reconciliation.
-    #[schema(schema_with = fields::schema::text::<1, 140>)]
+    #[schema(value_type = fields::Text<1, 140>, inline)]
     pub reference: String,
     /// Pre-trade checks whose latest version must be `passed` before execution.
     #[serde(default)]
-    #[schema(schema_with = fields::schema::check_keys)]
+    #[schema(value_type = fields::CheckKeys, inline)]
     pub required_checks: Vec<String>,
     /// Free-form JSON object (up to 16 KiB); part of the envelope.
     #[serde(default)]
-    #[schema(schema_with = fields::schema::object_or_null)]
+    #[schema(value_type = Option<fields::Object>, inline)]
     pub metadata: Option<Value>,
 }
 

@@ -194,6 +194,13 @@ pub struct TokenReferenceForm {
     pub client_secret: Option<String>,
 }
 
+/// What derived schemas cannot state about the OAuth forms: every parameter is one string (a form has no
+/// other values; a list would be a repeated parameter, which RFC 6749 §3.1 forbids), and unknown ones are
+/// allowed and ignored.
+pub fn oauth_form_conditions() -> serde_json::Value {
+    serde_json::json!({ "additionalProperties": { "type": "string" } })
+}
+
 fn grant_type_schema() -> utoipa::openapi::Object {
     utoipa::openapi::ObjectBuilder::new()
         .schema_type(utoipa::openapi::schema::Type::String)

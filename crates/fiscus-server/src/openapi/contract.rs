@@ -165,7 +165,11 @@ fn add_links(op: &mut Value) {
 
 /// Rules between fields that derived schemas cannot state, each written by the type it belongs to.
 fn conditions(doc: &mut Value) {
-    let rules = [("ProposalRequest", fiscus_domain::actions::envelope::ProposalRequest::schema_conditions())];
+    let rules = [
+        ("ProposalRequest", fiscus_domain::actions::envelope::ProposalRequest::schema_conditions()),
+        ("TokenForm", fiscus_domain::api::platform::oauth_form_conditions()),
+        ("TokenReferenceForm", fiscus_domain::api::platform::oauth_form_conditions()),
+    ];
     for (name, rule) in rules {
         if let (Some(schema), Value::Object(rule)) = (doc.pointer_mut(&format!("/components/schemas/{name}")), rule) {
             for (k, v) in rule {

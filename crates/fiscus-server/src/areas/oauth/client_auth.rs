@@ -132,15 +132,13 @@ pub fn parse_form(headers: &HeaderMap, body: &[u8]) -> Result<HashMap<String, St
             format!("parameter `{}` contains the character U+0000, which is not accepted", name.replace('\0', "")),
         ),
     })?;
-    // RFC 6749 §3.1: a parameter without a value is as if omitted, an unknown one is ignored, and a known one
-    // must not be repeated.
-    let mut form = HashMap::new();
-    for (k, v) in pairs.into_iter().filter(|(k, v)| !v.is_empty() && KNOWN_PARAMETERS.contains(&k.as_str())) {
-        if form.insert(k.clone(), v).is_some() {
-            return Err(OAuthError::bad_request("invalid_request", format!("parameter `{k}` is repeated")));
-        }
+    // RFC 6749 §3.1: no parameter may be repeated (whatever its name or value); then a parameter without a
+    // value is as if omitted, and an unknown one is ignored.
+    let mut names = std::collections::HashSet::new();
+    if let Some((k, _)) = pairs.iter().find(|(k, _)| !names.insert(k.as_str())) {
+        return Err(OAuthError::bad_request("invalid_request", format!("parameter `{k}` is repeated")));
     }
-    Ok(form)
+    Ok(pairs.into_iter().filter(|(k, v)| !v.is_empty() && KNOWN_PARAMETERS.contains(&k.as_str())).collect())
 }
 
 /// Authenticates the client by HTTP Basic or by form fields (not both), and returns its row.
