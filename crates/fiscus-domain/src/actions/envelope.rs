@@ -19,6 +19,19 @@ pub enum ActionKind {
 }
 
 impl ActionKind {
+    pub const ALL: [ActionKind; 5] = [
+        ActionKind::Payment,
+        ActionKind::Transfer,
+        ActionKind::FxConversion,
+        ActionKind::InvestmentOrder,
+        ActionKind::CollateralMovement,
+    ];
+
+    /// The kind a stored or sent name stands for; anything else is `None` (never a default).
+    pub fn parse(s: &str) -> Option<ActionKind> {
+        ActionKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ActionKind::Payment => "payment",
@@ -41,6 +54,10 @@ pub enum ExecutionMode {
 }
 
 impl ExecutionMode {
+    pub fn parse(s: &str) -> Option<ExecutionMode> {
+        [ExecutionMode::HumanApproved, ExecutionMode::MachineDelegated].into_iter().find(|m| m.as_str() == s)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ExecutionMode::HumanApproved => "human_approved",
@@ -57,6 +74,11 @@ pub enum RiskTier {
 }
 
 impl RiskTier {
+    /// The tier a stored name stands for; an unknown one is `None`, never read as the lower tier.
+    pub fn parse(s: &str) -> Option<RiskTier> {
+        [RiskTier::T1, RiskTier::T2].into_iter().find(|t| t.as_str() == s)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             RiskTier::T1 => "T1",
@@ -246,6 +268,17 @@ mod tests {
             required_checks: vec!["kyc".into(), "best_execution".into(), "kyc".into()],
             metadata: None,
         }
+    }
+
+    #[test]
+    fn names_parse_back_and_unknown_ones_are_refused() {
+        for k in ActionKind::ALL {
+            assert_eq!(ActionKind::parse(k.as_str()), Some(k));
+        }
+        assert_eq!(RiskTier::parse("T2"), Some(RiskTier::T2));
+        assert_eq!(RiskTier::parse("t2"), None, "never read as T1");
+        assert_eq!(ExecutionMode::parse("machine_delegated"), Some(ExecutionMode::MachineDelegated));
+        assert_eq!(ActionKind::parse("refund"), None);
     }
 
     #[test]

@@ -2,7 +2,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::delegation::{MachineAuthority, Terms, budget_allows, check_authority, standing};
-use fiscus_domain::actions::envelope::{ActionKind, Envelope, ExecutionMode, RiskTier};
+use fiscus_domain::actions::envelope::{ActionKind, ExecutionMode, RiskTier};
 use fiscus_domain::actions::gates::{GateFacts, evaluate};
 use fiscus_domain::actions::state::{ControlState, Event};
 use fiscus_domain::api::actions::ExecutionAccepted;
@@ -119,31 +119,23 @@ async fn delegated_facts(
     fiscus_store::seals::check(tx.conn(), &key, &fiscus_store::seals::DELEGATIONS, ws, "id", &delegation.id).await?;
     fiscus_store::seals::check(tx.conn(), &key, &fiscus_store::seals::MACHINE_IDENTITIES, ws, "id", &identity.id)
         .await?;
+    // Every stored value must be one the domain knows: an unknown tier is refused, never read as T1.
+    let corrupt = |what: &str| {
+        tracing::error!(delegation = %delegation.id, what, "stored delegation value is not what the code expects");
+        ApiError::internal()
+    };
     let terms = Terms {
-        action: serde_json::from_value::<ActionKind>(json!(delegation.action_kind))
-            .map_err(|_| ApiError::internal())?,
+        action: ActionKind::parse(&delegation.action_kind).ok_or_else(|| corrupt("action_kind"))?,
         counterparty: delegation.counterparty.clone(),
         connector: delegation.connector.clone(),
-        currency: Currency::parse(&delegation.currency).ok_or_else(ApiError::internal)?,
-        risk_tier: if delegation.risk_tier == "T2" { RiskTier::T2 } else { RiskTier::T1 },
+        currency: Currency::parse(&delegation.currency).ok_or_else(|| corrupt("currency"))?,
+        risk_tier: RiskTier::parse(&delegation.risk_tier).ok_or_else(|| corrupt("risk_tier"))?,
         per_action: delegation.per_action_limit_minor,
         daily: delegation.daily_limit_minor,
         monthly: delegation.monthly_limit_minor,
         expires_at: delegation.expires_at,
     };
-    let envelope = Envelope {
-        kind: serde_json::from_value::<ActionKind>(json!(row.kind)).map_err(|_| ApiError::internal())?,
-        amount_minor: row.amount_minor,
-        currency: Currency::parse(&row.currency).ok_or_else(ApiError::internal)?,
-        counterparty: row.counterparty.clone(),
-        connector: row.connector.clone(),
-        execution_mode: ExecutionMode::MachineDelegated,
-        delegation_id: row.delegation_id.clone(),
-        risk_tier: service::risk_tier(row)?,
-        reference: row.reference.clone(),
-        required_checks: Vec::new(),
-        metadata: json!({}),
-    };
+    let envelope = loaded.envelope()?;
     let delegation_verdict = standing(&delegation.status, delegation.expires_at, &identity.status, now)
         .and_then(|()| terms.covers(&envelope));
     let authority_verdict = match authority {

@@ -68,7 +68,7 @@ fn latest_checks(rows: &[CheckRow]) -> Result<Vec<LatestCheck>, ApiError> {
 }
 
 fn kind_of(row: &ActionRow) -> Result<ActionKind, ApiError> {
-    serde_json::from_value(Value::String(row.kind.clone())).map_err(|_| corrupt("kind", &row.kind))
+    ActionKind::parse(&row.kind).ok_or_else(|| corrupt("kind", &row.kind))
 }
 
 /// An action's envelope, rebuilt strictly from its row (an unknown stored value refuses); what its
@@ -80,11 +80,8 @@ pub fn envelope_of(r: &ActionRow) -> Result<Envelope, ApiError> {
         currency: Currency::parse(&r.currency).ok_or_else(|| corrupt("currency", &r.currency))?,
         counterparty: r.counterparty.clone(),
         connector: r.connector.clone(),
-        execution_mode: match r.execution_mode.as_str() {
-            "human_approved" => ExecutionMode::HumanApproved,
-            "machine_delegated" => ExecutionMode::MachineDelegated,
-            other => return Err(corrupt("execution_mode", other)),
-        },
+        execution_mode: ExecutionMode::parse(&r.execution_mode)
+            .ok_or_else(|| corrupt("execution_mode", &r.execution_mode))?,
         delegation_id: r.delegation_id.clone(),
         risk_tier: risk_tier(r)?,
         reference: r.reference.clone(),
@@ -95,11 +92,7 @@ pub fn envelope_of(r: &ActionRow) -> Result<Envelope, ApiError> {
 }
 
 pub fn risk_tier(row: &ActionRow) -> Result<RiskTier, ApiError> {
-    match row.risk_tier.as_str() {
-        "T1" => Ok(RiskTier::T1),
-        "T2" => Ok(RiskTier::T2),
-        other => Err(corrupt("risk_tier", other)),
-    }
+    RiskTier::parse(&row.risk_tier).ok_or_else(|| corrupt("risk_tier", &row.risk_tier))
 }
 
 pub fn quorum(settings: &Settings, tier: RiskTier) -> u32 {
