@@ -13,23 +13,6 @@ use serde_json::{Value, json};
 /// The `prev_hash` of a workspace's first event.
 pub const GENESIS_HASH: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
 
-/// Who did it: an application credential, the CLI operator of the machine, or (later) a console operator.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Actor {
-    pub kind: &'static str,
-    pub id: String,
-}
-
-impl Actor {
-    pub fn cli() -> Actor {
-        Actor { kind: "cli", id: String::from("local") }
-    }
-
-    pub fn system() -> Actor {
-        Actor { kind: "system", id: String::from("fiscus") }
-    }
-}
-
 /// One event as stored.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AuditEvent {

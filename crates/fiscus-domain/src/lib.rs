@@ -6,12 +6,14 @@
 //! so that every rule here can be unit-tested and reused by the server, the store and the CLI alike.
 
 pub mod actions;
+pub mod actor;
 pub mod api;
 pub mod audit;
 pub mod catalogue;
 pub mod clock;
 pub mod credentials;
 pub mod error_code;
+pub mod events;
 pub mod evidence;
 pub mod fields;
 pub mod ids;

@@ -4,19 +4,20 @@
 
 use anyhow::{Context, bail};
 use fiscus_domain::actions::approval::Role;
-use fiscus_domain::audit::Actor;
+use fiscus_domain::actor::Actor;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::credentials::{self, AppStatus, Environment, SecretKind};
 use fiscus_domain::ids::new_id;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::applications::{ApplicationRow, NewApplication};
-use fiscus_store::audit::NewAuditEvent;
 use fiscus_store::credentials::{ApiKeyRow, NewApiKey, OAuthClientRow};
 use fiscus_store::workspaces::{NewWorkspace, WorkspaceRow};
 use fiscus_store::{Store, StoreError, WriteTx};
 use serde_json::{Value, json};
 
+use crate::governed::Caller;
+use crate::governed::record::AuditEntry;
 use crate::settings::DEFAULT_SERVICE_CLASS;
 
 pub struct Admin<'a> {
@@ -41,22 +42,20 @@ impl Admin<'_> {
         subject: &str,
         details: Value,
     ) -> anyhow::Result<()> {
-        fiscus_store::audit::append(
+        crate::governed::record::audit(
             tx,
-            workspace_id,
-            NewAuditEvent {
-                environment: environment.map(Environment::as_str),
-                actor_kind: self.actor.kind,
-                actor_id: &self.actor.id,
+            &Caller::bare(self.actor.clone()),
+            &AuditEntry {
+                workspace_id,
+                environment,
                 action,
-                request_id: None,
                 subject: Some(subject),
                 details,
                 occurred_at: now_micros(),
             },
         )
-        .await?;
-        Ok(())
+        .await
+        .map_err(|f| anyhow::anyhow!("audit: {f:?}"))
     }
 
     pub async fn create_workspace(&self, name: &str, is_demo: bool) -> anyhow::Result<WorkspaceRow> {

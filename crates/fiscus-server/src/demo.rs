@@ -1,7 +1,7 @@
 //! `--demo`: on an empty database, a sandbox workspace with an application holding every scope, whose key
 //! is printed once as `FISCUS_DEMO_KEY=svc_test_…`.
 
-use fiscus_domain::audit::Actor;
+use fiscus_domain::actor::Actor;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
@@ -22,7 +22,7 @@ pub async fn seed_if_empty(store: &Store, server_key: &[u8]) -> anyhow::Result<O
         return Ok(None);
     }
     drop(conn);
-    let admin = Admin { store, server_key, actor: Actor::system() };
+    let admin = Admin { store, server_key, actor: Actor::demo() };
     let ws = admin.create_workspace("Demo Workspace", true).await?;
     let app =
         admin.create_application(&ws.id, "Demo Application", Environment::Sandbox, &ScopeSet::all(), None).await?;

@@ -1,41 +1,111 @@
-//! Financial Actions: envelopes, check versions, decisions, history and the outbox. State changes are
-//! conditional single statements (`… WHERE control_state = $from`), so two racing requests can never both
-//! move an action out of the same state.
+//! Financial Actions: envelopes, check versions, decisions and history, decoded into domain types where they
+//! are read. A stored value the domain does not know (a state, tier, mode, role, event name…) is
+//! [`StoreError::Corrupt`], which refuses whatever was about to be decided: it is never reinterpreted.
+//!
+//! State changes are conditional single statements (`… WHERE control_state = $from`), so two racing requests
+//! can never both move an action out of the same state.
 
 use crate::dialect::{backend_of, for_update};
 use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::actions::approval::{Decision, Role};
+use fiscus_domain::actions::checks::CheckStatus;
+use fiscus_domain::actions::envelope::{ActionKind, Envelope, ExecutionMode, Origin, RiskTier};
+use fiscus_domain::actions::state::ControlState;
+use fiscus_domain::actor::Actor;
+use fiscus_domain::credentials::Environment;
+use fiscus_domain::events::EventType;
+use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
+use serde_json::Value;
 use sqlx::{AnyConnection, FromRow};
 
-#[derive(Clone, Debug, FromRow)]
-pub struct ActionRow {
+/// A Financial Action as the domain knows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Action {
     pub id: String,
-    pub environment: String,
-    pub kind: String,
-    pub amount_minor: i64,
-    pub currency: String,
-    pub counterparty: String,
-    pub connector: String,
-    pub execution_mode: String,
-    pub delegation_id: Option<String>,
-    pub risk_tier: String,
-    pub reference: String,
-    pub required_checks: String,
-    pub metadata: String,
+    pub environment: Environment,
+    pub envelope: Envelope,
+    /// What every approval names; [`Action::envelope`] must still hash to it (checked before decisions).
     pub envelope_hash: String,
-    pub control_state: String,
-    pub origin: String,
-    pub proposed_by_kind: String,
-    pub proposed_by_id: String,
+    pub state: ControlState,
+    pub origin: Origin,
+    pub proposed_by: Actor,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+#[derive(FromRow)]
+struct ActionRow {
+    id: String,
+    environment: String,
+    kind: String,
+    amount_minor: i64,
+    currency: String,
+    counterparty: String,
+    connector: String,
+    execution_mode: String,
+    delegation_id: Option<String>,
+    risk_tier: String,
+    reference: String,
+    required_checks: String,
+    metadata: String,
+    envelope_hash: String,
+    control_state: String,
+    origin: String,
+    proposed_by_kind: String,
+    proposed_by_id: String,
+    created_at: i64,
+    updated_at: i64,
+}
+
+/// `Corrupt` naming the table, row, column and value that the code does not know.
+pub(crate) fn corrupt(table: &str, id: &str, column: &str, value: &str) -> StoreError {
+    StoreError::Corrupt(format!("{table} {id}: {column} = {value:?}"))
+}
+
+impl TryFrom<ActionRow> for Action {
+    type Error = StoreError;
+
+    fn try_from(r: ActionRow) -> Result<Action> {
+        let bad = |column: &str, value: &str| corrupt("actions", &r.id, column, value);
+        let envelope = Envelope {
+            kind: ActionKind::parse(&r.kind).ok_or_else(|| bad("kind", &r.kind))?,
+            amount_minor: r.amount_minor,
+            currency: Currency::parse(&r.currency).ok_or_else(|| bad("currency", &r.currency))?,
+            counterparty: r.counterparty,
+            connector: r.connector,
+            execution_mode: ExecutionMode::parse(&r.execution_mode)
+                .ok_or_else(|| bad("execution_mode", &r.execution_mode))?,
+            delegation_id: r.delegation_id,
+            risk_tier: RiskTier::parse(&r.risk_tier).ok_or_else(|| bad("risk_tier", &r.risk_tier))?,
+            reference: r.reference,
+            required_checks: serde_json::from_str(&r.required_checks)
+                .map_err(|_| bad("required_checks", &r.required_checks))?,
+            metadata: serde_json::from_str(&r.metadata).map_err(|_| bad("metadata", &r.metadata))?,
+        };
+        Ok(Action {
+            environment: Environment::parse(&r.environment).ok_or_else(|| bad("environment", &r.environment))?,
+            envelope,
+            envelope_hash: r.envelope_hash,
+            state: ControlState::parse(&r.control_state).ok_or_else(|| bad("control_state", &r.control_state))?,
+            origin: Origin::parse(&r.origin).ok_or_else(|| bad("origin", &r.origin))?,
+            proposed_by: Actor::parse(&r.proposed_by_kind, &r.proposed_by_id)
+                .ok_or_else(|| bad("proposed_by_kind", &r.proposed_by_kind))?,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            id: r.id,
+        })
+    }
 }
 
 const COLUMNS: &str = "id, environment, kind, amount_minor, currency, counterparty, connector, execution_mode, delegation_id, \
                        risk_tier, reference, required_checks, metadata, envelope_hash, control_state, origin, \
                        proposed_by_kind, proposed_by_id, created_at, updated_at";
 
-pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, a: &ActionRow) -> Result<()> {
+pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, a: &Action) -> Result<()> {
+    let e = &a.envelope;
+    let required_checks =
+        serde_json::to_string(&e.required_checks).map_err(|err| StoreError::Corrupt(err.to_string()))?;
     sqlx::query(&format!(
         "INSERT INTO actions (workspace_id, {COLUMNS}) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)"
@@ -43,22 +113,22 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, a: &ActionRow) -> Result<
     .bind(&tenant.workspace_id)
     .bind(&a.id)
     .bind(tenant.environment.as_str())
-    .bind(&a.kind)
-    .bind(a.amount_minor)
-    .bind(&a.currency)
-    .bind(&a.counterparty)
-    .bind(&a.connector)
-    .bind(&a.execution_mode)
-    .bind(&a.delegation_id)
-    .bind(&a.risk_tier)
-    .bind(&a.reference)
-    .bind(&a.required_checks)
-    .bind(&a.metadata)
+    .bind(e.kind.as_str())
+    .bind(e.amount_minor)
+    .bind(e.currency.code())
+    .bind(&e.counterparty)
+    .bind(&e.connector)
+    .bind(e.execution_mode.as_str())
+    .bind(&e.delegation_id)
+    .bind(e.risk_tier.as_str())
+    .bind(&e.reference)
+    .bind(required_checks)
+    .bind(e.metadata.to_string())
     .bind(&a.envelope_hash)
-    .bind(&a.control_state)
-    .bind(&a.origin)
-    .bind(&a.proposed_by_kind)
-    .bind(&a.proposed_by_id)
+    .bind(a.state.as_str())
+    .bind(a.origin.as_str())
+    .bind(a.proposed_by.kind.as_str())
+    .bind(&a.proposed_by.id)
     .bind(a.created_at)
     .bind(a.updated_at)
     .execute(tx.conn())
@@ -67,7 +137,7 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, a: &ActionRow) -> Result<
     Ok(())
 }
 
-pub async fn get(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<ActionRow> {
+pub async fn get(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<Action> {
     sqlx::query_as::<_, ActionRow>(&format!(
         "SELECT {COLUMNS} FROM actions WHERE workspace_id = $1 AND environment = $2 AND id = $3"
     ))
@@ -76,11 +146,12 @@ pub async fn get(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<
     .bind(id)
     .fetch_optional(&mut *conn)
     .await?
-    .ok_or(StoreError::NotFound)
+    .ok_or(StoreError::NotFound)?
+    .try_into()
 }
 
 /// The action, locked for the rest of the transaction (PostgreSQL; SQLite's writer is already exclusive).
-pub async fn get_for_decision(tx: &mut WriteTx, tenant: &Tenant, id: &str) -> Result<ActionRow> {
+pub async fn get_for_decision(tx: &mut WriteTx, tenant: &Tenant, id: &str) -> Result<Action> {
     let lock = for_update(backend_of(tx.conn()));
     sqlx::query_as::<_, ActionRow>(&format!(
         "SELECT {COLUMNS} FROM actions WHERE workspace_id = $1 AND environment = $2 AND id = $3{lock}"
@@ -90,73 +161,110 @@ pub async fn get_for_decision(tx: &mut WriteTx, tenant: &Tenant, id: &str) -> Re
     .bind(id)
     .fetch_optional(tx.conn())
     .await?
-    .ok_or(StoreError::NotFound)
+    .ok_or(StoreError::NotFound)?
+    .try_into()
 }
 
+/// A page of the tenant's actions, ascending by id, `limit + 1` rows (the extra one says there is more).
 pub async fn list(
     conn: &mut AnyConnection,
     tenant: &Tenant,
-    state: Option<&str>,
+    state: Option<ControlState>,
     after_id: Option<&str>,
     limit: u32,
-) -> Result<Vec<ActionRow>> {
-    Ok(sqlx::query_as::<_, ActionRow>(&format!(
+) -> Result<Vec<Action>> {
+    sqlx::query_as::<_, ActionRow>(&format!(
         "SELECT {COLUMNS} FROM actions WHERE workspace_id = $1 AND environment = $2 \
          AND ($3 IS NULL OR control_state = $3) AND ($4 IS NULL OR id > $4) ORDER BY id LIMIT $5"
     ))
     .bind(&tenant.workspace_id)
     .bind(tenant.environment.as_str())
-    .bind(state)
+    .bind(state.map(ControlState::as_str))
     .bind(after_id)
     .bind(i64::from(limit) + 1)
     .fetch_all(&mut *conn)
-    .await?)
+    .await?
+    .into_iter()
+    .map(Action::try_from)
+    .collect()
+}
+
+/// Like [`list`] over every state, but decoding each row on its own: a row the code does not recognise is
+/// reported by id instead of failing the page (for verification, which must name every bad row).
+pub async fn list_each(
+    conn: &mut AnyConnection,
+    tenant: &Tenant,
+    after_id: Option<&str>,
+    limit: u32,
+) -> Result<Vec<(String, Result<Action>)>> {
+    Ok(sqlx::query_as::<_, ActionRow>(&format!(
+        "SELECT {COLUMNS} FROM actions WHERE workspace_id = $1 AND environment = $2 \
+         AND ($3 IS NULL OR id > $3) ORDER BY id LIMIT $4"
+    ))
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .bind(after_id)
+    .bind(i64::from(limit) + 1)
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .map(|row| (row.id.clone(), Action::try_from(row)))
+    .collect())
 }
 
 /// Moves an action from `from` to `to`; `Conflict` when it is no longer in `from`.
-pub async fn transition(tx: &mut WriteTx, tenant: &Tenant, id: &str, from: &str, to: &str, now: i64) -> Result<()> {
+pub async fn transition(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    id: &str,
+    from: ControlState,
+    to: ControlState,
+    now: i64,
+) -> Result<()> {
     let done = sqlx::query(
         "UPDATE actions SET control_state = $1, updated_at = $2 \
          WHERE workspace_id = $3 AND environment = $4 AND id = $5 AND control_state = $6",
     )
-    .bind(to)
+    .bind(to.as_str())
     .bind(now)
     .bind(&tenant.workspace_id)
     .bind(tenant.environment.as_str())
     .bind(id)
-    .bind(from)
+    .bind(from.as_str())
     .execute(tx.conn())
     .await?;
     if done.rows_affected() != 1 {
-        return Err(StoreError::Conflict(format!("action {id} is no longer {from}")));
+        return Err(StoreError::Conflict(format!("action {id} is no longer {}", from.as_str())));
     }
     Ok(())
 }
 
-pub struct HistoryEntry<'a> {
-    pub action_id: &'a str,
-    pub from_state: Option<&'a str>,
-    pub to_state: &'a str,
-    pub event: &'a str,
-    pub actor_kind: &'a str,
-    pub actor_id: &'a str,
-    pub detail: serde_json::Value,
+// ----------------------------------------------------------------------------------------------- history
+
+/// One entry of an action's history.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistoryEntry {
+    pub from_state: Option<ControlState>,
+    pub to_state: ControlState,
+    pub event: EventType,
+    pub actor: Actor,
+    pub detail: Value,
     pub created_at: i64,
 }
 
-pub async fn record_history(tx: &mut WriteTx, tenant: &Tenant, h: &HistoryEntry<'_>) -> Result<()> {
+pub async fn record_history(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, h: &HistoryEntry) -> Result<()> {
     sqlx::query(
         "INSERT INTO action_history (id, workspace_id, action_id, from_state, to_state, event, actor_kind, actor_id, detail, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(fiscus_domain::ids::new_id("ahe"))
     .bind(&tenant.workspace_id)
-    .bind(h.action_id)
-    .bind(h.from_state)
-    .bind(h.to_state)
-    .bind(h.event)
-    .bind(h.actor_kind)
-    .bind(h.actor_id)
+    .bind(action_id)
+    .bind(h.from_state.map(ControlState::as_str))
+    .bind(h.to_state.as_str())
+    .bind(h.event.as_str())
+    .bind(h.actor.kind.as_str())
+    .bind(&h.actor.id)
     .bind(h.detail.to_string())
     .bind(h.created_at)
     .execute(tx.conn())
@@ -164,44 +272,106 @@ pub async fn record_history(tx: &mut WriteTx, tenant: &Tenant, h: &HistoryEntry<
     Ok(())
 }
 
-#[derive(Clone, Debug, FromRow)]
-pub struct HistoryRow {
-    pub from_state: Option<String>,
-    pub to_state: String,
-    pub event: String,
-    pub actor_kind: String,
-    pub actor_id: String,
-    pub detail: String,
-    pub created_at: i64,
+#[derive(FromRow)]
+struct HistoryRow {
+    id: String,
+    from_state: Option<String>,
+    to_state: String,
+    event: String,
+    actor_kind: String,
+    actor_id: String,
+    detail: String,
+    created_at: i64,
 }
 
-pub async fn history(conn: &mut AnyConnection, tenant: &Tenant, action_id: &str) -> Result<Vec<HistoryRow>> {
-    Ok(sqlx::query_as::<_, HistoryRow>(
-        "SELECT from_state, to_state, event, actor_kind, actor_id, detail, created_at FROM action_history \
+impl TryFrom<HistoryRow> for HistoryEntry {
+    type Error = StoreError;
+
+    fn try_from(r: HistoryRow) -> Result<HistoryEntry> {
+        let bad = |column: &str, value: &str| corrupt("action_history", &r.id, column, value);
+        Ok(HistoryEntry {
+            from_state: match &r.from_state {
+                None => None,
+                Some(s) => Some(ControlState::parse(s).ok_or_else(|| bad("from_state", s))?),
+            },
+            to_state: ControlState::parse(&r.to_state).ok_or_else(|| bad("to_state", &r.to_state))?,
+            event: EventType::parse(&r.event).ok_or_else(|| bad("event", &r.event))?,
+            actor: Actor::parse(&r.actor_kind, &r.actor_id).ok_or_else(|| bad("actor_kind", &r.actor_kind))?,
+            detail: serde_json::from_str(&r.detail).map_err(|_| bad("detail", &r.detail))?,
+            created_at: r.created_at,
+        })
+    }
+}
+
+pub async fn history(conn: &mut AnyConnection, tenant: &Tenant, action_id: &str) -> Result<Vec<HistoryEntry>> {
+    sqlx::query_as::<_, HistoryRow>(
+        "SELECT id, from_state, to_state, event, actor_kind, actor_id, detail, created_at FROM action_history \
          WHERE workspace_id = $1 AND action_id = $2 ORDER BY id",
     )
     .bind(&tenant.workspace_id)
     .bind(action_id)
     .fetch_all(&mut *conn)
-    .await?)
+    .await?
+    .into_iter()
+    .map(HistoryEntry::try_from)
+    .collect()
 }
 
 // ------------------------------------------------------------------------------------------------ checks
 
-#[derive(Clone, Debug, FromRow)]
-pub struct CheckRow {
+/// One version of a pre-trade check.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
     pub id: String,
     pub check_key: String,
     pub version: i64,
-    pub status: String,
+    pub status: CheckStatus,
     pub source_type: String,
     pub source_reference: String,
     pub source_hash: String,
-    pub metrics: String,
-    pub metadata: String,
+    pub metrics: Value,
+    pub metadata: Value,
     pub check_hash: String,
     pub recorded_by: String,
     pub created_at: i64,
+}
+
+#[derive(FromRow)]
+struct CheckRow {
+    id: String,
+    check_key: String,
+    version: i64,
+    status: String,
+    source_type: String,
+    source_reference: String,
+    source_hash: String,
+    metrics: String,
+    metadata: String,
+    check_hash: String,
+    recorded_by: String,
+    created_at: i64,
+}
+
+impl TryFrom<CheckRow> for Check {
+    type Error = StoreError;
+
+    fn try_from(r: CheckRow) -> Result<Check> {
+        let bad = |column: &str, value: &str| corrupt("action_checks", &r.id, column, value);
+        Ok(Check {
+            status: CheckStatus::parse(&r.status).ok_or_else(|| bad("status", &r.status))?,
+            metrics: serde_json::from_str(&r.metrics).map_err(|_| bad("metrics", &r.metrics))?,
+            metadata: serde_json::from_str(&r.metadata).map_err(|_| bad("metadata", &r.metadata))?,
+            id: r.id,
+            check_key: r.check_key,
+            version: r.version,
+            source_type: r.source_type,
+            source_reference: r.source_reference,
+            source_hash: r.source_hash,
+            check_hash: r.check_hash,
+            recorded_by: r.recorded_by,
+            created_at: r.created_at,
+        })
+    }
 }
 
 const CHECK_COLUMNS: &str = "id, check_key, version, status, source_type, source_reference, source_hash, metrics, metadata, \
@@ -221,7 +391,7 @@ pub async fn next_check_version(tx: &mut WriteTx, tenant: &Tenant, action_id: &s
     Ok(max + 1)
 }
 
-pub async fn insert_check(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, c: &CheckRow) -> Result<()> {
+pub async fn insert_check(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, c: &Check) -> Result<()> {
     sqlx::query(&format!(
         "INSERT INTO action_checks (workspace_id, action_id, {CHECK_COLUMNS}) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
@@ -231,12 +401,12 @@ pub async fn insert_check(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, c:
     .bind(&c.id)
     .bind(&c.check_key)
     .bind(c.version)
-    .bind(&c.status)
+    .bind(c.status.as_str())
     .bind(&c.source_type)
     .bind(&c.source_reference)
     .bind(&c.source_hash)
-    .bind(&c.metrics)
-    .bind(&c.metadata)
+    .bind(c.metrics.to_string())
+    .bind(c.metadata.to_string())
     .bind(&c.check_hash)
     .bind(&c.recorded_by)
     .bind(c.created_at)
@@ -246,33 +416,70 @@ pub async fn insert_check(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, c:
     Ok(())
 }
 
-/// Every version of every check of an action, oldest first.
-pub async fn checks(conn: &mut AnyConnection, tenant: &Tenant, action_id: &str) -> Result<Vec<CheckRow>> {
-    Ok(sqlx::query_as::<_, CheckRow>(&format!(
+/// Every version of every check of an action, ordered by key, then version.
+pub async fn checks(conn: &mut AnyConnection, tenant: &Tenant, action_id: &str) -> Result<Vec<Check>> {
+    sqlx::query_as::<_, CheckRow>(&format!(
         "SELECT {CHECK_COLUMNS} FROM action_checks WHERE workspace_id = $1 AND action_id = $2 ORDER BY check_key, version"
     ))
     .bind(&tenant.workspace_id)
     .bind(action_id)
     .fetch_all(&mut *conn)
-    .await?)
+    .await?
+    .into_iter()
+    .map(Check::try_from)
+    .collect()
 }
 
 // --------------------------------------------------------------------------------------------- decisions
 
-#[derive(Clone, Debug, FromRow)]
-pub struct DecisionRow {
+/// An operator's sealed decision on an action.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ActionDecision {
     pub id: String,
     pub operator_id: String,
-    pub role: String,
-    pub decision: String,
+    pub role: Role,
+    pub decision: Decision,
     pub envelope_hash: String,
     pub check_set_hash: String,
     pub evidence_hash: String,
     pub created_at: i64,
+    /// Set when a new check version made an approval stale.
     pub invalidated_at: Option<i64>,
 }
 
-pub async fn insert_decision(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, d: &DecisionRow) -> Result<()> {
+#[derive(FromRow)]
+struct DecisionRow {
+    id: String,
+    operator_id: String,
+    role: String,
+    decision: String,
+    envelope_hash: String,
+    check_set_hash: String,
+    evidence_hash: String,
+    created_at: i64,
+    invalidated_at: Option<i64>,
+}
+
+impl TryFrom<DecisionRow> for ActionDecision {
+    type Error = StoreError;
+
+    fn try_from(r: DecisionRow) -> Result<ActionDecision> {
+        let bad = |column: &str, value: &str| corrupt("action_decisions", &r.id, column, value);
+        Ok(ActionDecision {
+            role: Role::parse(&r.role).ok_or_else(|| bad("role", &r.role))?,
+            decision: Decision::parse(&r.decision).ok_or_else(|| bad("decision", &r.decision))?,
+            id: r.id,
+            operator_id: r.operator_id,
+            envelope_hash: r.envelope_hash,
+            check_set_hash: r.check_set_hash,
+            evidence_hash: r.evidence_hash,
+            created_at: r.created_at,
+            invalidated_at: r.invalidated_at,
+        })
+    }
+}
+
+pub async fn insert_decision(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, d: &ActionDecision) -> Result<()> {
     sqlx::query(
         "INSERT INTO action_decisions (id, workspace_id, action_id, operator_id, role, decision, envelope_hash, \
                                        check_set_hash, evidence_hash, created_at) \
@@ -282,8 +489,8 @@ pub async fn insert_decision(tx: &mut WriteTx, tenant: &Tenant, action_id: &str,
     .bind(&tenant.workspace_id)
     .bind(action_id)
     .bind(&d.operator_id)
-    .bind(&d.role)
-    .bind(&d.decision)
+    .bind(d.role.as_str())
+    .bind(d.decision.as_str())
     .bind(&d.envelope_hash)
     .bind(&d.check_set_hash)
     .bind(&d.evidence_hash)
@@ -294,15 +501,18 @@ pub async fn insert_decision(tx: &mut WriteTx, tenant: &Tenant, action_id: &str,
     Ok(())
 }
 
-pub async fn decisions(conn: &mut AnyConnection, tenant: &Tenant, action_id: &str) -> Result<Vec<DecisionRow>> {
-    Ok(sqlx::query_as::<_, DecisionRow>(
+pub async fn decisions(conn: &mut AnyConnection, tenant: &Tenant, action_id: &str) -> Result<Vec<ActionDecision>> {
+    sqlx::query_as::<_, DecisionRow>(
         "SELECT id, operator_id, role, decision, envelope_hash, check_set_hash, evidence_hash, created_at, invalidated_at \
          FROM action_decisions WHERE workspace_id = $1 AND action_id = $2 ORDER BY created_at, id",
     )
     .bind(&tenant.workspace_id)
     .bind(action_id)
     .fetch_all(&mut *conn)
-    .await?)
+    .await?
+    .into_iter()
+    .map(ActionDecision::try_from)
+    .collect()
 }
 
 /// Marks every standing approval of an action stale (a new check version changed the evidence).
@@ -317,44 +527,4 @@ pub async fn invalidate_approvals(tx: &mut WriteTx, tenant: &Tenant, action_id: 
     .execute(tx.conn())
     .await?;
     Ok(done.rows_affected())
-}
-
-// ------------------------------------------------------------------------------------------------ outbox
-
-pub async fn enqueue_event(
-    tx: &mut WriteTx,
-    tenant: &Tenant,
-    event_type: &str,
-    subject_id: &str,
-    payload: &serde_json::Value,
-    now: i64,
-) -> Result<String> {
-    let id = fiscus_domain::ids::new_id("evt");
-    sqlx::query(
-        "INSERT INTO outbox (id, workspace_id, environment, event_type, subject_id, payload, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    )
-    .bind(&id)
-    .bind(&tenant.workspace_id)
-    .bind(tenant.environment.as_str())
-    .bind(event_type)
-    .bind(subject_id)
-    .bind(payload.to_string())
-    .bind(now)
-    .execute(tx.conn())
-    .await?;
-    Ok(id)
-}
-
-/// Event types of an action's outbox entries, oldest first (for tests and the console).
-pub async fn events_of(conn: &mut AnyConnection, tenant: &Tenant, subject_id: &str) -> Result<Vec<String>> {
-    let rows: Vec<(String,)> = sqlx::query_as(
-        "SELECT event_type FROM outbox WHERE workspace_id = $1 AND environment = $2 AND subject_id = $3 ORDER BY id",
-    )
-    .bind(&tenant.workspace_id)
-    .bind(tenant.environment.as_str())
-    .bind(subject_id)
-    .fetch_all(&mut *conn)
-    .await?;
-    Ok(rows.into_iter().map(|r| r.0).collect())
 }

@@ -8,8 +8,7 @@ use sqlx::{AnyConnection, FromRow};
 
 pub struct NewAuditEvent<'a> {
     pub environment: Option<&'a str>,
-    pub actor_kind: &'a str,
-    pub actor_id: &'a str,
+    pub actor: &'a fiscus_domain::actor::Actor,
     pub action: &'a str,
     pub request_id: Option<&'a str>,
     pub subject: Option<&'a str>,
@@ -36,8 +35,8 @@ pub async fn append(tx: &mut WriteTx, workspace_id: &str, new: NewAuditEvent<'_>
         prev_hash: head_hash,
         occurred_at: new.occurred_at,
         environment: new.environment.map(str::to_string),
-        actor_kind: new.actor_kind.to_string(),
-        actor_id: new.actor_id.to_string(),
+        actor_kind: new.actor.kind.as_str().to_string(),
+        actor_id: new.actor.id.clone(),
         action: new.action.to_string(),
         request_id: new.request_id.map(str::to_string),
         subject: new.subject.map(str::to_string),

@@ -1,22 +1,57 @@
 //! Machine identities, delegations, budget reservations and machine-authority nonces.
 
+use crate::actions::corrupt;
 use crate::dialect::{backend_of, for_update};
 use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::actions::delegation::{DelegationStatus, IdentityStatus, Terms};
+use fiscus_domain::actions::envelope::{ActionKind, ExecutionMode, RiskTier};
+use fiscus_domain::actions::settlement::ReservationState;
+use fiscus_domain::credentials::Environment;
+use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
 use sqlx::{AnyConnection, FromRow};
 
-#[derive(Clone, Debug, FromRow)]
-pub struct IdentityRow {
+/// A machine identity: a name and an Ed25519 public key an application registered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Identity {
     pub id: String,
-    pub environment: String,
+    pub environment: Environment,
     pub name: String,
     pub public_key: String,
-    pub status: String,
+    pub status: IdentityStatus,
     pub created_by: String,
     pub created_at: i64,
 }
 
-pub async fn insert_identity(tx: &mut WriteTx, tenant: &Tenant, r: &IdentityRow) -> Result<()> {
+#[derive(FromRow)]
+struct IdentityRow {
+    id: String,
+    environment: String,
+    name: String,
+    public_key: String,
+    status: String,
+    created_by: String,
+    created_at: i64,
+}
+
+impl TryFrom<IdentityRow> for Identity {
+    type Error = StoreError;
+
+    fn try_from(r: IdentityRow) -> Result<Identity> {
+        let bad = |column: &str, value: &str| corrupt("machine_identities", &r.id, column, value);
+        Ok(Identity {
+            environment: Environment::parse(&r.environment).ok_or_else(|| bad("environment", &r.environment))?,
+            status: IdentityStatus::parse(&r.status).ok_or_else(|| bad("status", &r.status))?,
+            id: r.id,
+            name: r.name,
+            public_key: r.public_key,
+            created_by: r.created_by,
+            created_at: r.created_at,
+        })
+    }
+}
+
+pub async fn insert_identity(tx: &mut WriteTx, tenant: &Tenant, r: &Identity) -> Result<()> {
     sqlx::query(
         "INSERT INTO machine_identities (id, workspace_id, environment, name, public_key, status, created_by, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -26,7 +61,7 @@ pub async fn insert_identity(tx: &mut WriteTx, tenant: &Tenant, r: &IdentityRow)
     .bind(tenant.environment.as_str())
     .bind(&r.name)
     .bind(&r.public_key)
-    .bind(&r.status)
+    .bind(r.status.as_str())
     .bind(&r.created_by)
     .bind(r.created_at)
     .execute(tx.conn())
@@ -37,7 +72,7 @@ pub async fn insert_identity(tx: &mut WriteTx, tenant: &Tenant, r: &IdentityRow)
 
 const IDENTITY_COLUMNS: &str = "id, environment, name, public_key, status, created_by, created_at";
 
-pub async fn get_identity(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<IdentityRow> {
+pub async fn get_identity(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<Identity> {
     sqlx::query_as::<_, IdentityRow>(&format!(
         "SELECT {IDENTITY_COLUMNS} FROM machine_identities WHERE workspace_id = $1 AND environment = $2 AND id = $3"
     ))
@@ -46,7 +81,8 @@ pub async fn get_identity(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -
     .bind(id)
     .fetch_optional(&mut *conn)
     .await?
-    .ok_or(StoreError::NotFound)
+    .ok_or(StoreError::NotFound)?
+    .try_into()
 }
 
 pub async fn list_identities(
@@ -54,8 +90,8 @@ pub async fn list_identities(
     tenant: &Tenant,
     after_id: Option<&str>,
     limit: u32,
-) -> Result<Vec<IdentityRow>> {
-    Ok(sqlx::query_as::<_, IdentityRow>(&format!(
+) -> Result<Vec<Identity>> {
+    sqlx::query_as::<_, IdentityRow>(&format!(
         "SELECT {IDENTITY_COLUMNS} FROM machine_identities WHERE workspace_id = $1 AND environment = $2 \
          AND ($3 IS NULL OR id > $3) ORDER BY id LIMIT $4"
     ))
@@ -64,25 +100,21 @@ pub async fn list_identities(
     .bind(after_id)
     .bind(i64::from(limit) + 1)
     .fetch_all(&mut *conn)
-    .await?)
+    .await?
+    .into_iter()
+    .map(Identity::try_from)
+    .collect()
 }
 
-#[derive(Clone, Debug, FromRow)]
-pub struct DelegationRow {
+/// A delegation: standing authority for one machine identity within sealed terms.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Delegation {
     pub id: String,
-    pub environment: String,
+    pub environment: Environment,
     pub identity_id: String,
-    pub action_kind: String,
-    pub counterparty: String,
-    pub connector: String,
-    pub currency: String,
-    pub execution_mode: String,
-    pub risk_tier: String,
-    pub per_action_limit_minor: i64,
-    pub daily_limit_minor: i64,
-    pub monthly_limit_minor: i64,
-    pub expires_at: i64,
-    pub status: String,
+    pub terms: Terms,
+    pub status: DelegationStatus,
+    /// What an operator's activation covers (`Terms::hash`).
     pub terms_hash: String,
     pub created_by: String,
     pub decided_by: Option<String>,
@@ -90,11 +122,70 @@ pub struct DelegationRow {
     pub created_at: i64,
 }
 
+#[derive(FromRow)]
+struct DelegationRow {
+    id: String,
+    environment: String,
+    identity_id: String,
+    action_kind: String,
+    counterparty: String,
+    connector: String,
+    currency: String,
+    execution_mode: String,
+    risk_tier: String,
+    per_action_limit_minor: i64,
+    daily_limit_minor: i64,
+    monthly_limit_minor: i64,
+    expires_at: i64,
+    status: String,
+    terms_hash: String,
+    created_by: String,
+    decided_by: Option<String>,
+    decided_at: Option<i64>,
+    created_at: i64,
+}
+
+impl TryFrom<DelegationRow> for Delegation {
+    type Error = StoreError;
+
+    fn try_from(r: DelegationRow) -> Result<Delegation> {
+        let bad = |column: &str, value: &str| corrupt("delegations", &r.id, column, value);
+        // A delegation is standing authority for machine-delegated execution and nothing else.
+        if ExecutionMode::parse(&r.execution_mode) != Some(ExecutionMode::MachineDelegated) {
+            return Err(bad("execution_mode", &r.execution_mode));
+        }
+        let terms = Terms {
+            action: ActionKind::parse(&r.action_kind).ok_or_else(|| bad("action_kind", &r.action_kind))?,
+            counterparty: r.counterparty,
+            connector: r.connector,
+            currency: Currency::parse(&r.currency).ok_or_else(|| bad("currency", &r.currency))?,
+            risk_tier: RiskTier::parse(&r.risk_tier).ok_or_else(|| bad("risk_tier", &r.risk_tier))?,
+            per_action: r.per_action_limit_minor,
+            daily: r.daily_limit_minor,
+            monthly: r.monthly_limit_minor,
+            expires_at: r.expires_at,
+        };
+        Ok(Delegation {
+            environment: Environment::parse(&r.environment).ok_or_else(|| bad("environment", &r.environment))?,
+            status: DelegationStatus::parse(&r.status).ok_or_else(|| bad("status", &r.status))?,
+            terms,
+            id: r.id,
+            identity_id: r.identity_id,
+            terms_hash: r.terms_hash,
+            created_by: r.created_by,
+            decided_by: r.decided_by,
+            decided_at: r.decided_at,
+            created_at: r.created_at,
+        })
+    }
+}
+
 const DELEGATION_COLUMNS: &str = "id, environment, identity_id, action_kind, counterparty, connector, currency, execution_mode, risk_tier, \
                                   per_action_limit_minor, daily_limit_minor, monthly_limit_minor, expires_at, status, terms_hash, \
                                   created_by, decided_by, decided_at, created_at";
 
-pub async fn insert_delegation(tx: &mut WriteTx, tenant: &Tenant, d: &DelegationRow) -> Result<()> {
+pub async fn insert_delegation(tx: &mut WriteTx, tenant: &Tenant, d: &Delegation) -> Result<()> {
+    let t = &d.terms;
     sqlx::query(&format!(
         "INSERT INTO delegations (workspace_id, {DELEGATION_COLUMNS}) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
@@ -103,17 +194,17 @@ pub async fn insert_delegation(tx: &mut WriteTx, tenant: &Tenant, d: &Delegation
     .bind(&d.id)
     .bind(tenant.environment.as_str())
     .bind(&d.identity_id)
-    .bind(&d.action_kind)
-    .bind(&d.counterparty)
-    .bind(&d.connector)
-    .bind(&d.currency)
-    .bind(&d.execution_mode)
-    .bind(&d.risk_tier)
-    .bind(d.per_action_limit_minor)
-    .bind(d.daily_limit_minor)
-    .bind(d.monthly_limit_minor)
-    .bind(d.expires_at)
-    .bind(&d.status)
+    .bind(t.action.as_str())
+    .bind(&t.counterparty)
+    .bind(&t.connector)
+    .bind(t.currency.code())
+    .bind(ExecutionMode::MachineDelegated.as_str())
+    .bind(t.risk_tier.as_str())
+    .bind(t.per_action)
+    .bind(t.daily)
+    .bind(t.monthly)
+    .bind(t.expires_at)
+    .bind(d.status.as_str())
     .bind(&d.terms_hash)
     .bind(&d.created_by)
     .bind(&d.decided_by)
@@ -125,7 +216,7 @@ pub async fn insert_delegation(tx: &mut WriteTx, tenant: &Tenant, d: &Delegation
     Ok(())
 }
 
-pub async fn get_delegation(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<DelegationRow> {
+pub async fn get_delegation(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<Delegation> {
     sqlx::query_as::<_, DelegationRow>(&format!(
         "SELECT {DELEGATION_COLUMNS} FROM delegations WHERE workspace_id = $1 AND environment = $2 AND id = $3"
     ))
@@ -134,11 +225,12 @@ pub async fn get_delegation(conn: &mut AnyConnection, tenant: &Tenant, id: &str)
     .bind(id)
     .fetch_optional(&mut *conn)
     .await?
-    .ok_or(StoreError::NotFound)
+    .ok_or(StoreError::NotFound)?
+    .try_into()
 }
 
 /// The delegation, locked: budget reservations of one delegation are decided one at a time.
-pub async fn lock_delegation(tx: &mut WriteTx, tenant: &Tenant, id: &str) -> Result<DelegationRow> {
+pub async fn lock_delegation(tx: &mut WriteTx, tenant: &Tenant, id: &str) -> Result<Delegation> {
     let lock = for_update(backend_of(tx.conn()));
     sqlx::query_as::<_, DelegationRow>(&format!(
         "SELECT {DELEGATION_COLUMNS} FROM delegations WHERE workspace_id = $1 AND environment = $2 AND id = $3{lock}"
@@ -148,17 +240,21 @@ pub async fn lock_delegation(tx: &mut WriteTx, tenant: &Tenant, id: &str) -> Res
     .bind(id)
     .fetch_optional(tx.conn())
     .await?
-    .ok_or(StoreError::NotFound)
+    .ok_or(StoreError::NotFound)?
+    .try_into()
 }
 
-pub async fn list_delegations(conn: &mut AnyConnection, tenant: &Tenant) -> Result<Vec<DelegationRow>> {
-    Ok(sqlx::query_as::<_, DelegationRow>(&format!(
+pub async fn list_delegations(conn: &mut AnyConnection, tenant: &Tenant) -> Result<Vec<Delegation>> {
+    sqlx::query_as::<_, DelegationRow>(&format!(
         "SELECT {DELEGATION_COLUMNS} FROM delegations WHERE workspace_id = $1 AND environment = $2 ORDER BY id"
     ))
     .bind(&tenant.workspace_id)
     .bind(tenant.environment.as_str())
     .fetch_all(&mut *conn)
-    .await?)
+    .await?
+    .into_iter()
+    .map(Delegation::try_from)
+    .collect()
 }
 
 /// An operator's decision on a delegation: moves it from `from` to `to`; `Conflict` if it is not in `from`.
@@ -166,8 +262,8 @@ pub async fn decide(
     tx: &mut WriteTx,
     tenant: &Tenant,
     id: &str,
-    from: &str,
-    to: &str,
+    from: DelegationStatus,
+    to: DelegationStatus,
     operator: &str,
     now: i64,
 ) -> Result<()> {
@@ -175,17 +271,17 @@ pub async fn decide(
         "UPDATE delegations SET status = $1, decided_by = $2, decided_at = $3 \
          WHERE workspace_id = $4 AND environment = $5 AND id = $6 AND status = $7",
     )
-    .bind(to)
+    .bind(to.as_str())
     .bind(operator)
     .bind(now)
     .bind(&tenant.workspace_id)
     .bind(tenant.environment.as_str())
     .bind(id)
-    .bind(from)
+    .bind(from.as_str())
     .execute(tx.conn())
     .await?;
     if done.rows_affected() != 1 {
-        return Err(StoreError::Conflict(format!("delegation {id} is not {from}")));
+        return Err(StoreError::Conflict(format!("delegation {id} is not {}", from.as_str())));
     }
     Ok(())
 }
@@ -238,15 +334,18 @@ pub async fn settle_reservation(
     tx: &mut WriteTx,
     tenant: &Tenant,
     action_id: &str,
-    state: &str,
+    state: ReservationState,
     now: i64,
 ) -> Result<()> {
     // A return gives back even a consumed reservation; consumption only ever follows a reservation.
-    let from = if state == "released" { "('reserved', 'consumed')" } else { "('reserved')" };
+    let from = match state {
+        ReservationState::Released => "('reserved', 'consumed')",
+        ReservationState::Consumed | ReservationState::Reserved => "('reserved')",
+    };
     sqlx::query(&format!(
         "UPDATE budget_reservations SET state = $1, updated_at = $2 WHERE workspace_id = $3 AND action_id = $4 AND state IN {from}"
     ))
-    .bind(state)
+    .bind(state.as_str())
     .bind(now)
     .bind(&tenant.workspace_id)
     .bind(action_id)

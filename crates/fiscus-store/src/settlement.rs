@@ -2,8 +2,11 @@
 //! (`FOR UPDATE SKIP LOCKED` on PostgreSQL), so several nodes never process the same item; a record is
 //! unique per action and kind, so even a repeated delivery cannot settle an action twice.
 
+use crate::actions::corrupt;
 use crate::dialect::{backend_of, for_update_skip_locked};
-use crate::{Result, WriteTx};
+use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::actions::settlement::{Reconciliation, SettlementKind};
+use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
 use sqlx::{AnyConnection, FromRow};
 
@@ -23,21 +26,47 @@ pub async fn enqueue(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, connect
     Ok(())
 }
 
-#[derive(Clone, Debug, FromRow)]
+/// A claimed settlement work item, with the tenant it must be worked in.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Job {
     pub id: String,
-    pub workspace_id: String,
-    pub environment: String,
+    pub tenant: Tenant,
     pub action_id: String,
     pub connector: String,
     pub attempts: i64,
+}
+
+#[derive(FromRow)]
+struct JobRow {
+    id: String,
+    workspace_id: String,
+    environment: String,
+    action_id: String,
+    connector: String,
+    attempts: i64,
+}
+
+impl TryFrom<JobRow> for Job {
+    type Error = StoreError;
+
+    fn try_from(r: JobRow) -> Result<Job> {
+        let environment = Environment::parse(&r.environment)
+            .ok_or_else(|| corrupt("settlement_jobs", &r.id, "environment", &r.environment))?;
+        Ok(Job {
+            tenant: Tenant { workspace_id: r.workspace_id, environment },
+            id: r.id,
+            action_id: r.action_id,
+            connector: r.connector,
+            attempts: r.attempts,
+        })
+    }
 }
 
 /// Claims up to `limit` due items for `worker`: pending ones, and claimed ones whose worker went silent for
 /// `stale_after` (it crashed before finishing; finishing is transactional, so nothing was half done).
 pub async fn claim(tx: &mut WriteTx, worker: &str, now: i64, stale_after: i64, limit: i64) -> Result<Vec<Job>> {
     let skip = for_update_skip_locked(backend_of(tx.conn()));
-    Ok(sqlx::query_as::<_, Job>(&format!(
+    sqlx::query_as::<_, JobRow>(&format!(
         "UPDATE settlement_jobs SET state = 'claimed', claimed_by = $1, claimed_at = $2, attempts = attempts + 1 \
          WHERE id IN (SELECT id FROM settlement_jobs \
                       WHERE (state = 'pending' AND available_at <= $2) OR (state = 'claimed' AND claimed_at < $3) \
@@ -49,7 +78,10 @@ pub async fn claim(tx: &mut WriteTx, worker: &str, now: i64, stale_after: i64, l
     .bind(now - stale_after)
     .bind(limit)
     .fetch_all(tx.conn())
-    .await?)
+    .await?
+    .into_iter()
+    .map(Job::try_from)
+    .collect()
 }
 
 /// Finishes a claimed item; false when this worker no longer holds it.
@@ -65,23 +97,64 @@ pub async fn finish(tx: &mut WriteTx, job_id: &str, worker: &str, now: i64) -> R
     Ok(done.rows_affected() == 1)
 }
 
-#[derive(Clone, Debug, FromRow)]
-pub struct RecordRow {
+/// What a connector reported for an action, as sealed when it was received.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SettlementRecord {
     pub id: String,
-    pub kind: String,
+    pub kind: SettlementKind,
     pub connector: String,
     pub connector_reference: String,
     pub reference: String,
     pub amount_minor: i64,
     pub currency: String,
-    pub reconciliation: String,
-    pub mismatches: String,
+    pub reconciliation: Reconciliation,
+    pub mismatches: Vec<String>,
     pub record_hash: String,
     pub processed_by: String,
     pub received_at: i64,
 }
 
-pub async fn insert_record(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, r: &RecordRow) -> Result<()> {
+#[derive(FromRow)]
+struct RecordRow {
+    id: String,
+    kind: String,
+    connector: String,
+    connector_reference: String,
+    reference: String,
+    amount_minor: i64,
+    currency: String,
+    reconciliation: String,
+    mismatches: String,
+    record_hash: String,
+    processed_by: String,
+    received_at: i64,
+}
+
+impl TryFrom<RecordRow> for SettlementRecord {
+    type Error = StoreError;
+
+    fn try_from(r: RecordRow) -> Result<SettlementRecord> {
+        let bad = |column: &str, value: &str| corrupt("settlement_records", &r.id, column, value);
+        Ok(SettlementRecord {
+            kind: SettlementKind::parse(&r.kind).ok_or_else(|| bad("kind", &r.kind))?,
+            reconciliation: Reconciliation::parse(&r.reconciliation)
+                .ok_or_else(|| bad("reconciliation", &r.reconciliation))?,
+            mismatches: serde_json::from_str(&r.mismatches).map_err(|_| bad("mismatches", &r.mismatches))?,
+            id: r.id,
+            connector: r.connector,
+            connector_reference: r.connector_reference,
+            reference: r.reference,
+            amount_minor: r.amount_minor,
+            currency: r.currency,
+            record_hash: r.record_hash,
+            processed_by: r.processed_by,
+            received_at: r.received_at,
+        })
+    }
+}
+
+pub async fn insert_record(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, r: &SettlementRecord) -> Result<()> {
+    let mismatches = serde_json::to_string(&r.mismatches).map_err(|e| StoreError::Corrupt(e.to_string()))?;
     sqlx::query(
         "INSERT INTO settlement_records (id, workspace_id, environment, action_id, kind, connector, connector_reference, reference, \
                                          amount_minor, currency, reconciliation, mismatches, record_hash, processed_by, received_at) \
@@ -91,14 +164,14 @@ pub async fn insert_record(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, r
     .bind(&tenant.workspace_id)
     .bind(tenant.environment.as_str())
     .bind(action_id)
-    .bind(&r.kind)
+    .bind(r.kind.as_str())
     .bind(&r.connector)
     .bind(&r.connector_reference)
     .bind(&r.reference)
     .bind(r.amount_minor)
     .bind(&r.currency)
-    .bind(&r.reconciliation)
-    .bind(&r.mismatches)
+    .bind(r.reconciliation.as_str())
+    .bind(mismatches)
     .bind(&r.record_hash)
     .bind(&r.processed_by)
     .bind(r.received_at)
@@ -108,8 +181,8 @@ pub async fn insert_record(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, r
     Ok(())
 }
 
-pub async fn records(conn: &mut AnyConnection, tenant: &Tenant, action_id: &str) -> Result<Vec<RecordRow>> {
-    Ok(sqlx::query_as::<_, RecordRow>(
+pub async fn records(conn: &mut AnyConnection, tenant: &Tenant, action_id: &str) -> Result<Vec<SettlementRecord>> {
+    sqlx::query_as::<_, RecordRow>(
         "SELECT id, kind, connector, connector_reference, reference, amount_minor, currency, reconciliation, mismatches, \
                 record_hash, processed_by, received_at \
          FROM settlement_records WHERE workspace_id = $1 AND environment = $2 AND action_id = $3 ORDER BY received_at, id",
@@ -118,5 +191,8 @@ pub async fn records(conn: &mut AnyConnection, tenant: &Tenant, action_id: &str)
     .bind(tenant.environment.as_str())
     .bind(action_id)
     .fetch_all(&mut *conn)
-    .await?)
+    .await?
+    .into_iter()
+    .map(SettlementRecord::try_from)
+    .collect()
 }

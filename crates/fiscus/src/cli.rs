@@ -2,7 +2,7 @@
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
-use fiscus_domain::audit::Actor;
+use fiscus_domain::actor::Actor;
 use fiscus_domain::clock::{parse_rfc3339, rfc3339};
 use fiscus_domain::credentials::{AppStatus, Environment};
 use fiscus_domain::scopes::ScopeSet;

@@ -49,6 +49,14 @@ impl Decision {
             Decision::Deny => "deny",
         }
     }
+
+    pub fn parse(s: &str) -> Option<Decision> {
+        match s {
+            "approve" => Some(Decision::Approve),
+            "deny" => Some(Decision::Deny),
+            _ => None,
+        }
+    }
 }
 
 /// An earlier, still valid approval on this action.

@@ -159,37 +159,154 @@ impl Terms {
     }
 
     /// Whether the delegation's terms cover an envelope.
-    pub fn covers(&self, e: &Envelope) -> Result<(), String> {
+    pub fn covers(&self, e: &Envelope) -> Result<(), DelegationRefusal> {
         if e.kind != self.action {
-            return Err(format!("the delegation covers {} actions, not {}", self.action.as_str(), e.kind.as_str()));
+            return Err(DelegationRefusal::KindOutside { covered: self.action, asked: e.kind });
         }
         if e.counterparty != self.counterparty {
-            return Err("the counterparty is outside the delegation".into());
+            return Err(DelegationRefusal::CounterpartyOutside);
         }
         if e.connector != self.connector {
-            return Err("the connector is outside the delegation".into());
+            return Err(DelegationRefusal::ConnectorOutside);
         }
         if e.currency != self.currency {
-            return Err("the currency is outside the delegation".into());
+            return Err(DelegationRefusal::CurrencyOutside);
         }
         if e.risk_tier > self.risk_tier {
-            return Err("the action's risk tier is above the delegation's".into());
+            return Err(DelegationRefusal::TierAbove);
         }
         Ok(())
     }
 }
 
+/// A delegation's status. Only an operator moves it (see [`DelegationMove`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DelegationStatus {
+    Draft,
+    Active,
+    Suspended,
+    Revoked,
+}
+
+impl DelegationStatus {
+    pub const ALL: [DelegationStatus; 4] =
+        [DelegationStatus::Draft, DelegationStatus::Active, DelegationStatus::Suspended, DelegationStatus::Revoked];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DelegationStatus::Draft => "draft",
+            DelegationStatus::Active => "active",
+            DelegationStatus::Suspended => "suspended",
+            DelegationStatus::Revoked => "revoked",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<DelegationStatus> {
+        DelegationStatus::ALL.into_iter().find(|d| d.as_str() == s)
+    }
+}
+
+/// A machine identity's status: usable, or revoked for good.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IdentityStatus {
+    Active,
+    Revoked,
+}
+
+impl IdentityStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IdentityStatus::Active => "active",
+            IdentityStatus::Revoked => "revoked",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<IdentityStatus> {
+        [IdentityStatus::Active, IdentityStatus::Revoked].into_iter().find(|d| d.as_str() == s)
+    }
+}
+
+/// Why the delegation gate refuses.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DelegationRefusal {
+    #[error("no delegation")]
+    Missing,
+    #[error("the delegation does not exist in this workspace")]
+    NotFound,
+    #[error("the delegation is {}", .0.as_str())]
+    NotActive(DelegationStatus),
+    #[error("the delegation has expired")]
+    Expired,
+    #[error("the delegated identity is revoked")]
+    IdentityRevoked,
+    #[error("the delegation covers {} actions, not {}", .covered.as_str(), .asked.as_str())]
+    KindOutside { covered: ActionKind, asked: ActionKind },
+    #[error("the counterparty is outside the delegation")]
+    CounterpartyOutside,
+    #[error("the connector is outside the delegation")]
+    ConnectorOutside,
+    #[error("the currency is outside the delegation")]
+    CurrencyOutside,
+    #[error("the action's risk tier is above the delegation's")]
+    TierAbove,
+}
+
+/// Why the machine-authority gate refuses.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AuthorityRefusal {
+    #[error("{0}")]
+    NoDelegation(DelegationRefusal),
+    #[error("machine authority evidence is required")]
+    Missing,
+    #[error("the evidence is not from the delegated identity")]
+    WrongIdentity,
+    #[error("the nonce must be 16 to 128 visible characters")]
+    BadNonce,
+    #[error("the timestamp is not RFC 3339")]
+    BadTimestamp,
+    #[error("the machine authority evidence is stale or from the future")]
+    Stale,
+    #[error("the identity's key is unusable")]
+    UnusableKey,
+    #[error("the signature is not 64 bytes of base64")]
+    MalformedSignature,
+    #[error("the signature does not verify with the identity's key")]
+    BadSignature,
+    #[error("the nonce was used before (replayed evidence)")]
+    Replayed,
+}
+
+/// Why the budget gate refuses.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BudgetRefusal {
+    #[error("{0}")]
+    NoDelegation(DelegationRefusal),
+    #[error("{amount} exceeds the per-action budget of {limit}")]
+    PerAction { amount: i64, limit: i64 },
+    #[error("the daily budget of {limit} has {left} left")]
+    Daily { limit: i64, left: i64 },
+    #[error("the monthly budget of {limit} has {left} left")]
+    Monthly { limit: i64, left: i64 },
+}
+
 /// Whether a delegation stands at `now`: active, unexpired, and its identity not revoked. Anything else is
 /// a refusal naming why.
-pub fn standing(status: &str, expires_at: Micros, identity_status: &str, now: Micros) -> Result<(), String> {
-    if status != "active" {
-        return Err(format!("the delegation is {status}"));
+pub fn standing(
+    status: DelegationStatus,
+    expires_at: Micros,
+    identity_status: IdentityStatus,
+    now: Micros,
+) -> Result<(), DelegationRefusal> {
+    if status != DelegationStatus::Active {
+        return Err(DelegationRefusal::NotActive(status));
     }
     if expires_at <= now {
-        return Err("the delegation has expired".into());
+        return Err(DelegationRefusal::Expired);
     }
-    if identity_status != "active" {
-        return Err("the delegated identity is revoked".into());
+    if identity_status != IdentityStatus::Active {
+        return Err(DelegationRefusal::IdentityRevoked);
     }
     Ok(())
 }
@@ -214,11 +331,12 @@ impl DelegationMove {
 
     /// The status after the move, from `status`; `None` when the move is not allowed. Activation is only
     /// from a draft (a suspended delegation is re-proposed, not silently revived); revocation is final.
-    pub fn apply(self, status: &str) -> Option<&'static str> {
+    pub fn apply(self, status: DelegationStatus) -> Option<DelegationStatus> {
+        use DelegationStatus::{Active, Draft, Revoked, Suspended};
         match (self, status) {
-            (DelegationMove::Activate, "draft") => Some("active"),
-            (DelegationMove::Suspend, "active") => Some("suspended"),
-            (DelegationMove::Revoke, "draft" | "active" | "suspended") => Some("revoked"),
+            (DelegationMove::Activate, Draft) => Some(Active),
+            (DelegationMove::Suspend, Active) => Some(Suspended),
+            (DelegationMove::Revoke, Draft | Active | Suspended) => Some(Revoked),
             _ => None,
         }
     }
@@ -247,47 +365,45 @@ pub fn authority_message(envelope_hash: &str, timestamp: &str, nonce: &str) -> S
 }
 
 /// Checks shape, freshness and signature (not the nonce's novelty, which needs the store).
-pub fn check_authority(a: &MachineAuthority, public_key: &str, envelope_hash: &str, now: Micros) -> Result<(), String> {
+pub fn check_authority(
+    a: &MachineAuthority,
+    public_key: &str,
+    envelope_hash: &str,
+    now: Micros,
+) -> Result<(), AuthorityRefusal> {
     if !(16..=128).contains(&a.nonce.len()) || !a.nonce.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err("the nonce must be 16 to 128 visible characters".into());
+        return Err(AuthorityRefusal::BadNonce);
     }
-    let Some(at) = parse_rfc3339(&a.timestamp) else { return Err("the timestamp is not RFC 3339".into()) };
+    let Some(at) = parse_rfc3339(&a.timestamp) else { return Err(AuthorityRefusal::BadTimestamp) };
     if (now - at).abs() > AUTHORITY_WINDOW_SECONDS * MICROS_PER_SECOND {
-        return Err("the machine authority evidence is stale or from the future".into());
+        return Err(AuthorityRefusal::Stale);
     }
-    let Some(key) = decode_public_key(public_key) else { return Err("the identity's key is unusable".into()) };
+    let Some(key) = decode_public_key(public_key) else { return Err(AuthorityRefusal::UnusableKey) };
     let Some(signature) = base64::engine::general_purpose::STANDARD
         .decode(&a.signature)
         .ok()
         .and_then(|b| <[u8; 64]>::try_from(b).ok())
         .map(|b| Signature::from_bytes(&b))
     else {
-        return Err("the signature is not 64 bytes of base64".into());
+        return Err(AuthorityRefusal::MalformedSignature);
     };
     key.verify(authority_message(envelope_hash, &a.timestamp, &a.nonce).as_bytes(), &signature)
-        .map_err(|_| "the signature does not verify with the identity's key".to_string())
+        .map_err(|_| AuthorityRefusal::BadSignature)
 }
 
 /// Whether `amount` fits the budgets given what is already reserved or consumed.
-pub fn budget_allows(amount: i64, terms: &Terms, used_today: i64, used_this_month: i64) -> Result<(), String> {
+pub fn budget_allows(amount: i64, terms: &Terms, used_today: i64, used_this_month: i64) -> Result<(), BudgetRefusal> {
     if amount > terms.per_action {
-        return Err(format!("{amount} exceeds the per-action budget of {}", terms.per_action));
+        return Err(BudgetRefusal::PerAction { amount, limit: terms.per_action });
     }
     // Checked, not saturating: a sum that does not fit is over any budget, never a reason to wave it through.
     let over = |used: i64, limit: i64| used.checked_add(amount).is_none_or(|total| total > limit);
+    let left = |limit: i64, used: i64| limit.checked_sub(used).unwrap_or(0).max(0);
     if amount <= 0 || over(used_today, terms.daily) {
-        return Err(format!(
-            "the daily budget of {} has {} left",
-            terms.daily,
-            terms.daily.checked_sub(used_today).unwrap_or(0).max(0)
-        ));
+        return Err(BudgetRefusal::Daily { limit: terms.daily, left: left(terms.daily, used_today) });
     }
     if over(used_this_month, terms.monthly) {
-        return Err(format!(
-            "the monthly budget of {} has {} left",
-            terms.monthly,
-            terms.monthly.checked_sub(used_this_month).unwrap_or(0).max(0)
-        ));
+        return Err(BudgetRefusal::Monthly { limit: terms.monthly, left: left(terms.monthly, used_this_month) });
     }
     Ok(())
 }
@@ -346,10 +462,13 @@ mod tests {
             signature: base64::engine::general_purpose::STANDARD.encode(sig.to_bytes()),
         };
         assert_eq!(check_authority(&a, &public, "sha256:e", now), Ok(()));
-        assert!(check_authority(&a, &public, "sha256:other", now).is_err(), "bound to the envelope");
-        assert!(check_authority(&a, &public, "sha256:e", now + 200 * MICROS_PER_SECOND).is_err(), "stale");
+        assert_eq!(check_authority(&a, &public, "sha256:other", now), Err(AuthorityRefusal::BadSignature));
+        assert_eq!(
+            check_authority(&a, &public, "sha256:e", now + 200 * MICROS_PER_SECOND),
+            Err(AuthorityRefusal::Stale)
+        );
         let other = SigningKey::from_bytes(&[8u8; 32]);
         let other_public = base64::engine::general_purpose::STANDARD.encode(other.verifying_key().to_bytes());
-        assert!(check_authority(&a, &other_public, "sha256:e", now).is_err(), "wrong identity key");
+        assert_eq!(check_authority(&a, &other_public, "sha256:e", now), Err(AuthorityRefusal::BadSignature));
     }
 }

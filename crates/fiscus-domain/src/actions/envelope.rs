@@ -95,6 +95,30 @@ impl RiskTier {
     }
 }
 
+/// Where a proposal came from: an application (`POST /actions`), an external agent's draft
+/// (`POST /agent-execution/proposals`, submitted separately) or an operator at the console.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    Application,
+    ExternalAgent,
+    Operator,
+}
+
+impl Origin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Application => "application",
+            Origin::ExternalAgent => "external_agent",
+            Origin::Operator => "operator",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Origin> {
+        [Origin::Application, Origin::ExternalAgent, Origin::Operator].into_iter().find(|o| o.as_str() == s)
+    }
+}
+
 /// A proposal as clients send it (`POST /actions`, `POST /agent-execution/proposals`).
 #[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]

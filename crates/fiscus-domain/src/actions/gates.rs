@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::actions::checks::{CheckStatus, LatestCheck};
+use crate::actions::delegation::{AuthorityRefusal, BudgetRefusal, DelegationRefusal};
 use crate::actions::envelope::ExecutionMode;
 use crate::actions::state::ControlState;
 use crate::credentials::Environment;
@@ -57,9 +58,9 @@ pub struct GateFacts<'a> {
     pub production_access: bool,
     pub connector_available: bool,
     pub execution_mode: ExecutionMode,
-    pub delegation: Option<Result<(), String>>,
-    pub machine_authority: Option<Result<(), String>>,
-    pub budget: Option<Result<(), String>>,
+    pub delegation: Option<Result<(), DelegationRefusal>>,
+    pub machine_authority: Option<Result<(), AuthorityRefusal>>,
+    pub budget: Option<Result<(), BudgetRefusal>>,
 }
 
 fn fail(gate: Gate, reason: impl Into<String>) -> FailedGate {
@@ -100,14 +101,15 @@ pub fn evaluate(f: &GateFacts<'_>) -> Vec<FailedGate> {
         failed.push(fail(Gate::Connector, "the connector is not available in this environment"));
     }
     if f.execution_mode == ExecutionMode::MachineDelegated {
-        for (gate, fact) in [
-            (Gate::Delegation, &f.delegation),
-            (Gate::MachineAuthority, &f.machine_authority),
-            (Gate::Budget, &f.budget),
-        ] {
-            match fact {
-                Some(Ok(())) => {}
-                Some(Err(reason)) => failed.push(fail(gate, reason.clone())),
+        let verdicts = [
+            (Gate::Delegation, f.delegation.as_ref().map(|r| r.as_ref().map_err(ToString::to_string))),
+            (Gate::MachineAuthority, f.machine_authority.as_ref().map(|r| r.as_ref().map_err(ToString::to_string))),
+            (Gate::Budget, f.budget.as_ref().map(|r| r.as_ref().map_err(ToString::to_string))),
+        ];
+        for (gate, verdict) in verdicts {
+            match verdict {
+                Some(Ok(_)) => {}
+                Some(Err(reason)) => failed.push(fail(gate, reason)),
                 None => failed.push(fail(gate, "could not be established")),
             }
         }

@@ -62,14 +62,85 @@ pub fn reconcile(expected: &Expected<'_>, report: &SettlementReport) -> Vec<&'st
     mismatches
 }
 
+/// What a settlement record says the connector did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SettlementKind {
+    Settled,
+    Returned,
+    Failed,
+}
+
+impl SettlementKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SettlementKind::Settled => "settled",
+            SettlementKind::Returned => "returned",
+            SettlementKind::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SettlementKind> {
+        [SettlementKind::Settled, SettlementKind::Returned, SettlementKind::Failed]
+            .into_iter()
+            .find(|k| k.as_str() == s)
+    }
+}
+
+/// The reconciliation verdict of one settlement record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Reconciliation {
+    /// A settlement that matched reference, amount and currency.
+    Matched,
+    /// A settlement that did not.
+    Mismatch,
+    /// A failure or a return: nothing to match.
+    NotApplicable,
+}
+
+impl Reconciliation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reconciliation::Matched => "matched",
+            Reconciliation::Mismatch => "mismatch",
+            Reconciliation::NotApplicable => "not_applicable",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Reconciliation> {
+        [Reconciliation::Matched, Reconciliation::Mismatch, Reconciliation::NotApplicable]
+            .into_iter()
+            .find(|k| k.as_str() == s)
+    }
+}
+
+/// A budget reservation's state: held while the action is in flight, then spent or given back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReservationState {
+    Reserved,
+    Consumed,
+    Released,
+}
+
+impl ReservationState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReservationState::Reserved => "reserved",
+            ReservationState::Consumed => "consumed",
+            ReservationState::Released => "released",
+        }
+    }
+}
+
 /// What happens to a delegated action's budget reservation when the action reaches `state`: spent when it
 /// completed, given back when the connector failed or returned the funds. A reconciliation exception keeps
 /// it reserved: money may have moved until people resolve it.
-pub fn reservation_after(state: crate::actions::state::ControlState) -> Option<&'static str> {
+pub fn reservation_after(state: crate::actions::state::ControlState) -> Option<ReservationState> {
     use crate::actions::state::ControlState;
     match state {
-        ControlState::Completed => Some("consumed"),
-        ControlState::Failed | ControlState::Returned => Some("released"),
+        ControlState::Completed => Some(ReservationState::Consumed),
+        ControlState::Failed | ControlState::Returned => Some(ReservationState::Released),
         _ => None,
     }
 }

@@ -4,9 +4,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::actions::checks::CheckStatus;
-use crate::actions::envelope::{ActionKind, ExecutionMode, RiskTier};
+use crate::actions::envelope::{ActionKind, ExecutionMode, Origin, RiskTier};
 use crate::actions::gates::FailedGate;
+use crate::actions::settlement::{Reconciliation, SettlementKind};
 use crate::actions::state::{ControlState, ReconciliationStatus};
+use crate::actor::Actor;
+use crate::credentials::Environment;
+use crate::events::EventType;
 
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct EnvelopeView {
@@ -42,13 +46,6 @@ impl From<crate::actions::envelope::Envelope> for EnvelopeView {
 }
 
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
-pub struct ProposerView {
-    /// `application` or `operator`.
-    pub kind: String,
-    pub id: String,
-}
-
-#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct ApprovalStatusView {
     /// Distinct operators whose approval covers the current envelope hash and check set.
     pub current: u32,
@@ -77,10 +74,10 @@ pub struct CheckVersionView {
 
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct HistoryView {
-    pub from_state: Option<String>,
-    pub to_state: String,
-    pub event: String,
-    pub actor: ProposerView,
+    pub from_state: Option<ControlState>,
+    pub to_state: ControlState,
+    pub event: EventType,
+    pub actor: Actor,
     pub detail: Value,
     pub at: String,
 }
@@ -90,15 +87,14 @@ pub struct ActionView {
     /// Always `financial_action`.
     pub object: String,
     pub id: String,
-    pub environment: String,
+    pub environment: Environment,
     pub control_state: ControlState,
     pub reconciliation_status: ReconciliationStatus,
     pub envelope: EnvelopeView,
     /// `sha256:` of the RFC 8785 form of the envelope (bound to the action, workspace and environment).
     pub envelope_hash: String,
-    /// `application`, `external_agent` or `operator`.
-    pub origin: String,
-    pub proposed_by: ProposerView,
+    pub origin: Origin,
+    pub proposed_by: Actor,
     pub approvals: ApprovalStatusView,
     /// The latest version of each recorded check.
     pub checks: Vec<CheckVersionView>,
@@ -152,15 +148,13 @@ pub struct SettlementView {
     /// Always `settlement_record`.
     pub object: String,
     pub id: String,
-    /// `settled`, `failed` or `returned`.
-    pub kind: String,
+    pub kind: SettlementKind,
     pub connector: String,
     pub connector_reference: String,
     pub reference: String,
     pub amount_minor: i64,
     pub currency: String,
-    /// `matched`, `mismatch` or `not_applicable`.
-    pub reconciliation: String,
+    pub reconciliation: Reconciliation,
     pub mismatches: Vec<String>,
     pub record_hash: String,
     pub received_at: String,

@@ -8,7 +8,6 @@ use axum::response::Response;
 use fiscus_domain::actions::approval::Decision;
 use fiscus_domain::actions::state::ControlState;
 use fiscus_domain::credentials::Environment;
-use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::money::{Currency, format_minor};
 use fiscus_domain::tenancy::Tenant;
 use serde::Deserialize;
@@ -16,8 +15,9 @@ use std::fmt::Write as _;
 
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
-use crate::areas::actions::decide::{self, DecideError, Decider, Seen};
-use crate::areas::actions::service;
+use crate::governed::Failure;
+use crate::governed::actions::decide::{Seen, decide};
+use crate::governed::actions::{Loaded, gates, loaded};
 use crate::state::AppState;
 
 fn tenant(op: &OperatorSession, environment: Environment) -> Tenant {
@@ -39,29 +39,25 @@ pub async fn dashboard(State(state): State<AppState>, op: OperatorSession) -> Re
     let Ok(mut conn) = state.store.read().await else { return unavailable() };
     let mut rows = String::new();
     for env in [Environment::Sandbox, Environment::Production] {
-        let Ok(pending) = fiscus_store::actions::list(
-            &mut conn,
-            &tenant(&op, env),
-            Some(ControlState::PendingApproval.as_str()),
-            None,
-            100,
-        )
-        .await
+        let Ok(pending) =
+            fiscus_store::actions::list(&mut conn, &tenant(&op, env), Some(ControlState::PendingApproval), None, 100)
+                .await
         else {
             return unavailable();
         };
         for a in pending {
+            let e = &a.envelope;
             let _ = write!(
                 rows,
                 "<tr><td><a href=\"/console/actions/{id}?environment={env}\">{id}</a></td><td>{env}</td><td>{kind}</td><td>{amount}</td>\
                  <td>{cp}</td><td>{tier}</td><td>{reference}</td></tr>",
                 id = escape(&a.id),
                 env = env.as_str(),
-                kind = escape(&a.kind),
-                amount = amount(a.amount_minor, &a.currency),
-                cp = escape(&a.counterparty),
-                tier = escape(&a.risk_tier),
-                reference = escape(&a.reference),
+                kind = e.kind.as_str(),
+                amount = amount(e.amount_minor, e.currency.code()),
+                cp = escape(&e.counterparty),
+                tier = e.risk_tier.as_str(),
+                reference = escape(&e.reference),
             );
         }
     }
@@ -99,9 +95,9 @@ pub async fn detail(
         }
         Err(_) => return unavailable(),
     };
-    let Ok(loaded) = service::load(&mut conn, &t, row).await else { return unavailable() };
-    let Ok(view) = loaded.view(&state.settings, None) else { return unavailable() };
-    let Ok(history) = service::history(&mut conn, &t, &id).await else { return unavailable() };
+    let Ok(loaded) = Loaded::load(&mut conn, &t, row).await else { return unavailable() };
+    let view = loaded.view(&state.settings, None);
+    let Ok(history) = loaded::history(&mut conn, &t, &id).await else { return unavailable() };
     let gates = gate_preview(&state, &t, &loaded).await;
     let envelope = serde_json::to_string_pretty(&view.envelope).unwrap_or_default();
     let mut checks = String::new();
@@ -122,7 +118,7 @@ pub async fn detail(
             decisions,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td></tr>",
             escape(&d.operator_id),
-            escape(&d.decision),
+            d.decision.as_str(),
             if d.invalidated_at.is_some() { "stale" } else { "standing" },
             escape(&d.evidence_hash),
             fiscus_domain::clock::rfc3339(d.created_at)
@@ -134,10 +130,10 @@ pub async fn detail(
             events,
             "<tr><td>{}</td><td>{}</td><td>{} → {}</td><td>{} {}</td></tr>",
             escape(&h.at),
-            escape(&h.event),
-            escape(h.from_state.as_deref().unwrap_or("—")),
-            escape(&h.to_state),
-            escape(&h.actor.kind),
+            h.event.as_str(),
+            h.from_state.map_or("—", ControlState::as_str),
+            h.to_state.as_str(),
+            h.actor.kind.as_str(),
             escape(&h.actor.id)
         );
     }
@@ -204,67 +200,55 @@ pub async fn decision(
     if let Err(refused) = op.check_csrf(&form.csrf) {
         return refused;
     }
-    let (Some(env), Some(decision)) = (
-        Environment::parse(&form.environment),
-        match form.decision.as_str() {
-            "approve" => Some(Decision::Approve),
-            "deny" => Some(Decision::Deny),
-            _ => None,
-        },
-    ) else {
+    let (Some(env), Some(decision)) = (Environment::parse(&form.environment), Decision::parse(&form.decision)) else {
         return html::error_page(StatusCode::UNPROCESSABLE_ENTITY, "Refused", "Unknown decision.");
     };
-    let result = decide::decide(
-        &state,
-        &tenant(&op, env),
-        &id,
-        &Decider { operator_id: &op.operator_id, role: op.role },
-        decision,
-        &Seen { envelope_hash: &form.envelope_hash, check_set_hash: &form.check_set_hash },
-    )
+    let t = tenant(&op, env);
+    let result = async {
+        let mut tx = state.store.begin().await?;
+        let outcome = decide(
+            &mut tx,
+            &state.settings,
+            &t,
+            &op.caller(),
+            op.role,
+            &id,
+            decision,
+            &Seen { envelope_hash: &form.envelope_hash, check_set_hash: &form.check_set_hash },
+        )
+        .await?;
+        tx.commit().await?;
+        Ok::<_, Failure>(outcome)
+    }
     .await;
     match result {
         Ok(_) => html::redirect(&format!("/console/actions/{id}?environment={}", env.as_str())),
-        Err(DecideError::Refused(r)) => html::error_page(StatusCode::CONFLICT, "Decision refused", &r.to_string()),
+        Err(Failure::Decision(r)) => html::error_page(StatusCode::CONFLICT, "Decision refused", &r.to_string()),
         // Another workspace's action and an unknown one look the same: not found, never a hint.
-        Err(DecideError::Failed(e)) if e.code == ErrorCode::NotFound => html::error_page(
+        Err(Failure::NotFound) => html::error_page(
             StatusCode::NOT_FOUND,
             "Not found",
             "There is no such action in this workspace and environment.",
         ),
-        Err(DecideError::Failed(_)) => html::error_page(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Decision not recorded",
-            "Nothing was decided. Try again from the action's page.",
-        ),
+        Err(e) => {
+            tracing::warn!(error = ?e, "a console decision was not recorded");
+            html::error_page(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Decision not recorded",
+                "Nothing was decided. Try again from the action's page.",
+            )
+        }
     }
 }
 
 /// What the execution gates would say now (machine-delegated gates need the machine's signed evidence, so
 /// they are evaluated only at execution).
-async fn gate_preview(state: &AppState, t: &Tenant, loaded: &service::Loaded) -> String {
-    use fiscus_domain::actions::gates::{GateFacts, evaluate};
-    let (Ok(required), Ok(mode), Ok(tier), Ok(ws)) = (
-        loaded.required_checks(),
-        loaded.execution_mode(),
-        service::risk_tier(&loaded.row),
-        state.store.workspace(&t.workspace_id).await,
-    ) else {
+async fn gate_preview(state: &AppState, t: &Tenant, loaded: &Loaded) -> String {
+    let Ok(ws) = state.store.workspace(&t.workspace_id).await else {
         return "<p class=\"error\">The gates could not be evaluated.</p>".into();
     };
-    let failed = evaluate(&GateFacts {
-        state: loaded.state,
-        quorum_met_on_current: loaded.current_approvals() >= service::quorum(&state.settings, tier),
-        required_checks: &required,
-        latest_checks: &loaded.latest,
-        environment: t.environment,
-        production_access: ws.production_access(),
-        connector_available: crate::workers::connector::connector_for(&loaded.row.connector, t.environment).is_some(),
-        execution_mode: mode,
-        delegation: Some(Ok(())),
-        machine_authority: Some(Ok(())),
-        budget: Some(Ok(())),
-    });
+    let mode = loaded.action.envelope.execution_mode;
+    let failed = gates::preview(loaded, t, &state.settings, ws.production_access());
     let mut out = String::from("<ul id=\"gates\">");
     if failed.is_empty() {
         out.push_str("<li>Every gate passes now.</li>");

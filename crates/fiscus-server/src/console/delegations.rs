@@ -5,15 +5,14 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::delegation::DelegationMove;
-use fiscus_domain::clock::now_micros;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
 use serde::Deserialize;
-use serde_json::json;
 use std::fmt::Write as _;
 
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
+use crate::governed::{self, Failure};
 use crate::state::AppState;
 
 pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Response {
@@ -29,7 +28,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
         for d in delegations {
             let mut forms = String::new();
             for (mv, label) in [("activate", "Activate"), ("suspend", "Suspend"), ("revoke", "Revoke")] {
-                if DelegationMove::parse(mv).and_then(|m| m.apply(&d.status)).is_some() {
+                if DelegationMove::parse(mv).and_then(|m| m.apply(d.status)).is_some() {
                     let _ = write!(
                         forms,
                         "<form class=\"inline\" method=\"post\" action=\"/console/delegations/{id}\">\
@@ -48,14 +47,14 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
                 escape(&d.id),
                 env.as_str(),
                 escape(&d.identity_id),
-                escape(&d.action_kind),
-                escape(&d.connector),
-                escape(&d.counterparty),
-                d.per_action_limit_minor,
-                d.daily_limit_minor,
-                d.monthly_limit_minor,
-                escape(&d.currency),
-                escape(&d.status),
+                d.terms.action.as_str(),
+                escape(&d.terms.connector),
+                escape(&d.terms.counterparty),
+                d.terms.per_action,
+                d.terms.daily,
+                d.terms.monthly,
+                d.terms.currency.code(),
+                d.status.as_str(),
                 forms
             );
         }
@@ -97,45 +96,23 @@ pub async fn decide(
     let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment: env };
     let result = async {
         let mut tx = state.store.begin().await?;
-        let d = fiscus_store::delegations::lock_delegation(&mut tx, &tenant, &id).await?;
-        let key = tx.seal_key().clone();
-        let delegations = &fiscus_store::seals::DELEGATIONS;
-        fiscus_store::seals::check(tx.conn(), &key, delegations, &tenant.workspace_id, "id", &id).await?;
-        if d.terms_hash != form.terms_hash {
-            return Ok(Err("The delegation changed since it was shown."));
-        }
-        let Some(next) = mv.apply(&d.status) else {
-            return Ok(Err("That move is not allowed from the delegation's status."));
-        };
-        let now = now_micros();
-        fiscus_store::delegations::decide(&mut tx, &tenant, &id, &d.status, next, &op.operator_id, now).await?;
-        fiscus_store::audit::append(
-            &mut tx,
-            &tenant.workspace_id,
-            fiscus_store::audit::NewAuditEvent {
-                environment: Some(env.as_str()),
-                actor_kind: "operator",
-                actor_id: &op.operator_id,
-                action: "delegation.decision",
-                request_id: crate::http::request_id::current().as_deref(),
-                subject: Some(&id),
-                details: json!({ "from": d.status, "to": next, "terms_hash": d.terms_hash, "role": op.role.as_str() }),
-                occurred_at: now,
-            },
-        )
-        .await?;
+        governed::delegations::decide(&mut tx, &tenant, &op.caller(), op.role, &id, mv, &form.terms_hash).await?;
         tx.commit().await?;
-        Ok::<Result<(), &str>, fiscus_store::StoreError>(Ok(()))
+        Ok::<(), Failure>(())
     }
     .await;
     match result {
-        Ok(Ok(())) => html::redirect("/console/delegations"),
-        Ok(Err(message)) => html::error_page(StatusCode::CONFLICT, "Decision refused", message),
-        Err(fiscus_store::StoreError::NotFound) => html::error_page(
+        Ok(()) => html::redirect("/console/delegations"),
+        Err(Failure::Refused { detail, .. }) => html::error_page(StatusCode::CONFLICT, "Decision refused", &detail),
+        Err(Failure::Decision(r)) => html::error_page(StatusCode::CONFLICT, "Decision refused", &r.to_string()),
+        Err(Failure::NotFound) => html::error_page(
             StatusCode::NOT_FOUND,
             "Not found",
             "There is no such delegation in this workspace and environment.",
         ),
-        Err(_) => html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Not recorded", "Nothing was decided. Try again."),
+        Err(e) => {
+            tracing::warn!(error = ?e, "a delegation decision was not recorded");
+            html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Not recorded", "Nothing was decided. Try again.")
+        }
     }
 }

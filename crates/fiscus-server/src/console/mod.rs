@@ -36,8 +36,8 @@ pub fn routes() -> Router<AppState> {
         .layer(from_fn(session::guard))
 }
 
-/// Appends an operator's console event (sign-in, enrollment, proposal, production access) to the
-/// workspace's audit chain inside `tx`.
+/// Appends an operator's console event (sign-in, enrollment, production access) to the workspace's audit
+/// chain inside `tx`, through the application layer.
 pub(crate) async fn audit(
     tx: &mut fiscus_store::WriteTx,
     workspace_id: &str,
@@ -45,20 +45,24 @@ pub(crate) async fn audit(
     action: &str,
     details: serde_json::Value,
 ) -> Result<(), fiscus_store::StoreError> {
-    fiscus_store::audit::append(
+    let caller = crate::governed::Caller {
+        actor: fiscus_domain::actor::Actor::operator(operator_id),
+        request_id: crate::http::request_id::current(),
+        credential_id: None,
+        operation: None,
+    };
+    crate::governed::record::audit(
         tx,
-        workspace_id,
-        fiscus_store::audit::NewAuditEvent {
+        &caller,
+        &crate::governed::record::AuditEntry {
+            workspace_id,
             environment: None,
-            actor_kind: "operator",
-            actor_id: operator_id,
             action,
-            request_id: crate::http::request_id::current().as_deref(),
             subject: Some(operator_id),
             details,
             occurred_at: fiscus_domain::clock::now_micros(),
         },
     )
     .await
-    .map(|_| ())
+    .map_err(crate::governed::Failure::into_store_error)
 }

@@ -4,8 +4,7 @@ use crate::http::form::ConsoleForm;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::actions::envelope::{ActionKind, ExecutionMode, ProposalRequest, RiskTier};
-use fiscus_domain::actions::state::ControlState;
+use fiscus_domain::actions::envelope::{ActionKind, ExecutionMode, Origin, ProposalRequest, RiskTier};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
@@ -14,7 +13,8 @@ use serde_json::json;
 
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
-use crate::areas::actions::service::{self, Actor};
+use crate::governed::Failure;
+use crate::governed::actions::propose as governed_propose;
 use crate::state::AppState;
 
 pub async fn form(op: OperatorSession) -> Response {
@@ -108,28 +108,16 @@ pub async fn propose(
     };
     let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment };
     let created = async {
-        let mut tx = state.store.begin().await.map_err(|_| ())?;
-        let proposer = Actor { kind: "operator", id: &op.operator_id };
-        let row =
-            service::insert_proposal(&mut tx, &tenant, &envelope, "operator", ControlState::PendingApproval, &proposer)
-                .await
-                .map_err(|_| ())?;
-        super::audit(
-            &mut tx,
-            &op.workspace_id,
-            &op.operator_id,
-            "console.action_proposed",
-            json!({ "action_id": row.id, "envelope_hash": row.envelope_hash }),
-        )
-        .await
-        .map_err(|_| ())?;
-        tx.commit().await.map_err(|_| ())?;
-        Ok::<String, ()>(row.id)
+        let mut tx = state.store.begin().await?;
+        let loaded = governed_propose::propose(&mut tx, &tenant, &op.caller(), envelope, Origin::Operator).await?;
+        tx.commit().await?;
+        Ok::<String, Failure>(loaded.action.id)
     }
     .await;
     match created {
         Ok(id) => html::redirect(&format!("/console/actions/{id}?environment={}", environment.as_str())),
-        Err(()) => {
+        Err(e) => {
+            tracing::warn!(error = ?e, "a console proposal was not recorded");
             html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Not recorded", "Nothing was proposed. Try again.")
         }
     }

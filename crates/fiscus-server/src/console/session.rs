@@ -29,6 +29,16 @@ pub struct OperatorSession {
 }
 
 impl OperatorSession {
+    /// This operator as the application layer's caller, with the request id for the audit event.
+    pub fn caller(&self) -> crate::governed::Caller {
+        crate::governed::Caller {
+            actor: fiscus_domain::actor::Actor::operator(self.operator_id.clone()),
+            request_id: crate::http::request_id::current(),
+            credential_id: None,
+            operation: None,
+        }
+    }
+
     /// Checks the form's CSRF token in constant time. The refusal is the page to show (a `Response` is
     /// large, but this is the console's cold path).
     #[expect(clippy::result_large_err, reason = "the error is the refusal page itself, returned as is")]

@@ -8,17 +8,19 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use fiscus_domain::actor::Actor;
 use fiscus_domain::catalogue::Operation;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::tenancy::{Principal, Tenant};
 use fiscus_store::WriteTx;
-use fiscus_store::audit::NewAuditEvent;
 use fiscus_store::idempotency::StoredResponse;
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
 
+use crate::governed::Caller;
+use crate::governed::record::AuditEntry;
 use crate::http::idempotency::{Completed, IdempotencyHandle, headers_json};
 use crate::http::problem::ApiError;
 use crate::http::request_id::RequestId;
@@ -56,19 +58,29 @@ impl Ctx {
         &self.principal.tenant
     }
 
-    /// Appends this request's audit event to the workspace chain, inside `tx`.
+    /// Who this request acts as, for the application layer: the application, with its request, credential
+    /// and operation.
+    pub fn caller(&self) -> Caller {
+        Caller {
+            actor: Actor::application(self.principal.application_id.clone()),
+            request_id: Some(self.request_id.clone()),
+            credential_id: Some(self.principal.credential_id.clone()),
+            operation: Some(self.operation.id),
+        }
+    }
+
+    /// Appends this request's audit event (a change that announces no lifecycle event) inside `tx`.
     pub async fn audit(&self, tx: &mut WriteTx, subject: Option<&str>, details: Value) -> Result<(), ApiError> {
-        fiscus_store::audit::append(
+        let tenant = &self.principal.tenant;
+        crate::governed::record::audit(
             tx,
-            &self.principal.tenant.workspace_id,
-            NewAuditEvent {
-                environment: Some(self.principal.tenant.environment.as_str()),
-                actor_kind: "application",
-                actor_id: &self.principal.application_id,
+            &self.caller(),
+            &AuditEntry {
+                workspace_id: &tenant.workspace_id,
+                environment: Some(tenant.environment),
                 action: self.operation.id,
-                request_id: Some(&self.request_id),
                 subject,
-                details: serde_json::json!({ "credential_id": self.principal.credential_id, "change": details }),
+                details,
                 occurred_at: now_micros(),
             },
         )

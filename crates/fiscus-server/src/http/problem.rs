@@ -134,6 +134,35 @@ impl From<StoreError> for ApiError {
     }
 }
 
+/// How the API reports a governed change that did not happen.
+impl From<crate::governed::Failure> for ApiError {
+    fn from(f: crate::governed::Failure) -> ApiError {
+        use crate::governed::Failure;
+        match f {
+            Failure::NotFound => ApiError::not_found(),
+            Failure::Invalid(errors) => errors
+                .into_iter()
+                .fold(ApiError::new(ErrorCode::InvalidRequest), |e, (field, message)| e.field(field, message)),
+            Failure::Refused { code, detail } => ApiError::new(code).detail(detail),
+            Failure::Decision(refusal) => {
+                // Decisions are the console's; an API route reaching one is a wiring error, refused all the same.
+                tracing::error!(refusal = refusal.code(), "an approval refusal reached the API");
+                ApiError::internal()
+            }
+            Failure::Gates(failed) => execution_refused(&failed),
+            Failure::Store(e) => e.into(),
+        }
+    }
+}
+
+/// 422 `execution_refused`, naming every failed gate.
+pub fn execution_refused(failed: &[fiscus_domain::actions::gates::FailedGate]) -> ApiError {
+    let names: Vec<&str> = failed.iter().map(|g| g.gate.as_str()).collect();
+    ApiError::new(ErrorCode::ExecutionRefused)
+        .detail(format!("failed gates: {}", names.join(", ")))
+        .with("failed_gates", serde_json::to_value(failed).unwrap_or_default())
+}
+
 impl From<anyhow::Error> for ApiError {
     fn from(e: anyhow::Error) -> ApiError {
         tracing::error!(error = %e, "internal error");

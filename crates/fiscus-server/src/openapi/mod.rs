@@ -3,6 +3,7 @@
 //! shares (errors, headers, `Idempotency-Key`), so that those facts have one source.
 
 use fiscus_domain::catalogue::{self, Group, Method};
+use fiscus_domain::events::Event;
 use fiscus_domain::scopes::SCOPES;
 use utoipa::openapi::OpenApi;
 use utoipa::openapi::path::Operation;
@@ -43,6 +44,13 @@ pub fn finish(mut api: OpenApi) -> OpenApi {
     let mut components = api.components.take().unwrap_or_default();
     components.schemas.insert(Problem::name().into_owned(), Problem::schema());
     components.schemas.insert(FieldError::name().into_owned(), FieldError::schema());
+    // The one event envelope: what the outbox holds and webhooks will deliver (no operation returns it yet,
+    // so it is added here with everything it refers to).
+    let mut event_schemas = vec![(Event::name().into_owned(), Event::schema())];
+    <Event as ToSchema>::schemas(&mut event_schemas);
+    for (name, schema) in event_schemas {
+        components.schemas.entry(name).or_insert(schema);
+    }
     components.add_security_scheme(
         "bearer",
         SecurityScheme::Http(

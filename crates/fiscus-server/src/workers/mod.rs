@@ -1,4 +1,3 @@
 //! Background work any node may run: settlement through connectors (claims are exclusive across nodes).
 
-pub mod connector;
 pub mod settlement;

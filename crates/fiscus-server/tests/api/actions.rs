@@ -237,7 +237,12 @@ async fn a_failed_check_refuses_and_a_new_check_version_makes_the_approval_stale
         workspace_id: app.workspace_id.clone(),
         environment: fiscus_domain::credentials::Environment::Sandbox,
     };
-    let events = fiscus_store::actions::events_of(&mut conn, &tenant, &id).await.expect("events");
+    let events: Vec<&str> = fiscus_store::outbox::events_of(&mut conn, &tenant, &id)
+        .await
+        .expect("events")
+        .iter()
+        .map(|e| e.event_type.as_str())
+        .collect();
     assert_eq!(
         events[..5],
         [
@@ -396,4 +401,55 @@ async fn every_gateway_request_leaves_sealed_request_evidence() {
         app.get(&format!("/api/v2/agent-execution/requests/{refused_id}"), &app.key).await.json().await.expect("json");
     assert_eq!(evidence["status"], 422);
     problem(app.get("/api/v2/agent-execution/requests/areq_nope", &app.key).await, 404, "not_found").await;
+}
+
+/// Writes a value the schema's CHECK constraints refuse, as only a broken or hostile writer could (the
+/// guard is lifted for this one statement on SQLite, dropped on the test's own PostgreSQL database).
+async fn force_unknown_value(app: &TestApp, table: &str, column: &str, sql: &str) {
+    let mut conn = app.state.store.read().await.expect("conn");
+    match app.state.store.backend() {
+        fiscus_store::Backend::Sqlite => {
+            sqlx::query("PRAGMA ignore_check_constraints = ON").execute(&mut *conn).await.expect("pragma");
+            sqlx::query(sql).execute(&mut *conn).await.expect("update");
+            sqlx::query("PRAGMA ignore_check_constraints = OFF").execute(&mut *conn).await.expect("pragma");
+        }
+        fiscus_store::Backend::Postgres => {
+            sqlx::query(&format!("ALTER TABLE {table} DROP CONSTRAINT {table}_{column}_check"))
+                .execute(&mut *conn)
+                .await
+                .expect("drop check");
+            sqlx::query(sql).execute(&mut *conn).await.expect("update");
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_unknown_stored_risk_tier_is_refused_never_read_as_another_tier() {
+    let app = spawn_app().await;
+    let id = propose(&app).await["id"].as_str().expect("id").to_string();
+    simulate_operator_approval(&app, &id, "opr_a").await;
+    force_unknown_value(
+        &app,
+        "actions",
+        "risk_tier",
+        &format!("UPDATE actions SET risk_tier = 'T0' WHERE id = '{id}'"),
+    )
+    .await;
+    // Resealed, so that what refuses is the decoding of the value, not the seal.
+    app.reseal(&fiscus_store::seals::ACTIONS, &id).await;
+    problem(app.get(&format!("/api/v2/actions/{id}"), &app.key).await, 500, "internal_error").await;
+    let execute = format!("/api/v2/actions/{id}/execute");
+    problem(app.post_json(&execute, &app.key, &json!({}), None).await, 500, "internal_error").await;
+    assert_eq!(
+        app.count(&format!("SELECT COUNT(*) FROM actions WHERE id = '{id}' AND control_state = 'approved'")).await,
+        1
+    );
+    assert_eq!(app.count(&format!("SELECT COUNT(*) FROM settlement_jobs WHERE action_id = '{id}'")).await, 0);
+    let tenant = fiscus_domain::tenancy::Tenant {
+        workspace_id: app.workspace_id.clone(),
+        environment: fiscus_domain::credentials::Environment::Sandbox,
+    };
+    let mut conn = app.state.store.read().await.expect("conn");
+    let read = fiscus_store::actions::get(&mut conn, &tenant, &id).await;
+    assert!(matches!(read, Err(fiscus_store::StoreError::Corrupt(ref what)) if what.contains("risk_tier")), "{read:?}");
 }

@@ -1,6 +1,6 @@
 //! `spawn_app()` and typed helpers.
 
-use fiscus_domain::audit::Actor;
+use fiscus_domain::actor::Actor;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_server::admin::Admin;

@@ -9,6 +9,7 @@ mod connections;
 mod console;
 mod contract;
 mod delegations;
+mod events;
 mod evidence;
 mod examples;
 mod helpers;

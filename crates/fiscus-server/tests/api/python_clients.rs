@@ -21,7 +21,7 @@ pub fn python() -> PathBuf {
     venv
 }
 
-fn run(script: &str, args: &[&str]) -> String {
+pub fn run(script: &str, args: &[&str]) -> String {
     let out =
         Command::new(python()).arg(repo_root().join("clients").join(script)).args(args).output().expect("run python");
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();

@@ -49,7 +49,14 @@ async fn the_whole_path_completes_only_at_reconciliation() {
         done["history"].as_array().expect("history").iter().filter_map(|h| h["event"].as_str()).collect();
     assert_eq!(
         events,
-        ["action.proposed", "action.approved", "action.executed", "action.settled", "action.reconciled"]
+        [
+            "action.proposed",
+            "action.check_recorded",
+            "action.approved",
+            "action.executed",
+            "action.settled",
+            "action.reconciled"
+        ]
     );
     let recon = reconciliation(&app, &id).await;
     assert_eq!(recon["completed"], true);
@@ -58,9 +65,8 @@ async fn the_whole_path_completes_only_at_reconciliation() {
     let report =
         fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id, None).await.expect("verify");
     assert_eq!(report.result, Ok(()));
-    // Human decisions and worker steps are audited under their event; the execution request under its operation.
-    for event in ["action.approved", "post_agent_execution_actions_uid_execute", "action.settled", "action.reconciled"]
-    {
+    // Every governed change is audited once, under its event; an API request's event names its operation.
+    for event in ["action.approved", "action.executed", "action.settled", "action.reconciled"] {
         assert_eq!(
             app.count(&format!("SELECT COUNT(*) FROM audit_events WHERE action = '{event}' AND subject = '{id}'"))
                 .await,
@@ -68,6 +74,14 @@ async fn the_whole_path_completes_only_at_reconciliation() {
             "{event} is audited"
         );
     }
+    assert_eq!(
+        app.count(&format!(
+            "SELECT COUNT(*) FROM audit_events WHERE action = 'action.executed' AND subject = '{id}' \
+             AND details LIKE '%post_agent_execution_actions_uid_execute%'"
+        ))
+        .await,
+        1
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,10 +6,13 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::delegation::{DelegationRequest, IdentityRequest};
+use fiscus_domain::actions::delegation::{DelegationStatus, IdentityStatus};
+use fiscus_domain::actions::envelope::{ActionKind, ExecutionMode, RiskTier};
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::{now_micros, rfc3339};
+use fiscus_domain::credentials::Environment;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_store::delegations::{DelegationRow, IdentityRow};
+use fiscus_store::delegations::{Delegation, Identity};
 use serde::Serialize;
 use serde_json::json;
 
@@ -25,11 +28,11 @@ pub struct IdentityView {
     /// Always `machine_identity`.
     pub object: String,
     pub id: String,
-    pub environment: String,
+    pub environment: Environment,
     pub name: String,
     /// Ed25519 public key, base64.
     pub public_key: String,
-    pub status: String,
+    pub status: IdentityStatus,
     pub created_at: String,
 }
 
@@ -39,25 +42,25 @@ pub struct DelegationView {
     pub object: String,
     pub id: String,
     pub identity_id: String,
-    pub action: String,
+    pub action: ActionKind,
     pub counterparty: String,
     pub connector: String,
     pub currency: String,
-    pub execution_mode: String,
-    pub risk_tier: String,
+    pub execution_mode: ExecutionMode,
+    pub risk_tier: RiskTier,
     pub per_action_budget_minor: i64,
     pub daily_budget_minor: i64,
     pub monthly_budget_minor: i64,
     pub expires_at: String,
-    /// `draft` (needs an operator's activation), `active`, `suspended` or `revoked`.
-    pub status: String,
+    /// `draft` needs an operator's activation.
+    pub status: DelegationStatus,
     /// `sha256:` of the terms; an operator's activation covers exactly this.
     pub terms_hash: String,
     pub decided_by: Option<String>,
     pub created_at: String,
 }
 
-fn identity_view(r: IdentityRow) -> IdentityView {
+fn identity_view(r: Identity) -> IdentityView {
     IdentityView {
         object: "machine_identity".into(),
         created_at: rfc3339(r.created_at),
@@ -69,22 +72,23 @@ fn identity_view(r: IdentityRow) -> IdentityView {
     }
 }
 
-pub fn delegation_view(d: DelegationRow) -> DelegationView {
+pub fn delegation_view(d: Delegation) -> DelegationView {
+    let t = d.terms;
     DelegationView {
         object: "delegation".into(),
-        expires_at: rfc3339(d.expires_at),
+        expires_at: rfc3339(t.expires_at),
         created_at: rfc3339(d.created_at),
         id: d.id,
         identity_id: d.identity_id,
-        action: d.action_kind,
-        counterparty: d.counterparty,
-        connector: d.connector,
-        currency: d.currency,
-        execution_mode: d.execution_mode,
-        risk_tier: d.risk_tier,
-        per_action_budget_minor: d.per_action_limit_minor,
-        daily_budget_minor: d.daily_limit_minor,
-        monthly_budget_minor: d.monthly_limit_minor,
+        action: t.action,
+        counterparty: t.counterparty,
+        connector: t.connector,
+        currency: t.currency.code().to_string(),
+        execution_mode: ExecutionMode::MachineDelegated,
+        risk_tier: t.risk_tier,
+        per_action_budget_minor: t.per_action,
+        daily_budget_minor: t.daily,
+        monthly_budget_minor: t.monthly,
         status: d.status,
         terms_hash: d.terms_hash,
         decided_by: d.decided_by,
@@ -108,12 +112,12 @@ pub async fn post_identity(
     ApiJson(body): ApiJson<IdentityRequest>,
 ) -> Result<Response, ApiError> {
     body.validate().map_err(invalid)?;
-    let row = IdentityRow {
+    let row = Identity {
         id: fiscus_domain::ids::new_id("mid"),
-        environment: ctx.tenant().environment.as_str().into(),
+        environment: ctx.tenant().environment,
         name: body.name.trim().to_string(),
         public_key: body.public_key.trim().to_string(),
-        status: "active".into(),
+        status: IdentityStatus::Active,
         created_by: ctx.principal.application_id.clone(),
         created_at: now_micros(),
     };
@@ -191,26 +195,17 @@ pub async fn post_delegation(
     let terms = body.validate(now).map_err(invalid)?;
     let mut tx = state.store.begin().await?;
     let identity = fiscus_store::delegations::get_identity(tx.conn(), ctx.tenant(), &uid).await?;
-    if identity.status != "active" {
+    if identity.status != IdentityStatus::Active {
         return Err(ApiError::invalid_request("identity", "the identity is revoked"));
     }
     let id = fiscus_domain::ids::new_id("dlg");
-    let row = DelegationRow {
+    let row = Delegation {
         terms_hash: terms.hash(&id, &identity.id),
         id: id.clone(),
-        environment: ctx.tenant().environment.as_str().into(),
+        environment: ctx.tenant().environment,
         identity_id: identity.id,
-        action_kind: terms.action.as_str().into(),
-        counterparty: terms.counterparty,
-        connector: terms.connector,
-        currency: terms.currency.code().into(),
-        execution_mode: "machine_delegated".into(),
-        risk_tier: terms.risk_tier.as_str().into(),
-        per_action_limit_minor: terms.per_action,
-        daily_limit_minor: terms.daily,
-        monthly_limit_minor: terms.monthly,
-        expires_at: terms.expires_at,
-        status: "draft".into(),
+        terms,
+        status: DelegationStatus::Draft,
         created_by: ctx.principal.application_id.clone(),
         decided_by: None,
         decided_at: None,

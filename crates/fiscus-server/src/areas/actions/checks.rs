@@ -2,15 +2,11 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::checks::CheckRequest;
-use fiscus_domain::actions::state::{ControlState, Event};
 use fiscus_domain::api::actions::CheckVersionView;
-use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_domain::evidence::seal;
-use fiscus_store::actions::CheckRow;
 use serde_json::{Value, json};
 
-use super::service::{self, Actor};
+use crate::governed::actions::loaded::check_view;
 use crate::http::ctx::Ctx;
 use crate::http::json::ApiJson;
 use crate::http::problem::ApiError;
@@ -51,61 +47,8 @@ pub async fn post_check(
     let check = body.validate().map_err(|errors| {
         errors.into_iter().fold(ApiError::new(ErrorCode::InvalidRequest), |e, (field, message)| e.field(field, message))
     })?;
-    let tenant = ctx.tenant();
     let mut tx = state.store.begin().await?;
-    let row = fiscus_store::actions::get_for_decision(&mut tx, tenant, &uid).await?;
-    let current = service::parse_state(&row.control_state)?;
-    if !matches!(current, ControlState::Draft | ControlState::PendingApproval | ControlState::Approved) {
-        return Err(ApiError::new(ErrorCode::ActionClosed)
-            .detail(format!("the action is {}; checks can no longer change it", current.as_str())));
-    }
-    let now = now_micros();
-    let version = fiscus_store::actions::next_check_version(&mut tx, tenant, &uid, &check.check_key).await?;
-    let recorded_by = ctx.principal.application_id.clone();
-    let check_hash = seal(&check.payload(&uid, version, &recorded_by, &rfc3339(now)))
-        .map_err(|_| ApiError::invalid_request("metrics", "numbers must be finite"))?;
-    let check_row = CheckRow {
-        id: fiscus_domain::ids::new_id("chk"),
-        check_key: check.check_key.clone(),
-        version,
-        status: check.status.as_str().into(),
-        source_type: check.source_type.clone(),
-        source_reference: check.source_reference.clone(),
-        source_hash: check.source_hash.clone(),
-        metrics: Value::Array(check.metrics.clone()).to_string(),
-        metadata: Value::Array(check.metadata.clone()).to_string(),
-        check_hash: check_hash.clone(),
-        recorded_by: recorded_by.clone(),
-        created_at: now,
-    };
-    fiscus_store::actions::insert_check(&mut tx, tenant, &uid, &check_row).await?;
-    fiscus_store::actions::enqueue_event(
-        &mut tx,
-        tenant,
-        "action.check_recorded",
-        &uid,
-        &json!({ "action_id": uid, "check_key": check.check_key, "version": version, "status": check.status.as_str(), "check_hash": check_hash }),
-        now,
-    )
-    .await?;
-    let actor = Actor { kind: "application", id: &recorded_by };
-    if current == ControlState::Approved {
-        // The approval covered the previous evidence; it no longer covers this action.
-        let next = current.on(Event::ApprovalInvalidated).map_err(|_| ApiError::internal())?;
-        let invalidated = fiscus_store::actions::invalidate_approvals(&mut tx, tenant, &uid, now).await?;
-        service::record_transition(
-            &mut tx,
-            tenant,
-            &uid,
-            Some(current),
-            next,
-            "action.approval_invalidated",
-            &actor,
-            json!({ "check_key": check.check_key, "version": version, "approvals_invalidated": invalidated }),
-        )
-        .await?;
-    }
-    ctx.audit(&mut tx, Some(&uid), json!({ "check_key": check.check_key, "version": version, "status": check.status.as_str(), "check_hash": check_hash })).await?;
-    let view = service::check_view(&check_row)?;
-    ctx.respond(tx, StatusCode::OK, &view).await
+    let stored =
+        crate::governed::actions::check::record_check(&mut tx, ctx.tenant(), &ctx.caller(), &uid, check).await?;
+    ctx.respond(tx, StatusCode::OK, &check_view(&stored)).await
 }

@@ -5,11 +5,9 @@
 pub mod agentic;
 mod assessment_evidence;
 mod checks;
-pub mod decide;
 mod execute;
 mod proposals;
 mod reads;
-pub mod service;
 mod submit;
 
 use crate::state::AppState;

@@ -4,13 +4,11 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::actions::envelope::{Envelope, ProposalRequest};
-use fiscus_domain::actions::state::ControlState;
+use fiscus_domain::actions::envelope::{Envelope, Origin, ProposalRequest};
 use fiscus_domain::api::actions::ActionView;
 use fiscus_domain::error_code::ErrorCode;
 use serde_json::json;
 
-use super::service::{self, Actor};
 use crate::http::ctx::Ctx;
 use crate::http::json::ApiJson;
 use crate::http::problem::ApiError;
@@ -51,7 +49,7 @@ pub async fn post_action(
     ApiJson(body): ApiJson<ProposalRequest>,
 ) -> Result<Response, ApiError> {
     let envelope = validate(body)?;
-    create(&ctx, &state, envelope, "application", ControlState::PendingApproval).await
+    create(&ctx, &state, envelope, Origin::Application).await
 }
 
 /// Records an external agent's proposal as a draft. It enters the approval lifecycle only when submitted
@@ -68,27 +66,12 @@ pub async fn post_proposal(
     ApiJson(body): ApiJson<ProposalRequest>,
 ) -> Result<Response, ApiError> {
     let envelope = validate(body)?;
-    create(&ctx, &state, envelope, "external_agent", ControlState::Draft).await
+    create(&ctx, &state, envelope, Origin::ExternalAgent).await
 }
 
-async fn create(
-    ctx: &Ctx,
-    state: &AppState,
-    envelope: Envelope,
-    origin: &str,
-    initial: ControlState,
-) -> Result<Response, ApiError> {
-    let tenant = ctx.tenant();
+async fn create(ctx: &Ctx, state: &AppState, envelope: Envelope, origin: Origin) -> Result<Response, ApiError> {
     let mut tx = state.store.begin().await?;
-    let proposer = Actor { kind: "application", id: &ctx.principal.application_id };
-    let row = service::insert_proposal(&mut tx, tenant, &envelope, origin, initial, &proposer).await?;
-    ctx.audit(
-        &mut tx,
-        Some(&row.id),
-        json!({ "envelope_hash": row.envelope_hash, "control_state": initial.as_str(), "origin": origin }),
-    )
-    .await?;
-    let loaded = service::load(tx.conn(), tenant, row).await?;
-    let view = loaded.view(&state.settings, None)?;
-    ctx.respond(tx, StatusCode::CREATED, &view).await
+    let loaded =
+        crate::governed::actions::propose::propose(&mut tx, ctx.tenant(), &ctx.caller(), envelope, origin).await?;
+    ctx.respond(tx, StatusCode::CREATED, &loaded.view(&state.settings, None)).await
 }

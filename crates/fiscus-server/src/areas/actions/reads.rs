@@ -6,7 +6,7 @@ use fiscus_domain::api::actions::{ActionView, AgentActionView, ExpectedView, Rec
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::error_code::ErrorCode;
 
-use super::service;
+use crate::governed::actions::{Loaded, loaded};
 use crate::http::ctx::Ctx;
 use crate::http::problem::ApiError;
 use crate::http::query::{ApiPath, ListParams};
@@ -40,7 +40,7 @@ pub async fn list_actions(
     let rows = fiscus_store::actions::list(
         &mut conn,
         ctx.tenant(),
-        filter.map(ControlState::as_str),
+        filter,
         params.page.after_id.as_deref(),
         params.page.limit,
     )
@@ -48,7 +48,7 @@ pub async fn list_actions(
     let page = ListPage::from_overfetch(rows, params.page.limit, |r| r.id.clone());
     let mut data = Vec::with_capacity(page.data.len());
     for row in page.data {
-        data.push(service::load(&mut conn, ctx.tenant(), row).await?.view(&state.settings, None)?);
+        data.push(Loaded::load(&mut conn, ctx.tenant(), row).await?.view(&state.settings, None));
     }
     Ok(Json(ListPage { object: page.object, data, has_more: page.has_more, next_after_id: page.next_after_id }))
 }
@@ -67,8 +67,8 @@ pub async fn get_action(
 ) -> Result<Json<ActionView>, ApiError> {
     let mut conn = state.store.read().await?;
     let row = fiscus_store::actions::get(&mut conn, ctx.tenant(), &uid).await?;
-    let history = service::history(&mut conn, ctx.tenant(), &uid).await?;
-    Ok(Json(service::load(&mut conn, ctx.tenant(), row).await?.view(&state.settings, Some(history))?))
+    let history = loaded::history(&mut conn, ctx.tenant(), &uid).await?;
+    Ok(Json(Loaded::load(&mut conn, ctx.tenant(), row).await?.view(&state.settings, Some(history))))
 }
 
 /// The action's status as the agent gateway shows it: never counterparty, connector or metadata details.
@@ -85,7 +85,7 @@ pub async fn get_agent_action(
 ) -> Result<Json<AgentActionView>, ApiError> {
     let mut conn = state.store.read().await?;
     let row = fiscus_store::actions::get(&mut conn, ctx.tenant(), &uid).await?;
-    Ok(Json(service::load(&mut conn, ctx.tenant(), row).await?.agent_view(&state.settings)?))
+    Ok(Json(Loaded::load(&mut conn, ctx.tenant(), row).await?.agent_view(&state.settings)))
 }
 
 /// Settlement records of an action and its reconciliation state. Acceptance and the connector's
@@ -103,13 +103,13 @@ pub async fn get_reconciliation(
 ) -> Result<Json<ReconciliationView>, ApiError> {
     let mut conn = state.store.read().await?;
     let row = fiscus_store::actions::get(&mut conn, ctx.tenant(), &uid).await?;
-    let control_state = service::parse_state(&row.control_state)?;
+    let control_state = row.state;
     let records = fiscus_store::settlement::records(&mut conn, ctx.tenant(), &uid).await?;
     let settlements: Vec<SettlementView> = records
         .into_iter()
         .map(|r| SettlementView {
             object: "settlement_record".into(),
-            mismatches: serde_json::from_str(&r.mismatches).unwrap_or_default(),
+            mismatches: r.mismatches,
             received_at: fiscus_domain::clock::rfc3339(r.received_at),
             id: r.id,
             kind: r.kind,
@@ -127,8 +127,16 @@ pub async fn get_reconciliation(
         action_id: uid,
         control_state,
         reconciliation_status: ReconciliationStatus::of(control_state),
-        expected: ExpectedView { reference: row.reference, amount_minor: row.amount_minor, currency: row.currency },
-        exceptions: settlements.iter().filter(|s| s.reconciliation == "mismatch").cloned().collect(),
+        expected: ExpectedView {
+            reference: row.envelope.reference,
+            amount_minor: row.envelope.amount_minor,
+            currency: row.envelope.currency.code().to_string(),
+        },
+        exceptions: settlements
+            .iter()
+            .filter(|s| s.reconciliation == fiscus_domain::actions::settlement::Reconciliation::Mismatch)
+            .cloned()
+            .collect(),
         settlements,
         completed: control_state == ControlState::Completed,
     }))

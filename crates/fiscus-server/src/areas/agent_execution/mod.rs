@@ -9,7 +9,6 @@ use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::areas::actions::service;
 use crate::http::ctx::Ctx;
 use crate::http::problem::ApiError;
 use crate::http::query::ApiPath;
@@ -67,7 +66,7 @@ pub async fn get_assurance(
     let covered = domains.iter().filter(|d| d.evidence_records > 0).count();
     Ok(Json(AssuranceView {
         object: "action_assurance".into(),
-        control_state: service::parse_state(&action.control_state)?,
+        control_state: action.state,
         action_id: action.id,
         envelope_hash: action.envelope_hash,
         covered_domains: covered,

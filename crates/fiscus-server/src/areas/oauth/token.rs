@@ -1,3 +1,4 @@
+use crate::governed::record::AuditEntry;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -8,7 +9,6 @@ use fiscus_domain::api::platform::{
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::credentials::{self, AppStatus, Environment, SecretKind};
 use fiscus_domain::scopes::ScopeSet;
-use fiscus_store::audit::NewAuditEvent;
 use fiscus_store::credentials::NewAccessToken;
 
 use super::client_auth::{AddressThrottle, OAuthError, authenticate_client, no_store, parse_form};
@@ -105,16 +105,13 @@ async fn issue(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Tok
         },
     )
     .await?;
-    let request_id = request_id::current();
-    fiscus_store::audit::append(
+    crate::governed::record::audit(
         &mut tx,
-        &client.workspace_id,
-        NewAuditEvent {
-            environment: Some(environment.as_str()),
-            actor_kind: "application",
-            actor_id: &client.application_id,
+        &oauth_caller(&client.application_id),
+        &AuditEntry {
+            workspace_id: &client.workspace_id,
+            environment: Some(environment),
             action: "post_oauth_token",
-            request_id: request_id.as_deref(),
             subject: Some(&token_id),
             details: serde_json::json!({ "client_id": client.id, "scope": scope, "expires_in": ttl }),
             occurred_at: now,
@@ -171,16 +168,13 @@ async fn revoke(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<()
     let now = now_micros();
     let mut tx = state.store.begin().await?;
     if fiscus_store::credentials::revoke_access_token(&mut tx, &owner.workspace_id, &owner.id, now).await? {
-        let request_id = request_id::current();
-        fiscus_store::audit::append(
+        crate::governed::record::audit(
             &mut tx,
-            &owner.workspace_id,
-            NewAuditEvent {
+            &oauth_caller(&client.application_id),
+            &AuditEntry {
+                workspace_id: &owner.workspace_id,
                 environment: None,
-                actor_kind: "application",
-                actor_id: &client.application_id,
                 action: "post_oauth_revoke",
-                request_id: request_id.as_deref(),
                 subject: Some(&owner.id),
                 details: serde_json::json!({ "client_id": client.id }),
                 occurred_at: now,
@@ -261,4 +255,14 @@ async fn introspect(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Resul
         workspace_id: Some(resolved.workspace_id),
         environment: Some(resolved.environment),
     })
+}
+
+/// The client's application as the caller of the token endpoint (authenticated by its client secret).
+fn oauth_caller(application_id: &str) -> crate::governed::Caller {
+    crate::governed::Caller {
+        actor: fiscus_domain::actor::Actor::application(application_id),
+        request_id: request_id::current(),
+        credential_id: None,
+        operation: None,
+    }
 }

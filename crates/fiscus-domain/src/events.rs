@@ -1,0 +1,161 @@
+//! The one event envelope. Every lifecycle event Fiscus emits (into the outbox today; to customers' webhook
+//! endpoints and to workflows next) has this shape, in the manner of Stripe's and the CloudEvents envelope:
+//! an id, a type from a closed list, when, where (workspace and environment), who (the [`Actor`]) and the
+//! type's data. A consumer can dispatch on `type` and trust `data` to have that type's schema.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::actions::state::ControlState;
+use crate::actor::Actor;
+use crate::credentials::Environment;
+
+/// Every event type. The names are part of the API: never renamed, only added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+pub enum EventType {
+    #[serde(rename = "action.proposed")]
+    ActionProposed,
+    #[serde(rename = "action.submitted")]
+    ActionSubmitted,
+    #[serde(rename = "action.check_recorded")]
+    ActionCheckRecorded,
+    #[serde(rename = "action.approval_recorded")]
+    ActionApprovalRecorded,
+    #[serde(rename = "action.approved")]
+    ActionApproved,
+    #[serde(rename = "action.denied")]
+    ActionDenied,
+    #[serde(rename = "action.approval_invalidated")]
+    ActionApprovalInvalidated,
+    #[serde(rename = "action.executed")]
+    ActionExecuted,
+    #[serde(rename = "action.settled")]
+    ActionSettled,
+    #[serde(rename = "action.reconciled")]
+    ActionReconciled,
+    #[serde(rename = "action.reconciliation_exception")]
+    ActionReconciliationException,
+    #[serde(rename = "action.failed")]
+    ActionFailed,
+    #[serde(rename = "action.returned")]
+    ActionReturned,
+}
+
+impl EventType {
+    pub const ALL: [EventType; 13] = [
+        EventType::ActionProposed,
+        EventType::ActionSubmitted,
+        EventType::ActionCheckRecorded,
+        EventType::ActionApprovalRecorded,
+        EventType::ActionApproved,
+        EventType::ActionDenied,
+        EventType::ActionApprovalInvalidated,
+        EventType::ActionExecuted,
+        EventType::ActionSettled,
+        EventType::ActionReconciled,
+        EventType::ActionReconciliationException,
+        EventType::ActionFailed,
+        EventType::ActionReturned,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::ActionProposed => "action.proposed",
+            EventType::ActionSubmitted => "action.submitted",
+            EventType::ActionCheckRecorded => "action.check_recorded",
+            EventType::ActionApprovalRecorded => "action.approval_recorded",
+            EventType::ActionApproved => "action.approved",
+            EventType::ActionDenied => "action.denied",
+            EventType::ActionApprovalInvalidated => "action.approval_invalidated",
+            EventType::ActionExecuted => "action.executed",
+            EventType::ActionSettled => "action.settled",
+            EventType::ActionReconciled => "action.reconciled",
+            EventType::ActionReconciliationException => "action.reconciliation_exception",
+            EventType::ActionFailed => "action.failed",
+            EventType::ActionReturned => "action.returned",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<EventType> {
+        EventType::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for EventType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A lifecycle event: the shape stored in the outbox and delivered to subscribers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({
+    "id": "evt_01M81GEC05EFB9183ZPGT2DR8T",
+    "type": "action.approved",
+    "created_at": "2026-11-22T10:15:30.123456Z",
+    "workspace_id": "wsp_01M81GEC05EFB9183ZPGT2DR8T",
+    "environment": "sandbox",
+    "actor": { "kind": "operator", "id": "opr_01M81GEC05EFB9183ZPGT2DR8T" },
+    "data": {
+        "action_id": "act_01M81GEC05EFB9183ZPGT2DR8T",
+        "from_state": "pending_approval",
+        "to_state": "approved",
+        "envelope_hash": "sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
+        "detail": { "decision_id": "dec_01M81GEC05EFB9183ZPGT2DR8T" }
+    }
+}))]
+pub struct Event {
+    /// `evt_…`, unique; consumers deduplicate on it (delivery is at least once).
+    #[schema(pattern = "^evt_[0-9A-Z]{26}$")]
+    pub id: String,
+    #[serde(rename = "type")]
+    pub event_type: EventType,
+    /// RFC 3339, UTC, microseconds.
+    #[schema(format = DateTime)]
+    pub created_at: String,
+    #[schema(pattern = "^wsp_[0-9A-Z]{26}$")]
+    pub workspace_id: String,
+    pub environment: Environment,
+    pub actor: Actor,
+    pub data: EventData,
+}
+
+/// The data of an event, by the family of its type.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(untagged)]
+pub enum EventData {
+    Action(ActionEventData),
+}
+
+/// The data of every `action.*` event: which action, the state change it records (equal states when the
+/// event changes none, e.g. a check or an approval short of the quorum), the envelope hash it concerns, and
+/// the event's own facts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ActionEventData {
+    #[schema(pattern = "^act_[0-9A-Z]{26}$")]
+    pub action_id: String,
+    /// `null` for the proposal, which creates the action.
+    pub from_state: Option<ControlState>,
+    pub to_state: ControlState,
+    #[schema(pattern = "^sha256:[0-9a-f]{64}$")]
+    pub envelope_hash: String,
+    /// What the event adds: decision and evidence hashes, check versions, settlement record ids…
+    #[schema(value_type = Object)]
+    pub detail: Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_type_round_trips_by_its_name() {
+        for t in EventType::ALL {
+            assert_eq!(EventType::parse(t.as_str()), Some(t));
+            assert_eq!(serde_json::to_value(t).expect("type"), t.as_str());
+        }
+        assert_eq!(EventType::parse("action.teleported"), None);
+    }
+}

@@ -1,0 +1,91 @@
+//! A new version of a pre-trade check. Earlier versions are kept; a new version on an approved action
+//! invalidates the approvals, which must then be given again on the new evidence.
+
+use fiscus_domain::actions::checks::ValidCheck;
+use fiscus_domain::actions::state::{ControlState, Event};
+use fiscus_domain::clock::{now_micros, rfc3339};
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::events::EventType;
+use fiscus_domain::evidence::seal;
+use fiscus_domain::tenancy::Tenant;
+use fiscus_store::WriteTx;
+use fiscus_store::actions::Check;
+use serde_json::{Value, json};
+
+use crate::governed::record::{ActionChange, record};
+use crate::governed::{Caller, Failure};
+
+pub async fn record_check(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    caller: &Caller,
+    action_id: &str,
+    check: ValidCheck,
+) -> Result<Check, Failure> {
+    let action = fiscus_store::actions::get_for_decision(tx, tenant, action_id).await?;
+    let current = action.state;
+    if !matches!(current, ControlState::Draft | ControlState::PendingApproval | ControlState::Approved) {
+        return Err(Failure::refused(
+            ErrorCode::ActionClosed,
+            format!("the action is {}; checks can no longer change it", current.as_str()),
+        ));
+    }
+    let now = now_micros();
+    let version = fiscus_store::actions::next_check_version(tx, tenant, action_id, &check.check_key).await?;
+    let recorded_by = caller.actor.id.clone();
+    let check_hash = seal(&check.payload(action_id, version, &recorded_by, &rfc3339(now)))
+        .map_err(|_| Failure::Invalid(vec![("metrics", "numbers must be finite".into())]))?;
+    let stored = Check {
+        id: fiscus_domain::ids::new_id("chk"),
+        check_key: check.check_key,
+        version,
+        status: check.status,
+        source_type: check.source_type,
+        source_reference: check.source_reference,
+        source_hash: check.source_hash,
+        metrics: Value::Array(check.metrics),
+        metadata: Value::Array(check.metadata),
+        check_hash,
+        recorded_by,
+        created_at: now,
+    };
+    fiscus_store::actions::insert_check(tx, tenant, action_id, &stored).await?;
+    let facts = json!({
+        "check_id": stored.id, "check_key": stored.check_key, "version": version,
+        "status": stored.status.as_str(), "check_hash": stored.check_hash,
+    });
+    record(
+        tx,
+        tenant,
+        caller,
+        ActionChange {
+            action_id,
+            envelope_hash: &action.envelope_hash,
+            from: Some(current),
+            to: current,
+            event: EventType::ActionCheckRecorded,
+            detail: facts,
+        },
+    )
+    .await?;
+    if current == ControlState::Approved {
+        // The approval covered the previous evidence; it no longer covers this action.
+        let next = current.on(Event::ApprovalInvalidated).map_err(|e| Failure::internal(e.to_string()))?;
+        let invalidated = fiscus_store::actions::invalidate_approvals(tx, tenant, action_id, now).await?;
+        record(
+            tx,
+            tenant,
+            caller,
+            ActionChange {
+                action_id,
+                envelope_hash: &action.envelope_hash,
+                from: Some(current),
+                to: next,
+                event: EventType::ActionApprovalInvalidated,
+                detail: json!({ "check_key": stored.check_key, "version": version, "approvals_invalidated": invalidated }),
+            },
+        )
+        .await?;
+    }
+    Ok(stored)
+}

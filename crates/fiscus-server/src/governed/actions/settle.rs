@@ -1,0 +1,144 @@
+//! Settlement and reconciliation of an executing action: run it through its connector, seal what the
+//! connector reported, reconcile, and move the action, releasing or consuming a delegated budget
+//! reservation. One claimed work item is finished in the caller's transaction; a crash before commit
+//! leaves the claim to go stale and be taken again, and the unique settlement record keeps a second pass
+//! from settling twice.
+
+use fiscus_domain::actions::settlement::{Expected, Reconciliation, SettlementKind, reconcile, reservation_after};
+use fiscus_domain::actions::state::{ControlState, Event};
+use fiscus_domain::clock::{now_micros, rfc3339};
+use fiscus_domain::events::EventType;
+use fiscus_domain::evidence::seal;
+use fiscus_store::WriteTx;
+use fiscus_store::settlement::{Job, SettlementRecord};
+use serde_json::json;
+
+use crate::connectors::{ConnectorEvent, Instruction, connector_for};
+use crate::governed::record::{ActionChange, record};
+use crate::governed::{Caller, Failure};
+
+/// What settling one item did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Settled {
+    /// The action moved to this state.
+    Moved(ControlState),
+    /// The action was no longer executing (an earlier pass finished it): nothing to do.
+    AlreadyDone,
+    /// The claim was taken over by another worker; nothing was written.
+    ClaimLost,
+}
+
+pub async fn settle(tx: &mut WriteTx, caller: &Caller, job: &Job) -> Result<Settled, Failure> {
+    let tenant = &job.tenant;
+    let worker = caller.actor.id.as_str();
+    let action = fiscus_store::actions::get_for_decision(tx, tenant, &job.action_id).await?;
+    let now = now_micros();
+    if action.state != ControlState::Executing {
+        fiscus_store::settlement::finish(tx, &job.id, worker, now).await?;
+        return Ok(Settled::AlreadyDone);
+    }
+    let envelope = &action.envelope;
+    let connector = connector_for(&job.connector, tenant.environment).ok_or_else(|| {
+        Failure::internal(format!("no connector {} in {}", job.connector, tenant.environment.as_str()))
+    })?;
+    let events = connector.execute(&Instruction {
+        action_id: &action.id,
+        reference: &envelope.reference,
+        amount_minor: envelope.amount_minor,
+        currency: envelope.currency.code(),
+        counterparty: &envelope.counterparty,
+    });
+    let expected = Expected {
+        reference: &envelope.reference,
+        amount_minor: envelope.amount_minor,
+        currency: envelope.currency.code(),
+    };
+    let mut current = action.state;
+    for event in events {
+        let (kind, report, reason) = match &event {
+            ConnectorEvent::Settled(r) => (SettlementKind::Settled, Some(r), None),
+            ConnectorEvent::Returned(r) => (SettlementKind::Returned, Some(r), None),
+            ConnectorEvent::Failed { reason } => (SettlementKind::Failed, None, Some(reason.clone())),
+        };
+        let mismatches: Vec<String> = match (kind, report) {
+            (SettlementKind::Settled, Some(r)) => reconcile(&expected, r).into_iter().map(str::to_string).collect(),
+            _ => Vec::new(),
+        };
+        let reconciliation = match kind {
+            SettlementKind::Settled if mismatches.is_empty() => Reconciliation::Matched,
+            SettlementKind::Settled => Reconciliation::Mismatch,
+            _ => Reconciliation::NotApplicable,
+        };
+        let record_id = fiscus_domain::ids::new_id("stl");
+        let payload = json!({
+            "id": record_id,
+            "action_id": action.id,
+            "kind": kind.as_str(),
+            "connector": job.connector,
+            "report": report,
+            "reason": reason,
+            "reconciliation": reconciliation.as_str(),
+            "mismatches": mismatches,
+            "received_at": rfc3339(now),
+        });
+        let record_hash = seal(&payload).map_err(|e| Failure::internal(format!("settlement record: {e}")))?;
+        fiscus_store::settlement::insert_record(
+            tx,
+            tenant,
+            &action.id,
+            &SettlementRecord {
+                id: record_id.clone(),
+                kind,
+                connector: job.connector.clone(),
+                connector_reference: report.map(|r| r.connector_reference.clone()).unwrap_or_default(),
+                reference: report.map(|r| r.reference.clone()).unwrap_or_else(|| envelope.reference.clone()),
+                amount_minor: report.map(|r| r.amount_minor).unwrap_or(0),
+                currency: report.map(|r| r.currency.clone()).unwrap_or_else(|| envelope.currency.code().to_string()),
+                reconciliation,
+                mismatches: mismatches.clone(),
+                record_hash: record_hash.clone(),
+                processed_by: worker.to_string(),
+                received_at: now,
+            },
+        )
+        .await?;
+        let steps: &[(Event, EventType)] = match (kind, reconciliation) {
+            (SettlementKind::Settled, Reconciliation::Matched) => &[
+                (Event::ConnectorSettled, EventType::ActionSettled),
+                (Event::ReconciledMatch, EventType::ActionReconciled),
+            ],
+            (SettlementKind::Settled, _) => &[
+                (Event::ConnectorSettled, EventType::ActionSettled),
+                (Event::ReconciledMismatch, EventType::ActionReconciliationException),
+            ],
+            (SettlementKind::Returned, _) => &[(Event::ConnectorReturned, EventType::ActionReturned)],
+            (SettlementKind::Failed, _) => &[(Event::ConnectorFailed, EventType::ActionFailed)],
+        };
+        for &(step, event_type) in steps {
+            let next = current.on(step).map_err(|e| Failure::internal(e.to_string()))?;
+            record(
+                tx,
+                tenant,
+                caller,
+                ActionChange {
+                    action_id: &action.id,
+                    envelope_hash: &action.envelope_hash,
+                    from: Some(current),
+                    to: next,
+                    event: event_type,
+                    detail: json!({ "settlement_record": record_id, "record_hash": record_hash, "mismatches": mismatches, "reason": reason }),
+                },
+            )
+            .await?;
+            current = next;
+        }
+        // A delegated action's budget reservation follows the outcome (see `reservation_after`).
+        if let Some(r) = reservation_after(current) {
+            fiscus_store::delegations::settle_reservation(tx, tenant, &action.id, r, now).await?;
+        }
+    }
+    if !fiscus_store::settlement::finish(tx, &job.id, worker, now).await? {
+        return Ok(Settled::ClaimLost);
+    }
+    Ok(Settled::Moved(current))
+}

@@ -1,0 +1,41 @@
+//! An external agent's draft enters the approval lifecycle. The agent gains no approval authority.
+
+use fiscus_domain::actions::envelope::Origin;
+use fiscus_domain::actions::state::Event;
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::events::EventType;
+use fiscus_domain::tenancy::Tenant;
+use fiscus_store::WriteTx;
+use serde_json::json;
+
+use super::Loaded;
+use crate::governed::record::{ActionChange, record};
+use crate::governed::{Caller, Failure};
+
+pub async fn submit(tx: &mut WriteTx, tenant: &Tenant, caller: &Caller, action_id: &str) -> Result<Loaded, Failure> {
+    let mut loaded = Loaded::for_decision(tx, tenant, action_id).await?;
+    let current = loaded.state();
+    if loaded.action.origin != Origin::ExternalAgent {
+        return Err(Failure::refused(ErrorCode::SubmissionRejected, "only external agents' proposals are submitted"));
+    }
+    let next = current.on(Event::Submit).map_err(|_| {
+        Failure::refused(ErrorCode::SubmissionRejected, format!("the action is {}, not a draft", current.as_str()))
+    })?;
+    let recorded = record(
+        tx,
+        tenant,
+        caller,
+        ActionChange {
+            action_id,
+            envelope_hash: &loaded.action.envelope_hash,
+            from: Some(current),
+            to: next,
+            event: EventType::ActionSubmitted,
+            detail: json!({}),
+        },
+    )
+    .await?;
+    loaded.action.state = next;
+    loaded.action.updated_at = recorded.at;
+    Ok(loaded)
+}

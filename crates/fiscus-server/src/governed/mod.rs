@@ -1,0 +1,90 @@
+//! The application layer for governed changes.
+//!
+//! Every change that governance cares about — a proposal, a check version, an operator's decision, an
+//! execution, a settlement — is made here, once, whoever asks for it. The adapters above (`areas/` for the
+//! API, `console/` for people, `workers/` for background work, `admin.rs` for the CLI) only parse their
+//! input, build a [`Caller`], call a function of this layer inside a transaction they own, and render the
+//! result. Below it are the domain's rules (`fiscus_domain`) and the repositories (`fiscus_store`).
+//!
+//! Invariants this layer keeps (ARCHITECTURE.md lists them):
+//! - nothing outside it writes the outbox or the audit log: [`record::record`] writes a transition, its
+//!   history entry, its outbox event (in the one [`fiscus_domain::events::Event`] envelope) and its audit
+//!   event together, and [`record::audit`] is the only other way into the audit chain;
+//! - it never imports the adapters (`crate::http`, `crate::areas`, `crate::console`, `crate::workers`);
+//! - every stored value it decides on arrives typed from the store (an unknown value is already a refusal).
+
+pub mod actions;
+pub mod delegations;
+pub mod record;
+
+use fiscus_domain::actions::approval::Refusal;
+use fiscus_domain::actions::gates::FailedGate;
+use fiscus_domain::actor::Actor;
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_store::StoreError;
+
+/// Who asks for a change, and through what: the actor, and the request and credential it came with (for
+/// the audit event).
+#[derive(Clone, Debug)]
+pub struct Caller {
+    pub actor: Actor,
+    pub request_id: Option<String>,
+    /// The application's credential (key or token id), for API callers.
+    pub credential_id: Option<String>,
+    /// The catalogue operation, for API callers.
+    pub operation: Option<&'static str>,
+}
+
+impl Caller {
+    /// A caller with no request context (the CLI, a worker).
+    pub fn bare(actor: Actor) -> Caller {
+        Caller { actor, request_id: None, credential_id: None, operation: None }
+    }
+}
+
+/// Why a governed change did not happen. Nothing of it was written (the adapter drops the transaction).
+#[derive(Debug)]
+pub enum Failure {
+    /// No such object in the caller's workspace and environment.
+    NotFound,
+    /// Field errors of a request that cannot be what it says.
+    Invalid(Vec<(&'static str, String)>),
+    /// A rule of the lifecycle refused it (the code says which, the detail says why).
+    Refused { code: ErrorCode, detail: String },
+    /// An operator's decision refused by the approval rules.
+    Decision(Refusal),
+    /// Execution refused by its gates (each named).
+    Gates(Vec<FailedGate>),
+    /// The store failed, or found data it does not recognise or that failed its seal.
+    Store(StoreError),
+}
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Failure {
+        match e {
+            StoreError::NotFound => Failure::NotFound,
+            other => Failure::Store(other),
+        }
+    }
+}
+
+impl Failure {
+    pub fn refused(code: ErrorCode, detail: impl Into<String>) -> Failure {
+        Failure::Refused { code, detail: detail.into() }
+    }
+
+    /// For adapters whose errors are the store's (an audit write can only fail in the store).
+    pub fn into_store_error(self) -> StoreError {
+        match self {
+            Failure::Store(e) => e,
+            Failure::NotFound => StoreError::NotFound,
+            other => StoreError::Corrupt(format!("{other:?}")),
+        }
+    }
+
+    /// A fact the code relies on did not hold (a transition the state machine should have allowed): an
+    /// internal error, never a decision.
+    pub fn internal(what: impl Into<String>) -> Failure {
+        Failure::Store(StoreError::Corrupt(what.into()))
+    }
+}

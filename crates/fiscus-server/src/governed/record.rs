@@ -1,0 +1,135 @@
+//! The one way a governed change is written down.
+//!
+//! [`record`] writes, inside the caller's transaction: the conditional state change (when the event moves
+//! the action), the history entry, the outbox event in the one envelope, and the audit event. They commit
+//! together or not at all, so a subscriber never hears of a change that did not happen, and the audit chain
+//! never misses one that did. [`audit`] appends an audit event for changes that announce no event (a key
+//! issued, a sign-in, a delegation drafted).
+
+use fiscus_domain::actions::state::ControlState;
+use fiscus_domain::clock::{now_micros, rfc3339};
+use fiscus_domain::credentials::Environment;
+use fiscus_domain::events::{ActionEventData, Event, EventData, EventType};
+use fiscus_domain::tenancy::Tenant;
+use fiscus_store::WriteTx;
+use fiscus_store::actions::HistoryEntry;
+use fiscus_store::audit::NewAuditEvent;
+use serde_json::{Value, json};
+
+use super::{Caller, Failure};
+
+/// A change of one action.
+pub struct ActionChange<'a> {
+    pub action_id: &'a str,
+    pub envelope_hash: &'a str,
+    /// The state before; `None` for the proposal that creates the action.
+    pub from: Option<ControlState>,
+    /// The state after (equal to `from` for an event that moves nothing, e.g. a check version).
+    pub to: ControlState,
+    pub event: EventType,
+    /// The event's own facts (decision and evidence hashes, check versions, settlement records…).
+    pub detail: Value,
+}
+
+/// What [`record`] wrote: the event as it will be delivered, and when (UTC microseconds).
+pub struct Recorded {
+    pub event: Event,
+    pub at: i64,
+}
+
+/// Records `change` in `tx`: transition, history, outbox event and audit event.
+pub async fn record(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    caller: &Caller,
+    change: ActionChange<'_>,
+) -> Result<Recorded, Failure> {
+    let now = now_micros();
+    if let Some(from) = change.from
+        && from != change.to
+    {
+        fiscus_store::actions::transition(tx, tenant, change.action_id, from, change.to, now).await?;
+    }
+    fiscus_store::actions::record_history(
+        tx,
+        tenant,
+        change.action_id,
+        &HistoryEntry {
+            from_state: change.from,
+            to_state: change.to,
+            event: change.event,
+            actor: caller.actor.clone(),
+            detail: change.detail.clone(),
+            created_at: now,
+        },
+    )
+    .await?;
+    let event = Event {
+        id: fiscus_domain::ids::new_id("evt"),
+        event_type: change.event,
+        created_at: rfc3339(now),
+        workspace_id: tenant.workspace_id.clone(),
+        environment: tenant.environment,
+        actor: caller.actor.clone(),
+        data: EventData::Action(ActionEventData {
+            action_id: change.action_id.to_string(),
+            from_state: change.from,
+            to_state: change.to,
+            envelope_hash: change.envelope_hash.to_string(),
+            detail: change.detail,
+        }),
+    };
+    fiscus_store::outbox::enqueue(tx, &event, change.action_id, now).await?;
+    let EventData::Action(data) = &event.data;
+    audit(
+        tx,
+        caller,
+        &AuditEntry {
+            workspace_id: &tenant.workspace_id,
+            environment: Some(tenant.environment),
+            action: change.event.as_str(),
+            subject: Some(change.action_id),
+            details: json!({ "event_id": event.id, "from_state": data.from_state, "to_state": data.to_state, "detail": data.detail }),
+            occurred_at: now,
+        },
+    )
+    .await?;
+    Ok(Recorded { event, at: now })
+}
+
+/// An audit event about anything else.
+pub struct AuditEntry<'a> {
+    pub workspace_id: &'a str,
+    pub environment: Option<Environment>,
+    /// What happened: an event type, a catalogue operation id, or an administrative action name.
+    pub action: &'a str,
+    pub subject: Option<&'a str>,
+    pub details: Value,
+    pub occurred_at: i64,
+}
+
+/// Appends an audit event to the workspace's chain inside `tx`, with the caller's actor, request and
+/// credential. The only way into the audit log.
+pub async fn audit(tx: &mut WriteTx, caller: &Caller, entry: &AuditEntry<'_>) -> Result<(), Failure> {
+    let details = match (&caller.credential_id, caller.operation) {
+        (None, None) => entry.details.clone(),
+        (credential, operation) => {
+            json!({ "credential_id": credential, "operation": operation, "change": entry.details })
+        }
+    };
+    fiscus_store::audit::append(
+        tx,
+        entry.workspace_id,
+        NewAuditEvent {
+            environment: entry.environment.map(Environment::as_str),
+            actor: &caller.actor,
+            action: entry.action,
+            request_id: caller.request_id.as_deref(),
+            subject: entry.subject,
+            details,
+            occurred_at: entry.occurred_at,
+        },
+    )
+    .await?;
+    Ok(())
+}
