@@ -234,7 +234,7 @@ pub async fn transition(
     .execute(tx.conn())
     .await?;
     if done.rows_affected() != 1 {
-        return Err(StoreError::Conflict(format!("action {id} is no longer {}", from.as_str())));
+        return Err(StoreError::Conflict(format!("action {id} is no longer {from:?}")));
     }
     Ok(())
 }

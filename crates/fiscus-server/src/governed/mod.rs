@@ -10,7 +10,7 @@
 //! - nothing outside it writes the outbox or the audit log: [`record::record`] writes a transition, its
 //!   history entry, its outbox event (in the one [`fiscus_domain::events::Event`] envelope) and its audit
 //!   event together, and [`record::audit`] is the only other way into the audit chain;
-//! - it never imports the adapters (`crate::http`, `crate::areas`, `crate::console`, `crate::workers`);
+//! - it never imports the adapters (the `http`, `areas`, `console` and `workers` modules) or the web framework;
 //! - every stored value it decides on arrives typed from the store (an unknown value is already a refusal).
 
 pub mod actions;

@@ -45,25 +45,6 @@ pub async fn record(
     change: ActionChange<'_>,
 ) -> Result<Recorded, Failure> {
     let now = now_micros();
-    if let Some(from) = change.from
-        && from != change.to
-    {
-        fiscus_store::actions::transition(tx, tenant, change.action_id, from, change.to, now).await?;
-    }
-    fiscus_store::actions::record_history(
-        tx,
-        tenant,
-        change.action_id,
-        &HistoryEntry {
-            from_state: change.from,
-            to_state: change.to,
-            event: change.event,
-            actor: caller.actor.clone(),
-            detail: change.detail.clone(),
-            created_at: now,
-        },
-    )
-    .await?;
     let event = Event {
         id: fiscus_domain::ids::new_id("evt"),
         event_type: change.event,
@@ -79,8 +60,9 @@ pub async fn record(
             detail: change.detail,
         }),
     };
-    fiscus_store::outbox::enqueue(tx, &event, change.action_id, now).await?;
     let EventData::Action(data) = &event.data;
+    // The order inside the transaction does not matter (all of it commits or none); the audit event goes
+    // first so that the application layer hands down to the store and never returns to itself in between.
     audit(
         tx,
         caller,
@@ -94,6 +76,26 @@ pub async fn record(
         },
     )
     .await?;
+    if let Some(from) = change.from
+        && from != change.to
+    {
+        fiscus_store::actions::transition(tx, tenant, change.action_id, from, change.to, now).await?;
+    }
+    fiscus_store::actions::record_history(
+        tx,
+        tenant,
+        change.action_id,
+        &HistoryEntry {
+            from_state: change.from,
+            to_state: change.to,
+            event: change.event,
+            actor: caller.actor.clone(),
+            detail: data.detail.clone(),
+            created_at: now,
+        },
+    )
+    .await?;
+    fiscus_store::outbox::enqueue(tx, &event, change.action_id, now).await?;
     Ok(Recorded { event, at: now })
 }
 

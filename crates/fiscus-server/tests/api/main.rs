@@ -14,6 +14,7 @@ mod evidence;
 mod examples;
 mod helpers;
 mod idempotency;
+mod layers;
 mod oauth;
 mod openapi;
 mod platform;

@@ -59,19 +59,6 @@ pub async fn execute(
         ExecutionMode::MachineDelegated => Event::DelegatedExecutionAccepted,
     };
     let next = action.state.on(event).map_err(|e| Failure::internal(e.to_string()))?;
-    if let Some(r) = delegated.and_then(|d| d.reservation) {
-        fiscus_store::delegations::reserve(
-            tx,
-            tenant,
-            &r.delegation_id,
-            action_id,
-            action.envelope.amount_minor,
-            &r.day,
-            &r.month,
-            now,
-        )
-        .await?;
-    }
     record(
         tx,
         tenant,
@@ -89,6 +76,19 @@ pub async fn execute(
         },
     )
     .await?;
+    if let Some(r) = delegated.and_then(|d| d.reservation) {
+        fiscus_store::delegations::reserve(
+            tx,
+            tenant,
+            &r.delegation_id,
+            action_id,
+            action.envelope.amount_minor,
+            &r.day,
+            &r.month,
+            now,
+        )
+        .await?;
+    }
     fiscus_store::settlement::enqueue(tx, tenant, action_id, &action.envelope.connector, now).await?;
     Ok(Execution::Accepted(Accepted { action_id: action_id.to_string(), state: next }))
 }

@@ -31,6 +31,9 @@ pub enum Settled {
 pub async fn settle(tx: &mut WriteTx, caller: &Caller, job: &Job) -> Result<Settled, Failure> {
     let tenant = &job.tenant;
     let worker = caller.actor.id.as_str();
+    let connector = connector_for(&job.connector, tenant.environment).ok_or_else(|| {
+        Failure::internal(format!("no connector {} in {}", job.connector, tenant.environment.as_str()))
+    })?;
     let action = fiscus_store::actions::get_for_decision(tx, tenant, &job.action_id).await?;
     let now = now_micros();
     if action.state != ControlState::Executing {
@@ -38,9 +41,6 @@ pub async fn settle(tx: &mut WriteTx, caller: &Caller, job: &Job) -> Result<Sett
         return Ok(Settled::AlreadyDone);
     }
     let envelope = &action.envelope;
-    let connector = connector_for(&job.connector, tenant.environment).ok_or_else(|| {
-        Failure::internal(format!("no connector {} in {}", job.connector, tenant.environment.as_str()))
-    })?;
     let events = connector.execute(&Instruction {
         action_id: &action.id,
         reference: &envelope.reference,
@@ -82,26 +82,6 @@ pub async fn settle(tx: &mut WriteTx, caller: &Caller, job: &Job) -> Result<Sett
             "received_at": rfc3339(now),
         });
         let record_hash = seal(&payload).map_err(|e| Failure::internal(format!("settlement record: {e}")))?;
-        fiscus_store::settlement::insert_record(
-            tx,
-            tenant,
-            &action.id,
-            &SettlementRecord {
-                id: record_id.clone(),
-                kind,
-                connector: job.connector.clone(),
-                connector_reference: report.map(|r| r.connector_reference.clone()).unwrap_or_default(),
-                reference: report.map(|r| r.reference.clone()).unwrap_or_else(|| envelope.reference.clone()),
-                amount_minor: report.map(|r| r.amount_minor).unwrap_or(0),
-                currency: report.map(|r| r.currency.clone()).unwrap_or_else(|| envelope.currency.code().to_string()),
-                reconciliation,
-                mismatches: mismatches.clone(),
-                record_hash: record_hash.clone(),
-                processed_by: worker.to_string(),
-                received_at: now,
-            },
-        )
-        .await?;
         let steps: &[(Event, EventType)] = match (kind, reconciliation) {
             (SettlementKind::Settled, Reconciliation::Matched) => &[
                 (Event::ConnectorSettled, EventType::ActionSettled),
@@ -132,6 +112,26 @@ pub async fn settle(tx: &mut WriteTx, caller: &Caller, job: &Job) -> Result<Sett
             .await?;
             current = next;
         }
+        fiscus_store::settlement::insert_record(
+            tx,
+            tenant,
+            &action.id,
+            &SettlementRecord {
+                id: record_id.clone(),
+                kind,
+                connector: job.connector.clone(),
+                connector_reference: report.map(|r| r.connector_reference.clone()).unwrap_or_default(),
+                reference: report.map(|r| r.reference.clone()).unwrap_or_else(|| envelope.reference.clone()),
+                amount_minor: report.map(|r| r.amount_minor).unwrap_or(0),
+                currency: report.map(|r| r.currency.clone()).unwrap_or_else(|| envelope.currency.code().to_string()),
+                reconciliation,
+                mismatches: mismatches.clone(),
+                record_hash: record_hash.clone(),
+                processed_by: worker.to_string(),
+                received_at: now,
+            },
+        )
+        .await?;
         // A delegated action's budget reservation follows the outcome (see `reservation_after`).
         if let Some(r) = reservation_after(current) {
             fiscus_store::delegations::settle_reservation(tx, tenant, &action.id, r, now).await?;
