@@ -4,13 +4,13 @@ use crate::http::form::ConsoleForm;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::clock::now_micros;
-use fiscus_domain::production_access::{Move, Outcome, decide};
+use fiscus_domain::production_access::Move;
 use serde::Deserialize;
-use serde_json::json;
 
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
+use crate::governed;
+use crate::governed::production::Refused;
 use crate::state::AppState;
 
 pub async fn show(State(state): State<AppState>, op: OperatorSession) -> Response {
@@ -57,65 +57,17 @@ pub async fn change(
     };
     let result = async {
         let mut tx = state.store.begin().await?;
-        let ws = fiscus_store::workspaces::get(tx.conn(), &op.workspace_id).await?;
-        let open = fiscus_store::workspaces::open_production_request(&mut tx, &op.workspace_id).await?;
-        let outcome = match decide(
-            mv,
-            op.role,
-            &op.operator_id,
-            ws.production_access(),
-            open.as_ref().map(|(_, by)| by.as_str()),
-        ) {
-            Ok(o) => o,
-            Err(r) => return Ok(Err(r.to_string())),
-        };
-        let now = now_micros();
-        match outcome {
-            Outcome::Requested => {
-                fiscus_store::workspaces::request_production(&mut tx, &op.workspace_id, &op.operator_id, now).await?;
-            }
-            Outcome::Enabled => {
-                let id = open.as_ref().map(|(id, _)| id.as_str());
-                fiscus_store::workspaces::settle_production(
-                    &mut tx,
-                    &op.workspace_id,
-                    id,
-                    "confirmed",
-                    &op.operator_id,
-                    true,
-                    now,
-                )
-                .await?;
-            }
-            Outcome::Disabled => {
-                let id = open.as_ref().map(|(id, _)| id.as_str());
-                fiscus_store::workspaces::settle_production(
-                    &mut tx,
-                    &op.workspace_id,
-                    id,
-                    "withdrawn",
-                    &op.operator_id,
-                    false,
-                    now,
-                )
-                .await?;
-            }
-        }
-        super::audit(
-            &mut tx,
-            &op.workspace_id,
-            &op.operator_id,
-            "console.production_access",
-            json!({ "outcome": format!("{outcome:?}") }),
-        )
-        .await?;
+        governed::production::change(&mut tx, &op.workspace_id, &op.caller(), op.role, mv).await?;
         tx.commit().await?;
-        Ok::<Result<(), String>, fiscus_store::StoreError>(Ok(()))
+        Ok::<(), Refused>(())
     }
     .await;
     match result {
-        Ok(Ok(())) => html::redirect("/console/production"),
-        Ok(Err(message)) => html::error_page(StatusCode::CONFLICT, "Refused", &message),
-        Err(_) => html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Not recorded", "Nothing changed. Try again."),
+        Ok(()) => html::redirect("/console/production"),
+        Err(Refused::Rule(r)) => html::error_page(StatusCode::CONFLICT, "Refused", &r.to_string()),
+        Err(Refused::Failed(e)) => {
+            tracing::warn!(error = ?e, "a production access change was not recorded");
+            html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Not recorded", "Nothing changed. Try again.")
+        }
     }
 }

@@ -15,6 +15,7 @@
 
 pub mod actions;
 pub mod delegations;
+pub mod production;
 pub mod record;
 
 use fiscus_domain::actions::approval::Refusal;

@@ -1,0 +1,80 @@
+//! Production access, decided by people: two distinct admins turn it on, one turns it off
+//! (`fiscus_domain::production_access`). The decision is taken on the workspace's current standing and its
+//! open request, in the caller's transaction, and audited with it.
+
+use fiscus_domain::actions::approval::Role;
+use fiscus_domain::actor::ActorKind;
+use fiscus_domain::clock::now_micros;
+use fiscus_domain::production_access::{Move, Outcome, Refusal, decide};
+use fiscus_store::WriteTx;
+use serde_json::json;
+
+use super::record::{AuditEntry, audit};
+use super::{Caller, Failure};
+
+/// Why production access did not change.
+#[derive(Debug)]
+pub enum Refused {
+    Rule(Refusal),
+    Failed(Failure),
+}
+
+impl<E: Into<Failure>> From<E> for Refused {
+    fn from(e: E) -> Refused {
+        Refused::Failed(e.into())
+    }
+}
+
+pub async fn change(
+    tx: &mut WriteTx,
+    workspace_id: &str,
+    caller: &Caller,
+    role: Role,
+    mv: Move,
+) -> Result<Outcome, Refused> {
+    if caller.actor.kind != ActorKind::Operator {
+        return Err(Refused::Rule(Refusal::NotAdmin));
+    }
+    let operator_id = caller.actor.id.as_str();
+    let ws = fiscus_store::workspaces::get(tx.conn(), workspace_id).await?;
+    let open = fiscus_store::workspaces::open_production_request(tx, workspace_id).await?;
+    let outcome = decide(mv, role, operator_id, ws.production_access(), open.as_ref().map(|(_, by)| by.as_str()))
+        .map_err(Refused::Rule)?;
+    let now = now_micros();
+    let open_id = open.as_ref().map(|(id, _)| id.as_str());
+    audit(
+        tx,
+        caller,
+        &AuditEntry {
+            workspace_id,
+            environment: None,
+            action: "console.production_access",
+            subject: Some(operator_id),
+            details: json!({ "outcome": format!("{outcome:?}") }),
+            occurred_at: now,
+        },
+    )
+    .await?;
+    match outcome {
+        Outcome::Requested => {
+            fiscus_store::workspaces::request_production(tx, workspace_id, operator_id, now).await?;
+        }
+        Outcome::Enabled => {
+            fiscus_store::workspaces::settle_production(tx, workspace_id, open_id, "confirmed", operator_id, true, now)
+                .await?;
+        }
+        Outcome::Disabled => {
+            fiscus_store::workspaces::settle_production(
+                tx,
+                workspace_id,
+                open_id,
+                "withdrawn",
+                operator_id,
+                false,
+                now,
+            )
+            .await?;
+        }
+    }
+    Ok(outcome)
+}
