@@ -96,18 +96,49 @@ async fn a_production_request_stays_open_until_settled() {
 }
 
 #[tokio::test]
-async fn another_workspaces_production_request_is_invisible_and_unchanged() {
+async fn another_workspaces_production_request_is_invisible_and_cannot_settle_anything() {
     let db = fresh_store().await;
     let ws = workspace(&db).await;
     let other = workspace(&db).await;
     let mut tx = db.begin().await.expect("begin");
     let id = workspaces::request_production(&mut tx, &ws, "opr_a", NOW).await.expect("request");
     assert_eq!(workspaces::open_production_request(&mut tx, &other).await.expect("open"), None);
-    workspaces::settle_production(&mut tx, &other, Some(&id), "confirmed", "opr_b", false, NOW + 1)
-        .await
-        .expect("settle other");
-    assert_eq!(workspaces::open_production_request(&mut tx, &ws).await.expect("open"), Some((id, "opr_a".into())));
     tx.commit().await.expect("commit");
+    let mut tx = db.begin().await.expect("begin");
+    assert_conflict(
+        workspaces::settle_production(&mut tx, &other, Some(&id), "confirmed", "opr_b", true, NOW + 1).await,
+    );
+    drop(tx);
+    let mut tx = db.begin().await.expect("begin");
+    assert_eq!(workspaces::open_production_request(&mut tx, &ws).await.expect("open"), Some((id, "opr_a".into())));
+    drop(tx);
     let mut conn = db.read().await.expect("conn");
     assert!(!workspaces::get(&mut conn, &ws).await.expect("get").production_access());
+    assert!(!workspaces::get(&mut conn, &other).await.expect("get").production_access());
+}
+
+#[tokio::test]
+async fn a_request_no_longer_open_cannot_be_confirmed_again() {
+    let db = fresh_store().await;
+    let ws = workspace(&db).await;
+    let mut tx = db.begin().await.expect("begin");
+    let id = workspaces::request_production(&mut tx, &ws, "opr_a", NOW).await.expect("request");
+    workspaces::settle_production(&mut tx, &ws, Some(&id), "withdrawn", "opr_a", false, NOW + 1)
+        .await
+        .expect("withdraw");
+    tx.commit().await.expect("commit");
+    let mut tx = db.begin().await.expect("begin");
+    assert_conflict(workspaces::settle_production(&mut tx, &ws, Some(&id), "confirmed", "opr_b", true, NOW + 2).await);
+    drop(tx);
+    let mut conn = db.read().await.expect("conn");
+    assert!(!workspaces::get(&mut conn, &ws).await.expect("get").production_access());
+}
+
+#[tokio::test]
+async fn settling_production_of_an_unknown_workspace_is_not_found() {
+    let db = fresh_store().await;
+    let mut tx = db.begin().await.expect("begin");
+    assert_not_found(
+        workspaces::settle_production(&mut tx, "wsp_unknown", None, "withdrawn", "opr_a", false, NOW).await,
+    );
 }
