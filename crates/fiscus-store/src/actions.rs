@@ -239,6 +239,12 @@ pub async fn transition(
     Ok(())
 }
 
+/// Scopes a query on an action's child rows (history, checks, decisions, reservations), which carry the
+/// workspace but not the environment, to the tenant's environment through the action: `$1` is the
+/// workspace, `$2` the action id and `$3` the environment.
+pub(crate) const OF_TENANT: &str =
+    "action_id IN (SELECT a.id FROM actions a WHERE a.id = $2 AND a.workspace_id = $1 AND a.environment = $3)";
+
 // ----------------------------------------------------------------------------------------------- history
 
 /// One entry of an action's history.
@@ -304,12 +310,13 @@ impl TryFrom<HistoryRow> for HistoryEntry {
 }
 
 pub async fn history(conn: &mut AnyConnection, tenant: &Tenant, action_id: &str) -> Result<Vec<HistoryEntry>> {
-    sqlx::query_as::<_, HistoryRow>(
+    sqlx::query_as::<_, HistoryRow>(&format!(
         "SELECT id, from_state, to_state, event, actor_kind, actor_id, detail, created_at FROM action_history \
-         WHERE workspace_id = $1 AND action_id = $2 ORDER BY id",
-    )
+         WHERE workspace_id = $1 AND action_id = $2 AND {OF_TENANT} ORDER BY id",
+    ))
     .bind(&tenant.workspace_id)
     .bind(action_id)
+    .bind(tenant.environment.as_str())
     .fetch_all(&mut *conn)
     .await?
     .into_iter()
@@ -379,12 +386,13 @@ const CHECK_COLUMNS: &str = "id, check_key, version, status, source_type, source
 
 /// The next version number of a check of an action (1 for the first).
 pub async fn next_check_version(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, check_key: &str) -> Result<i64> {
-    let (max,): (i64,) = sqlx::query_as(
+    let (max,): (i64,) = sqlx::query_as(&format!(
         "SELECT CAST(COALESCE(MAX(version), 0) AS BIGINT) FROM action_checks \
-         WHERE workspace_id = $1 AND action_id = $2 AND check_key = $3",
-    )
+         WHERE workspace_id = $1 AND action_id = $2 AND check_key = $4 AND {OF_TENANT}",
+    ))
     .bind(&tenant.workspace_id)
     .bind(action_id)
+    .bind(tenant.environment.as_str())
     .bind(check_key)
     .fetch_one(tx.conn())
     .await?;
@@ -419,10 +427,12 @@ pub async fn insert_check(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, c:
 /// Every version of every check of an action, ordered by key, then version.
 pub async fn checks(conn: &mut AnyConnection, tenant: &Tenant, action_id: &str) -> Result<Vec<Check>> {
     sqlx::query_as::<_, CheckRow>(&format!(
-        "SELECT {CHECK_COLUMNS} FROM action_checks WHERE workspace_id = $1 AND action_id = $2 ORDER BY check_key, version"
+        "SELECT {CHECK_COLUMNS} FROM action_checks WHERE workspace_id = $1 AND action_id = $2 AND {OF_TENANT} \
+         ORDER BY check_key, version"
     ))
     .bind(&tenant.workspace_id)
     .bind(action_id)
+    .bind(tenant.environment.as_str())
     .fetch_all(&mut *conn)
     .await?
     .into_iter()
@@ -502,12 +512,13 @@ pub async fn insert_decision(tx: &mut WriteTx, tenant: &Tenant, action_id: &str,
 }
 
 pub async fn decisions(conn: &mut AnyConnection, tenant: &Tenant, action_id: &str) -> Result<Vec<ActionDecision>> {
-    sqlx::query_as::<_, DecisionRow>(
+    sqlx::query_as::<_, DecisionRow>(&format!(
         "SELECT id, operator_id, role, decision, envelope_hash, check_set_hash, evidence_hash, created_at, invalidated_at \
-         FROM action_decisions WHERE workspace_id = $1 AND action_id = $2 ORDER BY created_at, id",
-    )
+         FROM action_decisions WHERE workspace_id = $1 AND action_id = $2 AND {OF_TENANT} ORDER BY created_at, id",
+    ))
     .bind(&tenant.workspace_id)
     .bind(action_id)
+    .bind(tenant.environment.as_str())
     .fetch_all(&mut *conn)
     .await?
     .into_iter()
@@ -517,13 +528,14 @@ pub async fn decisions(conn: &mut AnyConnection, tenant: &Tenant, action_id: &st
 
 /// Marks every standing approval of an action stale (a new check version changed the evidence).
 pub async fn invalidate_approvals(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, now: i64) -> Result<u64> {
-    let done = sqlx::query(
-        "UPDATE action_decisions SET invalidated_at = $1 \
-         WHERE workspace_id = $2 AND action_id = $3 AND decision = 'approve' AND invalidated_at IS NULL",
-    )
-    .bind(now)
+    let done = sqlx::query(&format!(
+        "UPDATE action_decisions SET invalidated_at = $4 \
+         WHERE workspace_id = $1 AND action_id = $2 AND {OF_TENANT} AND decision = 'approve' AND invalidated_at IS NULL",
+    ))
     .bind(&tenant.workspace_id)
     .bind(action_id)
+    .bind(tenant.environment.as_str())
+    .bind(now)
     .execute(tx.conn())
     .await?;
     Ok(done.rows_affected())

@@ -342,13 +342,16 @@ pub async fn settle_reservation(
         ReservationState::Released => "('reserved', 'consumed')",
         ReservationState::Consumed | ReservationState::Reserved => "('reserved')",
     };
+    let of_tenant = crate::actions::OF_TENANT;
     sqlx::query(&format!(
-        "UPDATE budget_reservations SET state = $1, updated_at = $2 WHERE workspace_id = $3 AND action_id = $4 AND state IN {from}"
+        "UPDATE budget_reservations SET state = $4, updated_at = $5 \
+         WHERE workspace_id = $1 AND action_id = $2 AND {of_tenant} AND state IN {from}"
     ))
-    .bind(state.as_str())
-    .bind(now)
     .bind(&tenant.workspace_id)
     .bind(action_id)
+    .bind(tenant.environment.as_str())
+    .bind(state.as_str())
+    .bind(now)
     .execute(tx.conn())
     .await?;
     Ok(())

@@ -28,7 +28,7 @@ pub async fn enqueue(tx: &mut WriteTx, event: &Event, subject_id: &str, created_
 }
 
 fn decode(id: &str, payload: &str) -> Result<Event> {
-    serde_json::from_str(payload).map_err(|e| StoreError::Corrupt(format!("outbox {id}: {e}")))
+    serde_json::from_str(payload).map_err(|e| StoreError::Corrupt(format!("outbox {id}: payload: {e}")))
 }
 
 /// The events about one subject, oldest first.

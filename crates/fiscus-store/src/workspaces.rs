@@ -132,7 +132,9 @@ pub async fn request_production(tx: &mut WriteTx, workspace_id: &str, operator_i
     Ok(id)
 }
 
-/// Closes the open request (`confirmed` or `withdrawn`) and sets production access accordingly.
+/// Closes the open request (`confirmed` or `withdrawn`) and sets production access accordingly. `Conflict`
+/// when `request_id` is not an open request of this workspace (closed meanwhile, or another workspace's), and
+/// `NotFound` for an unknown workspace: production access never changes on a request that does not stand.
 pub async fn settle_production(
     tx: &mut WriteTx,
     workspace_id: &str,
@@ -144,7 +146,7 @@ pub async fn settle_production(
 ) -> Result<()> {
     tx.standing_changed()?;
     if let Some(id) = request_id {
-        sqlx::query(
+        let closed = sqlx::query(
             "UPDATE production_access_requests SET state = $1, confirmed_by = $2, decided_at = $3 WHERE workspace_id = $4 AND id = $5 AND state = 'open'",
         )
         .bind(state)
@@ -154,11 +156,17 @@ pub async fn settle_production(
         .bind(id)
         .execute(tx.conn())
         .await?;
+        if closed.rows_affected() != 1 {
+            return Err(StoreError::Conflict(format!("production access request {id} is not open")));
+        }
     }
-    sqlx::query("UPDATE workspaces SET production_access = $1 WHERE id = $2")
+    let done = sqlx::query("UPDATE workspaces SET production_access = $1 WHERE id = $2")
         .bind(flag(enabled))
         .bind(workspace_id)
         .execute(tx.conn())
         .await?;
+    if done.rows_affected() == 0 {
+        return Err(StoreError::NotFound);
+    }
     Ok(())
 }

@@ -1,0 +1,56 @@
+use crate::helpers::*;
+use fiscus_store::agent_requests::{self, AgentRequestRow};
+use fiscus_store::seals;
+
+fn row() -> AgentRequestRow {
+    AgentRequestRow {
+        id: fiscus_domain::ids::new_id("agr"),
+        application_id: "app_1".into(),
+        credential_id: "key_1".into(),
+        operation: "createAgentProposal".into(),
+        method: "POST".into(),
+        path: "/agent-execution/proposals".into(),
+        status: 201,
+        request_hash: "sha256:88".into(),
+        response_hash: "sha256:99".into(),
+        evidence_hash: "sha256:aa".into(),
+        request_id: "req_1".into(),
+        created_at: NOW,
+    }
+}
+
+#[tokio::test]
+async fn an_agent_request_reads_back_sealed() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let r = row();
+    let mut tx = db.begin().await.expect("begin");
+    agent_requests::insert(&mut tx, &t, &r).await.expect("insert");
+    tx.commit().await.expect("commit");
+    let mut conn = db.read().await.expect("conn");
+    let read = agent_requests::get(&mut conn, &t, &r.id).await.expect("get");
+    assert_eq!(
+        (read.id, read.operation, read.status, read.evidence_hash, read.request_id, read.created_at),
+        (r.id.clone(), r.operation, 201, r.evidence_hash, r.request_id, NOW)
+    );
+    seals::check(&mut conn, db.seal_key(), &seals::AGENT_REQUESTS, &t.workspace_id, "id", &r.id).await.expect("sealed");
+    drop(conn);
+    exec(&db, "UPDATE agent_requests SET status = 403 WHERE id = $1", &r.id).await;
+    let mut conn = db.read().await.expect("conn");
+    let result = seals::check(&mut conn, db.seal_key(), &seals::AGENT_REQUESTS, &t.workspace_id, "id", &r.id).await;
+    assert!(matches!(result, Err(fiscus_store::StoreError::Tampered(_))), "{result:?}");
+}
+
+#[tokio::test]
+async fn an_agent_request_of_another_workspace_or_environment_is_not_found() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let r = row();
+    let mut tx = db.begin().await.expect("begin");
+    agent_requests::insert(&mut tx, &t, &r).await.expect("insert");
+    tx.commit().await.expect("commit");
+    for other in strangers(&db, &t).await {
+        let mut conn = db.read().await.expect("conn");
+        assert_not_found(agent_requests::get(&mut conn, &other, &r.id).await);
+    }
+}

@@ -1,0 +1,149 @@
+use crate::helpers::*;
+use fiscus_domain::actor::Actor;
+use fiscus_domain::audit::{ChainVerifier, GENESIS_HASH};
+use fiscus_store::audit::{self, NewAuditEvent};
+use fiscus_store::{Store, StoreError};
+use serde_json::json;
+
+async fn append(db: &Store, workspace_id: &str, n: i64) -> (i64, String) {
+    let actor = Actor::cli();
+    let mut tx = db.begin().await.expect("begin");
+    let out = audit::append(
+        &mut tx,
+        workspace_id,
+        NewAuditEvent {
+            environment: Some("sandbox"),
+            actor: &actor,
+            action: "test.event",
+            request_id: Some("req_1"),
+            subject: Some("act_1"),
+            details: json!({"n": n}),
+            occurred_at: NOW + n,
+        },
+    )
+    .await
+    .expect("append");
+    tx.commit().await.expect("commit");
+    out
+}
+
+#[tokio::test]
+async fn a_new_workspace_has_a_genesis_head() {
+    let db = fresh_store().await;
+    let ws = workspace(&db).await;
+    let mut conn = db.read().await.expect("conn");
+    let (seq, hash, mac) = audit::head(&mut conn, &ws).await.expect("head");
+    assert_eq!((seq, hash.as_str()), (0, GENESIS_HASH));
+    assert_eq!(mac.as_deref(), Some(db.seal_key().audit_head(&ws, 0, GENESIS_HASH).as_str()));
+    assert!(audit::events_after(&mut conn, &ws, 0, 10).await.expect("events").is_empty());
+}
+
+#[tokio::test]
+async fn appends_build_a_chain_that_reads_back_in_order_and_verifies() {
+    let db = fresh_store().await;
+    let ws = workspace(&db).await;
+    let mut appended = Vec::new();
+    for n in 1..=3 {
+        appended.push(append(&db, &ws, n).await);
+    }
+    assert_eq!(appended.iter().map(|(s, _)| *s).collect::<Vec<_>>(), vec![1, 2, 3]);
+    let mut conn = db.read().await.expect("conn");
+    let events = audit::events_after(&mut conn, &ws, 0, 10).await.expect("events");
+    assert_eq!(events.len(), 3);
+    let mut verifier = ChainVerifier::new(db.seal_key().clone());
+    for (stored, (seq, hash)) in events.iter().zip(&appended) {
+        assert_eq!(stored.event.seq, *seq);
+        assert_eq!(&stored.hash, hash);
+        assert_eq!(stored.event.details, json!({"n": seq}));
+        assert_eq!(stored.event.actor_kind, "cli");
+        verifier.push(&stored.event, &stored.hash, stored.mac.as_deref()).expect("chain link");
+    }
+    let (head_seq, head_hash, head_mac) = audit::head(&mut conn, &ws).await.expect("head");
+    assert_eq!(verifier.finish(&ws, head_seq, &head_hash, head_mac.as_deref()).expect("head verifies"), 3);
+    assert_eq!(events[1].event.prev_hash, events[0].hash);
+    assert_eq!(audit::hash_at(&mut conn, &ws, 2).await.expect("hash_at"), Some(appended[1].1.clone()));
+    assert_eq!(audit::hash_at(&mut conn, &ws, 4).await.expect("hash_at"), None);
+}
+
+#[tokio::test]
+async fn events_after_pages_by_sequence() {
+    let db = fresh_store().await;
+    let ws = workspace(&db).await;
+    for n in 1..=4 {
+        append(&db, &ws, n).await;
+    }
+    let mut conn = db.read().await.expect("conn");
+    let seqs = |v: Vec<audit::StoredEvent>| v.into_iter().map(|e| e.event.seq).collect::<Vec<_>>();
+    assert_eq!(seqs(audit::events_after(&mut conn, &ws, 0, 2).await.expect("page")), vec![1, 2]);
+    assert_eq!(seqs(audit::events_after(&mut conn, &ws, 2, 10).await.expect("page")), vec![3, 4]);
+}
+
+#[tokio::test]
+async fn an_edited_event_no_longer_verifies() {
+    let db = fresh_store().await;
+    let ws = workspace(&db).await;
+    append(&db, &ws, 1).await;
+    exec(&db, "UPDATE audit_events SET details = '{\"n\":2}' WHERE workspace_id = $1", &ws).await;
+    let mut conn = db.read().await.expect("conn");
+    let events = audit::events_after(&mut conn, &ws, 0, 10).await.expect("events");
+    let mut verifier = ChainVerifier::new(db.seal_key().clone());
+    assert!(verifier.push(&events[0].event, &events[0].hash, events[0].mac.as_deref()).is_err());
+}
+
+#[tokio::test]
+async fn details_that_are_not_json_read_back_as_a_string() {
+    let db = fresh_store().await;
+    let ws = workspace(&db).await;
+    append(&db, &ws, 1).await;
+    exec(&db, "UPDATE audit_events SET details = 'not json' WHERE workspace_id = $1", &ws).await;
+    let mut conn = db.read().await.expect("conn");
+    let events = audit::events_after(&mut conn, &ws, 0, 10).await.expect("events");
+    assert_eq!(events[0].event.details, json!("not json"));
+}
+
+#[tokio::test]
+async fn chains_of_two_workspaces_are_separate() {
+    let db = fresh_store().await;
+    let a = workspace(&db).await;
+    let b = workspace(&db).await;
+    append(&db, &a, 1).await;
+    append(&db, &a, 2).await;
+    let (seq, _) = append(&db, &b, 1).await;
+    assert_eq!(seq, 1, "another workspace's events do not advance this chain");
+    let mut conn = db.read().await.expect("conn");
+    assert_eq!(audit::events_after(&mut conn, &b, 0, 10).await.expect("events").len(), 1);
+    assert_eq!(audit::head(&mut conn, &b).await.expect("head").0, 1);
+    assert_eq!(audit::hash_at(&mut conn, &b, 2).await.expect("hash_at"), None);
+    let mut heads = audit::all_heads(&mut conn).await.expect("all heads");
+    heads.sort();
+    let mut expected = vec![a.clone(), b.clone()];
+    expected.sort();
+    assert_eq!(heads.iter().map(|(w, _, _)| w.clone()).collect::<Vec<_>>(), expected);
+    let head_a = heads.iter().find(|(w, _, _)| *w == a).expect("head of a");
+    assert_eq!(head_a.1, 2);
+}
+
+#[tokio::test]
+async fn appending_to_an_unknown_workspace_is_not_found_and_its_head_too() {
+    let db = fresh_store().await;
+    let actor = Actor::cli();
+    let mut tx = db.begin().await.expect("begin");
+    let result = audit::append(
+        &mut tx,
+        "wsp_unknown",
+        NewAuditEvent {
+            environment: None,
+            actor: &actor,
+            action: "test.event",
+            request_id: None,
+            subject: None,
+            details: json!({}),
+            occurred_at: NOW,
+        },
+    )
+    .await;
+    assert!(matches!(result, Err(StoreError::NotFound)), "{result:?}");
+    drop(tx);
+    let mut conn = db.read().await.expect("conn");
+    assert_not_found(audit::head(&mut conn, "wsp_unknown").await);
+}

@@ -1,0 +1,295 @@
+//! A fresh database per test (a SQLite file in a temp dir, or a PostgreSQL database of its own when
+//! `FISCUS_TEST_DATABASE_URL` is set, dropped afterwards) and builders for the rows most tests need.
+
+use fiscus_domain::actions::delegation::{DelegationStatus, IdentityStatus, Terms};
+use fiscus_domain::actions::envelope::{ActionKind, Envelope, ExecutionMode, Origin, RiskTier};
+use fiscus_domain::actions::state::ControlState;
+use fiscus_domain::actor::Actor;
+use fiscus_domain::credentials::Environment;
+use fiscus_domain::ids::new_id;
+use fiscus_domain::integrity::SealKey;
+use fiscus_domain::money::Currency;
+use fiscus_domain::scopes::ScopeSet;
+use fiscus_domain::tenancy::Tenant;
+use fiscus_store::actions::Action;
+use fiscus_store::delegations::{Delegation, Identity};
+use fiscus_store::{Backend, Store, StoreError, applications, workspaces};
+use sqlx::{Connection, Executor};
+
+/// A fixed instant (microseconds since the epoch) that tests count from.
+pub const NOW: i64 = 1_790_000_000_000_000;
+const SERVER_KEY: &[u8] = b"fiscus-store-tests-server-key";
+
+pub fn seal_key() -> SealKey {
+    SealKey::derive(SERVER_KEY)
+}
+
+/// A store on a database of its own.
+pub struct TestDb {
+    pub store: Store,
+    pub url: String,
+    _dir: Option<tempfile::TempDir>,
+    postgres: Option<(String, String)>,
+}
+
+impl std::ops::Deref for TestDb {
+    type Target = Store;
+
+    fn deref(&self) -> &Store {
+        &self.store
+    }
+}
+
+pub async fn fresh_store() -> TestDb {
+    if let Ok(admin_url) = std::env::var("FISCUS_TEST_DATABASE_URL") {
+        let (url, name) = fresh_postgres(&admin_url).await;
+        let store = Store::connect(&url, 4, seal_key()).await.expect("connect to the test database");
+        store.migrate().await.expect("migrate");
+        TestDb { store, url, _dir: None, postgres: Some((admin_url, name)) }
+    } else {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}", dir.path().join("store.db").display());
+        let store = Store::connect(&url, 4, seal_key()).await.expect("connect to the test database");
+        store.migrate().await.expect("migrate");
+        TestDb { store, url, _dir: Some(dir), postgres: None }
+    }
+}
+
+async fn fresh_postgres(admin_url: &str) -> (String, String) {
+    let name = format!("fiscus_s_{}", new_id("db").to_lowercase().replace('_', ""));
+    sqlx::any::install_default_drivers();
+    let mut conn = sqlx::AnyConnection::connect(admin_url).await.expect("connect to FISCUS_TEST_DATABASE_URL");
+    conn.execute(format!("CREATE DATABASE {name}").as_str()).await.expect("create test database");
+    conn.close().await.ok();
+    let (prefix, _) = admin_url.rsplit_once('/').expect("URL with a database name");
+    let query = admin_url.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
+    (format!("{prefix}/{name}{query}"), name)
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Some((admin_url, name)) = self.postgres.take() {
+            // Drop cannot await, and the test's runtime may be shutting down: use a thread of its own.
+            let _ = std::thread::spawn(move || {
+                let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+                    return;
+                };
+                rt.block_on(async move {
+                    if let Ok(mut conn) = sqlx::AnyConnection::connect(&admin_url).await {
+                        let _ = conn.execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str()).await;
+                        let _ = conn.close().await;
+                    }
+                });
+            })
+            .join();
+        }
+    }
+}
+
+/// Runs one statement with one text bind outside the repositories (to edit what a repository wrote).
+pub async fn exec(db: &Store, sql: &str, bind: &str) -> u64 {
+    let mut conn = db.read().await.expect("connection");
+    sqlx::query(sql).bind(bind).execute(&mut *conn).await.expect("statement").rows_affected()
+}
+
+/// Stores `value` in `table.column` of row `id`, past the schema's CHECK constraint if there is one: the
+/// way a value this code does not know could reach the database (an older or newer version, a hand edit).
+pub async fn force(db: &Store, table: &str, column: &str, id: &str, value: &str) {
+    let mut conn = db.read().await.expect("connection");
+    match db.backend() {
+        Backend::Sqlite => {
+            conn.execute("PRAGMA ignore_check_constraints = ON").await.expect("pragma");
+        }
+        Backend::Postgres => {
+            conn.execute(format!("ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {table}_{column}_check").as_str())
+                .await
+                .expect("drop check constraint");
+        }
+    }
+    let done = sqlx::query(&format!("UPDATE {table} SET {column} = $1 WHERE id = $2"))
+        .bind(value)
+        .bind(id)
+        .execute(&mut *conn)
+        .await
+        .expect("forced update");
+    assert_eq!(done.rows_affected(), 1, "{table} {id} was not updated");
+    if db.backend() == Backend::Sqlite {
+        conn.execute("PRAGMA ignore_check_constraints = OFF").await.expect("pragma");
+    }
+}
+
+/// Asserts `Corrupt` naming `column` (the repositories say `table id: column = "value"`).
+#[track_caller]
+pub fn assert_corrupt<T: std::fmt::Debug>(result: Result<T, StoreError>, column: &str) {
+    match result {
+        Err(StoreError::Corrupt(message)) => {
+            assert!(message.contains(column), "Corrupt does not name {column}: {message}")
+        }
+        other => panic!("expected Corrupt naming {column}, got {other:?}"),
+    }
+}
+
+#[track_caller]
+pub fn assert_not_found<T: std::fmt::Debug>(result: Result<T, StoreError>) {
+    assert!(matches!(result, Err(StoreError::NotFound)), "expected NotFound, got {result:?}");
+}
+
+#[track_caller]
+pub fn assert_conflict<T: std::fmt::Debug>(result: Result<T, StoreError>) {
+    assert!(matches!(result, Err(StoreError::Conflict(_))), "expected Conflict, got {result:?}");
+}
+
+pub fn sandbox(workspace_id: &str) -> Tenant {
+    Tenant { workspace_id: workspace_id.to_string(), environment: Environment::Sandbox }
+}
+
+pub fn production(workspace_id: &str) -> Tenant {
+    Tenant { workspace_id: workspace_id.to_string(), environment: Environment::Production }
+}
+
+/// A workspace's sandbox tenant, after creating the workspace.
+pub async fn tenant(db: &Store) -> Tenant {
+    sandbox(&workspace(db).await)
+}
+
+/// The tenants a tenant's rows must be invisible to: another workspace's and its own other environment.
+pub async fn strangers(db: &Store, tenant: &Tenant) -> [Tenant; 2] {
+    let other = workspace(db).await;
+    let other_environment = match tenant.environment {
+        Environment::Sandbox => production(&tenant.workspace_id),
+        Environment::Production => sandbox(&tenant.workspace_id),
+    };
+    [Tenant { workspace_id: other, environment: tenant.environment }, other_environment]
+}
+
+pub async fn workspace(db: &Store) -> String {
+    let id = new_id("wsp");
+    let mut tx = db.begin().await.expect("begin");
+    workspaces::insert(
+        &mut tx,
+        &workspaces::NewWorkspace {
+            id: &id,
+            name: "Test Workspace",
+            entitlement: &ScopeSet::all(),
+            is_demo: false,
+            created_at: NOW,
+        },
+    )
+    .await
+    .expect("insert workspace");
+    tx.commit().await.expect("commit");
+    id
+}
+
+pub async fn application(db: &Store, tenant: &Tenant) -> String {
+    let id = new_id("app");
+    let mut conn = db.read().await.expect("connection");
+    applications::insert(
+        &mut conn,
+        tenant,
+        &applications::NewApplication {
+            id: &id,
+            name: "Test App",
+            scopes: &ScopeSet::all(),
+            service_class: "default",
+            created_at: NOW,
+        },
+    )
+    .await
+    .expect("insert application");
+    id
+}
+
+pub fn envelope() -> Envelope {
+    Envelope {
+        kind: ActionKind::Payment,
+        amount_minor: 125_000,
+        currency: Currency::parse("EUR").expect("EUR"),
+        counterparty: "cp_acme".into(),
+        connector: "sandbox".into(),
+        execution_mode: ExecutionMode::HumanApproved,
+        delegation_id: None,
+        risk_tier: RiskTier::T1,
+        reference: "INV-1".into(),
+        required_checks: vec!["sanctions".into()],
+        metadata: serde_json::json!({"purpose": "test"}),
+    }
+}
+
+pub fn new_action(tenant: &Tenant) -> Action {
+    let id = new_id("act");
+    let envelope = envelope();
+    let envelope_hash = envelope.hash(&id, &tenant.workspace_id, tenant.environment.as_str()).expect("envelope hash");
+    Action {
+        id,
+        environment: tenant.environment,
+        envelope,
+        envelope_hash,
+        state: ControlState::Draft,
+        origin: Origin::Application,
+        proposed_by: Actor::application("app_test"),
+        created_at: NOW,
+        updated_at: NOW,
+    }
+}
+
+pub async fn action(db: &Store, tenant: &Tenant) -> Action {
+    let a = new_action(tenant);
+    let mut tx = db.begin().await.expect("begin");
+    fiscus_store::actions::insert(&mut tx, tenant, &a).await.expect("insert action");
+    tx.commit().await.expect("commit");
+    a
+}
+
+pub async fn identity(db: &Store, tenant: &Tenant) -> Identity {
+    let identity = Identity {
+        id: new_id("mid"),
+        environment: tenant.environment,
+        name: "treasury-bot".into(),
+        public_key: "MCowBQYDK2VwAyEA".into(),
+        status: IdentityStatus::Active,
+        created_by: "app_test".into(),
+        created_at: NOW,
+    };
+    let mut tx = db.begin().await.expect("begin");
+    fiscus_store::delegations::insert_identity(&mut tx, tenant, &identity).await.expect("insert identity");
+    tx.commit().await.expect("commit");
+    identity
+}
+
+pub fn terms() -> Terms {
+    Terms {
+        action: ActionKind::Payment,
+        counterparty: "cp_acme".into(),
+        connector: "sandbox".into(),
+        currency: Currency::parse("EUR").expect("EUR"),
+        risk_tier: RiskTier::T1,
+        per_action: 10_000,
+        daily: 50_000,
+        monthly: 200_000,
+        expires_at: NOW + 86_400_000_000,
+    }
+}
+
+/// A draft delegation for a new identity of the tenant.
+pub async fn delegation(db: &Store, tenant: &Tenant) -> Delegation {
+    let identity = identity(db, tenant).await;
+    let id = new_id("dlg");
+    let terms = terms();
+    let d = Delegation {
+        terms_hash: terms.hash(&id, &identity.id),
+        id,
+        environment: tenant.environment,
+        identity_id: identity.id,
+        terms,
+        status: DelegationStatus::Draft,
+        created_by: "app_test".into(),
+        decided_by: None,
+        decided_at: None,
+        created_at: NOW,
+    };
+    let mut tx = db.begin().await.expect("begin");
+    fiscus_store::delegations::insert_delegation(&mut tx, tenant, &d).await.expect("insert delegation");
+    tx.commit().await.expect("commit");
+    d
+}

@@ -1,0 +1,23 @@
+//! The store's own tests: every repository function against a fresh database, SQLite by default and
+//! PostgreSQL when `FISCUS_TEST_DATABASE_URL` is set. Each module covers one repository module, including
+//! that another workspace's and the other environment's rows are invisible.
+
+mod helpers;
+
+mod actions;
+mod agent_requests;
+mod applications;
+mod audit;
+mod autonomy_evidence;
+mod cache;
+mod connection;
+mod credentials;
+mod credits;
+mod delegations;
+mod idempotency;
+mod operators;
+mod outbox;
+mod seals;
+mod settlement;
+mod usage;
+mod workspaces;

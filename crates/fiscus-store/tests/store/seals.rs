@@ -1,0 +1,134 @@
+use crate::helpers::*;
+use fiscus_store::seals::{self, Unsealed};
+use fiscus_store::{StoreError, WriteTx};
+
+#[tokio::test]
+async fn check_refuses_a_row_whose_sealed_column_was_edited() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let a = action(&db, &t).await;
+    exec(&db, "UPDATE actions SET amount_minor = 1 WHERE id = $1", &a.id).await;
+    let mut conn = db.read().await.expect("conn");
+    let result = seals::check(&mut conn, db.seal_key(), &seals::ACTIONS, &t.workspace_id, "id", &a.id).await;
+    assert!(matches!(&result, Err(StoreError::Tampered(m)) if m.contains(&a.id)), "{result:?}");
+}
+
+#[tokio::test]
+async fn check_refuses_an_edited_text_column_and_a_filled_null() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let edited = action(&db, &t).await;
+    let nulled = action(&db, &t).await;
+    exec(&db, "UPDATE actions SET counterparty = 'cp_mallory' WHERE id = $1", &edited.id).await;
+    exec(&db, "UPDATE actions SET delegation_id = 'dlg_x' WHERE id = $1", &nulled.id).await;
+    let mut conn = db.read().await.expect("conn");
+    for id in [&edited.id, &nulled.id] {
+        let result = seals::check(&mut conn, db.seal_key(), &seals::ACTIONS, &t.workspace_id, "id", id).await;
+        assert!(matches!(result, Err(StoreError::Tampered(_))), "{id}: {result:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_unsealed_column_may_change_without_breaking_the_seal() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let a = action(&db, &t).await;
+    exec(&db, "UPDATE actions SET control_state = 'approved', updated_at = updated_at + 1 WHERE id = $1", &a.id).await;
+    let mut conn = db.read().await.expect("conn");
+    seals::check(&mut conn, db.seal_key(), &seals::ACTIONS, &t.workspace_id, "id", &a.id).await.expect("still sealed");
+}
+
+#[tokio::test]
+async fn a_seal_made_with_another_key_does_not_verify() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let a = action(&db, &t).await;
+    let other_key = fiscus_domain::integrity::SealKey::derive(b"another server key");
+    let mut conn = db.read().await.expect("conn");
+    let result = seals::check(&mut conn, &other_key, &seals::ACTIONS, &t.workspace_id, "id", &a.id).await;
+    assert!(matches!(result, Err(StoreError::Tampered(_))), "{result:?}");
+}
+
+#[tokio::test]
+async fn check_of_another_workspace_reads_none_of_its_rows() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let a = action(&db, &t).await;
+    exec(&db, "UPDATE actions SET amount_minor = 1 WHERE id = $1", &a.id).await;
+    let other = workspace(&db).await;
+    let mut conn = db.read().await.expect("conn");
+    // The tampered row is not the other workspace's: checking there finds nothing to refuse.
+    seals::check(&mut conn, db.seal_key(), &seals::ACTIONS, &other, "id", &a.id).await.expect("nothing to check");
+}
+
+#[tokio::test]
+async fn seal_reseals_a_row_and_refuses_a_row_of_another_workspace() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let a = action(&db, &t).await;
+    exec(&db, "UPDATE actions SET amount_minor = 1 WHERE id = $1", &a.id).await;
+    let other = workspace(&db).await;
+    let mut tx: WriteTx = db.begin().await.expect("begin");
+    assert_not_found(seals::seal(&mut tx, &seals::ACTIONS, &other, &a.id).await);
+    seals::seal(&mut tx, &seals::ACTIONS, &t.workspace_id, &a.id).await.expect("seal");
+    tx.commit().await.expect("commit");
+    let mut conn = db.read().await.expect("conn");
+    seals::check(&mut conn, db.seal_key(), &seals::ACTIONS, &t.workspace_id, "id", &a.id).await.expect("resealed");
+}
+
+#[tokio::test]
+async fn verify_workspace_counts_every_sealed_row_and_names_the_failures() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let edited = action(&db, &t).await;
+    let stripped = action(&db, &t).await;
+    let d = delegation(&db, &t).await; // an identity and a delegation: two more sealed rows
+    let other = tenant(&db).await;
+    action(&db, &other).await;
+    let mut conn = db.read().await.expect("conn");
+    assert_eq!(seals::verify_workspace(&mut conn, db.seal_key(), &t.workspace_id).await.expect("verify"), (4, vec![]));
+    drop(conn);
+    exec(&db, "UPDATE actions SET reference = 'INV-2' WHERE id = $1", &edited.id).await;
+    exec(&db, "UPDATE actions SET seal_mac = NULL WHERE id = $1", &stripped.id).await;
+    exec(&db, "UPDATE delegations SET daily_limit_minor = 99999999 WHERE id = $1", &d.id).await;
+    let mut conn = db.read().await.expect("conn");
+    let (checked, mut failures) =
+        seals::verify_workspace(&mut conn, db.seal_key(), &t.workspace_id).await.expect("verify");
+    assert_eq!(checked, 4);
+    failures.sort_by(|a, b| (a.table, &a.id).cmp(&(b.table, &b.id)));
+    assert_eq!(
+        failures,
+        vec![
+            Unsealed { table: "actions", id: edited.id.clone(), missing: false },
+            Unsealed { table: "actions", id: stripped.id.clone(), missing: true },
+            Unsealed { table: "delegations", id: d.id.clone(), missing: false },
+        ]
+    );
+    // The other workspace's rows were neither counted nor touched.
+    assert_eq!(
+        seals::verify_workspace(&mut conn, db.seal_key(), &other.workspace_id).await.expect("verify"),
+        (1, vec![])
+    );
+}
+
+#[tokio::test]
+async fn every_sealed_table_is_verified() {
+    assert_eq!(seals::ALL.len(), 8);
+    let names: Vec<&str> = seals::ALL.iter().map(|t| t.table).collect();
+    for table in [
+        "actions",
+        "action_checks",
+        "action_decisions",
+        "autonomy_evidence",
+        "settlement_records",
+        "delegations",
+        "machine_identities",
+        "agent_requests",
+    ] {
+        assert!(names.contains(&table), "{table} is not verified");
+    }
+    for t in seals::ALL {
+        assert_eq!(t.columns.first(), Some(&"id"), "{}: the id comes first (it names failures)", t.table);
+        assert!(t.columns.contains(&"workspace_id"), "{}: the seal binds the workspace", t.table);
+    }
+}
