@@ -18,17 +18,23 @@ pub struct NewAuditEvent<'a> {
 
 /// Appends an event to the workspace's chain and returns its sequence number and hash. The head row is
 /// locked (PostgreSQL) or the transaction is the only writer (SQLite), so appends of one workspace are
-/// strictly ordered.
+/// strictly ordered. Within a commit group the head this transaction (or an earlier member of the group)
+/// wrote is known already and not read back: the row is locked by the group's transaction since that write.
 pub async fn append(tx: &mut WriteTx, workspace_id: &str, new: NewAuditEvent<'_>) -> Result<(i64, String)> {
     let key = tx.seal_key().clone();
+    let known = tx.known_head(workspace_id);
     let conn = tx.conn();
-    let lock = for_update(backend_of(conn));
-    let (head_seq, head_hash): (i64, String) =
-        sqlx::query_as(&format!("SELECT seq, hash FROM audit_heads WHERE workspace_id = $1{lock}"))
-            .bind(workspace_id)
-            .fetch_optional(&mut *conn)
-            .await?
-            .ok_or(StoreError::NotFound)?;
+    let (head_seq, head_hash): (i64, String) = match known {
+        Some(head) => head,
+        None => {
+            let lock = for_update(backend_of(conn));
+            sqlx::query_as(&format!("SELECT seq, hash FROM audit_heads WHERE workspace_id = $1{lock}"))
+                .bind(workspace_id)
+                .fetch_optional(&mut *conn)
+                .await?
+                .ok_or(StoreError::NotFound)?
+        }
+    };
     let event = AuditEvent {
         workspace_id: workspace_id.to_string(),
         seq: head_seq + 1,
@@ -70,6 +76,7 @@ pub async fn append(tx: &mut WriteTx, workspace_id: &str, new: NewAuditEvent<'_>
         .bind(workspace_id)
         .execute(&mut *conn)
         .await?;
+    tx.remember_head(workspace_id, event.seq, &hash);
     Ok((event.seq, hash))
 }
 

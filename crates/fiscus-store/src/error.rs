@@ -18,6 +18,10 @@ pub enum StoreError {
     Config(String),
     #[error("migration failed: {0}")]
     Migration(String),
+    /// The group this write transaction was committed in failed to commit (see `group`): nothing of it is
+    /// durable.
+    #[error("group commit failed: {0}")]
+    GroupCommit(String),
     #[error("database error: {0}")]
     Database(#[source] sqlx::Error),
 }

@@ -1,9 +1,17 @@
 //! Idempotency keys (draft-ietf-httpapi-idempotency-key-header; Stripe's semantics).
 //!
-//! A key is reserved before the handler runs, in its own short transaction, so that a concurrent duplicate
-//! sees it at once (409). The handler's effect and the stored response are then committed in ONE transaction
-//! by [`complete`], which only succeeds for the holder of the reservation's `lock_token`: if a reservation
-//! went stale and was taken over by a retry, the slow original cannot also commit its effect.
+//! Two ways to hold a key:
+//!
+//! - **Reserved first**: [`reserve`] in its own short transaction before the handler runs, so that a
+//!   concurrent duplicate sees it at once (409). The handler's effect and the stored response are then
+//!   committed in ONE transaction by [`complete`], which only succeeds for the holder of the reservation's
+//!   `lock_token`: if a reservation went stale and was taken over by a retry, the slow original cannot also
+//!   commit its effect.
+//! - **Recorded with the effect** (for handlers that are one short transaction with no effect outside it):
+//!   [`peek`] finds no record, the handler runs, and [`record`] inserts the completed record in the effect's
+//!   own transaction. The primary key decides between concurrent duplicates: the one whose insert lands keeps
+//!   its effect; any other finds the record and must discard its own effect, answering with what it found
+//!   (the replay, or 409 while the winner's transaction is still open elsewhere). One commit instead of two.
 
 use crate::Result;
 use crate::dialect::{backend_of, for_update};
@@ -103,17 +111,12 @@ pub async fn reserve(
     .bind(key.key)
     .fetch_one(&mut *conn)
     .await?;
-    if row.method != fp.method || row.path != fp.path || row.fingerprint != fp.body {
-        return Ok(Reservation::Mismatch);
+    let (held_by, locked_at) = (row.lock_token.clone(), row.locked_at);
+    match classify(row, fp) {
+        Reservation::InFlight => {}
+        settled => return Ok(settled),
     }
-    if row.state == "completed" {
-        return Ok(Reservation::Replay(StoredResponse {
-            status: row.response_status.and_then(|s| u16::try_from(s).ok()).unwrap_or(500),
-            headers: row.response_headers.unwrap_or_else(|| "{}".into()),
-            body: row.response_body.unwrap_or_default(),
-        }));
-    }
-    if row.locked_at > now - stale_after {
+    if locked_at > now - stale_after {
         return Ok(Reservation::InFlight);
     }
     // The holder has been silent past the stale window (it crashed, or its effect never committed). Take it
@@ -126,7 +129,7 @@ pub async fn reserve(
     .bind(now)
     .bind(key.application_id)
     .bind(key.key)
-    .bind(&row.lock_token)
+    .bind(&held_by)
     .execute(&mut *conn)
     .await?;
     Ok(if taken.rows_affected() == 1 {
@@ -134,6 +137,98 @@ pub async fn reserve(
     } else {
         Reservation::InFlight
     })
+}
+
+/// Looks a key up without writing. `None` when no live record exists (absent, or past its retention).
+/// `InFlight` may be stale: [`reserve`] decides whether it can be taken over.
+pub async fn peek(
+    conn: &mut AnyConnection,
+    key: &KeyRef<'_>,
+    fp: &Fingerprint<'_>,
+    now: i64,
+) -> Result<Option<Reservation>> {
+    let row: Option<Row> = sqlx::query_as(
+        "SELECT method, path, fingerprint, state, response_status, response_headers, response_body, lock_token, locked_at \
+         FROM idempotency_keys WHERE workspace_id = $1 AND application_id = $2 AND idem_key = $3 AND expires_at >= $4",
+    )
+    .bind(key.workspace_id)
+    .bind(key.application_id)
+    .bind(key.key)
+    .bind(now)
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok(row.map(|row| classify(row, fp)))
+}
+
+/// What an existing record means for a request with fingerprint `fp`.
+fn classify(row: Row, fp: &Fingerprint<'_>) -> Reservation {
+    if row.method != fp.method || row.path != fp.path || row.fingerprint != fp.body {
+        return Reservation::Mismatch;
+    }
+    if row.state == "completed" {
+        return Reservation::Replay(StoredResponse {
+            status: row.response_status.and_then(|s| u16::try_from(s).ok()).unwrap_or(500),
+            headers: row.response_headers.unwrap_or_else(|| "{}".into()),
+            body: row.response_body.unwrap_or_default(),
+        });
+    }
+    Reservation::InFlight
+}
+
+/// Records a key as completed with its response, inside the transaction of the effect (see the module
+/// documentation). `None` when recorded; otherwise what holds the key (a replay, a mismatch, or in flight),
+/// and the caller must discard its effect. A record past its retention is replaced.
+#[allow(clippy::too_many_arguments)]
+pub async fn record(
+    conn: &mut AnyConnection,
+    key: &KeyRef<'_>,
+    fp: &Fingerprint<'_>,
+    lock_token: &str,
+    response: &StoredResponse,
+    now: i64,
+    retain_for: i64,
+) -> Result<Option<Reservation>> {
+    let inserted = sqlx::query(
+        "INSERT INTO idempotency_keys (workspace_id, application_id, idem_key, method, path, fingerprint, state, \
+                                       response_status, response_headers, response_body, lock_token, locked_at, \
+                                       created_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, 'completed', $7, $8, $9, $10, $11, $11, $12) \
+         ON CONFLICT (application_id, idem_key) DO UPDATE SET \
+             workspace_id = excluded.workspace_id, method = excluded.method, path = excluded.path, \
+             fingerprint = excluded.fingerprint, state = excluded.state, response_status = excluded.response_status, \
+             response_headers = excluded.response_headers, response_body = excluded.response_body, \
+             lock_token = excluded.lock_token, locked_at = excluded.locked_at, created_at = excluded.created_at, \
+             expires_at = excluded.expires_at \
+         WHERE idempotency_keys.expires_at < $11",
+    )
+    .bind(key.workspace_id)
+    .bind(key.application_id)
+    .bind(key.key)
+    .bind(fp.method)
+    .bind(fp.path)
+    .bind(fp.body)
+    .bind(i64::from(response.status))
+    .bind(&response.headers)
+    .bind(&response.body)
+    .bind(lock_token)
+    .bind(now)
+    .bind(now + retain_for)
+    .execute(&mut *conn)
+    .await?;
+    if inserted.rows_affected() == 1 {
+        return Ok(None);
+    }
+    let row: Row = sqlx::query_as(
+        "SELECT method, path, fingerprint, state, response_status, response_headers, response_body, lock_token, locked_at \
+         FROM idempotency_keys WHERE application_id = $1 AND idem_key = $2",
+    )
+    .bind(key.application_id)
+    .bind(key.key)
+    .fetch_one(&mut *conn)
+    .await?;
+    // Another application's key cannot collide (the key is per application), but a record of another
+    // workspace would be a broken row: treat it as a mismatch rather than replaying it.
+    Ok(Some(classify(row, fp)))
 }
 
 /// Stores the response of a reserved key. Returns false when the reservation is no longer this caller's;

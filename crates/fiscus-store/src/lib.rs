@@ -17,6 +17,7 @@ pub mod credits;
 pub mod delegations;
 pub mod dialect;
 mod error;
+mod group;
 pub mod idempotency;
 pub mod operators;
 pub mod outbox;
@@ -61,8 +62,10 @@ pub struct Store {
     backend: Backend,
     /// SQLite allows one writer at a time. Queuing writers of this process on an async mutex is cheaper and
     /// fairer than letting them spin in SQLite's busy handler; other processes (the admin CLI) still meet
-    /// the busy timeout. PostgreSQL needs no such lock.
+    /// the busy timeout. PostgreSQL needs no such lock. Used only without group commit.
     sqlite_writer: Option<Arc<Mutex<()>>>,
+    /// The group-commit lane (see [`group`]); `None` when group commit is off.
+    lane: Option<Arc<group::Lane>>,
     /// Credential and workspace cache; only for the single-node SQLite deployment (see [`cache`]).
     cache: Option<Arc<cache::TenancyCache>>,
     /// The integrity key (derived from the server key, never stored in the database) that MACs audit events,
@@ -70,20 +73,42 @@ pub struct Store {
     seal_key: Arc<SealKey>,
 }
 
-/// A write transaction. On SQLite it holds the process's writer lock and began with `BEGIN IMMEDIATE`, so it
-/// never fails half-way with a lock upgrade error; on PostgreSQL it is a plain `BEGIN` at READ COMMITTED and
-/// repositories lock rows they decide on.
+/// A write transaction.
+///
+/// With group commit (the default, see [`group`]) it is a savepoint inside the process's one writer
+/// transaction: `commit` returns once the group it joined is durable, and dropping it rolls back only its own
+/// changes. Without group commit, on SQLite it holds the process's writer lock and began with
+/// `BEGIN IMMEDIATE`, so it never fails half-way with a lock upgrade error; on PostgreSQL it is a plain
+/// `BEGIN` at READ COMMITTED. Either way repositories lock the rows they decide on (`dialect::for_update`).
 pub struct WriteTx {
-    tx: sqlx::Transaction<'static, sqlx::Any>,
-    _writer: Option<OwnedMutexGuard<()>>,
+    inner: Inner,
     cache: Option<Arc<cache::TenancyCache>>,
     standing_changed: bool,
     seal_key: Arc<SealKey>,
 }
 
+enum Inner {
+    Lane {
+        lane: Arc<group::Lane>,
+        /// `None` only once the member finished (committed).
+        state: Option<OwnedMutexGuard<group::LaneState>>,
+        group: Arc<group::Group>,
+    },
+    Single {
+        tx: sqlx::Transaction<'static, sqlx::Any>,
+        _writer: Option<OwnedMutexGuard<()>>,
+    },
+    /// Moved out by `commit`.
+    Taken,
+}
+
 impl WriteTx {
     pub fn conn(&mut self) -> &mut AnyConnection {
-        &mut self.tx
+        match &mut self.inner {
+            Inner::Lane { state, .. } => state.as_mut().expect("a live member holds the lane").conn(),
+            Inner::Single { tx, .. } => tx,
+            Inner::Taken => unreachable!("a committed transaction is gone"),
+        }
     }
 
     /// The integrity key, for MACs written in this transaction.
@@ -101,14 +126,69 @@ impl WriteTx {
         Ok(())
     }
 
-    pub async fn commit(self) -> Result<()> {
-        self.tx.commit().await?;
-        if let (Some(cache), true) = (&self.cache, self.standing_changed)
-            && let Err(e) = cache.bump()
-        {
-            tracing::error!(error = %e, "could not publish a credential generation after commit");
+    /// The audit chain head of a workspace as this transaction last wrote it, when known without a query.
+    pub(crate) fn known_head(&self, workspace_id: &str) -> Option<(i64, String)> {
+        match &self.inner {
+            Inner::Lane { state: Some(state), .. } => state.head(workspace_id),
+            _ => None,
         }
-        Ok(())
+    }
+
+    pub(crate) fn remember_head(&mut self, workspace_id: &str, seq: i64, hash: &str) {
+        if let Inner::Lane { state: Some(state), .. } = &mut self.inner {
+            state.set_head(workspace_id, seq, hash);
+        }
+    }
+
+    /// Undoes everything this transaction changed so far and goes on with an empty transaction, which still
+    /// commits (and so waits for the durability of anything it read that others wrote in its group).
+    pub async fn discard_changes(&mut self) -> Result<()> {
+        match &mut self.inner {
+            Inner::Lane { lane, state: Some(state), .. } => lane.discard_member_changes(state).await,
+            Inner::Lane { state: None, .. } => Ok(()),
+            // `Store::begin` set this savepoint right after `BEGIN`.
+            Inner::Single { tx, .. } => {
+                tx.execute("ROLLBACK TO SAVEPOINT fiscus_member").await?;
+                Ok(())
+            }
+            Inner::Taken => Ok(()),
+        }
+    }
+
+    /// Commits. With group commit, returns once the group this transaction joined is durable; an error
+    /// means none of it is (the group was rolled back).
+    pub async fn commit(mut self) -> Result<()> {
+        let standing = self.standing_changed;
+        match std::mem::replace(&mut self.inner, Inner::Taken) {
+            Inner::Lane { lane, state, group } => {
+                let state = state.expect("a live member holds the lane");
+                lane.commit(state, group, standing).await?;
+                // The group's last member published the generation after the COMMIT (see `Store::connect`).
+                Ok(())
+            }
+            Inner::Single { tx, _writer } => {
+                tx.commit().await?;
+                if let (Some(cache), true) = (&self.cache, standing)
+                    && let Err(e) = cache.bump()
+                {
+                    tracing::error!(error = %e, "could not publish a credential generation after commit");
+                }
+                Ok(())
+            }
+            Inner::Taken => Ok(()),
+        }
+    }
+}
+
+impl Drop for WriteTx {
+    fn drop(&mut self) {
+        // A member dropped before committing leaves its savepoint marked dirty in the lane; whoever takes the
+        // lane next rolls it back. A flush makes sure someone does, and commits the rest of the group.
+        if let Inner::Lane { lane, state, .. } = &mut self.inner
+            && state.take().is_some()
+        {
+            lane.spawn_flush();
+        }
     }
 }
 
@@ -140,17 +220,12 @@ impl Store {
             .after_connect(move |conn, _meta| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {
-                        // WAL lets readers run beside the writer; synchronous=FULL makes every acknowledged
-                        // commit durable across power loss, not only across a process crash.
-                        conn.execute("PRAGMA journal_mode = WAL").await?;
-                        conn.execute("PRAGMA synchronous = FULL").await?;
-                        conn.execute("PRAGMA busy_timeout = 10000").await?;
-                        conn.execute("PRAGMA foreign_keys = ON").await?;
+                        sqlite_pragmas(conn).await?;
                     }
                     Ok(())
                 })
             })
-            .connect_with(options)
+            .connect_with(options.clone())
             .await?;
         let sqlite_writer = (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(())));
         let cache = sqlite_file(&url).map(|db| {
@@ -158,7 +233,19 @@ impl Store {
             name.push(".credentials-generation");
             Arc::new(cache::TenancyCache::new(name.into()))
         });
-        Ok(Store { pool, backend, sqlite_writer, cache, seal_key: Arc::new(seal_key) })
+        let lane = Some(new_lane(backend, options, cache.clone()));
+        Ok(Store { pool, backend, sqlite_writer, lane, cache, seal_key: Arc::new(seal_key) })
+    }
+
+    /// Turns group commit off (each write transaction commits on its own) or back on. On by default.
+    pub fn with_group_commit(mut self, on: bool) -> Store {
+        if !on {
+            self.lane = None;
+        } else if self.lane.is_none() {
+            let options = (*self.pool.connect_options()).clone();
+            self.lane = Some(new_lane(self.backend, options, self.cache.clone()));
+        }
+        self
     }
 
     /// The integrity key, for verifying MACs.
@@ -184,14 +271,23 @@ impl Store {
 
     /// Begins a write transaction (see [`WriteTx`]).
     pub async fn begin(&self) -> Result<WriteTx> {
-        let writer = match &self.sqlite_writer {
-            Some(lock) => Some(lock.clone().lock_owned().await),
-            None => None,
+        let inner = match &self.lane {
+            Some(lane) => {
+                let (state, group) = lane.begin().await?;
+                Inner::Lane { lane: lane.clone(), state: Some(state), group }
+            }
+            None => {
+                let writer = match &self.sqlite_writer {
+                    Some(lock) => Some(lock.clone().lock_owned().await),
+                    None => None,
+                };
+                let mut tx = self.pool.begin_with(dialect::begin_write(self.backend)).await?;
+                tx.execute("SAVEPOINT fiscus_member").await?;
+                Inner::Single { tx, _writer: writer }
+            }
         };
-        let tx = self.pool.begin_with(dialect::begin_write(self.backend)).await?;
         Ok(WriteTx {
-            tx,
-            _writer: writer,
+            inner,
             cache: self.cache.clone(),
             standing_changed: false,
             seal_key: self.seal_key.clone(),
@@ -282,6 +378,29 @@ fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
         return None;
     }
     Some(std::path::PathBuf::from(path))
+}
+
+/// The group-commit lane. The cache generation is published again once a group holding a standing change is
+/// durable, so nothing read between the pre-commit publication and the commit is kept.
+fn new_lane(backend: Backend, options: AnyConnectOptions, cache: Option<Arc<cache::TenancyCache>>) -> Arc<group::Lane> {
+    let after_standing = cache.map(|cache| {
+        Arc::new(move || {
+            if let Err(e) = cache.bump() {
+                tracing::error!(error = %e, "could not publish a credential generation after commit");
+            }
+        }) as group::AfterStanding
+    });
+    Arc::new(group::Lane::new(backend, options, after_standing))
+}
+
+/// Settings of every SQLite connection. WAL lets readers run beside the writer; synchronous=FULL makes every
+/// acknowledged commit durable across power loss, not only across a process crash.
+pub(crate) async fn sqlite_pragmas(conn: &mut AnyConnection) -> std::result::Result<(), sqlx::Error> {
+    conn.execute("PRAGMA journal_mode = WAL").await?;
+    conn.execute("PRAGMA synchronous = FULL").await?;
+    conn.execute("PRAGMA busy_timeout = 10000").await?;
+    conn.execute("PRAGMA foreign_keys = ON").await?;
+    Ok(())
 }
 
 /// Booleans are stored as 0/1 on both backends.

@@ -88,7 +88,9 @@ impl Ctx {
         Ok(())
     }
 
-    /// Stores the idempotent response with the effect (if keyed) and commits.
+    /// Stores the idempotent response with the effect (if keyed) and commits. If the key turned out to be
+    /// held by another request (a concurrent duplicate), this request's effect is discarded and the answer
+    /// is that request's outcome (see `http::idempotency`), given once the commit returned.
     pub async fn respond<T: Serialize>(
         &self,
         mut tx: WriteTx,
@@ -115,11 +117,8 @@ impl Ctx {
                 headers: headers_json(response.headers()),
                 body: String::from_utf8_lossy(&bytes).into_owned(),
             };
-            let mine =
-                fiscus_store::idempotency::complete(tx.conn(), &handle.key_ref(), &handle.lock_token, &stored).await?;
-            if !mine {
-                // A retry took the key over while this request ran; its effect is the one that counts.
-                return Err(ApiError::new(ErrorCode::IdempotencyKeyInUse).header(header::RETRY_AFTER, "1"));
+            if let Some(answer) = handle.store_in(tx, &stored).await? {
+                return Ok(answer);
             }
             response.extensions_mut().insert(Completed);
         }

@@ -1,12 +1,19 @@
 //! `Idempotency-Key` on every POST (draft-ietf-httpapi-idempotency-key-header, Stripe semantics).
 //!
-//! - First request: the key is reserved (its own short transaction), the handler runs, and the response is
-//!   stored. Handlers that write store it inside their own transaction via [`crate::http::ctx::Ctx::respond`],
-//!   so the effect and the stored response commit together or not at all; for anything else this layer
-//!   stores it afterwards.
+//! - First request: the key is looked up without writing. If it is free and the operation's handler is one
+//!   short transaction ending in [`crate::http::ctx::Ctx::respond`] with no effect outside it
+//!   ([`RECORDED_WITH_EFFECT`]), the handler runs at once and the completed record is inserted in the
+//!   effect's own transaction (one commit per request). Otherwise the key is reserved in its own short
+//!   transaction first, the handler runs, and the response is stored: handlers that write store it inside
+//!   their own transaction via `Ctx::respond`, so the effect and the stored response commit together or not
+//!   at all; for anything else this layer stores it afterwards.
 //! - Same key, same method, path and body: the stored response, with `Idempotent-Replayed: true`.
 //! - Same key, different method, path or body: 422 `idempotency_key_reused`.
-//! - Same key while the first is still running: 409 `idempotency_key_in_use` with `Retry-After`.
+//! - Same key while the first is still running: 409 `idempotency_key_in_use` with `Retry-After`. For an
+//!   operation recorded with its effect, duplicates racing each other may all run their handler, but only
+//!   the first record inserted keeps its effect: the others roll their own effect back and answer with what
+//!   they then find, the first one's response replayed (`Idempotent-Replayed: true`) once it is durable,
+//!   or 409 while its transaction is still open on another node. Either way exactly one effect commits.
 //! - 5xx responses are never stored; the key is released so the client may retry.
 
 use axum::body::{Body, to_bytes};
@@ -26,6 +33,11 @@ use crate::state::AppState;
 pub static IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 pub static IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 
+/// Operations whose handler is one short transaction ending in `Ctx::respond`, with no effect outside the
+/// database before it: their key is recorded in the effect's transaction instead of being reserved first
+/// (see the module documentation). Add an operation here only after checking its handler is such.
+pub const RECORDED_WITH_EFFECT: &[&str] = &["post_actions_autonomy_assessment_evidence"];
+
 /// The reservation a handler completes inside its transaction.
 #[derive(Clone, Debug)]
 pub struct IdempotencyHandle {
@@ -33,12 +45,79 @@ pub struct IdempotencyHandle {
     pub application_id: String,
     pub key: String,
     pub lock_token: String,
+    /// Set when the key was not reserved: the handler's transaction records it (see [`RECORDED_WITH_EFFECT`]).
+    pub record: Option<RecordWithEffect>,
+}
+
+/// What recording a key with the effect needs beyond the key.
+#[derive(Clone, Debug)]
+pub struct RecordWithEffect {
+    pub method: String,
+    pub path: String,
+    pub body_hash: String,
+    pub retain_for: i64,
 }
 
 impl IdempotencyHandle {
     pub fn key_ref(&self) -> KeyRef<'_> {
         KeyRef { workspace_id: &self.workspace_id, application_id: &self.application_id, key: &self.key }
     }
+
+    /// Stores `response` as this key's outcome inside `tx`. `Ok(None)` when stored; `Ok(Some(response))`
+    /// when the key turned out to be someone else's: the effect in `tx` was discarded and `response` is the
+    /// answer (a replay, 409 or 422) to give once `tx` is committed.
+    pub async fn store_in(
+        &self,
+        tx: &mut fiscus_store::WriteTx,
+        response: &StoredResponse,
+    ) -> Result<Option<Response>, ApiError> {
+        match &self.record {
+            None => {
+                if idempotency::complete(tx.conn(), &self.key_ref(), &self.lock_token, response).await? {
+                    return Ok(None);
+                }
+                // A retry took the key over while this request ran; its effect is the one that counts.
+                tx.discard_changes().await?;
+                Ok(Some(ApiError::new(ErrorCode::IdempotencyKeyInUse).header(header::RETRY_AFTER, "1").into_response()))
+            }
+            Some(record) => {
+                let fp = Fingerprint { method: &record.method, path: &record.path, body: &record.body_hash };
+                let now = now_micros();
+                let found = idempotency::record(
+                    tx.conn(),
+                    &self.key_ref(),
+                    &fp,
+                    &self.lock_token,
+                    response,
+                    now,
+                    record.retain_for,
+                )
+                .await?;
+                let Some(found) = found else { return Ok(None) };
+                tx.discard_changes().await?;
+                Ok(Some(answer(Ok(found))))
+            }
+        }
+    }
+}
+
+/// The response to a request whose key is held by a record (or could not be looked up).
+fn answer(found: Result<Reservation, ApiError>) -> Response {
+    let mut response = match found {
+        Err(e) => e.into_response(),
+        Ok(Reservation::Mismatch) => ApiError::new(ErrorCode::IdempotencyKeyReused).into_response(),
+        Ok(Reservation::InFlight) => {
+            ApiError::new(ErrorCode::IdempotencyKeyInUse).header(header::RETRY_AFTER, "1").into_response()
+        }
+        Ok(Reservation::Replay(stored)) => replay(stored),
+        Ok(Reservation::Acquired { .. }) => {
+            tracing::error!("an idempotency record was found acquired by this request");
+            ApiError::internal().into_response()
+        }
+    };
+    // Nothing is left to store for it.
+    response.extensions_mut().insert(Completed);
+    response
 }
 
 /// Marks a response whose idempotency record was already stored with the effect.
@@ -70,26 +149,54 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
     };
     let body_hash = fiscus_domain::evidence::hex(&Sha256::digest(&bytes));
     let path = parts.uri.path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
-    let handle = IdempotencyHandle {
+    let operation = parts.extensions.get::<&'static fiscus_domain::catalogue::Operation>().copied();
+    let settings = &state.settings;
+    let mut handle = IdempotencyHandle {
         workspace_id: principal.tenant.workspace_id.clone(),
         application_id: principal.application_id.clone(),
         key,
         lock_token: fiscus_domain::ids::new_id("lck"),
+        record: None,
     };
-    let reservation = reserve(&state, &handle, parts.method.as_str(), &path, &body_hash).await;
-    match reservation {
-        Err(e) => e.into_response(),
-        Ok(Reservation::Mismatch) => ApiError::new(ErrorCode::IdempotencyKeyReused).into_response(),
-        Ok(Reservation::InFlight) => {
-            ApiError::new(ErrorCode::IdempotencyKeyInUse).header(header::RETRY_AFTER, "1").into_response()
+    let method = parts.method.as_str().to_string();
+    let fp = Fingerprint { method: &method, path: &path, body: &body_hash };
+    let peeked = async {
+        let mut conn = state.store.read().await?;
+        idempotency::peek(&mut conn, &handle.key_ref(), &fp, now_micros()).await
+    }
+    .await;
+    match peeked {
+        Err(e) => return ApiError::from(e).into_response(),
+        Ok(Some(Reservation::InFlight)) | Ok(Some(Reservation::Acquired { .. })) => {}
+        Ok(Some(settled)) => return without_marker(answer(Ok(settled))),
+        Ok(None) if operation.is_some_and(|op| RECORDED_WITH_EFFECT.contains(&op.id)) => {
+            handle.record = Some(RecordWithEffect {
+                method: method.clone(),
+                path: path.clone(),
+                body_hash: body_hash.clone(),
+                retain_for: settings.idempotency_retention_seconds as i64 * MICROS_PER_SECOND,
+            });
+            parts.extensions.insert(handle.clone());
+            let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+            return settle(&state, &handle, response).await;
         }
-        Ok(Reservation::Replay(stored)) => replay(stored),
+        Ok(None) => {}
+    }
+    let reservation = reserve(&state, &handle, &method, &path, &body_hash).await;
+    match reservation {
         Ok(Reservation::Acquired { .. }) => {
             parts.extensions.insert(handle.clone());
             let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
             settle(&state, &handle, response).await
         }
+        other => without_marker(answer(other)),
     }
+}
+
+/// The `Completed` marker is for handlers' responses; a layer's own answer carries none.
+fn without_marker(mut response: Response) -> Response {
+    response.extensions_mut().remove::<Completed>();
+    response
 }
 
 async fn reserve(
@@ -122,6 +229,10 @@ async fn settle(state: &AppState, handle: &IdempotencyHandle, response: Response
         return response;
     }
     if response.status().is_server_error() {
+        if handle.record.is_some() {
+            // Nothing was reserved, so nothing is released.
+            return response;
+        }
         if let Err(e) = release(state, handle).await {
             tracing::warn!(error = %e, "could not release an idempotency key; it goes stale on its own");
         }
@@ -138,13 +249,20 @@ async fn settle(state: &AppState, handle: &IdempotencyHandle, response: Response
     };
     let result = async {
         let mut tx = state.store.begin().await?;
-        let mine = idempotency::complete(tx.conn(), &handle.key_ref(), &handle.lock_token, &stored).await?;
+        let answer = handle.store_in(&mut tx, &stored).await?;
         tx.commit().await?;
-        Ok::<bool, fiscus_store::StoreError>(mine)
+        Ok::<Option<Response>, ApiError>(answer)
     }
     .await;
-    if let Err(e) = result {
-        tracing::warn!(error = %e, "could not store an idempotent response");
+    match result {
+        Ok(None) => {}
+        // The key turned out to be held by another request's record: answer with it.
+        Ok(Some(answer)) => return answer,
+        Err(_) if handle.record.is_none() => {
+            tracing::warn!("could not store an idempotent response");
+        }
+        // Nothing was recorded, so the response must not be given as if it were: a retry runs afresh.
+        Err(e) => return e.into_response(),
     }
     Response::from_parts(parts, Body::from(bytes))
 }
