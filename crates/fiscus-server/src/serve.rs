@@ -19,7 +19,8 @@ pub async fn open(settings: Settings) -> anyhow::Result<AppState> {
     let seal_key = fiscus_domain::integrity::SealKey::derive(&server_key);
     let store = fiscus_store::Store::connect(&url, settings.database_max_connections, seal_key)
         .await
-        .with_context(|| format!("connecting to {}", fiscus_store::redact_url(&url)))?;
+        .with_context(|| format!("connecting to {}", fiscus_store::redact_url(&url)))?
+        .with_group_commit(settings.group_commit);
     store.migrate().await.context("applying migrations")?;
     Ok(AppState::new(store, settings, server_key, key_source))
 }

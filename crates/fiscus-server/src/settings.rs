@@ -25,6 +25,9 @@ pub struct Settings {
     pub database_url: Option<String>,
     /// Maximum pooled database connections.
     pub database_max_connections: u32,
+    /// Commit concurrent write transactions together (one durable commit per group, each request's changes
+    /// in its own savepoint; see `fiscus_store`'s `group` module). On by default; off commits each alone.
+    pub group_commit: bool,
     /// File holding the server's secret key (keyed hashes of credentials, encryption of stored secrets).
     /// Defaults to `<data_dir>/secret.key`, created on first run.
     pub secret_key_file: Option<PathBuf>,
@@ -88,6 +91,7 @@ impl Default for Settings {
             data_dir: PathBuf::from("./fiscus-data"),
             database_url: None,
             database_max_connections: 16,
+            group_commit: true,
             secret_key_file: None,
             access_token_ttl_seconds: 3600,
             body_limit_bytes: 1024 * 1024,

@@ -24,7 +24,7 @@ use crate::{Backend, Result, StoreError, dialect};
 use sqlx::any::AnyConnectOptions;
 use sqlx::{AnyConnection, Connection as _, Executor};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
@@ -43,6 +43,9 @@ pub(crate) struct Lane {
     backend: Backend,
     options: AnyConnectOptions,
     after_standing: Option<AfterStanding>,
+    /// Members committed and durable commits done, for tests and metrics.
+    members: AtomicU64,
+    commits: AtomicU64,
 }
 
 pub(crate) struct LaneState {
@@ -54,6 +57,9 @@ pub(crate) struct LaneState {
     /// A member's savepoint is open: set when a member begins, cleared when it releases or rolls back. Found
     /// set by a new holder, it means the member was dropped half-way, and its work is rolled back first.
     dirty: bool,
+    /// A fresh savepoint was already set for the next member, in the same round trip that released the
+    /// previous one (see [`Lane::commit`]).
+    savepoint_ready: bool,
     /// Audit chain heads written in the open transaction, so later members of the group need not read them
     /// back. Only ever holds what the open transaction itself wrote; cleared whenever a savepoint is rolled
     /// back or the transaction ends.
@@ -114,13 +120,21 @@ impl Lane {
                 open: None,
                 released: 0,
                 dirty: false,
+                savepoint_ready: false,
                 heads: HashMap::new(),
             })),
             queued: AtomicUsize::new(0),
             backend,
             options,
             after_standing,
+            members: AtomicU64::new(0),
+            commits: AtomicU64::new(0),
         }
+    }
+
+    /// Members committed and `COMMIT`s that succeeded so far.
+    pub(crate) fn stats(&self) -> (u64, u64) {
+        (self.members.load(Ordering::Relaxed), self.commits.load(Ordering::Relaxed))
     }
 
     async fn connect(&self) -> Result<AnyConnection> {
@@ -156,19 +170,26 @@ impl Lane {
         let group = match &state.open {
             Some(group) => group.clone(),
             None => {
-                if let Err(e) = state.conn().execute(dialect::begin_write(self.backend)).await {
+                // One round trip: the transaction and the member's savepoint.
+                let sql = format!("{}; SAVEPOINT fiscus_member", dialect::begin_write(self.backend));
+                if let Err(e) = state.conn().execute(sql.as_str()).await {
                     // The connection may be unusable (PostgreSQL went away); the next member reconnects.
-                    state.conn = None;
+                    if let Some(conn) = state.conn.take() {
+                        let _ = conn.close().await;
+                    }
                     return Err(e.into());
                 }
                 let group = Arc::new(Group { outcome: OnceLock::new(), standing: AtomicBool::new(false) });
                 state.open = Some(group.clone());
                 state.released = 0;
                 state.heads.clear();
+                state.savepoint_ready = true;
                 group
             }
         };
-        if let Err(e) = state.conn().execute("SAVEPOINT fiscus_member").await {
+        if !std::mem::take(&mut state.savepoint_ready)
+            && let Err(e) = state.conn().execute("SAVEPOINT fiscus_member").await
+        {
             self.abort(&mut state, &e.to_string()).await;
             return Err(e.into());
         }
@@ -180,9 +201,7 @@ impl Lane {
     pub(crate) async fn roll_back_member(&self, state: &mut LaneState) {
         state.heads.clear();
         let done = async {
-            let conn = state.conn();
-            conn.execute("ROLLBACK TO SAVEPOINT fiscus_member").await?;
-            conn.execute("RELEASE SAVEPOINT fiscus_member").await?;
+            state.conn().execute("ROLLBACK TO SAVEPOINT fiscus_member; RELEASE SAVEPOINT fiscus_member").await?;
             Ok::<(), sqlx::Error>(())
         }
         .await;
@@ -209,24 +228,29 @@ impl Lane {
         group: Arc<Group>,
         standing: bool,
     ) -> Result<()> {
-        if let Err(e) = state.conn().execute("RELEASE SAVEPOINT fiscus_member").await {
-            self.abort(&mut state, &e.to_string()).await;
-            return Err(e.into());
-        }
-        state.dirty = false;
-        state.released += 1;
         if standing {
             group.standing.store(true, Ordering::SeqCst);
         }
-        if self.queued.load(Ordering::SeqCst) == 0 || state.released >= MAX_GROUP {
-            self.finish(&mut state).await;
+        // Round trips are what a member holds the lane for, so the release shares one with what follows it:
+        // the group's COMMIT when nobody is waiting, or the next member's savepoint when someone is.
+        let hand_on = self.queued.load(Ordering::SeqCst) > 0 && state.released + 1 < MAX_GROUP;
+        state.dirty = false;
+        state.released += 1;
+        if !hand_on {
+            // A failed release fails the COMMIT with it, and with it the whole group.
+            self.finish(&mut state, "RELEASE SAVEPOINT fiscus_member; ").await;
         } else {
-            // Others are waiting for the lane: let them add their work to this transaction, then come back.
+            if let Err(e) = state.conn().execute("RELEASE SAVEPOINT fiscus_member; SAVEPOINT fiscus_member").await {
+                self.abort(&mut state, &e.to_string()).await;
+                return Err(e.into());
+            }
+            state.savepoint_ready = true;
+            // Let the waiting writers add their work to this transaction, then come back for the outcome.
             drop(state);
             let mut state = self.acquire().await;
             if group.outcome.get().is_none() {
                 match &state.open {
-                    Some(open) if Arc::ptr_eq(open, &group) => self.finish(&mut state).await,
+                    Some(open) if Arc::ptr_eq(open, &group) => self.finish(&mut state, "").await,
                     // Cannot happen: a group leaves the lane only with its outcome set.
                     _ => return Err(StoreError::Config("group commit lost track of a transaction".into())),
                 }
@@ -241,12 +265,15 @@ impl Lane {
 
     /// Commits the open outer transaction (or rolls it back when no member kept anything) and records the
     /// outcome for every member.
-    async fn finish(&self, state: &mut LaneState) {
+    /// `before` is SQL sent in the same round trip ahead of the `COMMIT`.
+    async fn finish(&self, state: &mut LaneState, before: &str) {
         let Some(group) = state.open.take() else { return };
         let released = std::mem::take(&mut state.released);
+        // An unused savepoint set for a member that never came ends with the transaction.
+        state.savepoint_ready = false;
         state.heads.clear();
-        let sql = if released == 0 { "ROLLBACK" } else { "COMMIT" };
-        let result = state.conn().execute(sql).await;
+        let sql = format!("{before}{}", if released == 0 { "ROLLBACK" } else { "COMMIT" });
+        let result = state.conn().execute(sql.as_str()).await;
         let outcome = match result {
             Ok(_) => Ok(()),
             Err(e) => {
@@ -259,6 +286,10 @@ impl Lane {
             }
         };
         let ok = outcome.is_ok();
+        if ok && released > 0 {
+            self.members.fetch_add(released as u64, Ordering::Relaxed);
+            self.commits.fetch_add(1, Ordering::Relaxed);
+        }
         let _ = group.outcome.set(outcome);
         if ok && released > 0 && group.standing.load(Ordering::SeqCst) {
             if let Some(after) = &self.after_standing {
@@ -271,6 +302,7 @@ impl Lane {
     async fn abort(&self, state: &mut LaneState, why: &str) {
         state.heads.clear();
         state.dirty = false;
+        state.savepoint_ready = false;
         state.released = 0;
         tracing::error!(error = why, "a write group is rolled back");
         let rolled_back = match state.conn.as_mut() {
@@ -290,7 +322,7 @@ impl Lane {
     pub(crate) async fn flush(self: Arc<Self>) {
         let mut state = self.acquire().await;
         if state.open.is_some() && self.queued.load(Ordering::SeqCst) == 0 {
-            self.finish(&mut state).await;
+            self.finish(&mut state, "").await;
         }
     }
 

@@ -248,6 +248,12 @@ impl Store {
         self
     }
 
+    /// Write transactions committed and durable commits that carried them, since this store was opened (both
+    /// 0 without group commit). Their ratio is the mean group size.
+    pub fn group_commit_stats(&self) -> (u64, u64) {
+        self.lane.as_ref().map_or((0, 0), |lane| lane.stats())
+    }
+
     /// The integrity key, for verifying MACs.
     pub fn seal_key(&self) -> &SealKey {
         &self.seal_key

@@ -207,6 +207,18 @@ fn select(table: &SealedTable, filter: &str) -> String {
     format!("SELECT {}, seal_mac FROM {} WHERE {filter}", table.columns.join(", "), table.table)
 }
 
+/// The seal of a row about to be inserted, from its sealed columns' values in the table's column order, as
+/// they will be stored (text as `Stored::Text`, integers as `Stored::Integer`, NULL as `Stored::Null`). It is
+/// the same MAC [`seal`] computes after reading the row back, without the two round trips; use it only
+/// where every bound value is stored unchanged (TEXT and BIGINT columns bound as `&str`/`String` and `i64`).
+pub fn seal_of(key: &SealKey, table: &SealedTable, values: Vec<Stored>) -> Result<String> {
+    if values.len() != table.columns.len() {
+        return Err(StoreError::Corrupt(format!("{}: {} sealed values for {} columns", table.table, values.len(), table.columns.len())));
+    }
+    let columns: Columns = table.columns.iter().copied().zip(values).collect();
+    Ok(key.row(table.table, &columns))
+}
+
 /// Seals a row just inserted in `tx`.
 pub async fn seal(tx: &mut WriteTx, table: &SealedTable, workspace_id: &str, id: &str) -> Result<()> {
     let key = tx.seal_key().clone();
