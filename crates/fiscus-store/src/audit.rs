@@ -18,8 +18,9 @@ pub struct NewAuditEvent<'a> {
 
 /// Appends an event to the workspace's chain and returns its sequence number and hash. The head row is
 /// locked (PostgreSQL) or the transaction is the only writer (SQLite), so appends of one workspace are
-/// strictly ordered. Within a commit group the head this transaction (or an earlier member of the group)
-/// wrote is known already and not read back: the row is locked by the group's transaction since that write.
+/// strictly ordered. Within a commit group the head an earlier member of the group appended to is known
+/// already and not read back, and the head row is written once for the whole group, just before its COMMIT
+/// (see `group`): the row is locked by the group's transaction from its first read.
 pub async fn append(tx: &mut WriteTx, workspace_id: &str, new: NewAuditEvent<'_>) -> Result<(i64, String)> {
     let key = tx.seal_key().clone();
     let known = tx.known_head(workspace_id);
@@ -69,14 +70,16 @@ pub async fn append(tx: &mut WriteTx, workspace_id: &str, new: NewAuditEvent<'_>
     .bind(key.audit_event(workspace_id, event.seq, &hash))
     .execute(&mut *conn)
     .await?;
-    sqlx::query("UPDATE audit_heads SET seq = $1, hash = $2, mac = $3 WHERE workspace_id = $4")
-        .bind(event.seq)
-        .bind(&hash)
-        .bind(key.audit_head(workspace_id, event.seq, &hash))
-        .bind(workspace_id)
-        .execute(&mut *conn)
-        .await?;
-    tx.remember_head(workspace_id, event.seq, &hash);
+    let head_mac = key.audit_head(workspace_id, event.seq, &hash);
+    if !tx.defer_head(workspace_id, event.seq, &hash, &head_mac) {
+        sqlx::query("UPDATE audit_heads SET seq = $1, hash = $2, mac = $3 WHERE workspace_id = $4")
+            .bind(event.seq)
+            .bind(&hash)
+            .bind(&head_mac)
+            .bind(workspace_id)
+            .execute(tx.conn())
+            .await?;
+    }
     Ok((event.seq, hash))
 }
 

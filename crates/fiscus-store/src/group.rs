@@ -60,10 +60,13 @@ pub(crate) struct LaneState {
     /// A fresh savepoint was already set for the next member, in the same round trip that released the
     /// previous one (see [`Lane::commit`]).
     savepoint_ready: bool,
-    /// Audit chain heads written in the open transaction, so later members of the group need not read them
-    /// back. Only ever holds what the open transaction itself wrote; cleared whenever a savepoint is rolled
-    /// back or the transaction ends.
-    heads: HashMap<String, (i64, String)>,
+    /// Audit chain heads appended to in the open transaction: the group's later members need not read them
+    /// back, and the `audit_heads` row is written once, just before the group's COMMIT, instead of once per
+    /// event. The row is locked by the group's transaction from its first read (PostgreSQL `FOR UPDATE`;
+    /// SQLite's single writer), so nobody else can move it meanwhile.
+    heads: HashMap<String, Head>,
+    /// `heads` as they were when the current member began, restored if its savepoint is rolled back.
+    heads_at_savepoint: HashMap<String, Head>,
 }
 
 impl LaneState {
@@ -72,11 +75,41 @@ impl LaneState {
     }
 
     pub(crate) fn head(&self, workspace_id: &str) -> Option<(i64, String)> {
-        self.heads.get(workspace_id).cloned()
+        self.heads.get(workspace_id).map(|h| (h.seq, h.hash.clone()))
     }
 
-    pub(crate) fn set_head(&mut self, workspace_id: &str, seq: i64, hash: &str) {
-        self.heads.insert(workspace_id.to_string(), (seq, hash.to_string()));
+    /// Records a new head, to be written to `audit_heads` before the group commits.
+    pub(crate) fn set_head(&mut self, workspace_id: &str, seq: i64, hash: &str, mac: String) {
+        self.heads.insert(workspace_id.to_string(), Head { seq, hash: hash.to_string(), mac });
+    }
+
+    fn restore_heads(&mut self) {
+        self.heads = self.heads_at_savepoint.clone();
+    }
+}
+
+#[derive(Clone)]
+pub(crate) struct Head {
+    seq: i64,
+    hash: String,
+    mac: String,
+}
+
+impl LaneState {
+    /// Writes the heads appended to in this transaction. Part of committing the group.
+    async fn write_heads(&mut self) -> std::result::Result<(), sqlx::Error> {
+        let heads: Vec<(String, Head)> = self.heads.drain().collect();
+        self.heads_at_savepoint.clear();
+        for (workspace_id, head) in heads {
+            sqlx::query("UPDATE audit_heads SET seq = $1, hash = $2, mac = $3 WHERE workspace_id = $4")
+                .bind(head.seq)
+                .bind(&head.hash)
+                .bind(&head.mac)
+                .bind(&workspace_id)
+                .execute(self.conn())
+                .await?;
+        }
+        Ok(())
     }
 }
 
@@ -122,6 +155,7 @@ impl Lane {
                 dirty: false,
                 savepoint_ready: false,
                 heads: HashMap::new(),
+                heads_at_savepoint: HashMap::new(),
             })),
             queued: AtomicUsize::new(0),
             backend,
@@ -183,6 +217,7 @@ impl Lane {
                 state.open = Some(group.clone());
                 state.released = 0;
                 state.heads.clear();
+                state.heads_at_savepoint.clear();
                 state.savepoint_ready = true;
                 group
             }
@@ -194,12 +229,13 @@ impl Lane {
             return Err(e.into());
         }
         state.dirty = true;
+        state.heads_at_savepoint = state.heads.clone();
         Ok((state, group))
     }
 
     /// Rolls back the current member's savepoint (the member failed or was dropped); the group goes on.
     pub(crate) async fn roll_back_member(&self, state: &mut LaneState) {
-        state.heads.clear();
+        state.restore_heads();
         let done = async {
             state.conn().execute("ROLLBACK TO SAVEPOINT fiscus_member; RELEASE SAVEPOINT fiscus_member").await?;
             Ok::<(), sqlx::Error>(())
@@ -213,7 +249,7 @@ impl Lane {
 
     /// Undoes the current member's changes so far and starts its savepoint afresh (the member goes on).
     pub(crate) async fn discard_member_changes(&self, state: &mut LaneState) -> Result<()> {
-        state.heads.clear();
+        state.restore_heads();
         if let Err(e) = state.conn().execute("ROLLBACK TO SAVEPOINT fiscus_member").await {
             self.abort(state, &e.to_string()).await;
             return Err(e.into());
@@ -271,9 +307,16 @@ impl Lane {
         let released = std::mem::take(&mut state.released);
         // An unused savepoint set for a member that never came ends with the transaction.
         state.savepoint_ready = false;
-        state.heads.clear();
-        let sql = format!("{before}{}", if released == 0 { "ROLLBACK" } else { "COMMIT" });
-        let result = state.conn().execute(sql.as_str()).await;
+        let result = if released == 0 {
+            state.heads.clear();
+            state.heads_at_savepoint.clear();
+            state.conn().execute(format!("{before}ROLLBACK").as_str()).await.map(|_| ())
+        } else {
+            match state.write_heads().await {
+                Ok(()) => state.conn().execute(format!("{before}COMMIT").as_str()).await.map(|_| ()),
+                Err(e) => Err(e),
+            }
+        };
         let outcome = match result {
             Ok(_) => Ok(()),
             Err(e) => {
@@ -301,6 +344,7 @@ impl Lane {
     /// Ends the open group with a failure: everything in it is rolled back and every member gets an error.
     async fn abort(&self, state: &mut LaneState, why: &str) {
         state.heads.clear();
+        state.heads_at_savepoint.clear();
         state.dirty = false;
         state.savepoint_ready = false;
         state.released = 0;

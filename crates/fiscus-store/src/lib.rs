@@ -134,9 +134,15 @@ impl WriteTx {
         }
     }
 
-    pub(crate) fn remember_head(&mut self, workspace_id: &str, seq: i64, hash: &str) {
-        if let Inner::Lane { state: Some(state), .. } = &mut self.inner {
-            state.set_head(workspace_id, seq, hash);
+    /// Hands a new audit chain head to the group, which writes it before its COMMIT. Returns false when
+    /// there is no group (group commit is off): the caller writes the head itself.
+    pub(crate) fn defer_head(&mut self, workspace_id: &str, seq: i64, hash: &str, mac: &str) -> bool {
+        match &mut self.inner {
+            Inner::Lane { state: Some(state), .. } => {
+                state.set_head(workspace_id, seq, hash, mac.to_string());
+                true
+            }
+            _ => false,
         }
     }
 
