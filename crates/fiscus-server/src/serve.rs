@@ -32,6 +32,8 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    // A serving node caches credentials; with PostgreSQL that needs its watch of the standing generation.
+    state.store.watch_standing();
     let app = crate::app::build(state.clone());
     let background = spawn_background(state.clone());
     let worker = spawn_settlement_worker(state.clone());

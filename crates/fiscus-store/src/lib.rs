@@ -66,8 +66,11 @@ pub struct Store {
     sqlite_writer: Option<Arc<Mutex<()>>>,
     /// The group-commit lane (see [`group`]); `None` when group commit is off.
     lane: Option<Arc<group::Lane>>,
-    /// Credential and workspace cache; only for the single-node SQLite deployment (see [`cache`]).
+    /// Credential and workspace cache (see [`cache`]): keyed on a generation file with SQLite, on this
+    /// node's watch of the database generation with PostgreSQL.
     cache: Option<Arc<cache::TenancyCache>>,
+    /// PostgreSQL: this node's lease on its cache, renewed by its watch (see [`Store::watch_standing`]).
+    node: Option<Arc<cache::NodeLease>>,
     /// The integrity key (derived from the server key, never stored in the database) that MACs audit events,
     /// chain heads and sealed rows (see [`seals`] and `fiscus_domain::integrity`).
     seal_key: Arc<SealKey>,
@@ -83,6 +86,8 @@ pub struct Store {
 pub struct WriteTx {
     inner: Inner,
     cache: Option<Arc<cache::TenancyCache>>,
+    /// PostgreSQL: a standing change moves the database generation and waits for every node (see [`cache`]).
+    nodes: Option<AnyPool>,
     standing_changed: bool,
     seal_key: Arc<SealKey>,
 }
@@ -165,6 +170,21 @@ impl WriteTx {
     /// means none of it is (the group was rolled back).
     pub async fn commit(mut self) -> Result<()> {
         let standing = self.standing_changed;
+        let generation = match (&self.nodes, standing) {
+            (Some(_), true) => Some(cache::move_generation(self.conn()).await?),
+            _ => None,
+        };
+        self.finish_commit(standing).await?;
+        if let (Some(pool), Some(generation)) = (&self.nodes, generation) {
+            if let Some(cache) = &self.cache {
+                let _ = cache.bump();
+            }
+            cache::await_nodes(pool, generation).await?;
+        }
+        Ok(())
+    }
+
+    async fn finish_commit(&mut self, standing: bool) -> Result<()> {
         match std::mem::replace(&mut self.inner, Inner::Taken) {
             Inner::Lane { lane, state, group } => {
                 let state = state.expect("a live member holds the lane");
@@ -234,13 +254,31 @@ impl Store {
             .connect_with(options.clone())
             .await?;
         let sqlite_writer = (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(())));
-        let cache = sqlite_file(&url).map(|db| {
-            let mut name = db.into_os_string();
-            name.push(".credentials-generation");
-            Arc::new(cache::TenancyCache::new(name.into()))
-        });
-        let lane = Some(new_lane(backend, options, cache.clone()));
-        Ok(Store { pool, backend, sqlite_writer, lane, cache, seal_key: Arc::new(seal_key) })
+        let node = (backend == Backend::Postgres)
+            .then(|| Arc::new(cache::NodeLease::new(fiscus_domain::ids::new_id("node"))));
+        let cache = match &node {
+            Some(lease) => Some(Arc::new(cache::TenancyCache::node(lease.clone()))),
+            None => sqlite_file(&url).map(|db| {
+                let mut name = db.into_os_string();
+                name.push(".credentials-generation");
+                Arc::new(cache::TenancyCache::new(name.into()))
+            }),
+        };
+        // With PostgreSQL the generation is published by the committing transaction itself.
+        let lane = Some(new_lane(backend, options, if node.is_some() { None } else { cache.clone() }));
+        Ok(Store { pool, backend, sqlite_writer, lane, cache, node, seal_key: Arc::new(seal_key) })
+    }
+
+    /// Starts this node's watch of the standing generation (PostgreSQL; nothing to do with SQLite), after
+    /// which the node caches credential resolutions and workspace rows. Only serving nodes call it: a process
+    /// without a watch (the CLI) never uses its cache. See [`cache`].
+    pub fn watch_standing(&self) {
+        let (Some(lease), Some(cache)) = (&self.node, &self.cache) else { return };
+        if lease.watching.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let options = (*self.pool.connect_options()).clone();
+        tokio::spawn(cache::watch(cache.clone(), lease.clone(), options));
     }
 
     /// Turns group commit off (each write transaction commits on its own) or back on. On by default.
@@ -249,7 +287,8 @@ impl Store {
             self.lane = None;
         } else if self.lane.is_none() {
             let options = (*self.pool.connect_options()).clone();
-            self.lane = Some(new_lane(self.backend, options, self.cache.clone()));
+            let cache = if self.node.is_some() { None } else { self.cache.clone() };
+            self.lane = Some(new_lane(self.backend, options, cache));
         }
         self
     }
@@ -301,6 +340,7 @@ impl Store {
         Ok(WriteTx {
             inner,
             cache: self.cache.clone(),
+            nodes: self.node.as_ref().map(|_| self.pool.clone()),
             standing_changed: false,
             seal_key: self.seal_key.clone(),
         })
@@ -364,6 +404,13 @@ impl Store {
     }
 
     pub async fn close(&self) {
+        if let Some(lease) = &self.node
+            && lease.watching.load(std::sync::atomic::Ordering::SeqCst)
+        {
+            // Stop the watch and leave the node list, so committers stop waiting for this node at once.
+            lease.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            let _ = sqlx::query("DELETE FROM cache_nodes WHERE node_id = $1").bind(&lease.node_id).execute(&self.pool).await;
+        }
         self.pool.close().await;
     }
 }

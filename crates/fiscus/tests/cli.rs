@@ -465,3 +465,116 @@ fn enrolment_links_use_the_configured_public_url_or_the_bind_address() {
     let by_env = invite(&[], Some(("FISCUS_PUBLIC_URL", "https://approvals.example.org")));
     assert!(by_env.starts_with("https://approvals.example.org/console/enroll?token="), "{by_env}");
 }
+
+/// Two `fiscus serve` processes on one PostgreSQL database, both caching credentials: once `fiscus admin key
+/// rotate`, `key revoke` or `app suspend` returns, the very next request on either node is refused (issue 8;
+/// see `fiscus_store::cache`). Skipped without `FISCUS_TEST_DATABASE_URL`.
+#[test]
+fn a_standing_change_by_the_cli_is_refused_at_once_by_both_postgres_nodes() {
+    let Ok(admin_url) = std::env::var("FISCUS_TEST_DATABASE_URL") else {
+        eprintln!("skipped: FISCUS_TEST_DATABASE_URL is not set");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("dir");
+    let rt = tokio_runtime();
+    let name = format!("fiscus_cache_{}", std::process::id());
+    let url = rt.block_on(async {
+        use sqlx::{Connection, Executor};
+        sqlx::any::install_default_drivers();
+        let mut conn = sqlx::AnyConnection::connect(&admin_url).await.expect("connect");
+        conn.execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str()).await.expect("drop");
+        conn.execute(format!("CREATE DATABASE {name}").as_str()).await.expect("create");
+        let (prefix, _) = admin_url.rsplit_once('/').expect("database in URL");
+        format!("{prefix}/{name}")
+    });
+    let config = dir.path().join("fiscus.toml");
+    std::fs::write(&config, "[service_classes.standard]\nquota = 100000\nwindow_seconds = 60\n").expect("config");
+    let base_args = |cmd: &mut Command| {
+        cmd.arg("--config")
+            .arg(&config)
+            .arg("--data-dir")
+            .arg(dir.path())
+            .arg("--database-url")
+            .arg(&url)
+            .env_remove("FISCUS_DATABASE_URL");
+    };
+    let run = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_fiscus"));
+        base_args(&mut cmd);
+        let out = cmd.args(args).output().expect("run");
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or("").to_string()
+    };
+    let ws = run(&["admin", "workspace", "create", "Two caches"]);
+    let app = run(&[
+        "admin", "app", "create", "--workspace", &ws, "--name", "a", "--environment", "sandbox", "--scopes",
+        "workspace:read",
+    ]);
+    let key = run(&["admin", "key", "issue", "--app", &app]);
+    let mut children = Vec::new();
+    let mut ports = Vec::new();
+    for _ in 0..2 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_fiscus"));
+        base_args(&mut cmd);
+        let child = cmd
+            .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("serve");
+        children.push(child);
+        ports.push(port);
+    }
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let http = reqwest::Client::new();
+        rt.block_on(async {
+            for port in &ports {
+                for _ in 0..100 {
+                    if http.get(format!("http://127.0.0.1:{port}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
+                        break;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            }
+            // Give each node's watch time to take its lease, so that the reads below are served from the cache.
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        });
+        let warm = |key: &str| {
+            for port in &ports {
+                for _ in 0..3 {
+                    assert_eq!(status_of(*port, key), 200, "node {port} serves a valid key");
+                }
+            }
+        };
+        warm(&key);
+        let new_key = run(&["admin", "key", "rotate", "--app", &app]);
+        assert_eq!(status_of(ports[1], &key), 401, "the rotated key is refused by the next request on node 2");
+        assert_eq!(status_of(ports[0], &key), 401, "and on node 1");
+        warm(&new_key);
+        run(&["admin", "key", "revoke", "--app", &app]);
+        assert_eq!(status_of(ports[0], &new_key), 401, "the revoked key is refused by the next request on node 1");
+        assert_eq!(status_of(ports[1], &new_key), 401, "and on node 2");
+        let third = run(&["admin", "key", "issue", "--app", &app]);
+        warm(&third);
+        run(&["admin", "app", "suspend", "--app", &app]);
+        assert_eq!(status_of(ports[1], &third), 401, "a suspension is seen by the next request on node 2");
+        assert_eq!(status_of(ports[0], &third), 401, "and on node 1");
+        run(&["admin", "app", "resume", "--app", &app]);
+        assert_eq!(status_of(ports[0], &third), 200, "a resumption too");
+        assert_eq!(status_of(ports[1], &third), 200);
+    }));
+    for mut child in children {
+        child.kill().ok();
+        child.wait().ok();
+    }
+    rt.block_on(async {
+        use sqlx::{Connection, Executor};
+        if let Ok(mut conn) = sqlx::AnyConnection::connect(&admin_url).await {
+            let _ = conn.execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str()).await;
+        }
+    });
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}

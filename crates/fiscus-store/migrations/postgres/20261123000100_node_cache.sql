@@ -1,0 +1,15 @@
+-- Coherence of the nodes' credential and workspace caches (fiscus_store::cache). Every transaction that
+-- changes standing moves the generation; every serving node polls it, forgets its cache when it moved, and
+-- acknowledges (acked) with a heartbeat; the committer returns only once every live node acknowledged.
+CREATE TABLE cache_generation (
+    id         BIGINT PRIMARY KEY CHECK (id = 1),
+    generation BIGINT NOT NULL
+);
+INSERT INTO cache_generation (id, generation) VALUES (1, 0);
+
+CREATE TABLE cache_nodes (
+    node_id      TEXT PRIMARY KEY,
+    acked        BIGINT NOT NULL,
+    -- Database clock, microseconds since the epoch.
+    heartbeat_at BIGINT NOT NULL
+);
