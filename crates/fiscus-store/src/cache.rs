@@ -245,11 +245,7 @@ impl TenancyCache {
 const DB_NOW: &str = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)";
 
 /// A node's watch (PostgreSQL): runs until the store is closed. See the module documentation.
-pub(crate) async fn watch(
-    cache: Arc<TenancyCache>,
-    lease: Arc<NodeLease>,
-    options: sqlx::any::AnyConnectOptions,
-) {
+pub(crate) async fn watch(cache: Arc<TenancyCache>, lease: Arc<NodeLease>, options: sqlx::any::AnyConnectOptions) {
     let node_id = lease.node_id.clone();
     use sqlx::Connection as _;
     let mut conn: Option<sqlx::AnyConnection> = None;

@@ -334,10 +334,12 @@ impl Lane {
             self.commits.fetch_add(1, Ordering::Relaxed);
         }
         let _ = group.outcome.set(outcome);
-        if ok && released > 0 && group.standing.load(Ordering::SeqCst) {
-            if let Some(after) = &self.after_standing {
-                after();
-            }
+        if ok
+            && released > 0
+            && group.standing.load(Ordering::SeqCst)
+            && let Some(after) = &self.after_standing
+        {
+            after();
         }
     }
 

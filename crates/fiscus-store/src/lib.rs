@@ -254,8 +254,8 @@ impl Store {
             .connect_with(options.clone())
             .await?;
         let sqlite_writer = (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(())));
-        let node = (backend == Backend::Postgres)
-            .then(|| Arc::new(cache::NodeLease::new(fiscus_domain::ids::new_id("node"))));
+        let node =
+            (backend == Backend::Postgres).then(|| Arc::new(cache::NodeLease::new(fiscus_domain::ids::new_id("node"))));
         let cache = match &node {
             Some(lease) => Some(Arc::new(cache::TenancyCache::node(lease.clone()))),
             None => sqlite_file(&url).map(|db| {
@@ -409,7 +409,10 @@ impl Store {
         {
             // Stop the watch and leave the node list, so committers stop waiting for this node at once.
             lease.stop.store(true, std::sync::atomic::Ordering::SeqCst);
-            let _ = sqlx::query("DELETE FROM cache_nodes WHERE node_id = $1").bind(&lease.node_id).execute(&self.pool).await;
+            let _ = sqlx::query("DELETE FROM cache_nodes WHERE node_id = $1")
+                .bind(&lease.node_id)
+                .execute(&self.pool)
+                .await;
         }
         self.pool.close().await;
     }

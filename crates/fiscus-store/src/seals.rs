@@ -213,7 +213,12 @@ fn select(table: &SealedTable, filter: &str) -> String {
 /// where every bound value is stored unchanged (TEXT and BIGINT columns bound as `&str`/`String` and `i64`).
 pub fn seal_of(key: &SealKey, table: &SealedTable, values: Vec<Stored>) -> Result<String> {
     if values.len() != table.columns.len() {
-        return Err(StoreError::Corrupt(format!("{}: {} sealed values for {} columns", table.table, values.len(), table.columns.len())));
+        return Err(StoreError::Corrupt(format!(
+            "{}: {} sealed values for {} columns",
+            table.table,
+            values.len(),
+            table.columns.len()
+        )));
     }
     let columns: Columns = table.columns.iter().copied().zip(values).collect();
     Ok(key.row(table.table, &columns))

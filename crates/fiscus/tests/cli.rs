@@ -507,7 +507,16 @@ fn a_standing_change_by_the_cli_is_refused_at_once_by_both_postgres_nodes() {
     };
     let ws = run(&["admin", "workspace", "create", "Two caches"]);
     let app = run(&[
-        "admin", "app", "create", "--workspace", &ws, "--name", "a", "--environment", "sandbox", "--scopes",
+        "admin",
+        "app",
+        "create",
+        "--workspace",
+        &ws,
+        "--name",
+        "a",
+        "--environment",
+        "sandbox",
+        "--scopes",
         "workspace:read",
     ]);
     let key = run(&["admin", "key", "issue", "--app", &app]);
@@ -531,7 +540,12 @@ fn a_standing_change_by_the_cli_is_refused_at_once_by_both_postgres_nodes() {
         rt.block_on(async {
             for port in &ports {
                 for _ in 0..100 {
-                    if http.get(format!("http://127.0.0.1:{port}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
+                    if http
+                        .get(format!("http://127.0.0.1:{port}/readyz"))
+                        .send()
+                        .await
+                        .is_ok_and(|r| r.status().is_success())
+                    {
                         break;
                     }
                     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
