@@ -1,7 +1,7 @@
-//! A cache of credential resolutions and workspace rows for the embedded (SQLite, single-node) deployment,
-//! so that an authenticated request needs no database round trip.
+//! A cache of credential resolutions and workspace rows, so that an authenticated request needs no database
+//! round trip.
 //!
-//! Correctness rests on a *generation file* beside the database (`<db>.credentials-generation`). Every
+//! With SQLite, correctness rests on a *generation file* beside the database (`<db>.credentials-generation`). Every
 //! transaction that changes credential or workspace standing (rotation, revocation, suspension, production
 //! access, entitlement) writes a fresh random generation there right after it commits, in whichever process
 //! committed it (the server, or the admin CLI beside it). Each lookup reads the file first (a few
