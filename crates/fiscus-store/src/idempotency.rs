@@ -8,8 +8,8 @@
 //!   `lock_token`: if a reservation went stale and was taken over by a retry, the slow original cannot also
 //!   commit its effect.
 //! - **Recorded with the effect** (for handlers that are one short transaction with no effect outside it):
-//!   [`peek`] finds no record, the handler runs, and [`record`] inserts the completed record in the effect's
-//!   own transaction. The primary key decides between concurrent duplicates: the one whose insert lands keeps
+//!   the handler runs at once, and [`record`] inserts the completed record in the effect's own transaction
+//!   (taking over a stale reservation like [`reserve`] does). The primary key decides between concurrent duplicates: the one whose insert lands keeps
 //!   its effect; any other finds the record and must discard its own effect, answering with what it found
 //!   (the replay, or 409 while the winner's transaction is still open elsewhere). One commit instead of two.
 
@@ -177,7 +177,8 @@ fn classify(row: Row, fp: &Fingerprint<'_>) -> Reservation {
 
 /// Records a key as completed with its response, inside the transaction of the effect (see the module
 /// documentation). `None` when recorded; otherwise what holds the key (a replay, a mismatch, or in flight),
-/// and the caller must discard its effect. A record past its retention is replaced.
+/// and the caller must discard its effect. A record past its retention is replaced, and a reservation
+/// silent for `stale_after` is taken over.
 #[allow(clippy::too_many_arguments)]
 pub async fn record(
     conn: &mut AnyConnection,
@@ -186,6 +187,7 @@ pub async fn record(
     lock_token: &str,
     response: &StoredResponse,
     now: i64,
+    stale_after: i64,
     retain_for: i64,
 ) -> Result<Option<Reservation>> {
     let inserted = sqlx::query(
@@ -226,9 +228,28 @@ pub async fn record(
     .bind(key.key)
     .fetch_one(&mut *conn)
     .await?;
-    // Another application's key cannot collide (the key is per application), but a record of another
-    // workspace would be a broken row: treat it as a mismatch rather than replaying it.
-    Ok(Some(classify(row, fp)))
+    let (held_by, locked_at) = (row.lock_token.clone(), row.locked_at);
+    match classify(row, fp) {
+        Reservation::InFlight if locked_at <= now - stale_after => {}
+        found => return Ok(Some(found)),
+    }
+    // A reservation whose holder went silent (see `reserve`): this request's effect is the one that counts.
+    let taken = sqlx::query(
+        "UPDATE idempotency_keys SET state = 'completed', response_status = $1, response_headers = $2, \
+                response_body = $3, lock_token = $4, locked_at = $5 \
+         WHERE application_id = $6 AND idem_key = $7 AND state = 'in_flight' AND lock_token = $8",
+    )
+    .bind(i64::from(response.status))
+    .bind(&response.headers)
+    .bind(&response.body)
+    .bind(lock_token)
+    .bind(now)
+    .bind(key.application_id)
+    .bind(key.key)
+    .bind(&held_by)
+    .execute(&mut *conn)
+    .await?;
+    Ok(if taken.rows_affected() == 1 { None } else { Some(Reservation::InFlight) })
 }
 
 /// Stores the response of a reserved key. Returns false when the reservation is no longer this caller's;

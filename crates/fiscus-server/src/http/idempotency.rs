@@ -1,10 +1,11 @@
 //! `Idempotency-Key` on every POST (draft-ietf-httpapi-idempotency-key-header, Stripe semantics).
 //!
-//! - First request: the key is looked up without writing. If it is free and the operation's handler is one
-//!   short transaction ending in [`crate::http::ctx::Ctx::respond`] with no effect outside it
-//!   ([`RECORDED_WITH_EFFECT`]), the handler runs at once and the completed record is inserted in the
-//!   effect's own transaction (one commit per request). Otherwise the key is reserved in its own short
-//!   transaction first, the handler runs, and the response is stored: handlers that write store it inside
+//! - If the operation's handler is one short transaction ending in [`crate::http::ctx::Ctx::respond`] with
+//!   no effect outside it ([`RECORDED_WITH_EFFECT`]), the handler runs at once and the completed record is
+//!   inserted in the effect's own transaction (one commit per request, no lookup before); if a record is
+//!   already there, the effect is discarded and the answer is what that record says (below). Otherwise the
+//!   key is looked up without writing (settled keys are answered from that read), then reserved in its own
+//!   short transaction first, the handler runs, and the response is stored: handlers that write store it inside
 //!   their own transaction via `Ctx::respond`, so the effect and the stored response commit together or not
 //!   at all; for anything else this layer stores it afterwards.
 //! - Same key, same method, path and body: the stored response, with `Idempotent-Replayed: true`.
@@ -55,6 +56,7 @@ pub struct RecordWithEffect {
     pub method: String,
     pub path: String,
     pub body_hash: String,
+    pub stale_after: i64,
     pub retain_for: i64,
 }
 
@@ -90,6 +92,7 @@ impl IdempotencyHandle {
                     &self.lock_token,
                     response,
                     now,
+                    record.stale_after,
                     record.retain_for,
                 )
                 .await?;
@@ -160,6 +163,21 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
     };
     let method = parts.method.as_str().to_string();
     let fp = Fingerprint { method: &method, path: &path, body: &body_hash };
+    if operation.is_some_and(|op| RECORDED_WITH_EFFECT.contains(&op.id)) {
+        // No lookup first: the record inserted with the effect finds any earlier one (and then this request's
+        // effect is discarded), so a first request costs no extra round trip.
+        handle.record = Some(RecordWithEffect {
+            method: method.clone(),
+            path: path.clone(),
+            body_hash: body_hash.clone(),
+            stale_after: settings.idempotency_stale_seconds as i64 * MICROS_PER_SECOND,
+            retain_for: settings.idempotency_retention_seconds as i64 * MICROS_PER_SECOND,
+        });
+        parts.extensions.insert(handle.clone());
+        let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+        return settle(&state, &handle, response).await;
+    }
+    // Settled keys are answered from a read, without a write transaction.
     let peeked = async {
         let mut conn = state.store.read().await?;
         idempotency::peek(&mut conn, &handle.key_ref(), &fp, now_micros()).await
@@ -167,20 +185,8 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
     .await;
     match peeked {
         Err(e) => return ApiError::from(e).into_response(),
-        Ok(Some(Reservation::InFlight)) | Ok(Some(Reservation::Acquired { .. })) => {}
+        Ok(Some(Reservation::InFlight)) | Ok(Some(Reservation::Acquired { .. })) | Ok(None) => {}
         Ok(Some(settled)) => return without_marker(answer(Ok(settled))),
-        Ok(None) if operation.is_some_and(|op| RECORDED_WITH_EFFECT.contains(&op.id)) => {
-            handle.record = Some(RecordWithEffect {
-                method: method.clone(),
-                path: path.clone(),
-                body_hash: body_hash.clone(),
-                retain_for: settings.idempotency_retention_seconds as i64 * MICROS_PER_SECOND,
-            });
-            parts.extensions.insert(handle.clone());
-            let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
-            return settle(&state, &handle, response).await;
-        }
-        Ok(None) => {}
     }
     let reservation = reserve(&state, &handle, &method, &path, &body_hash).await;
     match reservation {
