@@ -126,6 +126,10 @@ impl TenancyCache {
         TenancyCache { source: Source::File(generation_file), state: Mutex::new(State::default()) }
     }
 
+    pub(crate) fn usable(&self) -> bool {
+        self.read_generation().is_some()
+    }
+
     pub(crate) fn node(lease: Arc<NodeLease>) -> TenancyCache {
         TenancyCache { source: Source::Node(lease), state: Mutex::new(State::default()) }
     }

@@ -269,6 +269,12 @@ impl Store {
         Ok(Store { pool, backend, sqlite_writer, lane, cache, node, seal_key: Arc::new(seal_key) })
     }
 
+    /// Whether a lookup would use the cache right now (with PostgreSQL: this node's watch holds a current
+    /// lease). For tests and diagnostics.
+    pub fn cache_usable(&self) -> bool {
+        self.cache.as_ref().is_some_and(|c| c.usable())
+    }
+
     /// Starts this node's watch of the standing generation (PostgreSQL; nothing to do with SQLite), after
     /// which the node caches credential resolutions and workspace rows. Only serving nodes call it: a process
     /// without a watch (the CLI) never uses its cache. See [`cache`].
