@@ -68,10 +68,6 @@ impl Actor {
     pub fn parse(kind: &str, id: &str) -> Option<Actor> {
         Some(Actor { kind: ActorKind::parse(kind)?, id: id.to_string() })
     }
-
-    pub fn is_operator(&self, id: &str) -> bool {
-        self.kind == ActorKind::Operator && self.id == id
-    }
 }
 
 #[cfg(test)]

@@ -136,7 +136,8 @@ pub enum EventData {
 pub struct ActionEventData {
     #[schema(pattern = "^act_[0-9A-Z]{26}$")]
     pub action_id: String,
-    /// `null` for the proposal, which creates the action.
+    /// `null` for the proposal, which creates the action (always present).
+    #[schema(required = true)]
     pub from_state: Option<ControlState>,
     pub to_state: ControlState,
     #[schema(pattern = "^sha256:[0-9a-f]{64}$")]

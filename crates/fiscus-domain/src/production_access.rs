@@ -19,6 +19,17 @@ pub enum Outcome {
     Disabled,
 }
 
+impl Outcome {
+    /// The outcome's name in the audit chain.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Requested => "requested",
+            Outcome::Enabled => "enabled",
+            Outcome::Disabled => "disabled",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
     #[error("only admins change production access")]

@@ -55,7 +55,7 @@ impl Admin<'_> {
             },
         )
         .await
-        .map_err(|f| anyhow::anyhow!("audit: {f:?}"))
+        .map_err(|e| anyhow::anyhow!("audit: {e}"))
     }
 
     pub async fn create_workspace(&self, name: &str, is_demo: bool) -> anyhow::Result<WorkspaceRow> {

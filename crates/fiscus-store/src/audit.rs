@@ -7,7 +7,7 @@ use serde_json::Value;
 use sqlx::{AnyConnection, FromRow};
 
 pub struct NewAuditEvent<'a> {
-    pub environment: Option<&'a str>,
+    pub environment: Option<fiscus_domain::credentials::Environment>,
     pub actor: &'a fiscus_domain::actor::Actor,
     pub action: &'a str,
     pub request_id: Option<&'a str>,
@@ -41,7 +41,7 @@ pub async fn append(tx: &mut WriteTx, workspace_id: &str, new: NewAuditEvent<'_>
         seq: head_seq + 1,
         prev_hash: head_hash,
         occurred_at: new.occurred_at,
-        environment: new.environment.map(str::to_string),
+        environment: new.environment.map(|e| e.as_str().to_string()),
         actor_kind: new.actor.kind.as_str().to_string(),
         actor_id: new.actor.id.clone(),
         action: new.action.to_string(),

@@ -139,12 +139,13 @@ pub async fn settle_production(
     tx: &mut WriteTx,
     workspace_id: &str,
     request_id: Option<&str>,
-    state: &str,
     operator_id: &str,
     enabled: bool,
     now: i64,
 ) -> Result<()> {
     tx.standing_changed()?;
+    // Turning access on confirms the open request; turning it off withdraws it.
+    let state = if enabled { "confirmed" } else { "withdrawn" };
     if let Some(id) = request_id {
         let closed = sqlx::query(
             "UPDATE production_access_requests SET state = $1, confirmed_by = $2, decided_at = $3 WHERE workspace_id = $4 AND id = $5 AND state = 'open'",

@@ -24,11 +24,8 @@ fn tenant(op: &OperatorSession, environment: Environment) -> Tenant {
     Tenant { workspace_id: op.workspace_id.clone(), environment }
 }
 
-fn amount(minor: i64, currency: &str) -> String {
-    match Currency::parse(currency) {
-        Some(c) => format!("{} {}", format_minor(minor, c), c.code()),
-        None => format!("{minor} (minor units) {}", escape(currency)),
-    }
+fn amount(minor: i64, currency: Currency) -> String {
+    format!("{} {}", format_minor(minor, currency), currency.code())
 }
 
 fn unavailable() -> Response {
@@ -54,7 +51,7 @@ pub async fn dashboard(State(state): State<AppState>, op: OperatorSession) -> Re
                 id = escape(&a.id),
                 env = env.as_str(),
                 kind = e.kind.as_str(),
-                amount = amount(e.amount_minor, e.currency.code()),
+                amount = amount(e.amount_minor, e.currency),
                 cp = escape(&e.counterparty),
                 tier = e.risk_tier.as_str(),
                 reference = escape(&e.reference),

@@ -87,9 +87,6 @@ pub async fn decide(
     if let Err(refused) = op.check_csrf(&form.csrf) {
         return refused;
     }
-    if !op.role.may_decide() {
-        return html::error_page(StatusCode::CONFLICT, "Refused", "This role may not decide.");
-    }
     let (Some(env), Some(mv)) = (Environment::parse(&form.environment), DelegationMove::parse(&form.mv)) else {
         return html::error_page(StatusCode::UNPROCESSABLE_ENTITY, "Refused", "Unknown decision.");
     };

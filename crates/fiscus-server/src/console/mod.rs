@@ -45,12 +45,7 @@ pub(crate) async fn audit(
     action: &str,
     details: serde_json::Value,
 ) -> Result<(), fiscus_store::StoreError> {
-    let caller = crate::governed::Caller {
-        actor: fiscus_domain::actor::Actor::operator(operator_id),
-        request_id: crate::http::request_id::current(),
-        credential_id: None,
-        operation: None,
-    };
+    let caller = crate::http::request_id::caller(fiscus_domain::actor::Actor::operator(operator_id));
     crate::governed::record::audit(
         tx,
         &caller,
@@ -64,5 +59,4 @@ pub(crate) async fn audit(
         },
     )
     .await
-    .map_err(crate::governed::Failure::into_store_error)
 }

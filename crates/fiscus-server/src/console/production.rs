@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
 use crate::governed;
-use crate::governed::production::Refused;
+use crate::governed::Failure;
 use crate::state::AppState;
 
 pub async fn show(State(state): State<AppState>, op: OperatorSession) -> Response {
@@ -59,13 +59,19 @@ pub async fn change(
         let mut tx = state.store.begin().await?;
         governed::production::change(&mut tx, &op.workspace_id, &op.caller(), op.role, mv).await?;
         tx.commit().await?;
-        Ok::<(), Refused>(())
+        Ok::<(), Failure>(())
     }
     .await;
     match result {
         Ok(()) => html::redirect("/console/production"),
-        Err(Refused::Rule(r)) => html::error_page(StatusCode::CONFLICT, "Refused", &r.to_string()),
-        Err(Refused::Failed(e)) => {
+        Err(Failure::Production(r)) => html::error_page(StatusCode::CONFLICT, "Refused", &r.to_string()),
+        // The request was closed meanwhile by another admin: nothing changed here.
+        Err(Failure::Store(fiscus_store::StoreError::Conflict(_))) => html::error_page(
+            StatusCode::CONFLICT,
+            "Refused",
+            "The request changed meanwhile; nothing was changed. Reload and try again.",
+        ),
+        Err(e) => {
             tracing::warn!(error = ?e, "a production access change was not recorded");
             html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Not recorded", "Nothing changed. Try again.")
         }

@@ -9,7 +9,6 @@ use fiscus_domain::credentials::Environment;
 use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
 use serde::Deserialize;
-use serde_json::json;
 
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
@@ -69,15 +68,11 @@ pub async fn propose(
     }
     let parsed = (|| {
         let environment = Environment::parse(&f.environment).ok_or("unknown environment")?;
-        let kind: ActionKind = serde_json::from_value(json!(f.kind)).map_err(|_| "unknown kind")?;
+        let kind = ActionKind::parse(&f.kind).ok_or("unknown kind")?;
         let amount_minor: i64 =
             f.amount_minor.trim().parse().map_err(|_| "the amount must be an integer number of minor units")?;
         let currency = Currency::parse(f.currency.trim()).ok_or("unknown currency")?;
-        let risk_tier = match f.risk_tier.as_str() {
-            "T1" => RiskTier::T1,
-            "T2" => RiskTier::T2,
-            _ => return Err("unknown risk tier"),
-        };
+        let risk_tier = RiskTier::parse(&f.risk_tier).ok_or("unknown risk tier")?;
         let required_checks =
             f.required_checks.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect();
         let request = ProposalRequest {

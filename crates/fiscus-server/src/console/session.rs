@@ -31,12 +31,7 @@ pub struct OperatorSession {
 impl OperatorSession {
     /// This operator as the application layer's caller, with the request id for the audit event.
     pub fn caller(&self) -> crate::governed::Caller {
-        crate::governed::Caller {
-            actor: fiscus_domain::actor::Actor::operator(self.operator_id.clone()),
-            request_id: crate::http::request_id::current(),
-            credential_id: None,
-            operation: None,
-        }
+        crate::http::request_id::caller(fiscus_domain::actor::Actor::operator(self.operator_id.clone()))
     }
 
     /// Checks the form's CSRF token in constant time. The refusal is the page to show (a `Response` is

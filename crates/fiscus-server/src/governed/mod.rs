@@ -19,9 +19,9 @@ pub mod production;
 pub mod record;
 
 use fiscus_domain::actions::approval::Refusal;
-use fiscus_domain::actions::gates::FailedGate;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::production_access::Refusal as ProductionRefusal;
 use fiscus_store::StoreError;
 
 /// Who asks for a change, and through what: the actor, and the request and credential it came with (for
@@ -54,8 +54,8 @@ pub enum Failure {
     Refused { code: ErrorCode, detail: String },
     /// An operator's decision refused by the approval rules.
     Decision(Refusal),
-    /// Execution refused by its gates (each named).
-    Gates(Vec<FailedGate>),
+    /// Production access refused by its rule (who may move it, and how).
+    Production(ProductionRefusal),
     /// The store failed, or found data it does not recognise or that failed its seal.
     Store(StoreError),
 }
@@ -72,15 +72,6 @@ impl From<StoreError> for Failure {
 impl Failure {
     pub fn refused(code: ErrorCode, detail: impl Into<String>) -> Failure {
         Failure::Refused { code, detail: detail.into() }
-    }
-
-    /// For adapters whose errors are the store's (an audit write can only fail in the store).
-    pub fn into_store_error(self) -> StoreError {
-        match self {
-            Failure::Store(e) => e,
-            Failure::NotFound => StoreError::NotFound,
-            other => StoreError::Corrupt(format!("{other:?}")),
-        }
     }
 
     /// A fact the code relies on did not hold (a transition the state machine should have allowed): an

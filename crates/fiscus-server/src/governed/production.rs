@@ -12,34 +12,21 @@ use serde_json::json;
 use super::record::{AuditEntry, audit};
 use super::{Caller, Failure};
 
-/// Why production access did not change.
-#[derive(Debug)]
-pub enum Refused {
-    Rule(Refusal),
-    Failed(Failure),
-}
-
-impl<E: Into<Failure>> From<E> for Refused {
-    fn from(e: E) -> Refused {
-        Refused::Failed(e.into())
-    }
-}
-
 pub async fn change(
     tx: &mut WriteTx,
     workspace_id: &str,
     caller: &Caller,
     role: Role,
     mv: Move,
-) -> Result<Outcome, Refused> {
+) -> Result<Outcome, Failure> {
     if caller.actor.kind != ActorKind::Operator {
-        return Err(Refused::Rule(Refusal::NotAdmin));
+        return Err(Failure::Production(Refusal::NotAdmin));
     }
     let operator_id = caller.actor.id.as_str();
     let ws = fiscus_store::workspaces::get(tx.conn(), workspace_id).await?;
     let open = fiscus_store::workspaces::open_production_request(tx, workspace_id).await?;
     let outcome = decide(mv, role, operator_id, ws.production_access(), open.as_ref().map(|(_, by)| by.as_str()))
-        .map_err(Refused::Rule)?;
+        .map_err(Failure::Production)?;
     let now = now_micros();
     let open_id = open.as_ref().map(|(id, _)| id.as_str());
     audit(
@@ -50,7 +37,7 @@ pub async fn change(
             environment: None,
             action: "console.production_access",
             subject: Some(operator_id),
-            details: json!({ "outcome": format!("{outcome:?}") }),
+            details: json!({ "outcome": outcome.as_str() }),
             occurred_at: now,
         },
     )
@@ -59,21 +46,9 @@ pub async fn change(
         Outcome::Requested => {
             fiscus_store::workspaces::request_production(tx, workspace_id, operator_id, now).await?;
         }
-        Outcome::Enabled => {
-            fiscus_store::workspaces::settle_production(tx, workspace_id, open_id, "confirmed", operator_id, true, now)
-                .await?;
-        }
-        Outcome::Disabled => {
-            fiscus_store::workspaces::settle_production(
-                tx,
-                workspace_id,
-                open_id,
-                "withdrawn",
-                operator_id,
-                false,
-                now,
-            )
-            .await?;
+        Outcome::Enabled | Outcome::Disabled => {
+            let enabled = outcome == Outcome::Enabled;
+            fiscus_store::workspaces::settle_production(tx, workspace_id, open_id, operator_id, enabled, now).await?;
         }
     }
     Ok(outcome)

@@ -11,9 +11,9 @@ use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::events::{ActionEventData, Event, EventData, EventType};
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::WriteTx;
-use fiscus_store::actions::HistoryEntry;
+use fiscus_store::actions::{Action, HistoryEntry};
 use fiscus_store::audit::NewAuditEvent;
+use fiscus_store::{StoreError, WriteTx};
 use serde_json::{Value, json};
 
 use super::{Caller, Failure};
@@ -29,6 +29,20 @@ pub struct ActionChange<'a> {
     pub event: EventType,
     /// The event's own facts (decision and evidence hashes, check versions, settlement records…).
     pub detail: Value,
+}
+
+impl<'a> ActionChange<'a> {
+    /// `event` moving `action` from its current state to `to`.
+    pub fn of(action: &'a Action, to: ControlState, event: EventType, detail: Value) -> ActionChange<'a> {
+        ActionChange {
+            action_id: &action.id,
+            envelope_hash: &action.envelope_hash,
+            from: Some(action.state),
+            to,
+            event,
+            detail,
+        }
+    }
 }
 
 /// What [`record`] wrote: the event as it will be delivered, and when (UTC microseconds).
@@ -112,7 +126,7 @@ pub struct AuditEntry<'a> {
 
 /// Appends an audit event to the workspace's chain inside `tx`, with the caller's actor, request and
 /// credential. The only way into the audit log.
-pub async fn audit(tx: &mut WriteTx, caller: &Caller, entry: &AuditEntry<'_>) -> Result<(), Failure> {
+pub async fn audit(tx: &mut WriteTx, caller: &Caller, entry: &AuditEntry<'_>) -> Result<(), StoreError> {
     let details = match (&caller.credential_id, caller.operation) {
         (None, None) => entry.details.clone(),
         (credential, operation) => {
@@ -123,7 +137,7 @@ pub async fn audit(tx: &mut WriteTx, caller: &Caller, entry: &AuditEntry<'_>) ->
         tx,
         entry.workspace_id,
         NewAuditEvent {
-            environment: entry.environment.map(Environment::as_str),
+            environment: entry.environment,
             actor: &caller.actor,
             action: entry.action,
             request_id: caller.request_id.as_deref(),

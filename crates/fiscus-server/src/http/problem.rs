@@ -62,6 +62,11 @@ impl ApiError {
         ApiError::new(ErrorCode::InvalidRequest).field(field, message)
     }
 
+    /// 422 `invalid_request` naming every field that failed validation.
+    pub fn invalid_fields(errors: Vec<(&'static str, String)>) -> ApiError {
+        errors.into_iter().fold(ApiError::new(ErrorCode::InvalidRequest), |e, (field, message)| e.field(field, message))
+    }
+
     pub fn internal() -> ApiError {
         ApiError::new(ErrorCode::Internal)
     }
@@ -140,16 +145,18 @@ impl From<crate::governed::Failure> for ApiError {
         use crate::governed::Failure;
         match f {
             Failure::NotFound => ApiError::not_found(),
-            Failure::Invalid(errors) => errors
-                .into_iter()
-                .fold(ApiError::new(ErrorCode::InvalidRequest), |e, (field, message)| e.field(field, message)),
+            Failure::Invalid(errors) => ApiError::invalid_fields(errors),
             Failure::Refused { code, detail } => ApiError::new(code).detail(detail),
             Failure::Decision(refusal) => {
                 // Decisions are the console's; an API route reaching one is a wiring error, refused all the same.
                 tracing::error!(refusal = refusal.code(), "an approval refusal reached the API");
                 ApiError::internal()
             }
-            Failure::Gates(failed) => execution_refused(&failed),
+            Failure::Production(refusal) => {
+                // Production access is the console's; an API route reaching it is a wiring error.
+                tracing::error!(refusal = %refusal, "a production access refusal reached the API");
+                ApiError::internal()
+            }
             Failure::Store(e) => e.into(),
         }
     }

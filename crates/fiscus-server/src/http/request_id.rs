@@ -18,6 +18,11 @@ pub fn current() -> Option<String> {
     CURRENT.try_with(Clone::clone).ok()
 }
 
+/// `actor` as the application layer's caller on this request (its id goes into the audit event).
+pub fn caller(actor: fiscus_domain::actor::Actor) -> crate::governed::Caller {
+    crate::governed::Caller { request_id: current(), ..crate::governed::Caller::bare(actor) }
+}
+
 fn acceptable(v: &str) -> bool {
     !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic())
 }

@@ -90,7 +90,8 @@ fn layer_errors(shape: &Shape) -> Vec<(u16, Vec<ErrorCode>)> {
         }
     };
     add(&[MalformedRequest]);
-    add(&[Internal]);
+    // A sealed record that failed verification is refused as a 500 of its own kind.
+    add(&[Internal, IntegrityFailure]);
     add(&[PayloadTooLarge]);
     if shape.bearer {
         add(&[AuthenticationRequired, InvalidCredential]);

@@ -132,3 +132,23 @@ async fn two_workers_on_one_database_settle_each_action_once() {
     let workers = app.count("SELECT COUNT(DISTINCT processed_by) FROM settlement_records").await;
     assert!(workers >= 1);
 }
+
+/// Money moves on the sealed envelope only: an executing action whose row was edited outside Fiscus (here its
+/// amount) is not paid; the item fails, nothing is recorded, and the action stays executing for someone to
+/// look at.
+#[tokio::test]
+async fn an_action_edited_after_execution_is_not_settled() {
+    // The background worker is kept idle; this test runs one pass itself, after the edit.
+    let app = crate::helpers::spawn_app_with(|s| s.worker_interval_ms = 3_600_000).await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let id = executed_action(&app, &cookie, "INV-EDIT").await;
+    app.execute(&format!("UPDATE actions SET amount_minor = 99999999 WHERE id = '{id}'")).await;
+    let done = fiscus_server::workers::settlement::run_once(&app.state, "wrk_test").await.expect("pass");
+    assert_eq!(done, 0, "the edited action must not be settled");
+    assert_eq!(app.count(&format!("SELECT COUNT(*) FROM settlement_records WHERE action_id = '{id}'")).await, 0);
+    assert_eq!(
+        app.count(&format!("SELECT COUNT(*) FROM actions WHERE id = '{id}' AND control_state = 'executing'")).await,
+        1
+    );
+}

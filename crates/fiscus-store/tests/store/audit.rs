@@ -1,6 +1,7 @@
 use crate::helpers::*;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::audit::{ChainVerifier, GENESIS_HASH};
+use fiscus_domain::credentials::Environment;
 use fiscus_store::audit::{self, NewAuditEvent};
 use fiscus_store::{Store, StoreError};
 use serde_json::json;
@@ -12,7 +13,7 @@ async fn append(db: &Store, workspace_id: &str, n: i64) -> (i64, String) {
         &mut tx,
         workspace_id,
         NewAuditEvent {
-            environment: Some("sandbox"),
+            environment: Some(Environment::Sandbox),
             actor: &actor,
             action: "test.event",
             request_id: Some("req_1"),

@@ -82,17 +82,41 @@ async fn a_production_request_stays_open_until_settled() {
         workspaces::open_production_request(&mut tx, &ws).await.expect("open"),
         Some((id.clone(), "opr_a".into()))
     );
-    workspaces::settle_production(&mut tx, &ws, Some(&id), "confirmed", "opr_b", true, NOW + 1).await.expect("settle");
+    workspaces::settle_production(&mut tx, &ws, Some(&id), "opr_b", true, NOW + 1).await.expect("settle");
     assert_eq!(workspaces::open_production_request(&mut tx, &ws).await.expect("open"), None);
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
     assert!(workspaces::get(&mut conn, &ws).await.expect("get").production_access());
     drop(conn);
     let mut tx = db.begin().await.expect("begin");
-    workspaces::settle_production(&mut tx, &ws, None, "withdrawn", "opr_a", false, NOW + 2).await.expect("turn off");
+    workspaces::settle_production(&mut tx, &ws, None, "opr_a", false, NOW + 2).await.expect("turn off");
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
     assert!(!workspaces::get(&mut conn, &ws).await.expect("get").production_access());
+}
+
+#[tokio::test]
+async fn a_workspace_has_at_most_one_open_production_request() {
+    let db = fresh_store().await;
+    let ws = workspace(&db).await;
+    let other = workspace(&db).await;
+    let mut tx = db.begin().await.expect("begin");
+    let first = workspaces::request_production(&mut tx, &ws, "opr_a", NOW).await.expect("request");
+    tx.commit().await.expect("commit");
+    // A second request while one is open (two admins asking at once) is refused, and the first stands.
+    let mut tx = db.begin().await.expect("begin");
+    assert_conflict(workspaces::request_production(&mut tx, &ws, "opr_b", NOW + 1).await);
+    drop(tx);
+    let mut tx = db.begin().await.expect("begin");
+    assert_eq!(
+        workspaces::open_production_request(&mut tx, &ws).await.expect("open"),
+        Some((first.clone(), "opr_a".into()))
+    );
+    workspaces::request_production(&mut tx, &other, "opr_b", NOW + 1).await.expect("another workspace's own request");
+    // Once the first is closed, a new request may be opened.
+    workspaces::settle_production(&mut tx, &ws, Some(&first), "opr_a", false, NOW + 2).await.expect("withdraw");
+    workspaces::request_production(&mut tx, &ws, "opr_b", NOW + 3).await.expect("a new request");
+    tx.commit().await.expect("commit");
 }
 
 #[tokio::test]
@@ -105,9 +129,7 @@ async fn another_workspaces_production_request_is_invisible_and_cannot_settle_an
     assert_eq!(workspaces::open_production_request(&mut tx, &other).await.expect("open"), None);
     tx.commit().await.expect("commit");
     let mut tx = db.begin().await.expect("begin");
-    assert_conflict(
-        workspaces::settle_production(&mut tx, &other, Some(&id), "confirmed", "opr_b", true, NOW + 1).await,
-    );
+    assert_conflict(workspaces::settle_production(&mut tx, &other, Some(&id), "opr_b", true, NOW + 1).await);
     drop(tx);
     let mut tx = db.begin().await.expect("begin");
     assert_eq!(workspaces::open_production_request(&mut tx, &ws).await.expect("open"), Some((id, "opr_a".into())));
@@ -123,12 +145,10 @@ async fn a_request_no_longer_open_cannot_be_confirmed_again() {
     let ws = workspace(&db).await;
     let mut tx = db.begin().await.expect("begin");
     let id = workspaces::request_production(&mut tx, &ws, "opr_a", NOW).await.expect("request");
-    workspaces::settle_production(&mut tx, &ws, Some(&id), "withdrawn", "opr_a", false, NOW + 1)
-        .await
-        .expect("withdraw");
+    workspaces::settle_production(&mut tx, &ws, Some(&id), "opr_a", false, NOW + 1).await.expect("withdraw");
     tx.commit().await.expect("commit");
     let mut tx = db.begin().await.expect("begin");
-    assert_conflict(workspaces::settle_production(&mut tx, &ws, Some(&id), "confirmed", "opr_b", true, NOW + 2).await);
+    assert_conflict(workspaces::settle_production(&mut tx, &ws, Some(&id), "opr_b", true, NOW + 2).await);
     drop(tx);
     let mut conn = db.read().await.expect("conn");
     assert!(!workspaces::get(&mut conn, &ws).await.expect("get").production_access());
@@ -138,7 +158,5 @@ async fn a_request_no_longer_open_cannot_be_confirmed_again() {
 async fn settling_production_of_an_unknown_workspace_is_not_found() {
     let db = fresh_store().await;
     let mut tx = db.begin().await.expect("begin");
-    assert_not_found(
-        workspaces::settle_production(&mut tx, "wsp_unknown", None, "withdrawn", "opr_a", false, NOW).await,
-    );
+    assert_not_found(workspaces::settle_production(&mut tx, "wsp_unknown", None, "opr_a", false, NOW).await);
 }

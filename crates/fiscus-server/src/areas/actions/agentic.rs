@@ -11,7 +11,6 @@ use fiscus_domain::actions::envelope::{ActionKind, ExecutionMode, RiskTier};
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::credentials::Environment;
-use fiscus_domain::error_code::ErrorCode;
 use fiscus_store::delegations::{Delegation, Identity};
 use serde::Serialize;
 use serde_json::json;
@@ -95,10 +94,6 @@ pub fn delegation_view(d: Delegation) -> DelegationView {
     }
 }
 
-fn invalid(errors: Vec<(&'static str, String)>) -> ApiError {
-    errors.into_iter().fold(ApiError::new(ErrorCode::InvalidRequest), |e, (f, m)| e.field(f, m))
-}
-
 /// Registers a machine (agentic) identity by its Ed25519 public key.
 #[utoipa::path(
     post,
@@ -111,7 +106,7 @@ pub async fn post_identity(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<IdentityRequest>,
 ) -> Result<Response, ApiError> {
-    body.validate().map_err(invalid)?;
+    body.validate().map_err(ApiError::invalid_fields)?;
     let row = Identity {
         id: fiscus_domain::ids::new_id("mid"),
         environment: ctx.tenant().environment,
@@ -192,7 +187,7 @@ pub async fn post_delegation(
     ApiJson(body): ApiJson<DelegationRequest>,
 ) -> Result<Response, ApiError> {
     let now = now_micros();
-    let terms = body.validate(now).map_err(invalid)?;
+    let terms = body.validate(now).map_err(ApiError::invalid_fields)?;
     let mut tx = state.store.begin().await?;
     let identity = fiscus_store::delegations::get_identity(tx.conn(), ctx.tenant(), &uid).await?;
     if identity.status != IdentityStatus::Active {

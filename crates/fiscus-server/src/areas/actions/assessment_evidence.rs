@@ -38,9 +38,7 @@ pub async fn post_evidence(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<EvidenceRequest>,
 ) -> Result<Response, ApiError> {
-    let valid = body.validate().map_err(|errors| {
-        errors.into_iter().fold(ApiError::new(ErrorCode::InvalidRequest), |e, (field, message)| e.field(field, message))
-    })?;
+    let valid = body.validate().map_err(ApiError::invalid_fields)?;
     let now = now_micros();
     let id = fiscus_domain::ids::new_id("aev");
     let environment = ctx.principal.tenant.environment.as_str();

@@ -3,7 +3,6 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::checks::CheckRequest;
 use fiscus_domain::api::actions::CheckVersionView;
-use fiscus_domain::error_code::ErrorCode;
 use serde_json::{Value, json};
 
 use crate::governed::actions::loaded::check_view;
@@ -34,7 +33,7 @@ pub fn example() -> Value {
     request_body(content = CheckRequest, example = json!(example())),
     responses(
         (status = 200, description = "New version recorded", body = CheckVersionView),
-        (status = 422, description = "Invalid status or missing source evidence; nothing recorded"),
+        (status = 422, description = "Invalid status or missing source evidence (invalid_request), or the action no longer takes checks (action_closed); nothing recorded"),
         (status = 404, description = "Not in this workspace")
     )
 )]
@@ -44,9 +43,7 @@ pub async fn post_check(
     ApiPath(uid): ApiPath<String>,
     ApiJson(body): ApiJson<CheckRequest>,
 ) -> Result<Response, ApiError> {
-    let check = body.validate().map_err(|errors| {
-        errors.into_iter().fold(ApiError::new(ErrorCode::InvalidRequest), |e, (field, message)| e.field(field, message))
-    })?;
+    let check = body.validate().map_err(ApiError::invalid_fields)?;
     let mut tx = state.store.begin().await?;
     let stored =
         crate::governed::actions::check::record_check(&mut tx, ctx.tenant(), &ctx.caller(), &uid, check).await?;

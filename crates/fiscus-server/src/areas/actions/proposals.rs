@@ -6,7 +6,6 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::envelope::{Envelope, Origin, ProposalRequest};
 use fiscus_domain::api::actions::ActionView;
-use fiscus_domain::error_code::ErrorCode;
 use serde_json::json;
 
 use crate::http::ctx::Ctx;
@@ -30,9 +29,7 @@ pub fn example() -> serde_json::Value {
 }
 
 fn validate(body: ProposalRequest) -> Result<Envelope, ApiError> {
-    body.validate().map_err(|errors| {
-        errors.into_iter().fold(ApiError::new(ErrorCode::InvalidRequest), |e, (field, message)| e.field(field, message))
-    })
+    body.validate().map_err(ApiError::invalid_fields)
 }
 
 /// Proposes a Financial Action on behalf of an application. The action awaits operator approval; nothing

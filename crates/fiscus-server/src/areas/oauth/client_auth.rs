@@ -92,12 +92,6 @@ impl From<fiscus_store::StoreError> for OAuthError {
     }
 }
 
-impl From<crate::governed::Failure> for OAuthError {
-    fn from(f: crate::governed::Failure) -> OAuthError {
-        f.into_store_error().into()
-    }
-}
-
 impl IntoResponse for OAuthError {
     fn into_response(self) -> Response {
         let body = OAuthErrorResponse { error: self.error.into(), error_description: Some(self.description) };

@@ -259,10 +259,5 @@ async fn introspect(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Resul
 
 /// The client's application as the caller of the token endpoint (authenticated by its client secret).
 fn oauth_caller(application_id: &str) -> crate::governed::Caller {
-    crate::governed::Caller {
-        actor: fiscus_domain::actor::Actor::application(application_id),
-        request_id: request_id::current(),
-        credential_id: None,
-        operation: None,
-    }
+    request_id::caller(fiscus_domain::actor::Actor::application(application_id))
 }

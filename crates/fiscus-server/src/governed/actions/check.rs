@@ -54,20 +54,7 @@ pub async fn record_check(
         "check_id": stored.id, "check_key": stored.check_key, "version": version,
         "status": stored.status.as_str(), "check_hash": stored.check_hash,
     });
-    record(
-        tx,
-        tenant,
-        caller,
-        ActionChange {
-            action_id,
-            envelope_hash: &action.envelope_hash,
-            from: Some(current),
-            to: current,
-            event: EventType::ActionCheckRecorded,
-            detail: facts,
-        },
-    )
-    .await?;
+    record(tx, tenant, caller, ActionChange::of(&action, current, EventType::ActionCheckRecorded, facts)).await?;
     if current == ControlState::Approved {
         // The approval covered the previous evidence; it no longer covers this action.
         let next = current.on(Event::ApprovalInvalidated).map_err(|e| Failure::internal(e.to_string()))?;
@@ -76,14 +63,12 @@ pub async fn record_check(
             tx,
             tenant,
             caller,
-            ActionChange {
-                action_id,
-                envelope_hash: &action.envelope_hash,
-                from: Some(current),
-                to: next,
-                event: EventType::ActionApprovalInvalidated,
-                detail: json!({ "check_key": stored.check_key, "version": version, "approvals_invalidated": invalidated }),
-            },
+            ActionChange::of(
+                &action,
+                next,
+                EventType::ActionApprovalInvalidated,
+                json!({ "check_key": stored.check_key, "version": version, "approvals_invalidated": invalidated }),
+            ),
         )
         .await?;
     }

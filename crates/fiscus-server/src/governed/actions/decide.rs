@@ -121,17 +121,15 @@ pub async fn decide(
         tx,
         tenant,
         caller,
-        ActionChange {
-            action_id,
-            envelope_hash: &action.envelope_hash,
-            from: Some(action.state),
+        ActionChange::of(
+            action,
             to,
             event,
-            detail: json!({
+            json!({
                 "decision_id": decision_id, "decision": decision.as_str(), "role": role.as_str(),
                 "evidence_hash": evidence_hash, "check_set_hash": loaded.check_set_hash,
             }),
-        },
+        ),
     )
     .await?;
     Ok(outcome)

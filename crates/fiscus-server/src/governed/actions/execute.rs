@@ -63,17 +63,15 @@ pub async fn execute(
         tx,
         tenant,
         caller,
-        ActionChange {
-            action_id,
-            envelope_hash: &action.envelope_hash,
-            from: Some(action.state),
-            to: next,
-            event: EventType::ActionExecuted,
-            detail: json!({
+        ActionChange::of(
+            action,
+            next,
+            EventType::ActionExecuted,
+            json!({
                 "check_set_hash": loaded.check_set_hash, "connector": action.envelope.connector,
                 "execution_mode": mode.as_str(),
             }),
-        },
+        ),
     )
     .await?;
     if let Some(r) = delegated.and_then(|d| d.reservation) {

@@ -49,12 +49,8 @@ pub async fn propose(
         tenant,
         caller,
         ActionChange {
-            action_id: &id,
-            envelope_hash: &envelope_hash,
             from: None,
-            to: initial,
-            event: EventType::ActionProposed,
-            detail: json!({ "origin": origin.as_str() }),
+            ..ActionChange::of(&action, initial, EventType::ActionProposed, json!({ "origin": origin.as_str() }))
         },
     )
     .await?;

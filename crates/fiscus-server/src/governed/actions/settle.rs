@@ -13,6 +13,7 @@ use fiscus_store::WriteTx;
 use fiscus_store::settlement::{Job, SettlementRecord};
 use serde_json::json;
 
+use super::Loaded;
 use crate::connectors::{ConnectorEvent, Instruction, connector_for};
 use crate::governed::record::{ActionChange, record};
 use crate::governed::{Caller, Failure};
@@ -31,16 +32,20 @@ pub enum Settled {
 pub async fn settle(tx: &mut WriteTx, caller: &Caller, job: &Job) -> Result<Settled, Failure> {
     let tenant = &job.tenant;
     let worker = caller.actor.id.as_str();
-    let connector = connector_for(&job.connector, tenant.environment).ok_or_else(|| {
-        Failure::internal(format!("no connector {} in {}", job.connector, tenant.environment.as_str()))
-    })?;
-    let action = fiscus_store::actions::get_for_decision(tx, tenant, &job.action_id).await?;
+    let loaded = Loaded::for_decision(tx, tenant, &job.action_id).await?;
+    let action = &loaded.action;
     let now = now_micros();
     if action.state != ControlState::Executing {
         fiscus_store::settlement::finish(tx, &job.id, worker, now).await?;
         return Ok(Settled::AlreadyDone);
     }
+    // Money moves on the sealed envelope only: a row changed outside Fiscus since it was approved is refused
+    // here (the item stays claimed and fails), and the connector is the envelope's, not the job's copy.
+    loaded.verify_sealed(tx, tenant).await?;
     let envelope = &action.envelope;
+    let connector = connector_for(&envelope.connector, tenant.environment).ok_or_else(|| {
+        Failure::internal(format!("no connector {} in {}", envelope.connector, tenant.environment.as_str()))
+    })?;
     let events = connector.execute(&Instruction {
         action_id: &action.id,
         reference: &envelope.reference,
@@ -74,7 +79,7 @@ pub async fn settle(tx: &mut WriteTx, caller: &Caller, job: &Job) -> Result<Sett
             "id": record_id,
             "action_id": action.id,
             "kind": kind.as_str(),
-            "connector": job.connector,
+            "connector": envelope.connector,
             "report": report,
             "reason": reason,
             "reconciliation": reconciliation.as_str(),
@@ -101,12 +106,13 @@ pub async fn settle(tx: &mut WriteTx, caller: &Caller, job: &Job) -> Result<Sett
                 tenant,
                 caller,
                 ActionChange {
-                    action_id: &action.id,
-                    envelope_hash: &action.envelope_hash,
                     from: Some(current),
-                    to: next,
-                    event: event_type,
-                    detail: json!({ "settlement_record": record_id, "record_hash": record_hash, "mismatches": mismatches, "reason": reason }),
+                    ..ActionChange::of(
+                        action,
+                        next,
+                        event_type,
+                        json!({ "settlement_record": record_id, "record_hash": record_hash, "mismatches": mismatches, "reason": reason }),
+                    )
                 },
             )
             .await?;
@@ -119,7 +125,7 @@ pub async fn settle(tx: &mut WriteTx, caller: &Caller, job: &Job) -> Result<Sett
             &SettlementRecord {
                 id: record_id.clone(),
                 kind,
-                connector: job.connector.clone(),
+                connector: envelope.connector.clone(),
                 connector_reference: report.map(|r| r.connector_reference.clone()).unwrap_or_default(),
                 reference: report.map(|r| r.reference.clone()).unwrap_or_else(|| envelope.reference.clone()),
                 amount_minor: report.map(|r| r.amount_minor).unwrap_or(0),

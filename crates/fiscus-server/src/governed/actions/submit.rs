@@ -21,20 +21,9 @@ pub async fn submit(tx: &mut WriteTx, tenant: &Tenant, caller: &Caller, action_i
     let next = current.on(Event::Submit).map_err(|_| {
         Failure::refused(ErrorCode::SubmissionRejected, format!("the action is {}, not a draft", current.as_str()))
     })?;
-    let recorded = record(
-        tx,
-        tenant,
-        caller,
-        ActionChange {
-            action_id,
-            envelope_hash: &loaded.action.envelope_hash,
-            from: Some(current),
-            to: next,
-            event: EventType::ActionSubmitted,
-            detail: json!({}),
-        },
-    )
-    .await?;
+    let recorded =
+        record(tx, tenant, caller, ActionChange::of(&loaded.action, next, EventType::ActionSubmitted, json!({})))
+            .await?;
     loaded.action.state = next;
     loaded.action.updated_at = recorded.at;
     Ok(loaded)
