@@ -59,30 +59,47 @@ start_server() {
 }
 stop_server() { kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""; }
 
-# run_wrk NAME ARGS... -> prints "NAME rps p50 p99" (latencies in ms)
+# Machine-wide CPU ticks from /proc/stat: "busy total". Whatever runs (load generator, server, database)
+# shares the same cores, so each run also reports how busy all cores were and the CPU time per request: when
+# the cores are saturated, that, not waiting, is what bounds the rate.
+cpu_ticks() { awk '/^cpu / { print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9 }' /proc/stat; }
+# cpu_use BEFORE AFTER REQUESTS_PER_SECOND -> "busy% cpu_us_per_request"
+cpu_use() {
+  local b0 t0 b1 t1
+  read -r b0 t0 <<<"$1"; read -r b1 t1 <<<"$2"
+  awk -v b="$((b1 - b0))" -v t="$((t1 - t0))" -v rps="$3" -v d="$duration" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN { printf "%.0f %.0f", (t > 0 ? 100 * b / t : 0), (rps > 0 ? b / hz * 1e6 / (rps * d) : 0) }'
+}
+
+# run_wrk NAME ARGS... -> prints "NAME rps p50 p99 busy% cpu_us" (latencies in ms)
 run_wrk() {
   local name=$1; shift
-  local out rps p50 p99
+  local out rps p50 p99 before
+  before=$(cpu_ticks)
   out=$(wrk -t"$threads" -c"$connections" -d"${duration}s" --latency "$@")
   rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
   p50=$(awk '$1=="50%" {print $2}' <<<"$out")
   p99=$(awk '$1=="99%" {print $2}' <<<"$out")
   if grep -q "Non-2xx" <<<"$out"; then echo "$name: non-2xx responses:" >&2; echo "$out" >&2; exit 1; fi
-  printf '%s %s %s %s\n' "$name" "$rps" "$(to_ms "$p50")" "$(to_ms "$p99")"
+  printf '%s %s %s %s %s\n' "$name" "$rps" "$(to_ms "$p50")" "$(to_ms "$p99")" "$(cpu_use "$before" "$(cpu_ticks)" "$rps")"
 }
 to_ms() { awk -v v="$1" 'BEGIN { n=v+0; if (v ~ /us$/) n/=1000; else if (v ~ /ms$/) n=n; else if (v ~ /s$/) n*=1000; printf "%.3f", n }'; }
 
 echo "Fiscus HTTP benchmark: wrk, $threads threads, $connections connections, ${duration}s per run, $(nproc) cores"
 
 # Raw baselines first, with nothing else running.
+before=$(cpu_ticks)
 raw_sqlite=$("$raw_sqlite_bin" "$work/raw.sqlite" "$duration")
+raw_sqlite_cpu=$(cpu_use "$before" "$(cpu_ticks)" "$raw_sqlite")
 psql "$pg_admin" -qc "DROP DATABASE IF EXISTS fiscus_bench WITH (FORCE)" >/dev/null
 psql "$pg_admin" -qc "CREATE DATABASE fiscus_bench" >/dev/null
 pg_url="${pg_admin%/*}/fiscus_bench"
 psql "$pg_url" -qc "CREATE TABLE raw_commits (id BIGSERIAL PRIMARY KEY, v TEXT NOT NULL)" >/dev/null
 echo "INSERT INTO raw_commits (v) VALUES (repeat('x', 200));" > "$work/raw_insert.sql"
+before=$(cpu_ticks)
 raw_pg=$(pgbench -n -c "$connections" -j "$threads" -T "$duration" -f "$work/raw_insert.sql" "$pg_url" 2>/dev/null |
          awk '/^tps =/ {printf "%.0f", $3}')
+raw_pg_cpu=$(cpu_use "$before" "$(cpu_ticks)" "$raw_pg")
 psql "$pg_url" -qc "DROP TABLE raw_commits" >/dev/null
 
 start_server --data-dir "$work/sqlite"
@@ -100,11 +117,13 @@ authed_pg=$(run_wrk workspace_pg -H "Authorization: Bearer $FISCUS_BENCH_KEY" "$
 post_pg=$(run_wrk post_postgres -s bench/post_evidence.lua "$base/api/v2/actions/autonomy/assessment-evidence")
 stop_server
 
-printf '\n%-44s %12s %10s %10s\n' "run" "requests/s" "p50 ms" "p99 ms"
-printf '%-44s %12s %10s %10s\n' "raw SQLite commits (WAL, synchronous=FULL)" "$raw_sqlite" "-" "-"
-printf '%-44s %12s %10s %10s\n' "raw PostgreSQL INSERTs (pgbench, $connections clients)" "$raw_pg" "-" "-"
+row() { printf '%-44s %12s %10s %10s %8s %12s\n' "$@"; }
+echo
+row "run" "requests/s" "p50 ms" "p99 ms" "CPU %" "CPU us/req"
+row "raw SQLite commits (WAL, synchronous=FULL)" "$raw_sqlite" "-" "-" $raw_sqlite_cpu
+row "raw PostgreSQL INSERTs (pgbench, $connections clients)" "$raw_pg" "-" "-" $raw_pg_cpu
 for line in "$health" "$authed" "$post_sqlite" "$health_pg" "$authed_pg" "$post_pg"; do
-  read -r name rps p50 p99 <<<"$line"
+  read -r name rps p50 p99 busy cpu_us <<<"$line"
   case $name in
     healthz) label="GET /healthz (SQLite server)";;
     workspace) label="GET /api/v2/workspace (SQLite)";;
@@ -113,8 +132,9 @@ for line in "$health" "$authed" "$post_sqlite" "$health_pg" "$authed_pg" "$post_
     workspace_pg) label="GET /api/v2/workspace (PostgreSQL)";;
     post_postgres) label="POST evidence, keyed (PostgreSQL)";;
   esac
-  printf '%-44s %12s %10s %10s\n' "$label" "$rps" "$p50" "$p99"
+  row "$label" "$rps" "$p50" "$p99" "$busy" "$cpu_us"
 done
+echo "(CPU: all $(nproc) cores, whatever ran: load generator, server and database together)"
 
 failed=0
 # target NAME MEASURED BASELINE MIN_RATIO [P99 MAX_P99]
@@ -133,11 +153,11 @@ target() {
   fi
 }
 read -r _ h_rps _ _ <<<"$health"
-read -r _ a_rps _ _ <<<"$authed"
-read -r _ ps_rps _ ps_p99 <<<"$post_sqlite"
-read -r _ hp_rps _ _ <<<"$health_pg"
-read -r _ ap_rps _ _ <<<"$authed_pg"
-read -r _ pp_rps _ pp_p99 <<<"$post_pg"
+read -r _ a_rps _ _ _ <<<"$authed"
+read -r _ ps_rps _ ps_p99 _ <<<"$post_sqlite"
+read -r _ hp_rps _ _ _ <<<"$health_pg"
+read -r _ ap_rps _ _ _ <<<"$authed_pg"
+read -r _ pp_rps _ pp_p99 _ <<<"$post_pg"
 echo
 target "keyed POST / raw commits (SQLite)" "$ps_rps" "$raw_sqlite" 0.5 "$ps_p99" 20
 target "keyed POST / raw INSERTs (PostgreSQL)" "$pp_rps" "$raw_pg" 0.5 "$pp_p99" 20
