@@ -1,6 +1,6 @@
-//! How fast the group-commit lane commits on its own, without HTTP: `CONCURRENCY` tasks each run write
+//! How fast the group-commit lanes commit on their own, without HTTP: `CONCURRENCY` tasks each run write
 //! transactions of `STATEMENTS` single-row INSERTs through `Store::begin` / `WriteTx::commit` for a few
-//! seconds. Separates the lane's ceiling (round trips on one connection) from the rest of a request.
+//! seconds. Separates the lanes' ceiling (round trips on their connections) from the rest of a request.
 //!
 //! Usage: `lane_rate <database URL> [seconds, default 5] [concurrency, default 32] [statements, default 3]`;
 //! prints `<transactions per second> <members per durable commit>`.

@@ -3,8 +3,10 @@
 use crate::dialect::{backend_of, for_update};
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::audit::AuditEvent;
+use fiscus_domain::integrity::SealKey;
 use serde_json::Value;
 use sqlx::{AnyConnection, FromRow};
+use std::collections::HashMap;
 
 pub struct NewAuditEvent<'a> {
     pub environment: Option<fiscus_domain::credentials::Environment>,
@@ -16,31 +18,31 @@ pub struct NewAuditEvent<'a> {
     pub occurred_at: i64,
 }
 
-/// Appends an event to the workspace's chain and returns its sequence number and hash. The head row is
-/// locked (PostgreSQL) or the transaction is the only writer (SQLite), so appends of one workspace are
-/// strictly ordered. Within a commit group the head an earlier member of the group appended to is known
-/// already and not read back, and the head row is written once for the whole group, just before its COMMIT
-/// (see `group`): the row is locked by the group's transaction from its first read.
-pub async fn append(tx: &mut WriteTx, workspace_id: &str, new: NewAuditEvent<'_>) -> Result<(i64, String)> {
-    let key = tx.seal_key().clone();
-    let known = tx.known_head(workspace_id);
-    let conn = tx.conn();
-    let (head_seq, head_hash): (i64, String) = match known {
-        Some(head) => head,
-        None => {
-            let lock = for_update(backend_of(conn));
-            sqlx::query_as(&format!("SELECT seq, hash FROM audit_heads WHERE workspace_id = $1{lock}"))
-                .bind(workspace_id)
-                .fetch_optional(&mut *conn)
-                .await?
-                .ok_or(StoreError::NotFound)?
-        }
-    };
-    let event = AuditEvent {
+/// An audit event waiting for its place in its workspace's chain.
+pub(crate) struct PendingEvent {
+    workspace_id: String,
+    environment: Option<String>,
+    actor_kind: String,
+    actor_id: String,
+    action: String,
+    request_id: Option<String>,
+    subject: Option<String>,
+    details: Value,
+    occurred_at: i64,
+}
+
+/// Appends an event to the workspace's chain, in the transaction of the change it records.
+///
+/// In a commit group (see `group`) the event takes its place in the chain when the group commits: the lane
+/// keeps it with the member's savepoint (dropped if the member rolls back), and just before the `COMMIT` it
+/// locks the heads of the workspaces appended to, chains the group's events in order, inserts them together
+/// and moves each head once. A workspace's head is thus locked only while its group commits, not while its
+/// members work, so several lanes can work at once. Here only the workspace's chain is checked to exist (once
+/// per group). Without a group the event is chained and written at once, its head locked (PostgreSQL) or the
+/// transaction the only writer (SQLite).
+pub async fn append(tx: &mut WriteTx, workspace_id: &str, new: NewAuditEvent<'_>) -> Result<()> {
+    let event = PendingEvent {
         workspace_id: workspace_id.to_string(),
-        seq: head_seq + 1,
-        prev_hash: head_hash,
-        occurred_at: new.occurred_at,
         environment: new.environment.map(|e| e.as_str().to_string()),
         actor_kind: new.actor.kind.as_str().to_string(),
         actor_id: new.actor.id.clone(),
@@ -48,39 +50,121 @@ pub async fn append(tx: &mut WriteTx, workspace_id: &str, new: NewAuditEvent<'_>
         request_id: new.request_id.map(str::to_string),
         subject: new.subject.map(str::to_string),
         details: new.details,
+        occurred_at: new.occurred_at,
     };
-    let hash = event.hash().map_err(|e| StoreError::Corrupt(format!("audit details: {e}")))?;
-    sqlx::query(
-        "INSERT INTO audit_events (workspace_id, seq, prev_hash, hash, occurred_at, environment, actor_kind, actor_id, \
-                                   action, request_id, subject, details, mac) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-    )
-    .bind(workspace_id)
-    .bind(event.seq)
-    .bind(&event.prev_hash)
-    .bind(&hash)
-    .bind(event.occurred_at)
-    .bind(&event.environment)
-    .bind(&event.actor_kind)
-    .bind(&event.actor_id)
-    .bind(&event.action)
-    .bind(&event.request_id)
-    .bind(&event.subject)
-    .bind(event.details.to_string())
-    .bind(key.audit_event(workspace_id, event.seq, &hash))
-    .execute(&mut *conn)
-    .await?;
-    let head_mac = key.audit_head(workspace_id, event.seq, &hash);
-    if !tx.defer_head(workspace_id, event.seq, &hash, &head_mac) {
+    let key = tx.seal_key().clone();
+    match tx.lane_state() {
+        Some(state) => {
+            if !state.knows_chain(workspace_id) {
+                let exists: Option<(i64,)> = sqlx::query_as("SELECT seq FROM audit_heads WHERE workspace_id = $1")
+                    .bind(workspace_id)
+                    .fetch_optional(state.conn())
+                    .await?;
+                if exists.is_none() {
+                    return Err(StoreError::NotFound);
+                }
+                state.mark_chain_known(workspace_id);
+            }
+            state.defer_audit(event);
+            Ok(())
+        }
+        None => write_chained(tx.conn(), &key, vec![event]).await,
+    }
+}
+
+/// Rows per multi-row `INSERT` (13 binds each, far below both backends' limits).
+const INSERT_CHUNK: usize = 64;
+
+/// Chains `events` (in order) onto their workspaces' heads and writes them: the heads are locked in workspace
+/// order (PostgreSQL `FOR UPDATE`; so two transactions never wait on each other's heads), the events inserted
+/// in multi-row statements, and each head moved once. `NotFound` if a workspace has no chain.
+pub(crate) async fn write_chained(conn: &mut AnyConnection, key: &SealKey, events: Vec<PendingEvent>) -> Result<()> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let mut workspaces: Vec<&str> = events.iter().map(|e| e.workspace_id.as_str()).collect();
+    workspaces.sort_unstable();
+    workspaces.dedup();
+    let lock = for_update(backend_of(conn));
+    let mut heads: HashMap<String, (i64, String)> = HashMap::with_capacity(workspaces.len());
+    for workspace_id in workspaces {
+        let head: (i64, String) =
+            sqlx::query_as(&format!("SELECT seq, hash FROM audit_heads WHERE workspace_id = $1{lock}"))
+                .bind(workspace_id)
+                .fetch_optional(&mut *conn)
+                .await?
+                .ok_or(StoreError::NotFound)?;
+        heads.insert(workspace_id.to_string(), head);
+    }
+    let mut rows = Vec::with_capacity(events.len());
+    for pending in events {
+        let head = heads.get_mut(&pending.workspace_id).expect("every workspace's head was read above");
+        let event = AuditEvent {
+            workspace_id: pending.workspace_id,
+            seq: head.0 + 1,
+            prev_hash: std::mem::take(&mut head.1),
+            occurred_at: pending.occurred_at,
+            environment: pending.environment,
+            actor_kind: pending.actor_kind,
+            actor_id: pending.actor_id,
+            action: pending.action,
+            request_id: pending.request_id,
+            subject: pending.subject,
+            details: pending.details,
+        };
+        let hash = event.hash().map_err(|e| StoreError::Corrupt(format!("audit details: {e}")))?;
+        let mac = key.audit_event(&event.workspace_id, event.seq, &hash);
+        *head = (event.seq, hash.clone());
+        rows.push((event, hash, mac));
+    }
+    for chunk in rows.chunks(INSERT_CHUNK) {
+        let mut sql = String::from(
+            "INSERT INTO audit_events (workspace_id, seq, prev_hash, hash, occurred_at, environment, actor_kind, \
+             actor_id, action, request_id, subject, details, mac) VALUES ",
+        );
+        for i in 0..chunk.len() {
+            let b = i * 13;
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            sql.push('(');
+            for c in 1..=13 {
+                if c > 1 {
+                    sql.push_str(", ");
+                }
+                sql.push_str(&format!("${}", b + c));
+            }
+            sql.push(')');
+        }
+        let mut query = sqlx::query(&sql);
+        for (event, hash, mac) in chunk {
+            query = query
+                .bind(&event.workspace_id)
+                .bind(event.seq)
+                .bind(&event.prev_hash)
+                .bind(hash)
+                .bind(event.occurred_at)
+                .bind(&event.environment)
+                .bind(&event.actor_kind)
+                .bind(&event.actor_id)
+                .bind(&event.action)
+                .bind(&event.request_id)
+                .bind(&event.subject)
+                .bind(event.details.to_string())
+                .bind(mac);
+        }
+        query.execute(&mut *conn).await?;
+    }
+    for (workspace_id, (seq, hash)) in heads {
         sqlx::query("UPDATE audit_heads SET seq = $1, hash = $2, mac = $3 WHERE workspace_id = $4")
-            .bind(event.seq)
+            .bind(seq)
             .bind(&hash)
-            .bind(&head_mac)
-            .bind(workspace_id)
-            .execute(tx.conn())
+            .bind(key.audit_head(&workspace_id, seq, &hash))
+            .bind(&workspace_id)
+            .execute(&mut *conn)
             .await?;
     }
-    Ok((event.seq, hash))
+    Ok(())
 }
 
 #[derive(FromRow)]

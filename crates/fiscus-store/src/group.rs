@@ -1,7 +1,8 @@
 //! Group commit: the write transactions of concurrent requests are committed together, one durable commit
 //! (one fsync) per group, instead of one each.
 //!
-//! The process keeps one writer connection, the *lane*. A [`crate::WriteTx`] takes the lane, opens the outer
+//! A *lane* is one writer connection (a process has one on SQLite, several on PostgreSQL, see
+//! `crate::POSTGRES_LANES`). A [`crate::WriteTx`] takes a lane, opens the outer
 //! transaction if none is open, and does its work inside its own `SAVEPOINT`, so a member that fails or is
 //! dropped rolls back only its own changes. When a member commits it releases its savepoint; then:
 //!
@@ -20,10 +21,12 @@
 //! cannot run SQL in `Drop`. Its savepoint stays marked *dirty*; the next holder of the lane rolls it back
 //! before anything else, and a task is spawned to take the lane and finish the group if nobody else will.
 
+use crate::audit::PendingEvent;
 use crate::{Backend, Result, StoreError, dialect};
+use fiscus_domain::integrity::SealKey;
 use sqlx::any::AnyConnectOptions;
 use sqlx::{AnyConnection, Connection as _, Executor};
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use tokio::sync::{Mutex, OwnedMutexGuard};
@@ -42,6 +45,8 @@ pub(crate) struct Lane {
     queued: AtomicUsize,
     backend: Backend,
     options: AnyConnectOptions,
+    /// Audit events deferred to the group's end are sealed with it.
+    seal_key: Arc<SealKey>,
     after_standing: Option<AfterStanding>,
     /// Members committed and durable commits done, for tests and metrics.
     members: AtomicU64,
@@ -60,13 +65,14 @@ pub(crate) struct LaneState {
     /// A fresh savepoint was already set for the next member, in the same round trip that released the
     /// previous one (see [`Lane::commit`]).
     savepoint_ready: bool,
-    /// Audit chain heads appended to in the open transaction: the group's later members need not read them
-    /// back, and the `audit_heads` row is written once, just before the group's COMMIT, instead of once per
-    /// event. The row is locked by the group's transaction from its first read (PostgreSQL `FOR UPDATE`;
-    /// SQLite's single writer), so nobody else can move it meanwhile.
-    heads: HashMap<String, Head>,
-    /// `heads` as they were when the current member began, restored if its savepoint is rolled back.
-    heads_at_savepoint: HashMap<String, Head>,
+    /// Audit events of the group's members, in order, chained and written just before the group's COMMIT
+    /// (see [`crate::audit::append`]).
+    audit: Vec<PendingEvent>,
+    /// Workspaces whose chain this group found to exist (checked once per group).
+    chains: HashSet<String>,
+    /// `audit.len()` and `chains` when the current member began, restored if its savepoint is rolled back.
+    audit_at_savepoint: usize,
+    chains_at_savepoint: HashSet<String>,
 }
 
 impl LaneState {
@@ -74,42 +80,37 @@ impl LaneState {
         self.conn.as_mut().expect("the lane holds a connection while a member runs")
     }
 
-    pub(crate) fn head(&self, workspace_id: &str) -> Option<(i64, String)> {
-        self.heads.get(workspace_id).map(|h| (h.seq, h.hash.clone()))
+    pub(crate) fn knows_chain(&self, workspace_id: &str) -> bool {
+        self.chains.contains(workspace_id)
     }
 
-    /// Records a new head, to be written to `audit_heads` before the group commits.
-    pub(crate) fn set_head(&mut self, workspace_id: &str, seq: i64, hash: &str, mac: String) {
-        self.heads.insert(workspace_id.to_string(), Head { seq, hash: hash.to_string(), mac });
+    pub(crate) fn mark_chain_known(&mut self, workspace_id: &str) {
+        self.chains.insert(workspace_id.to_string());
     }
 
-    fn restore_heads(&mut self) {
-        self.heads = self.heads_at_savepoint.clone();
+    /// Keeps an audit event for the group's end.
+    pub(crate) fn defer_audit(&mut self, event: PendingEvent) {
+        self.audit.push(event);
     }
-}
 
-#[derive(Clone)]
-pub(crate) struct Head {
-    seq: i64,
-    hash: String,
-    mac: String,
-}
+    /// The current member begins: what it defers from now on is its own.
+    fn mark_savepoint(&mut self) {
+        self.audit_at_savepoint = self.audit.len();
+        self.chains_at_savepoint.clone_from(&self.chains);
+    }
 
-impl LaneState {
-    /// Writes the heads appended to in this transaction. Part of committing the group.
-    async fn write_heads(&mut self) -> std::result::Result<(), sqlx::Error> {
-        let heads: Vec<(String, Head)> = self.heads.drain().collect();
-        self.heads_at_savepoint.clear();
-        for (workspace_id, head) in heads {
-            sqlx::query("UPDATE audit_heads SET seq = $1, hash = $2, mac = $3 WHERE workspace_id = $4")
-                .bind(head.seq)
-                .bind(&head.hash)
-                .bind(&head.mac)
-                .bind(&workspace_id)
-                .execute(self.conn())
-                .await?;
-        }
-        Ok(())
+    /// The current member's savepoint was rolled back: so is what it deferred.
+    fn restore_savepoint(&mut self) {
+        self.audit.truncate(self.audit_at_savepoint);
+        self.chains.clone_from(&self.chains_at_savepoint);
+    }
+
+    /// A new or ended group defers nothing yet.
+    fn clear_deferred(&mut self) {
+        self.audit.clear();
+        self.chains.clear();
+        self.audit_at_savepoint = 0;
+        self.chains_at_savepoint.clear();
     }
 }
 
@@ -146,7 +147,12 @@ impl Drop for FlushOnDrop {
 }
 
 impl Lane {
-    pub(crate) fn new(backend: Backend, options: AnyConnectOptions, after_standing: Option<AfterStanding>) -> Lane {
+    pub(crate) fn new(
+        backend: Backend,
+        options: AnyConnectOptions,
+        seal_key: Arc<SealKey>,
+        after_standing: Option<AfterStanding>,
+    ) -> Lane {
         Lane {
             state: Arc::new(Mutex::new(LaneState {
                 conn: None,
@@ -154,12 +160,15 @@ impl Lane {
                 released: 0,
                 dirty: false,
                 savepoint_ready: false,
-                heads: HashMap::new(),
-                heads_at_savepoint: HashMap::new(),
+                audit: Vec::new(),
+                chains: HashSet::new(),
+                audit_at_savepoint: 0,
+                chains_at_savepoint: HashSet::new(),
             })),
             queued: AtomicUsize::new(0),
             backend,
             options,
+            seal_key,
             after_standing,
             members: AtomicU64::new(0),
             commits: AtomicU64::new(0),
@@ -216,8 +225,7 @@ impl Lane {
                 let group = Arc::new(Group { outcome: OnceLock::new(), standing: AtomicBool::new(false) });
                 state.open = Some(group.clone());
                 state.released = 0;
-                state.heads.clear();
-                state.heads_at_savepoint.clear();
+                state.clear_deferred();
                 state.savepoint_ready = true;
                 group
             }
@@ -229,13 +237,13 @@ impl Lane {
             return Err(e.into());
         }
         state.dirty = true;
-        state.heads_at_savepoint = state.heads.clone();
+        state.mark_savepoint();
         Ok((state, group))
     }
 
     /// Rolls back the current member's savepoint (the member failed or was dropped); the group goes on.
     pub(crate) async fn roll_back_member(&self, state: &mut LaneState) {
-        state.restore_heads();
+        state.restore_savepoint();
         let done = async {
             state.conn().execute("ROLLBACK TO SAVEPOINT fiscus_member; RELEASE SAVEPOINT fiscus_member").await?;
             Ok::<(), sqlx::Error>(())
@@ -249,7 +257,7 @@ impl Lane {
 
     /// Undoes the current member's changes so far and starts its savepoint afresh (the member goes on).
     pub(crate) async fn discard_member_changes(&self, state: &mut LaneState) -> Result<()> {
-        state.restore_heads();
+        state.restore_savepoint();
         if let Err(e) = state.conn().execute("ROLLBACK TO SAVEPOINT fiscus_member").await {
             self.abort(state, &e.to_string()).await;
             return Err(e.into());
@@ -308,12 +316,17 @@ impl Lane {
         // An unused savepoint set for a member that never came ends with the transaction.
         state.savepoint_ready = false;
         let result = if released == 0 {
-            state.heads.clear();
-            state.heads_at_savepoint.clear();
-            state.conn().execute(format!("{before}ROLLBACK").as_str()).await.map(|_| ())
+            state.clear_deferred();
+            state.conn().execute(format!("{before}ROLLBACK").as_str()).await.map(|_| ()).map_err(StoreError::from)
         } else {
-            match state.write_heads().await {
-                Ok(()) => state.conn().execute(format!("{before}COMMIT").as_str()).await.map(|_| ()),
+            // The group's audit events are chained and written inside the last member's savepoint, which the
+            // COMMIT's round trip releases.
+            let events = std::mem::take(&mut state.audit);
+            state.clear_deferred();
+            match crate::audit::write_chained(state.conn(), &self.seal_key, events).await {
+                Ok(()) => {
+                    state.conn().execute(format!("{before}COMMIT").as_str()).await.map(|_| ()).map_err(StoreError::from)
+                }
                 Err(e) => Err(e),
             }
         };
@@ -345,8 +358,7 @@ impl Lane {
 
     /// Ends the open group with a failure: everything in it is rolled back and every member gets an error.
     async fn abort(&self, state: &mut LaneState, why: &str) {
-        state.heads.clear();
-        state.heads_at_savepoint.clear();
+        state.clear_deferred();
         state.dirty = false;
         state.savepoint_ready = false;
         state.released = 0;

@@ -64,8 +64,10 @@ pub struct Store {
     /// fairer than letting them spin in SQLite's busy handler; other processes (the admin CLI) still meet
     /// the busy timeout. PostgreSQL needs no such lock. Used only without group commit.
     sqlite_writer: Option<Arc<Mutex<()>>>,
-    /// The group-commit lane (see [`group`]); `None` when group commit is off.
-    lane: Option<Arc<group::Lane>>,
+    /// The group-commit lanes (see [`group`]); none when group commit is off. SQLite has one writer, so one
+    /// lane; PostgreSQL runs [`POSTGRES_LANES`] side by side, each member taking the next.
+    lanes: Arc<[Arc<group::Lane>]>,
+    next_lane: Arc<std::sync::atomic::AtomicUsize>,
     /// Credential and workspace cache (see [`cache`]): keyed on a generation file with SQLite, on this
     /// node's watch of the database generation with PostgreSQL.
     cache: Option<Arc<cache::TenancyCache>>,
@@ -131,23 +133,11 @@ impl WriteTx {
         Ok(())
     }
 
-    /// The audit chain head of a workspace as this transaction last wrote it, when known without a query.
-    pub(crate) fn known_head(&self, workspace_id: &str) -> Option<(i64, String)> {
-        match &self.inner {
-            Inner::Lane { state: Some(state), .. } => state.head(workspace_id),
-            _ => None,
-        }
-    }
-
-    /// Hands a new audit chain head to the group, which writes it before its COMMIT. Returns false when
-    /// there is no group (group commit is off): the caller writes the head itself.
-    pub(crate) fn defer_head(&mut self, workspace_id: &str, seq: i64, hash: &str, mac: &str) -> bool {
+    /// The commit group's lane this transaction is a member of (none when group commit is off).
+    pub(crate) fn lane_state(&mut self) -> Option<&mut group::LaneState> {
         match &mut self.inner {
-            Inner::Lane { state: Some(state), .. } => {
-                state.set_head(workspace_id, seq, hash, mac.to_string());
-                true
-            }
-            _ => false,
+            Inner::Lane { state: Some(state), .. } => Some(state),
+            _ => None,
         }
     }
 
@@ -265,8 +255,9 @@ impl Store {
             }),
         };
         // With PostgreSQL the generation is published by the committing transaction itself.
-        let lane = Some(new_lane(backend, options, if node.is_some() { None } else { cache.clone() }));
-        Ok(Store { pool, backend, sqlite_writer, lane, cache, node, seal_key: Arc::new(seal_key) })
+        let seal_key = Arc::new(seal_key);
+        let lanes = new_lanes(backend, &options, &seal_key, if node.is_some() { None } else { cache.clone() });
+        Ok(Store { pool, backend, sqlite_writer, lanes, next_lane: Arc::default(), cache, node, seal_key })
     }
 
     /// Whether a lookup would use the cache right now (with PostgreSQL: this node's watch holds a current
@@ -290,11 +281,11 @@ impl Store {
     /// Turns group commit off (each write transaction commits on its own) or back on. On by default.
     pub fn with_group_commit(mut self, on: bool) -> Store {
         if !on {
-            self.lane = None;
-        } else if self.lane.is_none() {
+            self.lanes = Arc::new([]);
+        } else if self.lanes.is_empty() {
             let options = (*self.pool.connect_options()).clone();
             let cache = if self.node.is_some() { None } else { self.cache.clone() };
-            self.lane = Some(new_lane(self.backend, options, cache));
+            self.lanes = new_lanes(self.backend, &options, &self.seal_key, cache);
         }
         self
     }
@@ -302,7 +293,7 @@ impl Store {
     /// Write transactions committed and durable commits that carried them, since this store was opened (both
     /// 0 without group commit). Their ratio is the mean group size.
     pub fn group_commit_stats(&self) -> (u64, u64) {
-        self.lane.as_ref().map_or((0, 0), |lane| lane.stats())
+        self.lanes.iter().map(|lane| lane.stats()).fold((0, 0), |(m, c), (dm, dc)| (m + dm, c + dc))
     }
 
     /// The integrity key, for verifying MACs.
@@ -328,7 +319,12 @@ impl Store {
 
     /// Begins a write transaction (see [`WriteTx`]).
     pub async fn begin(&self) -> Result<WriteTx> {
-        let inner = match &self.lane {
+        let lane = match self.lanes.len() {
+            0 => None,
+            1 => Some(&self.lanes[0]),
+            n => Some(&self.lanes[self.next_lane.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % n]),
+        };
+        let inner = match lane {
             Some(lane) => {
                 let (state, group) = lane.begin().await?;
                 Inner::Lane { lane: lane.clone(), state: Some(state), group }
@@ -448,9 +444,33 @@ fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
     Some(std::path::PathBuf::from(path))
 }
 
-/// The group-commit lane. The cache generation is published again once a group holding a standing change is
+/// Group-commit lanes on PostgreSQL. One lane's members wait on each other's round trips; several lanes
+/// overlap them (and PostgreSQL groups their commits' WAL flushes itself). They meet only on rows two members
+/// both change (an audit head, at a group's end, in workspace order; a row being decided), where the later
+/// one waits for the earlier one's commit.
+pub const POSTGRES_LANES: usize = 4;
+
+fn new_lanes(
+    backend: Backend,
+    options: &AnyConnectOptions,
+    seal_key: &Arc<SealKey>,
+    cache: Option<Arc<cache::TenancyCache>>,
+) -> Arc<[Arc<group::Lane>]> {
+    let count = match backend {
+        Backend::Sqlite => 1,
+        Backend::Postgres => POSTGRES_LANES,
+    };
+    (0..count).map(|_| new_lane(backend, options.clone(), seal_key.clone(), cache.clone())).collect()
+}
+
+/// A group-commit lane. The cache generation is published again once a group holding a standing change is
 /// durable, so nothing read between the pre-commit publication and the commit is kept.
-fn new_lane(backend: Backend, options: AnyConnectOptions, cache: Option<Arc<cache::TenancyCache>>) -> Arc<group::Lane> {
+fn new_lane(
+    backend: Backend,
+    options: AnyConnectOptions,
+    seal_key: Arc<SealKey>,
+    cache: Option<Arc<cache::TenancyCache>>,
+) -> Arc<group::Lane> {
     let after_standing = cache.map(|cache| {
         Arc::new(move || {
             if let Err(e) = cache.bump() {
@@ -458,7 +478,7 @@ fn new_lane(backend: Backend, options: AnyConnectOptions, cache: Option<Arc<cach
             }
         }) as group::AfterStanding
     });
-    Arc::new(group::Lane::new(backend, options, after_standing))
+    Arc::new(group::Lane::new(backend, options, seal_key, after_standing))
 }
 
 /// Settings of every SQLite connection. WAL lets readers run beside the writer; synchronous=FULL makes every
