@@ -36,6 +36,20 @@ pub fn utc_day(micros: Micros) -> String {
     rfc3339(micros)[..10].to_string()
 }
 
+/// The UTC month (`YYYY-MM`) of a timestamp, and the start of the next month (UTC microseconds); monthly
+/// request quotas are counted per calendar month.
+pub fn utc_month(micros: Micros) -> (String, Micros) {
+    let day = utc_day(micros);
+    let (year, month) = (day[..4].parse::<i32>().unwrap_or(1970), day[5..7].parse::<u8>().unwrap_or(1));
+    let (next_year, next_month) = if month == 12 { (year + 1, 1) } else { (year, month + 1) };
+    let next = time::Month::try_from(next_month)
+        .ok()
+        .and_then(|m| time::Date::from_calendar_date(next_year, m, 1).ok())
+        .map(|d| micros_of(d.midnight().assume_utc()))
+        .unwrap_or(Micros::MAX);
+    (day[..7].to_string(), next)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,5 +61,8 @@ mod tests {
         assert!(s.ends_with('Z'));
         assert_eq!(parse_rfc3339(&s), Some(m));
         assert_eq!(utc_day(0), "1970-01-01");
+        assert_eq!(utc_month(0), ("1970-01".to_string(), 31 * 86_400 * 1_000_000));
+        let dec = parse_rfc3339("2026-12-31T23:59:59Z").expect("parse");
+        assert_eq!(utc_month(dec), ("2026-12".to_string(), parse_rfc3339("2027-01-01T00:00:00Z").expect("parse")));
     }
 }

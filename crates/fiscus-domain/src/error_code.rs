@@ -29,10 +29,13 @@ pub enum ErrorCode {
     SubmissionRejected,
     ActionClosed,
     IntegrityFailure,
+    InvalidSignature,
+    SignatureReplayed,
+    OutsideGrant,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 24] = [
+    pub const ALL: [ErrorCode; 27] = [
         ErrorCode::MalformedJson,
         ErrorCode::MalformedRequest,
         ErrorCode::UnsupportedMediaType,
@@ -57,6 +60,9 @@ impl ErrorCode {
         ErrorCode::SubmissionRejected,
         ErrorCode::ActionClosed,
         ErrorCode::IntegrityFailure,
+        ErrorCode::InvalidSignature,
+        ErrorCode::SignatureReplayed,
+        ErrorCode::OutsideGrant,
     ];
 
     /// (HTTP status, stable code, title).
@@ -106,6 +112,17 @@ impl ErrorCode {
             // A sealed record no longer matches its seal (edited outside Fiscus): nothing is decided on it.
             ErrorCode::IntegrityFailure => {
                 (500, "integrity_failure", "A sealed record failed verification; nothing was changed")
+            }
+            ErrorCode::InvalidSignature => (
+                401,
+                "invalid_signature",
+                "The request signature is missing, malformed, stale, or does not verify with an active client key",
+            ),
+            ErrorCode::SignatureReplayed => {
+                (401, "signature_replayed", "This signature nonce was already used; sign each request afresh")
+            }
+            ErrorCode::OutsideGrant => {
+                (422, "outside_grant", "The signed client's grant does not allow this operation or action")
             }
         }
     }

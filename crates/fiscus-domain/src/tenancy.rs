@@ -15,6 +15,8 @@ pub struct Tenant {
 pub enum CredentialKind {
     ApiKey,
     AccessToken,
+    /// A signed execution client (RFC 9421): the credential id is the client's id.
+    SignedClient,
 }
 
 impl CredentialKind {
@@ -22,6 +24,7 @@ impl CredentialKind {
         match self {
             CredentialKind::ApiKey => "api_key",
             CredentialKind::AccessToken => "access_token",
+            CredentialKind::SignedClient => "signed_client",
         }
     }
 }

@@ -406,6 +406,46 @@ impl Admin<'_> {
         Ok((IssuedSecret { id: client.id, secret: minted.full }, revoked))
     }
 
+    /// Registers a draft signed execution client under an application; returns its id. Only the console
+    /// grants it anything.
+    pub async fn register_execution_client(
+        &self,
+        application_id: &str,
+        name: &str,
+        public_key: &str,
+    ) -> anyhow::Result<String> {
+        let app = self.application(application_id).await?;
+        let environment = Environment::parse(&app.environment).context("stored environment")?;
+        let tenant = Tenant { workspace_id: app.workspace_id.clone(), environment };
+        let mut tx = self.store.begin().await?;
+        let client = crate::governed::execution_clients::register(
+            &mut tx,
+            &tenant,
+            &Caller::bare(self.actor.clone()),
+            application_id,
+            name,
+            public_key,
+        )
+        .await
+        .map_err(|e| match e {
+            crate::governed::Failure::Invalid(fields) => anyhow::anyhow!(
+                "{}",
+                fields.iter().map(|(f, why)| format!("{f}: {why}")).collect::<Vec<_>>().join("; ")
+            ),
+            other => anyhow::anyhow!("{other:?}"),
+        })?;
+        tx.commit().await?;
+        Ok(client.id)
+    }
+
+    pub async fn list_execution_clients(
+        &self,
+        workspace_id: &str,
+    ) -> anyhow::Result<Vec<fiscus_store::execution_clients::Standing>> {
+        let mut conn = self.store.read().await?;
+        Ok(fiscus_store::execution_clients::list(&mut conn, workspace_id).await?)
+    }
+
     pub async fn list_workspaces(&self) -> anyhow::Result<Vec<WorkspaceRow>> {
         let mut conn = self.store.read().await?;
         Ok(fiscus_store::workspaces::list_all(&mut conn).await?)

@@ -18,6 +18,12 @@ pub struct CatalogueReport {
     pub mismatches: Vec<String>,
 }
 
+/// The ids of the operations this build serves (those in its OpenAPI document), computed once.
+pub fn served_operations() -> &'static BTreeSet<&'static str> {
+    static SERVED: std::sync::OnceLock<BTreeSet<&'static str>> = std::sync::OnceLock::new();
+    SERVED.get_or_init(|| check().served.into_iter().collect())
+}
+
 pub fn check() -> CatalogueReport {
     let doc = crate::app::openapi_document();
     let mut mismatches = Vec::new();

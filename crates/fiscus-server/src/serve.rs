@@ -68,7 +68,8 @@ pub async fn run(
     result
 }
 
-/// Background work of every node: flushing the request log and purging expired idempotency keys.
+/// Background work of every node: flushing the request log, purging expired idempotency keys and forgetting
+/// signature nonces whose signatures can no longer be fresh.
 fn spawn_background(state: AppState) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -84,9 +85,10 @@ fn spawn_background(state: AppState) -> tokio::task::JoinHandle<()> {
             }
             if seconds.is_multiple_of(600) {
                 let purge = async {
+                    let now = fiscus_domain::clock::now_micros();
                     let mut tx = state.store.begin().await?;
-                    let n =
-                        fiscus_store::idempotency::purge_expired(tx.conn(), fiscus_domain::clock::now_micros()).await?;
+                    let n = fiscus_store::idempotency::purge_expired(tx.conn(), now).await?;
+                    fiscus_store::execution_clients::sweep_nonces(tx.conn(), now).await?;
                     tx.commit().await?;
                     Ok::<u64, fiscus_store::StoreError>(n)
                 };

@@ -68,6 +68,9 @@ pub struct Settings {
     /// A connection that has not sent a complete request head within this many seconds, whether new or idle
     /// between keep-alive requests, is closed.
     pub header_read_timeout_seconds: u64,
+    /// How old a request signature's `created` may be (RFC 9421 signed execution clients); its nonce is
+    /// remembered as long.
+    pub signature_window_seconds: u64,
     /// Where this node anchors the audit chains' heads outside the database. Defaults to
     /// `<data_dir>/audit-anchor.json`; `fiscus verify audit` reads the same file.
     pub audit_anchor_file: Option<PathBuf>,
@@ -112,6 +115,7 @@ impl Default for Settings {
             audit_anchor_interval_seconds: 5,
             max_connections: 10_000,
             header_read_timeout_seconds: 10,
+            signature_window_seconds: 300,
             token_requests_per_client: ServiceClass { quota: 60, window_seconds: 60 },
             token_requests_per_address: ServiceClass { quota: 600, window_seconds: 60 },
         }

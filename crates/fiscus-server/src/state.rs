@@ -1,7 +1,9 @@
 //! The state every handler shares.
 
 use crate::http::metrics::Metrics;
+use crate::http::monthly_quota::MonthlyQuota;
 use crate::http::rate_limit::RateLimiter;
+use crate::http::signed::NonceMemory;
 use crate::http::usage::UsageRecorder;
 use crate::secret_key::KeySource;
 use crate::settings::Settings;
@@ -20,6 +22,10 @@ pub struct Inner {
     pub rate_limiter: RateLimiter,
     pub metrics: Metrics,
     pub usage: UsageRecorder,
+    /// Signature nonces this node accepted (signed execution clients).
+    pub nonces: NonceMemory,
+    /// Monthly request counts of signed execution clients.
+    pub monthly: MonthlyQuota,
 }
 
 impl AppState {
@@ -32,6 +38,8 @@ impl AppState {
             rate_limiter: RateLimiter::default(),
             metrics: Metrics::default(),
             usage: UsageRecorder::default(),
+            nonces: NonceMemory::default(),
+            monthly: MonthlyQuota::default(),
         }))
     }
 }

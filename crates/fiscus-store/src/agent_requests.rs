@@ -59,3 +59,41 @@ pub async fn get(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<
     .await?
     .ok_or(StoreError::NotFound)
 }
+
+/// The newest `limit` evidence records of one credential (a key, token or signed client), newest first.
+pub async fn recent_for_credential(
+    conn: &mut AnyConnection,
+    tenant: &Tenant,
+    credential_id: &str,
+    limit: u32,
+) -> Result<Vec<AgentRequestRow>> {
+    Ok(sqlx::query_as::<_, AgentRequestRow>(&format!(
+        "SELECT {COLUMNS} FROM agent_requests WHERE workspace_id = $1 AND environment = $2 AND credential_id = $3 \
+         ORDER BY id DESC LIMIT $4"
+    ))
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .bind(credential_id)
+    .bind(i64::from(limit))
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+/// Evidence records of one credential since `since` (UTC microseconds).
+pub async fn count_for_credential(
+    conn: &mut AnyConnection,
+    tenant: &Tenant,
+    credential_id: &str,
+    since: i64,
+) -> Result<i64> {
+    Ok(sqlx::query_scalar::<_, i64>(
+        "SELECT COUNT(*) FROM agent_requests WHERE workspace_id = $1 AND environment = $2 AND credential_id = $3 \
+         AND created_at >= $4",
+    )
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .bind(credential_id)
+    .bind(since)
+    .fetch_one(&mut *conn)
+    .await?)
+}

@@ -24,6 +24,7 @@
 //! that never started a watch (the CLI) never uses its cache.
 
 use crate::credentials::ResolvedCredential;
+use crate::execution_clients::ResolvedClient;
 use crate::workspaces::WorkspaceRow;
 use rand::RngCore;
 use std::collections::HashMap;
@@ -97,17 +98,19 @@ struct State {
     api_keys: HashMap<String, Arc<ResolvedCredential>>,
     tokens: HashMap<String, Arc<ResolvedCredential>>,
     workspaces: HashMap<String, Arc<WorkspaceRow>>,
+    clients: HashMap<String, Arc<ResolvedClient>>,
 }
 
 impl State {
     fn len(&self) -> usize {
-        self.api_keys.len() + self.tokens.len() + self.workspaces.len()
+        self.api_keys.len() + self.tokens.len() + self.workspaces.len() + self.clients.len()
     }
 
     fn clear(&mut self) {
         self.api_keys.clear();
         self.tokens.clear();
         self.workspaces.clear();
+        self.clients.clear();
     }
 }
 
@@ -177,6 +180,16 @@ impl TenancyCache {
 
     pub(crate) fn workspace(&self, id: &str) -> Option<(Ticket, Option<Arc<WorkspaceRow>>)> {
         self.check(|s| s.workspaces.get(id).cloned())
+    }
+
+    pub(crate) fn client(&self, id: &str) -> Option<(Ticket, Option<Arc<ResolvedClient>>)> {
+        self.check(|s| s.clients.get(id).cloned())
+    }
+
+    pub(crate) fn store_client(&self, ticket: Ticket, id: &str, value: Arc<ResolvedClient>) {
+        self.store(ticket, |s| {
+            s.clients.insert(id.to_string(), value);
+        });
     }
 
     fn store(&self, ticket: Ticket, insert: impl FnOnce(&mut State)) {

@@ -17,6 +17,7 @@ pub mod credits;
 pub mod delegations;
 pub mod dialect;
 mod error;
+pub mod execution_clients;
 mod group;
 pub mod idempotency;
 pub mod operators;
@@ -385,6 +386,23 @@ impl Store {
         .map(Arc::new);
         if let (Some(cache), Some(ticket), Some(row)) = (&self.cache, ticket, &found) {
             cache.store_credential(ticket, kind, lookup, row.clone());
+        }
+        Ok(found)
+    }
+
+    /// Resolves a signed execution client by id (a request's `keyid`), from the cache when there is one. A
+    /// decision about a client changes standing, so the cache forgets it as it forgets a rotated key.
+    pub async fn resolve_client(&self, client_id: &str) -> Result<Option<Arc<execution_clients::ResolvedClient>>> {
+        let cached = self.cache.as_ref().and_then(|c| c.client(client_id));
+        let ticket = match cached {
+            Some((_, Some(hit))) => return Ok(Some(hit)),
+            Some((ticket, None)) => Some(ticket),
+            None => None,
+        };
+        let mut conn = self.read().await?;
+        let found = execution_clients::resolve(&mut conn, &self.seal_key, client_id).await?.map(Arc::new);
+        if let (Some(cache), Some(ticket), Some(row)) = (&self.cache, ticket, &found) {
+            cache.store_client(ticket, client_id, row.clone());
         }
         Ok(found)
     }

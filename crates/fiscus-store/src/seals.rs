@@ -169,8 +169,35 @@ pub const MACHINE_IDENTITIES: SealedTable = SealedTable {
     columns: &["id", "workspace_id", "environment", "name", "public_key", "created_by", "created_at"],
 };
 
+/// A signed execution client's public key decides whose request signatures count as the client.
+pub const EXECUTION_CLIENTS: SealedTable = SealedTable {
+    table: "execution_clients",
+    columns: &["id", "workspace_id", "environment", "application_id", "name", "public_key", "created_by", "created_at"],
+};
+
+/// The decisions of people about a signed client: the latest one is the client's standing and allowlist.
+pub const EXECUTION_CLIENT_DECISIONS: SealedTable = SealedTable {
+    table: "execution_client_decisions",
+    columns: &[
+        "id",
+        "workspace_id",
+        "client_id",
+        "version",
+        "decision",
+        "operations",
+        "action_kinds",
+        "environment",
+        "expires_at",
+        "rate_limit_per_minute",
+        "monthly_quota",
+        "decision_hash",
+        "decided_by",
+        "created_at",
+    ],
+};
+
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 8] = [
+pub const ALL: [SealedTable; 10] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -179,6 +206,8 @@ pub const ALL: [SealedTable; 8] = [
     DELEGATIONS,
     MACHINE_IDENTITIES,
     AGENT_REQUESTS,
+    EXECUTION_CLIENTS,
+    EXECUTION_CLIENT_DECISIONS,
 ];
 
 /// A row's sealed columns, named, as stored.

@@ -96,6 +96,12 @@ pub enum AdminCommand {
         #[command(subcommand)]
         command: OAuthClientCommand,
     },
+    /// Signed execution clients (Ed25519 keys for the agent-execution gateway). The CLI registers drafts
+    /// only: granting, changing and revoking happen at the console, by an admin.
+    ExecClient {
+        #[command(subcommand)]
+        command: ExecClientCommand,
+    },
     Credits {
         #[command(subcommand)]
         command: CreditsCommand,
@@ -203,6 +209,26 @@ pub enum KeyCommand {
     List {
         #[arg(long)]
         app: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ExecClientCommand {
+    /// Register a draft client under an application; prints the client id (the RFC 9421 `keyid`) on the last
+    /// line. It can sign nothing until an admin grants it at the console.
+    Create {
+        #[arg(long)]
+        app: String,
+        #[arg(long)]
+        name: String,
+        /// The client's Ed25519 public key: 32 bytes in base64.
+        #[arg(long)]
+        public_key: String,
+    },
+    /// The clients of a workspace with their standing.
+    List {
+        #[arg(long)]
+        workspace: String,
     },
 }
 
@@ -487,6 +513,25 @@ async fn admin_command(admin: &Admin<'_>, settings: &Settings, command: AdminCom
             OAuthClientCommand::List { app } => {
                 for c in admin.list_oauth_clients(&app).await? {
                     println!("{}\t{}\t{}\tcreated {}", c.id, c.secret_hint, c.status, rfc3339(c.created_at));
+                }
+            }
+        },
+        AdminCommand::ExecClient { command } => match command {
+            ExecClientCommand::Create { app, name, public_key } => {
+                let id = admin.register_execution_client(&app, &name, &public_key).await?;
+                println!("registered draft client (grant it at the console, /console/clients):");
+                println!("{id}");
+            }
+            ExecClientCommand::List { workspace } => {
+                for c in admin.list_execution_clients(&workspace).await? {
+                    println!(
+                        "{}\t{}\t{}\t{}\t{}",
+                        c.client.id,
+                        c.client.environment.as_str(),
+                        c.status().as_str(),
+                        c.client.name,
+                        fiscus_domain::execution_client::key_fingerprint(&c.client.public_key)
+                    );
                 }
             }
         },

@@ -4,6 +4,7 @@
 
 mod actions;
 mod audit;
+mod clients;
 mod delegations;
 mod enroll;
 pub mod html;
@@ -33,6 +34,9 @@ pub fn routes() -> Router<AppState> {
         .route("/console/delegations", get(delegations::list))
         .route("/console/production", get(production::show).post(production::change))
         .route("/console/delegations/{id}", post(delegations::decide))
+        .route("/console/clients", get(clients::list))
+        .route("/console/clients/{id}", get(clients::detail))
+        .route("/console/clients/{id}/decision", post(clients::decide))
         .layer(from_fn(session::guard))
 }
 

@@ -15,10 +15,12 @@
 
 pub mod actions;
 pub mod delegations;
+pub mod execution_clients;
 pub mod production;
 pub mod record;
 
 use fiscus_domain::actions::approval::Refusal;
+use fiscus_domain::actions::envelope::ActionKind;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::production_access::Refusal as ProductionRefusal;
@@ -34,12 +36,28 @@ pub struct Caller {
     pub credential_id: Option<String>,
     /// The catalogue operation, for API callers.
     pub operation: Option<&'static str>,
+    /// The action kinds a signed execution client's grant allows it to propose, submit or ask to execute;
+    /// `None` for every other caller (their limits are scopes and the action gates).
+    pub action_kinds: Option<Vec<ActionKind>>,
 }
 
 impl Caller {
     /// A caller with no request context (the CLI, a worker).
     pub fn bare(actor: Actor) -> Caller {
-        Caller { actor, request_id: None, credential_id: None, operation: None }
+        Caller { actor, request_id: None, credential_id: None, operation: None, action_kinds: None }
+    }
+}
+
+impl Caller {
+    /// Refuses an action of `kind` when the caller is a signed client whose grant does not include it.
+    pub fn may_act_on(&self, kind: ActionKind) -> Result<(), Failure> {
+        match &self.action_kinds {
+            Some(kinds) if !kinds.contains(&kind) => Err(Failure::refused(
+                ErrorCode::OutsideGrant,
+                format!("the client's grant does not include {} actions", kind.as_str()),
+            )),
+            _ => Ok(()),
+        }
     }
 }
 

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use crate::http::problem::ApiError;
 use crate::http::request_id::RequestId;
+use crate::http::signed::SignedClient;
 use crate::state::AppState;
 
 pub static AGENT_REQUEST_ID: HeaderName = HeaderName::from_static("agent-request-id");
@@ -31,6 +32,9 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
         return ApiError::internal().into_response();
     };
     let request_id = req.extensions().get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default();
+    // A signed read whose nonce is not on record yet: it is claimed with the evidence, and the response is
+    // given only once both are committed (see `http::signed`).
+    let unclaimed = req.extensions().get::<Arc<SignedClient>>().filter(|c| !c.nonce_claimed).cloned();
     let method = req.method().to_string();
     let path = req.uri().path().to_string();
     let (parts, body) = req.into_parts();
@@ -76,15 +80,33 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
     .unwrap_or_default();
     let recorded = async {
         let mut tx = state.store.begin().await?;
+        if let Some(client) = &unclaimed
+            && !fiscus_store::execution_clients::claim_nonce(
+                &mut tx,
+                &client.client_id,
+                &client.nonce,
+                client.nonce_expires_at,
+            )
+            .await?
+        {
+            return Ok(false);
+        }
         fiscus_store::agent_requests::insert(&mut tx, &principal.tenant, &row).await?;
-        tx.commit().await
+        tx.commit().await?;
+        Ok::<bool, fiscus_store::StoreError>(true)
     }
     .await;
     match recorded {
-        Ok(()) => {
+        Ok(true) => {
             if let Ok(v) = HeaderValue::from_str(&id) {
                 parts.headers.insert(AGENT_REQUEST_ID.clone(), v);
             }
+        }
+        // Another node served this signature already: this answer is never given.
+        Ok(false) => return ApiError::new(ErrorCode::SignatureReplayed).into_response(),
+        Err(e) if unclaimed.is_some() => {
+            tracing::error!(error = %e, "could not record a signed request's nonce; the response is withheld");
+            return ApiError::from(e).into_response();
         }
         Err(e) => tracing::error!(error = %e, "could not record agent request evidence"),
     }

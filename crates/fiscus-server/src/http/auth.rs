@@ -1,4 +1,5 @@
-//! Authentication and authorisation of bearer credentials on the machine plane.
+//! Authentication and authorisation on the machine plane: bearer credentials here, signed execution
+//! clients in `http::signed`.
 //!
 //! Each request is checked, in the seed's order and failing closed at the first refusal: the credential
 //! itself (shape, checksum, stored hash, not rotated, revoked or expired) → the application's status → the
@@ -21,13 +22,14 @@ use std::sync::Arc;
 
 use crate::http::problem::ApiError;
 use crate::http::rate_limit::{policy_header, state_header};
+use crate::settings::ServiceClass;
 use crate::state::AppState;
 
 pub static RATELIMIT_POLICY: header::HeaderName = header::HeaderName::from_static("ratelimit-policy");
 pub static RATELIMIT: header::HeaderName = header::HeaderName::from_static("ratelimit");
 
 /// Route layer for every catalogued operation that takes a bearer credential.
-pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let operation = match matched_operation(&req) {
         Some(op) => op,
         None => {
@@ -40,9 +42,16 @@ pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) 
         tracing::error!(operation = operation.id, "bearer layer on an operation without a scope");
         return ApiError::internal().into_response();
     };
-    let auth = match authenticate(&state, req.headers().get(header::AUTHORIZATION)).await {
-        Ok(a) => a,
-        Err(e) => return e.into_response(),
+    let (mut req, auth, signed) = if crate::http::signed::is_signed(&req) {
+        match crate::http::signed::authenticate(&state, req, operation).await {
+            Ok((req, auth, client)) => (req, auth, Some(Arc::new(client))),
+            Err(e) => return e.into_response(),
+        }
+    } else {
+        match authenticate(&state, req.headers().get(header::AUTHORIZATION)).await {
+            Ok(a) => (req, a, None),
+            Err(e) => return e.into_response(),
+        }
     };
     if let Err(e) = authorise(&auth, required_scope) {
         return e.into_response();
@@ -53,30 +62,62 @@ pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) 
     let principal = auth.principal;
     let (class_name, class) = state.settings.service_class(&principal.service_class);
     let now = now_micros();
-    // One quota per application: all its keys and tokens draw on it, so minting tokens buys no headroom.
-    let decision = state.rate_limiter.check(
-        &format!("app:{}", principal.application_id),
-        &class,
-        (now / MICROS_PER_SECOND) as u64,
-    );
-    let policy = policy_header(&class_name, &class);
-    let current = state_header(&class_name, &decision);
-    let mut response = if decision.allowed {
-        let principal = Arc::new(principal);
-        req.extensions_mut().insert(principal.clone());
-        req.extensions_mut().insert(operation);
-        let response = next.run(req).await;
-        let failed = response.status().is_client_error() || response.status().is_server_error();
-        state.usage.record(&principal, operation.id, now, failed);
-        response
-    } else {
+    let now_s = (now / MICROS_PER_SECOND) as u64;
+    // One quota per application: all its keys, tokens and signed clients draw on it, so minting credentials
+    // buys no headroom. A signed client also has its own per-minute limit and monthly quota (its grant).
+    let decision = state.rate_limiter.check(&format!("app:{}", principal.application_id), &class, now_s);
+    let mut policy = policy_header(&class_name, &class);
+    let mut current = state_header(&class_name, &decision);
+    let mut refusal = (!decision.allowed).then(|| {
         ApiError::new(ErrorCode::RateLimited)
             .detail(format!(
                 "the {class_name} service class allows {} requests per {} s",
                 class.quota, class.window_seconds
             ))
             .header(header::RETRY_AFTER, decision.reset_in.to_string())
-            .into_response()
+    });
+    if let (None, Some(client)) = (&refusal, &signed) {
+        let client_class = ServiceClass { quota: u64::from(client.grant.rate_limit_per_minute), window_seconds: 60 };
+        let per_minute = state.rate_limiter.check(&format!("client:{}", client.client_id), &client_class, now_s);
+        policy = format!("{policy}, {}", policy_header("client", &client_class));
+        current = format!("{current}, {}", state_header("client", &per_minute));
+        if !per_minute.allowed {
+            refusal = Some(
+                ApiError::new(ErrorCode::RateLimited)
+                    .detail(format!("the client's grant allows {} requests per minute", client_class.quota))
+                    .header(header::RETRY_AFTER, per_minute.reset_in.to_string()),
+            );
+        } else {
+            match state.monthly.count(&state.store, &principal.tenant.workspace_id, client, now).await {
+                Ok(month) if month.allowed => {}
+                Ok(month) => {
+                    refusal = Some(
+                        ApiError::new(ErrorCode::RateLimited)
+                            .detail(format!(
+                                "the client's monthly quota of {} requests is used up until the month ends (UTC)",
+                                client.grant.monthly_quota
+                            ))
+                            .header(header::RETRY_AFTER, month.resets_in.to_string()),
+                    )
+                }
+                Err(e) => refusal = Some(ApiError::from(e)),
+            }
+        }
+    }
+    let mut response = match refusal {
+        None => {
+            let principal = Arc::new(principal);
+            req.extensions_mut().insert(principal.clone());
+            req.extensions_mut().insert(operation);
+            if let Some(client) = signed {
+                req.extensions_mut().insert(client);
+            }
+            let response = next.run(req).await;
+            let failed = response.status().is_client_error() || response.status().is_server_error();
+            state.usage.record(&principal, operation.id, now, failed);
+            response
+        }
+        Some(refused) => refused.into_response(),
     };
     let headers = response.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&policy) {

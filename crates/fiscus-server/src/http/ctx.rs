@@ -24,12 +24,15 @@ use crate::governed::record::AuditEntry;
 use crate::http::idempotency::{Completed, IdempotencyHandle, headers_json};
 use crate::http::problem::ApiError;
 use crate::http::request_id::RequestId;
+use crate::http::signed::SignedClient;
 
 pub struct Ctx {
     pub principal: Arc<Principal>,
     pub operation: &'static Operation,
     pub request_id: String,
     pub idempotency: Option<IdempotencyHandle>,
+    /// The signed execution client, when the request was signed (RFC 9421) rather than bearer-authenticated.
+    pub signed: Option<Arc<SignedClient>>,
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Ctx {
@@ -49,6 +52,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Ctx {
             operation,
             request_id: parts.extensions.get::<RequestId>().map(|r| r.0.clone()).unwrap_or_default(),
             idempotency: parts.extensions.get::<IdempotencyHandle>().cloned(),
+            signed: parts.extensions.get::<Arc<SignedClient>>().cloned(),
         })
     }
 }
@@ -66,6 +70,7 @@ impl Ctx {
             request_id: Some(self.request_id.clone()),
             credential_id: Some(self.principal.credential_id.clone()),
             operation: Some(self.operation.id),
+            action_kinds: self.signed.as_ref().map(|c| c.grant.action_kinds.clone()),
         }
     }
 

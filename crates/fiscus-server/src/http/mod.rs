@@ -1,5 +1,6 @@
 //! Cross-cutting HTTP layers, in the order a request meets them: request id → body limit → metrics →
-//! authentication (credential, application status, environment, entitlement, scope, rate limit) →
+//! authentication (bearer credential or request signature, application status, environment, entitlement,
+//! grant, scope, rate limit) →
 //! idempotency → the handler. Plus the extractors handlers use and the problem+json error type.
 
 pub mod agent_evidence;
@@ -11,8 +12,10 @@ pub mod form;
 pub mod idempotency;
 pub mod json;
 pub mod metrics;
+pub mod monthly_quota;
 pub mod problem;
 pub mod query;
 pub mod rate_limit;
 pub mod request_id;
+pub mod signed;
 pub mod usage;

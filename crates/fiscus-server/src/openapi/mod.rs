@@ -8,7 +8,8 @@ use fiscus_domain::scopes::SCOPES;
 use utoipa::openapi::OpenApi;
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::security::{
-    ClientCredentials, Flow, HttpAuthScheme, HttpBuilder, OAuth2, Scopes, SecurityRequirement, SecurityScheme,
+    ApiKey, ApiKeyValue, ClientCredentials, Flow, HttpAuthScheme, HttpBuilder, OAuth2, Scopes, SecurityRequirement,
+    SecurityScheme,
 };
 use utoipa::openapi::tag::TagBuilder;
 use utoipa::{OpenApi as _, PartialSchema, ToSchema};
@@ -67,6 +68,18 @@ pub fn finish(mut api: OpenApi) -> OpenApi {
             Scopes::from_iter(SCOPES.iter().map(|s| (s.to_string(), format!("the `{s}` scope")))),
         ))])),
     );
+    // OpenAPI has no scheme type for RFC 9421 message signatures; the nearest is a header the client sends,
+    // described precisely (the full rules are in ARCHITECTURE.md, "The agent gateway").
+    components.add_security_scheme(
+        "httpSignature",
+        SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+            "Signature-Input",
+            "RFC 9421 HTTP Message Signature of a signed execution client (agent-execution operations only): \
+             `Signature-Input: sig1=(\"@method\" \"@target-uri\" \"content-digest\");created=<unix \
+             seconds>;keyid=\"<client id>\";nonce=\"<unique>\";alg=\"ed25519\"` and `Signature: sig1=:<base64>:`, \
+             with an RFC 9530 `Content-Digest` when there is a body. `created` at most 300 s old; each nonce once.",
+        ))),
+    );
     api.components = Some(components);
     api.tags = Some(Group::ALL.iter().map(|g| TagBuilder::new().name(g.name()).build()).collect());
 
@@ -96,8 +109,12 @@ fn decorate(path: &str, method: Method, op: &mut Operation) {
     op.extensions = Some(extensions);
     match entry.scope {
         Some(scope) => {
-            op.security =
-                Some(vec![SecurityRequirement::new("bearer", [scope]), SecurityRequirement::new("oauth2", [scope])]);
+            let mut security =
+                vec![SecurityRequirement::new("bearer", [scope]), SecurityRequirement::new("oauth2", [scope])];
+            if entry.path.starts_with("/agent-execution/") {
+                security.push(SecurityRequirement::new("httpSignature", Vec::<String>::new()));
+            }
+            op.security = Some(security);
         }
         None => op.security = Some(vec![SecurityRequirement::default()]),
     }

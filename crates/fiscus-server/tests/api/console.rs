@@ -32,13 +32,13 @@ fn base32_decode(s: &str) -> Vec<u8> {
     out
 }
 
-fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
+pub fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
     let from = text.find(start).map(|i| i + start.len()).unwrap_or_else(|| panic!("{start} not in page:\n{text}"));
     let to = text[from..].find(end).map(|i| from + i).expect("end marker");
     &text[from..to]
 }
 
-fn hidden(page: &str, name: &str) -> String {
+pub fn hidden(page: &str, name: &str) -> String {
     between(page, &format!("name=\"{name}\" value=\""), "\"").to_string()
 }
 

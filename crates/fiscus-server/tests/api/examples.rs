@@ -114,6 +114,26 @@ async fn every_documented_success_has_a_real_example() {
     let delegation_id = delegation["id"].as_str().expect("id");
     walk.get("get_actions_agentic_delegations_uid", &format!("/api/v2/actions/agentic/delegations/{delegation_id}"))
         .await;
+    // The gateway describing a signed execution client to itself.
+    let signer = crate::signed_clients::granted_client(
+        &app,
+        &[
+            "post_agent_execution_proposals",
+            "post_agent_execution_actions_uid_submit",
+            "get_agent_execution_actions_uid",
+        ],
+        &["payment"],
+        (600, 100_000),
+    )
+    .await;
+    for (operation, path) in [
+        ("get_agent_execution_capabilities", "/api/v2/agent-execution/capabilities"),
+        ("get_agent_execution_service_level", "/api/v2/agent-execution/service-level"),
+        ("get_agent_execution_usage", "/api/v2/agent-execution/usage?limit=2"),
+    ] {
+        let response = crate::signed_clients::Signed::get(path).send(&app, &signer).await;
+        walk.record(operation, response).await;
+    }
     for (operation, path) in [
         ("get_workspace", "/api/v2/workspace"),
         ("get_trust_audit_head", "/api/v2/trust/audit-head"),

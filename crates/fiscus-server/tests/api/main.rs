@@ -23,3 +23,4 @@ mod python_clients;
 mod rate_limit;
 mod schemathesis;
 mod settlement;
+mod signed_clients;

@@ -48,3 +48,20 @@ async fn the_openapi_document_validates_as_openapi_31() {
     let out = tokio::task::spawn_blocking(move || run("validate_openapi.py", &[&base])).await.expect("join");
     assert!(out.contains("valid"), "{out}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_message_signatures_signs_requests_the_gateway_accepts() {
+    let app = spawn_app().await;
+    let signer = crate::signed_clients::granted_client(
+        &app,
+        &["post_agent_execution_proposals", "get_agent_execution_actions_uid"],
+        &["payment"],
+        (600, 10_000),
+    )
+    .await;
+    let key_hex: String = signer.key.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    let (base, id) = (app.base.clone(), signer.id.clone());
+    let out =
+        tokio::task::spawn_blocking(move || run("http_signatures.py", &[&base, &id, &key_hex])).await.expect("join");
+    assert!(out.contains("http-message-signatures: ok"), "{out}");
+}

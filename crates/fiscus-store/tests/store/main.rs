@@ -14,6 +14,7 @@ mod connection;
 mod credentials;
 mod credits;
 mod delegations;
+mod execution_clients;
 mod idempotency;
 mod operators;
 mod outbox;

@@ -113,7 +113,7 @@ async fn verify_workspace_counts_every_sealed_row_and_names_the_failures() {
 
 #[tokio::test]
 async fn every_sealed_table_is_verified() {
-    assert_eq!(seals::ALL.len(), 8);
+    assert_eq!(seals::ALL.len(), 10);
     let names: Vec<&str> = seals::ALL.iter().map(|t| t.table).collect();
     for table in [
         "actions",
@@ -124,6 +124,8 @@ async fn every_sealed_table_is_verified() {
         "delegations",
         "machine_identities",
         "agent_requests",
+        "execution_clients",
+        "execution_client_decisions",
     ] {
         assert!(names.contains(&table), "{table} is not verified");
     }

@@ -1,4 +1,5 @@
-//! The agent-execution gateway's own reads: an action's assurance and the evidence of each gateway request.
+//! The agent-execution gateway's own reads: an action's assurance, the evidence of each gateway request,
+//! and the caller's capabilities, service level and usage (`gateway`).
 
 use axum::Json;
 use axum::extract::State;
@@ -14,8 +15,15 @@ use crate::http::problem::ApiError;
 use crate::http::query::ApiPath;
 use crate::state::AppState;
 
+pub mod gateway;
+
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(get_assurance)).routes(routes!(get_request))
+    OpenApiRouter::new()
+        .routes(routes!(get_assurance))
+        .routes(routes!(get_request))
+        .routes(routes!(gateway::get_capabilities))
+        .routes(routes!(gateway::get_service_level))
+        .routes(routes!(gateway::get_usage))
 }
 
 #[derive(Serialize, utoipa::ToSchema)]

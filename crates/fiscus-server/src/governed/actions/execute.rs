@@ -42,6 +42,7 @@ pub async fn execute(
 ) -> Result<Execution, Failure> {
     let now = now_micros();
     let loaded = Loaded::for_decision(tx, tenant, action_id).await?;
+    caller.may_act_on(loaded.action.envelope.kind)?;
     loaded.verify_sealed(tx, tenant).await?;
     let workspace = fiscus_store::workspaces::get(tx.conn(), &tenant.workspace_id).await?;
     let action = &loaded.action;

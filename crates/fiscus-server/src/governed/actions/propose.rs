@@ -23,6 +23,7 @@ pub async fn propose(
     envelope: Envelope,
     origin: Origin,
 ) -> Result<Loaded, Failure> {
+    caller.may_act_on(envelope.kind)?;
     let id = fiscus_domain::ids::new_id("act");
     let envelope_hash = envelope
         .hash(&id, &tenant.workspace_id, tenant.environment.as_str())
