@@ -24,6 +24,7 @@ fn bearer_operations() -> OpenApiRouter<AppState> {
         .merge(areas::platform::routes())
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
+        .merge(areas::agents::routes())
 }
 
 /// The OpenAPI document alone (no database needed), for `fiscus catalogue check` and tests.
@@ -43,6 +44,7 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
     let writing = OpenApiRouter::new()
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
+        .merge(areas::agents::routes())
         .route_layer(from_fn_with_state(state.clone(), idempotency::layer))
         .route_layer(from_fn_with_state(state.clone(), agent_evidence::layer));
     let bearer = OpenApiRouter::new()
@@ -59,7 +61,7 @@ pub fn build(state: AppState) -> Router {
     let (api, doc) = documented(&state);
     let doc_json = Arc::new(serde_json::to_string(&doc).unwrap_or_else(|_| String::from("{}")));
     let docs_page = Arc::new(crate::docs::render(&doc));
-    Router::new()
+    let router = Router::new()
         .merge(api)
         .merge(crate::console::routes())
         .route("/healthz", get(healthz))
@@ -81,6 +83,7 @@ pub fn build(state: AppState) -> Router {
         )
         .route("/problems/{code}", get(crate::docs::problem_page))
         .route("/.well-known/oauth-authorization-server", get(areas::oauth::authorization_server_metadata))
+        .route(areas::oauth::MCP_RESOURCE_METADATA, get(areas::oauth::mcp_resource_metadata))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .route_layer(from_fn_with_state(state.clone(), metrics::layer))
@@ -90,7 +93,10 @@ pub fn build(state: AppState) -> Router {
         .layer(CatchPanicLayer::custom(|_| ApiError::internal().into_response()))
         .layer(from_fn(request_id::layer))
         .layer(from_fn(security_headers))
-        .with_state(state)
+        .with_state(state.clone());
+    // Tool calls (MCP, A2A) are dispatched to the operations' own routes through this router.
+    let _ = state.router.set(router.clone());
+    router
 }
 
 async fn healthz() -> impl IntoResponse {

@@ -26,6 +26,9 @@ pub struct Inner {
     pub nonces: NonceMemory,
     /// Monthly request counts of signed execution clients.
     pub monthly: MonthlyQuota,
+    /// The service's own router, set once built: tool calls are dispatched through it
+    /// (`areas::agents::dispatch`).
+    pub router: std::sync::OnceLock<axum::Router>,
 }
 
 impl AppState {
@@ -40,6 +43,7 @@ impl AppState {
             usage: UsageRecorder::default(),
             nonces: NonceMemory::default(),
             monthly: MonthlyQuota::default(),
+            router: std::sync::OnceLock::new(),
         }))
     }
 }

@@ -24,6 +24,7 @@ pub mod operators;
 pub mod outbox;
 pub mod seals;
 pub mod settlement;
+pub mod tool_invocations;
 pub mod usage;
 pub mod workspaces;
 

@@ -196,8 +196,28 @@ pub const EXECUTION_CLIENT_DECISIONS: SealedTable = SealedTable {
     ],
 };
 
+/// Hash-only audit rows of agent tool calls.
+pub const TOOL_INVOCATIONS: SealedTable = SealedTable {
+    table: "tool_invocations",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "application_id",
+        "credential_id",
+        "protocol",
+        "tool",
+        "request_hash",
+        "response_hash",
+        "status",
+        "outcome",
+        "request_id",
+        "created_at",
+    ],
+};
+
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 10] = [
+pub const ALL: [SealedTable; 11] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -208,6 +228,7 @@ pub const ALL: [SealedTable; 10] = [
     AGENT_REQUESTS,
     EXECUTION_CLIENTS,
     EXECUTION_CLIENT_DECISIONS,
+    TOOL_INVOCATIONS,
 ];
 
 /// A row's sealed columns, named, as stored.

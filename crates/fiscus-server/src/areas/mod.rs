@@ -3,5 +3,6 @@
 
 pub mod actions;
 pub mod agent_execution;
+pub mod agents;
 pub mod oauth;
 pub mod platform;

@@ -20,6 +20,7 @@ use fiscus_domain::tenancy::{CredentialKind, Principal, Tenant};
 use fiscus_store::credentials::ResolvedCredential;
 use std::sync::Arc;
 
+use crate::http::dispatched::Dispatched;
 use crate::http::problem::ApiError;
 use crate::http::rate_limit::{policy_header, state_header};
 use crate::settings::ServiceClass;
@@ -29,7 +30,28 @@ pub static RATELIMIT_POLICY: header::HeaderName = header::HeaderName::from_stati
 pub static RATELIMIT: header::HeaderName = header::HeaderName::from_static("ratelimit");
 
 /// Route layer for every catalogued operation that takes a bearer credential.
-pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn layer(state: State<AppState>, req: Request, next: Next) -> Response {
+    // RFC 9728 / MCP authorization: a 401 from the MCP endpoint names the resource's metadata document.
+    let mcp_origin = matched_operation(&req)
+        .is_some_and(|op| op.id == "post_root_mcp")
+        .then(|| crate::areas::oauth::issuer(req.headers()));
+    let mut response = guard(state, req, next).await;
+    if let Some(origin) = mcp_origin
+        && response.status() == axum::http::StatusCode::UNAUTHORIZED
+    {
+        let metadata = format!("{origin}{}", crate::areas::oauth::MCP_RESOURCE_METADATA);
+        let challenge = match response.headers().get(header::WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()) {
+            Some(existing) => format!("{existing}, resource_metadata=\"{metadata}\""),
+            None => format!("Bearer resource_metadata=\"{metadata}\""),
+        };
+        if let Ok(v) = HeaderValue::from_str(&challenge) {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+        }
+    }
+    response
+}
+
+async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let operation = match matched_operation(&req) {
         Some(op) => op,
         None => {
@@ -42,7 +64,24 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
         tracing::error!(operation = operation.id, "bearer layer on an operation without a scope");
         return ApiError::internal().into_response();
     };
-    let (mut req, auth, signed) = if crate::http::signed::is_signed(&req) {
+    let dispatched = req.extensions().get::<Arc<Dispatched>>().cloned();
+    let (mut req, auth, signed) = if let Some(caller) = &dispatched {
+        // A tool call dispatched in process for a caller its protocol endpoint already authenticated (an
+        // extension cannot come from a client). The grant and the scope are still checked here.
+        if let Some(client) = &caller.signed
+            && !client.grant.allows(operation.id)
+        {
+            return ApiError::new(ErrorCode::OutsideGrant)
+                .detail(format!(
+                    "the grant of client {} does not include the operation {}",
+                    client.client_id, operation.id
+                ))
+                .into_response();
+        }
+        let principal = (*caller.principal).clone();
+        let workspace_entitlement = principal.scopes;
+        (req, Authenticated { principal, workspace_entitlement }, caller.signed.clone())
+    } else if crate::http::signed::is_signed(&req) {
         match crate::http::signed::authenticate(&state, req, operation).await {
             Ok((req, auth, client)) => (req, auth, Some(Arc::new(client))),
             Err(e) => return e.into_response(),
@@ -65,7 +104,11 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
     let now_s = (now / MICROS_PER_SECOND) as u64;
     // One quota per application: all its keys, tokens and signed clients draw on it, so minting credentials
     // buys no headroom. A signed client also has its own per-minute limit and monthly quota (its grant).
-    let decision = state.rate_limiter.check(&format!("app:{}", principal.application_id), &class, now_s);
+    // A dispatched tool call was counted as its protocol request; it is not counted again.
+    let decision = match &dispatched {
+        Some(_) => crate::http::rate_limit::Decision { allowed: true, remaining: class.quota, reset_in: 0 },
+        None => state.rate_limiter.check(&format!("app:{}", principal.application_id), &class, now_s),
+    };
     let mut policy = policy_header(&class_name, &class);
     let mut current = state_header(&class_name, &decision);
     let mut refusal = (!decision.allowed).then(|| {
@@ -76,7 +119,7 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
             ))
             .header(header::RETRY_AFTER, decision.reset_in.to_string())
     });
-    if let (None, Some(client)) = (&refusal, &signed) {
+    if let (None, Some(client), None) = (&refusal, &signed, &dispatched) {
         let client_class = ServiceClass { quota: u64::from(client.grant.rate_limit_per_minute), window_seconds: 60 };
         let per_minute = state.rate_limiter.check(&format!("client:{}", client.client_id), &client_class, now_s);
         policy = format!("{policy}, {}", policy_header("client", &client_class));

@@ -7,6 +7,7 @@ pub mod agent_evidence;
 pub mod auth;
 pub mod body_limit;
 pub mod ctx;
+pub mod dispatched;
 pub mod edge;
 pub mod form;
 pub mod idempotency;

@@ -134,6 +134,13 @@ async fn every_documented_success_has_a_real_example() {
         let response = crate::signed_clients::Signed::get(path).send(&app, &signer).await;
         walk.record(operation, response).await;
     }
+    let ping = json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" });
+    let response = crate::signed_clients::Signed::post("/api/v2/agent-execution/mcp", &ping).send(&app, &signer).await;
+    walk.record("post_agent_execution_mcp", response).await;
+    let listed = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "get_workspace", "arguments": {} } });
+    walk.post("post_root_mcp", "/api/mcp", &listed).await;
+    walk.get("get_agents_tools", "/api/v2/agents/tools").await;
+    walk.get("get_agents_invocations", "/api/v2/agents/invocations?limit=1").await;
     for (operation, path) in [
         ("get_workspace", "/api/v2/workspace"),
         ("get_trust_audit_head", "/api/v2/trust/audit-head"),

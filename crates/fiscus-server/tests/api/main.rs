@@ -15,6 +15,7 @@ mod examples;
 mod helpers;
 mod idempotency;
 mod layers;
+mod mcp;
 mod oauth;
 mod openapi;
 mod platform;

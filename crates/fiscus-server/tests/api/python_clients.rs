@@ -65,3 +65,20 @@ async fn http_message_signatures_signs_requests_the_gateway_accepts() {
         tokio::task::spawn_blocking(move || run("http_signatures.py", &[&base, &id, &key_hex])).await.expect("join");
     assert!(out.contains("http-message-signatures: ok"), "{out}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_sdk_lists_and_calls_tools_on_both_endpoints() {
+    let app = spawn_app().await;
+    let signer = crate::signed_clients::granted_client(
+        &app,
+        &["post_agent_execution_proposals", "get_agent_execution_actions_uid"],
+        &["payment"],
+        (600, 10_000),
+    )
+    .await;
+    let key_hex: String = signer.key.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    let (base, key, id) = (app.base.clone(), app.key.clone(), signer.id.clone());
+    let out =
+        tokio::task::spawn_blocking(move || run("mcp_client.py", &[&base, &key, &id, &key_hex])).await.expect("join");
+    assert!(out.contains("mcp sdk: ok"), "{out}");
+}

@@ -31,3 +31,20 @@ pub fn issuer(headers: &HeaderMap) -> String {
         .unwrap_or("http");
     format!("{scheme}://{host}")
 }
+
+/// Where the RFC 9728 metadata of the bearer MCP endpoint is served; a 401 from that endpoint points there.
+pub const MCP_RESOURCE_METADATA: &str = "/.well-known/oauth-protected-resource/api/mcp";
+
+/// RFC 9728 protected resource metadata of the MCP endpoint (`/api/mcp`), as MCP's authorization section
+/// asks: the resource, the authorization server that issues its tokens, and the scope it needs.
+pub async fn mcp_resource_metadata(headers: HeaderMap) -> Json<Value> {
+    let issuer = issuer(&headers);
+    Json(json!({
+        "resource": format!("{issuer}/api/mcp"),
+        "authorization_servers": [issuer],
+        "scopes_supported": ["agents:mcp:read"],
+        "bearer_methods_supported": ["header"],
+        "resource_name": "Fiscus MCP server",
+        "resource_documentation": format!("{issuer}/docs"),
+    }))
+}

@@ -10,7 +10,7 @@ mod client_auth;
 mod metadata;
 mod token;
 
-pub use metadata::authorization_server_metadata;
+pub use metadata::{MCP_RESOURCE_METADATA, authorization_server_metadata, issuer, mcp_resource_metadata};
 
 use crate::state::AppState;
 use utoipa_axum::router::OpenApiRouter;

@@ -1,0 +1,153 @@
+//! Agents and MCP: the tool catalogue generated from the operation catalogue (`tools`), calling a tool as
+//! its own route in process (`dispatch`), the MCP endpoints (`mcp`), and the catalogue and invocation reads.
+
+pub mod dispatch;
+pub mod mcp;
+pub mod tools;
+
+use axum::Json;
+use axum::extract::State;
+use fiscus_domain::clock::rfc3339;
+use serde::{Deserialize, Serialize};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::http::ctx::Ctx;
+use crate::http::problem::ApiError;
+use crate::http::query::ApiQuery;
+use crate::state::AppState;
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(mcp::post_root_mcp))
+        .routes(routes!(mcp::post_agent_execution_mcp))
+        .routes(routes!(get_tools))
+        .routes(routes!(get_invocations))
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ToolView {
+    /// The tool's name: its operation id.
+    #[schema(example = "get_actions_uid")]
+    pub name: String,
+    pub title: String,
+    pub description: String,
+    #[schema(example = "GET")]
+    pub method: String,
+    #[schema(example = "/api/v2/actions/{uid}")]
+    pub path: String,
+    pub scope: String,
+    pub read_only: bool,
+    /// Whether this caller may call it now (its scopes and, for a signed client, its grant).
+    pub granted: bool,
+    /// Its arguments (path, query, `body`, `idempotency_key`); MCP's `tools/list` gives their JSON Schemas.
+    pub arguments: Vec<String>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ToolCatalogue {
+    /// Always `list`.
+    pub object: String,
+    pub data: Vec<ToolView>,
+}
+
+/// The tool catalogue (every operation an agent may use, as MCP and A2A offer it) with its grant state for
+/// this caller.
+#[utoipa::path(
+    get,
+    path = "/api/v2/agents/tools",
+    responses((status = 200, description = "Tool catalogue with grant state", body = ToolCatalogue))
+)]
+pub async fn get_tools(ctx: Ctx) -> Json<ToolCatalogue> {
+    let data = tools::catalogue()
+        .iter()
+        .map(|t| ToolView {
+            name: t.name().to_string(),
+            title: t.title.clone(),
+            description: t.description.clone(),
+            method: t.operation.method.as_str().to_string(),
+            path: t.operation.full_path(),
+            scope: t.operation.scope.unwrap_or_default().to_string(),
+            read_only: t.read_only(),
+            granted: mcp::offers(&ctx, t),
+            arguments: t.arguments.keys().cloned().collect(),
+        })
+        .collect();
+    Json(ToolCatalogue { object: "list".into(), data })
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct InvocationsQuery {
+    /// How many of the newest invocations (1 to 100, default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<u32>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct InvocationView {
+    /// Always `tool_invocation`.
+    pub object: String,
+    pub id: String,
+    /// `mcp` or `a2a`.
+    pub protocol: String,
+    pub tool: String,
+    /// `sha256:` of the RFC 8785 form of the arguments.
+    pub request_hash: String,
+    /// `sha256:` of the answer's body.
+    pub response_hash: String,
+    /// The operation's HTTP status (422 for a tool not offered).
+    pub status: i64,
+    /// `succeeded`, `failed` or `refused`.
+    pub outcome: String,
+    pub request_id: String,
+    pub created_at: String,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct InvocationList {
+    /// Always `list`.
+    pub object: String,
+    /// Newest first.
+    pub data: Vec<InvocationView>,
+}
+
+/// Hash-only audit rows of this credential's tool calls: tool, hashes, outcome and time, no payloads.
+#[utoipa::path(
+    get,
+    path = "/api/v2/agents/invocations",
+    params(InvocationsQuery),
+    responses((status = 200, description = "Hash-only audit rows for this credential", body = InvocationList))
+)]
+pub async fn get_invocations(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<InvocationsQuery>,
+) -> Result<Json<InvocationList>, ApiError> {
+    let limit = q.limit.unwrap_or(20);
+    if !(1..=100).contains(&limit) {
+        return Err(ApiError::new(fiscus_domain::error_code::ErrorCode::InvalidParameter).field("limit", "1 to 100"));
+    }
+    let mut conn = state.store.read().await?;
+    let rows =
+        fiscus_store::tool_invocations::recent(&mut conn, ctx.tenant(), &ctx.principal.credential_id, limit).await?;
+    Ok(Json(InvocationList {
+        object: "list".into(),
+        data: rows
+            .into_iter()
+            .map(|r| InvocationView {
+                object: "tool_invocation".into(),
+                created_at: rfc3339(r.created_at),
+                id: r.id,
+                protocol: r.protocol,
+                tool: r.tool,
+                request_hash: r.request_hash,
+                response_hash: r.response_hash,
+                status: r.status,
+                outcome: r.outcome,
+                request_id: r.request_id,
+            })
+            .collect(),
+    }))
+}
