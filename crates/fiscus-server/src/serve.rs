@@ -60,6 +60,9 @@ pub async fn run(
     };
     background.abort();
     worker.abort();
+    if let Err(e) = state.invocations.flush(&state.store).await {
+        tracing::warn!(error = %e, "final flush of tool invocation rows failed");
+    }
     if let Err(e) = state.usage.flush(&state.store).await {
         tracing::warn!(error = %e, "final usage flush failed");
     }
@@ -79,6 +82,9 @@ fn spawn_background(state: AppState) -> tokio::task::JoinHandle<()> {
             seconds += 1;
             if let Err(e) = state.usage.flush(&state.store).await {
                 tracing::warn!(error = %e, "usage flush failed; counts are kept for the next try");
+            }
+            if let Err(e) = state.invocations.flush(&state.store).await {
+                tracing::warn!(error = %e, "tool invocation flush failed; rows are kept for the next try");
             }
             if seconds.is_multiple_of(state.settings.audit_anchor_interval_seconds.max(1)) {
                 anchor_heads(&state).await;

@@ -1,5 +1,6 @@
 //! The state every handler shares.
 
+use crate::areas::agents::invocation_log::InvocationLog;
 use crate::http::metrics::Metrics;
 use crate::http::monthly_quota::MonthlyQuota;
 use crate::http::rate_limit::RateLimiter;
@@ -26,6 +27,8 @@ pub struct Inner {
     pub nonces: NonceMemory,
     /// Monthly request counts of signed execution clients.
     pub monthly: MonthlyQuota,
+    /// Invocation rows of read tool calls waiting for the next flush.
+    pub invocations: InvocationLog,
     /// The service's own router, set once built: tool calls are dispatched through it
     /// (`areas::agents::dispatch`).
     pub router: std::sync::OnceLock<axum::Router>,
@@ -43,6 +46,7 @@ impl AppState {
             usage: UsageRecorder::default(),
             nonces: NonceMemory::default(),
             monthly: MonthlyQuota::default(),
+            invocations: InvocationLog::default(),
             router: std::sync::OnceLock::new(),
         }))
     }

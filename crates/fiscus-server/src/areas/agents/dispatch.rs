@@ -26,6 +26,8 @@ pub struct BadArguments(pub String);
 /// What the operation answered.
 pub struct Answer {
     pub status: u16,
+    /// The body as sent (JSON text).
+    pub text: String,
     pub body: Value,
 }
 
@@ -97,11 +99,11 @@ pub async fn call(
     }
     req.extensions_mut().insert(Arc::new(caller.clone()));
     let Some(router) = state.router.get().cloned() else {
-        return Ok(Answer { status: 503, body: Value::Null });
+        return Ok(Answer { status: 503, text: String::new(), body: Value::Null });
     };
     let Ok(response) = router.oneshot(req).await;
     let status = response.status().as_u16();
     let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap_or_default();
     let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    Ok(Answer { status, body })
+    Ok(Answer { status, text: String::from_utf8_lossy(&bytes).into_owned(), body })
 }

@@ -182,7 +182,7 @@ async fn call(state: &AppState, ctx: &Ctx, id: JsonRpcId, params: &Value) -> Res
         Ok(a) => a,
         Err(bad) => return Ok(err(id, -32602, bad.0, None)),
     };
-    let text = answer.body.to_string();
+    let text = answer.text;
     let failed = answer.status >= 400;
     record(
         state,
@@ -223,6 +223,15 @@ async fn record(
         outcome: outcome.to_string(),
         request_id: ctx.request_id.clone(),
         created_at: now_micros(),
+    };
+    // A read that was answered is recorded with the next flush; anything else before the answer is given.
+    let row = if tool.read_only() && outcome != "refused" {
+        match state.invocations.defer(ctx.tenant(), row) {
+            Ok(()) => return Ok(()),
+            Err(row) => row,
+        }
+    } else {
+        row
     };
     let mut tx = state.store.begin().await?;
     fiscus_store::tool_invocations::insert(&mut tx, ctx.tenant(), &row).await?;

@@ -2,6 +2,7 @@
 //! its own route in process (`dispatch`), the MCP endpoints (`mcp`), and the catalogue and invocation reads.
 
 pub mod dispatch;
+pub mod invocation_log;
 pub mod mcp;
 pub mod tools;
 
@@ -129,6 +130,8 @@ pub async fn get_invocations(
     if !(1..=100).contains(&limit) {
         return Err(ApiError::new(fiscus_domain::error_code::ErrorCode::InvalidParameter).field("limit", "1 to 100"));
     }
+    // Buffered read-call rows are written first, so the caller sees its own calls.
+    state.invocations.flush(&state.store).await?;
     let mut conn = state.store.read().await?;
     let rows =
         fiscus_store::tool_invocations::recent(&mut conn, ctx.tenant(), &ctx.principal.credential_id, limit).await?;
