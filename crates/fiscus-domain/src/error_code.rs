@@ -32,10 +32,11 @@ pub enum ErrorCode {
     InvalidSignature,
     SignatureReplayed,
     OutsideGrant,
+    UnsafeWebhookEndpoint,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 27] = [
+    pub const ALL: [ErrorCode; 28] = [
         ErrorCode::MalformedJson,
         ErrorCode::MalformedRequest,
         ErrorCode::UnsupportedMediaType,
@@ -63,6 +64,7 @@ impl ErrorCode {
         ErrorCode::InvalidSignature,
         ErrorCode::SignatureReplayed,
         ErrorCode::OutsideGrant,
+        ErrorCode::UnsafeWebhookEndpoint,
     ];
 
     /// (HTTP status, stable code, title).
@@ -124,6 +126,11 @@ impl ErrorCode {
             ErrorCode::OutsideGrant => {
                 (422, "outside_grant", "The signed client's grant does not allow this operation or action")
             }
+            ErrorCode::UnsafeWebhookEndpoint => (
+                422,
+                "unsafe_webhook_endpoint",
+                "The webhook endpoint is not an HTTPS URL that resolves only to public addresses",
+            ),
         }
     }
 

@@ -28,3 +28,4 @@ pub mod production_access;
 pub mod scopes;
 pub mod tenancy;
 pub mod totp;
+pub mod webhooks;

@@ -71,6 +71,12 @@ pub struct Settings {
     /// How old a request signature's `created` may be (RFC 9421 signed execution clients); its nonce is
     /// remembered as long.
     pub signature_window_seconds: u64,
+    /// Development only: sandbox webhook endpoints may be `http://` on loopback addresses. Off by default;
+    /// never applies to production endpoints.
+    pub webhooks_allow_loopback: bool,
+    /// Fixed answers for webhook host names, consulted before DNS (an air-gapped deployment's pins, and the
+    /// tests' way to answer a name with a private or metadata address). Every answer is screened all the same.
+    pub webhook_hosts: BTreeMap<String, Vec<std::net::IpAddr>>,
     /// Where this node anchors the audit chains' heads outside the database. Defaults to
     /// `<data_dir>/audit-anchor.json`; `fiscus verify audit` reads the same file.
     pub audit_anchor_file: Option<PathBuf>,
@@ -116,6 +122,8 @@ impl Default for Settings {
             max_connections: 10_000,
             header_read_timeout_seconds: 10,
             signature_window_seconds: 300,
+            webhooks_allow_loopback: false,
+            webhook_hosts: BTreeMap::new(),
             token_requests_per_client: ServiceClass { quota: 60, window_seconds: 60 },
             token_requests_per_address: ServiceClass { quota: 600, window_seconds: 60 },
         }

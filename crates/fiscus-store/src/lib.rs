@@ -26,6 +26,7 @@ pub mod seals;
 pub mod settlement;
 pub mod tool_invocations;
 pub mod usage;
+pub mod webhooks;
 pub mod workspaces;
 
 pub use error::StoreError;

@@ -216,8 +216,24 @@ pub const TOOL_INVOCATIONS: SealedTable = SealedTable {
     ],
 };
 
+/// Where events are delivered: the URL and the types decide who hears of what.
+pub const WEBHOOK_ENDPOINTS: SealedTable = SealedTable {
+    table: "webhook_endpoints",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "application_id",
+        "url",
+        "event_types",
+        "secret_sealed",
+        "created_by",
+        "created_at",
+    ],
+};
+
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 11] = [
+pub const ALL: [SealedTable; 12] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -229,6 +245,7 @@ pub const ALL: [SealedTable; 11] = [
     EXECUTION_CLIENTS,
     EXECUTION_CLIENT_DECISIONS,
     TOOL_INVOCATIONS,
+    WEBHOOK_ENDPOINTS,
 ];
 
 /// A row's sealed columns, named, as stored.

@@ -107,6 +107,26 @@ impl Ctx {
         Ok(response)
     }
 
+    /// As [`Ctx::respond`], but the idempotency record keeps `stored` instead of `body`: for a response that
+    /// carries a secret shown once (a replay answers without it; the secret is never stored in clear).
+    pub async fn respond_once<T: Serialize, S: Serialize>(
+        &self,
+        mut tx: WriteTx,
+        status: StatusCode,
+        body: &T,
+        stored: &S,
+    ) -> Result<Response, ApiError> {
+        let mut response = self.respond_with(&mut tx, status, stored).await?;
+        if response.extensions().get::<Completed>().is_some() || self.idempotency.is_none() {
+            let bytes = serde_json::to_vec(body).map_err(|e| ApiError::from(anyhow::Error::from(e)))?;
+            let (mut parts, _) = response.into_parts();
+            parts.headers.remove(header::CONTENT_LENGTH);
+            response = Response::from_parts(parts, axum::body::Body::from(bytes));
+        }
+        tx.commit().await?;
+        Ok(response)
+    }
+
     async fn respond_with<T: Serialize>(
         &self,
         tx: &mut WriteTx,

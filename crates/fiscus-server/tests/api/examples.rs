@@ -140,6 +140,12 @@ async fn every_documented_success_has_a_real_example() {
     let listed = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "get_workspace", "arguments": {} } });
     walk.post("post_root_mcp", "/api/mcp", &listed).await;
     walk.get("get_agents_tools", "/api/v2/agents/tools").await;
+    let hook = json!({ "url": "https://93.184.215.14/fiscus", "event_types": ["action.approved"], "description": "Treasury agent" });
+    let endpoint = walk.post("post_agent_execution_webhooks", "/api/v2/agent-execution/webhooks", &hook).await;
+    walk.get("get_agent_execution_webhooks", "/api/v2/agent-execution/webhooks").await;
+    let endpoint_path = format!("/api/v2/agent-execution/webhooks/{}", endpoint["id"].as_str().expect("id"));
+    let revoked = app.http.delete(app.url(&endpoint_path)).bearer_auth(&app.key).send().await.expect("request");
+    walk.record("delete_agent_execution_webhooks_uid", revoked).await;
     walk.get("get_agents_invocations", "/api/v2/agents/invocations?limit=1").await;
     for (operation, path) in [
         ("get_workspace", "/api/v2/workspace"),

@@ -25,3 +25,4 @@ mod rate_limit;
 mod schemathesis;
 mod settlement;
 mod signed_clients;
+mod webhooks;

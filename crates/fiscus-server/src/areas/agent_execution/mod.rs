@@ -16,6 +16,7 @@ use crate::http::query::ApiPath;
 use crate::state::AppState;
 
 pub mod gateway;
+pub mod webhooks;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -24,6 +25,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(gateway::get_capabilities))
         .routes(routes!(gateway::get_service_level))
         .routes(routes!(gateway::get_usage))
+        .routes(routes!(webhooks::post_webhook, webhooks::get_webhooks))
+        .routes(routes!(webhooks::delete_webhook))
 }
 
 #[derive(Serialize, utoipa::ToSchema)]

@@ -1,0 +1,291 @@
+//! Webhook rules that need no IO: Standard Webhooks v1 signatures and secrets, which endpoint URLs may be
+//! registered, which resolved addresses may be delivered to (server-side request forgery screening), and
+//! the retry schedule.
+//!
+//! The screening is applied twice by the server: to the URL at registration, and to every address the name
+//! resolves to at each delivery (a name that resolves to a private address later, DNS rebinding, is
+//! refused then). The resolver is the server's; these functions only judge what it found.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as B64;
+use hmac::{Hmac, Mac};
+use rand::RngCore;
+use sha2::Sha256;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+pub const SECRET_PREFIX: &str = "whsec_";
+/// Random bytes in a secret (Standard Webhooks asks for 24 to 64).
+const SECRET_BYTES: usize = 32;
+pub const MAX_URL_LEN: usize = 2048;
+
+/// A new endpoint secret, `whsec_` + base64 of 32 random bytes (shown once; stored encrypted).
+pub fn new_secret() -> String {
+    let mut bytes = [0u8; SECRET_BYTES];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    format!("{SECRET_PREFIX}{}", B64.encode(bytes))
+}
+
+/// The key bytes of a `whsec_…` secret.
+pub fn secret_key(secret: &str) -> Option<Vec<u8>> {
+    B64.decode(secret.strip_prefix(SECRET_PREFIX)?).ok().filter(|k| k.len() >= 24 && k.len() <= 64)
+}
+
+/// `webhook-signature` value: `v1,` + base64 HMAC-SHA256 over `{id}.{timestamp}.{body}` (Standard Webhooks v1).
+pub fn signature(key: &[u8], message_id: &str, timestamp: i64, body: &[u8]) -> String {
+    // HMAC accepts keys of any length: this cannot fail.
+    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(key) else { return String::new() };
+    mac.update(message_id.as_bytes());
+    mac.update(b".");
+    mac.update(timestamp.to_string().as_bytes());
+    mac.update(b".");
+    mac.update(body);
+    format!("v1,{}", B64.encode(mac.finalize().into_bytes()))
+}
+
+/// Why an endpoint or an address is refused. The text names the rule, for the 422 and the delivery log.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Unsafe {
+    #[error("the URL is not a valid absolute URL")]
+    NotAUrl,
+    #[error("the URL is longer than 2048 characters")]
+    TooLong,
+    #[error("only https:// endpoints are accepted")]
+    NotHttps,
+    #[error("the URL must not carry a user name or password")]
+    UserInfo,
+    #[error("the URL must not carry a fragment")]
+    Fragment,
+    #[error("the URL has no host")]
+    NoHost,
+    #[error("the address {0} is loopback")]
+    Loopback(IpAddr),
+    #[error("the address {0} is private, shared or reserved")]
+    Private(IpAddr),
+    #[error("the address {0} is link-local (this includes cloud metadata services)")]
+    LinkLocal(IpAddr),
+    #[error("the address {0} is multicast or broadcast")]
+    Multicast(IpAddr),
+    #[error("the address {0} is unspecified")]
+    Unspecified(IpAddr),
+    #[error("the host name resolves to no address")]
+    Unresolved,
+}
+
+/// A registrable endpoint: its URL and, when the host is an IP literal, that address (already screened).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Endpoint {
+    pub url: String,
+    pub host: String,
+    pub port: u16,
+    pub literal: Option<IpAddr>,
+}
+
+/// Checks a URL for registration. `allow_loopback` is the development switch (off by default, never for
+/// production endpoints): it admits `http://` and loopback addresses, nothing else.
+pub fn endpoint(url: &str, allow_loopback: bool) -> Result<Endpoint, Unsafe> {
+    if url.len() > MAX_URL_LEN {
+        return Err(Unsafe::TooLong);
+    }
+    let parsed = url::Url::parse(url).map_err(|_| Unsafe::NotAUrl)?;
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(Unsafe::UserInfo);
+    }
+    if parsed.fragment().is_some() {
+        return Err(Unsafe::Fragment);
+    }
+    let literal = match parsed.host() {
+        None => return Err(Unsafe::NoHost),
+        Some(url::Host::Ipv4(v4)) => Some(IpAddr::V4(v4)),
+        Some(url::Host::Ipv6(v6)) => Some(IpAddr::V6(v6)),
+        Some(url::Host::Domain(_)) => None,
+    };
+    let loopback_target = literal.is_some_and(|ip| is_loopback(&ip))
+        || parsed.host_str().is_some_and(|h| h.eq_ignore_ascii_case("localhost"));
+    match parsed.scheme() {
+        "https" => {}
+        "http" if allow_loopback && loopback_target => {}
+        _ => return Err(Unsafe::NotHttps),
+    }
+    if let Some(ip) = literal {
+        screen(ip, allow_loopback)?;
+    }
+    let host = parsed.host_str().ok_or(Unsafe::NoHost)?.to_string();
+    let port = parsed.port_or_known_default().ok_or(Unsafe::NotAUrl)?;
+    Ok(Endpoint { url: parsed.to_string(), host, port, literal })
+}
+
+fn is_loopback(ip: &IpAddr) -> bool {
+    match canonical(*ip) {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        IpAddr::V6(v6) => v6.is_loopback(),
+    }
+}
+
+/// An IPv4-mapped or -compatible IPv6 address is judged as the IPv4 address it carries.
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(v6),
+        },
+        v4 => v4,
+    }
+}
+
+/// Whether a resolved address may receive a delivery.
+pub fn screen(ip: IpAddr, allow_loopback: bool) -> Result<(), Unsafe> {
+    match canonical(ip) {
+        IpAddr::V4(v4) => screen_v4(v4, ip, allow_loopback),
+        IpAddr::V6(v6) => screen_v6(v6, ip, allow_loopback),
+    }
+}
+
+fn screen_v4(v4: Ipv4Addr, shown: IpAddr, allow_loopback: bool) -> Result<(), Unsafe> {
+    let [a, b, c, _] = v4.octets();
+    if v4.is_loopback() {
+        return if allow_loopback { Ok(()) } else { Err(Unsafe::Loopback(shown)) };
+    }
+    if v4.is_unspecified() || a == 0 {
+        return Err(Unsafe::Unspecified(shown));
+    }
+    if v4.is_link_local() {
+        return Err(Unsafe::LinkLocal(shown));
+    }
+    if v4.is_multicast() || v4.is_broadcast() {
+        return Err(Unsafe::Multicast(shown));
+    }
+    let private = v4.is_private()
+        || (a == 100 && (64..128).contains(&b)) // shared address space (RFC 6598)
+        || (a == 192 && b == 0 && c == 0) // IETF protocol assignments
+        || (a == 192 && b == 0 && c == 2) // documentation
+        || (a == 198 && (b == 18 || b == 19)) // benchmarking
+        || (a == 198 && b == 51 && c == 100)
+        || (a == 203 && b == 0 && c == 113)
+        || a >= 240; // reserved
+    if private {
+        return Err(Unsafe::Private(shown));
+    }
+    Ok(())
+}
+
+fn screen_v6(v6: Ipv6Addr, shown: IpAddr, allow_loopback: bool) -> Result<(), Unsafe> {
+    let first = v6.segments()[0];
+    if v6.is_loopback() {
+        return if allow_loopback { Ok(()) } else { Err(Unsafe::Loopback(shown)) };
+    }
+    if v6.is_unspecified() {
+        return Err(Unsafe::Unspecified(shown));
+    }
+    if v6.is_multicast() {
+        return Err(Unsafe::Multicast(shown));
+    }
+    if first & 0xffc0 == 0xfe80 {
+        return Err(Unsafe::LinkLocal(shown));
+    }
+    // Unique local (fc00::/7, which holds the fd00:ec2::254 metadata address), site-local (fec0::/10),
+    // documentation (2001:db8::/32), NAT64 well-known prefix (64:ff9b::/96, which maps IPv4 inside), and
+    // IPv4-compatible ::a.b.c.d.
+    let segments = v6.segments();
+    let private = first & 0xfe00 == 0xfc00
+        || first & 0xffc0 == 0xfec0
+        || (first == 0x2001 && segments[1] == 0x0db8)
+        || (first == 0x0064 && segments[1] == 0xff9b)
+        || segments[..6].iter().all(|s| *s == 0);
+    if private {
+        return Err(Unsafe::Private(shown));
+    }
+    Ok(())
+}
+
+/// Delay before retry `attempt` (1 = the first retry), in seconds, before jitter; `None` once the schedule
+/// is exhausted (the delivery is then given up and marked failed). Immediately, 5 s, 5 min, 30 min, 2 h,
+/// 5 h, 10 h, 10 h: about a day and a half in all, as Standard Webhooks' reference schedule.
+pub fn retry_delay(attempt: u32) -> Option<u64> {
+    const SCHEDULE: [u64; 8] = [0, 5, 300, 1800, 7200, 18_000, 36_000, 36_000];
+    SCHEDULE.get(attempt as usize).copied()
+}
+
+/// `delay` with up to ±20% jitter from `random` in [0, 1), so endpoints recovering together are not hit
+/// together.
+pub fn jittered(delay: u64, random: f64) -> u64 {
+    let factor = 0.8 + 0.4 * random.clamp(0.0, 1.0);
+    (delay as f64 * factor).round() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_round_trips_and_signs_as_standard_webhooks_does() {
+        let secret = new_secret();
+        assert!(secret.starts_with("whsec_"));
+        let key = secret_key(&secret).expect("key");
+        assert_eq!(key.len(), 32);
+        assert!(secret_key("whsec_c2hvcnQ=").is_none(), "too short a key is refused");
+        // The example of the Standard Webhooks specification's reference libraries.
+        let key = secret_key("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").expect("key");
+        let body = br#"{"test": 2432232314}"#;
+        assert_eq!(
+            signature(&key, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, body),
+            "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+        );
+    }
+
+    #[test]
+    fn only_https_urls_without_credentials_or_fragments_are_registrable() {
+        let ok = endpoint("https://hooks.example.com:8443/fiscus?x=1", false).expect("ok");
+        assert_eq!((ok.host.as_str(), ok.port, ok.literal), ("hooks.example.com", 8443, None));
+        assert_eq!(endpoint("http://hooks.example.com/", false), Err(Unsafe::NotHttps));
+        assert_eq!(endpoint("ftp://hooks.example.com/", false), Err(Unsafe::NotHttps));
+        assert_eq!(endpoint("https://user:pw@hooks.example.com/", false), Err(Unsafe::UserInfo));
+        assert_eq!(endpoint("https://hooks.example.com/#frag", false), Err(Unsafe::Fragment));
+        assert_eq!(endpoint("not a url", false), Err(Unsafe::NotAUrl));
+        assert_eq!(endpoint(&format!("https://a.example/{}", "x".repeat(2048)), false), Err(Unsafe::TooLong));
+    }
+
+    #[test]
+    fn private_loopback_link_local_and_metadata_addresses_are_refused() {
+        for url in [
+            "https://10.0.0.1/",
+            "https://172.16.5.4/",
+            "https://192.168.1.1/",
+            "https://100.64.0.1/",
+            "https://[fd00:ec2::254]/",
+            "https://[fc00::1]/",
+            "https://[::ffff:10.0.0.1]/",
+            "https://240.0.0.1/",
+        ] {
+            assert!(matches!(endpoint(url, false), Err(Unsafe::Private(_))), "{url}");
+        }
+        for url in ["https://169.254.169.254/latest/meta-data/", "https://[fe80::1]/"] {
+            assert!(matches!(endpoint(url, false), Err(Unsafe::LinkLocal(_))), "{url}");
+        }
+        for url in ["https://127.0.0.1/", "https://[::1]/", "https://[::ffff:127.0.0.1]/"] {
+            assert!(matches!(endpoint(url, false), Err(Unsafe::Loopback(_))), "{url}");
+        }
+        assert!(matches!(endpoint("https://0.0.0.0/", false), Err(Unsafe::Unspecified(_))));
+        assert!(matches!(endpoint("https://224.0.0.1/", false), Err(Unsafe::Multicast(_))));
+        assert!(endpoint("https://93.184.215.14/", false).is_ok(), "a public address is fine");
+        assert!(screen("2606:4700::1111".parse().expect("ip"), false).is_ok());
+    }
+
+    #[test]
+    fn the_loopback_switch_admits_loopback_only() {
+        assert!(endpoint("http://127.0.0.1:9000/hook", true).is_ok());
+        assert!(endpoint("http://localhost:9000/hook", true).is_ok());
+        assert_eq!(endpoint("http://example.com/hook", true), Err(Unsafe::NotHttps));
+        assert!(matches!(endpoint("https://10.1.1.1/", true), Err(Unsafe::Private(_))));
+        assert!(screen("127.0.0.1".parse().expect("ip"), true).is_ok());
+        assert!(screen("169.254.169.254".parse().expect("ip"), true).is_err());
+    }
+
+    #[test]
+    fn the_retry_schedule_ends_and_jitter_stays_within_a_fifth() {
+        assert_eq!(retry_delay(0), Some(0));
+        assert_eq!(retry_delay(2), Some(300));
+        assert_eq!(retry_delay(8), None);
+        assert_eq!(jittered(100, 0.0), 80);
+        assert_eq!(jittered(100, 0.999_999), 120);
+    }
+}
