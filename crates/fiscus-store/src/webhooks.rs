@@ -177,3 +177,16 @@ pub async fn set_status(
     }
     Ok(())
 }
+
+/// Every endpoint of a workspace (both environments), newest first, for the console.
+pub async fn list_workspace(conn: &mut AnyConnection, workspace_id: &str) -> Result<Vec<Endpoint>> {
+    sqlx::query_as::<_, EndpointRow>(&format!(
+        "SELECT {COLUMNS} FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY id DESC LIMIT 500"
+    ))
+    .bind(workspace_id)
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .map(Endpoint::try_from)
+    .collect()
+}

@@ -13,6 +13,7 @@ mod passwords;
 mod production;
 mod propose;
 pub mod session;
+mod webhooks;
 
 use axum::Router;
 use axum::middleware::from_fn;
@@ -37,6 +38,8 @@ pub fn routes() -> Router<AppState> {
         .route("/console/clients", get(clients::list))
         .route("/console/clients/{id}", get(clients::detail))
         .route("/console/clients/{id}/decision", post(clients::decide))
+        .route("/console/webhooks", get(webhooks::list))
+        .route("/console/webhooks/{id}", post(webhooks::decide))
         .layer(from_fn(session::guard))
 }
 

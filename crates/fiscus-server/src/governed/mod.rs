@@ -18,6 +18,7 @@ pub mod delegations;
 pub mod execution_clients;
 pub mod production;
 pub mod record;
+pub mod webhooks;
 
 use fiscus_domain::actions::approval::Refusal;
 use fiscus_domain::actions::envelope::ActionKind;

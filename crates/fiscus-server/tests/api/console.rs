@@ -324,7 +324,7 @@ async fn a_wrong_code_or_a_reused_code_does_not_sign_in() {
     assert_eq!(login(&app, &op.email, &op.password, &next).await.status(), 401, "a code is good once");
 }
 
-async fn production_move(app: &TestApp, cookie: &str, mv: &str) -> u16 {
+pub async fn production_move(app: &TestApp, cookie: &str, mv: &str) -> u16 {
     let page = client()
         .get(app.url("/console/production"))
         .header("cookie", cookie)

@@ -109,3 +109,57 @@ async fn the_loopback_switch_is_for_sandbox_development_only() {
     let private = on.post_json(PATH, &on.key, &json!({ "url": "https://10.0.0.1/hook" }), None).await;
     problem(private, 422, "unsafe_webhook_endpoint").await;
 }
+
+#[tokio::test]
+async fn a_production_endpoint_waits_for_an_admins_approval_at_the_console() {
+    use crate::console::{client, console_page, enrolled_operator, hidden, production_move, sign_in};
+    use fiscus_domain::actions::approval::Role;
+    let app = app().await;
+    let (_, live_key) =
+        app.new_app(fiscus_domain::credentials::Environment::Production, "agent:execution:webhooks", None).await;
+    let ada = enrolled_operator(&app, "ada@example.com", Role::Admin).await;
+    let bob = enrolled_operator(&app, "bob@example.com", Role::Admin).await;
+    let eve = enrolled_operator(&app, "eve@example.com", Role::Approver).await;
+    let ada_cookie = sign_in(&app, &ada).await;
+    assert_eq!(production_move(&app, &ada_cookie, "enable").await, 303);
+    let bob_cookie = sign_in(&app, &bob).await;
+    assert_eq!(production_move(&app, &bob_cookie, "enable").await, 303);
+
+    let created = app.post_json(PATH, &live_key, &json!({ "url": "https://hooks.example.com/live" }), None).await;
+    assert_eq!(created.status(), 201);
+    let endpoint: Value = created.json().await.expect("json");
+    assert_eq!(endpoint["status"], "pending_approval");
+    let id = endpoint["id"].as_str().expect("id").to_string();
+    // The loopback switch never applies to production endpoints.
+    let loopback = app.post_json(PATH, &live_key, &json!({ "url": "http://127.0.0.1:9/x" }), None).await;
+    problem(loopback, 422, "unsafe_webhook_endpoint").await;
+
+    let decide = |cookie: String, decision: &'static str| {
+        let app = &app;
+        let id = id.clone();
+        async move {
+            let page = console_page(app, &cookie, "/console/webhooks").await;
+            client()
+                .post(app.url(&format!("/console/webhooks/{id}")))
+                .header("cookie", &cookie)
+                .form(&[
+                    ("csrf", hidden(&page, "csrf").as_str()),
+                    ("environment", "production"),
+                    ("decision", decision),
+                ])
+                .send()
+                .await
+                .expect("request")
+                .status()
+        }
+    };
+    let eve_cookie = sign_in(&app, &eve).await;
+    assert_eq!(decide(eve_cookie, "approve").await, 403, "approvers do not approve endpoints");
+    let page = console_page(&app, &ada_cookie, "/console/webhooks").await;
+    assert!(page.contains(&id) && page.contains("pending_approval"), "{page}");
+    assert_eq!(decide(ada_cookie.clone(), "approve").await, 303);
+    assert_eq!(decide(ada_cookie, "approve").await, 409, "decided once");
+    let list: Value = app.get(PATH, &live_key).await.json().await.expect("json");
+    assert_eq!(list["data"][0]["status"], "active");
+    assert_eq!(app.count("SELECT COUNT(*) FROM audit_events WHERE action = 'webhook_endpoint.decision'").await, 1);
+}

@@ -1,0 +1,118 @@
+//! Webhook endpoints at the console: every endpoint of the workspace, and the production ones awaiting an
+//! admin's approval before anything is delivered to them.
+
+use crate::http::form::ConsoleForm;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use fiscus_domain::actions::approval::Role;
+use fiscus_domain::clock::rfc3339;
+use fiscus_domain::credentials::Environment;
+use fiscus_domain::tenancy::Tenant;
+use fiscus_store::webhooks::EndpointStatus;
+use serde::Deserialize;
+use std::fmt::Write as _;
+
+use super::html::{self, escape, page};
+use super::session::OperatorSession;
+use crate::governed::{self, Failure};
+use crate::state::AppState;
+
+pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Response {
+    let Ok(mut conn) = state.store.read().await else {
+        return html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.");
+    };
+    let Ok(endpoints) = fiscus_store::webhooks::list_workspace(&mut conn, &op.workspace_id).await else {
+        return html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.");
+    };
+    let mut rows = String::new();
+    for e in &endpoints {
+        let mut forms = String::new();
+        if e.status == EndpointStatus::PendingApproval && op.role == Role::Admin {
+            for (decision, label, class) in [("approve", "Approve deliveries", "approve"), ("refuse", "Refuse", "deny")]
+            {
+                let _ = write!(
+                    forms,
+                    "<form class=\"inline\" method=\"post\" action=\"/console/webhooks/{id}\">\
+                     <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"environment\" value=\"{env}\">\
+                     <button type=\"submit\" class=\"{class}\" name=\"decision\" value=\"{decision}\">{label}</button></form>",
+                    id = escape(&e.id),
+                    csrf = escape(&op.csrf_token),
+                    env = e.environment.as_str(),
+                );
+            }
+        }
+        let _ = write!(
+            rows,
+            "<tr><td><code>{id}</code></td><td>{env}</td><td><code>{url}</code></td><td>{types}</td><td>{app}</td>\
+             <td class=\"status\">{status}</td><td>{at}</td><td>{forms}</td></tr>",
+            id = escape(&e.id),
+            env = e.environment.as_str(),
+            url = escape(&e.url),
+            types = escape(&e.event_types.join(", ")),
+            app = escape(&e.application_id),
+            status = e.status.as_str(),
+            at = rfc3339(e.created_at),
+        );
+    }
+    let body = if endpoints.is_empty() {
+        "<p class=\"muted\">No webhook endpoints yet. Applications register them with <code>POST \
+         /api/v2/agent-execution/webhooks</code>; production ones wait here for an admin's approval.</p>"
+            .to_string()
+    } else {
+        format!(
+            "<p class=\"muted\">A production endpoint receives nothing until an admin approves it. Every delivery is \
+             screened again against private and metadata addresses.</p><table><tr><th>Endpoint</th><th>Environment</th>\
+             <th>URL</th><th>Events</th><th>Application</th><th>Status</th><th>Registered</th><th></th></tr>{rows}</table>"
+        )
+    };
+    page("Webhook endpoints", op.nav(), &body)
+}
+
+#[derive(Deserialize)]
+pub struct DecisionForm {
+    csrf: String,
+    environment: String,
+    decision: String,
+}
+
+pub async fn decide(
+    State(state): State<AppState>,
+    op: OperatorSession,
+    Path(id): Path<String>,
+    ConsoleForm(form): ConsoleForm<DecisionForm>,
+) -> Response {
+    if let Err(refused) = op.check_csrf(&form.csrf) {
+        return refused;
+    }
+    let (Some(env), Some(approve)) = (
+        Environment::parse(&form.environment),
+        match form.decision.as_str() {
+            "approve" => Some(true),
+            "refuse" => Some(false),
+            _ => None,
+        },
+    ) else {
+        return html::error_page(StatusCode::UNPROCESSABLE_ENTITY, "Refused", "Unknown decision.");
+    };
+    let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment: env };
+    let result = async {
+        let mut tx = state.store.begin().await?;
+        governed::webhooks::decide(&mut tx, &tenant, &op.caller(), op.role, &id, approve).await?;
+        tx.commit().await?;
+        Ok::<(), Failure>(())
+    }
+    .await;
+    match result {
+        Ok(()) => html::redirect("/console/webhooks"),
+        Err(Failure::Refused { detail, .. }) => html::error_page(StatusCode::CONFLICT, "Decision refused", &detail),
+        Err(Failure::Decision(r)) => html::error_page(StatusCode::FORBIDDEN, "Decision refused", &r.to_string()),
+        Err(Failure::NotFound) => {
+            html::error_page(StatusCode::NOT_FOUND, "Not found", "There is no such endpoint in this workspace.")
+        }
+        Err(e) => {
+            tracing::warn!(error = ?e, "a webhook endpoint decision was not recorded");
+            html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Not recorded", "Nothing was decided. Try again.")
+        }
+    }
+}
