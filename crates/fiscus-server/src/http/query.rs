@@ -122,3 +122,11 @@ impl<S: Send + Sync> FromRequestParts<S> for ListParams {
         Ok(ListParams { page, rest: raw })
     }
 }
+
+/// A lone `limit` parameter (a "newest N" read without a cursor), checked by the one page rule
+/// ([`parse_page`]): default 20, 1 to 100, 422 naming it otherwise.
+pub fn limit(raw: Option<u32>) -> Result<u32, ApiError> {
+    parse_page(raw.map(|n| n.to_string()).as_deref(), None)
+        .map(|page| page.limit)
+        .map_err(|(field, message)| ApiError::new(ErrorCode::InvalidParameter).field(field, message))
+}

@@ -258,10 +258,7 @@ pub async fn get_usage(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<UsageQuery>,
 ) -> Result<Json<AgentUsageView>, ApiError> {
-    let limit = q.limit.unwrap_or(20);
-    if !(1..=100).contains(&limit) {
-        return Err(ApiError::new(fiscus_domain::error_code::ErrorCode::InvalidParameter).field("limit", "1 to 100"));
-    }
+    let limit = crate::http::query::limit(q.limit)?;
     let now = now_micros();
     let (month, _) = utc_month(now);
     let month_start = fiscus_domain::clock::parse_rfc3339(&format!("{month}-01T00:00:00Z")).unwrap_or(0);

@@ -126,10 +126,7 @@ pub async fn get_invocations(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<InvocationsQuery>,
 ) -> Result<Json<InvocationList>, ApiError> {
-    let limit = q.limit.unwrap_or(20);
-    if !(1..=100).contains(&limit) {
-        return Err(ApiError::new(fiscus_domain::error_code::ErrorCode::InvalidParameter).field("limit", "1 to 100"));
-    }
+    let limit = crate::http::query::limit(q.limit)?;
     // Buffered read-call rows are written first, so the caller sees its own calls.
     state.invocations.flush(&state.store).await?;
     let mut conn = state.store.read().await?;
