@@ -84,6 +84,8 @@ pub fn build(state: AppState) -> Router {
         .route("/problems/{code}", get(crate::docs::problem_page))
         .route("/.well-known/oauth-authorization-server", get(areas::oauth::authorization_server_metadata))
         .route(areas::oauth::MCP_RESOURCE_METADATA, get(areas::oauth::mcp_resource_metadata))
+        .route(areas::agents::a2a::CARD_PATH, get(areas::agents::a2a::public_card))
+        .route(areas::agents::a2a::GATEWAY_CARD_PATH, get(areas::agents::a2a::public_card))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .route_layer(from_fn_with_state(state.clone(), metrics::layer))

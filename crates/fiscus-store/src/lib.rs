@@ -6,6 +6,7 @@
 //! first, with one deliberate exception: resolving a presented credential, which is how a request learns its
 //! workspace in the first place (`credentials::resolve_*`).
 
+pub mod a2a_tasks;
 pub mod actions;
 pub mod agent_requests;
 pub mod applications;

@@ -232,8 +232,30 @@ pub const WEBHOOK_ENDPOINTS: SealedTable = SealedTable {
     ],
 };
 
+/// A2A tasks: the message an agent sent and the answer it was given.
+pub const A2A_TASKS: SealedTable = SealedTable {
+    table: "a2a_tasks",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "application_id",
+        "credential_id",
+        "context_id",
+        "message_id",
+        "skill",
+        "state",
+        "http_status",
+        "request_hash",
+        "response_hash",
+        "message",
+        "result",
+        "created_at",
+    ],
+};
+
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 12] = [
+pub const ALL: [SealedTable; 13] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -246,6 +268,7 @@ pub const ALL: [SealedTable; 12] = [
     EXECUTION_CLIENT_DECISIONS,
     TOOL_INVOCATIONS,
     WEBHOOK_ENDPOINTS,
+    A2A_TASKS,
 ];
 
 /// A row's sealed columns, named, as stored.

@@ -160,6 +160,19 @@ async fn every_documented_success_has_a_real_example() {
     walk.record("post_agent_execution_mcp", response).await;
     let listed = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "get_workspace", "arguments": {} } });
     walk.post("post_root_mcp", "/api/mcp", &listed).await;
+    let sent = json!({ "jsonrpc": "2.0", "id": 3, "method": "SendMessage", "params": { "message": {
+        "messageId": "msg-example-1", "role": "ROLE_USER",
+        "parts": [{ "data": { "skill": "get_workspace", "arguments": {} } }] } } });
+    let response = app
+        .http
+        .post(app.url("/api/v2/agent-execution/a2a"))
+        .bearer_auth(&app.key)
+        .header("A2A-Version", "1.0")
+        .json(&sent)
+        .send()
+        .await
+        .expect("request");
+    walk.record("post_agent_execution_a2a", response).await;
     walk.get("get_agents_tools", "/api/v2/agents/tools").await;
     let hook = json!({ "url": "https://93.184.215.14/fiscus", "event_types": ["action.approved"], "description": "Treasury agent" });
     let endpoint = walk.post("post_agent_execution_webhooks", "/api/v2/agent-execution/webhooks", &hook).await;

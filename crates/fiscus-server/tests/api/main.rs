@@ -1,6 +1,7 @@
 //! Integration tests: the real HTTP interface of a real server on port 0 with its own fresh database.
 //! SQLite by default; PostgreSQL when `FISCUS_TEST_DATABASE_URL` is set (a fresh database per test).
 
+mod a2a;
 mod actions;
 mod audit;
 mod auth;

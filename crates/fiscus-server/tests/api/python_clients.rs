@@ -82,3 +82,20 @@ async fn the_mcp_sdk_lists_and_calls_tools_on_both_endpoints() {
         tokio::task::spawn_blocking(move || run("mcp_client.py", &[&base, &key, &id, &key_hex])).await.expect("join");
     assert!(out.contains("mcp sdk: ok"), "{out}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_a2a_sdk_resolves_the_card_sends_messages_and_reads_tasks() {
+    let app = spawn_app().await;
+    let signer = crate::signed_clients::granted_client(
+        &app,
+        &["post_agent_execution_proposals", "get_agent_execution_actions_uid"],
+        &["payment"],
+        (600, 10_000),
+    )
+    .await;
+    let key_hex: String = signer.key.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    let (base, key, id) = (app.base.clone(), app.key.clone(), signer.id.clone());
+    let out =
+        tokio::task::spawn_blocking(move || run("a2a_client.py", &[&base, &key, &id, &key_hex])).await.expect("join");
+    assert!(out.contains("a2a sdk: ok"), "{out}");
+}

@@ -16,14 +16,12 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_domain::evidence::{seal, seal_bytes};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::dispatch::{self, Dispatched};
-use super::tools::{self, Tool};
+use super::invoke::{self, NotCalled, Outcome, Protocol};
+use super::jsonrpc::{self, JsonRpcId, JsonRpcRequest, JsonRpcResponse, err, ok};
+use super::tools::Tool;
 use crate::http::ctx::Ctx;
 use crate::http::json::ApiJson;
 use crate::http::problem::ApiError;
@@ -32,77 +30,6 @@ use crate::state::AppState;
 pub const LATEST: &str = "2025-11-25";
 /// Revisions a client may ask for; the answer repeats the client's when it is one of these.
 pub const SUPPORTED: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
-
-/// A JSON-RPC request id: a string or an integer.
-#[derive(Clone, Debug, Deserialize, Serialize, utoipa::ToSchema)]
-#[serde(untagged)]
-pub enum JsonRpcId {
-    Number(i64),
-    Text(String),
-}
-
-/// A JSON-RPC 2.0 request or notification (a notification has no `id`).
-#[derive(Deserialize, Serialize, utoipa::ToSchema)]
-#[schema(example = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))]
-pub struct JsonRpcRequest {
-    /// Always `2.0`.
-    #[schema(pattern = "^2\\.0$")]
-    pub jsonrpc: String,
-    /// Absent for a notification.
-    pub id: Option<JsonRpcId>,
-    /// `initialize`, `ping`, `tools/list`, `tools/call`, or a notification such as `notifications/initialized`.
-    #[schema(min_length = 1, max_length = 128)]
-    pub method: String,
-    #[schema(value_type = Option<Object>)]
-    pub params: Option<Map<String, Value>>,
-}
-
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct JsonRpcError {
-    /// JSON-RPC error code: -32601 unknown method, -32602 invalid params or a tool not offered, -32600
-    /// invalid request.
-    pub code: i64,
-    pub message: String,
-    #[schema(value_type = Option<Object>)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
-}
-
-/// A JSON-RPC 2.0 response: `result` or `error`.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct JsonRpcResponse {
-    /// Always `2.0`.
-    pub jsonrpc: String,
-    pub id: JsonRpcId,
-    #[schema(value_type = Option<Object>)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<JsonRpcError>,
-}
-
-fn ok(id: JsonRpcId, result: Value) -> JsonRpcResponse {
-    JsonRpcResponse { jsonrpc: "2.0".into(), id, result: Some(result), error: None }
-}
-
-fn err(id: JsonRpcId, code: i64, message: impl Into<String>, data: Option<Value>) -> JsonRpcResponse {
-    JsonRpcResponse {
-        jsonrpc: "2.0".into(),
-        id,
-        result: None,
-        error: Some(JsonRpcError { code, message: message.into(), data }),
-    }
-}
-
-/// The tools this caller is offered.
-pub fn offered<'a>(ctx: &'a Ctx) -> impl Iterator<Item = &'static Tool> + 'a {
-    tools::catalogue().iter().filter(move |t| offers(ctx, t))
-}
-
-pub fn offers(ctx: &Ctx, tool: &Tool) -> bool {
-    tool.operation.scope.is_some_and(|s| ctx.principal.scopes.contains(s))
-        && ctx.signed.as_ref().is_none_or(|c| c.grant.allows(tool.name()))
-}
 
 pub async fn serve(
     state: &AppState,
@@ -117,16 +44,7 @@ pub async fn serve(
                 .detail(format!("MCP-Protocol-Version {version:?} is not supported; use one of {SUPPORTED:?}")));
         }
     }
-    let mut invalid = Vec::new();
-    if message.jsonrpc != "2.0" {
-        invalid.push(("jsonrpc", "must be \"2.0\"".to_string()));
-    }
-    if message.method.is_empty() || message.method.chars().count() > 128 {
-        invalid.push(("method", "1 to 128 characters".to_string()));
-    }
-    if !invalid.is_empty() {
-        return Err(ApiError::invalid_fields(invalid));
-    }
+    jsonrpc::check(&message)?;
     // A notification (or a response to us, which we never ask for) is acknowledged without a body.
     let Some(id) = message.id else { return Ok(StatusCode::ACCEPTED.into_response()) };
     let params = message.params.map_or(Value::Null, Value::Object);
@@ -147,7 +65,7 @@ pub async fn serve(
             )
         }
         "ping" => ok(id, json!({})),
-        "tools/list" => ok(id, json!({ "tools": offered(ctx).map(Tool::mcp).collect::<Vec<_>>() })),
+        "tools/list" => ok(id, json!({ "tools": invoke::offered(ctx).map(Tool::mcp).collect::<Vec<_>>() })),
         "tools/call" => call(state, ctx, id, &params).await?,
         other => err(id, -32601, format!("method not found: {other}"), None),
     };
@@ -163,80 +81,28 @@ async fn call(state: &AppState, ctx: &Ctx, id: JsonRpcId, params: &Value) -> Res
         Value::Object(m) => m.clone(),
         _ => return Ok(err(id, -32602, "params.arguments must be an object", None)),
     };
-    let request_hash = seal(&Value::Object(arguments.clone())).unwrap_or_else(|_| seal_bytes(b""));
-    let Some(tool) = tools::find(name) else {
-        return Ok(err(id, -32602, format!("unknown tool: {name}"), None));
+    let called = match invoke::call(state, ctx, Protocol::Mcp, name, &arguments).await {
+        Ok(c) => c,
+        Err(NotCalled::Unknown) => return Ok(err(id, -32602, format!("unknown tool: {name}"), None)),
+        Err(NotCalled::Refused(code)) => {
+            return Ok(err(
+                id,
+                -32602,
+                format!("the tool {name} is not offered to this caller"),
+                Some(json!({ "code": code.code(), "title": code.title() })),
+            ));
+        }
+        Err(NotCalled::BadArguments(bad)) => return Ok(err(id, -32602, bad, None)),
+        Err(NotCalled::Store(e)) => return Err(e),
     };
-    if !offers(ctx, tool) {
-        let code = if ctx.signed.is_some() { ErrorCode::OutsideGrant } else { ErrorCode::ScopeMissing };
-        record(state, ctx, tool, &request_hash, 422, &seal_bytes(b""), "refused").await?;
-        return Ok(err(
-            id,
-            -32602,
-            format!("the tool {name} is not offered to this caller"),
-            Some(json!({ "code": code.code(), "title": code.title() })),
-        ));
-    }
-    let caller = Dispatched { principal: ctx.principal.clone(), signed: ctx.signed.clone() };
-    let answer = match dispatch::call(state, &caller, tool, &arguments, &ctx.request_id).await {
-        Ok(a) => a,
-        Err(bad) => return Ok(err(id, -32602, bad.0, None)),
-    };
-    let text = answer.text;
-    let failed = answer.status >= 400;
-    record(
-        state,
-        ctx,
-        tool,
-        &request_hash,
-        i64::from(answer.status),
-        &seal_bytes(text.as_bytes()),
-        if failed { "failed" } else { "succeeded" },
-    )
-    .await?;
-    let mut result = json!({ "content": [{ "type": "text", "text": text }], "isError": failed });
-    if !failed && tool.output_schema.is_some() && answer.body.is_object() {
+    let structured = called.tool.output_schema.is_some();
+    let failed = called.outcome == Outcome::Failed;
+    let answer = invoke::record(state, ctx, called).await?;
+    let mut result = json!({ "content": [{ "type": "text", "text": answer.text }], "isError": failed });
+    if !failed && structured && answer.body.is_object() {
         result["structuredContent"] = answer.body;
     }
     Ok(ok(id, result))
-}
-
-/// The hash-only audit row of one tool call.
-async fn record(
-    state: &AppState,
-    ctx: &Ctx,
-    tool: &Tool,
-    request_hash: &str,
-    status: i64,
-    response_hash: &str,
-    outcome: &str,
-) -> Result<(), ApiError> {
-    let row = fiscus_store::tool_invocations::Invocation {
-        id: fiscus_domain::ids::new_id("inv"),
-        application_id: ctx.principal.application_id.clone(),
-        credential_id: ctx.principal.credential_id.clone(),
-        protocol: "mcp".into(),
-        tool: tool.name().to_string(),
-        request_hash: request_hash.to_string(),
-        response_hash: response_hash.to_string(),
-        status,
-        outcome: outcome.to_string(),
-        request_id: ctx.request_id.clone(),
-        created_at: now_micros(),
-    };
-    // A read that was answered is recorded with the next flush; anything else before the answer is given.
-    let row = if tool.read_only() && outcome != "refused" {
-        match state.invocations.defer(ctx.tenant(), row) {
-            Ok(()) => return Ok(()),
-            Err(row) => row,
-        }
-    } else {
-        row
-    };
-    let mut tx = state.store.begin().await?;
-    fiscus_store::tool_invocations::insert(&mut tx, ctx.tenant(), &row).await?;
-    tx.commit().await?;
-    Ok(())
 }
 
 /// MCP for bearer credentials: the tool catalogue as the credential's scopes allow.

@@ -1,8 +1,12 @@
-//! Agents and MCP: the tool catalogue generated from the operation catalogue (`tools`), calling a tool as
-//! its own route in process (`dispatch`), the MCP endpoints (`mcp`), and the catalogue and invocation reads.
+//! Agents, MCP and A2A: the tool catalogue generated from the operation catalogue (`tools`), calling a tool
+//! as its own route in process (`dispatch`) once it is offered to the caller (`invoke`), the MCP endpoints
+//! (`mcp`) and the A2A endpoint (`a2a`) over JSON-RPC (`jsonrpc`), and the catalogue and invocation reads.
 
+pub mod a2a;
 pub mod dispatch;
 pub mod invocation_log;
+pub mod invoke;
+pub mod jsonrpc;
 pub mod mcp;
 pub mod tools;
 
@@ -22,6 +26,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(mcp::post_root_mcp))
         .routes(routes!(mcp::post_agent_execution_mcp))
+        .routes(routes!(a2a::post_agent_execution_a2a))
         .routes(routes!(get_tools))
         .routes(routes!(get_invocations))
 }
@@ -70,7 +75,7 @@ pub async fn get_tools(ctx: Ctx) -> Json<ToolCatalogue> {
             path: t.operation.full_path(),
             scope: t.operation.scope.unwrap_or_default().to_string(),
             read_only: t.read_only(),
-            granted: mcp::offers(&ctx, t),
+            granted: invoke::offers(&ctx, t),
             arguments: t.arguments.keys().cloned().collect(),
         })
         .collect();
