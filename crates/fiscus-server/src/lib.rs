@@ -14,6 +14,7 @@ pub mod docs;
 pub mod governed;
 pub mod http;
 pub mod openapi;
+pub mod outbound;
 pub mod secret_box;
 pub mod secret_key;
 pub mod serve;

@@ -37,6 +37,7 @@ pub async fn run(
     let app = crate::app::build(state.clone());
     let background = spawn_background(state.clone());
     let worker = spawn_settlement_worker(state.clone());
+    let deliverer = state.settings.webhook_worker.then(|| spawn_webhook_worker(state.clone()));
     let grace = Duration::from_secs(state.settings.shutdown_grace_seconds);
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
     let limits = crate::connections::Limits {
@@ -60,6 +61,9 @@ pub async fn run(
     };
     background.abort();
     worker.abort();
+    if let Some(d) = deliverer {
+        d.abort();
+    }
     if let Err(e) = state.invocations.flush(&state.store).await {
         tracing::warn!(error = %e, "final flush of tool invocation rows failed");
     }
@@ -119,6 +123,30 @@ pub fn spawn_settlement_worker(state: AppState) -> tokio::task::JoinHandle<()> {
             if let Err(e) = crate::workers::settlement::run_once(&state, &worker).await {
                 tracing::warn!(error = %e, "settlement worker pass failed");
             }
+        }
+    })
+}
+
+/// This node's webhook delivery worker. Any number of nodes may run one against the same database. It polls
+/// at most every 100 ms when idle and goes on at once while there is work.
+pub fn spawn_webhook_worker(state: AppState) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let worker = fiscus_domain::ids::new_id("wrk");
+        let clients = match crate::workers::webhooks::Clients::new(&state) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!(error = %e, "webhook delivery is off: its HTTP client cannot be built");
+                return;
+            }
+        };
+        let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 100));
+        loop {
+            match crate::workers::webhooks::run_once(&state, &clients, &worker).await {
+                Ok(pass) if pass.fanned_out > 0 || pass.attempts > 0 => continue,
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "webhook delivery pass failed"),
+            }
+            tokio::time::sleep(idle).await;
         }
     })
 }

@@ -77,6 +77,13 @@ pub struct Settings {
     /// Fixed answers for webhook host names, consulted before DNS (an air-gapped deployment's pins, and the
     /// tests' way to answer a name with a private or metadata address). Every answer is screened all the same.
     pub webhook_hosts: BTreeMap<String, Vec<std::net::IpAddr>>,
+    /// Whether this node runs a webhook delivery worker (on by default; any number of nodes may).
+    pub webhook_worker: bool,
+    /// How long one webhook delivery attempt may take, connection included (at most 15).
+    pub webhook_timeout_seconds: u64,
+    /// A worker's claim on an endpoint's delivery queue older than this is taken over by another worker
+    /// (its node died or hangs); the events it had not recorded are sent again, with the same webhook-id.
+    pub webhook_claim_stale_seconds: u64,
     /// Where this node anchors the audit chains' heads outside the database. Defaults to
     /// `<data_dir>/audit-anchor.json`; `fiscus verify audit` reads the same file.
     pub audit_anchor_file: Option<PathBuf>,
@@ -124,6 +131,9 @@ impl Default for Settings {
             signature_window_seconds: 300,
             webhooks_allow_loopback: false,
             webhook_hosts: BTreeMap::new(),
+            webhook_worker: true,
+            webhook_timeout_seconds: 10,
+            webhook_claim_stale_seconds: 60,
             token_requests_per_client: ServiceClass { quota: 60, window_seconds: 60 },
             token_requests_per_address: ServiceClass { quota: 600, window_seconds: 60 },
         }

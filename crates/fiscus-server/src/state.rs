@@ -29,6 +29,8 @@ pub struct Inner {
     pub monthly: MonthlyQuota,
     /// Invocation rows of read tool calls waiting for the next flush.
     pub invocations: InvocationLog,
+    /// Pinned answers for webhook host names (from the settings; tests may change them at run time).
+    pub webhook_hosts: crate::outbound::HostPins,
     /// The service's own router, set once built: tool calls are dispatched through it
     /// (`areas::agents::dispatch`).
     pub router: std::sync::OnceLock<axum::Router>,
@@ -36,6 +38,7 @@ pub struct Inner {
 
 impl AppState {
     pub fn new(store: Store, settings: Settings, server_key: Vec<u8>, key_source: KeySource) -> AppState {
+        let webhook_hosts = crate::outbound::HostPins::new(settings.webhook_hosts.clone());
         AppState(Arc::new(Inner {
             store,
             settings,
@@ -47,6 +50,7 @@ impl AppState {
             nonces: NonceMemory::default(),
             monthly: MonthlyQuota::default(),
             invocations: InvocationLog::default(),
+            webhook_hosts,
             router: std::sync::OnceLock::new(),
         }))
     }

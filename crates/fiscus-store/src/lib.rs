@@ -27,6 +27,7 @@ pub mod seals;
 pub mod settlement;
 pub mod tool_invocations;
 pub mod usage;
+pub mod webhook_deliveries;
 pub mod webhooks;
 pub mod workspaces;
 

@@ -39,7 +39,7 @@ pub fn routes() -> Router<AppState> {
         .route("/console/clients/{id}", get(clients::detail))
         .route("/console/clients/{id}/decision", post(clients::decide))
         .route("/console/webhooks", get(webhooks::list))
-        .route("/console/webhooks/{id}", post(webhooks::decide))
+        .route("/console/webhooks/{id}", get(webhooks::log).post(webhooks::decide))
         .layer(from_fn(session::guard))
 }
 

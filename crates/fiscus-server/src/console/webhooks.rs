@@ -44,7 +44,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
         }
         let _ = write!(
             rows,
-            "<tr><td><code>{id}</code></td><td>{env}</td><td><code>{url}</code></td><td>{types}</td><td>{app}</td>\
+            "<tr><td><a href=\"/console/webhooks/{id}\"><code>{id}</code></a></td><td>{env}</td><td><code>{url}</code></td><td>{types}</td><td>{app}</td>\
              <td class=\"status\">{status}</td><td>{at}</td><td>{forms}</td></tr>",
             id = escape(&e.id),
             env = e.environment.as_str(),
@@ -67,6 +67,66 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
         )
     };
     page("Webhook endpoints", op.nav(), &body)
+}
+
+/// One endpoint's delivery log: deliveries by state, and every attempt (status or error, latency, when the
+/// next attempt is due), newest first.
+pub async fn log(State(state): State<AppState>, op: OperatorSession, Path(id): Path<String>) -> Response {
+    let unavailable =
+        || html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.");
+    let Ok(mut conn) = state.store.read().await else { return unavailable() };
+    let Ok(endpoints) = fiscus_store::webhooks::list_workspace(&mut conn, &op.workspace_id).await else {
+        return unavailable();
+    };
+    // Only this workspace's endpoints exist here.
+    let Some(endpoint) = endpoints.into_iter().find(|e| e.id == id) else {
+        return html::error_page(StatusCode::NOT_FOUND, "Not found", "No such webhook endpoint in this workspace.");
+    };
+    let deliveries = fiscus_store::webhook_deliveries::counts(&mut conn, &op.workspace_id, &endpoint.id).await;
+    let attempts = fiscus_store::webhook_deliveries::log(&mut conn, &op.workspace_id, &endpoint.id, 200).await;
+    let (Ok(deliveries), Ok(attempts)) = (deliveries, attempts) else { return unavailable() };
+    let count = |state: &str| deliveries.get(state).copied().unwrap_or(0);
+    let mut rows = String::new();
+    for a in &attempts {
+        let outcome = match (a.status, &a.error) {
+            (Some(s), None) => format!("{s}"),
+            (Some(s), Some(e)) => format!("{s} · {}", escape(e)),
+            (None, Some(e)) => escape(e),
+            (None, None) => String::from("–"),
+        };
+        let _ = write!(
+            rows,
+            "<tr><td>{at}</td><td><code>{event}</code></td><td>{kind}</td><td>{n}</td><td class=\"status\">{outcome}</td>\
+             <td>{latency:.1} ms</td><td>{next}</td></tr>",
+            at = rfc3339(a.created_at),
+            event = escape(&a.event_id),
+            kind = escape(&a.event_type),
+            n = a.attempt,
+            latency = a.latency_micros as f64 / 1000.0,
+            next = a.next_attempt_at.map(rfc3339).unwrap_or_else(|| String::from("–")),
+        );
+    }
+    let table = if attempts.is_empty() {
+        "<p class=\"muted\">No delivery attempts yet.</p>".to_string()
+    } else {
+        format!(
+            "<table><tr><th>Attempted</th><th>Event</th><th>Type</th><th>Attempt</th><th>Answer</th><th>Latency</th>\
+             <th>Next attempt</th></tr>{rows}</table>"
+        )
+    };
+    let body = format!(
+        "<p><code>{url}</code> · {env} · <span class=\"status\">{status}</span>{reason}</p>\
+         <p>Deliveries: {pending} pending · {succeeded} delivered · {failed} failed · {abandoned} abandoned</p>{table}",
+        url = escape(&endpoint.url),
+        env = endpoint.environment.as_str(),
+        status = endpoint.status.as_str(),
+        reason = endpoint.status_reason.as_deref().map(|r| format!(" ({})", escape(r))).unwrap_or_default(),
+        pending = count("pending"),
+        succeeded = count("succeeded"),
+        failed = count("failed"),
+        abandoned = count("abandoned"),
+    );
+    page(&format!("Deliveries to {}", endpoint.id), op.nav(), &body)
 }
 
 #[derive(Deserialize)]

@@ -1,3 +1,5 @@
-//! Background work any node may run: settlement through connectors (claims are exclusive across nodes).
+//! Background work any node may run (claims are exclusive across nodes): settlement through connectors, and
+//! webhook delivery.
 
 pub mod settlement;
+pub mod webhooks;

@@ -26,4 +26,5 @@ mod rate_limit;
 mod schemathesis;
 mod settlement;
 mod signed_clients;
+mod webhook_delivery;
 mod webhooks;

@@ -99,3 +99,24 @@ async fn the_a2a_sdk_resolves_the_card_sends_messages_and_reads_tasks() {
         tokio::task::spawn_blocking(move || run("a2a_client.py", &[&base, &key, &id, &key_hex])).await.expect("join");
     assert!(out.contains("a2a sdk: ok"), "{out}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn standardwebhooks_and_svix_verify_real_deliveries() {
+    use crate::webhook_delivery::{Answer, loopback_app, propose, receiver, register};
+    let app = loopback_app().await;
+    let rx = receiver(|_| Answer::Status(200)).await;
+    let (_, secret) = register(&app, &format!("http://{}/hook", rx.addr)).await;
+    propose(&app).await;
+    propose(&app).await;
+    let got = rx.wait_for(2, std::time::Duration::from_secs(10)).await;
+    let deliveries: Vec<serde_json::Value> = got
+        .iter()
+        .map(|g| serde_json::json!({ "id": g.id, "timestamp": g.timestamp, "signature": g.signature, "body": g.body }))
+        .collect();
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("deliveries.json");
+    std::fs::write(&path, serde_json::to_vec(&deliveries).expect("json")).expect("write");
+    let path = path.to_string_lossy().to_string();
+    let out = tokio::task::spawn_blocking(move || run("webhook_verify.py", &[&secret, &path])).await.expect("join");
+    assert!(out.contains("webhook verifiers: ok"), "{out}");
+}

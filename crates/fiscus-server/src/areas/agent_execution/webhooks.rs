@@ -17,7 +17,6 @@ use fiscus_domain::webhooks::{self, Unsafe};
 use fiscus_store::webhooks::{Endpoint, EndpointStatus};
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
-use std::time::Duration;
 
 use crate::http::ctx::Ctx;
 use crate::http::problem::ApiError;
@@ -82,13 +81,7 @@ fn unsafe_endpoint(why: &Unsafe) -> ApiError {
 
 /// The addresses `host` resolves to: the configured pins first, else DNS (3 s at most).
 pub async fn resolve(state: &AppState, host: &str, port: u16) -> Vec<IpAddr> {
-    if let Some(pinned) = state.settings.webhook_hosts.get(&host.to_ascii_lowercase()) {
-        return pinned.clone();
-    }
-    match tokio::time::timeout(Duration::from_secs(3), tokio::net::lookup_host((host, port))).await {
-        Ok(Ok(addrs)) => addrs.map(|a| a.ip()).collect(),
-        _ => Vec::new(),
-    }
+    state.webhook_hosts.resolve(host, port).await
 }
 
 /// Registers an endpoint for this application's events (Standard Webhooks v1 signatures).
