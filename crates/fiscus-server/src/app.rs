@@ -59,9 +59,14 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
 /// The whole service.
 pub fn build(state: AppState) -> Router {
     let (api, doc) = documented(&state);
+    // Tool calls (MCP, A2A) are dispatched to the operations' own routes through the API with its route
+    // layers (metrics names the operation; authentication, idempotency and request evidence apply), below
+    // the outer layers the protocol request already passed (request id, panic guard, body limit, edge).
+    let dispatch = api.clone().route_layer(from_fn_with_state(state.clone(), metrics::layer)).with_state(state.clone());
+    let _ = state.router.set(dispatch);
     let doc_json = Arc::new(serde_json::to_string(&doc).unwrap_or_else(|_| String::from("{}")));
     let docs_page = Arc::new(crate::docs::render(&doc));
-    let router = Router::new()
+    Router::new()
         .merge(api)
         .merge(crate::console::routes())
         .route("/healthz", get(healthz))
@@ -95,10 +100,7 @@ pub fn build(state: AppState) -> Router {
         .layer(CatchPanicLayer::custom(|_| ApiError::internal().into_response()))
         .layer(from_fn(request_id::layer))
         .layer(from_fn(security_headers))
-        .with_state(state.clone());
-    // Tool calls (MCP, A2A) are dispatched to the operations' own routes through this router.
-    let _ = state.router.set(router.clone());
-    router
+        .with_state(state.clone())
 }
 
 async fn healthz() -> impl IntoResponse {

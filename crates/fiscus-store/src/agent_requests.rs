@@ -1,6 +1,7 @@
 //! Sealed evidence of each agent-execution gateway request.
 
 use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::integrity::Stored;
 use fiscus_domain::tenancy::Tenant;
 use sqlx::{AnyConnection, FromRow};
 
@@ -23,10 +24,33 @@ pub struct AgentRequestRow {
 const COLUMNS: &str = "id, application_id, credential_id, operation, method, path, status, request_hash, response_hash, \
                        evidence_hash, request_id, created_at";
 
-pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &AgentRequestRow) -> Result<()> {
+/// Inserts (and seals) one evidence row. `nonce`, for a signed read, spends the signature's nonce with the
+/// row: [`StoreError::Conflict`] when this client already used it.
+pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &AgentRequestRow, nonce: Option<&str>) -> Result<()> {
+    let text = |v: &str| Stored::Text(v.to_string());
+    let seal_mac = crate::seals::seal_of(
+        tx.seal_key(),
+        &crate::seals::AGENT_REQUESTS,
+        vec![
+            text(&r.id),
+            text(&tenant.workspace_id),
+            text(tenant.environment.as_str()),
+            text(&r.application_id),
+            text(&r.credential_id),
+            text(&r.operation),
+            text(&r.method),
+            text(&r.path),
+            Stored::Integer(r.status),
+            text(&r.request_hash),
+            text(&r.response_hash),
+            text(&r.evidence_hash),
+            text(&r.request_id),
+            Stored::Integer(r.created_at),
+        ],
+    )?;
     sqlx::query(&format!(
-        "INSERT INTO agent_requests (workspace_id, environment, {COLUMNS}) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+        "INSERT INTO agent_requests (workspace_id, environment, {COLUMNS}, nonce, seal_mac) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
     ))
     .bind(&tenant.workspace_id)
     .bind(tenant.environment.as_str())
@@ -42,9 +66,10 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &AgentRequestRow) -> R
     .bind(&r.evidence_hash)
     .bind(&r.request_id)
     .bind(r.created_at)
+    .bind(nonce)
+    .bind(seal_mac)
     .execute(tx.conn())
     .await?;
-    crate::seals::seal(tx, &crate::seals::AGENT_REQUESTS, &tenant.workspace_id, &r.id).await?;
     Ok(())
 }
 

@@ -26,6 +26,9 @@ pub struct IdentityRequest {
     pub public_key: String,
 }
 
+/// An Ed25519 public key, decoded (its curve point decompressed) and ready to verify with.
+pub type PublicKey = VerifyingKey;
+
 pub fn decode_public_key(b64: &str) -> Option<VerifyingKey> {
     let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
     let array: [u8; 32] = bytes.try_into().ok()?;

@@ -80,18 +80,13 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
     .unwrap_or_default();
     let recorded = async {
         let mut tx = state.store.begin().await?;
-        if let Some(client) = &unclaimed
-            && !fiscus_store::execution_clients::claim_nonce(
-                &mut tx,
-                &client.client_id,
-                &client.nonce,
-                client.nonce_expires_at,
-            )
-            .await?
-        {
-            return Ok(false);
+        // An unclaimed signed read spends its nonce with this row (unique per client and nonce).
+        let nonce = unclaimed.as_ref().map(|c| c.nonce.as_str());
+        match fiscus_store::agent_requests::insert(&mut tx, &principal.tenant, &row, nonce).await {
+            Ok(()) => {}
+            Err(fiscus_store::StoreError::Conflict(_)) if nonce.is_some() => return Ok(false),
+            Err(e) => return Err(e),
         }
-        fiscus_store::agent_requests::insert(&mut tx, &principal.tenant, &row).await?;
         tx.commit().await?;
         Ok::<bool, fiscus_store::StoreError>(true)
     }

@@ -119,7 +119,7 @@ pub async fn authenticate(
     if environment == Environment::Production && !resolved.production_access {
         return Err(ApiError::new(ErrorCode::ProductionAccessDisabled));
     }
-    let Some(key) = fiscus_domain::actions::delegation::decode_public_key(&standing.client.public_key) else {
+    let Some(key) = resolved.verifying_key else {
         tracing::error!(client = %standing.client.id, "a stored client key does not decode");
         return Err(ApiError::internal());
     };

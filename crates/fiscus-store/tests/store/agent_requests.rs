@@ -25,7 +25,7 @@ async fn an_agent_request_reads_back_sealed() {
     let t = tenant(&db).await;
     let r = row();
     let mut tx = db.begin().await.expect("begin");
-    agent_requests::insert(&mut tx, &t, &r).await.expect("insert");
+    agent_requests::insert(&mut tx, &t, &r, None).await.expect("insert");
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
     let read = agent_requests::get(&mut conn, &t, &r.id).await.expect("get");
@@ -47,10 +47,26 @@ async fn an_agent_request_of_another_workspace_or_environment_is_not_found() {
     let t = tenant(&db).await;
     let r = row();
     let mut tx = db.begin().await.expect("begin");
-    agent_requests::insert(&mut tx, &t, &r).await.expect("insert");
+    agent_requests::insert(&mut tx, &t, &r, None).await.expect("insert");
     tx.commit().await.expect("commit");
     for other in strangers(&db, &t).await {
         let mut conn = db.read().await.expect("conn");
         assert_not_found(agent_requests::get(&mut conn, &other, &r.id).await);
     }
+}
+
+#[tokio::test]
+async fn a_signed_reads_nonce_is_spent_once_by_its_evidence_row() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let (first, mut second, mut bearer) = (row(), row(), row());
+    second.id = fiscus_domain::ids::new_id("areq");
+    bearer.id = fiscus_domain::ids::new_id("areq");
+    let mut tx = db.begin().await.expect("begin");
+    agent_requests::insert(&mut tx, &t, &first, Some("n-1")).await.expect("insert");
+    agent_requests::insert(&mut tx, &t, &bearer, None).await.expect("rows without a nonce never collide");
+    tx.commit().await.expect("commit");
+    let mut tx = db.begin().await.expect("begin");
+    let again = agent_requests::insert(&mut tx, &t, &second, Some("n-1")).await;
+    assert!(matches!(again, Err(fiscus_store::StoreError::Conflict(_))), "{again:?}");
 }

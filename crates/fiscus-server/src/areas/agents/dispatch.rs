@@ -16,7 +16,7 @@ use tower::ServiceExt as _;
 
 use super::tools::{Slot, Tool};
 pub use crate::http::dispatched::Dispatched;
-use crate::http::request_id::REQUEST_ID;
+use crate::http::request_id::RequestId;
 use crate::state::AppState;
 
 /// Arguments that do not fit the tool's input schema's shape (a JSON-RPC "invalid params").
@@ -26,18 +26,29 @@ pub struct BadArguments(pub String);
 /// What the operation answered.
 pub struct Answer {
     pub status: u16,
-    /// The body as sent (JSON text).
+    /// The body as sent (JSON text from the operation's own serializer, or empty).
     pub text: String,
-    pub body: Value,
+}
+
+impl Answer {
+    /// Whether the body is a JSON object (the operations answer JSON, so its first character says so).
+    pub fn is_object(&self) -> bool {
+        self.text.trim_start().starts_with('{')
+    }
 }
 
 fn scalar(name: &str, v: &Value) -> Result<String, BadArguments> {
-    match v {
-        Value::String(s) => Ok(s.clone()),
-        Value::Number(n) => Ok(n.to_string()),
-        Value::Bool(b) => Ok(b.to_string()),
-        _ => Err(BadArguments(format!("`{name}` must be a string, number or boolean"))),
+    let text = match v {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => b.to_string(),
+        _ => return Err(BadArguments(format!("`{name}` must be a string, number or boolean"))),
+    };
+    // The edge refuses U+0000 in a path or query before routing; a dispatched call does not pass the edge.
+    if text.contains('\0') {
+        return Err(BadArguments(format!("`{name}` contains the character U+0000, which is not accepted")));
     }
+    Ok(text)
 }
 
 /// Builds the operation's request from the arguments.
@@ -94,16 +105,16 @@ pub async fn call(
     request_id: &str,
 ) -> Result<Answer, BadArguments> {
     let mut req = request(tool, arguments)?;
-    if let Ok(v) = HeaderValue::from_str(request_id) {
-        req.headers_mut().insert(REQUEST_ID.clone(), v);
-    }
+    // The router below the outer layers (`app::build`) mints no request id: the protocol request's is used.
+    req.extensions_mut().insert(RequestId(request_id.to_string()));
     req.extensions_mut().insert(Arc::new(caller.clone()));
     let Some(router) = state.router.get().cloned() else {
-        return Ok(Answer { status: 503, text: String::new(), body: Value::Null });
+        return Ok(Answer { status: 503, text: String::new() });
     };
     let Ok(response) = router.oneshot(req).await;
     let status = response.status().as_u16();
     let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap_or_default();
-    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    Ok(Answer { status, text: String::from_utf8_lossy(&bytes).into_owned(), body })
+    let text =
+        String::from_utf8(Vec::from(bytes)).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    Ok(Answer { status, text })
 }

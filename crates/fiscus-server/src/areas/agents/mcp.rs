@@ -66,43 +66,81 @@ pub async fn serve(
         }
         "ping" => ok(id, json!({})),
         "tools/list" => ok(id, json!({ "tools": invoke::offered(ctx).map(Tool::mcp).collect::<Vec<_>>() })),
-        "tools/call" => call(state, ctx, id, &params).await?,
+        "tools/call" => return Ok(call(state, ctx, id, &params).await?.into_response()),
         other => err(id, -32601, format!("method not found: {other}"), None),
     };
     Ok(Json(answer).into_response())
 }
 
-async fn call(state: &AppState, ctx: &Ctx, id: JsonRpcId, params: &Value) -> Result<JsonRpcResponse, ApiError> {
+async fn call(state: &AppState, ctx: &Ctx, id: JsonRpcId, params: &Value) -> Result<Reply, ApiError> {
+    let rpc = |r| Ok(Reply::Rpc(r));
     let Some(name) = params["name"].as_str() else {
-        return Ok(err(id, -32602, "tools/call needs params.name", None));
+        return rpc(err(id, -32602, "tools/call needs params.name", None));
     };
     let arguments = match &params["arguments"] {
         Value::Null => Map::new(),
         Value::Object(m) => m.clone(),
-        _ => return Ok(err(id, -32602, "params.arguments must be an object", None)),
+        _ => return rpc(err(id, -32602, "params.arguments must be an object", None)),
     };
     let called = match invoke::call(state, ctx, Protocol::Mcp, name, &arguments).await {
         Ok(c) => c,
-        Err(NotCalled::Unknown) => return Ok(err(id, -32602, format!("unknown tool: {name}"), None)),
+        Err(NotCalled::Unknown) => return rpc(err(id, -32602, format!("unknown tool: {name}"), None)),
         Err(NotCalled::Refused(code)) => {
-            return Ok(err(
+            return rpc(err(
                 id,
                 -32602,
                 format!("the tool {name} is not offered to this caller"),
                 Some(json!({ "code": code.code(), "title": code.title() })),
             ));
         }
-        Err(NotCalled::BadArguments(bad)) => return Ok(err(id, -32602, bad, None)),
+        Err(NotCalled::BadArguments(bad)) => return rpc(err(id, -32602, bad, None)),
         Err(NotCalled::Store(e)) => return Err(e),
     };
     let structured = called.tool.output_schema.is_some();
     let failed = called.outcome == Outcome::Failed;
     let answer = invoke::record(state, ctx, called).await?;
-    let mut result = json!({ "content": [{ "type": "text", "text": answer.text }], "isError": failed });
-    if !failed && structured && answer.body.is_object() {
-        result["structuredContent"] = answer.body;
+    // The answer's JSON goes into the result as it is (`structuredContent`) and as text, without being
+    // parsed and written again: it is the operation's own serializer's output.
+    let structured = !failed && structured && answer.is_object();
+    Ok(Reply::Call { id, text: answer.text, failed, structured })
+}
+
+/// What a request is answered with.
+enum Reply {
+    Rpc(JsonRpcResponse),
+    /// A `tools/call` result, written directly around the operation's JSON.
+    Call {
+        id: JsonRpcId,
+        text: String,
+        failed: bool,
+        structured: bool,
+    },
+}
+
+impl IntoResponse for Reply {
+    fn into_response(self) -> Response {
+        match self {
+            Reply::Rpc(r) => Json(r).into_response(),
+            Reply::Call { id, text, failed, structured } => {
+                let (Ok(id), Ok(quoted)) = (serde_json::to_string(&id), serde_json::to_string(&text)) else {
+                    return ApiError::internal().into_response();
+                };
+                let mut out = String::with_capacity(text.len() * 2 + id.len() + 128);
+                out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+                out.push_str(&id);
+                out.push_str(",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
+                out.push_str(&quoted);
+                out.push_str("}],\"isError\":");
+                out.push_str(if failed { "true" } else { "false" });
+                if structured {
+                    out.push_str(",\"structuredContent\":");
+                    out.push_str(&text);
+                }
+                out.push_str("}}");
+                ([(axum::http::header::CONTENT_TYPE, "application/json")], out).into_response()
+            }
+        }
     }
-    Ok(ok(id, result))
 }
 
 /// MCP for bearer credentials: the tool catalogue as the credential's scopes allow.
