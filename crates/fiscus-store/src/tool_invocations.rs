@@ -1,27 +1,107 @@
 //! Hash-only audit rows of tool calls through the agent protocols, sealed like request evidence.
 
-use crate::{Result, WriteTx};
+use crate::actions::corrupt;
+use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::integrity::Stored;
 use fiscus_domain::tenancy::Tenant;
 use sqlx::{AnyConnection, FromRow};
 
-#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
+/// The agent protocol a tool was called through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    Mcp,
+    A2a,
+}
+
+impl Protocol {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Mcp => "mcp",
+            Protocol::A2a => "a2a",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Protocol> {
+        [Protocol::Mcp, Protocol::A2a].into_iter().find(|p| p.as_str() == s)
+    }
+}
+
+/// How a call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The operation answered with success.
+    Succeeded,
+    /// The operation answered with a problem document.
+    Failed,
+    /// The tool is not offered to the caller; nothing was called.
+    Refused,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Succeeded => "succeeded",
+            Outcome::Failed => "failed",
+            Outcome::Refused => "refused",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Outcome> {
+        [Outcome::Succeeded, Outcome::Failed, Outcome::Refused].into_iter().find(|o| o.as_str() == s)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Invocation {
     pub id: String,
     pub application_id: String,
     pub credential_id: String,
-    /// `mcp` or `a2a`.
-    pub protocol: String,
+    pub protocol: Protocol,
     pub tool: String,
     /// `sha256:` of the RFC 8785 form of the arguments.
     pub request_hash: String,
     /// `sha256:` of the answer's body.
     pub response_hash: String,
     pub status: i64,
-    /// `succeeded`, `failed` (the operation answered an error) or `refused` (not offered to the caller).
-    pub outcome: String,
+    pub outcome: Outcome,
     pub request_id: String,
     pub created_at: i64,
+}
+
+#[derive(FromRow)]
+struct InvocationRow {
+    id: String,
+    application_id: String,
+    credential_id: String,
+    protocol: String,
+    tool: String,
+    request_hash: String,
+    response_hash: String,
+    status: i64,
+    outcome: String,
+    request_id: String,
+    created_at: i64,
+}
+
+impl TryFrom<InvocationRow> for Invocation {
+    type Error = StoreError;
+
+    fn try_from(r: InvocationRow) -> Result<Invocation> {
+        let bad = |column: &str, value: &str| corrupt("tool_invocations", &r.id, column, value);
+        Ok(Invocation {
+            protocol: Protocol::parse(&r.protocol).ok_or_else(|| bad("protocol", &r.protocol))?,
+            outcome: Outcome::parse(&r.outcome).ok_or_else(|| bad("outcome", &r.outcome))?,
+            id: r.id,
+            application_id: r.application_id,
+            credential_id: r.credential_id,
+            tool: r.tool,
+            request_hash: r.request_hash,
+            response_hash: r.response_hash,
+            status: r.status,
+            request_id: r.request_id,
+            created_at: r.created_at,
+        })
+    }
 }
 
 const COLUMNS: &str = "id, application_id, credential_id, protocol, tool, request_hash, response_hash, status, outcome, \
@@ -38,12 +118,12 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &Invocation) -> Result
             text(tenant.environment.as_str()),
             text(&r.application_id),
             text(&r.credential_id),
-            text(&r.protocol),
+            text(r.protocol.as_str()),
             text(&r.tool),
             text(&r.request_hash),
             text(&r.response_hash),
             Stored::Integer(r.status),
-            text(&r.outcome),
+            text(r.outcome.as_str()),
             text(&r.request_id),
             Stored::Integer(r.created_at),
         ],
@@ -57,12 +137,12 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &Invocation) -> Result
     .bind(&r.id)
     .bind(&r.application_id)
     .bind(&r.credential_id)
-    .bind(&r.protocol)
+    .bind(r.protocol.as_str())
     .bind(&r.tool)
     .bind(&r.request_hash)
     .bind(&r.response_hash)
     .bind(r.status)
-    .bind(&r.outcome)
+    .bind(r.outcome.as_str())
     .bind(&r.request_id)
     .bind(r.created_at)
     .bind(seal_mac)
@@ -78,7 +158,7 @@ pub async fn recent(
     credential_id: &str,
     limit: u32,
 ) -> Result<Vec<Invocation>> {
-    Ok(sqlx::query_as::<_, Invocation>(&format!(
+    sqlx::query_as::<_, InvocationRow>(&format!(
         "SELECT {COLUMNS} FROM tool_invocations WHERE workspace_id = $1 AND environment = $2 AND credential_id = $3 \
          ORDER BY id DESC LIMIT $4"
     ))
@@ -87,5 +167,8 @@ pub async fn recent(
     .bind(credential_id)
     .bind(i64::from(limit))
     .fetch_all(&mut *conn)
-    .await?)
+    .await?
+    .into_iter()
+    .map(Invocation::try_from)
+    .collect()
 }

@@ -4,6 +4,7 @@
 
 mod helpers;
 
+mod a2a_tasks;
 mod actions;
 mod agent_requests;
 mod applications;
@@ -20,5 +21,7 @@ mod operators;
 mod outbox;
 mod seals;
 mod settlement;
+mod tool_invocations;
 mod usage;
+mod webhook_deliveries;
 mod workspaces;

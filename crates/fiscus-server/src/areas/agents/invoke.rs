@@ -4,7 +4,7 @@
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::evidence::{seal, seal_bytes};
-use fiscus_store::tool_invocations::Invocation;
+pub use fiscus_store::tool_invocations::{Invocation, Outcome, Protocol};
 use serde_json::{Map, Value};
 
 use super::dispatch::{self, Answer, Dispatched};
@@ -12,43 +12,6 @@ use super::tools::{self, Tool};
 use crate::http::ctx::Ctx;
 use crate::http::problem::ApiError;
 use crate::state::AppState;
-
-/// The agent protocol a tool was called through.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Protocol {
-    Mcp,
-    A2a,
-}
-
-impl Protocol {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Protocol::Mcp => "mcp",
-            Protocol::A2a => "a2a",
-        }
-    }
-}
-
-/// How a call ended, as the invocation row records it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// The operation answered with success.
-    Succeeded,
-    /// The operation answered with a problem document.
-    Failed,
-    /// The tool is not offered to the caller; nothing was called.
-    Refused,
-}
-
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Succeeded => "succeeded",
-            Outcome::Failed => "failed",
-            Outcome::Refused => "refused",
-        }
-    }
-}
 
 /// The tools this caller is offered.
 pub fn offered<'a>(ctx: &'a Ctx) -> impl Iterator<Item = &'static Tool> + 'a {
@@ -128,12 +91,12 @@ fn invocation(
         id: fiscus_domain::ids::new_id("inv"),
         application_id: ctx.principal.application_id.clone(),
         credential_id: ctx.principal.credential_id.clone(),
-        protocol: protocol.as_str().into(),
+        protocol,
         tool: tool.name().to_string(),
         request_hash,
         response_hash,
         status,
-        outcome: outcome.as_str().to_string(),
+        outcome,
         request_id: ctx.request_id.clone(),
         created_at: now_micros(),
     }

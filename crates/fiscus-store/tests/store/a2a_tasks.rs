@@ -1,0 +1,77 @@
+use crate::helpers::*;
+use fiscus_store::a2a_tasks::{self, Filter, Task, TaskState};
+
+fn task(message_id: &str, context_id: &str, state: TaskState) -> Task {
+    Task {
+        id: fiscus_domain::ids::new_id("task"),
+        application_id: "app_1".into(),
+        credential_id: "key_1".into(),
+        context_id: context_id.into(),
+        message_id: message_id.into(),
+        skill: "get_actions".into(),
+        state,
+        http_status: if state == TaskState::Completed { 200 } else { 422 },
+        request_hash: "sha256:01".into(),
+        response_hash: "sha256:02".into(),
+        message: r#"{"messageId":"m"}"#.into(),
+        result: r#"{"object":"list"}"#.into(),
+        created_at: NOW,
+    }
+}
+
+async fn insert(db: &fiscus_store::Store, t: &fiscus_domain::tenancy::Tenant, task: &Task) -> fiscus_store::Result<()> {
+    let mut tx = db.begin().await.expect("begin");
+    a2a_tasks::insert(&mut tx, t, task).await?;
+    tx.commit().await.expect("commit");
+    Ok(())
+}
+
+#[tokio::test]
+async fn tasks_are_read_by_their_application_only_and_a_message_id_is_used_once() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let first = task("m-1", "ctx_a", TaskState::Completed);
+    insert(&db, &t, &first).await.expect("insert");
+    assert_conflict(insert(&db, &t, &task("m-1", "ctx_b", TaskState::Completed)).await);
+    let mut conn = db.read().await.expect("conn");
+    assert_eq!(a2a_tasks::get(&mut conn, &t, "app_1", &first.id).await.expect("get"), first);
+    assert_eq!(a2a_tasks::by_message(&mut conn, &t, "app_1", "m-1").await.expect("by message"), Some(first.clone()));
+    assert_not_found(a2a_tasks::get(&mut conn, &t, "app_2", &first.id).await);
+    for other in strangers(&db, &t).await {
+        assert_not_found(a2a_tasks::get(&mut conn, &other, "app_1", &first.id).await);
+    }
+}
+
+#[tokio::test]
+async fn tasks_list_newest_first_by_page_with_exact_filters() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let a = task("m-1", "ctx_a", TaskState::Completed);
+    let b = task("m-2", "ctx_a", TaskState::Failed);
+    let c = task("m-3", "ctx_b", TaskState::Completed);
+    for x in [&a, &b, &c] {
+        insert(&db, &t, x).await.expect("insert");
+    }
+    let mut conn = db.read().await.expect("conn");
+    let all = Filter::default();
+    let (page, total) = a2a_tasks::list(&mut conn, &t, "app_1", &all, None, 2).await.expect("list");
+    assert_eq!((page.iter().map(|x| x.id.clone()).collect::<Vec<_>>(), total), (vec![c.id.clone(), b.id.clone()], 3));
+    let (rest, _) = a2a_tasks::list(&mut conn, &t, "app_1", &all, Some(&b.id), 2).await.expect("list");
+    assert_eq!(rest, vec![a.clone()]);
+    let ctx = Filter { context_id: Some("ctx_a".into()), state: Some(TaskState::Failed), since: None };
+    let (failed, total) = a2a_tasks::list(&mut conn, &t, "app_1", &ctx, None, 10).await.expect("list");
+    assert_eq!((failed, total), (vec![b.clone()], 1));
+    let later = Filter { since: Some(NOW + 1), ..Filter::default() };
+    assert_eq!(a2a_tasks::list(&mut conn, &t, "app_1", &later, None, 10).await.expect("list").1, 0);
+}
+
+#[tokio::test]
+async fn an_unknown_stored_task_state_is_refused_as_corrupt() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let x = task("m-1", "ctx_a", TaskState::Completed);
+    insert(&db, &t, &x).await.expect("insert");
+    force(&db, "a2a_tasks", "state", &x.id, "working").await;
+    let mut conn = db.read().await.expect("conn");
+    assert_corrupt(a2a_tasks::get(&mut conn, &t, "app_1", &x.id).await, "state");
+}
