@@ -212,9 +212,37 @@ pub fn jittered(delay: u64, random: f64) -> u64 {
     (delay as f64 * factor).round() as u64
 }
 
+/// The delay a receiver asked for in `Retry-After` (RFC 9110 section 10.2.3), in seconds from `now`
+/// (Unix seconds): delta-seconds, or an HTTP-date (IMF-fixdate, the form senders must use); a date in the
+/// past is 0. `None` when the value is neither.
+pub fn retry_after(value: &str, now: i64) -> Option<u64> {
+    let value = value.trim();
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        return value.parse().ok();
+    }
+    let format = time::macros::format_description!(
+        "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
+    );
+    let at = time::PrimitiveDateTime::parse(value, &format).ok()?.assume_utc().unix_timestamp();
+    Some(u64::try_from(at - now).unwrap_or(0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retry_after_reads_seconds_and_http_dates() {
+        // 1994-11-06T08:49:37Z, RFC 9110's example date.
+        let example = 784_111_777;
+        assert_eq!(retry_after("120", example), Some(120));
+        assert_eq!(retry_after(" 0 ", example), Some(0));
+        assert_eq!(retry_after("Sun, 06 Nov 1994 08:51:37 GMT", example), Some(120));
+        assert_eq!(retry_after("Sun, 06 Nov 1994 08:48:37 GMT", example), Some(0), "a past date: now");
+        for bad in ["", "-5", "1.5", "soon", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 PST"] {
+            assert_eq!(retry_after(bad, example), None, "{bad}");
+        }
+    }
 
     #[test]
     fn a_secret_round_trips_and_signs_as_standard_webhooks_does() {

@@ -75,8 +75,8 @@ pub async fn run(
     result
 }
 
-/// Background work of every node: flushing the request log, purging expired idempotency keys and forgetting
-/// signature nonces whose signatures can no longer be fresh.
+/// Background work of every node: flushing the request log, purging expired idempotency keys, forgetting
+/// signature nonces whose signatures can no longer be fresh, and the webhook delivery log past its retention.
 fn spawn_background(state: AppState) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -99,6 +99,9 @@ fn spawn_background(state: AppState) -> tokio::task::JoinHandle<()> {
                     let mut tx = state.store.begin().await?;
                     let n = fiscus_store::idempotency::purge_expired(tx.conn(), now).await?;
                     fiscus_store::execution_clients::sweep_nonces(tx.conn(), now).await?;
+                    let retention = i64::try_from(state.settings.webhook_log_retention_days).unwrap_or(30);
+                    let before = now - retention * 86_400 * fiscus_domain::clock::MICROS_PER_SECOND;
+                    fiscus_store::webhook_deliveries::purge(tx.conn(), before).await?;
                     tx.commit().await?;
                     Ok::<u64, fiscus_store::StoreError>(n)
                 };

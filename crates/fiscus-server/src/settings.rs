@@ -84,6 +84,9 @@ pub struct Settings {
     /// A worker's claim on an endpoint's delivery queue older than this is taken over by another worker
     /// (its node died or hangs); the events it had not recorded are sent again, with the same webhook-id.
     pub webhook_claim_stale_seconds: u64,
+    /// How long finished webhook deliveries and their attempt log are kept (pending ones are kept until
+    /// they finish).
+    pub webhook_log_retention_days: u64,
     /// Where this node anchors the audit chains' heads outside the database. Defaults to
     /// `<data_dir>/audit-anchor.json`; `fiscus verify audit` reads the same file.
     pub audit_anchor_file: Option<PathBuf>,
@@ -134,6 +137,7 @@ impl Default for Settings {
             webhook_worker: true,
             webhook_timeout_seconds: 10,
             webhook_claim_stale_seconds: 60,
+            webhook_log_retention_days: 30,
             token_requests_per_client: ServiceClass { quota: 60, window_seconds: 60 },
             token_requests_per_address: ServiceClass { quota: 600, window_seconds: 60 },
         }

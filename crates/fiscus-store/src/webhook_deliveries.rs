@@ -389,3 +389,19 @@ pub async fn counts(conn: &mut AnyConnection, workspace_id: &str, endpoint_id: &
     .await?;
     Ok(rows.into_iter().collect())
 }
+
+/// Forgets finished deliveries and attempts older than `before` (the delivery log's retention); pending
+/// deliveries are kept whatever their age. Returns how many rows went.
+pub async fn purge(conn: &mut AnyConnection, before: i64) -> Result<u64> {
+    let attempts = sqlx::query("DELETE FROM webhook_attempts WHERE created_at < $1")
+        .bind(before)
+        .execute(&mut *conn)
+        .await?
+        .rows_affected();
+    let finished = sqlx::query("DELETE FROM webhook_deliveries WHERE state <> 'pending' AND finished_at < $1")
+        .bind(before)
+        .execute(&mut *conn)
+        .await?
+        .rows_affected();
+    Ok(attempts + finished)
+}

@@ -273,7 +273,7 @@ async fn send(
                 .headers()
                 .get(reqwest::header::RETRY_AFTER)
                 .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok());
+                .and_then(|v| webhooks::retry_after(v, now_micros() / MICROS_PER_SECOND));
             // Read (a bounded part of) the body so the connection can be reused.
             let mut read = 0usize;
             while read < 64 * 1024 {

@@ -143,3 +143,38 @@ async fn a_queue_is_held_by_one_worker_until_it_lets_go_or_its_claim_goes_stale(
     assert_eq!(log.len(), 1, "only the attempt recorded by the claim's holder");
     assert_eq!((log[0].status, log[0].next_attempt_at), (Some(200), Some(retry_at)));
 }
+
+#[tokio::test]
+async fn the_delivery_log_is_purged_past_its_retention_but_pending_deliveries_stay() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let e = endpoint(&db, &t, &["*"], EndpointStatus::Active, NOW - 10).await;
+    event(&db, &t, EventType::ActionProposed).await;
+    event(&db, &t, EventType::ActionSubmitted).await;
+    fan_out(&db).await;
+    let mut tx = db.begin().await.expect("begin");
+    let queue = deliveries::claim(&mut tx, "wrk_a", NOW, NOW - 1, 10).await.expect("claim").remove(0);
+    tx.commit().await.expect("commit");
+    let mut conn = db.read().await.expect("conn");
+    let due = deliveries::pending(&mut conn, &e, 10).await.expect("pending");
+    drop(conn);
+    let done = Attempt {
+        delivery_id: due[0].id.clone(),
+        event_id: due[0].event_id.clone(),
+        attempt: 1,
+        status: Some(204),
+        error: None,
+        latency_micros: 900,
+        after: After::Succeeded,
+        at: NOW,
+    };
+    let mut tx = db.begin().await.expect("begin");
+    assert!(deliveries::record(&mut tx, &queue, "wrk_a", &[done], true, NOW).await.expect("record"));
+    tx.commit().await.expect("commit");
+    let mut conn = db.read().await.expect("conn");
+    assert_eq!(deliveries::purge(&mut conn, NOW).await.expect("purge"), 0, "nothing is older than the cutoff");
+    assert_eq!(deliveries::purge(&mut conn, NOW + 1).await.expect("purge"), 2, "the attempt and its finished delivery");
+    let left = deliveries::counts(&mut conn, &t.workspace_id, &e).await.expect("counts");
+    assert_eq!(left.get("pending"), Some(&1), "{left:?}");
+    assert_eq!(left.len(), 1);
+}
