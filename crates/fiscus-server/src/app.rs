@@ -62,7 +62,11 @@ pub fn build(state: AppState) -> Router {
     // Tool calls (MCP, A2A) are dispatched to the operations' own routes through the API with its route
     // layers (metrics names the operation; authentication, idempotency and request evidence apply), below
     // the outer layers the protocol request already passed (request id, panic guard, body limit, edge).
-    let dispatch = api.clone().route_layer(from_fn_with_state(state.clone(), metrics::layer)).with_state(state.clone());
+    let dispatch = api
+        .clone()
+        .route_layer(from_fn_with_state(state.clone(), metrics::layer))
+        .layer(DefaultBodyLimit::max(state.settings.body_limit_bytes))
+        .with_state(state.clone());
     let _ = state.router.set(dispatch);
     let doc_json = Arc::new(serde_json::to_string(&doc).unwrap_or_else(|_| String::from("{}")));
     let docs_page = Arc::new(crate::docs::render(&doc));

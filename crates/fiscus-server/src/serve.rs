@@ -99,9 +99,6 @@ fn spawn_background(state: AppState) -> tokio::task::JoinHandle<()> {
                     let mut tx = state.store.begin().await?;
                     let n = fiscus_store::idempotency::purge_expired(tx.conn(), now).await?;
                     fiscus_store::execution_clients::sweep_nonces(tx.conn(), now).await?;
-                    let retention = i64::try_from(state.settings.webhook_log_retention_days).unwrap_or(30);
-                    let before = now - retention * 86_400 * fiscus_domain::clock::MICROS_PER_SECOND;
-                    fiscus_store::webhook_deliveries::purge(tx.conn(), before).await?;
                     tx.commit().await?;
                     Ok::<u64, fiscus_store::StoreError>(n)
                 };
@@ -109,6 +106,19 @@ fn spawn_background(state: AppState) -> tokio::task::JoinHandle<()> {
                     Ok(n) if n > 0 => tracing::info!(purged = n, "expired idempotency keys purged"),
                     Ok(_) => {}
                     Err(e) => tracing::warn!(error = %e, "idempotency purge failed"),
+                }
+                // Its own transaction: a failure here never holds back the purges above.
+                let log = async {
+                    let now = fiscus_domain::clock::now_micros();
+                    let retention = i64::try_from(state.settings.webhook_log_retention_days).unwrap_or(30);
+                    let before = now - retention * 86_400 * fiscus_domain::clock::MICROS_PER_SECOND;
+                    let mut tx = state.store.begin().await?;
+                    let n = fiscus_store::webhook_deliveries::purge(tx.conn(), before).await?;
+                    tx.commit().await?;
+                    Ok::<u64, fiscus_store::StoreError>(n)
+                };
+                if let Err(e) = log.await {
+                    tracing::warn!(error = %e, "webhook delivery log purge failed");
                 }
             }
         }
@@ -145,7 +155,7 @@ pub fn spawn_webhook_worker(state: AppState) -> tokio::task::JoinHandle<()> {
         let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 100));
         loop {
             match crate::workers::webhooks::run_once(&state, &clients, &worker).await {
-                Ok(pass) if pass.fanned_out > 0 || pass.attempts > 0 => continue,
+                Ok(pass) if pass.fanned_out > 0 || pass.claimed > 0 => continue,
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "webhook delivery pass failed"),
             }

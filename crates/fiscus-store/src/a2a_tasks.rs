@@ -143,15 +143,24 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, t: &Task) -> Result<()> {
     Ok(())
 }
 
-/// One task of one application; another application's or workspace's task is [`StoreError::NotFound`].
-pub async fn get(conn: &mut AnyConnection, tenant: &Tenant, application_id: &str, id: &str) -> Result<Task> {
+/// Whose tasks: an application's, or only those one of its credentials sent (a signed client sees only its
+/// own, since another credential of the application may hold a wider grant).
+#[derive(Clone, Copy, Debug)]
+pub struct Owner<'a> {
+    pub application_id: &'a str,
+    pub credential_id: Option<&'a str>,
+}
+
+/// One task of its owner; another owner's or workspace's task is [`StoreError::NotFound`].
+pub async fn get(conn: &mut AnyConnection, tenant: &Tenant, owner: Owner<'_>, id: &str) -> Result<Task> {
     sqlx::query_as::<_, TaskRow>(&format!(
         "SELECT {COLUMNS} FROM a2a_tasks WHERE workspace_id = $1 AND environment = $2 AND application_id = $3 \
-         AND id = $4"
+         AND ($4 IS NULL OR credential_id = $4) AND id = $5"
     ))
     .bind(&tenant.workspace_id)
     .bind(tenant.environment.as_str())
-    .bind(application_id)
+    .bind(owner.application_id)
+    .bind(owner.credential_id)
     .bind(id)
     .fetch_optional(&mut *conn)
     .await?
@@ -159,7 +168,8 @@ pub async fn get(conn: &mut AnyConnection, tenant: &Tenant, application_id: &str
     .try_into()
 }
 
-/// The task an application's message became, if it was already received.
+/// The task an application's message became, if it was already received (message ids are the
+/// application's: one task per application and message id, whichever credential sent it).
 pub async fn by_message(
     conn: &mut AnyConnection,
     tenant: &Tenant,
@@ -194,7 +204,7 @@ pub struct Filter {
 pub async fn list(
     conn: &mut AnyConnection,
     tenant: &Tenant,
-    application_id: &str,
+    owner: Owner<'_>,
     filter: &Filter,
     before: Option<&str>,
     limit: u32,
@@ -203,6 +213,11 @@ pub async fn list(
     let mut conditions = String::from("workspace_id = $1 AND environment = $2 AND application_id = $3");
     let mut n = 3;
     let mut binds: Vec<String> = Vec::new();
+    if let Some(c) = owner.credential_id {
+        n += 1;
+        conditions.push_str(&format!(" AND credential_id = ${n}"));
+        binds.push(c.to_string());
+    }
     let mut since = None;
     if let Some(c) = &filter.context_id {
         n += 1;
@@ -231,11 +246,11 @@ pub async fn list(
     let mut count = sqlx::query_scalar::<_, i64>(&count_sql)
         .bind(&tenant.workspace_id)
         .bind(tenant.environment.as_str())
-        .bind(application_id);
+        .bind(owner.application_id);
     let mut page = sqlx::query_as::<_, TaskRow>(&page_sql)
         .bind(&tenant.workspace_id)
         .bind(tenant.environment.as_str())
-        .bind(application_id);
+        .bind(owner.application_id);
     for b in &binds {
         count = count.bind(b.clone());
         page = page.bind(b.clone());

@@ -2,7 +2,7 @@
 //! endpoint), the per-endpoint queues that workers claim exclusively (so an endpoint hears its events one at
 //! a time and in event order), and the log of every attempt.
 
-use crate::dialect::{backend_of, for_update_skip_locked};
+use crate::dialect::{backend_of, for_update, for_update_skip_locked};
 use crate::{Result, WriteTx};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::ids::new_id;
@@ -47,10 +47,12 @@ pub struct FannedOut {
 /// endpoint of the event's workspace and environment that subscribes to its type, the endpoints' queues due
 /// now, and the events marked as fanned out (`outbox.delivered_at`). Events no endpoint hears are only marked.
 pub async fn fan_out(tx: &mut WriteTx, now: i64, limit: i64) -> Result<FannedOut> {
-    let skip = for_update_skip_locked(backend_of(tx.conn()));
+    // Locked without skipping: nodes fan out one after another, never two disjoint batches at once, which
+    // could commit out of order and let a later event reach an endpoint before an earlier one.
+    let lock = for_update(backend_of(tx.conn()));
     let events = sqlx::query_as::<_, OutboxRow>(&format!(
         "SELECT id, workspace_id, environment, event_type, created_at FROM outbox WHERE delivered_at IS NULL \
-         ORDER BY id LIMIT $1{skip}"
+         ORDER BY id LIMIT $1{lock}"
     ))
     .bind(limit)
     .fetch_all(tx.conn())

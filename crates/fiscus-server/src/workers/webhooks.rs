@@ -17,15 +17,19 @@
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::webhooks::{self, retry_delay};
+use fiscus_store::StoreError;
 use fiscus_store::webhook_deliveries::{self as deliveries, After, Attempt, Claimed, Due};
+use fiscus_store::webhooks::Endpoint;
 use fiscus_store::webhooks::EndpointStatus;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
 
 use crate::secret_box::SecretBox;
 use crate::state::AppState;
 
-/// Queues one pass claims at most (each is served by its own task).
-const QUEUES_PER_PASS: i64 = 32;
+/// Queues one worker serves at once, each in its own task.
+const QUEUES_AT_ONCE: usize = 32;
 /// Deliveries read (and recorded) together from one queue.
 const CHUNK: i64 = 64;
 /// How long a worker keeps one queue before letting it go (another pass or node picks it up again).
@@ -41,6 +45,8 @@ const MAX_RETRY_AFTER_SECONDS: u64 = 24 * 3600;
 pub struct Clients {
     strict: reqwest::Client,
     loopback: Option<reqwest::Client>,
+    /// Queues this worker serves at once (each in its own task).
+    serving: Arc<Semaphore>,
 }
 
 impl Clients {
@@ -52,7 +58,7 @@ impl Clients {
         } else {
             None
         };
-        Ok(Clients { strict, loopback })
+        Ok(Clients { strict, loopback, serving: Arc::new(Semaphore::new(QUEUES_AT_ONCE)) })
     }
 
     /// The client for an endpoint of this environment, and whether it may reach loopback.
@@ -68,78 +74,97 @@ impl Clients {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Pass {
     pub fanned_out: usize,
-    pub attempts: usize,
+    /// Queues claimed (now being served in their own tasks).
+    pub claimed: usize,
 }
 
-/// One pass: fan out, claim due queues, serve them concurrently.
+/// How long this worker keeps a queue: [`HOLD`], or less when claims go stale sooner (a test setting), so a
+/// queue is let go well before another worker may take it over.
+fn hold(state: &AppState) -> Duration {
+    HOLD.min(Duration::from_secs(state.settings.webhook_claim_stale_seconds.max(1)) / 3)
+}
+
+/// One pass: fan out, then claim as many due queues as this worker has free tasks for, and serve each in its
+/// own task. A slow receiver occupies only its own task: the next pass does not wait for it.
 pub async fn run_once(state: &AppState, clients: &Clients, worker: &str) -> anyhow::Result<Pass> {
     let now = now_micros();
     let mut tx = state.store.begin().await?;
     let fanned = deliveries::fan_out(&mut tx, now, FAN_OUT).await?;
     tx.commit().await?;
+    let free = clients.serving.available_permits();
+    if free == 0 {
+        return Ok(Pass { fanned_out: fanned.events, claimed: 0 });
+    }
     let stale = i64::try_from(state.settings.webhook_claim_stale_seconds).unwrap_or(60).max(1) * MICROS_PER_SECOND;
     let mut tx = state.store.begin().await?;
-    let queues = deliveries::claim(&mut tx, worker, now_micros(), now_micros() - stale, QUEUES_PER_PASS).await?;
+    let limit = i64::try_from(free).unwrap_or(1);
+    let queues = deliveries::claim(&mut tx, worker, now_micros(), now_micros() - stale, limit).await?;
     tx.commit().await?;
-    let mut tasks = tokio::task::JoinSet::new();
+    let claimed = queues.len();
     for queue in queues {
+        let Ok(permit) = clients.serving.clone().try_acquire_owned() else { break };
         let (state, clients, worker) = (state.clone(), clients.clone(), worker.to_string());
-        tasks.spawn(async move {
-            let endpoint = queue.endpoint_id.clone();
-            match serve_queue(&state, &clients, &worker, &queue).await {
-                Ok(n) => n,
-                Err(e) => {
-                    tracing::warn!(endpoint = %endpoint, error = %e, "webhook queue pass failed; its claim will go stale and be retaken");
-                    0
-                }
+        tokio::spawn(async move {
+            let _permit = permit;
+            if let Err(e) = serve_queue(&state, &clients, &worker, &queue).await {
+                tracing::warn!(endpoint = %queue.endpoint_id, error = %e, "webhook queue pass failed; its claim will go stale and be retaken");
             }
         });
     }
-    let mut attempts = 0;
-    while let Some(done) = tasks.join_next().await {
-        attempts += done.unwrap_or(0);
-    }
-    Ok(Pass { fanned_out: fanned.events, attempts })
+    Ok(Pass { fanned_out: fanned.events, claimed })
 }
 
-/// Serves one claimed queue for up to [`HOLD`]; returns how many attempts it made.
-async fn serve_queue(state: &AppState, clients: &Clients, worker: &str, queue: &Claimed) -> anyhow::Result<usize> {
-    let started = Instant::now();
-    let endpoint = {
-        let mut conn = state.store.read().await?;
-        let endpoint = fiscus_store::webhooks::get(&mut conn, &queue.tenant, &queue.endpoint_id).await?;
-        // The URL and secret decide where events go and who can read them: a row changed outside Fiscus is
-        // never delivered to.
-        let checked = fiscus_store::seals::check(
-            &mut conn,
-            state.store.seal_key(),
-            &fiscus_store::seals::WEBHOOK_ENDPOINTS,
-            &queue.tenant.workspace_id,
-            "id",
-            &queue.endpoint_id,
-        )
-        .await;
-        match checked {
-            Ok(()) => endpoint,
-            Err(e) => {
-                tracing::error!(endpoint = %queue.endpoint_id, error = %e, "webhook endpoint failed verification");
-                return abandon(state, queue, "the endpoint's record failed verification").await;
-            }
+/// The endpoint as it stands now, its seal checked. `None` when it must not be delivered to any more
+/// (its pending deliveries are then abandoned): not active, tampered with, or its secret does not open.
+async fn standing(state: &AppState, queue: &Claimed) -> anyhow::Result<Option<(Endpoint, Vec<u8>)>> {
+    let mut conn = state.store.read().await?;
+    let endpoint = fiscus_store::webhooks::get(&mut conn, &queue.tenant, &queue.endpoint_id).await?;
+    // The URL and secret decide where events go and who can read them: a row changed outside Fiscus is
+    // never delivered to. Any other failure is retried (the claim goes stale), never taken as a refusal.
+    let checked = fiscus_store::seals::check(
+        &mut conn,
+        state.store.seal_key(),
+        &fiscus_store::seals::WEBHOOK_ENDPOINTS,
+        &queue.tenant.workspace_id,
+        "id",
+        &queue.endpoint_id,
+    )
+    .await;
+    drop(conn);
+    match checked {
+        Ok(()) => {}
+        Err(e @ (StoreError::Tampered(_) | StoreError::Corrupt(_))) => {
+            tracing::error!(endpoint = %queue.endpoint_id, error = %e, "webhook endpoint failed verification");
+            abandon(state, queue, "the endpoint's record failed verification").await?;
+            return Ok(None);
         }
-    };
+        Err(e) => return Err(e.into()),
+    }
     if endpoint.status != EndpointStatus::Active {
-        return abandon(state, queue, &format!("the endpoint is {}", endpoint.status.as_str())).await;
+        abandon(state, queue, &format!("the endpoint is {}", endpoint.status.as_str())).await?;
+        return Ok(None);
     }
     let secret = SecretBox::new(&state.server_key)
         .open(&endpoint.secret_sealed, &endpoint.id)
         .and_then(|bytes| String::from_utf8(bytes).ok())
         .and_then(|s| webhooks::secret_key(&s));
     let Some(key) = secret else {
-        return abandon(state, queue, "the endpoint's secret cannot be opened").await;
+        abandon(state, queue, "the endpoint's secret cannot be opened").await?;
+        return Ok(None);
     };
+    Ok(Some((endpoint, key)))
+}
+
+/// Serves one claimed queue for up to [`hold`] (plus one attempt's timeout at most); returns how many
+/// attempts it made.
+async fn serve_queue(state: &AppState, clients: &Clients, worker: &str, queue: &Claimed) -> anyhow::Result<usize> {
+    let started = Instant::now();
+    let hold = hold(state);
     let (client, allow_loopback) = clients.for_environment(queue.tenant.environment);
     let mut made = 0;
     loop {
+        // Read again for every chunk: a revoked or disabled endpoint stops receiving within one chunk.
+        let Some((endpoint, key)) = standing(state, queue).await? else { return Ok(made) };
         let due = {
             let mut conn = state.store.read().await?;
             deliveries::pending(&mut conn, &queue.endpoint_id, CHUNK).await?
@@ -150,7 +175,7 @@ async fn serve_queue(state: &AppState, clients: &Clients, worker: &str, queue: &
         let mut release = due.len() < CHUNK as usize;
         let mut gone = false;
         for d in &due {
-            if d.next_attempt_at > now_micros() {
+            if d.next_attempt_at > now_micros() || started.elapsed() >= hold {
                 release = true;
                 break;
             }
@@ -163,7 +188,8 @@ async fn serve_queue(state: &AppState, clients: &Clients, worker: &str, queue: &
                 break;
             }
         }
-        let release = release || started.elapsed() >= HOLD;
+        let release = release || started.elapsed() >= hold;
+
         made += attempts.len();
         let now = now_micros();
         let mut tx = state.store.begin().await?;

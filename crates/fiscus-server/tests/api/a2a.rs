@@ -217,3 +217,15 @@ async fn a_skill_outside_the_grant_is_refused_and_only_granted_skills_are_listed
             .await;
     assert_eq!(proposed["result"]["task"]["artifacts"][0]["parts"][0]["data"]["control_state"], "draft", "{proposed}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_message_sent_twice_at_once_has_one_effect() {
+    let app = spawn_app().await;
+    let sent = message("twice", "post_actions", json!({ "body": proposal() }));
+    let (a, b) =
+        tokio::join!(rpc(&app, &app.key, "SendMessage", sent.clone()), rpc(&app, &app.key, "SendMessage", sent));
+    assert_eq!(app.count("SELECT COUNT(*) FROM actions").await, 1, "{a} {b}");
+    assert_eq!(app.count("SELECT COUNT(*) FROM a2a_tasks").await, 1);
+    let ids: Vec<&str> = [&a, &b].iter().filter_map(|r| r["result"]["task"]["id"].as_str()).collect();
+    assert!(!ids.is_empty() && ids.iter().all(|i| *i == ids[0]), "{a} {b}");
+}

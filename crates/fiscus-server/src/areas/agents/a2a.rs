@@ -21,12 +21,12 @@ use fiscus_domain::clock::{now_micros, parse_rfc3339, rfc3339};
 use fiscus_domain::evidence::seal;
 use fiscus_domain::ids::new_id;
 use fiscus_store::StoreError;
-use fiscus_store::a2a_tasks::{self, Filter, Task, TaskState};
+use fiscus_store::a2a_tasks::{self, Filter, Owner, Task, TaskState};
 use serde_json::{Map, Value, json};
 
 use super::invoke::{self, NotCalled, Outcome, Protocol};
 use super::jsonrpc::{self, JsonRpcId, JsonRpcRequest, JsonRpcResponse, err, ok};
-use super::tools::{self, Tool};
+use super::tools::{self, Slot, Tool};
 use crate::areas::oauth::issuer;
 use crate::http::ctx::Ctx;
 use crate::http::json::ApiJson;
@@ -171,6 +171,15 @@ pub async fn post_agent_execution_a2a(
     Ok(Json(answer).into_response())
 }
 
+/// Whose tasks the caller sees: its application's, and for a signed client only its own (another credential
+/// of the application may hold a wider grant, and a task carries the answer of the skill it called).
+fn owner(ctx: &Ctx) -> Owner<'_> {
+    Owner {
+        application_id: &ctx.principal.application_id,
+        credential_id: ctx.signed.as_ref().map(|_| ctx.principal.credential_id.as_str()),
+    }
+}
+
 /// A short identifier parameter: a string of 1 to 128 characters.
 fn short_id<'a>(params: &'a Map<String, Value>, name: &str) -> Result<Option<&'a str>, String> {
     match params.get(name) {
@@ -260,7 +269,7 @@ async fn send_message(
     // Every task is terminal once answered, so a message cannot continue one.
     if let Some(task_id) = task_id {
         let mut conn = state.store.read().await?;
-        return Ok(match a2a_tasks::get(&mut conn, tenant, application, &task_id).await {
+        return Ok(match a2a_tasks::get(&mut conn, tenant, owner(ctx), &task_id).await {
             Ok(t) => a2a_err(
                 id,
                 -32004,
@@ -277,7 +286,7 @@ async fn send_message(
     {
         let mut conn = state.store.read().await?;
         if let Some(first) = a2a_tasks::by_message(&mut conn, tenant, application, &message_id).await? {
-            return Ok(again(id, &first, &message_hash, history));
+            return Ok(again(ctx, id, &first, &message_hash, history));
         }
     }
     let (skill, arguments) = match ask(message) {
@@ -292,6 +301,16 @@ async fn send_message(
         }
         Ask::Invalid(why) => return Ok(invalid(id, why)),
     };
+    // A write skill's operation is keyed by the message: the same message sent twice at once (a client's
+    // retry racing its first try) has one effect, whatever the agent put in the arguments otherwise.
+    let mut arguments = arguments;
+    if let Some(tool) = tools::find(&skill)
+        && tool.arguments.get("idempotency_key") == Some(&Slot::IdempotencyKey)
+    {
+        // Hashed: a message id may hold characters a header value may not.
+        let key = format!("a2a-{}", fiscus_domain::evidence::seal_bytes(message_id.as_bytes()));
+        arguments.entry("idempotency_key").or_insert_with(|| Value::String(key));
+    }
     let called = match invoke::call(state, ctx, Protocol::A2a, &skill, &arguments).await {
         Ok(c) => c,
         Err(NotCalled::Unknown) => {
@@ -328,13 +347,15 @@ async fn send_message(
     fiscus_store::tool_invocations::insert(&mut tx, tenant, &called.invocation).await?;
     match a2a_tasks::insert(&mut tx, tenant, &task).await {
         Ok(()) => tx.commit().await?,
-        // The same message arrived twice at once and the other copy was recorded first.
+        // The same message arrived twice at once and the other copy was recorded first. This call reached its
+        // operation too (which answered from its idempotency record), so its invocation row is kept.
         Err(StoreError::Conflict(_)) => {
             drop(tx);
+            invoke::write(state, ctx, &called.invocation).await?;
             let mut conn = state.store.read().await?;
             let first = a2a_tasks::by_message(&mut conn, tenant, application, &message_id).await?;
             return match first {
-                Some(first) => Ok(again(id, &first, &message_hash, history)),
+                Some(first) => Ok(again(ctx, id, &first, &message_hash, history)),
                 None => Err(ApiError::internal()),
             };
         }
@@ -343,10 +364,12 @@ async fn send_message(
     Ok(ok(id, json!({ "task": view(&task, history, true) })))
 }
 
-/// The answer to a message whose id was already used: its task, or an error when the message differs.
-fn again(id: JsonRpcId, first: &Task, message_hash: &str, history: bool) -> JsonRpcResponse {
+/// The answer to a message whose id was already used: its task, or an error when the message differs or the
+/// task is not the caller's to read.
+fn again(ctx: &Ctx, id: JsonRpcId, first: &Task, message_hash: &str, history: bool) -> JsonRpcResponse {
     let same = serde_json::from_str::<Value>(&first.message).ok().and_then(|m| seal(&m).ok());
-    if same.as_deref() == Some(message_hash) {
+    let readable = owner(ctx).credential_id.is_none_or(|c| c == first.credential_id);
+    if same.as_deref() == Some(message_hash) && readable {
         ok(id, json!({ "task": view(first, history, true) }))
     } else {
         invalid(id, format!("messageId {} was already used for a different message", first.message_id))
@@ -424,7 +447,7 @@ async fn get_task(
     };
     let history = history_wanted(params.get("historyLength"));
     let mut conn = state.store.read().await?;
-    Ok(match a2a_tasks::get(&mut conn, ctx.tenant(), &ctx.principal.application_id, task_id).await {
+    Ok(match a2a_tasks::get(&mut conn, ctx.tenant(), owner(ctx), task_id).await {
         Ok(t) => ok(id, view(&t, history, true)),
         Err(StoreError::NotFound) => a2a_err(id, -32001, "TASK_NOT_FOUND", format!("no task {task_id}")),
         Err(e) => return Err(e.into()),
@@ -443,7 +466,7 @@ async fn cancel_task(
         Err(e) => return Ok(invalid(id, format!("params.{e}"))),
     };
     let mut conn = state.store.read().await?;
-    Ok(match a2a_tasks::get(&mut conn, ctx.tenant(), &ctx.principal.application_id, task_id).await {
+    Ok(match a2a_tasks::get(&mut conn, ctx.tenant(), owner(ctx), task_id).await {
         Ok(t) => a2a_err(
             id,
             -32002,
@@ -506,7 +529,7 @@ async fn list_tasks(
         (Vec::new(), 0)
     } else {
         let mut conn = state.store.read().await?;
-        a2a_tasks::list(&mut conn, ctx.tenant(), &ctx.principal.application_id, &filter, before, page_size + 1).await?
+        a2a_tasks::list(&mut conn, ctx.tenant(), owner(ctx), &filter, before, page_size + 1).await?
     };
     let more = tasks.len() > page_size as usize;
     tasks.truncate(page_size as usize);

@@ -31,9 +31,10 @@ pub struct Answer {
 }
 
 impl Answer {
-    /// Whether the body is a JSON object (the operations answer JSON, so its first character says so).
+    /// Whether the body is one complete JSON object (checked without building it), so it can be embedded as
+    /// it is in a protocol's response.
     pub fn is_object(&self) -> bool {
-        self.text.trim_start().starts_with('{')
+        self.text.trim_start().starts_with('{') && serde_json::from_str::<serde::de::IgnoredAny>(&self.text).is_ok()
     }
 }
 
