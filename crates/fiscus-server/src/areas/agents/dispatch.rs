@@ -28,13 +28,16 @@ pub struct Answer {
     pub status: u16,
     /// The body as sent (JSON text from the operation's own serializer, or empty).
     pub text: String,
+    /// Whether the operation declared the body JSON (`Content-Type: application/json`, which only its JSON
+    /// serializer sets).
+    pub json: bool,
 }
 
 impl Answer {
-    /// Whether the body is one complete JSON object (checked without building it), so it can be embedded as
-    /// it is in a protocol's response.
+    /// Whether the body is a JSON object the operation's serializer wrote, so it can be embedded as it is in
+    /// a protocol's response (without parsing it again).
     pub fn is_object(&self) -> bool {
-        self.text.trim_start().starts_with('{') && serde_json::from_str::<serde::de::IgnoredAny>(&self.text).is_ok()
+        self.json && self.text.trim_start().starts_with('{')
     }
 }
 
@@ -110,12 +113,17 @@ pub async fn call(
     req.extensions_mut().insert(RequestId(request_id.to_string()));
     req.extensions_mut().insert(Arc::new(caller.clone()));
     let Some(router) = state.router.get().cloned() else {
-        return Ok(Answer { status: 503, text: String::new() });
+        return Ok(Answer { status: 503, text: String::new(), json: false });
     };
     let Ok(response) = router.oneshot(req).await;
     let status = response.status().as_u16();
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
     let bytes = to_bytes(response.into_body(), usize::MAX).await.unwrap_or_default();
     let text =
         String::from_utf8(Vec::from(bytes)).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-    Ok(Answer { status, text })
+    Ok(Answer { status, text, json })
 }
