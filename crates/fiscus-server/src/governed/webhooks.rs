@@ -58,3 +58,44 @@ pub async fn decide(
     .await?;
     Ok(to)
 }
+
+/// Disables an active endpoint whose receiver answered 410 Gone (the delivery worker's one decision about an
+/// endpoint), audited like an operator's. `false` when it was no longer active (nothing changed).
+pub async fn disable_gone(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    caller: &Caller,
+    endpoint_id: &str,
+) -> Result<bool, Failure> {
+    let now = now_micros();
+    let reason = "the receiver answered 410 Gone";
+    match fiscus_store::webhooks::set_status(
+        tx,
+        tenant,
+        endpoint_id,
+        EndpointStatus::Active,
+        EndpointStatus::Disabled,
+        Some(reason),
+        now,
+    )
+    .await
+    {
+        Ok(()) => {}
+        Err(fiscus_store::StoreError::NotFound) => return Ok(false),
+        Err(other) => return Err(Failure::Store(other)),
+    }
+    audit(
+        tx,
+        caller,
+        &AuditEntry {
+            workspace_id: &tenant.workspace_id,
+            environment: Some(tenant.environment),
+            action: "webhook_endpoint.disabled",
+            subject: Some(endpoint_id),
+            details: json!({ "to": EndpointStatus::Disabled.as_str(), "reason": reason }),
+            occurred_at: now,
+        },
+    )
+    .await?;
+    Ok(true)
+}

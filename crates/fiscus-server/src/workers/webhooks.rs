@@ -25,8 +25,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
+use crate::governed::Caller;
 use crate::secret_box::SecretBox;
 use crate::state::AppState;
+use fiscus_domain::actor::Actor;
 
 /// Queues one worker serves at once, each in its own task.
 const QUEUES_AT_ONCE: usize = 32;
@@ -199,17 +201,10 @@ async fn serve_queue(state: &AppState, clients: &Clients, worker: &str, queue: &
             return Ok(made);
         }
         if gone {
-            fiscus_store::webhooks::set_status(
-                &mut tx,
-                &queue.tenant,
-                &queue.endpoint_id,
-                EndpointStatus::Active,
-                EndpointStatus::Disabled,
-                Some("the receiver answered 410 Gone"),
-                now,
-            )
-            .await
-            .or_else(|e| if matches!(e, fiscus_store::StoreError::NotFound) { Ok(()) } else { Err(e) })?;
+            let caller = Caller::bare(Actor::worker(worker));
+            crate::governed::webhooks::disable_gone(&mut tx, &queue.tenant, &caller, &queue.endpoint_id)
+                .await
+                .map_err(|e| anyhow::anyhow!("disabling a gone endpoint: {e:?}"))?;
             deliveries::abandon(&mut tx, &queue.endpoint_id, "the endpoint was disabled (410 Gone)", now).await?;
         }
         tx.commit().await?;

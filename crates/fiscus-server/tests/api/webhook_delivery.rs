@@ -233,6 +233,10 @@ async fn a_410_disables_the_endpoint_and_abandons_what_is_pending() {
     let states = settled(&app, &endpoint, |s| s.len() == 2 && s[1].1 != "pending").await;
     let states: Vec<&str> = states.iter().map(|(_, s, _)| s.as_str()).collect();
     assert_eq!(states, vec!["failed", "abandoned"]);
+    let audited = format!(
+        "SELECT COUNT(*) FROM audit_events WHERE action = 'webhook_endpoint.disabled' AND subject = '{endpoint}'"
+    );
+    assert_eq!(app.count(&audited).await, 1, "the worker's disable is in the audit chain");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
