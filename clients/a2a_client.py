@@ -11,8 +11,6 @@ Usage: a2a_client.py BASE_URL BEARER_KEY CLIENT_ID PRIVATE_KEY_HEX
 Prints one line per step; exits non-zero on the first failure.
 """
 import asyncio
-import datetime
-import secrets
 import sys
 
 import httpx
@@ -28,42 +26,8 @@ from a2a.types.a2a_pb2 import (
     TaskState,
 )
 from a2a.utils.errors import ContentTypeNotSupportedError, InvalidParamsError, TaskNotCancelableError
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from google.protobuf.json_format import MessageToDict
-from http_message_signatures import HTTPMessageSigner, HTTPSignatureKeyResolver, algorithms
-
-
-class Keys(HTTPSignatureKeyResolver):
-    def __init__(self, key_id, private_key):
-        self.key_id, self.private_key = key_id, private_key
-
-    def resolve_private_key(self, key_id):
-        return self.private_key
-
-    def resolve_public_key(self, key_id):
-        return self.private_key.public_key()
-
-
-class SignEveryRequest(httpx.Auth):
-    """Signs each request the SDK sends: method, target URI and, with a body, its Content-Digest."""
-
-    requires_request_body = True
-
-    def __init__(self, keys):
-        self.keys = keys
-        self.signer = HTTPMessageSigner(signature_algorithm=algorithms.ED25519, key_resolver=keys)
-
-    def auth_flow(self, request):
-        body = request.content
-        self.signer.sign(
-            request,
-            key_id=self.keys.key_id,
-            created=datetime.datetime.now(datetime.timezone.utc),
-            nonce=secrets.token_urlsafe(16),
-            covered_component_ids=("@method", "@target-uri"),
-            **({"body": body} if body else {}),
-        )
-        yield request
+from signing import Keys, sign_every_request
 
 
 def ask(skill, arguments):
@@ -110,7 +74,7 @@ async def bearer_steps(gateway, key):
 
 
 async def signed_steps(gateway, keys):
-    async with httpx.AsyncClient(auth=SignEveryRequest(keys)) as http:
+    async with httpx.AsyncClient(auth=sign_every_request(httpx.Auth, keys)) as http:
         client = await create_client(gateway, ClientConfig(httpx_client=http, streaming=False))
         card = await client.get_extended_agent_card(GetExtendedAgentCardRequest())
         skills = sorted(s.id for s in card.skills)
@@ -132,7 +96,7 @@ async def main() -> int:
     base, key, client_id, key_hex = sys.argv[1:5]
     gateway = f"{base}/api/v2/agent-execution"
     await bearer_steps(gateway, key)
-    keys = Keys(client_id, Ed25519PrivateKey.from_private_bytes(bytes.fromhex(key_hex)))
+    keys = Keys.from_hex(client_id, key_hex)
     await signed_steps(gateway, keys)
     print("a2a sdk: ok")
     return 0

@@ -14,19 +14,8 @@ import sys
 
 import requests
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from http_message_signatures import HTTPMessageSigner, HTTPSignatureKeyResolver, algorithms
-
-
-class Keys(HTTPSignatureKeyResolver):
-    def __init__(self, key_id: str, private_key: Ed25519PrivateKey):
-        self.key_id, self.private_key = key_id, private_key
-
-    def resolve_private_key(self, key_id: str):
-        assert key_id == self.key_id, key_id
-        return self.private_key
-
-    def resolve_public_key(self, key_id: str):
-        return self.private_key.public_key() if key_id == self.key_id else None
+from http_message_signatures import HTTPMessageSigner, algorithms
+from signing import Keys
 
 
 def signed(keys: Keys, method: str, url: str, body=None) -> requests.PreparedRequest:
@@ -57,7 +46,7 @@ def expect(response: requests.Response, status: int, code=None) -> dict:
 
 def main() -> int:
     base, client_id, key_hex = sys.argv[1:4]
-    keys = Keys(client_id, Ed25519PrivateKey.from_private_bytes(bytes.fromhex(key_hex)))
+    keys = Keys.from_hex(client_id, key_hex)
     http = requests.Session()
 
     caps = expect(http.send(signed(keys, "GET", f"{base}/api/v2/agent-execution/capabilities")), 200)

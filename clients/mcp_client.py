@@ -9,50 +9,14 @@ Usage: mcp_client.py BASE_URL BEARER_KEY CLIENT_ID PRIVATE_KEY_HEX
 Prints one line per step; exits non-zero on the first failure.
 """
 import asyncio
-import datetime
 import json
-import secrets
 import sys
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from http_message_signatures import HTTPMessageSigner, HTTPSignatureKeyResolver, algorithms
 from mcp import ClientSession
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp.shared.exceptions import MCPError
 import httpx2
-
-
-class Keys(HTTPSignatureKeyResolver):
-    def __init__(self, key_id, private_key):
-        self.key_id, self.private_key = key_id, private_key
-
-    def resolve_private_key(self, key_id):
-        return self.private_key
-
-    def resolve_public_key(self, key_id):
-        return self.private_key.public_key()
-
-
-class SignEveryRequest(httpx2.Auth):
-    """Signs each request the SDK sends: method, target URI and, with a body, its Content-Digest."""
-
-    requires_request_body = True
-
-    def __init__(self, keys):
-        self.keys = keys
-        self.signer = HTTPMessageSigner(signature_algorithm=algorithms.ED25519, key_resolver=keys)
-
-    def auth_flow(self, request):
-        body = request.content
-        self.signer.sign(
-            request,
-            key_id=self.keys.key_id,
-            created=datetime.datetime.now(datetime.timezone.utc),
-            nonce=secrets.token_urlsafe(16),
-            covered_component_ids=("@method", "@target-uri"),
-            **({"body": body} if body else {}),
-        )
-        yield request
+from signing import Keys, sign_every_request
 
 
 async def session_steps(url, http, tool, arguments, refused_tool=None):
@@ -80,8 +44,8 @@ async def main() -> int:
     base, key, client_id, key_hex = sys.argv[1:5]
     async with create_mcp_http_client(headers={"Authorization": f"Bearer {key}"}) as http:
         await session_steps(f"{base}/api/mcp", http, "get_workspace", {})
-    keys = Keys(client_id, Ed25519PrivateKey.from_private_bytes(bytes.fromhex(key_hex)))
-    async with create_mcp_http_client(auth=SignEveryRequest(keys)) as http:
+    keys = Keys.from_hex(client_id, key_hex)
+    async with create_mcp_http_client(auth=sign_every_request(httpx2.Auth, keys)) as http:
         await session_steps(
             f"{base}/api/v2/agent-execution/mcp", http, "get_agent_execution_capabilities", {}, refused_tool="get_actions"
         )

@@ -60,12 +60,14 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
 pub fn build(state: AppState) -> Router {
     let (api, doc) = documented(&state);
     // Tool calls (MCP, A2A) are dispatched to the operations' own routes through the API with its route
-    // layers (metrics names the operation; authentication, idempotency and request evidence apply), below
-    // the outer layers the protocol request already passed (request id, panic guard, body limit, edge).
+    // layers (metrics names the operation; authentication, idempotency and request evidence apply) and the
+    // request rules every request meets (body limit, the edge's refusals), below the outer layers the
+    // protocol request already passed (request id, panic guard).
     let dispatch = api
         .clone()
         .route_layer(from_fn_with_state(state.clone(), metrics::layer))
         .layer(DefaultBodyLimit::max(state.settings.body_limit_bytes))
+        .layer(from_fn(edge::layer))
         .with_state(state.clone());
     let _ = state.router.set(dispatch);
     let doc_json = Arc::new(serde_json::to_string(&doc).unwrap_or_else(|_| String::from("{}")));

@@ -249,15 +249,15 @@ pub async fn record(
     }
     for a in attempts {
         let (state, next, finished) = match a.after {
-            After::Succeeded => ("succeeded", a.at, Some(a.at)),
-            After::Retry(at) => ("pending", at, None),
-            After::Failed => ("failed", a.at, Some(a.at)),
+            After::Succeeded => (DeliveryState::Succeeded, a.at, Some(a.at)),
+            After::Retry(at) => (DeliveryState::Pending, at, None),
+            After::Failed => (DeliveryState::Failed, a.at, Some(a.at)),
         };
         sqlx::query(
             "UPDATE webhook_deliveries SET state = $1, attempts = $2, next_attempt_at = $3, last_status = $4, \
              last_error = $5, finished_at = $6 WHERE id = $7 AND state = 'pending'",
         )
-        .bind(state)
+        .bind(state.as_str())
         .bind(a.attempt)
         .bind(next)
         .bind(a.status)
@@ -380,8 +380,43 @@ pub async fn log(
     .await?)
 }
 
-/// How many of an endpoint's deliveries are in each state (`pending`, `succeeded`, `failed`, `abandoned`).
-pub async fn counts(conn: &mut AnyConnection, workspace_id: &str, endpoint_id: &str) -> Result<BTreeMap<String, i64>> {
+/// Where a delivery stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DeliveryState {
+    /// To be sent (again) when due.
+    Pending,
+    /// A 2xx was received.
+    Succeeded,
+    /// The retry schedule ran out, or the receiver answered 410.
+    Failed,
+    /// The endpoint was disabled, revoked or failed verification first.
+    Abandoned,
+}
+
+impl DeliveryState {
+    pub const ALL: [DeliveryState; 4] =
+        [DeliveryState::Pending, DeliveryState::Succeeded, DeliveryState::Failed, DeliveryState::Abandoned];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryState::Pending => "pending",
+            DeliveryState::Succeeded => "succeeded",
+            DeliveryState::Failed => "failed",
+            DeliveryState::Abandoned => "abandoned",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<DeliveryState> {
+        DeliveryState::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+/// How many of an endpoint's deliveries are in each state (states with none are absent).
+pub async fn counts(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    endpoint_id: &str,
+) -> Result<BTreeMap<DeliveryState, i64>> {
     let rows: Vec<(String, i64)> = sqlx::query_as(
         "SELECT state, COUNT(*) FROM webhook_deliveries WHERE workspace_id = $1 AND endpoint_id = $2 GROUP BY state",
     )
@@ -389,7 +424,13 @@ pub async fn counts(conn: &mut AnyConnection, workspace_id: &str, endpoint_id: &
     .bind(endpoint_id)
     .fetch_all(&mut *conn)
     .await?;
-    Ok(rows.into_iter().collect())
+    rows.into_iter()
+        .map(|(state, n)| {
+            let known = DeliveryState::parse(&state)
+                .ok_or_else(|| crate::actions::corrupt("webhook_deliveries", endpoint_id, "state", &state))?;
+            Ok((known, n))
+        })
+        .collect()
 }
 
 /// Forgets finished deliveries and attempts older than `before` (the delivery log's retention); pending

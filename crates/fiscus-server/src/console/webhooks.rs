@@ -9,6 +9,7 @@ use fiscus_domain::actions::approval::Role;
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
+use fiscus_store::webhook_deliveries::DeliveryState;
 use fiscus_store::webhooks::EndpointStatus;
 use serde::Deserialize;
 use std::fmt::Write as _;
@@ -85,7 +86,7 @@ pub async fn log(State(state): State<AppState>, op: OperatorSession, Path(id): P
     let deliveries = fiscus_store::webhook_deliveries::counts(&mut conn, &op.workspace_id, &endpoint.id).await;
     let attempts = fiscus_store::webhook_deliveries::log(&mut conn, &op.workspace_id, &endpoint.id, 200).await;
     let (Ok(deliveries), Ok(attempts)) = (deliveries, attempts) else { return unavailable() };
-    let count = |state: &str| deliveries.get(state).copied().unwrap_or(0);
+    let count = |state: DeliveryState| deliveries.get(&state).copied().unwrap_or(0);
     let mut rows = String::new();
     for a in &attempts {
         let outcome = match (a.status, &a.error) {
@@ -121,10 +122,10 @@ pub async fn log(State(state): State<AppState>, op: OperatorSession, Path(id): P
         env = endpoint.environment.as_str(),
         status = endpoint.status.as_str(),
         reason = endpoint.status_reason.as_deref().map(|r| format!(" ({})", escape(r))).unwrap_or_default(),
-        pending = count("pending"),
-        succeeded = count("succeeded"),
-        failed = count("failed"),
-        abandoned = count("abandoned"),
+        pending = count(DeliveryState::Pending),
+        succeeded = count(DeliveryState::Succeeded),
+        failed = count(DeliveryState::Failed),
+        abandoned = count(DeliveryState::Abandoned),
     );
     page(&format!("Deliveries to {}", endpoint.id), op.nav(), &body)
 }

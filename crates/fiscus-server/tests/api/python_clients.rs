@@ -49,54 +49,48 @@ async fn the_openapi_document_validates_as_openapi_31() {
     assert!(out.contains("valid"), "{out}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn http_message_signatures_signs_requests_the_gateway_accepts() {
-    let app = spawn_app().await;
+/// A signed client granted two gateway operations: its id and its private key in hex, for a Python client.
+async fn granted_signer(app: &crate::helpers::TestApp) -> (String, String) {
     let signer = crate::signed_clients::granted_client(
-        &app,
+        app,
         &["post_agent_execution_proposals", "get_agent_execution_actions_uid"],
         &["payment"],
         (600, 10_000),
     )
     .await;
-    let key_hex: String = signer.key.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
-    let (base, id) = (app.base.clone(), signer.id.clone());
-    let out =
-        tokio::task::spawn_blocking(move || run("http_signatures.py", &[&base, &id, &key_hex])).await.expect("join");
+    (signer.id.clone(), signer.key.to_bytes().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_message_signatures_signs_requests_the_gateway_accepts() {
+    let app = spawn_app().await;
+    let (client_id, key_hex) = granted_signer(&app).await;
+    let base = app.base.clone();
+    let out = tokio::task::spawn_blocking(move || run("http_signatures.py", &[&base, &client_id, &key_hex]))
+        .await
+        .expect("join");
     assert!(out.contains("http-message-signatures: ok"), "{out}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mcp_sdk_lists_and_calls_tools_on_both_endpoints() {
     let app = spawn_app().await;
-    let signer = crate::signed_clients::granted_client(
-        &app,
-        &["post_agent_execution_proposals", "get_agent_execution_actions_uid"],
-        &["payment"],
-        (600, 10_000),
-    )
-    .await;
-    let key_hex: String = signer.key.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
-    let (base, key, id) = (app.base.clone(), app.key.clone(), signer.id.clone());
-    let out =
-        tokio::task::spawn_blocking(move || run("mcp_client.py", &[&base, &key, &id, &key_hex])).await.expect("join");
+    let (client_id, key_hex) = granted_signer(&app).await;
+    let (base, key) = (app.base.clone(), app.key.clone());
+    let out = tokio::task::spawn_blocking(move || run("mcp_client.py", &[&base, &key, &client_id, &key_hex]))
+        .await
+        .expect("join");
     assert!(out.contains("mcp sdk: ok"), "{out}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_a2a_sdk_resolves_the_card_sends_messages_and_reads_tasks() {
     let app = spawn_app().await;
-    let signer = crate::signed_clients::granted_client(
-        &app,
-        &["post_agent_execution_proposals", "get_agent_execution_actions_uid"],
-        &["payment"],
-        (600, 10_000),
-    )
-    .await;
-    let key_hex: String = signer.key.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
-    let (base, key, id) = (app.base.clone(), app.key.clone(), signer.id.clone());
-    let out =
-        tokio::task::spawn_blocking(move || run("a2a_client.py", &[&base, &key, &id, &key_hex])).await.expect("join");
+    let (client_id, key_hex) = granted_signer(&app).await;
+    let (base, key) = (app.base.clone(), app.key.clone());
+    let out = tokio::task::spawn_blocking(move || run("a2a_client.py", &[&base, &key, &client_id, &key_hex]))
+        .await
+        .expect("join");
     assert!(out.contains("a2a sdk: ok"), "{out}");
 }
 

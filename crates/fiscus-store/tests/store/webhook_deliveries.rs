@@ -4,7 +4,7 @@ use fiscus_domain::actor::Actor;
 use fiscus_domain::events::{ActionEventData, Event, EventData, EventType};
 use fiscus_domain::ids::new_id;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::webhook_deliveries::{self as deliveries, After, Attempt};
+use fiscus_store::webhook_deliveries::{self as deliveries, After, Attempt, DeliveryState};
 use fiscus_store::webhooks::{self, Endpoint, EndpointStatus};
 use fiscus_store::{Store, outbox};
 use serde_json::json;
@@ -59,6 +59,31 @@ async fn fan_out(db: &Store) -> deliveries::FannedOut {
     n
 }
 
+/// A store with one active endpoint hearing everything and two events fanned out to it.
+async fn two_events_for_one_endpoint() -> (TestDb, Tenant, String) {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let e = endpoint(&db, &t, &["*"], EndpointStatus::Active, NOW - 10).await;
+    event(&db, &t, EventType::ActionProposed).await;
+    event(&db, &t, EventType::ActionSubmitted).await;
+    fan_out(&db).await;
+    (db, t, e)
+}
+
+/// One attempt at a delivery, answered with `status`.
+fn attempt(due: &deliveries::Due, status: i64, after: After) -> Attempt {
+    Attempt {
+        delivery_id: due.id.clone(),
+        event_id: due.event_id.clone(),
+        attempt: 1,
+        status: Some(status),
+        error: None,
+        latency_micros: 1000,
+        after,
+        at: NOW + 2,
+    }
+}
+
 #[tokio::test]
 async fn events_fan_out_to_the_active_endpoints_that_hear_them_once() {
     let db = fresh_store().await;
@@ -85,12 +110,7 @@ async fn events_fan_out_to_the_active_endpoints_that_hear_them_once() {
 
 #[tokio::test]
 async fn a_queue_is_held_by_one_worker_until_it_lets_go_or_its_claim_goes_stale() {
-    let db = fresh_store().await;
-    let t = tenant(&db).await;
-    let e = endpoint(&db, &t, &["*"], EndpointStatus::Active, NOW - 10).await;
-    event(&db, &t, EventType::ActionProposed).await;
-    event(&db, &t, EventType::ActionSubmitted).await;
-    fan_out(&db).await;
+    let (db, t, e) = two_events_for_one_endpoint().await;
     let claim = |worker: &'static str, now: i64, stale_before: i64| {
         let db = db.clone();
         async move {
@@ -110,19 +130,9 @@ async fn a_queue_is_held_by_one_worker_until_it_lets_go_or_its_claim_goes_stale(
     let mut conn = db.read().await.expect("conn");
     let due = deliveries::pending(&mut conn, &e, 10).await.expect("pending");
     drop(conn);
-    let attempt = |after| Attempt {
-        delivery_id: due[0].id.clone(),
-        event_id: due[0].event_id.clone(),
-        attempt: 1,
-        status: Some(200),
-        error: None,
-        latency_micros: 1000,
-        after,
-        at: NOW + 2,
-    };
     let mut tx = db.begin().await.expect("begin");
     assert!(
-        !deliveries::record(&mut tx, &held[0], "wrk_a", &[attempt(After::Succeeded)], true, NOW + 2)
+        !deliveries::record(&mut tx, &held[0], "wrk_a", &[attempt(&due[0], 200, After::Succeeded)], true, NOW + 2)
             .await
             .expect("record")
     );
@@ -131,9 +141,16 @@ async fn a_queue_is_held_by_one_worker_until_it_lets_go_or_its_claim_goes_stale(
     let retry_at = NOW + 300_000_000;
     let mut tx = db.begin().await.expect("begin");
     assert!(
-        deliveries::record(&mut tx, &taken[0], "wrk_b", &[attempt(After::Retry(retry_at))], true, NOW + 2)
-            .await
-            .expect("record")
+        deliveries::record(
+            &mut tx,
+            &taken[0],
+            "wrk_b",
+            &[attempt(&due[0], 200, After::Retry(retry_at))],
+            true,
+            NOW + 2
+        )
+        .await
+        .expect("record")
     );
     tx.commit().await.expect("commit");
     assert!(claim("wrk_c", NOW + 3, NOW - 60_000_000).await.is_empty(), "not due before the head's retry");
@@ -146,35 +163,21 @@ async fn a_queue_is_held_by_one_worker_until_it_lets_go_or_its_claim_goes_stale(
 
 #[tokio::test]
 async fn the_delivery_log_is_purged_past_its_retention_but_pending_deliveries_stay() {
-    let db = fresh_store().await;
-    let t = tenant(&db).await;
-    let e = endpoint(&db, &t, &["*"], EndpointStatus::Active, NOW - 10).await;
-    event(&db, &t, EventType::ActionProposed).await;
-    event(&db, &t, EventType::ActionSubmitted).await;
-    fan_out(&db).await;
+    let (db, t, e) = two_events_for_one_endpoint().await;
     let mut tx = db.begin().await.expect("begin");
     let queue = deliveries::claim(&mut tx, "wrk_a", NOW, NOW - 1, 10).await.expect("claim").remove(0);
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
     let due = deliveries::pending(&mut conn, &e, 10).await.expect("pending");
     drop(conn);
-    let done = Attempt {
-        delivery_id: due[0].id.clone(),
-        event_id: due[0].event_id.clone(),
-        attempt: 1,
-        status: Some(204),
-        error: None,
-        latency_micros: 900,
-        after: After::Succeeded,
-        at: NOW,
-    };
     let mut tx = db.begin().await.expect("begin");
+    let done = attempt(&due[0], 204, After::Succeeded);
     assert!(deliveries::record(&mut tx, &queue, "wrk_a", &[done], true, NOW).await.expect("record"));
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
-    assert_eq!(deliveries::purge(&mut conn, NOW).await.expect("purge"), 0, "nothing is older than the cutoff");
-    assert_eq!(deliveries::purge(&mut conn, NOW + 1).await.expect("purge"), 2, "the attempt and its finished delivery");
+    assert_eq!(deliveries::purge(&mut conn, NOW + 2).await.expect("purge"), 0, "nothing is older than the cutoff");
+    assert_eq!(deliveries::purge(&mut conn, NOW + 3).await.expect("purge"), 2, "the attempt and its finished delivery");
     let left = deliveries::counts(&mut conn, &t.workspace_id, &e).await.expect("counts");
-    assert_eq!(left.get("pending"), Some(&1), "{left:?}");
+    assert_eq!(left.get(&DeliveryState::Pending), Some(&1), "{left:?}");
     assert_eq!(left.len(), 1);
 }

@@ -16,7 +16,6 @@ use fiscus_domain::events::EventType;
 use fiscus_domain::webhooks::{self, Unsafe};
 use fiscus_store::webhooks::{Endpoint, EndpointStatus};
 use serde::{Deserialize, Serialize};
-use std::net::IpAddr;
 
 use crate::http::ctx::Ctx;
 use crate::http::problem::ApiError;
@@ -79,11 +78,6 @@ fn unsafe_endpoint(why: &Unsafe) -> ApiError {
     ApiError::new(ErrorCode::UnsafeWebhookEndpoint).field("url", why.to_string())
 }
 
-/// The addresses `host` resolves to: the configured pins first, else DNS (3 s at most).
-pub async fn resolve(state: &AppState, host: &str, port: u16) -> Vec<IpAddr> {
-    state.webhook_hosts.resolve(host, port).await
-}
-
 /// Registers an endpoint for this application's events (Standard Webhooks v1 signatures).
 #[utoipa::path(
     post,
@@ -126,7 +120,7 @@ pub async fn post_webhook(
         return Err(ApiError::invalid_fields(invalid));
     }
     if target.literal.is_none() {
-        let addresses = resolve(&state, &target.host, target.port).await;
+        let addresses = state.webhook_hosts.resolve(&target.host, target.port).await;
         if addresses.is_empty() {
             return Err(unsafe_endpoint(&Unsafe::Unresolved));
         }

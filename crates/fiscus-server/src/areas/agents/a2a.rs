@@ -268,17 +268,11 @@ async fn send_message(
     let application = &ctx.principal.application_id;
     // Every task is terminal once answered, so a message cannot continue one.
     if let Some(task_id) = task_id {
-        let mut conn = state.store.read().await?;
-        return Ok(match a2a_tasks::get(&mut conn, tenant, owner(ctx), &task_id).await {
-            Ok(t) => a2a_err(
-                id,
-                -32004,
-                "UNSUPPORTED_OPERATION",
-                format!("task {} is {}; send a new message without taskId", t.id, t.state.as_str()),
-            ),
-            Err(StoreError::NotFound) => a2a_err(id, -32001, "TASK_NOT_FOUND", format!("no task {task_id}")),
-            Err(e) => return Err(e.into()),
-        });
+        return with_task(state, ctx, id, &task_id, |id, t| {
+            let why = format!("task {} is {}; send a new message without taskId", t.id, t.state.as_str());
+            a2a_err(id, -32004, "UNSUPPORTED_OPERATION", why)
+        })
+        .await;
     }
     let message_json = Value::Object(message.clone());
     let message_hash = seal(&message_json).map_err(|_| ApiError::internal())?;
@@ -434,24 +428,43 @@ fn view(task: &Task, history: bool, artifacts: bool) -> Value {
     out
 }
 
+/// The caller's task `task_id` answered by `found`, or `-32001` when the caller has no such task.
+async fn with_task(
+    state: &AppState,
+    ctx: &Ctx,
+    id: JsonRpcId,
+    task_id: &str,
+    found: impl FnOnce(JsonRpcId, Task) -> JsonRpcResponse,
+) -> Result<JsonRpcResponse, ApiError> {
+    let mut conn = state.store.read().await?;
+    match a2a_tasks::get(&mut conn, ctx.tenant(), owner(ctx), task_id).await {
+        Ok(t) => Ok(found(id, t)),
+        Err(StoreError::NotFound) => Ok(a2a_err(id, -32001, "TASK_NOT_FOUND", format!("no task {task_id}"))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The required `params.id` of `GetTask` and `CancelTask`, or why it is invalid (`-32602`).
+fn task_param(params: &Map<String, Value>) -> Result<String, String> {
+    match short_id(params, "id") {
+        Ok(Some(t)) => Ok(t.to_string()),
+        Ok(None) => Err("params.id is required".into()),
+        Err(e) => Err(format!("params.{e}")),
+    }
+}
+
 async fn get_task(
     state: &AppState,
     ctx: &Ctx,
     id: JsonRpcId,
     params: &Map<String, Value>,
 ) -> Result<JsonRpcResponse, ApiError> {
-    let task_id = match short_id(params, "id") {
-        Ok(Some(t)) => t,
-        Ok(None) => return Ok(invalid(id, "params.id is required")),
-        Err(e) => return Ok(invalid(id, format!("params.{e}"))),
+    let task_id = match task_param(params) {
+        Ok(t) => t,
+        Err(why) => return Ok(invalid(id, why)),
     };
     let history = history_wanted(params.get("historyLength"));
-    let mut conn = state.store.read().await?;
-    Ok(match a2a_tasks::get(&mut conn, ctx.tenant(), owner(ctx), task_id).await {
-        Ok(t) => ok(id, view(&t, history, true)),
-        Err(StoreError::NotFound) => a2a_err(id, -32001, "TASK_NOT_FOUND", format!("no task {task_id}")),
-        Err(e) => return Err(e.into()),
-    })
+    with_task(state, ctx, id, &task_id, |id, t| ok(id, view(&t, history, true))).await
 }
 
 async fn cancel_task(
@@ -460,22 +473,15 @@ async fn cancel_task(
     id: JsonRpcId,
     params: &Map<String, Value>,
 ) -> Result<JsonRpcResponse, ApiError> {
-    let task_id = match short_id(params, "id") {
-        Ok(Some(t)) => t,
-        Ok(None) => return Ok(invalid(id, "params.id is required")),
-        Err(e) => return Ok(invalid(id, format!("params.{e}"))),
+    let task_id = match task_param(params) {
+        Ok(t) => t,
+        Err(why) => return Ok(invalid(id, why)),
     };
-    let mut conn = state.store.read().await?;
-    Ok(match a2a_tasks::get(&mut conn, ctx.tenant(), owner(ctx), task_id).await {
-        Ok(t) => a2a_err(
-            id,
-            -32002,
-            "TASK_NOT_CANCELABLE",
-            format!("task {} is {}; only a task still working can be canceled", t.id, t.state.as_str()),
-        ),
-        Err(StoreError::NotFound) => a2a_err(id, -32001, "TASK_NOT_FOUND", format!("no task {task_id}")),
-        Err(e) => return Err(e.into()),
+    with_task(state, ctx, id, &task_id, |id, t| {
+        let why = format!("task {} is {}; only a task still working can be canceled", t.id, t.state.as_str());
+        a2a_err(id, -32002, "TASK_NOT_CANCELABLE", why)
     })
+    .await
 }
 
 async fn list_tasks(

@@ -96,8 +96,7 @@ pub struct InvocationView {
     /// Always `tool_invocation`.
     pub object: String,
     pub id: String,
-    /// `mcp` or `a2a`.
-    pub protocol: String,
+    pub protocol: InvocationProtocol,
     pub tool: String,
     /// `sha256:` of the RFC 8785 form of the arguments.
     pub request_hash: String,
@@ -105,10 +104,45 @@ pub struct InvocationView {
     pub response_hash: String,
     /// The operation's HTTP status (422 for a tool not offered).
     pub status: i64,
-    /// `succeeded`, `failed` or `refused`.
-    pub outcome: String,
+    pub outcome: InvocationOutcome,
     pub request_id: String,
     pub created_at: String,
+}
+
+/// The agent protocol of a tool call.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum InvocationProtocol {
+    Mcp,
+    A2a,
+}
+
+impl From<invoke::Protocol> for InvocationProtocol {
+    fn from(p: invoke::Protocol) -> Self {
+        match p {
+            invoke::Protocol::Mcp => InvocationProtocol::Mcp,
+            invoke::Protocol::A2a => InvocationProtocol::A2a,
+        }
+    }
+}
+
+/// How a tool call ended: the operation answered with success, with a problem, or the tool was not offered.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum InvocationOutcome {
+    Succeeded,
+    Failed,
+    Refused,
+}
+
+impl From<invoke::Outcome> for InvocationOutcome {
+    fn from(o: invoke::Outcome) -> Self {
+        match o {
+            invoke::Outcome::Succeeded => InvocationOutcome::Succeeded,
+            invoke::Outcome::Failed => InvocationOutcome::Failed,
+            invoke::Outcome::Refused => InvocationOutcome::Refused,
+        }
+    }
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -145,12 +179,12 @@ pub async fn get_invocations(
                 object: "tool_invocation".into(),
                 created_at: rfc3339(r.created_at),
                 id: r.id,
-                protocol: r.protocol.as_str().to_string(),
+                protocol: r.protocol.into(),
                 tool: r.tool,
                 request_hash: r.request_hash,
                 response_hash: r.response_hash,
                 status: r.status,
-                outcome: r.outcome.as_str().to_string(),
+                outcome: r.outcome.into(),
                 request_id: r.request_id,
             })
             .collect(),
