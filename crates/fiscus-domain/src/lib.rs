@@ -12,6 +12,7 @@ pub mod audit;
 pub mod catalogue;
 pub mod clock;
 pub mod credentials;
+pub mod data;
 pub mod error_code;
 pub mod events;
 pub mod evidence;

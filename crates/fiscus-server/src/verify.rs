@@ -125,3 +125,19 @@ pub fn describe_unsealed(u: &Unsealed) -> String {
         format!("{} {} does not match its seal: it was changed outside Fiscus", u.table, u.id)
     }
 }
+
+/// Recomputes every dataset's content hash from its stored rows and checks its seal; returns how many
+/// were checked and the numbers of those that fail.
+pub async fn verify_datasets(store: &Store, workspace_id: &str) -> anyhow::Result<(u64, Vec<i64>)> {
+    let mut conn = store.read().await?;
+    let datasets = fiscus_store::data::datasets::all(&mut conn, workspace_id).await?;
+    let mut failing = Vec::new();
+    for d in &datasets {
+        match fiscus_store::data::datasets::verify(&mut conn, store.seal_key(), workspace_id, d).await {
+            Ok(()) => {}
+            Err(fiscus_store::StoreError::Tampered(_)) => failing.push(d.number),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok((datasets.len() as u64, failing))
+}

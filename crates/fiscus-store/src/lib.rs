@@ -15,6 +15,7 @@ pub mod autonomy_evidence;
 pub mod cache;
 pub mod credentials;
 pub mod credits;
+pub mod data;
 pub mod delegations;
 pub mod dialect;
 mod error;

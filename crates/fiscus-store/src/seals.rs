@@ -255,7 +255,7 @@ pub const A2A_TASKS: SealedTable = SealedTable {
 };
 
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 13] = [
+pub const ALL: [SealedTable; 14] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -269,6 +269,7 @@ pub const ALL: [SealedTable; 13] = [
     TOOL_INVOCATIONS,
     WEBHOOK_ENDPOINTS,
     A2A_TASKS,
+    crate::data::datasets::SEALED,
 ];
 
 /// A row's sealed columns, named, as stored.

@@ -49,6 +49,22 @@ pub enum Command {
         #[command(subcommand)]
         command: VerifyCommand,
     },
+    /// Import CSV files into datasets (idempotent: the same file twice creates nothing).
+    Import(crate::import::ImportArgs),
+    /// The demo's data.
+    Demo {
+        #[command(subcommand)]
+        command: DemoCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DemoCommand {
+    /// Import the demo data (real market and economic series, a sample ledger) into a workspace.
+    Load {
+        #[arg(long)]
+        workspace: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -296,6 +312,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
+        Command::Import(args) => {
+            let state = fiscus_server::serve::open(load(&cli.data, None)?).await?;
+            let ok = crate::import::run(&state, args).await?;
+            Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+        Command::Demo { command: DemoCommand::Load { workspace } } => {
+            let state = fiscus_server::serve::open(load(&cli.data, None)?).await?;
+            crate::import::demo_load(&state, &workspace).await?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Admin { command } => {
             let state = fiscus_server::serve::open(load(&cli.data, None)?).await?;
             let admin = Admin { store: &state.store, server_key: &state.server_key, actor: Actor::cli() };
@@ -327,6 +353,7 @@ async fn serve_command(settings: Settings, demo: bool) -> anyhow::Result<ExitCod
                     d.workspace_id, d.application_id
                 );
                 println!("FISCUS_DEMO_KEY={}", d.api_key);
+                crate::import::demo_load(&state, &d.workspace_id).await?;
             }
             None => println!(
                 "The database already holds a workspace, so no demo was created. The demo key was shown once when it was created; \
@@ -406,9 +433,18 @@ async fn verify_records(state: &AppState, workspace: Option<&str>) -> anyhow::Re
         let (envelopes, altered) = fiscus_server::verify::verify_envelopes(&state.store, ws)
             .await
             .with_context(|| format!("reading the actions of {ws}"))?;
-        if unsealed.is_empty() && altered.is_empty() {
-            println!("ok      {ws}: {checked} sealed records intact, {envelopes} envelope hashes recomputed");
+        let (datasets, tampered) = fiscus_server::verify::verify_datasets(&state.store, ws)
+            .await
+            .with_context(|| format!("reading the datasets of {ws}"))?;
+        if unsealed.is_empty() && altered.is_empty() && tampered.is_empty() {
+            println!(
+                "ok      {ws}: {checked} sealed records intact, {envelopes} envelope hashes recomputed, {datasets} dataset content hashes recomputed"
+            );
         }
+        for n in &tampered {
+            println!("ALTERED {ws}: dataset {n}: its rows no longer hash to its sealed content hash");
+        }
+        failures += tampered.len();
         for u in &unsealed {
             println!("ALTERED {ws}: {}", fiscus_server::verify::describe_unsealed(u));
         }

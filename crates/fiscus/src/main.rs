@@ -2,6 +2,7 @@
 //! Every command is a thin shell over `fiscus-server`, so tests reach the same code through the library.
 
 mod cli;
+mod import;
 mod settings;
 
 use clap::Parser;

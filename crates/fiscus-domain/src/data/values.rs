@@ -1,0 +1,210 @@
+//! Parsing observed values: dates in the formats real exports use, decimals, amounts in minor units.
+//!
+//! Every parser refuses rather than guesses: a date format is fixed for a whole file (a file mixing
+//! `1/2/1999` and `1999-01-02` is refused at the first row that differs), a decimal must be finite and
+//! plain, and an amount must fit its currency's exponent exactly.
+
+use crate::money::{Currency, MAX_AMOUNT_MINOR};
+use time::{Date, Month};
+
+/// How a file writes its dates. Periods (a month, a quarter) are stored as their first day, as FRED does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DateFormat {
+    /// `2019-01-31`
+    Iso,
+    /// `1/31/2019` (month first, as US exports write it)
+    MonthDayYear,
+    /// `201901`: a month
+    YearMonth,
+    /// `2019` and a quarter `1`..`4` from two columns
+    YearQuarter,
+}
+
+impl DateFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DateFormat::Iso => "iso",
+            DateFormat::MonthDayYear => "mdy",
+            DateFormat::YearMonth => "yyyymm",
+            DateFormat::YearQuarter => "year+quarter",
+        }
+    }
+
+    pub fn parse_name(s: &str) -> Option<DateFormat> {
+        [DateFormat::Iso, DateFormat::MonthDayYear, DateFormat::YearMonth, DateFormat::YearQuarter]
+            .into_iter()
+            .find(|f| f.as_str() == s)
+    }
+
+    /// The format of a file's first date cell; `None` if it is none of them.
+    pub fn detect(sample: &str) -> Option<DateFormat> {
+        [DateFormat::Iso, DateFormat::MonthDayYear, DateFormat::YearMonth]
+            .into_iter()
+            .find(|f| f.date(sample).is_ok())
+    }
+
+    /// The date a cell says in this format, as `YYYY-MM-DD`.
+    pub fn date(self, s: &str) -> Result<String, String> {
+        let parsed = match self {
+            DateFormat::Iso => iso(s),
+            DateFormat::MonthDayYear => {
+                let mut parts = s.split('/');
+                match (parts.next(), parts.next(), parts.next(), parts.next()) {
+                    (Some(m), Some(d), Some(y), None) if y.len() == 4 && m.len() <= 2 && d.len() <= 2 => {
+                        ymd(number(y), number(m), number(d))
+                    }
+                    _ => None,
+                }
+            }
+            DateFormat::YearMonth if s.len() == 6 => ymd(number(&s[..4]), number(&s[4..]), Some(1)),
+            DateFormat::YearMonth | DateFormat::YearQuarter => None,
+        };
+        parsed.ok_or_else(|| format!("`{}` is not a date in the file's format ({})", clip(s), self.as_str()))
+    }
+
+    /// The first day of a quarter given as a year and a quarter number.
+    pub fn quarter(year: &str, quarter: &str) -> Result<String, String> {
+        let q = number(quarter).filter(|q| (1..=4).contains(q));
+        match (number(year).filter(|_| year.len() == 4), q) {
+            (Some(y), Some(q)) => ymd(Some(y), Some(q * 3 - 2), Some(1))
+                .ok_or_else(|| format!("`{}` is not a year", clip(year))),
+            _ => Err(format!("`{}` and `{}` are not a year and a quarter 1-4", clip(year), clip(quarter))),
+        }
+    }
+}
+
+fn number(s: &str) -> Option<u32> {
+    (!s.is_empty() && s.len() <= 4 && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse().ok()).flatten()
+}
+
+fn ymd(y: Option<u32>, m: Option<u32>, d: Option<u32>) -> Option<String> {
+    let (y, m, d) = (y?, m?, d?);
+    if !(1800..=2200).contains(&y) {
+        return None;
+    }
+    let month = Month::try_from(u8::try_from(m).ok()?).ok()?;
+    let date = Date::from_calendar_date(y as i32, month, u8::try_from(d).ok()?).ok()?;
+    Some(format!("{:04}-{:02}-{:02}", date.year(), u8::from(date.month()), date.day()))
+}
+
+/// A `YYYY-MM-DD` date (years 1800 to 2200), normalised; `None` otherwise.
+pub fn iso(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    ymd(number(&s[..4]), number(&s[5..7]), number(&s[8..]))
+}
+
+fn clip(s: &str) -> String {
+    s.chars().take(40).collect()
+}
+
+/// A plain decimal as observed (`-12.5`, `1228.099976`, `877000000`): optional sign, digits, optional
+/// fraction; no exponent, no thousands separators, no `NaN` or `inf`, at most 30 characters. Returned as
+/// the shortest text of its nearest double, which reads back to the same double and is what the API
+/// serves as a JSON number.
+pub fn decimal(s: &str) -> Result<String, String> {
+    let body = s.strip_prefix('-').unwrap_or(s);
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    let plain = s.len() <= 30
+        && !int.is_empty()
+        && int.bytes().all(|b| b.is_ascii_digit())
+        && frac.bytes().all(|b| b.is_ascii_digit())
+        && (!body.contains('.') || !frac.is_empty());
+    if !plain {
+        return Err(format!("`{}` is not a plain decimal number", clip(s)));
+    }
+    let v: f64 = s.parse().map_err(|_| format!("`{}` is not a number", clip(s)))?;
+    if !v.is_finite() {
+        return Err(format!("`{}` is not finite", clip(s)));
+    }
+    Ok(shortest(v))
+}
+
+/// The shortest decimal text that reads back to `v` (Rust's `Display` for `f64`), with `-0` as `0`.
+pub fn shortest(v: f64) -> String {
+    if v == 0.0 { String::from("0") } else { format!("{v}") }
+}
+
+/// A decimal that must not be negative (prices, volumes).
+pub fn non_negative(s: &str) -> Result<String, String> {
+    let d = decimal(s)?;
+    if d.starts_with('-') { Err(format!("`{}` is negative", clip(s))) } else { Ok(d) }
+}
+
+/// An amount in major units (`1250.00`, `-3.5`) as exact minor units of `currency`: more fraction digits
+/// than the currency's exponent (`12.345` USD) or more than 2^53 − 1 minor units is refused.
+pub fn amount_minor(s: &str, currency: Currency) -> Result<i64, String> {
+    let negative = s.starts_with('-');
+    let body = s.strip_prefix('-').unwrap_or(s);
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    let exp = usize::from(currency.exponent());
+    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    if int.is_empty() || !digits(int) || !digits(frac) || (body.contains('.') && frac.is_empty()) {
+        return Err(format!("`{}` is not an amount", clip(s)));
+    }
+    let frac = frac.trim_end_matches('0');
+    if frac.len() > exp {
+        return Err(format!("`{}` has more decimals than {} allows ({exp})", clip(s), currency.code()));
+    }
+    let scaled = format!("{int}{frac:0<exp$}");
+    let minor: i64 = scaled
+        .trim_start_matches('0')
+        .parse::<i64>()
+        .or_else(|_| if scaled.bytes().all(|b| b == b'0') { Ok(0) } else { Err(()) })
+        .map_err(|_| format!("`{}` is too large", clip(s)))?;
+    if minor > MAX_AMOUNT_MINOR {
+        return Err(format!("`{}` is too large", clip(s)));
+    }
+    Ok(if negative { -minor } else { minor })
+}
+
+/// A currency code the money table accepts.
+pub fn currency(s: &str) -> Result<Currency, String> {
+    Currency::parse(s).ok_or_else(|| format!("`{}` is not an accepted ISO 4217 currency code", clip(s)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_in_each_format() {
+        assert_eq!(DateFormat::detect("1999-01-04"), Some(DateFormat::Iso));
+        assert_eq!(DateFormat::detect("1/4/1999"), Some(DateFormat::MonthDayYear));
+        assert_eq!(DateFormat::detect("192607"), Some(DateFormat::YearMonth));
+        assert_eq!(DateFormat::detect("04.01.1999"), None);
+        assert_eq!(DateFormat::MonthDayYear.date("12/31/2018").as_deref(), Ok("2018-12-31"));
+        assert_eq!(DateFormat::YearMonth.date("192607").as_deref(), Ok("1926-07-01"));
+        assert_eq!(DateFormat::quarter("1959", "3").as_deref(), Ok("1959-07-01"));
+        assert!(DateFormat::Iso.date("1/4/1999").is_err());
+        assert!(DateFormat::Iso.date("2019-02-29").is_err());
+        assert!(DateFormat::quarter("1959", "5").is_err());
+    }
+
+    #[test]
+    fn decimals_are_plain_and_finite() {
+        assert_eq!(decimal("1228.099976").as_deref(), Ok("1228.099976"));
+        assert_eq!(decimal("-0.0").as_deref(), Ok("0"));
+        assert_eq!(decimal("877000000").as_deref(), Ok("877000000"));
+        for bad in ["NaN", "inf", "1e5", "1,000", "", "-", ".5", "5.", "0x10", " 1"] {
+            assert!(decimal(bad).is_err(), "{bad}");
+        }
+        assert!(non_negative("-1.5").is_err());
+    }
+
+    #[test]
+    fn amounts_fit_the_currency_exactly() {
+        let usd = Currency::parse("USD").expect("usd");
+        let jpy = Currency::parse("JPY").expect("jpy");
+        assert_eq!(amount_minor("1250.00", usd), Ok(125_000));
+        assert_eq!(amount_minor("-3.5", usd), Ok(-350));
+        assert_eq!(amount_minor("0", usd), Ok(0));
+        assert_eq!(amount_minor("1250", jpy), Ok(1250));
+        assert!(amount_minor("12.345", usd).is_err());
+        assert!(amount_minor("1.5", jpy).is_err());
+        assert!(amount_minor("99999999999999999999", usd).is_err());
+        assert!(amount_minor("1e3", usd).is_err());
+    }
+}

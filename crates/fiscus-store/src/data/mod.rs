@@ -1,0 +1,182 @@
+//! The data plane's tables: datasets and the rows they hold (see the migration `…_data_plane.sql`).
+//!
+//! Rows are written in bulk (multi-row INSERTs, as many rows per statement as the backends' bind limits
+//! allow) inside the import's one transaction, so a file is imported whole or not at all. Each dataset
+//! seals its rows by a content hash: SHA-256 over the rows' stored values, each row as an RFC 8785 JSON
+//! array followed by a newline, the lines sorted bytewise (so the hash does not depend on any database's
+//! collation). `fiscus verify records` recomputes it from the rows.
+
+pub mod datasets;
+pub mod economics;
+pub mod finance_core;
+pub mod banking;
+pub mod market;
+
+use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::data::Kind;
+use fiscus_domain::integrity::Stored;
+use sha2::{Digest, Sha256};
+use sqlx::{AnyConnection, Row};
+
+/// A table of dataset rows: its columns in stored order (besides `workspace_id`, which every row has).
+#[derive(Clone, Copy, Debug)]
+pub struct RowTable {
+    pub table: &'static str,
+    pub columns: &'static [&'static str],
+}
+
+/// The binds one statement may carry on both backends (SQLite's default limit is 32,766, PostgreSQL's
+/// 65,535).
+const MAX_BINDS: usize = 1_000;
+
+/// Inserts rows (values in `table.columns` order) for one workspace, and appends each row's canonical
+/// line to `lines` for the dataset's content hash.
+pub(crate) async fn insert_rows(
+    tx: &mut WriteTx,
+    workspace_id: &str,
+    table: &RowTable,
+    rows: &[Vec<Stored>],
+    lines: &mut Vec<String>,
+) -> Result<()> {
+    let width = table.columns.len() + 1;
+    let per_statement = (MAX_BINDS / width).max(1);
+    for chunk in rows.chunks(per_statement) {
+        let mut sql = format!("INSERT INTO {} (workspace_id, {}) VALUES ", table.table, table.columns.join(", "));
+        let mut n = 0;
+        for (i, _) in chunk.iter().enumerate() {
+            if i > 0 {
+                sql.push(',');
+            }
+            sql.push('(');
+            for c in 0..width {
+                if c > 0 {
+                    sql.push(',');
+                }
+                n += 1;
+                sql.push('$');
+                sql.push_str(&n.to_string());
+            }
+            sql.push(')');
+        }
+        let mut query = sqlx::query(&sql);
+        for row in chunk {
+            debug_assert_eq!(row.len(), table.columns.len());
+            query = query.bind(workspace_id);
+            for v in row {
+                query = match v {
+                    Stored::Null => query.bind(None::<String>),
+                    Stored::Integer(i) => query.bind(*i),
+                    Stored::Text(t) => query.bind(t.as_str()),
+                };
+            }
+        }
+        query.execute(tx.conn()).await?;
+        lines.extend(chunk.iter().map(|r| line(r)));
+    }
+    Ok(())
+}
+
+/// One row's canonical line: an RFC 8785 JSON array of its stored values.
+pub fn line(row: &[Stored]) -> String {
+    let mut out = String::from("[");
+    for (i, v) in row.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        match v {
+            Stored::Null => out.push_str("null"),
+            Stored::Integer(n) => out.push_str(&n.to_string()),
+            // A JSON string is already canonical under RFC 8785 when serde_json writes it (it escapes only
+            // what JSON requires, with the short escapes and lowercase \u00XX RFC 8785 asks for).
+            Stored::Text(t) => out.push_str(&serde_json::Value::String(t.clone()).to_string()),
+        }
+    }
+    out.push(']');
+    out
+}
+
+/// The content hash of a dataset's rows from their canonical lines (any order).
+pub fn content_hash(mut lines: Vec<String>) -> String {
+    lines.sort_unstable();
+    let mut h = Sha256::new();
+    for l in &lines {
+        h.update(l.as_bytes());
+        h.update(b"\n");
+    }
+    format!("sha256:{}", fiscus_domain::evidence::hex(&h.finalize()))
+}
+
+/// The tables a dataset of `kind` writes its rows to.
+pub fn tables(kind: Kind) -> &'static [RowTable] {
+    match kind {
+        Kind::Instruments => &[market::INSTRUMENT_REFS],
+        Kind::Prices => &[market::PRICES],
+        Kind::CorporateActions => &[market::CORPORATE_ACTIONS],
+        Kind::Fundamentals => &[market::FUNDAMENTALS],
+        Kind::Economics => &[economics::SERIES, economics::OBSERVATIONS],
+        Kind::Ledgers => &[finance_core::LEDGERS],
+        Kind::Entities => &[finance_core::ENTITIES],
+        Kind::Journals => &[finance_core::JOURNALS, finance_core::JOURNAL_LINES],
+        Kind::Transactions => &[banking::TRANSACTIONS],
+        Kind::Balances => &[banking::BALANCES],
+    }
+}
+
+/// Recomputes a dataset's content hash from its stored rows.
+pub async fn recompute_content_hash(conn: &mut AnyConnection, workspace_id: &str, kind: Kind, number: i64) -> Result<String> {
+    let mut lines = Vec::new();
+    for table in tables(kind) {
+        let rows = sqlx::query(&format!(
+            "SELECT {} FROM {} WHERE workspace_id = $1 AND dataset_number = $2",
+            table.columns.join(", "),
+            table.table
+        ))
+        .bind(workspace_id)
+        .bind(number)
+        .fetch_all(&mut *conn)
+        .await?;
+        for row in &rows {
+            let mut values = Vec::with_capacity(table.columns.len());
+            for (i, name) in table.columns.iter().enumerate() {
+                values.push(stored(row, i).map_err(|e| StoreError::Corrupt(format!("{}.{name}: {e}", table.table)))?);
+            }
+            lines.push(line(&values));
+        }
+    }
+    Ok(content_hash(lines))
+}
+
+fn stored(row: &sqlx::any::AnyRow, i: usize) -> std::result::Result<Stored, sqlx::Error> {
+    // Columns are TEXT or BIGINT (ARCHITECTURE.md, Persistence); try the integer first.
+    if let Ok(v) = row.try_get::<Option<i64>, _>(i) {
+        return Ok(v.map_or(Stored::Null, Stored::Integer));
+    }
+    let v: Option<String> = row.try_get(i)?;
+    Ok(v.map_or(Stored::Null, Stored::Text))
+}
+
+/// Takes `n` consecutive numbers from a counter, inside the writing transaction; returns the first.
+pub(crate) async fn take_numbers(tx: &mut WriteTx, counter: &str, n: i64) -> Result<i64> {
+    let last: i64 = sqlx::query_scalar("UPDATE data_counters SET value = value + $1 WHERE name = $2 RETURNING value")
+        .bind(n)
+        .bind(counter)
+        .fetch_one(tx.conn())
+        .await?;
+    Ok(last - n + 1)
+}
+
+pub(crate) fn text(s: &str) -> Stored {
+    Stored::Text(s.to_string())
+}
+
+pub(crate) fn opt_text(s: Option<&str>) -> Stored {
+    s.map_or(Stored::Null, text)
+}
+
+/// A bound that is exclusive and absent-safe for cursors and date ranges: the empty string sorts first.
+pub(crate) fn or_min(s: Option<&str>) -> &str {
+    s.unwrap_or("")
+}
+
+/// `9999-12-31`: the inclusive upper bound when no end date is given.
+pub(crate) const MAX_DATE: &str = "9999-12-31";

@@ -1,0 +1,229 @@
+//! `fiscus import` and `fiscus demo load`: files into datasets, with a progress line on a terminal.
+
+use anyhow::{Context, bail};
+use clap::Args;
+use fiscus_domain::data::values::DateFormat;
+use fiscus_domain::data::{Kind, Provenance};
+use fiscus_server::import::{self, ImportRequest, Mapping, Outcome, Progress};
+use std::io::{IsTerminal, Write};
+use std::sync::Mutex;
+use std::time::Instant;
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// instruments, prices, corporate-actions, fundamentals, economics, ledgers, entities, journals,
+    /// transactions or balances.
+    pub kind: String,
+    /// CSV files; each becomes its own dataset (or a new version of it).
+    #[arg(required = true)]
+    pub files: Vec<std::path::PathBuf>,
+    #[arg(long)]
+    pub workspace: String,
+    /// The dataset's name (one file only); the file's name otherwise.
+    #[arg(long)]
+    pub dataset: Option<String>,
+    /// Where the data comes from (a vendor, a package and version, a URL).
+    #[arg(long)]
+    pub source: Option<String>,
+    /// The data's licence (an SPDX identifier where there is one).
+    #[arg(long)]
+    pub licence: Option<String>,
+    /// The rows were generated, not observed: they can never feed an operation that needs observations.
+    #[arg(long)]
+    pub synthetic: bool,
+    /// Maps a field to a header: `--map close="Close Price"`; `--map date=year+quarter` for quarterly files.
+    #[arg(long = "map", value_name = "FIELD=HEADER")]
+    pub map: Vec<String>,
+    /// The symbol of a file of one instrument without a symbol column.
+    #[arg(long)]
+    pub symbol: Option<String>,
+    /// Prices in wide form: every column but the date is a symbol holding this field (adj_close or close).
+    #[arg(long)]
+    pub wide: Option<String>,
+    /// iso, mdy, yyyymm (detected from the first date when not given).
+    #[arg(long)]
+    pub date_format: Option<String>,
+    /// The field delimiter (one character; `\t` for tab).
+    #[arg(long, default_value = ",")]
+    pub delimiter: String,
+    /// Economics: prefix of every series key.
+    #[arg(long, default_value = "")]
+    pub key_prefix: String,
+    /// Economics: the series' units.
+    #[arg(long, default_value = "")]
+    pub units: String,
+    /// Economics: a series' title by its header: `--title CPILFESL="Core CPI"`.
+    #[arg(long = "title", value_name = "HEADER=TITLE")]
+    pub titles: Vec<String>,
+    /// Check everything, write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// A progress line: rows/s and an ETA on a terminal (redrawn in place), a plain line per stage otherwise.
+pub struct Bar {
+    label: String,
+    tty: bool,
+    started: Instant,
+    last: Mutex<(Option<&'static str>, Instant)>,
+}
+
+impl Bar {
+    pub fn new(label: String) -> Bar {
+        Bar { label, tty: std::io::stderr().is_terminal(), started: Instant::now(), last: Mutex::new((None, Instant::now())) }
+    }
+}
+
+impl Progress for Bar {
+    fn update(&self, stage: &'static str, done: u64, total: u64) {
+        let Ok(mut last) = self.last.lock() else { return };
+        let now = Instant::now();
+        let elapsed = self.started.elapsed().as_secs_f64().max(1e-6);
+        if self.tty {
+            if last.0 == Some(stage) && now.duration_since(last.1).as_millis() < 100 && done < total {
+                return;
+            }
+            let rate = done as f64 / elapsed;
+            let eta = if rate > 0.0 && total > done { format!(", ETA {:.1} s", (total - done) as f64 / rate) } else { String::new() };
+            let _ = write!(std::io::stderr(), "\r\x1b[2K{}: {stage} {done}/{total} rows ({rate:.0} rows/s{eta})", self.label);
+        } else if last.0 != Some(stage) {
+            let _ = writeln!(std::io::stderr(), "{}: {stage} ({total} rows, {:.1} s)", self.label, elapsed);
+        }
+        *last = (Some(stage), now);
+    }
+}
+
+impl Bar {
+    fn finish(&self) {
+        if self.tty {
+            let _ = writeln!(std::io::stderr());
+        }
+    }
+}
+
+fn pairs(values: &[String], what: &str) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+    values
+        .iter()
+        .map(|v| match v.split_once('=') {
+            Some((k, val)) if !k.is_empty() => Ok((k.trim().to_string(), val.trim().to_string())),
+            _ => bail!("{what} `{v}` must be NAME=VALUE"),
+        })
+        .collect()
+}
+
+/// Reads a file whole, refusing one that changed while it was read (size or modification time moved).
+fn read_whole(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+    let before = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
+    if before.len() > 1 << 30 {
+        bail!("{}: the file is larger than 1 GiB; split it", path.display());
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
+    let after = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
+    if before.len() != after.len() || before.modified().ok() != after.modified().ok() || bytes.len() as u64 != after.len() {
+        bail!("{}: the file changed while it was being read; nothing was imported", path.display());
+    }
+    Ok(bytes)
+}
+
+pub fn describe(o: &Outcome) -> String {
+    let d = &o.dataset;
+    let what = if o.dry_run {
+        "checked (dry run, nothing written)"
+    } else if o.created {
+        "imported"
+    } else {
+        "already imported (same file), nothing written"
+    };
+    format!(
+        "{what}: dataset {} `{}` v{} ({}), {} rows{}, {} {}, period {}..{}, file {}, content {}",
+        if o.dry_run { "-".to_string() } else { d.number.to_string() },
+        d.name,
+        if o.dry_run { "-".to_string() } else { d.version.to_string() },
+        d.kind.as_str(),
+        d.row_count,
+        if d.skipped_count > 0 { format!(" ({} already imported, skipped)", d.skipped_count) } else { String::new() },
+        d.provenance.as_str(),
+        d.licence,
+        d.period_start.as_deref().unwrap_or("-"),
+        d.period_end.as_deref().unwrap_or("-"),
+        d.file_sha256,
+        if d.content_hash.is_empty() { "-" } else { &d.content_hash },
+    )
+}
+
+pub async fn run(state: &fiscus_server::AppState, args: ImportArgs) -> anyhow::Result<bool> {
+    let Some(kind) = Kind::parse(&args.kind) else {
+        bail!("`{}` is not a kind of import (instruments, prices, corporate-actions, fundamentals, economics, ledgers, entities, journals, transactions, balances)", args.kind);
+    };
+    if args.dataset.is_some() && args.files.len() > 1 {
+        bail!("--dataset names one file's dataset; give one file, or let each file's name be its dataset's");
+    }
+    let delimiter = match args.delimiter.as_str() {
+        "\\t" | "tab" => b'\t',
+        d if d.len() == 1 && d.is_ascii() => d.as_bytes()[0],
+        d => bail!("--delimiter `{d}` must be one ASCII character"),
+    };
+    let date_format = match args.date_format.as_deref() {
+        None => None,
+        Some(f) => Some(DateFormat::parse_name(f).with_context(|| format!("--date-format `{f}`: iso, mdy, yyyymm"))?),
+    };
+    if let Some(w) = args.wide.as_deref()
+        && !matches!(w, "adj_close" | "close")
+    {
+        bail!("--wide `{w}` must be adj_close or close");
+    }
+    let mapping = Mapping {
+        columns: pairs(&args.map, "--map")?,
+        symbol: args.symbol.clone(),
+        wide: args.wide.clone(),
+        date_format,
+        delimiter,
+        key_prefix: args.key_prefix.clone(),
+        units: args.units.clone(),
+        titles: pairs(&args.titles, "--title")?,
+    };
+    let caller = fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::cli());
+    let mut ok = true;
+    for path in &args.files {
+        let label = path.display().to_string();
+        let bytes = read_whole(path)?;
+        let bar = Bar::new(label.clone());
+        let req = ImportRequest {
+            kind,
+            file_name: path.file_name().and_then(|n| n.to_str()).unwrap_or("file.csv").to_string(),
+            bytes,
+            dataset: args.dataset.clone(),
+            source: args.source.clone().unwrap_or_else(|| format!("file {label}")),
+            licence: args.licence.clone().unwrap_or_else(|| "proprietary".to_string()),
+            provenance: if args.synthetic { Provenance::Synthetic } else { Provenance::Observed },
+            mapping: mapping.clone(),
+            dry_run: args.dry_run,
+        };
+        let result = import::import(&state.store, &caller, &args.workspace, req, &bar).await;
+        bar.finish();
+        match result {
+            Ok(o) => println!("{label}: {}", describe(&o)),
+            Err(import::Failure::Invalid { file: _, errors }) => {
+                ok = false;
+                for e in &errors {
+                    eprintln!("{label}: {e}");
+                }
+                eprintln!("{label}: refused ({} error(s) shown); nothing of this file was imported", errors.len());
+            }
+            Err(import::Failure::Store(e)) => return Err(e.into()),
+        }
+    }
+    Ok(ok)
+}
+
+/// `fiscus demo load`: the demo data into an existing workspace.
+pub async fn demo_load(state: &fiscus_server::AppState, workspace: &str) -> anyhow::Result<()> {
+    let caller = fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo());
+    let bar = Bar::new(String::from("demo data"));
+    let outcomes = fiscus_server::demo_data::load(&state.store, &caller, workspace, &bar).await;
+    bar.finish();
+    for o in outcomes.map_err(|e| anyhow::anyhow!("{e}"))? {
+        println!("{}: {}", o.dataset.file_name, describe(&o));
+    }
+    Ok(())
+}
