@@ -22,6 +22,7 @@ use crate::state::AppState;
 fn bearer_operations() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(areas::platform::routes())
+        .merge(areas::data::routes())
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
         .merge(areas::agents::routes())
@@ -49,6 +50,7 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
         .route_layer(from_fn_with_state(state.clone(), agent_evidence::layer));
     let bearer = OpenApiRouter::new()
         .merge(areas::platform::routes())
+        .merge(areas::data::routes())
         .merge(writing)
         .route_layer(from_fn_with_state(state.clone(), auth::layer));
     let (router, api) =

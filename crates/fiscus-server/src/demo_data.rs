@@ -27,7 +27,13 @@ struct DemoFile {
     date_format: Option<DateFormat>,
 }
 
-const fn file(kind: Kind, file: &'static str, bytes: &'static [u8], source: &'static str, licence: &'static str) -> DemoFile {
+const fn file(
+    kind: Kind,
+    file: &'static str,
+    bytes: &'static [u8],
+    source: &'static str,
+    licence: &'static str,
+) -> DemoFile {
     DemoFile {
         kind,
         file,
@@ -180,15 +186,33 @@ fn files() -> Vec<DemoFile> {
         },
         DemoFile {
             provenance: Provenance::Synthetic,
-            ..file(Kind::Ledgers, "finance-core/sample_ledgers.csv", include_bytes!("../../../data/finance-core/sample_ledgers.csv"), SAMPLE, "CC0-1.0")
+            ..file(
+                Kind::Ledgers,
+                "finance-core/sample_ledgers.csv",
+                include_bytes!("../../../data/finance-core/sample_ledgers.csv"),
+                SAMPLE,
+                "CC0-1.0",
+            )
         },
         DemoFile {
             provenance: Provenance::Synthetic,
-            ..file(Kind::Entities, "finance-core/sample_entities.csv", include_bytes!("../../../data/finance-core/sample_entities.csv"), SAMPLE, "CC0-1.0")
+            ..file(
+                Kind::Entities,
+                "finance-core/sample_entities.csv",
+                include_bytes!("../../../data/finance-core/sample_entities.csv"),
+                SAMPLE,
+                "CC0-1.0",
+            )
         },
         DemoFile {
             provenance: Provenance::Synthetic,
-            ..file(Kind::Journals, "finance-core/sample_journals.csv", include_bytes!("../../../data/finance-core/sample_journals.csv"), SAMPLE, "CC0-1.0")
+            ..file(
+                Kind::Journals,
+                "finance-core/sample_journals.csv",
+                include_bytes!("../../../data/finance-core/sample_journals.csv"),
+                SAMPLE,
+                "CC0-1.0",
+            )
         },
         DemoFile {
             provenance: Provenance::Synthetic,
@@ -202,14 +226,25 @@ fn files() -> Vec<DemoFile> {
         },
         DemoFile {
             provenance: Provenance::Synthetic,
-            ..file(Kind::Balances, "finance-core/sample_balances.csv", include_bytes!("../../../data/finance-core/sample_balances.csv"), SAMPLE, "CC0-1.0")
+            ..file(
+                Kind::Balances,
+                "finance-core/sample_balances.csv",
+                include_bytes!("../../../data/finance-core/sample_balances.csv"),
+                SAMPLE,
+                "CC0-1.0",
+            )
         },
     ]
 }
 
 /// Imports the demo data into a workspace; files already imported are found by hash and skipped, so
 /// loading twice changes nothing.
-pub async fn load(store: &Store, caller: &Caller, workspace_id: &str, progress: &dyn Progress) -> Result<Vec<Outcome>, import::Failure> {
+pub async fn load(
+    store: &Store,
+    caller: &Caller,
+    workspace_id: &str,
+    progress: &dyn Progress,
+) -> Result<Vec<Outcome>, import::Failure> {
     let mut out = Vec::new();
     for f in files() {
         let mapping = Mapping {

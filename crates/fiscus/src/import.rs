@@ -70,7 +70,12 @@ pub struct Bar {
 
 impl Bar {
     pub fn new(label: String) -> Bar {
-        Bar { label, tty: std::io::stderr().is_terminal(), started: Instant::now(), last: Mutex::new((None, Instant::now())) }
+        Bar {
+            label,
+            tty: std::io::stderr().is_terminal(),
+            started: Instant::now(),
+            last: Mutex::new((None, Instant::now())),
+        }
     }
 }
 
@@ -84,8 +89,16 @@ impl Progress for Bar {
                 return;
             }
             let rate = done as f64 / elapsed;
-            let eta = if rate > 0.0 && total > done { format!(", ETA {:.1} s", (total - done) as f64 / rate) } else { String::new() };
-            let _ = write!(std::io::stderr(), "\r\x1b[2K{}: {stage} {done}/{total} rows ({rate:.0} rows/s{eta})", self.label);
+            let eta = if rate > 0.0 && total > done {
+                format!(", ETA {:.1} s", (total - done) as f64 / rate)
+            } else {
+                String::new()
+            };
+            let _ = write!(
+                std::io::stderr(),
+                "\r\x1b[2K{}: {stage} {done}/{total} rows ({rate:.0} rows/s{eta})",
+                self.label
+            );
         } else if last.0 != Some(stage) {
             let _ = writeln!(std::io::stderr(), "{}: {stage} ({total} rows, {:.1} s)", self.label, elapsed);
         }
@@ -119,7 +132,10 @@ fn read_whole(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
     }
     let bytes = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
     let after = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
-    if before.len() != after.len() || before.modified().ok() != after.modified().ok() || bytes.len() as u64 != after.len() {
+    if before.len() != after.len()
+        || before.modified().ok() != after.modified().ok()
+        || bytes.len() as u64 != after.len()
+    {
         bail!("{}: the file changed while it was being read; nothing was imported", path.display());
     }
     Ok(bytes)
@@ -153,7 +169,10 @@ pub fn describe(o: &Outcome) -> String {
 
 pub async fn run(state: &fiscus_server::AppState, args: ImportArgs) -> anyhow::Result<bool> {
     let Some(kind) = Kind::parse(&args.kind) else {
-        bail!("`{}` is not a kind of import (instruments, prices, corporate-actions, fundamentals, economics, ledgers, entities, journals, transactions, balances)", args.kind);
+        bail!(
+            "`{}` is not a kind of import (instruments, prices, corporate-actions, fundamentals, economics, ledgers, entities, journals, transactions, balances)",
+            args.kind
+        );
     };
     if args.dataset.is_some() && args.files.len() > 1 {
         bail!("--dataset names one file's dataset; give one file, or let each file's name be its dataset's");

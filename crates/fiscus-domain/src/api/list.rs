@@ -24,3 +24,24 @@ impl<T> ListPage<T> {
         ListPage { object: "list", data: rows, has_more: false, next_after_id: None }
     }
 }
+
+/// A page of a list whose objects have integer ids (datasets, finance-core entities and journals, as the
+/// seed's `after_id integer` says): `after_id` of the next request is `next_after_id`.
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct NumberedPage<T> {
+    /// Always `list`.
+    pub object: &'static str,
+    pub data: Vec<T>,
+    pub has_more: bool,
+    pub next_after_id: Option<i64>,
+}
+
+impl<T> NumberedPage<T> {
+    /// A page from rows fetched with `limit + 1`; `id` reads a row's integer id.
+    pub fn from_overfetch(mut rows: Vec<T>, limit: u32, id: impl Fn(&T) -> i64) -> NumberedPage<T> {
+        let has_more = rows.len() > limit as usize;
+        rows.truncate(limit as usize);
+        let next_after_id = if has_more { rows.last().map(&id) } else { None };
+        NumberedPage { object: "list", data: rows, has_more, next_after_id }
+    }
+}

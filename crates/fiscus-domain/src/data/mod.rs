@@ -9,7 +9,7 @@
 pub mod records;
 pub mod values;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The version of the importer's rules, recorded on every dataset (a change in parsing or validation that
 /// could change what a file imports as moves it).
@@ -18,7 +18,7 @@ pub const IMPORTER_VERSION: &str = "fiscus-import/1";
 /// What one import holds. Market and economic kinds are *series* (a revised file is a new version and
 /// reads use the newest version unless asked for another); finance-core and bank kinds are *ledgers* (rows
 /// accumulate across imports, an identical row already imported is skipped, a changed one is refused).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, utoipa::ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     Instruments,
@@ -93,7 +93,7 @@ impl Kind {
 
 /// Observed data was measured in the world; synthetic data was generated. Synthetic data can never feed an
 /// operation that needs observations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Provenance {
     Observed,

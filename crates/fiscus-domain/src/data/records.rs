@@ -5,7 +5,7 @@
 //! text of their double, amounts are minor units of a known currency.
 
 use crate::money::Currency;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -61,7 +61,7 @@ impl PriceRecord {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, utoipa::ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CorporateActionType {
     Split,
@@ -234,7 +234,8 @@ mod tests {
 
     #[test]
     fn journals_balance_per_entry_and_currency() {
-        let ok = [line("J1", "USD", 100, 0), line("J1", "USD", 0, 100), line("J2", "EUR", 5, 0), line("J2", "EUR", 0, 5)];
+        let ok =
+            [line("J1", "USD", 100, 0), line("J1", "USD", 0, 100), line("J2", "EUR", 5, 0), line("J2", "EUR", 0, 5)];
         assert!(unbalanced(&ok).is_empty());
         // Balanced in total, not per currency.
         let mixed = [line("J1", "USD", 100, 0), line("J1", "EUR", 0, 100)];

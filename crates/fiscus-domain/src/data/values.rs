@@ -38,9 +38,7 @@ impl DateFormat {
 
     /// The format of a file's first date cell; `None` if it is none of them.
     pub fn detect(sample: &str) -> Option<DateFormat> {
-        [DateFormat::Iso, DateFormat::MonthDayYear, DateFormat::YearMonth]
-            .into_iter()
-            .find(|f| f.date(sample).is_ok())
+        [DateFormat::Iso, DateFormat::MonthDayYear, DateFormat::YearMonth].into_iter().find(|f| f.date(sample).is_ok())
     }
 
     /// The date a cell says in this format, as `YYYY-MM-DD`.
@@ -66,8 +64,9 @@ impl DateFormat {
     pub fn quarter(year: &str, quarter: &str) -> Result<String, String> {
         let q = number(quarter).filter(|q| (1..=4).contains(q));
         match (number(year).filter(|_| year.len() == 4), q) {
-            (Some(y), Some(q)) => ymd(Some(y), Some(q * 3 - 2), Some(1))
-                .ok_or_else(|| format!("`{}` is not a year", clip(year))),
+            (Some(y), Some(q)) => {
+                ymd(Some(y), Some(q * 3 - 2), Some(1)).ok_or_else(|| format!("`{}` is not a year", clip(year)))
+            }
             _ => Err(format!("`{}` and `{}` are not a year and a quarter 1-4", clip(year), clip(quarter))),
         }
     }

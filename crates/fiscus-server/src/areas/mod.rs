@@ -4,5 +4,6 @@
 pub mod actions;
 pub mod agent_execution;
 pub mod agents;
+pub mod data;
 pub mod oauth;
 pub mod platform;

@@ -118,7 +118,9 @@ impl<'t> Reader<'t> {
                 constants.insert("symbol", mapping.symbol.clone().unwrap_or_default());
             } else if *field == "date" && mapping.columns.get("date").is_some_and(|d| d.contains('+')) {
                 // `year+quarter`: two columns make the date (checked when read).
-            } else if *required && !(kind == fiscus_domain::data::Kind::Prices && mapping.wide.is_some() && *field == "symbol") {
+            } else if *required
+                && !(kind == fiscus_domain::data::Kind::Prices && mapping.wide.is_some() && *field == "symbol")
+            {
                 let hint = match mapping.columns.get(*field) {
                     Some(h) => format!("the mapped column `{h}` is not in the header"),
                     None => format!("the header has no `{field}` column (map one with --map {field}=HEADER)"),
@@ -200,7 +202,12 @@ impl<'t> Reader<'t> {
         }
     }
 
-    pub fn required_parsed<T>(&mut self, row: usize, field: &str, parse: impl Fn(&str) -> Result<T, String>) -> Option<T> {
+    pub fn required_parsed<T>(
+        &mut self,
+        row: usize,
+        field: &str,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Option<T> {
         let v = self.required(row, field)?;
         match parse(&v) {
             Ok(v) => Some(v),
@@ -253,7 +260,10 @@ pub fn name(s: &str) -> Result<String, String> {
     if fiscus_domain::data::is_name(s) {
         Ok(s.to_string())
     } else {
-        Err(format!("`{}` must be 1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit", s.chars().take(40).collect::<String>()))
+        Err(format!(
+            "`{}` must be 1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit",
+            s.chars().take(40).collect::<String>()
+        ))
     }
 }
 
@@ -377,7 +387,8 @@ pub fn corporate_actions(r: &mut Reader<'_>) -> Vec<(u64, CorporateActionRecord)
         let line = r.table.rows[row].0;
         let symbol = r.required_parsed(row, "symbol", name);
         let action = r.required_parsed(row, "type", |s| {
-            CorporateActionType::parse(&s.to_ascii_lowercase()).ok_or_else(|| format!("`{s}` is not split or cash_dividend"))
+            CorporateActionType::parse(&s.to_ascii_lowercase())
+                .ok_or_else(|| format!("`{s}` is not split or cash_dividend"))
         });
         let ex_date = r.date(row, "ex_date", true);
         let pay_date = r.date(row, "pay_date", false);
@@ -409,7 +420,10 @@ pub fn fundamentals(r: &mut Reader<'_>) -> Vec<(u64, FundamentalRecord)> {
         let period_end = r.date(row, "period_end", true);
         let fiscal_period = r.required_parsed(row, "fiscal_period", |s| {
             let up = s.to_ascii_uppercase();
-            FISCAL_PERIODS.contains(&up.as_str()).then_some(up).ok_or_else(|| format!("`{s}` is not one of {}", FISCAL_PERIODS.join(", ")))
+            FISCAL_PERIODS
+                .contains(&up.as_str())
+                .then_some(up)
+                .ok_or_else(|| format!("`{s}` is not one of {}", FISCAL_PERIODS.join(", ")))
         });
         let metric = r.required_parsed(row, "metric", |s| {
             let n = normalise(s);
@@ -430,7 +444,8 @@ pub fn fundamentals(r: &mut Reader<'_>) -> Vec<(u64, FundamentalRecord)> {
 /// key of a series is `key_prefix` + its normalised header.
 pub fn economics(r: &mut Reader<'_>, mapping: &Mapping) -> Vec<(u64, ObservationRecord)> {
     let mut out = Vec::new();
-    let quarter = mapping.columns.get("date").and_then(|d| d.split_once('+')).map(|(y, q)| (normalise(y), normalise(q)));
+    let quarter =
+        mapping.columns.get("date").and_then(|d| d.split_once('+')).map(|(y, q)| (normalise(y), normalise(q)));
     let normalised: Vec<String> = r.table.headers.iter().map(|h| normalise(h)).collect();
     let (date_cols, quarter_cols): (Vec<usize>, Option<(usize, usize)>) = match &quarter {
         Some((y, q)) => match (normalised.iter().position(|h| h == y), normalised.iter().position(|h| h == q)) {
@@ -472,7 +487,14 @@ pub fn economics(r: &mut Reader<'_>, mapping: &Mapping) -> Vec<(u64, Observation
                 continue;
             }
             match values::decimal(&raw) {
-                Ok(value) => out.push((line, ObservationRecord { key: format!("{}{}", mapping.key_prefix, normalise(header)), date: date.clone(), value })),
+                Ok(value) => out.push((
+                    line,
+                    ObservationRecord {
+                        key: format!("{}{}", mapping.key_prefix, normalise(header)),
+                        date: date.clone(),
+                        value,
+                    },
+                )),
                 Err(m) => r.fail(line, header, m),
             }
         }
@@ -538,10 +560,22 @@ pub fn journal_lines(r: &mut Reader<'_>) -> Vec<(u64, JournalLineRecord)> {
             r.fail(line, "debit", "a line has either a debit or a credit, above zero");
             continue;
         }
-        if let (Some(entry), Some(date), Some(ledger), Some(entity), Some(account)) = (entry, date, ledger, entity, account) {
+        if let (Some(entry), Some(date), Some(ledger), Some(entity), Some(account)) =
+            (entry, date, ledger, entity, account)
+        {
             out.push((
                 line,
-                JournalLineRecord { entry, date, ledger, entity, account, description, debit_minor: debit, credit_minor: credit, currency },
+                JournalLineRecord {
+                    entry,
+                    date,
+                    ledger,
+                    entity,
+                    account,
+                    description,
+                    debit_minor: debit,
+                    credit_minor: credit,
+                    currency,
+                },
             ));
         }
     }
@@ -565,7 +599,9 @@ pub fn transactions(r: &mut Reader<'_>) -> Vec<(u64, TransactionRecord)> {
         let counterparty = r.text(row, "counterparty").unwrap_or_default();
         let description = r.text(row, "description").unwrap_or_default();
         let reference = r.text(row, "reference").unwrap_or_default();
-        if let (Some(account), Some(external_id), Some(booking_date), Some(amount_minor)) = (account, external_id, booking_date, amount) {
+        if let (Some(account), Some(external_id), Some(booking_date), Some(amount_minor)) =
+            (account, external_id, booking_date, amount)
+        {
             out.push((
                 line,
                 TransactionRecord {
@@ -598,7 +634,9 @@ pub fn balances(r: &mut Reader<'_>) -> Vec<(u64, BalanceRecord)> {
         let currency = r.required_parsed(row, "currency", values::currency);
         let Some(currency) = currency else { continue };
         let amount = r.required_parsed(row, "amount", |s| values::amount_minor(s, currency));
-        if let (Some(account), Some(date), Some(balance_type), Some(amount_minor)) = (account, date, balance_type, amount) {
+        if let (Some(account), Some(date), Some(balance_type), Some(amount_minor)) =
+            (account, date, balance_type, amount)
+        {
             out.push((line, BalanceRecord { account, date, balance_type, amount_minor, currency }));
         }
     }

@@ -127,17 +127,25 @@ pub async fn import(
     let file = req.file_name.clone();
     let name = req.dataset.clone().unwrap_or_else(|| default_name(&file));
     if !fiscus_domain::data::is_name(&name) {
-        return Err(Failure::one(&file, ImportError::line(0, format!("`{name}` is not a dataset name (1 to 64 of A-Z a-z 0-9 . _ -)"))));
+        return Err(Failure::one(
+            &file,
+            ImportError::line(0, format!("`{name}` is not a dataset name (1 to 64 of A-Z a-z 0-9 . _ -)")),
+        ));
     }
     for (what, value) in [("source", &req.source), ("licence", &req.licence)] {
         if value.trim().is_empty() || value.chars().count() > 200 || value.chars().any(char::is_control) {
-            return Err(Failure::one(&file, ImportError::line(0, format!("the {what} must be 1 to 200 characters, no control characters"))));
+            return Err(Failure::one(
+                &file,
+                ImportError::line(0, format!("the {what} must be 1 to 200 characters, no control characters")),
+            ));
         }
     }
     let file_sha256 = fiscus_domain::evidence::seal_bytes(&req.bytes);
     {
         let mut conn = store.read().await?;
-        if let Some(existing) = fiscus_store::data::datasets::find_by_file(&mut conn, workspace_id, req.kind, &file_sha256).await? {
+        if let Some(existing) =
+            fiscus_store::data::datasets::find_by_file(&mut conn, workspace_id, req.kind, &file_sha256).await?
+        {
             return Ok(Outcome { dataset: existing, created: false, dry_run: req.dry_run });
         }
     }
@@ -182,7 +190,14 @@ pub async fn import(
         // Imported concurrently by someone else: that import stands, this one is a no-op.
         Err(Failure::Store(StoreError::Conflict(_))) => {
             let mut conn = store.read().await?;
-            match fiscus_store::data::datasets::find_by_file(&mut conn, workspace_id, req.kind, &fiscus_domain::evidence::seal_bytes(&req.bytes)).await? {
+            match fiscus_store::data::datasets::find_by_file(
+                &mut conn,
+                workspace_id,
+                req.kind,
+                &fiscus_domain::evidence::seal_bytes(&req.bytes),
+            )
+            .await?
+            {
                 Some(existing) => Ok(Outcome { dataset: existing, created: false, dry_run: false }),
                 None => Err(Failure::Store(StoreError::Conflict(String::from("datasets")))),
             }

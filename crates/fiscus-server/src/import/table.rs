@@ -47,9 +47,9 @@ pub fn read(bytes: &[u8], delimiter: u8, max_rows: usize) -> Result<Table, Impor
             .iter()
             .enumerate()
             .map(|(i, cell)| {
-                std::str::from_utf8(cell).map(str::to_string).map_err(|_| {
-                    ImportError::at(1, format!("#{}", i + 1), "the header is not UTF-8 text")
-                })
+                std::str::from_utf8(cell)
+                    .map(str::to_string)
+                    .map_err(|_| ImportError::at(1, format!("#{}", i + 1), "the header is not UTF-8 text"))
             })
             .collect::<Result<_, _>>()?,
         Err(e) => return Err(ImportError::line(1, format!("the header cannot be read: {e}"))),
@@ -59,7 +59,10 @@ pub fn read(bytes: &[u8], delimiter: u8, max_rows: usize) -> Result<Table, Impor
             if d != delimiter && headers[0].as_bytes().contains(&d) {
                 return Err(ImportError::line(
                     1,
-                    format!("the header has one column; the file seems to be separated by {name}, not by `{}`", delimiter as char),
+                    format!(
+                        "the header has one column; the file seems to be separated by {name}, not by `{}`",
+                        delimiter as char
+                    ),
                 ));
             }
         }
@@ -71,7 +74,11 @@ pub fn read(bytes: &[u8], delimiter: u8, max_rows: usize) -> Result<Table, Impor
             return Err(ImportError::at(1, format!("#{}", i + 1), "a column has no name"));
         }
         if let Some(first) = seen.insert(n, i) {
-            return Err(ImportError::at(1, h.clone(), format!("the column is named twice (also column {})", first + 1)));
+            return Err(ImportError::at(
+                1,
+                h.clone(),
+                format!("the column is named twice (also column {})", first + 1),
+            ));
         }
     }
     let mut rows = Vec::with_capacity(lines);

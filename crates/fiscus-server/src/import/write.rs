@@ -72,7 +72,14 @@ fn period<'a>(dates: impl Iterator<Item = &'a str>) -> Option<(String, String)> 
 }
 
 /// Refuses a second row with the same key, naming both lines.
-fn once<K: std::hash::Hash + Eq>(r: &mut Reader<'_>, seen: &mut HashMap<K, u64>, key: K, line: u64, column: &str, what: &str) -> bool {
+fn once<K: std::hash::Hash + Eq>(
+    r: &mut Reader<'_>,
+    seen: &mut HashMap<K, u64>,
+    key: K,
+    line: u64,
+    column: &str,
+    what: &str,
+) -> bool {
     match seen.get(&key) {
         Some(first) => {
             r.fail(line, column, format!("{what} appears twice (first on line {first})"));
@@ -100,7 +107,10 @@ fn resolve<T>(
             None => r.fail(
                 line,
                 column,
-                format!("no instrument `{}` in this workspace (import its reference data first: fiscus import instruments)", symbol(&row)),
+                format!(
+                    "no instrument `{}` in this workspace (import its reference data first: fiscus import instruments)",
+                    symbol(&row)
+                ),
             ),
         }
     }
@@ -133,7 +143,14 @@ pub async fn plan(
             let mut seen = HashMap::new();
             let mut unique = Vec::with_capacity(rows.len());
             for (line, bar) in rows {
-                if once(r, &mut seen, (bar.symbol.clone(), bar.date.clone()), line, "date", &format!("{} on {}", bar.symbol, bar.date)) {
+                if once(
+                    r,
+                    &mut seen,
+                    (bar.symbol.clone(), bar.date.clone()),
+                    line,
+                    "date",
+                    &format!("{} on {}", bar.symbol, bar.date),
+                ) {
                     unique.push((line, bar));
                 }
             }
@@ -145,7 +162,14 @@ pub async fn plan(
             let mut seen = HashMap::new();
             let mut unique = Vec::new();
             for (line, a) in rows {
-                if once(r, &mut seen, (a.symbol.clone(), a.ex_date.clone(), a.action), line, "ex_date", &format!("{} {} on {}", a.symbol, a.action.as_str(), a.ex_date)) {
+                if once(
+                    r,
+                    &mut seen,
+                    (a.symbol.clone(), a.ex_date.clone(), a.action),
+                    line,
+                    "ex_date",
+                    &format!("{} {} on {}", a.symbol, a.action.as_str(), a.ex_date),
+                ) {
                     unique.push((line, a));
                 }
             }
@@ -158,7 +182,14 @@ pub async fn plan(
             let mut unique = Vec::new();
             for (line, f) in rows {
                 let key = (f.symbol.clone(), f.period_end.clone(), f.fiscal_period.clone(), f.metric.clone());
-                if once(r, &mut seen, key, line, "metric", &format!("{} {} {} {}", f.symbol, f.metric, f.fiscal_period, f.period_end)) {
+                if once(
+                    r,
+                    &mut seen,
+                    key,
+                    line,
+                    "metric",
+                    &format!("{} {} {} {}", f.symbol, f.metric, f.fiscal_period, f.period_end),
+                ) {
                     unique.push((line, f));
                 }
             }
@@ -171,7 +202,14 @@ pub async fn plan(
             let mut by_key: BTreeMap<String, Vec<String>> = BTreeMap::new();
             let mut observations = Vec::with_capacity(rows.len());
             for (line, o) in rows {
-                if once(r, &mut seen, (o.key.clone(), o.date.clone()), line, "date", &format!("{} on {}", o.key, o.date)) {
+                if once(
+                    r,
+                    &mut seen,
+                    (o.key.clone(), o.date.clone()),
+                    line,
+                    "date",
+                    &format!("{} on {}", o.key, o.date),
+                ) {
                     by_key.entry(o.key.clone()).or_default().push(o.date.clone());
                     observations.push(o);
                 }
@@ -191,7 +229,11 @@ pub async fn plan(
                     continue;
                 }
                 if let Some((_, other)) = owners.iter().find(|(k, n)| *k == key && n != name) {
-                    r.fail(1, &header, format!("series `{key}` already comes from dataset `{other}` (choose another --key-prefix)"));
+                    r.fail(
+                        1,
+                        &header,
+                        format!("series `{key}` already comes from dataset `{other}` (choose another --key-prefix)"),
+                    );
                     continue;
                 }
                 dates.sort();
@@ -220,7 +262,14 @@ pub async fn plan(
                 let fp = fingerprint(&[&l.code, &l.name, l.currency.code()]);
                 match existing.get(&l.code) {
                     Some(e) if e.fingerprint == fp => skipped += 1,
-                    Some(_) => r.fail(line, "code", format!("ledger `{}` was imported before with other values; imported rows are never changed", l.code)),
+                    Some(_) => r.fail(
+                        line,
+                        "code",
+                        format!(
+                            "ledger `{}` was imported before with other values; imported rows are never changed",
+                            l.code
+                        ),
+                    ),
                     None => out.push((l, fp)),
                 }
             }
@@ -237,13 +286,24 @@ pub async fn plan(
                     continue;
                 }
                 let Some(ledger) = ledgers.get(&e.ledger) else {
-                    r.fail(line, "ledger", format!("no general ledger `{}` in this workspace (import ledgers first)", e.ledger));
+                    r.fail(
+                        line,
+                        "ledger",
+                        format!("no general ledger `{}` in this workspace (import ledgers first)", e.ledger),
+                    );
                     continue;
                 };
                 let fp = fingerprint(&[&e.code, &e.name, &e.status, &e.ledger, e.currency.code(), &e.country]);
                 match existing.get(&e.code) {
                     Some(x) if x.fingerprint == fp => skipped += 1,
-                    Some(_) => r.fail(line, "code", format!("entity `{}` was imported before with other values; imported rows are never changed", e.code)),
+                    Some(_) => r.fail(
+                        line,
+                        "code",
+                        format!(
+                            "entity `{}` was imported before with other values; imported rows are never changed",
+                            e.code
+                        ),
+                    ),
                     None => out.push((e, ledger.id, fp)),
                 }
             }
@@ -257,10 +317,14 @@ pub async fn plan(
             let records: Vec<JournalLineRecord> = lines.iter().map(|(_, l)| l.clone()).collect();
             for u in unbalanced(&records) {
                 let line = lines.iter().find(|(_, l)| l.entry == u.entry).map_or(0, |(n, _)| *n);
-                r.fail(line, "entry", format!(
-                    "entry `{}` does not balance in {}: debits {} and credits {} minor units",
-                    u.entry, u.currency, u.debits_minor, u.credits_minor
-                ));
+                r.fail(
+                    line,
+                    "entry",
+                    format!(
+                        "entry `{}` does not balance in {}: debits {} and credits {} minor units",
+                        u.entry, u.currency, u.debits_minor, u.credits_minor
+                    ),
+                );
             }
             let mut entries: BTreeMap<(String, String), (u64, Vec<JournalLineRecord>)> = BTreeMap::new();
             for (line, l) in lines {
@@ -274,21 +338,40 @@ pub async fn plan(
                     continue;
                 }
                 let Some(gl) = ledgers.get(&ledger) else {
-                    r.fail(line, "ledger", format!("no general ledger `{ledger}` in this workspace (import ledgers first)"));
+                    r.fail(
+                        line,
+                        "ledger",
+                        format!("no general ledger `{ledger}` in this workspace (import ledgers first)"),
+                    );
                     continue;
                 };
                 let Some(entity) = entities.get(&first.entity) else {
-                    r.fail(line, "entity", format!("no entity `{}` in this workspace (import entities first)", first.entity));
+                    r.fail(
+                        line,
+                        "entity",
+                        format!("no entity `{}` in this workspace (import entities first)", first.entity),
+                    );
                     continue;
                 };
-                let mut values: Vec<String> = vec![ledger.clone(), entry.clone(), first.date.clone(), first.entity.clone()];
+                let mut values: Vec<String> =
+                    vec![ledger.clone(), entry.clone(), first.date.clone(), first.entity.clone()];
                 for l in &lines {
-                    values.extend([l.account.clone(), l.description.clone(), l.debit_minor.to_string(), l.credit_minor.to_string(), l.currency.code().to_string()]);
+                    values.extend([
+                        l.account.clone(),
+                        l.description.clone(),
+                        l.debit_minor.to_string(),
+                        l.credit_minor.to_string(),
+                        l.currency.code().to_string(),
+                    ]);
                 }
                 let fp = fingerprint(&values.iter().map(String::as_str).collect::<Vec<_>>());
                 match existing.get(&format!("{}/{entry}", gl.id)) {
                     Some(x) if x.fingerprint == fp => skipped += lines.len(),
-                    Some(_) => r.fail(line, "entry", format!("entry `{entry}` was posted before with other lines; post a correcting entry instead")),
+                    Some(_) => r.fail(
+                        line,
+                        "entry",
+                        format!("entry `{entry}` was posted before with other lines; post a correcting entry instead"),
+                    ),
                     None => out.push(JournalPlan {
                         general_ledger_id: gl.id,
                         entity_id: entity.id,
@@ -308,14 +391,35 @@ pub async fn plan(
             let mut out = Vec::new();
             for (line, t) in records {
                 let key = format!("{}/{}", t.account, t.external_id);
-                if !once(r, &mut seen, key.clone(), line, "id", &format!("transaction `{}` of account `{}`", t.external_id, t.account)) {
+                if !once(
+                    r,
+                    &mut seen,
+                    key.clone(),
+                    line,
+                    "id",
+                    &format!("transaction `{}` of account `{}`", t.external_id, t.account),
+                ) {
                     continue;
                 }
                 let amount = t.amount_minor.to_string();
-                let fp = fingerprint(&[&t.account, &t.external_id, &t.booking_date, &t.value_date, &amount, t.currency.code(), &t.counterparty, &t.description, &t.reference]);
+                let fp = fingerprint(&[
+                    &t.account,
+                    &t.external_id,
+                    &t.booking_date,
+                    &t.value_date,
+                    &amount,
+                    t.currency.code(),
+                    &t.counterparty,
+                    &t.description,
+                    &t.reference,
+                ]);
                 match existing.get(&key) {
                     Some(x) if *x == fp => skipped += 1,
-                    Some(_) => r.fail(line, "id", format!("transaction `{}` was imported before with other values", t.external_id)),
+                    Some(_) => r.fail(
+                        line,
+                        "id",
+                        format!("transaction `{}` was imported before with other values", t.external_id),
+                    ),
                     None => out.push((
                         Transaction {
                             id: fiscus_domain::ids::new_id("ftx"),
@@ -343,14 +447,28 @@ pub async fn plan(
             let mut out = Vec::new();
             for (line, b) in records {
                 let key = format!("{}/{}/{}", b.account, b.date, b.balance_type);
-                if !once(r, &mut seen, key.clone(), line, "date", &format!("{} balance of `{}` on {}", b.balance_type, b.account, b.date)) {
+                if !once(
+                    r,
+                    &mut seen,
+                    key.clone(),
+                    line,
+                    "date",
+                    &format!("{} balance of `{}` on {}", b.balance_type, b.account, b.date),
+                ) {
                     continue;
                 }
                 let amount = b.amount_minor.to_string();
                 let fp = fingerprint(&[&b.account, &b.date, &b.balance_type, &amount, b.currency.code()]);
                 match existing.get(&key) {
                     Some(x) if *x == fp => skipped += 1,
-                    Some(_) => r.fail(line, "amount", format!("the {} balance of `{}` on {} was imported before with another amount", b.balance_type, b.account, b.date)),
+                    Some(_) => r.fail(
+                        line,
+                        "amount",
+                        format!(
+                            "the {} balance of `{}` on {} was imported before with another amount",
+                            b.balance_type, b.account, b.date
+                        ),
+                    ),
                     None => out.push((
                         Balance {
                             id: fiscus_domain::ids::new_id("fsn"),
@@ -420,12 +538,17 @@ pub async fn commit(
     progress.update("writing", 0, total);
     let mut tx = store.begin().await?;
     let number = fiscus_store::data::datasets::next_number(&mut tx).await?;
-    let version = fiscus_store::data::datasets::next_version(tx.conn(), workspace_id, dataset.kind, &dataset.name).await?;
+    let version =
+        fiscus_store::data::datasets::next_version(tx.conn(), workspace_id, dataset.kind, &dataset.name).await?;
     let mut lines = Vec::with_capacity(total as usize);
     match &plan.body {
-        Body::Instruments(v) => market::insert_instruments(&mut tx, workspace_id, number, v, dataset.created_at, &mut lines).await?,
+        Body::Instruments(v) => {
+            market::insert_instruments(&mut tx, workspace_id, number, v, dataset.created_at, &mut lines).await?
+        }
         Body::Prices(v) => market::insert_prices(&mut tx, workspace_id, number, v, &mut lines).await?,
-        Body::CorporateActions(v) => market::insert_corporate_actions(&mut tx, workspace_id, number, v, &mut lines).await?,
+        Body::CorporateActions(v) => {
+            market::insert_corporate_actions(&mut tx, workspace_id, number, v, &mut lines).await?
+        }
         Body::Fundamentals(v) => market::insert_fundamentals(&mut tx, workspace_id, number, v, &mut lines).await?,
         Body::Economics(series, observations) => {
             economics::insert(&mut tx, workspace_id, number, series, observations, &mut lines).await?
@@ -433,7 +556,12 @@ pub async fn commit(
         Body::Ledgers(v) => {
             let ledgers: Vec<NewLedger<'_>> = v
                 .iter()
-                .map(|(l, fp)| NewLedger { code: &l.code, name: &l.name, currency: l.currency.code(), fingerprint: fp.clone() })
+                .map(|(l, fp)| NewLedger {
+                    code: &l.code,
+                    name: &l.name,
+                    currency: l.currency.code(),
+                    fingerprint: fp.clone(),
+                })
                 .collect();
             finance_core::insert_ledgers(&mut tx, workspace_id, number, &ledgers, &mut lines).await?;
         }

@@ -155,7 +155,12 @@ fn filtered(select: &str, date: &str, f: &Filter<'_>) -> (String, Vec<String>) {
     (sql, binds)
 }
 
-pub async fn list_transactions(conn: &mut AnyConnection, workspace_id: &str, f: &Filter<'_>, limit: u32) -> Result<Vec<Transaction>> {
+pub async fn list_transactions(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    f: &Filter<'_>,
+    limit: u32,
+) -> Result<Vec<Transaction>> {
     let (sql, binds) = filtered(
         "SELECT id, account, external_id, booking_date, value_date, amount_minor, currency, counterparty, description, \
          reference, dataset_number FROM financial_transactions",
@@ -173,7 +178,12 @@ pub async fn list_transactions(conn: &mut AnyConnection, workspace_id: &str, f: 
     Ok(q.bind(i64::from(limit) + 1).fetch_all(conn).await?)
 }
 
-pub async fn list_balances(conn: &mut AnyConnection, workspace_id: &str, f: &Filter<'_>, limit: u32) -> Result<Vec<Balance>> {
+pub async fn list_balances(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    f: &Filter<'_>,
+    limit: u32,
+) -> Result<Vec<Balance>> {
     let (sql, binds) = filtered(
         "SELECT id, account, date, balance_type, amount_minor, currency, dataset_number FROM balance_snapshots",
         "date",

@@ -284,7 +284,12 @@ pub async fn all(conn: &mut AnyConnection, workspace_id: &str) -> Result<Vec<Dat
 }
 
 /// Checks a dataset's seal and that its rows still hash to its content hash.
-pub async fn verify(conn: &mut AnyConnection, key: &fiscus_domain::integrity::SealKey, workspace_id: &str, d: &Dataset) -> Result<()> {
+pub async fn verify(
+    conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
+    workspace_id: &str,
+    d: &Dataset,
+) -> Result<()> {
     seals::check(conn, key, &SEALED, workspace_id, "id", &d.id).await?;
     let recomputed = super::recompute_content_hash(conn, workspace_id, d.kind, d.number).await?;
     if recomputed != d.content_hash {

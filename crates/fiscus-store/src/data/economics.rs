@@ -8,7 +8,16 @@ use sqlx::{AnyConnection, FromRow};
 
 pub const SERIES: RowTable = RowTable {
     table: "economic_series",
-    columns: &["series_key", "dataset_number", "title", "units", "frequency", "observations", "first_date", "last_date"],
+    columns: &[
+        "series_key",
+        "dataset_number",
+        "title",
+        "units",
+        "frequency",
+        "observations",
+        "first_date",
+        "last_date",
+    ],
 };
 
 pub const OBSERVATIONS: RowTable =
@@ -98,20 +107,24 @@ pub async fn list(
 /// A series as its newest dataset describes it, or as a given dataset does.
 pub async fn get(conn: &mut AnyConnection, workspace_id: &str, key: &str, dataset: Option<i64>) -> Result<Series> {
     let row = match dataset {
-        None => sqlx::query_as::<_, Series>(&format!("{LATEST} AND s.series_key = $2"))
+        None => {
+            sqlx::query_as::<_, Series>(&format!("{LATEST} AND s.series_key = $2"))
+                .bind(workspace_id)
+                .bind(key)
+                .fetch_optional(conn)
+                .await?
+        }
+        Some(n) => {
+            sqlx::query_as::<_, Series>(
+                "SELECT series_key, dataset_number, title, units, frequency, observations, first_date, last_date \
+             FROM economic_series WHERE workspace_id = $1 AND series_key = $2 AND dataset_number = $3",
+            )
             .bind(workspace_id)
             .bind(key)
+            .bind(n)
             .fetch_optional(conn)
-            .await?,
-        Some(n) => sqlx::query_as::<_, Series>(
-            "SELECT series_key, dataset_number, title, units, frequency, observations, first_date, last_date \
-             FROM economic_series WHERE workspace_id = $1 AND series_key = $2 AND dataset_number = $3",
-        )
-        .bind(workspace_id)
-        .bind(key)
-        .bind(n)
-        .fetch_optional(conn)
-        .await?,
+            .await?
+        }
     };
     row.ok_or(StoreError::NotFound)
 }

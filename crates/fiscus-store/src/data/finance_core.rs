@@ -279,7 +279,12 @@ pub struct Entity {
     pub dataset_number: i64,
 }
 
-pub async fn list_entities(conn: &mut AnyConnection, workspace_id: &str, f: &Filter<'_>, limit: u32) -> Result<Vec<Entity>> {
+pub async fn list_entities(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    f: &Filter<'_>,
+    limit: u32,
+) -> Result<Vec<Entity>> {
     let (sql, binds) = filtered(
         "SELECT id, uid, code, name, status, general_ledger_id, currency, country, dataset_number FROM finance_entities",
         f,

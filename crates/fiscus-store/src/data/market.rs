@@ -253,7 +253,12 @@ impl Rows {
 }
 
 /// The datasets holding rows of this kind for the instrument, newest first.
-pub async fn datasets_for(conn: &mut AnyConnection, workspace_id: &str, rows: Rows, instrument_id: &str) -> Result<Vec<i64>> {
+pub async fn datasets_for(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    rows: Rows,
+    instrument_id: &str,
+) -> Result<Vec<i64>> {
     Ok(sqlx::query_scalar(&format!(
         "SELECT DISTINCT dataset_number FROM {} WHERE workspace_id = $1 AND instrument_id = $2 ORDER BY dataset_number DESC",
         rows.table()
@@ -265,7 +270,12 @@ pub async fn datasets_for(conn: &mut AnyConnection, workspace_id: &str, rows: Ro
 }
 
 /// The newest dataset holding rows of this kind for the instrument.
-pub async fn latest_dataset(conn: &mut AnyConnection, workspace_id: &str, rows: Rows, instrument_id: &str) -> Result<Option<i64>> {
+pub async fn latest_dataset(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    rows: Rows,
+    instrument_id: &str,
+) -> Result<Option<i64>> {
     Ok(sqlx::query_scalar(&format!(
         "SELECT MAX(dataset_number) FROM {} WHERE workspace_id = $1 AND instrument_id = $2",
         rows.table()

@@ -6,10 +6,10 @@
 //! array followed by a newline, the lines sorted bytewise (so the hash does not depend on any database's
 //! collation). `fiscus verify records` recomputes it from the rows.
 
+pub mod banking;
 pub mod datasets;
 pub mod economics;
 pub mod finance_core;
-pub mod banking;
 pub mod market;
 
 use crate::{Result, StoreError, WriteTx};
@@ -123,7 +123,12 @@ pub fn tables(kind: Kind) -> &'static [RowTable] {
 }
 
 /// Recomputes a dataset's content hash from its stored rows.
-pub async fn recompute_content_hash(conn: &mut AnyConnection, workspace_id: &str, kind: Kind, number: i64) -> Result<String> {
+pub async fn recompute_content_hash(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    kind: Kind,
+    number: i64,
+) -> Result<String> {
     let mut lines = Vec::new();
     for table in tables(kind) {
         let rows = sqlx::query(&format!(

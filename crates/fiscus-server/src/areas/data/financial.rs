@@ -1,0 +1,222 @@
+//! Bank transactions and balance snapshots (ISO 20022 camt.053 balance types), as imported from
+//! statements.
+
+use axum::Json;
+use axum::extract::State;
+use fiscus_domain::api::list::ListPage;
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_store::data::banking::{self, Filter};
+use serde::{Deserialize, Serialize};
+
+use super::{limit, name, range};
+use crate::http::ctx::Ctx;
+use crate::http::problem::ApiError;
+use crate::http::query::ApiQuery;
+use crate::state::AppState;
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct TransactionsQuery {
+    /// Page size, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+    /// Transactions after this id (exclusive).
+    #[param(pattern = "^[A-Za-z0-9_-]{1,64}$")]
+    pub after_id: Option<String>,
+    #[param(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", example = "US-OPERATING-001")]
+    pub account: Option<String>,
+    #[param(pattern = "^[A-Z]{3}$", example = "USD")]
+    pub currency: Option<String>,
+    /// First booking date (inclusive).
+    #[param(format = Date)]
+    pub start: Option<String>,
+    /// Last booking date (inclusive).
+    #[param(format = Date)]
+    pub end: Option<String>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct TransactionView {
+    /// Always `financial_transaction`.
+    pub object: &'static str,
+    #[schema(example = "ftx_01M876Y0Q8E1VN7S3GZ4WDXK2P")]
+    pub id: String,
+    pub account: String,
+    /// The bank's id of the transaction.
+    pub external_id: String,
+    #[schema(format = Date)]
+    pub booking_date: String,
+    #[schema(format = Date)]
+    pub value_date: String,
+    /// Signed minor units of `currency`: credits to the account positive, debits negative.
+    pub amount_minor: i64,
+    pub currency: String,
+    pub counterparty: String,
+    pub description: String,
+    pub reference: String,
+    /// The dataset that imported it.
+    pub dataset: i64,
+}
+
+fn currency(raw: Option<&str>) -> Result<(), ApiError> {
+    match raw {
+        Some(c) if fiscus_domain::money::Currency::parse(c).is_none() => {
+            Err(ApiError::new(ErrorCode::InvalidParameter).field("currency", "must be an accepted ISO 4217 code"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Booked bank transactions, oldest import first; filters are exact.
+#[utoipa::path(
+    get,
+    path = "/api/v2/financial/transactions",
+    params(TransactionsQuery),
+    responses((status = 200, description = "A page of transactions", body = ListPage<TransactionView>))
+)]
+pub async fn get_transactions(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<TransactionsQuery>,
+) -> Result<Json<ListPage<TransactionView>>, ApiError> {
+    let limit = limit(q.limit, 20, 100)?;
+    let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;
+    let after = name("after_id", q.after_id.as_deref())?;
+    let account = name("account", q.account.as_deref())?;
+    currency(q.currency.as_deref())?;
+    let f = Filter {
+        account: account.as_deref(),
+        currency: q.currency.as_deref(),
+        balance_type: None,
+        from: start.as_deref(),
+        to: end.as_deref(),
+        after_id: after.as_deref(),
+    };
+    let mut conn = state.store.read().await?;
+    let rows = banking::list_transactions(&mut conn, ctx.principal.workspace_id(), &f, limit).await?;
+    let p = ListPage::from_overfetch(rows, limit, |t| t.id.clone());
+    Ok(Json(ListPage {
+        object: p.object,
+        has_more: p.has_more,
+        next_after_id: p.next_after_id,
+        data: p
+            .data
+            .into_iter()
+            .map(|t| TransactionView {
+                object: "financial_transaction",
+                id: t.id,
+                account: t.account,
+                external_id: t.external_id,
+                booking_date: t.booking_date,
+                value_date: t.value_date,
+                amount_minor: t.amount_minor,
+                currency: t.currency,
+                counterparty: t.counterparty,
+                description: t.description,
+                reference: t.reference,
+                dataset: t.dataset_number,
+            })
+            .collect(),
+    }))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotsQuery {
+    /// Page size, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+    /// Snapshots after this id (exclusive).
+    #[param(pattern = "^[A-Za-z0-9_-]{1,64}$")]
+    pub after_id: Option<String>,
+    #[param(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", example = "US-OPERATING-001")]
+    pub account: Option<String>,
+    /// opening_booked, closing_booked, opening_available, closing_available or interim_booked.
+    #[param(pattern = "^[a-z_]{1,32}$", example = "closing_booked")]
+    pub balance_type: Option<String>,
+    #[param(pattern = "^[A-Z]{3}$", example = "USD")]
+    pub currency: Option<String>,
+    /// First date (inclusive).
+    #[param(format = Date)]
+    pub start: Option<String>,
+    /// Last date (inclusive).
+    #[param(format = Date)]
+    pub end: Option<String>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct SnapshotView {
+    /// Always `balance_snapshot`.
+    pub object: &'static str,
+    #[schema(example = "fsn_01M876Y0Q8E1VN7S3GZ4WDXK2P")]
+    pub id: String,
+    pub account: String,
+    #[schema(format = Date)]
+    pub date: String,
+    /// The ISO 20022 balance type (OPBD, CLBD, OPAV, CLAV, ITBD) in snake case.
+    pub balance_type: String,
+    /// Signed minor units of `currency`.
+    pub amount_minor: i64,
+    pub currency: String,
+    /// The dataset that imported it.
+    pub dataset: i64,
+}
+
+/// Account balances as the bank reported them on each date.
+#[utoipa::path(
+    get,
+    path = "/api/v2/financial/snapshots",
+    params(SnapshotsQuery),
+    responses((status = 200, description = "A page of balance snapshots", body = ListPage<SnapshotView>))
+)]
+pub async fn get_snapshots(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<SnapshotsQuery>,
+) -> Result<Json<ListPage<SnapshotView>>, ApiError> {
+    let limit = limit(q.limit, 20, 100)?;
+    let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;
+    let after = name("after_id", q.after_id.as_deref())?;
+    let account = name("account", q.account.as_deref())?;
+    currency(q.currency.as_deref())?;
+    if let Some(t) = q.balance_type.as_deref()
+        && !fiscus_domain::data::records::BALANCE_TYPES.contains(&t)
+    {
+        return Err(ApiError::new(ErrorCode::InvalidParameter).field(
+            "balance_type",
+            format!("must be one of {}", fiscus_domain::data::records::BALANCE_TYPES.join(", ")),
+        ));
+    }
+    let f = Filter {
+        account: account.as_deref(),
+        currency: q.currency.as_deref(),
+        balance_type: q.balance_type.as_deref(),
+        from: start.as_deref(),
+        to: end.as_deref(),
+        after_id: after.as_deref(),
+    };
+    let mut conn = state.store.read().await?;
+    let rows = banking::list_balances(&mut conn, ctx.principal.workspace_id(), &f, limit).await?;
+    let p = ListPage::from_overfetch(rows, limit, |b| b.id.clone());
+    Ok(Json(ListPage {
+        object: p.object,
+        has_more: p.has_more,
+        next_after_id: p.next_after_id,
+        data: p
+            .data
+            .into_iter()
+            .map(|b| SnapshotView {
+                object: "balance_snapshot",
+                id: b.id,
+                account: b.account,
+                date: b.date,
+                balance_type: b.balance_type,
+                amount_minor: b.amount_minor,
+                currency: b.currency,
+                dataset: b.dataset_number,
+            })
+            .collect(),
+    }))
+}

@@ -1,0 +1,92 @@
+//! The data plane's reads: datasets with their provenance, instruments and their prices, corporate actions
+//! and fundamentals, economic series, finance-core entities and journals, bank transactions and balances.
+//! Each operation's scope is the workspace's entitlement to that family of data (the auth layer answers 403
+//! naming what is missing); every query is scoped to the caller's workspace.
+
+pub mod datasets;
+pub mod economics;
+pub mod finance_core;
+pub mod financial;
+pub mod instruments;
+
+use fiscus_domain::error_code::ErrorCode;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::http::problem::ApiError;
+use crate::state::AppState;
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(datasets::get_datasets))
+        .routes(routes!(instruments::get_instruments))
+        .routes(routes!(instruments::get_instrument))
+        .routes(routes!(instruments::get_prices))
+        .routes(routes!(instruments::get_corporate_actions))
+        .routes(routes!(instruments::get_fundamentals))
+        .routes(routes!(economics::get_series_list))
+        .routes(routes!(economics::get_series))
+        .routes(routes!(economics::get_observations))
+        .routes(routes!(finance_core::get_entities))
+        .routes(routes!(finance_core::get_journals))
+        .routes(routes!(financial::get_transactions))
+        .routes(routes!(financial::get_snapshots))
+}
+
+/// A page size within `1..=max` (default `default`); other values are refused, never clamped.
+pub(crate) fn limit(raw: Option<i64>, default: u32, max: u32) -> Result<u32, ApiError> {
+    match raw {
+        None => Ok(default),
+        Some(n) if n >= 1 && n <= i64::from(max) => Ok(n as u32),
+        Some(_) => {
+            Err(ApiError::new(ErrorCode::InvalidParameter)
+                .field("limit", format!("must be an integer from 1 to {max}")))
+        }
+    }
+}
+
+/// An optional `YYYY-MM-DD` parameter.
+pub(crate) fn date(name: &'static str, raw: Option<&str>) -> Result<Option<String>, ApiError> {
+    match raw {
+        None => Ok(None),
+        Some(s) => fiscus_domain::data::values::iso(s)
+            .map(Some)
+            .ok_or_else(|| ApiError::new(ErrorCode::InvalidParameter).field(name, "must be a date YYYY-MM-DD")),
+    }
+}
+
+/// `start` and `end` (inclusive dates), refused when `end` is before `start`.
+pub(crate) fn range(start: Option<&str>, end: Option<&str>) -> Result<(Option<String>, Option<String>), ApiError> {
+    let (s, e) = (date("start", start)?, date("end", end)?);
+    if let (Some(a), Some(b)) = (&s, &e)
+        && b < a
+    {
+        return Err(ApiError::new(ErrorCode::InvalidParameter).field("end", "must not be before start"));
+    }
+    Ok((s, e))
+}
+
+/// A positive integer id parameter (`after_id`, `dataset`, `general_ledger_id`).
+pub(crate) fn positive(name: &'static str, raw: Option<i64>) -> Result<Option<i64>, ApiError> {
+    match raw {
+        Some(n) if n < 0 => {
+            Err(ApiError::new(ErrorCode::InvalidParameter).field(name, "must be a non-negative integer"))
+        }
+        other => Ok(other),
+    }
+}
+
+/// A name-like filter (symbol, code, key, account): the one shape they are stored in, so anything else
+/// is refused rather than searched for.
+pub(crate) fn name(field: &'static str, raw: Option<&str>) -> Result<Option<String>, ApiError> {
+    match raw {
+        None => Ok(None),
+        Some(s) if fiscus_domain::data::is_name(s) => Ok(Some(s.to_string())),
+        Some(_) => Err(ApiError::new(ErrorCode::InvalidParameter).field(field, "must be 1 to 64 of A-Z a-z 0-9 . _ -")),
+    }
+}
+
+/// A stored decimal text as a JSON number (stored values are the shortest text of a finite double).
+pub(crate) fn number(s: &str) -> f64 {
+    s.parse().unwrap_or(f64::NAN)
+}
