@@ -50,7 +50,7 @@ pub enum Command {
         command: VerifyCommand,
     },
     /// Import CSV files into datasets (idempotent: the same file twice creates nothing).
-    Import(crate::import::ImportArgs),
+    Import(Box<crate::import::ImportArgs>),
     /// The demo's data.
     Demo {
         #[command(subcommand)]
@@ -314,7 +314,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Import(args) => {
             let state = fiscus_server::serve::open(load(&cli.data, None)?).await?;
-            let ok = crate::import::run(&state, args).await?;
+            let ok = crate::import::run(&state, *args).await?;
             Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         Command::Demo { command: DemoCommand::Load { workspace } } => {

@@ -197,7 +197,9 @@ pub struct Unbalanced {
 /// per currency: a multi-currency entry must balance in every one of them). Sums are checked; an overflow
 /// is reported as unbalanced rather than wrapped.
 pub fn unbalanced(lines: &[JournalLineRecord]) -> Vec<Unbalanced> {
-    let mut sums: BTreeMap<(&str, &'static str), (Option<i64>, Option<i64>)> = BTreeMap::new();
+    // (entry, currency) → (debits, credits); `None` once a sum overflowed.
+    type Sums<'a> = BTreeMap<(&'a str, &'static str), (Option<i64>, Option<i64>)>;
+    let mut sums: Sums<'_> = BTreeMap::new();
     for l in lines {
         let e = sums.entry((l.entry.as_str(), l.currency.code())).or_insert((Some(0), Some(0)));
         e.0 = e.0.and_then(|d| d.checked_add(l.debit_minor));
@@ -212,6 +214,13 @@ pub fn unbalanced(lines: &[JournalLineRecord]) -> Vec<Unbalanced> {
             credits_minor: c.unwrap_or(i64::MAX),
         })
         .collect()
+}
+
+/// The fingerprint of a ledger-kind row: `sha256:` of its imported values as an RFC 8785 JSON array. Two
+/// imports of the same row have the same fingerprint; a changed row does not.
+pub fn fingerprint(values: &[&str]) -> String {
+    let array = serde_json::Value::Array(values.iter().map(|v| serde_json::Value::String((*v).to_string())).collect());
+    crate::evidence::seal(&array).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -266,11 +275,4 @@ mod tests {
         bar.adj_close = None;
         assert_eq!(bar.check().map_err(|e| e.0), Err("close"));
     }
-}
-
-/// The fingerprint of a ledger-kind row: `sha256:` of its imported values as an RFC 8785 JSON array. Two
-/// imports of the same row have the same fingerprint; a changed row does not.
-pub fn fingerprint(values: &[&str]) -> String {
-    let array = serde_json::Value::Array(values.iter().map(|v| serde_json::Value::String((*v).to_string())).collect());
-    crate::evidence::seal(&array).unwrap_or_default()
 }

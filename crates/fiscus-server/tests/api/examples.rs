@@ -209,6 +209,31 @@ async fn every_documented_success_has_a_real_example() {
     walk.record("post_oauth_introspect", introspected).await;
     let revoked = oauth("/api/v2/oauth/revoke", vec![("token", access)]).await.expect("request");
     walk.record("post_oauth_revoke", revoked).await;
+    fiscus_server::demo_data::load(
+        &app.state.store,
+        &fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
+        &app.workspace_id,
+        &fiscus_server::import::Silent,
+    )
+    .await
+    .expect("demo data");
+    for (operation, path) in [
+        ("get_data_datasets", "/api/v2/data/datasets?limit=1"),
+        ("get_data_instruments", "/api/v2/data/instruments?limit=1"),
+        ("get_data_instruments_uid", "/api/v2/data/instruments/AAPL"),
+        ("get_data_instruments_uid_prices", "/api/v2/data/instruments/SPX/prices?dataset=3&limit=2"),
+        ("get_data_instruments_uid_corporate_actions", "/api/v2/data/instruments/AAPL/corporate-actions"),
+        ("get_data_instruments_uid_fundamentals", "/api/v2/data/instruments/AAPL/fundamentals"),
+        ("get_data_economics_series", "/api/v2/data/economics/series?limit=1"),
+        ("get_data_economics_series_key", "/api/v2/data/economics/series/cpilfesl"),
+        ("get_data_economics_series_key_observations", "/api/v2/data/economics/series/cpilfesl/observations?limit=2"),
+        ("get_finance_core_entities", "/api/v2/finance-core/entities?limit=1"),
+        ("get_finance_core_journals", "/api/v2/finance-core/journals?limit=1"),
+        ("get_financial_transactions", "/api/v2/financial/transactions?limit=1"),
+        ("get_financial_snapshots", "/api/v2/financial/snapshots?limit=1"),
+    ] {
+        walk.get(operation, path).await;
+    }
 
     let doc: Value =
         app.http.get(app.url("/api/v2/openapi.json")).send().await.expect("request").json().await.expect("json");

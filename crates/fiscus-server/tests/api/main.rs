@@ -9,6 +9,7 @@ mod browser;
 mod connections;
 mod console;
 mod contract;
+mod data;
 mod delegations;
 mod events;
 mod evidence;

@@ -388,6 +388,8 @@ pub struct Fundamental {
 }
 
 /// Fundamentals of one instrument from one dataset; the cursor is `{period_end}_{fiscal_period}_{metric}`.
+/// (The filters and the window are separate because each is optional on its own.)
+#[allow(clippy::too_many_arguments)]
 pub async fn fundamentals(
     conn: &mut AnyConnection,
     workspace_id: &str,

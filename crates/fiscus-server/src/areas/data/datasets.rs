@@ -5,7 +5,6 @@ use axum::extract::State;
 use fiscus_domain::api::list::NumberedPage;
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::data::{Kind, Provenance};
-use fiscus_domain::error_code::ErrorCode;
 use fiscus_store::data::datasets::{Dataset, DatasetFilter};
 use serde::{Deserialize, Serialize};
 
@@ -136,7 +135,7 @@ pub async fn get_datasets(
     }))
 }
 
-/// A dataset of this workspace by its integer id, which must be of one of `kinds` (422 otherwise).
+/// A dataset of this workspace by its integer id, which must be of one of `kinds` (404 otherwise).
 pub(crate) async fn of_kind(
     conn: &mut fiscus_store::Connection,
     workspace_id: &str,
@@ -145,8 +144,8 @@ pub(crate) async fn of_kind(
 ) -> Result<Dataset, ApiError> {
     let d = fiscus_store::data::datasets::get(conn, workspace_id, number).await?;
     if !kinds.contains(&d.kind) {
-        return Err(ApiError::new(ErrorCode::InvalidParameter)
-            .field("dataset", format!("dataset {number} holds {}", d.kind.as_str())));
+        // Asked for a dataset of another kind: there is no such dataset of this kind here.
+        return Err(ApiError::not_found().detail(format!("dataset {number} holds {}", d.kind.as_str())));
     }
     Ok(d)
 }

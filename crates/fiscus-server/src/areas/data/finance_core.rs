@@ -24,29 +24,37 @@ pub struct FinanceCoreQuery {
     /// Objects after this id (exclusive; ids ascend in import order).
     #[param(minimum = 0)]
     pub after_id: Option<i64>,
-    /// Only the object with this uid.
-    #[param(pattern = "^[a-z]{3}_[0-9A-HJKMNP-TV-Z]{26}$")]
+    /// Only the object with this uid (`ent_…` entities, `jnl_…` journals).
+    #[param(pattern = "^[a-z]{3}_[0-9A-Z]{26}$")]
     pub uid: Option<String>,
     /// Only objects in this status (entities: `active`, `inactive`; journals: `posted`).
-    #[param(pattern = "^[a-z_]{1,32}$")]
+    #[param(pattern = "^(active|inactive|posted)$")]
     pub status: Option<String>,
     /// Only objects of this general ledger.
     #[param(minimum = 0)]
     pub general_ledger_id: Option<i64>,
 }
 
-fn filter<'a>(q: &'a FinanceCoreQuery, statuses: &[&str], prefix: &str) -> Result<(Filter<'a>, u32), ApiError> {
+/// The filters as the document states them; a well-formed value matching nothing finds nothing (a journal
+/// filtered by `status=active` is an empty page, not an error).
+fn filter(q: &FinanceCoreQuery) -> Result<(Filter<'_>, u32), ApiError> {
     let limit = limit(q.limit, 20, 100)?;
     if let Some(s) = q.status.as_deref()
-        && !statuses.contains(&s)
+        && !["active", "inactive", "posted"].contains(&s)
     {
-        return Err(ApiError::new(ErrorCode::InvalidParameter)
-            .field("status", format!("must be one of {}", statuses.join(", "))));
+        return Err(ApiError::new(ErrorCode::InvalidParameter).field("status", "must be active, inactive or posted"));
     }
-    if let Some(u) = q.uid.as_deref()
-        && !fiscus_domain::ids::is_id_of(prefix, u)
-    {
-        return Err(ApiError::new(ErrorCode::InvalidParameter).field("uid", format!("must be an id {prefix}_…")));
+    if let Some(u) = q.uid.as_deref() {
+        let b = u.as_bytes();
+        let ok = b.len() == 30
+            && b[..3].iter().all(u8::is_ascii_lowercase)
+            && b[3] == b'_'
+            && b[4..].iter().all(|c| c.is_ascii_digit() || c.is_ascii_uppercase());
+        if !ok {
+            return Err(
+                ApiError::new(ErrorCode::InvalidParameter).field("uid", "must be an object id such as ent_… or jnl_…")
+            );
+        }
     }
     Ok((
         Filter {
@@ -94,7 +102,7 @@ pub async fn get_entities(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<FinanceCoreQuery>,
 ) -> Result<Json<NumberedPage<EntityView>>, ApiError> {
-    let (f, limit) = filter(&q, &fiscus_domain::data::records::ENTITY_STATUSES, "ent")?;
+    let (f, limit) = filter(&q)?;
     let mut conn = state.store.read().await?;
     let rows = finance_core::list_entities(&mut conn, ctx.principal.workspace_id(), &f, limit).await?;
     let p = NumberedPage::from_overfetch(rows, limit, |e| e.id);
@@ -170,7 +178,7 @@ pub async fn get_journals(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<FinanceCoreQuery>,
 ) -> Result<Json<NumberedPage<JournalView>>, ApiError> {
-    let (f, limit) = filter(&q, &["posted"], "jnl")?;
+    let (f, limit) = filter(&q)?;
     let mut conn = state.store.read().await?;
     let rows = finance_core::list_journals(&mut conn, ctx.principal.workspace_id(), &f, limit).await?;
     let p = NumberedPage::from_overfetch(rows, limit, |(j, _)| j.id);

@@ -4,7 +4,6 @@
 use axum::Json;
 use axum::extract::State;
 use fiscus_domain::api::list::ListPage;
-use fiscus_domain::error_code::ErrorCode;
 use fiscus_store::data::banking::{self, Filter};
 use serde::{Deserialize, Serialize};
 
@@ -59,15 +58,6 @@ pub struct TransactionView {
     pub dataset: i64,
 }
 
-fn currency(raw: Option<&str>) -> Result<(), ApiError> {
-    match raw {
-        Some(c) if fiscus_domain::money::Currency::parse(c).is_none() => {
-            Err(ApiError::new(ErrorCode::InvalidParameter).field("currency", "must be an accepted ISO 4217 code"))
-        }
-        _ => Ok(()),
-    }
-}
-
 /// Booked bank transactions, oldest import first; filters are exact.
 #[utoipa::path(
     get,
@@ -82,16 +72,16 @@ pub async fn get_transactions(
 ) -> Result<Json<ListPage<TransactionView>>, ApiError> {
     let limit = limit(q.limit, 20, 100)?;
     let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;
-    let after = name("after_id", q.after_id.as_deref())?;
+    let after = super::object_cursor(q.after_id.as_deref())?;
     let account = name("account", q.account.as_deref())?;
-    currency(q.currency.as_deref())?;
+    let currency = super::currency(q.currency.as_deref())?;
     let f = Filter {
         account: account.as_deref(),
-        currency: q.currency.as_deref(),
+        currency,
         balance_type: None,
         from: start.as_deref(),
         to: end.as_deref(),
-        after_id: after.as_deref(),
+        after_id: after,
     };
     let mut conn = state.store.read().await?;
     let rows = banking::list_transactions(&mut conn, ctx.principal.workspace_id(), &f, limit).await?;
@@ -178,24 +168,18 @@ pub async fn get_snapshots(
 ) -> Result<Json<ListPage<SnapshotView>>, ApiError> {
     let limit = limit(q.limit, 20, 100)?;
     let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;
-    let after = name("after_id", q.after_id.as_deref())?;
+    let after = super::object_cursor(q.after_id.as_deref())?;
     let account = name("account", q.account.as_deref())?;
-    currency(q.currency.as_deref())?;
-    if let Some(t) = q.balance_type.as_deref()
-        && !fiscus_domain::data::records::BALANCE_TYPES.contains(&t)
-    {
-        return Err(ApiError::new(ErrorCode::InvalidParameter).field(
-            "balance_type",
-            format!("must be one of {}", fiscus_domain::data::records::BALANCE_TYPES.join(", ")),
-        ));
-    }
+    let currency = super::currency(q.currency.as_deref())?;
+    let balance_type =
+        super::token("balance_type", q.balance_type.as_deref(), 32, |b| b.is_ascii_lowercase() || b == b'_')?;
     let f = Filter {
         account: account.as_deref(),
-        currency: q.currency.as_deref(),
-        balance_type: q.balance_type.as_deref(),
+        currency,
+        balance_type,
         from: start.as_deref(),
         to: end.as_deref(),
-        after_id: after.as_deref(),
+        after_id: after,
     };
     let mut conn = state.store.read().await?;
     let rows = banking::list_balances(&mut conn, ctx.principal.workspace_id(), &f, limit).await?;

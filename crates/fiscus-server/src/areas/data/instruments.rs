@@ -84,7 +84,8 @@ pub struct InstrumentsQuery {
     pub after_id: Option<String>,
     #[param(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", example = "AAPL")]
     pub symbol: Option<String>,
-    #[param(example = "equity")]
+    /// equity, etf, index, fund, bond, commodity, fx or crypto.
+    #[param(pattern = "^[a-z]{1,16}$", example = "equity")]
     pub asset_class: Option<String>,
     #[param(pattern = "^[A-Z]{3}$", example = "USD")]
     pub currency: Option<String>,
@@ -410,10 +411,10 @@ pub async fn get_prices(
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct CorporateActionsQuery {
-    /// Only this type of action.
+    /// Only this type of action: `split` or `cash_dividend`.
     #[serde(rename = "type")]
-    #[param(rename = "type")]
-    pub action: Option<CorporateActionType>,
+    #[param(rename = "type", pattern = "^(split|cash_dividend)$")]
+    pub action: Option<String>,
     /// First ex-date (inclusive).
     #[param(format = Date)]
     pub start: Option<String>,
@@ -487,6 +488,12 @@ pub async fn get_corporate_actions(
         })
     })?;
     let asked = positive("dataset", q.dataset)?;
+    let action = match q.action.as_deref() {
+        None => None,
+        Some(a) => Some(CorporateActionType::parse(a).filter(|t| t.as_str() == a).ok_or_else(|| {
+            ApiError::new(ErrorCode::InvalidParameter).field("type", "must be split or cash_dividend")
+        })?),
+    };
     let mut conn = state.store.read().await?;
     let i = instrument(&mut conn, ws, &uid).await?;
     let dataset = serving(&mut conn, ws, Rows::CorporateActions, Kind::CorporateActions, &i.id, asked).await?;
@@ -500,9 +507,8 @@ pub async fn get_corporate_actions(
     };
     if let Some(d) = dataset {
         let window = Window { from: start.as_deref(), to: end.as_deref(), after: after.as_deref() };
-        let rows =
-            market::corporate_actions(&mut conn, ws, &i.id, d.number, q.action.map(|a| a.as_str()), window, limit)
-                .await?;
+        let rows = market::corporate_actions(&mut conn, ws, &i.id, d.number, action.map(|a| a.as_str()), window, limit)
+            .await?;
         let p = ListPage::from_overfetch(rows, limit, |a| format!("{}_{}", a.ex_date, a.action));
         page.has_more = p.has_more;
         page.next_after_id = p.next_after_id;
@@ -589,8 +595,8 @@ pub async fn get_fundamentals(
     let after = cursor(q.after_id.as_deref(), "after_id", |s| {
         let mut parts = s.splitn(3, '_');
         matches!((parts.next(), parts.next(), parts.next()), (Some(d), Some(p), Some(m))
-            if fiscus_domain::data::values::iso(d).is_some()
-                && fiscus_domain::data::records::FISCAL_PERIODS.contains(&p)
+            if d.len() == 10 && d.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() })
+                && (2..=3).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
                 && !m.is_empty() && m.len() <= 64 && m.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'))
     })?;
     if let Some(m) = q.metric.as_deref()

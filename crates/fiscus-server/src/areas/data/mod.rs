@@ -45,13 +45,48 @@ pub(crate) fn limit(raw: Option<i64>, default: u32, max: u32) -> Result<u32, Api
     }
 }
 
-/// An optional `YYYY-MM-DD` parameter.
+/// An optional `YYYY-MM-DD` parameter (any calendar date: a bound far outside the data is simply empty).
 pub(crate) fn date(name: &'static str, raw: Option<&str>) -> Result<Option<String>, ApiError> {
     match raw {
         None => Ok(None),
-        Some(s) => fiscus_domain::data::values::iso(s)
-            .map(Some)
-            .ok_or_else(|| ApiError::new(ErrorCode::InvalidParameter).field(name, "must be a date YYYY-MM-DD")),
+        Some(s)
+            if s.len() == 10
+                && time::Date::parse(s, time::macros::format_description!("[year]-[month]-[day]")).is_ok() =>
+        {
+            Ok(Some(s.to_string()))
+        }
+        Some(_) => Err(ApiError::new(ErrorCode::InvalidParameter).field(name, "must be a date YYYY-MM-DD")),
+    }
+}
+
+/// A filter matched exactly against stored text, checked against the pattern the document states for it
+/// (`allowed` bytes, `1..=max` long): a well-formed value that matches nothing finds nothing.
+pub(crate) fn token<'a>(
+    field: &'static str,
+    raw: Option<&'a str>,
+    max: usize,
+    allowed: fn(u8) -> bool,
+) -> Result<Option<&'a str>, ApiError> {
+    match raw {
+        Some(s) if s.is_empty() || s.len() > max || !s.bytes().all(allowed) => {
+            Err(ApiError::new(ErrorCode::InvalidParameter).field(field, "is not of the documented form"))
+        }
+        other => Ok(other),
+    }
+}
+
+/// An object id cursor (`^[A-Za-z0-9_-]{1,64}$`, the list rule of `fiscus_domain::pagination`).
+pub(crate) fn object_cursor(raw: Option<&str>) -> Result<Option<&str>, ApiError> {
+    token("after_id", raw, 64, |b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// A three-letter currency filter (`^[A-Z]{3}$`).
+pub(crate) fn currency(raw: Option<&str>) -> Result<Option<&str>, ApiError> {
+    match raw {
+        Some(c) if c.len() != 3 => {
+            Err(ApiError::new(ErrorCode::InvalidParameter).field("currency", "must be three capital letters"))
+        }
+        other => token("currency", other, 3, |b| b.is_ascii_uppercase()),
     }
 }
 

@@ -1,0 +1,272 @@
+//! The data plane: every file in `data/` imported with its provenance (counts and published values),
+//! re-import a no-op, each bad input refused with its line and column and nothing kept, and the reads'
+//! filters, pages, 404 and 403.
+
+use crate::helpers::{TestApp, problem, spawn_app};
+use fiscus_domain::actor::Actor;
+use fiscus_domain::credentials::Environment;
+use fiscus_domain::data::{Kind, Provenance};
+use fiscus_domain::scopes::ScopeSet;
+use fiscus_server::governed::Caller;
+use fiscus_server::import::{self, Failure, ImportRequest, Mapping, Silent};
+use serde_json::Value;
+
+async fn demo(app: &TestApp) -> Vec<import::Outcome> {
+    fiscus_server::demo_data::load(&app.state.store, &Caller::bare(Actor::demo()), &app.workspace_id, &Silent)
+        .await
+        .expect("demo data loads")
+}
+
+async fn json(app: &TestApp, path: &str) -> Value {
+    let r = app.get(path, &app.key).await;
+    assert_eq!(r.status(), 200, "{path}");
+    r.json().await.expect("json")
+}
+
+#[tokio::test]
+async fn every_shipped_file_imports_with_its_provenance_and_published_values() {
+    let app = spawn_app().await;
+    let outcomes = demo(&app).await;
+    assert!(outcomes.iter().all(|o| o.created));
+    let rows: Vec<(&str, i64)> = outcomes.iter().map(|o| (o.dataset.file_name.as_str(), o.dataset.row_count)).collect();
+    for (file, expected) in [
+        ("reference/instruments.csv", 26),
+        // 20 symbols × 8,313 days, every cell observed.
+        ("market/us_large_caps_20_daily_adjclose.csv", 166_260),
+        ("market/sp500_ohlcv_daily_1999_2018.csv", 5_031),
+        ("market/sp500_index_daily.csv", 8_313),
+        ("market/factor_etfs_daily_adjclose.csv", 5 * 2_264),
+        ("economics/fama_french_3factor_monthly.csv", 4 * 1_109),
+        ("economics/us_core_cpi_monthly.csv", 743),
+        ("economics/us_corporate_bond_yields_monthly.csv", 2 * 1_200),
+        // FRED marks missing days with `.`: 290 of 8,611 are missing and stay missing.
+        ("economics/wti_crude_daily.csv", 8_321),
+        ("economics/us_employment_monthly_2006_2015.csv", 23 * 120),
+        ("economics/us_macro_quarterly_1959_2009.csv", 12 * 203),
+    ] {
+        assert!(rows.contains(&(file, expected)), "{file}: {rows:?}");
+    }
+    let list = json(&app, "/api/v2/data/datasets?kind=prices").await;
+    let large = &list["data"][0];
+    assert_eq!(large["name"], "us_large_caps_20_daily_adjclose");
+    assert_eq!(large["licence"], "BSD-3-Clause");
+    assert_eq!(large["provenance"], "observed");
+    assert_eq!(large["period_start"], "1990-01-02");
+    assert_eq!(large["period_end"], "2022-12-28");
+    assert!(large["file_sha256"].as_str().is_some_and(|h| h.starts_with("sha256:")));
+    let sample = json(&app, "/api/v2/data/datasets?kind=journals").await;
+    assert_eq!(sample["data"][0]["provenance"], "synthetic");
+
+    // Published values on known dates.
+    let aapl = json(&app, "/api/v2/data/instruments/AAPL/prices?start=2022-12-28&end=2022-12-28").await;
+    assert_eq!(aapl["data"][0]["adj_close"], 125.674);
+    let spx = json(&app, "/api/v2/data/instruments/SPX/prices?dataset=3&start=1999-01-04&end=1999-01-04").await;
+    assert_eq!(spx["data"][0]["close"], 1228.099976);
+    assert_eq!(spx["data"][0]["volume"], 877000000.0);
+    assert_eq!(spx["dataset"]["name"], "sp500_ohlcv_daily_1999_2018");
+    let cpi = json(&app, "/api/v2/data/economics/series/cpilfesl/observations?start=2018-11-01").await;
+    assert_eq!(cpi["data"][0]["value"], 259.481);
+    assert_eq!(cpi["frequency"], "monthly");
+    let wti = json(&app, "/api/v2/data/economics/series/dcoilwtico/observations?limit=1").await;
+    assert_eq!((wti["data"][0]["date"].as_str(), wti["data"][0]["value"].as_f64()), (Some("1986-01-02"), Some(25.56)));
+    let ff = json(&app, "/api/v2/data/economics/series/ff3_mkt_rf/observations?limit=1").await;
+    assert_eq!((ff["data"][0]["date"].as_str(), ff["data"][0]["value"].as_f64()), (Some("1926-07-01"), Some(2.96)));
+    let gdp = json(&app, "/api/v2/data/economics/series/macro_realgdp").await;
+    assert_eq!((gdp["frequency"].as_str(), gdp["first_date"].as_str()), (Some("quarterly"), Some("1959-01-01")));
+
+    // The same files again: found by hash, nothing new.
+    let before = app.count("SELECT COUNT(*) FROM prices").await;
+    assert!(demo(&app).await.iter().all(|o| !o.created));
+    assert_eq!(app.count("SELECT COUNT(*) FROM prices").await, before);
+    assert_eq!(app.count("SELECT COUNT(*) FROM datasets").await, 16);
+    // Every dataset's rows still hash to its sealed content hash; an edited price does not.
+    let (checked, failing) =
+        fiscus_server::verify::verify_datasets(&app.state.store, &app.workspace_id).await.expect("verify");
+    assert_eq!((checked, failing.len()), (16, 0));
+    app.execute("UPDATE prices SET adj_close = '1' WHERE date = '2020-03-16' AND dataset_number = 2").await;
+    let (_, failing) =
+        fiscus_server::verify::verify_datasets(&app.state.store, &app.workspace_id).await.expect("verify");
+    assert_eq!(failing, vec![2]);
+}
+
+fn request(kind: Kind, csv: &str) -> ImportRequest {
+    ImportRequest {
+        kind,
+        file_name: "input.csv".into(),
+        bytes: csv.as_bytes().to_vec(),
+        dataset: None,
+        source: "test".into(),
+        licence: "CC0-1.0".into(),
+        provenance: Provenance::Observed,
+        mapping: Mapping { delimiter: b',', ..Mapping::default() },
+        dry_run: false,
+    }
+}
+
+async fn refused(app: &TestApp, req: ImportRequest) -> Vec<(u64, Option<String>, String)> {
+    match import::import(&app.state.store, &Caller::bare(Actor::cli()), &app.workspace_id, req, &Silent).await {
+        Err(Failure::Invalid { file, errors }) => {
+            assert_eq!(file, "input.csv");
+            errors.into_iter().map(|e| (e.line, e.column, e.message)).collect()
+        }
+        Ok(o) => panic!("imported {:?}", o.dataset.name),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[tokio::test]
+async fn each_bad_input_is_refused_with_its_line_and_column_and_nothing_is_kept() {
+    let app = spawn_app().await;
+    let instruments = "symbol,name,asset_class,currency\nAAA,Alpha,equity,USD\n";
+    import::import(
+        &app.state.store,
+        &Caller::bare(Actor::cli()),
+        &app.workspace_id,
+        request(Kind::Instruments, instruments),
+        &Silent,
+    )
+    .await
+    .expect("instruments");
+    let cases: Vec<(Kind, String, u64, &str, &str)> = vec![
+        (Kind::Prices, String::new(), 1, "", "empty"),
+        (Kind::Prices, "symbol;date;close\nAAA;2020-01-02;1\n".into(), 1, "", "`;`"),
+        (Kind::Prices, "symbol,date,close\nAAA,2020-01-02,1\nAAA,1/3/2020,2\n".into(), 3, "date", "format"),
+        (Kind::Prices, "symbol,date,close\nAAA,2020-01-02,1\nAAA,2020-01-02,2\n".into(), 3, "date", "twice"),
+        (Kind::Prices, "symbol,date,close\nAAA,2020-01-02,NaN\n".into(), 2, "close", "plain decimal"),
+        (Kind::Prices, "symbol,date,close\nAAA,2020-01-02,-5\n".into(), 2, "close", "negative"),
+        (Kind::Prices, "symbol,date,close\nZZZ,2020-01-02,5\n".into(), 2, "symbol", "no instrument"),
+        (
+            Kind::Instruments,
+            "symbol,name,asset_class,currency\nBBB,Beta,equity,XXX\n".into(),
+            2,
+            "currency",
+            "ISO 4217",
+        ),
+        (Kind::Prices, "symbol,date,close\nAAA,2020-01-02\n".into(), 2, "", "cells"),
+        (Kind::Ledgers, "code,name,currency\nGL,Main,USD\nGL,Main,USD\n".into(), 3, "code", "twice"),
+    ];
+    for (kind, csv, line, column, message) in cases {
+        let errors = refused(&app, request(kind, &csv)).await;
+        let (l, c, m) = &errors[0];
+        assert_eq!(*l, line, "{csv:?}: {errors:?}");
+        if !column.is_empty() {
+            assert_eq!(c.as_deref(), Some(column), "{csv:?}: {errors:?}");
+        }
+        assert!(m.contains(message), "{csv:?}: {m}");
+    }
+    // A byte-order mark is not part of the first header.
+    let bom = "\u{feff}symbol,date,close\nAAA,2020-01-02,5\n";
+    import::import(
+        &app.state.store,
+        &Caller::bare(Actor::cli()),
+        &app.workspace_id,
+        request(Kind::Prices, bom),
+        &Silent,
+    )
+    .await
+    .expect("a BOM is accepted");
+    // Journals must balance per entry and currency, and their ledger and entity must exist.
+    let ok = |kind, csv: &str| {
+        let req = request(kind, csv);
+        let app = &app;
+        async move {
+            import::import(&app.state.store, &Caller::bare(Actor::cli()), &app.workspace_id, req, &Silent)
+                .await
+                .expect("import")
+        }
+    };
+    ok(Kind::Ledgers, "code,name,currency\nGL,Main,USD\n").await;
+    ok(Kind::Entities, "code,name,ledger,currency\nE1,One,GL,USD\n").await;
+    let unbalanced = "entry,date,ledger,entity,account,debit,credit,currency\nJ1,2024-01-31,GL,E1,1000,10.00,,USD\nJ1,2024-01-31,GL,E1,2000,,9.99,USD\n";
+    let errors = refused(&app, request(Kind::Journals, unbalanced)).await;
+    assert!(errors[0].2.contains("does not balance in USD: debits 1000 and credits 999"), "{errors:?}");
+    let unknown = "entry,date,ledger,entity,account,debit,credit,currency\nJ1,2024-01-31,GL,E9,1000,10,,USD\nJ1,2024-01-31,GL,E9,2000,,10,USD\n";
+    assert!(refused(&app, request(Kind::Journals, unknown)).await[0].2.contains("no entity `E9`"));
+    let too_precise = "entry,date,ledger,entity,account,debit,credit,currency\nJ1,2024-01-31,GL,E1,1000,10.001,,USD\n";
+    assert!(refused(&app, request(Kind::Journals, too_precise)).await[0].2.contains("more decimals"));
+    // A file over the row limit is refused before it is parsed.
+    let huge = format!("symbol,date,close\n{}", "AAA,2020-01-02,1\n".repeat(import::MAX_ROWS + 1));
+    assert!(refused(&app, request(Kind::Prices, &huge)).await[0].2.contains("at most"));
+    // Nothing of a refused file was kept: one price (the BOM file), one ledger, one entity, no journal.
+    assert_eq!(app.count("SELECT COUNT(*) FROM prices").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM journals").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM datasets").await, 4);
+    // A ledger row imported again unchanged is skipped; changed, refused.
+    let again = ok(Kind::Ledgers, "code,name,currency\nGL,Main,USD\nGL2,Second,EUR\n").await;
+    assert_eq!((again.dataset.row_count, again.dataset.skipped_count), (1, 1));
+    assert!(
+        refused(&app, request(Kind::Ledgers, "code,name,currency\nGL,Renamed,USD\n")).await[0]
+            .2
+            .contains("never changed")
+    );
+}
+
+#[tokio::test]
+async fn reads_filter_page_and_stay_inside_the_workspace() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    // Prices page by date.
+    let first = json(&app, "/api/v2/data/instruments/MSFT/prices?start=2020-01-01&limit=2").await;
+    assert_eq!(first["data"].as_array().map(Vec::len), Some(2));
+    assert_eq!(first["has_more"], true);
+    let cursor = first["next_after_id"].as_str().expect("cursor");
+    let next =
+        json(&app, &format!("/api/v2/data/instruments/MSFT/prices?start=2020-01-01&limit=2&after_id={cursor}")).await;
+    assert!(next["data"][0]["date"].as_str() > Some(cursor));
+    // Instruments filter exactly.
+    let etfs = json(&app, "/api/v2/data/instruments?asset_class=etf&limit=100").await;
+    assert_eq!(etfs["data"].as_array().map(Vec::len), Some(5));
+    // Finance core: the seed's parameters.
+    let entities = json(&app, "/api/v2/finance-core/entities?limit=2").await;
+    assert_eq!(entities["data"].as_array().map(Vec::len), Some(2));
+    let after = entities["next_after_id"].as_i64().expect("integer cursor");
+    let rest = json(&app, &format!("/api/v2/finance-core/entities?after_id={after}")).await;
+    assert_eq!(rest["data"].as_array().map(Vec::len), Some(2));
+    let inactive = json(&app, "/api/v2/finance-core/entities?status=inactive").await;
+    assert_eq!(inactive["data"][0]["code"], "SAMPLE-FR-SAS");
+    let gl = inactive["data"][0]["general_ledger_id"].as_i64().expect("gl");
+    let journals = json(&app, &format!("/api/v2/finance-core/journals?general_ledger_id={gl}")).await;
+    for j in journals["data"].as_array().expect("journals") {
+        assert_eq!(j["general_ledger_id"], gl);
+        let (d, c) = j["lines"].as_array().expect("lines").iter().fold((0, 0), |(d, c), l| {
+            (d + l["debit_minor"].as_i64().unwrap_or(0), c + l["credit_minor"].as_i64().unwrap_or(0))
+        });
+        assert_eq!(d, c, "a journal balances");
+    }
+    let uid = journals["data"][0]["uid"].as_str().expect("uid");
+    let one = json(&app, &format!("/api/v2/finance-core/journals?uid={uid}")).await;
+    assert_eq!(one["data"].as_array().map(Vec::len), Some(1));
+    let snapshots =
+        json(&app, "/api/v2/financial/snapshots?account=DE-OPERATING-001&balance_type=closing_booked").await;
+    assert_eq!(snapshots["data"][1]["amount_minor"], 8_425_050);
+    // Bad ranges and cursors: 422 naming the field.
+    for (path, field) in [
+        ("/api/v2/data/instruments/AAPL/prices?start=2020-02-01&end=2020-01-01", "end"),
+        ("/api/v2/data/instruments/AAPL/prices?after_id=yesterday", "after_id"),
+        ("/api/v2/data/instruments/AAPL/prices?limit=10001", "limit"),
+        ("/api/v2/finance-core/entities?status=gone", "status"),
+        ("/api/v2/data/economics/series/cpilfesl/observations?start=2019-13-01", "start"),
+    ] {
+        let body = problem(app.get(path, &app.key).await, 422, "invalid_parameter").await;
+        assert_eq!(body["errors"][0]["field"], field, "{path}");
+    }
+    // Another workspace sees none of it.
+    let other = app.admin().create_workspace("Other", false).await.expect("workspace");
+    let other_app = app
+        .admin()
+        .create_application(&other.id, "Other App", Environment::Sandbox, &ScopeSet::all(), None)
+        .await
+        .expect("app");
+    let other_key = app.admin().issue_key(&other_app.id, None).await.expect("key").secret;
+    problem(app.get("/api/v2/data/instruments/AAPL", &other_key).await, 404, "not_found").await;
+    let none: Value = app.get("/api/v2/data/datasets", &other_key).await.json().await.expect("json");
+    assert_eq!(none["data"].as_array().map(Vec::len), Some(0));
+    // A missing scope, and a workspace not entitled to finance core: 403.
+    let (_, reference_only) = app.new_app(Environment::Sandbox, "data:reference:read", None).await;
+    problem(app.get("/api/v2/finance-core/entities", &reference_only).await, 403, "scope_missing").await;
+    let others: Vec<&str> = ScopeSet::all().iter().filter(|s| *s != "finance-core:read").collect();
+    let entitlement = ScopeSet::parse(&others.join(" ")).expect("scopes");
+    app.admin().set_workspace_entitlement(&app.workspace_id, &entitlement).await.expect("entitle");
+    let body = problem(app.get("/api/v2/finance-core/journals", &app.key).await, 403, "entitlement_missing").await;
+    assert!(body.to_string().contains("finance-core:read"), "{body}");
+}
