@@ -72,6 +72,18 @@ REAL_IDS = {
     ("GET", "/api/v2/agent-execution/requests/{uid}"): "agent_request_id",
 }
 _IDS = json.loads(os.environ.get("FISCUS_ST_IDS") or "{}")
+# The data plane's path keys, from the demo data the test loads: (parameter, value).
+DATA_KEYS = {
+    ("GET", "/api/v2/data/instruments/{uid}"): ("uid", "AAPL"),
+    ("GET", "/api/v2/data/instruments/{uid}/prices"): ("uid", "AAPL"),
+    ("GET", "/api/v2/data/instruments/{uid}/corporate-actions"): ("uid", "AAPL"),
+    ("GET", "/api/v2/data/instruments/{uid}/fundamentals"): ("uid", "AAPL"),
+    ("GET", "/api/v2/data/economics/series/{key}"): ("key", "cpilfesl"),
+    ("GET", "/api/v2/data/economics/series/{key}/observations"): ("key", "cpilfesl"),
+    ("GET", "/api/v2/quant/features/{key}"): ("key", "volatility_21d"),
+    ("GET", "/api/v2/quant/features/{key}/values"): ("key", "volatility_21d"),
+}
+_SYMBOL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 @schemathesis.hook
@@ -116,6 +128,13 @@ def _real_id(case):
     meta = case.meta
     if meta is None or meta.phase.name == "stateful":
         return
+    data_key = DATA_KEYS.get((case.method.upper(), case.path))
+    if data_key is not None:
+        param, value = data_key
+        path = next((c for loc, c in meta.components.items() if loc == "path"), None)
+        if case.path_parameters and param in case.path_parameters and not (path is not None and path.mode.is_negative):
+            case.path_parameters = {**case.path_parameters, param: value}
+        return
     name = REAL_IDS.get((case.method.upper(), case.path))
     if name is None or name not in _IDS or not case.path_parameters or "uid" not in case.path_parameters:
         return
@@ -158,7 +177,13 @@ def _business_rules(case):
         # A date range's `end` must not be before its `start` (the data plane's reads).
         start, end = query.get("start"), query.get("end")
         if isinstance(start, str) and isinstance(end, str) and _DATE.match(start) and _DATE.match(end) and end < start:
-            case.query = {**query, "start": end, "end": start}
+            query = {**query, "start": end, "end": start}
+        # A feature's instrument: a well-formed drawn symbol becomes one the workspace holds.
+        if case.path == "/api/v2/quant/features/{key}/values" and isinstance(query.get("instrument"), str) \
+                and _SYMBOL.match(query["instrument"]):
+            query = {**query, "instrument": "AAPL"}
+        if query != case.query:
+            case.query = query
     body = case.body
     if case.method.upper() != "POST" or not isinstance(body, dict):
         return

@@ -1386,6 +1386,53 @@ def fixture_robust_zscore():
 
 
 # ----------------------------------------------------------------------------------------------------------
+# Features: the derived series GET /quant/features/{key}/values serves, as pandas users write them.
+# ----------------------------------------------------------------------------------------------------------
+FEATURE_EXPRESSIONS = {
+    "return_1d": lambda p: p.pct_change(fill_method=None),
+    "log_return_1d": lambda p: np.log(p).diff(),
+    "volatility_21d": lambda p: p.pct_change(fill_method=None).rolling(21).std() * np.sqrt(252),
+    "momentum_12_1": lambda p: p.shift(21) / p.shift(252) - 1,
+    "drawdown": lambda p: p / p.cummax() - 1,
+}
+
+
+def fixture_features():
+    """Each feature on the whole series of two instruments (a stock's adjusted close and the S&P 500 level),
+    computed by pandas; the fixture keeps the first 300 dates (where the windows fill) and the last 300."""
+    series = {
+        "AAPL": (LARGE_CAPS, "AAPL"),
+        "SPX": (SP500, "SP500"),
+    }
+    out = {}
+    for name, (path, column) in series.items():
+        p = read_daily(path)[column].dropna()
+        keep = list(range(300)) + list(range(len(p) - 300, len(p)))
+        values = {}
+        for key, expr in FEATURE_EXPRESSIONS.items():
+            f = expr(p)
+            values[key] = [py(f.iloc[i]) for i in keep]
+        out[name] = {
+            "file": path,
+            "column": column,
+            "rows": len(p),
+            "dates": [str(p.index[i].date()) for i in keep],
+            "positions": keep,
+            "values": values,
+        }
+    write_fixture("features.json", {
+        "conventions": {k: v for k, v in {
+            "return_1d": "p.pct_change(fill_method=None)",
+            "log_return_1d": "np.log(p).diff()",
+            "volatility_21d": "p.pct_change(fill_method=None).rolling(21).std() * np.sqrt(252)",
+            "momentum_12_1": "p.shift(21) / p.shift(252) - 1",
+            "drawdown": "p / p.cummax() - 1",
+        }.items()},
+        "series": out,
+    })
+
+
+# ----------------------------------------------------------------------------------------------------------
 FIXTURE_FUNCS = {
     "optimisation_20": fixture_optimisation,
     "covariance": fixture_covariance,
@@ -1396,6 +1443,7 @@ FIXTURE_FUNCS = {
     "isolation_forest": fixture_isolation_forest,
     "backtest": fixture_backtest,
     "robust_zscore": fixture_robust_zscore,
+    "features": fixture_features,
 }
 
 

@@ -15,6 +15,7 @@ pub mod calendar;
 pub mod collateral;
 pub mod covariance;
 pub mod error;
+pub mod features;
 pub mod forecast;
 mod input;
 pub mod matrix;

@@ -44,7 +44,7 @@ pub fn cumulative_growth(returns: &[f64]) -> Result<f64> {
     Ok(returns.iter().fold(1.0, |acc, r| acc * (1.0 + r)))
 }
 
-fn check_prices(prices: &[f64]) -> Result<()> {
+pub(crate) fn check_prices(prices: &[f64]) -> Result<()> {
     input::finite("prices", prices)?;
     input::at_least("prices", 2, prices.len())?;
     if let Some(index) = prices.iter().position(|p| *p <= 0.0) {

@@ -23,6 +23,7 @@ fn bearer_operations() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(areas::platform::routes())
         .merge(areas::data::routes())
+        .merge(areas::data::writing_routes())
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
         .merge(areas::agents::routes())
@@ -43,6 +44,7 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
     // gateway; the read-only platform area skips both layers (measurably cheaper reads). A test posts every
     // documented POST twice with one Idempotency-Key, so a POST added without the layer is caught.
     let writing = OpenApiRouter::new()
+        .merge(areas::data::writing_routes())
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
         .merge(areas::agents::routes())

@@ -255,7 +255,7 @@ pub const A2A_TASKS: SealedTable = SealedTable {
 };
 
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 14] = [
+pub const ALL: [SealedTable; 15] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -270,6 +270,7 @@ pub const ALL: [SealedTable; 14] = [
     WEBHOOK_ENDPOINTS,
     A2A_TASKS,
     crate::data::datasets::SEALED,
+    crate::data::lineage::SEALED,
 ];
 
 /// A row's sealed columns, named, as stored.

@@ -6,6 +6,7 @@
 //! synthetic. Rows are never edited: a revised file is a new version of the dataset, and the rows of every
 //! version stay readable, so any number computed from them can be traced to the exact version it read.
 
+pub mod features;
 pub mod records;
 pub mod values;
 

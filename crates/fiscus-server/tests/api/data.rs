@@ -270,3 +270,89 @@ async fn reads_filter_page_and_stay_inside_the_workspace() {
     let body = problem(app.get("/api/v2/finance-core/journals", &app.key).await, 403, "entitlement_missing").await;
     assert!(body.to_string().contains("finance-core:read"), "{body}");
 }
+
+#[tokio::test]
+async fn features_are_computed_from_the_served_dataset_and_match_pandas() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let list = json(&app, "/api/v2/quant/features").await;
+    assert_eq!(list["data"].as_array().map(Vec::len), Some(5));
+    let vol = json(&app, "/api/v2/quant/features/volatility_21d").await;
+    assert_eq!(vol["pandas"], "p.pct_change().rolling(21).std() * np.sqrt(252)");
+    problem(app.get("/api/v2/quant/features/alpha_42", &app.key).await, 404, "not_found").await;
+    // The pandas reference (peers/generate.py → features.json) on the same series.
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let fx: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("crates/fiscus-quant/tests/fixtures/features.json")).expect("fixture"),
+    )
+    .expect("json");
+    let aapl = &fx["series"]["AAPL"];
+    let dates = aapl["dates"].as_array().expect("dates");
+    for key in ["return_1d", "log_return_1d", "volatility_21d", "momentum_12_1", "drawdown"] {
+        for k in [0usize, 21, 22, 252, 299, 300, 599] {
+            let date = dates[k].as_str().expect("date");
+            let page =
+                json(&app, &format!("/api/v2/quant/features/{key}/values?instrument=AAPL&start={date}&end={date}"))
+                    .await;
+            assert_eq!(page["dataset"]["name"], "us_large_caps_20_daily_adjclose");
+            match (page["data"].get(0).map(|v| v["value"].as_f64()), aapl["values"][key][k].as_f64()) {
+                (None, None) => {}
+                (Some(Some(got)), Some(want)) => {
+                    assert!((got - want).abs() <= 1e-9 * want.abs().max(1e-12), "{key} {date}: {got} vs pandas {want}")
+                }
+                (got, want) => panic!("{key} {date}: served {got:?}, pandas {want:?}"),
+            }
+        }
+    }
+    // Values are computed over the whole series, then paged by date.
+    let first = json(&app, "/api/v2/quant/features/drawdown/values?instrument=SPX&limit=2").await;
+    assert_eq!(first["has_more"], true);
+    assert_eq!(first["input"], "close");
+    problem(app.get("/api/v2/quant/features/drawdown/values", &app.key).await, 422, "invalid_parameter").await;
+    problem(app.get("/api/v2/quant/features/drawdown/values?instrument=NOPE", &app.key).await, 404, "not_found").await;
+}
+
+#[tokio::test]
+async fn a_lineage_export_is_openlineage_sealed_and_kept() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let post = |body: Value| {
+        let app = &app;
+        async move { app.post_json("/api/v2/infrastructure/lineage-exports", &app.key, &body, Some(&uuid_key())).await }
+    };
+    let r = post(serde_json::json!({ "datasets": [2, 7] })).await;
+    assert_eq!(r.status(), 201);
+    let export: Value = r.json().await.expect("json");
+    // Two imports, and the features computed from the prices dataset.
+    assert_eq!(export["event_count"], 3);
+    let events = export["events"].as_array().expect("events");
+    for e in events {
+        assert_eq!(e["eventType"], "COMPLETE");
+        assert_eq!(e["schemaURL"], "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent");
+        assert!(uuid::Uuid::parse_str(e["run"]["runId"].as_str().expect("runId")).is_ok());
+        assert!(e["job"]["namespace"].as_str().is_some_and(|n| n.ends_with(&app.workspace_id)));
+    }
+    let import =
+        events.iter().find(|e| e["job"]["name"] == "import.prices.us_large_caps_20_daily_adjclose").expect("import");
+    assert_eq!(import["inputs"][0]["name"], "market/us_large_caps_20_daily_adjclose.csv");
+    assert!(
+        import["outputs"][0]["facets"]["version"]["datasetVersion"].as_str().is_some_and(|v| v.starts_with("sha256:"))
+    );
+    let id = export["id"].as_str().expect("id");
+    let again = json(&app, &format!("/api/v2/infrastructure/lineage-exports/{id}")).await;
+    assert_eq!(again["document_hash"], export["document_hash"]);
+    assert_eq!(
+        again["document_hash"].as_str(),
+        fiscus_domain::evidence::seal(&again["events"]).ok().as_deref(),
+        "the hash is the RFC 8785 seal of the events"
+    );
+    problem(post(serde_json::json!({ "datasets": [999] })).await, 404, "not_found").await;
+    // An export edited in the database is refused, never served as evidence.
+    app.execute(&format!("UPDATE lineage_exports SET document = '[]' WHERE id = '{id}'")).await;
+    problem(app.get(&format!("/api/v2/infrastructure/lineage-exports/{id}"), &app.key).await, 500, "integrity_failure")
+        .await;
+}
+
+fn uuid_key() -> String {
+    uuid::Uuid::now_v7().to_string()
+}

@@ -231,9 +231,22 @@ async fn every_documented_success_has_a_real_example() {
         ("get_finance_core_journals", "/api/v2/finance-core/journals?limit=1"),
         ("get_financial_transactions", "/api/v2/financial/transactions?limit=1"),
         ("get_financial_snapshots", "/api/v2/financial/snapshots?limit=1"),
+        ("get_quant_features", "/api/v2/quant/features"),
+        ("get_quant_features_key", "/api/v2/quant/features/volatility_21d"),
+        ("get_quant_features_key_values", "/api/v2/quant/features/volatility_21d/values?instrument=AAPL&limit=2"),
     ] {
         walk.get(operation, path).await;
     }
+    let lineage = walk
+        .post(
+            "post_infrastructure_lineage_exports",
+            "/api/v2/infrastructure/lineage-exports",
+            &json!({ "datasets": [7] }),
+        )
+        .await;
+    let lineage_id = lineage["id"].as_str().expect("id").to_string();
+    walk.get("get_infrastructure_lineage_exports_uid", &format!("/api/v2/infrastructure/lineage-exports/{lineage_id}"))
+        .await;
 
     let doc: Value =
         app.http.get(app.url("/api/v2/openapi.json")).send().await.expect("request").json().await.expect("json");

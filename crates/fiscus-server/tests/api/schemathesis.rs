@@ -29,6 +29,17 @@ async fn schemathesis_finds_no_failure_of_any_check() {
     let cookie = sign_in(&app, &op).await;
     assert_eq!(decide(&app, &cookie, &approved, "approve").await.status(), 303);
 
+    // The demo's data, so that the data plane's reads answer with real rows (the hooks fill in its symbols
+    // and keys).
+    fiscus_server::demo_data::load(
+        &app.state.store,
+        &fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
+        &app.workspace_id,
+        &fiscus_server::import::Silent,
+    )
+    .await
+    .expect("demo data");
+
     let dir = tempfile::tempdir().expect("dir");
     let ids = dir.path().join("ids.json");
     std::fs::write(&ids, json!({ "execute_action_id": approved }).to_string()).expect("ids");

@@ -10,6 +10,7 @@ pub mod banking;
 pub mod datasets;
 pub mod economics;
 pub mod finance_core;
+pub mod lineage;
 pub mod market;
 
 use crate::{Result, StoreError, WriteTx};

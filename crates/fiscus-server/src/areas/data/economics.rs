@@ -10,7 +10,7 @@ use fiscus_store::data::market::Window;
 use serde::{Deserialize, Serialize};
 
 use super::instruments::DatasetRef;
-use super::{date, limit, name, number, positive, range};
+use super::{date, limit, name, number, range};
 use crate::http::ctx::Ctx;
 use crate::http::problem::ApiError;
 use crate::http::query::{ApiPath, ApiQuery};
@@ -138,7 +138,7 @@ pub async fn get_series(
 ) -> Result<Json<SeriesDetailView>, ApiError> {
     let ws = ctx.principal.workspace_id();
     let k = key(&raw)?;
-    let dataset = positive("dataset", q.dataset)?;
+    let dataset = super::dataset_param(q.dataset)?;
     let mut conn = state.store.read().await?;
     let series = economics::get(&mut conn, ws, k, dataset).await?;
     let versions = economics::versions(&mut conn, ws, k).await?;
@@ -204,7 +204,7 @@ pub async fn get_observations(
     let limit = limit(q.limit, 1000, 10_000)?;
     let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;
     let after = date("after_id", q.after_id.as_deref())?;
-    let asked = positive("dataset", q.dataset)?;
+    let asked = super::dataset_param(q.dataset)?;
     let mut conn = state.store.read().await?;
     let series = economics::get(&mut conn, ws, k, asked).await?;
     let d = super::datasets::of_kind(&mut conn, ws, series.dataset_number, &[Kind::Economics]).await?;

@@ -11,7 +11,7 @@ use fiscus_domain::error_code::ErrorCode;
 use fiscus_store::data::market::{self, Instrument, InstrumentFilter, Rows, Window};
 use serde::{Deserialize, Serialize};
 
-use super::{date, limit, name, number, positive, range};
+use super::{date, limit, name, number, range};
 use crate::http::ctx::Ctx;
 use crate::http::problem::ApiError;
 use crate::http::query::{ApiPath, ApiQuery};
@@ -106,32 +106,14 @@ pub async fn get_instruments(
     ApiQuery(q): ApiQuery<InstrumentsQuery>,
 ) -> Result<Json<ListPage<InstrumentView>>, ApiError> {
     let limit = limit(q.limit, 20, 100)?;
-    let after = name("after_id", q.after_id.as_deref())?;
+    let after = super::object_cursor(q.after_id.as_deref())?;
     let symbol = name("symbol", q.symbol.as_deref())?;
     let exchange = name("exchange", q.exchange.as_deref())?;
-    let asset_class = match q.asset_class.as_deref() {
-        Some(a) if !fiscus_domain::data::records::ASSET_CLASSES.contains(&a) => {
-            return Err(ApiError::new(ErrorCode::InvalidParameter).field(
-                "asset_class",
-                format!("must be one of {}", fiscus_domain::data::records::ASSET_CLASSES.join(", ")),
-            ));
-        }
-        other => other,
-    };
-    if let Some(c) = q.currency.as_deref()
-        && fiscus_domain::money::Currency::parse(c).is_none()
-    {
-        return Err(ApiError::new(ErrorCode::InvalidParameter).field("currency", "must be an accepted ISO 4217 code"));
-    }
-    let filter = InstrumentFilter {
-        symbol: symbol.as_deref(),
-        asset_class,
-        currency: q.currency.as_deref(),
-        exchange: exchange.as_deref(),
-    };
+    let asset_class = super::token("asset_class", q.asset_class.as_deref(), 16, |b| b.is_ascii_lowercase())?;
+    let currency = super::currency(q.currency.as_deref())?;
+    let filter = InstrumentFilter { symbol: symbol.as_deref(), asset_class, currency, exchange: exchange.as_deref() };
     let mut conn = state.store.read().await?;
-    let rows =
-        market::list_instruments(&mut conn, ctx.principal.workspace_id(), &filter, after.as_deref(), limit).await?;
+    let rows = market::list_instruments(&mut conn, ctx.principal.workspace_id(), &filter, after, limit).await?;
     let page = ListPage::from_overfetch(rows, limit, |i| i.id.clone());
     Ok(Json(ListPage {
         object: page.object,
@@ -364,7 +346,7 @@ pub async fn get_prices(
     let limit = limit(q.limit, 1000, 10_000)?;
     let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;
     let after = date("after_id", q.after_id.as_deref())?;
-    let asked = positive("dataset", q.dataset)?;
+    let asked = super::dataset_param(q.dataset)?;
     let interval = q.interval.unwrap_or(Interval::Day);
     let adjusted = q.adjusted.unwrap_or(false);
     let mut conn = state.store.read().await?;
@@ -457,6 +439,11 @@ pub struct CorporateActionsPage {
     pub next_after_id: Option<String>,
 }
 
+/// `NNNN-NN-NN`: the shape the cursors' patterns state (the cursor is compared, never parsed as a date).
+fn is_date_shaped(d: &str) -> bool {
+    d.len() == 10 && d.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() })
+}
+
 fn cursor(raw: Option<&str>, field: &'static str, shape: fn(&str) -> bool) -> Result<Option<String>, ApiError> {
     match raw {
         Some(s) if !shape(s) => {
@@ -484,10 +471,10 @@ pub async fn get_corporate_actions(
     let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;
     let after = cursor(q.after_id.as_deref(), "after_id", |s| {
         s.split_once('_').is_some_and(|(d, a)| {
-            fiscus_domain::data::values::iso(d).is_some() && CorporateActionType::parse(a).is_some()
+            is_date_shaped(d) && (1..=20).contains(&a.len()) && a.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
         })
     })?;
-    let asked = positive("dataset", q.dataset)?;
+    let asked = super::dataset_param(q.dataset)?;
     let action = match q.action.as_deref() {
         None => None,
         Some(a) => Some(CorporateActionType::parse(a).filter(|t| t.as_str() == a).ok_or_else(|| {
@@ -613,7 +600,7 @@ pub async fn get_fundamentals(
             ApiError::new(ErrorCode::InvalidParameter).field("fiscal_period", "must be FY, Q1, Q2, Q3, Q4 or TTM")
         );
     }
-    let asked = positive("dataset", q.dataset)?;
+    let asked = super::dataset_param(q.dataset)?;
     let mut conn = state.store.read().await?;
     let i = instrument(&mut conn, ws, &uid).await?;
     let dataset = serving(&mut conn, ws, Rows::Fundamentals, Kind::Fundamentals, &i.id, asked).await?;

@@ -5,9 +5,11 @@
 
 pub mod datasets;
 pub mod economics;
+pub mod features;
 pub mod finance_core;
 pub mod financial;
 pub mod instruments;
+pub mod lineage;
 
 use fiscus_domain::error_code::ErrorCode;
 use utoipa_axum::router::OpenApiRouter;
@@ -31,6 +33,15 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(finance_core::get_journals))
         .routes(routes!(financial::get_transactions))
         .routes(routes!(financial::get_snapshots))
+        .routes(routes!(features::get_features))
+        .routes(routes!(features::get_feature))
+        .routes(routes!(features::get_feature_values))
+}
+
+/// The data plane's operations that write (a lineage export is a sealed record): they go behind the
+/// idempotency layer with the other writing areas.
+pub fn writing_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(lineage::post_lineage_export)).routes(routes!(lineage::get_lineage_export))
 }
 
 /// A page size within `1..=max` (default `default`); other values are refused, never clamped.
@@ -124,4 +135,14 @@ pub(crate) fn name(field: &'static str, raw: Option<&str>) -> Result<Option<Stri
 /// A stored decimal text as a JSON number (stored values are the shortest text of a finite double).
 pub(crate) fn number(s: &str) -> f64 {
     s.parse().unwrap_or(f64::NAN)
+}
+
+/// The `dataset` parameter: an integer id from 1.
+pub(crate) fn dataset_param(raw: Option<i64>) -> Result<Option<i64>, ApiError> {
+    match raw {
+        Some(n) if n < 1 => {
+            Err(ApiError::new(ErrorCode::InvalidParameter).field("dataset", "must be a dataset id (1 or more)"))
+        }
+        other => Ok(other),
+    }
 }

@@ -1,0 +1,75 @@
+//! Lineage exports: sealed OpenLineage documents.
+
+use super::{Result, StoreError, WriteTx};
+use crate::seals::{self, SealedTable};
+use fiscus_domain::integrity::Stored;
+use sqlx::{AnyConnection, FromRow};
+
+pub const SEALED: SealedTable = SealedTable {
+    table: "lineage_exports",
+    columns: &["id", "workspace_id", "created_by", "event_count", "document", "document_hash", "created_at"],
+};
+
+#[derive(Clone, Debug, PartialEq, FromRow)]
+pub struct LineageExport {
+    pub id: String,
+    /// `application:app_…` or `cli:local`.
+    pub created_by: String,
+    pub event_count: i64,
+    /// The OpenLineage events as a JSON array.
+    pub document: String,
+    /// `sha256:` of the RFC 8785 form of the document.
+    pub document_hash: String,
+    pub created_at: i64,
+}
+
+pub async fn insert(tx: &mut WriteTx, workspace_id: &str, e: &LineageExport) -> Result<()> {
+    let mac = seals::seal_of(
+        tx.seal_key(),
+        &SEALED,
+        vec![
+            Stored::Text(e.id.clone()),
+            Stored::Text(workspace_id.to_string()),
+            Stored::Text(e.created_by.clone()),
+            Stored::Integer(e.event_count),
+            Stored::Text(e.document.clone()),
+            Stored::Text(e.document_hash.clone()),
+            Stored::Integer(e.created_at),
+        ],
+    )?;
+    sqlx::query(
+        "INSERT INTO lineage_exports (id, workspace_id, created_by, event_count, document, document_hash, created_at, \
+         seal_mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(&e.id)
+    .bind(workspace_id)
+    .bind(&e.created_by)
+    .bind(e.event_count)
+    .bind(&e.document)
+    .bind(&e.document_hash)
+    .bind(e.created_at)
+    .bind(mac)
+    .execute(tx.conn())
+    .await?;
+    Ok(())
+}
+
+/// An export of this workspace, its seal checked (an edited document is refused, never served as evidence).
+pub async fn get(
+    conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
+    workspace_id: &str,
+    id: &str,
+) -> Result<LineageExport> {
+    let row = sqlx::query_as::<_, LineageExport>(
+        "SELECT id, created_by, event_count, document, document_hash, created_at FROM lineage_exports \
+         WHERE workspace_id = $1 AND id = $2",
+    )
+    .bind(workspace_id)
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(StoreError::NotFound)?;
+    seals::check(conn, key, &SEALED, workspace_id, "id", id).await?;
+    Ok(row)
+}
