@@ -1259,6 +1259,15 @@ pub const OPERATIONS: &[Operation] = &[
         source: Source::Added,
     },
     Operation {
+        id: "post_data_imports",
+        group: Group::FinancialDataPlanning,
+        method: Method::Post,
+        base: "/api/v2",
+        path: "/data/imports",
+        scope: Some("finance-core:intake:write"),
+        source: Source::Added,
+    },
+    Operation {
         id: "get_trust_audit_head",
         group: Group::CorePlatform,
         method: Method::Get,

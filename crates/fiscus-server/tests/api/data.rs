@@ -356,3 +356,44 @@ async fn a_lineage_export_is_openlineage_sealed_and_kept() {
 fn uuid_key() -> String {
     uuid::Uuid::now_v7().to_string()
 }
+
+#[tokio::test]
+async fn a_finance_system_imports_over_http_once_and_is_told_what_is_wrong() {
+    let app = spawn_app().await;
+    let body = |kind: &str, csv: &str| {
+        serde_json::json!({
+            "kind": kind, "file_name": format!("{kind}.csv"), "csv": csv, "source": "ERP export", "licence": "proprietary"
+        })
+    };
+    let post = |b: Value| {
+        let app = &app;
+        async move { app.post_json("/api/v2/data/imports", &app.key, &b, Some(&uuid_key())).await }
+    };
+    let ledgers = body("ledgers", "code,name,currency\nGL-UK,UK General Ledger,GBP\n");
+    let r = post(ledgers.clone()).await;
+    let status = r.status();
+    let created: Value = r.json().await.expect("json");
+    assert_eq!(status, 201, "{created}");
+    assert_eq!((created["status"].as_str(), created["rows"].as_i64()), (Some("imported"), Some(1)));
+    assert!(created["dataset"]["imported_by"].as_str().is_some_and(|a| a == format!("application:{}", app.app_id)));
+    let r = post(ledgers).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.json::<Value>().await.expect("json")["status"], "already_imported");
+    let mut dry = body("entities", "code,name,ledger,currency\nUK1,UK Ltd,GL-UK,GBP\n");
+    dry["dry_run"] = Value::Bool(true);
+    let r = post(dry).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.json::<Value>().await.expect("json")["status"], "checked");
+    assert_eq!(app.count("SELECT COUNT(*) FROM finance_entities").await, 0);
+    // A refusal names the line and column; nothing is kept.
+    let bad = post(body("entities", "code,name,ledger,currency\nUK1,UK Ltd,GL-UK,GBP\nUK2,UK Two,GL-XX,GBP\n")).await;
+    let problem_body = problem(bad, 422, "invalid_request").await;
+    assert_eq!(problem_body["errors"][0]["field"], "csv");
+    assert!(problem_body["errors"][0]["message"].as_str().is_some_and(|m| m.starts_with("line 3, column `ledger`")));
+    assert_eq!(app.count("SELECT COUNT(*) FROM finance_entities").await, 0);
+    // Only the intake scope may import.
+    let (_, reader) = app.new_app(Environment::Sandbox, "finance-core:read", None).await;
+    let r =
+        app.post_json("/api/v2/data/imports", &reader, &body("ledgers", "code,name,currency\nX,Y,USD\n"), None).await;
+    problem(r, 403, "scope_missing").await;
+}

@@ -237,6 +237,13 @@ async fn every_documented_success_has_a_real_example() {
     ] {
         walk.get(operation, path).await;
     }
+    let import = json!({
+        "kind": "ledgers", "file_name": "ledgers.csv", "csv": "code,name,currency\nGL-UK,UK General Ledger,GBP\n",
+        "source": "ERP general ledger export", "licence": "proprietary"
+    });
+    walk.post("post_data_imports", "/api/v2/data/imports", &import).await;
+    // The same file again: found by its hash, nothing written (200).
+    walk.post("post_data_imports", "/api/v2/data/imports", &import).await;
     let lineage = walk
         .post(
             "post_infrastructure_lineage_exports",

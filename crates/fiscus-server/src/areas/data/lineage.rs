@@ -139,7 +139,10 @@ pub fn events(workspace_id: &str, datasets: &[Dataset]) -> Vec<Value> {
     post,
     path = "/api/v2/infrastructure/lineage-exports",
     request_body(content = LineageExportRequest, example = json!({})),
-    responses((status = 201, description = "The sealed export", body = LineageExportView))
+    responses(
+        (status = 201, description = "The sealed export", body = LineageExportView),
+        (status = 404, description = "A named dataset is not in this workspace")
+    )
 )]
 pub async fn post_lineage_export(
     ctx: Ctx,

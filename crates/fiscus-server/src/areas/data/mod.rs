@@ -9,6 +9,7 @@ pub mod features;
 pub mod finance_core;
 pub mod financial;
 pub mod instruments;
+pub mod intake;
 pub mod lineage;
 
 use fiscus_domain::error_code::ErrorCode;
@@ -38,10 +39,13 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(features::get_feature_values))
 }
 
-/// The data plane's operations that write (a lineage export is a sealed record): they go behind the
-/// idempotency layer with the other writing areas.
+/// The data plane's operations that write (imports, lineage exports): they go behind the idempotency layer
+/// with the other writing areas.
 pub fn writing_routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(lineage::post_lineage_export)).routes(routes!(lineage::get_lineage_export))
+    OpenApiRouter::new()
+        .routes(routes!(intake::post_import))
+        .routes(routes!(lineage::post_lineage_export))
+        .routes(routes!(lineage::get_lineage_export))
 }
 
 /// A page size within `1..=max` (default `default`); other values are refused, never clamped.
