@@ -199,7 +199,8 @@ def _business_rules(case):
     if case.path == "/api/v2/data/imports":
         # A drawn CSV is never a valid file of its kind: a drawn string becomes one that is (referring to the
         # demo data's ledgers and entities), so positive cases import, or find the same file imported.
-        csv = VALID_CSV.get(changed.get("kind"))
+        kind = changed.get("kind")
+        csv = VALID_CSV.get(kind) if isinstance(kind, str) else None
         if csv is not None and isinstance(changed.get("csv"), str):
             changed["csv"] = csv
     if case.path == "/api/v2/actions/agentic/identities":

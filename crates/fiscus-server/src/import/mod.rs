@@ -125,7 +125,12 @@ pub async fn import(
     progress: &dyn Progress,
 ) -> Result<Outcome, Failure> {
     let file = req.file_name.clone();
-    let name = req.dataset.clone().unwrap_or_else(|| default_name(&file));
+    // A file name that normalises to nothing usable (`✓.csv`) names the dataset after its kind.
+    let name = req.dataset.clone().unwrap_or_else(|| {
+        Some(default_name(&file))
+            .filter(|n| fiscus_domain::data::is_name(n))
+            .unwrap_or_else(|| req.kind.as_str().to_string())
+    });
     if !fiscus_domain::data::is_name(&name) {
         return Err(Failure::one(
             &file,
