@@ -19,6 +19,7 @@ pub mod openapi;
 pub mod outbound;
 pub mod secret_box;
 pub mod secret_key;
+pub mod series_cache;
 pub mod serve;
 pub mod settings;
 pub mod state;

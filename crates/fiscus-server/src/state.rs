@@ -34,6 +34,8 @@ pub struct Inner {
     /// The service's own router, set once built: tool calls are dispatched through it
     /// (`areas::agents::dispatch`).
     pub router: std::sync::OnceLock<axum::Router>,
+    /// Decoded price series of immutable datasets (`series_cache`).
+    pub series: crate::series_cache::SeriesCache,
 }
 
 impl AppState {
@@ -52,6 +54,7 @@ impl AppState {
             invocations: InvocationLog::default(),
             webhook_hosts,
             router: std::sync::OnceLock::new(),
+            series: crate::series_cache::SeriesCache::default(),
         }))
     }
 }

@@ -8,7 +8,7 @@ use fiscus_domain::api::list::ListPage;
 use fiscus_domain::data::Kind;
 use fiscus_domain::data::features::{FEATURES, FeatureDefinition, Formula, find};
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_store::data::market::{self, Rows, Window};
+use fiscus_store::data::market::{self, Rows};
 use serde::{Deserialize, Serialize};
 
 use super::instruments::DatasetRef;
@@ -178,8 +178,8 @@ pub async fn get_feature_values(
         content_hash: d.content_hash.clone(),
     });
     // The whole series: a rolling window near `start` needs the observations before it.
-    let bars = market::bars(&mut conn, ws, &i.id, d.number, Window::default(), u32::MAX - 1).await?;
     drop(conn);
+    let bars = state.series.bars(&state.store, ws, &i.id, d.number).await?;
     let adjusted = bars.iter().any(|b| b.adj_close.is_some());
     page.input = if adjusted { "adj_close" } else { "close" };
     let (dates, prices): (Vec<&str>, Vec<f64>) = bars

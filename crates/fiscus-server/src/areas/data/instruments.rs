@@ -262,11 +262,11 @@ pub struct PricesPage {
     pub next_after_id: Option<String>,
 }
 
-fn bar_view(b: market::Bar, adjusted: bool) -> BarView {
+fn bar_view(b: &market::Bar, adjusted: bool) -> BarView {
     let v = |s: &Option<String>| s.as_deref().map(number);
     let (open, high, low, close, adj) = (v(&b.open), v(&b.high), v(&b.low), v(&b.close), v(&b.adj_close));
     if !adjusted {
-        return BarView { date: b.date, open, high, low, close, adj_close: adj, volume: v(&b.volume) };
+        return BarView { date: b.date.clone(), open, high, low, close, adj_close: adj, volume: v(&b.volume) };
     }
     let ratio = match (close, adj) {
         (Some(c), Some(a)) if c > 0.0 => Some(a / c),
@@ -277,7 +277,7 @@ fn bar_view(b: market::Bar, adjusted: bool) -> BarView {
         _ => None,
     };
     BarView {
-        date: b.date,
+        date: b.date.clone(),
         open: scale(open),
         high: scale(high),
         low: scale(low),
@@ -365,20 +365,24 @@ pub async fn get_prices(
         next_after_id: None,
     };
     let Some(d) = dataset else { return Ok(Json(page)) };
+    // The cache takes its own connection: never hold one while waiting for another.
+    drop(conn);
+    let series = state.series.bars(&state.store, ws, &i.id, d.number).await?;
     let window = Window { from: start.as_deref(), to: end.as_deref(), after: after.as_deref() };
     let bars: Vec<BarView> = match interval {
         Interval::Day => {
-            let rows = market::bars(&mut conn, ws, &i.id, d.number, window, limit).await?;
-            let p = ListPage::from_overfetch(rows, limit, |b| b.date.clone());
+            let rows = crate::series_cache::window(&series, window, limit as usize + 1);
+            let p = ListPage::from_overfetch(rows.iter().map(|b| bar_view(b, adjusted)).collect(), limit, |b| {
+                b.date.clone()
+            });
             page.has_more = p.has_more;
             page.next_after_id = p.next_after_id;
-            p.data.into_iter().map(|b| bar_view(b, adjusted)).collect()
+            p.data
         }
         _ => {
-            // A period's bar needs all its days: read the window whole (at most the dataset's rows), then page
-            // the periods.
-            let rows = market::bars(&mut conn, ws, &i.id, d.number, window, u32::MAX - 1).await?;
-            let periods = resample(rows.into_iter().map(|b| bar_view(b, adjusted)).collect(), interval);
+            // A period's bar needs all its days: take the window whole, then page the periods.
+            let rows = crate::series_cache::window(&series, window, usize::MAX);
+            let periods = resample(rows.iter().map(|b| bar_view(b, adjusted)).collect(), interval);
             let p = ListPage::from_overfetch(periods, limit, |b| b.date.clone());
             page.has_more = p.has_more;
             page.next_after_id = p.next_after_id;
