@@ -170,13 +170,7 @@ pub async fn get_feature_values(
     };
     let Some(number) = number else { return Ok(Json(page)) };
     let d = super::datasets::of_kind(&mut conn, ws, number, &[Kind::Prices]).await?;
-    page.dataset = Some(DatasetRef {
-        id: d.number,
-        name: d.name.clone(),
-        version: d.version,
-        provenance: d.provenance,
-        content_hash: d.content_hash.clone(),
-    });
+    page.dataset = Some(super::instruments::dataset_ref(&d));
     // The whole series: a rolling window near `start` needs the observations before it.
     drop(conn);
     let bars = state.series.bars(&state.store, ws, &i.id, d.number).await?;

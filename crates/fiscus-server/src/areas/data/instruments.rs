@@ -187,7 +187,8 @@ pub struct DatasetRef {
     pub content_hash: String,
 }
 
-fn dataset_ref(d: &fiscus_store::data::datasets::Dataset) -> DatasetRef {
+/// The version a page was served from, as every data read names it.
+pub(crate) fn dataset_ref(d: &fiscus_store::data::datasets::Dataset) -> DatasetRef {
     DatasetRef {
         id: d.number,
         name: d.name.clone(),
