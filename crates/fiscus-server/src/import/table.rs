@@ -82,8 +82,9 @@ pub fn read(bytes: &[u8], delimiter: u8, max_rows: usize) -> Result<Table, Impor
         }
     }
     let mut rows = Vec::with_capacity(lines);
-    let mut record = ByteRecord::new();
     loop {
+        // A fresh record per row, moved into the table (not a clone of one reused buffer).
+        let mut record = ByteRecord::new();
         match reader.read_byte_record(&mut record) {
             Ok(false) => break,
             Ok(true) => {
@@ -91,7 +92,7 @@ pub fn read(bytes: &[u8], delimiter: u8, max_rows: usize) -> Result<Table, Impor
                 if record.iter().all(|c| c.is_empty()) {
                     continue;
                 }
-                rows.push((line, record.clone()));
+                rows.push((line, record));
             }
             Err(e) => {
                 let line = e.position().map_or(0, |p| p.line());

@@ -61,11 +61,15 @@ pub async fn insert(
         })
         .collect();
     insert_rows(tx, workspace_id, &SERIES, &rows, lines).await?;
-    let rows: Vec<Vec<Stored>> = observations
-        .iter()
-        .map(|o| vec![text(&o.key), Stored::Integer(number), text(&o.date), text(&o.value)])
-        .collect();
-    insert_rows(tx, workspace_id, &OBSERVATIONS, &rows, lines).await
+    super::insert_mapped(
+        tx,
+        workspace_id,
+        &OBSERVATIONS,
+        observations,
+        |o| vec![text(&o.key), Stored::Integer(number), text(&o.date), text(&o.value)],
+        lines,
+    )
+    .await
 }
 
 /// The dataset names each series key already comes from (a key belongs to one dataset name, so a new

@@ -1,7 +1,7 @@
 //! Instruments (identities and their reference data per dataset version), prices, corporate actions and
 //! fundamentals.
 
-use super::{MAX_DATE, Result, RowTable, StoreError, WriteTx, insert_rows, opt_text, or_min, text};
+use super::{MAX_DATE, Result, RowTable, StoreError, WriteTx, insert_mapped, insert_rows, opt_text, or_min, text};
 use fiscus_domain::data::records::{CorporateActionRecord, FundamentalRecord, InstrumentRecord, PriceRecord};
 use fiscus_domain::integrity::Stored;
 use sqlx::{AnyConnection, FromRow};
@@ -98,9 +98,12 @@ pub async fn insert_prices(
     bars: &[(String, PriceRecord)],
     lines: &mut Vec<String>,
 ) -> Result<()> {
-    let rows: Vec<Vec<Stored>> = bars
-        .iter()
-        .map(|(id, b)| {
+    insert_mapped(
+        tx,
+        workspace_id,
+        &PRICES,
+        bars,
+        |(id, b)| {
             vec![
                 text(id),
                 Stored::Integer(number),
@@ -112,9 +115,10 @@ pub async fn insert_prices(
                 opt_text(b.adj_close.as_deref()),
                 opt_text(b.volume.as_deref()),
             ]
-        })
-        .collect();
-    insert_rows(tx, workspace_id, &PRICES, &rows, lines).await
+        },
+        lines,
+    )
+    .await
 }
 
 pub async fn insert_corporate_actions(
