@@ -326,12 +326,20 @@ pub async fn plan(
                     ),
                 );
             }
-            let mut entries: BTreeMap<(String, String), (u64, Vec<JournalLineRecord>)> = BTreeMap::new();
+            // Entries in the order the file first lists them, so journal ids follow the file.
+            let mut order: Vec<(String, String)> = Vec::new();
+            let mut entries: HashMap<(String, String), (u64, Vec<JournalLineRecord>)> = HashMap::new();
             for (line, l) in lines {
-                entries.entry((l.ledger.clone(), l.entry.clone())).or_insert_with(|| (line, Vec::new())).1.push(l);
+                let key = (l.ledger.clone(), l.entry.clone());
+                if !entries.contains_key(&key) {
+                    order.push(key.clone());
+                }
+                entries.entry(key).or_insert_with(|| (line, Vec::new())).1.push(l);
             }
             let mut out = Vec::new();
-            for ((ledger, entry), (line, lines)) in entries {
+            for key in order {
+                let Some((line, lines)) = entries.remove(&key) else { continue };
+                let (ledger, entry) = key;
                 let first = &lines[0];
                 if lines.iter().any(|l| l.date != first.date || l.entity != first.entity) {
                     r.fail(line, "entry", format!("the lines of entry `{entry}` must share one date and one entity"));
