@@ -114,11 +114,41 @@ pub fn decimal(s: &str) -> Result<String, String> {
     if !plain {
         return Err(format!("`{}` is not a plain decimal number", clip(s)));
     }
+    if let Some(canonical) = short_plain(s.starts_with('-'), int, frac) {
+        return Ok(canonical);
+    }
     let v: f64 = s.parse().map_err(|_| format!("`{}` is not a number", clip(s)))?;
     if !v.is_finite() {
         return Err(format!("`{}` is not finite", clip(s)));
     }
     Ok(shortest(v))
+}
+
+/// The shortest text of a plain decimal of at most 15 significant digits, without going through a double:
+/// its digits without leading or trailing zeros. Any two decimals of 15 digits or fewer are different
+/// doubles (IEEE 754 binary64 holds 15 decimal digits exactly, and 30 characters stay far from the
+/// subnormal range), so no shorter text reads back to the same double and this is what `shortest` would
+/// write. Longer ones go through the double (`None`).
+fn short_plain(negative: bool, int: &str, frac: &str) -> Option<String> {
+    let int = int.trim_start_matches('0');
+    let frac = frac.trim_end_matches('0');
+    let significant = if int.is_empty() { frac.trim_start_matches('0').len() } else { int.len() + frac.len() };
+    if significant > 15 {
+        return None;
+    }
+    if significant == 0 {
+        return Some(String::from("0"));
+    }
+    let mut out = String::with_capacity(int.len() + frac.len() + 3);
+    if negative {
+        out.push('-');
+    }
+    out.push_str(if int.is_empty() { "0" } else { int });
+    if !frac.is_empty() {
+        out.push('.');
+        out.push_str(frac);
+    }
+    Some(out)
 }
 
 /// The shortest decimal text that reads back to `v` (Rust's `Display` for `f64`), with `-0` as `0`.
@@ -167,6 +197,33 @@ pub fn currency(s: &str) -> Result<Currency, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The short path writes what the double's shortest text is, for plain decimals of every shape.
+    #[test]
+    fn short_decimals_are_their_doubles_shortest_text() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        let digits = |rng: &mut rand::rngs::StdRng, n: usize| -> String {
+            (0..n).map(|_| char::from(b'0' + rng.gen_range(0..10u8))).collect()
+        };
+        for _ in 0..200_000 {
+            let (int_len, frac_len) = (rng.gen_range(1..14), rng.gen_range(0..16));
+            let int = digits(&mut rng, int_len);
+            let frac = digits(&mut rng, frac_len);
+            let text = match (rng.gen_bool(0.2), frac.is_empty()) {
+                (neg, true) => format!("{}{int}", if neg { "-" } else { "" }),
+                (neg, false) => format!("{}{int}.{frac}", if neg { "-" } else { "" }),
+            };
+            if text.len() > 30 {
+                continue;
+            }
+            let expected = shortest(text.parse::<f64>().expect("a plain decimal parses"));
+            assert_eq!(decimal(&text).ok(), Some(expected), "{text}");
+        }
+        for (text, expected) in [("-0.000", "0"), ("007.50", "7.5"), ("0.00012", "0.00012"), ("1e5", "")] {
+            assert_eq!(decimal(text).unwrap_or_default(), expected, "{text}");
+        }
+    }
 
     #[test]
     fn dates_in_each_format() {

@@ -5,6 +5,7 @@
 
 pub mod agent_evidence;
 pub mod auth;
+pub mod body;
 pub mod body_limit;
 pub mod ctx;
 pub mod dispatched;

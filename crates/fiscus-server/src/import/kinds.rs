@@ -3,7 +3,7 @@
 //! user fixes a file in one pass, each naming its line and column.
 
 use super::Mapping;
-use super::table::{Table, cell, normalise};
+use super::table::{Table, normalise};
 use fiscus_domain::data::ImportError;
 use fiscus_domain::data::records::*;
 use fiscus_domain::data::values::{self, DateFormat};
@@ -155,12 +155,11 @@ impl<'t> Reader<'t> {
             return Some(c.clone());
         }
         let i = self.column(field)?;
-        let r = &self.table.rows[row];
-        match cell(self.table, r, i) {
+        match self.table.cell(row, i) {
             Ok("") => None,
             Ok(s) => {
                 if s.chars().any(char::is_control) || s.chars().count() > 500 {
-                    let line = r.0;
+                    let line = self.table.line(row);
                     self.fail(line, &self.header(field), "text must be at most 500 characters, no control characters");
                     return None;
                 }
@@ -176,7 +175,7 @@ impl<'t> Reader<'t> {
     }
 
     fn line(&self, row: usize) -> u64 {
-        self.table.rows[row].0
+        self.table.line(row)
     }
 
     /// A required field's text, or a refusal.
@@ -280,11 +279,11 @@ pub fn one_of(allowed: &'static [&'static str]) -> impl Fn(&str) -> Result<Strin
 
 pub fn instruments(r: &mut Reader<'_>) -> Vec<(u64, InstrumentRecord)> {
     let mut out = Vec::new();
-    for row in 0..r.table.rows.len() {
+    for row in 0..r.table.len() {
         if r.full() {
             break;
         }
-        let line = r.table.rows[row].0;
+        let line = r.table.line(row);
         let symbol = r.required_parsed(row, "symbol", name);
         let name_ = r.required(row, "name");
         let asset_class = r.required_parsed(row, "asset_class", one_of(&ASSET_CLASSES));
@@ -305,11 +304,11 @@ pub fn instruments(r: &mut Reader<'_>) -> Vec<(u64, InstrumentRecord)> {
 pub fn prices(r: &mut Reader<'_>, wide: Option<&str>) -> Vec<(u64, PriceRecord)> {
     let mut out = Vec::new();
     let date_col = r.column("date");
-    for row in 0..r.table.rows.len() {
+    for row in 0..r.table.len() {
         if r.full() {
             break;
         }
-        let line = r.table.rows[row].0;
+        let line = r.table.line(row);
         let Some(date) = r.date(row, "date", true) else { continue };
         match wide {
             Some(field) => {
@@ -317,7 +316,7 @@ pub fn prices(r: &mut Reader<'_>, wide: Option<&str>) -> Vec<(u64, PriceRecord)>
                     if Some(i) == date_col {
                         continue;
                     }
-                    let raw = match cell(r.table, &r.table.rows[row], i) {
+                    let raw = match r.table.cell(row, i) {
                         Ok(s) => s.to_string(),
                         Err(e) => {
                             r.fail(e.line, header, e.message);
@@ -380,11 +379,11 @@ pub fn prices(r: &mut Reader<'_>, wide: Option<&str>) -> Vec<(u64, PriceRecord)>
 
 pub fn corporate_actions(r: &mut Reader<'_>) -> Vec<(u64, CorporateActionRecord)> {
     let mut out = Vec::new();
-    for row in 0..r.table.rows.len() {
+    for row in 0..r.table.len() {
         if r.full() {
             break;
         }
-        let line = r.table.rows[row].0;
+        let line = r.table.line(row);
         let symbol = r.required_parsed(row, "symbol", name);
         let action = r.required_parsed(row, "type", |s| {
             CorporateActionType::parse(&s.to_ascii_lowercase())
@@ -411,11 +410,11 @@ pub fn corporate_actions(r: &mut Reader<'_>) -> Vec<(u64, CorporateActionRecord)
 
 pub fn fundamentals(r: &mut Reader<'_>) -> Vec<(u64, FundamentalRecord)> {
     let mut out = Vec::new();
-    for row in 0..r.table.rows.len() {
+    for row in 0..r.table.len() {
         if r.full() {
             break;
         }
-        let line = r.table.rows[row].0;
+        let line = r.table.line(row);
         let symbol = r.required_parsed(row, "symbol", name);
         let period_end = r.date(row, "period_end", true);
         let fiscal_period = r.required_parsed(row, "fiscal_period", |s| {
@@ -457,15 +456,15 @@ pub fn economics(r: &mut Reader<'_>, mapping: &Mapping) -> Vec<(u64, Observation
         },
         None => (r.column("date").into_iter().collect(), None),
     };
-    for row in 0..r.table.rows.len() {
+    for row in 0..r.table.len() {
         if r.full() {
             break;
         }
-        let line = r.table.rows[row].0;
+        let line = r.table.line(row);
         let date = match quarter_cols {
             Some((yi, qi)) => {
-                let y = cell(r.table, &r.table.rows[row], yi).unwrap_or_default().to_string();
-                let q = cell(r.table, &r.table.rows[row], qi).unwrap_or_default().to_string();
+                let y = r.table.cell(row, yi).unwrap_or_default().to_string();
+                let q = r.table.cell(row, qi).unwrap_or_default().to_string();
                 match DateFormat::quarter(&y, &q) {
                     Ok(d) => Some(d),
                     Err(m) => {
@@ -481,7 +480,7 @@ pub fn economics(r: &mut Reader<'_>, mapping: &Mapping) -> Vec<(u64, Observation
             if date_cols.contains(&i) {
                 continue;
             }
-            let raw = cell(r.table, &r.table.rows[row], i).unwrap_or_default().to_string();
+            let raw = r.table.cell(row, i).unwrap_or_default().to_string();
             if raw.is_empty() || raw == "." {
                 // FRED writes a missing observation as `.`; missing stays missing.
                 continue;
@@ -504,11 +503,11 @@ pub fn economics(r: &mut Reader<'_>, mapping: &Mapping) -> Vec<(u64, Observation
 
 pub fn ledgers(r: &mut Reader<'_>) -> Vec<(u64, LedgerRecord)> {
     let mut out = Vec::new();
-    for row in 0..r.table.rows.len() {
+    for row in 0..r.table.len() {
         if r.full() {
             break;
         }
-        let line = r.table.rows[row].0;
+        let line = r.table.line(row);
         let code = r.required_parsed(row, "code", name);
         let name_ = r.required(row, "name");
         let currency = r.required_parsed(row, "currency", values::currency);
@@ -521,11 +520,11 @@ pub fn ledgers(r: &mut Reader<'_>) -> Vec<(u64, LedgerRecord)> {
 
 pub fn entities(r: &mut Reader<'_>) -> Vec<(u64, EntityRecord)> {
     let mut out = Vec::new();
-    for row in 0..r.table.rows.len() {
+    for row in 0..r.table.len() {
         if r.full() {
             break;
         }
-        let line = r.table.rows[row].0;
+        let line = r.table.line(row);
         let code = r.required_parsed(row, "code", name);
         let name_ = r.required(row, "name");
         let status = r.parsed(row, "status", one_of(&ENTITY_STATUSES)).unwrap_or_else(|| "active".into());
@@ -541,11 +540,11 @@ pub fn entities(r: &mut Reader<'_>) -> Vec<(u64, EntityRecord)> {
 
 pub fn journal_lines(r: &mut Reader<'_>) -> Vec<(u64, JournalLineRecord)> {
     let mut out = Vec::new();
-    for row in 0..r.table.rows.len() {
+    for row in 0..r.table.len() {
         if r.full() {
             break;
         }
-        let line = r.table.rows[row].0;
+        let line = r.table.line(row);
         let entry = r.required_parsed(row, "entry", name);
         let date = r.date(row, "date", true);
         let ledger = r.required_parsed(row, "ledger", name);
@@ -584,11 +583,11 @@ pub fn journal_lines(r: &mut Reader<'_>) -> Vec<(u64, JournalLineRecord)> {
 
 pub fn transactions(r: &mut Reader<'_>) -> Vec<(u64, TransactionRecord)> {
     let mut out = Vec::new();
-    for row in 0..r.table.rows.len() {
+    for row in 0..r.table.len() {
         if r.full() {
             break;
         }
-        let line = r.table.rows[row].0;
+        let line = r.table.line(row);
         let account = r.required_parsed(row, "account", name);
         let external_id = r.required_parsed(row, "id", name);
         let booking_date = r.date(row, "booking_date", true);
@@ -623,11 +622,11 @@ pub fn transactions(r: &mut Reader<'_>) -> Vec<(u64, TransactionRecord)> {
 
 pub fn balances(r: &mut Reader<'_>) -> Vec<(u64, BalanceRecord)> {
     let mut out = Vec::new();
-    for row in 0..r.table.rows.len() {
+    for row in 0..r.table.len() {
         if r.full() {
             break;
         }
-        let line = r.table.rows[row].0;
+        let line = r.table.line(row);
         let account = r.required_parsed(row, "account", name);
         let date = r.date(row, "date", true);
         let balance_type = r.required_parsed(row, "type", |s| one_of(&BALANCE_TYPES)(&normalise(s)));

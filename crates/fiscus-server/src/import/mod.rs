@@ -121,7 +121,7 @@ pub async fn import(
     store: &Store,
     caller: &Caller,
     workspace_id: &str,
-    req: ImportRequest,
+    mut req: ImportRequest,
     progress: &dyn Progress,
 ) -> Result<Outcome, Failure> {
     let file = req.file_name.clone();
@@ -155,16 +155,23 @@ pub async fn import(
         }
     }
     progress.update("reading", 0, 0);
-    let parsed = table::read(&req.bytes, req.mapping.delimiter, MAX_ROWS).map_err(|e| Failure::one(&file, e))?;
-    let total = parsed.rows.len() as u64;
-    progress.update("checking", 0, total);
-    let mut reader = kinds::Reader::new(&parsed, req.kind, &req.mapping).map_err(|e| Failure::one(&file, e))?;
-    let plan = write::plan(store, workspace_id, &req, &name, &mut reader).await?;
-    if !reader.errors.is_empty() {
-        return Err(Failure::Invalid { file, errors: reader.errors });
-    }
+    // The file's bytes and their table go as soon as the plan holds the rows (a large import would
+    // otherwise keep three copies of its file while writing).
+    let bytes = std::mem::take(&mut req.bytes);
+    let (plan, total, date_format) = {
+        let parsed = table::read(&bytes, req.mapping.delimiter, MAX_ROWS).map_err(|e| Failure::one(&file, e))?;
+        drop(bytes);
+        let total = parsed.len() as u64;
+        progress.update("checking", 0, total);
+        let mut reader = kinds::Reader::new(&parsed, req.kind, &req.mapping).map_err(|e| Failure::one(&file, e))?;
+        let plan = write::plan(store, workspace_id, &req, &name, &mut reader).await?;
+        if !reader.errors.is_empty() {
+            return Err(Failure::Invalid { file, errors: reader.errors });
+        }
+        (plan, total, reader.date_format())
+    };
     let mut mapping = req.mapping.clone();
-    mapping.date_format = mapping.date_format.or(reader.date_format());
+    mapping.date_format = mapping.date_format.or(date_format);
     progress.update("checking", total, total);
     let dataset = Dataset {
         id: fiscus_domain::ids::new_id("dst"),
@@ -176,7 +183,7 @@ pub async fn import(
         licence: req.licence.trim().to_string(),
         provenance: req.provenance,
         file_name: file.clone(),
-        file_sha256,
+        file_sha256: file_sha256.clone(),
         row_count: plan.rows() as i64,
         skipped_count: plan.skipped as i64,
         period_start: plan.period.as_ref().map(|p| p.0.clone()),
@@ -195,14 +202,7 @@ pub async fn import(
         // Imported concurrently by someone else: that import stands, this one is a no-op.
         Err(Failure::Store(StoreError::Conflict(_))) => {
             let mut conn = store.read().await?;
-            match fiscus_store::data::datasets::find_by_file(
-                &mut conn,
-                workspace_id,
-                req.kind,
-                &fiscus_domain::evidence::seal_bytes(&req.bytes),
-            )
-            .await?
-            {
+            match fiscus_store::data::datasets::find_by_file(&mut conn, workspace_id, req.kind, &file_sha256).await? {
                 Some(existing) => Ok(Outcome { dataset: existing, created: false, dry_run: false }),
                 None => Err(Failure::Store(StoreError::Conflict(String::from("datasets")))),
             }

@@ -19,10 +19,37 @@ pub fn normalise(header: &str) -> String {
     out.trim_matches('_').to_string()
 }
 
-/// A parsed file: its header (as written) and its rows of cells.
+/// A parsed file: its header (as written) and its rows of cells. The cells are kept end to end in one
+/// buffer with their end offsets (a record per row would be three allocations and several times the
+/// file's size for a large import).
 pub struct Table {
     pub headers: Vec<String>,
-    pub rows: Vec<(u64, ByteRecord)>,
+    width: usize,
+    text: Vec<u8>,
+    /// Where each cell ends in `text`, row after row.
+    ends: Vec<u32>,
+    /// Each row's line in the file.
+    lines: Vec<u64>,
+}
+
+impl Table {
+    /// The number of rows (blank lines are not rows).
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// The row's line in the file.
+    pub fn line(&self, row: usize) -> u64 {
+        self.lines[row]
+    }
+
+    /// A row's cell as text (UTF-8, already trimmed); the error names line and column.
+    pub fn cell(&self, row: usize, column: usize) -> Result<&str, ImportError> {
+        let at = row * self.width + column;
+        let start = if at == 0 { 0 } else { self.ends[at - 1] as usize };
+        std::str::from_utf8(&self.text[start..self.ends[at] as usize])
+            .map_err(|_| ImportError::at(self.lines[row], self.headers[column].clone(), "the cell is not UTF-8 text"))
+    }
 }
 
 /// Reads the whole file. A UTF-8 byte-order mark is dropped; an empty file, a header with one column that
@@ -32,6 +59,9 @@ pub fn read(bytes: &[u8], delimiter: u8, max_rows: usize) -> Result<Table, Impor
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Err(ImportError::line(1, "the file is empty"));
+    }
+    if bytes.len() > u32::MAX as usize {
+        return Err(ImportError::line(1, "the file is larger than 4 GiB; split it"));
     }
     let lines = memchr_count(bytes);
     if lines > max_rows + 1 {
@@ -81,18 +111,28 @@ pub fn read(bytes: &[u8], delimiter: u8, max_rows: usize) -> Result<Table, Impor
             ));
         }
     }
-    let mut rows = Vec::with_capacity(lines);
+    let width = headers.len();
+    let mut table = Table {
+        headers,
+        width,
+        text: Vec::with_capacity(bytes.len()),
+        ends: Vec::with_capacity(lines.saturating_mul(width)),
+        lines: Vec::with_capacity(lines),
+    };
+    let mut record = ByteRecord::new();
     loop {
-        // A fresh record per row, moved into the table (not a clone of one reused buffer).
-        let mut record = ByteRecord::new();
         match reader.read_byte_record(&mut record) {
             Ok(false) => break,
             Ok(true) => {
-                let line = record.position().map_or(0, |p| p.line());
                 if record.iter().all(|c| c.is_empty()) {
                     continue;
                 }
-                rows.push((line, record));
+                table.lines.push(record.position().map_or(0, |p| p.line()));
+                for c in record.iter() {
+                    table.text.extend_from_slice(c);
+                    // The file is under 4 GiB (refused above otherwise), so offsets fit in u32.
+                    table.ends.push(u32::try_from(table.text.len()).unwrap_or(u32::MAX));
+                }
             }
             Err(e) => {
                 let line = e.position().map_or(0, |p| p.line());
@@ -106,20 +146,14 @@ pub fn read(bytes: &[u8], delimiter: u8, max_rows: usize) -> Result<Table, Impor
             }
         }
     }
-    if rows.is_empty() {
+    if table.lines.is_empty() {
         return Err(ImportError::line(2, "the file has a header and no rows"));
     }
-    Ok(Table { headers, rows })
+    Ok(table)
 }
 
 fn memchr_count(bytes: &[u8]) -> usize {
     bytes.iter().filter(|b| **b == b'\n').count() + 1
-}
-
-/// A row's cell as text (UTF-8, already trimmed); the error names line and column.
-pub fn cell<'r>(table: &Table, row: &'r (u64, ByteRecord), column: usize) -> Result<&'r str, ImportError> {
-    std::str::from_utf8(row.1.get(column).unwrap_or_default())
-        .map_err(|_| ImportError::at(row.0, table.headers[column].clone(), "the cell is not UTF-8 text"))
 }
 
 #[cfg(test)]

@@ -78,11 +78,11 @@ fn once<K: std::hash::Hash + Eq>(
     key: K,
     line: u64,
     column: &str,
-    what: &str,
+    what: impl FnOnce() -> String,
 ) -> bool {
     match seen.get(&key) {
         Some(first) => {
-            r.fail(line, column, format!("{what} appears twice (first on line {first})"));
+            r.fail(line, column, format!("{} appears twice (first on line {first})", what()));
             false
         }
         None => {
@@ -90,6 +90,50 @@ fn once<K: std::hash::Hash + Eq>(
             true
         }
     }
+}
+
+/// The rows whose key an earlier row has: (index, the earlier row's line). The keys borrow from the rows,
+/// so a large file's keys are not copied.
+fn repeated<'a, T, K: std::hash::Hash + Eq>(rows: &'a [(u64, T)], key: impl Fn(&'a T) -> K) -> Vec<(usize, u64)> {
+    let mut seen = HashMap::with_capacity(rows.len());
+    let mut twice = Vec::new();
+    for (i, (line, row)) in rows.iter().enumerate() {
+        match seen.entry(key(row)) {
+            std::collections::hash_map::Entry::Occupied(first) => twice.push((i, *first.get())),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(*line);
+            }
+        }
+    }
+    twice
+}
+
+/// Refuses each repeated row, naming both lines, and returns the others in order.
+fn without<T>(
+    r: &mut Reader<'_>,
+    mut rows: Vec<(u64, T)>,
+    twice: Vec<(usize, u64)>,
+    column: &str,
+    what: impl Fn(&T) -> String,
+) -> Vec<(u64, T)> {
+    if twice.is_empty() {
+        return rows;
+    }
+    for (i, first) in &twice {
+        let (line, row) = &rows[*i];
+        r.fail(*line, column, format!("{} appears twice (first on line {first})", what(row)));
+    }
+    let mut dropped = twice.iter().map(|(i, _)| *i).peekable();
+    let mut at = 0;
+    rows.retain(|_| {
+        let keep = dropped.peek() != Some(&at);
+        if !keep {
+            dropped.next();
+        }
+        at += 1;
+        keep
+    });
+    rows
 }
 
 /// The instrument ids of the symbols, refusing unknown ones (instruments are imported first).
@@ -132,7 +176,7 @@ pub async fn plan(
             let mut seen = HashMap::new();
             let mut out = Vec::with_capacity(records.len());
             for (line, rec) in records {
-                if once(r, &mut seen, rec.symbol.clone(), line, "symbol", &format!("symbol `{}`", rec.symbol)) {
+                if once(r, &mut seen, rec.symbol.clone(), line, "symbol", || format!("symbol `{}`", rec.symbol)) {
                     out.push(rec);
                 }
             }
@@ -140,59 +184,27 @@ pub async fn plan(
         }
         Kind::Prices => {
             let rows = kinds::prices(r, req.mapping.wide.as_deref());
-            let mut seen = HashMap::new();
-            let mut unique = Vec::with_capacity(rows.len());
-            for (line, bar) in rows {
-                if once(
-                    r,
-                    &mut seen,
-                    (bar.symbol.clone(), bar.date.clone()),
-                    line,
-                    "date",
-                    &format!("{} on {}", bar.symbol, bar.date),
-                ) {
-                    unique.push((line, bar));
-                }
-            }
+            let twice = repeated(&rows, |b| (b.symbol.as_str(), b.date.as_str()));
+            let unique = without(r, rows, twice, "date", |b| format!("{} on {}", b.symbol, b.date));
             let ids = fiscus_store::data::market::ids_by_symbol(&mut conn, workspace_id).await?;
             Body::Prices(resolve(r, &ids, unique, |b| b.symbol.as_str(), "symbol"))
         }
         Kind::CorporateActions => {
             let rows = kinds::corporate_actions(r);
-            let mut seen = HashMap::new();
-            let mut unique = Vec::new();
-            for (line, a) in rows {
-                if once(
-                    r,
-                    &mut seen,
-                    (a.symbol.clone(), a.ex_date.clone(), a.action),
-                    line,
-                    "ex_date",
-                    &format!("{} {} on {}", a.symbol, a.action.as_str(), a.ex_date),
-                ) {
-                    unique.push((line, a));
-                }
-            }
+            let twice = repeated(&rows, |a| (a.symbol.as_str(), a.ex_date.as_str(), a.action));
+            let unique =
+                without(r, rows, twice, "ex_date", |a| format!("{} {} on {}", a.symbol, a.action.as_str(), a.ex_date));
             let ids = fiscus_store::data::market::ids_by_symbol(&mut conn, workspace_id).await?;
             Body::CorporateActions(resolve(r, &ids, unique, |a| a.symbol.as_str(), "symbol"))
         }
         Kind::Fundamentals => {
             let rows = kinds::fundamentals(r);
-            let mut seen = HashMap::new();
-            let mut unique = Vec::new();
-            for (line, f) in rows {
-                let key = (f.symbol.clone(), f.period_end.clone(), f.fiscal_period.clone(), f.metric.clone());
-                if once(
-                    r,
-                    &mut seen,
-                    key,
-                    line,
-                    "metric",
-                    &format!("{} {} {} {}", f.symbol, f.metric, f.fiscal_period, f.period_end),
-                ) {
-                    unique.push((line, f));
-                }
-            }
+            let twice = repeated(&rows, |f| {
+                (f.symbol.as_str(), f.period_end.as_str(), f.fiscal_period.as_str(), f.metric.as_str())
+            });
+            let unique = without(r, rows, twice, "metric", |f| {
+                format!("{} {} {} {}", f.symbol, f.metric, f.fiscal_period, f.period_end)
+            });
             let ids = fiscus_store::data::market::ids_by_symbol(&mut conn, workspace_id).await?;
             Body::Fundamentals(resolve(r, &ids, unique, |f| f.symbol.as_str(), "symbol"))
         }
@@ -202,14 +214,9 @@ pub async fn plan(
             let mut by_key: BTreeMap<String, Vec<String>> = BTreeMap::new();
             let mut observations = Vec::with_capacity(rows.len());
             for (line, o) in rows {
-                if once(
-                    r,
-                    &mut seen,
-                    (o.key.clone(), o.date.clone()),
-                    line,
-                    "date",
-                    &format!("{} on {}", o.key, o.date),
-                ) {
+                if once(r, &mut seen, (o.key.clone(), o.date.clone()), line, "date", || {
+                    format!("{} on {}", o.key, o.date)
+                }) {
                     by_key.entry(o.key.clone()).or_default().push(o.date.clone());
                     observations.push(o);
                 }
@@ -256,7 +263,7 @@ pub async fn plan(
             let mut seen = HashMap::new();
             let mut out = Vec::new();
             for (line, l) in records {
-                if !once(r, &mut seen, l.code.clone(), line, "code", &format!("ledger `{}`", l.code)) {
+                if !once(r, &mut seen, l.code.clone(), line, "code", || format!("ledger `{}`", l.code)) {
                     continue;
                 }
                 let fp = fingerprint(&[&l.code, &l.name, l.currency.code()]);
@@ -282,7 +289,7 @@ pub async fn plan(
             let mut seen = HashMap::new();
             let mut out = Vec::new();
             for (line, e) in records {
-                if !once(r, &mut seen, e.code.clone(), line, "code", &format!("entity `{}`", e.code)) {
+                if !once(r, &mut seen, e.code.clone(), line, "code", || format!("entity `{}`", e.code)) {
                     continue;
                 }
                 let Some(ledger) = ledgers.get(&e.ledger) else {
@@ -399,14 +406,9 @@ pub async fn plan(
             let mut out = Vec::new();
             for (line, t) in records {
                 let key = format!("{}/{}", t.account, t.external_id);
-                if !once(
-                    r,
-                    &mut seen,
-                    key.clone(),
-                    line,
-                    "id",
-                    &format!("transaction `{}` of account `{}`", t.external_id, t.account),
-                ) {
+                if !once(r, &mut seen, key.clone(), line, "id", || {
+                    format!("transaction `{}` of account `{}`", t.external_id, t.account)
+                }) {
                     continue;
                 }
                 let amount = t.amount_minor.to_string();
@@ -455,14 +457,9 @@ pub async fn plan(
             let mut out = Vec::new();
             for (line, b) in records {
                 let key = format!("{}/{}/{}", b.account, b.date, b.balance_type);
-                if !once(
-                    r,
-                    &mut seen,
-                    key.clone(),
-                    line,
-                    "date",
-                    &format!("{} balance of `{}` on {}", b.balance_type, b.account, b.date),
-                ) {
+                if !once(r, &mut seen, key.clone(), line, "date", || {
+                    format!("{} balance of `{}` on {}", b.balance_type, b.account, b.date)
+                }) {
                     continue;
                 }
                 let amount = b.amount_minor.to_string();

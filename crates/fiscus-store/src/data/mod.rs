@@ -106,7 +106,8 @@ pub(crate) async fn insert_mapped<T>(
 
 /// One row's canonical line: an RFC 8785 JSON array of its stored values.
 pub fn line(row: &[Stored]) -> String {
-    let mut out = String::from("[");
+    let mut out = String::with_capacity(16 * row.len());
+    out.push('[');
     for (i, v) in row.iter().enumerate() {
         if i > 0 {
             out.push(',');
@@ -114,8 +115,13 @@ pub fn line(row: &[Stored]) -> String {
         match v {
             Stored::Null => out.push_str("null"),
             Stored::Integer(n) => out.push_str(&n.to_string()),
-            // A JSON string is already canonical under RFC 8785 when serde_json writes it (it escapes only
-            // what JSON requires, with the short escapes and lowercase \u00XX RFC 8785 asks for).
+            // Text needing no escape is written as it is; else serde_json's escaping is already canonical
+            // under RFC 8785 (only what JSON requires, the short escapes, lowercase \u00XX).
+            Stored::Text(t) if !t.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') => {
+                out.push('"');
+                out.push_str(t);
+                out.push('"');
+            }
             Stored::Text(t) => out.push_str(&serde_json::Value::String(t.clone()).to_string()),
         }
     }

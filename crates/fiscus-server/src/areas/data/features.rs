@@ -173,7 +173,8 @@ pub async fn get_feature_values(
     page.dataset = Some(super::instruments::dataset_ref(&d));
     // The whole series: a rolling window near `start` needs the observations before it.
     drop(conn);
-    let bars = state.series.bars(&state.store, ws, &i.id, d.number).await?;
+    let series = state.series.series(&state.store, ws, &i.id, d.number).await?;
+    let bars = &series.bars;
     let adjusted = bars.iter().any(|b| b.adj_close.is_some());
     page.input = if adjusted { "adj_close" } else { "close" };
     let (dates, prices): (Vec<&str>, Vec<f64>) = bars

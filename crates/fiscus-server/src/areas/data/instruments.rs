@@ -2,7 +2,10 @@
 //! dataset version it served, so a number can be traced to the import it came from.
 
 use axum::Json;
+use axum::body::Bytes;
 use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::data::Kind;
@@ -342,7 +345,7 @@ pub async fn get_prices(
     State(state): State<AppState>,
     ApiPath(uid): ApiPath<String>,
     ApiQuery(q): ApiQuery<PricesQuery>,
-) -> Result<Json<PricesPage>, ApiError> {
+) -> Result<Response, ApiError> {
     let ws = ctx.principal.workspace_id();
     let limit = limit(q.limit, 1000, 10_000)?;
     let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;
@@ -365,33 +368,46 @@ pub async fn get_prices(
         has_more: false,
         next_after_id: None,
     };
-    let Some(d) = dataset else { return Ok(Json(page)) };
+    let Some(d) = dataset else { return Ok(Json(page).into_response()) };
     // The cache takes its own connection: never hold one while waiting for another.
     drop(conn);
-    let series = state.series.bars(&state.store, ws, &i.id, d.number).await?;
+    let series = state.series.series(&state.store, ws, &i.id, d.number).await?;
     let window = Window { from: start.as_deref(), to: end.as_deref(), after: after.as_deref() };
-    let bars: Vec<BarView> = match interval {
-        Interval::Day => {
-            let rows = crate::series_cache::window(&series, window, limit as usize + 1);
-            let p = ListPage::from_overfetch(rows.iter().map(|b| bar_view(b, adjusted)).collect(), limit, |b| {
-                b.date.clone()
-            });
-            page.has_more = p.has_more;
-            page.next_after_id = p.next_after_id;
-            p.data
-        }
-        _ => {
-            // A period's bar needs all its days: take the window whole, then page the periods.
-            let rows = crate::series_cache::window(&series, window, usize::MAX);
-            let periods = resample(rows.iter().map(|b| bar_view(b, adjusted)).collect(), interval);
-            let p = ListPage::from_overfetch(periods, limit, |b| b.date.clone());
-            page.has_more = p.has_more;
-            page.next_after_id = p.next_after_id;
-            p.data
-        }
+    if interval == Interval::Day {
+        // The page is a slice of the series' rendered bars between a head and a tail (`series_cache`).
+        let found = crate::series_cache::window(&series.bars, window, limit as usize + 1);
+        page.has_more = found.len() > limit as usize;
+        let shown = found.start..std::cmp::min(found.end, found.start + limit as usize);
+        page.next_after_id = page.has_more.then(|| series.bars[shown.end - 1].date.clone());
+        let rendered = series.rendered(adjusted, |b, out| {
+            // Writing a plain struct to a Vec cannot fail.
+            let _ = serde_json::to_writer(out, &bar_view(b, adjusted));
+        });
+        return Ok(rendered_page(&page, rendered.slice(shown)));
+    }
+    // A period's bar needs all its days: take the window whole, then page the periods.
+    let rows = &series.bars[crate::series_cache::window(&series.bars, window, usize::MAX)];
+    let periods = resample(rows.iter().map(|b| bar_view(b, adjusted)).collect(), interval);
+    let p = ListPage::from_overfetch(periods, limit, |b| b.date.clone());
+    page.has_more = p.has_more;
+    page.next_after_id = p.next_after_id;
+    page.data = p.data;
+    Ok(Json(page).into_response())
+}
+
+/// A prices page whose `data` is already rendered: the page (with empty `data`) serialised and split
+/// around its `[]`, the bars between, sent without being copied.
+fn rendered_page(page: &PricesPage, bars: Bytes) -> Response {
+    let mut head = serde_json::to_vec(page).unwrap_or_default();
+    let marker = b"\"data\":[]";
+    let Some(at) = head.windows(marker.len()).position(|w| w == marker) else {
+        // Cannot happen (the page serialises its empty `data` as `"data":[]`); a whole page instead.
+        return Json(page).into_response();
     };
-    page.data = bars;
-    Ok(Json(page))
+    let tail = Bytes::copy_from_slice(&head[at + marker.len() - 1..]);
+    head.truncate(at + marker.len() - 1);
+    let body = crate::http::body::Chunks::new([Bytes::from(head), bars, tail]);
+    ([(header::CONTENT_TYPE, "application/json")], axum::body::Body::new(body)).into_response()
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -646,4 +662,60 @@ pub async fn get_fundamentals(
             .collect();
     }
     Ok(Json(page))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::series_cache::Series;
+
+    fn bar(date: &str, close: &str, adj: &str) -> market::Bar {
+        market::Bar {
+            date: date.to_string(),
+            open: Some("10.5".into()),
+            high: Some("11".into()),
+            low: None,
+            close: Some(close.into()),
+            adj_close: Some(adj.into()),
+            volume: Some("1200".into()),
+        }
+    }
+
+    /// A page sent as head + cached slice + tail is the page serde writes, for every shape of window.
+    #[tokio::test]
+    async fn a_rendered_page_is_the_serialised_page() {
+        let series = Series::new(vec![
+            bar("2020-01-02", "10", "9"),
+            bar("2020-01-03", "12", "11"),
+            bar("2020-01-06", "13", "12.5"),
+        ]);
+        for adjusted in [false, true] {
+            for (range, has_more) in [(0..3, false), (0..2, true), (1..2, true), (0..0, false)] {
+                let page = || PricesPage {
+                    object: "list",
+                    instrument: "ins_1".into(),
+                    symbol: "X\"Y".into(),
+                    currency: "USD".into(),
+                    interval: Interval::Day,
+                    adjusted,
+                    dataset: None,
+                    data: Vec::new(),
+                    has_more,
+                    next_after_id: has_more.then(|| "2020-01-03".to_string()),
+                };
+                let mut whole = page();
+                whole.data = series.bars[range.clone()].iter().map(|b| bar_view(b, adjusted)).collect();
+                let rendered = series.rendered(adjusted, |b, out| {
+                    let _ = serde_json::to_writer(out, &bar_view(b, adjusted));
+                });
+                let response = rendered_page(&page(), rendered.slice(range.clone()));
+                let sent = axum::body::to_bytes(response.into_body(), usize::MAX).await.expect("a body in memory");
+                assert_eq!(
+                    sent,
+                    serde_json::to_vec(&whole).expect("a page serialises"),
+                    "{range:?} adjusted={adjusted}"
+                );
+            }
+        }
+    }
 }
