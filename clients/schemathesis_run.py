@@ -70,6 +70,8 @@ REAL_IDS = {
     ("POST", "/api/v2/actions/agentic/identities/{uid}/delegations"): "identity_id",
     ("GET", "/api/v2/actions/agentic/delegations/{uid}"): "delegation_id",
     ("GET", "/api/v2/agent-execution/requests/{uid}"): "agent_request_id",
+    ("GET", "/api/v2/quant/compute/jobs/{uid}"): "compute_job_id",
+    ("POST", "/api/v2/quant/compute/jobs/{uid}/cancel"): "compute_job_id",
 }
 _IDS = json.loads(os.environ.get("FISCUS_ST_IDS") or "{}")
 # The data plane's path keys, from the demo data the test loads: (parameter, value).
@@ -319,6 +321,9 @@ def seed(base, key, client_id, client_secret, given):
             "source_hash": "sha256:" + "0" * 64,
         }
         ids["evidence_id"] = api.post("/api/v2/actions/autonomy/assessment-evidence", body).json()["id"]
+    if "compute_job_id" not in ids:
+        body = {"objective": "min_variance", "returns": {"assets": ["A", "B"], "values": [[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]]}}
+        ids["compute_job_id"] = api.post("/api/v2/quant/compute/optimizations", body).json()["id"]
     # A live access token for /oauth/revoke and /oauth/introspect (never written to ids.json).
     r = requests.post(
         f"{base}/api/v2/oauth/token",

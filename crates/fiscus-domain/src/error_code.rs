@@ -33,10 +33,12 @@ pub enum ErrorCode {
     SignatureReplayed,
     OutsideGrant,
     UnsafeWebhookEndpoint,
+    ComputationRefused,
+    CreditsExhausted,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 28] = [
+    pub const ALL: [ErrorCode; 30] = [
         ErrorCode::MalformedJson,
         ErrorCode::MalformedRequest,
         ErrorCode::UnsupportedMediaType,
@@ -65,6 +67,8 @@ impl ErrorCode {
         ErrorCode::SignatureReplayed,
         ErrorCode::OutsideGrant,
         ErrorCode::UnsafeWebhookEndpoint,
+        ErrorCode::ComputationRefused,
+        ErrorCode::CreditsExhausted,
     ];
 
     /// (HTTP status, stable code, title).
@@ -131,6 +135,15 @@ impl ErrorCode {
                 "unsafe_webhook_endpoint",
                 "The webhook endpoint is not an HTTPS URL that resolves only to public addresses",
             ),
+            // The numeric engine refused the inputs (infeasible, singular, too short…); `engine_error` names
+            // the engine's typed reason.
+            ErrorCode::ComputationRefused => {
+                (422, "computation_refused", "The computation cannot be carried out on these inputs")
+            }
+            // 402 as payment-gated APIs use it: the request is valid and would succeed with more credits.
+            ErrorCode::CreditsExhausted => {
+                (402, "credits_exhausted", "The AI credit balance does not cover this computation")
+            }
         }
     }
 

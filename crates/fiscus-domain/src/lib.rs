@@ -11,6 +11,7 @@ pub mod api;
 pub mod audit;
 pub mod catalogue;
 pub mod clock;
+pub mod compute;
 pub mod credentials;
 pub mod data;
 pub mod error_code;

@@ -24,6 +24,8 @@ fn bearer_operations() -> OpenApiRouter<AppState> {
         .merge(areas::platform::routes())
         .merge(areas::data::routes())
         .merge(areas::data::writing_routes())
+        .merge(areas::quant::routes())
+        .merge(areas::quant::writing_routes())
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
         .merge(areas::agents::routes())
@@ -45,6 +47,7 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
     // documented POST twice with one Idempotency-Key, so a POST added without the layer is caught.
     let writing = OpenApiRouter::new()
         .merge(areas::data::writing_routes())
+        .merge(areas::quant::writing_routes())
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
         .merge(areas::agents::routes())
@@ -53,6 +56,7 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
     let bearer = OpenApiRouter::new()
         .merge(areas::platform::routes())
         .merge(areas::data::routes())
+        .merge(areas::quant::routes())
         .merge(writing)
         .route_layer(from_fn_with_state(state.clone(), auth::layer));
     let (router, api) =

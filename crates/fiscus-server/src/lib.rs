@@ -6,6 +6,7 @@ pub mod anchor;
 pub mod app;
 pub mod areas;
 pub mod catalogue_check;
+pub mod compute;
 pub mod connections;
 pub mod connectors;
 pub mod console;

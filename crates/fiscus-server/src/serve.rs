@@ -37,6 +37,7 @@ pub async fn run(
     let app = crate::app::build(state.clone());
     let background = spawn_background(state.clone());
     let worker = spawn_settlement_worker(state.clone());
+    let computer = state.settings.compute_worker.then(|| spawn_compute_worker(state.clone()));
     let deliverer = state.settings.webhook_worker.then(|| spawn_webhook_worker(state.clone()));
     let grace = Duration::from_secs(state.settings.shutdown_grace_seconds);
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
@@ -61,6 +62,9 @@ pub async fn run(
     };
     background.abort();
     worker.abort();
+    if let Some(c) = computer {
+        c.abort();
+    }
     if let Some(d) = deliverer {
         d.abort();
     }
@@ -136,6 +140,23 @@ pub fn spawn_settlement_worker(state: AppState) -> tokio::task::JoinHandle<()> {
             if let Err(e) = crate::workers::settlement::run_once(&state, &worker).await {
                 tracing::warn!(error = %e, "settlement worker pass failed");
             }
+        }
+    })
+}
+
+/// This node's compute worker. Any number of nodes may run one against the same database. It is woken when
+/// a job is queued on this node and polls otherwise (jobs queued on other nodes, retaken claims).
+pub fn spawn_compute_worker(state: AppState) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let worker = fiscus_domain::ids::new_id("wrk");
+        let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500));
+        loop {
+            match crate::workers::compute::run_once(&state, &worker).await {
+                Ok(n) if n > 0 => continue,
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "compute worker pass failed"),
+            }
+            let _ = tokio::time::timeout(idle, state.compute.wake.notified()).await;
         }
     })
 }

@@ -79,6 +79,11 @@ pub struct Settings {
     pub webhook_hosts: BTreeMap<String, Vec<std::net::IpAddr>>,
     /// Whether this node runs a webhook delivery worker (on by default; any number of nodes may).
     pub webhook_worker: bool,
+    /// Whether this node runs a compute worker for queued jobs (on by default; any number of nodes may).
+    pub compute_worker: bool,
+    /// Threads computations may use at once (0: one fewer than the machine's cores, at least one), so the
+    /// HTTP runtime always keeps a core.
+    pub compute_threads: usize,
     /// How long one webhook delivery attempt may take, connection included (at most 15).
     pub webhook_timeout_seconds: u64,
     /// A worker's claim on an endpoint's delivery queue older than this is taken over by another worker
@@ -135,6 +140,8 @@ impl Default for Settings {
             webhooks_allow_loopback: false,
             webhook_hosts: BTreeMap::new(),
             webhook_worker: true,
+            compute_worker: true,
+            compute_threads: 0,
             webhook_timeout_seconds: 10,
             webhook_claim_stale_seconds: 60,
             webhook_log_retention_days: 30,

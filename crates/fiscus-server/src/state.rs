@@ -36,11 +36,17 @@ pub struct Inner {
     pub router: std::sync::OnceLock<axum::Router>,
     /// Decoded price series of immutable datasets (`series_cache`).
     pub series: crate::series_cache::SeriesCache,
+    /// The CPU pool computations run on (`compute::Pool`).
+    pub compute: crate::compute::Pool,
 }
 
 impl AppState {
     pub fn new(store: Store, settings: Settings, server_key: Vec<u8>, key_source: KeySource) -> AppState {
         let webhook_hosts = crate::outbound::HostPins::new(settings.webhook_hosts.clone());
+        let compute = match settings.compute_threads {
+            0 => crate::compute::Pool::for_this_machine(),
+            n => crate::compute::Pool::new(n),
+        };
         AppState(Arc::new(Inner {
             store,
             settings,
@@ -55,6 +61,7 @@ impl AppState {
             webhook_hosts,
             router: std::sync::OnceLock::new(),
             series: crate::series_cache::SeriesCache::default(),
+            compute,
         }))
     }
 }

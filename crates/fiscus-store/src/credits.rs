@@ -67,3 +67,22 @@ pub async fn totals(conn: &mut AnyConnection, tenant: &Tenant) -> Result<Totals>
     .await?;
     Ok(Totals { granted, consumed, entries })
 }
+
+/// Consumes `entry.credits` when the balance covers them and returns what is left, or `None` (nothing
+/// written) when it does not. Debits of one workspace are serialised: its row is locked on PostgreSQL, and
+/// SQLite has one writer, so two jobs can never both spend the last credits.
+pub async fn debit(tx: &mut crate::WriteTx, tenant: &Tenant, entry: &NewEntry<'_>) -> Result<Option<i64>> {
+    debug_assert_eq!(entry.kind, EntryKind::Consumption);
+    let lock = crate::dialect::for_update(crate::dialect::backend_of(tx.conn()));
+    sqlx::query(&format!("SELECT id FROM workspaces WHERE id = $1{lock}"))
+        .bind(&tenant.workspace_id)
+        .fetch_optional(tx.conn())
+        .await?;
+    let t = totals(tx.conn(), tenant).await?;
+    let left = t.granted - t.consumed;
+    if left < entry.credits {
+        return Ok(None);
+    }
+    record(tx.conn(), tenant, entry).await?;
+    Ok(Some(left - entry.credits))
+}

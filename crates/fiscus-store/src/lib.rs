@@ -13,6 +13,7 @@ pub mod applications;
 pub mod audit;
 pub mod autonomy_evidence;
 pub mod cache;
+pub mod compute;
 pub mod credentials;
 pub mod credits;
 pub mod data;

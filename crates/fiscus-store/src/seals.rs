@@ -255,7 +255,7 @@ pub const A2A_TASKS: SealedTable = SealedTable {
 };
 
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 15] = [
+pub const ALL: [SealedTable; 17] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -271,6 +271,8 @@ pub const ALL: [SealedTable; 15] = [
     A2A_TASKS,
     crate::data::datasets::SEALED,
     crate::data::lineage::SEALED,
+    crate::compute::JOBS_SEALED,
+    crate::compute::RESULTS_SEALED,
 ];
 
 /// A row's sealed columns, named, as stored.

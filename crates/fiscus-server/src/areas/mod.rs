@@ -7,3 +7,4 @@ pub mod agents;
 pub mod data;
 pub mod oauth;
 pub mod platform;
+pub mod quant;

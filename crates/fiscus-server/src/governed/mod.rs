@@ -75,6 +75,9 @@ pub enum Failure {
     Decision(Refusal),
     /// Production access refused by its rule (who may move it, and how).
     Production(ProductionRefusal),
+    /// The numeric engine refused the inputs: its typed reason (`infeasible`, `not_positive_definite`, …)
+    /// and what it said.
+    Computation { engine_error: &'static str, detail: String },
     /// The store failed, or found data it does not recognise or that failed its seal.
     Store(StoreError),
 }

@@ -157,6 +157,9 @@ impl From<crate::governed::Failure> for ApiError {
                 tracing::error!(refusal = %refusal, "a production access refusal reached the API");
                 ApiError::internal()
             }
+            Failure::Computation { engine_error, detail } => {
+                ApiError::new(ErrorCode::ComputationRefused).detail(detail).with("engine_error", engine_error)
+            }
             Failure::Store(e) => e.into(),
         }
     }

@@ -1,5 +1,6 @@
-//! Background work any node may run (claims are exclusive across nodes): settlement through connectors, and
-//! webhook delivery.
+//! Background work any node may run (claims are exclusive across nodes): settlement through connectors,
+//! webhook delivery and compute jobs.
 
+pub mod compute;
 pub mod settlement;
 pub mod webhooks;

@@ -4,7 +4,7 @@
 //! recursively) as what the server answers now; `FISCUS_WRITE_EXAMPLES=1` rewrites the file from the walk.
 
 use crate::console::{decide, enrolled_operator, sign_in};
-use crate::helpers::{TestApp, spawn_app};
+use crate::helpers::{TestApp, spawn_app_with};
 use fiscus_domain::actions::approval::Role;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -76,7 +76,8 @@ impl Walk<'_> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_documented_success_has_a_real_example() {
-    let app = spawn_app().await;
+    // No compute worker: a queued job stays queued, so its cancel is shown.
+    let app = spawn_app_with(|s| s.compute_worker = false).await;
     let mut walk = Walk { app: &app, seen: BTreeMap::new() };
     let evidence = crate::helpers::evidence_body("SOC 2 Type II report 2026");
     walk.post("post_actions_autonomy_assessment_evidence", crate::helpers::EVIDENCE, &evidence).await;
@@ -254,6 +255,30 @@ async fn every_documented_success_has_a_real_example() {
     let lineage_id = lineage["id"].as_str().expect("id").to_string();
     walk.get("get_infrastructure_lineage_exports_uid", &format!("/api/v2/infrastructure/lineage-exports/{lineage_id}"))
         .await;
+    let sandbox = fiscus_domain::tenancy::Tenant {
+        workspace_id: app.workspace_id.clone(),
+        environment: fiscus_domain::credentials::Environment::Sandbox,
+    };
+    app.admin().grant_credits(&sandbox, 100, "examples").await.expect("grant");
+    let optimization = json!({
+        "objective": "min_variance", "instruments": ["AAPL", "MSFT", "JPM"], "start": "2015-01-01", "end": "2017-12-31"
+    });
+    let job = walk.post("post_quant_compute_optimizations", "/api/v2/quant/compute/optimizations", &optimization).await;
+    let job_id = job["id"].as_str().expect("id").to_string();
+    walk.get("get_quant_compute_jobs_uid", &format!("/api/v2/quant/compute/jobs/{job_id}")).await;
+    let queued = app
+        .http
+        .post(app.url("/api/v2/quant/compute/optimizations"))
+        .bearer_auth(&app.key)
+        .header("Prefer", "respond-async")
+        .json(&optimization)
+        .send()
+        .await
+        .expect("request");
+    let queued = walk.record("post_quant_compute_optimizations", queued).await;
+    walk.get("get_quant_compute_jobs", "/api/v2/quant/compute/jobs?limit=1").await;
+    let cancel = format!("/api/v2/quant/compute/jobs/{}/cancel", queued["id"].as_str().expect("id"));
+    walk.post("post_quant_compute_jobs_uid_cancel", &cancel, &json!({})).await;
 
     let doc: Value =
         app.http.get(app.url("/api/v2/openapi.json")).send().await.expect("request").json().await.expect("json");

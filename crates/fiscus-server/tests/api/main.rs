@@ -6,6 +6,7 @@ mod actions;
 mod audit;
 mod auth;
 mod browser;
+mod compute;
 mod connections;
 mod console;
 mod contract;

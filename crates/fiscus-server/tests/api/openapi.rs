@@ -5,6 +5,12 @@ use serde_json::Value;
 #[tokio::test]
 async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
     let app = spawn_app().await;
+    // Examples that compute spend credits.
+    let sandbox = fiscus_domain::tenancy::Tenant {
+        workspace_id: app.workspace_id.clone(),
+        environment: fiscus_domain::credentials::Environment::Sandbox,
+    };
+    app.admin().grant_credits(&sandbox, 100, "examples").await.expect("grant");
     let doc: Value =
         app.http.get(app.url("/api/v2/openapi.json")).send().await.expect("request").json().await.expect("json");
     assert_eq!(doc["openapi"], "3.1.0");

@@ -40,6 +40,12 @@ async fn schemathesis_finds_no_failure_of_any_check() {
     .await
     .expect("demo data");
 
+    // Credits for the compute jobs the run submits.
+    let sandbox = fiscus_domain::tenancy::Tenant {
+        workspace_id: app.workspace_id.clone(),
+        environment: fiscus_domain::credentials::Environment::Sandbox,
+    };
+    app.admin().grant_credits(&sandbox, 1_000_000, "schemathesis").await.expect("grant");
     let dir = tempfile::tempdir().expect("dir");
     let ids = dir.path().join("ids.json");
     std::fs::write(&ids, json!({ "execute_action_id": approved }).to_string()).expect("ids");

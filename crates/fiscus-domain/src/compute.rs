@@ -1,0 +1,128 @@
+//! Compute jobs: what kinds there are, the states a job goes through, what cancelling means in each, and
+//! what a job costs in AI credits.
+//!
+//! A job is `queued` when created, `running` while a worker holds it, and ends `succeeded`, `failed` or
+//! `cancelled`. A queued job cancelled is cancelled at once (and its credits are refunded: nothing ran); a
+//! running one is asked to stop and its worker ends it at the next check; an ended job cannot be cancelled.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JobKind {
+    Optimization,
+    Simulation,
+    Backtest,
+}
+
+impl JobKind {
+    pub const ALL: [JobKind; 3] = [JobKind::Optimization, JobKind::Simulation, JobKind::Backtest];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobKind::Optimization => "optimization",
+            JobKind::Simulation => "simulation",
+            JobKind::Backtest => "backtest",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<JobKind> {
+        JobKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JobState {
+    Queued,
+    Running,
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+impl JobState {
+    pub const ALL: [JobState; 5] =
+        [JobState::Queued, JobState::Running, JobState::Succeeded, JobState::Failed, JobState::Cancelled];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Running => "running",
+            JobState::Succeeded => "succeeded",
+            JobState::Failed => "failed",
+            JobState::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<JobState> {
+        JobState::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Whether the job has ended (nothing about it changes any more).
+    pub fn is_final(self) -> bool {
+        matches!(self, JobState::Succeeded | JobState::Failed | JobState::Cancelled)
+    }
+}
+
+/// What a cancel request does to a job in `state`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cancel {
+    /// Queued: cancelled now, its credits refunded.
+    Now,
+    /// Running: its worker is asked to stop (the job says `cancel_requested` until it does).
+    Requested,
+}
+
+/// Why a cancel was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AlreadyEnded(pub JobState);
+
+pub fn cancel(state: JobState) -> Result<Cancel, AlreadyEnded> {
+    match state {
+        JobState::Queued => Ok(Cancel::Now),
+        JobState::Running => Ok(Cancel::Requested),
+        ended => Err(AlreadyEnded(ended)),
+    }
+}
+
+/// A job's price in AI credits, from the size of its work (the published rule, `GET /ai-credits/balance`
+/// explains it): an optimisation costs 1 credit per started 100 assets; a simulation 1 per started 10
+/// million simulated values (paths × steps × assets); a backtest 1 per started million asset-periods. Every
+/// job costs at least 1.
+pub fn credits(kind: JobKind, size: u64) -> i64 {
+    let unit: u64 = match kind {
+        JobKind::Optimization => 100,
+        JobKind::Simulation => 10_000_000,
+        JobKind::Backtest => 1_000_000,
+    };
+    i64::try_from(size.div_ceil(unit).max(1)).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_only_live_jobs_cancel() {
+        for k in JobKind::ALL {
+            assert_eq!(JobKind::parse(k.as_str()), Some(k));
+        }
+        for s in JobState::ALL {
+            assert_eq!(JobState::parse(s.as_str()), Some(s));
+            assert_eq!(cancel(s).is_err(), s.is_final());
+        }
+        assert_eq!(cancel(JobState::Queued), Ok(Cancel::Now));
+        assert_eq!(cancel(JobState::Running), Ok(Cancel::Requested));
+        assert_eq!(JobState::parse("done"), None);
+    }
+
+    #[test]
+    fn credits_follow_the_size_of_the_work() {
+        assert_eq!(credits(JobKind::Optimization, 0), 1);
+        assert_eq!(credits(JobKind::Optimization, 100), 1);
+        assert_eq!(credits(JobKind::Optimization, 101), 2);
+        assert_eq!(credits(JobKind::Simulation, 100_000 * 252), 3);
+        assert_eq!(credits(JobKind::Backtest, 5_000 * 10), 1);
+    }
+}

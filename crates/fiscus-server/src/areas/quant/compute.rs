@@ -1,0 +1,265 @@
+//! `/quant/compute/*`: submit optimisations, watch and cancel jobs.
+//!
+//! A small job is computed in the request and answered 201 with its result; a larger one, or any job
+//! submitted with `Prefer: respond-async` (RFC 7240), is queued and answered 202 (`Preference-Applied` says
+//! when the preference was honoured). Either way `Location` names the job, which keeps its sealed request,
+//! result and progress.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use fiscus_domain::api::list::ListPage;
+use fiscus_domain::clock::rfc3339;
+use fiscus_domain::compute::{JobKind, JobState};
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_store::compute::{Job, JobFilter, JobResult, PROGRESS_DONE};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::compute::optimization::{self, OptimizationRequest};
+use crate::compute::{Request, Shown};
+use crate::http::ctx::Ctx;
+use crate::http::json::ApiJson;
+use crate::http::problem::ApiError;
+use crate::http::query::{ApiPath, ApiQuery};
+use crate::state::AppState;
+
+/// Why a job failed.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct JobErrorView {
+    /// The engine's typed reason (`infeasible`, `not_positive_definite`, …), `budget_exceeded` or
+    /// `internal_error`.
+    #[schema(example = "infeasible")]
+    pub code: String,
+    pub detail: String,
+}
+
+/// A job's sealed result.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct JobResultView {
+    #[schema(example = "cjr_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub id: String,
+    /// What the engine computed (for an optimisation: `weights` with each asset's weight,
+    /// `expected_return`, `volatility`, `sharpe_ratio`, `periods`, `first_date`, `last_date`).
+    #[schema(value_type = Object)]
+    pub output: Value,
+    /// `sha256:` of the RFC 8785 form of `output`.
+    pub output_hash: String,
+    /// `sha256:` of the RFC 8785 form of `{request_hash, engine_version, output_hash}`: what the result is
+    /// evidence of.
+    pub result_hash: String,
+    pub created_at: String,
+}
+
+/// A compute job.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ComputeJobView {
+    /// Always `compute_job`.
+    pub object: &'static str,
+    #[schema(example = "cjb_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub id: String,
+    pub kind: JobKind,
+    pub status: JobState,
+    /// Fraction done, 0 to 1.
+    #[schema(minimum = 0, maximum = 1)]
+    pub progress: f64,
+    /// A cancel was asked for and the job has not stopped yet.
+    pub cancel_requested: bool,
+    /// The request as stored and sealed: every default applied, instruments pinned to the prices datasets
+    /// (id and content hash) they are read from.
+    #[schema(value_type = Object)]
+    pub request: Value,
+    /// `sha256:` of the RFC 8785 form of `request`.
+    pub request_hash: String,
+    #[schema(example = "fiscus-quant/0.1.0")]
+    pub engine_version: String,
+    /// AI credits the job cost.
+    pub credits: i64,
+    /// Times a worker started it (more than 1 when a node died while computing it).
+    pub attempts: i64,
+    /// `application:app_…`
+    pub created_by: String,
+    pub created_at: String,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    pub error: Option<JobErrorView>,
+    pub result: Option<JobResultView>,
+}
+
+pub(crate) fn view(job: Job, result: Option<JobResult>) -> ComputeJobView {
+    ComputeJobView {
+        object: "compute_job",
+        kind: job.kind,
+        status: job.state,
+        progress: job.progress as f64 / PROGRESS_DONE as f64,
+        cancel_requested: job.cancel_requested_at.is_some() && !job.state.is_final(),
+        request: serde_json::from_str(&job.request).unwrap_or(Value::Null),
+        request_hash: job.request_hash,
+        engine_version: job.engine_version,
+        credits: job.credits,
+        attempts: job.attempts,
+        created_by: job.created_by,
+        created_at: rfc3339(job.created_at),
+        started_at: job.started_at.map(rfc3339),
+        finished_at: job.finished_at.map(rfc3339),
+        error: job.error.map(|(code, detail)| JobErrorView { code, detail }),
+        result: result.map(|r| JobResultView {
+            id: r.id,
+            output: serde_json::from_str(&r.output).unwrap_or(Value::Null),
+            output_hash: r.output_hash,
+            result_hash: r.result_hash,
+            created_at: rfc3339(r.created_at),
+        }),
+        id: job.id,
+    }
+}
+
+/// Whether the request asked for an asynchronous answer (`Prefer: respond-async`, RFC 7240).
+fn prefers_async(headers: &HeaderMap) -> bool {
+    headers.get_all("prefer").iter().filter_map(|v| v.to_str().ok()).any(|v| {
+        v.split(',').any(|p| p.split(';').next().is_some_and(|t| t.trim().eq_ignore_ascii_case("respond-async")))
+    })
+}
+
+/// 201 with the result, or 202 with the queued job; `Location` names the job.
+fn submitted(shown: Shown, preferred_async: bool) -> Response {
+    let location = format!("/api/v2/quant/compute/jobs/{}", shown.job.id);
+    let status = if shown.inline { StatusCode::CREATED } else { StatusCode::ACCEPTED };
+    let mut response = (status, Json(view(shown.job, shown.result))).into_response();
+    if let Ok(v) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(header::LOCATION, v);
+    }
+    if preferred_async && !shown.inline {
+        response.headers_mut().insert("preference-applied", HeaderValue::from_static("respond-async"));
+    }
+    response
+}
+
+/// Runs a mean-variance optimisation (PyPortfolioOpt's conventions) on instruments' prices or inline
+/// returns: up to 100 assets in the request (201), more as a job (202).
+#[utoipa::path(
+    post,
+    path = "/api/v2/quant/compute/optimizations",
+    request_body(content = OptimizationRequest, example = json!({
+        "objective": "max_sharpe", "risk_free_rate": 0.02, "periods_per_year": 12,
+        "returns": { "assets": ["EQUITY", "BONDS", "GOLD"], "values": [
+            [0.021, 0.004, -0.012], [-0.013, 0.006, 0.018], [0.034, -0.002, 0.005], [0.008, 0.003, -0.007],
+            [-0.026, 0.009, 0.022], [0.017, 0.001, 0.004]
+        ] }
+    })),
+    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once (RFC 7240)")),
+    responses(
+        (status = 201, description = "Computed in the request: the job with its sealed result", body = ComputeJobView,
+         headers(("Location" = String, description = "The job"))),
+        (status = 202, description = "Queued: poll the job (or cancel it)", body = ComputeJobView,
+         headers(("Location" = String, description = "The job"),
+                 ("Preference-Applied" = String, description = "`respond-async` when the request preferred it"))),
+        (status = 402, description = "The AI credit balance does not cover the job (`credits_exhausted`)"),
+        (status = 422, description = "Bad input, or the engine refused it (`computation_refused` with `engine_error`)")
+    )
+)]
+pub async fn post_optimization(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<OptimizationRequest>,
+) -> Result<Response, ApiError> {
+    let pinned = optimization::pin(&state, ctx.principal.workspace_id(), body).await?;
+    let preferred = prefers_async(&headers);
+    let shown =
+        crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::Optimization(pinned), preferred).await?;
+    Ok(submitted(shown, preferred))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct JobsQuery {
+    pub kind: Option<JobKind>,
+    pub status: Option<JobState>,
+    /// Jobs per page, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+    /// Jobs older than this one (the previous page's `next_after_id`): newest first.
+    #[param(pattern = "^cjb_[0-9A-HJKMNP-TV-Z]{26}$", example = "cjb_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub after_id: Option<String>,
+}
+
+/// The workspace's compute jobs in this environment, newest first.
+#[utoipa::path(
+    get,
+    path = "/api/v2/quant/compute/jobs",
+    params(JobsQuery),
+    responses((status = 200, description = "Jobs", body = ListPage<ComputeJobView>))
+)]
+pub async fn get_jobs(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<JobsQuery>,
+) -> Result<Json<ListPage<ComputeJobView>>, ApiError> {
+    let limit = crate::areas::data::limit(q.limit, 20, 100)?;
+    if let Some(a) = q.after_id.as_deref()
+        && !fiscus_domain::ids::is_id_of("cjb", a)
+    {
+        return Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be a job id (cjb_…)"));
+    }
+    let filter = JobFilter { kind: q.kind, state: q.status };
+    let mut conn = state.store.read().await?;
+    let rows = fiscus_store::compute::list(&mut conn, ctx.tenant(), filter, q.after_id.as_deref(), limit).await?;
+    let page = ListPage::from_overfetch(rows, limit, |j| j.id.clone());
+    let mut out = Vec::with_capacity(page.data.len());
+    for job in page.data {
+        // The list shows results too, each seal checked as for one job.
+        let (job, result) =
+            fiscus_store::compute::get(&mut conn, state.store.seal_key(), ctx.tenant(), &job.id).await?;
+        out.push(view(job, result));
+    }
+    Ok(Json(ListPage { object: "list", data: out, has_more: page.has_more, next_after_id: page.next_after_id }))
+}
+
+fn job_id(uid: &str) -> Result<&str, ApiError> {
+    if fiscus_domain::ids::is_id_of("cjb", uid) { Ok(uid) } else { Err(ApiError::not_found().detail("no such job")) }
+}
+
+/// One compute job with its progress, and its sealed result once it has one.
+#[utoipa::path(
+    get,
+    path = "/api/v2/quant/compute/jobs/{uid}",
+    params(("uid" = String, Path, description = "The job's id", example = "cjb_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    responses((status = 200, description = "The job", body = ComputeJobView), (status = 404, description = "Not in this workspace and environment"))
+)]
+pub async fn get_job(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Json<ComputeJobView>, ApiError> {
+    let id = job_id(&uid)?;
+    let mut conn = state.store.read().await?;
+    let (job, result) = fiscus_store::compute::get(&mut conn, state.store.seal_key(), ctx.tenant(), id).await?;
+    Ok(Json(view(job, result)))
+}
+
+/// Cancels a job: a queued one at once (its credits are refunded), a running one at its next check (it
+/// shows `cancel_requested` until it stops). An ended job is a conflict.
+#[utoipa::path(
+    post,
+    path = "/api/v2/quant/compute/jobs/{uid}/cancel",
+    params(("uid" = String, Path, description = "The job's id", example = "cjb_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    responses(
+        (status = 200, description = "Cancelled, or asked to stop", body = ComputeJobView),
+        (status = 404, description = "Not in this workspace and environment"),
+        (status = 409, description = "The job has ended")
+    )
+)]
+pub async fn post_cancel(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Json<ComputeJobView>, ApiError> {
+    let id = job_id(&uid)?;
+    let job = crate::compute::cancel(&state, &ctx.caller(), ctx.tenant(), id).await?;
+    let mut conn = state.store.read().await?;
+    let (job, result) = fiscus_store::compute::get(&mut conn, state.store.seal_key(), ctx.tenant(), &job.id).await?;
+    Ok(Json(view(job, result)))
+}

@@ -1,0 +1,262 @@
+//! What a computation reads: instruments' prices from the data plane, pinned to dataset versions when the
+//! job is created (so a job run later, or again after its node died, reads exactly the same numbers), or
+//! returns given inline.
+
+use fiscus_domain::data::Kind;
+use fiscus_store::data::market::{self, Rows};
+use serde::{Deserialize, Serialize};
+
+use crate::governed::Failure;
+use crate::state::AppState;
+
+/// One instrument's prices, pinned.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PinnedSeries {
+    pub symbol: String,
+    pub instrument: String,
+    /// The prices dataset (its integer id) and its content hash.
+    pub dataset: i64,
+    pub content_hash: String,
+}
+
+/// Instruments and a date range, pinned.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PinnedPrices {
+    pub instruments: Vec<PinnedSeries>,
+    pub start: Option<String>,
+    pub end: Option<String>,
+}
+
+/// Resolves symbols (or `ins_…` ids) to their newest prices datasets; an unknown one or one without prices
+/// is a field error naming it.
+pub async fn pin(
+    state: &AppState,
+    workspace_id: &str,
+    field: &'static str,
+    instruments: &[String],
+    start: Option<String>,
+    end: Option<String>,
+) -> Result<PinnedPrices, Failure> {
+    let mut conn = state.store.read().await?;
+    let mut pinned: Vec<PinnedSeries> = Vec::with_capacity(instruments.len());
+    for uid in instruments {
+        let found = if fiscus_domain::data::is_name(uid) {
+            match market::get_instrument(&mut conn, workspace_id, uid).await {
+                Ok(i) => Some(i),
+                Err(fiscus_store::StoreError::NotFound) => None,
+                Err(e) => return Err(e.into()),
+            }
+        } else {
+            None
+        };
+        let Some(i) = found else {
+            return Err(Failure::Invalid(vec![(field, format!("no instrument `{uid}` in this workspace"))]));
+        };
+        if pinned.iter().any(|p| p.instrument == i.id) {
+            return Err(Failure::Invalid(vec![(field, format!("`{uid}` is named twice"))]));
+        }
+        let Some(number) = market::latest_dataset(&mut conn, workspace_id, Rows::Prices, &i.id).await? else {
+            return Err(Failure::Invalid(vec![(field, format!("`{uid}` has no prices in this workspace"))]));
+        };
+        let d = fiscus_store::data::datasets::get(&mut conn, workspace_id, number).await?;
+        if d.kind != Kind::Prices {
+            return Err(Failure::internal(format!("dataset {number} holds {}", d.kind.as_str())));
+        }
+        pinned.push(PinnedSeries { symbol: i.symbol, instrument: i.id, dataset: number, content_hash: d.content_hash });
+    }
+    Ok(PinnedPrices { instruments: pinned, start, end })
+}
+
+/// Prices on the dates every instrument has one (adjusted close where the dataset has it, else close),
+/// inside the range, oldest first.
+pub struct Panel {
+    pub dates: Vec<String>,
+    /// Row per date, column per instrument.
+    pub prices: Vec<Vec<f64>>,
+}
+
+impl Panel {
+    /// Simple returns `p_t / p_{t-1} - 1`, one row per date after the first.
+    pub fn returns(&self) -> Vec<Vec<f64>> {
+        self.prices.windows(2).map(|w| w[1].iter().zip(&w[0]).map(|(b, a)| b / a - 1.0).collect()).collect()
+    }
+}
+
+/// Reads the pinned series (from the series cache) and aligns them on common dates.
+pub async fn load(state: &AppState, workspace_id: &str, pinned: &PinnedPrices) -> Result<Panel, Failure> {
+    let mut columns = Vec::with_capacity(pinned.instruments.len());
+    for p in &pinned.instruments {
+        let series = state.series.series(&state.store, workspace_id, &p.instrument, p.dataset).await?;
+        columns.push(series);
+    }
+    let from = pinned.start.as_deref().unwrap_or("");
+    let to = pinned.end.as_deref().unwrap_or("9999-12-31");
+    let price = |b: &fiscus_store::data::market::Bar| {
+        b.adj_close
+            .as_deref()
+            .or(b.close.as_deref())
+            .and_then(|p| p.parse::<f64>().ok())
+            .filter(|p| p.is_finite() && *p > 0.0)
+    };
+    // Dates of the first series in range with a price, kept where every other series has one too.
+    let mut rows: Vec<(String, Vec<f64>)> = Vec::new();
+    let Some(first) = columns.first() else { return Ok(Panel { dates: Vec::new(), prices: Vec::new() }) };
+    let mut cursors = vec![0usize; columns.len()];
+    'dates: for b in first.bars.iter().filter(|b| b.date.as_str() >= from && b.date.as_str() <= to) {
+        let Some(p0) = price(b) else { continue };
+        let mut row = Vec::with_capacity(columns.len());
+        row.push(p0);
+        for (c, s) in columns.iter().enumerate().skip(1) {
+            let at = &mut cursors[c];
+            while *at < s.bars.len() && s.bars[*at].date < b.date {
+                *at += 1;
+            }
+            match s.bars.get(*at).filter(|x| x.date == b.date).and_then(price) {
+                Some(p) => row.push(p),
+                None => continue 'dates,
+            }
+        }
+        rows.push((b.date.clone(), row));
+    }
+    let (dates, prices) = rows.into_iter().unzip();
+    Ok(Panel { dates, prices })
+}
+
+/// Returns given in the request: one row per period, one column per asset.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InlineReturns {
+    /// The assets' names, in column order.
+    #[schema(min_items = 1, max_items = 500, example = json!(["ALPHA", "BETA"]))]
+    pub assets: Vec<String>,
+    /// Simple periodic returns (0.01 is 1 %), one row per period, oldest first; each above -1 and at most
+    /// 100, every row as wide as `assets`.
+    #[schema(min_items = 2, max_items = 10000, example = json!([[0.01, -0.002], [-0.004, 0.006], [0.007, 0.001]]))]
+    pub values: Vec<Vec<f64>>,
+}
+
+impl InlineReturns {
+    /// Field errors: names 1 to 64 visible characters and unique, every row as wide as `assets`.
+    pub fn check(&self, field: &'static str) -> Result<(), Failure> {
+        let n = self.assets.len();
+        let bad = |m: String| Err(Failure::Invalid(vec![(field, m)]));
+        if n == 0 || n > 500 {
+            return bad(format!("between 1 and 500 assets, not {n}"));
+        }
+        if self.values.len() < 2 || self.values.len() > 10_000 {
+            return bad(format!("between 2 and 10000 periods, not {}", self.values.len()));
+        }
+        for (i, a) in self.assets.iter().enumerate() {
+            if a.is_empty() || a.chars().count() > 64 || a.chars().any(char::is_control) {
+                return bad(format!("asset {} must be 1 to 64 characters, no control characters", i + 1));
+            }
+            if self.assets[..i].contains(a) {
+                return bad(format!("asset `{a}` is named twice"));
+            }
+        }
+        if let Some(r) = self.values.iter().position(|row| row.len() != n) {
+            return bad(format!("row {} has {} values for {n} assets", r + 1, self.values[r].len()));
+        }
+        // A simple return below -100 % is a loss beyond everything held; above 10,000 % in one period is not a
+        // return series but a unit mistake.
+        for (r, row) in self.values.iter().enumerate() {
+            if let Some(c) = row.iter().position(|v| !(v.is_finite() && *v > -1.0 && *v <= 100.0)) {
+                return bad(format!("row {} asset {}: a return must be above -1 and at most 100", r + 1, c + 1));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where a computation's returns come from, as pinned in its request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "source", rename_all = "snake_case")]
+pub enum Returns {
+    DataPlane(PinnedPrices),
+    Inline(InlineReturns),
+}
+
+/// Returns loaded for computing: asset names, the matrix rows, and the dates they span (data plane only).
+pub struct LoadedReturns {
+    pub assets: Vec<(String, Option<String>)>,
+    pub rows: Vec<Vec<f64>>,
+    pub first_date: Option<String>,
+    pub last_date: Option<String>,
+}
+
+impl Returns {
+    pub fn assets(&self) -> usize {
+        match self {
+            Returns::DataPlane(p) => p.instruments.len(),
+            Returns::Inline(r) => r.assets.len(),
+        }
+    }
+
+    pub async fn load(&self, state: &AppState, workspace_id: &str) -> Result<LoadedReturns, Failure> {
+        match self {
+            Returns::Inline(r) => Ok(LoadedReturns {
+                assets: r.assets.iter().map(|a| (a.clone(), None)).collect(),
+                rows: r.values.clone(),
+                first_date: None,
+                last_date: None,
+            }),
+            Returns::DataPlane(p) => {
+                let panel = load(state, workspace_id, p).await?;
+                Ok(LoadedReturns {
+                    assets: p.instruments.iter().map(|i| (i.symbol.clone(), Some(i.instrument.clone()))).collect(),
+                    rows: panel.returns(),
+                    first_date: panel.dates.first().cloned(),
+                    last_date: panel.dates.last().cloned(),
+                })
+            }
+        }
+    }
+}
+
+/// Field errors of a date range: dates `YYYY-MM-DD`, start not after end.
+pub fn check_range(errors: &mut Vec<(&'static str, String)>, start: Option<&str>, end: Option<&str>) {
+    let date = |d: &str| fiscus_domain::data::values::iso(d).as_deref() == Some(d);
+    if start.is_some_and(|d| !date(d)) {
+        errors.push(("start", "must be a date (YYYY-MM-DD)".into()));
+    }
+    if end.is_some_and(|d| !date(d)) {
+        errors.push(("end", "must be a date (YYYY-MM-DD)".into()));
+    }
+    if let (Some(s), Some(e)) = (start, end)
+        && date(s)
+        && date(e)
+        && s > e
+    {
+        errors.push(("end", "must not be before start".into()));
+    }
+}
+
+/// The returns a request names: instruments (pinned now) or inline returns, exactly one of them.
+pub async fn returns_of(
+    state: &AppState,
+    workspace_id: &str,
+    instruments: Option<Vec<String>>,
+    start: Option<String>,
+    end: Option<String>,
+    inline: Option<InlineReturns>,
+) -> Result<Returns, Failure> {
+    match (instruments, inline) {
+        (Some(list), None) => {
+            if list.is_empty() || list.len() > 500 {
+                return Err(Failure::Invalid(vec![("instruments", "between 1 and 500 instruments".into())]));
+            }
+            Ok(Returns::DataPlane(pin(state, workspace_id, "instruments", &list, start, end).await?))
+        }
+        (None, Some(r)) => {
+            if start.is_some() || end.is_some() {
+                return Err(Failure::Invalid(vec![(
+                    "start",
+                    "a date range applies to instruments, not to returns".into(),
+                )]));
+            }
+            r.check("returns")?;
+            Ok(Returns::Inline(r))
+        }
+        _ => Err(Failure::Invalid(vec![("instruments", "give either instruments or returns".into())])),
+    }
+}

@@ -1,0 +1,374 @@
+//! Compute jobs: the application layer between the quant routes (and the compute worker) and the store.
+//!
+//! A job's request is checked and its inputs pinned (dataset versions) before anything is written; the
+//! job, its credits debit and its audit event are written together. Small jobs are computed in the request
+//! and written ended with their result (201); others are queued (202) for a worker on any node, which claims
+//! them exclusively, heartbeats while it computes on the CPU pool, and ends them in one transaction with the
+//! sealed result. A job whose node died is retaken after [`STALE_AFTER`] and computed again from its
+//! request (the datasets it pinned never change, so the result is the same). Every job has a wall-clock
+//! budget ([`JOB_BUDGET`]).
+
+pub mod inputs;
+pub mod optimization;
+mod pool;
+
+pub use pool::{Control, Crashed, Pool, Stop};
+
+use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
+use fiscus_domain::compute::{self as rules, JobKind, JobState};
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::tenancy::Tenant;
+use fiscus_quant::QuantError;
+use fiscus_store::compute::{self as jobs, Ending, Job, JobResult, NewJob};
+use fiscus_store::credits::{EntryKind, NewEntry};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::governed::record::{AuditEntry, audit};
+use crate::governed::{Caller, Failure};
+use crate::state::AppState;
+
+/// The engine every result names.
+pub const ENGINE_VERSION: &str = concat!("fiscus-quant/", env!("CARGO_PKG_VERSION"));
+/// The longest a job may compute; past it the job fails with `budget_exceeded`.
+pub const JOB_BUDGET: Duration = Duration::from_secs(300);
+/// A running job whose worker has not reported for this long is retaken by another.
+pub const STALE_AFTER: i64 = 30 * MICROS_PER_SECOND;
+
+/// A job's request as stored and sealed: every default applied, inputs pinned.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Request {
+    Optimization(optimization::Optimization),
+}
+
+impl Request {
+    pub fn kind(&self) -> JobKind {
+        match self {
+            Request::Optimization(_) => JobKind::Optimization,
+        }
+    }
+
+    /// The size its credits are priced on (`fiscus_domain::compute::credits`).
+    fn size(&self) -> u64 {
+        match self {
+            Request::Optimization(o) => o.returns.assets() as u64,
+        }
+    }
+
+    fn small(&self) -> bool {
+        match self {
+            Request::Optimization(o) => o.small(),
+        }
+    }
+
+    /// Reads the inputs and computes on the pool.
+    async fn compute(&self, state: &AppState, workspace_id: &str, control: Arc<Control>) -> Result<Value, Refusal> {
+        match self {
+            Request::Optimization(o) => {
+                let data = o.returns.load(state, workspace_id).await.map_err(Refusal::Failure)?;
+                let o = o.clone();
+                state.compute.run(move || o.run(data, &control)).await.map_err(|Crashed| Refusal::Crashed)?
+            }
+        }
+    }
+}
+
+/// Why a computation produced no result.
+#[derive(Debug)]
+pub enum Refusal {
+    /// The engine refused the inputs.
+    Engine(QuantError),
+    Stopped(Stop),
+    /// Reading the inputs failed.
+    Failure(Failure),
+    /// The computation panicked (a bug).
+    Crashed,
+}
+
+impl From<QuantError> for Refusal {
+    fn from(e: QuantError) -> Refusal {
+        Refusal::Engine(e)
+    }
+}
+
+impl From<Stop> for Refusal {
+    fn from(s: Stop) -> Refusal {
+        Refusal::Stopped(s)
+    }
+}
+
+/// The engine's typed reason, as the API names it (`engine_error`).
+pub fn engine_error(e: &QuantError) -> &'static str {
+    match e {
+        QuantError::Empty { .. } => "empty",
+        QuantError::NonFinite { .. } => "non_finite",
+        QuantError::LengthMismatch { .. } => "length_mismatch",
+        QuantError::InvalidParameter { .. } => "invalid_parameter",
+        QuantError::InsufficientData { .. } => "insufficient_data",
+        QuantError::NotPositiveDefinite { .. } => "not_positive_definite",
+        QuantError::Undefined { .. } => "undefined",
+        QuantError::Infeasible { .. } => "infeasible",
+        QuantError::Unbounded { .. } => "unbounded",
+        QuantError::NoConvergence { .. } => "no_convergence",
+        QuantError::MissingObservation { .. } => "missing_observation",
+        QuantError::Rejected(_) => "rejected",
+    }
+}
+
+/// A job and its result, as the API shows them.
+pub struct Shown {
+    pub job: Job,
+    pub result: Option<JobResult>,
+    /// Computed in the request (201) rather than queued (202).
+    pub inline: bool,
+}
+
+/// Creates a job: computed now when small and the caller did not prefer an asynchronous answer, queued
+/// otherwise. Credits are debited with the job (402 `credits_exhausted` when they do not cover it).
+pub async fn submit(
+    state: &AppState,
+    caller: &Caller,
+    tenant: &Tenant,
+    request: Request,
+    prefer_async: bool,
+) -> Result<Shown, Failure> {
+    let kind = request.kind();
+    let credits = rules::credits(kind, request.size());
+    let value = serde_json::to_value(&request).map_err(|e| Failure::internal(format!("request: {e}")))?;
+    let canonical =
+        fiscus_domain::jcs::canonicalize(&value).map_err(|e| Failure::internal(format!("request: {e:?}")))?;
+    let request_hash = fiscus_domain::evidence::seal_bytes(canonical.as_bytes());
+    let id = fiscus_domain::ids::new_id("cjb");
+    let created_by = format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id);
+    let inline = !prefer_async && request.small();
+    let output = if inline {
+        // Refused before computing when the balance already cannot cover it (checked again when debited).
+        let mut conn = state.store.read().await?;
+        let t = fiscus_store::credits::totals(&mut conn, tenant).await?;
+        drop(conn);
+        if t.granted - t.consumed < credits {
+            return Err(exhausted(credits, t.granted - t.consumed));
+        }
+        match request.compute(state, &tenant.workspace_id, Control::new(JOB_BUDGET)).await {
+            Ok(v) => Some(v),
+            Err(Refusal::Engine(e)) => {
+                return Err(Failure::Computation { engine_error: engine_error(&e), detail: e.to_string() });
+            }
+            Err(Refusal::Failure(f)) => return Err(f),
+            Err(Refusal::Stopped(_)) => {
+                return Err(Failure::refused(
+                    ErrorCode::ComputationRefused,
+                    format!("the computation ran past its budget of {} s", JOB_BUDGET.as_secs()),
+                ));
+            }
+            Err(Refusal::Crashed) => return Err(Failure::internal("a computation crashed")),
+        }
+    } else {
+        None
+    };
+    let now = now_micros();
+    let new = NewJob {
+        id: &id,
+        kind,
+        request: &canonical,
+        request_hash: &request_hash,
+        engine_version: ENGINE_VERSION,
+        credits,
+        created_by: &created_by,
+        created_at: now,
+    };
+    let mut tx = state.store.begin().await?;
+    let debit = NewEntry {
+        id: &fiscus_domain::ids::new_id("crd"),
+        kind: EntryKind::Consumption,
+        credits,
+        reason: "compute job",
+        reference: Some(&id),
+        created_at: now,
+    };
+    if fiscus_store::credits::debit(&mut tx, tenant, &debit).await?.is_none() {
+        let mut conn = state.store.read().await?;
+        let t = fiscus_store::credits::totals(&mut conn, tenant).await?;
+        return Err(exhausted(credits, t.granted - t.consumed));
+    }
+    let state_now = if output.is_some() { JobState::Running } else { JobState::Queued };
+    jobs::insert(&mut tx, tenant, &new, state_now).await?;
+    let mut result_hash = None;
+    if let Some(output) = &output {
+        let result = result_of(&id, &request_hash, output, now)?;
+        result_hash = Some(result.result_hash.clone());
+        if !jobs::finish(&mut tx, tenant, &id, None, now, Ending::Succeeded { result: &result }).await? {
+            return Err(Failure::internal("a job computed in its request could not be ended"));
+        }
+    }
+    let details = json!({
+        "kind": kind.as_str(), "request_hash": request_hash, "credits": credits, "inline": inline,
+        "result_hash": result_hash,
+    });
+    let entry = AuditEntry {
+        workspace_id: &tenant.workspace_id,
+        environment: Some(tenant.environment),
+        action: "compute.job.created",
+        subject: Some(&id),
+        details,
+        occurred_at: now,
+    };
+    audit(&mut tx, caller, &entry).await?;
+    tx.commit().await?;
+    if !inline {
+        state.compute.wake.notify_one();
+    }
+    let mut conn = state.store.read().await?;
+    let (job, result) = jobs::get(&mut conn, state.store.seal_key(), tenant, &id).await?;
+    Ok(Shown { job, result, inline })
+}
+
+fn exhausted(needed: i64, left: i64) -> Failure {
+    Failure::refused(
+        ErrorCode::CreditsExhausted,
+        format!("this job costs {needed} AI credits and the balance is {left}; see GET /ai-credits/balance"),
+    )
+}
+
+/// The sealed result of a computation: its output, the output's hash, and the result hash binding the
+/// request, the engine and the output together.
+fn result_of(job_id: &str, request_hash: &str, output: &Value, now: i64) -> Result<JobResult, Failure> {
+    let canonical =
+        fiscus_domain::jcs::canonicalize(output).map_err(|e| Failure::internal(format!("output: {e:?}")))?;
+    let output_hash = fiscus_domain::evidence::seal_bytes(canonical.as_bytes());
+    let result_hash = fiscus_domain::evidence::seal(&json!({
+        "request_hash": request_hash, "engine_version": ENGINE_VERSION, "output_hash": output_hash,
+    }))
+    .map_err(|e| Failure::internal(format!("result: {e:?}")))?;
+    Ok(JobResult {
+        id: fiscus_domain::ids::new_id("cjr"),
+        job_id: job_id.to_string(),
+        output: canonical,
+        output_hash,
+        result_hash,
+        created_at: now,
+    })
+}
+
+/// Cancels a job: a queued one now (its credits refunded), a running one at its next check; an ended one
+/// is a conflict.
+pub async fn cancel(state: &AppState, caller: &Caller, tenant: &Tenant, id: &str) -> Result<Job, Failure> {
+    let now = now_micros();
+    let mut tx = state.store.begin().await?;
+    let current = jobs::state_for_update(&mut tx, tenant, id).await?;
+    let moved = match rules::cancel(current) {
+        Err(rules::AlreadyEnded(s)) => {
+            return Err(Failure::refused(ErrorCode::Conflict, format!("the job has ended ({})", s.as_str())));
+        }
+        Ok(rules::Cancel::Now) => {
+            let done = jobs::cancel_queued(&mut tx, tenant, id, now).await?;
+            if done {
+                let mut conn = state.store.read().await?;
+                let (job, _) = jobs::get(&mut conn, state.store.seal_key(), tenant, id).await?;
+                drop(conn);
+                let refund = NewEntry {
+                    id: &fiscus_domain::ids::new_id("crd"),
+                    kind: EntryKind::Grant,
+                    credits: job.credits,
+                    reason: "refund of a compute job cancelled before it ran",
+                    reference: Some(id),
+                    created_at: now,
+                };
+                fiscus_store::credits::record(tx.conn(), tenant, &refund).await?;
+            }
+            done
+        }
+        Ok(rules::Cancel::Requested) => jobs::request_cancel(&mut tx, tenant, id, now).await?,
+    };
+    if !moved {
+        // Claimed or ended between the read and the update (SQLite reads without locking): ask again.
+        return Err(Failure::refused(ErrorCode::Conflict, "the job changed while it was being cancelled; try again"));
+    }
+    let entry = AuditEntry {
+        workspace_id: &tenant.workspace_id,
+        environment: Some(tenant.environment),
+        action: "compute.job.cancel_requested",
+        subject: Some(id),
+        details: json!({ "state_before": current.as_str() }),
+        occurred_at: now,
+    };
+    audit(&mut tx, caller, &entry).await?;
+    tx.commit().await?;
+    let mut conn = state.store.read().await?;
+    Ok(jobs::get(&mut conn, state.store.seal_key(), tenant, id).await?.0)
+}
+
+/// Runs a job this worker claimed, heartbeating while it computes, and ends it. Nothing is written when the
+/// claim was lost meanwhile.
+pub async fn execute(state: &AppState, worker: &str, job: Job) -> Result<(), Failure> {
+    let caller = Caller::bare(fiscus_domain::actor::Actor::worker(worker));
+    let control = Control::new(JOB_BUDGET);
+    let beat = {
+        let (state, control, id, worker) = (state.clone(), control.clone(), job.id.clone(), worker.to_string());
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(250));
+            loop {
+                tick.tick().await;
+                let Ok(mut conn) = state.store.read().await else { continue };
+                match jobs::heartbeat(&mut conn, &id, &worker, control.progress(), now_micros()).await {
+                    Ok(None) => control.stop(Stop::Abandoned),
+                    Ok(Some(true)) => control.stop(Stop::Cancelled),
+                    Ok(Some(false)) => {}
+                    Err(e) => tracing::warn!(job = %id, error = %e, "a compute heartbeat failed"),
+                }
+            }
+        })
+    };
+    let outcome = match serde_json::from_str::<Request>(&job.request) {
+        Ok(request) => request.compute(state, &job.tenant.workspace_id, control.clone()).await,
+        Err(e) => Err(Refusal::Failure(Failure::internal(format!("job {}: stored request: {e}", job.id)))),
+    };
+    beat.abort();
+    if control.stopped() == Some(Stop::Abandoned) {
+        return Ok(());
+    }
+    let now = now_micros();
+    let engine_detail = match &outcome {
+        Err(Refusal::Engine(e)) => e.to_string(),
+        _ => String::new(),
+    };
+    let result;
+    let (ending, action) = match &outcome {
+        Ok(output) => {
+            result = result_of(&job.id, &job.request_hash, output, now)?;
+            (Ending::Succeeded { result: &result }, "compute.job.succeeded")
+        }
+        Err(Refusal::Stopped(Stop::Cancelled)) => (Ending::Cancelled, "compute.job.cancelled"),
+        Err(Refusal::Stopped(_)) => (
+            Ending::Failed { code: "budget_exceeded", detail: "the computation ran past its wall-clock budget" },
+            "compute.job.failed",
+        ),
+        Err(Refusal::Engine(e)) => {
+            (Ending::Failed { code: engine_error(e), detail: &engine_detail }, "compute.job.failed")
+        }
+        Err(Refusal::Failure(_)) | Err(Refusal::Crashed) => {
+            (Ending::Failed { code: "internal_error", detail: "the job could not be computed" }, "compute.job.failed")
+        }
+    };
+    if let Err(Refusal::Failure(f)) = &outcome {
+        tracing::error!(job = %job.id, failure = ?f, "a compute job could not read its inputs");
+    }
+    let mut tx = state.store.begin().await?;
+    if !jobs::finish(&mut tx, &job.tenant, &job.id, Some(worker), now, ending).await? {
+        return Ok(());
+    }
+    let entry = AuditEntry {
+        workspace_id: &job.tenant.workspace_id,
+        environment: Some(job.tenant.environment),
+        action,
+        subject: Some(&job.id),
+        details: json!({ "attempts": job.attempts }),
+        occurred_at: now,
+    };
+    audit(&mut tx, &caller, &entry).await?;
+    tx.commit().await?;
+    Ok(())
+}

@@ -1,0 +1,114 @@
+//! The CPU pool compute runs on, and the control a running computation checks.
+//!
+//! Computations run on blocking threads, never on the HTTP runtime's workers, and at most `threads` at once
+//! (by default one core fewer than the machine has, at least one): the HTTP runtime always keeps a core, so
+//! `/healthz` and every read stay fast while jobs run. Long loops call [`Control::check`], which stops them
+//! when the job is cancelled, its claim lost, or its wall-clock budget spent.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU8, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+
+#[derive(Clone)]
+pub struct Pool {
+    permits: Arc<Semaphore>,
+    threads: usize,
+    /// Wakes this node's worker when a job is queued here.
+    pub wake: Arc<tokio::sync::Notify>,
+}
+
+impl Pool {
+    pub fn new(threads: usize) -> Pool {
+        let threads = threads.max(1);
+        Pool { permits: Arc::new(Semaphore::new(threads)), threads, wake: Arc::default() }
+    }
+
+    /// One thread fewer than the machine's cores, at least one.
+    pub fn for_this_machine() -> Pool {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Pool::new(cores.saturating_sub(1))
+    }
+
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Threads free now.
+    pub fn free(&self) -> usize {
+        self.permits.available_permits()
+    }
+
+    /// Runs `f` on a pool thread once one is free. A panic in `f` is an error, never the caller's panic.
+    pub async fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> Result<T, Crashed> {
+        let _permit = self.permits.clone().acquire_owned().await.map_err(|_| Crashed)?;
+        tokio::task::spawn_blocking(f).await.map_err(|_| Crashed)
+    }
+}
+
+/// A computation panicked (a bug: the engine returns typed errors) or the pool was closed.
+#[derive(Debug)]
+pub struct Crashed;
+
+/// Why a computation stopped before finishing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    Cancelled,
+    /// The claim was taken over by another worker: drop everything, write nothing.
+    Abandoned,
+    /// The wall-clock budget ran out.
+    OutOfTime,
+}
+
+/// Shared between a running computation, its heartbeat and whoever cancels it.
+pub struct Control {
+    stop: AtomicU8,
+    progress: AtomicI64,
+    deadline: Instant,
+}
+
+impl Control {
+    pub fn new(budget: Duration) -> Arc<Control> {
+        Arc::new(Control { stop: AtomicU8::new(0), progress: AtomicI64::new(0), deadline: Instant::now() + budget })
+    }
+
+    pub fn stop(&self, why: Stop) {
+        let code = match why {
+            Stop::Cancelled => 1,
+            Stop::Abandoned => 2,
+            Stop::OutOfTime => 3,
+        };
+        // The first reason stands (a cancel that raced a lost claim is still a lost claim for the writer).
+        let _ = self.stop.compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
+    pub fn stopped(&self) -> Option<Stop> {
+        match self.stop.load(Ordering::SeqCst) {
+            1 => Some(Stop::Cancelled),
+            2 => Some(Stop::Abandoned),
+            3 => Some(Stop::OutOfTime),
+            _ => None,
+        }
+    }
+
+    /// Called inside long loops: `Err` when the computation must stop now.
+    pub fn check(&self) -> Result<(), Stop> {
+        if Instant::now() >= self.deadline {
+            self.stop(Stop::OutOfTime);
+        }
+        match self.stopped() {
+            Some(why) => Err(why),
+            None => Ok(()),
+        }
+    }
+
+    /// Progress in thousandths.
+    pub fn set_progress(&self, done: u64, total: u64) {
+        let p = done.saturating_mul(1000).checked_div(total).unwrap_or(0).min(1000);
+        self.progress.store(p as i64, Ordering::Relaxed);
+    }
+
+    pub fn progress(&self) -> i64 {
+        self.progress.load(Ordering::Relaxed)
+    }
+}

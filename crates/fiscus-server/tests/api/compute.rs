@@ -1,0 +1,266 @@
+//! Compute jobs over HTTP: an optimisation's numbers equal the engine's, small jobs answer in the request
+//! and others are queued for the worker, cancel, a worker's death mid-job, credits, and bad input.
+
+use crate::helpers::{TestApp, problem, spawn_app, spawn_app_with};
+use fiscus_domain::actor::Actor;
+use fiscus_domain::clock::now_micros;
+use fiscus_domain::tenancy::Tenant;
+use fiscus_quant::Matrix;
+use fiscus_quant::optimise::mean_variance::{Constraints, Objective, optimise_from_returns};
+use fiscus_server::governed::Caller;
+use fiscus_server::import::Silent;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const OPTIMIZE: &str = "/api/v2/quant/compute/optimizations";
+
+fn returns() -> Vec<Vec<f64>> {
+    // Three assets, 60 periods of deterministic, distinct returns.
+    (0..60)
+        .map(|t| {
+            let t = t as f64;
+            vec![0.001 + 0.01 * (t * 0.7).sin(), 0.0005 + 0.015 * (t * 1.3).cos(), 0.0008 + 0.008 * (t * 0.4).sin()]
+        })
+        .collect()
+}
+
+fn inline_body(objective: &str) -> Value {
+    json!({ "objective": objective, "returns": { "assets": ["A", "B", "C"], "values": returns() } })
+}
+
+async fn grant(app: &TestApp, credits: i64) {
+    let tenant = Tenant {
+        workspace_id: app.workspace_id.clone(),
+        environment: fiscus_domain::credentials::Environment::Sandbox,
+    };
+    app.admin().grant_credits(&tenant, credits, "test grant").await.expect("grant");
+}
+
+async fn post(app: &TestApp, body: &Value, prefer_async: bool) -> reqwest::Response {
+    let mut req = app.http.post(app.url(OPTIMIZE)).bearer_auth(&app.key).json(body);
+    if prefer_async {
+        req = req.header("Prefer", "respond-async");
+    }
+    req.send().await.expect("request")
+}
+
+async fn wait_for_end(app: &TestApp, id: &str) -> Value {
+    for _ in 0..400 {
+        let job: Value =
+            app.get(&format!("/api/v2/quant/compute/jobs/{id}"), &app.key).await.json().await.expect("job");
+        if ["succeeded", "failed", "cancelled"].contains(&job["status"].as_str().unwrap_or_default()) {
+            return job;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("job {id} did not end");
+}
+
+fn weights(job: &Value) -> Vec<f64> {
+    job["result"]["output"]["weights"]
+        .as_array()
+        .expect("weights")
+        .iter()
+        .map(|w| w["weight"].as_f64().expect("w"))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_small_optimisation_answers_in_the_request_with_the_engines_numbers_sealed() {
+    let app = spawn_app().await;
+    grant(&app, 100).await;
+    for (objective, engine) in
+        [("min_variance", Objective::MinVariance), ("max_sharpe", Objective::MaxSharpe { risk_free: 0.0 })]
+    {
+        let r = post(&app, &inline_body(objective), false).await;
+        assert_eq!(r.status(), 201, "{objective}");
+        let location = r.headers()["location"].to_str().expect("location").to_string();
+        let job: Value = r.json().await.expect("json");
+        assert_eq!(location, format!("/api/v2/quant/compute/jobs/{}", job["id"].as_str().expect("id")));
+        assert_eq!(job["status"], "succeeded");
+        assert_eq!(job["progress"], 1.0);
+        assert_eq!(job["credits"], 1);
+        let expected = optimise_from_returns(
+            &Matrix::from_rows(&returns()).expect("matrix"),
+            252.0,
+            engine,
+            &Constraints::long_only(3),
+        )
+        .expect("engine");
+        assert_eq!(weights(&job), expected.weights, "{objective}");
+        assert_eq!(job["result"]["output"]["volatility"].as_f64(), Some(expected.volatility));
+        // The hashes are what they say: the output's RFC 8785 form, and the result binding request and engine.
+        let output_hash = fiscus_domain::evidence::seal(&job["result"]["output"]).expect("seal");
+        assert_eq!(job["result"]["output_hash"], output_hash);
+        assert_eq!(job["request_hash"], fiscus_domain::evidence::seal(&job["request"]).expect("seal"));
+        let result_hash = fiscus_domain::evidence::seal(&json!({
+            "request_hash": job["request_hash"], "engine_version": job["engine_version"], "output_hash": output_hash
+        }))
+        .expect("seal");
+        assert_eq!(job["result"]["result_hash"], result_hash);
+        // Read back, the same.
+        let again: Value = app.get(&location, &app.key).await.json().await.expect("json");
+        assert_eq!(again["result"], job["result"]);
+    }
+    let balance: Value = app.get("/api/v2/ai-credits/balance", &app.key).await.json().await.expect("json");
+    assert_eq!(balance["consumed"], 2);
+}
+
+#[tokio::test]
+async fn a_queued_job_is_run_by_the_worker_to_the_same_numbers_and_listed() {
+    let app = spawn_app().await;
+    grant(&app, 100).await;
+    let inline: Value = post(&app, &inline_body("min_variance"), false).await.json().await.expect("json");
+    let r = post(&app, &inline_body("min_variance"), true).await;
+    assert_eq!(r.status(), 202);
+    assert_eq!(r.headers()["preference-applied"], "respond-async");
+    let queued: Value = r.json().await.expect("json");
+    assert!(["queued", "running", "succeeded"].contains(&queued["status"].as_str().unwrap_or_default()));
+    let done = wait_for_end(&app, queued["id"].as_str().expect("id")).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    assert_eq!(weights(&done), weights(&inline));
+    assert_eq!(done["request_hash"], inline["request_hash"]);
+    assert_eq!(done["result"]["output_hash"], inline["result"]["output_hash"]);
+    assert_eq!(done["attempts"], 1);
+    let list: Value = app.get("/api/v2/quant/compute/jobs?limit=1", &app.key).await.json().await.expect("json");
+    assert_eq!(list["data"][0]["id"], done["id"]);
+    assert_eq!(list["has_more"], true);
+    let next = list["next_after_id"].as_str().expect("cursor");
+    let rest: Value =
+        app.get(&format!("/api/v2/quant/compute/jobs?after_id={next}"), &app.key).await.json().await.expect("json");
+    assert_eq!(rest["data"][0]["id"], inline["id"]);
+    let failed: Value = app.get("/api/v2/quant/compute/jobs?status=failed", &app.key).await.json().await.expect("json");
+    assert_eq!(failed["data"].as_array().map(Vec::len), Some(0));
+}
+
+#[tokio::test]
+async fn instruments_are_read_from_the_data_plane_pinned_to_their_datasets() {
+    let app = spawn_app().await;
+    grant(&app, 100).await;
+    fiscus_server::demo_data::load(&app.state.store, &Caller::bare(Actor::demo()), &app.workspace_id, &Silent)
+        .await
+        .expect("demo data");
+    let body = json!({"objective": "min_variance", "instruments": ["AAPL", "MSFT", "JPM"], "start": "2015-01-01", "end": "2016-12-31"});
+    let r = post(&app, &body, false).await;
+    assert_eq!(r.status(), 201);
+    let job: Value = r.json().await.expect("json");
+    let pinned = job["request"]["returns"]["instruments"].as_array().expect("pinned");
+    assert_eq!(pinned.len(), 3);
+    assert!(pinned.iter().all(|p| p["dataset"].as_i64().is_some() && p["content_hash"].as_str().is_some()));
+    let w = weights(&job);
+    assert!((w.iter().sum::<f64>() - 1.0).abs() < 1e-6 && w.iter().all(|x| *x >= -1e-9), "{w:?}");
+    let out = &job["result"]["output"];
+    assert_eq!(out["first_date"].as_str().map(|d| d >= "2015-01-01"), Some(true));
+    assert_eq!(out["last_date"].as_str().map(|d| d <= "2016-12-31"), Some(true));
+    assert!(out["periods"].as_i64().is_some_and(|n| n > 400), "{out}");
+    let unknown = post(&app, &json!({"objective": "min_variance", "instruments": ["NOPE"]}), false).await;
+    let p = problem(unknown, 422, "invalid_request").await;
+    assert!(p.to_string().contains("NOPE"), "{p}");
+}
+
+#[tokio::test]
+async fn cancel_stops_a_queued_job_and_refunds_it_and_an_ended_job_is_a_conflict() {
+    let app = spawn_app_with(|s| s.compute_worker = false).await;
+    grant(&app, 10).await;
+    let queued: Value = post(&app, &inline_body("min_variance"), true).await.json().await.expect("json");
+    assert_eq!(queued["status"], "queued");
+    let id = queued["id"].as_str().expect("id");
+    let cancel = format!("/api/v2/quant/compute/jobs/{id}/cancel");
+    let r = app.post_json(&cancel, &app.key, &json!({}), None).await;
+    assert_eq!(r.status(), 200);
+    let cancelled: Value = r.json().await.expect("json");
+    assert_eq!(cancelled["status"], "cancelled");
+    assert!(cancelled["result"].is_null());
+    let balance: Value = app.get("/api/v2/ai-credits/balance", &app.key).await.json().await.expect("json");
+    assert_eq!(balance["balance"], 10, "refunded: {balance}");
+    problem(app.post_json(&cancel, &app.key, &json!({}), None).await, 409, "conflict").await;
+    problem(app.get("/api/v2/quant/compute/jobs/cjb_01M8C3ZQ5V6J1P8N2T4W0XK7RD", &app.key).await, 404, "not_found")
+        .await;
+}
+
+#[tokio::test]
+async fn a_job_whose_worker_died_is_retaken_and_ends_once() {
+    let app = spawn_app_with(|s| s.compute_worker = false).await;
+    grant(&app, 10).await;
+    let queued: Value = post(&app, &inline_body("max_sharpe"), true).await.json().await.expect("json");
+    let id = queued["id"].as_str().expect("id").to_string();
+    // A worker claims it and dies without a word: its claim goes stale.
+    let mut tx = app.state.store.begin().await.expect("tx");
+    let long_ago = now_micros() - 10 * fiscus_server::compute::STALE_AFTER;
+    let claimed = fiscus_store::compute::claim(&mut tx, "wrk_dead", long_ago, fiscus_server::compute::STALE_AFTER, 8)
+        .await
+        .expect("claim");
+    tx.commit().await.expect("commit");
+    assert_eq!(claimed.len(), 1);
+    let running: Value =
+        app.get(&format!("/api/v2/quant/compute/jobs/{id}"), &app.key).await.json().await.expect("json");
+    assert_eq!(running["status"], "running");
+    // Another node's worker retakes it and finishes it; the dead worker can no longer end it.
+    let n = fiscus_server::workers::compute::run_once(&app.state, "wrk_alive").await.expect("pass");
+    assert_eq!(n, 1);
+    let done = wait_for_end(&app, &id).await;
+    assert_eq!(done["status"], "succeeded");
+    assert_eq!(done["attempts"], 2);
+    let mut tx = app.state.store.begin().await.expect("tx");
+    let tenant = claimed[0].tenant.clone();
+    let late = fiscus_store::compute::finish(
+        &mut tx,
+        &tenant,
+        &id,
+        Some("wrk_dead"),
+        now_micros(),
+        fiscus_store::compute::Ending::Cancelled,
+    )
+    .await
+    .expect("finish");
+    assert!(!late);
+    assert_eq!(app.count(&format!("SELECT COUNT(*) FROM compute_results WHERE job_id = '{id}'")).await, 1);
+}
+
+#[tokio::test]
+async fn credits_bad_input_and_engine_refusals_are_typed_and_change_nothing() {
+    let app = spawn_app().await;
+    // No credits at all.
+    let p = problem(post(&app, &inline_body("min_variance"), false).await, 402, "credits_exhausted").await;
+    assert!(p["detail"].as_str().is_some_and(|d| d.contains("balance")), "{p}");
+    problem(post(&app, &inline_body("min_variance"), true).await, 402, "credits_exhausted").await;
+    grant(&app, 5).await;
+    // Infeasible bounds: the engine's typed reason.
+    let mut body = inline_body("min_variance");
+    body["min_weight"] = json!(0.5);
+    let p = problem(post(&app, &body, false).await, 422, "computation_refused").await;
+    assert!(p["engine_error"].as_str().is_some(), "{p}");
+    for bad in [
+        json!({"objective": "min_variance"}),
+        json!({"objective": "efficient_risk", "returns": {"assets": ["A", "B"], "values": [[0.1, 0.2], [0.0, 0.1]]}}),
+        json!({"objective": "min_variance", "returns": {"assets": ["A", "A"], "values": [[0.1, 0.2], [0.0, 0.1]]}}),
+        json!({"objective": "min_variance", "returns": {"assets": ["A", "B"], "values": [[0.1], [0.0, 0.1]]}}),
+        json!({"objective": "min_variance", "instruments": ["AAPL"], "returns": {"assets": ["A"], "values": [[0.1], [0.2]]}}),
+        json!({"objective": "min_variance", "instruments": ["AAPL"], "start": "2020-02-30"}),
+        json!({"objective": "min_variance", "returns": {"assets": ["A"], "values": [[0.1], [0.2]]}, "max_weight": 2}),
+    ] {
+        let r = post(&app, &bad, false).await;
+        assert_eq!(r.status(), 422, "{bad}");
+    }
+    assert_eq!(app.count("SELECT COUNT(*) FROM compute_jobs").await, 0);
+    let balance: Value = app.get("/api/v2/ai-credits/balance", &app.key).await.json().await.expect("json");
+    assert_eq!(balance["balance"], 5);
+    // Another workspace's job is invisible.
+    let ok: Value = post(&app, &inline_body("min_variance"), false).await.json().await.expect("json");
+    let other = app.admin().create_workspace("Other", false).await.expect("workspace");
+    let other_app = app
+        .admin()
+        .create_application(
+            &other.id,
+            "Other App",
+            fiscus_domain::credentials::Environment::Sandbox,
+            &fiscus_domain::scopes::ScopeSet::all(),
+            None,
+        )
+        .await
+        .expect("app");
+    let other_key = app.admin().issue_key(&other_app.id, None).await.expect("key").secret;
+    let path = format!("/api/v2/quant/compute/jobs/{}", ok["id"].as_str().expect("id"));
+    problem(app.get(&path, &other_key).await, 404, "not_found").await;
+    problem(app.post_json(&format!("{path}/cancel"), &other_key, &json!({}), None).await, 404, "not_found").await;
+}
