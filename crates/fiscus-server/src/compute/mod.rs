@@ -8,9 +8,11 @@
 //! request (the datasets it pinned never change, so the result is the same). Every job has a wall-clock
 //! budget ([`JOB_BUDGET`]).
 
+pub mod backtest;
 pub mod inputs;
 pub mod optimization;
 mod pool;
+pub mod simulation;
 
 pub use pool::{Control, Crashed, Pool, Stop};
 
@@ -42,12 +44,16 @@ pub const STALE_AFTER: i64 = 30 * MICROS_PER_SECOND;
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Request {
     Optimization(optimization::Optimization),
+    Simulation(simulation::Simulation),
+    Backtest(backtest::Backtest),
 }
 
 impl Request {
     pub fn kind(&self) -> JobKind {
         match self {
             Request::Optimization(_) => JobKind::Optimization,
+            Request::Simulation(_) => JobKind::Simulation,
+            Request::Backtest(_) => JobKind::Backtest,
         }
     }
 
@@ -55,12 +61,16 @@ impl Request {
     fn size(&self) -> u64 {
         match self {
             Request::Optimization(o) => o.returns.assets() as u64,
+            Request::Simulation(s) => s.size(),
+            Request::Backtest(b) => b.size(),
         }
     }
 
     fn small(&self) -> bool {
         match self {
             Request::Optimization(o) => o.small(),
+            Request::Simulation(s) => s.small(),
+            Request::Backtest(b) => b.small(),
         }
     }
 
@@ -71,6 +81,16 @@ impl Request {
                 let data = o.returns.load(state, workspace_id).await.map_err(Refusal::Failure)?;
                 let o = o.clone();
                 state.compute.run(move || o.run(data, &control)).await.map_err(|Crashed| Refusal::Crashed)?
+            }
+            Request::Simulation(s) => {
+                let data = s.load(state, workspace_id).await.map_err(Refusal::Failure)?;
+                let s = s.clone();
+                state.compute.run(move || s.run(data, &control)).await.map_err(|Crashed| Refusal::Crashed)?
+            }
+            Request::Backtest(b) => {
+                let panel = inputs::load(state, workspace_id, &b.prices).await.map_err(Refusal::Failure)?;
+                let b = b.clone();
+                state.compute.run(move || b.run(panel, &control)).await.map_err(|Crashed| Refusal::Crashed)?
             }
         }
     }

@@ -264,3 +264,132 @@ async fn credits_bad_input_and_engine_refusals_are_typed_and_change_nothing() {
     problem(app.get(&path, &other_key).await, 404, "not_found").await;
     problem(app.post_json(&format!("{path}/cancel"), &other_key, &json!({}), None).await, 404, "not_found").await;
 }
+
+fn gbm_body(paths: u32, seed: u64) -> Value {
+    json!({
+        "parameters": { "assets": ["EQUITY", "GOLD"], "initial": [100.0, 50.0], "drift": [0.06, 0.02],
+                        "covariance": [[0.04, 0.002], [0.002, 0.0225]] },
+        "horizon_years": 1.0, "steps": 12, "paths": paths, "seed": seed, "weights": [0.6, 0.4]
+    })
+}
+
+#[tokio::test]
+async fn a_simulation_is_the_engines_paths_for_its_seed_and_reproducible_in_chunks() {
+    let app = spawn_app().await;
+    grant(&app, 100).await;
+    let post = |body: Value| {
+        let app = &app;
+        async move {
+            app.http
+                .post(app.url("/api/v2/quant/compute/simulations"))
+                .bearer_auth(&app.key)
+                .json(&body)
+                .send()
+                .await
+                .expect("request")
+        }
+    };
+    let r = post(gbm_body(5_000, 11)).await;
+    assert_eq!(r.status(), 201);
+    let job: Value = r.json().await.expect("json");
+    let covariance = Matrix::from_rows(&[vec![0.04, 0.002], vec![0.002, 0.0225]]).expect("matrix");
+    let spec = fiscus_quant::simulate::gbm::GbmSpec {
+        initial: &[100.0, 50.0],
+        drift: &[0.06, 0.02],
+        covariance: &covariance,
+        horizon_years: 1.0,
+        steps: 12,
+        paths: 5_000,
+        seed: 11,
+    };
+    let terminal = fiscus_quant::simulate::gbm::gbm_terminal_prices(&spec).expect("engine");
+    for i in 0..2 {
+        let column: Vec<f64> = (0..5_000).map(|p| terminal.row(p)[i]).collect();
+        let mean = column.iter().sum::<f64>() / 5_000.0;
+        assert_eq!(job["result"]["output"]["assets"][i]["mean"].as_f64(), Some(mean), "asset {i}");
+    }
+    let portfolio = &job["result"]["output"]["portfolio"];
+    assert!(portfolio["value_at_risk_95"].as_f64().is_some_and(|v| v > 0.0 && v < 1.0), "{portfolio}");
+    // More paths than a chunk: the same request twice gives the same numbers, queued or not.
+    let first: Value = post(gbm_body(25_000, 3)).await.json().await.expect("json");
+    let queued = app
+        .http
+        .post(app.url("/api/v2/quant/compute/simulations"))
+        .bearer_auth(&app.key)
+        .header("Prefer", "respond-async")
+        .json(&gbm_body(25_000, 3))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(queued.status(), 202);
+    let queued: Value = queued.json().await.expect("json");
+    let second = wait_for_end(&app, queued["id"].as_str().expect("id")).await;
+    assert_eq!(second["status"], "succeeded", "{second}");
+    assert_eq!(first["result"]["output_hash"], second["result"]["output_hash"]);
+    // Without a seed one is drawn and recorded, so the job can be run again.
+    let mut unseeded = gbm_body(100, 0);
+    unseeded.as_object_mut().expect("object").remove("seed");
+    let drawn: Value = post(unseeded).await.json().await.expect("json");
+    assert!(drawn["request"]["seed"].as_u64().is_some(), "{drawn}");
+    for bad in [
+        json!({"horizon_years": 1.0, "steps": 1, "paths": 1}),
+        {
+            let mut b = gbm_body(10, 1);
+            b["parameters"]["covariance"] = json!([[0.04, 0.002]]);
+            b
+        },
+        {
+            let mut b = gbm_body(1_000_000, 1);
+            b["steps"] = json!(10_000);
+            b
+        },
+    ] {
+        assert_eq!(post(bad.clone()).await.status(), 422, "{bad}");
+    }
+    // A covariance that is not positive definite: the engine's reason.
+    let mut singular = gbm_body(10, 1);
+    singular["parameters"]["covariance"] = json!([[0.04, 0.05], [0.05, 0.04]]);
+    let p = problem(post(singular).await, 422, "computation_refused").await;
+    assert_eq!(p["engine_error"], "not_positive_definite", "{p}");
+}
+
+#[tokio::test]
+async fn a_backtest_is_the_engines_run_on_the_pinned_prices() {
+    let app = spawn_app().await;
+    grant(&app, 100).await;
+    fiscus_server::demo_data::load(&app.state.store, &Caller::bare(Actor::demo()), &app.workspace_id, &Silent)
+        .await
+        .expect("demo data");
+    let body = json!({
+        "instruments": ["AAPL", "MSFT", "JPM"], "weights": [0.4, 0.3, 0.3], "start": "2015-01-01",
+        "end": "2017-12-31", "rebalance_every": 21, "initial_cash": 1000000, "fee_rate": 0.001
+    });
+    let r = app.post_json("/api/v2/quant/compute/backtests", &app.key, &body, None).await;
+    assert_eq!(r.status(), 201);
+    let job: Value = r.json().await.expect("json");
+    let pinned: fiscus_server::compute::inputs::PinnedPrices =
+        serde_json::from_value(job["request"]["prices"].clone()).expect("pinned");
+    let panel = fiscus_server::compute::inputs::load(&app.state, &app.workspace_id, &pinned).await.expect("panel");
+    let close = Matrix::from_rows(&panel.prices).expect("matrix");
+    let schedule = fiscus_quant::backtest::periodic_schedule(panel.prices.len(), 21, &[0.4, 0.3, 0.3]).expect("plan");
+    let expected = fiscus_quant::backtest::run(
+        &close,
+        &schedule,
+        fiscus_quant::backtest::BacktestConfig { initial_cash: 1_000_000.0, fee_rate: 0.001 },
+    )
+    .expect("engine");
+    let out = &job["result"]["output"];
+    assert_eq!(out["final_value"].as_f64(), expected.values.last().copied());
+    assert_eq!(out["total_fees"].as_f64(), Some(expected.total_fees));
+    assert_eq!(out["equity_curve"].as_array().map(Vec::len), Some(panel.dates.len()));
+    assert_eq!(job["credits"], 1);
+    for bad in [
+        json!({"instruments": ["AAPL"], "weights": [1.5]}),
+        json!({"instruments": ["AAPL", "MSFT"], "weights": [0.7, 0.7]}),
+        json!({"instruments": ["AAPL"], "weights": [0.5, 0.5]}),
+        json!({"instruments": ["AAPL"], "weights": [1.0], "fee_rate": 0.5}),
+    ] {
+        let r = app.post_json("/api/v2/quant/compute/backtests", &app.key, &bad, None).await;
+        assert_eq!(r.status(), 422, "{bad}");
+    }
+}

@@ -276,6 +276,31 @@ async fn every_documented_success_has_a_real_example() {
         .await
         .expect("request");
     let queued = walk.record("post_quant_compute_optimizations", queued).await;
+    let simulation = json!({
+        "instruments": ["AAPL", "MSFT"], "start": "2015-01-01", "end": "2017-12-31", "horizon_years": 1.0,
+        "steps": 52, "paths": 2000, "seed": 7, "weights": [0.5, 0.5]
+    });
+    walk.post("post_quant_compute_simulations", "/api/v2/quant/compute/simulations", &simulation).await;
+    let backtest = json!({
+        "instruments": ["AAPL", "MSFT", "JPM"], "weights": [0.4, 0.3, 0.3], "start": "2017-10-01",
+        "end": "2017-12-31", "rebalance_every": 21, "initial_cash": 1000000, "fee_rate": 0.001
+    });
+    walk.post("post_quant_compute_backtests", "/api/v2/quant/compute/backtests", &backtest).await;
+    for (operation, path, body) in [
+        ("post_quant_compute_simulations", "/api/v2/quant/compute/simulations", &simulation),
+        ("post_quant_compute_backtests", "/api/v2/quant/compute/backtests", &backtest),
+    ] {
+        let queued = app
+            .http
+            .post(app.url(path))
+            .bearer_auth(&app.key)
+            .header("Prefer", "respond-async")
+            .json(body)
+            .send()
+            .await
+            .expect("request");
+        walk.record(operation, queued).await;
+    }
     walk.get("get_quant_compute_jobs", "/api/v2/quant/compute/jobs?limit=1").await;
     let cancel = format!("/api/v2/quant/compute/jobs/{}/cancel", queued["id"].as_str().expect("id"));
     walk.post("post_quant_compute_jobs_uid_cancel", &cancel, &json!({})).await;

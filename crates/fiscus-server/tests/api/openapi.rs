@@ -11,6 +11,15 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
         environment: fiscus_domain::credentials::Environment::Sandbox,
     };
     app.admin().grant_credits(&sandbox, 100, "examples").await.expect("grant");
+    // Examples that read instruments find the demo's.
+    fiscus_server::demo_data::load(
+        &app.state.store,
+        &fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
+        &app.workspace_id,
+        &fiscus_server::import::Silent,
+    )
+    .await
+    .expect("demo data");
     let doc: Value =
         app.http.get(app.url("/api/v2/openapi.json")).send().await.expect("request").json().await.expect("json");
     assert_eq!(doc["openapi"], "3.1.0");

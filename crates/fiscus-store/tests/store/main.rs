@@ -11,6 +11,7 @@ mod applications;
 mod audit;
 mod autonomy_evidence;
 mod cache;
+mod compute;
 mod connection;
 mod credentials;
 mod credits;

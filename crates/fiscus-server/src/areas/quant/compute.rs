@@ -17,7 +17,9 @@ use fiscus_store::compute::{Job, JobFilter, JobResult, PROGRESS_DONE};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::compute::backtest::{self, BacktestRequest};
 use crate::compute::optimization::{self, OptimizationRequest};
+use crate::compute::simulation::{self, SimulationRequest};
 use crate::compute::{Request, Shown};
 use crate::http::ctx::Ctx;
 use crate::http::json::ApiJson;
@@ -169,6 +171,76 @@ pub async fn post_optimization(
     let preferred = prefers_async(&headers);
     let shown =
         crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::Optimization(pinned), preferred).await?;
+    Ok(submitted(shown, preferred))
+}
+
+/// Simulates correlated geometric Brownian motion (seeded, reproducible bit for bit) with parameters
+/// estimated from instruments' prices or given inline: terminal distributions per asset and, with
+/// weights, the portfolio's return quantiles, VaR and expected shortfall. Up to a million draws in the
+/// request (201), more as a job (202).
+#[utoipa::path(
+    post,
+    path = "/api/v2/quant/compute/simulations",
+    request_body(content = SimulationRequest, example = json!({
+        "parameters": { "assets": ["EQUITY", "GOLD"], "initial": [100.0, 50.0], "drift": [0.06, 0.02],
+                        "covariance": [[0.04, 0.002], [0.002, 0.0225]] },
+        "horizon_years": 1.0, "steps": 52, "paths": 2000, "seed": 7, "weights": [0.6, 0.4]
+    })),
+    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once (RFC 7240)")),
+    responses(
+        (status = 201, description = "Computed in the request: the job with its sealed result", body = ComputeJobView,
+         headers(("Location" = String, description = "The job"))),
+        (status = 202, description = "Queued: poll the job (or cancel it)", body = ComputeJobView,
+         headers(("Location" = String, description = "The job"),
+                 ("Preference-Applied" = String, description = "`respond-async` when the request preferred it"))),
+        (status = 402, description = "The AI credit balance does not cover the job (`credits_exhausted`)"),
+        (status = 422, description = "Bad input, or the engine refused it (`computation_refused` with `engine_error`)")
+    )
+)]
+pub async fn post_simulation(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<SimulationRequest>,
+) -> Result<Response, ApiError> {
+    let pinned = simulation::pin(&state, ctx.principal.workspace_id(), body).await?;
+    let preferred = prefers_async(&headers);
+    let shown =
+        crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::Simulation(pinned), preferred).await?;
+    Ok(submitted(shown, preferred))
+}
+
+/// Backtests a periodically rebalanced portfolio of instruments over their observed prices (vectorbt's
+/// fill rules): equity curve, fees, final positions and risk statistics. Up to 100 instruments in the
+/// request (201), more as a job (202).
+#[utoipa::path(
+    post,
+    path = "/api/v2/quant/compute/backtests",
+    request_body(content = BacktestRequest, example = json!({
+        "instruments": ["AAPL", "MSFT", "JPM"], "weights": [0.4, 0.3, 0.3], "start": "2015-01-01",
+        "end": "2017-12-31", "rebalance_every": 21, "initial_cash": 1000000, "fee_rate": 0.001
+    })),
+    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once (RFC 7240)")),
+    responses(
+        (status = 201, description = "Computed in the request: the job with its sealed result", body = ComputeJobView,
+         headers(("Location" = String, description = "The job"))),
+        (status = 202, description = "Queued: poll the job (or cancel it)", body = ComputeJobView,
+         headers(("Location" = String, description = "The job"),
+                 ("Preference-Applied" = String, description = "`respond-async` when the request preferred it"))),
+        (status = 402, description = "The AI credit balance does not cover the job (`credits_exhausted`)"),
+        (status = 422, description = "Bad input, or the engine refused it (`computation_refused` with `engine_error`)")
+    )
+)]
+pub async fn post_backtest(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<BacktestRequest>,
+) -> Result<Response, ApiError> {
+    let pinned = backtest::pin(&state, ctx.principal.workspace_id(), body).await?;
+    let preferred = prefers_async(&headers);
+    let shown =
+        crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::Backtest(pinned), preferred).await?;
     Ok(submitted(shown, preferred))
 }
 

@@ -1,4 +1,4 @@
-//! Quant & Models over HTTP: compute jobs (optimisations; simulations and backtests to come), each a
+//! Quant & Models over HTTP: compute jobs (optimisations, simulations, backtests), each a
 //! persisted job with a sealed result. The routes parse and render; `crate::compute` is the application
 //! layer they call.
 
@@ -16,5 +16,9 @@ pub fn routes() -> OpenApiRouter<AppState> {
 
 /// Operations that create or change jobs (behind the idempotency layer).
 pub fn writing_routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(compute::post_optimization)).routes(routes!(compute::post_cancel))
+    OpenApiRouter::new()
+        .routes(routes!(compute::post_optimization))
+        .routes(routes!(compute::post_simulation))
+        .routes(routes!(compute::post_backtest))
+        .routes(routes!(compute::post_cancel))
 }

@@ -1,0 +1,96 @@
+use crate::helpers::*;
+use fiscus_domain::compute::{JobKind, JobState};
+use fiscus_domain::ids::new_id;
+use fiscus_domain::tenancy::Tenant;
+use fiscus_store::Store;
+use fiscus_store::compute::{self, Ending, JobFilter, JobResult, NewJob};
+
+async fn queued(db: &Store, tenant: &Tenant) -> String {
+    let id = new_id("cjb");
+    let mut tx = db.begin().await.expect("begin");
+    let job = NewJob {
+        id: &id,
+        kind: JobKind::Optimization,
+        request: r#"{"kind":"optimization"}"#,
+        request_hash: "sha256:00",
+        engine_version: "fiscus-quant/test",
+        credits: 1,
+        created_by: "application:app_1",
+        created_at: NOW,
+    };
+    compute::insert(&mut tx, tenant, &job, JobState::Queued).await.expect("insert");
+    tx.commit().await.expect("commit");
+    id
+}
+
+#[tokio::test]
+async fn a_job_is_claimed_once_and_only_its_holder_ends_it_with_a_sealed_result() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let id = queued(&db, &t).await;
+    let mut tx = db.begin().await.expect("begin");
+    let claimed = compute::claim(&mut tx, "wrk_a", NOW, 30_000_000, 10).await.expect("claim");
+    tx.commit().await.expect("commit");
+    assert_eq!(claimed.len(), 1);
+    assert_eq!((claimed[0].state, claimed[0].attempts, claimed[0].tenant.clone()), (JobState::Running, 1, t.clone()));
+    let mut tx = db.begin().await.expect("begin");
+    assert!(compute::claim(&mut tx, "wrk_b", NOW + 1, 30_000_000, 10).await.expect("claim").is_empty());
+    tx.commit().await.expect("commit");
+    let mut conn = db.read().await.expect("conn");
+    assert_eq!(compute::heartbeat(&mut conn, &id, "wrk_b", 500, NOW + 2).await.expect("beat"), None);
+    assert_eq!(compute::heartbeat(&mut conn, &id, "wrk_a", 500, NOW + 2).await.expect("beat"), Some(false));
+    drop(conn);
+    let result = JobResult {
+        id: new_id("cjr"),
+        job_id: id.clone(),
+        output: "{}".into(),
+        output_hash: "sha256:01".into(),
+        result_hash: "sha256:02".into(),
+        created_at: NOW + 3,
+    };
+    let mut tx = db.begin().await.expect("begin");
+    let ended = compute::finish(&mut tx, &t, &id, Some("wrk_b"), NOW + 3, Ending::Succeeded { result: &result })
+        .await
+        .expect("finish");
+    assert!(!ended, "a worker without the claim ends nothing");
+    assert!(
+        compute::finish(&mut tx, &t, &id, Some("wrk_a"), NOW + 3, Ending::Succeeded { result: &result })
+            .await
+            .expect("finish")
+    );
+    tx.commit().await.expect("commit");
+    let mut conn = db.read().await.expect("conn");
+    let (job, stored) = compute::get(&mut conn, db.seal_key(), &t, &id).await.expect("get");
+    assert_eq!((job.state, job.progress), (JobState::Succeeded, compute::PROGRESS_DONE));
+    assert_eq!(stored, Some(result));
+    for stranger in strangers(&db, &t).await {
+        assert_not_found(compute::get(&mut conn, db.seal_key(), &stranger, &id).await);
+        assert!(compute::list(&mut conn, &stranger, JobFilter::default(), None, 10).await.expect("list").is_empty());
+    }
+}
+
+#[tokio::test]
+async fn an_unknown_stored_state_or_kind_is_refused_as_corrupt() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let id = queued(&db, &t).await;
+    force(&db, "compute_jobs", "state", &id, "paused").await;
+    let mut conn = db.read().await.expect("conn");
+    assert_corrupt(compute::get(&mut conn, db.seal_key(), &t, &id).await, "state");
+    drop(conn);
+    let other = queued(&db, &t).await;
+    force(&db, "compute_jobs", "kind", &other, "prophecy").await;
+    let mut conn = db.read().await.expect("conn");
+    assert_corrupt(compute::get(&mut conn, db.seal_key(), &t, &other).await, "kind");
+}
+
+#[tokio::test]
+async fn an_edited_request_fails_its_seal() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let id = queued(&db, &t).await;
+    exec(&db, "UPDATE compute_jobs SET request = '{\"kind\":\"backtest\"}' WHERE id = $1", &id).await;
+    let mut conn = db.read().await.expect("conn");
+    let got = compute::get(&mut conn, db.seal_key(), &t, &id).await;
+    assert!(matches!(got, Err(fiscus_store::StoreError::Tampered(_))), "{got:?}");
+}
