@@ -84,6 +84,8 @@ DATA_KEYS = {
     ("GET", "/api/v2/data/economics/series/{key}/observations"): ("key", "cpilfesl"),
     ("GET", "/api/v2/quant/features/{key}"): ("key", "volatility_21d"),
     ("GET", "/api/v2/quant/features/{key}/values"): ("key", "volatility_21d"),
+    ("GET", "/api/v2/quant/models/{key}"): ("key", "holt_winters"),
+    ("POST", "/api/v2/quant/models/{key}/run"): ("key", "robust_z"),
 }
 VALID_CSV = {
     "ledgers": "code,name,currency\nGL-ST,Schemathesis Ledger,USD\n",

@@ -6,7 +6,9 @@ CREATE TABLE compute_jobs (
     id                  TEXT PRIMARY KEY,
     workspace_id        TEXT NOT NULL REFERENCES workspaces (id),
     environment         TEXT NOT NULL,
-    kind                TEXT NOT NULL CHECK (kind IN ('optimization', 'simulation', 'backtest')),
+    -- optimization, simulation, backtest, model_run, … (`fiscus_domain::compute::JobKind`; an unknown one is
+    -- refused when read)
+    kind                TEXT NOT NULL,
     request             TEXT NOT NULL,
     request_hash        TEXT NOT NULL,
     engine_version      TEXT NOT NULL,

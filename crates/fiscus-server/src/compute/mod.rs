@@ -10,6 +10,7 @@
 
 pub mod backtest;
 pub mod inputs;
+pub mod models;
 pub mod optimization;
 mod pool;
 pub mod simulation;
@@ -46,6 +47,7 @@ pub enum Request {
     Optimization(optimization::Optimization),
     Simulation(simulation::Simulation),
     Backtest(backtest::Backtest),
+    ModelRun(models::ModelRun),
 }
 
 impl Request {
@@ -54,6 +56,7 @@ impl Request {
             Request::Optimization(_) => JobKind::Optimization,
             Request::Simulation(_) => JobKind::Simulation,
             Request::Backtest(_) => JobKind::Backtest,
+            Request::ModelRun(_) => JobKind::ModelRun,
         }
     }
 
@@ -63,6 +66,7 @@ impl Request {
             Request::Optimization(o) => o.returns.assets() as u64,
             Request::Simulation(s) => s.size(),
             Request::Backtest(b) => b.size(),
+            Request::ModelRun(m) => m.size(),
         }
     }
 
@@ -71,6 +75,7 @@ impl Request {
             Request::Optimization(o) => o.small(),
             Request::Simulation(s) => s.small(),
             Request::Backtest(b) => b.small(),
+            Request::ModelRun(m) => m.small(),
         }
     }
 
@@ -91,6 +96,11 @@ impl Request {
                 let panel = inputs::load(state, workspace_id, &b.prices).await.map_err(Refusal::Failure)?;
                 let b = b.clone();
                 state.compute.run(move || b.run(panel, &control)).await.map_err(|Crashed| Refusal::Crashed)?
+            }
+            Request::ModelRun(m) => {
+                let data = m.load(state, workspace_id).await.map_err(Refusal::Failure)?;
+                let m = m.clone();
+                state.compute.run(move || m.run(data, &control)).await.map_err(|Crashed| Refusal::Crashed)?
             }
         }
     }

@@ -301,6 +301,20 @@ async fn every_documented_success_has_a_real_example() {
             .expect("request");
         walk.record(operation, queued).await;
     }
+    walk.get("get_quant_models", "/api/v2/quant/models").await;
+    walk.get("get_quant_statistical_models", "/api/v2/quant/statistical-models").await;
+    walk.get("get_quant_models_key", "/api/v2/quant/models/holt_winters").await;
+    let model_run = json!({
+        "input": { "instruments": ["AAPL"], "transform": "return", "start": "2017-01-01", "end": "2017-12-31" },
+        "parameters": { "threshold": 4.0 }
+    });
+    walk.post("post_quant_models_key_run", "/api/v2/quant/models/robust_z/run", &model_run).await;
+    let arima = json!({
+        "input": { "instruments": ["AAPL"], "start": "2017-01-01", "end": "2017-12-31" },
+        "parameters": { "p": 1, "d": 1, "q": 0, "horizon": 5 }
+    });
+    walk.post("post_quant_models_key_run", "/api/v2/quant/models/arima/run", &arima).await;
+    walk.get("get_quant_model_runs", "/api/v2/quant/model-runs?limit=1").await;
     walk.get("get_quant_compute_jobs", "/api/v2/quant/compute/jobs?limit=1").await;
     let cancel = format!("/api/v2/quant/compute/jobs/{}/cancel", queued["id"].as_str().expect("id"));
     walk.post("post_quant_compute_jobs_uid_cancel", &cancel, &json!({})).await;

@@ -19,6 +19,7 @@ mod helpers;
 mod idempotency;
 mod layers;
 mod mcp;
+mod models;
 mod oauth;
 mod openapi;
 mod platform;

@@ -118,14 +118,14 @@ pub(crate) fn view(job: Job, result: Option<JobResult>) -> ComputeJobView {
 }
 
 /// Whether the request asked for an asynchronous answer (`Prefer: respond-async`, RFC 7240).
-fn prefers_async(headers: &HeaderMap) -> bool {
+pub(crate) fn prefers_async(headers: &HeaderMap) -> bool {
     headers.get_all("prefer").iter().filter_map(|v| v.to_str().ok()).any(|v| {
         v.split(',').any(|p| p.split(';').next().is_some_and(|t| t.trim().eq_ignore_ascii_case("respond-async")))
     })
 }
 
 /// 201 with the result, or 202 with the queued job; `Location` names the job.
-fn submitted(shown: Shown, preferred_async: bool) -> Response {
+pub(crate) fn submitted(shown: Shown, preferred_async: bool) -> Response {
     let location = format!("/api/v2/quant/compute/jobs/{}", shown.job.id);
     let status = if shown.inline { StatusCode::CREATED } else { StatusCode::ACCEPTED };
     let mut response = (status, Json(view(shown.job, shown.result))).into_response();
@@ -270,15 +270,27 @@ pub async fn get_jobs(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<JobsQuery>,
 ) -> Result<Json<ListPage<ComputeJobView>>, ApiError> {
-    let limit = crate::areas::data::limit(q.limit, 20, 100)?;
-    if let Some(a) = q.after_id.as_deref()
+    let filter = JobFilter { kind: q.kind, state: q.status };
+    list(&ctx, &state, filter, q.limit, q.after_id.as_deref()).await
+}
+
+/// A page of jobs, newest first, each with its result (seals checked).
+pub(crate) async fn list(
+    ctx: &Ctx,
+    state: &AppState,
+    filter: JobFilter,
+    limit: Option<i64>,
+    after_id: Option<&str>,
+) -> Result<Json<ListPage<ComputeJobView>>, ApiError> {
+    let limit = crate::areas::data::limit(limit, 20, 100)?;
+    if let Some(a) = after_id
         && !fiscus_domain::ids::is_id_of("cjb", a)
     {
         return Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be a job id (cjb_…)"));
     }
-    let filter = JobFilter { kind: q.kind, state: q.status };
+    let q_after = after_id;
     let mut conn = state.store.read().await?;
-    let rows = fiscus_store::compute::list(&mut conn, ctx.tenant(), filter, q.after_id.as_deref(), limit).await?;
+    let rows = fiscus_store::compute::list(&mut conn, ctx.tenant(), filter, q_after, limit).await?;
     let page = ListPage::from_overfetch(rows, limit, |j| j.id.clone());
     let mut out = Vec::with_capacity(page.data.len());
     for job in page.data {

@@ -1,8 +1,9 @@
-//! Quant & Models over HTTP: compute jobs (optimisations, simulations, backtests), each a
+//! Quant & Models over HTTP: compute jobs (optimisations, simulations, backtests, model runs), each a
 //! persisted job with a sealed result. The routes parse and render; `crate::compute` is the application
 //! layer they call.
 
 pub mod compute;
+pub mod models;
 
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -11,7 +12,13 @@ use crate::state::AppState;
 
 /// Reads of jobs.
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(compute::get_jobs)).routes(routes!(compute::get_job))
+    OpenApiRouter::new()
+        .routes(routes!(compute::get_jobs))
+        .routes(routes!(compute::get_job))
+        .routes(routes!(models::get_models))
+        .routes(routes!(models::get_model))
+        .routes(routes!(models::get_statistical_models))
+        .routes(routes!(models::get_model_runs))
 }
 
 /// Operations that create or change jobs (behind the idempotency layer).
@@ -21,4 +28,5 @@ pub fn writing_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(compute::post_simulation))
         .routes(routes!(compute::post_backtest))
         .routes(routes!(compute::post_cancel))
+        .routes(routes!(models::post_model_run))
 }

@@ -1,0 +1,151 @@
+//! `/quant/models*`, `/quant/model-runs`, `/quant/statistical-models`: the model catalogue and its runs
+//! (compute jobs of kind `model_run`; see `crate::compute::models`).
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::Response;
+use fiscus_domain::api::list::ListPage;
+use fiscus_domain::compute::JobKind;
+use fiscus_store::compute::JobFilter;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::compute::{ComputeJobView, prefers_async, submitted};
+use crate::compute::Request;
+use crate::compute::models::{self, InputShape, ModelInfo, ModelRunRequest};
+use crate::http::ctx::Ctx;
+use crate::http::json::ApiJson;
+use crate::http::problem::ApiError;
+use crate::http::query::{ApiPath, ApiQuery};
+use crate::state::AppState;
+
+/// A model of the catalogue.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ModelView {
+    /// Always `model`.
+    pub object: &'static str,
+    #[schema(example = "holt_winters")]
+    pub key: &'static str,
+    pub name: &'static str,
+    /// `statistical` (the engine's families); promoted LQMs will be `lqm`.
+    pub kind: &'static str,
+    /// `forecasting`, `anomaly_detection`, `covariance` or `risk`.
+    pub family: &'static str,
+    pub input: InputShape,
+    pub description: &'static str,
+    /// The Python library its numbers are checked against.
+    pub peer: &'static str,
+    /// JSON Schema of the `parameters` of a run.
+    #[schema(value_type = Object)]
+    pub parameters: Value,
+    /// Where to run it.
+    pub run: String,
+}
+
+fn view(m: &ModelInfo) -> ModelView {
+    ModelView {
+        object: "model",
+        key: m.key,
+        name: m.name,
+        kind: "statistical",
+        family: m.family,
+        input: m.input,
+        description: m.description,
+        peer: m.peer,
+        parameters: (m.parameters)(),
+        run: format!("/api/v2/quant/models/{}/run", m.key),
+    }
+}
+
+/// Every model that can be run: the engine's statistical families (and, later, promoted LQMs).
+#[utoipa::path(get, path = "/api/v2/quant/models", responses((status = 200, description = "The catalogue", body = ListPage<ModelView>)))]
+pub async fn get_models() -> Json<ListPage<ModelView>> {
+    Json(ListPage::complete(models::CATALOGUE.iter().map(view).collect()))
+}
+
+/// The engine's statistical model families, with their parameters and peers.
+#[utoipa::path(get, path = "/api/v2/quant/statistical-models", responses((status = 200, description = "The statistical models", body = ListPage<ModelView>)))]
+pub async fn get_statistical_models() -> Json<ListPage<ModelView>> {
+    Json(ListPage::complete(models::CATALOGUE.iter().map(view).collect()))
+}
+
+fn model(key: &str) -> Result<&'static ModelInfo, ApiError> {
+    models::find(key).ok_or_else(|| ApiError::not_found().detail("no such model"))
+}
+
+/// One model, with the JSON Schema of its parameters.
+#[utoipa::path(
+    get,
+    path = "/api/v2/quant/models/{key}",
+    params(("key" = String, Path, description = "The model's key", example = "holt_winters")),
+    responses((status = 200, description = "The model", body = ModelView), (status = 404, description = "No such model"))
+)]
+pub async fn get_model(ApiPath(key): ApiPath<String>) -> Result<Json<ModelView>, ApiError> {
+    Ok(Json(view(model(&key)?)))
+}
+
+/// Runs a model on a series or a panel of returns: answered in the request (201) except ARIMA fits, which
+/// are queued (202), as any run is with `Prefer: respond-async`.
+#[utoipa::path(
+    post,
+    path = "/api/v2/quant/models/{key}/run",
+    params(("key" = String, Path, description = "The model's key", example = "robust_z"),
+           ("Prefer" = Option<String>, Header, description = "`respond-async` queues the run and answers 202 at once (RFC 7240)")),
+    request_body(content = ModelRunRequest, example = json!({
+        "input": { "values": [0.012, -0.004, 0.008, 0.003, -0.011, 0.094, 0.002, -0.006, 0.005, 0.001] },
+        "parameters": { "threshold": 3.5 }
+    })),
+    responses(
+        (status = 201, description = "Run in the request: the job with its sealed result", body = ComputeJobView,
+         headers(("Location" = String, description = "The job"))),
+        (status = 202, description = "Queued: poll the job", body = ComputeJobView,
+         headers(("Location" = String, description = "The job"),
+                 ("Preference-Applied" = String, description = "`respond-async` when the request preferred it"))),
+        (status = 402, description = "The AI credit balance does not cover the run (`credits_exhausted`)"),
+        (status = 404, description = "No such model"),
+        (status = 422, description = "Bad input, or the engine refused it (`computation_refused` with `engine_error`)")
+    )
+)]
+pub async fn post_model_run(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(key): ApiPath<String>,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<ModelRunRequest>,
+) -> Result<Response, ApiError> {
+    let m = model(&key)?;
+    let pinned = models::pin(&state, ctx.principal.workspace_id(), m, body).await?;
+    let preferred = prefers_async(&headers);
+    let shown =
+        crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::ModelRun(pinned), preferred).await?;
+    Ok(submitted(shown, preferred))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct RunsQuery {
+    /// Runs per page, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+    /// Runs older than this one (the previous page's `next_after_id`): newest first.
+    #[param(pattern = "^cjb_[0-9A-HJKMNP-TV-Z]{26}$", example = "cjb_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub after_id: Option<String>,
+}
+
+/// The workspace's model runs in this environment, newest first (compute jobs of kind `model_run`).
+#[utoipa::path(
+    get,
+    path = "/api/v2/quant/model-runs",
+    params(RunsQuery),
+    responses((status = 200, description = "Model runs", body = ListPage<ComputeJobView>))
+)]
+pub async fn get_model_runs(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<RunsQuery>,
+) -> Result<Json<ListPage<ComputeJobView>>, ApiError> {
+    let filter = JobFilter { kind: Some(JobKind::ModelRun), state: None };
+    super::compute::list(&ctx, &state, filter, q.limit, q.after_id.as_deref()).await
+}

@@ -1,0 +1,143 @@
+//! The model catalogue and model runs: each run's numbers equal the engine's on the same input.
+
+use crate::helpers::{TestApp, problem, spawn_app};
+use fiscus_domain::tenancy::Tenant;
+use fiscus_quant::Matrix;
+use serde_json::{Value, json};
+
+async fn grant(app: &TestApp) {
+    let tenant = Tenant {
+        workspace_id: app.workspace_id.clone(),
+        environment: fiscus_domain::credentials::Environment::Sandbox,
+    };
+    app.admin().grant_credits(&tenant, 100, "test grant").await.expect("grant");
+}
+
+async fn run(app: &TestApp, key: &str, body: &Value) -> reqwest::Response {
+    app.post_json(&format!("/api/v2/quant/models/{key}/run"), &app.key, body, None).await
+}
+
+fn series() -> Vec<f64> {
+    (0..48)
+        .map(|t| 100.0 + t as f64 * 0.8 + 6.0 * ((t % 12) as f64 * 0.52).sin() + ((t * 7) % 5) as f64 * 0.3)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_catalogue_lists_each_model_with_its_parameters() {
+    let app = spawn_app().await;
+    let list: Value = app.get("/api/v2/quant/models", &app.key).await.json().await.expect("json");
+    let keys: Vec<&str> = list["data"].as_array().expect("data").iter().filter_map(|m| m["key"].as_str()).collect();
+    for key in
+        ["holt_winters", "arima", "isolation_forest", "robust_z", "ledoit_wolf", "historical_var", "parametric_var"]
+    {
+        assert!(keys.contains(&key), "{key}");
+    }
+    let statistical: Value = app.get("/api/v2/quant/statistical-models", &app.key).await.json().await.expect("json");
+    assert!(statistical["data"].as_array().expect("data").iter().all(|m| m["kind"] == "statistical"));
+    let hw: Value = app.get("/api/v2/quant/models/holt_winters", &app.key).await.json().await.expect("json");
+    assert_eq!(hw["parameters"]["properties"]["seasonal"]["enum"], json!(["none", "additive", "multiplicative"]));
+    problem(app.get("/api/v2/quant/models/prophet", &app.key).await, 404, "not_found").await;
+}
+
+#[tokio::test]
+async fn runs_equal_the_engine_on_the_same_input() {
+    let app = spawn_app().await;
+    grant(&app).await;
+    let y = series();
+    // Holt-Winters with an additive trend and season.
+    let r = run(&app, "holt_winters", &json!({"input": {"values": y}, "parameters": {"trend": true, "seasonal": "additive", "period": 12, "horizon": 6}})).await;
+    assert_eq!(r.status(), 201);
+    let job: Value = r.json().await.expect("json");
+    let spec = fiscus_quant::forecast::holt_winters::HoltWintersSpec {
+        trend: true,
+        damped: false,
+        season: Some(fiscus_quant::forecast::holt_winters::Season::Additive { period: 12 }),
+    };
+    let fit = fiscus_quant::forecast::fit_holt_winters(&y, spec).expect("engine");
+    let served: Vec<f64> = serde_json::from_value(job["result"]["output"]["forecast"].clone()).expect("forecast");
+    assert_eq!(served, fit.forecast(6));
+    assert_eq!(job["kind"], "model_run");
+    assert_eq!(job["request"]["parameters"]["model"], "holt_winters");
+    // Robust z.
+    let mut spiky = y.clone();
+    spiky[20] = 400.0;
+    let job: Value = run(&app, "robust_z", &json!({"input": {"values": spiky}})).await.json().await.expect("json");
+    let z = fiscus_quant::anomaly::robust_z::robust_z_scores(&spiky).expect("engine");
+    assert_eq!(job["result"]["output"]["median"].as_f64(), Some(z.median));
+    assert_eq!(job["result"]["output"]["outliers"][0]["index"], 20);
+    // Historical VaR on returns.
+    let returns: Vec<f64> = y.windows(2).map(|w| w[1] / w[0] - 1.0).collect();
+    let job: Value = run(&app, "historical_var", &json!({"input": {"values": returns}, "parameters": {"cutoff": 0.1}}))
+        .await
+        .json()
+        .await
+        .expect("json");
+    let tail = fiscus_quant::value_at_risk::historical(&returns, 0.1).expect("engine");
+    assert_eq!(job["result"]["output"]["var"].as_f64(), Some(tail.var));
+    assert_eq!(job["result"]["output"]["cvar"].as_f64(), Some(tail.cvar));
+    // Ledoit-Wolf on a panel.
+    let panel: Vec<Vec<f64>> =
+        (0..30).map(|t| vec![(t as f64 * 0.3).sin() * 0.01, (t as f64 * 0.7).cos() * 0.02]).collect();
+    let job: Value = run(&app, "ledoit_wolf", &json!({"input": {"returns": {"assets": ["A", "B"], "values": panel}}}))
+        .await
+        .json()
+        .await
+        .expect("json");
+    let shrunk = fiscus_quant::covariance::ledoit_wolf(&Matrix::from_rows(&panel).expect("m")).expect("engine");
+    assert_eq!(job["result"]["output"]["shrinkage"].as_f64(), Some(shrunk.shrinkage));
+    // An ARIMA fit is queued and run by the worker.
+    let r = run(&app, "arima", &json!({"input": {"values": y}, "parameters": {"p": 1, "d": 1, "q": 0, "horizon": 3}}))
+        .await;
+    assert_eq!(r.status(), 202);
+    let queued: Value = r.json().await.expect("json");
+    let id = queued["id"].as_str().expect("id");
+    let mut done = Value::Null;
+    for _ in 0..400 {
+        done = app.get(&format!("/api/v2/quant/compute/jobs/{id}"), &app.key).await.json().await.expect("json");
+        if done["status"] == "succeeded" || done["status"] == "failed" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert_eq!(done["status"], "succeeded", "{done}");
+    let spec = fiscus_quant::forecast::arima::ArimaSpec {
+        p: 1,
+        d: 1,
+        q: 0,
+        seasonal_p: 0,
+        seasonal_d: 0,
+        seasonal_q: 0,
+        period: 0,
+        trend: fiscus_quant::forecast::arima::ArimaTrend::None,
+    };
+    let fit = fiscus_quant::forecast::arima::fit(&y, spec).expect("engine");
+    let f = fit.forecast(3, 0.95).expect("forecast");
+    let served: Vec<f64> = serde_json::from_value(done["result"]["output"]["forecast"].clone()).expect("forecast");
+    assert_eq!(served, f.mean);
+    let runs: Value = app.get("/api/v2/quant/model-runs", &app.key).await.json().await.expect("json");
+    assert_eq!(runs["data"].as_array().map(Vec::len), Some(5));
+    assert!(runs["data"].as_array().expect("data").iter().all(|j| j["kind"] == "model_run"));
+}
+
+#[tokio::test]
+async fn bad_parameters_and_inputs_are_refused_naming_them() {
+    let app = spawn_app().await;
+    grant(&app).await;
+    let y = series();
+    for (key, body) in [
+        ("holt_winters", json!({"input": {"values": y}, "parameters": {"damped": true}})),
+        ("holt_winters", json!({"input": {"values": y}, "parameters": {"seasonal": "additive"}})),
+        ("holt_winters", json!({"input": {"values": y}, "parameters": {"colour": "red"}})),
+        ("arima", json!({"input": {"values": y}, "parameters": {"p": 30}})),
+        ("robust_z", json!({"input": {"values": [1.0, 2.0]}})),
+        ("robust_z", json!({"input": {"values": y, "instruments": ["AAPL"]}})),
+        ("ledoit_wolf", json!({"input": {"values": y}})),
+        ("historical_var", json!({"input": {"values": y}, "parameters": {"cutoff": 1.5}})),
+        ("historical_var", json!({"input": {"values": y}, "parameters": {"model": "arima"}})),
+    ] {
+        let r = run(&app, key, &body).await;
+        assert_eq!(r.status(), 422, "{key} {body}");
+    }
+    assert_eq!(app.count("SELECT COUNT(*) FROM compute_jobs").await, 0);
+}
