@@ -26,6 +26,8 @@ fn bearer_operations() -> OpenApiRouter<AppState> {
         .merge(areas::data::writing_routes())
         .merge(areas::quant::routes())
         .merge(areas::quant::writing_routes())
+        .merge(areas::ml::routes())
+        .merge(areas::ml::writing_routes())
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
         .merge(areas::agents::routes())
@@ -48,6 +50,7 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
     let writing = OpenApiRouter::new()
         .merge(areas::data::writing_routes())
         .merge(areas::quant::writing_routes())
+        .merge(areas::ml::writing_routes())
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
         .merge(areas::agents::routes())
@@ -57,6 +60,7 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
         .merge(areas::platform::routes())
         .merge(areas::data::routes())
         .merge(areas::quant::routes())
+        .merge(areas::ml::routes())
         .merge(writing)
         .route_layer(from_fn_with_state(state.clone(), auth::layer));
     let (router, api) =

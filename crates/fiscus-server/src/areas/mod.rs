@@ -5,6 +5,7 @@ pub mod actions;
 pub mod agent_execution;
 pub mod agents;
 pub mod data;
+pub mod ml;
 pub mod oauth;
 pub mod platform;
 pub mod quant;

@@ -13,6 +13,7 @@ pub mod inputs;
 pub mod models;
 pub mod optimization;
 mod pool;
+pub mod scenarios;
 pub mod simulation;
 
 pub use pool::{Control, Crashed, Pool, Stop};
@@ -48,6 +49,7 @@ pub enum Request {
     Simulation(simulation::Simulation),
     Backtest(backtest::Backtest),
     ModelRun(models::ModelRun),
+    Scenarios(scenarios::Scenarios),
 }
 
 impl Request {
@@ -57,6 +59,7 @@ impl Request {
             Request::Simulation(_) => JobKind::Simulation,
             Request::Backtest(_) => JobKind::Backtest,
             Request::ModelRun(_) => JobKind::ModelRun,
+            Request::Scenarios(_) => JobKind::Scenarios,
         }
     }
 
@@ -67,6 +70,7 @@ impl Request {
             Request::Simulation(s) => s.size(),
             Request::Backtest(b) => b.size(),
             Request::ModelRun(m) => m.size(),
+            Request::Scenarios(s) => s.size(),
         }
     }
 
@@ -76,6 +80,7 @@ impl Request {
             Request::Simulation(s) => s.small(),
             Request::Backtest(b) => b.small(),
             Request::ModelRun(m) => m.small(),
+            Request::Scenarios(s) => s.small(),
         }
     }
 
@@ -101,6 +106,11 @@ impl Request {
                 let data = m.load(state, workspace_id).await.map_err(Refusal::Failure)?;
                 let m = m.clone();
                 state.compute.run(move || m.run(data, &control)).await.map_err(|Crashed| Refusal::Crashed)?
+            }
+            Request::Scenarios(s) => {
+                let data = s.returns.load(state, workspace_id).await.map_err(Refusal::Failure)?;
+                let s = s.clone();
+                state.compute.run(move || s.run(data, &control)).await.map_err(|Crashed| Refusal::Crashed)?
             }
         }
     }

@@ -352,7 +352,8 @@ fn quantile_sorted(sorted: &[f64], p: f64) -> f64 {
     sorted[lo] + frac * (sorted[hi] - sorted[lo])
 }
 
-fn quantiles(x: &[f64], levels: &[f64]) -> Value {
+/// numpy's linear quantiles of `x` at `levels`, keyed by level.
+pub(super) fn quantiles(x: &[f64], levels: &[f64]) -> Value {
     let mut sorted = x.to_vec();
     sorted.sort_by(f64::total_cmp);
     Value::Object(levels.iter().map(|p| (format!("{p}"), json!(quantile_sorted(&sorted, *p)))).collect())

@@ -315,6 +315,31 @@ async fn every_documented_success_has_a_real_example() {
     });
     walk.post("post_quant_models_key_run", "/api/v2/quant/models/arima/run", &arima).await;
     walk.get("get_quant_model_runs", "/api/v2/quant/model-runs?limit=1").await;
+    walk.get("get_ml_models", "/api/v2/ml/models").await;
+    let anomaly = json!({
+        "method": "isolation_forest",
+        "input": { "instruments": ["AAPL"], "transform": "return", "start": "2017-01-01", "end": "2017-12-31" },
+        "parameters": { "trees": 100, "seed": 1, "top": 3 }
+    });
+    let scenarios = json!({
+        "method": "block_bootstrap", "instruments": ["AAPL", "MSFT"], "start": "2015-01-01", "end": "2017-12-31",
+        "weights": [0.5, 0.5], "steps": 21, "paths": 500, "block_length": 5, "seed": 11
+    });
+    for (operation, path, body) in
+        [("post_ml_anomaly", "/api/v2/ml/anomaly", &anomaly), ("post_ml_scenarios", "/api/v2/ml/scenarios", &scenarios)]
+    {
+        walk.post(operation, path, body).await;
+        let queued = app
+            .http
+            .post(app.url(path))
+            .bearer_auth(&app.key)
+            .header("Prefer", "respond-async")
+            .json(body)
+            .send()
+            .await
+            .expect("request");
+        walk.record(operation, queued).await;
+    }
     walk.get("get_quant_compute_jobs", "/api/v2/quant/compute/jobs?limit=1").await;
     let cancel = format!("/api/v2/quant/compute/jobs/{}/cancel", queued["id"].as_str().expect("id"));
     walk.post("post_quant_compute_jobs_uid_cancel", &cancel, &json!({})).await;

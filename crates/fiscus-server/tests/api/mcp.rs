@@ -262,14 +262,14 @@ fn every_tool_schema_is_self_contained_and_a_new_operation_becomes_a_tool_with_n
     }
     // A catalogued operation that this build does not serve yet: once the document has it, it is a tool.
     let mut grown = doc.clone();
-    grown["paths"]["/api/v2/quant/models"] = json!({ "get": {
-        "operationId": "get_quant_models", "summary": "Lists quant models.",
+    grown["paths"]["/api/v2/investment/risk"] = json!({ "get": {
+        "operationId": "get_investment_risk", "summary": "Portfolio risk.",
         "parameters": [{ "name": "limit", "in": "query", "required": false, "schema": { "type": "integer", "minimum": 1 } }],
         "responses": { "200": { "description": "A page", "content": { "application/json": {
             "schema": { "type": "object", "properties": { "data": { "type": "array" } } } } } } }
     } });
     let more = fiscus_server::areas::agents::tools::generate(&grown);
-    let instruments = more.iter().find(|t| t.name() == "get_quant_models").expect("the new operation is a tool");
+    let instruments = more.iter().find(|t| t.name() == "get_investment_risk").expect("the new operation is a tool");
     assert_eq!(instruments.input_schema["properties"]["limit"]["minimum"], 1);
     assert_eq!(more.len(), tools.len() + 1);
 }

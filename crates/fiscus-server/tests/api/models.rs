@@ -141,3 +141,54 @@ async fn bad_parameters_and_inputs_are_refused_naming_them() {
     }
     assert_eq!(app.count("SELECT COUNT(*) FROM compute_jobs").await, 0);
 }
+
+#[tokio::test]
+async fn ml_anomaly_and_scenarios_equal_the_engine() {
+    let app = spawn_app().await;
+    grant(&app).await;
+    let ml: Value = app.get("/api/v2/ml/models", &app.key).await.json().await.expect("json");
+    assert_eq!(ml["data"].as_array().map(Vec::len), Some(4));
+    let mut y = series();
+    y[30] = -50.0;
+    let body =
+        json!({"method": "isolation_forest", "input": {"values": y}, "parameters": {"trees": 50, "seed": 3, "top": 1}});
+    let r = app.post_json("/api/v2/ml/anomaly", &app.key, &body, None).await;
+    assert_eq!(r.status(), 201);
+    let job: Value = r.json().await.expect("json");
+    let x = Matrix::from_rows(&y.iter().map(|v| vec![*v]).collect::<Vec<_>>()).expect("m");
+    let forest = fiscus_quant::anomaly::isolation_forest::IsolationForest::fit(
+        &x,
+        fiscus_quant::anomaly::isolation_forest::IsolationForestConfig { trees: 50, max_samples: 256, seed: 3 },
+    )
+    .expect("engine");
+    let scores = forest.scores(&x).expect("scores");
+    let served: Vec<f64> = serde_json::from_value(job["result"]["output"]["scores"].clone()).expect("scores");
+    assert_eq!(served, scores);
+    assert_eq!(job["result"]["output"]["most_anomalous"][0]["index"], 30);
+    // Stress: the portfolio's return is the weighted moves.
+    let stress = json!({
+        "method": "stress", "returns": {"assets": ["A", "B"], "values": [[0.01, 0.0], [0.0, 0.01]]},
+        "weights": [0.6, 0.4], "shocks": [{"name": "crash", "moves": [-0.35, 0.05]}]
+    });
+    let job: Value = app.post_json("/api/v2/ml/scenarios", &app.key, &stress, None).await.json().await.expect("json");
+    let got = job["result"]["output"]["scenarios"][0]["portfolio_return"].as_f64().expect("return");
+    assert!((got - (0.6 * -0.35 + 0.4 * 0.05)).abs() < 1e-12, "{got}");
+    // Bootstrap: the engine's paths for the seed, compounded.
+    let history: Vec<Vec<f64>> = (0..40).map(|t| vec![(t as f64 * 0.9).sin() * 0.01]).collect();
+    let boot = json!({
+        "method": "block_bootstrap", "returns": {"assets": ["A"], "values": history},
+        "steps": 10, "paths": 201, "block_length": 3, "seed": 9
+    });
+    let job: Value = app.post_json("/api/v2/ml/scenarios", &app.key, &boot, None).await.json().await.expect("json");
+    let paths = fiscus_quant::simulate::bootstrap::bootstrap_paths(
+        &Matrix::from_rows(&history).expect("m"),
+        fiscus_quant::simulate::bootstrap::BootstrapSpec { steps: 10, paths: 201, block_length: 3, seed: 9 },
+    )
+    .expect("engine");
+    let mut compounded: Vec<f64> =
+        paths.iter().map(|m| (0..m.rows()).fold(1.0, |g, r| g * (1.0 + m.row(r)[0])) - 1.0).collect();
+    compounded.sort_by(f64::total_cmp);
+    assert_eq!(job["result"]["output"]["assets"][0]["return_quantiles"]["0.5"].as_f64(), Some(compounded[100]));
+    let bad = json!({"method": "stress", "returns": {"assets": ["A"], "values": [[0.01], [0.0]]}});
+    assert_eq!(app.post_json("/api/v2/ml/scenarios", &app.key, &bad, None).await.status(), 422);
+}
