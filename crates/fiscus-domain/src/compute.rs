@@ -17,11 +17,19 @@ pub enum JobKind {
     ModelRun,
     /// Scenarios generated from history (`/ml/scenarios`).
     Scenarios,
+    /// A planning forecast (`/planning/forecasts`).
+    Forecast,
 }
 
 impl JobKind {
-    pub const ALL: [JobKind; 5] =
-        [JobKind::Optimization, JobKind::Simulation, JobKind::Backtest, JobKind::ModelRun, JobKind::Scenarios];
+    pub const ALL: [JobKind; 6] = [
+        JobKind::Optimization,
+        JobKind::Simulation,
+        JobKind::Backtest,
+        JobKind::ModelRun,
+        JobKind::Scenarios,
+        JobKind::Forecast,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -30,6 +38,7 @@ impl JobKind {
             JobKind::Backtest => "backtest",
             JobKind::ModelRun => "model_run",
             JobKind::Scenarios => "scenarios",
+            JobKind::Forecast => "forecast",
         }
     }
 
@@ -96,7 +105,7 @@ pub fn cancel(state: JobState) -> Result<Cancel, AlreadyEnded> {
 /// A job's price in AI credits, from the size of its work (the published rule, `GET /ai-credits/balance`
 /// explains it): an optimisation costs 1 credit per started 100 assets; a simulation 1 per started 10
 /// million simulated values (paths × steps × assets); a backtest 1 per started million asset-periods; a model
-/// run 1; scenarios 1 per started 10 million resampled values. Every job costs at least 1.
+/// run 1; scenarios 1 per started 10 million resampled values; a forecast 1. Every job costs at least 1.
 pub fn credits(kind: JobKind, size: u64) -> i64 {
     let unit: u64 = match kind {
         JobKind::Optimization => 100,
@@ -104,6 +113,7 @@ pub fn credits(kind: JobKind, size: u64) -> i64 {
         JobKind::Backtest => 1_000_000,
         JobKind::ModelRun => 1,
         JobKind::Scenarios => 10_000_000,
+        JobKind::Forecast => 1,
     };
     i64::try_from(size.div_ceil(unit).max(1)).unwrap_or(i64::MAX)
 }

@@ -28,6 +28,8 @@ fn bearer_operations() -> OpenApiRouter<AppState> {
         .merge(areas::quant::writing_routes())
         .merge(areas::ml::routes())
         .merge(areas::ml::writing_routes())
+        .merge(areas::planning::routes())
+        .merge(areas::planning::writing_routes())
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
         .merge(areas::agents::routes())
@@ -51,6 +53,7 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
         .merge(areas::data::writing_routes())
         .merge(areas::quant::writing_routes())
         .merge(areas::ml::writing_routes())
+        .merge(areas::planning::writing_routes())
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
         .merge(areas::agents::routes())
@@ -61,6 +64,7 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
         .merge(areas::data::routes())
         .merge(areas::quant::routes())
         .merge(areas::ml::routes())
+        .merge(areas::planning::routes())
         .merge(writing)
         .route_layer(from_fn_with_state(state.clone(), auth::layer));
     let (router, api) =

@@ -7,5 +7,6 @@ pub mod agents;
 pub mod data;
 pub mod ml;
 pub mod oauth;
+pub mod planning;
 pub mod platform;
 pub mod quant;

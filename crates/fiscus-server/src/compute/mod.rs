@@ -9,6 +9,7 @@
 //! budget ([`JOB_BUDGET`]).
 
 pub mod backtest;
+pub mod forecast;
 pub mod inputs;
 pub mod models;
 pub mod optimization;
@@ -50,6 +51,7 @@ pub enum Request {
     Backtest(backtest::Backtest),
     ModelRun(models::ModelRun),
     Scenarios(scenarios::Scenarios),
+    Forecast(forecast::Forecast),
 }
 
 impl Request {
@@ -60,6 +62,7 @@ impl Request {
             Request::Backtest(_) => JobKind::Backtest,
             Request::ModelRun(_) => JobKind::ModelRun,
             Request::Scenarios(_) => JobKind::Scenarios,
+            Request::Forecast(_) => JobKind::Forecast,
         }
     }
 
@@ -71,6 +74,7 @@ impl Request {
             Request::Backtest(b) => b.size(),
             Request::ModelRun(m) => m.size(),
             Request::Scenarios(s) => s.size(),
+            Request::Forecast(_) => 1,
         }
     }
 
@@ -81,6 +85,7 @@ impl Request {
             Request::Backtest(b) => b.small(),
             Request::ModelRun(m) => m.small(),
             Request::Scenarios(s) => s.small(),
+            Request::Forecast(f) => f.small(),
         }
     }
 
@@ -111,6 +116,11 @@ impl Request {
                 let data = s.returns.load(state, workspace_id).await.map_err(Refusal::Failure)?;
                 let s = s.clone();
                 state.compute.run(move || s.run(data, &control)).await.map_err(|Crashed| Refusal::Crashed)?
+            }
+            Request::Forecast(f) => {
+                let data = f.load(state, workspace_id).await.map_err(Refusal::Failure)?;
+                let f = f.clone();
+                state.compute.run(move || f.run(data, &control)).await.map_err(|Crashed| Refusal::Crashed)?
             }
         }
     }

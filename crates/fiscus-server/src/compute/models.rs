@@ -185,7 +185,7 @@ pub struct ModelInput {
 pub struct ModelRunRequest {
     pub input: ModelInput,
     /// The model's parameters (its `parameters` schema in the catalogue); defaults apply to what is left out.
-    #[schema(value_type = Object)]
+    #[schema(value_type = Option<Object>)]
     pub parameters: Option<Value>,
 }
 

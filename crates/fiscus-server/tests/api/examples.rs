@@ -315,6 +315,11 @@ async fn every_documented_success_has_a_real_example() {
     });
     walk.post("post_quant_models_key_run", "/api/v2/quant/models/arima/run", &arima).await;
     walk.get("get_quant_model_runs", "/api/v2/quant/model-runs?limit=1").await;
+    let forecast = json!({ "series": "cpilfesl", "start": "2012-01-01", "model": "arima", "horizon": 12 });
+    walk.post("post_planning_forecasts", "/api/v2/planning/forecasts", &forecast).await;
+    let automatic = json!({ "series": "cpilfesl", "start": "2012-01-01", "horizon": 12 });
+    walk.post("post_planning_forecasts", "/api/v2/planning/forecasts", &automatic).await;
+    walk.get("get_planning_forecasts", "/api/v2/planning/forecasts?limit=1").await;
     walk.get("get_ml_models", "/api/v2/ml/models").await;
     let anomaly = json!({
         "method": "isolation_forest",

@@ -22,6 +22,7 @@ mod mcp;
 mod models;
 mod oauth;
 mod openapi;
+mod planning;
 mod platform;
 mod probes;
 mod python_clients;

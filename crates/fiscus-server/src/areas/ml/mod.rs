@@ -107,7 +107,7 @@ pub struct AnomalyRequest {
     pub method: AnomalyMethod,
     pub input: ModelInput,
     /// The method's parameters (see `GET /ml/models`).
-    #[schema(value_type = Object)]
+    #[schema(value_type = Option<Object>)]
     pub parameters: Option<Value>,
 }
 
