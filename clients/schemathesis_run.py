@@ -72,6 +72,7 @@ REAL_IDS = {
     ("GET", "/api/v2/agent-execution/requests/{uid}"): "agent_request_id",
     ("GET", "/api/v2/quant/compute/jobs/{uid}"): "compute_job_id",
     ("POST", "/api/v2/quant/compute/jobs/{uid}/cancel"): "compute_job_id",
+    ("GET", "/api/v2/generative/runs/{uid}"): "generative_run_id",
 }
 _IDS = json.loads(os.environ.get("FISCUS_ST_IDS") or "{}")
 # The data plane's path keys, from the demo data the test loads: (parameter, value).
@@ -326,6 +327,10 @@ def seed(base, key, client_id, client_secret, given):
     if "compute_job_id" not in ids:
         body = {"objective": "min_variance", "returns": {"assets": ["A", "B"], "values": [[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]]}}
         ids["compute_job_id"] = api.post("/api/v2/quant/compute/optimizations", body).json()["id"]
+    if "generative_run_id" not in ids:
+        body = {"generator": "gbm", "parameters": {"assets": ["X"], "initial": [100.0], "drift": [0.05], "covariance": [[0.04]]},
+                "steps": 3, "paths": 2, "seed": 1}
+        ids["generative_run_id"] = api.post("/api/v2/generative/paths", body).json()["id"]
     # A live access token for /oauth/revoke and /oauth/introspect (never written to ids.json).
     r = requests.post(
         f"{base}/api/v2/oauth/token",

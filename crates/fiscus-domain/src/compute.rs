@@ -19,16 +19,19 @@ pub enum JobKind {
     Scenarios,
     /// A planning forecast (`/planning/forecasts`).
     Forecast,
+    /// Synthetic paths or scenarios (`/generative/*`).
+    Generative,
 }
 
 impl JobKind {
-    pub const ALL: [JobKind; 6] = [
+    pub const ALL: [JobKind; 7] = [
         JobKind::Optimization,
         JobKind::Simulation,
         JobKind::Backtest,
         JobKind::ModelRun,
         JobKind::Scenarios,
         JobKind::Forecast,
+        JobKind::Generative,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -39,6 +42,7 @@ impl JobKind {
             JobKind::ModelRun => "model_run",
             JobKind::Scenarios => "scenarios",
             JobKind::Forecast => "forecast",
+            JobKind::Generative => "generative",
         }
     }
 
@@ -105,7 +109,8 @@ pub fn cancel(state: JobState) -> Result<Cancel, AlreadyEnded> {
 /// A job's price in AI credits, from the size of its work (the published rule, `GET /ai-credits/balance`
 /// explains it): an optimisation costs 1 credit per started 100 assets; a simulation 1 per started 10
 /// million simulated values (paths × steps × assets); a backtest 1 per started million asset-periods; a model
-/// run 1; scenarios 1 per started 10 million resampled values; a forecast 1. Every job costs at least 1.
+/// run 1; scenarios 1 per started 10 million resampled values; a forecast 1; a generative run 1 per started 10 million generated
+/// values. Every job costs at least 1.
 pub fn credits(kind: JobKind, size: u64) -> i64 {
     let unit: u64 = match kind {
         JobKind::Optimization => 100,
@@ -114,6 +119,7 @@ pub fn credits(kind: JobKind, size: u64) -> i64 {
         JobKind::ModelRun => 1,
         JobKind::Scenarios => 10_000_000,
         JobKind::Forecast => 1,
+        JobKind::Generative => 10_000_000,
     };
     i64::try_from(size.div_ceil(unit).max(1)).unwrap_or(i64::MAX)
 }

@@ -30,6 +30,8 @@ fn bearer_operations() -> OpenApiRouter<AppState> {
         .merge(areas::ml::writing_routes())
         .merge(areas::planning::routes())
         .merge(areas::planning::writing_routes())
+        .merge(areas::generative::routes())
+        .merge(areas::generative::writing_routes())
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
         .merge(areas::agents::routes())
@@ -54,6 +56,7 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
         .merge(areas::quant::writing_routes())
         .merge(areas::ml::writing_routes())
         .merge(areas::planning::writing_routes())
+        .merge(areas::generative::writing_routes())
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
         .merge(areas::agents::routes())
@@ -65,6 +68,7 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
         .merge(areas::quant::routes())
         .merge(areas::ml::routes())
         .merge(areas::planning::routes())
+        .merge(areas::generative::routes())
         .merge(writing)
         .route_layer(from_fn_with_state(state.clone(), auth::layer));
     let (router, api) =

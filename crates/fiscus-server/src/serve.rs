@@ -60,6 +60,9 @@ pub async fn run(
             Ok(())
         }
     };
+    // Running computations stop at their next check; their jobs are retaken by another node (or this one
+    // when it is back).
+    state.compute.close();
     background.abort();
     worker.abort();
     if let Some(c) = computer {

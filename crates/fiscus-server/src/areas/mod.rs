@@ -5,6 +5,7 @@ pub mod actions;
 pub mod agent_execution;
 pub mod agents;
 pub mod data;
+pub mod generative;
 pub mod ml;
 pub mod oauth;
 pub mod planning;

@@ -10,6 +10,7 @@
 
 pub mod backtest;
 pub mod forecast;
+pub mod generative;
 pub mod inputs;
 pub mod models;
 pub mod optimization;
@@ -52,6 +53,7 @@ pub enum Request {
     ModelRun(models::ModelRun),
     Scenarios(scenarios::Scenarios),
     Forecast(forecast::Forecast),
+    Generative(generative::Generative),
 }
 
 impl Request {
@@ -63,6 +65,7 @@ impl Request {
             Request::ModelRun(_) => JobKind::ModelRun,
             Request::Scenarios(_) => JobKind::Scenarios,
             Request::Forecast(_) => JobKind::Forecast,
+            Request::Generative(_) => JobKind::Generative,
         }
     }
 
@@ -75,6 +78,7 @@ impl Request {
             Request::ModelRun(m) => m.size(),
             Request::Scenarios(s) => s.size(),
             Request::Forecast(_) => 1,
+            Request::Generative(g) => g.size(),
         }
     }
 
@@ -86,41 +90,59 @@ impl Request {
             Request::ModelRun(m) => m.small(),
             Request::Scenarios(s) => s.small(),
             Request::Forecast(f) => f.small(),
+            Request::Generative(g) => g.small(),
         }
     }
 
     /// Reads the inputs and computes on the pool.
-    async fn compute(&self, state: &AppState, workspace_id: &str, control: Arc<Control>) -> Result<Value, Refusal> {
+    async fn compute(
+        &self,
+        state: &AppState,
+        workspace_id: &str,
+        control: Arc<Control>,
+        inline: bool,
+    ) -> Result<Value, Refusal> {
+        // Computations answered in the request never wait behind queued jobs (they are small by rule).
+        let pool = state.compute.clone();
+        let run = |f: Box<dyn FnOnce() -> Result<Value, Refusal> + Send>| async move {
+            let done = if inline { pool.run_inline(f).await } else { pool.run(f).await };
+            done.map_err(|Crashed| Refusal::Crashed)?
+        };
         match self {
             Request::Optimization(o) => {
                 let data = o.returns.load(state, workspace_id).await.map_err(Refusal::Failure)?;
                 let o = o.clone();
-                state.compute.run(move || o.run(data, &control)).await.map_err(|Crashed| Refusal::Crashed)?
+                run(Box::new(move || o.run(data, &control))).await
             }
             Request::Simulation(s) => {
                 let data = s.load(state, workspace_id).await.map_err(Refusal::Failure)?;
                 let s = s.clone();
-                state.compute.run(move || s.run(data, &control)).await.map_err(|Crashed| Refusal::Crashed)?
+                run(Box::new(move || s.run(data, &control))).await
             }
             Request::Backtest(b) => {
                 let panel = inputs::load(state, workspace_id, &b.prices).await.map_err(Refusal::Failure)?;
                 let b = b.clone();
-                state.compute.run(move || b.run(panel, &control)).await.map_err(|Crashed| Refusal::Crashed)?
+                run(Box::new(move || b.run(panel, &control))).await
             }
             Request::ModelRun(m) => {
                 let data = m.load(state, workspace_id).await.map_err(Refusal::Failure)?;
                 let m = m.clone();
-                state.compute.run(move || m.run(data, &control)).await.map_err(|Crashed| Refusal::Crashed)?
+                run(Box::new(move || m.run(data, &control))).await
             }
             Request::Scenarios(s) => {
                 let data = s.returns.load(state, workspace_id).await.map_err(Refusal::Failure)?;
                 let s = s.clone();
-                state.compute.run(move || s.run(data, &control)).await.map_err(|Crashed| Refusal::Crashed)?
+                run(Box::new(move || s.run(data, &control))).await
             }
             Request::Forecast(f) => {
                 let data = f.load(state, workspace_id).await.map_err(Refusal::Failure)?;
                 let f = f.clone();
-                state.compute.run(move || f.run(data, &control)).await.map_err(|Crashed| Refusal::Crashed)?
+                run(Box::new(move || f.run(data, &control))).await
+            }
+            Request::Generative(g) => {
+                let data = g.load(state, workspace_id).await.map_err(Refusal::Failure)?;
+                let g = g.clone();
+                run(Box::new(move || g.run(data, &control))).await
             }
         }
     }
@@ -202,7 +224,7 @@ pub async fn submit(
         if t.granted - t.consumed < credits {
             return Err(exhausted(credits, t.granted - t.consumed));
         }
-        match request.compute(state, &tenant.workspace_id, Control::new(JOB_BUDGET)).await {
+        match request.compute(state, &tenant.workspace_id, state.compute.control(JOB_BUDGET), true).await {
             Ok(v) => Some(v),
             Err(Refusal::Engine(e)) => {
                 return Err(Failure::Computation { engine_error: engine_error(&e), detail: e.to_string() });
@@ -355,7 +377,7 @@ pub async fn cancel(state: &AppState, caller: &Caller, tenant: &Tenant, id: &str
 /// claim was lost meanwhile.
 pub async fn execute(state: &AppState, worker: &str, job: Job) -> Result<(), Failure> {
     let caller = Caller::bare(fiscus_domain::actor::Actor::worker(worker));
-    let control = Control::new(JOB_BUDGET);
+    let control = state.compute.control(JOB_BUDGET);
     let beat = {
         let (state, control, id, worker) = (state.clone(), control.clone(), job.id.clone(), worker.to_string());
         tokio::spawn(async move {
@@ -373,7 +395,7 @@ pub async fn execute(state: &AppState, worker: &str, job: Job) -> Result<(), Fai
         })
     };
     let outcome = match serde_json::from_str::<Request>(&job.request) {
-        Ok(request) => request.compute(state, &job.tenant.workspace_id, control.clone()).await,
+        Ok(request) => request.compute(state, &job.tenant.workspace_id, control.clone(), false).await,
         Err(e) => Err(Refusal::Failure(Failure::internal(format!("job {}: stored request: {e}", job.id)))),
     };
     beat.abort();

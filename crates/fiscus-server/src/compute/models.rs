@@ -72,13 +72,13 @@ pub const CATALOGUE: &[ModelInfo] = &[
         peer: "statsmodels SARIMAX",
         parameters: || {
             json!({"type": "object", "additionalProperties": false, "properties": {
-                "p": {"type": "integer", "minimum": 0, "maximum": 5, "default": 1},
+                "p": {"type": "integer", "minimum": 0, "maximum": 3, "default": 1},
                 "d": {"type": "integer", "minimum": 0, "maximum": 2, "default": 0},
-                "q": {"type": "integer", "minimum": 0, "maximum": 5, "default": 0},
-                "seasonal_p": {"type": "integer", "minimum": 0, "maximum": 2, "default": 0},
+                "q": {"type": "integer", "minimum": 0, "maximum": 3, "default": 0},
+                "seasonal_p": {"type": "integer", "minimum": 0, "maximum": 1, "default": 0},
                 "seasonal_d": {"type": "integer", "minimum": 0, "maximum": 1, "default": 0},
-                "seasonal_q": {"type": "integer", "minimum": 0, "maximum": 2, "default": 0},
-                "period": {"type": "integer", "minimum": 0, "maximum": 52, "default": 0},
+                "seasonal_q": {"type": "integer", "minimum": 0, "maximum": 1, "default": 0},
+                "period": {"type": "integer", "minimum": 0, "maximum": 12, "default": 0},
                 "trend": {"enum": ["none", "constant", "drift"], "default": "none"},
                 "level": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "default": 0.95},
                 "horizon": horizon()}})
@@ -326,11 +326,10 @@ fn check(p: &Parameters) -> Result<(), Failure> {
             }
         }
         Parameters::Arima { p, d, q, seasonal_p, seasonal_d, seasonal_q, period, trend, level, horizon } => {
-            if *p > 5 || *q > 5 || *d > 2 || *seasonal_p > 2 || *seasonal_q > 2 || *seasonal_d > 1 || *period > 52 {
-                return bad(
-                    "p",
-                    "p, q at most 5; d at most 2; seasonal orders at most 2 (D at most 1); period at most 52",
-                );
+            // The engine's likelihood grows steeply with the state dimension (p + P·s, q + Q·s + 1): bounded
+            // here until its Lyapunov step is cheaper.
+            if *p > 3 || *q > 3 || *d > 2 || *seasonal_p > 1 || *seasonal_q > 1 || *seasonal_d > 1 || *period > 12 {
+                return bad("p", "p, q at most 3; d at most 2; seasonal orders at most 1; period at most 12");
             }
             if !["none", "constant", "drift"].contains(&trend.as_str()) {
                 return bad("trend", "none, constant or drift");

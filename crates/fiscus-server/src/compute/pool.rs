@@ -6,14 +6,21 @@
 //! when the job is cancelled, its claim lost, or its wall-clock budget spent.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
 #[derive(Clone)]
 pub struct Pool {
+    /// Threads for queued jobs (claimed by the worker only when one is free).
     permits: Arc<Semaphore>,
+    /// Threads for computations answered in their request: small by rule, and never queued behind a long
+    /// job.
+    inline: Arc<Semaphore>,
     threads: usize,
+    /// Set when the node stops: running computations stop at their next check, leaving their jobs to be
+    /// retaken (the runtime would otherwise wait for them to finish).
+    closing: Arc<AtomicBool>,
     /// Wakes this node's worker when a job is queued here.
     pub wake: Arc<tokio::sync::Notify>,
 }
@@ -21,7 +28,13 @@ pub struct Pool {
 impl Pool {
     pub fn new(threads: usize) -> Pool {
         let threads = threads.max(1);
-        Pool { permits: Arc::new(Semaphore::new(threads)), threads, wake: Arc::default() }
+        Pool {
+            permits: Arc::new(Semaphore::new(threads)),
+            inline: Arc::new(Semaphore::new(threads)),
+            threads,
+            closing: Arc::default(),
+            wake: Arc::default(),
+        }
     }
 
     /// One thread fewer than the machine's cores, at least one.
@@ -34,14 +47,36 @@ impl Pool {
         self.threads
     }
 
-    /// Threads free now.
+    /// Job threads free now.
     pub fn free(&self) -> usize {
         self.permits.available_permits()
     }
 
-    /// Runs `f` on a pool thread once one is free. A panic in `f` is an error, never the caller's panic.
+    /// Stops every running computation at its next check.
+    pub fn close(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+    }
+
+    /// A control for one computation, with `budget` of wall clock.
+    pub fn control(&self, budget: Duration) -> Arc<Control> {
+        Arc::new(Control {
+            stop: AtomicU8::new(0),
+            progress: AtomicI64::new(0),
+            deadline: Instant::now() + budget,
+            closing: self.closing.clone(),
+        })
+    }
+
+    /// Runs a queued job's computation on a job thread once one is free. A panic in `f` is an error, never
+    /// the caller's panic.
     pub async fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> Result<T, Crashed> {
         let _permit = self.permits.clone().acquire_owned().await.map_err(|_| Crashed)?;
+        tokio::task::spawn_blocking(f).await.map_err(|_| Crashed)
+    }
+
+    /// Runs a computation answered in its request, on the inline threads.
+    pub async fn run_inline<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> Result<T, Crashed> {
+        let _permit = self.inline.clone().acquire_owned().await.map_err(|_| Crashed)?;
         tokio::task::spawn_blocking(f).await.map_err(|_| Crashed)
     }
 }
@@ -65,13 +100,10 @@ pub struct Control {
     stop: AtomicU8,
     progress: AtomicI64,
     deadline: Instant,
+    closing: Arc<AtomicBool>,
 }
 
 impl Control {
-    pub fn new(budget: Duration) -> Arc<Control> {
-        Arc::new(Control { stop: AtomicU8::new(0), progress: AtomicI64::new(0), deadline: Instant::now() + budget })
-    }
-
     pub fn stop(&self, why: Stop) {
         let code = match why {
             Stop::Cancelled => 1,
@@ -93,6 +125,9 @@ impl Control {
 
     /// Called inside long loops: `Err` when the computation must stop now.
     pub fn check(&self) -> Result<(), Stop> {
+        if self.closing.load(Ordering::SeqCst) {
+            self.stop(Stop::Abandoned);
+        }
         if Instant::now() >= self.deadline {
             self.stop(Stop::OutOfTime);
         }

@@ -130,6 +130,9 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: ScenarioRequest) -> Re
     if n > 100 {
         return Err(Failure::Invalid(vec![("instruments", "at most 100 assets".into())]));
     }
+    if u64::from(steps) * u64::from(paths) * n as u64 > 10_000_000 {
+        return Err(Failure::Invalid(vec![("paths", "steps × paths × assets must be at most 10000000".into())]));
+    }
     if r.weights.as_ref().is_some_and(|w| w.len() != n) || shocks.iter().any(|s| s.moves.len() != n) {
         return Err(Failure::Invalid(vec![(
             "weights",

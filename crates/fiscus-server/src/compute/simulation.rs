@@ -2,10 +2,11 @@
 //! parameters estimated from instruments' prices (annualised mean and covariance of daily log returns, the
 //! last observed price as the start) or given inline.
 //!
-//! Paths are simulated in chunks of [`CHUNK`] paths, the job checking for cancel and its budget between
-//! chunks. Chunk 0 uses the job's seed and chunk `k` the seed `splitmix64(seed + k)`, whatever the thread
-//! count, so a job is reproducible bit for bit; a job of at most one chunk is exactly the engine's
-//! `gbm_terminal_prices` for its seed.
+//! Paths are simulated in chunks (at most [`CHUNK`] paths, fewer for long multi-asset paths so that a chunk
+//! stays near ten million draws), the job checking for cancel and its budget between chunks. The chunk size
+//! depends on the request only; chunk 0 uses the job's seed and chunk `k` the seed `splitmix64(seed + k)`,
+//! whatever the thread count, so a job is reproducible bit for bit; a job of one chunk is exactly the
+//! engine's `gbm_terminal_prices` for its seed.
 
 use fiscus_quant::Matrix;
 use fiscus_quant::simulate::gbm::{GbmSpec, for_each_gbm_path};
@@ -17,12 +18,14 @@ use super::{Control, Refusal};
 use crate::governed::Failure;
 use crate::state::AppState;
 
-/// Paths simulated between two checks for cancel.
+/// Paths simulated between two checks for cancel, at most.
 pub const CHUNK: usize = 10_000;
+/// Draws simulated between two checks for cancel, about.
+const DRAWS_PER_CHUNK: usize = 10_000_000;
 /// At most this many terminal values are kept (paths × assets): 40 MB.
 const MAX_TERMINALS: u64 = 5_000_000;
-/// At most this many normal draws per job (paths × steps × assets).
-const MAX_DRAWS: u64 = 5_000_000_000;
+/// At most this many normal draws per job (paths × steps × assets): tens of seconds on one core.
+const MAX_DRAWS: u64 = 1_000_000_000;
 
 /// GBM parameters given inline (annual units).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -152,7 +155,7 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: SimulationRequest) -> 
     })
 }
 
-fn check_parameters(errors: &mut Vec<(&'static str, String)>, p: &GbmParameters) {
+pub(super) fn check_parameters(errors: &mut Vec<(&'static str, String)>, p: &GbmParameters) {
     let n = p.assets.len();
     if n == 0 || p.initial.len() != n || p.drift.len() != n || p.covariance.len() != n {
         errors.push(("parameters", "assets, initial, drift and covariance must have one entry per asset".into()));
@@ -264,7 +267,8 @@ impl Simulation {
         let mut chunk = 0u64;
         while done < paths {
             control.check()?;
-            let size = CHUNK.min(paths - done);
+            let per_chunk = (DRAWS_PER_CHUNK / (steps * n).max(1)).clamp(1, CHUNK);
+            let size = per_chunk.min(paths - done);
             let seed = if chunk == 0 { self.seed } else { splitmix64(self.seed.wrapping_add(chunk)) };
             let spec = GbmSpec {
                 initial: &data.initial,

@@ -320,6 +320,34 @@ async fn every_documented_success_has_a_real_example() {
     let automatic = json!({ "series": "cpilfesl", "start": "2012-01-01", "horizon": 12 });
     walk.post("post_planning_forecasts", "/api/v2/planning/forecasts", &automatic).await;
     walk.get("get_planning_forecasts", "/api/v2/planning/forecasts?limit=1").await;
+    walk.get("get_generative_models", "/api/v2/generative/models").await;
+    let generated = json!({
+        "generator": "block_bootstrap", "instruments": ["AAPL"], "start": "2017-01-01", "end": "2017-12-31",
+        "steps": 5, "paths": 3, "block_length": 2, "seed": 42
+    });
+    let run = walk.post("post_generative_paths", "/api/v2/generative/paths", &generated).await;
+    let fans = json!({
+        "generator": "gbm", "instruments": ["AAPL", "MSFT"], "start": "2015-01-01", "end": "2017-12-31",
+        "steps": 5, "paths": 200, "seed": 42
+    });
+    walk.post("post_generative_scenarios", "/api/v2/generative/scenarios", &fans).await;
+    for (operation, path, body) in [
+        ("post_generative_paths", "/api/v2/generative/paths", &generated),
+        ("post_generative_scenarios", "/api/v2/generative/scenarios", &fans),
+    ] {
+        let queued = app
+            .http
+            .post(app.url(path))
+            .bearer_auth(&app.key)
+            .header("Prefer", "respond-async")
+            .json(body)
+            .send()
+            .await
+            .expect("request");
+        walk.record(operation, queued).await;
+    }
+    walk.get("get_generative_runs", "/api/v2/generative/runs?limit=1").await;
+    walk.get("get_generative_runs_uid", &format!("/api/v2/generative/runs/{}", run["id"].as_str().expect("id"))).await;
     walk.get("get_ml_models", "/api/v2/ml/models").await;
     let anomaly = json!({
         "method": "isolation_forest",

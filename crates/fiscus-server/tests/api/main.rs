@@ -15,6 +15,7 @@ mod delegations;
 mod events;
 mod evidence;
 mod examples;
+mod generative;
 mod helpers;
 mod idempotency;
 mod layers;
