@@ -73,6 +73,7 @@ REAL_IDS = {
     ("GET", "/api/v2/quant/compute/jobs/{uid}"): "compute_job_id",
     ("POST", "/api/v2/quant/compute/jobs/{uid}/cancel"): "compute_job_id",
     ("GET", "/api/v2/generative/runs/{uid}"): "generative_run_id",
+    ("GET", "/api/v2/quant/model-tournaments/{uid}"): "tournament_id",
 }
 _IDS = json.loads(os.environ.get("FISCUS_ST_IDS") or "{}")
 # The data plane's path keys, from the demo data the test loads: (parameter, value).
@@ -331,6 +332,9 @@ def seed(base, key, client_id, client_secret, given):
         body = {"generator": "gbm", "parameters": {"assets": ["X"], "initial": [100.0], "drift": [0.05], "covariance": [[0.04]]},
                 "steps": 3, "paths": 2, "seed": 1}
         ids["generative_run_id"] = api.post("/api/v2/generative/paths", body).json()["id"]
+    if "tournament_id" not in ids:
+        body = {"values": [float(100 + (t % 12) * 3 + t) for t in range(36)], "candidates": ["naive", "ses"], "horizon": 3}
+        ids["tournament_id"] = api.post("/api/v2/quant/model-tournaments", body).json()["id"]
     # A live access token for /oauth/revoke and /oauth/introspect (never written to ids.json).
     r = requests.post(
         f"{base}/api/v2/oauth/token",

@@ -21,10 +21,12 @@ pub enum JobKind {
     Forecast,
     /// Synthetic paths or scenarios (`/generative/*`).
     Generative,
+    /// A model tournament (`/quant/model-tournaments`).
+    Tournament,
 }
 
 impl JobKind {
-    pub const ALL: [JobKind; 7] = [
+    pub const ALL: [JobKind; 8] = [
         JobKind::Optimization,
         JobKind::Simulation,
         JobKind::Backtest,
@@ -32,6 +34,7 @@ impl JobKind {
         JobKind::Scenarios,
         JobKind::Forecast,
         JobKind::Generative,
+        JobKind::Tournament,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -43,6 +46,7 @@ impl JobKind {
             JobKind::Scenarios => "scenarios",
             JobKind::Forecast => "forecast",
             JobKind::Generative => "generative",
+            JobKind::Tournament => "tournament",
         }
     }
 
@@ -110,7 +114,7 @@ pub fn cancel(state: JobState) -> Result<Cancel, AlreadyEnded> {
 /// explains it): an optimisation costs 1 credit per started 100 assets; a simulation 1 per started 10
 /// million simulated values (paths × steps × assets); a backtest 1 per started million asset-periods; a model
 /// run 1; scenarios 1 per started 10 million resampled values; a forecast 1; a generative run 1 per started 10 million generated
-/// values. Every job costs at least 1.
+/// values; a tournament 1 per candidate. Every job costs at least 1.
 pub fn credits(kind: JobKind, size: u64) -> i64 {
     let unit: u64 = match kind {
         JobKind::Optimization => 100,
@@ -120,6 +124,7 @@ pub fn credits(kind: JobKind, size: u64) -> i64 {
         JobKind::Scenarios => 10_000_000,
         JobKind::Forecast => 1,
         JobKind::Generative => 10_000_000,
+        JobKind::Tournament => 1,
     };
     i64::try_from(size.div_ceil(unit).max(1)).unwrap_or(i64::MAX)
 }

@@ -17,6 +17,7 @@ pub mod optimization;
 mod pool;
 pub mod scenarios;
 pub mod simulation;
+pub mod tournament;
 
 pub use pool::{Control, Crashed, Pool, Stop};
 
@@ -54,6 +55,7 @@ pub enum Request {
     Scenarios(scenarios::Scenarios),
     Forecast(forecast::Forecast),
     Generative(generative::Generative),
+    Tournament(tournament::Tournament),
 }
 
 impl Request {
@@ -66,6 +68,7 @@ impl Request {
             Request::Scenarios(_) => JobKind::Scenarios,
             Request::Forecast(_) => JobKind::Forecast,
             Request::Generative(_) => JobKind::Generative,
+            Request::Tournament(_) => JobKind::Tournament,
         }
     }
 
@@ -79,6 +82,7 @@ impl Request {
             Request::Scenarios(s) => s.size(),
             Request::Forecast(_) => 1,
             Request::Generative(g) => g.size(),
+            Request::Tournament(t) => t.candidates.len() as u64,
         }
     }
 
@@ -91,6 +95,7 @@ impl Request {
             Request::Scenarios(s) => s.small(),
             Request::Forecast(f) => f.small(),
             Request::Generative(g) => g.small(),
+            Request::Tournament(t) => t.small(),
         }
     }
 
@@ -143,6 +148,11 @@ impl Request {
                 let data = g.load(state, workspace_id).await.map_err(Refusal::Failure)?;
                 let g = g.clone();
                 run(Box::new(move || g.run(data, &control))).await
+            }
+            Request::Tournament(t) => {
+                let data = t.load(state, workspace_id).await.map_err(Refusal::Failure)?;
+                let t = t.clone();
+                run(Box::new(move || t.run(data, &control))).await
             }
         }
     }

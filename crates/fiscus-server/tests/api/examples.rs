@@ -348,6 +348,20 @@ async fn every_documented_success_has_a_real_example() {
     }
     walk.get("get_generative_runs", "/api/v2/generative/runs?limit=1").await;
     walk.get("get_generative_runs_uid", &format!("/api/v2/generative/runs/{}", run["id"].as_str().expect("id"))).await;
+    let tournament = json!({
+        "series": "cpilfesl", "start": "2006-01-01", "candidates": ["naive", "ses", "holt", "damped"],
+        "horizon": 6, "origins": 4, "seasonal_period": 12
+    });
+    let ranked = walk.post("post_quant_model_tournaments", "/api/v2/quant/model-tournaments", &tournament).await;
+    let with_arima =
+        json!({ "series": "cpilfesl", "start": "2006-01-01", "candidates": ["naive", "arima"], "horizon": 6 });
+    walk.post("post_quant_model_tournaments", "/api/v2/quant/model-tournaments", &with_arima).await;
+    walk.get("get_quant_model_tournaments", "/api/v2/quant/model-tournaments?limit=1").await;
+    walk.get(
+        "get_quant_model_tournaments_uid",
+        &format!("/api/v2/quant/model-tournaments/{}", ranked["id"].as_str().expect("id")),
+    )
+    .await;
     walk.get("get_ml_models", "/api/v2/ml/models").await;
     let anomaly = json!({
         "method": "isolation_forest",

@@ -31,5 +31,6 @@ mod rate_limit;
 mod schemathesis;
 mod settlement;
 mod signed_clients;
+mod tournaments;
 mod webhook_delivery;
 mod webhooks;

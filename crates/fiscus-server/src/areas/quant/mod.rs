@@ -4,6 +4,7 @@
 
 pub mod compute;
 pub mod models;
+pub mod tournaments;
 
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -19,6 +20,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(models::get_model))
         .routes(routes!(models::get_statistical_models))
         .routes(routes!(models::get_model_runs))
+        .routes(routes!(tournaments::get_tournaments))
+        .routes(routes!(tournaments::get_tournament))
 }
 
 /// Operations that create or change jobs (behind the idempotency layer).
@@ -29,4 +32,5 @@ pub fn writing_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(compute::post_backtest))
         .routes(routes!(compute::post_cancel))
         .routes(routes!(models::post_model_run))
+        .routes(routes!(tournaments::post_tournament))
 }
