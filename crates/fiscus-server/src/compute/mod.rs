@@ -19,7 +19,7 @@ pub mod scenarios;
 pub mod simulation;
 pub mod tournament;
 
-pub use pool::{Control, Crashed, Pool, Stop};
+pub use pool::{Control, Crashed, Pool, Reserved, Stop};
 
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::compute::{self as rules, JobKind, JobState};
@@ -105,12 +105,16 @@ impl Request {
         state: &AppState,
         workspace_id: &str,
         control: Arc<Control>,
-        inline: bool,
+        thread: Option<Reserved>,
     ) -> Result<Value, Refusal> {
-        // Computations answered in the request never wait behind queued jobs (they are small by rule).
+        // A queued job runs on the thread its worker reserved; a computation answered in the request on the
+        // inline threads, never behind queued jobs (it is small by rule).
         let pool = state.compute.clone();
         let run = |f: Box<dyn FnOnce() -> Result<Value, Refusal> + Send>| async move {
-            let done = if inline { pool.run_inline(f).await } else { pool.run(f).await };
+            let done = match thread {
+                Some(t) => pool.run(t, f).await,
+                None => pool.run_inline(f).await,
+            };
             done.map_err(|Crashed| Refusal::Crashed)?
         };
         match self {
@@ -234,7 +238,7 @@ pub async fn submit(
         if t.granted - t.consumed < credits {
             return Err(exhausted(credits, t.granted - t.consumed));
         }
-        match request.compute(state, &tenant.workspace_id, state.compute.control(JOB_BUDGET), true).await {
+        match request.compute(state, &tenant.workspace_id, state.compute.control(JOB_BUDGET), None).await {
             Ok(v) => Some(v),
             Err(Refusal::Engine(e)) => {
                 return Err(Failure::Computation { engine_error: engine_error(&e), detail: e.to_string() });
@@ -383,9 +387,9 @@ pub async fn cancel(state: &AppState, caller: &Caller, tenant: &Tenant, id: &str
     Ok(jobs::get(&mut conn, state.store.seal_key(), tenant, id).await?.0)
 }
 
-/// Runs a job this worker claimed, heartbeating while it computes, and ends it. Nothing is written when the
+/// Runs a job this worker claimed on the thread it reserved, heartbeating while it computes, and ends it. Nothing is written when the
 /// claim was lost meanwhile.
-pub async fn execute(state: &AppState, worker: &str, job: Job) -> Result<(), Failure> {
+pub async fn execute(state: &AppState, worker: &str, job: Job, thread: Reserved) -> Result<(), Failure> {
     let caller = Caller::bare(fiscus_domain::actor::Actor::worker(worker));
     let control = state.compute.control(JOB_BUDGET);
     let beat = {
@@ -405,7 +409,7 @@ pub async fn execute(state: &AppState, worker: &str, job: Job) -> Result<(), Fai
         })
     };
     let outcome = match serde_json::from_str::<Request>(&job.request) {
-        Ok(request) => request.compute(state, &job.tenant.workspace_id, control.clone(), false).await,
+        Ok(request) => request.compute(state, &job.tenant.workspace_id, control.clone(), Some(thread)).await,
         Err(e) => Err(Refusal::Failure(Failure::internal(format!("job {}: stored request: {e}", job.id)))),
     };
     beat.abort();

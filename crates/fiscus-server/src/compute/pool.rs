@@ -47,9 +47,10 @@ impl Pool {
         self.threads
     }
 
-    /// Job threads free now.
-    pub fn free(&self) -> usize {
-        self.permits.available_permits()
+    /// A job thread, if one is free now: the worker reserves threads before it claims jobs, so a node never
+    /// claims more jobs than it can start (the rest stay queued for other nodes).
+    pub fn reserve(&self) -> Option<Reserved> {
+        self.permits.clone().try_acquire_owned().ok().map(|p| Reserved { _permit: p })
     }
 
     /// Stops every running computation at its next check.
@@ -67,10 +68,14 @@ impl Pool {
         })
     }
 
-    /// Runs a queued job's computation on a job thread once one is free. A panic in `f` is an error, never
+    /// Runs a queued job's computation on the job thread reserved for it. A panic in `f` is an error, never
     /// the caller's panic.
-    pub async fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> Result<T, Crashed> {
-        let _permit = self.permits.clone().acquire_owned().await.map_err(|_| Crashed)?;
+    pub async fn run<T: Send + 'static>(
+        &self,
+        thread: Reserved,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Crashed> {
+        let _held = thread;
         tokio::task::spawn_blocking(f).await.map_err(|_| Crashed)
     }
 
@@ -79,6 +84,11 @@ impl Pool {
         let _permit = self.inline.clone().acquire_owned().await.map_err(|_| Crashed)?;
         tokio::task::spawn_blocking(f).await.map_err(|_| Crashed)
     }
+}
+
+/// A job thread reserved for one job (released when dropped).
+pub struct Reserved {
+    _permit: tokio::sync::OwnedSemaphorePermit,
 }
 
 /// A computation panicked (a bug: the engine returns typed errors) or the pool was closed.
@@ -145,5 +155,31 @@ impl Control {
 
     pub fn progress(&self) -> i64 {
         self.progress.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_reserves_no_more_job_threads_than_it_has() {
+        let pool = Pool::new(2);
+        let (a, b) = (pool.reserve(), pool.reserve());
+        assert!(a.is_some() && b.is_some());
+        assert!(pool.reserve().is_none(), "a third job would wait: it stays queued for another node");
+        drop(a);
+        assert!(pool.reserve().is_some(), "a finished job's thread is free again");
+    }
+
+    #[test]
+    fn a_closing_pool_stops_computations_at_their_next_check() {
+        let pool = Pool::new(1);
+        let control = pool.control(Duration::from_secs(60));
+        assert_eq!(control.check(), Ok(()));
+        pool.close();
+        assert_eq!(control.check(), Err(Stop::Abandoned));
+        let late = Pool::new(1).control(Duration::ZERO);
+        assert_eq!(late.check(), Err(Stop::OutOfTime));
     }
 }
