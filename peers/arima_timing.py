@@ -64,6 +64,7 @@ def main():
         ("sarima100x110_12_wti", "wti_monthly", (1, 0, 0), (1, 1, 0, 12), "n"),
         ("sarima011x011_12_wti", "wti_monthly", (0, 1, 1), (0, 1, 1, 12), "n"),
         ("arima30_1_0_wti_first40", "wti_monthly_first40", (30, 1, 0), (0, 0, 0, 0), "n"),
+        ("arima30_1_0_wti", "wti_monthly", (30, 1, 0), (0, 0, 0, 0), "n"),
         ("ar1_const_on_inflation", "infl", (1, 0, 0), (0, 0, 0, 0), "c"),
         ("arima111_drift_on_log_cpi", "lcpi", (1, 1, 1), (0, 0, 0, 0), "t"),
         ("arima210_drift_on_log_cpi", "lcpi", (2, 1, 0), (0, 0, 0, 0), "t"),

@@ -57,7 +57,8 @@ fn main() {
     let arg = |name: &str| args.iter().position(|a| a == name).map(|i| args[i + 1].clone());
     let runs: usize = arg("--runs").map(|v| v.parse().unwrap()).unwrap_or(5);
     let only = arg("--only");
-    let peer: Option<Value> = arg("--peer").map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap());
+    let peer: Option<Value> =
+        arg("--peer").map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap());
 
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let repo = manifest.join("../..");
@@ -76,6 +77,7 @@ fn main() {
         ("sarima100x110_12_wti", "wti_monthly", spec([1, 0, 0], [1, 1, 0, 12], N)),
         ("sarima011x011_12_wti", "wti_monthly", spec([0, 1, 1], [0, 1, 1, 12], N)),
         ("arima30_1_0_wti_first40", "wti_monthly_first40", spec([30, 1, 0], [0, 0, 0, 0], N)),
+        ("arima30_1_0_wti", "wti_monthly", spec([30, 1, 0], [0, 0, 0, 0], N)),
         ("ar1_const_on_inflation", "infl", spec([1, 0, 0], [0, 0, 0, 0], C)),
         ("arima111_drift_on_log_cpi", "lcpi", spec([1, 1, 1], [0, 0, 0, 0], T)),
         ("arima210_drift_on_log_cpi", "lcpi", spec([2, 1, 0], [0, 0, 0, 0], T)),
