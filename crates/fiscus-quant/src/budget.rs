@@ -13,8 +13,8 @@ pub struct Budget {
     /// Wall-clock time from the start of the call.
     pub max_duration: Duration,
     /// Iterations of the computation's optimiser, summed over all of its starting points: Levenberg-Marquardt
-    /// steps for ARIMA and Holt-Winters fits, Newton steps for risk parity, interior-point iterations (and
-    /// active-set changes) for mean-variance problems.
+    /// steps for ARIMA and Holt-Winters fits, Newton steps for risk parity, interior-point iterations for
+    /// mean-variance problems (whose exact active-set route is bounded by the clock alone).
     pub max_iterations: usize,
 }
 
@@ -54,10 +54,7 @@ impl Meter {
         let n = self.iterations.get() + 1;
         self.iterations.set(n);
         if n > self.budget.max_iterations {
-            return Err(QuantError::BudgetExceeded {
-                what: self.what,
-                limit: format!("{} iterations", self.budget.max_iterations),
-            });
+            return Err(self.out_of_iterations());
         }
         self.check_time()
     }
@@ -65,12 +62,30 @@ impl Meter {
     /// Checks the clock only; called inside long iterations.
     pub(crate) fn check_time(&self) -> Result<()> {
         if self.start.elapsed() > self.budget.max_duration {
-            return Err(QuantError::BudgetExceeded {
-                what: self.what,
-                limit: format!("{:.3} s of wall-clock time", self.budget.max_duration.as_secs_f64()),
-            });
+            return Err(self.out_of_time());
         }
         Ok(())
+    }
+
+    /// Time left before the deadline (zero once it has passed), for a solver that keeps its own clock.
+    pub(crate) fn remaining(&self) -> Duration {
+        self.budget.max_duration.saturating_sub(self.start.elapsed())
+    }
+
+    /// Iterations left, for a solver that counts its own.
+    pub(crate) fn iterations_left(&self) -> usize {
+        self.budget.max_iterations.saturating_sub(self.iterations.get())
+    }
+
+    pub(crate) fn out_of_iterations(&self) -> QuantError {
+        QuantError::BudgetExceeded { what: self.what, limit: format!("{} iterations", self.budget.max_iterations) }
+    }
+
+    pub(crate) fn out_of_time(&self) -> QuantError {
+        QuantError::BudgetExceeded {
+            what: self.what,
+            limit: format!("{:.3} s of wall-clock time", self.budget.max_duration.as_secs_f64()),
+        }
     }
 }
 
