@@ -22,6 +22,7 @@ mod input;
 pub mod matrix;
 pub mod normal;
 pub mod optimise;
+mod output;
 pub mod returns;
 pub mod risk;
 pub mod simulate;

@@ -27,6 +27,7 @@ use crate::budget::{Budget, Meter};
 use crate::error::{QuantError, Result};
 use crate::input;
 use crate::normal;
+use crate::output;
 
 /// Deterministic trend of the undifferenced series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -275,8 +276,11 @@ impl ArimaFit {
             acc += p * p;
             se.push((self.sigma2 * acc).sqrt());
         }
-        let lower = mean.iter().zip(&se).map(|(m, s)| m - z * s).collect();
-        let upper = mean.iter().zip(&se).map(|(m, s)| m + z * s).collect();
+        let lower: Vec<f64> = mean.iter().zip(&se).map(|(m, s)| m - z * s).collect();
+        let upper: Vec<f64> = mean.iter().zip(&se).map(|(m, s)| m + z * s).collect();
+        for part in [&mean, &se, &lower, &upper] {
+            output::all_finite("ARIMA forecast", part)?;
+        }
         Ok(ArimaForecast { mean, standard_error: se, lower, upper })
     }
 }

@@ -23,6 +23,7 @@ use crate::budget::{Budget, Meter};
 use crate::error::{QuantError, Result};
 use crate::input;
 use crate::matrix::{Matrix, dot, psd_factor};
+use crate::output;
 
 /// What the optimiser is asked to find.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -145,6 +146,11 @@ fn solve(
     let rf = if let Objective::MaxSharpe { risk_free } = objective { risk_free } else { 0.0 };
     let expected_return = mu.map(|m| dot(&weights, m));
     let sharpe_ratio = expected_return.filter(|_| volatility > 0.0).map(|r| (r - rf) / volatility);
+    output::all_finite("optimal portfolio", &weights)?;
+    output::all_finite(
+        "optimal portfolio",
+        &[volatility, expected_return.unwrap_or(0.0), sharpe_ratio.unwrap_or(0.0)],
+    )?;
     Ok(OptimalPortfolio { weights, expected_return, volatility, sharpe_ratio })
 }
 

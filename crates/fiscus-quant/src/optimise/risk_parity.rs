@@ -10,6 +10,7 @@ use crate::budget::{Budget, Meter};
 use crate::error::{QuantError, Result};
 use crate::input;
 use crate::matrix::{Matrix, cholesky, cholesky_solve, dot};
+use crate::output;
 
 /// Weights and the risk-contribution share each asset ended with.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,7 +70,7 @@ pub fn risk_budgeting_with_budget(covariance: &Matrix, budgets: &[f64], limit: B
         // Stop on the optimality condition itself, x_i(Σx)_i = b_i, which is what the caller relies on.
         let residual = (0..n).map(|i| (x[i] * sx[i] - b[i]).abs()).fold(0.0, f64::max);
         if residual <= 1e-15 {
-            return Ok(finish(covariance, &x, iter));
+            return finish(covariance, &x, iter);
         }
         let grad: Vec<f64> = (0..n).map(|i| sx[i] - b[i] / x[i]).collect();
         let mut h = covariance.clone();
@@ -80,7 +81,7 @@ pub fn risk_budgeting_with_budget(covariance: &Matrix, budgets: &[f64], limit: B
         let step = cholesky_solve(&l, &grad);
         let decrement = dot(&grad, &step);
         if decrement < 1e-28 || (iter > 60 && residual < 1e-12) {
-            return Ok(finish(covariance, &x, iter));
+            return finish(covariance, &x, iter);
         }
         // Largest step that keeps x > 0, then Armijo backtracking.
         let mut t = 1.0_f64;
@@ -105,13 +106,15 @@ pub fn risk_budgeting_with_budget(covariance: &Matrix, budgets: &[f64], limit: B
     Err(QuantError::NoConvergence { what: "risk parity Newton method", detail: "100 iterations".into() })
 }
 
-fn finish(cov: &Matrix, x: &[f64], iterations: usize) -> RiskParityPortfolio {
+fn finish(cov: &Matrix, x: &[f64], iterations: usize) -> Result<RiskParityPortfolio> {
     let total: f64 = x.iter().sum();
     let w: Vec<f64> = x.iter().map(|v| v / total).collect();
     let sw = cov.mul_vec(&w);
     let var = dot(&w, &sw);
-    let risk_contributions = w.iter().zip(&sw).map(|(wi, si)| wi * si / var).collect();
-    RiskParityPortfolio { weights: w, risk_contributions, newton_iterations: iterations }
+    let risk_contributions: Vec<f64> = w.iter().zip(&sw).map(|(wi, si)| wi * si / var).collect();
+    output::all_finite("risk parity weights", &w)?;
+    output::all_finite("risk parity weights", &risk_contributions)?;
+    Ok(RiskParityPortfolio { weights: w, risk_contributions, newton_iterations: iterations })
 }
 
 #[cfg(test)]
