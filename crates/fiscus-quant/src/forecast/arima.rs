@@ -124,8 +124,8 @@ pub fn fit_with_budget(y: &[f64], spec: ArimaSpec, budget: Budget) -> Result<Ari
         }
     }
     // z_t = δ(L) y_t: the first K = d + sD observations only seed the differences, exactly as statsmodels'
-    // diffuse initialisation leaves them out of the likelihood.
-    // Checked before the differencing polynomial is built: its length is the season length.
+    // diffuse initialisation leaves them out of the likelihood. K is checked before the differencing
+    // polynomial is built, whose length is the season length.
     let lags = spec.d.saturating_add(spec.seasonal_d.saturating_mul(spec.period));
     input::at_least("y", lags.saturating_add(1), y.len())?;
     let delta = differencing_polynomial(spec.d, spec.seasonal_d, spec.period);
@@ -147,7 +147,9 @@ pub fn fit_with_budget(y: &[f64], spec: ArimaSpec, budget: Budget) -> Result<Ari
     // Parameters: the ARMA coefficients, the mean or drift, and σ².
     let k = n_arma + usize::from(has_mean) + 1;
     input::at_least("observations after differencing (largest lag + parameters)", ar_lags.max(ma_lags) + k, z.len())?;
-    if z.iter().all(|v| *v == z[0]) {
+    // A mean reproduces a constant series exactly (σ² = 0, log-likelihood NaN); without one, only a zero
+    // series does. A non-zero constant without a mean is still a proper fit (a random walk on a line).
+    if z.iter().all(|v| *v == z[0]) && (has_mean || z[0] == 0.0) {
         return Err(QuantError::Undefined {
             what: "ARIMA likelihood",
             reason: "the (differenced) series is constant, so the innovation variance is zero",
@@ -371,6 +373,11 @@ mod tests {
         let y = vec![3.0; 50];
         assert!(matches!(fit(&y, spec(1, 0, 0, ArimaTrend::Constant)), Err(QuantError::Undefined { .. })));
         assert!(matches!(fit(&y, spec(0, 1, 1, ArimaTrend::None)), Err(QuantError::Undefined { .. })));
+        let line: Vec<f64> = (0..30).map(|t| 2.0 * t as f64).collect();
+        assert!(matches!(fit(&line, spec(0, 1, 0, ArimaTrend::Drift)), Err(QuantError::Undefined { .. })));
+        // A random walk without drift on a line has innovations of exactly the slope.
+        let walk = fit(&line, spec(0, 1, 0, ArimaTrend::None)).unwrap();
+        assert!((walk.sigma2 - 4.0).abs() < 1e-12 && walk.log_likelihood.is_finite());
     }
 
     #[test]
