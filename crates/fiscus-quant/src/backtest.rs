@@ -11,6 +11,7 @@
 use crate::error::{QuantError, Result};
 use crate::input;
 use crate::matrix::Matrix;
+use crate::output;
 use crate::risk::{self, RiskSummary};
 
 /// Trading to `weights` at the close of `row`.
@@ -148,7 +149,12 @@ pub fn run(close: &Matrix, schedule: &[Rebalance], config: BacktestConfig) -> Re
             prev = *v;
             r
         })
-        .collect();
+        .collect::<Vec<f64>>();
+    for part in [&values, &returns, &cash_curve, &pos] {
+        output::all_finite("backtest", part)?;
+    }
+    output::finite("backtest", total_fees)?;
+    output::all_finite("backtest fills", &fills.iter().flat_map(|f| [f.size, f.price, f.fee]).collect::<Vec<f64>>())?;
     Ok(BacktestResult { values, returns, cash: cash_curve, final_positions: pos, total_fees, fills })
 }
 

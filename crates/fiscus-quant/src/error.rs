@@ -24,7 +24,9 @@ pub enum QuantError {
     /// A matrix that must be positive (semi-)definite is not, e.g. a singular covariance.
     #[error("{what} is not positive definite")]
     NotPositiveDefinite { what: &'static str },
-    /// A statistic is undefined because its denominator is zero (e.g. zero volatility for a Sharpe ratio).
+    /// A statistic is undefined for this input: its denominator is zero (e.g. zero volatility for a Sharpe
+    /// ratio), or it is not a finite number because the arithmetic overflowed (inputs near 1e300). Returned
+    /// instead of a NaN or an infinity.
     #[error("{what} is undefined: {reason}")]
     Undefined { what: &'static str, reason: &'static str },
     /// The constraints of an optimisation admit no solution. Reported instead of a best-effort answer.
@@ -42,6 +44,10 @@ pub enum QuantError {
     /// A request that is well formed but cannot be honoured, e.g. relieving more shares than are held.
     #[error("{0}")]
     Rejected(String),
+    /// An iterative fit or optimisation used up its iteration count or wall-clock time ([`crate::Budget`])
+    /// before it finished. No partial result is returned.
+    #[error("{what} exceeded its budget of {limit}")]
+    BudgetExceeded { what: &'static str, limit: String },
 }
 
 /// Result alias used by every public function of the crate.

@@ -12,18 +12,24 @@
 
 use crate::error::Result;
 use crate::input;
+use crate::output;
 use crate::returns::check_prices;
 
 /// `p_t / p_{t-1} - 1`.
 pub fn simple_return(prices: &[f64]) -> Result<Vec<Option<f64>>> {
     check_prices(prices)?;
-    Ok(lagged(prices, 1, |now, then| now / then - 1.0))
+    finite("simple return", lagged(prices, 1, |now, then| now / then - 1.0))
 }
 
 /// `ln(p_t / p_{t-1})`.
 pub fn log_return(prices: &[f64]) -> Result<Vec<Option<f64>>> {
     check_prices(prices)?;
-    Ok(lagged(prices, 1, |now, then| (now / then).ln()))
+    finite("log return", lagged(prices, 1, |now, then| (now / then).ln()))
+}
+
+fn finite(what: &'static str, xs: Vec<Option<f64>>) -> Result<Vec<Option<f64>>> {
+    output::all_finite_or_none(what, &xs)?;
+    Ok(xs)
 }
 
 fn lagged(prices: &[f64], lag: usize, f: impl Fn(f64, f64) -> f64) -> Vec<Option<f64>> {
@@ -46,7 +52,7 @@ pub fn rolling_volatility(prices: &[f64], window: usize, periods_per_year: f64) 
         // Return `end - 1` is the change into price `end`.
         out[end] = Some(var.sqrt() * scale);
     }
-    Ok(out)
+    finite("rolling volatility", out)
 }
 
 /// `p_{t-skip} / p_{t-lookback} - 1`: the return over `lookback` periods leaving out the latest `skip`
@@ -59,7 +65,10 @@ pub fn momentum(prices: &[f64], skip: usize, lookback: usize) -> Result<Vec<Opti
             reason: format!("must be shorter than the lookback ({lookback})"),
         });
     }
-    Ok((0..prices.len()).map(|t| (t >= lookback).then(|| prices[t - skip] / prices[t - lookback] - 1.0)).collect())
+    finite(
+        "momentum",
+        (0..prices.len()).map(|t| (t >= lookback).then(|| prices[t - skip] / prices[t - lookback] - 1.0)).collect(),
+    )
 }
 
 /// `p_t / max(p_0..=p_t) - 1`: how far below its running peak the price is (0 at a new high).

@@ -19,6 +19,25 @@ pub(crate) fn all_finite(what: &'static str, xs: &[f64]) -> Result<()> {
     }
 }
 
+/// Refuses a non-finite scalar (a rate, a required return), reported like a one-element input.
+pub(crate) fn finite_scalar(what: &'static str, x: f64) -> Result<()> {
+    if x.is_finite() { Ok(()) } else { Err(QuantError::NonFinite { what, index: 0 }) }
+}
+
+/// Refuses simple returns that are non-finite or below −1, a loss of more than everything invested:
+/// compounded, such a return makes wealth negative, and an even number of them makes it positive again,
+/// so every statistic built on it would be meaningless.
+pub(crate) fn simple_returns(what: &'static str, xs: &[f64]) -> Result<()> {
+    all_finite(what, xs)?;
+    match xs.iter().position(|r| *r < -1.0) {
+        Some(i) => Err(QuantError::InvalidParameter {
+            name: what,
+            reason: format!("the return at index {i} is {}, a loss of more than 100 %", xs[i]),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Refuses two lengths that must agree.
 pub(crate) fn same_len(what: &'static str, expected: usize, got: usize) -> Result<()> {
     if expected == got { Ok(()) } else { Err(QuantError::LengthMismatch { what, expected, got }) }

@@ -11,6 +11,7 @@
 
 pub mod anomaly;
 pub mod backtest;
+pub mod budget;
 pub mod calendar;
 pub mod collateral;
 pub mod covariance;
@@ -21,6 +22,7 @@ mod input;
 pub mod matrix;
 pub mod normal;
 pub mod optimise;
+mod output;
 pub mod returns;
 pub mod risk;
 pub mod simulate;
@@ -28,5 +30,6 @@ mod stats;
 pub mod tax_lots;
 pub mod value_at_risk;
 
+pub use budget::Budget;
 pub use error::{QuantError, Result};
 pub use matrix::Matrix;

@@ -4,17 +4,22 @@
 use crate::error::{QuantError, Result};
 use crate::input;
 use crate::matrix::Matrix;
+use crate::output;
 
 /// Simple returns `p_t / p_{t-1} - 1`; the first price only seeds, so the result is one shorter.
 pub fn simple_returns(prices: &[f64]) -> Result<Vec<f64>> {
     check_prices(prices)?;
-    Ok(prices.windows(2).map(|w| w[1] / w[0] - 1.0).collect())
+    let r: Vec<f64> = prices.windows(2).map(|w| w[1] / w[0] - 1.0).collect();
+    output::all_finite("simple returns", &r)?;
+    Ok(r)
 }
 
 /// Log returns `ln(p_t / p_{t-1})`; the first price only seeds.
 pub fn log_returns(prices: &[f64]) -> Result<Vec<f64>> {
     check_prices(prices)?;
-    Ok(prices.windows(2).map(|w| (w[1] / w[0]).ln()).collect())
+    let r: Vec<f64> = prices.windows(2).map(|w| (w[1] / w[0]).ln()).collect();
+    output::all_finite("log returns", &r)?;
+    Ok(r)
 }
 
 /// Simple returns of every column of a price panel (rows = periods, columns = assets).
@@ -35,13 +40,16 @@ pub fn simple_returns_matrix(prices: &Matrix) -> Result<Matrix> {
             *o = cur[j] / prev[j] - 1.0;
         }
     }
+    output::all_finite("simple returns", out.as_slice())?;
     Ok(out)
 }
 
-/// Compounded growth `Π(1 + r_t)` of a return series (the wealth of 1 invested).
+/// Compounded growth `Π(1 + r_t)` of a return series (the wealth of 1 invested). Returns below −1 are
+/// refused.
 pub fn cumulative_growth(returns: &[f64]) -> Result<f64> {
     input::finite("returns", returns)?;
-    Ok(returns.iter().fold(1.0, |acc, r| acc * (1.0 + r)))
+    input::simple_returns("returns", returns)?;
+    output::finite("cumulative growth", returns.iter().fold(1.0, |acc, r| acc * (1.0 + r)))
 }
 
 pub(crate) fn check_prices(prices: &[f64]) -> Result<()> {

@@ -1,9 +1,14 @@
 //! Return and risk statistics of one return series, with empyrical-reloaded's conventions (which vectorbt
 //! matches with `year_freq='252 days'`): sample statistics use ddof = 1, annual return is the CAGR, Sharpe and
 //! Sortino are arithmetic means scaled by the period count, alpha is annualised geometrically.
+//!
+//! Statistics that compound returns (annual return, drawdown, Calmar, the summary) refuse a return below −1,
+//! and every rate argument must be finite: a NaN risk-free rate is reported as such, not as whatever the
+//! arithmetic then ran into.
 
 use crate::error::{QuantError, Result};
 use crate::input;
+use crate::output;
 use crate::stats::{mean, variance};
 
 /// Periods per year for daily data (trading days).
@@ -26,12 +31,10 @@ pub enum DrawdownStart {
 /// Compound annual growth rate `(Π(1 + r))^(ppy/n) - 1`.
 pub fn annual_return(returns: &[f64], periods_per_year: f64) -> Result<f64> {
     input::finite("returns", returns)?;
+    input::simple_returns("returns", returns)?;
     input::positive("periods_per_year", periods_per_year)?;
     let growth = returns.iter().fold(1.0, |acc, r| acc * (1.0 + r));
-    if growth < 0.0 {
-        return Err(QuantError::Undefined { what: "annual return", reason: "wealth went below zero" });
-    }
-    Ok(growth.powf(periods_per_year / returns.len() as f64) - 1.0)
+    output::finite("annual return", growth.powf(periods_per_year / returns.len() as f64) - 1.0)
 }
 
 /// Annualised volatility `std(r, ddof=1)·√ppy`.
@@ -39,7 +42,7 @@ pub fn annual_volatility(returns: &[f64], periods_per_year: f64) -> Result<f64> 
     input::finite("returns", returns)?;
     input::at_least("returns", 2, returns.len())?;
     input::positive("periods_per_year", periods_per_year)?;
-    Ok(variance(returns, 1).sqrt() * periods_per_year.sqrt())
+    output::finite("annual volatility", variance(returns, 1).sqrt() * periods_per_year.sqrt())
 }
 
 /// Sharpe ratio `mean(r - rf)/std(r - rf, ddof=1)·√ppy`, with `risk_free` per period.
@@ -47,35 +50,39 @@ pub fn sharpe_ratio(returns: &[f64], risk_free: f64, periods_per_year: f64) -> R
     input::finite("returns", returns)?;
     input::at_least("returns", 2, returns.len())?;
     input::positive("periods_per_year", periods_per_year)?;
+    input::finite_scalar("risk_free", risk_free)?;
     let excess: Vec<f64> = returns.iter().map(|r| r - risk_free).collect();
-    let sd = variance(&excess, 1).sqrt();
-    if !(sd > 0.0) {
+    let sd = output::finite("Sharpe ratio", variance(&excess, 1).sqrt())?;
+    if sd == 0.0 {
         return Err(QuantError::Undefined { what: "Sharpe ratio", reason: "returns have zero volatility" });
     }
-    Ok(mean(&excess) / sd * periods_per_year.sqrt())
+    output::finite("Sharpe ratio", mean(&excess) / sd * periods_per_year.sqrt())
 }
 
 /// Downside deviation `sqrt(mean(min(r - required, 0)²))·√ppy`, averaged over ALL periods as empyrical does.
 pub fn downside_risk(returns: &[f64], required: f64, periods_per_year: f64) -> Result<f64> {
     input::finite("returns", returns)?;
     input::positive("periods_per_year", periods_per_year)?;
+    input::finite_scalar("required", required)?;
     let shortfall: f64 = returns.iter().map(|r| (r - required).min(0.0).powi(2)).sum();
-    Ok((shortfall / returns.len() as f64).sqrt() * periods_per_year.sqrt())
+    output::finite("downside risk", (shortfall / returns.len() as f64).sqrt() * periods_per_year.sqrt())
 }
 
 /// Sortino ratio `mean(r - required)·ppy / downside_risk`.
 pub fn sortino_ratio(returns: &[f64], required: f64, periods_per_year: f64) -> Result<f64> {
     let dr = downside_risk(returns, required, periods_per_year)?;
-    if !(dr > 0.0) {
+    if dr == 0.0 {
         return Err(QuantError::Undefined { what: "Sortino ratio", reason: "no period fell short" });
     }
     let m = returns.iter().map(|r| r - required).sum::<f64>() / returns.len() as f64;
-    Ok(m * periods_per_year / dr)
+    output::finite("Sortino ratio", m * periods_per_year / dr)
 }
 
-/// Maximum drawdown as a non-positive fraction (e.g. -0.25 for a 25 % fall from the peak).
+/// Maximum drawdown as a non-positive fraction (e.g. -0.25 for a 25 % fall from the peak). Returns below
+/// −1 are refused.
 pub fn max_drawdown(returns: &[f64], start: DrawdownStart) -> Result<f64> {
     input::finite("returns", returns)?;
+    input::simple_returns("returns", returns)?;
     let (mut wealth, mut peak) = (1.0_f64, 1.0_f64);
     let mut worst = 0.0_f64;
     for (i, r) in returns.iter().enumerate() {
@@ -84,7 +91,13 @@ pub fn max_drawdown(returns: &[f64], start: DrawdownStart) -> Result<f64> {
             peak = wealth;
         }
         peak = peak.max(wealth);
-        worst = worst.min((wealth - peak) / peak);
+        if peak == 0.0 {
+            return Err(QuantError::Undefined {
+                what: "max drawdown",
+                reason: "the wealth path starts at zero (a first return of -1 with the path starting after it)",
+            });
+        }
+        worst = worst.min(output::finite("max drawdown", (wealth - peak) / peak)?);
     }
     Ok(worst)
 }
@@ -95,22 +108,23 @@ pub fn calmar_ratio(returns: &[f64], periods_per_year: f64) -> Result<f64> {
     if dd >= 0.0 {
         return Err(QuantError::Undefined { what: "Calmar ratio", reason: "the series never drew down" });
     }
-    Ok(annual_return(returns, periods_per_year)? / dd.abs())
+    output::finite("Calmar ratio", annual_return(returns, periods_per_year)? / dd.abs())
 }
 
 /// Beta `cov(r - rf, b - rf)/var(b - rf)` against a benchmark of the same length.
 pub fn beta(returns: &[f64], benchmark: &[f64], risk_free: f64) -> Result<f64> {
     check_pair(returns, benchmark)?;
+    input::finite_scalar("risk_free", risk_free)?;
     let r: Vec<f64> = returns.iter().map(|x| x - risk_free).collect();
     let b: Vec<f64> = benchmark.iter().map(|x| x - risk_free).collect();
     let mb = mean(&b);
     let n = b.len() as f64;
     let cov = b.iter().zip(&r).map(|(bi, ri)| (bi - mb) * ri).sum::<f64>() / n;
-    let var = b.iter().map(|bi| (bi - mb) * (bi - mb)).sum::<f64>() / n;
-    if !(var > 0.0) {
+    let var = output::finite("beta", b.iter().map(|bi| (bi - mb) * (bi - mb)).sum::<f64>() / n)?;
+    if var == 0.0 {
         return Err(QuantError::Undefined { what: "beta", reason: "the benchmark has zero variance" });
     }
-    Ok(cov / var)
+    output::finite("beta", cov / var)
 }
 
 /// Jensen's alpha annualised geometrically: `(1 + mean(r - rf - β(b - rf)))^ppy - 1`.
@@ -119,7 +133,13 @@ pub fn alpha(returns: &[f64], benchmark: &[f64], risk_free: f64, periods_per_yea
     let b = beta(returns, benchmark, risk_free)?;
     let daily = returns.iter().zip(benchmark).map(|(r, m)| (r - risk_free) - b * (m - risk_free)).sum::<f64>()
         / returns.len() as f64;
-    Ok((1.0 + daily).powf(periods_per_year) - 1.0)
+    if daily < -1.0 {
+        return Err(QuantError::Undefined {
+            what: "alpha",
+            reason: "the mean excess return per period is below -1, which cannot be annualised geometrically",
+        });
+    }
+    output::finite("alpha", (1.0 + daily).powf(periods_per_year) - 1.0)
 }
 
 /// Every statistic above for one series, computed once.
@@ -150,9 +170,8 @@ pub fn summary(
     input::finite("returns", returns)?;
     input::at_least("returns", 2, returns.len())?;
     input::positive("periods_per_year", periods_per_year)?;
-    if !risk_free.is_finite() {
-        return Err(QuantError::NonFinite { what: "risk_free", index: 0 });
-    }
+    input::finite_scalar("risk_free", risk_free)?;
+    input::simple_returns("returns", returns)?;
     let (beta, alpha) = match benchmark {
         Some(b) => {
             check_pair(returns, b)?;
@@ -161,7 +180,7 @@ pub fn summary(
         None => (None, None),
     };
     Ok(RiskSummary {
-        total_return: returns.iter().fold(1.0, |acc, r| acc * (1.0 + r)) - 1.0,
+        total_return: output::finite("total return", returns.iter().fold(1.0, |acc, r| acc * (1.0 + r)) - 1.0)?,
         annual_return: annual_return(returns, periods_per_year)?,
         annual_volatility: annual_volatility(returns, periods_per_year)?,
         sharpe_ratio: sharpe_ratio(returns, risk_free, periods_per_year).ok(),

@@ -24,8 +24,12 @@ pub(crate) fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
     let lo = h.floor() as usize;
     let hi = (lo + 1).min(sorted.len() - 1);
     let t = h - lo as f64;
-    // numpy's lerp: the two branches keep the result exact at t = 0 and t = 1.
+    // numpy's lerp: the two branches keep the result exact at t = 0 and t = 1. Between values of opposite
+    // sign near ±f64::MAX the difference overflows; the convex combination cannot.
     let (a, b) = (sorted[lo], sorted[hi]);
+    if !(b - a).is_finite() {
+        return a * (1.0 - t) + b * t;
+    }
     if t < 0.5 { a + (b - a) * t } else { b - (b - a) * (1.0 - t) }
 }
 

@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::input;
 use crate::matrix::{Matrix, cholesky};
 use crate::normal;
+use crate::output;
 use crate::stats::{mean, percentile_sorted, sorted, variance};
 
 /// A VaR and the CVaR that goes with it, at the same tail probability.
@@ -29,7 +30,7 @@ pub fn historical(returns: &[f64], cutoff: f64) -> Result<TailRisk> {
     input::finite("returns", returns)?;
     input::open_unit("cutoff", cutoff)?;
     let s = sorted(returns);
-    Ok(tail_of_sorted(&s, cutoff))
+    tail_of_sorted(&s, cutoff)
 }
 
 /// Gaussian VaR `mean + std·z_α` and CVaR `mean - std·φ(z_α)/α` with sample moments (ddof = 1).
@@ -39,7 +40,7 @@ pub fn parametric(returns: &[f64], cutoff: f64) -> Result<TailRisk> {
     input::open_unit("cutoff", cutoff)?;
     let (m, sd) = (mean(returns), variance(returns, 1).sqrt());
     let z = normal::quantile(cutoff)?;
-    Ok(TailRisk { var: m + sd * z, cvar: m - sd * normal::pdf(z) / cutoff })
+    finite(TailRisk { var: m + sd * z, cvar: m - sd * normal::pdf(z) / cutoff })
 }
 
 /// What a Monte Carlo VaR simulates: a portfolio of assets with jointly log-normal prices.
@@ -89,13 +90,18 @@ pub fn monte_carlo(spec: &MonteCarloVarSpec<'_>, cutoff: f64) -> Result<TailRisk
         outcomes.push(pnl);
     }
     outcomes.sort_by(f64::total_cmp);
-    Ok(tail_of_sorted(&outcomes, cutoff))
+    tail_of_sorted(&outcomes, cutoff)
 }
 
-fn tail_of_sorted(s: &[f64], cutoff: f64) -> TailRisk {
+fn tail_of_sorted(s: &[f64], cutoff: f64) -> Result<TailRisk> {
     let var = percentile_sorted(s, cutoff);
     let k = ((s.len() - 1) as f64 * cutoff) as usize;
-    TailRisk { var, cvar: mean(&s[..=k]) }
+    finite(TailRisk { var, cvar: mean(&s[..=k]) })
+}
+
+fn finite(t: TailRisk) -> Result<TailRisk> {
+    output::all_finite("value at risk", &[t.var, t.cvar])?;
+    Ok(t)
 }
 
 #[cfg(test)]

@@ -161,7 +161,7 @@ fn grow(
         if !(hi > lo) {
             continue;
         }
-        let mut threshold = rng.gen_range(lo..hi);
+        let mut threshold = uniform_between(rng, lo, hi);
         if threshold >= hi {
             threshold = lo;
         }
@@ -181,6 +181,19 @@ fn grow(
     id
 }
 
+/// A uniform draw in [lo, hi). `hi − lo` overflows to infinity for finite features spread wider than
+/// `f64::MAX` (e.g. ±9e307), where `gen_range` panics; there the draw is the convex combination
+/// `lo·(1 − u) + hi·u`, which cannot overflow. Narrower ranges keep `gen_range`, so seeded forests are
+/// unchanged.
+fn uniform_between(rng: &mut ChaCha8Rng, lo: f64, hi: f64) -> f64 {
+    if (hi - lo).is_finite() {
+        rng.gen_range(lo..hi)
+    } else {
+        let u: f64 = rng.r#gen();
+        lo * (1.0 - u) + hi * u
+    }
+}
+
 impl IsolationForest {
     /// Indices of the `k` highest-scoring rows, most anomalous first.
     pub fn top_k(scores: &[f64], k: usize) -> Vec<usize> {
@@ -188,5 +201,19 @@ impl IsolationForest {
         idx.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
         idx.truncate(k);
         idx
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn features_spread_wider_than_f64_max_are_split_and_scored() {
+        let rows: Vec<Vec<f64>> = (0..40).map(|i| vec![if i % 2 == 0 { 9e307 } else { -9e307 }, i as f64]).collect();
+        let x = Matrix::from_rows(&rows).unwrap();
+        let forest = IsolationForest::fit(&x, IsolationForestConfig { trees: 20, max_samples: 32, seed: 3 }).unwrap();
+        let scores = forest.scores(&x).unwrap();
+        assert!(scores.iter().all(|s| s.is_finite() && *s > 0.0 && *s <= 1.0), "{scores:?}");
     }
 }

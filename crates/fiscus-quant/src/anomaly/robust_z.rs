@@ -4,6 +4,7 @@
 
 use crate::error::{QuantError, Result};
 use crate::input;
+use crate::output;
 use crate::stats::median;
 
 /// Φ⁻¹(0.75), the literal scipy divides by.
@@ -30,14 +31,16 @@ pub fn robust_z_scores(xs: &[f64]) -> Result<RobustZ> {
     input::finite("values", xs)?;
     let med = median(xs);
     let deviations: Vec<f64> = xs.iter().map(|x| (x - med).abs()).collect();
-    let scale = median(&deviations) / NORMAL_MAD_DIVISOR;
-    if !(scale > 0.0) {
+    let scale = output::finite("robust z-score", median(&deviations) / NORMAL_MAD_DIVISOR)?;
+    if scale == 0.0 {
         return Err(QuantError::Undefined {
             what: "robust z-score",
             reason: "the median absolute deviation is zero (more than half the values are equal)",
         });
     }
-    Ok(RobustZ { median: med, scale, scores: xs.iter().map(|x| (x - med) / scale).collect() })
+    let scores: Vec<f64> = xs.iter().map(|x| (x - med) / scale).collect();
+    output::all_finite("robust z-score", &scores)?;
+    Ok(RobustZ { median: med, scale, scores })
 }
 
 /// Each point of a series scored against the `window` points before it (so a point never hides itself).
@@ -45,7 +48,7 @@ pub fn robust_z_scores(xs: &[f64]) -> Result<RobustZ> {
 pub fn trailing_robust_z_scores(series: &[f64], window: usize) -> Result<Vec<Option<f64>>> {
     input::finite("series", series)?;
     input::at_least("window", 3, window)?;
-    Ok((0..series.len())
+    let scores: Vec<Option<f64>> = (0..series.len())
         .map(|t| {
             if t < window {
                 return None;
@@ -56,5 +59,7 @@ pub fn trailing_robust_z_scores(series: &[f64], window: usize) -> Result<Vec<Opt
             let scale = median(&dev) / NORMAL_MAD_DIVISOR;
             (scale > 0.0).then(|| (series[t] - med) / scale)
         })
-        .collect())
+        .collect();
+    output::all_finite_or_none("trailing robust z-score", &scores)?;
+    Ok(scores)
 }

@@ -10,18 +10,24 @@ pub use shrinkage_targets::{ledoit_wolf_constant_correlation, ledoit_wolf_single
 use crate::error::Result;
 use crate::input;
 use crate::matrix::Matrix;
+use crate::output;
 
 /// Sample covariance with `ddof` degrees of freedom removed (1 = pandas/PyPortfolioOpt, 0 = MLE).
 pub fn sample(returns: &Matrix, ddof: usize) -> Result<Matrix> {
     returns.check_finite("returns")?;
     input::at_least("returns", ddof + 1, returns.rows())?;
     let x = centred(returns);
-    Ok(cross_product(&x, (returns.rows() - ddof) as f64))
+    let s = cross_product(&x, (returns.rows() - ddof) as f64);
+    output::all_finite("sample covariance", s.as_slice())?;
+    Ok(s)
 }
 
 /// Per-asset compounded annual return `Π(1 + r)^(ppy/n) - 1` (PyPortfolioOpt's `mean_historical_return`).
+/// Returns below −1 are refused: PyPortfolioOpt compounds them into a negative wealth and, for an even
+/// number of periods per row count, raises it to a power that hides the sign.
 pub fn mean_historical_return(returns: &Matrix, periods_per_year: f64) -> Result<Vec<f64>> {
     returns.check_finite("returns")?;
+    input::simple_returns("returns", returns.as_slice())?;
     input::positive("periods_per_year", periods_per_year)?;
     let (t, n) = (returns.rows(), returns.cols());
     let mut growth = vec![1.0; n];
@@ -31,7 +37,9 @@ pub fn mean_historical_return(returns: &Matrix, periods_per_year: f64) -> Result
         }
     }
     let e = periods_per_year / t as f64;
-    Ok(growth.iter().map(|g| g.powf(e) - 1.0).collect())
+    let mu: Vec<f64> = growth.iter().map(|g| g.powf(e) - 1.0).collect();
+    output::all_finite("mean historical return", &mu)?;
+    Ok(mu)
 }
 
 /// A shrunk covariance and the shrinkage intensity that produced it.
@@ -67,12 +75,19 @@ pub fn ledoit_wolf(returns: &Matrix) -> Result<Shrunk> {
     let trace: f64 = (0..p).map(|i| s[(i, i)]).sum();
     let delta = (delta_sum - 2.0 * mu * trace + p as f64 * mu * mu) / p as f64;
     let beta = beta.min(delta);
-    let shrinkage = if beta == 0.0 { 0.0 } else { beta / delta };
+    // delta = ‖S − μI‖²/p is zero when S already is the target; beta ≤ delta can then only be rounding.
+    let shrinkage = if beta == 0.0 || !(delta > 0.0) { 0.0 } else { (beta / delta).max(0.0) };
     let mut m = s.scaled(1.0 - shrinkage);
     for i in 0..p {
         m[(i, i)] += shrinkage * mu;
     }
-    Ok(Shrunk { matrix: m, shrinkage, target_mean_variance: mu })
+    finite_shrunk("Ledoit-Wolf covariance", Shrunk { matrix: m, shrinkage, target_mean_variance: mu })
+}
+
+pub(crate) fn finite_shrunk(what: &'static str, s: Shrunk) -> Result<Shrunk> {
+    output::all_finite(what, s.matrix.as_slice())?;
+    output::all_finite(what, &[s.shrinkage, s.target_mean_variance])?;
+    Ok(s)
 }
 
 pub(crate) fn centred(returns: &Matrix) -> Matrix {

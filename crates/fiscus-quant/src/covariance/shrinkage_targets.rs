@@ -2,8 +2,8 @@
 //! implementations term by term (they mix ddof = 0 and ddof = 1 moments in specific places; the comments
 //! say where). Results are in the data's frequency; PyPortfolioOpt then multiplies by 252.
 
-use super::{Shrunk, centred, cross_product, sample};
-use crate::error::Result;
+use super::{Shrunk, centred, cross_product, finite_shrunk, sample};
+use crate::error::{QuantError, Result};
 use crate::input;
 use crate::matrix::Matrix;
 
@@ -19,6 +19,12 @@ pub fn ledoit_wolf_single_factor(returns: &Matrix) -> Result<Shrunk> {
     let s = cross_product(&xm, tf);
     let betas: Vec<f64> = (0..n).map(|i| (0..t).map(|r| xm[(r, i)] * mkt[r]).sum::<f64>() / tf).collect();
     let var_mkt = mkt.iter().map(|m| m * m).sum::<f64>() / tf;
+    if var_mkt == 0.0 {
+        return Err(QuantError::Undefined {
+            what: "single-factor target",
+            reason: "the equal-weighted market has zero variance, so betas are undefined",
+        });
+    }
     let mut f = Matrix::zeros(n, n);
     for i in 0..n {
         for j in 0..n {
@@ -53,7 +59,10 @@ pub fn ledoit_wolf_single_factor(returns: &Matrix) -> Result<Shrunk> {
     let roff = 2.0 * roff1 / var_mkt - roff3 / (var_mkt * var_mkt);
     let r = rdiag + roff;
     let shrinkage = if c > 0.0 { ((p - r) / c / tf).clamp(0.0, 1.0) } else { 0.0 };
-    Ok(Shrunk { matrix: blend(&f, &s, shrinkage), shrinkage, target_mean_variance: var_mkt })
+    finite_shrunk(
+        "single-factor shrinkage",
+        Shrunk { matrix: blend(&f, &s, shrinkage), shrinkage, target_mean_variance: var_mkt },
+    )
 }
 
 /// Ledoit & Wolf (2003): shrink the ddof = 1 covariance towards the constant-correlation matrix.
@@ -64,6 +73,12 @@ pub fn ledoit_wolf_constant_correlation(returns: &Matrix) -> Result<Shrunk> {
     let tf = t as f64;
     let s = sample(returns, 1)?;
     let var: Vec<f64> = (0..n).map(|i| s[(i, i)]).collect();
+    if var.contains(&0.0) {
+        return Err(QuantError::Undefined {
+            what: "constant-correlation target",
+            reason: "an asset has zero variance, so its correlations are undefined",
+        });
+    }
     let sd: Vec<f64> = var.iter().map(|v| v.sqrt()).collect();
     let mut corr_sum = 0.0;
     for i in 0..n {
@@ -107,7 +122,10 @@ pub fn ledoit_wolf_constant_correlation(returns: &Matrix) -> Result<Shrunk> {
     let rho_hat = pi_diag + r_bar * theta_sum;
     let gamma: f64 = s.as_slice().iter().zip(f.as_slice()).map(|(a, b)| (a - b) * (a - b)).sum();
     let shrinkage = if gamma > 0.0 { ((pi_hat - rho_hat) / gamma / tf).clamp(0.0, 1.0) } else { 0.0 };
-    Ok(Shrunk { matrix: blend(&f, &s, shrinkage), shrinkage, target_mean_variance: r_bar })
+    finite_shrunk(
+        "constant-correlation shrinkage",
+        Shrunk { matrix: blend(&f, &s, shrinkage), shrinkage, target_mean_variance: r_bar },
+    )
 }
 
 /// `AᵀB` for two panels with the same rows.

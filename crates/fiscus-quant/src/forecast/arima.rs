@@ -10,16 +10,24 @@
 //!
 //! The likelihood is maximised with σ² concentrated out: minimising `ln Σ(v²/F) + (1/n)Σ ln F` is a sum of
 //! squares in the scaled innovations `v_t·√(g/F_t)` (g the geometric mean of F), so the same bounded
-//! Levenberg-Marquardt as Holt-Winters does the work, from a few starting points.
+//! Levenberg-Marquardt as Holt-Winters does the work, from a few starting points, within a [`Budget`]
+//! (by default 5 s and 5,000 iterations; [`fit_with_budget`] takes another).
+//!
+//! A model is refused before any work when the series cannot identify it: the first max-lag observations
+//! after differencing only seed the dynamics, and the rest must at least match the number of parameters
+//! (σ² included). That is what stops, say, an ARIMA(30,1,0) on 40 observations, whose likelihood surface
+//! is flat in most directions and which no optimiser settles in reasonable time.
 
 use super::arma_state_space::{
     ArmaPolynomials, differencing_polynomial, filter, forecast_states, multiply_ar, multiply_ma, psi_weights,
     stationary_from_unconstrained, unconstrained_from_stationary,
 };
 use super::least_squares::{Problem, minimise};
+use crate::budget::{Budget, Meter};
 use crate::error::{QuantError, Result};
 use crate::input;
 use crate::normal;
+use crate::output;
 
 /// Deterministic trend of the undifferenced series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,8 +87,20 @@ pub struct ArimaForecast {
     pub upper: Vec<f64>,
 }
 
-/// Fits the model to `y` by exact maximum likelihood.
+/// Largest state dimension `max(p + sP, q + sQ + 1)` a fit accepts: the filter keeps an r×r covariance
+/// and the stationary covariance is an r×r solve, so r bounds both memory and the cost of one likelihood
+/// evaluation (about 0.3 s at r = 1024). Daily data with a yearly season and one seasonal lag fits.
+pub const MAX_STATE_DIMENSION: usize = 1024;
+
+/// Fits the model to `y` by exact maximum likelihood within the default [`Budget`].
 pub fn fit(y: &[f64], spec: ArimaSpec) -> Result<ArimaFit> {
+    fit_with_budget(y, spec, Budget::default())
+}
+
+/// [`fit`] with an explicit budget: every Levenberg-Marquardt step of every starting point counts as an
+/// iteration, and running out of iterations or time is [`QuantError::BudgetExceeded`].
+pub fn fit_with_budget(y: &[f64], spec: ArimaSpec, budget: Budget) -> Result<ArimaFit> {
+    let meter = Meter::start("ARIMA fit", budget);
     input::finite("y", y)?;
     if spec.d > 2 {
         return Err(QuantError::InvalidParameter { name: "d", reason: "at most 2".into() });
@@ -104,21 +124,44 @@ pub fn fit(y: &[f64], spec: ArimaSpec) -> Result<ArimaFit> {
         }
     }
     // z_t = δ(L) y_t: the first K = d + sD observations only seed the differences, exactly as statsmodels'
-    // diffuse initialisation leaves them out of the likelihood.
+    // diffuse initialisation leaves them out of the likelihood. K is checked before the differencing
+    // polynomial is built, whose length is the season length.
+    let lags = spec.d.saturating_add(spec.seasonal_d.saturating_mul(spec.period));
+    input::at_least("y", lags.saturating_add(1), y.len())?;
     let delta = differencing_polynomial(spec.d, spec.seasonal_d, spec.period);
-    let lags = delta.len() - 1;
-    input::at_least("y", lags + 1, y.len())?;
     let z: Vec<f64> = (lags..y.len()).map(|t| delta.iter().enumerate().map(|(k, c)| c * y[t - k]).sum()).collect();
     let n_arma = spec.p + spec.q + spec.seasonal_p + spec.seasonal_q;
     let has_mean = spec.trend != ArimaTrend::None;
-    input::at_least("observations after differencing", n_arma + 2 + usize::from(has_mean), z.len())?;
+    let period = if spec.seasonal_p + spec.seasonal_q > 0 { spec.period } else { 0 };
+    let ar_lags = spec.p.saturating_add(period.saturating_mul(spec.seasonal_p));
+    let ma_lags = spec.q.saturating_add(period.saturating_mul(spec.seasonal_q));
+    let state_dimension = ar_lags.max(ma_lags.saturating_add(1));
+    if state_dimension > MAX_STATE_DIMENSION {
+        return Err(QuantError::InvalidParameter {
+            name: "spec",
+            reason: format!(
+                "the state dimension max(p + sP, q + sQ + 1) = {state_dimension} exceeds {MAX_STATE_DIMENSION}"
+            ),
+        });
+    }
+    // Parameters: the ARMA coefficients, the mean or drift, and σ².
+    let k = n_arma + usize::from(has_mean) + 1;
+    input::at_least("observations after differencing (largest lag + parameters)", ar_lags.max(ma_lags) + k, z.len())?;
+    // A mean reproduces a constant series exactly (σ² = 0, log-likelihood NaN); without one, only a zero
+    // series does. A non-zero constant without a mean is still a proper fit (a random walk on a line).
+    if z.iter().all(|v| *v == z[0]) && (has_mean || z[0] == 0.0) {
+        return Err(QuantError::Undefined {
+            what: "ARIMA likelihood",
+            reason: "the (differenced) series is constant, so the innovation variance is zero",
+        });
+    }
 
     let layout = Layout { spec, has_mean };
     let n = z.len() as f64;
     let residuals = |x: &[f64], out: &mut Vec<f64>| -> bool {
         let (mean, poly) = layout.unpack(x);
         let demeaned: Vec<f64> = z.iter().map(|v| v - mean).collect();
-        let Ok(f) = filter(&demeaned, &poly) else {
+        let Ok(f) = filter(&demeaned, &poly, &meter) else {
             return false;
         };
         if f.f.iter().any(|v| !(*v > 0.0)) {
@@ -156,7 +199,7 @@ pub fn fit(y: &[f64], spec: ArimaSpec) -> Result<ArimaFit> {
     }
     let mut best: Option<(Vec<f64>, f64)> = None;
     for x0 in &starts {
-        let (x, sse) = minimise(&problem, x0, 300);
+        let (x, sse) = minimise(&problem, x0, 300, &meter)?;
         if sse.is_finite() && best.as_ref().is_none_or(|b| sse < b.1) {
             best = Some((x, sse));
         }
@@ -166,7 +209,7 @@ pub fn fit(y: &[f64], spec: ArimaSpec) -> Result<ArimaFit> {
     };
     let (mean, poly) = layout.unpack(&x);
     let demeaned: Vec<f64> = z.iter().map(|v| v - mean).collect();
-    let f = filter(&demeaned, &poly)?;
+    let f = filter(&demeaned, &poly, &meter)?;
     let sigma2 = f.v.iter().zip(&f.f).map(|(v, ft)| v * v / ft).sum::<f64>() / n;
     let log_likelihood = -0.5
         * f.v
@@ -174,6 +217,15 @@ pub fn fit(y: &[f64], spec: ArimaSpec) -> Result<ArimaFit> {
             .zip(&f.f)
             .map(|(v, ft)| (2.0 * std::f64::consts::PI * sigma2 * ft).ln() + v * v / (sigma2 * ft))
             .sum::<f64>();
+    if sigma2 == 0.0 {
+        return Err(QuantError::Undefined {
+            what: "ARIMA likelihood",
+            reason: "the model fits the series exactly, so the innovation variance is zero",
+        });
+    }
+    if !(sigma2.is_finite() && log_likelihood.is_finite()) {
+        return Err(QuantError::Undefined { what: "ARIMA likelihood", reason: "the arithmetic overflowed" });
+    }
     let (ar, ma, sar, sma) = layout.components(&x);
     Ok(ArimaFit {
         spec,
@@ -226,8 +278,11 @@ impl ArimaFit {
             acc += p * p;
             se.push((self.sigma2 * acc).sqrt());
         }
-        let lower = mean.iter().zip(&se).map(|(m, s)| m - z * s).collect();
-        let upper = mean.iter().zip(&se).map(|(m, s)| m + z * s).collect();
+        let lower: Vec<f64> = mean.iter().zip(&se).map(|(m, s)| m - z * s).collect();
+        let upper: Vec<f64> = mean.iter().zip(&se).map(|(m, s)| m + z * s).collect();
+        for part in [&mean, &se, &lower, &upper] {
+            output::all_finite("ARIMA forecast", part)?;
+        }
         Ok(ArimaForecast { mean, standard_error: se, lower, upper })
     }
 }
@@ -296,5 +351,55 @@ impl Layout {
         let (ar, ma, sar, sma) = self.components(x);
         let period = self.spec.period.max(1);
         (mean, ArmaPolynomials { ar: multiply_ar(&ar, &sar, period), ma: multiply_ma(&ma, &sma, period) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn spec(p: usize, d: usize, q: usize, trend: ArimaTrend) -> ArimaSpec {
+        ArimaSpec { p, d, q, seasonal_p: 0, seasonal_q: 0, seasonal_d: 0, period: 0, trend }
+    }
+
+    fn noisy(n: usize) -> Vec<f64> {
+        // A deterministic, irregular series: no exact AR fit exists.
+        (0..n).map(|t| ((t * t) as f64 * 0.37).sin() + 0.01 * t as f64).collect()
+    }
+
+    #[test]
+    fn a_constant_series_is_refused_instead_of_a_nan_likelihood() {
+        let y = vec![3.0; 50];
+        assert!(matches!(fit(&y, spec(1, 0, 0, ArimaTrend::Constant)), Err(QuantError::Undefined { .. })));
+        assert!(matches!(fit(&y, spec(0, 1, 1, ArimaTrend::None)), Err(QuantError::Undefined { .. })));
+        let line: Vec<f64> = (0..30).map(|t| 2.0 * t as f64).collect();
+        assert!(matches!(fit(&line, spec(0, 1, 0, ArimaTrend::Drift)), Err(QuantError::Undefined { .. })));
+        // A random walk without drift on a line has innovations of exactly the slope.
+        let walk = fit(&line, spec(0, 1, 0, ArimaTrend::None)).unwrap();
+        assert!((walk.sigma2 - 4.0).abs() < 1e-12 && walk.log_likelihood.is_finite());
+    }
+
+    #[test]
+    fn more_lags_and_parameters_than_observations_is_refused_up_front() {
+        let y = noisy(40);
+        let e = fit(&y, spec(30, 1, 0, ArimaTrend::None)).unwrap_err();
+        assert!(matches!(e, QuantError::InsufficientData { needed: 61, got: 39, .. }), "{e:?}");
+        // A seasonal lag longer than the series is refused before anything of that length is allocated.
+        let s = ArimaSpec { seasonal_d: 1, period: usize::MAX, ..spec(0, 0, 0, ArimaTrend::None) };
+        assert!(matches!(fit(&y, s), Err(QuantError::InsufficientData { .. })));
+        let s = ArimaSpec { seasonal_p: 1, period: 5000, ..spec(0, 0, 0, ArimaTrend::None) };
+        assert!(matches!(fit(&y, s), Err(QuantError::InvalidParameter { .. })));
+    }
+
+    #[test]
+    fn a_fit_out_of_budget_is_a_typed_error() {
+        let y = noisy(200);
+        let s = spec(2, 1, 1, ArimaTrend::Drift);
+        let e = fit_with_budget(&y, s, Budget::new(Duration::from_secs(60), 1)).unwrap_err();
+        assert!(matches!(e, QuantError::BudgetExceeded { what: "ARIMA fit", .. }), "{e:?}");
+        let e = fit_with_budget(&y, s, Budget::new(Duration::ZERO, 1000)).unwrap_err();
+        assert!(matches!(e, QuantError::BudgetExceeded { .. }), "{e:?}");
+        assert!(fit(&y, s).is_ok());
     }
 }

@@ -1,9 +1,11 @@
 //! The exact Gaussian likelihood of a stationary ARMA process by the Kalman filter (Harvey's state-space
-//! form, stationary initial covariance from the discrete Lyapunov equation), plus the parameter transforms
+//! form, stationary initial covariance from the discrete Lyapunov equation, see [`super::lyapunov`]), plus the parameter transforms
 //! that keep estimates stationary and invertible and the ψ-weights used for forecast variances.
 
-use crate::error::Result;
-use crate::matrix::{Matrix, lu_solve};
+use super::lyapunov::stationary_covariance;
+use crate::budget::Meter;
+use crate::error::{QuantError, Result};
+use crate::matrix::Matrix;
 
 /// Full lag polynomials after multiplying the seasonal parts in: `φ(L) = 1 − Σ ar_i L^i`,
 /// `θ(L) = 1 + Σ ma_i L^i` (statsmodels' sign conventions).
@@ -83,69 +85,98 @@ pub(crate) struct Filtered {
     pub(crate) next_state: Vec<f64>,
 }
 
-fn transition(poly: &ArmaPolynomials) -> (usize, Matrix, Vec<f64>) {
-    let r = poly.ar.len().max(poly.ma.len() + 1);
-    let mut t = Matrix::zeros(r, r);
-    for (i, a) in poly.ar.iter().enumerate() {
-        t[(i, 0)] = *a;
-    }
-    for i in 0..r - 1 {
-        t[(i, i + 1)] = 1.0;
-    }
-    let mut rv = vec![0.0; r];
-    rv[0] = 1.0;
-    for (i, m) in poly.ma.iter().enumerate() {
-        rv[i + 1] = *m;
-    }
-    (r, t, rv)
+/// Harvey's form: state dimension `r = max(p, q + 1)`, transition T with first column `ar` (zero-padded
+/// to r) and ones on the superdiagonal, disturbance loading `R = (1, θ₁, …, θ_{r−1})`. T is never built:
+/// with this structure `(T x)_i = ar_i x_0 + x_{i+1}`.
+struct Companion {
+    ar: Vec<f64>,
+    rv: Vec<f64>,
 }
 
-/// Runs the filter over the demeaned series `z`.
-pub(crate) fn filter(z: &[f64], poly: &ArmaPolynomials) -> Result<Filtered> {
-    let (r, t, rv) = transition(poly);
-    // Stationary covariance: vec(P) = (I − T⊗T)⁻¹ vec(R Rᵀ).
-    let mut big = Matrix::identity(r * r);
-    for i in 0..r {
-        for j in 0..r {
-            for k in 0..r {
-                for l in 0..r {
-                    big[(i * r + k, j * r + l)] -= t[(i, j)] * t[(k, l)];
-                }
-            }
-        }
+impl Companion {
+    fn of(poly: &ArmaPolynomials) -> Self {
+        let r = poly.ar.len().max(poly.ma.len() + 1);
+        let mut ar = poly.ar.clone();
+        ar.resize(r, 0.0);
+        let mut rv = vec![0.0; r];
+        rv[0] = 1.0;
+        rv[1..=poly.ma.len()].copy_from_slice(&poly.ma);
+        Self { ar, rv }
     }
-    let rhs: Vec<f64> = (0..r * r).map(|idx| rv[idx / r] * rv[idx % r]).collect();
-    let p0 = lu_solve(&big, &rhs, "stationary covariance")?;
-    let mut p = Matrix::from_row_major(r, r, p0)?;
+
+    /// `x ← T x` in O(r).
+    fn advance(&self, x: &mut [f64]) {
+        let head = x[0];
+        let r = x.len();
+        for i in 0..r - 1 {
+            x[i] = self.ar[i] * head + x[i + 1];
+        }
+        x[r - 1] = self.ar[r - 1] * head;
+    }
+}
+
+/// The filter stops updating the covariance once a step changes no entry by more than this fraction of
+/// F_t; from then on gain and F are constant (statsmodels does the same with its `tolerance`). Pure AR
+/// models get there after r steps exactly, ARMA models geometrically fast, so the O(r²) part of the
+/// filter covers only the start of the series and the rest costs O(r) per observation.
+const STEADY_STATE_TOLERANCE: f64 = 1e-14;
+
+/// How many observations the filter processes between two looks at the clock.
+const STEPS_PER_CLOCK_CHECK: usize = 256;
+
+/// Runs the filter over the demeaned series `z`, within `meter`'s wall-clock budget.
+pub(crate) fn filter(z: &[f64], poly: &ArmaPolynomials, meter: &Meter) -> Result<Filtered> {
+    let model = Companion::of(poly);
+    let r = model.rv.len();
+    let mut p = stationary_covariance(&model.ar, &model.rv)?;
+    let mut next = Matrix::zeros(r, r);
     let mut a = vec![0.0; r];
+    let mut gain = vec![0.0; r];
     let mut v = Vec::with_capacity(z.len());
     let mut f = Vec::with_capacity(z.len());
-    let mut tp = Matrix::zeros(r, r);
-    for &obs in z {
-        let vt = obs - a[0];
+    let mut steady = false;
+    for (t, &obs) in z.iter().enumerate() {
+        if t % STEPS_PER_CLOCK_CHECK == STEPS_PER_CLOCK_CHECK - 1 {
+            meter.check_time()?;
+        }
         let ft = p[(0, 0)];
+        if !(ft > 0.0 && ft.is_finite()) {
+            return Err(QuantError::NotPositiveDefinite { what: "innovation variance" });
+        }
+        let vt = obs - a[0];
         v.push(vt);
         f.push(ft);
-        // Update with the observation, then predict.
-        let k: Vec<f64> = (0..r).map(|i| p[(i, 0)] / ft).collect();
-        let au: Vec<f64> = (0..r).map(|i| a[i] + k[i] * vt).collect();
-        let col: Vec<f64> = (0..r).map(|i| p[(i, 0)]).collect();
-        for i in 0..r {
-            for j in 0..r {
-                p[(i, j)] -= col[i] * col[j] / ft;
+        if !steady {
+            for (i, g) in gain.iter_mut().enumerate() {
+                *g = p[(i, 0)] / ft;
             }
         }
-        for i in 0..r {
-            a[i] = (0..r).map(|j| t[(i, j)] * au[j]).sum();
+        for (ai, g) in a.iter_mut().zip(&gain) {
+            *ai += g * vt;
         }
+        model.advance(&mut a);
+        if steady {
+            continue;
+        }
+        // The observation is the first state, so after the update that state is known exactly: row and
+        // column 0 of the updated covariance vanish and `T P Tᵀ` only shifts the rest up and left. The AR
+        // coefficients therefore never enter this recursion (only P₀ and the state mean).
+        let mut change = 0.0_f64;
         for i in 0..r {
-            for j in 0..r {
-                tp[(i, j)] = (0..r).map(|k| t[(i, k)] * p[(k, j)]).sum();
+            for j in i..r {
+                let shifted = if j + 1 < r { p[(i + 1, j + 1)] - p[(i + 1, 0)] * p[(j + 1, 0)] / ft } else { 0.0 };
+                let value = shifted + model.rv[i] * model.rv[j];
+                change = change.max((value - p[(i, j)]).abs());
+                next[(i, j)] = value;
+                next[(j, i)] = value;
             }
         }
-        for i in 0..r {
-            for j in 0..r {
-                p[(i, j)] = (0..r).map(|k| tp[(i, k)] * t[(j, k)]).sum::<f64>() + rv[i] * rv[j];
+        std::mem::swap(&mut p, &mut next);
+        if change <= STEADY_STATE_TOLERANCE * p[(0, 0)] {
+            steady = true;
+            let ft = p[(0, 0)];
+            for (i, g) in gain.iter_mut().enumerate() {
+                *g = p[(i, 0)] / ft;
             }
         }
     }
@@ -154,12 +185,12 @@ pub(crate) fn filter(z: &[f64], poly: &ArmaPolynomials) -> Result<Filtered> {
 
 /// Point forecasts of the demeaned process for horizons 1..=h from the filter's last prediction.
 pub(crate) fn forecast_states(next_state: &[f64], poly: &ArmaPolynomials, h: usize) -> Vec<f64> {
-    let (r, t, _) = transition(poly);
+    let model = Companion::of(poly);
     let mut a = next_state.to_vec();
     let mut out = Vec::with_capacity(h);
     for _ in 0..h {
         out.push(a[0]);
-        a = (0..r).map(|i| (0..r).map(|j| t[(i, j)] * a[j]).sum()).collect();
+        model.advance(&mut a);
     }
     out
 }

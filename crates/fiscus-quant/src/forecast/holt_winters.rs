@@ -22,6 +22,7 @@ use rand_distr::{Distribution, StandardNormal};
 use crate::error::{QuantError, Result};
 use crate::input;
 use crate::normal;
+use crate::output;
 
 /// Seasonal component.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,6 +144,10 @@ pub fn run(y: &[f64], spec: HoltWintersSpec, smoothing: Smoothing, initial: &Ini
     if !sse.is_finite() {
         return Err(QuantError::Undefined { what: "Holt-Winters fit", reason: "the recursion overflowed" });
     }
+    output::all_finite("Holt-Winters fit", &fitted)?;
+    output::all_finite("Holt-Winters fit", &[state.0, state.1])?;
+    output::all_finite("Holt-Winters fit", &state.2)?;
+    output::all_finite("Holt-Winters fit", &state.3.into_iter().collect::<Vec<f64>>())?;
     Ok(HoltWintersFit {
         spec,
         smoothing,
@@ -271,7 +276,7 @@ impl HoltWintersFit {
                 let half = z * sigma * acc.sqrt();
                 out.push((f - half, f + half));
             }
-            return Ok(out);
+            return finite_bands(out);
         }
         input::at_least("simulations", 2, simulations)?;
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -292,14 +297,20 @@ impl HoltWintersFit {
             }
         }
         let lo = (1.0 - level) / 2.0;
-        Ok(draws
+        let bands: Vec<(f64, f64)> = draws
             .iter_mut()
             .map(|d| {
                 d.sort_by(f64::total_cmp);
                 (crate::stats::percentile_sorted(d, lo), crate::stats::percentile_sorted(d, 1.0 - lo))
             })
-            .collect())
+            .collect();
+        finite_bands(bands)
     }
+}
+
+fn finite_bands(bands: Vec<(f64, f64)>) -> Result<Vec<(f64, f64)>> {
+    output::all_finite("prediction intervals", &bands.iter().flat_map(|(a, b)| [*a, *b]).collect::<Vec<f64>>())?;
+    Ok(bands)
 }
 
 fn check_smoothing(spec: HoltWintersSpec, p: Smoothing) -> Result<()> {

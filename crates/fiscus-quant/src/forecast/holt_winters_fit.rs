@@ -4,19 +4,28 @@
 //! A coarse grid over (α, β, γ, φ) with the heuristic initial state picks starting points (as statsmodels'
 //! `use_brute=True` does); bounded Levenberg-Marquardt then refines every parameter from the best few and
 //! the lowest SSE wins. Bounds: α, β, γ in [0, 1]; φ in [0.8, 0.98] (Hyndman's forecast package), initial
-//! multiplicative seasons > 0.
+//! multiplicative seasons > 0. The whole search runs within a [`Budget`] (by default 5 s and 5,000
+//! Levenberg-Marquardt steps; [`fit_with_budget`] takes another).
 
 use super::holt_winters::{
     HoltWintersFit, HoltWintersSpec, InitialState, Smoothing, heuristic_initial_state, recurse, run,
 };
 use super::least_squares::{Problem, minimise};
+use crate::budget::{Budget, Meter};
 use crate::error::{QuantError, Result};
 use crate::input;
 
 const PHI_BOUNDS: (f64, f64) = (0.8, 0.98);
 
-/// Fits all parameters of `spec` to `y` by least squares.
+/// Fits all parameters of `spec` to `y` by least squares within the default [`Budget`].
 pub fn fit(y: &[f64], spec: HoltWintersSpec) -> Result<HoltWintersFit> {
+    fit_with_budget(y, spec, Budget::default())
+}
+
+/// [`fit`] with an explicit budget: every Levenberg-Marquardt step of every starting point counts as an
+/// iteration, and running out of iterations or time is [`QuantError::BudgetExceeded`].
+pub fn fit_with_budget(y: &[f64], spec: HoltWintersSpec, budget: Budget) -> Result<HoltWintersFit> {
+    let meter = Meter::start("Holt-Winters fit", budget);
     spec.check()?;
     input::finite("y", y)?;
     let start_state = heuristic_initial_state(y, spec)?;
@@ -79,6 +88,7 @@ pub fn fit(y: &[f64], spec: HoltWintersSpec) -> Result<HoltWintersFit> {
         for &b in if spec.trend { &grid[..] } else { &grid[..1] } {
             for &g in if spec.season.is_some() { &grid[..] } else { &grid[..1] } {
                 for &f in if spec.damped { &phis[..] } else { &phis[..1] } {
+                    meter.check_time()?;
                     let x = layout.pack(Smoothing { alpha: a, beta: b, gamma: g, phi: f }, &start_state);
                     buf.clear();
                     if residuals(&x, &mut buf) {
@@ -94,7 +104,7 @@ pub fn fit(y: &[f64], spec: HoltWintersSpec) -> Result<HoltWintersFit> {
     starts.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut best: Option<(Vec<f64>, f64)> = None;
     for (_, x0) in starts.iter().take(4) {
-        let (x, sse) = minimise(&problem, x0, 500);
+        let (x, sse) = minimise(&problem, x0, 500, &meter)?;
         if best.as_ref().is_none_or(|b| sse < b.1) {
             best = Some((x, sse));
         }

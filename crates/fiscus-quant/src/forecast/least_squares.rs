@@ -1,8 +1,12 @@
 //! Bounded Levenberg-Marquardt for small nonlinear least-squares problems (a few dozen parameters, a few
 //! hundred residuals): finite-difference Jacobian, Marquardt's diagonal scaling, and an active set that
 //! freezes parameters sitting on a bound the step would push through. Used to fit forecasting models,
-//! whose objective (SSE of one-step errors) is exactly a sum of squares.
+//! whose objective (SSE of one-step errors) is exactly a sum of squares. Every step counts against the
+//! caller's [`Meter`], and the clock is read after every residual evaluation, so a fit stops within one
+//! evaluation of its deadline.
 
+use crate::budget::Meter;
+use crate::error::Result;
 use crate::matrix::{Matrix, cholesky, cholesky_solve};
 
 /// A residual function fills `out` and returns false when the parameters are outside its domain.
@@ -14,26 +18,28 @@ pub(crate) struct Problem<'a> {
     pub(crate) scale: Vec<f64>,
 }
 
-/// Minimises the sum of squared residuals from `x0`; returns the best point and its SSE.
-pub(crate) fn minimise(problem: &Problem<'_>, x0: &[f64], max_iter: usize) -> (Vec<f64>, f64) {
+/// Minimises the sum of squared residuals from `x0`; returns the best point and its SSE. `max_iter` is
+/// a stopping rule (the best point so far is returned); running out of `meter` is an error.
+pub(crate) fn minimise(problem: &Problem<'_>, x0: &[f64], max_iter: usize, meter: &Meter) -> Result<(Vec<f64>, f64)> {
     let p = x0.len();
     let mut x: Vec<f64> = x0.iter().enumerate().map(|(j, v)| v.clamp(problem.lower[j], problem.upper[j])).collect();
     let mut r = Vec::new();
-    let Some(mut sse) = evaluate(problem, &x, &mut r) else {
-        return (x, f64::INFINITY);
+    let Some(mut sse) = evaluate(problem, &x, &mut r, meter)? else {
+        return Ok((x, f64::INFINITY));
     };
     let mut lambda = 1e-3;
     let mut jac = Matrix::zeros(r.len(), p);
     let mut rh = Vec::new();
     let mut stalls = 0;
     for _ in 0..max_iter {
+        meter.iteration()?;
         // Forward differences, stepping inward at an upper bound.
         for j in 0..p {
             let h = 1e-7 * x[j].abs().max(problem.scale[j]);
             let mut xh = x.clone();
             let step = if x[j] + h <= problem.upper[j] { h } else { -h };
             xh[j] += step;
-            if evaluate(problem, &xh, &mut rh).is_none() {
+            if evaluate(problem, &xh, &mut rh, meter)?.is_none() {
                 for i in 0..r.len() {
                     jac[(i, j)] = 0.0;
                 }
@@ -53,6 +59,7 @@ pub(crate) fn minimise(problem: &Problem<'_>, x0: &[f64], max_iter: usize) -> (V
         let k = free.len();
         let mut a = Matrix::zeros(k, k);
         for (u, &ju) in free.iter().enumerate() {
+            meter.check_time()?;
             for (v, &jv) in free.iter().enumerate().skip(u) {
                 let s: f64 = (0..r.len()).map(|i| jac[(i, ju)] * jac[(i, jv)]).sum();
                 a[(u, v)] = s;
@@ -75,7 +82,7 @@ pub(crate) fn minimise(problem: &Problem<'_>, x0: &[f64], max_iter: usize) -> (V
             for (u, &j) in free.iter().enumerate() {
                 xn[j] = (x[j] + delta[u]).clamp(problem.lower[j], problem.upper[j]);
             }
-            match evaluate(problem, &xn, &mut rh) {
+            match evaluate(problem, &xn, &mut rh, meter)? {
                 Some(s) if s < sse => {
                     let gain = (sse - s) / sse.max(f64::MIN_POSITIVE);
                     x = xn;
@@ -93,14 +100,16 @@ pub(crate) fn minimise(problem: &Problem<'_>, x0: &[f64], max_iter: usize) -> (V
             break;
         }
     }
-    (x, sse)
+    Ok((x, sse))
 }
 
-fn evaluate(problem: &Problem<'_>, x: &[f64], r: &mut Vec<f64>) -> Option<f64> {
+fn evaluate(problem: &Problem<'_>, x: &[f64], r: &mut Vec<f64>, meter: &Meter) -> Result<Option<f64>> {
     r.clear();
-    if !(problem.residuals)(x, r) {
-        return None;
+    let valid = (problem.residuals)(x, r);
+    meter.check_time()?;
+    if !valid {
+        return Ok(None);
     }
     let s: f64 = r.iter().map(|v| v * v).sum();
-    s.is_finite().then_some(s)
+    Ok(s.is_finite().then_some(s))
 }

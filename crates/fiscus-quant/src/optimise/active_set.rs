@@ -7,6 +7,7 @@
 //! tighter than an interior-point method's 1e-8 gap. It returns `None` whenever it cannot vouch for its
 //! answer (singular H, cycling, a final KKT check that fails), and the caller then uses the conic solver.
 
+use crate::budget::Meter;
 use crate::matrix::{Matrix, dot};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,7 +18,9 @@ enum State {
 }
 
 /// Solves the problem from a feasible `x0`, with `start_free` in the initial working set's free part even if
-/// it sits on a bound (a vertex start has one such variable); `None` means "use the general solver instead".
+/// it sits on a bound (a vertex start has one such variable); `None` means "use the general solver instead",
+/// which is also the answer once `meter`'s clock has run out (the caller then reports the budget).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn solve(
     h: &Matrix,
     a: &[f64],
@@ -26,6 +29,7 @@ pub(crate) fn solve(
     upper: &[f64],
     mut x: Vec<f64>,
     start_free: usize,
+    meter: &Meter,
 ) -> Option<Vec<f64>> {
     let n = x.len();
     let scale_h = (0..n).map(|i| h[(i, i)].abs()).fold(0.0, f64::max);
@@ -52,6 +56,7 @@ pub(crate) fn solve(
     // rounding noise, so it is not taken and the multipliers are examined instead.
     let mut at_subproblem_minimum = false;
     for _ in 0..(20 * n + 100) {
+        meter.check_time().ok()?;
         // Gradient Hx from the non-zero entries of x, reading rows of the symmetric H (contiguous memory).
         g.iter_mut().for_each(|v| *v = 0.0);
         for (j, &xj) in x.iter().enumerate() {

@@ -5,6 +5,7 @@
 use super::active_set;
 use super::constraints::Constraints;
 use super::mean_variance::{Convexity, Objective};
+use crate::budget::Meter;
 use crate::matrix::{Matrix, cholesky};
 
 /// Minimum variance and maximum Sharpe under bounds alone are `min ½xᵀHx, aᵀx = b, l ≤ x ≤ u`, which the
@@ -16,6 +17,7 @@ pub(super) fn fast_path(
     objective: Objective,
     c: &Constraints,
     convexity: Convexity,
+    meter: &Meter,
 ) -> Option<Vec<f64>> {
     if !c.groups.is_empty() || c.rebalance.is_some() {
         return None;
@@ -51,7 +53,7 @@ pub(super) fn fast_path(
             if left.abs() > 1e-12 || c.lower.iter().sum::<f64>() > 1.0 {
                 return None;
             }
-            active_set::solve(cov, &vec![1.0; n], 1.0, &c.lower, &c.upper, x, last)
+            active_set::solve(cov, &vec![1.0; n], 1.0, &c.lower, &c.upper, x, last, meter)
         }
         Objective::MaxSharpe { risk_free } => {
             // Homogenised long-only tangency: with y ≥ 0 the caps y_i ≤ u·κ = u·Σy are redundant when u ≥ 1.
@@ -66,7 +68,7 @@ pub(super) fn fast_path(
             }
             let mut y = vec![0.0; n];
             y[best] = 1.0 / m;
-            let y = active_set::solve(cov, &excess, 1.0, &vec![0.0; n], &vec![f64::INFINITY; n], y, best)?;
+            let y = active_set::solve(cov, &excess, 1.0, &vec![0.0; n], &vec![f64::INFINITY; n], y, best, meter)?;
             let kappa: f64 = y.iter().sum();
             (kappa > 0.0).then(|| y.iter().map(|v| v / kappa).collect())
         }
@@ -77,6 +79,7 @@ pub(super) fn fast_path(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::budget::{Budget, Meter};
     use crate::optimise::mean_variance::{Convexity, Objective, conic};
 
     /// A deterministic, well-conditioned one-factor covariance and spread of expected returns.
@@ -104,8 +107,9 @@ mod tests {
             let (cov, mu) = problem(40, seed);
             let c = Constraints::bounded(40, lower, upper);
             for objective in [Objective::MinVariance, Objective::MaxSharpe { risk_free: 0.01 }] {
-                let conic_w = conic(&cov, Some(&mu), objective, &c).unwrap();
-                if let Some(fast) = fast_path(&cov, Some(&mu), objective, &c, Convexity::Unknown) {
+                let meter = Meter::start("test", Budget::default());
+                let conic_w = conic(&cov, Some(&mu), objective, &c, &meter).unwrap();
+                if let Some(fast) = fast_path(&cov, Some(&mu), objective, &c, Convexity::Unknown, &meter) {
                     let d = fast.iter().zip(&conic_w).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
                     // Clarabel stops at a 1e-8 duality gap, which leaves weights ~1e-6 from the exact vertex.
                     assert!(d < 2e-5, "seed {seed} {objective:?}: {d:e}");

@@ -8,6 +8,7 @@
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{DefaultSettings, DefaultSolver, IPSolver, SolverStatus, SupportedConeT};
 
+use crate::budget::Meter;
 use crate::error::{QuantError, Result};
 
 /// One sparse row `Σ coef·x[index]` with its right-hand side.
@@ -36,6 +37,10 @@ pub(crate) struct ConicProgram {
 
 /// How far a returned point may violate a linear constraint before the answer is refused.
 const FEASIBILITY_TOLERANCE: f64 = 1e-6;
+
+/// clarabel's own default iteration limit; reaching it is non-convergence unless the caller's budget was
+/// the tighter limit.
+const SOLVER_MAX_ITERATIONS: usize = 200;
 
 impl ConicProgram {
     /// A program in `n` variables with zero objective and no constraints.
@@ -69,8 +74,9 @@ impl ConicProgram {
         self.soc.push(rows);
     }
 
-    /// Solves the program and returns the primal point.
-    pub(crate) fn solve(&self) -> Result<Vec<f64>> {
+    /// Solves the program within what is left of `meter` and returns the primal point.
+    pub(crate) fn solve(&self, meter: &Meter) -> Result<Vec<f64>> {
+        meter.check_time()?;
         let p = triplets(self.n, self.n, self.p.iter().copied());
         let mut rows: Vec<&Row> = Vec::new();
         let mut cones = Vec::new();
@@ -92,7 +98,13 @@ impl ConicProgram {
             rows.iter().enumerate().flat_map(|(r, row)| row.terms.iter().map(move |&(c, v)| (r, c, v))),
         );
         let b: Vec<f64> = rows.iter().map(|r| r.rhs).collect();
-        let settings = DefaultSettings { verbose: false, ..DefaultSettings::default() };
+        let budget_binds = meter.iterations_left() < SOLVER_MAX_ITERATIONS;
+        let settings = DefaultSettings {
+            verbose: false,
+            max_iter: u32::try_from(meter.iterations_left().min(SOLVER_MAX_ITERATIONS)).unwrap_or(0),
+            time_limit: meter.remaining().as_secs_f64(),
+            ..DefaultSettings::default()
+        };
         let mut solver = DefaultSolver::new(&p, &self.q, &a, &b, &cones, settings)
             .map_err(|e| QuantError::NoConvergence { what: "conic solver", detail: e.to_string() })?;
         solver.solve();
@@ -109,6 +121,8 @@ impl ConicProgram {
                     detail: "the objective can be improved without limit under these constraints".into(),
                 });
             }
+            SolverStatus::MaxTime => return Err(meter.out_of_time()),
+            SolverStatus::MaxIterations if budget_binds => return Err(meter.out_of_iterations()),
             other => {
                 return Err(QuantError::NoConvergence {
                     what: "conic solver",

@@ -19,9 +19,11 @@ use super::bounds_only::fast_path;
 use super::conic::{ConicProgram, Row};
 use super::constraints::check_constraints;
 pub use super::constraints::{Constraints, GroupLimit, Rebalance};
+use crate::budget::{Budget, Meter};
 use crate::error::{QuantError, Result};
 use crate::input;
 use crate::matrix::{Matrix, dot, psd_factor};
+use crate::output;
 
 /// What the optimiser is asked to find.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -48,14 +50,28 @@ pub struct OptimalPortfolio {
     pub sharpe_ratio: Option<f64>,
 }
 
-/// Solves one mean-variance problem. `expected_returns` may be `None` only for minimum variance.
+/// Solves one mean-variance problem within the default [`Budget`]. `expected_returns` may be `None` only
+/// for minimum variance.
 pub fn optimise(
     covariance: &Matrix,
     expected_returns: Option<&[f64]>,
     objective: Objective,
     constraints: &Constraints,
 ) -> Result<OptimalPortfolio> {
-    solve(covariance, expected_returns, objective, constraints, Convexity::Unknown)
+    optimise_with_budget(covariance, expected_returns, objective, constraints, Budget::default())
+}
+
+/// [`optimise`] with an explicit budget: the interior-point iterations count against it, and the clock
+/// covers both routes. Running out is [`QuantError::BudgetExceeded`].
+pub fn optimise_with_budget(
+    covariance: &Matrix,
+    expected_returns: Option<&[f64]>,
+    objective: Objective,
+    constraints: &Constraints,
+    budget: Budget,
+) -> Result<OptimalPortfolio> {
+    let meter = Meter::start("mean-variance optimisation", budget);
+    solve(covariance, expected_returns, objective, constraints, Convexity::Unknown, &meter)
 }
 
 /// PyPortfolioOpt's pipeline end to end: from a return panel (rows = periods) to
@@ -68,9 +84,21 @@ pub fn optimise_from_returns(
     objective: Objective,
     constraints: &Constraints,
 ) -> Result<OptimalPortfolio> {
+    optimise_from_returns_with_budget(returns, periods_per_year, objective, constraints, Budget::default())
+}
+
+/// [`optimise_from_returns`] with an explicit budget (see [`optimise_with_budget`]).
+pub fn optimise_from_returns_with_budget(
+    returns: &Matrix,
+    periods_per_year: f64,
+    objective: Objective,
+    constraints: &Constraints,
+    budget: Budget,
+) -> Result<OptimalPortfolio> {
+    let meter = Meter::start("mean-variance optimisation", budget);
     let mu = crate::covariance::mean_historical_return(returns, periods_per_year)?;
     let cov = crate::covariance::sample(returns, 1)?.scaled(periods_per_year);
-    solve(&cov, Some(&mu), objective, constraints, Convexity::KnownPsd)
+    solve(&cov, Some(&mu), objective, constraints, Convexity::KnownPsd, &meter)
 }
 
 /// Whether Σ is known to be positive semi-definite (a Gram matrix) or must be certified before the
@@ -87,6 +115,7 @@ fn solve(
     objective: Objective,
     constraints: &Constraints,
     convexity: Convexity,
+    meter: &Meter,
 ) -> Result<OptimalPortfolio> {
     let n = covariance.rows();
     if n == 0 {
@@ -108,15 +137,20 @@ fn solve(
             });
         }
     };
-    let weights = match fast_path(covariance, mu, objective, constraints, convexity) {
+    let weights = match fast_path(covariance, mu, objective, constraints, convexity, meter) {
         Some(w) => w,
-        None => conic(covariance, mu, objective, constraints)?,
+        None => conic(covariance, mu, objective, constraints, meter)?,
     };
     let variance = covariance.quad_form(&weights).max(0.0);
     let volatility = variance.sqrt();
     let rf = if let Objective::MaxSharpe { risk_free } = objective { risk_free } else { 0.0 };
     let expected_return = mu.map(|m| dot(&weights, m));
     let sharpe_ratio = expected_return.filter(|_| volatility > 0.0).map(|r| (r - rf) / volatility);
+    output::all_finite("optimal portfolio", &weights)?;
+    output::all_finite(
+        "optimal portfolio",
+        &[volatility, expected_return.unwrap_or(0.0), sharpe_ratio.unwrap_or(0.0)],
+    )?;
     Ok(OptimalPortfolio { weights, expected_return, volatility, sharpe_ratio })
 }
 
@@ -126,6 +160,7 @@ pub(super) fn conic(
     mu: Option<&[f64]>,
     objective: Objective,
     constraints: &Constraints,
+    meter: &Meter,
 ) -> Result<Vec<f64>> {
     // The solver assumes a convex objective: an indefinite "covariance" is refused here rather than handed
     // to it. Singular (positive semi-definite) matrices are fine.
@@ -133,15 +168,21 @@ pub(super) fn conic(
     match objective {
         Objective::MaxSharpe { risk_free } => {
             let mu = mu.ok_or(QuantError::Empty { what: "expected_returns" })?;
-            max_sharpe(cov, mu, risk_free, constraints)
+            max_sharpe(cov, mu, risk_free, constraints, meter)
         }
-        _ => direct(cov, mu, objective, constraints),
+        _ => direct(cov, mu, objective, constraints, meter),
     }
 }
 
 /// Minimum variance, efficient return and efficient risk: variables `w` (n) then, with a rebalance, `t` (n)
 /// bounding `|w - w₀|` elementwise.
-fn direct(cov: &Matrix, mu: Option<&[f64]>, objective: Objective, constraints: &Constraints) -> Result<Vec<f64>> {
+fn direct(
+    cov: &Matrix,
+    mu: Option<&[f64]>,
+    objective: Objective,
+    constraints: &Constraints,
+    meter: &Meter,
+) -> Result<Vec<f64>> {
     let n = cov.rows();
     let with_t = constraints.rebalance.is_some();
     let mut prog = ConicProgram::new(if with_t { 2 * n } else { n });
@@ -166,12 +207,12 @@ fn direct(cov: &Matrix, mu: Option<&[f64]>, objective: Objective, constraints: &
     }
     prog.equal(Row::new((0..n).map(|i| (i, 1.0)).collect(), 1.0));
     linear_constraints(&mut prog, constraints, None);
-    let x = prog.solve()?;
+    let x = prog.solve(meter)?;
     Ok(x[..n].to_vec())
 }
 
 /// Maximum Sharpe by homogenisation: variables `y` (n), then `t` (n) with a rebalance, then κ.
-fn max_sharpe(cov: &Matrix, mu: &[f64], rf: f64, constraints: &Constraints) -> Result<Vec<f64>> {
+fn max_sharpe(cov: &Matrix, mu: &[f64], rf: f64, constraints: &Constraints, meter: &Meter) -> Result<Vec<f64>> {
     if !rf.is_finite() {
         return Err(QuantError::NonFinite { what: "risk_free", index: 0 });
     }
@@ -202,7 +243,7 @@ fn max_sharpe(cov: &Matrix, mu: &[f64], rf: f64, constraints: &Constraints) -> R
     prog.equal(Row::new(budget, 0.0));
     prog.at_most(Row::new(vec![(kappa, -1.0)], 0.0));
     linear_constraints(&mut prog, constraints, Some(kappa));
-    let x = prog.solve()?;
+    let x = prog.solve(meter)?;
     let k = x[kappa];
     if !(k > 1e-12) {
         return Err(QuantError::Infeasible { detail: "no portfolio has a positive excess return".into() });
@@ -281,5 +322,26 @@ fn linear_constraints(prog: &mut ConicProgram, c: &Constraints, kappa: Option<us
         for i in n..2 * n {
             prog.add_linear(i, r.cost_per_unit_turnover);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_conic_route_reports_its_budget() {
+        let cov = Matrix::from_rows(&[vec![0.04, 0.01, 0.0], vec![0.01, 0.09, 0.02], vec![0.0, 0.02, 0.16]]).unwrap();
+        let mut c = Constraints::long_only(3);
+        // A group cap sends the problem past the active-set route to clarabel.
+        c.groups.push(GroupLimit { members: vec![0, 1], min: None, max: Some(0.6) });
+        let few = Budget::new(Duration::from_secs(60), 2);
+        let e = optimise_with_budget(&cov, None, Objective::MinVariance, &c, few).unwrap_err();
+        assert!(matches!(e, QuantError::BudgetExceeded { .. }), "{e:?}");
+        let none = Budget::new(Duration::ZERO, 1000);
+        let e = optimise_with_budget(&cov, None, Objective::MinVariance, &c, none).unwrap_err();
+        assert!(matches!(e, QuantError::BudgetExceeded { .. }), "{e:?}");
+        assert!(optimise(&cov, None, Objective::MinVariance, &c).is_ok());
     }
 }

@@ -10,5 +10,9 @@ pub mod risk_parity;
 
 pub use mean_variance::{
     Constraints, GroupLimit, Objective, OptimalPortfolio, Rebalance, optimise, optimise_from_returns,
+    optimise_from_returns_with_budget, optimise_with_budget,
 };
-pub use risk_parity::{RiskParityPortfolio, equal_risk_contribution, risk_budgeting};
+pub use risk_parity::{
+    RiskParityPortfolio, equal_risk_contribution, equal_risk_contribution_with_budget, risk_budgeting,
+    risk_budgeting_with_budget,
+};

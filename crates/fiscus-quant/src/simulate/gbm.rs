@@ -9,6 +9,7 @@ use super::vector_exp::exp_in_place;
 use crate::error::{QuantError, Result};
 use crate::input;
 use crate::matrix::{Matrix, cholesky};
+use crate::output;
 
 /// What to simulate. Rates and covariance are per year; `horizon_years` is split into `steps` equal steps.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +54,9 @@ fn prepare(spec: &GbmSpec<'_>) -> Result<Prepared> {
 }
 
 /// Simulates every path and hands each one to `visit` as a `(steps + 1) × n` row-major slice of prices
-/// (row 0 is the initial price). Paths are produced one at a time, so memory stays at one path.
+/// (row 0 is the initial price). Paths are produced one at a time, so memory stays at one path. A path whose
+/// prices overflow (extreme drift or volatility) ends the simulation with [`crate::QuantError::Undefined`]
+/// before it is visited; the paths visited until then were finite.
 pub fn for_each_gbm_path(spec: &GbmSpec<'_>, mut visit: impl FnMut(usize, &[f64])) -> Result<()> {
     let p = prepare(spec)?;
     let n = p.n;
@@ -80,6 +83,7 @@ pub fn for_each_gbm_path(spec: &GbmSpec<'_>, mut visit: impl FnMut(usize, &[f64]
         }
         path[..n].copy_from_slice(spec.initial);
         exp_in_place(&mut path[n..]);
+        output::all_finite("simulated prices", &path)?;
         visit(index, &path);
     }
     Ok(())
@@ -153,5 +157,7 @@ pub fn european_call(option: &EuropeanOption, steps: usize, paths: usize, seed: 
     let mean = sum / m;
     let var = (sum_sq - m * mean * mean) / (m - 1.0);
     let disc = (-o.rate * o.maturity_years).exp();
-    Ok(MonteCarloPrice { price: disc * mean, standard_error: disc * (var.max(0.0) / m).sqrt() })
+    let (price, standard_error) = (disc * mean, disc * (var.max(0.0) / m).sqrt());
+    output::all_finite("Monte Carlo price", &[price, standard_error])?;
+    Ok(MonteCarloPrice { price, standard_error })
 }

@@ -2,6 +2,7 @@
 
 use crate::error::{QuantError, Result};
 use crate::input;
+use crate::output;
 
 /// A named set of relative price moves, one per asset (-0.3 = a 30 % fall).
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +37,10 @@ pub fn apply_shock(quantities: &[f64], prices: &[f64], scenario: &ShockScenario)
     let values_before: Vec<f64> = quantities.iter().zip(prices).map(|(q, p)| q * p).collect();
     let values_after: Vec<f64> = values_before.iter().zip(&scenario.moves).map(|(v, m)| v * (1.0 + m)).collect();
     let pnl: Vec<f64> = values_after.iter().zip(&values_before).map(|(a, b)| a - b).collect();
-    let total_pnl = pnl.iter().sum();
+    let total_pnl: f64 = pnl.iter().sum();
+    for part in [&values_before, &values_after, &pnl] {
+        output::all_finite("shock outcome", part)?;
+    }
+    output::finite("shock outcome", total_pnl)?;
     Ok(ShockOutcome { values_before, values_after, pnl, total_pnl })
 }
