@@ -74,6 +74,7 @@ REAL_IDS = {
     ("POST", "/api/v2/quant/compute/jobs/{uid}/cancel"): "compute_job_id",
     ("GET", "/api/v2/generative/runs/{uid}"): "generative_run_id",
     ("GET", "/api/v2/quant/model-tournaments/{uid}"): "tournament_id",
+    ("GET", "/api/v2/quant/research/snapshots/{uid}"): "research_snapshot_id",
 }
 _IDS = json.loads(os.environ.get("FISCUS_ST_IDS") or "{}")
 # The data plane's path keys, from the demo data the test loads: (parameter, value).
@@ -335,6 +336,11 @@ def seed(base, key, client_id, client_secret, given):
     if "tournament_id" not in ids:
         body = {"values": [float(100 + (t % 12) * 3 + t) for t in range(36)], "candidates": ["naive", "ses"], "horizon": 3}
         ids["tournament_id"] = api.post("/api/v2/quant/model-tournaments", body).json()["id"]
+    if "research_snapshot_id" not in ids:
+        body = {"project": "schemathesis", "steps": [{"key": "z", "model_run": {"model": "robust_z", "input": {"values": [1.0, 2.0, 3.0, 9.0]}}}]}
+        run_id = api.post("/api/v2/quant/research/runs", body).json()["id"]
+        snapshot = {"run": run_id, "name": "Schemathesis seed"}
+        ids["research_snapshot_id"] = api.post("/api/v2/quant/research/snapshots", snapshot).json()["id"]
     # A live access token for /oauth/revoke and /oauth/introspect (never written to ids.json).
     r = requests.post(
         f"{base}/api/v2/oauth/token",

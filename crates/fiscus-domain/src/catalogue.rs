@@ -944,6 +944,15 @@ pub const OPERATIONS: &[Operation] = &[
         source: Source::Seed,
     },
     Operation {
+        id: "get_quant_research_snapshots",
+        group: Group::QuantModels,
+        method: Method::Get,
+        base: "/api/v2",
+        path: "/quant/research/snapshots",
+        scope: Some("quant:research:read"),
+        source: Source::Added,
+    },
+    Operation {
         id: "get_quant_projects",
         group: Group::QuantModels,
         method: Method::Get,

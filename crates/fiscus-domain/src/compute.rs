@@ -23,10 +23,12 @@ pub enum JobKind {
     Generative,
     /// A model tournament (`/quant/model-tournaments`).
     Tournament,
+    /// A research run (`/quant/research/runs`): several computations in one reproducible bundle.
+    ResearchRun,
 }
 
 impl JobKind {
-    pub const ALL: [JobKind; 8] = [
+    pub const ALL: [JobKind; 9] = [
         JobKind::Optimization,
         JobKind::Simulation,
         JobKind::Backtest,
@@ -35,6 +37,7 @@ impl JobKind {
         JobKind::Forecast,
         JobKind::Generative,
         JobKind::Tournament,
+        JobKind::ResearchRun,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -47,6 +50,7 @@ impl JobKind {
             JobKind::Forecast => "forecast",
             JobKind::Generative => "generative",
             JobKind::Tournament => "tournament",
+            JobKind::ResearchRun => "research_run",
         }
     }
 
@@ -114,7 +118,8 @@ pub fn cancel(state: JobState) -> Result<Cancel, AlreadyEnded> {
 /// explains it): an optimisation costs 1 credit per started 100 assets; a simulation 1 per started 10
 /// million simulated values (paths × steps × assets); a backtest 1 per started million asset-periods; a model
 /// run 1; scenarios 1 per started 10 million resampled values; a forecast 1; a generative run 1 per started 10 million generated
-/// values; a tournament 1 per candidate. Every job costs at least 1.
+/// values; a tournament 1 per candidate; a research run the sum of its steps' prices. Every job costs at least
+/// 1.
 pub fn credits(kind: JobKind, size: u64) -> i64 {
     let unit: u64 = match kind {
         JobKind::Optimization => 100,
@@ -125,6 +130,8 @@ pub fn credits(kind: JobKind, size: u64) -> i64 {
         JobKind::Forecast => 1,
         JobKind::Generative => 10_000_000,
         JobKind::Tournament => 1,
+        // Priced by its steps (the sum of their prices); this is the floor.
+        JobKind::ResearchRun => 1,
     };
     i64::try_from(size.div_ceil(unit).max(1)).unwrap_or(i64::MAX)
 }

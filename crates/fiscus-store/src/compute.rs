@@ -50,6 +50,9 @@ pub struct NewJob<'a> {
     /// `application:app_…`, `cli:…`.
     pub created_by: &'a str,
     pub created_at: i64,
+    /// The research project a research run is filed under (a copy of the one in its sealed request, for
+    /// grouping).
+    pub project: Option<&'a str>,
 }
 
 /// A job as stored.
@@ -163,8 +166,8 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, job: &NewJob<'_>, state: 
     let started = (state == JobState::Running).then_some(job.created_at);
     sqlx::query(
         "INSERT INTO compute_jobs (id, workspace_id, environment, kind, request, request_hash, engine_version, credits, \
-         created_by, created_at, seal_mac, state, started_at, attempts) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+         created_by, created_at, seal_mac, state, started_at, attempts, project) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
     )
     .bind(job.id)
     .bind(&tenant.workspace_id)
@@ -180,6 +183,7 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, job: &NewJob<'_>, state: 
     .bind(state.as_str())
     .bind(started)
     .bind(i64::from(started.is_some()))
+    .bind(job.project)
     .execute(tx.conn())
     .await?;
     Ok(())

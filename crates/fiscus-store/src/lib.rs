@@ -25,6 +25,7 @@ mod group;
 pub mod idempotency;
 pub mod operators;
 pub mod outbox;
+pub mod research;
 pub mod seals;
 pub mod settlement;
 pub mod tool_invocations;

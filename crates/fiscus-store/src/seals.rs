@@ -255,7 +255,7 @@ pub const A2A_TASKS: SealedTable = SealedTable {
 };
 
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 17] = [
+pub const ALL: [SealedTable; 18] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -273,6 +273,7 @@ pub const ALL: [SealedTable; 17] = [
     crate::data::lineage::SEALED,
     crate::compute::JOBS_SEALED,
     crate::compute::RESULTS_SEALED,
+    crate::research::SNAPSHOTS_SEALED,
 ];
 
 /// A row's sealed columns, named, as stored.

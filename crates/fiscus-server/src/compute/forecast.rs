@@ -112,6 +112,7 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: ForecastRequest) -> Re
                 Err(e) => return Err(e.into()),
             };
             let d = fiscus_store::data::datasets::get(&mut conn, workspace_id, s.dataset_number).await?;
+            super::inputs::observed("series", &d)?;
             Source::Economic {
                 key,
                 dataset: s.dataset_number,

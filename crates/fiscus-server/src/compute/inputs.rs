@@ -3,6 +3,8 @@
 //! returns given inline.
 
 use fiscus_domain::data::Kind;
+use fiscus_domain::data::features::Formula;
+use fiscus_quant::QuantError;
 use fiscus_store::data::market::{self, Rows};
 use serde::{Deserialize, Serialize};
 
@@ -62,9 +64,22 @@ pub async fn pin(
         if d.kind != Kind::Prices {
             return Err(Failure::internal(format!("dataset {number} holds {}", d.kind.as_str())));
         }
+        observed(field, &d)?;
         pinned.push(PinnedSeries { symbol: i.symbol, instrument: i.id, dataset: number, content_hash: d.content_hash });
     }
     Ok(PinnedPrices { instruments: pinned, start, end })
+}
+
+/// Computations need observations: a synthetic dataset (imported with `--synthetic`) never feeds one, and
+/// the newest dataset is never silently passed over for an older observed one.
+pub fn observed(field: &'static str, d: &fiscus_store::data::datasets::Dataset) -> Result<(), Failure> {
+    match d.provenance {
+        fiscus_domain::data::Provenance::Observed => Ok(()),
+        fiscus_domain::data::Provenance::Synthetic => Err(Failure::Invalid(vec![(
+            field,
+            format!("dataset {} ({}) is synthetic; computations read observed data only", d.number, d.name),
+        )])),
+    }
 }
 
 /// Prices on the dates every instrument has one (adjusted close where the dataset has it, else close),
@@ -258,5 +273,20 @@ pub async fn returns_of(
             Ok(Returns::Inline(r))
         }
         _ => Err(Failure::Invalid(vec![("instruments", "give either instruments or returns".into())])),
+    }
+}
+
+/// A feature of the catalogue (`GET /quant/features`) computed with the engine from prices, oldest first;
+/// `None` during the feature's warm-up.
+pub fn feature_values(formula: Formula, prices: &[f64]) -> Result<Vec<Option<f64>>, QuantError> {
+    use fiscus_quant::features as f;
+    match formula {
+        Formula::SimpleReturn => f::simple_return(prices),
+        Formula::LogReturn => f::log_return(prices),
+        Formula::RollingVolatility { window, periods_per_year } => {
+            f::rolling_volatility(prices, window, f64::from(periods_per_year))
+        }
+        Formula::Momentum { skip, lookback } => f::momentum(prices, skip, lookback),
+        Formula::Drawdown => f::drawdown(prices),
     }
 }

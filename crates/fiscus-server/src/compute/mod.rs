@@ -15,6 +15,7 @@ pub mod inputs;
 pub mod models;
 pub mod optimization;
 mod pool;
+pub mod research;
 pub mod scenarios;
 pub mod simulation;
 pub mod tournament;
@@ -56,6 +57,7 @@ pub enum Request {
     Forecast(forecast::Forecast),
     Generative(generative::Generative),
     Tournament(tournament::Tournament),
+    ResearchRun(research::Research),
 }
 
 impl Request {
@@ -69,6 +71,23 @@ impl Request {
             Request::Forecast(_) => JobKind::Forecast,
             Request::Generative(_) => JobKind::Generative,
             Request::Tournament(_) => JobKind::Tournament,
+            Request::ResearchRun(_) => JobKind::ResearchRun,
+        }
+    }
+
+    /// What it costs in AI credits (`fiscus_domain::compute::credits`; a research run the sum of its steps).
+    pub fn credits(&self) -> i64 {
+        match self {
+            Request::ResearchRun(r) => r.credits(),
+            other => rules::credits(other.kind(), other.size()),
+        }
+    }
+
+    /// The research project it is filed under.
+    fn project(&self) -> Option<&str> {
+        match self {
+            Request::ResearchRun(r) => Some(&r.project),
+            _ => None,
         }
     }
 
@@ -83,6 +102,7 @@ impl Request {
             Request::Forecast(_) => 1,
             Request::Generative(g) => g.size(),
             Request::Tournament(t) => t.candidates.len() as u64,
+            Request::ResearchRun(r) => r.size(),
         }
     }
 
@@ -96,6 +116,7 @@ impl Request {
             Request::Forecast(f) => f.small(),
             Request::Generative(g) => g.small(),
             Request::Tournament(t) => t.small(),
+            Request::ResearchRun(r) => r.small(),
         }
     }
 
@@ -105,7 +126,7 @@ impl Request {
         state: &AppState,
         workspace_id: &str,
         control: Arc<Control>,
-        thread: Option<Reserved>,
+        thread: Option<&Reserved>,
     ) -> Result<Value, Refusal> {
         // A queued job runs on the thread its worker reserved; a computation answered in the request on the
         // inline threads, never behind queued jobs (it is small by rule).
@@ -158,6 +179,7 @@ impl Request {
                 let t = t.clone();
                 run(Box::new(move || t.run(data, &control))).await
             }
+            Request::ResearchRun(r) => r.compute(state, workspace_id, control, thread).await,
         }
     }
 }
@@ -201,6 +223,7 @@ pub fn engine_error(e: &QuantError) -> &'static str {
         QuantError::NoConvergence { .. } => "no_convergence",
         QuantError::MissingObservation { .. } => "missing_observation",
         QuantError::Rejected(_) => "rejected",
+        QuantError::BudgetExceeded { .. } => "budget_exceeded",
     }
 }
 
@@ -222,7 +245,7 @@ pub async fn submit(
     prefer_async: bool,
 ) -> Result<Shown, Failure> {
     let kind = request.kind();
-    let credits = rules::credits(kind, request.size());
+    let credits = request.credits();
     let value = serde_json::to_value(&request).map_err(|e| Failure::internal(format!("request: {e}")))?;
     let canonical =
         fiscus_domain::jcs::canonicalize(&value).map_err(|e| Failure::internal(format!("request: {e:?}")))?;
@@ -265,6 +288,7 @@ pub async fn submit(
         credits,
         created_by: &created_by,
         created_at: now,
+        project: request.project(),
     };
     let mut tx = state.store.begin().await?;
     let debit = NewEntry {
@@ -409,7 +433,7 @@ pub async fn execute(state: &AppState, worker: &str, job: Job, thread: Reserved)
         })
     };
     let outcome = match serde_json::from_str::<Request>(&job.request) {
-        Ok(request) => request.compute(state, &job.tenant.workspace_id, control.clone(), Some(thread)).await,
+        Ok(request) => request.compute(state, &job.tenant.workspace_id, control.clone(), Some(&thread)).await,
         Err(e) => Err(Refusal::Failure(Failure::internal(format!("job {}: stored request: {e}", job.id)))),
     };
     beat.abort();

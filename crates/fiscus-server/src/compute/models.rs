@@ -26,6 +26,9 @@ pub enum InputShape {
     Series,
     /// Returns of several assets: `returns`, or instruments' daily returns.
     Panel,
+    /// Observations of one or more features: a series as above, a feature set given inline (`columns` and
+    /// `rows`), or `features` of the catalogue (`GET /quant/features`) computed from one instrument's prices.
+    Features,
 }
 
 /// One model of the catalogue.
@@ -72,13 +75,13 @@ pub const CATALOGUE: &[ModelInfo] = &[
         peer: "statsmodels SARIMAX",
         parameters: || {
             json!({"type": "object", "additionalProperties": false, "properties": {
-                "p": {"type": "integer", "minimum": 0, "maximum": 3, "default": 1},
+                "p": {"type": "integer", "minimum": 0, "maximum": 12, "default": 1},
                 "d": {"type": "integer", "minimum": 0, "maximum": 2, "default": 0},
-                "q": {"type": "integer", "minimum": 0, "maximum": 3, "default": 0},
-                "seasonal_p": {"type": "integer", "minimum": 0, "maximum": 1, "default": 0},
+                "q": {"type": "integer", "minimum": 0, "maximum": 12, "default": 0},
+                "seasonal_p": {"type": "integer", "minimum": 0, "maximum": 2, "default": 0},
                 "seasonal_d": {"type": "integer", "minimum": 0, "maximum": 1, "default": 0},
-                "seasonal_q": {"type": "integer", "minimum": 0, "maximum": 1, "default": 0},
-                "period": {"type": "integer", "minimum": 0, "maximum": 12, "default": 0},
+                "seasonal_q": {"type": "integer", "minimum": 0, "maximum": 2, "default": 0},
+                "period": {"type": "integer", "minimum": 0, "maximum": 52, "default": 0},
                 "trend": {"enum": ["none", "constant", "drift"], "default": "none"},
                 "level": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "default": 0.95},
                 "horizon": horizon()}})
@@ -88,8 +91,8 @@ pub const CATALOGUE: &[ModelInfo] = &[
         key: "isolation_forest",
         name: "Isolation forest",
         family: "anomaly_detection",
-        input: InputShape::Series,
-        description: "Anomaly scores in (0, 1] (higher is more anomalous) of each observation, seeded.",
+        input: InputShape::Features,
+        description: "Anomaly scores in (0, 1] (higher is more anomalous) of each observation (a value, or a row of features), seeded.",
         peer: "scikit-learn IsolationForest (score_samples, negated)",
         parameters: || {
             json!({"type": "object", "additionalProperties": false, "properties": {
@@ -177,6 +180,16 @@ pub struct ModelInput {
     pub start: Option<String>,
     #[schema(format = Date, example = "2017-12-31")]
     pub end: Option<String>,
+    /// Feature-set models: features of the catalogue (`GET /quant/features`) computed from one instrument's
+    /// prices, one column each, on the dates where every one has a value.
+    #[schema(min_items = 1, max_items = 8, example = json!(["return_1d", "volatility_21d"]))]
+    pub features: Option<Vec<String>>,
+    /// Feature-set models: a feature set given inline, the columns' names…
+    #[schema(min_items = 1, max_items = 64, example = json!(["amount", "hour"]))]
+    pub columns: Option<Vec<String>>,
+    /// …and one row per observation, each as wide as `columns`.
+    #[schema(min_items = 3, max_items = 20000, example = json!([[120.5, 9.0], [98.0, 10.0], [15000.0, 3.0]]))]
+    pub rows: Option<Vec<Vec<f64>>>,
 }
 
 /// A run of one model.
@@ -197,12 +210,29 @@ pub enum Series {
     DataPlane { prices: PinnedPrices, transform: Transform },
 }
 
+/// A feature set as pinned.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "source", rename_all = "snake_case")]
+pub enum FeatureSet {
+    Inline {
+        columns: Vec<String>,
+        rows: Vec<Vec<f64>>,
+    },
+    /// Features computed from the instrument's whole pinned series (a window near `start` sees its history),
+    /// kept from `start` to `end`.
+    DataPlane {
+        prices: PinnedPrices,
+        features: Vec<String>,
+    },
+}
+
 /// A model input as pinned.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Input {
     Series(Series),
     Panel(Returns),
+    Features(FeatureSet),
 }
 
 /// Each model's parameters, every default applied.
@@ -326,10 +356,11 @@ fn check(p: &Parameters) -> Result<(), Failure> {
             }
         }
         Parameters::Arima { p, d, q, seasonal_p, seasonal_d, seasonal_q, period, trend, level, horizon } => {
-            // The engine's likelihood grows steeply with the state dimension (p + P·s, q + Q·s + 1): bounded
-            // here until its Lyapunov step is cheaper.
-            if *p > 3 || *q > 3 || *d > 2 || *seasonal_p > 1 || *seasonal_q > 1 || *seasonal_d > 1 || *period > 12 {
-                return bad("p", "p, q at most 3; d at most 2; seasonal orders at most 1; period at most 12");
+            // The state dimension (max(p + P·s, q + Q·s + 1), at most 128 here) prices each likelihood at
+            // O(n·r²); a model with more parameters than the series can identify is the engine's
+            // `insufficient_data`, and every fit has the engine's budget.
+            if *p > 12 || *q > 12 || *d > 2 || *seasonal_p > 2 || *seasonal_q > 2 || *seasonal_d > 1 || *period > 52 {
+                return bad("p", "p, q at most 12; d at most 2; P, Q at most 2; D at most 1; period at most 52");
             }
             if !["none", "constant", "drift"].contains(&trend.as_str()) {
                 return bad("trend", "none, constant or drift");
@@ -390,8 +421,13 @@ pub async fn pin(
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
+    let feature_set = i.features.is_some() || i.columns.is_some() || i.rows.is_some();
+    if feature_set && model.input != InputShape::Features {
+        return Err(invalid("input", "features, columns and rows are for feature-set models (isolation_forest)"));
+    }
     let input = match model.input {
-        InputShape::Series => {
+        InputShape::Features if feature_set => Input::Features(pin_features(state, workspace_id, i).await?),
+        InputShape::Series | InputShape::Features => {
             if i.returns.is_some() {
                 return Err(invalid("input", "this model reads a series: give values or one instrument"));
             }
@@ -430,10 +466,97 @@ pub async fn pin(
     Ok(ModelRun { parameters, input })
 }
 
+/// Checks and pins a feature set: inline `columns` and `rows`, or `features` of one instrument.
+async fn pin_features(state: &AppState, workspace_id: &str, i: ModelInput) -> Result<FeatureSet, Failure> {
+    if i.values.is_some() || i.returns.is_some() || i.transform.is_some() {
+        return Err(invalid("input", "a feature set takes columns and rows, or features of one instrument"));
+    }
+    match (i.features, i.columns, i.rows, i.instruments) {
+        (None, Some(columns), Some(rows), None) => {
+            if columns.is_empty() || columns.len() > 64 {
+                return Err(invalid("input", "columns: from 1 to 64"));
+            }
+            for (c, name) in columns.iter().enumerate() {
+                if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
+                    return Err(invalid("input", format!("column {} must be 1 to 64 characters", c + 1)));
+                }
+                if columns[..c].contains(name) {
+                    return Err(invalid("input", format!("column `{name}` is named twice")));
+                }
+            }
+            if rows.len() < 3 || rows.len() > 20_000 {
+                return Err(invalid("input", "rows: from 3 to 20000"));
+            }
+            if let Some(r) = rows.iter().position(|row| row.len() != columns.len()) {
+                return Err(invalid("input", format!("row {} is not as wide as columns", r + 1)));
+            }
+            if rows.iter().flatten().any(|v| !v.is_finite() || v.abs() > 1e12) {
+                return Err(invalid("input", "values must be finite and at most 1e12 in size"));
+            }
+            if i.start.is_some() || i.end.is_some() {
+                return Err(invalid("input", "start and end apply to an instrument"));
+            }
+            Ok(FeatureSet::Inline { columns, rows })
+        }
+        (Some(features), None, None, Some(list)) if list.len() == 1 => {
+            if features.is_empty() || features.len() > 8 {
+                return Err(invalid("input", "features: from 1 to 8"));
+            }
+            for (n, key) in features.iter().enumerate() {
+                if fiscus_domain::data::features::find(key).is_none() {
+                    return Err(invalid("input", format!("no feature `{key}` (see GET /quant/features)")));
+                }
+                if features[..n].contains(key) {
+                    return Err(invalid("input", format!("feature `{key}` is named twice")));
+                }
+            }
+            let prices = super::inputs::pin(state, workspace_id, "input", &list, i.start, i.end).await?;
+            Ok(FeatureSet::DataPlane { prices, features })
+        }
+        _ => Err(invalid("input", "give columns and rows, or features with exactly one instrument")),
+    }
+}
+
 /// The loaded input.
 pub enum Loaded {
     Series { values: Vec<f64>, dates: Option<Vec<String>> },
     Panel(super::inputs::LoadedReturns),
+    Features { columns: Vec<String>, rows: Vec<Vec<f64>>, dates: Option<Vec<String>> },
+}
+
+/// Each feature over the instrument's whole series, then the dates from `start` to `end` where every one
+/// has a value.
+async fn load_features(
+    state: &AppState,
+    workspace_id: &str,
+    prices: &PinnedPrices,
+    features: &[String],
+) -> Result<Loaded, Failure> {
+    let whole = PinnedPrices { instruments: prices.instruments.clone(), start: None, end: None };
+    let panel = super::inputs::load(state, workspace_id, &whole).await?;
+    let series: Vec<f64> = panel.prices.iter().map(|r| r[0]).collect();
+    let mut columns = Vec::with_capacity(features.len());
+    for key in features {
+        let definition = fiscus_domain::data::features::find(key)
+            .ok_or_else(|| Failure::internal(format!("a pinned feature `{key}` is not in the catalogue")))?;
+        let values = super::inputs::feature_values(definition.formula, &series)
+            .map_err(|e| Failure::internal(format!("feature {key} of stored prices: {e}")))?;
+        columns.push(values);
+    }
+    let from = prices.start.as_deref().unwrap_or("");
+    let to = prices.end.as_deref().unwrap_or("9999-12-31");
+    let mut rows = Vec::new();
+    let mut dates = Vec::new();
+    for (t, date) in panel.dates.iter().enumerate() {
+        if date.as_str() < from || date.as_str() > to {
+            continue;
+        }
+        if let Some(row) = columns.iter().map(|c| c[t]).collect::<Option<Vec<f64>>>() {
+            rows.push(row);
+            dates.push(date.clone());
+        }
+    }
+    Ok(Loaded::Features { columns: features.to_vec(), rows, dates: Some(dates) })
 }
 
 impl ModelRun {
@@ -460,6 +583,12 @@ impl ModelRun {
                 Ok(Loaded::Series { values, dates: Some(dates) })
             }
             Input::Panel(returns) => Ok(Loaded::Panel(returns.load(state, workspace_id).await?)),
+            Input::Features(FeatureSet::Inline { columns, rows }) => {
+                Ok(Loaded::Features { columns: columns.clone(), rows: rows.clone(), dates: None })
+            }
+            Input::Features(FeatureSet::DataPlane { prices, features }) => {
+                load_features(state, workspace_id, prices, features).await
+            }
         }
     }
 
@@ -528,6 +657,30 @@ impl ModelRun {
                     .map(|i| json!({"index": i, "value": values[*i], "score": scores[*i], "date": dates.as_ref().and_then(|d| d.get(*i))}))
                     .collect();
                 json!({"scores": scores, "most_anomalous": anomalies, "observations": values.len()})
+            }
+            (
+                Parameters::IsolationForest { trees, max_samples, seed, top },
+                Loaded::Features { columns, rows, dates },
+            ) => {
+                let x = Matrix::from_rows(&rows)?;
+                let forest = IsolationForest::fit(
+                    &x,
+                    IsolationForestConfig { trees: *trees, max_samples: *max_samples, seed: *seed },
+                )?;
+                let scores = forest.scores(&x)?;
+                let most = IsolationForest::top_k(&scores, *top);
+                let anomalies: Vec<Value> = most
+                    .iter()
+                    .map(|i| {
+                        let values: serde_json::Map<String, Value> =
+                            columns.iter().zip(&rows[*i]).map(|(c, v)| (c.clone(), json!(v))).collect();
+                        json!({"index": i, "values": values, "score": scores[*i], "date": dates.as_ref().and_then(|d| d.get(*i))})
+                    })
+                    .collect();
+                json!({
+                    "columns": columns, "scores": scores, "most_anomalous": anomalies, "observations": rows.len(),
+                    "first_date": dates.as_ref().and_then(|d| d.first()), "last_date": dates.as_ref().and_then(|d| d.last()),
+                })
             }
             (Parameters::RobustZ { threshold }, Loaded::Series { values, dates }) => {
                 let z = fiscus_quant::anomaly::robust_z::robust_z_scores(&values)?;

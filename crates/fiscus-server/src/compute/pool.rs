@@ -70,12 +70,12 @@ impl Pool {
 
     /// Runs a queued job's computation on the job thread reserved for it. A panic in `f` is an error, never
     /// the caller's panic.
+    /// The job holds its thread until it ends (a research run computes its steps one after another on it).
     pub async fn run<T: Send + 'static>(
         &self,
-        thread: Reserved,
+        _thread: &Reserved,
         f: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, Crashed> {
-        let _held = thread;
         tokio::task::spawn_blocking(f).await.map_err(|_| Crashed)
     }
 

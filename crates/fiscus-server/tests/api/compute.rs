@@ -393,3 +393,53 @@ async fn a_backtest_is_the_engines_run_on_the_pinned_prices() {
         assert_eq!(r.status(), 422, "{bad}");
     }
 }
+
+#[tokio::test]
+async fn synthetic_prices_never_feed_a_computation() {
+    use fiscus_domain::data::{Kind, Provenance};
+    use fiscus_server::import::{self, ImportRequest, Mapping};
+    let app = spawn_app().await;
+    grant(&app, 100).await;
+    let file = |kind: Kind, csv: String, provenance: Provenance| ImportRequest {
+        kind,
+        file_name: format!("{}.csv", kind.as_str()),
+        bytes: csv.into_bytes(),
+        dataset: None,
+        source: "test".into(),
+        licence: "CC0-1.0".into(),
+        provenance,
+        mapping: Mapping { delimiter: b',', ..Mapping::default() },
+        dry_run: false,
+    };
+    let caller = Caller::bare(Actor::cli());
+    let instruments = "symbol,name,asset_class,currency\nAAA,Alpha,equity,USD\nBBB,Beta,equity,USD\n".to_string();
+    import::import(
+        &app.state.store,
+        &caller,
+        &app.workspace_id,
+        file(Kind::Instruments, instruments, Provenance::Observed),
+        &Silent,
+    )
+    .await
+    .expect("instruments");
+    let mut prices = String::from("symbol,date,close\n");
+    for d in 1..=28 {
+        prices.push_str(&format!("AAA,2020-02-{d:02},{}\nBBB,2020-02-{d:02},{}\n", 100 + d * (d % 3), 50 + d % 4));
+    }
+    import::import(
+        &app.state.store,
+        &caller,
+        &app.workspace_id,
+        file(Kind::Prices, prices, Provenance::Synthetic),
+        &Silent,
+    )
+    .await
+    .expect("synthetic prices");
+    let body = json!({"objective": "min_variance", "instruments": ["AAA", "BBB"]});
+    let p = problem(post(&app, &body, false).await, 422, "invalid_request").await;
+    assert!(p.to_string().contains("synthetic"), "{p}");
+    let forecast = json!({"instrument": "AAA", "model": "holt_winters"});
+    let r = app.post_json("/api/v2/planning/forecasts", &app.key, &forecast, None).await;
+    problem(r, 422, "invalid_request").await;
+    assert_eq!(app.count("SELECT COUNT(*) FROM compute_jobs").await, 0);
+}

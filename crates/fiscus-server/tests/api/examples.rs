@@ -362,6 +362,32 @@ async fn every_documented_success_has_a_real_example() {
         &format!("/api/v2/quant/model-tournaments/{}", ranked["id"].as_str().expect("id")),
     )
     .await;
+    let research = json!({
+        "project": "low-volatility", "name": "Minimum variance and outliers",
+        "steps": [
+            {"key": "weights", "optimization": {"objective": "min_variance", "instruments": ["AAPL", "MSFT", "JPM"],
+                                                "start": "2015-01-01", "end": "2016-12-31"}},
+            {"key": "outliers", "model_run": {"model": "robust_z", "input": {"values": [1.0, 1.2, 0.9, 1.1, 9.5, 1.0]}}}
+        ]
+    });
+    let research_run = walk.post("post_quant_research_runs", "/api/v2/quant/research/runs", &research).await;
+    let snapshot = json!({"run": research_run["id"], "name": "Low-volatility study, as presented to the committee"});
+    let frozen = walk.post("post_quant_research_snapshots", "/api/v2/quant/research/snapshots", &snapshot).await;
+    let frozen_id = frozen["id"].as_str().expect("id");
+    walk.post("post_quant_research_runs", "/api/v2/quant/research/runs", &json!({"snapshot": frozen_id})).await;
+    let queued_research = app
+        .http
+        .post(app.url("/api/v2/quant/research/runs"))
+        .bearer_auth(&app.key)
+        .header("Prefer", "respond-async")
+        .json(&research)
+        .send()
+        .await
+        .expect("request");
+    walk.record("post_quant_research_runs", queued_research).await;
+    walk.get("get_quant_research_snapshots_uid", &format!("/api/v2/quant/research/snapshots/{frozen_id}")).await;
+    walk.get("get_quant_research_snapshots", "/api/v2/quant/research/snapshots?project=low-volatility").await;
+    walk.get("get_quant_projects", "/api/v2/quant/projects").await;
     walk.get("get_ml_models", "/api/v2/ml/models").await;
     let anomaly = json!({
         "method": "isolation_forest",

@@ -28,6 +28,7 @@ mod platform;
 mod probes;
 mod python_clients;
 mod rate_limit;
+mod research;
 mod schemathesis;
 mod settlement;
 mod signed_clients;

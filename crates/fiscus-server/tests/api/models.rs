@@ -192,3 +192,78 @@ async fn ml_anomaly_and_scenarios_equal_the_engine() {
     let bad = json!({"method": "stress", "returns": {"assets": ["A"], "values": [[0.01], [0.0]]}});
     assert_eq!(app.post_json("/api/v2/ml/scenarios", &app.key, &bad, None).await.status(), 422);
 }
+
+#[tokio::test]
+async fn an_isolation_forest_scores_a_feature_set_as_the_engine_does() {
+    let app = spawn_app().await;
+    grant(&app).await;
+    // Inline: the engine's scores of the same matrix, bit for bit.
+    let rows: Vec<Vec<f64>> =
+        (0..64).map(|t| vec![100.0 + ((t * 37) % 11) as f64, ((t * 13) % 7) as f64, (t % 5) as f64 * 0.5]).collect();
+    let mut odd = rows.clone();
+    odd[40] = vec![900.0, 30.0, -8.0];
+    let body = json!({"method": "isolation_forest", "input": {"columns": ["amount", "hour", "lag"], "rows": odd},
+                      "parameters": {"trees": 60, "seed": 9, "top": 2}});
+    let r = app.post_json("/api/v2/ml/anomaly", &app.key, &body, None).await;
+    assert_eq!(r.status(), 201);
+    let job: Value = r.json().await.expect("json");
+    let x = Matrix::from_rows(&odd).expect("matrix");
+    let config =
+        fiscus_quant::anomaly::isolation_forest::IsolationForestConfig { trees: 60, max_samples: 256, seed: 9 };
+    let forest = fiscus_quant::anomaly::isolation_forest::IsolationForest::fit(&x, config).expect("fit");
+    let scores = forest.scores(&x).expect("scores");
+    let out = &job["result"]["output"];
+    let served: Vec<f64> = serde_json::from_value(out["scores"].clone()).expect("scores");
+    assert_eq!(served, scores);
+    assert_eq!(out["columns"], json!(["amount", "hour", "lag"]));
+    assert_eq!(out["most_anomalous"][0]["index"], 40);
+    let values = &out["most_anomalous"][0]["values"];
+    assert_eq!(
+        [values["amount"].as_f64(), values["hour"].as_f64(), values["lag"].as_f64()],
+        [Some(900.0), Some(30.0), Some(-8.0)]
+    );
+
+    // From the data plane: features of one instrument, the same values GET /quant/features serves.
+    fiscus_server::demo_data::load(
+        &app.state.store,
+        &fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
+        &app.workspace_id,
+        &fiscus_server::import::Silent,
+    )
+    .await
+    .expect("demo data");
+    let body = json!({"method": "isolation_forest", "input": {"instruments": ["AAPL"], "features": ["return_1d", "volatility_21d"],
+                      "start": "2017-01-01", "end": "2017-12-31"}, "parameters": {"seed": 1, "top": 3}});
+    let r = app.post_json("/api/v2/ml/anomaly", &app.key, &body, None).await;
+    assert_eq!(r.status(), 201);
+    let job: Value = r.json().await.expect("json");
+    let out = &job["result"]["output"];
+    assert_eq!(job["request"]["input"]["features"]["source"], "data_plane");
+    assert!(job["request"]["input"]["features"]["prices"]["instruments"][0]["dataset"].is_i64());
+    let served: Vec<f64> = serde_json::from_value(out["scores"].clone()).expect("scores");
+    let vol: Value = app
+        .get(
+            "/api/v2/quant/features/volatility_21d/values?instrument=AAPL&start=2017-01-01&end=2017-12-31&limit=10000",
+            &app.key,
+        )
+        .await
+        .json()
+        .await
+        .expect("json");
+    let vol = vol["data"].as_array().expect("data");
+    assert_eq!(served.len(), vol.len(), "one row per date with every feature");
+    assert_eq!(out["first_date"], "2017-01-03");
+    for a in out["most_anomalous"].as_array().expect("anomalies") {
+        let on = vol.iter().find(|v| v["date"] == a["date"]).expect("the date has a volatility");
+        assert_eq!(a["values"]["volatility_21d"].as_f64(), on["value"].as_f64());
+    }
+    for bad in [
+        json!({"method": "isolation_forest", "input": {"instruments": ["AAPL"], "features": ["nope"]}}),
+        json!({"method": "isolation_forest", "input": {"instruments": ["AAPL", "MSFT"], "features": ["return_1d"]}}),
+        json!({"method": "isolation_forest", "input": {"columns": ["a"], "rows": [[1.0], [2.0, 3.0], [1.0]]}}),
+        json!({"method": "isolation_forest", "input": {"columns": ["a", "a"], "rows": [[1.0, 1.0], [2.0, 3.0], [1.0, 1.0]]}}),
+        json!({"method": "robust_z", "input": {"columns": ["a"], "rows": [[1.0], [2.0], [1.0]]}}),
+    ] {
+        assert_eq!(app.post_json("/api/v2/ml/anomaly", &app.key, &bad, None).await.status(), 422, "{bad}");
+    }
+}

@@ -44,8 +44,21 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
             }
             // Every operation that takes a JSON body documents an example that works.
             if key == "post" && entry.scope.is_some() && op.get("requestBody").is_some() {
-                let example = &op["requestBody"]["content"]["application/json"]["example"];
+                let mut example = op["requestBody"]["content"]["application/json"]["example"].clone();
                 assert!(example.is_object(), "{} has an example body", entry.id);
+                if path.ends_with("/quant/research/snapshots") {
+                    // The documented snapshot freezes a run of the documented research example.
+                    let runs = &doc["paths"]["/api/v2/quant/research/runs"]["post"];
+                    let run_example = &runs["requestBody"]["content"]["application/json"]["example"];
+                    let run: Value = app
+                        .post_json("/api/v2/quant/research/runs", &app.key, run_example, None)
+                        .await
+                        .json()
+                        .await
+                        .expect("json");
+                    example["run"] = run["id"].clone();
+                }
+                let example = &example;
                 // The example works against a live workspace (path ids name a freshly proposed action).
                 let concrete = if path.contains("/agentic/identities/{uid}") {
                     let identity: Value = app

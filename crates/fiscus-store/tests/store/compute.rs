@@ -17,6 +17,7 @@ async fn queued(db: &Store, tenant: &Tenant) -> String {
         credits: 1,
         created_by: "application:app_1",
         created_at: NOW,
+        project: None,
     };
     compute::insert(&mut tx, tenant, &job, JobState::Queued).await.expect("insert");
     tx.commit().await.expect("commit");

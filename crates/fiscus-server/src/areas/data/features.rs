@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::State;
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::data::Kind;
-use fiscus_domain::data::features::{FEATURES, FeatureDefinition, Formula, find};
+use fiscus_domain::data::features::{FEATURES, FeatureDefinition, find};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_store::data::market::{self, Rows};
 use serde::{Deserialize, Serialize};
@@ -111,19 +111,6 @@ pub struct FeatureValuesPage {
     pub next_after_id: Option<String>,
 }
 
-fn compute(formula: Formula, prices: &[f64]) -> Result<Vec<Option<f64>>, fiscus_quant::QuantError> {
-    use fiscus_quant::features as f;
-    match formula {
-        Formula::SimpleReturn => f::simple_return(prices),
-        Formula::LogReturn => f::log_return(prices),
-        Formula::RollingVolatility { window, periods_per_year } => {
-            f::rolling_volatility(prices, window, f64::from(periods_per_year))
-        }
-        Formula::Momentum { skip, lookback } => f::momentum(prices, skip, lookback),
-        Formula::Drawdown => f::drawdown(prices),
-    }
-}
-
 /// A feature's values for one instrument, in date order.
 #[utoipa::path(
     get,
@@ -187,7 +174,7 @@ pub async fn get_feature_values(
     if prices.len() < 2 {
         return Ok(Json(page));
     }
-    let values = compute(definition.formula, &prices).map_err(|e| {
+    let values = crate::compute::inputs::feature_values(definition.formula, &prices).map_err(|e| {
         // Stored prices are checked positive and finite at import; anything else is corrupt data.
         tracing::error!(error = %e, dataset = d.number, "a feature could not be computed from stored prices");
         ApiError::internal()

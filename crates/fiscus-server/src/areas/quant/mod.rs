@@ -1,9 +1,10 @@
-//! Quant & Models over HTTP: compute jobs (optimisations, simulations, backtests, model runs), each a
-//! persisted job with a sealed result. The routes parse and render; `crate::compute` is the application
-//! layer they call.
+//! Quant & Models over HTTP: compute jobs (optimisations, simulations, backtests, model runs, tournaments,
+//! research runs), each a persisted job with a sealed result, and the research snapshots that freeze runs.
+//! The routes parse and render; `crate::compute` is the application layer they call.
 
 pub mod compute;
 pub mod models;
+pub mod research;
 pub mod tournaments;
 
 use utoipa_axum::router::OpenApiRouter;
@@ -22,6 +23,9 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(models::get_model_runs))
         .routes(routes!(tournaments::get_tournaments))
         .routes(routes!(tournaments::get_tournament))
+        .routes(routes!(research::get_snapshot))
+        .routes(routes!(research::get_snapshots))
+        .routes(routes!(research::get_projects))
 }
 
 /// Operations that create or change jobs (behind the idempotency layer).
@@ -33,4 +37,6 @@ pub fn writing_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(compute::post_cancel))
         .routes(routes!(models::post_model_run))
         .routes(routes!(tournaments::post_tournament))
+        .routes(routes!(research::post_research_run))
+        .routes(routes!(research::post_snapshot))
 }
