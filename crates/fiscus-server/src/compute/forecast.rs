@@ -40,6 +40,8 @@ pub struct ForecastRequest {
     /// Or values given inline, oldest first.
     #[schema(min_items = 8, max_items = 5000)]
     pub values: Option<Vec<f64>>,
+    /// Or a finance-core account: its net movement per period from the posted journals.
+    pub ledger_account: Option<LedgerAccountRequest>,
     #[schema(format = Date, example = "2010-01-01")]
     pub start: Option<String>,
     #[schema(format = Date)]
@@ -57,13 +59,70 @@ pub struct ForecastRequest {
     pub seasonal_period: Option<u32>,
 }
 
+/// How long a period of a ledger account's series is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Period {
+    Monthly,
+    Quarterly,
+}
+
+/// A finance-core account's series: the net movement (debits minus credits, in major units of its currency)
+/// of one account of one general ledger per calendar month or quarter of posting, months without postings
+/// counted as zero.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerAccountRequest {
+    /// The general ledger (its integer id, as `GET /finance-core/journals` shows it).
+    #[schema(minimum = 1, example = 1)]
+    pub general_ledger_id: i64,
+    /// The account code of the journal lines.
+    #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", example = "4000")]
+    pub account: String,
+    /// Only this entity's journals (its integer id).
+    #[schema(minimum = 1)]
+    pub entity_id: Option<i64>,
+    /// `monthly` (default) or `quarterly`.
+    pub frequency: Option<Period>,
+    /// The currency of the lines summed; required only when the account has lines in several.
+    #[schema(pattern = "^[A-Z]{3}$", example = "USD")]
+    pub currency: Option<String>,
+}
+
 /// The series as pinned.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "source", rename_all = "snake_case")]
 pub enum Source {
-    Economic { key: String, dataset: i64, content_hash: String, start: Option<String>, end: Option<String> },
+    Economic {
+        key: String,
+        dataset: i64,
+        content_hash: String,
+        start: Option<String>,
+        end: Option<String>,
+    },
     Instrument(PinnedPrices),
-    Inline { values: Vec<f64> },
+    Inline {
+        values: Vec<f64>,
+    },
+    /// The journal datasets holding the account's lines when the forecast was made, each with its content
+    /// hash: lines imported later are not read.
+    LedgerAccount {
+        general_ledger_id: i64,
+        account: String,
+        entity_id: Option<i64>,
+        frequency: Period,
+        currency: String,
+        datasets: Vec<PinnedDataset>,
+        start: Option<String>,
+        end: Option<String>,
+    },
+}
+
+/// A dataset read, by number and content hash.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PinnedDataset {
+    pub dataset: i64,
+    pub content_hash: String,
 }
 
 /// A forecast as stored in its job.
@@ -98,8 +157,9 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: ForecastRequest) -> Re
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
-    let source = match (r.series, r.instrument, r.values) {
-        (Some(key), None, None) => {
+    let source = match (r.series, r.instrument, r.values, r.ledger_account) {
+        (None, None, None, Some(a)) => pin_ledger_account(state, workspace_id, a, r.start, r.end).await?,
+        (Some(key), None, None, None) => {
             if !fiscus_domain::data::is_name(&key) {
                 return Err(Failure::Invalid(vec![("series", format!("no series `{key}` in this workspace"))]));
             }
@@ -121,10 +181,10 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: ForecastRequest) -> Re
                 end: r.end,
             }
         }
-        (None, Some(uid), None) => {
+        (None, Some(uid), None, None) => {
             Source::Instrument(super::inputs::pin(state, workspace_id, "instrument", &[uid], r.start, r.end).await?)
         }
-        (None, None, Some(values)) => {
+        (None, None, Some(values), None) => {
             if r.start.is_some() || r.end.is_some() {
                 return Err(Failure::Invalid(vec![(
                     "start",
@@ -133,7 +193,12 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: ForecastRequest) -> Re
             }
             Source::Inline { values }
         }
-        _ => return Err(Failure::Invalid(vec![("series", "give one of series, instrument or values".into())])),
+        _ => {
+            return Err(Failure::Invalid(vec![(
+                "series",
+                "give one of series, instrument, values or ledger_account".into(),
+            )]));
+        }
     };
     Ok(Forecast {
         source,
@@ -142,6 +207,100 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: ForecastRequest) -> Re
         level,
         seasonal_period: r.seasonal_period,
     })
+}
+
+async fn pin_ledger_account(
+    state: &AppState,
+    workspace_id: &str,
+    a: LedgerAccountRequest,
+    start: Option<String>,
+    end: Option<String>,
+) -> Result<Source, Failure> {
+    let bad = |m: String| Failure::Invalid(vec![("ledger_account", m)]);
+    if a.general_ledger_id < 1 || a.entity_id.is_some_and(|e| e < 1) {
+        return Err(bad("general_ledger_id and entity_id are positive integers".into()));
+    }
+    if !fiscus_domain::data::is_name(&a.account) {
+        return Err(bad("account: 1 to 64 of A-Z, a-z, 0-9, `.`, `_`, `-`".into()));
+    }
+    if a.currency.as_deref().is_some_and(|c| fiscus_domain::money::Currency::parse(c).is_none()) {
+        return Err(bad("currency: an ISO 4217 code Fiscus accepts".into()));
+    }
+    let lines = fiscus_store::data::finance_core::AccountLines {
+        general_ledger_id: a.general_ledger_id,
+        account: &a.account,
+        entity_id: a.entity_id,
+    };
+    let mut conn = state.store.read().await?;
+    let found = fiscus_store::data::finance_core::account_datasets(&mut conn, workspace_id, &lines).await?;
+    let mut currencies: Vec<&str> = found.iter().map(|(_, c)| c.as_str()).collect();
+    currencies.dedup();
+    let currency = match (a.currency.as_deref(), currencies.as_slice()) {
+        (_, []) => return Err(bad(format!("no posted lines of account `{}` in that ledger", a.account))),
+        (Some(c), _) if currencies.contains(&c) => c.to_string(),
+        (Some(c), _) => return Err(bad(format!("account `{}` has no lines in {c}", a.account))),
+        (None, [one]) => one.to_string(),
+        (None, several) => {
+            return Err(bad(format!("account `{}` has lines in {}: name the currency", a.account, several.join(", "))));
+        }
+    };
+    let mut datasets: Vec<PinnedDataset> = Vec::new();
+    for (number, _) in found.iter().filter(|(_, c)| *c == currency) {
+        if datasets.iter().any(|d| d.dataset == *number) {
+            continue;
+        }
+        let d = fiscus_store::data::datasets::get(&mut conn, workspace_id, *number).await?;
+        super::inputs::observed("ledger_account", &d)?;
+        datasets.push(PinnedDataset { dataset: *number, content_hash: d.content_hash });
+    }
+    Ok(Source::LedgerAccount {
+        general_ledger_id: a.general_ledger_id,
+        account: a.account,
+        entity_id: a.entity_id,
+        frequency: a.frequency.unwrap_or(Period::Monthly),
+        currency,
+        datasets,
+        start,
+        end,
+    })
+}
+
+/// Monthly movements in minor units, gaps filled with zero from the first month to the last, summed into
+/// quarters when asked, in major units: (period label, value).
+fn periods(months: &[(String, i64)], frequency: Period, exponent: u8) -> Vec<(String, f64)> {
+    let index = |m: &str| -> Option<i64> {
+        let (y, mo) = m.split_once('-')?;
+        Some(y.parse::<i64>().ok()? * 12 + mo.parse::<i64>().ok()? - 1)
+    };
+    let Some(first) = months.first().and_then(|(m, _)| index(m)) else { return Vec::new() };
+    let Some(last) = months.last().and_then(|(m, _)| index(m)) else { return Vec::new() };
+    let (first, last) = match frequency {
+        Period::Monthly => (first, last),
+        Period::Quarterly => (first - first % 3, last - last % 3 + 2),
+    };
+    let mut minor = vec![0i64; usize::try_from(last - first + 1).unwrap_or(0)];
+    for (m, v) in months {
+        if let Some(i) = index(m) {
+            let slot = &mut minor[usize::try_from(i - first).unwrap_or(0)];
+            *slot = slot.saturating_add(*v);
+        }
+    }
+    let scale = 10f64.powi(i32::from(exponent));
+    let label = |i: i64| format!("{:04}-{:02}", i.div_euclid(12), i.rem_euclid(12) + 1);
+    match frequency {
+        Period::Monthly => {
+            minor.iter().enumerate().map(|(k, v)| (label(first + k as i64), *v as f64 / scale)).collect()
+        }
+        Period::Quarterly => minor
+            .chunks(3)
+            .enumerate()
+            .map(|(k, q)| {
+                let start = first + 3 * k as i64;
+                let name = format!("{:04}-Q{}", start.div_euclid(12), start.rem_euclid(12) / 3 + 1);
+                (name, q.iter().fold(0i64, |a, v| a.saturating_add(*v)) as f64 / scale)
+            })
+            .collect(),
+    }
 }
 
 /// The series read, with its dates when it has them.
@@ -178,6 +337,37 @@ impl Forecast {
                 .await?;
                 let (dates, values): (Vec<String>, Vec<f64>) =
                     rows.into_iter().filter_map(|o| o.value.parse::<f64>().ok().map(|v| (o.date, v))).unzip();
+                Ok(Loaded { values, dates: Some(dates) })
+            }
+            Source::LedgerAccount {
+                general_ledger_id,
+                account,
+                entity_id,
+                frequency,
+                currency,
+                datasets,
+                start,
+                end,
+            } => {
+                let lines = fiscus_store::data::finance_core::AccountLines {
+                    general_ledger_id: *general_ledger_id,
+                    account,
+                    entity_id: *entity_id,
+                };
+                let numbers: Vec<i64> = datasets.iter().map(|d| d.dataset).collect();
+                let mut conn = state.store.read().await?;
+                let months = fiscus_store::data::finance_core::account_movements(
+                    &mut conn,
+                    workspace_id,
+                    &lines,
+                    currency,
+                    &numbers,
+                    start.as_deref(),
+                    end.as_deref(),
+                )
+                .await?;
+                let exponent = fiscus_domain::money::Currency::parse(currency).map_or(2, |c| c.exponent());
+                let (dates, values) = periods(&months, *frequency, exponent).into_iter().unzip();
                 Ok(Loaded { values, dates: Some(dates) })
             }
         }
@@ -259,5 +449,28 @@ impl Forecast {
             "last_date": data.dates.as_ref().and_then(|d| d.last()), "last_value": y.last(),
             "forecast": point, "lower": lower, "upper": upper, "fit": fit,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn months_without_postings_count_as_zero_and_quarters_sum_their_months() {
+        let months = vec![("2023-11".to_string(), 150), ("2024-01".to_string(), -25), ("2024-04".to_string(), 1000)];
+        let monthly = periods(&months, Period::Monthly, 2);
+        assert_eq!(monthly.len(), 6);
+        assert_eq!(monthly[0], ("2023-11".to_string(), 1.5));
+        assert_eq!(monthly[1], ("2023-12".to_string(), 0.0));
+        assert_eq!(monthly[2], ("2024-01".to_string(), -0.25));
+        assert_eq!(monthly[5], ("2024-04".to_string(), 10.0));
+        let quarterly = periods(&months, Period::Quarterly, 2);
+        assert_eq!(
+            quarterly,
+            vec![("2023-Q4".to_string(), 1.5), ("2024-Q1".to_string(), -0.25), ("2024-Q2".to_string(), 10.0)]
+        );
+        assert_eq!(periods(&[("2024-01".to_string(), 7)], Period::Monthly, 0), vec![("2024-01".to_string(), 7.0)]);
+        assert!(periods(&[], Period::Monthly, 2).is_empty());
     }
 }

@@ -63,6 +63,8 @@ pub struct TournamentRequest {
     /// Or values given inline, oldest first.
     #[schema(min_items = 12, max_items = 5000)]
     pub values: Option<Vec<f64>>,
+    /// Or a finance-core account's net movement per period (as `POST /planning/forecasts` reads it).
+    pub ledger_account: Option<super::forecast::LedgerAccountRequest>,
     #[schema(format = Date)]
     pub start: Option<String>,
     #[schema(format = Date)]
@@ -139,6 +141,7 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: TournamentRequest) -> 
             series: r.series,
             instrument: r.instrument,
             values: r.values,
+            ledger_account: r.ledger_account,
             start: r.start,
             end: r.end,
             model: None,

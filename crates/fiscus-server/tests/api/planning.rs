@@ -100,3 +100,99 @@ async fn named_models_equal_the_engine_and_auto_runs_on_an_economic_series() {
         assert_eq!(app.post_json(FORECASTS, &app.key, &bad, None).await.status(), 422, "{bad}");
     }
 }
+
+#[tokio::test]
+async fn a_ledger_accounts_monthly_movement_is_forecast_from_its_posted_journals() {
+    use fiscus_domain::data::{Kind, Provenance};
+    use fiscus_server::import::{self, ImportRequest, Mapping};
+    let app = spawn_app().await;
+    grant(&app).await;
+    let file = |kind: Kind, csv: String| ImportRequest {
+        kind,
+        file_name: format!("{}.csv", kind.as_str()),
+        bytes: csv.into_bytes(),
+        dataset: None,
+        source: "test ERP export".into(),
+        licence: "LicenseRef-internal".into(),
+        provenance: Provenance::Observed,
+        mapping: Mapping { delimiter: b',', ..Mapping::default() },
+        dry_run: false,
+    };
+    let caller = Caller::bare(Actor::cli());
+    let ledgers = "code,name,currency\nGL-1,Group ledger,USD\n".to_string();
+    let entities = "code,name,status,ledger,currency,country\nOPCO,Operating Co.,active,GL-1,USD,US\n".to_string();
+    // Revenue on account 4000 for 2022-01 .. 2023-12 except 2022-07 (no postings: a zero month), two
+    // entries in March; each against receivables 1200.
+    let mut journals = String::from("entry,date,ledger,entity,account,description,debit,credit,currency\n");
+    let mut expected = Vec::new();
+    for k in 0..24 {
+        let (year, month) = (2022 + k / 12, k % 12 + 1);
+        if (year, month) == (2022, 7) {
+            expected.push(0.0);
+            continue;
+        }
+        let cents = 1_000_000 + 37_500 * k + 125_000 * ((k * 5) % 7);
+        let amount = format!("{}.{:02}", cents / 100, cents % 100);
+        journals.push_str(&format!("JE-{k},{year}-{month:02}-28,GL-1,OPCO,4000,Sales,,{amount},USD\n"));
+        journals.push_str(&format!("JE-{k},{year}-{month:02}-28,GL-1,OPCO,1200,Receivable,{amount},,USD\n"));
+        let mut movement = -(cents as f64) / 100.0;
+        if month == 3 {
+            journals.push_str(&format!("JE-{k}b,{year}-03-30,GL-1,OPCO,4000,Refund,250.00,,USD\n"));
+            journals.push_str(&format!("JE-{k}b,{year}-03-30,GL-1,OPCO,1200,Refund,,250.00,USD\n"));
+            movement += 250.0;
+        }
+        expected.push(movement);
+    }
+    for (kind, csv) in [(Kind::Ledgers, ledgers), (Kind::Entities, entities), (Kind::Journals, journals)] {
+        import::import(&app.state.store, &caller, &app.workspace_id, file(kind, csv), &Silent).await.expect("import");
+    }
+    let page: Value = app.get("/api/v2/finance-core/journals?limit=1", &app.key).await.json().await.expect("json");
+    let ledger = page["data"][0]["general_ledger_id"].as_i64().expect("ledger id");
+    let body = json!({"ledger_account": {"general_ledger_id": ledger, "account": "4000"}, "model": "holt_winters", "horizon": 3});
+    let r = app.post_json(FORECASTS, &app.key, &body, None).await;
+    assert_eq!(r.status(), 201);
+    let job: Value = r.json().await.expect("json");
+    let source = &job["request"]["source"];
+    assert_eq!(source["source"], "ledger_account");
+    assert_eq!(source["currency"], "USD");
+    assert_eq!(source["datasets"].as_array().map(Vec::len), Some(1));
+    let out = &job["result"]["output"];
+    assert_eq!(out["observations"], 24);
+    assert_eq!(out["last_date"], "2023-12");
+    assert_eq!(out["last_value"].as_f64(), expected.last().copied());
+    let spec = fiscus_quant::forecast::holt_winters::HoltWintersSpec { trend: true, damped: true, season: None };
+    let fit = fiscus_quant::forecast::fit_holt_winters(&expected, spec).expect("engine");
+    assert_eq!(numbers(&out["forecast"]), fit.forecast(3));
+    // Quarterly: eight quarters, each the sum of its months.
+    let quarterly = json!({"ledger_account": {"general_ledger_id": ledger, "account": "4000", "frequency": "quarterly"},
+                           "model": "holt_winters", "horizon": 2});
+    let job: Value = app.post_json(FORECASTS, &app.key, &quarterly, None).await.json().await.expect("json");
+    assert_eq!(job["result"]["output"]["observations"], 8);
+    assert_eq!(job["result"]["output"]["last_date"], "2023-Q4");
+    let q4: f64 = expected[21..24].iter().sum();
+    assert!((job["result"]["output"]["last_value"].as_f64().expect("last") - q4).abs() < 1e-6);
+    // No such account, another currency, a synthetic ledger (the demo's sample) are refused.
+    for bad in [
+        json!({"ledger_account": {"general_ledger_id": ledger, "account": "9999"}, "model": "holt_winters"}),
+        json!({"ledger_account": {"general_ledger_id": ledger, "account": "4000", "currency": "EUR"}, "model": "holt_winters"}),
+        json!({"ledger_account": {"general_ledger_id": ledger, "account": "4000"}, "values": [1.0, 2.0]}),
+    ] {
+        assert_eq!(app.post_json(FORECASTS, &app.key, &bad, None).await.status(), 422, "{bad}");
+    }
+    fiscus_server::demo_data::load(&app.state.store, &Caller::bare(Actor::demo()), &app.workspace_id, &Silent)
+        .await
+        .expect("demo data");
+    let sample: Value = app.get("/api/v2/finance-core/journals?limit=100", &app.key).await.json().await.expect("json");
+    let gl_us = sample["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|j| j["general_ledger_id"].as_i64().expect("id"))
+        .find(|id| *id != ledger)
+        .expect("the sample ledger");
+    let synthetic = json!({"ledger_account": {"general_ledger_id": gl_us, "account": "1000"}, "model": "holt_winters"});
+    let r = app.post_json(FORECASTS, &app.key, &synthetic, None).await;
+    assert_eq!(r.status(), 422);
+    let text = r.text().await.expect("text");
+    assert!(text.contains("synthetic"), "{text}");
+}

@@ -357,3 +357,74 @@ pub async fn list_journals(
         })
         .collect())
 }
+
+/// Which journal lines an account series sums: one account of one general ledger, optionally of one entity.
+#[derive(Clone, Debug)]
+pub struct AccountLines<'a> {
+    pub general_ledger_id: i64,
+    pub account: &'a str,
+    pub entity_id: Option<i64>,
+}
+
+fn account_filter(a: &AccountLines<'_>) -> (String, Vec<Stored>) {
+    let mut sql = String::from(
+        " FROM journal_lines l JOIN journals j ON j.id = l.journal_id \
+         WHERE l.workspace_id = $1 AND j.workspace_id = $1 AND j.general_ledger_id = $2 AND l.account = $3",
+    );
+    let mut binds = vec![Stored::Integer(a.general_ledger_id), text(a.account)];
+    if let Some(e) = a.entity_id {
+        binds.push(Stored::Integer(e));
+        sql.push_str(&format!(" AND j.entity_id = ${}", binds.len() + 1));
+    }
+    (sql, binds)
+}
+
+/// The datasets holding lines of an account, with the currencies of those lines.
+pub async fn account_datasets(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    a: &AccountLines<'_>,
+) -> Result<Vec<(i64, String)>> {
+    let (from, binds) = account_filter(a);
+    let sql = format!("SELECT DISTINCT l.dataset_number, l.currency{from} ORDER BY 1, 2");
+    let q = sqlx::query_as::<_, (i64, String)>(&sql).bind(workspace_id);
+    let q = bind_all!(q, &binds);
+    Ok(q.fetch_all(conn).await?)
+}
+
+/// An account's net movement (debits minus credits, minor units) per calendar month (`YYYY-MM`) of posting,
+/// in one currency, summed over the given datasets only, months in order (months without postings absent).
+pub async fn account_movements(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    a: &AccountLines<'_>,
+    currency: &str,
+    datasets: &[i64],
+    start: Option<&str>,
+    end: Option<&str>,
+) -> Result<Vec<(String, i64)>> {
+    if datasets.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (from, mut binds) = account_filter(a);
+    let mut sql =
+        format!("SELECT substr(j.posting_date, 1, 7), CAST(SUM(l.debit_minor - l.credit_minor) AS BIGINT){from}");
+    binds.push(text(currency));
+    sql.push_str(&format!(" AND l.currency = ${}", binds.len() + 1));
+    let mut placeholders = Vec::with_capacity(datasets.len());
+    for d in datasets {
+        binds.push(Stored::Integer(*d));
+        placeholders.push(format!("${}", binds.len() + 1));
+    }
+    sql.push_str(&format!(" AND l.dataset_number IN ({})", placeholders.join(", ")));
+    for (op, day) in [(">=", start), ("<=", end)] {
+        if let Some(day) = day {
+            binds.push(text(day));
+            sql.push_str(&format!(" AND j.posting_date {op} ${}", binds.len() + 1));
+        }
+    }
+    sql.push_str(" GROUP BY substr(j.posting_date, 1, 7) ORDER BY 1");
+    let q = sqlx::query_as::<_, (String, i64)>(&sql).bind(workspace_id);
+    let q = bind_all!(q, &binds);
+    Ok(q.fetch_all(conn).await?)
+}

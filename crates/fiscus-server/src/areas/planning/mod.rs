@@ -30,8 +30,11 @@ pub fn writing_routes() -> OpenApiRouter<AppState> {
 }
 
 /// Forecasts a series with prediction intervals: the model (chosen by AICc among ARIMA orders by default,
-/// or named), its fit statistics, and the pinned data it read. A named model is fitted in the request
-/// (201); the automatic choice is queued (202), as any forecast is with `Prefer: respond-async`.
+/// or named), its fit statistics, and the pinned data it read. The series is an economic series, an
+/// instrument's prices, a finance-core account's net movement per month or quarter (`ledger_account`, read
+/// from the observed journal datasets holding its lines), or values given inline. A named model is fitted
+/// in the request (201); the automatic choice is queued (202), as any forecast is with `Prefer:
+/// respond-async`.
 #[utoipa::path(
     post,
     path = "/api/v2/planning/forecasts",
