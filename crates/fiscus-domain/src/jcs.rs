@@ -97,16 +97,32 @@ pub fn write_number(f: f64, out: &mut String) -> Result<(), JcsError> {
     if f < 0.0 {
         out.push('-');
     }
-    let sci = format!("{:e}", f.abs());
-    let (mantissa, exponent) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    // Formatted on the stack: a canonical form of a large request formats tens of thousands of numbers.
+    let mut sci = StackText::default();
+    write!(sci, "{:e}", f.abs()).map_err(|_| JcsError::NonFiniteNumber)?;
+    let sci = sci.as_str();
+    let (mantissa, exponent) = sci.split_once('e').unwrap_or((sci, "0"));
     let exponent: i32 = exponent.parse().unwrap_or(0);
-    let mut digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    break_tie_to_even(f.abs(), exponent, &mut digits);
+    let mut digits = StackText::default();
+    for c in mantissa.chars().filter(|c| *c != '.') {
+        digits.push(c);
+    }
+    // Two shortest digit strings can tie only when they have 16 digits or more: k digits one unit apart are
+    // 10^(n-k) apart, more than the 2^-52 relative spacing of doubles whenever k <= 15.
+    let tied;
+    let digits: &str = if digits.len() >= 16 {
+        let mut d = digits.as_str().to_string();
+        break_tie_to_even(f.abs(), exponent, &mut d);
+        tied = d;
+        &tied
+    } else {
+        digits.as_str()
+    };
     let k = digits.len() as i32;
     // ECMAScript's n: the value is 0.d1d2…dk × 10^n.
     let n = exponent + 1;
     if k <= n && n <= 21 {
-        out.push_str(&digits);
+        out.push_str(digits);
         out.extend(std::iter::repeat_n('0', (n - k) as usize));
     } else if 0 < n && n <= 21 {
         out.push_str(&digits[..n as usize]);
@@ -115,7 +131,7 @@ pub fn write_number(f: f64, out: &mut String) -> Result<(), JcsError> {
     } else if -6 < n && n <= 0 {
         out.push_str("0.");
         out.extend(std::iter::repeat_n('0', (-n) as usize));
-        out.push_str(&digits);
+        out.push_str(digits);
     } else {
         out.push_str(&digits[..1]);
         if k > 1 {
@@ -126,6 +142,46 @@ pub fn write_number(f: f64, out: &mut String) -> Result<(), JcsError> {
         let _ = write!(out, "e{}{}", if e < 0 { '-' } else { '+' }, e.abs());
     }
     Ok(())
+}
+
+/// A short text on the stack (a formatted double is at most 24 bytes).
+struct StackText {
+    bytes: [u8; 40],
+    len: usize,
+}
+
+impl Default for StackText {
+    fn default() -> StackText {
+        StackText { bytes: [0; 40], len: 0 }
+    }
+}
+
+impl StackText {
+    fn as_str(&self) -> &str {
+        // Only whole `&str`s and chars are written, so the bytes are UTF-8.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or("")
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn push(&mut self, c: char) {
+        let mut b = [0u8; 4];
+        let _ = std::fmt::Write::write_str(self, c.encode_utf8(&mut b));
+    }
+}
+
+impl std::fmt::Write for StackText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        if end > self.bytes.len() {
+            return Err(std::fmt::Error);
+        }
+        self.bytes[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
 }
 
 /// Rust picks the upper of two equally near shortest digit strings; ECMAScript picks the even one. The two

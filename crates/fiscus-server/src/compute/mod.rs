@@ -306,14 +306,15 @@ pub async fn submit(
     }
     let state_now = if output.is_some() { JobState::Running } else { JobState::Queued };
     jobs::insert(&mut tx, tenant, &new, state_now).await?;
-    let mut result_hash = None;
+    let mut result = None;
     if let Some(output) = &output {
-        let result = result_of(&id, &request_hash, output, now)?;
-        result_hash = Some(result.result_hash.clone());
-        if !jobs::finish(&mut tx, tenant, &id, None, now, Ending::Succeeded { result: &result }).await? {
+        let sealed = result_of(&id, &request_hash, output, now)?;
+        if !jobs::finish(&mut tx, tenant, &id, None, now, Ending::Succeeded { result: &sealed }).await? {
             return Err(Failure::internal("a job computed in its request could not be ended"));
         }
+        result = Some(sealed);
     }
+    let result_hash = result.as_ref().map(|r| r.result_hash.clone());
     let details = json!({
         "kind": kind.as_str(), "request_hash": request_hash, "credits": credits, "inline": inline,
         "result_hash": result_hash,
@@ -331,8 +332,26 @@ pub async fn submit(
     if !inline {
         state.compute.wake.notify_one();
     }
-    let mut conn = state.store.read().await?;
-    let (job, result) = jobs::get(&mut conn, state.store.seal_key(), tenant, &id).await?;
+    // Shown as written (not read back: a large request would be read and its seal checked again for
+    // nothing); a queued job may already have been claimed since, which its next read shows.
+    let job = Job {
+        id,
+        tenant: tenant.clone(),
+        kind,
+        state: if inline { JobState::Succeeded } else { JobState::Queued },
+        request: canonical,
+        request_hash,
+        engine_version: ENGINE_VERSION.to_string(),
+        credits,
+        created_by,
+        created_at: now,
+        progress: if inline { jobs::PROGRESS_DONE } else { 0 },
+        cancel_requested_at: None,
+        attempts: i64::from(inline),
+        started_at: inline.then_some(now),
+        finished_at: inline.then_some(now),
+        error: None,
+    };
     Ok(Shown { job, result, inline })
 }
 

@@ -97,19 +97,7 @@ async fn a_proposal_is_sealed_awaits_approval_and_executes_nothing() {
 async fn another_workspace_sees_no_action() {
     let app = spawn_app().await;
     let id = propose(&app).await["id"].as_str().expect("id").to_string();
-    let other = app.admin().create_workspace("Other", false).await.expect("ws");
-    let other_app = app
-        .admin()
-        .create_application(
-            &other.id,
-            "o",
-            fiscus_domain::credentials::Environment::Sandbox,
-            &fiscus_domain::scopes::ScopeSet::all(),
-            None,
-        )
-        .await
-        .expect("app");
-    let key = app.admin().issue_key(&other_app.id, None).await.expect("key").secret;
+    let (_, key) = app.other_workspace_key().await;
     problem(app.get(&format!("/api/v2/actions/{id}"), &key).await, 404, "not_found").await;
     problem(app.get(&format!("/api/v2/agent-execution/actions/{id}"), &key).await, 404, "not_found").await;
     problem(app.post_json(&format!("/api/v2/actions/{id}/execute"), &key, &json!({}), None).await, 404, "not_found")

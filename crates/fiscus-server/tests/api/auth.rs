@@ -127,18 +127,11 @@ async fn a_sandbox_key_never_sees_production_data() {
 #[tokio::test]
 async fn another_workspaces_credential_sees_only_its_own_workspace() {
     let app = spawn_app().await;
-    let other = app.admin().create_workspace("Other", false).await.expect("ws");
-    let other_app = app
-        .admin()
-        .create_application(&other.id, "Other App", Environment::Sandbox, &fiscus_domain::scopes::ScopeSet::all(), None)
-        .await
-        .expect("app");
-    let other_key = app.admin().issue_key(&other_app.id, None).await.expect("key");
-    let body: serde_json::Value = app.get("/api/v2/workspace", &other_key.secret).await.json().await.expect("json");
-    assert_eq!(body["id"], other.id.as_str());
+    let (other_id, other_key) = app.other_workspace_key().await;
+    let body: serde_json::Value = app.get("/api/v2/workspace", &other_key).await.json().await.expect("json");
+    assert_eq!(body["id"], other_id.as_str());
     app.post_json(crate::helpers::EVIDENCE, &app.key, &crate::helpers::evidence_body("mine"), None).await;
-    let list: serde_json::Value =
-        app.get(crate::helpers::EVIDENCE, &other_key.secret).await.json().await.expect("json");
+    let list: serde_json::Value = app.get(crate::helpers::EVIDENCE, &other_key).await.json().await.expect("json");
     assert_eq!(list["data"].as_array().map(Vec::len), Some(0), "another workspace's evidence is invisible");
 }
 

@@ -247,19 +247,7 @@ async fn credits_bad_input_and_engine_refusals_are_typed_and_change_nothing() {
     assert_eq!(balance["balance"], 5);
     // Another workspace's job is invisible.
     let ok: Value = post(&app, &inline_body("min_variance"), false).await.json().await.expect("json");
-    let other = app.admin().create_workspace("Other", false).await.expect("workspace");
-    let other_app = app
-        .admin()
-        .create_application(
-            &other.id,
-            "Other App",
-            fiscus_domain::credentials::Environment::Sandbox,
-            &fiscus_domain::scopes::ScopeSet::all(),
-            None,
-        )
-        .await
-        .expect("app");
-    let other_key = app.admin().issue_key(&other_app.id, None).await.expect("key").secret;
+    let (_, other_key) = app.other_workspace_key().await;
     let path = format!("/api/v2/quant/compute/jobs/{}", ok["id"].as_str().expect("id"));
     problem(app.get(&path, &other_key).await, 404, "not_found").await;
     problem(app.post_json(&format!("{path}/cancel"), &other_key, &json!({}), None).await, 404, "not_found").await;

@@ -3,7 +3,6 @@
 use crate::actions::{check, proposal};
 use crate::helpers::{TestApp, problem, spawn_app};
 use fiscus_domain::actions::approval::Role;
-use fiscus_domain::credentials::Environment;
 use serde_json::{Value, json};
 
 pub struct Operator {
@@ -457,13 +456,7 @@ async fn a_decision_on_an_unknown_or_another_workspace_s_action_is_not_found() {
     let app = spawn_app().await;
     let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
     let cookie = sign_in(&app, &op).await;
-    let other = app.admin().create_workspace("Other", false).await.expect("ws");
-    let other_app = app
-        .admin()
-        .create_application(&other.id, "o", Environment::Sandbox, &fiscus_domain::scopes::ScopeSet::all(), None)
-        .await
-        .expect("app");
-    let other_key = app.admin().issue_key(&other_app.id, None).await.expect("key").secret;
+    let (_, other_key) = app.other_workspace_key().await;
     let foreign: Value =
         app.post_json("/api/v2/actions", &other_key, &proposal(), None).await.json().await.expect("json");
     let foreign_id = foreign["id"].as_str().expect("id").to_string();

@@ -251,13 +251,7 @@ async fn reads_filter_page_and_stay_inside_the_workspace() {
         assert_eq!(body["errors"][0]["field"], field, "{path}");
     }
     // Another workspace sees none of it.
-    let other = app.admin().create_workspace("Other", false).await.expect("workspace");
-    let other_app = app
-        .admin()
-        .create_application(&other.id, "Other App", Environment::Sandbox, &ScopeSet::all(), None)
-        .await
-        .expect("app");
-    let other_key = app.admin().issue_key(&other_app.id, None).await.expect("key").secret;
+    let (_, other_key) = app.other_workspace_key().await;
     problem(app.get("/api/v2/data/instruments/AAPL", &other_key).await, 404, "not_found").await;
     let none: Value = app.get("/api/v2/data/datasets", &other_key).await.json().await.expect("json");
     assert_eq!(none["data"].as_array().map(Vec::len), Some(0));

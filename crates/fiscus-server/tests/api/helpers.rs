@@ -128,6 +128,25 @@ impl TestApp {
         req.send().await.expect("request")
     }
 
+    /// Another workspace ("Other") with a sandbox application holding every scope: its id and the key, for
+    /// checking that this workspace's data is invisible from there.
+    pub async fn other_workspace_key(&self) -> (String, String) {
+        let other = self.admin().create_workspace("Other", false).await.expect("workspace");
+        let app = self
+            .admin()
+            .create_application(
+                &other.id,
+                "Other App",
+                Environment::Sandbox,
+                &fiscus_domain::scopes::ScopeSet::all(),
+                None,
+            )
+            .await
+            .expect("app");
+        let key = self.admin().issue_key(&app.id, None).await.expect("key").secret;
+        (other.id, key)
+    }
+
     /// A new application in this workspace with its key.
     pub async fn new_app(&self, environment: Environment, scopes: &str, class: Option<&str>) -> (String, String) {
         let app = self

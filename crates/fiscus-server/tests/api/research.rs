@@ -143,19 +143,7 @@ async fn a_snapshot_freezes_a_run_and_its_rerun_reproduces_every_output() {
     problem(app.get(&snap_location, &app.key).await, 500, "integrity_failure").await;
 
     // Another workspace sees nothing.
-    let other = app.admin().create_workspace("Other", false).await.expect("workspace");
-    let other_app = app
-        .admin()
-        .create_application(
-            &other.id,
-            "Other App",
-            fiscus_domain::credentials::Environment::Sandbox,
-            &fiscus_domain::scopes::ScopeSet::all(),
-            None,
-        )
-        .await
-        .expect("app");
-    let other_key = app.admin().issue_key(&other_app.id, None).await.expect("key").secret;
+    let (_, other_key) = app.other_workspace_key().await;
     problem(app.get(&snap_location, &other_key).await, 404, "not_found").await;
     let theirs: Value = app.get("/api/v2/quant/projects", &other_key).await.json().await.expect("json");
     assert_eq!(theirs["data"].as_array().map(Vec::len), Some(0));

@@ -15,7 +15,7 @@ use fiscus_domain::compute::{JobKind, JobState};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_store::compute::{Job, JobFilter, JobResult, PROGRESS_DONE};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::compute::backtest::{self, BacktestRequest};
 use crate::compute::optimization::{self, OptimizationRequest};
@@ -45,7 +45,7 @@ pub struct JobResultView {
     /// What the engine computed (for an optimisation: `weights` with each asset's weight,
     /// `expected_return`, `volatility`, `sharpe_ratio`, `periods`, `first_date`, `last_date`).
     #[schema(value_type = Object)]
-    pub output: Value,
+    pub output: Box<RawValue>,
     /// `sha256:` of the RFC 8785 form of `output`.
     pub output_hash: String,
     /// `sha256:` of the RFC 8785 form of `{request_hash, engine_version, output_hash}`: what the result is
@@ -71,7 +71,7 @@ pub struct ComputeJobView {
     /// The request as stored and sealed: every default applied, instruments pinned to the prices datasets
     /// (id and content hash) they are read from.
     #[schema(value_type = Object)]
-    pub request: Value,
+    pub request: Box<RawValue>,
     /// `sha256:` of the RFC 8785 form of `request`.
     pub request_hash: String,
     #[schema(example = "fiscus-quant/0.1.0")]
@@ -89,6 +89,13 @@ pub struct ComputeJobView {
     pub result: Option<JobResultView>,
 }
 
+fn raw(text: String) -> Box<RawValue> {
+    RawValue::from_string(text).unwrap_or_else(|_| {
+        // A sealed row holds what Fiscus wrote; text that is not JSON is shown as null rather than guessed at.
+        RawValue::from_string("null".into()).expect("null is JSON")
+    })
+}
+
 pub(crate) fn view(job: Job, result: Option<JobResult>) -> ComputeJobView {
     ComputeJobView {
         object: "compute_job",
@@ -96,7 +103,8 @@ pub(crate) fn view(job: Job, result: Option<JobResult>) -> ComputeJobView {
         status: job.state,
         progress: job.progress as f64 / PROGRESS_DONE as f64,
         cancel_requested: job.cancel_requested_at.is_some() && !job.state.is_final(),
-        request: serde_json::from_str(&job.request).unwrap_or(Value::Null),
+        // Stored as canonical JSON text: served as it is, never parsed and written again.
+        request: raw(job.request),
         request_hash: job.request_hash,
         engine_version: job.engine_version,
         credits: job.credits,
@@ -108,7 +116,7 @@ pub(crate) fn view(job: Job, result: Option<JobResult>) -> ComputeJobView {
         error: job.error.map(|(code, detail)| JobErrorView { code, detail }),
         result: result.map(|r| JobResultView {
             id: r.id,
-            output: serde_json::from_str(&r.output).unwrap_or(Value::Null),
+            output: raw(r.output),
             output_hash: r.output_hash,
             result_hash: r.result_hash,
             created_at: rfc3339(r.created_at),
