@@ -97,16 +97,10 @@ pub fn write_number(f: f64, out: &mut String) -> Result<(), JcsError> {
     if f < 0.0 {
         out.push('-');
     }
-    // Formatted on the stack: a canonical form of a large request formats tens of thousands of numbers.
-    let mut sci = StackText::default();
-    write!(sci, "{:e}", f.abs()).map_err(|_| JcsError::NonFiniteNumber)?;
-    let sci = sci.as_str();
-    let (mantissa, exponent) = sci.split_once('e').unwrap_or((sci, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let mut digits = StackText::default();
-    for c in mantissa.chars().filter(|c| *c != '.') {
-        digits.push(c);
-    }
+    // Ryu's shortest round-trip digits (the digits ECMAScript requires), laid out below; formatted on the stack,
+    // since the canonical form of a large request formats tens of thousands of numbers.
+    let mut buffer = ryu::Buffer::new();
+    let (digits, exponent) = shortest_digits(buffer.format_finite(f.abs()));
     // Two shortest digit strings can tie only when they have 16 digits or more: k digits one unit apart are
     // 10^(n-k) apart, more than the 2^-52 relative spacing of doubles whenever k <= 15.
     let tied;
@@ -142,6 +136,26 @@ pub fn write_number(f: f64, out: &mut String) -> Result<(), JcsError> {
         let _ = write!(out, "e{}{}", if e < 0 { '-' } else { '+' }, e.abs());
     }
     Ok(())
+}
+
+/// The significant digits of a positive number written by Ryu (`123.0`, `0.001`, `1.5e16`, `5e-324`) and
+/// the decimal exponent of its first digit: the value is d1.d2d3… × 10^exponent.
+fn shortest_digits(text: &str) -> (StackText, i32) {
+    let (mantissa, exp10) = match text.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all = int.bytes().chain(frac.bytes());
+    let leading = int.bytes().chain(frac.bytes()).take_while(|b| *b == b'0').count();
+    let mut digits = StackText::default();
+    for b in all.skip(leading) {
+        digits.push(b as char);
+    }
+    while digits.len() > 1 && digits.bytes[digits.len - 1] == b'0' {
+        digits.len -= 1;
+    }
+    (digits, int.len() as i32 - 1 - leading as i32 + exp10)
 }
 
 /// A short text on the stack (a formatted double is at most 24 bytes).
@@ -217,6 +231,42 @@ fn break_tie_to_even(f: f64, exponent: i32, digits: &mut String) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The digits and exponent Rust's `{:e}` gives, exact ties broken to even as ECMAScript does (Ryu does
+    /// the same itself): the oracle the layout was first written against.
+    fn digits_by_std(f: f64) -> (String, i32) {
+        let sci = format!("{:e}", f);
+        let (mantissa, exponent) = sci.split_once('e').expect("e");
+        let exponent = exponent.parse().expect("exponent");
+        let mut digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+        break_tie_to_even(f, exponent, &mut digits);
+        (digits, exponent)
+    }
+
+    #[test]
+    fn ryus_digits_are_the_shortest_round_trip_digits() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut checked = 0;
+        while checked < 200_000 {
+            // splitmix64 over all bit patterns, plus short decimals as requests carry them.
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            let candidates = [f64::from_bits(z), (z % 2_000_001) as f64 / 1e8, (z % 1000) as f64 * 1e20];
+            for f in candidates {
+                if !f.is_finite() || f == 0.0 {
+                    continue;
+                }
+                let f = f.abs();
+                let mut buffer = ryu::Buffer::new();
+                let (digits, exponent) = shortest_digits(buffer.format_finite(f));
+                assert_eq!((digits.as_str().to_string(), exponent), digits_by_std(f), "{f:e}");
+                checked += 1;
+            }
+        }
+    }
 
     fn number(bits: u64) -> String {
         let mut s = String::new();

@@ -431,3 +431,38 @@ async fn synthetic_prices_never_feed_a_computation() {
     problem(r, 422, "invalid_request").await;
     assert_eq!(app.count("SELECT COUNT(*) FROM compute_jobs").await, 0);
 }
+
+#[tokio::test]
+async fn return_minimal_leaves_the_request_just_sent_out_of_the_answer() {
+    let app = spawn_app().await;
+    grant(&app, 10).await;
+    for prefer in ["return=minimal", "respond-async, return=minimal"] {
+        let r = app
+            .http
+            .post(app.url(OPTIMIZE))
+            .bearer_auth(&app.key)
+            .header("Prefer", prefer)
+            .json(&inline_body("min_variance"))
+            .send()
+            .await
+            .expect("request");
+        let applied = r.headers()["preference-applied"].to_str().expect("header").to_string();
+        let status = r.status().as_u16();
+        let job: Value = r.json().await.expect("json");
+        assert!(job.get("request").is_none(), "{job}");
+        assert!(job["request_hash"].as_str().is_some_and(|h| h.starts_with("sha256:")));
+        if prefer == "return=minimal" {
+            assert_eq!((status, applied.as_str()), (201, "return=minimal"));
+            assert!(job["result"]["output"]["weights"].is_object() || job["result"]["output"]["weights"].is_array());
+        } else {
+            assert_eq!((status, applied.as_str()), (202, "respond-async, return=minimal"));
+        }
+        let full: Value = app
+            .get(&format!("/api/v2/quant/compute/jobs/{}", job["id"].as_str().expect("id")), &app.key)
+            .await
+            .json()
+            .await
+            .expect("json");
+        assert_eq!(full["request"]["returns"]["assets"], json!(["A", "B", "C"]));
+    }
+}

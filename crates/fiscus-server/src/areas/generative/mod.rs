@@ -79,7 +79,7 @@ async fn submit(
     let preferred = prefers_async(headers);
     let shown =
         crate::compute::submit(state, &ctx.caller(), ctx.tenant(), Request::Generative(pinned), preferred).await?;
-    Ok(submitted(shown, preferred))
+    Ok(submitted(shown, headers))
 }
 
 /// Generates synthetic counterfactual price paths, every path returned (at most 200,000 prices), seeded
@@ -92,13 +92,14 @@ async fn submit(
         "parameters": { "assets": ["EQUITY"], "initial": [100.0], "drift": [0.05], "covariance": [[0.04]] },
         "steps": 12, "paths": 5, "horizon_years": 1.0, "seed": 42
     })),
-    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once (RFC 7240)")),
+    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once; `return=minimal` leaves the request just sent out of the answer (RFC 7240)")),
     responses(
         (status = 201, description = "Generated in the request: the job with its sealed result", body = ComputeJobView,
-         headers(("Location" = String, description = "The job"))),
+         headers(("Location" = String, description = "The job"),
+                 ("Preference-Applied" = String, description = "`return=minimal` when the request preferred it"))),
         (status = 202, description = "Queued: poll the run", body = ComputeJobView,
          headers(("Location" = String, description = "The job"),
-                 ("Preference-Applied" = String, description = "`respond-async` when the request preferred it"))),
+                 ("Preference-Applied" = String, description = "`respond-async` and/or `return=minimal` when the request preferred them"))),
         (status = 402, description = "The AI credit balance does not cover it (`credits_exhausted`)"),
         (status = 422, description = "Bad input, or the engine refused it (`computation_refused` with `engine_error`)")
     )
@@ -123,13 +124,14 @@ pub async fn post_paths(
                         "covariance": [[0.04, 0.002], [0.002, 0.0225]] },
         "steps": 12, "paths": 1000, "horizon_years": 1.0, "seed": 42
     })),
-    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once (RFC 7240)")),
+    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once; `return=minimal` leaves the request just sent out of the answer (RFC 7240)")),
     responses(
         (status = 201, description = "Generated in the request: the job with its sealed result", body = ComputeJobView,
-         headers(("Location" = String, description = "The job"))),
+         headers(("Location" = String, description = "The job"),
+                 ("Preference-Applied" = String, description = "`return=minimal` when the request preferred it"))),
         (status = 202, description = "Queued: poll the run", body = ComputeJobView,
          headers(("Location" = String, description = "The job"),
-                 ("Preference-Applied" = String, description = "`respond-async` when the request preferred it"))),
+                 ("Preference-Applied" = String, description = "`respond-async` and/or `return=minimal` when the request preferred them"))),
         (status = 402, description = "The AI credit balance does not cover it (`credits_exhausted`)"),
         (status = 422, description = "Bad input, or the engine refused it (`computation_refused` with `engine_error`)")
     )

@@ -121,13 +121,14 @@ pub struct AnomalyRequest {
         "input": { "values": [0.012, -0.004, 0.008, 0.003, -0.011, 0.094, 0.002, -0.006, 0.005, 0.001] },
         "parameters": { "threshold": 3.5 }
     })),
-    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once (RFC 7240)")),
+    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once; `return=minimal` leaves the request just sent out of the answer (RFC 7240)")),
     responses(
         (status = 201, description = "Scored in the request: the job with its sealed result", body = ComputeJobView,
-         headers(("Location" = String, description = "The job"))),
+         headers(("Location" = String, description = "The job"),
+                 ("Preference-Applied" = String, description = "`return=minimal` when the request preferred it"))),
         (status = 202, description = "Queued: poll the job", body = ComputeJobView,
          headers(("Location" = String, description = "The job"),
-                 ("Preference-Applied" = String, description = "`respond-async` when the request preferred it"))),
+                 ("Preference-Applied" = String, description = "`respond-async` and/or `return=minimal` when the request preferred them"))),
         (status = 402, description = "The AI credit balance does not cover it (`credits_exhausted`)"),
         (status = 422, description = "Bad input, or the engine refused it (`computation_refused` with `engine_error`)")
     )
@@ -148,7 +149,7 @@ pub async fn post_anomaly(
     let preferred = prefers_async(&headers);
     let shown =
         crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::ModelRun(pinned), preferred).await?;
-    Ok(submitted(shown, preferred))
+    Ok(submitted(shown, &headers))
 }
 
 /// Generates scenarios from observed history: block-bootstrap paths (return quantiles per asset and for the
@@ -162,13 +163,14 @@ pub async fn post_anomaly(
         "weights": [0.6, 0.4],
         "shocks": [ { "name": "equity crash", "moves": [-0.35, 0.05] }, { "name": "rates up", "moves": [-0.08, -0.06] } ]
     })),
-    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once (RFC 7240)")),
+    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once; `return=minimal` leaves the request just sent out of the answer (RFC 7240)")),
     responses(
         (status = 201, description = "Generated in the request: the job with its sealed result", body = ComputeJobView,
-         headers(("Location" = String, description = "The job"))),
+         headers(("Location" = String, description = "The job"),
+                 ("Preference-Applied" = String, description = "`return=minimal` when the request preferred it"))),
         (status = 202, description = "Queued: poll the job", body = ComputeJobView,
          headers(("Location" = String, description = "The job"),
-                 ("Preference-Applied" = String, description = "`respond-async` when the request preferred it"))),
+                 ("Preference-Applied" = String, description = "`respond-async` and/or `return=minimal` when the request preferred them"))),
         (status = 402, description = "The AI credit balance does not cover it (`credits_exhausted`)"),
         (status = 422, description = "Bad input, or the engine refused it (`computation_refused` with `engine_error`)")
     )
@@ -183,5 +185,5 @@ pub async fn post_scenarios(
     let preferred = prefers_async(&headers);
     let shown =
         crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::Scenarios(pinned), preferred).await?;
-    Ok(submitted(shown, preferred))
+    Ok(submitted(shown, &headers))
 }

@@ -43,13 +43,14 @@ pub fn writing_routes() -> OpenApiRouter<AppState> {
                    115.0, 126.0, 141.0, 135.0, 125.0, 149.0, 170.0, 170.0, 158.0, 133.0, 114.0, 140.0],
         "model": "holt_winters", "horizon": 6, "level": 0.9
     })),
-    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once (RFC 7240)")),
+    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once; `return=minimal` leaves the request just sent out of the answer (RFC 7240)")),
     responses(
         (status = 201, description = "Fitted in the request: the job with its sealed result", body = ComputeJobView,
-         headers(("Location" = String, description = "The job"))),
+         headers(("Location" = String, description = "The job"),
+                 ("Preference-Applied" = String, description = "`return=minimal` when the request preferred it"))),
         (status = 202, description = "Queued: poll the job", body = ComputeJobView,
          headers(("Location" = String, description = "The job"),
-                 ("Preference-Applied" = String, description = "`respond-async` when the request preferred it"))),
+                 ("Preference-Applied" = String, description = "`respond-async` and/or `return=minimal` when the request preferred them"))),
         (status = 402, description = "The AI credit balance does not cover it (`credits_exhausted`)"),
         (status = 422, description = "Bad input, or the engine refused it (`computation_refused` with `engine_error`)")
     )
@@ -64,7 +65,7 @@ pub async fn post_forecast(
     let preferred = prefers_async(&headers);
     let shown =
         crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::Forecast(pinned), preferred).await?;
-    Ok(submitted(shown, preferred))
+    Ok(submitted(shown, &headers))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]

@@ -70,8 +70,10 @@ pub struct ComputeJobView {
     pub cancel_requested: bool,
     /// The request as stored and sealed: every default applied, instruments pinned to the prices datasets
     /// (id and content hash) they are read from.
-    #[schema(value_type = Object)]
-    pub request: Box<RawValue>,
+    /// Left out of the answer to a request sent with `Prefer: return=minimal`.
+    #[schema(value_type = Option<Object>)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request: Option<Box<RawValue>>,
     /// `sha256:` of the RFC 8785 form of `request`.
     pub request_hash: String,
     #[schema(example = "fiscus-quant/0.1.0")]
@@ -104,7 +106,7 @@ pub(crate) fn view(job: Job, result: Option<JobResult>) -> ComputeJobView {
         progress: job.progress as f64 / PROGRESS_DONE as f64,
         cancel_requested: job.cancel_requested_at.is_some() && !job.state.is_final(),
         // Stored as canonical JSON text: served as it is, never parsed and written again.
-        request: raw(job.request),
+        request: Some(raw(job.request)),
         request_hash: job.request_hash,
         engine_version: job.engine_version,
         credits: job.credits,
@@ -125,23 +127,45 @@ pub(crate) fn view(job: Job, result: Option<JobResult>) -> ComputeJobView {
     }
 }
 
-/// Whether the request asked for an asynchronous answer (`Prefer: respond-async`, RFC 7240).
-pub(crate) fn prefers_async(headers: &HeaderMap) -> bool {
+/// Whether the request states a preference (RFC 7240 `Prefer`: `respond-async`, `return=minimal`), matched
+/// case-insensitively on the preference itself, its parameters ignored.
+pub(crate) fn prefers(headers: &HeaderMap, preference: &str) -> bool {
     headers.get_all("prefer").iter().filter_map(|v| v.to_str().ok()).any(|v| {
-        v.split(',').any(|p| p.split(';').next().is_some_and(|t| t.trim().eq_ignore_ascii_case("respond-async")))
+        v.split(',').any(|p| {
+            let token: String = p.split(';').next().unwrap_or("").chars().filter(|c| !c.is_whitespace()).collect();
+            token.eq_ignore_ascii_case(preference)
+        })
     })
 }
 
-/// 201 with the result, or 202 with the queued job; `Location` names the job.
-pub(crate) fn submitted(shown: Shown, preferred_async: bool) -> Response {
+/// Whether the request asked for an asynchronous answer (`Prefer: respond-async`, RFC 7240).
+pub(crate) fn prefers_async(headers: &HeaderMap) -> bool {
+    prefers(headers, "respond-async")
+}
+
+/// 201 with the result, or 202 with the queued job; `Location` names the job. With `Prefer: return=minimal`
+/// the stored request (which the caller just sent) is left out of the answer; `GET` the job for it.
+pub(crate) fn submitted(shown: Shown, headers: &HeaderMap) -> Response {
     let location = format!("/api/v2/quant/compute/jobs/{}", shown.job.id);
     let status = if shown.inline { StatusCode::CREATED } else { StatusCode::ACCEPTED };
-    let mut response = (status, Json(view(shown.job, shown.result))).into_response();
+    let minimal = prefers(headers, "return=minimal");
+    let mut applied = Vec::new();
+    if prefers_async(headers) && !shown.inline {
+        applied.push("respond-async");
+    }
+    let mut shown_view = view(shown.job, shown.result);
+    if minimal {
+        shown_view.request = None;
+        applied.push("return=minimal");
+    }
+    let mut response = (status, Json(shown_view)).into_response();
     if let Ok(v) = HeaderValue::from_str(&location) {
         response.headers_mut().insert(header::LOCATION, v);
     }
-    if preferred_async && !shown.inline {
-        response.headers_mut().insert("preference-applied", HeaderValue::from_static("respond-async"));
+    if let Ok(v) = HeaderValue::from_str(&applied.join(", "))
+        && !applied.is_empty()
+    {
+        response.headers_mut().insert("preference-applied", v);
     }
     response
 }
@@ -158,13 +182,14 @@ pub(crate) fn submitted(shown: Shown, preferred_async: bool) -> Response {
             [-0.026, 0.009, 0.022], [0.017, 0.001, 0.004]
         ] }
     })),
-    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once (RFC 7240)")),
+    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once; `return=minimal` leaves the request just sent out of the answer (RFC 7240)")),
     responses(
         (status = 201, description = "Computed in the request: the job with its sealed result", body = ComputeJobView,
-         headers(("Location" = String, description = "The job"))),
+         headers(("Location" = String, description = "The job"),
+                 ("Preference-Applied" = String, description = "`return=minimal` when the request preferred it"))),
         (status = 202, description = "Queued: poll the job (or cancel it)", body = ComputeJobView,
          headers(("Location" = String, description = "The job"),
-                 ("Preference-Applied" = String, description = "`respond-async` when the request preferred it"))),
+                 ("Preference-Applied" = String, description = "`respond-async` and/or `return=minimal` when the request preferred them"))),
         (status = 402, description = "The AI credit balance does not cover the job (`credits_exhausted`)"),
         (status = 422, description = "Bad input, or the engine refused it (`computation_refused` with `engine_error`)")
     )
@@ -179,7 +204,7 @@ pub async fn post_optimization(
     let preferred = prefers_async(&headers);
     let shown =
         crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::Optimization(pinned), preferred).await?;
-    Ok(submitted(shown, preferred))
+    Ok(submitted(shown, &headers))
 }
 
 /// Simulates correlated geometric Brownian motion (seeded, reproducible bit for bit) with parameters
@@ -194,13 +219,14 @@ pub async fn post_optimization(
                         "covariance": [[0.04, 0.002], [0.002, 0.0225]] },
         "horizon_years": 1.0, "steps": 52, "paths": 2000, "seed": 7, "weights": [0.6, 0.4]
     })),
-    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once (RFC 7240)")),
+    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once; `return=minimal` leaves the request just sent out of the answer (RFC 7240)")),
     responses(
         (status = 201, description = "Computed in the request: the job with its sealed result", body = ComputeJobView,
-         headers(("Location" = String, description = "The job"))),
+         headers(("Location" = String, description = "The job"),
+                 ("Preference-Applied" = String, description = "`return=minimal` when the request preferred it"))),
         (status = 202, description = "Queued: poll the job (or cancel it)", body = ComputeJobView,
          headers(("Location" = String, description = "The job"),
-                 ("Preference-Applied" = String, description = "`respond-async` when the request preferred it"))),
+                 ("Preference-Applied" = String, description = "`respond-async` and/or `return=minimal` when the request preferred them"))),
         (status = 402, description = "The AI credit balance does not cover the job (`credits_exhausted`)"),
         (status = 422, description = "Bad input, or the engine refused it (`computation_refused` with `engine_error`)")
     )
@@ -215,7 +241,7 @@ pub async fn post_simulation(
     let preferred = prefers_async(&headers);
     let shown =
         crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::Simulation(pinned), preferred).await?;
-    Ok(submitted(shown, preferred))
+    Ok(submitted(shown, &headers))
 }
 
 /// Backtests a periodically rebalanced portfolio of instruments over their observed prices (vectorbt's
@@ -228,13 +254,14 @@ pub async fn post_simulation(
         "instruments": ["AAPL", "MSFT", "JPM"], "weights": [0.4, 0.3, 0.3], "start": "2015-01-01",
         "end": "2017-12-31", "rebalance_every": 21, "initial_cash": 1000000, "fee_rate": 0.001
     })),
-    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once (RFC 7240)")),
+    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once; `return=minimal` leaves the request just sent out of the answer (RFC 7240)")),
     responses(
         (status = 201, description = "Computed in the request: the job with its sealed result", body = ComputeJobView,
-         headers(("Location" = String, description = "The job"))),
+         headers(("Location" = String, description = "The job"),
+                 ("Preference-Applied" = String, description = "`return=minimal` when the request preferred it"))),
         (status = 202, description = "Queued: poll the job (or cancel it)", body = ComputeJobView,
          headers(("Location" = String, description = "The job"),
-                 ("Preference-Applied" = String, description = "`respond-async` when the request preferred it"))),
+                 ("Preference-Applied" = String, description = "`respond-async` and/or `return=minimal` when the request preferred them"))),
         (status = 402, description = "The AI credit balance does not cover the job (`credits_exhausted`)"),
         (status = 422, description = "Bad input, or the engine refused it (`computation_refused` with `engine_error`)")
     )
@@ -249,7 +276,7 @@ pub async fn post_backtest(
     let preferred = prefers_async(&headers);
     let shown =
         crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::Backtest(pinned), preferred).await?;
-    Ok(submitted(shown, preferred))
+    Ok(submitted(shown, &headers))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]

@@ -91,17 +91,18 @@ pub async fn get_model(ApiPath(key): ApiPath<String>) -> Result<Json<ModelView>,
     post,
     path = "/api/v2/quant/models/{key}/run",
     params(("key" = String, Path, description = "The model's key", example = "robust_z"),
-           ("Prefer" = Option<String>, Header, description = "`respond-async` queues the run and answers 202 at once (RFC 7240)")),
+           ("Prefer" = Option<String>, Header, description = "`respond-async` queues the run and answers 202 at once; `return=minimal` leaves the request just sent out of the answer (RFC 7240)")),
     request_body(content = ModelRunRequest, example = json!({
         "input": { "values": [0.012, -0.004, 0.008, 0.003, -0.011, 0.094, 0.002, -0.006, 0.005, 0.001] },
         "parameters": { "threshold": 3.5 }
     })),
     responses(
         (status = 201, description = "Run in the request: the job with its sealed result", body = ComputeJobView,
-         headers(("Location" = String, description = "The job"))),
+         headers(("Location" = String, description = "The job"),
+                 ("Preference-Applied" = String, description = "`return=minimal` when the request preferred it"))),
         (status = 202, description = "Queued: poll the job", body = ComputeJobView,
          headers(("Location" = String, description = "The job"),
-                 ("Preference-Applied" = String, description = "`respond-async` when the request preferred it"))),
+                 ("Preference-Applied" = String, description = "`respond-async` and/or `return=minimal` when the request preferred them"))),
         (status = 402, description = "The AI credit balance does not cover the run (`credits_exhausted`)"),
         (status = 404, description = "No such model"),
         (status = 422, description = "Bad input, or the engine refused it (`computation_refused` with `engine_error`)")
@@ -119,7 +120,7 @@ pub async fn post_model_run(
     let preferred = prefers_async(&headers);
     let shown =
         crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::ModelRun(pinned), preferred).await?;
-    Ok(submitted(shown, preferred))
+    Ok(submitted(shown, &headers))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]

@@ -38,13 +38,14 @@ use crate::state::AppState;
             {"key": "outliers", "model_run": {"model": "robust_z", "input": {"values": [1.0, 1.2, 0.9, 1.1, 9.5, 1.0, 1.05]}}}
         ]
     })),
-    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the run and answers 202 at once (RFC 7240)")),
+    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the run and answers 202 at once; `return=minimal` leaves the request just sent out of the answer (RFC 7240)")),
     responses(
         (status = 201, description = "Run in the request: the job with its sealed result (`steps`, `datasets`, and `comparison` for a re-run)",
-         body = ComputeJobView, headers(("Location" = String, description = "The run (a compute job)"))),
+         body = ComputeJobView, headers(("Location" = String, description = "The run (a compute job)"),
+                 ("Preference-Applied" = String, description = "`return=minimal` when the request preferred it"))),
         (status = 202, description = "Queued: poll the run", body = ComputeJobView,
          headers(("Location" = String, description = "The run (a compute job)"),
-                 ("Preference-Applied" = String, description = "`respond-async` when the request preferred it"))),
+                 ("Preference-Applied" = String, description = "`respond-async` and/or `return=minimal` when the request preferred them"))),
         (status = 402, description = "The AI credit balance does not cover the run (`credits_exhausted`)"),
         (status = 422, description = "Bad input (a step's field errors name the step), or the engine refused it (`computation_refused` with `engine_error`)")
     )
@@ -59,7 +60,7 @@ pub async fn post_research_run(
     let preferred = prefers_async(&headers);
     let shown =
         crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::ResearchRun(pinned), preferred).await?;
-    Ok(submitted(shown, preferred))
+    Ok(submitted(shown, &headers))
 }
 
 /// A snapshot: a research run frozen with the hash of its bundle.

@@ -31,13 +31,14 @@ use crate::state::AppState;
                    145.0, 150.0, 178.0, 163.0, 172.0, 178.0, 199.0, 199.0, 184.0, 162.0, 146.0, 166.0],
         "candidates": ["naive", "seasonal_naive", "ses", "damped"], "horizon": 6, "origins": 4, "seasonal_period": 12
     })),
-    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once (RFC 7240)")),
+    params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once; `return=minimal` leaves the request just sent out of the answer (RFC 7240)")),
     responses(
         (status = 201, description = "Run in the request: the job with its sealed ranking", body = ComputeJobView,
-         headers(("Location" = String, description = "The job"))),
+         headers(("Location" = String, description = "The job"),
+                 ("Preference-Applied" = String, description = "`return=minimal` when the request preferred it"))),
         (status = 202, description = "Queued: poll the tournament", body = ComputeJobView,
          headers(("Location" = String, description = "The job"),
-                 ("Preference-Applied" = String, description = "`respond-async` when the request preferred it"))),
+                 ("Preference-Applied" = String, description = "`respond-async` and/or `return=minimal` when the request preferred them"))),
         (status = 402, description = "The AI credit balance does not cover it (`credits_exhausted`)"),
         (status = 422, description = "Bad input, or the engine refused it (`computation_refused` with `engine_error`)")
     )
@@ -52,7 +53,7 @@ pub async fn post_tournament(
     let preferred = prefers_async(&headers);
     let shown =
         crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::Tournament(pinned), preferred).await?;
-    Ok(submitted(shown, preferred))
+    Ok(submitted(shown, &headers))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
