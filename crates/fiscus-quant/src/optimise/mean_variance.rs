@@ -97,7 +97,9 @@ pub fn optimise_from_returns_with_budget(
 ) -> Result<OptimalPortfolio> {
     let meter = Meter::start("mean-variance optimisation", budget);
     let mu = crate::covariance::mean_historical_return(returns, periods_per_year)?;
-    let cov = crate::covariance::sample(returns, 1)?.scaled(periods_per_year);
+    // `mean_historical_return` has checked the returns; the covariance is annualised in place.
+    let mut cov = crate::covariance::sample_of_finite(returns, 1)?;
+    cov.as_mut_slice().iter_mut().for_each(|v| *v *= periods_per_year);
     solve(&cov, Some(&mu), objective, constraints, Convexity::KnownPsd, &meter)
 }
 
@@ -121,7 +123,12 @@ fn solve(
     if n == 0 {
         return Err(QuantError::Empty { what: "covariance" });
     }
-    covariance.check_symmetric("covariance", n)?;
+    match convexity {
+        // Built here (mirrored, then scaled entry by entry): symmetric by construction, but the scaling
+        // can still overflow.
+        Convexity::KnownPsd => covariance.check_finite("covariance")?,
+        Convexity::Unknown => covariance.check_symmetric("covariance", n)?,
+    }
     if let Some(mu) = expected_returns {
         input::finite("expected_returns", mu)?;
         input::same_len("expected_returns", n, mu.len())?;
