@@ -62,11 +62,21 @@ pub(crate) fn shifted_cross_product(x: &Matrix, shift: Option<&[f64]>, denom: f6
         }
         r0 += kc;
     }
+    // Divide the upper triangle row by row (contiguous, so vectorised), then mirror it in square blocks so
+    // that the column writes stay within a few cache lines.
     for i in 0..n {
-        for j in i..n {
-            let v = c[(i, j)] / denom;
-            c[(i, j)] = v;
-            c[(j, i)] = v;
+        for v in &mut c.row_mut(i)[i..] {
+            *v /= denom;
+        }
+    }
+    const MIRROR: usize = 16;
+    for bi in (0..n).step_by(MIRROR) {
+        for bj in (bi..n).step_by(MIRROR) {
+            for i in bi..(bi + MIRROR).min(n) {
+                for j in bj.max(i + 1)..(bj + MIRROR).min(n) {
+                    c[(j, i)] = c[(i, j)];
+                }
+            }
         }
     }
     c

@@ -130,7 +130,7 @@ pub(crate) fn solve(
             x[i] = if to_lower { lower[i] } else { upper[i] };
             state[i] = if to_lower { State::AtLower } else { State::AtUpper };
             free.remove(k);
-            chol = Cholesky::build(h, &free)?;
+            chol.rebuild(h, &free)?;
         }
     }
     None
@@ -178,10 +178,17 @@ impl Cholesky {
     fn build(h: &Matrix, free: &[usize]) -> Option<Self> {
         let cap = h.rows();
         let mut c = Self { k: 0, l: vec![0.0; cap * cap], cap };
-        for m in 1..=free.len() {
-            c.append(h, &free[..m])?;
-        }
+        c.rebuild(h, free)?;
         Some(c)
+    }
+
+    /// Factors `H_FF` afresh in the storage already allocated (every entry read is written first).
+    fn rebuild(&mut self, h: &Matrix, free: &[usize]) -> Option<()> {
+        self.k = 0;
+        for m in 1..=free.len() {
+            self.append(h, &free[..m])?;
+        }
+        Some(())
     }
 
     /// Adds the last index of `free` as a new row: `L l = h_F,j`, `d = √(h_jj − lᵀl)`.
