@@ -186,6 +186,17 @@ fn main() {
     let (t, _) = best_of(5, || forest.scores(&x).unwrap());
     report.row("isolation forest score 10000x8 vs scikit-learn", t, "sklearn_isolation_forest_score_10000x8", "");
     let cpus = report.peer["machine"]["cpu_count"].as_u64().unwrap_or(0);
+    if let Some(blas) = report.peer["machine"]["blas"].as_array() {
+        for b in blas {
+            println!(
+                "peer BLAS: {} {} kernel {} ({} threads)",
+                b["internal_api"].as_str().unwrap_or("?"),
+                b["version"].as_str().unwrap_or("?"),
+                b["architecture"].as_str().unwrap_or("?"),
+                b["num_threads"]
+            );
+        }
+    }
     println!(
         "\n(speed-up = peer time / fiscus time; fiscus runs single-threaded except where a row says threads; peer machine \
          reports {cpus} CPUs; {} rows)",
