@@ -14,12 +14,12 @@ use crate::matrix::Matrix;
 
 /// Rows per block: a multiple of four (so blocks never split a group of four rows), and small enough that
 /// the packed panels one tile reads stay in the first-level cache.
-const BLOCK_ROWS: usize = 256;
+pub(super) const BLOCK_ROWS: usize = 256;
 
 /// Two lanes, aligned so that the compiler can use whole-register loads and packed arithmetic.
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(C, align(16))]
-struct Pair([f64; 2]);
+pub(super) struct Pair(pub(super) [f64; 2]);
 
 #[inline(always)]
 fn mul(a: Pair, b: Pair) -> Pair {
@@ -145,7 +145,7 @@ fn store_tile(c: &mut Matrix, pi: usize, pj: usize, acc: &[Pair; 4]) {
 /// One 4×2 tile over `kc` rows: `a` holds four duplicated left values per row, `b` one right pair per row.
 /// Kept out of line so that its few live values get registers of their own.
 #[inline(never)]
-fn tile(a: &[Pair], b: &[Pair], kc: usize, acc: &mut [Pair; 4]) {
+pub(super) fn tile(a: &[Pair], b: &[Pair], kc: usize, acc: &mut [Pair; 4]) {
     let mut t = *acc;
     let groups = kc / 4;
     for (a4, b4) in a.chunks_exact(16).zip(b.chunks_exact(4)).take(groups) {

@@ -4,8 +4,10 @@
 //! The single-index and constant-correlation targets are in [`shrinkage_targets`].
 
 mod cross_product;
+mod rows;
 mod shrinkage_targets;
 
+pub(crate) use rows::SampleRows;
 pub use shrinkage_targets::{ledoit_wolf_constant_correlation, ledoit_wolf_single_factor};
 
 use crate::error::Result;
@@ -98,7 +100,7 @@ pub(crate) fn finite_shrunk(what: &'static str, s: Shrunk) -> Result<Shrunk> {
 }
 
 /// Each column's mean: rows summed in order, then divided by the row count.
-fn column_means(returns: &Matrix) -> Vec<f64> {
+pub(crate) fn column_means(returns: &Matrix) -> Vec<f64> {
     let (t, n) = (returns.rows(), returns.cols());
     let mut means = vec![0.0; n];
     for i in 0..t {
