@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 OUT="${OUT:-target/peers_bench.json}"
 mkdir -p "$(dirname "$OUT")"
 echo "== peer (python3 peers/bench.py --out $OUT) ==" >&2
-python3 peers/bench.py --out "$OUT" ${QUICK:+--quick} > /dev/null
+# OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE, when set for an old OpenBLAS, make a current numpy pick a slow kernel;
+# the peer runs without them (the JSON records the BLAS kernel that ran, machine.blas).
+env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 peers/bench.py --out "$OUT" ${QUICK:+--quick} > /dev/null
 echo "== fiscus-quant (cargo run --release --example bench) ==" >&2
 cargo run --quiet --release -p fiscus-quant --example bench -- --peer "$OUT"

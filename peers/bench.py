@@ -40,6 +40,16 @@ EMPLOYMENT = "data/economics/us_employment_monthly_2006_2015.csv"
 WIN_START, WIN_END = "2018-01-02", "2022-12-28"
 
 
+def blas_info():
+    """The BLAS numpy loaded and the kernel it chose (threadpoolctl), e.g. OpenBLAS 'SkylakeX' or 'Prescott'."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return None
+    return [{k: v for k, v in d.items() if k in ("internal_api", "version", "architecture", "num_threads",
+                                                  "threading_layer")} for d in threadpool_info()]
+
+
 def best_of(fn, runs):
     fn()  # warm-up (JIT, caches)
     times = []
@@ -286,7 +296,9 @@ def main():
         "peers": {d: md.version(d) for d in ("PyPortfolioOpt", "cvxpy", "clarabel", "osqp", "vectorbt", "numba",
                                              "statsmodels", "scikit-learn", "numpy", "pandas", "scipy")},
         "machine": {"python": platform.python_version(), "cpu_count": os.cpu_count(),
-                    "platform": platform.platform(), "processor": platform.machine()},
+                    "platform": platform.platform(), "processor": platform.machine(),
+                    "blas": blas_info(),
+                    "openblas_env": {k: os.environ[k] for k in sorted(os.environ) if k.startswith("OPENBLAS_")}},
     }
     text = json.dumps(result, indent=2, allow_nan=False)
     with open(out_path, "w") as fh:

@@ -13,10 +13,21 @@ pub(crate) fn finite(what: &'static str, xs: &[f64]) -> Result<()> {
 
 /// Refuses NaN/infinity but accepts an empty slice.
 pub(crate) fn all_finite(what: &'static str, xs: &[f64]) -> Result<()> {
+    if none_of(xs, |x| !x.is_finite()) {
+        return Ok(());
+    }
     match xs.iter().position(|x| !x.is_finite()) {
         Some(index) => Err(QuantError::NonFinite { what, index }),
         None => Ok(()),
     }
+}
+
+/// Whether no element satisfies `bad`. Unlike `iter().any`, which stops at the first hit and so runs one
+/// element at a time, this folds whole chunks without a branch (the compiler turns each chunk into a few
+/// vector compares) and only stops between chunks; the callers look for the index only once something
+/// was found, which on valid input never happens.
+pub(crate) fn none_of(xs: &[f64], bad: impl Fn(f64) -> bool) -> bool {
+    xs.chunks(256).all(|c| !c.iter().fold(false, |found, x| found | bad(*x)))
 }
 
 /// Refuses a non-finite scalar (a rate, a required return), reported like a one-element input.
@@ -29,6 +40,14 @@ pub(crate) fn finite_scalar(what: &'static str, x: f64) -> Result<()> {
 /// so every statistic built on it would be meaningless.
 pub(crate) fn simple_returns(what: &'static str, xs: &[f64]) -> Result<()> {
     all_finite(what, xs)?;
+    no_total_loss(what, xs)
+}
+
+/// The second half of [`simple_returns`], for returns already known to be finite.
+pub(crate) fn no_total_loss(what: &'static str, xs: &[f64]) -> Result<()> {
+    if none_of(xs, |r| r < -1.0) {
+        return Ok(());
+    }
     match xs.iter().position(|r| *r < -1.0) {
         Some(i) => Err(QuantError::InvalidParameter {
             name: what,

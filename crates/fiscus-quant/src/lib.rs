@@ -23,6 +23,7 @@ pub mod matrix;
 pub mod normal;
 pub mod optimise;
 mod output;
+mod parallel;
 pub mod returns;
 pub mod risk;
 pub mod simulate;

@@ -14,7 +14,11 @@ pub(crate) fn finite(what: &'static str, x: f64) -> Result<f64> {
 
 /// Refuses a result holding any NaN or infinity.
 pub(crate) fn all_finite(what: &'static str, xs: &[f64]) -> Result<()> {
-    if xs.iter().all(|x| x.is_finite()) { Ok(()) } else { Err(QuantError::Undefined { what, reason: NOT_FINITE }) }
+    if crate::input::none_of(xs, |x| !x.is_finite()) {
+        Ok(())
+    } else {
+        Err(QuantError::Undefined { what, reason: NOT_FINITE })
+    }
 }
 
 /// Refuses a result holding any NaN or infinity in its `Some` entries (`None` marks a missing window).

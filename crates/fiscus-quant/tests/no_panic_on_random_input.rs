@@ -308,6 +308,7 @@ proptest! {
     fn simulation_and_backtest_never_panic(m in matrix(8, 3), x in vec_f64(4), seed in any::<u64>(), steps in 0usize..5, w in vec_f64(4)) {
         let o = EuropeanOption { spot: x.first().copied().unwrap_or(1.0), strike: 1.0, rate: 0.0, dividend_yield: 0.0, volatility: x.get(1).copied().unwrap_or(0.2), maturity_years: 1.0 };
         ok("european_call", simulate::european_call(&o, steps, 3, seed));
+        ok("european_call_parallel", simulate::european_call_parallel(&o, steps, 3, seed, 2));
         ok("bootstrap_paths", simulate::bootstrap_paths(&m, BootstrapSpec { steps, paths: 2, block_length: steps, seed }));
         ok("apply_shock", simulate::apply_shock(&x, &w, &ShockScenario { name: "s".into(), moves: x.clone() }));
         let schedule = vec![Rebalance { row: steps, weights: w.iter().map(|v| Some(*v)).collect() }];

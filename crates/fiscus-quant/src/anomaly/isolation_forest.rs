@@ -11,7 +11,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::error::Result;
+use crate::error::{QuantError, Result};
 use crate::input;
 use crate::matrix::Matrix;
 
@@ -45,6 +45,7 @@ impl Default for IsolationForestConfig {
     }
 }
 
+/// A node while a tree grows (depth first, as scikit-learn's builder).
 #[derive(Debug, Clone, PartialEq)]
 enum Node {
     Split {
@@ -60,10 +61,99 @@ enum Node {
     },
 }
 
+/// A fitted tree as a complete binary tree of `depth` levels in heap order (the children of split `i` are
+/// `2i + 1` and `2i + 2`; the `2^depth` leaves follow the `2^depth − 1` splits), so that a descent is
+/// `depth` identical rounds without a branch: `i ← 2i + 1 + (x[feature] > threshold)` (scikit-learn's
+/// `x ≤ threshold` goes left). A leaf the builder left above the full depth is carried down by splits with
+/// an infinite threshold, which always go left; the leaf slots below their right branches are never
+/// reached.
+#[derive(Debug, Clone, PartialEq)]
+struct Tree {
+    depth: usize,
+    /// Each split's threshold; `2^depth` entries (the last is unused), so that an index can be masked into
+    /// range, which lets the compiler drop the bounds checks.
+    thresholds: Vec<f64>,
+    /// Each split's feature times [`LANES`]: its slot in a block of transposed rows (see `scores`).
+    slots: Vec<u32>,
+    /// Each leaf's path length, `depth + c(size)`.
+    leaves: Vec<f64>,
+}
+
+impl Tree {
+    /// Lays out a grown tree (node 0 is its root) in heap order.
+    fn from_nodes(nodes: &[Node]) -> Self {
+        fn depth_of(nodes: &[Node], id: usize) -> usize {
+            match nodes[id] {
+                Node::Split { left, right, .. } => 1 + depth_of(nodes, left).max(depth_of(nodes, right)),
+                Node::Leaf { .. } => 0,
+            }
+        }
+        fn place(nodes: &[Node], id: usize, slot: usize, tree: &mut Tree) {
+            let inner = tree.thresholds.len() - 1;
+            if slot >= inner {
+                if let Node::Leaf { path_length } = nodes[id] {
+                    tree.leaves[slot - inner] = path_length;
+                }
+                return;
+            }
+            match nodes[id] {
+                Node::Split { feature, threshold, left, right } => {
+                    tree.thresholds[slot] = threshold;
+                    tree.slots[slot] = (feature * LANES) as u32;
+                    place(nodes, left, 2 * slot + 1, tree);
+                    place(nodes, right, 2 * slot + 2, tree);
+                }
+                Node::Leaf { .. } => place(nodes, id, 2 * slot + 1, tree),
+            }
+        }
+        let depth = depth_of(nodes, 0);
+        let size = 1 << depth;
+        let mut tree =
+            Tree { depth, thresholds: vec![f64::INFINITY; size], slots: vec![0; size], leaves: vec![0.0; size] };
+        place(nodes, 0, 0, &mut tree);
+        tree
+    }
+
+    /// The path length of one point.
+    fn path_length(&self, point: &[f64]) -> f64 {
+        let mask = self.thresholds.len() - 1;
+        let mut node = 0;
+        for _ in 0..self.depth {
+            let i = node & mask;
+            let x = point[self.slots[i] as usize / LANES];
+            node = 2 * node + 1 + usize::from(x > self.thresholds[i]);
+        }
+        self.leaves[node - mask]
+    }
+
+    /// Adds the path lengths of [`LANES`] rows to `total`. `block[feature · LANES + k]` is the feature of row
+    /// `k`; `block.len()` is a power of two. The rows descend together: their loads and compares are
+    /// independent of one another, so they overlap instead of each waiting for the last. Every index is
+    /// masked into range, which lets the compiler drop the bounds checks.
+    fn add_path_lengths(&self, block: &[f64], total: &mut [f64]) {
+        let (mask, block_mask) = (self.thresholds.len() - 1, block.len() - 1);
+        let (thresholds, slots, block) = (&self.thresholds[..=mask], &self.slots[..=mask], &block[..=block_mask]);
+        let mut node = [0usize; LANES];
+        for _ in 0..self.depth {
+            for (k, nk) in node.iter_mut().enumerate() {
+                let i = *nk & mask;
+                let x = block[(slots[i] as usize + k) & block_mask];
+                *nk = 2 * *nk + 1 + usize::from(x > thresholds[i]);
+            }
+        }
+        for (t, nk) in total.iter_mut().zip(node) {
+            *t += self.leaves[nk - mask];
+        }
+    }
+}
+
+/// Rows that descend a tree together.
+const LANES: usize = 8;
+
 /// A fitted forest.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IsolationForest {
-    trees: Vec<Vec<Node>>,
+    trees: Vec<Tree>,
     features: usize,
     normaliser: f64,
 }
@@ -76,17 +166,12 @@ impl IsolationForest {
         input::at_least("max_samples", 2, config.max_samples)?;
         input::at_least("rows", 2, x.rows())?;
         let psi = config.max_samples.min(x.rows());
-        let max_depth = (psi as f64).log2().ceil() as usize;
-        let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-        let mut all: Vec<usize> = (0..x.rows()).collect();
-        let mut trees = Vec::with_capacity(config.trees);
-        for _ in 0..config.trees {
-            let (sample, _) = all.partial_shuffle(&mut rng, psi);
-            let mut rows = sample.to_vec();
-            let mut nodes = Vec::new();
-            grow(x, &mut rows, 0, max_depth, &mut rng, &mut nodes);
-            trees.push(nodes);
+        if x.cols() > 1 << 24 {
+            // Feature slots (feature × LANES) are stored in 32 bits.
+            return Err(QuantError::InvalidParameter { name: "x", reason: "at most 2^24 features".into() });
         }
+        let mut trees = Vec::with_capacity(config.trees);
+        grow_forest(x, psi, config, |nodes| trees.push(Tree::from_nodes(nodes)));
         Ok(Self { trees, features: x.cols(), normaliser: average_path_length(psi) })
     }
 
@@ -94,12 +179,28 @@ impl IsolationForest {
     pub fn scores(&self, x: &Matrix) -> Result<Vec<f64>> {
         x.check_finite("x")?;
         input::same_len("features", self.features, x.cols())?;
-        // Tree by tree rather than point by point: one small tree stays in cache while every row descends
-        // it. Each point's path lengths are still summed in tree order, so the scores equal `score_row`'s.
+        // Tree by tree, so that one small tree stays in cache while the rows descend it, `LANES` rows at a
+        // time, transposed so that the rows' values of one feature are adjacent (features padded to a power
+        // of two). Each point's path lengths are still summed in tree order, so the scores equal
+        // `score_row`'s.
+        let f = self.features;
+        let width = f.next_power_of_two() * LANES;
+        let full = x.rows() / LANES * LANES;
+        let mut blocks = vec![0.0; full / LANES * width];
+        for (g, block) in blocks.chunks_exact_mut(width).enumerate() {
+            for k in 0..LANES {
+                for (j, v) in x.row(g * LANES + k).iter().enumerate() {
+                    block[j * LANES + k] = *v;
+                }
+            }
+        }
         let mut total = vec![0.0; x.rows()];
         for tree in &self.trees {
-            for (i, t) in total.iter_mut().enumerate() {
-                *t += path_length(tree, x.row(i));
+            for (block, t) in blocks.chunks_exact(width).zip(total.chunks_exact_mut(LANES)) {
+                tree.add_path_lengths(block, t);
+            }
+            for (i, t) in total.iter_mut().enumerate().skip(full) {
+                *t += tree.path_length(x.row(i));
             }
         }
         let trees = self.trees.len() as f64;
@@ -114,7 +215,7 @@ impl IsolationForest {
     }
 
     fn score_point(&self, point: &[f64]) -> f64 {
-        let total: f64 = self.trees.iter().map(|t| path_length(t, point)).sum();
+        let total: f64 = self.trees.iter().map(|t| t.path_length(point)).sum();
         self.score_of_mean(total / self.trees.len() as f64)
     }
 
@@ -123,15 +224,19 @@ impl IsolationForest {
     }
 }
 
-fn path_length(tree: &[Node], point: &[f64]) -> f64 {
-    let mut node = 0;
-    loop {
-        match tree[node] {
-            Node::Leaf { path_length } => return path_length,
-            Node::Split { feature, threshold, left, right } => {
-                node = if point[feature] <= threshold { left } else { right };
-            }
-        }
+/// Grows the trees of a forest one after the other (sub-samples of `psi` rows drawn without replacement),
+/// handing each to `tree` as nodes in the order the builder pushed them (node 0 is the root).
+fn grow_forest(x: &Matrix, psi: usize, config: IsolationForestConfig, mut tree: impl FnMut(&[Node])) {
+    let max_depth = (psi as f64).log2().ceil() as usize;
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+    let mut all: Vec<usize> = (0..x.rows()).collect();
+    let mut nodes = Vec::new();
+    for _ in 0..config.trees {
+        let (sample, _) = all.partial_shuffle(&mut rng, psi);
+        let mut rows = sample.to_vec();
+        nodes.clear();
+        grow(x, &mut rows, 0, max_depth, &mut rng, &mut nodes);
+        tree(&nodes);
     }
 }
 
@@ -215,5 +320,63 @@ mod tests {
         let forest = IsolationForest::fit(&x, IsolationForestConfig { trees: 20, max_samples: 32, seed: 3 }).unwrap();
         let scores = forest.scores(&x).unwrap();
         assert!(scores.iter().all(|s| s.is_finite() && *s > 0.0 && *s <= 1.0), "{scores:?}");
+    }
+
+    /// The path length of a point down the tree as the builder left it.
+    fn walk(nodes: &[Node], point: &[f64]) -> f64 {
+        let mut id = 0;
+        loop {
+            match nodes[id] {
+                Node::Leaf { path_length } => return path_length,
+                Node::Split { feature, threshold, left, right } => {
+                    id = if point[feature] <= threshold { left } else { right };
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_heap_layout_scores_exactly_as_the_grown_trees() {
+        // Repeated values and few rows give trees of uneven depth, leaves above the full depth, and points
+        // that land exactly on thresholds; 3 features are padded to 4, and 203 rows leave a partial block.
+        let mut state = 17_u64;
+        let rows: Vec<Vec<f64>> = (0..203)
+            .map(|_| {
+                (0..3)
+                    .map(|_| {
+                        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                        ((state >> 40) % 9) as f64 - 4.0
+                    })
+                    .collect()
+            })
+            .collect();
+        let x = Matrix::from_rows(&rows).unwrap();
+        for (trees, max_samples, seed) in [(7, 64, 4), (5, 203, 1), (3, 2, 9)] {
+            let config = IsolationForestConfig { trees, max_samples, seed };
+            let forest = IsolationForest::fit(&x, config).unwrap();
+            let mut grown = Vec::new();
+            grow_forest(&x, max_samples.min(203), config, |nodes| grown.push(nodes.to_vec()));
+            // Points exactly on thresholds too (they go left).
+            let mut points = rows.clone();
+            for (k, split) in grown.iter().flatten().enumerate() {
+                if let Node::Split { feature, threshold, .. } = *split {
+                    let mut p = rows[k % rows.len()].clone();
+                    p[feature] = threshold;
+                    points.push(p);
+                }
+            }
+            let scores = forest.scores(&Matrix::from_rows(&points).unwrap()).unwrap();
+            for (i, point) in points.iter().enumerate() {
+                let mut total = 0.0;
+                for (tree, nodes) in forest.trees.iter().zip(&grown) {
+                    let want = walk(nodes, point);
+                    assert_eq!(tree.path_length(point).to_bits(), want.to_bits());
+                    total += want;
+                }
+                let want = forest.score_of_mean(total / trees as f64);
+                assert_eq!(scores[i].to_bits(), want.to_bits(), "row {i}");
+                assert_eq!(forest.score_row(point).unwrap().to_bits(), want.to_bits(), "row {i}");
+            }
+        }
     }
 }

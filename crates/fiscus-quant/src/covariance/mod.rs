@@ -3,8 +3,11 @@
 //! is also what PyPortfolioOpt's `ledoit_wolf()` returns before multiplying by the annualisation factor).
 //! The single-index and constant-correlation targets are in [`shrinkage_targets`].
 
+mod cross_product;
+mod rows;
 mod shrinkage_targets;
 
+pub(crate) use rows::SampleRows;
 pub use shrinkage_targets::{ledoit_wolf_constant_correlation, ledoit_wolf_single_factor};
 
 use crate::error::Result;
@@ -15,9 +18,15 @@ use crate::output;
 /// Sample covariance with `ddof` degrees of freedom removed (1 = pandas/PyPortfolioOpt, 0 = MLE).
 pub fn sample(returns: &Matrix, ddof: usize) -> Result<Matrix> {
     returns.check_finite("returns")?;
+    sample_of_finite(returns, ddof)
+}
+
+/// [`sample`] for returns already checked to be finite and non-empty.
+pub(crate) fn sample_of_finite(returns: &Matrix, ddof: usize) -> Result<Matrix> {
     input::at_least("returns", ddof + 1, returns.rows())?;
-    let x = centred(returns);
-    let s = cross_product(&x, (returns.rows() - ddof) as f64);
+    // Centred while packed: the same `x − mean` as `centred`, without the copy.
+    let means = column_means(returns);
+    let s = cross_product::shifted_cross_product(returns, Some(&means), (returns.rows() - ddof) as f64);
     output::all_finite("sample covariance", s.as_slice())?;
     Ok(s)
 }
@@ -27,7 +36,7 @@ pub fn sample(returns: &Matrix, ddof: usize) -> Result<Matrix> {
 /// number of periods per row count, raises it to a power that hides the sign.
 pub fn mean_historical_return(returns: &Matrix, periods_per_year: f64) -> Result<Vec<f64>> {
     returns.check_finite("returns")?;
-    input::simple_returns("returns", returns.as_slice())?;
+    input::no_total_loss("returns", returns.as_slice())?;
     input::positive("periods_per_year", periods_per_year)?;
     let (t, n) = (returns.rows(), returns.cols());
     let mut growth = vec![1.0; n];
@@ -90,7 +99,8 @@ pub(crate) fn finite_shrunk(what: &'static str, s: Shrunk) -> Result<Shrunk> {
     Ok(s)
 }
 
-pub(crate) fn centred(returns: &Matrix) -> Matrix {
+/// Each column's mean: rows summed in order, then divided by the row count.
+pub(crate) fn column_means(returns: &Matrix) -> Vec<f64> {
     let (t, n) = (returns.rows(), returns.cols());
     let mut means = vec![0.0; n];
     for i in 0..t {
@@ -101,8 +111,13 @@ pub(crate) fn centred(returns: &Matrix) -> Matrix {
     for m in &mut means {
         *m /= t as f64;
     }
+    means
+}
+
+pub(crate) fn centred(returns: &Matrix) -> Matrix {
+    let means = column_means(returns);
     let mut x = returns.clone();
-    for i in 0..t {
+    for i in 0..returns.rows() {
         for (v, m) in x.row_mut(i).iter_mut().zip(&means) {
             *v -= m;
         }
@@ -110,41 +125,7 @@ pub(crate) fn centred(returns: &Matrix) -> Matrix {
     x
 }
 
-/// `XᵀX / denom` (upper triangle accumulated, then mirrored). Rows are taken four at a time so that each
-/// pass over the n×n accumulator does four rows' work: for 500 assets the accumulator does not fit in
-/// cache, and memory traffic, not arithmetic, is what this loop costs.
+/// `XᵀX / denom`, symmetric (see [`cross_product::shifted_cross_product`]).
 pub(crate) fn cross_product(x: &Matrix, denom: f64) -> Matrix {
-    let n = x.cols();
-    let mut c = Matrix::zeros(n, n);
-    let rows = x.rows();
-    let mut r = 0;
-    while r + 4 <= rows {
-        let (r0, r1, r2, r3) = (x.row(r), x.row(r + 1), x.row(r + 2), x.row(r + 3));
-        for i in 0..n {
-            let (a0, a1, a2, a3) = (r0[i], r1[i], r2[i], r3[i]);
-            let ci = &mut c.row_mut(i)[i..];
-            let cols = r0[i..].iter().zip(&r1[i..]).zip(r2[i..].iter().zip(&r3[i..]));
-            for (cij, ((b0, b1), (b2, b3))) in ci.iter_mut().zip(cols) {
-                *cij += a0 * b0 + a1 * b1 + a2 * b2 + a3 * b3;
-            }
-        }
-        r += 4;
-    }
-    for r in r..rows {
-        let row = x.row(r);
-        for i in 0..n {
-            let xi = row[i];
-            for (cij, xj) in c.row_mut(i)[i..].iter_mut().zip(&row[i..]) {
-                *cij += xi * xj;
-            }
-        }
-    }
-    for i in 0..n {
-        for j in i..n {
-            let v = c[(i, j)] / denom;
-            c[(i, j)] = v;
-            c[(j, i)] = v;
-        }
-    }
-    c
+    cross_product::shifted_cross_product(x, None, denom)
 }

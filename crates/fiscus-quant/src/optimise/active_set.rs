@@ -7,8 +7,9 @@
 //! tighter than an interior-point method's 1e-8 gap. It returns `None` whenever it cannot vouch for its
 //! answer (singular H, cycling, a final KKT check that fails), and the caller then uses the conic solver.
 
+use super::hessian::Hessian;
 use crate::budget::Meter;
-use crate::matrix::{Matrix, dot};
+use crate::matrix::dot;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -21,8 +22,8 @@ enum State {
 /// it sits on a bound (a vertex start has one such variable); `None` means "use the general solver instead",
 /// which is also the answer once `meter`'s clock has run out (the caller then reports the budget).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn solve(
-    h: &Matrix,
+pub(crate) fn solve<H: Hessian + ?Sized>(
+    h: &H,
     a: &[f64],
     b: f64,
     lower: &[f64],
@@ -32,7 +33,7 @@ pub(crate) fn solve(
     meter: &Meter,
 ) -> Option<Vec<f64>> {
     let n = x.len();
-    let scale_h = (0..n).map(|i| h[(i, i)].abs()).fold(0.0, f64::max);
+    let scale_h = (0..n).map(|i| h.diag(i).abs()).fold(0.0, f64::max);
     if !(scale_h > 0.0) {
         return None;
     }
@@ -50,7 +51,14 @@ pub(crate) fn solve(
         })
         .collect();
     let mut free: Vec<usize> = (0..n).filter(|&i| state[i] == State::Free).collect();
+    // The rows read first: the free variables' (for the factor) and the non-zero ones' (for the gradient).
+    let mut first: Vec<usize> = free.clone();
+    first.extend((0..n).filter(|&i| x[i] != 0.0 && state[i] != State::Free));
+    for k in 0..first.len() {
+        h.prefetch(&first[k..]);
+    }
     let mut chol = Cholesky::build(h, &free)?;
+    let mut candidates: Vec<(f64, usize)> = Vec::new();
     let mut g = vec![0.0; n];
     // After a full step the point IS the minimiser on the working set; the next step computed there is
     // rounding noise, so it is not taken and the multipliers are examined instead.
@@ -84,7 +92,9 @@ pub(crate) fn solve(
             at_subproblem_minimum = false;
             // Stationary on the working set: free the bound with the most negative multiplier, if any.
             let g_scale = g.iter().fold(0.0_f64, |m, v| m.max(v.abs())).max(nu.abs() * 1e-300);
-            let mut worst = (1e-12 * g_scale.max(f64::MIN_POSITIVE), None);
+            let threshold = 1e-12 * g_scale.max(f64::MIN_POSITIVE);
+            let mut worst = (threshold, None);
+            candidates.clear();
             for j in 0..n {
                 let lambda = g[j] - nu * a[j];
                 let violation = match state[j] {
@@ -95,10 +105,19 @@ pub(crate) fn solve(
                 if violation > worst.0 {
                     worst = (violation, Some(j));
                 }
+                if violation > threshold {
+                    candidates.push((violation, j));
+                }
             }
             match worst.1 {
                 None => return kkt_holds(h, a, b, lower, upper, &x).then_some(x),
                 Some(j) => {
+                    // The variable freed now, then the likeliest next ones (by violation), whose rows a
+                    // matrix computed on demand can produce together with this one's.
+                    candidates.sort_unstable_by(|p, q| q.0.total_cmp(&p.0));
+                    let next: Vec<usize> =
+                        std::iter::once(j).chain(candidates.iter().map(|c| c.1).filter(|&c| c != j)).collect();
+                    h.prefetch(&next);
                     state[j] = State::Free;
                     free.push(j);
                     chol.append(h, &free)?;
@@ -130,14 +149,14 @@ pub(crate) fn solve(
             x[i] = if to_lower { lower[i] } else { upper[i] };
             state[i] = if to_lower { State::AtLower } else { State::AtUpper };
             free.remove(k);
-            chol = Cholesky::build(h, &free)?;
+            chol.rebuild(h, &free)?;
         }
     }
     None
 }
 
 /// Checks feasibility and the sign of every multiplier once more, from scratch.
-fn kkt_holds(h: &Matrix, a: &[f64], b: f64, lower: &[f64], upper: &[f64], x: &[f64]) -> bool {
+fn kkt_holds<H: Hessian + ?Sized>(h: &H, a: &[f64], b: f64, lower: &[f64], upper: &[f64], x: &[f64]) -> bool {
     let n = x.len();
     if (dot(a, x) - b).abs() > 1e-10 * (1.0 + b.abs()) {
         return false;
@@ -175,29 +194,36 @@ struct Cholesky {
 }
 
 impl Cholesky {
-    fn build(h: &Matrix, free: &[usize]) -> Option<Self> {
-        let cap = h.rows();
+    fn build<H: Hessian + ?Sized>(h: &H, free: &[usize]) -> Option<Self> {
+        let cap = h.size();
         let mut c = Self { k: 0, l: vec![0.0; cap * cap], cap };
-        for m in 1..=free.len() {
-            c.append(h, &free[..m])?;
-        }
+        c.rebuild(h, free)?;
         Some(c)
     }
 
+    /// Factors `H_FF` afresh in the storage already allocated (every entry read is written first).
+    fn rebuild<H: Hessian + ?Sized>(&mut self, h: &H, free: &[usize]) -> Option<()> {
+        self.k = 0;
+        for m in 1..=free.len() {
+            self.append(h, &free[..m])?;
+        }
+        Some(())
+    }
+
     /// Adds the last index of `free` as a new row: `L l = h_F,j`, `d = √(h_jj − lᵀl)`.
-    fn append(&mut self, h: &Matrix, free: &[usize]) -> Option<()> {
+    fn append<H: Hessian + ?Sized>(&mut self, h: &H, free: &[usize]) -> Option<()> {
         let k = self.k;
         let j = free[k];
         let cap = self.cap;
-        for r in 0..k {
-            let mut s = h[(free[r], j)];
+        for (r, &i) in free.iter().enumerate().take(k) {
+            let mut s = h.entry(i, j);
             for c in 0..r {
                 s -= self.l[r * cap + c] * self.l[k * cap + c];
             }
             self.l[k * cap + r] = s / self.l[r * cap + r];
         }
-        let d = h[(j, j)] - (0..k).map(|c| self.l[k * cap + c].powi(2)).sum::<f64>();
-        if !(d > 1e-14 * h[(j, j)].abs()) {
+        let d = h.diag(j) - (0..k).map(|c| self.l[k * cap + c].powi(2)).sum::<f64>();
+        if !(d > 1e-14 * h.diag(j).abs()) {
             return None;
         }
         self.l[k * cap + k] = d.sqrt();

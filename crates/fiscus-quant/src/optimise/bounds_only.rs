@@ -4,22 +4,23 @@
 
 use super::active_set;
 use super::constraints::Constraints;
+use super::hessian::Hessian;
 use super::mean_variance::{Convexity, Objective};
 use crate::budget::Meter;
-use crate::matrix::{Matrix, cholesky};
+use crate::matrix::cholesky;
 
 /// Minimum variance and maximum Sharpe under bounds alone are `min ½xᵀHx, aᵀx = b, l ≤ x ≤ u`, which the
 /// active-set solver answers exactly and, for a few hundred assets, far faster than an interior-point
 /// method. `None` (other shapes, or the solver declining) sends the problem to clarabel.
-pub(super) fn fast_path(
-    cov: &Matrix,
+pub(super) fn fast_path<H: Hessian + ?Sized>(
+    cov: &H,
     mu: Option<&[f64]>,
     objective: Objective,
     c: &Constraints,
     convexity: Convexity,
     meter: &Meter,
 ) -> Option<Vec<f64>> {
-    if !c.groups.is_empty() || c.rebalance.is_some() {
+    if !applies(objective, c) {
         return None;
     }
     // The active-set method finds a KKT point, which is the global optimum only when Σ is positive
@@ -27,19 +28,16 @@ pub(super) fn fast_path(
     // Cholesky factor as the certificate; a singular or indefinite one goes to the conic route, which solves
     // the first and refuses the second. A sample covariance needs no certificate.
     if convexity == Convexity::Unknown {
-        cholesky(cov, "covariance").ok()?;
+        cholesky(&cov.full(), "covariance").ok()?;
     }
-    let n = cov.rows();
+    let n = cov.size();
     match objective {
         Objective::MinVariance => {
-            if c.lower.iter().any(|l| !l.is_finite()) {
-                return None;
-            }
             // A vertex: everything at its lower bound, then the cheapest-variance assets raised in turn.
             let mut x = c.lower.clone();
             let mut left = 1.0 - x.iter().sum::<f64>();
             let mut order: Vec<usize> = (0..n).collect();
-            order.sort_by(|&i, &j| cov[(i, i)].total_cmp(&cov[(j, j)]));
+            order.sort_by(|&i, &j| cov.diag(i).total_cmp(&cov.diag(j)));
             let mut last = 0;
             for i in order {
                 if left <= 0.0 {
@@ -58,9 +56,6 @@ pub(super) fn fast_path(
         Objective::MaxSharpe { risk_free } => {
             // Homogenised long-only tangency: with y ≥ 0 the caps y_i ≤ u·κ = u·Σy are redundant when u ≥ 1.
             let mu = mu?;
-            if c.lower.iter().any(|l| *l != 0.0) || c.upper.iter().any(|u| *u < 1.0) {
-                return None;
-            }
             let excess: Vec<f64> = mu.iter().map(|m| m - risk_free).collect();
             let (best, &m) = excess.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1))?;
             if !(m > 0.0) {
@@ -76,10 +71,25 @@ pub(super) fn fast_path(
     }
 }
 
+/// Whether the problem has the shape this route solves: bounds only (no groups, no rebalance), finite
+/// lower bounds for minimum variance, and long-only weights without binding caps (every cap at least 1)
+/// for maximum Sharpe.
+pub(super) fn applies(objective: Objective, c: &Constraints) -> bool {
+    if !c.groups.is_empty() || c.rebalance.is_some() {
+        return false;
+    }
+    match objective {
+        Objective::MinVariance => c.lower.iter().all(|l| l.is_finite()),
+        Objective::MaxSharpe { .. } => !c.lower.iter().any(|l| *l != 0.0) && !c.upper.iter().any(|u| *u < 1.0),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::budget::{Budget, Meter};
+    use crate::matrix::Matrix;
     use crate::optimise::mean_variance::{Convexity, Objective, conic};
 
     /// A deterministic, well-conditioned one-factor covariance and spread of expected returns.

@@ -15,10 +15,11 @@
 //! solver (`bounds_only`), which is much faster for a few hundred assets; clarabel is the route for every
 //! other shape and the fallback whenever the active-set solver declines.
 
-use super::bounds_only::fast_path;
+use super::bounds_only::{applies, fast_path};
 use super::conic::{ConicProgram, Row};
 use super::constraints::check_constraints;
 pub use super::constraints::{Constraints, GroupLimit, Rebalance};
+use super::hessian::Hessian;
 use crate::budget::{Budget, Meter};
 use crate::error::{QuantError, Result};
 use crate::input;
@@ -97,9 +98,27 @@ pub fn optimise_from_returns_with_budget(
 ) -> Result<OptimalPortfolio> {
     let meter = Meter::start("mean-variance optimisation", budget);
     let mu = crate::covariance::mean_historical_return(returns, periods_per_year)?;
-    let cov = crate::covariance::sample(returns, 1)?.scaled(periods_per_year);
+    // `mean_historical_return` has checked the returns. The active-set route reads Σ through the rows of
+    // the assets it holds or considers, usually a small part of a large universe, so there Σ is computed
+    // row by row as needed (the same bits as the whole matrix; `covariance::SampleRows`), unless a variance
+    // is so large that an entry might overflow, which the whole matrix's checks then report.
+    input::at_least("returns", 2, returns.rows())?;
+    if returns.cols() >= ROWS_ON_DEMAND_FROM
+        && applies(objective, constraints)
+        && let Some(rows) = crate::covariance::SampleRows::new(returns, 1, periods_per_year)
+    {
+        return solve_checked(&rows, Some(&mu), objective, constraints, Convexity::KnownPsd, &meter);
+    }
+    // Otherwise the whole covariance, annualised in place.
+    let mut cov = crate::covariance::sample_of_finite(returns, 1)?;
+    cov.as_mut_slice().iter_mut().for_each(|v| *v *= periods_per_year);
     solve(&cov, Some(&mu), objective, constraints, Convexity::KnownPsd, &meter)
 }
+
+/// Assets from which [`optimise_from_returns`] computes Σ row by row for the active-set route: with fewer,
+/// the rows it reads are a large part of the matrix anyway (a row costs as much as two of the whole
+/// matrix's, which only computes one triangle).
+const ROWS_ON_DEMAND_FROM: usize = 200;
 
 /// Whether Σ is known to be positive semi-definite (a Gram matrix) or must be certified before the
 /// active-set route, whose KKT point is only a global optimum for a convex problem.
@@ -121,7 +140,26 @@ fn solve(
     if n == 0 {
         return Err(QuantError::Empty { what: "covariance" });
     }
-    covariance.check_symmetric("covariance", n)?;
+    match convexity {
+        // Built here (mirrored, then scaled entry by entry): symmetric by construction, but the scaling
+        // can still overflow.
+        Convexity::KnownPsd => covariance.check_finite("covariance")?,
+        Convexity::Unknown => covariance.check_symmetric("covariance", n)?,
+    }
+    solve_checked(covariance, expected_returns, objective, constraints, convexity, meter)
+}
+
+/// [`solve`] past the checks of Σ itself: a non-empty, finite (and, unless known to be a Gram matrix,
+/// symmetric) Σ, given whole or as rows computed on demand.
+fn solve_checked<H: Hessian + ?Sized>(
+    covariance: &H,
+    expected_returns: Option<&[f64]>,
+    objective: Objective,
+    constraints: &Constraints,
+    convexity: Convexity,
+    meter: &Meter,
+) -> Result<OptimalPortfolio> {
+    let n = covariance.size();
     if let Some(mu) = expected_returns {
         input::finite("expected_returns", mu)?;
         input::same_len("expected_returns", n, mu.len())?;
@@ -139,7 +177,7 @@ fn solve(
     };
     let weights = match fast_path(covariance, mu, objective, constraints, convexity, meter) {
         Some(w) => w,
-        None => conic(covariance, mu, objective, constraints, meter)?,
+        None => conic(&covariance.full(), mu, objective, constraints, meter)?,
     };
     let variance = covariance.quad_form(&weights).max(0.0);
     let volatility = variance.sqrt();

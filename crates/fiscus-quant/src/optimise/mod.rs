@@ -5,6 +5,7 @@ mod active_set;
 mod bounds_only;
 mod conic;
 mod constraints;
+mod hessian;
 pub mod mean_variance;
 pub mod risk_parity;
 
