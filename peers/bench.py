@@ -46,8 +46,9 @@ def blas_info():
         from threadpoolctl import threadpool_info
     except ImportError:
         return None
-    return [{k: v for k, v in d.items() if k in ("internal_api", "version", "architecture", "num_threads",
-                                                  "threading_layer")} for d in threadpool_info()]
+    return [dict({k: v for k, v in d.items() if k in ("internal_api", "version", "architecture", "num_threads",
+                                                       "threading_layer")},
+                 library=d.get("filepath", "").split("site-packages/")[-1]) for d in threadpool_info()]
 
 
 def best_of(fn, runs):

@@ -189,11 +189,12 @@ fn main() {
     if let Some(blas) = report.peer["machine"]["blas"].as_array() {
         for b in blas {
             println!(
-                "peer BLAS: {} {} kernel {} ({} threads)",
+                "peer thread pool: {} {} kernel {} ({} threads), {}",
                 b["internal_api"].as_str().unwrap_or("?"),
-                b["version"].as_str().unwrap_or("?"),
-                b["architecture"].as_str().unwrap_or("?"),
-                b["num_threads"]
+                b["version"].as_str().unwrap_or("-"),
+                b["architecture"].as_str().unwrap_or("-"),
+                b["num_threads"],
+                b["library"].as_str().unwrap_or("?")
             );
         }
     }

@@ -70,14 +70,18 @@ enum Node {
 #[derive(Debug, Clone, PartialEq)]
 struct Tree {
     depth: usize,
-    /// Each split's threshold; `2^depth` entries (the last is unused), so that an index can be masked into
-    /// range, which lets the compiler drop the bounds checks.
+    /// Each split's threshold: `2^max(depth, 8)` entries (those past the `2^depth − 1` splits unused), so that
+    /// an index can be masked into range, which lets the compiler drop the bounds checks, and so that every
+    /// tree of depth 8 or less (all trees of at most 256 rows) has the same fixed size.
     thresholds: Vec<f64>,
     /// Each split's feature times [`LANES`]: its slot in a block of transposed rows (see `scores`).
     slots: Vec<u32>,
-    /// Each leaf's path length, `depth + c(size)`.
+    /// Each leaf's path length, `depth + c(size)`; `2^depth` entries.
     leaves: Vec<f64>,
 }
+
+/// Splits stored by a tree of depth 8 or less.
+const FIXED: usize = 256;
 
 impl Tree {
     /// Lays out a grown tree (node 0 is its root) in heap order.
@@ -89,7 +93,7 @@ impl Tree {
             }
         }
         fn place(nodes: &[Node], id: usize, slot: usize, tree: &mut Tree) {
-            let inner = tree.thresholds.len() - 1;
+            let inner = tree.leaves.len() - 1;
             if slot >= inner {
                 if let Node::Leaf { path_length } = nodes[id] {
                     tree.leaves[slot - inner] = path_length;
@@ -107,11 +111,16 @@ impl Tree {
             }
         }
         let depth = depth_of(nodes, 0);
-        let size = 1 << depth;
+        let size = (1 << depth).max(FIXED);
         let mut tree =
-            Tree { depth, thresholds: vec![f64::INFINITY; size], slots: vec![0; size], leaves: vec![0.0; size] };
+            Tree { depth, thresholds: vec![f64::INFINITY; size], slots: vec![0; size], leaves: vec![0.0; 1 << depth] };
         place(nodes, 0, 0, &mut tree);
         tree
+    }
+
+    /// The leaf reached after `depth` rounds from the root, as an index into `leaves`.
+    fn leaf(&self, node: usize) -> f64 {
+        self.leaves[node - (self.leaves.len() - 1)]
     }
 
     /// The path length of one point.
@@ -123,7 +132,7 @@ impl Tree {
             let x = point[self.slots[i] as usize / LANES];
             node = 2 * node + 1 + usize::from(x > self.thresholds[i]);
         }
-        self.leaves[node - mask]
+        self.leaf(node)
     }
 
     /// Adds the path lengths of [`LANES`] rows to `total`. `block[feature · LANES + k]` is the feature of row
@@ -142,7 +151,42 @@ impl Tree {
             }
         }
         for (t, nk) in total.iter_mut().zip(node) {
-            *t += self.leaves[nk - mask];
+            *t += self.leaf(nk);
+        }
+    }
+
+    /// [`Tree::add_path_lengths`] for a tree of depth 8 or less and a block of `B` values: with every size
+    /// known to the compiler the masks are constants, which leaves registers for the eight descents.
+    fn add_path_lengths_fixed<const B: usize>(
+        &self,
+        thresholds: &[f64; FIXED],
+        slots: &[u32; FIXED],
+        block: &[f64; B],
+        total: &mut [f64],
+    ) {
+        let mut node = [0usize; LANES];
+        for _ in 0..self.depth {
+            for (k, nk) in node.iter_mut().enumerate() {
+                let i = *nk & (FIXED - 1);
+                let x = block[(slots[i] as usize + k) & (B - 1)];
+                *nk = 2 * *nk + 1 + usize::from(x > thresholds[i]);
+            }
+        }
+        for (t, nk) in total.iter_mut().zip(node) {
+            *t += self.leaf(nk);
+        }
+    }
+
+    /// Adds this tree's path lengths of every block of `B` values (`LANES` rows each) to `total`.
+    fn add_block_path_lengths<const B: usize>(&self, blocks: &[f64], total: &mut [f64]) {
+        let fixed = <&[f64; FIXED]>::try_from(self.thresholds.as_slice())
+            .ok()
+            .zip(<&[u32; FIXED]>::try_from(self.slots.as_slice()).ok());
+        for (block, t) in blocks.chunks_exact(B).zip(total.chunks_exact_mut(LANES)) {
+            match (fixed, <&[f64; B]>::try_from(block)) {
+                (Some((thresholds, slots)), Ok(block)) => self.add_path_lengths_fixed(thresholds, slots, block, t),
+                _ => self.add_path_lengths(block, t),
+            }
         }
     }
 }
@@ -196,8 +240,17 @@ impl IsolationForest {
         }
         let mut total = vec![0.0; x.rows()];
         for tree in &self.trees {
-            for (block, t) in blocks.chunks_exact(width).zip(total.chunks_exact_mut(LANES)) {
-                tree.add_path_lengths(block, t);
+            match width {
+                8 => tree.add_block_path_lengths::<8>(&blocks, &mut total),
+                16 => tree.add_block_path_lengths::<16>(&blocks, &mut total),
+                32 => tree.add_block_path_lengths::<32>(&blocks, &mut total),
+                64 => tree.add_block_path_lengths::<64>(&blocks, &mut total),
+                128 => tree.add_block_path_lengths::<128>(&blocks, &mut total),
+                _ => {
+                    for (block, t) in blocks.chunks_exact(width).zip(total.chunks_exact_mut(LANES)) {
+                        tree.add_path_lengths(block, t);
+                    }
+                }
             }
             for (i, t) in total.iter_mut().enumerate().skip(full) {
                 *t += tree.path_length(x.row(i));
@@ -338,44 +391,53 @@ mod tests {
     #[test]
     fn the_heap_layout_scores_exactly_as_the_grown_trees() {
         // Repeated values and few rows give trees of uneven depth, leaves above the full depth, and points
-        // that land exactly on thresholds; 3 features are padded to 4, and 203 rows leave a partial block.
+        // that land exactly on thresholds. 3 features are padded to 4 and 203 rows leave a partial block;
+        // 20 features and trees deeper than 8 take the general descent instead of the fixed-size one.
         let mut state = 17_u64;
-        let rows: Vec<Vec<f64>> = (0..203)
-            .map(|_| {
-                (0..3)
-                    .map(|_| {
-                        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-                        ((state >> 40) % 9) as f64 - 4.0
-                    })
-                    .collect()
-            })
-            .collect();
-        let x = Matrix::from_rows(&rows).unwrap();
-        for (trees, max_samples, seed) in [(7, 64, 4), (5, 203, 1), (3, 2, 9)] {
-            let config = IsolationForestConfig { trees, max_samples, seed };
-            let forest = IsolationForest::fit(&x, config).unwrap();
-            let mut grown = Vec::new();
-            grow_forest(&x, max_samples.min(203), config, |nodes| grown.push(nodes.to_vec()));
-            // Points exactly on thresholds too (they go left).
-            let mut points = rows.clone();
-            for (k, split) in grown.iter().flatten().enumerate() {
-                if let Node::Split { feature, threshold, .. } = *split {
-                    let mut p = rows[k % rows.len()].clone();
-                    p[feature] = threshold;
-                    points.push(p);
+        for (n_rows, n_features, configs) in
+            [(203, 3, vec![(7, 64, 4), (5, 203, 1), (3, 2, 9)]), (600, 20, vec![(4, 600, 2), (3, 100, 5)])]
+        {
+            let rows: Vec<Vec<f64>> = (0..n_rows)
+                .map(|_| {
+                    (0..n_features)
+                        .map(|_| {
+                            state =
+                                state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                            ((state >> 40) % 9) as f64 - 4.0
+                        })
+                        .collect()
+                })
+                .collect();
+            let x = Matrix::from_rows(&rows).unwrap();
+            for (trees, max_samples, seed) in configs {
+                let config = IsolationForestConfig { trees, max_samples, seed };
+                let forest = IsolationForest::fit(&x, config).unwrap();
+                let mut grown = Vec::new();
+                grow_forest(&x, max_samples.min(n_rows), config, |nodes| grown.push(nodes.to_vec()));
+                // Points exactly on thresholds too (they go left).
+                let mut points = rows.clone();
+                for (k, split) in grown.iter().flatten().enumerate() {
+                    if let Node::Split { feature, threshold, .. } = *split {
+                        let mut p = rows[k % rows.len()].clone();
+                        p[feature] = threshold;
+                        points.push(p);
+                    }
                 }
-            }
-            let scores = forest.scores(&Matrix::from_rows(&points).unwrap()).unwrap();
-            for (i, point) in points.iter().enumerate() {
-                let mut total = 0.0;
-                for (tree, nodes) in forest.trees.iter().zip(&grown) {
-                    let want = walk(nodes, point);
-                    assert_eq!(tree.path_length(point).to_bits(), want.to_bits());
-                    total += want;
+                let scores = forest.scores(&Matrix::from_rows(&points).unwrap()).unwrap();
+                for (i, point) in points.iter().enumerate() {
+                    let mut total = 0.0;
+                    for (tree, nodes) in forest.trees.iter().zip(&grown) {
+                        let want = walk(nodes, point);
+                        assert_eq!(tree.path_length(point).to_bits(), want.to_bits());
+                        total += want;
+                    }
+                    let want = forest.score_of_mean(total / trees as f64);
+                    assert_eq!(scores[i].to_bits(), want.to_bits(), "row {i}");
+                    assert_eq!(forest.score_row(point).unwrap().to_bits(), want.to_bits(), "row {i}");
                 }
-                let want = forest.score_of_mean(total / trees as f64);
-                assert_eq!(scores[i].to_bits(), want.to_bits(), "row {i}");
-                assert_eq!(forest.score_row(point).unwrap().to_bits(), want.to_bits(), "row {i}");
+                if n_features == 20 && max_samples == 600 {
+                    assert!(forest.trees.iter().any(|t| t.depth > 8), "a deep tree takes the general descent");
+                }
             }
         }
     }

@@ -173,6 +173,10 @@ impl<'a> SampleRows<'a> {
         let (t, n) = (self.x.rows(), self.size());
         let panels = n.div_ceil(2);
         let left_panels = which.len().div_ceil(4);
+        // Columns whose rows exist already hold these rows' entries too (Σ is symmetric to the bit): a pair
+        // of such columns is copied rather than computed.
+        let known = |j: usize| j >= n || self.rows[j].get().is_some();
+        let copied: Vec<bool> = (0..panels).map(|p| known(2 * p) && known(2 * p + 1)).collect();
         let mut out = vec![[Pair::default(); 4]; left_panels * panels];
         let mut left = vec![Pair::default(); BLOCK_ROWS.min(t) * 4 * left_panels];
         let mut r0 = 0;
@@ -189,16 +193,23 @@ impl<'a> SampleRows<'a> {
             }
             let block = &self.right[r0 * panels..(r0 + kc) * panels];
             for (p, a) in left.chunks_exact(4 * kc).take(left_panels).enumerate() {
-                for (b, acc) in block.chunks_exact(kc).zip(&mut out[p * panels..(p + 1) * panels]) {
-                    tile(a, b, kc, acc);
+                for ((b, acc), copy) in block.chunks_exact(kc).zip(&mut out[p * panels..(p + 1) * panels]).zip(&copied)
+                {
+                    if !copy {
+                        tile(a, b, kc, acc);
+                    }
                 }
             }
             r0 += kc;
         }
         for (k, &i) in which.iter().enumerate() {
             let (p, lane) = (k / 4, k % 4);
-            let row: Vec<f64> =
-                (0..n).map(|j| out[p * panels + j / 2][lane].0[j % 2] / self.denom * self.scale).collect();
+            let row: Vec<f64> = (0..n)
+                .map(|j| match self.rows[j].get() {
+                    Some(other) if copied[j / 2] => other[i],
+                    _ => out[p * panels + j / 2][lane].0[j % 2] / self.denom * self.scale,
+                })
+                .collect();
             let _ = self.rows[i].set(row);
         }
         self.computed.set(self.computed.get() + which.len());

@@ -19,6 +19,10 @@ pub(crate) trait Hessian {
     fn mul_vec(&self, x: &[f64]) -> Vec<f64>;
     /// `xᵀ H x`.
     fn quad_form(&self, x: &[f64]) -> f64;
+    /// Whether [`Hessian::prefetch`] does anything (so that callers can skip preparing its hints).
+    fn computes_rows(&self) -> bool {
+        false
+    }
     /// A hint: row `rows[0]` is about to be read, and the others (likeliest first) may be read later.
     fn prefetch(&self, _rows: &[usize]) {}
     /// The whole matrix, for the routes that need it.
@@ -68,6 +72,9 @@ impl Hessian for SampleRows<'_> {
     }
     fn quad_form(&self, x: &[f64]) -> f64 {
         SampleRows::quad_form(self, x)
+    }
+    fn computes_rows(&self) -> bool {
+        true
     }
     fn prefetch(&self, rows: &[usize]) {
         SampleRows::prefetch(self, rows)
