@@ -130,10 +130,15 @@ pub fn credits(kind: JobKind, size: u64) -> i64 {
         JobKind::Forecast => 1,
         JobKind::Generative => 10_000_000,
         JobKind::Tournament => 1,
-        // Priced by its steps (the sum of their prices); this is the floor.
+        // Priced by its steps (`research_run_credits`); a size alone never prices one.
         JobKind::ResearchRun => 1,
     };
     i64::try_from(size.div_ceil(unit).max(1)).unwrap_or(i64::MAX)
+}
+
+/// A research run's price: the sum of its steps' prices (each from [`credits`]), at least 1 like every job.
+pub fn research_run_credits(step_prices: impl IntoIterator<Item = i64>) -> i64 {
+    step_prices.into_iter().fold(0i64, i64::saturating_add).max(1)
 }
 
 #[cfg(test)]
@@ -161,5 +166,8 @@ mod tests {
         assert_eq!(credits(JobKind::Optimization, 101), 2);
         assert_eq!(credits(JobKind::Simulation, 100_000 * 252), 3);
         assert_eq!(credits(JobKind::Backtest, 5_000 * 10), 1);
+        assert_eq!(research_run_credits([credits(JobKind::Optimization, 150), credits(JobKind::ModelRun, 1)]), 3);
+        assert_eq!(research_run_credits([]), 1);
+        assert_eq!(research_run_credits([i64::MAX, 5]), i64::MAX);
     }
 }

@@ -294,9 +294,9 @@ impl Research {
         self.steps.iter().all(|s| s.request.small())
     }
 
-    /// What the run costs: the sum of its steps' prices.
+    /// What the run costs (`fiscus_domain::compute::research_run_credits`).
     pub fn credits(&self) -> i64 {
-        self.steps.iter().map(|s| s.request.credits()).fold(0i64, i64::saturating_add)
+        fiscus_domain::compute::research_run_credits(self.steps.iter().map(|s| s.request.credits()))
     }
 
     /// Computes the steps in order (each stops at the run's checks), then compares with the snapshot re-run.
