@@ -31,6 +31,26 @@ pub(crate) struct PendingEvent {
     occurred_at: i64,
 }
 
+impl PendingEvent {
+    pub(crate) fn workspace_id(&self) -> &str {
+        &self.workspace_id
+    }
+
+    pub(crate) fn new(workspace_id: &str, new: NewAuditEvent<'_>) -> PendingEvent {
+        PendingEvent {
+            workspace_id: workspace_id.to_string(),
+            environment: new.environment.map(|e| e.as_str().to_string()),
+            actor_kind: new.actor.kind.as_str().to_string(),
+            actor_id: new.actor.id.clone(),
+            action: new.action.to_string(),
+            request_id: new.request_id.map(str::to_string),
+            subject: new.subject.map(str::to_string),
+            details: new.details,
+            occurred_at: new.occurred_at,
+        }
+    }
+}
+
 /// Appends an event to the workspace's chain, in the transaction of the change it records.
 ///
 /// In a commit group (see `group`) the event takes its place in the chain when the group commits: the lane
@@ -41,17 +61,7 @@ pub(crate) struct PendingEvent {
 /// per group). Without a group the event is chained and written at once, its head locked (PostgreSQL) or the
 /// transaction the only writer (SQLite).
 pub async fn append(tx: &mut WriteTx, workspace_id: &str, new: NewAuditEvent<'_>) -> Result<()> {
-    let event = PendingEvent {
-        workspace_id: workspace_id.to_string(),
-        environment: new.environment.map(|e| e.as_str().to_string()),
-        actor_kind: new.actor.kind.as_str().to_string(),
-        actor_id: new.actor.id.clone(),
-        action: new.action.to_string(),
-        request_id: new.request_id.map(str::to_string),
-        subject: new.subject.map(str::to_string),
-        details: new.details,
-        occurred_at: new.occurred_at,
-    };
+    let event = PendingEvent::new(workspace_id, new);
     let key = tx.seal_key().clone();
     match tx.lane_state() {
         Some(state) => {

@@ -1,7 +1,8 @@
 //! Autonomy assessment evidence rows (append-only).
 
-use crate::{Result, WriteTx};
-use fiscus_domain::integrity::Stored;
+use crate::Result;
+use crate::appends::Appends;
+use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;
 use sqlx::{AnyConnection, FromRow};
 
@@ -25,12 +26,33 @@ pub struct EvidenceRow {
 const COLUMNS: &str = "id, environment, domain, title, summary, source_type, source_reference, source_hash, observed_at, \
                        metadata, evidence_hash, recorded_by, created_at";
 
-pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, row: &EvidenceRow) -> Result<()> {
-    // Sealed in the INSERT itself (the values below are exactly what is bound), one round trip instead of
-    // three; `fiscus verify records` checks it like any other seal.
+/// Columns written per row, in the order [`append`] gives their values.
+const INSERT_COLUMNS: &[&str] = &[
+    "workspace_id",
+    "id",
+    "environment",
+    "domain",
+    "title",
+    "summary",
+    "source_type",
+    "source_reference",
+    "source_hash",
+    "observed_at",
+    "metadata",
+    "evidence_hash",
+    "recorded_by",
+    "created_at",
+    "seal_mac",
+];
+
+/// Adds the evidence row to `appends`, sealed over exactly the values written; `fiscus verify records`
+/// checks the seal like any other. Evidence is append-only, so it is written with the group's other
+/// appends (see [`crate::appends`]).
+pub fn append(appends: &mut Appends, key: &SealKey, tenant: &Tenant, row: &EvidenceRow) -> Result<()> {
     let text = |v: &str| Stored::Text(v.to_string());
+    let summary = row.summary.as_deref().map_or(Stored::Null, text);
     let seal_mac = crate::seals::seal_of(
-        tx.seal_key(),
+        key,
         &crate::seals::AUTONOMY_EVIDENCE,
         vec![
             text(&row.id),
@@ -38,7 +60,7 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, row: &EvidenceRow) -> Res
             text(tenant.environment.as_str()),
             text(&row.domain),
             text(&row.title),
-            row.summary.as_deref().map_or(Stored::Null, text),
+            summary.clone(),
             text(&row.source_type),
             text(&row.source_reference),
             text(&row.source_hash),
@@ -49,27 +71,27 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, row: &EvidenceRow) -> Res
             Stored::Integer(row.created_at),
         ],
     )?;
-    sqlx::query(&format!(
-        "INSERT INTO autonomy_evidence (workspace_id, {COLUMNS}, seal_mac) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
-    ))
-    .bind(&tenant.workspace_id)
-    .bind(&row.id)
-    .bind(tenant.environment.as_str())
-    .bind(&row.domain)
-    .bind(&row.title)
-    .bind(&row.summary)
-    .bind(&row.source_type)
-    .bind(&row.source_reference)
-    .bind(&row.source_hash)
-    .bind(row.observed_at)
-    .bind(&row.metadata)
-    .bind(&row.evidence_hash)
-    .bind(&row.recorded_by)
-    .bind(row.created_at)
-    .bind(seal_mac)
-    .execute(tx.conn())
-    .await?;
+    appends.row(
+        "autonomy_evidence",
+        INSERT_COLUMNS,
+        vec![
+            text(&tenant.workspace_id),
+            text(&row.id),
+            text(tenant.environment.as_str()),
+            text(&row.domain),
+            text(&row.title),
+            summary,
+            text(&row.source_type),
+            text(&row.source_reference),
+            text(&row.source_hash),
+            Stored::Integer(row.observed_at),
+            text(&row.metadata),
+            text(&row.evidence_hash),
+            text(&row.recorded_by),
+            Stored::Integer(row.created_at),
+            Stored::Text(seal_mac),
+        ],
+    );
     Ok(())
 }
 

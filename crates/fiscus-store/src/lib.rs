@@ -9,6 +9,7 @@
 pub mod a2a_tasks;
 pub mod actions;
 pub mod agent_requests;
+pub mod appends;
 pub mod applications;
 pub mod audit;
 pub mod autonomy_evidence;
@@ -328,13 +329,18 @@ impl Store {
         sqlx::migrate!("./migrations").run(&self.pool).await.map_err(|e| StoreError::Migration(e.to_string()))
     }
 
-    /// Begins a write transaction (see [`WriteTx`]).
-    pub async fn begin(&self) -> Result<WriteTx> {
-        let lane = match self.lanes.len() {
+    /// The lane the next writer takes (none without group commit).
+    fn next_lane(&self) -> Option<&Arc<group::Lane>> {
+        match self.lanes.len() {
             0 => None,
             1 => Some(&self.lanes[0]),
             n => Some(&self.lanes[self.next_lane.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % n]),
-        };
+        }
+    }
+
+    /// Begins a write transaction (see [`WriteTx`]).
+    pub async fn begin(&self) -> Result<WriteTx> {
+        let lane = self.next_lane();
         let inner = match lane {
             Some(lane) => {
                 let (state, group) = lane.begin().await?;
@@ -357,6 +363,35 @@ impl Store {
             standing_changed: false,
             seal_key: self.seal_key.clone(),
         })
+    }
+
+    /// Writes `appends` (rows of append-only tables, the request's idempotency record and its audit events)
+    /// and returns once they are durable, or says what holds the key if it was held (then nothing was
+    /// written). With group commit the lane writes them with its group, batched with other members' (see
+    /// [`appends`]); without, in a transaction of their own.
+    pub async fn append(&self, appends: appends::Appends) -> Result<appends::Appended> {
+        // A workspace's appends all take the same lane: each group locks the workspace's audit head from its
+        // chaining to its COMMIT, so groups of one workspace on different lanes would only wait for each
+        // other, where on one lane they join the same group.
+        let lane = match (self.lanes.len(), appends.workspace()) {
+            (0, _) => None,
+            (n, Some(workspace_id)) if n > 1 => Some(&self.lanes[lane_of(workspace_id, n)]),
+            _ => self.next_lane(),
+        };
+        if let Some(lane) = lane {
+            return lane.append(appends).await;
+        }
+        let _writer = match &self.sqlite_writer {
+            Some(lock) => Some(lock.clone().lock_owned().await),
+            None => None,
+        };
+        let mut tx = self.pool.begin_with(dialect::begin_write(self.backend)).await?;
+        let outcome = appends::write(&mut tx, &[&appends]).await?.pop().unwrap_or(appends::Appended::Written);
+        if matches!(outcome, appends::Appended::Written) {
+            audit::write_chained(&mut tx, &self.seal_key, appends.audit).await?;
+            tx.commit().await?;
+        }
+        Ok(outcome)
     }
 
     /// A pooled connection for reads.
@@ -522,4 +557,11 @@ pub(crate) async fn sqlite_pragmas(conn: &mut AnyConnection) -> std::result::Res
 /// Booleans are stored as 0/1 on both backends.
 pub(crate) fn flag(b: bool) -> i64 {
     i64::from(b)
+}
+
+/// A stable lane for a workspace (FNV-1a of its id; any stable spread will do).
+fn lane_of(workspace_id: &str, lanes: usize) -> usize {
+    let hash =
+        workspace_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    (hash % lanes as u64) as usize
 }

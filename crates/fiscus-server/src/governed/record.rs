@@ -12,6 +12,7 @@ use fiscus_domain::credentials::Environment;
 use fiscus_domain::events::{ActionEventData, Event, EventData, EventType};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::actions::{Action, HistoryEntry};
+use fiscus_store::appends::Appends;
 use fiscus_store::audit::NewAuditEvent;
 use fiscus_store::{StoreError, WriteTx};
 use serde_json::{Value, json};
@@ -125,27 +126,34 @@ pub struct AuditEntry<'a> {
 }
 
 /// Appends an audit event to the workspace's chain inside `tx`, with the caller's actor, request and
-/// credential. The only way into the audit log.
+/// credential. With [`audit_appended`], the only way into the audit log.
 pub async fn audit(tx: &mut WriteTx, caller: &Caller, entry: &AuditEntry<'_>) -> Result<(), StoreError> {
+    fiscus_store::audit::append(tx, entry.workspace_id, audit_event(caller, entry)).await?;
+    Ok(())
+}
+
+/// As [`audit`], for a write handed to the store as appends (see `fiscus_store::appends`): the event is
+/// chained when the appends are written, and dropped with them if they are not.
+pub fn audit_appended(appends: &mut Appends, caller: &Caller, entry: &AuditEntry<'_>) {
+    appends.audit(entry.workspace_id, audit_event(caller, entry));
+}
+
+/// The audit event of `entry` done by `caller`: the change's details, with the credential and operation
+/// that made it when a request did.
+fn audit_event<'a>(caller: &'a Caller, entry: &'a AuditEntry<'_>) -> NewAuditEvent<'a> {
     let details = match (&caller.credential_id, caller.operation) {
         (None, None) => entry.details.clone(),
         (credential, operation) => {
             json!({ "credential_id": credential, "operation": operation, "change": entry.details })
         }
     };
-    fiscus_store::audit::append(
-        tx,
-        entry.workspace_id,
-        NewAuditEvent {
-            environment: entry.environment,
-            actor: &caller.actor,
-            action: entry.action,
-            request_id: caller.request_id.as_deref(),
-            subject: entry.subject,
-            details,
-            occurred_at: entry.occurred_at,
-        },
-    )
-    .await?;
-    Ok(())
+    NewAuditEvent {
+        environment: entry.environment,
+        actor: &caller.actor,
+        action: entry.action,
+        request_id: caller.request_id.as_deref(),
+        subject: entry.subject,
+        details,
+        occurred_at: entry.occurred_at,
+    }
 }

@@ -13,8 +13,9 @@ use fiscus_domain::catalogue::Operation;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::tenancy::{Principal, Tenant};
-use fiscus_store::WriteTx;
+use fiscus_store::appends::{Appended, Appends};
 use fiscus_store::idempotency::StoredResponse;
+use fiscus_store::{Store, WriteTx};
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -93,6 +94,44 @@ impl Ctx {
         Ok(())
     }
 
+    /// Adds this request's audit event to `appends` (see [`Ctx::respond_appended`]).
+    pub fn audit_appended(&self, appends: &mut Appends, subject: Option<&str>, details: Value) {
+        let tenant = &self.principal.tenant;
+        crate::governed::record::audit_appended(
+            appends,
+            &self.caller(),
+            &AuditEntry {
+                workspace_id: &tenant.workspace_id,
+                environment: Some(tenant.environment),
+                action: self.operation.id,
+                subject,
+                details,
+                occurred_at: now_micros(),
+            },
+        );
+    }
+
+    /// Hands `appends` to the store with the idempotent response (if keyed), and answers once they are
+    /// durable: the rows, their audit event and the key land together or not at all. If the key turned out
+    /// to be held (a concurrent duplicate, a replay), nothing was written and the answer is what holds it.
+    pub async fn respond_appended<T: Serialize>(
+        &self,
+        store: &Store,
+        mut appends: Appends,
+        status: StatusCode,
+        body: &T,
+    ) -> Result<Response, ApiError> {
+        let (mut response, stored) = json_response(status, body)?;
+        if let Some(handle) = &self.idempotency {
+            appends.key(handle.key_write(stored));
+            response.extensions_mut().insert(Completed);
+        }
+        match store.append(appends).await? {
+            Appended::Written => Ok(response),
+            Appended::Held(found) => Ok(crate::http::idempotency::held(found)),
+        }
+    }
+
     /// Stores the idempotent response with the effect (if keyed) and commits. If the key turned out to be
     /// held by another request (a concurrent duplicate), this request's effect is discarded and the answer
     /// is that request's outcome (see `http::idempotency`), given once the commit returned.
@@ -133,15 +172,8 @@ impl Ctx {
         status: StatusCode,
         body: &T,
     ) -> Result<Response, ApiError> {
-        let bytes = serde_json::to_vec(body).map_err(|e| ApiError::from(anyhow::Error::from(e)))?;
-        let mut response = (status, bytes.clone()).into_response();
-        response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let (mut response, stored) = json_response(status, body)?;
         if let Some(handle) = &self.idempotency {
-            let stored = StoredResponse {
-                status: status.as_u16(),
-                headers: headers_json(response.headers()),
-                body: String::from_utf8_lossy(&bytes).into_owned(),
-            };
             if let Some(answer) = handle.store_in(tx, &stored).await? {
                 return Ok(answer);
             }
@@ -149,4 +181,14 @@ impl Ctx {
         }
         Ok(response)
     }
+}
+
+/// `body` as a JSON response, and as the idempotency record stores it.
+fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Result<(Response, StoredResponse), ApiError> {
+    let bytes = serde_json::to_vec(body).map_err(|e| ApiError::from(anyhow::Error::from(e)))?;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let mut response = (status, bytes).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let stored = StoredResponse { status: status.as_u16(), headers: headers_json(response.headers()), body: text };
+    Ok((response, stored))
 }

@@ -25,6 +25,7 @@ use axum::response::{IntoResponse, Response};
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::tenancy::Principal;
+use fiscus_store::appends::{KeyRecord, KeyWrite};
 use fiscus_store::idempotency::{self, Fingerprint, KeyRef, Reservation, StoredResponse};
 use sha2::{Digest, Sha256};
 
@@ -102,6 +103,40 @@ impl IdempotencyHandle {
             }
         }
     }
+}
+
+impl IdempotencyHandle {
+    /// How this key is written with a write handed to the store as appends (see `fiscus_store::appends`):
+    /// recorded with it, or completing the reservation taken before the handler ran.
+    pub fn key_write(&self, response: StoredResponse) -> KeyWrite {
+        match &self.record {
+            Some(record) => KeyWrite::Record(KeyRecord {
+                workspace_id: self.workspace_id.clone(),
+                application_id: self.application_id.clone(),
+                key: self.key.clone(),
+                method: record.method.clone(),
+                path: record.path.clone(),
+                fingerprint: record.body_hash.clone(),
+                lock_token: self.lock_token.clone(),
+                response,
+                now: now_micros(),
+                stale_after: record.stale_after,
+                retain_for: record.retain_for,
+            }),
+            None => KeyWrite::Complete {
+                workspace_id: self.workspace_id.clone(),
+                application_id: self.application_id.clone(),
+                key: self.key.clone(),
+                lock_token: self.lock_token.clone(),
+                response,
+            },
+        }
+    }
+}
+
+/// The answer to a request whose appends were not written because its key is held (a replay, 409 or 422).
+pub fn held(found: Reservation) -> Response {
+    answer(Ok(found))
 }
 
 /// The response to a request whose key is held by a record (or could not be looked up).

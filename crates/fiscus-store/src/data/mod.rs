@@ -13,6 +13,7 @@ pub mod finance_core;
 pub mod lineage;
 pub mod market;
 
+use crate::dialect::{multi_row_insert, rows_per_statement};
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::data::Kind;
 use fiscus_domain::integrity::Stored;
@@ -26,10 +27,6 @@ pub struct RowTable {
     pub columns: &'static [&'static str],
 }
 
-/// The binds one statement may carry on both backends (SQLite's default limit is 32,766, PostgreSQL's
-/// 65,535).
-const MAX_BINDS: usize = 10_000;
-
 /// Inserts rows (values in `table.columns` order) for one workspace, and appends each row's canonical
 /// line to `lines` for the dataset's content hash.
 pub(crate) async fn insert_rows(
@@ -40,34 +37,10 @@ pub(crate) async fn insert_rows(
     lines: &mut Vec<String>,
 ) -> Result<()> {
     let width = table.columns.len() + 1;
-    let per_statement = (MAX_BINDS / width).max(1);
-    // SQLite looks a numbered parameter (`$n`) up by name for every bind, a scan of the statement's
-    // parameters, which makes a many-row statement quadratic (half the import's time in
-    // `sqlite3_bind_parameter_name` at 1,000 binds); anonymous `?` parameters bind by position. PostgreSQL
-    // takes only `$n`.
-    let anonymous = crate::dialect::backend_of(tx.conn()) == crate::Backend::Sqlite;
-    for chunk in rows.chunks(per_statement) {
-        let mut sql = format!("INSERT INTO {} (workspace_id, {}) VALUES ", table.table, table.columns.join(", "));
-        let mut n = 0;
-        for (i, _) in chunk.iter().enumerate() {
-            if i > 0 {
-                sql.push(',');
-            }
-            sql.push('(');
-            for c in 0..width {
-                if c > 0 {
-                    sql.push(',');
-                }
-                n += 1;
-                if anonymous {
-                    sql.push('?');
-                } else {
-                    sql.push('$');
-                    sql.push_str(&n.to_string());
-                }
-            }
-            sql.push(')');
-        }
+    let backend = crate::dialect::backend_of(tx.conn());
+    let head = format!("INSERT INTO {} (workspace_id, {}) VALUES ", table.table, table.columns.join(", "));
+    for chunk in rows.chunks(rows_per_statement(width)) {
+        let sql = multi_row_insert(backend, &head, chunk.len(), width);
         let mut query = sqlx::query(&sql);
         for row in chunk {
             debug_assert_eq!(row.len(), table.columns.len());
@@ -96,8 +69,7 @@ pub(crate) async fn insert_mapped<T>(
     row: impl Fn(&T) -> Vec<Stored>,
     lines: &mut Vec<String>,
 ) -> Result<()> {
-    let per_statement = (MAX_BINDS / (table.columns.len() + 1)).max(1);
-    for chunk in items.chunks(per_statement) {
+    for chunk in items.chunks(rows_per_statement(table.columns.len() + 1)) {
         let rows: Vec<Vec<Stored>> = chunk.iter().map(&row).collect();
         insert_rows(tx, workspace_id, table, &rows, lines).await?;
     }

@@ -1,5 +1,6 @@
 use crate::helpers::*;
 use fiscus_domain::tenancy::Tenant;
+use fiscus_store::appends::{Appended, Appends};
 use fiscus_store::autonomy_evidence::{self, EvidenceRow};
 use fiscus_store::{Store, seals};
 
@@ -19,9 +20,9 @@ async fn evidence(db: &Store, t: &Tenant, domain: &str) -> EvidenceRow {
         recorded_by: "app_test".into(),
         created_at: NOW,
     };
-    let mut tx = db.begin().await.expect("begin");
-    autonomy_evidence::insert(&mut tx, t, &row).await.expect("insert evidence");
-    tx.commit().await.expect("commit");
+    let mut appends = Appends::new();
+    autonomy_evidence::append(&mut appends, db.seal_key(), t, &row).expect("evidence appended");
+    assert!(matches!(db.append(appends).await.expect("written"), Appended::Written));
     row
 }
 

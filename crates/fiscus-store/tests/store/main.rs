@@ -7,6 +7,7 @@ mod helpers;
 mod a2a_tasks;
 mod actions;
 mod agent_requests;
+mod appends;
 mod applications;
 mod audit;
 mod autonomy_evidence;

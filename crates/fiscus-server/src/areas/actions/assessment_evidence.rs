@@ -7,6 +7,7 @@ use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::evidence::seal;
+use fiscus_store::appends::Appends;
 use fiscus_store::autonomy_evidence::EvidenceRow;
 
 use crate::http::ctx::Ctx;
@@ -61,12 +62,17 @@ pub async fn post_evidence(
         recorded_by,
         created_at: now,
     };
-    let mut tx = state.store.begin().await?;
-    fiscus_store::autonomy_evidence::insert(&mut tx, ctx.tenant(), &row).await?;
-    ctx.audit(&mut tx, Some(&id), serde_json::json!({ "domain": row.domain, "evidence_hash": row.evidence_hash }))
-        .await?;
+    // Evidence is append-only: the row, its audit event and the idempotency record are handed to the store
+    // whole and written with the commit group's other appends.
+    let mut appends = Appends::new();
+    fiscus_store::autonomy_evidence::append(&mut appends, state.store.seal_key(), ctx.tenant(), &row)?;
+    ctx.audit_appended(
+        &mut appends,
+        Some(&id),
+        serde_json::json!({ "domain": row.domain, "evidence_hash": row.evidence_hash }),
+    );
     let view = to_view(row)?;
-    ctx.respond(tx, StatusCode::CREATED, &view).await
+    ctx.respond_appended(&state.store, appends, StatusCode::CREATED, &view).await
 }
 
 /// Lists recorded evidence of this workspace and environment, oldest first.
