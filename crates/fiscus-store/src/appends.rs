@@ -19,8 +19,9 @@
 use crate::audit::{NewAuditEvent, PendingEvent};
 use crate::dialect::{backend_of, multi_row_insert, rows_per_statement};
 use crate::idempotency::{self, Fingerprint, KeyRef, Reservation, StoredResponse};
+use crate::seals::SealedTable;
 use crate::{Result, StoreError};
-use fiscus_domain::integrity::Stored;
+use fiscus_domain::integrity::{SealKey, Stored};
 use sqlx::{AnyConnection, Row};
 use std::collections::HashSet;
 
@@ -37,6 +38,8 @@ pub(crate) struct AppendRow {
     /// The table's columns in `values` order.
     columns: &'static [&'static str],
     values: Vec<Stored>,
+    /// The row's seal, written in its `seal_mac` column after `columns` (see [`Appends::sealed_row`]).
+    seal_mac: Option<String>,
 }
 
 /// How the member's idempotency key is written with its appends.
@@ -83,7 +86,15 @@ impl Appends {
     /// that may receive one must be a text column.
     pub fn row(&mut self, table: &'static str, columns: &'static [&'static str], values: Vec<Stored>) {
         debug_assert_eq!(columns.len(), values.len(), "{table}: one value per column");
-        self.rows.push(AppendRow { table, columns, values });
+        self.rows.push(AppendRow { table, columns, values, seal_mac: None });
+    }
+
+    /// Adds a row to a sealed table, sealed over exactly the values written (`values` in `table.columns`
+    /// order); `fiscus verify records` checks it like any other seal.
+    pub fn sealed_row(&mut self, key: &SealKey, table: &SealedTable, values: Vec<Stored>) -> Result<()> {
+        let seal_mac = crate::seals::seal_of(key, table, values.clone())?;
+        self.rows.push(AppendRow { table: table.table, columns: table.columns, values, seal_mac: Some(seal_mac) });
+        Ok(())
     }
 
     /// Adds an audit event to `workspace_id`'s chain (chained when the group commits, like every event).
@@ -215,18 +226,21 @@ async fn record_keys(conn: &mut AnyConnection, records: &[(usize, &KeyRecord)]) 
 /// Inserts `rows` grouped by table (in the order each table first appears), in multi-row statements.
 async fn insert_rows(conn: &mut AnyConnection, rows: &[&AppendRow]) -> Result<()> {
     let backend = backend_of(conn);
-    let mut tables: Vec<(&'static str, &'static [&'static str])> = Vec::new();
+    // Rows go together when they fill the same columns of the same table.
+    let shape = |r: &AppendRow| (r.table, r.columns, r.seal_mac.is_some());
+    let mut shapes: Vec<(&'static str, &'static [&'static str], bool)> = Vec::new();
     for row in rows {
-        if !tables.iter().any(|(t, c)| *t == row.table && *c == row.columns) {
-            tables.push((row.table, row.columns));
+        if !shapes.contains(&shape(row)) {
+            shapes.push(shape(row));
         }
     }
-    for (table, columns) in tables {
-        let of_table: Vec<&AppendRow> =
-            rows.iter().copied().filter(|r| r.table == table && r.columns == columns).collect();
-        let head = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
-        for chunk in of_table.chunks(rows_per_statement(columns.len())) {
-            let sql = multi_row_insert(backend, &head, chunk.len(), columns.len());
+    for (table, columns, sealed) in shapes {
+        let of_shape: Vec<&AppendRow> = rows.iter().copied().filter(|r| shape(r) == (table, columns, sealed)).collect();
+        let width = columns.len() + usize::from(sealed);
+        let head =
+            format!("INSERT INTO {table} ({}{}) VALUES ", columns.join(", "), if sealed { ", seal_mac" } else { "" });
+        for chunk in of_shape.chunks(rows_per_statement(width)) {
+            let sql = multi_row_insert(backend, &head, chunk.len(), width);
             let mut query = sqlx::query(&sql);
             for row in chunk {
                 for value in &row.values {
@@ -235,6 +249,9 @@ async fn insert_rows(conn: &mut AnyConnection, rows: &[&AppendRow]) -> Result<()
                         Stored::Integer(i) => query.bind(*i),
                         Stored::Text(t) => query.bind(t.as_str()),
                     };
+                }
+                if let Some(mac) = &row.seal_mac {
+                    query = query.bind(mac.as_str());
                 }
             }
             query.execute(&mut *conn).await?;

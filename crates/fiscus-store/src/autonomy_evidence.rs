@@ -26,32 +26,11 @@ pub struct EvidenceRow {
 const COLUMNS: &str = "id, environment, domain, title, summary, source_type, source_reference, source_hash, observed_at, \
                        metadata, evidence_hash, recorded_by, created_at";
 
-/// Columns written per row, in the order [`append`] gives their values.
-const INSERT_COLUMNS: &[&str] = &[
-    "workspace_id",
-    "id",
-    "environment",
-    "domain",
-    "title",
-    "summary",
-    "source_type",
-    "source_reference",
-    "source_hash",
-    "observed_at",
-    "metadata",
-    "evidence_hash",
-    "recorded_by",
-    "created_at",
-    "seal_mac",
-];
-
-/// Adds the evidence row to `appends`, sealed over exactly the values written; `fiscus verify records`
-/// checks the seal like any other. Evidence is append-only, so it is written with the group's other
-/// appends (see [`crate::appends`]).
+/// Adds the evidence row to `appends`, sealed over exactly the values written. Evidence is append-only, so
+/// it is written with the group's other appends (see [`crate::appends`]).
 pub fn append(appends: &mut Appends, key: &SealKey, tenant: &Tenant, row: &EvidenceRow) -> Result<()> {
     let text = |v: &str| Stored::Text(v.to_string());
-    let summary = row.summary.as_deref().map_or(Stored::Null, text);
-    let seal_mac = crate::seals::seal_of(
+    appends.sealed_row(
         key,
         &crate::seals::AUTONOMY_EVIDENCE,
         vec![
@@ -60,7 +39,7 @@ pub fn append(appends: &mut Appends, key: &SealKey, tenant: &Tenant, row: &Evide
             text(tenant.environment.as_str()),
             text(&row.domain),
             text(&row.title),
-            summary.clone(),
+            row.summary.as_deref().map_or(Stored::Null, text),
             text(&row.source_type),
             text(&row.source_reference),
             text(&row.source_hash),
@@ -70,29 +49,7 @@ pub fn append(appends: &mut Appends, key: &SealKey, tenant: &Tenant, row: &Evide
             text(&row.recorded_by),
             Stored::Integer(row.created_at),
         ],
-    )?;
-    appends.row(
-        "autonomy_evidence",
-        INSERT_COLUMNS,
-        vec![
-            text(&tenant.workspace_id),
-            text(&row.id),
-            text(tenant.environment.as_str()),
-            text(&row.domain),
-            text(&row.title),
-            summary,
-            text(&row.source_type),
-            text(&row.source_reference),
-            text(&row.source_hash),
-            Stored::Integer(row.observed_at),
-            text(&row.metadata),
-            text(&row.evidence_hash),
-            text(&row.recorded_by),
-            Stored::Integer(row.created_at),
-            Stored::Text(seal_mac),
-        ],
-    );
-    Ok(())
+    )
 }
 
 /// A page in id order after `after_id`, fetching `limit + 1` rows so the caller knows whether more follow.

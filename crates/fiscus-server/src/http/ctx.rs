@@ -77,38 +77,26 @@ impl Ctx {
 
     /// Appends this request's audit event (a change that announces no lifecycle event) inside `tx`.
     pub async fn audit(&self, tx: &mut WriteTx, subject: Option<&str>, details: Value) -> Result<(), ApiError> {
-        let tenant = &self.principal.tenant;
-        crate::governed::record::audit(
-            tx,
-            &self.caller(),
-            &AuditEntry {
-                workspace_id: &tenant.workspace_id,
-                environment: Some(tenant.environment),
-                action: self.operation.id,
-                subject,
-                details,
-                occurred_at: now_micros(),
-            },
-        )
-        .await?;
+        crate::governed::record::audit(tx, &self.caller(), &self.audit_entry(subject, details)).await?;
         Ok(())
     }
 
     /// Adds this request's audit event to `appends` (see [`Ctx::respond_appended`]).
     pub fn audit_appended(&self, appends: &mut Appends, subject: Option<&str>, details: Value) {
+        crate::governed::record::audit_appended(appends, &self.caller(), &self.audit_entry(subject, details));
+    }
+
+    /// This request's audit entry: its operation, in its workspace and environment, now.
+    fn audit_entry<'a>(&'a self, subject: Option<&'a str>, details: Value) -> AuditEntry<'a> {
         let tenant = &self.principal.tenant;
-        crate::governed::record::audit_appended(
-            appends,
-            &self.caller(),
-            &AuditEntry {
-                workspace_id: &tenant.workspace_id,
-                environment: Some(tenant.environment),
-                action: self.operation.id,
-                subject,
-                details,
-                occurred_at: now_micros(),
-            },
-        );
+        AuditEntry {
+            workspace_id: &tenant.workspace_id,
+            environment: Some(tenant.environment),
+            action: self.operation.id,
+            subject,
+            details,
+            occurred_at: now_micros(),
+        }
     }
 
     /// Hands `appends` to the store with the idempotent response (if keyed), and answers once they are
