@@ -17,7 +17,7 @@
 //! are. Anything that decides on stored state takes a [`crate::WriteTx`].
 
 use crate::audit::{NewAuditEvent, PendingEvent};
-use crate::dialect::{backend_of, multi_row_insert, rows_per_statement};
+use crate::dialect::{backend_of, bind_stored, multi_row_insert, rows_per_statement};
 use crate::idempotency::{self, Fingerprint, KeyRef, Reservation, StoredResponse};
 use crate::seals::SealedTable;
 use crate::{Result, StoreError};
@@ -33,13 +33,13 @@ pub struct Appends {
     pub(crate) key: Option<KeyWrite>,
 }
 
+/// A row of a sealed append-only table: its sealed columns' values and their seal (see [`Appends::sealed_row`]).
 pub(crate) struct AppendRow {
     table: &'static str,
-    /// The table's columns in `values` order.
+    /// The table's sealed columns, in `values` order; `seal_mac` follows them.
     columns: &'static [&'static str],
     values: Vec<Stored>,
-    /// The row's seal, written in its `seal_mac` column after `columns` (see [`Appends::sealed_row`]).
-    seal_mac: Option<String>,
+    seal_mac: String,
 }
 
 /// How the member's idempotency key is written with its appends.
@@ -82,18 +82,12 @@ impl Appends {
         Appends::default()
     }
 
-    /// Adds a row to `table`; `values` in `columns` order. A `Stored::Null` is bound as text, so a column
-    /// that may receive one must be a text column.
-    pub fn row(&mut self, table: &'static str, columns: &'static [&'static str], values: Vec<Stored>) {
-        debug_assert_eq!(columns.len(), values.len(), "{table}: one value per column");
-        self.rows.push(AppendRow { table, columns, values, seal_mac: None });
-    }
-
     /// Adds a row to a sealed table, sealed over exactly the values written (`values` in `table.columns`
-    /// order); `fiscus verify records` checks it like any other seal.
+    /// order); `fiscus verify records` checks it like any other seal. A `Stored::Null` is bound as text, so
+    /// a column that may receive one must be a text column.
     pub fn sealed_row(&mut self, key: &SealKey, table: &SealedTable, values: Vec<Stored>) -> Result<()> {
         let seal_mac = crate::seals::seal_of(key, table, values.clone())?;
-        self.rows.push(AppendRow { table: table.table, columns: table.columns, values, seal_mac: Some(seal_mac) });
+        self.rows.push(AppendRow { table: table.table, columns: table.columns, values, seal_mac });
         Ok(())
     }
 
@@ -226,33 +220,24 @@ async fn record_keys(conn: &mut AnyConnection, records: &[(usize, &KeyRecord)]) 
 /// Inserts `rows` grouped by table (in the order each table first appears), in multi-row statements.
 async fn insert_rows(conn: &mut AnyConnection, rows: &[&AppendRow]) -> Result<()> {
     let backend = backend_of(conn);
-    // Rows go together when they fill the same columns of the same table.
-    let shape = |r: &AppendRow| (r.table, r.columns, r.seal_mac.is_some());
-    let mut shapes: Vec<(&'static str, &'static [&'static str], bool)> = Vec::new();
+    let mut tables: Vec<(&'static str, &'static [&'static str])> = Vec::new();
     for row in rows {
-        if !shapes.contains(&shape(row)) {
-            shapes.push(shape(row));
+        if !tables.iter().any(|(table, _)| *table == row.table) {
+            tables.push((row.table, row.columns));
         }
     }
-    for (table, columns, sealed) in shapes {
-        let of_shape: Vec<&AppendRow> = rows.iter().copied().filter(|r| shape(r) == (table, columns, sealed)).collect();
-        let width = columns.len() + usize::from(sealed);
-        let head =
-            format!("INSERT INTO {table} ({}{}) VALUES ", columns.join(", "), if sealed { ", seal_mac" } else { "" });
-        for chunk in of_shape.chunks(rows_per_statement(width)) {
+    for (table, columns) in tables {
+        let of_table: Vec<&AppendRow> = rows.iter().copied().filter(|r| r.table == table).collect();
+        let width = columns.len() + 1;
+        let head = format!("INSERT INTO {table} ({}, seal_mac) VALUES ", columns.join(", "));
+        for chunk in of_table.chunks(rows_per_statement(width)) {
             let sql = multi_row_insert(backend, &head, chunk.len(), width);
             let mut query = sqlx::query(&sql);
             for row in chunk {
                 for value in &row.values {
-                    query = match value {
-                        Stored::Null => query.bind(None::<String>),
-                        Stored::Integer(i) => query.bind(*i),
-                        Stored::Text(t) => query.bind(t.as_str()),
-                    };
+                    query = bind_stored(query, value);
                 }
-                if let Some(mac) = &row.seal_mac {
-                    query = query.bind(mac.as_str());
-                }
+                query = query.bind(row.seal_mac.as_str());
             }
             query.execute(&mut *conn).await?;
         }

@@ -76,3 +76,17 @@ pub(crate) fn multi_row_insert(backend: Backend, head: &str, rows: usize, width:
     }
     sql
 }
+
+/// A query of the `Any` driver, as repository functions build them.
+pub(crate) type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>;
+
+/// Binds a stored value. A null is bound as text (the `Any` driver needs a type for it), so a column that
+/// may receive one from a `Stored` row must be a text column.
+pub(crate) fn bind_stored<'q>(query: AnyQuery<'q>, value: &'q fiscus_domain::integrity::Stored) -> AnyQuery<'q> {
+    use fiscus_domain::integrity::Stored;
+    match value {
+        Stored::Null => query.bind(None::<String>),
+        Stored::Integer(i) => query.bind(*i),
+        Stored::Text(t) => query.bind(t.as_str()),
+    }
+}

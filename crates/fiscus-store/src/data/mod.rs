@@ -13,7 +13,7 @@ pub mod finance_core;
 pub mod lineage;
 pub mod market;
 
-use crate::dialect::{multi_row_insert, rows_per_statement};
+use crate::dialect::{bind_stored, multi_row_insert, rows_per_statement};
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::data::Kind;
 use fiscus_domain::integrity::Stored;
@@ -46,11 +46,7 @@ pub(crate) async fn insert_rows(
             debug_assert_eq!(row.len(), table.columns.len());
             query = query.bind(workspace_id);
             for v in row {
-                query = match v {
-                    Stored::Null => query.bind(None::<String>),
-                    Stored::Integer(i) => query.bind(*i),
-                    Stored::Text(t) => query.bind(t.as_str()),
-                };
+                query = bind_stored(query, v);
             }
         }
         query.execute(tx.conn()).await?;

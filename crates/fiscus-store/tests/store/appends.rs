@@ -13,29 +13,13 @@ use fiscus_store::idempotency::{self, Fingerprint, KeyRef, Reservation, StoredRe
 use fiscus_store::{Store, StoreError};
 use serde_json::json;
 
-fn evidence_row(t: &Tenant, id: &str) -> EvidenceRow {
-    EvidenceRow {
-        id: id.to_string(),
-        environment: t.environment.as_str().into(),
-        domain: "security".into(),
-        title: "Penetration test".into(),
-        summary: Some("No findings".into()),
-        source_type: "report".into(),
-        source_reference: "doc-1".into(),
-        source_hash: "sha256:66".into(),
-        observed_at: NOW,
-        metadata: "{}".into(),
-        evidence_hash: "sha256:77".into(),
-        recorded_by: "app_test".into(),
-        created_at: NOW,
-    }
-}
-
 /// The appends of one keyed evidence request: its row, its audit event and its key (`body` stands for the
 /// request body's hash).
 fn request(db: &Store, t: &Tenant, app: &str, id: &str, key: &str, body: &str) -> Appends {
     let mut appends = Appends::new();
-    autonomy_evidence::append(&mut appends, db.seal_key(), t, &evidence_row(t, id)).expect("row");
+    // A summary, so a text value (not only a null) lands in the nullable column.
+    let row = EvidenceRow { summary: Some("No findings".into()), ..evidence_row(t, id, "security") };
+    autonomy_evidence::append(&mut appends, db.seal_key(), t, &row).expect("row");
     appends.audit(
         &t.workspace_id,
         NewAuditEvent {
@@ -235,4 +219,38 @@ async fn without_group_commit_appends_are_a_transaction_of_their_own() {
     assert!(matches!(again, Appended::Held(Reservation::Replay(_))));
     assert_eq!(evidence_ids(&db, &t).await, vec!["aev_1"]);
     assert_eq!(verified_subjects(&db, &t.workspace_id).await, vec!["aev_1"]);
+}
+
+#[tokio::test]
+async fn appends_completing_a_reservation_land_only_while_it_is_theirs() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let app = application(&db, &t).await;
+    let key = KeyRef { workspace_id: &t.workspace_id, application_id: &app, key: "k1" };
+    let fp = Fingerprint { method: "POST", path: "/api/v2/actions/autonomy/assessment-evidence", body: "b" };
+    let mut tx = db.begin().await.expect("begin");
+    let reserved = idempotency::reserve(tx.conn(), &key, &fp, "lock-1", NOW, 60_000_000, 86_400_000_000).await;
+    assert!(matches!(reserved, Ok(Reservation::Acquired { .. })));
+    tx.commit().await.expect("commit");
+    let completing = |id: &str, token: &str| {
+        let mut appends = request(&db, &t, &app, id, "k1", "b");
+        appends.key(KeyWrite::Complete {
+            workspace_id: t.workspace_id.clone(),
+            application_id: app.clone(),
+            key: "k1".into(),
+            lock_token: token.into(),
+            response: StoredResponse { status: 201, headers: "{}".into(), body: format!("{{\"id\":\"{id}\"}}") },
+        });
+        appends
+    };
+    // Another request's token (a retry that took the key over would hold it): nothing lands.
+    let stolen = db.append(completing("aev_0", "lock-2")).await.expect("append");
+    assert!(matches!(stolen, Appended::Held(Reservation::InFlight)));
+    assert!(evidence_ids(&db, &t).await.is_empty());
+    assert!(matches!(db.append(completing("aev_1", "lock-1")).await, Ok(Appended::Written)));
+    assert_eq!(evidence_ids(&db, &t).await, vec!["aev_1"]);
+    assert_eq!(verified_subjects(&db, &t.workspace_id).await, vec!["aev_1"]);
+    let mut conn = db.read().await.expect("conn");
+    let found = idempotency::peek(&mut conn, &key, &fp, NOW).await.expect("peek");
+    assert!(matches!(found, Some(Reservation::Replay(r)) if r.body == "{\"id\":\"aev_1\"}"));
 }

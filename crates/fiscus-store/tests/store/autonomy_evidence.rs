@@ -5,21 +5,7 @@ use fiscus_store::autonomy_evidence::{self, EvidenceRow};
 use fiscus_store::{Store, seals};
 
 async fn evidence(db: &Store, t: &Tenant, domain: &str) -> EvidenceRow {
-    let row = EvidenceRow {
-        id: fiscus_domain::ids::new_id("evd"),
-        environment: t.environment.as_str().into(),
-        domain: domain.into(),
-        title: "Quarterly controls review".into(),
-        summary: None,
-        source_type: "document".into(),
-        source_reference: "doc-1".into(),
-        source_hash: "sha256:66".into(),
-        observed_at: NOW,
-        metadata: "{}".into(),
-        evidence_hash: "sha256:77".into(),
-        recorded_by: "app_test".into(),
-        created_at: NOW,
-    };
+    let row = evidence_row(t, &fiscus_domain::ids::new_id("evd"), domain);
     let mut appends = Appends::new();
     autonomy_evidence::append(&mut appends, db.seal_key(), t, &row).expect("evidence appended");
     assert!(matches!(db.append(appends).await.expect("written"), Appended::Written));

@@ -12,6 +12,7 @@ use fiscus_domain::money::Currency;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::actions::Action;
+use fiscus_store::autonomy_evidence::EvidenceRow;
 use fiscus_store::delegations::{Delegation, Identity};
 use fiscus_store::{Backend, Store, StoreError, applications, workspaces};
 use sqlx::{Connection, Executor};
@@ -292,4 +293,23 @@ pub async fn delegation(db: &Store, tenant: &Tenant) -> Delegation {
     fiscus_store::delegations::insert_delegation(&mut tx, tenant, &d).await.expect("insert delegation");
     tx.commit().await.expect("commit");
     d
+}
+
+/// An autonomy evidence row of `t` in `domain`, not yet written.
+pub fn evidence_row(t: &Tenant, id: &str, domain: &str) -> EvidenceRow {
+    EvidenceRow {
+        id: id.to_string(),
+        environment: t.environment.as_str().into(),
+        domain: domain.into(),
+        title: "Quarterly controls review".into(),
+        summary: None,
+        source_type: "document".into(),
+        source_reference: "doc-1".into(),
+        source_hash: "sha256:66".into(),
+        observed_at: NOW,
+        metadata: "{}".into(),
+        evidence_hash: "sha256:77".into(),
+        recorded_by: "app_test".into(),
+        created_at: NOW,
+    }
 }
