@@ -17,7 +17,7 @@
 //! are. Anything that decides on stored state takes a [`crate::WriteTx`].
 
 use crate::audit::{NewAuditEvent, PendingEvent};
-use crate::dialect::{backend_of, bind_stored, multi_row_insert, rows_per_statement};
+use crate::dialect::{backend_of, bind_all, multi_row_insert, rows_per_statement};
 use crate::idempotency::{self, Fingerprint, KeyRef, Reservation, StoredResponse};
 use crate::seals::SealedTable;
 use crate::{Result, StoreError};
@@ -234,10 +234,7 @@ async fn insert_rows(conn: &mut AnyConnection, rows: &[&AppendRow]) -> Result<()
             let sql = multi_row_insert(backend, &head, chunk.len(), width);
             let mut query = sqlx::query(&sql);
             for row in chunk {
-                for value in &row.values {
-                    query = bind_stored(query, value);
-                }
-                query = query.bind(row.seal_mac.as_str());
+                query = bind_all!(query, &row.values).bind(row.seal_mac.as_str());
             }
             query.execute(&mut *conn).await?;
         }

@@ -77,16 +77,19 @@ pub(crate) fn multi_row_insert(backend: Backend, head: &str, rows: usize, width:
     sql
 }
 
-/// A query of the `Any` driver, as repository functions build them.
-pub(crate) type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>;
-
-/// Binds a stored value. A null is bound as text (the `Any` driver needs a type for it), so a column that
-/// may receive one from a `Stored` row must be a text column.
-pub(crate) fn bind_stored<'q>(query: AnyQuery<'q>, value: &'q fiscus_domain::integrity::Stored) -> AnyQuery<'q> {
-    use fiscus_domain::integrity::Stored;
-    match value {
-        Stored::Null => query.bind(None::<String>),
-        Stored::Integer(i) => query.bind(*i),
-        Stored::Text(t) => query.bind(t.as_str()),
-    }
+/// Binds stored values (`&Stored` items) to a query or query-as in order. A null is bound as text (the `Any`
+/// driver needs a type for it), so a column that may receive one from a `Stored` row must be a text column.
+macro_rules! bind_all {
+    ($q:expr, $binds:expr) => {{
+        let mut q = $q;
+        for b in $binds {
+            q = match b {
+                fiscus_domain::integrity::Stored::Integer(i) => q.bind(*i),
+                fiscus_domain::integrity::Stored::Text(t) => q.bind(t.as_str()),
+                fiscus_domain::integrity::Stored::Null => q.bind(None::<String>),
+            };
+        }
+        q
+    }};
 }
+pub(crate) use bind_all;

@@ -2,6 +2,7 @@
 //! rule); written only by imports, and never updated.
 
 use super::{Result, RowTable, WriteTx, insert_rows, take_numbers, text};
+use crate::dialect::bind_all;
 use fiscus_domain::integrity::Stored;
 use sqlx::{AnyConnection, FromRow};
 use std::collections::HashMap;
@@ -250,20 +251,6 @@ fn filtered(select: &str, f: &Filter<'_>) -> (String, Vec<Stored>) {
     }
     sql.push_str(&format!(" ORDER BY id LIMIT ${}", binds.len() + 3));
     (sql, binds)
-}
-
-macro_rules! bind_all {
-    ($q:expr, $binds:expr) => {{
-        let mut q = $q;
-        for b in $binds {
-            q = match b {
-                Stored::Integer(i) => q.bind(*i),
-                Stored::Text(t) => q.bind(t.as_str()),
-                Stored::Null => q.bind(None::<String>),
-            };
-        }
-        q
-    }};
 }
 
 #[derive(Clone, Debug, PartialEq, FromRow)]

@@ -13,7 +13,7 @@ pub mod finance_core;
 pub mod lineage;
 pub mod market;
 
-use crate::dialect::{bind_stored, multi_row_insert, rows_per_statement};
+use crate::dialect::{bind_all, multi_row_insert, rows_per_statement};
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::data::Kind;
 use fiscus_domain::integrity::Stored;
@@ -44,10 +44,7 @@ pub(crate) async fn insert_rows(
         let mut query = sqlx::query(&sql);
         for row in chunk {
             debug_assert_eq!(row.len(), table.columns.len());
-            query = query.bind(workspace_id);
-            for v in row {
-                query = bind_stored(query, v);
-            }
+            query = bind_all!(query.bind(workspace_id), row);
         }
         query.execute(tx.conn()).await?;
         lines.extend(chunk.iter().map(|r| line(r)));
