@@ -684,6 +684,161 @@ def fixture_risk_stats():
 
 
 # ----------------------------------------------------------------------------------------------------------
+# c2. benchmark_stats.json
+# ----------------------------------------------------------------------------------------------------------
+BENCH_DAILY_CASES = [
+    # (case name, large-cap columns, first date, last date); the first is risk_stats.json's data exactly.
+    ("daily_2018_2022", ["AAPL", "JPM", "XOM"], WIN_START, WIN_END),
+    ("daily_2008_2012", ["MSFT", "JNJ"], "2008-01-02", "2012-12-31"),
+]
+BENCH_MONTHLY = ("monthly_2003_2022", ["MSFT", "XOM"], "2002-12-01", WIN_END)
+BENCH_PERIODS = {"daily": 252, "monthly": 12}
+
+
+def fixture_benchmark_stats():
+    import empyrical as ep
+    import vectorbt as vbt
+
+    def numpy_stats(r, b, ann):
+        a = r - b
+        te = float(np.std(a, ddof=1)) * math.sqrt(ann)
+        mean_ann = float(np.mean(a)) * ann
+        return {
+            "active_mean": float(np.mean(a)),
+            "active_std_ddof1": float(np.std(a, ddof=1)),
+            "tracking_error": te,
+            "information_ratio": mean_ann / te if te > 0 else None,
+            "periods": int(len(a)),
+            "benchmark_up_periods": int((b > 0).sum()),
+            "benchmark_down_periods": int((b < 0).sum()),
+            "benchmark_zero_periods": int((b == 0).sum()),
+        }
+
+    def empyrical_stats(r, b, period):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            es = ep.excess_sharpe(r, b)
+        return {
+            "excess_sharpe": es,
+            "up_capture": ep.up_capture(r, b, period=period),
+            "down_capture": ep.down_capture(r, b, period=period),
+            "up_down_capture": ep.up_down_capture(r, b, period=period),
+            "alpha": ep.alpha(r, b, period=period),
+            "beta": ep.beta(r, b),
+        }
+
+    def vbt_stats(r, b, freq, year_freq):
+        acc = r.vbt.returns(freq=freq, year_freq=year_freq, benchmark_rets=b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return {
+                "ann_factor": acc.ann_factor,
+                "information_ratio": acc.information_ratio(),
+                "up_capture": acc.up_capture(),
+                "down_capture": acc.down_capture(),
+            }
+
+    def results(rets, bench, period, freq, year_freq):
+        ann = BENCH_PERIODS[period]
+        out = {}
+        for col in list(rets.columns) + ["SP500"]:
+            r = rets[col] if col != "SP500" else bench
+            out[col] = {
+                "empyrical": empyrical_stats(r, bench, period),
+                "numpy": numpy_stats(r.to_numpy(), bench.to_numpy(), ann),
+                "vectorbt": vbt_stats(r, bench, freq, year_freq),
+            }
+        return out
+
+    cases = {}
+    for name, cols, start, end in BENCH_DAILY_CASES:
+        prices, rets = window_returns(LARGE_CAPS, columns=cols, start=start, end=end)
+        bprices, brets = window_returns(SP500, start=start, end=end)
+        bench = brets["SP500"]
+        assert bench.index.equals(rets.index)
+        spec = returns_input_spec(LARGE_CAPS, prices, rets)
+        spec["benchmark"] = returns_input_spec(SP500, bprices, brets)
+        cases[name] = {
+            "period": "daily",
+            "periods_per_year": 252,
+            "inputs": spec,
+            "results": results(rets, bench, "daily", "1D", "252 days"),
+        }
+
+    # Monthly: the last trading day's price of each calendar month, embedded because a month-end selection
+    # is not a plain date window.
+    name, cols, start, end = BENCH_MONTHLY
+    daily = read_daily(LARGE_CAPS).loc[start:end, cols].join(read_daily(SP500).loc[start:end])
+    assert not daily.isna().any().any()
+    month_end = daily.groupby(daily.index.to_period("M")).tail(1)
+    mrets = month_end.pct_change(fill_method=None).iloc[1:]
+    mbench = mrets["SP500"]
+    cases[name] = {
+        "period": "monthly",
+        "periods_per_year": 12,
+        "inputs": {
+            "files": [LARGE_CAPS, SP500],
+            "columns": cols + ["SP500"],
+            "selection": f"daily rows with {start} <= Date <= {end}; of each calendar month the last row; "
+                         "simple returns between consecutive month ends (the first month end only seeds)",
+            "month_end_dates": [str(d.date()) for d in mrets.index],
+            "returns": {c: mrets[c].to_numpy() for c in cols + ["SP500"]},
+        },
+        "results": results(mrets[cols], mbench, "monthly", "30 days", "360 days"),
+    }
+
+    # Benchmark periods with a return of exactly 0 belong to neither the up nor the down market, and a
+    # benchmark that never falls has no down capture (empyrical: NaN, here null; fiscus-quant refuses).
+    probe_r = pd.Series([0.02, -0.01, 0.005, 0.03, -0.02, 0.01, 0.0, -0.005])
+    probe_b = pd.Series([0.01, 0.0, 0.0, 0.02, -0.01, 0.0, 0.005, -0.02])
+    never_down_b = probe_b.abs()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        probe = {
+            "returns": probe_r.to_numpy(),
+            "benchmark": probe_b.to_numpy(),
+            "empyrical": {
+                "up_capture": ep.up_capture(probe_r, probe_b, period="daily"),
+                "down_capture": ep.down_capture(probe_r, probe_b, period="daily"),
+                "up_down_capture": ep.up_down_capture(probe_r, probe_b, period="daily"),
+                "excess_sharpe": ep.excess_sharpe(probe_r, probe_b),
+            },
+            "never_down_benchmark": never_down_b.to_numpy(),
+            "never_down_empyrical": {
+                "up_capture": ep.up_capture(probe_r, never_down_b, period="daily"),
+                "down_capture": ep.down_capture(probe_r, never_down_b, period="daily"),
+                "up_down_capture": ep.up_down_capture(probe_r, never_down_b, period="daily"),
+            },
+        }
+
+    write_fixture("benchmark_stats.json", {
+        "description": "Benchmark-relative statistics of large caps vs the S&P 500 index (daily on two windows, "
+                       "monthly on one): empyrical-reloaded's excess_sharpe, up/down capture, alpha and beta; "
+                       "numpy tracking error and annualised information ratio (empyrical 0.7.1 has neither); "
+                       "vectorbt's information_ratio and up/down capture; a probe of zero and missing "
+                       "benchmark moves.",
+        "parameters": {"risk_free": 0.0, "benchmark": "SP500 column, simple returns, same dates",
+                       "vectorbt": "daily freq='1D', year_freq='252 days'; monthly freq='30 days', "
+                                   "year_freq='360 days' (ann_factor 12)"},
+        "conventions": {
+            "active_return": "a_t = r_t - b_t",
+            "excess_sharpe": "empyrical: mean(a)/std(a, ddof=1), NOT annualised; NaN when every a_t is equal "
+                             "(empyrical sets the std of a constant column to exactly 0)",
+            "tracking_error": "not in empyrical 0.7.1: std(a, ddof=1)·√ppy, computed with numpy",
+            "information_ratio": "not in empyrical 0.7.1: mean(a)·ppy / tracking_error, computed with numpy; "
+                                 "equals excess_sharpe·√ppy. vectorbt's information_ratio is the NON-annualised "
+                                 "excess_sharpe",
+            "up_capture": "annual_return(r[b > 0]) / annual_return(b[b > 0]) where annual_return(x) = "
+                          "(Π(1 + x))^(ppy/len(x)) - 1, i.e. each subset is annualised over ITS OWN length",
+            "down_capture": "the same over b < 0; periods with b = 0 are in neither subset",
+            "up_down_capture": "up_capture / down_capture",
+            "empty_subset": "empyrical returns NaN (null here) when the benchmark never rises (up) or never "
+                            "falls (down)",
+            "alpha_beta": "as in risk_stats.json; alpha uses the case's periods per year",
+        },
+        "cases": cases,
+        "zero_benchmark_probe": probe,
+    })
+
+
+# ----------------------------------------------------------------------------------------------------------
 # d. holt_winters.json
 # ----------------------------------------------------------------------------------------------------------
 HW_COLUMN = "nonfarm"
@@ -1437,6 +1592,7 @@ FIXTURE_FUNCS = {
     "optimisation_20": fixture_optimisation,
     "covariance": fixture_covariance,
     "risk_stats": fixture_risk_stats,
+    "benchmark_stats": fixture_benchmark_stats,
     "holt_winters": fixture_holt_winters,
     "arima": fixture_arima,
     "monte_carlo": fixture_monte_carlo,

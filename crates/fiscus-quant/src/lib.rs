@@ -11,6 +11,7 @@
 
 pub mod anomaly;
 pub mod backtest;
+pub mod benchmark;
 pub mod budget;
 pub mod calendar;
 pub mod collateral;

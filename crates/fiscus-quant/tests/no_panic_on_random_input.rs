@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use fiscus_quant::anomaly::{self, IsolationForest, IsolationForestConfig, RobustZ};
 use fiscus_quant::backtest::{self, BacktestConfig, BacktestResult, Rebalance};
+use fiscus_quant::benchmark::{self, RelativeSummary};
 use fiscus_quant::calendar::Date;
 use fiscus_quant::covariance::Shrunk;
 use fiscus_quant::forecast::{
@@ -68,6 +69,7 @@ macro_rules! finite_fields {
 }
 
 finite_fields!(RiskSummary => total_return, annual_return, annual_volatility, sharpe_ratio, sortino_ratio, downside_risk, max_drawdown, calmar_ratio, beta, alpha);
+finite_fields!(RelativeSummary => beta, alpha, tracking_error, excess_sharpe, information_ratio, up_capture, down_capture, up_down_capture);
 finite_fields!(Shrunk => matrix, shrinkage, target_mean_variance);
 finite_fields!(OptimalPortfolio => weights, expected_return, volatility, sharpe_ratio);
 finite_fields!(RiskParityPortfolio => weights, risk_contributions);
@@ -189,6 +191,7 @@ proptest! {
         ok("log_returns", returns::log_returns(&x));
         ok("summary", risk::summary(&x, Some(&b), 0.0, ppy));
         ok("summary", risk::summary(&x, None, ppy, 252.0));
+        ok("relative_summary", benchmark::relative_summary(&x, &b, 0.0, ppy));
         ok("max_drawdown", risk::max_drawdown(&x, risk::DrawdownStart::AfterFirstReturn));
         ok("historical VaR", value_at_risk::historical(&x, cut));
         ok("parametric VaR", value_at_risk::parametric(&x, cut));
@@ -214,6 +217,16 @@ proptest! {
         ok("alpha", risk::alpha(&x, &b, rf, ppy));
         ok("summary", risk::summary(&x, Some(&b), rf, ppy));
         ok("summary", risk::summary(&x, None, 0.0, 252.0));
+        // Equal lengths, so that the pair gets past the length check and reaches the arithmetic.
+        let n = x.len().min(b.len());
+        let (xs, bs) = (&x[..n], &b[..n]);
+        ok("tracking_error", benchmark::tracking_error(xs, bs, ppy));
+        ok("excess_sharpe", benchmark::excess_sharpe(xs, bs));
+        ok("information_ratio", benchmark::information_ratio(xs, bs, ppy));
+        ok("up_capture", benchmark::up_capture(xs, bs, ppy));
+        ok("down_capture", benchmark::down_capture(xs, bs, ppy));
+        ok("up_down_capture", benchmark::up_down_capture(xs, bs, ppy));
+        ok("relative_summary", benchmark::relative_summary(xs, bs, rf, ppy));
         ok("historical VaR", value_at_risk::historical(&x, cut));
         ok("parametric VaR", value_at_risk::parametric(&x, cut));
         ok("robust z", anomaly::robust_z_scores(&x));
