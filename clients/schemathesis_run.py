@@ -89,6 +89,10 @@ DATA_KEYS = {
     ("GET", "/api/v2/quant/features/{key}/values"): ("key", "volatility_21d"),
     ("GET", "/api/v2/quant/models/{key}"): ("key", "holt_winters"),
     ("POST", "/api/v2/quant/models/{key}/run"): ("key", "robust_z"),
+    # The demo book's first portfolio (GROWTH) and a held company.
+    ("GET", "/api/v2/investment/portfolios/{portfolio}/tax-lots"): ("portfolio", 1),
+    ("POST", "/api/v2/investment/portfolios/{portfolio}/tax-harvest"): ("portfolio", 1),
+    ("GET", "/api/v2/investment/companies/{symbol}"): ("symbol", "AAPL"),
 }
 VALID_CSV = {
     "ledgers": "code,name,currency\nGL-ST,Schemathesis Ledger,USD\n",
@@ -197,6 +201,13 @@ def _business_rules(case):
         if case.path == "/api/v2/quant/features/{key}/values" and isinstance(query.get("instrument"), str) \
                 and _SYMBOL.match(query["instrument"]):
             query = {**query, "instrument": "AAPL"}
+        # Investment reads: a drawn portfolio id becomes the demo's first portfolio, and a well-formed drawn
+        # benchmark a symbol the workspace holds prices for.
+        if case.path in ("/api/v2/investment/risk", "/api/v2/benchmarking/comparisons"):
+            if isinstance(query.get("portfolio_id"), int) and query["portfolio_id"] >= 1:
+                query = {**query, "portfolio_id": 1}
+            if isinstance(query.get("benchmark"), str) and _SYMBOL.match(query["benchmark"]):
+                query = {**query, "benchmark": "SPX"}
         if query != case.query:
             case.query = query
     body = case.body

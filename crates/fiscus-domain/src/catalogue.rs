@@ -593,6 +593,15 @@ pub const OPERATIONS: &[Operation] = &[
         source: Source::Seed,
     },
     Operation {
+        id: "get_investment_portfolios",
+        group: Group::QuantModels,
+        method: Method::Get,
+        base: "/api/v2",
+        path: "/investment/portfolios",
+        scope: Some("investment:read"),
+        source: Source::Added,
+    },
+    Operation {
         id: "get_investment_companies_symbol",
         group: Group::QuantModels,
         method: Method::Get,

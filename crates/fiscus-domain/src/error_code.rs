@@ -35,10 +35,11 @@ pub enum ErrorCode {
     UnsafeWebhookEndpoint,
     ComputationRefused,
     CreditsExhausted,
+    MarketDataUnavailable,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 30] = [
+    pub const ALL: [ErrorCode; 31] = [
         ErrorCode::MalformedJson,
         ErrorCode::MalformedRequest,
         ErrorCode::UnsupportedMediaType,
@@ -69,6 +70,7 @@ impl ErrorCode {
         ErrorCode::UnsafeWebhookEndpoint,
         ErrorCode::ComputationRefused,
         ErrorCode::CreditsExhausted,
+        ErrorCode::MarketDataUnavailable,
     ];
 
     /// (HTTP status, stable code, title).
@@ -144,6 +146,13 @@ impl ErrorCode {
             ErrorCode::CreditsExhausted => {
                 (402, "credits_exhausted", "The AI credit balance does not cover this computation")
             }
+            // An observed quote or FX rate the operation needs is missing: it is never substituted (the
+            // seed's rule), so the operation waits for the data; the detail names what is missing.
+            ErrorCode::MarketDataUnavailable => (
+                503,
+                "market_data_unavailable",
+                "Observed market data this operation needs is unavailable; nothing is substituted",
+            ),
         }
     }
 

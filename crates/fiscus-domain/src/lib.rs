@@ -23,6 +23,7 @@ pub mod http_signature;
 pub mod ids;
 pub mod ijson;
 pub mod integrity;
+pub mod investment;
 pub mod jcs;
 pub mod money;
 pub mod pagination;

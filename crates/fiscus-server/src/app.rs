@@ -32,6 +32,8 @@ fn bearer_operations() -> OpenApiRouter<AppState> {
         .merge(areas::planning::writing_routes())
         .merge(areas::generative::routes())
         .merge(areas::generative::writing_routes())
+        .merge(areas::investment::routes())
+        .merge(areas::investment::writing_routes())
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
         .merge(areas::agents::routes())
@@ -57,6 +59,7 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
         .merge(areas::ml::writing_routes())
         .merge(areas::planning::writing_routes())
         .merge(areas::generative::writing_routes())
+        .merge(areas::investment::writing_routes())
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
         .merge(areas::agents::routes())
@@ -69,6 +72,7 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
         .merge(areas::ml::routes())
         .merge(areas::planning::routes())
         .merge(areas::generative::routes())
+        .merge(areas::investment::routes())
         .merge(writing)
         .route_layer(from_fn_with_state(state.clone(), auth::layer));
     let (router, api) =

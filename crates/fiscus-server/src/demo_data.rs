@@ -52,6 +52,9 @@ const fn file(
 }
 
 const SAMPLE: &str = "Fiscus sample ledger: illustrative figures written for the demo, not observed";
+/// The demo's portfolio book: holdings written for the demo (each lot's cost is its quantity at the
+/// observed adjusted close of its acquisition date, so gains read true against the shipped prices).
+const BOOK: &str = "Fiscus sample portfolio book: illustrative holdings written for the demo, not observed";
 
 fn files() -> Vec<DemoFile> {
     vec![
@@ -231,6 +234,46 @@ fn files() -> Vec<DemoFile> {
                 "finance-core/sample_balances.csv",
                 include_bytes!("../../../data/finance-core/sample_balances.csv"),
                 SAMPLE,
+                "CC0-1.0",
+            )
+        },
+        DemoFile {
+            provenance: Provenance::Synthetic,
+            ..file(
+                Kind::Portfolios,
+                "investment/sample_portfolios.csv",
+                include_bytes!("../../../data/investment/sample_portfolios.csv"),
+                BOOK,
+                "CC0-1.0",
+            )
+        },
+        DemoFile {
+            provenance: Provenance::Synthetic,
+            ..file(
+                Kind::Lots,
+                "investment/sample_lots.csv",
+                include_bytes!("../../../data/investment/sample_lots.csv"),
+                BOOK,
+                "CC0-1.0",
+            )
+        },
+        DemoFile {
+            provenance: Provenance::Synthetic,
+            ..file(
+                Kind::Positions,
+                "investment/sample_positions.csv",
+                include_bytes!("../../../data/investment/sample_positions.csv"),
+                BOOK,
+                "CC0-1.0",
+            )
+        },
+        DemoFile {
+            provenance: Provenance::Synthetic,
+            ..file(
+                Kind::Cash,
+                "investment/sample_cash.csv",
+                include_bytes!("../../../data/investment/sample_cash.csv"),
+                BOOK,
                 "CC0-1.0",
             )
         },

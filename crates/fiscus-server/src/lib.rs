@@ -16,6 +16,7 @@ pub mod docs;
 pub mod governed;
 pub mod http;
 pub mod import;
+pub mod investment;
 pub mod openapi;
 pub mod outbound;
 pub mod secret_box;

@@ -24,6 +24,7 @@ mod error;
 pub mod execution_clients;
 mod group;
 pub mod idempotency;
+pub mod investment_records;
 pub mod operators;
 pub mod outbox;
 pub mod research;

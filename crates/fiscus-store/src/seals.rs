@@ -255,7 +255,7 @@ pub const A2A_TASKS: SealedTable = SealedTable {
 };
 
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 18] = [
+pub const ALL: [SealedTable; 19] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -274,6 +274,7 @@ pub const ALL: [SealedTable; 18] = [
     crate::compute::JOBS_SEALED,
     crate::compute::RESULTS_SEALED,
     crate::research::SNAPSHOTS_SEALED,
+    crate::investment_records::SEALED,
 ];
 
 /// A row's sealed columns, named, as stored.

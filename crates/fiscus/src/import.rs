@@ -12,7 +12,7 @@ use std::time::Instant;
 #[derive(Args, Debug)]
 pub struct ImportArgs {
     /// instruments, prices, corporate-actions, fundamentals, economics, ledgers, entities, journals,
-    /// transactions or balances.
+    /// transactions, balances, portfolios, lots, positions or cash.
     pub kind: String,
     /// CSV files; each becomes its own dataset (or a new version of it).
     #[arg(required = true)]
@@ -170,7 +170,7 @@ pub fn describe(o: &Outcome) -> String {
 pub async fn run(state: &fiscus_server::AppState, args: ImportArgs) -> anyhow::Result<bool> {
     let Some(kind) = Kind::parse(&args.kind) else {
         bail!(
-            "`{}` is not a kind of import (instruments, prices, corporate-actions, fundamentals, economics, ledgers, entities, journals, transactions, balances)",
+            "`{}` is not a kind of import (instruments, prices, corporate-actions, fundamentals, economics, ledgers, entities, journals, transactions, balances, portfolios, lots, positions, cash)",
             args.kind
         );
     };

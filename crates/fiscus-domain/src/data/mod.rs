@@ -17,8 +17,9 @@ use serde::{Deserialize, Serialize};
 pub const IMPORTER_VERSION: &str = "fiscus-import/1";
 
 /// What one import holds. Market and economic kinds are *series* (a revised file is a new version and
-/// reads use the newest version unless asked for another); finance-core and bank kinds are *ledgers* (rows
-/// accumulate across imports, an identical row already imported is skipped, a changed one is refused).
+/// reads use the newest version unless asked for another); finance-core, bank and investment-book kinds
+/// are *ledgers* (rows accumulate across imports, an identical row already imported is skipped, a changed
+/// one is refused).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
@@ -32,10 +33,14 @@ pub enum Kind {
     Journals,
     Transactions,
     Balances,
+    Portfolios,
+    Lots,
+    Positions,
+    Cash,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 10] = [
+    pub const ALL: [Kind; 14] = [
         Kind::Instruments,
         Kind::Prices,
         Kind::CorporateActions,
@@ -46,6 +51,10 @@ impl Kind {
         Kind::Journals,
         Kind::Transactions,
         Kind::Balances,
+        Kind::Portfolios,
+        Kind::Lots,
+        Kind::Positions,
+        Kind::Cash,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -60,6 +69,10 @@ impl Kind {
             Kind::Journals => "journals",
             Kind::Transactions => "transactions",
             Kind::Balances => "balances",
+            Kind::Portfolios => "portfolios",
+            Kind::Lots => "lots",
+            Kind::Positions => "positions",
+            Kind::Cash => "cash",
         }
     }
 
@@ -78,6 +91,7 @@ impl Kind {
             Kind::Economics => "data:economics:read",
             Kind::Ledgers | Kind::Entities | Kind::Journals => "finance-core:read",
             Kind::Transactions | Kind::Balances => "financial:read",
+            Kind::Portfolios | Kind::Lots | Kind::Positions | Kind::Cash => "investment:read",
         }
     }
 
@@ -86,9 +100,10 @@ impl Kind {
         matches!(self, Kind::Ledgers | Kind::Entities | Kind::Journals | Kind::Transactions | Kind::Balances)
     }
 
-    /// Series kinds are versioned wholesale; ledger kinds accumulate (see the type's documentation).
+    /// Series kinds are versioned wholesale; ledger kinds (finance core, bank, and the investment book:
+    /// portfolios, their lots and cash) accumulate (see the type's documentation).
     pub fn is_series(self) -> bool {
-        !self.intake()
+        matches!(self, Kind::Instruments | Kind::Prices | Kind::CorporateActions | Kind::Fundamentals | Kind::Economics)
     }
 }
 

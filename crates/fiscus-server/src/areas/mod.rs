@@ -6,6 +6,7 @@ pub mod agent_execution;
 pub mod agents;
 pub mod data;
 pub mod generative;
+pub mod investment;
 pub mod ml;
 pub mod oauth;
 pub mod planning;

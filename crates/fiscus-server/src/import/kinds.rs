@@ -86,6 +86,32 @@ pub fn fields(kind: fiscus_domain::data::Kind) -> &'static [(&'static str, bool)
             ("reference", false),
         ],
         Balances => &[("account", true), ("date", true), ("type", true), ("amount", true), ("currency", true)],
+        Portfolios => &[("code", true), ("name", true), ("base_currency", true), ("benchmark", false)],
+        Lots => &[
+            ("portfolio", true),
+            ("lot", true),
+            ("symbol", true),
+            ("acquired", true),
+            ("quantity", true),
+            ("cost", true),
+            ("currency", true),
+        ],
+        Positions => &[
+            ("portfolio", true),
+            ("symbol", true),
+            ("as_of", true),
+            ("quantity", true),
+            ("cost", true),
+            ("currency", true),
+        ],
+        Cash => &[
+            ("portfolio", true),
+            ("entry", true),
+            ("date", true),
+            ("amount", true),
+            ("currency", true),
+            ("description", false),
+        ],
     }
 }
 

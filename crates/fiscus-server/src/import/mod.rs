@@ -6,6 +6,7 @@
 //! written in one transaction. So an error names the file, line and column and nothing of the file is
 //! kept; the same file imported twice finds its dataset by hash and creates nothing.
 
+mod book;
 mod kinds;
 mod table;
 mod write;

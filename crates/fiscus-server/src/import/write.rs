@@ -34,6 +34,10 @@ pub enum Body {
     Journals(Vec<JournalPlan>),
     Transactions(Vec<(Transaction, String)>),
     Balances(Vec<(Balance, String)>),
+    Portfolios(Vec<(fiscus_domain::investment::book::PortfolioRecord, String)>),
+    /// Lots, or positions read as lots.
+    Lots(Vec<fiscus_store::data::book::NewLot>),
+    Cash(Vec<fiscus_store::data::book::NewCash>),
 }
 
 pub struct Plan {
@@ -57,6 +61,9 @@ impl Plan {
             Body::Journals(v) => v.iter().map(|j| j.lines.len()).sum(),
             Body::Transactions(v) => v.len(),
             Body::Balances(v) => v.len(),
+            Body::Portfolios(v) => v.len(),
+            Body::Lots(v) => v.len(),
+            Body::Cash(v) => v.len(),
         }
     }
 }
@@ -72,7 +79,7 @@ fn period<'a>(dates: impl Iterator<Item = &'a str>) -> Option<(String, String)> 
 }
 
 /// Refuses a second row with the same key, naming both lines.
-fn once<K: std::hash::Hash + Eq>(
+pub(super) fn once<K: std::hash::Hash + Eq>(
     r: &mut Reader<'_>,
     seen: &mut HashMap<K, u64>,
     key: K,
@@ -490,9 +497,14 @@ pub async fn plan(
             }
             Body::Balances(out)
         }
+        Kind::Portfolios | Kind::Lots | Kind::Positions | Kind::Cash => {
+            super::book::plan(&mut conn, workspace_id, req.kind, r, &mut skipped).await?
+        }
     };
     let period = match &body {
-        Body::Instruments(_) | Body::Ledgers(_) | Body::Entities(_) => None,
+        Body::Instruments(_) | Body::Ledgers(_) | Body::Entities(_) | Body::Portfolios(_) => None,
+        Body::Lots(v) => period(v.iter().map(|l| l.acquired.as_str())),
+        Body::Cash(v) => period(v.iter().map(|c| c.date.as_str())),
         Body::Prices(v) => period(v.iter().map(|(_, b)| b.date.as_str())),
         Body::CorporateActions(v) => period(v.iter().map(|(_, a)| a.ex_date.as_str())),
         Body::Fundamentals(v) => period(v.iter().map(|(_, f)| f.period_end.as_str())),
@@ -501,7 +513,9 @@ pub async fn plan(
         Body::Transactions(v) => period(v.iter().map(|(t, _)| t.booking_date.as_str())),
         Body::Balances(v) => period(v.iter().map(|(b, _)| b.date.as_str())),
     };
-    if r.errors.is_empty() && matches!(&body, Body::Ledgers(v) if v.is_empty()) && skipped == 0 {
+    let nothing =
+        matches!(&body, Body::Ledgers(v) if v.is_empty()) || matches!(&body, Body::Portfolios(v) if v.is_empty());
+    if r.errors.is_empty() && nothing && skipped == 0 {
         r.fail(2, "code", "the file holds no rows to import");
     }
     Ok(Plan { body, skipped, period })
@@ -538,7 +552,7 @@ pub async fn commit(
     plan: Plan,
     progress: &dyn Progress,
 ) -> Result<Dataset, Failure> {
-    use fiscus_store::data::{banking, economics, finance_core, market};
+    use fiscus_store::data::{banking, book, economics, finance_core, market};
     let total = plan.rows() as u64;
     progress.update("writing", 0, total);
     let mut tx = store.begin().await?;
@@ -611,6 +625,21 @@ pub async fn commit(
         }
         Body::Transactions(v) => banking::insert_transactions(&mut tx, workspace_id, number, v, &mut lines).await?,
         Body::Balances(v) => banking::insert_balances(&mut tx, workspace_id, number, v, &mut lines).await?,
+        Body::Portfolios(v) => {
+            let portfolios: Vec<book::NewPortfolio<'_>> = v
+                .iter()
+                .map(|(p, fp)| book::NewPortfolio {
+                    code: &p.code,
+                    name: &p.name,
+                    base_currency: p.base_currency,
+                    benchmark_symbol: p.benchmark_symbol.as_deref(),
+                    fingerprint: fp.clone(),
+                })
+                .collect();
+            book::insert_portfolios(&mut tx, workspace_id, number, &portfolios, &mut lines).await?
+        }
+        Body::Lots(v) => book::insert_lots(&mut tx, workspace_id, number, v, &mut lines).await?,
+        Body::Cash(v) => book::insert_cash(&mut tx, workspace_id, number, v, &mut lines).await?,
     }
     dataset.number = number;
     dataset.version = version;

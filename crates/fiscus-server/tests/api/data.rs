@@ -78,11 +78,11 @@ async fn every_shipped_file_imports_with_its_provenance_and_published_values() {
     let before = app.count("SELECT COUNT(*) FROM prices").await;
     assert!(demo(&app).await.iter().all(|o| !o.created));
     assert_eq!(app.count("SELECT COUNT(*) FROM prices").await, before);
-    assert_eq!(app.count("SELECT COUNT(*) FROM datasets").await, 16);
+    assert_eq!(app.count("SELECT COUNT(*) FROM datasets").await, 20);
     // Every dataset's rows still hash to its sealed content hash; an edited price does not.
     let (checked, failing) =
         fiscus_server::verify::verify_datasets(&app.state.store, &app.workspace_id).await.expect("verify");
-    assert_eq!((checked, failing.len()), (16, 0));
+    assert_eq!((checked, failing.len()), (20, 0));
     app.execute("UPDATE prices SET adj_close = '1' WHERE date = '2020-03-16' AND dataset_number = 2").await;
     let (_, failing) =
         fiscus_server::verify::verify_datasets(&app.state.store, &app.workspace_id).await.expect("verify");

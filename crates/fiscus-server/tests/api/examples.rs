@@ -413,6 +413,19 @@ async fn every_documented_success_has_a_real_example() {
             .expect("request");
         walk.record(operation, queued).await;
     }
+    // Investment on the demo book (GROWTH is portfolio 1 of this database).
+    walk.get("get_investment_portfolios", "/api/v2/investment/portfolios").await;
+    walk.get("get_investment_portfolios_portfolio_tax_lots", "/api/v2/investment/portfolios/1/tax-lots").await;
+    let harvest = json!({ "planned_purchases": [{ "symbol": "MSFT", "date": "2023-01-10" }] });
+    walk.post(
+        "post_investment_portfolios_portfolio_tax_harvest",
+        "/api/v2/investment/portfolios/1/tax-harvest",
+        &harvest,
+    )
+    .await;
+    walk.get("get_investment_risk", "/api/v2/investment/risk?portfolio_id=1").await;
+    walk.get("get_benchmarking_comparisons", "/api/v2/benchmarking/comparisons?portfolio_id=1").await;
+    walk.get("get_investment_companies_symbol", "/api/v2/investment/companies/AAPL").await;
     walk.get("get_quant_compute_jobs", "/api/v2/quant/compute/jobs?limit=1").await;
     let cancel = format!("/api/v2/quant/compute/jobs/{}/cancel", queued["id"].as_str().expect("id"));
     walk.post("post_quant_compute_jobs_uid_cancel", &cancel, &json!({})).await;

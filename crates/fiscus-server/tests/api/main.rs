@@ -18,6 +18,7 @@ mod examples;
 mod generative;
 mod helpers;
 mod idempotency;
+mod investment;
 mod layers;
 mod mcp;
 mod models;

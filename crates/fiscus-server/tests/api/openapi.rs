@@ -73,6 +73,19 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                         .await
                         .expect("json");
                     path.replace("{uid}", identity["id"].as_str().expect("id"))
+                } else if path.contains("/investment/portfolios/{portfolio}") {
+                    // The documented example proposes on the demo book (its first portfolio).
+                    fiscus_server::demo_data::load(
+                        &app.state.store,
+                        &fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
+                        &app.workspace_id,
+                        &fiscus_server::import::Silent,
+                    )
+                    .await
+                    .expect("demo data");
+                    let list: Value =
+                        app.get("/api/v2/investment/portfolios", &app.key).await.json().await.expect("json");
+                    path.replace("{portfolio}", &list["data"][0]["id"].to_string())
                 } else if path.contains("/quant/models/{key}") {
                     // The documented example runs the documented model.
                     path.replace("{key}", "robust_z")

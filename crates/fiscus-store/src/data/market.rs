@@ -227,6 +227,18 @@ pub async fn list_instruments(
     Ok(q.bind(i64::from(limit) + 1).fetch_all(conn).await?)
 }
 
+/// Every instrument of a workspace with its newest reference data, by symbol.
+pub async fn instruments_by_symbol(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+) -> Result<HashMap<String, Instrument>> {
+    let rows = sqlx::query_as::<_, Instrument>(&format!("{INSTRUMENT_SELECT} WHERE i.workspace_id = $1"))
+        .bind(workspace_id)
+        .fetch_all(conn)
+        .await?;
+    Ok(rows.into_iter().map(|i| (i.symbol.clone(), i)).collect())
+}
+
 /// An instrument by its id (`ins_…`) or, failing that, its symbol.
 pub async fn get_instrument(conn: &mut AnyConnection, workspace_id: &str, id_or_symbol: &str) -> Result<Instrument> {
     let column = if fiscus_domain::ids::is_id_of("ins", id_or_symbol) { "i.id" } else { "i.symbol" };

@@ -7,6 +7,7 @@
 //! collation). `fiscus verify records` recomputes it from the rows.
 
 pub mod banking;
+pub mod book;
 pub mod datasets;
 pub mod economics;
 pub mod finance_core;
@@ -118,6 +119,9 @@ pub fn tables(kind: Kind) -> &'static [RowTable] {
         Kind::Journals => &[finance_core::JOURNALS, finance_core::JOURNAL_LINES],
         Kind::Transactions => &[banking::TRANSACTIONS],
         Kind::Balances => &[banking::BALANCES],
+        Kind::Portfolios => &[book::PORTFOLIOS],
+        Kind::Lots | Kind::Positions => &[book::TAX_LOTS],
+        Kind::Cash => &[book::CASH],
     }
 }
 

@@ -1,0 +1,188 @@
+//! `/investment/portfolios…`: the book's portfolios, their marked tax lots, and loss-harvest proposals.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use fiscus_domain::api::list::ListPage;
+use fiscus_domain::clock::rfc3339;
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_store::investment_records::Record;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::http::ctx::Ctx;
+use crate::http::json::ApiJson;
+use crate::http::problem::ApiError;
+use crate::http::query::{ApiPath, ApiQuery};
+use crate::investment::tax::{self, HarvestOutput, TaxHarvestRequest, TaxLots};
+use crate::state::AppState;
+
+/// A portfolio of the book.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct PortfolioView {
+    /// Always `portfolio`.
+    pub object: &'static str,
+    /// The integer id the ledger paths use.
+    #[schema(example = 1)]
+    pub id: i64,
+    #[schema(example = "GROWTH")]
+    pub code: String,
+    pub name: String,
+    #[schema(example = "USD")]
+    pub base_currency: String,
+    /// The symbol it is compared with, if any.
+    pub benchmark_symbol: Option<String>,
+    /// The portfolios dataset it was imported with.
+    pub dataset: i64,
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct PortfoliosQuery {
+    /// Portfolios per page, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+    /// Portfolios after this id (the previous page's `next_after_id`).
+    #[param(minimum = 0, maximum = 9007199254740991_i64)]
+    pub after_id: Option<i64>,
+}
+
+/// The workspace's portfolios, by id (imported with `fiscus import portfolios`).
+#[utoipa::path(
+    get,
+    path = "/api/v2/investment/portfolios",
+    params(PortfoliosQuery),
+    responses((status = 200, description = "Portfolios", body = ListPage<PortfolioView>))
+)]
+pub async fn get_portfolios(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<PortfoliosQuery>,
+) -> Result<Json<ListPage<PortfolioView>>, ApiError> {
+    let limit = crate::areas::data::limit(q.limit, 20, 100)?;
+    let after = q.after_id.unwrap_or(0);
+    if after < 0 {
+        return Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be 0 or more"));
+    }
+    let mut conn = state.store.read().await?;
+    let rows =
+        fiscus_store::data::book::list_portfolios(&mut conn, &ctx.tenant().workspace_id, after, i64::from(limit) + 1)
+            .await?;
+    let page = ListPage::from_overfetch(rows, limit, |p| p.id.to_string());
+    Ok(Json(ListPage {
+        object: "list",
+        data: page
+            .data
+            .into_iter()
+            .map(|p| PortfolioView {
+                object: "portfolio",
+                id: p.id,
+                code: p.code,
+                name: p.name,
+                base_currency: p.base_currency.code().to_string(),
+                benchmark_symbol: p.benchmark_symbol,
+                dataset: p.dataset_number,
+            })
+            .collect(),
+        has_more: page.has_more,
+        next_after_id: page.next_after_id,
+    }))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct TaxLotsQuery {
+    /// The valuation date (default: the newest date any holding has an observed price).
+    #[param(format = Date, example = "2022-12-28")]
+    pub as_of: Option<String>,
+}
+
+/// The portfolio's open tax lots, each marked to its instrument's observed price on the valuation date:
+/// open quantity, cost basis, market value, unrealised gain and holding term (the engine's lot rules).
+#[utoipa::path(
+    get,
+    path = "/api/v2/investment/portfolios/{portfolio}/tax-lots",
+    params(
+        ("portfolio" = i64, Path, minimum = 1, maximum = 9007199254740991_i64, description = "The portfolio's integer id", example = 1),
+        TaxLotsQuery
+    ),
+    responses(
+        (status = 200, description = "The lots, marked", body = TaxLots),
+        (status = 404, description = "No such portfolio in this workspace"),
+        (status = 503, description = "An observed price a lot needs is missing (`market_data_unavailable`); nothing is substituted")
+    )
+)]
+pub async fn get_tax_lots(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(portfolio): ApiPath<i64>,
+    ApiQuery(q): ApiQuery<TaxLotsQuery>,
+) -> Result<Json<TaxLots>, ApiError> {
+    Ok(Json(tax::tax_lots(&state, ctx.tenant(), portfolio, q.as_of.as_deref()).await.map_err(super::from_query)?))
+}
+
+/// A loss-harvest proposal, sealed.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct TaxHarvestView {
+    /// Always `tax_harvest_proposal`.
+    pub object: &'static str,
+    #[schema(example = "thp_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub id: String,
+    pub portfolio_id: i64,
+    /// The request as recorded (with the rates applied).
+    #[schema(value_type = Object)]
+    pub request: Value,
+    pub output: HarvestOutput,
+    /// `sha256:` over the canonical request and output (RFC 8785), newline-separated.
+    pub content_hash: String,
+    pub created_by: String,
+    pub created_at: String,
+}
+
+fn harvest_view(r: Record) -> Result<TaxHarvestView, ApiError> {
+    let output = serde_json::from_str(&r.output)
+        .map_err(|e| ApiError::from(crate::governed::Failure::internal(format!("record {}: {e}", r.id))))?;
+    Ok(TaxHarvestView {
+        object: "tax_harvest_proposal",
+        portfolio_id: r.portfolio_id.unwrap_or_default(),
+        request: serde_json::from_str(&r.request).unwrap_or(Value::Null),
+        output,
+        id: r.id,
+        content_hash: r.content_hash,
+        created_by: r.created_by,
+        created_at: rfc3339(r.created_at),
+    })
+}
+
+/// Proposes which lots to sell to realise losses: every open lot losing at least `min_loss_minor` at the
+/// observed price on `as_of`, with its term, the tax it would offset at the given rates, and any purchase
+/// inside the 30-day wash-sale window (another lot, or one planned) that would disallow the loss. Never
+/// executes anything: the proposal is sealed and recorded; selling is a Financial Action.
+#[utoipa::path(
+    post,
+    path = "/api/v2/investment/portfolios/{portfolio}/tax-harvest",
+    params(("portfolio" = i64, Path, minimum = 1, maximum = 9007199254740991_i64, description = "The portfolio's integer id", example = 1)),
+    request_body(content = TaxHarvestRequest, description = "Every field is optional: `{}` proposes with the defaults", example = json!({
+        "as_of": "2022-12-28", "min_loss_minor": 50000, "short_term_rate": 0.37, "long_term_rate": 0.2,
+        "planned_purchases": [{"symbol": "MSFT", "date": "2023-01-10"}]
+    })),
+    responses(
+        (status = 201, description = "The proposal, sealed (never executable)", body = TaxHarvestView),
+        (status = 404, description = "No such portfolio in this workspace"),
+        (status = 409, description = "The portfolio holds no open lots"),
+        (status = 422, description = "Bad input"),
+        (status = 503, description = "An observed price a lot needs is missing (`market_data_unavailable`); nothing is substituted")
+    )
+)]
+pub async fn post_tax_harvest(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(portfolio): ApiPath<i64>,
+    ApiJson(req): ApiJson<TaxHarvestRequest>,
+) -> Result<Response, ApiError> {
+    let record = tax::harvest(&state, &ctx.caller(), ctx.tenant(), portfolio, req).await?;
+    Ok((StatusCode::CREATED, Json(harvest_view(record)?)).into_response())
+}

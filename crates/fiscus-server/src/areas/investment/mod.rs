@@ -1,0 +1,40 @@
+//! Investment over HTTP: the portfolio book (portfolios and their tax lots), loss-harvest proposals,
+//! portfolio risk and company lookups. The routes parse and render; `crate::investment` is the application
+//! layer they call.
+
+pub mod book;
+pub mod risk;
+
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::governed::Failure;
+use crate::http::problem::ApiError;
+use crate::state::AppState;
+
+/// A failure of a read whose input is the query string: its field errors are `invalid_parameter`.
+pub fn from_query(f: Failure) -> ApiError {
+    match f {
+        Failure::Invalid(errors) => errors
+            .into_iter()
+            .fold(ApiError::new(fiscus_domain::error_code::ErrorCode::InvalidParameter), |e, (field, message)| {
+                e.field(field, message)
+            }),
+        other => other.into(),
+    }
+}
+
+/// Reads.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(book::get_portfolios))
+        .routes(routes!(book::get_tax_lots))
+        .routes(routes!(risk::get_risk))
+        .routes(routes!(risk::get_company))
+        .routes(routes!(risk::get_comparisons))
+}
+
+/// Operations that record (behind the idempotency layer).
+pub fn writing_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(book::post_tax_harvest))
+}

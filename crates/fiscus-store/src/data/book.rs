@@ -1,0 +1,384 @@
+//! The portfolio book: portfolios, tax lots and cash movements (see the migration `…_portfolio_book.sql`).
+//! Imported rows are never updated; a lot's open quantity is its quantity less what sales closed of it
+//! (`lot_disposals`). Rows decode into typed values here: an unknown stored origin or currency is
+//! [`StoreError::Corrupt`], never a default.
+
+use super::{Result, RowTable, WriteTx, insert_rows, text};
+use crate::StoreError;
+use fiscus_domain::integrity::Stored;
+use fiscus_domain::investment::book::LotOrigin;
+use fiscus_domain::money::Currency;
+use fiscus_domain::tenancy::Tenant;
+use sqlx::{AnyConnection, FromRow};
+use std::collections::HashMap;
+
+pub use super::finance_core::Existing;
+
+pub const PORTFOLIOS: RowTable = RowTable {
+    table: "portfolios",
+    columns: &["id", "code", "name", "base_currency", "benchmark_symbol", "fingerprint", "dataset_number"],
+};
+
+pub const TAX_LOTS: RowTable = RowTable {
+    table: "tax_lots",
+    columns: &[
+        "id",
+        "portfolio_id",
+        "lot",
+        "instrument_id",
+        "acquired",
+        "quantity_micros",
+        "cost_minor",
+        "currency",
+        "origin",
+        "environment",
+        "fingerprint",
+        "dataset_number",
+    ],
+};
+
+pub const CASH: RowTable = RowTable {
+    table: "portfolio_cash",
+    columns: &[
+        "id",
+        "portfolio_id",
+        "entry",
+        "date",
+        "amount_minor",
+        "currency",
+        "description",
+        "environment",
+        "fingerprint",
+        "dataset_number",
+    ],
+};
+
+/// Portfolios by code.
+pub async fn portfolio_codes(conn: &mut AnyConnection, workspace_id: &str) -> Result<HashMap<String, Existing>> {
+    let rows: Vec<(String, i64, String)> =
+        sqlx::query_as("SELECT code, id, fingerprint FROM portfolios WHERE workspace_id = $1")
+            .bind(workspace_id)
+            .fetch_all(conn)
+            .await?;
+    Ok(rows.into_iter().map(|(k, id, fingerprint)| (k, Existing { id, fingerprint })).collect())
+}
+
+/// Fingerprints of stored lots by `{portfolio_id}/{lot}`.
+pub async fn lot_fingerprints(conn: &mut AnyConnection, workspace_id: &str) -> Result<HashMap<String, String>> {
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT CAST(portfolio_id AS TEXT) || '/' || lot, fingerprint FROM tax_lots WHERE workspace_id = $1",
+    )
+    .bind(workspace_id)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().collect())
+}
+
+/// Fingerprints of stored cash movements by `{portfolio_id}/{entry}`.
+pub async fn cash_fingerprints(conn: &mut AnyConnection, workspace_id: &str) -> Result<HashMap<String, String>> {
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT CAST(portfolio_id AS TEXT) || '/' || entry, fingerprint FROM portfolio_cash WHERE workspace_id = $1",
+    )
+    .bind(workspace_id)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().collect())
+}
+
+pub struct NewPortfolio<'a> {
+    pub code: &'a str,
+    pub name: &'a str,
+    pub base_currency: Currency,
+    pub benchmark_symbol: Option<&'a str>,
+    pub fingerprint: String,
+}
+
+/// Inserts portfolios with new integer ids (the ids the API's paths use).
+pub async fn insert_portfolios(
+    tx: &mut WriteTx,
+    workspace_id: &str,
+    number: i64,
+    portfolios: &[NewPortfolio<'_>],
+    lines: &mut Vec<String>,
+) -> Result<()> {
+    if portfolios.is_empty() {
+        return Ok(());
+    }
+    let first = super::take_numbers(tx, "portfolios", portfolios.len() as i64).await?;
+    let rows: Vec<Vec<Stored>> = portfolios
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            vec![
+                Stored::Integer(first + i as i64),
+                text(p.code),
+                text(p.name),
+                text(p.base_currency.code()),
+                super::opt_text(p.benchmark_symbol),
+                text(&p.fingerprint),
+                Stored::Integer(number),
+            ]
+        })
+        .collect();
+    insert_rows(tx, workspace_id, &PORTFOLIOS, &rows, lines).await
+}
+
+pub struct NewLot {
+    pub id: String,
+    pub portfolio_id: i64,
+    pub lot: String,
+    pub instrument_id: String,
+    pub acquired: String,
+    pub quantity_micros: i64,
+    pub cost_minor: i64,
+    pub currency: Currency,
+    pub origin: LotOrigin,
+    pub fingerprint: String,
+}
+
+/// Inserts imported lots (read in both environments).
+pub async fn insert_lots(
+    tx: &mut WriteTx,
+    workspace_id: &str,
+    number: i64,
+    lots: &[NewLot],
+    lines: &mut Vec<String>,
+) -> Result<()> {
+    super::insert_mapped(
+        tx,
+        workspace_id,
+        &TAX_LOTS,
+        lots,
+        |l| {
+            vec![
+                text(&l.id),
+                Stored::Integer(l.portfolio_id),
+                text(&l.lot),
+                text(&l.instrument_id),
+                text(&l.acquired),
+                Stored::Integer(l.quantity_micros),
+                Stored::Integer(l.cost_minor),
+                text(l.currency.code()),
+                text(l.origin.as_str()),
+                Stored::Null,
+                text(&l.fingerprint),
+                Stored::Integer(number),
+            ]
+        },
+        lines,
+    )
+    .await
+}
+
+pub struct NewCash {
+    pub id: String,
+    pub portfolio_id: i64,
+    pub entry: String,
+    pub date: String,
+    pub amount_minor: i64,
+    pub currency: Currency,
+    pub description: String,
+    pub fingerprint: String,
+}
+
+/// Inserts imported cash movements (read in both environments).
+pub async fn insert_cash(
+    tx: &mut WriteTx,
+    workspace_id: &str,
+    number: i64,
+    cash: &[NewCash],
+    lines: &mut Vec<String>,
+) -> Result<()> {
+    super::insert_mapped(
+        tx,
+        workspace_id,
+        &CASH,
+        cash,
+        |c| {
+            vec![
+                text(&c.id),
+                Stored::Integer(c.portfolio_id),
+                text(&c.entry),
+                text(&c.date),
+                Stored::Integer(c.amount_minor),
+                text(c.currency.code()),
+                text(&c.description),
+                Stored::Null,
+                text(&c.fingerprint),
+                Stored::Integer(number),
+            ]
+        },
+        lines,
+    )
+    .await
+}
+
+/// A portfolio as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Portfolio {
+    pub id: i64,
+    pub code: String,
+    pub name: String,
+    pub base_currency: Currency,
+    pub benchmark_symbol: Option<String>,
+    pub dataset_number: i64,
+}
+
+#[derive(FromRow)]
+struct PortfolioRow {
+    id: i64,
+    code: String,
+    name: String,
+    base_currency: String,
+    benchmark_symbol: Option<String>,
+    dataset_number: i64,
+}
+
+impl TryFrom<PortfolioRow> for Portfolio {
+    type Error = StoreError;
+    fn try_from(r: PortfolioRow) -> Result<Portfolio> {
+        Ok(Portfolio {
+            base_currency: currency(&r.base_currency, "portfolios.base_currency")?,
+            id: r.id,
+            code: r.code,
+            name: r.name,
+            benchmark_symbol: r.benchmark_symbol,
+            dataset_number: r.dataset_number,
+        })
+    }
+}
+
+fn currency(code: &str, column: &str) -> Result<Currency> {
+    Currency::parse(code).ok_or_else(|| StoreError::Corrupt(format!("{column}: unknown currency `{code}`")))
+}
+
+const PORTFOLIO_COLUMNS: &str = "id, code, name, base_currency, benchmark_symbol, dataset_number";
+
+/// A portfolio of the workspace; `NotFound` for another workspace's.
+pub async fn get_portfolio(conn: &mut AnyConnection, workspace_id: &str, id: i64) -> Result<Portfolio> {
+    let row: PortfolioRow =
+        sqlx::query_as(&format!("SELECT {PORTFOLIO_COLUMNS} FROM portfolios WHERE workspace_id = $1 AND id = $2"))
+            .bind(workspace_id)
+            .bind(id)
+            .fetch_optional(conn)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+    row.try_into()
+}
+
+/// The workspace's portfolios by id, after `after` (exclusive), at most `limit` (callers over-fetch by one).
+pub async fn list_portfolios(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    after: i64,
+    limit: i64,
+) -> Result<Vec<Portfolio>> {
+    let rows: Vec<PortfolioRow> = sqlx::query_as(&format!(
+        "SELECT {PORTFOLIO_COLUMNS} FROM portfolios WHERE workspace_id = $1 AND id > $2 ORDER BY id LIMIT $3"
+    ))
+    .bind(workspace_id)
+    .bind(after)
+    .bind(limit)
+    .fetch_all(conn)
+    .await?;
+    rows.into_iter().map(Portfolio::try_from).collect()
+}
+
+/// A lot still (at least partly) open, as a tenant sees it: its open quantity and the cost basis of that
+/// quantity (pro rata of the lot's cost, as the disposals took theirs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpenLot {
+    pub id: String,
+    pub lot: String,
+    pub instrument_id: String,
+    pub symbol: String,
+    pub acquired: String,
+    /// The lot's quantity when opened.
+    pub original_micros: i64,
+    pub open_micros: i64,
+    /// Cost basis of the open quantity.
+    pub open_cost_minor: i64,
+    pub currency: Currency,
+    pub origin: LotOrigin,
+}
+
+#[derive(FromRow)]
+struct LotRow {
+    id: String,
+    lot: String,
+    instrument_id: String,
+    symbol: String,
+    acquired: String,
+    quantity_micros: i64,
+    cost_minor: i64,
+    currency: String,
+    origin: String,
+    disposed_micros: i64,
+    disposed_cost_minor: i64,
+}
+
+/// The open lots of a portfolio in the tenant's environment (imported lots, and lots its own settlements
+/// opened less what its own settlements closed), by instrument symbol then acquisition date.
+pub async fn open_lots(conn: &mut AnyConnection, tenant: &Tenant, portfolio_id: i64) -> Result<Vec<OpenLot>> {
+    let rows: Vec<LotRow> = sqlx::query_as(
+        "SELECT l.id, l.lot, l.instrument_id, i.symbol, l.acquired, l.quantity_micros, l.cost_minor, l.currency, \
+         l.origin, CAST(COALESCE(SUM(d.quantity_micros), 0) AS BIGINT) AS disposed_micros, \
+         CAST(COALESCE(SUM(d.cost_minor), 0) AS BIGINT) AS disposed_cost_minor \
+         FROM tax_lots l JOIN instruments i ON i.workspace_id = l.workspace_id AND i.id = l.instrument_id \
+         LEFT JOIN lot_disposals d ON d.workspace_id = l.workspace_id AND d.lot_id = l.id \
+              AND (d.environment IS NULL OR d.environment = $3) \
+         WHERE l.workspace_id = $1 AND l.portfolio_id = $2 AND (l.environment IS NULL OR l.environment = $3) \
+         GROUP BY l.id, l.lot, l.instrument_id, i.symbol, l.acquired, l.quantity_micros, l.cost_minor, l.currency, \
+                  l.origin \
+         ORDER BY i.symbol, l.acquired, l.lot",
+    )
+    .bind(&tenant.workspace_id)
+    .bind(portfolio_id)
+    .bind(tenant.environment.as_str())
+    .fetch_all(conn)
+    .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        let open_micros = r.quantity_micros - r.disposed_micros;
+        if open_micros < 0 {
+            return Err(StoreError::Corrupt(format!("lot {} is closed for more than it held", r.id)));
+        }
+        if open_micros == 0 {
+            continue;
+        }
+        out.push(OpenLot {
+            currency: currency(&r.currency, "tax_lots.currency")?,
+            origin: LotOrigin::parse(&r.origin)
+                .ok_or_else(|| StoreError::Corrupt(format!("tax_lots.origin: unknown `{}`", r.origin)))?,
+            open_cost_minor: r.cost_minor - r.disposed_cost_minor,
+            original_micros: r.quantity_micros,
+            open_micros,
+            id: r.id,
+            lot: r.lot,
+            instrument_id: r.instrument_id,
+            symbol: r.symbol,
+            acquired: r.acquired,
+        });
+    }
+    Ok(out)
+}
+
+/// A portfolio's cash by currency in the tenant's environment (the sum of its movements), by currency
+/// code; currencies whose movements sum to zero are kept (the book shows them).
+pub async fn cash_balances(
+    conn: &mut AnyConnection,
+    tenant: &Tenant,
+    portfolio_id: i64,
+) -> Result<Vec<(Currency, i64)>> {
+    let rows: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT currency, CAST(SUM(amount_minor) AS BIGINT) FROM portfolio_cash \
+         WHERE workspace_id = $1 AND portfolio_id = $2 AND (environment IS NULL OR environment = $3) \
+         GROUP BY currency ORDER BY currency",
+    )
+    .bind(&tenant.workspace_id)
+    .bind(portfolio_id)
+    .bind(tenant.environment.as_str())
+    .fetch_all(conn)
+    .await?;
+    rows.into_iter().map(|(c, a)| Ok((currency(&c, "portfolio_cash.currency")?, a))).collect()
+}

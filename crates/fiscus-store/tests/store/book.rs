@@ -1,0 +1,179 @@
+//! The portfolio book and sealed investment records: imported rows read in both environments, a
+//! settlement's rows only in its own, open quantities net of disposals, every read inside its workspace,
+//! and unknown stored values refused.
+
+use crate::helpers::*;
+use fiscus_domain::ids::new_id;
+use fiscus_domain::investment::book::LotOrigin;
+use fiscus_domain::money::Currency;
+use fiscus_domain::tenancy::Tenant;
+use fiscus_store::Store;
+use fiscus_store::data::book::{self, NewCash, NewLot, NewPortfolio};
+use fiscus_store::investment_records::{self, Record, RecordKind};
+
+fn usd() -> Currency {
+    Currency::parse("USD").expect("USD")
+}
+
+/// A workspace with instrument `AAPL`, portfolio `P1` (its id returned) holding lot `L1` of 10 units, and
+/// cash of 1,000.00 USD.
+async fn booked(db: &Store, t: &Tenant) -> (i64, String) {
+    let ws = &t.workspace_id;
+    let mut conn = db.read().await.expect("conn");
+    sqlx::query("INSERT INTO instruments (workspace_id, id, symbol, created_at) VALUES ($1, 'ins_aapl', 'AAPL', 1)")
+        .bind(ws)
+        .execute(&mut *conn)
+        .await
+        .expect("instrument");
+    drop(conn);
+    let mut tx = db.begin().await.expect("begin");
+    let mut lines = Vec::new();
+    let p = NewPortfolio {
+        code: "P1",
+        name: "Portfolio one",
+        base_currency: usd(),
+        benchmark_symbol: Some("SPX"),
+        fingerprint: "fp".into(),
+    };
+    book::insert_portfolios(&mut tx, ws, 1, &[p], &mut lines).await.expect("portfolio");
+    tx.commit().await.expect("commit");
+    let mut conn = db.read().await.expect("conn");
+    let id = book::portfolio_codes(&mut conn, ws).await.expect("codes")["P1"].id;
+    drop(conn);
+    let lot_id = new_id("tlt");
+    let lot = NewLot {
+        id: lot_id.clone(),
+        portfolio_id: id,
+        lot: "L1".into(),
+        instrument_id: "ins_aapl".into(),
+        acquired: "2022-01-03".into(),
+        quantity_micros: 10_000_000,
+        cost_minor: 100_000,
+        currency: usd(),
+        origin: LotOrigin::Lot,
+        fingerprint: "fp-lot".into(),
+    };
+    let cash = NewCash {
+        id: new_id("pcm"),
+        portfolio_id: id,
+        entry: "C1".into(),
+        date: "2022-01-03".into(),
+        amount_minor: 100_000,
+        currency: usd(),
+        description: "opening".into(),
+        fingerprint: "fp-cash".into(),
+    };
+    let mut tx = db.begin().await.expect("begin");
+    book::insert_lots(&mut tx, ws, 2, &[lot], &mut lines).await.expect("lot");
+    book::insert_cash(&mut tx, ws, 3, &[cash], &mut lines).await.expect("cash");
+    tx.commit().await.expect("commit");
+    assert_eq!(lines.len(), 3, "every row gives the dataset a line");
+    (id, lot_id)
+}
+
+#[tokio::test]
+async fn the_book_reads_open_lots_net_of_disposals_in_each_environment_and_stays_in_its_workspace() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let (id, lot_id) = booked(&db, &t).await;
+    let mut conn = db.read().await.expect("conn");
+    let p = book::get_portfolio(&mut conn, &t.workspace_id, id).await.expect("portfolio");
+    assert_eq!((p.code.as_str(), p.base_currency, p.benchmark_symbol.as_deref()), ("P1", usd(), Some("SPX")));
+    assert_eq!(book::list_portfolios(&mut conn, &t.workspace_id, 0, 10).await.expect("list").len(), 1);
+    assert!(book::list_portfolios(&mut conn, &t.workspace_id, id, 10).await.expect("list").is_empty());
+    assert_eq!(book::lot_fingerprints(&mut conn, &t.workspace_id).await.expect("fp")[&format!("{id}/L1")], "fp-lot");
+    assert_eq!(book::cash_fingerprints(&mut conn, &t.workspace_id).await.expect("fp")[&format!("{id}/C1")], "fp-cash");
+    // A sandbox sale of 4 units: the sandbox sees 6 open, production still 10.
+    sqlx::query(
+        "INSERT INTO lot_disposals (workspace_id, id, lot_id, portfolio_id, disposed, quantity_micros, cost_minor, \
+         proceeds_minor, term, environment, source, created_at) \
+         VALUES ($1, 'ldp_1', $2, $3, '2022-06-01', 4000000, 40000, 50000, 'short', 'sandbox', 'act_1', 1)",
+    )
+    .bind(&t.workspace_id)
+    .bind(&lot_id)
+    .bind(id)
+    .execute(&mut *conn)
+    .await
+    .expect("disposal");
+    let open = book::open_lots(&mut conn, &t, id).await.expect("lots");
+    assert_eq!((open[0].open_micros, open[0].open_cost_minor, open[0].symbol.as_str()), (6_000_000, 60_000, "AAPL"));
+    let production = production(&t.workspace_id);
+    assert_eq!(book::open_lots(&mut conn, &production, id).await.expect("lots")[0].open_micros, 10_000_000);
+    assert_eq!(book::cash_balances(&mut conn, &t, id).await.expect("cash"), vec![(usd(), 100_000)]);
+    // Another workspace sees nothing of it.
+    let other = tenant(&db).await;
+    assert_not_found(book::get_portfolio(&mut conn, &other.workspace_id, id).await);
+    assert!(book::open_lots(&mut conn, &other, id).await.expect("lots").is_empty());
+    assert!(book::cash_balances(&mut conn, &other, id).await.expect("cash").is_empty());
+    assert!(book::portfolio_codes(&mut conn, &other.workspace_id).await.expect("codes").is_empty());
+    drop(conn);
+    // A lot closed for more than it held, or an unknown origin or currency, is refused, never read.
+    exec(&db, "UPDATE lot_disposals SET quantity_micros = 11000000 WHERE id = $1", "ldp_1").await;
+    let mut conn = db.read().await.expect("conn");
+    assert_corrupt(book::open_lots(&mut conn, &t, id).await, &lot_id);
+    drop(conn);
+    exec(&db, "DELETE FROM lot_disposals WHERE id = $1", "ldp_1").await;
+    force(&db, "tax_lots", "origin", &lot_id, "gift").await;
+    let mut conn = db.read().await.expect("conn");
+    assert_corrupt(book::open_lots(&mut conn, &t, id).await, "origin");
+    drop(conn);
+    exec(&db, "UPDATE portfolios SET base_currency = 'XXX' WHERE code = $1", "P1").await;
+    let mut conn = db.read().await.expect("conn");
+    assert_corrupt(book::get_portfolio(&mut conn, &t.workspace_id, id).await, "base_currency");
+}
+
+#[tokio::test]
+async fn an_investment_record_is_sealed_listed_by_kind_and_refused_when_altered() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let record = |kind: RecordKind, portfolio_id: Option<i64>| Record {
+        id: new_id(kind.prefix()),
+        kind,
+        portfolio_id,
+        request: "{}".into(),
+        output: r#"{"executable":false}"#.into(),
+        content_hash: "sha256:00".into(),
+        created_by: "application:app_1".into(),
+        created_at: NOW,
+    };
+    let (a, b, c) = (
+        record(RecordKind::TaxHarvest, Some(1)),
+        record(RecordKind::TaxHarvest, Some(2)),
+        record(RecordKind::Scenario, None),
+    );
+    let mut tx = db.begin().await.expect("begin");
+    for r in [&a, &b, &c] {
+        investment_records::insert(&mut tx, &t, r).await.expect("insert");
+    }
+    tx.commit().await.expect("commit");
+    let mut conn = db.read().await.expect("conn");
+    let key = db.seal_key();
+    assert_eq!(investment_records::get(&mut conn, key, &t, &a.id).await.expect("get"), a);
+    let harvests =
+        investment_records::list(&mut conn, key, &t, RecordKind::TaxHarvest, None, None, 10).await.expect("list");
+    assert_eq!(harvests.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), [b.id.as_str(), a.id.as_str()]);
+    let of_one =
+        investment_records::list(&mut conn, key, &t, RecordKind::TaxHarvest, Some(1), None, 10).await.expect("list");
+    assert_eq!(of_one, vec![a.clone()]);
+    let after = investment_records::list(&mut conn, key, &t, RecordKind::TaxHarvest, None, Some(&b.id), 10)
+        .await
+        .expect("list");
+    assert_eq!(after, vec![a.clone()]);
+    for stranger in strangers(&db, &t).await {
+        assert_not_found(investment_records::get(&mut conn, key, &stranger, &a.id).await);
+        assert!(
+            investment_records::list(&mut conn, key, &stranger, RecordKind::TaxHarvest, None, None, 10)
+                .await
+                .expect("list")
+                .is_empty()
+        );
+    }
+    drop(conn);
+    exec(&db, "UPDATE investment_records SET output = '{}' WHERE id = $1", &a.id).await;
+    let mut conn = db.read().await.expect("conn");
+    assert!(investment_records::get(&mut conn, key, &t, &a.id).await.is_err(), "an altered record is never served");
+    drop(conn);
+    force(&db, "investment_records", "kind", &c.id, "horoscope").await;
+    let mut conn = db.read().await.expect("conn");
+    assert!(investment_records::get(&mut conn, key, &t, &c.id).await.is_err());
+}
