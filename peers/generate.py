@@ -1588,6 +1588,218 @@ def fixture_features():
 
 
 # ----------------------------------------------------------------------------------------------------------
+# ols_factors.json: Fama-French three-factor regressions of monthly excess returns (statsmodels OLS)
+# ----------------------------------------------------------------------------------------------------------
+FF3 = "data/economics/fama_french_3factor_monthly.csv"
+FF3_FACTORS = ["Mkt-RF", "SMB", "HML"]
+OLS_FIRST_MONTH, OLS_LAST_MONTH = "2009-01", "2018-11"  # the factor file ends 2018-11
+OLS_WITH_INTERCEPT = ["AAPL", "JPM", "XOM"]
+OLS_WITHOUT_INTERCEPT = ["MSFT"]
+
+# A small embedded case, and the same y on a design whose columns span the constant vector without an explicit
+# constant column (two complementary dummies): statsmodels then counts an implicit constant (k_constant = 1)
+# and reports the centred R².
+OLS_HAND_Y = [3.1, 2.0, 4.4, 7.9, 3.3, 8.1, 7.2, 12.6]
+OLS_HAND_X1 = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
+OLS_HAND_X2 = [2.5, -1.0, 0.5, 3.0, -2.0, 1.5, 0.0, 4.0]
+OLS_HAND_D1 = [1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0]
+
+
+def ols_monthly_excess_returns():
+    """Month-end prices -> simple monthly returns of the large caps, aligned with the FF3 factors (/100)."""
+    tickers = OLS_WITH_INTERCEPT + OLS_WITHOUT_INTERCEPT
+    # The month before the first return only seeds: daily rows from its first day to the last month's end.
+    seed_month = (pd.Period(OLS_FIRST_MONTH, "M") - 1)
+    first_day = str(seed_month.start_time.date())
+    last_day = str(pd.Period(OLS_LAST_MONTH, "M").end_time.date())
+    daily = read_daily(LARGE_CAPS).loc[first_day:last_day, tickers]
+    assert not daily.isna().any().any()
+    month_end = daily.groupby(daily.index.to_period("M")).tail(1)
+    mrets = month_end.pct_change(fill_method=None).iloc[1:]
+    months = [d.strftime("%Y%m") for d in mrets.index]
+    ff = pd.read_csv(os.path.join(ROOT, FF3), dtype={"Date": str}).set_index("Date")
+    assert set(months) <= set(ff.index), "a month without factors"
+    ff = ff.loc[months]
+    assert months[0] == OLS_FIRST_MONTH.replace("-", "") and months[-1] == OLS_LAST_MONTH.replace("-", "")
+    assert len(months) == 119
+    factors = {f: ff[f].to_numpy(dtype=float) / 100 for f in FF3_FACTORS}
+    rf = ff["RF"].to_numpy(dtype=float) / 100
+    excess = {t: mrets[t].to_numpy() - rf for t in tickers}
+    return {
+        "first_day": first_day,
+        "last_day": last_day,
+        "month_end_dates": [str(d.date()) for d in mrets.index],
+        "months": months,
+        "stock_returns": {t: mrets[t].to_numpy() for t in tickers},
+        "rf": rf,
+        "factors": factors,
+        "excess": excess,
+    }
+
+
+def statsmodels_ols(y, X, names):
+    """The numbers a statsmodels OLS fit reports, plus its 'qr' fit and a numpy lstsq cross-check."""
+    import statsmodels.api as sm
+
+    y = np.asarray(y, dtype=float)
+    X = np.asarray(X, dtype=float)
+    res = sm.OLS(y, X).fit()  # method='pinv' (the default), classical nonrobust covariance
+    qr = sm.OLS(y, X).fit(method="qr")
+    beta, _, rank, _ = np.linalg.lstsq(X, y, rcond=None)
+    assert rank == X.shape[1]
+    assert np.allclose(beta, res.params, rtol=1e-12, atol=1e-14), "lstsq disagrees with statsmodels"
+
+    def rel(a, b):
+        a, b = np.asarray(a), np.asarray(b)
+        return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-300)))
+
+    resid = y - X @ res.params
+    return {
+        "param_names": names,
+        "params": res.params,
+        "bse": res.bse,
+        "tvalues": res.tvalues,
+        "rsquared": res.rsquared,
+        "rsquared_adj": res.rsquared_adj,
+        "nobs": res.nobs,
+        "df_resid": res.df_resid,
+        "df_model": res.df_model,
+        "k_constant": int(res.model.k_constant),
+        "ssr": res.ssr,
+        "scale": res.scale,
+        "residual_std_error": math.sqrt(res.scale),
+        "centered_tss": res.centered_tss,
+        "uncentered_tss": res.uncentered_tss,
+        "condition_number": res.condition_number,
+        "resid_sum": float(resid.sum()),
+        "method_qr": {
+            "params": qr.params,
+            "bse": qr.bse,
+            "tvalues": qr.tvalues,
+            "max_rel_diff_to_pinv": {
+                "params": rel(qr.params, res.params),
+                "bse": rel(qr.bse, res.bse),
+                "tvalues": rel(qr.tvalues, res.tvalues),
+                "rsquared": rel(qr.rsquared, res.rsquared),
+            },
+        },
+    }
+
+
+def fixture_ols_factors():
+    import statsmodels.api as sm
+
+    d = ols_monthly_excess_returns()
+    X3 = np.column_stack([d["factors"][f] for f in FF3_FACTORS])
+    cases = {}
+    for t in OLS_WITH_INTERCEPT:
+        y = d["excess"][t]
+        X = sm.add_constant(X3)
+        assert X.shape[1] == 4, "add_constant skipped the constant"
+        cases[f"{t}_ff3"] = {
+            "intercept": True,
+            "regressors": FF3_FACTORS,
+            "y": y,
+            "x": [d["factors"][f] for f in FF3_FACTORS],
+            "statsmodels": statsmodels_ols(y, X, ["const"] + FF3_FACTORS),
+        }
+    for t in OLS_WITHOUT_INTERCEPT:
+        y = d["excess"][t]
+        sm_res = statsmodels_ols(y, X3, FF3_FACTORS)
+        assert sm_res["k_constant"] == 0, "the factors alone must not span a constant"
+        cases[f"{t}_ff3_no_intercept"] = {
+            "intercept": False,
+            "regressors": FF3_FACTORS,
+            "y": y,
+            "x": [d["factors"][f] for f in FF3_FACTORS],
+            "statsmodels": sm_res,
+        }
+
+    hy, x1, x2, d1 = (np.array(v) for v in (OLS_HAND_Y, OLS_HAND_X1, OLS_HAND_X2, OLS_HAND_D1))
+    cases["hand"] = {
+        "intercept": True,
+        "regressors": ["x1", "x2"],
+        "y": hy,
+        "x": [x1, x2],
+        "statsmodels": statsmodels_ols(hy, sm.add_constant(np.column_stack([x1, x2])), ["const", "x1", "x2"]),
+    }
+    d2 = 1.0 - d1
+    implicit = statsmodels_ols(hy, np.column_stack([d1, d2, x1]), ["d1", "d2", "x1"])
+    assert implicit["k_constant"] == 1, "statsmodels should find the implicit constant"
+    cases["hand_implicit_constant"] = {
+        "intercept": False,
+        "regressors": ["d1", "d2", "x1"],
+        "y": hy,
+        "x": [d1, d2, x1],
+        "statsmodels": implicit,
+    }
+
+    # statsmodels does not refuse a rank-deficient design: pinv returns the minimum-norm solution and the
+    # degrees of freedom count the rank. fiscus-quant refuses these designs; the probe documents the difference.
+    probes = {}
+    for name, X in {
+        "constant_regressor_with_intercept": sm.add_constant(np.column_stack([x1, np.full(8, 0.25)]),
+                                                             has_constant="add"),
+        "identical_columns": sm.add_constant(np.column_stack([x1, x1])),
+    }.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # statsmodels warns that the design is rank-deficient: the point
+            res = sm.OLS(hy, X).fit()
+        probes[name] = {
+            "x_columns_with_constant_first": X.T,
+            "y": hy,
+            "statsmodels_rank": int(np.linalg.matrix_rank(X)),
+            "statsmodels_df_model": res.df_model,
+            "statsmodels_df_resid": res.df_resid,
+            "statsmodels_params_min_norm": res.params,
+        }
+
+    write_fixture("ols_factors.json", {
+        "description": "Ordinary least squares with statsmodels 0.15 sm.OLS(y, X).fit() (method 'pinv', classical "
+                       "nonrobust covariance): Fama-French three-factor regressions of monthly excess returns of "
+                       f"{', '.join(OLS_WITH_INTERCEPT)} with an intercept (sm.add_constant) and of "
+                       f"{', '.join(OLS_WITHOUT_INTERCEPT)} without one, over {OLS_FIRST_MONTH}..{OLS_LAST_MONTH}; "
+                       "a small embedded case; the same y on two complementary dummies and x1 without an "
+                       "explicit constant (statsmodels' implicit constant); a probe of rank-deficient designs.",
+        "inputs": {
+            "files": [LARGE_CAPS, FF3],
+            "construction": {
+                "prices": f"{LARGE_CAPS}: daily adjusted closes with {d['first_day']} <= Date <= {d['last_day']}; "
+                          "of each calendar month the last row (month_end_dates); the first month only seeds",
+                "stock_returns": "simple monthly returns p_m / p_(m-1) - 1 between consecutive month ends",
+                "factors": f"{FF3}: rows whose Date (yyyymm) is one of months; Mkt-RF, SMB, HML and RF divided by "
+                           "100 (the file is in per cent)",
+                "y": "stock return - RF/100, month by month",
+                "x": "one vector per regressor in the order of 'regressors'; the intercept column of ones is not "
+                     "embedded (it is prepended by sm.add_constant when 'intercept' is true)",
+            },
+            "months": d["months"],
+            "month_end_dates": d["month_end_dates"],
+            "stock_returns": d["stock_returns"],
+            "rf": d["rf"],
+            "factors": d["factors"],
+        },
+        "conventions": {
+            "coefficients": "params, the intercept ('const') first when there is one",
+            "std_errors": "bse = sqrt(diag(scale·(X'X)^-1)), scale = ssr/df_resid (classical, not robust)",
+            "tvalues": "params / bse",
+            "rsquared": "1 - ssr/centered_tss when the model has a constant (k_constant = 1), else "
+                        "1 - ssr/uncentered_tss with uncentered_tss = y'y",
+            "rsquared_adj": "1 - (nobs - k_constant)/df_resid · (1 - rsquared)",
+            "k_constant": "1 when X has a non-zero constant column, or (no constant column) when adding a column "
+                          "of ones does not raise the rank of X (an implicit constant, e.g. dummies summing to "
+                          "one); 0 otherwise",
+            "df_resid": "nobs - rank(X)",
+            "residual_std_error": "sqrt(scale)",
+            "method_qr": "the same model fitted with method='qr'; max_rel_diff_to_pinv is statsmodels' own "
+                         "agreement between its two solvers",
+        },
+        "cases": cases,
+        "rank_deficient_probe": probes,
+    })
+
+
+# ----------------------------------------------------------------------------------------------------------
 FIXTURE_FUNCS = {
     "optimisation_20": fixture_optimisation,
     "covariance": fixture_covariance,
@@ -1600,6 +1812,7 @@ FIXTURE_FUNCS = {
     "backtest": fixture_backtest,
     "robust_zscore": fixture_robust_zscore,
     "features": fixture_features,
+    "ols_factors": fixture_ols_factors,
 }
 
 

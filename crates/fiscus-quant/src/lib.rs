@@ -25,6 +25,7 @@ pub mod normal;
 pub mod optimise;
 mod output;
 mod parallel;
+pub mod regression;
 pub mod returns;
 pub mod risk;
 pub mod simulate;

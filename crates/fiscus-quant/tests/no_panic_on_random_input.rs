@@ -16,6 +16,7 @@ use fiscus_quant::forecast::{
     Smoothing,
 };
 use fiscus_quant::optimise::{self, Constraints, GroupLimit, Objective, OptimalPortfolio, RiskParityPortfolio};
+use fiscus_quant::regression::{self, Ols};
 use fiscus_quant::risk::RiskSummary;
 use fiscus_quant::simulate::{self, BootstrapSpec, EuropeanOption, MonteCarloPrice, ShockOutcome, ShockScenario};
 use fiscus_quant::tax_lots::{self, Lot, ReliefMethod, Sale};
@@ -79,6 +80,7 @@ finite_fields!(MonteCarloPrice => price, standard_error);
 finite_fields!(ShockOutcome => values_before, values_after, pnl, total_pnl);
 finite_fields!(ArimaForecast => mean, standard_error, lower, upper);
 finite_fields!(HoltWintersFit => fitted, sse, level, trend, seasons, previous_cycle_season);
+finite_fields!(Ols => coefficients, std_errors, t_values, r_squared, adj_r_squared, residual_std_error);
 
 impl Finite for ArimaFit {
     fn finite(&self) -> bool {
@@ -197,6 +199,9 @@ proptest! {
         ok("parametric VaR", value_at_risk::parametric(&x, cut));
         ok("robust z", anomaly::robust_z_scores(&x));
         ok("trailing robust z", anomaly::trailing_robust_z_scores(&x, 5));
+        ok("ols", regression::ols(&x, std::slice::from_ref(&b), true));
+        let n = x.len().min(b.len());
+        ok("ols", regression::ols(&x[..n], &[b[..n].to_vec()], cut.is_sign_positive()));
     }
 
     #[test]
@@ -227,6 +232,9 @@ proptest! {
         ok("down_capture", benchmark::down_capture(xs, bs, ppy));
         ok("up_down_capture", benchmark::up_down_capture(xs, bs, ppy));
         ok("relative_summary", benchmark::relative_summary(xs, bs, rf, ppy));
+        ok("ols", regression::ols(xs, &[bs.to_vec()], true));
+        ok("ols", regression::ols(xs, &[bs.to_vec(), bs.iter().map(|v| v * v).collect()], false));
+        ok("ols", regression::ols(xs, &[], true));
         ok("historical VaR", value_at_risk::historical(&x, cut));
         ok("parametric VaR", value_at_risk::parametric(&x, cut));
         ok("robust z", anomaly::robust_z_scores(&x));
@@ -289,6 +297,10 @@ proptest! {
             ok("backtest risk summary", bt.risk_summary(252.0));
         }
         ok("isolation forest", IsolationForest::fit(&m, IsolationForestConfig { trees: 5, max_samples: 16, seed: 1 }).and_then(|f| f.scores(&m)));
+        // The last column on the others (column 0 constant when constant_column: collinear with the intercept).
+        let regressors: Vec<Vec<f64>> = (0..cols - 1).map(|j| m.column(j)).collect();
+        ok("ols", regression::ols(&m.column(cols - 1), &regressors, true));
+        ok("ols", regression::ols(&m.column(cols - 1), &regressors, false));
     }
 
     #[test]
