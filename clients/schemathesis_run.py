@@ -75,6 +75,9 @@ REAL_IDS = {
     ("GET", "/api/v2/generative/runs/{uid}"): "generative_run_id",
     ("GET", "/api/v2/quant/model-tournaments/{uid}"): "tournament_id",
     ("GET", "/api/v2/quant/research/snapshots/{uid}"): "research_snapshot_id",
+    ("GET", "/api/v2/investment/model-portfolios/{uid}"): "model_portfolio_id",
+    ("GET", "/api/v2/investment/governed-ai-operations/{uid}"): "operation_id",
+    ("POST", "/api/v2/investment/governed-ai-operations/{uid}/rebalance"): "operation_id",
 }
 _IDS = json.loads(os.environ.get("FISCUS_ST_IDS") or "{}")
 # The data plane's path keys, from the demo data the test loads: (parameter, value).
@@ -93,6 +96,10 @@ DATA_KEYS = {
     ("GET", "/api/v2/investment/portfolios/{portfolio}/tax-lots"): ("portfolio", 1),
     ("POST", "/api/v2/investment/portfolios/{portfolio}/tax-harvest"): ("portfolio", 1),
     ("GET", "/api/v2/investment/companies/{symbol}"): ("symbol", "AAPL"),
+    # The first universe, which the seed hands off (the demo data has none).
+    ("GET", "/api/v2/investment/themes/universes/{universe}"): ("universe", 1),
+    ("POST", "/api/v2/investment/themes/universes/{universe}/model-portfolio"): ("universe", 1),
+    ("POST", "/api/v2/investment/themes/universes/{universe}/handoff"): ("universe", 1),
 }
 VALID_CSV = {
     "ledgers": "code,name,currency\nGL-ST,Schemathesis Ledger,USD\n",
@@ -214,6 +221,22 @@ def _business_rules(case):
     if case.method.upper() != "POST" or not isinstance(body, dict):
         return
     changed = dict(body)
+    if case.path in ("/api/v2/investment/themes/universes", "/api/v2/investment/themes/universes/{universe}/handoff"):
+        # A drawn member's well-formed symbol becomes one the workspace holds (each once).
+        members = changed.get("members")
+        if isinstance(members, list):
+            held = ["AAPL", "MSFT", "JNJ", "PG", "KO", "PEP", "XOM", "CVX", "JPM", "BAC"]
+            fixed = []
+            for i, m in enumerate(members):
+                if isinstance(m, dict) and isinstance(m.get("symbol"), str) and _SYMBOL.match(m["symbol"]) and i < len(held):
+                    m = {**m, "symbol": held[i]}
+                fixed.append(m)
+            changed["members"] = fixed
+    if case.path == "/api/v2/investment/governed-ai-operations":
+        if isinstance(changed.get("model_portfolio"), str) and "model_portfolio_id" in _IDS:
+            changed["model_portfolio"] = _IDS["model_portfolio_id"]
+        if isinstance(changed.get("portfolio_id"), int):
+            changed["portfolio_id"] = 1
     if case.path == "/api/v2/data/imports":
         # A drawn CSV is never a valid file of its kind: a drawn string becomes one that is (referring to the
         # demo data's ledgers and entities), so positive cases import, or find the same file imported.
@@ -347,6 +370,14 @@ def seed(base, key, client_id, client_secret, given):
     if "tournament_id" not in ids:
         body = {"values": [float(100 + (t % 12) * 3 + t) for t in range(36)], "candidates": ["naive", "ses"], "horizon": 3}
         ids["tournament_id"] = api.post("/api/v2/quant/model-tournaments", body).json()["id"]
+    if "model_portfolio_id" not in ids:
+        universe = {"name": "Schemathesis quality", "theme": "quality", "source": "schemathesis",
+                    "members": [{"symbol": "MSFT", "relevance": 0.9}, {"symbol": "AAPL", "relevance": 0.8}]}
+        u = api.post("/api/v2/investment/themes/universes", universe).json()["id"]
+        model = api.post(f"/api/v2/investment/themes/universes/{u}/model-portfolio", {"limit": 2}).json()
+        ids["model_portfolio_id"] = model["id"]
+        op = {"portfolio_id": 1, "model_portfolio": model["id"], "objective": "Schemathesis"}
+        ids["operation_id"] = api.post("/api/v2/investment/governed-ai-operations", op).json()["id"]
     if "research_snapshot_id" not in ids:
         body = {"project": "schemathesis", "steps": [{"key": "z", "model_run": {"model": "robust_z", "input": {"values": [1.0, 2.0, 3.0, 9.0]}}}]}
         run_id = api.post("/api/v2/quant/research/runs", body).json()["id"]

@@ -36,10 +36,12 @@ pub enum ErrorCode {
     ComputationRefused,
     CreditsExhausted,
     MarketDataUnavailable,
+    HandoffUnavailable,
+    RebalanceRefused,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 31] = [
+    pub const ALL: [ErrorCode; 33] = [
         ErrorCode::MalformedJson,
         ErrorCode::MalformedRequest,
         ErrorCode::UnsupportedMediaType,
@@ -71,6 +73,8 @@ impl ErrorCode {
         ErrorCode::ComputationRefused,
         ErrorCode::CreditsExhausted,
         ErrorCode::MarketDataUnavailable,
+        ErrorCode::HandoffUnavailable,
+        ErrorCode::RebalanceRefused,
     ];
 
     /// (HTTP status, stable code, title).
@@ -152,6 +156,16 @@ impl ErrorCode {
                 503,
                 "market_data_unavailable",
                 "Observed market data this operation needs is unavailable; nothing is substituted",
+            ),
+            // A thematic universe announced by research whose members have not been handed off yet.
+            ErrorCode::HandoffUnavailable => {
+                (503, "handoff_unavailable", "The thematic universe's research handoff is not available yet")
+            }
+            // A rebalance's conditions failed; `condition` names the first that did.
+            ErrorCode::RebalanceRefused => (
+                422,
+                "rebalance_refused",
+                "A rebalance needs an operation in governed review and its human-approved model portfolio",
             ),
         }
     }

@@ -31,16 +31,19 @@ pub enum RecordKind {
     TaxHarvest,
     Scenario,
     Construction,
+    Rebalance,
 }
 
 impl RecordKind {
-    pub const ALL: [RecordKind; 3] = [RecordKind::TaxHarvest, RecordKind::Scenario, RecordKind::Construction];
+    pub const ALL: [RecordKind; 4] =
+        [RecordKind::TaxHarvest, RecordKind::Scenario, RecordKind::Construction, RecordKind::Rebalance];
 
     pub fn as_str(self) -> &'static str {
         match self {
             RecordKind::TaxHarvest => "tax_harvest",
             RecordKind::Scenario => "scenario",
             RecordKind::Construction => "construction",
+            RecordKind::Rebalance => "rebalance",
         }
     }
 
@@ -50,6 +53,7 @@ impl RecordKind {
             RecordKind::TaxHarvest => "thp",
             RecordKind::Scenario => "isr",
             RecordKind::Construction => "pcp",
+            RecordKind::Rebalance => "rbp",
         }
     }
 

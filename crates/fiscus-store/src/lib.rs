@@ -30,6 +30,7 @@ pub mod outbox;
 pub mod research;
 pub mod seals;
 pub mod settlement;
+pub mod themes;
 pub mod tool_invocations;
 pub mod usage;
 pub mod webhook_deliveries;

@@ -255,7 +255,7 @@ pub const A2A_TASKS: SealedTable = SealedTable {
 };
 
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 19] = [
+pub const ALL: [SealedTable; 22] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -275,6 +275,9 @@ pub const ALL: [SealedTable; 19] = [
     crate::compute::RESULTS_SEALED,
     crate::research::SNAPSHOTS_SEALED,
     crate::investment_records::SEALED,
+    crate::themes::UNIVERSES_SEALED,
+    crate::themes::MODEL_PORTFOLIOS_SEALED,
+    crate::themes::OPERATIONS_SEALED,
 ];
 
 /// A row's sealed columns, named, as stored.
@@ -322,18 +325,31 @@ pub fn seal_of(key: &SealKey, table: &SealedTable, values: Vec<Stored>) -> Resul
 
 /// Seals a row just inserted in `tx`.
 pub async fn seal(tx: &mut WriteTx, table: &SealedTable, workspace_id: &str, id: &str) -> Result<()> {
+    seal_by(tx, table, workspace_id, "id", id).await
+}
+
+/// Seals the row whose text key `column` (the table's first sealed column) is `value`, for tables whose
+/// public `id` is an integer and whose sealed key is another column.
+pub async fn seal_by(
+    tx: &mut WriteTx,
+    table: &SealedTable,
+    workspace_id: &str,
+    column: &str,
+    value: &str,
+) -> Result<()> {
+    debug_assert_eq!(table.columns.first(), Some(&column));
     let key = tx.seal_key().clone();
-    let row = sqlx::query(&select(table, "workspace_id = $1 AND id = $2"))
+    let row = sqlx::query(&select(table, &format!("workspace_id = $1 AND {column} = $2")))
         .bind(workspace_id)
-        .bind(id)
+        .bind(value)
         .fetch_optional(tx.conn())
         .await?
         .ok_or(StoreError::NotFound)?;
     let (columns, _) = decode(table, &row)?;
-    sqlx::query(&format!("UPDATE {} SET seal_mac = $1 WHERE workspace_id = $2 AND id = $3", table.table))
+    sqlx::query(&format!("UPDATE {} SET seal_mac = $1 WHERE workspace_id = $2 AND {column} = $3", table.table))
         .bind(key.row(table.table, &columns))
         .bind(workspace_id)
-        .bind(id)
+        .bind(value)
         .execute(tx.conn())
         .await?;
     Ok(())
@@ -391,14 +407,19 @@ pub async fn verify_workspace(
     let mut failures = Vec::new();
     for table in ALL {
         let mut after = String::new();
+        // Paged by the first sealed column, the row's text key (`id`, or `uid` where the public id is an
+        // integer).
+        let first = table.columns[0];
         loop {
-            let rows =
-                sqlx::query(&format!("{} ORDER BY id LIMIT $3", select(&table, "workspace_id = $1 AND id > $2")))
-                    .bind(workspace_id)
-                    .bind(&after)
-                    .bind(PAGE)
-                    .fetch_all(&mut *conn)
-                    .await?;
+            let rows = sqlx::query(&format!(
+                "{} ORDER BY {first} LIMIT $3",
+                select(&table, &format!("workspace_id = $1 AND {first} > $2"))
+            ))
+            .bind(workspace_id)
+            .bind(&after)
+            .bind(PAGE)
+            .fetch_all(&mut *conn)
+            .await?;
             let Some(last) = rows.last() else { break };
             after = last.try_get::<String, _>(0).map_err(|e| StoreError::Corrupt(e.to_string()))?;
             for row in &rows {

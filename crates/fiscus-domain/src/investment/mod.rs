@@ -5,3 +5,4 @@
 //! lot relieved twice is refused, never drifted into.
 
 pub mod book;
+pub mod model_portfolio;

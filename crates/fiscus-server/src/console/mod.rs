@@ -9,6 +9,7 @@ mod delegations;
 mod enroll;
 pub mod html;
 mod login;
+mod model_portfolios;
 mod passwords;
 mod production;
 mod propose;
@@ -40,6 +41,8 @@ pub fn routes() -> Router<AppState> {
         .route("/console/clients/{id}/decision", post(clients::decide))
         .route("/console/webhooks", get(webhooks::list))
         .route("/console/webhooks/{id}", get(webhooks::log).post(webhooks::decide))
+        .route("/console/model-portfolios", get(model_portfolios::list))
+        .route("/console/model-portfolios/{id}", post(model_portfolios::decide))
         .layer(from_fn(session::guard))
 }
 

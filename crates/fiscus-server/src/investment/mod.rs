@@ -11,6 +11,7 @@ pub mod book;
 pub mod company;
 pub mod records;
 pub mod tax;
+pub mod themes;
 
 use crate::governed::Failure;
 use fiscus_domain::error_code::ErrorCode;

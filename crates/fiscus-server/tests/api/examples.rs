@@ -426,6 +426,55 @@ async fn every_documented_success_has_a_real_example() {
     walk.get("get_investment_risk", "/api/v2/investment/risk?portfolio_id=1").await;
     walk.get("get_benchmarking_comparisons", "/api/v2/benchmarking/comparisons?portfolio_id=1").await;
     walk.get("get_investment_companies_symbol", "/api/v2/investment/companies/AAPL").await;
+    // Research's universe, a model portfolio approved at the console, an operation and its rebalance.
+    let universe = json!({
+        "name": "Quality compounders", "theme": "quality", "source": "Equity research, thematic desk",
+        "members": [{ "symbol": "MSFT", "relevance": 0.95, "rationale": "Recurring revenue, net cash" },
+                    { "symbol": "AAPL", "relevance": 0.9 }, { "symbol": "JNJ", "relevance": 0.8 }, { "symbol": "PG", "relevance": 0.7 }]
+    });
+    let u = walk.post("post_investment_themes_universes", "/api/v2/investment/themes/universes", &universe).await;
+    let u = u["id"].as_i64().expect("universe");
+    let announced = json!({ "name": "Energy transition", "theme": "energy", "source": "Equity research" });
+    let pending =
+        walk.post("post_investment_themes_universes", "/api/v2/investment/themes/universes", &announced).await;
+    let handoff = json!({ "members": [{ "symbol": "CVX", "relevance": 0.6 }, { "symbol": "XOM", "relevance": 0.4 }] });
+    walk.post(
+        "post_investment_themes_universes_universe_handoff",
+        &format!("/api/v2/investment/themes/universes/{}/handoff", pending["id"]),
+        &handoff,
+    )
+    .await;
+    walk.get("get_investment_themes_universes", "/api/v2/investment/themes/universes").await;
+    walk.get("get_investment_themes_universes_universe", &format!("/api/v2/investment/themes/universes/{u}")).await;
+    let model = walk
+        .post(
+            "post_investment_themes_universes_universe_model_portfolio",
+            &format!("/api/v2/investment/themes/universes/{u}/model-portfolio"),
+            &json!({ "limit": 4, "weighting": "relevance", "benchmark_symbol": "SPX" }),
+        )
+        .await;
+    let model_id = model["id"].as_str().expect("model").to_string();
+    let approved = crate::model_portfolios::console_decision(&app, &cookie, &model_id, "approve").await;
+    assert_eq!(approved.status(), 303);
+    walk.get("get_investment_model_portfolios", "/api/v2/investment/model-portfolios").await;
+    walk.get("get_investment_model_portfolios_uid", &format!("/api/v2/investment/model-portfolios/{model_id}")).await;
+    let operation = json!({ "portfolio_id": 1, "model_portfolio": model_id,
+        "objective": "Move the growth book onto the approved quality model", "agent": "portfolio-copilot v2" });
+    let operation = walk
+        .post("post_investment_governed_ai_operations", "/api/v2/investment/governed-ai-operations", &operation)
+        .await;
+    let operation = operation["id"].as_str().expect("operation").to_string();
+    walk.get(
+        "get_investment_governed_ai_operations_uid",
+        &format!("/api/v2/investment/governed-ai-operations/{operation}"),
+    )
+    .await;
+    walk.post(
+        "post_investment_governed_ai_operations_uid_rebalance",
+        &format!("/api/v2/investment/governed-ai-operations/{operation}/rebalance"),
+        &json!({ "cost_bps": 10 }),
+    )
+    .await;
     walk.get("get_quant_compute_jobs", "/api/v2/quant/compute/jobs?limit=1").await;
     let cancel = format!("/api/v2/quant/compute/jobs/{}/cancel", queued["id"].as_str().expect("id"));
     walk.post("post_quant_compute_jobs_uid_cancel", &cancel, &json!({})).await;

@@ -21,6 +21,7 @@ mod idempotency;
 mod investment;
 mod layers;
 mod mcp;
+mod model_portfolios;
 mod models;
 mod oauth;
 mod openapi;

@@ -58,6 +58,22 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                         .expect("json");
                     example["run"] = run["id"].clone();
                 }
+                if path.ends_with("/investment/governed-ai-operations") {
+                    // The documented operation steers by a model portfolio drawn here.
+                    demo_book(&app).await;
+                    let universe = serde_json::json!({ "name": "Example", "theme": "quality", "source": "test",
+                        "members": [{ "symbol": "MSFT", "relevance": 0.9 }] });
+                    let u: Value = app
+                        .post_json("/api/v2/investment/themes/universes", &app.key, &universe, None)
+                        .await
+                        .json()
+                        .await
+                        .expect("json");
+                    let draw = format!("/api/v2/investment/themes/universes/{}/model-portfolio", u["id"]);
+                    let model: Value =
+                        app.post_json(&draw, &app.key, &serde_json::json!({}), None).await.json().await.expect("json");
+                    example["model_portfolio"] = model["id"].clone();
+                }
                 let example = &example;
                 // The example works against a live workspace (path ids name a freshly proposed action).
                 let concrete = if path.contains("/agentic/identities/{uid}") {
@@ -73,16 +89,46 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                         .await
                         .expect("json");
                     path.replace("{uid}", identity["id"].as_str().expect("id"))
+                } else if path.contains("/investment/themes/universes/{universe}")
+                    || path.contains("/investment/governed-ai-operations")
+                {
+                    // A universe of the demo's instruments: announced for the handoff example, handed off
+                    // for the others; an operation on a model portfolio drawn from it.
+                    demo_book(&app).await;
+                    let handoff = path.ends_with("/handoff");
+                    let mut universe = serde_json::json!({ "name": "Example", "theme": "quality", "source": "test" });
+                    if !handoff {
+                        universe["members"] = serde_json::json!([{ "symbol": "MSFT", "relevance": 0.9 }, { "symbol": "AAPL", "relevance": 0.8 }]);
+                    }
+                    let u: Value = app
+                        .post_json("/api/v2/investment/themes/universes", &app.key, &universe, None)
+                        .await
+                        .json()
+                        .await
+                        .expect("json");
+                    let u = u["id"].to_string();
+                    if path.contains("/governed-ai-operations") {
+                        let draw = format!("/api/v2/investment/themes/universes/{u}/model-portfolio");
+                        let model: Value = app
+                            .post_json(&draw, &app.key, &serde_json::json!({}), None)
+                            .await
+                            .json()
+                            .await
+                            .expect("json");
+                        let op = serde_json::json!({ "portfolio_id": 1, "model_portfolio": model["id"], "objective": "example" });
+                        let op: Value = app
+                            .post_json("/api/v2/investment/governed-ai-operations", &app.key, &op, None)
+                            .await
+                            .json()
+                            .await
+                            .expect("json");
+                        path.replace("{uid}", op["id"].as_str().expect("id"))
+                    } else {
+                        path.replace("{universe}", &u)
+                    }
                 } else if path.contains("/investment/portfolios/{portfolio}") {
                     // The documented example proposes on the demo book (its first portfolio).
-                    fiscus_server::demo_data::load(
-                        &app.state.store,
-                        &fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
-                        &app.workspace_id,
-                        &fiscus_server::import::Silent,
-                    )
-                    .await
-                    .expect("demo data");
+                    demo_book(&app).await;
                     let list: Value =
                         app.get("/api/v2/investment/portfolios", &app.key).await.json().await.expect("json");
                     path.replace("{portfolio}", &list["data"][0]["id"].to_string())
@@ -106,8 +152,9 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                 // a refusal by the control gates rather than by body validation.
                 let status = response.status();
                 let body: Value = response.json().await.unwrap_or(Value::Null);
+                // A rebalance's model portfolio awaits a person's approval, which no credential can give.
                 assert!(
-                    status.is_success() || body["code"] == "execution_refused",
+                    status.is_success() || body["code"] == "execution_refused" || body["code"] == "rebalance_refused",
                     "{} example answered {status}: {body}",
                     entry.id
                 );
@@ -199,4 +246,16 @@ async fn every_operation_states_the_common_contract() {
         }
     }
     assert!(links >= 10, "the workflows are linked: {links}");
+}
+
+/// The demo data, once per database (found by hash the second time).
+async fn demo_book(app: &crate::helpers::TestApp) {
+    fiscus_server::demo_data::load(
+        &app.state.store,
+        &fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
+        &app.workspace_id,
+        &fiscus_server::import::Silent,
+    )
+    .await
+    .expect("demo data");
 }

@@ -163,6 +163,11 @@ fn stored(row: &sqlx::any::AnyRow, i: usize) -> std::result::Result<Stored, sqlx
     Ok(v.map_or(Stored::Null, Stored::Text))
 }
 
+/// Takes the next number of a counter, inside the writing transaction.
+pub(crate) async fn take_number(tx: &mut WriteTx, counter: &str) -> Result<i64> {
+    take_numbers(tx, counter, 1).await
+}
+
 /// Takes `n` consecutive numbers from a counter, inside the writing transaction; returns the first.
 pub(crate) async fn take_numbers(tx: &mut WriteTx, counter: &str, n: i64) -> Result<i64> {
     let last: i64 = sqlx::query_scalar("UPDATE data_counters SET value = value + $1 WHERE name = $2 RETURNING value")

@@ -45,7 +45,7 @@ pub struct PortfoliosQuery {
     #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
     /// Portfolios after this id (the previous page's `next_after_id`).
-    #[param(minimum = 0, maximum = 9007199254740991_i64)]
+    #[param(minimum = 0)]
     pub after_id: Option<i64>,
 }
 

@@ -4,6 +4,7 @@
 
 pub mod book;
 pub mod risk;
+pub mod themes;
 
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -32,9 +33,20 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(risk::get_risk))
         .routes(routes!(risk::get_company))
         .routes(routes!(risk::get_comparisons))
+        .routes(routes!(themes::get_universes))
+        .routes(routes!(themes::get_universe))
+        .routes(routes!(themes::get_model_portfolios))
+        .routes(routes!(themes::get_model_portfolio))
+        .routes(routes!(themes::get_operation))
 }
 
 /// Operations that record (behind the idempotency layer).
 pub fn writing_routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(book::post_tax_harvest))
+    OpenApiRouter::new()
+        .routes(routes!(book::post_tax_harvest))
+        .routes(routes!(themes::post_universe))
+        .routes(routes!(themes::post_handoff))
+        .routes(routes!(themes::post_model_portfolio))
+        .routes(routes!(themes::post_operation))
+        .routes(routes!(themes::post_rebalance))
 }

@@ -1,0 +1,244 @@
+//! From research's universe to a rebalance proposal, with a person in the middle: a universe handed off
+//! (or announced and handed off later), a draft model portfolio with its content hash, an operator's
+//! approval at the console (a credential with every scope cannot approve), a governed AI operation, and a
+//! rebalance proposal that exists only for an approved, unchanged model portfolio and never executes.
+
+use crate::console::{client, console_page, enrolled_operator, sign_in};
+use crate::helpers::{TestApp, problem, spawn_app};
+use fiscus_domain::actions::approval::Role;
+use fiscus_domain::actor::Actor;
+use fiscus_server::governed::Caller;
+use serde_json::{Value, json};
+
+async fn demo(app: &TestApp) {
+    fiscus_server::demo_data::load(
+        &app.state.store,
+        &Caller::bare(Actor::demo()),
+        &app.workspace_id,
+        &fiscus_server::import::Silent,
+    )
+    .await
+    .expect("demo data loads");
+}
+
+async fn post(app: &TestApp, path: &str, body: &Value) -> reqwest::Response {
+    app.post_json(path, &app.key, body, None).await
+}
+
+async fn created(app: &TestApp, path: &str, body: &Value) -> Value {
+    let r = post(app, path, body).await;
+    assert_eq!(r.status(), 201, "{path}");
+    r.json().await.expect("json")
+}
+
+fn quality() -> Value {
+    json!({
+        "name": "Quality compounders", "theme": "quality", "source": "Equity research, thematic desk",
+        "members": [
+            { "symbol": "MSFT", "relevance": 0.95, "rationale": "Recurring revenue" },
+            { "symbol": "AAPL", "relevance": 0.9 }, { "symbol": "JNJ", "relevance": 0.8 },
+            { "symbol": "PG", "relevance": 0.7 }, { "symbol": "KO", "relevance": 0.5 }
+        ]
+    })
+}
+
+/// Approves (or rejects) a model portfolio at the console as `cookie`'s operator, with the hash its page
+/// shows.
+pub async fn console_decision(app: &TestApp, cookie: &str, id: &str, decision: &str) -> reqwest::Response {
+    let page = console_page(app, cookie, "/console/model-portfolios").await;
+    assert!(page.contains(id), "the draft is listed:\n{page}");
+    let form_start = page.find(&format!("action=\"/console/model-portfolios/{id}\"")).expect("a decision form");
+    let form = &page[form_start..];
+    let value = |name: &str| crate::console::between(form, &format!("name=\"{name}\" value=\""), "\"").to_string();
+    client()
+        .post(app.url(&format!("/console/model-portfolios/{id}")))
+        .header("cookie", cookie)
+        .form(&[
+            ("csrf", value("csrf")),
+            ("environment", "sandbox".to_string()),
+            ("content_hash", value("content_hash")),
+            ("decision", decision.to_string()),
+        ])
+        .send()
+        .await
+        .expect("request")
+}
+
+#[tokio::test]
+async fn a_rebalance_exists_only_for_a_person_approved_unchanged_model_portfolio() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let universe = created(&app, "/api/v2/investment/themes/universes", &quality()).await;
+    assert_eq!(universe["status"], "handed_off");
+    let u = universe["id"].as_i64().expect("id");
+
+    // A draft: the four most relevant members, relevance-weighted to exactly one million parts.
+    let path = format!("/api/v2/investment/themes/universes/{u}/model-portfolio");
+    let model = created(&app, &path, &json!({ "limit": 4, "benchmark_symbol": "SPX" })).await;
+    assert_eq!(model["state"], "approval_required");
+    let weights: Vec<(String, i64)> = model["holdings"]
+        .as_array()
+        .expect("holdings")
+        .iter()
+        .map(|h| (h["symbol"].as_str().expect("symbol").to_string(), h["weight_ppm"].as_i64().expect("weight")))
+        .collect();
+    let expected = [("MSFT", 283_582), ("AAPL", 268_657), ("JNJ", 238_806), ("PG", 208_955)];
+    assert_eq!(weights, expected.map(|(s, w)| (s.to_string(), w)));
+    let model_id = model["id"].as_str().expect("id").to_string();
+    let hash = model["content_hash"].as_str().expect("hash").to_string();
+
+    // An operation opened on the draft cannot rebalance: no person approved it.
+    let op = created(
+        &app,
+        "/api/v2/investment/governed-ai-operations",
+        &json!({ "portfolio_id": 1, "model_portfolio": model_id, "objective": "Move GROWTH onto the quality model" }),
+    )
+    .await;
+    assert_eq!(
+        (op["status"].as_str(), op["model_portfolio_hash"].as_str()),
+        (Some("governed_review"), Some(hash.as_str()))
+    );
+    let rebalance = format!("/api/v2/investment/governed-ai-operations/{}/rebalance", op["id"].as_str().expect("id"));
+    let p = problem(post(&app, &rebalance, &json!({})).await, 422, "rebalance_refused").await;
+    assert!(p["detail"].as_str().expect("detail").starts_with("model_portfolio_not_approved"), "{p}");
+    // A credential holding every scope has no way to approve it.
+    let r = post(&app, &format!("/api/v2/investment/model-portfolios/{model_id}/approve"), &json!({})).await;
+    assert!(r.status() == 404 || r.status() == 405, "{}", r.status());
+
+    // At the console: an auditor cannot decide; an approver approves the hash the page shows.
+    let auditor = enrolled_operator(&app, "audrey@example.com", Role::Auditor).await;
+    let cookie = sign_in(&app, &auditor).await;
+    let page = console_page(&app, &cookie, "/console/model-portfolios").await;
+    assert!(page.contains(&hash[..19]) && !page.contains("Approve sha256"), "an auditor sees no decision form");
+    let approver = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &approver).await;
+    assert_eq!(console_decision(&app, &cookie, &model_id, "approve").await.status(), 303);
+    let approved: Value =
+        app.get(&format!("/api/v2/investment/model-portfolios/{model_id}"), &app.key).await.json().await.expect("json");
+    assert_eq!(approved["state"], "approved");
+    assert_eq!(approved["decided_by"], format!("operator:{}", approver.id));
+    // Decided once.
+    let again = client()
+        .post(app.url(&format!("/console/model-portfolios/{model_id}")))
+        .header("cookie", &cookie)
+        .form(&[
+            ("csrf", crate::console::hidden(&console_page(&app, &cookie, "/console/model-portfolios").await, "csrf")),
+            ("environment", "sandbox".to_string()),
+            ("content_hash", hash.clone()),
+            ("decision", "reject".to_string()),
+        ])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(again.status(), 409);
+
+    // A caller who reviewed another hash is refused; the reviewed one gets the proposal.
+    let stale = json!({ "expected_model_portfolio_hash": format!("sha256:{}", "0".repeat(64)) });
+    let p = problem(post(&app, &rebalance, &stale).await, 422, "rebalance_refused").await;
+    assert!(p["detail"].as_str().expect("detail").starts_with("stale_model_portfolio_hash"), "{p}");
+    let proposal = created(&app, &rebalance, &json!({ "expected_model_portfolio_hash": hash, "cost_bps": 10 })).await;
+    let out = &proposal["output"];
+    assert_eq!((out["executable"].as_bool(), out["model_portfolio_hash"].as_str()), (Some(false), Some(hash.as_str())));
+    let orders = out["orders"].as_array().expect("orders");
+    let side =
+        |s: &str| orders.iter().find(|o| o["symbol"] == s).map(|o| o["side"].as_str().expect("side").to_string());
+    // What the model leaves out is sold whole; what it holds is bought up to its weight.
+    for s in ["AMD", "XOM", "JPM", "UNH"] {
+        assert_eq!(side(s).as_deref(), Some("sell"), "{s}");
+    }
+    for s in ["AAPL", "JNJ", "PG"] {
+        assert_eq!(side(s).as_deref(), Some("buy"), "{s}");
+    }
+    let traded: i64 = orders.iter().map(|o| o["notional_minor"].as_i64().expect("notional")).sum();
+    assert_eq!(out["traded_notional_minor"], traded);
+    assert_eq!(out["estimated_costs_minor"], (traded as f64 * 0.001).round() as i64);
+    // Holdings 193,195.20 at the marks plus 210,000.00 cash.
+    assert_eq!(out["portfolio_value_minor"], 19_319_520 + 21_000_000);
+    for o in orders.iter().filter(|o| o["side"] == "buy") {
+        let target = weights.iter().find(|(s, _)| o["symbol"] == s.as_str()).expect("a model member").1;
+        let after = o["weight_after_ppm"].as_i64().expect("after");
+        assert!(after <= target && target - after < 2_000, "{o}: {after} vs {target}");
+    }
+    assert_eq!(app.count("SELECT COUNT(*) FROM investment_records WHERE kind = 'rebalance'").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM actions").await, 0, "a proposal executes nothing");
+
+    // An edited model portfolio is never served or used.
+    app.execute(&format!(
+        "UPDATE model_portfolios SET holdings = REPLACE(holdings, '283582', '983582') WHERE id = '{model_id}'"
+    ))
+    .await;
+    let r = app.get(&format!("/api/v2/investment/model-portfolios/{model_id}"), &app.key).await;
+    assert_eq!(r.status(), 500);
+    assert_eq!(post(&app, &rebalance, &json!({})).await.status(), 500);
+}
+
+#[tokio::test]
+async fn a_universe_waits_for_its_handoff_and_bad_requests_change_nothing() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let announced = created(
+        &app,
+        "/api/v2/investment/themes/universes",
+        &json!({ "name": "Energy transition", "theme": "energy", "source": "Research" }),
+    )
+    .await;
+    assert_eq!(announced["status"], "pending");
+    let u = announced["id"].as_i64().expect("id");
+    let draw = format!("/api/v2/investment/themes/universes/{u}/model-portfolio");
+    problem(post(&app, &draw, &json!({})).await, 503, "handoff_unavailable").await;
+    let handoff = format!("/api/v2/investment/themes/universes/{u}/handoff");
+    let members = json!({ "members": [{ "symbol": "XOM", "relevance": 0.4 }, { "symbol": "CVX", "relevance": 0.6 }] });
+    let r = post(&app, &handoff, &members).await;
+    assert_eq!(r.status(), 200);
+    problem(post(&app, &handoff, &members).await, 409, "conflict").await;
+    let equal = created(&app, &draw, &json!({ "weighting": "equal" })).await;
+    assert_eq!(equal["holdings"][0]["weight_ppm"], 500_000);
+
+    let before = app.count("SELECT COUNT(*) FROM model_portfolios").await;
+    for (body, field) in [
+        (json!({ "limit": 0 }), "limit"),
+        (json!({ "limit": 10000 }), "limit"),
+        (json!({ "weighting": "market_cap" }), "weighting"),
+        (json!({ "benchmark_symbol": "NOPE" }), "benchmark_symbol"),
+    ] {
+        let p = problem(post(&app, &draw, &body).await, 422, "invalid_request").await;
+        assert!(p["errors"].to_string().contains(field), "{p}");
+    }
+    for (body, field) in [
+        (
+            json!({ "name": "x", "theme": "t", "source": "s", "members": [{ "symbol": "NOPE", "relevance": 0.5 }] }),
+            "members",
+        ),
+        (
+            json!({ "name": "x", "theme": "t", "source": "s", "members": [{ "symbol": "MSFT", "relevance": 1.5 }] }),
+            "members",
+        ),
+        (json!({ "name": " ", "theme": "t", "source": "s" }), "name"),
+    ] {
+        let p = problem(post(&app, "/api/v2/investment/themes/universes", &body).await, 422, "invalid_request").await;
+        assert!(p["errors"].to_string().contains(field), "{p}");
+    }
+    // Another workspace's universe and model portfolio are invisible.
+    let (_, other) = app.other_workspace_key().await;
+    problem(app.post_json(&draw, &other, &json!({}), None).await, 404, "not_found").await;
+    let r =
+        app.get(&format!("/api/v2/investment/model-portfolios/{}", equal["id"].as_str().expect("id")), &other).await;
+    problem(r, 404, "not_found").await;
+    let p = problem(
+        app.post_json(
+            "/api/v2/investment/governed-ai-operations",
+            &other,
+            &json!({ "portfolio_id": 1, "model_portfolio": equal["id"], "objective": "x" }),
+            None,
+        )
+        .await,
+        422,
+        "invalid_request",
+    )
+    .await;
+    assert!(p["errors"].to_string().contains("portfolio_id"), "{p}");
+    assert_eq!(app.count("SELECT COUNT(*) FROM model_portfolios").await, before);
+    assert_eq!(app.count("SELECT COUNT(*) FROM governed_ai_operations").await, 0);
+    let list: Value = app.get("/api/v2/investment/themes/universes", &app.key).await.json().await.expect("json");
+    assert_eq!(list["data"].as_array().expect("data").len(), 1);
+}
