@@ -95,6 +95,8 @@ DATA_KEYS = {
     # The demo book's first portfolio (GROWTH) and a held company.
     ("GET", "/api/v2/investment/portfolios/{portfolio}/tax-lots"): ("portfolio", 1),
     ("POST", "/api/v2/investment/portfolios/{portfolio}/tax-harvest"): ("portfolio", 1),
+    ("POST", "/api/v2/investment/portfolios/{portfolio}/scenarios"): ("portfolio", 1),
+    ("POST", "/api/v2/investment/portfolios/{portfolio}/construct"): ("portfolio", 1),
     ("GET", "/api/v2/investment/companies/{symbol}"): ("symbol", "AAPL"),
     # The first universe, which the seed hands off (the demo data has none).
     ("GET", "/api/v2/investment/themes/universes/{universe}"): ("universe", 1),

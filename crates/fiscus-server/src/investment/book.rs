@@ -111,6 +111,28 @@ pub async fn marks(
     Ok(out)
 }
 
+/// Each instrument's mark converted into `base` (minor units per unit, rounded to the nearest), at the
+/// observed FX rate on or before `on`; by instrument id.
+pub async fn prices_in_base(
+    state: &AppState,
+    workspace_id: &str,
+    marks: &HashMap<String, Mark>,
+    base: Currency,
+    on: &str,
+) -> Result<HashMap<String, i64>, Failure> {
+    let mut out = HashMap::with_capacity(marks.len());
+    for (id, mark) in marks {
+        let mut conn = state.store.read().await?;
+        let i = market::get_instrument(&mut conn, workspace_id, id).await?;
+        drop(conn);
+        let currency = Currency::parse(&i.currency)
+            .ok_or_else(|| Failure::internal(format!("instrument {}: currency `{}`", i.symbol, i.currency)))?;
+        let rate = fx_rate(state, workspace_id, currency, base, on).await?;
+        out.insert(id.clone(), (mark.price_minor as f64 * rate).round() as i64);
+    }
+    Ok(out)
+}
+
 /// A non-negative decimal price in minor units of `currency`, rounded half to even; `None` if it is not a
 /// plain decimal or too large.
 pub fn minor_units(price: &str, currency: Currency) -> Option<i64> {

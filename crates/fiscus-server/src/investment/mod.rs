@@ -9,7 +9,9 @@
 pub mod analytics;
 pub mod book;
 pub mod company;
+pub mod construct;
 pub mod records;
+pub mod scenarios;
 pub mod tax;
 pub mod themes;
 

@@ -581,16 +581,9 @@ pub async fn rebalance(
     drop(conn);
     let marks = ledger::marks(state, &tenant.workspace_id, &instruments, r.as_of.as_deref()).await?;
     let on = r.as_of.clone().or_else(|| marks.values().map(|k| k.date.clone()).max()).unwrap_or_default();
-    let mut price_in_base: HashMap<String, i64> = HashMap::new();
-    let mut conn = state.store.read().await?;
-    for (id, symbol) in &instruments {
-        let i = fiscus_store::data::market::get_instrument(&mut conn, &tenant.workspace_id, id).await?;
-        let currency = fiscus_domain::money::Currency::parse(&i.currency)
-            .ok_or_else(|| Failure::internal(format!("instrument {symbol}: currency `{}`", i.currency)))?;
-        let rate = ledger::fx_rate(state, &tenant.workspace_id, currency, base, &on).await?;
-        price_in_base.insert(symbol.clone(), (marks[id].price_minor as f64 * rate).round() as i64);
-    }
-    drop(conn);
+    let by_id = ledger::prices_in_base(state, &tenant.workspace_id, &marks, base, &on).await?;
+    let price_in_base: HashMap<String, i64> =
+        instruments.iter().map(|(id, symbol)| (symbol.clone(), by_id[id])).collect();
     let mut held: Vec<Held> = Vec::new();
     for l in book.lots.iter().filter(|l| l.acquired <= on) {
         match held.iter_mut().find(|h| h.symbol == l.symbol) {

@@ -423,6 +423,16 @@ async fn every_documented_success_has_a_real_example() {
         &harvest,
     )
     .await;
+    let stress = json!({ "historical": { "preset": "covid_crash_2020" } });
+    walk.post("post_investment_portfolios_portfolio_scenarios", "/api/v2/investment/portfolios/1/scenarios", &stress)
+        .await;
+    let construct = json!({ "objective": "min_variance", "max_weight": 0.3 });
+    walk.post(
+        "post_investment_portfolios_portfolio_construct",
+        "/api/v2/investment/portfolios/1/construct",
+        &construct,
+    )
+    .await;
     walk.get("get_investment_risk", "/api/v2/investment/risk?portfolio_id=1").await;
     walk.get("get_benchmarking_comparisons", "/api/v2/benchmarking/comparisons?portfolio_id=1").await;
     walk.get("get_investment_companies_symbol", "/api/v2/investment/companies/AAPL").await;

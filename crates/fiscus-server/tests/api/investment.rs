@@ -301,3 +301,71 @@ async fn the_books_imports_refuse_what_a_book_must_never_hold() {
     problem(r, 503, "market_data_unavailable").await;
     assert_eq!(app.count("SELECT COUNT(*) FROM investment_records").await, 0);
 }
+
+#[tokio::test]
+async fn scenarios_and_constructions_are_sealed_proposals_on_the_holdings() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let growth = portfolio(&app, "GROWTH").await;
+    let path = format!("/api/v2/investment/portfolios/{growth}/scenarios");
+    // The covid crash replayed on today's holdings: the same figures Python computes from the shipped CSV
+    // (each holding's market value times its observed return from 2020-02-19 to 2020-03-23).
+    let r = app.post_json(&path, &app.key, &json!({ "historical": { "preset": "covid_crash_2020" } }), None).await;
+    assert_eq!(r.status(), 201);
+    let run: Value = r.json().await.expect("json");
+    let out = &run["output"];
+    assert_eq!((out["window_start"].as_str(), out["window_end"].as_str()), (Some("2020-02-19"), Some("2020-03-23")));
+    assert!((out["pnl_minor"].as_i64().expect("pnl") - -6_405_522).abs() <= 5, "{}", out["pnl_minor"]);
+    let xom = out["lines"].as_array().expect("lines").iter().find(|l| l["symbol"] == "XOM").expect("XOM");
+    assert!((xom["return"].as_f64().expect("return") - -0.4787840405319823).abs() < 1e-12);
+    assert!(out["worst_day"]["return"].as_f64().expect("worst") < -0.09);
+    assert!(out["max_drawdown"].as_f64().expect("drawdown") < -0.3);
+    // Hypothetical: an instrument's own shock wins over its sector's, a sector's over the market's (beta).
+    let shocks =
+        json!({ "hypothetical": { "market": -0.2, "sectors": { "Energy": -0.35 }, "instruments": { "AAPL": -0.25 } } });
+    let run: Value = app.post_json(&path, &app.key, &shocks, None).await.json().await.expect("json");
+    let lines = run["output"]["lines"].as_array().expect("lines");
+    let line = |s: &str| lines.iter().find(|l| l["symbol"] == s).expect("line");
+    assert_eq!(
+        (line("AAPL")["source"].as_str(), line("AAPL")["pnl_minor"].as_i64()),
+        (Some("instrument"), Some(-942_525))
+    );
+    assert_eq!((line("XOM")["source"].as_str(), line("XOM")["pnl_minor"].as_i64()), (Some("sector"), Some(-1_119_615)));
+    let msft = line("MSFT");
+    assert_eq!(msft["source"], "market");
+    let beta = msft["beta"].as_f64().expect("beta");
+    assert!(beta > 0.5 && beta < 2.0, "{beta}");
+    assert!((msft["return"].as_f64().expect("return") - -0.2 * beta).abs() < 1e-12);
+    for (body, field) in [
+        (json!({}), "historical"),
+        (json!({ "historical": { "preset": "dotcom" } }), "historical"),
+        (json!({ "historical": { "start": "2020-03-23", "end": "2020-02-19" } }), "historical"),
+        (json!({ "hypothetical": { "market": -1.5 } }), "hypothetical"),
+        (json!({ "hypothetical": { "instruments": { "NFLX": -0.1 } } }), "hypothetical"),
+    ] {
+        let p = problem(app.post_json(&path, &app.key, &body, None).await, 422, "invalid_request").await;
+        assert!(p["errors"].to_string().contains(field), "{p}");
+    }
+
+    // Construction: minimum variance over the holdings, capped at 30 % each, weights summing exactly.
+    let path = format!("/api/v2/investment/portfolios/{growth}/construct");
+    let r = app.post_json(&path, &app.key, &json!({ "max_weight": 0.3 }), None).await;
+    assert_eq!(r.status(), 201);
+    let c: Value = r.json().await.expect("json");
+    let targets = c["output"]["targets"].as_array().expect("targets");
+    assert_eq!(targets.len(), 9);
+    assert_eq!(targets.iter().map(|t| t["target_weight_ppm"].as_i64().expect("ppm")).sum::<i64>(), 1_000_000);
+    assert!(targets.iter().all(|t| t["target_weight_ppm"].as_i64().expect("ppm") <= 300_000));
+    assert_eq!(c["output"]["executable"], false);
+    assert!(c["output"]["expected_volatility"].as_f64().expect("vol") < 0.23, "below the holdings' own");
+    for (body, field) in [
+        (json!({ "max_weight": 0.05 }), "max_weight"),
+        (json!({ "lookback_days": 10 }), "lookback_days"),
+        (json!({ "instruments": ["AAPL"] }), "instruments"),
+        (json!({ "objective": "max_return" }), "objective"),
+    ] {
+        let p = problem(app.post_json(&path, &app.key, &body, None).await, 422, "invalid_request").await;
+        assert!(p["errors"].to_string().contains(field), "{p}");
+    }
+    assert_eq!(app.count("SELECT COUNT(*) FROM investment_records").await, 3);
+}

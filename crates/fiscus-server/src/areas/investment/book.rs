@@ -15,6 +15,8 @@ use crate::http::ctx::Ctx;
 use crate::http::json::ApiJson;
 use crate::http::problem::ApiError;
 use crate::http::query::{ApiPath, ApiQuery};
+use crate::investment::construct::{self, ConstructOutput, ConstructRequest};
+use crate::investment::scenarios::{self, ScenarioOutput, ScenarioRequest};
 use crate::investment::tax::{self, HarvestOutput, TaxHarvestRequest, TaxLots};
 use crate::state::AppState;
 
@@ -185,4 +187,119 @@ pub async fn post_tax_harvest(
 ) -> Result<Response, ApiError> {
     let record = tax::harvest(&state, &ctx.caller(), ctx.tenant(), portfolio, req).await?;
     Ok((StatusCode::CREATED, Json(harvest_view(record)?)).into_response())
+}
+
+/// A record's output, parsed back into its type.
+fn output_of<T: serde::de::DeserializeOwned>(r: &Record) -> Result<T, ApiError> {
+    serde_json::from_str(&r.output)
+        .map_err(|e| ApiError::from(crate::governed::Failure::internal(format!("record {}: {e}", r.id))))
+}
+
+/// A scenario run, sealed.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ScenarioView {
+    /// Always `scenario_run`.
+    pub object: &'static str,
+    #[schema(example = "isr_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub id: String,
+    #[schema(value_type = Object)]
+    pub request: Value,
+    pub output: ScenarioOutput,
+    /// `sha256:` over the canonical request and output (RFC 8785), newline-separated.
+    pub content_hash: String,
+    pub created_by: String,
+    pub created_at: String,
+}
+
+/// Stresses the portfolio's current holdings: `historical` replays a window of observed returns (or a named
+/// crisis: `gfc_2008`, `euro_crisis_2011`, `covid_crash_2020`, `rate_shock_2022`) on today's holdings,
+/// with the window's worst day and drawdown; `hypothetical` applies shocks by instrument, by sector or to
+/// the market (through each holding's beta to the portfolio's benchmark over the past year). Recorded,
+/// sealed; nothing trades.
+#[utoipa::path(
+    post,
+    path = "/api/v2/investment/portfolios/{portfolio}/scenarios",
+    params(("portfolio" = i64, Path, minimum = 1, maximum = 9007199254740991_i64, description = "The portfolio's integer id", example = 1)),
+    request_body(content = ScenarioRequest, description = "Exactly one of `historical` and `hypothetical`", example = json!({
+        "hypothetical": {"market": -0.2, "sectors": {"Energy": -0.35}, "instruments": {"AAPL": -0.25}}
+    })),
+    responses(
+        (status = 201, description = "The scenario run, sealed", body = ScenarioView),
+        (status = 404, description = "No such portfolio in this workspace"),
+        (status = 409, description = "The portfolio holds no open lots"),
+        (status = 422, description = "Bad input, or too few observed prices in the window (`computation_refused`)"),
+        (status = 503, description = "An observed price or FX rate is missing (`market_data_unavailable`)")
+    )
+)]
+pub async fn post_scenarios(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(portfolio): ApiPath<i64>,
+    ApiJson(req): ApiJson<ScenarioRequest>,
+) -> Result<Response, ApiError> {
+    let r = scenarios::run(&state, &ctx.caller(), ctx.tenant(), portfolio, req).await?;
+    let view = ScenarioView {
+        object: "scenario_run",
+        output: output_of(&r)?,
+        request: serde_json::from_str(&r.request).unwrap_or(Value::Null),
+        id: r.id,
+        content_hash: r.content_hash,
+        created_by: r.created_by,
+        created_at: rfc3339(r.created_at),
+    };
+    Ok((StatusCode::CREATED, Json(view)).into_response())
+}
+
+/// A construction proposal, sealed.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ConstructionView {
+    /// Always `construction_proposal`.
+    pub object: &'static str,
+    #[schema(example = "pcp_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub id: String,
+    #[schema(value_type = Object)]
+    pub request: Value,
+    pub output: ConstructOutput,
+    /// `sha256:` over the canonical request and output (RFC 8785), newline-separated.
+    pub content_hash: String,
+    pub created_by: String,
+    pub created_at: String,
+}
+
+/// Proposes target weights for the portfolio from the engine's optimisers (minimum variance, maximum
+/// Sharpe or equal risk contribution) over observed daily returns of its holdings or of named instruments,
+/// with a cap per instrument and an optional turnover limit from today's weights, and the whole-unit orders
+/// that would reach them. A proposal, sealed and recorded: it never trades.
+#[utoipa::path(
+    post,
+    path = "/api/v2/investment/portfolios/{portfolio}/construct",
+    params(("portfolio" = i64, Path, minimum = 1, maximum = 9007199254740991_i64, description = "The portfolio's integer id", example = 1)),
+    request_body(content = ConstructRequest, description = "Every field is optional: `{}` is minimum variance over the holdings", example = json!({
+        "objective": "min_variance", "max_weight": 0.3, "lookback_days": 1095
+    })),
+    responses(
+        (status = 201, description = "The proposal, sealed (never executable)", body = ConstructionView),
+        (status = 404, description = "No such portfolio in this workspace"),
+        (status = 409, description = "The portfolio holds no open lots"),
+        (status = 422, description = "Bad input, or the engine refused the problem (`computation_refused`)"),
+        (status = 503, description = "An observed price or FX rate is missing (`market_data_unavailable`)")
+    )
+)]
+pub async fn post_construct(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(portfolio): ApiPath<i64>,
+    ApiJson(req): ApiJson<ConstructRequest>,
+) -> Result<Response, ApiError> {
+    let r = construct::construct(&state, &ctx.caller(), ctx.tenant(), portfolio, req).await?;
+    let view = ConstructionView {
+        object: "construction_proposal",
+        output: output_of(&r)?,
+        request: serde_json::from_str(&r.request).unwrap_or(Value::Null),
+        id: r.id,
+        content_hash: r.content_hash,
+        created_by: r.created_by,
+        created_at: rfc3339(r.created_at),
+    };
+    Ok((StatusCode::CREATED, Json(view)).into_response())
 }

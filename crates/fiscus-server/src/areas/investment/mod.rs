@@ -44,6 +44,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
 pub fn writing_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(book::post_tax_harvest))
+        .routes(routes!(book::post_scenarios))
+        .routes(routes!(book::post_construct))
         .routes(routes!(themes::post_universe))
         .routes(routes!(themes::post_handoff))
         .routes(routes!(themes::post_model_portfolio))
