@@ -97,6 +97,7 @@ DATA_KEYS = {
     ("POST", "/api/v2/investment/portfolios/{portfolio}/tax-harvest"): ("portfolio", 1),
     ("POST", "/api/v2/investment/portfolios/{portfolio}/scenarios"): ("portfolio", 1),
     ("POST", "/api/v2/investment/portfolios/{portfolio}/construct"): ("portfolio", 1),
+    ("POST", "/api/v2/investment/portfolios/{portfolio}/collateral-inventory"): ("portfolio", "GROWTH"),
     ("GET", "/api/v2/investment/companies/{symbol}"): ("symbol", "AAPL"),
     # The first universe, which the seed hands off (the demo data has none).
     ("GET", "/api/v2/investment/themes/universes/{universe}"): ("universe", 1),

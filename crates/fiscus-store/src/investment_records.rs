@@ -32,11 +32,17 @@ pub enum RecordKind {
     Scenario,
     Construction,
     Rebalance,
+    CollateralInventory,
 }
 
 impl RecordKind {
-    pub const ALL: [RecordKind; 4] =
-        [RecordKind::TaxHarvest, RecordKind::Scenario, RecordKind::Construction, RecordKind::Rebalance];
+    pub const ALL: [RecordKind; 5] = [
+        RecordKind::TaxHarvest,
+        RecordKind::Scenario,
+        RecordKind::Construction,
+        RecordKind::Rebalance,
+        RecordKind::CollateralInventory,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -44,6 +50,7 @@ impl RecordKind {
             RecordKind::Scenario => "scenario",
             RecordKind::Construction => "construction",
             RecordKind::Rebalance => "rebalance",
+            RecordKind::CollateralInventory => "collateral_inventory",
         }
     }
 
@@ -54,6 +61,7 @@ impl RecordKind {
             RecordKind::Scenario => "isr",
             RecordKind::Construction => "pcp",
             RecordKind::Rebalance => "rbp",
+            RecordKind::CollateralInventory => "cis",
         }
     }
 

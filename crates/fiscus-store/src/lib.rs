@@ -14,6 +14,7 @@ pub mod applications;
 pub mod audit;
 pub mod autonomy_evidence;
 pub mod cache;
+pub mod collateral;
 pub mod compute;
 pub mod credentials;
 pub mod credits;

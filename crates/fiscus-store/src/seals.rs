@@ -255,7 +255,7 @@ pub const A2A_TASKS: SealedTable = SealedTable {
 };
 
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 22] = [
+pub const ALL: [SealedTable; 23] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -278,6 +278,7 @@ pub const ALL: [SealedTable; 22] = [
     crate::themes::UNIVERSES_SEALED,
     crate::themes::MODEL_PORTFOLIOS_SEALED,
     crate::themes::OPERATIONS_SEALED,
+    crate::collateral::SEALED,
 ];
 
 /// A row's sealed columns, named, as stored.

@@ -127,6 +127,26 @@ pub enum AdminCommand {
         #[command(subcommand)]
         command: OperatorCommand,
     },
+    /// A workspace's collateral eligibility and haircut policy (versioned; the newest is in force).
+    CollateralPolicy {
+        #[command(subcommand)]
+        command: CollateralPolicyCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CollateralPolicyCommand {
+    /// Set the next version from a JSON file: `[{"asset_class": "equity", "haircut": 0.25}, …]`.
+    Set {
+        #[arg(long)]
+        workspace: String,
+        file: std::path::PathBuf,
+    },
+    /// Print the policy in force (the built-in default, version 0, when none was set).
+    Show {
+        #[arg(long)]
+        workspace: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -581,6 +601,35 @@ async fn admin_command(admin: &Admin<'_>, settings: &Settings, command: AdminCom
         AdminCommand::Operator { command: OperatorCommand::List { workspace } } => {
             for o in admin.list_operators(&workspace).await? {
                 println!("{}\t{}\t{}\t{}\tsecond factor: {}", o.id, o.email, o.role, o.status, o.totp_confirmed == 1);
+            }
+        }
+        AdminCommand::CollateralPolicy { command: CollateralPolicyCommand::Set { workspace, file } } => {
+            let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+            let rules =
+                serde_json::from_str(&text).with_context(|| format!("{} is not a list of rules", file.display()))?;
+            let caller = fiscus_server::governed::Caller::bare(admin.actor.clone());
+            match fiscus_server::investment::collateral::set_policy(admin.store, &caller, &workspace, rules).await {
+                Ok(p) => {
+                    println!("collateral policy version {} in force ({})", p.version, p.rules_hash);
+                    println!("{}", p.id);
+                }
+                Err(fiscus_server::governed::Failure::Invalid(errors)) => {
+                    let lines: Vec<String> = errors.into_iter().map(|(_, e)| e).collect();
+                    bail!("the policy was refused:\n{}", lines.join("\n"));
+                }
+                Err(e) => bail!("the policy was not recorded: {e:?}"),
+            }
+        }
+        AdminCommand::CollateralPolicy { command: CollateralPolicyCommand::Show { workspace } } => {
+            let mut conn = admin.store.read().await?;
+            match fiscus_store::collateral::current(&mut conn, admin.store.seal_key(), &workspace).await? {
+                Some(p) => {
+                    println!("version {} ({}, set by {})\n{}", p.version, p.rules_hash, p.created_by, p.rules_json)
+                }
+                None => println!(
+                    "version 0 (the built-in default)\n{}",
+                    serde_json::to_string(&fiscus_domain::investment::collateral::default_rules())?
+                ),
             }
         }
         AdminCommand::Credits { command: CreditsCommand::Grant { workspace, environment: env, credits, reason } } => {

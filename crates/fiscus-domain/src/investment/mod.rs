@@ -5,4 +5,5 @@
 //! lot relieved twice is refused, never drifted into.
 
 pub mod book;
+pub mod collateral;
 pub mod model_portfolio;

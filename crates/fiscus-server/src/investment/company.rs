@@ -26,12 +26,12 @@ pub struct CompanyView {
     pub sector: String,
     pub isin: String,
     /// The newest value of each metric (its latest period), by metric name.
-    pub fundamentals: Vec<FundamentalView>,
+    pub fundamentals: Vec<CompanyFundamental>,
     pub prices: Option<PriceSummary>,
 }
 
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
-pub struct FundamentalView {
+pub struct CompanyFundamental {
     pub metric: String,
     pub period_end: String,
     pub fiscal_period: String,
@@ -69,14 +69,14 @@ pub async fn company(state: &AppState, tenant: &Tenant, symbol: &str) -> Result<
     let ws = &tenant.workspace_id;
     let mut conn = state.store.read().await?;
     let i = market::get_instrument(&mut conn, ws, symbol).await?;
-    let mut fundamentals: Vec<FundamentalView> = Vec::new();
+    let mut fundamentals: Vec<CompanyFundamental> = Vec::new();
     if let Some(number) = market::latest_dataset(&mut conn, ws, Rows::Fundamentals, &i.id).await? {
         let rows = market::fundamentals(&mut conn, ws, &i.id, number, None, None, Window::default(), 100_000).await?;
         // Rows come by period, oldest first: the last of each metric is its newest.
         for f in rows {
             match fundamentals.iter_mut().find(|x| x.metric == f.metric) {
                 Some(x) => {
-                    *x = FundamentalView {
+                    *x = CompanyFundamental {
                         metric: f.metric,
                         period_end: f.period_end,
                         fiscal_period: f.fiscal_period,
@@ -84,7 +84,7 @@ pub async fn company(state: &AppState, tenant: &Tenant, symbol: &str) -> Result<
                         currency: f.currency,
                     }
                 }
-                None => fundamentals.push(FundamentalView {
+                None => fundamentals.push(CompanyFundamental {
                     metric: f.metric,
                     period_end: f.period_end,
                     fiscal_period: f.fiscal_period,

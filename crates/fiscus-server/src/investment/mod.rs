@@ -8,6 +8,7 @@
 
 pub mod analytics;
 pub mod book;
+pub mod collateral;
 pub mod company;
 pub mod construct;
 pub mod records;

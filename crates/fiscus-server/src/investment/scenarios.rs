@@ -64,7 +64,7 @@ pub struct HypotheticalScenario {
 /// `POST /investment/portfolios/{portfolio}/scenarios`: exactly one of `historical` and `hypothetical`.
 #[derive(Clone, Debug, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ScenarioRequest {
+pub struct StressRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub historical: Option<HistoricalScenario>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -127,7 +127,7 @@ pub async fn run(
     caller: &Caller,
     tenant: &Tenant,
     portfolio_id: i64,
-    req: ScenarioRequest,
+    req: StressRequest,
 ) -> Result<Record, Failure> {
     let mut errors = Vec::new();
     if req.as_of.as_deref().is_some_and(|d| !is_date(d)) {

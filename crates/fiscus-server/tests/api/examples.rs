@@ -433,6 +433,12 @@ async fn every_documented_success_has_a_real_example() {
         &construct,
     )
     .await;
+    walk.post(
+        "post_investment_portfolios_portfolio_collateral_inventory",
+        "/api/v2/investment/portfolios/GROWTH/collateral-inventory",
+        &json!({ "as_of": "2022-12-28" }),
+    )
+    .await;
     walk.get("get_investment_risk", "/api/v2/investment/risk?portfolio_id=1").await;
     walk.get("get_benchmarking_comparisons", "/api/v2/benchmarking/comparisons?portfolio_id=1").await;
     walk.get("get_investment_companies_symbol", "/api/v2/investment/companies/AAPL").await;

@@ -369,3 +369,80 @@ async fn scenarios_and_constructions_are_sealed_proposals_on_the_holdings() {
     }
     assert_eq!(app.count("SELECT COUNT(*) FROM investment_records").await, 3);
 }
+
+#[tokio::test]
+async fn a_collateral_snapshot_applies_the_policy_in_force_to_observed_values() {
+    use fiscus_domain::investment::collateral::CollateralRule;
+    let app = spawn_app().await;
+    demo(&app).await;
+    // By code (the seed's string id) with the built-in default policy (version 0).
+    let r =
+        app.post_json("/api/v2/investment/portfolios/GROWTH/collateral-inventory", &app.key, &json!({}), None).await;
+    assert_eq!(r.status(), 201);
+    let snap: Value = r.json().await.expect("json");
+    let out = &snap["output"];
+    assert_eq!((out["policy_version"].as_i64(), out["as_of"].as_str()), (Some(0), Some("2022-12-28")));
+    let lines = out["lines"].as_array().expect("lines");
+    let line = |p: &str| lines.iter().find(|l| l["position"] == p).expect("line");
+    // 300 AAPL at the observed 125.674 (not rounded first): 37,702.20, less 25 %, rounded down.
+    assert_eq!(
+        (line("AAPL")["market_value_minor"].as_i64(), line("AAPL")["collateral_value_minor"].as_i64()),
+        (Some(3_770_220), Some(2_827_665))
+    );
+    let cash = line("cash:USD");
+    assert_eq!(
+        (cash["market_value_minor"].as_i64(), cash["collateral_value_minor"].as_i64()),
+        (Some(21_000_000), Some(21_000_000))
+    );
+    let total: i64 = lines.iter().map(|l| l["collateral_value_minor"].as_i64().expect("value")).sum();
+    assert_eq!(out["total_collateral_value_minor"], total);
+
+    // A stricter policy, set by a person at the command line, is the next version and is named.
+    let caller = Caller::bare(Actor::cli());
+    let rules = vec![
+        CollateralRule { asset_class: "cash".into(), haircut: 0.0, currencies: vec!["USD".into()] },
+        CollateralRule { asset_class: "equity".into(), haircut: 0.4, currencies: vec![] },
+    ];
+    let p = fiscus_server::investment::collateral::set_policy(&app.state.store, &caller, &app.workspace_id, rules)
+        .await
+        .expect("policy");
+    assert_eq!(p.version, 1);
+    let bad = vec![CollateralRule { asset_class: "art".into(), haircut: 1.2, currencies: vec![] }];
+    assert!(
+        fiscus_server::investment::collateral::set_policy(&app.state.store, &caller, &app.workspace_id, bad)
+            .await
+            .is_err()
+    );
+    let growth = portfolio(&app, "GROWTH").await;
+    let r = app
+        .post_json(&format!("/api/v2/investment/portfolios/{growth}/collateral-inventory"), &app.key, &json!({}), None)
+        .await;
+    let snap: Value = r.json().await.expect("json");
+    assert_eq!(
+        (snap["output"]["policy_version"].as_i64(), snap["output"]["policy_rules_hash"].as_str()),
+        (Some(1), Some(p.rules_hash.as_str()))
+    );
+    let aapl = snap["output"]["lines"]
+        .as_array()
+        .expect("lines")
+        .iter()
+        .find(|l| l["position"] == "AAPL")
+        .expect("AAPL")
+        .clone();
+    assert_eq!(aapl["collateral_value_minor"], 2_262_132);
+
+    problem(
+        app.post_json("/api/v2/investment/portfolios/NOPE/collateral-inventory", &app.key, &json!({}), None).await,
+        404,
+        "not_found",
+    )
+    .await;
+    let (_, other) = app.other_workspace_key().await;
+    problem(
+        app.post_json("/api/v2/investment/portfolios/GROWTH/collateral-inventory", &other, &json!({}), None).await,
+        404,
+        "not_found",
+    )
+    .await;
+    assert_eq!(app.count("SELECT COUNT(*) FROM investment_records WHERE kind = 'collateral_inventory'").await, 2);
+}

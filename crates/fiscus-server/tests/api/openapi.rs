@@ -259,3 +259,49 @@ async fn demo_book(app: &crate::helpers::TestApp) {
     .await
     .expect("demo data");
 }
+
+/// utoipa names a component after its type and silently keeps one of two types with the same name, so a
+/// second `ScenarioRequest` would document the other's body. Every schema type's name is unique.
+#[test]
+fn every_schema_type_has_a_name_of_its_own() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).expect("dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("source");
+                let mut derived = false;
+                for line in text.lines().map(str::trim) {
+                    if line.starts_with("#[derive(") && line.contains("ToSchema") {
+                        derived = true;
+                    } else if derived && (line.starts_with("pub struct ") || line.starts_with("pub enum ")) {
+                        let name: String = line
+                            .split_whitespace()
+                            .nth(2)
+                            .unwrap_or("")
+                            .chars()
+                            .take_while(|c| c.is_alphanumeric() || *c == '_')
+                            .collect();
+                        out.push((name, path.display().to_string()));
+                        derived = false;
+                    } else if derived && !line.starts_with("#[") && !line.starts_with("///") && !line.is_empty() {
+                        derived = false;
+                    }
+                }
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut names = Vec::new();
+    for krate in ["fiscus-domain", "fiscus-server"] {
+        walk(&root.join(krate).join("src"), &mut names);
+    }
+    assert!(names.len() > 100, "{}", names.len());
+    let mut seen: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
+    for (name, file) in &names {
+        if let Some(first) = seen.insert(name, file) {
+            panic!("two schema types are named {name}: {first} and {file}");
+        }
+    }
+}

@@ -113,7 +113,7 @@ async fn verify_workspace_counts_every_sealed_row_and_names_the_failures() {
 
 #[tokio::test]
 async fn every_sealed_table_is_verified() {
-    assert_eq!(seals::ALL.len(), 22);
+    assert_eq!(seals::ALL.len(), 23);
     let names: Vec<&str> = seals::ALL.iter().map(|t| t.table).collect();
     for table in [
         "actions",
@@ -138,6 +138,7 @@ async fn every_sealed_table_is_verified() {
         "investment_universes",
         "model_portfolios",
         "governed_ai_operations",
+        "collateral_policies",
     ] {
         assert!(names.contains(&table), "{table} is not verified");
     }

@@ -15,8 +15,9 @@ use crate::http::ctx::Ctx;
 use crate::http::json::ApiJson;
 use crate::http::problem::ApiError;
 use crate::http::query::{ApiPath, ApiQuery};
+use crate::investment::collateral::{self, CollateralRequest, InventoryOutput};
 use crate::investment::construct::{self, ConstructOutput, ConstructRequest};
-use crate::investment::scenarios::{self, ScenarioOutput, ScenarioRequest};
+use crate::investment::scenarios::{self, ScenarioOutput, StressRequest};
 use crate::investment::tax::{self, HarvestOutput, TaxHarvestRequest, TaxLots};
 use crate::state::AppState;
 
@@ -220,7 +221,7 @@ pub struct ScenarioView {
     post,
     path = "/api/v2/investment/portfolios/{portfolio}/scenarios",
     params(("portfolio" = i64, Path, minimum = 1, maximum = 9007199254740991_i64, description = "The portfolio's integer id", example = 1)),
-    request_body(content = ScenarioRequest, description = "Exactly one of `historical` and `hypothetical`", example = json!({
+    request_body(content = StressRequest, description = "Exactly one of `historical` and `hypothetical`", example = json!({
         "hypothetical": {"market": -0.2, "sectors": {"Energy": -0.35}, "instruments": {"AAPL": -0.25}}
     })),
     responses(
@@ -235,7 +236,7 @@ pub async fn post_scenarios(
     ctx: Ctx,
     State(state): State<AppState>,
     ApiPath(portfolio): ApiPath<i64>,
-    ApiJson(req): ApiJson<ScenarioRequest>,
+    ApiJson(req): ApiJson<StressRequest>,
 ) -> Result<Response, ApiError> {
     let r = scenarios::run(&state, &ctx.caller(), ctx.tenant(), portfolio, req).await?;
     let view = ScenarioView {
@@ -294,6 +295,57 @@ pub async fn post_construct(
     let r = construct::construct(&state, &ctx.caller(), ctx.tenant(), portfolio, req).await?;
     let view = ConstructionView {
         object: "construction_proposal",
+        output: output_of(&r)?,
+        request: serde_json::from_str(&r.request).unwrap_or(Value::Null),
+        id: r.id,
+        content_hash: r.content_hash,
+        created_by: r.created_by,
+        created_at: rfc3339(r.created_at),
+    };
+    Ok((StatusCode::CREATED, Json(view)).into_response())
+}
+
+/// A collateral inventory snapshot, sealed.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct CollateralView {
+    /// Always `collateral_inventory_snapshot`.
+    pub object: &'static str,
+    #[schema(example = "cis_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub id: String,
+    #[schema(value_type = Object)]
+    pub request: Value,
+    pub output: InventoryOutput,
+    /// `sha256:` over the canonical request and output (RFC 8785), newline-separated.
+    pub content_hash: String,
+    pub created_by: String,
+    pub created_at: String,
+}
+
+/// Values the portfolio's settled securities and positive cash from observed prices and FX rates, applies
+/// the workspace's eligibility and haircut policy (its newest version, or the built-in default, version 0;
+/// the snapshot names the version and the rules' hash), and seals the snapshot. Missing observed data is
+/// 503: nothing is substituted.
+#[utoipa::path(
+    post,
+    path = "/api/v2/investment/portfolios/{portfolio}/collateral-inventory",
+    params(("portfolio" = String, Path, pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", description = "The portfolio: its integer id or its code", example = "GROWTH")),
+    request_body(content = CollateralRequest, description = "Every field is optional", example = json!({"as_of": "2022-12-28"})),
+    responses(
+        (status = 201, description = "The sealed snapshot", body = CollateralView),
+        (status = 404, description = "No such portfolio in this workspace"),
+        (status = 422, description = "Bad input"),
+        (status = 503, description = "An observed price or FX rate is missing (`market_data_unavailable`); synthetic data is never substituted")
+    )
+)]
+pub async fn post_collateral_inventory(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(portfolio): ApiPath<String>,
+    ApiJson(req): ApiJson<CollateralRequest>,
+) -> Result<Response, ApiError> {
+    let r = collateral::snapshot(&state, &ctx.caller(), ctx.tenant(), &portfolio, req).await?;
+    let view = CollateralView {
+        object: "collateral_inventory_snapshot",
         output: output_of(&r)?,
         request: serde_json::from_str(&r.request).unwrap_or(Value::Null),
         id: r.id,

@@ -46,6 +46,7 @@ pub fn writing_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(book::post_tax_harvest))
         .routes(routes!(book::post_scenarios))
         .routes(routes!(book::post_construct))
+        .routes(routes!(book::post_collateral_inventory))
         .routes(routes!(themes::post_universe))
         .routes(routes!(themes::post_handoff))
         .routes(routes!(themes::post_model_portfolio))
