@@ -78,6 +78,7 @@ REAL_IDS = {
     ("GET", "/api/v2/investment/model-portfolios/{uid}"): "model_portfolio_id",
     ("GET", "/api/v2/investment/governed-ai-operations/{uid}"): "operation_id",
     ("POST", "/api/v2/investment/governed-ai-operations/{uid}/rebalance"): "operation_id",
+    ("GET", "/api/v2/investment/risk-compliance/runs/{uid}"): "risk_compliance_run_id",
 }
 _IDS = json.loads(os.environ.get("FISCUS_ST_IDS") or "{}")
 # The data plane's path keys, from the demo data the test loads: (parameter, value).
@@ -235,6 +236,9 @@ def _business_rules(case):
                     m = {**m, "symbol": held[i]}
                 fixed.append(m)
             changed["members"] = fixed
+    if case.path in ("/api/v2/investment/risk-compliance/runs", "/api/v2/investment/generative-markets/runs"):
+        if isinstance(changed.get("portfolio_id"), int) and changed["portfolio_id"] >= 1:
+            changed["portfolio_id"] = 1
     if case.path == "/api/v2/investment/governed-ai-operations":
         if isinstance(changed.get("model_portfolio"), str) and "model_portfolio_id" in _IDS:
             changed["model_portfolio"] = _IDS["model_portfolio_id"]
@@ -381,6 +385,8 @@ def seed(base, key, client_id, client_secret, given):
         ids["model_portfolio_id"] = model["id"]
         op = {"portfolio_id": 1, "model_portfolio": model["id"], "objective": "Schemathesis"}
         ids["operation_id"] = api.post("/api/v2/investment/governed-ai-operations", op).json()["id"]
+    if "risk_compliance_run_id" not in ids:
+        ids["risk_compliance_run_id"] = api.post("/api/v2/investment/risk-compliance/runs", {"portfolio_id": 1}).json()["id"]
     if "research_snapshot_id" not in ids:
         body = {"project": "schemathesis", "steps": [{"key": "z", "model_run": {"model": "robust_z", "input": {"values": [1.0, 2.0, 3.0, 9.0]}}}]}
         run_id = api.post("/api/v2/quant/research/runs", body).json()["id"]

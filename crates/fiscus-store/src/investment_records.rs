@@ -33,15 +33,19 @@ pub enum RecordKind {
     Construction,
     Rebalance,
     CollateralInventory,
+    RiskCompliance,
+    GenerativeMarket,
 }
 
 impl RecordKind {
-    pub const ALL: [RecordKind; 5] = [
+    pub const ALL: [RecordKind; 7] = [
         RecordKind::TaxHarvest,
         RecordKind::Scenario,
         RecordKind::Construction,
         RecordKind::Rebalance,
         RecordKind::CollateralInventory,
+        RecordKind::RiskCompliance,
+        RecordKind::GenerativeMarket,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -51,6 +55,8 @@ impl RecordKind {
             RecordKind::Construction => "construction",
             RecordKind::Rebalance => "rebalance",
             RecordKind::CollateralInventory => "collateral_inventory",
+            RecordKind::RiskCompliance => "risk_compliance",
+            RecordKind::GenerativeMarket => "generative_market",
         }
     }
 
@@ -62,6 +68,8 @@ impl RecordKind {
             RecordKind::Construction => "pcp",
             RecordKind::Rebalance => "rbp",
             RecordKind::CollateralInventory => "cis",
+            RecordKind::RiskCompliance => "rcr",
+            RecordKind::GenerativeMarket => "gmr",
         }
     }
 

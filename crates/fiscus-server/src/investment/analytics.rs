@@ -6,7 +6,7 @@
 use fiscus_domain::tenancy::Tenant;
 use fiscus_quant::risk::{self, DrawdownStart};
 use fiscus_quant::value_at_risk;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::book::{self, Book};
 use super::tax::engine_error;
@@ -19,7 +19,7 @@ use crate::state::AppState;
 pub const DAYS_PER_YEAR: f64 = 252.0;
 
 /// A holding's value and weight.
-#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Weight {
     pub symbol: String,
     /// Market value in the portfolio's base currency, minor units.
@@ -118,10 +118,10 @@ pub fn window_start(end: &str, days: i64) -> String {
 }
 
 /// `GET /investment/risk`.
-#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct RiskReport {
     /// Always `portfolio_risk`.
-    pub object: &'static str,
+    pub object: String,
     pub portfolio_id: i64,
     pub base_currency: String,
     pub as_of: String,
@@ -147,9 +147,13 @@ pub struct RiskReport {
     pub holdings_value_minor: i64,
     pub cash_minor: i64,
     pub weights: Vec<Weight>,
+    /// Fama-French three-factor loadings of the current holdings (monthly, up to 60 months); null when
+    /// they cannot be estimated, with the reason in `factor_exposures_unavailable`.
+    pub factor_exposures: Option<super::factors::FactorExposures>,
+    pub factor_exposures_unavailable: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Concentration {
     /// Herfindahl-Hirschman index of the weights, Σw² (1 for one holding).
     pub herfindahl: f64,
@@ -209,12 +213,17 @@ pub async fn risk(state: &AppState, tenant: &Tenant, q: RiskQuery) -> Result<Ris
             ),
         });
     }
+    let (factor_exposures, factor_exposures_unavailable) =
+        match super::factors::exposures(state, tenant, &valued).await? {
+            super::factors::Exposures::Estimated(f) => (Some(f), None),
+            super::factors::Exposures::Unavailable(why) => (None, Some(why)),
+        };
     let cutoff = 1.0 - confidence;
     let tail = value_at_risk::historical(&returns, cutoff).map_err(engine_error)?;
     let gaussian = value_at_risk::parametric(&returns, cutoff).map_err(engine_error)?;
     let money = |r: f64| (r * valued.total_minor as f64).round() as i64;
     Ok(RiskReport {
-        object: "portfolio_risk",
+        object: "portfolio_risk".into(),
         portfolio_id: book.portfolio.id,
         base_currency: book.portfolio.base_currency.code().to_string(),
         as_of: valued.as_of.clone(),
@@ -234,14 +243,16 @@ pub async fn risk(state: &AppState, tenant: &Tenant, q: RiskQuery) -> Result<Ris
         holdings_value_minor: valued.total_minor,
         cash_minor: valued.cash_minor,
         weights: valued.weights,
+        factor_exposures,
+        factor_exposures_unavailable,
     })
 }
 
 /// `GET /benchmarking/comparisons`.
-#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Comparison {
     /// Always `benchmark_comparison`.
-    pub object: &'static str,
+    pub object: String,
     pub portfolio_id: i64,
     #[schema(example = "SPX")]
     pub benchmark: String,
@@ -327,7 +338,7 @@ pub async fn comparison(state: &AppState, tenant: &Tenant, q: ComparisonQuery) -
     let rel =
         fiscus_quant::benchmark::relative_summary(&returns, &bench, daily_rf, DAYS_PER_YEAR).map_err(engine_error)?;
     Ok(Comparison {
-        object: "benchmark_comparison",
+        object: "benchmark_comparison".into(),
         portfolio_id: book.portfolio.id,
         benchmark,
         as_of: end,

@@ -11,6 +11,8 @@ pub mod book;
 pub mod collateral;
 pub mod company;
 pub mod construct;
+pub mod evidence;
+pub mod factors;
 pub mod records;
 pub mod scenarios;
 pub mod tax;

@@ -439,6 +439,18 @@ async fn every_documented_success_has_a_real_example() {
         &json!({ "as_of": "2022-12-28" }),
     )
     .await;
+    let limits = json!({ "portfolio_id": 1, "limits": { "max_weight": 0.25, "max_var_1d": 0.03 } });
+    let run =
+        walk.post("post_investment_risk_compliance_runs", "/api/v2/investment/risk-compliance/runs", &limits).await;
+    walk.get(
+        "get_investment_risk_compliance_runs_uid",
+        &format!("/api/v2/investment/risk-compliance/runs/{}", run["id"].as_str().expect("run")),
+    )
+    .await;
+    let markets = json!({ "portfolio_id": 1, "horizon_days": 21, "paths": 500, "seed": 7 });
+    walk.post("post_investment_generative_markets_runs", "/api/v2/investment/generative-markets/runs", &markets).await;
+    walk.get("get_investment_generative_markets_runs", "/api/v2/investment/generative-markets/runs?portfolio_id=1")
+        .await;
     walk.get("get_investment_risk", "/api/v2/investment/risk?portfolio_id=1").await;
     walk.get("get_benchmarking_comparisons", "/api/v2/benchmarking/comparisons?portfolio_id=1").await;
     walk.get("get_investment_companies_symbol", "/api/v2/investment/companies/AAPL").await;

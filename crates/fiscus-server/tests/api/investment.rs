@@ -446,3 +446,92 @@ async fn a_collateral_snapshot_applies_the_policy_in_force_to_observed_values() 
     .await;
     assert_eq!(app.count("SELECT COUNT(*) FROM investment_records WHERE kind = 'collateral_inventory'").await, 2);
 }
+
+#[tokio::test]
+async fn factor_exposures_limits_and_synthetic_markets_are_evidence_never_orders() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let growth = portfolio(&app, "GROWTH").await;
+    // Fama-French loadings of today's holdings over the 60 factor months up to 2018-11 (the data's last),
+    // against the same regression solved independently in Python from the shipped CSVs.
+    let r = json(&app, &format!("/api/v2/investment/risk?portfolio_id={growth}")).await;
+    let f = &r["factor_exposures"];
+    assert_eq!(
+        (f["window_start"].as_str(), f["window_end"].as_str(), f["observations"].as_u64()),
+        (Some("2013-12"), Some("2018-11"), Some(60))
+    );
+    for (path, want) in [
+        ("/alpha/estimate", 0.0050153726434087175),
+        ("/market/estimate", 1.0824689831117233),
+        ("/smb/estimate", -0.2984046106777978),
+        ("/hml/estimate", 0.05938205314845121),
+        ("/r_squared", 0.7776684033273915),
+    ] {
+        let got = f.pointer(path).and_then(Value::as_f64).expect(path);
+        assert!((got - want).abs() < 1e-9, "{path}: {got} vs {want}");
+    }
+
+    // A risk-compliance run: each limit measured and passed or breached, sealed, readable by id.
+    let body = json!({ "portfolio_id": growth, "limits": { "max_weight": 0.15, "max_var_1d": 0.05 } });
+    let r = app.post_json("/api/v2/investment/risk-compliance/runs", &app.key, &body, None).await;
+    assert_eq!(r.status(), 201);
+    let run: Value = r.json().await.expect("json");
+    let checks = run["output"]["checks"].as_array().expect("checks");
+    let status = |l: &str| {
+        checks.iter().find(|c| c["limit"] == l).expect("check")["status"].as_str().expect("status").to_string()
+    };
+    // The largest holding (XOM, 3,198,900 of 19,319,520) is above 15 %; the one-day VaR (2.4 %) is within 5 %.
+    assert_eq!((status("max_weight"), status("max_var_1d")), ("breached".to_string(), "passed".to_string()));
+    assert_eq!(run["output"]["status"], "breached");
+    let id = run["id"].as_str().expect("id");
+    let again = json(&app, &format!("/api/v2/investment/risk-compliance/runs/{id}")).await;
+    assert_eq!(again["content_hash"], run["content_hash"]);
+    let (_, other) = app.other_workspace_key().await;
+    problem(app.get(&format!("/api/v2/investment/risk-compliance/runs/{id}"), &other).await, 404, "not_found").await;
+    problem(app.get("/api/v2/investment/risk-compliance/runs/rcr_nope", &app.key).await, 404, "not_found").await;
+    let bad = json!({ "portfolio_id": 999, "limits": {} });
+    let p = problem(
+        app.post_json("/api/v2/investment/risk-compliance/runs", &app.key, &bad, None).await,
+        422,
+        "invalid_request",
+    )
+    .await;
+    assert!(p["errors"].to_string().contains("portfolio_id"), "{p}");
+
+    // Synthetic markets: seeded, so the same request draws the same distribution; never executable.
+    let body = json!({ "portfolio_id": growth, "horizon_days": 21, "paths": 500, "seed": 7 });
+    let a: Value = app
+        .post_json("/api/v2/investment/generative-markets/runs", &app.key, &body, None)
+        .await
+        .json()
+        .await
+        .expect("json");
+    let b: Value = app
+        .post_json("/api/v2/investment/generative-markets/runs", &app.key, &body, None)
+        .await
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(a["output"]["return_percentiles"], b["output"]["return_percentiles"]);
+    assert_eq!((a["output"]["synthetic"].as_bool(), a["output"]["executable"].as_bool()), (Some(true), Some(false)));
+    let p5 = a["output"]["return_percentiles"][1][1].as_f64().expect("p5");
+    assert!(a["output"]["expected_shortfall_5"].as_f64().expect("es") <= p5);
+    let list = json(&app, &format!("/api/v2/investment/generative-markets/runs?portfolio_id={growth}")).await;
+    assert_eq!(list["data"].as_array().expect("data").len(), 2);
+    let none = json(&app, "/api/v2/investment/generative-markets/runs?portfolio_id=999").await;
+    assert_eq!(none["data"].as_array().expect("data").len(), 0);
+    problem(
+        app.get("/api/v2/investment/generative-markets/runs?portfolio_id=abc", &app.key).await,
+        422,
+        "invalid_parameter",
+    )
+    .await;
+    let bad = json!({ "portfolio_id": growth, "paths": 10 });
+    problem(
+        app.post_json("/api/v2/investment/generative-markets/runs", &app.key, &bad, None).await,
+        422,
+        "invalid_request",
+    )
+    .await;
+    assert_eq!(app.count("SELECT COUNT(*) FROM actions").await, 0);
+}

@@ -58,6 +58,10 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                         .expect("json");
                     example["run"] = run["id"].clone();
                 }
+                if path.contains("/investment/") {
+                    // Investment examples name the demo book's first portfolio.
+                    demo_book(&app).await;
+                }
                 if path.ends_with("/investment/governed-ai-operations") {
                     // The documented operation steers by a model portfolio drawn here.
                     demo_book(&app).await;

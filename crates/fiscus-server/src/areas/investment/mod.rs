@@ -3,6 +3,7 @@
 //! layer they call.
 
 pub mod book;
+pub mod evidence;
 pub mod risk;
 pub mod themes;
 
@@ -38,6 +39,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(themes::get_model_portfolios))
         .routes(routes!(themes::get_model_portfolio))
         .routes(routes!(themes::get_operation))
+        .routes(routes!(evidence::get_risk_compliance_run))
+        .routes(routes!(evidence::get_generative_market_runs))
 }
 
 /// Operations that record (behind the idempotency layer).
@@ -47,6 +50,8 @@ pub fn writing_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(book::post_scenarios))
         .routes(routes!(book::post_construct))
         .routes(routes!(book::post_collateral_inventory))
+        .routes(routes!(evidence::post_risk_compliance_run))
+        .routes(routes!(evidence::post_generative_market_run))
         .routes(routes!(themes::post_universe))
         .routes(routes!(themes::post_handoff))
         .routes(routes!(themes::post_model_portfolio))

@@ -1,0 +1,241 @@
+//! `/investment/risk-compliance/runs…` and `/investment/generative-markets/runs`: sealed institutional risk
+//! evidence and synthetic counterfactual market runs on a portfolio.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use fiscus_domain::api::list::ListPage;
+use fiscus_domain::clock::rfc3339;
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_store::investment_records::{self as records, Record, RecordKind};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::http::ctx::Ctx;
+use crate::http::json::ApiJson;
+use crate::http::problem::ApiError;
+use crate::http::query::{ApiPath, ApiQuery};
+use crate::investment::evidence::{
+    self, GenerativeMarketOutput, GenerativeMarketRequest, RiskComplianceOutput, RiskComplianceRequest,
+};
+use crate::state::AppState;
+
+fn output_of<T: serde::de::DeserializeOwned>(r: &Record) -> Result<T, ApiError> {
+    serde_json::from_str(&r.output)
+        .map_err(|e| ApiError::from(crate::governed::Failure::internal(format!("record {}: {e}", r.id))))
+}
+
+fn created(location: String, body: impl Serialize) -> Response {
+    let mut response = (StatusCode::CREATED, Json(body)).into_response();
+    if let Ok(v) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(header::LOCATION, v);
+    }
+    response
+}
+
+/// A risk-compliance run: sealed institutional risk evidence.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct RiskComplianceView {
+    /// Always `risk_compliance_run`.
+    pub object: &'static str,
+    #[schema(example = "rcr_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub id: String,
+    pub portfolio_id: Option<i64>,
+    #[schema(value_type = Object)]
+    pub request: Value,
+    pub output: RiskComplianceOutput,
+    /// `sha256:` over the canonical request and output (RFC 8785), newline-separated; the row is sealed.
+    pub content_hash: String,
+    pub created_by: String,
+    pub created_at: String,
+}
+
+fn compliance_view(r: Record) -> Result<RiskComplianceView, ApiError> {
+    Ok(RiskComplianceView {
+        object: "risk_compliance_run",
+        output: output_of(&r)?,
+        request: serde_json::from_str(&r.request).unwrap_or(Value::Null),
+        portfolio_id: r.portfolio_id,
+        id: r.id,
+        content_hash: r.content_hash,
+        created_by: r.created_by,
+        created_at: rfc3339(r.created_at),
+    })
+}
+
+/// Measures a portfolio against explicit risk limits (largest weight, one-day VaR, drawdown, tracking
+/// error; house defaults where a limit is not given) from its risk report, benchmark comparison and factor
+/// exposures, and seals the result as evidence: each limit `passed` or `breached`.
+#[utoipa::path(
+    post,
+    path = "/api/v2/investment/risk-compliance/runs",
+    request_body(content = RiskComplianceRequest, example = json!({
+        "portfolio_id": 1, "limits": {"max_weight": 0.25, "max_var_1d": 0.03, "max_drawdown": 0.25, "max_tracking_error": 0.1}
+    })),
+    responses(
+        (status = 201, description = "The run, sealed", body = RiskComplianceView,
+         headers(("Location" = String, description = "The run"))),
+        (status = 409, description = "The portfolio holds no open lots"),
+        (status = 422, description = "Bad input (an unknown portfolio is a `portfolio_id` field error), or too few returns"),
+        (status = 503, description = "An observed price or FX rate is missing (`market_data_unavailable`)")
+    )
+)]
+pub async fn post_risk_compliance_run(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiJson(req): ApiJson<RiskComplianceRequest>,
+) -> Result<Response, ApiError> {
+    let r = evidence::risk_compliance(&state, &ctx.caller(), ctx.tenant(), req).await?;
+    let location = format!("/api/v2/investment/risk-compliance/runs/{}", r.id);
+    Ok(created(location, compliance_view(r)?))
+}
+
+/// One risk-compliance run, its seal checked.
+#[utoipa::path(
+    get,
+    path = "/api/v2/investment/risk-compliance/runs/{uid}",
+    params(("uid" = String, Path, description = "The run (`rcr_…`)", example = "rcr_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    responses(
+        (status = 200, description = "The run", body = RiskComplianceView),
+        (status = 404, description = "Not in the active workspace and environment")
+    )
+)]
+pub async fn get_risk_compliance_run(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Json<RiskComplianceView>, ApiError> {
+    let r = load(&state, ctx.tenant(), RecordKind::RiskCompliance, &uid).await?;
+    Ok(Json(compliance_view(r)?))
+}
+
+async fn load(
+    state: &AppState,
+    tenant: &fiscus_domain::tenancy::Tenant,
+    kind: RecordKind,
+    uid: &str,
+) -> Result<Record, ApiError> {
+    if !fiscus_domain::ids::is_id_of(kind.prefix(), uid) {
+        return Err(ApiError::new(ErrorCode::NotFound));
+    }
+    let mut conn = state.store.read().await?;
+    let r = records::get(&mut conn, state.store.seal_key(), tenant, uid).await?;
+    if r.kind != kind {
+        return Err(ApiError::new(ErrorCode::NotFound));
+    }
+    Ok(r)
+}
+
+/// A generative market run: synthetic, never executable.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct GenerativeMarketView {
+    /// Always `generative_market_run`.
+    pub object: &'static str,
+    #[schema(example = "gmr_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub id: String,
+    pub portfolio_id: Option<i64>,
+    #[schema(value_type = Object)]
+    pub request: Value,
+    pub output: GenerativeMarketOutput,
+    /// `sha256:` evidence over the canonical request and output (RFC 8785), newline-separated.
+    pub content_hash: String,
+    pub created_by: String,
+    pub created_at: String,
+}
+
+fn market_view(r: Record) -> Result<GenerativeMarketView, ApiError> {
+    Ok(GenerativeMarketView {
+        object: "generative_market_run",
+        output: output_of(&r)?,
+        request: serde_json::from_str(&r.request).unwrap_or(Value::Null),
+        portfolio_id: r.portfolio_id,
+        id: r.id,
+        content_hash: r.content_hash,
+        created_by: r.created_by,
+        created_at: rfc3339(r.created_at),
+    })
+}
+
+/// Draws synthetic counterfactual markets for a portfolio's current holdings: block-bootstrapped paths of
+/// their own observed daily returns (seeded, so the same request draws the same markets), summarised as
+/// the distribution of the horizon return. Synthetic and never executable; sealed as evidence.
+#[utoipa::path(
+    post,
+    path = "/api/v2/investment/generative-markets/runs",
+    request_body(content = GenerativeMarketRequest, example = json!({
+        "portfolio_id": 1, "horizon_days": 21, "paths": 1000, "block_length": 5, "seed": 7
+    })),
+    responses(
+        (status = 201, description = "The run, sealed", body = GenerativeMarketView),
+        (status = 409, description = "The portfolio holds no open lots"),
+        (status = 422, description = "Bad input (an unknown portfolio is a `portfolio_id` field error), or too few returns"),
+        (status = 503, description = "An observed price or FX rate is missing (`market_data_unavailable`)")
+    )
+)]
+pub async fn post_generative_market_run(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiJson(req): ApiJson<GenerativeMarketRequest>,
+) -> Result<Response, ApiError> {
+    let r = evidence::generative_market(&state, &ctx.caller(), ctx.tenant(), req).await?;
+    let location = format!("/api/v2/investment/generative-markets/runs?portfolio_id={}", r.portfolio_id.unwrap_or(0));
+    Ok(created(location, market_view(r)?))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct GenerativeRunsQuery {
+    /// Only the runs of this portfolio (its integer id, as a string).
+    #[param(pattern = "^[0-9]{1,16}$", example = "1")]
+    pub portfolio_id: Option<String>,
+    /// Runs per page, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+    /// Runs older than this one (the previous page's `next_after_id`): newest first.
+    #[param(pattern = "^gmr_[0-9A-HJKMNP-TV-Z]{26}$", example = "gmr_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub after_id: Option<String>,
+}
+
+/// The generative market runs of this workspace and environment, newest first.
+#[utoipa::path(
+    get,
+    path = "/api/v2/investment/generative-markets/runs",
+    params(GenerativeRunsQuery),
+    responses((status = 200, description = "Runs", body = ListPage<GenerativeMarketView>))
+)]
+pub async fn get_generative_market_runs(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<GenerativeRunsQuery>,
+) -> Result<Json<ListPage<GenerativeMarketView>>, ApiError> {
+    let limit = crate::areas::data::limit(q.limit, 20, 100)?;
+    let portfolio = match q.portfolio_id.as_deref() {
+        None => None,
+        Some(p) => match p.parse::<i64>() {
+            Ok(n) if (0..=9_007_199_254_740_991).contains(&n) && p.len() <= 16 => Some(n),
+            _ => {
+                return Err(ApiError::new(ErrorCode::InvalidParameter)
+                    .field("portfolio_id", "must be a portfolio's integer id"));
+            }
+        },
+    };
+    if q.after_id.as_deref().is_some_and(|a| !fiscus_domain::ids::is_id_of("gmr", a)) {
+        return Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be a run id (gmr_…)"));
+    }
+    let mut conn = state.store.read().await?;
+    let rows = records::list(
+        &mut conn,
+        state.store.seal_key(),
+        ctx.tenant(),
+        RecordKind::GenerativeMarket,
+        portfolio,
+        q.after_id.as_deref(),
+        limit,
+    )
+    .await?;
+    let page = ListPage::from_overfetch(rows, limit, |r| r.id.clone());
+    let data = page.data.into_iter().map(market_view).collect::<Result<Vec<_>, _>>()?;
+    Ok(Json(ListPage { object: "list", data, has_more: page.has_more, next_after_id: page.next_after_id }))
+}
