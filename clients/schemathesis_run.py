@@ -236,7 +236,8 @@ def _business_rules(case):
                     m = {**m, "symbol": held[i]}
                 fixed.append(m)
             changed["members"] = fixed
-    if case.path in ("/api/v2/investment/risk-compliance/runs", "/api/v2/investment/generative-markets/runs"):
+    if case.path in ("/api/v2/investment/risk-compliance/runs", "/api/v2/investment/generative-markets/runs",
+                     "/api/v2/investment/reports"):
         if isinstance(changed.get("portfolio_id"), int) and changed["portfolio_id"] >= 1:
             changed["portfolio_id"] = 1
     if case.path == "/api/v2/investment/governed-ai-operations":

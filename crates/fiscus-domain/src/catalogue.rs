@@ -692,6 +692,15 @@ pub const OPERATIONS: &[Operation] = &[
         source: Source::Added,
     },
     Operation {
+        id: "post_investment_reports",
+        group: Group::QuantModels,
+        method: Method::Post,
+        base: "/api/v2",
+        path: "/investment/reports",
+        scope: Some("investment:run"),
+        source: Source::Added,
+    },
+    Operation {
         id: "get_investment_companies_symbol",
         group: Group::QuantModels,
         method: Method::Get,

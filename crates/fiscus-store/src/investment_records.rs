@@ -35,10 +35,11 @@ pub enum RecordKind {
     CollateralInventory,
     RiskCompliance,
     GenerativeMarket,
+    Report,
 }
 
 impl RecordKind {
-    pub const ALL: [RecordKind; 7] = [
+    pub const ALL: [RecordKind; 8] = [
         RecordKind::TaxHarvest,
         RecordKind::Scenario,
         RecordKind::Construction,
@@ -46,6 +47,7 @@ impl RecordKind {
         RecordKind::CollateralInventory,
         RecordKind::RiskCompliance,
         RecordKind::GenerativeMarket,
+        RecordKind::Report,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -57,6 +59,7 @@ impl RecordKind {
             RecordKind::CollateralInventory => "collateral_inventory",
             RecordKind::RiskCompliance => "risk_compliance",
             RecordKind::GenerativeMarket => "generative_market",
+            RecordKind::Report => "report",
         }
     }
 
@@ -70,6 +73,7 @@ impl RecordKind {
             RecordKind::CollateralInventory => "cis",
             RecordKind::RiskCompliance => "rcr",
             RecordKind::GenerativeMarket => "gmr",
+            RecordKind::Report => "rpt",
         }
     }
 

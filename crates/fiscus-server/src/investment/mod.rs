@@ -14,6 +14,7 @@ pub mod construct;
 pub mod evidence;
 pub mod factors;
 pub mod records;
+pub mod reports;
 pub mod scenarios;
 pub mod tax;
 pub mod themes;

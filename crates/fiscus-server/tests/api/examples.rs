@@ -451,6 +451,9 @@ async fn every_documented_success_has_a_real_example() {
     walk.post("post_investment_generative_markets_runs", "/api/v2/investment/generative-markets/runs", &markets).await;
     walk.get("get_investment_generative_markets_runs", "/api/v2/investment/generative-markets/runs?portfolio_id=1")
         .await;
+    let report = json!({ "portfolio_id": 1, "start": "2022-01-03", "end": "2022-12-28" });
+    walk.post("post_investment_reports", "/api/v2/investment/reports", &report).await;
+    walk.get("get_investment_reports", "/api/v2/investment/reports?portfolio_id=1").await;
     walk.get("get_investment_risk", "/api/v2/investment/risk?portfolio_id=1").await;
     walk.get("get_benchmarking_comparisons", "/api/v2/benchmarking/comparisons?portfolio_id=1").await;
     walk.get("get_investment_companies_symbol", "/api/v2/investment/companies/AAPL").await;

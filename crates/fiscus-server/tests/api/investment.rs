@@ -535,3 +535,39 @@ async fn factor_exposures_limits_and_synthetic_markets_are_evidence_never_orders
     .await;
     assert_eq!(app.count("SELECT COUNT(*) FROM actions").await, 0);
 }
+
+#[tokio::test]
+async fn a_report_attributes_the_period_return_to_its_holdings_and_is_listed_sealed() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let growth = portfolio(&app, "GROWTH").await;
+    let r = app.post_json("/api/v2/investment/reports", &app.key, &json!({ "portfolio_id": growth }), None).await;
+    assert_eq!(r.status(), 201);
+    let report: Value = r.json().await.expect("json");
+    let out = &report["output"];
+    // Today's quantities held through the year to 2022-12-28, as Python computes from the shipped CSVs.
+    assert_eq!((out["period_start"].as_str(), out["observations"].as_u64()), (Some("2021-12-28"), Some(252)));
+    let ret = out["performance"]["period_return"].as_f64().expect("return");
+    assert!((ret - -0.14738122126190933).abs() < 1e-9, "{ret}");
+    let bench = out["benchmark_performance"]["period_return"].as_f64().expect("benchmark");
+    assert!((bench - -0.2095814138121952).abs() < 1e-9, "{bench}");
+    // Contributions add up to the return, by holding and by sector.
+    let sum =
+        |key: &str| out[key].as_array().expect(key).iter().map(|c| c["contribution"].as_f64().expect("c")).sum::<f64>();
+    assert!((sum("contributions") - ret).abs() < 1e-12 && (sum("sectors") - ret).abs() < 1e-12);
+    assert_eq!(out["monthly"].as_array().expect("monthly").len(), 13);
+    let list = json(&app, &format!("/api/v2/investment/reports?portfolio_id={growth}")).await;
+    assert_eq!(list["data"][0]["id"], report["id"]);
+    for (body, field) in [
+        (json!({ "portfolio_id": 999 }), "portfolio_id"),
+        (json!({ "portfolio_id": growth, "start": "2022-06-01", "end": "2022-01-01" }), "end"),
+    ] {
+        let p =
+            problem(app.post_json("/api/v2/investment/reports", &app.key, &body, None).await, 422, "invalid_request")
+                .await;
+        assert!(p["errors"].to_string().contains(field), "{p}");
+    }
+    let (_, other) = app.other_workspace_key().await;
+    let r = app.get("/api/v2/investment/reports", &other).await;
+    assert_eq!(r.json::<Value>().await.expect("json")["data"].as_array().expect("data").len(), 0);
+}

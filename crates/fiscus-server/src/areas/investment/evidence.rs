@@ -1,5 +1,5 @@
-//! `/investment/risk-compliance/runs…` and `/investment/generative-markets/runs`: sealed institutional risk
-//! evidence and synthetic counterfactual market runs on a portfolio.
+//! `/investment/risk-compliance/runs…`, `/investment/generative-markets/runs` and `/investment/reports`:
+//! sealed institutional risk evidence, synthetic counterfactual market runs and portfolio reports.
 
 use axum::Json;
 use axum::extract::State;
@@ -19,6 +19,7 @@ use crate::http::query::{ApiPath, ApiQuery};
 use crate::investment::evidence::{
     self, GenerativeMarketOutput, GenerativeMarketRequest, RiskComplianceOutput, RiskComplianceRequest,
 };
+use crate::investment::reports::{self, ReportOutput, ReportRequest};
 use crate::state::AppState;
 
 fn output_of<T: serde::de::DeserializeOwned>(r: &Record) -> Result<T, ApiError> {
@@ -237,5 +238,113 @@ pub async fn get_generative_market_runs(
     .await?;
     let page = ListPage::from_overfetch(rows, limit, |r| r.id.clone());
     let data = page.data.into_iter().map(market_view).collect::<Result<Vec<_>, _>>()?;
+    Ok(Json(ListPage { object: "list", data, has_more: page.has_more, next_after_id: page.next_after_id }))
+}
+
+/// A portfolio report, sealed.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ReportView {
+    /// Always `portfolio_report`.
+    pub object: &'static str,
+    #[schema(example = "rpt_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub id: String,
+    pub portfolio_id: Option<i64>,
+    #[schema(value_type = Object)]
+    pub request: Value,
+    pub output: ReportOutput,
+    /// `sha256:` over the canonical request and output (RFC 8785), newline-separated; the row is sealed.
+    pub content_hash: String,
+    pub created_by: String,
+    pub created_at: String,
+}
+
+fn report_view(r: Record) -> Result<ReportView, ApiError> {
+    Ok(ReportView {
+        object: "portfolio_report",
+        output: output_of(&r)?,
+        request: serde_json::from_str(&r.request).unwrap_or(Value::Null),
+        portfolio_id: r.portfolio_id,
+        id: r.id,
+        content_hash: r.content_hash,
+        created_by: r.created_by,
+        created_at: rfc3339(r.created_at),
+    })
+}
+
+/// Generates a portfolio report over a period: performance of today's holdings held through it (return,
+/// annualised return and volatility, Sharpe, drawdown) against the benchmark, each holding's and sector's
+/// contribution to the return, monthly returns, and one-day VaR and CVaR. Sealed; listed by `GET
+/// /investment/reports`.
+#[utoipa::path(
+    post,
+    path = "/api/v2/investment/reports",
+    request_body(content = ReportRequest, example = json!({"portfolio_id": 1, "start": "2022-01-03", "end": "2022-12-28"})),
+    responses(
+        (status = 201, description = "The report, sealed", body = ReportView),
+        (status = 409, description = "The portfolio holds no open lots"),
+        (status = 422, description = "Bad input (an unknown portfolio is a `portfolio_id` field error), or too few prices in the period"),
+        (status = 503, description = "An observed price or FX rate is missing (`market_data_unavailable`)")
+    )
+)]
+pub async fn post_report(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiJson(req): ApiJson<ReportRequest>,
+) -> Result<Response, ApiError> {
+    let r = reports::generate(&state, &ctx.caller(), ctx.tenant(), req).await?;
+    let location = format!("/api/v2/investment/reports?portfolio_id={}", r.portfolio_id.unwrap_or(0));
+    Ok(created(location, report_view(r)?))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct ReportsQuery {
+    /// Only the reports of this portfolio (its integer id).
+    #[param(minimum = 1, example = 1)]
+    pub portfolio_id: Option<i64>,
+    /// Reports per page, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+    /// Reports older than this one (the previous page's `next_after_id`): newest first.
+    #[param(pattern = "^rpt_[0-9A-HJKMNP-TV-Z]{26}$", example = "rpt_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub after_id: Option<String>,
+}
+
+/// The generated portfolio reports of this workspace and environment, newest first, each re-verified
+/// against its seal.
+#[utoipa::path(
+    get,
+    path = "/api/v2/investment/reports",
+    params(ReportsQuery),
+    responses((status = 200, description = "Reports", body = ListPage<ReportView>))
+)]
+pub async fn get_reports(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<ReportsQuery>,
+) -> Result<Json<ListPage<ReportView>>, ApiError> {
+    let limit = crate::areas::data::limit(q.limit, 20, 100)?;
+    if q.portfolio_id.is_some_and(|p| p < 1) {
+        return Err(
+            ApiError::new(ErrorCode::InvalidParameter).field("portfolio_id", "must be a portfolio's integer id")
+        );
+    }
+    if q.after_id.as_deref().is_some_and(|a| !fiscus_domain::ids::is_id_of("rpt", a)) {
+        return Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be a report id (rpt_…)"));
+    }
+    let mut conn = state.store.read().await?;
+    let rows = records::list(
+        &mut conn,
+        state.store.seal_key(),
+        ctx.tenant(),
+        RecordKind::Report,
+        q.portfolio_id,
+        q.after_id.as_deref(),
+        limit,
+    )
+    .await?;
+    let page = ListPage::from_overfetch(rows, limit, |r| r.id.clone());
+    let data = page.data.into_iter().map(report_view).collect::<Result<Vec<_>, _>>()?;
     Ok(Json(ListPage { object: "list", data, has_more: page.has_more, next_after_id: page.next_after_id }))
 }

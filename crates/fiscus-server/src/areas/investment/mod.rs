@@ -41,6 +41,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(themes::get_operation))
         .routes(routes!(evidence::get_risk_compliance_run))
         .routes(routes!(evidence::get_generative_market_runs))
+        .routes(routes!(evidence::get_reports))
 }
 
 /// Operations that record (behind the idempotency layer).
@@ -52,6 +53,7 @@ pub fn writing_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(book::post_collateral_inventory))
         .routes(routes!(evidence::post_risk_compliance_run))
         .routes(routes!(evidence::post_generative_market_run))
+        .routes(routes!(evidence::post_report))
         .routes(routes!(themes::post_universe))
         .routes(routes!(themes::post_handoff))
         .routes(routes!(themes::post_model_portfolio))
