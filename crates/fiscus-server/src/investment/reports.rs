@@ -144,16 +144,13 @@ pub async fn generate(
     let mut symbols: Vec<String> = valued.instruments.iter().map(|(_, s)| s.clone()).collect();
     let held = symbols.len();
     let benchmark = book.portfolio.benchmark_symbol.clone();
-    let bench_at = match &benchmark {
-        Some(b) => Some(match symbols.iter().position(|s| s == b) {
-            Some(i) => i,
-            None => {
-                symbols.push(b.clone());
-                symbols.len() - 1
-            }
-        }),
-        None => None,
-    };
+    let bench_at = benchmark.as_ref().map(|b| match symbols.iter().position(|s| s == b) {
+        Some(i) => i,
+        None => {
+            symbols.push(b.clone());
+            symbols.len() - 1
+        }
+    });
     let pinned =
         inputs::pin(state, &tenant.workspace_id, "portfolio_id", &symbols, Some(start), Some(end.clone())).await?;
     let panel = inputs::load(state, &tenant.workspace_id, &pinned).await?;
