@@ -701,6 +701,15 @@ pub const OPERATIONS: &[Operation] = &[
         source: Source::Added,
     },
     Operation {
+        id: "post_investment_rebalance_proposals_uid_actions",
+        group: Group::FinancialActions,
+        method: Method::Post,
+        base: "/api/v2",
+        path: "/investment/rebalance-proposals/{uid}/actions",
+        scope: Some("investment:execute"),
+        source: Source::Added,
+    },
+    Operation {
         id: "get_investment_companies_symbol",
         group: Group::QuantModels,
         method: Method::Get,

@@ -132,6 +132,28 @@ pub enum AdminCommand {
         #[command(subcommand)]
         command: CollateralPolicyCommand,
     },
+    /// A workspace's restricted list: instruments no investment order may buy (a pre-trade check).
+    RestrictedList {
+        #[command(subcommand)]
+        command: RestrictedListCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RestrictedListCommand {
+    /// Put a symbol on the list (or change its reason).
+    Add {
+        #[arg(long)]
+        workspace: String,
+        symbol: String,
+        #[arg(long)]
+        reason: String,
+    },
+    /// Print the list.
+    List {
+        #[arg(long)]
+        workspace: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -630,6 +652,33 @@ async fn admin_command(admin: &Admin<'_>, settings: &Settings, command: AdminCom
                     "version 0 (the built-in default)\n{}",
                     serde_json::to_string(&fiscus_domain::investment::collateral::default_rules())?
                 ),
+            }
+        }
+        AdminCommand::RestrictedList { command: RestrictedListCommand::Add { workspace, symbol, reason } } => {
+            if !fiscus_domain::data::is_name(&symbol) || reason.trim().is_empty() || reason.chars().count() > 500 {
+                bail!("a symbol (1 to 64 of A-Z a-z 0-9 . _ -) and a reason of 1 to 500 characters are needed");
+            }
+            let mut tx = admin.store.begin().await?;
+            let by = format!("{}:{}", admin.actor.kind.as_str(), admin.actor.id);
+            let now = fiscus_domain::clock::now_micros();
+            fiscus_store::data::book::restrict(&mut tx, &workspace, &symbol, &reason, &by, now).await?;
+            let caller = fiscus_server::governed::Caller::bare(admin.actor.clone());
+            let entry = fiscus_server::governed::record::AuditEntry {
+                workspace_id: &workspace,
+                environment: None,
+                action: "investment.restricted_list.added",
+                subject: Some(&symbol),
+                details: serde_json::json!({ "reason": reason }),
+                occurred_at: now,
+            };
+            fiscus_server::governed::record::audit(&mut tx, &caller, &entry).await?;
+            tx.commit().await?;
+            println!("{symbol} is on the restricted list of {workspace}");
+        }
+        AdminCommand::RestrictedList { command: RestrictedListCommand::List { workspace } } => {
+            let mut conn = admin.store.read().await?;
+            for (symbol, reason) in fiscus_store::data::book::restricted(&mut conn, &workspace).await? {
+                println!("{symbol}\t{reason}");
             }
         }
         AdminCommand::Credits { command: CreditsCommand::Grant { workspace, environment: env, credits, reason } } => {

@@ -13,6 +13,7 @@ pub mod company;
 pub mod construct;
 pub mod evidence;
 pub mod factors;
+pub mod orders;
 pub mod records;
 pub mod reports;
 pub mod scenarios;

@@ -500,10 +500,17 @@ async fn every_documented_success_has_a_real_example() {
         &format!("/api/v2/investment/governed-ai-operations/{operation}"),
     )
     .await;
+    let proposal = walk
+        .post(
+            "post_investment_governed_ai_operations_uid_rebalance",
+            &format!("/api/v2/investment/governed-ai-operations/{operation}/rebalance"),
+            &json!({ "cost_bps": 10 }),
+        )
+        .await;
     walk.post(
-        "post_investment_governed_ai_operations_uid_rebalance",
-        &format!("/api/v2/investment/governed-ai-operations/{operation}/rebalance"),
-        &json!({ "cost_bps": 10 }),
+        "post_investment_rebalance_proposals_uid_actions",
+        &format!("/api/v2/investment/rebalance-proposals/{}/actions", proposal["id"].as_str().expect("proposal")),
+        &json!({ "risk_tier": "T2" }),
     )
     .await;
     walk.get("get_quant_compute_jobs", "/api/v2/quant/compute/jobs?limit=1").await;

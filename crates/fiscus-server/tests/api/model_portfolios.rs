@@ -160,7 +160,39 @@ async fn a_rebalance_exists_only_for_a_person_approved_unchanged_model_portfolio
         assert!(after <= target && target - after < 2_000, "{o}: {after} vs {target}");
     }
     assert_eq!(app.count("SELECT COUNT(*) FROM investment_records WHERE kind = 'rebalance'").await, 1);
-    assert_eq!(app.count("SELECT COUNT(*) FROM actions").await, 0, "a proposal executes nothing");
+
+    // As an action, its checks are computed from the book: AAPL on the restricted list fails that check, and
+    // MSFT at 28 % of the book fails concentration (25 %); execution would be refused on either.
+    let mut tx = app.state.store.begin().await.expect("begin");
+    fiscus_store::data::book::restrict(
+        &mut tx,
+        &app.workspace_id,
+        "AAPL",
+        "Material non-public information",
+        "cli:test",
+        1,
+    )
+    .await
+    .expect("restrict");
+    tx.commit().await.expect("commit");
+    let actions = format!("/api/v2/investment/rebalance-proposals/{}/actions", proposal["id"].as_str().expect("id"));
+    let action = created(&app, &actions, &json!({ "risk_tier": "T1" })).await;
+    let status = |key: &str| {
+        action["checks"].as_array().expect("checks").iter().find(|c| c["check_key"] == key).expect(key)["status"]
+            .as_str()
+            .expect("status")
+            .to_string()
+    };
+    assert_eq!(
+        (status("pre_trade.limits"), status("pre_trade.restricted_list"), status("pre_trade.concentration")),
+        ("passed".to_string(), "failed".to_string(), "failed".to_string())
+    );
+    assert_eq!(action["envelope"]["risk_tier"], "T1");
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM actions").await,
+        1,
+        "a proposal executes nothing; its action awaits approval"
+    );
 
     // An edited model portfolio is never served or used.
     app.execute(&format!(
@@ -241,4 +273,103 @@ async fn a_universe_waits_for_its_handoff_and_bad_requests_change_nothing() {
     assert_eq!(app.count("SELECT COUNT(*) FROM governed_ai_operations").await, 0);
     let list: Value = app.get("/api/v2/investment/themes/universes", &app.key).await.json().await.expect("json");
     assert_eq!(list["data"].as_array().expect("data").len(), 1);
+}
+
+/// The whole chain: universe → draft model portfolio → approval at the console → governed operation →
+/// rebalance proposal → investment Financial Action with computed checks → two approvals at the console →
+/// execution → settlement into the book → reconciliation → tax lots moved; and the envelope's hashes lead
+/// back to the model portfolio a person approved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rebalance_becomes_an_approved_executed_reconciled_trade_that_moves_the_book() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let u = created(&app, "/api/v2/investment/themes/universes", &quality()).await["id"].as_i64().expect("id");
+    let model =
+        created(&app, &format!("/api/v2/investment/themes/universes/{u}/model-portfolio"), &json!({ "limit": 5 }))
+            .await;
+    let model_id = model["id"].as_str().expect("id").to_string();
+    let model_hash = model["content_hash"].as_str().expect("hash").to_string();
+    let ada = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let ada_cookie = sign_in(&app, &ada).await;
+    assert_eq!(console_decision(&app, &ada_cookie, &model_id, "approve").await.status(), 303);
+    let op = created(
+        &app,
+        "/api/v2/investment/governed-ai-operations",
+        &json!({ "portfolio_id": 1, "model_portfolio": model_id, "objective": "Onto the quality model" }),
+    )
+    .await;
+    let rebalance = format!("/api/v2/investment/governed-ai-operations/{}/rebalance", op["id"].as_str().expect("id"));
+    let proposal = created(&app, &rebalance, &json!({})).await;
+    let proposal_id = proposal["id"].as_str().expect("id").to_string();
+
+    // The proposal becomes an action awaiting two approvals, its checks computed from the book.
+    let actions = format!("/api/v2/investment/rebalance-proposals/{proposal_id}/actions");
+    let action = created(&app, &actions, &json!({})).await;
+    let id = action["id"].as_str().expect("id").to_string();
+    assert_eq!(
+        (action["envelope"]["kind"].as_str(), action["control_state"].as_str()),
+        (Some("investment_order"), Some("pending_approval"))
+    );
+    let meta = &action["envelope"]["metadata"];
+    assert_eq!(
+        (meta["model_portfolio_hash"].as_str(), meta["proposal_hash"].as_str()),
+        (Some(model_hash.as_str()), proposal["content_hash"].as_str())
+    );
+    let full: Value = app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json");
+    let checks = full["checks"].as_array().expect("checks");
+    assert_eq!(checks.len(), 3, "{full}");
+    assert!(checks.iter().all(|c| c["status"] == "passed"), "{checks:?}");
+    problem(post(&app, &actions, &json!({})).await, 409, "conflict").await;
+    // A credential holding every scope cannot execute what no person approved.
+    let refused = post(&app, &format!("/api/v2/actions/{id}/execute"), &json!({})).await;
+    assert_eq!(refused.status(), 422);
+
+    // Two distinct approvers (T2), then execution; the worker settles and reconciles.
+    assert_eq!(crate::console::decide(&app, &ada_cookie, &id, "approve").await.status(), 303);
+    let grace = enrolled_operator(&app, "grace@example.com", Role::Approver).await;
+    let grace_cookie = sign_in(&app, &grace).await;
+    assert_eq!(crate::console::decide(&app, &grace_cookie, &id, "approve").await.status(), 303);
+    let executed = post(&app, &format!("/api/v2/actions/{id}/execute"), &json!({})).await;
+    assert!(executed.status().is_success(), "{}", executed.text().await.unwrap_or_default());
+    let mut state = Value::Null;
+    for _ in 0..200 {
+        state = app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json");
+        if state["control_state"] != "executing" && state["control_state"] != "settled" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        (state["control_state"].as_str(), state["reconciliation_status"].as_str()),
+        (Some("completed"), Some("matched")),
+        "{state}"
+    );
+
+    // The book moved: what the model leaves out is gone, its members are held by trade lots.
+    let lots: Value = app
+        .get("/api/v2/investment/portfolios/1/tax-lots?as_of=2099-12-31", &app.key)
+        .await
+        .json()
+        .await
+        .expect("json");
+    let held: Vec<&str> =
+        lots["lots"].as_array().expect("lots").iter().map(|l| l["symbol"].as_str().expect("symbol")).collect();
+    for gone in ["AMD", "XOM", "JPM", "UNH"] {
+        assert!(!held.contains(&gone), "{gone} was sold: {held:?}");
+    }
+    let trades: Vec<&Value> =
+        lots["lots"].as_array().expect("lots").iter().filter(|l| l["origin"] == "trade").collect();
+    assert!(!trades.is_empty());
+    assert!(trades.iter().all(|l| l["lot"].as_str().expect("lot").starts_with(&id)));
+    assert!(app.count("SELECT COUNT(*) FROM lot_disposals").await > 0);
+    // Production reads the book as imported: the sandbox trade never reached it.
+    assert_eq!(app.count("SELECT COUNT(*) FROM tax_lots WHERE environment = 'production'").await, 0);
+    // From the executed envelope back to the approved model portfolio.
+    let approved: Value =
+        app.get(&format!("/api/v2/investment/model-portfolios/{model_id}"), &app.key).await.json().await.expect("json");
+    assert_eq!(
+        (approved["state"].as_str(), approved["content_hash"].as_str()),
+        (Some("approved"), Some(model_hash.as_str()))
+    );
+    assert_eq!(state["envelope"]["metadata"]["model_portfolio_hash"], model_hash);
 }

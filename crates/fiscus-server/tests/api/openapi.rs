@@ -93,6 +93,49 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                         .await
                         .expect("json");
                     path.replace("{uid}", identity["id"].as_str().expect("id"))
+                } else if path.contains("/investment/rebalance-proposals/{uid}") {
+                    // A proposal needs a model portfolio a person approved at the console.
+                    let universe = serde_json::json!({ "name": "Example", "theme": "quality", "source": "test",
+                        "members": [{ "symbol": "MSFT", "relevance": 0.9 }, { "symbol": "AAPL", "relevance": 0.8 },
+                                    { "symbol": "JNJ", "relevance": 0.7 }, { "symbol": "PG", "relevance": 0.7 },
+                                    { "symbol": "KO", "relevance": 0.6 }] });
+                    let u: Value = app
+                        .post_json("/api/v2/investment/themes/universes", &app.key, &universe, None)
+                        .await
+                        .json()
+                        .await
+                        .expect("json");
+                    let draw = format!("/api/v2/investment/themes/universes/{}/model-portfolio", u["id"]);
+                    let model: Value =
+                        app.post_json(&draw, &app.key, &serde_json::json!({}), None).await.json().await.expect("json");
+                    let model_id = model["id"].as_str().expect("model");
+                    let op = crate::console::enrolled_operator(
+                        &app,
+                        "examples@example.com",
+                        fiscus_domain::actions::approval::Role::Approver,
+                    )
+                    .await;
+                    let cookie = crate::console::sign_in(&app, &op).await;
+                    crate::model_portfolios::console_decision(&app, &cookie, model_id, "approve").await;
+                    let body =
+                        serde_json::json!({ "portfolio_id": 1, "model_portfolio": model_id, "objective": "example" });
+                    let operation: Value = app
+                        .post_json("/api/v2/investment/governed-ai-operations", &app.key, &body, None)
+                        .await
+                        .json()
+                        .await
+                        .expect("json");
+                    let rebalance = format!(
+                        "/api/v2/investment/governed-ai-operations/{}/rebalance",
+                        operation["id"].as_str().expect("id")
+                    );
+                    let proposal: Value = app
+                        .post_json(&rebalance, &app.key, &serde_json::json!({}), None)
+                        .await
+                        .json()
+                        .await
+                        .expect("json");
+                    path.replace("{uid}", proposal["id"].as_str().expect("proposal"))
                 } else if path.contains("/investment/themes/universes/{universe}")
                     || path.contains("/investment/governed-ai-operations")
                 {

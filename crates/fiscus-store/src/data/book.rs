@@ -382,3 +382,166 @@ pub async fn cash_balances(
     .await?;
     rows.into_iter().map(|(c, a)| Ok((currency(&c, "portfolio_cash.currency")?, a))).collect()
 }
+
+/// A lot a settled investment order opened (read only in its environment).
+pub struct TradeLot<'a> {
+    pub id: String,
+    pub portfolio_id: i64,
+    pub lot: String,
+    pub instrument_id: &'a str,
+    pub acquired: &'a str,
+    pub quantity_micros: i64,
+    pub cost_minor: i64,
+    pub currency: Currency,
+}
+
+pub async fn insert_trade_lot(tx: &mut WriteTx, tenant: &Tenant, l: &TradeLot<'_>) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO tax_lots (workspace_id, id, portfolio_id, lot, instrument_id, acquired, quantity_micros, cost_minor, \
+         currency, origin, environment, fingerprint, dataset_number) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'trade', $10, '', NULL)",
+    )
+    .bind(&tenant.workspace_id)
+    .bind(&l.id)
+    .bind(l.portfolio_id)
+    .bind(&l.lot)
+    .bind(l.instrument_id)
+    .bind(l.acquired)
+    .bind(l.quantity_micros)
+    .bind(l.cost_minor)
+    .bind(l.currency.code())
+    .bind(tenant.environment.as_str())
+    .execute(tx.conn())
+    .await?;
+    Ok(())
+}
+
+/// What a settled sale closed of a lot.
+pub struct Disposal<'a> {
+    pub lot_id: &'a str,
+    pub portfolio_id: i64,
+    pub disposed: &'a str,
+    pub quantity_micros: i64,
+    pub cost_minor: i64,
+    pub proceeds_minor: i64,
+    /// `short` or `long`.
+    pub term: &'a str,
+    /// The action that settled it.
+    pub source: &'a str,
+    pub at: i64,
+}
+
+pub async fn insert_disposal(tx: &mut WriteTx, tenant: &Tenant, d: &Disposal<'_>) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO lot_disposals (workspace_id, id, lot_id, portfolio_id, disposed, quantity_micros, cost_minor, \
+         proceeds_minor, term, environment, source, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+    )
+    .bind(&tenant.workspace_id)
+    .bind(fiscus_domain::ids::new_id("ldp"))
+    .bind(d.lot_id)
+    .bind(d.portfolio_id)
+    .bind(d.disposed)
+    .bind(d.quantity_micros)
+    .bind(d.cost_minor)
+    .bind(d.proceeds_minor)
+    .bind(d.term)
+    .bind(tenant.environment.as_str())
+    .bind(d.source)
+    .bind(d.at)
+    .execute(tx.conn())
+    .await?;
+    Ok(())
+}
+
+/// A cash movement a settlement made (read only in its environment).
+#[allow(clippy::too_many_arguments)]
+pub async fn insert_trade_cash(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    portfolio_id: i64,
+    entry: &str,
+    date: &str,
+    amount_minor: i64,
+    currency: Currency,
+    description: &str,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO portfolio_cash (workspace_id, id, portfolio_id, entry, date, amount_minor, currency, description, \
+         environment, fingerprint, dataset_number) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, '', NULL)",
+    )
+    .bind(&tenant.workspace_id)
+    .bind(fiscus_domain::ids::new_id("pcm"))
+    .bind(portfolio_id)
+    .bind(entry)
+    .bind(date)
+    .bind(amount_minor)
+    .bind(currency.code())
+    .bind(description)
+    .bind(tenant.environment.as_str())
+    .execute(tx.conn())
+    .await?;
+    Ok(())
+}
+
+/// The workspace's restricted list: (symbol, reason), by symbol.
+pub async fn restricted(conn: &mut AnyConnection, workspace_id: &str) -> Result<Vec<(String, String)>> {
+    Ok(sqlx::query_as("SELECT symbol, reason FROM restricted_instruments WHERE workspace_id = $1 ORDER BY symbol")
+        .bind(workspace_id)
+        .fetch_all(conn)
+        .await?)
+}
+
+/// Puts a symbol on the restricted list (or updates its reason).
+pub async fn restrict(
+    tx: &mut WriteTx,
+    workspace_id: &str,
+    symbol: &str,
+    reason: &str,
+    by: &str,
+    at: i64,
+) -> Result<()> {
+    sqlx::query("DELETE FROM restricted_instruments WHERE workspace_id = $1 AND symbol = $2")
+        .bind(workspace_id)
+        .bind(symbol)
+        .execute(tx.conn())
+        .await?;
+    sqlx::query(
+        "INSERT INTO restricted_instruments (workspace_id, symbol, reason, added_by, added_at) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(workspace_id)
+    .bind(symbol)
+    .bind(reason)
+    .bind(by)
+    .bind(at)
+    .execute(tx.conn())
+    .await?;
+    Ok(())
+}
+
+/// The action a rebalance proposal became, if it became one.
+pub async fn order_link(conn: &mut AnyConnection, tenant: &Tenant, proposal_id: &str) -> Result<Option<String>> {
+    Ok(sqlx::query_scalar(
+        "SELECT action_id FROM investment_order_links WHERE workspace_id = $1 AND environment = $2 AND proposal_id = $3",
+    )
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .bind(proposal_id)
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// Links a proposal to its action; a second link of the same proposal is a [`StoreError::Conflict`].
+pub async fn link_order(tx: &mut WriteTx, tenant: &Tenant, proposal_id: &str, action_id: &str, at: i64) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO investment_order_links (workspace_id, environment, proposal_id, action_id, created_at) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .bind(proposal_id)
+    .bind(action_id)
+    .bind(at)
+    .execute(tx.conn())
+    .await?;
+    Ok(())
+}

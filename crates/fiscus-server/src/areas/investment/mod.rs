@@ -59,4 +59,5 @@ pub fn writing_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(themes::post_model_portfolio))
         .routes(routes!(themes::post_operation))
         .routes(routes!(themes::post_rebalance))
+        .routes(routes!(themes::post_order_action))
 }

@@ -19,6 +19,7 @@ use crate::http::ctx::Ctx;
 use crate::http::json::ApiJson;
 use crate::http::problem::ApiError;
 use crate::http::query::{ApiPath, ApiQuery};
+use crate::investment::orders::OrderActionRequest;
 use crate::investment::themes::{
     self, HandoffRequest, ModelPortfolioRequest, OperationRequest, RebalanceOutput, RebalanceRequest, UniverseRequest,
 };
@@ -481,4 +482,46 @@ pub async fn post_rebalance(
 ) -> Result<Response, ApiError> {
     let record = themes::rebalance(&state, &ctx.caller(), ctx.tenant(), &uid, body).await?;
     Ok((StatusCode::CREATED, Json(rebalance_view(record)?)).into_response())
+}
+
+/// Turns a rebalance proposal into an `investment_order` Financial Action awaiting approval (one per
+/// proposal): its envelope carries the orders, the proposal's content hash and the approved model
+/// portfolio's hash, and the pre-trade checks it requires (`pre_trade.limits`, `pre_trade.restricted_list`,
+/// `pre_trade.concentration`) are computed from the book and recorded with it. People approve it at the
+/// console; execution, settlement into the book and reconciliation follow the actions' lifecycle.
+#[utoipa::path(
+    post,
+    path = "/api/v2/investment/rebalance-proposals/{uid}/actions",
+    params(("uid" = String, Path, description = "The rebalance proposal (`rbp_…`)", example = "rbp_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    request_body(content = OrderActionRequest, description = "Every field is optional", example = json!({"risk_tier": "T2"})),
+    responses(
+        (status = 201, description = "Proposed; awaiting approval; nothing executed", body = fiscus_domain::api::actions::ActionView,
+         headers(("Location" = String, description = "The action"))),
+        (status = 404, description = "No such proposal in this workspace and environment"),
+        (status = 409, description = "The proposal is an action already, or has no orders"),
+        (status = 422, description = "Bad input")
+    )
+)]
+pub async fn post_order_action(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+    ApiJson(body): ApiJson<OrderActionRequest>,
+) -> Result<Response, ApiError> {
+    let mut tx = state.store.begin().await?;
+    let loaded = crate::investment::orders::propose(
+        &mut tx,
+        ctx.tenant(),
+        &ctx.caller(),
+        &uid,
+        body,
+        fiscus_domain::actions::envelope::Origin::Application,
+    )
+    .await?;
+    let location = format!("/api/v2/actions/{}", loaded.action.id);
+    let mut response = ctx.respond(tx, StatusCode::CREATED, &loaded.view(&state.settings, None)).await?;
+    if let Ok(v) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(header::LOCATION, v);
+    }
+    Ok(response)
 }

@@ -4,6 +4,7 @@
 //! leaves the claim to go stale and be taken again, and the unique settlement record keeps a second pass
 //! from settling twice.
 
+use fiscus_domain::actions::envelope::ActionKind;
 use fiscus_domain::actions::settlement::{Expected, Reconciliation, SettlementKind, reconcile, reservation_after};
 use fiscus_domain::actions::state::{ControlState, Event};
 use fiscus_domain::clock::{now_micros, rfc3339};
@@ -65,10 +66,28 @@ pub async fn settle(tx: &mut WriteTx, caller: &Caller, job: &Job) -> Result<Sett
             ConnectorEvent::Returned(r) => (SettlementKind::Returned, Some(r), None),
             ConnectorEvent::Failed { reason } => (SettlementKind::Failed, None, Some(reason.clone())),
         };
-        let mismatches: Vec<String> = match (kind, report) {
+        let mut mismatches: Vec<String> = match (kind, report) {
             (SettlementKind::Settled, Some(r)) => reconcile(&expected, r).into_iter().map(str::to_string).collect(),
             _ => Vec::new(),
         };
+        // A settled investment order moves the portfolio book in this same transaction; a book that cannot
+        // take it (a sale larger than what is held) is a reconciliation exception, and nothing moves.
+        if kind == SettlementKind::Settled && mismatches.is_empty() && envelope.kind == ActionKind::InvestmentOrder {
+            let date = rfc3339(now);
+            let applied = crate::investment::orders::apply_settlement(
+                tx,
+                tenant,
+                &action.id,
+                &envelope.metadata,
+                envelope.currency,
+                &date[..10],
+                now,
+            )
+            .await?;
+            if let Err(reason) = applied {
+                mismatches.push(format!("book: {reason}"));
+            }
+        }
         let reconciliation = match kind {
             SettlementKind::Settled if mismatches.is_empty() => Reconciliation::Matched,
             SettlementKind::Settled => Reconciliation::Mismatch,

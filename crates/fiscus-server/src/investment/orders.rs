@@ -1,0 +1,295 @@
+//! From a rebalance proposal to an investment Financial Action, and from its settlement back into the book.
+//!
+//! `propose` turns a proposal (one action per proposal) into an `investment_order` action awaiting approval:
+//! its envelope carries the orders, the proposal's content hash and the approved model portfolio's hash, so
+//! the hashes chain from what was executed back to what a person approved. The pre-trade checks the action
+//! requires are computed from the book and recorded at once (limits, restricted list, concentration); a
+//! person still approves at the console, and execution follows the actions' lifecycle.
+//!
+//! `apply_settlement` moves the book when such an action settles and reconciles: buys open trade lots and
+//! spend cash; sells close lots first in, first out (the engine's relief) and bring in cash. It checks
+//! everything before writing anything: a sale larger than what is held is a reconciliation exception,
+//! never a negative lot.
+
+use std::collections::HashMap;
+
+use fiscus_domain::actions::checks::{CheckStatus, ValidCheck};
+use fiscus_domain::actions::envelope::{ActionKind, ExecutionMode, Origin, ProposalRequest, RiskTier};
+use fiscus_domain::clock::now_micros;
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::investment::model_portfolio::{Order, WEIGHT_UNIT};
+use fiscus_domain::money::Currency;
+use fiscus_domain::tenancy::Tenant;
+use fiscus_quant::tax_lots::{self, Lot, ReliefMethod, Sale, Term};
+use fiscus_store::WriteTx;
+use fiscus_store::data::book;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::themes::RebalanceOutput;
+use crate::governed::actions::Loaded;
+use crate::governed::{Caller, Failure};
+
+/// The checks an investment order requires before execution.
+pub const CHECKS: [&str; 3] = ["pre_trade.limits", "pre_trade.restricted_list", "pre_trade.concentration"];
+
+/// The most one holding may weigh after the trades (parts per million).
+pub const MAX_WEIGHT_PPM: i64 = 250_000;
+
+/// `POST /investment/rebalance-proposals/{uid}/actions` (every field optional).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrderActionRequest {
+    /// The execution connector (default `sandbox`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64, example = "sandbox")]
+    pub connector: Option<String>,
+    /// Default `T2`: two distinct approvers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub risk_tier: Option<RiskTier>,
+    /// The reference carried to the broker (default `RBP-` and the proposal's id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 140, example = "RBP-2026-11-Q4")]
+    pub reference: Option<String>,
+}
+
+/// The orders an investment action's envelope carries (its `metadata`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OrderTicket {
+    pub rebalance_proposal: String,
+    pub proposal_hash: String,
+    pub model_portfolio: String,
+    pub model_portfolio_hash: String,
+    pub portfolio_id: i64,
+    pub orders: Vec<Order>,
+}
+
+fn check(key: &str, passed: bool, portfolio_id: i64, facts: Value) -> Result<ValidCheck, Failure> {
+    let source_hash =
+        fiscus_domain::evidence::seal(&facts).map_err(|e| Failure::internal(format!("check facts: {e}")))?;
+    Ok(ValidCheck {
+        check_key: key.to_string(),
+        status: if passed { CheckStatus::Passed } else { CheckStatus::Failed },
+        source_type: "fiscus_book".to_string(),
+        source_reference: format!("investment/portfolios/{portfolio_id}"),
+        source_hash,
+        metrics: vec![facts],
+        metadata: Vec::new(),
+    })
+}
+
+/// Proposes the investment action of a rebalance proposal, in `tx`, with its computed checks.
+pub async fn propose(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    caller: &Caller,
+    proposal_id: &str,
+    req: OrderActionRequest,
+    origin: Origin,
+) -> Result<Loaded, Failure> {
+    if !fiscus_domain::ids::is_id_of("rbp", proposal_id) {
+        return Err(Failure::NotFound);
+    }
+    let key = tx.seal_key().clone();
+    let record = fiscus_store::investment_records::get(tx.conn(), &key, tenant, proposal_id).await?;
+    if record.kind != fiscus_store::investment_records::RecordKind::Rebalance {
+        return Err(Failure::NotFound);
+    }
+    let output: RebalanceOutput =
+        serde_json::from_str(&record.output).map_err(|e| Failure::internal(format!("proposal {proposal_id}: {e}")))?;
+    if output.orders.is_empty() {
+        return Err(Failure::refused(ErrorCode::Conflict, "the proposal has no orders: the portfolio is on its model"));
+    }
+    if let Some(existing) = book::order_link(tx.conn(), tenant, proposal_id).await? {
+        return Err(Failure::refused(ErrorCode::Conflict, format!("the proposal is action {existing} already")));
+    }
+    let currency = Currency::parse(&output.base_currency)
+        .ok_or_else(|| Failure::internal(format!("proposal {proposal_id}: currency")))?;
+    let ticket = OrderTicket {
+        rebalance_proposal: record.id.clone(),
+        proposal_hash: record.content_hash.clone(),
+        model_portfolio: output.model_portfolio.clone(),
+        model_portfolio_hash: output.model_portfolio_hash.clone(),
+        portfolio_id: output.portfolio_id,
+        orders: output.orders.clone(),
+    };
+    let connector = req.connector.clone().unwrap_or_else(|| "sandbox".to_string());
+    let envelope = ProposalRequest {
+        kind: ActionKind::InvestmentOrder,
+        amount_minor: output.traded_notional_minor,
+        currency,
+        counterparty: format!("broker:{connector}"),
+        connector,
+        execution_mode: ExecutionMode::HumanApproved,
+        delegation_id: None,
+        risk_tier: req.risk_tier.unwrap_or(RiskTier::T2),
+        reference: req.reference.clone().unwrap_or_else(|| format!("RBP-{}", &record.id[4..])),
+        required_checks: CHECKS.iter().map(|c| c.to_string()).collect(),
+        metadata: Some(serde_json::to_value(&ticket).map_err(|e| Failure::internal(e.to_string()))?),
+    }
+    .validate()
+    .map_err(Failure::Invalid)?;
+    let loaded = crate::governed::actions::propose::propose(tx, tenant, caller, envelope, origin).await?;
+    let now = now_micros();
+    match book::link_order(tx, tenant, proposal_id, &loaded.action.id, now).await {
+        Err(fiscus_store::StoreError::Conflict(_)) => {
+            return Err(Failure::refused(ErrorCode::Conflict, "the proposal became an action meanwhile"));
+        }
+        other => other?,
+    }
+    for c in computed_checks(tx, tenant, &ticket, &output).await? {
+        crate::governed::actions::check::record_check(tx, tenant, caller, &loaded.action.id, c).await?;
+    }
+    Ok(crate::governed::actions::Loaded::load(tx.conn(), tenant, loaded.action).await?)
+}
+
+/// The three pre-trade checks, computed from the book as it stands.
+async fn computed_checks(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    ticket: &OrderTicket,
+    output: &RebalanceOutput,
+) -> Result<Vec<ValidCheck>, Failure> {
+    let lots = book::open_lots(tx.conn(), tenant, ticket.portfolio_id).await?;
+    let cash = book::cash_balances(tx.conn(), tenant, ticket.portfolio_id).await?;
+    let restricted = book::restricted(tx.conn(), &tenant.workspace_id).await?;
+    let mut held: HashMap<&str, i64> = HashMap::new();
+    for l in &lots {
+        *held.entry(l.symbol.as_str()).or_default() += l.open_micros;
+    }
+    // Limits: no sale beyond what is held; buys paid from cash and the sales' proceeds.
+    let mut short = Vec::new();
+    for o in ticket.orders.iter().filter(|o| o.side == "sell") {
+        let units = fiscus_domain::investment::book::quantity_micros(&o.quantity).unwrap_or(i64::MAX);
+        if units > held.get(o.symbol.as_str()).copied().unwrap_or(0) {
+            short.push(o.symbol.clone());
+        }
+    }
+    let sells: i64 = ticket.orders.iter().filter(|o| o.side == "sell").map(|o| o.notional_minor).sum();
+    let buys: i64 = ticket.orders.iter().filter(|o| o.side == "buy").map(|o| o.notional_minor).sum();
+    let base_cash: i64 = cash.iter().filter(|(c, _)| c.code() == output.base_currency).map(|(_, a)| *a).sum();
+    let funded = buys <= base_cash + sells;
+    let limits = check(
+        CHECKS[0],
+        short.is_empty() && funded,
+        ticket.portfolio_id,
+        json!({ "oversold": short, "buys_minor": buys, "sells_minor": sells, "cash_minor": base_cash, "funded": funded }),
+    )?;
+    // Restricted list: no buy of a restricted instrument.
+    let hits: Vec<&(String, String)> =
+        restricted.iter().filter(|(s, _)| ticket.orders.iter().any(|o| o.side == "buy" && &o.symbol == s)).collect();
+    let restricted_check = check(
+        CHECKS[1],
+        hits.is_empty(),
+        ticket.portfolio_id,
+        json!({ "restricted_list_size": restricted.len(), "restricted_buys": hits.iter().map(|(s, r)| json!({"symbol": s, "reason": r})).collect::<Vec<_>>() }),
+    )?;
+    // Concentration: no holding above the limit after the trades.
+    let heavy: Vec<&Order> = ticket.orders.iter().filter(|o| o.weight_after_ppm > MAX_WEIGHT_PPM).collect();
+    let concentration = check(
+        CHECKS[2],
+        heavy.is_empty(),
+        ticket.portfolio_id,
+        json!({
+            "limit_ppm": MAX_WEIGHT_PPM, "unit_ppm": WEIGHT_UNIT,
+            "largest_after_ppm": ticket.orders.iter().map(|o| o.weight_after_ppm).max().unwrap_or(0),
+            "above_limit": heavy.iter().map(|o| o.symbol.clone()).collect::<Vec<_>>(),
+        }),
+    )?;
+    Ok(vec![limits, restricted_check, concentration])
+}
+
+/// Moves the book for a settled, reconciled investment action: `Err(reason)` (nothing written) when the
+/// book cannot take it.
+pub async fn apply_settlement(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    action_id: &str,
+    metadata: &Value,
+    currency: Currency,
+    date: &str,
+    at: i64,
+) -> Result<Result<(), String>, Failure> {
+    let Ok(ticket) = serde_json::from_value::<OrderTicket>(metadata.clone()) else {
+        return Ok(Err("the envelope carries no order ticket".to_string()));
+    };
+    let lots = book::open_lots(tx.conn(), tenant, ticket.portfolio_id).await?;
+    let instruments = fiscus_store::data::market::ids_by_symbol(tx.conn(), &tenant.workspace_id).await?;
+    let settled = {
+        let mut parts = date.splitn(3, '-').map(|p| p.parse::<u32>().unwrap_or(1));
+        let (y, m, d) = (parts.next().unwrap_or(1970), parts.next().unwrap_or(1), parts.next().unwrap_or(1));
+        fiscus_quant::calendar::Date::from_ymd(y as i32, m, d).map_err(|e| Failure::internal(e.to_string()))?
+    };
+    // Plan every sale first, so a sale the lots cannot cover writes nothing at all.
+    let mut plans = Vec::new();
+    for o in ticket.orders.iter().filter(|o| o.side == "sell") {
+        let units = fiscus_domain::investment::book::quantity_micros(&o.quantity).map_err(Failure::internal)?;
+        let mine: Vec<&book::OpenLot> = lots.iter().filter(|l| l.symbol == o.symbol).collect();
+        let engine: Vec<Lot> = mine
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let mut parts = l.acquired.splitn(3, '-').map(|p| p.parse::<u32>().unwrap_or(1));
+                let (y, m, d) = (parts.next().unwrap_or(1970), parts.next().unwrap_or(1), parts.next().unwrap_or(1));
+                Ok(Lot {
+                    id: i as u64,
+                    acquired: fiscus_quant::calendar::Date::from_ymd(y as i32, m, d)
+                        .map_err(|e| Failure::internal(e.to_string()))?,
+                    quantity: l.open_micros,
+                    cost: l.open_cost_minor,
+                })
+            })
+            .collect::<Result<_, Failure>>()?;
+        let sale = Sale { date: settled, quantity: units, proceeds: o.notional_minor };
+        match tax_lots::relieve(&engine, &sale, &ReliefMethod::Fifo) {
+            Ok(relief) => plans.push((o, mine, relief)),
+            Err(e) => return Ok(Err(format!("{} cannot be sold: {e}", o.symbol))),
+        }
+    }
+    for o in ticket.orders.iter().filter(|o| o.side == "buy") {
+        if !instruments.contains_key(&o.symbol) {
+            return Ok(Err(format!("{} is not an instrument of the workspace", o.symbol)));
+        }
+    }
+    for (o, mine, relief) in &plans {
+        for piece in &relief.realised {
+            let lot = mine[piece.lot_id as usize];
+            let term = if piece.term == Term::Long { "long" } else { "short" };
+            let d = book::Disposal {
+                lot_id: &lot.id,
+                portfolio_id: ticket.portfolio_id,
+                disposed: date,
+                quantity_micros: piece.quantity,
+                cost_minor: piece.cost,
+                proceeds_minor: piece.proceeds,
+                term,
+                source: action_id,
+                at,
+            };
+            book::insert_disposal(tx, tenant, &d).await?;
+        }
+        let entry = format!("{action_id}-{}-sell", o.symbol);
+        let what = format!("Sold {} {}", o.quantity, o.symbol);
+        book::insert_trade_cash(tx, tenant, ticket.portfolio_id, &entry, date, o.notional_minor, currency, &what)
+            .await?;
+    }
+    for o in ticket.orders.iter().filter(|o| o.side == "buy") {
+        let units = fiscus_domain::investment::book::quantity_micros(&o.quantity).map_err(Failure::internal)?;
+        let lot = book::TradeLot {
+            id: fiscus_domain::ids::new_id("tlt"),
+            portfolio_id: ticket.portfolio_id,
+            lot: format!("{action_id}-{}", o.symbol),
+            instrument_id: &instruments[&o.symbol],
+            acquired: date,
+            quantity_micros: units,
+            cost_minor: o.notional_minor,
+            currency,
+        };
+        book::insert_trade_lot(tx, tenant, &lot).await?;
+        let entry = format!("{action_id}-{}-buy", o.symbol);
+        let what = format!("Bought {} {}", o.quantity, o.symbol);
+        book::insert_trade_cash(tx, tenant, ticket.portfolio_id, &entry, date, -o.notional_minor, currency, &what)
+            .await?;
+    }
+    Ok(Ok(()))
+}
