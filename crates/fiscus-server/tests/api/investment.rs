@@ -571,3 +571,110 @@ async fn a_report_attributes_the_period_return_to_its_holdings_and_is_listed_sea
     let r = app.get("/api/v2/investment/reports", &other).await;
     assert_eq!(r.json::<Value>().await.expect("json")["data"].as_array().expect("data").len(), 0);
 }
+
+#[tokio::test]
+async fn an_empty_portfolio_and_a_missing_fx_rate_are_refused_and_an_observed_rate_converts() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    import(&app, Kind::Portfolios, "code,name,base_currency\nEMPTY,Nothing yet,USD\nEURO,European book,USD\n")
+        .await
+        .expect("portfolios");
+    let list = json(&app, "/api/v2/investment/portfolios").await;
+    let id = |code: &str| {
+        list["data"].as_array().expect("data").iter().find(|p| p["code"] == code).expect(code)["id"]
+            .as_i64()
+            .expect("id")
+    };
+    let (empty, euro) = (id("EMPTY"), id("EURO"));
+    let before = app.count("SELECT COUNT(*) FROM investment_records").await;
+    problem(app.get(&format!("/api/v2/investment/risk?portfolio_id={empty}"), &app.key).await, 409, "conflict").await;
+    let r =
+        app.post_json(&format!("/api/v2/investment/portfolios/{empty}/tax-harvest"), &app.key, &json!({}), None).await;
+    problem(r, 409, "conflict").await;
+
+    // A euro-quoted holding in a dollar portfolio: 30 observed closes, no EUR/USD rate yet.
+    import(&app, Kind::Instruments, "symbol,name,asset_class,currency\nSAP,SAP SE,equity,EUR\n")
+        .await
+        .expect("instrument");
+    let mut prices = String::from("symbol,date,close\n");
+    for d in 1..=30 {
+        prices.push_str(&format!("SAP,2022-11-{d:02},{}\n", 100 + d));
+    }
+    import(&app, Kind::Prices, &prices).await.expect("prices");
+    import(
+        &app,
+        Kind::Lots,
+        "portfolio,lot,symbol,acquired,quantity,cost,currency\nEURO,S1,SAP,2022-11-01,10,1000.00,EUR\n",
+    )
+    .await
+    .expect("lot");
+    let p = problem(
+        app.get(&format!("/api/v2/investment/risk?portfolio_id={euro}"), &app.key).await,
+        503,
+        "market_data_unavailable",
+    )
+    .await;
+    assert!(p["detail"].as_str().expect("detail").contains("EUR/USD"), "{p}");
+    let r = app
+        .post_json(&format!("/api/v2/investment/portfolios/{euro}/collateral-inventory"), &app.key, &json!({}), None)
+        .await;
+    problem(r, 503, "market_data_unavailable").await;
+    assert_eq!(app.count("SELECT COUNT(*) FROM investment_records").await, before, "nothing recorded");
+
+    // An observed rate (units of USD per EUR) converts; nothing was ever filled in.
+    import(&app, Kind::Economics, "date,fx_eurusd\n2022-11-25,1.04\n").await.expect("rate");
+    let r = json(&app, &format!("/api/v2/investment/risk?portfolio_id={euro}&lookback_days=30")).await;
+    // 10 SAP at the last close, 130.00 EUR, at 1.04: 1,352.00 USD.
+    assert_eq!(r["holdings_value_minor"], 135_200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settled_sale_larger_than_the_book_is_a_reconciliation_exception_and_moves_nothing() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let op =
+        crate::console::enrolled_operator(&app, "ada@example.com", fiscus_domain::actions::approval::Role::Approver)
+            .await;
+    let cookie = crate::console::sign_in(&app, &op).await;
+    // An investment order whose ticket sells more AAPL than the book holds (300), proposed directly.
+    let ticket = json!({
+        "rebalance_proposal": "rbp_01M8C3ZQ5V6J1P8N2T4W0XK7RD", "proposal_hash": format!("sha256:{}", "0".repeat(64)),
+        "model_portfolio": "mdp_01M8C3ZQ5V6J1P8N2T4W0XK7RD", "model_portfolio_hash": format!("sha256:{}", "0".repeat(64)),
+        "portfolio_id": 1,
+        "orders": [{ "symbol": "AAPL", "side": "sell", "quantity": "500", "price_minor": 12567, "notional_minor": 6283500,
+                     "weight_before_ppm": 0, "weight_after_ppm": 0 }]
+    });
+    let mut body = crate::actions::proposal();
+    body["kind"] = json!("investment_order");
+    body["amount_minor"] = json!(6_283_500);
+    body["risk_tier"] = json!("T1");
+    body["required_checks"] = json!([]);
+    body["metadata"] = ticket;
+    let created: Value = app.post_json("/api/v2/actions", &app.key, &body, None).await.json().await.expect("json");
+    let id = created["id"].as_str().expect("id").to_string();
+    assert_eq!(crate::console::decide(&app, &cookie, &id, "approve").await.status(), 303);
+    let r = app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &json!({}), None).await;
+    assert!(r.status().is_success());
+    let mut state = Value::Null;
+    for _ in 0..200 {
+        state = app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json");
+        if state["control_state"] != "executing" && state["control_state"] != "settled" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        (state["control_state"].as_str(), state["reconciliation_status"].as_str()),
+        (Some("reconciliation_exception"), Some("exception")),
+        "{state}"
+    );
+    let recon: Value = app
+        .get(&format!("/api/v2/agent-execution/actions/{id}/reconciliation"), &app.key)
+        .await
+        .json()
+        .await
+        .expect("json");
+    assert!(recon.to_string().contains("book: AAPL cannot be sold"), "{recon}");
+    assert_eq!(app.count("SELECT COUNT(*) FROM lot_disposals").await, 0);
+    assert_eq!(app.count("SELECT COUNT(*) FROM portfolio_cash WHERE environment IS NOT NULL").await, 0);
+}
