@@ -1,6 +1,7 @@
 //! A real browser (Debian's headless Chromium, driven by playwright-core from `clients/browser`) signs an
-//! operator in with password and TOTP and approves an action at the console. `scripts/test` installs
-//! both; `FISCUS_CHROMIUM` may point at another Chromium.
+//! operator in with password and TOTP and approves an action at the console, and approves a model portfolio
+//! on the way from a universe to a reconciled trade. `scripts/test` installs both; `FISCUS_CHROMIUM` may
+//! point at another Chromium.
 
 use crate::console::enrolled_operator;
 use crate::helpers::spawn_app;
@@ -38,4 +39,106 @@ async fn an_operator_signs_in_with_password_and_totp_and_approves_in_chromium() 
     assert!(stdout.contains("browser: ok"), "{stdout}");
     let after: Value = app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json");
     assert_eq!(after["control_state"], "approved");
+}
+
+/// Runs a script of `clients/browser` with node and returns its output, asserting it reached `browser: ok`.
+async fn browse(script: &str, args: Vec<String>) -> String {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../clients/browser");
+    assert!(
+        dir.join("node_modules/playwright-core").exists(),
+        "the browser test needs playwright-core: run scripts/test (it runs `npm ci` in clients/browser)"
+    );
+    let mut all = vec![dir.join(script).display().to_string()];
+    all.extend(args);
+    let out = tokio::task::spawn_blocking(move || Command::new("node").args(&all).output().expect("run node"))
+        .await
+        .expect("join");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "browser run failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("browser: ok"), "{stdout}");
+    stdout
+}
+
+/// The investment chain with its two human steps taken in Chromium: the model portfolio's approval and the
+/// trade's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_approves_a_model_portfolio_and_its_trade_in_chromium() {
+    use serde_json::json;
+    let app = spawn_app().await;
+    fiscus_server::demo_data::load(
+        &app.state.store,
+        &fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
+        &app.workspace_id,
+        &fiscus_server::import::Silent,
+    )
+    .await
+    .expect("demo data");
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let signed = |extra: Vec<String>| {
+        let mut a = vec![
+            app.base.clone(),
+            app.workspace_id.clone(),
+            op.email.clone(),
+            op.password.clone(),
+            fiscus_domain::totp::base32(&op.secret),
+        ];
+        a.extend(extra);
+        a
+    };
+    let post = |path: &str, body: Value| {
+        let path = path.to_string();
+        let app = &app;
+        async move {
+            let r = app.post_json(&path, &app.key, &body, None).await;
+            assert!(r.status().is_success(), "{path}: {}", r.status());
+            r.json::<Value>().await.expect("json")
+        }
+    };
+    let universe = json!({ "name": "Quality", "theme": "quality", "source": "research",
+        "members": [{ "symbol": "MSFT", "relevance": 0.95 }, { "symbol": "AAPL", "relevance": 0.9 },
+                    { "symbol": "JNJ", "relevance": 0.8 }, { "symbol": "PG", "relevance": 0.7 }, { "symbol": "KO", "relevance": 0.5 }] });
+    let u = post("/api/v2/investment/themes/universes", universe).await["id"].clone();
+    let model = post(&format!("/api/v2/investment/themes/universes/{u}/model-portfolio"), json!({ "limit": 5 })).await;
+    let (model_id, hash) =
+        (model["id"].as_str().expect("id").to_string(), model["content_hash"].as_str().expect("hash").to_string());
+    browse("approve-model.mjs", signed(vec![model_id.clone(), hash.clone()])).await;
+    let operation = post(
+        "/api/v2/investment/governed-ai-operations",
+        json!({ "portfolio_id": 1, "model_portfolio": model_id, "objective": "Onto the quality model" }),
+    )
+    .await;
+    let proposal = post(
+        &format!("/api/v2/investment/governed-ai-operations/{}/rebalance", operation["id"].as_str().expect("id")),
+        json!({}),
+    )
+    .await;
+    let action = post(
+        &format!("/api/v2/investment/rebalance-proposals/{}/actions", proposal["id"].as_str().expect("id")),
+        json!({ "risk_tier": "T1" }),
+    )
+    .await;
+    let id = action["id"].as_str().expect("id").to_string();
+    // Another approver takes the trade (a TOTP code is good once, and the first one is spent).
+    let grace = enrolled_operator(&app, "grace@example.com", Role::Approver).await;
+    let args = vec![
+        app.base.clone(),
+        app.workspace_id.clone(),
+        grace.email.clone(),
+        grace.password.clone(),
+        fiscus_domain::totp::base32(&grace.secret),
+        id.clone(),
+    ];
+    browse("approve.mjs", args).await;
+    post(&format!("/api/v2/actions/{id}/execute"), json!({})).await;
+    let mut state = Value::Null;
+    for _ in 0..200 {
+        state = app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json");
+        if state["control_state"] != "executing" && state["control_state"] != "settled" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(state["control_state"], "completed", "{state}");
+    assert_eq!(state["envelope"]["metadata"]["model_portfolio_hash"], hash);
+    assert!(app.count("SELECT COUNT(*) FROM tax_lots WHERE origin = 'trade'").await > 0);
 }

@@ -1,0 +1,54 @@
+// Shared by the console's browser scripts: Debian's headless Chromium (/usr/bin/chromium, or
+// $FISCUS_CHROMIUM; a browser is never downloaded) and an operator's sign-in with password and TOTP.
+import { chromium } from "playwright-core";
+import { createHmac } from "node:crypto";
+
+function base32Decode(s) {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  let bits = 0, value = 0;
+  const out = [];
+  for (const c of s.replace(/=+$/, "")) {
+    value = (value << 5) | alphabet.indexOf(c);
+    bits += 5;
+    if (bits >= 8) {
+      out.push((value >>> (bits - 8)) & 0xff);
+      bits -= 8;
+    }
+  }
+  return Buffer.from(out);
+}
+
+// RFC 6238 TOTP, SHA-1, 30 s, 6 digits; `offset` steps ahead (the server accepts one step of drift).
+function totp(secret, offset) {
+  const counter = Math.floor(Date.now() / 1000 / 30) + offset;
+  const msg = Buffer.alloc(8);
+  msg.writeBigUInt64BE(BigInt(counter));
+  const digest = createHmac("sha1", secret).update(msg).digest();
+  const o = digest[19] & 0x0f;
+  const code = ((digest[o] & 0x7f) << 24 | digest[o + 1] << 16 | digest[o + 2] << 8 | digest[o + 3]) % 1_000_000;
+  return String(code).padStart(6, "0");
+}
+
+export async function launch() {
+  return chromium.launch({
+    executablePath: process.env.FISCUS_CHROMIUM || "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync"],
+  });
+}
+
+// Signs in and returns the page, on the console's dashboard.
+export async function signIn(browser, base, workspace, email, password, secretB32) {
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(`${base}/console/login?workspace=${workspace}`);
+  await page.fill("input[name=email]", email);
+  await page.fill("input[name=password]", password);
+  await page.fill("input[name=code]", totp(base32Decode(secretB32), 1));
+  await page.click("button[type=submit]");
+  await page.waitForLoadState();
+  if (new URL(page.url()).pathname !== "/console") {
+    throw new Error(`sign-in did not reach the console: ${page.url()}\n${(await page.textContent("body")).slice(0, 400)}`);
+  }
+  console.log("signed in");
+  return page;
+}
