@@ -13,6 +13,7 @@ mod model_portfolios;
 mod passwords;
 mod production;
 mod propose;
+mod rebalances;
 pub mod session;
 mod webhooks;
 
@@ -43,6 +44,8 @@ pub fn routes() -> Router<AppState> {
         .route("/console/webhooks/{id}", get(webhooks::log).post(webhooks::decide))
         .route("/console/model-portfolios", get(model_portfolios::list))
         .route("/console/model-portfolios/{id}", post(model_portfolios::decide))
+        .route("/console/rebalance-proposals", get(rebalances::list))
+        .route("/console/rebalance-proposals/{id}", post(rebalances::propose))
         .layer(from_fn(session::guard))
 }
 

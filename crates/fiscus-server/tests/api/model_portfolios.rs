@@ -373,3 +373,75 @@ async fn a_rebalance_becomes_an_approved_executed_reconciled_trade_that_moves_th
     );
     assert_eq!(state["envelope"]["metadata"]["model_portfolio_hash"], model_hash);
 }
+
+/// An operator turns a proposal into its trade at the console (a form naming the proposal's hash); the
+/// action is the operator's, awaits approvals like any other, and a proposal becomes one action only.
+#[tokio::test]
+async fn an_operator_proposes_the_trade_of_a_rebalance_at_the_console() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let u = created(&app, "/api/v2/investment/themes/universes", &quality()).await["id"].as_i64().expect("id");
+    let model =
+        created(&app, &format!("/api/v2/investment/themes/universes/{u}/model-portfolio"), &json!({ "limit": 5 }))
+            .await;
+    let model_id = model["id"].as_str().expect("id").to_string();
+    let ada = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &ada).await;
+    assert_eq!(console_decision(&app, &cookie, &model_id, "approve").await.status(), 303);
+    let op = created(
+        &app,
+        "/api/v2/investment/governed-ai-operations",
+        &json!({ "portfolio_id": 1, "model_portfolio": model_id, "objective": "Onto the quality model" }),
+    )
+    .await;
+    let proposal = created(
+        &app,
+        &format!("/api/v2/investment/governed-ai-operations/{}/rebalance", op["id"].as_str().expect("id")),
+        &json!({}),
+    )
+    .await;
+    let id = proposal["id"].as_str().expect("id").to_string();
+    let page = console_page(&app, &cookie, "/console/rebalance-proposals").await;
+    assert!(page.contains(&id) && page.contains("Propose the trade"), "{page}");
+    let submit = |hash: String, cookie: String| {
+        let app = &app;
+        let id = id.clone();
+        async move {
+            let page = console_page(app, &cookie, "/console/rebalance-proposals").await;
+            client()
+                .post(app.url(&format!("/console/rebalance-proposals/{id}")))
+                .header("cookie", &cookie)
+                .form(&[
+                    ("csrf", crate::console::hidden(&page, "csrf")),
+                    ("environment", "sandbox".to_string()),
+                    ("content_hash", hash),
+                    ("risk_tier", "T2".to_string()),
+                ])
+                .send()
+                .await
+                .expect("request")
+        }
+    };
+    // A page showing another proposal content proposes nothing.
+    let stale = submit(format!("sha256:{}", "0".repeat(64)), cookie.clone()).await;
+    assert_eq!(stale.status(), 409);
+    let done = submit(proposal["content_hash"].as_str().expect("hash").to_string(), cookie.clone()).await;
+    assert_eq!(done.status(), 303);
+    let action_id = app.count("SELECT COUNT(*) FROM actions WHERE origin = 'operator'").await;
+    assert_eq!(action_id, 1);
+    let page = console_page(&app, &cookie, "/console/rebalance-proposals").await;
+    assert!(!page.contains("Propose the trade"), "proposed once");
+    let again = client()
+        .post(app.url(&format!("/console/rebalance-proposals/{id}")))
+        .header("cookie", &cookie)
+        .form(&[
+            ("csrf", crate::console::hidden(&page, "csrf")),
+            ("environment", "sandbox".to_string()),
+            ("content_hash", proposal["content_hash"].as_str().expect("hash").to_string()),
+            ("risk_tier", "T2".to_string()),
+        ])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(again.status(), 409);
+}
