@@ -1800,6 +1800,337 @@ def fixture_ols_factors():
 
 
 # ----------------------------------------------------------------------------------------------------------
+# demo_book.json: the demo investment book's risk, benchmark comparison, factor exposures and loss harvest,
+# computed the way the Fiscus API defines them (GET /investment/risk, GET /benchmarking/comparisons,
+# POST /investment/portfolios/{id}/tax-harvest), so the API tests compare against peers.
+# ----------------------------------------------------------------------------------------------------------
+DEMO_LOTS = "data/investment/sample_lots.csv"
+DEMO_PORTFOLIO = "GROWTH"
+DEMO_AS_OF = "2022-12-28"          # the valuation date: the last row of the price files
+DEMO_RISK_DAYS = 365               # GET /investment/risk default lookback_days
+DEMO_BENCH_DAYS = 3 * 365          # GET /benchmarking/comparisons default window
+DEMO_FACTOR_MONTHS = 60
+DEMO_FACTOR_LEAD_DAYS = 10         # price rows from this many days before the first factor month
+DEMO_VAR_CUTOFF = 0.05
+
+
+def _days_before(date_text, days):
+    return str((pd.Timestamp(date_text) - pd.Timedelta(days=days)).date())
+
+
+def _read_text_table(path):
+    """A CSV as its text cells (the Rust side parses the observed decimal text itself)."""
+    import csv
+
+    with open(os.path.join(ROOT, path), newline="") as fh:
+        rows = list(csv.reader(fh))
+    return rows[0], rows[1:]
+
+
+def _cents(text):
+    """Decimal text -> integer cents, rounded half to even on the decimal digits (not on a float)."""
+    from decimal import ROUND_HALF_EVEN, Decimal
+
+    return int((Decimal(text) * 100).quantize(Decimal(1), rounding=ROUND_HALF_EVEN))
+
+
+def _one_year_later(d):
+    """The first anniversary; an acquisition on 29 February has its anniversary on 28 February."""
+    try:
+        return d.replace(year=d.year + 1)
+    except ValueError:
+        return d.replace(year=d.year + 1, day=28)
+
+
+def fixture_demo_book():
+    import datetime as dt
+    from decimal import Decimal
+
+    import empyrical as ep
+    import statsmodels.api as sm
+
+    # ---- the book: GROWTH's lots held on the valuation date ----
+    header, rows = _read_text_table(DEMO_LOTS)
+    assert header == ["portfolio", "lot", "symbol", "acquired", "quantity", "cost", "currency"], header
+    lots = [dict(zip(header, r)) for r in rows]
+    lots = [lt for lt in lots if lt["portfolio"] == DEMO_PORTFOLIO and lt["acquired"] <= DEMO_AS_OF]
+    assert lots and all(lt["currency"] == "USD" for lt in lots)
+    symbols = sorted({lt["symbol"] for lt in lots})
+
+    # ---- prices as text, then as f64 (Python float() and Rust str::parse are both correctly rounded) ----
+    pheader, prows = _read_text_table(LARGE_CAPS)
+    assert pheader[0] == "Date"
+    dates = [r[0] for r in prows]
+    assert dates == sorted(dates) and len(set(dates)) == len(dates)
+    assert dates[-1] == DEMO_AS_OF, "the valuation date must be the price file's last row"
+    col = {c: i for i, c in enumerate(pheader)}
+    price_text = {s: [r[col[s]] for r in prows] for s in symbols}
+    prices = pd.DataFrame(
+        {s: [float(t) if t != "" else np.nan for t in price_text[s]] for s in symbols},
+        index=pd.DatetimeIndex(pd.to_datetime(dates)),
+    )
+    bheader, brows = _read_text_table(SP500)
+    assert bheader == ["Date", "SP500"]
+    bench_prices = pd.Series([float(r[1]) if r[1] != "" else np.nan for r in brows],
+                             index=pd.DatetimeIndex(pd.to_datetime([r[0] for r in brows])), name="SP500")
+
+    # ---- marks, market values, weights ----
+    marks = {s: {"date": DEMO_AS_OF, "price_text": price_text[s][-1], "price_cents": _cents(price_text[s][-1])}
+             for s in symbols}
+    qty = {s: sum(Decimal(lt["quantity"]) for lt in lots if lt["symbol"] == s) for s in symbols}
+    assert all(q == q.to_integral_value() for q in qty.values()), "whole shares: quantity x cents is exact"
+    mv = {s: int(qty[s]) * marks[s]["price_cents"] for s in symbols}
+    total = sum(mv.values())
+    w = {s: mv[s] / total for s in symbols}  # int / int: correctly rounded, = f64(mv)/f64(total) below 2^53
+    assert total < 2 ** 53
+    wv = np.array([w[s] for s in symbols])
+
+    def portfolio_returns(rets):
+        """r_t = Σ_i w_i r_i,t summed in symbol order, one term at a time (as the API's iterator does)."""
+        m = rets[symbols].to_numpy()
+        out = np.empty(len(m))
+        for t in range(len(m)):
+            acc = 0.0
+            for i in range(len(symbols)):
+                acc += float(m[t, i]) * float(wv[i])
+            out[t] = acc
+        return pd.Series(out, index=rets.index)
+
+    def simple_returns(frame):
+        a = frame.to_numpy(dtype=float)
+        return pd.DataFrame(a[1:] / a[:-1] - 1.0, index=frame.index[1:], columns=frame.columns)
+
+    def window_spec(frame, rets, start, end, note):
+        return {
+            "selection": f"rows with {start} <= Date <= {end} (inclusive) {note}",
+            "first_price_date": str(frame.index[0].date()),
+            "last_price_date": str(frame.index[-1].date()),
+            "price_rows": len(frame),
+            "first_return_date": str(rets.index[0].date()),
+            "last_return_date": str(rets.index[-1].date()),
+            "returns": len(rets),
+        }
+
+    # ---- 1. risk over the last 365 calendar days ----
+    risk_start = _days_before(DEMO_AS_OF, DEMO_RISK_DAYS)
+    rp = prices.loc[risk_start:DEMO_AS_OF]
+    rp_kept = rp.dropna()
+    assert len(rp_kept) == len(rp), "a holding lacks a price in the risk window"
+    rr = simple_returns(rp_kept)
+    r = portfolio_returns(rr)
+    ranked = sorted(symbols, key=lambda s: (-w[s], s))
+    herfindahl = 0.0
+    for s in ranked:
+        herfindahl += w[s] * w[s]
+    top5 = 0.0
+    for s in ranked[:5]:
+        top5 += w[s]
+    risk = {
+        "window": window_spec(rp_kept, rr, risk_start, DEMO_AS_OF,
+                              "on which every holding has a price; the first row only seeds"),
+        "observations": len(r),
+        "var_cutoff": DEMO_VAR_CUTOFF,
+        "annual_volatility": ep.annual_volatility(r, period="daily"),
+        "value_at_risk": ep.value_at_risk(r, cutoff=DEMO_VAR_CUTOFF),
+        "value_at_risk_numpy": float(np.percentile(r.to_numpy(), 100 * DEMO_VAR_CUTOFF, method="linear")),
+        "conditional_value_at_risk": ep.conditional_value_at_risk(r, cutoff=DEMO_VAR_CUTOFF),
+        "max_drawdown": ep.max_drawdown(r),
+        "annual_return": ep.annual_return(r, period="daily"),
+        "concentration": {
+            "herfindahl": herfindahl,
+            "effective_holdings": 1.0 / herfindahl,
+            "largest_symbol": ranked[0],
+            "largest_weight": w[ranked[0]],
+            "top_five_weight": top5,
+        },
+        "portfolio_returns": r.to_numpy(),
+        "checks": {"sum_of_portfolio_returns": float(r.sum()),
+                   "sum_of_returns_by_symbol": {s: float(rr[s].sum()) for s in symbols}},
+    }
+    assert risk["value_at_risk"] == risk["value_at_risk_numpy"]
+
+    # ---- 2. against the S&P 500 over the last 3·365 calendar days ----
+    bench_start = _days_before(DEMO_AS_OF, DEMO_BENCH_DAYS)
+    bp = prices.loc[bench_start:DEMO_AS_OF].join(bench_prices.loc[bench_start:DEMO_AS_OF], how="inner")
+    bp_kept = bp.dropna()
+    br = simple_returns(bp_kept)
+    rb_p = portfolio_returns(br)
+    rb_b = br["SP500"]
+    active = rb_p.to_numpy() - rb_b.to_numpy()
+    a_mean = float(np.mean(active))
+    a_std = float(np.std(active, ddof=1))
+    excess_sharpe_np = a_mean / a_std
+    alpha, beta = ep.alpha_beta(rb_p, rb_b, risk_free=0.0, period="daily")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        benchmark = {
+            "window": window_spec(bp_kept, br, bench_start, DEMO_AS_OF,
+                                  f"present in both {LARGE_CAPS} and {SP500} with a price for every holding and "
+                                  "the index; the first row only seeds"),
+            "rows_dropped_for_missing_dates_or_prices": int(len(prices.loc[bench_start:DEMO_AS_OF])
+                                                            - len(bp_kept)),
+            "observations": len(rb_p),
+            "risk_free": 0.0,
+            "tracking_error": a_std * math.sqrt(252),
+            "information_ratio": excess_sharpe_np * math.sqrt(252),
+            "excess_sharpe": ep.excess_sharpe(rb_p, rb_b),
+            "active_mean": a_mean,
+            "active_std_ddof1": a_std,
+            "alpha": alpha,
+            "beta": beta,
+            "up_capture": ep.up_capture(rb_p, rb_b, period="daily"),
+            "down_capture": ep.down_capture(rb_p, rb_b, period="daily"),
+            "up_down_capture": ep.up_down_capture(rb_p, rb_b, period="daily"),
+            "portfolio_annual_return": ep.annual_return(rb_p, period="daily"),
+            "benchmark_annual_return": ep.annual_return(rb_b, period="daily"),
+            "portfolio_annual_volatility": ep.annual_volatility(rb_p, period="daily"),
+            "benchmark_annual_volatility": ep.annual_volatility(rb_b, period="daily"),
+            "benchmark_up_days": int((rb_b > 0).sum()),
+            "benchmark_down_days": int((rb_b < 0).sum()),
+            "benchmark_zero_days": int((rb_b == 0).sum()),
+            "portfolio_returns": rb_p.to_numpy(),
+            "benchmark_returns": rb_b.to_numpy(),
+            "checks": {"sum_of_portfolio_returns": float(rb_p.sum()),
+                       "sum_of_benchmark_returns": float(rb_b.sum())},
+        }
+    assert abs(benchmark["excess_sharpe"] - excess_sharpe_np) < 1e-12
+
+    # ---- 3. Fama-French three-factor exposures, monthly ----
+    ff = pd.read_csv(os.path.join(ROOT, FF3), dtype=str).set_index("Date")
+    as_of_month = DEMO_AS_OF[:7].replace("-", "")
+    months_all = sorted(m for m in ff.index if m <= as_of_month)
+    months = months_all[-DEMO_FACTOR_MONTHS:]
+    first_m, last_m = months[0], months[-1]
+    first_day = f"{first_m[:4]}-{first_m[4:]}-01"
+    f_start = _days_before(first_day, DEMO_FACTOR_LEAD_DAYS)
+    f_end = str(pd.Period(f"{last_m[:4]}-{last_m[4:]}", "M").end_time.date())
+    fp = prices.loc[f_start:f_end].dropna()
+    assert len(fp) == len(prices.loc[f_start:f_end]), "a holding lacks a price in the factor window"
+    fr = simple_returns(fp)
+    fret = portfolio_returns(fr)
+    growth = {}
+    days_in_month = {}
+    for d, x in fret.items():
+        m = d.strftime("%Y%m")
+        if m < first_m:
+            continue
+        growth[m] = growth.get(m, 1.0) * (1.0 + x)
+        days_in_month[m] = days_in_month.get(m, 0) + 1
+    assert sorted(growth) == months, "every factor month has trading days"
+    seed_row = fp.index[fp.index < pd.Timestamp(first_day)][-1]
+    assert seed_row.strftime("%Y%m") < first_m
+    mret = np.array([growth[m] - 1.0 for m in months])
+    rf = np.array([float(ff.loc[m, "RF"]) / 100 for m in months])
+    fac = {f: np.array([float(ff.loc[m, f]) / 100 for m in months]) for f in FF3_FACTORS}
+    y = mret - rf
+    X = sm.add_constant(np.column_stack([fac[f] for f in FF3_FACTORS]))
+    assert X.shape[1] == 4
+    fit = statsmodels_ols(y, X, ["const"] + FF3_FACTORS)
+    factors = {
+        "model": "fama_french_3",
+        "months": [f"{m[:4]}-{m[4:]}" for m in months],
+        "observations": len(months),
+        "price_rows": {"first_date": str(fp.index[0].date()), "last_date": str(fp.index[-1].date()),
+                       "count": len(fp), "seed_row_of_first_month": str(seed_row.date())},
+        "trading_days_by_month": [days_in_month[m] for m in months],
+        "portfolio_monthly_returns": mret,
+        "rf": rf,
+        "factors": fac,
+        "y": y,
+        "statsmodels": fit,
+    }
+
+    # ---- 4. tax-loss harvest on the valuation date ----
+    sold = dt.date.fromisoformat(DEMO_AS_OF)
+    per_lot = []
+    for lt in lots:
+        acquired = dt.date.fromisoformat(lt["acquired"])
+        q = Decimal(lt["quantity"])
+        cost = Decimal(lt["cost"]) * 100
+        assert cost == cost.to_integral_value(), lt
+        value = int(q) * marks[lt["symbol"]]["price_cents"]
+        gain = value - int(cost)
+        per_lot.append({
+            "lot": lt["lot"],
+            "symbol": lt["symbol"],
+            "acquired": lt["acquired"],
+            "quantity": lt["quantity"],
+            "cost_cents": int(cost),
+            "market_value_cents": value,
+            "unrealised_gain_cents": gain,
+            "loss_cents": -gain if gain < 0 else 0,
+            "term": "long" if sold > _one_year_later(acquired) else "short",
+            "holding_days": (sold - acquired).days,
+        })
+    harvest = sorted((x for x in per_lot if x["loss_cents"] > 0), key=lambda x: (-x["loss_cents"], x["lot"]))
+
+    write_fixture("demo_book.json", {
+        "description": (
+            f"The demo investment book (portfolio {DEMO_PORTFOLIO} of {DEMO_LOTS}, all USD) valued on {DEMO_AS_OF} "
+            f"(the last row of {LARGE_CAPS}), computed as the Fiscus API defines its risk report, benchmark "
+            "comparison, factor exposures and loss harvest, with empyrical-reloaded, numpy and statsmodels. "
+            f"Marks: each held symbol's adjusted close on {DEMO_AS_OF}, its decimal text rounded half to even to "
+            "integer cents per share. Holdings: lots with acquired <= the valuation date, summed by symbol; "
+            "market value = quantity x mark cents (integer cents); weight w_i = MV_i / sum MV (cash excluded), "
+            "constant over every window (historical simulation on current holdings). Daily returns are simple, "
+            "p_t/p_(t-1) - 1 between consecutive selected rows (the first row only seeds); the portfolio's daily "
+            "return is sum_i w_i r_i,t, summed in symbol order. Risk: rows with "
+            f"{risk_start} <= Date <= {DEMO_AS_OF} (365 calendar days before the valuation date, inclusive); "
+            "annual_volatility = empyrical.annual_volatility (std ddof 1 x sqrt 252); value_at_risk = "
+            "empyrical.value_at_risk(r, cutoff=0.05) = numpy percentile 5, linear interpolation; "
+            "conditional_value_at_risk = empyrical.conditional_value_at_risk(r, cutoff=0.05) (mean of the "
+            "floor((n-1)*0.05)+1 smallest); max_drawdown = empyrical.max_drawdown (start value prepended, a "
+            "first-day loss counts); annual_return = empyrical.annual_return ((prod(1+r))^(252/n) - 1); "
+            "herfindahl = sum w_i^2 (summed largest weight first). Benchmark: rows with "
+            f"{bench_start} <= Date <= {DEMO_AS_OF} (3 x 365 days) on dates present in both {LARGE_CAPS} and "
+            f"{SP500}; benchmark = SP500 simple returns on the same dates; active a = r - b; tracking_error = "
+            "std(a, ddof=1) x sqrt(252); information_ratio = (mean(a)/std(a, ddof=1)) x sqrt(252); "
+            "excess_sharpe = empyrical.excess_sharpe(r, b) (not annualised); alpha, beta = "
+            "empyrical.alpha_beta(r, b, risk_free=0.0, period='daily') (alpha = (1 + mean daily alpha)^252 - 1); "
+            "up/down/up_down capture = empyrical (period='daily'; each subset annualised over its own length; "
+            "b = 0 days in neither); annual returns and volatilities by empyrical. Factors: "
+            f"{FF3} (Date yyyymm; Mkt-RF, SMB, HML, RF in per cent, divided by 100); the "
+            f"{DEMO_FACTOR_MONTHS} newest factor months on or before {DEMO_AS_OF[:7]} "
+            f"({factors['months'][0]}..{factors['months'][-1]}; the file ends 2018-11); daily portfolio returns "
+            f"from price rows {f_start} ({DEMO_FACTOR_LEAD_DAYS} days before the first month) to {f_end}, so the "
+            "first month's first return is taken from the last row of the previous month and every month is "
+            "whole; monthly return = prod(1 + r_t) - 1 over the month's return dates (compounded in date order); "
+            "y = monthly return - RF; statsmodels 0.15 sm.OLS(y, sm.add_constant([Mkt-RF, SMB, HML])).fit() "
+            "(pinv, classical standard errors; params const first). Harvest: sale on the valuation date; per lot "
+            "market value = quantity x mark cents, cost = the cost column in cents, loss = cost - market value "
+            "where positive; term long when the sale date is after the first anniversary of acquisition (an "
+            "acquisition on 29 February has its anniversary on 28 February), else short; lots with a loss, "
+            "largest first. Wash sales are not weighed here."
+        ),
+        "inputs": {
+            "lots": DEMO_LOTS,
+            "prices": LARGE_CAPS,
+            "benchmark": SP500,
+            "factors": FF3,
+            "portfolio": DEMO_PORTFOLIO,
+            "valuation_date": DEMO_AS_OF,
+            "currency": "USD",
+            "risk_window": {"start": risk_start, "end": DEMO_AS_OF, "calendar_days": DEMO_RISK_DAYS},
+            "benchmark_window": {"start": bench_start, "end": DEMO_AS_OF, "calendar_days": DEMO_BENCH_DAYS},
+            "factor_window": {"first_month": factors["months"][0], "last_month": factors["months"][-1],
+                              "months": DEMO_FACTOR_MONTHS, "price_rows_from": f_start,
+                              "price_rows_to": f_end},
+            "lots_held": [{k: lt[k] for k in ("lot", "symbol", "acquired", "quantity", "cost")} for lt in lots],
+        },
+        "book": {
+            "symbols": symbols,
+            "marks": marks,
+            "holdings": [{"symbol": s, "quantity": str(qty[s]), "mark_cents": marks[s]["price_cents"],
+                          "market_value_cents": mv[s], "weight": w[s]} for s in symbols],
+            "holdings_value_cents": total,
+        },
+        "risk": risk,
+        "benchmark": benchmark,
+        "factor_exposures": factors,
+        "harvest": {"as_of": DEMO_AS_OF, "candidates": harvest, "all_lots": per_lot},
+    })
+
+
+# ----------------------------------------------------------------------------------------------------------
 FIXTURE_FUNCS = {
     "optimisation_20": fixture_optimisation,
     "covariance": fixture_covariance,
@@ -1813,6 +2144,7 @@ FIXTURE_FUNCS = {
     "robust_zscore": fixture_robust_zscore,
     "features": fixture_features,
     "ols_factors": fixture_ols_factors,
+    "demo_book": fixture_demo_book,
 }
 
 
