@@ -30,6 +30,18 @@ async fn portfolio(app: &TestApp, code: &str) -> i64 {
         .expect("present")
 }
 
+/// The demo book's statistics as the peer libraries compute them (empyrical, numpy, statsmodels), from the
+/// shipped CSVs with the API's conventions: `peers/generate.py --only demo_book`.
+fn peers() -> Value {
+    serde_json::from_str(include_str!("../../../fiscus-quant/tests/fixtures/demo_book.json")).expect("fixture")
+}
+
+/// `got` and the peer's number agree to 1e-12 (relative above 1): the same formulas, summed in another order.
+fn agrees(what: &str, got: &Value, peer: &Value) {
+    let (g, p) = (got.as_f64().unwrap_or(f64::NAN), peer.as_f64().unwrap_or(f64::NAN));
+    assert!((g - p).abs() <= 1e-12 * p.abs().max(1.0), "{what}: {g} vs the peer's {p}");
+}
+
 fn lot<'a>(lots: &'a Value, name: &str) -> &'a Value {
     lots["lots"].as_array().expect("present").iter().find(|l| l["lot"] == name).unwrap_or_else(|| panic!("{name}"))
 }
@@ -92,6 +104,13 @@ async fn a_harvest_proposal_weighs_wash_sales_is_sealed_and_never_executes() {
     let names: Vec<&str> = candidates.iter().map(|c| c["lot"].as_str().expect("present")).collect();
     // Largest loss first; only the lots below cost.
     assert_eq!(names, ["AMD-2021-11", "MSFT-2021-12", "PG-2022-01", "AMD-2022-12"]);
+    // Losses and terms as the peers' fixture has them.
+    for (ours, peer) in candidates.iter().zip(peers()["harvest"]["candidates"].as_array().expect("candidates")) {
+        assert_eq!(
+            (&ours["lot"], &ours["loss_minor"], &ours["term"]),
+            (&peer["lot"], &peer["loss_cents"], &peer["term"])
+        );
+    }
     let amd = &candidates[0];
     assert_eq!((amd["loss_minor"].as_i64(), amd["term"].as_str()), (Some(1_490_100), Some("long")));
     // The newer AMD lot (2022-12-12) is inside 30 days of the sale: the loss would wash.
@@ -151,18 +170,17 @@ async fn risk_on_current_holdings_matches_an_independent_computation() {
     assert_eq!((r["as_of"].as_str(), r["observations"].as_u64()), (Some("2022-12-28"), Some(252)));
     assert_eq!(r["holdings_value_minor"], 19_319_520);
     assert_eq!(r["cash_minor"], 21_000_000);
-    // numpy-style figures over the same window, computed in Python from the shipped CSV (weights at the
-    // marks above, daily simple returns, ddof 1, linear percentile, empyrical's CVaR count).
-    let close = |field: &str, want: f64| {
-        let got = r[field].as_f64().expect("present");
-        assert!((got - want).abs() < 1e-9, "{field}: {got} vs {want}");
-    };
-    close("annual_volatility", 0.22829974557844443);
-    close("var_1d", -0.023685840565889616);
-    close("cvar_1d", -0.031090984479126706);
-    close("max_drawdown", -0.15565826402501634);
-    let hhi = r["concentration"]["herfindahl"].as_f64().expect("present");
-    assert!((hhi - 0.13783955004882473).abs() < 1e-12);
+    // The figures of empyrical and numpy over the same window (the peers' fixture).
+    let peer = peers();
+    let risk = &peer["risk"];
+    assert_eq!(r["observations"], risk["observations"]);
+    agrees("annual_volatility", &r["annual_volatility"], &risk["annual_volatility"]);
+    agrees("annual_return", &r["annual_return"], &risk["annual_return"]);
+    agrees("var_1d", &r["var_1d"], &risk["value_at_risk"]);
+    agrees("cvar_1d", &r["cvar_1d"], &risk["conditional_value_at_risk"]);
+    agrees("max_drawdown", &r["max_drawdown"], &risk["max_drawdown"]);
+    agrees("herfindahl", &r["concentration"]["herfindahl"], &risk["concentration"]["herfindahl"]);
+    assert_eq!(r["concentration"]["largest_symbol"], risk["concentration"]["largest_symbol"]);
     assert_eq!(r["var_1d_minor"], (-0.023685840565889616_f64 * 19_319_520.0).round() as i64);
     let weights: f64 =
         r["weights"].as_array().expect("present").iter().map(|w| w["weight"].as_f64().expect("present")).sum();
@@ -180,22 +198,26 @@ async fn risk_on_current_holdings_matches_an_independent_computation() {
     let resp = app.get("/api/v2/investment/risk?portfolio_id=424242", &app.key).await;
     problem(resp, 404, "not_found").await;
 
-    // Against the S&P 500 over the default three years, the figures the same Python computes with
-    // empyrical's conventions (captures: growth rate on the index's up or down days, each over its own).
+    // Against the S&P 500 over the default three years, as empyrical computes it (the peers' fixture).
     let c = json(&app, &format!("/api/v2/benchmarking/comparisons?portfolio_id={growth}")).await;
-    assert_eq!((c["benchmark"].as_str(), c["observations"].as_u64()), (Some("SPX"), Some(755)));
+    let bench = &peer["benchmark"];
+    assert_eq!((c["benchmark"].as_str(), &c["observations"]), (Some("SPX"), &bench["observations"]));
     assert_eq!(c["window_start"], "2019-12-31");
-    for (field, want) in [
-        ("tracking_error", 0.06664018913957288),
-        ("information_ratio", 1.7409795930786063),
-        ("beta", 0.9831127465768247),
-        ("up_capture", 1.0373850163885707),
-        ("down_capture", 0.9845597279327175),
-        ("portfolio_annual_return", 0.18363303917675444),
-        ("benchmark_annual_return", 0.05513514335389602),
+    for field in [
+        "tracking_error",
+        "information_ratio",
+        "excess_sharpe",
+        "alpha",
+        "beta",
+        "up_capture",
+        "down_capture",
+        "up_down_capture",
+        "portfolio_annual_return",
+        "benchmark_annual_return",
+        "portfolio_annual_volatility",
+        "benchmark_annual_volatility",
     ] {
-        let got = c[field].as_f64().expect("present");
-        assert!((got - want).abs() < 1e-9 * want.abs().max(1.0), "{field}: {got} vs {want}");
+        agrees(field, &c[field], &bench[field]);
     }
     let resp =
         app.get(&format!("/api/v2/benchmarking/comparisons?portfolio_id={growth}&benchmark=NOPE"), &app.key).await;
@@ -453,23 +475,21 @@ async fn factor_exposures_limits_and_synthetic_markets_are_evidence_never_orders
     demo(&app).await;
     let growth = portfolio(&app, "GROWTH").await;
     // Fama-French loadings of today's holdings over the 60 factor months up to 2018-11 (the data's last),
-    // against the same regression solved independently in Python from the shipped CSVs.
+    // as statsmodels fits them on the same monthly returns (the peers' fixture).
     let r = json(&app, &format!("/api/v2/investment/risk?portfolio_id={growth}")).await;
     let f = &r["factor_exposures"];
     assert_eq!(
         (f["window_start"].as_str(), f["window_end"].as_str(), f["observations"].as_u64()),
         (Some("2013-12"), Some("2018-11"), Some(60))
     );
-    for (path, want) in [
-        ("/alpha/estimate", 0.0050153726434087175),
-        ("/market/estimate", 1.0824689831117233),
-        ("/smb/estimate", -0.2984046106777978),
-        ("/hml/estimate", 0.05938205314845121),
-        ("/r_squared", 0.7776684033273915),
-    ] {
-        let got = f.pointer(path).and_then(Value::as_f64).expect(path);
-        assert!((got - want).abs() < 1e-9, "{path}: {got} vs {want}");
+    let fit = &peers()["factor_exposures"]["statsmodels"];
+    for (i, name) in ["alpha", "market", "smb", "hml"].iter().enumerate() {
+        agrees(name, &f[name]["estimate"], &fit["params"][i]);
+        agrees(name, &f[name]["std_error"], &fit["bse"][i]);
+        agrees(name, &f[name]["t_value"], &fit["tvalues"][i]);
     }
+    agrees("r_squared", &f["r_squared"], &fit["rsquared"]);
+    agrees("adj_r_squared", &f["adj_r_squared"], &fit["rsquared_adj"]);
 
     // A risk-compliance run: each limit measured and passed or breached, sealed, readable by id.
     let body = json!({ "portfolio_id": growth, "limits": { "max_weight": 0.15, "max_var_1d": 0.05 } });
@@ -480,7 +500,7 @@ async fn factor_exposures_limits_and_synthetic_markets_are_evidence_never_orders
     let status = |l: &str| {
         checks.iter().find(|c| c["limit"] == l).expect("check")["status"].as_str().expect("status").to_string()
     };
-    // The largest holding (XOM, 3,198,900 of 19,319,520) is above 15 %; the one-day VaR (2.4 %) is within 5 %.
+    // The largest holding (AAPL, 19.5 %) is above 15 %; the one-day VaR (2.4 %) is within 5 %.
     assert_eq!((status("max_weight"), status("max_var_1d")), ("breached".to_string(), "passed".to_string()));
     assert_eq!(run["output"]["status"], "breached");
     let id = run["id"].as_str().expect("id");

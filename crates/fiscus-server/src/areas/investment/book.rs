@@ -2,15 +2,12 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use fiscus_domain::api::list::ListPage;
-use fiscus_domain::clock::rfc3339;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_store::investment_records::Record;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
+use super::records::{RecordView, created, view};
 use crate::http::ctx::Ctx;
 use crate::http::json::ApiJson;
 use crate::http::problem::ApiError;
@@ -127,39 +124,6 @@ pub async fn get_tax_lots(
     Ok(Json(tax::tax_lots(&state, ctx.tenant(), portfolio, q.as_of.as_deref()).await.map_err(super::from_query)?))
 }
 
-/// A loss-harvest proposal, sealed.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct TaxHarvestView {
-    /// Always `tax_harvest_proposal`.
-    pub object: &'static str,
-    #[schema(example = "thp_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
-    pub id: String,
-    pub portfolio_id: i64,
-    /// The request as recorded (with the rates applied).
-    #[schema(value_type = Object)]
-    pub request: Value,
-    pub output: HarvestOutput,
-    /// `sha256:` over the canonical request and output (RFC 8785), newline-separated.
-    pub content_hash: String,
-    pub created_by: String,
-    pub created_at: String,
-}
-
-fn harvest_view(r: Record) -> Result<TaxHarvestView, ApiError> {
-    let output = serde_json::from_str(&r.output)
-        .map_err(|e| ApiError::from(crate::governed::Failure::internal(format!("record {}: {e}", r.id))))?;
-    Ok(TaxHarvestView {
-        object: "tax_harvest_proposal",
-        portfolio_id: r.portfolio_id.unwrap_or_default(),
-        request: serde_json::from_str(&r.request).unwrap_or(Value::Null),
-        output,
-        id: r.id,
-        content_hash: r.content_hash,
-        created_by: r.created_by,
-        created_at: rfc3339(r.created_at),
-    })
-}
-
 /// Proposes which lots to sell to realise losses: every open lot losing at least `min_loss_minor` at the
 /// observed price on `as_of`, with its term, the tax it would offset at the given rates, and any purchase
 /// inside the 30-day wash-sale window (another lot, or one planned) that would disallow the loss. Never
@@ -173,7 +137,7 @@ fn harvest_view(r: Record) -> Result<TaxHarvestView, ApiError> {
         "planned_purchases": [{"symbol": "MSFT", "date": "2023-01-10"}]
     })),
     responses(
-        (status = 201, description = "The proposal, sealed (never executable)", body = TaxHarvestView),
+        (status = 201, description = "The proposal, sealed (never executable)", body = RecordView<HarvestOutput>),
         (status = 404, description = "No such portfolio in this workspace"),
         (status = 409, description = "The portfolio holds no open lots"),
         (status = 422, description = "Bad input"),
@@ -187,29 +151,7 @@ pub async fn post_tax_harvest(
     ApiJson(req): ApiJson<TaxHarvestRequest>,
 ) -> Result<Response, ApiError> {
     let record = tax::harvest(&state, &ctx.caller(), ctx.tenant(), portfolio, req).await?;
-    Ok((StatusCode::CREATED, Json(harvest_view(record)?)).into_response())
-}
-
-/// A record's output, parsed back into its type.
-fn output_of<T: serde::de::DeserializeOwned>(r: &Record) -> Result<T, ApiError> {
-    serde_json::from_str(&r.output)
-        .map_err(|e| ApiError::from(crate::governed::Failure::internal(format!("record {}: {e}", r.id))))
-}
-
-/// A scenario run, sealed.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct ScenarioView {
-    /// Always `scenario_run`.
-    pub object: &'static str,
-    #[schema(example = "isr_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
-    pub id: String,
-    #[schema(value_type = Object)]
-    pub request: Value,
-    pub output: ScenarioOutput,
-    /// `sha256:` over the canonical request and output (RFC 8785), newline-separated.
-    pub content_hash: String,
-    pub created_by: String,
-    pub created_at: String,
+    Ok(created(None, view::<HarvestOutput>("tax_harvest_proposal", record)?))
 }
 
 /// Stresses the portfolio's current holdings: `historical` replays a window of observed returns (or a named
@@ -225,7 +167,7 @@ pub struct ScenarioView {
         "hypothetical": {"market": -0.2, "sectors": {"Energy": -0.35}, "instruments": {"AAPL": -0.25}}
     })),
     responses(
-        (status = 201, description = "The scenario run, sealed", body = ScenarioView),
+        (status = 201, description = "The scenario run, sealed", body = RecordView<ScenarioOutput>),
         (status = 404, description = "No such portfolio in this workspace"),
         (status = 409, description = "The portfolio holds no open lots"),
         (status = 422, description = "Bad input, or too few observed prices in the window (`computation_refused`)"),
@@ -239,32 +181,7 @@ pub async fn post_scenarios(
     ApiJson(req): ApiJson<StressRequest>,
 ) -> Result<Response, ApiError> {
     let r = scenarios::run(&state, &ctx.caller(), ctx.tenant(), portfolio, req).await?;
-    let view = ScenarioView {
-        object: "scenario_run",
-        output: output_of(&r)?,
-        request: serde_json::from_str(&r.request).unwrap_or(Value::Null),
-        id: r.id,
-        content_hash: r.content_hash,
-        created_by: r.created_by,
-        created_at: rfc3339(r.created_at),
-    };
-    Ok((StatusCode::CREATED, Json(view)).into_response())
-}
-
-/// A construction proposal, sealed.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct ConstructionView {
-    /// Always `construction_proposal`.
-    pub object: &'static str,
-    #[schema(example = "pcp_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
-    pub id: String,
-    #[schema(value_type = Object)]
-    pub request: Value,
-    pub output: ConstructOutput,
-    /// `sha256:` over the canonical request and output (RFC 8785), newline-separated.
-    pub content_hash: String,
-    pub created_by: String,
-    pub created_at: String,
+    Ok(created(None, view::<ScenarioOutput>("scenario_run", r)?))
 }
 
 /// Proposes target weights for the portfolio from the engine's optimisers (minimum variance, maximum
@@ -279,7 +196,7 @@ pub struct ConstructionView {
         "objective": "min_variance", "max_weight": 0.3, "lookback_days": 1095
     })),
     responses(
-        (status = 201, description = "The proposal, sealed (never executable)", body = ConstructionView),
+        (status = 201, description = "The proposal, sealed (never executable)", body = RecordView<ConstructOutput>),
         (status = 404, description = "No such portfolio in this workspace"),
         (status = 409, description = "The portfolio holds no open lots"),
         (status = 422, description = "Bad input, or the engine refused the problem (`computation_refused`)"),
@@ -293,32 +210,7 @@ pub async fn post_construct(
     ApiJson(req): ApiJson<ConstructRequest>,
 ) -> Result<Response, ApiError> {
     let r = construct::construct(&state, &ctx.caller(), ctx.tenant(), portfolio, req).await?;
-    let view = ConstructionView {
-        object: "construction_proposal",
-        output: output_of(&r)?,
-        request: serde_json::from_str(&r.request).unwrap_or(Value::Null),
-        id: r.id,
-        content_hash: r.content_hash,
-        created_by: r.created_by,
-        created_at: rfc3339(r.created_at),
-    };
-    Ok((StatusCode::CREATED, Json(view)).into_response())
-}
-
-/// A collateral inventory snapshot, sealed.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct CollateralView {
-    /// Always `collateral_inventory_snapshot`.
-    pub object: &'static str,
-    #[schema(example = "cis_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
-    pub id: String,
-    #[schema(value_type = Object)]
-    pub request: Value,
-    pub output: InventoryOutput,
-    /// `sha256:` over the canonical request and output (RFC 8785), newline-separated.
-    pub content_hash: String,
-    pub created_by: String,
-    pub created_at: String,
+    Ok(created(None, view::<ConstructOutput>("construction_proposal", r)?))
 }
 
 /// Values the portfolio's settled securities and positive cash from observed prices and FX rates, applies
@@ -331,7 +223,7 @@ pub struct CollateralView {
     params(("portfolio" = String, Path, pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", description = "The portfolio: its integer id or its code", example = "GROWTH")),
     request_body(content = CollateralRequest, description = "Every field is optional", example = json!({"as_of": "2022-12-28"})),
     responses(
-        (status = 201, description = "The sealed snapshot", body = CollateralView),
+        (status = 201, description = "The sealed snapshot", body = RecordView<InventoryOutput>),
         (status = 404, description = "No such portfolio in this workspace"),
         (status = 422, description = "Bad input"),
         (status = 503, description = "An observed price or FX rate is missing (`market_data_unavailable`); synthetic data is never substituted")
@@ -344,14 +236,5 @@ pub async fn post_collateral_inventory(
     ApiJson(req): ApiJson<CollateralRequest>,
 ) -> Result<Response, ApiError> {
     let r = collateral::snapshot(&state, &ctx.caller(), ctx.tenant(), &portfolio, req).await?;
-    let view = CollateralView {
-        object: "collateral_inventory_snapshot",
-        output: output_of(&r)?,
-        request: serde_json::from_str(&r.request).unwrap_or(Value::Null),
-        id: r.id,
-        content_hash: r.content_hash,
-        created_by: r.created_by,
-        created_at: rfc3339(r.created_at),
-    };
-    Ok((StatusCode::CREATED, Json(view)).into_response())
+    Ok(created(None, view::<InventoryOutput>("collateral_inventory_snapshot", r)?))
 }

@@ -3,15 +3,13 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use fiscus_domain::api::list::ListPage;
-use fiscus_domain::clock::rfc3339;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_store::investment_records::{self as records, Record, RecordKind};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::Deserialize;
 
+use super::records::{RecordView, created, view};
 use crate::http::ctx::Ctx;
 use crate::http::json::ApiJson;
 use crate::http::problem::ApiError;
@@ -21,49 +19,6 @@ use crate::investment::evidence::{
 };
 use crate::investment::reports::{self, ReportOutput, ReportRequest};
 use crate::state::AppState;
-
-fn output_of<T: serde::de::DeserializeOwned>(r: &Record) -> Result<T, ApiError> {
-    serde_json::from_str(&r.output)
-        .map_err(|e| ApiError::from(crate::governed::Failure::internal(format!("record {}: {e}", r.id))))
-}
-
-fn created(location: String, body: impl Serialize) -> Response {
-    let mut response = (StatusCode::CREATED, Json(body)).into_response();
-    if let Ok(v) = HeaderValue::from_str(&location) {
-        response.headers_mut().insert(header::LOCATION, v);
-    }
-    response
-}
-
-/// A risk-compliance run: sealed institutional risk evidence.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct RiskComplianceView {
-    /// Always `risk_compliance_run`.
-    pub object: &'static str,
-    #[schema(example = "rcr_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
-    pub id: String,
-    pub portfolio_id: Option<i64>,
-    #[schema(value_type = Object)]
-    pub request: Value,
-    pub output: RiskComplianceOutput,
-    /// `sha256:` over the canonical request and output (RFC 8785), newline-separated; the row is sealed.
-    pub content_hash: String,
-    pub created_by: String,
-    pub created_at: String,
-}
-
-fn compliance_view(r: Record) -> Result<RiskComplianceView, ApiError> {
-    Ok(RiskComplianceView {
-        object: "risk_compliance_run",
-        output: output_of(&r)?,
-        request: serde_json::from_str(&r.request).unwrap_or(Value::Null),
-        portfolio_id: r.portfolio_id,
-        id: r.id,
-        content_hash: r.content_hash,
-        created_by: r.created_by,
-        created_at: rfc3339(r.created_at),
-    })
-}
 
 /// Measures a portfolio against explicit risk limits (largest weight, one-day VaR, drawdown, tracking
 /// error; house defaults where a limit is not given) from its risk report, benchmark comparison and factor
@@ -75,7 +30,7 @@ fn compliance_view(r: Record) -> Result<RiskComplianceView, ApiError> {
         "portfolio_id": 1, "limits": {"max_weight": 0.25, "max_var_1d": 0.03, "max_drawdown": 0.25, "max_tracking_error": 0.1}
     })),
     responses(
-        (status = 201, description = "The run, sealed", body = RiskComplianceView,
+        (status = 201, description = "The run, sealed", body = RecordView<RiskComplianceOutput>,
          headers(("Location" = String, description = "The run"))),
         (status = 409, description = "The portfolio holds no open lots"),
         (status = 422, description = "Bad input (an unknown portfolio is a `portfolio_id` field error), or too few returns"),
@@ -89,7 +44,7 @@ pub async fn post_risk_compliance_run(
 ) -> Result<Response, ApiError> {
     let r = evidence::risk_compliance(&state, &ctx.caller(), ctx.tenant(), req).await?;
     let location = format!("/api/v2/investment/risk-compliance/runs/{}", r.id);
-    Ok(created(location, compliance_view(r)?))
+    Ok(created(Some(location), view::<RiskComplianceOutput>("risk_compliance_run", r)?))
 }
 
 /// One risk-compliance run, its seal checked.
@@ -98,7 +53,7 @@ pub async fn post_risk_compliance_run(
     path = "/api/v2/investment/risk-compliance/runs/{uid}",
     params(("uid" = String, Path, description = "The run (`rcr_…`)", example = "rcr_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
     responses(
-        (status = 200, description = "The run", body = RiskComplianceView),
+        (status = 200, description = "The run", body = RecordView<RiskComplianceOutput>),
         (status = 404, description = "Not in the active workspace and environment")
     )
 )]
@@ -106,9 +61,9 @@ pub async fn get_risk_compliance_run(
     ctx: Ctx,
     State(state): State<AppState>,
     ApiPath(uid): ApiPath<String>,
-) -> Result<Json<RiskComplianceView>, ApiError> {
+) -> Result<Json<RecordView<RiskComplianceOutput>>, ApiError> {
     let r = load(&state, ctx.tenant(), RecordKind::RiskCompliance, &uid).await?;
-    Ok(Json(compliance_view(r)?))
+    Ok(Json(view("risk_compliance_run", r)?))
 }
 
 async fn load(
@@ -128,36 +83,6 @@ async fn load(
     Ok(r)
 }
 
-/// A generative market run: synthetic, never executable.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct GenerativeMarketView {
-    /// Always `generative_market_run`.
-    pub object: &'static str,
-    #[schema(example = "gmr_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
-    pub id: String,
-    pub portfolio_id: Option<i64>,
-    #[schema(value_type = Object)]
-    pub request: Value,
-    pub output: GenerativeMarketOutput,
-    /// `sha256:` evidence over the canonical request and output (RFC 8785), newline-separated.
-    pub content_hash: String,
-    pub created_by: String,
-    pub created_at: String,
-}
-
-fn market_view(r: Record) -> Result<GenerativeMarketView, ApiError> {
-    Ok(GenerativeMarketView {
-        object: "generative_market_run",
-        output: output_of(&r)?,
-        request: serde_json::from_str(&r.request).unwrap_or(Value::Null),
-        portfolio_id: r.portfolio_id,
-        id: r.id,
-        content_hash: r.content_hash,
-        created_by: r.created_by,
-        created_at: rfc3339(r.created_at),
-    })
-}
-
 /// Draws synthetic counterfactual markets for a portfolio's current holdings: block-bootstrapped paths of
 /// their own observed daily returns (seeded, so the same request draws the same markets), summarised as
 /// the distribution of the horizon return. Synthetic and never executable; sealed as evidence.
@@ -168,7 +93,7 @@ fn market_view(r: Record) -> Result<GenerativeMarketView, ApiError> {
         "portfolio_id": 1, "horizon_days": 21, "paths": 1000, "block_length": 5, "seed": 7
     })),
     responses(
-        (status = 201, description = "The run, sealed", body = GenerativeMarketView),
+        (status = 201, description = "The run, sealed", body = RecordView<GenerativeMarketOutput>),
         (status = 409, description = "The portfolio holds no open lots"),
         (status = 422, description = "Bad input (an unknown portfolio is a `portfolio_id` field error), or too few returns"),
         (status = 503, description = "An observed price or FX rate is missing (`market_data_unavailable`)")
@@ -181,7 +106,7 @@ pub async fn post_generative_market_run(
 ) -> Result<Response, ApiError> {
     let r = evidence::generative_market(&state, &ctx.caller(), ctx.tenant(), req).await?;
     let location = format!("/api/v2/investment/generative-markets/runs?portfolio_id={}", r.portfolio_id.unwrap_or(0));
-    Ok(created(location, market_view(r)?))
+    Ok(created(Some(location), view::<GenerativeMarketOutput>("generative_market_run", r)?))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -204,13 +129,13 @@ pub struct GenerativeRunsQuery {
     get,
     path = "/api/v2/investment/generative-markets/runs",
     params(GenerativeRunsQuery),
-    responses((status = 200, description = "Runs", body = ListPage<GenerativeMarketView>))
+    responses((status = 200, description = "Runs", body = ListPage<RecordView<GenerativeMarketOutput>>))
 )]
 pub async fn get_generative_market_runs(
     ctx: Ctx,
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<GenerativeRunsQuery>,
-) -> Result<Json<ListPage<GenerativeMarketView>>, ApiError> {
+) -> Result<Json<ListPage<RecordView<GenerativeMarketOutput>>>, ApiError> {
     let limit = crate::areas::data::limit(q.limit, 20, 100)?;
     let portfolio = match q.portfolio_id.as_deref() {
         None => None,
@@ -237,38 +162,8 @@ pub async fn get_generative_market_runs(
     )
     .await?;
     let page = ListPage::from_overfetch(rows, limit, |r| r.id.clone());
-    let data = page.data.into_iter().map(market_view).collect::<Result<Vec<_>, _>>()?;
+    let data = page.data.into_iter().map(|r| view("generative_market_run", r)).collect::<Result<Vec<_>, _>>()?;
     Ok(Json(ListPage { object: "list", data, has_more: page.has_more, next_after_id: page.next_after_id }))
-}
-
-/// A portfolio report, sealed.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct ReportView {
-    /// Always `portfolio_report`.
-    pub object: &'static str,
-    #[schema(example = "rpt_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
-    pub id: String,
-    pub portfolio_id: Option<i64>,
-    #[schema(value_type = Object)]
-    pub request: Value,
-    pub output: ReportOutput,
-    /// `sha256:` over the canonical request and output (RFC 8785), newline-separated; the row is sealed.
-    pub content_hash: String,
-    pub created_by: String,
-    pub created_at: String,
-}
-
-fn report_view(r: Record) -> Result<ReportView, ApiError> {
-    Ok(ReportView {
-        object: "portfolio_report",
-        output: output_of(&r)?,
-        request: serde_json::from_str(&r.request).unwrap_or(Value::Null),
-        portfolio_id: r.portfolio_id,
-        id: r.id,
-        content_hash: r.content_hash,
-        created_by: r.created_by,
-        created_at: rfc3339(r.created_at),
-    })
 }
 
 /// Generates a portfolio report over a period: performance of today's holdings held through it (return,
@@ -280,7 +175,7 @@ fn report_view(r: Record) -> Result<ReportView, ApiError> {
     path = "/api/v2/investment/reports",
     request_body(content = ReportRequest, example = json!({"portfolio_id": 1, "start": "2022-01-03", "end": "2022-12-28"})),
     responses(
-        (status = 201, description = "The report, sealed", body = ReportView),
+        (status = 201, description = "The report, sealed", body = RecordView<ReportOutput>),
         (status = 409, description = "The portfolio holds no open lots"),
         (status = 422, description = "Bad input (an unknown portfolio is a `portfolio_id` field error), or too few prices in the period"),
         (status = 503, description = "An observed price or FX rate is missing (`market_data_unavailable`)")
@@ -293,7 +188,7 @@ pub async fn post_report(
 ) -> Result<Response, ApiError> {
     let r = reports::generate(&state, &ctx.caller(), ctx.tenant(), req).await?;
     let location = format!("/api/v2/investment/reports?portfolio_id={}", r.portfolio_id.unwrap_or(0));
-    Ok(created(location, report_view(r)?))
+    Ok(created(Some(location), view::<ReportOutput>("portfolio_report", r)?))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -317,13 +212,13 @@ pub struct ReportsQuery {
     get,
     path = "/api/v2/investment/reports",
     params(ReportsQuery),
-    responses((status = 200, description = "Reports", body = ListPage<ReportView>))
+    responses((status = 200, description = "Reports", body = ListPage<RecordView<ReportOutput>>))
 )]
 pub async fn get_reports(
     ctx: Ctx,
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<ReportsQuery>,
-) -> Result<Json<ListPage<ReportView>>, ApiError> {
+) -> Result<Json<ListPage<RecordView<ReportOutput>>>, ApiError> {
     let limit = crate::areas::data::limit(q.limit, 20, 100)?;
     if q.portfolio_id.is_some_and(|p| p < 1) {
         return Err(
@@ -345,6 +240,6 @@ pub async fn get_reports(
     )
     .await?;
     let page = ListPage::from_overfetch(rows, limit, |r| r.id.clone());
-    let data = page.data.into_iter().map(report_view).collect::<Result<Vec<_>, _>>()?;
+    let data = page.data.into_iter().map(|r| view("portfolio_report", r)).collect::<Result<Vec<_>, _>>()?;
     Ok(Json(ListPage { object: "list", data, has_more: page.has_more, next_after_id: page.next_after_id }))
 }

@@ -4,6 +4,7 @@
 
 pub mod book;
 pub mod evidence;
+pub mod records;
 pub mod risk;
 pub mod themes;
 

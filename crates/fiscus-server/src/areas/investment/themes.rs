@@ -5,16 +5,15 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::investment::model_portfolio::{ModelHolding, ModelState, Weighting};
-use fiscus_store::investment_records::Record;
 use fiscus_store::themes::{Member, ModelPortfolio, Operation, Universe};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
+use super::records::{RecordView, created, view};
 use crate::http::ctx::Ctx;
 use crate::http::json::ApiJson;
 use crate::http::problem::ApiError;
@@ -24,14 +23,6 @@ use crate::investment::themes::{
     self, HandoffRequest, ModelPortfolioRequest, OperationRequest, RebalanceOutput, RebalanceRequest, UniverseRequest,
 };
 use crate::state::AppState;
-
-fn created(location: String, body: impl Serialize) -> Response {
-    let mut response = (StatusCode::CREATED, Json(body)).into_response();
-    if let Ok(v) = HeaderValue::from_str(&location) {
-        response.headers_mut().insert(header::LOCATION, v);
-    }
-    response
-}
 
 /// A thematic universe.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -114,7 +105,7 @@ pub async fn post_universe(
 ) -> Result<Response, ApiError> {
     let u = themes::create_universe(&state, &ctx.caller(), ctx.tenant(), body).await?;
     let (u, members) = themes::load_universe(&state, ctx.tenant(), u.id).await?;
-    Ok(created(format!("/api/v2/investment/themes/universes/{}", u.id), universe_view(u, members)))
+    Ok(created(Some(format!("/api/v2/investment/themes/universes/{}", u.id)), universe_view(u, members)))
 }
 
 /// Hands a pending universe's members off; they are fixed from then on (their hash is sealed with it).
@@ -279,7 +270,7 @@ pub async fn post_model_portfolio(
     ApiJson(body): ApiJson<ModelPortfolioRequest>,
 ) -> Result<Response, ApiError> {
     let m = themes::create_model(&state, &ctx.caller(), ctx.tenant(), universe, body).await?;
-    Ok(created(format!("/api/v2/investment/model-portfolios/{}", m.id), model_view(m)))
+    Ok(created(Some(format!("/api/v2/investment/model-portfolios/{}", m.id)), model_view(m)))
 }
 
 /// One model portfolio, its seal checked.
@@ -407,7 +398,7 @@ pub async fn post_operation(
     ApiJson(body): ApiJson<OperationRequest>,
 ) -> Result<Response, ApiError> {
     let o = themes::open_operation(&state, &ctx.caller(), ctx.tenant(), body).await?;
-    Ok(created(format!("/api/v2/investment/governed-ai-operations/{}", o.id), operation_view(o)))
+    Ok(created(Some(format!("/api/v2/investment/governed-ai-operations/{}", o.id)), operation_view(o)))
 }
 
 /// One governed AI operation, its seal checked.
@@ -428,36 +419,6 @@ pub async fn get_operation(
     Ok(Json(operation_view(themes::load_operation(&state, ctx.tenant(), &uid).await?)))
 }
 
-/// A rebalance proposal, sealed and never executable.
-#[derive(Serialize, utoipa::ToSchema)]
-pub struct RebalanceView {
-    /// Always `rebalance_proposal`.
-    pub object: &'static str,
-    #[schema(example = "rbp_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
-    pub id: String,
-    #[schema(value_type = Object)]
-    pub request: Value,
-    pub output: RebalanceOutput,
-    /// `sha256:` over the canonical request and output (RFC 8785), newline-separated.
-    pub content_hash: String,
-    pub created_by: String,
-    pub created_at: String,
-}
-
-fn rebalance_view(r: Record) -> Result<RebalanceView, ApiError> {
-    let output = serde_json::from_str(&r.output)
-        .map_err(|e| ApiError::from(crate::governed::Failure::internal(format!("record {}: {e}", r.id))))?;
-    Ok(RebalanceView {
-        object: "rebalance_proposal",
-        request: serde_json::from_str(&r.request).unwrap_or(Value::Null),
-        output,
-        id: r.id,
-        content_hash: r.content_hash,
-        created_by: r.created_by,
-        created_at: rfc3339(r.created_at),
-    })
-}
-
 /// Proposes the orders that would move the operation's portfolio onto its approved model portfolio (whole
 /// units at observed marks, with turnover and estimated costs). Refused (422 `rebalance_refused`, the detail
 /// naming the condition) unless the operation is in governed review and its model portfolio was approved by
@@ -468,7 +429,7 @@ fn rebalance_view(r: Record) -> Result<RebalanceView, ApiError> {
     params(("uid" = String, Path, description = "The operation (`gao_…`)", example = "gao_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
     request_body(content = RebalanceRequest, description = "Every field is optional", example = json!({"cost_bps": 10})),
     responses(
-        (status = 201, description = "The proposal, sealed (never executable)", body = RebalanceView),
+        (status = 201, description = "The proposal, sealed (never executable)", body = RecordView<RebalanceOutput>),
         (status = 404, description = "Not in this workspace and environment"),
         (status = 422, description = "Bad input, or the operation's conditions failed (`rebalance_refused`)"),
         (status = 503, description = "An observed price or FX rate is missing (`market_data_unavailable`)")
@@ -481,7 +442,7 @@ pub async fn post_rebalance(
     ApiJson(body): ApiJson<RebalanceRequest>,
 ) -> Result<Response, ApiError> {
     let record = themes::rebalance(&state, &ctx.caller(), ctx.tenant(), &uid, body).await?;
-    Ok((StatusCode::CREATED, Json(rebalance_view(record)?)).into_response())
+    Ok(created(None, view::<RebalanceOutput>("rebalance_proposal", record)?))
 }
 
 /// Turns a rebalance proposal into an `investment_order` Financial Action awaiting approval (one per
