@@ -191,6 +191,15 @@ pub struct GenerativeMarketRequest {
     pub as_of: Option<String>,
 }
 
+/// A percentile of the horizon return.
+#[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ReturnPercentile {
+    /// 1 to 99.
+    pub percentile: u8,
+    #[serde(rename = "return")]
+    pub value: f64,
+}
+
 /// A generative market run's sealed output: the distribution of the holdings' value at the horizon.
 #[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct GenerativeMarketOutput {
@@ -207,7 +216,7 @@ pub struct GenerativeMarketOutput {
     pub window_end: String,
     pub holdings_value_minor: i64,
     /// Percentiles of the horizon return: 1, 5, 25, 50, 75, 95, 99.
-    pub return_percentiles: Vec<(u8, f64)>,
+    pub return_percentiles: Vec<ReturnPercentile>,
     /// Mean of the returns at or below the 5th percentile.
     pub expected_shortfall_5: f64,
     /// Share of paths that end below the start.
@@ -289,7 +298,10 @@ pub async fn generative_market(
         window_start: dates.first().cloned().unwrap_or_default(),
         window_end: dates.last().cloned().unwrap_or_default(),
         holdings_value_minor: valued.total_minor,
-        return_percentiles: [1u8, 5, 25, 50, 75, 95, 99].iter().map(|p| (*p, pct(f64::from(*p) / 100.0))).collect(),
+        return_percentiles: [1u8, 5, 25, 50, 75, 95, 99]
+            .iter()
+            .map(|p| ReturnPercentile { percentile: *p, value: pct(f64::from(*p) / 100.0) })
+            .collect(),
         expected_shortfall_5: tail.iter().sum::<f64>() / tail.len().max(1) as f64,
         probability_of_loss: ends.iter().filter(|r| **r < 0.0).count() as f64 / ends.len() as f64,
         synthetic: true,

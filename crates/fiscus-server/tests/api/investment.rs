@@ -534,7 +534,7 @@ async fn factor_exposures_limits_and_synthetic_markets_are_evidence_never_orders
         .expect("json");
     assert_eq!(a["output"]["return_percentiles"], b["output"]["return_percentiles"]);
     assert_eq!((a["output"]["synthetic"].as_bool(), a["output"]["executable"].as_bool()), (Some(true), Some(false)));
-    let p5 = a["output"]["return_percentiles"][1][1].as_f64().expect("p5");
+    let p5 = a["output"]["return_percentiles"][1]["return"].as_f64().expect("p5");
     assert!(a["output"]["expected_shortfall_5"].as_f64().expect("es") <= p5);
     let list = json(&app, &format!("/api/v2/investment/generative-markets/runs?portfolio_id={growth}")).await;
     assert_eq!(list["data"].as_array().expect("data").len(), 2);
