@@ -168,17 +168,7 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &Record) -> Result<()>
 
 /// A record of this tenant, its seal checked.
 pub async fn get(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Record> {
-    let row: RecordRow = sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM investment_records WHERE workspace_id = $1 AND environment = $2 AND id = $3"
-    ))
-    .bind(&tenant.workspace_id)
-    .bind(tenant.environment.as_str())
-    .bind(id)
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or(StoreError::NotFound)?;
-    seals::check(conn, key, &SEALED, &tenant.workspace_id, "id", id).await?;
-    row.try_into()
+    seals::get_tenant_row::<RecordRow>(conn, key, &SEALED, COLUMNS, tenant, id).await?.try_into()
 }
 
 /// The tenant's records of one kind, newest first, optionally of one portfolio, before `before`

@@ -6,7 +6,7 @@
 //! bundle's hash. Projects have no table: they are the distinct `project` values of runs, counted.
 
 use crate::seals::{self, SealedTable};
-use crate::{Result, StoreError, WriteTx};
+use crate::{Result, WriteTx};
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;
 use sqlx::{AnyConnection, FromRow};
@@ -88,17 +88,7 @@ pub async fn insert_snapshot(tx: &mut WriteTx, tenant: &Tenant, s: &Snapshot) ->
 
 /// A snapshot of this tenant, its seal checked (an edited bundle is refused, never served).
 pub async fn get_snapshot(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Snapshot> {
-    let s = sqlx::query_as::<_, Snapshot>(&format!(
-        "SELECT {SNAPSHOT_COLUMNS} FROM research_snapshots WHERE workspace_id = $1 AND environment = $2 AND id = $3"
-    ))
-    .bind(&tenant.workspace_id)
-    .bind(tenant.environment.as_str())
-    .bind(id)
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or(StoreError::NotFound)?;
-    seals::check(conn, key, &SNAPSHOTS_SEALED, &tenant.workspace_id, "id", id).await?;
-    Ok(s)
+    seals::get_tenant_row(conn, key, &SNAPSHOTS_SEALED, SNAPSHOT_COLUMNS, tenant, id).await
 }
 
 /// The id of the snapshot of a run, if it has one.

@@ -356,6 +356,34 @@ pub async fn seal_by(
     Ok(())
 }
 
+/// One row of a tenant's sealed table by its `id`, decoded as `R` from `columns` and its seal checked: the
+/// read every sealed repository does (`NotFound` for another workspace's or environment's row, `Tampered` for
+/// an edited one).
+pub async fn get_tenant_row<R>(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    table: &SealedTable,
+    columns: &str,
+    tenant: &fiscus_domain::tenancy::Tenant,
+    id: &str,
+) -> Result<R>
+where
+    R: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+{
+    let row: R = sqlx::query_as(&format!(
+        "SELECT {columns} FROM {} WHERE workspace_id = $1 AND environment = $2 AND id = $3",
+        table.table
+    ))
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(StoreError::NotFound)?;
+    check(conn, key, table, &tenant.workspace_id, "id", id).await?;
+    Ok(row)
+}
+
 /// Checks the seal of the rows of `table` matching `column = value` in one workspace; the first row whose
 /// MAC does not match its stored columns is refused as [`StoreError::Tampered`].
 pub async fn check(

@@ -386,17 +386,7 @@ pub async fn insert_model(tx: &mut WriteTx, tenant: &Tenant, m: &ModelPortfolio)
 
 /// A model portfolio of the tenant, its seal checked.
 pub async fn get_model(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<ModelPortfolio> {
-    let row: ModelRow = sqlx::query_as(&format!(
-        "SELECT {MODEL_COLUMNS} FROM model_portfolios WHERE workspace_id = $1 AND environment = $2 AND id = $3"
-    ))
-    .bind(&tenant.workspace_id)
-    .bind(tenant.environment.as_str())
-    .bind(id)
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or(StoreError::NotFound)?;
-    seals::check(conn, key, &MODEL_PORTFOLIOS_SEALED, &tenant.workspace_id, "id", id).await?;
-    row.try_into()
+    seals::get_tenant_row::<ModelRow>(conn, key, &MODEL_PORTFOLIOS_SEALED, MODEL_COLUMNS, tenant, id).await?.try_into()
 }
 
 /// The tenant's model portfolios newest first, optionally in one state, before `before`, `limit + 1` rows.
@@ -576,15 +566,7 @@ pub async fn insert_operation(tx: &mut WriteTx, tenant: &Tenant, o: &Operation) 
 
 /// An operation of the tenant, its seal checked.
 pub async fn get_operation(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Operation> {
-    let row: OperationRow = sqlx::query_as(&format!(
-        "SELECT {OPERATION_COLUMNS} FROM governed_ai_operations WHERE workspace_id = $1 AND environment = $2 AND id = $3"
-    ))
-    .bind(&tenant.workspace_id)
-    .bind(tenant.environment.as_str())
-    .bind(id)
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or(StoreError::NotFound)?;
-    seals::check(conn, key, &OPERATIONS_SEALED, &tenant.workspace_id, "id", id).await?;
-    row.try_into()
+    seals::get_tenant_row::<OperationRow>(conn, key, &OPERATIONS_SEALED, OPERATION_COLUMNS, tenant, id)
+        .await?
+        .try_into()
 }

@@ -64,3 +64,18 @@ pub fn redirect(to: &str) -> Response {
     }
     response
 }
+
+/// The page for a governed change that did not happen: a refusal by a rule (409, its detail), an object
+/// not in the workspace (404), anything else (503: nothing was recorded, try again; logged as `what`).
+pub fn failure_page(failure: crate::governed::Failure, refused_title: &str, not_found: &str, what: &str) -> Response {
+    use crate::governed::Failure;
+    match failure {
+        Failure::Refused { detail, .. } => error_page(StatusCode::CONFLICT, refused_title, &detail),
+        Failure::Decision(r) => error_page(StatusCode::FORBIDDEN, refused_title, &r.to_string()),
+        Failure::NotFound => error_page(StatusCode::NOT_FOUND, "Not found", not_found),
+        other => {
+            tracing::warn!(error = ?other, "{what} was not recorded");
+            error_page(StatusCode::SERVICE_UNAVAILABLE, "Not recorded", "Nothing was recorded. Try again.")
+        }
+    }
+}

@@ -138,13 +138,11 @@ pub async fn decide(
     .await;
     match result {
         Ok(_) => html::redirect("/console/model-portfolios"),
-        Err(Failure::Refused { detail, .. }) => html::error_page(StatusCode::CONFLICT, "Decision refused", &detail),
-        Err(Failure::NotFound) => {
-            html::error_page(StatusCode::NOT_FOUND, "Not found", "There is no such model portfolio in this workspace.")
-        }
-        Err(e) => {
-            tracing::warn!(error = ?e, "a model portfolio decision was not recorded");
-            html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Not recorded", "Nothing was decided. Try again.")
-        }
+        Err(e) => html::failure_page(
+            e,
+            "Decision refused",
+            "There is no such model portfolio in this workspace.",
+            "a model portfolio decision",
+        ),
     }
 }

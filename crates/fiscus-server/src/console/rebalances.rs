@@ -155,13 +155,11 @@ pub async fn propose(
     .await;
     match result {
         Ok(action) => html::redirect(&format!("/console/actions/{action}?environment={}", environment.as_str())),
-        Err(Failure::Refused { detail, .. }) => html::error_page(StatusCode::CONFLICT, "Not proposed", &detail),
-        Err(Failure::NotFound) => {
-            html::error_page(StatusCode::NOT_FOUND, "Not found", "There is no such proposal in this workspace.")
-        }
-        Err(e) => {
-            tracing::warn!(error = ?e, "a trade was not proposed from a rebalance proposal");
-            html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Not recorded", "Nothing was proposed. Try again.")
-        }
+        Err(e) => html::failure_page(
+            e,
+            "Not proposed",
+            "There is no such proposal in this workspace.",
+            "a trade proposed from a rebalance proposal",
+        ),
     }
 }
