@@ -208,6 +208,11 @@ async fn minting_tokens_buys_no_quota_beyond_the_application_s() {
     let (app_id, key) = app.new_app(Environment::Sandbox, "workspace:read", Some("tiny")).await;
     let client = app.admin().create_oauth_client(&app_id).await.expect("client");
     // The tiny class allows 3 requests a minute to the application, however many credentials it holds.
+    // Windows are fixed minutes: start well inside one, so the five requests below share it.
+    let second = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs() % 60;
+    if second > 50 {
+        tokio::time::sleep(std::time::Duration::from_secs(61 - second)).await;
+    }
     let mut allowed = 0;
     for _ in 0..3 {
         let token: Value = mint(&app, &client.id, &client.secret).await.json().await.expect("json");
