@@ -655,25 +655,16 @@ async fn admin_command(admin: &Admin<'_>, settings: &Settings, command: AdminCom
             }
         }
         AdminCommand::RestrictedList { command: RestrictedListCommand::Add { workspace, symbol, reason } } => {
-            if !fiscus_domain::data::is_name(&symbol) || reason.trim().is_empty() || reason.chars().count() > 500 {
-                bail!("a symbol (1 to 64 of A-Z a-z 0-9 . _ -) and a reason of 1 to 500 characters are needed");
-            }
-            let mut tx = admin.store.begin().await?;
-            let by = format!("{}:{}", admin.actor.kind.as_str(), admin.actor.id);
-            let now = fiscus_domain::clock::now_micros();
-            fiscus_store::data::book::restrict(&mut tx, &workspace, &symbol, &reason, &by, now).await?;
             let caller = fiscus_server::governed::Caller::bare(admin.actor.clone());
-            let entry = fiscus_server::governed::record::AuditEntry {
-                workspace_id: &workspace,
-                environment: None,
-                action: "investment.restricted_list.added",
-                subject: Some(&symbol),
-                details: serde_json::json!({ "reason": reason }),
-                occurred_at: now,
-            };
-            fiscus_server::governed::record::audit(&mut tx, &caller, &entry).await?;
-            tx.commit().await?;
-            println!("{symbol} is on the restricted list of {workspace}");
+            match fiscus_server::investment::orders::restrict(admin.store, &caller, &workspace, &symbol, &reason).await
+            {
+                Ok(()) => println!("{symbol} is on the restricted list of {workspace}"),
+                Err(fiscus_server::governed::Failure::Invalid(errors)) => {
+                    let lines: Vec<String> = errors.into_iter().map(|(f, e)| format!("{f}: {e}")).collect();
+                    bail!("refused:\n{}", lines.join("\n"));
+                }
+                Err(e) => bail!("the restricted list was not changed: {e:?}"),
+            }
         }
         AdminCommand::RestrictedList { command: RestrictedListCommand::List { workspace } } => {
             let mut conn = admin.store.read().await?;

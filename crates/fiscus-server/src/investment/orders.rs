@@ -78,6 +78,42 @@ fn check(key: &str, passed: bool, portfolio_id: i64, facts: Value) -> Result<Val
     })
 }
 
+/// Puts a symbol on the workspace's restricted list (or changes its reason), with its audit event: the
+/// command line's (a compliance control, so no credential sets it).
+pub async fn restrict(
+    store: &fiscus_store::Store,
+    caller: &Caller,
+    workspace_id: &str,
+    symbol: &str,
+    reason: &str,
+) -> Result<(), Failure> {
+    let mut errors = Vec::new();
+    if !fiscus_domain::data::is_name(symbol) {
+        errors.push(("symbol", "1 to 64 of A-Z a-z 0-9 . _ -".to_string()));
+    }
+    if reason.trim().is_empty() || reason.chars().count() > 500 || reason.chars().any(char::is_control) {
+        errors.push(("reason", "1 to 500 characters, not blank".to_string()));
+    }
+    if !errors.is_empty() {
+        return Err(Failure::Invalid(errors));
+    }
+    let now = now_micros();
+    let by = format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id);
+    let mut tx = store.begin().await?;
+    book::restrict(&mut tx, workspace_id, symbol, reason, &by, now).await?;
+    let entry = crate::governed::record::AuditEntry {
+        workspace_id,
+        environment: None,
+        action: "investment.restricted_list.added",
+        subject: Some(symbol),
+        details: json!({ "reason": reason }),
+        occurred_at: now,
+    };
+    crate::governed::record::audit(&mut tx, caller, &entry).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 /// Proposes the investment action of a rebalance proposal, in `tx`, with its computed checks.
 pub async fn propose(
     tx: &mut WriteTx,

@@ -163,18 +163,20 @@ async fn a_rebalance_exists_only_for_a_person_approved_unchanged_model_portfolio
 
     // As an action, its checks are computed from the book: AAPL on the restricted list fails that check, and
     // MSFT at 28 % of the book fails concentration (25 %); execution would be refused on either.
-    let mut tx = app.state.store.begin().await.expect("begin");
-    fiscus_store::data::book::restrict(
-        &mut tx,
+    let cli = fiscus_server::governed::Caller::bare(Actor::cli());
+    fiscus_server::investment::orders::restrict(
+        &app.state.store,
+        &cli,
         &app.workspace_id,
         "AAPL",
         "Material non-public information",
-        "cli:test",
-        1,
     )
     .await
     .expect("restrict");
-    tx.commit().await.expect("commit");
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM audit_events WHERE action = 'investment.restricted_list.added'").await,
+        1
+    );
     let actions = format!("/api/v2/investment/rebalance-proposals/{}/actions", proposal["id"].as_str().expect("id"));
     let action = created(&app, &actions, &json!({ "risk_tier": "T1" })).await;
     let status = |key: &str| {
