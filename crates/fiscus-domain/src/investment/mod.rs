@@ -7,3 +7,4 @@
 pub mod book;
 pub mod collateral;
 pub mod model_portfolio;
+pub mod pre_trade;

@@ -165,12 +165,28 @@ pub struct Held {
     pub price_minor: i64,
 }
 
+/// Which way an order trades.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Buy,
+    Sell,
+}
+
+impl Side {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Buy => "buy",
+            Side::Sell => "sell",
+        }
+    }
+}
+
 /// One order of a rebalance proposal.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Order {
     pub symbol: String,
-    /// `buy` or `sell`.
-    pub side: String,
+    pub side: Side,
     /// Whole units (decimal text).
     pub quantity: String,
     /// Price used, minor units per unit.
@@ -222,7 +238,7 @@ pub fn rebalance(held: &[Held], targets: &[(String, i64, i64)], cash_minor: i64)
         let after = value_of(current_micros + units, price);
         orders.push(Order {
             symbol: s.to_string(),
-            side: if units > 0 { "buy" } else { "sell" }.to_string(),
+            side: if units > 0 { Side::Buy } else { Side::Sell },
             quantity: crate::investment::book::quantity_text(units.abs()),
             price_minor: price,
             notional_minor: notional,
@@ -274,16 +290,13 @@ mod tests {
         let (orders, nav) = rebalance(&held, &targets, 100_000);
         assert_eq!(nav, 200_000);
         assert_eq!(orders.len(), 1, "A is on target already");
-        assert_eq!(
-            (orders[0].symbol.as_str(), orders[0].side.as_str(), orders[0].quantity.as_str()),
-            ("B", "buy", "20")
-        );
+        assert_eq!((orders[0].symbol.as_str(), orders[0].side, orders[0].quantity.as_str()), ("B", Side::Buy, "20"));
         assert_eq!(orders[0].notional_minor, 100_000);
         // A holding the model leaves out is sold whole.
         let (orders, _) = rebalance(&held, &[("B".to_string(), 1_000_000, 5_000)], 0);
         assert_eq!(
-            orders.iter().map(|o| (o.symbol.as_str(), o.side.as_str())).collect::<Vec<_>>(),
-            [("A", "sell"), ("B", "buy")]
+            orders.iter().map(|o| (o.symbol.as_str(), o.side)).collect::<Vec<_>>(),
+            [("A", Side::Sell), ("B", Side::Buy)]
         );
     }
 }

@@ -55,7 +55,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
             let orders = out
                 .orders
                 .iter()
-                .map(|o| format!("{} {} {}", escape(&o.side), escape(&o.quantity), escape(&o.symbol)))
+                .map(|o| format!("{} {} {}", o.side.as_str(), escape(&o.quantity), escape(&o.symbol)))
                 .collect::<Vec<_>>()
                 .join(", ");
             let link = fiscus_store::data::book::order_link(&mut conn, &tenant, &r.id).await.ok().flatten();

@@ -12,16 +12,12 @@ use fiscus_quant::collateral::{self as engine, CollateralPosition, EligibilityRu
 use fiscus_store::collateral::{self as store, Policy};
 use fiscus_store::investment_records::{Record, RecordKind};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{book, is_date, unavailable};
 use crate::governed::record::{AuditEntry, audit};
 use crate::governed::{Caller, Failure};
 use crate::state::AppState;
-
-fn canonical(v: &Value) -> Result<String, Failure> {
-    fiscus_domain::jcs::canonicalize(v).map_err(|e| Failure::internal(format!("rules: {e:?}")))
-}
 
 /// Sets the next version of a workspace's policy (the command line's; policies are a control, so no
 /// credential sets them).
@@ -34,7 +30,10 @@ pub async fn set_policy(
     if let Err(errors) = validate(&rules) {
         return Err(Failure::Invalid(errors.into_iter().map(|e| ("rules", e)).collect()));
     }
-    let rules_json = canonical(&serde_json::to_value(&rules).map_err(|e| Failure::internal(e.to_string()))?)?;
+    let rules_json = super::records::canonical(
+        "rules",
+        &serde_json::to_value(&rules).map_err(|e| Failure::internal(e.to_string()))?,
+    )?;
     let now = now_micros();
     let mut p = Policy {
         id: fiscus_domain::ids::new_id("cpl"),
@@ -70,7 +69,10 @@ pub async fn policy_in_force(
         Some(p) => Ok((p.version, p.rules_hash, p.rules)),
         None => {
             let rules = default_rules();
-            let json = canonical(&serde_json::to_value(&rules).map_err(|e| Failure::internal(e.to_string()))?)?;
+            let json = super::records::canonical(
+                "rules",
+                &serde_json::to_value(&rules).map_err(|e| Failure::internal(e.to_string()))?,
+            )?;
             Ok((0, fiscus_domain::evidence::seal_bytes(json.as_bytes()), rules))
         }
     }

@@ -33,7 +33,7 @@ pub fn invalid(field: &'static str, why: impl Into<String>) -> Failure {
     Failure::Invalid(vec![(field, why.into())])
 }
 
-/// `YYYY-MM-DD` that is a real date.
+/// `YYYY-MM-DD` that is a real date (the data plane's rule: `fiscus_domain::data::values::iso`).
 pub fn is_date(s: &str) -> bool {
-    time::Date::parse(s, time::macros::format_description!("[year]-[month]-[day]")).is_ok()
+    fiscus_domain::data::values::iso(s).is_some_and(|d| d == s)
 }

@@ -17,7 +17,8 @@ use fiscus_domain::actions::checks::{CheckStatus, ValidCheck};
 use fiscus_domain::actions::envelope::{ActionKind, ExecutionMode, Origin, ProposalRequest, RiskTier};
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_domain::investment::model_portfolio::{Order, WEIGHT_UNIT};
+use fiscus_domain::investment::model_portfolio::{Order, Side};
+use fiscus_domain::investment::pre_trade;
 use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_quant::tax_lots::{self, Lot, ReliefMethod, Sale, Term};
@@ -29,12 +30,6 @@ use serde_json::{Value, json};
 use super::themes::RebalanceOutput;
 use crate::governed::actions::Loaded;
 use crate::governed::{Caller, Failure};
-
-/// The checks an investment order requires before execution.
-pub const CHECKS: [&str; 3] = ["pre_trade.limits", "pre_trade.restricted_list", "pre_trade.concentration"];
-
-/// The most one holding may weigh after the trades (parts per million).
-pub const MAX_WEIGHT_PPM: i64 = 250_000;
 
 /// `POST /investment/rebalance-proposals/{uid}/actions` (every field optional).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
@@ -160,7 +155,7 @@ pub async fn propose(
         delegation_id: None,
         risk_tier: req.risk_tier.unwrap_or(RiskTier::T2),
         reference: req.reference.clone().unwrap_or_else(|| format!("RBP-{}", &record.id[4..])),
-        required_checks: CHECKS.iter().map(|c| c.to_string()).collect(),
+        required_checks: pre_trade::CHECKS.iter().map(|c| c.to_string()).collect(),
         metadata: Some(serde_json::to_value(&ticket).map_err(|e| Failure::internal(e.to_string()))?),
     }
     .validate()
@@ -179,7 +174,8 @@ pub async fn propose(
     Ok(crate::governed::actions::Loaded::load(tx.conn(), tenant, loaded.action).await?)
 }
 
-/// The three pre-trade checks, computed from the book as it stands.
+/// The three pre-trade checks (`fiscus_domain::investment::pre_trade`), decided on the book as it stands and
+/// the model portfolio the orders move onto.
 async fn computed_checks(
     tx: &mut WriteTx,
     tenant: &Tenant,
@@ -189,50 +185,21 @@ async fn computed_checks(
     let lots = book::open_lots(tx.conn(), tenant, ticket.portfolio_id).await?;
     let cash = book::cash_balances(tx.conn(), tenant, ticket.portfolio_id).await?;
     let restricted = book::restricted(tx.conn(), &tenant.workspace_id).await?;
-    let mut held: HashMap<&str, i64> = HashMap::new();
+    let key = tx.seal_key().clone();
+    let model = fiscus_store::themes::get_model(tx.conn(), &key, tenant, &ticket.model_portfolio).await?;
+    let mut held: HashMap<String, i64> = HashMap::new();
     for l in &lots {
-        *held.entry(l.symbol.as_str()).or_default() += l.open_micros;
+        *held.entry(l.symbol.clone()).or_default() += l.open_micros;
     }
-    // Limits: no sale beyond what is held; buys paid from cash and the sales' proceeds.
-    let mut short = Vec::new();
-    for o in ticket.orders.iter().filter(|o| o.side == "sell") {
-        let units = fiscus_domain::investment::book::quantity_micros(&o.quantity).unwrap_or(i64::MAX);
-        if units > held.get(o.symbol.as_str()).copied().unwrap_or(0) {
-            short.push(o.symbol.clone());
-        }
-    }
-    let sells: i64 = ticket.orders.iter().filter(|o| o.side == "sell").map(|o| o.notional_minor).sum();
-    let buys: i64 = ticket.orders.iter().filter(|o| o.side == "buy").map(|o| o.notional_minor).sum();
-    let base_cash: i64 = cash.iter().filter(|(c, _)| c.code() == output.base_currency).map(|(_, a)| *a).sum();
-    let funded = buys <= base_cash + sells;
-    let limits = check(
-        CHECKS[0],
-        short.is_empty() && funded,
-        ticket.portfolio_id,
-        json!({ "oversold": short, "buys_minor": buys, "sells_minor": sells, "cash_minor": base_cash, "funded": funded }),
-    )?;
-    // Restricted list: no buy of a restricted instrument.
-    let hits: Vec<&(String, String)> =
-        restricted.iter().filter(|(s, _)| ticket.orders.iter().any(|o| o.side == "buy" && &o.symbol == s)).collect();
-    let restricted_check = check(
-        CHECKS[1],
-        hits.is_empty(),
-        ticket.portfolio_id,
-        json!({ "restricted_list_size": restricted.len(), "restricted_buys": hits.iter().map(|(s, r)| json!({"symbol": s, "reason": r})).collect::<Vec<_>>() }),
-    )?;
-    // Concentration: no holding above the limit after the trades.
-    let heavy: Vec<&Order> = ticket.orders.iter().filter(|o| o.weight_after_ppm > MAX_WEIGHT_PPM).collect();
-    let concentration = check(
-        CHECKS[2],
-        heavy.is_empty(),
-        ticket.portfolio_id,
-        json!({
-            "limit_ppm": MAX_WEIGHT_PPM, "unit_ppm": WEIGHT_UNIT,
-            "largest_after_ppm": ticket.orders.iter().map(|o| o.weight_after_ppm).max().unwrap_or(0),
-            "above_limit": heavy.iter().map(|o| o.symbol.clone()).collect::<Vec<_>>(),
-        }),
-    )?;
-    Ok(vec![limits, restricted_check, concentration])
+    let cash_minor: i64 = cash.iter().filter(|(c, _)| c.code() == output.base_currency).map(|(_, a)| *a).sum();
+    let facts = pre_trade::Facts {
+        orders: &ticket.orders,
+        held: &held,
+        cash_minor,
+        restricted: &restricted,
+        targets: &model.holdings,
+    };
+    pre_trade::evaluate(&facts).into_iter().map(|d| check(d.key, d.passed, ticket.portfolio_id, d.facts)).collect()
 }
 
 /// Moves the book for a settled, reconciled investment action: `Err(reason)` (nothing written) when the
@@ -251,26 +218,19 @@ pub async fn apply_settlement(
     };
     let lots = book::open_lots(tx.conn(), tenant, ticket.portfolio_id).await?;
     let instruments = fiscus_store::data::market::ids_by_symbol(tx.conn(), &tenant.workspace_id).await?;
-    let settled = {
-        let mut parts = date.splitn(3, '-').map(|p| p.parse::<u32>().unwrap_or(1));
-        let (y, m, d) = (parts.next().unwrap_or(1970), parts.next().unwrap_or(1), parts.next().unwrap_or(1));
-        fiscus_quant::calendar::Date::from_ymd(y as i32, m, d).map_err(|e| Failure::internal(e.to_string()))?
-    };
+    let settled = super::tax::engine_date(date)?;
     // Plan every sale first, so a sale the lots cannot cover writes nothing at all.
     let mut plans = Vec::new();
-    for o in ticket.orders.iter().filter(|o| o.side == "sell") {
+    for o in ticket.orders.iter().filter(|o| o.side == Side::Sell) {
         let units = fiscus_domain::investment::book::quantity_micros(&o.quantity).map_err(Failure::internal)?;
         let mine: Vec<&book::OpenLot> = lots.iter().filter(|l| l.symbol == o.symbol).collect();
         let engine: Vec<Lot> = mine
             .iter()
             .enumerate()
             .map(|(i, l)| {
-                let mut parts = l.acquired.splitn(3, '-').map(|p| p.parse::<u32>().unwrap_or(1));
-                let (y, m, d) = (parts.next().unwrap_or(1970), parts.next().unwrap_or(1), parts.next().unwrap_or(1));
                 Ok(Lot {
                     id: i as u64,
-                    acquired: fiscus_quant::calendar::Date::from_ymd(y as i32, m, d)
-                        .map_err(|e| Failure::internal(e.to_string()))?,
+                    acquired: super::tax::engine_date(&l.acquired)?,
                     quantity: l.open_micros,
                     cost: l.open_cost_minor,
                 })
@@ -282,7 +242,7 @@ pub async fn apply_settlement(
             Err(e) => return Ok(Err(format!("{} cannot be sold: {e}", o.symbol))),
         }
     }
-    for o in ticket.orders.iter().filter(|o| o.side == "buy") {
+    for o in ticket.orders.iter().filter(|o| o.side == Side::Buy) {
         if !instruments.contains_key(&o.symbol) {
             return Ok(Err(format!("{} is not an instrument of the workspace", o.symbol)));
         }
@@ -309,7 +269,7 @@ pub async fn apply_settlement(
         book::insert_trade_cash(tx, tenant, ticket.portfolio_id, &entry, date, o.notional_minor, currency, &what)
             .await?;
     }
-    for o in ticket.orders.iter().filter(|o| o.side == "buy") {
+    for o in ticket.orders.iter().filter(|o| o.side == Side::Buy) {
         let units = fiscus_domain::investment::book::quantity_micros(&o.quantity).map_err(Failure::internal)?;
         let lot = book::TradeLot {
             id: fiscus_domain::ids::new_id("tlt"),

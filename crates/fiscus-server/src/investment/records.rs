@@ -16,7 +16,8 @@ pub fn content_hash(request: &str, output: &str) -> String {
     fiscus_domain::evidence::seal_bytes(format!("{request}\n{output}").as_bytes())
 }
 
-fn canonical(what: &str, v: &Value) -> Result<String, Failure> {
+/// A value in its RFC 8785 form (what hashes and seals cover).
+pub fn canonical(what: &str, v: &Value) -> Result<String, Failure> {
     fiscus_domain::jcs::canonicalize(v).map_err(|e| Failure::internal(format!("{what}: {e:?}")))
 }
 

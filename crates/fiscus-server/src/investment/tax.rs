@@ -20,14 +20,15 @@ use super::{invalid, is_date};
 use crate::governed::{Caller, Failure};
 use crate::state::AppState;
 
-/// An engine date from `YYYY-MM-DD` (checked by the callers).
-fn date(s: &str) -> Result<Date, Failure> {
-    let mut parts = s.splitn(3, '-').map(str::parse::<u32>);
-    match (parts.next(), parts.next(), parts.next()) {
-        (Some(Ok(y)), Some(Ok(m)), Some(Ok(d))) => {
-            Date::from_ymd(y as i32, m, d).map_err(|e| Failure::internal(format!("date {s}: {e}")))
-        }
-        _ => Err(Failure::internal(format!("date {s}"))),
+/// An engine date from a `YYYY-MM-DD` the store or a checked request holds; anything else is an internal
+/// error, never a default date.
+pub(super) fn engine_date(s: &str) -> Result<Date, Failure> {
+    let bad = || Failure::internal(format!("date `{s}`"));
+    let iso = fiscus_domain::data::values::iso(s).ok_or_else(bad)?;
+    let (y, m, d) = (iso[..4].parse::<i32>(), iso[5..7].parse::<u32>(), iso[8..].parse::<u32>());
+    match (y, m, d) {
+        (Ok(y), Ok(m), Ok(d)) => Date::from_ymd(y, m, d).map_err(|_| bad()),
+        _ => Err(bad()),
     }
 }
 
@@ -114,7 +115,7 @@ fn valuation_date(as_of: Option<&str>, marks: &HashMap<String, Mark>) -> String 
 }
 
 fn engine_lot(i: usize, l: &OpenLot) -> Result<Lot, Failure> {
-    Ok(Lot { id: i as u64, acquired: date(&l.acquired)?, quantity: l.open_micros, cost: l.open_cost_minor })
+    Ok(Lot { id: i as u64, acquired: engine_date(&l.acquired)?, quantity: l.open_micros, cost: l.open_cost_minor })
 }
 
 pub(super) fn engine_error(e: fiscus_quant::QuantError) -> Failure {
@@ -126,7 +127,7 @@ pub(super) fn engine_error(e: fiscus_quant::QuantError) -> Failure {
 async fn marked(state: &AppState, tenant: &Tenant, book: &Book, as_of: Option<&str>) -> Result<TaxLots, Failure> {
     let marks = book::marks(state, &tenant.workspace_id, &book.instruments(as_of), as_of).await?;
     let on = valuation_date(as_of, &marks);
-    let sold = date(&on)?;
+    let sold = engine_date(&on)?;
     let mut lots = Vec::with_capacity(book.lots.len());
     for (i, l) in book.lots.iter().enumerate().filter(|(_, l)| l.acquired.as_str() <= on.as_str()) {
         let mark = &marks[&l.instrument_id];
@@ -311,7 +312,7 @@ pub async fn harvest(
         ));
     }
     let lots = marked(state, tenant, &book, req.as_of.as_deref()).await?;
-    let sold = date(&lots.as_of)?;
+    let sold = engine_date(&lots.as_of)?;
     let min_loss = req.min_loss_minor.unwrap_or(1);
     let mut candidates = Vec::new();
     let mut by_symbol: HashMap<&str, Vec<(usize, &MarkedLot)>> = HashMap::new();
@@ -334,7 +335,7 @@ pub async fn harvest(
             .planned_purchases
             .iter()
             .filter(|p| p.symbol == symbol)
-            .map(|p| date(&p.date))
+            .map(|p| engine_date(&p.date))
             .collect::<Result<_, _>>()?;
         let found = tax_lots::harvest_candidates(&engine, mark, sold, min_loss, &planned).map_err(engine_error)?;
         for c in found {

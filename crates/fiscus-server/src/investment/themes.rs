@@ -66,13 +66,9 @@ pub struct HandoffRequest {
 }
 
 fn text_field(errors: &mut Vec<(&'static str, String)>, field: &'static str, v: &str, max: usize) {
-    if v.trim().is_empty() || v.chars().count() > max || v.chars().any(char::is_control) {
+    if !fiscus_domain::fields::text_ok(v, 1, max) {
         errors.push((field, format!("from 1 to {max} characters, not blank, no control characters")));
     }
-}
-
-fn canonical(what: &str, v: &Value) -> Result<String, Failure> {
-    fiscus_domain::jcs::canonicalize(v).map_err(|e| Failure::internal(format!("{what}: {e:?}")))
 }
 
 /// Checks members against the workspace's instruments; the members to store and their hash.
@@ -116,7 +112,8 @@ async fn members_of(
     out.sort_by(|a, b| a.symbol.cmp(&b.symbol));
     let listed: Vec<Value> =
         out.iter().map(|m| json!({ "symbol": m.symbol, "relevance": m.relevance, "rationale": m.rationale })).collect();
-    let hash = fiscus_domain::evidence::seal_bytes(canonical("members", &Value::Array(listed))?.as_bytes());
+    let hash =
+        fiscus_domain::evidence::seal_bytes(super::records::canonical("members", &Value::Array(listed))?.as_bytes());
     Ok((out, hash))
 }
 
@@ -249,7 +246,7 @@ fn content(
 /// The hash of a stored model portfolio's content, recomputed.
 pub fn content_hash_of(universe: &Universe, m: &ModelPortfolio) -> Result<String, Failure> {
     let c = content(universe, &m.name, m.weighting, m.limit, m.benchmark_symbol.as_deref(), &m.holdings);
-    Ok(fiscus_domain::evidence::seal_bytes(canonical("model portfolio", &c)?.as_bytes()))
+    Ok(fiscus_domain::evidence::seal_bytes(super::records::canonical("model portfolio", &c)?.as_bytes()))
 }
 
 pub async fn create_model(
@@ -307,8 +304,10 @@ pub async fn create_model(
         .collect();
     let name = r.name.unwrap_or_else(|| format!("{} ({} weighted)", universe.name, weighting.as_str()));
     let c = content(&universe, &name, weighting, limit, r.benchmark_symbol.as_deref(), &holdings);
-    let holdings_json =
-        canonical("holdings", &serde_json::to_value(&holdings).map_err(|e| Failure::internal(e.to_string()))?)?;
+    let holdings_json = super::records::canonical(
+        "holdings",
+        &serde_json::to_value(&holdings).map_err(|e| Failure::internal(e.to_string()))?,
+    )?;
     let now = now_micros();
     let m = ModelPortfolio {
         id: fiscus_domain::ids::new_id("mdp"),
@@ -319,7 +318,7 @@ pub async fn create_model(
         benchmark_symbol: r.benchmark_symbol,
         holdings,
         holdings_json,
-        content_hash: fiscus_domain::evidence::seal_bytes(canonical("model portfolio", &c)?.as_bytes()),
+        content_hash: fiscus_domain::evidence::seal_bytes(super::records::canonical("model portfolio", &c)?.as_bytes()),
         state: ModelState::ApprovalRequired,
         created_by: format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id),
         created_at: now,
