@@ -79,6 +79,18 @@ REAL_IDS = {
     ("GET", "/api/v2/investment/governed-ai-operations/{uid}"): "operation_id",
     ("POST", "/api/v2/investment/governed-ai-operations/{uid}/rebalance"): "operation_id",
     ("GET", "/api/v2/investment/risk-compliance/runs/{uid}"): "risk_compliance_run_id",
+    ("GET", "/api/v2/lqm/models/{uid}"): "lqm_model_id",
+    ("GET", "/api/v2/lqm/models/{uid}/developer-manifest"): "lqm_model_id",
+    ("POST", "/api/v2/lqm/models/{uid}/retraining-requests"): "lqm_model_id",
+    ("GET", "/api/v2/lqm/contracts/{uid}"): "lqm_contract_id",
+}
+# The same for operations whose path names its object otherwise: (parameter, seeded id).
+REAL_PARAM_IDS = {
+    # The seeded request was made by the run's own credential: a decision answers 403 (its maker may not
+    # review it), training 409 (nothing approved it).
+    ("GET", "/api/v2/lqm/retraining-requests/{requestUid}"): ("requestUid", "lqm_request_id"),
+    ("POST", "/api/v2/lqm/retraining-requests/{requestUid}/decision"): ("requestUid", "lqm_request_id"),
+    ("POST", "/api/v2/lqm/retraining-requests/{requestUid}/training"): ("requestUid", "lqm_request_id"),
 }
 _IDS = json.loads(os.environ.get("FISCUS_ST_IDS") or "{}")
 # The data plane's path keys, from the demo data the test loads: (parameter, value).
@@ -104,6 +116,8 @@ DATA_KEYS = {
     ("GET", "/api/v2/investment/themes/universes/{universe}"): ("universe", 1),
     ("POST", "/api/v2/investment/themes/universes/{universe}/model-portfolio"): ("universe", 1),
     ("POST", "/api/v2/investment/themes/universes/{universe}/handoff"): ("universe", 1),
+    # The demo's S&P 500 index closes, which models may learn from.
+    ("POST", "/api/v2/lqm/datasets/{dataset}/contracts"): ("dataset", 4),
 }
 VALID_CSV = {
     "ledgers": "code,name,currency\nGL-ST,Schemathesis Ledger,USD\n",
@@ -164,6 +178,14 @@ def _real_id(case):
         path = next((c for loc, c in meta.components.items() if loc == "path"), None)
         if case.path_parameters and param in case.path_parameters and not (path is not None and path.mode.is_negative):
             case.path_parameters = {**case.path_parameters, param: value}
+        return
+    param_id = REAL_PARAM_IDS.get((case.method.upper(), case.path))
+    if param_id is not None:
+        param, name = param_id
+        path = next((c for loc, c in meta.components.items() if loc == "path"), None)
+        if name in _IDS and case.path_parameters and param in case.path_parameters \
+                and not (path is not None and path.mode.is_negative):
+            case.path_parameters = {**case.path_parameters, param: _IDS[name]}
         return
     name = REAL_IDS.get((case.method.upper(), case.path))
     if name is None or name not in _IDS or not case.path_parameters or "uid" not in case.path_parameters:
@@ -245,6 +267,16 @@ def _business_rules(case):
             changed["model_portfolio"] = _IDS["model_portfolio_id"]
         if isinstance(changed.get("portfolio_id"), int):
             changed["portfolio_id"] = 1
+    if case.path == "/api/v2/lqm/datasets/{dataset}/contracts":
+        # The seeded model, and a well-formed drawn symbol becomes the one the contracted dataset holds.
+        if isinstance(changed.get("model_uid"), str) and "lqm_model_id" in _IDS:
+            changed["model_uid"] = _IDS["lqm_model_id"]
+        target = changed.get("target")
+        if isinstance(target, dict) and isinstance(target.get("symbol"), str) and _SYMBOL.match(target["symbol"]):
+            changed["target"] = {**target, "symbol": "SPX"}
+    if case.path == "/api/v2/lqm/models/{uid}/retraining-requests":
+        if isinstance(changed.get("contract_uid"), str) and "lqm_contract_id" in _IDS:
+            changed["contract_uid"] = _IDS["lqm_contract_id"]
     if case.path == "/api/v2/data/imports":
         # A drawn CSV is never a valid file of its kind: a drawn string becomes one that is (referring to the
         # demo data's ledgers and entities), so positive cases import, or find the same file imported.
@@ -393,6 +425,15 @@ def seed(base, key, client_id, client_secret, given):
         run_id = api.post("/api/v2/quant/research/runs", body).json()["id"]
         snapshot = {"run": run_id, "name": "Schemathesis seed"}
         ids["research_snapshot_id"] = api.post("/api/v2/quant/research/snapshots", snapshot).json()["id"]
+    if "lqm_model_id" not in ids:
+        body = {"name": f"Schemathesis forecaster {run}", "task_family": "forecasting", "license": "Apache-2.0",
+                "intended_use": "Schemathesis seed"}
+        ids["lqm_model_id"] = api.post("/api/v2/lqm/models", body).json()["id"]
+        contract = {"model_uid": ids["lqm_model_id"], "target": {"kind": "instrument", "symbol": "SPX", "transform": "price"}}
+        ids["lqm_contract_id"] = api.post("/api/v2/lqm/datasets/4/contracts", contract).json()["id"]
+        request = {"contract_uid": ids["lqm_contract_id"], "reason": "Schemathesis seed"}
+        path = f"/api/v2/lqm/models/{ids['lqm_model_id']}/retraining-requests"
+        ids["lqm_request_id"] = api.post(path, request).json()["id"]
     # A live access token for /oauth/revoke and /oauth/introspect (never written to ids.json).
     r = requests.post(
         f"{base}/api/v2/oauth/token",

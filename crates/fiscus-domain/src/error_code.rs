@@ -38,10 +38,15 @@ pub enum ErrorCode {
     MarketDataUnavailable,
     HandoffUnavailable,
     RebalanceRefused,
+    DatasetIneligible,
+    NotReviewable,
+    LifecycleGateClosed,
+    CheckpointRevoked,
+    SeparationOfDuties,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 33] = [
+    pub const ALL: [ErrorCode; 38] = [
         ErrorCode::MalformedJson,
         ErrorCode::MalformedRequest,
         ErrorCode::UnsupportedMediaType,
@@ -75,6 +80,11 @@ impl ErrorCode {
         ErrorCode::MarketDataUnavailable,
         ErrorCode::HandoffUnavailable,
         ErrorCode::RebalanceRefused,
+        ErrorCode::DatasetIneligible,
+        ErrorCode::NotReviewable,
+        ErrorCode::LifecycleGateClosed,
+        ErrorCode::CheckpointRevoked,
+        ErrorCode::SeparationOfDuties,
     ];
 
     /// (HTTP status, stable code, title).
@@ -167,6 +177,24 @@ impl ErrorCode {
                 "rebalance_refused",
                 "A rebalance needs an operation in governed review and its human-approved model portfolio",
             ),
+            // A dataset that may not train a model; `reason` names why (synthetic, unsealed, licence…).
+            ErrorCode::DatasetIneligible => {
+                (409, "dataset_ineligible", "The dataset is not eligible for a model's data contract")
+            }
+            // A retraining request that is not pending; `state` says where it stands.
+            ErrorCode::NotReviewable => (409, "not_reviewable", "The request is not awaiting review"),
+            // A gated LQM operation whose gate is closed; `reasons` lists every reason code.
+            ErrorCode::LifecycleGateClosed => {
+                (409, "lifecycle_gate_closed", "The model's lifecycle does not allow this operation now")
+            }
+            // A QLM version pins a checkpoint an operator revoked: it runs nothing until rebound.
+            ErrorCode::CheckpointRevoked => {
+                (409, "checkpoint_revoked", "A checkpoint this operation needs was revoked")
+            }
+            // Maker-checker: whoever made a request may not also decide it.
+            ErrorCode::SeparationOfDuties => {
+                (403, "separation_of_duties", "The requester of a change may not also decide it")
+            }
         }
     }
 

@@ -25,6 +25,7 @@ pub mod ijson;
 pub mod integrity;
 pub mod investment;
 pub mod jcs;
+pub mod lqm;
 pub mod money;
 pub mod pagination;
 pub mod production_access;

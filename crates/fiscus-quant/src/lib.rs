@@ -32,6 +32,7 @@ pub mod simulate;
 mod stats;
 pub mod tax_lots;
 pub mod value_at_risk;
+pub mod var_backtest;
 
 pub use budget::Budget;
 pub use error::{QuantError, Result};

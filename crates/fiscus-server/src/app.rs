@@ -34,6 +34,8 @@ fn bearer_operations() -> OpenApiRouter<AppState> {
         .merge(areas::generative::writing_routes())
         .merge(areas::investment::routes())
         .merge(areas::investment::writing_routes())
+        .merge(areas::lqm::routes())
+        .merge(areas::lqm::writing_routes())
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
         .merge(areas::agents::routes())
@@ -60,6 +62,7 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
         .merge(areas::planning::writing_routes())
         .merge(areas::generative::writing_routes())
         .merge(areas::investment::writing_routes())
+        .merge(areas::lqm::writing_routes())
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
         .merge(areas::agents::routes())
@@ -73,6 +76,7 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
         .merge(areas::planning::routes())
         .merge(areas::generative::routes())
         .merge(areas::investment::routes())
+        .merge(areas::lqm::routes())
         .merge(writing)
         .route_layer(from_fn_with_state(state.clone(), auth::layer));
     let (router, api) =

@@ -17,6 +17,7 @@ pub mod governed;
 pub mod http;
 pub mod import;
 pub mod investment;
+pub mod lqm;
 pub mod openapi;
 pub mod outbound;
 pub mod secret_box;

@@ -26,6 +26,7 @@ pub mod execution_clients;
 mod group;
 pub mod idempotency;
 pub mod investment_records;
+pub mod lqm;
 pub mod operators;
 pub mod outbox;
 pub mod research;

@@ -255,7 +255,7 @@ pub const A2A_TASKS: SealedTable = SealedTable {
 };
 
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 23] = [
+pub const ALL: [SealedTable; 34] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -279,10 +279,21 @@ pub const ALL: [SealedTable; 23] = [
     crate::themes::MODEL_PORTFOLIOS_SEALED,
     crate::themes::OPERATIONS_SEALED,
     crate::collateral::SEALED,
+    crate::lqm::models::MODELS_SEALED,
+    crate::lqm::models::CONTRACTS_SEALED,
+    crate::lqm::training::REQUESTS_SEALED,
+    crate::lqm::training::CHECKPOINTS_SEALED,
+    crate::lqm::training::EVALUATIONS_SEALED,
+    crate::lqm::supply_chain::EVIDENCE_PACKETS_SEALED,
+    crate::lqm::supply_chain::PUBLICATIONS_SEALED,
+    crate::lqm::supply_chain::PROMOTIONS_SEALED,
+    crate::lqm::supply_chain::QLMS_SEALED,
+    crate::lqm::supply_chain::QLM_VERSIONS_SEALED,
+    crate::lqm::supply_chain::QLM_RUNS_SEALED,
 ];
 
 /// A row's sealed columns, named, as stored.
-type Columns = Vec<(&'static str, Stored)>;
+pub type Columns = Vec<(&'static str, Stored)>;
 
 /// Reads one row's sealed columns (and its stored MAC) as stored.
 fn decode(table: &SealedTable, row: &sqlx::any::AnyRow) -> Result<(Columns, Option<String>)> {
@@ -301,6 +312,29 @@ fn decode(table: &SealedTable, row: &sqlx::any::AnyRow) -> Result<(Columns, Opti
     let mac: Option<String> =
         row.try_get(table.columns.len()).map_err(|e| StoreError::Corrupt(format!("{}.seal_mac: {e}", table.table)))?;
     Ok((columns, mac))
+}
+
+/// The rows of `table` matching `filter` (whose `$1…` are `binds`), each row's seal checked in the same read:
+/// a repository that keeps its content in sealed columns decodes them by name from what this returns, and a
+/// row edited outside Fiscus is [`StoreError::Tampered`], never returned.
+pub async fn select_sealed(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    table: &SealedTable,
+    filter: &str,
+    binds: &[Stored],
+) -> Result<Vec<Columns>> {
+    let sql = select(table, filter);
+    let rows = crate::dialect::bind_all!(sqlx::query(&sql), binds).fetch_all(&mut *conn).await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let (columns, mac) = decode(table, row)?;
+        if !matches(mac.as_deref(), &key.row(table.table, &columns)) {
+            return Err(StoreError::Tampered(format!("{} {}", table.table, id_of(&columns))));
+        }
+        out.push(columns);
+    }
+    Ok(out)
 }
 
 fn select(table: &SealedTable, filter: &str) -> String {

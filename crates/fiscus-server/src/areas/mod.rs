@@ -7,6 +7,7 @@ pub mod agents;
 pub mod data;
 pub mod generative;
 pub mod investment;
+pub mod lqm;
 pub mod ml;
 pub mod oauth;
 pub mod planning;

@@ -69,8 +69,9 @@ pub enum Failure {
     NotFound,
     /// Field errors of a request that cannot be what it says.
     Invalid(Vec<(&'static str, String)>),
-    /// A rule of the lifecycle refused it (the code says which, the detail says why).
-    Refused { code: ErrorCode, detail: String },
+    /// A rule of the lifecycle refused it (the code says which, the detail says why, and `members` are
+    /// extension members of the problem a client matches on, such as the `reasons` of a closed gate).
+    Refused { code: ErrorCode, detail: String, members: Vec<(&'static str, serde_json::Value)> },
     /// An operator's decision refused by the approval rules.
     Decision(Refusal),
     /// Production access refused by its rule (who may move it, and how).
@@ -93,7 +94,16 @@ impl From<StoreError> for Failure {
 
 impl Failure {
     pub fn refused(code: ErrorCode, detail: impl Into<String>) -> Failure {
-        Failure::Refused { code, detail: detail.into() }
+        Failure::Refused { code, detail: detail.into(), members: Vec::new() }
+    }
+
+    /// A refusal with extension members.
+    pub fn refused_with(
+        code: ErrorCode,
+        detail: impl Into<String>,
+        members: Vec<(&'static str, serde_json::Value)>,
+    ) -> Failure {
+        Failure::Refused { code, detail: detail.into(), members }
     }
 
     /// A fact the code relies on did not hold (a transition the state machine should have allowed): an

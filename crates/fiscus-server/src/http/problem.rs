@@ -146,7 +146,9 @@ impl From<crate::governed::Failure> for ApiError {
         match f {
             Failure::NotFound => ApiError::not_found(),
             Failure::Invalid(errors) => ApiError::invalid_fields(errors),
-            Failure::Refused { code, detail } => ApiError::new(code).detail(detail),
+            Failure::Refused { code, detail, members } => {
+                members.into_iter().fold(ApiError::new(code).detail(detail), |e, (k, v)| e.with(k, v))
+            }
             Failure::Decision(refusal) => {
                 // Decisions are the console's; an API route reaching one is a wiring error, refused all the same.
                 tracing::error!(refusal = refusal.code(), "an approval refusal reached the API");

@@ -518,7 +518,7 @@ pub struct RebalanceOutput {
 }
 
 fn refused(condition: &'static str, detail: String) -> Failure {
-    Failure::Refused { code: ErrorCode::RebalanceRefused, detail: format!("{condition}: {detail}") }
+    Failure::refused(ErrorCode::RebalanceRefused, format!("{condition}: {detail}"))
 }
 
 pub async fn rebalance(

@@ -513,6 +513,55 @@ async fn every_documented_success_has_a_real_example() {
         &json!({ "risk_tier": "T2" }),
     )
     .await;
+    // LQM Builder: a model from registration to an evaluated checkpoint, its request reviewed by a
+    // credential other than the one that made it.
+    let reviewer = app
+        .new_app(fiscus_domain::credentials::Environment::Sandbox, "lqm:build:read lqm:build:write lqm:build:run", None)
+        .await
+        .1;
+    let registration = json!({ "name": "S&P 500 level forecaster", "task_family": "forecasting", "license": "Apache-2.0",
+        "intended_use": "Next-day S&P 500 level forecasts for treasury liquidity planning; not for trading." });
+    let lqm = walk.post("post_lqm_models", "/api/v2/lqm/models", &registration).await;
+    let lqm = lqm["id"].as_str().expect("model").to_string();
+    let contract = json!({ "model_uid": lqm, "target": { "kind": "instrument", "symbol": "SPX", "transform": "price" },
+                           "holdout_fraction": 0.2 });
+    let contract =
+        walk.post("post_lqm_datasets_dataset_contracts", "/api/v2/lqm/datasets/4/contracts", &contract).await;
+    let contract = contract["id"].as_str().expect("contract").to_string();
+    walk.get("get_lqm_contracts_uid", &format!("/api/v2/lqm/contracts/{contract}")).await;
+    let requests = format!("/api/v2/lqm/models/{lqm}/retraining-requests");
+    let retrain = json!({ "contract_uid": contract, "algorithm": "holt_winters", "hyperparameters": { "trend": true },
+                          "reason": "Quarterly recalibration on the latest observed data" });
+    walk.post("post_lqm_models_uid_retraining_requests", &requests, &retrain).await;
+    let theirs: Value = app.post_json(&requests, &reviewer, &retrain, None).await.json().await.expect("json");
+    let theirs = theirs["id"].as_str().expect("request").to_string();
+    let review =
+        json!({ "decision": "approve", "note": "Data contract and scope reviewed; candidate training authorised" });
+    walk.post(
+        "post_lqm_retraining_requests_requestuid_decision",
+        &format!("/api/v2/lqm/retraining-requests/{theirs}/decision"),
+        &review,
+    )
+    .await;
+    let checkpoint = walk
+        .post(
+            "post_lqm_retraining_requests_requestuid_training",
+            &format!("/api/v2/lqm/retraining-requests/{theirs}/training"),
+            &json!({}),
+        )
+        .await;
+    walk.get("get_lqm_retraining_requests_requestuid", &format!("/api/v2/lqm/retraining-requests/{theirs}")).await;
+    let checkpoint = checkpoint["id"].as_str().expect("checkpoint").to_string();
+    walk.post(
+        "post_lqm_checkpoints_uid_evaluation",
+        &format!("/api/v2/lqm/checkpoints/{checkpoint}/evaluation"),
+        &json!({ "criteria": { "max_relative_mae": 1.1 } }),
+    )
+    .await;
+    walk.get("get_lqm_checkpoints_uid", &format!("/api/v2/lqm/checkpoints/{checkpoint}")).await;
+    walk.get("get_lqm_models", "/api/v2/lqm/models").await;
+    walk.get("get_lqm_models_uid", &format!("/api/v2/lqm/models/{lqm}")).await;
+    walk.get("get_lqm_models_uid_developer_manifest", &format!("/api/v2/lqm/models/{lqm}/developer-manifest")).await;
     walk.get("get_quant_compute_jobs", "/api/v2/quant/compute/jobs?limit=1").await;
     let cancel = format!("/api/v2/quant/compute/jobs/{}/cancel", queued["id"].as_str().expect("id"));
     walk.post("post_quant_compute_jobs_uid_cancel", &cancel, &json!({})).await;

@@ -20,6 +20,7 @@ mod helpers;
 mod idempotency;
 mod investment;
 mod layers;
+mod lqm;
 mod mcp;
 mod model_portfolios;
 mod models;

@@ -78,9 +78,16 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                         app.post_json(&draw, &app.key, &serde_json::json!({}), None).await.json().await.expect("json");
                     example["model_portfolio"] = model["id"].clone();
                 }
+                let lqm = if path.contains("/lqm/") {
+                    Some(crate::lqm::example_path(&app, path, &mut example).await)
+                } else {
+                    None
+                };
                 let example = &example;
                 // The example works against a live workspace (path ids name a freshly proposed action).
-                let concrete = if path.contains("/agentic/identities/{uid}") {
+                let concrete = if let Some(p) = lqm {
+                    p
+                } else if path.contains("/agentic/identities/{uid}") {
                     let identity: Value = app
                         .post_json(
                             "/api/v2/actions/agentic/identities",

@@ -1,0 +1,181 @@
+//! The content of each LQM record, as sealed and hashed: what a registration, a contract, a retraining
+//! request, a checkpoint, an evaluation, an evidence packet, a publication, a promotion and a QLM version
+//! say. Each is stored as canonical JSON (RFC 8785) and cited by the SHA-256 of that JSON, so a record's
+//! hash is a function of its content alone and anyone holding the content can recompute it.
+//!
+//! Algorithm-specific parts (hyperparameters, fitted parameters, metrics) are JSON values whose shape the
+//! algorithm defines (the server's `lqm::fit`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::family::{Algorithm, TaskFamily};
+use super::licence::Terms;
+
+/// A model's registration: its canonical identity and LQM profile.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelBody {
+    pub name: String,
+    pub task_family: TaskFamily,
+    pub intended_use: String,
+    /// The model's own licence (an SPDX identifier).
+    pub license: String,
+    /// Whether its outputs are used commercially (non-commercial data may train only a model that is not).
+    pub commercial_use: bool,
+}
+
+/// Which values of a dataset a model learns from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ContractTarget {
+    /// One instrument's prices in a prices dataset: adjusted closes (`close` where a bar has none) as
+    /// `price`s, or their simple daily `return`s.
+    Instrument {
+        #[schema(example = "AAPL")]
+        symbol: String,
+        transform: TargetTransform,
+    },
+    /// One series of an economics dataset.
+    Series {
+        #[schema(example = "wti_spot")]
+        key: String,
+    },
+}
+
+/// How prices become the learnt series.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetTransform {
+    Price,
+    Return,
+}
+
+/// The shape of the learnt data (its hash is the contract's feature-schema hash).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeatureSchema {
+    pub target: ContractTarget,
+    /// Always `[{"name": "date", "type": "date"}, {"name": "value", "type": "number"}]` today: one dated
+    /// value per observation, oldest first.
+    pub columns: Vec<Column>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Column {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub type_: String,
+}
+
+/// The dataset as the contract saw it: its identity and provenance, never its rows.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatasetRef {
+    pub id: i64,
+    pub kind: String,
+    pub name: String,
+    pub version: i64,
+    pub source: String,
+    pub licence: String,
+    pub file_sha256: String,
+    pub content_hash: String,
+    pub importer_version: String,
+    pub imported_by: String,
+}
+
+/// A dataset contract: immutable, hashes only.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContractBody {
+    pub model_id: String,
+    pub dataset: DatasetRef,
+    pub licence_terms: Terms,
+    pub feature_schema: FeatureSchema,
+    /// Observations of the target in the dataset, and how many of the newest are held out for evaluation
+    /// (training never sees them).
+    pub observations: i64,
+    pub holdout: i64,
+    pub first_date: String,
+    pub last_date: String,
+    /// SHA-256 of the dataset's source: its file hash, source and licence.
+    pub source_hash: String,
+    pub feature_schema_hash: String,
+    /// SHA-256 of the dataset's lineage: its identity, version, importer, mapping and content hash.
+    pub lineage_hash: String,
+    /// SHA-256 of the target's observations as read (dates and values): what training and evaluation
+    /// read again and compare before they run.
+    pub data_hash: String,
+}
+
+/// A retraining request: which data, which algorithm, why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestBody {
+    pub model_id: String,
+    pub contract_id: String,
+    pub contract_hash: String,
+    pub algorithm: Algorithm,
+    /// The algorithm's hyperparameters, every default applied.
+    pub hyperparameters: Value,
+    pub reason: String,
+}
+
+/// The exact data a checkpoint was fitted on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = LqmDataVersion)]
+pub struct DataVersion {
+    /// The dataset's integer id and content hash (datasets are immutable: one id, one content).
+    pub dataset: i64,
+    pub dataset_content_hash: String,
+    pub contract_hash: String,
+    /// The training observations (the contract's observations less its holdout) and their SHA-256.
+    pub observations: i64,
+    pub first_date: String,
+    pub last_date: String,
+    pub data_hash: String,
+}
+
+/// A checkpoint: fitted parameters and the exact data version. Its content hash is the checkpoint hash.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointBody {
+    pub model_id: String,
+    pub request_id: String,
+    pub algorithm: Algorithm,
+    pub hyperparameters: Value,
+    pub fitted: Value,
+    pub data_version: DataVersion,
+    /// The engine that fitted it (`fiscus-quant` and its version).
+    pub engine: String,
+}
+
+/// An evaluation of a checkpoint on its contract's held-out observations.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvaluationBody {
+    pub checkpoint_id: String,
+    pub checkpoint_hash: String,
+    /// The held-out observations: count, dates and SHA-256.
+    pub holdout: Holdout,
+    /// The criteria it was held to, every default applied.
+    pub criteria: Value,
+    pub metrics: Value,
+    pub passed: bool,
+    /// Who trained the checkpoint and who evaluated it; `independent` when they differ.
+    pub trained_by: String,
+    pub evaluated_by: String,
+    pub independent: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = LqmHoldout)]
+pub struct Holdout {
+    pub observations: i64,
+    pub first_date: String,
+    pub last_date: String,
+    pub data_hash: String,
+}

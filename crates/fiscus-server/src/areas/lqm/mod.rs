@@ -1,0 +1,34 @@
+//! LQM Builder over HTTP: registration, dataset contracts, retraining requests and their review, training,
+//! evaluation and the developer manifest. The routes parse and render; `crate::lqm` is the application
+//! layer they call.
+
+pub mod models;
+pub mod training;
+pub mod views;
+
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::state::AppState;
+
+/// Reads.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(models::get_models))
+        .routes(routes!(models::get_model))
+        .routes(routes!(models::get_manifest))
+        .routes(routes!(training::get_contract))
+        .routes(routes!(training::get_request))
+        .routes(routes!(training::get_checkpoint))
+}
+
+/// Operations that record (behind the idempotency layer).
+pub fn writing_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(models::post_model))
+        .routes(routes!(training::post_contract))
+        .routes(routes!(training::post_request))
+        .routes(routes!(training::post_decision))
+        .routes(routes!(training::post_training))
+        .routes(routes!(training::post_evaluation))
+}

@@ -1,0 +1,131 @@
+//! `/lqm/models…`: registration, the model list and the developer manifest.
+
+use axum::Json;
+use axum::extract::State;
+use axum::response::Response;
+use fiscus_domain::api::list::ListPage;
+use fiscus_domain::error_code::ErrorCode;
+use serde::Deserialize;
+
+use super::views::{self, LqmModelView, ManifestView};
+use crate::areas::investment::records::created;
+use crate::http::ctx::Ctx;
+use crate::http::json::ApiJson;
+use crate::http::problem::ApiError;
+use crate::http::query::{ApiPath, ApiQuery};
+use crate::lqm::registry::{self, RegisterRequest};
+use crate::state::AppState;
+
+/// Registers a model: a canonical identity in the model registry with its LQM profile (task family,
+/// intended use, licence). Nothing is trained: training stays gated behind a dataset contract and an
+/// approved retraining request.
+#[utoipa::path(
+    post,
+    path = "/api/v2/lqm/models",
+    request_body(content = RegisterRequest, example = json!({
+        "name": "S&P 500 level forecaster", "task_family": "forecasting",
+        "intended_use": "Next-day S&P 500 level forecasts for treasury liquidity planning; not for trading.",
+        "license": "Apache-2.0"
+    })),
+    responses(
+        (status = 201, description = "Registered; training stays gated", body = LqmModelView,
+         headers(("Location" = String, description = "The model"))),
+        (status = 409, description = "A model of this name is registered already"),
+        (status = 422, description = "Invalid registration (unknown task family, licence not an SPDX identifier, empty intended use)")
+    )
+)]
+pub async fn post_model(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<RegisterRequest>,
+) -> Result<Response, ApiError> {
+    let m = registry::register(&state, &ctx.caller(), ctx.tenant(), body).await?;
+    Ok(created(Some(format!("/api/v2/lqm/models/{}", m.id)), views::model(m)))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct ModelsQuery {
+    /// Per page, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+    /// Older than this one (the previous page's `next_after_id`): newest first.
+    #[param(pattern = "^lqm_[0-9A-HJKMNP-TV-Z]{26}$", example = "lqm_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub after_id: Option<String>,
+}
+
+/// The models registered in this workspace and environment, newest first.
+#[utoipa::path(
+    get,
+    path = "/api/v2/lqm/models",
+    params(ModelsQuery),
+    responses(
+        (status = 200, description = "Models", body = ListPage<LqmModelView>),
+        (status = 422, description = "Bad query parameter")
+    )
+)]
+pub async fn get_models(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<ModelsQuery>,
+) -> Result<Json<ListPage<LqmModelView>>, ApiError> {
+    let limit = crate::areas::data::limit(q.limit, 20, 100)?;
+    if q.after_id.as_deref().is_some_and(|a| !fiscus_domain::ids::is_id_of("lqm", a)) {
+        return Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be a model id (lqm_…)"));
+    }
+    let mut conn = state.store.read().await?;
+    let rows = fiscus_store::lqm::models::list_models(
+        &mut conn,
+        state.store.seal_key(),
+        ctx.tenant(),
+        q.after_id.as_deref(),
+        limit,
+    )
+    .await?;
+    let page = ListPage::from_overfetch(rows, limit, |m| m.id.clone());
+    Ok(Json(ListPage {
+        object: "list",
+        data: page.data.into_iter().map(views::model).collect(),
+        has_more: page.has_more,
+        next_after_id: page.next_after_id,
+    }))
+}
+
+/// One model, its seal checked.
+#[utoipa::path(
+    get,
+    path = "/api/v2/lqm/models/{uid}",
+    params(("uid" = String, Path, description = "The model (`lqm_…`)", example = "lqm_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    responses(
+        (status = 200, description = "The model", body = LqmModelView),
+        (status = 404, description = "Not in this workspace and environment")
+    )
+)]
+pub async fn get_model(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Json<LqmModelView>, ApiError> {
+    Ok(Json(views::model(registry::model(&state, ctx.tenant(), &uid).await?)))
+}
+
+/// The developer manifest: the model's lifecycle stage, its contracts, requests and checkpoints, and for
+/// each gated operation (training, evaluation, evidence-packet issuance, model-hub publishing, promotion,
+/// QLM composition) whether it is open, with every reason code when it is not.
+#[utoipa::path(
+    get,
+    path = "/api/v2/lqm/models/{uid}/developer-manifest",
+    params(("uid" = String, Path, description = "The model (`lqm_…`)", example = "lqm_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    responses(
+        (status = 200, description = "The manifest", body = ManifestView),
+        (status = 404, description = "Not in this workspace and environment")
+    )
+)]
+pub async fn get_manifest(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Json<ManifestView>, ApiError> {
+    Ok(Json(views::manifest(registry::dossier(&state, ctx.tenant(), &uid).await?)))
+}

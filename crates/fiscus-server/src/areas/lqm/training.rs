@@ -1,0 +1,203 @@
+//! Dataset contracts, retraining requests and their review, training and evaluation.
+
+use axum::Json;
+use axum::extract::State;
+use axum::response::Response;
+
+use super::views::{self, CheckpointView, ContractView, EvaluationView, RequestView};
+use crate::areas::investment::records::created;
+use crate::http::ctx::Ctx;
+use crate::http::json::ApiJson;
+use crate::http::problem::ApiError;
+use crate::http::query::ApiPath;
+use crate::lqm::contracts::{self, ContractRequest};
+use crate::lqm::training::{self, DecisionInput, EvaluationInput, RetrainingInput};
+use crate::state::AppState;
+
+/// Seals an immutable contract between a model and a dataset of the data plane: the source, feature-schema,
+/// lineage and data hashes, never the rows. Refused (409 `dataset_ineligible` with a `reason`) for a
+/// synthetic, unsupported, unsealed, licence-incompatible or empty dataset.
+#[utoipa::path(
+    post,
+    path = "/api/v2/lqm/datasets/{dataset}/contracts",
+    params(("dataset" = i64, Path, minimum = 1, maximum = 9007199254740991_i64, description = "The dataset's integer id", example = 3)),
+    request_body(content = ContractRequest, example = json!({
+        "model_uid": "lqm_01M8C3ZQ5V6J1P8N2T4W0XK7RD",
+        "target": {"kind": "instrument", "symbol": "SPX", "transform": "price"},
+        "holdout_fraction": 0.2
+    })),
+    responses(
+        (status = 201, description = "The immutable contract", body = ContractView,
+         headers(("Location" = String, description = "The contract"))),
+        (status = 404, description = "No such dataset in this workspace"),
+        (status = 409, description = "The dataset is ineligible (`dataset_ineligible`; `reason`: `synthetic`, `kind_unsupported`, `unsealed`, `licence_unrecognised`, `licence_no_derivatives`, `licence_non_commercial`, `empty`, `insufficient_observations`, `too_many_observations`)"),
+        (status = 422, description = "Bad input (an unknown model, a target the dataset does not hold)")
+    )
+)]
+pub async fn post_contract(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(dataset): ApiPath<i64>,
+    ApiJson(body): ApiJson<ContractRequest>,
+) -> Result<Response, ApiError> {
+    let c = contracts::create(&state, &ctx.caller(), ctx.tenant(), dataset, body).await?;
+    Ok(created(Some(format!("/api/v2/lqm/contracts/{}", c.id)), views::contract(c)))
+}
+
+/// One dataset contract.
+#[utoipa::path(
+    get,
+    path = "/api/v2/lqm/contracts/{uid}",
+    params(("uid" = String, Path, description = "The contract (`lqc_…`)", example = "lqc_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    responses(
+        (status = 200, description = "The contract", body = ContractView),
+        (status = 404, description = "Not in this workspace and environment")
+    )
+)]
+pub async fn get_contract(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Json<ContractView>, ApiError> {
+    Ok(Json(views::contract(contracts::get(&state, ctx.tenant(), &uid).await?)))
+}
+
+/// Requests the retraining of a model on one of its contracts, with an algorithm of its family. The
+/// request awaits review (`pending`); nothing is trained until another credential approves it.
+#[utoipa::path(
+    post,
+    path = "/api/v2/lqm/models/{uid}/retraining-requests",
+    params(("uid" = String, Path, description = "The model (`lqm_…`)", example = "lqm_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    request_body(content = RetrainingInput, example = json!({
+        "contract_uid": "lqc_01M8C3ZQ5V6J1P8N2T4W0XK7RD", "algorithm": "holt_winters",
+        "hyperparameters": {"trend": true}, "reason": "Quarterly recalibration on the latest observed data"
+    })),
+    responses(
+        (status = 201, description = "Pending review", body = RequestView,
+         headers(("Location" = String, description = "The request"))),
+        (status = 404, description = "No such model in this workspace and environment"),
+        (status = 422, description = "Bad input (a contract of another model, an algorithm of another family, bad hyperparameters)")
+    )
+)]
+pub async fn post_request(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+    ApiJson(body): ApiJson<RetrainingInput>,
+) -> Result<Response, ApiError> {
+    let r = training::request(&state, &ctx.caller(), ctx.tenant(), &uid, body).await?;
+    Ok(created(Some(format!("/api/v2/lqm/retraining-requests/{}", r.record.id)), views::request(r)))
+}
+
+/// One retraining request and where it stands.
+#[utoipa::path(
+    get,
+    path = "/api/v2/lqm/retraining-requests/{requestUid}",
+    params(("requestUid" = String, Path, description = "The request (`lrr_…`)", example = "lrr_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    responses(
+        (status = 200, description = "The request", body = RequestView),
+        (status = 404, description = "Not in this workspace and environment")
+    )
+)]
+pub async fn get_request(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Json<RequestView>, ApiError> {
+    Ok(Json(views::request(training::get_request(&state, ctx.tenant(), &uid).await?)))
+}
+
+/// Reviews a pending retraining request once: `approve` authorises the training of one candidate
+/// checkpoint and nothing else (nothing is promoted or activated); `reject` and `cancel` execute nothing.
+/// The credential that made the request may not decide it.
+#[utoipa::path(
+    post,
+    path = "/api/v2/lqm/retraining-requests/{requestUid}/decision",
+    params(("requestUid" = String, Path, description = "The request (`lrr_…`)", example = "lrr_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    request_body(content = DecisionInput, example = json!({
+        "decision": "approve", "note": "Data contract and scope reviewed; candidate training authorised"
+    })),
+    responses(
+        (status = 200, description = "Decision recorded", body = RequestView),
+        (status = 403, description = "The requester may not decide its own request (`separation_of_duties`)"),
+        (status = 404, description = "Not in this workspace and environment"),
+        (status = 409, description = "Not reviewable: decided already (`not_reviewable`, with its `state`)"),
+        (status = 422, description = "Bad input")
+    )
+)]
+pub async fn post_decision(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+    ApiJson(body): ApiJson<DecisionInput>,
+) -> Result<Json<RequestView>, ApiError> {
+    Ok(Json(views::request(training::decide(&state, &ctx.caller(), ctx.tenant(), &uid, body).await?)))
+}
+
+/// Trains the candidate checkpoint an approved request authorises: the algorithm fitted on the contract's
+/// training observations, read again and checked against the contract's hash. The checkpoint's hash covers
+/// its fitted parameters and the exact data version; the approval is spent.
+#[utoipa::path(
+    post,
+    path = "/api/v2/lqm/retraining-requests/{requestUid}/training",
+    params(("requestUid" = String, Path, description = "The approved request (`lrr_…`)", example = "lrr_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    responses(
+        (status = 201, description = "The checkpoint", body = CheckpointView,
+         headers(("Location" = String, description = "The checkpoint"))),
+        (status = 404, description = "Not in this workspace and environment"),
+        (status = 409, description = "Training is not open (`lifecycle_gate_closed` with its `reasons`)"),
+        (status = 422, description = "The engine refused the data (`computation_refused`)")
+    )
+)]
+pub async fn post_training(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    let c = training::train(&state, &ctx.caller(), ctx.tenant(), &uid).await?;
+    Ok(created(Some(format!("/api/v2/lqm/checkpoints/{}", c.id)), views::checkpoint(c, None)))
+}
+
+/// One checkpoint with its evaluation.
+#[utoipa::path(
+    get,
+    path = "/api/v2/lqm/checkpoints/{uid}",
+    params(("uid" = String, Path, description = "The checkpoint (`ckp_…`)", example = "ckp_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    responses(
+        (status = 200, description = "The checkpoint", body = CheckpointView),
+        (status = 404, description = "Not in this workspace and environment")
+    )
+)]
+pub async fn get_checkpoint(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Json<CheckpointView>, ApiError> {
+    let (c, e) = training::checkpoint(&state, ctx.tenant(), &uid).await?;
+    Ok(Json(views::checkpoint(c, e)))
+}
+
+/// Evaluates a checkpoint on the observations its contract held out (training never saw them) against its
+/// family's criterion; recorded once, passed or failed.
+#[utoipa::path(
+    post,
+    path = "/api/v2/lqm/checkpoints/{uid}/evaluation",
+    params(("uid" = String, Path, description = "The checkpoint (`ckp_…`)", example = "ckp_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    request_body(content = EvaluationInput, example = json!({"criteria": {"max_relative_mae": 1.1}})),
+    responses(
+        (status = 201, description = "The evaluation", body = EvaluationView,
+         headers(("Location" = String, description = "The checkpoint it evaluates"))),
+        (status = 404, description = "Not in this workspace and environment"),
+        (status = 409, description = "Evaluation is not open (`lifecycle_gate_closed` with its `reasons`)"),
+        (status = 422, description = "Bad input (a criterion of another family), or the engine refused (`computation_refused`)")
+    )
+)]
+pub async fn post_evaluation(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+    ApiJson(body): ApiJson<EvaluationInput>,
+) -> Result<Response, ApiError> {
+    let e = training::evaluate(&state, &ctx.caller(), ctx.tenant(), &uid, body).await?;
+    Ok(created(Some(format!("/api/v2/lqm/checkpoints/{uid}")), views::evaluation(e)))
+}

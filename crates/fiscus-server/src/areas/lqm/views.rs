@@ -1,0 +1,367 @@
+//! How LQM records are served.
+
+use fiscus_domain::clock::rfc3339;
+use fiscus_domain::lqm::family::{Algorithm, TaskFamily};
+use fiscus_domain::lqm::licence::Terms;
+use fiscus_domain::lqm::lifecycle::{Operation, Reason, Stage};
+use fiscus_domain::lqm::records::{ContractTarget, DataVersion, Holdout};
+use fiscus_domain::lqm::retraining::{Decision, RequestState};
+use fiscus_store::lqm::models::{Contract, Model};
+use fiscus_store::lqm::training::{Checkpoint, Evaluation, Request};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::lqm::registry::Dossier;
+
+/// A registered model: its canonical identity and LQM profile.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct LqmModelView {
+    /// Always `lqm_model`.
+    pub object: &'static str,
+    #[schema(example = "lqm_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub id: String,
+    pub name: String,
+    pub task_family: TaskFamily,
+    pub intended_use: String,
+    pub license: String,
+    pub commercial_use: bool,
+    /// `sha256:` of the registration (RFC 8785); the row is sealed.
+    pub content_hash: String,
+    pub registered_by: String,
+    pub created_at: String,
+}
+
+pub fn model(m: Model) -> LqmModelView {
+    LqmModelView {
+        object: "lqm_model",
+        id: m.id,
+        name: m.body.name,
+        task_family: m.body.task_family,
+        intended_use: m.body.intended_use,
+        license: m.body.license,
+        commercial_use: m.body.commercial_use,
+        content_hash: m.content_hash,
+        registered_by: m.created_by,
+        created_at: rfc3339(m.created_at),
+    }
+}
+
+/// The dataset as its contract saw it.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ContractDatasetView {
+    /// The dataset's integer id.
+    #[schema(example = 2)]
+    pub id: i64,
+    pub kind: String,
+    pub name: String,
+    pub version: i64,
+    pub source: String,
+    pub licence: String,
+    pub file_sha256: String,
+    pub content_hash: String,
+}
+
+/// An immutable dataset contract: hashes, never rows.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ContractView {
+    /// Always `lqm_dataset_contract`.
+    pub object: &'static str,
+    #[schema(example = "lqc_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub id: String,
+    pub model_id: String,
+    pub dataset: ContractDatasetView,
+    pub licence_terms: Terms,
+    pub target: ContractTarget,
+    /// The observations of the target, and how many of the newest are held out for evaluation.
+    pub observations: i64,
+    pub holdout: i64,
+    pub first_date: String,
+    pub last_date: String,
+    pub source_hash: String,
+    pub feature_schema_hash: String,
+    pub lineage_hash: String,
+    /// SHA-256 of the target's observations (dates and values, RFC 8785).
+    pub data_hash: String,
+    /// `sha256:` of the whole contract; the row is sealed.
+    pub contract_hash: String,
+    pub created_by: String,
+    pub created_at: String,
+}
+
+pub fn contract(c: Contract) -> ContractView {
+    let d = c.body.dataset;
+    ContractView {
+        object: "lqm_dataset_contract",
+        id: c.id,
+        model_id: c.body.model_id,
+        dataset: ContractDatasetView {
+            id: d.id,
+            kind: d.kind,
+            name: d.name,
+            version: d.version,
+            source: d.source,
+            licence: d.licence,
+            file_sha256: d.file_sha256,
+            content_hash: d.content_hash,
+        },
+        licence_terms: c.body.licence_terms,
+        target: c.body.feature_schema.target,
+        observations: c.body.observations,
+        holdout: c.body.holdout,
+        first_date: c.body.first_date,
+        last_date: c.body.last_date,
+        source_hash: c.body.source_hash,
+        feature_schema_hash: c.body.feature_schema_hash,
+        lineage_hash: c.body.lineage_hash,
+        data_hash: c.body.data_hash,
+        contract_hash: c.content_hash,
+        created_by: c.created_by,
+        created_at: rfc3339(c.created_at),
+    }
+}
+
+/// A review of a retraining request.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ReviewView {
+    pub decision: Decision,
+    pub decided_by: String,
+    pub decided_at: String,
+    pub note: Option<String>,
+}
+
+/// A retraining request.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct RequestView {
+    /// Always `lqm_retraining_request`.
+    pub object: &'static str,
+    #[schema(example = "lrr_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub id: String,
+    pub model_id: String,
+    pub contract_id: String,
+    pub contract_hash: String,
+    pub algorithm: Algorithm,
+    /// Every default applied.
+    #[schema(value_type = Object)]
+    pub hyperparameters: Value,
+    pub reason: String,
+    /// `pending` (reviewable), `approved` (one candidate may be trained), `rejected`, `cancelled` or
+    /// `trained` (the approval is spent).
+    pub state: RequestState,
+    /// `sha256:` of the request (RFC 8785).
+    pub request_hash: String,
+    pub requested_by: String,
+    pub created_at: String,
+    pub review: Option<ReviewView>,
+    /// The checkpoint trained under it.
+    pub checkpoint_id: Option<String>,
+}
+
+pub fn request(r: Request) -> RequestView {
+    let decision = match r.state {
+        RequestState::Approved | RequestState::Trained => Some(Decision::Approve),
+        RequestState::Rejected => Some(Decision::Reject),
+        RequestState::Cancelled => Some(Decision::Cancel),
+        RequestState::Pending => None,
+    };
+    RequestView {
+        object: "lqm_retraining_request",
+        id: r.record.id,
+        model_id: r.record.body.model_id,
+        contract_id: r.record.body.contract_id,
+        contract_hash: r.record.body.contract_hash,
+        algorithm: r.record.body.algorithm,
+        hyperparameters: r.record.body.hyperparameters,
+        reason: r.record.body.reason,
+        state: r.state,
+        request_hash: r.record.content_hash,
+        requested_by: r.record.created_by,
+        created_at: rfc3339(r.record.created_at),
+        review: r.review.zip(decision).map(|(v, decision)| ReviewView {
+            decision,
+            decided_by: v.by,
+            decided_at: rfc3339(v.at),
+            note: v.note,
+        }),
+        checkpoint_id: r.checkpoint_id,
+    }
+}
+
+/// An evaluation of a checkpoint on held-out observations.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct EvaluationView {
+    /// Always `lqm_evaluation`.
+    pub object: &'static str,
+    #[schema(example = "lev_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub id: String,
+    pub checkpoint_id: String,
+    pub checkpoint_hash: String,
+    pub holdout: Holdout,
+    /// The criterion it was held to, its default applied.
+    #[schema(value_type = Object)]
+    pub criteria: Value,
+    /// The family's measurements (forecasting: `mae`, `rmse`, `mape`, `relative_mae`, `naive_mae`, `mase`; anomaly
+    /// detection: `outliers`, `outlier_rate`, `max_abs_z`; risk: `breaches`, `observed_rate`,
+    /// `likelihood_ratio`, `p_value`).
+    #[schema(value_type = Object)]
+    pub metrics: Value,
+    pub passed: bool,
+    pub trained_by: String,
+    pub evaluated_by: String,
+    /// The evaluator is not who trained the checkpoint.
+    pub independent: bool,
+    /// `sha256:` of the evaluation (RFC 8785).
+    pub evaluation_hash: String,
+    pub created_at: String,
+}
+
+pub fn evaluation(e: Evaluation) -> EvaluationView {
+    EvaluationView {
+        object: "lqm_evaluation",
+        id: e.id,
+        checkpoint_id: e.body.checkpoint_id,
+        checkpoint_hash: e.body.checkpoint_hash,
+        holdout: e.body.holdout,
+        criteria: e.body.criteria,
+        metrics: e.body.metrics,
+        passed: e.body.passed,
+        trained_by: e.body.trained_by,
+        evaluated_by: e.body.evaluated_by,
+        independent: e.body.independent,
+        evaluation_hash: e.content_hash,
+        created_at: rfc3339(e.created_at),
+    }
+}
+
+/// A checkpoint: fitted parameters and the exact data version, with its evaluation once evaluated.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct CheckpointView {
+    /// Always `lqm_checkpoint`.
+    pub object: &'static str,
+    #[schema(example = "ckp_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub id: String,
+    pub model_id: String,
+    pub request_id: String,
+    pub algorithm: Algorithm,
+    #[schema(value_type = Object)]
+    pub hyperparameters: Value,
+    /// The fitted parameters (Holt-Winters: smoothing parameters and initial state; robust z: median and
+    /// scale; VaR: `var` and `cvar`).
+    #[schema(value_type = Object)]
+    pub fitted: Value,
+    pub data_version: DataVersion,
+    pub engine: String,
+    /// `sha256:` over the fitted parameters and the data version (RFC 8785): the checkpoint's identity.
+    pub checkpoint_hash: String,
+    pub trained_by: String,
+    pub created_at: String,
+    pub evaluation: Option<EvaluationView>,
+}
+
+pub fn checkpoint(c: Checkpoint, e: Option<Evaluation>) -> CheckpointView {
+    CheckpointView {
+        object: "lqm_checkpoint",
+        id: c.id,
+        model_id: c.body.model_id,
+        request_id: c.body.request_id,
+        algorithm: c.body.algorithm,
+        hyperparameters: c.body.hyperparameters,
+        fitted: c.body.fitted,
+        data_version: c.body.data_version,
+        engine: c.body.engine,
+        checkpoint_hash: c.content_hash,
+        trained_by: c.created_by,
+        created_at: rfc3339(c.created_at),
+        evaluation: e.map(evaluation),
+    }
+}
+
+/// Whether a gated operation is open, and why not.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct EligibilityView {
+    pub operation: Operation,
+    pub eligible: bool,
+    /// Every reason it is closed (empty when open).
+    pub reasons: Vec<Reason>,
+    /// The checkpoint a checkpoint-level operation was judged for (the newest).
+    pub checkpoint_id: Option<String>,
+}
+
+/// A checkpoint in the manifest.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ManifestCheckpoint {
+    pub id: String,
+    pub checkpoint_hash: String,
+    pub algorithm: Algorithm,
+    /// `passed`, `failed`, or null before evaluation.
+    #[schema(example = "passed")]
+    pub evaluation: Option<&'static str>,
+}
+
+/// A retraining request in the manifest.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ManifestRequest {
+    pub id: String,
+    pub state: RequestState,
+    pub algorithm: Algorithm,
+}
+
+/// The developer manifest: where a model stands and which gated operation is open.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ManifestView {
+    /// Always `lqm_developer_manifest`.
+    pub object: &'static str,
+    pub model: LqmModelView,
+    pub stage: Stage,
+    /// Its contracts' ids, oldest first.
+    pub contracts: Vec<String>,
+    pub retraining_requests: Vec<ManifestRequest>,
+    /// Oldest first.
+    pub checkpoints: Vec<ManifestCheckpoint>,
+    /// The checkpoint promoted into the Quant Models catalogue, if one is.
+    pub serving_checkpoint: Option<String>,
+    pub operations: Vec<EligibilityView>,
+}
+
+pub fn manifest(d: Dossier) -> ManifestView {
+    let newest = d.newest().map(|c| c.checkpoint.id.clone());
+    let operations = d
+        .eligibility()
+        .into_iter()
+        .map(|(op, gate)| {
+            let reasons = gate.err().unwrap_or_default();
+            EligibilityView {
+                operation: op,
+                eligible: reasons.is_empty(),
+                reasons,
+                checkpoint_id: match op {
+                    Operation::Training | Operation::QlmComposition => None,
+                    _ => newest.clone(),
+                },
+            }
+        })
+        .collect();
+    let stage = d.stage();
+    ManifestView {
+        object: "lqm_developer_manifest",
+        stage,
+        contracts: d.contracts.into_iter().map(|c| c.id).collect(),
+        retraining_requests: d
+            .requests
+            .into_iter()
+            .map(|r| ManifestRequest { id: r.record.id, state: r.state, algorithm: r.record.body.algorithm })
+            .collect(),
+        checkpoints: d
+            .checkpoints
+            .into_iter()
+            .map(|c| ManifestCheckpoint {
+                evaluation: c.evaluation.as_ref().map(|e| if e.body.passed { "passed" } else { "failed" }),
+                id: c.checkpoint.id,
+                checkpoint_hash: c.checkpoint.content_hash,
+                algorithm: c.checkpoint.body.algorithm,
+            })
+            .collect(),
+        serving_checkpoint: None,
+        operations,
+        model: model(d.model),
+    }
+}

@@ -1,0 +1,47 @@
+//! LQM Builder's application layer: registration, dataset contracts, retraining review, training and
+//! evaluation (and, as they land, evidence packets, publication, promotion and QLMs).
+//!
+//! The API routes (`areas/lqm`), the console and the command line call these functions; each loads typed
+//! records, asks the domain's lifecycle (`fiscus_domain::lqm::lifecycle`) whether the step is open, does
+//! the numeric work with the engine (`fit`), and writes the sealed record with its audit event in one
+//! transaction. A step refused by a closed gate writes nothing and names every reason code.
+
+pub mod contracts;
+pub mod data;
+pub mod fit;
+pub mod registry;
+pub mod training;
+
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::lqm::lifecycle::{Operation, Reason};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::governed::{Caller, Failure};
+
+/// `application:app_…`, `operator:opr_…` or `cli:…`: who a record says made it.
+pub fn actor_label(caller: &Caller) -> String {
+    format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id)
+}
+
+/// A record body as canonical JSON (RFC 8785) and its `sha256:` hash.
+pub fn canonical<T: Serialize>(what: &str, body: &T) -> Result<(String, String), Failure> {
+    let value = serde_json::to_value(body).map_err(|e| Failure::internal(format!("{what}: {e}")))?;
+    let json = fiscus_domain::jcs::canonicalize(&value).map_err(|e| Failure::internal(format!("{what}: {e:?}")))?;
+    let hash = fiscus_domain::evidence::seal_bytes(json.as_bytes());
+    Ok((json, hash))
+}
+
+/// 409 `lifecycle_gate_closed` naming the operation and every reason code.
+pub fn gate_closed(op: Operation, reasons: &[Reason]) -> Failure {
+    let codes: Vec<&str> = reasons.iter().map(|r| r.as_str()).collect();
+    Failure::refused_with(
+        ErrorCode::LifecycleGateClosed,
+        format!("{} is not open: {}", op.as_str(), codes.join(", ")),
+        vec![("operation", json!(op.as_str())), ("reasons", json!(codes))],
+    )
+}
+
+fn invalid(field: &'static str, message: impl Into<String>) -> Failure {
+    Failure::Invalid(vec![(field, message.into())])
+}

@@ -1,0 +1,180 @@
+//! Registration of a model, and what is known of it: its records and the eligibility of each gated
+//! operation (the developer manifest).
+
+use fiscus_domain::clock::now_micros;
+use fiscus_domain::lqm::family::TaskFamily;
+use fiscus_domain::lqm::licence;
+use fiscus_domain::lqm::lifecycle::{self, CheckpointFacts, ModelFacts, Operation, Reason, Stage, Verdict};
+use fiscus_domain::lqm::records::ModelBody;
+use fiscus_domain::lqm::retraining::RequestState;
+use fiscus_domain::tenancy::Tenant;
+use fiscus_store::lqm::Record;
+use fiscus_store::lqm::models::{self, Contract, Model};
+use fiscus_store::lqm::training::{self, Checkpoint, Evaluation, Request};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{actor_label, canonical};
+use crate::governed::record::{AuditEntry, audit};
+use crate::governed::{Caller, Failure};
+use crate::state::AppState;
+
+/// The pattern of a licence field: an SPDX identifier or a `LicenseRef-`.
+pub const LICENSE_PATTERN: &str = "^(LicenseRef-[A-Za-z0-9.-]{1,64}|[A-Za-z0-9][A-Za-z0-9.+-]{0,63})$";
+
+/// `POST /lqm/models`.
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterRequest {
+    /// Unique among the workspace's models in this environment.
+    #[schema(min_length = 1, max_length = 200, example = "S&P 500 level forecaster")]
+    pub name: String,
+    pub task_family: TaskFamily,
+    /// What the model is for and what it must not be used for (SR 11-7's intended use).
+    #[schema(
+        min_length = 1,
+        max_length = 2000,
+        example = "Next-day S&P 500 level forecasts for treasury liquidity planning; not for trading."
+    )]
+    pub intended_use: String,
+    /// The model's licence: an SPDX identifier (`Apache-2.0`, `MIT`, …) or `LicenseRef-…`.
+    #[schema(pattern = "^(LicenseRef-[A-Za-z0-9.-]{1,64}|[A-Za-z0-9][A-Za-z0-9.+-]{0,63})$", example = "Apache-2.0")]
+    pub license: String,
+    /// Whether its outputs are used commercially (default `true`); data under a non-commercial licence
+    /// trains only a model that is not.
+    #[serde(default)]
+    pub commercial_use: Option<bool>,
+}
+
+pub async fn register(
+    state: &AppState,
+    caller: &Caller,
+    tenant: &Tenant,
+    r: RegisterRequest,
+) -> Result<Model, Failure> {
+    let mut errors = Vec::new();
+    if !fiscus_domain::fields::text_ok(&r.name, 1, 200) {
+        errors.push(("name", "from 1 to 200 characters, not blank, no control characters".to_string()));
+    }
+    if r.intended_use.trim().is_empty() || !fiscus_domain::fields::prose_ok(&r.intended_use, 2000) {
+        errors.push(("intended_use", "from 1 to 2000 characters, not blank".to_string()));
+    }
+    if !licence::is_spdx_identifier(&r.license) {
+        errors.push(("license", format!("`{}` is not an SPDX licence identifier (or LicenseRef-…)", r.license)));
+    }
+    if !errors.is_empty() {
+        return Err(Failure::Invalid(errors));
+    }
+    let body = ModelBody {
+        name: r.name,
+        task_family: r.task_family,
+        intended_use: r.intended_use,
+        license: r.license,
+        commercial_use: r.commercial_use.unwrap_or(true),
+    };
+    let (body_json, content_hash) = canonical("model", &body)?;
+    let now = now_micros();
+    let m = Record {
+        id: fiscus_domain::ids::new_id("lqm"),
+        body,
+        body_json,
+        content_hash,
+        created_by: actor_label(caller),
+        created_at: now,
+    };
+    let mut tx = state.store.begin().await?;
+    match models::insert_model(&mut tx, tenant, &m).await {
+        Err(fiscus_store::StoreError::Conflict(_)) => {
+            return Err(Failure::refused(
+                fiscus_domain::error_code::ErrorCode::Conflict,
+                format!("a model named `{}` is registered already", m.body.name),
+            ));
+        }
+        other => other?,
+    }
+    let entry = AuditEntry {
+        workspace_id: &tenant.workspace_id,
+        environment: Some(tenant.environment),
+        action: "lqm.model.registered",
+        subject: Some(&m.id),
+        details: json!({ "task_family": m.body.task_family.as_str(), "content_hash": m.content_hash }),
+        occurred_at: now,
+    };
+    audit(&mut tx, caller, &entry).await?;
+    tx.commit().await?;
+    Ok(m)
+}
+
+pub async fn model(state: &AppState, tenant: &Tenant, id: &str) -> Result<Model, Failure> {
+    let mut conn = state.store.read().await?;
+    Ok(models::get_model(&mut conn, state.store.seal_key(), tenant, id).await?)
+}
+
+/// A checkpoint with what its gates read.
+#[derive(Clone, Debug)]
+pub struct CheckpointState {
+    pub checkpoint: Checkpoint,
+    pub evaluation: Option<Evaluation>,
+    pub facts: CheckpointFacts,
+}
+
+/// Everything known of a model.
+#[derive(Clone, Debug)]
+pub struct Dossier {
+    pub model: Model,
+    pub contracts: Vec<Contract>,
+    pub requests: Vec<Request>,
+    /// Oldest first.
+    pub checkpoints: Vec<CheckpointState>,
+    pub facts: ModelFacts,
+}
+
+impl Dossier {
+    pub fn newest(&self) -> Option<&CheckpointState> {
+        self.checkpoints.last()
+    }
+
+    pub fn stage(&self) -> Stage {
+        lifecycle::stage(&self.facts, self.newest().map(|c| &c.facts))
+    }
+
+    pub fn checkpoint(&self, id: &str) -> Option<&CheckpointState> {
+        self.checkpoints.iter().find(|c| c.checkpoint.id == id)
+    }
+
+    /// Each gated operation's eligibility: model-level ones for the model, the others for its newest
+    /// checkpoint.
+    pub fn eligibility(&self) -> Vec<(Operation, Result<(), Vec<Reason>>)> {
+        let newest = self.newest().map(|c| &c.facts);
+        Operation::ALL.into_iter().map(|op| (op, lifecycle::gate(op, &self.facts, newest))).collect()
+    }
+}
+
+pub async fn dossier(state: &AppState, tenant: &Tenant, id: &str) -> Result<Dossier, Failure> {
+    let key = state.store.seal_key();
+    let mut conn = state.store.read().await?;
+    let model = models::get_model(&mut conn, key, tenant, id).await?;
+    let contracts = models::contracts_of(&mut conn, key, tenant, id).await?;
+    let requests = training::requests_of(&mut conn, key, tenant, id).await?;
+    let mut checkpoints = Vec::new();
+    for c in training::checkpoints_of(&mut conn, key, tenant, id).await? {
+        let evaluation = training::evaluation_of(&mut conn, key, tenant, &c.id).await?;
+        let facts = CheckpointFacts {
+            verdict: evaluation.as_ref().map(|e| if e.body.passed { Verdict::Passed } else { Verdict::Failed }),
+            evidence_packet: false,
+            published: false,
+            promotion: None,
+            revoked: false,
+            newer_promoted: false,
+        };
+        checkpoints.push(CheckpointState { checkpoint: c, evaluation, facts });
+    }
+    let count = |s: RequestState| requests.iter().filter(|r| r.state == s).count();
+    let facts = ModelFacts {
+        contracts: contracts.len(),
+        pending_requests: count(RequestState::Pending),
+        approved_requests: count(RequestState::Approved),
+        serving: false,
+    };
+    Ok(Dossier { model, contracts, requests, checkpoints, facts })
+}

@@ -1,0 +1,330 @@
+//! Retraining requests and their review, training a candidate checkpoint under an approved request, and
+//! evaluating a checkpoint on the observations its contract held out.
+
+use fiscus_domain::clock::now_micros;
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::lqm::family::Algorithm;
+use fiscus_domain::lqm::lifecycle::{self, ModelFacts, Operation};
+use fiscus_domain::lqm::records::{CheckpointBody, DataVersion, EvaluationBody, Holdout, RequestBody};
+use fiscus_domain::lqm::retraining::{self, Decision, RequestState};
+use fiscus_domain::tenancy::Tenant;
+use fiscus_store::StoreError;
+use fiscus_store::lqm::Record;
+use fiscus_store::lqm::models;
+use fiscus_store::lqm::training::{self, Checkpoint, Evaluation, Request, Review};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::fit::{self, Criteria};
+use super::{actor_label, canonical, gate_closed, invalid, registry};
+use crate::governed::record::{AuditEntry, audit};
+use crate::governed::{Caller, Failure};
+use crate::state::AppState;
+
+/// `POST /lqm/models/{uid}/retraining-requests`.
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetrainingInput {
+    /// A contract of this model: the data to train on.
+    #[schema(pattern = "^lqc_[0-9A-HJKMNP-TV-Z]{26}$", example = "lqc_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub contract_uid: String,
+    /// An algorithm of the model's task family (default: the family's, `holt_winters`, `robust_z` or
+    /// `historical_var`).
+    #[serde(default)]
+    pub algorithm: Option<Algorithm>,
+    /// The algorithm's hyperparameters (defaults apply to what is left out): `holt_winters` takes `trend`,
+    /// `damped`, `seasonal` (`none`, `additive`, `multiplicative`) and `period`; `robust_z` takes
+    /// `threshold`; the VaR algorithms take `cutoff`.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>, example = json!({"trend": true}))]
+    pub hyperparameters: Option<Value>,
+    /// Why the model should be retrained.
+    #[schema(min_length = 1, max_length = 2000, example = "Quarterly recalibration on the latest observed data")]
+    pub reason: String,
+}
+
+/// `POST /lqm/retraining-requests/{requestUid}/decision`.
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionInput {
+    pub decision: Decision,
+    #[serde(default)]
+    #[schema(max_length = 2000, example = "Data contract and scope reviewed; candidate training authorised")]
+    pub note: Option<String>,
+}
+
+/// `POST /lqm/checkpoints/{uid}/evaluation`.
+#[derive(Clone, Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EvaluationInput {
+    #[serde(default)]
+    pub criteria: Option<Criteria>,
+}
+
+fn entry<'a>(tenant: &'a Tenant, action: &'static str, subject: &'a str, details: Value, at: i64) -> AuditEntry<'a> {
+    AuditEntry {
+        workspace_id: &tenant.workspace_id,
+        environment: Some(tenant.environment),
+        action,
+        subject: Some(subject),
+        details,
+        occurred_at: at,
+    }
+}
+
+pub async fn request(
+    state: &AppState,
+    caller: &Caller,
+    tenant: &Tenant,
+    model_id: &str,
+    r: RetrainingInput,
+) -> Result<Request, Failure> {
+    if r.reason.trim().is_empty() || !fiscus_domain::fields::prose_ok(&r.reason, 2000) {
+        return Err(invalid("reason", "from 1 to 2000 characters, not blank"));
+    }
+    let model = registry::model(state, tenant, model_id).await?;
+    let algorithm = r.algorithm.unwrap_or(model.body.task_family.default_algorithm());
+    if algorithm.family() != model.body.task_family {
+        return Err(invalid(
+            "algorithm",
+            format!("{} is not a {} algorithm", algorithm.as_str(), model.body.task_family.as_str()),
+        ));
+    }
+    let hyperparameters = fit::hyperparameters(algorithm, r.hyperparameters)?;
+    let mut conn = state.store.read().await?;
+    let contract = match models::get_contract(&mut conn, state.store.seal_key(), tenant, &r.contract_uid).await {
+        Err(StoreError::NotFound) => return Err(invalid("contract_uid", "no such contract in this workspace")),
+        other => other?,
+    };
+    drop(conn);
+    if contract.body.model_id != model.id {
+        return Err(invalid("contract_uid", "the contract is another model's"));
+    }
+    let body = RequestBody {
+        model_id: model.id.clone(),
+        contract_id: contract.id.clone(),
+        contract_hash: contract.content_hash.clone(),
+        algorithm,
+        hyperparameters,
+        reason: r.reason,
+    };
+    let (body_json, content_hash) = canonical("retraining request", &body)?;
+    let now = now_micros();
+    let record = Record {
+        id: fiscus_domain::ids::new_id("lrr"),
+        body,
+        body_json,
+        content_hash,
+        created_by: actor_label(caller),
+        created_at: now,
+    };
+    let mut tx = state.store.begin().await?;
+    training::insert_request(&mut tx, tenant, &record).await?;
+    let details = json!({ "model": model.id, "contract": contract.id, "algorithm": algorithm.as_str() });
+    audit(&mut tx, caller, &entry(tenant, "lqm.retraining.requested", &record.id, details, now)).await?;
+    tx.commit().await?;
+    Ok(Request { record, state: RequestState::Pending, review: None, checkpoint_id: None })
+}
+
+pub async fn get_request(state: &AppState, tenant: &Tenant, id: &str) -> Result<Request, Failure> {
+    let mut conn = state.store.read().await?;
+    Ok(training::get_request(&mut conn, state.store.seal_key(), tenant, id).await?)
+}
+
+fn not_reviewable(s: RequestState) -> Failure {
+    Failure::refused_with(
+        ErrorCode::NotReviewable,
+        format!("the request is {}, not pending: it was decided already", s.as_str()),
+        vec![("state", json!(s.as_str()))],
+    )
+}
+
+/// Records the review of a pending request. Approval authorises the training of one candidate and
+/// nothing else; rejection and cancellation execute nothing. Whoever made the request may not decide it.
+pub async fn decide(
+    state: &AppState,
+    caller: &Caller,
+    tenant: &Tenant,
+    id: &str,
+    d: DecisionInput,
+) -> Result<Request, Failure> {
+    if d.note.as_ref().is_some_and(|n| !fiscus_domain::fields::prose_ok(n, 2000)) {
+        return Err(invalid("note", "at most 2000 characters"));
+    }
+    let r = get_request(state, tenant, id).await?;
+    let to = retraining::decide(r.state, d.decision).map_err(|e| not_reviewable(e.0))?;
+    let by = actor_label(caller);
+    if r.record.created_by == by {
+        return Err(Failure::refused(
+            ErrorCode::SeparationOfDuties,
+            "the request's maker may not review it: another credential must decide",
+        ));
+    }
+    let now = now_micros();
+    let review = Review { by, at: now, note: d.note };
+    let mut tx = state.store.begin().await?;
+    if !training::review_request(&mut tx, tenant, id, to, &review).await? {
+        let again = get_request(state, tenant, id).await?;
+        return Err(not_reviewable(again.state));
+    }
+    let action = match d.decision {
+        Decision::Approve => "lqm.retraining.approved",
+        Decision::Reject => "lqm.retraining.rejected",
+        Decision::Cancel => "lqm.retraining.cancelled",
+    };
+    let details = json!({ "model": r.record.body.model_id, "decision": d.decision.as_str(), "request_hash": r.record.content_hash });
+    audit(&mut tx, caller, &entry(tenant, action, id, details, now)).await?;
+    tx.commit().await?;
+    Ok(Request { state: to, review: Some(review), ..r })
+}
+
+fn crashed<T>(r: Result<T, crate::compute::Crashed>) -> Result<T, Failure> {
+    r.map_err(|_| Failure::internal("a model fit crashed"))
+}
+
+/// Trains the candidate an approved request authorises: fits the algorithm on the contract's training
+/// observations (read again and checked against the contract's hash) and records the checkpoint, whose
+/// hash covers the fitted parameters and the exact data version. The approval is spent by it.
+pub async fn train(
+    state: &AppState,
+    caller: &Caller,
+    tenant: &Tenant,
+    request_id: &str,
+) -> Result<Checkpoint, Failure> {
+    let r = get_request(state, tenant, request_id).await?;
+    let facts = ModelFacts {
+        contracts: 1,
+        pending_requests: usize::from(r.state == RequestState::Pending),
+        approved_requests: usize::from(r.state == RequestState::Approved),
+        serving: false,
+    };
+    if let Err(reasons) = lifecycle::gate(Operation::Training, &facts, None) {
+        return Err(gate_closed(Operation::Training, &reasons));
+    }
+    let contract = super::contracts::get(state, tenant, &r.record.body.contract_id).await?;
+    let observations = super::contracts::observations(state, tenant, &contract).await?;
+    let (train, _) = observations.split((contract.body.observations - contract.body.holdout) as usize);
+    let (algorithm, hyper) = (r.record.body.algorithm, r.record.body.hyperparameters.clone());
+    let values = train.values.clone();
+    let fitted = crashed(state.compute.run_inline(move || fit::fit(algorithm, &hyper, &values)).await)??;
+    let last = train.dates.len() - 1;
+    let body = CheckpointBody {
+        model_id: r.record.body.model_id.clone(),
+        request_id: r.record.id.clone(),
+        algorithm,
+        hyperparameters: r.record.body.hyperparameters.clone(),
+        fitted,
+        data_version: DataVersion {
+            dataset: contract.body.dataset.id,
+            dataset_content_hash: contract.body.dataset.content_hash.clone(),
+            contract_hash: contract.content_hash.clone(),
+            observations: train.values.len() as i64,
+            first_date: train.dates[0].clone(),
+            last_date: train.dates[last].clone(),
+            data_hash: train.hash()?,
+        },
+        engine: fit::ENGINE.to_string(),
+    };
+    let (body_json, content_hash) = canonical("checkpoint", &body)?;
+    let now = now_micros();
+    let c = Record {
+        id: fiscus_domain::ids::new_id("ckp"),
+        body,
+        body_json,
+        content_hash,
+        created_by: actor_label(caller),
+        created_at: now,
+    };
+    let mut tx = state.store.begin().await?;
+    training::insert_checkpoint(&mut tx, tenant, &c).await?;
+    if !training::mark_trained(&mut tx, tenant, request_id, &c.id).await? {
+        // Another training took the approval first: this one records nothing.
+        return Err(gate_closed(Operation::Training, &[lifecycle::Reason::NoApprovedRetrainingRequest]));
+    }
+    let details = json!({ "model": c.body.model_id, "request": request_id, "checkpoint_hash": c.content_hash,
+                          "algorithm": algorithm.as_str() });
+    audit(&mut tx, caller, &entry(tenant, "lqm.checkpoint.trained", &c.id, details, now)).await?;
+    tx.commit().await?;
+    Ok(c)
+}
+
+/// A checkpoint with its evaluation, if any.
+pub async fn checkpoint(
+    state: &AppState,
+    tenant: &Tenant,
+    id: &str,
+) -> Result<(Checkpoint, Option<Evaluation>), Failure> {
+    let key = state.store.seal_key();
+    let mut conn = state.store.read().await?;
+    let c = training::get_checkpoint(&mut conn, key, tenant, id).await?;
+    let e = training::evaluation_of(&mut conn, key, tenant, id).await?;
+    Ok((c, e))
+}
+
+/// Evaluates a checkpoint on its contract's held-out observations (which training never saw), against
+/// its family's criterion; recorded once, passed or failed.
+pub async fn evaluate(
+    state: &AppState,
+    caller: &Caller,
+    tenant: &Tenant,
+    checkpoint_id: &str,
+    input: EvaluationInput,
+) -> Result<Evaluation, Failure> {
+    let (c, _) = checkpoint(state, tenant, checkpoint_id).await?;
+    let dossier = registry::dossier(state, tenant, &c.body.model_id).await?;
+    let here = dossier.checkpoint(checkpoint_id).ok_or_else(|| Failure::internal("a checkpoint left its model"))?;
+    if let Err(reasons) = lifecycle::gate(Operation::Evaluation, &dossier.facts, Some(&here.facts)) {
+        return Err(gate_closed(Operation::Evaluation, &reasons));
+    }
+    let criteria = input.criteria.unwrap_or_default().for_family(dossier.model.body.task_family)?;
+    let request = get_request(state, tenant, &c.body.request_id).await?;
+    let contract = super::contracts::get(state, tenant, &request.record.body.contract_id).await?;
+    let observations = super::contracts::observations(state, tenant, &contract).await?;
+    let (train, holdout) = observations.split(c.body.data_version.observations as usize);
+    if train.hash()? != c.body.data_version.data_hash {
+        return Err(StoreError::Tampered(format!("checkpoint {} training data no longer matches", c.id)).into());
+    }
+    let (algorithm, hyper, fitted) = (c.body.algorithm, c.body.hyperparameters.clone(), c.body.fitted.clone());
+    let (tv, hv, crit) = (train.values.clone(), holdout.values.clone(), criteria.clone());
+    let scored =
+        crashed(state.compute.run_inline(move || fit::evaluate(algorithm, &hyper, &fitted, &tv, &hv, &crit)).await)??;
+    let evaluated_by = actor_label(caller);
+    let last = holdout.dates.len() - 1;
+    let body = EvaluationBody {
+        checkpoint_id: c.id.clone(),
+        checkpoint_hash: c.content_hash.clone(),
+        holdout: Holdout {
+            observations: holdout.values.len() as i64,
+            first_date: holdout.dates[0].clone(),
+            last_date: holdout.dates[last].clone(),
+            data_hash: holdout.hash()?,
+        },
+        criteria: serde_json::to_value(&criteria).map_err(|e| Failure::internal(e.to_string()))?,
+        metrics: scored.metrics,
+        passed: scored.passed,
+        independent: evaluated_by != c.created_by,
+        trained_by: c.created_by.clone(),
+        evaluated_by,
+    };
+    let (body_json, content_hash) = canonical("evaluation", &body)?;
+    let now = now_micros();
+    let e = Record {
+        id: fiscus_domain::ids::new_id("lev"),
+        body,
+        body_json,
+        content_hash,
+        created_by: actor_label(caller),
+        created_at: now,
+    };
+    let mut tx = state.store.begin().await?;
+    match training::insert_evaluation(&mut tx, tenant, &e).await {
+        Err(StoreError::Conflict(_)) => {
+            return Err(gate_closed(Operation::Evaluation, &[lifecycle::Reason::AlreadyEvaluated]));
+        }
+        other => other?,
+    }
+    let details = json!({ "checkpoint": c.id, "passed": e.body.passed, "evaluation_hash": e.content_hash });
+    audit(&mut tx, caller, &entry(tenant, "lqm.checkpoint.evaluated", &e.id, details, now)).await?;
+    tx.commit().await?;
+    Ok(e)
+}

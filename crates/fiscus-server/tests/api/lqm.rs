@@ -1,0 +1,391 @@
+//! LQM Builder: a model registered, contracted to a dataset, retrained only under a request another
+//! credential approved, evaluated on data it never saw; every gate closed with its reasons, every refusal
+//! changing nothing, and another workspace seeing none of it.
+
+use crate::helpers::{TestApp, problem, spawn_app};
+use fiscus_domain::actor::Actor;
+use fiscus_domain::credentials::Environment;
+use fiscus_server::governed::Caller;
+use serde_json::{Value, json};
+
+async fn demo(app: &TestApp) {
+    fiscus_server::demo_data::load(
+        &app.state.store,
+        &Caller::bare(Actor::demo()),
+        &app.workspace_id,
+        &fiscus_server::import::Silent,
+    )
+    .await
+    .expect("demo data loads");
+}
+
+async fn created(app: &TestApp, key: &str, path: &str, body: &Value) -> Value {
+    let r = app.post_json(path, key, body, None).await;
+    let status = r.status();
+    let body: Value = r.json().await.expect("json");
+    assert_eq!(status, 201, "{path}: {body}");
+    body
+}
+
+async fn get(app: &TestApp, path: &str) -> Value {
+    let r = app.get(path, &app.key).await;
+    assert_eq!(r.status(), 200, "{path}");
+    r.json().await.expect("json")
+}
+
+fn forecaster(name: &str) -> Value {
+    json!({ "name": name, "task_family": "forecasting", "license": "Apache-2.0",
+            "intended_use": "Next-day S&P 500 level forecasts for liquidity planning; not for trading." })
+}
+
+fn reasons(problem: &Value) -> Vec<String> {
+    problem["reasons"].as_array().expect("reasons").iter().map(|r| r.as_str().expect("code").to_string()).collect()
+}
+
+/// The eligibility of one operation in a manifest.
+fn gate<'a>(manifest: &'a Value, op: &str) -> &'a Value {
+    manifest["operations"].as_array().expect("operations").iter().find(|o| o["operation"] == op).expect("listed")
+}
+
+/// A second credential of this workspace, for the reviews its maker may not give.
+async fn reviewer(app: &TestApp) -> String {
+    app.new_app(Environment::Sandbox, "lqm:build:read lqm:build:write lqm:build:run", None).await.1
+}
+
+#[tokio::test]
+async fn a_model_trains_only_under_a_contract_and_a_request_another_credential_approved() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let reviewer = reviewer(&app).await;
+    let model = created(&app, &app.key, "/api/v2/lqm/models", &forecaster("SPX level forecaster")).await;
+    let m = model["id"].as_str().expect("id").to_string();
+    assert_eq!(model["commercial_use"], true);
+    let manifest = get(&app, &format!("/api/v2/lqm/models/{m}/developer-manifest")).await;
+    assert_eq!(manifest["stage"], "registered");
+    assert_eq!(
+        gate(&manifest, "training")["reasons"],
+        json!(["no_dataset_contract", "no_approved_retraining_request"])
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM lqm_checkpoints").await, 0, "registration trains nothing");
+
+    // A contract: hashes of the data, never the data.
+    let contract = created(
+        &app,
+        &app.key,
+        "/api/v2/lqm/datasets/4/contracts",
+        &json!({ "model_uid": m, "target": { "kind": "instrument", "symbol": "SPX", "transform": "price" } }),
+    )
+    .await;
+    assert_eq!((contract["observations"].as_i64(), contract["holdout"].as_i64()), (Some(8313), Some(1663)));
+    assert_eq!(contract["licence_terms"], "permissive");
+    for h in ["source_hash", "feature_schema_hash", "lineage_hash", "data_hash", "contract_hash"] {
+        assert!(contract[h].as_str().is_some_and(|v| v.starts_with("sha256:") && v.len() == 71), "{h}");
+    }
+    let c = contract["id"].as_str().expect("id").to_string();
+    assert_eq!(get(&app, &format!("/api/v2/lqm/contracts/{c}")).await, contract);
+
+    // A request awaits review: training stays closed, and its maker cannot approve it.
+    let request = created(
+        &app,
+        &app.key,
+        &format!("/api/v2/lqm/models/{m}/retraining-requests"),
+        &json!({ "contract_uid": c, "hyperparameters": { "trend": true }, "reason": "First calibration" }),
+    )
+    .await;
+    assert_eq!((request["state"].as_str(), request["algorithm"].as_str()), (Some("pending"), Some("holt_winters")));
+    let r = request["id"].as_str().expect("id").to_string();
+    let train = format!("/api/v2/lqm/retraining-requests/{r}/training");
+    let closed = problem(app.post_json(&train, &app.key, &json!({}), None).await, 409, "lifecycle_gate_closed").await;
+    assert_eq!(reasons(&closed), ["retraining_review_pending", "no_approved_retraining_request"]);
+    let decide = format!("/api/v2/lqm/retraining-requests/{r}/decision");
+    let approve = json!({ "decision": "approve", "note": "Scope and data reviewed" });
+    problem(app.post_json(&decide, &app.key, &approve, None).await, 403, "separation_of_duties").await;
+    assert_eq!(get(&app, &format!("/api/v2/lqm/retraining-requests/{r}")).await["state"], "pending");
+
+    // Another workspace sees nothing and decides nothing.
+    let (_, other) = app.other_workspace_key().await;
+    for path in [
+        format!("/api/v2/lqm/models/{m}"),
+        format!("/api/v2/lqm/retraining-requests/{r}"),
+        format!("/api/v2/lqm/contracts/{c}"),
+    ] {
+        problem(app.get(&path, &other).await, 404, "not_found").await;
+    }
+    problem(app.post_json(&decide, &other, &approve, None).await, 404, "not_found").await;
+
+    // Approval authorises one candidate, once; nothing is promoted.
+    let decided = app.post_json(&decide, &reviewer, &approve, None).await;
+    assert_eq!(decided.status(), 200);
+    let decided: Value = decided.json().await.expect("json");
+    assert_eq!(decided["state"], "approved");
+    assert_eq!(decided["review"]["decision"], "approve");
+    let again =
+        problem(app.post_json(&decide, &reviewer, &json!({"decision": "reject"}), None).await, 409, "not_reviewable")
+            .await;
+    assert_eq!(again["state"], "approved");
+    assert_eq!(get(&app, &format!("/api/v2/lqm/models/{m}/developer-manifest")).await["stage"], "training_authorised");
+
+    let checkpoint = created(&app, &reviewer, &train, &json!({})).await;
+    assert_eq!(checkpoint["data_version"]["observations"], 8313 - 1663);
+    assert_eq!(checkpoint["data_version"]["last_date"], "2016-05-20");
+    assert_eq!(checkpoint["data_version"]["contract_hash"], contract["contract_hash"]);
+    // The checkpoint hash is the SHA-256 of its fitted parameters and exact data version (RFC 8785).
+    let content = json!({
+        "model_id": m, "request_id": r, "algorithm": checkpoint["algorithm"],
+        "hyperparameters": checkpoint["hyperparameters"], "fitted": checkpoint["fitted"],
+        "data_version": checkpoint["data_version"], "engine": checkpoint["engine"],
+    });
+    let canonical = fiscus_domain::jcs::canonicalize(&content).expect("canonical");
+    assert_eq!(checkpoint["checkpoint_hash"], fiscus_domain::evidence::seal_bytes(canonical.as_bytes()));
+    assert!(checkpoint["fitted"]["alpha"].as_f64().is_some_and(|a| a > 0.0 && a <= 1.0));
+    let spent = problem(app.post_json(&train, &reviewer, &json!({}), None).await, 409, "lifecycle_gate_closed").await;
+    assert_eq!(reasons(&spent), ["no_approved_retraining_request"]);
+    assert_eq!(get(&app, &format!("/api/v2/lqm/retraining-requests/{r}")).await["state"], "trained");
+
+    // Evaluation on the held-out observations, by a credential other than the trainer's.
+    let k = checkpoint["id"].as_str().expect("id").to_string();
+    let evaluate = format!("/api/v2/lqm/checkpoints/{k}/evaluation");
+    let wrong = json!({ "criteria": { "min_p_value": 0.05 } });
+    problem(app.post_json(&evaluate, &app.key, &wrong, None).await, 422, "invalid_request").await;
+    let evaluation = created(&app, &app.key, &evaluate, &json!({})).await;
+    assert_eq!(evaluation["holdout"]["observations"], 1663);
+    assert_eq!(evaluation["holdout"]["first_date"], "2016-05-23");
+    assert_eq!(evaluation["checkpoint_hash"], checkpoint["checkpoint_hash"]);
+    assert_eq!(evaluation["independent"], true);
+    let relative = evaluation["metrics"]["relative_mae"].as_f64().expect("relative MAE");
+    assert!(relative > 0.5 && relative < 1.1, "a smoothed random walk is about as good as naive: {relative}");
+    assert_eq!(evaluation["passed"], true);
+    let twice = problem(app.post_json(&evaluate, &app.key, &json!({}), None).await, 409, "lifecycle_gate_closed").await;
+    assert_eq!(reasons(&twice), ["already_evaluated"]);
+    assert_eq!(get(&app, &format!("/api/v2/lqm/checkpoints/{k}")).await["evaluation"], evaluation);
+
+    let manifest = get(&app, &format!("/api/v2/lqm/models/{m}/developer-manifest")).await;
+    assert_eq!(manifest["stage"], "evaluated");
+    assert_eq!(gate(&manifest, "evidence_packet")["eligible"], true);
+    assert_eq!(gate(&manifest, "promotion")["reasons"], json!(["not_published"]));
+    assert_eq!(gate(&manifest, "qlm_composition")["reasons"], json!(["not_promoted"]));
+    let audit = app.count("SELECT COUNT(*) FROM audit_events WHERE action LIKE 'lqm.%'").await;
+    assert_eq!(audit, 6, "registered, contract, requested, approved, trained, evaluated");
+}
+
+#[tokio::test]
+async fn bad_registrations_and_ineligible_datasets_are_refused_and_change_nothing() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let reg = "/api/v2/lqm/models";
+    for (body, field) in [
+        (json!({"name": "x", "task_family": "forecast", "intended_use": "x", "license": "MIT"}), "task_family"),
+        (json!({"name": "x", "task_family": "risk", "intended_use": "x", "license": "Apache 2.0"}), "license"),
+        (json!({"name": "x", "task_family": "risk", "intended_use": "  ", "license": "MIT"}), "intended_use"),
+        (json!({"name": "", "task_family": "risk", "intended_use": "x", "license": "MIT"}), "name"),
+    ] {
+        let p = problem(app.post_json(reg, &app.key, &body, None).await, 422, "invalid_request").await;
+        assert_eq!(p["errors"][0]["field"], field, "{p}");
+    }
+    let commercial = created(&app, &app.key, reg, &forecaster("Commercial")).await;
+    problem(app.post_json(reg, &app.key, &forecaster("Commercial"), None).await, 409, "conflict").await;
+    let mut research = forecaster("Research only");
+    research["commercial_use"] = json!(false);
+    research["license"] = json!("LicenseRef-Internal");
+    let research = created(&app, &app.key, reg, &research).await;
+    assert_eq!(app.count("SELECT COUNT(*) FROM lqm_models").await, 2);
+
+    // Licences stand in for an import under them: the rows are changed as an import would have written
+    // them and re-sealed, so that only the licence differs.
+    let relicence = |number: i64, licence: &'static str| {
+        let app = &app;
+        async move {
+            app.execute(&format!("UPDATE datasets SET licence = '{licence}' WHERE number = {number}")).await;
+            let mut conn = app.state.store.read().await.expect("conn");
+            let (dst,): (String,) = sqlx::query_as(&format!("SELECT id FROM datasets WHERE number = {number}"))
+                .fetch_one(&mut *conn)
+                .await
+                .expect("id");
+            drop(conn);
+            app.reseal(&fiscus_store::data::datasets::SEALED, &dst).await;
+        }
+    };
+    relicence(3, "CC-BY-NC-4.0").await;
+    relicence(5, "CC-BY-ND-4.0").await;
+    app.execute("UPDATE datasets SET seal_mac = NULL WHERE number = 2").await;
+
+    let spx = |model: &Value| json!({ "model_uid": model["id"], "target": { "kind": "instrument", "symbol": "SPX", "transform": "return" } });
+    let mtum = json!({ "model_uid": commercial["id"], "target": { "kind": "instrument", "symbol": "MTUM", "transform": "price" } });
+    for (dataset, body, reason) in [
+        (12, spx(&commercial), "synthetic"),
+        (1, spx(&commercial), "kind_unsupported"),
+        (2, spx(&commercial), "unsealed"),
+        (
+            10,
+            json!({ "model_uid": commercial["id"], "target": { "kind": "series", "key": "nonfarm" } }),
+            "licence_unrecognised",
+        ),
+        (3, spx(&commercial), "licence_non_commercial"),
+        (5, mtum, "licence_no_derivatives"),
+        (
+            4,
+            json!({ "model_uid": commercial["id"], "target": { "kind": "instrument", "symbol": "AAPL", "transform": "price" } }),
+            "empty",
+        ),
+    ] {
+        let path = format!("/api/v2/lqm/datasets/{dataset}/contracts");
+        let p = problem(app.post_json(&path, &app.key, &body, None).await, 409, "dataset_ineligible").await;
+        assert_eq!(p["reason"], reason, "dataset {dataset}: {p}");
+    }
+    for body in [
+        json!({ "model_uid": commercial["id"], "target": { "kind": "instrument", "symbol": "NOPE", "transform": "price" } }),
+        json!({ "model_uid": commercial["id"], "target": { "kind": "series", "key": "ff3_nope" } }),
+        json!({ "model_uid": commercial["id"], "target": { "kind": "instrument", "symbol": "SPX", "transform": "price" }, "dataset": 6 }),
+        json!({ "model_uid": "lqm_01M8C3ZQ5V6J1P8N2T4W0XK7RD", "target": { "kind": "instrument", "symbol": "SPX", "transform": "price" } }),
+        json!({ "model_uid": commercial["id"], "target": { "kind": "instrument", "symbol": "SPX", "transform": "price" }, "holdout_fraction": 0.9 }),
+    ] {
+        let mut body = body;
+        let dataset = match body.as_object_mut().and_then(|o| o.remove("dataset")) {
+            Some(d) => d.as_i64().expect("dataset"),
+            None if body["target"]["kind"] == "series" => 6,
+            None => 4,
+        };
+        let path = format!("/api/v2/lqm/datasets/{dataset}/contracts");
+        problem(app.post_json(&path, &app.key, &body, None).await, 422, "invalid_request").await;
+    }
+    problem(
+        app.post_json("/api/v2/lqm/datasets/999/contracts", &app.key, &spx(&commercial), None).await,
+        404,
+        "not_found",
+    )
+    .await;
+    assert_eq!(app.count("SELECT COUNT(*) FROM lqm_contracts").await, 0, "no refusal recorded anything");
+
+    // Non-commercial data trains a model registered for non-commercial use.
+    let ok = created(&app, &app.key, "/api/v2/lqm/datasets/3/contracts", &spx(&research)).await;
+    assert_eq!(ok["licence_terms"], "non_commercial");
+    assert_eq!(ok["target"]["transform"], "return");
+    assert_eq!(app.count("SELECT COUNT(*) FROM lqm_contracts").await, 1);
+}
+
+#[tokio::test]
+async fn a_risk_model_is_backtested_and_a_rejected_request_trains_nothing() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let reviewer = reviewer(&app).await;
+    let body = json!({ "name": "SPX daily VaR", "task_family": "risk", "license": "MIT",
+                       "intended_use": "One-day 99 % VaR of an S&P 500 position for limit monitoring." });
+    let model = created(&app, &app.key, "/api/v2/lqm/models", &body).await;
+    let m = model["id"].as_str().expect("id").to_string();
+    let contract = created(
+        &app,
+        &app.key,
+        "/api/v2/lqm/datasets/4/contracts",
+        &json!({ "model_uid": m, "target": { "kind": "instrument", "symbol": "SPX", "transform": "return" }, "holdout_fraction": 0.1 }),
+    )
+    .await;
+    assert_eq!(contract["observations"], 8312);
+    let requests = format!("/api/v2/lqm/models/{m}/retraining-requests");
+    let bad = json!({ "contract_uid": contract["id"], "algorithm": "holt_winters", "reason": "wrong family" });
+    problem(app.post_json(&requests, &app.key, &bad, None).await, 422, "invalid_request").await;
+    let bad = json!({ "contract_uid": contract["id"], "hyperparameters": { "cutoff": 0.7 }, "reason": "bad cutoff" });
+    problem(app.post_json(&requests, &app.key, &bad, None).await, 422, "invalid_request").await;
+
+    // Rejected: nothing is trained under it.
+    let first =
+        json!({ "contract_uid": contract["id"], "hyperparameters": { "cutoff": 0.01 }, "reason": "Initial VaR" });
+    let rejected = created(&app, &app.key, &requests, &first).await;
+    let r = rejected["id"].as_str().expect("id");
+    let decided = app
+        .post_json(
+            &format!("/api/v2/lqm/retraining-requests/{r}/decision"),
+            &reviewer,
+            &json!({"decision": "reject"}),
+            None,
+        )
+        .await;
+    assert_eq!(decided.status(), 200);
+    let train = format!("/api/v2/lqm/retraining-requests/{r}/training");
+    problem(app.post_json(&train, &app.key, &json!({}), None).await, 409, "lifecycle_gate_closed").await;
+    assert_eq!(app.count("SELECT COUNT(*) FROM lqm_checkpoints").await, 0);
+
+    let second = created(&app, &app.key, &requests, &first).await;
+    let r = second["id"].as_str().expect("id");
+    let ok = app
+        .post_json(
+            &format!("/api/v2/lqm/retraining-requests/{r}/decision"),
+            &reviewer,
+            &json!({"decision": "approve"}),
+            None,
+        )
+        .await;
+    assert_eq!(ok.status(), 200);
+    let checkpoint =
+        created(&app, &app.key, &format!("/api/v2/lqm/retraining-requests/{r}/training"), &json!({})).await;
+    assert_eq!(checkpoint["algorithm"], "historical_var");
+    let var = checkpoint["fitted"]["var"].as_f64().expect("VaR");
+    assert!(var < -0.02 && var > -0.06, "a 99 % daily VaR of the S&P 500: {var}");
+    let k = checkpoint["id"].as_str().expect("id");
+    let evaluation = created(
+        &app,
+        &reviewer,
+        &format!("/api/v2/lqm/checkpoints/{k}/evaluation"),
+        &json!({ "criteria": { "min_p_value": 0.01 } }),
+    )
+    .await;
+    let metrics = &evaluation["metrics"];
+    assert_eq!(metrics["observations"], 831);
+    let breaches = metrics["breaches"].as_u64().expect("breaches");
+    let p = metrics["p_value"].as_f64().expect("p-value");
+    assert!((0.0..=1.0).contains(&p));
+    assert_eq!(evaluation["passed"], p >= 0.01, "{breaches} breaches, p = {p}");
+}
+
+#[tokio::test]
+async fn a_record_edited_outside_fiscus_is_refused() {
+    let app = spawn_app().await;
+    let model = created(&app, &app.key, "/api/v2/lqm/models", &forecaster("Tamper target")).await;
+    let m = model["id"].as_str().expect("id");
+    app.execute(&format!(
+        "UPDATE lqm_models SET body = replace(body, 'not for trading', 'for trading') WHERE id = '{m}'"
+    ))
+    .await;
+    problem(app.get(&format!("/api/v2/lqm/models/{m}"), &app.key).await, 500, "integrity_failure").await;
+    problem(app.get(&format!("/api/v2/lqm/models/{m}/developer-manifest"), &app.key).await, 500, "integrity_failure")
+        .await;
+}
+
+/// The live path of a documented LQM example, with the ids its body names replaced by real ones: a model,
+/// its contract, a request made by another credential (pending for the decision example, approved for the
+/// training example), and a trained checkpoint for the evaluation example.
+pub async fn example_path(app: &TestApp, path: &str, example: &mut Value) -> String {
+    if path.ends_with("/lqm/models") {
+        return path.to_string();
+    }
+    let name = format!("Example {}", fiscus_domain::ids::new_id("x"));
+    let model = created(app, &app.key, "/api/v2/lqm/models", &forecaster(&name)).await;
+    let m = model["id"].as_str().expect("id").to_string();
+    if path.contains("/datasets/{dataset}/") {
+        example["model_uid"] = json!(m);
+        return path.replace("{dataset}", "4");
+    }
+    let target = json!({ "model_uid": m, "target": { "kind": "instrument", "symbol": "SPX", "transform": "price" } });
+    let contract = created(app, &app.key, "/api/v2/lqm/datasets/4/contracts", &target).await;
+    let c = contract["id"].as_str().expect("id").to_string();
+    if path.ends_with("/retraining-requests") {
+        example["contract_uid"] = json!(c);
+        return path.replace("{uid}", &m);
+    }
+    let reviewer = reviewer(app).await;
+    let body = json!({ "contract_uid": c, "reason": "example" });
+    let request = created(app, &reviewer, &format!("/api/v2/lqm/models/{m}/retraining-requests"), &body).await;
+    let r = request["id"].as_str().expect("id").to_string();
+    if path.ends_with("/decision") {
+        return path.replace("{requestUid}", &r);
+    }
+    let approve = json!({ "decision": "approve" });
+    let decided =
+        app.post_json(&format!("/api/v2/lqm/retraining-requests/{r}/decision"), &app.key, &approve, None).await;
+    assert_eq!(decided.status(), 200);
+    if path.ends_with("/training") {
+        return path.replace("{requestUid}", &r);
+    }
+    let checkpoint =
+        created(app, &reviewer, &format!("/api/v2/lqm/retraining-requests/{r}/training"), &json!({})).await;
+    path.replace("{uid}", checkpoint["id"].as_str().expect("id"))
+}

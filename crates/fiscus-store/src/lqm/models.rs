@@ -1,0 +1,117 @@
+//! Registered models and their dataset contracts.
+
+use super::{Fields, Record, insert, select_one, select_page, select_where, tenant_values, text};
+use crate::seals::SealedTable;
+use crate::{Result, WriteTx};
+use fiscus_domain::integrity::{SealKey, Stored};
+use fiscus_domain::lqm::family::TaskFamily;
+use fiscus_domain::lqm::records::{ContractBody, ModelBody};
+use fiscus_domain::tenancy::Tenant;
+use sqlx::AnyConnection;
+
+pub const MODELS_SEALED: SealedTable = SealedTable {
+    table: "lqm_models",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "name",
+        "task_family",
+        "body",
+        "content_hash",
+        "created_by",
+        "created_at",
+    ],
+};
+
+pub const CONTRACTS_SEALED: SealedTable = SealedTable {
+    table: "lqm_contracts",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "model_id",
+        "dataset_number",
+        "body",
+        "content_hash",
+        "created_by",
+        "created_at",
+    ],
+};
+
+pub type Model = Record<ModelBody>;
+pub type Contract = Record<ContractBody>;
+
+fn model(f: &Fields) -> Result<Model> {
+    let m: Model = f.record()?;
+    // The family column exists for queries; it must say what the sealed body says.
+    let family = f.parsed("task_family", TaskFamily::parse)?;
+    if family != m.body.task_family || f.text("name")? != m.body.name {
+        return Err(crate::StoreError::Corrupt(format!("lqm_models {}: columns differ from the body", m.id)));
+    }
+    Ok(m)
+}
+
+/// Registers a model; a name the tenant uses already is `Conflict`.
+pub async fn insert_model(tx: &mut WriteTx, tenant: &Tenant, m: &Model) -> Result<()> {
+    let mut v = tenant_values(&m.id, tenant);
+    v.extend([
+        text(&m.body.name),
+        text(m.body.task_family.as_str()),
+        text(&m.body_json),
+        text(&m.content_hash),
+        text(&m.created_by),
+        Stored::Integer(m.created_at),
+    ]);
+    insert(tx, &MODELS_SEALED, v).await
+}
+
+pub async fn get_model(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Model> {
+    model(&select_one(conn, key, &MODELS_SEALED, tenant, id).await?)
+}
+
+/// The tenant's models newest first, before `before`, `limit + 1` of them.
+pub async fn list_models(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    before: Option<&str>,
+    limit: u32,
+) -> Result<Vec<Model>> {
+    select_page(conn, key, &MODELS_SEALED, tenant, before, limit).await?.iter().map(model).collect()
+}
+
+pub async fn insert_contract(tx: &mut WriteTx, tenant: &Tenant, c: &Contract) -> Result<()> {
+    let mut v = tenant_values(&c.id, tenant);
+    v.extend([
+        text(&c.body.model_id),
+        Stored::Integer(c.body.dataset.id),
+        text(&c.body_json),
+        text(&c.content_hash),
+        text(&c.created_by),
+        Stored::Integer(c.created_at),
+    ]);
+    insert(tx, &CONTRACTS_SEALED, v).await
+}
+
+fn contract(f: &Fields) -> Result<Contract> {
+    let c: Contract = f.record()?;
+    if f.text("model_id")? != c.body.model_id || f.int("dataset_number")? != c.body.dataset.id {
+        return Err(crate::StoreError::Corrupt(format!("lqm_contracts {}: columns differ from the body", c.id)));
+    }
+    Ok(c)
+}
+
+pub async fn get_contract(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Contract> {
+    contract(&select_one(conn, key, &CONTRACTS_SEALED, tenant, id).await?)
+}
+
+/// A model's contracts, oldest first.
+pub async fn contracts_of(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    model_id: &str,
+) -> Result<Vec<Contract>> {
+    select_where(conn, key, &CONTRACTS_SEALED, tenant, "model_id", text(model_id)).await?.iter().map(contract).collect()
+}

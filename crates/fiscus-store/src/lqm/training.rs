@@ -1,0 +1,238 @@
+//! Retraining requests (reviewed once), the checkpoints trained under them, and their evaluations.
+
+use super::{Fields, Record, insert, opt_text, select_one, select_where, tenant_values, text, update_guarded};
+use crate::seals::SealedTable;
+use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::integrity::{SealKey, Stored};
+use fiscus_domain::lqm::records::{CheckpointBody, EvaluationBody, RequestBody};
+use fiscus_domain::lqm::retraining::RequestState;
+use fiscus_domain::tenancy::Tenant;
+use sqlx::AnyConnection;
+
+pub const REQUESTS_SEALED: SealedTable = SealedTable {
+    table: "lqm_retraining_requests",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "model_id",
+        "contract_id",
+        "body",
+        "content_hash",
+        "state",
+        "created_by",
+        "created_at",
+        "decided_by",
+        "decided_at",
+        "decision_note",
+        "checkpoint_id",
+    ],
+};
+
+pub const CHECKPOINTS_SEALED: SealedTable = SealedTable {
+    table: "lqm_checkpoints",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "model_id",
+        "request_id",
+        "body",
+        "content_hash",
+        "created_by",
+        "created_at",
+    ],
+};
+
+pub const EVALUATIONS_SEALED: SealedTable = SealedTable {
+    table: "lqm_evaluations",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "checkpoint_id",
+        "verdict",
+        "body",
+        "content_hash",
+        "created_by",
+        "created_at",
+    ],
+};
+
+/// A person's (or a credential's) review of a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Review {
+    pub by: String,
+    pub at: i64,
+    pub note: Option<String>,
+}
+
+/// A retraining request and where it stands.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    pub record: Record<RequestBody>,
+    pub state: RequestState,
+    pub review: Option<Review>,
+    /// The checkpoint trained under it, once trained.
+    pub checkpoint_id: Option<String>,
+}
+
+fn request(f: &Fields) -> Result<Request> {
+    let record: Record<RequestBody> = f.record()?;
+    if f.text("model_id")? != record.body.model_id || f.text("contract_id")? != record.body.contract_id {
+        return Err(StoreError::Corrupt(format!(
+            "lqm_retraining_requests {}: columns differ from the body",
+            record.id
+        )));
+    }
+    let review = match (f.opt_text("decided_by")?, f.opt_int("decided_at")?) {
+        (Some(by), Some(at)) => Some(Review { by, at, note: f.opt_text("decision_note")? }),
+        (None, None) => None,
+        _ => return Err(StoreError::Corrupt(format!("lqm_retraining_requests {}: half a review", record.id))),
+    };
+    Ok(Request {
+        state: f.parsed("state", RequestState::parse)?,
+        review,
+        checkpoint_id: f.opt_text("checkpoint_id")?,
+        record,
+    })
+}
+
+pub async fn insert_request(tx: &mut WriteTx, tenant: &Tenant, r: &Record<RequestBody>) -> Result<()> {
+    let mut v = tenant_values(&r.id, tenant);
+    v.extend([
+        text(&r.body.model_id),
+        text(&r.body.contract_id),
+        text(&r.body_json),
+        text(&r.content_hash),
+        text(RequestState::Pending.as_str()),
+        text(&r.created_by),
+        Stored::Integer(r.created_at),
+        Stored::Null,
+        Stored::Null,
+        Stored::Null,
+        Stored::Null,
+    ]);
+    insert(tx, &REQUESTS_SEALED, v).await
+}
+
+pub async fn get_request(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Request> {
+    request(&select_one(conn, key, &REQUESTS_SEALED, tenant, id).await?)
+}
+
+/// A model's requests, oldest first.
+pub async fn requests_of(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    model_id: &str,
+) -> Result<Vec<Request>> {
+    select_where(conn, key, &REQUESTS_SEALED, tenant, "model_id", text(model_id)).await?.iter().map(request).collect()
+}
+
+/// Records the review of a pending request; `false` when it was no longer pending.
+pub async fn review_request(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    id: &str,
+    to: RequestState,
+    review: &Review,
+) -> Result<bool> {
+    let set = [
+        ("state", text(to.as_str())),
+        ("decided_by", text(&review.by)),
+        ("decided_at", Stored::Integer(review.at)),
+        ("decision_note", opt_text(review.note.as_deref())),
+    ];
+    update_guarded(tx, &REQUESTS_SEALED, tenant, id, &set, ("state", RequestState::Pending.as_str())).await
+}
+
+/// Spends an approved request on the checkpoint trained under it; `false` when it was no longer approved.
+pub async fn mark_trained(tx: &mut WriteTx, tenant: &Tenant, id: &str, checkpoint_id: &str) -> Result<bool> {
+    let set = [("state", text(RequestState::Trained.as_str())), ("checkpoint_id", text(checkpoint_id))];
+    update_guarded(tx, &REQUESTS_SEALED, tenant, id, &set, ("state", RequestState::Approved.as_str())).await
+}
+
+pub type Checkpoint = Record<CheckpointBody>;
+
+fn checkpoint(f: &Fields) -> Result<Checkpoint> {
+    let c: Checkpoint = f.record()?;
+    if f.text("model_id")? != c.body.model_id || f.text("request_id")? != c.body.request_id {
+        return Err(StoreError::Corrupt(format!("lqm_checkpoints {}: columns differ from the body", c.id)));
+    }
+    Ok(c)
+}
+
+pub async fn insert_checkpoint(tx: &mut WriteTx, tenant: &Tenant, c: &Checkpoint) -> Result<()> {
+    let mut v = tenant_values(&c.id, tenant);
+    v.extend([
+        text(&c.body.model_id),
+        text(&c.body.request_id),
+        text(&c.body_json),
+        text(&c.content_hash),
+        text(&c.created_by),
+        Stored::Integer(c.created_at),
+    ]);
+    insert(tx, &CHECKPOINTS_SEALED, v).await
+}
+
+pub async fn get_checkpoint(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Checkpoint> {
+    checkpoint(&select_one(conn, key, &CHECKPOINTS_SEALED, tenant, id).await?)
+}
+
+/// A model's checkpoints, oldest first (ids are time-ordered).
+pub async fn checkpoints_of(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    model_id: &str,
+) -> Result<Vec<Checkpoint>> {
+    select_where(conn, key, &CHECKPOINTS_SEALED, tenant, "model_id", text(model_id))
+        .await?
+        .iter()
+        .map(checkpoint)
+        .collect()
+}
+
+pub type Evaluation = Record<EvaluationBody>;
+
+fn evaluation(f: &Fields) -> Result<Evaluation> {
+    let e: Evaluation = f.record()?;
+    let verdict = f.text("verdict")?;
+    if f.text("checkpoint_id")? != e.body.checkpoint_id || verdict != if e.body.passed { "passed" } else { "failed" } {
+        return Err(StoreError::Corrupt(format!("lqm_evaluations {}: columns differ from the body", e.id)));
+    }
+    Ok(e)
+}
+
+/// Records a checkpoint's evaluation; a second one of the same checkpoint is `Conflict`.
+pub async fn insert_evaluation(tx: &mut WriteTx, tenant: &Tenant, e: &Evaluation) -> Result<()> {
+    let mut v = tenant_values(&e.id, tenant);
+    v.extend([
+        text(&e.body.checkpoint_id),
+        text(if e.body.passed { "passed" } else { "failed" }),
+        text(&e.body_json),
+        text(&e.content_hash),
+        text(&e.created_by),
+        Stored::Integer(e.created_at),
+    ]);
+    insert(tx, &EVALUATIONS_SEALED, v).await
+}
+
+pub async fn get_evaluation(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Evaluation> {
+    evaluation(&select_one(conn, key, &EVALUATIONS_SEALED, tenant, id).await?)
+}
+
+/// The evaluation of a checkpoint, if it has one.
+pub async fn evaluation_of(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    checkpoint_id: &str,
+) -> Result<Option<Evaluation>> {
+    select_where(conn, key, &EVALUATIONS_SEALED, tenant, "checkpoint_id", text(checkpoint_id))
+        .await?
+        .first()
+        .map(evaluation)
+        .transpose()
+}
