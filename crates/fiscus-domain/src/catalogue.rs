@@ -1474,6 +1474,24 @@ pub const OPERATIONS: &[Operation] = &[
         scope: Some("lqm:build:run"),
         source: Source::Added,
     },
+    Operation {
+        id: "post_lqm_checkpoints_uid_evidence_packet",
+        group: Group::LqmBuilder,
+        method: Method::Post,
+        base: "/api/v2",
+        path: "/lqm/checkpoints/{uid}/evidence-packet",
+        scope: Some("lqm:build:write"),
+        source: Source::Added,
+    },
+    Operation {
+        id: "post_lqm_checkpoints_uid_publication",
+        group: Group::LqmBuilder,
+        method: Method::Post,
+        base: "/api/v2",
+        path: "/lqm/checkpoints/{uid}/publication",
+        scope: Some("lqm:publish:write"),
+        source: Source::Added,
+    },
 ];
 
 #[cfg(test)]

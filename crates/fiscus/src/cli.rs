@@ -87,7 +87,14 @@ pub enum VerifyCommand {
         #[arg(long)]
         workspace: Option<String>,
     },
-    /// Both of the above.
+    /// Recompute every workspace's (or one's) supply chain of published models: each publication's head
+    /// from its record, every link from the first to the newest, and every artifact in the model hub
+    /// against its recorded hash; name each publication or artifact that fails.
+    Models {
+        #[arg(long)]
+        workspace: Option<String>,
+    },
+    /// All of the above.
     All {
         #[arg(long)]
         workspace: Option<String>,
@@ -340,10 +347,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Catalogue { command: CatalogueCommand::Check } => Ok(catalogue_check()),
         Command::Verify { command } => {
             let state = fiscus_server::serve::open(load(&cli.data, None)?).await?;
-            let (audit, records, workspace) = match command {
-                VerifyCommand::Audit { workspace } => (true, false, workspace),
-                VerifyCommand::Records { workspace } => (false, true, workspace),
-                VerifyCommand::All { workspace } => (true, true, workspace),
+            let (audit, records, models, workspace) = match command {
+                VerifyCommand::Audit { workspace } => (true, false, false, workspace),
+                VerifyCommand::Records { workspace } => (false, true, false, workspace),
+                VerifyCommand::Models { workspace } => (false, false, true, workspace),
+                VerifyCommand::All { workspace } => (true, true, true, workspace),
             };
             let mut ok = true;
             if audit {
@@ -351,6 +359,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             if records {
                 ok &= verify_records(&state, workspace.as_deref()).await?;
+            }
+            if models {
+                ok &= verify_models(&state, workspace.as_deref()).await?;
             }
             Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
@@ -496,6 +507,28 @@ async fn verify_records(state: &AppState, workspace: Option<&str>) -> anyhow::Re
         failures += unsealed.len() + altered.len();
     }
     println!("{} workspace(s) verified, {} sealed record(s) failing", workspaces.len(), failures);
+    Ok(failures == 0)
+}
+
+async fn verify_models(state: &AppState, workspace: Option<&str>) -> anyhow::Result<bool> {
+    let workspaces = workspaces(state, workspace).await?;
+    let mut failures = 0;
+    for ws in &workspaces {
+        let report = fiscus_server::lqm::verify::verify_models(&state.store, &state.settings.data_dir, ws)
+            .await
+            .with_context(|| format!("reading the published models of {ws}"))?;
+        if report.problems.is_empty() {
+            println!(
+                "ok      {ws}: {} publication(s) on an unbroken supply chain, {} artifact(s) intact in the model hub",
+                report.publications, report.artifacts
+            );
+        }
+        for p in &report.problems {
+            println!("BROKEN  {ws}: {p}");
+        }
+        failures += report.problems.len();
+    }
+    println!("{} workspace(s) verified, {} model supply-chain problem(s)", workspaces.len(), failures);
     Ok(failures == 0)
 }
 

@@ -179,3 +179,126 @@ pub struct Holdout {
     pub last_date: String,
     pub data_hash: String,
 }
+
+/// An evidence packet: the hashes that make one checkpoint's case, in one record (SR 11-7's
+/// documentation of development, data, review and validation), issued once its evaluation passed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvidencePacketBody {
+    pub model: PacketModel,
+    pub contract: PacketContract,
+    pub retraining_request: PacketRequest,
+    pub checkpoint: PacketCheckpoint,
+    pub evaluation: PacketEvaluation,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PacketModel {
+    pub id: String,
+    pub registration_hash: String,
+    pub name: String,
+    pub task_family: TaskFamily,
+    pub intended_use: String,
+    pub license: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PacketContract {
+    pub id: String,
+    pub contract_hash: String,
+    pub dataset: i64,
+    pub licence: String,
+    pub licence_terms: Terms,
+    pub source_hash: String,
+    pub feature_schema_hash: String,
+    pub lineage_hash: String,
+    pub data_hash: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PacketRequest {
+    pub id: String,
+    pub request_hash: String,
+    pub requested_by: String,
+    pub reviewed_by: String,
+    /// When the review was recorded (RFC 3339).
+    pub reviewed_at: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PacketCheckpoint {
+    pub id: String,
+    pub checkpoint_hash: String,
+    pub algorithm: Algorithm,
+    pub trained_by: String,
+    pub engine: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PacketEvaluation {
+    pub id: String,
+    pub evaluation_hash: String,
+    pub passed: bool,
+    pub independent: bool,
+    pub evaluated_by: String,
+    #[schema(value_type = Object)]
+    pub metrics: Value,
+}
+
+/// A file of a published bundle, content-addressed in the model hub.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Artifact {
+    /// Its name in the bundle (`checkpoint.json`, `evaluation.json`, `evidence-packet.json`,
+    /// `provenance.intoto.json`).
+    #[schema(example = "checkpoint.json")]
+    pub name: String,
+    /// `sha256:` of its bytes: also its address in the hub.
+    pub sha256: String,
+    pub size: i64,
+}
+
+/// Who built and published a bundle.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Builder {
+    /// The builder's identity, as the SLSA provenance names it.
+    #[schema(example = "https://fiscus.dev/builders/lqm@v1")]
+    pub id: String,
+    /// The Fiscus version that built it.
+    pub version: String,
+    /// Who trained the checkpoint and who published it (`application:app_…`; never credential material).
+    pub trained_by: String,
+    pub published_by: String,
+}
+
+/// A publication: one link of the tenant's supply chain. Its content hash is the new head.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublicationBody {
+    /// `fiscus-hub://{workspace}/{environment}/{model}`.
+    pub repository: String,
+    /// 1 for the model's first publication, then one more each time.
+    pub revision: i64,
+    pub model_id: String,
+    pub checkpoint_id: String,
+    pub checkpoint_hash: String,
+    pub evaluation_hash: String,
+    pub evidence_packet_hash: String,
+    pub builder: Builder,
+    /// `sha256:` of the bundle's manifest (its artifacts' names, hashes and sizes, RFC 8785).
+    pub bundle_hash: String,
+    pub artifacts: Vec<Artifact>,
+    /// The head before this publication (`sha256:` and 64 zeros for the first).
+    pub previous_head: String,
+    /// When it was published (RFC 3339, microseconds).
+    pub published_at: String,
+}
+
+/// The head a tenant's first publication links to.
+pub const GENESIS_HEAD: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";

@@ -1,5 +1,5 @@
-//! LQM Builder's application layer: registration, dataset contracts, retraining review, training and
-//! evaluation (and, as they land, evidence packets, publication, promotion and QLMs).
+//! LQM Builder's application layer: registration, dataset contracts, retraining review, training,
+//! evaluation, evidence packets and publication to the model hub (and, as they land, promotion and QLMs).
 //!
 //! The API routes (`areas/lqm`), the console and the command line call these functions; each loads typed
 //! records, asks the domain's lifecycle (`fiscus_domain::lqm::lifecycle`) whether the step is open, does
@@ -9,8 +9,11 @@
 pub mod contracts;
 pub mod data;
 pub mod fit;
+pub mod hub;
 pub mod registry;
+pub mod supply_chain;
 pub mod training;
+pub mod verify;
 
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::lqm::lifecycle::{Operation, Reason};

@@ -10,6 +10,7 @@ use fiscus_domain::lqm::retraining::RequestState;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::lqm::Record;
 use fiscus_store::lqm::models::{self, Contract, Model};
+use fiscus_store::lqm::supply_chain::{self, EvidencePacket, Publication};
 use fiscus_store::lqm::training::{self, Checkpoint, Evaluation, Request};
 use serde::Deserialize;
 use serde_json::json;
@@ -115,6 +116,8 @@ pub async fn model(state: &AppState, tenant: &Tenant, id: &str) -> Result<Model,
 pub struct CheckpointState {
     pub checkpoint: Checkpoint,
     pub evaluation: Option<Evaluation>,
+    pub packet: Option<EvidencePacket>,
+    pub publication: Option<Publication>,
     pub facts: CheckpointFacts,
 }
 
@@ -159,15 +162,17 @@ pub async fn dossier(state: &AppState, tenant: &Tenant, id: &str) -> Result<Doss
     let mut checkpoints = Vec::new();
     for c in training::checkpoints_of(&mut conn, key, tenant, id).await? {
         let evaluation = training::evaluation_of(&mut conn, key, tenant, &c.id).await?;
+        let packet = supply_chain::packet_of(&mut conn, key, tenant, &c.id).await?;
+        let publication = supply_chain::publication_of(&mut conn, key, tenant, &c.id).await?;
         let facts = CheckpointFacts {
             verdict: evaluation.as_ref().map(|e| if e.body.passed { Verdict::Passed } else { Verdict::Failed }),
-            evidence_packet: false,
-            published: false,
+            evidence_packet: packet.is_some(),
+            published: publication.is_some(),
             promotion: None,
             revoked: false,
             newer_promoted: false,
         };
-        checkpoints.push(CheckpointState { checkpoint: c, evaluation, facts });
+        checkpoints.push(CheckpointState { checkpoint: c, evaluation, packet, publication, facts });
     }
     let count = |s: RequestState| requests.iter().filter(|r| r.state == s).count();
     let facts = ModelFacts {

@@ -559,6 +559,24 @@ async fn every_documented_success_has_a_real_example() {
     )
     .await;
     walk.get("get_lqm_checkpoints_uid", &format!("/api/v2/lqm/checkpoints/{checkpoint}")).await;
+    walk.post(
+        "post_lqm_checkpoints_uid_evidence_packet",
+        &format!("/api/v2/lqm/checkpoints/{checkpoint}/evidence-packet"),
+        &json!({}),
+    )
+    .await;
+    let publication = walk
+        .post(
+            "post_lqm_checkpoints_uid_publication",
+            &format!("/api/v2/lqm/checkpoints/{checkpoint}/publication"),
+            &json!({}),
+        )
+        .await;
+    walk.get(
+        "get_lqm_publications_publicationuid",
+        &format!("/api/v2/lqm/publications/{}", publication["id"].as_str().expect("publication")),
+    )
+    .await;
     walk.get("get_lqm_models", "/api/v2/lqm/models").await;
     walk.get("get_lqm_models_uid", &format!("/api/v2/lqm/models/{lqm}")).await;
     walk.get("get_lqm_models_uid_developer_manifest", &format!("/api/v2/lqm/models/{lqm}/developer-manifest")).await;

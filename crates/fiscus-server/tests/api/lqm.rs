@@ -389,3 +389,115 @@ pub async fn example_path(app: &TestApp, path: &str, example: &mut Value) -> Str
         created(app, &reviewer, &format!("/api/v2/lqm/retraining-requests/{r}/training"), &json!({})).await;
     path.replace("{uid}", checkpoint["id"].as_str().expect("id"))
 }
+
+/// A model registered, contracted to the S&P 500 closes, retrained under `reviewer`'s approval and
+/// evaluated: its id and the evaluated checkpoint's.
+pub async fn evaluated_checkpoint(app: &TestApp, reviewer: &str, name: &str) -> (String, String) {
+    let model = created(app, &app.key, "/api/v2/lqm/models", &forecaster(name)).await;
+    let m = model["id"].as_str().expect("id").to_string();
+    let target = json!({ "model_uid": m, "target": { "kind": "instrument", "symbol": "SPX", "transform": "price" } });
+    let contract = created(app, &app.key, "/api/v2/lqm/datasets/4/contracts", &target).await;
+    let body = json!({ "contract_uid": contract["id"], "hyperparameters": { "trend": true }, "reason": "calibration" });
+    let request = created(app, &app.key, &format!("/api/v2/lqm/models/{m}/retraining-requests"), &body).await;
+    let r = request["id"].as_str().expect("id");
+    let approve = json!({ "decision": "approve" });
+    let decided =
+        app.post_json(&format!("/api/v2/lqm/retraining-requests/{r}/decision"), reviewer, &approve, None).await;
+    assert_eq!(decided.status(), 200);
+    let checkpoint = created(app, reviewer, &format!("/api/v2/lqm/retraining-requests/{r}/training"), &json!({})).await;
+    let k = checkpoint["id"].as_str().expect("id").to_string();
+    let evaluation = created(app, &app.key, &format!("/api/v2/lqm/checkpoints/{k}/evaluation"), &json!({})).await;
+    assert_eq!(evaluation["passed"], true);
+    (m, k)
+}
+
+fn sha256_of(value: &Value) -> String {
+    let canonical = fiscus_domain::jcs::canonicalize(value).expect("canonical");
+    fiscus_domain::evidence::seal_bytes(canonical.as_bytes())
+}
+
+#[tokio::test]
+async fn a_passed_checkpoint_is_published_into_a_verifiable_hash_linked_supply_chain() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let reviewer = reviewer(&app).await;
+    let (_, first) = evaluated_checkpoint(&app, &reviewer, "First forecaster").await;
+    let publish = |k: &str| format!("/api/v2/lqm/checkpoints/{k}/publication");
+    let packet_of = |k: &str| format!("/api/v2/lqm/checkpoints/{k}/evidence-packet");
+    let closed =
+        problem(app.post_json(&publish(&first), &app.key, &json!({}), None).await, 409, "lifecycle_gate_closed").await;
+    assert_eq!(reasons(&closed), ["no_evidence_packet"]);
+
+    let packet = created(&app, &app.key, &packet_of(&first), &json!({})).await;
+    let checkpoint = get(&app, &format!("/api/v2/lqm/checkpoints/{first}")).await;
+    assert_eq!(packet["checkpoint"]["checkpoint_hash"], checkpoint["checkpoint_hash"]);
+    assert_eq!(packet["evaluation"]["evaluation_hash"], checkpoint["evaluation"]["evaluation_hash"]);
+    assert_eq!(packet["retraining_request"]["reviewed_by"], checkpoint["trained_by"], "the reviewer trained it");
+    let again =
+        problem(app.post_json(&packet_of(&first), &app.key, &json!({}), None).await, 409, "lifecycle_gate_closed")
+            .await;
+    assert_eq!(reasons(&again), ["evidence_packet_issued"]);
+
+    let one = created(&app, &app.key, &publish(&first), &json!({})).await;
+    assert_eq!(one["revision"], 1);
+    assert_eq!(one["previous_head"], fiscus_domain::lqm::records::GENESIS_HEAD);
+    assert_eq!(one["supply_chain_head"], one["head"]);
+    assert_eq!(one["checkpoint_hash"], checkpoint["checkpoint_hash"]);
+    assert_eq!(one["evidence_packet_hash"], packet["packet_hash"]);
+    assert!(!one.to_string().contains("svc_"), "no credential material");
+    // The head is the hash of the served record, which includes the previous head.
+    let record = |p: &Value| {
+        let mut r = p.clone();
+        let o = r.as_object_mut().expect("object");
+        for k in ["object", "id", "head", "supply_chain_head", "published_by"] {
+            o.remove(k);
+        }
+        r
+    };
+    assert_eq!(one["head"], sha256_of(&record(&one)));
+    let names: Vec<&str> =
+        one["artifacts"].as_array().expect("artifacts").iter().map(|a| a["name"].as_str().expect("name")).collect();
+    assert_eq!(names, ["checkpoint.json", "evaluation.json", "evidence-packet.json", "provenance.intoto.json"]);
+    assert_eq!(one["artifacts"][0]["sha256"], checkpoint["checkpoint_hash"], "the hub stores the checkpoint as hashed");
+    assert_eq!(one["bundle_hash"], sha256_of(&one["artifacts"]));
+    let hub = fiscus_server::lqm::hub::Hub::in_data_dir(&app.state.settings.data_dir);
+    let statement_path = hub.path(one["artifacts"][3]["sha256"].as_str().expect("sha")).expect("path");
+    let statement: Value = serde_json::from_slice(&std::fs::read(&statement_path).expect("in the hub")).expect("json");
+    assert_eq!(statement["_type"], "https://in-toto.io/Statement/v1");
+    assert_eq!(statement["predicateType"], "https://slsa.dev/provenance/v1");
+    let subject = &statement["subject"][0];
+    assert_eq!(subject["name"], "checkpoint.json");
+    assert_eq!(
+        format!("sha256:{}", subject["digest"]["sha256"].as_str().expect("digest")),
+        checkpoint["checkpoint_hash"]
+    );
+    problem(app.post_json(&publish(&first), &app.key, &json!({}), None).await, 409, "lifecycle_gate_closed").await;
+
+    // A second publication links to the first's head; the first now shows the chain's newer head.
+    let (_, second) = evaluated_checkpoint(&app, &reviewer, "Second forecaster").await;
+    created(&app, &app.key, &packet_of(&second), &json!({})).await;
+    let two = created(&app, &app.key, &publish(&second), &json!({})).await;
+    assert_eq!(two["previous_head"], one["head"]);
+    let p1 = one["id"].as_str().expect("id");
+    let again = get(&app, &format!("/api/v2/lqm/publications/{p1}")).await;
+    assert_eq!(again["supply_chain_head"], two["head"]);
+    let (_, other) = app.other_workspace_key().await;
+    problem(app.get(&format!("/api/v2/lqm/publications/{p1}"), &other).await, 404, "not_found").await;
+
+    // `fiscus verify models` finds the chain and the hub intact, then an altered artifact and a broken link.
+    let verify =
+        || fiscus_server::lqm::verify::verify_models(&app.state.store, &app.state.settings.data_dir, &app.workspace_id);
+    let report = verify().await.expect("verify");
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    assert_eq!((report.publications, report.artifacts), (2, 8));
+    let evaluation_path = hub.path(two["artifacts"][1]["sha256"].as_str().expect("sha")).expect("path");
+    let mut bytes = std::fs::read(&evaluation_path).expect("read");
+    bytes[10] ^= 1;
+    std::fs::write(&evaluation_path, &bytes).expect("tamper");
+    let report = verify().await.expect("verify");
+    assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+    assert!(report.problems[0].contains("evaluation.json was altered"), "{:?}", report.problems);
+    app.execute(&format!("DELETE FROM lqm_publications WHERE id = '{p1}'")).await;
+    let report = verify().await.expect("verify");
+    assert!(report.problems.iter().any(|p| p.contains("broken link")), "{:?}", report.problems);
+}

@@ -18,11 +18,13 @@ async fn json_posts(app: &TestApp) -> Vec<String> {
         if post["requestBody"]["content"].get("application/json").is_none() {
             continue;
         }
-        // Integer path ids (a portfolio, a universe) take a well-formed one, so the body is what is judged.
+        // Integer path ids (a portfolio, a universe, a dataset) take a well-formed one, so the body is what is judged.
         posts.push(
             path.replace("{uid}", "act_0000000000000000000000000")
                 .replace("{portfolio}", "1")
-                .replace("{universe}", "1"),
+                .replace("{universe}", "1")
+                .replace("{dataset}", "4")
+                .replace("{requestUid}", "lrr_0000000000000000000000000"),
         );
     }
     assert!(posts.len() >= 8, "the document lists the JSON POSTs: {posts:?}");

@@ -1,7 +1,13 @@
-//! Evidence packets, publications (the hash-linked supply chain) and promotions. Their repositories come
-//! with the operations that write them; the tables are sealed from the start.
+//! Evidence packets, publications (the hash-linked supply chain) and promotions, and the QLM tables, which
+//! are sealed from the start; the promotion and QLM repositories come with the operations that write them.
 
+use super::{Fields, Record, insert, select_one, select_page, select_where, tenant_values, text};
 use crate::seals::SealedTable;
+use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::integrity::{SealKey, Stored};
+use fiscus_domain::lqm::records::{EvidencePacketBody, PublicationBody};
+use fiscus_domain::tenancy::Tenant;
+use sqlx::AnyConnection;
 
 pub const EVIDENCE_PACKETS_SEALED: SealedTable = SealedTable {
     table: "lqm_evidence_packets",
@@ -90,3 +96,126 @@ pub const QLM_RUNS_SEALED: SealedTable = SealedTable {
         "created_at",
     ],
 };
+
+pub type EvidencePacket = Record<EvidencePacketBody>;
+pub type Publication = Record<PublicationBody>;
+
+fn packet(f: &Fields) -> Result<EvidencePacket> {
+    let p: EvidencePacket = f.record()?;
+    if f.text("checkpoint_id")? != p.body.checkpoint.id {
+        return Err(StoreError::Corrupt(format!("lqm_evidence_packets {}: columns differ from the body", p.id)));
+    }
+    Ok(p)
+}
+
+/// Records a checkpoint's evidence packet; a second one of the same checkpoint is `Conflict`.
+pub async fn insert_packet(tx: &mut WriteTx, tenant: &Tenant, p: &EvidencePacket) -> Result<()> {
+    let mut v = tenant_values(&p.id, tenant);
+    v.extend([
+        text(&p.body.checkpoint.id),
+        text(&p.body_json),
+        text(&p.content_hash),
+        text(&p.created_by),
+        Stored::Integer(p.created_at),
+    ]);
+    insert(tx, &EVIDENCE_PACKETS_SEALED, v).await
+}
+
+/// The evidence packet of a checkpoint, if one was issued.
+pub async fn packet_of(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    checkpoint_id: &str,
+) -> Result<Option<EvidencePacket>> {
+    select_where(conn, key, &EVIDENCE_PACKETS_SEALED, tenant, "checkpoint_id", text(checkpoint_id))
+        .await?
+        .first()
+        .map(packet)
+        .transpose()
+}
+
+fn publication(f: &Fields) -> Result<Publication> {
+    let p: Publication = f.record()?;
+    let b = &p.body;
+    if f.text("model_id")? != b.model_id
+        || f.text("checkpoint_id")? != b.checkpoint_id
+        || f.int("revision")? != b.revision
+        || f.text("previous_head")? != b.previous_head
+    {
+        return Err(StoreError::Corrupt(format!("lqm_publications {}: columns differ from the body", p.id)));
+    }
+    Ok(p)
+}
+
+/// Appends a publication to the tenant's chain. Another publication that took the same previous head
+/// first, or the same revision of the model, is `Conflict`: the chain never forks.
+pub async fn insert_publication(tx: &mut WriteTx, tenant: &Tenant, p: &Publication) -> Result<()> {
+    let mut v = tenant_values(&p.id, tenant);
+    v.extend([
+        text(&p.body.model_id),
+        text(&p.body.checkpoint_id),
+        Stored::Integer(p.body.revision),
+        text(&p.body.previous_head),
+        text(&p.body_json),
+        text(&p.content_hash),
+        text(&p.created_by),
+        Stored::Integer(p.created_at),
+    ]);
+    insert(tx, &PUBLICATIONS_SEALED, v).await
+}
+
+pub async fn get_publication(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    id: &str,
+) -> Result<Publication> {
+    publication(&select_one(conn, key, &PUBLICATIONS_SEALED, tenant, id).await?)
+}
+
+/// The publication of a checkpoint, if it was published.
+pub async fn publication_of(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    checkpoint_id: &str,
+) -> Result<Option<Publication>> {
+    select_where(conn, key, &PUBLICATIONS_SEALED, tenant, "checkpoint_id", text(checkpoint_id))
+        .await?
+        .first()
+        .map(publication)
+        .transpose()
+}
+
+/// A model's publications, oldest first.
+pub async fn publications_of(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    model_id: &str,
+) -> Result<Vec<Publication>> {
+    select_where(conn, key, &PUBLICATIONS_SEALED, tenant, "model_id", text(model_id))
+        .await?
+        .iter()
+        .map(publication)
+        .collect()
+}
+
+/// The tenant's newest publication: the supply chain's head.
+pub async fn head(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant) -> Result<Option<Publication>> {
+    select_page(conn, key, &PUBLICATIONS_SEALED, tenant, None, 0).await?.first().map(publication).transpose()
+}
+
+/// Every publication of the tenant, as stored (for verification, which follows their links itself).
+pub async fn chain(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant) -> Result<Vec<Publication>> {
+    let rows = crate::seals::select_sealed(
+        conn,
+        key,
+        &PUBLICATIONS_SEALED,
+        "workspace_id = $1 AND environment = $2 ORDER BY id",
+        &[Stored::Text(tenant.workspace_id.clone()), Stored::Text(tenant.environment.as_str().into())],
+    )
+    .await?;
+    rows.into_iter().map(|columns| publication(&Fields { table: PUBLICATIONS_SEALED.table, columns })).collect()
+}

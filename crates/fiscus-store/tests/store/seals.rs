@@ -113,7 +113,7 @@ async fn verify_workspace_counts_every_sealed_row_and_names_the_failures() {
 
 #[tokio::test]
 async fn every_sealed_table_is_verified() {
-    assert_eq!(seals::ALL.len(), 23);
+    assert_eq!(seals::ALL.len(), 34);
     let names: Vec<&str> = seals::ALL.iter().map(|t| t.table).collect();
     for table in [
         "actions",
@@ -139,6 +139,17 @@ async fn every_sealed_table_is_verified() {
         "model_portfolios",
         "governed_ai_operations",
         "collateral_policies",
+        "lqm_models",
+        "lqm_contracts",
+        "lqm_retraining_requests",
+        "lqm_checkpoints",
+        "lqm_evaluations",
+        "lqm_evidence_packets",
+        "lqm_publications",
+        "lqm_promotions",
+        "qlms",
+        "qlm_versions",
+        "qlm_runs",
     ] {
         assert!(names.contains(&table), "{table} is not verified");
     }

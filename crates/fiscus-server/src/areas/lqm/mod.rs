@@ -20,6 +20,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(training::get_contract))
         .routes(routes!(training::get_request))
         .routes(routes!(training::get_checkpoint))
+        .routes(routes!(training::get_publication))
 }
 
 /// Operations that record (behind the idempotency layer).
@@ -31,4 +32,6 @@ pub fn writing_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(training::post_decision))
         .routes(routes!(training::post_training))
         .routes(routes!(training::post_evaluation))
+        .routes(routes!(training::post_evidence_packet))
+        .routes(routes!(training::post_publication))
 }

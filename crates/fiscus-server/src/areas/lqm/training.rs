@@ -4,13 +4,16 @@ use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
 
-use super::views::{self, CheckpointView, ContractView, EvaluationView, RequestView};
+use super::views::{
+    self, CheckpointView, ContractView, EvaluationView, EvidencePacketView, PublicationView, RequestView,
+};
 use crate::areas::investment::records::created;
 use crate::http::ctx::Ctx;
 use crate::http::json::ApiJson;
 use crate::http::problem::ApiError;
 use crate::http::query::ApiPath;
 use crate::lqm::contracts::{self, ContractRequest};
+use crate::lqm::supply_chain;
 use crate::lqm::training::{self, DecisionInput, EvaluationInput, RetrainingInput};
 use crate::state::AppState;
 
@@ -200,4 +203,71 @@ pub async fn post_evaluation(
 ) -> Result<Response, ApiError> {
     let e = training::evaluate(&state, &ctx.caller(), ctx.tenant(), &uid, body).await?;
     Ok(created(Some(format!("/api/v2/lqm/checkpoints/{uid}")), views::evaluation(e)))
+}
+
+/// Issues the evidence packet of a checkpoint whose evaluation passed: the model's registration, the data
+/// contract, the review, the checkpoint and the evaluation, each by its hash, in one sealed record.
+#[utoipa::path(
+    post,
+    path = "/api/v2/lqm/checkpoints/{uid}/evidence-packet",
+    params(("uid" = String, Path, description = "The checkpoint (`ckp_…`)", example = "ckp_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    responses(
+        (status = 201, description = "The evidence packet", body = EvidencePacketView,
+         headers(("Location" = String, description = "The checkpoint it documents"))),
+        (status = 404, description = "Not in this workspace and environment"),
+        (status = 409, description = "Issuance is not open (`lifecycle_gate_closed` with its `reasons`)")
+    )
+)]
+pub async fn post_evidence_packet(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    let p = supply_chain::issue_packet(&state, &ctx.caller(), ctx.tenant(), &uid).await?;
+    Ok(created(Some(format!("/api/v2/lqm/checkpoints/{uid}")), views::packet(p)))
+}
+
+/// Publishes a checkpoint with its evidence packet to the model hub: the bundle (checkpoint, evaluation,
+/// evidence packet and their in-toto/SLSA provenance) stored by content hash, and a publication linked to
+/// the workspace's supply-chain head.
+#[utoipa::path(
+    post,
+    path = "/api/v2/lqm/checkpoints/{uid}/publication",
+    params(("uid" = String, Path, description = "The checkpoint (`ckp_…`)", example = "ckp_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    responses(
+        (status = 201, description = "Published", body = PublicationView,
+         headers(("Location" = String, description = "The publication"))),
+        (status = 404, description = "Not in this workspace and environment"),
+        (status = 409, description = "Publishing is not open (`lifecycle_gate_closed` with its `reasons`)")
+    )
+)]
+pub async fn post_publication(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    let p = supply_chain::publish(&state, &ctx.caller(), ctx.tenant(), &uid).await?;
+    let head = p.content_hash.clone();
+    Ok(created(Some(format!("/api/v2/lqm/publications/{}", p.id)), views::publication(p, head)))
+}
+
+/// A publication: repository and revision, the checkpoint, evaluation and evidence-packet hashes, the
+/// builder, the bundle and artifact hashes, and the hash-linked supply-chain head. Credential material is
+/// never part of it.
+#[utoipa::path(
+    get,
+    path = "/api/v2/lqm/publications/{publicationUid}",
+    params(("publicationUid" = String, Path, description = "The publication (`lpb_…`)", example = "lpb_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    responses(
+        (status = 200, description = "The publication", body = PublicationView),
+        (status = 404, description = "Not in this workspace and environment")
+    )
+)]
+pub async fn get_publication(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Json<PublicationView>, ApiError> {
+    let (p, head) = supply_chain::publication(&state, ctx.tenant(), &uid).await?;
+    Ok(Json(views::publication(p, head)))
 }

@@ -4,9 +4,13 @@ use fiscus_domain::clock::rfc3339;
 use fiscus_domain::lqm::family::{Algorithm, TaskFamily};
 use fiscus_domain::lqm::licence::Terms;
 use fiscus_domain::lqm::lifecycle::{Operation, Reason, Stage};
-use fiscus_domain::lqm::records::{ContractTarget, DataVersion, Holdout};
+use fiscus_domain::lqm::records::{
+    Artifact, Builder, ContractTarget, DataVersion, Holdout, PacketCheckpoint, PacketContract, PacketEvaluation,
+    PacketModel, PacketRequest,
+};
 use fiscus_domain::lqm::retraining::{Decision, RequestState};
 use fiscus_store::lqm::models::{Contract, Model};
+use fiscus_store::lqm::supply_chain::{EvidencePacket, Publication};
 use fiscus_store::lqm::training::{Checkpoint, Evaluation, Request};
 use serde::Serialize;
 use serde_json::Value;
@@ -295,6 +299,9 @@ pub struct ManifestCheckpoint {
     /// `passed`, `failed`, or null before evaluation.
     #[schema(example = "passed")]
     pub evaluation: Option<&'static str>,
+    /// Its evidence packet and publication, once issued and published.
+    pub evidence_packet_id: Option<String>,
+    pub publication_id: Option<String>,
 }
 
 /// A retraining request in the manifest.
@@ -355,6 +362,8 @@ pub fn manifest(d: Dossier) -> ManifestView {
             .into_iter()
             .map(|c| ManifestCheckpoint {
                 evaluation: c.evaluation.as_ref().map(|e| if e.body.passed { "passed" } else { "failed" }),
+                evidence_packet_id: c.packet.map(|p| p.id),
+                publication_id: c.publication.map(|p| p.id),
                 id: c.checkpoint.id,
                 checkpoint_hash: c.checkpoint.content_hash,
                 algorithm: c.checkpoint.body.algorithm,
@@ -363,5 +372,94 @@ pub fn manifest(d: Dossier) -> ManifestView {
         serving_checkpoint: None,
         operations,
         model: model(d.model),
+    }
+}
+
+/// An evidence packet: the hashes that make a checkpoint's case.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct EvidencePacketView {
+    /// Always `lqm_evidence_packet`.
+    pub object: &'static str,
+    #[schema(example = "lep_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub id: String,
+    pub checkpoint_id: String,
+    pub model: PacketModel,
+    pub contract: PacketContract,
+    pub retraining_request: PacketRequest,
+    pub checkpoint: PacketCheckpoint,
+    pub evaluation: PacketEvaluation,
+    /// `sha256:` of the packet (RFC 8785); the row is sealed.
+    pub packet_hash: String,
+    pub issued_by: String,
+    pub created_at: String,
+}
+
+pub fn packet(p: EvidencePacket) -> EvidencePacketView {
+    EvidencePacketView {
+        object: "lqm_evidence_packet",
+        id: p.id,
+        checkpoint_id: p.body.checkpoint.id.clone(),
+        model: p.body.model,
+        contract: p.body.contract,
+        retraining_request: p.body.retraining_request,
+        checkpoint: p.body.checkpoint,
+        evaluation: p.body.evaluation,
+        packet_hash: p.content_hash,
+        issued_by: p.created_by,
+        created_at: rfc3339(p.created_at),
+    }
+}
+
+/// A publication: one link of the workspace's supply chain of published models.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct PublicationView {
+    /// Always `lqm_publication`.
+    pub object: &'static str,
+    #[schema(example = "lpb_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub id: String,
+    /// The repository in the model hub (`fiscus-hub://{workspace}/{environment}/{model}`) and its revision.
+    pub repository: String,
+    pub revision: i64,
+    pub model_id: String,
+    pub checkpoint_id: String,
+    pub checkpoint_hash: String,
+    pub evaluation_hash: String,
+    pub evidence_packet_hash: String,
+    pub builder: Builder,
+    /// `sha256:` of the bundle's manifest (its artifacts, RFC 8785).
+    pub bundle_hash: String,
+    /// The bundle's files in the model hub, each addressed by its hash; `provenance.intoto.json` is an
+    /// in-toto v1 statement with a SLSA v1 provenance predicate about the other three.
+    pub artifacts: Vec<Artifact>,
+    /// The supply-chain head this publication links to (`sha256:` and 64 zeros for the first)…
+    pub previous_head: String,
+    /// …and the head it made: the SHA-256 of its record (RFC 8785), which includes `previous_head`.
+    pub head: String,
+    /// The workspace's supply-chain head now (this publication's, or a later one's).
+    pub supply_chain_head: String,
+    pub published_by: String,
+    /// RFC 3339 with microseconds, as the record (and so the head) has it.
+    pub published_at: String,
+}
+
+pub fn publication(p: Publication, supply_chain_head: String) -> PublicationView {
+    PublicationView {
+        object: "lqm_publication",
+        id: p.id,
+        repository: p.body.repository,
+        revision: p.body.revision,
+        model_id: p.body.model_id,
+        checkpoint_id: p.body.checkpoint_id,
+        checkpoint_hash: p.body.checkpoint_hash,
+        evaluation_hash: p.body.evaluation_hash,
+        evidence_packet_hash: p.body.evidence_packet_hash,
+        builder: p.body.builder,
+        bundle_hash: p.body.bundle_hash,
+        artifacts: p.body.artifacts,
+        previous_head: p.body.previous_head,
+        head: p.content_hash,
+        supply_chain_head,
+        published_by: p.created_by,
+        published_at: p.body.published_at,
     }
 }
