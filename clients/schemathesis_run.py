@@ -81,6 +81,7 @@ REAL_IDS = {
     ("GET", "/api/v2/investment/risk-compliance/runs/{uid}"): "risk_compliance_run_id",
     ("GET", "/api/v2/lqm/models/{uid}"): "lqm_model_id",
     ("GET", "/api/v2/lqm/models/{uid}/developer-manifest"): "lqm_model_id",
+    ("GET", "/api/v2/lqm/models/{uid}/promotions"): "lqm_model_id",
     ("POST", "/api/v2/lqm/models/{uid}/retraining-requests"): "lqm_model_id",
     ("GET", "/api/v2/lqm/contracts/{uid}"): "lqm_contract_id",
 }

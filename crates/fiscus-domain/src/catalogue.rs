@@ -1492,6 +1492,15 @@ pub const OPERATIONS: &[Operation] = &[
         scope: Some("lqm:publish:write"),
         source: Source::Added,
     },
+    Operation {
+        id: "post_lqm_checkpoints_uid_promotion_requests",
+        group: Group::LqmBuilder,
+        method: Method::Post,
+        base: "/api/v2",
+        path: "/lqm/checkpoints/{uid}/promotion-requests",
+        scope: Some("lqm:promote:write"),
+        source: Source::Added,
+    },
 ];
 
 #[cfg(test)]

@@ -10,5 +10,6 @@
 pub mod family;
 pub mod licence;
 pub mod lifecycle;
+pub mod promotion;
 pub mod records;
 pub mod retraining;

@@ -302,3 +302,19 @@ pub struct PublicationBody {
 
 /// The head a tenant's first publication links to.
 pub const GENESIS_HEAD: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+
+/// A promotion request with its control evidence: the exact checkpoint, and the evaluation, evidence
+/// packet and publication that make its case, each by hash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromotionBody {
+    pub model_id: String,
+    pub checkpoint_id: String,
+    pub checkpoint_hash: String,
+    pub evaluation_hash: String,
+    pub evidence_packet_hash: String,
+    pub publication_id: String,
+    /// The publication's head: where the checkpoint stands on the supply chain.
+    pub publication_head: String,
+    pub note: Option<String>,
+}

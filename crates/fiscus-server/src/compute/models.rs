@@ -296,6 +296,19 @@ pub enum Parameters {
         #[serde(default = "five_percent")]
         cutoff: f64,
     },
+    /// A promoted LQM checkpoint, pinned whole when the run is submitted: the run uses exactly the fitted
+    /// parameters an operator promoted, whatever is promoted by the time it runs. Never drawn from a
+    /// request's `parameters` (the path names a model, and `lqm` is no model's key).
+    Lqm {
+        model_id: String,
+        checkpoint_id: String,
+        checkpoint_hash: String,
+        algorithm: fiscus_domain::lqm::family::Algorithm,
+        hyperparameters: Value,
+        fitted: Value,
+        #[serde(default = "twelve")]
+        horizon: usize,
+    },
 }
 
 fn none() -> String {
@@ -386,6 +399,11 @@ fn check(p: &Parameters) -> Result<(), Failure> {
             }
         }
         Parameters::LedoitWolf {} => {}
+        Parameters::Lqm { horizon, .. } => {
+            if !(1..=500).contains(horizon) {
+                return bad("horizon", "from 1 to 500");
+            }
+        }
         Parameters::HistoricalVar { cutoff } | Parameters::ParametricVar { cutoff } => {
             if !(cutoff.is_finite() && *cutoff > 0.0 && *cutoff < 1.0) {
                 return bad("cutoff", "between 0 and 1");
@@ -415,17 +433,64 @@ pub async fn pin(
         invalid("parameters", format!("{e} (see the model's parameters in GET /quant/models/{})", model.key))
     })?;
     check(&parameters)?;
-    let i = r.input;
+    let input = pin_input(state, workspace_id, model.input, r.input).await?;
+    Ok(ModelRun { parameters, input })
+}
+
+/// A run of the checkpoint a promotion serves: the checkpoint pinned whole, `horizon` (forecasting) the
+/// only parameter, the input a series.
+pub async fn pin_lqm(
+    state: &AppState,
+    workspace_id: &str,
+    checkpoint: &fiscus_store::lqm::training::Checkpoint,
+    r: ModelRunRequest,
+) -> Result<ModelRun, Failure> {
+    let horizon = match r.parameters {
+        None => 12,
+        Some(Value::Object(m)) => {
+            if let Some(k) = m.keys().find(|k| *k != "horizon") {
+                return Err(invalid(
+                    "parameters",
+                    format!("`{k}` is not a parameter of a promoted model (it takes horizon)"),
+                ));
+            }
+            match m.get("horizon") {
+                None => 12,
+                Some(v) => {
+                    v.as_u64()
+                        .filter(|h| (1..=500).contains(h))
+                        .ok_or_else(|| invalid("parameters", "horizon: from 1 to 500"))? as usize
+                }
+            }
+        }
+        Some(_) => return Err(invalid("parameters", "must be an object")),
+    };
+    let c = &checkpoint.body;
+    let parameters = Parameters::Lqm {
+        model_id: c.model_id.clone(),
+        checkpoint_id: checkpoint.id.clone(),
+        checkpoint_hash: checkpoint.content_hash.clone(),
+        algorithm: c.algorithm,
+        hyperparameters: c.hyperparameters.clone(),
+        fitted: c.fitted.clone(),
+        horizon,
+    };
+    let input = pin_input(state, workspace_id, InputShape::Series, r.input).await?;
+    Ok(ModelRun { parameters, input })
+}
+
+/// Checks a run's input for a model reading `shape` and pins it.
+async fn pin_input(state: &AppState, workspace_id: &str, shape: InputShape, i: ModelInput) -> Result<Input, Failure> {
     let mut errors = Vec::new();
     super::inputs::check_range(&mut errors, i.start.as_deref(), i.end.as_deref());
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
     let feature_set = i.features.is_some() || i.columns.is_some() || i.rows.is_some();
-    if feature_set && model.input != InputShape::Features {
+    if feature_set && shape != InputShape::Features {
         return Err(invalid("input", "features, columns and rows are for feature-set models (isolation_forest)"));
     }
-    let input = match model.input {
+    Ok(match shape {
         InputShape::Features if feature_set => Input::Features(pin_features(state, workspace_id, i).await?),
         InputShape::Series | InputShape::Features => {
             if i.returns.is_some() {
@@ -462,8 +527,7 @@ pub async fn pin(
                 super::inputs::returns_of(state, workspace_id, i.instruments, i.start, i.end, i.returns).await?,
             )
         }
-    };
-    Ok(ModelRun { parameters, input })
+    })
 }
 
 /// Checks and pins a feature set: inline `columns` and `rows`, or `features` of one instrument.
@@ -707,6 +771,15 @@ impl ModelRun {
             (Parameters::ParametricVar { cutoff }, Loaded::Series { values, .. }) => {
                 let t = fiscus_quant::value_at_risk::parametric(&values, *cutoff)?;
                 json!({"cutoff": cutoff, "var": t.var, "cvar": t.cvar, "observations": values.len()})
+            }
+            (
+                Parameters::Lqm { algorithm, hyperparameters, fitted, horizon, checkpoint_hash, .. },
+                Loaded::Series { values, dates },
+            ) => {
+                let mut out = crate::lqm::fit::apply(*algorithm, hyperparameters, fitted, &values, *horizon)?;
+                out["checkpoint_hash"] = json!(checkpoint_hash);
+                out["last_date"] = json!(dates.and_then(|d| d.last().cloned()));
+                out
             }
             _ => return Err(Refusal::Failure(Failure::internal("a model run's input does not fit its model"))),
         };

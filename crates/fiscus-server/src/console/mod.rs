@@ -9,6 +9,7 @@ mod delegations;
 mod enroll;
 pub mod html;
 mod login;
+mod lqm_promotions;
 mod model_portfolios;
 mod passwords;
 mod production;
@@ -44,6 +45,8 @@ pub fn routes() -> Router<AppState> {
         .route("/console/webhooks/{id}", get(webhooks::log).post(webhooks::decide))
         .route("/console/model-portfolios", get(model_portfolios::list))
         .route("/console/model-portfolios/{id}", post(model_portfolios::decide))
+        .route("/console/lqm-promotions", get(lqm_promotions::list))
+        .route("/console/lqm-promotions/{id}", post(lqm_promotions::decide))
         .route("/console/rebalance-proposals", get(rebalances::list))
         .route("/console/rebalance-proposals/{id}", post(rebalances::propose))
         .layer(from_fn(session::guard))

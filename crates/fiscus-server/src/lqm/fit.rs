@@ -383,3 +383,63 @@ pub fn evaluate(
         }
     }
 }
+
+fn engine_stored<T: DeserializeOwned>(what: &'static str, v: &Value) -> Result<T, QuantError> {
+    serde_json::from_value(v.clone())
+        .map_err(|e| QuantError::InvalidParameter { name: what, reason: format!("a checkpoint's {what}: {e}") })
+}
+
+/// Runs a checkpoint on new observations with its fitted parameters, never refitting: a forecasting
+/// checkpoint smooths `values` (its initial state from their first cycles) and forecasts `horizon`
+/// periods; an anomaly checkpoint scores them against its training median and MAD; a risk checkpoint
+/// reports its VaR and CVaR and which returns breach the VaR.
+pub fn apply(
+    algorithm: Algorithm,
+    hyper: &Value,
+    fitted: &Value,
+    values: &[f64],
+    horizon: usize,
+) -> Result<Value, QuantError> {
+    match algorithm {
+        Algorithm::HoltWinters => {
+            let h: HoltWintersHyper = engine_stored("hyperparameters", hyper)?;
+            let spec = h.spec().map_err(|_| QuantError::InvalidParameter {
+                name: "hyperparameters",
+                reason: "a checkpoint's model shape is not valid".into(),
+            })?;
+            let f: HoltWintersFitted = engine_stored("fitted parameters", fitted)?;
+            let smoothing = Smoothing { alpha: f.alpha, beta: f.beta, gamma: f.gamma, phi: f.phi };
+            let initial = holt_winters::heuristic_initial_state(values, spec)?;
+            let run = holt_winters::run(values, spec, smoothing, &initial)?;
+            Ok(
+                json!({ "forecast": run.forecast(horizon), "level": run.level, "trend": run.trend, "observations": values.len() }),
+            )
+        }
+        Algorithm::RobustZ => {
+            let threshold = engine_stored::<RobustZHyper>("hyperparameters", hyper)?.threshold;
+            let f: RobustZFitted = engine_stored("fitted parameters", fitted)?;
+            finite_values(values)?;
+            let scores: Vec<f64> = values.iter().map(|x| (x - f.median) / f.scale).collect();
+            let outliers: Vec<usize> =
+                scores.iter().enumerate().filter(|(_, z)| z.abs() > threshold).map(|(i, _)| i).collect();
+            Ok(
+                json!({ "scores": scores, "outliers": outliers, "threshold": threshold, "median": f.median, "scale": f.scale }),
+            )
+        }
+        Algorithm::HistoricalVar | Algorithm::ParametricVar => {
+            let cutoff = engine_stored::<VarHyper>("hyperparameters", hyper)?.cutoff;
+            let f: VarFitted = engine_stored("fitted parameters", fitted)?;
+            finite_values(values)?;
+            let breaches: Vec<usize> = values.iter().enumerate().filter(|(_, r)| **r < f.var).map(|(i, _)| i).collect();
+            let rate = if values.is_empty() { 0.0 } else { breaches.len() as f64 / values.len() as f64 };
+            Ok(json!({ "var": f.var, "cvar": f.cvar, "cutoff": cutoff, "breaches": breaches, "breach_rate": rate }))
+        }
+    }
+}
+
+fn finite_values(values: &[f64]) -> Result<(), QuantError> {
+    match values.iter().position(|v| !v.is_finite()) {
+        Some(index) => Err(QuantError::NonFinite { what: "values", index }),
+        None => Ok(()),
+    }
+}

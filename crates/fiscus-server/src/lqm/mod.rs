@@ -1,5 +1,5 @@
 //! LQM Builder's application layer: registration, dataset contracts, retraining review, training,
-//! evaluation, evidence packets and publication to the model hub (and, as they land, promotion and QLMs).
+//! evaluation, evidence packets, publication to the model hub and promotion (and, as they land, QLMs).
 //!
 //! The API routes (`areas/lqm`), the console and the command line call these functions; each loads typed
 //! records, asks the domain's lifecycle (`fiscus_domain::lqm::lifecycle`) whether the step is open, does
@@ -10,6 +10,7 @@ pub mod contracts;
 pub mod data;
 pub mod fit;
 pub mod hub;
+pub mod promotion;
 pub mod registry;
 pub mod supply_chain;
 pub mod training;

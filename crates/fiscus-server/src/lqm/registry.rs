@@ -4,13 +4,15 @@
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::lqm::family::TaskFamily;
 use fiscus_domain::lqm::licence;
-use fiscus_domain::lqm::lifecycle::{self, CheckpointFacts, ModelFacts, Operation, Reason, Stage, Verdict};
+use fiscus_domain::lqm::lifecycle::{
+    self, CheckpointFacts, ModelFacts, Operation, PromotionState, Reason, Stage, Verdict,
+};
 use fiscus_domain::lqm::records::ModelBody;
 use fiscus_domain::lqm::retraining::RequestState;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::lqm::Record;
 use fiscus_store::lqm::models::{self, Contract, Model};
-use fiscus_store::lqm::supply_chain::{self, EvidencePacket, Publication};
+use fiscus_store::lqm::supply_chain::{self, EvidencePacket, Promotion, Publication};
 use fiscus_store::lqm::training::{self, Checkpoint, Evaluation, Request};
 use serde::Deserialize;
 use serde_json::json;
@@ -129,6 +131,8 @@ pub struct Dossier {
     pub requests: Vec<Request>,
     /// Oldest first.
     pub checkpoints: Vec<CheckpointState>,
+    /// Oldest first.
+    pub promotions: Vec<Promotion>,
     pub facts: ModelFacts,
 }
 
@@ -159,8 +163,16 @@ pub async fn dossier(state: &AppState, tenant: &Tenant, id: &str) -> Result<Doss
     let model = models::get_model(&mut conn, key, tenant, id).await?;
     let contracts = models::contracts_of(&mut conn, key, tenant, id).await?;
     let requests = training::requests_of(&mut conn, key, tenant, id).await?;
+    let promotions = supply_chain::promotions_of(&mut conn, key, tenant, id).await?;
+    // Promotions only move forward: a checkpoint trained before one that was ever promoted is superseded.
+    let newest_promoted = promotions
+        .iter()
+        .filter(|p| matches!(p.state, PromotionState::Active | PromotionState::Superseded | PromotionState::Revoked))
+        .map(|p| p.record.body.checkpoint_id.clone())
+        .max();
     let mut checkpoints = Vec::new();
     for c in training::checkpoints_of(&mut conn, key, tenant, id).await? {
+        let mine: Vec<&Promotion> = promotions.iter().filter(|p| p.record.body.checkpoint_id == c.id).collect();
         let evaluation = training::evaluation_of(&mut conn, key, tenant, &c.id).await?;
         let packet = supply_chain::packet_of(&mut conn, key, tenant, &c.id).await?;
         let publication = supply_chain::publication_of(&mut conn, key, tenant, &c.id).await?;
@@ -168,9 +180,9 @@ pub async fn dossier(state: &AppState, tenant: &Tenant, id: &str) -> Result<Doss
             verdict: evaluation.as_ref().map(|e| if e.body.passed { Verdict::Passed } else { Verdict::Failed }),
             evidence_packet: packet.is_some(),
             published: publication.is_some(),
-            promotion: None,
-            revoked: false,
-            newer_promoted: false,
+            promotion: mine.last().map(|p| p.state),
+            revoked: mine.iter().any(|p| p.state == PromotionState::Revoked),
+            newer_promoted: newest_promoted.as_ref().is_some_and(|n| *n > c.id),
         };
         checkpoints.push(CheckpointState { checkpoint: c, evaluation, packet, publication, facts });
     }
@@ -179,7 +191,7 @@ pub async fn dossier(state: &AppState, tenant: &Tenant, id: &str) -> Result<Doss
         contracts: contracts.len(),
         pending_requests: count(RequestState::Pending),
         approved_requests: count(RequestState::Approved),
-        serving: false,
+        serving: promotions.iter().any(|p| p.state == PromotionState::Active),
     };
-    Ok(Dossier { model, contracts, requests, checkpoints, facts })
+    Ok(Dossier { model, contracts, requests, checkpoints, promotions, facts })
 }

@@ -577,6 +577,19 @@ async fn every_documented_success_has_a_real_example() {
         &format!("/api/v2/lqm/publications/{}", publication["id"].as_str().expect("publication")),
     )
     .await;
+    let promotion = walk
+        .post(
+            "post_lqm_checkpoints_uid_promotion_requests",
+            &format!("/api/v2/lqm/checkpoints/{checkpoint}/promotion-requests"),
+            &json!({ "note": "Passed holdout evaluation; first checkpoint of this model" }),
+        )
+        .await;
+    let promoted =
+        crate::lqm::console_promotion(&app, &cookie, promotion["id"].as_str().expect("promotion"), "approve").await;
+    assert_eq!(promoted.status(), 303);
+    walk.get("get_lqm_models_uid_promotions", &format!("/api/v2/lqm/models/{lqm}/promotions")).await;
+    // The catalogue again, now with the promoted model beside the engine's families.
+    walk.get("get_quant_models", "/api/v2/quant/models").await;
     walk.get("get_lqm_models", "/api/v2/lqm/models").await;
     walk.get("get_lqm_models_uid", &format!("/api/v2/lqm/models/{lqm}")).await;
     walk.get("get_lqm_models_uid_developer_manifest", &format!("/api/v2/lqm/models/{lqm}/developer-manifest")).await;

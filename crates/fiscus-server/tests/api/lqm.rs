@@ -387,7 +387,13 @@ pub async fn example_path(app: &TestApp, path: &str, example: &mut Value) -> Str
     }
     let checkpoint =
         created(app, &reviewer, &format!("/api/v2/lqm/retraining-requests/{r}/training"), &json!({})).await;
-    path.replace("{uid}", checkpoint["id"].as_str().expect("id"))
+    let k = checkpoint["id"].as_str().expect("id");
+    if path.ends_with("/promotion-requests") {
+        for step in ["evaluation", "evidence-packet", "publication"] {
+            created(app, &app.key, &format!("/api/v2/lqm/checkpoints/{k}/{step}"), &json!({})).await;
+        }
+    }
+    path.replace("{uid}", k)
 }
 
 /// A model registered, contracted to the S&P 500 closes, retrained under `reviewer`'s approval and
@@ -500,4 +506,147 @@ async fn a_passed_checkpoint_is_published_into_a_verifiable_hash_linked_supply_c
     app.execute(&format!("DELETE FROM lqm_publications WHERE id = '{p1}'")).await;
     let report = verify().await.expect("verify");
     assert!(report.problems.iter().any(|p| p.contains("broken link")), "{:?}", report.problems);
+}
+
+/// Decides a promotion at the console as `cookie`'s operator, with the checkpoint hash its page shows.
+pub async fn console_promotion(app: &TestApp, cookie: &str, id: &str, decision: &str) -> reqwest::Response {
+    let page = crate::console::console_page(app, cookie, "/console/lqm-promotions").await;
+    let at = page
+        .find(&format!("action=\"/console/lqm-promotions/{id}\""))
+        .unwrap_or_else(|| panic!("{id} is listed:\n{page}"));
+    let form = &page[at..];
+    let value = |name: &str| crate::console::between(form, &format!("name=\"{name}\" value=\""), "\"").to_string();
+    crate::console::client()
+        .post(app.url(&format!("/console/lqm-promotions/{id}")))
+        .header("cookie", cookie)
+        .form(&[
+            ("csrf", value("csrf")),
+            ("environment", "sandbox".to_string()),
+            ("checkpoint_hash", value("checkpoint_hash")),
+            ("decision", decision.to_string()),
+        ])
+        .send()
+        .await
+        .expect("request")
+}
+
+fn catalogued(list: &Value, key: &str) -> Option<Value> {
+    list["data"].as_array().expect("data").iter().find(|m| m["key"] == key).cloned()
+}
+
+#[tokio::test]
+async fn only_an_operator_promotes_an_exact_checkpoint_into_the_quant_models_catalogue() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let sandbox =
+        fiscus_domain::tenancy::Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
+    app.admin().grant_credits(&sandbox, 1000, "lqm").await.expect("credits");
+    let reviewer = reviewer(&app).await;
+    let (m, first) = evaluated_checkpoint(&app, &reviewer, "SPX forecaster").await;
+    let request = |k: &str| format!("/api/v2/lqm/checkpoints/{k}/promotion-requests");
+    let closed =
+        problem(app.post_json(&request(&first), &app.key, &json!({}), None).await, 409, "lifecycle_gate_closed").await;
+    assert_eq!(reasons(&closed), ["not_published"]);
+    created(&app, &app.key, &format!("/api/v2/lqm/checkpoints/{first}/evidence-packet"), &json!({})).await;
+    created(&app, &app.key, &format!("/api/v2/lqm/checkpoints/{first}/publication"), &json!({})).await;
+    let pending = created(&app, &app.key, &request(&first), &json!({ "note": "first calibration" })).await;
+    assert_eq!(pending["state"], "pending");
+    let checkpoint = get(&app, &format!("/api/v2/lqm/checkpoints/{first}")).await;
+    assert_eq!(pending["checkpoint_hash"], checkpoint["checkpoint_hash"]);
+    assert_eq!(pending["evaluation_hash"], checkpoint["evaluation"]["evaluation_hash"]);
+    let twice =
+        problem(app.post_json(&request(&first), &app.key, &json!({}), None).await, 409, "lifecycle_gate_closed").await;
+    assert_eq!(reasons(&twice), ["promotion_pending"]);
+
+    // A credential with every scope decides nothing: the console needs a signed-in person.
+    let p = pending["id"].as_str().expect("id").to_string();
+    let bearer = crate::console::client()
+        .post(app.url(&format!("/console/lqm-promotions/{p}")))
+        .bearer_auth(&app.key)
+        .form(&[("decision", "approve"), ("environment", "sandbox"), ("csrf", "x"), ("checkpoint_hash", "x")])
+        .send()
+        .await
+        .expect("request");
+    assert!(!bearer.status().is_success(), "{}", bearer.status());
+    let history = get(&app, &format!("/api/v2/lqm/models/{m}/promotions")).await;
+    assert_eq!(history["data"][0]["state"], "pending");
+    assert!(catalogued(&get(&app, "/api/v2/quant/models").await, &m).is_none());
+    problem(app.get(&format!("/api/v2/quant/models/{m}"), &app.key).await, 404, "not_found").await;
+
+    let op = crate::console::enrolled_operator(
+        &app,
+        "model-risk@example.com",
+        fiscus_domain::actions::approval::Role::Approver,
+    )
+    .await;
+    let cookie = crate::console::sign_in(&app, &op).await;
+    assert_eq!(console_promotion(&app, &cookie, &p, "approve").await.status(), 303);
+    let history = get(&app, &format!("/api/v2/lqm/models/{m}/promotions")).await;
+    assert_eq!(history["data"][0]["state"], "active");
+    assert!(history["data"][0]["decision"]["by"].as_str().is_some_and(|b| b.starts_with("operator:")));
+
+    // The catalogue lists it and runs exactly the promoted checkpoint.
+    let entry = catalogued(&get(&app, "/api/v2/quant/models").await, &m).expect("catalogued");
+    assert_eq!(
+        (entry["kind"].as_str(), entry["checkpoint_hash"].clone()),
+        (Some("lqm"), checkpoint["checkpoint_hash"].clone())
+    );
+    assert_eq!(get(&app, &format!("/api/v2/quant/models/{m}")).await, entry);
+    let values: Vec<f64> = (0..60).map(|t| 4000.0 + 5.0 * t as f64 + if t % 2 == 0 { 3.0 } else { -3.0 }).collect();
+    let run = created(
+        &app,
+        &app.key,
+        &format!("/api/v2/quant/models/{m}/run"),
+        &json!({ "input": { "values": values }, "parameters": { "horizon": 5 } }),
+    )
+    .await;
+    let result = &run["result"]["output"];
+    assert_eq!(result["checkpoint_hash"], checkpoint["checkpoint_hash"], "{run}");
+    let forecast = result["forecast"].as_array().expect("forecast");
+    assert_eq!(forecast.len(), 5);
+    assert!(forecast.iter().all(|f| f.as_f64().is_some_and(|f| (4200.0..4400.0).contains(&f))), "{forecast:?}");
+
+    // A newer checkpoint promoted supersedes the first, which can never be promoted again.
+    let manifest = get(&app, &format!("/api/v2/lqm/models/{m}/developer-manifest")).await;
+    assert_eq!(
+        (manifest["stage"].as_str(), manifest["serving_checkpoint"].as_str()),
+        (Some("promoted"), Some(first.as_str()))
+    );
+    let contract = manifest["contracts"][0].as_str().expect("contract");
+    let body = json!({ "contract_uid": contract, "reason": "recalibration" });
+    let again = created(&app, &app.key, &format!("/api/v2/lqm/models/{m}/retraining-requests"), &body).await;
+    let r = again["id"].as_str().expect("id");
+    let ok = app
+        .post_json(
+            &format!("/api/v2/lqm/retraining-requests/{r}/decision"),
+            &reviewer,
+            &json!({"decision": "approve"}),
+            None,
+        )
+        .await;
+    assert_eq!(ok.status(), 200);
+    let second = created(&app, &reviewer, &format!("/api/v2/lqm/retraining-requests/{r}/training"), &json!({})).await;
+    let second = second["id"].as_str().expect("id").to_string();
+    for step in ["evaluation", "evidence-packet", "publication"] {
+        created(&app, &app.key, &format!("/api/v2/lqm/checkpoints/{second}/{step}"), &json!({})).await;
+    }
+    let newer = created(&app, &app.key, &request(&second), &json!({})).await;
+    assert_eq!(console_promotion(&app, &cookie, newer["id"].as_str().expect("id"), "approve").await.status(), 303);
+    let history = get(&app, &format!("/api/v2/lqm/models/{m}/promotions")).await;
+    let states: Vec<&str> =
+        history["data"].as_array().expect("data").iter().map(|p| p["state"].as_str().expect("state")).collect();
+    assert_eq!(states, ["superseded", "active"]);
+    let stale =
+        problem(app.post_json(&request(&first), &app.key, &json!({}), None).await, 409, "lifecycle_gate_closed").await;
+    assert!(reasons(&stale).contains(&"superseded".to_string()), "{stale}");
+    let entry = catalogued(&get(&app, "/api/v2/quant/models").await, &m).expect("catalogued");
+    assert_ne!(entry["checkpoint_hash"], checkpoint["checkpoint_hash"]);
+
+    // Revoked: it serves nothing, and is never promoted again.
+    let active = history["data"][1]["id"].as_str().expect("id");
+    assert_eq!(console_promotion(&app, &cookie, active, "revoke").await.status(), 303);
+    assert!(catalogued(&get(&app, "/api/v2/quant/models").await, &m).is_none());
+    let revoked =
+        problem(app.post_json(&request(&second), &app.key, &json!({}), None).await, 409, "lifecycle_gate_closed").await;
+    assert!(reasons(&revoked).contains(&"checkpoint_revoked".to_string()), "{revoked}");
 }

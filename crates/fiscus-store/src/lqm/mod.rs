@@ -93,17 +93,28 @@ impl Fields {
     }
 }
 
-/// Inserts a row with its seal: `values` in the table's sealed column order.
+/// Inserts a row with its seal: `values` in the table's sealed column order. A NULL is written as the
+/// literal, not bound: PostgreSQL will not take a NULL bound as text into a BIGINT column.
 pub(crate) async fn insert(tx: &mut WriteTx, table: &SealedTable, values: Vec<Stored>) -> Result<()> {
     let mac = seals::seal_of(tx.seal_key(), table, values.clone())?;
-    let placeholders: Vec<String> = (1..=values.len() + 1).map(|i| format!("${i}")).collect();
+    let mut placeholders = Vec::with_capacity(values.len() + 1);
+    let mut bound = Vec::with_capacity(values.len());
+    for v in values {
+        if v == Stored::Null {
+            placeholders.push("NULL".to_string());
+        } else {
+            bound.push(v);
+            placeholders.push(format!("${}", bound.len()));
+        }
+    }
+    placeholders.push(format!("${}", bound.len() + 1));
     let sql = format!(
         "INSERT INTO {} ({}, seal_mac) VALUES ({})",
         table.table,
         table.columns.join(", "),
         placeholders.join(", ")
     );
-    bind_all!(sqlx::query(&sql), &values).bind(mac).execute(tx.conn()).await?;
+    bind_all!(sqlx::query(&sql), &bound).bind(mac).execute(tx.conn()).await?;
     Ok(())
 }
 

@@ -1,11 +1,13 @@
 //! Evidence packets, publications (the hash-linked supply chain) and promotions, and the QLM tables, which
 //! are sealed from the start; the promotion and QLM repositories come with the operations that write them.
 
-use super::{Fields, Record, insert, select_one, select_page, select_where, tenant_values, text};
+use super::training::Review;
+use super::{Fields, Record, insert, select_one, select_page, select_where, tenant_values, text, update_guarded};
 use crate::seals::SealedTable;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::integrity::{SealKey, Stored};
-use fiscus_domain::lqm::records::{EvidencePacketBody, PublicationBody};
+use fiscus_domain::lqm::lifecycle::PromotionState;
+use fiscus_domain::lqm::records::{EvidencePacketBody, PromotionBody, PublicationBody};
 use fiscus_domain::tenancy::Tenant;
 use sqlx::AnyConnection;
 
@@ -218,4 +220,114 @@ pub async fn chain(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant) -> 
     )
     .await?;
     rows.into_iter().map(|columns| publication(&Fields { table: PUBLICATIONS_SEALED.table, columns })).collect()
+}
+
+/// A promotion and where it stands.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Promotion {
+    pub record: Record<PromotionBody>,
+    pub state: PromotionState,
+    /// The operator's decision.
+    pub decision: Option<Review>,
+    /// Who superseded or revoked it, and when.
+    pub ended: Option<(String, i64)>,
+}
+
+fn promotion(f: &Fields) -> Result<Promotion> {
+    let record: Record<PromotionBody> = f.record()?;
+    if f.text("model_id")? != record.body.model_id || f.text("checkpoint_id")? != record.body.checkpoint_id {
+        return Err(StoreError::Corrupt(format!("lqm_promotions {}: columns differ from the body", record.id)));
+    }
+    let decision = match (f.opt_text("decided_by")?, f.opt_int("decided_at")?) {
+        (Some(by), Some(at)) => Some(Review { by, at, note: f.opt_text("decision_note")? }),
+        (None, None) => None,
+        _ => return Err(StoreError::Corrupt(format!("lqm_promotions {}: half a decision", record.id))),
+    };
+    let ended = match (f.opt_text("ended_by")?, f.opt_int("ended_at")?) {
+        (Some(by), Some(at)) => Some((by, at)),
+        (None, None) => None,
+        _ => return Err(StoreError::Corrupt(format!("lqm_promotions {}: half an ending", record.id))),
+    };
+    Ok(Promotion { state: f.parsed("state", PromotionState::parse)?, decision, ended, record })
+}
+
+pub async fn insert_promotion(tx: &mut WriteTx, tenant: &Tenant, p: &Record<PromotionBody>) -> Result<()> {
+    let mut v = tenant_values(&p.id, tenant);
+    v.extend([
+        text(&p.body.model_id),
+        text(&p.body.checkpoint_id),
+        text(&p.body_json),
+        text(&p.content_hash),
+        text(PromotionState::Pending.as_str()),
+        text(&p.created_by),
+        Stored::Integer(p.created_at),
+        Stored::Null,
+        Stored::Null,
+        Stored::Null,
+        Stored::Null,
+        Stored::Null,
+    ]);
+    insert(tx, &PROMOTIONS_SEALED, v).await
+}
+
+pub async fn get_promotion(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Promotion> {
+    promotion(&select_one(conn, key, &PROMOTIONS_SEALED, tenant, id).await?)
+}
+
+/// A model's promotions, oldest first.
+pub async fn promotions_of(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    model_id: &str,
+) -> Result<Vec<Promotion>> {
+    select_where(conn, key, &PROMOTIONS_SEALED, tenant, "model_id", text(model_id))
+        .await?
+        .iter()
+        .map(promotion)
+        .collect()
+}
+
+/// The tenant's promotions in one state, oldest first.
+pub async fn promotions_in(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    state: PromotionState,
+) -> Result<Vec<Promotion>> {
+    select_where(conn, key, &PROMOTIONS_SEALED, tenant, "state", text(state.as_str()))
+        .await?
+        .iter()
+        .map(promotion)
+        .collect()
+}
+
+/// Records an operator's decision on a pending promotion; `false` when it was no longer pending.
+pub async fn decide_promotion(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    id: &str,
+    to: PromotionState,
+    review: &Review,
+) -> Result<bool> {
+    let set = [
+        ("state", text(to.as_str())),
+        ("decided_by", text(&review.by)),
+        ("decided_at", Stored::Integer(review.at)),
+        ("decision_note", super::opt_text(review.note.as_deref())),
+    ];
+    update_guarded(tx, &PROMOTIONS_SEALED, tenant, id, &set, ("state", PromotionState::Pending.as_str())).await
+}
+
+/// Ends an active promotion (superseded or revoked); `false` when it was no longer active.
+pub async fn end_promotion(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    id: &str,
+    to: PromotionState,
+    by: &str,
+    at: i64,
+) -> Result<bool> {
+    let set = [("state", text(to.as_str())), ("ended_by", text(by)), ("ended_at", Stored::Integer(at))];
+    update_guarded(tx, &PROMOTIONS_SEALED, tenant, id, &set, ("state", PromotionState::Active.as_str())).await
 }

@@ -17,6 +17,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(models::get_models))
         .routes(routes!(models::get_model))
         .routes(routes!(models::get_manifest))
+        .routes(routes!(models::get_promotions))
         .routes(routes!(training::get_contract))
         .routes(routes!(training::get_request))
         .routes(routes!(training::get_checkpoint))
@@ -34,4 +35,5 @@ pub fn writing_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(training::post_evaluation))
         .routes(routes!(training::post_evidence_packet))
         .routes(routes!(training::post_publication))
+        .routes(routes!(training::post_promotion_request))
 }

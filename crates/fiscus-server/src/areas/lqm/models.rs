@@ -7,7 +7,7 @@ use fiscus_domain::api::list::ListPage;
 use fiscus_domain::error_code::ErrorCode;
 use serde::Deserialize;
 
-use super::views::{self, LqmModelView, ManifestView};
+use super::views::{self, LqmModelView, ManifestView, PromotionView};
 use crate::areas::investment::records::created;
 use crate::http::ctx::Ctx;
 use crate::http::json::ApiJson;
@@ -128,4 +128,24 @@ pub async fn get_manifest(
     ApiPath(uid): ApiPath<String>,
 ) -> Result<Json<ManifestView>, ApiError> {
     Ok(Json(views::manifest(registry::dossier(&state, ctx.tenant(), &uid).await?)))
+}
+
+/// A model's promotion history with its control evidence: every request, the operator's decision, and
+/// which promotion serves, was superseded or was revoked.
+#[utoipa::path(
+    get,
+    path = "/api/v2/lqm/models/{uid}/promotions",
+    params(("uid" = String, Path, description = "The model (`lqm_…`)", example = "lqm_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    responses(
+        (status = 200, description = "Promotion history and control evidence, oldest first", body = ListPage<PromotionView>),
+        (status = 404, description = "Not in this workspace and environment")
+    )
+)]
+pub async fn get_promotions(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Json<ListPage<PromotionView>>, ApiError> {
+    let history = crate::lqm::promotion::history(&state, ctx.tenant(), &uid).await?;
+    Ok(Json(ListPage::complete(history.into_iter().map(views::promotion).collect())))
 }

@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::response::Response;
 
 use super::views::{
-    self, CheckpointView, ContractView, EvaluationView, EvidencePacketView, PublicationView, RequestView,
+    self, CheckpointView, ContractView, EvaluationView, EvidencePacketView, PromotionView, PublicationView, RequestView,
 };
 use crate::areas::investment::records::created;
 use crate::http::ctx::Ctx;
@@ -270,4 +270,41 @@ pub async fn get_publication(
 ) -> Result<Json<PublicationView>, ApiError> {
     let (p, head) = supply_chain::publication(&state, ctx.tenant(), &uid).await?;
     Ok(Json(views::publication(p, head)))
+}
+
+/// `POST /lqm/checkpoints/{uid}/promotion-requests`.
+#[derive(Clone, Debug, Default, serde::Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromotionInput {
+    /// Why it should serve.
+    #[serde(default)]
+    #[schema(max_length = 2000, example = "Passed holdout evaluation; replaces the Q3 checkpoint")]
+    pub note: Option<String>,
+}
+
+/// Requests the promotion of an exact evaluated, published checkpoint into the workspace's Quant Models
+/// catalogue. The request waits for an operator at the console (`/console/lqm-promotions`): a credential
+/// requests, never decides.
+#[utoipa::path(
+    post,
+    path = "/api/v2/lqm/checkpoints/{uid}/promotion-requests",
+    params(("uid" = String, Path, description = "The checkpoint (`ckp_…`)", example = "ckp_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    request_body(content = PromotionInput, example = json!({"note": "Passed holdout evaluation; replaces the Q3 checkpoint"})),
+    responses(
+        (status = 201, description = "Pending an operator's decision", body = PromotionView,
+         headers(("Location" = String, description = "The model's promotion history"))),
+        (status = 404, description = "Not in this workspace and environment"),
+        (status = 409, description = "Promotion is not open (`lifecycle_gate_closed` with its `reasons`: unevaluated, failed, unpublished, superseded, revoked, pending or promoted already)"),
+        (status = 422, description = "Bad input")
+    )
+)]
+pub async fn post_promotion_request(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+    ApiJson(body): ApiJson<PromotionInput>,
+) -> Result<Response, ApiError> {
+    let p = crate::lqm::promotion::request(&state, &ctx.caller(), ctx.tenant(), &uid, body.note).await?;
+    let location = format!("/api/v2/lqm/models/{}/promotions", p.record.body.model_id);
+    Ok(created(Some(location), views::promotion(p)))
 }

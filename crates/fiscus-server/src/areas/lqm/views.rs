@@ -3,14 +3,14 @@
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::lqm::family::{Algorithm, TaskFamily};
 use fiscus_domain::lqm::licence::Terms;
-use fiscus_domain::lqm::lifecycle::{Operation, Reason, Stage};
+use fiscus_domain::lqm::lifecycle::{Operation, PromotionState, Reason, Stage};
 use fiscus_domain::lqm::records::{
     Artifact, Builder, ContractTarget, DataVersion, Holdout, PacketCheckpoint, PacketContract, PacketEvaluation,
     PacketModel, PacketRequest,
 };
 use fiscus_domain::lqm::retraining::{Decision, RequestState};
 use fiscus_store::lqm::models::{Contract, Model};
-use fiscus_store::lqm::supply_chain::{EvidencePacket, Publication};
+use fiscus_store::lqm::supply_chain::{EvidencePacket, Promotion, Publication};
 use fiscus_store::lqm::training::{Checkpoint, Evaluation, Request};
 use serde::Serialize;
 use serde_json::Value;
@@ -348,6 +348,8 @@ pub fn manifest(d: Dossier) -> ManifestView {
         })
         .collect();
     let stage = d.stage();
+    let serving =
+        d.promotions.iter().find(|p| p.state == PromotionState::Active).map(|p| p.record.body.checkpoint_id.clone());
     ManifestView {
         object: "lqm_developer_manifest",
         stage,
@@ -369,7 +371,7 @@ pub fn manifest(d: Dossier) -> ManifestView {
                 algorithm: c.checkpoint.body.algorithm,
             })
             .collect(),
-        serving_checkpoint: None,
+        serving_checkpoint: serving,
         operations,
         model: model(d.model),
     }
@@ -461,5 +463,66 @@ pub fn publication(p: Publication, supply_chain_head: String) -> PublicationView
         supply_chain_head,
         published_by: p.created_by,
         published_at: p.body.published_at,
+    }
+}
+
+/// A decision or an ending, with who and when.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct StampView {
+    /// `operator:opr_…`.
+    pub by: String,
+    pub at: String,
+    pub note: Option<String>,
+}
+
+/// A promotion request and its control evidence.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct PromotionView {
+    /// Always `lqm_promotion`.
+    pub object: &'static str,
+    #[schema(example = "lpm_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub id: String,
+    pub model_id: String,
+    /// `pending` (awaiting an operator at the console), `active` (serving in the Quant Models catalogue),
+    /// `superseded`, `revoked` or `denied`.
+    pub state: PromotionState,
+    /// The control evidence: the exact checkpoint, and the evaluation, evidence packet and publication that
+    /// make its case, each by hash.
+    pub checkpoint_id: String,
+    pub checkpoint_hash: String,
+    pub evaluation_hash: String,
+    pub evidence_packet_hash: String,
+    pub publication_id: String,
+    pub publication_head: String,
+    pub note: Option<String>,
+    /// `sha256:` of the request and its evidence (RFC 8785); the row is sealed.
+    pub promotion_hash: String,
+    pub requested_by: String,
+    pub requested_at: String,
+    /// The operator's decision (approve or deny).
+    pub decision: Option<StampView>,
+    /// Who superseded or revoked it.
+    pub ended: Option<StampView>,
+}
+
+pub fn promotion(p: Promotion) -> PromotionView {
+    let b = p.record.body;
+    PromotionView {
+        object: "lqm_promotion",
+        id: p.record.id,
+        model_id: b.model_id,
+        state: p.state,
+        checkpoint_id: b.checkpoint_id,
+        checkpoint_hash: b.checkpoint_hash,
+        evaluation_hash: b.evaluation_hash,
+        evidence_packet_hash: b.evidence_packet_hash,
+        publication_id: b.publication_id,
+        publication_head: b.publication_head,
+        note: b.note,
+        promotion_hash: p.record.content_hash,
+        requested_by: p.record.created_by,
+        requested_at: rfc3339(p.record.created_at),
+        decision: p.decision.map(|r| StampView { by: r.by, at: rfc3339(r.at), note: r.note }),
+        ended: p.ended.map(|(by, at)| StampView { by, at: rfc3339(at), note: None }),
     }
 }

@@ -25,17 +25,21 @@ use crate::state::AppState;
 pub struct ModelView {
     /// Always `model`.
     pub object: &'static str,
+    /// The engine family's key, or a promoted LQM's model id (`lqm_…`).
     #[schema(example = "holt_winters")]
-    pub key: &'static str,
-    pub name: &'static str,
-    /// `statistical` (the engine's families); promoted LQMs will be `lqm`.
+    pub key: String,
+    pub name: String,
+    /// `statistical` (the engine's families) or `lqm` (a checkpoint an operator promoted).
     pub kind: &'static str,
     /// `forecasting`, `anomaly_detection`, `covariance` or `risk`.
     pub family: &'static str,
     pub input: InputShape,
-    pub description: &'static str,
-    /// The Python library its numbers are checked against.
+    /// What it does (a promoted LQM's intended use).
+    pub description: String,
+    /// The Python library its numbers (its engine family's, for an LQM) are checked against.
     pub peer: &'static str,
+    /// A promoted LQM: the exact checkpoint it serves, by hash; null for the engine's families.
+    pub checkpoint_hash: Option<String>,
     /// JSON Schema of the `parameters` of a run.
     #[schema(value_type = Object)]
     pub parameters: Value,
@@ -46,22 +50,93 @@ pub struct ModelView {
 fn view(m: &ModelInfo) -> ModelView {
     ModelView {
         object: "model",
-        key: m.key,
-        name: m.name,
+        key: m.key.to_string(),
+        name: m.name.to_string(),
         kind: "statistical",
         family: m.family,
         input: m.input,
-        description: m.description,
+        description: m.description.to_string(),
         peer: m.peer,
+        checkpoint_hash: None,
         parameters: (m.parameters)(),
         run: format!("/api/v2/quant/models/{}/run", m.key),
     }
 }
 
-/// Every model that can be run: the engine's statistical families (and, later, promoted LQMs).
+/// A promoted LQM as the catalogue lists it: its model id is its key, and it runs the checkpoint promoted.
+fn lqm_view(
+    m: &fiscus_store::lqm::models::Model,
+    p: &fiscus_store::lqm::supply_chain::Promotion,
+    algorithm: &str,
+) -> ModelView {
+    let forecasting = m.body.task_family == fiscus_domain::lqm::family::TaskFamily::Forecasting;
+    ModelView {
+        object: "model",
+        key: m.id.clone(),
+        name: m.body.name.clone(),
+        kind: "lqm",
+        family: m.body.task_family.as_str(),
+        input: InputShape::Series,
+        description: m.body.intended_use.clone(),
+        peer: models::find(algorithm).map_or("", |s| s.peer),
+        checkpoint_hash: Some(p.record.body.checkpoint_hash.clone()),
+        parameters: if forecasting {
+            serde_json::json!({"type": "object", "additionalProperties": false, "properties": {
+                "horizon": {"type": "integer", "minimum": 1, "maximum": 500, "default": 12, "description": "Periods forecast"}}})
+        } else {
+            serde_json::json!({"type": "object", "additionalProperties": false, "properties": {}})
+        },
+        run: format!("/api/v2/quant/models/{}/run", m.id),
+    }
+}
+
+/// The promoted LQMs of the tenant, with the checkpoint each serves.
+async fn promoted(
+    state: &AppState,
+    tenant: &fiscus_domain::tenancy::Tenant,
+) -> Result<Vec<(ModelView, fiscus_store::lqm::training::Checkpoint)>, ApiError> {
+    let mut out = Vec::new();
+    for (m, p) in
+        crate::lqm::promotion::in_state(state, tenant, fiscus_domain::lqm::lifecycle::PromotionState::Active).await?
+    {
+        let (c, _) = crate::lqm::training::checkpoint(state, tenant, &p.record.body.checkpoint_id).await?;
+        if c.content_hash != p.record.body.checkpoint_hash {
+            return Err(
+                crate::governed::Failure::internal(format!("checkpoint {} is not the one promoted", c.id)).into()
+            );
+        }
+        out.push((lqm_view(&m, &p, c.body.algorithm.as_str()), c));
+    }
+    Ok(out)
+}
+
+/// A promoted LQM of the tenant by model id, with the checkpoint it serves; 404 when none is promoted.
+async fn promoted_one(
+    state: &AppState,
+    tenant: &fiscus_domain::tenancy::Tenant,
+    key: &str,
+) -> Result<(ModelView, fiscus_store::lqm::training::Checkpoint), ApiError> {
+    let Some((m, p)) = crate::lqm::promotion::serving(state, tenant, key).await.map_err(|e| match e {
+        crate::governed::Failure::NotFound => ApiError::not_found().detail("no such model"),
+        other => other.into(),
+    })?
+    else {
+        return Err(ApiError::not_found().detail("the model serves no promoted checkpoint"));
+    };
+    let (c, _) = crate::lqm::training::checkpoint(state, tenant, &p.record.body.checkpoint_id).await?;
+    if c.content_hash != p.record.body.checkpoint_hash {
+        return Err(crate::governed::Failure::internal(format!("checkpoint {} is not the one promoted", c.id)).into());
+    }
+    Ok((lqm_view(&m, &p, c.body.algorithm.as_str()), c))
+}
+
+/// Every model that can be run: the engine's statistical families, then the LQMs an operator promoted
+/// in this workspace and environment (each serving one exact checkpoint).
 #[utoipa::path(get, path = "/api/v2/quant/models", responses((status = 200, description = "The catalogue", body = ListPage<ModelView>)))]
-pub async fn get_models() -> Json<ListPage<ModelView>> {
-    Json(ListPage::complete(models::CATALOGUE.iter().map(view).collect()))
+pub async fn get_models(ctx: Ctx, State(state): State<AppState>) -> Result<Json<ListPage<ModelView>>, ApiError> {
+    let mut all: Vec<ModelView> = models::CATALOGUE.iter().map(view).collect();
+    all.extend(promoted(&state, ctx.tenant()).await?.into_iter().map(|(v, _)| v));
+    Ok(Json(ListPage::complete(all)))
 }
 
 /// The engine's statistical model families, with their parameters and peers.
@@ -78,10 +153,17 @@ fn model(key: &str) -> Result<&'static ModelInfo, ApiError> {
 #[utoipa::path(
     get,
     path = "/api/v2/quant/models/{key}",
-    params(("key" = String, Path, description = "The model's key", example = "holt_winters")),
+    params(("key" = String, Path, description = "The model's key (a promoted LQM's is its model id)", example = "holt_winters")),
     responses((status = 200, description = "The model", body = ModelView), (status = 404, description = "No such model"))
 )]
-pub async fn get_model(ApiPath(key): ApiPath<String>) -> Result<Json<ModelView>, ApiError> {
+pub async fn get_model(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(key): ApiPath<String>,
+) -> Result<Json<ModelView>, ApiError> {
+    if key.starts_with("lqm_") {
+        return Ok(Json(promoted_one(&state, ctx.tenant(), &key).await?.0));
+    }
     Ok(Json(view(model(&key)?)))
 }
 
@@ -115,8 +197,12 @@ pub async fn post_model_run(
     headers: HeaderMap,
     ApiJson(body): ApiJson<ModelRunRequest>,
 ) -> Result<Response, ApiError> {
-    let m = model(&key)?;
-    let pinned = models::pin(&state, ctx.principal.workspace_id(), m, body).await?;
+    let pinned = if key.starts_with("lqm_") {
+        let (_, checkpoint) = promoted_one(&state, ctx.tenant(), &key).await?;
+        models::pin_lqm(&state, ctx.principal.workspace_id(), &checkpoint, body).await?
+    } else {
+        models::pin(&state, ctx.principal.workspace_id(), model(&key)?, body).await?
+    };
     let preferred = prefers_async(&headers);
     let shown =
         crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::ModelRun(pinned), preferred).await?;
