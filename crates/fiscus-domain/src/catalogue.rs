@@ -1501,6 +1501,15 @@ pub const OPERATIONS: &[Operation] = &[
         scope: Some("lqm:promote:write"),
         source: Source::Added,
     },
+    Operation {
+        id: "post_qlms",
+        group: Group::LqmBuilder,
+        method: Method::Post,
+        base: "/api/v2",
+        path: "/qlms",
+        scope: Some("lqm:build:write"),
+        source: Source::Added,
+    },
 ];
 
 #[cfg(test)]

@@ -3,4 +3,5 @@
 
 pub mod actions;
 pub mod list;
+pub mod objects;
 pub mod platform;

@@ -318,3 +318,49 @@ pub struct PromotionBody {
     pub publication_head: String,
     pub note: Option<String>,
 }
+
+/// A QLM: a governed model profile composed from promoted LQMs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QlmBody {
+    pub name: String,
+    pub description: String,
+}
+
+/// One component of a QLM version: a role and the exact checkpoint it runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Pin {
+    #[schema(example = "forecast")]
+    pub role: String,
+    pub model_id: String,
+    pub checkpoint_id: String,
+    pub checkpoint_hash: String,
+    /// The promotion that made the checkpoint eligible when it was pinned.
+    pub promotion_id: String,
+}
+
+/// A version of a QLM: exact checkpoints by role. A new version is a rebinding an operator decided.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QlmVersionBody {
+    pub qlm_id: String,
+    pub version: i64,
+    pub pins: Vec<Pin>,
+    /// The version it replaces, by hash (none for the first).
+    pub previous_version_hash: Option<String>,
+    pub reason: String,
+}
+
+/// A run of a QLM version (an invocation or an evaluation), as recorded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QlmRunBody {
+    pub qlm_id: String,
+    pub version: i64,
+    pub version_hash: String,
+    /// SHA-256 of the request as given (RFC 8785).
+    pub request_hash: String,
+    /// One output per component, in the version's order.
+    pub outputs: Value,
+}

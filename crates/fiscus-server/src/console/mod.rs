@@ -14,6 +14,7 @@ mod model_portfolios;
 mod passwords;
 mod production;
 mod propose;
+mod qlms;
 mod rebalances;
 pub mod session;
 mod webhooks;
@@ -47,6 +48,8 @@ pub fn routes() -> Router<AppState> {
         .route("/console/model-portfolios/{id}", post(model_portfolios::decide))
         .route("/console/lqm-promotions", get(lqm_promotions::list))
         .route("/console/lqm-promotions/{id}", post(lqm_promotions::decide))
+        .route("/console/qlms", get(qlms::list))
+        .route("/console/qlms/{id}", post(qlms::rebind))
         .route("/console/rebalance-proposals", get(rebalances::list))
         .route("/console/rebalance-proposals/{id}", post(rebalances::propose))
         .layer(from_fn(session::guard))

@@ -48,7 +48,7 @@ pub struct RiskComplianceRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(format = Date, example = "2022-12-28")]
     pub as_of: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "fiscus_domain::api::objects::object")]
     pub limits: RiskLimits,
 }
 

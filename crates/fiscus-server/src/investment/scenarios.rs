@@ -65,9 +65,17 @@ pub struct HypotheticalScenario {
 #[derive(Clone, Debug, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StressRequest {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "fiscus_domain::api::objects::optional_object"
+    )]
     pub historical: Option<HistoricalScenario>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "fiscus_domain::api::objects::optional_object"
+    )]
     pub hypothetical: Option<HypotheticalScenario>,
     /// Valuation date of today's holdings (default: their newest observed prices).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,5 +1,6 @@
 //! LQM Builder's application layer: registration, dataset contracts, retraining review, training,
-//! evaluation, evidence packets, publication to the model hub and promotion (and, as they land, QLMs).
+//! evaluation, evidence packets, publication to the model hub, promotion, and QLMs composed from promoted
+//! checkpoints.
 //!
 //! The API routes (`areas/lqm`), the console and the command line call these functions; each loads typed
 //! records, asks the domain's lifecycle (`fiscus_domain::lqm::lifecycle`) whether the step is open, does
@@ -11,6 +12,7 @@ pub mod data;
 pub mod fit;
 pub mod hub;
 pub mod promotion;
+pub mod qlm;
 pub mod registry;
 pub mod supply_chain;
 pub mod training;

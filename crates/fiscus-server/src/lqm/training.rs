@@ -57,7 +57,7 @@ pub struct DecisionInput {
 #[derive(Clone, Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EvaluationInput {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "fiscus_domain::api::objects::optional_object")]
     pub criteria: Option<Criteria>,
 }
 

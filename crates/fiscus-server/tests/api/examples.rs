@@ -590,6 +590,17 @@ async fn every_documented_success_has_a_real_example() {
     walk.get("get_lqm_models_uid_promotions", &format!("/api/v2/lqm/models/{lqm}/promotions")).await;
     // The catalogue again, now with the promoted model beside the engine's families.
     walk.get("get_quant_models", "/api/v2/quant/models").await;
+    let composed = json!({ "name": "Treasury liquidity profile", "description": "S&P 500 level forecasts for liquidity planning",
+                           "components": [{ "role": "forecast", "model_uid": lqm }] });
+    let qlm = walk.post("post_qlms", "/api/v2/qlms", &composed).await;
+    let qlm = qlm["id"].as_str().expect("qlm").to_string();
+    walk.get("get_qlms", "/api/v2/qlms").await;
+    walk.get("get_qlms_uid", &format!("/api/v2/qlms/{qlm}")).await;
+    walk.get("get_qlms_uid_versions", &format!("/api/v2/qlms/{qlm}/versions")).await;
+    let values = json!({ "values": [4012.5, 4030.1, 4018.9, 4055.0, 4071.3, 4066.2], "horizon": 5 });
+    walk.post("post_qlms_uid_invoke", &format!("/api/v2/qlms/{qlm}/invoke"), &values).await;
+    walk.post("post_qlms_uid_evaluate", &format!("/api/v2/qlms/{qlm}/evaluate"), &json!({ "contract_uid": contract }))
+        .await;
     walk.get("get_lqm_models", "/api/v2/lqm/models").await;
     walk.get("get_lqm_models_uid", &format!("/api/v2/lqm/models/{lqm}")).await;
     walk.get("get_lqm_models_uid_developer_manifest", &format!("/api/v2/lqm/models/{lqm}/developer-manifest")).await;

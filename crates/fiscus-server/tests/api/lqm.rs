@@ -357,6 +357,9 @@ pub async fn example_path(app: &TestApp, path: &str, example: &mut Value) -> Str
     if path.ends_with("/lqm/models") {
         return path.to_string();
     }
+    if path.contains("/qlms") {
+        return qlm_example_path(app, path, example).await;
+    }
     let name = format!("Example {}", fiscus_domain::ids::new_id("x"));
     let model = created(app, &app.key, "/api/v2/lqm/models", &forecaster(&name)).await;
     let m = model["id"].as_str().expect("id").to_string();
@@ -649,4 +652,248 @@ async fn only_an_operator_promotes_an_exact_checkpoint_into_the_quant_models_cat
     let revoked =
         problem(app.post_json(&request(&second), &app.key, &json!({}), None).await, 409, "lifecycle_gate_closed").await;
     assert!(reasons(&revoked).contains(&"checkpoint_revoked".to_string()), "{revoked}");
+}
+
+/// The whole lifecycle in one pass, as the issue lists it: register → contract → request retraining →
+/// approve → train → evaluate → evidence packet → publish → console promotion → `/quant/models` runs it →
+/// a QLM version pins it → invoke → console rebinding to a newer checkpoint → invoke shows the new hashes;
+/// then `fiscus verify models` finds a tampered artifact and a broken supply-chain link. A credential with
+/// every scope decides none of it.
+#[tokio::test]
+async fn from_registration_to_a_rebound_qlm_with_a_person_at_every_decision() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let sandbox =
+        fiscus_domain::tenancy::Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
+    app.admin().grant_credits(&sandbox, 1000, "lqm").await.expect("credits");
+    let reviewer = reviewer(&app).await;
+    let op =
+        crate::console::enrolled_operator(&app, "mrm@example.com", fiscus_domain::actions::approval::Role::Approver)
+            .await;
+    let cookie = crate::console::sign_in(&app, &op).await;
+
+    // Register … evaluate (the helper), then evidence, publication and a promotion an operator approves.
+    let (m, first) = evaluated_checkpoint(&app, &reviewer, "SPX liquidity forecaster").await;
+    let promote = |k: String| {
+        let app = &app;
+        let cookie = &cookie;
+        async move {
+            for step in ["evidence-packet", "publication"] {
+                created(app, &app.key, &format!("/api/v2/lqm/checkpoints/{k}/{step}"), &json!({})).await;
+            }
+            let p =
+                created(app, &app.key, &format!("/api/v2/lqm/checkpoints/{k}/promotion-requests"), &json!({})).await;
+            assert_eq!(console_promotion(app, cookie, p["id"].as_str().expect("id"), "approve").await.status(), 303);
+            p
+        }
+    };
+    promote(first.clone()).await;
+    let first_hash = get(&app, &format!("/api/v2/lqm/checkpoints/{first}")).await["checkpoint_hash"].clone();
+    let entry = catalogued(&get(&app, "/api/v2/quant/models").await, &m).expect("catalogued");
+    assert_eq!(entry["checkpoint_hash"], first_hash);
+    let series: Vec<f64> = (0..40).map(|t| 4000.0 + 4.0 * t as f64 + if t % 3 == 0 { 6.0 } else { -2.0 }).collect();
+    let run =
+        created(&app, &app.key, &format!("/api/v2/quant/models/{m}/run"), &json!({ "input": { "values": series } }))
+            .await;
+    assert_eq!(run["result"]["output"]["checkpoint_hash"], first_hash);
+
+    // A QLM pins the promoted checkpoint; a model that serves nothing cannot be composed.
+    let (idle, _) = evaluated_checkpoint(&app, &reviewer, "Unpromoted").await;
+    let refused = json!({ "name": "Refused", "components": [{ "role": "forecast", "model_uid": idle }] });
+    let closed =
+        problem(app.post_json("/api/v2/qlms", &app.key, &refused, None).await, 409, "lifecycle_gate_closed").await;
+    assert_eq!(reasons(&closed), ["not_promoted"]);
+    let body = json!({ "name": "Treasury liquidity profile", "components": [{ "role": "forecast", "model_uid": m }] });
+    let qlm = created(&app, &app.key, "/api/v2/qlms", &body).await;
+    let q = qlm["id"].as_str().expect("id").to_string();
+    assert_eq!((qlm["version"].as_i64(), qlm["pins"][0]["checkpoint_hash"].clone()), (Some(1), first_hash.clone()));
+    let invoke = format!("/api/v2/qlms/{q}/invoke");
+    let once = app.post_json(&invoke, &app.key, &json!({ "values": series, "horizon": 3 }), None).await;
+    assert_eq!(once.status(), 200);
+    let once: Value = once.json().await.expect("json");
+    assert_eq!(once["version_hash"], qlm["version_hash"]);
+    assert_eq!(once["outputs"][0]["checkpoint_hash"], first_hash);
+    assert_eq!(once["outputs"][0]["output"]["forecast"].as_array().map(Vec::len), Some(3));
+    // The same checkpoint through the catalogue and through the QLM gives the same numbers.
+    let direct = created(
+        &app,
+        &app.key,
+        &format!("/api/v2/quant/models/{m}/run"),
+        &json!({ "input": { "values": series }, "parameters": { "horizon": 3 } }),
+    )
+    .await;
+    assert_eq!(direct["result"]["output"]["forecast"], once["outputs"][0]["output"]["forecast"]);
+    let contract = get(&app, &format!("/api/v2/lqm/models/{m}/developer-manifest")).await["contracts"][0].clone();
+    let evaluated = app
+        .post_json(&format!("/api/v2/qlms/{q}/evaluate"), &app.key, &json!({ "contract_uid": contract }), None)
+        .await;
+    assert_eq!(evaluated.status(), 200);
+    let evaluated: Value = evaluated.json().await.expect("json");
+    assert_eq!(evaluated["outputs"][0]["passed"], true);
+
+    // A newer checkpoint is promoted: the QLM keeps its pin until an operator rebinds it.
+    let manifest = get(&app, &format!("/api/v2/lqm/models/{m}/developer-manifest")).await;
+    let request = created(
+        &app,
+        &app.key,
+        &format!("/api/v2/lqm/models/{m}/retraining-requests"),
+        &json!({ "contract_uid": manifest["contracts"][0], "reason": "recalibration" }),
+    )
+    .await;
+    let r = request["id"].as_str().expect("id");
+    let ok = app
+        .post_json(
+            &format!("/api/v2/lqm/retraining-requests/{r}/decision"),
+            &reviewer,
+            &json!({"decision": "approve"}),
+            None,
+        )
+        .await;
+    assert_eq!(ok.status(), 200);
+    let second = created(&app, &reviewer, &format!("/api/v2/lqm/retraining-requests/{r}/training"), &json!({})).await;
+    let second_id = second["id"].as_str().expect("id").to_string();
+    created(&app, &app.key, &format!("/api/v2/lqm/checkpoints/{second_id}/evaluation"), &json!({})).await;
+    promote(second_id.clone()).await;
+    let still =
+        app.post_json(&invoke, &app.key, &json!({ "values": series }), None).await.json::<Value>().await.expect("json");
+    assert_eq!(still["outputs"][0]["checkpoint_hash"], first_hash, "a QLM runs what it pins, not what is promoted");
+
+    let page = crate::console::console_page(&app, &cookie, "/console/qlms").await;
+    let at = page
+        .find(&format!("action=\"/console/qlms/{q}\""))
+        .unwrap_or_else(|| panic!("a rebinding is offered:\n{page}"));
+    let form = &page[at..];
+    let value = |name: &str| crate::console::between(form, &format!("name=\"{name}\" value=\""), "\"").to_string();
+    assert_eq!(value("checkpoint_hash"), second["checkpoint_hash"].as_str().expect("hash"));
+    // The credential with every scope cannot rebind: the console needs a person.
+    let bearer = crate::console::client()
+        .post(app.url(&format!("/console/qlms/{q}")))
+        .bearer_auth(&app.key)
+        .form(&[
+            ("csrf", value("csrf")),
+            ("environment", "sandbox".into()),
+            ("role", "forecast".into()),
+            ("checkpoint_hash", value("checkpoint_hash")),
+        ])
+        .send()
+        .await
+        .expect("request");
+    assert!(!bearer.status().is_success());
+    assert_eq!(get(&app, &format!("/api/v2/qlms/{q}/versions")).await["data"].as_array().map(Vec::len), Some(1));
+    let rebound = crate::console::client()
+        .post(app.url(&format!("/console/qlms/{q}")))
+        .header("cookie", &cookie)
+        .form(&[
+            ("csrf", value("csrf")),
+            ("environment", "sandbox".into()),
+            ("role", "forecast".into()),
+            ("checkpoint_hash", value("checkpoint_hash")),
+        ])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(rebound.status(), 303);
+    let versions = get(&app, &format!("/api/v2/qlms/{q}/versions")).await;
+    assert_eq!(versions["data"][1]["previous_version_hash"], versions["data"][0]["version_hash"]);
+    assert!(versions["data"][1]["created_by"].as_str().is_some_and(|b| b.starts_with("operator:")));
+    let after =
+        app.post_json(&invoke, &app.key, &json!({ "values": series }), None).await.json::<Value>().await.expect("json");
+    assert_eq!(after["version"], 2);
+    assert_eq!(after["outputs"][0]["checkpoint_hash"], second["checkpoint_hash"]);
+    assert_eq!(after["version_hash"], versions["data"][1]["version_hash"]);
+    // Version 1 still runs its own pin…
+    let v1 = app
+        .post_json(&invoke, &app.key, &json!({ "values": series, "version": 1 }), None)
+        .await
+        .json::<Value>()
+        .await
+        .expect("json");
+    assert_eq!(v1["outputs"][0]["checkpoint_hash"], first_hash);
+
+    // …until a pinned checkpoint is revoked: then it refuses, and records nothing.
+    let history = get(&app, &format!("/api/v2/lqm/models/{m}/promotions")).await;
+    let active = history["data"][1]["id"].as_str().expect("id");
+    assert_eq!(console_promotion(&app, &cookie, active, "revoke").await.status(), 303);
+    let runs = app.count("SELECT COUNT(*) FROM qlm_runs").await;
+    let revoked =
+        problem(app.post_json(&invoke, &app.key, &json!({ "values": series }), None).await, 409, "checkpoint_revoked")
+            .await;
+    assert_eq!(revoked["role"], "forecast");
+    assert_eq!(app.count("SELECT COUNT(*) FROM qlm_runs").await, runs);
+
+    // The supply chain: intact, then an altered artifact and a broken link are found.
+    let verify =
+        || fiscus_server::lqm::verify::verify_models(&app.state.store, &app.state.settings.data_dir, &app.workspace_id);
+    let report = verify().await.expect("verify");
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    let publications = app.count("SELECT COUNT(*) FROM lqm_publications").await;
+    assert_eq!(report.publications as i64, publications);
+    let hub = fiscus_server::lqm::hub::Hub::in_data_dir(&app.state.settings.data_dir);
+    let path = hub.path(second["checkpoint_hash"].as_str().expect("hash")).expect("path");
+    std::fs::write(&path, b"{}").expect("tamper");
+    let report = verify().await.expect("verify");
+    assert!(report.problems.iter().any(|p| p.contains("checkpoint.json was altered")), "{:?}", report.problems);
+    let mut conn = app.state.store.read().await.expect("conn");
+    let (oldest,): (String,) = sqlx::query_as("SELECT id FROM lqm_publications ORDER BY id LIMIT 1")
+        .fetch_one(&mut *conn)
+        .await
+        .expect("first");
+    drop(conn);
+    app.execute(&format!("DELETE FROM lqm_publications WHERE id = '{oldest}'")).await;
+    let report = verify().await.expect("verify");
+    assert!(report.problems.iter().any(|p| p.contains("broken link")), "{:?}", report.problems);
+}
+
+/// The live path of a documented QLM example: a model promoted at the console (by an operator enrolled
+/// here), composed into a QLM for the invoke and evaluate examples.
+async fn qlm_example_path(app: &TestApp, path: &str, example: &mut Value) -> String {
+    let reviewer = reviewer(app).await;
+    let name = format!("Example {}", fiscus_domain::ids::new_id("x"));
+    let (m, k) = evaluated_checkpoint(app, &reviewer, &name).await;
+    for step in ["evidence-packet", "publication"] {
+        created(app, &app.key, &format!("/api/v2/lqm/checkpoints/{k}/{step}"), &json!({})).await;
+    }
+    let p = created(app, &app.key, &format!("/api/v2/lqm/checkpoints/{k}/promotion-requests"), &json!({})).await;
+    let email = format!("{}@example.com", fiscus_domain::ids::new_id("op").to_lowercase());
+    let op = crate::console::enrolled_operator(app, &email, fiscus_domain::actions::approval::Role::Approver).await;
+    let cookie = crate::console::sign_in(app, &op).await;
+    assert_eq!(console_promotion(app, &cookie, p["id"].as_str().expect("id"), "approve").await.status(), 303);
+    if path.ends_with("/qlms") {
+        example["components"][0]["model_uid"] = json!(m);
+        return path.to_string();
+    }
+    let body = json!({ "name": name, "components": [{ "role": "forecast", "model_uid": m }] });
+    let qlm = created(app, &app.key, "/api/v2/qlms", &body).await;
+    if path.ends_with("/evaluate") {
+        let manifest = get(app, &format!("/api/v2/lqm/models/{m}/developer-manifest")).await;
+        example["contract_uid"] = manifest["contracts"][0].clone();
+    }
+    path.replace("{uid}", qlm["id"].as_str().expect("id"))
+}
+
+/// serde reads a struct from an array too (its fields by position); a member documented as an object is an
+/// object (found by Schemathesis on `limits`: `[null, null]` was read as no limits).
+#[tokio::test]
+async fn a_member_documented_as_an_object_refuses_an_array() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let runs = "/api/v2/investment/risk-compliance/runs";
+    let p = problem(
+        app.post_json(runs, &app.key, &json!({ "portfolio_id": 1, "limits": [null, null] }), None).await,
+        422,
+        "invalid_request",
+    )
+    .await;
+    assert_eq!(p["errors"][0]["field"], "limits", "{p}");
+    let scenarios = "/api/v2/investment/portfolios/1/scenarios";
+    problem(
+        app.post_json(scenarios, &app.key, &json!({ "hypothetical": [{}, "x"] }), None).await,
+        422,
+        "invalid_request",
+    )
+    .await;
+    let evaluation = "/api/v2/lqm/checkpoints/ckp_01M8C3ZQ5V6J1P8N2T4W0XK7RD/evaluation";
+    problem(app.post_json(evaluation, &app.key, &json!({ "criteria": [1.1] }), None).await, 422, "invalid_request")
+        .await;
+    assert_eq!(app.count("SELECT COUNT(*) FROM investment_records").await, 0);
 }

@@ -78,7 +78,7 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                         app.post_json(&draw, &app.key, &serde_json::json!({}), None).await.json().await.expect("json");
                     example["model_portfolio"] = model["id"].clone();
                 }
-                let lqm = if path.contains("/lqm/") {
+                let lqm = if path.contains("/lqm/") || path.contains("/qlms") {
                     Some(crate::lqm::example_path(&app, path, &mut example).await)
                 } else {
                     None

@@ -7,6 +7,7 @@
 //! refuses.
 
 pub mod models;
+pub mod qlms;
 pub mod supply_chain;
 pub mod training;
 

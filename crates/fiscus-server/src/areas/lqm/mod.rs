@@ -1,8 +1,9 @@
 //! LQM Builder over HTTP: registration, dataset contracts, retraining requests and their review, training,
-//! evaluation and the developer manifest. The routes parse and render; `crate::lqm` is the application
+//! evaluation, evidence packets, publication, promotion requests, the developer manifest, and QLMs. The routes parse and render; `crate::lqm` is the application
 //! layer they call.
 
 pub mod models;
+pub mod qlms;
 pub mod training;
 pub mod views;
 
@@ -22,6 +23,9 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(training::get_request))
         .routes(routes!(training::get_checkpoint))
         .routes(routes!(training::get_publication))
+        .routes(routes!(qlms::get_qlms))
+        .routes(routes!(qlms::get_qlm))
+        .routes(routes!(qlms::get_versions))
 }
 
 /// Operations that record (behind the idempotency layer).
@@ -36,4 +40,7 @@ pub fn writing_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(training::post_evidence_packet))
         .routes(routes!(training::post_publication))
         .routes(routes!(training::post_promotion_request))
+        .routes(routes!(qlms::post_qlm))
+        .routes(routes!(qlms::post_invoke))
+        .routes(routes!(qlms::post_evaluate))
 }

@@ -1,0 +1,103 @@
+//! QLMs, their versions (each pinning exact checkpoints) and their runs.
+
+use super::supply_chain::{QLM_RUNS_SEALED, QLM_VERSIONS_SEALED, QLMS_SEALED};
+use super::{Fields, Record, insert, select_one, select_page, select_where, tenant_values, text};
+use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::integrity::{SealKey, Stored};
+use fiscus_domain::lqm::records::{QlmBody, QlmRunBody, QlmVersionBody};
+use fiscus_domain::tenancy::Tenant;
+use sqlx::AnyConnection;
+
+pub type Qlm = Record<QlmBody>;
+pub type Version = Record<QlmVersionBody>;
+pub type Run = Record<QlmRunBody>;
+
+fn qlm(f: &Fields) -> Result<Qlm> {
+    let q: Qlm = f.record()?;
+    if f.text("name")? != q.body.name {
+        return Err(StoreError::Corrupt(format!("qlms {}: columns differ from the body", q.id)));
+    }
+    Ok(q)
+}
+
+fn version(f: &Fields) -> Result<Version> {
+    let v: Version = f.record()?;
+    if f.text("qlm_id")? != v.body.qlm_id || f.int("version")? != v.body.version {
+        return Err(StoreError::Corrupt(format!("qlm_versions {}: columns differ from the body", v.id)));
+    }
+    Ok(v)
+}
+
+/// Creates a QLM with its first version; a name the tenant uses already is `Conflict`.
+pub async fn insert_qlm(tx: &mut WriteTx, tenant: &Tenant, q: &Qlm, first: &Version) -> Result<()> {
+    let mut v = tenant_values(&q.id, tenant);
+    v.extend([
+        text(&q.body.name),
+        text(&q.body_json),
+        text(&q.content_hash),
+        text(&q.created_by),
+        Stored::Integer(q.created_at),
+    ]);
+    insert(tx, &QLMS_SEALED, v).await?;
+    insert_version(tx, tenant, first).await
+}
+
+/// Appends a version; a second writer of the same version number is `Conflict`.
+pub async fn insert_version(tx: &mut WriteTx, tenant: &Tenant, version: &Version) -> Result<()> {
+    let mut v = tenant_values(&version.id, tenant);
+    v.extend([
+        text(&version.body.qlm_id),
+        Stored::Integer(version.body.version),
+        text(&version.body_json),
+        text(&version.content_hash),
+        text(&version.created_by),
+        Stored::Integer(version.created_at),
+    ]);
+    insert(tx, &QLM_VERSIONS_SEALED, v).await
+}
+
+pub async fn get_qlm(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Qlm> {
+    qlm(&select_one(conn, key, &QLMS_SEALED, tenant, id).await?)
+}
+
+/// The tenant's QLMs newest first, before `before`, `limit + 1` of them.
+pub async fn list_qlms(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    before: Option<&str>,
+    limit: u32,
+) -> Result<Vec<Qlm>> {
+    select_page(conn, key, &QLMS_SEALED, tenant, before, limit).await?.iter().map(qlm).collect()
+}
+
+/// A QLM's versions, oldest first.
+pub async fn versions_of(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    qlm_id: &str,
+) -> Result<Vec<Version>> {
+    let mut all: Vec<Version> = select_where(conn, key, &QLM_VERSIONS_SEALED, tenant, "qlm_id", text(qlm_id))
+        .await?
+        .iter()
+        .map(version)
+        .collect::<Result<_>>()?;
+    all.sort_by_key(|v| v.body.version);
+    Ok(all)
+}
+
+/// Records a run (`invoke` or `evaluate`).
+pub async fn insert_run(tx: &mut WriteTx, tenant: &Tenant, kind: &str, run: &Run) -> Result<()> {
+    let mut v = tenant_values(&run.id, tenant);
+    v.extend([
+        text(&run.body.qlm_id),
+        Stored::Integer(run.body.version),
+        text(kind),
+        text(&run.body_json),
+        text(&run.content_hash),
+        text(&run.created_by),
+        Stored::Integer(run.created_at),
+    ]);
+    insert(tx, &QLM_RUNS_SEALED, v).await
+}
