@@ -220,7 +220,31 @@ pub(crate) fn opt_text(s: Option<&str>) -> Stored {
     s.map_or(Stored::Null, text)
 }
 
-/// The columns every record row starts with.
-pub(crate) fn tenant_values(id: &str, tenant: &Tenant) -> Vec<Stored> {
-    vec![text(id), text(&tenant.workspace_id), text(tenant.environment.as_str())]
+/// Inserts a record: the columns every record has come from `record`, the table's own (relations, state)
+/// from `own` by name, and every other sealed column is NULL (what moves later: a review, an ending).
+pub(crate) async fn insert_record<B>(
+    tx: &mut WriteTx,
+    table: &SealedTable,
+    tenant: &Tenant,
+    record: &Record<B>,
+    own: &[(&str, Stored)],
+) -> Result<()> {
+    if let Some((name, _)) = own.iter().find(|(name, _)| !table.columns.contains(name)) {
+        return Err(StoreError::Corrupt(format!("{}: no column {name}", table.table)));
+    }
+    let values = table
+        .columns
+        .iter()
+        .map(|column| match *column {
+            "id" => text(&record.id),
+            "workspace_id" => text(&tenant.workspace_id),
+            "environment" => text(tenant.environment.as_str()),
+            "body" => text(&record.body_json),
+            "content_hash" => text(&record.content_hash),
+            "created_by" => text(&record.created_by),
+            "created_at" => Stored::Integer(record.created_at),
+            other => own.iter().find(|(name, _)| *name == other).map_or(Stored::Null, |(_, v)| v.clone()),
+        })
+        .collect();
+    insert(tx, table, values).await
 }

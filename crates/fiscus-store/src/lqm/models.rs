@@ -1,6 +1,6 @@
 //! Registered models and their dataset contracts.
 
-use super::{Fields, Record, insert, select_one, select_page, select_where, tenant_values, text};
+use super::{Fields, Record, insert_record, select_one, select_page, select_where, text};
 use crate::seals::SealedTable;
 use crate::{Result, WriteTx};
 use fiscus_domain::integrity::{SealKey, Stored};
@@ -54,16 +54,8 @@ fn model(f: &Fields) -> Result<Model> {
 
 /// Registers a model; a name the tenant uses already is `Conflict`.
 pub async fn insert_model(tx: &mut WriteTx, tenant: &Tenant, m: &Model) -> Result<()> {
-    let mut v = tenant_values(&m.id, tenant);
-    v.extend([
-        text(&m.body.name),
-        text(m.body.task_family.as_str()),
-        text(&m.body_json),
-        text(&m.content_hash),
-        text(&m.created_by),
-        Stored::Integer(m.created_at),
-    ]);
-    insert(tx, &MODELS_SEALED, v).await
+    let own = [("name", text(&m.body.name)), ("task_family", text(m.body.task_family.as_str()))];
+    insert_record(tx, &MODELS_SEALED, tenant, m, &own).await
 }
 
 pub async fn get_model(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Model> {
@@ -82,16 +74,8 @@ pub async fn list_models(
 }
 
 pub async fn insert_contract(tx: &mut WriteTx, tenant: &Tenant, c: &Contract) -> Result<()> {
-    let mut v = tenant_values(&c.id, tenant);
-    v.extend([
-        text(&c.body.model_id),
-        Stored::Integer(c.body.dataset.id),
-        text(&c.body_json),
-        text(&c.content_hash),
-        text(&c.created_by),
-        Stored::Integer(c.created_at),
-    ]);
-    insert(tx, &CONTRACTS_SEALED, v).await
+    let own = [("model_id", text(&c.body.model_id)), ("dataset_number", Stored::Integer(c.body.dataset.id))];
+    insert_record(tx, &CONTRACTS_SEALED, tenant, c, &own).await
 }
 
 fn contract(f: &Fields) -> Result<Contract> {

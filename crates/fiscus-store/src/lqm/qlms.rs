@@ -1,7 +1,7 @@
 //! QLMs, their versions (each pinning exact checkpoints) and their runs.
 
 use super::supply_chain::{QLM_RUNS_SEALED, QLM_VERSIONS_SEALED, QLMS_SEALED};
-use super::{Fields, Record, insert, select_one, select_page, select_where, tenant_values, text};
+use super::{Fields, Record, insert_record, select_one, select_page, select_where, text};
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::lqm::records::{QlmBody, QlmRunBody, QlmVersionBody};
@@ -30,30 +30,14 @@ fn version(f: &Fields) -> Result<Version> {
 
 /// Creates a QLM with its first version; a name the tenant uses already is `Conflict`.
 pub async fn insert_qlm(tx: &mut WriteTx, tenant: &Tenant, q: &Qlm, first: &Version) -> Result<()> {
-    let mut v = tenant_values(&q.id, tenant);
-    v.extend([
-        text(&q.body.name),
-        text(&q.body_json),
-        text(&q.content_hash),
-        text(&q.created_by),
-        Stored::Integer(q.created_at),
-    ]);
-    insert(tx, &QLMS_SEALED, v).await?;
+    insert_record(tx, &QLMS_SEALED, tenant, q, &[("name", text(&q.body.name))]).await?;
     insert_version(tx, tenant, first).await
 }
 
 /// Appends a version; a second writer of the same version number is `Conflict`.
 pub async fn insert_version(tx: &mut WriteTx, tenant: &Tenant, version: &Version) -> Result<()> {
-    let mut v = tenant_values(&version.id, tenant);
-    v.extend([
-        text(&version.body.qlm_id),
-        Stored::Integer(version.body.version),
-        text(&version.body_json),
-        text(&version.content_hash),
-        text(&version.created_by),
-        Stored::Integer(version.created_at),
-    ]);
-    insert(tx, &QLM_VERSIONS_SEALED, v).await
+    let own = [("qlm_id", text(&version.body.qlm_id)), ("version", Stored::Integer(version.body.version))];
+    insert_record(tx, &QLM_VERSIONS_SEALED, tenant, version, &own).await
 }
 
 pub async fn get_qlm(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Qlm> {
@@ -89,15 +73,7 @@ pub async fn versions_of(
 
 /// Records a run (`invoke` or `evaluate`).
 pub async fn insert_run(tx: &mut WriteTx, tenant: &Tenant, kind: &str, run: &Run) -> Result<()> {
-    let mut v = tenant_values(&run.id, tenant);
-    v.extend([
-        text(&run.body.qlm_id),
-        Stored::Integer(run.body.version),
-        text(kind),
-        text(&run.body_json),
-        text(&run.content_hash),
-        text(&run.created_by),
-        Stored::Integer(run.created_at),
-    ]);
-    insert(tx, &QLM_RUNS_SEALED, v).await
+    let own =
+        [("qlm_id", text(&run.body.qlm_id)), ("version", Stored::Integer(run.body.version)), ("kind", text(kind))];
+    insert_record(tx, &QLM_RUNS_SEALED, tenant, run, &own).await
 }

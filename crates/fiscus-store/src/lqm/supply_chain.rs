@@ -2,7 +2,7 @@
 //! are sealed from the start; the promotion and QLM repositories come with the operations that write them.
 
 use super::training::Review;
-use super::{Fields, Record, insert, select_one, select_page, select_where, tenant_values, text, update_guarded};
+use super::{Fields, Record, insert_record, select_one, select_page, select_where, text, update_guarded};
 use crate::seals::SealedTable;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::integrity::{SealKey, Stored};
@@ -112,15 +112,7 @@ fn packet(f: &Fields) -> Result<EvidencePacket> {
 
 /// Records a checkpoint's evidence packet; a second one of the same checkpoint is `Conflict`.
 pub async fn insert_packet(tx: &mut WriteTx, tenant: &Tenant, p: &EvidencePacket) -> Result<()> {
-    let mut v = tenant_values(&p.id, tenant);
-    v.extend([
-        text(&p.body.checkpoint.id),
-        text(&p.body_json),
-        text(&p.content_hash),
-        text(&p.created_by),
-        Stored::Integer(p.created_at),
-    ]);
-    insert(tx, &EVIDENCE_PACKETS_SEALED, v).await
+    insert_record(tx, &EVIDENCE_PACKETS_SEALED, tenant, p, &[("checkpoint_id", text(&p.body.checkpoint.id))]).await
 }
 
 /// The evidence packet of a checkpoint, if one was issued.
@@ -153,18 +145,13 @@ fn publication(f: &Fields) -> Result<Publication> {
 /// Appends a publication to the tenant's chain. Another publication that took the same previous head
 /// first, or the same revision of the model, is `Conflict`: the chain never forks.
 pub async fn insert_publication(tx: &mut WriteTx, tenant: &Tenant, p: &Publication) -> Result<()> {
-    let mut v = tenant_values(&p.id, tenant);
-    v.extend([
-        text(&p.body.model_id),
-        text(&p.body.checkpoint_id),
-        Stored::Integer(p.body.revision),
-        text(&p.body.previous_head),
-        text(&p.body_json),
-        text(&p.content_hash),
-        text(&p.created_by),
-        Stored::Integer(p.created_at),
-    ]);
-    insert(tx, &PUBLICATIONS_SEALED, v).await
+    let own = [
+        ("model_id", text(&p.body.model_id)),
+        ("checkpoint_id", text(&p.body.checkpoint_id)),
+        ("revision", Stored::Integer(p.body.revision)),
+        ("previous_head", text(&p.body.previous_head)),
+    ];
+    insert_record(tx, &PUBLICATIONS_SEALED, tenant, p, &own).await
 }
 
 pub async fn get_publication(
@@ -252,22 +239,12 @@ fn promotion(f: &Fields) -> Result<Promotion> {
 }
 
 pub async fn insert_promotion(tx: &mut WriteTx, tenant: &Tenant, p: &Record<PromotionBody>) -> Result<()> {
-    let mut v = tenant_values(&p.id, tenant);
-    v.extend([
-        text(&p.body.model_id),
-        text(&p.body.checkpoint_id),
-        text(&p.body_json),
-        text(&p.content_hash),
-        text(PromotionState::Pending.as_str()),
-        text(&p.created_by),
-        Stored::Integer(p.created_at),
-        Stored::Null,
-        Stored::Null,
-        Stored::Null,
-        Stored::Null,
-        Stored::Null,
-    ]);
-    insert(tx, &PROMOTIONS_SEALED, v).await
+    let own = [
+        ("model_id", text(&p.body.model_id)),
+        ("checkpoint_id", text(&p.body.checkpoint_id)),
+        ("state", text(PromotionState::Pending.as_str())),
+    ];
+    insert_record(tx, &PROMOTIONS_SEALED, tenant, p, &own).await
 }
 
 pub async fn get_promotion(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Promotion> {

@@ -1,6 +1,6 @@
 //! Retraining requests (reviewed once), the checkpoints trained under them, and their evaluations.
 
-use super::{Fields, Record, insert, opt_text, select_one, select_where, tenant_values, text, update_guarded};
+use super::{Fields, Record, insert_record, opt_text, select_one, select_where, text, update_guarded};
 use crate::seals::SealedTable;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::integrity::{SealKey, Stored};
@@ -99,21 +99,12 @@ fn request(f: &Fields) -> Result<Request> {
 }
 
 pub async fn insert_request(tx: &mut WriteTx, tenant: &Tenant, r: &Record<RequestBody>) -> Result<()> {
-    let mut v = tenant_values(&r.id, tenant);
-    v.extend([
-        text(&r.body.model_id),
-        text(&r.body.contract_id),
-        text(&r.body_json),
-        text(&r.content_hash),
-        text(RequestState::Pending.as_str()),
-        text(&r.created_by),
-        Stored::Integer(r.created_at),
-        Stored::Null,
-        Stored::Null,
-        Stored::Null,
-        Stored::Null,
-    ]);
-    insert(tx, &REQUESTS_SEALED, v).await
+    let own = [
+        ("model_id", text(&r.body.model_id)),
+        ("contract_id", text(&r.body.contract_id)),
+        ("state", text(RequestState::Pending.as_str())),
+    ];
+    insert_record(tx, &REQUESTS_SEALED, tenant, r, &own).await
 }
 
 pub async fn get_request(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Request> {
@@ -164,16 +155,8 @@ fn checkpoint(f: &Fields) -> Result<Checkpoint> {
 }
 
 pub async fn insert_checkpoint(tx: &mut WriteTx, tenant: &Tenant, c: &Checkpoint) -> Result<()> {
-    let mut v = tenant_values(&c.id, tenant);
-    v.extend([
-        text(&c.body.model_id),
-        text(&c.body.request_id),
-        text(&c.body_json),
-        text(&c.content_hash),
-        text(&c.created_by),
-        Stored::Integer(c.created_at),
-    ]);
-    insert(tx, &CHECKPOINTS_SEALED, v).await
+    let own = [("model_id", text(&c.body.model_id)), ("request_id", text(&c.body.request_id))];
+    insert_record(tx, &CHECKPOINTS_SEALED, tenant, c, &own).await
 }
 
 pub async fn get_checkpoint(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Checkpoint> {
@@ -207,16 +190,11 @@ fn evaluation(f: &Fields) -> Result<Evaluation> {
 
 /// Records a checkpoint's evaluation; a second one of the same checkpoint is `Conflict`.
 pub async fn insert_evaluation(tx: &mut WriteTx, tenant: &Tenant, e: &Evaluation) -> Result<()> {
-    let mut v = tenant_values(&e.id, tenant);
-    v.extend([
-        text(&e.body.checkpoint_id),
-        text(if e.body.passed { "passed" } else { "failed" }),
-        text(&e.body_json),
-        text(&e.content_hash),
-        text(&e.created_by),
-        Stored::Integer(e.created_at),
-    ]);
-    insert(tx, &EVALUATIONS_SEALED, v).await
+    let own = [
+        ("checkpoint_id", text(&e.body.checkpoint_id)),
+        ("verdict", text(if e.body.passed { "passed" } else { "failed" })),
+    ];
+    insert_record(tx, &EVALUATIONS_SEALED, tenant, e, &own).await
 }
 
 pub async fn get_evaluation(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Evaluation> {

@@ -20,6 +20,7 @@ mod credits;
 mod delegations;
 mod execution_clients;
 mod idempotency;
+mod lqm;
 mod operators;
 mod outbox;
 mod seals;
