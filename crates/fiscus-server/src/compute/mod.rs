@@ -209,6 +209,11 @@ impl From<Stop> for Refusal {
 }
 
 /// The engine's typed reason, as the API names it (`engine_error`).
+/// The engine's refusal of a computation answered in the request: 422 `computation_refused` naming it.
+pub fn refused_by_engine(e: QuantError) -> Failure {
+    Failure::Computation { engine_error: engine_error(&e), detail: e.to_string() }
+}
+
 pub fn engine_error(e: &QuantError) -> &'static str {
     match e {
         QuantError::Empty { .. } => "empty",
@@ -263,9 +268,7 @@ pub async fn submit(
         }
         match request.compute(state, &tenant.workspace_id, state.compute.control(JOB_BUDGET), None).await {
             Ok(v) => Some(v),
-            Err(Refusal::Engine(e)) => {
-                return Err(Failure::Computation { engine_error: engine_error(&e), detail: e.to_string() });
-            }
+            Err(Refusal::Engine(e)) => return Err(refused_by_engine(e)),
             Err(Refusal::Failure(f)) => return Err(f),
             Err(Refusal::Stopped(_)) => {
                 return Err(Failure::refused(

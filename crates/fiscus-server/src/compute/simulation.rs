@@ -227,12 +227,7 @@ impl Simulation {
                 let n = pinned.instruments.len();
                 let (drift, covariance) = if logs.len() >= 2 {
                     let m = Matrix::from_rows(&logs).map_err(|e| Failure::internal(e.to_string()))?;
-                    let cov = fiscus_quant::covariance::sample(&m, 1)
-                        .map_err(|e| Failure::Computation {
-                            engine_error: super::engine_error(&e),
-                            detail: e.to_string(),
-                        })?
-                        .scaled(252.0);
+                    let cov = fiscus_quant::covariance::sample(&m, 1).map_err(super::refused_by_engine)?.scaled(252.0);
                     // GBM's drift μ: the log returns' mean is μ - σ²/2 per year.
                     let drift = (0..n)
                         .map(|i| 252.0 * logs.iter().map(|r| r[i]).sum::<f64>() / logs.len() as f64 + 0.5 * cov[(i, i)])

@@ -125,6 +125,26 @@ pub struct AuditEntry<'a> {
     pub occurred_at: i64,
 }
 
+impl<'a> AuditEntry<'a> {
+    /// An event of one tenant (workspace and environment) about `subject`.
+    pub fn of_tenant(
+        tenant: &'a fiscus_domain::tenancy::Tenant,
+        action: &'a str,
+        subject: &'a str,
+        details: Value,
+        occurred_at: i64,
+    ) -> AuditEntry<'a> {
+        AuditEntry {
+            workspace_id: &tenant.workspace_id,
+            environment: Some(tenant.environment),
+            action,
+            subject: Some(subject),
+            details,
+            occurred_at,
+        }
+    }
+}
+
 /// Appends an audit event to the workspace's chain inside `tx`, with the caller's actor, request and
 /// credential. With [`audit_appended`], the only way into the audit log.
 pub async fn audit(tx: &mut WriteTx, caller: &Caller, entry: &AuditEntry<'_>) -> Result<(), StoreError> {

@@ -119,7 +119,7 @@ fn engine_lot(i: usize, l: &OpenLot) -> Result<Lot, Failure> {
 }
 
 pub(super) fn engine_error(e: fiscus_quant::QuantError) -> Failure {
-    Failure::Computation { engine_error: crate::compute::engine_error(&e), detail: e.to_string() }
+    crate::compute::refused_by_engine(e)
 }
 
 /// Marks every open lot of `book` (lots acquired after the valuation date are left out: they were not

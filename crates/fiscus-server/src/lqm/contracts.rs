@@ -169,14 +169,13 @@ pub async fn create(
     };
     let mut tx = state.store.begin().await?;
     models::insert_contract(&mut tx, tenant, &c).await?;
-    let entry = AuditEntry {
-        workspace_id: &tenant.workspace_id,
-        environment: Some(tenant.environment),
-        action: "lqm.contract.sealed",
-        subject: Some(&c.id),
-        details: json!({ "model": model.id, "dataset": dataset.number, "contract_hash": c.content_hash }),
-        occurred_at: now,
-    };
+    let entry = AuditEntry::of_tenant(
+        tenant,
+        "lqm.contract.sealed",
+        &c.id,
+        json!({ "model": model.id, "dataset": dataset.number, "contract_hash": c.content_hash }),
+        now,
+    );
     audit(&mut tx, caller, &entry).await?;
     tx.commit().await?;
     Ok(c)

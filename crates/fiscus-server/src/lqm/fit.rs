@@ -129,7 +129,7 @@ pub fn hyperparameters(algorithm: Algorithm, given: Option<Value>) -> Result<Val
 }
 
 fn refused(e: QuantError) -> Failure {
-    Failure::Computation { engine_error: crate::compute::engine_error(&e), detail: e.to_string() }
+    crate::compute::refused_by_engine(e)
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

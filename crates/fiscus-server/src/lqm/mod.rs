@@ -48,6 +48,11 @@ pub fn gate_closed(op: Operation, reasons: &[Reason]) -> Failure {
     )
 }
 
+/// A computation on the pool that panicked (a bug) or met a closing pool: an internal error, never a result.
+fn crashed<T>(r: Result<T, crate::compute::Crashed>) -> Result<T, Failure> {
+    r.map_err(|_| Failure::internal("an LQM computation crashed"))
+}
+
 fn invalid(field: &'static str, message: impl Into<String>) -> Failure {
     Failure::Invalid(vec![(field, message.into())])
 }

@@ -22,23 +22,6 @@ use crate::governed::record::{AuditEntry, audit};
 use crate::governed::{Caller, Failure};
 use crate::state::AppState;
 
-fn entry<'a>(
-    tenant: &'a Tenant,
-    action: &'static str,
-    subject: &'a str,
-    details: serde_json::Value,
-    at: i64,
-) -> AuditEntry<'a> {
-    AuditEntry {
-        workspace_id: &tenant.workspace_id,
-        environment: Some(tenant.environment),
-        action,
-        subject: Some(subject),
-        details,
-        occurred_at: at,
-    }
-}
-
 fn gate(d: &Dossier, checkpoint_id: &str) -> Result<(), Failure> {
     let here = d.checkpoint(checkpoint_id).ok_or(Failure::NotFound)?;
     lifecycle::gate(Operation::Promotion, &d.facts, Some(&here.facts))
@@ -87,7 +70,7 @@ pub async fn request(
     supply_chain::insert_promotion(&mut tx, tenant, &record).await?;
     let details =
         json!({ "checkpoint": c.id, "checkpoint_hash": c.content_hash, "promotion_hash": record.content_hash });
-    audit(&mut tx, caller, &entry(tenant, "lqm.promotion.requested", &record.id, details, now)).await?;
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "lqm.promotion.requested", &record.id, details, now)).await?;
     tx.commit().await?;
     Ok(Promotion { record, state: PromotionState::Pending, decision: None, ended: None })
 }
@@ -152,7 +135,7 @@ pub async fn decide(
     }
     let action = if to == PromotionState::Active { "lqm.promotion.approved" } else { "lqm.promotion.denied" };
     let details = json!({ "checkpoint": p.record.body.checkpoint_id, "checkpoint_hash": checkpoint_hash, "superseded": superseded });
-    audit(&mut tx, operator, &entry(tenant, action, id, details, now)).await?;
+    audit(&mut tx, operator, &AuditEntry::of_tenant(tenant, action, id, details, now)).await?;
     tx.commit().await?;
     load(state, tenant, id).await
 }
@@ -183,7 +166,7 @@ pub async fn revoke(
     }
     let details =
         json!({ "checkpoint": p.record.body.checkpoint_id, "checkpoint_hash": p.record.body.checkpoint_hash });
-    audit(&mut tx, operator, &entry(tenant, "lqm.promotion.revoked", id, details, now)).await?;
+    audit(&mut tx, operator, &AuditEntry::of_tenant(tenant, "lqm.promotion.revoked", id, details, now)).await?;
     tx.commit().await?;
     load(state, tenant, id).await
 }

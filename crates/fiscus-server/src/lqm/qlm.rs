@@ -12,12 +12,12 @@ use fiscus_domain::lqm::records::{Pin, QlmBody, QlmRunBody, QlmVersionBody};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
 use fiscus_store::lqm::Record;
-use fiscus_store::lqm::qlms::{self, Qlm, Run, Version};
+use fiscus_store::lqm::qlms::{self, Qlm, Run, RunKind, Version};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::fit::{self, Criteria};
-use super::{actor_label, canonical, gate_closed, invalid, registry};
+use super::{actor_label, canonical, crashed, gate_closed, invalid, registry};
 use crate::governed::record::{AuditEntry, audit};
 use crate::governed::{Caller, Failure};
 use crate::state::AppState;
@@ -38,10 +38,10 @@ pub struct ComponentInput {
 #[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateQlm {
-    #[schema(min_length = 1, max_length = 200, example = "Treasury liquidity profile")]
+    #[schema(value_type = fiscus_domain::fields::Text<1, 200>, inline, example = "Treasury liquidity profile")]
     pub name: String,
     #[serde(default)]
-    #[schema(max_length = 2000, example = "S&P 500 level forecasts with a daily VaR guard")]
+    #[schema(value_type = Option<fiscus_domain::fields::Prose<2000>>, inline, example = "S&P 500 level forecasts with a daily VaR guard")]
     pub description: Option<String>,
     #[schema(min_items = 1, max_items = 8)]
     pub components: Vec<ComponentInput>,
@@ -81,17 +81,6 @@ fn role_ok(r: &str) -> bool {
     chars.next().is_some_and(|c| c.is_ascii_lowercase())
         && r.len() <= 32
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-}
-
-fn entry<'a>(tenant: &'a Tenant, action: &'static str, subject: &'a str, details: Value, at: i64) -> AuditEntry<'a> {
-    AuditEntry {
-        workspace_id: &tenant.workspace_id,
-        environment: Some(tenant.environment),
-        action,
-        subject: Some(subject),
-        details,
-        occurred_at: at,
-    }
 }
 
 /// The pin a model's serving promotion gives a role; refused (gate closed) when it serves nothing.
@@ -192,7 +181,7 @@ pub async fn create(
         other => other?,
     }
     let details = json!({ "version_hash": first.content_hash, "pins": first.body.pins.len() });
-    audit(&mut tx, caller, &entry(tenant, "qlm.created", &q.id, details, now)).await?;
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "qlm.created", &q.id, details, now)).await?;
     tx.commit().await?;
     Ok((q, first))
 }
@@ -256,7 +245,7 @@ pub async fn rebind(
         other => other?,
     }
     let details = json!({ "version": v.body.version, "role": role, "from": old.checkpoint_hash, "to": new.checkpoint_hash, "version_hash": v.content_hash });
-    audit(&mut tx, operator, &entry(tenant, "qlm.rebound", qlm_id, details, now)).await?;
+    audit(&mut tx, operator, &AuditEntry::of_tenant(tenant, "qlm.rebound", qlm_id, details, now)).await?;
     tx.commit().await?;
     Ok(v)
 }
@@ -309,7 +298,7 @@ async fn record_run(
     state: &AppState,
     caller: &Caller,
     tenant: &Tenant,
-    kind: &'static str,
+    kind: RunKind,
     v: &Version,
     request: &Value,
     outputs: Value,
@@ -333,19 +322,14 @@ async fn record_run(
     };
     let mut tx = state.store.begin().await?;
     qlms::insert_run(&mut tx, tenant, kind, &run).await?;
-    let action = if kind == "invoke" { "qlm.invoked" } else { "qlm.evaluated" };
+    let action = match kind {
+        RunKind::Invoke => "qlm.invoked",
+        RunKind::Evaluate => "qlm.evaluated",
+    };
     let details = json!({ "qlm": v.body.qlm_id, "version": v.body.version, "run_hash": run.content_hash });
-    audit(&mut tx, caller, &entry(tenant, action, &run.id, details, now)).await?;
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, action, &run.id, details, now)).await?;
     tx.commit().await?;
     Ok(run)
-}
-
-fn crashed<T>(r: Result<T, crate::compute::Crashed>) -> Result<T, Failure> {
-    r.map_err(|_| Failure::internal("a QLM computation crashed"))
-}
-
-fn engine(e: fiscus_quant::QuantError) -> Failure {
-    Failure::Computation { engine_error: crate::compute::engine_error(&e), detail: e.to_string() }
 }
 
 /// Runs every pinned checkpoint of a version on the input; the outputs carry the version's and each
@@ -387,9 +371,9 @@ pub async fn invoke(
             })
             .await,
     )?
-    .map_err(engine)?;
+    .map_err(crate::compute::refused_by_engine)?;
     let request = json!({ "values": r.values, "horizon": horizon, "version": v.body.version });
-    let run = record_run(state, caller, tenant, "invoke", &v, &request, Value::Array(outputs)).await?;
+    let run = record_run(state, caller, tenant, RunKind::Invoke, &v, &request, Value::Array(outputs)).await?;
     Ok((v, run))
 }
 
@@ -434,6 +418,6 @@ pub async fn evaluate(
     )??;
     let request = json!({ "contract_uid": contract.id, "contract_hash": contract.content_hash, "version": v.body.version,
                           "holdout_hash": holdout.hash()? });
-    let run = record_run(state, caller, tenant, "evaluate", &v, &request, Value::Array(outputs)).await?;
+    let run = record_run(state, caller, tenant, RunKind::Evaluate, &v, &request, Value::Array(outputs)).await?;
     Ok((v, run))
 }

@@ -30,13 +30,13 @@ pub const LICENSE_PATTERN: &str = "^(LicenseRef-[A-Za-z0-9.-]{1,64}|[A-Za-z0-9][
 #[serde(deny_unknown_fields)]
 pub struct RegisterRequest {
     /// Unique among the workspace's models in this environment.
-    #[schema(min_length = 1, max_length = 200, example = "S&P 500 level forecaster")]
+    #[schema(value_type = fiscus_domain::fields::Text<1, 200>, inline, example = "S&P 500 level forecaster")]
     pub name: String,
     pub task_family: TaskFamily,
     /// What the model is for and what it must not be used for (SR 11-7's intended use).
     #[schema(
-        min_length = 1,
-        max_length = 2000,
+        value_type = fiscus_domain::fields::Text<1, 2000>,
+        inline,
         example = "Next-day S&P 500 level forecasts for treasury liquidity planning; not for trading."
     )]
     pub intended_use: String,
@@ -59,8 +59,8 @@ pub async fn register(
     if !fiscus_domain::fields::text_ok(&r.name, 1, 200) {
         errors.push(("name", "from 1 to 200 characters, not blank, no control characters".to_string()));
     }
-    if r.intended_use.trim().is_empty() || !fiscus_domain::fields::prose_ok(&r.intended_use, 2000) {
-        errors.push(("intended_use", "from 1 to 2000 characters, not blank".to_string()));
+    if !fiscus_domain::fields::text_ok(&r.intended_use, 1, 2000) {
+        errors.push(("intended_use", "from 1 to 2000 characters, not blank, no control characters".to_string()));
     }
     if !licence::is_spdx_identifier(&r.license) {
         errors.push(("license", format!("`{}` is not an SPDX licence identifier (or LicenseRef-…)", r.license)));
@@ -95,14 +95,13 @@ pub async fn register(
         }
         other => other?,
     }
-    let entry = AuditEntry {
-        workspace_id: &tenant.workspace_id,
-        environment: Some(tenant.environment),
-        action: "lqm.model.registered",
-        subject: Some(&m.id),
-        details: json!({ "task_family": m.body.task_family.as_str(), "content_hash": m.content_hash }),
-        occurred_at: now,
-    };
+    let entry = AuditEntry::of_tenant(
+        tenant,
+        "lqm.model.registered",
+        &m.id,
+        json!({ "task_family": m.body.task_family.as_str(), "content_hash": m.content_hash }),
+        now,
+    );
     audit(&mut tx, caller, &entry).await?;
     tx.commit().await?;
     Ok(m)

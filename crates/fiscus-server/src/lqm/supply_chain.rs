@@ -121,14 +121,13 @@ pub async fn issue_packet(
         }
         other => other?,
     }
-    let entry = AuditEntry {
-        workspace_id: &tenant.workspace_id,
-        environment: Some(tenant.environment),
-        action: "lqm.evidence_packet.issued",
-        subject: Some(&p.id),
-        details: json!({ "checkpoint": checkpoint_id, "packet_hash": p.content_hash }),
-        occurred_at: now,
-    };
+    let entry = AuditEntry::of_tenant(
+        tenant,
+        "lqm.evidence_packet.issued",
+        &p.id,
+        json!({ "checkpoint": checkpoint_id, "packet_hash": p.content_hash }),
+        now,
+    );
     audit(&mut tx, caller, &entry).await?;
     tx.commit().await?;
     Ok(p)
@@ -264,15 +263,14 @@ pub async fn publish(
             }
             other => other?,
         }
-        let entry = AuditEntry {
-            workspace_id: &tenant.workspace_id,
-            environment: Some(tenant.environment),
-            action: "lqm.checkpoint.published",
-            subject: Some(&publication.id),
-            details: json!({ "checkpoint": c.id, "head": publication.content_hash,
+        let entry = AuditEntry::of_tenant(
+            tenant,
+            "lqm.checkpoint.published",
+            &publication.id,
+            json!({ "checkpoint": c.id, "head": publication.content_hash,
                              "previous_head": publication.body.previous_head, "bundle_hash": bundle_hash }),
-            occurred_at: now,
-        };
+            now,
+        );
         audit(&mut tx, caller, &entry).await?;
         tx.commit().await?;
         return Ok(publication);

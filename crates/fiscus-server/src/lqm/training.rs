@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::fit::{self, Criteria};
-use super::{actor_label, canonical, gate_closed, invalid, registry};
+use super::{actor_label, canonical, crashed, gate_closed, invalid, registry};
 use crate::governed::record::{AuditEntry, audit};
 use crate::governed::{Caller, Failure};
 use crate::state::AppState;
@@ -39,7 +39,7 @@ pub struct RetrainingInput {
     #[schema(value_type = Option<Object>, example = json!({"trend": true}))]
     pub hyperparameters: Option<Value>,
     /// Why the model should be retrained.
-    #[schema(min_length = 1, max_length = 2000, example = "Quarterly recalibration on the latest observed data")]
+    #[schema(value_type = fiscus_domain::fields::Text<1, 2000>, inline, example = "Quarterly recalibration on the latest observed data")]
     pub reason: String,
 }
 
@@ -49,7 +49,7 @@ pub struct RetrainingInput {
 pub struct DecisionInput {
     pub decision: Decision,
     #[serde(default)]
-    #[schema(max_length = 2000, example = "Data contract and scope reviewed; candidate training authorised")]
+    #[schema(value_type = Option<fiscus_domain::fields::Prose<2000>>, inline, example = "Data contract and scope reviewed; candidate training authorised")]
     pub note: Option<String>,
 }
 
@@ -61,17 +61,6 @@ pub struct EvaluationInput {
     pub criteria: Option<Criteria>,
 }
 
-fn entry<'a>(tenant: &'a Tenant, action: &'static str, subject: &'a str, details: Value, at: i64) -> AuditEntry<'a> {
-    AuditEntry {
-        workspace_id: &tenant.workspace_id,
-        environment: Some(tenant.environment),
-        action,
-        subject: Some(subject),
-        details,
-        occurred_at: at,
-    }
-}
-
 pub async fn request(
     state: &AppState,
     caller: &Caller,
@@ -79,8 +68,8 @@ pub async fn request(
     model_id: &str,
     r: RetrainingInput,
 ) -> Result<Request, Failure> {
-    if r.reason.trim().is_empty() || !fiscus_domain::fields::prose_ok(&r.reason, 2000) {
-        return Err(invalid("reason", "from 1 to 2000 characters, not blank"));
+    if !fiscus_domain::fields::text_ok(&r.reason, 1, 2000) {
+        return Err(invalid("reason", "from 1 to 2000 characters, not blank, no control characters"));
     }
     let model = registry::model(state, tenant, model_id).await?;
     let algorithm = r.algorithm.unwrap_or(model.body.task_family.default_algorithm());
@@ -121,7 +110,8 @@ pub async fn request(
     let mut tx = state.store.begin().await?;
     training::insert_request(&mut tx, tenant, &record).await?;
     let details = json!({ "model": model.id, "contract": contract.id, "algorithm": algorithm.as_str() });
-    audit(&mut tx, caller, &entry(tenant, "lqm.retraining.requested", &record.id, details, now)).await?;
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "lqm.retraining.requested", &record.id, details, now))
+        .await?;
     tx.commit().await?;
     Ok(Request { record, state: RequestState::Pending, review: None, checkpoint_id: None })
 }
@@ -173,13 +163,9 @@ pub async fn decide(
         Decision::Cancel => "lqm.retraining.cancelled",
     };
     let details = json!({ "model": r.record.body.model_id, "decision": d.decision.as_str(), "request_hash": r.record.content_hash });
-    audit(&mut tx, caller, &entry(tenant, action, id, details, now)).await?;
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, action, id, details, now)).await?;
     tx.commit().await?;
     Ok(Request { state: to, review: Some(review), ..r })
-}
-
-fn crashed<T>(r: Result<T, crate::compute::Crashed>) -> Result<T, Failure> {
-    r.map_err(|_| Failure::internal("a model fit crashed"))
 }
 
 /// Trains the candidate an approved request authorises: fits the algorithm on the contract's training
@@ -243,7 +229,7 @@ pub async fn train(
     }
     let details = json!({ "model": c.body.model_id, "request": request_id, "checkpoint_hash": c.content_hash,
                           "algorithm": algorithm.as_str() });
-    audit(&mut tx, caller, &entry(tenant, "lqm.checkpoint.trained", &c.id, details, now)).await?;
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "lqm.checkpoint.trained", &c.id, details, now)).await?;
     tx.commit().await?;
     Ok(c)
 }
@@ -324,7 +310,7 @@ pub async fn evaluate(
         other => other?,
     }
     let details = json!({ "checkpoint": c.id, "passed": e.body.passed, "evaluation_hash": e.content_hash });
-    audit(&mut tx, caller, &entry(tenant, "lqm.checkpoint.evaluated", &e.id, details, now)).await?;
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "lqm.checkpoint.evaluated", &e.id, details, now)).await?;
     tx.commit().await?;
     Ok(e)
 }

@@ -78,6 +78,15 @@ impl Fields {
         parse(&v).ok_or_else(|| StoreError::Corrupt(format!("{}.{name} = `{v}`", self.table)))
     }
 
+    /// A who-and-when pair of columns (a review, an ending): both set or both NULL.
+    pub(crate) fn stamp(&self, by: &str, at: &str) -> Result<Option<(String, i64)>> {
+        match (self.opt_text(by)?, self.opt_int(at)?) {
+            (Some(by), Some(at)) => Ok(Some((by, at))),
+            (None, None) => Ok(None),
+            _ => Err(StoreError::Corrupt(format!("{} {}: {by} and {at} half set", self.table, self.text("id")?))),
+        }
+    }
+
     pub(crate) fn record<B: DeserializeOwned>(&self) -> Result<Record<B>> {
         let id = self.text("id")?;
         let body_json = self.text("body")?;

@@ -71,9 +71,28 @@ pub async fn versions_of(
     Ok(all)
 }
 
-/// Records a run (`invoke` or `evaluate`).
-pub async fn insert_run(tx: &mut WriteTx, tenant: &Tenant, kind: &str, run: &Run) -> Result<()> {
-    let own =
-        [("qlm_id", text(&run.body.qlm_id)), ("version", Stored::Integer(run.body.version)), ("kind", text(kind))];
+/// What a QLM run was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunKind {
+    Invoke,
+    Evaluate,
+}
+
+impl RunKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunKind::Invoke => "invoke",
+            RunKind::Evaluate => "evaluate",
+        }
+    }
+}
+
+/// Records a run.
+pub async fn insert_run(tx: &mut WriteTx, tenant: &Tenant, kind: RunKind, run: &Run) -> Result<()> {
+    let own = [
+        ("qlm_id", text(&run.body.qlm_id)),
+        ("version", Stored::Integer(run.body.version)),
+        ("kind", text(kind.as_str())),
+    ];
     insert_record(tx, &QLM_RUNS_SEALED, tenant, run, &own).await
 }

@@ -225,16 +225,9 @@ fn promotion(f: &Fields) -> Result<Promotion> {
     if f.text("model_id")? != record.body.model_id || f.text("checkpoint_id")? != record.body.checkpoint_id {
         return Err(StoreError::Corrupt(format!("lqm_promotions {}: columns differ from the body", record.id)));
     }
-    let decision = match (f.opt_text("decided_by")?, f.opt_int("decided_at")?) {
-        (Some(by), Some(at)) => Some(Review { by, at, note: f.opt_text("decision_note")? }),
-        (None, None) => None,
-        _ => return Err(StoreError::Corrupt(format!("lqm_promotions {}: half a decision", record.id))),
-    };
-    let ended = match (f.opt_text("ended_by")?, f.opt_int("ended_at")?) {
-        (Some(by), Some(at)) => Some((by, at)),
-        (None, None) => None,
-        _ => return Err(StoreError::Corrupt(format!("lqm_promotions {}: half an ending", record.id))),
-    };
+    let note = f.opt_text("decision_note")?;
+    let decision = f.stamp("decided_by", "decided_at")?.map(|(by, at)| Review { by, at, note });
+    let ended = f.stamp("ended_by", "ended_at")?;
     Ok(Promotion { state: f.parsed("state", PromotionState::parse)?, decision, ended, record })
 }
 

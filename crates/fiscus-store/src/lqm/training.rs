@@ -85,11 +85,8 @@ fn request(f: &Fields) -> Result<Request> {
             record.id
         )));
     }
-    let review = match (f.opt_text("decided_by")?, f.opt_int("decided_at")?) {
-        (Some(by), Some(at)) => Some(Review { by, at, note: f.opt_text("decision_note")? }),
-        (None, None) => None,
-        _ => return Err(StoreError::Corrupt(format!("lqm_retraining_requests {}: half a review", record.id))),
-    };
+    let note = f.opt_text("decision_note")?;
+    let review = f.stamp("decided_by", "decided_at")?.map(|(by, at)| Review { by, at, note });
     Ok(Request {
         state: f.parsed("state", RequestState::parse)?,
         review,

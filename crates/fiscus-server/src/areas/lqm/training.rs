@@ -278,7 +278,7 @@ pub async fn get_publication(
 pub struct PromotionInput {
     /// Why it should serve.
     #[serde(default)]
-    #[schema(max_length = 2000, example = "Passed holdout evaluation; replaces the Q3 checkpoint")]
+    #[schema(value_type = Option<fiscus_domain::fields::Prose<2000>>, inline, example = "Passed holdout evaluation; replaces the Q3 checkpoint")]
     pub note: Option<String>,
 }
 
