@@ -84,6 +84,11 @@ REAL_IDS = {
     ("GET", "/api/v2/lqm/models/{uid}/promotions"): "lqm_model_id",
     ("POST", "/api/v2/lqm/models/{uid}/retraining-requests"): "lqm_model_id",
     ("GET", "/api/v2/lqm/contracts/{uid}"): "lqm_contract_id",
+    ("GET", "/api/v2/workflow-studio/versions/{uid}"): "workflow_version_id",
+    ("POST", "/api/v2/workflow-studio/versions/{uid}/validate"): "workflow_version_id",
+    ("GET", "/api/v2/workflow-studio/campaigns/{uid}"): "workflow_campaign_id",
+    ("GET", "/api/v2/workflows/runs/{uid}"): "workflow_run_id",
+    ("POST", "/api/v2/workflows/runs/{uid}/cancel"): "workflow_run_id",
 }
 # The same for operations whose path names its object otherwise: (parameter, seeded id).
 REAL_PARAM_IDS = {
@@ -119,6 +124,8 @@ DATA_KEYS = {
     ("POST", "/api/v2/investment/themes/universes/{universe}/handoff"): ("universe", 1),
     # The demo's S&P 500 index closes, which models may learn from.
     ("POST", "/api/v2/lqm/datasets/{dataset}/contracts"): ("dataset", 4),
+    # A library template (the seed installs another, so this one installs once, then is 409).
+    ("POST", "/api/v2/workflows/library/{key}/install"): ("key", "liquidity_report"),
 }
 VALID_CSV = {
     "ledgers": "code,name,currency\nGL-ST,Schemathesis Ledger,USD\n",
@@ -275,6 +282,13 @@ def _business_rules(case):
         target = changed.get("target")
         if isinstance(target, dict) and isinstance(target.get("symbol"), str) and _SYMBOL.match(target["symbol"]):
             changed["target"] = {**target, "symbol": "SPX"}
+    if case.path == "/api/v2/workflows/runs":
+        # The seeded version: a well-formed drawn id becomes it.
+        if isinstance(changed.get("version_uid"), str) and "workflow_version_id" in _IDS:
+            changed["version_uid"] = _IDS["workflow_version_id"]
+    if case.path == "/api/v2/workflows/proof-of-value":
+        if isinstance(changed.get("workflow_uid"), str) and "workflow_id" in _IDS:
+            changed["workflow_uid"] = _IDS["workflow_id"]
     if case.path == "/api/v2/lqm/models/{uid}/retraining-requests":
         if isinstance(changed.get("contract_uid"), str) and "lqm_contract_id" in _IDS:
             changed["contract_uid"] = _IDS["lqm_contract_id"]
@@ -318,7 +332,7 @@ class Api:
         r = self.session.post(
             f"{self.base}{path}", json=body, headers={"Idempotency-Key": str(uuid.uuid4())}, timeout=30
         )
-        if r.status_code not in (200, 201):
+        if r.status_code not in (200, 201, 202):
             raise SystemExit(f"seeding: POST {path} answered {r.status_code}: {r.text}")
         return r
 
@@ -435,6 +449,12 @@ def seed(base, key, client_id, client_secret, given):
         request = {"contract_uid": ids["lqm_contract_id"], "reason": "Schemathesis seed"}
         path = f"/api/v2/lqm/models/{ids['lqm_model_id']}/retraining-requests"
         ids["lqm_request_id"] = api.post(path, request).json()["id"]
+    if "workflow_version_id" not in ids:
+        installed = api.post("/api/v2/workflows/library/model_monitoring/install", {}).json()
+        ids["workflow_version_id"], ids["workflow_id"] = installed["id"], installed["workflow_id"]
+        path = f"/api/v2/workflow-studio/versions/{ids['workflow_version_id']}/validate"
+        ids["workflow_campaign_id"] = api.post(path, {}).json()["id"]
+        ids["workflow_run_id"] = api.post("/api/v2/workflows/runs", {"version_uid": ids["workflow_version_id"]}).json()["id"]
     # A live access token for /oauth/revoke and /oauth/introspect (never written to ids.json).
     r = requests.post(
         f"{base}/api/v2/oauth/token",

@@ -43,10 +43,13 @@ pub enum ErrorCode {
     LifecycleGateClosed,
     CheckpointRevoked,
     SeparationOfDuties,
+    InvalidSuite,
+    StepKindUnavailable,
+    RunNotPending,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 38] = [
+    pub const ALL: [ErrorCode; 41] = [
         ErrorCode::MalformedJson,
         ErrorCode::MalformedRequest,
         ErrorCode::UnsupportedMediaType,
@@ -85,6 +88,9 @@ impl ErrorCode {
         ErrorCode::LifecycleGateClosed,
         ErrorCode::CheckpointRevoked,
         ErrorCode::SeparationOfDuties,
+        ErrorCode::InvalidSuite,
+        ErrorCode::StepKindUnavailable,
+        ErrorCode::RunNotPending,
     ];
 
     /// (HTTP status, stable code, title).
@@ -195,6 +201,17 @@ impl ErrorCode {
             ErrorCode::SeparationOfDuties => {
                 (403, "separation_of_duties", "The requester of a change may not also decide it")
             }
+            // A validation suite that cannot run: `problems` names each prohibited step (and its kind) and
+            // each malformed case.
+            ErrorCode::InvalidSuite => (422, "invalid_suite", "The validation suite is invalid for this version"),
+            // A version holding steps this runtime does not run (agent, integration, Financial Action, code
+            // runner, sub-workflow, external network); `steps` names them.
+            ErrorCode::StepKindUnavailable => {
+                (422, "step_kind_unavailable", "The workflow holds steps this runtime does not run")
+            }
+            // A run that is not where the operation needs it (a review of a run not awaiting one, a cancel
+            // of an ended run); `state` says where it stands.
+            ErrorCode::RunNotPending => (409, "run_not_pending", "The workflow run is not in a state that allows this"),
         }
     }
 

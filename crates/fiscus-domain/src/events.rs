@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::actions::state::ControlState;
 use crate::actor::Actor;
 use crate::credentials::Environment;
+use crate::workflows::run::RunState;
 
 /// Every event type. The names are part of the API: never renamed, only added.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
@@ -39,10 +40,20 @@ pub enum EventType {
     ActionFailed,
     #[serde(rename = "action.returned")]
     ActionReturned,
+    #[serde(rename = "workflow.invoked")]
+    WorkflowInvoked,
+    #[serde(rename = "workflow.awaiting_review")]
+    WorkflowAwaitingReview,
+    #[serde(rename = "workflow.completed")]
+    WorkflowCompleted,
+    #[serde(rename = "workflow.cancelled")]
+    WorkflowCancelled,
+    #[serde(rename = "workflow.failed")]
+    WorkflowFailed,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 13] = [
+    pub const ALL: [EventType; 18] = [
         EventType::ActionProposed,
         EventType::ActionSubmitted,
         EventType::ActionCheckRecorded,
@@ -56,6 +67,11 @@ impl EventType {
         EventType::ActionReconciliationException,
         EventType::ActionFailed,
         EventType::ActionReturned,
+        EventType::WorkflowInvoked,
+        EventType::WorkflowAwaitingReview,
+        EventType::WorkflowCompleted,
+        EventType::WorkflowCancelled,
+        EventType::WorkflowFailed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -73,6 +89,11 @@ impl EventType {
             EventType::ActionReconciliationException => "action.reconciliation_exception",
             EventType::ActionFailed => "action.failed",
             EventType::ActionReturned => "action.returned",
+            EventType::WorkflowInvoked => "workflow.invoked",
+            EventType::WorkflowAwaitingReview => "workflow.awaiting_review",
+            EventType::WorkflowCompleted => "workflow.completed",
+            EventType::WorkflowCancelled => "workflow.cancelled",
+            EventType::WorkflowFailed => "workflow.failed",
         }
     }
 
@@ -126,6 +147,29 @@ pub struct Event {
 #[serde(untagged)]
 pub enum EventData {
     Action(ActionEventData),
+    Workflow(WorkflowEventData),
+}
+
+/// The data of every `workflow.*` event: which run of which workflow version, the state change it records,
+/// the hash of the definition that runs, and the event's own facts (the step awaiting review, the step
+/// that failed, the evidence hash of an ended run).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkflowEventData {
+    #[schema(pattern = "^wfr_[0-9A-Z]{26}$")]
+    pub run_id: String,
+    #[schema(pattern = "^wfl_[0-9A-Z]{26}$")]
+    pub workflow_id: String,
+    #[schema(pattern = "^wfv_[0-9A-Z]{26}$")]
+    pub version_id: String,
+    /// `null` for the invocation, which creates the run (always present).
+    #[schema(required = true)]
+    pub from_state: Option<RunState>,
+    pub to_state: RunState,
+    #[schema(pattern = "^sha256:[0-9a-f]{64}$")]
+    pub definition_hash: String,
+    #[schema(value_type = Object)]
+    pub detail: Value,
 }
 
 /// The data of every `action.*` event: which action, the state change it records (equal states when the

@@ -33,3 +33,4 @@ pub mod scopes;
 pub mod tenancy;
 pub mod totp;
 pub mod webhooks;
+pub mod workflows;

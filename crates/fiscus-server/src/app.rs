@@ -36,6 +36,10 @@ fn bearer_operations() -> OpenApiRouter<AppState> {
         .merge(areas::investment::writing_routes())
         .merge(areas::lqm::routes())
         .merge(areas::lqm::writing_routes())
+        .merge(areas::workflows::routes())
+        .merge(areas::workflows::writing_routes())
+        .merge(areas::marketplace::routes())
+        .merge(areas::intelligence::routes())
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
         .merge(areas::agents::routes())
@@ -63,6 +67,7 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
         .merge(areas::generative::writing_routes())
         .merge(areas::investment::writing_routes())
         .merge(areas::lqm::writing_routes())
+        .merge(areas::workflows::writing_routes())
         .merge(areas::actions::routes())
         .merge(areas::agent_execution::routes())
         .merge(areas::agents::routes())
@@ -77,6 +82,9 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
         .merge(areas::generative::routes())
         .merge(areas::investment::routes())
         .merge(areas::lqm::routes())
+        .merge(areas::workflows::routes())
+        .merge(areas::marketplace::routes())
+        .merge(areas::intelligence::routes())
         .merge(writing)
         .route_layer(from_fn_with_state(state.clone(), auth::layer));
     let (router, api) =

@@ -28,6 +28,7 @@ pub mod settings;
 pub mod state;
 pub mod verify;
 pub mod workers;
+pub mod workflows;
 
 pub use settings::Settings;
 pub use state::AppState;

@@ -39,6 +39,7 @@ pub async fn run(
     let worker = spawn_settlement_worker(state.clone());
     let computer = state.settings.compute_worker.then(|| spawn_compute_worker(state.clone()));
     let deliverer = state.settings.webhook_worker.then(|| spawn_webhook_worker(state.clone()));
+    let flows = state.settings.workflow_worker.then(|| spawn_workflow_worker(state.clone()));
     let grace = Duration::from_secs(state.settings.shutdown_grace_seconds);
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
     let limits = crate::connections::Limits {
@@ -70,6 +71,9 @@ pub async fn run(
     }
     if let Some(d) = deliverer {
         d.abort();
+    }
+    if let Some(f) = flows {
+        f.abort();
     }
     if let Err(e) = state.invocations.flush(&state.store).await {
         tracing::warn!(error = %e, "final flush of tool invocation rows failed");
@@ -160,6 +164,24 @@ pub fn spawn_compute_worker(state: AppState) -> tokio::task::JoinHandle<()> {
                 Err(e) => tracing::warn!(error = %e, "compute worker pass failed"),
             }
             let _ = tokio::time::timeout(idle, state.compute.wake.notified()).await;
+        }
+    })
+}
+
+/// This node's workflow worker. Any number of nodes may run one against the same database. It is woken
+/// when a run becomes due on this node and polls otherwise (timers, runs started on other nodes, retaken
+/// claims).
+pub fn spawn_workflow_worker(state: AppState) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let worker = fiscus_domain::ids::new_id("wrk");
+        let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500));
+        loop {
+            match crate::workers::workflows::run_once(&state, &worker).await {
+                Ok(n) if n > 0 => continue,
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "workflow worker pass failed"),
+            }
+            let _ = tokio::time::timeout(idle, state.workflows_wake.notified()).await;
         }
     })
 }

@@ -81,6 +81,8 @@ pub struct Settings {
     pub webhook_worker: bool,
     /// Whether this node runs a compute worker for queued jobs (on by default; any number of nodes may).
     pub compute_worker: bool,
+    /// Whether this node runs a workflow worker for due runs (on by default; any number of nodes may).
+    pub workflow_worker: bool,
     /// Threads computations may use at once (0: one fewer than the machine's cores, at least one), so the
     /// HTTP runtime always keeps a core.
     pub compute_threads: usize,
@@ -141,6 +143,7 @@ impl Default for Settings {
             webhook_hosts: BTreeMap::new(),
             webhook_worker: true,
             compute_worker: true,
+            workflow_worker: true,
             compute_threads: 0,
             webhook_timeout_seconds: 10,
             webhook_claim_stale_seconds: 60,

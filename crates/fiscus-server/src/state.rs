@@ -38,6 +38,8 @@ pub struct Inner {
     pub series: crate::series_cache::SeriesCache,
     /// The CPU pool computations run on (`compute::Pool`).
     pub compute: crate::compute::Pool,
+    /// Wakes this node's workflow worker when a run becomes due here (a run started, a review decided).
+    pub workflows_wake: tokio::sync::Notify,
 }
 
 impl AppState {
@@ -62,6 +64,7 @@ impl AppState {
             router: std::sync::OnceLock::new(),
             series: crate::series_cache::SeriesCache::default(),
             compute,
+            workflows_wake: tokio::sync::Notify::new(),
         }))
     }
 }

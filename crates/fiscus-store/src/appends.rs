@@ -35,11 +35,11 @@ pub struct Appends {
 
 /// A row of a sealed append-only table: its sealed columns' values and their seal (see [`Appends::sealed_row`]).
 pub(crate) struct AppendRow {
-    table: &'static str,
+    pub(crate) table: &'static str,
     /// The table's sealed columns, in `values` order; `seal_mac` follows them.
-    columns: &'static [&'static str],
-    values: Vec<Stored>,
-    seal_mac: String,
+    pub(crate) columns: &'static [&'static str],
+    pub(crate) values: Vec<Stored>,
+    pub(crate) seal_mac: String,
 }
 
 /// How the member's idempotency key is written with its appends.
@@ -162,8 +162,8 @@ pub(crate) async fn write(conn: &mut AnyConnection, members: &[&Appends]) -> Res
     Ok(outcomes.into_iter().map(|o| o.unwrap_or(Appended::Written)).collect())
 }
 
-/// Columns of a recorded key, in bind order.
-const KEY_COLUMNS: &[&str] = &[
+/// Columns of a recorded key, in bind order (see [`bind_key`]).
+pub(crate) const KEY_COLUMNS: &[&str] = &[
     "workspace_id",
     "application_id",
     "idem_key",
@@ -194,27 +194,35 @@ async fn record_keys(conn: &mut AnyConnection, records: &[(usize, &KeyRecord)]) 
         sql.push_str(" ON CONFLICT (application_id, idem_key) DO NOTHING RETURNING lock_token");
         let mut query = sqlx::query(&sql);
         for (_, r) in chunk {
-            query = query
-                .bind(&r.workspace_id)
-                .bind(&r.application_id)
-                .bind(&r.key)
-                .bind(&r.method)
-                .bind(&r.path)
-                .bind(&r.fingerprint)
-                .bind("completed")
-                .bind(i64::from(r.response.status))
-                .bind(&r.response.headers)
-                .bind(&r.response.body)
-                .bind(&r.lock_token)
-                .bind(r.now)
-                .bind(r.now)
-                .bind(r.now + r.retain_for);
+            query = bind_key(query, r);
         }
         for row in query.fetch_all(&mut *conn).await? {
             landed.insert(row.try_get::<String, _>(0).map_err(StoreError::from)?);
         }
     }
     Ok(landed)
+}
+
+/// Binds a recorded key's values in [`KEY_COLUMNS`] order.
+pub(crate) fn bind_key<'q>(
+    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    r: &'q KeyRecord,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    query
+        .bind(&r.workspace_id)
+        .bind(&r.application_id)
+        .bind(&r.key)
+        .bind(&r.method)
+        .bind(&r.path)
+        .bind(&r.fingerprint)
+        .bind("completed")
+        .bind(i64::from(r.response.status))
+        .bind(&r.response.headers)
+        .bind(&r.response.body)
+        .bind(&r.lock_token)
+        .bind(r.now)
+        .bind(r.now)
+        .bind(r.now + r.retain_for)
 }
 
 /// Inserts `rows` grouped by table (in the order each table first appears), in multi-row statements.

@@ -19,6 +19,7 @@ pub struct NewAuditEvent<'a> {
 }
 
 /// An audit event waiting for its place in its workspace's chain.
+#[derive(Clone)]
 pub(crate) struct PendingEvent {
     workspace_id: String,
     environment: Option<String>,
@@ -78,37 +79,51 @@ pub async fn append(tx: &mut WriteTx, workspace_id: &str, new: NewAuditEvent<'_>
             state.defer_audit(event);
             Ok(())
         }
-        None => write_chained(tx.conn(), &key, vec![event]).await,
+        None => write_chained(tx.conn(), &key, vec![event]).await.map(drop),
     }
 }
 
 /// Rows per multi-row `INSERT` (13 binds each, far below both backends' limits).
 const INSERT_CHUNK: usize = 64;
 
-/// Chains `events` (in order) onto their workspaces' heads and writes them: the heads are locked in workspace
-/// order (PostgreSQL `FOR UPDATE`; so two transactions never wait on each other's heads), the events inserted
-/// in multi-row statements, and each head moved once. `NotFound` if a workspace has no chain.
-pub(crate) async fn write_chained(conn: &mut AnyConnection, key: &SealKey, events: Vec<PendingEvent>) -> Result<()> {
-    if events.is_empty() {
-        return Ok(());
-    }
-    let mut workspaces: Vec<&str> = events.iter().map(|e| e.workspace_id.as_str()).collect();
-    workspaces.sort_unstable();
-    workspaces.dedup();
-    let lock = for_update(backend_of(conn));
-    let mut heads: HashMap<String, (i64, String)> = HashMap::with_capacity(workspaces.len());
-    for workspace_id in workspaces {
-        let head: (i64, String) =
-            sqlx::query_as(&format!("SELECT seq, hash FROM audit_heads WHERE workspace_id = $1{lock}"))
-                .bind(workspace_id)
-                .fetch_optional(&mut *conn)
-                .await?
-                .ok_or(StoreError::NotFound)?;
-        heads.insert(workspace_id.to_string(), head);
-    }
+/// The columns of `audit_events`, in the order [`bind_event`] binds them.
+pub(crate) const EVENT_COLUMNS: &[&str] = &[
+    "workspace_id",
+    "seq",
+    "prev_hash",
+    "hash",
+    "occurred_at",
+    "environment",
+    "actor_kind",
+    "actor_id",
+    "action",
+    "request_id",
+    "subject",
+    "details",
+    "mac",
+];
+
+/// A workspace's chain head: its last sequence number and hash.
+pub(crate) type Head = (i64, String);
+
+/// An event given its place in its chain: the event, its hash and its MAC.
+pub(crate) struct ChainedEvent {
+    event: AuditEvent,
+    hash: String,
+    mac: String,
+}
+
+/// Chains `events`, in order, onto `heads` (workspace id → head), moving each head past its events. Pure:
+/// the caller read the heads (or remembers them, see `append_statement`) and writes the result.
+/// `NotFound` if an event's workspace has no head in `heads`.
+pub(crate) fn chain(
+    key: &SealKey,
+    events: Vec<PendingEvent>,
+    heads: &mut HashMap<String, Head>,
+) -> Result<Vec<ChainedEvent>> {
     let mut rows = Vec::with_capacity(events.len());
     for pending in events {
-        let head = heads.get_mut(&pending.workspace_id).expect("every workspace's head was read above");
+        let head = heads.get_mut(&pending.workspace_id).ok_or(StoreError::NotFound)?;
         let event = AuditEvent {
             workspace_id: pending.workspace_id,
             seq: head.0 + 1,
@@ -125,8 +140,59 @@ pub(crate) async fn write_chained(conn: &mut AnyConnection, key: &SealKey, event
         let hash = event.hash().map_err(|e| StoreError::Corrupt(format!("audit details: {e}")))?;
         let mac = key.audit_event(&event.workspace_id, event.seq, &hash);
         *head = (event.seq, hash.clone());
-        rows.push((event, hash, mac));
+        rows.push(ChainedEvent { event, hash, mac });
     }
+    Ok(rows)
+}
+
+/// Binds a chained event's values in [`EVENT_COLUMNS`] order.
+pub(crate) fn bind_event<'q>(
+    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    row: &'q ChainedEvent,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    let event = &row.event;
+    query
+        .bind(&event.workspace_id)
+        .bind(event.seq)
+        .bind(&event.prev_hash)
+        .bind(&row.hash)
+        .bind(event.occurred_at)
+        .bind(&event.environment)
+        .bind(&event.actor_kind)
+        .bind(&event.actor_id)
+        .bind(&event.action)
+        .bind(&event.request_id)
+        .bind(&event.subject)
+        .bind(event.details.to_string())
+        .bind(&row.mac)
+}
+
+/// Chains `events` (in order) onto their workspaces' heads and writes them: the heads are locked in workspace
+/// order (PostgreSQL `FOR UPDATE`; so two transactions never wait on each other's heads), the events inserted
+/// in multi-row statements, and each head moved once. Returns the heads as moved (for a lane to remember,
+/// see `append_statement`). `NotFound` if a workspace has no chain.
+pub(crate) async fn write_chained(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    events: Vec<PendingEvent>,
+) -> Result<Vec<(String, i64, String)>> {
+    if events.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut workspaces: Vec<&str> = events.iter().map(|e| e.workspace_id.as_str()).collect();
+    workspaces.sort_unstable();
+    workspaces.dedup();
+    let lock = for_update(backend_of(conn));
+    let mut heads: HashMap<String, Head> = HashMap::with_capacity(workspaces.len());
+    for workspace_id in workspaces {
+        let head: Head = sqlx::query_as(&format!("SELECT seq, hash FROM audit_heads WHERE workspace_id = $1{lock}"))
+            .bind(workspace_id)
+            .fetch_optional(&mut *conn)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        heads.insert(workspace_id.to_string(), head);
+    }
+    let rows = chain(key, events, &mut heads)?;
     // PostgreSQL moves the heads in the same statement as the last chunk of events (data-modifying `WITH`
     // clauses run once, whether or not the statement reads them): a round trip less for every group, on
     // the path every workspace's writes serialize on. SQLite has no such clause and needs no round trips.
@@ -147,18 +213,15 @@ pub(crate) async fn write_chained(conn: &mut AnyConnection, key: &SealKey, event
                 b + 4
             ));
         }
-        sql.push_str(
-            " INSERT INTO audit_events (workspace_id, seq, prev_hash, hash, occurred_at, environment, actor_kind, \
-             actor_id, action, request_id, subject, details, mac) VALUES ",
-        );
+        sql.push_str(&format!(" INSERT INTO audit_events ({}) VALUES ", EVENT_COLUMNS.join(", ")));
         let offset = moves.len() * 4;
         for i in 0..chunk.len() {
-            let b = offset + i * 13;
+            let b = offset + i * EVENT_COLUMNS.len();
             if i > 0 {
                 sql.push_str(", ");
             }
             sql.push('(');
-            for c in 1..=13 {
+            for c in 1..=EVENT_COLUMNS.len() {
                 if c > 1 {
                     sql.push_str(", ");
                 }
@@ -170,21 +233,8 @@ pub(crate) async fn write_chained(conn: &mut AnyConnection, key: &SealKey, event
         for (workspace_id, seq, hash) in moves {
             query = query.bind(*seq).bind(hash).bind(key.audit_head(workspace_id, *seq, hash)).bind(workspace_id);
         }
-        for (event, hash, mac) in chunk.iter() {
-            query = query
-                .bind(&event.workspace_id)
-                .bind(event.seq)
-                .bind(&event.prev_hash)
-                .bind(hash)
-                .bind(event.occurred_at)
-                .bind(&event.environment)
-                .bind(&event.actor_kind)
-                .bind(&event.actor_id)
-                .bind(&event.action)
-                .bind(&event.request_id)
-                .bind(&event.subject)
-                .bind(event.details.to_string())
-                .bind(mac);
+        for row in chunk.iter() {
+            query = bind_event(query, row);
         }
         query.execute(&mut *conn).await?;
     }
@@ -199,7 +249,7 @@ pub(crate) async fn write_chained(conn: &mut AnyConnection, key: &SealKey, event
                 .await?;
         }
     }
-    Ok(())
+    Ok(heads)
 }
 
 #[derive(FromRow)]

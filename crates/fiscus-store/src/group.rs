@@ -22,12 +22,12 @@
 //! before anything else, and a task is spawned to take the lane and finish the group if nobody else will.
 
 use crate::appends::{self, Appended, Appends};
-use crate::audit::PendingEvent;
-use crate::{Backend, Result, StoreError, dialect};
+use crate::audit::{Head, PendingEvent};
+use crate::{Backend, Result, StoreError, append_statement, dialect};
 use fiscus_domain::integrity::SealKey;
 use sqlx::any::AnyConnectOptions;
 use sqlx::{AnyConnection, Connection as _, Executor};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use tokio::sync::{Mutex, OwnedMutexGuard, oneshot};
@@ -62,6 +62,8 @@ pub(crate) struct Lane {
     /// Members committed and durable commits done, for tests and metrics.
     members: AtomicU64,
     commits: AtomicU64,
+    /// Groups written in one statement (see `append_statement`), for tests and metrics.
+    one_statement: AtomicU64,
 }
 
 pub(crate) struct LaneState {
@@ -89,6 +91,10 @@ pub(crate) struct LaneState {
     /// `audit.len()` and `chains` when the current member began, restored if its savepoint is rolled back.
     audit_at_savepoint: usize,
     chains_at_savepoint: HashSet<String>,
+    /// The audit heads this lane's last groups left, by workspace: a group of appends whose heads are all
+    /// here is written in one statement, which checks them (see `append_statement`). Forgotten on any
+    /// failure; a head another writer moved since only costs that statement.
+    heads: HashMap<String, Head>,
 }
 
 impl LaneState {
@@ -105,6 +111,7 @@ impl LaneState {
             chains: HashSet::new(),
             audit_at_savepoint: 0,
             chains_at_savepoint: HashSet::new(),
+            heads: HashMap::new(),
         }
     }
 
@@ -202,12 +209,18 @@ impl Lane {
             after_standing,
             members: AtomicU64::new(0),
             commits: AtomicU64::new(0),
+            one_statement: AtomicU64::new(0),
         }
     }
 
     /// Members committed and `COMMIT`s that succeeded so far.
     pub(crate) fn stats(&self) -> (u64, u64) {
         (self.members.load(Ordering::Relaxed), self.commits.load(Ordering::Relaxed))
+    }
+
+    /// Groups written in one statement so far.
+    pub(crate) fn one_statement_groups(&self) -> u64 {
+        self.one_statement.load(Ordering::Relaxed)
     }
 
     /// Connects the lane, on the lanes' own thread (see [`lanes_runtime`]): a connection's socket is
@@ -446,6 +459,25 @@ impl Lane {
             let begin = dialect::begin_write(self.backend);
             async {
                 let mut before = before.to_string();
+                if !appends.is_empty() && !begun && self.backend == Backend::Postgres {
+                    let batch: Vec<&Appends> = appends.iter().map(|m| &m.appends).collect();
+                    let conn = state.conn.as_mut().expect("the lane holds a connection while it commits");
+                    match append_statement::try_write(conn, &key, &batch, &state.heads).await {
+                        Ok(Some(moved)) => {
+                            appended = appends.iter().map(|_| Ok(Appended::Written)).collect();
+                            state.heads.extend(moved);
+                            self.one_statement.fetch_add(1, Ordering::Relaxed);
+                            return Ok(());
+                        }
+                        Ok(None) => {}
+                        Err(e) => {
+                            // Expected when a head moved elsewhere or a key is held; the ordinary path sorts
+                            // it out, member by member.
+                            tracing::debug!(error = %e, "a group's one-statement write fell back");
+                            state.heads.clear();
+                        }
+                    }
+                }
                 if !appends.is_empty() {
                     let open = if begun {
                         format!("{before}SAVEPOINT fiscus_appends")
@@ -460,8 +492,9 @@ impl Lane {
                 } else if !begun {
                     return Err(StoreError::Config("a group with members was never begun".into()));
                 }
-                crate::audit::write_chained(state.conn(), &key, events).await?;
+                let moved = crate::audit::write_chained(state.conn(), &key, events).await?;
                 state.conn().execute(format!("{before}COMMIT").as_str()).await?;
+                state.heads.extend(moved.into_iter().map(|(w, seq, hash)| (w, (seq, hash))));
                 Ok(())
             }
             .await
@@ -470,6 +503,7 @@ impl Lane {
             Ok(_) => Ok(()),
             Err(e) => {
                 tracing::error!(error = %e, members = released, "a group commit failed; no member is acknowledged");
+                state.heads.clear();
                 // Whatever state the connection is in, it is not trusted again.
                 if let Some(conn) = state.conn.take() {
                     let _ = conn.close().await;
@@ -507,6 +541,7 @@ impl Lane {
     /// Ends the open group with a failure: everything in it is rolled back and every member gets an error.
     async fn abort(&self, state: &mut LaneState, why: &str) {
         state.clear_deferred();
+        state.heads.clear();
         for member in state.appends.drain(..) {
             let _ = member.reply.send(Err(StoreError::GroupCommit(why.to_string())));
         }

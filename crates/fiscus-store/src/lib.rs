@@ -8,7 +8,9 @@
 
 pub mod a2a_tasks;
 pub mod actions;
+pub mod activity;
 pub mod agent_requests;
+mod append_statement;
 pub mod appends;
 pub mod applications;
 pub mod audit;
@@ -30,6 +32,7 @@ pub mod lqm;
 pub mod operators;
 pub mod outbox;
 pub mod research;
+pub mod sealed_records;
 pub mod seals;
 pub mod settlement;
 pub mod themes;
@@ -37,6 +40,7 @@ pub mod tool_invocations;
 pub mod usage;
 pub mod webhook_deliveries;
 pub mod webhooks;
+pub mod workflows;
 pub mod workspaces;
 
 pub use error::StoreError;
@@ -310,6 +314,12 @@ impl Store {
     /// 0 without group commit). Their ratio is the mean group size.
     pub fn group_commit_stats(&self) -> (u64, u64) {
         self.lanes.iter().map(|lane| lane.stats()).fold((0, 0), |(m, c), (dm, dc)| (m + dm, c + dc))
+    }
+
+    /// Groups of appends written in one statement (PostgreSQL only, see `append_statement`) since this store
+    /// was opened.
+    pub fn one_statement_groups(&self) -> u64 {
+        self.lanes.iter().map(|lane| lane.one_statement_groups()).sum()
     }
 
     /// The integrity key, for verifying MACs.

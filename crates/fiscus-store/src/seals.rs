@@ -255,7 +255,7 @@ pub const A2A_TASKS: SealedTable = SealedTable {
 };
 
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 34] = [
+pub const ALL: [SealedTable; 40] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -290,6 +290,12 @@ pub const ALL: [SealedTable; 34] = [
     crate::lqm::supply_chain::QLMS_SEALED,
     crate::lqm::supply_chain::QLM_VERSIONS_SEALED,
     crate::lqm::supply_chain::QLM_RUNS_SEALED,
+    crate::workflows::WORKFLOWS_SEALED,
+    crate::workflows::VERSIONS_SEALED,
+    crate::workflows::RUNS_SEALED,
+    crate::workflows::STEPS_SEALED,
+    crate::workflows::CAMPAIGNS_SEALED,
+    crate::workflows::PROOFS_SEALED,
 ];
 
 /// A row's sealed columns, named, as stored.

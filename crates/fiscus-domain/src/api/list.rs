@@ -23,6 +23,22 @@ impl<T> ListPage<T> {
     pub fn complete(rows: Vec<T>) -> ListPage<T> {
         ListPage { object: "list", data: rows, has_more: false, next_after_id: None }
     }
+
+    /// The same page with each row turned into its view.
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> ListPage<U> {
+        ListPage {
+            object: self.object,
+            data: self.data.into_iter().map(f).collect(),
+            has_more: self.has_more,
+            next_after_id: self.next_after_id,
+        }
+    }
+
+    /// As [`ListPage::map`], for a view that may fail.
+    pub fn try_map<U, E>(self, f: impl FnMut(T) -> Result<U, E>) -> Result<ListPage<U>, E> {
+        let data = self.data.into_iter().map(f).collect::<Result<Vec<U>, E>>()?;
+        Ok(ListPage { object: self.object, data, has_more: self.has_more, next_after_id: self.next_after_id })
+    }
 }
 
 /// A page of a list whose objects have integer ids (datasets, finance-core entities and journals, as the

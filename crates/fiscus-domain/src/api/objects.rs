@@ -1,11 +1,119 @@
-//! Nested objects of request bodies. serde's derived deserialisation of a struct also takes a JSON array
-//! (its fields by position), which no documented schema allows: `"limits": [null, null]` would read as
-//! limits with every field absent. A member whose type is a struct takes `deserialize_with` one of these,
-//! which accept an object only (and, for an optional member, null).
+//! Objects of request bodies. serde's derived deserialisation of a struct also takes a JSON array (its
+//! fields by position), which no documented schema allows: `"limits": [null, null]` would read as limits
+//! with every field absent. [`Strict`] reads a body so that every struct, however deep, must be an object;
+//! the API's body parser uses it. [`object`] and [`optional_object`] say the same of one member for a type
+//! read outside that parser.
 
-use serde::de::{DeserializeOwned, Error};
+use serde::de::{self, DeserializeOwned, Error, IntoDeserializer, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
+
+/// A parsed JSON value read as a deserializer that refuses an array wherever a struct is expected, at any
+/// depth (sequences and maps hand their elements on as `Strict` too). Everything else reads as
+/// `serde_json::Value` reads it.
+pub struct Strict<'a>(pub &'a Value);
+
+impl<'de> Deserializer<'de> for Strict<'de> {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::Null => visitor.visit_unit(),
+            Value::Bool(b) => visitor.visit_bool(*b),
+            Value::Number(n) => n.deserialize_any(visitor),
+            Value::String(s) => visitor.visit_borrowed_str(s),
+            Value::Array(items) => visitor.visit_seq(Seq(items.iter())),
+            Value::Object(members) => visitor.visit_map(Members { iter: members.iter(), value: None }),
+        }
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        if !self.0.is_object() {
+            return Err(serde_json::Error::custom("expected an object"));
+        }
+        self.deserialize_any(visitor)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::Null => visitor.visit_none(),
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::String(s) => visitor.visit_enum(s.as_str().into_deserializer()),
+            // An externally tagged variant with data reads as serde_json reads it.
+            other => other.deserialize_enum(name, variants, visitor),
+        }
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit unit_struct
+        seq tuple tuple_struct map identifier ignored_any
+    }
+}
+
+struct Seq<'a>(std::slice::Iter<'a, Value>);
+
+impl<'de> de::SeqAccess<'de> for Seq<'de> {
+    type Error = serde_json::Error;
+
+    fn next_element_seed<T: de::DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, Self::Error> {
+        self.0.next().map(|v| seed.deserialize(Strict(v))).transpose()
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.0.len())
+    }
+}
+
+struct Members<'a> {
+    iter: serde_json::map::Iter<'a>,
+    value: Option<&'a Value>,
+}
+
+impl<'de> de::MapAccess<'de> for Members<'de> {
+    type Error = serde_json::Error;
+
+    fn next_key_seed<K: de::DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Self::Error> {
+        match self.iter.next() {
+            Some((k, v)) => {
+                self.value = Some(v);
+                seed.deserialize(de::value::BorrowedStrDeserializer::new(k)).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn next_value_seed<V: de::DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Self::Error> {
+        let value = self.value.take().ok_or_else(|| serde_json::Error::custom("a value without its key"))?;
+        seed.deserialize(Strict(value))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.iter.len())
+    }
+}
 
 /// An object member.
 pub fn object<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<T, D::Error> {
@@ -28,6 +136,32 @@ pub fn optional_object<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Case {
+        name: String,
+        #[serde(default)]
+        note: Option<String>,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Suite {
+        #[serde(default)]
+        cases: Vec<Case>,
+        #[serde(default)]
+        nested: Option<Box<Suite>>,
+    }
+
+    #[test]
+    fn strict_refuses_an_array_for_a_struct_at_any_depth_and_reads_the_rest_as_serde_json_does() {
+        let read = |v: Value| Suite::deserialize(Strict(&v));
+        let ok = serde_json::json!({"cases": [{"name": "a"}], "nested": {"cases": [{"name": "b", "note": null}]}});
+        assert_eq!(read(ok.clone()).expect("reads"), serde_json::from_value::<Suite>(ok).expect("reads"));
+        assert!(serde_json::from_value::<Suite>(serde_json::json!({"cases": [["a"]]})).is_ok(), "serde alone takes it");
+        assert!(read(serde_json::json!({"cases": [["a"]]})).is_err());
+        assert!(read(serde_json::json!({"nested": {"cases": [["b"]]}})).is_err());
+        assert!(read(serde_json::json!({"nested": [[]]})).is_err());
+    }
 
     #[derive(Debug, Default, Deserialize, PartialEq)]
     struct Inner {

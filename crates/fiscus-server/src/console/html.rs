@@ -19,7 +19,7 @@ button{padding:.4rem .9rem;margin:.3rem .3rem 0 0}.approve{background:#0a6;color
 pub fn page(title: &str, nav: Option<(&str, &str, &str)>, body: &str) -> Response {
     let nav = match nav {
         Some((email, role, csrf)) => format!(
-            "<nav><span class=\"muted\">{} ({})</span> · <a href=\"/console\">Pending approvals</a> · <a href=\"/console/delegations\">Delegations</a> · <a href=\"/console/clients\">Signed clients</a> · <a href=\"/console/webhooks\">Webhooks</a> · <a href=\"/console/model-portfolios\">Model portfolios</a> · <a href=\"/console/rebalance-proposals\">Rebalances</a> · <a href=\"/console/lqm-promotions\">Model promotions</a> · <a href=\"/console/qlms\">QLMs</a> · <a href=\"/console/actions/new\">Propose</a> · <a href=\"/console/production\">Production access</a> · <a href=\"/console/audit\">Audit trail</a> · \
+            "<nav><span class=\"muted\">{} ({})</span> · <a href=\"/console\">Pending approvals</a> · <a href=\"/console/delegations\">Delegations</a> · <a href=\"/console/clients\">Signed clients</a> · <a href=\"/console/webhooks\">Webhooks</a> · <a href=\"/console/model-portfolios\">Model portfolios</a> · <a href=\"/console/rebalance-proposals\">Rebalances</a> · <a href=\"/console/lqm-promotions\">Model promotions</a> · <a href=\"/console/qlms\">QLMs</a> · <a href=\"/console/workflow-reviews\">Workflow reviews</a> · <a href=\"/console/actions/new\">Propose</a> · <a href=\"/console/production\">Production access</a> · <a href=\"/console/audit\">Audit trail</a> · \
              <form class=\"inline\" method=\"post\" action=\"/console/logout\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">\
              <button type=\"submit\">Sign out</button></form></nav>",
             escape(email),

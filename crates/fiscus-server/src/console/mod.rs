@@ -18,6 +18,7 @@ mod qlms;
 mod rebalances;
 pub mod session;
 mod webhooks;
+mod workflow_reviews;
 
 use axum::Router;
 use axum::middleware::from_fn;
@@ -48,6 +49,8 @@ pub fn routes() -> Router<AppState> {
         .route("/console/model-portfolios/{id}", post(model_portfolios::decide))
         .route("/console/lqm-promotions", get(lqm_promotions::list))
         .route("/console/lqm-promotions/{id}", post(lqm_promotions::decide))
+        .route("/console/workflow-reviews", get(workflow_reviews::list))
+        .route("/console/workflow-reviews/{id}", post(workflow_reviews::decide))
         .route("/console/qlms", get(qlms::list))
         .route("/console/qlms/{id}", post(qlms::rebind))
         .route("/console/rebalance-proposals", get(rebalances::list))

@@ -112,3 +112,17 @@ impl Failure {
         Failure::Store(StoreError::Corrupt(what.into()))
     }
 }
+
+/// `application:app_…`, `operator:opr_…` or `cli:…`: who a sealed record says made it.
+pub fn actor_label(caller: &Caller) -> String {
+    format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id)
+}
+
+/// A record body as canonical JSON (RFC 8785) and its `sha256:` hash: what every sealed record of the
+/// application layer keeps and cites.
+pub fn canonical<T: serde::Serialize>(what: &str, body: &T) -> Result<(String, String), Failure> {
+    let value = serde_json::to_value(body).map_err(|e| Failure::internal(format!("{what}: {e}")))?;
+    let json = fiscus_domain::jcs::canonicalize(&value).map_err(|e| Failure::internal(format!("{what}: {e:?}")))?;
+    let hash = fiscus_domain::evidence::seal_bytes(json.as_bytes());
+    Ok((json, hash))
+}

@@ -9,8 +9,9 @@
 use fiscus_domain::actions::state::ControlState;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::credentials::Environment;
-use fiscus_domain::events::{ActionEventData, Event, EventData, EventType};
+use fiscus_domain::events::{ActionEventData, Event, EventData, EventType, WorkflowEventData};
 use fiscus_domain::tenancy::Tenant;
+use fiscus_domain::workflows::run::RunState;
 use fiscus_store::actions::{Action, HistoryEntry};
 use fiscus_store::appends::Appends;
 use fiscus_store::audit::NewAuditEvent;
@@ -60,37 +61,16 @@ pub async fn record(
     change: ActionChange<'_>,
 ) -> Result<Recorded, Failure> {
     let now = now_micros();
-    let event = Event {
-        id: fiscus_domain::ids::new_id("evt"),
-        event_type: change.event,
-        created_at: rfc3339(now),
-        workspace_id: tenant.workspace_id.clone(),
-        environment: tenant.environment,
-        actor: caller.actor.clone(),
-        data: EventData::Action(ActionEventData {
-            action_id: change.action_id.to_string(),
-            from_state: change.from,
-            to_state: change.to,
-            envelope_hash: change.envelope_hash.to_string(),
-            detail: change.detail,
-        }),
-    };
-    let EventData::Action(data) = &event.data;
-    // The order inside the transaction does not matter (all of it commits or none); the audit event goes
-    // first so that the application layer hands down to the store and never returns to itself in between.
-    audit(
-        tx,
-        caller,
-        &AuditEntry {
-            workspace_id: &tenant.workspace_id,
-            environment: Some(tenant.environment),
-            action: change.event.as_str(),
-            subject: Some(change.action_id),
-            details: json!({ "event_id": event.id, "from_state": data.from_state, "to_state": data.to_state, "detail": data.detail }),
-            occurred_at: now,
-        },
-    )
-    .await?;
+    let detail = change.detail;
+    let data = EventData::Action(ActionEventData {
+        action_id: change.action_id.to_string(),
+        from_state: change.from,
+        to_state: change.to,
+        envelope_hash: change.envelope_hash.to_string(),
+        detail: detail.clone(),
+    });
+    let audit_details = json!({ "from_state": change.from, "to_state": change.to, "detail": detail });
+    let event = announce(tx, tenant, caller, change.event, change.action_id, data, audit_details, now).await?;
     if let Some(from) = change.from
         && from != change.to
     {
@@ -105,13 +85,85 @@ pub async fn record(
             to_state: change.to,
             event: change.event,
             actor: caller.actor.clone(),
-            detail: data.detail.clone(),
+            detail,
             created_at: now,
         },
     )
     .await?;
-    fiscus_store::outbox::enqueue(tx, &event, change.action_id, now).await?;
     Ok(Recorded { event, at: now })
+}
+
+/// A change of one workflow run.
+pub struct WorkflowChange<'a> {
+    pub run_id: &'a str,
+    pub workflow_id: &'a str,
+    pub version_id: &'a str,
+    pub definition_hash: &'a str,
+    /// The state before; `None` for the invocation that creates the run.
+    pub from: Option<RunState>,
+    pub to: RunState,
+    pub event: EventType,
+    pub detail: Value,
+}
+
+/// Records a workflow run's event in `tx`: the outbox event in the one envelope and its audit event. The
+/// run's own state and history are written by the runtime in the same transaction (`workflows::`).
+pub async fn record_workflow(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    caller: &Caller,
+    change: WorkflowChange<'_>,
+) -> Result<Recorded, Failure> {
+    let now = now_micros();
+    let data = EventData::Workflow(WorkflowEventData {
+        run_id: change.run_id.to_string(),
+        workflow_id: change.workflow_id.to_string(),
+        version_id: change.version_id.to_string(),
+        from_state: change.from,
+        to_state: change.to,
+        definition_hash: change.definition_hash.to_string(),
+        detail: change.detail.clone(),
+    });
+    let audit_details = json!({ "from_state": change.from, "to_state": change.to, "detail": change.detail });
+    let event = announce(tx, tenant, caller, change.event, change.run_id, data, audit_details, now).await?;
+    Ok(Recorded { event, at: now })
+}
+
+/// Writes an event about `subject` in the one envelope to the outbox, and its audit event (whose action is
+/// the event type and whose details name the event), in `tx`. The order inside the transaction does not
+/// matter (all of it commits or none).
+#[allow(clippy::too_many_arguments)]
+async fn announce(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    caller: &Caller,
+    event_type: EventType,
+    subject: &str,
+    data: EventData,
+    mut audit_details: Value,
+    now: i64,
+) -> Result<Event, Failure> {
+    let event = Event {
+        id: fiscus_domain::ids::new_id("evt"),
+        event_type,
+        created_at: rfc3339(now),
+        workspace_id: tenant.workspace_id.clone(),
+        environment: tenant.environment,
+        actor: caller.actor.clone(),
+        data,
+    };
+    audit_details["event_id"] = json!(event.id);
+    let entry = AuditEntry {
+        workspace_id: &tenant.workspace_id,
+        environment: Some(tenant.environment),
+        action: event_type.as_str(),
+        subject: Some(subject),
+        details: audit_details,
+        occurred_at: now,
+    };
+    audit(tx, caller, &entry).await?;
+    fiscus_store::outbox::enqueue(tx, &event, subject, now).await?;
+    Ok(event)
 }
 
 /// An audit event about anything else.

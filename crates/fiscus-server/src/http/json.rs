@@ -75,7 +75,8 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     if !value.is_object() {
         return Err(ApiError::invalid_request("body", "must be a JSON object"));
     }
-    serde_path_to_error::deserialize::<_, T>(value).map_err(|err| {
+    // Nor may a nested member documented as an object be an array (`api::objects::Strict`).
+    serde_path_to_error::deserialize::<_, T>(fiscus_domain::api::objects::Strict(&value)).map_err(|err| {
         let path = err.path().to_string();
         let field = if path == "." { String::from("body") } else { path };
         ApiError::new(ErrorCode::InvalidRequest).field(field, strip_position(&err.into_inner().to_string()))

@@ -20,23 +20,11 @@ pub mod verify;
 
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::lqm::lifecycle::{Operation, Reason};
-use serde::Serialize;
 use serde_json::json;
 
-use crate::governed::{Caller, Failure};
+use crate::governed::Failure;
 
-/// `application:app_…`, `operator:opr_…` or `cli:…`: who a record says made it.
-pub fn actor_label(caller: &Caller) -> String {
-    format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id)
-}
-
-/// A record body as canonical JSON (RFC 8785) and its `sha256:` hash.
-pub fn canonical<T: Serialize>(what: &str, body: &T) -> Result<(String, String), Failure> {
-    let value = serde_json::to_value(body).map_err(|e| Failure::internal(format!("{what}: {e}")))?;
-    let json = fiscus_domain::jcs::canonicalize(&value).map_err(|e| Failure::internal(format!("{what}: {e:?}")))?;
-    let hash = fiscus_domain::evidence::seal_bytes(json.as_bytes());
-    Ok((json, hash))
-}
+pub use crate::governed::{actor_label, canonical};
 
 /// 409 `lifecycle_gate_closed` naming the operation and every reason code.
 pub fn gate_closed(op: Operation, reasons: &[Reason]) -> Failure {

@@ -4,3 +4,4 @@
 pub mod compute;
 pub mod settlement;
 pub mod webhooks;
+pub mod workflows;

@@ -142,3 +142,53 @@ async fn an_operator_approves_a_model_portfolio_and_its_trade_in_chromium() {
     assert_eq!(state["envelope"]["metadata"]["model_portfolio_hash"], hash);
     assert!(app.count("SELECT COUNT(*) FROM tax_lots WHERE origin = 'trade'").await > 0);
 }
+
+/// The workflow chain of issue 14 as a person and a subscriber see it: a library workflow installed and run,
+/// paused for review, approved in Chromium, completed, and its events delivered signed to a webhook
+/// receiver, where the unmodified `standardwebhooks` and `svix` libraries verify them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_library_workflow_is_approved_in_chromium_and_its_signed_events_verify() {
+    use crate::webhook_delivery::{Answer, loopback_app, receiver, register};
+    let app = loopback_app().await;
+    let rx = receiver(|_| Answer::Status(200)).await;
+    let (_, secret) = register(&app, &format!("http://{}/hook", rx.addr)).await;
+    crate::workflows::demo(&app).await;
+    let version = crate::workflows::installed(&app, "model_monitoring").await;
+    let run = crate::workflows::started(&app, &version).await;
+    crate::workflows::reaches(&app, &run, "awaiting_review").await;
+    let op = enrolled_operator(&app, "model-risk@example.com", Role::Approver).await;
+    browse(
+        "review-workflow.mjs",
+        vec![
+            app.base.clone(),
+            app.workspace_id.clone(),
+            op.email.clone(),
+            op.password.clone(),
+            fiscus_domain::totp::base32(&op.secret),
+            run.clone(),
+            "model_risk_review".into(),
+        ],
+    )
+    .await;
+    let done = crate::workflows::reaches(&app, &run, "completed").await;
+    assert_eq!(done["steps"][5]["output"]["note"], "figures reviewed in the browser");
+
+    let got = rx.wait_for(3, std::time::Duration::from_secs(15)).await;
+    let types: Vec<String> = got
+        .iter()
+        .map(|g| serde_json::from_str::<Value>(&g.body).expect("json")["type"].as_str().expect("type").to_string())
+        .collect();
+    assert_eq!(types, ["workflow.invoked", "workflow.awaiting_review", "workflow.completed"]);
+    let deliveries: Vec<Value> = got
+        .iter()
+        .map(|g| serde_json::json!({ "id": g.id, "timestamp": g.timestamp, "signature": g.signature, "body": g.body }))
+        .collect();
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("deliveries.json");
+    std::fs::write(&path, serde_json::to_vec(&deliveries).expect("json")).expect("write");
+    let path = path.to_string_lossy().to_string();
+    let out = tokio::task::spawn_blocking(move || crate::python_clients::run("webhook_verify.py", &[&secret, &path]))
+        .await
+        .expect("join");
+    assert!(out.contains("webhook verifiers: ok"), "{out}");
+}

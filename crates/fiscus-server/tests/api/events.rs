@@ -102,6 +102,8 @@ async fn every_lifecycle_event_is_in_the_one_envelope_and_matches_the_event_sche
     let failed = executed(&app, json!({ "reference": "INV-2-fail" })).await;
     let returned = executed(&app, json!({ "reference": "INV-3-return" })).await;
     let mismatch = executed(&app, json!({ "reference": "INV-4-mismatch" })).await;
+    // Workflow runs: completed, rejected at review, failed at a check, cancelled.
+    crate::workflows::every_workflow_event(&app).await;
     settled(&app, &[&id, &failed, &returned, &mismatch]).await;
 
     let mut conn = app.state.store.read().await.expect("conn");
@@ -112,8 +114,16 @@ async fn every_lifecycle_event_is_in_the_one_envelope_and_matches_the_event_sche
     assert_eq!(seen, all, "every event type was produced");
     for e in &events {
         assert_eq!(e.workspace_id, app.workspace_id);
-        let EventData::Action(data) = &e.data;
-        assert!(data.action_id.starts_with("act_"));
+        match &e.data {
+            EventData::Action(data) => {
+                assert!(data.action_id.starts_with("act_"));
+                assert!(e.event_type.as_str().starts_with("action."), "{}", e.event_type);
+            }
+            EventData::Workflow(data) => {
+                assert!(data.run_id.starts_with("wfr_") && data.version_id.starts_with("wfv_"));
+                assert!(e.event_type.as_str().starts_with("workflow."), "{}", e.event_type);
+            }
+        }
     }
     // The T2 action's own story, in order.
     let story: Vec<&str> = events

@@ -604,6 +604,61 @@ async fn every_documented_success_has_a_real_example() {
     walk.get("get_lqm_models", "/api/v2/lqm/models").await;
     walk.get("get_lqm_models_uid", &format!("/api/v2/lqm/models/{lqm}")).await;
     walk.get("get_lqm_models_uid_developer_manifest", &format!("/api/v2/lqm/models/{lqm}/developer-manifest")).await;
+    // Workflows: a template installed, a studio version validated, a run reviewed by a person and completed,
+    // another cancelled while it awaited review.
+    walk.get("get_workflows_library", "/api/v2/workflows/library").await;
+    let template = walk
+        .post("post_workflows_library_key_install", "/api/v2/workflows/library/model_monitoring/install", &json!({}))
+        .await;
+    let template = template["id"].as_str().expect("version").to_string();
+    let studio = json!({ "name": "Daily VaR watch", "definition": { "steps": [
+        { "kind": "read_prices", "id": "prices", "instrument": "SPX", "observations": 250 },
+        { "kind": "measure", "id": "var_95", "after": ["prices"], "input": "prices", "measure": "value_at_risk95" },
+        { "kind": "check", "id": "within_appetite", "after": ["var_95"], "input": "var_95", "comparison": "le", "limit": 0.05 },
+        { "kind": "review", "id": "sign_off", "after": ["within_appetite"], "title": "Sign off the daily VaR" },
+        { "kind": "report", "id": "report", "after": ["sign_off"], "title": "Daily VaR", "include": ["var_95", "within_appetite"] }
+    ]}});
+    let studio = walk.post("post_workflow_studio_versions", "/api/v2/workflow-studio/versions", &studio).await;
+    let studio = studio["id"].as_str().expect("version").to_string();
+    walk.get("get_workflow_studio_versions_uid", &format!("/api/v2/workflow-studio/versions/{studio}")).await;
+    let suite = json!({ "cases": [
+        { "name": "approved", "expect": "completed" },
+        { "name": "rejected", "reviews": { "sign_off": "reject" }, "expect": "cancelled" }
+    ]});
+    let campaign = walk
+        .post(
+            "post_workflow_studio_versions_uid_validate",
+            &format!("/api/v2/workflow-studio/versions/{studio}/validate"),
+            &suite,
+        )
+        .await;
+    let campaign = campaign["id"].as_str().expect("campaign").to_string();
+    walk.get("get_workflow_studio_campaigns_uid", &format!("/api/v2/workflow-studio/campaigns/{campaign}")).await;
+    let reviewer = enrolled_operator(&app, "workflow-reviewer@example.com", Role::Approver).await;
+    let reviewer = sign_in(&app, &reviewer).await;
+    let run = walk.post("post_workflows_runs", "/api/v2/workflows/runs", &json!({ "version_uid": template })).await;
+    let run = run["id"].as_str().expect("run").to_string();
+    crate::workflows::reaches(&app, &run, "awaiting_review").await;
+    crate::workflows::console_review(&app, &reviewer, &run, "approve").await;
+    crate::workflows::reaches(&app, &run, "completed").await;
+    walk.get("get_workflows_runs_uid", &format!("/api/v2/workflows/runs/{run}")).await;
+    let second = walk.post("post_workflows_runs", "/api/v2/workflows/runs", &json!({ "version_uid": template })).await;
+    let second = second["id"].as_str().expect("run").to_string();
+    crate::workflows::reaches(&app, &second, "awaiting_review").await;
+    walk.post("post_workflows_runs_uid_cancel", &format!("/api/v2/workflows/runs/{second}/cancel"), &json!({})).await;
+    walk.get("get_workflows_runs", "/api/v2/workflows/runs?limit=1").await;
+    let workflow = walk.seen["post_workflows_library_key_install 201"]["workflow_id"].clone();
+    let baseline =
+        json!({ "minutes_per_run": 90, "minutes_per_review": 15, "hourly_cost_minor": 12000, "currency": "USD" });
+    walk.post(
+        "post_workflows_proof_of_value",
+        "/api/v2/workflows/proof-of-value",
+        &json!({ "workflow_uid": workflow, "baseline": baseline }),
+    )
+    .await;
+    walk.get("get_workflows_proof_of_value", "/api/v2/workflows/proof-of-value").await;
+    walk.get("get_marketplace_listings", "/api/v2/marketplace/listings").await;
+    walk.get("get_intelligence_summary", "/api/v2/intelligence/summary").await;
     walk.get("get_quant_compute_jobs", "/api/v2/quant/compute/jobs?limit=1").await;
     let cancel = format!("/api/v2/quant/compute/jobs/{}/cancel", queued["id"].as_str().expect("id"));
     walk.post("post_quant_compute_jobs_uid_cancel", &cancel, &json!({})).await;

@@ -80,6 +80,8 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                 }
                 let lqm = if path.contains("/lqm/") || path.contains("/qlms") {
                     Some(crate::lqm::example_path(&app, path, &mut example).await)
+                } else if path.contains("/workflow") {
+                    Some(crate::workflows::example_path(&app, path, &mut example).await)
                 } else {
                     None
                 };

@@ -254,3 +254,46 @@ async fn appends_completing_a_reservation_land_only_while_it_is_theirs() {
     let found = idempotency::peek(&mut conn, &key, &fp, NOW).await.expect("peek");
     assert!(matches!(found, Some(Reservation::Replay(r)) if r.body == "{\"id\":\"aev_1\"}"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn appends_after_another_writer_moved_the_head_still_chain_and_a_held_key_is_resolved() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let app = application(&db, &t).await;
+    let mut written = Vec::new();
+    for i in 0..6 {
+        let id = format!("aev_{i:02}");
+        let appends = request(&db, &t, &app, &id, &format!("k{i}"), "b");
+        assert!(matches!(db.append(appends).await.expect("append"), Appended::Written));
+        written.push(id);
+        if i % 2 == 1 {
+            // Another writer (here a write transaction, which may take another lane) moves the head the
+            // appends' lane remembers: the next group must find it and chain after it.
+            let actor = Actor::cli();
+            let mut tx = db.begin().await.expect("begin");
+            let event = NewAuditEvent {
+                environment: None,
+                actor: &actor,
+                action: "test.event",
+                request_id: None,
+                subject: Some("tx"),
+                details: json!({ "i": i }),
+                occurred_at: NOW,
+            };
+            audit::append(&mut tx, &t.workspace_id, event).await.expect("audit");
+            tx.commit().await.expect("commit");
+        }
+    }
+    // A held key in a group the lane could write in one statement: nothing of that member lands.
+    let again = db.append(request(&db, &t, &app, "aev_99", "k0", "b")).await.expect("append");
+    assert!(matches!(again, Appended::Held(Reservation::Replay(r)) if r.body == "{\"id\":\"aev_00\"}"));
+    assert_eq!(evidence_ids(&db, &t).await, written);
+    assert_eq!(verified_subjects(&db, &t.workspace_id).await, written);
+    if db.backend() == fiscus_store::Backend::Postgres {
+        // After the first group (which reads the head), groups whose remembered head still held went in one
+        // statement: at least the ones right after another append of the same lane.
+        assert!(db.one_statement_groups() >= 2, "one-statement groups: {}", db.one_statement_groups());
+    } else {
+        assert_eq!(db.one_statement_groups(), 0);
+    }
+}

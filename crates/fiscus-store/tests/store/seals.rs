@@ -113,7 +113,7 @@ async fn verify_workspace_counts_every_sealed_row_and_names_the_failures() {
 
 #[tokio::test]
 async fn every_sealed_table_is_verified() {
-    assert_eq!(seals::ALL.len(), 34);
+    assert_eq!(seals::ALL.len(), 40);
     let names: Vec<&str> = seals::ALL.iter().map(|t| t.table).collect();
     for table in [
         "actions",
@@ -150,6 +150,12 @@ async fn every_sealed_table_is_verified() {
         "qlms",
         "qlm_versions",
         "qlm_runs",
+        "workflows",
+        "workflow_versions",
+        "workflow_runs",
+        "workflow_run_steps",
+        "workflow_campaigns",
+        "workflow_proofs",
     ] {
         assert!(names.contains(&table), "{table} is not verified");
     }

@@ -60,6 +60,17 @@ pub(crate) fn limit(raw: Option<i64>, default: u32, max: u32) -> Result<u32, Api
     }
 }
 
+/// An `after_id` cursor: absent, or an id with `prefix` (e.g. `wfr`); anything else is refused naming what it
+/// must be (`what`, e.g. "a run").
+pub(crate) fn after_id<'a>(raw: Option<&'a str>, prefix: &str, what: &str) -> Result<Option<&'a str>, ApiError> {
+    match raw {
+        Some(a) if !fiscus_domain::ids::is_id_of(prefix, a) => {
+            Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", format!("must be {what} id ({prefix}_…)")))
+        }
+        other => Ok(other),
+    }
+}
+
 /// An optional `YYYY-MM-DD` parameter (any calendar date: a bound far outside the data is simply empty).
 pub(crate) fn date(name: &'static str, raw: Option<&str>) -> Result<Option<String>, ApiError> {
     match raw {

@@ -113,8 +113,9 @@ pub async fn post_generative_market_run(
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct GenerativeRunsQuery {
-    /// Only the runs of this portfolio (its integer id, as a string).
-    #[param(pattern = "^[0-9]{1,16}$", example = "1")]
+    /// Only the runs of this portfolio (its integer id, as a string of at most 15 digits, so that every
+    /// value the pattern admits is an exact integer in JSON clients).
+    #[param(pattern = "^[0-9]{1,15}$", example = "1")]
     pub portfolio_id: Option<String>,
     /// Runs per page, 1 to 100 (default 20).
     #[param(minimum = 1, maximum = 100)]
@@ -140,16 +141,14 @@ pub async fn get_generative_market_runs(
     let portfolio = match q.portfolio_id.as_deref() {
         None => None,
         Some(p) => match p.parse::<i64>() {
-            Ok(n) if (0..=9_007_199_254_740_991).contains(&n) && p.len() <= 16 => Some(n),
+            Ok(n) if n >= 0 && p.len() <= 15 => Some(n),
             _ => {
                 return Err(ApiError::new(ErrorCode::InvalidParameter)
                     .field("portfolio_id", "must be a portfolio's integer id"));
             }
         },
     };
-    if q.after_id.as_deref().is_some_and(|a| !fiscus_domain::ids::is_id_of("gmr", a)) {
-        return Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be a run id (gmr_…)"));
-    }
+    crate::areas::data::after_id(q.after_id.as_deref(), "gmr", "a run")?;
     let mut conn = state.store.read().await?;
     let rows = records::list(
         &mut conn,
@@ -161,9 +160,7 @@ pub async fn get_generative_market_runs(
         limit,
     )
     .await?;
-    let page = ListPage::from_overfetch(rows, limit, |r| r.id.clone());
-    let data = page.data.into_iter().map(|r| view("generative_market_run", r)).collect::<Result<Vec<_>, _>>()?;
-    Ok(Json(ListPage { object: "list", data, has_more: page.has_more, next_after_id: page.next_after_id }))
+    Ok(Json(ListPage::from_overfetch(rows, limit, |r| r.id.clone()).try_map(|r| view("generative_market_run", r))?))
 }
 
 /// Generates a portfolio report over a period: performance of today's holdings held through it (return,
@@ -225,9 +222,7 @@ pub async fn get_reports(
             ApiError::new(ErrorCode::InvalidParameter).field("portfolio_id", "must be a portfolio's integer id")
         );
     }
-    if q.after_id.as_deref().is_some_and(|a| !fiscus_domain::ids::is_id_of("rpt", a)) {
-        return Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be a report id (rpt_…)"));
-    }
+    crate::areas::data::after_id(q.after_id.as_deref(), "rpt", "a report")?;
     let mut conn = state.store.read().await?;
     let rows = records::list(
         &mut conn,
@@ -239,7 +234,5 @@ pub async fn get_reports(
         limit,
     )
     .await?;
-    let page = ListPage::from_overfetch(rows, limit, |r| r.id.clone());
-    let data = page.data.into_iter().map(|r| view("portfolio_report", r)).collect::<Result<Vec<_>, _>>()?;
-    Ok(Json(ListPage { object: "list", data, has_more: page.has_more, next_after_id: page.next_after_id }))
+    Ok(Json(ListPage::from_overfetch(rows, limit, |r| r.id.clone()).try_map(|r| view("portfolio_report", r))?))
 }

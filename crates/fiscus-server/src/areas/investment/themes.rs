@@ -318,11 +318,7 @@ pub async fn get_model_portfolios(
     ApiQuery(q): ApiQuery<ModelPortfoliosQuery>,
 ) -> Result<Json<ListPage<ModelPortfolioView>>, ApiError> {
     let limit = crate::areas::data::limit(q.limit, 20, 100)?;
-    if q.after_id.as_deref().is_some_and(|a| !fiscus_domain::ids::is_id_of("mdp", a)) {
-        return Err(
-            ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be a model portfolio id (mdp_…)")
-        );
-    }
+    crate::areas::data::after_id(q.after_id.as_deref(), "mdp", "a model portfolio")?;
     let mut conn = state.store.read().await?;
     let rows = fiscus_store::themes::list_models(
         &mut conn,

@@ -4,7 +4,6 @@ use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
 use fiscus_domain::api::list::ListPage;
-use fiscus_domain::error_code::ErrorCode;
 use serde::Deserialize;
 
 use super::views::{self, LqmModelView, ManifestView, PromotionView};
@@ -71,9 +70,7 @@ pub async fn get_models(
     ApiQuery(q): ApiQuery<ModelsQuery>,
 ) -> Result<Json<ListPage<LqmModelView>>, ApiError> {
     let limit = crate::areas::data::limit(q.limit, 20, 100)?;
-    if q.after_id.as_deref().is_some_and(|a| !fiscus_domain::ids::is_id_of("lqm", a)) {
-        return Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be a model id (lqm_…)"));
-    }
+    crate::areas::data::after_id(q.after_id.as_deref(), "lqm", "a model")?;
     let mut conn = state.store.read().await?;
     let rows = fiscus_store::lqm::models::list_models(
         &mut conn,

@@ -5,7 +5,6 @@ use axum::extract::State;
 use axum::response::Response;
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::rfc3339;
-use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::lqm::records::Pin;
 use fiscus_store::lqm::qlms::{Qlm, Run, Version};
 use serde::{Deserialize, Serialize};
@@ -172,9 +171,7 @@ pub async fn get_qlms(
     ApiQuery(q): ApiQuery<QlmsQuery>,
 ) -> Result<Json<ListPage<QlmView>>, ApiError> {
     let limit = crate::areas::data::limit(q.limit, 20, 100)?;
-    if q.after_id.as_deref().is_some_and(|a| !fiscus_domain::ids::is_id_of("qlm", a)) {
-        return Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be a QLM id (qlm_…)"));
-    }
+    crate::areas::data::after_id(q.after_id.as_deref(), "qlm", "a QLM")?;
     let key = state.store.seal_key();
     let mut conn = state.store.read().await?;
     let rows = fiscus_store::lqm::qlms::list_qlms(&mut conn, key, ctx.tenant(), q.after_id.as_deref(), limit).await?;

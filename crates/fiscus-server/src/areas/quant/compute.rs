@@ -12,7 +12,6 @@ use axum::response::{IntoResponse, Response};
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::compute::{JobKind, JobState};
-use fiscus_domain::error_code::ErrorCode;
 use fiscus_store::compute::{Job, JobFilter, JobResult, PROGRESS_DONE};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -318,12 +317,7 @@ pub(crate) async fn list(
     after_id: Option<&str>,
 ) -> Result<Json<ListPage<ComputeJobView>>, ApiError> {
     let limit = crate::areas::data::limit(limit, 20, 100)?;
-    if let Some(a) = after_id
-        && !fiscus_domain::ids::is_id_of("cjb", a)
-    {
-        return Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be a job id (cjb_…)"));
-    }
-    let q_after = after_id;
+    let q_after = crate::areas::data::after_id(after_id, "cjb", "a job")?;
     let mut conn = state.store.read().await?;
     let rows = fiscus_store::compute::list(&mut conn, ctx.tenant(), filter, q_after, limit).await?;
     let page = ListPage::from_overfetch(rows, limit, |j| j.id.clone());

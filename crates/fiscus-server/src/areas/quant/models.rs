@@ -47,7 +47,7 @@ pub struct ModelView {
     pub run: String,
 }
 
-fn view(m: &ModelInfo) -> ModelView {
+pub(crate) fn view(m: &ModelInfo) -> ModelView {
     ModelView {
         object: "model",
         key: m.key.to_string(),
@@ -91,7 +91,7 @@ fn lqm_view(
 }
 
 /// The promoted LQMs of the tenant, with the checkpoint each serves.
-async fn promoted(
+pub(crate) async fn promoted(
     state: &AppState,
     tenant: &fiscus_domain::tenancy::Tenant,
 ) -> Result<Vec<(ModelView, fiscus_store::lqm::training::Checkpoint)>, ApiError> {

@@ -183,11 +183,7 @@ pub async fn get_snapshots(
     ApiQuery(q): ApiQuery<SnapshotsQuery>,
 ) -> Result<Json<ListPage<ResearchSnapshotView>>, ApiError> {
     let limit = crate::areas::data::limit(q.limit, 20, 100)?;
-    if let Some(a) = &q.after_id
-        && !fiscus_domain::ids::is_id_of("rsn", a)
-    {
-        return Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be a snapshot id (rsn_…)"));
-    }
+    crate::areas::data::after_id(q.after_id.as_deref(), "rsn", "a snapshot")?;
     if q.project.as_deref().is_some_and(|p| !research::is_project_key(p)) {
         return Err(ApiError::new(ErrorCode::InvalidParameter).field("project", "must be a project key"));
     }

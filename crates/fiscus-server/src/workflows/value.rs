@@ -1,0 +1,117 @@
+//! Proofs of value: a workflow's runs measured against the manual baseline the caller states, sealed.
+
+use fiscus_domain::clock::now_micros;
+use fiscus_domain::ids::new_id;
+use fiscus_domain::tenancy::Tenant;
+use fiscus_domain::workflows::definition::StepKind;
+use fiscus_domain::workflows::records::{Baseline, ProofBody};
+use fiscus_domain::workflows::run::{RunState, StepOutcome};
+use fiscus_domain::workflows::value::{RunFacts, figures};
+use fiscus_store::StoreError;
+use fiscus_store::lqm::Record;
+use fiscus_store::workflows::{self as store, Proof};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{actor_label, canonical};
+use crate::governed::record::{AuditEntry, audit};
+use crate::governed::{Caller, Failure};
+use crate::state::AppState;
+
+/// The most recent runs a proof counts.
+pub const MAX_RUNS: usize = 1000;
+
+/// What to measure.
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(as = ProofOfValueRequest)]
+pub struct ProofRequest {
+    /// The workflow (`wfl_…`): every version's runs count.
+    #[schema(pattern = "^wfl_[0-9A-HJKMNP-TV-Z]{26}$", example = "wfl_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub workflow_uid: String,
+    #[serde(deserialize_with = "fiscus_domain::api::objects::object")]
+    pub baseline: Baseline,
+}
+
+/// Measures a workflow's runs (its most recent 1,000) against the baseline and seals the result.
+pub async fn prove(state: &AppState, caller: &Caller, tenant: &Tenant, req: ProofRequest) -> Result<Proof, Failure> {
+    let b = &req.baseline;
+    let mut errors = Vec::new();
+    if !(1..=100_000).contains(&b.minutes_per_run) {
+        errors.push(("baseline.minutes_per_run", "1 to 100000".to_string()));
+    }
+    if b.minutes_per_review > 100_000 {
+        errors.push(("baseline.minutes_per_review", "0 to 100000".to_string()));
+    }
+    if !(0..=100_000_000_000).contains(&b.hourly_cost_minor) {
+        errors.push(("baseline.hourly_cost_minor", "0 to 100000000000".to_string()));
+    }
+    if fiscus_domain::money::Currency::parse(&b.currency).is_none() {
+        errors.push(("baseline.currency", format!("`{}` is not an ISO 4217 currency", b.currency)));
+    }
+    if !errors.is_empty() {
+        return Err(Failure::Invalid(errors));
+    }
+    let not_here = || Failure::Invalid(vec![("workflow_uid", format!("no workflow `{}` here", req.workflow_uid))]);
+    if !fiscus_domain::ids::is_id_of("wfl", &req.workflow_uid) {
+        return Err(not_here());
+    }
+    let key = state.store.seal_key();
+    let mut conn = state.store.read().await?;
+    let workflow = match store::get_workflow(&mut conn, key, tenant, &req.workflow_uid).await {
+        Err(StoreError::NotFound) => return Err(not_here()),
+        other => other?,
+    };
+    let mut runs = store::runs_of(&mut conn, key, tenant, &workflow.id).await?;
+    runs.sort_by(|a, b| a.record.id.cmp(&b.record.id));
+    let runs: Vec<_> = runs.into_iter().rev().take(MAX_RUNS).collect();
+    let mut facts = Vec::with_capacity(runs.len());
+    let mut evidence = Vec::new();
+    for run in &runs {
+        let mut f = RunFacts {
+            state: run.state,
+            duration_micros: run.ended_at.map(|end| end - run.record.created_at),
+            steps_automated: 0,
+            reviews: 0,
+        };
+        if run.state == RunState::Completed {
+            for s in store::steps_of(&mut conn, key, tenant, &run.record.id).await? {
+                match (s.body.kind, s.body.outcome) {
+                    (StepKind::Review, _) => f.reviews += 1,
+                    (_, StepOutcome::Completed) => f.steps_automated += 1,
+                    _ => {}
+                }
+            }
+        }
+        if let Some(hash) = &run.evidence_hash {
+            evidence.push((run.record.id.clone(), hash.clone()));
+        }
+        facts.push(f);
+    }
+    drop(conn);
+    let body = ProofBody {
+        workflow_id: workflow.id.clone(),
+        workflow_name: workflow.body.name.clone(),
+        figures: figures(&req.baseline, &facts),
+        baseline: req.baseline,
+        evidence,
+    };
+    let (json, hash) = canonical("proof of value", &body)?;
+    let now = now_micros();
+    let proof = Record {
+        id: new_id("wpv"),
+        body,
+        body_json: json,
+        content_hash: hash,
+        created_by: actor_label(caller),
+        created_at: now,
+    };
+    let mut tx = state.store.begin().await?;
+    store::insert_proof(&mut tx, tenant, &proof).await?;
+    let details =
+        json!({"workflow_uid": workflow.id, "content_hash": proof.content_hash, "runs": proof.body.figures.runs});
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "workflow.proof_of_value.recorded", &proof.id, details, now))
+        .await?;
+    tx.commit().await?;
+    Ok(proof)
+}
