@@ -15,20 +15,22 @@ use serde::Serialize;
 use serde_json::json;
 
 /// Operations every active signed client may call: the gateway describing the client to itself, and the
-/// protocol entry points (what the protocols then dispatch is decided by the grant, tool by tool).
-pub const ALWAYS_AVAILABLE: [&str; 6] = [
+/// protocol entry points (what the protocols then dispatch is decided by the grant, tool by tool, and for
+/// the workflow gateway by the application's separate workflow-tool allowlist, seed: "The workflow gateway
+/// also needs a separate explicit workflow-tool allowlist").
+pub const ALWAYS_AVAILABLE: [&str; 7] = [
     "get_agent_execution_capabilities",
     "get_agent_execution_service_level",
     "get_agent_execution_usage",
     "get_agent_execution_requests_uid",
     "post_agent_execution_mcp",
     "post_agent_execution_a2a",
+    "post_agent_execution_workflows_a2a",
 ];
 
-/// Operations that are never granted through this allowlist: the workflow gateway has its own, separate
-/// workflow-tool allowlist (seed: "The workflow gateway also needs a separate explicit workflow-tool
-/// allowlist"), and the bearer MCP endpoint is for bearer credentials.
-const NEVER_GRANTED: [&str; 2] = ["post_agent_execution_workflows_a2a", "post_root_mcp"];
+/// Operations that are never granted through this allowlist: the bearer MCP endpoint is for bearer
+/// credentials.
+const NEVER_GRANTED: [&str; 1] = ["post_root_mcp"];
 
 pub const MAX_OPERATIONS: usize = 200;
 pub const MAX_RATE_PER_MINUTE: u32 = 100_000;

@@ -40,6 +40,7 @@ pub mod tool_invocations;
 pub mod usage;
 pub mod webhook_deliveries;
 pub mod webhooks;
+pub mod workflow_gateway;
 pub mod workflows;
 pub mod workspaces;
 

@@ -255,7 +255,7 @@ pub const A2A_TASKS: SealedTable = SealedTable {
 };
 
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 40] = [
+pub const ALL: [SealedTable; 42] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -296,6 +296,8 @@ pub const ALL: [SealedTable; 40] = [
     crate::workflows::STEPS_SEALED,
     crate::workflows::CAMPAIGNS_SEALED,
     crate::workflows::PROOFS_SEALED,
+    crate::workflow_gateway::GRANTS_SEALED,
+    crate::workflow_gateway::TASKS_SEALED,
 ];
 
 /// A row's sealed columns, named, as stored.

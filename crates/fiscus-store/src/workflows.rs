@@ -201,6 +201,22 @@ pub async fn versions_of(
     Ok(all)
 }
 
+/// The tenant's versions of every workflow, newest first, at most `limit` (the console's allowlist form).
+pub async fn recent_versions(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    limit: u32,
+) -> Result<Vec<Version>> {
+    let mut all: Vec<Version> = select_page(conn, key, &VERSIONS_SEALED, tenant, None, limit)
+        .await?
+        .iter()
+        .map(version)
+        .collect::<Result<_>>()?;
+    all.truncate(limit as usize);
+    Ok(all)
+}
+
 /// Creates a run, queued and due at once.
 pub async fn insert_run(tx: &mut WriteTx, tenant: &Tenant, r: &Record<RunBody>) -> Result<()> {
     let own = [

@@ -3,6 +3,7 @@
 
 pub mod campaign;
 pub mod definition;
+pub mod gateway;
 pub mod library;
 pub mod records;
 pub mod run;

@@ -19,6 +19,7 @@ mod rebalances;
 pub mod session;
 mod webhooks;
 mod workflow_reviews;
+mod workflow_tools;
 
 use axum::Router;
 use axum::middleware::from_fn;
@@ -51,6 +52,8 @@ pub fn routes() -> Router<AppState> {
         .route("/console/lqm-promotions/{id}", post(lqm_promotions::decide))
         .route("/console/workflow-reviews", get(workflow_reviews::list))
         .route("/console/workflow-reviews/{id}", post(workflow_reviews::decide))
+        .route("/console/workflow-tools", get(workflow_tools::list))
+        .route("/console/workflow-tools/{id}", get(workflow_tools::detail).post(workflow_tools::decide))
         .route("/console/qlms", get(qlms::list))
         .route("/console/qlms/{id}", post(qlms::rebind))
         .route("/console/rebalance-proposals", get(rebalances::list))

@@ -7,6 +7,7 @@
 //! engine, and writing each step's outcome, the run's move and its event in one transaction.
 
 pub mod campaigns;
+pub mod gateway;
 pub mod library;
 pub mod runs;
 pub mod runtime;

@@ -24,6 +24,19 @@ use crate::state::AppState;
 /// Starts a run of a version: its read steps are pinned to their newest observed datasets, the run is
 /// queued for the worker, and `workflow.invoked` is written with it.
 pub async fn start(state: &AppState, caller: &Caller, tenant: &Tenant, version_id: &str) -> Result<Run, Failure> {
+    start_for(state, caller, tenant, version_id, None).await
+}
+
+/// As [`start`], for the workflow gateway: `task` (the message that asked for the run) is recorded with the
+/// run, in its transaction, under the run's id. A message already recorded is `Store(Conflict)` and starts
+/// nothing.
+pub async fn start_for(
+    state: &AppState,
+    caller: &Caller,
+    tenant: &Tenant,
+    version_id: &str,
+    task: Option<fiscus_store::workflow_gateway::GatewayTask>,
+) -> Result<Run, Failure> {
     let version = match load_version(state, tenant, version_id).await {
         Err(Failure::NotFound) => {
             return Err(Failure::Invalid(vec![("version_uid", format!("no workflow version `{version_id}` here"))]));
@@ -51,6 +64,10 @@ pub async fn start(state: &AppState, caller: &Caller, tenant: &Tenant, version_i
     };
     let mut tx = state.store.begin().await?;
     store::insert_run(&mut tx, tenant, &record).await?;
+    if let Some(task) = task {
+        let task = fiscus_store::workflow_gateway::GatewayTask { run_id: record.id.clone(), ..task };
+        fiscus_store::workflow_gateway::insert_task(&mut tx, tenant, &task).await?;
+    }
     record_workflow(
         &mut tx,
         tenant,

@@ -647,6 +647,25 @@ async fn every_documented_success_has_a_real_example() {
     crate::workflows::reaches(&app, &second, "awaiting_review").await;
     walk.post("post_workflows_runs_uid_cancel", &format!("/api/v2/workflows/runs/{second}/cancel"), &json!({})).await;
     walk.get("get_workflows_runs", "/api/v2/workflows/runs?limit=1").await;
+    // The workflow gateway: a report that ends at once (200), a monitoring run that waits for a person (202).
+    crate::workflows::demo(&app).await;
+    let report = crate::workflows::installed(&app, "liquidity_report").await;
+    let admin = crate::workflow_gateway::admin_cookie(&app).await;
+    assert_eq!(crate::workflow_gateway::allowlist(&app, &admin, &[&report, &template]).await.status(), 303);
+    for (message, version) in [("msg-liquidity-1", &report), ("msg-monitoring-1", &template)] {
+        let sent = json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": { "message": {
+            "messageId": message, "role": "ROLE_USER", "parts": [{ "data": { "skill": version } }] } } });
+        let response = app
+            .http
+            .post(app.url("/api/v2/agent-execution/workflows/a2a"))
+            .bearer_auth(&app.key)
+            .header("A2A-Version", "1.0")
+            .json(&sent)
+            .send()
+            .await
+            .expect("request");
+        walk.record("post_agent_execution_workflows_a2a", response).await;
+    }
     let workflow = walk.seen["post_workflows_library_key_install 201"]["workflow_id"].clone();
     let baseline =
         json!({ "minutes_per_run": 90, "minutes_per_review": 15, "hourly_cost_minor": 12000, "currency": "USD" });

@@ -39,4 +39,5 @@ mod signed_clients;
 mod tournaments;
 mod webhook_delivery;
 mod webhooks;
+mod workflow_gateway;
 mod workflows;

@@ -95,6 +95,9 @@ impl Signed {
             .request(method, app.url(&self.path))
             .header("Signature-Input", input)
             .header("Signature", signature);
+        if self.path.ends_with("/a2a") {
+            req = req.header("A2A-Version", "1.0");
+        }
         if let Some(d) = digest {
             req = req.header("Content-Digest", d);
         }

@@ -401,6 +401,15 @@ async fn a_run_whose_worker_died_resumes_from_its_history_and_no_step_is_recorde
 
 /// Makes a documented workflow example concrete: the objects its path and body name, created for real.
 pub async fn example_path(app: &TestApp, path: &str, example: &mut Value) -> String {
+    if path.ends_with("/workflows/a2a") {
+        // The documented message names the liquidity report, allowlisted by an admin at the console.
+        demo(app).await;
+        let version = installed(app, "liquidity_report").await;
+        let cookie = crate::workflow_gateway::admin_cookie(app).await;
+        assert_eq!(crate::workflow_gateway::allowlist(app, &cookie, &[&version]).await.status(), 303);
+        example["params"]["message"]["parts"][0]["data"]["skill"] = json!(version);
+        return path.to_string();
+    }
     if path.ends_with("/workflow-studio/versions") {
         return path.to_string();
     }

@@ -50,11 +50,11 @@ fn info(reason: &str, domain: &str, metadata: Value) -> Option<Value> {
     Some(json!([{ "@type": ERROR_INFO, "reason": reason, "domain": domain, "metadata": metadata }]))
 }
 
-fn a2a_err(id: JsonRpcId, code: i64, reason: &str, message: impl Into<String>) -> JsonRpcResponse {
+pub(super) fn a2a_err(id: JsonRpcId, code: i64, reason: &str, message: impl Into<String>) -> JsonRpcResponse {
     err(id, code, message, info(reason, "a2a-protocol.org", json!({})))
 }
 
-fn invalid(id: JsonRpcId, message: impl Into<String>) -> JsonRpcResponse {
+pub(super) fn invalid(id: JsonRpcId, message: impl Into<String>) -> JsonRpcResponse {
     err(id, -32602, message, None)
 }
 
@@ -108,7 +108,7 @@ pub async fn public_card(headers: HeaderMap) -> Response {
 }
 
 /// Whether a requested `A2A-Version` is this one (major and minor; the patch is ignored).
-fn supported(version: &str) -> bool {
+pub(super) fn supported(version: &str) -> bool {
     version == VERSION || version.strip_prefix(VERSION).is_some_and(|rest| rest.starts_with('.'))
 }
 
@@ -181,7 +181,7 @@ fn owner(ctx: &Ctx) -> Owner<'_> {
 }
 
 /// A short identifier parameter: a string of 1 to 128 characters.
-fn short_id<'a>(params: &'a Map<String, Value>, name: &str) -> Result<Option<&'a str>, String> {
+pub(super) fn short_id<'a>(params: &'a Map<String, Value>, name: &str) -> Result<Option<&'a str>, String> {
     match params.get(name) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if s.is_empty() => Ok(None),
@@ -191,7 +191,7 @@ fn short_id<'a>(params: &'a Map<String, Value>, name: &str) -> Result<Option<&'a
 }
 
 /// What a message asks for: one skill and its arguments, from its single data part.
-enum Ask {
+pub(super) enum Ask {
     Call {
         skill: String,
         arguments: Map<String, Value>,
@@ -201,7 +201,7 @@ enum Ask {
     Invalid(String),
 }
 
-fn ask(message: &Map<String, Value>) -> Ask {
+pub(super) fn ask(message: &Map<String, Value>) -> Ask {
     let Some(Value::Array(parts)) = message.get("parts") else {
         return Ask::Invalid("message.parts must be a list of parts".into());
     };

@@ -1,6 +1,7 @@
 //! Agents, MCP and A2A: the tool catalogue generated from the operation catalogue (`tools`), calling a tool
 //! as its own route in process (`dispatch`) once it is offered to the caller (`invoke`), the MCP endpoints
-//! (`mcp`) and the A2A endpoint (`a2a`) over JSON-RPC (`jsonrpc`), and the catalogue and invocation reads.
+//! (`mcp`) and the A2A endpoints (`a2a`, and `workflow_a2a` for allowlisted workflows) over JSON-RPC
+//! (`jsonrpc`), and the catalogue and invocation reads.
 
 pub mod a2a;
 pub mod dispatch;
@@ -9,6 +10,7 @@ pub mod invoke;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod tools;
+pub mod workflow_a2a;
 
 use axum::Json;
 use axum::extract::State;
@@ -27,6 +29,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(mcp::post_root_mcp))
         .routes(routes!(mcp::post_agent_execution_mcp))
         .routes(routes!(a2a::post_agent_execution_a2a))
+        .routes(routes!(workflow_a2a::post_agent_execution_workflows_a2a))
         .routes(routes!(get_tools))
         .routes(routes!(get_invocations))
 }
