@@ -89,6 +89,9 @@ REAL_IDS = {
     ("GET", "/api/v2/workflow-studio/campaigns/{uid}"): "workflow_campaign_id",
     ("GET", "/api/v2/workflows/runs/{uid}"): "workflow_run_id",
     ("POST", "/api/v2/workflows/runs/{uid}/cancel"): "workflow_run_id",
+    ("GET", "/api/v2/agents/spaces/{uid}"): "agent_space_id",
+    ("POST", "/api/v2/agents/spaces/{uid}/runs"): "agent_space_id",
+    ("GET", "/api/v2/agents/executions/{uid}"): "agent_execution_id",
 }
 # The same for operations whose path names its object otherwise: (parameter, seeded id).
 REAL_PARAM_IDS = {
@@ -97,6 +100,7 @@ REAL_PARAM_IDS = {
     ("GET", "/api/v2/lqm/retraining-requests/{requestUid}"): ("requestUid", "lqm_request_id"),
     ("POST", "/api/v2/lqm/retraining-requests/{requestUid}/decision"): ("requestUid", "lqm_request_id"),
     ("POST", "/api/v2/lqm/retraining-requests/{requestUid}/training"): ("requestUid", "lqm_request_id"),
+    ("GET", "/api/v2/agents/runs/{runUid}"): ("runUid", "agent_run_id"),
 }
 _IDS = json.loads(os.environ.get("FISCUS_ST_IDS") or "{}")
 # The data plane's path keys, from the demo data the test loads: (parameter, value).
@@ -455,6 +459,11 @@ def seed(base, key, client_id, client_secret, given):
         path = f"/api/v2/workflow-studio/versions/{ids['workflow_version_id']}/validate"
         ids["workflow_campaign_id"] = api.post(path, {}).json()["id"]
         ids["workflow_run_id"] = api.post("/api/v2/workflows/runs", {"version_uid": ids["workflow_version_id"]}).json()["id"]
+    if "agent_run_id" not in ids and "agent_space_id" in ids:
+        # The space was promoted by an admin at the console before the run (no credential can promote one).
+        path = f"/api/v2/agents/spaces/{ids['agent_space_id']}/runs"
+        agent_run = api.post(path, {"prompt": "Show SPX prices", "execution_mode": "sync"}).json()
+        ids["agent_run_id"], ids["agent_execution_id"] = agent_run["id"], agent_run["execution_id"]
     # A live access token for /oauth/revoke and /oauth/introspect (never written to ids.json).
     r = requests.post(
         f"{base}/api/v2/oauth/token",

@@ -46,10 +46,13 @@ pub enum ErrorCode {
     InvalidSuite,
     StepKindUnavailable,
     RunNotPending,
+    SpaceNotRunnable,
+    CapacityExhausted,
+    QueueUnavailable,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 41] = [
+    pub const ALL: [ErrorCode; 44] = [
         ErrorCode::MalformedJson,
         ErrorCode::MalformedRequest,
         ErrorCode::UnsupportedMediaType,
@@ -91,6 +94,9 @@ impl ErrorCode {
         ErrorCode::InvalidSuite,
         ErrorCode::StepKindUnavailable,
         ErrorCode::RunNotPending,
+        ErrorCode::SpaceNotRunnable,
+        ErrorCode::CapacityExhausted,
+        ErrorCode::QueueUnavailable,
     ];
 
     /// (HTTP status, stable code, title).
@@ -212,6 +218,15 @@ impl ErrorCode {
             // A run that is not where the operation needs it (a review of a run not awaiting one, a cancel
             // of an ended run); `state` says where it stands.
             ErrorCode::RunNotPending => (409, "run_not_pending", "The workflow run is not in a state that allows this"),
+            ErrorCode::SpaceNotRunnable => {
+                (409, "space_not_runnable", "The agent space cannot run under its active version")
+            }
+            ErrorCode::CapacityExhausted => {
+                (429, "capacity_exhausted", "The agent runtime's capacity for this workspace is exhausted")
+            }
+            ErrorCode::QueueUnavailable => {
+                (503, "queue_unavailable", "No queue driver is configured for asynchronous agent runs")
+            }
         }
     }
 

@@ -30,6 +30,7 @@ pub mod money;
 pub mod pagination;
 pub mod production_access;
 pub mod scopes;
+pub mod spaces;
 pub mod tenancy;
 pub mod totp;
 pub mod webhooks;

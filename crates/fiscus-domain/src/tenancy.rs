@@ -27,6 +27,12 @@ impl CredentialKind {
             CredentialKind::SignedClient => "signed_client",
         }
     }
+
+    pub fn parse(s: &str) -> Option<CredentialKind> {
+        [CredentialKind::ApiKey, CredentialKind::AccessToken, CredentialKind::SignedClient]
+            .into_iter()
+            .find(|k| k.as_str() == s)
+    }
 }
 
 /// Who is calling on the machine plane: an application, through one credential, in one tenant, with a set

@@ -25,6 +25,7 @@ pub mod secret_key;
 pub mod series_cache;
 pub mod serve;
 pub mod settings;
+pub mod spaces;
 pub mod state;
 pub mod verify;
 pub mod workers;

@@ -40,6 +40,8 @@ pub async fn run(
     let computer = state.settings.compute_worker.then(|| spawn_compute_worker(state.clone()));
     let deliverer = state.settings.webhook_worker.then(|| spawn_webhook_worker(state.clone()));
     let flows = state.settings.workflow_worker.then(|| spawn_workflow_worker(state.clone()));
+    let agents = (state.settings.agent_worker && state.settings.agent_queue == crate::settings::AgentQueue::Database)
+        .then(|| spawn_agent_worker(state.clone()));
     let grace = Duration::from_secs(state.settings.shutdown_grace_seconds);
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
     let limits = crate::connections::Limits {
@@ -74,6 +76,9 @@ pub async fn run(
     }
     if let Some(f) = flows {
         f.abort();
+    }
+    if let Some(a) = agents {
+        a.abort();
     }
     if let Err(e) = state.invocations.flush(&state.store).await {
         tracing::warn!(error = %e, "final flush of tool invocation rows failed");
@@ -182,6 +187,23 @@ pub fn spawn_workflow_worker(state: AppState) -> tokio::task::JoinHandle<()> {
                 Err(e) => tracing::warn!(error = %e, "workflow worker pass failed"),
             }
             let _ = tokio::time::timeout(idle, state.workflows_wake.notified()).await;
+        }
+    })
+}
+
+/// This node's agent worker for queued Agent Space runs. Any number of nodes may run one against the same
+/// database. It is woken when a run is queued on this node and polls otherwise.
+pub fn spawn_agent_worker(state: AppState) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let worker = fiscus_domain::ids::new_id("wrk");
+        let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500));
+        loop {
+            match crate::workers::agent_runs::run_once(&state, &worker).await {
+                Ok(n) if n > 0 => continue,
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "agent worker pass failed"),
+            }
+            let _ = tokio::time::timeout(idle, state.spaces_wake.notified()).await;
         }
     })
 }

@@ -83,6 +83,15 @@ pub struct Settings {
     pub compute_worker: bool,
     /// Whether this node runs a workflow worker for due runs (on by default; any number of nodes may).
     pub workflow_worker: bool,
+    /// Whether this node runs an agent worker for queued Agent Space runs (on by default; any number of
+    /// nodes may).
+    pub agent_worker: bool,
+    /// The queue driver of asynchronous Agent Space runs: `database` (runs are queued in the database and
+    /// claimed by any node's agent worker) or `none` (no queue: asynchronous runs answer 503).
+    pub agent_queue: AgentQueue,
+    /// Agent Space runs one workspace and environment may have queued or running at once; beyond it a run
+    /// answers 429 with `Retry-After`.
+    pub agent_capacity: u32,
     /// Threads computations may use at once (0: one fewer than the machine's cores, at least one), so the
     /// HTTP runtime always keeps a core.
     pub compute_threads: usize,
@@ -106,6 +115,16 @@ pub struct Settings {
 }
 
 pub const DEFAULT_SERVICE_CLASS: &str = "standard";
+
+/// A queue driver for asynchronous Agent Space runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentQueue {
+    /// Queued in the database, claimed with `FOR UPDATE SKIP LOCKED` by any node.
+    Database,
+    /// No queue driver: asynchronous runs are refused (503).
+    None,
+}
 
 impl Default for Settings {
     fn default() -> Self {
@@ -144,6 +163,9 @@ impl Default for Settings {
             webhook_worker: true,
             compute_worker: true,
             workflow_worker: true,
+            agent_worker: true,
+            agent_queue: AgentQueue::Database,
+            agent_capacity: 16,
             compute_threads: 0,
             webhook_timeout_seconds: 10,
             webhook_claim_stale_seconds: 60,

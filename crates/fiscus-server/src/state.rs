@@ -40,6 +40,8 @@ pub struct Inner {
     pub compute: crate::compute::Pool,
     /// Wakes this node's workflow worker when a run becomes due here (a run started, a review decided).
     pub workflows_wake: tokio::sync::Notify,
+    /// Wakes this node's agent worker when an Agent Space run is queued here.
+    pub spaces_wake: tokio::sync::Notify,
 }
 
 impl AppState {
@@ -65,6 +67,7 @@ impl AppState {
             series: crate::series_cache::SeriesCache::default(),
             compute,
             workflows_wake: tokio::sync::Notify::new(),
+            spaces_wake: tokio::sync::Notify::new(),
         }))
     }
 }

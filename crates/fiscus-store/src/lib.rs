@@ -35,6 +35,7 @@ pub mod research;
 pub mod sealed_records;
 pub mod seals;
 pub mod settlement;
+pub mod spaces;
 pub mod themes;
 pub mod tool_invocations;
 pub mod usage;

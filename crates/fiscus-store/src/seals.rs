@@ -255,7 +255,7 @@ pub const A2A_TASKS: SealedTable = SealedTable {
 };
 
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 42] = [
+pub const ALL: [SealedTable; 47] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -298,6 +298,11 @@ pub const ALL: [SealedTable; 42] = [
     crate::workflows::PROOFS_SEALED,
     crate::workflow_gateway::GRANTS_SEALED,
     crate::workflow_gateway::TASKS_SEALED,
+    crate::spaces::SPACES_SEALED,
+    crate::spaces::VERSIONS_SEALED,
+    crate::spaces::DECISIONS_SEALED,
+    crate::spaces::RUNS_SEALED,
+    crate::spaces::CALLS_SEALED,
 ];
 
 /// A row's sealed columns, named, as stored.

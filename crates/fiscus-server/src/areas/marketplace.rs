@@ -1,6 +1,6 @@
 //! `GET /marketplace/listings`: what a workspace can install or run, each with its version and the hash
 //! that pins it: the workflow library's templates, the engine's model families, and the LQMs operators
-//! promoted in this workspace. (Agent spaces join the listing when they land.)
+//! promoted in this workspace, and the agent spaces Fiscus ships (an admin promotes one at the console).
 
 use axum::Json;
 use axum::extract::State;
@@ -28,6 +28,8 @@ pub enum ListingKind {
     ModelFamily,
     /// An LQM whose checkpoint an operator promoted in this workspace (run it).
     PromotedModel,
+    /// An agent space shipped with Fiscus (an admin promotes it at the console; then run it).
+    AgentSpace,
 }
 
 /// One listing.
@@ -117,6 +119,27 @@ pub async fn get_listings(
                     crate::governed::Failure::internal("a promoted model without its checkpoint hash")
                 })?,
                 path: v.run,
+            });
+        }
+    }
+    if wanted(ListingKind::AgentSpace) {
+        let promoted = crate::spaces::all(&state, ctx.tenant()).await?;
+        for shipped in &fiscus_domain::spaces::library::SHIPPED {
+            let d = shipped.definition();
+            // Where to run it once promoted here; until then, where an admin promotes it.
+            let path = match promoted.iter().find(|s| s.space.body.key == d.key && !s.suspended()) {
+                Some(s) => format!("/api/v2/agents/spaces/{}/runs", s.space.id),
+                None => "/console/agent-spaces".to_string(),
+            };
+            out.push(MarketplaceListing {
+                object: "marketplace_listing",
+                kind: ListingKind::AgentSpace,
+                content_hash: crate::governed::canonical("space definition", &d)?.1,
+                key: d.key,
+                name: d.name,
+                description: d.description,
+                version: d.version.to_string(),
+                path,
             });
         }
     }

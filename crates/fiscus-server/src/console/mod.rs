@@ -3,6 +3,7 @@
 //! credentials), and the API never accepts these sessions.
 
 mod actions;
+mod agent_spaces;
 mod audit;
 mod clients;
 mod delegations;
@@ -52,6 +53,8 @@ pub fn routes() -> Router<AppState> {
         .route("/console/lqm-promotions/{id}", post(lqm_promotions::decide))
         .route("/console/workflow-reviews", get(workflow_reviews::list))
         .route("/console/workflow-reviews/{id}", post(workflow_reviews::decide))
+        .route("/console/agent-spaces", get(agent_spaces::list))
+        .route("/console/agent-spaces/{key}", post(agent_spaces::decide))
         .route("/console/workflow-tools", get(workflow_tools::list))
         .route("/console/workflow-tools/{id}", get(workflow_tools::detail).post(workflow_tools::decide))
         .route("/console/qlms", get(qlms::list))

@@ -1,6 +1,7 @@
 //! Background work any node may run (claims are exclusive across nodes): settlement through connectors,
-//! webhook delivery and compute jobs.
+//! webhook delivery, compute jobs, workflow runs and queued Agent Space runs.
 
+pub mod agent_runs;
 pub mod compute;
 pub mod settlement;
 pub mod webhooks;

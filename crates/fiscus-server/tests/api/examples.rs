@@ -676,6 +676,19 @@ async fn every_documented_success_has_a_real_example() {
     )
     .await;
     walk.get("get_workflows_proof_of_value", "/api/v2/workflows/proof-of-value").await;
+    // Agent Spaces: promoted at the console, run in the request and on the queue.
+    let space = crate::agent_spaces::promoted(&app, "market_watch").await;
+    let briefing = crate::agent_spaces::promoted(&app, "treasury_briefing").await;
+    walk.get("get_agents_spaces", "/api/v2/agents/spaces").await;
+    walk.get("get_agents_spaces_uid", &format!("/api/v2/agents/spaces/{space}")).await;
+    let body = json!({ "prompt": "How did AAPL move? Show its prices.", "execution_mode": "sync", "model_selection": "auto_native" });
+    let ran = walk.post("post_agents_spaces_uid_runs", &format!("/api/v2/agents/spaces/{space}/runs"), &body).await;
+    let briefed =
+        json!({ "prompt": "Morning briefing, please", "execution_mode": "async", "model_selection": "auto_native" });
+    walk.post("post_agents_spaces_uid_runs", &format!("/api/v2/agents/spaces/{briefing}/runs"), &briefed).await;
+    walk.get("get_agents_runs_runuid", &format!("/api/v2/agents/runs/{}", ran["id"].as_str().expect("run"))).await;
+    let execution = format!("/api/v2/agents/executions/{}", ran["execution_id"].as_str().expect("execution"));
+    walk.get("get_agents_executions_uid", &execution).await;
     walk.get("get_marketplace_listings", "/api/v2/marketplace/listings").await;
     walk.get("get_intelligence_summary", "/api/v2/intelligence/summary").await;
     walk.get("get_quant_compute_jobs", "/api/v2/quant/compute/jobs?limit=1").await;

@@ -3,6 +3,7 @@
 
 mod a2a;
 mod actions;
+mod agent_spaces;
 mod audit;
 mod auth;
 mod browser;

@@ -48,7 +48,9 @@ async fn schemathesis_finds_no_failure_of_any_check() {
     app.admin().grant_credits(&sandbox, 1_000_000, "schemathesis").await.expect("grant");
     let dir = tempfile::tempdir().expect("dir");
     let ids = dir.path().join("ids.json");
-    std::fs::write(&ids, json!({ "execute_action_id": approved }).to_string()).expect("ids");
+    // A space an admin promoted at the console, for the Agent Space operations.
+    let space = crate::agent_spaces::promoted(&app, "market_watch").await;
+    std::fs::write(&ids, json!({ "execute_action_id": approved, "agent_space_id": space }).to_string()).expect("ids");
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let (base, key) = (app.base.clone(), app.key.clone());
     let report_dir = dir.path().join("report");

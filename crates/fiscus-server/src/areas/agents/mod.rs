@@ -9,6 +9,7 @@ pub mod invocation_log;
 pub mod invoke;
 pub mod jsonrpc;
 pub mod mcp;
+pub mod spaces;
 pub mod tools;
 pub mod workflow_a2a;
 
@@ -30,6 +31,11 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(mcp::post_agent_execution_mcp))
         .routes(routes!(a2a::post_agent_execution_a2a))
         .routes(routes!(workflow_a2a::post_agent_execution_workflows_a2a))
+        .routes(routes!(spaces::get_spaces))
+        .routes(routes!(spaces::get_space))
+        .routes(routes!(spaces::post_run))
+        .routes(routes!(spaces::get_run))
+        .routes(routes!(spaces::get_execution))
         .routes(routes!(get_tools))
         .routes(routes!(get_invocations))
 }

@@ -1,0 +1,27 @@
+//! The agent worker: claims queued Agent Space runs from every workspace (exclusive across nodes; a claim
+//! silent for 60 s is taken over, and the run goes on from the calls it recorded) and carries each out with
+//! the native runtime (`spaces::runs::execute`).
+
+use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
+
+use crate::state::AppState;
+
+/// A claim older than this is taken over (its worker died or hangs).
+const STALE_SECONDS: i64 = 60;
+
+/// Claims and carries out one batch; returns how many runs it carried out.
+pub async fn run_once(state: &AppState, worker: &str) -> anyhow::Result<usize> {
+    let mut tx = state.store.begin().await?;
+    let claimed =
+        fiscus_store::spaces::claim(&mut tx, worker, now_micros(), STALE_SECONDS * MICROS_PER_SECOND, 4).await?;
+    tx.commit().await?;
+    let mut done = 0;
+    for run in &claimed {
+        let request_id = fiscus_domain::ids::new_id("req");
+        match crate::spaces::runs::execute(state, &run.tenant, &run.run_id, &request_id).await {
+            Ok(_) => done += 1,
+            Err(e) => tracing::warn!(run = %run.run_id, error = ?e, "agent run failed to advance; it will be retried"),
+        }
+    }
+    Ok(done)
+}
