@@ -37,6 +37,7 @@ well-formed drawn values. The evidence record is seeded so that every list has r
 import base64
 import datetime
 import json
+import math
 import os
 import re
 import subprocess
@@ -92,6 +93,10 @@ REAL_IDS = {
     ("GET", "/api/v2/agents/spaces/{uid}"): "agent_space_id",
     ("POST", "/api/v2/agents/spaces/{uid}/runs"): "agent_space_id",
     ("GET", "/api/v2/agents/executions/{uid}"): "agent_execution_id",
+    ("GET", "/api/v2/client-intelligence/calls/{uid}"): "call_id",
+    ("POST", "/api/v2/client-intelligence/calls/{uid}/recordings"): "call_id",
+    ("POST", "/api/v2/client-intelligence/calls/{uid}/consent"): "call_id",
+    ("POST", "/api/v2/client-intelligence/calls/{uid}/transcribe-recording"): "call_id",
 }
 # The same for operations whose path names its object otherwise: (parameter, seeded id).
 REAL_PARAM_IDS = {
@@ -464,6 +469,17 @@ def seed(base, key, client_id, client_secret, given):
         path = f"/api/v2/agents/spaces/{ids['agent_space_id']}/runs"
         agent_run = api.post(path, {"prompt": "Show SPX prices", "execution_mode": "sync"}).json()
         ids["agent_run_id"], ids["agent_execution_id"] = agent_run["id"], agent_run["execution_id"]
+    if "call_id" not in ids:
+        # A call with a (short, synthetic) recording and captured consent, so that transcription can run.
+        ids["call_id"] = api.post("/api/v2/client-intelligence/calls", {"title": f"Schemathesis call {run}"}).json()["id"]
+        tone = b"".join(int(3000 * math.sin(2 * math.pi * 440 * i / 16000)).to_bytes(2, "little", signed=True) for i in range(8000))
+        header = b"RIFF" + (36 + len(tone)).to_bytes(4, "little") + b"WAVEfmt " + bytes.fromhex("1000000001000100") \
+            + (16000).to_bytes(4, "little") + (32000).to_bytes(4, "little") + bytes.fromhex("02001000") + b"data" \
+            + len(tone).to_bytes(4, "little")
+        wav = base64.b64encode(header + tone).decode()
+        api.post(f"/api/v2/client-intelligence/calls/{ids['call_id']}/recordings", {"media_type": "audio/wav", "content_base64": wav})
+        consent = {"basis": "captured", "method": "verbal", "captured_at": "2026-11-26T00:00:00Z"}
+        api.post(f"/api/v2/client-intelligence/calls/{ids['call_id']}/consent", consent)
     # A live access token for /oauth/revoke and /oauth/introspect (never written to ids.json).
     r = requests.post(
         f"{base}/api/v2/oauth/token",

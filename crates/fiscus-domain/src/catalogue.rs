@@ -1564,6 +1564,42 @@ pub const OPERATIONS: &[Operation] = &[
         scope: Some("workflow:manage"),
         source: Source::Added,
     },
+    Operation {
+        id: "post_client_intelligence_calls",
+        group: Group::KnowledgeIntelligence,
+        method: Method::Post,
+        base: "/api/v2",
+        path: "/client-intelligence/calls",
+        scope: Some("client:intelligence:write"),
+        source: Source::Added,
+    },
+    Operation {
+        id: "get_client_intelligence_calls_uid",
+        group: Group::KnowledgeIntelligence,
+        method: Method::Get,
+        base: "/api/v2",
+        path: "/client-intelligence/calls/{uid}",
+        scope: Some("client:intelligence:read"),
+        source: Source::Added,
+    },
+    Operation {
+        id: "post_client_intelligence_calls_uid_recordings",
+        group: Group::KnowledgeIntelligence,
+        method: Method::Post,
+        base: "/api/v2",
+        path: "/client-intelligence/calls/{uid}/recordings",
+        scope: Some("client:intelligence:write"),
+        source: Source::Added,
+    },
+    Operation {
+        id: "post_client_intelligence_calls_uid_consent",
+        group: Group::KnowledgeIntelligence,
+        method: Method::Post,
+        base: "/api/v2",
+        path: "/client-intelligence/calls/{uid}/consent",
+        scope: Some("client:intelligence:write"),
+        source: Source::Added,
+    },
 ];
 
 #[cfg(test)]

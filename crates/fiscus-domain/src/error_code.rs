@@ -49,10 +49,14 @@ pub enum ErrorCode {
     SpaceNotRunnable,
     CapacityExhausted,
     QueueUnavailable,
+    InvalidAudio,
+    RecordingMissing,
+    ConsentRequired,
+    SpeechRuntimeUnavailable,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 44] = [
+    pub const ALL: [ErrorCode; 48] = [
         ErrorCode::MalformedJson,
         ErrorCode::MalformedRequest,
         ErrorCode::UnsupportedMediaType,
@@ -97,6 +101,10 @@ impl ErrorCode {
         ErrorCode::SpaceNotRunnable,
         ErrorCode::CapacityExhausted,
         ErrorCode::QueueUnavailable,
+        ErrorCode::InvalidAudio,
+        ErrorCode::RecordingMissing,
+        ErrorCode::ConsentRequired,
+        ErrorCode::SpeechRuntimeUnavailable,
     ];
 
     /// (HTTP status, stable code, title).
@@ -226,6 +234,12 @@ impl ErrorCode {
             }
             ErrorCode::QueueUnavailable => {
                 (503, "queue_unavailable", "No queue driver is configured for asynchronous agent runs")
+            }
+            ErrorCode::InvalidAudio => (422, "invalid_audio", "The upload is not a recording this service reads"),
+            ErrorCode::RecordingMissing => (409, "recording_missing", "The call has no stored recording"),
+            ErrorCode::ConsentRequired => (409, "consent_required", "No consent is in force for this call"),
+            ErrorCode::SpeechRuntimeUnavailable => {
+                (503, "speech_runtime_unavailable", "The local speech runtime is not installed")
             }
         }
     }

@@ -5,6 +5,7 @@ pub mod admin;
 pub mod anchor;
 pub mod app;
 pub mod areas;
+pub mod calls;
 pub mod catalogue_check;
 pub mod compute;
 pub mod connections;

@@ -92,6 +92,11 @@ pub struct Settings {
     /// Agent Space runs one workspace and environment may have queued or running at once; beyond it a run
     /// answers 429 with `Retry-After`.
     pub agent_capacity: u32,
+    /// The speech runtime to load for transcription (default: Debian's `libpocketsphinx.so.3`, found by the
+    /// dynamic loader). Missing, transcription answers 503 and everything else works.
+    pub speech_library: Option<PathBuf>,
+    /// The speech model's directory, laid out as Debian's `pocketsphinx-en-us`.
+    pub speech_model_dir: PathBuf,
     /// Threads computations may use at once (0: one fewer than the machine's cores, at least one), so the
     /// HTTP runtime always keeps a core.
     pub compute_threads: usize,
@@ -166,6 +171,8 @@ impl Default for Settings {
             agent_worker: true,
             agent_queue: AgentQueue::Database,
             agent_capacity: 16,
+            speech_library: None,
+            speech_model_dir: PathBuf::from(fiscus_speech::DEFAULT_MODEL_DIR),
             compute_threads: 0,
             webhook_timeout_seconds: 10,
             webhook_claim_stale_seconds: 60,

@@ -42,6 +42,8 @@ pub struct Inner {
     pub workflows_wake: tokio::sync::Notify,
     /// Wakes this node's agent worker when an Agent Space run is queued here.
     pub spaces_wake: tokio::sync::Notify,
+    /// The local speech runtime, loaded at the first transcription.
+    pub speech: crate::calls::Speech,
 }
 
 impl AppState {
@@ -68,6 +70,7 @@ impl AppState {
             compute,
             workflows_wake: tokio::sync::Notify::new(),
             spaces_wake: tokio::sync::Notify::new(),
+            speech: crate::calls::Speech::default(),
         }))
     }
 }

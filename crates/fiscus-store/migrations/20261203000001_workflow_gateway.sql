@@ -1,6 +1,6 @@
 -- The workflow A2A gateway: which workflow versions an application's agents may dispatch (a separate,
 -- explicit allowlist that admins decide at the console, versioned like a signed client's grant), and the
--- gateway's tasks (one per message, naming the run it started).
+-- gateway's tasks (one per message; a task's id is the id of the run it started).
 --
 -- Both are append-only and sealed (`seal_mac`). An allowlist's standing is its latest version; an empty
 -- `versions` list withdraws every workflow.
@@ -20,7 +20,7 @@ CREATE TABLE workflow_tool_grants (
 );
 
 CREATE TABLE workflow_gateway_tasks (
-    run_id         TEXT PRIMARY KEY REFERENCES workflow_runs (id),
+    id             TEXT PRIMARY KEY REFERENCES workflow_runs (id),
     workspace_id   TEXT NOT NULL REFERENCES workspaces (id),
     environment    TEXT NOT NULL,
     application_id TEXT NOT NULL,

@@ -16,6 +16,7 @@ pub mod applications;
 pub mod audit;
 pub mod autonomy_evidence;
 pub mod cache;
+pub mod calls;
 pub mod collateral;
 pub mod compute;
 pub mod credentials;

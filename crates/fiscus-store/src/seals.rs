@@ -255,7 +255,7 @@ pub const A2A_TASKS: SealedTable = SealedTable {
 };
 
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 47] = [
+pub const ALL: [SealedTable; 51] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -303,6 +303,10 @@ pub const ALL: [SealedTable; 47] = [
     crate::spaces::DECISIONS_SEALED,
     crate::spaces::RUNS_SEALED,
     crate::spaces::CALLS_SEALED,
+    crate::calls::CALLS_SEALED,
+    crate::calls::RECORDINGS_SEALED,
+    crate::calls::CONSENTS_SEALED,
+    crate::calls::TRANSCRIPTS_SEALED,
 ];
 
 /// A row's sealed columns, named, as stored.

@@ -26,7 +26,7 @@ pub const GRANTS_SEALED: SealedTable = SealedTable {
 pub const TASKS_SEALED: SealedTable = SealedTable {
     table: "workflow_gateway_tasks",
     columns: &[
-        "run_id",
+        "id",
         "workspace_id",
         "environment",
         "application_id",
@@ -167,6 +167,7 @@ pub struct GatewayTask {
 
 #[derive(FromRow)]
 struct TaskRow {
+    #[sqlx(rename = "id")]
     run_id: String,
     application_id: String,
     credential_id: String,
@@ -190,7 +191,7 @@ impl From<TaskRow> for GatewayTask {
     }
 }
 
-const TASK_COLUMNS: &str = "run_id, application_id, credential_id, context_id, message_id, message_hash, created_at";
+const TASK_COLUMNS: &str = "id, application_id, credential_id, context_id, message_id, message_hash, created_at";
 
 /// Records a task in the transaction that starts its run; a second message of the same id from the same
 /// application is [`crate::StoreError::Conflict`].
@@ -210,7 +211,7 @@ pub async fn insert_task(tx: &mut WriteTx, tenant: &Tenant, t: &GatewayTask) -> 
     .bind(t.created_at)
     .execute(tx.conn())
     .await?;
-    crate::seals::seal_by(tx, &TASKS_SEALED, &tenant.workspace_id, "run_id", &t.run_id).await
+    crate::seals::seal(tx, &TASKS_SEALED, &tenant.workspace_id, &t.run_id).await
 }
 
 /// Which of an application's tasks to find: by the message that started it or by its run.
@@ -229,7 +230,7 @@ pub async fn task(
 ) -> Result<Option<GatewayTask>> {
     let (column, value) = match by {
         TaskKey::Message(m) => ("message_id", m),
-        TaskKey::Run(r) => ("run_id", r),
+        TaskKey::Run(r) => ("id", r),
     };
     let row = sqlx::query_as::<_, TaskRow>(&format!(
         "SELECT {TASK_COLUMNS} FROM workflow_gateway_tasks WHERE workspace_id = $1 AND environment = $2 \
@@ -243,7 +244,7 @@ pub async fn task(
     .await?;
     match row {
         Some(r) => {
-            crate::seals::check(conn, key, &TASKS_SEALED, &tenant.workspace_id, "run_id", &r.run_id).await?;
+            crate::seals::check(conn, key, &TASKS_SEALED, &tenant.workspace_id, "id", &r.run_id).await?;
             Ok(Some(r.into()))
         }
         None => Ok(None),

@@ -4,6 +4,7 @@
 pub mod actions;
 pub mod agent_execution;
 pub mod agents;
+pub mod calls;
 pub mod data;
 pub mod generative;
 pub mod intelligence;

@@ -5,6 +5,7 @@
 mod actions;
 mod agent_spaces;
 mod audit;
+mod calls;
 mod clients;
 mod delegations;
 mod enroll;
@@ -53,6 +54,8 @@ pub fn routes() -> Router<AppState> {
         .route("/console/lqm-promotions/{id}", post(lqm_promotions::decide))
         .route("/console/workflow-reviews", get(workflow_reviews::list))
         .route("/console/workflow-reviews/{id}", post(workflow_reviews::decide))
+        .route("/console/calls", get(calls::list))
+        .route("/console/calls/{id}", post(calls::waive))
         .route("/console/agent-spaces", get(agent_spaces::list))
         .route("/console/agent-spaces/{key}", post(agent_spaces::decide))
         .route("/console/workflow-tools", get(workflow_tools::list))

@@ -11,7 +11,11 @@ use crate::http::problem::ApiError;
 use crate::state::AppState;
 
 pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let limit = state.settings.body_limit_bytes;
+    let limit = if is_upload(req.uri().path()) {
+        state.settings.body_limit_bytes.max(crate::calls::UPLOAD_BODY_LIMIT)
+    } else {
+        state.settings.body_limit_bytes
+    };
     let declared =
         req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
@@ -20,4 +24,12 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
             .into_response();
     }
     next.run(req).await
+}
+
+/// A call recording's upload (`POST /api/v2/client-intelligence/calls/{uid}/recordings`), whose body carries
+/// the audio and may be larger than any other request's; its route reads at most that much.
+fn is_upload(path: &str) -> bool {
+    path.strip_prefix("/api/v2/client-intelligence/calls/")
+        .and_then(|rest| rest.strip_suffix("/recordings"))
+        .is_some_and(|uid| !uid.is_empty() && !uid.contains('/'))
 }

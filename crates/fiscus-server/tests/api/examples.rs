@@ -689,6 +689,22 @@ async fn every_documented_success_has_a_real_example() {
     walk.get("get_agents_runs_runuid", &format!("/api/v2/agents/runs/{}", ran["id"].as_str().expect("run"))).await;
     let execution = format!("/api/v2/agents/executions/{}", ran["execution_id"].as_str().expect("execution"));
     walk.get("get_agents_executions_uid", &execution).await;
+    // Client calls: a call recorded, its recording uploaded, consent captured, the recording transcribed.
+    let call = walk
+        .post("post_client_intelligence_calls", "/api/v2/client-intelligence/calls", &json!({ "title": "Quarterly review", "counterparty": "cp_acme_supplies", "occurred_at": "2026-11-20T15:00:00Z" }))
+        .await;
+    let call = format!("/api/v2/client-intelligence/calls/{}", call["id"].as_str().expect("call"));
+    let audio = crate::calls::recording(&crate::calls::librivox("sense_and_sensibility_01_austen_64kb-0930"));
+    walk.post("post_client_intelligence_calls_uid_recordings", &format!("{call}/recordings"), &audio).await;
+    walk.post("post_client_intelligence_calls_uid_consent", &format!("{call}/consent"), &crate::calls::captured())
+        .await;
+    walk.post(
+        "post_client_intelligence_calls_uid_transcribe_recording",
+        &format!("{call}/transcribe-recording"),
+        &json!({ "language": "en" }),
+    )
+    .await;
+    walk.get("get_client_intelligence_calls_uid", &call).await;
     walk.get("get_marketplace_listings", "/api/v2/marketplace/listings").await;
     walk.get("get_intelligence_summary", "/api/v2/intelligence/summary").await;
     walk.get("get_quant_compute_jobs", "/api/v2/quant/compute/jobs?limit=1").await;

@@ -7,6 +7,7 @@ mod agent_spaces;
 mod audit;
 mod auth;
 mod browser;
+mod calls;
 mod compute;
 mod connections;
 mod console;

@@ -188,6 +188,8 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                     let list: Value =
                         app.get("/api/v2/investment/portfolios", &app.key).await.json().await.expect("json");
                     path.replace("{portfolio}", &list["data"][0]["id"].to_string())
+                } else if path.contains("/client-intelligence/calls") {
+                    crate::calls::example_path(&app, path).await
                 } else if path.contains("/agents/spaces/{uid}") {
                     // The documented prompt runs on the market watch space, promoted by an admin.
                     crate::workflows::demo(&app).await;

@@ -113,7 +113,7 @@ async fn verify_workspace_counts_every_sealed_row_and_names_the_failures() {
 
 #[tokio::test]
 async fn every_sealed_table_is_verified() {
-    assert_eq!(seals::ALL.len(), 47);
+    assert_eq!(seals::ALL.len(), 51);
     let names: Vec<&str> = seals::ALL.iter().map(|t| t.table).collect();
     for table in [
         "actions",
@@ -156,6 +156,17 @@ async fn every_sealed_table_is_verified() {
         "workflow_run_steps",
         "workflow_campaigns",
         "workflow_proofs",
+        "workflow_tool_grants",
+        "workflow_gateway_tasks",
+        "agent_spaces",
+        "agent_space_versions",
+        "agent_space_decisions",
+        "agent_runs",
+        "agent_run_calls",
+        "client_calls",
+        "call_recordings",
+        "call_consents",
+        "call_transcripts",
     ] {
         assert!(names.contains(&table), "{table} is not verified");
     }

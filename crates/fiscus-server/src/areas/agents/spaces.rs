@@ -189,10 +189,7 @@ fn location(r: &Run) -> String {
 #[utoipa::path(
     post,
     path = "/api/v2/agents/spaces/{uid}/runs",
-    params(
-        ("uid" = String, Path, description = "The space (`asp_…`)", example = "asp_01M8C3ZQ5V6J1P8N2T4W0XK7RD"),
-        ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry (of a queued execution too) return the first answer")
-    ),
+    params(("uid" = String, Path, description = "The space (`asp_…`)", example = "asp_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
     request_body(content = AgentSpaceRunRequest, example = json!({"prompt": "How did AAPL move? Show its prices.", "execution_mode": "sync", "model_selection": "auto_native"})),
     responses(
         (status = 201, description = "Run in the request, ended", body = AgentRunView, headers(("Location" = String, description = "The run"))),

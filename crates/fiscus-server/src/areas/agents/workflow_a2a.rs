@@ -53,7 +53,8 @@ const SETTLE: Duration = Duration::from_secs(3);
     params(("A2A-Version" = Option<String>, Header, description = "The A2A protocol version; 1.0 (none means 0.3, which is refused with -32009)")),
     responses(
         (status = 200, description = "The JSON-RPC response: a task whose run has ended (TASK_STATE_COMPLETED with the run as an artifact, TASK_STATE_FAILED, TASK_STATE_CANCELED), or a JSON-RPC error (-32001 task not found, -32002 not cancelable, -32003/-32004 push or streaming not offered, -32005 content type not supported, -32009 version not supported, -32601 unknown method, -32602 invalid params)", body = JsonRpcResponse),
-        (status = 202, description = "The run was accepted and has not ended yet (it waits on a timer or on a person's review at the console): a TASK_STATE_WORKING task to read again with GetTask; or a notification (no id), acknowledged with no body", body = JsonRpcResponse),
+        (status = 202, description = "The run was accepted and has not ended yet (it waits on a timer or on a person's review at the console): a TASK_STATE_WORKING task to read again with GetTask", body = JsonRpcResponse),
+        (status = 204, description = "A notification (no id), acknowledged with no body"),
         (status = 422, description = "The workflow version is not on the application's workflow-tool allowlist (`outside_grant`), or has steps outside the gateway's boundary (`step_kind_unavailable`, with `steps`), or the body is not a JSON-RPC request")
     )
 )]
@@ -64,7 +65,8 @@ pub async fn post_agent_execution_workflows_a2a(
     ApiJson(message): ApiJson<JsonRpcRequest>,
 ) -> Result<Response, ApiError> {
     jsonrpc::check(&message)?;
-    let Some(id) = message.id else { return Ok(StatusCode::ACCEPTED.into_response()) };
+    // A notification (no id) asks for no answer; 204 keeps 202 for the accepted run and its task.
+    let Some(id) = message.id else { return Ok(StatusCode::NO_CONTENT.into_response()) };
     let version = headers.get("a2a-version").and_then(|v| v.to_str().ok()).map(str::trim).unwrap_or("");
     let version = if version.is_empty() { "0.3" } else { version };
     if !supported(version) {

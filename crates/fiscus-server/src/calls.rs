@@ -1,0 +1,412 @@
+//! Client calls, the application layer: a call created, recordings uploaded (each a new version), consent
+//! captured by the application or waived by a person at the console under a named policy, and recordings
+//! transcribed by the local speech runtime (0 AI credits; each transcript a new version with its text's
+//! SHA-256). Routes (`areas/calls.rs`) and the console (`console/calls.rs`) only call these functions.
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use fiscus_domain::actions::approval::{Refusal, Role};
+use fiscus_domain::actor::ActorKind;
+use fiscus_domain::calls::records::{CallBody, ConsentBody, RecordingBody, TranscriptBody};
+use fiscus_domain::calls::{ConsentBasis, ConsentMethod, Precondition, may_transcribe};
+use fiscus_domain::clock::{now_micros, parse_rfc3339};
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::evidence::seal_bytes;
+use fiscus_domain::ids::new_id;
+use fiscus_domain::tenancy::Tenant;
+use fiscus_speech::audio::{self, Format};
+use fiscus_speech::{ModelPaths, Runtime};
+use fiscus_store::StoreError;
+use fiscus_store::calls::{self as store, Call, Consent, Recording, Transcript};
+use fiscus_store::lqm::Record;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::governed::record::{AuditEntry, audit};
+use crate::governed::{Caller, Failure, actor_label, canonical};
+use crate::state::AppState;
+
+/// The largest recording accepted, in bytes of audio (its base64 in the request is a third larger).
+pub const MAX_AUDIO_BYTES: usize = 24 * 1024 * 1024;
+/// The request body limit of an upload: the base64 of the largest recording, and the rest of the body.
+pub const UPLOAD_BODY_LIMIT: usize = MAX_AUDIO_BYTES / 3 * 4 + 64 * 1024;
+
+/// The local speech runtime, loaded when first needed. A failed load is not kept: installing the packages
+/// makes the next transcription work without a restart.
+pub struct Speech {
+    loaded: tokio::sync::Mutex<Option<Arc<Runtime>>>,
+}
+
+impl Default for Speech {
+    fn default() -> Self {
+        Speech { loaded: tokio::sync::Mutex::new(None) }
+    }
+}
+
+impl Speech {
+    async fn runtime(&self, state: &AppState) -> Result<Arc<Runtime>, Failure> {
+        let mut loaded = self.loaded.lock().await;
+        if let Some(r) = loaded.as_ref() {
+            return Ok(r.clone());
+        }
+        let library = state.settings.speech_library.clone();
+        let model = ModelPaths::debian_en_us(&state.settings.speech_model_dir);
+        let runtime = tokio::task::spawn_blocking(move || Runtime::load(library.as_deref(), model))
+            .await
+            .map_err(|_| Failure::internal("loading the speech runtime panicked"))?
+            .map_err(|e| Failure::refused(ErrorCode::SpeechRuntimeUnavailable, e.to_string()))?;
+        let runtime = Arc::new(runtime);
+        *loaded = Some(runtime.clone());
+        Ok(runtime)
+    }
+}
+
+/// A new call.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewClientCall {
+    #[schema(value_type = fiscus_domain::fields::Text<1, 200>, inline, example = "Quarterly review with Acme Supplies")]
+    pub title: String,
+    #[serde(default)]
+    #[schema(value_type = Option<fiscus_domain::fields::Text<1, 200>>, inline, example = "cp_acme_supplies")]
+    pub counterparty: Option<String>,
+    /// When the call took place (RFC 3339).
+    #[serde(default)]
+    #[schema(format = DateTime, example = "2026-11-20T15:00:00Z")]
+    pub occurred_at: Option<String>,
+}
+
+fn record<B: serde::Serialize>(what: &str, prefix: &str, body: B, caller: &Caller) -> Result<Record<B>, Failure> {
+    let (body_json, content_hash) = canonical(what, &body)?;
+    Ok(Record {
+        id: new_id(prefix),
+        body,
+        body_json,
+        content_hash,
+        created_by: actor_label(caller),
+        created_at: now_micros(),
+    })
+}
+
+fn text_field(name: &'static str, v: &Option<String>, max: usize) -> Result<(), Failure> {
+    match v {
+        Some(t) if !fiscus_domain::fields::text_ok(t, 1, max) => {
+            Err(Failure::Invalid(vec![(name, format!("1 to {max} characters of text"))]))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn instant(name: &'static str, v: &Option<String>) -> Result<Option<i64>, Failure> {
+    v.as_deref()
+        .map(|t| parse_rfc3339(t).ok_or_else(|| Failure::Invalid(vec![(name, "an RFC 3339 date-time".into())])))
+        .transpose()
+}
+
+fn changed(e: StoreError) -> Failure {
+    match e {
+        StoreError::Conflict(_) => Failure::refused(ErrorCode::Conflict, "The call changed meanwhile; read it again."),
+        other => other.into(),
+    }
+}
+
+pub async fn create(state: &AppState, caller: &Caller, tenant: &Tenant, req: NewClientCall) -> Result<Call, Failure> {
+    if !fiscus_domain::fields::text_ok(&req.title, 1, 200) {
+        return Err(Failure::Invalid(vec![("title", "1 to 200 characters of text".into())]));
+    }
+    text_field("counterparty", &req.counterparty, 200)?;
+    let body = CallBody {
+        title: req.title,
+        counterparty: req.counterparty,
+        occurred_at: instant("occurred_at", &req.occurred_at)?,
+    };
+    let call = record("client call", "ccl", body, caller)?;
+    let mut tx = state.store.begin().await?;
+    store::insert_call(&mut tx, tenant, &call).await?;
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "call.created", &call.id, json!({}), call.created_at))
+        .await?;
+    tx.commit().await?;
+    Ok(call)
+}
+
+/// Everything recorded about a call.
+pub struct CallFile {
+    pub call: Call,
+    pub recordings: Vec<Recording>,
+    pub consents: Vec<Consent>,
+    pub transcripts: Vec<Transcript>,
+}
+
+pub async fn load(state: &AppState, tenant: &Tenant, call_id: &str) -> Result<CallFile, Failure> {
+    if !fiscus_domain::ids::is_id_of("ccl", call_id) {
+        return Err(Failure::NotFound);
+    }
+    let key = state.store.seal_key();
+    let mut conn = state.store.read().await?;
+    let call = store::get_call(&mut conn, key, tenant, call_id).await?;
+    Ok(CallFile {
+        recordings: store::recordings_of(&mut conn, key, tenant, call_id).await?,
+        consents: store::consents_of(&mut conn, key, tenant, call_id).await?,
+        transcripts: store::transcripts_of(&mut conn, key, tenant, call_id).await?,
+        call,
+    })
+}
+
+/// A recording to upload.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewCallRecording {
+    /// `audio/wav` (16-bit PCM) or `audio/flac` (16- or 24-bit); mono or stereo, 8 to 48 kHz, at most 30 minutes.
+    #[schema(pattern = "^audio/(wav|x-wav|wave|flac|x-flac)$", example = "audio/wav")]
+    pub media_type: String,
+    /// The file, base64 (RFC 4648, with padding); at most 24 MiB of audio.
+    #[schema(
+        content_encoding = "base64",
+        min_length = 4,
+        max_length = 33_554_432,
+        example = "UklGRmQAAABXQVZFZm10IBAAAAABAAEAgD4AAAB9AAACABAAZGF0YUAAAAAAAAMC+APOBXgH6QgWCvYKggu3C5MLFgtECiUJvwcfBlAEYAJeAFr+YfyF+tL4Vvcc9i31kfRM9GD0zfSP9aH2"
+    )]
+    pub content_base64: String,
+}
+
+/// Stores a recording as the call's next version, once it decodes as what it says it is.
+pub async fn add_recording(
+    state: &AppState,
+    caller: &Caller,
+    tenant: &Tenant,
+    call_id: &str,
+    req: NewCallRecording,
+) -> Result<Recording, Failure> {
+    let file = load(state, tenant, call_id).await?;
+    let Some(format) = Format::parse(&req.media_type) else {
+        return Err(Failure::Invalid(vec![("media_type", "audio/wav or audio/flac".into())]));
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(req.content_base64.as_bytes())
+        .map_err(|_| Failure::Invalid(vec![("content_base64", "not base64 (RFC 4648, with padding)".into())]))?;
+    if bytes.len() > MAX_AUDIO_BYTES {
+        return Err(Failure::refused(
+            ErrorCode::PayloadTooLarge,
+            format!("the recording holds {} bytes; at most {MAX_AUDIO_BYTES} are accepted", bytes.len()),
+        ));
+    }
+    let (bytes, decoded) = tokio::task::spawn_blocking(move || {
+        let decoded = audio::decode(format, &bytes);
+        (bytes, decoded)
+    })
+    .await
+    .map_err(|_| Failure::internal("decoding a recording panicked"))?;
+    let decoded = decoded.map_err(|e| Failure::refused(ErrorCode::InvalidAudio, e.0))?;
+    let body = RecordingBody {
+        call_id: call_id.to_string(),
+        version: file.recordings.last().map_or(1, |r| r.body.version + 1),
+        media_type: format.media_type().to_string(),
+        byte_length: bytes.len() as i64,
+        audio_sha256: seal_bytes(&bytes),
+        sample_rate: decoded.sample_rate,
+        channels: decoded.channels,
+        duration_ms: decoded.duration_ms,
+    };
+    let recording = record("call recording", "crc", body, caller)?;
+    let mut tx = state.store.begin().await?;
+    store::insert_recording(&mut tx, tenant, &recording, &bytes).await.map_err(changed)?;
+    let details = json!({ "version": recording.body.version, "audio_sha256": recording.body.audio_sha256 });
+    audit(
+        &mut tx,
+        caller,
+        &AuditEntry::of_tenant(tenant, "call.recording_stored", call_id, details, recording.created_at),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(recording)
+}
+
+/// What an application says about consent: captured (how, when, and where its evidence is) or withdrawn.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallConsentRequest {
+    /// `captured` or `withdrawn` (that consent is not required is a person's decision at the console).
+    pub basis: ConsentBasis,
+    /// How captured consent was given (required when captured).
+    #[serde(default)]
+    pub method: Option<ConsentMethod>,
+    /// When it was given (RFC 3339; required when captured).
+    #[serde(default)]
+    #[schema(format = DateTime, example = "2026-11-20T15:01:00Z")]
+    pub captured_at: Option<String>,
+    /// Where the evidence is (a recording's time offset, a signed form's reference).
+    #[serde(default)]
+    #[schema(value_type = Option<fiscus_domain::fields::Text<1, 500>>, inline, example = "recording 00:00:12")]
+    pub reference: Option<String>,
+    #[serde(default)]
+    #[schema(value_type = Option<fiscus_domain::fields::Prose<2000>>, inline)]
+    pub note: Option<String>,
+}
+
+async fn append_consent(
+    state: &AppState,
+    caller: &Caller,
+    tenant: &Tenant,
+    file: &CallFile,
+    body: ConsentBody,
+) -> Result<Consent, Failure> {
+    let consent = record("call consent", "ccn", body, caller)?;
+    let mut tx = state.store.begin().await?;
+    store::insert_consent(&mut tx, tenant, &consent).await.map_err(changed)?;
+    let details =
+        json!({ "basis": consent.body.basis.as_str(), "seq": consent.body.seq, "record_hash": consent.content_hash });
+    audit(
+        &mut tx,
+        caller,
+        &AuditEntry::of_tenant(tenant, "call.consent_recorded", &file.call.id, details, consent.created_at),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(consent)
+}
+
+/// An application records consent it captured, or its withdrawal.
+pub async fn record_consent(
+    state: &AppState,
+    caller: &Caller,
+    tenant: &Tenant,
+    call_id: &str,
+    req: CallConsentRequest,
+) -> Result<Consent, Failure> {
+    let file = load(state, tenant, call_id).await?;
+    text_field("reference", &req.reference, 500)?;
+    if req.note.as_deref().is_some_and(|n| !fiscus_domain::fields::prose_ok(n, 2000)) {
+        return Err(Failure::Invalid(vec![("note", "at most 2000 characters of text".into())]));
+    }
+    let captured_at = instant("captured_at", &req.captured_at)?;
+    match req.basis {
+        ConsentBasis::Captured if req.method.is_none() || captured_at.is_none() => {
+            return Err(Failure::Invalid(vec![("method", "captured consent names its method and captured_at".into())]));
+        }
+        ConsentBasis::NotRequired => {
+            return Err(Failure::Invalid(vec![(
+                "basis",
+                "that consent is not required is decided by a person at the console, under a named policy".into(),
+            )]));
+        }
+        _ => {}
+    }
+    let body = ConsentBody {
+        call_id: call_id.to_string(),
+        seq: file.consents.last().map_or(1, |c| c.body.seq + 1),
+        basis: req.basis,
+        method: req.method,
+        captured_at,
+        reference: req.reference,
+        note: req.note,
+    };
+    append_consent(state, caller, tenant, &file, body).await
+}
+
+/// A person's decision at the console: under `policy`, consent is not required for this call.
+pub async fn waive_consent(
+    state: &AppState,
+    caller: &Caller,
+    role: Role,
+    tenant: &Tenant,
+    call_id: &str,
+    policy: &str,
+) -> Result<Consent, Failure> {
+    if caller.actor.kind != ActorKind::Operator || !matches!(role, Role::Admin | Role::Approver) {
+        return Err(Failure::Decision(Refusal::RoleMayNotDecide));
+    }
+    if !fiscus_domain::fields::text_ok(policy, 1, 500) {
+        return Err(Failure::Invalid(vec![("policy", "name the policy (1 to 500 characters)".into())]));
+    }
+    let file = load(state, tenant, call_id).await?;
+    let body = ConsentBody {
+        call_id: call_id.to_string(),
+        seq: file.consents.last().map_or(1, |c| c.body.seq + 1),
+        basis: ConsentBasis::NotRequired,
+        method: None,
+        captured_at: None,
+        reference: Some(policy.trim().to_string()),
+        note: None,
+    };
+    append_consent(state, caller, tenant, &file, body).await
+}
+
+/// The languages the installed model hears.
+const LANGUAGES: [&str; 3] = ["en", "en-us", "en-US"];
+
+/// Transcribes the call's latest recording with the local runtime; costs no AI credits.
+pub async fn transcribe(
+    state: &AppState,
+    caller: &Caller,
+    tenant: &Tenant,
+    call_id: &str,
+    language: &str,
+) -> Result<Transcript, Failure> {
+    if !LANGUAGES.contains(&language) {
+        return Err(Failure::Invalid(vec![(
+            "language",
+            format!("no local speech model hears `{language}`; the installed model hears en"),
+        )]));
+    }
+    let file = load(state, tenant, call_id).await?;
+    let latest = file.consents.last();
+    match may_transcribe(file.recordings.len(), latest.map(|c| c.body.basis)) {
+        Ok(()) => {}
+        Err(Precondition::NoRecording) => {
+            return Err(Failure::refused(
+                ErrorCode::RecordingMissing,
+                "the call has no stored recording; upload one first",
+            ));
+        }
+        Err(Precondition::NoConsent) => {
+            return Err(Failure::refused(
+                ErrorCode::ConsentRequired,
+                "no consent is in force for this call: record captured consent, or have a person decide at the \
+                 console that a policy makes it unnecessary",
+            ));
+        }
+    }
+    let (Some(recording), Some(consent)) = (file.recordings.last(), latest) else {
+        return Err(Failure::internal("a transcribable call lost its recording or consent"));
+    };
+    let runtime = state.speech.runtime(state).await?;
+    let bytes = {
+        let mut conn = state.store.read().await?;
+        store::audio_of(&mut conn, tenant, recording).await?
+    };
+    let format = Format::parse(&recording.body.media_type).ok_or_else(|| Failure::internal("a stored media type"))?;
+    let heard = tokio::task::spawn_blocking(move || {
+        let decoded = audio::decode(format, &bytes).map_err(|e| e.0)?;
+        runtime.transcribe(&decoded.samples).map(|t| (t, runtime)).map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|_| Failure::internal("the speech runtime panicked"))?
+    .map_err(|e| Failure::refused(ErrorCode::SpeechRuntimeUnavailable, e))?;
+    let (text, runtime) = heard;
+    let body = TranscriptBody {
+        call_id: call_id.to_string(),
+        version: file.transcripts.last().map_or(1, |t| t.body.version + 1),
+        recording_id: recording.id.clone(),
+        recording_sha256: recording.body.audio_sha256.clone(),
+        consent_id: consent.id.clone(),
+        language: "en".into(),
+        text_sha256: seal_bytes(text.as_bytes()),
+        text,
+        engine: format!("pocketsphinx 5prealpha ({})", runtime.library),
+        model: format!("cmusphinx en-us ({})", runtime.model.acoustic.display()),
+        duration_ms: recording.body.duration_ms,
+        credits: 0,
+    };
+    let transcript = record("call transcript", "ctr", body, caller)?;
+    let mut tx = state.store.begin().await?;
+    store::insert_transcript(&mut tx, tenant, &transcript).await.map_err(changed)?;
+    let details = json!({
+        "version": transcript.body.version, "recording_id": transcript.body.recording_id,
+        "text_sha256": transcript.body.text_sha256, "consent_id": transcript.body.consent_id,
+    });
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "call.transcribed", call_id, details, transcript.created_at))
+        .await?;
+    tx.commit().await?;
+    Ok(transcript)
+}
