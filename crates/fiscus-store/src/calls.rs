@@ -2,7 +2,7 @@
 //! records and transcripts. Records are sealed and decoded by column (`sealed_records`); a recording's audio
 //! is read back only when its SHA-256 matches the sealed one.
 
-use crate::sealed_records::{Fields, Record, insert_record, select_one, select_page, select_where, text};
+use crate::sealed_records::{Fields, Record, history, insert_record, select_one, select_page, text};
 use crate::seals::SealedTable;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::calls::records::{CallBody, ConsentBody, RecordingBody, TranscriptBody};
@@ -138,13 +138,8 @@ pub async fn recordings_of(
     tenant: &Tenant,
     call_id: &str,
 ) -> Result<Vec<Recording>> {
-    let mut all: Vec<Recording> = select_where(conn, key, &RECORDINGS_SEALED, tenant, "call_id", text(call_id))
-        .await?
-        .iter()
-        .map(recording)
-        .collect::<Result<_>>()?;
-    all.sort_by_key(|r| r.body.version);
-    Ok(all)
+    history(conn, key, &RECORDINGS_SEALED, tenant, ("call_id", call_id), recording, |r: &Recording| r.body.version)
+        .await
 }
 
 /// A recording's audio, refused as `Tampered` unless its SHA-256 is the sealed one.
@@ -181,13 +176,7 @@ pub async fn consents_of(
     tenant: &Tenant,
     call_id: &str,
 ) -> Result<Vec<Consent>> {
-    let mut all: Vec<Consent> = select_where(conn, key, &CONSENTS_SEALED, tenant, "call_id", text(call_id))
-        .await?
-        .iter()
-        .map(consent)
-        .collect::<Result<_>>()?;
-    all.sort_by_key(|c| c.body.seq);
-    Ok(all)
+    history(conn, key, &CONSENTS_SEALED, tenant, ("call_id", call_id), consent, |c: &Consent| c.body.seq).await
 }
 
 /// Appends a transcript; a second writer of the same version is `Conflict`.
@@ -203,11 +192,6 @@ pub async fn transcripts_of(
     tenant: &Tenant,
     call_id: &str,
 ) -> Result<Vec<Transcript>> {
-    let mut all: Vec<Transcript> = select_where(conn, key, &TRANSCRIPTS_SEALED, tenant, "call_id", text(call_id))
-        .await?
-        .iter()
-        .map(transcript)
-        .collect::<Result<_>>()?;
-    all.sort_by_key(|t| t.body.version);
-    Ok(all)
+    history(conn, key, &TRANSCRIPTS_SEALED, tenant, ("call_id", call_id), transcript, |t: &Transcript| t.body.version)
+        .await
 }

@@ -140,6 +140,23 @@ pub(crate) async fn select_where(
     Ok(rows.into_iter().map(|columns| Fields { table: table.table, columns }).collect())
 }
 
+/// The tenant's records of `table` where `column = value`, seals checked, decoded by `decode` and ordered
+/// by `order` (a version or sequence number: the history of one object, oldest first).
+pub(crate) async fn history<T, K: Ord>(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    table: &SealedTable,
+    tenant: &Tenant,
+    (column, value): (&str, &str),
+    decode: impl Fn(&Fields) -> Result<T>,
+    order: impl Fn(&T) -> K,
+) -> Result<Vec<T>> {
+    let mut all: Vec<T> =
+        select_where(conn, key, table, tenant, column, text(value)).await?.iter().map(decode).collect::<Result<_>>()?;
+    all.sort_by_key(order);
+    Ok(all)
+}
+
 /// One row of the tenant by id, its seal checked; another tenant's is `NotFound`.
 pub(crate) async fn select_one(
     conn: &mut AnyConnection,

@@ -4,7 +4,7 @@
 
 use crate::dialect::{backend_of, for_update_skip_locked};
 use crate::sealed_records::{
-    Fields, Record, insert_record, select_one, select_page, select_where, text, update_guarded,
+    Fields, Record, history, insert_record, select_one, select_page, select_where, text, update_guarded,
 };
 use crate::seals::SealedTable;
 use crate::{Result, StoreError, WriteTx};
@@ -216,13 +216,7 @@ pub async fn versions_of(
     tenant: &Tenant,
     space_id: &str,
 ) -> Result<Vec<Version>> {
-    let mut all: Vec<Version> = select_where(conn, key, &VERSIONS_SEALED, tenant, "space_id", text(space_id))
-        .await?
-        .iter()
-        .map(version)
-        .collect::<Result<_>>()?;
-    all.sort_by_key(|v| v.body.version);
-    Ok(all)
+    history(conn, key, &VERSIONS_SEALED, tenant, ("space_id", space_id), version, |v: &Version| v.body.version).await
 }
 
 /// A space's decisions, oldest first; the last is its standing.
@@ -232,13 +226,7 @@ pub async fn decisions_of(
     tenant: &Tenant,
     space_id: &str,
 ) -> Result<Vec<Decision>> {
-    let mut all: Vec<Decision> = select_where(conn, key, &DECISIONS_SEALED, tenant, "space_id", text(space_id))
-        .await?
-        .iter()
-        .map(decision)
-        .collect::<Result<_>>()?;
-    all.sort_by_key(|d| d.body.seq);
-    Ok(all)
+    history(conn, key, &DECISIONS_SEALED, tenant, ("space_id", space_id), decision, |d: &Decision| d.body.seq).await
 }
 
 /// Creates a run in `state` (queued runs are due at once).
@@ -366,13 +354,7 @@ pub async fn insert_call(tx: &mut WriteTx, tenant: &Tenant, c: &Call) -> Result<
 
 /// A run's calls, in order.
 pub async fn calls_of(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, run_id: &str) -> Result<Vec<Call>> {
-    let mut all: Vec<Call> = select_where(conn, key, &CALLS_SEALED, tenant, "run_id", text(run_id))
-        .await?
-        .iter()
-        .map(call)
-        .collect::<Result<_>>()?;
-    all.sort_by_key(|c| c.body.seq);
-    Ok(all)
+    history(conn, key, &CALLS_SEALED, tenant, ("run_id", run_id), call, |c: &Call| c.body.seq).await
 }
 
 #[cfg(test)]

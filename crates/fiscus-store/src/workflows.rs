@@ -4,7 +4,7 @@
 
 use crate::dialect::{backend_of, for_update_skip_locked};
 use crate::sealed_records::{
-    Fields, Record, insert_record, select_one, select_page, select_where, text, update_guarded,
+    Fields, Record, history, insert_record, select_one, select_page, select_where, text, update_guarded,
 };
 use crate::seals::SealedTable;
 use crate::{Result, StoreError, WriteTx};
@@ -192,13 +192,8 @@ pub async fn versions_of(
     tenant: &Tenant,
     workflow_id: &str,
 ) -> Result<Vec<Version>> {
-    let mut all: Vec<Version> = select_where(conn, key, &VERSIONS_SEALED, tenant, "workflow_id", text(workflow_id))
-        .await?
-        .iter()
-        .map(version)
-        .collect::<Result<_>>()?;
-    all.sort_by_key(|v| v.body.version);
-    Ok(all)
+    history(conn, key, &VERSIONS_SEALED, tenant, ("workflow_id", workflow_id), version, |v: &Version| v.body.version)
+        .await
 }
 
 /// The tenant's versions of every workflow, newest first, at most `limit` (the console's allowlist form).

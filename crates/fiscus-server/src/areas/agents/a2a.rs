@@ -108,7 +108,7 @@ pub async fn public_card(headers: HeaderMap) -> Response {
 }
 
 /// Whether a requested `A2A-Version` is this one (major and minor; the patch is ignored).
-pub(super) fn supported(version: &str) -> bool {
+fn supported(version: &str) -> bool {
     version == VERSION || version.strip_prefix(VERSION).is_some_and(|rest| rest.starts_with('.'))
 }
 
@@ -136,15 +136,7 @@ pub async fn post_agent_execution_a2a(
 ) -> Result<Response, ApiError> {
     jsonrpc::check(&message)?;
     let Some(id) = message.id else { return Ok(StatusCode::ACCEPTED.into_response()) };
-    let version = headers.get("a2a-version").and_then(|v| v.to_str().ok()).map(str::trim).unwrap_or("");
-    let version = if version.is_empty() { "0.3" } else { version };
-    if !supported(version) {
-        let answer = a2a_err(
-            id,
-            -32009,
-            "VERSION_NOT_SUPPORTED",
-            format!("A2A version {version} is not supported; send A2A-Version: {VERSION}"),
-        );
+    if let Some(answer) = version_refused(&headers, &id) {
         return Ok(Json(answer).into_response());
     }
     let params = message.params.unwrap_or_default();
@@ -154,6 +146,27 @@ pub async fn post_agent_execution_a2a(
         "ListTasks" => list_tasks(&state, &ctx, id, &params).await?,
         "CancelTask" => cancel_task(&state, &ctx, id, &params).await?,
         "GetExtendedAgentCard" => ok(id, card(&issuer(&headers), invoke::offered(&ctx))),
+        other => not_offered(id, other),
+    };
+    Ok(Json(answer).into_response())
+}
+
+/// The `-32009` answer when the request's `A2A-Version` is not this one (none means 0.3, as the protocol
+/// says).
+pub(super) fn version_refused(headers: &HeaderMap, id: &JsonRpcId) -> Option<JsonRpcResponse> {
+    let version = headers.get("a2a-version").and_then(|v| v.to_str().ok()).map(str::trim).unwrap_or("");
+    let version = if version.is_empty() { "0.3" } else { version };
+    if supported(version) {
+        return None;
+    }
+    let why = format!("A2A version {version} is not supported; send A2A-Version: {VERSION}");
+    Some(a2a_err(id.clone(), -32009, "VERSION_NOT_SUPPORTED", why))
+}
+
+/// The answer to a method neither gateway offers: streaming and push notifications (their A2A errors), or
+/// none of that name (-32601).
+pub(super) fn not_offered(id: JsonRpcId, method: &str) -> JsonRpcResponse {
+    match method {
         "SendStreamingMessage" | "SubscribeToTask" => {
             a2a_err(id, -32004, "UNSUPPORTED_OPERATION", "streaming is not offered (capabilities.streaming is false)")
         }
@@ -167,8 +180,7 @@ pub async fn post_agent_execution_a2a(
             "push notifications are not offered; register a webhook endpoint for lifecycle events",
         ),
         other => err(id, -32601, format!("method not found: {other}"), None),
-    };
-    Ok(Json(answer).into_response())
+    }
 }
 
 /// Whose tasks the caller sees: its application's, and for a signed client only its own (another credential

@@ -25,8 +25,8 @@ use fiscus_store::workflow_gateway::{GatewayTask, TaskKey};
 use fiscus_store::workflows::Run;
 use serde_json::{Map, Value, json};
 
-use super::a2a::{self, Ask as Message, VERSION, a2a_err, ask, invalid, short_id, supported};
-use super::jsonrpc::{self, JsonRpcId, JsonRpcRequest, JsonRpcResponse, err, ok};
+use super::a2a::{self, Ask as Message, a2a_err, ask, invalid, short_id};
+use super::jsonrpc::{self, JsonRpcId, JsonRpcRequest, JsonRpcResponse, ok};
 use crate::areas::oauth::issuer;
 use crate::areas::workflows::views::run_view;
 use crate::governed::Failure;
@@ -67,11 +67,8 @@ pub async fn post_agent_execution_workflows_a2a(
     jsonrpc::check(&message)?;
     // A notification (no id) asks for no answer; 204 keeps 202 for the accepted run and its task.
     let Some(id) = message.id else { return Ok(StatusCode::NO_CONTENT.into_response()) };
-    let version = headers.get("a2a-version").and_then(|v| v.to_str().ok()).map(str::trim).unwrap_or("");
-    let version = if version.is_empty() { "0.3" } else { version };
-    if !supported(version) {
-        let why = format!("A2A version {version} is not supported; send A2A-Version: {VERSION}");
-        return Ok(Json(a2a_err(id, -32009, "VERSION_NOT_SUPPORTED", why)).into_response());
+    if let Some(answer) = a2a::version_refused(&headers, &id) {
+        return Ok(Json(answer).into_response());
     }
     let params = message.params.unwrap_or_default();
     let agent = Agent {
@@ -84,19 +81,7 @@ pub async fn post_agent_execution_workflows_a2a(
         "GetTask" => get_task(&state, &ctx, &agent, id, &params).await?,
         "CancelTask" => cancel_task(&state, &ctx, &agent, id, &params).await?,
         "GetExtendedAgentCard" => ok(id, extended_card(&state, &ctx, &headers).await?),
-        "SendStreamingMessage" | "SubscribeToTask" => {
-            a2a_err(id, -32004, "UNSUPPORTED_OPERATION", "streaming is not offered (capabilities.streaming is false)")
-        }
-        "CreateTaskPushNotificationConfig"
-        | "GetTaskPushNotificationConfig"
-        | "ListTaskPushNotificationConfigs"
-        | "DeleteTaskPushNotificationConfig" => a2a_err(
-            id,
-            -32003,
-            "PUSH_NOTIFICATION_NOT_SUPPORTED",
-            "push notifications are not offered; register a webhook endpoint for workflow.* events",
-        ),
-        other => err(id, -32601, format!("method not found: {other}"), None),
+        other => a2a::not_offered(id, other),
     };
     Ok(Json(answer).into_response())
 }
