@@ -3,11 +3,11 @@
 // Usage: node approve-model.mjs BASE_URL WORKSPACE EMAIL PASSWORD TOTP_SECRET_BASE32 MODEL_ID CONTENT_HASH
 import { launch, signIn } from "./console.mjs";
 
-const [base, workspace, email, password, secretB32, modelId, contentHash] = process.argv.slice(2);
+const [base, email, password, secretB32, modelId, contentHash] = process.argv.slice(2);
 
 const browser = await launch();
 try {
-  const page = await signIn(browser, base, workspace, email, password, secretB32);
+  const page = await signIn(browser, base, email, password, secretB32);
   await page.click('a:has-text("Model portfolios")');
   await page.waitForSelector(`form[action="/console/model-portfolios/${modelId}"]`);
   const form = page.locator(`form[action="/console/model-portfolios/${modelId}"]:has(button[value=approve])`);

@@ -3,11 +3,11 @@
 // Prints one line per step; exits non-zero on the first failure.
 import { launch, signIn } from "./console.mjs";
 
-const [base, workspace, email, password, secretB32, actionId] = process.argv.slice(2);
+const [base, email, password, secretB32, actionId] = process.argv.slice(2);
 
 const browser = await launch();
 try {
-  const page = await signIn(browser, base, workspace, email, password, secretB32);
+  const page = await signIn(browser, base, email, password, secretB32);
   await page.click(`a:has-text("${actionId}")`);
   await page.waitForSelector("#approve");
   console.log(`reviewing ${actionId}, envelope ${await page.textContent("#envelope-hash")}`);

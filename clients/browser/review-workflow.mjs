@@ -3,11 +3,11 @@
 // Usage: node review-workflow.mjs BASE_URL WORKSPACE EMAIL PASSWORD TOTP_SECRET_BASE32 RUN_ID STEP
 import { launch, signIn } from "./console.mjs";
 
-const [base, workspace, email, password, secretB32, runId, step] = process.argv.slice(2);
+const [base, email, password, secretB32, runId, step] = process.argv.slice(2);
 
 const browser = await launch();
 try {
-  const page = await signIn(browser, base, workspace, email, password, secretB32);
+  const page = await signIn(browser, base, email, password, secretB32);
   await page.click('a:has-text("Workflow reviews")');
   await page.waitForSelector(`form[action="/console/workflow-reviews/${runId}"]`);
   const form = page.locator(`form[action="/console/workflow-reviews/${runId}"]:has(button[value=approve])`);

@@ -107,14 +107,24 @@ pub async fn activate(tx: &mut WriteTx, workspace_id: &str, id: &str, totp_step:
     Ok(())
 }
 
-pub async fn find_for_login(conn: &mut AnyConnection, workspace_id: &str, email: &str) -> Result<Option<OperatorRow>> {
-    Ok(sqlx::query_as::<_, OperatorRow>(&format!(
-        "SELECT {COLUMNS} FROM operators WHERE workspace_id = $1 AND email = $2"
-    ))
-    .bind(workspace_id)
-    .bind(email)
-    .fetch_optional(&mut *conn)
-    .await?)
+/// Every operator identity with this e-mail, in any workspace, with the workspace's name: sign-in asks for
+/// an e-mail, never a workspace id. A lookup by presented credentials, like credential resolution: the only
+/// other query of this module not scoped to one workspace.
+pub async fn find_for_login(conn: &mut AnyConnection, email: &str) -> Result<Vec<(OperatorRow, String)>> {
+    let rows: Vec<OperatorRow> =
+        sqlx::query_as::<_, OperatorRow>(&format!("SELECT {COLUMNS} FROM operators WHERE email = $1 ORDER BY id"))
+            .bind(email)
+            .fetch_all(&mut *conn)
+            .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        let (name,): (String,) = sqlx::query_as("SELECT name FROM workspaces WHERE id = $1")
+            .bind(&row.workspace_id)
+            .fetch_one(&mut *conn)
+            .await?;
+        out.push((row, name));
+    }
+    Ok(out)
 }
 
 pub async fn get(conn: &mut AnyConnection, workspace_id: &str, id: &str) -> Result<OperatorRow> {

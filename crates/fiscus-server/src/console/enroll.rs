@@ -164,5 +164,5 @@ pub async fn confirm(State(state): State<AppState>, ConsoleForm(form): ConsoleFo
             "Enrollment could not be saved; try again.",
         );
     }
-    html::redirect(&format!("/console/login?workspace={}", op.workspace_id))
+    html::redirect("/console/login")
 }

@@ -33,6 +33,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/console", get(actions::dashboard))
         .route("/console/login", get(login::login_page).post(login::login))
+        .route("/console/login/workspace", post(login::pick))
         .route("/console/logout", post(login::logout))
         .route("/console/enroll", get(enroll::enroll_page).post(enroll::set_password))
         .route("/console/enroll/confirm", post(enroll::confirm))

@@ -25,7 +25,6 @@ async fn an_operator_signs_in_with_password_and_totp_and_approves_in_chromium() 
     let args = vec![
         dir.join("approve.mjs").display().to_string(),
         app.base.clone(),
-        app.workspace_id.clone(),
         op.email.clone(),
         op.password.clone(),
         fiscus_domain::totp::base32(&op.secret),
@@ -75,13 +74,8 @@ async fn an_operator_approves_a_model_portfolio_and_its_trade_in_chromium() {
     .expect("demo data");
     let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
     let signed = |extra: Vec<String>| {
-        let mut a = vec![
-            app.base.clone(),
-            app.workspace_id.clone(),
-            op.email.clone(),
-            op.password.clone(),
-            fiscus_domain::totp::base32(&op.secret),
-        ];
+        let mut a =
+            vec![app.base.clone(), op.email.clone(), op.password.clone(), fiscus_domain::totp::base32(&op.secret)];
         a.extend(extra);
         a
     };
@@ -122,7 +116,6 @@ async fn an_operator_approves_a_model_portfolio_and_its_trade_in_chromium() {
     let grace = enrolled_operator(&app, "grace@example.com", Role::Approver).await;
     let args = vec![
         app.base.clone(),
-        app.workspace_id.clone(),
         grace.email.clone(),
         grace.password.clone(),
         fiscus_domain::totp::base32(&grace.secret),
@@ -161,7 +154,6 @@ async fn a_library_workflow_is_approved_in_chromium_and_its_signed_events_verify
         "review-workflow.mjs",
         vec![
             app.base.clone(),
-            app.workspace_id.clone(),
             op.email.clone(),
             op.password.clone(),
             fiscus_domain::totp::base32(&op.secret),

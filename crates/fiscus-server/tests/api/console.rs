@@ -48,7 +48,12 @@ pub fn client() -> reqwest::Client {
 
 /// Invites and enrolls an operator through the console.
 pub async fn enrolled_operator(app: &TestApp, email: &str, role: Role) -> Operator {
-    let (id, token) = app.admin().add_operator(&app.workspace_id, email, role).await.expect("invite");
+    enrolled_operator_in(app, &app.workspace_id, email, role).await
+}
+
+/// The same, in workspace `workspace_id`.
+pub async fn enrolled_operator_in(app: &TestApp, workspace_id: &str, email: &str, role: Role) -> Operator {
+    let (id, token) = app.admin().add_operator(workspace_id, email, role).await.expect("invite");
     let http = client();
     let page = http.get(app.url(&format!("/console/enroll?token={token}"))).send().await.expect("request");
     assert_eq!(page.status(), 200);
@@ -82,7 +87,7 @@ fn now_seconds() -> i64 {
 async fn login(app: &TestApp, email: &str, password: &str, code: &str) -> reqwest::Response {
     client()
         .post(app.url("/console/login"))
-        .form(&[("workspace", app.workspace_id.as_str()), ("email", email), ("password", password), ("code", code)])
+        .form(&[("email", email), ("password", password), ("code", code)])
         .send()
         .await
         .expect("request")
@@ -480,4 +485,25 @@ async fn a_decision_on_an_unknown_or_another_workspace_s_action_is_not_found() {
     }
     let body: Value = app.get(&format!("/api/v2/actions/{foreign_id}"), &other_key).await.json().await.expect("json");
     assert_eq!(body["control_state"], "pending_approval", "nothing was decided");
+}
+
+/// Sign-in asks for an e-mail, never a workspace id: the same person with an identity in two workspaces (each
+/// with its own password and authenticator) lands in the workspace whose identity the code verifies, and a
+/// sign-in to one never counts as a failure of the other.
+#[tokio::test]
+async fn sign_in_by_email_finds_the_workspace_and_never_counts_against_another() {
+    let app = spawn_app().await;
+    let (other, _) = app.other_workspace_key().await;
+    let here = enrolled_operator(&app, "both@example.com", Role::Approver).await;
+    let there = enrolled_operator_in(&app, &other, "both@example.com", Role::Auditor).await;
+    let form = client().get(app.url("/console/login")).send().await.expect("request").text().await.expect("page");
+    assert!(!form.contains("name=\"workspace\""), "no workspace field: {form}");
+    let cookie = sign_in(&app, &there).await;
+    let dashboard = console_page(&app, &cookie, "/console").await;
+    assert!(dashboard.contains("auditor"), "signed in as the other workspace's auditor: {dashboard}");
+    let cookie = sign_in(&app, &here).await;
+    assert!(console_page(&app, &cookie, "/console").await.contains("approver"));
+    let mut conn = app.state.store.read().await.expect("conn");
+    let row = fiscus_store::operators::get(&mut conn, &app.workspace_id, &here.id).await.expect("row");
+    assert_eq!(row.failed_attempts, 0, "signing in elsewhere is not a failed attempt here");
 }

@@ -101,15 +101,23 @@ async fn operators_are_read_within_their_workspace_only() {
     let other = workspace(&db).await;
     let (a, _) = invite(&db, &ws, "a@example.com").await;
     let (b, _) = invite(&db, &ws, "b@example.com").await;
+    let (b_elsewhere, _) = invite(&db, &other, "b@example.com").await;
     let mut conn = db.read().await.expect("conn");
-    assert_eq!(operators::find_for_login(&mut conn, &ws, "b@example.com").await.expect("find").expect("found").id, b);
-    assert!(operators::find_for_login(&mut conn, &other, "b@example.com").await.expect("find").is_none());
-    assert!(operators::find_for_login(&mut conn, &ws, "c@example.com").await.expect("find").is_none());
+    // Sign-in finds an e-mail's identity in every workspace, each with its own credentials.
+    let found: Vec<(String, String)> = operators::find_for_login(&mut conn, "b@example.com")
+        .await
+        .expect("find")
+        .into_iter()
+        .map(|(o, _)| (o.id, o.workspace_id))
+        .collect();
+    assert_eq!(found.len(), 2);
+    assert!(found.contains(&(b.clone(), ws.clone())) && found.contains(&(b_elsewhere, other.clone())));
+    assert!(operators::find_for_login(&mut conn, "c@example.com").await.expect("find").is_empty());
     assert_eq!(operators::get(&mut conn, &ws, &a).await.expect("get").email, "a@example.com");
     assert_not_found(operators::get(&mut conn, &other, &a).await);
     let ids: Vec<String> = operators::list(&mut conn, &ws).await.expect("list").into_iter().map(|o| o.id).collect();
     assert_eq!(ids, vec![a, b]);
-    assert!(operators::list(&mut conn, &other).await.expect("list").is_empty());
+    assert_eq!(operators::list(&mut conn, &other).await.expect("list").len(), 1);
 }
 
 #[tokio::test]
