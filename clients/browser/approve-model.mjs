@@ -1,6 +1,6 @@
 // Signs an operator in at the console in headless Chromium, opens the model portfolios, and approves one by
 // the button that names the content hash it covers.
-// Usage: node approve-model.mjs BASE_URL WORKSPACE EMAIL PASSWORD TOTP_SECRET_BASE32 MODEL_ID CONTENT_HASH
+// Usage: node approve-model.mjs BASE_URL EMAIL PASSWORD TOTP_SECRET_BASE32 MODEL_ID CONTENT_HASH
 import { launch, signIn } from "./console.mjs";
 
 const [base, email, password, secretB32, modelId, contentHash] = process.argv.slice(2);

@@ -1,5 +1,5 @@
 // Signs an operator in at the console (password + TOTP) in headless Chromium and approves an action.
-// Usage: node approve.mjs BASE_URL WORKSPACE EMAIL PASSWORD TOTP_SECRET_BASE32 ACTION_ID
+// Usage: node approve.mjs BASE_URL EMAIL PASSWORD TOTP_SECRET_BASE32 ACTION_ID
 // Prints one line per step; exits non-zero on the first failure.
 import { launch, signIn } from "./console.mjs";
 

@@ -1,6 +1,6 @@
 // Signs an operator in at the console in headless Chromium, opens the workflow reviews, and approves a run
 // waiting at a review step by the button that names the step it decides.
-// Usage: node review-workflow.mjs BASE_URL WORKSPACE EMAIL PASSWORD TOTP_SECRET_BASE32 RUN_ID STEP
+// Usage: node review-workflow.mjs BASE_URL EMAIL PASSWORD TOTP_SECRET_BASE32 RUN_ID STEP
 import { launch, signIn } from "./console.mjs";
 
 const [base, email, password, secretB32, runId, step] = process.argv.slice(2);

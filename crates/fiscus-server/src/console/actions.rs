@@ -159,11 +159,11 @@ pub async fn detail(
     let body = format!(
         "<p>State: <strong id=\"control-state\">{state}</strong> · reconciliation: {recon} · approvals {cur}/{req}</p>\
          <p>Envelope hash: <code id=\"envelope-hash\">{eh}</code></p><p>Check set hash: <code>{ch}</code></p>\
-         <h3>Envelope</h3><pre>{envelope}</pre>\
-         <h3>Pre-trade checks (latest versions)</h3><table><tr><th>Check</th><th>Version</th><th>Status</th><th>Hash</th><th>Source</th></tr>{checks}</table>\
-         <h3>Execution gates now</h3>{gates}\
-         <h3>Decisions</h3><table><tr><th>Operator</th><th>Decision</th><th>Standing</th><th>Evidence hash</th><th>At</th></tr>{decisions}</table>\
-         <h3>History</h3><table><tr><th>At</th><th>Event</th><th>State</th><th>Actor</th></tr>{events}</table>{decide_form}",
+         <h2>Envelope</h2><pre>{envelope}</pre>\
+         <h2>Pre-trade checks (latest versions)</h2><table><tr><th>Check</th><th>Version</th><th>Status</th><th>Hash</th><th>Source</th></tr>{checks}</table>\
+         <h2>Execution gates now</h2>{gates}\
+         <h2>Decisions</h2><table><tr><th>Operator</th><th>Decision</th><th>Standing</th><th>Evidence hash</th><th>At</th></tr>{decisions}</table>\
+         <h2>History</h2><table><tr><th>At</th><th>Event</th><th>State</th><th>Actor</th></tr>{events}</table>{decide_form}",
         state = view.control_state.as_str(),
         // The API's own names (snake_case), not Rust's.
         recon = serde_json::to_value(view.reconciliation_status)

@@ -41,7 +41,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
             .join(", ");
         let _ = write!(
             body,
-            "<h3>{name} <span class=\"muted\">({key}, version {v})</span></h3><p>{desc}</p>\
+            "<h2>{name} <span class=\"muted\">({key}, version {v})</span></h2><p>{desc}</p>\
              <dl><dt>Tools</dt><dd>{tools}</dd><dt>Knowledge</dt><dd>{knowledge}</dd></dl>",
             name = escape(&d.name),
             key = escape(&d.key),

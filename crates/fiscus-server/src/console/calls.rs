@@ -79,7 +79,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
                 "<table><tr><th>Call</th><th>Recordings</th><th>Transcripts</th><th>Consent in force</th><th></th></tr>{rows}</table>"
             )
         };
-        let _ = write!(body, "<h3>{}</h3>{table}", environment.as_str());
+        let _ = write!(body, "<h2>{}</h2>{table}", environment.as_str());
     }
     page("Client calls", op.nav(), &body)
 }

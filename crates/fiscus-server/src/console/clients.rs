@@ -148,7 +148,7 @@ fn detail_body(op: &OperatorSession, s: &Standing, history: &[ClientDecision]) -
             current.and_then(|g| g.expires_at).map(|at| rfc3339(at - 1)[..10].to_string()).unwrap_or_default();
         let _ = write!(
             body,
-            "<h3>{verb}</h3><form method=\"post\" action=\"/console/clients/{id}/decision\">\
+            "<h2>{verb}</h2><form method=\"post\" action=\"/console/clients/{id}/decision\">\
              <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"environment\" value=\"{env}\">\
              <input type=\"hidden\" name=\"seen_version\" value=\"{version}\">\
              <fieldset><legend>Operations and tools</legend><p class=\"muted\">The gateway's own reads (capabilities, \
@@ -187,7 +187,7 @@ fn detail_body(op: &OperatorSession, s: &Standing, history: &[ClientDecision]) -
     }
     let _ = write!(
         body,
-        "<h3>Decisions</h3><table><tr><th>Version</th><th>Decision</th><th>Hash</th><th>By</th><th>At</th></tr>{rows}</table>"
+        "<h2>Decisions</h2><table><tr><th>Version</th><th>Decision</th><th>Hash</th><th>By</th><th>At</th></tr>{rows}</table>"
     );
     body
 }

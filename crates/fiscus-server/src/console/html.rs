@@ -7,31 +7,77 @@ pub fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
 }
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:64rem;margin:1.5rem auto;padding:0 1rem;color:#1d1d1f}\
-header{display:flex;justify-content:space-between;align-items:center;border-bottom:1px solid #ddd;margin-bottom:1rem}\
-table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eee;padding:.35rem;text-align:left;vertical-align:top}\
-code{font-family:ui-monospace,monospace;background:#f4f4f6;padding:0 .2rem;border-radius:3px;word-break:break-all}\
-form.inline{display:inline}label{display:block;margin:.5rem 0}input[type=text],input[type=password],input[type=email]{width:22rem;padding:.3rem}\
-button{padding:.4rem .9rem;margin:.3rem .3rem 0 0}.approve{background:#0a6;color:#fff;border:0}.deny{background:#c22;color:#fff;border:0}\
-.error{color:#c22;font-weight:600}.muted{color:#666}";
+/// The console's stylesheet, compiled in and served at [`STYLESHEET_PATH`]; pages link it with its hash so a
+/// new build is never shown an old sheet.
+pub const STYLESHEET: &str = include_str!("assets/console.css");
+pub const STYLESHEET_PATH: &str = "/console/assets/console.css";
 
-/// A whole page. `nav` is shown for signed-in operators.
+fn stylesheet_version() -> &'static str {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION
+        .get_or_init(|| fiscus_domain::evidence::seal_bytes(STYLESHEET.as_bytes())["sha256:".len()..][..12].to_string())
+}
+
+/// `GET /console/assets/console.css`.
+pub async fn stylesheet() -> Response {
+    let mut response = (StatusCode::OK, STYLESHEET).into_response();
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/css; charset=utf-8"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=86400"));
+    response
+}
+
+/// The console's places, in the navigation's order.
+const PLACES: [(&str, &str); 15] = [
+    ("/console", "Pending approvals"),
+    ("/console/delegations", "Delegations"),
+    ("/console/clients", "Signed clients"),
+    ("/console/webhooks", "Webhooks"),
+    ("/console/model-portfolios", "Model portfolios"),
+    ("/console/rebalance-proposals", "Rebalances"),
+    ("/console/lqm-promotions", "Model promotions"),
+    ("/console/qlms", "QLMs"),
+    ("/console/workflow-reviews", "Workflow reviews"),
+    ("/console/workflow-tools", "Workflow tools"),
+    ("/console/agent-spaces", "Agent spaces"),
+    ("/console/calls", "Client calls"),
+    ("/console/actions/new", "Propose"),
+    ("/console/production", "Production access"),
+    ("/console/audit", "Audit trail"),
+];
+
+/// A whole page: the skip link, the header with who is signed in, the navigation (for signed-in operators),
+/// and the page's own content under its one `h1`.
 pub fn page(title: &str, nav: Option<(&str, &str, &str)>, body: &str) -> Response {
-    let nav = match nav {
-        Some((email, role, csrf)) => format!(
-            "<nav><span class=\"muted\">{} ({})</span> · <a href=\"/console\">Pending approvals</a> · <a href=\"/console/delegations\">Delegations</a> · <a href=\"/console/clients\">Signed clients</a> · <a href=\"/console/webhooks\">Webhooks</a> · <a href=\"/console/model-portfolios\">Model portfolios</a> · <a href=\"/console/rebalance-proposals\">Rebalances</a> · <a href=\"/console/lqm-promotions\">Model promotions</a> · <a href=\"/console/qlms\">QLMs</a> · <a href=\"/console/workflow-reviews\">Workflow reviews</a> · <a href=\"/console/workflow-tools\">Workflow tools</a> · <a href=\"/console/agent-spaces\">Agent spaces</a> · <a href=\"/console/calls\">Client calls</a> · <a href=\"/console/actions/new\">Propose</a> · <a href=\"/console/production\">Production access</a> · <a href=\"/console/audit\">Audit trail</a> · \
-             <form class=\"inline\" method=\"post\" action=\"/console/logout\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">\
-             <button type=\"submit\">Sign out</button></form></nav>",
-            escape(email),
-            escape(role),
-            escape(csrf)
-        ),
-        None => String::new(),
+    let (who, nav) = match nav {
+        Some((email, role, csrf)) => {
+            let mut items = String::new();
+            for (href, label) in PLACES {
+                let current = if label == title { " aria-current=\"page\"" } else { "" };
+                items.push_str(&format!("<li><a href=\"{href}\"{current}>{label}</a></li>"));
+            }
+            (
+                format!(
+                    "<div class=\"who\">{} ({}) <form class=\"inline\" method=\"post\" action=\"/console/logout\">\
+                     <input type=\"hidden\" name=\"csrf\" value=\"{}\"><button type=\"submit\">Sign out</button></form></div>",
+                    escape(email),
+                    escape(role),
+                    escape(csrf)
+                ),
+                format!("<nav class=\"console\" aria-label=\"Console\"><ul>{items}</ul></nav>"),
+            )
+        }
+        None => (String::new(), String::new()),
     };
     let html = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t} · Fiscus console</title><style>{STYLE}</style></head>\
-         <body><header><h1>Fiscus console</h1>{nav}</header><h2>{t}</h2>{body}</body></html>",
-        t = escape(title)
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{t} · Fiscus console</title>\
+         <link rel=\"stylesheet\" href=\"{STYLESHEET_PATH}?v={v}\"></head>\
+         <body><a class=\"skip\" href=\"#content\">Skip to content</a>\
+         <header class=\"top\"><span class=\"brand\">Fiscus console</span>{who}</header>{nav}\
+         <main id=\"content\"><h1>{t}</h1>{body}</main></body></html>",
+        t = escape(title),
+        v = stylesheet_version(),
     );
     with_page_headers((StatusCode::OK, html).into_response())
 }
@@ -50,9 +96,7 @@ fn with_page_headers(mut response: Response) -> Response {
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     h.insert(
         header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-        ),
+        HeaderValue::from_static("default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'"),
     );
     response
 }

@@ -102,7 +102,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
         let decide = [("approve", "Promote", "approve"), ("deny", "Deny", "deny")];
         let _ = write!(
             sections,
-            "<h3>{env}: awaiting a decision</h3>{pending}<h3>{env}: serving in the Quant Models catalogue</h3>{active}",
+            "<h2>{env}: awaiting a decision</h2>{pending}<h2>{env}: serving in the Quant Models catalogue</h2>{active}",
             env = environment.as_str(),
             pending = table(rows(&op, environment, &pending, &decide), "No promotion awaits a decision."),
             active =

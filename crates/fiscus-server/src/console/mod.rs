@@ -32,6 +32,7 @@ use crate::state::AppState;
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/console", get(actions::dashboard))
+        .route(html::STYLESHEET_PATH, get(html::stylesheet))
         .route("/console/login", get(login::login_page).post(login::login))
         .route("/console/login/workspace", post(login::pick))
         .route("/console/logout", post(login::logout))

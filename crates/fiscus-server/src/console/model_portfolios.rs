@@ -85,7 +85,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
                  <th>Content hash</th><th>State</th><th>Proposed by</th><th>Created</th><th></th></tr>{rows}</table>"
             )
         };
-        let _ = write!(sections, "<h3>{}</h3>{table}", environment.as_str());
+        let _ = write!(sections, "<h2>{}</h2>{table}", environment.as_str());
     }
     let body = format!(
         "<p class=\"muted\">A model portfolio drawn from a thematic universe is a draft: no rebalance can use it \

@@ -90,7 +90,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
                 "<table><tr><th>QLM</th><th>Version</th><th>Role</th><th>Model</th><th>Pinned checkpoint</th><th></th></tr>{rows}</table>"
             )
         };
-        let _ = write!(sections, "<h3>{}</h3>{table}", environment.as_str());
+        let _ = write!(sections, "<h2>{}</h2>{table}", environment.as_str());
     }
     let body = format!(
         "<p class=\"muted\">A QLM version pins exact checkpoints. Rebinding a role to the checkpoint its model serves \

@@ -100,7 +100,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
                  <th>Traded</th><th>Estimated costs</th><th>Proposed</th><th>Action</th></tr>{rows}</table>"
             )
         };
-        let _ = write!(sections, "<h3>{}</h3>{table}", environment.as_str());
+        let _ = write!(sections, "<h2>{}</h2>{table}", environment.as_str());
     }
     let body = format!(
         "<p class=\"muted\">A rebalance proposal trades nothing. Proposing its trade creates an investment \

@@ -102,7 +102,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
                 "<table><tr><th>Workflow run</th><th>Review</th><th>Recorded so far</th><th>Started</th><th></th></tr>{rows}</table>"
             )
         };
-        let _ = write!(sections, "<h3>{}: awaiting review</h3>{table}", environment.as_str());
+        let _ = write!(sections, "<h2>{}: awaiting review</h2>{table}", environment.as_str());
     }
     let body = format!(
         "<p class=\"muted\">A workflow run stops at each review step until a person decides. Approving lets the run \

@@ -132,7 +132,7 @@ pub async fn detail(
         }
         let _ = write!(
             body,
-            "<h3>Decide the allowlist</h3><form method=\"post\" action=\"/console/workflow-tools/{id}\">\
+            "<h2>Decide the allowlist</h2><form method=\"post\" action=\"/console/workflow-tools/{id}\">\
              <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"environment\" value=\"{env}\">\
              <input type=\"hidden\" name=\"seen_version\" value=\"{seen}\">\
              <fieldset><legend>Workflow versions its agents may run</legend>{boxes}</fieldset>\
@@ -159,7 +159,7 @@ pub async fn detail(
     }
     let _ = write!(
         body,
-        "<h3>Decisions</h3><table><tr><th>Version</th><th>Workflow versions</th><th>Hash</th><th>By</th><th>At</th></tr>{rows}</table>"
+        "<h2>Decisions</h2><table><tr><th>Version</th><th>Workflow versions</th><th>Hash</th><th>By</th><th>At</th></tr>{rows}</table>"
     );
     page(&format!("Workflow tools of {}", app.name), op.nav(), &body)
 }

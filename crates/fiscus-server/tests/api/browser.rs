@@ -184,3 +184,82 @@ async fn a_library_workflow_is_approved_in_chromium_and_its_signed_events_verify
         .expect("join");
     assert!(out.contains("webhook verifiers: ok"), "{out}");
 }
+
+/// Every console page, with something on it to decide, audited by axe-core in Chromium at WCAG 2.2 AA (0
+/// violations), each one's screenshot left in `target/console-screenshots/` for a reviewer to look at.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_console_page_meets_wcag_2_2_aa_in_chromium() {
+    use crate::webhook_delivery::{loopback_app, register};
+    use serde_json::json;
+    let app = loopback_app().await;
+    crate::workflows::demo(&app).await;
+    let admin = enrolled_operator(&app, "ada@example.com", Role::Admin).await;
+    let action = crate::webhook_delivery::propose(&app).await;
+    let (hook, _) = register(&app, "http://127.0.0.1:9/hook").await;
+    let client = crate::signed_clients::draft_client(&app).await;
+    let identity: Value = app
+        .post_json(
+            "/api/v2/actions/agentic/identities",
+            &app.key,
+            &json!({ "name": "treasury bot", "public_key": "11qYAYKxCrfVS/7TyWQHOg7hcvPaoiMlrwIaaPcHURo=" }),
+            None,
+        )
+        .await
+        .json()
+        .await
+        .expect("json");
+    let universe = json!({ "name": "Quality", "theme": "quality", "source": "test",
+        "members": [{ "symbol": "MSFT", "relevance": 0.9 }, { "symbol": "AAPL", "relevance": 0.8 }] });
+    let u: Value = app
+        .post_json("/api/v2/investment/themes/universes", &app.key, &universe, None)
+        .await
+        .json()
+        .await
+        .expect("json");
+    let draw = format!("/api/v2/investment/themes/universes/{}/model-portfolio", u["id"]);
+    assert!(app.post_json(&draw, &app.key, &json!({}), None).await.status().is_success());
+    let version = crate::workflows::installed(&app, "model_monitoring").await;
+    let run = crate::workflows::started(&app, &version).await;
+    crate::workflows::reaches(&app, &run, "awaiting_review").await;
+    crate::calls::new_call(&app).await;
+    let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/console-screenshots");
+    let mut args = vec![
+        app.base.clone(),
+        admin.email.clone(),
+        admin.password.clone(),
+        fiscus_domain::totp::base32(&admin.secret),
+        out.display().to_string(),
+    ];
+    let pages = [
+        "/console".to_string(),
+        format!("/console/actions/{action}?environment=sandbox"),
+        "/console/actions/new".into(),
+        "/console/delegations".into(),
+        "/console/clients".into(),
+        format!("/console/clients/{}?environment=sandbox", client.id),
+        "/console/webhooks".into(),
+        format!("/console/webhooks/{hook}"),
+        "/console/model-portfolios".into(),
+        "/console/rebalance-proposals".into(),
+        "/console/lqm-promotions".into(),
+        "/console/qlms".into(),
+        "/console/workflow-reviews".into(),
+        "/console/workflow-tools".into(),
+        format!("/console/workflow-tools/{}?environment=sandbox", app.app_id),
+        "/console/agent-spaces".into(),
+        "/console/calls".into(),
+        "/console/production".into(),
+        "/console/audit".into(),
+    ];
+    assert!(identity["id"].is_string(), "{identity}");
+    args.extend(pages);
+    let stdout = browse("accessibility.mjs", args).await;
+    // axe ran on every page (the sign-in page and each signed-in one) and found rules to pass.
+    let audited: Vec<&str> = stdout.lines().filter(|l| l.contains(" violation(s), ")).collect();
+    assert_eq!(audited.len(), 20, "{stdout}");
+    for line in audited {
+        let passed: usize =
+            line.rsplit(", ").next().and_then(|p| p.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or(0);
+        assert!(line.contains(": 0 violation(s)") && passed >= 5, "{line}");
+    }
+}

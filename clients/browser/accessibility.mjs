@@ -1,0 +1,46 @@
+// Every console page in headless Chromium: a screenshot of each into OUT_DIR, and axe-core (from npm, run in
+// the page) at WCAG 2.2 AA (the wcag2a, wcag2aa, wcag21a, wcag21aa and wcag22aa rules). The sign-in page is
+// checked before signing in. Prints each page's violations; exits non-zero when there is any.
+// Usage: node accessibility.mjs BASE_URL EMAIL PASSWORD TOTP_SECRET_BASE32 OUT_DIR PATH...
+import { readFileSync, mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { launch, signIn } from "./console.mjs";
+
+const [base, email, password, secretB32, outDir, ...paths] = process.argv.slice(2);
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+const TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
+mkdirSync(outDir, { recursive: true });
+
+// The console's CSP allows no script at all; axe is evaluated through the DevTools protocol, which the page's
+// CSP does not govern, so the pages are checked exactly as they are served.
+async function audit(page, name) {
+  await page.screenshot({ path: `${outDir}/${name}.png`, fullPage: true });
+  await page.evaluate(axeSource);
+  const result = await page.evaluate(async (tags) => {
+    const r = await window.axe.run(document, { runOnly: { type: "tag", values: tags } });
+    return { passes: r.passes.length, violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+      nodes: v.nodes.slice(0, 5).map((n) => n.target.join(" ") + ": " + (n.failureSummary || "").split("\n").slice(0, 2).join(" ")) })) };
+  }, TAGS);
+  console.log(`${name}: ${result.violations.length} violation(s), ${result.passes} rule(s) passed`);
+  for (const v of result.violations) console.log(`  ${v.id} (${v.impact}): ${v.help}\n    ${v.nodes.join("\n    ")}`);
+  return result.violations.length;
+}
+
+const slug = (path) => path.replace(/^\/console\/?/, "").replace(/[^a-z0-9]+/gi, "-").replace(/^-|-$/g, "") || "dashboard";
+const browser = await launch();
+let violations = 0;
+try {
+  const anonymous = await (await browser.newContext()).newPage();
+  await anonymous.goto(`${base}/console/login`);
+  violations += await audit(anonymous, "login");
+  const page = await signIn(browser, base, email, password, secretB32);
+  for (const path of paths) {
+    const response = await page.goto(`${base}${path}`);
+    if (!response || response.status() !== 200) throw new Error(`${path} answered ${response && response.status()}`);
+    violations += await audit(page, slug(path));
+  }
+  if (violations > 0) throw new Error(`${violations} accessibility violation(s)`);
+  console.log("browser: ok");
+} finally {
+  await browser.close();
+}
