@@ -26,7 +26,10 @@ async function audit(page, name) {
   return result.violations.length;
 }
 
-const slug = (path) => path.replace(/^\/console\/?/, "").replace(/[^a-z0-9]+/gi, "-").replace(/^-|-$/g, "") || "dashboard";
+// A page's name for its screenshot: its path without the query, an object's id read as "item" (stable
+// names, so each run overwrites the last one's pictures).
+const slug = (path) => path.split("?")[0].replace(/^\/console\/?/, "").replace(/[a-z]{2,4}_[0-9A-Z]{26}/g, "item")
+  .replace(/[^a-z0-9]+/gi, "-").replace(/^-|-$/g, "") || "dashboard";
 const browser = await launch();
 let violations = 0;
 try {

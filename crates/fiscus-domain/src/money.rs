@@ -97,9 +97,38 @@ pub fn format_minor(amount_minor: i64, currency: Currency) -> String {
     format!("{sign}{}.{:0width$}", abs / scale as u64, abs % scale as u64, width = exp as usize)
 }
 
+/// An amount as people read it: the currency's code, then the major units with thousands grouped and exactly
+/// the currency's exponent of decimals (`125000` USD → `USD 1,250.00`; JPY has none, BHD three).
+pub fn format_for_people(amount_minor: i64, currency: Currency) -> String {
+    let plain = format_minor(amount_minor, currency);
+    let (sign, unsigned) = plain.strip_prefix('-').map_or(("", plain.as_str()), |rest| ("-", rest));
+    let (whole, fraction) = unsigned.split_once('.').map_or((unsigned, None), |(w, f)| (w, Some(f)));
+    let mut grouped = String::with_capacity(whole.len() + whole.len() / 3);
+    for (i, digit) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    match fraction {
+        Some(f) => format!("{} {sign}{grouped}.{f}", currency.code()),
+        None => format!("{} {sign}{grouped}", currency.code()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn amounts_for_people_group_thousands_and_keep_the_exponent() {
+        let usd = Currency::parse("USD").expect("usd");
+        assert_eq!(format_for_people(125_000, usd), "USD 1,250.00");
+        assert_eq!(format_for_people(5, usd), "USD 0.05");
+        assert_eq!(format_for_people(-123_456_789, usd), "USD -1,234,567.89");
+        assert_eq!(format_for_people(1_000_000, Currency::parse("JPY").expect("jpy")), "JPY 1,000,000");
+        assert_eq!(format_for_people(1_234_567, Currency::parse("BHD").expect("bhd")), "BHD 1,234.567");
+    }
 
     #[test]
     fn exponents_come_from_the_currency() {

@@ -32,6 +32,7 @@ pub mod investment_records;
 pub mod lqm;
 pub mod operators;
 pub mod outbox;
+pub mod queues;
 pub mod research;
 pub mod sealed_records;
 pub mod seals;

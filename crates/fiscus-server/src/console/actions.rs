@@ -147,17 +147,30 @@ pub async fn detail(
             env = env.as_str(),
             eh = escape(&view.envelope_hash),
             ch = escape(&view.check_set_hash),
+            // The button names the envelope hash its approval covers.
             approve = if view.control_state == ControlState::PendingApproval {
-                "<button class=\"approve\" id=\"approve\" type=\"submit\" name=\"decision\" value=\"approve\">Approve</button>"
+                format!(
+                    "<button class=\"approve\" id=\"approve\" type=\"submit\" name=\"decision\" value=\"approve\">Approve envelope {}</button>",
+                    escape(&short_hash(&view.envelope_hash))
+                )
             } else {
-                ""
+                String::new()
             },
         )
     } else {
         String::new()
     };
+    let e = &view.envelope;
+    let amount = fiscus_domain::money::Currency::parse(&e.currency).map_or_else(
+        || format!("{} {}", e.currency, e.amount_minor),
+        |c| fiscus_domain::money::format_for_people(e.amount_minor, c),
+    );
+    let what = plain_words(e.kind, &amount, &e.counterparty, &e.connector);
     let body = format!(
-        "<p>State: <strong id=\"control-state\">{state}</strong> · reconciliation: {recon} · approvals {cur}/{req}</p>\
+        "<section aria-labelledby=\"what\"><h2 id=\"what\">What will happen</h2><p class=\"summary\" id=\"summary\">{what}</p>\
+         <dl><dt>Proposed by</dt><dd>{by_kind} <code>{by}</code> ({origin})</dd><dt>Risk tier</dt><dd>{tier}</dd>\
+         <dt>Approvals</dt><dd id=\"quorum\">{cur} of {req} approval{plural}</dd><dt>Reference</dt><dd>{reference}</dd></dl></section>\
+         <p>State: <strong id=\"control-state\">{state}</strong> · reconciliation: {recon}</p>\
          <p>Envelope hash: <code id=\"envelope-hash\">{eh}</code></p><p>Check set hash: <code>{ch}</code></p>\
          <h2>Envelope</h2><pre>{envelope}</pre>\
          <h2>Pre-trade checks (latest versions)</h2><table><tr><th>Check</th><th>Version</th><th>Status</th><th>Hash</th><th>Source</th></tr>{checks}</table>\
@@ -175,6 +188,17 @@ pub async fn detail(
         eh = escape(&view.envelope_hash),
         ch = escape(&view.check_set_hash),
         envelope = escape(&envelope),
+        what = escape(&what),
+        by_kind = view.proposed_by.kind.as_str(),
+        by = escape(&view.proposed_by.id),
+        origin = escape(
+            &serde_json::to_value(view.origin).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+        ),
+        tier = escape(
+            &serde_json::to_value(e.risk_tier).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+        ),
+        plural = if view.approvals.required == 1 { "" } else { "s" },
+        reference = escape(&e.reference),
     );
     page(&format!("Action {id}"), op.nav(), &body)
 }
@@ -258,4 +282,42 @@ async fn gate_preview(state: &AppState, t: &Tenant, loaded: &Loaded) -> String {
     }
     out.push_str("</ul>");
     out
+}
+
+/// What an action will do, in words (`Pay USD 1,250.00 to cp_acme_supplies via sandbox`).
+fn plain_words(
+    kind: fiscus_domain::actions::envelope::ActionKind,
+    amount: &str,
+    counterparty: &str,
+    connector: &str,
+) -> String {
+    use fiscus_domain::actions::envelope::ActionKind;
+    let (verb, to) = match kind {
+        ActionKind::Payment => ("Pay", "to"),
+        ActionKind::Transfer => ("Transfer", "to"),
+        ActionKind::FxConversion => ("Convert", "with"),
+        ActionKind::InvestmentOrder => ("Place an order of", "with"),
+        ActionKind::CollateralMovement => ("Move collateral of", "to"),
+    };
+    format!("{verb} {amount} {to} {counterparty} via {connector}")
+}
+
+/// A hash shortened for a label (`sha256:` and its first 12 hex digits); the full value stays on the page.
+fn short_hash(hash: &str) -> String {
+    let digits = hash.strip_prefix("sha256:").unwrap_or(hash);
+    format!("sha256:{}…", digits.chars().take(12).collect::<String>())
+}
+
+#[cfg(test)]
+mod tests {
+    use fiscus_domain::actions::envelope::ActionKind;
+
+    #[test]
+    fn an_action_reads_as_a_sentence_and_a_hash_as_its_head() {
+        assert_eq!(
+            super::plain_words(ActionKind::Payment, "USD 1,250.00", "cp_acme_supplies", "sandbox"),
+            "Pay USD 1,250.00 to cp_acme_supplies via sandbox"
+        );
+        assert_eq!(super::short_hash("sha256:0123456789abcdef0123"), "sha256:0123456789ab…");
+    }
 }

@@ -27,6 +27,31 @@ pub async fn stylesheet() -> Response {
     response
 }
 
+/// What the navigation shows of the signed-in operator: who, the sign-out form's token, and what waits.
+pub struct Nav<'a> {
+    pub email: &'a str,
+    pub role: &'a str,
+    pub csrf: &'a str,
+    pub pending: &'a fiscus_store::queues::Pending,
+}
+
+impl Nav<'_> {
+    /// How many items wait in the queue behind `href`, for the queues that have one.
+    fn waiting(&self, href: &str) -> Option<i64> {
+        let p = self.pending;
+        match href {
+            "/console" => Some(p.approvals),
+            "/console/delegations" => Some(p.delegations),
+            "/console/clients" => Some(p.clients),
+            "/console/webhooks" => Some(p.webhooks),
+            "/console/model-portfolios" => Some(p.model_portfolios),
+            "/console/lqm-promotions" => Some(p.promotions),
+            "/console/workflow-reviews" => Some(p.workflow_reviews),
+            _ => None,
+        }
+    }
+}
+
 /// The console's places, in the navigation's order.
 const PLACES: [(&str, &str); 15] = [
     ("/console", "Pending approvals"),
@@ -48,13 +73,21 @@ const PLACES: [(&str, &str); 15] = [
 
 /// A whole page: the skip link, the header with who is signed in, the navigation (for signed-in operators),
 /// and the page's own content under its one `h1`.
-pub fn page(title: &str, nav: Option<(&str, &str, &str)>, body: &str) -> Response {
+pub fn page(title: &str, nav: Option<Nav<'_>>, body: &str) -> Response {
     let (who, nav) = match nav {
-        Some((email, role, csrf)) => {
+        Some(n) => {
+            let (email, role, csrf) = (n.email, n.role, n.csrf);
             let mut items = String::new();
             for (href, label) in PLACES {
                 let current = if label == title { " aria-current=\"page\"" } else { "" };
-                items.push_str(&format!("<li><a href=\"{href}\"{current}>{label}</a></li>"));
+                // The count is words as well as a number, so a screen reader says what it is.
+                let count = match n.waiting(href) {
+                    Some(c) if c > 0 => {
+                        format!(" <span class=\"count\">{c}<span class=\"visually-hidden\"> waiting</span></span>")
+                    }
+                    _ => String::new(),
+                };
+                items.push_str(&format!("<li><a href=\"{href}\"{current}>{label}{count}</a></li>"));
             }
             (
                 format!(

@@ -26,6 +26,8 @@ pub struct OperatorSession {
     pub email: String,
     pub role: Role,
     pub csrf_token: String,
+    /// What waits for people in the workspace, counted when the page was asked for (the navigation shows it).
+    pub pending: fiscus_store::queues::Pending,
 }
 
 impl OperatorSession {
@@ -49,8 +51,8 @@ impl OperatorSession {
         }
     }
 
-    pub fn nav(&self) -> Option<(&str, &str, &str)> {
-        Some((&self.email, self.role.as_str(), &self.csrf_token))
+    pub fn nav(&self) -> Option<html::Nav<'_>> {
+        Some(html::Nav { email: &self.email, role: self.role.as_str(), csrf: &self.csrf_token, pending: &self.pending })
     }
 }
 
@@ -132,6 +134,8 @@ impl FromRequestParts<AppState> for OperatorSession {
         if fiscus_store::operators::touch_session(&mut conn, &row.workspace_id, &row.id, now).await.is_err() {
             return Err(to_login());
         }
+        // Counts are a convenience: a failed count shows none rather than refusing the page.
+        let pending = fiscus_store::queues::pending(&mut conn, &row.workspace_id).await.unwrap_or_default();
         Ok(OperatorSession {
             session_id: row.id,
             workspace_id: row.workspace_id,
@@ -139,6 +143,7 @@ impl FromRequestParts<AppState> for OperatorSession {
             email: row.email,
             role: role.unwrap_or(Role::Auditor),
             csrf_token: row.csrf_token,
+            pending,
         })
     }
 }

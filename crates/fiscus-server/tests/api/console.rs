@@ -507,3 +507,30 @@ async fn sign_in_by_email_finds_the_workspace_and_never_counts_against_another()
     let row = fiscus_store::operators::get(&mut conn, &app.workspace_id, &here.id).await.expect("row");
     assert_eq!(row.failed_attempts, 0, "signing in elsewhere is not a failed attempt here");
 }
+
+/// The navigation counts what waits for people, in words as well as numbers; the decision page says what will
+/// happen in a sentence, with the quorum and the hash the approval covers.
+#[tokio::test]
+async fn the_navigation_counts_what_waits_and_a_decision_page_says_what_will_happen() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "counts@example.com", Role::Approver).await;
+    let created: Value =
+        app.post_json("/api/v2/actions", &app.key, &proposal(), None).await.json().await.expect("json");
+    let id = created["id"].as_str().expect("id");
+    let cookie = sign_in(&app, &op).await;
+    let page = console_page(&app, &cookie, "/console").await;
+    assert!(
+        page.contains(
+            "Pending approvals <span class=\"count\">1<span class=\"visually-hidden\"> waiting</span></span>"
+        ),
+        "{page}"
+    );
+    let page = console_page(&app, &cookie, &format!("/console/actions/{id}?environment=sandbox")).await;
+    let summary = between(&page, "<p class=\"summary\" id=\"summary\">", "</p>");
+    assert!(summary.starts_with("Pay USD ") && summary.contains(" to ") && summary.contains(" via "), "{summary}");
+    assert!(between(&page, "<dd id=\"quorum\">", "</dd>").starts_with("0 of "), "{page}");
+    let hash = created["envelope_hash"].as_str().expect("hash");
+    // The button names the hash by its first 12 hex digits; the full one is on the page beside it.
+    let head = format!("Approve envelope {}…", &hash[.."sha256:".len() + 12]);
+    assert!(page.contains(&head), "{head} in {page}");
+}
