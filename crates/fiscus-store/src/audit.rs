@@ -275,6 +275,21 @@ pub struct StoredEvent {
     pub mac: Option<String>,
 }
 
+/// The chain's length over time, for a picture: `(occurred_at, seq)` of about `points` events spread evenly
+/// over the workspace's first `total`, the last one included.
+pub async fn growth(conn: &mut AnyConnection, workspace_id: &str, total: i64, points: i64) -> Result<Vec<(i64, i64)>> {
+    let step = (total / points.max(1)).max(1);
+    Ok(sqlx::query_as(
+        "SELECT occurred_at, seq FROM audit_events WHERE workspace_id = $1 AND seq <= $2 \
+         AND (seq % $3 = 0 OR seq = $2 OR seq = 1) ORDER BY seq",
+    )
+    .bind(workspace_id)
+    .bind(total)
+    .bind(step)
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
 /// Events of a workspace with `seq > after_seq`, in order, at most `limit`; each with its stored hash and MAC.
 /// A `details` column that is not JSON is returned as a JSON string, so verification reports the event as
 /// altered instead of failing to read it.

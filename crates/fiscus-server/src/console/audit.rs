@@ -24,6 +24,15 @@ pub async fn trail(State(state): State<AppState>, op: OperatorSession) -> Respon
     let Ok(events) = fiscus_store::audit::events_after(&mut conn, &op.workspace_id, from, SHOWN).await else {
         return unavailable();
     };
+    let Ok(growth) = fiscus_store::audit::growth(&mut conn, &op.workspace_id, report.events, 120).await else {
+        return unavailable();
+    };
+    let points: Vec<(i64, f64)> = growth.into_iter().map(|(at, seq)| (at, seq as f64)).collect();
+    let chart = super::charts::time_line(&super::charts::TimeLine {
+        title: "The audit chain's growth",
+        y_label: "events in the chain",
+        points: &points,
+    });
     let verdict = match &report.result {
         Ok(()) => format!("<p id=\"chain-status\">Chain intact: {} events verified.</p>", report.events),
         Err(b) => {
@@ -34,21 +43,21 @@ pub async fn trail(State(state): State<AppState>, op: OperatorSession) -> Respon
     for fiscus_store::audit::StoredEvent { event: e, hash, .. } in events.iter().rev() {
         let _ = write!(
             rows,
-            "<tr><td>{}</td><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             e.seq,
             fiscus_domain::clock::rfc3339(e.occurred_at),
             escape(&e.actor_kind),
             escape(&e.actor_id),
             escape(&e.action),
             escape(e.subject.as_deref().unwrap_or("")),
-            escape(hash)
+            html::hash(hash)
         );
     }
     page(
         "Audit trail",
         op.nav(),
         &format!(
-            "{verdict}<table><tr><th>#</th><th>At</th><th>Actor</th><th>Action</th><th>Subject</th><th>Hash</th></tr>{rows}</table>"
+            "{verdict}{chart}<h2>Latest events</h2><table><tr><th>#</th><th>At</th><th>Actor</th><th>Action</th><th>Subject</th><th>Hash</th></tr>{rows}</table>"
         ),
     )
 }

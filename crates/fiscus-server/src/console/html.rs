@@ -7,6 +7,21 @@ pub fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
 }
 
+/// A hash as a table shows it: its head (`sha256:` and 12 hex digits), opening to the full value (a
+/// disclosure: keyboard and screen readers reach it, no script needed).
+pub fn hash(full: &str) -> String {
+    let digits = full.strip_prefix("sha256:").unwrap_or(full);
+    let (Some(first), true) = (digits.get(..12), digits.len() > 12) else {
+        return format!("<code>{}</code>", escape(full));
+    };
+    let head = format!("{}{first}…", if full.starts_with("sha256:") { "sha256:" } else { "" });
+    format!(
+        "<details class=\"hash\"><summary><code>{}</code></summary><code>{}</code></details>",
+        escape(&head),
+        escape(full)
+    )
+}
+
 /// The console's stylesheet, compiled in and served at [`STYLESHEET_PATH`]; pages link it with its hash so a
 /// new build is never shown an old sheet.
 pub const STYLESHEET: &str = include_str!("assets/console.css");

@@ -6,6 +6,7 @@ mod actions;
 mod agent_spaces;
 mod audit;
 mod calls;
+mod charts;
 mod clients;
 mod delegations;
 mod enroll;
