@@ -113,13 +113,35 @@ pub async fn detail(
     for d in &loaded.decisions {
         let _ = write!(
             decisions,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&d.operator_id),
             d.decision.as_str(),
             if d.invalidated_at.is_some() { "stale" } else { "standing" },
-            escape(&d.evidence_hash),
+            html::hash(&d.evidence_hash),
             fiscus_domain::clock::rfc3339(d.created_at)
         );
+        // A stale approval says exactly what it no longer covers.
+        if d.invalidated_at.is_some() {
+            let mut changes = String::new();
+            for c in loaded.checks_changed_since(d.created_at) {
+                let then = c
+                    .then
+                    .map_or("not recorded".to_string(), |t| format!("version {} {}", t.version, t.status.as_str()));
+                let _ = write!(
+                    changes,
+                    "<li><code>{key}</code>: {then} → version {v} {status} (recorded by {by} at {at})</li>",
+                    key = escape(c.check_key),
+                    v = c.now.version,
+                    status = c.now.status.as_str(),
+                    by = escape(&c.now.recorded_by),
+                    at = fiscus_domain::clock::rfc3339(c.now.created_at),
+                );
+            }
+            let _ = write!(
+                decisions,
+                "<tr><td colspan=\"5\"><p>Changed since this approval:</p><ul class=\"changes\">{changes}</ul></td></tr>"
+            );
+        }
     }
     let mut events = String::new();
     for h in &history {

@@ -534,3 +534,21 @@ async fn the_navigation_counts_what_waits_and_a_decision_page_says_what_will_hap
     let head = format!("Approve envelope {}…", &hash[.."sha256:".len() + 12]);
     assert!(page.contains(&head), "{head} in {page}");
 }
+
+/// An approval made stale by a new check version says exactly what changed since it was given.
+#[tokio::test]
+async fn a_stale_approval_shows_what_changed_since_it_was_given() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "stale@example.com", Role::Approver).await;
+    let created: Value =
+        app.post_json("/api/v2/actions", &app.key, &proposal(), None).await.json().await.expect("json");
+    let id = created["id"].as_str().expect("id").to_string();
+    let checks = format!("/api/v2/actions/investment-execution/{id}/checks");
+    assert!(app.post_json(&checks, &app.key, &check("passed"), None).await.status().is_success());
+    let cookie = sign_in(&app, &op).await;
+    assert_eq!(decide(&app, &cookie, &id, "approve").await.status(), 303);
+    assert!(app.post_json(&checks, &app.key, &check("failed"), None).await.status().is_success());
+    let page = console_page(&app, &cookie, &format!("/console/actions/{id}?environment=sandbox")).await;
+    let changes = between(&page, "<ul class=\"changes\">", "</ul>");
+    assert!(changes.contains("<code>sanctions_screening</code>: version 1 passed → version 2 failed"), "{changes}");
+}

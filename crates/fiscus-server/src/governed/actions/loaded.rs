@@ -24,7 +24,34 @@ pub struct Loaded {
     pub decisions: Vec<ActionDecision>,
 }
 
+/// How one check stands now against how it stood when a decision was taken.
+#[derive(Debug)]
+pub struct CheckChange<'a> {
+    pub check_key: &'a str,
+    /// The version the decision saw (none: the check was not recorded yet).
+    pub then: Option<&'a Check>,
+    pub now: &'a Check,
+}
+
 impl Loaded {
+    /// What changed in the checks since `at` (a decision's time): each check whose latest version now is not
+    /// the one that was latest then. An approval covers the envelope hash and the check-set hash; the
+    /// envelope never changes after a proposal, so this is exactly what an invalidated approval no longer
+    /// covers.
+    pub fn checks_changed_since(&self, at: i64) -> Vec<CheckChange<'_>> {
+        let mut out = Vec::new();
+        for latest in &self.latest {
+            let key = latest.check_key.as_str();
+            let of_key = self.checks.iter().filter(|c| c.check_key == key);
+            let Some(now) = of_key.clone().max_by_key(|c| c.version) else { continue };
+            let then = of_key.filter(|c| c.created_at <= at).max_by_key(|c| c.version);
+            if then.map(|c| c.version) != Some(now.version) {
+                out.push(CheckChange { check_key: key, then, now });
+            }
+        }
+        out
+    }
+
     pub async fn load(conn: &mut Connection, tenant: &Tenant, action: Action) -> Result<Loaded, StoreError> {
         let checks = fiscus_store::actions::checks(conn, tenant, &action.id).await?;
         let decisions = fiscus_store::actions::decisions(conn, tenant, &action.id).await?;
