@@ -192,7 +192,7 @@ pub async fn detail(
         "<section aria-labelledby=\"what\"><h2 id=\"what\">What will happen</h2><p class=\"summary\" id=\"summary\">{what}</p>\
          <dl><dt>Proposed by</dt><dd>{by_kind} <code>{by}</code> ({origin})</dd><dt>Risk tier</dt><dd>{tier}</dd>\
          <dt>Approvals</dt><dd id=\"quorum\">{cur} of {req} approval{plural}</dd><dt>Reference</dt><dd>{reference}</dd></dl></section>\
-         <p>State: <strong id=\"control-state\">{state}</strong> · reconciliation: {recon}</p>\
+         <p>State: <strong id=\"control-state\" data-state=\"{state}\">{state}</strong> · reconciliation: {recon}</p>\
          <p>Envelope hash: <code id=\"envelope-hash\">{eh}</code></p><p>Check set hash: <code>{ch}</code></p>\
          <h2>Envelope</h2><pre>{envelope}</pre>\
          <h2>Pre-trade checks (latest versions)</h2><table><tr><th>Check</th><th>Version</th><th>Status</th><th>Hash</th><th>Source</th></tr>{checks}</table>\

@@ -51,7 +51,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
         let _ = write!(
             rows,
             "<tr><td><a href=\"/console/clients/{id}?environment={env}\">{id}</a></td><td>{name}</td><td>{env}</td>\
-             <td><code>{fp}</code></td><td class=\"status\">{status}</td><td>{grant}</td></tr>",
+             <td><code>{fp}</code></td><td class=\"status\" data-state=\"{status}\">{status}</td><td>{grant}</td></tr>",
             id = escape(&c.client.id),
             name = escape(&c.client.name),
             env = c.client.environment.as_str(),

@@ -58,7 +58,7 @@ fn rows(
             out,
             "<tr><td>{name}<br><code>{model}</code></td><td>{family}</td><td>{checkpoint}<br><code>{ckp}</code></td>\
              <td>evaluation {evaluation}<br>packet {packet}<br>supply chain {head}</td><td>{note}</td>\
-             <td>{by}<br>{at}</td><td class=\"status\">{state}</td><td>{forms}</td></tr>",
+             <td>{by}<br>{at}</td><td class=\"status\" data-state=\"{state}\">{state}</td><td>{forms}</td></tr>",
             name = escape(&m.body.name),
             model = escape(&m.id),
             family = m.body.task_family.as_str(),

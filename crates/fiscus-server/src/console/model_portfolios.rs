@@ -65,7 +65,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
             let _ = write!(
                 rows,
                 "<tr><td><code>{id}</code></td><td>{name}</td><td>{universe}</td><td>{weighting}</td><td>{holdings}</td>\
-                 <td><code title=\"{hash}\">{short}</code></td><td class=\"status\">{state}</td><td>{by}</td><td>{at}</td><td>{forms}</td></tr>",
+                 <td><code title=\"{hash}\">{short}</code></td><td class=\"status\" data-state=\"{state}\">{state}</td><td>{by}</td><td>{at}</td><td>{forms}</td></tr>",
                 id = escape(&m.id),
                 name = escape(&m.name),
                 universe = m.universe_id,

@@ -46,7 +46,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
         let _ = write!(
             rows,
             "<tr><td><a href=\"/console/webhooks/{id}\"><code>{id}</code></a></td><td>{env}</td><td><code>{url}</code></td><td>{types}</td><td>{app}</td>\
-             <td class=\"status\">{status}</td><td>{at}</td><td>{forms}</td></tr>",
+             <td class=\"status\" data-state=\"{status}\">{status}</td><td>{at}</td><td>{forms}</td></tr>",
             id = escape(&e.id),
             env = e.environment.as_str(),
             url = escape(&e.url),
@@ -97,7 +97,7 @@ pub async fn log(State(state): State<AppState>, op: OperatorSession, Path(id): P
         };
         let _ = write!(
             rows,
-            "<tr><td>{at}</td><td><code>{event}</code></td><td>{kind}</td><td>{n}</td><td class=\"status\">{outcome}</td>\
+            "<tr><td>{at}</td><td><code>{event}</code></td><td>{kind}</td><td>{n}</td><td class=\"status\" data-state=\"{outcome}\">{outcome}</td>\
              <td>{latency:.1} ms</td><td>{next}</td></tr>",
             at = rfc3339(a.created_at),
             event = escape(&a.event_id),
@@ -116,7 +116,7 @@ pub async fn log(State(state): State<AppState>, op: OperatorSession, Path(id): P
         )
     };
     let body = format!(
-        "<p><code>{url}</code> · {env} · <span class=\"status\">{status}</span>{reason}</p>\
+        "<p><code>{url}</code> · {env} · <span class=\"status\" data-state=\"{status}\">{status}</span>{reason}</p>\
          <p>Deliveries: {pending} pending · {succeeded} delivered · {failed} failed · {abandoned} abandoned</p>{table}",
         url = escape(&endpoint.url),
         env = endpoint.environment.as_str(),
