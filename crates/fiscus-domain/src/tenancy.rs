@@ -11,7 +11,8 @@ pub struct Tenant {
     pub environment: Environment,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum CredentialKind {
     ApiKey,
     AccessToken,

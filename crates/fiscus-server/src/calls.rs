@@ -10,21 +10,19 @@ use fiscus_domain::actions::approval::{Refusal, Role};
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::calls::records::{CallBody, ConsentBody, RecordingBody, TranscriptBody};
 use fiscus_domain::calls::{ConsentBasis, ConsentMethod, Precondition, may_transcribe};
-use fiscus_domain::clock::{now_micros, parse_rfc3339};
+use fiscus_domain::clock::parse_rfc3339;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::evidence::seal_bytes;
-use fiscus_domain::ids::new_id;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_speech::audio::{self, Format};
 use fiscus_speech::{ModelPaths, Runtime};
 use fiscus_store::StoreError;
 use fiscus_store::calls::{self as store, Call, Consent, Recording, Transcript};
-use fiscus_store::lqm::Record;
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::governed::record::{AuditEntry, audit};
-use crate::governed::{Caller, Failure, actor_label, canonical};
+use crate::governed::{Caller, Failure, actor_label, new_record};
 use crate::state::AppState;
 
 /// The largest recording accepted, in bytes of audio (its base64 in the request is a third larger).
@@ -77,18 +75,6 @@ pub struct NewClientCall {
     pub occurred_at: Option<String>,
 }
 
-fn record<B: serde::Serialize>(what: &str, prefix: &str, body: B, caller: &Caller) -> Result<Record<B>, Failure> {
-    let (body_json, content_hash) = canonical(what, &body)?;
-    Ok(Record {
-        id: new_id(prefix),
-        body,
-        body_json,
-        content_hash,
-        created_by: actor_label(caller),
-        created_at: now_micros(),
-    })
-}
-
 fn text_field(name: &'static str, v: &Option<String>, max: usize) -> Result<(), Failure> {
     match v {
         Some(t) if !fiscus_domain::fields::text_ok(t, 1, max) => {
@@ -121,7 +107,7 @@ pub async fn create(state: &AppState, caller: &Caller, tenant: &Tenant, req: New
         counterparty: req.counterparty,
         occurred_at: instant("occurred_at", &req.occurred_at)?,
     };
-    let call = record("client call", "ccl", body, caller)?;
+    let call = new_record("client call", "ccl", body, actor_label(caller))?;
     let mut tx = state.store.begin().await?;
     store::insert_call(&mut tx, tenant, &call).await?;
     audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "call.created", &call.id, json!({}), call.created_at))
@@ -208,7 +194,7 @@ pub async fn add_recording(
         channels: decoded.channels,
         duration_ms: decoded.duration_ms,
     };
-    let recording = record("call recording", "crc", body, caller)?;
+    let recording = new_record("call recording", "crc", body, actor_label(caller))?;
     let mut tx = state.store.begin().await?;
     store::insert_recording(&mut tx, tenant, &recording, &bytes).await.map_err(changed)?;
     let details = json!({ "version": recording.body.version, "audio_sha256": recording.body.audio_sha256 });
@@ -251,7 +237,7 @@ async fn append_consent(
     file: &CallFile,
     body: ConsentBody,
 ) -> Result<Consent, Failure> {
-    let consent = record("call consent", "ccn", body, caller)?;
+    let consent = new_record("call consent", "ccn", body, actor_label(caller))?;
     let mut tx = state.store.begin().await?;
     store::insert_consent(&mut tx, tenant, &consent).await.map_err(changed)?;
     let details =
@@ -398,7 +384,7 @@ pub async fn transcribe(
         duration_ms: recording.body.duration_ms,
         credits: 0,
     };
-    let transcript = record("call transcript", "ctr", body, caller)?;
+    let transcript = new_record("call transcript", "ctr", body, actor_label(caller))?;
     let mut tx = state.store.begin().await?;
     store::insert_transcript(&mut tx, tenant, &transcript).await.map_err(changed)?;
     let details = json!({

@@ -2,7 +2,7 @@
 //! records and transcripts. Records are sealed and decoded by column (`sealed_records`); a recording's audio
 //! is read back only when its SHA-256 matches the sealed one.
 
-use crate::sealed_records::{Fields, Record, history, insert_record, select_one, select_page, text};
+use crate::sealed_records::{Fields, Record, columns_differ, history, insert_record, select_one, select_page, text};
 use crate::seals::SealedTable;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::calls::records::{CallBody, ConsentBody, RecordingBody, TranscriptBody};
@@ -66,10 +66,6 @@ pub type Recording = Record<RecordingBody>;
 pub type Consent = Record<ConsentBody>;
 pub type Transcript = Record<TranscriptBody>;
 
-fn corrupt(table: &str, id: &str) -> StoreError {
-    StoreError::Corrupt(format!("{table} {id}: columns differ from the body"))
-}
-
 fn versioned<B: serde::de::DeserializeOwned>(
     f: &Fields,
     table: &str,
@@ -79,7 +75,7 @@ fn versioned<B: serde::de::DeserializeOwned>(
 ) -> Result<Record<B>> {
     let r: Record<B> = f.record()?;
     if f.text("call_id")? != call_id(&r.body) || f.int(column)? != version(&r.body) {
-        return Err(corrupt(table, &r.id));
+        return Err(columns_differ(table, &r.id));
     }
     Ok(r)
 }
@@ -91,7 +87,7 @@ fn recording(f: &Fields) -> Result<Recording> {
 fn consent(f: &Fields) -> Result<Consent> {
     let c: Consent = versioned(f, "call_consents", |b: &ConsentBody| &b.call_id, |b| b.seq, "seq")?;
     if f.text("basis")? != c.body.basis.as_str() {
-        return Err(corrupt("call_consents", &c.id));
+        return Err(columns_differ("call_consents", &c.id));
     }
     Ok(c)
 }

@@ -230,6 +230,11 @@ pub(crate) async fn update_guarded(
     Ok(true)
 }
 
+/// A record whose relating columns disagree with its (sealed) body: refused as corrupt.
+pub(crate) fn columns_differ(table: &str, id: &str) -> StoreError {
+    StoreError::Corrupt(format!("{table} {id}: columns differ from the body"))
+}
+
 pub(crate) fn text(s: &str) -> Stored {
     Stored::Text(s.to_string())
 }

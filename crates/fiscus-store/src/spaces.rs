@@ -4,7 +4,7 @@
 
 use crate::dialect::{backend_of, for_update_skip_locked};
 use crate::sealed_records::{
-    Fields, Record, history, insert_record, select_one, select_page, select_where, text, update_guarded,
+    Fields, Record, columns_differ, history, insert_record, select_one, select_page, select_where, text, update_guarded,
 };
 use crate::seals::SealedTable;
 use crate::{Result, StoreError, WriteTx};
@@ -105,14 +105,10 @@ pub struct Run {
     pub ended_at: Option<i64>,
 }
 
-fn corrupt(table: &str, id: &str) -> StoreError {
-    StoreError::Corrupt(format!("{table} {id}: columns differ from the body"))
-}
-
 fn space(f: &Fields) -> Result<Space> {
     let s: Space = f.record()?;
     if f.text("key")? != s.body.key {
-        return Err(corrupt("agent_spaces", &s.id));
+        return Err(columns_differ("agent_spaces", &s.id));
     }
     Ok(s)
 }
@@ -120,7 +116,7 @@ fn space(f: &Fields) -> Result<Space> {
 fn version(f: &Fields) -> Result<Version> {
     let v: Version = f.record()?;
     if f.text("space_id")? != v.body.space_id || f.int("version")? != v.body.version {
-        return Err(corrupt("agent_space_versions", &v.id));
+        return Err(columns_differ("agent_space_versions", &v.id));
     }
     Ok(v)
 }
@@ -131,7 +127,7 @@ fn decision(f: &Fields) -> Result<Decision> {
         || f.int("seq")? != d.body.seq
         || f.text("decision")? != d.body.decision.as_str()
     {
-        return Err(corrupt("agent_space_decisions", &d.id));
+        return Err(columns_differ("agent_space_decisions", &d.id));
     }
     Ok(d)
 }
@@ -142,7 +138,7 @@ fn run(f: &Fields) -> Result<Run> {
         || f.text("version_id")? != record.body.version_id
         || f.text("execution_id")? != record.body.execution_id
     {
-        return Err(corrupt("agent_runs", &record.id));
+        return Err(columns_differ("agent_runs", &record.id));
     }
     Ok(Run {
         state: f.parsed("state", AgentRunState::parse)?,
@@ -157,7 +153,7 @@ fn run(f: &Fields) -> Result<Run> {
 fn call(f: &Fields) -> Result<Call> {
     let c: Call = f.record()?;
     if f.text("run_id")? != c.body.run_id || f.int("seq")? != c.body.seq {
-        return Err(corrupt("agent_run_calls", &c.id));
+        return Err(columns_differ("agent_run_calls", &c.id));
     }
     Ok(c)
 }

@@ -4,7 +4,7 @@
 
 use crate::dialect::{backend_of, for_update_skip_locked};
 use crate::sealed_records::{
-    Fields, Record, history, insert_record, select_one, select_page, select_where, text, update_guarded,
+    Fields, Record, columns_differ, history, insert_record, select_one, select_page, select_where, text, update_guarded,
 };
 use crate::seals::SealedTable;
 use crate::{Result, StoreError, WriteTx};
@@ -106,15 +106,11 @@ pub struct Run {
     pub ended_at: Option<i64>,
 }
 
-fn corrupt(table: &str, id: &str) -> StoreError {
-    StoreError::Corrupt(format!("{table} {id}: columns differ from the body"))
-}
-
 fn workflow(f: &Fields) -> Result<Workflow> {
     let w: Workflow = f.record()?;
     let key = w.body.library.as_ref().map(|l| l.key.clone());
     if f.text("name")? != w.body.name || f.opt_text("library_key")? != key {
-        return Err(corrupt("workflows", &w.id));
+        return Err(columns_differ("workflows", &w.id));
     }
     Ok(w)
 }
@@ -122,7 +118,7 @@ fn workflow(f: &Fields) -> Result<Workflow> {
 fn version(f: &Fields) -> Result<Version> {
     let v: Version = f.record()?;
     if f.text("workflow_id")? != v.body.workflow_id || f.int("version")? != v.body.version {
-        return Err(corrupt("workflow_versions", &v.id));
+        return Err(columns_differ("workflow_versions", &v.id));
     }
     Ok(v)
 }
@@ -130,7 +126,7 @@ fn version(f: &Fields) -> Result<Version> {
 fn run(f: &Fields) -> Result<Run> {
     let record: Record<RunBody> = f.record()?;
     if f.text("workflow_id")? != record.body.workflow_id || f.text("version_id")? != record.body.version_id {
-        return Err(corrupt("workflow_runs", &record.id));
+        return Err(columns_differ("workflow_runs", &record.id));
     }
     Ok(Run {
         state: f.parsed("state", RunState::parse)?,
@@ -148,7 +144,7 @@ fn step(f: &Fields) -> Result<Step> {
         || f.int("seq")? != s.body.seq
         || outcome != s.body.outcome
     {
-        return Err(corrupt("workflow_run_steps", &s.id));
+        return Err(columns_differ("workflow_run_steps", &s.id));
     }
     Ok(s)
 }
@@ -373,7 +369,7 @@ pub async fn list_proofs(
         .map(|f| {
             let p: Proof = f.record()?;
             if f.text("workflow_id")? != p.body.workflow_id {
-                return Err(corrupt("workflow_proofs", &p.id));
+                return Err(columns_differ("workflow_proofs", &p.id));
             }
             Ok(p)
         })

@@ -319,6 +319,7 @@ impl SpaceDecision {
 /// Records as stored (canonical JSON, hashed and sealed).
 pub mod records {
     use super::{ModelSelection, PlannedCall, RunMode, SpaceDecision, SpaceDefinition};
+    use crate::tenancy::CredentialKind;
     use serde::{Deserialize, Serialize};
     use serde_json::{Map, Value};
 
@@ -375,7 +376,7 @@ pub mod records {
         /// Who asked: the calls are made as this application, with `scopes` only.
         pub application_id: String,
         pub credential_id: String,
-        pub credential_kind: String,
+        pub credential_kind: CredentialKind,
         pub service_class: String,
         /// The caller's scopes narrowed to those of the space's tools.
         pub scopes: Vec<String>,

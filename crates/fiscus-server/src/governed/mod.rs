@@ -126,3 +126,21 @@ pub fn canonical<T: serde::Serialize>(what: &str, body: &T) -> Result<(String, S
     let hash = fiscus_domain::evidence::seal_bytes(json.as_bytes());
     Ok((json, hash))
 }
+
+/// A new sealed record of `body`: a fresh `prefix_…` id, its canonical JSON and hash, who made it and now.
+pub fn new_record<B: serde::Serialize>(
+    what: &str,
+    prefix: &str,
+    body: B,
+    created_by: String,
+) -> Result<fiscus_store::lqm::Record<B>, Failure> {
+    let (body_json, content_hash) = canonical(what, &body)?;
+    Ok(fiscus_store::lqm::Record {
+        id: fiscus_domain::ids::new_id(prefix),
+        body,
+        body_json,
+        content_hash,
+        created_by,
+        created_at: fiscus_domain::clock::now_micros(),
+    })
+}

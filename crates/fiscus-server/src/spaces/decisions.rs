@@ -7,18 +7,16 @@ use fiscus_domain::actions::approval::{Refusal, Role};
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_domain::ids::new_id;
 use fiscus_domain::spaces::SpaceDecision as Kind;
 use fiscus_domain::spaces::library;
 use fiscus_domain::spaces::records::{DecisionBody, SpaceBody, VersionBody};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
-use fiscus_store::lqm::Record;
 use fiscus_store::spaces::{self as store, Version};
 use serde_json::json;
 
 use crate::governed::record::{AuditEntry, audit};
-use crate::governed::{Caller, Failure, actor_label, canonical};
+use crate::governed::{Caller, Failure, actor_label, canonical, new_record};
 use crate::state::AppState;
 
 fn may_decide(caller: &Caller, role: Role) -> Result<(), Failure> {
@@ -33,17 +31,6 @@ fn changed(e: StoreError) -> Failure {
         StoreError::Conflict(_) => Failure::refused(ErrorCode::Conflict, "The space changed meanwhile; look again."),
         other => other.into(),
     }
-}
-
-fn record<B: serde::Serialize>(
-    what: &str,
-    prefix: &str,
-    body: B,
-    caller: &Caller,
-    at: i64,
-) -> Result<Record<B>, Failure> {
-    let (body_json, content_hash) = canonical(what, &body)?;
-    Ok(Record { id: new_id(prefix), body, body_json, content_hash, created_by: actor_label(caller), created_at: at })
 }
 
 /// Promotes the shipped space `key`'s definition in the tenant; returns the version now in force.
@@ -85,7 +72,7 @@ pub async fn promote(
                 name: definition.name.clone(),
                 description: definition.description.clone(),
             };
-            let space = record("agent space", "asp", body, caller, now)?;
+            let space = new_record("agent space", "asp", body, actor_label(caller))?;
             store::insert_space(&mut tx, tenant, &space).await.map_err(changed)?;
             space.id
         }
@@ -99,7 +86,7 @@ pub async fn promote(
                 definition,
                 definition_hash,
             };
-            let v = record("agent space version", "asv", body, caller, now)?;
+            let v = new_record("agent space version", "asv", body, actor_label(caller))?;
             store::insert_version(&mut tx, tenant, &v).await.map_err(changed)?;
             v
         }
@@ -111,7 +98,7 @@ pub async fn promote(
         version_id: Some(version.id.clone()),
         note: note.map(str::to_string),
     };
-    let decision = record("agent space decision", "asd", body, caller, now)?;
+    let decision = new_record("agent space decision", "asd", body, actor_label(caller))?;
     store::insert_decision(&mut tx, tenant, &decision).await.map_err(changed)?;
     let details = json!({
         "version_id": version.id, "version": version.body.version,
@@ -144,7 +131,7 @@ pub async fn suspend(
         version_id: None,
         note: note.map(str::to_string),
     };
-    let decision = record("agent space decision", "asd", body, caller, now)?;
+    let decision = new_record("agent space decision", "asd", body, actor_label(caller))?;
     let mut tx = state.store.begin().await?;
     store::insert_decision(&mut tx, tenant, &decision).await.map_err(changed)?;
     let details = json!({ "decision_hash": decision.content_hash });

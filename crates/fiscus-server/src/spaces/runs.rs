@@ -11,10 +11,9 @@ use fiscus_domain::ids::new_id;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::spaces::records::{CallBody, RunBody};
 use fiscus_domain::spaces::{AgentRunState, MAX_PROMPT, ModelSelection, RUN_CREDITS, RunMode, plan};
-use fiscus_domain::tenancy::{CredentialKind, Principal, Tenant};
+use fiscus_domain::tenancy::{Principal, Tenant};
 use fiscus_store::StoreError;
 use fiscus_store::credits::{EntryKind, NewEntry};
-use fiscus_store::lqm::Record;
 use fiscus_store::spaces::{self as store, Call, Run};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -22,7 +21,7 @@ use serde_json::{Value, json};
 use crate::areas::agents::dispatch::{self, Dispatched};
 use crate::areas::agents::tools;
 use crate::governed::record::{AuditEntry, audit};
-use crate::governed::{Caller, Failure, actor_label, canonical};
+use crate::governed::{Caller, Failure, actor_label, new_record};
 use crate::settings::AgentQueue;
 use crate::state::AppState;
 
@@ -130,14 +129,12 @@ pub async fn start(
         plan: calls,
         application_id: principal.application_id.clone(),
         credential_id: principal.credential_id.clone(),
-        credential_kind: principal.credential_kind.as_str().to_string(),
+        credential_kind: principal.credential_kind,
         service_class: principal.service_class.clone(),
         scopes: scopes.iter().map(str::to_string).collect(),
         credits: RUN_CREDITS,
     };
-    let (body_json, content_hash) = canonical("agent run", &body)?;
-    let run =
-        Record { id: new_id("arn"), body, body_json, content_hash, created_by: actor_label(caller), created_at: now };
+    let run = new_record("agent run", "arn", body, actor_label(caller))?;
     let mut tx = state.store.begin().await?;
     // Capacity is counted in the transaction that adds to it (serialised per workspace by the credit lock
     // below on PostgreSQL, and by SQLite's one writer), so two requests cannot both take the last place.
@@ -218,8 +215,7 @@ fn principal_of(tenant: &Tenant, body: &RunBody) -> Result<Principal, Failure> {
         tenant: tenant.clone(),
         application_id: body.application_id.clone(),
         credential_id: body.credential_id.clone(),
-        credential_kind: CredentialKind::parse(&body.credential_kind)
-            .ok_or_else(|| Failure::internal("a run names an unknown credential kind"))?,
+        credential_kind: body.credential_kind,
         scopes: ScopeSet::from_stored(&body.scopes.join(" ")),
         service_class: body.service_class.clone(),
     })
@@ -293,15 +289,7 @@ pub async fn execute(state: &AppState, tenant: &Tenant, run_id: &str, request_id
             response,
             response_hash: seal_bytes(text.as_bytes()),
         };
-        let (body_json, content_hash) = canonical("agent run call", &body)?;
-        let call = Record {
-            id: new_id("acl"),
-            body,
-            body_json,
-            content_hash,
-            created_by: "runtime:auto_native".into(),
-            created_at: now_micros(),
-        };
+        let call = new_record("agent run call", "acl", body, "runtime:auto_native".into())?;
         let mut tx = state.store.begin().await?;
         match store::insert_call(&mut tx, tenant, &call).await {
             Ok(()) => {

@@ -3,20 +3,17 @@
 //! hashed, not kept); reads and computations are real, on data pinned once for the whole campaign. The
 //! result is one sealed record.
 
-use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_domain::ids::new_id;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_domain::workflows::campaign::{self, Case, Suite};
 use fiscus_domain::workflows::definition::Step;
 use fiscus_domain::workflows::records::{CampaignBody, CampaignCase, CampaignStep};
 use fiscus_domain::workflows::run::{self, Next, ReviewDecision, RunState, StepOutcome};
-use fiscus_store::lqm::Record;
 use fiscus_store::workflows::{self as store, Campaign};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
-use super::{actor_label, canonical, checked, load_version, steps};
+use super::{actor_label, canonical, checked, load_version, new_record, steps};
 use crate::governed::record::{AuditEntry, audit};
 use crate::governed::{Caller, Failure};
 use crate::state::AppState;
@@ -71,21 +68,16 @@ pub async fn validate(
         cases: results,
         passed,
     };
-    let (json, hash) = canonical("workflow campaign", &body)?;
-    let now = now_micros();
-    let record = Record {
-        id: new_id("wfc"),
-        body,
-        body_json: json,
-        content_hash: hash,
-        created_by: actor_label(caller),
-        created_at: now,
-    };
+    let record = new_record("workflow campaign", "wfc", body, actor_label(caller))?;
     let mut tx = state.store.begin().await?;
     store::insert_campaign(&mut tx, tenant, &record).await?;
     let details = json!({"version_uid": version.id, "passed": passed, "content_hash": record.content_hash});
-    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "workflow.campaign.recorded", &record.id, details, now))
-        .await?;
+    audit(
+        &mut tx,
+        caller,
+        &AuditEntry::of_tenant(tenant, "workflow.campaign.recorded", &record.id, details, record.created_at),
+    )
+    .await?;
     tx.commit().await?;
     Ok(record)
 }

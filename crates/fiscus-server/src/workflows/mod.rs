@@ -24,7 +24,7 @@ use crate::governed::Failure;
 use crate::state::AppState;
 use fiscus_domain::tenancy::Tenant;
 
-pub use crate::governed::{actor_label, canonical};
+pub use crate::governed::{actor_label, canonical, new_record};
 
 /// The version, its seal checked; another tenant's is `NotFound`.
 pub async fn load_version(state: &AppState, tenant: &Tenant, id: &str) -> Result<Version, Failure> {

@@ -16,7 +16,7 @@ use fiscus_store::lqm::Record;
 use fiscus_store::workflows::{self as store, Run, Version};
 use serde_json::json;
 
-use super::{actor_label, canonical, checked, load_version, runnable, steps};
+use super::{actor_label, canonical, checked, load_version, new_record, runnable, steps};
 use crate::governed::record::{WorkflowChange, record_workflow};
 use crate::governed::{Caller, Failure};
 use crate::state::AppState;
@@ -318,15 +318,7 @@ pub fn step_record(
         output,
         output_hash,
     };
-    let (json, hash) = canonical("workflow step", &body)?;
-    Ok(Record {
-        id: new_id("wrs"),
-        body,
-        body_json: json,
-        content_hash: hash,
-        created_by: actor_label(caller),
-        created_at: now_micros(),
-    })
+    new_record("workflow step", "wrs", body, actor_label(caller))
 }
 
 /// A run waiting for a person, with what the console shows of it.

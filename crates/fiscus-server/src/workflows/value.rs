@@ -1,19 +1,16 @@
 //! Proofs of value: a workflow's runs measured against the manual baseline the caller states, sealed.
 
-use fiscus_domain::clock::now_micros;
-use fiscus_domain::ids::new_id;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_domain::workflows::definition::StepKind;
 use fiscus_domain::workflows::records::{Baseline, ProofBody};
 use fiscus_domain::workflows::run::{RunState, StepOutcome};
 use fiscus_domain::workflows::value::{RunFacts, figures};
 use fiscus_store::StoreError;
-use fiscus_store::lqm::Record;
 use fiscus_store::workflows::{self as store, Proof};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{actor_label, canonical};
+use super::{actor_label, new_record};
 use crate::governed::record::{AuditEntry, audit};
 use crate::governed::{Caller, Failure};
 use crate::state::AppState;
@@ -96,22 +93,17 @@ pub async fn prove(state: &AppState, caller: &Caller, tenant: &Tenant, req: Proo
         baseline: req.baseline,
         evidence,
     };
-    let (json, hash) = canonical("proof of value", &body)?;
-    let now = now_micros();
-    let proof = Record {
-        id: new_id("wpv"),
-        body,
-        body_json: json,
-        content_hash: hash,
-        created_by: actor_label(caller),
-        created_at: now,
-    };
+    let proof = new_record("proof of value", "wpv", body, actor_label(caller))?;
     let mut tx = state.store.begin().await?;
     store::insert_proof(&mut tx, tenant, &proof).await?;
     let details =
         json!({"workflow_uid": workflow.id, "content_hash": proof.content_hash, "runs": proof.body.figures.runs});
-    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "workflow.proof_of_value.recorded", &proof.id, details, now))
-        .await?;
+    audit(
+        &mut tx,
+        caller,
+        &AuditEntry::of_tenant(tenant, "workflow.proof_of_value.recorded", &proof.id, details, proof.created_at),
+    )
+    .await?;
     tx.commit().await?;
     Ok(proof)
 }
