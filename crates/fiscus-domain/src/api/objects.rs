@@ -67,9 +67,19 @@ impl<'de> Deserializer<'de> for Strict<'de> {
         }
     }
 
+    /// An identifier (an internally tagged enum's tag, such as `"kind": "instrument"`) is a string, as
+    /// serde_json reads it: handed to `deserialize_any`, a number would be taken as the variant's position
+    /// (`"kind": 0`), which no documented schema allows.
+    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::String(s) => visitor.visit_borrowed_str(s),
+            _ => Err(serde_json::Error::custom("expected a string")),
+        }
+    }
+
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit unit_struct
-        seq tuple tuple_struct map identifier ignored_any
+        seq tuple tuple_struct map ignored_any
     }
 }
 
@@ -161,6 +171,24 @@ mod tests {
         assert!(read(serde_json::json!({"cases": [["a"]]})).is_err());
         assert!(read(serde_json::json!({"nested": {"cases": [["b"]]}})).is_err());
         assert!(read(serde_json::json!({"nested": [[]]})).is_err());
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    enum Tagged {
+        First { a: u8 },
+        Second,
+    }
+
+    #[test]
+    fn strict_takes_a_tag_only_as_its_name() {
+        let read = |v: Value| Tagged::deserialize(Strict(&v));
+        assert_eq!(read(serde_json::json!({"kind": "first", "a": 1})).expect("reads"), Tagged::First { a: 1 });
+        assert_eq!(read(serde_json::json!({"kind": "second"})).expect("reads"), Tagged::Second);
+        assert!(serde_json::from_value::<Tagged>(serde_json::json!({"kind": 0, "a": 1})).is_err(), "as serde_json refuses");
+        assert!(read(serde_json::json!({"kind": 0, "a": 1})).is_err());
+        assert!(read(serde_json::json!({"kind": 1})).is_err());
+        assert!(read(serde_json::json!({"kind": true})).is_err());
     }
 
     #[derive(Debug, Default, Deserialize, PartialEq)]
