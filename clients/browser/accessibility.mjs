@@ -11,8 +11,8 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/
 const TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
 mkdirSync(outDir, { recursive: true });
 
-// The console's CSP allows no script at all; axe is evaluated through the DevTools protocol, which the page's
-// CSP does not govern, so the pages are checked exactly as they are served.
+// The console's CSP allows only its own script; axe is evaluated through the DevTools protocol, which the
+// page's CSP does not govern, so the pages are checked exactly as they are served.
 async function audit(page, name) {
   await page.screenshot({ path: `${outDir}/${name}.png`, fullPage: true });
   await page.evaluate(axeSource);

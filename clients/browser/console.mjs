@@ -37,8 +37,9 @@ export async function launch() {
   });
 }
 
-// Signs in by e-mail (no workspace id is ever typed) and returns the page, on the console's dashboard.
-export async function signIn(browser, base, email, password, secretB32) {
+// Signs in by e-mail (no workspace id is ever typed) and returns the page, on the console's dashboard. A
+// person who belongs to several workspaces is asked which one: `workspace` is the name to pick.
+export async function signIn(browser, base, email, password, secretB32, workspace) {
   const page = await (await browser.newContext()).newPage();
   await page.goto(`${base}/console/login`);
   await page.fill("input[name=email]", email);
@@ -46,6 +47,13 @@ export async function signIn(browser, base, email, password, secretB32) {
   await page.fill("input[name=code]", totp(base32Decode(secretB32), 1));
   await page.click("button[type=submit]");
   await page.waitForLoadState();
+  if (workspace !== undefined) {
+    const heading = await page.textContent("h1");
+    if (heading !== "Choose a workspace") throw new Error(`expected the workspace picker, saw ${heading}`);
+    console.log("picking the workspace by name");
+    await page.click(`button:has-text("${workspace}")`);
+    await page.waitForLoadState();
+  }
   if (new URL(page.url()).pathname !== "/console") {
     throw new Error(`sign-in did not reach the console: ${page.url()}\n${(await page.textContent("body")).slice(0, 400)}`);
   }

@@ -301,6 +301,27 @@ pub async fn used(tx: &mut WriteTx, delegation_id: &str, day: &str, month: &str)
     Ok((today, this_month))
 }
 
+/// What a delegation of the workspace reserved or consumed on each UTC day of `month` (`YYYY-MM`), oldest
+/// first: the console draws its budget use over the month from it. In-flight reservations count, as they do
+/// against the budget.
+pub async fn daily_use(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    delegation_id: &str,
+    month: &str,
+) -> Result<Vec<(String, i64)>> {
+    Ok(sqlx::query_as(
+        "SELECT day, CAST(SUM(amount_minor) AS BIGINT) FROM budget_reservations \
+         WHERE workspace_id = $1 AND delegation_id = $2 AND month = $3 AND state IN ('reserved', 'consumed') \
+         GROUP BY day ORDER BY day",
+    )
+    .bind(workspace_id)
+    .bind(delegation_id)
+    .bind(month)
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
 #[expect(clippy::too_many_arguments, reason = "one reservation row: each argument is one of its columns")]
 pub async fn reserve(
     tx: &mut WriteTx,

@@ -1,8 +1,9 @@
-//! Operators (the human plane) and their console sessions. Secrets here are an Argon2id password hash, an
+//! Operators (the human plane): a person's account (their one sign-in), their membership of each workspace
+//! (an operator row with its role), and console sessions. Secrets here are an Argon2id password hash, an
 //! encrypted TOTP secret, and keyed hashes of enrollment and session tokens.
 //!
 //! Like credential resolution, `find_by_enrollment` and `resolve_session` look up by a token before the
-//! workspace is known; everything else takes the workspace first.
+//! workspace is known, and accounts by what a person presents; everything else takes the workspace first.
 
 use crate::{Result, StoreError, WriteTx};
 use sqlx::{AnyConnection, FromRow};
@@ -14,18 +15,17 @@ pub struct OperatorRow {
     pub email: String,
     pub role: String,
     pub status: String,
-    pub password_hash: Option<String>,
-    pub totp_secret: Option<String>,
+    /// The person's sign-in, once enrolled (staged at the first enrollment step, for a person new to Fiscus).
+    pub account_id: Option<String>,
+    /// 1 when the account behind this identity has proved its authenticator.
     pub totp_confirmed: i64,
-    pub totp_last_step: Option<i64>,
     pub enrollment_expires_at: Option<i64>,
-    pub failed_attempts: i64,
-    pub locked_until: Option<i64>,
     pub created_at: i64,
 }
 
-const COLUMNS: &str = "id, workspace_id, email, role, status, password_hash, totp_secret, totp_confirmed, totp_last_step, \
-                       enrollment_expires_at, failed_attempts, locked_until, created_at";
+const COLUMNS: &str = "o.id, o.workspace_id, o.email, o.role, o.status, o.account_id, \
+                       CAST(COALESCE(a.totp_confirmed, 0) AS BIGINT) AS totp_confirmed, o.enrollment_expires_at, o.created_at";
+const FROM: &str = "operators o LEFT JOIN operator_accounts a ON a.id = o.account_id";
 
 #[expect(clippy::too_many_arguments, reason = "one invitation row: each argument is one of its columns")]
 pub async fn insert_invited(
@@ -55,80 +55,14 @@ pub async fn insert_invited(
 }
 
 pub async fn find_by_enrollment(conn: &mut AnyConnection, token_hash: &str) -> Result<Option<OperatorRow>> {
-    Ok(sqlx::query_as::<_, OperatorRow>(&format!("SELECT {COLUMNS} FROM operators WHERE enrollment_token_hash = $1"))
+    Ok(sqlx::query_as::<_, OperatorRow>(&format!("SELECT {COLUMNS} FROM {FROM} WHERE o.enrollment_token_hash = $1"))
         .bind(token_hash)
         .fetch_optional(&mut *conn)
         .await?)
 }
 
-/// Enrollment step one: the password and a new (unconfirmed) TOTP secret.
-pub async fn set_credentials(
-    tx: &mut WriteTx,
-    workspace_id: &str,
-    id: &str,
-    password_hash: &str,
-    totp_secret: &str,
-    now: i64,
-) -> Result<()> {
-    let done = sqlx::query(
-        "UPDATE operators SET password_hash = $1, totp_secret = $2, totp_confirmed = 0, updated_at = $3 \
-         WHERE workspace_id = $4 AND id = $5 AND status = 'invited'",
-    )
-    .bind(password_hash)
-    .bind(totp_secret)
-    .bind(now)
-    .bind(workspace_id)
-    .bind(id)
-    .execute(tx.conn())
-    .await?;
-    if done.rows_affected() != 1 {
-        return Err(StoreError::NotFound);
-    }
-    Ok(())
-}
-
-/// Enrollment step two: the first code proved the authenticator; the operator becomes active and the
-/// enrollment token is spent.
-pub async fn activate(tx: &mut WriteTx, workspace_id: &str, id: &str, totp_step: i64, now: i64) -> Result<()> {
-    let done = sqlx::query(
-        "UPDATE operators SET status = 'active', totp_confirmed = 1, totp_last_step = $1, enrollment_token_hash = NULL, \
-                enrollment_expires_at = NULL, updated_at = $2 \
-         WHERE workspace_id = $3 AND id = $4 AND status = 'invited' AND password_hash IS NOT NULL AND totp_secret IS NOT NULL",
-    )
-    .bind(totp_step)
-    .bind(now)
-    .bind(workspace_id)
-    .bind(id)
-    .execute(tx.conn())
-    .await?;
-    if done.rows_affected() != 1 {
-        return Err(StoreError::NotFound);
-    }
-    Ok(())
-}
-
-/// Every operator identity with this e-mail, in any workspace, with the workspace's name: sign-in asks for
-/// an e-mail, never a workspace id. A lookup by presented credentials, like credential resolution: the only
-/// other query of this module not scoped to one workspace.
-pub async fn find_for_login(conn: &mut AnyConnection, email: &str) -> Result<Vec<(OperatorRow, String)>> {
-    let rows: Vec<OperatorRow> =
-        sqlx::query_as::<_, OperatorRow>(&format!("SELECT {COLUMNS} FROM operators WHERE email = $1 ORDER BY id"))
-            .bind(email)
-            .fetch_all(&mut *conn)
-            .await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for row in rows {
-        let (name,): (String,) = sqlx::query_as("SELECT name FROM workspaces WHERE id = $1")
-            .bind(&row.workspace_id)
-            .fetch_one(&mut *conn)
-            .await?;
-        out.push((row, name));
-    }
-    Ok(out)
-}
-
 pub async fn get(conn: &mut AnyConnection, workspace_id: &str, id: &str) -> Result<OperatorRow> {
-    sqlx::query_as::<_, OperatorRow>(&format!("SELECT {COLUMNS} FROM operators WHERE workspace_id = $1 AND id = $2"))
+    sqlx::query_as::<_, OperatorRow>(&format!("SELECT {COLUMNS} FROM {FROM} WHERE o.workspace_id = $1 AND o.id = $2"))
         .bind(workspace_id)
         .bind(id)
         .fetch_optional(&mut *conn)
@@ -138,48 +72,195 @@ pub async fn get(conn: &mut AnyConnection, workspace_id: &str, id: &str) -> Resu
 
 pub async fn list(conn: &mut AnyConnection, workspace_id: &str) -> Result<Vec<OperatorRow>> {
     Ok(sqlx::query_as::<_, OperatorRow>(&format!(
-        "SELECT {COLUMNS} FROM operators WHERE workspace_id = $1 ORDER BY id"
+        "SELECT {COLUMNS} FROM {FROM} WHERE o.workspace_id = $1 ORDER BY o.id"
     ))
     .bind(workspace_id)
     .fetch_all(&mut *conn)
     .await?)
 }
 
-/// A failed login: counts it and, past the threshold, locks until `locked_until`.
-pub async fn record_failure(
+// ------------------------------------------------------------------------------------------------ accounts
+//
+// An account is a person's sign-in across workspaces: it belongs to no workspace, so, like credential
+// resolution, these functions are looked up by what the person presents (an e-mail, an enrollment) or by the
+// account id a session or membership names, never listed.
+
+#[derive(Clone, Debug, FromRow)]
+pub struct AccountRow {
+    pub id: String,
+    pub email: String,
+    pub password_hash: String,
+    pub totp_secret: String,
+    pub totp_confirmed: i64,
+    pub totp_last_step: Option<i64>,
+    pub failed_attempts: i64,
+    pub locked_until: Option<i64>,
+    pub time_zone: String,
+}
+
+const ACCOUNT_COLUMNS: &str =
+    "id, email, password_hash, totp_secret, totp_confirmed, totp_last_step, failed_attempts, locked_until, time_zone";
+
+pub async fn account_by_email(conn: &mut AnyConnection, email: &str) -> Result<Option<AccountRow>> {
+    Ok(sqlx::query_as::<_, AccountRow>(&format!("SELECT {ACCOUNT_COLUMNS} FROM operator_accounts WHERE email = $1"))
+        .bind(email)
+        .fetch_optional(&mut *conn)
+        .await?)
+}
+
+pub async fn account(conn: &mut AnyConnection, id: &str) -> Result<AccountRow> {
+    sqlx::query_as::<_, AccountRow>(&format!("SELECT {ACCOUNT_COLUMNS} FROM operator_accounts WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(StoreError::NotFound)
+}
+
+/// The workspaces an account is an active operator of, with each workspace's name, in name order.
+pub async fn memberships(conn: &mut AnyConnection, account_id: &str) -> Result<Vec<(OperatorRow, String)>> {
+    let rows: Vec<OperatorRow> = sqlx::query_as::<_, OperatorRow>(&format!(
+        "SELECT {COLUMNS} FROM {FROM} WHERE o.account_id = $1 AND o.status = 'active' ORDER BY o.id"
+    ))
+    .bind(account_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        let (name,): (String,) = sqlx::query_as("SELECT name FROM workspaces WHERE id = $1")
+            .bind(&row.workspace_id)
+            .fetch_one(&mut *conn)
+            .await?;
+        out.push((row, name));
+    }
+    out.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.workspace_id.cmp(&b.0.workspace_id)));
+    Ok(out)
+}
+
+/// Enrollment step one for a person without a sign-in yet (or whose earlier enrollment never proved its
+/// authenticator): the account with its password and a new, unconfirmed TOTP secret, linked to the invited
+/// identity. A confirmed account is never overwritten (→ `Conflict`): that person joins with it instead.
+#[expect(clippy::too_many_arguments, reason = "the invitation, and each column of the staged account")]
+pub async fn stage_account(
     tx: &mut WriteTx,
     workspace_id: &str,
-    id: &str,
-    locked_until: Option<i64>,
+    operator_id: &str,
+    account_id: &str,
+    email: &str,
+    password_hash: &str,
+    totp_secret: &str,
     now: i64,
 ) -> Result<()> {
-    sqlx::query(
-        "UPDATE operators SET failed_attempts = failed_attempts + 1, locked_until = $1, updated_at = $2 \
-         WHERE workspace_id = $3 AND id = $4",
+    let staged = sqlx::query(
+        "INSERT INTO operator_accounts (id, email, password_hash, totp_secret, totp_confirmed, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, 0, $5, $5) \
+         ON CONFLICT (email) DO UPDATE SET password_hash = excluded.password_hash, totp_secret = excluded.totp_secret, \
+                updated_at = excluded.updated_at \
+         WHERE operator_accounts.totp_confirmed = 0 AND operator_accounts.id = excluded.id",
     )
-    .bind(locked_until)
+    .bind(account_id)
+    .bind(email)
+    .bind(password_hash)
+    .bind(totp_secret)
     .bind(now)
-    .bind(workspace_id)
-    .bind(id)
     .execute(tx.conn())
     .await?;
+    if staged.rows_affected() != 1 {
+        return Err(StoreError::Conflict("this e-mail already has a sign-in".into()));
+    }
+    link(tx, workspace_id, operator_id, account_id, now).await
+}
+
+async fn link(tx: &mut WriteTx, workspace_id: &str, operator_id: &str, account_id: &str, now: i64) -> Result<()> {
+    let done = sqlx::query(
+        "UPDATE operators SET account_id = $1, updated_at = $2 WHERE workspace_id = $3 AND id = $4 AND status = 'invited'",
+    )
+    .bind(account_id)
+    .bind(now)
+    .bind(workspace_id)
+    .bind(operator_id)
+    .execute(tx.conn())
+    .await?;
+    if done.rows_affected() != 1 {
+        return Err(StoreError::NotFound);
+    }
     Ok(())
 }
 
-/// A successful login: clears the failure count and spends the TOTP step (a code is good once).
-pub async fn record_success(tx: &mut WriteTx, workspace_id: &str, id: &str, totp_step: i64, now: i64) -> Result<()> {
+/// Enrollment's last step: a code proved the account's authenticator (its first, for a new person; the one it
+/// already has, for a person joining). The account is confirmed with the step spent, the identity becomes
+/// active under it, and the enrollment token is spent.
+pub async fn activate(
+    tx: &mut WriteTx,
+    workspace_id: &str,
+    id: &str,
+    account_id: &str,
+    totp_step: i64,
+    now: i64,
+) -> Result<()> {
+    spend_step(tx, account_id, totp_step, now, "totp_confirmed = 1,").await?;
     let done = sqlx::query(
-        "UPDATE operators SET failed_attempts = 0, locked_until = NULL, totp_last_step = $1, updated_at = $2 \
-         WHERE workspace_id = $3 AND id = $4 AND (totp_last_step IS NULL OR totp_last_step < $1)",
+        "UPDATE operators SET status = 'active', account_id = $1, enrollment_token_hash = NULL, \
+                enrollment_expires_at = NULL, updated_at = $2 \
+         WHERE workspace_id = $3 AND id = $4 AND status = 'invited'",
     )
-    .bind(totp_step)
+    .bind(account_id)
     .bind(now)
     .bind(workspace_id)
     .bind(id)
     .execute(tx.conn())
     .await?;
     if done.rows_affected() != 1 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
+}
+
+/// A failed sign-in: counts it and, past the threshold, locks the account until `locked_until`.
+pub async fn record_failure(tx: &mut WriteTx, account_id: &str, locked_until: Option<i64>, now: i64) -> Result<()> {
+    sqlx::query(
+        "UPDATE operator_accounts SET failed_attempts = failed_attempts + 1, locked_until = $1, updated_at = $2 \
+         WHERE id = $3",
+    )
+    .bind(locked_until)
+    .bind(now)
+    .bind(account_id)
+    .execute(tx.conn())
+    .await?;
+    Ok(())
+}
+
+/// A successful sign-in: clears the failure count and spends the TOTP step (a code is good once).
+pub async fn record_success(tx: &mut WriteTx, account_id: &str, totp_step: i64, now: i64) -> Result<()> {
+    spend_step(tx, account_id, totp_step, now, "").await
+}
+
+async fn spend_step(tx: &mut WriteTx, account_id: &str, step: i64, now: i64, also: &str) -> Result<()> {
+    let done = sqlx::query(&format!(
+        "UPDATE operator_accounts SET {also} failed_attempts = 0, locked_until = NULL, totp_last_step = $1, \
+                updated_at = $2 \
+         WHERE id = $3 AND (totp_last_step IS NULL OR totp_last_step < $1)"
+    ))
+    .bind(step)
+    .bind(now)
+    .bind(account_id)
+    .execute(tx.conn())
+    .await?;
+    if done.rows_affected() != 1 {
         return Err(StoreError::Conflict("totp step already used".into()));
+    }
+    Ok(())
+}
+
+/// The zone the console shows this person's times in (an IANA name the caller has checked).
+pub async fn set_time_zone(tx: &mut WriteTx, account_id: &str, zone: &str, now: i64) -> Result<()> {
+    let done = sqlx::query("UPDATE operator_accounts SET time_zone = $1, updated_at = $2 WHERE id = $3")
+        .bind(zone)
+        .bind(now)
+        .bind(account_id)
+        .execute(tx.conn())
+        .await?;
+    if done.rows_affected() != 1 {
+        return Err(StoreError::NotFound);
     }
     Ok(())
 }
@@ -199,6 +280,8 @@ pub struct SessionRow {
     pub email: String,
     pub role: String,
     pub operator_status: String,
+    pub account_id: Option<String>,
+    pub time_zone: String,
 }
 
 pub struct NewSession<'a> {
@@ -231,8 +314,9 @@ pub async fn insert_session(tx: &mut WriteTx, s: &NewSession<'_>) -> Result<()> 
 pub async fn resolve_session(conn: &mut AnyConnection, token_hash: &str) -> Result<Option<SessionRow>> {
     Ok(sqlx::query_as::<_, SessionRow>(
         "SELECT s.id, s.workspace_id, s.operator_id, s.csrf_token, s.created_at, s.last_seen_at, s.expires_at, s.revoked_at, \
-                o.email, o.role, o.status AS operator_status \
+                o.email, o.role, o.status AS operator_status, o.account_id, COALESCE(a.time_zone, 'UTC') AS time_zone \
          FROM console_sessions s JOIN operators o ON o.id = s.operator_id AND o.workspace_id = s.workspace_id \
+         LEFT JOIN operator_accounts a ON a.id = o.account_id \
          WHERE s.token_hash = $1",
     )
     .bind(token_hash)
@@ -267,8 +351,9 @@ pub async fn revoke_session(tx: &mut WriteTx, workspace_id: &str, id: &str, now:
 /// Operators and how many have a confirmed second factor, for the posture read.
 pub async fn second_factor_coverage(conn: &mut AnyConnection, workspace_id: &str) -> Result<(i64, i64)> {
     let (total, with_2fa): (i64, i64) = sqlx::query_as(
-        "SELECT COUNT(*), CAST(COALESCE(SUM(totp_confirmed), 0) AS BIGINT) FROM operators \
-         WHERE workspace_id = $1 AND status <> 'removed'",
+        "SELECT COUNT(*), CAST(COALESCE(SUM(a.totp_confirmed), 0) AS BIGINT) \
+         FROM operators o LEFT JOIN operator_accounts a ON a.id = o.account_id \
+         WHERE o.workspace_id = $1 AND o.status <> 'removed'",
     )
     .bind(workspace_id)
     .fetch_one(&mut *conn)

@@ -13,7 +13,9 @@ use fiscus_domain::tenancy::Tenant;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
+use super::flash::{self, Notice};
 use super::html::{self, escape, page};
+use super::queue::{Filter, Queue, Row};
 use super::session::OperatorSession;
 use crate::governed::Failure;
 use crate::governed::actions::decide::{Seen, decide};
@@ -32,41 +34,46 @@ fn unavailable() -> Response {
     html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer; try again.")
 }
 
-pub async fn dashboard(State(state): State<AppState>, op: OperatorSession) -> Response {
+/// The queue of actions awaiting approval, in both environments, filterable by words and risk tier.
+pub async fn dashboard(State(state): State<AppState>, op: OperatorSession, Query(filter): Query<Filter>) -> Response {
     let Ok(mut conn) = state.store.read().await else { return unavailable() };
-    let mut rows = String::new();
+    let mut rows = Vec::new();
     for env in [Environment::Sandbox, Environment::Production] {
         let Ok(pending) =
-            fiscus_store::actions::list(&mut conn, &tenant(&op, env), Some(ControlState::PendingApproval), None, 100)
+            fiscus_store::actions::list(&mut conn, &tenant(&op, env), Some(ControlState::PendingApproval), None, 500)
                 .await
         else {
             return unavailable();
         };
         for a in pending {
             let e = &a.envelope;
-            let _ = write!(
-                rows,
-                "<tr><td><a href=\"/console/actions/{id}?environment={env}\">{id}</a></td><td>{env}</td><td>{kind}</td><td>{amount}</td>\
-                 <td>{cp}</td><td>{tier}</td><td>{reference}</td></tr>",
-                id = escape(&a.id),
-                env = env.as_str(),
-                kind = e.kind.as_str(),
-                amount = amount(e.amount_minor, e.currency),
-                cp = escape(&e.counterparty),
-                tier = e.risk_tier.as_str(),
-                reference = escape(&e.reference),
-            );
+            let cells = vec![
+                format!(
+                    "<a href=\"/console/actions/{id}?environment={env}\">{id}</a>",
+                    id = escape(&a.id),
+                    env = env.as_str()
+                ),
+                env.as_str().to_string(),
+                e.kind.as_str().to_string(),
+                amount(e.amount_minor, e.currency),
+                escape(&e.counterparty),
+                e.risk_tier.as_str().to_string(),
+                escape(&e.reference),
+                op.time(a.created_at),
+            ];
+            let words =
+                [a.id.as_str(), env.as_str(), e.kind.as_str(), &e.counterparty, &e.reference, e.currency.code()];
+            rows.push(Row::new(cells, e.risk_tier.as_str(), &words));
         }
     }
-    let body = if rows.is_empty() {
-        "<p id=\"no-pending\">Nothing awaits approval.</p>".to_string()
-    } else {
-        format!(
-            "<table id=\"pending\"><tr><th>Action</th><th>Environment</th><th>Kind</th><th>Amount</th><th>Counterparty</th>\
-             <th>Tier</th><th>Reference</th></tr>{rows}</table>"
-        )
+    let queue = Queue {
+        id: "pending",
+        caption: "Actions awaiting approval",
+        headers: &["Action", "Environment", "Kind", "Amount", "Counterparty", "Tier", "Reference", "Proposed"],
+        facet: ("Risk tier", &["T0", "T1", "T2", "T3"]),
+        empty: "Nothing awaits approval.",
     };
-    page("Pending approvals", op.nav(), &body)
+    page("Pending approvals", op.nav(), &queue.render("/console", &filter, rows))
 }
 
 #[derive(Deserialize)]
@@ -116,12 +123,12 @@ pub async fn detail(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&d.operator_id),
             d.decision.as_str(),
-            if d.invalidated_at.is_some() { "stale" } else { "standing" },
+            if loaded.is_stale(d) { "stale" } else { "standing" },
             html::hash(&d.evidence_hash),
-            fiscus_domain::clock::rfc3339(d.created_at)
+            op.time(d.created_at)
         );
         // A stale approval says exactly what it no longer covers.
-        if d.invalidated_at.is_some() {
+        if d.decision == Decision::Approve && loaded.is_stale(d) {
             let mut changes = String::new();
             for c in loaded.checks_changed_since(d.created_at) {
                 let then = c
@@ -134,7 +141,7 @@ pub async fn detail(
                     v = c.now.version,
                     status = c.now.status.as_str(),
                     by = escape(&c.now.recorded_by),
-                    at = fiscus_domain::clock::rfc3339(c.now.created_at),
+                    at = op.time(c.now.created_at),
                 );
             }
             let _ = write!(
@@ -265,7 +272,7 @@ pub async fn decision(
     }
     .await;
     match result {
-        Ok(_) => html::redirect(&format!("/console/actions/{id}?environment={}", env.as_str())),
+        Ok(_) => flash::redirect(&format!("/console/actions/{id}?environment={}", env.as_str()), Notice::Decided, &id),
         Err(Failure::Decision(r)) => html::error_page(StatusCode::CONFLICT, "Decision refused", &r.to_string()),
         // Another workspace's action and an unknown one look the same: not found, never a hint.
         Err(Failure::NotFound) => html::error_page(

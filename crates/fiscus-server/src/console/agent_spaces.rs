@@ -6,13 +6,13 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::approval::Role;
-use fiscus_domain::clock::rfc3339;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::spaces::library;
 use fiscus_domain::tenancy::Tenant;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
+use super::flash::{self, Notice};
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
 use crate::http::form::ConsoleForm;
@@ -67,7 +67,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
                         v.body.version,
                         escape(&v.body.definition_hash),
                         escape(&v.created_by),
-                        rfc3339(v.created_at)
+                        op.time(v.created_at)
                     ),
                     None => "suspended".to_string(),
                 },
@@ -140,7 +140,7 @@ pub async fn decide(
         _ => return html::error_page(StatusCode::UNPROCESSABLE_ENTITY, "Refused", "Unknown decision."),
     };
     match result {
-        Ok(()) => html::redirect("/console/agent-spaces"),
+        Ok(()) => flash::redirect("/console/agent-spaces", Notice::Decided, &key),
         Err(e) => html::failure_page(e, "Decision refused", "There is no such agent space.", "an agent space decision"),
     }
 }

@@ -32,6 +32,7 @@ pub async fn trail(State(state): State<AppState>, op: OperatorSession) -> Respon
         title: "The audit chain's growth",
         y_label: "events in the chain",
         points: &points,
+        limit: None,
     });
     let verdict = match &report.result {
         Ok(()) => format!("<p id=\"chain-status\">Chain intact: {} events verified.</p>", report.events),
@@ -45,7 +46,7 @@ pub async fn trail(State(state): State<AppState>, op: OperatorSession) -> Respon
             rows,
             "<tr><td>{}</td><td>{}</td><td>{} {}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             e.seq,
-            fiscus_domain::clock::rfc3339(e.occurred_at),
+            op.time(e.occurred_at),
             escape(&e.actor_kind),
             escape(&e.actor_id),
             escape(&e.action),

@@ -7,12 +7,12 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::approval::Role;
-use fiscus_domain::clock::rfc3339;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
+use super::flash::{self, Notice};
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
 use crate::calls;
@@ -45,7 +45,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
                     "{} by {} at {}{}",
                     c.body.basis.as_str(),
                     escape(&c.created_by),
-                    rfc3339(c.created_at),
+                    op.time(c.created_at),
                     c.body.reference.as_deref().map(|r| format!(" ({})", escape(r))).unwrap_or_default()
                 ),
                 None => "none".to_string(),
@@ -105,7 +105,7 @@ pub async fn waive(
     };
     let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment };
     match calls::waive_consent(&state, &op.caller(), op.role, &tenant, &id, &form.policy).await {
-        Ok(_) => html::redirect("/console/calls"),
+        Ok(_) => flash::redirect("/console/calls", Notice::Decided, &id),
         Err(e) => {
             html::failure_page(e, "Decision refused", "There is no such call in this workspace.", "a consent decision")
         }

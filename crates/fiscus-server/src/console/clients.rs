@@ -13,6 +13,7 @@ use fiscus_domain::tenancy::Tenant;
 use fiscus_store::execution_clients::{ClientDecision, Standing};
 use std::fmt::Write as _;
 
+use super::flash::{self, Notice};
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
 use crate::governed::{self, Failure};
@@ -23,7 +24,7 @@ fn unavailable() -> Response {
     html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.")
 }
 
-fn grant_summary(s: &Standing) -> String {
+fn grant_summary(op: &OperatorSession, s: &Standing) -> String {
     match s.grant() {
         Some(g) => format!(
             "{} operation(s); {}; {}/min, {}/month{}",
@@ -35,7 +36,7 @@ fn grant_summary(s: &Standing) -> String {
             },
             g.rate_limit_per_minute,
             g.monthly_quota,
-            g.expires_at.map(|at| format!("; until {}", rfc3339(at))).unwrap_or_default()
+            g.expires_at.map(|at| format!("; until {}", op.time(at))).unwrap_or_default()
         ),
         None => "—".to_string(),
     }
@@ -57,7 +58,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
             env = c.client.environment.as_str(),
             fp = escape(&key_fingerprint(&c.client.public_key)),
             status = c.status().as_str(),
-            grant = escape(&grant_summary(c)),
+            grant = grant_summary(&op, c),
         );
     }
     let body = if clients.is_empty() {
@@ -115,7 +116,7 @@ fn detail_body(op: &OperatorSession, s: &Standing, history: &[ClientDecision]) -
         key = escape(&c.public_key),
         fp = escape(&key_fingerprint(&c.public_key)),
         status = s.status().as_str(),
-        grant = escape(&grant_summary(s)),
+        grant = grant_summary(op, s),
     );
     let may_decide = op.role == Role::Admin && s.status() != ClientStatus::Revoked;
     if may_decide {
@@ -182,7 +183,7 @@ fn detail_body(op: &OperatorSession, s: &Standing, history: &[ClientDecision]) -
             d.decision.as_str(),
             escape(&d.decision_hash),
             escape(&d.decided_by),
-            rfc3339(d.created_at)
+            op.time(d.created_at)
         );
     }
     let _ = write!(
@@ -294,7 +295,7 @@ pub async fn decide(
     }
     .await;
     match result {
-        Ok(()) => html::redirect(&format!("/console/clients/{id}?environment={}", env.as_str())),
+        Ok(()) => flash::redirect(&format!("/console/clients/{id}?environment={}", env.as_str()), Notice::Decided, &id),
         Err(Failure::Refused { detail, .. }) => html::error_page(StatusCode::CONFLICT, "Decision refused", &detail),
         Err(Failure::Decision(r)) => html::error_page(StatusCode::FORBIDDEN, "Decision refused", &r.to_string()),
         Err(Failure::NotFound) => {

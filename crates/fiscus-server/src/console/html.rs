@@ -1,4 +1,5 @@
-//! Server-rendered pages: no scripts, no build step, nothing fetched from elsewhere.
+//! Server-rendered pages: no build step, nothing fetched from elsewhere, and no script needed for anything.
+//! One small script of Fiscus's own only adds copy buttons beside hashes.
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -16,9 +17,9 @@ pub fn hash(full: &str) -> String {
     };
     let head = format!("{}{first}…", if full.starts_with("sha256:") { "sha256:" } else { "" });
     format!(
-        "<details class=\"hash\"><summary><code>{}</code></summary><code>{}</code></details>",
+        "<details class=\"hash\" data-copy=\"{full}\"><summary><code>{}</code></summary><code>{full}</code></details>",
         escape(&head),
-        escape(full)
+        full = escape(full)
     )
 }
 
@@ -27,19 +28,41 @@ pub fn hash(full: &str) -> String {
 pub const STYLESHEET: &str = include_str!("assets/console.css");
 pub const STYLESHEET_PATH: &str = "/console/assets/console.css";
 
+/// The copy buttons' script (progressive: without it, the full value is in the disclosure to select).
+pub const SCRIPT: &str = include_str!("assets/console.js");
+pub const SCRIPT_PATH: &str = "/console/assets/console.js";
+
+fn version_of(asset: &'static str) -> String {
+    fiscus_domain::evidence::seal_bytes(asset.as_bytes())["sha256:".len()..][..12].to_string()
+}
+
 fn stylesheet_version() -> &'static str {
     static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    VERSION
-        .get_or_init(|| fiscus_domain::evidence::seal_bytes(STYLESHEET.as_bytes())["sha256:".len()..][..12].to_string())
+    VERSION.get_or_init(|| version_of(STYLESHEET))
+}
+
+fn script_version() -> &'static str {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| version_of(SCRIPT))
+}
+
+fn asset(body: &'static str, content_type: &'static str) -> Response {
+    let mut response = (StatusCode::OK, body).into_response();
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=86400"));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
 }
 
 /// `GET /console/assets/console.css`.
 pub async fn stylesheet() -> Response {
-    let mut response = (StatusCode::OK, STYLESHEET).into_response();
-    let h = response.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/css; charset=utf-8"));
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=86400"));
-    response
+    asset(STYLESHEET, "text/css; charset=utf-8")
+}
+
+/// `GET /console/assets/console.js`.
+pub async fn script() -> Response {
+    asset(SCRIPT, "text/javascript; charset=utf-8")
 }
 
 /// What the navigation shows of the signed-in operator: who, the sign-out form's token, and what waits.
@@ -48,6 +71,8 @@ pub struct Nav<'a> {
     pub role: &'a str,
     pub csrf: &'a str,
     pub pending: &'a fiscus_store::queues::Pending,
+    /// What the last form post did, shown once (HTML-safe text).
+    pub flash: Option<&'a str>,
 }
 
 impl Nav<'_> {
@@ -89,6 +114,7 @@ const PLACES: [(&str, &str); 15] = [
 /// A whole page: the skip link, the header with who is signed in, the navigation (for signed-in operators),
 /// and the page's own content under its one `h1`.
 pub fn page(title: &str, nav: Option<Nav<'_>>, body: &str) -> Response {
+    let flash = nav.as_ref().and_then(|n| n.flash).map(|f| format!("<p class=\"flash\" role=\"status\">{f}</p>"));
     let (who, nav) = match nav {
         Some(n) => {
             let (email, role, csrf) = (n.email, n.role, n.csrf);
@@ -106,7 +132,8 @@ pub fn page(title: &str, nav: Option<Nav<'_>>, body: &str) -> Response {
             }
             (
                 format!(
-                    "<div class=\"who\">{} ({}) <form class=\"inline\" method=\"post\" action=\"/console/logout\">\
+                    "<div class=\"who\">{} ({}) <a href=\"/console/preferences\">Preferences</a> \
+                     <form class=\"inline\" method=\"post\" action=\"/console/logout\">\
                      <input type=\"hidden\" name=\"csrf\" value=\"{}\"><button type=\"submit\">Sign out</button></form></div>",
                     escape(email),
                     escape(role),
@@ -120,14 +147,20 @@ pub fn page(title: &str, nav: Option<Nav<'_>>, body: &str) -> Response {
     let html = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{t} · Fiscus console</title>\
-         <link rel=\"stylesheet\" href=\"{STYLESHEET_PATH}?v={v}\"></head>\
+         <link rel=\"stylesheet\" href=\"{STYLESHEET_PATH}?v={v}\"><script src=\"{SCRIPT_PATH}?v={j}\" defer></script></head>\
          <body><a class=\"skip\" href=\"#content\">Skip to content</a>\
          <header class=\"top\"><span class=\"brand\">Fiscus console</span>{who}</header>{nav}\
-         <main id=\"content\"><h1>{t}</h1>{body}</main></body></html>",
+         <main id=\"content\"><h1>{t}</h1>{f}{body}</main></body></html>",
         t = escape(title),
         v = stylesheet_version(),
+        j = script_version(),
+        f = flash.as_deref().unwrap_or_default(),
     );
-    with_page_headers((StatusCode::OK, html).into_response())
+    let mut response = with_page_headers((StatusCode::OK, html).into_response());
+    if flash.is_some() {
+        super::flash::clear(&mut response);
+    }
+    response
 }
 
 pub fn error_page(status: StatusCode, title: &str, message: &str) -> Response {
@@ -144,7 +177,9 @@ fn with_page_headers(mut response: Response) -> Response {
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     h.insert(
         header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'"),
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'self'; script-src 'self'; form-action 'self'; frame-ancestors 'none'",
+        ),
     );
     response
 }

@@ -14,29 +14,43 @@ use super::session::{self, OperatorSession};
 use crate::secret_box::SecretBox;
 use crate::state::AppState;
 
-pub async fn login_page() -> Response {
-    login_form("", None)
+#[derive(Deserialize)]
+pub struct LoginQuery {
+    enrolled: Option<String>,
+}
+
+/// The sign-in form; after enrollment (`?enrolled`), with a word that it worked.
+pub async fn login_page(axum::extract::Query(q): axum::extract::Query<LoginQuery>) -> Response {
+    let notice = if q.enrolled.is_some() {
+        "<p class=\"flash\" role=\"status\">You are enrolled. Sign in with your e-mail, password and a new code.</p>"
+    } else {
+        ""
+    };
+    login_markup("", notice)
 }
 
 fn login_form(email: &str, error: Option<&str>) -> Response {
-    let error = error.map(|e| format!("<p class=\"error\">{}</p>", escape(e))).unwrap_or_default();
-    let mut response = page(
+    let message = error.map(|e| format!("<p class=\"error\">{}</p>", escape(e))).unwrap_or_default();
+    let mut response = login_markup(email, &message);
+    if error.is_some() {
+        *response.status_mut() = StatusCode::UNAUTHORIZED;
+    }
+    response
+}
+
+fn login_markup(email: &str, message: &str) -> Response {
+    page(
         "Sign in",
         None,
         &format!(
-            "{error}<form method=\"post\" action=\"/console/login\">\
+            "{message}<form method=\"post\" action=\"/console/login\">\
              <label>E-mail <input type=\"email\" name=\"email\" value=\"{}\" autocomplete=\"username\" required></label>\
              <label>Password <input type=\"password\" name=\"password\" autocomplete=\"current-password\" required></label>\
              <label>Authenticator code <input type=\"text\" name=\"code\" inputmode=\"numeric\" autocomplete=\"one-time-code\" required></label>\
              <button type=\"submit\">Sign in</button></form>",
             escape(email)
         ),
-    );
-    if error.is_empty() {
-        return response;
-    }
-    *response.status_mut() = StatusCode::UNAUTHORIZED;
-    response
+    )
 }
 
 #[derive(Deserialize)]
@@ -59,75 +73,51 @@ fn signed_in(cookie: &str) -> Response {
     response
 }
 
-/// Sign-in by e-mail: the identities of that e-mail whose password and code verify. One opens its session at
-/// once; several (the same person in several workspaces) are offered by workspace name.
+/// Sign-in by e-mail: the person's one account, then the workspaces it is an operator of. One opens its
+/// session at once; several are offered by workspace name.
 pub async fn login(State(state): State<AppState>, ConsoleForm(form): ConsoleForm<LoginForm>) -> Response {
     match attempt(&state, &form).await {
-        Ok(verified) => match verified.as_slice() {
+        Ok(memberships) => match memberships.as_slice() {
             [(op, _)] => match open_session(&state, &op.workspace_id, &op.id).await {
                 Ok(cookie) => signed_in(&cookie),
                 Err(message) => login_form(&form.email, Some(message)),
             },
-            _ => picker(&state, &verified),
+            _ => picker(&state, &memberships),
         },
         Err(message) => login_form(&form.email, Some(message)),
     }
 }
 
-type Verified = Vec<(fiscus_store::operators::OperatorRow, String)>;
+type Memberships = Vec<(fiscus_store::operators::OperatorRow, String)>;
 
-/// The identities whose password and code verify (at least one), or the message to show. Every failure looks
-/// the same from outside; each identity that did not verify counts a failure (and its lock) of its own.
-async fn attempt(state: &AppState, form: &LoginForm) -> Result<Verified, &'static str> {
+/// The active memberships (at least one) of the account whose password and code verify, or the message to
+/// show. Every failure looks the same from outside; a failure counts against the account (and its lock) and
+/// is written to the audit trail of each workspace it could have opened.
+async fn attempt(state: &AppState, form: &LoginForm) -> Result<Memberships, &'static str> {
     let now = now_micros();
     let email = form.email.trim().to_ascii_lowercase();
     let mut conn = state.store.read().await.map_err(|_| UNAVAILABLE)?;
-    let candidates = fiscus_store::operators::find_for_login(&mut conn, &email).await.map_err(|_| UNAVAILABLE)?;
+    let account = fiscus_store::operators::account_by_email(&mut conn, &email).await.map_err(|_| UNAVAILABLE)?;
+    let Some(account) = account.filter(|a| a.totp_confirmed == 1) else {
+        passwords::verify_dummy(&form.password);
+        return Err(GENERIC_FAILURE);
+    };
+    let memberships = fiscus_store::operators::memberships(&mut conn, &account.id).await.map_err(|_| UNAVAILABLE)?;
     drop(conn);
-    if candidates.is_empty() {
+    if memberships.is_empty() || account.locked_until.is_some_and(|until| until > now) {
         passwords::verify_dummy(&form.password);
         return Err(GENERIC_FAILURE);
     }
-    // Each identity of the e-mail has its own password and authenticator; the ones both verify for are
-    // signed in to. Only when none does is the attempt a failure, counted against each active identity (so a
-    // person's sign-in to one workspace never counts against their identity in another).
-    let mut verified = Vec::new();
-    let mut refused = Vec::new();
-    for (op, name) in candidates {
-        if op.status != "active" || op.locked_until.is_some_and(|until| until > now) {
-            passwords::verify_dummy(&form.password);
-            continue;
-        }
-        let password_ok = op.password_hash.as_deref().is_some_and(|h| passwords::verify(&form.password, h));
-        let secret = op.totp_secret.as_deref().and_then(|s| SecretBox::new(&state.server_key).open(s, &op.id));
-        let step = match (&secret, password_ok) {
-            (Some(secret), true) => {
-                fiscus_domain::totp::verify(secret, form.code.trim(), now / MICROS_PER_SECOND, op.totp_last_step)
-            }
-            _ => None,
-        };
-        match step {
-            Some(step) => verified.push((op, name, step)),
-            None => refused.push(op),
-        }
-    }
+    let step = passwords::verify(&form.password, &account.password_hash)
+        .then(|| SecretBox::new(&state.server_key).open(&account.totp_secret, &account.id))
+        .flatten()
+        .and_then(|secret| {
+            fiscus_domain::totp::verify(&secret, form.code.trim(), now / MICROS_PER_SECOND, account.totp_last_step)
+        });
     let Ok(mut tx) = state.store.begin().await else { return Err(UNAVAILABLE) };
-    for (op, _, step) in &verified {
-        // The code is spent for this identity, whichever workspace is picked.
-        fiscus_store::operators::record_success(&mut tx, &op.workspace_id, &op.id, *step, now)
-            .await
-            .map_err(|_| UNAVAILABLE)?;
-    }
-    if verified.is_empty() {
-        for op in &refused {
-            let failures = op.failed_attempts + 1;
-            let max = i64::from(state.settings.console_max_failures);
-            // Past the threshold, each further failure doubles the lock: 1, 2, 4 … minutes, at most a day.
-            let locked_until = (failures >= max).then(|| {
-                let minutes = 1i64 << (failures - max).min(10);
-                now + minutes.min(24 * 60) * 60 * MICROS_PER_SECOND
-            });
-            let _ = fiscus_store::operators::record_failure(&mut tx, &op.workspace_id, &op.id, locked_until, now).await;
+    let Some(step) = step else {
+        let (failures, locked_until) = count_failure(state, &mut tx, &account, now).await;
+        for (op, _) in &memberships {
             let _ = super::audit(
                 &mut tx,
                 &op.workspace_id,
@@ -137,12 +127,36 @@ async fn attempt(state: &AppState, form: &LoginForm) -> Result<Verified, &'stati
             )
             .await;
         }
+        let _ = tx.commit().await;
+        return Err(GENERIC_FAILURE);
+    };
+    // The code is spent for the account, whichever workspace is picked; a code spent meanwhile is refused.
+    match fiscus_store::operators::record_success(&mut tx, &account.id, step, now).await {
+        Ok(()) => {}
+        Err(fiscus_store::StoreError::Conflict(_)) => return Err(GENERIC_FAILURE),
+        Err(_) => return Err(UNAVAILABLE),
     }
     tx.commit().await.map_err(|_| UNAVAILABLE)?;
-    if verified.is_empty() {
-        return Err(GENERIC_FAILURE);
-    }
-    Ok(verified.into_iter().map(|(op, name, _)| (op, name)).collect())
+    Ok(memberships)
+}
+
+/// Counts a failed proof of the account's password and code (a sign-in, or joining a workspace): past the
+/// threshold, each further failure doubles the lock: 1, 2, 4 … minutes, at most a day. Returns the count and
+/// the lock.
+pub(super) async fn count_failure(
+    state: &AppState,
+    tx: &mut fiscus_store::WriteTx,
+    account: &fiscus_store::operators::AccountRow,
+    now: i64,
+) -> (i64, Option<i64>) {
+    let failures = account.failed_attempts + 1;
+    let max = i64::from(state.settings.console_max_failures);
+    let locked_until = (failures >= max).then(|| {
+        let minutes = 1i64 << (failures - max).min(10);
+        now + minutes.min(24 * 60) * 60 * MICROS_PER_SECOND
+    });
+    let _ = fiscus_store::operators::record_failure(tx, &account.id, locked_until, now).await;
+    (failures, locked_until)
 }
 
 /// Opens a session for the operator and returns its cookie.
@@ -207,7 +221,7 @@ fn redeem(server_key: &[u8], ticket: &str, now: i64) -> Option<Vec<(String, Stri
 }
 
 /// The workspaces a person signed in to, by name.
-fn picker(state: &AppState, verified: &Verified) -> Response {
+fn picker(state: &AppState, verified: &Memberships) -> Response {
     let identities: Vec<(String, String)> =
         verified.iter().map(|(o, _)| (o.workspace_id.clone(), o.id.clone())).collect();
     let t = ticket(&state.server_key, &identities, now_micros() + PICK_SECONDS * MICROS_PER_SECOND);

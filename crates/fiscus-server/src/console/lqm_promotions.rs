@@ -8,7 +8,6 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::approval::Role;
-use fiscus_domain::clock::rfc3339;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::lqm::lifecycle::PromotionState;
 use fiscus_domain::lqm::promotion::PromotionDecision;
@@ -18,6 +17,7 @@ use fiscus_store::lqm::supply_chain::Promotion;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
+use super::flash::{self, Notice};
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
 use crate::lqm::promotion;
@@ -69,7 +69,7 @@ fn rows(
             head = short(&b.publication_head),
             note = escape(b.note.as_deref().unwrap_or("")),
             by = escape(&p.record.created_by),
-            at = rfc3339(p.record.created_at),
+            at = op.time(p.record.created_at),
             state = p.state.as_str(),
         );
     }
@@ -147,7 +147,7 @@ pub async fn decide(
         _ => return html::error_page(StatusCode::UNPROCESSABLE_ENTITY, "Refused", "Unknown decision."),
     };
     match result {
-        Ok(_) => html::redirect("/console/lqm-promotions"),
+        Ok(_) => flash::redirect("/console/lqm-promotions", Notice::Decided, &id),
         Err(e) => html::failure_page(
             e,
             "Decision refused",

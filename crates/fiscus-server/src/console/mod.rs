@@ -10,16 +10,20 @@ mod charts;
 mod clients;
 mod delegations;
 mod enroll;
+mod flash;
 pub mod html;
 mod login;
 mod lqm_promotions;
 mod model_portfolios;
 mod passwords;
+mod preferences;
 mod production;
 mod propose;
 mod qlms;
+mod queue;
 mod rebalances;
 pub mod session;
+mod times;
 mod webhooks;
 mod workflow_reviews;
 mod workflow_tools;
@@ -34,18 +38,21 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/console", get(actions::dashboard))
         .route(html::STYLESHEET_PATH, get(html::stylesheet))
+        .route(html::SCRIPT_PATH, get(html::script))
+        .route("/console/preferences", get(preferences::show).post(preferences::save))
         .route("/console/login", get(login::login_page).post(login::login))
         .route("/console/login/workspace", post(login::pick))
         .route("/console/logout", post(login::logout))
         .route("/console/enroll", get(enroll::enroll_page).post(enroll::set_password))
         .route("/console/enroll/confirm", post(enroll::confirm))
+        .route("/console/enroll/join", post(enroll::join))
         .route("/console/actions/new", get(propose::form).post(propose::propose))
         .route("/console/actions/{id}", get(actions::detail))
         .route("/console/audit", get(audit::trail))
         .route("/console/actions/{id}/decision", post(actions::decision))
         .route("/console/delegations", get(delegations::list))
         .route("/console/production", get(production::show).post(production::change))
-        .route("/console/delegations/{id}", post(delegations::decide))
+        .route("/console/delegations/{id}", get(delegations::detail).post(delegations::decide))
         .route("/console/clients", get(clients::list))
         .route("/console/clients/{id}", get(clients::detail))
         .route("/console/clients/{id}/decision", post(clients::decide))

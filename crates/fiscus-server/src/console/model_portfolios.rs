@@ -7,13 +7,13 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::approval::Role;
-use fiscus_domain::clock::rfc3339;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::investment::model_portfolio::{ModelDecision, ModelState};
 use fiscus_domain::tenancy::Tenant;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
+use super::flash::{self, Notice};
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
 use crate::governed::Failure;
@@ -74,7 +74,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
                 short = escape(&m.content_hash[..m.content_hash.len().min(19)]),
                 state = m.state.as_str(),
                 by = escape(&m.created_by),
-                at = rfc3339(m.created_at),
+                at = op.time(m.created_at),
             );
         }
         let table = if models.is_empty() {
@@ -137,7 +137,7 @@ pub async fn decide(
     }
     .await;
     match result {
-        Ok(_) => html::redirect("/console/model-portfolios"),
+        Ok(_) => flash::redirect("/console/model-portfolios", Notice::Decided, &id),
         Err(e) => html::failure_page(
             e,
             "Decision refused",

@@ -7,6 +7,7 @@ use axum::response::Response;
 use fiscus_domain::production_access::Move;
 use serde::Deserialize;
 
+use super::flash::{self, Notice};
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
 use crate::governed;
@@ -63,7 +64,7 @@ pub async fn change(
     }
     .await;
     match result {
-        Ok(()) => html::redirect("/console/production"),
+        Ok(()) => flash::redirect("/console/production", Notice::Decided, "production-access"),
         Err(Failure::Production(r)) => html::error_page(StatusCode::CONFLICT, "Refused", &r.to_string()),
         // The request was closed meanwhile by another admin: nothing changed here.
         Err(Failure::Store(fiscus_store::StoreError::Conflict(_))) => html::error_page(

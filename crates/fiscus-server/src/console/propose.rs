@@ -10,6 +10,7 @@ use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
 use serde::Deserialize;
 
+use super::flash::{self, Notice};
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
 use crate::governed::Failure;
@@ -110,7 +111,11 @@ pub async fn propose(
     }
     .await;
     match created {
-        Ok(id) => html::redirect(&format!("/console/actions/{id}?environment={}", environment.as_str())),
+        Ok(id) => flash::redirect(
+            &format!("/console/actions/{id}?environment={}", environment.as_str()),
+            Notice::Proposed,
+            &id,
+        ),
         Err(e) => {
             tracing::warn!(error = ?e, "a console proposal was not recorded");
             html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Not recorded", "Nothing was proposed. Try again.")

@@ -12,6 +12,7 @@ use fiscus_domain::tenancy::Tenant;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
+use super::flash::{self, Notice};
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
 use crate::lqm::{promotion, qlm};
@@ -124,7 +125,7 @@ pub async fn rebind(
     };
     let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment };
     match qlm::rebind(&state, &op.caller(), &tenant, &id, &form.role, &form.checkpoint_hash).await {
-        Ok(_) => html::redirect("/console/qlms"),
+        Ok(_) => flash::redirect("/console/qlms", Notice::Decided, &id),
         Err(e) => html::failure_page(
             e,
             "Rebinding refused",

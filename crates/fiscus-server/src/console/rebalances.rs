@@ -9,7 +9,6 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::approval::Role;
 use fiscus_domain::actions::envelope::{Origin, RiskTier};
-use fiscus_domain::clock::rfc3339;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::money::{Currency, format_minor};
 use fiscus_domain::tenancy::Tenant;
@@ -17,6 +16,7 @@ use fiscus_store::investment_records::RecordKind;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
+use super::flash::{self, Notice};
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
 use crate::governed::Failure;
@@ -89,7 +89,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
                 mshort = escape(&out.model_portfolio_hash[..out.model_portfolio_hash.len().min(19)]),
                 traded = money(out.traded_notional_minor),
                 costs = money(out.estimated_costs_minor),
-                at = rfc3339(r.created_at),
+                at = op.time(r.created_at),
             );
         }
         let table = if records.is_empty() {
@@ -154,7 +154,11 @@ pub async fn propose(
     }
     .await;
     match result {
-        Ok(action) => html::redirect(&format!("/console/actions/{action}?environment={}", environment.as_str())),
+        Ok(action) => flash::redirect(
+            &format!("/console/actions/{action}?environment={}", environment.as_str()),
+            Notice::Proposed,
+            &action,
+        ),
         Err(e) => html::failure_page(
             e,
             "Not proposed",

@@ -26,6 +26,13 @@ pub struct OperatorSession {
     pub email: String,
     pub role: Role,
     pub csrf_token: String,
+    /// The person's sign-in (their account), shared by every workspace they are an operator of.
+    pub account_id: Option<String>,
+    /// The zone this person reads times in (UTC until they choose one).
+    pub time_zone: jiff::tz::TimeZone,
+    pub time_zone_name: String,
+    /// What the last form post did, from the flash cookie (HTML-safe text), shown once.
+    pub flash: Option<String>,
     /// What waits for people in the workspace, counted when the page was asked for (the navigation shows it).
     pub pending: fiscus_store::queues::Pending,
 }
@@ -51,8 +58,19 @@ impl OperatorSession {
         }
     }
 
+    /// An instant as this person reads it: in their zone, with UTC on hover.
+    pub fn time(&self, micros: i64) -> String {
+        super::times::time(micros, &self.time_zone)
+    }
+
     pub fn nav(&self) -> Option<html::Nav<'_>> {
-        Some(html::Nav { email: &self.email, role: self.role.as_str(), csrf: &self.csrf_token, pending: &self.pending })
+        Some(html::Nav {
+            email: &self.email,
+            role: self.role.as_str(),
+            csrf: &self.csrf_token,
+            pending: &self.pending,
+            flash: self.flash.as_deref(),
+        })
     }
 }
 
@@ -143,6 +161,10 @@ impl FromRequestParts<AppState> for OperatorSession {
             email: row.email,
             role: role.unwrap_or(Role::Auditor),
             csrf_token: row.csrf_token,
+            account_id: row.account_id,
+            time_zone: super::times::zone(&row.time_zone).unwrap_or(jiff::tz::TimeZone::UTC),
+            time_zone_name: row.time_zone,
+            flash: super::flash::take(&parts.headers),
             pending,
         })
     }

@@ -6,7 +6,6 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::approval::Role;
-use fiscus_domain::clock::rfc3339;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::webhook_deliveries::DeliveryState;
@@ -14,6 +13,7 @@ use fiscus_store::webhooks::EndpointStatus;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
+use super::flash::{self, Notice};
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
 use crate::governed::{self, Failure};
@@ -53,7 +53,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
             types = escape(&e.event_types.join(", ")),
             app = escape(&e.application_id),
             status = e.status.as_str(),
-            at = rfc3339(e.created_at),
+            at = op.time(e.created_at),
         );
     }
     let body = if endpoints.is_empty() {
@@ -99,12 +99,12 @@ pub async fn log(State(state): State<AppState>, op: OperatorSession, Path(id): P
             rows,
             "<tr><td>{at}</td><td><code>{event}</code></td><td>{kind}</td><td>{n}</td><td class=\"status\" data-state=\"{outcome}\">{outcome}</td>\
              <td>{latency:.1} ms</td><td>{next}</td></tr>",
-            at = rfc3339(a.created_at),
+            at = op.time(a.created_at),
             event = escape(&a.event_id),
             kind = escape(&a.event_type),
             n = a.attempt,
             latency = a.latency_micros as f64 / 1000.0,
-            next = a.next_attempt_at.map(rfc3339).unwrap_or_else(|| String::from("–")),
+            next = a.next_attempt_at.map(|at| op.time(at)).unwrap_or_else(|| String::from("–")),
         );
     }
     let table = if attempts.is_empty() {
@@ -115,9 +115,36 @@ pub async fn log(State(state): State<AppState>, op: OperatorSession, Path(id): P
              <th>Next attempt</th></tr>{rows}</table>"
         )
     };
+    // Oldest first for the picture: each attempt's latency, failures included (they are what to look at).
+    let latency: Vec<(i64, f64)> =
+        attempts.iter().rev().map(|a| (a.created_at, a.latency_micros as f64 / 1000.0)).collect();
+    let latency = super::charts::time_line(&super::charts::TimeLine {
+        title: "Delivery latency",
+        y_label: "ms per attempt",
+        points: &latency,
+        limit: None,
+    });
+    let failed_attempts = attempts.iter().filter(|a| !a.status.is_some_and(|s| (200..300).contains(&s))).count();
+    let outcomes: Vec<(String, f64)> = [
+        ("delivered", count(DeliveryState::Succeeded)),
+        ("pending", count(DeliveryState::Pending)),
+        ("failed", count(DeliveryState::Failed)),
+        ("abandoned", count(DeliveryState::Abandoned)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v as f64))
+    .collect();
+    let outcomes = super::charts::bars(&super::charts::Bars {
+        title: "Deliveries by outcome",
+        unit: "deliveries",
+        items: &outcomes,
+    });
     let body = format!(
         "<p><code>{url}</code> · {env} · <span class=\"status\" data-state=\"{status}\">{status}</span>{reason}</p>\
-         <p>Deliveries: {pending} pending · {succeeded} delivered · {failed} failed · {abandoned} abandoned</p>{table}",
+         <p>Deliveries: {pending} pending · {succeeded} delivered · {failed} failed · {abandoned} abandoned; \
+         {failed_attempts} of the last {shown} attempts did not get a 2xx answer.</p>\
+         <h2>Latency and failures</h2>{latency}{outcomes}<h2>Attempts</h2>{table}",
+        shown = attempts.len(),
         url = escape(&endpoint.url),
         env = endpoint.environment.as_str(),
         status = endpoint.status.as_str(),
@@ -165,7 +192,7 @@ pub async fn decide(
     }
     .await;
     match result {
-        Ok(()) => html::redirect("/console/webhooks"),
+        Ok(()) => flash::redirect("/console/webhooks", Notice::Decided, &id),
         Err(Failure::Refused { detail, .. }) => html::error_page(StatusCode::CONFLICT, "Decision refused", &detail),
         Err(Failure::Decision(r)) => html::error_page(StatusCode::FORBIDDEN, "Decision refused", &r.to_string()),
         Err(Failure::NotFound) => {

@@ -8,7 +8,6 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::approval::Role;
-use fiscus_domain::clock::rfc3339;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_domain::workflows::run::ReviewDecision;
@@ -16,6 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::fmt::Write as _;
 
+use super::flash::{self, Notice};
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
 use crate::state::AppState;
@@ -92,7 +92,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
                 title = escape(&w.title),
                 step = escape(&w.step),
                 by = escape(&w.run.record.created_by),
-                at = rfc3339(w.run.record.created_at),
+                at = op.time(w.run.record.created_at),
             );
         }
         let table = if rows.is_empty() {
@@ -147,7 +147,7 @@ pub async fn decide(
     let note = Some(form.note.trim()).filter(|n| !n.is_empty());
     let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment };
     match runs::review(&state, &op.caller(), op.role, &tenant, &id, &form.step, decision, note).await {
-        Ok(_) => html::redirect("/console/workflow-reviews"),
+        Ok(_) => flash::redirect("/console/workflow-reviews", Notice::Decided, &id),
         Err(e) => html::failure_page(
             e,
             "Review refused",

@@ -7,11 +7,11 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::approval::Role;
-use fiscus_domain::clock::rfc3339;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
 use std::fmt::Write as _;
 
+use super::flash::{self, Notice};
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
 use crate::http::form::{RawBody, pairs};
@@ -154,7 +154,7 @@ pub async fn detail(
             escape(&g.versions.join(", ")),
             escape(&g.decision_hash),
             escape(&g.decided_by),
-            rfc3339(g.created_at)
+            op.time(g.created_at)
         );
     }
     let _ = write!(
@@ -190,7 +190,11 @@ pub async fn decide(
     };
     let tenant = tenant_of(&op, env);
     match gateway::decide(&state, &op.caller(), op.role, &tenant, &app_id, seen, versions).await {
-        Ok(_) => html::redirect(&format!("/console/workflow-tools/{app_id}?environment={}", env.as_str())),
+        Ok(_) => flash::redirect(
+            &format!("/console/workflow-tools/{app_id}?environment={}", env.as_str()),
+            Notice::Decided,
+            &app_id,
+        ),
         Err(e) => html::failure_page(
             e,
             "Decision refused",

@@ -185,6 +185,46 @@ async fn a_library_workflow_is_approved_in_chromium_and_its_signed_events_verify
     assert!(out.contains("webhook verifiers: ok"), "{out}");
 }
 
+/// Two people approve a T2 payment in Chromium: the first signs in by e-mail and picks the workspace by name
+/// (they belong to two), approves, sees that approval go stale when a new check version arrives (its page
+/// lists what changed), approves again; the second approves, and the action is approved, 2 of 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_people_approve_a_t2_payment_in_chromium_and_a_stale_approval_shows_its_diff() {
+    use crate::console::joined_operator_in;
+    let app = spawn_app().await;
+    let (other, _) = app.other_workspace_key().await;
+    let first = enrolled_operator(&app, "first@example.com", Role::Approver).await;
+    joined_operator_in(&app, &other, &first, Role::Auditor).await;
+    let second = enrolled_operator(&app, "second@example.com", Role::Approver).await;
+    let mut proposal = crate::actions::proposal();
+    proposal["risk_tier"] = "T2".into();
+    let created: Value = app.post_json("/api/v2/actions", &app.key, &proposal, None).await.json().await.expect("json");
+    let id = created["id"].as_str().expect("id").to_string();
+    let checks = format!("/api/v2/actions/investment-execution/{id}/checks");
+    assert!(app.post_json(&checks, &app.key, &crate::actions::check("passed"), None).await.status().is_success());
+    let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/console-screenshots");
+    let stdout = browse(
+        "two-approvers.mjs",
+        vec![
+            app.base.clone(),
+            app.key.clone(),
+            id.clone(),
+            "Test Workspace".into(),
+            out.display().to_string(),
+            first.email.clone(),
+            first.password.clone(),
+            fiscus_domain::totp::base32(&first.secret),
+            second.email.clone(),
+            second.password.clone(),
+            fiscus_domain::totp::base32(&second.secret),
+        ],
+    )
+    .await;
+    assert!(stdout.contains("picking the workspace by name"), "{stdout}");
+    let after: Value = app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json");
+    assert_eq!(after["control_state"], "approved", "{after}");
+}
+
 /// Every console page, with something on it to decide, audited by axe-core in Chromium at WCAG 2.2 AA (0
 /// violations), each one's screenshot left in `target/console-screenshots/` for a reviewer to look at.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -250,13 +290,32 @@ async fn every_console_page_meets_wcag_2_2_aa_in_chromium() {
         "/console/calls".into(),
         "/console/production".into(),
         "/console/audit".into(),
+        "/console/preferences".into(),
     ];
     assert!(identity["id"].is_string(), "{identity}");
+    let terms = json!({
+        "action": "payment", "counterparty": "cp_acme", "connector": "sandbox", "currency": "USD",
+        "execution_mode": "machine_delegated", "risk_tier": "T1", "per_action_budget_minor": 100_000,
+        "daily_budget_minor": 300_000, "monthly_budget_minor": 1_000_000, "expires_at": "2027-06-30T00:00:00Z"
+    });
+    let delegation: Value = app
+        .post_json(
+            &format!("/api/v2/actions/agentic/identities/{}/delegations", identity["id"].as_str().expect("id")),
+            &app.key,
+            &terms,
+            None,
+        )
+        .await
+        .json()
+        .await
+        .expect("json");
+    let mut pages = pages.to_vec();
+    pages.push(format!("/console/delegations/{}?environment=sandbox", delegation["id"].as_str().expect("id")));
     args.extend(pages);
     let stdout = browse("accessibility.mjs", args).await;
     // axe ran on every page (the sign-in page and each signed-in one) and found rules to pass.
     let audited: Vec<&str> = stdout.lines().filter(|l| l.contains(" violation(s), ")).collect();
-    assert_eq!(audited.len(), 20, "{stdout}");
+    assert_eq!(audited.len(), 22, "{stdout}");
     for line in audited {
         let passed: usize =
             line.rsplit(", ").next().and_then(|p| p.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or(0);

@@ -68,7 +68,9 @@ pub async fn enrolled_operator_in(app: &TestApp, workspace_id: &str, email: &str
         .await
         .expect("page");
     let secret = base32_decode(between(&page, "<code id=\"totp-secret\">", "</code>"));
-    let code = fiscus_domain::totp::code_at(&secret, now_seconds());
+    // The previous step's code (one step of drift is accepted), so that joining another workspace (this step)
+    // and a sign-in (the next) each have a step of their own.
+    let code = fiscus_domain::totp::code_at(&secret, now_seconds() - 30);
     let done = http
         .post(app.url("/console/enroll/confirm"))
         .form(&[("token", token.as_str()), ("code", &code)])
@@ -77,6 +79,32 @@ pub async fn enrolled_operator_in(app: &TestApp, workspace_id: &str, email: &str
         .expect("request");
     assert_eq!(done.status(), 303, "{}", done.text().await.unwrap_or_default());
     Operator { id, email: email.into(), password, secret }
+}
+
+/// The same person (`op`'s sign-in) invited to workspace `workspace_id` and joining it with that sign-in: the
+/// enrollment link asks for their password and a current code, not for new credentials.
+pub async fn joined_operator_in(app: &TestApp, workspace_id: &str, op: &Operator, role: Role) -> Operator {
+    let (id, token) = app.admin().add_operator(workspace_id, &op.email, role).await.expect("invite");
+    let http = client();
+    let page = http
+        .get(app.url(&format!("/console/enroll?token={token}")))
+        .send()
+        .await
+        .expect("request")
+        .text()
+        .await
+        .expect("page");
+    assert!(page.contains("action=\"/console/enroll/join\""), "a person with a sign-in joins with it: {page}");
+    // This step's code: enrollment spent the previous one, a sign-in will take the next.
+    let code = fiscus_domain::totp::code_at(&op.secret, now_seconds());
+    let done = http
+        .post(app.url("/console/enroll/join"))
+        .form(&[("token", token.as_str()), ("password", &op.password), ("code", &code)])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(done.status(), 303, "{}", done.text().await.unwrap_or_default());
+    Operator { id, email: op.email.clone(), password: op.password.clone(), secret: op.secret.clone() }
 }
 
 fn now_seconds() -> i64 {
@@ -487,25 +515,75 @@ async fn a_decision_on_an_unknown_or_another_workspace_s_action_is_not_found() {
     assert_eq!(body["control_state"], "pending_approval", "nothing was decided");
 }
 
-/// Sign-in asks for an e-mail, never a workspace id: the same person with an identity in two workspaces (each
-/// with its own password and authenticator) lands in the workspace whose identity the code verifies, and a
-/// sign-in to one never counts as a failure of the other.
+/// Sign-in asks for an e-mail, never a workspace id. A person is one sign-in: invited to a second workspace,
+/// they join it with the password and authenticator they have (never new ones), and signing in then offers
+/// both workspaces by name; the pick opens a session in the one chosen.
 #[tokio::test]
-async fn sign_in_by_email_finds_the_workspace_and_never_counts_against_another() {
+async fn one_sign_in_opens_every_workspace_the_person_belongs_to() {
     let app = spawn_app().await;
     let (other, _) = app.other_workspace_key().await;
     let here = enrolled_operator(&app, "both@example.com", Role::Approver).await;
-    let there = enrolled_operator_in(&app, &other, "both@example.com", Role::Auditor).await;
     let form = client().get(app.url("/console/login")).send().await.expect("request").text().await.expect("page");
     assert!(!form.contains("name=\"workspace\""), "no workspace field: {form}");
-    let cookie = sign_in(&app, &there).await;
-    let dashboard = console_page(&app, &cookie, "/console").await;
-    assert!(dashboard.contains("auditor"), "signed in as the other workspace's auditor: {dashboard}");
-    let cookie = sign_in(&app, &here).await;
-    assert!(console_page(&app, &cookie, "/console").await.contains("approver"));
+
+    // Joining with a wrong code changes nothing and counts as a failure of the sign-in.
+    let (_, token) = app.admin().add_operator(&other, "both@example.com", Role::Auditor).await.expect("invite");
+    let wrong = client()
+        .post(app.url("/console/enroll/join"))
+        .form(&[("token", token.as_str()), ("password", &here.password), ("code", "000000")])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(wrong.status(), 401);
     let mut conn = app.state.store.read().await.expect("conn");
-    let row = fiscus_store::operators::get(&mut conn, &app.workspace_id, &here.id).await.expect("row");
-    assert_eq!(row.failed_attempts, 0, "signing in elsewhere is not a failed attempt here");
+    let account =
+        fiscus_store::operators::account_by_email(&mut conn, "both@example.com").await.expect("read").expect("account");
+    assert_eq!(account.failed_attempts, 1);
+    drop(conn);
+    let page = client().get(app.url(&format!("/console/enroll?token={token}"))).send().await.expect("request");
+    assert_eq!(page.status(), 200, "the invitation still stands");
+    let code = fiscus_domain::totp::code_at(&here.secret, now_seconds());
+    let joined = client()
+        .post(app.url("/console/enroll/join"))
+        .form(&[("token", token.as_str()), ("password", &here.password), ("code", &code)])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(joined.status(), 303);
+
+    // Now signing in asks which workspace, by name.
+    let code = fiscus_domain::totp::code_at(&here.secret, now_seconds() + 30);
+    let picker = login(&app, &here.email, &here.password, &code).await;
+    assert_eq!(picker.status(), 200);
+    let picker = picker.text().await.expect("page");
+    assert!(
+        picker.contains("Choose a workspace") && picker.contains("as auditor") && picker.contains("as approver"),
+        "{picker}"
+    );
+    let ticket = hidden(&picker, "ticket");
+    let there = picker.split("<li>").find(|choice| choice.contains("as auditor")).expect("the auditor's workspace");
+    let auditor_id = between(there, "name=\"operator\" value=\"", "\"").to_string();
+    let picked = client()
+        .post(app.url("/console/login/workspace"))
+        .form(&[("ticket", ticket.as_str()), ("operator", &auditor_id)])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(picked.status(), 303);
+    let cookie = picked.headers().get("set-cookie").and_then(|v| v.to_str().ok()).expect("cookie");
+    let cookie = cookie.split(';').next().expect("pair").to_string();
+    assert!(console_page(&app, &cookie, "/console").await.contains("auditor"), "signed in to the other workspace");
+    let forged = client()
+        .post(app.url("/console/login/workspace"))
+        .form(&[("ticket", ticket.as_str()), ("operator", "opr_0000000000000000000000000")])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(forged.status(), 401, "only an identity the ticket names");
+    let mut conn = app.state.store.read().await.expect("conn");
+    let account =
+        fiscus_store::operators::account_by_email(&mut conn, "both@example.com").await.expect("read").expect("account");
+    assert_eq!(account.failed_attempts, 0, "a sign-in clears the failure");
 }
 
 /// The navigation counts what waits for people, in words as well as numbers; the decision page says what will

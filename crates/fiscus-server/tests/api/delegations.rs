@@ -132,6 +132,17 @@ async fn a_delegated_action_executes_on_fresh_signed_authority_and_settles() {
                 ))
                 .await;
             assert_eq!(consumed, 1);
+            // The delegation's page draws its budget use this month against the monthly budget.
+            let page = crate::console::console_page(
+                &app,
+                &cookie,
+                &format!("/console/delegations/{}?environment=sandbox", m.delegation_id),
+            )
+            .await;
+            let used = crate::console::between(&page, "<dd id=\"used\">", "</dd>");
+            assert_eq!(used, "USD 500.00", "{page}");
+            assert!(page.contains("<svg role=\"img\" aria-label=\"Budget used in "), "{page}");
+            assert!(page.contains("monthly budget 10000 (dashed)"), "{page}");
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;

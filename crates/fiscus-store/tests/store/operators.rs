@@ -11,11 +11,20 @@ async fn invite(db: &Store, ws: &str, email: &str) -> (String, String) {
     (id, token)
 }
 
-async fn enroll(db: &Store, ws: &str, id: &str) {
+/// Enrolls a person new to Fiscus: their account is staged, then confirmed with the identity; returns it.
+async fn enroll(db: &Store, ws: &str, id: &str) -> String {
+    let account = fiscus_domain::ids::new_id("acc");
+    let email = {
+        let mut conn = db.read().await.expect("conn");
+        operators::get(&mut conn, ws, id).await.expect("operator").email
+    };
     let mut tx = db.begin().await.expect("begin");
-    operators::set_credentials(&mut tx, ws, id, "argon2-hash", "sealed-totp", NOW + 1).await.expect("credentials");
-    operators::activate(&mut tx, ws, id, 100, NOW + 2).await.expect("activate");
+    operators::stage_account(&mut tx, ws, id, &account, &email, "argon2-hash", "sealed-totp", NOW + 1)
+        .await
+        .expect("credentials");
+    operators::activate(&mut tx, ws, id, &account, 100, NOW + 2).await.expect("activate");
     tx.commit().await.expect("commit");
+    account
 }
 
 async fn session(db: &Store, ws: &str, operator: &str) -> (String, String) {
@@ -57,23 +66,85 @@ async fn an_invited_operator_is_found_by_enrollment_whoever_asks() {
 }
 
 #[tokio::test]
-async fn enrollment_sets_credentials_then_activates_and_spends_the_token() {
+async fn enrollment_stages_an_account_then_activates_and_spends_the_token() {
     let db = fresh_store().await;
     let ws = workspace(&db).await;
     let (id, token) = invite(&db, &ws, "a@example.com").await;
     let mut tx = db.begin().await.expect("begin");
-    assert_not_found(operators::activate(&mut tx, &ws, &id, 100, NOW).await);
-    tx.commit().await.expect("commit");
-    enroll(&db, &ws, &id).await;
+    assert_conflict(operators::activate(&mut tx, &ws, &id, "acc_none", 100, NOW).await);
+    drop(tx);
+    let account = enroll(&db, &ws, &id).await;
     let mut conn = db.read().await.expect("conn");
     let row = operators::get(&mut conn, &ws, &id).await.expect("get");
-    assert_eq!((row.status.as_str(), row.totp_confirmed, row.totp_last_step), ("active", 1, Some(100)));
-    assert_eq!((row.password_hash.as_deref(), row.totp_secret.as_deref()), (Some("argon2-hash"), Some("sealed-totp")));
+    assert_eq!(
+        (row.status.as_str(), row.totp_confirmed, row.account_id.as_deref()),
+        ("active", 1, Some(account.as_str()))
+    );
+    let a = operators::account(&mut conn, &account).await.expect("account");
+    assert_eq!(
+        (a.password_hash.as_str(), a.totp_secret.as_str(), a.totp_last_step),
+        ("argon2-hash", "sealed-totp", Some(100))
+    );
+    assert_eq!((a.email.as_str(), a.time_zone.as_str()), ("a@example.com", "UTC"));
+    assert_eq!(
+        operators::account_by_email(&mut conn, "a@example.com").await.expect("find").map(|a| a.id),
+        Some(account.clone())
+    );
     assert!(operators::find_by_enrollment(&mut conn, &token).await.expect("find").is_none(), "token spent");
     drop(conn);
     let mut tx = db.begin().await.expect("begin");
-    assert_not_found(operators::set_credentials(&mut tx, &ws, &id, "again", "again", NOW).await);
-    assert_not_found(operators::activate(&mut tx, &ws, &id, 101, NOW).await);
+    assert_conflict(
+        operators::stage_account(&mut tx, &ws, &id, &account, "a@example.com", "again", "again", NOW).await,
+    );
+}
+
+#[tokio::test]
+async fn a_confirmed_sign_in_is_never_staged_over_and_a_second_workspace_joins_it() {
+    let db = fresh_store().await;
+    let ws = workspace(&db).await;
+    let other = workspace(&db).await;
+    let (first, _) = invite(&db, &ws, "a@example.com").await;
+    let account = enroll(&db, &ws, &first).await;
+    let (second, _) = invite(&db, &other, "a@example.com").await;
+    let mut tx = db.begin().await.expect("begin");
+    let fresh = fiscus_domain::ids::new_id("acc");
+    assert_conflict(operators::stage_account(&mut tx, &other, &second, &fresh, "a@example.com", "x", "y", NOW).await);
+    assert_conflict(operators::stage_account(&mut tx, &other, &second, &account, "a@example.com", "x", "y", NOW).await);
+    drop(tx);
+    let mut tx = db.begin().await.expect("begin");
+    operators::activate(&mut tx, &other, &second, &account, 101, NOW + 3).await.expect("join");
+    tx.commit().await.expect("commit");
+    let mut conn = db.read().await.expect("conn");
+    let a = operators::account(&mut conn, &account).await.expect("account");
+    assert_eq!((a.password_hash.as_str(), a.totp_last_step), ("argon2-hash", Some(101)), "credentials unchanged");
+    let member_of: Vec<String> = operators::memberships(&mut conn, &account)
+        .await
+        .expect("memberships")
+        .into_iter()
+        .map(|(o, _)| o.workspace_id)
+        .collect();
+    assert_eq!(member_of.len(), 2);
+    assert!(member_of.contains(&ws) && member_of.contains(&other));
+}
+
+#[tokio::test]
+async fn an_unconfirmed_enrollment_is_started_again_on_the_same_account() {
+    let db = fresh_store().await;
+    let ws = workspace(&db).await;
+    let (id, _) = invite(&db, &ws, "a@example.com").await;
+    let account = fiscus_domain::ids::new_id("acc");
+    for secret in ["first", "second"] {
+        let mut tx = db.begin().await.expect("begin");
+        operators::stage_account(&mut tx, &ws, &id, &account, "a@example.com", "hash", secret, NOW)
+            .await
+            .expect("stage");
+        tx.commit().await.expect("commit");
+    }
+    let mut conn = db.read().await.expect("conn");
+    let a = operators::account(&mut conn, &account).await.expect("account");
+    assert_eq!((a.totp_secret.as_str(), a.totp_confirmed), ("second", 0));
+    let row = operators::get(&mut conn, &ws, &id).await.expect("get");
+    assert_eq!((row.status.as_str(), row.totp_confirmed), ("invited", 0));
 }
 
 #[tokio::test]
@@ -82,16 +153,23 @@ async fn enrollment_of_another_workspaces_operator_is_not_found_and_changes_noth
     let ws = workspace(&db).await;
     let other = workspace(&db).await;
     let (id, _) = invite(&db, &ws, "a@example.com").await;
+    let account = fiscus_domain::ids::new_id("acc");
     let mut tx = db.begin().await.expect("begin");
-    assert_not_found(operators::set_credentials(&mut tx, &other, &id, "evil", "evil", NOW).await);
+    assert_not_found(
+        operators::stage_account(&mut tx, &other, &id, &account, "a@example.com", "evil", "evil", NOW).await,
+    );
+    drop(tx);
+    let mut tx = db.begin().await.expect("begin");
+    operators::stage_account(&mut tx, &ws, &id, &account, "a@example.com", "argon2-hash", "sealed-totp", NOW)
+        .await
+        .expect("credentials");
     tx.commit().await.expect("commit");
     let mut tx = db.begin().await.expect("begin");
-    operators::set_credentials(&mut tx, &ws, &id, "argon2-hash", "sealed-totp", NOW).await.expect("credentials");
-    assert_not_found(operators::activate(&mut tx, &other, &id, 1, NOW).await);
-    tx.commit().await.expect("commit");
+    assert_not_found(operators::activate(&mut tx, &other, &id, &account, 1, NOW).await);
+    drop(tx);
     let mut conn = db.read().await.expect("conn");
     let row = operators::get(&mut conn, &ws, &id).await.expect("get");
-    assert_eq!((row.status.as_str(), row.password_hash.as_deref()), ("invited", Some("argon2-hash")));
+    assert_eq!((row.status.as_str(), row.account_id.as_deref()), ("invited", Some(account.as_str())));
 }
 
 #[tokio::test]
@@ -101,18 +179,9 @@ async fn operators_are_read_within_their_workspace_only() {
     let other = workspace(&db).await;
     let (a, _) = invite(&db, &ws, "a@example.com").await;
     let (b, _) = invite(&db, &ws, "b@example.com").await;
-    let (b_elsewhere, _) = invite(&db, &other, "b@example.com").await;
+    invite(&db, &other, "b@example.com").await;
     let mut conn = db.read().await.expect("conn");
-    // Sign-in finds an e-mail's identity in every workspace, each with its own credentials.
-    let found: Vec<(String, String)> = operators::find_for_login(&mut conn, "b@example.com")
-        .await
-        .expect("find")
-        .into_iter()
-        .map(|(o, _)| (o.id, o.workspace_id))
-        .collect();
-    assert_eq!(found.len(), 2);
-    assert!(found.contains(&(b.clone(), ws.clone())) && found.contains(&(b_elsewhere, other.clone())));
-    assert!(operators::find_for_login(&mut conn, "c@example.com").await.expect("find").is_empty());
+    assert!(operators::account_by_email(&mut conn, "b@example.com").await.expect("find").is_none(), "not enrolled");
     assert_eq!(operators::get(&mut conn, &ws, &a).await.expect("get").email, "a@example.com");
     assert_not_found(operators::get(&mut conn, &other, &a).await);
     let ids: Vec<String> = operators::list(&mut conn, &ws).await.expect("list").into_iter().map(|o| o.id).collect();
@@ -138,39 +207,39 @@ async fn failures_count_and_lock_and_a_success_clears_them_once_per_step() {
     let db = fresh_store().await;
     let ws = workspace(&db).await;
     let (id, _) = invite(&db, &ws, "a@example.com").await;
-    enroll(&db, &ws, &id).await;
+    let account = enroll(&db, &ws, &id).await;
     let mut tx = db.begin().await.expect("begin");
-    operators::record_failure(&mut tx, &ws, &id, None, NOW).await.expect("failure");
-    operators::record_failure(&mut tx, &ws, &id, Some(NOW + 60), NOW).await.expect("failure");
+    operators::record_failure(&mut tx, &account, None, NOW).await.expect("failure");
+    operators::record_failure(&mut tx, &account, Some(NOW + 60), NOW).await.expect("failure");
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
-    let row = operators::get(&mut conn, &ws, &id).await.expect("get");
-    assert_eq!((row.failed_attempts, row.locked_until), (2, Some(NOW + 60)));
+    let a = operators::account(&mut conn, &account).await.expect("get");
+    assert_eq!((a.failed_attempts, a.locked_until), (2, Some(NOW + 60)));
     drop(conn);
     let mut tx = db.begin().await.expect("begin");
-    operators::record_success(&mut tx, &ws, &id, 101, NOW + 61).await.expect("success");
-    assert_conflict(operators::record_success(&mut tx, &ws, &id, 101, NOW + 62).await);
-    assert_conflict(operators::record_success(&mut tx, &ws, &id, 100, NOW + 62).await);
+    operators::record_success(&mut tx, &account, 101, NOW + 61).await.expect("success");
+    assert_conflict(operators::record_success(&mut tx, &account, 101, NOW + 62).await);
+    assert_conflict(operators::record_success(&mut tx, &account, 100, NOW + 62).await);
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
-    let row = operators::get(&mut conn, &ws, &id).await.expect("get");
-    assert_eq!((row.failed_attempts, row.locked_until, row.totp_last_step), (0, None, Some(101)));
+    let a = operators::account(&mut conn, &account).await.expect("get");
+    assert_eq!((a.failed_attempts, a.locked_until, a.totp_last_step), (0, None, Some(101)));
 }
 
 #[tokio::test]
-async fn logins_recorded_against_another_workspace_change_nothing() {
+async fn a_time_zone_is_the_account_s_and_sessions_read_it() {
     let db = fresh_store().await;
     let ws = workspace(&db).await;
-    let other = workspace(&db).await;
     let (id, _) = invite(&db, &ws, "a@example.com").await;
-    enroll(&db, &ws, &id).await;
+    let account = enroll(&db, &ws, &id).await;
+    let (_, token) = session(&db, &ws, &id).await;
     let mut tx = db.begin().await.expect("begin");
-    operators::record_failure(&mut tx, &other, &id, Some(NOW + 60), NOW).await.expect("failure");
-    assert_conflict(operators::record_success(&mut tx, &other, &id, 500, NOW).await);
+    operators::set_time_zone(&mut tx, &account, "Europe/Paris", NOW).await.expect("zone");
+    assert_not_found(operators::set_time_zone(&mut tx, "acc_unknown", "Europe/Paris", NOW).await);
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
-    let row = operators::get(&mut conn, &ws, &id).await.expect("get");
-    assert_eq!((row.failed_attempts, row.locked_until, row.totp_last_step), (0, None, Some(100)));
+    let s = operators::resolve_session(&mut conn, &token).await.expect("resolve").expect("found");
+    assert_eq!((s.account_id.as_deref(), s.time_zone.as_str()), (Some(account.as_str()), "Europe/Paris"));
 }
 
 #[tokio::test]

@@ -70,17 +70,21 @@ impl Loaded {
         self.action.state
     }
 
+    /// Whether a decision no longer covers the action as it stands: invalidated (the action's approval was
+    /// withdrawn by new evidence), or given on a check set (or envelope) that is no longer the current one, as
+    /// when a check arrives while a quorum is still being gathered.
+    pub fn is_stale(&self, d: &ActionDecision) -> bool {
+        d.invalidated_at.is_some()
+            || d.envelope_hash != self.action.envelope_hash
+            || d.check_set_hash != self.check_set_hash
+    }
+
     /// Distinct operators whose standing approval covers the current envelope hash and check set.
     pub fn current_approvals(&self) -> u32 {
         let mut ops: Vec<&str> = self
             .decisions
             .iter()
-            .filter(|d| {
-                d.decision == Decision::Approve
-                    && d.invalidated_at.is_none()
-                    && d.envelope_hash == self.action.envelope_hash
-                    && d.check_set_hash == self.check_set_hash
-            })
+            .filter(|d| d.decision == Decision::Approve && !self.is_stale(d))
             .map(|d| d.operator_id.as_str())
             .collect();
         ops.sort_unstable();
