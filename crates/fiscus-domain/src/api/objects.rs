@@ -185,7 +185,10 @@ mod tests {
         let read = |v: Value| Tagged::deserialize(Strict(&v));
         assert_eq!(read(serde_json::json!({"kind": "first", "a": 1})).expect("reads"), Tagged::First { a: 1 });
         assert_eq!(read(serde_json::json!({"kind": "second"})).expect("reads"), Tagged::Second);
-        assert!(serde_json::from_value::<Tagged>(serde_json::json!({"kind": 0, "a": 1})).is_err(), "as serde_json refuses");
+        assert!(
+            serde_json::from_value::<Tagged>(serde_json::json!({"kind": 0, "a": 1})).is_err(),
+            "as serde_json refuses"
+        );
         assert!(read(serde_json::json!({"kind": 0, "a": 1})).is_err());
         assert!(read(serde_json::json!({"kind": 1})).is_err());
         assert!(read(serde_json::json!({"kind": true})).is_err());

@@ -1,7 +1,7 @@
 //! Signed execution clients at the console: admins grant a draft its allowlist, change it, or revoke the
 //! client. This is the only place a grant changes; the API and the CLI cannot.
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::approval::Role;
@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 
 use super::flash::{self, Notice};
 use super::html::{self, escape, page};
+use super::queue::{Filter, Queue, Row};
 use super::session::OperatorSession;
 use crate::governed::{self, Failure};
 use crate::http::form::{RawBody, pairs};
@@ -42,36 +43,36 @@ fn grant_summary(op: &OperatorSession, s: &Standing) -> String {
     }
 }
 
-pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Response {
+/// Every signed client of the workspace, drafts awaiting a grant among them: filterable by words and status.
+pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filter): Query<Filter>) -> Response {
     let Ok(mut conn) = state.store.read().await else { return unavailable() };
     let Ok(clients) = fiscus_store::execution_clients::list(&mut conn, &op.workspace_id).await else {
         return unavailable();
     };
-    let mut rows = String::new();
+    let mut rows = Vec::with_capacity(clients.len());
     for c in &clients {
-        let _ = write!(
-            rows,
-            "<tr><td><a href=\"/console/clients/{id}?environment={env}\">{id}</a></td><td>{name}</td><td>{env}</td>\
-             <td><code>{fp}</code></td><td class=\"status\" data-state=\"{status}\">{status}</td><td>{grant}</td></tr>",
-            id = escape(&c.client.id),
-            name = escape(&c.client.name),
-            env = c.client.environment.as_str(),
-            fp = escape(&key_fingerprint(&c.client.public_key)),
-            status = c.status().as_str(),
-            grant = grant_summary(&op, c),
-        );
+        let env = c.client.environment.as_str();
+        let status = c.status().as_str();
+        let cells = vec![
+            format!("<a href=\"/console/clients/{id}?environment={env}\">{id}</a>", id = escape(&c.client.id)),
+            escape(&c.client.name),
+            env.to_string(),
+            format!("<code>{}</code>", escape(&key_fingerprint(&c.client.public_key))),
+            format!("<span class=\"status\" data-state=\"{status}\">{status}</span>"),
+            grant_summary(&op, c),
+        ];
+        let words = [c.client.id.as_str(), &c.client.name, env, &c.client.application_id];
+        rows.push(Row::new(cells, status, &words));
     }
-    let body = if clients.is_empty() {
-        "<p class=\"muted\">No signed clients yet. Register one with <code>fiscus admin exec-client create --app APP \
-         --name NAME --public-key BASE64</code>; it appears here as a draft for an admin to grant.</p>"
-            .to_string()
-    } else {
-        format!(
-            "<table><tr><th>Client (keyid)</th><th>Name</th><th>Environment</th><th>Key</th><th>Status</th>\
-             <th>Grant</th></tr>{rows}</table>"
-        )
+    let queue = Queue {
+        id: "clients",
+        caption: "Signed clients",
+        headers: &["Client (keyid)", "Name", "Environment", "Key", "Status", "Grant"],
+        facet: ("Status", &["draft", "active", "revoked"]),
+        empty: "No signed clients yet. Register one with `fiscus admin exec-client create --app APP --name NAME \
+                --public-key BASE64`; it appears here as a draft for an admin to grant.",
     };
-    page("Signed clients", op.nav(), &body)
+    page("Signed clients", op.nav(), &queue.render("/console/clients", &filter, rows))
 }
 
 #[derive(serde::Deserialize)]

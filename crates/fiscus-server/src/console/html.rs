@@ -93,11 +93,12 @@ impl Nav<'_> {
 }
 
 /// The console's places, in the navigation's order.
-const PLACES: [(&str, &str); 15] = [
+const PLACES: [(&str, &str); 16] = [
     ("/console", "Pending approvals"),
     ("/console/delegations", "Delegations"),
     ("/console/clients", "Signed clients"),
     ("/console/webhooks", "Webhooks"),
+    ("/console/instruments", "Instruments"),
     ("/console/model-portfolios", "Model portfolios"),
     ("/console/rebalance-proposals", "Rebalances"),
     ("/console/lqm-promotions", "Model promotions"),

@@ -4,7 +4,7 @@
 //! covers, and a promotion of any other checkpoint is not decided.
 
 use crate::http::form::ConsoleForm;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::approval::Role;
@@ -19,6 +19,7 @@ use std::fmt::Write as _;
 
 use super::flash::{self, Notice};
 use super::html::{self, escape, page};
+use super::queue::{Filter, Queue, Row};
 use super::session::OperatorSession;
 use crate::lqm::promotion;
 use crate::state::AppState;
@@ -27,13 +28,14 @@ fn short(hash: &str) -> String {
     format!("<code title=\"{}\">{}</code>", escape(hash), escape(&hash[..hash.len().min(19)]))
 }
 
+/// The queue's rows for promotions in one state of one environment, each with the forms `actions` name.
 fn rows(
     op: &OperatorSession,
     environment: Environment,
     list: &[(Model, Promotion)],
     actions: &[(&str, &str, &str)],
-) -> String {
-    let mut out = String::new();
+    out: &mut Vec<Row>,
+) {
     for (m, p) in list {
         let b = &p.record.body;
         let mut forms = String::new();
@@ -54,43 +56,33 @@ fn rows(
                 );
             }
         }
-        let _ = write!(
-            out,
-            "<tr><td>{name}<br><code>{model}</code></td><td>{family}</td><td>{checkpoint}<br><code>{ckp}</code></td>\
-             <td>evaluation {evaluation}<br>packet {packet}<br>supply chain {head}</td><td>{note}</td>\
-             <td>{by}<br>{at}</td><td class=\"status\" data-state=\"{state}\">{state}</td><td>{forms}</td></tr>",
-            name = escape(&m.body.name),
-            model = escape(&m.id),
-            family = m.body.task_family.as_str(),
-            checkpoint = short(&b.checkpoint_hash),
-            ckp = escape(&b.checkpoint_id),
-            evaluation = short(&b.evaluation_hash),
-            packet = short(&b.evidence_packet_hash),
-            head = short(&b.publication_head),
-            note = escape(b.note.as_deref().unwrap_or("")),
-            by = escape(&p.record.created_by),
-            at = op.time(p.record.created_at),
-            state = p.state.as_str(),
-        );
-    }
-    out
-}
-
-fn table(body: String, empty: &str) -> String {
-    if body.is_empty() {
-        format!("<p class=\"muted\">{empty}</p>")
-    } else {
-        format!(
-            "<table><tr><th>Model</th><th>Task</th><th>Checkpoint</th><th>Control evidence</th><th>Note</th>\
-             <th>Requested</th><th>State</th><th></th></tr>{body}</table>"
-        )
+        let state = p.state.as_str();
+        let cells = vec![
+            format!("{}<br><code>{}</code>", escape(&m.body.name), escape(&m.id)),
+            environment.as_str().to_string(),
+            m.body.task_family.as_str().to_string(),
+            format!("{}<br><code>{}</code>", short(&b.checkpoint_hash), escape(&b.checkpoint_id)),
+            format!(
+                "evaluation {}<br>packet {}<br>supply chain {}",
+                short(&b.evaluation_hash),
+                short(&b.evidence_packet_hash),
+                short(&b.publication_head)
+            ),
+            escape(b.note.as_deref().unwrap_or("")),
+            format!("{}<br>{}", escape(&p.record.created_by), op.time(p.record.created_at)),
+            format!("<span class=\"status\" data-state=\"{state}\">{state}</span>"),
+            forms,
+        ];
+        let words = [m.body.name.as_str(), &m.id, &p.record.id, &b.checkpoint_id, environment.as_str()];
+        out.push(Row::new(cells, state, &words));
     }
 }
 
-pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Response {
+/// Promotions awaiting a decision and those serving, in both environments: filterable by words and state.
+pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filter): Query<Filter>) -> Response {
     let unavailable =
         || html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.");
-    let mut sections = String::new();
+    let mut all = Vec::new();
     for environment in [Environment::Sandbox, Environment::Production] {
         let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment };
         let (Ok(pending), Ok(active)) = (
@@ -99,20 +91,31 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
         ) else {
             return unavailable();
         };
-        let decide = [("approve", "Promote", "approve"), ("deny", "Deny", "deny")];
-        let _ = write!(
-            sections,
-            "<h2>{env}: awaiting a decision</h2>{pending}<h2>{env}: serving in the Quant Models catalogue</h2>{active}",
-            env = environment.as_str(),
-            pending = table(rows(&op, environment, &pending, &decide), "No promotion awaits a decision."),
-            active =
-                table(rows(&op, environment, &active, &[("revoke", "Revoke", "deny")]), "No promoted model serves."),
-        );
+        rows(&op, environment, &pending, &[("approve", "Promote", "approve"), ("deny", "Deny", "deny")], &mut all);
+        rows(&op, environment, &active, &[("revoke", "Revoke", "deny")], &mut all);
     }
+    let queue = Queue {
+        id: "promotions",
+        caption: "Promotions awaiting a decision, and promoted models serving",
+        headers: &[
+            "Model",
+            "Environment",
+            "Task",
+            "Checkpoint",
+            "Control evidence",
+            "Note",
+            "Requested",
+            "State",
+            "Decide",
+        ],
+        facet: ("State", &[PromotionState::Pending.as_str(), PromotionState::Active.as_str()]),
+        empty: "No promotion awaits a decision, and no promoted model serves.",
+    };
     let body = format!(
         "<p class=\"muted\">A credential may request a promotion; only a person decides it. Promoting serves exactly \
          the checkpoint hash shown in the workspace's Quant Models catalogue and supersedes the model's earlier \
-         checkpoint. Revoking stops it serving, and QLM versions pinning it refuse to run until rebound.</p>{sections}"
+         checkpoint. Revoking stops it serving, and QLM versions pinning it refuse to run until rebound.</p>{}",
+        queue.render("/console/lqm-promotions", &filter, all)
     );
     page("Model promotions", op.nav(), &body)
 }

@@ -12,6 +12,7 @@ mod delegations;
 mod enroll;
 mod flash;
 pub mod html;
+mod instruments;
 mod login;
 mod lqm_promotions;
 mod model_portfolios;
@@ -58,8 +59,10 @@ pub fn routes() -> Router<AppState> {
         .route("/console/clients/{id}/decision", post(clients::decide))
         .route("/console/webhooks", get(webhooks::list))
         .route("/console/webhooks/{id}", get(webhooks::log).post(webhooks::decide))
+        .route("/console/instruments", get(instruments::list))
+        .route("/console/instruments/{id}", get(instruments::detail))
         .route("/console/model-portfolios", get(model_portfolios::list))
-        .route("/console/model-portfolios/{id}", post(model_portfolios::decide))
+        .route("/console/model-portfolios/{id}", get(model_portfolios::detail).post(model_portfolios::decide))
         .route("/console/lqm-promotions", get(lqm_promotions::list))
         .route("/console/lqm-promotions/{id}", post(lqm_promotions::decide))
         .route("/console/workflow-reviews", get(workflow_reviews::list))

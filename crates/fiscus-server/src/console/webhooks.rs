@@ -2,7 +2,7 @@
 //! admin's approval before anything is delivered to them.
 
 use crate::http::form::ConsoleForm;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::approval::Role;
@@ -15,18 +15,21 @@ use std::fmt::Write as _;
 
 use super::flash::{self, Notice};
 use super::html::{self, escape, page};
+use super::queue::{Filter, Queue, Row};
 use super::session::OperatorSession;
 use crate::governed::{self, Failure};
 use crate::state::AppState;
 
-pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Response {
+/// Every webhook endpoint of the workspace, production ones awaiting an admin's approval among them:
+/// filterable by words and status.
+pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filter): Query<Filter>) -> Response {
     let Ok(mut conn) = state.store.read().await else {
         return html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.");
     };
     let Ok(endpoints) = fiscus_store::webhooks::list_workspace(&mut conn, &op.workspace_id).await else {
         return html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.");
     };
-    let mut rows = String::new();
+    let mut rows = Vec::with_capacity(endpoints.len());
     for e in &endpoints {
         let mut forms = String::new();
         if e.status == EndpointStatus::PendingApproval && op.role == Role::Admin {
@@ -43,30 +46,35 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
                 );
             }
         }
-        let _ = write!(
-            rows,
-            "<tr><td><a href=\"/console/webhooks/{id}\"><code>{id}</code></a></td><td>{env}</td><td><code>{url}</code></td><td>{types}</td><td>{app}</td>\
-             <td class=\"status\" data-state=\"{status}\">{status}</td><td>{at}</td><td>{forms}</td></tr>",
-            id = escape(&e.id),
-            env = e.environment.as_str(),
-            url = escape(&e.url),
-            types = escape(&e.event_types.join(", ")),
-            app = escape(&e.application_id),
-            status = e.status.as_str(),
-            at = op.time(e.created_at),
-        );
+        let status = e.status.as_str();
+        let cells = vec![
+            format!("<a href=\"/console/webhooks/{id}\"><code>{id}</code></a>", id = escape(&e.id)),
+            e.environment.as_str().to_string(),
+            format!("<code>{}</code>", escape(&e.url)),
+            escape(&e.event_types.join(", ")),
+            escape(&e.application_id),
+            format!("<span class=\"status\" data-state=\"{status}\">{status}</span>"),
+            op.time(e.created_at),
+            forms,
+        ];
+        let types = e.event_types.join(" ");
+        let words = [e.id.as_str(), e.environment.as_str(), &e.url, &types, &e.application_id];
+        rows.push(Row::new(cells, status, &words));
     }
-    let body = if endpoints.is_empty() {
-        "<p class=\"muted\">No webhook endpoints yet. Applications register them with <code>POST \
-         /api/v2/agent-execution/webhooks</code>; production ones wait here for an admin's approval.</p>"
-            .to_string()
-    } else {
-        format!(
-            "<p class=\"muted\">A production endpoint receives nothing until an admin approves it. Every delivery is \
-             screened again against private and metadata addresses.</p><table><tr><th>Endpoint</th><th>Environment</th>\
-             <th>URL</th><th>Events</th><th>Application</th><th>Status</th><th>Registered</th><th></th></tr>{rows}</table>"
-        )
+    let queue = Queue {
+        id: "webhooks",
+        caption: "Webhook endpoints",
+        headers: &["Endpoint", "Environment", "URL", "Events", "Application", "Status", "Registered", "Decide"],
+        facet: ("Status", &["pending_approval", "active", "disabled", "revoked"]),
+        empty: "No webhook endpoints yet. Applications register them with POST /api/v2/agent-execution/webhooks; \
+                production ones wait here for an admin's approval.",
     };
+    let body = format!(
+        "<p class=\"muted\">A production endpoint receives nothing until an admin approves it. Every delivery is \
+         screened again against private and metadata addresses. Each endpoint's page draws its delivery latency \
+         and failures.</p>{}",
+        queue.render("/console/webhooks", &filter, rows)
+    );
     page("Webhook endpoints", op.nav(), &body)
 }
 

@@ -4,7 +4,7 @@
 //! step it decides, and a page gone stale decides nothing.
 
 use crate::http::form::ConsoleForm;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::approval::Role;
@@ -17,6 +17,7 @@ use std::fmt::Write as _;
 
 use super::flash::{self, Notice};
 use super::html::{self, escape, page};
+use super::queue::{Filter, Queue, Row};
 use super::session::OperatorSession;
 use crate::state::AppState;
 use crate::workflows::runs;
@@ -45,14 +46,14 @@ fn summary(output: &Value) -> String {
     String::new()
 }
 
-pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Response {
+/// The workflow runs waiting at a review step, in both environments: filterable by words and environment.
+pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filter): Query<Filter>) -> Response {
     let unavailable =
         || html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.");
-    let mut sections = String::new();
+    let mut rows = Vec::new();
     for environment in [Environment::Sandbox, Environment::Production] {
         let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment };
         let Ok(waiting) = runs::awaiting_review(&state, &tenant).await else { return unavailable() };
-        let mut rows = String::new();
         for w in &waiting {
             let mut recorded = String::new();
             for s in &w.steps {
@@ -83,27 +84,26 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
                     );
                 }
             }
-            let _ = write!(
-                rows,
-                "<tr><td>{name}<br><code>{run}</code></td><td><strong>{title}</strong><br><code>{step}</code></td>\
-                 <td><ul>{recorded}</ul></td><td>{by}<br>{at}</td><td>{forms}</td></tr>",
-                name = escape(&w.workflow_name),
-                run = escape(&w.run.record.id),
-                title = escape(&w.title),
-                step = escape(&w.step),
-                by = escape(&w.run.record.created_by),
-                at = op.time(w.run.record.created_at),
-            );
+            let cells = vec![
+                format!("{}<br><code>{}</code>", escape(&w.workflow_name), escape(&w.run.record.id)),
+                environment.as_str().to_string(),
+                format!("<strong>{}</strong><br><code>{}</code>", escape(&w.title), escape(&w.step)),
+                format!("<ul>{recorded}</ul>"),
+                format!("{}<br>{}", escape(&w.run.record.created_by), op.time(w.run.record.created_at)),
+                forms,
+            ];
+            let words = [w.workflow_name.as_str(), &w.run.record.id, &w.title, &w.step, &w.run.record.created_by];
+            rows.push(Row::new(cells, environment.as_str(), &words));
         }
-        let table = if rows.is_empty() {
-            "<p class=\"muted\">No workflow run awaits review.</p>".to_string()
-        } else {
-            format!(
-                "<table><tr><th>Workflow run</th><th>Review</th><th>Recorded so far</th><th>Started</th><th></th></tr>{rows}</table>"
-            )
-        };
-        let _ = write!(sections, "<h2>{}: awaiting review</h2>{table}", environment.as_str());
     }
+    let queue = Queue {
+        id: "workflow-reviews",
+        caption: "Workflow runs awaiting review",
+        headers: &["Workflow run", "Environment", "Review", "Recorded so far", "Started", "Decide"],
+        facet: ("Environment", &["sandbox", "production"]),
+        empty: "No workflow run awaits review.",
+    };
+    let sections = queue.render("/console/workflow-reviews", &filter, rows);
     let body = format!(
         "<p class=\"muted\">A workflow run stops at each review step until a person decides. Approving lets the run \
          go on; rejecting cancels it. The decision is recorded as the step's output and sealed into the run's \

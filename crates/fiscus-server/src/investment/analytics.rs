@@ -360,3 +360,38 @@ pub async fn comparison(state: &AppState, tenant: &Tenant, q: ComparisonQuery) -
         up_down_capture: rel.up_down_capture,
     })
 }
+
+/// Each holding's share of a portfolio's volatility (the Euler allocation: w_i (Σw)_i / w'Σw, summing to 1),
+/// from the holdings' daily returns over the last `lookback` common returns. `None` when a holding has no
+/// prices in the workspace, or fewer than 60 common returns exist: then there is nothing honest to draw.
+pub async fn risk_contributions(
+    state: &AppState,
+    workspace_id: &str,
+    weights: &[(String, f64)],
+    lookback: usize,
+) -> Result<Option<Vec<(String, f64)>>, Failure> {
+    if weights.len() < 2 {
+        return Ok(None);
+    }
+    let symbols: Vec<String> = weights.iter().map(|(s, _)| s.clone()).collect();
+    let pinned = match inputs::pin(state, workspace_id, "instruments", &symbols, None, None).await {
+        Ok(p) => p,
+        Err(Failure::Invalid(_)) => return Ok(None),
+        Err(other) => return Err(other),
+    };
+    let panel = inputs::load(state, workspace_id, &pinned).await?;
+    let rows = panel.returns();
+    if rows.len() < 60 {
+        return Ok(None);
+    }
+    let recent = &rows[rows.len().saturating_sub(lookback)..];
+    let returns = fiscus_quant::matrix::Matrix::from_rows(recent).map_err(engine_error)?;
+    let cov = fiscus_quant::covariance::sample(&returns, 1).map_err(engine_error)?;
+    let w: Vec<f64> = weights.iter().map(|(_, w)| *w).collect();
+    let variance = cov.quad_form(&w);
+    if !(variance.is_finite() && variance > 0.0) {
+        return Ok(None);
+    }
+    let marginal = cov.mul_vec(&w);
+    Ok(Some(symbols.into_iter().zip(w.iter().zip(marginal).map(|(w, m)| w * m / variance)).collect()))
+}

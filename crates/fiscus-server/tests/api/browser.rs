@@ -257,7 +257,8 @@ async fn every_console_page_meets_wcag_2_2_aa_in_chromium() {
         .await
         .expect("json");
     let draw = format!("/api/v2/investment/themes/universes/{}/model-portfolio", u["id"]);
-    assert!(app.post_json(&draw, &app.key, &json!({}), None).await.status().is_success());
+    let model: Value = app.post_json(&draw, &app.key, &json!({}), None).await.json().await.expect("json");
+    let model = model["id"].as_str().expect("model portfolio id").to_string();
     let version = crate::workflows::installed(&app, "model_monitoring").await;
     let run = crate::workflows::started(&app, &version).await;
     crate::workflows::reaches(&app, &run, "awaiting_review").await;
@@ -311,11 +312,14 @@ async fn every_console_page_meets_wcag_2_2_aa_in_chromium() {
         .expect("json");
     let mut pages = pages.to_vec();
     pages.push(format!("/console/delegations/{}?environment=sandbox", delegation["id"].as_str().expect("id")));
+    pages.push(format!("/console/model-portfolios/{model}?environment=sandbox"));
+    pages.push("/console/instruments".into());
+    pages.push("/console/instruments/MSFT".into());
     args.extend(pages);
     let stdout = browse("accessibility.mjs", args).await;
     // axe ran on every page (the sign-in page and each signed-in one) and found rules to pass.
     let audited: Vec<&str> = stdout.lines().filter(|l| l.contains(" violation(s), ")).collect();
-    assert_eq!(audited.len(), 22, "{stdout}");
+    assert_eq!(audited.len(), 25, "{stdout}");
     for line in audited {
         let passed: usize =
             line.rsplit(", ").next().and_then(|p| p.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or(0);

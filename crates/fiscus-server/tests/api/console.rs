@@ -630,3 +630,65 @@ async fn a_stale_approval_shows_what_changed_since_it_was_given() {
     let changes = between(&page, "<ul class=\"changes\">", "</ul>");
     assert!(changes.contains("<code>sanctions_screening</code>: version 1 passed → version 2 failed"), "{changes}");
 }
+
+/// A person chooses the zone their times are shown in; the change is flashed once on the page the form
+/// returns to, and a zone the console does not know changes nothing.
+#[tokio::test]
+async fn times_follow_the_person_s_zone_and_a_saved_change_is_flashed_once() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "zone@example.com", Role::Auditor).await;
+    let cookie = sign_in(&app, &op).await;
+    let page = console_page(&app, &cookie, "/console/preferences").await;
+    assert!(page.contains("<strong id=\"current-zone\">UTC</strong>"), "{page}");
+    let save = |zone: &'static str, csrf: String| {
+        let cookie = cookie.clone();
+        let app = &app;
+        async move {
+            client()
+                .post(app.url("/console/preferences"))
+                .header("cookie", cookie)
+                .form(&[("csrf", csrf.as_str()), ("time_zone", zone)])
+                .send()
+                .await
+                .expect("request")
+        }
+    };
+    let refused = save("Mars/Olympus_Mons", hidden(&page, "csrf")).await;
+    assert_eq!(refused.status(), 422);
+    let saved = save("Asia/Tokyo", hidden(&page, "csrf")).await;
+    assert_eq!(saved.status(), 303);
+    let flash = saved.headers().get("set-cookie").and_then(|v| v.to_str().ok()).expect("flash cookie");
+    let flash = flash.split(';').next().expect("pair").to_string();
+    let shown = client()
+        .get(app.url("/console/audit"))
+        .header("cookie", format!("{cookie}; {flash}"))
+        .send()
+        .await
+        .expect("request");
+    let cleared = shown.headers().get("set-cookie").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+    assert!(cleared.starts_with("fiscus_flash=;") && cleared.contains("Max-Age=0"), "{cleared}");
+    let shown = shown.text().await.expect("page");
+    assert!(shown.contains("<p class=\"flash\" role=\"status\">Saved: times are shown in Asia/Tokyo.</p>"), "{shown}");
+    assert!(shown.contains(" JST</time>") && shown.contains("title=\"") && shown.contains(" UTC\">"), "{shown}");
+    let again = console_page(&app, &cookie, "/console/audit").await;
+    assert!(!again.contains("class=\"flash\""), "shown once");
+}
+
+/// The workspace's instruments, filterable, and one instrument's price history drawn from its prices.
+#[tokio::test]
+async fn instruments_are_listed_filterable_and_their_prices_drawn() {
+    let app = spawn_app().await;
+    crate::workflows::demo(&app).await;
+    let op = enrolled_operator(&app, "prices@example.com", Role::Auditor).await;
+    let cookie = sign_in(&app, &op).await;
+    let list = console_page(&app, &cookie, "/console/instruments?q=microsoft").await;
+    assert!(list.contains("(1 of ") && list.contains(">MSFT</a>"), "{list}");
+    let page = console_page(&app, &cookie, "/console/instruments/MSFT").await;
+    assert!(
+        page.contains("MSFT price history (five years): 1259 points from 2017-12-28 00:00 to 2022-12-28 00:00"),
+        "{page}"
+    );
+    let missing =
+        client().get(app.url("/console/instruments/NOPE")).header("cookie", &cookie).send().await.expect("request");
+    assert_eq!(missing.status(), 404);
+}

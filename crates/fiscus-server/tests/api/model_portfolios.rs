@@ -447,3 +447,36 @@ async fn an_operator_proposes_the_trade_of_a_rebalance_at_the_console() {
         .expect("request");
     assert_eq!(again.status(), 409);
 }
+
+/// A model portfolio's page draws its weights and each holding's share of its volatility from the
+/// workspace's prices. Expected figures: the last 252 daily returns of MSFT and AAPL in
+/// `data/market/us_large_caps_20_daily_adjclose.csv`, sample covariance, Euler allocation
+/// w_i (Σw)_i / w'Σw, computed independently with Python's standard library (52.9438 % and 47.0562 %).
+#[tokio::test]
+async fn a_model_portfolio_s_page_draws_its_weights_and_risk_contributions() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let universe = json!({ "name": "Pair", "theme": "quality", "source": "test",
+        "members": [{ "symbol": "MSFT", "relevance": 0.9 }, { "symbol": "AAPL", "relevance": 0.8 }] });
+    let u = created(&app, "/api/v2/investment/themes/universes", &universe).await;
+    let model =
+        created(&app, &format!("/api/v2/investment/themes/universes/{}/model-portfolio", u["id"]), &json!({})).await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let page = console_page(
+        &app,
+        &cookie,
+        &format!("/console/model-portfolios/{}?environment=sandbox", model["id"].as_str().expect("id")),
+    )
+    .await;
+    assert!(page.contains("Weights (% of the portfolio): MSFT 52.9412, AAPL 47.0588"), "{page}");
+    assert!(
+        page.contains("(% of the portfolio&#39;s volatility): MSFT 52.9438, AAPL 47.0562"),
+        "risk contributions as the independent computation: {page}"
+    );
+    assert!(page.contains("Approve sha256:"), "the decision waits on the same page");
+    let other =
+        console_page(&app, &cookie, "/console/model-portfolios/mpf_0000000000000000000000000?environment=sandbox")
+            .await;
+    assert!(other.contains("No such model portfolio"), "{other}");
+}

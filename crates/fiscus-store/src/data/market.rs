@@ -314,6 +314,24 @@ pub struct Bar {
     pub volume: Option<String>,
 }
 
+/// The newest bar of one instrument in one dataset.
+pub async fn last_bar(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    instrument_id: &str,
+    dataset_number: i64,
+) -> Result<Option<Bar>> {
+    Ok(sqlx::query_as::<_, Bar>(
+        "SELECT date, open, high, low, close, adj_close, volume FROM prices WHERE workspace_id = $1 AND \
+         instrument_id = $2 AND dataset_number = $3 ORDER BY date DESC LIMIT 1",
+    )
+    .bind(workspace_id)
+    .bind(instrument_id)
+    .bind(dataset_number)
+    .fetch_optional(conn)
+    .await?)
+}
+
 /// A date window: `from` and `to` inclusive (`YYYY-MM-DD`), `after` an exclusive cursor.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Window<'a> {
