@@ -1,6 +1,9 @@
 // Every console page in headless Chromium: a screenshot of each into OUT_DIR, and axe-core (from npm, run in
-// the page) at WCAG 2.2 AA (the wcag2a, wcag2aa, wcag21a, wcag21aa and wcag22aa rules). The sign-in page is
-// checked before signing in. Prints each page's violations; exits non-zero when there is any.
+// the page) at WCAG 2.2 AA (the wcag2a, wcag2aa, wcag21a, wcag21aa and wcag22aa rules). Before signing in:
+// the sign-in page, the pages named in A11Y_ANONYMOUS ("name=path,…", e.g. enrolment links), and, when
+// A11Y_ENROL names a fresh enrolment link, its password form filled in to reach the second-factor page. When
+// A11Y_WORKSPACE is set, the person belongs to several workspaces: the picker is checked and that one picked.
+// Prints each page's violations; exits non-zero when there is any.
 // Usage: node accessibility.mjs BASE_URL EMAIL PASSWORD TOTP_SECRET_BASE32 OUT_DIR PATH...
 import { readFileSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -36,7 +39,23 @@ try {
   const anonymous = await (await browser.newContext()).newPage();
   await anonymous.goto(`${base}/console/login`);
   violations += await audit(anonymous, "login");
-  const page = await signIn(browser, base, email, password, secretB32);
+  for (const pair of (process.env.A11Y_ANONYMOUS || "").split(",").filter(Boolean)) {
+    const [name, path] = [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)];
+    await anonymous.goto(`${base}${path}`);
+    violations += await audit(anonymous, name);
+  }
+  if (process.env.A11Y_ENROL) {
+    await anonymous.goto(`${base}${process.env.A11Y_ENROL}`);
+    violations += await audit(anonymous, "enroll-password");
+    await anonymous.fill("input[name=password]", "a long enough passphrase");
+    await anonymous.fill("input[name=password_repeat]", "a long enough passphrase");
+    await anonymous.click("button[type=submit]");
+    await anonymous.waitForSelector("#totp-secret");
+    violations += await audit(anonymous, "enroll-second-factor");
+  }
+  const picker = async (p) => { violations += await audit(p, "workspace-picker"); };
+  const workspace = process.env.A11Y_WORKSPACE;
+  const page = await signIn(browser, base, email, password, secretB32, workspace, workspace ? picker : undefined);
   for (const path of paths) {
     const response = await page.goto(`${base}${path}`);
     if (!response || response.status() !== 200) throw new Error(`${path} answered ${response && response.status()}`);

@@ -38,8 +38,9 @@ export async function launch() {
 }
 
 // Signs in by e-mail (no workspace id is ever typed) and returns the page, on the console's dashboard. A
-// person who belongs to several workspaces is asked which one: `workspace` is the name to pick.
-export async function signIn(browser, base, email, password, secretB32, workspace) {
+// person who belongs to several workspaces is asked which one: `workspace` is the name to pick, and
+// `onPicker(page)`, when given, is awaited on the picker before the pick.
+export async function signIn(browser, base, email, password, secretB32, workspace, onPicker) {
   const page = await (await browser.newContext()).newPage();
   await page.goto(`${base}/console/login`);
   await page.fill("input[name=email]", email);
@@ -50,6 +51,7 @@ export async function signIn(browser, base, email, password, secretB32, workspac
   if (workspace !== undefined) {
     const heading = await page.textContent("h1");
     if (heading !== "Choose a workspace") throw new Error(`expected the workspace picker, saw ${heading}`);
+    if (onPicker) await onPicker(page);
     console.log("picking the workspace by name");
     await page.click(`button:has-text("${workspace}")`);
     await page.waitForLoadState();

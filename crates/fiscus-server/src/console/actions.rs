@@ -14,7 +14,7 @@ use serde::Deserialize;
 use std::fmt::Write as _;
 
 use super::flash::{self, Notice};
-use super::html::{self, escape, page};
+use super::html::{self, EnvQuery, escape, page};
 use super::queue::{Filter, Queue, Row};
 use super::session::OperatorSession;
 use crate::governed::Failure;
@@ -76,11 +76,6 @@ pub async fn dashboard(State(state): State<AppState>, op: OperatorSession, Query
     page("Pending approvals", op.nav(), &queue.render("/console", &filter, rows))
 }
 
-#[derive(Deserialize)]
-pub struct EnvQuery {
-    environment: String,
-}
-
 pub async fn detail(
     State(state): State<AppState>,
     op: OperatorSession,
@@ -108,11 +103,11 @@ pub async fn detail(
     for c in &view.checks {
         let _ = write!(
             checks,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&c.check_key),
             c.version,
             c.status.as_str(),
-            escape(&c.check_hash),
+            html::hash(&c.check_hash),
             escape(&c.source_reference)
         );
     }
@@ -155,7 +150,7 @@ pub async fn detail(
         let _ = write!(
             events,
             "<tr><td>{}</td><td>{}</td><td>{} → {}</td><td>{} {}</td></tr>",
-            escape(&h.at),
+            fiscus_domain::clock::parse_rfc3339(&h.at).map_or_else(|| escape(&h.at), |at| op.time(at)),
             h.event.as_str(),
             h.from_state.map_or("—", ControlState::as_str),
             h.to_state.as_str(),

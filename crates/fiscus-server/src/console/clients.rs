@@ -14,7 +14,7 @@ use fiscus_store::execution_clients::{ClientDecision, Standing};
 use std::fmt::Write as _;
 
 use super::flash::{self, Notice};
-use super::html::{self, escape, page};
+use super::html::{self, EnvQuery, escape, page};
 use super::queue::{Filter, Queue, Row};
 use super::session::OperatorSession;
 use crate::governed::{self, Failure};
@@ -58,7 +58,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filt
             escape(&c.client.name),
             env.to_string(),
             format!("<code>{}</code>", escape(&key_fingerprint(&c.client.public_key))),
-            format!("<span class=\"status\" data-state=\"{status}\">{status}</span>"),
+            html::state(status),
             grant_summary(&op, c),
         ];
         let words = [c.client.id.as_str(), &c.client.name, env, &c.client.application_id];
@@ -73,11 +73,6 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filt
                 --public-key BASE64`; it appears here as a draft for an admin to grant.",
     };
     page("Signed clients", op.nav(), &queue.render("/console/clients", &filter, rows))
-}
-
-#[derive(serde::Deserialize)]
-pub struct EnvQuery {
-    environment: String,
 }
 
 pub async fn detail(

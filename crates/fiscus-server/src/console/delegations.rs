@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 
 use super::charts;
 use super::flash::{self, Notice};
-use super::html::{self, escape, page};
+use super::html::{self, EnvQuery, escape, page};
 use super::queue::{Filter, Queue, Row};
 use super::session::OperatorSession;
 use crate::governed::{self, Failure};
@@ -76,7 +76,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filt
                 escape(&d.identity_id),
                 format!("{} {} → {}", t.action.as_str(), escape(&t.connector), escape(&t.counterparty)),
                 budgets(t),
-                format!("<span data-state=\"{s}\">{s}</span>", s = d.status.as_str()),
+                html::state(d.status.as_str()),
                 moves(&op, &d),
             ];
             let words = [d.id.as_str(), env.as_str(), &d.identity_id, t.action.as_str(), &t.connector, &t.counterparty];
@@ -99,11 +99,6 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filt
         empty: "No delegation has been requested in this workspace.",
     };
     page("Delegations", op.nav(), &queue.render("/console/delegations", &filter, rows))
-}
-
-#[derive(Deserialize)]
-pub struct EnvQuery {
-    environment: String,
 }
 
 /// One delegation: its sealed terms, its budget use over this UTC month against the monthly budget, and the

@@ -23,6 +23,17 @@ pub fn hash(full: &str) -> String {
     )
 }
 
+/// A state as a badge: its word, with the tone the stylesheet gives that word (never the colour alone).
+pub fn state(word: &str) -> String {
+    format!("<span class=\"status\" data-state=\"{w}\">{w}</span>", w = escape(word))
+}
+
+/// The `?environment=` of a page about one object (an unknown environment finds nothing).
+#[derive(serde::Deserialize)]
+pub struct EnvQuery {
+    pub environment: String,
+}
+
 /// The console's stylesheet, compiled in and served at [`STYLESHEET_PATH`]; pages link it with its hash so a
 /// new build is never shown an old sheet.
 pub const STYLESHEET: &str = include_str!("assets/console.css");

@@ -24,10 +24,6 @@ use super::session::OperatorSession;
 use crate::lqm::promotion;
 use crate::state::AppState;
 
-fn short(hash: &str) -> String {
-    format!("<code title=\"{}\">{}</code>", escape(hash), escape(&hash[..hash.len().min(19)]))
-}
-
 /// The queue's rows for promotions in one state of one environment, each with the forms `actions` name.
 fn rows(
     op: &OperatorSession,
@@ -61,16 +57,16 @@ fn rows(
             format!("{}<br><code>{}</code>", escape(&m.body.name), escape(&m.id)),
             environment.as_str().to_string(),
             m.body.task_family.as_str().to_string(),
-            format!("{}<br><code>{}</code>", short(&b.checkpoint_hash), escape(&b.checkpoint_id)),
+            format!("{}<br><code>{}</code>", html::hash(&b.checkpoint_hash), escape(&b.checkpoint_id)),
             format!(
                 "evaluation {}<br>packet {}<br>supply chain {}",
-                short(&b.evaluation_hash),
-                short(&b.evidence_packet_hash),
-                short(&b.publication_head)
+                html::hash(&b.evaluation_hash),
+                html::hash(&b.evidence_packet_hash),
+                html::hash(&b.publication_head)
             ),
             escape(b.note.as_deref().unwrap_or("")),
             format!("{}<br>{}", escape(&p.record.created_by), op.time(p.record.created_at)),
-            format!("<span class=\"status\" data-state=\"{state}\">{state}</span>"),
+            html::state(state),
             forms,
         ];
         let words = [m.body.name.as_str(), &m.id, &p.record.id, &b.checkpoint_id, environment.as_str()];

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 
 use super::charts;
 use super::flash::{self, Notice};
-use super::html::{self, escape, page};
+use super::html::{self, EnvQuery, escape, page};
 use super::queue::{Filter, Queue, Row};
 use super::session::OperatorSession;
 use crate::governed::Failure;
@@ -83,7 +83,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filt
                 m.weighting.as_str().to_string(),
                 holdings,
                 html::hash(&m.content_hash),
-                format!("<span class=\"status\" data-state=\"{s}\">{s}</span>", s = m.state.as_str()),
+                html::state(m.state.as_str()),
                 escape(&m.created_by),
                 op.time(m.created_at),
                 decision_forms(&op, m, environment),
@@ -120,11 +120,6 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filt
         queue.render("/console/model-portfolios", &filter, rows)
     );
     page("Model portfolios", op.nav(), &body)
-}
-
-#[derive(Deserialize)]
-pub struct EnvQuery {
-    environment: String,
 }
 
 /// Trading days of returns the risk picture uses: about a year.

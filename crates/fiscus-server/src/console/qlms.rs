@@ -18,10 +18,6 @@ use super::session::OperatorSession;
 use crate::lqm::{promotion, qlm};
 use crate::state::AppState;
 
-fn short(hash: &str) -> String {
-    format!("<code title=\"{}\">{}</code>", escape(hash), escape(&hash[..hash.len().min(19)]))
-}
-
 pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Response {
     let unavailable =
         || html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.");
@@ -77,10 +73,10 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
                     name = escape(&q.body.name),
                     id = escape(&q.id),
                     version = newest.body.version,
-                    vhash = short(&newest.content_hash),
+                    vhash = html::hash(&newest.content_hash),
                     role = escape(&pin.role),
                     model = escape(&pin.model_id),
-                    pinned = short(&pin.checkpoint_hash),
+                    pinned = html::hash(&pin.checkpoint_hash),
                 );
             }
         }

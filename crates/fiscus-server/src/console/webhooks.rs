@@ -53,7 +53,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filt
             format!("<code>{}</code>", escape(&e.url)),
             escape(&e.event_types.join(", ")),
             escape(&e.application_id),
-            format!("<span class=\"status\" data-state=\"{status}\">{status}</span>"),
+            html::state(status),
             op.time(e.created_at),
             forms,
         ];

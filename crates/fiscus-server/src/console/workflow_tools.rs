@@ -12,7 +12,7 @@ use fiscus_domain::tenancy::Tenant;
 use std::fmt::Write as _;
 
 use super::flash::{self, Notice};
-use super::html::{self, escape, page};
+use super::html::{self, EnvQuery, escape, page};
 use super::session::OperatorSession;
 use crate::http::form::{RawBody, pairs};
 use crate::state::AppState;
@@ -58,11 +58,6 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
          <th>Workflow versions allowed</th></tr>{rows}</table>"
     );
     page("Workflow tools", op.nav(), &body)
-}
-
-#[derive(serde::Deserialize)]
-pub struct EnvQuery {
-    environment: String,
 }
 
 pub async fn detail(
