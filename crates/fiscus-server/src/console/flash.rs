@@ -64,14 +64,7 @@ pub fn redirect(to: &str, notice: Notice, subject: &str) -> Response {
 
 /// The message waiting in the request's cookie, as HTML-safe text.
 pub fn take(headers: &HeaderMap) -> Option<String> {
-    let value = headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
-        .map(|(_, value)| value)?;
+    let value = super::session::cookie(headers, COOKIE)?;
     let (key, subject) = value.split_once('~')?;
     subject_ok(subject).then_some(())?;
     Some(Notice::parse(key)?.words(subject))

@@ -74,15 +74,16 @@ impl OperatorSession {
     }
 }
 
-fn cookie_token(headers: &HeaderMap) -> Option<String> {
+/// The value of the request's cookie `name`, if it sent one.
+pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
-        .map(|(_, value)| value.to_string())
+        .find(|(n, _)| *n == name)
+        .map(|(_, value)| value)
 }
 
 pub fn set_cookie(token: &str, max_age_seconds: u64) -> String {
@@ -126,7 +127,7 @@ impl FromRequestParts<AppState> for OperatorSession {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
         let to_login = || html::redirect("/console/login");
-        let Some(token) = cookie_token(&parts.headers) else { return Err(to_login()) };
+        let Some(token) = cookie(&parts.headers, COOKIE).map(str::to_string) else { return Err(to_login()) };
         let Some(parsed) = credentials::parse(&token).filter(|p| p.kind == credentials::SecretKind::SessionToken)
         else {
             return Err(to_login());
