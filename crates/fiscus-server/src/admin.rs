@@ -170,7 +170,7 @@ impl Admin<'_> {
             workspace_id,
             &id,
             &email,
-            role.as_str(),
+            role,
             &credentials::keyed_hash(self.server_key, &token.full),
             now + 72 * 3600 * fiscus_domain::clock::MICROS_PER_SECOND,
             now,

@@ -34,6 +34,7 @@ pub mod operators;
 pub mod outbox;
 pub mod queues;
 pub mod research;
+pub mod run_claims;
 pub mod sealed_records;
 pub mod seals;
 pub mod settlement;

@@ -6,21 +6,63 @@
 //! workspace is known, and accounts by what a person presents; everything else takes the workspace first.
 
 use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::actions::approval::{OperatorStatus, Role};
 use sqlx::{AnyConnection, FromRow};
 
-#[derive(Clone, Debug, FromRow)]
+/// An operator of a workspace, role and status decoded where they are read (an unknown stored value is
+/// `Corrupt`, which refuses).
+#[derive(Clone, Debug)]
 pub struct OperatorRow {
     pub id: String,
     pub workspace_id: String,
     pub email: String,
-    pub role: String,
-    pub status: String,
+    pub role: Role,
+    pub status: OperatorStatus,
     /// The person's sign-in, once enrolled (staged at the first enrollment step, for a person new to Fiscus).
     pub account_id: Option<String>,
     /// 1 when the account behind this identity has proved its authenticator.
     pub totp_confirmed: i64,
     pub enrollment_expires_at: Option<i64>,
     pub created_at: i64,
+}
+
+#[derive(FromRow)]
+struct StoredOperator {
+    id: String,
+    workspace_id: String,
+    email: String,
+    role: String,
+    status: String,
+    account_id: Option<String>,
+    totp_confirmed: i64,
+    enrollment_expires_at: Option<i64>,
+    created_at: i64,
+}
+
+fn role_of(stored: &str, id: &str) -> Result<Role> {
+    Role::parse(stored).ok_or_else(|| StoreError::Corrupt(format!("operator {id}: role `{stored}`")))
+}
+
+fn status_of(stored: &str, id: &str) -> Result<OperatorStatus> {
+    OperatorStatus::parse(stored).ok_or_else(|| StoreError::Corrupt(format!("operator {id}: status `{stored}`")))
+}
+
+impl TryFrom<StoredOperator> for OperatorRow {
+    type Error = StoreError;
+
+    fn try_from(r: StoredOperator) -> Result<OperatorRow> {
+        Ok(OperatorRow {
+            role: role_of(&r.role, &r.id)?,
+            status: status_of(&r.status, &r.id)?,
+            id: r.id,
+            workspace_id: r.workspace_id,
+            email: r.email,
+            account_id: r.account_id,
+            totp_confirmed: r.totp_confirmed,
+            enrollment_expires_at: r.enrollment_expires_at,
+            created_at: r.created_at,
+        })
+    }
 }
 
 const COLUMNS: &str = "o.id, o.workspace_id, o.email, o.role, o.status, o.account_id, \
@@ -33,7 +75,7 @@ pub async fn insert_invited(
     workspace_id: &str,
     id: &str,
     email: &str,
-    role: &str,
+    role: Role,
     enrollment_token_hash: &str,
     enrollment_expires_at: i64,
     now: i64,
@@ -45,7 +87,7 @@ pub async fn insert_invited(
     .bind(id)
     .bind(workspace_id)
     .bind(email)
-    .bind(role)
+    .bind(role.as_str())
     .bind(enrollment_token_hash)
     .bind(enrollment_expires_at)
     .bind(now)
@@ -55,28 +97,36 @@ pub async fn insert_invited(
 }
 
 pub async fn find_by_enrollment(conn: &mut AnyConnection, token_hash: &str) -> Result<Option<OperatorRow>> {
-    Ok(sqlx::query_as::<_, OperatorRow>(&format!("SELECT {COLUMNS} FROM {FROM} WHERE o.enrollment_token_hash = $1"))
+    sqlx::query_as::<_, StoredOperator>(&format!("SELECT {COLUMNS} FROM {FROM} WHERE o.enrollment_token_hash = $1"))
         .bind(token_hash)
         .fetch_optional(&mut *conn)
-        .await?)
+        .await?
+        .map(OperatorRow::try_from)
+        .transpose()
 }
 
 pub async fn get(conn: &mut AnyConnection, workspace_id: &str, id: &str) -> Result<OperatorRow> {
-    sqlx::query_as::<_, OperatorRow>(&format!("SELECT {COLUMNS} FROM {FROM} WHERE o.workspace_id = $1 AND o.id = $2"))
-        .bind(workspace_id)
-        .bind(id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(StoreError::NotFound)
+    sqlx::query_as::<_, StoredOperator>(&format!(
+        "SELECT {COLUMNS} FROM {FROM} WHERE o.workspace_id = $1 AND o.id = $2"
+    ))
+    .bind(workspace_id)
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(StoreError::NotFound)?
+    .try_into()
 }
 
 pub async fn list(conn: &mut AnyConnection, workspace_id: &str) -> Result<Vec<OperatorRow>> {
-    Ok(sqlx::query_as::<_, OperatorRow>(&format!(
+    sqlx::query_as::<_, StoredOperator>(&format!(
         "SELECT {COLUMNS} FROM {FROM} WHERE o.workspace_id = $1 ORDER BY o.id"
     ))
     .bind(workspace_id)
     .fetch_all(&mut *conn)
-    .await?)
+    .await?
+    .into_iter()
+    .map(OperatorRow::try_from)
+    .collect()
 }
 
 // ------------------------------------------------------------------------------------------------ accounts
@@ -118,7 +168,7 @@ pub async fn account(conn: &mut AnyConnection, id: &str) -> Result<AccountRow> {
 
 /// The workspaces an account is an active operator of, with each workspace's name, in name order.
 pub async fn memberships(conn: &mut AnyConnection, account_id: &str) -> Result<Vec<(OperatorRow, String)>> {
-    let rows: Vec<OperatorRow> = sqlx::query_as::<_, OperatorRow>(&format!(
+    let rows: Vec<StoredOperator> = sqlx::query_as::<_, StoredOperator>(&format!(
         "SELECT {COLUMNS} FROM {FROM} WHERE o.account_id = $1 AND o.status = 'active' ORDER BY o.id"
     ))
     .bind(account_id)
@@ -126,6 +176,7 @@ pub async fn memberships(conn: &mut AnyConnection, account_id: &str) -> Result<V
     .await?;
     let mut out = Vec::with_capacity(rows.len());
     for row in rows {
+        let row = OperatorRow::try_from(row)?;
         let (name,): (String,) = sqlx::query_as("SELECT name FROM workspaces WHERE id = $1")
             .bind(&row.workspace_id)
             .fetch_one(&mut *conn)
@@ -267,7 +318,8 @@ pub async fn set_time_zone(tx: &mut WriteTx, account_id: &str, zone: &str, now: 
 
 // ------------------------------------------------------------------------------------------------ sessions
 
-#[derive(Clone, Debug, FromRow)]
+/// A console session with what the console needs of its operator (role and status decoded).
+#[derive(Clone, Debug)]
 pub struct SessionRow {
     pub id: String,
     pub workspace_id: String,
@@ -278,10 +330,49 @@ pub struct SessionRow {
     pub expires_at: i64,
     pub revoked_at: Option<i64>,
     pub email: String,
-    pub role: String,
-    pub operator_status: String,
+    pub role: Role,
+    pub operator_status: OperatorStatus,
     pub account_id: Option<String>,
     pub time_zone: String,
+}
+
+#[derive(FromRow)]
+struct StoredSession {
+    id: String,
+    workspace_id: String,
+    operator_id: String,
+    csrf_token: String,
+    created_at: i64,
+    last_seen_at: i64,
+    expires_at: i64,
+    revoked_at: Option<i64>,
+    email: String,
+    role: String,
+    operator_status: String,
+    account_id: Option<String>,
+    time_zone: String,
+}
+
+impl TryFrom<StoredSession> for SessionRow {
+    type Error = StoreError;
+
+    fn try_from(r: StoredSession) -> Result<SessionRow> {
+        Ok(SessionRow {
+            role: role_of(&r.role, &r.operator_id)?,
+            operator_status: status_of(&r.operator_status, &r.operator_id)?,
+            id: r.id,
+            workspace_id: r.workspace_id,
+            operator_id: r.operator_id,
+            csrf_token: r.csrf_token,
+            created_at: r.created_at,
+            last_seen_at: r.last_seen_at,
+            expires_at: r.expires_at,
+            revoked_at: r.revoked_at,
+            email: r.email,
+            account_id: r.account_id,
+            time_zone: r.time_zone,
+        })
+    }
 }
 
 pub struct NewSession<'a> {
@@ -312,7 +403,7 @@ pub async fn insert_session(tx: &mut WriteTx, s: &NewSession<'_>) -> Result<()> 
 }
 
 pub async fn resolve_session(conn: &mut AnyConnection, token_hash: &str) -> Result<Option<SessionRow>> {
-    Ok(sqlx::query_as::<_, SessionRow>(
+    sqlx::query_as::<_, StoredSession>(
         "SELECT s.id, s.workspace_id, s.operator_id, s.csrf_token, s.created_at, s.last_seen_at, s.expires_at, s.revoked_at, \
                 o.email, o.role, o.status AS operator_status, o.account_id, COALESCE(a.time_zone, 'UTC') AS time_zone \
          FROM console_sessions s JOIN operators o ON o.id = s.operator_id AND o.workspace_id = s.workspace_id \
@@ -321,7 +412,9 @@ pub async fn resolve_session(conn: &mut AnyConnection, token_hash: &str) -> Resu
     )
     .bind(token_hash)
     .fetch_optional(&mut *conn)
-    .await?)
+    .await?
+    .map(SessionRow::try_from)
+    .transpose()
 }
 
 pub async fn touch_session(conn: &mut AnyConnection, workspace_id: &str, id: &str, now: i64) -> Result<()> {

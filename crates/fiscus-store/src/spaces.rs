@@ -2,13 +2,12 @@
 //! and their calls. Records are sealed and decoded by column (`sealed_records`); a run's state moves under a
 //! guard and is re-sealed; the queue's claim is the one cross-tenant query.
 
-use crate::dialect::{backend_of, for_update_skip_locked};
+use crate::run_claims::RunQueue;
 use crate::sealed_records::{
     Fields, Record, columns_differ, history, insert_record, select_one, select_page, select_where, text, update_guarded,
 };
 use crate::seals::SealedTable;
 use crate::{Result, StoreError, WriteTx};
-use fiscus_domain::credentials::Environment;
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::spaces::AgentRunState;
 use fiscus_domain::spaces::records::{CallBody, DecisionBody, RunBody, SpaceBody, VersionBody};
@@ -308,38 +307,14 @@ pub async fn move_run(
     Ok(true)
 }
 
-/// A run claimed by a worker, with the tenant it must be worked in.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Claimed {
-    pub run_id: String,
-    pub tenant: Tenant,
-}
+pub use crate::run_claims::Claimed;
 
-/// Claims up to `limit` queued or running runs not held by a live claim (a claim older than `stale_after`
-/// is taken over: its worker died). Serves every workspace, by design, like the workflow worker's claim.
+/// The agent_runs the workers claim: queued or running runs.
+pub const AGENT_RUNS: RunQueue = RunQueue { table: "agent_runs", claimable: "('queued', 'running')" };
+
+/// Claims up to `limit` of them not held by a live claim (`run_claims::claim`).
 pub async fn claim(tx: &mut WriteTx, worker: &str, now: i64, stale_after: i64, limit: i64) -> Result<Vec<Claimed>> {
-    let skip = for_update_skip_locked(backend_of(tx.conn()));
-    let rows: Vec<(String, String, String)> = sqlx::query_as(&format!(
-        "UPDATE agent_runs SET claimed_by = $1, claimed_at = $2 \
-         WHERE id IN (SELECT id FROM agent_runs \
-                      WHERE state IN ('queued', 'running') AND due_at IS NOT NULL AND due_at <= $2 \
-                      AND (claimed_at IS NULL OR claimed_at < $3) \
-                      ORDER BY due_at, id LIMIT $4{skip}) \
-         RETURNING id, workspace_id, environment"
-    ))
-    .bind(worker)
-    .bind(now)
-    .bind(now - stale_after)
-    .bind(limit)
-    .fetch_all(tx.conn())
-    .await?;
-    rows.into_iter()
-        .map(|(run_id, workspace_id, environment)| {
-            let environment = Environment::parse(&environment)
-                .ok_or_else(|| StoreError::Corrupt(format!("agent_runs {run_id}: environment `{environment}`")))?;
-            Ok(Claimed { run_id, tenant: Tenant { workspace_id, environment } })
-        })
-        .collect()
+    crate::run_claims::claim(tx, &AGENT_RUNS, worker, now, stale_after, limit).await
 }
 
 /// Records a call; a sequence number recorded already is `Conflict`, which is how no call lands twice.

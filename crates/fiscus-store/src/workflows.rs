@@ -2,13 +2,12 @@
 //! migration `…_workflows.sql`). Records are sealed and decoded by column (`sealed_records`); a run's state
 //! moves under a guard and is re-sealed; the worker's claim is the one cross-tenant query.
 
-use crate::dialect::{backend_of, for_update_skip_locked};
+use crate::run_claims::RunQueue;
 use crate::sealed_records::{
     Fields, Record, columns_differ, history, insert_record, select_one, select_page, select_where, text, update_guarded,
 };
 use crate::seals::SealedTable;
-use crate::{Result, StoreError, WriteTx};
-use fiscus_domain::credentials::Environment;
+use crate::{Result, WriteTx};
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_domain::workflows::records::{CampaignBody, ProofBody, RunBody, StepBody, VersionBody, WorkflowBody};
@@ -268,39 +267,14 @@ pub async fn move_run(
     Ok(true)
 }
 
-/// A run claimed by a worker, with the tenant it must be worked in.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Claimed {
-    pub run_id: String,
-    pub tenant: Tenant,
-}
+pub use crate::run_claims::Claimed;
 
-/// Claims up to `limit` runs that are due (queued, running, or waiting with their timer elapsed) and not
-/// held by a live claim (a claim older than `stale_after` is taken over). Serves every workspace, by
-/// design, like the settlement worker's claim; the worker then works inside each run's tenant.
+/// The workflow_runs the workers claim: runs that are due (queued, running, or waiting with their timer elapsed).
+pub const WORKFLOW_RUNS: RunQueue = RunQueue { table: "workflow_runs", claimable: "('queued', 'running', 'waiting')" };
+
+/// Claims up to `limit` of them not held by a live claim (`run_claims::claim`).
 pub async fn claim(tx: &mut WriteTx, worker: &str, now: i64, stale_after: i64, limit: i64) -> Result<Vec<Claimed>> {
-    let skip = for_update_skip_locked(backend_of(tx.conn()));
-    let rows: Vec<(String, String, String)> = sqlx::query_as(&format!(
-        "UPDATE workflow_runs SET claimed_by = $1, claimed_at = $2 \
-         WHERE id IN (SELECT id FROM workflow_runs \
-                      WHERE state IN ('queued', 'running', 'waiting') AND due_at IS NOT NULL AND due_at <= $2 \
-                      AND (claimed_at IS NULL OR claimed_at < $3) \
-                      ORDER BY due_at, id LIMIT $4{skip}) \
-         RETURNING id, workspace_id, environment"
-    ))
-    .bind(worker)
-    .bind(now)
-    .bind(now - stale_after)
-    .bind(limit)
-    .fetch_all(tx.conn())
-    .await?;
-    rows.into_iter()
-        .map(|(run_id, workspace_id, environment)| {
-            let environment = Environment::parse(&environment)
-                .ok_or_else(|| StoreError::Corrupt(format!("workflow_runs {run_id}: environment `{environment}`")))?;
-            Ok(Claimed { run_id, tenant: Tenant { workspace_id, environment } })
-        })
-        .collect()
+    crate::run_claims::claim(tx, &WORKFLOW_RUNS, worker, now, stale_after, limit).await
 }
 
 /// Lets go of a claim (the run waits for its timer, a review, or has ended); `false` when this worker no

@@ -655,7 +655,14 @@ async fn admin_command(admin: &Admin<'_>, settings: &Settings, command: AdminCom
         }
         AdminCommand::Operator { command: OperatorCommand::List { workspace } } => {
             for o in admin.list_operators(&workspace).await? {
-                println!("{}\t{}\t{}\t{}\tsecond factor: {}", o.id, o.email, o.role, o.status, o.totp_confirmed == 1);
+                println!(
+                    "{}\t{}\t{}\t{}\tsecond factor: {}",
+                    o.id,
+                    o.email,
+                    o.role.as_str(),
+                    o.status.as_str(),
+                    o.totp_confirmed == 1
+                );
             }
         }
         AdminCommand::CollateralPolicy { command: CollateralPolicyCommand::Set { workspace, file } } => {

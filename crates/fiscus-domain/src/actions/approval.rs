@@ -36,6 +36,29 @@ impl Role {
     }
 }
 
+/// Where an operator stands in a workspace: invited (an enrolment link is out), active (may sign in), or
+/// removed (never again).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OperatorStatus {
+    Invited,
+    Active,
+    Removed,
+}
+
+impl OperatorStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OperatorStatus::Invited => "invited",
+            OperatorStatus::Active => "active",
+            OperatorStatus::Removed => "removed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<OperatorStatus> {
+        [OperatorStatus::Invited, OperatorStatus::Active, OperatorStatus::Removed].into_iter().find(|o| o.as_str() == s)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
     Approve,

@@ -7,6 +7,7 @@ use crate::http::form::ConsoleForm;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use fiscus_domain::actions::approval::OperatorStatus;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::credentials::{self, SecretKind};
 use fiscus_store::operators::{AccountRow, OperatorRow};
@@ -27,7 +28,9 @@ async fn invited(state: &AppState, token: &str) -> Result<OperatorRow, Response>
     let hash = credentials::keyed_hash(&state.server_key, parsed.full);
     let mut conn = state.store.read().await.map_err(|_| refused())?;
     match fiscus_store::operators::find_by_enrollment(&mut conn, &hash).await {
-        Ok(Some(op)) if op.status == "invited" && op.enrollment_expires_at.is_some_and(|at| at > now_micros()) => {
+        Ok(Some(op))
+            if op.status == OperatorStatus::Invited && op.enrollment_expires_at.is_some_and(|at| at > now_micros()) =>
+        {
             Ok(op)
         }
         Ok(_) => Err(refused()),
@@ -79,7 +82,7 @@ fn join_form(op: &OperatorRow, token: &str, error: Option<&str>) -> Response {
              <label>Authenticator code <input type=\"text\" name=\"code\" inputmode=\"numeric\" autocomplete=\"one-time-code\" required></label>\
              <button type=\"submit\">Join this workspace</button></form>",
             email = escape(&op.email),
-            role = escape(&op.role),
+            role = op.role.as_str(),
             token = escape(token)
         ),
     );
@@ -101,7 +104,7 @@ fn password_form(op: &OperatorRow, token: &str, error: Option<&str>) -> Response
              <label>Repeat <input type=\"password\" name=\"password_repeat\" autocomplete=\"new-password\" required></label>\
              <button type=\"submit\">Continue</button></form>",
             escape(&op.email),
-            escape(&op.role),
+            op.role.as_str(),
             passwords::MIN_LENGTH,
             escape(token)
         ),
@@ -216,8 +219,14 @@ pub async fn confirm(State(state): State<AppState>, ConsoleForm(form): ConsoleFo
     let saved = async {
         let mut tx = state.store.begin().await?;
         fiscus_store::operators::activate(&mut tx, &op.workspace_id, &op.id, &account.id, step, now).await?;
-        super::audit(&mut tx, &op.workspace_id, &op.id, "console.enrolled", serde_json::json!({ "role": op.role }))
-            .await?;
+        super::audit(
+            &mut tx,
+            &op.workspace_id,
+            &op.id,
+            "console.enrolled",
+            serde_json::json!({ "role": op.role.as_str() }),
+        )
+        .await?;
         tx.commit().await
     }
     .await;
@@ -271,7 +280,7 @@ pub async fn join(State(state): State<AppState>, ConsoleForm(form): ConsoleForm<
             &op.workspace_id,
             &op.id,
             "console.enrolled",
-            serde_json::json!({ "role": op.role, "joined_existing_sign_in": true }),
+            serde_json::json!({ "role": op.role.as_str(), "joined_existing_sign_in": true }),
         )
         .await?;
         tx.commit().await

@@ -234,7 +234,7 @@ fn picker(state: &AppState, verified: &Memberships) -> Response {
             t = escape(&t),
             id = escape(&op.id),
             name = escape(name),
-            role = escape(&op.role),
+            role = op.role.as_str(),
         ));
     }
     page(

@@ -22,7 +22,7 @@ pub async fn show(op: OperatorSession) -> Response {
 fn form(op: &OperatorSession, error: Option<&str>) -> Response {
     let mut options = String::new();
     for name in times::names() {
-        let selected = if *name == op.time_zone_name { " selected" } else { "" };
+        let selected = if *name == op.time_zone_name() { " selected" } else { "" };
         let _ = write!(options, "<option{selected}>{}</option>", escape(name));
     }
     let error = error.map(|e| format!("<p class=\"error\" id=\"zone-error\">{}</p>", escape(e))).unwrap_or_default();
@@ -35,7 +35,7 @@ fn form(op: &OperatorSession, error: Option<&str>) -> Response {
              <form method=\"post\" action=\"/console/preferences\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
              <label>Time zone <select name=\"time_zone\">{options}</select></label>\
              <button type=\"submit\">Save</button></form>",
-            zone = escape(&op.time_zone_name),
+            zone = escape(op.time_zone_name()),
             csrf = escape(&op.csrf_token),
         ),
     );

@@ -7,7 +7,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
-use fiscus_domain::actions::approval::Role;
+use fiscus_domain::actions::approval::{OperatorStatus, Role};
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::credentials;
 use subtle::ConstantTimeEq;
@@ -30,7 +30,6 @@ pub struct OperatorSession {
     pub account_id: Option<String>,
     /// The zone this person reads times in (UTC until they choose one).
     pub time_zone: jiff::tz::TimeZone,
-    pub time_zone_name: String,
     /// What the last form post did, from the flash cookie (HTML-safe text), shown once.
     pub flash: Option<String>,
     /// What waits for people in the workspace, counted when the page was asked for (the navigation shows it).
@@ -56,6 +55,11 @@ impl OperatorSession {
                 "The form has expired or did not come from this console. Reload the page and try again.",
             ))
         }
+    }
+
+    /// The IANA name of the zone this person reads times in.
+    pub fn time_zone_name(&self) -> &str {
+        self.time_zone.iana_name().unwrap_or("UTC")
     }
 
     /// An instant as this person reads it: in their zone, with UTC on hover.
@@ -146,8 +150,7 @@ impl FromRequestParts<AppState> for OperatorSession {
         let now = now_micros();
         let idle = state.settings.console_idle_seconds as i64 * MICROS_PER_SECOND;
         let expired = row.revoked_at.is_some() || now >= row.expires_at || now - row.last_seen_at > idle;
-        let role = Role::parse(&row.role);
-        if expired || row.operator_status != "active" || role.is_none() {
+        if expired || row.operator_status != OperatorStatus::Active {
             return Err(to_login());
         }
         if fiscus_store::operators::touch_session(&mut conn, &row.workspace_id, &row.id, now).await.is_err() {
@@ -160,11 +163,10 @@ impl FromRequestParts<AppState> for OperatorSession {
             workspace_id: row.workspace_id,
             operator_id: row.operator_id,
             email: row.email,
-            role: role.unwrap_or(Role::Auditor),
+            role: row.role,
             csrf_token: row.csrf_token,
             account_id: row.account_id,
             time_zone: super::times::zone(&row.time_zone).unwrap_or(jiff::tz::TimeZone::UTC),
-            time_zone_name: row.time_zone,
             flash: super::flash::take(&parts.headers),
             pending,
         })

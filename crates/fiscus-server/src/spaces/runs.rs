@@ -252,7 +252,8 @@ pub async fn execute(state: &AppState, tenant: &Tenant, run_id: &str, request_id
         let mut conn = state.store.read().await?;
         fiscus_store::applications::get(&mut conn, &tenant.workspace_id, &run.record.body.application_id)
             .await
-            .map(|a| a.status == "active")
+            .and_then(|a| a.status())
+            .map(|status| status == fiscus_domain::credentials::AppStatus::Active)
             .or_else(|e| if matches!(e, StoreError::NotFound) { Ok(false) } else { Err(e) })?
     };
     if !application_active {

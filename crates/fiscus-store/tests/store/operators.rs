@@ -1,4 +1,5 @@
 use crate::helpers::*;
+use fiscus_domain::actions::approval::Role;
 use fiscus_store::{Store, StoreError, operators};
 
 /// An invited operator; returns its id and enrollment token hash.
@@ -6,7 +7,7 @@ async fn invite(db: &Store, ws: &str, email: &str) -> (String, String) {
     let id = fiscus_domain::ids::new_id("opr");
     let token = fiscus_domain::ids::new_id("enr");
     let mut tx = db.begin().await.expect("begin");
-    operators::insert_invited(&mut tx, ws, &id, email, "approver", &token, NOW + 1_000, NOW).await.expect("invite");
+    operators::insert_invited(&mut tx, ws, &id, email, Role::Approver, &token, NOW + 1_000, NOW).await.expect("invite");
     tx.commit().await.expect("commit");
     (id, token)
 }
@@ -198,7 +199,7 @@ async fn an_email_is_one_operator_per_workspace() {
     invite(&db, &other, "a@example.com").await;
     let mut tx = db.begin().await.expect("begin");
     let result =
-        operators::insert_invited(&mut tx, &ws, "opr_dup", "a@example.com", "admin", "enr_dup", NOW, NOW).await;
+        operators::insert_invited(&mut tx, &ws, "opr_dup", "a@example.com", Role::Admin, "enr_dup", NOW, NOW).await;
     assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
 }
 
