@@ -209,25 +209,34 @@ pub async fn add_recording(
 }
 
 /// What an application says about consent: captured (how, when, and where its evidence is) or withdrawn.
+/// That consent is not required is a person's decision at the console, so the API has no such basis.
 #[derive(Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CallConsentRequest {
-    /// `captured` or `withdrawn` (that consent is not required is a person's decision at the console).
-    pub basis: ConsentBasis,
-    /// How captured consent was given (required when captured).
-    #[serde(default)]
-    pub method: Option<ConsentMethod>,
-    /// When it was given (RFC 3339; required when captured).
-    #[serde(default)]
-    #[schema(format = DateTime, example = "2026-11-20T15:01:00Z")]
-    pub captured_at: Option<String>,
-    /// Where the evidence is (a recording's time offset, a signed form's reference).
-    #[serde(default)]
-    #[schema(value_type = Option<fiscus_domain::fields::Text<1, 500>>, inline, example = "recording 00:00:12")]
-    pub reference: Option<String>,
-    #[serde(default)]
-    #[schema(value_type = Option<fiscus_domain::fields::Prose<2000>>, inline)]
-    pub note: Option<String>,
+#[serde(tag = "basis", rename_all = "snake_case", deny_unknown_fields)]
+pub enum CallConsentRequest {
+    /// The participants consented; the application captured it.
+    Captured {
+        /// How consent was given.
+        method: ConsentMethod,
+        /// When it was given (RFC 3339).
+        #[schema(format = DateTime, example = "2026-11-20T15:01:00Z")]
+        captured_at: String,
+        /// Where the evidence is (a recording's time offset, a signed form's reference).
+        #[serde(default)]
+        #[schema(value_type = Option<fiscus_domain::fields::Text<1, 500>>, inline, example = "recording 00:00:12")]
+        reference: Option<String>,
+        #[serde(default)]
+        #[schema(value_type = Option<fiscus_domain::fields::Prose<2000>>, inline)]
+        note: Option<String>,
+    },
+    /// Consent was withdrawn: nothing more is transcribed.
+    Withdrawn {
+        #[serde(default)]
+        #[schema(value_type = Option<fiscus_domain::fields::Text<1, 500>>, inline)]
+        reference: Option<String>,
+        #[serde(default)]
+        #[schema(value_type = Option<fiscus_domain::fields::Prose<2000>>, inline)]
+        note: Option<String>,
+    },
 }
 
 async fn append_consent(
@@ -261,31 +270,25 @@ pub async fn record_consent(
     req: CallConsentRequest,
 ) -> Result<Consent, Failure> {
     let file = load(state, tenant, call_id).await?;
-    text_field("reference", &req.reference, 500)?;
-    if req.note.as_deref().is_some_and(|n| !fiscus_domain::fields::prose_ok(n, 2000)) {
+    let (basis, method, captured_at, reference, note) = match req {
+        CallConsentRequest::Captured { method, captured_at, reference, note } => {
+            (ConsentBasis::Captured, Some(method), Some(captured_at), reference, note)
+        }
+        CallConsentRequest::Withdrawn { reference, note } => (ConsentBasis::Withdrawn, None, None, reference, note),
+    };
+    text_field("reference", &reference, 500)?;
+    if note.as_deref().is_some_and(|n| !fiscus_domain::fields::prose_ok(n, 2000)) {
         return Err(Failure::Invalid(vec![("note", "at most 2000 characters of text".into())]));
     }
-    let captured_at = instant("captured_at", &req.captured_at)?;
-    match req.basis {
-        ConsentBasis::Captured if req.method.is_none() || captured_at.is_none() => {
-            return Err(Failure::Invalid(vec![("method", "captured consent names its method and captured_at".into())]));
-        }
-        ConsentBasis::NotRequired => {
-            return Err(Failure::Invalid(vec![(
-                "basis",
-                "that consent is not required is decided by a person at the console, under a named policy".into(),
-            )]));
-        }
-        _ => {}
-    }
+    let captured_at = instant("captured_at", &captured_at)?;
     let body = ConsentBody {
         call_id: call_id.to_string(),
         seq: file.consents.last().map_or(1, |c| c.body.seq + 1),
-        basis: req.basis,
-        method: req.method,
+        basis,
+        method,
         captured_at,
-        reference: req.reference,
-        note: req.note,
+        reference,
+        note,
     };
     append_consent(state, caller, tenant, &file, body).await
 }
