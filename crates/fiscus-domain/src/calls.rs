@@ -57,6 +57,16 @@ pub enum Precondition {
 }
 
 /// Whether a call with `recordings` recordings and the latest consent `latest` may be transcribed.
+/// How far ahead of this service's clock a caller's clock may be when it says when consent was captured.
+pub const CONSENT_CLOCK_SKEW_MICROS: i64 = 5 * 60 * crate::clock::MICROS_PER_SECOND;
+
+/// Consent is recorded after it was captured: a capture time later than `now` by more than the allowed
+/// clock skew is refused (a consent "captured" in 2999 would otherwise authorise transcription today and be
+/// evidence of nothing).
+pub fn captured_in_time(captured_at: i64, now: i64) -> bool {
+    captured_at <= now.saturating_add(CONSENT_CLOCK_SKEW_MICROS)
+}
+
 pub fn may_transcribe(recordings: usize, latest: Option<ConsentBasis>) -> Result<(), Precondition> {
     if recordings == 0 {
         return Err(Precondition::NoRecording);

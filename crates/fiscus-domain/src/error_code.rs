@@ -22,6 +22,7 @@ pub enum ErrorCode {
     IdempotencyKeyReused,
     InvalidIdempotencyKey,
     PayloadTooLarge,
+    RequestTimeout,
     RateLimited,
     Internal,
     Unavailable,
@@ -56,7 +57,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 48] = [
+    pub const ALL: [ErrorCode; 49] = [
         ErrorCode::MalformedJson,
         ErrorCode::MalformedRequest,
         ErrorCode::UnsupportedMediaType,
@@ -74,6 +75,7 @@ impl ErrorCode {
         ErrorCode::IdempotencyKeyReused,
         ErrorCode::InvalidIdempotencyKey,
         ErrorCode::PayloadTooLarge,
+        ErrorCode::RequestTimeout,
         ErrorCode::RateLimited,
         ErrorCode::Internal,
         ErrorCode::Unavailable,
@@ -141,6 +143,7 @@ impl ErrorCode {
                 (422, "invalid_idempotency_key", "The Idempotency-Key header must be 1 to 255 visible ASCII characters")
             }
             ErrorCode::PayloadTooLarge => (413, "payload_too_large", "The request body is too large"),
+            ErrorCode::RequestTimeout => (408, "request_timeout", "The request body did not arrive in time"),
             ErrorCode::RateLimited => (429, "rate_limited", "Rate limit exceeded"),
             ErrorCode::Internal => (500, "internal_error", "Internal error"),
             ErrorCode::Unavailable => (503, "service_unavailable", "The service is temporarily unavailable"),

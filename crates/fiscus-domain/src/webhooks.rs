@@ -168,7 +168,29 @@ fn screen_v4(v4: Ipv4Addr, shown: IpAddr, allow_loopback: bool) -> Result<(), Un
     Ok(())
 }
 
+/// The IPv4 addresses an IPv6 address delivers to by construction, which must pass the IPv4 screen too:
+/// 6to4 (`2002::/16`, RFC 3056: the relay's IPv4 in bits 16-47), Teredo (`2001::/32`, RFC 4380: the server's
+/// IPv4 in bits 32-63 and the client's, every bit inverted, in the last 32) and IPv4-translated addresses
+/// (`::ffff:0:0/96`, RFC 2765).
+fn embedded_v4(v6: Ipv6Addr) -> Vec<Ipv4Addr> {
+    let s = v6.segments();
+    let v4 = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    match s {
+        [0x2002, hi, lo, ..] => vec![v4(hi, lo)],
+        [0x2001, 0x0000, server_hi, server_lo, _, _, client_hi, client_lo] => {
+            vec![v4(server_hi, server_lo), v4(!client_hi, !client_lo)]
+        }
+        [0, 0, 0, 0, 0xffff, 0, hi, lo] => vec![v4(hi, lo)],
+        _ => Vec::new(),
+    }
+}
+
 fn screen_v6(v6: Ipv6Addr, shown: IpAddr, allow_loopback: bool) -> Result<(), Unsafe> {
+    for v4 in embedded_v4(v6) {
+        // What the embedded address is refused for, never loopback-as-allowed: the development switch is for
+        // plain loopback addresses only.
+        screen_v4(v4, shown, false)?;
+    }
     let first = v6.segments()[0];
     if v6.is_loopback() {
         return if allow_loopback { Ok(()) } else { Err(Unsafe::Loopback(shown)) };
@@ -191,6 +213,8 @@ fn screen_v6(v6: Ipv6Addr, shown: IpAddr, allow_loopback: bool) -> Result<(), Un
         || (first == 0x2001 && segments[1] == 0x0db8)
         || (first == 0x0064 && segments[1] == 0xff9b)
         || segments[..6].iter().all(|s| *s == 0);
+    // The NAT64 well-known prefix above maps IPv4 inside and its local-use sibling (64:ff9b:1::/48, RFC
+    // 8215) maps whatever the operator chose: both refused whole, as the IPv4 inside cannot be told apart.
     if private {
         return Err(Unsafe::Private(shown));
     }
@@ -297,6 +321,25 @@ mod tests {
         assert!(matches!(endpoint("https://224.0.0.1/", false), Err(Unsafe::Multicast(_))));
         assert!(endpoint("https://93.184.215.14/", false).is_ok(), "a public address is fine");
         assert!(screen("2606:4700::1111".parse().expect("ip"), false).is_ok());
+    }
+
+    #[test]
+    fn addresses_that_embed_ipv4_are_screened_as_the_address_they_embed() {
+        let ip = |s: &str| s.parse::<IpAddr>().expect("ip");
+        // 6to4 relays of 127.0.0.1, 10.0.0.1 and 169.254.169.254.
+        assert!(matches!(screen(ip("2002:7f00:1::1"), false), Err(Unsafe::Loopback(_))));
+        assert!(matches!(screen(ip("2002:7f00:1::1"), true), Err(Unsafe::Loopback(_))), "never by the switch");
+        assert!(matches!(screen(ip("2002:a00:1::1"), false), Err(Unsafe::Private(_))));
+        assert!(matches!(screen(ip("2002:a9fe:a9fe::"), false), Err(Unsafe::LinkLocal(_))));
+        // Teredo: a private server, and a client 10.0.0.1 (stored inverted: f5ff:fffe).
+        assert!(matches!(screen(ip("2001:0:a00:1::1"), false), Err(Unsafe::Private(_))));
+        assert!(matches!(screen(ip("2001:0:4136:e378:8000:63bf:f5ff:fffe"), false), Err(Unsafe::Private(_))));
+        assert!(matches!(screen(ip("2001:0:4136:e378:8000:63bf:80ff:fffe"), false), Err(Unsafe::Loopback(_))));
+        // IPv4-translated (RFC 2765).
+        assert!(matches!(screen(ip("::ffff:0:a9fe:a9fe"), false), Err(Unsafe::LinkLocal(_))));
+        // Public addresses embedded are public.
+        assert!(screen(ip("2002:5db8:d70e::1"), false).is_ok());
+        assert!(screen(ip("2001:0:4136:e378:8000:63bf:a247:f1f1"), false).is_ok());
     }
 
     #[test]

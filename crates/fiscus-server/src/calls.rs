@@ -10,6 +10,7 @@ use fiscus_domain::actions::approval::{Refusal, Role};
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::calls::records::{CallBody, ConsentBody, RecordingBody, TranscriptBody};
 use fiscus_domain::calls::{ConsentBasis, ConsentMethod, Precondition, may_transcribe};
+use fiscus_domain::clock::now_micros;
 use fiscus_domain::clock::parse_rfc3339;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::evidence::seal_bytes;
@@ -177,12 +178,14 @@ pub async fn add_recording(
             format!("the recording holds {} bytes; at most {MAX_AUDIO_BYTES} are accepted", bytes.len()),
         ));
     }
-    let (bytes, decoded) = tokio::task::spawn_blocking(move || {
-        let decoded = audio::decode(format, &bytes);
-        (bytes, decoded)
-    })
-    .await
-    .map_err(|_| Failure::internal("decoding a recording panicked"))?;
+    let (bytes, decoded) = state
+        .cpu
+        .run(move || {
+            let decoded = audio::decode(format, &bytes);
+            (bytes, decoded)
+        })
+        .await
+        .map_err(|_| Failure::internal("decoding a recording panicked"))?;
     let decoded = decoded.map_err(|e| Failure::refused(ErrorCode::InvalidAudio, e.0))?;
     let body = RecordingBody {
         call_id: call_id.to_string(),
@@ -281,6 +284,15 @@ pub async fn record_consent(
         return Err(Failure::Invalid(vec![("note", "at most 2000 characters of text".into())]));
     }
     let captured_at = instant("captured_at", &captured_at)?;
+    if captured_at.is_some_and(|at| !fiscus_domain::calls::captured_in_time(at, now_micros())) {
+        return Err(Failure::Invalid(vec![(
+            "captured_at",
+            format!(
+                "not in the future (at most {} s ahead of this service's clock)",
+                fiscus_domain::calls::CONSENT_CLOCK_SKEW_MICROS / 1_000_000
+            ),
+        )]));
+    }
     let body = ConsentBody {
         call_id: call_id.to_string(),
         seq: file.consents.last().map_or(1, |c| c.body.seq + 1),

@@ -11,6 +11,7 @@ pub mod compute;
 pub mod connections;
 pub mod connectors;
 pub mod console;
+pub mod cpu;
 pub mod demo;
 pub mod demo_data;
 pub mod docs;

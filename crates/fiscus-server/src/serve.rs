@@ -44,9 +44,19 @@ pub async fn run(
         .then(|| spawn_agent_worker(state.clone()));
     let grace = Duration::from_secs(state.settings.shutdown_grace_seconds);
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
+    let max_connections = crate::connections::effective_max_connections(state.settings.max_connections);
     let limits = crate::connections::Limits {
-        max_connections: crate::connections::effective_max_connections(state.settings.max_connections),
+        max_connections,
         header_read_timeout: Duration::from_secs(state.settings.header_read_timeout_seconds),
+        // One address never holds more than half the slots anonymously, whatever the setting says.
+        unauthenticated_per_address: match state.settings.unauthenticated_connections_per_address {
+            0 => 0,
+            n => n.min((max_connections / 2).max(1)),
+        },
+        body: crate::connections::Pace {
+            grace: Duration::from_secs(state.settings.body_read_timeout_seconds.max(1)),
+            min_bytes_per_second: state.settings.body_min_bytes_per_second.max(1),
+        },
     };
     tracing::info!(max_connections = limits.max_connections, "accepting connections");
     let serving = tokio::spawn(crate::connections::serve(listener, app, limits, async move {

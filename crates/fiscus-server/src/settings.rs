@@ -68,6 +68,16 @@ pub struct Settings {
     /// A connection that has not sent a complete request head within this many seconds, whether new or idle
     /// between keep-alive requests, is closed.
     pub header_read_timeout_seconds: u64,
+    /// A request body has this many seconds before it must keep pace, and may never pause longer
+    /// (`connections::pace`); past it the request is answered 408 and the connection closed.
+    pub body_read_timeout_seconds: u64,
+    /// The rate a request body must average after its first `body_read_timeout_seconds`.
+    pub body_min_bytes_per_second: u64,
+    /// Connections one network address may hold open before any of their requests authenticated (a
+    /// credential or a console session); a further one is answered 429 and closed. Never more than half of
+    /// `max_connections`. 0: no limit (behind a proxy that makes every client one address, set it to 0 and
+    /// limit at the proxy).
+    pub unauthenticated_connections_per_address: usize,
     /// How old a request signature's `created` may be (RFC 9421 signed execution clients); its nonce is
     /// remembered as long.
     pub signature_window_seconds: u64,
@@ -117,6 +127,13 @@ pub struct Settings {
     pub token_requests_per_client: ServiceClass,
     /// Token requests allowed per client network address, whatever client id they name.
     pub token_requests_per_address: ServiceClass,
+    /// Console sign-in attempts (`POST /console/login`, failed ones included) per network address.
+    pub sign_in_attempts_per_address: ServiceClass,
+    /// Console sign-in attempts per e-mail address, whether or not an account has it.
+    pub sign_in_attempts_per_email: ServiceClass,
+    /// Password hashes and other CPU-heavy steps of requests that may run at once, on blocking threads (0:
+    /// one fewer than the machine's cores, at least one), so the HTTP runtime always keeps a core.
+    pub cpu_heavy_threads: usize,
 }
 
 pub const DEFAULT_SERVICE_CLASS: &str = "standard";
@@ -162,6 +179,9 @@ impl Default for Settings {
             audit_anchor_interval_seconds: 5,
             max_connections: 10_000,
             header_read_timeout_seconds: 10,
+            body_read_timeout_seconds: 10,
+            body_min_bytes_per_second: 1000,
+            unauthenticated_connections_per_address: 256,
             signature_window_seconds: 300,
             webhooks_allow_loopback: false,
             webhook_hosts: BTreeMap::new(),
@@ -179,6 +199,9 @@ impl Default for Settings {
             webhook_log_retention_days: 30,
             token_requests_per_client: ServiceClass { quota: 60, window_seconds: 60 },
             token_requests_per_address: ServiceClass { quota: 600, window_seconds: 60 },
+            sign_in_attempts_per_address: ServiceClass { quota: 30, window_seconds: 60 },
+            sign_in_attempts_per_email: ServiceClass { quota: 10, window_seconds: 60 },
+            cpu_heavy_threads: 0,
         }
     }
 }

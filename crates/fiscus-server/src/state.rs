@@ -44,6 +44,8 @@ pub struct Inner {
     pub spaces_wake: tokio::sync::Notify,
     /// The local speech runtime, loaded at the first transcription.
     pub speech: crate::calls::Speech,
+    /// Where requests' CPU-heavy steps run (`cpu`).
+    pub cpu: crate::cpu::Cpu,
 }
 
 impl AppState {
@@ -52,6 +54,10 @@ impl AppState {
         let compute = match settings.compute_threads {
             0 => crate::compute::Pool::for_this_machine(),
             n => crate::compute::Pool::new(n),
+        };
+        let cpu = match settings.cpu_heavy_threads {
+            0 => crate::cpu::Cpu::for_this_machine(),
+            n => crate::cpu::Cpu::new(n),
         };
         AppState(Arc::new(Inner {
             store,
@@ -71,6 +77,7 @@ impl AppState {
             workflows_wake: tokio::sync::Notify::new(),
             spaces_wake: tokio::sync::Notify::new(),
             speech: crate::calls::Speech::default(),
+            cpu,
         }))
     }
 }

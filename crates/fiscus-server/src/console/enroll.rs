@@ -141,7 +141,7 @@ pub async fn set_password(State(state): State<AppState>, ConsoleForm(form): Cons
     if let Err(message) = passwords::acceptable(&form.password) {
         return password_form(&op, &form.token, Some(&message));
     }
-    let Some(password_hash) = passwords::hash(&form.password) else { return failed() };
+    let Some(password_hash) = passwords::hash(&state.cpu, &form.password).await else { return failed() };
     let mut secret = [0u8; 20];
     rand::rngs::OsRng.fill_bytes(&mut secret);
     // An enrollment that never proved its authenticator is started again on the same account.
@@ -258,10 +258,11 @@ pub async fn join(State(state): State<AppState>, ConsoleForm(form): ConsoleForm<
     let now = now_micros();
     let refused = "Those details do not match your sign-in, or it is locked for a while.";
     if account.locked_until.is_some_and(|until| until > now) {
-        passwords::verify_dummy(&form.password);
+        passwords::verify_dummy(&state.cpu, &form.password).await;
         return join_form(&op, &form.token, Some(refused));
     }
-    let step = passwords::verify(&form.password, &account.password_hash)
+    let step = passwords::verify(&state.cpu, &form.password, &account.password_hash)
+        .await
         .then(|| SecretBox::new(&state.server_key).open(&account.totp_secret, &account.id))
         .flatten()
         .and_then(|s| {

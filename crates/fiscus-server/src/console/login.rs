@@ -1,12 +1,14 @@
 //! Sign-in with password and TOTP, lockout with back-off, sign-out.
 
 use crate::http::form::ConsoleForm;
-use axum::extract::State;
+use axum::Extension;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::credentials::{self, SecretKind};
 use serde::Deserialize;
+use std::net::SocketAddr;
 
 use super::html::{self, escape, page};
 use super::passwords;
@@ -75,7 +77,19 @@ fn signed_in(cookie: &str) -> Response {
 
 /// Sign-in by e-mail: the person's one account, then the workspaces it is an operator of. One opens its
 /// session at once; several are offered by workspace name.
-pub async fn login(State(state): State<AppState>, ConsoleForm(form): ConsoleForm<LoginForm>) -> Response {
+pub async fn login(
+    State(state): State<AppState>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    ConsoleForm(form): ConsoleForm<LoginForm>,
+) -> Response {
+    if let Some(wait) = throttled(&state, peer.map(|Extension(ConnectInfo(p))| p.ip()), &form.email) {
+        let mut response = login_form(&form.email, Some(&format!("Too many sign-in attempts; try again in {wait} s.")));
+        *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+        if let Ok(v) = HeaderValue::from_str(&wait.to_string()) {
+            response.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        return response;
+    }
     match attempt(&state, &form).await {
         Ok(memberships) => match memberships.as_slice() {
             [(op, _)] => match open_session(&state, &op.workspace_id, &op.id).await {
@@ -86,6 +100,21 @@ pub async fn login(State(state): State<AppState>, ConsoleForm(form): ConsoleForm
         },
         Err(message) => login_form(&form.email, Some(message)),
     }
+}
+
+/// Counts a sign-in attempt against its network address and its e-mail address (whether or not an account
+/// has it), before any password is hashed: guessing in a loop, or flooding the service with hashes to
+/// compute, is slowed per address and per e-mail alike. The account's own lock still applies on top. Returns
+/// the seconds to wait when either is spent.
+fn throttled(state: &AppState, ip: Option<std::net::IpAddr>, email: &str) -> Option<u64> {
+    let now = (now_micros() / MICROS_PER_SECOND) as u64;
+    let email = email.trim().to_ascii_lowercase();
+    let by_email =
+        state.rate_limiter.check(&format!("sign-in-email:{email}"), &state.settings.sign_in_attempts_per_email, now);
+    let by_address = ip.map(|ip| {
+        state.rate_limiter.check(&format!("sign-in-address:{ip}"), &state.settings.sign_in_attempts_per_address, now)
+    });
+    [Some(by_email), by_address].into_iter().flatten().filter(|d| !d.allowed).map(|d| d.reset_in.max(1)).max()
 }
 
 type Memberships = Vec<(fiscus_store::operators::OperatorRow, String)>;
@@ -99,16 +128,17 @@ async fn attempt(state: &AppState, form: &LoginForm) -> Result<Memberships, &'st
     let mut conn = state.store.read().await.map_err(|_| UNAVAILABLE)?;
     let account = fiscus_store::operators::account_by_email(&mut conn, &email).await.map_err(|_| UNAVAILABLE)?;
     let Some(account) = account.filter(|a| a.totp_confirmed == 1) else {
-        passwords::verify_dummy(&form.password);
+        passwords::verify_dummy(&state.cpu, &form.password).await;
         return Err(GENERIC_FAILURE);
     };
     let memberships = fiscus_store::operators::memberships(&mut conn, &account.id).await.map_err(|_| UNAVAILABLE)?;
     drop(conn);
     if memberships.is_empty() || account.locked_until.is_some_and(|until| until > now) {
-        passwords::verify_dummy(&form.password);
+        passwords::verify_dummy(&state.cpu, &form.password).await;
         return Err(GENERIC_FAILURE);
     }
-    let step = passwords::verify(&form.password, &account.password_hash)
+    let step = passwords::verify(&state.cpu, &form.password, &account.password_hash)
+        .await
         .then(|| SecretBox::new(&state.server_key).open(&account.totp_secret, &account.id))
         .flatten()
         .and_then(|secret| {

@@ -156,6 +156,7 @@ impl FromRequestParts<AppState> for OperatorSession {
         if fiscus_store::operators::touch_session(&mut conn, &row.workspace_id, &row.id, now).await.is_err() {
             return Err(to_login());
         }
+        crate::http::standing::authenticated(&parts.extensions);
         // Counts are a convenience: a failed count shows none rather than refusing the page.
         let pending = fiscus_store::queues::pending(&mut conn, &row.workspace_id).await.unwrap_or_default();
         Ok(OperatorSession {

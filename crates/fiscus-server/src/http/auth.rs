@@ -92,6 +92,8 @@ async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Respo
             Err(e) => return e.into_response(),
         }
     };
+    // The credential is valid: the connection no longer counts as an anonymous one of its address.
+    crate::http::standing::authenticated(req.extensions());
     if let Err(e) = authorise(&auth, required_scope) {
         return e.into_response();
     }

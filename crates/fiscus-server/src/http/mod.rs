@@ -20,4 +20,5 @@ pub mod query;
 pub mod rate_limit;
 pub mod request_id;
 pub mod signed;
+pub mod standing;
 pub mod usage;

@@ -69,6 +69,8 @@ struct Shape {
     bearer: bool,
     post: bool,
     json_body: bool,
+    /// Any request body (JSON or form): its read is paced (`connections::pace`).
+    body: bool,
     path_parameters: bool,
 }
 
@@ -93,6 +95,9 @@ fn layer_errors(shape: &Shape) -> Vec<(u16, Vec<ErrorCode>)> {
     // A sealed record that failed verification is refused as a 500 of its own kind.
     add(&[Internal, IntegrityFailure]);
     add(&[PayloadTooLarge]);
+    if shape.body {
+        add(&[RequestTimeout]);
+    }
     if shape.bearer {
         add(&[AuthenticationRequired, InvalidCredential]);
         add(&[ScopeMissing, EntitlementMissing, ProductionAccessDisabled]);
@@ -211,6 +216,7 @@ pub fn apply(doc: &mut Value) {
                 bearer: !path.starts_with("/api/v2/oauth/"),
                 post: method == "post",
                 json_body: op.pointer("/requestBody/content/application~1json").is_some(),
+                body: op.get("requestBody").is_some(),
                 path_parameters: path.contains('{'),
             };
             decorate(op, &shape);

@@ -7,6 +7,7 @@ use crate::console::{client, console_page, enrolled_operator, hidden, sign_in};
 use crate::helpers::{TestApp, problem, spawn_app, spawn_app_with};
 use base64::Engine as _;
 use fiscus_domain::actions::approval::Role;
+use fiscus_speech::audio::{FlacFrame, FlacStream, Subframe, flac_bytes, flac_of};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -180,6 +181,73 @@ async fn bad_uploads_are_refused_with_their_reason_and_store_nothing() {
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
     let file: Value = app.get(&format!("{CALLS}/{call}"), &app.key).await.json().await.expect("json");
     assert_eq!(file["recordings"], json!([]));
+}
+
+/// Peak resident size of this test's process (each test runs in its own process under nextest).
+fn peak_rss_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM")
+}
+
+fn flac(bytes: &[u8]) -> Value {
+    json!({ "media_type": "audio/flac", "content_base64": base64::engine::general_purpose::STANDARD.encode(bytes) })
+}
+
+/// Frames of `channels` constant subframes of 65,535 samples: a few bytes that declare a lot.
+fn constant_frames(count: u32, channels: usize, rate: u32) -> Vec<FlacFrame> {
+    (0..count)
+        .map(|number| FlacFrame {
+            number,
+            block_size: u16::MAX,
+            rate,
+            bits: 16,
+            subframes: vec![Subframe::Constant(1000); channels],
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decoder_bombs_are_refused_with_422_while_the_server_stays_small() {
+    let app = spawn_app().await;
+    let call = new_call(&app).await;
+    let path = format!("{CALLS}/{call}/recordings");
+    let stereo = |rate| FlacStream { rate, channels: 2, bits: 16, max_block_size: u16::MAX, total_samples: 0 };
+    // ~700 KB of frames that each declare 8 channels × 65,535 samples in a stereo stream (it once made the
+    // decoder ask for 4 GiB and the process abort), and ~7 KB of agreeing frames that decode to 50 minutes.
+    let bomb = flac_bytes(&stereo(48_000), &constant_frames(19_000, 8, 48_000));
+    let long = flac_bytes(&stereo(8_000), &constant_frames(370, 2, 8_000));
+    assert!(bomb.len() > 600_000 && long.len() < 8_000, "{} and {} bytes", bomb.len(), long.len());
+    let refused = problem(post(&app, &path, &flac(&bomb)).await, 422, "invalid_audio").await;
+    assert!(refused["detail"].as_str().expect("detail").contains("8 channels in a stream of 2"), "{refused}");
+    let refused = problem(post(&app, &path, &flac(&long)).await, 422, "invalid_audio").await;
+    assert!(refused["detail"].as_str().expect("detail").contains("more than 1800 s"), "{refused}");
+    assert!(peak_rss_kb() < 300 * 1024, "peak RSS {} kB", peak_rss_kb());
+    let file: Value = app.get(&format!("{CALLS}/{call}"), &app.key).await.json().await.expect("json");
+    assert_eq!(file["recordings"], json!([]));
+    // A well-formed FLAC is stored.
+    let speech: Vec<i16> = (0..16_000).map(|i| ((i * 31) % 2_000) as i16).collect();
+    let stored = created(&app, &path, &flac(&flac_of(16_000, 1, &speech))).await;
+    assert_eq!((stored["media_type"].as_str(), stored["duration_ms"].as_i64()), (Some("audio/flac"), Some(1000)));
+}
+
+#[tokio::test]
+async fn consent_captured_in_the_future_is_refused() {
+    let app = spawn_app().await;
+    let call = new_call(&app).await;
+    let path = format!("{CALLS}/{call}/consent");
+    let future = json!({ "basis": "captured", "method": "verbal", "captured_at": "2999-01-01T00:00:00Z" });
+    let refused = problem(post(&app, &path, &future).await, 422, "invalid_request").await;
+    assert!(refused.to_string().contains("captured_at"), "{refused}");
+    // A minute ahead is clock skew, not the future.
+    let ahead = time::OffsetDateTime::now_utc() + time::Duration::minutes(1);
+    let at = ahead.format(&time::format_description::well_known::Rfc3339).expect("format");
+    created(&app, &path, &json!({ "basis": "captured", "method": "verbal", "captured_at": at })).await;
+    let file: Value = app.get(&format!("{CALLS}/{call}"), &app.key).await.json().await.expect("json");
+    assert_eq!(file["consents"].as_array().map(Vec::len), Some(1));
 }
 
 #[tokio::test]

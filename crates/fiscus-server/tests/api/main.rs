@@ -37,6 +37,7 @@ mod rate_limit;
 mod research;
 mod schemathesis;
 mod settlement;
+mod sign_in_flood;
 mod signed_clients;
 mod tournaments;
 mod webhook_delivery;

@@ -75,6 +75,10 @@ async fn unsafe_endpoints_are_refused_before_any_connection_and_record_nothing()
         "https://[fd00:ec2::254]/",
         "https://127.0.0.1/hook",
         "https://[::ffff:192.168.0.1]/hook",
+        // Addresses that embed one: 6to4 of 127.0.0.1, Teredo with client 10.0.0.1, IPv4-translated metadata.
+        "https://[2002:7f00:1::1]/hook",
+        "https://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/hook",
+        "https://[::ffff:0:a9fe:a9fe]/hook",
         // Names: one that resolves to a private address, one whose answers include the metadata address,
         // and one that does not resolve at all.
         "https://internal.example.com/hook",

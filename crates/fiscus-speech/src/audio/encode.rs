@@ -108,11 +108,11 @@ pub fn flac_bytes(stream: &FlacStream, frames: &[FlacFrame]) -> Vec<u8> {
 fn write_frame(out: &mut Vec<u8>, frame: &FlacFrame) {
     let start = out.len();
     let mut h = Bits::default();
-    h.put(0b1111_1111_1111_10, 14);
+    h.put(0b11_1111_1111_1110, 14); // the frame sync code
     h.put(0, 1);
     h.put(0, 1); // fixed block size: the coded number is the frame number
     h.put(0b0111, 4); // block size - 1 follows in 16 bits
-    let (rate_code, rate_bits, rate_value) = if frame.rate % 1000 == 0 && frame.rate / 1000 <= 255 {
+    let (rate_code, rate_bits, rate_value) = if frame.rate.is_multiple_of(1000) && frame.rate / 1000 <= 255 {
         (0b1100, 8, frame.rate / 1000)
     } else if frame.rate <= 0xFFFF {
         (0b1101, 16, frame.rate)
