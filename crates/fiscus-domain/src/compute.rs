@@ -40,6 +40,20 @@ impl JobKind {
         JobKind::ResearchRun,
     ];
 
+    /// The scopes whose operations queue jobs of this kind: an application that queued one must still hold
+    /// one of them (within its workspace's entitlement) when a worker takes the job up.
+    pub fn submitting_scopes(self) -> &'static [&'static str] {
+        match self {
+            JobKind::Optimization | JobKind::Simulation | JobKind::Backtest => &["quant:compute:run"],
+            JobKind::ModelRun => &["quant:models:run", "ml:inference"],
+            JobKind::Scenarios => &["ml:inference"],
+            JobKind::Forecast => &["planning:forecast:create"],
+            JobKind::Generative => &["generative:inference"],
+            JobKind::Tournament => &["quant:models:run"],
+            JobKind::ResearchRun => &["quant:research:run"],
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             JobKind::Optimization => "optimization",

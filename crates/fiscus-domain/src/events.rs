@@ -74,6 +74,12 @@ impl EventType {
         EventType::WorkflowFailed,
     ];
 
+    /// The scope that reads the objects events of this type are about: an application holding it may hear
+    /// them whoever's object it is (`webhooks::may_hear`).
+    pub fn read_scope(self) -> &'static str {
+        if self.as_str().starts_with("workflow.") { "workflow:read" } else { "actions:read" }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             EventType::ActionProposed => "action.proposed",

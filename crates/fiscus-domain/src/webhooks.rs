@@ -6,6 +6,7 @@
 //! resolves to at each delivery (a name that resolves to a private address later, DNS rebinding, is
 //! refused then). The resolver is the server's; these functions only judge what it found.
 
+use crate::events::EventType;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use hmac::{Hmac, Mac};
@@ -221,6 +222,28 @@ fn screen_v6(v6: Ipv6Addr, shown: IpAddr, allow_loopback: bool) -> Result<(), Un
     Ok(())
 }
 
+/// The scope an application needs for its endpoints to be delivered to at all.
+pub const WEBHOOKS_SCOPE: &str = "agent:execution:webhooks";
+
+/// Whether an endpoint registered by `endpoint_application` hears an event of `event_type` about an object
+/// owned by `owner` (the application that proposed the action or invoked the run; `None` when a person or
+/// the CLI did). `authority` is what the endpoint's application may do now: `None` when it is not active,
+/// else its scopes within the workspace's entitlement, read at fan-out time, so a suspended application or a
+/// withdrawn scope stops its deliveries at once.
+///
+/// An endpoint hears the events of its own application's objects, and of any object of the workspace its
+/// application may read anyway (`actions:read` for actions, `workflow:read` for workflow runs); never
+/// another application's action ids and envelope hashes on the strength of registering a webhook alone.
+pub fn may_hear(
+    event_type: EventType,
+    owner: Option<&str>,
+    endpoint_application: &str,
+    authority: Option<&crate::scopes::ScopeSet>,
+) -> bool {
+    let Some(scopes) = authority else { return false };
+    scopes.contains(WEBHOOKS_SCOPE) && (owner == Some(endpoint_application) || scopes.contains(event_type.read_scope()))
+}
+
 /// Delay before retry `attempt` (1 = the first retry), in seconds, before jitter; `None` once the schedule
 /// is exhausted (the delivery is then given up and marked failed). Immediately, 5 s, 5 min, 30 min, 2 h,
 /// 5 h, 10 h, 10 h: about a day and a half in all, as Standard Webhooks' reference schedule.
@@ -340,6 +363,22 @@ mod tests {
         // Public addresses embedded are public.
         assert!(screen(ip("2002:5db8:d70e::1"), false).is_ok());
         assert!(screen(ip("2001:0:4136:e378:8000:63bf:a247:f1f1"), false).is_ok());
+    }
+
+    #[test]
+    fn an_endpoint_hears_its_own_application_s_objects_and_what_its_application_may_read() {
+        use crate::scopes::ScopeSet;
+        let scopes = |s: &str| ScopeSet::parse(s).expect("scopes");
+        let webhooks_only = scopes("agent:execution:webhooks");
+        let reader = scopes("agent:execution:webhooks actions:read");
+        let approved = EventType::ActionApproved;
+        assert!(may_hear(approved, Some("app_a"), "app_a", Some(&webhooks_only)));
+        assert!(!may_hear(approved, Some("app_b"), "app_a", Some(&webhooks_only)), "another application's action");
+        assert!(!may_hear(approved, None, "app_a", Some(&webhooks_only)), "an operator's action");
+        assert!(may_hear(approved, Some("app_b"), "app_a", Some(&reader)));
+        assert!(!may_hear(EventType::WorkflowCompleted, Some("app_b"), "app_a", Some(&reader)), "workflow:read");
+        assert!(!may_hear(approved, Some("app_a"), "app_a", None), "an application no longer active");
+        assert!(!may_hear(approved, Some("app_a"), "app_a", Some(&scopes("actions:read"))), "the webhooks scope");
     }
 
     #[test]

@@ -61,7 +61,7 @@ async fn write(state: &fiscus_server::AppState, ws: &str, count: usize) -> anyho
     for _ in 0..count {
         let e = event(ws);
         let at = fiscus_domain::clock::parse_rfc3339(&e.created_at).unwrap_or_else(now_micros);
-        fiscus_store::outbox::enqueue(&mut tx, &e, "act_bench", at).await?;
+        fiscus_store::outbox::enqueue(&mut tx, &e, "act_bench", None, at).await?;
         written.push((e.id, at));
     }
     tx.commit().await?;

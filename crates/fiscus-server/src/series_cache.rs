@@ -6,14 +6,21 @@
 //! buffer with every bar's offset, so a daily page is a slice of bytes between a small head and tail: a
 //! 20-year read then costs no decoding and no serialisation (the database read was nine tenths of it at
 //! first, the JSON most of the rest). Bounded by a number of bars; the least recently used series go.
+//!
+//! What is read from the database is checked before it is kept or served: the first time a series of a
+//! dataset is read (and again once [`VERIFIED_FOR`] has passed), the dataset's seal is checked and its rows
+//! are hashed again against its sealed content hash; rows edited behind the service's back are refused with
+//! `integrity_failure`, never served or computed on under the hash they no longer match.
 
 use axum::body::Bytes;
+use fiscus_store::data::datasets;
 use fiscus_store::data::market::{self, Bar, Window};
 use fiscus_store::{Store, StoreError};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 type Key = (String, String, i64);
 /// A series and the tick of its last use.
@@ -67,8 +74,13 @@ impl Series {
     }
 }
 
+/// How long a dataset's verification stands before a cache miss checks it again.
+pub const VERIFIED_FOR: Duration = Duration::from_secs(60);
+
 pub struct SeriesCache {
     entries: Mutex<HashMap<Key, Entry>>,
+    /// Datasets whose rows were last found to match their content hash, and when.
+    verified: Mutex<HashMap<(String, i64), Instant>>,
     tick: AtomicU64,
     max_bars: usize,
 }
@@ -83,7 +95,12 @@ impl Default for SeriesCache {
 
 impl SeriesCache {
     pub fn new(max_bars: usize) -> SeriesCache {
-        SeriesCache { entries: Mutex::new(HashMap::new()), tick: AtomicU64::new(0), max_bars }
+        SeriesCache {
+            entries: Mutex::new(HashMap::new()),
+            verified: Mutex::new(HashMap::new()),
+            tick: AtomicU64::new(0),
+            max_bars,
+        }
     }
 
     /// Every bar of the instrument in the dataset, in date order.
@@ -104,6 +121,7 @@ impl SeriesCache {
         }
         // Two requests missing together both read; the second insert replaces an identical entry.
         let mut conn = store.read().await?;
+        self.verify(&mut conn, store, workspace_id, dataset).await?;
         let bars =
             market::bars(&mut conn, workspace_id, instrument_id, dataset, Window::default(), u32::MAX - 1).await?;
         drop(conn);
@@ -123,6 +141,34 @@ impl SeriesCache {
             }
         }
         Ok(series)
+    }
+}
+
+impl SeriesCache {
+    /// Checks the dataset's seal and its rows against its content hash, unless that was done within
+    /// [`VERIFIED_FOR`]; `Tampered` when they no longer match.
+    async fn verify(
+        &self,
+        conn: &mut fiscus_store::Connection,
+        store: &Store,
+        workspace_id: &str,
+        dataset: i64,
+    ) -> Result<(), StoreError> {
+        let key = (workspace_id.to_string(), dataset);
+        let fresh =
+            self.verified.lock().ok().and_then(|v| v.get(&key).copied()).is_some_and(|at| at.elapsed() < VERIFIED_FOR);
+        if fresh {
+            return Ok(());
+        }
+        let d = datasets::get(conn, workspace_id, dataset).await?;
+        datasets::verify(conn, store.seal_key(), workspace_id, &d).await?;
+        if let Ok(mut v) = self.verified.lock() {
+            if v.len() > 10_000 {
+                v.retain(|_, at| at.elapsed() < VERIFIED_FOR);
+            }
+            v.insert(key, Instant::now());
+        }
+        Ok(())
     }
 }
 

@@ -74,6 +74,22 @@ pub async fn get(conn: &mut AnyConnection, workspace_id: &str, application_id: &
     .ok_or(StoreError::NotFound)
 }
 
+/// What an application may do now: `None` when it is missing or not active, else its scopes within the
+/// workspace's entitlement. Work queued on an application's behalf reads this at each step it takes, so a
+/// suspension or a withdrawn scope or entitlement stops it at once (not when the work was queued).
+pub async fn authority(conn: &mut AnyConnection, workspace_id: &str, application_id: &str) -> Result<Option<ScopeSet>> {
+    let app = match get(conn, workspace_id, application_id).await {
+        Ok(app) => app,
+        Err(StoreError::NotFound) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if app.status()? != AppStatus::Active {
+        return Ok(None);
+    }
+    let workspace = crate::workspaces::get(conn, workspace_id).await?;
+    Ok(Some(app.scopes().intersection(&workspace.entitlement())))
+}
+
 /// Finds the workspace of an application id, for the CLI, whose commands name only the application.
 pub async fn workspace_of(conn: &mut AnyConnection, application_id: &str) -> Result<String> {
     let row: Option<(String,)> = sqlx::query_as("SELECT workspace_id FROM applications WHERE id = $1")

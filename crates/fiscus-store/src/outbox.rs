@@ -8,12 +8,19 @@ use fiscus_domain::events::Event;
 use fiscus_domain::tenancy::Tenant;
 use sqlx::AnyConnection;
 
-/// Writes `event` (about `subject_id`, e.g. the action) into the outbox, inside `tx`.
-pub async fn enqueue(tx: &mut WriteTx, event: &Event, subject_id: &str, created_at: i64) -> Result<()> {
+/// Writes `event` (about `subject_id`, e.g. the action, which belongs to application `owner` when an
+/// application proposed or invoked it) into the outbox, inside `tx`.
+pub async fn enqueue(
+    tx: &mut WriteTx,
+    event: &Event,
+    subject_id: &str,
+    owner: Option<&str>,
+    created_at: i64,
+) -> Result<()> {
     let payload = serde_json::to_string(event).map_err(|e| StoreError::Corrupt(format!("event {}: {e}", event.id)))?;
     sqlx::query(
-        "INSERT INTO outbox (id, workspace_id, environment, event_type, subject_id, payload, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO outbox (id, workspace_id, environment, event_type, subject_id, payload, created_at, \
+         owner_application_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(&event.id)
     .bind(&event.workspace_id)
@@ -22,6 +29,7 @@ pub async fn enqueue(tx: &mut WriteTx, event: &Event, subject_id: &str, created_
     .bind(subject_id)
     .bind(payload)
     .bind(created_at)
+    .bind(owner)
     .execute(tx.conn())
     .await?;
     Ok(())

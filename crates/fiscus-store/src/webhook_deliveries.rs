@@ -4,9 +4,12 @@
 
 use crate::dialect::{backend_of, for_update, for_update_skip_locked};
 use crate::{Result, WriteTx};
-use fiscus_domain::credentials::Environment;
+use fiscus_domain::credentials::{AppStatus, Environment};
+use fiscus_domain::events::EventType;
 use fiscus_domain::ids::new_id;
+use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
+use fiscus_domain::webhooks::may_hear;
 use sqlx::{AnyConnection, FromRow};
 use std::collections::BTreeMap;
 
@@ -19,20 +22,60 @@ struct OutboxRow {
     workspace_id: String,
     environment: String,
     event_type: String,
+    owner_application_id: Option<String>,
     created_at: i64,
 }
 
 #[derive(FromRow)]
+struct SubscriberRow {
+    id: String,
+    event_types: String,
+    created_at: i64,
+    application_id: String,
+    application_status: String,
+    application_scopes: String,
+    entitlement: String,
+}
+
+/// An active endpoint, with what its application may do now.
 struct Subscriber {
     id: String,
     event_types: String,
     created_at: i64,
+    application_id: String,
+    /// The application's scopes within the workspace's entitlement; `None` when it is not active (or its
+    /// stored status is unknown: fail closed).
+    authority: Option<ScopeSet>,
+}
+
+impl From<SubscriberRow> for Subscriber {
+    fn from(r: SubscriberRow) -> Subscriber {
+        let active = AppStatus::parse(&r.application_status) == Some(AppStatus::Active);
+        let authority = active
+            .then(|| ScopeSet::from_stored(&r.application_scopes).intersection(&ScopeSet::from_stored(&r.entitlement)));
+        Subscriber {
+            id: r.id,
+            event_types: r.event_types,
+            created_at: r.created_at,
+            application_id: r.application_id,
+            authority,
+        }
+    }
 }
 
 impl Subscriber {
-    /// An endpoint hears the types it chose, and only events that happened after it was registered.
-    fn hears(&self, event_type: &str, event_created_at: i64) -> bool {
-        self.created_at <= event_created_at && self.event_types.split_whitespace().any(|t| t == "*" || t == event_type)
+    /// An endpoint hears the types it chose, only events that happened after it was registered, and only
+    /// those its application may hear (`fiscus_domain::webhooks::may_hear`).
+    fn hears(&self, event: &OutboxRow) -> bool {
+        let Some(event_type) = EventType::parse(&event.event_type) else { return false };
+        self.created_at <= event.created_at
+            && self.event_types.split_whitespace().any(|t| t == "*" || t == event.event_type)
+            && may_hear(
+                event_type,
+                event.owner_application_id.as_deref(),
+                &self.application_id,
+                self.authority.as_ref(),
+            )
     }
 }
 
@@ -44,15 +87,16 @@ pub struct FannedOut {
 }
 
 /// Fans out up to `limit` outbox events not yet fanned out, oldest first: a pending delivery for each active
-/// endpoint of the event's workspace and environment that subscribes to its type, the endpoints' queues due
+/// endpoint of the event's workspace and environment that subscribes to its type and whose application may
+/// hear it (its own object, or one it may read; `fiscus_domain::webhooks::may_hear`), the endpoints' queues due
 /// now, and the events marked as fanned out (`outbox.delivered_at`). Events no endpoint hears are only marked.
 pub async fn fan_out(tx: &mut WriteTx, now: i64, limit: i64) -> Result<FannedOut> {
     // Locked without skipping: nodes fan out one after another, never two disjoint batches at once, which
     // could commit out of order and let a later event reach an endpoint before an earlier one.
     let lock = for_update(backend_of(tx.conn()));
     let events = sqlx::query_as::<_, OutboxRow>(&format!(
-        "SELECT id, workspace_id, environment, event_type, created_at FROM outbox WHERE delivered_at IS NULL \
-         ORDER BY id LIMIT $1{lock}"
+        "SELECT id, workspace_id, environment, event_type, owner_application_id, created_at FROM outbox \
+         WHERE delivered_at IS NULL ORDER BY id LIMIT $1{lock}"
     ))
     .bind(limit)
     .fetch_all(tx.conn())
@@ -66,17 +110,20 @@ pub async fn fan_out(tx: &mut WriteTx, now: i64, limit: i64) -> Result<FannedOut
     for e in &events {
         let key = (e.workspace_id.clone(), e.environment.clone());
         if !subscribers.contains_key(&key) {
-            let found = sqlx::query_as::<_, Subscriber>(
-                "SELECT id, event_types, created_at FROM webhook_endpoints \
-                 WHERE workspace_id = $1 AND environment = $2 AND status = 'active'",
+            let found = sqlx::query_as::<_, SubscriberRow>(
+                "SELECT e.id, e.event_types, e.created_at, e.application_id, a.status AS application_status, \
+                 a.scopes AS application_scopes, w.entitlement FROM webhook_endpoints e \
+                 JOIN applications a ON a.id = e.application_id AND a.workspace_id = e.workspace_id \
+                 JOIN workspaces w ON w.id = e.workspace_id \
+                 WHERE e.workspace_id = $1 AND e.environment = $2 AND e.status = 'active'",
             )
             .bind(&e.workspace_id)
             .bind(&e.environment)
             .fetch_all(tx.conn())
             .await?;
-            subscribers.insert(key.clone(), found);
+            subscribers.insert(key.clone(), found.into_iter().map(Subscriber::from).collect());
         }
-        for s in subscribers.get(&key).into_iter().flatten().filter(|s| s.hears(&e.event_type, e.created_at)) {
+        for s in subscribers.get(&key).into_iter().flatten().filter(|s| s.hears(e)) {
             deliveries.push([new_id("whd"), e.workspace_id.clone(), e.environment.clone(), s.id.clone(), e.id.clone()]);
             queues.insert(s.id.clone(), (e.workspace_id.clone(), e.environment.clone()));
         }

@@ -127,21 +127,38 @@ pub async fn get(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<
     .try_into()
 }
 
-/// A page of the tenant's endpoints (revoked ones included) in id order after `after_id`, `limit + 1` rows.
+/// One of `application_id`'s endpoints; another application's is `NotFound`, as another workspace's is.
+pub async fn get_of_application(
+    conn: &mut AnyConnection,
+    tenant: &Tenant,
+    application_id: &str,
+    id: &str,
+) -> Result<Endpoint> {
+    let endpoint = get(conn, tenant, id).await?;
+    if endpoint.application_id != application_id {
+        return Err(StoreError::NotFound);
+    }
+    Ok(endpoint)
+}
+
+/// A page of `application_id`'s endpoints in the tenant (revoked ones included) in id order after
+/// `after_id`, `limit + 1` rows. Endpoints belong to the application that registered them.
 pub async fn list(
     conn: &mut AnyConnection,
     tenant: &Tenant,
+    application_id: &str,
     after_id: Option<&str>,
     limit: u32,
 ) -> Result<Vec<Endpoint>> {
     sqlx::query_as::<_, EndpointRow>(&format!(
         "SELECT {COLUMNS} FROM webhook_endpoints WHERE workspace_id = $1 AND environment = $2 \
-         AND ($3 IS NULL OR id > $3) ORDER BY id LIMIT $4"
+         AND application_id = $5 AND ($3 IS NULL OR id > $3) ORDER BY id LIMIT $4"
     ))
     .bind(&tenant.workspace_id)
     .bind(tenant.environment.as_str())
     .bind(after_id)
     .bind(i64::from(limit) + 1)
+    .bind(application_id)
     .fetch_all(&mut *conn)
     .await?
     .into_iter()

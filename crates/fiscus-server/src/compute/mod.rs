@@ -437,6 +437,9 @@ pub async fn cancel(state: &AppState, caller: &Caller, tenant: &Tenant, id: &str
 /// claim was lost meanwhile.
 pub async fn execute(state: &AppState, worker: &str, job: Job, thread: Reserved) -> Result<(), Failure> {
     let caller = Caller::bare(fiscus_domain::actor::Actor::worker(worker));
+    if let Some(why) = authority_withdrawn(state, &job).await? {
+        return withdraw(state, worker, &caller, &job, why).await;
+    }
     let control = state.compute.control(JOB_BUDGET);
     let beat = {
         let (state, control, id, worker) = (state.clone(), control.clone(), job.id.clone(), worker.to_string());
@@ -501,6 +504,54 @@ pub async fn execute(state: &AppState, worker: &str, job: Job, thread: Reserved)
         occurred_at: now,
     };
     audit(&mut tx, &caller, &entry).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Why a queued job may no longer be computed on behalf of the application that queued it: it is no longer
+/// active, or neither it nor its workspace holds a scope that queues jobs of this kind any more. Read when a
+/// worker takes the job up, not when it was queued. `None` when it may (or a person or the CLI queued it).
+async fn authority_withdrawn(state: &AppState, job: &Job) -> Result<Option<String>, Failure> {
+    let Some(application) = job.created_by.strip_prefix("application:") else { return Ok(None) };
+    let mut conn = state.store.read().await?;
+    let held = fiscus_store::applications::authority(&mut conn, &job.tenant.workspace_id, application).await?;
+    let scopes = job.kind.submitting_scopes();
+    Ok(match held {
+        None => Some("the application that queued the job is no longer active".to_string()),
+        Some(held) if !scopes.iter().any(|s| held.contains(s)) => {
+            Some(format!("the application that queued the job no longer holds {}", scopes.join(" or ")))
+        }
+        Some(_) => None,
+    })
+}
+
+/// Ends a job whose authority was withdrawn before it ran: failed `authority_withdrawn`, its credits
+/// refunded (nothing was computed), in one transaction; nothing when the claim was lost meanwhile.
+async fn withdraw(state: &AppState, worker: &str, caller: &Caller, job: &Job, why: String) -> Result<(), Failure> {
+    let now = now_micros();
+    let mut tx = state.store.begin().await?;
+    let ending = Ending::Failed { code: "authority_withdrawn", detail: &why };
+    if !jobs::finish(&mut tx, &job.tenant, &job.id, Some(worker), now, ending).await? {
+        return Ok(());
+    }
+    let refund = NewEntry {
+        id: &fiscus_domain::ids::new_id("crd"),
+        kind: EntryKind::Grant,
+        credits: job.credits,
+        reason: "refund of a compute job whose application's authority was withdrawn before it ran",
+        reference: Some(&job.id),
+        created_at: now,
+    };
+    fiscus_store::credits::record(tx.conn(), &job.tenant, &refund).await?;
+    let entry = AuditEntry {
+        workspace_id: &job.tenant.workspace_id,
+        environment: Some(job.tenant.environment),
+        action: "compute.job.failed",
+        subject: Some(&job.id),
+        details: json!({ "attempts": job.attempts, "code": "authority_withdrawn", "detail": why }),
+        occurred_at: now,
+    };
+    audit(&mut tx, caller, &entry).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -23,6 +23,8 @@ use super::{Caller, Failure};
 /// A change of one action.
 pub struct ActionChange<'a> {
     pub action_id: &'a str,
+    /// The application the action belongs to (the one that proposed it), if an application did.
+    pub owner: Option<&'a str>,
     pub envelope_hash: &'a str,
     /// The state before; `None` for the proposal that creates the action.
     pub from: Option<ControlState>,
@@ -38,6 +40,7 @@ impl<'a> ActionChange<'a> {
     pub fn of(action: &'a Action, to: ControlState, event: EventType, detail: Value) -> ActionChange<'a> {
         ActionChange {
             action_id: &action.id,
+            owner: owner_of(&action.proposed_by),
             envelope_hash: &action.envelope_hash,
             from: Some(action.state),
             to,
@@ -70,7 +73,8 @@ pub async fn record(
         detail: detail.clone(),
     });
     let audit_details = json!({ "from_state": change.from, "to_state": change.to, "detail": detail });
-    let event = announce(tx, tenant, caller, change.event, change.action_id, data, audit_details, now).await?;
+    let subject = Subject { id: change.action_id, owner: change.owner };
+    let event = announce(tx, tenant, caller, change.event, subject, data, audit_details, now).await?;
     if let Some(from) = change.from
         && from != change.to
     {
@@ -96,6 +100,8 @@ pub async fn record(
 /// A change of one workflow run.
 pub struct WorkflowChange<'a> {
     pub run_id: &'a str,
+    /// The application that invoked the run, if an application did.
+    pub owner: Option<&'a str>,
     pub workflow_id: &'a str,
     pub version_id: &'a str,
     pub definition_hash: &'a str,
@@ -125,8 +131,21 @@ pub async fn record_workflow(
         detail: change.detail.clone(),
     });
     let audit_details = json!({ "from_state": change.from, "to_state": change.to, "detail": change.detail });
-    let event = announce(tx, tenant, caller, change.event, change.run_id, data, audit_details, now).await?;
+    let subject = Subject { id: change.run_id, owner: change.owner };
+    let event = announce(tx, tenant, caller, change.event, subject, data, audit_details, now).await?;
     Ok(Recorded { event, at: now })
+}
+
+/// What an event is about: the object's id, and the application it belongs to (webhook endpoints of other
+/// applications hear it only when their application may read it: `fiscus_domain::webhooks::may_hear`).
+struct Subject<'a> {
+    id: &'a str,
+    owner: Option<&'a str>,
+}
+
+/// The application an object belongs to, when an application made it.
+pub fn owner_of(actor: &fiscus_domain::actor::Actor) -> Option<&str> {
+    (actor.kind == fiscus_domain::actor::ActorKind::Application).then_some(actor.id.as_str())
 }
 
 /// Writes an event about `subject` in the one envelope to the outbox, and its audit event (whose action is
@@ -138,7 +157,7 @@ async fn announce(
     tenant: &Tenant,
     caller: &Caller,
     event_type: EventType,
-    subject: &str,
+    subject: Subject<'_>,
     data: EventData,
     mut audit_details: Value,
     now: i64,
@@ -157,12 +176,12 @@ async fn announce(
         workspace_id: &tenant.workspace_id,
         environment: Some(tenant.environment),
         action: event_type.as_str(),
-        subject: Some(subject),
+        subject: Some(subject.id),
         details: audit_details,
         occurred_at: now,
     };
     audit(tx, caller, &entry).await?;
-    fiscus_store::outbox::enqueue(tx, &event, subject, now).await?;
+    fiscus_store::outbox::enqueue(tx, &event, subject.id, subject.owner, now).await?;
     Ok(event)
 }
 

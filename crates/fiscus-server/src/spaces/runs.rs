@@ -247,25 +247,24 @@ pub async fn execute(state: &AppState, tenant: &Tenant, run_id: &str, request_id
         }
         run = load(state, tenant, run_id).await?.0;
     }
-    // The application must still be active when a queued run is carried out.
-    let application_active = {
-        let mut conn = state.store.read().await?;
-        fiscus_store::applications::get(&mut conn, &tenant.workspace_id, &run.record.body.application_id)
-            .await
-            .and_then(|a| a.status())
-            .map(|status| status == fiscus_domain::credentials::AppStatus::Active)
-            .or_else(|e| if matches!(e, StoreError::NotFound) { Ok(false) } else { Err(e) })?
-    };
-    if !application_active {
-        return end(state, tenant, &run, &recorded, Some("the application that asked for the run is no longer active"))
-            .await;
-    }
-    let caller = Dispatched { principal: Arc::new(principal_of(tenant, &run.record.body)?), signed: None };
+    let granted = principal_of(tenant, &run.record.body)?;
     for (i, planned) in run.record.body.plan.iter().enumerate() {
         let seq = i as i64 + 1;
         if recorded.iter().any(|c| c.body.seq == seq) {
             continue;
         }
+        // Authority is read at the moment of each call: the application must still be active, and the call
+        // carries only the scopes captured when the run was asked for that the application and its
+        // workspace still hold now.
+        let Some(now_held) = ({
+            let mut conn = state.store.read().await?;
+            fiscus_store::applications::authority(&mut conn, &tenant.workspace_id, &granted.application_id).await?
+        }) else {
+            let why = "the application that asked for the run is no longer active";
+            return end(state, tenant, &run, &recorded, Some(why)).await;
+        };
+        let principal = Principal { scopes: granted.scopes.intersection(&now_held), ..granted.clone() };
+        let caller = Dispatched { principal: Arc::new(principal), signed: None };
         let request_hash = seal(&Value::Object(planned.arguments.clone())).unwrap_or_else(|_| seal_bytes(b""));
         let (status, text, json_body) = match tools::find(&planned.tool) {
             Some(tool) => match dispatch::call(state, &caller, tool, &planned.arguments, request_id).await {

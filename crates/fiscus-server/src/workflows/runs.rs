@@ -17,7 +17,7 @@ use fiscus_store::workflows::{self as store, Run, Version};
 use serde_json::json;
 
 use super::{actor_label, canonical, checked, load_version, new_record, runnable, steps};
-use crate::governed::record::{WorkflowChange, record_workflow};
+use crate::governed::record::{WorkflowChange, owner_of, record_workflow};
 use crate::governed::{Caller, Failure};
 use crate::state::AppState;
 
@@ -74,6 +74,7 @@ pub async fn start_for(
         caller,
         WorkflowChange {
             run_id: &record.id,
+            owner: owner_of(&caller.actor),
             workflow_id: &record.body.workflow_id,
             version_id: &record.body.version_id,
             definition_hash: &record.body.definition_hash,
@@ -158,6 +159,7 @@ pub fn change<'a>(
 ) -> WorkflowChange<'a> {
     WorkflowChange {
         run_id: &run.record.id,
+        owner: run.record.created_by.strip_prefix("application:"),
         workflow_id: &run.record.body.workflow_id,
         version_id: &run.record.body.version_id,
         definition_hash: &run.record.body.definition_hash,

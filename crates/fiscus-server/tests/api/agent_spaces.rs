@@ -6,6 +6,8 @@ use crate::console::{client, console_page, enrolled_operator, hidden, sign_in};
 use crate::helpers::{TestApp, problem, spawn_app, spawn_app_with};
 use crate::workflows::demo;
 use fiscus_domain::actions::approval::Role;
+use fiscus_domain::credentials::AppStatus;
+use fiscus_domain::scopes::ScopeSet;
 use fiscus_server::settings::AgentQueue;
 use serde_json::{Value, json};
 
@@ -178,4 +180,47 @@ async fn without_a_queue_driver_an_asynchronous_run_answers_503_and_a_synchronou
     assert_eq!(balance(&app).await, before, "a refused run costs nothing");
     let now = json!({ "prompt": "Show SPX prices", "execution_mode": "sync" });
     assert_eq!(run(&app, &space, &now, None).await.status(), 201);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_run_calls_with_the_authority_its_application_holds_when_it_runs_not_when_it_was_queued() {
+    let app = spawn_app_with(|s| s.agent_worker = false).await;
+    demo(&app).await;
+    let space = promoted(&app, "market_watch").await;
+    let body = json!({ "prompt": "How did AAPL move? Show its prices.", "execution_mode": "async" });
+    let queued: Value = run(&app, &space, &body, None).await.json().await.expect("json");
+    let id = queued["id"].as_str().expect("id").to_string();
+    // The workspace loses its market data entitlement while the run waits: a direct read is refused now,
+    // and so is the run's call when the worker makes it.
+    let without_market =
+        ScopeSet::parse(&ScopeSet::all().iter().filter(|s| !s.starts_with("data:")).collect::<Vec<_>>().join(" "))
+            .expect("scopes");
+    app.admin().set_workspace_entitlement(&app.workspace_id, &without_market).await.expect("entitlement");
+    problem(app.get("/api/v2/data/instruments/AAPL/prices", &app.key).await, 403, "entitlement_missing").await;
+    fiscus_server::workers::agent_runs::run_once(&app.state, "wrk_test").await.expect("worker");
+    let finished = ended(&app, &id).await;
+    assert_eq!(finished["state"], "failed", "{finished}");
+    let execution: Value = app
+        .get(&format!("/api/v2/agents/executions/{}", finished["execution_id"].as_str().expect("execution")), &app.key)
+        .await
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(execution["calls"][0]["status"], 403, "{execution}");
+
+    // An application suspended while its run waits: the run ends without calling anything.
+    app.admin().set_workspace_entitlement(&app.workspace_id, &ScopeSet::all()).await.expect("entitlement");
+    let queued: Value = run(&app, &space, &body, None).await.json().await.expect("json");
+    app.admin().set_application_status(&app.app_id, AppStatus::Suspended).await.expect("suspend");
+    fiscus_server::workers::agent_runs::run_once(&app.state, "wrk_test").await.expect("worker");
+    app.admin().set_application_status(&app.app_id, AppStatus::Active).await.expect("active");
+    let finished = ended(&app, queued["id"].as_str().expect("id")).await;
+    assert_eq!(finished["state"], "failed", "{finished}");
+    let execution: Value = app
+        .get(&format!("/api/v2/agents/executions/{}", finished["execution_id"].as_str().expect("execution")), &app.key)
+        .await
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(execution["calls"], json!([]), "{execution}");
 }

@@ -391,3 +391,15 @@ async fn a_finance_system_imports_over_http_once_and_is_told_what_is_wrong() {
         app.post_json("/api/v2/data/imports", &reader, &body("ledgers", "code,name,currency\nX,Y,USD\n"), None).await;
     problem(r, 403, "scope_missing").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn price_rows_edited_behind_the_service_are_refused_not_served_under_their_sealed_hash() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    app.execute("UPDATE prices SET close = '999.99' WHERE date = '2020-03-16'").await;
+    let refused = app.get("/api/v2/data/instruments/AAPL/prices", &app.key).await;
+    problem(refused, 500, "integrity_failure").await;
+    // What computations read goes through the same check.
+    let features = app.get("/api/v2/quant/features/return_1d/values?instrument=AAPL", &app.key).await;
+    problem(features, 500, "integrity_failure").await;
+}

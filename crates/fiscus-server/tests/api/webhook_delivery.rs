@@ -8,6 +8,7 @@ use crate::helpers::{TestApp, spawn_app_with};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use fiscus_domain::credentials::{AppStatus, Environment};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -334,4 +335,69 @@ async fn the_console_shows_each_endpoints_delivery_log() {
     let html = page.text().await.expect("html");
     assert!(html.contains("action.proposed") && html.contains("the receiver answered 500"), "{html}");
     assert!(html.contains("1 pending"), "{html}");
+}
+
+/// Registers `url` with `key`'s application; returns the endpoint id.
+async fn register_with(app: &TestApp, key: &str, url: &str) -> String {
+    let created = app.post_json(HOOKS, key, &json!({ "url": url }), None).await;
+    assert_eq!(created.status(), 201);
+    created.json::<Value>().await.expect("json")["id"].as_str().expect("id").to_string()
+}
+
+async fn propose_with(app: &TestApp, key: &str) -> String {
+    let created = app.post_json("/api/v2/actions", key, &proposal(), None).await;
+    assert_eq!(created.status(), 201);
+    created.json::<Value>().await.expect("json")["id"].as_str().expect("id").to_string()
+}
+
+fn action_ids(got: &[Got]) -> Vec<String> {
+    let mut ids: Vec<String> = got
+        .iter()
+        .map(|g| {
+            serde_json::from_str::<Value>(&g.body).expect("json")["data"]["action_id"].as_str().expect("id").to_string()
+        })
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoint_belongs_to_its_application_and_hears_only_what_its_application_may_read() {
+    let app = loopback_app().await;
+    // Two applications that may register webhooks and propose, but not read other applications' actions,
+    // and a third that reads every action.
+    let (_, key_a) = app.new_app(Environment::Sandbox, "agent:execution:webhooks actions:create", None).await;
+    let (_, key_b) = app.new_app(Environment::Sandbox, "agent:execution:webhooks actions:create", None).await;
+    let (app_r, key_r) = app.new_app(Environment::Sandbox, "agent:execution:webhooks actions:read", None).await;
+    let (rx_a, rx_b, rx_r) = (
+        receiver(|_| Answer::Status(204)).await,
+        receiver(|_| Answer::Status(204)).await,
+        receiver(|_| Answer::Status(204)).await,
+    );
+    let endpoint_a = register_with(&app, &key_a, &format!("http://{}/hook", rx_a.addr)).await;
+    register_with(&app, &key_b, &format!("http://{}/hook", rx_b.addr)).await;
+    register_with(&app, &key_r, &format!("http://{}/hook", rx_r.addr)).await;
+    // B neither lists nor revokes A's endpoint.
+    let listed: Value = app.get(HOOKS, &key_b).await.json().await.expect("json");
+    assert_eq!(listed["data"].as_array().map(Vec::len), Some(1), "{listed}");
+    assert_ne!(listed["data"][0]["id"], endpoint_a.as_str());
+    let revoke = app.http.delete(app.url(&format!("{HOOKS}/{endpoint_a}"))).bearer_auth(&key_b).send().await;
+    crate::helpers::problem(revoke.expect("request"), 404, "not_found").await;
+    // Each hears its own application's action; the reader hears both.
+    let by_a = propose_with(&app, &key_a).await;
+    let by_b = propose_with(&app, &key_b).await;
+    assert_eq!(action_ids(&rx_r.wait_for(2, Duration::from_secs(10)).await), {
+        let mut both = vec![by_a.clone(), by_b.clone()];
+        both.sort();
+        both
+    });
+    assert_eq!(action_ids(&rx_a.wait_for(1, Duration::from_secs(10)).await), vec![by_a]);
+    assert_eq!(action_ids(&rx_b.wait_for(1, Duration::from_secs(10)).await), vec![by_b]);
+    // Once the reader is suspended, its endpoint hears nothing more.
+    app.admin().set_application_status(&app_r, AppStatus::Suspended).await.expect("suspend");
+    propose_with(&app, &key_a).await;
+    assert_eq!(rx_a.wait_for(2, Duration::from_secs(10)).await.len(), 2);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(rx_r.got().len(), 2, "a suspended application's endpoint hears nothing");
+    assert_eq!(rx_b.got().len(), 1);
 }

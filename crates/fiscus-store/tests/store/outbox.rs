@@ -27,7 +27,7 @@ fn event(tenant: &Tenant, action_id: &str, event_type: EventType) -> Event {
 
 async fn enqueue(db: &Store, e: &Event, subject: &str) {
     let mut tx = db.begin().await.expect("begin");
-    outbox::enqueue(&mut tx, e, subject, NOW).await.expect("enqueue");
+    outbox::enqueue(&mut tx, e, subject, None, NOW).await.expect("enqueue");
     tx.commit().await.expect("commit");
 }
 

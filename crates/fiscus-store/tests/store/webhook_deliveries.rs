@@ -25,6 +25,18 @@ async fn endpoint(db: &Store, t: &Tenant, types: &[&str], status: EndpointStatus
         updated_at: created_at,
     };
     let mut tx = db.begin().await.expect("begin");
+    // The endpoint's application: active, with every scope (fan-out reads what it may hear).
+    sqlx::query(
+        "INSERT INTO applications (id, workspace_id, environment, name, status, scopes, service_class, created_at, \
+         updated_at) VALUES ('app_1', $1, $2, 'App', 'active', $3, 'standard', $4, $4) ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(&t.workspace_id)
+    .bind(t.environment.as_str())
+    .bind(fiscus_domain::scopes::ScopeSet::all().iter().collect::<Vec<_>>().join(" "))
+    .bind(created_at)
+    .execute(tx.conn())
+    .await
+    .expect("application");
     webhooks::insert(&mut tx, t, &e).await.expect("insert endpoint");
     tx.commit().await.expect("commit");
     e.id
@@ -47,7 +59,7 @@ async fn event(db: &Store, t: &Tenant, event_type: EventType) -> String {
         }),
     };
     let mut tx = db.begin().await.expect("begin");
-    outbox::enqueue(&mut tx, &e, "act_1", NOW).await.expect("enqueue");
+    outbox::enqueue(&mut tx, &e, "act_1", Some("app_1"), NOW).await.expect("enqueue");
     tx.commit().await.expect("commit");
     e.id
 }

@@ -3,6 +3,12 @@
 //! and cloud metadata addresses are refused, `fiscus_domain::webhooks::screen`); the same screening runs again
 //! at every delivery. The `whsec_` signing secret is returned once and stored encrypted. A production
 //! endpoint waits for an operator's approval at the console before anything is delivered to it.
+//!
+//! An endpoint belongs to the application that registered it: only that application lists or revokes it
+//! (another application's endpoint is 404, as another workspace's is), and it hears only events about that
+//! application's own actions and workflow runs, or about objects its application may read anyway
+//! (`actions:read`, `workflow:read`), while the application is active and holds `agent:execution:webhooks`
+//! (`fiscus_domain::webhooks::may_hear`, applied at fan-out).
 
 use axum::Json;
 use axum::extract::State;
@@ -79,6 +85,11 @@ fn unsafe_endpoint(why: &Unsafe) -> ApiError {
 }
 
 /// Registers an endpoint for this application's events (Standard Webhooks v1 signatures).
+///
+/// The endpoint belongs to the calling application: it receives events about the application's own
+/// Financial Actions and workflow runs, and about every action (with `actions:read`) or workflow run (with
+/// `workflow:read`) of the workspace when the application holds those scopes, for as long as the application
+/// is active and holds `agent:execution:webhooks`. Other applications neither list, revoke nor hear it.
 #[utoipa::path(
     post,
     path = "/api/v2/agent-execution/webhooks",
@@ -161,7 +172,8 @@ pub async fn post_webhook(
     ctx.respond_once(tx, StatusCode::CREATED, &view(&endpoint, Some(secret)), &view(&endpoint, None)).await
 }
 
-/// The application's webhook endpoints in this environment (secrets are never shown again).
+/// The calling application's webhook endpoints in this environment (secrets are never shown again); other
+/// applications' endpoints are not listed.
 #[utoipa::path(
     get,
     path = "/api/v2/agent-execution/webhooks",
@@ -175,9 +187,14 @@ pub async fn get_webhooks(
 ) -> Result<Json<ListPage<WebhookEndpointView>>, ApiError> {
     params.only(&[])?;
     let mut conn = state.store.read().await?;
-    let rows =
-        fiscus_store::webhooks::list(&mut conn, ctx.tenant(), params.page.after_id.as_deref(), params.page.limit)
-            .await?;
+    let rows = fiscus_store::webhooks::list(
+        &mut conn,
+        ctx.tenant(),
+        &ctx.principal.application_id,
+        params.page.after_id.as_deref(),
+        params.page.limit,
+    )
+    .await?;
     let page = ListPage::from_overfetch(rows, params.page.limit, |e| e.id.clone());
     Ok(Json(ListPage {
         object: page.object,
@@ -187,7 +204,8 @@ pub async fn get_webhooks(
     }))
 }
 
-/// Revokes an endpoint: nothing is delivered to it again. Revoking a revoked endpoint answers it as it is.
+/// Revokes one of the calling application's endpoints: nothing is delivered to it again. Revoking a revoked
+/// endpoint answers it as it is; another application's endpoint is 404.
 #[utoipa::path(
     delete,
     path = "/api/v2/agent-execution/webhooks/{uid}",
@@ -200,7 +218,9 @@ pub async fn delete_webhook(
     ApiPath(uid): ApiPath<String>,
 ) -> Result<Json<WebhookEndpointView>, ApiError> {
     let mut tx = state.store.begin().await?;
-    let endpoint = fiscus_store::webhooks::get(tx.conn(), ctx.tenant(), &uid).await?;
+    let endpoint =
+        fiscus_store::webhooks::get_of_application(tx.conn(), ctx.tenant(), &ctx.principal.application_id, &uid)
+            .await?;
     if endpoint.status == EndpointStatus::Revoked {
         return Ok(Json(view(&endpoint, None)));
     }
