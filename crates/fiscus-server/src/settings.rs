@@ -107,9 +107,22 @@ pub struct Settings {
     pub speech_library: Option<PathBuf>,
     /// The speech model's directory, laid out as Debian's `pocketsphinx-en-us`.
     pub speech_model_dir: PathBuf,
-    /// Threads computations may use at once (0: one fewer than the machine's cores, at least one), so the
-    /// HTTP runtime always keeps a core.
+    /// Threads computations may use at once, for queued jobs and for those answered in their request alike.
+    /// 0: queued jobs get one fewer than the machine's cores but at least two (so one workspace's long job
+    /// never holds the only thread another workspace's job could start on), and computations answered in
+    /// their request one fewer than the cores, at least one.
     pub compute_threads: usize,
+    /// Queued compute jobs one workspace may have running at once, on all nodes (0: half the job threads,
+    /// at least one); the claim also takes the least-served workspace first.
+    pub compute_jobs_per_workspace: usize,
+    /// How long a computation answered in its request may take before it is stopped and queued instead
+    /// (202), in milliseconds; a workspace computes at most one in-request computation at a time.
+    pub inline_compute_budget_ms: u64,
+    /// Workflow runs and Agent Space runs one workspace may have claimed by workers at once, on all nodes.
+    pub runs_per_workspace: usize,
+    /// Webhook endpoint queues one workspace may have claimed by delivery workers at once, on all nodes
+    /// (each node serves at most 32 queues at once).
+    pub webhook_queues_per_workspace: usize,
     /// How long one webhook delivery attempt may take, connection included (at most 15).
     pub webhook_timeout_seconds: u64,
     /// A worker's claim on an endpoint's delivery queue older than this is taken over by another worker
@@ -194,6 +207,10 @@ impl Default for Settings {
             speech_library: None,
             speech_model_dir: PathBuf::from(fiscus_speech::DEFAULT_MODEL_DIR),
             compute_threads: 0,
+            compute_jobs_per_workspace: 0,
+            inline_compute_budget_ms: 3000,
+            runs_per_workspace: 2,
+            webhook_queues_per_workspace: 8,
             webhook_timeout_seconds: 10,
             webhook_claim_stale_seconds: 60,
             webhook_log_retention_days: 30,

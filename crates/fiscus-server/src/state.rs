@@ -54,7 +54,11 @@ impl AppState {
         let compute = match settings.compute_threads {
             0 => crate::compute::Pool::for_this_machine(),
             n => crate::compute::Pool::new(n),
-        };
+        }
+        .with_limits(
+            settings.compute_jobs_per_workspace,
+            std::time::Duration::from_millis(settings.inline_compute_budget_ms.max(1)),
+        );
         let cpu = match settings.cpu_heavy_threads {
             0 => crate::cpu::Cpu::for_this_machine(),
             n => crate::cpu::Cpu::new(n),

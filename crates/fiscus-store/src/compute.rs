@@ -257,26 +257,44 @@ pub async fn list(
 }
 
 /// Claims up to `limit` jobs for `worker`: queued ones, and running ones whose worker went silent for
-/// `stale_after` (its node died; the job starts again from its request, which reads immutable datasets).
-pub async fn claim(tx: &mut WriteTx, worker: &str, now: i64, stale_after: i64, limit: i64) -> Result<Vec<Job>> {
-    let skip = for_update_skip_locked(backend_of(tx.conn()));
-    sqlx::query_as::<_, JobRow>(&format!(
+/// `stale_after` (its node died; the job starts again from its request, which reads immutable datasets);
+/// fairly across workspaces, at most `per_workspace` running per workspace (`fair`).
+pub async fn claim(
+    tx: &mut WriteTx,
+    worker: &str,
+    now: i64,
+    stale_after: i64,
+    limit: i64,
+    per_workspace: i64,
+) -> Result<Vec<Job>> {
+    let queue = crate::fair::FairQueue {
+        table: "compute_jobs",
+        key: "id",
+        claimable: "c.state = 'queued' OR (c.state = 'running' AND c.claimed_at < $3)",
+        live: "l.state = 'running' AND l.claimed_at >= $3",
+        order: "c.id",
+    };
+    let sql = format!(
         "UPDATE compute_jobs SET state = 'running', claimed_by = $1, claimed_at = $2, attempts = attempts + 1, \
-         started_at = COALESCE(started_at, $2), progress = 0 \
-         WHERE id IN (SELECT id FROM compute_jobs \
-                      WHERE state = 'queued' OR (state = 'running' AND claimed_at < $3) \
-                      ORDER BY id LIMIT $4{skip}) \
-         RETURNING {JOB_COLUMNS}"
-    ))
-    .bind(worker)
-    .bind(now)
-    .bind(now - stale_after)
-    .bind(limit)
-    .fetch_all(tx.conn())
-    .await?
-    .into_iter()
-    .map(Job::try_from)
-    .collect()
+         started_at = COALESCE(started_at, $2), progress = 0 WHERE id IN ({}) RETURNING {JOB_COLUMNS}",
+        crate::fair::pick(&queue, "$4", for_update_skip_locked(backend_of(tx.conn())))
+    );
+    let mut claimed = Vec::new();
+    // One at a time, so each pick counts the claims just made (`fair`).
+    for _ in 0..limit {
+        let Some(row) = sqlx::query_as::<_, JobRow>(&sql)
+            .bind(worker)
+            .bind(now)
+            .bind(now - stale_after)
+            .bind(per_workspace)
+            .fetch_optional(tx.conn())
+            .await?
+        else {
+            break;
+        };
+        claimed.push(Job::try_from(row)?);
+    }
+    Ok(claimed)
 }
 
 /// A running job's heartbeat: its progress, and the claim renewed. `None` when `worker` no longer holds it

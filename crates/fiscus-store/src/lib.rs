@@ -26,6 +26,7 @@ pub mod delegations;
 pub mod dialect;
 mod error;
 pub mod execution_clients;
+mod fair;
 mod group;
 pub mod idempotency;
 pub mod investment_records;

@@ -1,6 +1,6 @@
-//! Claiming queued runs (workflow runs, Agent Space runs) across nodes: one `UPDATE … WHERE id IN (SELECT …
-//! FOR UPDATE SKIP LOCKED)` marks up to `limit` due runs as this worker's, taking over a claim older than
-//! `stale_after` (its worker died or hangs). Serves every workspace, by design, like the settlement
+//! Claiming queued runs (workflow runs, Agent Space runs) across nodes: `UPDATE … WHERE id IN (SELECT …
+//! FOR UPDATE SKIP LOCKED)` marks due runs as this worker's one at a time, fairly across workspaces
+//! (`fair`), taking over a claim older than `stale_after` (its worker died or hangs). Serves every workspace, by design, like the settlement
 //! worker's claim; the worker then works inside each run's tenant.
 
 use crate::dialect::{backend_of, for_update_skip_locked};
@@ -22,6 +22,8 @@ pub struct Claimed {
     pub tenant: Tenant,
 }
 
+/// Claims up to `limit` due runs for `worker`, fairly across workspaces and at most `per_workspace` held at
+/// once by any one workspace (`fair`).
 pub async fn claim(
     tx: &mut WriteTx,
     queue: &RunQueue,
@@ -29,28 +31,38 @@ pub async fn claim(
     now: i64,
     stale_after: i64,
     limit: i64,
+    per_workspace: i64,
 ) -> Result<Vec<Claimed>> {
     let RunQueue { table, claimable } = queue;
-    let skip = for_update_skip_locked(backend_of(tx.conn()));
-    let rows: Vec<(String, String, String)> = sqlx::query_as(&format!(
-        "UPDATE {table} SET claimed_by = $1, claimed_at = $2 \
-         WHERE id IN (SELECT id FROM {table} \
-                      WHERE state IN {claimable} AND due_at IS NOT NULL AND due_at <= $2 \
-                      AND (claimed_at IS NULL OR claimed_at < $3) \
-                      ORDER BY due_at, id LIMIT $4{skip}) \
-         RETURNING id, workspace_id, environment"
-    ))
-    .bind(worker)
-    .bind(now)
-    .bind(now - stale_after)
-    .bind(limit)
-    .fetch_all(tx.conn())
-    .await?;
-    rows.into_iter()
-        .map(|(run_id, workspace_id, environment)| {
-            let environment = Environment::parse(&environment)
-                .ok_or_else(|| StoreError::Corrupt(format!("{table} {run_id}: environment `{environment}`")))?;
-            Ok(Claimed { run_id, tenant: Tenant { workspace_id, environment } })
-        })
-        .collect()
+    let candidates = format!(
+        "c.state IN {claimable} AND c.due_at IS NOT NULL AND c.due_at <= $2 AND (c.claimed_at IS NULL OR c.claimed_at < $3)"
+    );
+    let fair = crate::fair::FairQueue {
+        table,
+        key: "id",
+        claimable: &candidates,
+        live: "l.claimed_by IS NOT NULL AND l.claimed_at >= $3",
+        order: "c.due_at, c.id",
+    };
+    let sql = format!(
+        "UPDATE {table} SET claimed_by = $1, claimed_at = $2 WHERE id IN ({}) RETURNING id, workspace_id, environment",
+        crate::fair::pick(&fair, "$4", for_update_skip_locked(backend_of(tx.conn())))
+    );
+    let mut claimed = Vec::new();
+    for _ in 0..limit {
+        let Some((run_id, workspace_id, environment)) = sqlx::query_as::<_, (String, String, String)>(&sql)
+            .bind(worker)
+            .bind(now)
+            .bind(now - stale_after)
+            .bind(per_workspace)
+            .fetch_optional(tx.conn())
+            .await?
+        else {
+            break;
+        };
+        let environment = Environment::parse(&environment)
+            .ok_or_else(|| StoreError::Corrupt(format!("{table} {run_id}: environment `{environment}`")))?;
+        claimed.push(Claimed { run_id, tenant: Tenant { workspace_id, environment } });
+    }
+    Ok(claimed)
 }

@@ -313,8 +313,15 @@ pub use crate::run_claims::Claimed;
 pub const AGENT_RUNS: RunQueue = RunQueue { table: "agent_runs", claimable: "('queued', 'running')" };
 
 /// Claims up to `limit` of them not held by a live claim (`run_claims::claim`).
-pub async fn claim(tx: &mut WriteTx, worker: &str, now: i64, stale_after: i64, limit: i64) -> Result<Vec<Claimed>> {
-    crate::run_claims::claim(tx, &AGENT_RUNS, worker, now, stale_after, limit).await
+pub async fn claim(
+    tx: &mut WriteTx,
+    worker: &str,
+    now: i64,
+    stale_after: i64,
+    limit: i64,
+    per_workspace: i64,
+) -> Result<Vec<Claimed>> {
+    crate::run_claims::claim(tx, &AGENT_RUNS, worker, now, stale_after, limit, per_workspace).await
 }
 
 /// Records a call; a sequence number recorded already is `Conflict`, which is how no call lands twice.

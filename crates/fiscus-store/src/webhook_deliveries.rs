@@ -198,29 +198,46 @@ struct QueueRow {
 }
 
 /// Claims up to `limit` queues whose head is due, free or held by a claim older than `stale_before` (its
-/// worker died or hangs).
-pub async fn claim(tx: &mut WriteTx, worker: &str, now: i64, stale_before: i64, limit: i64) -> Result<Vec<Claimed>> {
-    let skip = for_update_skip_locked(backend_of(tx.conn()));
-    let rows = sqlx::query_as::<_, QueueRow>(&format!(
-        "UPDATE webhook_queues SET claimed_by = $1, claimed_at = $2 WHERE endpoint_id IN (\
-           SELECT endpoint_id FROM webhook_queues WHERE next_due_at IS NOT NULL AND next_due_at <= $2 \
-           AND (claimed_by IS NULL OR claimed_at < $3) ORDER BY next_due_at LIMIT $4{skip}) \
-         RETURNING endpoint_id, workspace_id, environment"
-    ))
-    .bind(worker)
-    .bind(now)
-    .bind(stale_before)
-    .bind(limit)
-    .fetch_all(tx.conn())
-    .await?;
-    rows.into_iter()
-        .map(|r| {
-            let environment = Environment::parse(&r.environment).ok_or_else(|| {
-                crate::actions::corrupt("webhook_queues", &r.endpoint_id, "environment", &r.environment)
-            })?;
-            Ok(Claimed { endpoint_id: r.endpoint_id, tenant: Tenant { workspace_id: r.workspace_id, environment } })
-        })
-        .collect()
+/// worker died or hangs): fairly across workspaces, at most `per_workspace` held by any one workspace at
+/// once (`fair`), so one tenant's slow or silent endpoints never hold every delivery task.
+pub async fn claim(
+    tx: &mut WriteTx,
+    worker: &str,
+    now: i64,
+    stale_before: i64,
+    limit: i64,
+    per_workspace: i64,
+) -> Result<Vec<Claimed>> {
+    let queue = crate::fair::FairQueue {
+        table: "webhook_queues",
+        key: "endpoint_id",
+        claimable: "c.next_due_at IS NOT NULL AND c.next_due_at <= $2 AND (c.claimed_by IS NULL OR c.claimed_at < $3)",
+        live: "l.claimed_by IS NOT NULL AND l.claimed_at >= $3",
+        order: "c.next_due_at, c.endpoint_id",
+    };
+    let sql = format!(
+        "UPDATE webhook_queues SET claimed_by = $1, claimed_at = $2 WHERE endpoint_id IN ({}) \
+         RETURNING endpoint_id, workspace_id, environment",
+        crate::fair::pick(&queue, "$4", for_update_skip_locked(backend_of(tx.conn())))
+    );
+    let mut claimed = Vec::new();
+    for _ in 0..limit {
+        let Some(r) = sqlx::query_as::<_, QueueRow>(&sql)
+            .bind(worker)
+            .bind(now)
+            .bind(stale_before)
+            .bind(per_workspace)
+            .fetch_optional(tx.conn())
+            .await?
+        else {
+            break;
+        };
+        let environment = Environment::parse(&r.environment)
+            .ok_or_else(|| crate::actions::corrupt("webhook_queues", &r.endpoint_id, "environment", &r.environment))?;
+        claimed
+            .push(Claimed { endpoint_id: r.endpoint_id, tenant: Tenant { workspace_id: r.workspace_id, environment } });
+    }
+    Ok(claimed)
 }
 
 /// A pending delivery at the head of an endpoint's queue, with the event as it is sent.

@@ -273,8 +273,15 @@ pub use crate::run_claims::Claimed;
 pub const WORKFLOW_RUNS: RunQueue = RunQueue { table: "workflow_runs", claimable: "('queued', 'running', 'waiting')" };
 
 /// Claims up to `limit` of them not held by a live claim (`run_claims::claim`).
-pub async fn claim(tx: &mut WriteTx, worker: &str, now: i64, stale_after: i64, limit: i64) -> Result<Vec<Claimed>> {
-    crate::run_claims::claim(tx, &WORKFLOW_RUNS, worker, now, stale_after, limit).await
+pub async fn claim(
+    tx: &mut WriteTx,
+    worker: &str,
+    now: i64,
+    stale_after: i64,
+    limit: i64,
+    per_workspace: i64,
+) -> Result<Vec<Claimed>> {
+    crate::run_claims::claim(tx, &WORKFLOW_RUNS, worker, now, stale_after, limit, per_workspace).await
 }
 
 /// Lets go of a claim (the run waits for its timer, a review, or has ended); `false` when this worker no

@@ -134,7 +134,7 @@ impl Request {
         let run = |f: Box<dyn FnOnce() -> Result<Value, Refusal> + Send>| async move {
             let done = match thread {
                 Some(t) => pool.run(t, f).await,
-                None => pool.run_inline(f).await,
+                None => pool.run_inline(workspace_id, f).await,
             };
             done.map_err(|Crashed| Refusal::Crashed)?
         };
@@ -257,8 +257,7 @@ pub async fn submit(
     let request_hash = fiscus_domain::evidence::seal_bytes(canonical.as_bytes());
     let id = fiscus_domain::ids::new_id("cjb");
     let created_by = format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id);
-    let inline = !prefer_async && request.small();
-    let output = if inline {
+    let output = if !prefer_async && request.small() {
         // Refused before computing when the balance already cannot cover it (checked again when debited).
         let mut conn = state.store.read().await?;
         let t = fiscus_store::credits::totals(&mut conn, tenant).await?;
@@ -266,21 +265,20 @@ pub async fn submit(
         if t.granted - t.consumed < credits {
             return Err(exhausted(credits, t.granted - t.consumed));
         }
-        match request.compute(state, &tenant.workspace_id, state.compute.control(JOB_BUDGET), None).await {
+        // Small by rule, and short by budget: one that runs past the in-request budget is stopped and queued
+        // instead, so no request (and no other workspace's request behind it) waits on a long computation.
+        let control = state.compute.control(state.compute.inline_budget());
+        match request.compute(state, &tenant.workspace_id, control, None).await {
             Ok(v) => Some(v),
             Err(Refusal::Engine(e)) => return Err(refused_by_engine(e)),
             Err(Refusal::Failure(f)) => return Err(f),
-            Err(Refusal::Stopped(_)) => {
-                return Err(Failure::refused(
-                    ErrorCode::ComputationRefused,
-                    format!("the computation ran past its budget of {} s", JOB_BUDGET.as_secs()),
-                ));
-            }
+            Err(Refusal::Stopped(_)) => None,
             Err(Refusal::Crashed) => return Err(Failure::internal("a computation crashed")),
         }
     } else {
         None
     };
+    let inline = output.is_some();
     let now = now_micros();
     let new = NewJob {
         id: &id,

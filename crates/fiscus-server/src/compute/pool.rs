@@ -1,12 +1,15 @@
 //! The CPU pool compute runs on, and the control a running computation checks.
 //!
-//! Computations run on blocking threads, never on the HTTP runtime's workers, and at most `threads` at once
-//! (by default one core fewer than the machine has, at least one): the HTTP runtime always keeps a core, so
-//! `/healthz` and every read stay fast while jobs run. Long loops call [`Control::check`], which stops them
-//! when the job is cancelled, its claim lost, or its wall-clock budget spent.
+//! Computations run on blocking threads, never on the HTTP runtime's workers: queued jobs on the job threads
+//! (at least two, so that one workspace's long job never holds the only one), computations answered in
+//! their request on the inline threads (one core fewer than the machine has, at least one, so the HTTP
+//! runtime keeps a core), one per workspace at a time and within a short budget (`compute::submit` queues
+//! what runs past it). Long loops call [`Control::check`], which stops them when the job is cancelled, its
+//! claim lost, or its wall-clock budget spent.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
@@ -17,7 +20,14 @@ pub struct Pool {
     /// Threads for computations answered in their request: small by rule, and never queued behind a long
     /// job.
     inline: Arc<Semaphore>,
+    /// One in-request computation per workspace at a time: a workspace's second waits for its first, never
+    /// in front of another workspace's (so one tenant's burst holds at most one inline thread).
+    inline_by_workspace: Arc<Mutex<HashMap<String, Arc<Semaphore>>>>,
     threads: usize,
+    /// Queued jobs one workspace may have running at once (`fiscus_store::compute::claim`).
+    per_workspace: usize,
+    /// How long an in-request computation may take before it is stopped and queued instead.
+    inline_budget: Duration,
     /// Set when the node stops: running computations stop at their next check, leaving their jobs to be
     /// retaken (the runtime would otherwise wait for them to finish).
     closing: Arc<AtomicBool>,
@@ -25,26 +35,58 @@ pub struct Pool {
     pub wake: Arc<tokio::sync::Notify>,
 }
 
+/// The in-request budget when none is configured.
+pub const INLINE_BUDGET: Duration = Duration::from_secs(3);
+
 impl Pool {
+    /// `threads` for queued jobs and as many for in-request computations.
     pub fn new(threads: usize) -> Pool {
-        let threads = threads.max(1);
+        Pool::with_threads(threads, threads)
+    }
+
+    fn with_threads(job_threads: usize, inline_threads: usize) -> Pool {
+        let threads = job_threads.max(1);
         Pool {
             permits: Arc::new(Semaphore::new(threads)),
-            inline: Arc::new(Semaphore::new(threads)),
+            inline: Arc::new(Semaphore::new(inline_threads.max(1))),
+            inline_by_workspace: Arc::default(),
             threads,
+            per_workspace: (threads / 2).max(1),
+            inline_budget: INLINE_BUDGET,
             closing: Arc::default(),
             wake: Arc::default(),
         }
     }
 
-    /// One thread fewer than the machine's cores, at least one.
+    /// Queued jobs get one thread fewer than the machine's cores but at least two, so that one workspace's
+    /// long job (at most half the threads are one workspace's) never holds the only thread another
+    /// workspace's job could start on; in-request computations one fewer than the cores, at least one, so
+    /// the HTTP runtime keeps a core for them.
     pub fn for_this_machine() -> Pool {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Pool::new(cores.saturating_sub(1))
+        Pool::with_threads(cores.saturating_sub(1).max(2), cores.saturating_sub(1))
+    }
+
+    /// Sets the per-workspace cap of running jobs (0: half the job threads, at least one) and the
+    /// in-request budget.
+    pub fn with_limits(mut self, per_workspace: usize, inline_budget: Duration) -> Pool {
+        if per_workspace > 0 {
+            self.per_workspace = per_workspace;
+        }
+        self.inline_budget = inline_budget;
+        self
     }
 
     pub fn threads(&self) -> usize {
         self.threads
+    }
+
+    pub fn per_workspace(&self) -> usize {
+        self.per_workspace
+    }
+
+    pub fn inline_budget(&self) -> Duration {
+        self.inline_budget
     }
 
     /// A job thread, if one is free now: the worker reserves threads before it claims jobs, so a node never
@@ -79,10 +121,29 @@ impl Pool {
         tokio::task::spawn_blocking(f).await.map_err(|_| Crashed)
     }
 
-    /// Runs a computation answered in its request, on the inline threads.
-    pub async fn run_inline<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> Result<T, Crashed> {
-        let _permit = self.inline.clone().acquire_owned().await.map_err(|_| Crashed)?;
-        tokio::task::spawn_blocking(f).await.map_err(|_| Crashed)
+    /// Runs a computation answered in its request for `workspace_id`, on the inline threads, after that
+    /// workspace's previous one.
+    pub async fn run_inline<T: Send + 'static>(
+        &self,
+        workspace_id: &str,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Crashed> {
+        let own = {
+            let mut by_workspace = self.inline_by_workspace.lock().unwrap_or_else(|p| p.into_inner());
+            by_workspace.entry(workspace_id.to_string()).or_insert_with(|| Arc::new(Semaphore::new(1))).clone()
+        };
+        let outcome = async {
+            let _turn = own.acquire().await.map_err(|_| Crashed)?;
+            let _permit = self.inline.clone().acquire_owned().await.map_err(|_| Crashed)?;
+            tokio::task::spawn_blocking(f).await.map_err(|_| Crashed)
+        }
+        .await;
+        // Forget the workspace's turn once nobody holds or awaits it (the map holds one reference, `own` one).
+        let mut by_workspace = self.inline_by_workspace.lock().unwrap_or_else(|p| p.into_inner());
+        if Arc::strong_count(&own) == 2 {
+            by_workspace.remove(workspace_id);
+        }
+        outcome
     }
 }
 

@@ -284,14 +284,18 @@ fn hash_of(v: &Value) -> Result<String, Refusal> {
     Ok(fiscus_domain::evidence::seal_bytes(canonical.as_bytes()))
 }
 
+/// The most a research run answered in its request may cost, in credits (each small step costs about one).
+pub const INLINE_CREDITS: i64 = 3;
+
 impl Research {
     pub fn size(&self) -> u64 {
         self.steps.iter().map(|s| s.request.size()).sum()
     }
 
-    /// Answered in the request when every step would be.
+    /// Answered in the request when every step would be and, judged by the sum of its steps, it is no more
+    /// than [`INLINE_CREDITS`] worth of computation (eight small steps are one long request otherwise).
     pub fn small(&self) -> bool {
-        self.steps.iter().all(|s| s.request.small())
+        self.steps.iter().all(|s| s.request.small()) && self.credits() <= INLINE_CREDITS
     }
 
     /// What the run costs (`fiscus_domain::compute::research_run_credits`).

@@ -359,7 +359,7 @@ pub async fn invoke(
     let outputs = crashed(
         state
             .compute
-            .run_inline(move || {
+            .run_inline(&tenant.workspace_id, move || {
                 jobs.iter()
                     .map(|(p, algorithm, hyper, fitted)| {
                         fit::apply(*algorithm, hyper, fitted, &values, horizon as usize).map(|output| {
@@ -404,7 +404,7 @@ pub async fn evaluate(
     let outputs = crashed(
         state
             .compute
-            .run_inline(move || {
+            .run_inline(&tenant.workspace_id, move || {
                 jobs.iter()
                     .map(|(p, algorithm, hyper, fitted, criteria)| {
                         fit::evaluate(*algorithm, hyper, fitted, &tv, &hv, criteria).map(|s| {

@@ -192,7 +192,8 @@ pub async fn train(
     let (train, _) = observations.split((contract.body.observations - contract.body.holdout) as usize);
     let (algorithm, hyper) = (r.record.body.algorithm, r.record.body.hyperparameters.clone());
     let values = train.values.clone();
-    let fitted = crashed(state.compute.run_inline(move || fit::fit(algorithm, &hyper, &values)).await)??;
+    let fitted =
+        crashed(state.compute.run_inline(&tenant.workspace_id, move || fit::fit(algorithm, &hyper, &values)).await)??;
     let last = train.dates.len() - 1;
     let body = CheckpointBody {
         model_id: r.record.body.model_id.clone(),
@@ -272,8 +273,12 @@ pub async fn evaluate(
     }
     let (algorithm, hyper, fitted) = (c.body.algorithm, c.body.hyperparameters.clone(), c.body.fitted.clone());
     let (tv, hv, crit) = (train.values.clone(), holdout.values.clone(), criteria.clone());
-    let scored =
-        crashed(state.compute.run_inline(move || fit::evaluate(algorithm, &hyper, &fitted, &tv, &hv, &crit)).await)??;
+    let scored = crashed(
+        state
+            .compute
+            .run_inline(&tenant.workspace_id, move || fit::evaluate(algorithm, &hyper, &fitted, &tv, &hv, &crit))
+            .await,
+    )??;
     let evaluated_by = actor_label(caller);
     let last = holdout.dates.len() - 1;
     let body = EvaluationBody {

@@ -12,8 +12,9 @@ const STALE_SECONDS: i64 = 60;
 /// Claims and carries out one batch; returns how many runs it carried out.
 pub async fn run_once(state: &AppState, worker: &str) -> anyhow::Result<usize> {
     let mut tx = state.store.begin().await?;
-    let claimed =
-        fiscus_store::spaces::claim(&mut tx, worker, now_micros(), STALE_SECONDS * MICROS_PER_SECOND, 4).await?;
+    let per_workspace = i64::try_from(state.settings.runs_per_workspace.max(1)).unwrap_or(1);
+    let stale = STALE_SECONDS * MICROS_PER_SECOND;
+    let claimed = fiscus_store::spaces::claim(&mut tx, worker, now_micros(), stale, 4, per_workspace).await?;
     tx.commit().await?;
     let mut done = 0;
     for run in &claimed {

@@ -18,8 +18,10 @@ pub async fn run_once(state: &AppState, worker: &str) -> anyhow::Result<usize> {
         return Ok(0);
     }
     let mut tx = state.store.begin().await?;
+    let per_workspace = i64::try_from(state.compute.per_workspace()).unwrap_or(1);
     let claimed =
-        fiscus_store::compute::claim(&mut tx, worker, now_micros(), STALE_AFTER, threads.len() as i64).await?;
+        fiscus_store::compute::claim(&mut tx, worker, now_micros(), STALE_AFTER, threads.len() as i64, per_workspace)
+            .await?;
     tx.commit().await?;
     let started = claimed.len();
     for (job, thread) in claimed.into_iter().zip(threads) {

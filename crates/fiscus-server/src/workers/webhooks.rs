@@ -100,7 +100,8 @@ pub async fn run_once(state: &AppState, clients: &Clients, worker: &str) -> anyh
     let stale = i64::try_from(state.settings.webhook_claim_stale_seconds).unwrap_or(60).max(1) * MICROS_PER_SECOND;
     let mut tx = state.store.begin().await?;
     let limit = i64::try_from(free).unwrap_or(1);
-    let queues = deliveries::claim(&mut tx, worker, now_micros(), now_micros() - stale, limit).await?;
+    let per_workspace = i64::try_from(state.settings.webhook_queues_per_workspace.max(1)).unwrap_or(1);
+    let queues = deliveries::claim(&mut tx, worker, now_micros(), now_micros() - stale, limit, per_workspace).await?;
     tx.commit().await?;
     let claimed = queues.len();
     for queue in queues {

@@ -11,8 +11,9 @@ const STALE_SECONDS: i64 = 30;
 /// Claims and advances one batch; returns how many runs it advanced.
 pub async fn run_once(state: &AppState, worker: &str) -> anyhow::Result<usize> {
     let mut tx = state.store.begin().await?;
-    let claimed =
-        fiscus_store::workflows::claim(&mut tx, worker, now_micros(), STALE_SECONDS * MICROS_PER_SECOND, 8).await?;
+    let per_workspace = i64::try_from(state.settings.runs_per_workspace.max(1)).unwrap_or(1);
+    let stale = STALE_SECONDS * MICROS_PER_SECOND;
+    let claimed = fiscus_store::workflows::claim(&mut tx, worker, now_micros(), stale, 8, per_workspace).await?;
     tx.commit().await?;
     let mut done = 0;
     for run in &claimed {

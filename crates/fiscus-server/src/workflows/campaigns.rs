@@ -53,7 +53,7 @@ pub async fn validate(
     let definition_for_pool = definition.clone();
     let results = state
         .compute
-        .run_inline(move || {
+        .run_inline(&tenant.workspace_id, move || {
             cases.iter().map(|c| run_case(&definition_for_pool, c, &reads)).collect::<Result<Vec<_>, Failure>>()
         })
         .await

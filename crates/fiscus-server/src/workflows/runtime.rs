@@ -118,7 +118,7 @@ async fn step_once(
             let step = step.clone();
             state
                 .compute
-                .run_inline(move || steps::compute(&step, &outputs, false))
+                .run_inline(&tenant.workspace_id, move || steps::compute(&step, &outputs, false))
                 .await
                 .map_err(|_| Failure::internal("a workflow step's computation crashed"))?
         }

@@ -187,9 +187,10 @@ async fn a_job_whose_worker_died_is_retaken_and_ends_once() {
     // A worker claims it and dies without a word: its claim goes stale.
     let mut tx = app.state.store.begin().await.expect("tx");
     let long_ago = now_micros() - 10 * fiscus_server::compute::STALE_AFTER;
-    let claimed = fiscus_store::compute::claim(&mut tx, "wrk_dead", long_ago, fiscus_server::compute::STALE_AFTER, 8)
-        .await
-        .expect("claim");
+    let claimed =
+        fiscus_store::compute::claim(&mut tx, "wrk_dead", long_ago, fiscus_server::compute::STALE_AFTER, 8, 8)
+            .await
+            .expect("claim");
     tx.commit().await.expect("commit");
     assert_eq!(claimed.len(), 1);
     let running: Value =

@@ -17,6 +17,7 @@ mod delegations;
 mod events;
 mod evidence;
 mod examples;
+mod fairness;
 mod generative;
 mod helpers;
 mod idempotency;

@@ -30,12 +30,12 @@ async fn a_job_is_claimed_once_and_only_its_holder_ends_it_with_a_sealed_result(
     let t = tenant(&db).await;
     let id = queued(&db, &t).await;
     let mut tx = db.begin().await.expect("begin");
-    let claimed = compute::claim(&mut tx, "wrk_a", NOW, 30_000_000, 10).await.expect("claim");
+    let claimed = compute::claim(&mut tx, "wrk_a", NOW, 30_000_000, 10, 10).await.expect("claim");
     tx.commit().await.expect("commit");
     assert_eq!(claimed.len(), 1);
     assert_eq!((claimed[0].state, claimed[0].attempts, claimed[0].tenant.clone()), (JobState::Running, 1, t.clone()));
     let mut tx = db.begin().await.expect("begin");
-    assert!(compute::claim(&mut tx, "wrk_b", NOW + 1, 30_000_000, 10).await.expect("claim").is_empty());
+    assert!(compute::claim(&mut tx, "wrk_b", NOW + 1, 30_000_000, 10, 10).await.expect("claim").is_empty());
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
     assert_eq!(compute::heartbeat(&mut conn, &id, "wrk_b", 500, NOW + 2).await.expect("beat"), None);
@@ -94,4 +94,29 @@ async fn an_edited_request_fails_its_seal() {
     let mut conn = db.read().await.expect("conn");
     let got = compute::get(&mut conn, db.seal_key(), &t, &id).await;
     assert!(matches!(got, Err(fiscus_store::StoreError::Tampered(_))), "{got:?}");
+}
+
+#[tokio::test]
+async fn claims_go_round_the_workspaces_and_stop_at_each_workspace_s_cap() {
+    let db = fresh_store().await;
+    let (a, b) = (tenant(&db).await, tenant(&db).await);
+    let mut flood = Vec::new();
+    for _ in 0..6 {
+        flood.push(queued(&db, &a).await);
+    }
+    let small = queued(&db, &b).await;
+    let claim = |worker: &'static str, limit: i64, cap: i64| {
+        let db = &db;
+        async move {
+            let mut tx = db.begin().await.expect("begin");
+            let claimed = compute::claim(&mut tx, worker, NOW, 30_000_000, limit, cap).await.expect("claim");
+            tx.commit().await.expect("commit");
+            claimed.into_iter().map(|j| j.id).collect::<Vec<_>>()
+        }
+    };
+    // Two threads free: A's oldest job and B's job (B queued last, but holds nothing), not A's two oldest.
+    assert_eq!(claim("wrk_a", 2, 3).await, vec![flood[0].clone(), small]);
+    // A holds one of its cap of three: two more, then nothing while A is at its cap.
+    assert_eq!(claim("wrk_b", 4, 3).await, vec![flood[1].clone(), flood[2].clone()]);
+    assert!(claim("wrk_c", 4, 3).await.is_empty(), "A is at its cap; B has nothing queued");
 }

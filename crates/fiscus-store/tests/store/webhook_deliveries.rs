@@ -127,7 +127,7 @@ async fn a_queue_is_held_by_one_worker_until_it_lets_go_or_its_claim_goes_stale(
         let db = db.clone();
         async move {
             let mut tx = db.begin().await.expect("begin");
-            let got = deliveries::claim(&mut tx, worker, now, stale_before, 10).await.expect("claim");
+            let got = deliveries::claim(&mut tx, worker, now, stale_before, 10, 10).await.expect("claim");
             tx.commit().await.expect("commit");
             got
         }
@@ -177,7 +177,7 @@ async fn a_queue_is_held_by_one_worker_until_it_lets_go_or_its_claim_goes_stale(
 async fn the_delivery_log_is_purged_past_its_retention_but_pending_deliveries_stay() {
     let (db, t, e) = two_events_for_one_endpoint().await;
     let mut tx = db.begin().await.expect("begin");
-    let queue = deliveries::claim(&mut tx, "wrk_a", NOW, NOW - 1, 10).await.expect("claim").remove(0);
+    let queue = deliveries::claim(&mut tx, "wrk_a", NOW, NOW - 1, 10, 10).await.expect("claim").remove(0);
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
     let due = deliveries::pending(&mut conn, &e, 10).await.expect("pending");
