@@ -443,7 +443,7 @@ impl Admin<'_> {
         workspace_id: &str,
     ) -> anyhow::Result<Vec<fiscus_store::execution_clients::Standing>> {
         let mut conn = self.store.read().await?;
-        Ok(fiscus_store::execution_clients::list(&mut conn, workspace_id).await?)
+        Ok(fiscus_store::execution_clients::list(&mut conn, self.store.seal_key(), workspace_id).await?)
     }
 
     pub async fn list_workspaces(&self) -> anyhow::Result<Vec<WorkspaceRow>> {

@@ -160,7 +160,7 @@ impl SeriesCache {
         if fresh {
             return Ok(());
         }
-        let d = datasets::get(conn, workspace_id, dataset).await?;
+        let d = datasets::get(conn, store.seal_key(), workspace_id, dataset).await?;
         datasets::verify(conn, store.seal_key(), workspace_id, &d).await?;
         if let Ok(mut v) = self.verified.lock() {
             if v.len() > 10_000 {

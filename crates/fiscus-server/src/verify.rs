@@ -130,7 +130,7 @@ pub fn describe_unsealed(u: &Unsealed) -> String {
 /// were checked and the numbers of those that fail.
 pub async fn verify_datasets(store: &Store, workspace_id: &str) -> anyhow::Result<(u64, Vec<i64>)> {
     let mut conn = store.read().await?;
-    let datasets = fiscus_store::data::datasets::all(&mut conn, workspace_id).await?;
+    let datasets = fiscus_store::data::datasets::all(&mut conn, store.seal_key(), workspace_id).await?;
     let mut failing = Vec::new();
     for d in &datasets {
         match fiscus_store::data::datasets::verify(&mut conn, store.seal_key(), workspace_id, d).await {

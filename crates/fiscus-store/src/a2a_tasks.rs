@@ -3,7 +3,7 @@
 
 use crate::actions::corrupt;
 use crate::{Result, StoreError, WriteTx};
-use fiscus_domain::integrity::Stored;
+use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;
 use sqlx::{AnyConnection, FromRow};
 
@@ -152,8 +152,8 @@ pub struct Owner<'a> {
 }
 
 /// One task of its owner; another owner's or workspace's task is [`StoreError::NotFound`].
-pub async fn get(conn: &mut AnyConnection, tenant: &Tenant, owner: Owner<'_>, id: &str) -> Result<Task> {
-    sqlx::query_as::<_, TaskRow>(&format!(
+pub async fn get(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, owner: Owner<'_>, id: &str) -> Result<Task> {
+    let task: Task = sqlx::query_as::<_, TaskRow>(&format!(
         "SELECT {COLUMNS} FROM a2a_tasks WHERE workspace_id = $1 AND environment = $2 AND application_id = $3 \
          AND ($4 IS NULL OR credential_id = $4) AND id = $5"
     ))
@@ -165,18 +165,21 @@ pub async fn get(conn: &mut AnyConnection, tenant: &Tenant, owner: Owner<'_>, id
     .fetch_optional(&mut *conn)
     .await?
     .ok_or(StoreError::NotFound)?
-    .try_into()
+    .try_into()?;
+    crate::seals::check_keys(conn, key, &crate::seals::A2A_TASKS, &tenant.workspace_id, "id", &[&task.id]).await?;
+    Ok(task)
 }
 
 /// The task an application's message became, if it was already received (message ids are the
 /// application's: one task per application and message id, whichever credential sent it).
 pub async fn by_message(
     conn: &mut AnyConnection,
+    key: &SealKey,
     tenant: &Tenant,
     application_id: &str,
     message_id: &str,
 ) -> Result<Option<Task>> {
-    sqlx::query_as::<_, TaskRow>(&format!(
+    let task = sqlx::query_as::<_, TaskRow>(&format!(
         "SELECT {COLUMNS} FROM a2a_tasks WHERE workspace_id = $1 AND environment = $2 AND application_id = $3 \
          AND message_id = $4"
     ))
@@ -187,7 +190,11 @@ pub async fn by_message(
     .fetch_optional(&mut *conn)
     .await?
     .map(Task::try_from)
-    .transpose()
+    .transpose()?;
+    if let Some(task) = &task {
+        crate::seals::check_keys(conn, key, &crate::seals::A2A_TASKS, &tenant.workspace_id, "id", &[&task.id]).await?;
+    }
+    Ok(task)
 }
 
 /// Which of an application's tasks to list.
@@ -203,6 +210,7 @@ pub struct Filter {
 /// how many tasks match the filter in all.
 pub async fn list(
     conn: &mut AnyConnection,
+    key: &SealKey,
     tenant: &Tenant,
     owner: Owner<'_>,
     filter: &Filter,
@@ -264,5 +272,8 @@ pub async fn list(
     }
     let total = count.fetch_one(&mut *conn).await?;
     let rows = page.bind(i64::from(limit)).fetch_all(&mut *conn).await?;
-    Ok((rows.into_iter().map(Task::try_from).collect::<Result<_>>()?, total))
+    let tasks: Vec<Task> = rows.into_iter().map(Task::try_from).collect::<Result<_>>()?;
+    let ids: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
+    crate::seals::check_keys(conn, key, &crate::seals::A2A_TASKS, &tenant.workspace_id, "id", &ids).await?;
+    Ok((tasks, total))
 }

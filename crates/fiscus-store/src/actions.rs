@@ -166,14 +166,16 @@ pub async fn get_for_decision(tx: &mut WriteTx, tenant: &Tenant, id: &str) -> Re
 }
 
 /// A page of the tenant's actions, ascending by id, `limit + 1` rows (the extra one says there is more).
+/// Each row's seal is checked (`Tampered` for a row edited outside Fiscus).
 pub async fn list(
     conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
     tenant: &Tenant,
     state: Option<ControlState>,
     after_id: Option<&str>,
     limit: u32,
 ) -> Result<Vec<Action>> {
-    sqlx::query_as::<_, ActionRow>(&format!(
+    let actions = sqlx::query_as::<_, ActionRow>(&format!(
         "SELECT {COLUMNS} FROM actions WHERE workspace_id = $1 AND environment = $2 \
          AND ($3 IS NULL OR control_state = $3) AND ($4 IS NULL OR id > $4) ORDER BY id LIMIT $5"
     ))
@@ -186,7 +188,10 @@ pub async fn list(
     .await?
     .into_iter()
     .map(Action::try_from)
-    .collect()
+    .collect::<Result<Vec<_>>>()?;
+    let ids: Vec<&str> = actions.iter().map(|a| a.id.as_str()).collect();
+    crate::seals::check_keys(conn, key, &crate::seals::ACTIONS, &tenant.workspace_id, "id", &ids).await?;
+    Ok(actions)
 }
 
 /// Like [`list`] over every state, but decoding each row on its own: a row the code does not recognise is

@@ -73,8 +73,14 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &AgentRequestRow, nonc
     Ok(())
 }
 
-pub async fn get(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<AgentRequestRow> {
-    sqlx::query_as::<_, AgentRequestRow>(&format!(
+/// One request's evidence, its seal checked.
+pub async fn get(
+    conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
+    tenant: &Tenant,
+    id: &str,
+) -> Result<AgentRequestRow> {
+    let row = sqlx::query_as::<_, AgentRequestRow>(&format!(
         "SELECT {COLUMNS} FROM agent_requests WHERE workspace_id = $1 AND environment = $2 AND id = $3"
     ))
     .bind(&tenant.workspace_id)
@@ -82,17 +88,20 @@ pub async fn get(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<
     .bind(id)
     .fetch_optional(&mut *conn)
     .await?
-    .ok_or(StoreError::NotFound)
+    .ok_or(StoreError::NotFound)?;
+    crate::seals::check_keys(conn, key, &crate::seals::AGENT_REQUESTS, &tenant.workspace_id, "id", &[&row.id]).await?;
+    Ok(row)
 }
 
 /// The newest `limit` evidence records of one credential (a key, token or signed client), newest first.
 pub async fn recent_for_credential(
     conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
     tenant: &Tenant,
     credential_id: &str,
     limit: u32,
 ) -> Result<Vec<AgentRequestRow>> {
-    Ok(sqlx::query_as::<_, AgentRequestRow>(&format!(
+    let rows = sqlx::query_as::<_, AgentRequestRow>(&format!(
         "SELECT {COLUMNS} FROM agent_requests WHERE workspace_id = $1 AND environment = $2 AND credential_id = $3 \
          ORDER BY id DESC LIMIT $4"
     ))
@@ -101,7 +110,10 @@ pub async fn recent_for_credential(
     .bind(credential_id)
     .bind(i64::from(limit))
     .fetch_all(&mut *conn)
-    .await?)
+    .await?;
+    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    crate::seals::check_keys(conn, key, &crate::seals::AGENT_REQUESTS, &tenant.workspace_id, "id", &ids).await?;
+    Ok(rows)
 }
 
 /// Evidence records of one credential since `since` (UTC microseconds).

@@ -55,12 +55,13 @@ pub fn append(appends: &mut Appends, key: &SealKey, tenant: &Tenant, row: &Evide
 /// A page in id order after `after_id`, fetching `limit + 1` rows so the caller knows whether more follow.
 pub async fn list(
     conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
     tenant: &Tenant,
     domain: Option<&str>,
     after_id: Option<&str>,
     limit: u32,
 ) -> Result<Vec<EvidenceRow>> {
-    Ok(sqlx::query_as::<_, EvidenceRow>(&format!(
+    let rows = sqlx::query_as::<_, EvidenceRow>(&format!(
         "SELECT {COLUMNS} FROM autonomy_evidence \
          WHERE workspace_id = $1 AND environment = $2 AND ($3 IS NULL OR domain = $3) AND ($4 IS NULL OR id > $4) \
          ORDER BY id LIMIT $5"
@@ -71,7 +72,10 @@ pub async fn list(
     .bind(after_id)
     .bind(i64::from(limit) + 1)
     .fetch_all(&mut *conn)
-    .await?)
+    .await?;
+    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    crate::seals::check_keys(conn, key, &crate::seals::AUTONOMY_EVIDENCE, &tenant.workspace_id, "id", &ids).await?;
+    Ok(rows)
 }
 
 /// Number of records per domain, for the assurance read.

@@ -72,8 +72,14 @@ pub async fn insert_identity(tx: &mut WriteTx, tenant: &Tenant, r: &Identity) ->
 
 const IDENTITY_COLUMNS: &str = "id, environment, name, public_key, status, created_by, created_at";
 
-pub async fn get_identity(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<Identity> {
-    sqlx::query_as::<_, IdentityRow>(&format!(
+/// One machine identity, its seal checked.
+pub async fn get_identity(
+    conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
+    tenant: &Tenant,
+    id: &str,
+) -> Result<Identity> {
+    let identity: Identity = sqlx::query_as::<_, IdentityRow>(&format!(
         "SELECT {IDENTITY_COLUMNS} FROM machine_identities WHERE workspace_id = $1 AND environment = $2 AND id = $3"
     ))
     .bind(&tenant.workspace_id)
@@ -82,16 +88,20 @@ pub async fn get_identity(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -
     .fetch_optional(&mut *conn)
     .await?
     .ok_or(StoreError::NotFound)?
-    .try_into()
+    .try_into()?;
+    crate::seals::check_keys(conn, key, &crate::seals::MACHINE_IDENTITIES, &tenant.workspace_id, "id", &[&identity.id])
+        .await?;
+    Ok(identity)
 }
 
 pub async fn list_identities(
     conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
     tenant: &Tenant,
     after_id: Option<&str>,
     limit: u32,
 ) -> Result<Vec<Identity>> {
-    sqlx::query_as::<_, IdentityRow>(&format!(
+    let all = sqlx::query_as::<_, IdentityRow>(&format!(
         "SELECT {IDENTITY_COLUMNS} FROM machine_identities WHERE workspace_id = $1 AND environment = $2 \
          AND ($3 IS NULL OR id > $3) ORDER BY id LIMIT $4"
     ))
@@ -103,7 +113,10 @@ pub async fn list_identities(
     .await?
     .into_iter()
     .map(Identity::try_from)
-    .collect()
+    .collect::<Result<Vec<_>>>()?;
+    let ids: Vec<&str> = all.iter().map(|i| i.id.as_str()).collect();
+    crate::seals::check_keys(conn, key, &crate::seals::MACHINE_IDENTITIES, &tenant.workspace_id, "id", &ids).await?;
+    Ok(all)
 }
 
 /// A delegation: standing authority for one machine identity within sealed terms.
@@ -216,8 +229,14 @@ pub async fn insert_delegation(tx: &mut WriteTx, tenant: &Tenant, d: &Delegation
     Ok(())
 }
 
-pub async fn get_delegation(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<Delegation> {
-    sqlx::query_as::<_, DelegationRow>(&format!(
+/// One delegation, its seal checked.
+pub async fn get_delegation(
+    conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
+    tenant: &Tenant,
+    id: &str,
+) -> Result<Delegation> {
+    let d: Delegation = sqlx::query_as::<_, DelegationRow>(&format!(
         "SELECT {DELEGATION_COLUMNS} FROM delegations WHERE workspace_id = $1 AND environment = $2 AND id = $3"
     ))
     .bind(&tenant.workspace_id)
@@ -226,7 +245,9 @@ pub async fn get_delegation(conn: &mut AnyConnection, tenant: &Tenant, id: &str)
     .fetch_optional(&mut *conn)
     .await?
     .ok_or(StoreError::NotFound)?
-    .try_into()
+    .try_into()?;
+    crate::seals::check_keys(conn, key, &crate::seals::DELEGATIONS, &tenant.workspace_id, "id", &[&d.id]).await?;
+    Ok(d)
 }
 
 /// The delegation, locked: budget reservations of one delegation are decided one at a time.
@@ -244,8 +265,13 @@ pub async fn lock_delegation(tx: &mut WriteTx, tenant: &Tenant, id: &str) -> Res
     .try_into()
 }
 
-pub async fn list_delegations(conn: &mut AnyConnection, tenant: &Tenant) -> Result<Vec<Delegation>> {
-    sqlx::query_as::<_, DelegationRow>(&format!(
+/// The tenant's delegations, each one's seal checked.
+pub async fn list_delegations(
+    conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
+    tenant: &Tenant,
+) -> Result<Vec<Delegation>> {
+    let all = sqlx::query_as::<_, DelegationRow>(&format!(
         "SELECT {DELEGATION_COLUMNS} FROM delegations WHERE workspace_id = $1 AND environment = $2 ORDER BY id"
     ))
     .bind(&tenant.workspace_id)
@@ -254,7 +280,10 @@ pub async fn list_delegations(conn: &mut AnyConnection, tenant: &Tenant) -> Resu
     .await?
     .into_iter()
     .map(Delegation::try_from)
-    .collect()
+    .collect::<Result<Vec<_>>>()?;
+    let ids: Vec<&str> = all.iter().map(|d| d.id.as_str()).collect();
+    crate::seals::check_keys(conn, key, &crate::seals::DELEGATIONS, &tenant.workspace_id, "id", &ids).await?;
+    Ok(all)
 }
 
 /// An operator's decision on a delegation: moves it from `from` to `to`; `Conflict` if it is not in `from`.

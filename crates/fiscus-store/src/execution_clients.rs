@@ -230,7 +230,13 @@ async fn latest_decision(
 }
 
 /// A client of the tenant with its latest decision.
-pub async fn get(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<Standing> {
+/// One client with its latest decision, both checked against their seals.
+pub async fn get(
+    conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
+    tenant: &Tenant,
+    id: &str,
+) -> Result<Standing> {
     let client: Client = sqlx::query_as::<_, ClientRow>(&format!(
         "SELECT {CLIENT_COLUMNS} FROM execution_clients WHERE workspace_id = $1 AND environment = $2 AND id = $3"
     ))
@@ -241,6 +247,8 @@ pub async fn get(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<
     .await?
     .ok_or(StoreError::NotFound)?
     .try_into()?;
+    crate::seals::check(conn, key, &EXECUTION_CLIENTS, &tenant.workspace_id, "id", id).await?;
+    crate::seals::check(conn, key, &EXECUTION_CLIENT_DECISIONS, &tenant.workspace_id, "client_id", id).await?;
     let latest = latest_decision(conn, &tenant.workspace_id, id).await?;
     Ok(Standing { client, latest })
 }
@@ -265,8 +273,13 @@ pub async fn lock_for_decision(tx: &mut WriteTx, tenant: &Tenant, id: &str) -> R
     Ok(Standing { client, latest })
 }
 
-/// Every client of a workspace (both environments), newest first, for the console.
-pub async fn list(conn: &mut AnyConnection, workspace_id: &str) -> Result<Vec<Standing>> {
+/// Every client of a workspace (both environments), newest first, with their latest decisions, all checked
+/// against their seals.
+pub async fn list(
+    conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
+    workspace_id: &str,
+) -> Result<Vec<Standing>> {
     let clients: Vec<Client> = sqlx::query_as::<_, ClientRow>(&format!(
         "SELECT {CLIENT_COLUMNS} FROM execution_clients WHERE workspace_id = $1 ORDER BY id DESC LIMIT 500"
     ))
@@ -276,6 +289,9 @@ pub async fn list(conn: &mut AnyConnection, workspace_id: &str) -> Result<Vec<St
     .into_iter()
     .map(Client::try_from)
     .collect::<Result<_>>()?;
+    let ids: Vec<&str> = clients.iter().map(|c| c.id.as_str()).collect();
+    crate::seals::check_keys(conn, key, &EXECUTION_CLIENTS, workspace_id, "id", &ids).await?;
+    crate::seals::check_keys(conn, key, &EXECUTION_CLIENT_DECISIONS, workspace_id, "client_id", &ids).await?;
     let mut out = Vec::with_capacity(clients.len());
     for client in clients {
         let latest = latest_decision(conn, workspace_id, &client.id).await?;
@@ -285,8 +301,14 @@ pub async fn list(conn: &mut AnyConnection, workspace_id: &str) -> Result<Vec<St
 }
 
 /// Every decision about a client, oldest first (the console shows the history).
-pub async fn decisions(conn: &mut AnyConnection, workspace_id: &str, client_id: &str) -> Result<Vec<ClientDecision>> {
-    sqlx::query_as::<_, DecisionRow>(&format!(
+/// A client's decisions in version order, their seals checked.
+pub async fn decisions(
+    conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
+    workspace_id: &str,
+    client_id: &str,
+) -> Result<Vec<ClientDecision>> {
+    let all = sqlx::query_as::<_, DecisionRow>(&format!(
         "SELECT {DECISION_COLUMNS} FROM execution_client_decisions WHERE workspace_id = $1 AND client_id = $2 \
          ORDER BY version"
     ))
@@ -296,7 +318,9 @@ pub async fn decisions(conn: &mut AnyConnection, workspace_id: &str, client_id: 
     .await?
     .into_iter()
     .map(ClientDecision::try_from)
-    .collect()
+    .collect::<Result<Vec<_>>>()?;
+    crate::seals::check(conn, key, &EXECUTION_CLIENT_DECISIONS, workspace_id, "client_id", client_id).await?;
+    Ok(all)
 }
 
 /// What a signed request needs to know about the client named by its `keyid`, and the standing of the

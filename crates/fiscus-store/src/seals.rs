@@ -460,6 +460,35 @@ pub async fn check(
     Ok(())
 }
 
+/// Checks, in one read per few hundred, the seals of the rows of `table` in one workspace whose `column` is
+/// one of `values` (the rows a repository just read and is about to return); the first row whose MAC does
+/// not match its stored columns is refused as [`StoreError::Tampered`].
+pub async fn check_keys(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    table: &SealedTable,
+    workspace_id: &str,
+    column: &str,
+    values: &[&str],
+) -> Result<()> {
+    debug_assert!(table.columns.contains(&column));
+    for chunk in values.chunks(500) {
+        let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
+        let sql = select(table, &format!("workspace_id = $1 AND {column} IN ({})", placeholders.join(", ")));
+        let mut q = sqlx::query(&sql).bind(workspace_id);
+        for v in chunk {
+            q = q.bind(*v);
+        }
+        for row in &q.fetch_all(&mut *conn).await? {
+            let (columns, mac) = decode(table, row)?;
+            if !matches(mac.as_deref(), &key.row(table.table, &columns)) {
+                return Err(StoreError::Tampered(format!("{} {}", table.table, id_of(&columns))));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn id_of(columns: &[(&str, Stored)]) -> String {
     match columns.first() {
         Some((_, Stored::Text(id))) => id.clone(),

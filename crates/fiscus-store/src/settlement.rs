@@ -181,8 +181,14 @@ pub async fn insert_record(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, r
     Ok(())
 }
 
-pub async fn records(conn: &mut AnyConnection, tenant: &Tenant, action_id: &str) -> Result<Vec<SettlementRecord>> {
-    sqlx::query_as::<_, RecordRow>(
+/// An action's settlement records, their seals checked (`Tampered` for a row edited outside Fiscus).
+pub async fn records(
+    conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
+    tenant: &Tenant,
+    action_id: &str,
+) -> Result<Vec<SettlementRecord>> {
+    let records = sqlx::query_as::<_, RecordRow>(
         "SELECT id, kind, connector, connector_reference, reference, amount_minor, currency, reconciliation, mismatches, \
                 record_hash, processed_by, received_at \
          FROM settlement_records WHERE workspace_id = $1 AND environment = $2 AND action_id = $3 ORDER BY received_at, id",
@@ -194,5 +200,8 @@ pub async fn records(conn: &mut AnyConnection, tenant: &Tenant, action_id: &str)
     .await?
     .into_iter()
     .map(SettlementRecord::try_from)
-    .collect()
+    .collect::<Result<Vec<_>>>()?;
+    crate::seals::check(conn, key, &crate::seals::SETTLEMENT_RECORDS, &tenant.workspace_id, "action_id", action_id)
+        .await?;
+    Ok(records)
 }

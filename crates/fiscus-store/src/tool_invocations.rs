@@ -154,11 +154,12 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &Invocation) -> Result
 /// The newest `limit` invocations of one credential, newest first.
 pub async fn recent(
     conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
     tenant: &Tenant,
     credential_id: &str,
     limit: u32,
 ) -> Result<Vec<Invocation>> {
-    sqlx::query_as::<_, InvocationRow>(&format!(
+    let rows = sqlx::query_as::<_, InvocationRow>(&format!(
         "SELECT {COLUMNS} FROM tool_invocations WHERE workspace_id = $1 AND environment = $2 AND credential_id = $3 \
          ORDER BY id DESC LIMIT $4"
     ))
@@ -170,5 +171,8 @@ pub async fn recent(
     .await?
     .into_iter()
     .map(Invocation::try_from)
-    .collect()
+    .collect::<Result<Vec<_>>>()?;
+    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    crate::seals::check_keys(conn, key, &crate::seals::TOOL_INVOCATIONS, &tenant.workspace_id, "id", &ids).await?;
+    Ok(rows)
 }

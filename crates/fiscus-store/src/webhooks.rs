@@ -3,6 +3,7 @@
 use crate::actions::corrupt;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::credentials::Environment;
+use fiscus_domain::integrity::SealKey;
 use fiscus_domain::tenancy::Tenant;
 use sqlx::{AnyConnection, FromRow};
 
@@ -114,8 +115,9 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, e: &Endpoint) -> Result<(
     crate::seals::seal(tx, &crate::seals::WEBHOOK_ENDPOINTS, &tenant.workspace_id, &e.id).await
 }
 
-pub async fn get(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<Endpoint> {
-    sqlx::query_as::<_, EndpointRow>(&format!(
+/// One endpoint of the tenant, its seal checked (`Tampered` for a row edited outside Fiscus).
+pub async fn get(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Endpoint> {
+    let endpoint: Endpoint = sqlx::query_as::<_, EndpointRow>(&format!(
         "SELECT {COLUMNS} FROM webhook_endpoints WHERE workspace_id = $1 AND environment = $2 AND id = $3"
     ))
     .bind(&tenant.workspace_id)
@@ -124,17 +126,31 @@ pub async fn get(conn: &mut AnyConnection, tenant: &Tenant, id: &str) -> Result<
     .fetch_optional(&mut *conn)
     .await?
     .ok_or(StoreError::NotFound)?
-    .try_into()
+    .try_into()?;
+    checked(conn, key, &tenant.workspace_id, vec![endpoint]).await?.pop().ok_or(StoreError::NotFound)
+}
+
+/// `endpoints` once every one's seal is checked.
+async fn checked(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    workspace_id: &str,
+    endpoints: Vec<Endpoint>,
+) -> Result<Vec<Endpoint>> {
+    let ids: Vec<&str> = endpoints.iter().map(|e| e.id.as_str()).collect();
+    crate::seals::check_keys(conn, key, &crate::seals::WEBHOOK_ENDPOINTS, workspace_id, "id", &ids).await?;
+    Ok(endpoints)
 }
 
 /// One of `application_id`'s endpoints; another application's is `NotFound`, as another workspace's is.
 pub async fn get_of_application(
     conn: &mut AnyConnection,
+    key: &SealKey,
     tenant: &Tenant,
     application_id: &str,
     id: &str,
 ) -> Result<Endpoint> {
-    let endpoint = get(conn, tenant, id).await?;
+    let endpoint = get(conn, key, tenant, id).await?;
     if endpoint.application_id != application_id {
         return Err(StoreError::NotFound);
     }
@@ -145,12 +161,13 @@ pub async fn get_of_application(
 /// `after_id`, `limit + 1` rows. Endpoints belong to the application that registered them.
 pub async fn list(
     conn: &mut AnyConnection,
+    key: &SealKey,
     tenant: &Tenant,
     application_id: &str,
     after_id: Option<&str>,
     limit: u32,
 ) -> Result<Vec<Endpoint>> {
-    sqlx::query_as::<_, EndpointRow>(&format!(
+    let endpoints = sqlx::query_as::<_, EndpointRow>(&format!(
         "SELECT {COLUMNS} FROM webhook_endpoints WHERE workspace_id = $1 AND environment = $2 \
          AND application_id = $5 AND ($3 IS NULL OR id > $3) ORDER BY id LIMIT $4"
     ))
@@ -163,7 +180,8 @@ pub async fn list(
     .await?
     .into_iter()
     .map(Endpoint::try_from)
-    .collect()
+    .collect::<Result<Vec<_>>>()?;
+    checked(conn, key, &tenant.workspace_id, endpoints).await
 }
 
 /// Moves an endpoint from `from` to `to`; `NotFound` if it is not in `from` any more (a concurrent change).
@@ -196,8 +214,8 @@ pub async fn set_status(
 }
 
 /// Every endpoint of a workspace (both environments), newest first, for the console.
-pub async fn list_workspace(conn: &mut AnyConnection, workspace_id: &str) -> Result<Vec<Endpoint>> {
-    sqlx::query_as::<_, EndpointRow>(&format!(
+pub async fn list_workspace(conn: &mut AnyConnection, key: &SealKey, workspace_id: &str) -> Result<Vec<Endpoint>> {
+    let endpoints = sqlx::query_as::<_, EndpointRow>(&format!(
         "SELECT {COLUMNS} FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY id DESC LIMIT 500"
     ))
     .bind(workspace_id)
@@ -205,5 +223,6 @@ pub async fn list_workspace(conn: &mut AnyConnection, workspace_id: &str) -> Res
     .await?
     .into_iter()
     .map(Endpoint::try_from)
-    .collect()
+    .collect::<Result<Vec<_>>>()?;
+    checked(conn, key, workspace_id, endpoints).await
 }

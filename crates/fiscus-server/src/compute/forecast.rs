@@ -171,7 +171,9 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: ForecastRequest) -> Re
                 }
                 Err(e) => return Err(e.into()),
             };
-            let d = fiscus_store::data::datasets::get(&mut conn, workspace_id, s.dataset_number).await?;
+            let d =
+                fiscus_store::data::datasets::get(&mut conn, state.store.seal_key(), workspace_id, s.dataset_number)
+                    .await?;
             super::inputs::observed("series", &d)?;
             Source::Economic {
                 key,
@@ -249,7 +251,7 @@ async fn pin_ledger_account(
         if datasets.iter().any(|d| d.dataset == *number) {
             continue;
         }
-        let d = fiscus_store::data::datasets::get(&mut conn, workspace_id, *number).await?;
+        let d = fiscus_store::data::datasets::get(&mut conn, state.store.seal_key(), workspace_id, *number).await?;
         super::inputs::observed("ledger_account", &d)?;
         datasets.push(PinnedDataset { dataset: *number, content_hash: d.content_hash });
     }

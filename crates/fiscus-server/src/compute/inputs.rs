@@ -60,7 +60,7 @@ pub async fn pin(
         let Some(number) = market::latest_dataset(&mut conn, workspace_id, Rows::Prices, &i.id).await? else {
             return Err(Failure::Invalid(vec![(field, format!("`{uid}` has no prices in this workspace"))]));
         };
-        let d = fiscus_store::data::datasets::get(&mut conn, workspace_id, number).await?;
+        let d = fiscus_store::data::datasets::get(&mut conn, state.store.seal_key(), workspace_id, number).await?;
         if d.kind != Kind::Prices {
             return Err(Failure::internal(format!("dataset {number} holds {}", d.kind.as_str())));
         }

@@ -435,8 +435,22 @@ pub async fn cancel(state: &AppState, caller: &Caller, tenant: &Tenant, id: &str
 /// claim was lost meanwhile.
 pub async fn execute(state: &AppState, worker: &str, job: Job, thread: Reserved) -> Result<(), Failure> {
     let caller = Caller::bare(fiscus_domain::actor::Actor::worker(worker));
+    // The claim returns the row as it stands; its request is computed only once its seal checks.
+    let verified = {
+        let mut conn = state.store.read().await?;
+        jobs::get(&mut conn, state.store.seal_key(), &job.tenant, &job.id).await.map(|_| ())
+    };
+    match verified {
+        Ok(()) => {}
+        Err(fiscus_store::StoreError::Tampered(what)) => {
+            tracing::error!(job = %job.id, what = %what, "a compute job failed verification; it is not computed");
+            let why = "the job's sealed request failed verification".to_string();
+            return end_unrun(state, worker, &caller, &job, "integrity_failure", why, false).await;
+        }
+        Err(e) => return Err(e.into()),
+    }
     if let Some(why) = authority_withdrawn(state, &job).await? {
-        return withdraw(state, worker, &caller, &job, why).await;
+        return end_unrun(state, worker, &caller, &job, "authority_withdrawn", why, true).await;
     }
     let control = state.compute.control(JOB_BUDGET);
     let beat = {
@@ -523,30 +537,41 @@ async fn authority_withdrawn(state: &AppState, job: &Job) -> Result<Option<Strin
     })
 }
 
-/// Ends a job whose authority was withdrawn before it ran: failed `authority_withdrawn`, its credits
-/// refunded (nothing was computed), in one transaction; nothing when the claim was lost meanwhile.
-async fn withdraw(state: &AppState, worker: &str, caller: &Caller, job: &Job, why: String) -> Result<(), Failure> {
+/// Ends a job that is not to be computed (its authority withdrawn, its record failing verification) as
+/// failed with `code`, its credits refunded when `refund` (nothing was computed for them), in one
+/// transaction; nothing when the claim was lost meanwhile.
+async fn end_unrun(
+    state: &AppState,
+    worker: &str,
+    caller: &Caller,
+    job: &Job,
+    code: &'static str,
+    why: String,
+    refund: bool,
+) -> Result<(), Failure> {
     let now = now_micros();
     let mut tx = state.store.begin().await?;
-    let ending = Ending::Failed { code: "authority_withdrawn", detail: &why };
+    let ending = Ending::Failed { code, detail: &why };
     if !jobs::finish(&mut tx, &job.tenant, &job.id, Some(worker), now, ending).await? {
         return Ok(());
     }
-    let refund = NewEntry {
-        id: &fiscus_domain::ids::new_id("crd"),
-        kind: EntryKind::Grant,
-        credits: job.credits,
-        reason: "refund of a compute job whose application's authority was withdrawn before it ran",
-        reference: Some(&job.id),
-        created_at: now,
-    };
-    fiscus_store::credits::record(tx.conn(), &job.tenant, &refund).await?;
+    if refund {
+        let entry = NewEntry {
+            id: &fiscus_domain::ids::new_id("crd"),
+            kind: EntryKind::Grant,
+            credits: job.credits,
+            reason: "refund of a compute job ended before it ran",
+            reference: Some(&job.id),
+            created_at: now,
+        };
+        fiscus_store::credits::record(tx.conn(), &job.tenant, &entry).await?;
+    }
     let entry = AuditEntry {
         workspace_id: &job.tenant.workspace_id,
         environment: Some(job.tenant.environment),
         action: "compute.job.failed",
         subject: Some(&job.id),
-        details: json!({ "attempts": job.attempts, "code": "authority_withdrawn", "detail": why }),
+        details: json!({ "attempts": job.attempts, "code": code, "detail": why }),
         occurred_at: now,
     };
     audit(&mut tx, caller, &entry).await?;

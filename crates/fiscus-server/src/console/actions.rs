@@ -39,9 +39,15 @@ pub async fn dashboard(State(state): State<AppState>, op: OperatorSession, Query
     let Ok(mut conn) = state.store.read().await else { return unavailable() };
     let mut rows = Vec::new();
     for env in [Environment::Sandbox, Environment::Production] {
-        let Ok(pending) =
-            fiscus_store::actions::list(&mut conn, &tenant(&op, env), Some(ControlState::PendingApproval), None, 500)
-                .await
+        let Ok(pending) = fiscus_store::actions::list(
+            &mut conn,
+            state.store.seal_key(),
+            &tenant(&op, env),
+            Some(ControlState::PendingApproval),
+            None,
+            500,
+        )
+        .await
         else {
             return unavailable();
         };
@@ -94,7 +100,7 @@ pub async fn detail(
         }
         Err(_) => return unavailable(),
     };
-    let Ok(loaded) = Loaded::load(&mut conn, &t, row).await else { return unavailable() };
+    let Ok(loaded) = Loaded::load(&mut conn, state.store.seal_key(), &t, row).await else { return unavailable() };
     let view = loaded.view(&state.settings, None);
     let Ok(history) = loaded::history(&mut conn, &t, &id).await else { return unavailable() };
     let gates = gate_preview(&state, &t, &loaded).await;

@@ -46,7 +46,8 @@ fn grant_summary(op: &OperatorSession, s: &Standing) -> String {
 /// Every signed client of the workspace, drafts awaiting a grant among them: filterable by words and status.
 pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filter): Query<Filter>) -> Response {
     let Ok(mut conn) = state.store.read().await else { return unavailable() };
-    let Ok(clients) = fiscus_store::execution_clients::list(&mut conn, &op.workspace_id).await else {
+    let Ok(clients) = fiscus_store::execution_clients::list(&mut conn, state.store.seal_key(), &op.workspace_id).await
+    else {
         return unavailable();
     };
     let mut rows = Vec::with_capacity(clients.len());
@@ -86,14 +87,16 @@ pub async fn detail(
     };
     let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment: env };
     let Ok(mut conn) = state.store.read().await else { return unavailable() };
-    let standing = match fiscus_store::execution_clients::get(&mut conn, &tenant, &id).await {
+    let standing = match fiscus_store::execution_clients::get(&mut conn, state.store.seal_key(), &tenant, &id).await {
         Ok(s) => s,
         Err(fiscus_store::StoreError::NotFound) => {
             return html::error_page(StatusCode::NOT_FOUND, "Not found", "There is no such client in this workspace.");
         }
         Err(_) => return unavailable(),
     };
-    let Ok(history) = fiscus_store::execution_clients::decisions(&mut conn, &op.workspace_id, &id).await else {
+    let Ok(history) =
+        fiscus_store::execution_clients::decisions(&mut conn, state.store.seal_key(), &op.workspace_id, &id).await
+    else {
         return unavailable();
     };
     page(&format!("Signed client {}", standing.client.name), op.nav(), &detail_body(&op, &standing, &history))

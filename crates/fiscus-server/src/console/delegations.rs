@@ -61,7 +61,9 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filt
     let mut rows = Vec::new();
     for env in [Environment::Sandbox, Environment::Production] {
         let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment: env };
-        let Ok(delegations) = fiscus_store::delegations::list_delegations(&mut conn, &tenant).await else {
+        let Ok(delegations) =
+            fiscus_store::delegations::list_delegations(&mut conn, state.store.seal_key(), &tenant).await
+        else {
             return unavailable();
         };
         for d in delegations {
@@ -113,7 +115,7 @@ pub async fn detail(
     let Some(env) = Environment::parse(&q.environment) else { return not_found() };
     let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment: env };
     let Ok(mut conn) = state.store.read().await else { return unavailable() };
-    let d = match fiscus_store::delegations::get_delegation(&mut conn, &tenant, &id).await {
+    let d = match fiscus_store::delegations::get_delegation(&mut conn, state.store.seal_key(), &tenant, &id).await {
         Ok(d) => d,
         Err(fiscus_store::StoreError::NotFound) => return not_found(),
         Err(_) => return unavailable(),

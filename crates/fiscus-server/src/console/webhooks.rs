@@ -26,7 +26,9 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filt
     let Ok(mut conn) = state.store.read().await else {
         return html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.");
     };
-    let Ok(endpoints) = fiscus_store::webhooks::list_workspace(&mut conn, &op.workspace_id).await else {
+    let Ok(endpoints) =
+        fiscus_store::webhooks::list_workspace(&mut conn, state.store.seal_key(), &op.workspace_id).await
+    else {
         return html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.");
     };
     let mut rows = Vec::with_capacity(endpoints.len());
@@ -84,7 +86,9 @@ pub async fn log(State(state): State<AppState>, op: OperatorSession, Path(id): P
     let unavailable =
         || html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.");
     let Ok(mut conn) = state.store.read().await else { return unavailable() };
-    let Ok(endpoints) = fiscus_store::webhooks::list_workspace(&mut conn, &op.workspace_id).await else {
+    let Ok(endpoints) =
+        fiscus_store::webhooks::list_workspace(&mut conn, state.store.seal_key(), &op.workspace_id).await
+    else {
         return unavailable();
     };
     // Only this workspace's endpoints exist here.

@@ -25,7 +25,8 @@ pub async fn decide(
     if caller.actor.kind != ActorKind::Operator || role != Role::Admin {
         return Err(Failure::Decision(Refusal::RoleMayNotDecide));
     }
-    let endpoint = fiscus_store::webhooks::get(tx.conn(), tenant, endpoint_id).await?;
+    let key = tx.seal_key().clone();
+    let endpoint = fiscus_store::webhooks::get(tx.conn(), &key, tenant, endpoint_id).await?;
     if endpoint.status != EndpointStatus::PendingApproval {
         return Err(Failure::refused(ErrorCode::Conflict, "The endpoint is not awaiting approval."));
     }

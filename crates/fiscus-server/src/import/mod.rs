@@ -149,8 +149,14 @@ pub async fn import(
     let file_sha256 = fiscus_domain::evidence::seal_bytes(&req.bytes);
     {
         let mut conn = store.read().await?;
-        if let Some(existing) =
-            fiscus_store::data::datasets::find_by_file(&mut conn, workspace_id, req.kind, &file_sha256).await?
+        if let Some(existing) = fiscus_store::data::datasets::find_by_file(
+            &mut conn,
+            store.seal_key(),
+            workspace_id,
+            req.kind,
+            &file_sha256,
+        )
+        .await?
         {
             return Ok(Outcome { dataset: existing, created: false, dry_run: req.dry_run });
         }
@@ -203,7 +209,15 @@ pub async fn import(
         // Imported concurrently by someone else: that import stands, this one is a no-op.
         Err(Failure::Store(StoreError::Conflict(_))) => {
             let mut conn = store.read().await?;
-            match fiscus_store::data::datasets::find_by_file(&mut conn, workspace_id, req.kind, &file_sha256).await? {
+            match fiscus_store::data::datasets::find_by_file(
+                &mut conn,
+                store.seal_key(),
+                workspace_id,
+                req.kind,
+                &file_sha256,
+            )
+            .await?
+            {
                 Some(existing) => Ok(Outcome { dataset: existing, created: false, dry_run: false }),
                 None => Err(Failure::Store(StoreError::Conflict(String::from("datasets")))),
             }

@@ -74,7 +74,7 @@ pub async fn marks(
         let Some(number) = market::latest_dataset(&mut conn, workspace_id, Rows::Prices, id).await? else {
             return Err(unavailable(format!("`{symbol}` has no observed prices in this workspace")));
         };
-        let d = fiscus_store::data::datasets::get(&mut conn, workspace_id, number).await?;
+        let d = fiscus_store::data::datasets::get(&mut conn, state.store.seal_key(), workspace_id, number).await?;
         if d.provenance != Provenance::Observed {
             return Err(unavailable(format!(
                 "the newest prices of `{symbol}` (dataset {number}) are synthetic; a mark is observed or absent"
@@ -177,7 +177,9 @@ pub async fn fx_rate(
             Err(fiscus_store::StoreError::NotFound) => continue,
             Err(e) => return Err(e.into()),
         };
-        let d = fiscus_store::data::datasets::get(&mut conn, workspace_id, series.dataset_number).await?;
+        let d =
+            fiscus_store::data::datasets::get(&mut conn, state.store.seal_key(), workspace_id, series.dataset_number)
+                .await?;
         if d.provenance != Provenance::Observed {
             continue;
         }

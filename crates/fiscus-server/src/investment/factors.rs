@@ -63,7 +63,8 @@ async fn factor(state: &AppState, workspace_id: &str, key: &str) -> Result<Optio
         Err(fiscus_store::StoreError::NotFound) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    let d = fiscus_store::data::datasets::get(&mut conn, workspace_id, series.dataset_number).await?;
+    let d = fiscus_store::data::datasets::get(&mut conn, state.store.seal_key(), workspace_id, series.dataset_number)
+        .await?;
     if d.provenance != Provenance::Observed {
         return Ok(None);
     }

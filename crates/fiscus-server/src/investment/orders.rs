@@ -171,7 +171,8 @@ pub async fn propose(
     for c in computed_checks(tx, tenant, &ticket, &output).await? {
         crate::governed::actions::check::record_check(tx, tenant, caller, &loaded.action.id, c).await?;
     }
-    Ok(crate::governed::actions::Loaded::load(tx.conn(), tenant, loaded.action).await?)
+    let key = tx.seal_key().clone();
+    Ok(crate::governed::actions::Loaded::load(tx.conn(), &key, tenant, loaded.action).await?)
 }
 
 /// The three pre-trade checks (`fiscus_domain::investment::pre_trade`), decided on the book as it stands and

@@ -76,7 +76,7 @@ pub async fn create(
         Err(StoreError::NotFound) => return Err(invalid("model_uid", "no such model in this workspace")),
         other => other?,
     };
-    let dataset = datasets::get(&mut conn, &tenant.workspace_id, dataset_number).await?;
+    let dataset = datasets::get(&mut conn, state.store.seal_key(), &tenant.workspace_id, dataset_number).await?;
     if dataset.provenance == Provenance::Synthetic {
         return Err(ineligible("synthetic", "the dataset is labelled synthetic: models learn from observed data only"));
     }
@@ -215,7 +215,7 @@ pub async fn get(state: &AppState, tenant: &Tenant, id: &str) -> Result<Contract
 /// run on data the contract did not seal.
 pub async fn observations(state: &AppState, tenant: &Tenant, c: &Contract) -> Result<data::Observations, Failure> {
     let mut conn = state.store.read().await?;
-    let dataset = datasets::get(&mut conn, &tenant.workspace_id, c.body.dataset.id).await?;
+    let dataset = datasets::get(&mut conn, state.store.seal_key(), &tenant.workspace_id, c.body.dataset.id).await?;
     drop(conn);
     let obs = data::read(state, &tenant.workspace_id, &dataset, &c.body.feature_schema.target).await?;
     if obs.hash()? != c.body.data_hash || dataset.content_hash != c.body.dataset.content_hash {

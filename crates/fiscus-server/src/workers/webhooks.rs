@@ -121,28 +121,19 @@ pub async fn run_once(state: &AppState, clients: &Clients, worker: &str) -> anyh
 /// (its pending deliveries are then abandoned): not active, tampered with, or its secret does not open.
 async fn standing(state: &AppState, queue: &Claimed) -> anyhow::Result<Option<(Endpoint, Vec<u8>)>> {
     let mut conn = state.store.read().await?;
-    let endpoint = fiscus_store::webhooks::get(&mut conn, &queue.tenant, &queue.endpoint_id).await?;
+    let read = fiscus_store::webhooks::get(&mut conn, state.store.seal_key(), &queue.tenant, &queue.endpoint_id).await;
+    drop(conn);
     // The URL and secret decide where events go and who can read them: a row changed outside Fiscus is
     // never delivered to. Any other failure is retried (the claim goes stale), never taken as a refusal.
-    let checked = fiscus_store::seals::check(
-        &mut conn,
-        state.store.seal_key(),
-        &fiscus_store::seals::WEBHOOK_ENDPOINTS,
-        &queue.tenant.workspace_id,
-        "id",
-        &queue.endpoint_id,
-    )
-    .await;
-    drop(conn);
-    match checked {
-        Ok(()) => {}
+    let endpoint = match read {
+        Ok(endpoint) => endpoint,
         Err(e @ (StoreError::Tampered(_) | StoreError::Corrupt(_))) => {
             tracing::error!(endpoint = %queue.endpoint_id, error = %e, "webhook endpoint failed verification");
             abandon(state, queue, "the endpoint's record failed verification").await?;
             return Ok(None);
         }
         Err(e) => return Err(e.into()),
-    }
+    };
     if endpoint.status != EndpointStatus::Active {
         abandon(state, queue, &format!("the endpoint is {}", endpoint.status.as_str())).await?;
         return Ok(None);

@@ -46,7 +46,7 @@ pub async fn pin(state: &AppState, workspace_id: &str, definition: &Definition) 
             },
             _ => continue,
         };
-        let d = datasets::get(&mut conn, workspace_id, number).await?;
+        let d = datasets::get(&mut conn, state.store.seal_key(), workspace_id, number).await?;
         if d.provenance != fiscus_domain::data::Provenance::Observed {
             return Err(unread(
                 step.id(),
@@ -70,7 +70,7 @@ pub async fn read(
     pin: &InputPin,
 ) -> Result<(StepOutcome, Value), Failure> {
     let mut conn = state.store.read().await?;
-    let d = datasets::get(&mut conn, workspace_id, pin.dataset).await?;
+    let d = datasets::get(&mut conn, state.store.seal_key(), workspace_id, pin.dataset).await?;
     if d.content_hash != pin.content_hash {
         return Err(Failure::internal(format!("dataset {} no longer hashes to its pin", pin.dataset)));
     }

@@ -37,6 +37,7 @@ mod python_clients;
 mod rate_limit;
 mod research;
 mod schemathesis;
+mod seals_on_read;
 mod settlement;
 mod sign_in_flood;
 mod signed_clients;

@@ -4,7 +4,7 @@ use super::{Result, StoreError, WriteTx};
 use crate::actions::corrupt;
 use crate::seals::{self, SealedTable};
 use fiscus_domain::data::{Kind, Provenance};
-use fiscus_domain::integrity::Stored;
+use fiscus_domain::integrity::{SealKey, Stored};
 use sqlx::{AnyConnection, FromRow};
 
 pub const SEALED: SealedTable = SealedTable {
@@ -198,30 +198,48 @@ pub async fn insert(tx: &mut WriteTx, workspace_id: &str, d: &Dataset) -> Result
 /// idempotent).
 pub async fn find_by_file(
     conn: &mut AnyConnection,
+    key: &SealKey,
     workspace_id: &str,
     kind: Kind,
     file_sha256: &str,
 ) -> Result<Option<Dataset>> {
-    sqlx::query_as::<_, DatasetRow>(&format!(
+    let found = sqlx::query_as::<_, DatasetRow>(&format!(
         "SELECT {COLUMNS} FROM datasets WHERE workspace_id = $1 AND kind = $2 AND file_sha256 = $3"
     ))
     .bind(workspace_id)
     .bind(kind.as_str())
     .bind(file_sha256)
-    .fetch_optional(conn)
+    .fetch_optional(&mut *conn)
     .await?
     .map(Dataset::try_from)
-    .transpose()
+    .transpose()?;
+    checked(conn, key, workspace_id, found.into_iter().collect()).await.map(|mut v| v.pop())
 }
 
-pub async fn get(conn: &mut AnyConnection, workspace_id: &str, number: i64) -> Result<Dataset> {
-    sqlx::query_as::<_, DatasetRow>(&format!("SELECT {COLUMNS} FROM datasets WHERE workspace_id = $1 AND number = $2"))
-        .bind(workspace_id)
-        .bind(number)
-        .fetch_optional(conn)
-        .await?
-        .ok_or(StoreError::NotFound)?
-        .try_into()
+/// `datasets` once every one's seal is checked (`Tampered` for a row edited outside Fiscus).
+async fn checked(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    workspace_id: &str,
+    datasets: Vec<Dataset>,
+) -> Result<Vec<Dataset>> {
+    let ids: Vec<&str> = datasets.iter().map(|d| d.id.as_str()).collect();
+    seals::check_keys(conn, key, &SEALED, workspace_id, "id", &ids).await?;
+    Ok(datasets)
+}
+
+/// A dataset by number, its seal checked.
+pub async fn get(conn: &mut AnyConnection, key: &SealKey, workspace_id: &str, number: i64) -> Result<Dataset> {
+    let d: Dataset = sqlx::query_as::<_, DatasetRow>(&format!(
+        "SELECT {COLUMNS} FROM datasets WHERE workspace_id = $1 AND number = $2"
+    ))
+    .bind(workspace_id)
+    .bind(number)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(StoreError::NotFound)?
+    .try_into()?;
+    checked(conn, key, workspace_id, vec![d]).await?.pop().ok_or(StoreError::NotFound)
 }
 
 /// Filters of the dataset list; `None` matches everything.
@@ -235,6 +253,7 @@ pub struct DatasetFilter<'a> {
 /// Datasets by number, after `after` (exclusive), `limit + 1` rows.
 pub async fn list(
     conn: &mut AnyConnection,
+    key: &SealKey,
     workspace_id: &str,
     filter: &DatasetFilter<'_>,
     after: Option<i64>,
@@ -269,18 +288,28 @@ pub async fn list(
     for b in &text_binds {
         q = q.bind(b.as_str());
     }
-    q.bind(i64::from(limit) + 1).fetch_all(conn).await?.into_iter().map(Dataset::try_from).collect()
-}
-
-/// Every dataset of a workspace (for verification and lineage), oldest first.
-pub async fn all(conn: &mut AnyConnection, workspace_id: &str) -> Result<Vec<Dataset>> {
-    sqlx::query_as::<_, DatasetRow>(&format!("SELECT {COLUMNS} FROM datasets WHERE workspace_id = $1 ORDER BY number"))
-        .bind(workspace_id)
-        .fetch_all(conn)
+    let page = q
+        .bind(i64::from(limit) + 1)
+        .fetch_all(&mut *conn)
         .await?
         .into_iter()
         .map(Dataset::try_from)
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    checked(conn, key, workspace_id, page).await
+}
+
+/// Every dataset of a workspace (for verification and lineage), oldest first.
+pub async fn all(conn: &mut AnyConnection, key: &SealKey, workspace_id: &str) -> Result<Vec<Dataset>> {
+    let all = sqlx::query_as::<_, DatasetRow>(&format!(
+        "SELECT {COLUMNS} FROM datasets WHERE workspace_id = $1 ORDER BY number"
+    ))
+    .bind(workspace_id)
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .map(Dataset::try_from)
+    .collect::<Result<Vec<_>>>()?;
+    checked(conn, key, workspace_id, all).await
 }
 
 /// Checks a dataset's seal and that its rows still hash to its content hash.

@@ -36,21 +36,28 @@ async fn tasks_are_read_by_their_application_only_and_a_message_id_is_used_once(
     insert(&db, &t, &first).await.expect("insert");
     assert_conflict(insert(&db, &t, &task("m-1", "ctx_b", TaskState::Completed)).await);
     let mut conn = db.read().await.expect("conn");
-    assert_eq!(a2a_tasks::get(&mut conn, &t, APP, &first.id).await.expect("get"), first);
-    assert_eq!(a2a_tasks::by_message(&mut conn, &t, "app_1", "m-1").await.expect("by message"), Some(first.clone()));
+    assert_eq!(a2a_tasks::get(&mut conn, db.seal_key(), &t, APP, &first.id).await.expect("get"), first);
+    assert_eq!(
+        a2a_tasks::by_message(&mut conn, db.seal_key(), &t, "app_1", "m-1").await.expect("by message"),
+        Some(first.clone())
+    );
     assert_not_found(
-        a2a_tasks::get(&mut conn, &t, Owner { application_id: "app_2", credential_id: None }, &first.id).await,
+        a2a_tasks::get(&mut conn, db.seal_key(), &t, Owner { application_id: "app_2", credential_id: None }, &first.id)
+            .await,
     );
     let other_credential = Owner { application_id: "app_1", credential_id: Some("ecl_other") };
-    assert_not_found(a2a_tasks::get(&mut conn, &t, other_credential, &first.id).await);
+    assert_not_found(a2a_tasks::get(&mut conn, db.seal_key(), &t, other_credential, &first.id).await);
     let own = Owner { application_id: "app_1", credential_id: Some("key_1") };
-    assert_eq!(a2a_tasks::get(&mut conn, &t, own, &first.id).await.expect("get").id, first.id);
+    assert_eq!(a2a_tasks::get(&mut conn, db.seal_key(), &t, own, &first.id).await.expect("get").id, first.id);
     assert_eq!(
-        a2a_tasks::list(&mut conn, &t, other_credential, &Filter::default(), None, 10).await.expect("list").1,
+        a2a_tasks::list(&mut conn, db.seal_key(), &t, other_credential, &Filter::default(), None, 10)
+            .await
+            .expect("list")
+            .1,
         0
     );
     for other in strangers(&db, &t).await {
-        assert_not_found(a2a_tasks::get(&mut conn, &other, APP, &first.id).await);
+        assert_not_found(a2a_tasks::get(&mut conn, db.seal_key(), &other, APP, &first.id).await);
     }
 }
 
@@ -66,15 +73,15 @@ async fn tasks_list_newest_first_by_page_with_exact_filters() {
     }
     let mut conn = db.read().await.expect("conn");
     let all = Filter::default();
-    let (page, total) = a2a_tasks::list(&mut conn, &t, APP, &all, None, 2).await.expect("list");
+    let (page, total) = a2a_tasks::list(&mut conn, db.seal_key(), &t, APP, &all, None, 2).await.expect("list");
     assert_eq!((page.iter().map(|x| x.id.clone()).collect::<Vec<_>>(), total), (vec![c.id.clone(), b.id.clone()], 3));
-    let (rest, _) = a2a_tasks::list(&mut conn, &t, APP, &all, Some(&b.id), 2).await.expect("list");
+    let (rest, _) = a2a_tasks::list(&mut conn, db.seal_key(), &t, APP, &all, Some(&b.id), 2).await.expect("list");
     assert_eq!(rest, vec![a.clone()]);
     let ctx = Filter { context_id: Some("ctx_a".into()), state: Some(TaskState::Failed), since: None };
-    let (failed, total) = a2a_tasks::list(&mut conn, &t, APP, &ctx, None, 10).await.expect("list");
+    let (failed, total) = a2a_tasks::list(&mut conn, db.seal_key(), &t, APP, &ctx, None, 10).await.expect("list");
     assert_eq!((failed, total), (vec![b.clone()], 1));
     let later = Filter { since: Some(NOW + 1), ..Filter::default() };
-    assert_eq!(a2a_tasks::list(&mut conn, &t, APP, &later, None, 10).await.expect("list").1, 0);
+    assert_eq!(a2a_tasks::list(&mut conn, db.seal_key(), &t, APP, &later, None, 10).await.expect("list").1, 0);
 }
 
 #[tokio::test]
@@ -85,5 +92,5 @@ async fn an_unknown_stored_task_state_is_refused_as_corrupt() {
     insert(&db, &t, &x).await.expect("insert");
     force(&db, "a2a_tasks", "state", &x.id, "working").await;
     let mut conn = db.read().await.expect("conn");
-    assert_corrupt(a2a_tasks::get(&mut conn, &t, APP, &x.id).await, "state");
+    assert_corrupt(a2a_tasks::get(&mut conn, db.seal_key(), &t, APP, &x.id).await, "state");
 }

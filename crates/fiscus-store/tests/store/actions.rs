@@ -111,13 +111,22 @@ async fn list_pages_by_id_and_filters_by_state() {
         .expect("transition");
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
-    let page: Vec<String> =
-        actions::list(&mut conn, &t, None, None, 2).await.expect("list").into_iter().map(|a| a.id).collect();
+    let page: Vec<String> = actions::list(&mut conn, db.seal_key(), &t, None, None, 2)
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|a| a.id)
+        .collect();
     assert_eq!(page, ids, "limit + 1 rows, ascending by id");
-    let after: Vec<String> =
-        actions::list(&mut conn, &t, None, Some(&ids[0]), 10).await.expect("list").into_iter().map(|a| a.id).collect();
+    let after: Vec<String> = actions::list(&mut conn, db.seal_key(), &t, None, Some(&ids[0]), 10)
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|a| a.id)
+        .collect();
     assert_eq!(after, ids[1..]);
-    let pending = actions::list(&mut conn, &t, Some(ControlState::PendingApproval), None, 10).await.expect("list");
+    let pending =
+        actions::list(&mut conn, db.seal_key(), &t, Some(ControlState::PendingApproval), None, 10).await.expect("list");
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].id, ids[1]);
     assert_eq!(pending[0].state, ControlState::PendingApproval);
@@ -130,7 +139,7 @@ async fn list_and_list_each_show_only_the_tenants_actions() {
     action(&db, &t).await;
     for other in strangers(&db, &t).await {
         let mut conn = db.read().await.expect("conn");
-        assert!(actions::list(&mut conn, &other, None, None, 10).await.expect("list").is_empty());
+        assert!(actions::list(&mut conn, db.seal_key(), &other, None, None, 10).await.expect("list").is_empty());
         assert!(actions::list_each(&mut conn, &other, None, 10).await.expect("list_each").is_empty());
     }
 }
@@ -149,7 +158,7 @@ async fn list_each_reports_an_unknown_row_by_id_and_decodes_the_rest() {
     assert_eq!(rows[0].1.as_ref().expect("good row"), &good);
     assert_eq!(rows[1].0, bad.id);
     assert!(matches!(&rows[1].1, Err(fiscus_store::StoreError::Corrupt(m)) if m.contains("control_state")));
-    assert_corrupt(actions::list(&mut conn, &t, None, None, 10).await, "control_state");
+    assert_corrupt(actions::list(&mut conn, db.seal_key(), &t, None, None, 10).await, "control_state");
 }
 
 #[tokio::test]

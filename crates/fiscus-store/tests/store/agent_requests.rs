@@ -28,7 +28,7 @@ async fn an_agent_request_reads_back_sealed() {
     agent_requests::insert(&mut tx, &t, &r, None).await.expect("insert");
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
-    let read = agent_requests::get(&mut conn, &t, &r.id).await.expect("get");
+    let read = agent_requests::get(&mut conn, db.seal_key(), &t, &r.id).await.expect("get");
     assert_eq!(
         (read.id, read.operation, read.status, read.evidence_hash, read.request_id, read.created_at),
         (r.id.clone(), r.operation, 201, r.evidence_hash, r.request_id, NOW)
@@ -51,7 +51,7 @@ async fn an_agent_request_of_another_workspace_or_environment_is_not_found() {
     tx.commit().await.expect("commit");
     for other in strangers(&db, &t).await {
         let mut conn = db.read().await.expect("conn");
-        assert_not_found(agent_requests::get(&mut conn, &other, &r.id).await);
+        assert_not_found(agent_requests::get(&mut conn, db.seal_key(), &other, &r.id).await);
     }
 }
 

@@ -50,7 +50,12 @@ fn request(db: &Store, t: &Tenant, app: &str, id: &str, key: &str, body: &str) -
 
 async fn evidence_ids(db: &Store, t: &Tenant) -> Vec<String> {
     let mut conn = db.read().await.expect("conn");
-    autonomy_evidence::list(&mut conn, t, None, None, 100).await.expect("list").into_iter().map(|r| r.id).collect()
+    autonomy_evidence::list(&mut conn, db.seal_key(), t, None, None, 100)
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|r| r.id)
+        .collect()
 }
 
 /// The workspace's audit events (subjects in chain order), after checking the chain links and its head.

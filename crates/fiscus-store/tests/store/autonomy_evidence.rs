@@ -24,22 +24,24 @@ async fn evidence_reads_back_sealed_in_pages_and_by_domain() {
     let b = evidence(&db, &t, "legal_compliance").await;
     let c = evidence(&db, &t, "financial_controls").await;
     let mut conn = db.read().await.expect("conn");
-    let all = autonomy_evidence::list(&mut conn, &t, None, None, 10).await.expect("list");
+    let all = autonomy_evidence::list(&mut conn, db.seal_key(), &t, None, None, 10).await.expect("list");
     assert_eq!(all.len(), 3);
     assert_eq!(
         (all[0].title.as_str(), all[0].summary.as_deref(), all[0].environment.as_str()),
         (a.title.as_str(), None, "sandbox")
     );
     assert_eq!(
-        ids(autonomy_evidence::list(&mut conn, &t, None, None, 1).await.expect("list")),
+        ids(autonomy_evidence::list(&mut conn, db.seal_key(), &t, None, None, 1).await.expect("list")),
         vec![a.id.clone(), b.id.clone()]
     );
     assert_eq!(
-        ids(autonomy_evidence::list(&mut conn, &t, None, Some(&a.id), 10).await.expect("list")),
+        ids(autonomy_evidence::list(&mut conn, db.seal_key(), &t, None, Some(&a.id), 10).await.expect("list")),
         vec![b.id.clone(), c.id.clone()]
     );
     assert_eq!(
-        ids(autonomy_evidence::list(&mut conn, &t, Some("financial_controls"), None, 10).await.expect("list")),
+        ids(autonomy_evidence::list(&mut conn, db.seal_key(), &t, Some("financial_controls"), None, 10)
+            .await
+            .expect("list")),
         vec![a.id.clone(), c.id.clone()]
     );
     assert_eq!(
@@ -58,7 +60,9 @@ async fn evidence_of_another_workspace_or_environment_is_invisible() {
     evidence(&db, &t, "financial_controls").await;
     for other in strangers(&db, &t).await {
         let mut conn = db.read().await.expect("conn");
-        assert!(autonomy_evidence::list(&mut conn, &other, None, None, 10).await.expect("list").is_empty());
+        assert!(
+            autonomy_evidence::list(&mut conn, db.seal_key(), &other, None, None, 10).await.expect("list").is_empty()
+        );
         assert!(autonomy_evidence::count_by_domain(&mut conn, &other).await.expect("count").is_empty());
     }
 }

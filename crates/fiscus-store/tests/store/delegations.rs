@@ -10,7 +10,7 @@ async fn an_identity_reads_back_equal_and_sealed() {
     let t = tenant(&db).await;
     let i = identity(&db, &t).await;
     let mut conn = db.read().await.expect("conn");
-    assert_eq!(delegations::get_identity(&mut conn, &t, &i.id).await.expect("get"), i);
+    assert_eq!(delegations::get_identity(&mut conn, db.seal_key(), &t, &i.id).await.expect("get"), i);
     seals::check(&mut conn, db.seal_key(), &seals::MACHINE_IDENTITIES, &t.workspace_id, "id", &i.id)
         .await
         .expect("sealed");
@@ -26,8 +26,14 @@ async fn identities_page_by_id() {
     }
     let mut conn = db.read().await.expect("conn");
     let ids_of = |v: Vec<delegations::Identity>| v.into_iter().map(|i| i.id).collect::<Vec<_>>();
-    assert_eq!(ids_of(delegations::list_identities(&mut conn, &t, None, 1).await.expect("list")), ids[..2]);
-    assert_eq!(ids_of(delegations::list_identities(&mut conn, &t, Some(&ids[1]), 5).await.expect("list")), ids[2..]);
+    assert_eq!(
+        ids_of(delegations::list_identities(&mut conn, db.seal_key(), &t, None, 1).await.expect("list")),
+        ids[..2]
+    );
+    assert_eq!(
+        ids_of(delegations::list_identities(&mut conn, db.seal_key(), &t, Some(&ids[1]), 5).await.expect("list")),
+        ids[2..]
+    );
 }
 
 #[tokio::test]
@@ -37,8 +43,10 @@ async fn an_identity_of_another_workspace_or_environment_is_invisible() {
     let i = identity(&db, &t).await;
     for other in strangers(&db, &t).await {
         let mut conn = db.read().await.expect("conn");
-        assert_not_found(delegations::get_identity(&mut conn, &other, &i.id).await);
-        assert!(delegations::list_identities(&mut conn, &other, None, 10).await.expect("list").is_empty());
+        assert_not_found(delegations::get_identity(&mut conn, db.seal_key(), &other, &i.id).await);
+        assert!(
+            delegations::list_identities(&mut conn, db.seal_key(), &other, None, 10).await.expect("list").is_empty()
+        );
     }
 }
 
@@ -49,8 +57,8 @@ async fn an_unknown_stored_identity_status_is_corrupt_naming_the_column() {
     let i = identity(&db, &t).await;
     force(&db, "machine_identities", "status", &i.id, "dormant").await;
     let mut conn = db.read().await.expect("conn");
-    assert_corrupt(delegations::get_identity(&mut conn, &t, &i.id).await, "status");
-    assert_corrupt(delegations::list_identities(&mut conn, &t, None, 10).await, "status");
+    assert_corrupt(delegations::get_identity(&mut conn, db.seal_key(), &t, &i.id).await, "status");
+    assert_corrupt(delegations::list_identities(&mut conn, db.seal_key(), &t, None, 10).await, "status");
 }
 
 #[tokio::test]
@@ -59,8 +67,8 @@ async fn a_delegation_reads_back_equal_and_sealed() {
     let t = tenant(&db).await;
     let d = delegation(&db, &t).await;
     let mut conn = db.read().await.expect("conn");
-    assert_eq!(delegations::get_delegation(&mut conn, &t, &d.id).await.expect("get"), d);
-    assert_eq!(delegations::list_delegations(&mut conn, &t).await.expect("list"), vec![d.clone()]);
+    assert_eq!(delegations::get_delegation(&mut conn, db.seal_key(), &t, &d.id).await.expect("get"), d);
+    assert_eq!(delegations::list_delegations(&mut conn, db.seal_key(), &t).await.expect("list"), vec![d.clone()]);
     seals::check(&mut conn, db.seal_key(), &seals::DELEGATIONS, &t.workspace_id, "id", &d.id).await.expect("sealed");
     drop(conn);
     let mut tx = db.begin().await.expect("begin");
@@ -74,8 +82,8 @@ async fn a_delegation_of_another_workspace_or_environment_is_not_found() {
     let d = delegation(&db, &t).await;
     for other in strangers(&db, &t).await {
         let mut conn = db.read().await.expect("conn");
-        assert_not_found(delegations::get_delegation(&mut conn, &other, &d.id).await);
-        assert!(delegations::list_delegations(&mut conn, &other).await.expect("list").is_empty());
+        assert_not_found(delegations::get_delegation(&mut conn, db.seal_key(), &other, &d.id).await);
+        assert!(delegations::list_delegations(&mut conn, db.seal_key(), &other).await.expect("list").is_empty());
         drop(conn);
         let mut tx = db.begin().await.expect("begin");
         assert_not_found(delegations::lock_delegation(&mut tx, &other, &d.id).await);
@@ -97,13 +105,13 @@ async fn an_unknown_stored_delegation_value_is_corrupt_naming_the_column() {
         let d = delegation(&db, &t).await;
         force(&db, "delegations", column, &d.id, value).await;
         let mut conn = db.read().await.expect("conn");
-        assert_corrupt(delegations::get_delegation(&mut conn, &t, &d.id).await, column);
+        assert_corrupt(delegations::get_delegation(&mut conn, db.seal_key(), &t, &d.id).await, column);
         drop(conn);
         let mut tx = db.begin().await.expect("begin");
         assert_corrupt(delegations::lock_delegation(&mut tx, &t, &d.id).await, column);
         drop(tx);
         let mut conn = db.read().await.expect("conn");
-        assert_corrupt(delegations::list_delegations(&mut conn, &t).await, column);
+        assert_corrupt(delegations::list_delegations(&mut conn, db.seal_key(), &t).await, column);
     }
 }
 
@@ -122,7 +130,7 @@ async fn decide_moves_only_from_the_given_status() {
     );
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
-    let read = delegations::get_delegation(&mut conn, &t, &d.id).await.expect("get");
+    let read = delegations::get_delegation(&mut conn, db.seal_key(), &t, &d.id).await.expect("get");
     assert_eq!(read.status, DelegationStatus::Active);
     assert_eq!(read.decided_by.as_deref(), Some("opr_a"));
     assert_eq!(read.decided_at, Some(NOW + 1));
@@ -142,7 +150,10 @@ async fn deciding_another_tenants_delegation_is_a_conflict_and_changes_nothing()
         tx.commit().await.expect("commit");
     }
     let mut conn = db.read().await.expect("conn");
-    assert_eq!(delegations::get_delegation(&mut conn, &t, &d.id).await.expect("get").status, DelegationStatus::Draft);
+    assert_eq!(
+        delegations::get_delegation(&mut conn, db.seal_key(), &t, &d.id).await.expect("get").status,
+        DelegationStatus::Draft
+    );
 }
 
 #[tokio::test]

@@ -53,7 +53,7 @@ async fn a_clients_standing_is_its_latest_sealed_decision_and_one_version_is_dec
     execution_clients::insert(&mut tx, &t.workspace_id, &c).await.expect("insert");
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
-    let standing = execution_clients::get(&mut conn, &t, &c.id).await.expect("get");
+    let standing = execution_clients::get(&mut conn, db.seal_key(), &t, &c.id).await.expect("get");
     assert_eq!((standing.status(), standing.next_version()), (ClientStatus::Draft, 1));
     drop(conn);
 
@@ -81,7 +81,7 @@ async fn a_clients_standing_is_its_latest_sealed_decision_and_one_version_is_dec
     // Invisible to another workspace and to the other environment.
     let mut conn = db.read().await.expect("conn");
     for stranger in strangers(&db, &t).await {
-        assert_not_found(execution_clients::get(&mut conn, &stranger, &c.id).await);
+        assert_not_found(execution_clients::get(&mut conn, db.seal_key(), &stranger, &c.id).await);
     }
     assert!(db.resolve_client("ecl_unknown").await.expect("resolve").is_none());
 }
@@ -104,7 +104,7 @@ async fn an_edited_grant_or_key_is_refused_as_tampered_and_an_unknown_kind_as_co
     drop(conn);
     exec(&db, "UPDATE execution_client_decisions SET action_kinds = 'gift' WHERE id = $1", &d.id).await;
     let mut conn = db.read().await.expect("conn");
-    assert_corrupt(execution_clients::get(&mut conn, &t, &c.id).await, "action_kinds");
+    assert_corrupt(execution_clients::get(&mut conn, db.seal_key(), &t, &c.id).await, "action_kinds");
 }
 
 #[tokio::test]

@@ -123,7 +123,10 @@ async fn records_read_back_in_order_and_sealed() {
     add_record(&db, &t, &a.id, &returned).await;
     add_record(&db, &t, &a.id, &settled).await;
     let mut conn = db.read().await.expect("conn");
-    assert_eq!(settlement::records(&mut conn, &t, &a.id).await.expect("records"), vec![settled, returned]);
+    assert_eq!(
+        settlement::records(&mut conn, db.seal_key(), &t, &a.id).await.expect("records"),
+        vec![settled, returned]
+    );
     seals::check(&mut conn, db.seal_key(), &seals::SETTLEMENT_RECORDS, &t.workspace_id, "action_id", &a.id)
         .await
         .expect("sealed");
@@ -147,7 +150,7 @@ async fn records_of_another_workspace_or_environment_are_invisible() {
     add_record(&db, &t, &a.id, &record(SettlementKind::Settled, NOW)).await;
     for other in strangers(&db, &t).await {
         let mut conn = db.read().await.expect("conn");
-        assert!(settlement::records(&mut conn, &other, &a.id).await.expect("records").is_empty());
+        assert!(settlement::records(&mut conn, db.seal_key(), &other, &a.id).await.expect("records").is_empty());
     }
 }
 
@@ -161,6 +164,6 @@ async fn an_unknown_stored_record_value_is_corrupt_naming_the_column() {
         add_record(&db, &t, &a.id, &r).await;
         force(&db, "settlement_records", column, &r.id, value).await;
         let mut conn = db.read().await.expect("conn");
-        assert_corrupt(settlement::records(&mut conn, &t, &a.id).await, column);
+        assert_corrupt(settlement::records(&mut conn, db.seal_key(), &t, &a.id).await, column);
     }
 }

@@ -27,11 +27,13 @@ async fn invocations_read_back_typed_newest_first_and_only_for_their_credential(
     tool_invocations::insert(&mut tx, &t, &second).await.expect("insert");
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
-    let read = tool_invocations::recent(&mut conn, &t, "key_1", 10).await.expect("recent");
+    let read = tool_invocations::recent(&mut conn, db.seal_key(), &t, "key_1", 10).await.expect("recent");
     assert_eq!(read, vec![second.clone(), first.clone()]);
-    assert!(tool_invocations::recent(&mut conn, &t, "key_2", 10).await.expect("recent").is_empty());
+    assert!(tool_invocations::recent(&mut conn, db.seal_key(), &t, "key_2", 10).await.expect("recent").is_empty());
     for other in strangers(&db, &t).await {
-        assert!(tool_invocations::recent(&mut conn, &other, "key_1", 10).await.expect("recent").is_empty());
+        assert!(
+            tool_invocations::recent(&mut conn, db.seal_key(), &other, "key_1", 10).await.expect("recent").is_empty()
+        );
     }
 }
 
@@ -45,5 +47,5 @@ async fn an_unknown_stored_protocol_or_outcome_is_refused_as_corrupt() {
     tx.commit().await.expect("commit");
     force(&db, "tool_invocations", "protocol", &r.id, "grpc").await;
     let mut conn = db.read().await.expect("conn");
-    assert_corrupt(tool_invocations::recent(&mut conn, &t, "key_1", 10).await, "protocol");
+    assert_corrupt(tool_invocations::recent(&mut conn, db.seal_key(), &t, "key_1", 10).await, "protocol");
 }

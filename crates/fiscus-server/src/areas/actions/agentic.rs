@@ -138,6 +138,7 @@ pub async fn list_identities(
     let mut conn = state.store.read().await?;
     let rows = fiscus_store::delegations::list_identities(
         &mut conn,
+        state.store.seal_key(),
         ctx.tenant(),
         params.page.after_id.as_deref(),
         params.page.limit,
@@ -165,7 +166,9 @@ pub async fn get_identity(
     ApiPath(uid): ApiPath<String>,
 ) -> Result<Json<IdentityView>, ApiError> {
     let mut conn = state.store.read().await?;
-    Ok(Json(identity_view(fiscus_store::delegations::get_identity(&mut conn, ctx.tenant(), &uid).await?)))
+    Ok(Json(identity_view(
+        fiscus_store::delegations::get_identity(&mut conn, state.store.seal_key(), ctx.tenant(), &uid).await?,
+    )))
 }
 
 /// Creates a draft delegation for the identity. It is usable only after an operator activates it.
@@ -189,7 +192,8 @@ pub async fn post_delegation(
     let now = now_micros();
     let terms = body.validate(now).map_err(ApiError::invalid_fields)?;
     let mut tx = state.store.begin().await?;
-    let identity = fiscus_store::delegations::get_identity(tx.conn(), ctx.tenant(), &uid).await?;
+    let key = tx.seal_key().clone();
+    let identity = fiscus_store::delegations::get_identity(tx.conn(), &key, ctx.tenant(), &uid).await?;
     if identity.status != IdentityStatus::Active {
         return Err(ApiError::invalid_request("identity", "the identity is revoked"));
     }
@@ -224,5 +228,7 @@ pub async fn get_delegation(
     ApiPath(uid): ApiPath<String>,
 ) -> Result<Json<DelegationView>, ApiError> {
     let mut conn = state.store.read().await?;
-    Ok(Json(delegation_view(fiscus_store::delegations::get_delegation(&mut conn, ctx.tenant(), &uid).await?)))
+    Ok(Json(delegation_view(
+        fiscus_store::delegations::get_delegation(&mut conn, state.store.seal_key(), ctx.tenant(), &uid).await?,
+    )))
 }

@@ -104,6 +104,7 @@ pub async fn list_evidence(
     let mut conn = state.store.read().await?;
     let rows = fiscus_store::autonomy_evidence::list(
         &mut conn,
+        state.store.seal_key(),
         ctx.tenant(),
         domain,
         params.page.after_id.as_deref(),

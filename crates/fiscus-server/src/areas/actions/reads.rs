@@ -39,6 +39,7 @@ pub async fn list_actions(
     let mut conn = state.store.read().await?;
     let rows = fiscus_store::actions::list(
         &mut conn,
+        state.store.seal_key(),
         ctx.tenant(),
         filter,
         params.page.after_id.as_deref(),
@@ -48,7 +49,9 @@ pub async fn list_actions(
     let page = ListPage::from_overfetch(rows, params.page.limit, |r| r.id.clone());
     let mut data = Vec::with_capacity(page.data.len());
     for row in page.data {
-        data.push(Loaded::load(&mut conn, ctx.tenant(), row).await?.view(&state.settings, None));
+        data.push(
+            Loaded::load(&mut conn, state.store.seal_key(), ctx.tenant(), row).await?.view(&state.settings, None),
+        );
     }
     Ok(Json(ListPage { object: page.object, data, has_more: page.has_more, next_after_id: page.next_after_id }))
 }
@@ -68,7 +71,9 @@ pub async fn get_action(
     let mut conn = state.store.read().await?;
     let row = fiscus_store::actions::get(&mut conn, ctx.tenant(), &uid).await?;
     let history = loaded::history(&mut conn, ctx.tenant(), &uid).await?;
-    Ok(Json(Loaded::load(&mut conn, ctx.tenant(), row).await?.view(&state.settings, Some(history))))
+    Ok(Json(
+        Loaded::load(&mut conn, state.store.seal_key(), ctx.tenant(), row).await?.view(&state.settings, Some(history)),
+    ))
 }
 
 /// The action's status as the agent gateway shows it: never counterparty, connector or metadata details.
@@ -85,7 +90,7 @@ pub async fn get_agent_action(
 ) -> Result<Json<AgentActionView>, ApiError> {
     let mut conn = state.store.read().await?;
     let row = fiscus_store::actions::get(&mut conn, ctx.tenant(), &uid).await?;
-    Ok(Json(Loaded::load(&mut conn, ctx.tenant(), row).await?.agent_view(&state.settings)))
+    Ok(Json(Loaded::load(&mut conn, state.store.seal_key(), ctx.tenant(), row).await?.agent_view(&state.settings)))
 }
 
 /// Settlement records of an action and its reconciliation state. Acceptance and the connector's
@@ -103,8 +108,9 @@ pub async fn get_reconciliation(
 ) -> Result<Json<ReconciliationView>, ApiError> {
     let mut conn = state.store.read().await?;
     let row = fiscus_store::actions::get(&mut conn, ctx.tenant(), &uid).await?;
+    let row = Loaded::load(&mut conn, state.store.seal_key(), ctx.tenant(), row).await?.action;
     let control_state = row.state;
-    let records = fiscus_store::settlement::records(&mut conn, ctx.tenant(), &uid).await?;
+    let records = fiscus_store::settlement::records(&mut conn, state.store.seal_key(), ctx.tenant(), &uid).await?;
     let settlements: Vec<SettlementView> = records
         .into_iter()
         .map(|r| SettlementView {

@@ -283,7 +283,14 @@ pub async fn get_usage(
     by_operation.sort_by(|a, b| a.operation_id.cmp(&b.operation_id));
     let evidence_records =
         fiscus_store::agent_requests::count_for_credential(&mut conn, tenant, credential, month_start).await?;
-    let recent = fiscus_store::agent_requests::recent_for_credential(&mut conn, tenant, credential, limit).await?;
+    let recent = fiscus_store::agent_requests::recent_for_credential(
+        &mut conn,
+        state.store.seal_key(),
+        tenant,
+        credential,
+        limit,
+    )
+    .await?;
     Ok(Json(AgentUsageView {
         object: "agent_usage".into(),
         credential_id: credential.clone(),

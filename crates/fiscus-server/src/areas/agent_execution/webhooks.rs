@@ -189,6 +189,7 @@ pub async fn get_webhooks(
     let mut conn = state.store.read().await?;
     let rows = fiscus_store::webhooks::list(
         &mut conn,
+        state.store.seal_key(),
         ctx.tenant(),
         &ctx.principal.application_id,
         params.page.after_id.as_deref(),
@@ -218,8 +219,9 @@ pub async fn delete_webhook(
     ApiPath(uid): ApiPath<String>,
 ) -> Result<Json<WebhookEndpointView>, ApiError> {
     let mut tx = state.store.begin().await?;
+    let key = tx.seal_key().clone();
     let endpoint =
-        fiscus_store::webhooks::get_of_application(tx.conn(), ctx.tenant(), &ctx.principal.application_id, &uid)
+        fiscus_store::webhooks::get_of_application(tx.conn(), &key, ctx.tenant(), &ctx.principal.application_id, &uid)
             .await?;
     if endpoint.status == EndpointStatus::Revoked {
         return Ok(Json(view(&endpoint, None)));

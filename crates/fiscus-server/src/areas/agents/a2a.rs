@@ -291,7 +291,9 @@ async fn send_message(
     // A message sent again (a retry) is answered with its first task.
     {
         let mut conn = state.store.read().await?;
-        if let Some(first) = a2a_tasks::by_message(&mut conn, tenant, application, &message_id).await? {
+        if let Some(first) =
+            a2a_tasks::by_message(&mut conn, state.store.seal_key(), tenant, application, &message_id).await?
+        {
             return Ok(again(ctx, id, &first, &message_hash, history));
         }
     }
@@ -359,7 +361,8 @@ async fn send_message(
             drop(tx);
             invoke::write(state, ctx, &called.invocation).await?;
             let mut conn = state.store.read().await?;
-            let first = a2a_tasks::by_message(&mut conn, tenant, application, &message_id).await?;
+            let first =
+                a2a_tasks::by_message(&mut conn, state.store.seal_key(), tenant, application, &message_id).await?;
             return match first {
                 Some(first) => Ok(again(ctx, id, &first, &message_hash, history)),
                 None => Err(ApiError::internal()),
@@ -449,7 +452,7 @@ async fn with_task(
     found: impl FnOnce(JsonRpcId, Task) -> JsonRpcResponse,
 ) -> Result<JsonRpcResponse, ApiError> {
     let mut conn = state.store.read().await?;
-    match a2a_tasks::get(&mut conn, ctx.tenant(), owner(ctx), task_id).await {
+    match a2a_tasks::get(&mut conn, state.store.seal_key(), ctx.tenant(), owner(ctx), task_id).await {
         Ok(t) => Ok(found(id, t)),
         Err(StoreError::NotFound) => Ok(a2a_err(id, -32001, "TASK_NOT_FOUND", format!("no task {task_id}"))),
         Err(e) => Err(e.into()),
@@ -547,7 +550,8 @@ async fn list_tasks(
         (Vec::new(), 0)
     } else {
         let mut conn = state.store.read().await?;
-        a2a_tasks::list(&mut conn, ctx.tenant(), owner(ctx), &filter, before, page_size + 1).await?
+        a2a_tasks::list(&mut conn, state.store.seal_key(), ctx.tenant(), owner(ctx), &filter, before, page_size + 1)
+            .await?
     };
     let more = tasks.len() > page_size as usize;
     tasks.truncate(page_size as usize);

@@ -124,8 +124,15 @@ pub async fn get_datasets(
     let filter =
         DatasetFilter { kinds: kinds.as_ref().map(|k| &k[..]), name: name.as_deref(), provenance: q.provenance };
     let mut conn = state.store.read().await?;
-    let rows =
-        fiscus_store::data::datasets::list(&mut conn, ctx.principal.workspace_id(), &filter, after, limit).await?;
+    let rows = fiscus_store::data::datasets::list(
+        &mut conn,
+        state.store.seal_key(),
+        ctx.principal.workspace_id(),
+        &filter,
+        after,
+        limit,
+    )
+    .await?;
     let page = NumberedPage::from_overfetch(rows, limit, |d| d.number);
     Ok(Json(NumberedPage {
         object: page.object,
@@ -138,11 +145,12 @@ pub async fn get_datasets(
 /// A dataset of this workspace by its integer id, which must be of one of `kinds` (404 otherwise).
 pub(crate) async fn of_kind(
     conn: &mut fiscus_store::Connection,
+    key: &fiscus_domain::integrity::SealKey,
     workspace_id: &str,
     number: i64,
     kinds: &[Kind],
 ) -> Result<Dataset, ApiError> {
-    let d = fiscus_store::data::datasets::get(conn, workspace_id, number).await?;
+    let d = fiscus_store::data::datasets::get(conn, key, workspace_id, number).await?;
     if !kinds.contains(&d.kind) {
         // Asked for a dataset of another kind: there is no such dataset of this kind here.
         return Err(ApiError::not_found().detail(format!("dataset {number} holds {}", d.kind.as_str())));

@@ -207,7 +207,8 @@ pub async fn get_observations(
     let asked = super::dataset_param(q.dataset)?;
     let mut conn = state.store.read().await?;
     let series = economics::get(&mut conn, ws, k, asked).await?;
-    let d = super::datasets::of_kind(&mut conn, ws, series.dataset_number, &[Kind::Economics]).await?;
+    let d = super::datasets::of_kind(&mut conn, state.store.seal_key(), ws, series.dataset_number, &[Kind::Economics])
+        .await?;
     let window = Window { from: start.as_deref(), to: end.as_deref(), after: after.as_deref() };
     let rows = economics::observations(&mut conn, ws, k, d.number, window, limit).await?;
     let p = ListPage::from_overfetch(rows, limit, |o| o.date.clone());

@@ -156,7 +156,7 @@ pub async fn get_feature_values(
         next_after_id: None,
     };
     let Some(number) = number else { return Ok(Json(page)) };
-    let d = super::datasets::of_kind(&mut conn, ws, number, &[Kind::Prices]).await?;
+    let d = super::datasets::of_kind(&mut conn, state.store.seal_key(), ws, number, &[Kind::Prices]).await?;
     page.dataset = Some(super::instruments::dataset_ref(&d));
     // The whole series: a rolling window near `start` needs the observations before it.
     drop(conn);

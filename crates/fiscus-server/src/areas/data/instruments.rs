@@ -164,6 +164,7 @@ pub async fn get_instrument(
 /// holding the instrument's rows.
 async fn serving(
     conn: &mut fiscus_store::Connection,
+    key: &fiscus_domain::integrity::SealKey,
     ws: &str,
     rows: Rows,
     kind: Kind,
@@ -175,7 +176,7 @@ async fn serving(
         None => market::latest_dataset(conn, ws, rows, instrument_id).await?,
     };
     match number {
-        Some(n) => Ok(Some(super::datasets::of_kind(conn, ws, n, &[kind]).await?)),
+        Some(n) => Ok(Some(super::datasets::of_kind(conn, key, ws, n, &[kind]).await?)),
         None => Ok(None),
     }
 }
@@ -355,7 +356,7 @@ pub async fn get_prices(
     let adjusted = q.adjusted.unwrap_or(false);
     let mut conn = state.store.read().await?;
     let i = instrument(&mut conn, ws, &uid).await?;
-    let dataset = serving(&mut conn, ws, Rows::Prices, Kind::Prices, &i.id, asked).await?;
+    let dataset = serving(&mut conn, state.store.seal_key(), ws, Rows::Prices, Kind::Prices, &i.id, asked).await?;
     let mut page = PricesPage {
         object: "list",
         instrument: i.id.clone(),
@@ -504,7 +505,9 @@ pub async fn get_corporate_actions(
     };
     let mut conn = state.store.read().await?;
     let i = instrument(&mut conn, ws, &uid).await?;
-    let dataset = serving(&mut conn, ws, Rows::CorporateActions, Kind::CorporateActions, &i.id, asked).await?;
+    let dataset =
+        serving(&mut conn, state.store.seal_key(), ws, Rows::CorporateActions, Kind::CorporateActions, &i.id, asked)
+            .await?;
     let mut page = CorporateActionsPage {
         object: "list",
         instrument: i.id.clone(),
@@ -624,7 +627,8 @@ pub async fn get_fundamentals(
     let asked = super::dataset_param(q.dataset)?;
     let mut conn = state.store.read().await?;
     let i = instrument(&mut conn, ws, &uid).await?;
-    let dataset = serving(&mut conn, ws, Rows::Fundamentals, Kind::Fundamentals, &i.id, asked).await?;
+    let dataset =
+        serving(&mut conn, state.store.seal_key(), ws, Rows::Fundamentals, Kind::Fundamentals, &i.id, asked).await?;
     let mut page = FundamentalsPage {
         object: "list",
         instrument: i.id.clone(),

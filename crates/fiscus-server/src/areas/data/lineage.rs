@@ -151,7 +151,8 @@ pub async fn post_lineage_export(
 ) -> Result<Response, ApiError> {
     let ws = ctx.principal.workspace_id().to_string();
     let mut tx = state.store.begin().await?;
-    let all = fiscus_store::data::datasets::all(tx.conn(), &ws).await?;
+    let key = tx.seal_key().clone();
+    let all = fiscus_store::data::datasets::all(tx.conn(), &key, &ws).await?;
     let chosen: Vec<Dataset> = match &body.datasets {
         None => all,
         Some(ids) => {

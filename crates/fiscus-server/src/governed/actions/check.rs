@@ -22,7 +22,11 @@ pub async fn record_check(
     action_id: &str,
     check: ValidCheck,
 ) -> Result<Check, Failure> {
-    let action = fiscus_store::actions::get_for_decision(tx, tenant, action_id).await?;
+    let loaded = super::Loaded::for_decision(tx, tenant, action_id).await?;
+    // A new check version invalidates approvals given on the action as sealed: never on a row edited
+    // outside Fiscus.
+    loaded.verify_sealed(tx, tenant).await?;
+    let action = loaded.action;
     let current = action.state;
     if !matches!(current, ControlState::Draft | ControlState::PendingApproval | ControlState::Approved) {
         return Err(Failure::refused(

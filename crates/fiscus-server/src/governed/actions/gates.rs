@@ -93,9 +93,9 @@ pub async fn delegated_facts(
         Err(StoreError::NotFound) => return Ok(DelegatedFacts::without(DelegationRefusal::NotFound)),
         Err(e) => return Err(e),
     };
-    let identity = fiscus_store::delegations::get_identity(tx.conn(), tenant, &delegation.identity_id).await?;
     // The terms and the public key decide whose signature counts and for how much: both must be as sealed.
     let key = tx.seal_key().clone();
+    let identity = fiscus_store::delegations::get_identity(tx.conn(), &key, tenant, &delegation.identity_id).await?;
     let ws = &tenant.workspace_id;
     fiscus_store::seals::check(tx.conn(), &key, &fiscus_store::seals::DELEGATIONS, ws, "id", &delegation.id).await?;
     fiscus_store::seals::check(tx.conn(), &key, &fiscus_store::seals::MACHINE_IDENTITIES, ws, "id", &identity.id)

@@ -7,6 +7,7 @@ use fiscus_domain::api::actions::{
     ActionView, AgentActionView, ApprovalStatusView, CheckVersionView, EnvelopeView, HistoryView,
 };
 use fiscus_domain::clock::rfc3339;
+use fiscus_domain::integrity::SealKey;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::actions::{Action, ActionDecision, Check, HistoryEntry};
 use fiscus_store::{Connection, StoreError, WriteTx, seals};
@@ -52,7 +53,21 @@ impl Loaded {
         out
     }
 
-    pub async fn load(conn: &mut Connection, tenant: &Tenant, action: Action) -> Result<Loaded, StoreError> {
+    /// The action with its evidence, as read to be shown: its row, check versions and decisions checked
+    /// against their seals and its envelope hash recomputed ([`Loaded::verify`]); anything changed outside
+    /// Fiscus is `Tampered`, never shown as authentic.
+    pub async fn load(
+        conn: &mut Connection,
+        key: &SealKey,
+        tenant: &Tenant,
+        action: Action,
+    ) -> Result<Loaded, StoreError> {
+        let loaded = Loaded::assemble(conn, tenant, action).await?;
+        loaded.verify(conn, key, tenant).await?;
+        Ok(loaded)
+    }
+
+    async fn assemble(conn: &mut Connection, tenant: &Tenant, action: Action) -> Result<Loaded, StoreError> {
         let checks = fiscus_store::actions::checks(conn, tenant, &action.id).await?;
         let decisions = fiscus_store::actions::decisions(conn, tenant, &action.id).await?;
         let latest = latest_checks(&checks);
@@ -60,10 +75,11 @@ impl Loaded {
         Ok(Loaded { action, checks, latest, check_set_hash, decisions })
     }
 
-    /// The action by id, locked for a decision in `tx`, with its evidence.
+    /// The action by id, locked for a decision in `tx`, with its evidence; its seals are checked by
+    /// [`Loaded::verify_sealed`] before anything is decided on it.
     pub async fn for_decision(tx: &mut WriteTx, tenant: &Tenant, id: &str) -> Result<Loaded, StoreError> {
         let action = fiscus_store::actions::get_for_decision(tx, tenant, id).await?;
-        Loaded::load(tx.conn(), tenant, action).await
+        Loaded::assemble(tx.conn(), tenant, action).await
     }
 
     pub fn state(&self) -> ControlState {
@@ -104,11 +120,16 @@ impl Loaded {
     /// approval names). Anything else was changed outside Fiscus, and the decision is refused.
     pub async fn verify_sealed(&self, tx: &mut WriteTx, tenant: &Tenant) -> Result<(), StoreError> {
         let key = tx.seal_key().clone();
+        self.verify(tx.conn(), &key, tenant).await
+    }
+
+    /// Its row, check versions and decisions against their keyed seals, and its envelope hash recomputed.
+    pub async fn verify(&self, conn: &mut Connection, key: &SealKey, tenant: &Tenant) -> Result<(), StoreError> {
         let ws = &tenant.workspace_id;
         let id = &self.action.id;
-        seals::check(tx.conn(), &key, &seals::ACTIONS, ws, "id", id).await?;
-        seals::check(tx.conn(), &key, &seals::ACTION_CHECKS, ws, "action_id", id).await?;
-        seals::check(tx.conn(), &key, &seals::ACTION_DECISIONS, ws, "action_id", id).await?;
+        seals::check(conn, key, &seals::ACTIONS, ws, "id", id).await?;
+        seals::check(conn, key, &seals::ACTION_CHECKS, ws, "action_id", id).await?;
+        seals::check(conn, key, &seals::ACTION_DECISIONS, ws, "action_id", id).await?;
         let recomputed = self.action.envelope.hash(id, ws, tenant.environment.as_str());
         if recomputed.as_deref() != Some(self.action.envelope_hash.as_str()) {
             return Err(StoreError::Tampered(format!("actions {id}: envelope hash")));

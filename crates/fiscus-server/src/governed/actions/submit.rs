@@ -14,6 +14,7 @@ use crate::governed::{Caller, Failure};
 
 pub async fn submit(tx: &mut WriteTx, tenant: &Tenant, caller: &Caller, action_id: &str) -> Result<Loaded, Failure> {
     let mut loaded = Loaded::for_decision(tx, tenant, action_id).await?;
+    loaded.verify_sealed(tx, tenant).await?;
     caller.may_act_on(loaded.action.envelope.kind)?;
     let current = loaded.state();
     if loaded.action.origin != Origin::ExternalAgent {
