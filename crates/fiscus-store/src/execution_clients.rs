@@ -247,9 +247,10 @@ pub async fn get(
     .await?
     .ok_or(StoreError::NotFound)?
     .try_into()?;
+    // Decoded first, so an unknown stored value is named as such (`Corrupt`) before the seals are checked.
+    let latest = latest_decision(conn, &tenant.workspace_id, id).await?;
     crate::seals::check(conn, key, &EXECUTION_CLIENTS, &tenant.workspace_id, "id", id).await?;
     crate::seals::check(conn, key, &EXECUTION_CLIENT_DECISIONS, &tenant.workspace_id, "client_id", id).await?;
-    let latest = latest_decision(conn, &tenant.workspace_id, id).await?;
     Ok(Standing { client, latest })
 }
 
@@ -289,14 +290,14 @@ pub async fn list(
     .into_iter()
     .map(Client::try_from)
     .collect::<Result<_>>()?;
-    let ids: Vec<&str> = clients.iter().map(|c| c.id.as_str()).collect();
-    crate::seals::check_keys(conn, key, &EXECUTION_CLIENTS, workspace_id, "id", &ids).await?;
-    crate::seals::check_keys(conn, key, &EXECUTION_CLIENT_DECISIONS, workspace_id, "client_id", &ids).await?;
     let mut out = Vec::with_capacity(clients.len());
     for client in clients {
         let latest = latest_decision(conn, workspace_id, &client.id).await?;
         out.push(Standing { client, latest });
     }
+    let ids: Vec<&str> = out.iter().map(|s| s.client.id.as_str()).collect();
+    crate::seals::check_keys(conn, key, &EXECUTION_CLIENTS, workspace_id, "id", &ids).await?;
+    crate::seals::check_keys(conn, key, &EXECUTION_CLIENT_DECISIONS, workspace_id, "client_id", &ids).await?;
     Ok(out)
 }
 

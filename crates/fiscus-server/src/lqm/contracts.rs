@@ -76,7 +76,14 @@ pub async fn create(
         Err(StoreError::NotFound) => return Err(invalid("model_uid", "no such model in this workspace")),
         other => other?,
     };
-    let dataset = datasets::get(&mut conn, state.store.seal_key(), &tenant.workspace_id, dataset_number).await?;
+    // A dataset whose own record fails its seal is ineligible as one whose rows do (below): 409 `unsealed`.
+    let dataset = match datasets::get(&mut conn, key, &tenant.workspace_id, dataset_number).await {
+        Err(StoreError::Tampered(what)) => {
+            tracing::error!(record = %what, "a dataset offered for a contract failed verification");
+            return Err(ineligible("unsealed", "the dataset's seal or content hash does not verify"));
+        }
+        other => other?,
+    };
     if dataset.provenance == Provenance::Synthetic {
         return Err(ineligible("synthetic", "the dataset is labelled synthetic: models learn from observed data only"));
     }
