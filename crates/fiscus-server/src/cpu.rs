@@ -37,9 +37,15 @@ impl Cpu {
     }
 
     /// Runs `f` on a blocking thread once a permit is free. A panic in `f` is an error, never the caller's
-    /// panic.
+    /// panic. The permit goes with `f` onto its thread: a caller that stops waiting (its client hung up)
+    /// does not free it while `f` still runs.
     pub async fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> Result<T, Crashed> {
-        let _permit = self.permits.acquire().await.map_err(|_| Crashed)?;
-        tokio::task::spawn_blocking(f).await.map_err(|_| Crashed)
+        let permit = self.permits.clone().acquire_owned().await.map_err(|_| Crashed)?;
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            f()
+        })
+        .await
+        .map_err(|_| Crashed)
     }
 }

@@ -23,6 +23,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 type Key = (String, String, i64);
+/// A dataset of a workspace.
+type DatasetKey = (String, i64);
 /// A series and the tick of its last use.
 type Entry = (Arc<Series>, u64);
 
@@ -80,24 +82,27 @@ pub const VERIFIED_FOR: Duration = Duration::from_secs(60);
 pub struct SeriesCache {
     entries: Mutex<HashMap<Key, Entry>>,
     /// Datasets whose rows were last found to match their content hash, and when.
-    verified: Mutex<HashMap<(String, i64), Instant>>,
+    verified: Mutex<HashMap<DatasetKey, Instant>>,
+    /// One verification of a dataset at a time: concurrent misses on it wait for the first instead of
+    /// each reading and hashing every row.
+    verifying: Mutex<HashMap<DatasetKey, Arc<tokio::sync::Mutex<()>>>>,
+    /// Where the rows are hashed (off the async runtime).
+    cpu: crate::cpu::Cpu,
     tick: AtomicU64,
     max_bars: usize,
 }
 
-impl Default for SeriesCache {
-    /// A million bars (a few hundred MB at most with both renderings): 125 instruments of 33 years of
-    /// daily data.
-    fn default() -> Self {
-        SeriesCache::new(1_000_000)
-    }
-}
+/// A million bars (a few hundred MB at most with both renderings): 125 instruments of 33 years of daily
+/// data.
+pub const DEFAULT_MAX_BARS: usize = 1_000_000;
 
 impl SeriesCache {
-    pub fn new(max_bars: usize) -> SeriesCache {
+    pub fn new(max_bars: usize, cpu: crate::cpu::Cpu) -> SeriesCache {
         SeriesCache {
             entries: Mutex::new(HashMap::new()),
             verified: Mutex::new(HashMap::new()),
+            verifying: Mutex::new(HashMap::new()),
+            cpu,
             tick: AtomicU64::new(0),
             max_bars,
         }
@@ -155,20 +160,44 @@ impl SeriesCache {
         dataset: i64,
     ) -> Result<(), StoreError> {
         let key = (workspace_id.to_string(), dataset);
-        let fresh =
-            self.verified.lock().ok().and_then(|v| v.get(&key).copied()).is_some_and(|at| at.elapsed() < VERIFIED_FOR);
-        if fresh {
+        if self.fresh(&key) {
             return Ok(());
         }
-        let d = datasets::get(conn, store.seal_key(), workspace_id, dataset).await?;
-        datasets::verify(conn, store.seal_key(), workspace_id, &d).await?;
-        if let Ok(mut v) = self.verified.lock() {
-            if v.len() > 10_000 {
-                v.retain(|_, at| at.elapsed() < VERIFIED_FOR);
+        let line = {
+            let mut verifying = self.verifying.lock().unwrap_or_else(|p| p.into_inner());
+            verifying.entry(key.clone()).or_default().clone()
+        };
+        let _turn = line.lock().await;
+        // Another request may have verified it while this one waited.
+        if !self.fresh(&key) {
+            let d = datasets::get(conn, store.seal_key(), workspace_id, dataset).await?;
+            let lines = fiscus_store::data::content_lines(conn, workspace_id, d.kind, d.number).await?;
+            let hash = self
+                .cpu
+                .run(move || fiscus_store::data::content_hash(lines))
+                .await
+                .map_err(|_| StoreError::Corrupt(format!("dataset {dataset}: hashing its rows failed")))?;
+            if hash != d.content_hash {
+                return Err(StoreError::Tampered(format!("dataset {dataset} rows no longer match its content hash")));
             }
-            v.insert(key, Instant::now());
+            if let Ok(mut v) = self.verified.lock() {
+                if v.len() > 10_000 {
+                    v.retain(|_, at| at.elapsed() < VERIFIED_FOR);
+                }
+                v.insert(key.clone(), Instant::now());
+            }
+        }
+        drop(_turn);
+        let mut verifying = self.verifying.lock().unwrap_or_else(|p| p.into_inner());
+        // The map holds one reference and `line` another: nobody else waits on this dataset.
+        if Arc::strong_count(&line) == 2 {
+            verifying.remove(&key);
         }
         Ok(())
+    }
+
+    fn fresh(&self, key: &DatasetKey) -> bool {
+        self.verified.lock().ok().and_then(|v| v.get(key).copied()).is_some_and(|at| at.elapsed() < VERIFIED_FOR)
     }
 }
 

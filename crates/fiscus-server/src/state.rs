@@ -76,7 +76,7 @@ impl AppState {
             invocations: InvocationLog::default(),
             webhook_hosts,
             router: std::sync::OnceLock::new(),
-            series: crate::series_cache::SeriesCache::default(),
+            series: crate::series_cache::SeriesCache::new(crate::series_cache::DEFAULT_MAX_BARS, cpu.clone()),
             compute,
             workflows_wake: tokio::sync::Notify::new(),
             spaces_wake: tokio::sync::Notify::new(),

@@ -5,7 +5,7 @@
 //! result is its own sealed row, written in the transaction that ends the job.
 
 use crate::actions::corrupt;
-use crate::dialect::{backend_of, for_update_skip_locked};
+use crate::dialect::backend_of;
 use crate::seals::{self, SealedTable};
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::compute::{JobKind, JobState};
@@ -277,7 +277,7 @@ pub async fn claim(
     let sql = format!(
         "UPDATE compute_jobs SET state = 'running', claimed_by = $1, claimed_at = $2, attempts = attempts + 1, \
          started_at = COALESCE(started_at, $2), progress = 0 WHERE id IN ({}) RETURNING {JOB_COLUMNS}",
-        crate::fair::pick(&queue, "$4", for_update_skip_locked(backend_of(tx.conn())))
+        crate::fair::pick(&queue, "$4", backend_of(tx.conn()))
     );
     let mut claimed = Vec::new();
     // One at a time, so each pick counts the claims just made (`fair`).

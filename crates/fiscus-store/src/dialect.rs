@@ -28,6 +28,15 @@ pub fn for_update_skip_locked(backend: Backend) -> &'static str {
     }
 }
 
+/// Appended to a claim query that joins other rows to its candidates (`fair::pick`): only the candidate
+/// table `alias` is locked, and skipped when another worker holds it.
+pub fn for_update_of_skip_locked(backend: Backend, alias: &str) -> String {
+    match backend {
+        Backend::Sqlite => String::new(),
+        Backend::Postgres => format!(" FOR UPDATE OF {alias} SKIP LOCKED"),
+    }
+}
+
 /// The backend a connection talks to.
 pub fn backend_of(conn: &sqlx::AnyConnection) -> Backend {
     if conn.backend_name().eq_ignore_ascii_case("postgres") || conn.backend_name().eq_ignore_ascii_case("postgresql") {

@@ -5,9 +5,9 @@
 //! oldest first), and never from a workspace that already holds its cap. So workers go round the
 //! workspaces that are waiting, and a tenant's flood takes at most its cap of them.
 //!
-//! The counts are the database's, so the cap holds across nodes; two nodes claiming at the same instant may
-//! each see one fewer than the other took (PostgreSQL's `SKIP LOCKED` does not lock the counted rows), so a
-//! workspace can briefly hold one or two more than its cap, never a worker pool.
+//! The counts are the database's, so the cap holds across nodes, for claims that committed: nodes whose
+//! claiming transactions overlap do not see each other's claims (PostgreSQL's `SKIP LOCKED` does not lock
+//! the counted rows), so a workspace can briefly hold up to its cap on each node claiming at that instant.
 
 /// One queue, as the fair pick sees it. Conditions are SQL over the queue's table aliased `c` (the
 /// candidates) and `l` (rows counted as live claims), with the caller's numbered parameters.
@@ -24,12 +24,15 @@ pub(crate) struct FairQueue<'a> {
 }
 
 /// A subquery choosing the one row to claim next, or none: the claimable row of the workspace with the
-/// fewest live claims below `cap` (a numbered parameter), in the queue's order; `lock` is the backend's
-/// `FOR UPDATE SKIP LOCKED` (or nothing).
-pub(crate) fn pick(q: &FairQueue<'_>, cap: &str, lock: &str) -> String {
+/// fewest live claims below `cap` (a numbered parameter), in the queue's order. The live claims are counted
+/// once per pick, grouped by workspace, not once per candidate. `backend` decides the row lock: PostgreSQL
+/// locks the chosen candidate only (`FOR UPDATE OF c SKIP LOCKED`), SQLite's writer is already exclusive.
+pub(crate) fn pick(q: &FairQueue<'_>, cap: &str, backend: crate::Backend) -> String {
     let FairQueue { table, key, claimable, live, order } = q;
-    let held = format!("(SELECT COUNT(*) FROM {table} l WHERE l.workspace_id = c.workspace_id AND ({live}))");
+    let lock = crate::dialect::for_update_of_skip_locked(backend, "c");
     format!(
-        "SELECT c.{key} FROM {table} c WHERE ({claimable}) AND {held} < {cap} ORDER BY {held}, {order} LIMIT 1{lock}"
+        "WITH held AS (SELECT l.workspace_id, COUNT(*) AS n FROM {table} l WHERE {live} GROUP BY l.workspace_id) \
+         SELECT c.{key} FROM {table} c LEFT JOIN held h ON h.workspace_id = c.workspace_id \
+         WHERE ({claimable}) AND COALESCE(h.n, 0) < {cap} ORDER BY COALESCE(h.n, 0), {order} LIMIT 1{lock}"
     )
 }

@@ -3,7 +3,7 @@
 //! (`fair`), taking over a claim older than `stale_after` (its worker died or hangs). Serves every workspace, by design, like the settlement
 //! worker's claim; the worker then works inside each run's tenant.
 
-use crate::dialect::{backend_of, for_update_skip_locked};
+use crate::dialect::backend_of;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
@@ -46,7 +46,7 @@ pub async fn claim(
     };
     let sql = format!(
         "UPDATE {table} SET claimed_by = $1, claimed_at = $2 WHERE id IN ({}) RETURNING id, workspace_id, environment",
-        crate::fair::pick(&fair, "$4", for_update_skip_locked(backend_of(tx.conn())))
+        crate::fair::pick(&fair, "$4", backend_of(tx.conn()))
     );
     let mut claimed = Vec::new();
     for _ in 0..limit {

@@ -2,7 +2,7 @@
 //! endpoint), the per-endpoint queues that workers claim exclusively (so an endpoint hears its events one at
 //! a time and in event order), and the log of every attempt.
 
-use crate::dialect::{backend_of, for_update, for_update_skip_locked};
+use crate::dialect::{backend_of, for_update};
 use crate::{Result, WriteTx};
 use fiscus_domain::credentials::{AppStatus, Environment};
 use fiscus_domain::events::EventType;
@@ -218,7 +218,7 @@ pub async fn claim(
     let sql = format!(
         "UPDATE webhook_queues SET claimed_by = $1, claimed_at = $2 WHERE endpoint_id IN ({}) \
          RETURNING endpoint_id, workspace_id, environment",
-        crate::fair::pick(&queue, "$4", for_update_skip_locked(backend_of(tx.conn())))
+        crate::fair::pick(&queue, "$4", backend_of(tx.conn()))
     );
     let mut claimed = Vec::new();
     for _ in 0..limit {
@@ -249,13 +249,16 @@ pub struct Due {
     pub next_attempt_at: i64,
     /// The event envelope exactly as stored in the outbox: the request body.
     pub payload: String,
+    pub event_type: String,
+    /// The application the event's subject belongs to (`outbox.owner_application_id`).
+    pub owner_application_id: Option<String>,
 }
 
 /// The first `limit` pending deliveries of an endpoint, in event order.
 pub async fn pending(conn: &mut AnyConnection, endpoint_id: &str, limit: i64) -> Result<Vec<Due>> {
     Ok(sqlx::query_as::<_, Due>(
-        "SELECT d.id, d.event_id, d.attempts, d.next_attempt_at, o.payload FROM webhook_deliveries d \
-         JOIN outbox o ON o.id = d.event_id \
+        "SELECT d.id, d.event_id, d.attempts, d.next_attempt_at, o.payload, o.event_type, o.owner_application_id \
+         FROM webhook_deliveries d JOIN outbox o ON o.id = d.event_id \
          WHERE d.endpoint_id = $1 AND d.state = 'pending' ORDER BY d.event_id LIMIT $2",
     )
     .bind(endpoint_id)

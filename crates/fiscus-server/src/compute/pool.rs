@@ -122,28 +122,51 @@ impl Pool {
     }
 
     /// Runs a computation answered in its request for `workspace_id`, on the inline threads, after that
-    /// workspace's previous one.
+    /// workspace's previous one. The workspace's turn and the thread's permit go with `f` onto its thread: a
+    /// request whose client hung up does not free them while `f` still runs.
     pub async fn run_inline<T: Send + 'static>(
         &self,
         workspace_id: &str,
         f: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, Crashed> {
-        let own = {
-            let mut by_workspace = self.inline_by_workspace.lock().unwrap_or_else(|p| p.into_inner());
-            by_workspace.entry(workspace_id.to_string()).or_insert_with(|| Arc::new(Semaphore::new(1))).clone()
-        };
-        let outcome = async {
-            let _turn = own.acquire().await.map_err(|_| Crashed)?;
-            let _permit = self.inline.clone().acquire_owned().await.map_err(|_| Crashed)?;
-            tokio::task::spawn_blocking(f).await.map_err(|_| Crashed)
+        let turn = Turn::take(&self.inline_by_workspace, workspace_id);
+        let own = turn.semaphore.clone().acquire_owned().await.map_err(|_| Crashed)?;
+        let permit = self.inline.clone().acquire_owned().await.map_err(|_| Crashed)?;
+        tokio::task::spawn_blocking(move || {
+            // Dropped in this order once `f` returns: the permits, then the turn (which forgets the line when
+            // nobody else holds or awaits it).
+            let _held = (own, permit, turn);
+            f()
+        })
+        .await
+        .map_err(|_| Crashed)
+    }
+}
+
+/// A workspace's place in line for the inline threads; the line is forgotten when its last holder or
+/// waiter drops it (whether it ran, or its request was cancelled while waiting).
+struct Turn {
+    lines: Arc<Mutex<HashMap<String, Arc<Semaphore>>>>,
+    workspace_id: String,
+    semaphore: Arc<Semaphore>,
+}
+
+impl Turn {
+    fn take(lines: &Arc<Mutex<HashMap<String, Arc<Semaphore>>>>, workspace_id: &str) -> Turn {
+        let mut by_workspace = lines.lock().unwrap_or_else(|p| p.into_inner());
+        let semaphore =
+            by_workspace.entry(workspace_id.to_string()).or_insert_with(|| Arc::new(Semaphore::new(1))).clone();
+        Turn { lines: lines.clone(), workspace_id: workspace_id.to_string(), semaphore }
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let mut by_workspace = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        // The map holds one reference and this turn another: nobody else holds or awaits this line.
+        if Arc::strong_count(&self.semaphore) == 2 {
+            by_workspace.remove(&self.workspace_id);
         }
-        .await;
-        // Forget the workspace's turn once nobody holds or awaits it (the map holds one reference, `own` one).
-        let mut by_workspace = self.inline_by_workspace.lock().unwrap_or_else(|p| p.into_inner());
-        if Arc::strong_count(&own) == 2 {
-            by_workspace.remove(workspace_id);
-        }
-        outcome
     }
 }
 

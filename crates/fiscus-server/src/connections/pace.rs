@@ -3,8 +3,8 @@
 //! The pace is Apache's `mod_reqtimeout` rule with a cap: a body starts with `grace` of time, each chunk
 //! received earns `len / min_bytes_per_second` more, and the time in hand never exceeds `grace`. So a body
 //! may pause at most `grace` at once and must average `min_bytes_per_second` beyond it; a client that
-//! declares 100 kB and sends a byte every five seconds is cut off after `grace`. The deadline runs only while
-//! the handler reads the body: a handler that never reads it is never timed out by it.
+//! declares 100 kB and sends a byte every five seconds is cut off after `grace`. The clock starts at the
+//! handler's first read: a handler that never reads the body is never timed out by it.
 
 use axum::body::Bytes;
 use http_body::{Body, Frame, SizeHint};
@@ -24,7 +24,9 @@ pub struct Pace {
 pub struct Paced<B> {
     inner: B,
     pace: Pace,
-    deadline: Instant,
+    /// Set at the first read: time spent before the handler reads (authentication, a database wait, the
+    /// `100 Continue` a client waits for) is not the body's.
+    deadline: Option<Instant>,
     /// Created at the first read, so that a body nobody reads costs no timer.
     timer: Option<Pin<Box<Sleep>>>,
     tripped: Arc<AtomicBool>,
@@ -32,7 +34,7 @@ pub struct Paced<B> {
 
 impl<B> Paced<B> {
     pub fn new(inner: B, pace: Pace, tripped: Arc<AtomicBool>) -> Paced<B> {
-        Paced { inner, pace, deadline: Instant::now() + pace.grace, timer: None, tripped }
+        Paced { inner, pace, deadline: None, timer: None, tripped }
     }
 }
 
@@ -64,15 +66,18 @@ where
         if this.tripped.load(Ordering::SeqCst) {
             return Poll::Ready(Some(Err(Box::new(TooSlow))));
         }
+        let grace = this.pace.grace;
+        let deadline = *this.deadline.get_or_insert_with(|| Instant::now() + grace);
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
                     let now = Instant::now();
                     let earned =
                         Duration::from_secs_f64(data.len() as f64 / this.pace.min_bytes_per_second.max(1) as f64);
-                    this.deadline = (this.deadline + earned).min(now + this.pace.grace);
+                    let next = (deadline + earned).min(now + grace);
+                    this.deadline = Some(next);
                     if let Some(timer) = this.timer.as_mut() {
-                        timer.as_mut().reset(this.deadline);
+                        timer.as_mut().reset(next);
                     }
                 }
                 Poll::Ready(Some(Ok(frame)))
@@ -80,7 +85,6 @@ where
             Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e.into()))),
             Poll::Ready(None) => Poll::Ready(None),
             Poll::Pending => {
-                let deadline = this.deadline;
                 let timer = this.timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
                 if timer.as_mut().poll(cx).is_ready() {
                     this.tripped.store(true, Ordering::SeqCst);

@@ -108,13 +108,22 @@ pub async fn login(
 /// the seconds to wait when either is spent.
 fn throttled(state: &AppState, ip: Option<std::net::IpAddr>, email: &str) -> Option<u64> {
     let now = (now_micros() / MICROS_PER_SECOND) as u64;
-    let email = email.trim().to_ascii_lowercase();
-    let by_email =
-        state.rate_limiter.check(&format!("sign-in-email:{email}"), &state.settings.sign_in_attempts_per_email, now);
-    let by_address = ip.map(|ip| {
-        state.rate_limiter.check(&format!("sign-in-address:{ip}"), &state.settings.sign_in_attempts_per_address, now)
-    });
-    [Some(by_email), by_address].into_iter().flatten().filter(|d| !d.allowed).map(|d| d.reset_in.max(1)).max()
+    let spent = |bucket: String, class| {
+        let d = state.rate_limiter.check(&bucket, class, now);
+        (!d.allowed).then_some(d.reset_in.max(1))
+    };
+    // The address first: an address already throttled adds nothing more to count.
+    if let Some(ip) = ip
+        && let Some(wait) = spent(
+            format!("sign-in-address:{}", crate::http::standing::network_of(ip)),
+            &state.settings.sign_in_attempts_per_address,
+        )
+    {
+        return Some(wait);
+    }
+    // Keyed by a hash of the e-mail, so a key never grows with what a client sends.
+    let email = fiscus_domain::evidence::seal_bytes(email.trim().to_ascii_lowercase().as_bytes());
+    spent(format!("sign-in-email:{email}"), &state.settings.sign_in_attempts_per_email)
 }
 
 type Memberships = Vec<(fiscus_store::operators::OperatorRow, String)>;

@@ -16,6 +16,8 @@
 
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::credentials::Environment;
+use fiscus_domain::events::EventType;
+use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::webhooks::{self, retry_delay};
 use fiscus_store::StoreError;
 use fiscus_store::webhook_deliveries::{self as deliveries, After, Attempt, Claimed, Due};
@@ -117,9 +119,11 @@ pub async fn run_once(state: &AppState, clients: &Clients, worker: &str) -> anyh
     Ok(Pass { fanned_out: fanned.events, claimed })
 }
 
-/// The endpoint as it stands now, its seal checked. `None` when it must not be delivered to any more
-/// (its pending deliveries are then abandoned): not active, tampered with, or its secret does not open.
-async fn standing(state: &AppState, queue: &Claimed) -> anyhow::Result<Option<(Endpoint, Vec<u8>)>> {
+/// The endpoint as it stands now, its seal checked, with what its application may do now. `None` when it
+/// must not be delivered to any more (its pending deliveries are then abandoned): not active, tampered
+/// with, its secret does not open, or its application is no longer active or no longer holds
+/// `agent:execution:webhooks`.
+async fn standing(state: &AppState, queue: &Claimed) -> anyhow::Result<Option<(Endpoint, Vec<u8>, ScopeSet)>> {
     let mut conn = state.store.read().await?;
     let read = fiscus_store::webhooks::get(&mut conn, state.store.seal_key(), &queue.tenant, &queue.endpoint_id).await;
     drop(conn);
@@ -146,7 +150,17 @@ async fn standing(state: &AppState, queue: &Claimed) -> anyhow::Result<Option<(E
         abandon(state, queue, "the endpoint's secret cannot be opened").await?;
         return Ok(None);
     };
-    Ok(Some((endpoint, key)))
+    let authority = {
+        let mut conn = state.store.read().await?;
+        fiscus_store::applications::authority(&mut conn, &queue.tenant.workspace_id, &endpoint.application_id).await?
+    };
+    match authority {
+        Some(scopes) if scopes.contains(webhooks::WEBHOOKS_SCOPE) => Ok(Some((endpoint, key, scopes))),
+        _ => {
+            abandon(state, queue, "the endpoint's application may no longer receive webhooks").await?;
+            Ok(None)
+        }
+    }
 }
 
 /// Serves one claimed queue for up to [`hold`] (plus one attempt's timeout at most); returns how many
@@ -158,7 +172,7 @@ async fn serve_queue(state: &AppState, clients: &Clients, worker: &str, queue: &
     let mut made = 0;
     loop {
         // Read again for every chunk: a revoked or disabled endpoint stops receiving within one chunk.
-        let Some((endpoint, key)) = standing(state, queue).await? else { return Ok(made) };
+        let Some((endpoint, key, authority)) = standing(state, queue).await? else { return Ok(made) };
         let due = {
             let mut conn = state.store.read().await?;
             deliveries::pending(&mut conn, &queue.endpoint_id, CHUNK).await?
@@ -173,7 +187,13 @@ async fn serve_queue(state: &AppState, clients: &Clients, worker: &str, queue: &
                 release = true;
                 break;
             }
-            let attempt = attempt(client, allow_loopback, &endpoint.url, &key, d).await;
+            // What the application may hear is read again now: an event fanned out while it could read it
+            // is not sent once it no longer may (it is failed, unsent, with the reason).
+            let attempt = if may_still_hear(d, &endpoint, &authority) {
+                attempt(client, allow_loopback, &endpoint.url, &key, d).await
+            } else {
+                unsent(d, "not sent: the endpoint's application may no longer read this event")
+            };
             let after = attempt.after;
             gone = attempt.status == Some(410);
             attempts.push(attempt);
@@ -203,6 +223,26 @@ async fn serve_queue(state: &AppState, clients: &Clients, worker: &str, queue: &
         if release {
             return Ok(made);
         }
+    }
+}
+
+fn may_still_hear(d: &Due, endpoint: &Endpoint, authority: &ScopeSet) -> bool {
+    EventType::parse(&d.event_type).is_some_and(|t| {
+        webhooks::may_hear(t, d.owner_application_id.as_deref(), &endpoint.application_id, Some(authority))
+    })
+}
+
+/// A delivery failed without a request.
+fn unsent(d: &Due, why: &str) -> Attempt {
+    Attempt {
+        delivery_id: d.id.clone(),
+        event_id: d.event_id.clone(),
+        attempt: d.attempts + 1,
+        status: None,
+        error: Some(why.to_string()),
+        latency_micros: 0,
+        after: After::Failed,
+        at: now_micros(),
     }
 }
 

@@ -21,6 +21,9 @@ use crate::governed::record::record_workflow;
 use crate::governed::{Caller, Failure};
 use crate::state::AppState;
 
+/// The scopes whose operations invoke runs: `POST /workflows/runs` and the workflow A2A gateway.
+const INVOKING_SCOPES: [&str; 2] = ["workflow:manage", "agent:execution:invoke"];
+
 /// Advances a claimed run as far as it can go now, then lets go of the claim.
 pub async fn advance(state: &AppState, worker: &str, claimed: &Claimed) -> Result<(), Failure> {
     let caller = Caller::bare(Actor::worker(worker));
@@ -48,6 +51,24 @@ async fn step_once(
         store::release(&mut tx, run_id, worker).await?;
         tx.commit().await?;
         return Ok(false);
+    }
+    // Authority is read at each step, not when the run was invoked: the application that invoked it must
+    // still be active and hold a scope that invokes runs (`workflow:manage`, or `agent:execution:invoke` for
+    // the A2A gateway) within its workspace's entitlement, else the run fails here.
+    if let Some(application) = run.record.created_by.strip_prefix("application:") {
+        let held = {
+            let mut conn = state.store.read().await?;
+            fiscus_store::applications::authority(&mut conn, &tenant.workspace_id, application).await?
+        };
+        if !held.is_some_and(|scopes| INVOKING_SCOPES.iter().any(|s| scopes.contains(s))) {
+            let detail = json!({ "reason": "authority_withdrawn",
+                "detail": "the application that invoked the run is no longer active or no longer holds a scope that invokes runs" });
+            let mut tx = state.store.begin().await?;
+            end(&mut tx, tenant, caller, &run, &recorded, RunState::Failed, detail).await?;
+            store::release(&mut tx, run_id, worker).await?;
+            tx.commit().await?;
+            return Ok(false);
+        }
     }
     let (version, next) = plan(state, tenant, &run, &recorded).await?;
     let i = match next {

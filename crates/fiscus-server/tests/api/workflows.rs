@@ -507,3 +507,25 @@ async fn a_run_whose_pinned_data_was_edited_fails_naming_why_instead_of_retrying
     assert!(error.contains("cannot be read as pinned"), "{error}");
     assert_eq!(event_types(&app, &run).await, ["workflow.invoked", "workflow.failed"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_run_of_an_application_suspended_meanwhile_fails_instead_of_stepping() {
+    let app = spawn_app_with(|s| s.workflow_worker = false).await;
+    demo(&app).await;
+    let version = installed(&app, "month_end_close_review").await;
+    let run = started(&app, &version).await;
+    app.admin()
+        .set_application_status(&app.app_id, fiscus_domain::credentials::AppStatus::Suspended)
+        .await
+        .expect("suspend");
+    let tenant = Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
+    let claimed = fiscus_store::workflows::Claimed { run_id: run.clone(), tenant };
+    fiscus_server::workflows::runtime::advance(&app.state, "wrk_test", &claimed).await.expect("advance");
+    app.admin()
+        .set_application_status(&app.app_id, fiscus_domain::credentials::AppStatus::Active)
+        .await
+        .expect("active");
+    let ended = get(&app, &format!("/api/v2/workflows/runs/{run}")).await;
+    assert_eq!(ended["state"], "failed", "{ended}");
+    assert_eq!(app.count(&format!("SELECT COUNT(*) FROM workflow_run_steps WHERE run_id = '{run}'")).await, 0);
+}

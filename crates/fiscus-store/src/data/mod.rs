@@ -132,6 +132,17 @@ pub async fn recompute_content_hash(
     kind: Kind,
     number: i64,
 ) -> Result<String> {
+    Ok(content_hash(content_lines(conn, workspace_id, kind, number).await?))
+}
+
+/// A dataset's stored rows as the canonical lines its content hash is taken over (in no order): what
+/// [`content_hash`] takes, for a caller that hashes them elsewhere (off an async runtime).
+pub async fn content_lines(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    kind: Kind,
+    number: i64,
+) -> Result<Vec<String>> {
     let mut lines = Vec::new();
     for table in tables(kind) {
         let rows = sqlx::query(&format!(
@@ -151,7 +162,7 @@ pub async fn recompute_content_hash(
             lines.push(line(&values));
         }
     }
-    Ok(content_hash(lines))
+    Ok(lines)
 }
 
 fn stored(row: &sqlx::any::AnyRow, i: usize) -> std::result::Result<Stored, sqlx::Error> {

@@ -39,6 +39,11 @@ async fn an_agent_request_reads_back_sealed() {
     let mut conn = db.read().await.expect("conn");
     let result = seals::check(&mut conn, db.seal_key(), &seals::AGENT_REQUESTS, &t.workspace_id, "id", &r.id).await;
     assert!(matches!(result, Err(fiscus_store::StoreError::Tampered(_))), "{result:?}");
+    // Every read of it refuses it.
+    let got = agent_requests::get(&mut conn, db.seal_key(), &t, &r.id).await;
+    assert!(matches!(got, Err(fiscus_store::StoreError::Tampered(_))), "{got:?}");
+    let recent = agent_requests::recent_for_credential(&mut conn, db.seal_key(), &t, &r.credential_id, 10).await;
+    assert!(matches!(recent, Err(fiscus_store::StoreError::Tampered(_))), "{recent:?}");
 }
 
 #[tokio::test]

@@ -125,11 +125,17 @@ async fn records_read_back_in_order_and_sealed() {
     let mut conn = db.read().await.expect("conn");
     assert_eq!(
         settlement::records(&mut conn, db.seal_key(), &t, &a.id).await.expect("records"),
-        vec![settled, returned]
+        vec![settled.clone(), returned]
     );
     seals::check(&mut conn, db.seal_key(), &seals::SETTLEMENT_RECORDS, &t.workspace_id, "action_id", &a.id)
         .await
         .expect("sealed");
+    drop(conn);
+    // An amount edited behind the service's back: the records are refused, not read as reconciled.
+    exec(&db, "UPDATE settlement_records SET amount_minor = 1 WHERE id = $1", &settled.id).await;
+    let mut conn = db.read().await.expect("conn");
+    let read = settlement::records(&mut conn, db.seal_key(), &t, &a.id).await;
+    assert!(matches!(read, Err(fiscus_store::StoreError::Tampered(_))), "{read:?}");
 }
 
 #[tokio::test]

@@ -35,6 +35,12 @@ async fn invocations_read_back_typed_newest_first_and_only_for_their_credential(
             tool_invocations::recent(&mut conn, db.seal_key(), &other, "key_1", 10).await.expect("recent").is_empty()
         );
     }
+    drop(conn);
+    // An edited row is refused, not listed.
+    exec(&db, "UPDATE tool_invocations SET tool = 'post_actions_uid_execute' WHERE id = $1", &first.id).await;
+    let mut conn = db.read().await.expect("conn");
+    let read = tool_invocations::recent(&mut conn, db.seal_key(), &t, "key_1", 10).await;
+    assert!(matches!(read, Err(fiscus_store::StoreError::Tampered(_))), "{read:?}");
 }
 
 #[tokio::test]

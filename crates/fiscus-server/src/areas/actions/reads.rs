@@ -47,12 +47,8 @@ pub async fn list_actions(
     )
     .await?;
     let page = ListPage::from_overfetch(rows, params.page.limit, |r| r.id.clone());
-    let mut data = Vec::with_capacity(page.data.len());
-    for row in page.data {
-        data.push(
-            Loaded::load(&mut conn, state.store.seal_key(), ctx.tenant(), row).await?.view(&state.settings, None),
-        );
-    }
+    let loaded = Loaded::load_page(&mut conn, state.store.seal_key(), ctx.tenant(), page.data).await?;
+    let data = loaded.iter().map(|l| l.view(&state.settings, None)).collect();
     Ok(Json(ListPage { object: page.object, data, has_more: page.has_more, next_after_id: page.next_after_id }))
 }
 

@@ -67,6 +67,29 @@ impl Loaded {
         Ok(loaded)
     }
 
+    /// A page of actions as read by `fiscus_store::actions::list` (whose rows it checked), with their
+    /// evidence: the page's check versions and decisions checked against their seals in one read each, and
+    /// every envelope hash recomputed.
+    pub async fn load_page(
+        conn: &mut Connection,
+        key: &SealKey,
+        tenant: &Tenant,
+        actions: Vec<Action>,
+    ) -> Result<Vec<Loaded>, StoreError> {
+        let ws = &tenant.workspace_id;
+        let ids: Vec<String> = actions.iter().map(|a| a.id.clone()).collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        seals::check_keys(conn, key, &seals::ACTION_CHECKS, ws, "action_id", &ids).await?;
+        seals::check_keys(conn, key, &seals::ACTION_DECISIONS, ws, "action_id", &ids).await?;
+        let mut page = Vec::with_capacity(actions.len());
+        for action in actions {
+            let loaded = Loaded::assemble(conn, tenant, action).await?;
+            loaded.envelope_matches(tenant)?;
+            page.push(loaded);
+        }
+        Ok(page)
+    }
+
     async fn assemble(conn: &mut Connection, tenant: &Tenant, action: Action) -> Result<Loaded, StoreError> {
         let checks = fiscus_store::actions::checks(conn, tenant, &action.id).await?;
         let decisions = fiscus_store::actions::decisions(conn, tenant, &action.id).await?;
@@ -130,7 +153,13 @@ impl Loaded {
         seals::check(conn, key, &seals::ACTIONS, ws, "id", id).await?;
         seals::check(conn, key, &seals::ACTION_CHECKS, ws, "action_id", id).await?;
         seals::check(conn, key, &seals::ACTION_DECISIONS, ws, "action_id", id).await?;
-        let recomputed = self.action.envelope.hash(id, ws, tenant.environment.as_str());
+        self.envelope_matches(tenant)
+    }
+
+    /// The envelope hash recomputed from the row must be the stored one (which every approval names).
+    fn envelope_matches(&self, tenant: &Tenant) -> Result<(), StoreError> {
+        let id = &self.action.id;
+        let recomputed = self.action.envelope.hash(id, &tenant.workspace_id, tenant.environment.as_str());
         if recomputed.as_deref() != Some(self.action.envelope_hash.as_str()) {
             return Err(StoreError::Tampered(format!("actions {id}: envelope hash")));
         }
