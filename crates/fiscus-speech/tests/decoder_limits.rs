@@ -7,7 +7,7 @@
 //! whatever decodes stays within the duration budget. `FISCUS_FUZZ_CASES` sets how many (default 2,000).
 
 use fiscus_speech::audio::{
-    FlacFrame, FlacStream, Format, MAX_OUTPUT_SAMPLES, MAX_SECONDS, Subframe, decode, flac_bytes, flac_of, wav_bytes,
+    FlacStream, Format, MAX_OUTPUT_SAMPLES, MAX_SECONDS, constant_frames, decode, flac_bytes, flac_of, wav_bytes,
 };
 use proptest::prelude::*;
 
@@ -21,19 +21,6 @@ fn peak_rss_kb() -> u64 {
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .expect("VmHWM")
-}
-
-/// Frames of `channels` constant subframes of 65,535 samples each: a few bytes that declare a lot.
-fn constant_frames(count: u32, channels: usize, rate: u32) -> Vec<FlacFrame> {
-    (0..count)
-        .map(|number| FlacFrame {
-            number,
-            block_size: u16::MAX,
-            rate,
-            bits: 16,
-            subframes: vec![Subframe::Constant(1000); channels],
-        })
-        .collect()
 }
 
 fn stereo(rate: u32, total_samples: u64) -> FlacStream {

@@ -279,22 +279,8 @@ pub async fn claim(
          started_at = COALESCE(started_at, $2), progress = 0 WHERE id IN ({}) RETURNING {JOB_COLUMNS}",
         crate::fair::pick(&queue, "$4", backend_of(tx.conn()))
     );
-    let mut claimed = Vec::new();
-    // One at a time, so each pick counts the claims just made (`fair`).
-    for _ in 0..limit {
-        let Some(row) = sqlx::query_as::<_, JobRow>(&sql)
-            .bind(worker)
-            .bind(now)
-            .bind(now - stale_after)
-            .bind(per_workspace)
-            .fetch_optional(tx.conn())
-            .await?
-        else {
-            break;
-        };
-        claimed.push(Job::try_from(row)?);
-    }
-    Ok(claimed)
+    let claim = crate::fair::Claim { worker, now, stale_before: now - stale_after, per_workspace };
+    crate::fair::claim_each::<JobRow>(tx, &sql, &claim, limit).await?.into_iter().map(Job::try_from).collect()
 }
 
 /// A running job's heartbeat: its progress, and the claim renewed. `None` when `worker` no longer holds it

@@ -36,3 +36,41 @@ pub(crate) fn pick(q: &FairQueue<'_>, cap: &str, backend: crate::Backend) -> Str
          WHERE ({claimable}) AND COALESCE(h.n, 0) < {cap} ORDER BY COALESCE(h.n, 0), {order} LIMIT 1{lock}"
     )
 }
+
+/// The binds of every fair claim statement, in order: `$1` the worker, `$2` now, `$3` the time before which a
+/// claim is stale (live claims are at or after it), `$4` the per-workspace cap.
+pub(crate) struct Claim<'a> {
+    pub worker: &'a str,
+    pub now: i64,
+    pub stale_before: i64,
+    pub per_workspace: i64,
+}
+
+/// Runs `sql` (an `UPDATE … WHERE key IN ({pick}) RETURNING …` over the binds of [`Claim`]) up to `limit`
+/// times in `tx`, one claim at a time so that each pick counts the claims just made; stops when nothing is
+/// left to claim.
+pub(crate) async fn claim_each<R>(
+    tx: &mut crate::WriteTx,
+    sql: &str,
+    c: &Claim<'_>,
+    limit: i64,
+) -> crate::Result<Vec<R>>
+where
+    R: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+{
+    let mut claimed = Vec::new();
+    for _ in 0..limit {
+        let row = sqlx::query_as::<_, R>(sql)
+            .bind(c.worker)
+            .bind(c.now)
+            .bind(c.stale_before)
+            .bind(c.per_workspace)
+            .fetch_optional(tx.conn())
+            .await?;
+        match row {
+            Some(row) => claimed.push(row),
+            None => break,
+        }
+    }
+    Ok(claimed)
+}

@@ -48,21 +48,13 @@ pub async fn claim(
         "UPDATE {table} SET claimed_by = $1, claimed_at = $2 WHERE id IN ({}) RETURNING id, workspace_id, environment",
         crate::fair::pick(&fair, "$4", backend_of(tx.conn()))
     );
-    let mut claimed = Vec::new();
-    for _ in 0..limit {
-        let Some((run_id, workspace_id, environment)) = sqlx::query_as::<_, (String, String, String)>(&sql)
-            .bind(worker)
-            .bind(now)
-            .bind(now - stale_after)
-            .bind(per_workspace)
-            .fetch_optional(tx.conn())
-            .await?
-        else {
-            break;
-        };
-        let environment = Environment::parse(&environment)
-            .ok_or_else(|| StoreError::Corrupt(format!("{table} {run_id}: environment `{environment}`")))?;
-        claimed.push(Claimed { run_id, tenant: Tenant { workspace_id, environment } });
-    }
-    Ok(claimed)
+    let claim = crate::fair::Claim { worker, now, stale_before: now - stale_after, per_workspace };
+    let rows: Vec<(String, String, String)> = crate::fair::claim_each(tx, &sql, &claim, limit).await?;
+    rows.into_iter()
+        .map(|(run_id, workspace_id, environment)| {
+            let environment = Environment::parse(&environment)
+                .ok_or_else(|| StoreError::Corrupt(format!("{table} {run_id}: environment `{environment}`")))?;
+            Ok(Claimed { run_id, tenant: Tenant { workspace_id, environment } })
+        })
+        .collect()
 }

@@ -220,24 +220,16 @@ pub async fn claim(
          RETURNING endpoint_id, workspace_id, environment",
         crate::fair::pick(&queue, "$4", backend_of(tx.conn()))
     );
-    let mut claimed = Vec::new();
-    for _ in 0..limit {
-        let Some(r) = sqlx::query_as::<_, QueueRow>(&sql)
-            .bind(worker)
-            .bind(now)
-            .bind(stale_before)
-            .bind(per_workspace)
-            .fetch_optional(tx.conn())
-            .await?
-        else {
-            break;
-        };
-        let environment = Environment::parse(&r.environment)
-            .ok_or_else(|| crate::actions::corrupt("webhook_queues", &r.endpoint_id, "environment", &r.environment))?;
-        claimed
-            .push(Claimed { endpoint_id: r.endpoint_id, tenant: Tenant { workspace_id: r.workspace_id, environment } });
-    }
-    Ok(claimed)
+    let claim = crate::fair::Claim { worker, now, stale_before, per_workspace };
+    let rows: Vec<QueueRow> = crate::fair::claim_each(tx, &sql, &claim, limit).await?;
+    rows.into_iter()
+        .map(|r| {
+            let environment = Environment::parse(&r.environment).ok_or_else(|| {
+                crate::actions::corrupt("webhook_queues", &r.endpoint_id, "environment", &r.environment)
+            })?;
+            Ok(Claimed { endpoint_id: r.endpoint_id, tenant: Tenant { workspace_id: r.workspace_id, environment } })
+        })
+        .collect()
 }
 
 /// A pending delivery at the head of an endpoint's queue, with the event as it is sent.

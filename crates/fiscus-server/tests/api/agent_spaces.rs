@@ -49,6 +49,12 @@ async fn balance(app: &TestApp) -> i64 {
     b["balance"].as_i64().unwrap_or_else(|| panic!("{b}"))
 }
 
+/// The execution record of a run (its calls).
+async fn execution_of(app: &TestApp, run: &Value) -> Value {
+    let path = format!("/api/v2/agents/executions/{}", run["execution_id"].as_str().expect("execution"));
+    app.get(&path, &app.key).await.json().await.expect("json")
+}
+
 /// Waits (up to 30 s) for a run to end.
 async fn ended(app: &TestApp, run: &str) -> Value {
     for _ in 0..600 {
@@ -90,12 +96,7 @@ async fn a_promoted_space_runs_in_the_request_and_on_the_queue_recording_every_c
     assert_eq!(location, format!("/api/v2/agents/runs/{}", done["id"].as_str().expect("id")));
     assert_eq!(done["plan"][0]["arguments"]["uid"], "AAPL");
     assert_eq!(balance(&app).await, before - 1, "a run costs one credit");
-    let execution: Value = app
-        .get(&format!("/api/v2/agents/executions/{}", done["execution_id"].as_str().expect("execution")), &app.key)
-        .await
-        .json()
-        .await
-        .expect("json");
+    let execution = execution_of(&app, &done).await;
     assert_eq!(execution["queued"], false);
     let calls = execution["calls"].as_array().expect("calls");
     assert_eq!(calls.len(), 1);
@@ -113,12 +114,7 @@ async fn a_promoted_space_runs_in_the_request_and_on_the_queue_recording_every_c
     assert_eq!(queued["queued"], true);
     let finished = ended(&app, queued["id"].as_str().expect("id")).await;
     assert_eq!(finished["state"], "completed", "{finished}");
-    let execution: Value = app
-        .get(&format!("/api/v2/agents/executions/{}", finished["execution_id"].as_str().expect("execution")), &app.key)
-        .await
-        .json()
-        .await
-        .expect("json");
+    let execution = execution_of(&app, &finished).await;
     let tools: Vec<&str> =
         execution["calls"].as_array().expect("calls").iter().filter_map(|c| c["tool"].as_str()).collect();
     assert_eq!(tools, ["get_actions", "get_trust_audit_head", "get_ai_credits_balance", "get_workflows_runs"]);
@@ -200,12 +196,7 @@ async fn a_queued_run_calls_with_the_authority_its_application_holds_when_it_run
     fiscus_server::workers::agent_runs::run_once(&app.state, "wrk_test").await.expect("worker");
     let finished = ended(&app, &id).await;
     assert_eq!(finished["state"], "failed", "{finished}");
-    let execution: Value = app
-        .get(&format!("/api/v2/agents/executions/{}", finished["execution_id"].as_str().expect("execution")), &app.key)
-        .await
-        .json()
-        .await
-        .expect("json");
+    let execution = execution_of(&app, &finished).await;
     assert_eq!(execution["calls"][0]["status"], 403, "{execution}");
 
     // An application suspended while its run waits: the run ends without calling anything.
@@ -216,11 +207,6 @@ async fn a_queued_run_calls_with_the_authority_its_application_holds_when_it_run
     app.admin().set_application_status(&app.app_id, AppStatus::Active).await.expect("active");
     let finished = ended(&app, queued["id"].as_str().expect("id")).await;
     assert_eq!(finished["state"], "failed", "{finished}");
-    let execution: Value = app
-        .get(&format!("/api/v2/agents/executions/{}", finished["execution_id"].as_str().expect("execution")), &app.key)
-        .await
-        .json()
-        .await
-        .expect("json");
+    let execution = execution_of(&app, &finished).await;
     assert_eq!(execution["calls"], json!([]), "{execution}");
 }

@@ -7,7 +7,7 @@ use crate::console::{client, console_page, enrolled_operator, hidden, sign_in};
 use crate::helpers::{TestApp, problem, spawn_app, spawn_app_with};
 use base64::Engine as _;
 use fiscus_domain::actions::approval::Role;
-use fiscus_speech::audio::{FlacFrame, FlacStream, Subframe, flac_bytes, flac_of};
+use fiscus_speech::audio::{FlacStream, constant_frames, flac_bytes, flac_of};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -195,19 +195,6 @@ fn peak_rss_kb() -> u64 {
 
 fn flac(bytes: &[u8]) -> Value {
     json!({ "media_type": "audio/flac", "content_base64": base64::engine::general_purpose::STANDARD.encode(bytes) })
-}
-
-/// Frames of `channels` constant subframes of 65,535 samples: a few bytes that declare a lot.
-fn constant_frames(count: u32, channels: usize, rate: u32) -> Vec<FlacFrame> {
-    (0..count)
-        .map(|number| FlacFrame {
-            number,
-            block_size: u16::MAX,
-            rate,
-            bits: 16,
-            subframes: vec![Subframe::Constant(1000); channels],
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

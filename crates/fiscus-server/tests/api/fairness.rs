@@ -105,3 +105,18 @@ async fn a_tenant_s_silent_endpoints_do_not_hold_another_tenant_s_deliveries() {
     eprintln!("A's event delivered in {waited:?} while B's silent endpoints held {held} requests");
     assert!(held <= 8 + 2, "B held {held} delivery tasks at once (its cap is 8)");
 }
+
+/// A research run is judged by the sum of its steps: eight steps each small enough to answer in the request
+/// are, together, queued (202); two are answered (201).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_research_run_of_many_small_steps_is_queued_not_answered_in_the_request() {
+    let app = spawn_app_with(|s| s.compute_worker = false).await;
+    grant(&app, &app.workspace_id).await;
+    let step = |key: String| json!({ "key": key, "model_run": { "model": "robust_z", "input": { "values": [1.0, 1.2, 0.9, 1.1, 9.5, 1.0] } } });
+    let body =
+        |n: usize| json!({ "project": "fairness", "steps": (0..n).map(|i| step(format!("s{i}"))).collect::<Vec<_>>() });
+    let r = app.post_json("/api/v2/quant/research/runs", &app.key, &body(2), None).await;
+    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap_or_default());
+    let r = app.post_json("/api/v2/quant/research/runs", &app.key, &body(8), None).await;
+    assert_eq!(r.status(), 202, "{}", r.text().await.unwrap_or_default());
+}

@@ -74,6 +74,20 @@ pub struct FlacFrame {
     pub subframes: Vec<Subframe>,
 }
 
+/// `count` frames of `channels` constant subframes of 65,535 16-bit samples each, numbered from 0: a few
+/// bytes that declare a lot (decoder bombs are made of them).
+pub fn constant_frames(count: u32, channels: usize, rate: u32) -> Vec<FlacFrame> {
+    (0..count)
+        .map(|number| FlacFrame {
+            number,
+            block_size: u16::MAX,
+            rate,
+            bits: 16,
+            subframes: vec![Subframe::Constant(1000); channels],
+        })
+        .collect()
+}
+
 #[derive(Clone, Debug)]
 pub enum Subframe {
     /// Every sample of the block is this value.

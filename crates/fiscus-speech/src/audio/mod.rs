@@ -17,7 +17,7 @@ mod flac;
 mod resample;
 mod wav;
 
-pub use encode::{FlacFrame, FlacStream, Subframe, flac_bytes, flac_of, wav_bytes};
+pub use encode::{FlacFrame, FlacStream, Subframe, constant_frames, flac_bytes, flac_of, wav_bytes};
 
 use std::fmt;
 
