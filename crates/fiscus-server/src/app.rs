@@ -161,8 +161,11 @@ async fn readyz(State(state): State<AppState>) -> Response {
     }
 }
 
-async fn metrics_text(State(state): State<AppState>) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], state.metrics.encode())
+/// OpenMetrics 1.0 or the Prometheus text format 0.0.4, by `Accept` (`http::metrics::Format`).
+async fn metrics_text(State(state): State<AppState>, headers: axum::http::HeaderMap) -> impl IntoResponse {
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+    let format = crate::http::metrics::Format::negotiate(accept);
+    ([(header::CONTENT_TYPE, format.content_type()), (header::VARY, "Accept")], state.metrics.encode_as(format))
 }
 
 async fn not_found() -> ApiError {

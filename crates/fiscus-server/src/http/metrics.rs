@@ -62,6 +62,89 @@ impl Metrics {
     }
 }
 
+/// The two text formats `/metrics` speaks, chosen by the request's `Accept`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// OpenMetrics 1.0 (`application/openmetrics-text`), what Prometheus asks for first.
+    OpenMetrics,
+    /// The Prometheus text format 0.0.4 (`text/plain`), what older scrapers and parsers read.
+    Text004,
+}
+
+impl Format {
+    /// The format of highest `q` the client accepts (RFC 9110 §12.5.1); OpenMetrics when it says nothing
+    /// that decides (no `Accept`, `*/*`, or neither type).
+    pub fn negotiate(accept: Option<&str>) -> Format {
+        let mut open_metrics = None::<f32>;
+        let mut text = None::<f32>;
+        let mut any = None::<f32>;
+        for item in accept.unwrap_or("").split(',') {
+            let mut parts = item.split(';').map(str::trim);
+            let media = parts.next().unwrap_or("").to_ascii_lowercase();
+            let q = parts
+                .filter_map(|p| p.strip_prefix("q=").or_else(|| p.strip_prefix("Q=")))
+                .find_map(|v| v.parse::<f32>().ok())
+                .unwrap_or(1.0);
+            let slot = match media.as_str() {
+                "application/openmetrics-text" => &mut open_metrics,
+                "text/plain" | "text/*" => &mut text,
+                "*/*" => &mut any,
+                _ => continue,
+            };
+            *slot = Some(slot.map_or(q, |old| old.max(q)));
+        }
+        let open_metrics = open_metrics.or(any).unwrap_or(0.0);
+        let text = text.or(any).unwrap_or(0.0);
+        if text > open_metrics { Format::Text004 } else { Format::OpenMetrics }
+    }
+
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Format::OpenMetrics => "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            Format::Text004 => "text/plain; version=0.0.4; charset=utf-8",
+        }
+    }
+}
+
+impl Metrics {
+    /// The registry in `format`.
+    pub fn encode_as(&self, format: Format) -> String {
+        let open_metrics = self.encode();
+        match format {
+            Format::OpenMetrics => open_metrics,
+            Format::Text004 => text_004(&open_metrics),
+        }
+    }
+}
+
+/// OpenMetrics text as the Prometheus 0.0.4 text format: a counter's family is named with its `_total`
+/// suffix there (its samples already carry it), there is no `# UNIT` line and no `# EOF`. Histograms and
+/// gauges read the same in both.
+fn text_004(open_metrics: &str) -> String {
+    let mut counters = std::collections::HashSet::new();
+    for line in open_metrics.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ")
+            && let Some((name, "counter")) = rest.split_once(' ')
+        {
+            counters.insert(name.to_string());
+        }
+    }
+    let mut out = String::with_capacity(open_metrics.len());
+    for line in open_metrics.lines() {
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            continue;
+        }
+        let renamed = ["# TYPE ", "# HELP "].iter().find_map(|prefix| {
+            let rest = line.strip_prefix(prefix)?;
+            let (name, tail) = rest.split_once(' ')?;
+            counters.contains(name).then(|| format!("{prefix}{name}_total {tail}"))
+        });
+        out.push_str(renamed.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
+    out
+}
+
 /// Route layer (runs after routing, so the matched route is known).
 pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let started = Instant::now();
@@ -118,5 +201,35 @@ fn route_label(req: &Request) -> String {
     match req.extensions().get::<MatchedPath>() {
         Some(matched) => format!("{method} {}", matched.as_str()),
         None => format!("{method} unmatched"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_chooses_the_format_by_q_and_openmetrics_when_undecided() {
+        assert_eq!(Format::negotiate(None), Format::OpenMetrics);
+        assert_eq!(Format::negotiate(Some("*/*")), Format::OpenMetrics);
+        assert_eq!(Format::negotiate(Some("text/plain; version=0.0.4")), Format::Text004);
+        assert_eq!(Format::negotiate(Some("application/openmetrics-text; version=1.0.0")), Format::OpenMetrics);
+        // Prometheus' own scrape header prefers OpenMetrics.
+        let prometheus = "application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.3,*/*;q=0.2";
+        assert_eq!(Format::negotiate(Some(prometheus)), Format::OpenMetrics);
+        assert_eq!(Format::negotiate(Some("application/openmetrics-text;q=0.2, text/plain;q=0.9")), Format::Text004);
+    }
+
+    #[test]
+    fn the_004_text_names_counter_families_with_their_total_and_has_no_eof() {
+        let metrics = Metrics::default();
+        metrics.observe("get_workspace", 200, 0.01);
+        let text = metrics.encode_as(Format::Text004);
+        assert!(text.contains("# TYPE fiscus_http_requests_total counter"), "{text}");
+        assert!(text.contains("# HELP fiscus_http_requests_total "), "{text}");
+        assert!(text.contains("fiscus_http_requests_total{operation=\"get_workspace\",status=\"200\"} 1"), "{text}");
+        assert!(text.contains("# TYPE fiscus_http_request_duration_seconds histogram"), "{text}");
+        assert!(!text.contains("# EOF"), "{text}");
+        assert!(metrics.encode_as(Format::OpenMetrics).ends_with("# EOF\n"));
     }
 }

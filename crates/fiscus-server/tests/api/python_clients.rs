@@ -42,6 +42,14 @@ async fn authlib_obtains_and_uses_a_client_credentials_token() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prometheus_client_parses_metrics_in_the_format_it_asks_for() {
+    let app = spawn_app().await;
+    let base = app.base.clone();
+    let out = tokio::task::spawn_blocking(move || run("scrape_metrics.py", &[&base])).await.expect("join");
+    assert!(out.contains("prometheus_client: ok"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_openapi_document_validates_as_openapi_31() {
     let app = spawn_app().await;
     let base = app.base.clone();
