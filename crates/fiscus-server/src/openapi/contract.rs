@@ -21,16 +21,7 @@ fn components(doc: &mut Value) {
         "WWW-Authenticate": header("RFC 6750 bearer challenge (`error=\"invalid_token\"`, or `error=\"insufficient_scope\", scope=\"…\"`).", json!({ "type": "string" })),
         "Idempotent-Replayed": header("`true` when this is the stored response of an earlier request with the same `Idempotency-Key`.", json!({ "type": "string", "enum": ["true"] })),
     });
-    let parameters = json!({
-        "IdempotencyKey": {
-            "name": "Idempotency-Key",
-            "in": "header",
-            "required": false,
-            "description": "Makes the POST safe to retry: the first response is stored with its effect (at least 24 h) and replayed with `Idempotent-Replayed: true`; the same key with another method, path or body is 422 `idempotency_key_reused`, and while the first is still running 409 `idempotency_key_in_use`.",
-            "schema": { "type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$" },
-            "example": "7f9c2ba4-e88f-4a2b-9a61-3c4f2e1d0b5a"
-        }
-    });
+    let parameters = json!({ "IdempotencyKey": idempotency_key_parameter() });
     let Some(obj) = doc.as_object_mut() else { return };
     let components = obj.entry("components").or_insert_with(|| json!({}));
     components["headers"] = headers;
@@ -239,14 +230,31 @@ fn optional_body_is_never_null(op: &mut Value) {
     }
 }
 
+/// `Idempotency-Key` (every bearer POST takes it; each operation's copy carries an example of its own).
+fn idempotency_key_parameter() -> Value {
+    json!({
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "description": "Makes the POST safe to retry: the first response is stored with its effect (at least 24 h) and replayed with `Idempotent-Replayed: true`; the same key with another method, path or body is 422 `idempotency_key_reused`, and while the first is still running 409 `idempotency_key_in_use`.",
+        "schema": { "type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$" },
+        "example": "7f9c2ba4-e88f-4a2b-9a61-3c4f2e1d0b5a"
+    })
+}
+
 fn decorate(op: &mut Value, shape: &Shape) {
     optional_body_is_never_null(op);
     add_links(op);
     add_example(op);
     if shape.post && shape.bearer {
+        // The shared definition, with an example of this operation's own: a client (or a test tool) that
+        // sends the documented example to several operations never spends one operation's key on another.
+        let example = format!("example-{}", op["operationId"].as_str().unwrap_or("post"));
+        let mut parameter = idempotency_key_parameter();
+        parameter["example"] = json!(example);
         let parameters = op.as_object_mut().map(|o| o.entry("parameters").or_insert_with(|| json!([])));
         if let Some(Value::Array(parameters)) = parameters {
-            parameters.push(json!({ "$ref": "#/components/parameters/IdempotencyKey" }));
+            parameters.push(parameter);
         }
     }
     let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else { return };

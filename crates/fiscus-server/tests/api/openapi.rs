@@ -273,6 +273,7 @@ async fn every_operation_states_the_common_contract() {
         .filter_map(|op| op["operationId"].as_str())
         .collect();
     let mut links = 0;
+    let mut examples_seen = std::collections::HashSet::new();
     for (path, item) in doc["paths"].as_object().expect("paths") {
         for (method, op) in item.as_object().expect("item") {
             let bearer = !path.contains("/oauth/");
@@ -285,10 +286,10 @@ async fn every_operation_states_the_common_contract() {
             }
             if method == "post" && bearer {
                 let params = op["parameters"].as_array().expect("parameters");
-                assert!(
-                    params.iter().any(|p| p["$ref"] == "#/components/parameters/IdempotencyKey"),
-                    "{id} takes Idempotency-Key"
-                );
+                let key = params.iter().find(|p| p["name"] == "Idempotency-Key" && p["in"] == "header");
+                let example = key.unwrap_or_else(|| panic!("{id} takes Idempotency-Key"))["example"].as_str();
+                assert!(example.is_some_and(|e| e.ends_with(id)), "{id}: an example key of its own: {example:?}");
+                assert!(examples_seen.insert(example.map(str::to_string)), "{id}: its example key is another's");
             }
             for (status, response) in op["responses"].as_object().expect("responses") {
                 assert!(response["headers"]["Request-Id"].is_object(), "{id} {status} declares Request-Id");
