@@ -368,3 +368,17 @@ fn every_schema_type_has_a_name_of_its_own() {
         }
     }
 }
+
+#[tokio::test]
+async fn the_gateways_state_where_they_answer_outside_grant_otherwise_than_the_seed() {
+    let app = spawn_app().await;
+    let doc: Value =
+        app.http.get(app.url("/api/v2/openapi.json")).send().await.expect("request").json().await.expect("json");
+    for path in ["/api/v2/agent-execution/mcp", "/api/v2/agent-execution/a2a"] {
+        let description = doc["paths"][path]["post"]["description"].as_str().unwrap_or_default();
+        assert!(
+            description.contains("Deviation from the seed") && description.contains("-32602"),
+            "{path}: {description}"
+        );
+    }
+}

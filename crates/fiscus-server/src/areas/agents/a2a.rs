@@ -114,6 +114,12 @@ fn supported(version: &str) -> bool {
 
 /// A2A for agents: `SendMessage` calls one granted skill; `GetTask`, `ListTasks` and `CancelTask` read the
 /// application's tasks; `GetExtendedAgentCard` lists the skills this caller may use.
+///
+/// Deviation from the seed, on purpose: the seed answers an operation outside the grant or control boundary
+/// with 422. Here it is HTTP 200 carrying the JSON-RPC error -32602 (its `google.rpc.ErrorInfo` reason is
+/// `OUTSIDE_GRANT`), as the A2A 1.0 JSON-RPC binding requires (errors travel in 200 responses) and as the
+/// `a2a-sdk` client reads them; 422 stays the answer to a body that is not a JSON-RPC request at all. A write
+/// skill the controls refuse is a failed task holding the problem document.
 #[utoipa::path(
     post,
     path = "/api/v2/agent-execution/a2a",

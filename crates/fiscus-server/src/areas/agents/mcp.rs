@@ -164,6 +164,11 @@ pub async fn post_root_mcp(
 
 /// MCP on the agent gateway: for signed execution clients, the tools of their grant (bearer credentials with
 /// `agent:execution:invoke`: the tools of their scopes).
+///
+/// Deviation from the seed, on purpose: the seed answers a tool outside the grant with 422. Here it is HTTP
+/// 200 carrying the JSON-RPC error -32602 with `data.code` `outside_grant`, because the `mcp` SDK (1.x) takes
+/// any other status than 200 or 202 for a broken connection and would drop the session; 422 stays the answer
+/// to a body that is not a JSON-RPC request at all.
 #[utoipa::path(
     post,
     path = "/api/v2/agent-execution/mcp",
