@@ -6,6 +6,7 @@
 
 use crate::actions::proposal;
 use crate::helpers::{EVIDENCE, TestApp, evidence_body, problem, spawn_app, spawn_app_with};
+use fiscus_domain::clock::now_micros;
 use serde_json::{Value, json};
 
 async fn created(app: &TestApp, path: &str, body: &Value) -> String {
@@ -126,12 +127,18 @@ async fn a_queued_job_whose_request_was_edited_is_failed_not_computed() {
     assert_eq!(r.status(), 202);
     let id = r.json::<Value>().await.expect("json")["id"].as_str().expect("id").to_string();
     app.execute(&format!("UPDATE compute_jobs SET request = replace(request, '0.02', '0.2') WHERE id = '{id}'")).await;
-    fiscus_server::workers::compute::run_once(&app.state, "wrk_test").await.expect("worker");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while app.count(&format!("SELECT COUNT(*) FROM compute_jobs WHERE id = '{id}' AND state = 'failed'")).await == 0 {
-        assert!(std::time::Instant::now() < deadline, "the job did not end");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    // The worker's own steps, awaited here rather than spawned: claim, then carry the job out.
+    let mut tx = app.state.store.begin().await.expect("begin");
+    let claimed =
+        fiscus_store::compute::claim(&mut tx, "wrk_test", now_micros(), 30_000_000, 1, 1).await.expect("claim");
+    tx.commit().await.expect("commit");
+    let job = claimed.into_iter().next().expect("the queued job is claimed");
+    let thread = app.state.compute.reserve().expect("a job thread");
+    fiscus_server::compute::execute(&app.state, "wrk_test", job, thread).await.expect("executed");
+    assert_eq!(
+        app.count(&format!("SELECT COUNT(*) FROM compute_jobs WHERE id = '{id}' AND state = 'failed'")).await,
+        1
+    );
     assert_eq!(app.count(&format!("SELECT COUNT(*) FROM compute_results WHERE job_id = '{id}'")).await, 0);
     assert_eq!(
         app.count(&format!("SELECT COUNT(*) FROM compute_jobs WHERE id = '{id}' AND error_code = 'integrity_failure'"))
