@@ -1340,6 +1340,15 @@ pub const OPERATIONS: &[Operation] = &[
         source: Source::Added,
     },
     Operation {
+        id: "get_actions_uid_checks",
+        group: Group::FinancialActions,
+        method: Method::Get,
+        base: "/api/v2",
+        path: "/actions/{uid}/checks",
+        scope: Some("actions:read"),
+        source: Source::Added,
+    },
+    Operation {
         id: "post_actions_uid_execute",
         group: Group::FinancialActions,
         method: Method::Post,

@@ -190,9 +190,12 @@ impl ErrorCode {
                 "market_data_unavailable",
                 "Observed market data this operation needs is unavailable; nothing is substituted",
             ),
-            // A thematic universe announced by research whose members have not been handed off yet.
+            // A thematic universe announced by research whose members have not been handed off yet. The seed
+            // lists 503; it is a state of the client's own universe (its handoff is an operation the client
+            // calls), not the server failing, so it is 409 with the universe's `state`: retrying the same
+            // request cannot succeed until the client hands the universe off.
             ErrorCode::HandoffUnavailable => {
-                (503, "handoff_unavailable", "The thematic universe's research handoff is not available yet")
+                (409, "handoff_unavailable", "The thematic universe's research handoff is not available yet")
             }
             // A rebalance's conditions failed; `condition` names the first that did.
             ErrorCode::RebalanceRefused => (

@@ -423,6 +423,12 @@ impl Lane {
                     // Cannot happen: a group leaves the lane only with its outcome set.
                     _ => return Err(StoreError::Config("group commit lost track of a transaction".into())),
                 }
+            } else if state.open.is_some() && self.queued.load(Ordering::SeqCst) == 0 {
+                // Our group was committed by a writer that took the lane between our release and our queueing
+                // (on another thread), so it did not count us; a leader may since have opened a group with
+                // appends and handed it on because it *did* count us. We are the writer it handed on to: with
+                // nobody else queued, commit it, or its members wait for ever.
+                self.finish(&mut state, "").await;
             }
         }
         match group.outcome.get() {

@@ -21,10 +21,13 @@ pub struct Pending {
     pub promotions: i64,
     /// Workflow runs awaiting review.
     pub workflow_reviews: i64,
+    /// LQM retraining requests awaiting a person's decision.
+    pub retraining: i64,
 }
 
 pub async fn pending(conn: &mut AnyConnection, workspace_id: &str) -> Result<Pending> {
-    let (approvals, delegations, clients, webhooks, model_portfolios, promotions, workflow_reviews): (
+    let (approvals, delegations, clients, webhooks, model_portfolios, promotions, workflow_reviews, retraining): (
+        i64,
         i64,
         i64,
         i64,
@@ -41,10 +44,20 @@ pub async fn pending(conn: &mut AnyConnection, workspace_id: &str) -> Result<Pen
            (SELECT COUNT(*) FROM webhook_endpoints WHERE workspace_id = $1 AND status = 'pending_approval'), \
            (SELECT COUNT(*) FROM model_portfolios WHERE workspace_id = $1 AND state = 'approval_required'), \
            (SELECT COUNT(*) FROM lqm_promotions WHERE workspace_id = $1 AND state = 'pending'), \
-           (SELECT COUNT(*) FROM workflow_runs WHERE workspace_id = $1 AND state = 'awaiting_review')",
+           (SELECT COUNT(*) FROM workflow_runs WHERE workspace_id = $1 AND state = 'awaiting_review'), \
+           (SELECT COUNT(*) FROM lqm_retraining_requests WHERE workspace_id = $1 AND state = 'pending')",
     )
     .bind(workspace_id)
     .fetch_one(&mut *conn)
     .await?;
-    Ok(Pending { approvals, delegations, clients, webhooks, model_portfolios, promotions, workflow_reviews })
+    Ok(Pending {
+        approvals,
+        delegations,
+        clients,
+        webhooks,
+        model_portfolios,
+        promotions,
+        workflow_reviews,
+        retraining,
+    })
 }

@@ -255,7 +255,7 @@ pub const A2A_TASKS: SealedTable = SealedTable {
 };
 
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 51] = [
+pub const ALL: [SealedTable; 52] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -282,6 +282,7 @@ pub const ALL: [SealedTable; 51] = [
     crate::lqm::models::MODELS_SEALED,
     crate::lqm::models::CONTRACTS_SEALED,
     crate::lqm::training::REQUESTS_SEALED,
+    crate::lqm::training::SUBMISSIONS_SEALED,
     crate::lqm::training::CHECKPOINTS_SEALED,
     crate::lqm::training::EVALUATIONS_SEALED,
     crate::lqm::supply_chain::EVIDENCE_PACKETS_SEALED,

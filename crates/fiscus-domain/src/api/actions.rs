@@ -72,6 +72,17 @@ pub struct CheckVersionView {
     pub created_at: String,
 }
 
+/// Every version of every pre-trade check of an action, in order: by check key, then version (1 first).
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct CheckHistoryView {
+    /// Always `pre_trade_check_history`.
+    pub object: String,
+    pub action_id: String,
+    /// `sha256:` over the latest version of each check: what approvals cover now.
+    pub check_set_hash: String,
+    pub data: Vec<CheckVersionView>,
+}
+
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct HistoryView {
     pub from_state: Option<ControlState>,

@@ -122,6 +122,17 @@ pub struct RequestBody {
     pub reason: String,
 }
 
+/// A decision a credential submitted on a retraining request over the API. It decides nothing: a person
+/// confirms it (or decides otherwise) at the console. `request_hash` binds it to the request it was about.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubmissionBody {
+    pub request_id: String,
+    pub request_hash: String,
+    pub decision: crate::lqm::retraining::Decision,
+    pub note: Option<String>,
+}
+
 /// The exact data a checkpoint was fitted on.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -97,6 +97,7 @@ impl Nav<'_> {
             "/console/webhooks" => Some(p.webhooks),
             "/console/model-portfolios" => Some(p.model_portfolios),
             "/console/lqm-promotions" => Some(p.promotions),
+            "/console/lqm-retraining" => Some(p.retraining),
             "/console/workflow-reviews" => Some(p.workflow_reviews),
             _ => None,
         }
@@ -104,7 +105,7 @@ impl Nav<'_> {
 }
 
 /// The console's places, in the navigation's order.
-const PLACES: [(&str, &str); 16] = [
+const PLACES: [(&str, &str); 17] = [
     ("/console", "Pending approvals"),
     ("/console/delegations", "Delegations"),
     ("/console/clients", "Signed clients"),
@@ -112,6 +113,7 @@ const PLACES: [(&str, &str); 16] = [
     ("/console/instruments", "Instruments"),
     ("/console/model-portfolios", "Model portfolios"),
     ("/console/rebalance-proposals", "Rebalances"),
+    ("/console/lqm-retraining", "Retraining"),
     ("/console/lqm-promotions", "Model promotions"),
     ("/console/qlms", "QLMs"),
     ("/console/workflow-reviews", "Workflow reviews"),

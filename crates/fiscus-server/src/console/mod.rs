@@ -15,6 +15,7 @@ pub mod html;
 mod instruments;
 mod login;
 mod lqm_promotions;
+mod lqm_retraining;
 mod model_portfolios;
 mod passwords;
 mod preferences;
@@ -65,6 +66,8 @@ pub fn routes() -> Router<AppState> {
         .route("/console/model-portfolios/{id}", get(model_portfolios::detail).post(model_portfolios::decide))
         .route("/console/lqm-promotions", get(lqm_promotions::list))
         .route("/console/lqm-promotions/{id}", post(lqm_promotions::decide))
+        .route("/console/lqm-retraining", get(lqm_retraining::list))
+        .route("/console/lqm-retraining/{id}", get(lqm_retraining::detail).post(lqm_retraining::decide))
         .route("/console/workflow-reviews", get(workflow_reviews::list))
         .route("/console/workflow-reviews/{id}", post(workflow_reviews::decide))
         .route("/console/calls", get(calls::list))

@@ -40,7 +40,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for OptionalJson<T> {
     }
 }
 
-async fn read<S: Send + Sync>(req: Request, state: &S) -> Result<Option<Bytes>, ApiError> {
+pub(crate) async fn read<S: Send + Sync>(req: Request, state: &S) -> Result<Option<Bytes>, ApiError> {
     let content_type = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
     let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
         if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {

@@ -281,9 +281,10 @@ pub async fn create_model(
         }
     }
     if universe.status != UniverseStatus::HandedOff {
-        return Err(Failure::refused(
+        return Err(Failure::refused_with(
             ErrorCode::HandoffUnavailable,
             format!("universe {} is announced but research has not handed its members off yet", universe.id),
+            vec![("state", serde_json::json!(universe.status.as_str()))],
         ));
     }
     let candidates: Vec<Candidate> = members

@@ -1,17 +1,18 @@
 //! Retraining requests and their review, training a candidate checkpoint under an approved request, and
 //! evaluating a checkpoint on the observations its contract held out.
 
+use fiscus_domain::actor::ActorKind;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::lqm::family::Algorithm;
 use fiscus_domain::lqm::lifecycle::{self, ModelFacts, Operation};
-use fiscus_domain::lqm::records::{CheckpointBody, DataVersion, EvaluationBody, Holdout, RequestBody};
+use fiscus_domain::lqm::records::{CheckpointBody, DataVersion, EvaluationBody, Holdout, RequestBody, SubmissionBody};
 use fiscus_domain::lqm::retraining::{self, Decision, RequestState};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
 use fiscus_store::lqm::Record;
 use fiscus_store::lqm::models;
-use fiscus_store::lqm::training::{self, Checkpoint, Evaluation, Request, Review};
+use fiscus_store::lqm::training::{self, Checkpoint, Evaluation, Request, Review, Submission};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -121,6 +122,31 @@ pub async fn get_request(state: &AppState, tenant: &Tenant, id: &str) -> Result<
     Ok(training::get_request(&mut conn, state.store.seal_key(), tenant, id).await?)
 }
 
+/// A request with the decisions credentials submitted on it, oldest first.
+pub struct Reviewable {
+    pub request: Request,
+    pub submissions: Vec<Submission>,
+}
+
+pub async fn reviewable(state: &AppState, tenant: &Tenant, id: &str) -> Result<Reviewable, Failure> {
+    let mut conn = state.store.read().await?;
+    let request = training::get_request(&mut conn, state.store.seal_key(), tenant, id).await?;
+    let submissions = training::submissions_of(&mut conn, state.store.seal_key(), tenant, id).await?;
+    Ok(Reviewable { request, submissions })
+}
+
+/// The tenant's requests awaiting a person's decision, each with its submissions.
+pub async fn pending(state: &AppState, tenant: &Tenant) -> Result<Vec<Reviewable>, Failure> {
+    let mut conn = state.store.read().await?;
+    let key = state.store.seal_key();
+    let mut out = Vec::new();
+    for request in training::requests_in(&mut conn, key, tenant, RequestState::Pending).await? {
+        let submissions = training::submissions_of(&mut conn, key, tenant, &request.record.id).await?;
+        out.push(Reviewable { request, submissions });
+    }
+    Ok(out)
+}
+
 fn not_reviewable(s: RequestState) -> Failure {
     Failure::refused_with(
         ErrorCode::NotReviewable,
@@ -129,29 +155,82 @@ fn not_reviewable(s: RequestState) -> Failure {
     )
 }
 
-/// Records the review of a pending request. Approval authorises the training of one candidate and
-/// nothing else; rejection and cancellation execute nothing. Whoever made the request may not decide it.
-pub async fn decide(
+fn check_note(note: Option<&str>) -> Result<(), Failure> {
+    if note.is_some_and(|n| !fiscus_domain::fields::prose_ok(n, 2000)) {
+        return Err(invalid("note", "at most 2000 characters"));
+    }
+    Ok(())
+}
+
+/// Records the decision a credential submits on a pending request over the API. It decides nothing: the
+/// request stays `pending` until a person decides it at the console, where the submission is shown beside
+/// what the request would train on. A credential never carries the authority of a control (seed, general
+/// rule 2), so no scope makes this an approval.
+pub async fn submit(
     state: &AppState,
     caller: &Caller,
     tenant: &Tenant,
     id: &str,
     d: DecisionInput,
-) -> Result<Request, Failure> {
-    if d.note.as_ref().is_some_and(|n| !fiscus_domain::fields::prose_ok(n, 2000)) {
-        return Err(invalid("note", "at most 2000 characters"));
-    }
+) -> Result<Reviewable, Failure> {
+    check_note(d.note.as_deref())?;
     let r = get_request(state, tenant, id).await?;
-    let to = retraining::decide(r.state, d.decision).map_err(|e| not_reviewable(e.0))?;
-    let by = actor_label(caller);
-    if r.record.created_by == by {
-        return Err(Failure::refused(
-            ErrorCode::SeparationOfDuties,
-            "the request's maker may not review it: another credential must decide",
-        ));
-    }
+    retraining::decide(r.state, d.decision).map_err(|e| not_reviewable(e.0))?;
+    let body = SubmissionBody {
+        request_id: r.record.id.clone(),
+        request_hash: r.record.content_hash.clone(),
+        decision: d.decision,
+        note: d.note,
+    };
+    let (body_json, content_hash) = canonical("retraining decision submission", &body)?;
     let now = now_micros();
-    let review = Review { by, at: now, note: d.note };
+    let submission = Record {
+        id: fiscus_domain::ids::new_id("lrs"),
+        body,
+        body_json,
+        content_hash,
+        created_by: actor_label(caller),
+        created_at: now,
+    };
+    let mut tx = state.store.begin().await?;
+    // Guarded by the request's state in the same transaction: a submission never lands on a decided request.
+    if !training::still_pending(&mut tx, tenant, id).await? {
+        let again = get_request(state, tenant, id).await?;
+        return Err(not_reviewable(again.state));
+    }
+    training::insert_submission(&mut tx, tenant, &submission).await?;
+    let details = json!({
+        "model": r.record.body.model_id, "decision": d.decision.as_str(), "request_hash": r.record.content_hash,
+        "submission": submission.id,
+    });
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "lqm.retraining.decision_submitted", id, details, now))
+        .await?;
+    tx.commit().await?;
+    reviewable(state, tenant, id).await
+}
+
+/// A person's decision on a pending request, at the console: approval authorises the training of one
+/// candidate and nothing else; rejection and cancellation execute nothing. `request_hash` is the hash the
+/// person's page showed: a request that is not that one is not decided.
+pub async fn decide(
+    state: &AppState,
+    person: &Caller,
+    tenant: &Tenant,
+    id: &str,
+    d: DecisionInput,
+    request_hash: &str,
+) -> Result<Request, Failure> {
+    if person.actor.kind != ActorKind::Operator {
+        return Err(Failure::refused(ErrorCode::Conflict, "only a person at the console decides a retraining request"));
+    }
+    check_note(d.note.as_deref())?;
+    let r = get_request(state, tenant, id).await?;
+    if r.record.content_hash != request_hash {
+        return Err(Failure::refused(ErrorCode::Conflict, "the request is not the one shown; nothing was decided"));
+    }
+    let to = retraining::decide(r.state, d.decision).map_err(|e| not_reviewable(e.0))?;
+    let now = now_micros();
+    let review = Review { by: actor_label(person), at: now, note: d.note };
     let mut tx = state.store.begin().await?;
     if !training::review_request(&mut tx, tenant, id, to, &review).await? {
         let again = get_request(state, tenant, id).await?;
@@ -163,7 +242,7 @@ pub async fn decide(
         Decision::Cancel => "lqm.retraining.cancelled",
     };
     let details = json!({ "model": r.record.body.model_id, "decision": d.decision.as_str(), "request_hash": r.record.content_hash });
-    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, action, id, details, now)).await?;
+    audit(&mut tx, person, &AuditEntry::of_tenant(tenant, action, id, details, now)).await?;
     tx.commit().await?;
     Ok(Request { state: to, review: Some(review), ..r })
 }

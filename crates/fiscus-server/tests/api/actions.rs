@@ -151,11 +151,33 @@ async fn checks_append_versions_and_refuse_bad_evidence() {
     let app = spawn_app().await;
     let id = propose(&app).await["id"].as_str().expect("id").to_string();
     let path = format!("/api/v2/actions/investment-execution/{id}/checks");
-    for expected in [1, 2] {
-        let response = app.post_json(&path, &app.key, &check("passed"), None).await;
+    let mut recorded = Vec::new();
+    for (expected, status) in [(1, "failed"), (2, "passed")] {
+        let response = app.post_json(&path, &app.key, &check(status), None).await;
         assert_eq!(response.status(), 200);
-        assert_eq!(response.json::<Value>().await.expect("json")["version"], expected);
+        let version: Value = response.json().await.expect("json");
+        assert_eq!(version["version"], expected);
+        recorded.push(version);
     }
+    let mut other = check("passed");
+    other["check_key"] = json!("best_execution");
+    recorded.push(app.post_json(&path, &app.key, &other, None).await.json().await.expect("json"));
+
+    // Every version is kept and read back in order (key, then version), each exactly as recorded, with the
+    // check-set hash approvals cover (the latest versions'), the one the action itself shows.
+    let versions = format!("/api/v2/actions/{id}/checks");
+    let history: Value = app.get(&versions, &app.key).await.json().await.expect("json");
+    assert_eq!(history["object"], "pre_trade_check_history");
+    assert_eq!(history["data"], json!([recorded[2], recorded[0], recorded[1]]));
+    let shown = action(&app, &id).await;
+    assert_eq!(history["check_set_hash"], shown["check_set_hash"]);
+    assert_eq!(shown["checks"].as_array().map(Vec::len), Some(2), "the action shows the latest of each");
+    let (_, other_key) = app.other_workspace_key().await;
+    problem(app.get(&versions, &other_key).await, 404, "not_found").await;
+    // A version edited outside Fiscus refuses the read instead of being shown.
+    let first = recorded[0]["id"].as_str().expect("id");
+    app.execute(&format!("UPDATE action_checks SET status = 'passed' WHERE id = '{first}'")).await;
+    problem(app.get(&versions, &app.key).await, 500, "integrity_failure").await;
     let mut bad = check("approved");
     problem(app.post_json(&path, &app.key, &bad, None).await, 422, "invalid_request").await;
     bad = check("passed");
@@ -167,7 +189,7 @@ async fn checks_append_versions_and_refuse_bad_evidence() {
     problem(app.post_json(&path, &app.key, &bad, None).await, 422, "invalid_request").await;
     assert_eq!(
         app.count(&format!("SELECT COUNT(*) FROM action_checks WHERE action_id = '{id}'")).await,
-        2,
+        3,
         "refusals recorded nothing"
     );
     problem(

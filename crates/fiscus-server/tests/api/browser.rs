@@ -290,6 +290,7 @@ async fn every_console_page_meets_wcag_2_2_aa_in_chromium() {
         "/console/model-portfolios".into(),
         "/console/rebalance-proposals".into(),
         "/console/lqm-promotions".into(),
+        "/console/lqm-retraining".into(),
         "/console/qlms".into(),
         "/console/workflow-reviews".into(),
         "/console/workflow-tools".into(),

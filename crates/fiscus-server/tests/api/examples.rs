@@ -93,6 +93,7 @@ async fn every_documented_success_has_a_real_example() {
     walk.post("post_actions_uid_execute", &format!("/api/v2/actions/{id}/execute"), &json!({})).await;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     walk.get("get_actions_uid", &format!("/api/v2/actions/{id}")).await;
+    walk.get("get_actions_uid_checks", &format!("/api/v2/actions/{id}/checks")).await;
     walk.get("get_actions", "/api/v2/actions?limit=1").await;
     let agent = format!("/api/v2/agent-execution/actions/{id}");
     let response = app.get(&agent, &app.key).await;
@@ -153,6 +154,10 @@ async fn every_documented_success_has_a_real_example() {
         ("get_agent_execution_service_level", "/api/v2/agent-execution/service-level"),
         ("get_agent_execution_usage", "/api/v2/agent-execution/usage?limit=2"),
     ] {
+        if operation == "get_agent_execution_usage" {
+            // The two reads above counted in the usage the example shows, not whenever the recorder flushes.
+            app.state.usage.flush(&app.state.store).await.expect("flush usage");
+        }
         let response = crate::signed_clients::Signed::get(path).send(&app, &signer).await;
         walk.record(operation, response).await;
     }
@@ -543,6 +548,7 @@ async fn every_documented_success_has_a_real_example() {
         &review,
     )
     .await;
+    crate::lqm::approved_by_a_person(&app, &theirs).await;
     let checkpoint = walk
         .post(
             "post_lqm_retraining_requests_requestuid_training",

@@ -52,8 +52,43 @@ async fn reviewer(app: &TestApp) -> String {
     app.new_app(Environment::Sandbox, "lqm:build:read lqm:build:write lqm:build:run", None).await.1
 }
 
+/// A person (an approver enrolled for the purpose) decides retraining request `r` at the console, on the
+/// request hash its page shows: the console's answer.
+pub async fn person_decides(app: &TestApp, r: &str, decision: &str) -> reqwest::Response {
+    let email = format!("{}@example.com", fiscus_domain::ids::new_id("rev").to_lowercase());
+    let op = crate::console::enrolled_operator(app, &email, fiscus_domain::actions::approval::Role::Approver).await;
+    let cookie = crate::console::sign_in(app, &op).await;
+    console_retraining(app, &cookie, r, decision).await
+}
+
+/// Decides retraining request `r` at the console as `cookie`'s operator, with the form its page shows.
+pub async fn console_retraining(app: &TestApp, cookie: &str, r: &str, decision: &str) -> reqwest::Response {
+    let page =
+        crate::console::console_page(app, cookie, &format!("/console/lqm-retraining/{r}?environment=sandbox")).await;
+    let value = |name: &str| crate::console::between(&page, &format!("name=\"{name}\" value=\""), "\"").to_string();
+    crate::console::client()
+        .post(app.url(&format!("/console/lqm-retraining/{r}")))
+        .header("cookie", cookie)
+        .form(&[
+            ("csrf", value("csrf")),
+            ("environment", "sandbox".to_string()),
+            ("request_hash", value("request_hash")),
+            ("decision", decision.to_string()),
+            ("note", "Contract and data reviewed".to_string()),
+        ])
+        .send()
+        .await
+        .expect("request")
+}
+
+/// A person approves retraining request `r` at the console.
+pub async fn approved_by_a_person(app: &TestApp, r: &str) {
+    let answer = person_decides(app, r, "approve").await;
+    assert_eq!(answer.status(), 303, "{}", answer.text().await.unwrap_or_default());
+}
+
 #[tokio::test]
-async fn a_model_trains_only_under_a_contract_and_a_request_another_credential_approved() {
+async fn a_model_trains_only_under_a_contract_and_a_request_a_person_approved() {
     let app = spawn_app().await;
     demo(&app).await;
     let reviewer = reviewer(&app).await;
@@ -84,7 +119,7 @@ async fn a_model_trains_only_under_a_contract_and_a_request_another_credential_a
     let c = contract["id"].as_str().expect("id").to_string();
     assert_eq!(get(&app, &format!("/api/v2/lqm/contracts/{c}")).await, contract);
 
-    // A request awaits review: training stays closed, and its maker cannot approve it.
+    // A request awaits review: training stays closed.
     let request = created(
         &app,
         &app.key,
@@ -97,9 +132,35 @@ async fn a_model_trains_only_under_a_contract_and_a_request_another_credential_a
     let train = format!("/api/v2/lqm/retraining-requests/{r}/training");
     let closed = problem(app.post_json(&train, &app.key, &json!({}), None).await, 409, "lifecycle_gate_closed").await;
     assert_eq!(reasons(&closed), ["retraining_review_pending", "no_approved_retraining_request"]);
+
+    // No credential decides it, not even one holding every scope: a decision submitted over the API is
+    // recorded for a person, and the request stays pending.
     let decide = format!("/api/v2/lqm/retraining-requests/{r}/decision");
     let approve = json!({ "decision": "approve", "note": "Scope and data reviewed" });
-    problem(app.post_json(&decide, &app.key, &approve, None).await, 403, "separation_of_duties").await;
+    for key in [&app.key, &reviewer] {
+        let submitted = app.post_json(&decide, key, &approve, None).await;
+        assert_eq!(submitted.status(), 200);
+        let submitted: Value = submitted.json().await.expect("json");
+        assert_eq!((submitted["state"].as_str(), &submitted["review"]), (Some("pending"), &Value::Null));
+        assert_eq!(
+            submitted["submitted_decisions"].as_array().map(Vec::len),
+            Some(if key == &app.key { 1 } else { 2 })
+        );
+    }
+    let shown = get(&app, &format!("/api/v2/lqm/retraining-requests/{r}")).await;
+    assert_eq!(shown["state"], "pending");
+    assert_eq!(shown["submitted_decisions"][0]["decision"], "approve");
+    assert_eq!(shown["submitted_decisions"][0]["request_hash"], request["request_hash"]);
+    problem(app.post_json(&train, &app.key, &json!({}), None).await, 409, "lifecycle_gate_closed").await;
+    // The console's decision form refuses a bearer credential.
+    let bearer = crate::console::client()
+        .post(app.url(&format!("/console/lqm-retraining/{r}")))
+        .bearer_auth(&app.key)
+        .form(&[("decision", "approve"), ("environment", "sandbox"), ("csrf", "x"), ("request_hash", "x")])
+        .send()
+        .await
+        .expect("request");
+    assert!(!bearer.status().is_success(), "{}", bearer.status());
     assert_eq!(get(&app, &format!("/api/v2/lqm/retraining-requests/{r}")).await["state"], "pending");
 
     // Another workspace sees nothing and decides nothing.
@@ -113,12 +174,44 @@ async fn a_model_trains_only_under_a_contract_and_a_request_another_credential_a
     }
     problem(app.post_json(&decide, &other, &approve, None).await, 404, "not_found").await;
 
-    // Approval authorises one candidate, once; nothing is promoted.
-    let decided = app.post_json(&decide, &reviewer, &approve, None).await;
-    assert_eq!(decided.status(), 200);
-    let decided: Value = decided.json().await.expect("json");
+    // A person sees what it would train on (contract and data hashes, the submissions) and approves: one
+    // candidate, once; nothing is promoted.
+    let op = crate::console::enrolled_operator(
+        &app,
+        "model-reviewer@example.com",
+        fiscus_domain::actions::approval::Role::Approver,
+    )
+    .await;
+    let cookie = crate::console::sign_in(&app, &op).await;
+    let listed = crate::console::console_page(&app, &cookie, "/console/lqm-retraining").await;
+    assert!(listed.contains(&format!("/console/lqm-retraining/{r}?environment=sandbox")), "{listed}");
+    let page =
+        crate::console::console_page(&app, &cookie, &format!("/console/lqm-retraining/{r}?environment=sandbox")).await;
+    for hash in [&contract["contract_hash"], &contract["data_hash"], &request["request_hash"]] {
+        let digits = hash.as_str().expect("hash").trim_start_matches("sha256:");
+        assert!(page.contains(&digits[..12]), "{hash} on the page:\n{page}");
+    }
+    assert!(page.contains("Scope and data reviewed"), "the submission is shown");
+    // A decision on another request hash than the one shown decides nothing.
+    let csrf = crate::console::between(&page, "name=\"csrf\" value=\"", "\"").to_string();
+    let stale = crate::console::client()
+        .post(app.url(&format!("/console/lqm-retraining/{r}")))
+        .header("cookie", &cookie)
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("environment", "sandbox"),
+            ("request_hash", "sha256:00"),
+            ("decision", "approve"),
+        ])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(stale.status(), 409);
+    assert_eq!(console_retraining(&app, &cookie, &r, "approve").await.status(), 303);
+    let decided = get(&app, &format!("/api/v2/lqm/retraining-requests/{r}")).await;
     assert_eq!(decided["state"], "approved");
     assert_eq!(decided["review"]["decision"], "approve");
+    assert_eq!(decided["review"]["decided_by"], format!("operator:{}", op.id));
     let again =
         problem(app.post_json(&decide, &reviewer, &json!({"decision": "reject"}), None).await, 409, "not_reviewable")
             .await;
@@ -165,7 +258,7 @@ async fn a_model_trains_only_under_a_contract_and_a_request_another_credential_a
     assert_eq!(gate(&manifest, "promotion")["reasons"], json!(["not_published"]));
     assert_eq!(gate(&manifest, "qlm_composition")["reasons"], json!(["not_promoted"]));
     let audit = app.count("SELECT COUNT(*) FROM audit_events WHERE action LIKE 'lqm.%'").await;
-    assert_eq!(audit, 6, "registered, contract, requested, approved, trained, evaluated");
+    assert_eq!(audit, 8, "registered, contract, requested, two decisions submitted, approved, trained, evaluated");
 }
 
 #[tokio::test]
@@ -291,30 +384,14 @@ async fn a_risk_model_is_backtested_and_a_rejected_request_trains_nothing() {
         json!({ "contract_uid": contract["id"], "hyperparameters": { "cutoff": 0.01 }, "reason": "Initial VaR" });
     let rejected = created(&app, &app.key, &requests, &first).await;
     let r = rejected["id"].as_str().expect("id");
-    let decided = app
-        .post_json(
-            &format!("/api/v2/lqm/retraining-requests/{r}/decision"),
-            &reviewer,
-            &json!({"decision": "reject"}),
-            None,
-        )
-        .await;
-    assert_eq!(decided.status(), 200);
+    assert_eq!(person_decides(&app, r, "reject").await.status(), 303);
     let train = format!("/api/v2/lqm/retraining-requests/{r}/training");
     problem(app.post_json(&train, &app.key, &json!({}), None).await, 409, "lifecycle_gate_closed").await;
     assert_eq!(app.count("SELECT COUNT(*) FROM lqm_checkpoints").await, 0);
 
     let second = created(&app, &app.key, &requests, &first).await;
     let r = second["id"].as_str().expect("id");
-    let ok = app
-        .post_json(
-            &format!("/api/v2/lqm/retraining-requests/{r}/decision"),
-            &reviewer,
-            &json!({"decision": "approve"}),
-            None,
-        )
-        .await;
-    assert_eq!(ok.status(), 200);
+    approved_by_a_person(&app, r).await;
     let checkpoint =
         created(&app, &app.key, &format!("/api/v2/lqm/retraining-requests/{r}/training"), &json!({})).await;
     assert_eq!(checkpoint["algorithm"], "historical_var");
@@ -381,10 +458,7 @@ pub async fn example_path(app: &TestApp, path: &str, example: &mut Value) -> Str
     if path.ends_with("/decision") {
         return path.replace("{requestUid}", &r);
     }
-    let approve = json!({ "decision": "approve" });
-    let decided =
-        app.post_json(&format!("/api/v2/lqm/retraining-requests/{r}/decision"), &app.key, &approve, None).await;
-    assert_eq!(decided.status(), 200);
+    approved_by_a_person(app, &r).await;
     if path.ends_with("/training") {
         return path.replace("{requestUid}", &r);
     }
@@ -409,10 +483,7 @@ pub async fn evaluated_checkpoint(app: &TestApp, reviewer: &str, name: &str) -> 
     let body = json!({ "contract_uid": contract["id"], "hyperparameters": { "trend": true }, "reason": "calibration" });
     let request = created(app, &app.key, &format!("/api/v2/lqm/models/{m}/retraining-requests"), &body).await;
     let r = request["id"].as_str().expect("id");
-    let approve = json!({ "decision": "approve" });
-    let decided =
-        app.post_json(&format!("/api/v2/lqm/retraining-requests/{r}/decision"), reviewer, &approve, None).await;
-    assert_eq!(decided.status(), 200);
+    approved_by_a_person(app, r).await;
     let checkpoint = created(app, reviewer, &format!("/api/v2/lqm/retraining-requests/{r}/training"), &json!({})).await;
     let k = checkpoint["id"].as_str().expect("id").to_string();
     let evaluation = created(app, &app.key, &format!("/api/v2/lqm/checkpoints/{k}/evaluation"), &json!({})).await;
@@ -441,7 +512,9 @@ async fn a_passed_checkpoint_is_published_into_a_verifiable_hash_linked_supply_c
     let checkpoint = get(&app, &format!("/api/v2/lqm/checkpoints/{first}")).await;
     assert_eq!(packet["checkpoint"]["checkpoint_hash"], checkpoint["checkpoint_hash"]);
     assert_eq!(packet["evaluation"]["evaluation_hash"], checkpoint["evaluation"]["evaluation_hash"]);
-    assert_eq!(packet["retraining_request"]["reviewed_by"], checkpoint["trained_by"], "the reviewer trained it");
+    let reviewed_by = packet["retraining_request"]["reviewed_by"].as_str().expect("reviewed by");
+    assert!(reviewed_by.starts_with("operator:"), "a person reviewed it: {reviewed_by}");
+    assert_ne!(packet["retraining_request"]["reviewed_by"], checkpoint["trained_by"]);
     let again =
         problem(app.post_json(&packet_of(&first), &app.key, &json!({}), None).await, 409, "lifecycle_gate_closed")
             .await;
@@ -619,15 +692,7 @@ async fn only_an_operator_promotes_an_exact_checkpoint_into_the_quant_models_cat
     let body = json!({ "contract_uid": contract, "reason": "recalibration" });
     let again = created(&app, &app.key, &format!("/api/v2/lqm/models/{m}/retraining-requests"), &body).await;
     let r = again["id"].as_str().expect("id");
-    let ok = app
-        .post_json(
-            &format!("/api/v2/lqm/retraining-requests/{r}/decision"),
-            &reviewer,
-            &json!({"decision": "approve"}),
-            None,
-        )
-        .await;
-    assert_eq!(ok.status(), 200);
+    approved_by_a_person(&app, r).await;
     let second = created(&app, &reviewer, &format!("/api/v2/lqm/retraining-requests/{r}/training"), &json!({})).await;
     let second = second["id"].as_str().expect("id").to_string();
     for step in ["evaluation", "evidence-packet", "publication"] {
@@ -741,15 +806,7 @@ async fn from_registration_to_a_rebound_qlm_with_a_person_at_every_decision() {
     )
     .await;
     let r = request["id"].as_str().expect("id");
-    let ok = app
-        .post_json(
-            &format!("/api/v2/lqm/retraining-requests/{r}/decision"),
-            &reviewer,
-            &json!({"decision": "approve"}),
-            None,
-        )
-        .await;
-    assert_eq!(ok.status(), 200);
+    approved_by_a_person(&app, r).await;
     let second = created(&app, &reviewer, &format!("/api/v2/lqm/retraining-requests/{r}/training"), &json!({})).await;
     let second_id = second["id"].as_str().expect("id").to_string();
     created(&app, &app.key, &format!("/api/v2/lqm/checkpoints/{second_id}/evaluation"), &json!({})).await;

@@ -115,15 +115,31 @@ async fn the_bearer_endpoint_initialises_lists_and_calls_tools_statelessly() {
     // Transport rules: GET is 405, a batch and an unknown protocol version are 400.
     let get = app.http.get(app.url("/api/mcp")).bearer_auth(&app.key).send().await.expect("request");
     assert_eq!(get.status(), 405);
-    let batch = app
-        .http
-        .post(app.url("/api/mcp"))
-        .bearer_auth(&app.key)
-        .json(&json!([{ "jsonrpc": "2.0", "id": 1, "method": "ping" }]))
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(batch.status(), 422);
+    // A batch is answered as JSON-RPC answers an invalid request (MCP 2025-06-18 has no batches): on every
+    // JSON-RPC endpoint, and nothing in it runs.
+    for path in [
+        "/api/mcp",
+        "/api/v2/agent-execution/mcp",
+        "/api/v2/agent-execution/a2a",
+        "/api/v2/agent-execution/workflows/a2a",
+    ] {
+        let batch = app
+            .http
+            .post(app.url(path))
+            .bearer_auth(&app.key)
+            .header("A2A-Version", "1.0")
+            .json(&json!([{ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                            "params": { "name": "post_actions", "arguments": {} } }]))
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(batch.status(), 400, "{path}");
+        assert_eq!(batch.headers()["content-type"], "application/json", "{path}");
+        let batch: Value = batch.json().await.expect("json");
+        assert_eq!((batch["jsonrpc"].as_str(), &batch["id"]), (Some("2.0"), &Value::Null), "{path}");
+        assert_eq!(batch["error"]["code"], -32600, "{path}");
+        assert!(batch.get("result").is_none(), "{path}");
+    }
     let old = app
         .http
         .post(app.url("/api/mcp"))

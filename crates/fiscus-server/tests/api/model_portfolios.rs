@@ -219,7 +219,8 @@ async fn a_universe_waits_for_its_handoff_and_bad_requests_change_nothing() {
     assert_eq!(announced["status"], "pending");
     let u = announced["id"].as_i64().expect("id");
     let draw = format!("/api/v2/investment/themes/universes/{u}/model-portfolio");
-    problem(post(&app, &draw, &json!({})).await, 503, "handoff_unavailable").await;
+    let pending = problem(post(&app, &draw, &json!({})).await, 409, "handoff_unavailable").await;
+    assert_eq!(pending["state"], "pending");
     let handoff = format!("/api/v2/investment/themes/universes/{u}/handoff");
     let members = json!({ "members": [{ "symbol": "XOM", "relevance": 0.4 }, { "symbol": "CVX", "relevance": 0.6 }] });
     let r = post(&app, &handoff, &members).await;

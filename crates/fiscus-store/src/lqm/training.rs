@@ -1,10 +1,10 @@
 //! Retraining requests (reviewed once), the checkpoints trained under them, and their evaluations.
 
-use super::{Fields, Record, insert_record, opt_text, select_one, select_where, text, update_guarded};
+use super::{Fields, Record, columns_differ, insert_record, opt_text, select_one, select_where, text, update_guarded};
 use crate::seals::SealedTable;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::integrity::{SealKey, Stored};
-use fiscus_domain::lqm::records::{CheckpointBody, EvaluationBody, RequestBody};
+use fiscus_domain::lqm::records::{CheckpointBody, EvaluationBody, RequestBody, SubmissionBody};
 use fiscus_domain::lqm::retraining::RequestState;
 use fiscus_domain::tenancy::Tenant;
 use sqlx::AnyConnection;
@@ -26,6 +26,21 @@ pub const REQUESTS_SEALED: SealedTable = SealedTable {
         "decided_at",
         "decision_note",
         "checkpoint_id",
+    ],
+};
+
+pub const SUBMISSIONS_SEALED: SealedTable = SealedTable {
+    table: "lqm_retraining_submissions",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "request_id",
+        "decision",
+        "body",
+        "content_hash",
+        "created_by",
+        "created_at",
     ],
 };
 
@@ -116,6 +131,67 @@ pub async fn requests_of(
     model_id: &str,
 ) -> Result<Vec<Request>> {
     select_where(conn, key, &REQUESTS_SEALED, tenant, "model_id", text(model_id)).await?.iter().map(request).collect()
+}
+
+/// The tenant's requests standing in `state`, oldest first.
+pub async fn requests_in(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    state: RequestState,
+) -> Result<Vec<Request>> {
+    select_where(conn, key, &REQUESTS_SEALED, tenant, "state", text(state.as_str()))
+        .await?
+        .iter()
+        .map(request)
+        .collect()
+}
+
+/// A decision a credential submitted on a request (see [`SubmissionBody`]).
+pub type Submission = Record<SubmissionBody>;
+
+fn submission(f: &Fields) -> Result<Submission> {
+    let s: Submission = f.record()?;
+    if f.text("request_id")? != s.body.request_id || f.text("decision")? != s.body.decision.as_str() {
+        return Err(columns_differ("lqm_retraining_submissions", &s.id));
+    }
+    Ok(s)
+}
+
+/// Whether the request is still pending, holding its row until the transaction ends (a no-op update: the
+/// sealed values do not change), so a decision cannot land between this check and the caller's write.
+pub async fn still_pending(tx: &mut WriteTx, tenant: &Tenant, id: &str) -> Result<bool> {
+    let done = sqlx::query(
+        "UPDATE lqm_retraining_requests SET state = state \
+         WHERE workspace_id = $1 AND environment = $2 AND id = $3 AND state = $4",
+    )
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .bind(id)
+    .bind(RequestState::Pending.as_str())
+    .execute(tx.conn())
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Records a decision a credential submitted; it changes nothing about the request.
+pub async fn insert_submission(tx: &mut WriteTx, tenant: &Tenant, s: &Submission) -> Result<()> {
+    let own = [("request_id", text(&s.body.request_id)), ("decision", text(s.body.decision.as_str()))];
+    insert_record(tx, &SUBMISSIONS_SEALED, tenant, s, &own).await
+}
+
+/// The decisions submitted on a request, oldest first.
+pub async fn submissions_of(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    request_id: &str,
+) -> Result<Vec<Submission>> {
+    select_where(conn, key, &SUBMISSIONS_SEALED, tenant, "request_id", text(request_id))
+        .await?
+        .iter()
+        .map(submission)
+        .collect()
 }
 
 /// Records the review of a pending request; `false` when it was no longer pending.

@@ -213,6 +213,59 @@ async fn appends_and_write_transactions_commit_side_by_side() {
     assert_eq!(events.iter().filter(|e| e.event.action == "test.event").count(), 12);
 }
 
+/// Rounds of mixed writers on a multi-threaded runtime. A writer that hands its group on and queues again
+/// can find its group committed by a writer that took the lane between its release and its queueing (on
+/// another thread), while a leader meanwhile opened a group of appends and handed it on to it; it must
+/// commit that group, or those appends wait for ever (a hang once seen in CI on PostgreSQL).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn rounds_of_mixed_writers_leave_no_group_waiting() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let app = application(&db, &t).await;
+    const ROUNDS: usize = 30;
+    for round in 0..ROUNDS {
+        let mut tasks = Vec::new();
+        for i in 0..16 {
+            let (store, t, app) = (db.store.clone(), t.clone(), app.clone());
+            tasks.push(tokio::spawn(async move {
+                if i % 2 == 0 {
+                    let id = format!("aev_{round:02}_{i:02}");
+                    let appends = request(&store, &t, &app, &id, &format!("k{round}_{i}"), "b");
+                    assert!(matches!(store.append(appends).await.expect("append"), Appended::Written));
+                } else {
+                    let actor = Actor::cli();
+                    let mut tx = store.begin().await.expect("begin");
+                    let event = NewAuditEvent {
+                        environment: None,
+                        actor: &actor,
+                        action: "test.event",
+                        request_id: None,
+                        subject: Some("tx"),
+                        details: json!({ "round": round, "i": i }),
+                        occurred_at: NOW,
+                    };
+                    audit::append(&mut tx, &t.workspace_id, event).await.expect("audit");
+                    tx.commit().await.expect("commit");
+                }
+            }));
+        }
+        let all = async {
+            for task in tasks {
+                task.await.expect("task");
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(30), all)
+            .await
+            .unwrap_or_else(|_| panic!("round {round}: a writer waited for a group nobody commits"));
+    }
+    let mut conn = db.read().await.expect("conn");
+    let (rows,): (i64,) =
+        sqlx::query_as("SELECT COUNT(*) FROM autonomy_evidence").fetch_one(&mut *conn).await.expect("count");
+    assert_eq!(rows as usize, ROUNDS * 8);
+    drop(conn);
+    assert_eq!(verified_subjects(&db, &t.workspace_id).await.len(), ROUNDS * 8);
+}
+
 #[tokio::test]
 async fn without_group_commit_appends_are_a_transaction_of_their_own() {
     let db = fresh_store().await;

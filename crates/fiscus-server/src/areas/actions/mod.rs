@@ -19,6 +19,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(assessment_evidence::post_evidence, assessment_evidence::list_evidence))
         .routes(routes!(proposals::post_action, reads::list_actions))
         .routes(routes!(reads::get_action))
+        .routes(routes!(reads::get_check_versions))
         .routes(routes!(proposals::post_proposal))
         .routes(routes!(reads::get_agent_action))
         .routes(routes!(reads::get_reconciliation))

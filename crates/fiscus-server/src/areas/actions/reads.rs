@@ -2,7 +2,9 @@ use axum::Json;
 use axum::extract::State;
 use fiscus_domain::actions::state::ControlState;
 use fiscus_domain::actions::state::ReconciliationStatus;
-use fiscus_domain::api::actions::{ActionView, AgentActionView, ExpectedView, ReconciliationView, SettlementView};
+use fiscus_domain::api::actions::{
+    ActionView, AgentActionView, CheckHistoryView, ExpectedView, ReconciliationView, SettlementView,
+};
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::error_code::ErrorCode;
 
@@ -70,6 +72,38 @@ pub async fn get_action(
     Ok(Json(
         Loaded::load(&mut conn, state.store.seal_key(), ctx.tenant(), row).await?.view(&state.settings, Some(history)),
     ))
+}
+
+/// Every version of every pre-trade check of one Financial Action, with its hashes.
+///
+/// Recording a check appends a version and keeps the earlier ones (the seed: "each recording appends a new
+/// version; earlier versions are kept"); this read returns all of them, ordered by check key and then
+/// version, each with its `check_hash`, and the `check_set_hash` that approvals cover now (over the
+/// latest version of each check). Every version is checked against its seal before it is shown; a version
+/// changed outside Fiscus refuses the read (500 `integrity_failure`). Needs `actions:read`; changes nothing.
+#[utoipa::path(
+    get,
+    path = "/api/v2/actions/{uid}/checks",
+    params(("uid" = String, Path, description = "Action id (act_…)", example = "act_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    responses(
+        (status = 200, description = "Every check version, by key then version", body = CheckHistoryView),
+        (status = 404, description = "Not in this workspace and environment")
+    )
+)]
+pub async fn get_check_versions(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Json<CheckHistoryView>, ApiError> {
+    let mut conn = state.store.read().await?;
+    let row = fiscus_store::actions::get(&mut conn, ctx.tenant(), &uid).await?;
+    let loaded = Loaded::load(&mut conn, state.store.seal_key(), ctx.tenant(), row).await?;
+    Ok(Json(CheckHistoryView {
+        object: "pre_trade_check_history".into(),
+        action_id: loaded.action.id.clone(),
+        check_set_hash: loaded.check_set_hash.clone(),
+        data: loaded.checks.iter().map(loaded::check_view).collect(),
+    }))
 }
 
 /// The action's status as the agent gateway shows it: never counterparty, connector or metadata details.

@@ -25,11 +25,10 @@ use fiscus_store::a2a_tasks::{self, Filter, Owner, Task, TaskState};
 use serde_json::{Map, Value, json};
 
 use super::invoke::{self, NotCalled, Outcome, Protocol};
-use super::jsonrpc::{self, JsonRpcId, JsonRpcRequest, JsonRpcResponse, err, ok};
+use super::jsonrpc::{self, JsonRpcId, JsonRpcRequest, JsonRpcResponse, RpcJson, err, ok};
 use super::tools::{self, Slot, Tool};
 use crate::areas::oauth::issuer;
 use crate::http::ctx::Ctx;
-use crate::http::json::ApiJson;
 use crate::http::problem::ApiError;
 use crate::state::AppState;
 
@@ -132,13 +131,14 @@ fn supported(version: &str) -> bool {
     responses(
         (status = 200, description = "The JSON-RPC response: a result, or an error (-32001 task not found, -32002 not cancelable, -32003/-32004 push or streaming not offered, -32005 content type not supported, -32009 version not supported, -32601 unknown method, -32602 invalid params or a skill outside the grant)", body = JsonRpcResponse),
         (status = 202, description = "A notification (no id), acknowledged and ignored"),
+        (status = 400, description = "A JSON-RPC batch: the JSON-RPC error -32600 with a null id (batches are not run); or a body that is not JSON (a problem document)", body = JsonRpcResponse),
     )
 )]
 pub async fn post_agent_execution_a2a(
     ctx: Ctx,
     State(state): State<AppState>,
     headers: HeaderMap,
-    ApiJson(message): ApiJson<JsonRpcRequest>,
+    RpcJson(message): RpcJson,
 ) -> Result<Response, ApiError> {
     jsonrpc::check(&message)?;
     let Some(id) = message.id else { return Ok(StatusCode::ACCEPTED.into_response()) };

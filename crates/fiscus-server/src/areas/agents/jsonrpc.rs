@@ -44,7 +44,8 @@ pub struct JsonRpcError {
 pub struct JsonRpcResponse {
     /// Always `2.0`.
     pub jsonrpc: String,
-    pub id: JsonRpcId,
+    /// The request's id; `null` only when the request's id could not be read (a batch).
+    pub id: Option<JsonRpcId>,
     #[schema(value_type = Option<Object>)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
@@ -53,16 +54,57 @@ pub struct JsonRpcResponse {
 }
 
 pub fn ok(id: JsonRpcId, result: Value) -> JsonRpcResponse {
-    JsonRpcResponse { jsonrpc: "2.0".into(), id, result: Some(result), error: None }
+    JsonRpcResponse { jsonrpc: "2.0".into(), id: Some(id), result: Some(result), error: None }
 }
 
 pub fn err(id: JsonRpcId, code: i64, message: impl Into<String>, data: Option<Value>) -> JsonRpcResponse {
     JsonRpcResponse {
         jsonrpc: "2.0".into(),
-        id,
+        id: Some(id),
         result: None,
         error: Some(JsonRpcError { code, message: message.into(), data }),
     }
+}
+
+/// The body of a JSON-RPC endpoint: one request object. A batch (a JSON array, JSON-RPC 2.0 §6) is answered
+/// as JSON-RPC answers an invalid request, not with a problem document: HTTP 400 carrying the error -32600
+/// with a `null` id, which JSON-RPC clients read. MCP removed batching in its 2025-06-18 revision and A2A
+/// sends one request per POST, so no batch is run, not even in part. Anything else that is not a request
+/// object keeps the API's problem documents (400 not JSON, 415, 422).
+pub struct RpcJson(pub JsonRpcRequest);
+
+impl<S: Send + Sync> axum::extract::FromRequest<S> for RpcJson {
+    type Rejection = axum::response::Response;
+
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, Self::Rejection> {
+        use axum::response::IntoResponse;
+        let bytes =
+            crate::http::json::read(req, state).await.map_err(IntoResponse::into_response)?.ok_or_else(|| {
+                crate::http::problem::ApiError::new(fiscus_domain::error_code::ErrorCode::MalformedJson)
+                    .detail("a JSON body is required")
+                    .into_response()
+            })?;
+        if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+            return Err(batch_refused());
+        }
+        Ok(RpcJson(crate::http::json::parse(&bytes).map_err(IntoResponse::into_response)?))
+    }
+}
+
+/// The JSON-RPC error -32600 for a batch, with a null id (JSON-RPC 2.0 §5.1).
+pub fn batch_refused() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let body = JsonRpcResponse {
+        jsonrpc: "2.0".into(),
+        id: None,
+        result: None,
+        error: Some(JsonRpcError {
+            code: -32600,
+            message: "Invalid Request: JSON-RPC batches are not supported; send one request object per POST".into(),
+            data: None,
+        }),
+    };
+    (axum::http::StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
 }
 
 /// The envelope checks every JSON-RPC request meets before its method is looked at: a 422 problem, since

@@ -20,10 +20,9 @@ use fiscus_domain::error_code::ErrorCode;
 use serde_json::{Map, Value, json};
 
 use super::invoke::{self, NotCalled, Outcome, Protocol};
-use super::jsonrpc::{self, JsonRpcId, JsonRpcRequest, JsonRpcResponse, err, ok};
+use super::jsonrpc::{self, JsonRpcId, JsonRpcRequest, JsonRpcResponse, RpcJson, err, ok};
 use super::tools::Tool;
 use crate::http::ctx::Ctx;
-use crate::http::json::ApiJson;
 use crate::http::problem::ApiError;
 use crate::state::AppState;
 
@@ -151,13 +150,14 @@ impl IntoResponse for Reply {
     responses(
         (status = 200, description = "The JSON-RPC response (a result, or an error such as -32601 unknown method)", body = JsonRpcResponse),
         (status = 202, description = "A notification, acknowledged"),
+        (status = 400, description = "A JSON-RPC batch: the JSON-RPC error -32600 with a null id (batches are not run); or a body that is not JSON (a problem document)", body = JsonRpcResponse),
     )
 )]
 pub async fn post_root_mcp(
     ctx: Ctx,
     State(state): State<AppState>,
     headers: HeaderMap,
-    ApiJson(message): ApiJson<JsonRpcRequest>,
+    RpcJson(message): RpcJson,
 ) -> Result<Response, ApiError> {
     serve(&state, &ctx, &headers, message).await
 }
@@ -176,13 +176,14 @@ pub async fn post_root_mcp(
     responses(
         (status = 200, description = "The JSON-RPC response; a tool outside the grant is the JSON-RPC error -32602 with data.code outside_grant", body = JsonRpcResponse),
         (status = 202, description = "A notification, acknowledged"),
+        (status = 400, description = "A JSON-RPC batch: the JSON-RPC error -32600 with a null id (batches are not run); or a body that is not JSON (a problem document)", body = JsonRpcResponse),
     )
 )]
 pub async fn post_agent_execution_mcp(
     ctx: Ctx,
     State(state): State<AppState>,
     headers: HeaderMap,
-    ApiJson(message): ApiJson<JsonRpcRequest>,
+    RpcJson(message): RpcJson,
 ) -> Result<Response, ApiError> {
     serve(&state, &ctx, &headers, message).await
 }

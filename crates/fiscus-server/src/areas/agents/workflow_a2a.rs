@@ -26,12 +26,11 @@ use fiscus_store::workflows::Run;
 use serde_json::{Map, Value, json};
 
 use super::a2a::{self, Ask as Message, a2a_err, ask, invalid, short_id};
-use super::jsonrpc::{self, JsonRpcId, JsonRpcRequest, JsonRpcResponse, ok};
+use super::jsonrpc::{self, JsonRpcId, JsonRpcRequest, JsonRpcResponse, RpcJson, ok};
 use crate::areas::oauth::issuer;
 use crate::areas::workflows::views::run_view;
 use crate::governed::Failure;
 use crate::http::ctx::Ctx;
-use crate::http::json::ApiJson;
 use crate::http::problem::ApiError;
 use crate::state::AppState;
 use crate::workflows::gateway::{self, Agent, Dispatched};
@@ -54,6 +53,7 @@ const SETTLE: Duration = Duration::from_secs(3);
     responses(
         (status = 200, description = "The JSON-RPC response: a task whose run has ended (TASK_STATE_COMPLETED with the run as an artifact, TASK_STATE_FAILED, TASK_STATE_CANCELED), or a JSON-RPC error (-32001 task not found, -32002 not cancelable, -32003/-32004 push or streaming not offered, -32005 content type not supported, -32009 version not supported, -32601 unknown method, -32602 invalid params)", body = JsonRpcResponse),
         (status = 202, description = "The run was accepted and has not ended yet (it waits on a timer or on a person's review at the console): a TASK_STATE_WORKING task to read again with GetTask", body = JsonRpcResponse),
+        (status = 400, description = "A JSON-RPC batch: the JSON-RPC error -32600 with a null id (batches are not run); or a body that is not JSON (a problem document)", body = JsonRpcResponse),
         (status = 204, description = "A notification (no id), acknowledged with no body"),
         (status = 422, description = "The workflow version is not on the application's workflow-tool allowlist (`outside_grant`), or has steps outside the gateway's boundary (`step_kind_unavailable`, with `steps`), or the body is not a JSON-RPC request")
     )
@@ -62,7 +62,7 @@ pub async fn post_agent_execution_workflows_a2a(
     ctx: Ctx,
     State(state): State<AppState>,
     headers: HeaderMap,
-    ApiJson(message): ApiJson<JsonRpcRequest>,
+    RpcJson(message): RpcJson,
 ) -> Result<Response, ApiError> {
     jsonrpc::check(&message)?;
     // A notification (no id) asks for no answer; 204 keeps 202 for the accepted run and its task.

@@ -248,7 +248,12 @@ fn model_view(m: ModelPortfolio) -> ModelPortfolioView {
 
 /// Draws a draft model portfolio from a handed-off universe: its `limit` most relevant members, weighted by
 /// relevance or equally, with the hash of its content. It is `approval_required`: nothing can use it until
-/// an operator approves it at the console. 503 while research has not handed the universe's members off.
+/// an operator approves it at the console.
+///
+/// While research has not handed the universe's members off (`POST …/universes/{universe}/handoff`), the
+/// answer is 409 `handoff_unavailable` with the universe's `state`. The seed lists 503 for this; a pending
+/// handoff is a state of the caller's own universe that no retry changes, so Fiscus answers 409 (RFC 9110
+/// §15.5.10) rather than a 5xx that clients and load balancers treat as the server failing.
 #[utoipa::path(
     post,
     path = "/api/v2/investment/themes/universes/{universe}/model-portfolio",
@@ -260,7 +265,7 @@ fn model_view(m: ModelPortfolio) -> ModelPortfolioView {
          headers(("Location" = String, description = "The model portfolio"))),
         (status = 404, description = "No such universe in this workspace"),
         (status = 422, description = "Bad input (limit outside 1 to 500, an unknown benchmark, no member to weight)"),
-        (status = 503, description = "The universe's research handoff is not available yet (`handoff_unavailable`)")
+        (status = 409, description = "The universe's research handoff is not available yet (`handoff_unavailable`, with the universe's `state`)")
     )
 )]
 pub async fn post_model_portfolio(

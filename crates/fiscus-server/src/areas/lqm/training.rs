@@ -65,8 +65,11 @@ pub async fn get_contract(
     Ok(Json(views::contract(contracts::get(&state, ctx.tenant(), &uid).await?)))
 }
 
-/// Requests the retraining of a model on one of its contracts, with an algorithm of its family. The
-/// request awaits review (`pending`); nothing is trained until another credential approves it.
+/// Requests the retraining of a model on one of its contracts, with an algorithm of its family.
+///
+/// The request awaits review (`pending`); nothing is trained until a person approves it at the console.
+/// Any credential of the workspace holding `lqm:build:write` may request; the request trains, promotes and
+/// activates nothing by itself.
 #[utoipa::path(
     post,
     path = "/api/v2/lqm/models/{uid}/retraining-requests",
@@ -107,12 +110,19 @@ pub async fn get_request(
     State(state): State<AppState>,
     ApiPath(uid): ApiPath<String>,
 ) -> Result<Json<RequestView>, ApiError> {
-    Ok(Json(views::request(training::get_request(&state, ctx.tenant(), &uid).await?)))
+    Ok(Json(views::reviewable(training::reviewable(&state, ctx.tenant(), &uid).await?)))
 }
 
-/// Reviews a pending retraining request once: `approve` authorises the training of one candidate
-/// checkpoint and nothing else (nothing is promoted or activated); `reject` and `cancel` execute nothing.
-/// The credential that made the request may not decide it.
+/// Submits a decision on a pending retraining request for a person to confirm.
+///
+/// The seed makes this a *human decision*, and a credential never carries the authority of a control: the
+/// submission is recorded (sealed, audited, shown in `submitted_decisions`) and the request stays `pending`
+/// until a person decides it at the console (`/console/lqm-retraining`), where it is shown beside what the
+/// request would train on, its contract and data hashes. The person's decision is final: `approve`
+/// authorises the training of one candidate checkpoint and nothing else (nothing is promoted or
+/// activated); `reject` and `cancel` execute nothing. No scope lets a credential approve, and the
+/// requester may submit too (a person still decides). A decided request is not reviewable (409, with its
+/// `state`).
 #[utoipa::path(
     post,
     path = "/api/v2/lqm/retraining-requests/{requestUid}/decision",
@@ -121,8 +131,7 @@ pub async fn get_request(
         "decision": "approve", "note": "Data contract and scope reviewed; candidate training authorised"
     })),
     responses(
-        (status = 200, description = "Decision recorded", body = RequestView),
-        (status = 403, description = "The requester may not decide its own request (`separation_of_duties`)"),
+        (status = 200, description = "Decision recorded, for a person to confirm at the console (the request stays `pending`)", body = RequestView),
         (status = 404, description = "Not in this workspace and environment"),
         (status = 409, description = "Not reviewable: decided already (`not_reviewable`, with its `state`)"),
         (status = 422, description = "Bad input")
@@ -134,7 +143,7 @@ pub async fn post_decision(
     ApiPath(uid): ApiPath<String>,
     ApiJson(body): ApiJson<DecisionInput>,
 ) -> Result<Json<RequestView>, ApiError> {
-    Ok(Json(views::request(training::decide(&state, &ctx.caller(), ctx.tenant(), &uid, body).await?)))
+    Ok(Json(views::reviewable(training::submit(&state, &ctx.caller(), ctx.tenant(), &uid, body).await?)))
 }
 
 /// Trains the candidate checkpoint an approved request authorises: the algorithm fitted on the contract's

@@ -11,11 +11,12 @@ use fiscus_domain::lqm::records::{
 use fiscus_domain::lqm::retraining::{Decision, RequestState};
 use fiscus_store::lqm::models::{Contract, Model};
 use fiscus_store::lqm::supply_chain::{EvidencePacket, Promotion, Publication};
-use fiscus_store::lqm::training::{Checkpoint, Evaluation, Request};
+use fiscus_store::lqm::training::{Checkpoint, Evaluation, Request, Submission};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::lqm::registry::Dossier;
+use crate::lqm::training::Reviewable;
 
 /// A registered model: its canonical identity and LQM profile.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -133,6 +134,22 @@ pub struct ReviewView {
     pub note: Option<String>,
 }
 
+/// A decision a credential submitted over the API: it decides nothing until a person confirms it at the
+/// console.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct SubmissionView {
+    #[schema(example = "lrs_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub id: String,
+    pub decision: Decision,
+    pub note: Option<String>,
+    /// The request's hash the submission was about.
+    pub request_hash: String,
+    /// `sha256:` of the submission (RFC 8785).
+    pub submission_hash: String,
+    pub submitted_by: String,
+    pub submitted_at: String,
+}
+
 /// A retraining request.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct RequestView {
@@ -155,9 +172,28 @@ pub struct RequestView {
     pub request_hash: String,
     pub requested_by: String,
     pub created_at: String,
+    /// A person's decision at the console, once decided.
     pub review: Option<ReviewView>,
+    /// Decisions credentials submitted over the API, oldest first; none of them decides the request.
+    pub submitted_decisions: Vec<SubmissionView>,
     /// The checkpoint trained under it.
     pub checkpoint_id: Option<String>,
+}
+
+pub fn submission(s: Submission) -> SubmissionView {
+    SubmissionView {
+        id: s.id,
+        decision: s.body.decision,
+        note: s.body.note,
+        request_hash: s.body.request_hash,
+        submission_hash: s.content_hash,
+        submitted_by: s.created_by,
+        submitted_at: rfc3339(s.created_at),
+    }
+}
+
+pub fn reviewable(r: Reviewable) -> RequestView {
+    RequestView { submitted_decisions: r.submissions.into_iter().map(submission).collect(), ..request(r.request) }
 }
 
 pub fn request(r: Request) -> RequestView {
@@ -186,6 +222,7 @@ pub fn request(r: Request) -> RequestView {
             decided_at: rfc3339(v.at),
             note: v.note,
         }),
+        submitted_decisions: Vec::new(),
         checkpoint_id: r.checkpoint_id,
     }
 }
