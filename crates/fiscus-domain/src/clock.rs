@@ -26,6 +26,19 @@ pub fn rfc3339(micros: Micros) -> String {
     t.format(&Rfc3339).unwrap_or_else(|_| String::from("1970-01-01T00:00:00Z"))
 }
 
+/// IMF-fixdate (RFC 9110 section 5.6.7), the form of HTTP-date senders must use, e.g.
+/// `Sun, 06 Nov 1994 08:49:37 GMT`.
+pub const IMF_FIXDATE: &[time::format_description::BorrowedFormatItem<'static>] = time::macros::format_description!(
+    "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
+);
+
+/// A timestamp as an HTTP-date (IMF-fixdate), whole seconds.
+pub fn http_date(micros: Micros) -> String {
+    let t =
+        OffsetDateTime::from_unix_timestamp(micros.div_euclid(MICROS_PER_SECOND)).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    t.format(IMF_FIXDATE).unwrap_or_default()
+}
+
 /// Parses an RFC 3339 timestamp (any offset) into UTC microseconds.
 pub fn parse_rfc3339(s: &str) -> Option<Micros> {
     OffsetDateTime::parse(s, &Rfc3339).ok().map(micros_of)

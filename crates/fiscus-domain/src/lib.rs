@@ -11,6 +11,7 @@ pub mod api;
 pub mod audit;
 pub mod calls;
 pub mod catalogue;
+pub mod change_ledger;
 pub mod clock;
 pub mod compute;
 pub mod credentials;

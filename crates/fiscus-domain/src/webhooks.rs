@@ -267,10 +267,7 @@ pub fn retry_after(value: &str, now: i64) -> Option<u64> {
     if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
         return value.parse().ok();
     }
-    let format = time::macros::format_description!(
-        "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
-    );
-    let at = time::PrimitiveDateTime::parse(value, &format).ok()?.assume_utc().unix_timestamp();
+    let at = time::PrimitiveDateTime::parse(value, crate::clock::IMF_FIXDATE).ok()?.assume_utc().unix_timestamp();
     Some(u64::try_from(at - now).unwrap_or(0))
 }
 

@@ -21,7 +21,14 @@ pub struct CatalogueReport {
 /// The ids of the operations this build serves (those in its OpenAPI document), computed once.
 pub fn served_operations() -> &'static BTreeSet<&'static str> {
     static SERVED: std::sync::OnceLock<BTreeSet<&'static str>> = std::sync::OnceLock::new();
-    SERVED.get_or_init(|| check().served.into_iter().collect())
+    SERVED.get_or_init(|| report().served.iter().copied().collect())
+}
+
+/// The report of this build, computed once (it builds the OpenAPI document, and nothing in it changes
+/// while the process runs).
+pub fn report() -> &'static CatalogueReport {
+    static REPORT: std::sync::OnceLock<CatalogueReport> = std::sync::OnceLock::new();
+    REPORT.get_or_init(check)
 }
 
 pub fn check() -> CatalogueReport {

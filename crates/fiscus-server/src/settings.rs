@@ -147,6 +147,11 @@ pub struct Settings {
     /// Password hashes and other CPU-heavy steps of requests that may run at once, on blocking threads (0:
     /// one fewer than the machine's cores, at least one), so the HTTP runtime always keeps a core.
     pub cpu_heavy_threads: usize,
+    /// Deprecations this deployment announces (`[[deprecations]]`: `operation_id`, `deprecated_at`,
+    /// optional `sunset_at` and `successor`, `reason`): published in the change ledger, and announced on the
+    /// operation's responses with `Deprecation` and `Sunset` headers. Every node of a cluster must carry the
+    /// same list. A deprecation changes nothing an operation does or who may call it.
+    pub deprecations: Vec<fiscus_domain::change_ledger::Deprecation>,
 }
 
 pub const DEFAULT_SERVICE_CLASS: &str = "standard";
@@ -219,6 +224,7 @@ impl Default for Settings {
             sign_in_attempts_per_address: ServiceClass { quota: 30, window_seconds: 60 },
             sign_in_attempts_per_email: ServiceClass { quota: 10, window_seconds: 60 },
             cpu_heavy_threads: 0,
+            deprecations: Vec::new(),
         }
     }
 }

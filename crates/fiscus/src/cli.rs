@@ -344,7 +344,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("migrations applied ({})", state.store.backend().name());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Catalogue { command: CatalogueCommand::Check } => Ok(catalogue_check()),
+        Command::Catalogue { command: CatalogueCommand::Check } => Ok(catalogue_check(&load(&cli.data, None)?)),
         Command::Verify { command } => {
             let state = fiscus_server::serve::open(load(&cli.data, None)?).await?;
             let (audit, records, models, workspace) = match command {
@@ -422,9 +422,24 @@ async fn serve_command(settings: Settings, demo: bool) -> anyhow::Result<ExitCod
     Ok(ExitCode::SUCCESS)
 }
 
-fn catalogue_check() -> ExitCode {
+/// The same report and ledger `GET /api/v2/catalogue` and `GET /api/v2/catalogue/ledger` serve.
+fn catalogue_check(settings: &fiscus_server::settings::Settings) -> ExitCode {
     let report = fiscus_server::catalogue_check::check();
-    println!("catalogue version 2.0.0 (every operation Stable and Published; deprecated: 0)");
+    let ledger = fiscus_domain::change_ledger::ledger(&settings.deprecations);
+    println!(
+        "catalogue version {} (every operation Stable and Published; deprecated: {}; ledger entries: {})",
+        fiscus_domain::change_ledger::CATALOGUE_VERSION,
+        settings.deprecations.len(),
+        ledger.len()
+    );
+    for d in &settings.deprecations {
+        println!(
+            "deprecated: {} since {}{}",
+            d.operation_id,
+            d.deprecated_at,
+            d.sunset_at.as_deref().map(|s| format!(", sunset {s}")).unwrap_or_default()
+        );
+    }
     println!(
         "operations: {} ({} from the seed catalogue, {} added by Fiscus)",
         report.operations, report.seed_operations, report.added_operations

@@ -188,6 +188,28 @@ fn catalogue_check_reports_75_scopes_and_no_mismatch() {
 }
 
 #[test]
+fn catalogue_check_reads_the_deployments_deprecations_and_refuses_a_wrong_one() {
+    let cli = Cli::new();
+    let config = cli.dir.path().join("fiscus.toml");
+    let deprecation = "[[deprecations]]\noperation_id = \"get_trust_audit_head\"\n\
+                       deprecated_at = \"2026-12-01T00:00:00Z\"\nsunset_at = \"2027-06-30T00:00:00Z\"\n\
+                       reason = \"Use the signed checkpoints\"\n";
+    std::fs::write(&config, deprecation).expect("write");
+    let out = cli.run(&["--config", config.to_str().expect("utf8"), "catalogue", "check"]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("deprecated: 1; ledger entries: 3"), "{stdout}");
+    assert!(
+        stdout.contains("deprecated: get_trust_audit_head since 2026-12-01T00:00:00Z, sunset 2027-06-30"),
+        "{stdout}"
+    );
+    std::fs::write(&config, deprecation.replace("get_trust_audit_head", "get_nothing")).expect("write");
+    let out = cli.run(&["--config", config.to_str().expect("utf8"), "catalogue", "check"]);
+    assert!(!out.status.success(), "a deprecation of an unknown operation is refused");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown operation `get_nothing`"));
+}
+
+#[test]
 fn migrate_creates_the_database_and_a_config_file_layers_under_flags() {
     let cli = Cli::new();
     let out = cli.run(&["migrate"]);

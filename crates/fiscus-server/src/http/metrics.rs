@@ -157,7 +157,12 @@ pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) 
         // The authentication layer reads the operation from here rather than looking it up again.
         req.extensions_mut().insert(CataloguedOperation(op));
     }
-    let response = next.run(req).await;
+    let mut response = next.run(req).await;
+    if let Some(op) = catalogued
+        && let Some(d) = state.settings.deprecations.iter().find(|d| d.operation_id == op.id)
+    {
+        announce_deprecation(&state, d, response.headers_mut());
+    }
     let seconds = started.elapsed().as_secs_f64();
     let status = response.status().as_u16();
     state.metrics.observe(&operation, status, seconds);
@@ -170,6 +175,22 @@ pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) 
         tracing::debug!(operation = %operation, status, latency_ms = seconds * 1000.0, "request served");
     }
     response
+}
+
+/// `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and a `Link` to the change ledger on every response of an
+/// operation the ledger deprecates. Here because this layer is the one that knows the operation of every
+/// routed request, dispatched tool calls included.
+fn announce_deprecation(
+    state: &AppState,
+    d: &fiscus_domain::change_ledger::Deprecation,
+    headers: &mut axum::http::HeaderMap,
+) {
+    let ledger = format!("{}/api/v2/catalogue/ledger", state.settings.public_base_url());
+    for (name, value) in fiscus_domain::change_ledger::headers(d, &ledger) {
+        if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
+            headers.append(name, value);
+        }
+    }
 }
 
 /// The catalogue entry of the matched route, if it is a catalogued operation.

@@ -19,6 +19,9 @@ fn components(doc: &mut Value) {
         "RateLimit": header("IETF RateLimit header fields: what is left in the current window and seconds until it resets, e.g. `\"standard\";r=5999;t=42`.", json!({ "type": "string" })),
         "Retry-After": header("Seconds to wait before retrying.", json!({ "type": "string", "pattern": "^[0-9]+$" })),
         "WWW-Authenticate": header("RFC 6750 bearer challenge (`error=\"invalid_token\"`, or `error=\"insufficient_scope\", scope=\"…\"`).", json!({ "type": "string" })),
+        "Deprecation": header("RFC 9745: present when the change ledger deprecates this operation; when (an `@` and Unix seconds, possibly in the future).", json!({ "type": "string", "pattern": "^@-?[0-9]+$" })),
+        "Sunset": header("RFC 8594: present when the change ledger announces when this operation stops being served (an HTTP-date).", json!({ "type": "string" })),
+        "Link": header("With a deprecation, the change ledger (`rel=\"deprecation\"`, RFC 9745).", json!({ "type": "string" })),
         "Idempotent-Replayed": header("`true` when this is the stored response of an earlier request with the same `Idempotency-Key`.", json!({ "type": "string", "enum": ["true"] })),
     });
     let parameters = json!({ "IdempotencyKey": idempotency_key_parameter() });
@@ -297,6 +300,10 @@ fn normalise(status: &str, response: &mut Value, shape: &Shape) {
         headers.entry(name.to_string()).or_insert_with(|| header_ref(name));
     };
     add("Request-Id");
+    // Any operation a deployment's change ledger deprecates announces it on every response (`http/metrics`).
+    add("Deprecation");
+    add("Sunset");
+    add("Link");
     if shape.bearer {
         add("RateLimit-Policy");
         add("RateLimit");

@@ -190,6 +190,8 @@ async fn every_documented_success_has_a_real_example() {
     for (operation, path) in [
         ("get_workspace", "/api/v2/workspace"),
         ("get_trust_audit_head", "/api/v2/trust/audit-head"),
+        ("get_catalogue", "/api/v2/catalogue"),
+        ("get_catalogue_ledger", "/api/v2/catalogue/ledger"),
         ("get_ai_credits_balance", "/api/v2/ai-credits/balance"),
         ("get_infrastructure_posture", "/api/v2/infrastructure/posture"),
         ("get_infrastructure_regions", "/api/v2/infrastructure/regions"),

@@ -83,3 +83,78 @@ async fn the_request_id_is_echoed_or_minted() {
     assert!(response.headers().get("request-id").and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("req_")));
     let _ = evidence_body;
 }
+
+#[tokio::test]
+async fn the_catalogue_and_its_ledger_are_served_with_the_cli_report() {
+    let app = spawn_app().await;
+    let catalogue: Value = app.get("/api/v2/catalogue", &app.key).await.json().await.expect("json");
+    let report = fiscus_server::catalogue_check::check();
+    let counts = &catalogue["counts"];
+    assert_eq!(counts["operations"], report.operations);
+    assert_eq!((counts["seed_operations"].as_u64(), counts["scopes"].as_u64()), (Some(114), Some(75)));
+    assert_eq!(counts["added_operations"], report.added_operations);
+    assert_eq!((counts["served"].as_u64(), counts["mismatches"].as_u64()), (Some(report.operations as u64), Some(0)));
+    assert_eq!(counts["deprecated"], 0);
+    let ops = catalogue["data"].as_array().expect("operations");
+    assert_eq!(ops.len(), report.operations);
+    let head = ops.iter().find(|o| o["operation_id"] == "get_trust_audit_head").expect("listed");
+    assert_eq!(
+        (head["scope"].as_str(), head["source"].as_str(), head["status"].as_str(), head["path"].as_str()),
+        (Some("trust:read"), Some("added"), Some("published"), Some("/api/v2/trust/audit-head"))
+    );
+    let ledger: Value = app.get("/api/v2/catalogue/ledger", &app.key).await.json().await.expect("json");
+    let entries = ledger["data"].as_array().expect("entries");
+    assert_eq!(entries.len(), 2, "the seed's publication and Fiscus's additions; nothing invented");
+    assert_eq!(entries[0]["operations"].as_array().map(Vec::len), Some(114));
+    // No deprecation, no header.
+    let plain = app.get("/api/v2/trust/audit-head", &app.key).await;
+    assert!(plain.headers().get("deprecation").is_none() && plain.headers().get("sunset").is_none());
+    // The catalogue needs its scope.
+    let (_, narrow) = app.new_app(fiscus_domain::credentials::Environment::Sandbox, "workspace:read", None).await;
+    assert_eq!(app.get("/api/v2/catalogue", &narrow).await.status(), 403);
+}
+
+#[tokio::test]
+async fn a_deprecated_operation_announces_it_on_every_response_and_still_works() {
+    let app = crate::helpers::spawn_app_with(|s| {
+        s.deprecations = vec![fiscus_domain::change_ledger::Deprecation {
+            operation_id: "get_trust_audit_head".into(),
+            deprecated_at: "2026-12-01T00:00:00Z".into(),
+            sunset_at: Some("2027-06-30T23:59:59Z".into()),
+            successor: Some("get_workspace".into()),
+            reason: "Superseded by the signed checkpoints of the transparency log".into(),
+        }]
+    })
+    .await;
+    let response = app.get("/api/v2/trust/audit-head", &app.key).await;
+    assert_eq!(response.status(), 200, "a deprecation changes nothing the operation does");
+    let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+    assert_eq!(header("deprecation").as_deref(), Some("@1796083200"));
+    assert_eq!(header("sunset").as_deref(), Some("Wed, 30 Jun 2027 23:59:59 GMT"));
+    let link = header("link").expect("link");
+    assert!(link.ends_with("/api/v2/catalogue/ledger>; rel=\"deprecation\"; type=\"application/json\""), "{link}");
+    // Refusals of the operation carry it too; other operations do not.
+    let (_, narrow) = app.new_app(fiscus_domain::credentials::Environment::Sandbox, "workspace:read", None).await;
+    let refused = app.get("/api/v2/trust/audit-head", &narrow).await;
+    assert_eq!(refused.status(), 403);
+    assert!(refused.headers().get("deprecation").is_some());
+    assert!(app.get("/api/v2/workspace", &app.key).await.headers().get("deprecation").is_none());
+
+    let ledger: Value = app.get("/api/v2/catalogue/ledger", &app.key).await.json().await.expect("json");
+    let entry = &ledger["data"][2];
+    assert_eq!((entry["change"].as_str(), entry["source"].as_str()), (Some("deprecated"), Some("deployment")));
+    assert_eq!(entry["operations"], serde_json::json!(["get_trust_audit_head"]));
+    assert_eq!(entry["successor"], "get_workspace");
+    assert!(entry["entry_hash"].as_str().is_some_and(|h| h.starts_with("sha256:")));
+    let catalogue: Value = app.get("/api/v2/catalogue", &app.key).await.json().await.expect("json");
+    assert_eq!(catalogue["counts"]["deprecated"], 1);
+    let head = catalogue["data"]
+        .as_array()
+        .expect("ops")
+        .iter()
+        .find(|o| o["operation_id"] == "get_trust_audit_head")
+        .cloned();
+    let head = head.expect("listed");
+    assert_eq!(head["status"], "deprecated");
+    assert_eq!(head["deprecation"]["sunset_at"], "2027-06-30T23:59:59Z");
+}

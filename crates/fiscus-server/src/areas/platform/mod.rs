@@ -1,5 +1,7 @@
-//! Core platform: the workspace, infrastructure reads, AI credits and the audit head.
+//! Core platform: the workspace, infrastructure reads, AI credits, the audit head, and the operation
+//! catalogue with its change ledger.
 
+mod catalogue;
 mod credits;
 mod infrastructure;
 mod trust;
@@ -19,4 +21,6 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(infrastructure::get_data_entitlements))
         .routes(routes!(credits::get_balance))
         .routes(routes!(trust::get_audit_head))
+        .routes(routes!(catalogue::get_catalogue))
+        .routes(routes!(catalogue::get_ledger))
 }
