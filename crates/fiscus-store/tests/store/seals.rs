@@ -113,7 +113,7 @@ async fn verify_workspace_counts_every_sealed_row_and_names_the_failures() {
 
 #[tokio::test]
 async fn every_sealed_table_is_verified() {
-    assert_eq!(seals::ALL.len(), 51);
+    assert_eq!(seals::ALL.len(), 52);
     let names: Vec<&str> = seals::ALL.iter().map(|t| t.table).collect();
     for table in [
         "actions",
@@ -142,6 +142,7 @@ async fn every_sealed_table_is_verified() {
         "lqm_models",
         "lqm_contracts",
         "lqm_retraining_requests",
+        "lqm_retraining_submissions",
         "lqm_checkpoints",
         "lqm_evaluations",
         "lqm_evidence_packets",
