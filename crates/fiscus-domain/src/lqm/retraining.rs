@@ -64,6 +64,13 @@ impl Decision {
     }
 }
 
+/// Whether an actor of `kind` may decide a retraining request: only a person (an operator at the console).
+/// The seed makes the decision a human one, and a credential never carries the authority of a control, so an
+/// application (whatever its scopes), a worker or the CLI only ever submits a decision for a person.
+pub fn may_decide(kind: crate::actor::ActorKind) -> bool {
+    kind == crate::actor::ActorKind::Operator
+}
+
 /// The request is not awaiting review (it stands where it stands).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NotReviewable(pub RequestState);
@@ -83,6 +90,15 @@ pub fn decide(state: RequestState, decision: Decision) -> Result<RequestState, N
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_person_decides() {
+        use crate::actor::ActorKind;
+        assert!(may_decide(ActorKind::Operator));
+        for kind in [ActorKind::Application, ActorKind::Worker, ActorKind::Cli] {
+            assert!(!may_decide(kind), "{kind:?}");
+        }
+    }
 
     #[test]
     fn only_a_pending_request_is_decided_and_only_once() {

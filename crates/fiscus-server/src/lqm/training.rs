@@ -1,7 +1,6 @@
 //! Retraining requests and their review, training a candidate checkpoint under an approved request, and
 //! evaluating a checkpoint on the observations its contract held out.
 
-use fiscus_domain::actor::ActorKind;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::lqm::family::Algorithm;
@@ -220,7 +219,7 @@ pub async fn decide(
     d: DecisionInput,
     request_hash: &str,
 ) -> Result<Request, Failure> {
-    if person.actor.kind != ActorKind::Operator {
+    if !retraining::may_decide(person.actor.kind) {
         return Err(Failure::refused(ErrorCode::Conflict, "only a person at the console decides a retraining request"));
     }
     check_note(d.note.as_deref())?;
