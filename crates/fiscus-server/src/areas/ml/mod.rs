@@ -88,7 +88,10 @@ pub async fn get_models() -> Json<ListPage<MlModelView>> {
         operation: "POST /api/v2/ml/scenarios",
         description: "Stated relative price moves per asset applied to the portfolio, with each position's profit and loss.",
         peer: "none (arithmetic revaluation)",
-        parameters: json!({"type": "object", "properties": {"shocks": {"type": "array", "minItems": 1, "maxItems": 50}}}),
+        parameters: json!({"type": "object", "properties": {"shocks": {"type": "array", "minItems": 1, "maxItems": 50,
+            "items": {"type": "object", "required": ["name", "moves"], "additionalProperties": false, "properties": {
+                "name": {"type": "string", "minLength": 1, "maxLength": 100},
+                "moves": {"type": "array", "minItems": 1, "maxItems": 500, "items": {"type": "number"}}}}}}}),
     });
     Json(ListPage::complete(out))
 }
