@@ -24,6 +24,7 @@ mod idempotency;
 mod intelligence;
 mod investment;
 mod layers;
+mod lint;
 mod lqm;
 mod mcp;
 mod model_portfolios;
