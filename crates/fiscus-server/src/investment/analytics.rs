@@ -46,14 +46,17 @@ pub async fn value(state: &AppState, tenant: &Tenant, book: &Book, as_of: Option
             format!("portfolio {} holds no open lots: there are no positions to measure", book.portfolio.id),
         ));
     }
-    let instruments = book.instruments(as_of);
-    let marks = book::marks(state, &tenant.workspace_id, &instruments, as_of).await?;
+    // Holdings are the book's on its date (today by default: every settled trade counts); the returns window
+    // ends at the newest price that values them.
+    let held_on = book::book_date(as_of);
+    let instruments = book.instruments(Some(&held_on));
+    let marks = book::marks(state, &tenant.workspace_id, &instruments, Some(&held_on)).await?;
     let on = as_of.map(str::to_string).or_else(|| marks.values().map(|m| m.date.clone()).max()).unwrap_or_default();
     let base = book.portfolio.base_currency;
     let mut weights = Vec::with_capacity(instruments.len());
     let mut held = Vec::with_capacity(instruments.len());
     for (id, symbol) in &instruments {
-        let lots: Vec<_> = book.lots.iter().filter(|l| &l.instrument_id == id && l.acquired <= on).collect();
+        let lots: Vec<_> = book.lots.iter().filter(|l| &l.instrument_id == id && l.acquired <= held_on).collect();
         let Some(first) = lots.first() else { continue };
         let micros: i64 = lots.iter().map(|l| l.open_micros).sum();
         let mark = &marks[id];

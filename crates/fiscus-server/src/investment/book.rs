@@ -28,6 +28,28 @@ pub struct Mark {
     pub field: &'static str,
     /// The prices dataset (integer id) it was read from.
     pub dataset: i64,
+    /// The price is older than daily prices allow on the valuation date (more than [`STALE_AFTER_DAYS`]
+    /// calendar days before it): the holding is valued, and the reader is told the price is old.
+    pub stale: bool,
+}
+
+/// Daily prices: a weekend and a holiday leave at most four days without a bar; a week without one means the
+/// series stopped.
+pub const STALE_AFTER_DAYS: i64 = 7;
+
+/// The book's date: the requested valuation date, or today (UTC). What a book holds on a date is every lot
+/// acquired on or before it, so a settled trade always counts; each holding is valued at its newest observed
+/// price on or before that date, whose own date is shown beside it.
+pub fn book_date(as_of: Option<&str>) -> String {
+    as_of.map_or_else(|| fiscus_domain::clock::utc_day(fiscus_domain::clock::now_micros()), str::to_string)
+}
+
+/// Calendar days from `earlier` to `later` (`YYYY-MM-DD`), if both are dates.
+fn days_between(earlier: &str, later: &str) -> Option<i64> {
+    let format = time::macros::format_description!("[year]-[month]-[day]");
+    let a = time::Date::parse(earlier, &format).ok()?;
+    let b = time::Date::parse(later, &format).ok()?;
+    Some((b - a).whole_days())
 }
 
 /// A portfolio with its open lots and cash, in the tenant's environment.
@@ -105,6 +127,7 @@ pub async fn marks(
                 price_minor,
                 field,
                 dataset: number,
+                stale: as_of.and_then(|on| days_between(&bar.date, on)).is_some_and(|d| d > STALE_AFTER_DAYS),
             },
         );
     }

@@ -151,14 +151,11 @@ pub async fn snapshot(
     let base = book.portfolio.base_currency;
     let (version, rules_hash, rules) = policy_in_force(state, &tenant.workspace_id).await?;
     // Settled securities: the open lots held on the valuation date, by instrument.
-    let instruments = book.instruments(req.as_of.as_deref());
-    let marks = book::marks(state, &tenant.workspace_id, &instruments, req.as_of.as_deref()).await?;
-    let on = req.as_of.clone().or_else(|| marks.values().map(|m| m.date.clone()).max());
-    let on = match on {
-        Some(d) => d,
-        None if req.as_of.is_none() => fiscus_domain::clock::rfc3339(now_micros())[..10].to_string(),
-        None => String::new(),
-    };
+    // The book on its date (today by default): every lot acquired by then, each valued at its newest
+    // observed price on or before it (the line shows that price's date).
+    let on = book::book_date(req.as_of.as_deref());
+    let instruments = book.instruments(Some(&on));
+    let marks = book::marks(state, &tenant.workspace_id, &instruments, Some(&on)).await?;
     let mut positions = Vec::new();
     let mut observations = Observations::default();
     let mut lines = Vec::new();

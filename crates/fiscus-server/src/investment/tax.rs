@@ -81,6 +81,8 @@ pub struct MarkView {
     pub field: String,
     /// The prices dataset (integer id).
     pub dataset: i64,
+    /// The price is more than a week older than the valuation date (daily prices stopped).
+    pub stale: bool,
 }
 
 impl From<&Mark> for MarkView {
@@ -90,6 +92,7 @@ impl From<&Mark> for MarkView {
             date: m.date.clone(),
             price: m.price.clone(),
             price_minor: m.price_minor,
+            stale: m.stale,
             field: m.field.to_string(),
             dataset: m.dataset,
         }
@@ -110,9 +113,6 @@ pub struct TaxLots {
 }
 
 /// The valuation date: as asked, or the newest mark's date.
-fn valuation_date(as_of: Option<&str>, marks: &HashMap<String, Mark>) -> String {
-    as_of.map(str::to_string).or_else(|| marks.values().map(|m| m.date.clone()).max()).unwrap_or_default()
-}
 
 fn engine_lot(i: usize, l: &OpenLot) -> Result<Lot, Failure> {
     Ok(Lot { id: i as u64, acquired: engine_date(&l.acquired)?, quantity: l.open_micros, cost: l.open_cost_minor })
@@ -125,8 +125,8 @@ pub(super) fn engine_error(e: fiscus_quant::QuantError) -> Failure {
 /// Marks every open lot of `book` (lots acquired after the valuation date are left out: they were not
 /// held then).
 async fn marked(state: &AppState, tenant: &Tenant, book: &Book, as_of: Option<&str>) -> Result<TaxLots, Failure> {
-    let marks = book::marks(state, &tenant.workspace_id, &book.instruments(as_of), as_of).await?;
-    let on = valuation_date(as_of, &marks);
+    let on = book::book_date(as_of);
+    let marks = book::marks(state, &tenant.workspace_id, &book.instruments(Some(&on)), Some(&on)).await?;
     let sold = engine_date(&on)?;
     let mut lots = Vec::with_capacity(book.lots.len());
     for (i, l) in book.lots.iter().enumerate().filter(|(_, l)| l.acquired.as_str() <= on.as_str()) {
@@ -191,7 +191,8 @@ pub struct PlannedPurchase {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaxHarvestRequest {
-    /// The sale date the proposal is for (default: the newest date any held instrument has a price).
+    /// The sale date the proposal is for (default: today, UTC; each lot is marked at its newest observed
+    /// price on or before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(format = Date, example = "2022-12-28")]
     pub as_of: Option<String>,

@@ -423,7 +423,7 @@ async fn every_documented_success_has_a_real_example() {
     // Investment on the demo book (GROWTH is portfolio 1 of this database).
     walk.get("get_investment_portfolios", "/api/v2/investment/portfolios").await;
     walk.get("get_investment_portfolios_portfolio_tax_lots", "/api/v2/investment/portfolios/1/tax-lots").await;
-    let harvest = json!({ "planned_purchases": [{ "symbol": "MSFT", "date": "2023-01-10" }] });
+    let harvest = json!({ "as_of": "2022-12-28", "planned_purchases": [{ "symbol": "MSFT", "date": "2023-01-10" }] });
     walk.post(
         "post_investment_portfolios_portfolio_tax_harvest",
         "/api/v2/investment/portfolios/1/tax-harvest",

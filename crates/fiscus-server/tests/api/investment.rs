@@ -55,8 +55,17 @@ async fn the_demo_book_is_marked_to_observed_prices_with_the_engines_lot_rules()
     assert_eq!(list["data"][0]["benchmark_symbol"], "SPX");
     let growth = portfolio(&app, "GROWTH").await;
 
-    let lots = json(&app, &format!("/api/v2/investment/portfolios/{growth}/tax-lots")).await;
+    // By default the book is today's, each holding marked at its newest observed price, flagged stale
+    // when that price is more than a week older (the shipped prices end on 2022-12-28).
+    let today = json(&app, &format!("/api/v2/investment/portfolios/{growth}/tax-lots")).await;
+    assert_eq!(today["as_of"], fiscus_domain::clock::utc_day(fiscus_domain::clock::now_micros()));
+    assert_eq!(today["lots"].as_array().map(Vec::len), Some(12));
+    let marks = today["marks"].as_array().expect("marks");
+    assert!(marks.iter().all(|m| m["date"] == "2022-12-28" && m["stale"] == true), "{marks:?}");
+    // On the prices' own last day, as the peers computed it.
+    let lots = json(&app, &format!("/api/v2/investment/portfolios/{growth}/tax-lots?as_of=2022-12-28")).await;
     assert_eq!(lots["as_of"], "2022-12-28");
+    assert!(lots["marks"].as_array().expect("marks").iter().all(|m| m["stale"] == false));
     assert_eq!(lots["lots"].as_array().expect("present").len(), 12);
     // 200 AAPL bought at the observed 42.277 (cost 8,455.40), marked at 125.674 → 125.67 per unit.
     let aapl = lot(&lots, "AAPL-2019-03");
@@ -94,7 +103,7 @@ async fn a_harvest_proposal_weighs_wash_sales_is_sealed_and_never_executes() {
     demo(&app).await;
     let growth = portfolio(&app, "GROWTH").await;
     let path = format!("/api/v2/investment/portfolios/{growth}/tax-harvest");
-    let body = json!({ "planned_purchases": [{ "symbol": "MSFT", "date": "2023-01-10" }] });
+    let body = json!({ "as_of": "2022-12-28", "planned_purchases": [{ "symbol": "MSFT", "date": "2023-01-10" }] });
     let r = app.post_json(&path, &app.key, &body, None).await;
     assert_eq!(r.status(), 201);
     let p: Value = r.json().await.expect("present");
@@ -398,10 +407,16 @@ async fn a_collateral_snapshot_applies_the_policy_in_force_to_observed_values() 
     let app = spawn_app().await;
     demo(&app).await;
     // By code (the seed's string id) with the built-in default policy (version 0).
-    let r =
-        app.post_json("/api/v2/investment/portfolios/GROWTH/collateral-inventory", &app.key, &json!({}), None).await;
+    let inventory = "/api/v2/investment/portfolios/GROWTH/collateral-inventory";
+    // By default, today's book: every lot held now, at its newest observed price (with that price's date).
+    let r = app.post_json(inventory, &app.key, &json!({}), None).await;
+    assert_eq!(r.status(), 201);
+    let today: Value = r.json().await.expect("json");
+    assert_eq!(today["output"]["as_of"], fiscus_domain::clock::utc_day(fiscus_domain::clock::now_micros()));
+    let r = app.post_json(inventory, &app.key, &json!({ "as_of": "2022-12-28" }), None).await;
     assert_eq!(r.status(), 201);
     let snap: Value = r.json().await.expect("json");
+    assert_eq!(snap["output"]["lines"], today["output"]["lines"], "the same lots, at the same newest prices");
     let out = &snap["output"];
     assert_eq!((out["policy_version"].as_i64(), out["as_of"].as_str()), (Some(0), Some("2022-12-28")));
     let lines = out["lines"].as_array().expect("lines");
@@ -466,7 +481,7 @@ async fn a_collateral_snapshot_applies_the_policy_in_force_to_observed_values() 
         "not_found",
     )
     .await;
-    assert_eq!(app.count("SELECT COUNT(*) FROM investment_records WHERE kind = 'collateral_inventory'").await, 2);
+    assert_eq!(app.count("SELECT COUNT(*) FROM investment_records WHERE kind = 'collateral_inventory'").await, 3);
 }
 
 #[tokio::test]

@@ -348,13 +348,9 @@ async fn a_rebalance_becomes_an_approved_executed_reconciled_trade_that_moves_th
         "{state}"
     );
 
-    // The book moved: what the model leaves out is gone, its members are held by trade lots.
-    let lots: Value = app
-        .get("/api/v2/investment/portfolios/1/tax-lots?as_of=2099-12-31", &app.key)
-        .await
-        .json()
-        .await
-        .expect("json");
+    // The book moved: what the model leaves out is gone, its members are held by trade lots, and the book as
+    // of today (the default) counts the settled buys, though the newest prices are years older.
+    let lots: Value = app.get("/api/v2/investment/portfolios/1/tax-lots", &app.key).await.json().await.expect("json");
     let held: Vec<&str> =
         lots["lots"].as_array().expect("lots").iter().map(|l| l["symbol"].as_str().expect("symbol")).collect();
     for gone in ["AMD", "XOM", "JPM", "UNH"] {
@@ -364,6 +360,18 @@ async fn a_rebalance_becomes_an_approved_executed_reconciled_trade_that_moves_th
         lots["lots"].as_array().expect("lots").iter().filter(|l| l["origin"] == "trade").collect();
     assert!(!trades.is_empty());
     assert!(trades.iter().all(|l| l["lot"].as_str().expect("lot").starts_with(&id)));
+    // The collateral snapshot of today's book holds what the trade bought, valued at the newest prices.
+    let snapshot: Value = app
+        .post_json("/api/v2/investment/portfolios/1/collateral-inventory", &app.key, &json!({}), None)
+        .await
+        .json()
+        .await
+        .expect("json");
+    let positions: Vec<&str> =
+        snapshot["output"]["lines"].as_array().expect("lines").iter().filter_map(|l| l["position"].as_str()).collect();
+    for bought in trades.iter().filter_map(|l| l["symbol"].as_str()) {
+        assert!(positions.contains(&bought), "{bought} is in the snapshot: {positions:?}");
+    }
     assert!(app.count("SELECT COUNT(*) FROM lot_disposals").await > 0);
     // Production reads the book as imported: the sandbox trade never reached it.
     assert_eq!(app.count("SELECT COUNT(*) FROM tax_lots WHERE environment = 'production'").await, 0);
