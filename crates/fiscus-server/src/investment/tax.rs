@@ -112,8 +112,6 @@ pub struct TaxLots {
     pub marks: Vec<MarkView>,
 }
 
-/// The valuation date: as asked, or the newest mark's date.
-
 fn engine_lot(i: usize, l: &OpenLot) -> Result<Lot, Failure> {
     Ok(Lot { id: i as u64, acquired: engine_date(&l.acquired)?, quantity: l.open_micros, cost: l.open_cost_minor })
 }
