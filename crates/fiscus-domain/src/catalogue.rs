@@ -61,6 +61,32 @@ impl Group {
         Group::Workflows,
     ];
 
+    /// What the group's operations are for, one sentence (the OpenAPI tag's description).
+    pub fn description(self) -> &'static str {
+        match self {
+            Group::AiRuntimeGovernance => "AI credits: the workspace's balance for metered AI and model work.",
+            Group::AgentsMcp => {
+                "Agents: the MCP and A2A gateways, signed execution clients, Agent Spaces and their evidence."
+            }
+            Group::CorePlatform => {
+                "The workspace, infrastructure reads, the audit head and the operation catalogue with its change ledger."
+            }
+            Group::DeveloperCommercial => "The marketplace's listings and benchmark comparisons of portfolios.",
+            Group::FinancialActions => {
+                "Financial Actions: proposals, pre-trade checks, delegations, execution and reconciliation; people approve."
+            }
+            Group::FinancialDataPlanning => "Market, economic and finance-core data, imports and planning forecasts.",
+            Group::KnowledgeIntelligence => {
+                "Client intelligence: calls, recordings, consent and transcripts, and the intelligence summary."
+            }
+            Group::LqmBuilder => {
+                "LQM Builder: registration, dataset contracts, retraining review, publication and promotion of models."
+            }
+            Group::QuantModels => "Quantitative computation, models, research and investment analytics.",
+            Group::Workflows => "Workflow studio, durable runs with human review, and the workflow gateway.",
+        }
+    }
+
     /// The group's name as the seed writes it (also the OpenAPI tag).
     pub fn name(self) -> &'static str {
         match self {

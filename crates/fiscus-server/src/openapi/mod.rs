@@ -81,7 +81,12 @@ pub fn finish(mut api: OpenApi) -> OpenApi {
         ))),
     );
     api.components = Some(components);
-    api.tags = Some(Group::ALL.iter().map(|g| TagBuilder::new().name(g.name()).build()).collect());
+    api.tags = Some(
+        Group::ALL
+            .iter()
+            .map(|g| TagBuilder::new().name(g.name()).description(Some(g.description())).build())
+            .collect(),
+    );
 
     for (path, item) in api.paths.paths.iter_mut() {
         for (method, op) in [
