@@ -130,16 +130,10 @@ pub async fn decide(
     Path(id): Path<String>,
     ConsoleForm(form): ConsoleForm<DecisionForm>,
 ) -> Response {
-    if let Err(refused) = op.check_csrf(&form.csrf) {
-        return refused;
-    }
-    if !matches!(op.role, Role::Admin | Role::Approver) {
-        return html::error_page(StatusCode::FORBIDDEN, "Decision refused", "An auditor does not decide.");
-    }
-    let Some(environment) = Environment::parse(&form.environment) else {
-        return html::error_page(StatusCode::UNPROCESSABLE_ENTITY, "Refused", "Unknown environment.");
+    let tenant = match op.deciding_in(&form.csrf, &form.environment) {
+        Ok(tenant) => tenant,
+        Err(refused) => return refused,
     };
-    let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment };
     let result = match (form.decision.as_str(), PromotionDecision::parse(&form.decision)) {
         (_, Some(d)) => promotion::decide(&state, &op.caller(), &tenant, &id, d, &form.checkpoint_hash).await,
         ("revoke", None) => promotion::revoke(&state, &op.caller(), &tenant, &id, &form.checkpoint_hash).await,

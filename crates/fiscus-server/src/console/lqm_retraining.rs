@@ -9,7 +9,6 @@ use axum::response::Response;
 use fiscus_domain::actions::approval::Role;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::lqm::retraining::Decision;
-use fiscus_domain::tenancy::Tenant;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
@@ -24,10 +23,6 @@ const PLACE: &str = "/console/lqm-retraining";
 
 fn unavailable() -> Response {
     html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.")
-}
-
-fn tenant_of(op: &OperatorSession, environment: Environment) -> Tenant {
-    Tenant { workspace_id: op.workspace_id.clone(), environment }
 }
 
 /// What credentials submitted, newest last, as one cell.
@@ -54,7 +49,7 @@ fn submissions(r: &Reviewable, op: &OperatorSession) -> String {
 pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Response {
     let mut rows = String::new();
     for environment in [Environment::Sandbox, Environment::Production] {
-        let Ok(pending) = training::pending(&state, &tenant_of(&op, environment)).await else { return unavailable() };
+        let Ok(pending) = training::pending(&state, &op.tenant(environment)).await else { return unavailable() };
         for r in &pending {
             let b = &r.request.record.body;
             let _ = write!(
@@ -101,7 +96,7 @@ pub async fn detail(
         html::error_page(StatusCode::NOT_FOUND, "Not found", "There is no such retraining request in this workspace.")
     };
     let Some(environment) = Environment::parse(&q.environment) else { return not_found() };
-    let tenant = tenant_of(&op, environment);
+    let tenant = op.tenant(environment);
     let r = match training::reviewable(&state, &tenant, &id).await {
         Ok(r) => r,
         Err(crate::governed::Failure::NotFound) => return not_found(),
@@ -191,14 +186,9 @@ pub async fn decide(
     Path(id): Path<String>,
     ConsoleForm(form): ConsoleForm<DecisionForm>,
 ) -> Response {
-    if let Err(refused) = op.check_csrf(&form.csrf) {
-        return refused;
-    }
-    if !matches!(op.role, Role::Admin | Role::Approver) {
-        return html::error_page(StatusCode::FORBIDDEN, "Decision refused", "An auditor does not decide.");
-    }
-    let Some(environment) = Environment::parse(&form.environment) else {
-        return html::error_page(StatusCode::UNPROCESSABLE_ENTITY, "Refused", "Unknown environment.");
+    let tenant = match op.deciding_in(&form.csrf, &form.environment) {
+        Ok(tenant) => tenant,
+        Err(refused) => return refused,
     };
     let decision = match form.decision.as_str() {
         "approve" => Decision::Approve,
@@ -208,7 +198,6 @@ pub async fn decide(
     };
     let note = Some(form.note.trim().to_string()).filter(|n| !n.is_empty());
     let input = DecisionInput { decision, note };
-    let tenant = tenant_of(&op, environment);
     match training::decide(&state, &op.caller(), &tenant, &id, input, &form.request_hash).await {
         Ok(_) => flash::redirect(PLACE, Notice::Decided, &id),
         Err(e) => html::failure_page(

@@ -110,16 +110,10 @@ pub async fn rebind(
     Path(id): Path<String>,
     ConsoleForm(form): ConsoleForm<RebindForm>,
 ) -> Response {
-    if let Err(refused) = op.check_csrf(&form.csrf) {
-        return refused;
-    }
-    if !matches!(op.role, Role::Admin | Role::Approver) {
-        return html::error_page(StatusCode::FORBIDDEN, "Rebinding refused", "An auditor does not rebind.");
-    }
-    let Some(environment) = Environment::parse(&form.environment) else {
-        return html::error_page(StatusCode::UNPROCESSABLE_ENTITY, "Refused", "Unknown environment.");
+    let tenant = match op.deciding_in(&form.csrf, &form.environment) {
+        Ok(tenant) => tenant,
+        Err(refused) => return refused,
     };
-    let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment };
     match qlm::rebind(&state, &op.caller(), &tenant, &id, &form.role, &form.checkpoint_hash).await {
         Ok(_) => flash::redirect("/console/qlms", Notice::Decided, &id),
         Err(e) => html::failure_page(

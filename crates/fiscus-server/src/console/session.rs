@@ -57,6 +57,25 @@ impl OperatorSession {
         }
     }
 
+    /// This operator's workspace in `environment`.
+    pub fn tenant(&self, environment: fiscus_domain::credentials::Environment) -> fiscus_domain::tenancy::Tenant {
+        fiscus_domain::tenancy::Tenant { workspace_id: self.workspace_id.clone(), environment }
+    }
+
+    /// What every decision form checks first: its CSRF token, that this operator decides (an admin or an
+    /// approver: an auditor never does), and the environment it names. The tenant to decide in, or the
+    /// refusal page.
+    #[expect(clippy::result_large_err, reason = "the error is the refusal page itself, returned as is")]
+    pub fn deciding_in(&self, csrf: &str, environment: &str) -> Result<fiscus_domain::tenancy::Tenant, Response> {
+        self.check_csrf(csrf)?;
+        if !matches!(self.role, Role::Admin | Role::Approver) {
+            return Err(html::error_page(StatusCode::FORBIDDEN, "Decision refused", "An auditor does not decide."));
+        }
+        let environment = fiscus_domain::credentials::Environment::parse(environment)
+            .ok_or_else(|| html::error_page(StatusCode::UNPROCESSABLE_ENTITY, "Refused", "Unknown environment."))?;
+        Ok(self.tenant(environment))
+    }
+
     /// The IANA name of the zone this person reads times in.
     pub fn time_zone_name(&self) -> &str {
         self.time_zone.iana_name().unwrap_or("UTC")

@@ -9,16 +9,15 @@ use fiscus_domain::lqm::records::{CheckpointBody, DataVersion, EvaluationBody, H
 use fiscus_domain::lqm::retraining::{self, Decision, RequestState};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
-use fiscus_store::lqm::Record;
 use fiscus_store::lqm::models;
 use fiscus_store::lqm::training::{self, Checkpoint, Evaluation, Request, Review, Submission};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::fit::{self, Criteria};
-use super::{actor_label, canonical, crashed, gate_closed, invalid, registry};
+use super::{actor_label, crashed, gate_closed, invalid, registry};
 use crate::governed::record::{AuditEntry, audit};
-use crate::governed::{Caller, Failure};
+use crate::governed::{Caller, Failure, new_record};
 use crate::state::AppState;
 
 /// `POST /lqm/models/{uid}/retraining-requests`.
@@ -97,16 +96,8 @@ pub async fn request(
         hyperparameters,
         reason: r.reason,
     };
-    let (body_json, content_hash) = canonical("retraining request", &body)?;
-    let now = now_micros();
-    let record = Record {
-        id: fiscus_domain::ids::new_id("lrr"),
-        body,
-        body_json,
-        content_hash,
-        created_by: actor_label(caller),
-        created_at: now,
-    };
+    let record = new_record("retraining request", "lrr", body, actor_label(caller))?;
+    let now = record.created_at;
     let mut tx = state.store.begin().await?;
     training::insert_request(&mut tx, tenant, &record).await?;
     let details = json!({ "model": model.id, "contract": contract.id, "algorithm": algorithm.as_str() });
@@ -181,16 +172,8 @@ pub async fn submit(
         decision: d.decision,
         note: d.note,
     };
-    let (body_json, content_hash) = canonical("retraining decision submission", &body)?;
-    let now = now_micros();
-    let submission = Record {
-        id: fiscus_domain::ids::new_id("lrs"),
-        body,
-        body_json,
-        content_hash,
-        created_by: actor_label(caller),
-        created_at: now,
-    };
+    let submission = new_record("retraining decision submission", "lrs", body, actor_label(caller))?;
+    let now = submission.created_at;
     let mut tx = state.store.begin().await?;
     // Guarded by the request's state in the same transaction: a submission never lands on a decided request.
     if !training::still_pending(&mut tx, tenant, id).await? {
@@ -290,16 +273,8 @@ pub async fn train(
         },
         engine: fit::ENGINE.to_string(),
     };
-    let (body_json, content_hash) = canonical("checkpoint", &body)?;
-    let now = now_micros();
-    let c = Record {
-        id: fiscus_domain::ids::new_id("ckp"),
-        body,
-        body_json,
-        content_hash,
-        created_by: actor_label(caller),
-        created_at: now,
-    };
+    let c = new_record("checkpoint", "ckp", body, actor_label(caller))?;
+    let now = c.created_at;
     let mut tx = state.store.begin().await?;
     training::insert_checkpoint(&mut tx, tenant, &c).await?;
     if !training::mark_trained(&mut tx, tenant, request_id, &c.id).await? {
@@ -375,16 +350,8 @@ pub async fn evaluate(
         trained_by: c.created_by.clone(),
         evaluated_by,
     };
-    let (body_json, content_hash) = canonical("evaluation", &body)?;
-    let now = now_micros();
-    let e = Record {
-        id: fiscus_domain::ids::new_id("lev"),
-        body,
-        body_json,
-        content_hash,
-        created_by: actor_label(caller),
-        created_at: now,
-    };
+    let e = new_record("evaluation", "lev", body, actor_label(caller))?;
+    let now = e.created_at;
     let mut tx = state.store.begin().await?;
     match training::insert_evaluation(&mut tx, tenant, &e).await {
         Err(StoreError::Conflict(_)) => {
