@@ -35,7 +35,6 @@ real Ed25519 point; budgets per-action <= daily <= monthly; an expiry in the com
 well-formed drawn values. The evidence record is seeded so that every list has rows to validate.
 """
 import base64
-import datetime
 import json
 import math
 import os
@@ -216,7 +215,7 @@ def _real_id(case):
 def _idempotency_key(case):
     """Every POST of the bearer API carries a fresh `Idempotency-Key`, as a client following the conventions
     would. Generated keys are few and short ("0", "00", …) and would repeat across different bodies, which
-    the server rightly refuses (422 `idempotency_key_reused`); so a well-formed key is replaced by a new UUID,
+    the server rightly refuses (409 `idempotency_key_reused`); so a well-formed key is replaced by a new UUID,
     while a malformed one (a negative case about the header itself) is sent as drawn. The OAuth endpoints are
     outside the Idempotency-Key contract."""
     if case.method.upper() != "POST" or case.path.startswith("/api/v2/oauth/"):
@@ -237,7 +236,6 @@ def _idempotency_key(case):
 # drawn.
 _CANONICAL_KEY = re.compile(r"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 
 
 def _business_rules(case):
@@ -313,17 +311,6 @@ def _business_rules(case):
         key = changed.get("public_key")
         if isinstance(key, str) and _CANONICAL_KEY.match(key):
             changed["public_key"] = ed25519_public_key()
-    elif case.path == "/api/v2/actions/agentic/identities/{uid}/delegations":
-        # per-action <= daily <= monthly, and an expiry in the future, at most a year away.
-        names = ("per_action_budget_minor", "daily_budget_minor", "monthly_budget_minor")
-        budgets = [changed.get(n) for n in names]
-        if all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in budgets):
-            changed.update(zip(names, sorted(budgets)))
-        expires = changed.get("expires_at")
-        if isinstance(expires, str) and _RFC3339.match(expires):
-            days = 1 + sum(map(ord, expires)) % 360
-            at = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=days)
-            changed["expires_at"] = at.strftime("%Y-%m-%dT%H:%M:%SZ")
     if changed != body:
         case.body = changed
 
@@ -396,7 +383,6 @@ def seed(base, key, client_id, client_secret, given):
         body = {"name": f"schemathesis-{run}", "public_key": ed25519_public_key()}
         ids["identity_id"] = api.post("/api/v2/actions/agentic/identities", body).json()["id"]
     if "delegation_id" not in ids:
-        expires = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=30)
         body = {
             "action": "payment",
             "counterparty": "cp_schemathesis",
@@ -407,7 +393,7 @@ def seed(base, key, client_id, client_secret, given):
             "per_action_budget_minor": 100000,
             "daily_budget_minor": 1000000,
             "monthly_budget_minor": 10000000,
-            "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "valid_for_days": 30,
         }
         path = f"/api/v2/actions/agentic/identities/{ids['identity_id']}/delegations"
         ids["delegation_id"] = api.post(path, body).json()["id"]

@@ -137,7 +137,10 @@ impl ErrorCode {
                 (409, "idempotency_key_in_use", "A request with this Idempotency-Key is still being processed")
             }
             ErrorCode::IdempotencyKeyReused => {
-                (422, "idempotency_key_reused", "This Idempotency-Key was used with a different method, path or body")
+                // 409, not the draft's 422: the body breaks no rule; it conflicts with what the server holds
+                // for the key (RFC 9110 §15.5.10). A 422 would tell a client its body is wrong. Told apart
+                // from `idempotency_key_in_use` by its code and by carrying no `Retry-After`.
+                (409, "idempotency_key_reused", "This Idempotency-Key was used with a different method, path or body")
             }
             ErrorCode::InvalidIdempotencyKey => {
                 (422, "invalid_idempotency_key", "The Idempotency-Key header must be 1 to 255 visible ASCII characters")

@@ -93,6 +93,10 @@ schema_types! {
     PublicKey => schema::public_key();
     /// An Ed25519 signature in base64.
     Signature => schema::signature();
+    /// A finite number at most 10^12 in size (series values the engine takes).
+    Magnitude => schema::magnitude();
+    /// An identifier of the SPDX License List or a `LicenseRef-…` reference (`lqm::licence`).
+    SpdxLicence => schema::spdx_licence();
     /// `machine_delegated`, the only mode of a delegation.
     MachineDelegatedOnly => schema::machine_delegated_only();
 }
@@ -211,8 +215,30 @@ pub mod schema {
         string(44, 44, BASE64_32_PATTERN).examples(["11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="]).build()
     }
 
+    pub fn magnitude() -> Object {
+        ObjectBuilder::new()
+            .schema_type(Type::Number)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Double)))
+            .minimum(Some(-1e12))
+            .maximum(Some(1e12))
+            .build()
+    }
+
     pub fn signature() -> Object {
         string(88, 88, BASE64_64_PATTERN).build()
+    }
+
+    /// The list itself as an `enum` (about 700 identifiers), so that a client learns which identifiers
+    /// are accepted from the document rather than from a refusal; or the SPDX `LicenseRef-` form.
+    pub fn spdx_licence() -> utoipa::openapi::schema::Schema {
+        let listed =
+            ObjectBuilder::new().schema_type(Type::String).enum_values(Some(crate::lqm::licence::listed_ids())).build();
+        utoipa::openapi::schema::AnyOfBuilder::new()
+            .item(listed)
+            .item(string(12, 75, crate::lqm::licence::LICENSE_REF_PATTERN).build())
+            .examples(["Apache-2.0"])
+            .build()
+            .into()
     }
 }
 

@@ -51,7 +51,7 @@ pub fn check() -> CatalogueReport {
                     continue;
                 };
                 served.insert(entry.id);
-                let documented: Option<&str> = op.pointer("/security/0/bearer/0").and_then(Value::as_str);
+                let documented: Option<&str> = op.pointer("/security/1/oauth2/0").and_then(Value::as_str);
                 if documented != entry.scope {
                     mismatches.push(format!(
                         "{} documents scope {:?} but the catalogue says {:?}",

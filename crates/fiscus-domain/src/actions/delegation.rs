@@ -63,17 +63,22 @@ pub struct DelegationRequest {
     #[schema(value_type = fields::MachineDelegatedOnly, inline)]
     pub execution_mode: ExecutionMode,
     pub risk_tier: RiskTier,
+    /// The most one action may move. Each of the three budgets binds on its own: an action must fit all
+    /// of them, so the smallest one that applies is the limit (a daily budget below the per-action one
+    /// simply caps each action at the daily budget).
     #[schema(value_type = fields::Amount, inline)]
     pub per_action_budget_minor: i64,
-    /// At least the per-action budget.
+    /// The most the delegation's actions may move in one UTC day.
     #[schema(value_type = fields::Amount, inline)]
     pub daily_budget_minor: i64,
-    /// At least the daily budget.
+    /// The most the delegation's actions may move in one UTC calendar month.
     #[schema(value_type = fields::Amount, inline)]
     pub monthly_budget_minor: i64,
-    /// RFC 3339; in the future and at most a year away.
-    #[schema(value_type = fields::Timestamp, inline)]
-    pub expires_at: String,
+    /// How many days the delegation lasts from its creation: from 1 to 366. Standing authority is renewed
+    /// at least yearly; the delegation's `expires_at` is its creation time plus this many days. (A length
+    /// rather than a timestamp, so the rule is one a schema states: a time "in the future" is not.)
+    #[schema(minimum = 1, maximum = 366, example = 180)]
+    pub valid_for_days: u16,
 }
 
 /// Validated terms.
@@ -101,43 +106,33 @@ impl DelegationRequest {
                 errors.push((field, "must be 1 to 200 characters".to_string()));
             }
         }
-        if self.per_action_budget_minor <= 0 {
-            errors.push(("per_action_budget_minor", "must be positive".to_string()));
-        }
         for (field, v) in [
             ("per_action_budget_minor", self.per_action_budget_minor),
             ("daily_budget_minor", self.daily_budget_minor),
             ("monthly_budget_minor", self.monthly_budget_minor),
         ] {
-            if v > MAX_AMOUNT_MINOR {
-                errors.push((field, format!("must be at most {MAX_AMOUNT_MINOR}")));
+            if v <= 0 || v > MAX_AMOUNT_MINOR {
+                errors.push((field, format!("must be from 1 to {MAX_AMOUNT_MINOR}")));
             }
         }
-        if self.daily_budget_minor < self.per_action_budget_minor {
-            errors.push(("daily_budget_minor", "must be at least the per-action budget".to_string()));
+        if !(1..=366).contains(&self.valid_for_days) {
+            errors.push(("valid_for_days", "must be from 1 to 366".to_string()));
         }
-        if self.monthly_budget_minor < self.daily_budget_minor {
-            errors.push(("monthly_budget_minor", "must be at least the daily budget".to_string()));
+        let expires_at = now + i64::from(self.valid_for_days) * 86_400 * MICROS_PER_SECOND;
+        if !errors.is_empty() {
+            return Err(errors);
         }
-        let year = 366 * 24 * 3600 * MICROS_PER_SECOND;
-        let expires_at = parse_rfc3339(&self.expires_at).filter(|t| *t > now && *t <= now + year);
-        if expires_at.is_none() {
-            errors.push(("expires_at", "must be an RFC 3339 time in the future, at most a year away".to_string()));
-        }
-        match expires_at {
-            Some(expires_at) if errors.is_empty() => Ok(Terms {
-                action: self.action,
-                counterparty: self.counterparty,
-                connector: self.connector,
-                currency: self.currency,
-                risk_tier: self.risk_tier,
-                per_action: self.per_action_budget_minor,
-                daily: self.daily_budget_minor,
-                monthly: self.monthly_budget_minor,
-                expires_at,
-            }),
-            _ => Err(errors),
-        }
+        Ok(Terms {
+            action: self.action,
+            counterparty: self.counterparty,
+            connector: self.connector,
+            currency: self.currency,
+            risk_tier: self.risk_tier,
+            per_action: self.per_action_budget_minor,
+            daily: self.daily_budget_minor,
+            monthly: self.monthly_budget_minor,
+            expires_at,
+        })
     }
 }
 

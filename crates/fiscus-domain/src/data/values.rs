@@ -44,7 +44,7 @@ impl DateFormat {
     /// The date a cell says in this format, as `YYYY-MM-DD`.
     pub fn date(self, s: &str) -> Result<String, String> {
         let parsed = match self {
-            DateFormat::Iso => iso(s),
+            DateFormat::Iso => iso(s).filter(|d| in_data_years(d)),
             DateFormat::MonthDayYear => {
                 let mut parts = s.split('/');
                 match (parts.next(), parts.next(), parts.next(), parts.next()) {
@@ -76,23 +76,34 @@ fn number(s: &str) -> Option<u32> {
     (!s.is_empty() && s.len() <= 4 && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse().ok()).flatten()
 }
 
+/// Years a data file's date may carry (1800 to 2200): a cell outside them is a typo or another column, not
+/// an observation, and refusing it keeps such files from importing silently.
+const DATA_YEARS: std::ops::RangeInclusive<u32> = 1800..=2200;
+
+fn in_data_years(date: &str) -> bool {
+    date[..4].parse().is_ok_and(|y: u32| DATA_YEARS.contains(&y))
+}
+
 fn ymd(y: Option<u32>, m: Option<u32>, d: Option<u32>) -> Option<String> {
+    ymd_any_year(y.filter(|y| DATA_YEARS.contains(y)), m, d)
+}
+
+fn ymd_any_year(y: Option<u32>, m: Option<u32>, d: Option<u32>) -> Option<String> {
     let (y, m, d) = (y?, m?, d?);
-    if !(1800..=2200).contains(&y) {
-        return None;
-    }
     let month = Month::try_from(u8::try_from(m).ok()?).ok()?;
-    let date = Date::from_calendar_date(y as i32, month, u8::try_from(d).ok()?).ok()?;
+    let date = Date::from_calendar_date(i32::try_from(y).ok()?, month, u8::try_from(d).ok()?).ok()?;
     Some(format!("{:04}-{:02}-{:02}", date.year(), u8::from(date.month()), date.day()))
 }
 
-/// A `YYYY-MM-DD` date (years 1800 to 2200), normalised; `None` otherwise.
+/// A `YYYY-MM-DD` date of any year RFC 3339's `full-date` allows (0000 to 9999), normalised; `None`
+/// otherwise. What the API's `format: date` parameters take: a date with no data is answered as one, never
+/// refused as malformed. (Data files are held to 1800 to 2200: `DateFormat::date`.)
 pub fn iso(s: &str) -> Option<String> {
     let b = s.as_bytes();
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
         return None;
     }
-    ymd(number(&s[..4]), number(&s[5..7]), number(&s[8..]))
+    ymd_any_year(number(&s[..4]), number(&s[5..7]), number(&s[8..]))
 }
 
 fn clip(s: &str) -> String {
@@ -237,6 +248,12 @@ mod tests {
         assert!(DateFormat::Iso.date("1/4/1999").is_err());
         assert!(DateFormat::Iso.date("2019-02-29").is_err());
         assert!(DateFormat::quarter("1959", "5").is_err());
+        // A file's dates stay within 1800 to 2200; the API's dates are any RFC 3339 full-date.
+        assert!(DateFormat::Iso.date("2300-01-01").is_err());
+        assert_eq!(iso("2300-01-01").as_deref(), Some("2300-01-01"));
+        assert_eq!(iso("0000-01-01").as_deref(), Some("0000-01-01"));
+        assert_eq!(iso("9999-12-31").as_deref(), Some("9999-12-31"));
+        assert!(iso("2023-02-29").is_none());
     }
 
     #[test]

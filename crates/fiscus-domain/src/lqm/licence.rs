@@ -31,6 +31,14 @@ fn listed(s: &str) -> bool {
     !s.is_empty() && SPDX_IDS.lines().any(|id| id == s)
 }
 
+/// The identifiers of the SPDX License List this build knows.
+pub fn listed_ids() -> impl Iterator<Item = &'static str> {
+    SPDX_IDS.lines().filter(|id| !id.is_empty())
+}
+
+/// The pattern of a `LicenseRef-` reference [`is_spdx_identifier`] accepts.
+pub const LICENSE_REF_PATTERN: &str = "^LicenseRef-[A-Za-z0-9.-]{1,64}$";
+
 /// What a dataset licence lets a model trained on it do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]

@@ -185,6 +185,10 @@ fn location(call_id: &str) -> String {
 }
 
 /// Records a client call, to which recordings, consent and transcripts are then added.
+///
+/// The `title`, optional `counterparty` and `occurred_at` are sealed into a record of the caller's workspace and
+/// environment, with an audit event; the answer is the call with no recordings, consent or transcripts yet. Needs
+/// `client:intelligence:write`. Creating a call records no audio and transcribes nothing.
 #[utoipa::path(
     post,
     path = "/api/v2/client-intelligence/calls",
@@ -205,6 +209,11 @@ pub async fn post_call(
 }
 
 /// A call with its recordings, consent records and transcripts.
+///
+/// Every recording version (its format, length, duration and `audio_sha256`, never the audio), every consent
+/// record (the latest is in force) and every transcript version with its text and `text_sha256`, each a sealed
+/// record. Any call of the caller's workspace and environment is readable (404 otherwise). Needs
+/// `client:intelligence:read`; reading changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/client-intelligence/calls/{uid}",
@@ -221,6 +230,12 @@ pub async fn get_call(
 
 /// Uploads a recording of the call (WAV or FLAC, base64): stored as the call's next version once it
 /// decodes, with its SHA-256; earlier versions are kept.
+///
+/// A `content_base64` that is not base64, or another `media_type`, is 422 `invalid_request`; a file that does not
+/// decode as a WAV or FLAC this service reads is 422 `invalid_audio`; more than 24 MiB of audio is 413
+/// `payload_too_large`; nothing is stored then. The version records its sample rate, channels and duration. Needs
+/// `client:intelligence:write`. Uploading transcribes nothing and records no consent; the audio is stored by
+/// Fiscus and sent to no other service.
 #[utoipa::path(
     post,
     path = "/api/v2/client-intelligence/calls/{uid}/recordings",
@@ -245,6 +260,12 @@ pub async fn post_recording(
 
 /// Records consent the application captured (or its withdrawal). That consent is not required under a
 /// policy is a person's decision at the console, never an application's.
+///
+/// Appends a sealed record with the next `seq`: `captured`, with its `method`, `captured_at` (not in the future
+/// beyond a small clock skew) and an optional evidence `reference`; or `withdrawn`, after which transcription is
+/// refused until consent is in force again. Needs `client:intelligence:write`. An application can never record
+/// `not_required`: an admin or approver decides that at the console, naming the policy. Earlier records are never
+/// changed.
 #[utoipa::path(
     post,
     path = "/api/v2/client-intelligence/calls/{uid}/consent",
@@ -283,6 +304,12 @@ fn english() -> String {
 /// Transcribes the call's latest recording with the local speech runtime (PocketSphinx from the operating
 /// system's packages; never a cloud service), at no AI credit cost, and stores the transcript as a new
 /// version with the SHA-256 of its text.
+///
+/// Needs a stored recording (409 `recording_missing`) and a latest consent record that is `captured` or
+/// `not_required` (409 `consent_required`, also after a withdrawal); the audio is read back only while it matches
+/// its sealed SHA-256. The transcript names the recording, its hash and the consent record it was made under.
+/// Needs `client:intelligence:run`. Audio and text never leave Fiscus, `credits` is 0, and earlier transcripts are
+/// kept.
 #[utoipa::path(
     post,
     path = "/api/v2/client-intelligence/calls/{uid}/transcribe-recording",

@@ -61,6 +61,12 @@ fn counts<T>(rows: &[(T, i64)], name: impl Fn(&T) -> &'static str) -> Value {
 }
 
 /// The workspace's activity in this environment and the audit head it was read at, sealed by its hash.
+///
+/// Financial Actions by control state, workflow runs by state, compute jobs by kind and state, LQMs registered and
+/// their promotions by state in the caller's workspace and environment, and the workspace's datasets by kind
+/// (datasets serve both environments), with the audit chain's head; `summary_hash` is the SHA-256 of the RFC 8785
+/// form of all of it. Needs `intelligence:read`. Counts only: no record's content is returned, and nothing is
+/// changed.
 #[utoipa::path(
     get,
     path = "/api/v2/intelligence/summary",

@@ -60,6 +60,11 @@ pub struct ListingsQuery {
 }
 
 /// Everything this workspace can install or run, with versions and hashes.
+///
+/// The workflow library's templates, the compute engine's model families, the LQMs whose checkpoint an operator
+/// promoted in this workspace, and the agent spaces Fiscus ships, optionally of one `kind`, each with the path to
+/// install or run it (for a shipped space not active here, the console page where an admin promotes it). Needs
+/// `marketplace:read`. Listing installs, runs and promotes nothing; doing so takes that operation's own scope.
 #[utoipa::path(
     get,
     path = "/api/v2/marketplace/listings",

@@ -31,7 +31,7 @@ pub struct BacktestRequest {
     #[schema(minimum = 1, maximum = 10000)]
     pub rebalance_every: Option<u32>,
     /// Starting cash (default 1,000,000).
-    #[schema(minimum = 0, exclusive_minimum = 0, maximum = 1000000000000000_u64)]
+    #[schema(exclusive_minimum = 0, maximum = 1000000000000000_u64)]
     pub initial_cash: Option<f64>,
     /// Proportional fee per trade (0.001 is 10 basis points; default 0).
     #[schema(minimum = 0, maximum = 0.1)]

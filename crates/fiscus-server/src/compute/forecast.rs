@@ -161,13 +161,13 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: ForecastRequest) -> Re
         (None, None, None, Some(a)) => pin_ledger_account(state, workspace_id, a, r.start, r.end).await?,
         (Some(key), None, None, None) => {
             if !fiscus_domain::data::is_name(&key) {
-                return Err(Failure::Invalid(vec![("series", format!("no series `{key}` in this workspace"))]));
+                return Err(Failure::missing("series", format!("no series `{key}` in this workspace")));
             }
             let mut conn = state.store.read().await?;
             let s = match fiscus_store::data::economics::get(&mut conn, workspace_id, &key, None).await {
                 Ok(s) => s,
                 Err(fiscus_store::StoreError::NotFound) => {
-                    return Err(Failure::Invalid(vec![("series", format!("no series `{key}` in this workspace"))]));
+                    return Err(Failure::missing("series", format!("no series `{key}` in this workspace")));
                 }
                 Err(e) => return Err(e.into()),
             };

@@ -44,7 +44,7 @@ pub struct GenerativeRequest {
     #[schema(minimum = 1, maximum = 10000)]
     pub paths: u32,
     /// GBM: years the steps span (default steps / 252).
-    #[schema(minimum = 0, exclusive_minimum = 0, maximum = 50)]
+    #[schema(exclusive_minimum = 0, maximum = 50)]
     pub horizon_years: Option<f64>,
     /// Bootstrap: periods drawn together (default 5).
     #[schema(minimum = 1, maximum = 252)]

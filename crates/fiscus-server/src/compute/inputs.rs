@@ -52,7 +52,7 @@ pub async fn pin(
             None
         };
         let Some(i) = found else {
-            return Err(Failure::Invalid(vec![(field, format!("no instrument `{uid}` in this workspace"))]));
+            return Err(Failure::missing(field, format!("no instrument `{uid}` in this workspace")));
         };
         if pinned.iter().any(|p| p.instrument == i.id) {
             return Err(Failure::Invalid(vec![(field, format!("`{uid}` is named twice"))]));

@@ -44,7 +44,7 @@ pub struct OptimizationRequest {
     #[schema(minimum = -1, maximum = 1)]
     pub risk_free_rate: Option<f64>,
     /// Annual volatility ceiling for `efficient_risk`.
-    #[schema(minimum = 0, maximum = 10, exclusive_minimum = 0)]
+    #[schema(exclusive_minimum = 0, maximum = 10)]
     pub target_volatility: Option<f64>,
     /// Annual return floor for `efficient_return`.
     #[schema(minimum = -1, maximum = 10)]

@@ -234,7 +234,9 @@ struct Bundle {
 
 async fn rerun(state: &AppState, tenant: &Tenant, id: &str, name: Option<String>) -> Result<Research, Failure> {
     let snapshot = load_snapshot(state, tenant, id).await.map_err(|f| match f {
-        Failure::NotFound => invalid("snapshot", format!("no snapshot `{id}` in this workspace and environment")),
+        Failure::NotFound => {
+            Failure::missing("snapshot", format!("no snapshot `{id}` in this workspace and environment"))
+        }
         other => other,
     })?;
     let bundle: Bundle = serde_json::from_str(&snapshot.bundle)
@@ -373,7 +375,7 @@ pub async fn snapshot(
     if r.description.as_ref().is_some_and(|d| d.chars().count() > 2000) {
         return Err(invalid("description", "at most 2000 characters"));
     }
-    let no_run = || invalid("run", format!("no research run `{}` in this workspace and environment", r.run));
+    let no_run = || Failure::missing("run", format!("no research run `{}` in this workspace and environment", r.run));
     if !fiscus_domain::ids::is_id_of("cjb", &r.run) {
         return Err(no_run());
     }

@@ -59,7 +59,7 @@ pub struct SimulationRequest {
     pub end: Option<String>,
     pub parameters: Option<GbmParameters>,
     /// Years simulated.
-    #[schema(minimum = 0, exclusive_minimum = 0, maximum = 50)]
+    #[schema(exclusive_minimum = 0, maximum = 50)]
     pub horizon_years: f64,
     /// Time steps per path.
     #[schema(minimum = 1, maximum = 10000)]

@@ -69,6 +69,10 @@ pub enum Failure {
     NotFound,
     /// Field errors of a request that cannot be what it says.
     Invalid(Vec<(&'static str, String)>),
+    /// A field names an object the caller's workspace does not hold: 404 with the field (JSON:API's rule
+    /// for a reference to a related resource that does not exist; Stripe's `resource_missing`), because
+    /// the request itself is well formed and a 422 would say it is not.
+    Missing(&'static str, String),
     /// A rule of the lifecycle refused it (the code says which, the detail says why, and `members` are
     /// extension members of the problem a client matches on, such as the `reasons` of a closed gate).
     Refused { code: ErrorCode, detail: String, members: Vec<(&'static str, serde_json::Value)> },
@@ -93,6 +97,11 @@ impl From<StoreError> for Failure {
 }
 
 impl Failure {
+    /// `field` names an object the workspace does not hold.
+    pub fn missing(field: &'static str, message: impl Into<String>) -> Failure {
+        Failure::Missing(field, message.into())
+    }
+
     pub fn refused(code: ErrorCode, detail: impl Into<String>) -> Failure {
         Failure::Refused { code, detail: detail.into(), members: Vec::new() }
     }

@@ -9,7 +9,9 @@
 //!   their own transaction via `Ctx::respond`, so the effect and the stored response commit together or not
 //!   at all; for anything else this layer stores it afterwards.
 //! - Same key, same method, path and body: the stored response, with `Idempotent-Replayed: true`.
-//! - Same key, different method, path or body: 422 `idempotency_key_reused`.
+//! - Same key, different method, path or body: 409 `idempotency_key_reused`, never retryable (no
+//!   `Retry-After`). The draft says 422; here 422 means the body breaks a rule of the document, and this
+//!   body breaks none: it conflicts with the server's record of the key (RFC 9110 §15.5.10).
 //! - Same key while the first is still running: 409 `idempotency_key_in_use` with `Retry-After`. For an
 //!   operation recorded with its effect, duplicates racing each other may all run their handler, but only
 //!   the first record inserted keeps its effect: the others roll their own effect back and answer with what

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::analytics::{self, Comparison, ComparisonQuery, RiskQuery, RiskReport, window_start};
 use super::tax::engine_error;
-use super::{book, invalid, is_date};
+use super::{book, is_date};
 use crate::governed::{Caller, Failure};
 use crate::state::AppState;
 
@@ -117,7 +117,7 @@ pub async fn risk_compliance(
     )
     .await
     .map_err(|e| match e {
-        Failure::NotFound => invalid("portfolio_id", "no such portfolio in this workspace"),
+        Failure::NotFound => Failure::missing("portfolio_id", "no such portfolio in this workspace"),
         other => other,
     })?;
     let book = book::load(state, tenant, req.portfolio_id).await?;
@@ -257,7 +257,7 @@ pub async fn generative_market(
         return Err(Failure::Invalid(errors));
     }
     let book = match book::load(state, tenant, req.portfolio_id).await {
-        Err(Failure::NotFound) => return Err(invalid("portfolio_id", "no such portfolio in this workspace")),
+        Err(Failure::NotFound) => return Err(Failure::missing("portfolio_id", "no such portfolio in this workspace")),
         other => other?,
     };
     let valued = analytics::value(state, tenant, &book, req.as_of.as_deref()).await?;

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::analytics::{self, DAYS_PER_YEAR, window_start};
 use super::tax::engine_error;
-use super::{book, invalid, is_date};
+use super::{book, is_date};
 use crate::compute::inputs;
 use crate::governed::{Caller, Failure};
 use crate::state::AppState;
@@ -135,7 +135,7 @@ pub async fn generate(
         return Err(Failure::Invalid(errors));
     }
     let book = match book::load(state, tenant, req.portfolio_id).await {
-        Err(Failure::NotFound) => return Err(invalid("portfolio_id", "no such portfolio in this workspace")),
+        Err(Failure::NotFound) => return Err(Failure::missing("portfolio_id", "no such portfolio in this workspace")),
         other => other?,
     };
     let valued = analytics::value(state, tenant, &book, req.end.as_deref()).await?;

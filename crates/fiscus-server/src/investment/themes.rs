@@ -43,12 +43,12 @@ pub struct MemberInput {
 #[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UniverseRequest {
-    #[schema(min_length = 1, max_length = 200, example = "AI infrastructure leaders")]
+    #[schema(value_type = fiscus_domain::fields::Text<1, 200>, inline, example = "AI infrastructure leaders")]
     pub name: String,
-    #[schema(min_length = 1, max_length = 200, example = "artificial_intelligence")]
+    #[schema(value_type = fiscus_domain::fields::Text<1, 200>, inline, example = "artificial_intelligence")]
     pub theme: String,
     /// Who handed it off (a research desk, a model run).
-    #[schema(min_length = 1, max_length = 200, example = "Equity research, thematic desk")]
+    #[schema(value_type = fiscus_domain::fields::Text<1, 200>, inline, example = "Equity research, thematic desk")]
     pub source: String,
     /// The members, when handed off at once; absent, the universe is announced (`pending`) and its members
     /// follow with `POST …/{universe}/handoff`.
@@ -77,7 +77,7 @@ async fn members_of(
     workspace_id: &str,
     input: &[MemberInput],
 ) -> Result<(Vec<Member>, String), Failure> {
-    let mut errors = Vec::new();
+    let (mut errors, mut missing) = (Vec::new(), Vec::new());
     if input.is_empty() || input.len() > 500 {
         errors.push(("members", "from 1 to 500 members".to_string()));
     }
@@ -103,11 +103,14 @@ async fn members_of(
                 relevance: fiscus_domain::data::values::shortest(m.relevance),
                 rationale: m.rationale.clone().unwrap_or_default(),
             }),
-            None => errors.push(("members", format!("no instrument `{}` in this workspace", m.symbol))),
+            None => missing.push(format!("`{}`", m.symbol)),
         }
     }
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
+    }
+    if !missing.is_empty() {
+        return Err(Failure::missing("members", format!("no instrument {} in this workspace", missing.join(", "))));
     }
     out.sort_by(|a, b| a.symbol.cmp(&b.symbol));
     let listed: Vec<Value> =
@@ -208,7 +211,7 @@ pub async fn load_universe(state: &AppState, tenant: &Tenant, id: i64) -> Result
 pub struct ModelPortfolioRequest {
     /// Default: the universe's name and the weighting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(min_length = 1, max_length = 200, example = "AI leaders, relevance-weighted")]
+    #[schema(value_type = Option<fiscus_domain::fields::Text<1, 200>>, example = "AI leaders, relevance-weighted")]
     pub name: Option<String>,
     /// How many of the most relevant members to hold, 1 to 500 (default 20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -273,7 +276,7 @@ pub async fn create_model(
         let mut conn = state.store.read().await?;
         match fiscus_store::data::market::get_instrument(&mut conn, &tenant.workspace_id, b).await {
             Err(StoreError::NotFound) => {
-                return Err(invalid("benchmark_symbol", format!("no instrument `{b}` in this workspace")));
+                return Err(Failure::missing("benchmark_symbol", format!("no instrument `{b}` in this workspace")));
             }
             other => {
                 other?;
@@ -431,7 +434,9 @@ pub async fn open_operation(
     }
     let mut conn = state.store.read().await?;
     match fiscus_store::data::book::get_portfolio(&mut conn, &tenant.workspace_id, r.portfolio_id).await {
-        Err(StoreError::NotFound) => return Err(invalid("portfolio_id", "no such portfolio in this workspace")),
+        Err(StoreError::NotFound) => {
+            return Err(Failure::missing("portfolio_id", "no such portfolio in this workspace"));
+        }
         other => {
             other?;
         }
@@ -439,7 +444,10 @@ pub async fn open_operation(
     drop(conn);
     let m = match load_model(state, tenant, &r.model_portfolio).await {
         Err(Failure::NotFound) => {
-            return Err(invalid("model_portfolio", "no such model portfolio in this workspace and environment"));
+            return Err(Failure::missing(
+                "model_portfolio",
+                "no such model portfolio in this workspace and environment",
+            ));
         }
         other => other?,
     };

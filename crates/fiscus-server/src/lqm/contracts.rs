@@ -73,7 +73,7 @@ pub async fn create(
     let key = state.store.seal_key();
     let mut conn = state.store.read().await?;
     let model = match models::get_model(&mut conn, key, tenant, &r.model_uid).await {
-        Err(StoreError::NotFound) => return Err(invalid("model_uid", "no such model in this workspace")),
+        Err(StoreError::NotFound) => return Err(Failure::missing("model_uid", "no such model in this workspace")),
         other => other?,
     };
     // A dataset whose own record fails its seal is ineligible as one whose rows do (below): 409 `unsealed`.

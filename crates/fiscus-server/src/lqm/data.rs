@@ -66,7 +66,7 @@ pub async fn read(
         (Kind::Prices, ContractTarget::Instrument { symbol, transform }) => {
             let instrument = match market::get_instrument(&mut conn, workspace_id, symbol).await {
                 Err(StoreError::NotFound) => {
-                    return Err(invalid("target", format!("no instrument `{symbol}` in this workspace")));
+                    return Err(Failure::missing("target", format!("no instrument `{symbol}` in this workspace")));
                 }
                 other => other?,
             };

@@ -52,7 +52,12 @@ pub struct CreateQlm {
 #[serde(deny_unknown_fields)]
 pub struct InvokeInput {
     /// The observations every component runs on, oldest first.
-    #[schema(min_items = 3, max_items = 20000, example = json!([4012.5, 4030.1, 4018.9, 4055.0, 4071.3, 4066.2]))]
+    #[schema(
+        value_type = Vec<fiscus_domain::fields::Magnitude>,
+        min_items = 3,
+        max_items = 20000,
+        example = json!([4012.5, 4030.1, 4018.9, 4055.0, 4071.3, 4066.2])
+    )]
     pub values: Vec<f64>,
     /// Periods forecast by forecasting components, 1 to 500 (default 12).
     #[serde(default)]
@@ -146,7 +151,7 @@ pub async fn create(
     for c in &r.components {
         match pin_of(state, tenant, &c.role, &c.model_uid).await {
             Err(Failure::NotFound) => {
-                return Err(invalid("components", format!("no model `{}` in this workspace", c.model_uid)));
+                return Err(Failure::missing("components", format!("no model `{}` in this workspace", c.model_uid)));
             }
             other => pins.push(other?),
         }
@@ -389,7 +394,7 @@ pub async fn evaluate(
     let (_, versions) = load(state, tenant, qlm_id).await?;
     let v = pick(&versions, r.version)?.clone();
     let contract = match super::contracts::get(state, tenant, &r.contract_uid).await {
-        Err(Failure::NotFound) => return Err(invalid("contract_uid", "no such contract in this workspace")),
+        Err(Failure::NotFound) => return Err(Failure::missing("contract_uid", "no such contract in this workspace")),
         other => other?,
     };
     let checkpoints = pinned(state, tenant, &v).await?;

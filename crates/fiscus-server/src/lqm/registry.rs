@@ -22,9 +22,6 @@ use crate::governed::record::{AuditEntry, audit};
 use crate::governed::{Caller, Failure};
 use crate::state::AppState;
 
-/// The pattern of a licence field: an SPDX identifier or a `LicenseRef-`.
-pub const LICENSE_PATTERN: &str = "^(LicenseRef-[A-Za-z0-9.-]{1,64}|[A-Za-z0-9][A-Za-z0-9.+-]{0,63})$";
-
 /// `POST /lqm/models`.
 #[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -41,7 +38,7 @@ pub struct RegisterRequest {
     )]
     pub intended_use: String,
     /// The model's licence: an SPDX identifier (`Apache-2.0`, `MIT`, …) or `LicenseRef-…`.
-    #[schema(pattern = "^(LicenseRef-[A-Za-z0-9.-]{1,64}|[A-Za-z0-9][A-Za-z0-9.+-]{0,63})$", example = "Apache-2.0")]
+    #[schema(value_type = fiscus_domain::fields::SpdxLicence, inline)]
     pub license: String,
     /// Whether its outputs are used commercially (default `true`); data under a non-commercial licence
     /// trains only a model that is not.

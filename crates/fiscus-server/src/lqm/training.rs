@@ -81,7 +81,9 @@ pub async fn request(
     let hyperparameters = fit::hyperparameters(algorithm, r.hyperparameters)?;
     let mut conn = state.store.read().await?;
     let contract = match models::get_contract(&mut conn, state.store.seal_key(), tenant, &r.contract_uid).await {
-        Err(StoreError::NotFound) => return Err(invalid("contract_uid", "no such contract in this workspace")),
+        Err(StoreError::NotFound) => {
+            return Err(Failure::missing("contract_uid", "no such contract in this workspace"));
+        }
         other => other?,
     };
     drop(conn);

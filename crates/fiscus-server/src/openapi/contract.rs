@@ -24,11 +24,9 @@ fn components(doc: &mut Value) {
         "Link": header("With a deprecation, the change ledger (`rel=\"deprecation\"`, RFC 9745).", json!({ "type": "string" })),
         "Idempotent-Replayed": header("`true` when this is the stored response of an earlier request with the same `Idempotency-Key`.", json!({ "type": "string", "enum": ["true"] })),
     });
-    let parameters = json!({ "IdempotencyKey": idempotency_key_parameter() });
     let Some(obj) = doc.as_object_mut() else { return };
     let components = obj.entry("components").or_insert_with(|| json!({}));
     components["headers"] = headers;
-    components["parameters"] = parameters;
     if let Some(problem) = components.pointer_mut("/schemas/Problem") {
         problem["example"] = example(ErrorCode::NotFound);
     }
@@ -100,7 +98,8 @@ fn layer_errors(shape: &Shape) -> Vec<(u16, Vec<ErrorCode>)> {
     } else {
         add(&[RateLimited]);
     }
-    if shape.path_parameters {
+    // A path's object, or (JSON:API's rule) an object a body names, that the workspace does not hold.
+    if shape.path_parameters || shape.json_body {
         add(&[NotFound]);
     }
     if shape.post && shape.bearer {
@@ -201,6 +200,7 @@ fn add_example(op: &mut Value) {
 pub fn apply(doc: &mut Value) {
     components(doc);
     conditions(doc);
+    webhooks(doc);
     doc["servers"] = json!([{ "url": "/", "description": "This Fiscus deployment" }]);
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
     for (path, item) in paths.iter_mut() {
@@ -214,6 +214,70 @@ pub fn apply(doc: &mut Value) {
                 path_parameters: path.contains('{'),
             };
             decorate(op, &shape);
+        }
+    }
+}
+
+/// What Fiscus sends to a registered endpoint (OpenAPI 3.1 `webhooks`): the one event envelope, signed by
+/// Standard Webhooks v1 (`workers/webhooks.rs`).
+fn webhooks(doc: &mut Value) {
+    let header = |name: &str, description: &str| json!({ "name": name, "in": "header", "required": true, "description": description, "schema": { "type": "string" } });
+    doc["webhooks"] = json!({
+        "event": { "post": {
+            "operationId": "webhook_event",
+            // Fiscus calls the endpoint; the endpoint checks Fiscus's signature (the headers below).
+            "security": [],
+            "tags": ["Agents & MCP"],
+            "summary": "An event delivered to an endpoint registered with `POST /api/v2/agent-execution/webhooks`",
+            "description": "Sent by Fiscus, not served by it: one event per request, at least once, in order per endpoint, \
+                signed as Standard Webhooks v1 with the endpoint's `whsec_` secret. A 2xx answer acknowledges it; \
+                anything else, or no answer within the timeout, is retried on a schedule and then given up \
+                (`GET /api/v2/agent-execution/webhooks` shows each endpoint's state). Deduplicate by `webhook-id`.",
+            "parameters": [
+                header("webhook-id", "The event's id: the same on every retry of one event."),
+                header("webhook-timestamp", "Unix seconds when this attempt was signed."),
+                header("webhook-signature", "`v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`."),
+            ],
+            "requestBody": { "required": true, "content": { "application/json": {
+                "schema": { "$ref": "#/components/schemas/Event" } } } },
+            "responses": {
+                "2XX": { "description": "Received: not sent again." },
+                "4XX": { "description": "Not accepted: sent again on the retry schedule." }
+            }
+        } }
+    });
+}
+
+/// Drops components nothing refers to: generic pages (`ListPage<T>`) are inlined where used, which leaves
+/// the item type's own component behind unreferenced.
+pub fn prune_unused_components(doc: &mut Value) {
+    fn refs(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(map) => {
+                if let Some(Value::String(r)) = map.get("$ref") {
+                    out.push(r.clone());
+                }
+                map.values().for_each(|x| refs(x, out));
+            }
+            Value::Array(items) => items.iter().for_each(|x| refs(x, out)),
+            _ => {}
+        }
+    }
+    let mut pending = Vec::new();
+    if let Some(map) = doc.as_object() {
+        map.iter().filter(|(k, _)| *k != "components").for_each(|(_, v)| refs(v, &mut pending));
+    }
+    let mut used = std::collections::BTreeSet::new();
+    while let Some(r) = pending.pop() {
+        if used.insert(r.clone())
+            && let Some(target) = r.strip_prefix('#').and_then(|pointer| doc.pointer(pointer))
+        {
+            refs(target, &mut pending);
+        }
+    }
+    for kind in ["schemas", "parameters", "headers", "responses"] {
+        if let Some(map) = doc.pointer_mut(&format!("/components/{kind}")).and_then(Value::as_object_mut) {
+            map.retain(|name, _| used.contains(&format!("#/components/{kind}/{name}")));
         }
     }
 }
@@ -239,7 +303,7 @@ fn idempotency_key_parameter() -> Value {
         "name": "Idempotency-Key",
         "in": "header",
         "required": false,
-        "description": "Makes the POST safe to retry: the first response is stored with its effect (at least 24 h) and replayed with `Idempotent-Replayed: true`; the same key with another method, path or body is 422 `idempotency_key_reused`, and while the first is still running 409 `idempotency_key_in_use`.",
+        "description": "Makes the POST safe to retry: the first response is stored with its effect (at least 24 h) and replayed with `Idempotent-Replayed: true`; the same key with another method, path or body is 409 `idempotency_key_reused` (never retryable: no `Retry-After`), and while the first is still running 409 `idempotency_key_in_use` with `Retry-After`.",
         "schema": { "type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$" },
         "example": "7f9c2ba4-e88f-4a2b-9a61-3c4f2e1d0b5a"
     })

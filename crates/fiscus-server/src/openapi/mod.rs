@@ -20,6 +20,7 @@ use crate::http::problem::{FieldError, Problem};
 #[openapi(info(
     title = "Fiscus — Enterprise Finance API",
     version = "2.0.0",
+    contact(name = "The operators of this Fiscus deployment"),
     description = "A governed finance platform. Credentials carry scopes and nothing else; people keep every approval; every step is sealed evidence. Errors are RFC 9457 problem details; lists are `limit`/`after_id` pages; every POST accepts `Idempotency-Key`. Bodies are I-JSON (RFC 7493): a member name given twice is refused (400), and the character U+0000 is refused in every string, member name, form field, path and query (400/422). A query parameter an operation does not declare is refused (422). Every amount is an integer number of minor units up to 2^53 − 1."
 ))]
 struct Base;
@@ -31,12 +32,15 @@ pub fn base() -> OpenApi {
 }
 
 pub mod contract;
+pub mod rules;
 
 /// The document as served: the typed part finished with the catalogue's facts, then the common contract
 /// (errors, headers, `Idempotency-Key`) applied to every operation.
 pub fn document(api: OpenApi) -> serde_json::Value {
     let mut doc = serde_json::to_value(finish(api)).unwrap_or(serde_json::Value::Null);
+    rules::apply(&mut doc);
     contract::apply(&mut doc);
+    contract::prune_unused_components(&mut doc);
     doc
 }
 
@@ -57,7 +61,11 @@ pub fn finish(mut api: OpenApi) -> OpenApi {
         SecurityScheme::Http(
             HttpBuilder::new()
                 .scheme(HttpAuthScheme::Bearer)
-                .description(Some("An API key (`svc_test_…`, `svc_live_…`) or an OAuth access token (`fat_…`)."))
+                .description(Some(
+                    "An API key (`svc_test_…`, `svc_live_…`) or an OAuth access token (`fat_…`). Either holds \
+                     scopes; the scope an operation needs is the one its `oauth2` requirement lists (also \
+                     `x-fiscus-scope`).",
+                ))
                 .build(),
         ),
     );
@@ -114,8 +122,13 @@ fn decorate(path: &str, method: Method, op: &mut Operation) {
     op.extensions = Some(extensions);
     match entry.scope {
         Some(scope) => {
-            let mut security =
-                vec![SecurityRequirement::new("bearer", [scope]), SecurityRequirement::new("oauth2", [scope])];
+            // The scope sits in the OAuth 2.0 requirement only: OpenAPI 3.1 lets any scheme list roles, but
+            // generators and linters (Spectral's `oas3-operation-security-defined`) read a bearer scheme's list
+            // as OAuth scopes it does not define. An API key carries the same scopes as a token would.
+            let mut security = vec![
+                SecurityRequirement::new("bearer", Vec::<String>::new()),
+                SecurityRequirement::new("oauth2", [scope]),
+            ];
             if entry.path.starts_with("/agent-execution/") {
                 security.push(SecurityRequirement::new("httpSignature", Vec::<String>::new()));
             }

@@ -51,7 +51,7 @@ pub async fn decide(
     for v in &versions {
         match load_version(state, tenant, v).await {
             Err(Failure::NotFound) => {
-                return Err(Failure::Invalid(vec![("versions", format!("no workflow version `{v}` here"))]));
+                return Err(Failure::missing("versions", format!("no workflow version `{v}` here")));
             }
             other => other.map(|_| ())?,
         }

@@ -39,7 +39,7 @@ pub async fn start_for(
 ) -> Result<Run, Failure> {
     let version = match load_version(state, tenant, version_id).await {
         Err(Failure::NotFound) => {
-            return Err(Failure::Invalid(vec![("version_uid", format!("no workflow version `{version_id}` here"))]));
+            return Err(Failure::missing("version_uid", format!("no workflow version `{version_id}` here")));
         }
         other => other?,
     };

@@ -59,7 +59,7 @@ pub async fn create(
         }
         (None, None) => return Err(Failure::Invalid(vec![("name", "a new workflow needs a name".into())])),
         (Some(id), None) => {
-            let not_here = || Failure::Invalid(vec![("workflow_uid", format!("no workflow `{id}` here"))]);
+            let not_here = || Failure::missing("workflow_uid", format!("no workflow `{id}` here"));
             if !fiscus_domain::ids::is_id_of("wfl", id) {
                 return Err(not_here());
             }

@@ -49,7 +49,7 @@ pub async fn prove(state: &AppState, caller: &Caller, tenant: &Tenant, req: Proo
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
-    let not_here = || Failure::Invalid(vec![("workflow_uid", format!("no workflow `{}` here", req.workflow_uid))]);
+    let not_here = || Failure::missing("workflow_uid", format!("no workflow `{}` here", req.workflow_uid));
     if !fiscus_domain::ids::is_id_of("wfl", &req.workflow_uid) {
         return Err(not_here());
     }

@@ -310,7 +310,7 @@ async fn a_credential_with_every_scope_cannot_approve_or_deny() {
     let terms = json!({
         "action": "payment", "counterparty": "cp", "connector": "sandbox", "currency": "USD",
         "execution_mode": "machine_delegated", "risk_tier": "T1", "per_action_budget_minor": 1,
-        "daily_budget_minor": 1, "monthly_budget_minor": 1, "expires_at": "2027-06-30T00:00:00Z"
+        "daily_budget_minor": 1, "monthly_budget_minor": 1, "valid_for_days": 180
     });
     let delegations =
         format!("/api/v2/actions/agentic/identities/{}/delegations", identity["id"].as_str().expect("id"));

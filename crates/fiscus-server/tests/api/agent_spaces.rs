@@ -129,7 +129,7 @@ async fn a_promoted_space_runs_in_the_request_and_on_the_queue_recording_every_c
     assert_eq!(again.headers().get("idempotent-replayed").and_then(|v| v.to_str().ok()), Some("true"));
     assert_eq!(again.json::<Value>().await.expect("json")["id"], first["id"]);
     let other = json!({ "prompt": "Show MSFT prices", "execution_mode": "sync" });
-    problem(run(&app, &space, &other, Some("idem-1")).await, 422, "idempotency_key_reused").await;
+    problem(run(&app, &space, &other, Some("idem-1")).await, 409, "idempotency_key_reused").await;
 
     // Another workspace sees none of it.
     let (_, theirs) = app.other_workspace_key().await;

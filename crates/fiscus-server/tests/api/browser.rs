@@ -305,7 +305,7 @@ async fn every_console_page_meets_wcag_2_2_aa_in_chromium() {
     let terms = json!({
         "action": "payment", "counterparty": "cp_acme", "connector": "sandbox", "currency": "USD",
         "execution_mode": "machine_delegated", "risk_tier": "T1", "per_action_budget_minor": 100_000,
-        "daily_budget_minor": 300_000, "monthly_budget_minor": 1_000_000, "expires_at": "2027-06-30T00:00:00Z"
+        "daily_budget_minor": 300_000, "monthly_budget_minor": 1_000_000, "valid_for_days": 180
     });
     let delegation: Value = app
         .post_json(

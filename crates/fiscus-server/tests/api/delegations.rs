@@ -29,7 +29,7 @@ fn terms(per_action: i64, daily: i64, monthly: i64) -> Value {
     json!({
         "action": "payment", "counterparty": "cp_acme", "connector": "sandbox", "currency": "USD",
         "execution_mode": "machine_delegated", "risk_tier": "T1", "per_action_budget_minor": per_action,
-        "daily_budget_minor": daily, "monthly_budget_minor": monthly, "expires_at": "2027-06-30T00:00:00Z"
+        "daily_budget_minor": daily, "monthly_budget_minor": monthly, "valid_for_days": 180
     })
 }
 
@@ -331,4 +331,39 @@ async fn budgets_are_bounded_and_an_overrun_at_the_edge_is_a_gate_failure_never_
     });
     let body = problem(app.post_json("/api/v2/actions", &app.key, &over, None).await, 422, "invalid_request").await;
     assert_eq!(body["errors"][0]["field"], "amount_minor");
+}
+
+/// No ordering between the budgets is asked for (JSON Schema could not state one): each binds on its own,
+/// so a monthly budget below the daily one is the limit. The terms last `valid_for_days` from creation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_budget_binds_on_its_own_and_the_terms_last_the_days_given() {
+    let app = spawn_app().await;
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &op).await;
+    let before = fiscus_domain::clock::now_micros();
+    let m = machine(&app, &cookie, 31, terms(1_000, 5_000, 1_500)).await;
+    let delegation: Value = app
+        .get(&format!("/api/v2/actions/agentic/delegations/{}", m.delegation_id), &app.key)
+        .await
+        .json()
+        .await
+        .expect("json");
+    let expires = fiscus_domain::clock::parse_rfc3339(delegation["expires_at"].as_str().expect("expires_at"))
+        .expect("an RFC 3339 time");
+    let days = |d: i64| d * 86_400 * fiscus_domain::clock::MICROS_PER_SECOND;
+    assert!(expires >= before + days(180) - 1_000_000 && expires <= fiscus_domain::clock::now_micros() + days(180));
+    let sign = |hash: &str| evidence(&m.key, &m.identity_id, hash, &now_rfc3339(0), &nonce());
+    for amount in [1_000, 500] {
+        let (id, hash) = delegated_action(&app, &m, amount).await;
+        assert_eq!(execute(&app, &id, &sign(&hash)).await.status(), 200, "{amount}");
+    }
+    // The daily budget has 3,500 left; the monthly one none.
+    let (id, hash) = delegated_action(&app, &m, 1).await;
+    assert_eq!(gates(execute(&app, &id, &sign(&hash)).await).await, ["budget"]);
+    // A length outside 1 to 366 days is refused, as the schema says.
+    let mut long = terms(1, 1, 1);
+    long["valid_for_days"] = json!(367);
+    let path = format!("/api/v2/actions/agentic/identities/{}/delegations", m.identity_id);
+    let body = problem(app.post_json(&path, &app.key, &long, None).await, 422, "invalid_request").await;
+    assert!(body["errors"].to_string().contains("valid_for_days"), "{body}");
 }

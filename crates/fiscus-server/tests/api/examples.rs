@@ -129,8 +129,7 @@ async fn every_documented_success_has_a_real_example() {
     let terms = json!({
         "action": "payment", "counterparty": "cp_acme_supplies", "connector": "sandbox", "currency": "USD",
         "execution_mode": "machine_delegated", "risk_tier": "T1", "per_action_budget_minor": 100000,
-        "daily_budget_minor": 500000, "monthly_budget_minor": 2000000,
-        "expires_at": fiscus_domain::clock::rfc3339(fiscus_domain::clock::now_micros() + 30 * 86_400_000_000)
+        "daily_budget_minor": 500000, "monthly_budget_minor": 2000000, "valid_for_days": 30
     });
     let delegations = format!("/api/v2/actions/agentic/identities/{identity_id}/delegations");
     let delegation = walk.post("post_actions_agentic_identities_uid_delegations", &delegations, &terms).await;

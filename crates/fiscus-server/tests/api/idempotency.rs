@@ -31,11 +31,14 @@ async fn a_replay_returns_the_first_response_and_makes_no_second_effect() {
 }
 
 #[tokio::test]
-async fn the_same_key_with_another_body_is_422() {
+async fn the_same_key_with_another_body_is_a_conflict_never_to_retry() {
     let app = spawn_app().await;
     assert_eq!(app.post_json(EVIDENCE, &app.key, &evidence_body("a"), Some("k")).await.status(), 201);
-    problem(app.post_json(EVIDENCE, &app.key, &evidence_body("b"), Some("k")).await, 422, "idempotency_key_reused")
-        .await;
+    let reused = app.post_json(EVIDENCE, &app.key, &evidence_body("b"), Some("k")).await;
+    // 409 (the body is valid; it conflicts with the key's record), with no Retry-After: unlike
+    // `idempotency_key_in_use`, waiting changes nothing.
+    assert!(reused.headers().get("retry-after").is_none());
+    problem(reused, 409, "idempotency_key_reused").await;
     assert_eq!(evidence_count(&app).await, 1);
 }
 

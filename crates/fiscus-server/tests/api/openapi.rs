@@ -35,7 +35,8 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
             assert_eq!(op["x-fiscus-scope"].as_str(), entry.scope, "{}", entry.id);
             match entry.scope {
                 Some(scope) => {
-                    assert_eq!(op["security"][0]["bearer"][0], scope);
+                    assert_eq!(op["security"][0]["bearer"], serde_json::json!([]));
+                    assert_eq!(op["security"][1]["oauth2"][0], scope);
                     for status in ["401", "403", "429"] {
                         assert!(op["responses"][status].is_object(), "{} documents {status}", entry.id);
                     }
@@ -232,6 +233,34 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
         }
     }
     assert!(operations >= 12);
+}
+
+/// The rules across fields the handlers enforce are in the schemas (`openapi/rules.rs`), and the server
+/// refuses what they refuse: an `efficient_return` optimisation without its `target_return`.
+#[tokio::test]
+async fn cross_field_rules_are_stated_in_the_schemas_the_server_holds_to() {
+    let doc = fiscus_server::app::openapi_document();
+    for name in fiscus_server::openapi::rules::schemas() {
+        let schema = &doc["components"]["schemas"][name];
+        assert!(schema["oneOf"].is_array() || schema["allOf"].is_array(), "{name} carries its rules: {schema:#}");
+    }
+    let optimisation = &doc["components"]["schemas"]["OptimizationRequest"]["allOf"];
+    let rule = optimisation
+        .as_array()
+        .expect("rules")
+        .iter()
+        .find(|r| r["if"]["properties"]["objective"]["const"] == "efficient_return")
+        .expect("the efficient_return rule");
+    assert_eq!(rule["then"]["required"], serde_json::json!(["target_return"]));
+    let spdx = &doc["components"]["schemas"]["RegisterRequest"]["properties"]["license"]["anyOf"];
+    assert!(spdx[0]["enum"].as_array().is_some_and(|ids| ids.len() > 600 && ids.contains(&"MIT".into())), "{spdx}");
+
+    let app = spawn_app().await;
+    let body = serde_json::json!({ "objective": "efficient_return",
+        "returns": { "assets": ["A", "B"], "values": [[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]] } });
+    let refused = app.post_json("/api/v2/quant/compute/optimizations", &app.key, &body, None).await;
+    let problem = crate::helpers::problem(refused, 422, "invalid_request").await;
+    assert_eq!(problem["errors"][0]["field"], "target_return", "{problem}");
 }
 
 #[test]

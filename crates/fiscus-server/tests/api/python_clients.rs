@@ -57,6 +57,25 @@ async fn the_openapi_document_validates_as_openapi_31() {
     assert!(out.contains("valid"), "{out}");
 }
 
+/// A client generated from the served document by openapi-python-client makes three calls: a read, a list
+/// with a query parameter and a keyed POST built from its generated model (replayed once by its key).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_generated_from_the_document_makes_three_calls() {
+    let app = spawn_app().await;
+    // The demo's instruments, so that the list has rows to parse.
+    fiscus_server::demo_data::load(
+        &app.state.store,
+        &fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
+        &app.workspace_id,
+        &fiscus_server::import::Silent,
+    )
+    .await
+    .expect("demo data");
+    let (base, key) = (app.base.clone(), app.key.clone());
+    let out = tokio::task::spawn_blocking(move || run("generated_client.py", &[&base, &key])).await.expect("join");
+    assert_eq!(out.lines().filter(|l| l.starts_with("call: ")).count(), 3, "{out}");
+}
+
 /// A signed client granted two gateway operations: its id and its private key in hex, for a Python client.
 async fn granted_signer(app: &crate::helpers::TestApp) -> (String, String) {
     let signer = crate::signed_clients::granted_client(

@@ -53,7 +53,7 @@ async fn edited_evidence_identities_delegations_and_webhook_endpoints_are_refuse
     let terms = json!({
         "action": "payment", "counterparty": "cp_acme", "connector": "sandbox", "currency": "USD",
         "execution_mode": "machine_delegated", "risk_tier": "T1", "per_action_budget_minor": 1000,
-        "daily_budget_minor": 5000, "monthly_budget_minor": 20000, "expires_at": "2027-06-30T00:00:00Z"
+        "daily_budget_minor": 5000, "monthly_budget_minor": 20000, "valid_for_days": 180
     });
     let delegation = created(&app, &format!("/api/v2/actions/agentic/identities/{identity}/delegations"), &terms).await;
     app.execute(&format!("UPDATE delegations SET monthly_limit_minor = 99999999 WHERE id = '{delegation}'")).await;

@@ -95,6 +95,12 @@ pub fn delegation_view(d: Delegation) -> DelegationView {
 }
 
 /// Registers a machine (agentic) identity by its Ed25519 public key.
+///
+/// The identity is stored `active` in the caller's workspace and environment, with the application as its creator,
+/// and audited; a key that is not 32 bytes of Ed25519 in base64 is 422 `invalid_request`. Needs `actions:create`.
+/// Only the public key is sent: Fiscus never holds the private key. An identity authorises nothing by itself: it
+/// can only sign machine authority evidence for a `machine_delegated` action, under a delegation an operator
+/// activated.
 #[utoipa::path(
     post,
     path = "/api/v2/actions/agentic/identities",
@@ -123,6 +129,10 @@ pub async fn post_identity(
 }
 
 /// Lists machine identities.
+///
+/// Every machine identity of the caller's workspace and environment, whichever application registered it, oldest
+/// first, each checked against its seal before it is shown (a record changed outside Fiscus refuses the read with
+/// 500 `integrity_failure`). Needs `actions:read`; changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/actions/agentic/identities",
@@ -154,6 +164,10 @@ pub async fn list_identities(
 }
 
 /// One machine identity.
+///
+/// Its name, Ed25519 public key, status and environment, checked against its seal before it is shown (500
+/// `integrity_failure` otherwise); another workspace's or environment's identity is 404. Needs `actions:read`;
+/// changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/actions/agentic/identities/{uid}",
@@ -172,6 +186,13 @@ pub async fn get_identity(
 }
 
 /// Creates a draft delegation for the identity. It is usable only after an operator activates it.
+///
+/// Validates the terms (action kind, counterparty, connector, currency, `machine_delegated` mode, risk tier,
+/// per-action ≤ daily ≤ monthly budgets in integer minor units, an expiry in the future and at most a year away),
+/// seals them into `terms_hash` and stores the delegation `draft`, audited; a revoked identity is 422
+/// `invalid_request`. Needs `actions:create`. The independent approval is an operator's (admin or approver)
+/// activation at the console, covering exactly `terms_hash`: no credential activates, suspends or revokes a
+/// delegation, and a draft reserves no budget and executes nothing.
 #[utoipa::path(
     post,
     path = "/api/v2/actions/agentic/identities/{uid}/delegations",
@@ -179,7 +200,7 @@ pub async fn get_identity(
     request_body(content = DelegationRequest, example = json!({
         "action": "payment", "counterparty": "cp_acme_supplies", "connector": "sandbox", "currency": "USD",
         "execution_mode": "machine_delegated", "risk_tier": "T1", "per_action_budget_minor": 50000,
-        "daily_budget_minor": 200000, "monthly_budget_minor": 1000000, "expires_at": "2027-06-30T00:00:00Z"
+        "daily_budget_minor": 200000, "monthly_budget_minor": 1000000, "valid_for_days": 180
     })),
     responses((status = 201, description = "Draft delegation; needs independent approval", body = DelegationView))
 )]
@@ -216,6 +237,10 @@ pub async fn post_delegation(
 }
 
 /// One delegation with its status.
+///
+/// Its terms, budgets, `terms_hash` and status: `draft` until an operator activates it at the console, then
+/// `active`, `suspended` or `revoked` as operators decide, with `decided_by`. Checked against its seal before it
+/// is shown (500 `integrity_failure` otherwise). Needs `actions:read`; reading it changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/actions/agentic/delegations/{uid}",

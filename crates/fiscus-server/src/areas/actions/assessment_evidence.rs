@@ -19,6 +19,13 @@ use fiscus_domain::pagination::PageParams;
 
 /// Records institutional autonomy assessment evidence, classified into one of the eight domains and sealed.
 /// It grants no execution authority.
+///
+/// The caller names the domain (organisation, financial controls, security, technology, legal and compliance,
+/// financial risk, operational resilience or governance) and the source by `source_reference` and a `sha256:`
+/// `source_hash`; Fiscus seals it with the workspace, environment and recording application into `evidence_hash`
+/// and appends it with an audit event. Needs `actions:create`. Fiscus keeps the reference and hash, never a copy
+/// of the source; evidence only feeds the assurance read (`grants_authority` is false) and never approves,
+/// delegates or executes anything.
 #[utoipa::path(
     post,
     path = "/api/v2/actions/autonomy/assessment-evidence",
@@ -76,6 +83,10 @@ pub async fn post_evidence(
 }
 
 /// Lists recorded evidence of this workspace and environment, oldest first.
+///
+/// Every record of the caller's workspace and environment, whichever application recorded it, optionally of one
+/// `domain` (not one of the eight is 422 `invalid_parameter`), each checked against its seal. Needs
+/// `actions:read`. Evidence is append-only: this read changes nothing, and no record grants authority.
 #[utoipa::path(
     get,
     path = "/api/v2/actions/autonomy/assessment-evidence",

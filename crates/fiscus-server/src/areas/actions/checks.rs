@@ -26,6 +26,13 @@ pub fn example() -> Value {
 
 /// Records a new version of a pre-trade control check. Earlier versions are kept; a new version on an
 /// approved action invalidates the approval, which must then be given again on the new evidence.
+///
+/// `status` must be `passed`, `failed`, `warning` or `pending`, with `source_reference` and a `sha256:`
+/// `source_hash` (422 `invalid_request` otherwise). The version, numbered after the last one of its `check_key`,
+/// is sealed into `check_hash` while the action is `draft`, `pending_approval` or `approved` (422 `action_closed`
+/// after that); an `approved` action goes back to `pending_approval`. Needs `investment:execute`. Recording never
+/// approves or executes: the checks gate opens only when each required check's latest version is `passed` and none
+/// is `failed`, and earlier versions are never changed.
 #[utoipa::path(
     post,
     path = "/api/v2/actions/investment-execution/{uid}/checks",

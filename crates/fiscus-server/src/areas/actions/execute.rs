@@ -23,6 +23,13 @@ pub struct ExecuteRequest {
 }
 
 /// Requests execution of an authorised action (application route).
+///
+/// Every gate is evaluated on the locked action: `authorised` (quorum approval of the current envelope hash and
+/// check set; a `machine_delegated` action need only be pending approval or approved, its authority being the
+/// delegation), `pre_trade_checks`, `environment`, `connector`, and for `machine_delegated` actions `delegation`,
+/// `machine_authority` (fresh evidence signed by the delegated identity) and `budget`. If all pass the action
+/// becomes `executing`, the budget is reserved and settlement queued; else 422 `execution_refused` names each
+/// failed gate and only a validly signed nonce is spent. Needs `actions:execute`, which approves nothing.
 #[utoipa::path(
     post,
     path = "/api/v2/actions/{uid}/execute",
@@ -44,6 +51,12 @@ pub async fn post_execute(
 }
 
 /// Requests execution of an authorised action (agent gateway route).
+///
+/// The same gates and outcome as `POST /actions/{uid}/execute`: all pass and the action becomes `executing` with
+/// its settlement queued, or 422 `execution_refused` with `failed_gates`. Needs `agent:execution:execute`; a
+/// signed client's grant must also name the action's kind (422 `outside_grant`). A request signature proves which
+/// client asks and counts neither as an approval nor as machine authority: a `machine_delegated` action still
+/// needs evidence signed by its delegated identity. Acceptance is not completion; reconciliation is.
 #[utoipa::path(
     post,
     path = "/api/v2/agent-execution/actions/{uid}/execute",

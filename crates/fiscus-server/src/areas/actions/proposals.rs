@@ -34,6 +34,12 @@ fn validate(body: ProposalRequest) -> Result<Envelope, ApiError> {
 
 /// Proposes a Financial Action on behalf of an application. The action awaits operator approval; nothing
 /// executes.
+///
+/// The envelope is validated (amount in minor units, currency, counterparty, connector, risk tier, reference, up
+/// to 32 `required_checks`, metadata up to 16 KiB, and `delegation_id` exactly when `machine_delegated`), sealed
+/// into `envelope_hash` bound to the action, workspace and environment, and recorded `pending_approval` with its
+/// `action.proposed` event. Needs `actions:create`. Proposing executes nothing (`executes_on_creation` is false)
+/// and approves nothing: a quorum of operators decides at the console, never a credential.
 #[utoipa::path(
     post,
     path = "/api/v2/actions",
@@ -51,6 +57,11 @@ pub async fn post_action(
 
 /// Records an external agent's proposal as a draft. It enters the approval lifecycle only when submitted
 /// (`POST /agent-execution/actions/{uid}/submit`); the agent gains no approval authority.
+///
+/// The envelope is validated and sealed as for `POST /actions`, and the action recorded `draft` with origin
+/// `external_agent` and its `action.proposed` event. Needs `agent:execution:propose`; a signed client's grant must
+/// name the action's kind (422 `outside_grant`). A draft awaits no review and passes no execution gate until it is
+/// submitted; proposing executes nothing, and the agent never gains approval authority.
 #[utoipa::path(
     post,
     path = "/api/v2/agent-execution/proposals",

@@ -16,6 +16,12 @@ use crate::state::AppState;
 use fiscus_domain::pagination::PageParams;
 
 /// Lists the Financial Actions of this workspace and environment, oldest first.
+///
+/// Every action of the caller's workspace and environment, whichever application proposed it, optionally only
+/// those in one `control_state` (an unknown state is 422 `invalid_parameter`), each with its envelope, latest
+/// check versions and approval count (history only in the single read). Each is checked against its seal and its
+/// envelope hash recomputed before it is shown (500 `integrity_failure` otherwise). Needs `actions:read`; changes
+/// nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/actions",
@@ -55,6 +61,11 @@ pub async fn list_actions(
 }
 
 /// One Financial Action with its envelope, hash, latest checks, approvals and history.
+///
+/// The envelope and `envelope_hash`, the latest version of each check, the `check_set_hash` approvals cover, the
+/// approvals that cover them against the tier's quorum, and the state history, oldest first. The action is checked
+/// against its seal and its envelope hash recomputed before it is shown (500 `integrity_failure` otherwise). Needs
+/// `actions:read`; reading it changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/actions/{uid}",
@@ -107,6 +118,11 @@ pub async fn get_check_versions(
 }
 
 /// The action's status as the agent gateway shows it: never counterparty, connector or metadata details.
+///
+/// Control state, reconciliation status, kind, amount, currency, reference, `envelope_hash` and the approval count
+/// of any action of the caller's workspace and environment, after the same seal checks as `GET /actions/{uid}`.
+/// Needs `agent:execution:read`. It never returns checks, history or approvers, and changes nothing beyond the
+/// request evidence every gateway request leaves.
 #[utoipa::path(
     get,
     path = "/api/v2/agent-execution/actions/{uid}",
@@ -125,6 +141,11 @@ pub async fn get_agent_action(
 
 /// Settlement records of an action and its reconciliation state. Acceptance and the connector's
 /// acknowledgement are not completion; a matched settlement is.
+///
+/// What a settlement must match (`reference`, `amount_minor`, `currency`), each sealed settlement record with its
+/// `record_hash` and reconciliation, the mismatches as `exceptions`, and `completed`, true only once the action is
+/// `completed`. Needs `agent:execution:read`. A read: it records no settlement, resolves no exception and moves no
+/// money.
 #[utoipa::path(
     get,
     path = "/api/v2/agent-execution/actions/{uid}/reconciliation",

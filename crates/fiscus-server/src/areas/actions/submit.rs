@@ -9,6 +9,11 @@ use fiscus_domain::api::actions::ActionView;
 
 /// Submits an external agent's draft into the normal approval lifecycle. The client gains no approval
 /// authority.
+///
+/// Moves an `external_agent` draft to `pending_approval` with its `action.submitted` event, on the locked,
+/// seal-checked action. An action an application proposed, or one no longer a draft, is 422 `submission_rejected`;
+/// a kind the signed client's grant does not name is 422 `outside_grant`. Needs `agent:execution:submit`.
+/// Submitting approves and executes nothing: a quorum of operators decides at the console.
 #[utoipa::path(
     post,
     path = "/api/v2/agent-execution/actions/{uid}/submit",

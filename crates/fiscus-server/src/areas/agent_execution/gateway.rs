@@ -77,6 +77,12 @@ fn operation_ref(op: &Operation) -> AgentOperationRef {
 }
 
 /// The operations and action kinds of the signed client (or of the bearer credential's scopes).
+///
+/// The served operations whose scope the caller holds (for a signed client, only those its grant names), each with
+/// method, path and scope, and the action kinds it may propose, submit or ask to execute (every kind for a bearer
+/// credential); a signed client also sees the grant in force (version, `decision_hash`, expiry). Needs
+/// `agent:execution:read`. `grants_authority` is always false: an operation listed never stands in for an approval
+/// or an execution gate.
 #[utoipa::path(
     get,
     path = "/api/v2/agent-execution/capabilities",
@@ -156,6 +162,11 @@ pub struct AgentServiceLevelView {
 }
 
 /// The rate limit and monthly request quota in force, with what is used.
+///
+/// The application's service class and its rate limit, which all the application's keys, tokens and signed clients
+/// share; a signed client also sees its grant's per-minute limit and its monthly quota with `used`, `remaining`
+/// and `resets_at` (the next UTC month). Each node counts the requests it serves, so with several nodes `used` may
+/// trail. Needs `agent:execution:read`; reading it changes no limit.
 #[utoipa::path(
     get,
     path = "/api/v2/agent-execution/service-level",
@@ -247,6 +258,12 @@ pub struct AgentUsageView {
 
 /// Request and operation evidence of this credential: counts this month, per operation, and the hashes of
 /// its newest sealed request evidence.
+///
+/// This credential's requests and error responses this UTC month per operation (from the usage counters, flushed
+/// about once a second), how many of its gateway requests left sealed evidence this month, and its newest evidence
+/// records (`limit`, 1 to 100, default 20) with their `evidence_hash`. Needs `agent:execution:read`. Only the
+/// calling key, token or signed client is counted, never another credential of the application; the read adds only
+/// its own request evidence.
 #[utoipa::path(
     get,
     path = "/api/v2/agent-execution/usage",

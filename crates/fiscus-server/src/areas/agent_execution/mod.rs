@@ -53,6 +53,12 @@ pub struct AssuranceView {
 }
 
 /// Aggregate workspace assurance (autonomy evidence coverage per domain) beside the action's envelope hash.
+///
+/// The autonomy assessment evidence of the caller's workspace and environment counted in each of the eight
+/// domains, with `covered_domains` and `coverage` (the share with at least one record), beside the seal-checked
+/// action's `envelope_hash` and control state. The coverage is the workspace's, not a verdict on the action. Needs
+/// `agent:execution:read`. `grants_authority` is always false: assurance informs people and opens no execution
+/// gate.
 #[utoipa::path(
     get,
     path = "/api/v2/agent-execution/actions/{uid}/assurance",
@@ -111,6 +117,11 @@ pub struct AgentRequestView {
 }
 
 /// Evidence of one agent-execution gateway request (its id is returned in `Agent-Request-Id`).
+///
+/// Fiscus seals a record of every `/agent-execution/…` request, accepted or refused: application, credential,
+/// operation, method, path, status, the SHA-256 of the request and response bodies, and `evidence_hash` over them.
+/// Any record of the caller's workspace and environment is readable, whichever credential made the request. Needs
+/// `agent:execution:read`. A record holds hashes, never the bodies or any secret, and reading one changes none.
 #[utoipa::path(
     get,
     path = "/api/v2/agent-execution/requests/{uid}",

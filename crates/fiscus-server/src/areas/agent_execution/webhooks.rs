@@ -174,6 +174,10 @@ pub async fn post_webhook(
 
 /// The calling application's webhook endpoints in this environment (secrets are never shown again); other
 /// applications' endpoints are not listed.
+///
+/// Each with its URL, event types, environment, status (`active`, `pending_approval`, `disabled`, `revoked`) and
+/// the reason for it, oldest first. Needs `agent:execution:webhooks`. The `whsec_` signing secret is never
+/// returned again, and listing delivers, approves and changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/agent-execution/webhooks",
@@ -207,6 +211,11 @@ pub async fn get_webhooks(
 
 /// Revokes one of the calling application's endpoints: nothing is delivered to it again. Revoking a revoked
 /// endpoint answers it as it is; another application's endpoint is 404.
+///
+/// The endpoint becomes `revoked` (reason `revoked by its application`), audited; the delivery worker sends only
+/// to `active` endpoints. Needs `agent:execution:webhooks`, and only the application that registered the endpoint
+/// may revoke it. No operation makes a revoked endpoint active again (register a new one), and revoking touches no
+/// other endpoint or credential.
 #[utoipa::path(
     delete,
     path = "/api/v2/agent-execution/webhooks/{uid}",

@@ -143,6 +143,12 @@ impl IntoResponse for Reply {
 }
 
 /// MCP for bearer credentials: the tool catalogue as the credential's scopes allow.
+///
+/// One JSON-RPC message per POST, with no session: `initialize`, `ping`, `tools/list` (the tools whose operation's
+/// scope the credential holds) and `tools/call`, which calls the tool's operation in process as this credential,
+/// its scope checked again. Needs `agents:mcp:read`; a call outside the credential's scopes is the JSON-RPC error
+/// -32602 with `data.code` `scope_missing`. Every call leaves a hash-only row (`GET /agents/invocations`). No tool
+/// approves anything: people's decisions are not operations.
 #[utoipa::path(
     post,
     path = "/api/mcp",

@@ -68,6 +68,11 @@ pub struct ToolCatalogue {
 
 /// The tool catalogue (every operation an agent may use, as MCP and A2A offer it) with its grant state for
 /// this caller.
+///
+/// One tool per served, scoped operation, except the MCP, A2A and workflow gateway entry points and the OAuth
+/// endpoints: method, path, scope, `read_only`, argument names, and `granted` (whether this caller's scopes and,
+/// for a signed client, its grant let it call the tool now). Needs `agents:mcp:read`. Tools not granted are listed
+/// too; listing calls nothing and grants nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/agents/tools",
@@ -163,6 +168,11 @@ pub struct InvocationList {
 }
 
 /// Hash-only audit rows of this credential's tool calls: tool, hashes, outcome and time, no payloads.
+///
+/// The newest tool calls this credential made through MCP or A2A (`limit`, 1 to 100, default 20): tool, protocol,
+/// SHA-256 of the arguments and of the answer, HTTP status and outcome (`refused` when the tool was not offered).
+/// Rows of read calls still buffered are written first, so the list is current. Needs `agents:mcp:read`. Only the
+/// calling credential's rows are shown, and never the arguments or answers themselves.
 #[utoipa::path(
     get,
     path = "/api/v2/agents/invocations",

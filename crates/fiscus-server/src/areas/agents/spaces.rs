@@ -92,6 +92,11 @@ fn space_view(s: Standing) -> AgentSpaceView {
 }
 
 /// The spaces operators promoted in this workspace and environment, each with the version in force.
+///
+/// Every space promoted at least once in the caller's workspace and environment, unpaged: `active` with the
+/// version in force (its tools, secret-free knowledge bindings, playbook and `definition_hash`), or `suspended`
+/// with none. Needs `agents:spaces:read`. Only an admin promotes or suspends a space, at the console; this read
+/// runs nothing and changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/agents/spaces",
@@ -103,6 +108,10 @@ pub async fn get_spaces(ctx: Ctx, State(state): State<AppState>) -> Result<Json<
 }
 
 /// One space with its version in force.
+///
+/// Its status and, while `active`, the version in force with its definition, `definition_hash` and the admin who
+/// promoted it; another workspace's or environment's space is 404. Needs `agents:spaces:read`; reading runs
+/// nothing and changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/agents/spaces/{uid}",
@@ -185,7 +194,12 @@ fn location(r: &Run) -> String {
 /// the space's tools, each call recorded and sealed. `sync` runs answer 201 with the ended run; `async`
 /// runs (and `auto` runs of more than three calls) answer 202 and are carried out by a worker. Costs 1 AI
 /// credit. `Idempotency-Key` makes a retry return the first answer; the same key with another prompt is
-/// 422 `idempotency_key_reused`.
+/// 409 `idempotency_key_reused`.
+///
+/// Needs `agents:spaces:run`. Each call carries only the scopes the space's tools need that the caller held when
+/// asking and that its application still holds at the call, and a space may declare read operations only: a run
+/// proposes, approves and executes nothing and writes only its own sealed records, its audit event and the credit
+/// it costs. A run refused before it starts (402, 409, 422, 429, 503) writes nothing and costs nothing.
 #[utoipa::path(
     post,
     path = "/api/v2/agents/spaces/{uid}/runs",
@@ -219,6 +233,11 @@ pub async fn post_run(
 }
 
 /// One run.
+///
+/// The state, the version and `definition_hash` it ran under, the prompt and `prompt_hash`, the mode, the calls
+/// the native runtime planned, the credit it cost, and once it ended the answer and `output_hash`. Any run of the
+/// caller's workspace and environment is readable, whichever application started it (404 otherwise). Needs
+/// `agents:spaces:read`; reading changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/agents/runs/{runUid}",
@@ -287,6 +306,11 @@ fn call_view(c: Call) -> AgentCallView {
 }
 
 /// One execution: the tool calls of its run, as recorded.
+///
+/// Each call made so far, in order: the playbook rule that asked for it, tool, arguments, the HTTP status its
+/// operation answered, the answer (null above 64 KiB, still covered by `response_hash`) and its record hash; with
+/// the run's state, whether a worker carried it out, and its times. Needs `agents:spaces:read`; any run of the
+/// workspace and environment is readable. Reading makes no call and changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/agents/executions/{uid}",

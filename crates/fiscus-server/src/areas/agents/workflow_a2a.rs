@@ -41,6 +41,13 @@ const SETTLE: Duration = Duration::from_secs(3);
 
 /// A2A for workflows: `SendMessage` starts an allowlisted workflow version, `GetTask` and `CancelTask` read
 /// and cancel its run, `GetExtendedAgentCard` lists the versions this application may dispatch.
+///
+/// Needs `agent:execution:invoke` (a signed client's grant must name this operation), and the version must be on
+/// the application's workflow-tool allowlist, which only an admin decides at the console (else 422
+/// `outside_grant`); a version with agent, integration, Financial Action, code-runner, sub-workflow or network
+/// steps is 422 `step_kind_unavailable`. A message sent again with its `messageId` returns its first task; a
+/// signed client reads and cancels only the tasks it started. The gateway approves nothing: review steps wait for
+/// a person at the console.
 #[utoipa::path(
     post,
     path = "/api/v2/agent-execution/workflows/a2a",

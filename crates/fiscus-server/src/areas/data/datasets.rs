@@ -106,6 +106,13 @@ pub struct DatasetsQuery {
 }
 
 /// The workspace's datasets with their provenance, oldest first.
+///
+/// Each dataset is one sealed import of one file: kind, name and version, `provenance` (`observed` or
+/// `synthetic`), source and licence, the file's SHA-256, row and skipped counts, period, column mapping,
+/// `content_hash`, who imported it and the scope that serves its rows. `kind`, `name` and `provenance` filter
+/// exactly, and every row's seal is checked before it is shown (500 `integrity_failure` otherwise). Needs
+/// `data:reference:read`; datasets belong to the workspace, so its sandbox and production credentials see the
+/// same list. A read: nothing is imported, changed or deleted.
 #[utoipa::path(
     get,
     path = "/api/v2/data/datasets",

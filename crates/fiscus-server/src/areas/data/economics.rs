@@ -70,6 +70,11 @@ pub struct SeriesListQuery {
 const FREQUENCIES: [&str; 6] = ["daily", "weekly", "monthly", "quarterly", "annual", "irregular"];
 
 /// The workspace's economic series (each as its newest dataset describes it), by key.
+///
+/// One entry per series key: title, units, frequency (inferred at import from the spacing of its dates), the
+/// number of observations with the first and last date, and `dataset`, the newest economics dataset holding
+/// it. Paged by key; `frequency` filters exactly. Needs `data:economics:read`; the workspace's sandbox and
+/// production credentials see the same series. A read: nothing is imported or changed.
 #[utoipa::path(
     get,
     path = "/api/v2/data/economics/series",
@@ -124,6 +129,10 @@ fn key(raw: &str) -> Result<&str, ApiError> {
 }
 
 /// One series with the dataset versions that hold it.
+///
+/// The series as one economics dataset describes it (the newest holding it, or the one `dataset` names) and
+/// `versions`, every dataset version holding it, newest first. An unknown key, or a `dataset` that does not
+/// hold the series, is 404. Needs `data:economics:read`. A read: nothing is imported or changed.
 #[utoipa::path(
     get,
     path = "/api/v2/data/economics/series/{key}",
@@ -187,6 +196,12 @@ pub struct ObservationsPage {
 }
 
 /// A series' observations in date order; a missing observation is absent, never filled.
+///
+/// Reads one dataset version (the newest holding the series unless `dataset` names one, which must be an
+/// economics dataset of this workspace) between `start` and `end`, paged by date with `after_id`. The page
+/// names its `dataset` with `provenance` and `content_hash`, so every value traces to the import it came
+/// from; a date the source did not observe is absent, never interpolated. Needs `data:economics:read`;
+/// changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/data/economics/series/{key}/observations",

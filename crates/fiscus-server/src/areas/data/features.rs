@@ -38,6 +38,11 @@ fn view(d: &FeatureDefinition) -> FeatureView {
 }
 
 /// The features this deployment computes.
+///
+/// The catalogue is fixed in this build (`fiscus_domain::data::features`): each feature's key, title,
+/// description, `unit`, `warmup` (the observations it needs before its first value) and the same computation
+/// in pandas, all computed from an instrument's adjusted close (its close when a dataset has none). Needs
+/// `quant:features:read`; reads no workspace data and stores nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/quant/features",
@@ -52,6 +57,9 @@ fn feature(key: &str) -> Result<&'static FeatureDefinition, ApiError> {
 }
 
 /// One feature's definition.
+///
+/// The definition `GET /quant/features` lists, by key; an unknown key is 404. Needs `quant:features:read`;
+/// reads no workspace data and stores nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/quant/features/{key}",
@@ -112,6 +120,12 @@ pub struct FeatureValuesPage {
 }
 
 /// A feature's values for one instrument, in date order.
+///
+/// Computed on read with `fiscus-quant` over the whole price series of one prices dataset (the newest holding
+/// the instrument unless `dataset` names one), so a window near `start` still sees its history; dates inside
+/// the warm-up have no value and are absent. The page names the dataset (with its `provenance` and content
+/// hash) and the price field used, and the same dataset version always gives the same values. Needs
+/// `quant:features:read`; nothing is stored, and an instrument without prices gives an empty page.
 #[utoipa::path(
     get,
     path = "/api/v2/quant/features/{key}/values",

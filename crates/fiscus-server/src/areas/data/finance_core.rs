@@ -88,6 +88,12 @@ pub struct EntityView {
 }
 
 /// Legal entities of the workspace's finance core.
+///
+/// Entities as imported into the workspace's finance core (`fiscus import` or `POST /data/imports`), in id
+/// order: code, name, `status`, general ledger, functional currency, country and the importing dataset.
+/// `uid`, `status` and `general_ledger_id` filter exactly. Needs `finance-core:read`: a workspace not entitled
+/// to it gets 403 `entitlement_missing`, a credential without the scope 403 `scope_missing`. Read-only, as
+/// the seed requires: it never posts journals, locks periods, moves cash or executes a Financial Action.
 #[utoipa::path(
     get,
     path = "/api/v2/finance-core/entities",
@@ -164,6 +170,12 @@ pub struct JournalView {
 }
 
 /// Posted journals of the workspace's finance core, with their lines.
+///
+/// Journals as imported (every stored entry is `posted`), in id order, each with its lines: account,
+/// description, and debit and credit in minor units of the line's currency; each entry balances in every
+/// currency (checked at import). `uid`, `status` and `general_ledger_id` filter exactly. Needs
+/// `finance-core:read` (403 `entitlement_missing` or `scope_missing` otherwise). Read-only: it never posts or
+/// reverses a journal, locks a period, moves cash or executes a Financial Action.
 #[utoipa::path(
     get,
     path = "/api/v2/finance-core/journals",

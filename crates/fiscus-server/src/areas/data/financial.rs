@@ -59,6 +59,12 @@ pub struct TransactionView {
 }
 
 /// Booked bank transactions, oldest import first; filters are exact.
+///
+/// Transactions as imported from bank statements (`fiscus import` or `POST /data/imports`), in id order:
+/// account, the bank's id, booking and value dates, a signed amount in minor units (credits positive),
+/// counterparty, description, reference and the importing dataset. `account`, `currency` and the
+/// booking-date range filter exactly. Needs `financial:read`. A read: it initiates no payment, moves no cash
+/// and changes no record.
 #[utoipa::path(
     get,
     path = "/api/v2/financial/transactions",
@@ -155,6 +161,12 @@ pub struct SnapshotView {
 }
 
 /// Account balances as the bank reported them on each date.
+///
+/// Balances exactly as the bank's statements reported them, in id order: account, date, the ISO 20022
+/// (camt.053) balance type in snake case (`opening_booked`, `closing_booked`, `opening_available`,
+/// `closing_available`, `interim_booked`), a signed amount in minor units and the importing dataset; Fiscus
+/// computes no balance from transactions here. `account`, `balance_type`, `currency` and the date range
+/// filter exactly. Needs `financial:read`; a read that moves no cash and changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/financial/snapshots",

@@ -97,6 +97,11 @@ pub struct InstrumentsQuery {
 }
 
 /// The workspace's instruments with their newest reference data; filters are exact.
+///
+/// One entry per instrument identity (`ins_…`, given at the first import of its symbol), with the reference
+/// data of the newest instruments dataset holding it (`reference_dataset`). `symbol`, `asset_class`,
+/// `currency` and `exchange` filter exactly; paged by id. Needs `data:reference:read`. A read: nothing is
+/// imported or changed.
 #[utoipa::path(
     get,
     path = "/api/v2/data/instruments",
@@ -138,6 +143,10 @@ async fn instrument(
 }
 
 /// One instrument, by id (`ins_…`) or symbol, with the datasets that hold its rows.
+///
+/// The path takes an `ins_…` id or a symbol. Besides the reference data, `datasets` lists the dataset versions
+/// holding its prices, corporate actions and fundamentals, newest first (the first is what the other reads
+/// use by default). Needs `data:reference:read`; an instrument of another workspace is 404. Changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/data/instruments/{uid}",
@@ -335,6 +344,12 @@ fn resample(daily: Vec<BarView>, interval: Interval) -> Vec<BarView> {
 }
 
 /// An instrument's bars from one dataset version, in date order.
+///
+/// Daily bars as observed (split- and dividend-adjusted with `adjusted=true`), or weekly (`1wk`, ISO weeks)
+/// and monthly (`1mo`) bars built from them, from one prices dataset: the newest holding the instrument
+/// unless `dataset` names one (a dataset of another kind is 404). The page names that dataset with its
+/// `provenance` and `content_hash`, and the rows are checked against that hash before they are served (500
+/// `integrity_failure` if they were changed). Needs `data:market:read`; no bar is stored or filled in.
 #[utoipa::path(
     get,
     path = "/api/v2/data/instruments/{uid}/prices",
@@ -476,6 +491,11 @@ fn cursor(raw: Option<&str>, field: &'static str, shape: fn(&str) -> bool) -> Re
 }
 
 /// Splits and cash dividends of an instrument, by ex-date.
+///
+/// Splits (`ratio`: new shares per old share) and cash dividends (`amount` per share in `currency`, with the
+/// pay date), from one corporate-actions dataset: the newest holding the instrument unless `dataset` names
+/// one. `type` and the ex-date range filter exactly; the page names the dataset with its `provenance` and
+/// content hash. Needs `data:market:read`. A read: nothing is changed.
 #[utoipa::path(
     get,
     path = "/api/v2/data/instruments/{uid}/corporate-actions",
@@ -588,6 +608,11 @@ pub struct FundamentalsPage {
 }
 
 /// Reported figures of an instrument's issuer, by period.
+///
+/// Figures by period end, fiscal period (`FY`, `Q1` to `Q4`, `TTM`) and metric, as imported, from one
+/// fundamentals dataset: the newest holding the instrument unless `dataset` names one. `metric`,
+/// `fiscal_period` and the period-end range filter exactly; money figures carry their currency. The page
+/// names the dataset with its `provenance` and content hash. Needs `data:fundamentals:read`; changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/data/instruments/{uid}/fundamentals",

@@ -103,6 +103,13 @@ pub struct ImportView {
 }
 
 /// Imports one CSV file of finance-core or bank data into a dataset (idempotent by the file's content).
+///
+/// For automation from a finance system: ledgers, entities, journals, bank transactions or balances as CSV
+/// with the canonical field names. The file is hashed, parsed and checked whole (journals must balance in
+/// each currency; a row imported before with other values is refused) before anything is written, then its
+/// rows, the sealed dataset and an audit event land in one transaction; the same file again (by SHA-256) is
+/// `already_imported`, and `dry_run` writes nothing. Needs `finance-core:intake:write`. It records what the
+/// source booked: it never posts a journal, moves cash, locks a period or executes a Financial Action.
 #[utoipa::path(
     post,
     path = "/api/v2/data/imports",

@@ -135,6 +135,12 @@ pub fn events(workspace_id: &str, datasets: &[Dataset]) -> Vec<Value> {
 }
 
 /// Exports the lineage of the workspace's datasets (or of those named) as OpenLineage RunEvents.
+///
+/// One `COMPLETE` RunEvent per dataset import (input: the file by name and SHA-256; output: the dataset,
+/// versioned by its content hash) and one per prices dataset for the features computed from it; a named
+/// dataset not in this workspace is 404. The events' SHA-256 is `document_hash`; the export is stored sealed
+/// with an audit event, and `GET …/lineage-exports/{uid}` returns it again. Needs `infrastructure:lineage`.
+/// Fiscus sends nothing to a lineage tool (the caller takes the document), and no dataset is changed.
 #[utoipa::path(
     post,
     path = "/api/v2/infrastructure/lineage-exports",
@@ -188,6 +194,10 @@ pub async fn post_lineage_export(
 }
 
 /// A lineage export of this workspace.
+///
+/// The export as it was made, its seal checked: the events, their count, `document_hash`, who created it and
+/// when. Needs `infrastructure:lineage`; an export of another workspace is 404. A read: nothing is
+/// recomputed, so datasets imported since the export are not in it.
 #[utoipa::path(
     get,
     path = "/api/v2/infrastructure/lineage-exports/{uid}",

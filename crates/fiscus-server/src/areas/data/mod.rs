@@ -116,15 +116,10 @@ pub(crate) fn currency(raw: Option<&str>) -> Result<Option<&str>, ApiError> {
     }
 }
 
-/// `start` and `end` (inclusive dates), refused when `end` is before `start`.
+/// `start` and `end` (inclusive dates). An `end` before `start` is an empty window, not an error: a read
+/// answers what lies in it (nothing), the way a filter does; no JSON Schema could state the refusal.
 pub(crate) fn range(start: Option<&str>, end: Option<&str>) -> Result<(Option<String>, Option<String>), ApiError> {
-    let (s, e) = (date("start", start)?, date("end", end)?);
-    if let (Some(a), Some(b)) = (&s, &e)
-        && b < a
-    {
-        return Err(ApiError::new(ErrorCode::InvalidParameter).field("end", "must not be before start"));
-    }
-    Ok((s, e))
+    Ok((date("start", start)?, date("end", end)?))
 }
 
 /// A positive integer id parameter (`after_id`, `dataset`, `general_ledger_id`).

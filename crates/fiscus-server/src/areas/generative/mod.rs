@@ -46,6 +46,9 @@ pub struct GenerativeModelView {
 }
 
 /// The generators: correlated GBM and the moving-block bootstrap.
+///
+/// A fixed list in this build: `gbm` and `block_bootstrap`, each flagged `synthetic: true` and
+/// `executable: false`. Needs `generative:models:read`; reads no workspace data and runs nothing.
 #[utoipa::path(get, path = "/api/v2/generative/models", responses((status = 200, description = "The generators", body = ListPage<GenerativeModelView>)))]
 pub async fn get_models() -> Json<ListPage<GenerativeModelView>> {
     Json(ListPage::complete(vec![
@@ -84,6 +87,13 @@ async fn submit(
 
 /// Generates synthetic counterfactual price paths, every path returned (at most 200,000 prices), seeded
 /// and reproducible bit for bit, with the SHA-256 of the paths.
+///
+/// `gbm` takes drift and covariance estimated from instruments' observed daily log returns (or given in
+/// `parameters`); `block_bootstrap` compounds resampled observed daily returns; both start from the last
+/// observed prices, and a synthetic prices dataset is refused (422). The run is a sealed compute job of kind
+/// `generative` (201 computed in the request, 202 queued) that debits AI credits; its output says
+/// `synthetic: true` and `executable: false`. Needs `generative:inference`. Nothing generated becomes a
+/// dataset or market data, and no Financial Action reads it.
 #[utoipa::path(
     post,
     path = "/api/v2/generative/paths",
@@ -115,6 +125,12 @@ pub async fn post_paths(
 
 /// Generates synthetic scenarios summarised as per-step quantile fans of each asset's price, seeded, with
 /// the SHA-256 of the paths they summarise.
+///
+/// The same generators and inputs as `POST /generative/paths`, for up to 10,000 paths whose prices are not
+/// returned: per asset and step, the 5th, 25th, 50th, 75th and 95th percentiles of the price. A sealed compute
+/// job of kind `generative` (201 computed in the request; 202 queued when large, or when the request says
+/// `Prefer: respond-async`) that debits AI credits; its output says `synthetic: true` and `executable: false`.
+/// Needs `generative:inference`. Nothing generated becomes a dataset, and no Financial Action reads it.
 #[utoipa::path(
     post,
     path = "/api/v2/generative/scenarios",
@@ -158,6 +174,10 @@ pub struct RunsQuery {
 }
 
 /// The workspace's generative runs in this environment, newest first.
+///
+/// Each run is a compute job of kind `generative` with its stored request, state and, once computed, its
+/// sealed result, every seal checked before it is shown. Needs `generative:models:read`; jobs of the other
+/// environment or of other kinds are not listed. A read: nothing is generated, debited or changed.
 #[utoipa::path(
     get,
     path = "/api/v2/generative/runs",
@@ -174,6 +194,10 @@ pub async fn get_runs(
 }
 
 /// One generative run with its sealed, synthetic result.
+///
+/// The job with its stored request, state, progress and, once computed, its result: the paths or fans,
+/// `synthetic: true`, `executable: false`, `paths_sha256` and the result's hash, its seal checked before it
+/// is shown. Needs `generative:models:read`; any other kind of compute job is 404 here. Changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/generative/runs/{uid}",

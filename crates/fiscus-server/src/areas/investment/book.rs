@@ -50,6 +50,10 @@ pub struct PortfoliosQuery {
 }
 
 /// The workspace's portfolios, by id (imported with `fiscus import portfolios`).
+///
+/// Each portfolio with its code, name, base currency, benchmark symbol and importing dataset, paged by id.
+/// Portfolios belong to the workspace, so its sandbox and production credentials see the same list. Needs
+/// `investment:read`; a read that values nothing and changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/investment/portfolios",
@@ -102,6 +106,13 @@ pub struct TaxLotsQuery {
 
 /// The portfolio's open tax lots, each marked to its instrument's observed price on the valuation date:
 /// open quantity, cost basis, market value, unrealised gain and holding term (the engine's lot rules).
+///
+/// The valuation date is `as_of`, or today (UTC) when absent; lots acquired after it are left out. The lots
+/// are the imported ones and those this environment's settled orders opened, less what they closed. Each is
+/// valued at its instrument's newest observed price on or before the date; `marks` shows each price with its
+/// own date, dataset and `stale` (more than seven days old). A held instrument without an observed price, or
+/// whose newest prices are synthetic, is 503 `market_data_unavailable`. Needs `investment:read`; nothing is
+/// recorded, sold or harvested.
 #[utoipa::path(
     get,
     path = "/api/v2/investment/portfolios/{portfolio}/tax-lots",
@@ -128,6 +139,12 @@ pub async fn get_tax_lots(
 /// observed price on `as_of`, with its term, the tax it would offset at the given rates, and any purchase
 /// inside the 30-day wash-sale window (another lot, or one planned) that would disallow the loss. Never
 /// executes anything: the proposal is sealed and recorded; selling is a Financial Action.
+///
+/// The sale date is `as_of` (today, UTC, by default) and lots are marked as `GET …/tax-lots` marks them.
+/// Candidates come largest loss first, each with its term and the tax effect at `short_term_rate` (default
+/// 0.37) or `long_term_rate` (0.20); one with a wash-sale conflict is flagged with the date it clears and
+/// left out of the totals. The proposal (`executable: false`) is recorded with its request, `content_hash` and
+/// an audit event. Needs `investment:run`; nothing is sold and no Financial Action is created.
 #[utoipa::path(
     post,
     path = "/api/v2/investment/portfolios/{portfolio}/tax-harvest",
@@ -159,6 +176,12 @@ pub async fn post_tax_harvest(
 /// with the window's worst day and drawdown; `hypothetical` applies shocks by instrument, by sector or to
 /// the market (through each holding's beta to the portfolio's benchmark over the past year). Recorded,
 /// sealed; nothing trades.
+///
+/// Holdings are the lots held on `as_of` (today, UTC, by default), each at its newest observed price on or
+/// before it, in the base currency at observed FX; a historical window reads each holding's newest observed
+/// prices dataset (a synthetic one is 422), and a market shock needs the portfolio's benchmark (422
+/// otherwise). The run is recorded with its request, `content_hash` and an audit event. Needs
+/// `investment:run`; nothing trades and the book is not changed.
 #[utoipa::path(
     post,
     path = "/api/v2/investment/portfolios/{portfolio}/scenarios",
@@ -188,6 +211,12 @@ pub async fn post_scenarios(
 /// Sharpe or equal risk contribution) over observed daily returns of its holdings or of named instruments,
 /// with a cap per instrument and an optional turnover limit from today's weights, and the whole-unit orders
 /// that would reach them. A proposal, sealed and recorded: it never trades.
+///
+/// Holdings are valued as `POST …/scenarios` values them; the estimates use the daily returns of the
+/// `lookback_days` (default 1095) ending on the valuation date, at least 60 of them (422 otherwise). Targets
+/// are in parts per million, and orders are whole units at observed marks in the base currency, cash left as
+/// it is; `risk_parity` applies neither `max_weight` nor `max_turnover`. Recorded with its `content_hash` and
+/// an audit event. Needs `investment:run`; nothing trades, and no Financial Action can be made from it.
 #[utoipa::path(
     post,
     path = "/api/v2/investment/portfolios/{portfolio}/construct",
@@ -217,6 +246,13 @@ pub async fn post_construct(
 /// the workspace's eligibility and haircut policy (its newest version, or the built-in default, version 0;
 /// the snapshot names the version and the rules' hash), and seals the snapshot. Missing observed data is
 /// 503: nothing is substituted.
+///
+/// The path takes the portfolio's integer id or its code. Securities are the lots held on `as_of` (today, UTC,
+/// by default), each at its newest observed price on or before it (the line shows that price's date); cash
+/// is each positive balance. Values convert at observed FX, then take the policy's eligibility and haircuts;
+/// the policy is set with `fiscus admin collateral-policy set`, never by a credential. The snapshot is
+/// recorded with its `content_hash` and an audit event. Needs `investment:run`; nothing is pledged, moved
+/// or traded.
 #[utoipa::path(
     post,
     path = "/api/v2/investment/portfolios/{portfolio}/collateral-inventory",

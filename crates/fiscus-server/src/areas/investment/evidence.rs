@@ -23,6 +23,12 @@ use crate::state::AppState;
 /// Measures a portfolio against explicit risk limits (largest weight, one-day VaR, drawdown, tracking
 /// error; house defaults where a limit is not given) from its risk report, benchmark comparison and factor
 /// exposures, and seals the result as evidence: each limit `passed` or `breached`.
+///
+/// The measurements are the risk report of `GET /investment/risk` (365 days of returns, 95 % confidence) and,
+/// when the portfolio has a benchmark, the comparison of `GET /benchmarking/comparisons` ending on the same
+/// date; `status` is `passed` only when every check passed. The record holds the request, the checks and
+/// both reports under its `content_hash`, with an audit event. Needs `investment:run`. It is evidence only:
+/// a breach blocks, approves or trades nothing.
 #[utoipa::path(
     post,
     path = "/api/v2/investment/risk-compliance/runs",
@@ -48,6 +54,10 @@ pub async fn post_risk_compliance_run(
 }
 
 /// One risk-compliance run, its seal checked.
+///
+/// The record as it was written: the request, each limit's check, the risk report, the benchmark comparison
+/// and `content_hash`. Its seal is checked first (500 `integrity_failure` if it was changed outside Fiscus).
+/// Needs `investment:read`. A read: nothing is measured again.
 #[utoipa::path(
     get,
     path = "/api/v2/investment/risk-compliance/runs/{uid}",
@@ -86,6 +96,12 @@ async fn load(
 /// Draws synthetic counterfactual markets for a portfolio's current holdings: block-bootstrapped paths of
 /// their own observed daily returns (seeded, so the same request draws the same markets), summarised as
 /// the distribution of the horizon return. Synthetic and never executable; sealed as evidence.
+///
+/// Holdings are valued as `GET /investment/risk` values them, and the portfolio's daily returns on current
+/// weights over `lookback_days` (default 1095; at least 60 returns) are resampled with `seed` (default 1):
+/// percentiles of the horizon return, expected shortfall at 5 % and the probability of a loss. The record
+/// says `synthetic: true` and `executable: false` and is sealed with an audit event. Needs `investment:run`.
+/// Nothing generated becomes market data, and nothing trades.
 #[utoipa::path(
     post,
     path = "/api/v2/investment/generative-markets/runs",
@@ -126,6 +142,9 @@ pub struct GenerativeRunsQuery {
 }
 
 /// The generative market runs of this workspace and environment, newest first.
+///
+/// Each run as its sealed record (request, output, `content_hash`), every seal checked before it is shown;
+/// `portfolio_id` narrows the list to one portfolio. Needs `investment:read`. A read: nothing is drawn.
 #[utoipa::path(
     get,
     path = "/api/v2/investment/generative-markets/runs",
@@ -167,6 +186,12 @@ pub async fn get_generative_market_runs(
 /// annualised return and volatility, Sharpe, drawdown) against the benchmark, each holding's and sector's
 /// contribution to the return, monthly returns, and one-day VaR and CVaR. Sealed; listed by `GET
 /// /investment/reports`.
+///
+/// Quantities are the lots held on `end` (default: the date of the holdings' newest observed prices), priced
+/// on each day of the period when every holding and the benchmark have an observed price (at least 21 such
+/// days). A holding's contribution is its start weight times its period return; VaR and CVaR are historical
+/// at 95 %. The report is recorded with its request, `content_hash` and an audit event. Needs
+/// `investment:run`; nothing trades.
 #[utoipa::path(
     post,
     path = "/api/v2/investment/reports",
@@ -205,6 +230,9 @@ pub struct ReportsQuery {
 
 /// The generated portfolio reports of this workspace and environment, newest first, each re-verified
 /// against its seal.
+///
+/// Each report as its sealed record (request, output, `content_hash`); `portfolio_id` narrows the list to one
+/// portfolio. Needs `investment:read`. A read: nothing is recomputed.
 #[utoipa::path(
     get,
     path = "/api/v2/investment/reports",

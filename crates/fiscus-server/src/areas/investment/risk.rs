@@ -33,6 +33,12 @@ pub struct RiskParams {
 /// Gaussian VaR, annualised volatility and return, maximum drawdown over the window, and concentration
 /// (Herfindahl index, effective number of holdings, largest and top-five weights). Holdings are weighted by
 /// market value at observed marks; the history is those weights applied to the holdings' daily returns.
+///
+/// Holdings are the lots held on `as_of` (today, UTC, by default), valued at their newest observed prices on
+/// or before it in the base currency at observed FX; the answer's `as_of` is the given date, else the newest
+/// of those prices' dates. Fewer than 20 common daily returns is 422. Factor exposures are null, with the
+/// reason, when they cannot be estimated. Needs `investment:read`; nothing is recorded (a risk-compliance run
+/// records one) and nothing trades.
 #[utoipa::path(
     get,
     path = "/api/v2/investment/risk",
@@ -61,6 +67,11 @@ pub async fn get_risk(
 
 /// A company: its reference data, the newest value of each fundamental metric, and its observed prices
 /// over the past year (last price, high, low, return, volatility).
+///
+/// The instrument is found by its symbol (or its `ins_…` id). Fundamentals come from the newest fundamentals
+/// dataset holding it; the price summary covers the 365 days up to its newest observed price (the close,
+/// else the adjusted close) in its newest prices dataset, not up to today. Needs `investment:read`; a read
+/// that records nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/investment/companies/{symbol}",
@@ -102,6 +113,11 @@ pub struct ComparisonParams {
 
 /// A portfolio's current holdings against a benchmark over a window: annual return and volatility of each,
 /// tracking error, information ratio, alpha, beta and up/down capture, with empyrical's conventions.
+///
+/// The benchmark is `benchmark`, else the portfolio's own (422 when it has none). Holdings are valued on `end`
+/// as `GET /investment/risk` values them on `as_of`, and compared on the dates where every holding and the
+/// benchmark have an observed price (at least 20 returns). Needs `benchmark:read`; nothing is recorded and
+/// nothing trades.
 #[utoipa::path(
     get,
     path = "/api/v2/benchmarking/comparisons",

@@ -82,6 +82,11 @@ fn universe_view(u: Universe, members: Vec<Member>) -> UniverseView {
 
 /// Creates a thematic universe as research hands it over: with its members (scored 0 to 1 for relevance,
 /// each an instrument of the workspace), or announced without them (`pending`) for a handoff to follow.
+///
+/// Each member must be an instrument of the workspace, named once, with a relevance from 0 to 1; the SHA-256
+/// of the members (`members_hash`) is sealed with the universe, and an audit event is recorded.
+/// Universes belong to the workspace: its sandbox and production credentials see the same ones. Needs
+/// `investment:run`; a universe holds no weights, and nothing is proposed or traded.
 #[utoipa::path(
     post,
     path = "/api/v2/investment/themes/universes",
@@ -109,6 +114,10 @@ pub async fn post_universe(
 }
 
 /// Hands a pending universe's members off; they are fixed from then on (their hash is sealed with it).
+///
+/// Only a `pending` universe takes a handoff; one handed off already is 409, so its members are never
+/// replaced. Members are checked as at creation (instruments of the workspace, relevance from 0 to 1), and
+/// their hash is sealed with an audit event. Needs `investment:run`. No model portfolio is drawn by it.
 #[utoipa::path(
     post,
     path = "/api/v2/investment/themes/universes/{universe}/handoff",
@@ -135,6 +144,10 @@ pub async fn post_handoff(
 }
 
 /// One universe with its members.
+///
+/// The universe's seal is checked before it is shown; each member comes with its symbol, instrument,
+/// relevance and rationale. Needs `investment:read`; universes are the workspace's, shared by its
+/// environments. A read: nothing is changed.
 #[utoipa::path(
     get,
     path = "/api/v2/investment/themes/universes/{universe}",
@@ -166,6 +179,9 @@ pub struct UniversesQuery {
 }
 
 /// The workspace's universes by id (without their members; read one for those).
+///
+/// Paged by integer id with `after_id`; each universe's seal is checked before it is shown. Needs
+/// `investment:read`; universes are the workspace's, shared by its environments. A read: nothing is changed.
 #[utoipa::path(
     get,
     path = "/api/v2/investment/themes/universes",
@@ -279,6 +295,11 @@ pub async fn post_model_portfolio(
 }
 
 /// One model portfolio, its seal checked.
+///
+/// The holdings with weights in parts per million, `content_hash`, and `state`: `approval_required` until an
+/// operator decides at `/console/model-portfolios`, then `approved` or `rejected` with who decided, when, and
+/// the note. Needs `investment:read`; a model portfolio of the other environment is 404. A read: it approves
+/// nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/investment/model-portfolios/{uid}",
@@ -311,6 +332,9 @@ pub struct ModelPortfoliosQuery {
 }
 
 /// The model portfolios of this workspace and environment, newest first.
+///
+/// `state` narrows the list to `approval_required`, `approved` or `rejected`; each seal is checked before it
+/// is shown. Needs `investment:read`. A read: it approves, rejects or uses nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/investment/model-portfolios",
@@ -380,6 +404,12 @@ fn operation_view(o: Operation) -> OperationView {
 
 /// Opens a governed AI operation on a portfolio, steered by a model portfolio (whose content hash is fixed
 /// now): it is under governed review from the start, and draws only proposals that people decide on.
+///
+/// The portfolio must be the workspace's and the model portfolio this environment's (422 otherwise). The
+/// model portfolio need not be approved yet, but every rebalance is refused until a person approves it. The
+/// operation starts in `governed_review` with the model portfolio's hash, and an audit event is recorded.
+/// Needs `investment:run`. `agent` is kept for the record only and gains no authority; nothing is proposed
+/// or traded by opening it.
 #[utoipa::path(
     post,
     path = "/api/v2/investment/governed-ai-operations",
@@ -403,6 +433,10 @@ pub async fn post_operation(
 }
 
 /// One governed AI operation, its seal checked.
+///
+/// The portfolio, the model portfolio with the hash fixed when the operation opened, the objective, the agent
+/// and the status. Needs `investment:read`; an operation of the other environment is 404. A read: nothing
+/// is changed.
 #[utoipa::path(
     get,
     path = "/api/v2/investment/governed-ai-operations/{uid}",
@@ -424,6 +458,13 @@ pub async fn get_operation(
 /// units at observed marks, with turnover and estimated costs). Refused (422 `rebalance_refused`, the detail
 /// naming the condition) unless the operation is in governed review and its model portfolio was approved by
 /// a person and still has the hash the operation opened with. Never executes anything.
+///
+/// Holdings are the lots held on `as_of` at their newest observed prices on or before it (by default every
+/// open lot at its newest price, `as_of` then being the newest price's date), in the base currency at
+/// observed FX, with cash counted in the value. `expected_model_portfolio_hash` refuses a rebalance against a
+/// model portfolio other than the one reviewed. The proposal (`rbp_…`) is recorded with its `content_hash`
+/// and an audit event. Needs `investment:run`; only `POST /investment/rebalance-proposals/{uid}/actions`
+/// turns it into a Financial Action.
 #[utoipa::path(
     post,
     path = "/api/v2/investment/governed-ai-operations/{uid}/rebalance",
@@ -451,6 +492,12 @@ pub async fn post_rebalance(
 /// portfolio's hash, and the pre-trade checks it requires (`pre_trade.limits`, `pre_trade.restricted_list`,
 /// `pre_trade.concentration`) are computed from the book and recorded with it. People approve it at the
 /// console; execution, settlement into the book and reconciliation follow the actions' lifecycle.
+///
+/// Needs `investment:execute`, which here only proposes: the action is `human_approved`, risk tier `T2` by
+/// default (two distinct approvers) on the `sandbox` connector by default, and people decide it at
+/// `/console/actions/{id}`. Each check is recorded `passed` or `failed` with its facts' hash as source; a
+/// failed one blocks execution as any pre-trade check does. A second request for the same proposal is 409.
+/// Nothing is executed or settled here, and the book moves only when the action settles and reconciles.
 #[utoipa::path(
     post,
     path = "/api/v2/investment/rebalance-proposals/{uid}/actions",

@@ -18,6 +18,12 @@ use crate::state::AppState;
 /// Registers a model: a canonical identity in the model registry with its LQM profile (task family,
 /// intended use, licence). Nothing is trained: training stays gated behind a dataset contract and an
 /// approved retraining request.
+///
+/// The name must be unique among the workspace's models in this environment (409 `conflict`), the licence an SPDX
+/// identifier; `commercial_use` (default `true`) decides which data licences a contract accepts later. The
+/// registration is sealed and audited (`lqm.model.registered`). Needs `lqm:build:write`. It contracts no data,
+/// trains nothing and serves nothing: a model reaches the Quant Models catalogue only when an admin or approver
+/// approves the promotion of one of its checkpoints at the console.
 #[utoipa::path(
     post,
     path = "/api/v2/lqm/models",
@@ -55,6 +61,10 @@ pub struct ModelsQuery {
 }
 
 /// The models registered in this workspace and environment, newest first.
+///
+/// Each entry is the sealed registration (name, task family, intended use, licence, `commercial_use`,
+/// `content_hash`, who registered it), its seal checked as it is read. Needs `lqm:build:read`; it changes
+/// nothing. Where each model stands in its lifecycle is its developer manifest's.
 #[utoipa::path(
     get,
     path = "/api/v2/lqm/models",
@@ -90,6 +100,10 @@ pub async fn get_models(
 }
 
 /// One model, its seal checked.
+///
+/// The registration as sealed: name, task family, intended use, licence, `commercial_use`, `content_hash`, who
+/// registered it and when. A row that fails its seal is not served (500 `integrity_failure`). Needs
+/// `lqm:build:read`; it changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/lqm/models/{uid}",
@@ -110,6 +124,12 @@ pub async fn get_model(
 /// The developer manifest: the model's lifecycle stage, its contracts, requests and checkpoints, and for
 /// each gated operation (training, evaluation, evidence-packet issuance, model-hub publishing, promotion,
 /// QLM composition) whether it is open, with every reason code when it is not.
+///
+/// Computed on each read from the model's sealed records: `stage`, its contracts, retraining requests and their
+/// states, checkpoints (verdict, evidence packet, publication), `serving_checkpoint`, and in `operations` each
+/// gate as the operation itself judges it: training and QLM composition for the model, the others for its
+/// newest checkpoint (`checkpoint_id`), with the reasons a 409 `lifecycle_gate_closed` would name. Needs
+/// `lqm:build:read`; reading it opens no gate and changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/lqm/models/{uid}/developer-manifest",
@@ -129,6 +149,11 @@ pub async fn get_manifest(
 
 /// A model's promotion history with its control evidence: every request, the operator's decision, and
 /// which promotion serves, was superseded or was revoked.
+///
+/// Oldest first: each promotion's state (`pending`, `active`, `superseded`, `revoked`, `denied`), the exact
+/// checkpoint and the evaluation, evidence-packet and publication hashes it was requested on, `promotion_hash`,
+/// the operator's decision and who ended it. Needs `lqm:build:read`; it changes nothing. Promotions are decided
+/// and revoked only by an admin or approver at the console (`/console/lqm-promotions`), never over the API.
 #[utoipa::path(
     get,
     path = "/api/v2/lqm/models/{uid}/promotions",

@@ -124,6 +124,12 @@ fn run_view(object: &'static str, r: Run) -> QlmRunView {
 
 /// Composes a QLM from models whose promoted checkpoints serve; its version 1 pins exactly those
 /// checkpoints. Moving a role to another checkpoint later is an operator's decision at the console.
+///
+/// Needs `lqm:build:write`. Each component names a role (unique in the QLM) and a model of this workspace; its
+/// pin is the checkpoint, checkpoint hash and promotion the model's active promotion has now (409
+/// `lifecycle_gate_closed`, `not_promoted`, when it has none). The name is unique in this workspace and
+/// environment (409 `conflict`). Composing runs and promotes nothing; only an admin or approver rebinds a role,
+/// at `/console/qlms`, as a new version.
 #[utoipa::path(
     post,
     path = "/api/v2/qlms",
@@ -159,6 +165,9 @@ pub struct QlmsQuery {
 }
 
 /// The QLMs of this workspace and environment, newest first, each with its newest version's pins.
+///
+/// Each QLM with its name, description, newest `version`, `version_hash` and pins (role, model, checkpoint,
+/// checkpoint hash, promotion). Needs `qlm:read`; it changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/qlms",
@@ -188,6 +197,9 @@ pub async fn get_qlms(
 }
 
 /// One QLM with its newest version's pins.
+///
+/// The newest version's pins say which exact checkpoint each role runs (what `invoke` runs by default), whatever
+/// the models' promotions serve now. Needs `qlm:read`; it changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/qlms/{uid}",
@@ -205,6 +217,9 @@ pub async fn get_qlm(
 }
 
 /// Every version of a QLM, oldest first: each pins exact checkpoints and names the version it replaced.
+///
+/// Version 1 is the composition (`reason`: `composed`); each later one is an operator's rebinding of one role,
+/// with `previous_version_hash` chaining it to the version it replaced. Needs `qlm:read`; it changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/qlms/{uid}/versions",
@@ -222,6 +237,11 @@ pub async fn get_versions(
 
 /// Runs the pinned checkpoints of a version (the newest unless `version` names one) on the input; each
 /// output carries its checkpoint's hash and the version's. Refused while a pinned checkpoint is revoked.
+///
+/// Needs `qlm:invoke`. `values` (3 to 20,000, oldest first) go to every component; forecasting ones forecast
+/// `horizon` periods (default 12). Each pinned checkpoint is checked against the hash the version pins before it
+/// runs. The run is sealed and audited with the outputs and only the hash of the request. Invoking trains,
+/// promotes and rebinds nothing, and costs no AI credits.
 #[utoipa::path(
     post,
     path = "/api/v2/qlms/{uid}/invoke",
@@ -246,6 +266,11 @@ pub async fn post_invoke(
 
 /// Runs the evaluation suite of a version on a contracted dataset: each pinned checkpoint on the
 /// contract's held-out observations against its family's criterion.
+///
+/// Needs `qlm:evaluate`. `contract_uid` names a contract of this workspace and environment; its observations
+/// are read again and checked against its data hash, and each component is held to its family's default
+/// criterion. The sealed run records the contract and holdout hashes with each component's metrics and verdict.
+/// It changes no checkpoint's own evaluation, and promotes or rebinds nothing.
 #[utoipa::path(
     post,
     path = "/api/v2/qlms/{uid}/evaluate",

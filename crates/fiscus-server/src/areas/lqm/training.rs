@@ -20,6 +20,12 @@ use crate::state::AppState;
 /// Seals an immutable contract between a model and a dataset of the data plane: the source, feature-schema,
 /// lineage and data hashes, never the rows. Refused (409 `dataset_ineligible` with a `reason`) for a
 /// synthetic, unsupported, unsealed, licence-incompatible or empty dataset.
+///
+/// `model_uid` names a model of this workspace and environment (422 otherwise). The target's observations (30
+/// to 20,000) are read from this dataset alone, and the newest `holdout_fraction` of them (default 0.2, at
+/// least 5) is held out for evaluation. A licence forbidding derivatives never qualifies; a non-commercial one
+/// only for a model registered with `commercial_use: false`. Needs `lqm:build:write`. The contract is immutable
+/// and copies no rows; it starts no training, which still needs a retraining request a person approves.
 #[utoipa::path(
     post,
     path = "/api/v2/lqm/datasets/{dataset}/contracts",
@@ -48,6 +54,10 @@ pub async fn post_contract(
 }
 
 /// One dataset contract.
+///
+/// The dataset's identity (its integer `id`, kind, name, version, source, licence, content hash), the licence
+/// terms, the target, the observation and holdout counts with their dates, and the source, feature-schema,
+/// lineage and data hashes with `contract_hash`; never the rows. Needs `lqm:build:read`; it changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/lqm/contracts/{uid}",
@@ -96,6 +106,11 @@ pub async fn post_request(
 }
 
 /// One retraining request and where it stands.
+///
+/// The request as sealed (contract and its hash, algorithm, hyperparameters, reason, `request_hash`), its
+/// `state` (`pending`, `approved`, `rejected`, `cancelled`, `trained`), the person's `review` once decided, the
+/// decisions credentials submitted (`submitted_decisions`) and, once trained, `checkpoint_id`. Needs
+/// `lqm:build:read`; reading it decides nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/lqm/retraining-requests/{requestUid}",
@@ -149,6 +164,12 @@ pub async fn post_decision(
 /// Trains the candidate checkpoint an approved request authorises: the algorithm fitted on the contract's
 /// training observations, read again and checked against the contract's hash. The checkpoint's hash covers
 /// its fitted parameters and the exact data version; the approval is spent.
+///
+/// Needs `lqm:build:run`, and a request a person approved at the console: one pending, rejected, cancelled or
+/// trained already is 409 `lifecycle_gate_closed` (`retraining_review_pending`,
+/// `no_approved_retraining_request`). The checkpoint is written and the request moved to `trained` in one
+/// transaction, so an approval trains one candidate only; a dataset that no longer matches the contract's hash
+/// refuses the training (500 `integrity_failure`). The candidate is not evaluated, published or promoted by it.
 #[utoipa::path(
     post,
     path = "/api/v2/lqm/retraining-requests/{requestUid}/training",
@@ -171,6 +192,10 @@ pub async fn post_training(
 }
 
 /// One checkpoint with its evaluation.
+///
+/// The algorithm, hyperparameters, fitted parameters, engine and `data_version` (dataset, contract and
+/// training-data hashes, observation count and dates) with `checkpoint_hash`, who trained it, and its
+/// evaluation once recorded. Needs `lqm:build:read`; it changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/lqm/checkpoints/{uid}",
@@ -191,6 +216,12 @@ pub async fn get_checkpoint(
 
 /// Evaluates a checkpoint on the observations its contract held out (training never saw them) against its
 /// family's criterion; recorded once, passed or failed.
+///
+/// Needs `lqm:build:run`. `criteria` may set the family's threshold (forecasting `max_relative_mae`, default
+/// 1.1; anomaly detection `max_outlier_rate`, 0.05; risk `min_p_value`, 0.05); another family's is 422. The
+/// training data is checked against the checkpoint's hash first (500 `integrity_failure` if it changed). A
+/// second evaluation is 409 (`already_evaluated`); `independent` records whether the evaluator is not the
+/// trainer, which is not required. Evaluating publishes nothing and promotes nothing.
 #[utoipa::path(
     post,
     path = "/api/v2/lqm/checkpoints/{uid}/evaluation",
@@ -216,6 +247,11 @@ pub async fn post_evaluation(
 
 /// Issues the evidence packet of a checkpoint whose evaluation passed: the model's registration, the data
 /// contract, the review, the checkpoint and the evaluation, each by its hash, in one sealed record.
+///
+/// Needs `lqm:build:write`. Open only for a checkpoint whose evaluation passed and that has no packet yet (409
+/// `lifecycle_gate_closed`: `not_evaluated`, `evaluation_failed`, `evidence_packet_issued`,
+/// `checkpoint_revoked`). Beside the hashes, the packet names who requested, reviewed, trained and evaluated;
+/// it copies no data. Issuing it publishes nothing and promotes nothing.
 #[utoipa::path(
     post,
     path = "/api/v2/lqm/checkpoints/{uid}/evidence-packet",
@@ -239,6 +275,12 @@ pub async fn post_evidence_packet(
 /// Publishes a checkpoint with its evidence packet to the model hub: the bundle (checkpoint, evaluation,
 /// evidence packet and their in-toto/SLSA provenance) stored by content hash, and a publication linked to
 /// the workspace's supply-chain head.
+///
+/// Needs `lqm:publish:write`, and a checkpoint with its evidence packet, not published yet (409
+/// `lifecycle_gate_closed`: `no_evidence_packet`, `already_published`, `checkpoint_revoked`). The model hub is a
+/// content-addressed store in the server's data directory: the four files are written there and nothing is
+/// sent elsewhere; the publication takes the model's next `revision`. Publishing promotes nothing: promotion is
+/// a separate request that an admin or approver decides at the console.
 #[utoipa::path(
     post,
     path = "/api/v2/lqm/checkpoints/{uid}/publication",
@@ -263,6 +305,9 @@ pub async fn post_publication(
 /// A publication: repository and revision, the checkpoint, evaluation and evidence-packet hashes, the
 /// builder, the bundle and artifact hashes, and the hash-linked supply-chain head. Credential material is
 /// never part of it.
+///
+/// `head` is the SHA-256 of this publication's record, which includes `previous_head`; `supply_chain_head` is
+/// the workspace's head now (this publication's, or a later one's). Needs `lqm:build:read`; it changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/lqm/publications/{publicationUid}",
@@ -294,6 +339,11 @@ pub struct PromotionInput {
 /// Requests the promotion of an exact evaluated, published checkpoint into the workspace's Quant Models
 /// catalogue. The request waits for an operator at the console (`/console/lqm-promotions`): a credential
 /// requests, never decides.
+///
+/// Needs `lqm:promote:write`. The request is sealed with its control evidence (the checkpoint, evaluation and
+/// evidence-packet hashes, the publication and its head) and stays `pending` until an admin or approver
+/// approves or denies it at the console, on the checkpoint hash the page showed; an approval supersedes the
+/// model's serving promotion. No scope lets a credential approve, deny or revoke a promotion.
 #[utoipa::path(
     post,
     path = "/api/v2/lqm/checkpoints/{uid}/promotion-requests",

@@ -50,6 +50,10 @@ pub struct MlModelView {
 
 /// The ML methods: anomaly detection (isolation forest, robust z) and scenario generation (block bootstrap,
 /// stress shocks).
+///
+/// A fixed list in this build: each method's key, task, the operation that runs it, the Python library its
+/// numbers are checked against and the JSON Schema of its parameters. Needs `ml:read`; reads no workspace
+/// data and runs nothing.
 #[utoipa::path(get, path = "/api/v2/ml/models", responses((status = 200, description = "The methods", body = ListPage<MlModelView>)))]
 pub async fn get_models() -> Json<ListPage<MlModelView>> {
     let mut out: Vec<MlModelView> = ["isolation_forest", "robust_z"]
@@ -116,6 +120,12 @@ pub struct AnomalyRequest {
 
 /// Scores every observation of a series for anomaly (isolation forest, scikit-learn's conventions with the
 /// sign flipped so higher is more anomalous; or robust z against the median), naming the most anomalous.
+///
+/// The input is given inline (values, or for `isolation_forest` columns and rows) or read from one
+/// instrument's observed prices (its prices, daily returns or catalogue features), pinned by dataset and
+/// content hash; a synthetic dataset is 422. The run is a sealed compute job of kind `model_run` that debits
+/// AI credits (201 scored in the request, 202 queued). Needs `ml:inference`. It only scores: nothing is
+/// flagged, blocked or changed in the data.
 #[utoipa::path(
     post,
     path = "/api/v2/ml/anomaly",
@@ -157,6 +167,12 @@ pub async fn post_anomaly(
 
 /// Generates scenarios from observed history: block-bootstrap paths (return quantiles per asset and for the
 /// portfolio) or stated stress shocks (the portfolio's profit and loss per shock).
+///
+/// The history is instruments' observed daily returns (pinned by dataset and content hash; a synthetic
+/// dataset is 422) or `returns` given inline. `block_bootstrap` gives quantiles of each asset's and the
+/// portfolio's compounded return (rebalanced each period; equal weights by default); `stress` applies each
+/// shock's moves to the weights. A sealed compute job of kind `scenarios` that debits AI credits (201 in
+/// the request, 202 queued). Needs `ml:inference`; nothing trades and no dataset is written.
 #[utoipa::path(
     post,
     path = "/api/v2/ml/scenarios",

@@ -19,6 +19,12 @@ use crate::state::AppState;
 /// Issues an access token for the client credentials grant. Requested scopes (`scope`, space-separated) are
 /// intersected with the application's and the workspace's entitlement; without `scope` the whole
 /// intersection is granted.
+///
+/// The client authenticates by HTTP Basic or the `client_id` and `client_secret` fields; the token is issued for
+/// `expires_in` seconds, stored only as a keyed hash, and audited. An inactive application, or a production
+/// application while the workspace lacks production access, is 400 `unauthorized_client`; no entitled scope is 400
+/// `invalid_scope`. Needs no scope. The token carries API scopes only: it never approves or executes an action.
+/// Requests are throttled per client id and address (429).
 #[utoipa::path(
     post,
     path = "/api/v2/oauth/token",
@@ -124,6 +130,11 @@ async fn issue(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Tok
 
 /// RFC 7009 revocation. Answers 200 whether or not the token existed (§2.2), but only revokes tokens issued
 /// to the authenticated client.
+///
+/// The token is revoked, and audited, only when it was issued to the authenticated client and matches its stored
+/// hash; an unknown, malformed or other client's token is answered 200 with nothing changed, so the answer reveals
+/// nothing about it. Needs no scope: the client authenticates as for `POST /oauth/token`. Only that access token
+/// is revoked: the client, its secret, the application's API keys and its other tokens are untouched.
 #[utoipa::path(
     post,
     path = "/api/v2/oauth/revoke",
@@ -187,6 +198,12 @@ async fn revoke(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<()
 }
 
 /// RFC 7662 introspection of a token issued to the authenticated client; any other token is inactive.
+///
+/// `active: true` with the effective `scope` (the token's scopes that the application and the workspace's
+/// entitlement still allow), `client_id`, `sub` (the application), `exp`, `workspace_id` and `environment`, only
+/// for an unexpired, unrevoked token issued to the authenticated client whose application is active; any other
+/// token is just `active: false`. Needs no scope: the client authenticates as for `POST /oauth/token`.
+/// Introspection changes nothing and never returns a secret.
 #[utoipa::path(
     post,
     path = "/api/v2/oauth/introspect",

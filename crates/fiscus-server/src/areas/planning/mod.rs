@@ -35,6 +35,12 @@ pub fn writing_routes() -> OpenApiRouter<AppState> {
 /// from the observed journal datasets holding its lines), or values given inline. A named model is fitted
 /// in the request (201); the automatic choice is queued (202), as any forecast is with `Prefer:
 /// respond-async`.
+///
+/// Data-plane inputs are pinned when the job is made (each dataset by number and content hash, so a queued or
+/// repeated run reads the same numbers) and must be observed: a synthetic dataset is 422. The forecast is a
+/// sealed compute job of kind `forecast` that debits AI credits (402 `credits_exhausted` when the balance
+/// cannot cover it). Needs `planning:forecast:create`. A computation only: it posts nothing to finance core
+/// and changes no data.
 #[utoipa::path(
     post,
     path = "/api/v2/planning/forecasts",
@@ -81,6 +87,10 @@ pub struct ForecastsQuery {
 }
 
 /// The workspace's forecasts in this environment, newest first.
+///
+/// Each forecast is a compute job of kind `forecast`: its pinned request, state, progress and, once fitted,
+/// its sealed result (the forecast with its intervals, the model and its fit statistics), every seal checked
+/// before it is shown. Needs `planning:read`; jobs of the other environment are not listed. Changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/planning/forecasts",

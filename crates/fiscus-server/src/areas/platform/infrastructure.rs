@@ -29,6 +29,11 @@ pub struct UsageQuery {
 }
 
 /// Requests per credential, operation and day, from the service's request log.
+///
+/// Requests and error responses (4xx or 5xx) of every application of the caller's workspace and environment, by
+/// credential, operation and UTC day, from `since` (default 30 days ago; not a date is 422 `invalid_parameter`),
+/// with totals; this node's unflushed counts are written first. Needs `infrastructure:read`. Counts only: no
+/// request bodies, addresses or secrets.
 #[utoipa::path(get, path = "/api/v2/infrastructure/usage", params(UsageQuery), responses((status = 200, description = "Usage of this workspace and environment", body = UsageView)))]
 pub async fn get_usage(
     ctx: Ctx,
@@ -73,6 +78,9 @@ fn is_day(s: &str) -> bool {
 }
 
 /// The regions serving this workspace: this deployment's one region and its database.
+///
+/// The deployment's configured region, primary and `active`, with its database backend (`sqlite` or `postgres`);
+/// the same answer for every workspace. Needs `infrastructure:read`; changes nothing.
 #[utoipa::path(get, path = "/api/v2/infrastructure/regions", responses((status = 200, description = "Regions", body = ListPage<RegionView>)))]
 pub async fn get_regions(_ctx: Ctx, State(state): State<AppState>) -> Json<ListPage<RegionView>> {
     Json(ListPage::complete(vec![RegionView {
@@ -85,6 +93,11 @@ pub async fn get_regions(_ctx: Ctx, State(state): State<AppState>) -> Json<ListP
 }
 
 /// The rate-limit classes this deployment enforces, and which one applies to the caller.
+///
+/// Each configured class with its request quota and window, and `current` for the class of the caller. The limit
+/// is enforced per application (all its keys, tokens and signed clients share one quota) in fixed windows counted
+/// in each node's memory; a signed client also has its grant's limits (`GET /agent-execution/service-level`).
+/// Needs `infrastructure:read`; reading changes no class.
 #[utoipa::path(get, path = "/api/v2/infrastructure/service-classes", responses((status = 200, description = "Service classes", body = ListPage<ServiceClassView>)))]
 pub async fn get_service_classes(ctx: Ctx, State(state): State<AppState>) -> Json<ListPage<ServiceClassView>> {
     let (current, _) = state.settings.service_class(&ctx.principal.service_class);
@@ -106,6 +119,11 @@ pub async fn get_service_classes(ctx: Ctx, State(state): State<AppState>) -> Jso
 }
 
 /// The workspace's security posture as it stands.
+///
+/// Production access; the workspace's active API keys by environment and age, and those without expiry; active
+/// OAuth clients; how credential secrets are stored (`hmac-sha256`, never recoverable) and where the server key
+/// comes from; operators' second-factor coverage; and the audit chain's head. Needs `infrastructure:read`. Counts
+/// and ages only: no key, secret or operator is named, and nothing changes.
 #[utoipa::path(get, path = "/api/v2/infrastructure/posture", responses((status = 200, description = "Posture", body = PostureView)))]
 pub async fn get_posture(ctx: Ctx, State(state): State<AppState>) -> Result<Json<PostureView>, ApiError> {
     let now = now_micros();
@@ -173,6 +191,10 @@ fn data_domain(scope: &str) -> Option<&'static str> {
 }
 
 /// Which data domains the workspace is entitled to and which the caller may read.
+///
+/// For each data scope (economic series, fundamentals, market prices, reference data, data tables, finance core,
+/// financial transactions, analysis, investment, quant features), whether the workspace is entitled to it and
+/// whether the calling credential holds it. Needs `infrastructure:read`. It reads no data and grants no scope.
 #[utoipa::path(get, path = "/api/v2/infrastructure/data-entitlements", responses((status = 200, description = "Data entitlements", body = ListPage<DataEntitlementView>)))]
 pub async fn get_data_entitlements(
     ctx: Ctx,

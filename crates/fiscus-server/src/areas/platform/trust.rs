@@ -8,6 +8,10 @@ use crate::state::AppState;
 
 /// The head of the workspace's hash-chained audit log, so a client can pin it and later prove that the log
 /// it is shown extends what it saw.
+///
+/// `seq` and `hash` of the last event in the workspace's audit chain (one chain for both environments), which
+/// every governed change extends. Needs `trust:read`. Reading the head appends nothing to the chain and returns no
+/// event.
 #[utoipa::path(get, path = "/api/v2/trust/audit-head", responses((status = 200, description = "Sequence number and hash of the last audit event", body = AuditHeadView)))]
 pub async fn get_audit_head(ctx: Ctx, State(state): State<AppState>) -> Result<Json<AuditHeadView>, ApiError> {
     let mut conn = state.store.read().await?;

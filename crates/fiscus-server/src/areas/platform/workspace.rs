@@ -8,6 +8,11 @@ use crate::http::problem::ApiError;
 use crate::state::AppState;
 
 /// The calling credential's workspace.
+///
+/// Its id, name, creation time, whether production access is enabled, whether it is a demo, and `entitlement` (the
+/// scopes it may grant its applications); and the caller: application, credential and its kind, effective scopes,
+/// service class and environment. Needs `workspace:read`. It shows no secret and changes nothing: production
+/// access is turned on only by two distinct admins at the console.
 #[utoipa::path(get, path = "/api/v2/workspace", responses((status = 200, description = "The workspace of the calling credential", body = WorkspaceView)))]
 pub async fn get_workspace(ctx: Ctx, State(state): State<AppState>) -> Result<Json<WorkspaceView>, ApiError> {
     let ws = state.store.workspace(ctx.principal.workspace_id()).await?;

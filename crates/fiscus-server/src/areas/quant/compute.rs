@@ -171,6 +171,12 @@ pub(crate) fn submitted(shown: Shown, headers: &HeaderMap) -> Response {
 
 /// Runs a mean-variance optimisation (PyPortfolioOpt's conventions) on instruments' prices or inline
 /// returns: up to 100 assets in the request (201), more as a job (202).
+///
+/// Needs `quant:compute:run`. Instruments resolve to their newest prices dataset, pinned by id and content hash
+/// (a synthetic one is 422), and the request is stored with every default applied. It costs 1 AI credit per
+/// started 100 assets, debited with the job (402 `credits_exhausted` writes nothing); a computation past the
+/// in-request budget is queued instead (202). The weights are a result only: no order, proposal or Financial
+/// Action is created.
 #[utoipa::path(
     post,
     path = "/api/v2/quant/compute/optimizations",
@@ -210,6 +216,11 @@ pub async fn post_optimization(
 /// estimated from instruments' prices or given inline: terminal distributions per asset and, with
 /// weights, the portfolio's return quantiles, VaR and expected shortfall. Up to a million draws in the
 /// request (201), more as a job (202).
+///
+/// Needs `quant:compute:run`. Instruments resolve to their newest prices dataset, pinned by id and content hash
+/// (a synthetic one is 422); a `seed` left out is drawn and recorded in the stored request. It costs 1 AI credit
+/// per started 10 million simulated values (402 `credits_exhausted` writes nothing). The output is kept only as
+/// the job's result: nothing simulated becomes a dataset.
 #[utoipa::path(
     post,
     path = "/api/v2/quant/compute/simulations",
@@ -246,6 +257,11 @@ pub async fn post_simulation(
 /// Backtests a periodically rebalanced portfolio of instruments over their observed prices (vectorbt's
 /// fill rules): equity curve, fees, final positions and risk statistics. Up to 100 instruments in the
 /// request (201), more as a job (202).
+///
+/// Needs `quant:compute:run`. Instruments resolve to their newest prices dataset, pinned by id and content hash
+/// (a synthetic one is 422). It costs 1 AI credit per started million asset-periods, priced at 5,000 periods
+/// per instrument (402 `credits_exhausted` writes nothing); a computation past the in-request budget is queued
+/// instead (202). The trades are simulated on past prices: no order, proposal or Financial Action is created.
 #[utoipa::path(
     post,
     path = "/api/v2/quant/compute/backtests",
@@ -293,6 +309,10 @@ pub struct JobsQuery {
 }
 
 /// The workspace's compute jobs in this environment, newest first.
+///
+/// Jobs of every kind (optimisations, simulations, backtests, model runs, scenarios, forecasts, generative runs,
+/// tournaments, research runs) unless `kind` narrows it; `status` filters by state. Each job comes with its
+/// sealed result, every seal checked as it is read. Needs `quant:compute:read`; it changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/quant/compute/jobs",
@@ -336,6 +356,10 @@ fn job_id(uid: &str) -> Result<&str, ApiError> {
 }
 
 /// One compute job with its progress, and its sealed result once it has one.
+///
+/// A job of any kind: `status`, `progress`, `cancel_requested`, the stored request and `request_hash`, credits,
+/// attempts, and its result (`output`, `output_hash`, `result_hash`) or the error it ended with. A job that
+/// fails its seal is not served (500 `integrity_failure`). Needs `quant:compute:read`; polling changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/quant/compute/jobs/{uid}",
@@ -355,6 +379,10 @@ pub async fn get_job(
 
 /// Cancels a job: a queued one at once (its credits are refunded), a running one at its next check (it
 /// shows `cancel_requested` until it stops). An ended job is a conflict.
+///
+/// Needs `quant:compute:run`; any job of this workspace and environment can be cancelled, of any kind and
+/// whoever created it. A queued job ends `cancelled` at once and a `grant` entry refunds its credits; a running
+/// one is not refunded. An ended job is 409 `conflict`, and so is one that moved meanwhile (ask again).
 #[utoipa::path(
     post,
     path = "/api/v2/quant/compute/jobs/{uid}/cancel",

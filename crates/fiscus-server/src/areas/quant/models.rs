@@ -132,6 +132,10 @@ async fn promoted_one(
 
 /// Every model that can be run: the engine's statistical families, then the LQMs an operator promoted
 /// in this workspace and environment (each serving one exact checkpoint).
+///
+/// The statistical families are compiled into this build; each promoted LQM comes with the `checkpoint_hash` its
+/// active promotion serves, checked against the stored checkpoint. Needs `quant:models:read`; listing runs
+/// nothing. Only an admin's or approver's promotion at the console adds an LQM to it.
 #[utoipa::path(get, path = "/api/v2/quant/models", responses((status = 200, description = "The catalogue", body = ListPage<ModelView>)))]
 pub async fn get_models(ctx: Ctx, State(state): State<AppState>) -> Result<Json<ListPage<ModelView>>, ApiError> {
     let mut all: Vec<ModelView> = models::CATALOGUE.iter().map(view).collect();
@@ -140,6 +144,10 @@ pub async fn get_models(ctx: Ctx, State(state): State<AppState>) -> Result<Json<
 }
 
 /// The engine's statistical model families, with their parameters and peers.
+///
+/// The same list in every workspace, compiled into this build: each family's key, input shape, JSON Schema of
+/// its parameters and the Python peer its numbers are checked against. Promoted LQMs are listed by
+/// `GET /quant/models`. Needs `quant:models:read`; it reads no workspace data.
 #[utoipa::path(get, path = "/api/v2/quant/statistical-models", responses((status = 200, description = "The statistical models", body = ListPage<ModelView>)))]
 pub async fn get_statistical_models() -> Json<ListPage<ModelView>> {
     Json(ListPage::complete(models::CATALOGUE.iter().map(view).collect()))
@@ -150,6 +158,10 @@ fn model(key: &str) -> Result<&'static ModelInfo, ApiError> {
 }
 
 /// One model, with the JSON Schema of its parameters.
+///
+/// A key starting `lqm_` is a model of this workspace and environment whose promoted checkpoint serves (404 when
+/// none serves), shown with that checkpoint's hash; any other key is an engine family (404 when unknown). Needs
+/// `quant:models:read`; it changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/quant/models/{key}",
@@ -169,6 +181,12 @@ pub async fn get_model(
 
 /// Runs a model on a series or a panel of returns: answered in the request (201) except ARIMA fits, which
 /// are queued (202), as any run is with `Prefer: respond-async`.
+///
+/// Needs `quant:models:run`. The input is pinned as any compute job's (instruments to their newest prices
+/// dataset) and priced in AI credits (402 `credits_exhausted` writes nothing); a run past the in-request budget
+/// is queued too. An `lqm_…` key runs the checkpoint its active promotion serves, pinned whole (fitted
+/// parameters and hash) in the stored request, with `horizon` its only parameter. A run trains, promotes and
+/// changes no model, and creates no order.
 #[utoipa::path(
     post,
     path = "/api/v2/quant/models/{key}/run",
@@ -222,6 +240,9 @@ pub struct RunsQuery {
 }
 
 /// The workspace's model runs in this environment, newest first (compute jobs of kind `model_run`).
+///
+/// Runs of the catalogue's models and of promoted LQMs, including those `/ml/anomaly` created, each with its
+/// sealed result. Needs `quant:models:read`; it changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/quant/model-runs",

@@ -25,6 +25,11 @@ use crate::state::AppState;
 /// dataset versions it reads, computed in order, every output hashed; or runs a snapshot again and compares
 /// each output with the snapshot's. Answered in the request (201) when every step would be, queued (202)
 /// otherwise or with `Prefer: respond-async`. It costs the sum of its steps' credits.
+///
+/// Needs `quant:research:run`. With `steps`, `project` is required and the run is filed under it (its first
+/// run creates it); a re-run (`snapshot`) is filed under the snapshot's project, and its output's `comparison`
+/// says per step whether the output hash is the snapshot's (`reproduced`). It is answered in the request only
+/// if it costs at most 3 credits (402 `credits_exhausted` writes nothing). Nothing it computes becomes a dataset.
 #[utoipa::path(
     post,
     path = "/api/v2/quant/research/runs",
@@ -109,6 +114,10 @@ fn snapshot_view(s: Snapshot) -> ResearchSnapshotView {
 /// Freezes a research run that succeeded: its bundle (pinned request, engine version, outputs and their
 /// hashes) is sealed under `bundle_hash`, immutable. One snapshot per run. Re-run it with `POST
 /// /quant/research/runs` and `{"snapshot": id}`.
+///
+/// Needs `quant:research:run`. `run` must be a research run of this workspace and environment (422 otherwise)
+/// that succeeded and is not frozen yet (409 `conflict`, naming the snapshot when there is one). Freezing
+/// computes nothing, costs no credits and leaves the run as it was.
 #[utoipa::path(
     post,
     path = "/api/v2/quant/research/snapshots",
@@ -137,6 +146,10 @@ pub async fn post_snapshot(
 }
 
 /// One snapshot with its bundle, re-verified against its hash.
+///
+/// `verified` recomputes the bundle's SHA-256 against `bundle_hash` on this read; a row that fails its keyed
+/// seal is not served (500 `integrity_failure`). Needs `quant:research:read`; reading runs nothing (a re-run is
+/// `POST /quant/research/runs` with `snapshot`).
 #[utoipa::path(
     get,
     path = "/api/v2/quant/research/snapshots/{uid}",
@@ -171,6 +184,9 @@ pub struct SnapshotsQuery {
 }
 
 /// The workspace's snapshots in this environment, newest first.
+///
+/// `project` narrows it to one project. Each snapshot comes with its bundle and `verified` recomputed, every
+/// row's seal checked. Needs `quant:research:read`; it changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/quant/research/snapshots",
@@ -254,6 +270,10 @@ pub struct ProjectsQuery {
 
 /// The workspace's research projects in this environment, by key: each with its runs and snapshots counted.
 /// A project is created by its first research run.
+///
+/// A project is no record of its own but the key research runs are filed under: its counts (`runs` of any
+/// status, `succeeded_runs`, `snapshots`) and dates come from those runs and their snapshots, in ascending key
+/// order. Needs `quant:research:read`; it changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/quant/projects",

@@ -22,6 +22,11 @@ use crate::state::AppState;
 /// Runs a tournament: each candidate forecasts from every rolling origin, scored by sMAPE, MASE and OWA
 /// against Naïve 2, ranked by OWA, sealed. Without ARIMA and with up to 8 origins it is answered in the
 /// request (201); otherwise queued (202).
+///
+/// Needs `quant:models:run`. The series is an economic series, an instrument's adjusted closes, inline `values`
+/// or a finance-core account's net movement per period, pinned as a forecast's is. Naïve 2 always competes, as
+/// OWA's benchmark; it costs 1 AI credit per candidate, Naïve 2 included (402 `credits_exhausted` writes
+/// nothing). The ranking is evidence only: it registers, promotes and changes no model.
 #[utoipa::path(
     post,
     path = "/api/v2/quant/model-tournaments",
@@ -69,6 +74,9 @@ pub struct TournamentsQuery {
 }
 
 /// The workspace's tournaments in this environment, newest first.
+///
+/// Compute jobs of kind `tournament` only, each with its sealed ranking once it has one. Needs
+/// `quant:models:read`; it changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/quant/model-tournaments",
@@ -85,6 +93,9 @@ pub async fn get_tournaments(
 }
 
 /// One tournament with its sealed ranking.
+///
+/// A compute job of another kind is 404 here, even when it exists. Needs `quant:models:read`; polling it
+/// changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/quant/model-tournaments/{uid}",

@@ -35,6 +35,9 @@ pub struct WorkflowTemplateView {
 
 /// The workflow templates shipped with Fiscus (month-end close review, liquidity report, model
 /// monitoring), each with its definition and hash.
+///
+/// The templates are compiled into this build and the same in every workspace; `definition_hash` is what an
+/// installed version cites. Needs `workflow:read`; reading installs nothing and reads no workspace data.
 #[utoipa::path(
     get,
     path = "/api/v2/workflows/library",
@@ -58,6 +61,10 @@ pub async fn get_library(_ctx: Ctx) -> Result<Json<ListPage<WorkflowTemplateView
 
 /// Installs a template into this workspace and environment: a workflow named after it, with the
 /// template's definition as its version 1 (citing the template's key, version and definition hash).
+///
+/// Needs `workflow:manage`. A template installs once per workspace and environment (409 `conflict`, with
+/// `workflow_uid`), and not over a workflow of the same name (409 `conflict`). Installing starts no run and
+/// reads no data: a run is `POST /workflows/runs` with the version's id.
 #[utoipa::path(
     post,
     path = "/api/v2/workflows/library/{key}/install",

@@ -27,6 +27,12 @@ pub struct StartWorkflowRun {
 /// datasets now, a worker runs its steps one at a time (each outcome sealed), a review step waits for a
 /// person at the console, and every move is an event (`workflow.invoked`, `…awaiting_review`,
 /// `…completed`, `…cancelled`, `…failed`).
+///
+/// Needs `workflow:manage`. Only local step kinds run: a version with an agent, integration, Financial Action,
+/// code-runner, sub-workflow or external-network step is refused before anything starts (422
+/// `step_kind_unavailable`), as is a read step whose newest dataset is synthetic. A review is decided only by an
+/// admin or approver at `/console/workflow-reviews` (approve: the run goes on; reject: it is cancelled); no
+/// credential decides one. A run executes no Financial Action and calls no agent, integration or network.
 #[utoipa::path(
     post,
     path = "/api/v2/workflows/runs",
@@ -59,6 +65,9 @@ pub struct WorkflowRunsQuery {
 }
 
 /// The runs of this workspace and environment, newest first.
+///
+/// Each run with its state, pins, evidence hash once ended, and who started it; the list leaves out the steps
+/// (`GET /workflows/runs/{uid}` has them). Needs `workflow:read`; it changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/workflows/runs",
@@ -85,6 +94,10 @@ pub async fn get_runs(
 }
 
 /// One run with its recorded steps.
+///
+/// `steps` are the run's recorded outcomes in order, each with its output, `output_hash`, record hash and who
+/// recorded it (the worker, or the operator who decided a review); `evidence_hash` chains them once the run
+/// ended. Needs `workflow:read`; reading it changes nothing and decides no review.
 #[utoipa::path(
     get,
     path = "/api/v2/workflows/runs/{uid}",
@@ -101,6 +114,10 @@ pub async fn get_run(
 }
 
 /// Cancels a run that has not ended (`workflow.cancelled`); what it recorded stays, sealed.
+///
+/// Needs `workflow:manage`; any run of this workspace and environment that has not ended can be cancelled,
+/// whoever started it, one awaiting review included. It ends `cancelled` with the evidence hash of the steps
+/// recorded so far; nothing recorded is deleted.
 #[utoipa::path(
     post,
     path = "/api/v2/workflows/runs/{uid}/cancel",

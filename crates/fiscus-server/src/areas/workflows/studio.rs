@@ -17,6 +17,11 @@ use crate::workflows::{campaigns, studio};
 /// Writes a definition as a new workflow (with `name`) or as the next version of one (`workflow_uid`). A
 /// definition is a DAG of typed steps; it is refused whole when a kind or parameter is unknown, a
 /// dependency names no step, the graph has a cycle, or a step reads what does not run before it.
+///
+/// Needs `workflow:manage`. Versions are immutable: a change is the next version of the same workflow (409
+/// `conflict` when another was written meanwhile). Connected steps (agent, integration, Financial Action, code
+/// runner, sub-workflow, external network) may be written, but a run refuses them (422
+/// `step_kind_unavailable`) and so does a validation campaign (422 `invalid_suite`). Writing runs nothing.
 #[utoipa::path(
     post,
     path = "/api/v2/workflow-studio/versions",
@@ -47,6 +52,9 @@ pub async fn post_version(
 }
 
 /// One version with its definition.
+///
+/// The definition as stored, its `definition_hash`, the template it was installed from (`library`), if any, and
+/// `version_hash`. Needs `workflow:read`; it changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/workflow-studio/versions/{uid}",
@@ -66,6 +74,11 @@ pub async fn get_version(
 /// to its end, deterministically, with virtual waits, reviews and artifacts; reads and computations are
 /// real, on data pinned once. Agent, integration, Financial Action, code-runner, sub-workflow and
 /// external-network steps are prohibited. The campaign is done when this answers; its evidence is sealed.
+///
+/// Needs `workflow:manage`. Without a suite, one case approves every review; `passed` says every case ended as
+/// it expected. The sealed campaign records the dataset pins and each case's steps, end state and evidence
+/// hash. A campaign starts no run, records no workflow event, asks no person to review, and keeps a report's
+/// hash, not the report.
 #[utoipa::path(
     post,
     path = "/api/v2/workflow-studio/versions/{uid}/validate",
@@ -95,6 +108,9 @@ pub async fn post_validate(
 }
 
 /// One validation campaign.
+///
+/// The dataset pins, each case's recorded steps, end state, expectation and evidence hash, `passed` and
+/// `campaign_hash`. Needs `workflow:read`; reading it runs nothing again.
 #[utoipa::path(
     get,
     path = "/api/v2/workflow-studio/campaigns/{uid}",

@@ -66,6 +66,10 @@ fn view(p: Proof) -> ProofOfValueView {
 /// Measures a workflow's runs against the manual baseline stated: runs by outcome, steps the runtime
 /// completed, reviews people decided, the median run time, and the minutes and cost saved (each figure's
 /// formula is in its schema). Sealed; it executes nothing.
+///
+/// Needs `workflow:manage`. Every version's runs count, the newest 1,000; steps, reviews and the median come
+/// from completed runs only, and the savings are arithmetic on the baseline the caller states, recorded as
+/// given. The proof cites each ended run's evidence hash; it changes no run.
 #[utoipa::path(
     post,
     path = "/api/v2/workflows/proof-of-value",
@@ -100,6 +104,9 @@ pub struct ProofsQuery {
 }
 
 /// The proofs of value of this workspace and environment, newest first.
+///
+/// Each proof as sealed: the workflow, baseline, figures, the runs it counted with their evidence hashes, and
+/// `proof_hash`. Needs `workflow:read`; reading computes nothing again.
 #[utoipa::path(
     get,
     path = "/api/v2/workflows/proof-of-value",
