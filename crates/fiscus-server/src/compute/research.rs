@@ -171,6 +171,7 @@ pub async fn pin(state: &AppState, tenant: &Tenant, r: ResearchRunRequest) -> Re
                     Failure::Invalid(errors) => Failure::Invalid(
                         errors.into_iter().map(|(field, m)| ("steps", format!("step `{key}`: {field}: {m}"))).collect(),
                     ),
+                    Failure::Missing(field, m) => Failure::missing("steps", format!("step `{key}`: {field}: {m}")),
                     other => other,
                 })?;
                 pinned.push(Step { key, request });

@@ -100,8 +100,13 @@ pub async fn history(
         symbols.push(b.to_string());
     }
     let at = benchmark.and_then(|b| symbols.iter().position(|s| s == b));
-    let pinned =
-        inputs::pin(state, &tenant.workspace_id, "portfolio_id", &symbols, start, Some(end.to_string())).await?;
+    // The holdings were valued, so they exist: an instrument missing here is the benchmark.
+    let pinned = inputs::pin(state, &tenant.workspace_id, "portfolio_id", &symbols, start, Some(end.to_string()))
+        .await
+        .map_err(|f| match f {
+            Failure::Missing(_, message) => Failure::missing("benchmark", message),
+            other => other,
+        })?;
     let panel = inputs::load(state, &tenant.workspace_id, &pinned).await?;
     let returns = panel.returns();
     let w: Vec<f64> = valued.weights.iter().map(|w| w.weight).collect();

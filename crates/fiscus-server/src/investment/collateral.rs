@@ -82,7 +82,7 @@ pub async fn policy_in_force(
 #[derive(Clone, Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CollateralRequest {
-    /// Valuation date (default: the newest date any holding has an observed price).
+    /// Valuation date (default: today, UTC): lots held on it, each at its newest observed price on or before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(format = Date, example = "2022-12-28")]
     pub as_of: Option<String>,

@@ -325,12 +325,34 @@ async fn bad_registrations_and_ineligible_datasets_are_refused_and_change_nothin
         let p = problem(app.post_json(&path, &app.key, &body, None).await, 409, "dataset_ineligible").await;
         assert_eq!(p["reason"], reason, "dataset {dataset}: {p}");
     }
-    for body in [
-        json!({ "model_uid": commercial["id"], "target": { "kind": "instrument", "symbol": "NOPE", "transform": "price" } }),
-        json!({ "model_uid": commercial["id"], "target": { "kind": "series", "key": "ff3_nope" } }),
-        json!({ "model_uid": commercial["id"], "target": { "kind": "instrument", "symbol": "SPX", "transform": "price" }, "dataset": 6 }),
-        json!({ "model_uid": "lqm_01M8C3ZQ5V6J1P8N2T4W0XK7RD", "target": { "kind": "instrument", "symbol": "SPX", "transform": "price" } }),
-        json!({ "model_uid": commercial["id"], "target": { "kind": "instrument", "symbol": "SPX", "transform": "price" }, "holdout_fraction": 0.9 }),
+    // A model or instrument the workspace does not hold is 404 naming the field; a body that cannot be what
+    // it says is 422.
+    for (body, status, code) in [
+        (
+            json!({ "model_uid": commercial["id"], "target": { "kind": "instrument", "symbol": "NOPE", "transform": "price" } }),
+            404,
+            "not_found",
+        ),
+        (
+            json!({ "model_uid": commercial["id"], "target": { "kind": "series", "key": "ff3_nope" } }),
+            422,
+            "invalid_request",
+        ),
+        (
+            json!({ "model_uid": commercial["id"], "target": { "kind": "instrument", "symbol": "SPX", "transform": "price" }, "dataset": 6 }),
+            422,
+            "invalid_request",
+        ),
+        (
+            json!({ "model_uid": "lqm_01M8C3ZQ5V6J1P8N2T4W0XK7RD", "target": { "kind": "instrument", "symbol": "SPX", "transform": "price" } }),
+            404,
+            "not_found",
+        ),
+        (
+            json!({ "model_uid": commercial["id"], "target": { "kind": "instrument", "symbol": "SPX", "transform": "price" }, "holdout_fraction": 0.9 }),
+            422,
+            "invalid_request",
+        ),
     ] {
         let mut body = body;
         let dataset = match body.as_object_mut().and_then(|o| o.remove("dataset")) {
@@ -339,7 +361,7 @@ async fn bad_registrations_and_ineligible_datasets_are_refused_and_change_nothin
             None => 4,
         };
         let path = format!("/api/v2/lqm/datasets/{dataset}/contracts");
-        problem(app.post_json(&path, &app.key, &body, None).await, 422, "invalid_request").await;
+        problem(app.post_json(&path, &app.key, &body, None).await, status, code).await;
     }
     problem(
         app.post_json("/api/v2/lqm/datasets/999/contracts", &app.key, &spx(&commercial), None).await,

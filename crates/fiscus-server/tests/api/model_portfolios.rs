@@ -234,16 +234,17 @@ async fn a_universe_waits_for_its_handoff_and_bad_requests_change_nothing() {
         (json!({ "limit": 0 }), "limit"),
         (json!({ "limit": 10000 }), "limit"),
         (json!({ "weighting": "market_cap" }), "weighting"),
-        (json!({ "benchmark_symbol": "NOPE" }), "benchmark_symbol"),
     ] {
         let p = problem(post(&app, &draw, &body).await, 422, "invalid_request").await;
         assert!(p["errors"].to_string().contains(field), "{p}");
     }
+    let p = problem(post(&app, &draw, &json!({ "benchmark_symbol": "NOPE" })).await, 404, "not_found").await;
+    assert_eq!(p["errors"][0]["field"], "benchmark_symbol", "{p}");
+    let unknown =
+        json!({ "name": "x", "theme": "t", "source": "s", "members": [{ "symbol": "NOPE", "relevance": 0.5 }] });
+    let p = problem(post(&app, "/api/v2/investment/themes/universes", &unknown).await, 404, "not_found").await;
+    assert_eq!(p["errors"][0]["field"], "members", "{p}");
     for (body, field) in [
-        (
-            json!({ "name": "x", "theme": "t", "source": "s", "members": [{ "symbol": "NOPE", "relevance": 0.5 }] }),
-            "members",
-        ),
         (
             json!({ "name": "x", "theme": "t", "source": "s", "members": [{ "symbol": "MSFT", "relevance": 1.5 }] }),
             "members",
@@ -267,8 +268,8 @@ async fn a_universe_waits_for_its_handoff_and_bad_requests_change_nothing() {
             None,
         )
         .await,
-        422,
-        "invalid_request",
+        404,
+        "not_found",
     )
     .await;
     assert!(p["errors"].to_string().contains("portfolio_id"), "{p}");

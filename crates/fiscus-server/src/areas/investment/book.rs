@@ -99,7 +99,7 @@ pub async fn get_portfolios(
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct TaxLotsQuery {
-    /// The valuation date (default: the newest date any holding has an observed price).
+    /// The valuation date (default: today, UTC): lots held on it, each at its newest observed price on or before it.
     #[param(format = Date, example = "2022-12-28")]
     pub as_of: Option<String>,
 }
