@@ -31,8 +31,7 @@ This module is also the Schemathesis hooks module (`hooks = "schemathesis_run"` 
 `before_call` hook below runs inside the Schemathesis process: a fresh Idempotency-Key on every POST, the
 seeded ids in `uid` path parameters, the OAuth client's credentials (HTTP Basic, or the form fields when the
 drawn form has them) and a live token on the OAuth endpoints, and the few rules JSON Schema cannot state (a
-real Ed25519 point; budgets per-action <= daily <= monthly; an expiry in the coming year) applied to
-well-formed drawn values. The evidence record is seeded so that every list has rows to validate.
+real Ed25519 point; a CSV file of its kind) applied to well-formed drawn values. The evidence record is seeded so that every list has rows to validate.
 """
 import base64
 import json
