@@ -16,6 +16,7 @@ pub enum ErrorCode {
     EntitlementMissing,
     ProductionAccessDisabled,
     NotFound,
+    ReferenceNotFound,
     MethodNotAllowed,
     Conflict,
     IdempotencyKeyInUse,
@@ -57,7 +58,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 49] = [
+    pub const ALL: [ErrorCode; 50] = [
         ErrorCode::MalformedJson,
         ErrorCode::MalformedRequest,
         ErrorCode::UnsupportedMediaType,
@@ -69,6 +70,7 @@ impl ErrorCode {
         ErrorCode::EntitlementMissing,
         ErrorCode::ProductionAccessDisabled,
         ErrorCode::NotFound,
+        ErrorCode::ReferenceNotFound,
         ErrorCode::MethodNotAllowed,
         ErrorCode::Conflict,
         ErrorCode::IdempotencyKeyInUse,
@@ -131,6 +133,11 @@ impl ErrorCode {
                 (403, "production_access_disabled", "Production access is not enabled for this workspace")
             }
             ErrorCode::NotFound => (404, "not_found", "No such object in this workspace"),
+            // 409, not 404: a 404 says the path's object is gone (clients and Schemathesis read it so), and
+            // here the path is fine; the request meets a workspace that does not hold what it names.
+            ErrorCode::ReferenceNotFound => {
+                (409, "reference_not_found", "The request names an object this workspace does not hold")
+            }
             ErrorCode::MethodNotAllowed => (405, "method_not_allowed", "The method is not allowed on this path"),
             ErrorCode::Conflict => (409, "conflict", "The request conflicts with the current state"),
             ErrorCode::IdempotencyKeyInUse => {

@@ -32,13 +32,13 @@ pub enum ContractTarget {
     /// One instrument's prices in a prices dataset: adjusted closes (`close` where a bar has none) as
     /// `price`s, or their simple daily `return`s.
     Instrument {
-        #[schema(example = "AAPL")]
+        #[schema(pattern = "^[A-Za-z0-9._^-]{1,64}$", example = "AAPL")]
         symbol: String,
         transform: TargetTransform,
     },
     /// One series of an economics dataset.
     Series {
-        #[schema(example = "wti_spot")]
+        #[schema(pattern = "^[A-Za-z0-9._^-]{1,64}$", example = "wti_spot")]
         key: String,
     },
 }

@@ -287,13 +287,25 @@ pub async fn post_consent(
     Ok(created(Some(location(&uid)), consent_view(c)))
 }
 
+/// The languages this build transcribes: those of the one model it loads (Debian's US English).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // a schema only: the field stays a string, checked by `calls::transcribe`
+enum TranscriptionLanguage {
+    #[schema(rename = "en")]
+    En,
+    #[schema(rename = "en-us")]
+    EnUs,
+    #[schema(rename = "en-US")]
+    EnUsUpper,
+}
+
 /// What to transcribe in.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TranscribeRecordingRequest {
-    /// The language spoken (default `en`; the installed model hears English).
+    /// The language spoken (default `en`): one the installed model hears (`calls::LANGUAGES`).
     #[serde(default = "english")]
-    #[schema(pattern = "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$", example = "en")]
+    #[schema(value_type = TranscriptionLanguage, example = "en")]
     pub language: String,
 }
 

@@ -85,7 +85,7 @@ pub struct LedgerAccountRequest {
     /// `monthly` (default) or `quarterly`.
     pub frequency: Option<Period>,
     /// The currency of the lines summed; required only when the account has lines in several.
-    #[schema(pattern = "^[A-Z]{3}$", example = "USD")]
+    #[schema(value_type = Option<fiscus_domain::fields::CurrencyCode>, inline, example = "USD")]
     pub currency: Option<String>,
 }
 

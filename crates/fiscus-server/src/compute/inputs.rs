@@ -142,7 +142,13 @@ pub async fn load(state: &AppState, workspace_id: &str, pinned: &PinnedPrices) -
 #[serde(deny_unknown_fields)]
 pub struct InlineReturns {
     /// The assets' names, in column order.
-    #[schema(min_items = 1, max_items = 500, example = json!(["ALPHA", "BETA"]))]
+    #[schema(
+        value_type = Vec<fiscus_domain::fields::Text<1, 64>>,
+        inline,
+        min_items = 1,
+        max_items = 500,
+        example = json!(["ALPHA", "BETA"])
+    )]
     pub assets: Vec<String>,
     /// Simple periodic returns (0.01 is 1 %), one row per period, oldest first; each above -1 and at most
     /// 100, every row as wide as `assets`.

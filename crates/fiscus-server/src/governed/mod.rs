@@ -69,9 +69,9 @@ pub enum Failure {
     NotFound,
     /// Field errors of a request that cannot be what it says.
     Invalid(Vec<(&'static str, String)>),
-    /// A field names an object the caller's workspace does not hold: 404 with the field (JSON:API's rule
-    /// for a reference to a related resource that does not exist; Stripe's `resource_missing`), because
-    /// the request itself is well formed and a 422 would say it is not.
+    /// A field names an object the caller's workspace does not hold: 409 `reference_not_found` with the
+    /// field. Not 422 (the request breaks no rule the document states) and not 404 (the path's object is
+    /// there; a 404 under a resource's path tells clients that resource is gone).
     Missing(&'static str, String),
     /// A rule of the lifecycle refused it (the code says which, the detail says why, and `members` are
     /// extension members of the problem a client matches on, such as the `reasons` of a closed gate).

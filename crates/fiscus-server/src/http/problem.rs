@@ -146,7 +146,9 @@ impl From<crate::governed::Failure> for ApiError {
         match f {
             Failure::NotFound => ApiError::not_found(),
             Failure::Invalid(errors) => ApiError::invalid_fields(errors),
-            Failure::Missing(field, message) => ApiError::not_found().detail(message.clone()).field(field, message),
+            Failure::Missing(field, message) => {
+                ApiError::new(ErrorCode::ReferenceNotFound).detail(message.clone()).field(field, message)
+            }
             Failure::Refused { code, detail, members } => {
                 members.into_iter().fold(ApiError::new(code).detail(detail), |e, (k, v)| e.with(k, v))
             }

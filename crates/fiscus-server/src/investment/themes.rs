@@ -35,7 +35,7 @@ pub struct MemberInput {
     pub relevance: f64,
     /// Why research chose it.
     #[serde(default)]
-    #[schema(max_length = 500, example = "Largest cloud AI platform by revenue")]
+    #[schema(value_type = Option<fiscus_domain::fields::Text<0, 500>>, inline, example = "Largest cloud AI platform by revenue")]
     pub rationale: Option<String>,
 }
 
@@ -211,7 +211,7 @@ pub async fn load_universe(state: &AppState, tenant: &Tenant, id: i64) -> Result
 pub struct ModelPortfolioRequest {
     /// Default: the universe's name and the weighting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<fiscus_domain::fields::Text<1, 200>>, example = "AI leaders, relevance-weighted")]
+    #[schema(value_type = Option<fiscus_domain::fields::Text<1, 200>>, inline, example = "AI leaders, relevance-weighted")]
     pub name: Option<String>,
     /// How many of the most relevant members to hold, 1 to 500 (default 20).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -410,7 +410,11 @@ pub struct OperationRequest {
     #[schema(pattern = "^mdp_[0-9A-HJKMNP-TV-Z]{26}$", example = "mdp_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
     pub model_portfolio: String,
     /// What the operation is for.
-    #[schema(min_length = 1, max_length = 1000, example = "Move the growth book onto the approved AI model")]
+    #[schema(
+        value_type = fiscus_domain::fields::Text<1, 1000>,
+        inline,
+        example = "Move the growth book onto the approved AI model"
+    )]
     pub objective: String,
     /// The AI agent or model assisting it, for the record.
     #[serde(default)]

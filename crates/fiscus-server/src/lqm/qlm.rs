@@ -54,6 +54,7 @@ pub struct InvokeInput {
     /// The observations every component runs on, oldest first.
     #[schema(
         value_type = Vec<fiscus_domain::fields::Magnitude>,
+        inline,
         min_items = 3,
         max_items = 20000,
         example = json!([4012.5, 4030.1, 4018.9, 4055.0, 4071.3, 4066.2])

@@ -98,9 +98,12 @@ fn layer_errors(shape: &Shape) -> Vec<(u16, Vec<ErrorCode>)> {
     } else {
         add(&[RateLimited]);
     }
-    // A path's object, or (JSON:API's rule) an object a body names, that the workspace does not hold.
-    if shape.path_parameters || shape.json_body {
+    if shape.path_parameters {
         add(&[NotFound]);
+    }
+    // An object a body or query names that the workspace does not hold.
+    if shape.bearer {
+        add(&[ReferenceNotFound]);
     }
     if shape.post && shape.bearer {
         add(&[IdempotencyKeyInUse]);

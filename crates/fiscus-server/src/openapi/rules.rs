@@ -71,8 +71,18 @@ fn rules() -> Vec<(&'static str, Vec<Value>)> {
                 when("objective", "efficient_risk", &["target_volatility"]),
             ],
         ),
-        // compute/scenarios.rs (through `returns_of`).
-        ("ScenarioRequest", vec![instruments_or_returns()]),
+        // compute/scenarios.rs (through `returns_of`); a stress needs its shocks.
+        ("ScenarioRequest", vec![instruments_or_returns(), when("method", "stress", &["shocks"])]),
+        // compute/models.rs `pin_input`: a feature set is isolation forest's input only.
+        (
+            "AnomalyRequest",
+            vec![json!({
+                "if": { "required": ["method"], "properties": { "method": { "const": "robust_z" } } },
+                "then": { "properties": { "input": { "properties": {
+                    "features": { "type": "null" }, "columns": { "type": "null" }, "rows": { "type": "null" }
+                } } } }
+            })],
+        ),
         // compute/simulation.rs `check`.
         ("SimulationRequest", vec![exactly_one(&[give(&["instruments"]), give(&["parameters"])])]),
         // compute/generative.rs: GBM from either; the bootstrap resamples instruments' history.
@@ -118,7 +128,7 @@ fn rules() -> Vec<(&'static str, Vec<Value>)> {
 
 /// Tagged enums whose variants take no other member (`deny_unknown_fields` on the enum): utoipa leaves
 /// the variants open, so they are closed here.
-const CLOSED_VARIANTS: &[&str] = &["CallConsentRequest"];
+const CLOSED_VARIANTS: &[&str] = &["CallConsentRequest", "ContractTarget"];
 
 /// U+0000 is refused in every string the API reads (`http/json.rs`, `http/query.rs`): every string schema
 /// without a pattern of its own says so with one.
@@ -146,6 +156,15 @@ fn no_nul(schema: &mut Value) {
             let constrained = ["pattern", "enum", "const", "format", "$ref"].iter().any(|k| map.contains_key(*k));
             if is_string && !constrained {
                 map.insert("pattern".into(), json!(NO_NUL));
+            }
+            // Member names too, wherever an object takes members it does not list.
+            let is_object = match map.get("type") {
+                Some(Value::String(t)) => t == "object",
+                Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
+                _ => false,
+            };
+            if is_object && map.get("additionalProperties") != Some(&Value::Bool(false)) {
+                map.entry("propertyNames").or_insert_with(|| json!({ "pattern": NO_NUL }));
             }
             for (key, value) in map.iter_mut() {
                 // Examples are values, not schemas.

@@ -154,8 +154,8 @@ async fn instruments_are_read_from_the_data_plane_pinned_to_their_datasets() {
     assert_eq!(out["last_date"].as_str().map(|d| d <= "2016-12-31"), Some(true));
     assert!(out["periods"].as_i64().is_some_and(|n| n > 400), "{out}");
     let unknown = post(&app, &json!({"objective": "min_variance", "instruments": ["NOPE"]}), false).await;
-    // An instrument the workspace does not hold: 404 naming the field (the body itself is well formed).
-    let p = problem(unknown, 404, "not_found").await;
+    // An instrument the workspace does not hold: 409 naming the field (the body itself is well formed).
+    let p = problem(unknown, 409, "reference_not_found").await;
     assert!(p.to_string().contains("NOPE") && p["errors"][0]["field"] == "instruments", "{p}");
 }
 

@@ -342,7 +342,7 @@ async fn a_lineage_export_is_openlineage_sealed_and_kept() {
         fiscus_domain::evidence::seal(&again["events"]).ok().as_deref(),
         "the hash is the RFC 8785 seal of the events"
     );
-    problem(post(serde_json::json!({ "datasets": [999] })).await, 404, "not_found").await;
+    problem(post(serde_json::json!({ "datasets": [999] })).await, 409, "reference_not_found").await;
     // An export edited in the database is refused, never served as evidence.
     app.execute(&format!("UPDATE lineage_exports SET document = '[]' WHERE id = '{id}'")).await;
     problem(app.get(&format!("/api/v2/infrastructure/lineage-exports/{id}"), &app.key).await, 500, "integrity_failure")

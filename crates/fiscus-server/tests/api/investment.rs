@@ -230,7 +230,7 @@ async fn risk_on_current_holdings_matches_an_independent_computation() {
     }
     let resp =
         app.get(&format!("/api/v2/benchmarking/comparisons?portfolio_id={growth}&benchmark=NOPE"), &app.key).await;
-    let p = problem(resp, 404, "not_found").await;
+    let p = problem(resp, 409, "reference_not_found").await;
     assert!(p["errors"].to_string().contains("benchmark"), "{p}");
     let resp = app
         .get(
@@ -525,9 +525,12 @@ async fn factor_exposures_limits_and_synthetic_markets_are_evidence_never_orders
     problem(app.get(&format!("/api/v2/investment/risk-compliance/runs/{id}"), &other).await, 404, "not_found").await;
     problem(app.get("/api/v2/investment/risk-compliance/runs/rcr_nope", &app.key).await, 404, "not_found").await;
     let bad = json!({ "portfolio_id": 999, "limits": {} });
-    let p =
-        problem(app.post_json("/api/v2/investment/risk-compliance/runs", &app.key, &bad, None).await, 404, "not_found")
-            .await;
+    let p = problem(
+        app.post_json("/api/v2/investment/risk-compliance/runs", &app.key, &bad, None).await,
+        409,
+        "reference_not_found",
+    )
+    .await;
     assert!(p["errors"].to_string().contains("portfolio_id"), "{p}");
 
     // Synthetic markets: seeded, so the same request draws the same distribution; never executable.
@@ -591,7 +594,7 @@ async fn a_report_attributes_the_period_return_to_its_holdings_and_is_listed_sea
     let list = json(&app, &format!("/api/v2/investment/reports?portfolio_id={growth}")).await;
     assert_eq!(list["data"][0]["id"], report["id"]);
     let missing = app.post_json("/api/v2/investment/reports", &app.key, &json!({ "portfolio_id": 999 }), None).await;
-    assert_eq!(problem(missing, 404, "not_found").await["errors"][0]["field"], "portfolio_id");
+    assert_eq!(problem(missing, 409, "reference_not_found").await["errors"][0]["field"], "portfolio_id");
     for (body, field) in [(json!({ "portfolio_id": growth, "start": "2022-06-01", "end": "2022-01-01" }), "end")] {
         let p =
             problem(app.post_json("/api/v2/investment/reports", &app.key, &body, None).await, 422, "invalid_request")

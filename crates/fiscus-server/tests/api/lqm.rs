@@ -325,13 +325,13 @@ async fn bad_registrations_and_ineligible_datasets_are_refused_and_change_nothin
         let p = problem(app.post_json(&path, &app.key, &body, None).await, 409, "dataset_ineligible").await;
         assert_eq!(p["reason"], reason, "dataset {dataset}: {p}");
     }
-    // A model or instrument the workspace does not hold is 404 naming the field; a body that cannot be what
+    // A model or instrument the workspace does not hold is 409 naming the field; a body that cannot be what
     // it says is 422.
     for (body, status, code) in [
         (
             json!({ "model_uid": commercial["id"], "target": { "kind": "instrument", "symbol": "NOPE", "transform": "price" } }),
-            404,
-            "not_found",
+            409,
+            "reference_not_found",
         ),
         (
             json!({ "model_uid": commercial["id"], "target": { "kind": "series", "key": "ff3_nope" } }),
@@ -345,8 +345,8 @@ async fn bad_registrations_and_ineligible_datasets_are_refused_and_change_nothin
         ),
         (
             json!({ "model_uid": "lqm_01M8C3ZQ5V6J1P8N2T4W0XK7RD", "target": { "kind": "instrument", "symbol": "SPX", "transform": "price" } }),
-            404,
-            "not_found",
+            409,
+            "reference_not_found",
         ),
         (
             json!({ "model_uid": commercial["id"], "target": { "kind": "instrument", "symbol": "SPX", "transform": "price" }, "holdout_fraction": 0.9 }),

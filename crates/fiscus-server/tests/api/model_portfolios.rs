@@ -238,11 +238,12 @@ async fn a_universe_waits_for_its_handoff_and_bad_requests_change_nothing() {
         let p = problem(post(&app, &draw, &body).await, 422, "invalid_request").await;
         assert!(p["errors"].to_string().contains(field), "{p}");
     }
-    let p = problem(post(&app, &draw, &json!({ "benchmark_symbol": "NOPE" })).await, 404, "not_found").await;
+    let p = problem(post(&app, &draw, &json!({ "benchmark_symbol": "NOPE" })).await, 409, "reference_not_found").await;
     assert_eq!(p["errors"][0]["field"], "benchmark_symbol", "{p}");
     let unknown =
         json!({ "name": "x", "theme": "t", "source": "s", "members": [{ "symbol": "NOPE", "relevance": 0.5 }] });
-    let p = problem(post(&app, "/api/v2/investment/themes/universes", &unknown).await, 404, "not_found").await;
+    let p =
+        problem(post(&app, "/api/v2/investment/themes/universes", &unknown).await, 409, "reference_not_found").await;
     assert_eq!(p["errors"][0]["field"], "members", "{p}");
     for (body, field) in [
         (
@@ -268,8 +269,8 @@ async fn a_universe_waits_for_its_handoff_and_bad_requests_change_nothing() {
             None,
         )
         .await,
-        404,
-        "not_found",
+        409,
+        "reference_not_found",
     )
     .await;
     assert!(p["errors"].to_string().contains("portfolio_id"), "{p}");

@@ -90,9 +90,9 @@ async fn named_models_equal_the_engine_and_auto_runs_on_an_economic_series() {
     assert!(lower.iter().zip(&upper).all(|(l, u)| l < u));
     let list: Value = app.get(FORECASTS, &app.key).await.json().await.expect("json");
     assert_eq!(list["data"].as_array().map(Vec::len), Some(3));
-    // A series the workspace does not hold: 404 naming the field.
+    // A series the workspace does not hold: 409 naming the field.
     let missing = app.post_json(FORECASTS, &app.key, &json!({"series": "no_such_series"}), None).await;
-    assert_eq!(crate::helpers::problem(missing, 404, "not_found").await["errors"][0]["field"], "series");
+    assert_eq!(crate::helpers::problem(missing, 409, "reference_not_found").await["errors"][0]["field"], "series");
     for bad in [
         json!({"values": y, "series": "cpilfesl"}),
         json!({"values": [1.0, 2.0]}),

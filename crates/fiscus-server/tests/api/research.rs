@@ -148,7 +148,7 @@ async fn a_snapshot_freezes_a_run_and_its_rerun_reproduces_every_output() {
     let theirs: Value = app.get("/api/v2/quant/projects", &other_key).await.json().await.expect("json");
     assert_eq!(theirs["data"].as_array().map(Vec::len), Some(0));
     let r = app.post_json(SNAPSHOTS, &other_key, &json!({"run": again["id"], "name": "Theirs"}), None).await;
-    problem(r, 404, "not_found").await;
+    problem(r, 409, "reference_not_found").await;
 }
 
 #[tokio::test]
@@ -174,13 +174,13 @@ async fn bad_runs_and_snapshots_are_refused_and_change_nothing() {
         let r = app.post_json(RUNS, &app.key, &bad, None).await;
         assert_eq!(r.status(), 422, "{bad}");
     }
-    // What names an object the workspace does not hold is 404, naming the step.
+    // What names an object the workspace does not hold is 409, naming the step.
     for missing in [
         json!({"project": "p", "steps": [{"key": "a", "optimization": {"objective": "min_variance", "instruments": ["NOPE"]}}]}),
         json!({"snapshot": "rsn_01M8C3ZQ5V6J1P8N2T4W0XK7RD"}),
     ] {
         let r = app.post_json(RUNS, &app.key, &missing, None).await;
-        assert_eq!(r.status(), 404, "{missing}");
+        assert_eq!(r.status(), 409, "{missing}");
     }
     // A step's field error names the step.
     let r = app
@@ -191,7 +191,7 @@ async fn bad_runs_and_snapshots_are_refused_and_change_nothing() {
             None,
         )
         .await;
-    let p = problem(r, 404, "not_found").await;
+    let p = problem(r, 409, "reference_not_found").await;
     assert!(p.to_string().contains("step `w`"), "{p}");
     assert_eq!(app.count("SELECT COUNT(*) FROM compute_jobs").await, 0);
 
@@ -234,7 +234,7 @@ async fn bad_runs_and_snapshots_are_refused_and_change_nothing() {
         assert_eq!(app.post_json(SNAPSHOTS, &app.key, &bad, None).await.status(), 422, "{bad}");
     }
     let unknown = app.post_json(SNAPSHOTS, &app.key, &json!({"run": "cjb_nope", "name": "n"}), None).await;
-    problem(unknown, 404, "not_found").await;
+    problem(unknown, 409, "reference_not_found").await;
     assert_eq!(app.count("SELECT COUNT(*) FROM research_snapshots").await, 0);
     problem(app.get(&format!("{SNAPSHOTS}/rsn_01M8C3ZQ5V6J1P8N2T4W0XK7RD"), &app.key).await, 404, "not_found").await;
     problem(app.get(&format!("{SNAPSHOTS}/nope"), &app.key).await, 404, "not_found").await;

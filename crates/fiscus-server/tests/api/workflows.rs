@@ -354,7 +354,7 @@ async fn bad_definitions_are_refused_with_their_step_named_and_change_nothing() 
     assert_eq!(post(&app, versions, &next, 201).await["version"], 2);
     problem(app.post_json(versions, &app.key, &ok, None).await, 409, "conflict").await;
     let (_, other) = app.other_workspace_key().await;
-    problem(app.post_json(versions, &other, &next, None).await, 404, "not_found").await;
+    problem(app.post_json(versions, &other, &next, None).await, 409, "reference_not_found").await;
     problem(app.get("/api/v2/workflow-studio/versions/wfv_nope", &app.key).await, 404, "not_found").await;
 }
 

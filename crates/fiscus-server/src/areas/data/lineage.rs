@@ -138,7 +138,7 @@ pub fn events(workspace_id: &str, datasets: &[Dataset]) -> Vec<Value> {
 ///
 /// One `COMPLETE` RunEvent per dataset import (input: the file by name and SHA-256; output: the dataset,
 /// versioned by its content hash) and one per prices dataset for the features computed from it; a named
-/// dataset not in this workspace is 404. The events' SHA-256 is `document_hash`; the export is stored sealed
+/// dataset not in this workspace is 409 `reference_not_found`. The events' SHA-256 is `document_hash`; the export is stored sealed
 /// with an audit event, and `GET …/lineage-exports/{uid}` returns it again. Needs `infrastructure:lineage`.
 /// Fiscus sends nothing to a lineage tool (the caller takes the document), and no dataset is changed.
 #[utoipa::path(
@@ -166,9 +166,8 @@ pub async fn post_lineage_export(
                 return Err(ApiError::invalid_fields(vec![("datasets", "at most 1000 ids".to_string())]));
             }
             if let Some(missing) = ids.iter().find(|n| !all.iter().any(|d| d.number == **n)) {
-                return Err(
-                    ApiError::new(ErrorCode::NotFound).detail(format!("no dataset {missing} in this workspace"))
-                );
+                let why = format!("no dataset {missing} in this workspace");
+                return Err(ApiError::new(ErrorCode::ReferenceNotFound).detail(why.clone()).field("datasets", why));
             }
             all.into_iter().filter(|d| ids.contains(&d.number)).collect()
         }

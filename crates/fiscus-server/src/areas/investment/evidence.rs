@@ -39,7 +39,7 @@ use crate::state::AppState;
         (status = 201, description = "The run, sealed", body = RecordView<RiskComplianceOutput>,
          headers(("Location" = String, description = "The run"))),
         (status = 409, description = "The portfolio holds no open lots"),
-        (status = 422, description = "Bad input (an unknown portfolio is a `portfolio_id` field error), or too few returns"),
+        (status = 422, description = "Bad input, or too few returns; an unknown portfolio is 409 `reference_not_found` naming `portfolio_id`"),
         (status = 503, description = "An observed price or FX rate is missing (`market_data_unavailable`)")
     )
 )]
@@ -111,7 +111,7 @@ async fn load(
     responses(
         (status = 201, description = "The run, sealed", body = RecordView<GenerativeMarketOutput>),
         (status = 409, description = "The portfolio holds no open lots"),
-        (status = 422, description = "Bad input (an unknown portfolio is a `portfolio_id` field error), or too few returns"),
+        (status = 422, description = "Bad input, or too few returns; an unknown portfolio is 409 `reference_not_found` naming `portfolio_id`"),
         (status = 503, description = "An observed price or FX rate is missing (`market_data_unavailable`)")
     )
 )]
@@ -199,7 +199,7 @@ pub async fn get_generative_market_runs(
     responses(
         (status = 201, description = "The report, sealed", body = RecordView<ReportOutput>),
         (status = 409, description = "The portfolio holds no open lots"),
-        (status = 422, description = "Bad input (an unknown portfolio is a `portfolio_id` field error), or too few prices in the period"),
+        (status = 422, description = "Bad input, or too few prices in the period; an unknown portfolio is 409 `reference_not_found` naming `portfolio_id`"),
         (status = 503, description = "An observed price or FX rate is missing (`market_data_unavailable`)")
     )
 )]

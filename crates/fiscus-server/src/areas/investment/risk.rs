@@ -126,7 +126,7 @@ pub struct ComparisonParams {
         (status = 200, description = "The comparison", body = Comparison),
         (status = 404, description = "No such portfolio in this workspace"),
         (status = 409, description = "The portfolio holds no open lots"),
-        (status = 422, description = "Bad input (an unknown benchmark is a `benchmark` field error), or too few common returns (`computation_refused`)"),
+        (status = 422, description = "Bad input, or too few common returns (`computation_refused`); an unknown benchmark is 409 `reference_not_found` naming `benchmark`"),
         (status = 503, description = "An observed price or FX rate is missing (`market_data_unavailable`); nothing is substituted")
     )
 )]

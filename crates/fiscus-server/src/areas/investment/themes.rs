@@ -100,7 +100,7 @@ fn universe_view(u: Universe, members: Vec<Member>) -> UniverseView {
     responses(
         (status = 201, description = "Created (`handed_off` with members, else `pending`)", body = UniverseView,
          headers(("Location" = String, description = "The universe"))),
-        (status = 422, description = "Bad input (an unknown symbol names itself)")
+        (status = 422, description = "Bad input; a symbol the workspace does not hold is 409 `reference_not_found`")
     )
 )]
 pub async fn post_universe(
@@ -280,7 +280,7 @@ fn model_view(m: ModelPortfolio) -> ModelPortfolioView {
         (status = 201, description = "The draft, awaiting approval", body = ModelPortfolioView,
          headers(("Location" = String, description = "The model portfolio"))),
         (status = 404, description = "No such universe in this workspace"),
-        (status = 422, description = "Bad input (limit outside 1 to 500, an unknown benchmark, no member to weight)"),
+        (status = 422, description = "Bad input (limit outside 1 to 500, no member to weight); an unknown benchmark is 409 `reference_not_found`"),
         (status = 409, description = "The universe's research handoff is not available yet (`handoff_unavailable`, with the universe's `state`)")
     )
 )]
@@ -420,7 +420,7 @@ fn operation_view(o: Operation) -> OperationView {
     responses(
         (status = 201, description = "Opened, in governed review", body = OperationView,
          headers(("Location" = String, description = "The operation"))),
-        (status = 422, description = "Bad input, or a portfolio or model portfolio not in this workspace")
+        (status = 422, description = "Bad input; a portfolio or model portfolio not in this workspace is 409 `reference_not_found`")
     )
 )]
 pub async fn post_operation(

@@ -140,7 +140,7 @@ fn run_view(object: &'static str, r: Run) -> QlmRunView {
     responses(
         (status = 201, description = "Composed", body = QlmView, headers(("Location" = String, description = "The QLM"))),
         (status = 409, description = "A component's model serves no promoted checkpoint (`lifecycle_gate_closed`, `not_promoted`), or the name is taken"),
-        (status = 422, description = "Bad input (an unknown model, a role named twice)")
+        (status = 422, description = "Bad input (a role named twice); an unknown model is 409 `reference_not_found`")
     )
 )]
 pub async fn post_qlm(
@@ -280,7 +280,7 @@ pub async fn post_invoke(
         (status = 200, description = "The evaluation, recorded", body = QlmRunView),
         (status = 404, description = "Not in this workspace and environment"),
         (status = 409, description = "A pinned checkpoint was revoked (`checkpoint_revoked`)"),
-        (status = 422, description = "Bad input (an unknown contract or version), or the engine refused (`computation_refused`)")
+        (status = 422, description = "Bad input (an unknown version), or the engine refused (`computation_refused`); an unknown contract is 409 `reference_not_found`")
     )
 )]
 pub async fn post_evaluate(

@@ -40,7 +40,7 @@ use crate::state::AppState;
          headers(("Location" = String, description = "The contract"))),
         (status = 404, description = "No such dataset in this workspace"),
         (status = 409, description = "The dataset is ineligible (`dataset_ineligible`; `reason`: `synthetic`, `kind_unsupported`, `unsealed`, `licence_unrecognised`, `licence_no_derivatives`, `licence_non_commercial`, `empty`, `insufficient_observations`, `too_many_observations`)"),
-        (status = 422, description = "Bad input (an unknown model, a target the dataset does not hold)")
+        (status = 422, description = "Bad input (a target the dataset does not hold); an unknown model is 409 `reference_not_found`")
     )
 )]
 pub async fn post_contract(

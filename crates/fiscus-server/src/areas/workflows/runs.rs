@@ -39,7 +39,7 @@ pub struct StartWorkflowRun {
     request_body(content = StartWorkflowRun, example = json!({"version_uid": "wfv_01M8C3ZQ5V6J1P8N2T4W0XK7RD"})),
     responses(
         (status = 202, description = "Queued", body = WorkflowRunView, headers(("Location" = String, description = "The run"))),
-        (status = 422, description = "No such version, a read step with no observed data, or steps this runtime does not run (`step_kind_unavailable`, with `steps`)")
+        (status = 422, description = "A read step with no observed data, or steps this runtime does not run (`step_kind_unavailable`, with `steps`)")
     )
 )]
 pub async fn post_run(

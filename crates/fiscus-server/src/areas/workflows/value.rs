@@ -79,7 +79,7 @@ fn view(p: Proof) -> ProofOfValueView {
     })),
     responses(
         (status = 201, description = "Recorded", body = ProofOfValueView, headers(("Location" = String, description = "The proofs"))),
-        (status = 422, description = "Bad input (no such workflow, a baseline out of range, an unknown currency)")
+        (status = 422, description = "Bad input (a baseline out of range, an unknown currency); a workflow this workspace does not hold is 409 `reference_not_found`")
     )
 )]
 pub async fn post_proof(
