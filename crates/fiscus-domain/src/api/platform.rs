@@ -76,7 +76,7 @@ pub struct ServiceClassView {
     /// Always `service_class`.
     pub object: String,
     pub name: String,
-    /// Requests allowed per credential per window.
+    /// Requests allowed per application (all its credentials together) per window.
     pub quota: u64,
     pub window_seconds: u64,
     /// True for the class that applies to the calling credential.

@@ -122,7 +122,14 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: TournamentRequest) -> 
     if !candidates.contains(&Candidate::Naive2) {
         candidates.push(Candidate::Naive2);
     }
-    candidates.dedup();
+    // Each method once, in the order given (a method named twice would run, and be charged, twice).
+    let mut seen = Vec::with_capacity(candidates.len());
+    candidates.retain(|c| {
+        !seen.contains(c) && {
+            seen.push(*c);
+            true
+        }
+    });
     // Values given inline are checked now; a data plane series when it is read.
     let needed = (2 * m as usize).max(8) + horizon as usize + origins as usize - 1;
     if let Some(v) = &r.values

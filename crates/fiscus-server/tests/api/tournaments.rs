@@ -64,6 +64,17 @@ async fn candidates_are_ranked_by_owa_against_naive_2() {
     assert_eq!(done["status"], "succeeded", "{done}");
     let list: Value = app.get(TOURNAMENTS, &app.key).await.json().await.expect("json");
     assert_eq!(list["data"].as_array().map(Vec::len), Some(2));
+    // A method named twice runs once.
+    let twice = json!({"values": y, "candidates": ["naive", "ses", "naive"], "horizon": 6, "origins": 4});
+    let job: Value = app.post_json(TOURNAMENTS, &app.key, &twice, None).await.json().await.expect("json");
+    let ranked: Vec<&str> = job["result"]["output"]["ranking"]
+        .as_array()
+        .expect("ranking")
+        .iter()
+        .map(|r| r["candidate"].as_str().expect("candidate"))
+        .collect();
+    assert_eq!(ranked.len(), 3, "naive, ses and naive2, each once: {ranked:?}");
+    assert_eq!(ranked.iter().filter(|c| **c == "naive").count(), 1);
     for bad in [
         json!({"values": y, "horizon": 0}),
         json!({"values": y[..10].to_vec()}),

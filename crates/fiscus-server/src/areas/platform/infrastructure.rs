@@ -112,7 +112,9 @@ pub async fn get_service_classes(ctx: Ctx, State(state): State<AppState>) -> Jso
                 quota: class.quota,
                 window_seconds: class.window_seconds,
                 current: *name == current,
-                enforcement: "per credential, fixed window, per node".into(),
+                enforcement:
+                    "per application (its keys, tokens and signed clients share one count), fixed window, per node"
+                        .into(),
             })
             .collect(),
     ))
