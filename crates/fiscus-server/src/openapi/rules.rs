@@ -71,8 +71,15 @@ fn rules() -> Vec<(&'static str, Vec<Value>)> {
                 when("objective", "efficient_risk", &["target_volatility"]),
             ],
         ),
-        // compute/scenarios.rs (through `returns_of`); a stress needs its shocks.
-        ("ScenarioRequest", vec![instruments_or_returns(), when("method", "stress", &["shocks"])]),
+        // compute/scenarios.rs (through `returns_of`); shocks are a stress's, and a stress needs them.
+        (
+            "ScenarioRequest",
+            vec![instruments_or_returns(), {
+                let mut rule = when("method", "stress", &["shocks"]);
+                rule["else"] = json!({ "properties": { "shocks": { "type": "null" } } });
+                rule
+            }],
+        ),
         // compute/models.rs `pin_input`: a feature set is isolation forest's input only.
         (
             "AnomalyRequest",
