@@ -71,14 +71,7 @@ async fn browse_with(script: &str, args: Vec<String>, env: &[(&str, String)]) ->
 async fn an_operator_approves_a_model_portfolio_and_its_trade_in_chromium() {
     use serde_json::json;
     let app = spawn_app().await;
-    fiscus_server::demo_data::load(
-        &app.state.store,
-        &fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
-        &app.workspace_id,
-        &fiscus_server::import::Silent,
-    )
-    .await
-    .expect("demo data");
+    app.load_demo().await;
     let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
     let signed = |extra: Vec<String>| {
         let mut a =

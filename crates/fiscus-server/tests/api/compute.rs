@@ -137,9 +137,7 @@ async fn a_queued_job_is_run_by_the_worker_to_the_same_numbers_and_listed() {
 async fn instruments_are_read_from_the_data_plane_pinned_to_their_datasets() {
     let app = spawn_app().await;
     grant(&app, 100).await;
-    fiscus_server::demo_data::load(&app.state.store, &Caller::bare(Actor::demo()), &app.workspace_id, &Silent)
-        .await
-        .expect("demo data");
+    app.load_demo().await;
     let body = json!({"objective": "min_variance", "instruments": ["AAPL", "MSFT", "JPM"], "start": "2015-01-01", "end": "2016-12-31"});
     let r = post(&app, &body, false).await;
     assert_eq!(r.status(), 201);
@@ -347,9 +345,7 @@ async fn a_simulation_is_the_engines_paths_for_its_seed_and_reproducible_in_chun
 async fn a_backtest_is_the_engines_run_on_the_pinned_prices() {
     let app = spawn_app().await;
     grant(&app, 100).await;
-    fiscus_server::demo_data::load(&app.state.store, &Caller::bare(Actor::demo()), &app.workspace_id, &Silent)
-        .await
-        .expect("demo data");
+    app.load_demo().await;
     let body = json!({
         "instruments": ["AAPL", "MSFT", "JPM"], "weights": [0.4, 0.3, 0.3], "start": "2015-01-01",
         "end": "2017-12-31", "rebalance_every": 21, "initial_cash": 1000000, "fee_rate": 0.001

@@ -216,14 +216,7 @@ async fn every_documented_success_has_a_real_example() {
     walk.record("post_oauth_introspect", introspected).await;
     let revoked = oauth("/api/v2/oauth/revoke", vec![("token", access)]).await.expect("request");
     walk.record("post_oauth_revoke", revoked).await;
-    fiscus_server::demo_data::load(
-        &app.state.store,
-        &fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
-        &app.workspace_id,
-        &fiscus_server::import::Silent,
-    )
-    .await
-    .expect("demo data");
+    app.load_demo().await;
     for (operation, path) in [
         ("get_data_datasets", "/api/v2/data/datasets?limit=1"),
         ("get_data_instruments", "/api/v2/data/instruments?limit=1"),

@@ -102,6 +102,19 @@ impl Drop for TestApp {
 }
 
 impl TestApp {
+    /// The demo's data (instruments, prices, economics, the book) in this app's workspace, as `serve --demo`
+    /// loads it.
+    pub async fn load_demo(&self) {
+        fiscus_server::demo_data::load(
+            &self.state.store,
+            &fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
+            &self.workspace_id,
+            &fiscus_server::import::Silent,
+        )
+        .await
+        .expect("demo data");
+    }
+
     pub fn admin(&self) -> Admin<'_> {
         Admin { store: &self.state.store, server_key: &self.state.server_key, actor: Actor::cli() }
     }

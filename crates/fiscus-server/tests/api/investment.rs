@@ -11,9 +11,7 @@ use fiscus_server::import::{self, Failure, ImportRequest, Mapping, Silent};
 use serde_json::{Value, json};
 
 async fn demo(app: &TestApp) {
-    fiscus_server::demo_data::load(&app.state.store, &Caller::bare(Actor::demo()), &app.workspace_id, &Silent)
-        .await
-        .expect("demo data loads");
+    app.load_demo().await;
 }
 
 async fn json(app: &TestApp, path: &str) -> Value {

@@ -3,20 +3,11 @@
 //! changing nothing, and another workspace seeing none of it.
 
 use crate::helpers::{TestApp, problem, spawn_app};
-use fiscus_domain::actor::Actor;
 use fiscus_domain::credentials::Environment;
-use fiscus_server::governed::Caller;
 use serde_json::{Value, json};
 
 async fn demo(app: &TestApp) {
-    fiscus_server::demo_data::load(
-        &app.state.store,
-        &Caller::bare(Actor::demo()),
-        &app.workspace_id,
-        &fiscus_server::import::Silent,
-    )
-    .await
-    .expect("demo data loads");
+    app.load_demo().await;
 }
 
 async fn created(app: &TestApp, key: &str, path: &str, body: &Value) -> Value {

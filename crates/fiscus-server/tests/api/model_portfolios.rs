@@ -7,18 +7,10 @@ use crate::console::{client, console_page, enrolled_operator, sign_in};
 use crate::helpers::{TestApp, problem, spawn_app};
 use fiscus_domain::actions::approval::Role;
 use fiscus_domain::actor::Actor;
-use fiscus_server::governed::Caller;
 use serde_json::{Value, json};
 
 async fn demo(app: &TestApp) {
-    fiscus_server::demo_data::load(
-        &app.state.store,
-        &Caller::bare(Actor::demo()),
-        &app.workspace_id,
-        &fiscus_server::import::Silent,
-    )
-    .await
-    .expect("demo data loads");
+    app.load_demo().await;
 }
 
 async fn post(app: &TestApp, path: &str, body: &Value) -> reqwest::Response {

@@ -224,14 +224,7 @@ async fn an_isolation_forest_scores_a_feature_set_as_the_engine_does() {
     );
 
     // From the data plane: features of one instrument, the same values GET /quant/features serves.
-    fiscus_server::demo_data::load(
-        &app.state.store,
-        &fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
-        &app.workspace_id,
-        &fiscus_server::import::Silent,
-    )
-    .await
-    .expect("demo data");
+    app.load_demo().await;
     let body = json!({"method": "isolation_forest", "input": {"instruments": ["AAPL"], "features": ["return_1d", "volatility_21d"],
                       "start": "2017-01-01", "end": "2017-12-31"}, "parameters": {"seed": 1, "top": 3}});
     let r = app.post_json("/api/v2/ml/anomaly", &app.key, &body, None).await;

@@ -12,14 +12,7 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
     };
     app.admin().grant_credits(&sandbox, 100, "examples").await.expect("grant");
     // Examples that read instruments find the demo's.
-    fiscus_server::demo_data::load(
-        &app.state.store,
-        &fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
-        &app.workspace_id,
-        &fiscus_server::import::Silent,
-    )
-    .await
-    .expect("demo data");
+    app.load_demo().await;
     let doc: Value =
         app.http.get(app.url("/api/v2/openapi.json")).send().await.expect("request").json().await.expect("json");
     assert_eq!(doc["openapi"], "3.1.0");
@@ -343,14 +336,7 @@ async fn every_operation_states_the_common_contract() {
 
 /// The demo data, once per database (found by hash the second time).
 async fn demo_book(app: &crate::helpers::TestApp) {
-    fiscus_server::demo_data::load(
-        &app.state.store,
-        &fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
-        &app.workspace_id,
-        &fiscus_server::import::Silent,
-    )
-    .await
-    .expect("demo data");
+    app.load_demo().await;
 }
 
 /// utoipa names a component after its type and silently keeps one of two types with the same name, so a

@@ -65,9 +65,7 @@ async fn named_models_equal_the_engine_and_auto_runs_on_an_economic_series() {
     assert_eq!(numbers(&job["result"]["output"]["forecast"]), f.mean);
     assert_eq!(numbers(&job["result"]["output"]["upper"]), f.upper);
     // The automatic choice on core CPI from the demo data: queued, then run by the worker.
-    fiscus_server::demo_data::load(&app.state.store, &Caller::bare(Actor::demo()), &app.workspace_id, &Silent)
-        .await
-        .expect("demo data");
+    app.load_demo().await;
     let r = app.post_json(FORECASTS, &app.key, &json!({"series": "cpilfesl", "start": "2012-01-01"}), None).await;
     assert_eq!(r.status(), 202);
     let queued: Value = r.json().await.expect("json");
@@ -181,9 +179,7 @@ async fn a_ledger_accounts_monthly_movement_is_forecast_from_its_posted_journals
     ] {
         assert_eq!(app.post_json(FORECASTS, &app.key, &bad, None).await.status(), 422, "{bad}");
     }
-    fiscus_server::demo_data::load(&app.state.store, &Caller::bare(Actor::demo()), &app.workspace_id, &Silent)
-        .await
-        .expect("demo data");
+    app.load_demo().await;
     let sample: Value = app.get("/api/v2/finance-core/journals?limit=100", &app.key).await.json().await.expect("json");
     let gl_us = sample["data"]
         .as_array()

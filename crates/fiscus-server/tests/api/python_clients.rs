@@ -63,14 +63,7 @@ async fn the_openapi_document_validates_as_openapi_31() {
 async fn a_client_generated_from_the_document_makes_three_calls() {
     let app = spawn_app().await;
     // The demo's instruments, so that the list has rows to parse.
-    fiscus_server::demo_data::load(
-        &app.state.store,
-        &fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
-        &app.workspace_id,
-        &fiscus_server::import::Silent,
-    )
-    .await
-    .expect("demo data");
+    app.load_demo().await;
     let (base, key) = (app.base.clone(), app.key.clone());
     let out = tokio::task::spawn_blocking(move || run("generated_client.py", &[&base, &key])).await.expect("join");
     assert_eq!(out.lines().filter(|l| l.starts_with("call: ")).count(), 3, "{out}");

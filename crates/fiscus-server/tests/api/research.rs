@@ -2,10 +2,7 @@
 //! freezes the bundle under its hash, and a re-run of it reproduces every output byte for byte.
 
 use crate::helpers::{TestApp, problem, spawn_app, spawn_app_with};
-use fiscus_domain::actor::Actor;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_server::governed::Caller;
-use fiscus_server::import::Silent;
 use serde_json::{Value, json};
 
 const RUNS: &str = "/api/v2/quant/research/runs";
@@ -44,9 +41,7 @@ fn sha256_jcs(v: &Value) -> String {
 async fn a_snapshot_freezes_a_run_and_its_rerun_reproduces_every_output() {
     let app = spawn_app().await;
     grant(&app, 100).await;
-    fiscus_server::demo_data::load(&app.state.store, &Caller::bare(Actor::demo()), &app.workspace_id, &Silent)
-        .await
-        .expect("demo data");
+    app.load_demo().await;
     let r = app.post_json(RUNS, &app.key, &run_body(), None).await;
     assert_eq!(r.status(), 201);
     let location = r.headers()["location"].to_str().expect("location").to_string();

@@ -31,14 +31,7 @@ async fn schemathesis_finds_no_failure_of_any_check() {
 
     // The demo's data, so that the data plane's reads answer with real rows (the hooks fill in its symbols
     // and keys).
-    fiscus_server::demo_data::load(
-        &app.state.store,
-        &fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
-        &app.workspace_id,
-        &fiscus_server::import::Silent,
-    )
-    .await
-    .expect("demo data");
+    app.load_demo().await;
 
     // Credits for the compute jobs the run submits.
     let sandbox = fiscus_domain::tenancy::Tenant {

@@ -3,7 +3,7 @@
 //! `/healthz` keeps its latency while people (or a script) sign in by the dozen.
 
 use crate::console::{client, enrolled_operator, sign_in};
-use crate::helpers::{TestApp, spawn_app, spawn_app_with};
+use crate::helpers::{TestApp, spawn_app_with};
 use fiscus_domain::actions::approval::Role;
 use fiscus_server::settings::{ServiceClass, Settings};
 use std::time::{Duration, Instant};

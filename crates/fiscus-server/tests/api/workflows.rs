@@ -11,14 +11,7 @@ use fiscus_server::governed::Caller;
 use serde_json::{Value, json};
 
 pub async fn demo(app: &TestApp) {
-    fiscus_server::demo_data::load(
-        &app.state.store,
-        &Caller::bare(Actor::demo()),
-        &app.workspace_id,
-        &fiscus_server::import::Silent,
-    )
-    .await
-    .expect("demo data loads");
+    app.load_demo().await;
 }
 
 async fn post(app: &TestApp, path: &str, body: &Value, status: u16) -> Value {
