@@ -165,22 +165,6 @@ fn add_links(op: &mut Value) {
     }
 }
 
-/// Rules between fields that derived schemas cannot state, each written by the type it belongs to.
-fn conditions(doc: &mut Value) {
-    let rules = [
-        ("ProposalRequest", fiscus_domain::actions::envelope::ProposalRequest::schema_conditions()),
-        ("TokenForm", fiscus_domain::api::platform::oauth_form_conditions()),
-        ("TokenReferenceForm", fiscus_domain::api::platform::oauth_form_conditions()),
-    ];
-    for (name, rule) in rules {
-        if let (Some(schema), Value::Object(rule)) = (doc.pointer_mut(&format!("/components/schemas/{name}")), rule) {
-            for (k, v) in rule {
-                schema[k] = v;
-            }
-        }
-    }
-}
-
 /// Real responses, one per documented success, captured from a live server by the `examples` test (which
 /// also keeps them the shape the server answers with today).
 const EXAMPLES: &str = include_str!("examples.json");
@@ -202,7 +186,6 @@ fn add_example(op: &mut Value) {
 /// Applies the common contract to every operation of `doc`.
 pub fn apply(doc: &mut Value) {
     components(doc);
-    conditions(doc);
     webhooks(doc);
     doc["servers"] = json!([{ "url": "/", "description": "This Fiscus deployment" }]);
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };

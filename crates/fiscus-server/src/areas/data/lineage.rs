@@ -138,8 +138,8 @@ pub fn events(workspace_id: &str, datasets: &[Dataset]) -> Vec<Value> {
 ///
 /// One `COMPLETE` RunEvent per dataset import (input: the file by name and SHA-256; output: the dataset,
 /// versioned by its content hash) and one per prices dataset for the features computed from it; a named
-/// dataset not in this workspace is 409 `reference_not_found`. The events' SHA-256 is `document_hash`; the export is stored sealed
-/// with an audit event, and `GET …/lineage-exports/{uid}` returns it again. Needs `infrastructure:lineage`.
+/// dataset not in this workspace is 409 `reference_not_found`. The events' SHA-256 is `document_hash`; the
+/// export is stored sealed with an audit event, and `GET …/lineage-exports/{uid}` returns it again. Needs `infrastructure:lineage`.
 /// Fiscus sends nothing to a lineage tool (the caller takes the document), and no dataset is changed.
 #[utoipa::path(
     post,
