@@ -30,12 +30,14 @@ pub enum ErrorCode {
     ExecutionRefused,
     SubmissionRejected,
     ActionClosed,
+    ActionStateConflict,
     IntegrityFailure,
     InvalidSignature,
     SignatureReplayed,
     OutsideGrant,
     UnsafeWebhookEndpoint,
     ComputationRefused,
+    InsufficientData,
     CreditsExhausted,
     MarketDataUnavailable,
     HandoffUnavailable,
@@ -58,7 +60,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 50] = [
+    pub const ALL: [ErrorCode; 52] = [
         ErrorCode::MalformedJson,
         ErrorCode::MalformedRequest,
         ErrorCode::UnsupportedMediaType,
@@ -84,12 +86,14 @@ impl ErrorCode {
         ErrorCode::ExecutionRefused,
         ErrorCode::SubmissionRejected,
         ErrorCode::ActionClosed,
+        ErrorCode::ActionStateConflict,
         ErrorCode::IntegrityFailure,
         ErrorCode::InvalidSignature,
         ErrorCode::SignatureReplayed,
         ErrorCode::OutsideGrant,
         ErrorCode::UnsafeWebhookEndpoint,
         ErrorCode::ComputationRefused,
+        ErrorCode::InsufficientData,
         ErrorCode::CreditsExhausted,
         ErrorCode::MarketDataUnavailable,
         ErrorCode::HandoffUnavailable,
@@ -164,6 +168,13 @@ impl ErrorCode {
                 (422, "submission_rejected", "The submission was rejected by the action's controls")
             }
             ErrorCode::ActionClosed => (422, "action_closed", "The action no longer accepts this change"),
+            // An execution or submission asked of an action whose lifecycle state no such step starts from (a
+            // draft or pending action executed, an approved one submitted): 409 with `state`, as for every
+            // conflict with an object's state. The seed's 422s stay for what the controls decide on an action
+            // that could go on: a gate that fails on an approved action, a submission its controls refuse.
+            ErrorCode::ActionStateConflict => {
+                (409, "action_state_conflict", "The action's lifecycle state does not allow this step")
+            }
             // A sealed record no longer matches its seal (edited outside Fiscus): nothing is decided on it.
             ErrorCode::IntegrityFailure => {
                 (500, "integrity_failure", "A sealed record failed verification; nothing was changed")
@@ -188,6 +199,13 @@ impl ErrorCode {
             // the engine's typed reason.
             ErrorCode::ComputationRefused => {
                 (422, "computation_refused", "The computation cannot be carried out on these inputs")
+            }
+            // Too few observations for the computation in the window the request selects (or in the values it
+            // gives): a well-formed request that meets too little data, so 409 as for any state the client
+            // can change (a longer or later window, an import), not 422, which says the body breaks a rule
+            // the document states. `engine_error` stays `insufficient_data` for clients matching on it.
+            ErrorCode::InsufficientData => {
+                (409, "insufficient_data", "There are too few observations for this computation")
             }
             // 402 as payment-gated APIs use it: the request is valid and would succeed with more credits.
             ErrorCode::CreditsExhausted => {

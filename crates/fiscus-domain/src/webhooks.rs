@@ -70,6 +70,8 @@ pub enum Unsafe {
     Unspecified(IpAddr),
     #[error("the host name resolves to no address")]
     Unresolved,
+    #[error("name the host by its DNS name, not an IP address (certificates are issued to names)")]
+    IpLiteral,
 }
 
 /// A registrable endpoint: its URL and, when the host is an IP literal, that address (already screened).
@@ -109,6 +111,12 @@ pub fn endpoint(url: &str, allow_loopback: bool) -> Result<Endpoint, Unsafe> {
     }
     if let Some(ip) = literal {
         screen(ip, allow_loopback)?;
+        // A public address passes the screen but is still refused: the document's pattern admits DNS names
+        // only, as an HTTPS receiver is verified against the name its certificate carries. The development
+        // switch's loopback targets are the exception.
+        if !(allow_loopback && loopback_target) {
+            return Err(Unsafe::IpLiteral);
+        }
     }
     let host = parsed.host_str().ok_or(Unsafe::NoHost)?.to_string();
     let port = parsed.port_or_known_default().ok_or(Unsafe::NotAUrl)?;
@@ -339,7 +347,7 @@ mod tests {
         }
         assert!(matches!(endpoint("https://0.0.0.0/", false), Err(Unsafe::Unspecified(_))));
         assert!(matches!(endpoint("https://224.0.0.1/", false), Err(Unsafe::Multicast(_))));
-        assert!(endpoint("https://93.184.215.14/", false).is_ok(), "a public address is fine");
+        assert_eq!(endpoint("https://93.184.215.14/", false), Err(Unsafe::IpLiteral), "a public address, unnamed");
         assert!(screen("2606:4700::1111".parse().expect("ip"), false).is_ok());
     }
 

@@ -21,13 +21,20 @@ pub struct IdentityRequest {
     /// A name people recognise.
     #[schema(value_type = fields::Text<1, 200>, inline)]
     pub name: String,
-    /// The identity's Ed25519 public key: 32 bytes, standard base64 (a valid curve point).
+    /// The identity's Ed25519 public key: 32 bytes, standard base64. Bytes that are not a curve point are
+    /// kept (RFC 8032 decodes the key when verifying), the identity says `key_usable: false`, and no
+    /// evidence it signs can ever verify.
     #[schema(value_type = fields::PublicKey, inline)]
     pub public_key: String,
 }
 
 /// An Ed25519 public key, decoded (its curve point decompressed) and ready to verify with.
 pub type PublicKey = VerifyingKey;
+
+/// 32 bytes in standard base64, whether or not they are a curve point.
+pub fn public_key_bytes(b64: &str) -> bool {
+    base64::engine::general_purpose::STANDARD.decode(b64).is_ok_and(|b| b.len() == 32)
+}
 
 pub fn decode_public_key(b64: &str) -> Option<VerifyingKey> {
     let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
@@ -41,8 +48,10 @@ impl IdentityRequest {
         if !fields::text_ok(&self.name, 1, 200) {
             errors.push(("name", "must be 1 to 200 characters".to_string()));
         }
-        if decode_public_key(&self.public_key).is_none() {
-            errors.push(("public_key", "must be a 32-byte Ed25519 public key in base64".to_string()));
+        // 32 bytes in base64 is the schema's pattern. Whether they decode to a curve point is not a rule JSON
+        // Schema can state, so it is not a refusal here: such a key verifies nothing (`UnusableKey`).
+        if !public_key_bytes(&self.public_key) {
+            errors.push(("public_key", "must be 32 bytes in standard base64".to_string()));
         }
         if errors.is_empty() { Ok(()) } else { Err(errors) }
     }
@@ -266,7 +275,7 @@ pub enum AuthorityRefusal {
     BadTimestamp,
     #[error("the machine authority evidence is stale or from the future")]
     Stale,
-    #[error("the identity's key is unusable")]
+    #[error("the identity's key is not an Ed25519 curve point: nothing verifies with it")]
     UnusableKey,
     #[error("the signature is not 64 bytes of base64")]
     MalformedSignature,

@@ -15,6 +15,7 @@ use super::inputs::{PinnedPrices, check_range};
 use super::{Control, Refusal};
 use crate::governed::Failure;
 use crate::state::AppState;
+use fiscus_domain::error_code::ErrorCode;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -238,12 +239,25 @@ async fn pin_ledger_account(
     let mut currencies: Vec<&str> = found.iter().map(|(_, c)| c.as_str()).collect();
     currencies.dedup();
     let currency = match (a.currency.as_deref(), currencies.as_slice()) {
-        (_, []) => return Err(bad(format!("no posted lines of account `{}` in that ledger", a.account))),
+        // What the ledger holds is the workspace's state, not a rule of the body: 409, never 422.
+        (_, []) => {
+            return Err(Failure::missing(
+                "ledger_account",
+                format!("no posted lines of account `{}` in that ledger", a.account),
+            ));
+        }
         (Some(c), _) if currencies.contains(&c) => c.to_string(),
-        (Some(c), _) => return Err(bad(format!("account `{}` has no lines in {c}", a.account))),
+        (Some(c), _) => {
+            return Err(Failure::missing("ledger_account", format!("account `{}` has no lines in {c}", a.account)));
+        }
         (None, [one]) => one.to_string(),
         (None, several) => {
-            return Err(bad(format!("account `{}` has lines in {}: name the currency", a.account, several.join(", "))));
+            let detail = format!("account `{}` has lines in {}: name the currency", a.account, several.join(", "));
+            return Err(Failure::Refused {
+                code: ErrorCode::Conflict,
+                detail,
+                members: vec![("currencies", json!(several))],
+            });
         }
     };
     let mut datasets: Vec<PinnedDataset> = Vec::new();

@@ -58,7 +58,7 @@ pub async fn pin(
             return Err(Failure::Invalid(vec![(field, format!("`{uid}` is named twice"))]));
         }
         let Some(number) = market::latest_dataset(&mut conn, workspace_id, Rows::Prices, &i.id).await? else {
-            return Err(Failure::Invalid(vec![(field, format!("`{uid}` has no prices in this workspace"))]));
+            return Err(Failure::missing(field, format!("`{uid}` has no prices in this workspace")));
         };
         let d = fiscus_store::data::datasets::get(&mut conn, state.store.seal_key(), workspace_id, number).await?;
         if d.kind != Kind::Prices {
@@ -234,7 +234,9 @@ impl Returns {
     }
 }
 
-/// Field errors of a date range: dates `YYYY-MM-DD`, start not after end.
+/// Field errors of a date range: dates `YYYY-MM-DD`. An `end` before `start` is an empty window, as on reads
+/// (the computation then finds too few observations: 409 `insufficient_data`), since JSON Schema cannot
+/// compare two fields and the document states every rule that makes a body invalid.
 pub fn check_range(errors: &mut Vec<(&'static str, String)>, start: Option<&str>, end: Option<&str>) {
     let date = |d: &str| fiscus_domain::data::values::iso(d).as_deref() == Some(d);
     if start.is_some_and(|d| !date(d)) {
@@ -242,13 +244,6 @@ pub fn check_range(errors: &mut Vec<(&'static str, String)>, start: Option<&str>
     }
     if end.is_some_and(|d| !date(d)) {
         errors.push(("end", "must be a date (YYYY-MM-DD)".into()));
-    }
-    if let (Some(s), Some(e)) = (start, end)
-        && date(s)
-        && date(e)
-        && s > e
-    {
-        errors.push(("end", "must not be before start".into()));
     }
 }
 

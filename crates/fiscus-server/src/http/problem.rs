@@ -162,6 +162,9 @@ impl From<crate::governed::Failure> for ApiError {
                 tracing::error!(refusal = %refusal, "a production access refusal reached the API");
                 ApiError::internal()
             }
+            Failure::Computation { engine_error: "insufficient_data", detail } => {
+                ApiError::new(ErrorCode::InsufficientData).detail(detail).with("engine_error", "insufficient_data")
+            }
             Failure::Computation { engine_error, detail } => {
                 ApiError::new(ErrorCode::ComputationRefused).detail(detail).with("engine_error", engine_error)
             }

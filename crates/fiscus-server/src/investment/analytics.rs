@@ -307,11 +307,7 @@ pub async fn comparison(state: &AppState, tenant: &Tenant, q: ComparisonQuery) -
             errors.push((field, "must be a date (YYYY-MM-DD)".to_string()));
         }
     }
-    if let (Some(s), Some(e)) = (&q.start, &q.end)
-        && s > e
-    {
-        errors.push(("end", "must not be before start".to_string()));
-    }
+    // An `end` before `start` is an empty window (409 `insufficient_data` below), as on every read.
     if q.benchmark.as_deref().is_some_and(|b| !fiscus_domain::data::is_name(b)) {
         errors.push(("benchmark", "must be a symbol".to_string()));
     }

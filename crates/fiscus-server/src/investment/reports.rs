@@ -126,11 +126,8 @@ pub async fn generate(
             errors.push((field, "must be a date (YYYY-MM-DD)".to_string()));
         }
     }
-    if let (Some(s), Some(e)) = (&req.start, &req.end)
-        && s >= e
-    {
-        errors.push(("end", "must be after start".to_string()));
-    }
+    // An `end` on or before `start` is an empty period (409 `insufficient_data` below), not a field error:
+    // JSON Schema cannot compare two fields, and the document states every rule that makes a body invalid.
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }

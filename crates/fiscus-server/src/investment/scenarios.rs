@@ -148,8 +148,9 @@ pub async fn run(
         (Some(h), None) => match (&h.preset, &h.start, &h.end) {
             (Some(p), None, None) if PRESETS.iter().any(|(n, _, _)| n == p) => {}
             (Some(_), None, None) => errors.push(("historical", "an unknown preset".into())),
-            (None, Some(s), Some(e)) if is_date(s) && is_date(e) && s < e => {}
-            _ => errors.push(("historical", "a preset, or a start before an end (YYYY-MM-DD)".into())),
+            // A start on or after the end is an empty window (409 `insufficient_data`), as on every read.
+            (None, Some(s), Some(e)) if is_date(s) && is_date(e) => {}
+            _ => errors.push(("historical", "a preset, or a start and an end (YYYY-MM-DD)".into())),
         },
         (None, Some(h)) => {
             if h.market.is_some_and(|m| !shock_ok(m))

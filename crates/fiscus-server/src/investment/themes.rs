@@ -418,7 +418,7 @@ pub struct OperationRequest {
     pub objective: String,
     /// The AI agent or model assisting it, for the record.
     #[serde(default)]
-    #[schema(max_length = 200, example = "portfolio-copilot v2")]
+    #[schema(value_type = Option<fiscus_domain::fields::Text<1, 200>>, inline, example = "portfolio-copilot v2")]
     pub agent: Option<String>,
 }
 

@@ -87,12 +87,24 @@ fn rules() -> Vec<(&'static str, Vec<Value>)> {
         // compute/models.rs `pin_input`: a feature set is isolation forest's input only.
         (
             "AnomalyRequest",
-            vec![json!({
+            vec![
+                // compute/models.rs `pin_input` and `pin_features`: a series (inline values, or one
+                // instrument, optionally with catalogue features) or an inline feature set; never a panel.
+                json!({ "properties": { "input": {
+                    "allOf": [exactly_one(&[
+                        Branch { give: &["values"], without: &["start", "end", "transform", "features"] },
+                        give(&["instruments"]),
+                        Branch { give: &["columns", "rows"], without: &["start", "end", "transform", "features"] },
+                    ])],
+                    "properties": { "returns": { "type": "null" }, "instruments": { "maxItems": 1 } }
+                } } }),
+                json!({
                 "if": { "required": ["method"], "properties": { "method": { "const": "robust_z" } } },
                 "then": { "properties": { "input": { "properties": {
                     "features": { "type": "null" }, "columns": { "type": "null" }, "rows": { "type": "null" }
                 } } } }
-            })],
+                }),
+            ],
         ),
         // compute/simulation.rs `check`.
         ("SimulationRequest", vec![exactly_one(&[give(&["instruments"]), give(&["parameters"])])]),

@@ -125,8 +125,8 @@ async fn an_agent_proposal_is_a_draft_until_submitted() {
     assert_eq!(submitted.json::<Value>().await.expect("json")["control_state"], "pending_approval");
     problem(
         app.post_json(&format!("/api/v2/agent-execution/actions/{id}/submit"), &app.key, &json!({}), None).await,
-        422,
-        "submission_rejected",
+        409,
+        "action_state_conflict",
     )
     .await;
     let status: Value =
@@ -138,10 +138,11 @@ async fn an_agent_proposal_is_a_draft_until_submitted() {
     );
     let app_action = propose(&app).await;
     let app_id = app_action["id"].as_str().expect("id");
+    // An application's proposal entered approval when proposed: it is no draft to submit.
     problem(
         app.post_json(&format!("/api/v2/agent-execution/actions/{app_id}/submit"), &app.key, &json!({}), None).await,
-        422,
-        "submission_rejected",
+        409,
+        "action_state_conflict",
     )
     .await;
 }
@@ -204,16 +205,17 @@ async fn checks_append_versions_and_refuse_bad_evidence() {
 async fn execution_is_refused_naming_each_failed_gate() {
     let app = spawn_app().await;
     let id = propose(&app).await["id"].as_str().expect("id").to_string();
-    let body = problem(
-        app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &json!({}), None).await,
-        422,
-        "execution_refused",
-    )
-    .await;
+    let execute = format!("/api/v2/actions/{id}/execute");
+    // No person approved it: its state, not a gate, refuses the execution.
+    let body = problem(app.post_json(&execute, &app.key, &json!({}), None).await, 409, "action_state_conflict").await;
+    assert_eq!(body["state"], "pending_approval");
+    // Approved, the gates are evaluated and each failed one is named.
+    simulate_operator_approval(&app, &id, "opr_a").await;
+    let body = problem(app.post_json(&execute, &app.key, &json!({}), None).await, 422, "execution_refused").await;
     let gates: Vec<&str> =
         body["failed_gates"].as_array().expect("gates").iter().filter_map(|g| g["gate"].as_str()).collect();
-    assert_eq!(gates, ["authorised", "pre_trade_checks"]);
-    assert_eq!(action(&app, &id).await["control_state"], "pending_approval", "a refusal changes nothing");
+    assert_eq!(gates, ["pre_trade_checks"]);
+    assert_eq!(action(&app, &id).await["control_state"], "approved", "a refusal changes nothing");
 }
 
 #[tokio::test]
@@ -232,8 +234,8 @@ async fn a_failed_check_refuses_and_a_new_check_version_makes_the_approval_stale
     assert_eq!(stale["control_state"], "pending_approval");
     assert_eq!(stale["approvals"]["current"], 0);
     assert!(stale["history"].as_array().expect("history").iter().any(|h| h["event"] == "action.approval_invalidated"));
-    let body = problem(app.post_json(&execute, &app.key, &json!({}), None).await, 422, "execution_refused").await;
-    assert_eq!(body["failed_gates"][0]["gate"], "authorised");
+    let body = problem(app.post_json(&execute, &app.key, &json!({}), None).await, 409, "action_state_conflict").await;
+    assert_eq!(body["state"], "pending_approval");
     // Approved again on the new evidence, it executes.
     simulate_operator_approval(&app, &id, "opr_a").await;
     let accepted = app.post_json(&execute, &app.key, &json!({}), None).await;
@@ -264,7 +266,7 @@ async fn a_failed_check_refuses_and_a_new_check_version_makes_the_approval_stale
         ]
     );
     // Executing twice is refused.
-    problem(app.post_json(&execute, &app.key, &json!({}), None).await, 422, "execution_refused").await;
+    problem(app.post_json(&execute, &app.key, &json!({}), None).await, 409, "action_state_conflict").await;
 }
 
 #[tokio::test]
@@ -404,12 +406,12 @@ async fn every_gateway_request_leaves_sealed_request_evidence() {
     app.post_json(&format!("/api/v2/agent-execution/actions/{id}/submit"), &app.key, &json!({}), None).await;
     let refused =
         app.post_json(&format!("/api/v2/agent-execution/actions/{id}/submit"), &app.key, &json!({}), None).await;
-    assert_eq!(refused.status(), 422);
+    assert_eq!(refused.status(), 409);
     let refused_id =
         refused.headers().get("agent-request-id").and_then(|v| v.to_str().ok()).expect("header").to_string();
     let evidence: Value =
         app.get(&format!("/api/v2/agent-execution/requests/{refused_id}"), &app.key).await.json().await.expect("json");
-    assert_eq!(evidence["status"], 422);
+    assert_eq!(evidence["status"], 409);
     problem(app.get("/api/v2/agent-execution/requests/areq_nope", &app.key).await, 404, "not_found").await;
 }
 

@@ -230,8 +230,8 @@ async fn a_t2_action_needs_two_distinct_operators_and_one_person_never_counts_tw
     assert!(twice.text().await.unwrap_or_default().contains("already approved"));
     problem(
         app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &json!({}), None).await,
-        422,
-        "execution_refused",
+        409,
+        "action_state_conflict",
     )
     .await;
     let bob_cookie = sign_in(&app, &bob).await;
@@ -251,11 +251,11 @@ async fn a_denial_ends_the_action() {
     assert_eq!(state_of(&app, &id).await["control_state"], "denied");
     let body = problem(
         app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &json!({}), None).await,
-        422,
-        "execution_refused",
+        409,
+        "action_state_conflict",
     )
     .await;
-    assert_eq!(body["failed_gates"][0]["gate"], "authorised");
+    assert_eq!(body["state"], "denied");
 }
 
 #[tokio::test]

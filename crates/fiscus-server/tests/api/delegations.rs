@@ -367,3 +367,30 @@ async fn each_budget_binds_on_its_own_and_the_terms_last_the_days_given() {
     let body = problem(app.post_json(&path, &app.key, &long, None).await, 422, "invalid_request").await;
     assert!(body["errors"].to_string().contains("valid_for_days"), "{body}");
 }
+
+/// 32 bytes that are not an Ed25519 curve point are registered (JSON Schema cannot tell them apart), and the
+/// identity says its key verifies nothing; a well-formed key says it does; bytes of another length are 422.
+#[tokio::test]
+async fn an_identity_says_whether_its_key_can_verify_anything() {
+    let app = spawn_app().await;
+    let not_a_point = (0u8..=255)
+        .map(|b| {
+            let mut bytes = [0u8; 32];
+            bytes[0] = b;
+            bytes[31] = 0x7f;
+            bytes
+        })
+        .find(|bytes| ed25519_dalek::VerifyingKey::from_bytes(bytes).is_err())
+        .expect("some y has no x");
+    let body = json!({ "name": "mistyped", "public_key": b64(&not_a_point) });
+    let created = app.post_json("/api/v2/actions/agentic/identities", &app.key, &body, None).await;
+    assert_eq!(created.status(), 201);
+    assert_eq!(created.json::<Value>().await.expect("json")["key_usable"], false);
+    let good = SigningKey::from_bytes(&[7; 32]).verifying_key().to_bytes();
+    let body = json!({ "name": "right", "public_key": b64(&good) });
+    let created = app.post_json("/api/v2/actions/agentic/identities", &app.key, &body, None).await;
+    assert_eq!(created.json::<Value>().await.expect("json")["key_usable"], true);
+    let body = json!({ "name": "short", "public_key": b64(&good[..31]) });
+    problem(app.post_json("/api/v2/actions/agentic/identities", &app.key, &body, None).await, 422, "invalid_request")
+        .await;
+}

@@ -179,7 +179,7 @@ async fn every_documented_success_has_a_real_example() {
         .expect("request");
     walk.record("post_agent_execution_a2a", response).await;
     walk.get("get_agents_tools", "/api/v2/agents/tools").await;
-    let hook = json!({ "url": "https://93.184.215.14/fiscus", "event_types": ["action.approved"], "description": "Treasury agent" });
+    let hook = json!({ "url": "https://hooks.example.com/fiscus", "event_types": ["action.approved"], "description": "Treasury agent" });
     let endpoint = walk.post("post_agent_execution_webhooks", "/api/v2/agent-execution/webhooks", &hook).await;
     walk.get("get_agent_execution_webhooks", "/api/v2/agent-execution/webhooks").await;
     let endpoint_path = format!("/api/v2/agent-execution/webhooks/{}", endpoint["id"].as_str().expect("id"));

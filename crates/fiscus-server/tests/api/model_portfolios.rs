@@ -319,7 +319,7 @@ async fn a_rebalance_becomes_an_approved_executed_reconciled_trade_that_moves_th
     problem(post(&app, &actions, &json!({})).await, 409, "conflict").await;
     // A credential holding every scope cannot execute what no person approved.
     let refused = post(&app, &format!("/api/v2/actions/{id}/execute"), &json!({})).await;
-    assert_eq!(refused.status(), 422);
+    assert_eq!(refused.status(), 409);
 
     // Two distinct approvers (T2), then execution; the worker settles and reconciles.
     assert_eq!(crate::console::decide(&app, &ada_cookie, &id, "approve").await.status(), 303);

@@ -171,13 +171,16 @@ async fn a_ledger_accounts_monthly_movement_is_forecast_from_its_posted_journals
     assert_eq!(job["result"]["output"]["last_date"], "2023-Q4");
     let q4: f64 = expected[21..24].iter().sum();
     assert!((job["result"]["output"]["last_value"].as_f64().expect("last") - q4).abs() < 1e-6);
-    // No such account, another currency, a synthetic ledger (the demo's sample) are refused.
-    for bad in [
-        json!({"ledger_account": {"general_ledger_id": ledger, "account": "9999"}, "model": "holt_winters"}),
-        json!({"ledger_account": {"general_ledger_id": ledger, "account": "4000", "currency": "EUR"}, "model": "holt_winters"}),
-        json!({"ledger_account": {"general_ledger_id": ledger, "account": "4000"}, "values": [1.0, 2.0]}),
+    // No such account, or none in another currency: what the ledger holds, 409. Two sources: a body error, 422.
+    for (bad, status) in [
+        (json!({"ledger_account": {"general_ledger_id": ledger, "account": "9999"}, "model": "holt_winters"}), 409),
+        (
+            json!({"ledger_account": {"general_ledger_id": ledger, "account": "4000", "currency": "EUR"}, "model": "holt_winters"}),
+            409,
+        ),
+        (json!({"ledger_account": {"general_ledger_id": ledger, "account": "4000"}, "values": [1.0, 2.0]}), 422),
     ] {
-        assert_eq!(app.post_json(FORECASTS, &app.key, &bad, None).await.status(), 422, "{bad}");
+        assert_eq!(app.post_json(FORECASTS, &app.key, &bad, None).await.status(), status, "{bad}");
     }
     app.load_demo().await;
     let sample: Value = app.get("/api/v2/finance-core/journals?limit=100", &app.key).await.json().await.expect("json");

@@ -68,7 +68,16 @@ async fn nul_characters_are_refused_on_every_documented_post() {
     let before = audit_events(&app).await;
     for path in json_posts(&app).await {
         for raw in [r#"{"title":"a\u0000b"}"#, r#"{"metadata":{"k\u0000":1}}"#] {
-            let body = problem(raw_post(&app, &path, raw).await, 422, "invalid_request").await;
+            let response = raw_post(&app, &path, raw).await;
+            if path.ends_with("/mcp") || path.contains("a2a") {
+                // JSON-RPC endpoints answer as JSON-RPC does: the error -32602, in a 200.
+                assert_eq!(response.status(), 200, "{path}");
+                let body: Value = response.json().await.expect("json");
+                assert_eq!(body["error"]["code"], -32602, "{path}: {body}");
+                assert!(body["error"]["message"].as_str().unwrap_or("").contains("U+0000"), "{path}: {body}");
+                continue;
+            }
+            let body = problem(response, 422, "invalid_request").await;
             assert!(body["errors"][0]["message"].as_str().unwrap_or("").contains("U+0000"), "{path}: {body}");
         }
     }

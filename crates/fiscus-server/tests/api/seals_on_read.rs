@@ -63,7 +63,7 @@ async fn edited_evidence_identities_delegations_and_webhook_endpoints_are_refuse
     refused(&app, "/api/v2/actions/agentic/identities").await;
 
     let hooks = "/api/v2/agent-execution/webhooks";
-    let endpoint = created(&app, hooks, &json!({ "url": "https://93.184.215.14/fiscus" })).await;
+    let endpoint = created(&app, hooks, &json!({ "url": "https://hooks.example.com/fiscus" })).await;
     app.execute(&format!("UPDATE webhook_endpoints SET url = 'https://93.184.215.15/steal' WHERE id = '{endpoint}'"))
         .await;
     refused(&app, hooks).await;

@@ -79,11 +79,11 @@ async fn unsafe_endpoints_are_refused_before_any_connection_and_record_nothing()
         "https://[2002:7f00:1::1]/hook",
         "https://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/hook",
         "https://[::ffff:0:a9fe:a9fe]/hook",
-        // Names: one that resolves to a private address, one whose answers include the metadata address,
-        // and one that does not resolve at all.
+        // Names: one that resolves to a private address, one whose answers include the metadata address.
         "https://internal.example.com/hook",
         "https://rebind.example.com/hook",
-        "https://nowhere.invalid/hook",
+        // A public address is refused too: the host is named by DNS name.
+        "https://93.184.215.14/hook",
     ] {
         let refused = app.post_json(PATH, &app.key, &json!({ "url": url }), None).await;
         let body = problem(refused, 422, "unsafe_webhook_endpoint").await;
@@ -99,6 +99,9 @@ async fn unsafe_endpoints_are_refused_before_any_connection_and_record_nothing()
         .await;
     problem(bad_type, 422, "invalid_request").await;
     assert_eq!(app.count("SELECT COUNT(*) FROM webhook_endpoints").await, 0);
+    // A name that resolves nowhere yet is registered: each delivery resolves and screens it before connecting.
+    let unresolved = app.post_json(PATH, &app.key, &json!({ "url": "https://nowhere.invalid/hook" }), None).await;
+    assert_eq!(unresolved.status(), 201);
 }
 
 #[tokio::test]

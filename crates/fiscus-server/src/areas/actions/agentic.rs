@@ -31,6 +31,9 @@ pub struct IdentityView {
     pub name: String,
     /// Ed25519 public key, base64.
     pub public_key: String,
+    /// Whether the key is an Ed25519 curve point: `false` means nothing this identity signs can verify, so
+    /// no delegation to it can ever execute (register a new identity with the right key).
+    pub key_usable: bool,
     pub status: IdentityStatus,
     pub created_at: String,
 }
@@ -66,6 +69,7 @@ fn identity_view(r: Identity) -> IdentityView {
         id: r.id,
         environment: r.environment,
         name: r.name,
+        key_usable: fiscus_domain::actions::delegation::decode_public_key(&r.public_key).is_some(),
         public_key: r.public_key,
         status: r.status,
     }

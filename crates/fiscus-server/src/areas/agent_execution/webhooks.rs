@@ -33,8 +33,19 @@ use fiscus_domain::pagination::PageParams;
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebhookEndpointRequest {
-    /// An `https://` URL whose host resolves only to public addresses; no user name, password or fragment.
-    #[schema(min_length = 1, max_length = 2048, pattern = "^https?://", example = "https://93.184.215.14/fiscus")]
+    /// An `https://` URL naming its host by DNS name (not an IP address), with an optional port, path and
+    /// query; no user name, password or fragment. Every address the name resolves to, now and at each
+    /// delivery, must be public. (A server whose operator turned on `webhooks_allow_loopback` also takes
+    /// `http://` loopback targets for sandbox endpoints: a development switch, off by default.)
+    // The pattern: `https://`, DNS labels of at most 63 characters without a leading or trailing hyphen, the
+    // last starting with a letter (so never an IPv4 address), a port from 1 to 65535, then a path or query
+    // of visible ASCII without `#`.
+    #[schema(
+        min_length = 1,
+        max_length = 2048,
+        pattern = "^https://([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?([/?][!-\"$-~]*)?$",
+        example = "https://hooks.example.com/fiscus"
+    )]
     pub url: String,
     /// Event types to deliver (`action.approved`, …); omitted or `["*"]` for every type.
     #[schema(max_items = 32)]
@@ -94,7 +105,7 @@ fn unsafe_endpoint(why: &Unsafe) -> ApiError {
     post,
     path = "/api/v2/agent-execution/webhooks",
     request_body(content = WebhookEndpointRequest, example = json!({
-        "url": "https://93.184.215.14/fiscus", "event_types": ["action.approved", "action.settled"],
+        "url": "https://hooks.example.com/fiscus", "event_types": ["action.approved", "action.settled"],
         "description": "Treasury agent"
     })),
     responses((status = 201, description = "Registered; the secret is shown once", body = WebhookEndpointView))
@@ -131,10 +142,10 @@ pub async fn post_webhook(
         return Err(ApiError::invalid_fields(invalid));
     }
     if target.literal.is_none() {
+        // A name that resolves nowhere yet is registered: DNS changes, and every delivery resolves and screens
+        // the name again before it connects (`outbound.rs`), which is what keeps a receiver public. A name
+        // that resolves now to anything not public is refused now.
         let addresses = state.webhook_hosts.resolve(&target.host, target.port).await;
-        if addresses.is_empty() {
-            return Err(unsafe_endpoint(&Unsafe::Unresolved));
-        }
         for ip in addresses {
             webhooks::screen(ip, allow_loopback).map_err(|e| unsafe_endpoint(&e))?;
         }

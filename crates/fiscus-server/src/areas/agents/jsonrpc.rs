@@ -87,6 +87,9 @@ impl<S: Send + Sync> axum::extract::FromRequest<S> for RpcJson {
         if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
             return Err(batch_refused());
         }
+        if let Err(fiscus_domain::ijson::IJsonError::NulCharacter { path }) = fiscus_domain::ijson::parse(&bytes) {
+            return Err(nul_refused(&bytes, &path));
+        }
         Ok(RpcJson(crate::http::json::parse(&bytes).map_err(IntoResponse::into_response)?))
     }
 }
@@ -105,6 +108,31 @@ pub fn batch_refused() -> axum::response::Response {
         }),
     };
     (axum::http::StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
+}
+
+/// A request object carrying U+0000 (refused in every string and member name of the API, as PostgreSQL text
+/// cannot hold it) is answered as JSON-RPC answers invalid params: HTTP 200 with the error -32602 and the
+/// request's id, `data` naming the member. The open `params` of JSON-RPC cannot state the rule in a schema,
+/// and an MCP or A2A client reads an error result, where a problem document would read as a broken transport.
+fn nul_refused(bytes: &[u8], path: &str) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let id = serde_json::from_slice::<Value>(bytes)
+        .ok()
+        .and_then(|v| v.get("id").cloned())
+        .and_then(|id| serde_json::from_value::<JsonRpcId>(id).ok());
+    let body = JsonRpcResponse {
+        jsonrpc: "2.0".into(),
+        id,
+        result: None,
+        error: Some(JsonRpcError {
+            code: -32602,
+            message: "Invalid params: no string or member name may contain the character U+0000".into(),
+            data: Some(
+                serde_json::json!({ "code": "invalid_request", "field": path.strip_prefix("$.").unwrap_or(path) }),
+            ),
+        }),
+    };
+    (axum::http::StatusCode::OK, axum::Json(body)).into_response()
 }
 
 /// The envelope checks every JSON-RPC request meets before its method is looked at: a 422 problem, since

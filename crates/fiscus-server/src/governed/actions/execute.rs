@@ -7,6 +7,7 @@ use fiscus_domain::actions::envelope::ExecutionMode;
 use fiscus_domain::actions::gates::FailedGate;
 use fiscus_domain::actions::state::{ControlState, Event};
 use fiscus_domain::clock::now_micros;
+use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::events::EventType;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::WriteTx;
@@ -47,6 +48,22 @@ pub async fn execute(
     let workspace = fiscus_store::workspaces::get(tx.conn(), &tenant.workspace_id).await?;
     let action = &loaded.action;
     let mode = action.envelope.execution_mode;
+    // A state no execution starts from is the action's state, not a gate: 409 `action_state_conflict`, before
+    // any evidence is read (so no nonce is spent). Gates failing on an action that could execute stay 422.
+    let startable = match mode {
+        ExecutionMode::MachineDelegated => {
+            matches!(action.state, ControlState::PendingApproval | ControlState::Approved)
+        }
+        ExecutionMode::HumanApproved => action.state == ControlState::Approved,
+    };
+    if !startable {
+        let state = action.state.as_str();
+        return Err(Failure::Refused {
+            code: ErrorCode::ActionStateConflict,
+            detail: format!("the action is {state}; an execution starts only from an approved action"),
+            members: vec![("state", serde_json::json!(state))],
+        });
+    }
     let delegated = match mode {
         ExecutionMode::MachineDelegated => Some(delegated_facts(tx, tenant, &loaded, authority, now).await?),
         ExecutionMode::HumanApproved => None,

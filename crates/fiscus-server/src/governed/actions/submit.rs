@@ -17,12 +17,15 @@ pub async fn submit(tx: &mut WriteTx, tenant: &Tenant, caller: &Caller, action_i
     loaded.verify_sealed(tx, tenant).await?;
     caller.may_act_on(loaded.action.envelope.kind)?;
     let current = loaded.state();
+    // Where the action stands is its state, not a decision of its controls: 409 with `state`.
+    let next = current.on(Event::Submit).map_err(|_| Failure::Refused {
+        code: ErrorCode::ActionStateConflict,
+        detail: format!("the action is {}, not a draft", current.as_str()),
+        members: vec![("state", json!(current.as_str()))],
+    })?;
     if loaded.action.origin != Origin::ExternalAgent {
         return Err(Failure::refused(ErrorCode::SubmissionRejected, "only external agents' proposals are submitted"));
     }
-    let next = current.on(Event::Submit).map_err(|_| {
-        Failure::refused(ErrorCode::SubmissionRejected, format!("the action is {}, not a draft", current.as_str()))
-    })?;
     let recorded =
         record(tx, tenant, caller, ActionChange::of(&loaded.action, next, EventType::ActionSubmitted, json!({})))
             .await?;
