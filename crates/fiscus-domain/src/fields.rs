@@ -99,6 +99,8 @@ schema_types! {
     SpdxLicence => schema::spdx_licence();
     /// `machine_delegated`, the only mode of a delegation.
     MachineDelegatedOnly => schema::machine_delegated_only();
+    /// An event type a webhook endpoint can ask for, or `*` for every type.
+    WebhookEventType => schema::webhook_event_type();
 }
 
 /// [`text_ok`] text of `MIN..=MAX` characters.
@@ -185,6 +187,11 @@ pub mod schema {
     }
 
     /// The one execution mode a delegation can have.
+    pub fn webhook_event_type() -> Object {
+        let names = std::iter::once("*").chain(crate::events::EventType::ALL.iter().map(|e| e.as_str()));
+        ObjectBuilder::new().schema_type(Type::String).enum_values(Some(names)).build()
+    }
+
     pub fn machine_delegated_only() -> Object {
         ObjectBuilder::new().schema_type(Type::String).enum_values(Some(["machine_delegated"])).build()
     }

@@ -39,7 +39,7 @@ pub struct ForecastRequest {
     /// Or an instrument: its adjusted closes.
     pub instrument: Option<String>,
     /// Or values given inline, oldest first.
-    #[schema(min_items = 8, max_items = 5000)]
+    #[schema(value_type = Option<Vec<fiscus_domain::fields::Magnitude>>, min_items = 8, max_items = 5000)]
     pub values: Option<Vec<f64>>,
     /// Or a finance-core account: its net movement per period from the posted journals.
     pub ledger_account: Option<LedgerAccountRequest>,

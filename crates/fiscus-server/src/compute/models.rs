@@ -185,7 +185,12 @@ pub struct ModelInput {
     #[schema(min_items = 1, max_items = 8, example = json!(["return_1d", "volatility_21d"]))]
     pub features: Option<Vec<String>>,
     /// Feature-set models: a feature set given inline, the columns' names…
-    #[schema(min_items = 1, max_items = 64, example = json!(["amount", "hour"]))]
+    #[schema(
+        value_type = Option<Vec<fiscus_domain::fields::Text<1, 64>>>,
+        min_items = 1,
+        max_items = 64,
+        example = json!(["amount", "hour"])
+    )]
     pub columns: Option<Vec<String>>,
     /// …and one row per observation, each as wide as `columns`.
     #[schema(min_items = 3, max_items = 20000, example = json!([[120.5, 9.0], [98.0, 10.0], [15000.0, 3.0]]))]
@@ -541,8 +546,8 @@ async fn pin_features(state: &AppState, workspace_id: &str, i: ModelInput) -> Re
                 return Err(invalid("input", "columns: from 1 to 64"));
             }
             for (c, name) in columns.iter().enumerate() {
-                if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
-                    return Err(invalid("input", format!("column {} must be 1 to 64 characters", c + 1)));
+                if !fiscus_domain::fields::text_ok(name, 1, 64) {
+                    return Err(invalid("input", format!("column {} must be 1 to 64 characters, not blank", c + 1)));
                 }
                 if columns[..c].contains(name) {
                     return Err(invalid("input", format!("column `{name}` is named twice")));

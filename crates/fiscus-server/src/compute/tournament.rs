@@ -130,12 +130,19 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: TournamentRequest) -> 
             true
         }
     });
-    // Values given inline are checked now; a data plane series when it is read.
+    if !errors.is_empty() {
+        return Err(Failure::Invalid(errors));
+    }
+    // Values given inline are counted now; a data plane series when it is read. Too few for the horizon,
+    // origins and season is too little data (409 `insufficient_data`), as for a series read from a window.
     let needed = (2 * m as usize).max(8) + horizon as usize + origins as usize - 1;
     if let Some(v) = &r.values
         && v.len() < needed
     {
-        errors.push(("values", format!("{needed} values are needed for this horizon, origins and season")));
+        return Err(Failure::Computation {
+            engine_error: "insufficient_data",
+            detail: format!("{} values given; {needed} are needed for this horizon, origins and season", v.len()),
+        });
     }
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));

@@ -118,6 +118,21 @@ fn rules() -> Vec<(&'static str, Vec<Value>)> {
         ),
         // investment/scenarios.rs.
         ("StressRequest", vec![exactly_one(&[give(&["historical"]), give(&["hypothetical"])])]),
+        // investment/scenarios.rs `stress`: at least one shock, each a return from -1 to 10, at most 500 named.
+        (
+            "HypotheticalScenario",
+            vec![
+                json!({ "anyOf": [
+                    { "required": ["market"], "properties": { "market": { "type": "number" } } },
+                    { "required": ["sectors"], "properties": { "sectors": { "minProperties": 1 } } },
+                    { "required": ["instruments"], "properties": { "instruments": { "minProperties": 1 } } }
+                ] }),
+                json!({ "properties": {
+                    "sectors": { "additionalProperties": { "type": "number", "minimum": -1, "maximum": 10 } },
+                    "instruments": { "additionalProperties": { "type": "number", "minimum": -1, "maximum": 10 } }
+                } }),
+            ],
+        ),
         // compute/forecast.rs, compute/tournament.rs.
         ("ForecastRequest", vec![one_series()]),
         ("TournamentRequest", vec![one_series()]),

@@ -75,12 +75,14 @@ async fn candidates_are_ranked_by_owa_against_naive_2() {
         .collect();
     assert_eq!(ranked.len(), 3, "naive, ses and naive2, each once: {ranked:?}");
     assert_eq!(ranked.iter().filter(|c| **c == "naive").count(), 1);
-    for bad in [
-        json!({"values": y, "horizon": 0}),
-        json!({"values": y[..10].to_vec()}),
-        json!({"values": y, "horizon": 30, "origins": 10}),
+    // A horizon out of range is a body error (422); too few values for the horizon, origins and season is
+    // too little data (409 `insufficient_data`).
+    for (bad, status) in [
+        (json!({"values": y, "horizon": 0}), 422),
+        (json!({"values": y[..10].to_vec()}), 409),
+        (json!({"values": y, "horizon": 30, "origins": 10}), 409),
     ] {
-        assert_eq!(app.post_json(TOURNAMENTS, &app.key, &bad, None).await.status(), 422, "{bad}");
+        assert_eq!(app.post_json(TOURNAMENTS, &app.key, &bad, None).await.status(), status, "{bad}");
     }
     let opt = json!({"objective": "min_variance", "returns": {"assets": ["A", "B"], "values": [[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]]}});
     let other: Value =
