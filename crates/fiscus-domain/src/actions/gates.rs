@@ -67,11 +67,21 @@ fn fail(gate: Gate, reason: impl Into<String>) -> FailedGate {
     FailedGate { gate, reason: reason.into() }
 }
 
+/// Whether an execution can start from this state at all: approved, or for a machine-delegated action
+/// (whose authority is its operator-approved delegation) pending approval too. Any other state is the
+/// action's lifecycle, refused before the gates are evaluated (409 `action_state_conflict`).
+pub fn execution_can_start(mode: ExecutionMode, state: ControlState) -> bool {
+    match mode {
+        ExecutionMode::MachineDelegated => matches!(state, ControlState::PendingApproval | ControlState::Approved),
+        ExecutionMode::HumanApproved => state == ControlState::Approved,
+    }
+}
+
 pub fn evaluate(f: &GateFacts<'_>) -> Vec<FailedGate> {
     let mut failed = Vec::new();
     if f.execution_mode == ExecutionMode::MachineDelegated {
         // Authority comes from the operator-approved delegation (checked by the delegation gate).
-        if !matches!(f.state, ControlState::PendingApproval | ControlState::Approved) {
+        if !execution_can_start(f.execution_mode, f.state) {
             failed.push(fail(Gate::Authorised, format!("the action is {}", f.state.as_str())));
         }
     } else if f.state != ControlState::Approved {

@@ -61,7 +61,7 @@ pub struct TournamentRequest {
     /// Or an instrument: its adjusted closes.
     pub instrument: Option<String>,
     /// Or values given inline, oldest first.
-    #[schema(min_items = 12, max_items = 5000)]
+    #[schema(value_type = Option<Vec<fiscus_domain::fields::Magnitude>>, min_items = 12, max_items = 5000)]
     pub values: Option<Vec<f64>>,
     /// Or a finance-core account's net movement per period (as `POST /planning/forecasts` reads it).
     pub ledger_account: Option<super::forecast::LedgerAccountRequest>,

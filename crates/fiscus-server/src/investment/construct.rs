@@ -134,10 +134,16 @@ pub async fn construct(
         return Err(invalid("instruments", "construction needs at least two instruments"));
     }
     if max_weight * (symbols.len() as f64) < 1.0 - 1e-12 {
-        return Err(invalid(
-            "max_weight",
-            format!("{} instruments cannot be fully invested under {max_weight}", symbols.len()),
-        ));
+        // How many instruments there are is the portfolio's state (or the request's list): 409 with the count,
+        // since JSON Schema cannot compare `max_weight` with a number of holdings.
+        return Err(Failure::Refused {
+            code: fiscus_domain::error_code::ErrorCode::Conflict,
+            detail: format!(
+                "{} instruments cannot be fully invested under a max_weight of {max_weight}",
+                symbols.len()
+            ),
+            members: vec![("instruments", serde_json::json!(symbols.len()))],
+        });
     }
     let pinned = inputs::pin(
         state,

@@ -274,7 +274,8 @@ async fn hypothetical(
     drop(conn);
     for s in h.instruments.keys() {
         if !valued.instruments.iter().any(|(_, sym)| sym == s) {
-            return Err(invalid("hypothetical", format!("`{s}` is not held by the portfolio")));
+            // What the portfolio holds is its state: 409, as for any name the workspace does not hold.
+            return Err(Failure::missing("hypothetical", format!("`{s}` is not held by the portfolio")));
         }
     }
     // Betas to the benchmark over the year before the valuation date, when the market is shocked.

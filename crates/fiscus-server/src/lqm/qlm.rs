@@ -26,9 +26,6 @@ use crate::state::AppState;
 #[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ComponentInput {
-    /// The component's role in the profile, unique within it.
-    #[schema(pattern = "^[a-z][a-z0-9_]{0,31}$", example = "forecast")]
-    pub role: String,
     /// A model with a promoted checkpoint serving.
     #[schema(pattern = "^lqm_[0-9A-HJKMNP-TV-Z]{26}$", example = "lqm_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
     pub model_uid: String,
@@ -43,8 +40,11 @@ pub struct CreateQlm {
     #[serde(default)]
     #[schema(value_type = Option<fiscus_domain::fields::Prose<2000>>, inline, example = "S&P 500 level forecasts with a daily VaR guard")]
     pub description: Option<String>,
-    #[schema(min_items = 1, max_items = 8)]
-    pub components: Vec<ComponentInput>,
+    /// Each role of the profile (the member's name: a lowercase letter, then up to 31 of a-z, 0-9 and `_`)
+    /// and the model that fills it. An object, so that a role is named once: JSON Schema states it, and a
+    /// member named twice is refused as malformed JSON.
+    #[schema(example = json!({"forecast": {"model_uid": "lqm_01M8C3ZQ5V6J1P8N2T4W0XK7RD"}}))]
+    pub components: std::collections::BTreeMap<String, ComponentInput>,
 }
 
 /// `POST /qlms/{uid}/invoke`.
@@ -137,20 +137,17 @@ pub async fn create(
     if r.components.is_empty() || r.components.len() > 8 {
         errors.push(("components", "from 1 to 8 components".to_string()));
     }
-    for (i, c) in r.components.iter().enumerate() {
-        if !role_ok(&c.role) {
-            errors.push(("components", format!("role `{}`: a lowercase letter, then up to 31 of a-z, 0-9, _", c.role)));
-        }
-        if r.components[..i].iter().any(|o| o.role == c.role) {
-            errors.push(("components", format!("role `{}` is named twice", c.role)));
+    for role in r.components.keys() {
+        if !role_ok(role) {
+            errors.push(("components", format!("role `{role}`: a lowercase letter, then up to 31 of a-z, 0-9, _")));
         }
     }
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
     let mut pins = Vec::with_capacity(r.components.len());
-    for c in &r.components {
-        match pin_of(state, tenant, &c.role, &c.model_uid).await {
+    for (role, c) in &r.components {
+        match pin_of(state, tenant, role, &c.model_uid).await {
             Err(Failure::NotFound) => {
                 return Err(Failure::missing("components", format!("no model `{}` in this workspace", c.model_uid)));
             }

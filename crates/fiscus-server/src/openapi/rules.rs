@@ -116,6 +116,15 @@ fn rules() -> Vec<(&'static str, Vec<Value>)> {
                 when("generator", "block_bootstrap", &["instruments"]),
             ],
         ),
+        // lqm/qlm.rs `create`: 1 to 8 components, each role a member name (`role_ok`).
+        (
+            "CreateQlm",
+            vec![json!({ "allOf": [{ "properties": { "components": {
+                "minProperties": 1,
+                "maxProperties": 8,
+                "propertyNames": { "pattern": "^[a-z][a-z0-9_]{0,31}$" }
+            } } }] })],
+        ),
         // investment/scenarios.rs.
         ("StressRequest", vec![exactly_one(&[give(&["historical"]), give(&["hypothetical"])])]),
         // investment/scenarios.rs `stress`: at least one shock, each a return from -1 to 10, at most 500 named.

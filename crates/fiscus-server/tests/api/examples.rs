@@ -591,7 +591,7 @@ async fn every_documented_success_has_a_real_example() {
     // The catalogue again, now with the promoted model beside the engine's families.
     walk.get("get_quant_models", "/api/v2/quant/models").await;
     let composed = json!({ "name": "Treasury liquidity profile", "description": "S&P 500 level forecasts for liquidity planning",
-                           "components": [{ "role": "forecast", "model_uid": lqm }] });
+                           "components": { "forecast": { "model_uid": lqm } } });
     let qlm = walk.post("post_qlms", "/api/v2/qlms", &composed).await;
     let qlm = qlm["id"].as_str().expect("qlm").to_string();
     walk.get("get_qlms", "/api/v2/qlms").await;

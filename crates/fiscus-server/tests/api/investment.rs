@@ -370,11 +370,13 @@ async fn scenarios_and_constructions_are_sealed_proposals_on_the_holdings() {
         (json!({}), "historical"),
         (json!({ "historical": { "preset": "dotcom" } }), "historical"),
         (json!({ "hypothetical": { "market": -1.5 } }), "hypothetical"),
-        (json!({ "hypothetical": { "instruments": { "NFLX": -0.1 } } }), "hypothetical"),
     ] {
         let p = problem(app.post_json(&path, &app.key, &body, None).await, 422, "invalid_request").await;
         assert!(p["errors"].to_string().contains(field), "{p}");
     }
+    // A shock to an instrument the portfolio does not hold names what is not there: 409.
+    let unheld = json!({ "hypothetical": { "instruments": { "NFLX": -0.1 } } });
+    problem(app.post_json(&path, &app.key, &unheld, None).await, 409, "reference_not_found").await;
     // A window ending before it starts holds no prices: 409, as on every read.
     let reversed = json!({ "historical": { "start": "2020-03-23", "end": "2020-02-19" } });
     problem(app.post_json(&path, &app.key, &reversed, None).await, 409, "insufficient_data").await;
@@ -391,7 +393,6 @@ async fn scenarios_and_constructions_are_sealed_proposals_on_the_holdings() {
     assert_eq!(c["output"]["executable"], false);
     assert!(c["output"]["expected_volatility"].as_f64().expect("vol") < 0.23, "below the holdings' own");
     for (body, field) in [
-        (json!({ "max_weight": 0.05 }), "max_weight"),
         (json!({ "lookback_days": 10 }), "lookback_days"),
         (json!({ "instruments": ["AAPL"] }), "instruments"),
         (json!({ "objective": "max_return" }), "objective"),
@@ -399,6 +400,9 @@ async fn scenarios_and_constructions_are_sealed_proposals_on_the_holdings() {
         let p = problem(app.post_json(&path, &app.key, &body, None).await, 422, "invalid_request").await;
         assert!(p["errors"].to_string().contains(field), "{p}");
     }
+    // Nine holdings cannot be fully invested at 5 % each: a conflict with what the portfolio holds.
+    let capped = app.post_json(&path, &app.key, &json!({ "max_weight": 0.05 }), None).await;
+    assert_eq!(problem(capped, 409, "conflict").await["instruments"], 9);
     assert_eq!(app.count("SELECT COUNT(*) FROM investment_records").await, 3);
 }
 

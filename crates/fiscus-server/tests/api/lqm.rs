@@ -777,11 +777,11 @@ async fn from_registration_to_a_rebound_qlm_with_a_person_at_every_decision() {
 
     // A QLM pins the promoted checkpoint; a model that serves nothing cannot be composed.
     let (idle, _) = evaluated_checkpoint(&app, &reviewer, "Unpromoted").await;
-    let refused = json!({ "name": "Refused", "components": [{ "role": "forecast", "model_uid": idle }] });
+    let refused = json!({ "name": "Refused", "components": { "forecast": { "model_uid": idle } } });
     let closed =
         problem(app.post_json("/api/v2/qlms", &app.key, &refused, None).await, 409, "lifecycle_gate_closed").await;
     assert_eq!(reasons(&closed), ["not_promoted"]);
-    let body = json!({ "name": "Treasury liquidity profile", "components": [{ "role": "forecast", "model_uid": m }] });
+    let body = json!({ "name": "Treasury liquidity profile", "components": { "forecast": { "model_uid": m } } });
     let qlm = created(&app, &app.key, "/api/v2/qlms", &body).await;
     let q = qlm["id"].as_str().expect("id").to_string();
     assert_eq!((qlm["version"].as_i64(), qlm["pins"][0]["checkpoint_hash"].clone()), (Some(1), first_hash.clone()));
@@ -929,10 +929,10 @@ async fn qlm_example_path(app: &TestApp, path: &str, example: &mut Value) -> Str
     let cookie = crate::console::sign_in(app, &op).await;
     assert_eq!(console_promotion(app, &cookie, p["id"].as_str().expect("id"), "approve").await.status(), 303);
     if path.ends_with("/qlms") {
-        example["components"][0]["model_uid"] = json!(m);
+        example["components"]["forecast"]["model_uid"] = json!(m);
         return path.to_string();
     }
-    let body = json!({ "name": name, "components": [{ "role": "forecast", "model_uid": m }] });
+    let body = json!({ "name": name, "components": { "forecast": { "model_uid": m } } });
     let qlm = created(app, &app.key, "/api/v2/qlms", &body).await;
     if path.ends_with("/evaluate") {
         let manifest = get(app, &format!("/api/v2/lqm/models/{m}/developer-manifest")).await;

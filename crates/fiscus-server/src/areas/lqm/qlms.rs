@@ -135,12 +135,12 @@ fn run_view(object: &'static str, r: Run) -> QlmRunView {
     path = "/api/v2/qlms",
     request_body(content = CreateQlm, example = json!({
         "name": "Treasury liquidity profile", "description": "S&P 500 level forecasts for liquidity planning",
-        "components": [{"role": "forecast", "model_uid": "lqm_01M8C3ZQ5V6J1P8N2T4W0XK7RD"}]
+        "components": {"forecast": {"model_uid": "lqm_01M8C3ZQ5V6J1P8N2T4W0XK7RD"}}
     })),
     responses(
         (status = 201, description = "Composed", body = QlmView, headers(("Location" = String, description = "The QLM"))),
         (status = 409, description = "A component's model serves no promoted checkpoint (`lifecycle_gate_closed`, `not_promoted`), or the name is taken"),
-        (status = 422, description = "Bad input (a role named twice); an unknown model is 409 `reference_not_found`")
+        (status = 422, description = "Bad input; an unknown model is 409 `reference_not_found`")
     )
 )]
 pub async fn post_qlm(

@@ -4,7 +4,7 @@
 
 use fiscus_domain::actions::delegation::MachineAuthority;
 use fiscus_domain::actions::envelope::ExecutionMode;
-use fiscus_domain::actions::gates::FailedGate;
+use fiscus_domain::actions::gates::{FailedGate, execution_can_start};
 use fiscus_domain::actions::state::{ControlState, Event};
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
@@ -50,13 +50,7 @@ pub async fn execute(
     let mode = action.envelope.execution_mode;
     // A state no execution starts from is the action's state, not a gate: 409 `action_state_conflict`, before
     // any evidence is read (so no nonce is spent). Gates failing on an action that could execute stay 422.
-    let startable = match mode {
-        ExecutionMode::MachineDelegated => {
-            matches!(action.state, ControlState::PendingApproval | ControlState::Approved)
-        }
-        ExecutionMode::HumanApproved => action.state == ControlState::Approved,
-    };
-    if !startable {
+    if !execution_can_start(mode, action.state) {
         let state = action.state.as_str();
         return Err(Failure::Refused {
             code: ErrorCode::ActionStateConflict,
