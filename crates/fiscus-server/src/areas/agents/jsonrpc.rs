@@ -119,7 +119,9 @@ fn nul_refused(bytes: &[u8], path: &str) -> axum::response::Response {
     let id = serde_json::from_slice::<Value>(bytes)
         .ok()
         .and_then(|v| v.get("id").cloned())
-        .and_then(|id| serde_json::from_value::<JsonRpcId>(id).ok());
+        .and_then(|id| serde_json::from_value::<JsonRpcId>(id).ok())
+        // An id carrying U+0000 itself is not echoed (the response's id has the API's no-U+0000 rule too).
+        .filter(|id| !matches!(id, JsonRpcId::Text(t) if t.contains('\0')));
     let body = JsonRpcResponse {
         jsonrpc: "2.0".into(),
         id,
