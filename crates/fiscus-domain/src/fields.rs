@@ -125,6 +125,31 @@ impl<const MAX: usize> utoipa::PartialSchema for Prose<MAX> {
 
 impl<const MAX: usize> utoipa::ToSchema for Prose<MAX> {}
 
+/// A finite number from `MIN` to `MAX` (whole bounds), inline where a member's items are bounded.
+pub struct Bounded<const MIN: i64, const MAX: i64>;
+
+impl<const MIN: i64, const MAX: i64> utoipa::PartialSchema for Bounded<MIN, MAX> {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::Number)
+            .format(Some(utoipa::openapi::schema::SchemaFormat::KnownFormat(
+                utoipa::openapi::schema::KnownFormat::Double,
+            )))
+            .minimum(Some(MIN as f64))
+            .maximum(Some(MAX as f64))
+            .build()
+            .into()
+    }
+}
+
+impl<const MIN: i64, const MAX: i64> utoipa::ToSchema for Bounded<MIN, MAX> {
+    /// One component per range (`NumberMinus1To10`), not one `Bounded` for all.
+    fn name() -> std::borrow::Cow<'static, str> {
+        let bound = |v: i64| if v < 0 { format!("Minus{}", v.unsigned_abs()) } else { v.to_string() };
+        format!("Number{}To{}", bound(MIN), bound(MAX)).into()
+    }
+}
+
 /// The JSON Schemas behind the schema types above.
 pub mod schema {
     use super::*;

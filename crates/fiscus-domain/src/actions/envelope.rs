@@ -133,11 +133,13 @@ pub struct ProposalRequest {
     /// The counterparty's identifier.
     #[schema(value_type = fields::Text<1, 200>, inline)]
     pub counterparty: String,
-    /// The execution connector (`sandbox` in the sandbox environment).
+    /// The execution connector (`sandbox` in the sandbox environment); one the environment does not have is 409
+    /// `reference_not_found`.
     #[schema(value_type = fields::Text<1, 64>, inline)]
     pub connector: String,
     pub execution_mode: ExecutionMode,
-    /// Required for `machine_delegated`, absent or null otherwise.
+    /// Required for `machine_delegated`, absent or null otherwise: a delegation of this workspace and
+    /// environment (one it does not hold is 409 `reference_not_found`).
     #[serde(default)]
     #[schema(value_type = Option<fields::DelegationId>, inline)]
     pub delegation_id: Option<String>,

@@ -3,6 +3,8 @@
 
 use fiscus_quant::Matrix;
 use fiscus_quant::backtest::{BacktestConfig, periodic_schedule, run};
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -14,15 +16,14 @@ use crate::state::AppState;
 /// A backtest to run.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-#[schema(example = json!({"instruments": ["AAPL", "MSFT", "JPM"], "weights": [0.4, 0.3, 0.3], "start": "2015-01-01", "end": "2017-12-31", "rebalance_every": 21, "initial_cash": 1000000, "fee_rate": 0.001}))]
+#[schema(example = json!({"weights": {"AAPL": 0.4, "MSFT": 0.3, "JPM": 0.3}, "start": "2015-01-01", "end": "2017-12-31", "rebalance_every": 21, "initial_cash": 1000000, "fee_rate": 0.001}))]
 pub struct BacktestRequest {
-    /// Instruments traded (symbols or `ins_…` ids), at their adjusted closes.
-    #[schema(min_items = 1, max_items = 500)]
-    pub instruments: Vec<String>,
-    /// Target weight of each instrument at every rebalance (each 0 to 1, together at most 1; the rest is
-    /// cash).
-    #[schema(min_items = 1, max_items = 500)]
-    pub weights: Vec<f64>,
+    /// The instruments traded (symbols or `ins_…` ids, at their adjusted closes), each with its target weight
+    /// at every rebalance, from 0 to 1; what the weights leave is cash. Weights adding up to more than 1 are
+    /// traded as vectorbt trades them: sells first, then buys in ascending order of their size, each cut to the
+    /// cash left (no borrowing), so the last buys are partly filled.
+    #[schema(value_type = Object, example = json!({"AAPL": 0.4, "MSFT": 0.3, "JPM": 0.3}))]
+    pub weights: BTreeMap<String, f64>,
     #[schema(format = Date, example = "2015-01-01")]
     pub start: Option<String>,
     #[schema(format = Date, example = "2017-12-31")]
@@ -50,16 +51,11 @@ pub struct Backtest {
 
 pub async fn pin(state: &AppState, workspace_id: &str, r: BacktestRequest) -> Result<Backtest, Failure> {
     let mut errors: Vec<(&'static str, String)> = Vec::new();
-    if r.instruments.is_empty() || r.instruments.len() > 500 {
-        errors.push(("instruments", "between 1 and 500 instruments".into()));
+    if r.weights.is_empty() || r.weights.len() > 500 {
+        errors.push(("weights", "between 1 and 500 instruments".into()));
     }
-    if r.weights.len() != r.instruments.len() {
-        errors.push(("weights", "one weight per instrument".into()));
-    }
-    if r.weights.iter().any(|w| !(w.is_finite() && (0.0..=1.0).contains(w)))
-        || r.weights.iter().sum::<f64>() > 1.0 + 1e-9
-    {
-        errors.push(("weights", "each from 0 to 1, together at most 1".into()));
+    if r.weights.values().any(|w| !(w.is_finite() && (0.0..=1.0).contains(w))) {
+        errors.push(("weights", "each from 0 to 1".into()));
     }
     let every = r.rebalance_every.unwrap_or(21);
     if every == 0 || every > 10_000 {
@@ -77,8 +73,9 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: BacktestRequest) -> Re
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
-    let prices = super::inputs::pin(state, workspace_id, "instruments", &r.instruments, r.start, r.end).await?;
-    Ok(Backtest { prices, weights: r.weights, rebalance_every: every, initial_cash: cash, fee_rate: fee })
+    let (instruments, weights): (Vec<String>, Vec<f64>) = r.weights.into_iter().unzip();
+    let prices = super::inputs::pin(state, workspace_id, "weights", &instruments, r.start, r.end).await?;
+    Ok(Backtest { prices, weights, rebalance_every: every, initial_cash: cash, fee_rate: fee })
 }
 
 impl Backtest {

@@ -4,6 +4,7 @@
 
 use fiscus_domain::data::Kind;
 use fiscus_domain::data::features::Formula;
+use fiscus_domain::error_code::ErrorCode;
 use fiscus_quant::QuantError;
 use fiscus_store::data::market::{self, Rows};
 use serde::{Deserialize, Serialize};
@@ -55,7 +56,14 @@ pub async fn pin(
             return Err(Failure::missing(field, format!("no instrument `{uid}` in this workspace")));
         };
         if pinned.iter().any(|p| p.instrument == i.id) {
-            return Err(Failure::Invalid(vec![(field, format!("`{uid}` is named twice"))]));
+            if instruments.iter().filter(|u| *u == uid).count() > 1 {
+                return Err(Failure::Invalid(vec![(field, format!("`{uid}` is named twice"))]));
+            }
+            // Two names of one instrument (its symbol and its id): a fact of the workspace's data.
+            return Err(Failure::refused(
+                ErrorCode::Conflict,
+                format!("`{uid}` names instrument {} ({}), which another name given names already", i.id, i.symbol),
+            ));
         }
         let Some(number) = market::latest_dataset(&mut conn, workspace_id, Rows::Prices, &i.id).await? else {
             return Err(Failure::missing(field, format!("`{uid}` has no prices in this workspace")));

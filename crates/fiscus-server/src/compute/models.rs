@@ -31,6 +31,18 @@ pub enum InputShape {
     Features,
 }
 
+impl InputShape {
+    fn described(self) -> &'static str {
+        match self {
+            InputShape::Series => "a series (values, or one instrument)",
+            InputShape::Panel => "returns of several assets (returns, or instruments)",
+            InputShape::Features => {
+                "a series or a feature set (values, one instrument, columns and rows, or features of one instrument)"
+            }
+        }
+    }
+}
+
 /// One model of the catalogue.
 pub struct ModelInfo {
     pub key: &'static str,
@@ -59,11 +71,17 @@ pub const CATALOGUE: &[ModelInfo] = &[
         peer: "statsmodels ExponentialSmoothing",
         parameters: || {
             json!({"type": "object", "additionalProperties": false, "properties": {
-                "trend": {"type": "boolean", "default": false},
-                "damped": {"type": "boolean", "default": false, "description": "Needs trend"},
-                "seasonal": {"enum": ["none", "additive", "multiplicative"], "default": "none"},
-                "period": {"type": "integer", "minimum": 2, "maximum": 366, "description": "Season length, with a season"},
-                "horizon": horizon()}})
+            "trend": {"type": "boolean", "default": false},
+            "damped": {"type": "boolean", "default": false, "description": "Needs trend"},
+            "seasonal": {"enum": ["none", "additive", "multiplicative"], "default": "none"},
+            "period": {"type": "integer", "minimum": 2, "maximum": 366, "description": "Season length, with a season"},
+            "horizon": horizon()},
+            "allOf": [
+                {"if": {"required": ["damped"], "properties": {"damped": {"const": true}}},
+                 "then": {"required": ["trend"], "properties": {"trend": {"const": true}}}},
+                {"if": {"required": ["seasonal"], "properties": {"seasonal": {"enum": ["additive", "multiplicative"]}}},
+                 "then": {"required": ["period"]}}
+            ]})
         },
     },
     ModelInfo {
@@ -75,16 +93,27 @@ pub const CATALOGUE: &[ModelInfo] = &[
         peer: "statsmodels SARIMAX",
         parameters: || {
             json!({"type": "object", "additionalProperties": false, "properties": {
-                "p": {"type": "integer", "minimum": 0, "maximum": 12, "default": 1},
-                "d": {"type": "integer", "minimum": 0, "maximum": 2, "default": 0},
-                "q": {"type": "integer", "minimum": 0, "maximum": 12, "default": 0},
-                "seasonal_p": {"type": "integer", "minimum": 0, "maximum": 2, "default": 0},
-                "seasonal_d": {"type": "integer", "minimum": 0, "maximum": 1, "default": 0},
-                "seasonal_q": {"type": "integer", "minimum": 0, "maximum": 2, "default": 0},
-                "period": {"type": "integer", "minimum": 0, "maximum": 52, "default": 0},
-                "trend": {"enum": ["none", "constant", "drift"], "default": "none"},
-                "level": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "default": 0.95},
-                "horizon": horizon()}})
+            "p": {"type": "integer", "minimum": 0, "maximum": 12, "default": 1},
+            "d": {"type": "integer", "minimum": 0, "maximum": 2, "default": 0},
+            "q": {"type": "integer", "minimum": 0, "maximum": 12, "default": 0},
+            "seasonal_p": {"type": "integer", "minimum": 0, "maximum": 2, "default": 0},
+            "seasonal_d": {"type": "integer", "minimum": 0, "maximum": 1, "default": 0},
+            "seasonal_q": {"type": "integer", "minimum": 0, "maximum": 2, "default": 0},
+            "period": {"type": "integer", "minimum": 0, "maximum": 52, "default": 0},
+            "trend": {"enum": ["none", "constant", "drift"], "default": "none"},
+            "level": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "default": 0.95},
+            "horizon": horizon()},
+            "allOf": [
+                {"if": {"anyOf": [
+                    {"required": ["seasonal_p"], "properties": {"seasonal_p": {"minimum": 1}}},
+                    {"required": ["seasonal_d"], "properties": {"seasonal_d": {"minimum": 1}}},
+                    {"required": ["seasonal_q"], "properties": {"seasonal_q": {"minimum": 1}}}]},
+                 "then": {"required": ["period"], "properties": {"period": {"minimum": 2}}}},
+                {"if": {"required": ["trend"], "properties": {"trend": {"const": "constant"}}},
+                 "then": {"properties": {"d": {"const": 0}, "seasonal_d": {"const": 0}}}},
+                {"if": {"required": ["trend"], "properties": {"trend": {"const": "drift"}}},
+                 "then": {"required": ["d"], "properties": {"d": {"const": 1}, "seasonal_d": {"const": 0}}}}
+            ]})
         },
     },
     ModelInfo {
@@ -166,7 +195,7 @@ pub enum Transform {
 #[serde(deny_unknown_fields)]
 pub struct ModelInput {
     /// A series given inline, oldest first.
-    #[schema(min_items = 3, max_items = 20000)]
+    #[schema(value_type = Option<Vec<fiscus_domain::fields::Magnitude>>, min_items = 3, max_items = 20000)]
     pub values: Option<Vec<f64>>,
     /// Returns of several assets given inline (panel models).
     pub returns: Option<InlineReturns>,
@@ -383,6 +412,16 @@ fn check(p: &Parameters) -> Result<(), Failure> {
             if !["none", "constant", "drift"].contains(&trend.as_str()) {
                 return bad("trend", "none, constant or drift");
             }
+            // The engine's rules (`fiscus_quant::forecast::arima::fit`), checked before anything is queued.
+            if (*seasonal_p > 0 || *seasonal_q > 0 || *seasonal_d > 0) && *period < 2 {
+                return bad("period", "a seasonal part needs a period of at least 2");
+            }
+            match (trend.as_str(), *d, *seasonal_d) {
+                ("constant", 0, 0) | ("drift", 1, 0) | ("none", _, _) => {}
+                _ => {
+                    return bad("trend", "a constant needs d = seasonal_d = 0 and a drift needs d = 1, seasonal_d = 0");
+                }
+            }
             if !(level.is_finite() && *level > 0.0 && *level < 1.0) {
                 return bad("level", "between 0 and 1");
             }
@@ -440,6 +479,93 @@ pub async fn pin(
     check(&parameters)?;
     let input = pin_input(state, workspace_id, model.input, r.input).await?;
     Ok(ModelRun { parameters, input })
+}
+
+/// The input shapes `i` has by the members it gives, one per way the document's `ModelInput` rule allows
+/// (`openapi/rules.rs`, `model_input_branches`): values alone; one instrument (a series, or a panel of
+/// one); returns alone; instruments; columns and rows; features of one instrument.
+pub fn shapes_of(i: &ModelInput) -> Vec<InputShape> {
+    let (v, r, t) = (i.values.is_some(), i.returns.is_some(), i.transform.is_some());
+    let (f, c, w) = (i.features.is_some(), i.columns.is_some(), i.rows.is_some());
+    let dated = i.start.is_some() || i.end.is_some();
+    let n = i.instruments.as_ref().map(Vec::len);
+    let mut shapes = Vec::new();
+    if v && !(r || t || dated || f || c || w || n.is_some()) {
+        shapes.push(InputShape::Series);
+    }
+    if n == Some(1) && !(v || r || f || c || w) {
+        shapes.push(InputShape::Series);
+    }
+    if r && !(v || t || dated || f || c || w || n.is_some()) {
+        shapes.push(InputShape::Panel);
+    }
+    if n.is_some() && !(v || r || t || f || c || w) {
+        shapes.push(InputShape::Panel);
+    }
+    if c && w && !(v || r || t || dated || f || n.is_some()) {
+        shapes.push(InputShape::Features);
+    }
+    if f && n == Some(1) && !(v || r || t || c || w) {
+        shapes.push(InputShape::Features);
+    }
+    shapes
+}
+
+/// Whether a model reading `wanted` takes an input of these shapes (a feature-set model takes a series too).
+fn takes(wanted: InputShape, shapes: &[InputShape]) -> bool {
+    shapes.contains(&wanted) || (wanted == InputShape::Features && shapes.contains(&InputShape::Series))
+}
+
+fn parameters_fit(key: &str, given: Option<&Value>) -> bool {
+    let mut m = match given {
+        None => serde_json::Map::new(),
+        Some(Value::Object(m)) if !m.contains_key("model") => m.clone(),
+        Some(_) => return false,
+    };
+    m.insert("model".into(), Value::String(key.into()));
+    serde_json::from_value::<Parameters>(Value::Object(m)).is_ok_and(|p| check(&p).is_ok())
+}
+
+fn lqm_parameters_fit(given: Option<&Value>) -> bool {
+    match given {
+        None => true,
+        Some(Value::Object(m)) => {
+            m.keys().all(|k| k == "horizon")
+                && m.get("horizon").is_none_or(|h| h.as_u64().is_some_and(|h| (1..=500).contains(&h)))
+        }
+        Some(_) => false,
+    }
+}
+
+/// What a run of the model `key` (a promoted LQM when `lqm`) conflicts with, when the body is one the
+/// document allows for some model (parameters of one model of the catalogue or a promoted LQM's, an input
+/// of one shape) but not the one the path names. The document states the union, since a path parameter
+/// cannot select a body schema; each model's own parameters schema and input are its catalogue entry (`GET
+/// /quant/models/{key}`), so a body that does not fit it meets the model's state: 409, as any request meeting
+/// the state of its target. A body no model takes is the handlers' 422.
+pub fn conflict(key: &str, lqm: bool, body: &ModelRunRequest) -> Option<String> {
+    let shapes = shapes_of(&body.input);
+    let params = body.parameters.as_ref();
+    let allowed =
+        !shapes.is_empty() && (lqm_parameters_fit(params) || CATALOGUE.iter().any(|m| parameters_fit(m.key, params)));
+    if !allowed {
+        return None;
+    }
+    let (wanted, fits) = if lqm {
+        (InputShape::Series, lqm_parameters_fit(params))
+    } else {
+        let model = find(key)?;
+        (model.input, parameters_fit(model.key, params))
+    };
+    if !fits {
+        return Some(format!(
+            "these parameters are not model `{key}`'s (its parameters schema is in GET /api/v2/quant/models/{key})"
+        ));
+    }
+    if !takes(wanted, &shapes) {
+        return Some(format!("model `{key}` reads {}; the input given is not one", wanted.described()));
+    }
+    None
 }
 
 /// A run of the checkpoint a promotion serves: the checkpoint pinned whole, `horizon` (forecasting) the

@@ -27,9 +27,10 @@ pub enum ScenarioMethod {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Shock {
-    #[schema(min_length = 1, max_length = 100, example = "2008 equity crash")]
+    #[schema(value_type = fiscus_domain::fields::Text<1, 100>, inline, example = "2008 equity crash")]
     pub name: String,
-    #[schema(min_items = 1, max_items = 500, example = json!([-0.35, 0.05]))]
+    /// Relative moves, from -1 (a total loss) to 10.
+    #[schema(value_type = Vec<fiscus_domain::fields::Bounded<-1, 10>>, min_items = 1, max_items = 500, example = json!([-0.35, 0.05]))]
     pub moves: Vec<f64>,
 }
 
@@ -46,8 +47,8 @@ pub struct ScenarioRequest {
     #[schema(format = Date, example = "2017-12-31")]
     pub end: Option<String>,
     pub returns: Option<InlineReturns>,
-    /// Portfolio weights per asset (default equal weights).
-    #[schema(min_items = 1, max_items = 100)]
+    /// Portfolio weights per asset (default equal weights), each at most 10 in size.
+    #[schema(value_type = Option<Vec<fiscus_domain::fields::Bounded<-10, 10>>>, min_items = 1, max_items = 100)]
     pub weights: Option<Vec<f64>>,
     /// Bootstrap: periods per path (default 21).
     #[schema(minimum = 1, maximum = 2520)]
@@ -108,8 +109,7 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: ScenarioRequest) -> Re
         _ => {}
     }
     for s in &shocks {
-        if s.name.trim().is_empty()
-            || s.name.chars().count() > 100
+        if !fiscus_domain::fields::text_ok(&s.name, 1, 100)
             || s.moves.iter().any(|m| !(m.is_finite() && *m >= -1.0 && *m <= 10.0))
         {
             errors.push(("shocks", "each shock: a name of 1 to 100 characters and moves from -1 to 10".into()));

@@ -162,8 +162,10 @@ impl From<crate::governed::Failure> for ApiError {
                 tracing::error!(refusal = %refusal, "a production access refusal reached the API");
                 ApiError::internal()
             }
-            Failure::Computation { engine_error: "insufficient_data", detail } => {
-                ApiError::new(ErrorCode::InsufficientData).detail(detail).with("engine_error", "insufficient_data")
+            // Bodies cannot be empty where the engine needs values (the schemas' `minItems`), so an empty input
+            // reaching the engine is a data window that selected nothing: too little data, as too few values.
+            Failure::Computation { engine_error: engine_error @ ("insufficient_data" | "empty"), detail } => {
+                ApiError::new(ErrorCode::InsufficientData).detail(detail).with("engine_error", engine_error)
             }
             Failure::Computation { engine_error, detail } => {
                 ApiError::new(ErrorCode::ComputationRefused).detail(detail).with("engine_error", engine_error)

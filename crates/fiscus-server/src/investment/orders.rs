@@ -35,7 +35,8 @@ use crate::governed::{Caller, Failure};
 #[derive(Clone, Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OrderActionRequest {
-    /// The execution connector (default `sandbox`).
+    /// The execution connector (default `sandbox`; one the environment does not have is 409
+    /// `reference_not_found`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(min_length = 1, max_length = 64, example = "sandbox")]
     pub connector: Option<String>,

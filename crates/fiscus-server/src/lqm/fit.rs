@@ -98,6 +98,15 @@ fn to_value<T: Serialize>(v: &T) -> Result<Value, Failure> {
     serde_json::to_value(v).map_err(|e| Failure::internal(e.to_string()))
 }
 
+/// The hyperparameters `algorithm` takes (the schema's twin: `openapi/rules.rs`, `RetrainingInput`).
+pub fn members(algorithm: Algorithm) -> &'static [&'static str] {
+    match algorithm {
+        Algorithm::HoltWinters => &["trend", "damped", "seasonal", "period"],
+        Algorithm::RobustZ => &["threshold"],
+        Algorithm::HistoricalVar | Algorithm::ParametricVar => &["cutoff"],
+    }
+}
+
 /// The hyperparameters of `algorithm`, every default applied and checked.
 pub fn hyperparameters(algorithm: Algorithm, given: Option<Value>) -> Result<Value, Failure> {
     let given = match given {

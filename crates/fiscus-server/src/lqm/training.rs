@@ -71,11 +71,34 @@ pub async fn request(
         return Err(invalid("reason", "from 1 to 2000 characters, not blank, no control characters"));
     }
     let model = registry::model(state, tenant, model_id).await?;
-    let algorithm = r.algorithm.unwrap_or(model.body.task_family.default_algorithm());
-    if algorithm.family() != model.body.task_family {
-        return Err(invalid(
-            "algorithm",
-            format!("{} is not a {} algorithm", algorithm.as_str(), model.body.task_family.as_str()),
+    // The model's task family is the model's own (chosen at registration): an algorithm or hyperparameters
+    // of another family are well-formed (the body's schema states each algorithm's members) but conflict
+    // with this model, so they are 409.
+    let family = model.body.task_family;
+    let algorithm = r.algorithm.unwrap_or(family.default_algorithm());
+    if algorithm.family() != family {
+        return Err(Failure::refused(
+            ErrorCode::Conflict,
+            format!(
+                "the model is a {} model; {} is a {} algorithm",
+                family.as_str(),
+                algorithm.as_str(),
+                algorithm.family().as_str()
+            ),
+        ));
+    }
+    if r.algorithm.is_none()
+        && let Some(Value::Object(given)) = &r.hyperparameters
+        && let Some(other) = given.keys().find(|k| !fit::members(algorithm).contains(&k.as_str()))
+    {
+        return Err(Failure::refused(
+            ErrorCode::Conflict,
+            format!(
+                "the model is a {} model, trained with {} unless `algorithm` names another: `{other}` is not one of its hyperparameters ({})",
+                family.as_str(),
+                algorithm.as_str(),
+                fit::members(algorithm).join(", ")
+            ),
         ));
     }
     let hyperparameters = fit::hyperparameters(algorithm, r.hyperparameters)?;
@@ -88,7 +111,10 @@ pub async fn request(
     };
     drop(conn);
     if contract.body.model_id != model.id {
-        return Err(invalid("contract_uid", "the contract is another model's"));
+        return Err(Failure::refused(
+            ErrorCode::Conflict,
+            format!("the contract {} is model {}'s", contract.id, contract.body.model_id),
+        ));
     }
     let body = RequestBody {
         model_id: model.id.clone(),

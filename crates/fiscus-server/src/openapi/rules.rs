@@ -98,6 +98,11 @@ fn rules() -> Vec<(&'static str, Vec<Value>)> {
                     ])],
                     "properties": { "returns": { "type": "null" }, "instruments": { "maxItems": 1 } }
                 } } }),
+                // Each method's parameters (compute/models.rs `pin`, with the method as the model).
+                json!({ "allOf": (["isolation_forest", "robust_z"].into_iter().filter_map(crate::compute::models::find).map(|m| json!({
+                    "if": { "required": ["method"], "properties": { "method": { "const": m.key } } },
+                    "then": { "properties": { "parameters": { "anyOf": [{ "type": "null" }, (m.parameters)()] } } }
+                })).collect::<Vec<Value>>()) }),
                 json!({
                 "if": { "required": ["method"], "properties": { "method": { "const": "robust_z" } } },
                 "then": { "properties": { "input": { "properties": {
@@ -170,7 +175,179 @@ fn rules() -> Vec<(&'static str, Vec<Value>)> {
             "HistoricalScenario",
             vec![exactly_one(&[give(&["preset"]), Branch { give: &["start", "end"], without: &[] }])],
         ),
+        // compute/models.rs `pin` and `conflict`: the parameters of one model of the catalogue or a promoted
+        // LQM's, and an input of one shape (the path's model is checked against its catalogue entry, 409).
+        (
+            "ModelRunRequest",
+            vec![json!({ "allOf": [{ "properties": {
+                "input": { "allOf": [{ "anyOf": model_input_branches(&[Shape::Series, Shape::Panel, Shape::Features]) }] }
+            } }] })],
+        ),
+        // compute/research.rs `pin_step`: a model of the catalogue, with its parameters and input.
+        (
+            "ResearchModelStep",
+            vec![
+                json!({ "properties": { "model": { "enum": crate::compute::models::CATALOGUE.iter().map(|m| m.key).collect::<Vec<_>>() } } }),
+                json!({ "allOf": crate::compute::models::CATALOGUE.iter().map(|m| json!({
+                "if": { "required": ["model"], "properties": { "model": { "const": m.key } } },
+                "then": { "properties": {
+                    "parameters": { "anyOf": [{ "type": "null" }, (m.parameters)()] },
+                    "input": { "anyOf": model_input_branches(&shapes_read(m.input)) }
+                } }
+            })).collect::<Vec<Value>>() }),
+            ],
+        ),
+        // lqm/fit.rs `hyperparameters` and `members`: each algorithm's members and their rules. Without
+        // `algorithm`, the model's family decides which algorithm's they must be (409 there: the family is the
+        // model's state, not the body's).
+        (
+            "RetrainingInput",
+            vec![json!({ "properties": { "hyperparameters": hyperparameters() } }), {
+                let per_algorithm: Vec<Value> = [
+                    ("holt_winters", &["trend", "damped", "seasonal", "period"][..]),
+                    ("robust_z", &["threshold"][..]),
+                    ("historical_var", &["cutoff"][..]),
+                    ("parametric_var", &["cutoff"][..]),
+                ]
+                .iter()
+                .map(|(algorithm, members)| {
+                    json!({
+                        "if": { "required": ["algorithm"], "properties": { "algorithm": { "const": algorithm } } },
+                        "then": { "properties": { "hyperparameters": { "propertyNames": { "enum": members } } } }
+                    })
+                })
+                .collect();
+                json!({ "allOf": per_algorithm })
+            }],
+        ),
     ]
+}
+
+/// Keywords merged into one member's schema (a JSON pointer below `components/schemas`) rather than added
+/// beside it under `allOf`: generators (openapi-python-client) make a second model of a member restated
+/// under `allOf` and cannot merge the two.
+fn patches() -> Vec<(&'static str, Value)> {
+    vec![
+        // compute/backtest.rs `pin`: 1 to 500 instruments, each weight from 0 to 1 (a name per instrument,
+        // so a weight per instrument by construction).
+        (
+            "/BacktestRequest/properties/weights",
+            json!({
+                "minProperties": 1,
+                "maxProperties": 500,
+                "propertyNames": { "minLength": 1, "maxLength": 64, "pattern": NO_NUL },
+                "additionalProperties": { "type": "number", "minimum": 0, "maximum": 1 }
+            }),
+        ),
+        // compute/models.rs `pin` and `conflict`: the parameters of one model of the catalogue or of a
+        // promoted LQM. Without `type`, each alternative holds of objects only, so `null` stays allowed.
+        (
+            "/ModelRunRequest/properties/parameters",
+            json!({
+                "anyOf": crate::compute::models::CATALOGUE.iter().map(|m| (m.parameters)())
+                    .chain(std::iter::once(lqm_parameters()))
+                    .map(|mut alternative| {
+                        if let Some(o) = alternative.as_object_mut() {
+                            o.remove("type");
+                        }
+                        alternative
+                    })
+                    .collect::<Vec<Value>>()
+            }),
+        ),
+    ]
+}
+
+/// A promoted LQM's run parameters (compute/models.rs `pin_lqm`).
+fn lqm_parameters() -> Value {
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": { "horizon": { "type": "integer", "minimum": 1, "maximum": 500 } }
+    })
+}
+
+use crate::compute::models::InputShape as Shape;
+
+/// The shapes a model reading `shape` takes (a feature-set model takes a series too).
+fn shapes_read(shape: Shape) -> Vec<Shape> {
+    match shape {
+        Shape::Features => vec![Shape::Series, Shape::Features],
+        other => vec![other],
+    }
+}
+
+/// The ways to give a model's input of these shapes (compute/models.rs `shapes_of`, its twin): each gives
+/// its members and leaves every other out.
+fn model_input_branches(shapes: &[Shape]) -> Vec<Value> {
+    const MEMBERS: [&str; 9] =
+        ["values", "returns", "instruments", "transform", "start", "end", "features", "columns", "rows"];
+    let branch = |give: &[&str], allow: &[&str], one_instrument: bool| {
+        let mut properties = serde_json::Map::new();
+        for m in MEMBERS {
+            if give.contains(&m) {
+                properties.insert(m.into(), json!({ "not": { "type": "null" } }));
+            } else if !allow.contains(&m) {
+                properties.insert(m.into(), json!({ "type": "null" }));
+            }
+        }
+        if one_instrument {
+            properties.insert("instruments".into(), json!({ "not": { "type": "null" }, "maxItems": 1 }));
+        }
+        json!({ "required": give, "properties": properties })
+    };
+    let mut branches = Vec::new();
+    for shape in shapes {
+        match shape {
+            Shape::Series => {
+                branches.push(branch(&["values"], &[], false));
+                branches.push(branch(&["instruments"], &["transform", "start", "end"], true));
+            }
+            Shape::Panel => {
+                branches.push(branch(&["returns"], &[], false));
+                branches.push(branch(&["instruments"], &["start", "end"], false));
+            }
+            Shape::Features => {
+                branches.push(branch(&["columns", "rows"], &[], false));
+                branches.push(branch(&["features", "instruments"], &["start", "end"], true));
+            }
+        }
+    }
+    branches
+}
+
+/// The hyperparameters of one trainable algorithm (`lqm/fit.rs`): Holt-Winters' (a damped model has a
+/// trend; a season has a period of 2 to 366, no season none or 0), robust z's or the VaR algorithms'.
+fn hyperparameters() -> Value {
+    json!({
+        "type": ["object", "null"],
+        "additionalProperties": false,
+        "properties": {
+            "trend": { "type": "boolean" },
+            "damped": { "type": "boolean" },
+            "seasonal": { "enum": ["none", "additive", "multiplicative"] },
+            "period": { "type": "integer", "minimum": 0, "maximum": 366 },
+            "threshold": { "type": "number", "exclusiveMinimum": 0, "maximum": 100 },
+            "cutoff": { "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 0.5 }
+        },
+        "anyOf": [
+            { "type": "null" },
+            { "propertyNames": { "enum": ["trend", "damped", "seasonal", "period"] } },
+            { "propertyNames": { "enum": ["threshold"] } },
+            { "propertyNames": { "enum": ["cutoff"] } }
+        ],
+        "allOf": [
+            {
+                "if": { "type": "object", "required": ["damped"], "properties": { "damped": { "const": true } } },
+                "then": { "required": ["trend"], "properties": { "trend": { "const": true } } }
+            },
+            {
+                "if": { "type": "object", "required": ["seasonal"], "properties": { "seasonal": { "enum": ["additive", "multiplicative"] } } },
+                "then": { "required": ["period"], "properties": { "period": { "minimum": 2 } } },
+                "else": { "properties": { "period": { "const": 0 } } }
+            }
+        ]
+    })
 }
 
 /// Tagged enums whose variants take no other member (`deny_unknown_fields` on the enum): utoipa leaves
@@ -225,6 +402,46 @@ fn no_nul(schema: &mut Value) {
     }
 }
 
+/// Any JSON value whose strings and member names are free of U+0000, at any depth: what a free-form member
+/// of a request (`metadata`, `metrics`) takes. The refusal is `http/json.rs`'s; JSON Schema can state it of a
+/// nested value only through a recursive schema.
+const JSON_VALUE: &str = "JsonValue";
+
+/// The free-form members of request bodies, as JSON pointers below `components/schemas`: objects take
+/// `JsonValue` members, arrays `JsonValue` items.
+const FREE_OBJECTS: &[&str] = &["/ProposalRequest/properties/metadata", "/EvidenceRequest/properties/metadata"];
+const FREE_ARRAYS: &[&str] = &["/CheckRequest/properties/metrics", "/CheckRequest/properties/metadata"];
+
+fn free_values(doc: &mut Value) {
+    let Some(schemas) = doc.pointer_mut("/components/schemas").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let reference = json!({ "$ref": format!("#/components/schemas/{JSON_VALUE}") });
+    schemas.insert(
+        JSON_VALUE.into(),
+        // No `type`: each keyword applies to the values of its own type only, which says "any value" to a
+        // validator and to generators that cannot follow a recursive union (openapi-python-client).
+        json!({
+            "description": "Any JSON value; no string or member name, at any depth, contains U+0000.",
+            "pattern": NO_NUL,
+            "items": reference,
+            "propertyNames": { "pattern": NO_NUL },
+            "additionalProperties": reference
+        }),
+    );
+    let schemas = doc.pointer_mut("/components/schemas").expect("schemas");
+    for pointer in FREE_OBJECTS {
+        if let Some(Value::Object(member)) = schemas.pointer_mut(pointer) {
+            member.insert("additionalProperties".into(), reference.clone());
+        }
+    }
+    for pointer in FREE_ARRAYS {
+        if let Some(Value::Object(member)) = schemas.pointer_mut(pointer) {
+            member.insert("items".into(), reference.clone());
+        }
+    }
+}
+
 /// Adds each rule to its schema in `components.schemas` (under `allOf` when there are several).
 pub fn apply(doc: &mut Value) {
     if let Some(schemas) = doc.pointer_mut("/components/schemas") {
@@ -240,6 +457,14 @@ pub fn apply(doc: &mut Value) {
                     no_nul(body);
                 }
             }
+        }
+    }
+    free_values(doc);
+    for (pointer, keywords) in patches() {
+        let member = doc.pointer_mut(&format!("/components/schemas{pointer}")).and_then(Value::as_object_mut);
+        // A renamed member would drop its rule silently: tests/api/openapi.rs checks each is applied.
+        if let (Some(member), Value::Object(keywords)) = (member, keywords) {
+            member.extend(keywords);
         }
     }
     for name in CLOSED_VARIANTS {
@@ -267,4 +492,9 @@ pub fn apply(doc: &mut Value) {
 /// The schemas that carry rules (for the test that each is found).
 pub fn schemas() -> Vec<&'static str> {
     rules().into_iter().map(|(name, _)| name).collect()
+}
+
+/// The members that carry patched keywords, with them (for the test that each is found and holds them).
+pub fn patched() -> Vec<(&'static str, Value)> {
+    patches()
 }

@@ -269,25 +269,25 @@ async fn a_failed_check_refuses_and_a_new_check_version_makes_the_approval_stale
     problem(app.post_json(&execute, &app.key, &json!({}), None).await, 409, "action_state_conflict").await;
 }
 
+/// What the execution gates would refuse for good is refused at proposal (409, nothing stored): a
+/// delegation the workspace does not hold, a connector the environment does not have. An existing
+/// delegation that is suspended or expired is the gates' to refuse (`delegations.rs`).
 #[tokio::test]
-async fn a_delegated_action_fails_closed_without_a_delegation() {
+async fn a_proposal_naming_a_missing_delegation_or_connector_is_refused_and_stores_nothing() {
     let app = spawn_app().await;
     let mut body = proposal();
     body["execution_mode"] = json!("machine_delegated");
     body["delegation_id"] = json!(fiscus_domain::ids::new_id("dlg"));
     body["required_checks"] = json!([]);
-    let created: Value = app.post_json("/api/v2/actions", &app.key, &body, None).await.json().await.expect("json");
-    let id = created["id"].as_str().expect("id");
-    simulate_operator_approval(&app, id, "opr_a").await;
-    let refusal = problem(
-        app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &json!({}), None).await,
-        422,
-        "execution_refused",
-    )
-    .await;
-    let gates: Vec<&str> =
-        refusal["failed_gates"].as_array().expect("gates").iter().filter_map(|g| g["gate"].as_str()).collect();
-    assert_eq!(gates, ["delegation", "machine_authority", "budget"]);
+    let refusal =
+        problem(app.post_json("/api/v2/actions", &app.key, &body, None).await, 409, "reference_not_found").await;
+    assert!(refusal.to_string().contains("delegation_id"), "{refusal}");
+    let mut body = proposal();
+    body["connector"] = json!("swift_gpi");
+    let refusal =
+        problem(app.post_json("/api/v2/actions", &app.key, &body, None).await, 409, "reference_not_found").await;
+    assert!(refusal.to_string().contains("swift_gpi"), "{refusal}");
+    assert_eq!(app.count("SELECT COUNT(*) FROM actions").await, 0);
 }
 
 /// No credential, whatever its scopes, can make a human decision: every documented operation is called

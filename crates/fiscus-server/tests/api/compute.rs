@@ -347,7 +347,7 @@ async fn a_backtest_is_the_engines_run_on_the_pinned_prices() {
     grant(&app, 100).await;
     app.load_demo().await;
     let body = json!({
-        "instruments": ["AAPL", "MSFT", "JPM"], "weights": [0.4, 0.3, 0.3], "start": "2015-01-01",
+        "weights": {"AAPL": 0.4, "JPM": 0.3, "MSFT": 0.3}, "start": "2015-01-01",
         "end": "2017-12-31", "rebalance_every": 21, "initial_cash": 1000000, "fee_rate": 0.001
     });
     let r = app.post_json("/api/v2/quant/compute/backtests", &app.key, &body, None).await;
@@ -370,14 +370,48 @@ async fn a_backtest_is_the_engines_run_on_the_pinned_prices() {
     assert_eq!(out["equity_curve"].as_array().map(Vec::len), Some(panel.dates.len()));
     assert_eq!(job["credits"], 1);
     for bad in [
-        json!({"instruments": ["AAPL"], "weights": [1.5]}),
-        json!({"instruments": ["AAPL", "MSFT"], "weights": [0.7, 0.7]}),
-        json!({"instruments": ["AAPL"], "weights": [0.5, 0.5]}),
-        json!({"instruments": ["AAPL"], "weights": [1.0], "fee_rate": 0.5}),
+        json!({"weights": {"AAPL": 1.5}}),
+        json!({"weights": {}}),
+        json!({"instruments": ["AAPL"], "weights": [1.0]}),
+        json!({"weights": {"AAPL": 1.0}, "fee_rate": 0.5}),
     ] {
         let r = app.post_json("/api/v2/quant/compute/backtests", &app.key, &bad, None).await;
         assert_eq!(r.status(), 422, "{bad}");
     }
+    // Two names of one instrument are a fact of the workspace's data (409); an unknown one is not held.
+    let aapl_id = panel_instrument(&pinned, "AAPL");
+    let twice = json!({"weights": {"AAPL": 0.5, aapl_id: 0.5}});
+    problem(app.post_json("/api/v2/quant/compute/backtests", &app.key, &twice, None).await, 409, "conflict").await;
+    let unknown = json!({"weights": {"NOPE": 0.5}});
+    problem(
+        app.post_json("/api/v2/quant/compute/backtests", &app.key, &unknown, None).await,
+        409,
+        "reference_not_found",
+    )
+    .await;
+    // Weights adding up to more than 1 trade as vectorbt trades them: buys cut to the cash left, no borrowing.
+    let over = json!({"weights": {"AAPL": 0.7, "MSFT": 0.7}, "start": "2015-01-01", "end": "2015-12-31"});
+    let r = app.post_json("/api/v2/quant/compute/backtests", &app.key, &over, None).await;
+    assert_eq!(r.status(), 201);
+    let job: Value = r.json().await.expect("json");
+    let pinned: fiscus_server::compute::inputs::PinnedPrices =
+        serde_json::from_value(job["request"]["prices"].clone()).expect("pinned");
+    let panel = fiscus_server::compute::inputs::load(&app.state, &app.workspace_id, &pinned).await.expect("panel");
+    let close = Matrix::from_rows(&panel.prices).expect("matrix");
+    let schedule = fiscus_quant::backtest::periodic_schedule(panel.prices.len(), 21, &[0.7, 0.7]).expect("plan");
+    let expected = fiscus_quant::backtest::run(
+        &close,
+        &schedule,
+        fiscus_quant::backtest::BacktestConfig { initial_cash: 1_000_000.0, fee_rate: 0.0 },
+    )
+    .expect("engine");
+    let out = &job["result"]["output"];
+    assert_eq!(out["final_value"].as_f64(), expected.values.last().copied());
+    assert!(expected.cash.iter().all(|c| *c >= -1e-6), "no borrowing");
+}
+
+fn panel_instrument(pinned: &fiscus_server::compute::inputs::PinnedPrices, symbol: &str) -> String {
+    pinned.instruments.iter().find(|i| i.symbol == symbol).expect("pinned").instrument.clone()
 }
 
 #[tokio::test]

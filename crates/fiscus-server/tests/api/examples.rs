@@ -281,7 +281,7 @@ async fn every_documented_success_has_a_real_example() {
     });
     walk.post("post_quant_compute_simulations", "/api/v2/quant/compute/simulations", &simulation).await;
     let backtest = json!({
-        "instruments": ["AAPL", "MSFT", "JPM"], "weights": [0.4, 0.3, 0.3], "start": "2017-10-01",
+        "weights": {"AAPL": 0.4, "MSFT": 0.3, "JPM": 0.3}, "start": "2017-10-01",
         "end": "2017-12-31", "rebalance_every": 21, "initial_cash": 1000000, "fee_rate": 0.001
     });
     walk.post("post_quant_compute_backtests", "/api/v2/quant/compute/backtests", &backtest).await;

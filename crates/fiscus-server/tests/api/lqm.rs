@@ -387,8 +387,12 @@ async fn a_risk_model_is_backtested_and_a_rejected_request_trains_nothing() {
     .await;
     assert_eq!(contract["observations"], 8312);
     let requests = format!("/api/v2/lqm/models/{m}/retraining-requests");
+    // Another family's algorithm or hyperparameters are well-formed but conflict with this (risk) model: 409.
     let bad = json!({ "contract_uid": contract["id"], "algorithm": "holt_winters", "reason": "wrong family" });
-    problem(app.post_json(&requests, &app.key, &bad, None).await, 422, "invalid_request").await;
+    problem(app.post_json(&requests, &app.key, &bad, None).await, 409, "conflict").await;
+    let bad = json!({ "contract_uid": contract["id"], "hyperparameters": { "trend": true }, "reason": "wrong family" });
+    problem(app.post_json(&requests, &app.key, &bad, None).await, 409, "conflict").await;
+    // A cutoff out of range breaks the body's schema: 422.
     let bad = json!({ "contract_uid": contract["id"], "hyperparameters": { "cutoff": 0.7 }, "reason": "bad cutoff" });
     problem(app.post_json(&requests, &app.key, &bad, None).await, 422, "invalid_request").await;
 

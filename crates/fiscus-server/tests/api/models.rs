@@ -132,12 +132,22 @@ async fn bad_parameters_and_inputs_are_refused_naming_them() {
         ("arima", json!({"input": {"values": y}, "parameters": {"p": 30}})),
         ("robust_z", json!({"input": {"values": [1.0, 2.0]}})),
         ("robust_z", json!({"input": {"values": y, "instruments": ["AAPL"]}})),
-        ("ledoit_wolf", json!({"input": {"values": y}})),
         ("historical_var", json!({"input": {"values": y}, "parameters": {"cutoff": 1.5}})),
         ("historical_var", json!({"input": {"values": y}, "parameters": {"model": "arima"}})),
+        ("arima", json!({"input": {"values": y}, "parameters": {"d": 2, "trend": "drift"}})),
+        ("arima", json!({"input": {"values": y}, "parameters": {"seasonal_p": 1}})),
     ] {
         let r = run(&app, key, &body).await;
         assert_eq!(r.status(), 422, "{key} {body}");
+    }
+    // A body the document allows for some model (its schema is every model's) but not for the one the path
+    // names meets that model's catalogue entry: 409.
+    for (key, body) in [
+        ("ledoit_wolf", json!({"input": {"values": y}})),
+        ("robust_z", json!({"input": {"values": y}, "parameters": {"trees": 5}})),
+        ("robust_z", json!({"input": {"returns": {"assets": ["A", "B"], "values": [[0.1, 0.2], [0.0, 0.1]]}}})),
+    ] {
+        problem(run(&app, key, &body).await, 409, "conflict").await;
     }
     assert_eq!(app.count("SELECT COUNT(*) FROM compute_jobs").await, 0);
 }

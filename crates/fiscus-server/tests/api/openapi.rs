@@ -242,6 +242,18 @@ async fn cross_field_rules_are_stated_in_the_schemas_the_server_holds_to() {
             || ["if", "additionalProperties"].iter().any(|k| schema[*k].is_object());
         assert!(ruled, "{name} carries its rules: {schema:#}");
     }
+    for (pointer, keywords) in fiscus_server::openapi::rules::patched() {
+        let member = doc["components"]["schemas"].pointer(pointer).unwrap_or_else(|| panic!("{pointer} exists"));
+        for (k, v) in keywords.as_object().expect("keywords") {
+            assert_eq!(&member[k], v, "{pointer} holds `{k}`");
+        }
+    }
+    // Free-form members take any value whose strings are free of U+0000 at any depth (a recursive schema).
+    let metadata = &doc["components"]["schemas"]["ProposalRequest"]["properties"]["metadata"];
+    assert_eq!(metadata["additionalProperties"]["$ref"], "#/components/schemas/JsonValue");
+    let value = &doc["components"]["schemas"]["JsonValue"];
+    assert_eq!(value["items"]["$ref"], "#/components/schemas/JsonValue");
+    assert_eq!(value["pattern"], "^[^\\u0000]*$");
     let optimisation = &doc["components"]["schemas"]["OptimizationRequest"]["allOf"];
     let rule = optimisation
         .as_array()

@@ -92,7 +92,8 @@ pub async fn get_contract(
         (status = 201, description = "Pending review", body = RequestView,
          headers(("Location" = String, description = "The request"))),
         (status = 404, description = "No such model in this workspace and environment"),
-        (status = 422, description = "Bad input (a contract of another model, an algorithm of another family, bad hyperparameters)")
+        (status = 409, description = "`conflict`: the contract is another model's, or the algorithm (or, without `algorithm`, the hyperparameters) is of another task family than the model's"),
+        (status = 422, description = "Bad input: hyperparameters the algorithm does not take or breaking its rules")
     )
 )]
 pub async fn post_request(

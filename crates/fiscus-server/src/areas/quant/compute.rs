@@ -266,7 +266,7 @@ pub async fn post_simulation(
     post,
     path = "/api/v2/quant/compute/backtests",
     request_body(content = BacktestRequest, example = json!({
-        "instruments": ["AAPL", "MSFT", "JPM"], "weights": [0.4, 0.3, 0.3], "start": "2015-01-01",
+        "weights": {"AAPL": 0.4, "MSFT": 0.3, "JPM": 0.3}, "start": "2015-01-01",
         "end": "2017-12-31", "rebalance_every": 21, "initial_cash": 1000000, "fee_rate": 0.001
     })),
     params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once; `return=minimal` leaves the request just sent out of the answer (RFC 7240)")),

@@ -14,11 +14,13 @@ use serde_json::Value;
 use super::compute::{ComputeJobView, prefers_async, submitted};
 use crate::compute::Request;
 use crate::compute::models::{self, InputShape, ModelInfo, ModelRunRequest};
+use crate::governed::Failure;
 use crate::http::ctx::Ctx;
 use crate::http::json::ApiJson;
 use crate::http::problem::ApiError;
 use crate::http::query::{ApiPath, ApiQuery};
 use crate::state::AppState;
+use fiscus_domain::error_code::ErrorCode;
 
 /// A model of the catalogue.
 #[derive(Serialize, utoipa::ToSchema)]
@@ -205,6 +207,7 @@ pub async fn get_model(
                  ("Preference-Applied" = String, description = "`respond-async` and/or `return=minimal` when the request preferred them"))),
         (status = 402, description = "The AI credit balance does not cover the run (`credits_exhausted`)"),
         (status = 404, description = "No such model"),
+        (status = 409, description = "`conflict`: the parameters or the input are another model's, not this one's (the body's schema is every model's; each model's own is its catalogue entry); `insufficient_data`: too few observations"),
         (status = 422, description = "Bad input, or the engine refused it (`computation_refused` with `engine_error`)")
     )
 )]
@@ -215,10 +218,17 @@ pub async fn post_model_run(
     headers: HeaderMap,
     ApiJson(body): ApiJson<ModelRunRequest>,
 ) -> Result<Response, ApiError> {
-    let pinned = if key.starts_with("lqm_") {
+    let lqm = key.starts_with("lqm_");
+    let pinned = if lqm {
         let (_, checkpoint) = promoted_one(&state, ctx.tenant(), &key).await?;
+        if let Some(detail) = models::conflict(&key, true, &body) {
+            return Err(Failure::refused(ErrorCode::Conflict, detail).into());
+        }
         models::pin_lqm(&state, ctx.principal.workspace_id(), &checkpoint, body).await?
     } else {
+        if let Some(detail) = models::conflict(&key, false, &body) {
+            return Err(Failure::refused(ErrorCode::Conflict, detail).into());
+        }
         models::pin(&state, ctx.principal.workspace_id(), model(&key)?, body).await?
     };
     let preferred = prefers_async(&headers);

@@ -11,6 +11,7 @@ use fiscus_store::actions::Action;
 use serde_json::json;
 
 use super::Loaded;
+use crate::connectors::connector_for;
 use crate::governed::record::{ActionChange, record};
 use crate::governed::{Caller, Failure};
 
@@ -24,6 +25,32 @@ pub async fn propose(
     origin: Origin,
 ) -> Result<Loaded, Failure> {
     caller.may_act_on(envelope.kind)?;
+    // What the execution gates would refuse for good is refused now, before anyone is asked to approve an
+    // action that could never run: a connector this environment does not have, a delegation that does not
+    // exist. The gates check both again at execution (a delegation can be revoked meanwhile).
+    if connector_for(&envelope.connector, tenant.environment).is_none() {
+        return Err(Failure::missing(
+            "connector",
+            format!(
+                "the connector `{}` is not available in the {} environment",
+                envelope.connector,
+                tenant.environment.as_str()
+            ),
+        ));
+    }
+    if let Some(delegation_id) = envelope.delegation_id.as_deref() {
+        let key = tx.seal_key().clone();
+        match fiscus_store::delegations::get_delegation(tx.conn(), &key, tenant, delegation_id).await {
+            Ok(_) => {}
+            Err(fiscus_store::StoreError::NotFound) => {
+                return Err(Failure::missing(
+                    "delegation_id",
+                    format!("no delegation `{delegation_id}` in this workspace and environment"),
+                ));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
     let id = fiscus_domain::ids::new_id("act");
     let envelope_hash = envelope
         .hash(&id, &tenant.workspace_id, tenant.environment.as_str())
