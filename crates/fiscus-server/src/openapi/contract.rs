@@ -64,6 +64,9 @@ struct Shape {
     /// Any request body (JSON or form): its read is paced (`connections::pace`).
     body: bool,
     path_parameters: bool,
+    /// Runs the engine (its 422 names `computation_refused`): a window or input with too few observations
+    /// is 409 `insufficient_data` (`http/problem.rs`).
+    computes: bool,
 }
 
 /// The errors the layers in front of a handler can answer with, by status.
@@ -104,6 +107,9 @@ fn layer_errors(shape: &Shape) -> Vec<(u16, Vec<ErrorCode>)> {
     // An object a body or query names that the workspace does not hold.
     if shape.bearer {
         add(&[ReferenceNotFound]);
+    }
+    if shape.computes {
+        add(&[InsufficientData]);
     }
     if shape.post && shape.bearer {
         add(&[IdempotencyKeyInUse]);
@@ -198,6 +204,10 @@ pub fn apply(doc: &mut Value) {
                 json_body: op.pointer("/requestBody/content/application~1json").is_some(),
                 body: op.get("requestBody").is_some(),
                 path_parameters: path.contains('{'),
+                computes: op
+                    .pointer("/responses/422/description")
+                    .and_then(Value::as_str)
+                    .is_some_and(|d| d.contains("computation_refused")),
             };
             decorate(op, &shape);
         }
