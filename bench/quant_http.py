@@ -84,7 +84,7 @@ def peer_min_variance():
 
 body = {
     "objective": "min_variance",
-    "returns": {"assets": [f"A{i:03d}" for i in range(100)], "values": [[round(v, 8) for v in row] for row in returns]},
+    "returns": {f"A{i:03d}": [round(row[i], 8) for row in returns] for i in range(100)},
 }
 status, first = post("/api/v2/quant/compute/optimizations", body)
 assert status == 201, (status, first)
@@ -128,7 +128,7 @@ fiscus_gbm_s = median_time(fiscus_gbm, 3)
 print(f"gbm100k peer_s={peer_gbm:.4f} fiscus_job_s={fiscus_gbm_s:.4f} ratio={peer_gbm / fiscus_gbm_s:.2f}")
 
 # --- /healthz while 32 clients submit small jobs ----------------------------------------------------------
-small = {"objective": "min_variance", "returns": {"assets": ["A", "B", "C"], "values": returns[:60, :3].round(8).tolist()}}
+small = {"objective": "min_variance", "returns": {name: returns[:60, j].round(8).tolist() for j, name in enumerate("ABC")}}
 stop = threading.Event()
 done = [0]
 

@@ -410,7 +410,7 @@ def seed(base, key, client_id, client_secret, given):
         }
         ids["evidence_id"] = api.post("/api/v2/actions/autonomy/assessment-evidence", body).json()["id"]
     if "compute_job_id" not in ids:
-        body = {"objective": "min_variance", "returns": {"assets": ["A", "B"], "values": [[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]]}}
+        body = {"objective": "min_variance", "returns": {"A": [0.01, 0.0, -0.01], "B": [0.0, 0.02, 0.01]}}
         ids["compute_job_id"] = api.post("/api/v2/quant/compute/optimizations", body).json()["id"]
     if "generative_run_id" not in ids:
         body = {"generator": "gbm", "parameters": {"assets": ["X"], "initial": [100.0], "drift": [0.05], "covariance": [[0.04]]},

@@ -145,7 +145,28 @@ pub async fn load(state: &AppState, workspace_id: &str, pinned: &PinnedPrices) -
     Ok(Panel { dates, prices })
 }
 
-/// Returns given in the request: one row per period, one column per asset.
+/// Returns given in a request: each asset's simple periodic returns (0.01 is 1 %), oldest first, by asset
+/// name (pandas' `to_dict(orient="list")`). Series of different lengths are aligned on their last value (the
+/// same most recent period) and the panel is the periods every asset has, as instruments' histories are
+/// aligned on the dates every one has: a return series per asset by construction, where parallel arrays
+/// would need a rule no schema states. Each return is above -1 and at most 100 (`openapi/rules.rs`).
+#[derive(Clone, Debug, PartialEq, Deserialize, utoipa::ToSchema)]
+#[serde(transparent)]
+#[schema(example = json!({"ALPHA": [0.01, -0.004, 0.007], "BETA": [-0.002, 0.006, 0.001]}))]
+pub struct ReturnColumns(pub std::collections::BTreeMap<String, Vec<f64>>);
+
+impl ReturnColumns {
+    /// The panel as the engine reads it (rows of periods, assets in name order), aligned on the last value.
+    pub fn into_rows(self) -> InlineReturns {
+        let periods = self.0.values().map(Vec::len).min().unwrap_or(0);
+        let assets: Vec<String> = self.0.keys().cloned().collect();
+        let tails: Vec<&[f64]> = self.0.values().map(|c| &c[c.len() - periods..]).collect();
+        let values = (0..periods).map(|t| tails.iter().map(|c| c[t]).collect()).collect();
+        InlineReturns { assets, values }
+    }
+}
+
+/// Returns as pinned in a job: one row per period, one column per asset.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InlineReturns {
@@ -176,8 +197,8 @@ impl InlineReturns {
             return bad(format!("between 2 and 10000 periods, not {}", self.values.len()));
         }
         for (i, a) in self.assets.iter().enumerate() {
-            if a.is_empty() || a.chars().count() > 64 || a.chars().any(char::is_control) {
-                return bad(format!("asset {} must be 1 to 64 characters, no control characters", i + 1));
+            if !fiscus_domain::fields::text_ok(a, 1, 64) {
+                return bad(format!("asset `{a}` must be 1 to 64 characters of text, not blank"));
             }
             if self.assets[..i].contains(a) {
                 return bad(format!("asset `{a}` is named twice"));
@@ -262,7 +283,7 @@ pub async fn returns_of(
     instruments: Option<Vec<String>>,
     start: Option<String>,
     end: Option<String>,
-    inline: Option<InlineReturns>,
+    inline: Option<ReturnColumns>,
 ) -> Result<Returns, Failure> {
     match (instruments, inline) {
         (Some(list), None) => {
@@ -278,6 +299,7 @@ pub async fn returns_of(
                     "a date range applies to instruments, not to returns".into(),
                 )]));
             }
+            let r = r.into_rows();
             r.check("returns")?;
             Ok(Returns::Inline(r))
         }

@@ -13,7 +13,7 @@ use fiscus_quant::forecast::holt_winters::{HoltWintersSpec, Season};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::inputs::{InlineReturns, PinnedPrices, Returns};
+use super::inputs::{PinnedPrices, ReturnColumns, Returns};
 use super::{Control, Refusal};
 use crate::governed::Failure;
 use crate::state::AppState;
@@ -26,8 +26,8 @@ pub enum InputShape {
     Series,
     /// Returns of several assets: `returns`, or instruments' daily returns.
     Panel,
-    /// Observations of one or more features: a series as above, a feature set given inline (`columns` and
-    /// `rows`), or `features` of the catalogue (`GET /quant/features`) computed from one instrument's prices.
+    /// Observations of one or more features: a series as above, a feature set given inline (`columns`), or
+    /// `features` of the catalogue (`GET /quant/features`) computed from one instrument's prices.
     Features,
 }
 
@@ -37,7 +37,7 @@ impl InputShape {
             InputShape::Series => "a series (values, or one instrument)",
             InputShape::Panel => "returns of several assets (returns, or instruments)",
             InputShape::Features => {
-                "a series or a feature set (values, one instrument, columns and rows, or features of one instrument)"
+                "a series or a feature set (values, one instrument, columns, or features of one instrument)"
             }
         }
     }
@@ -198,7 +198,7 @@ pub struct ModelInput {
     #[schema(value_type = Option<Vec<fiscus_domain::fields::Magnitude>>, min_items = 3, max_items = 20000)]
     pub values: Option<Vec<f64>>,
     /// Returns of several assets given inline (panel models).
-    pub returns: Option<InlineReturns>,
+    pub returns: Option<ReturnColumns>,
     /// Instruments: one for a series model, one or more for a panel model (their daily returns).
     #[schema(min_items = 1, max_items = 500)]
     pub instruments: Option<Vec<String>>,
@@ -213,18 +213,18 @@ pub struct ModelInput {
     /// prices, one column each, on the dates where every one has a value.
     #[schema(min_items = 1, max_items = 8, example = json!(["return_1d", "volatility_21d"]))]
     pub features: Option<Vec<String>>,
-    /// Feature-set models: a feature set given inline, the columns' names…
-    #[schema(
-        value_type = Option<Vec<fiscus_domain::fields::Text<1, 64>>>,
-        min_items = 1,
-        max_items = 64,
-        example = json!(["amount", "hour"])
-    )]
-    pub columns: Option<Vec<String>>,
-    /// …and one row per observation, each as wide as `columns`.
-    #[schema(min_items = 3, max_items = 20000, example = json!([[120.5, 9.0], [98.0, 10.0], [15000.0, 3.0]]))]
-    pub rows: Option<Vec<Vec<f64>>>,
+    /// Feature-set models: a feature set given inline, each feature's observations by name, oldest first
+    /// (aligned on their last value, as returns are: the observations every feature has).
+    pub columns: Option<FeatureColumns>,
 }
+
+/// Features given inline: each feature's observations by name, oldest first, each finite and at most 1e12
+/// in size (`openapi/rules.rs`). Columns of different lengths are aligned on their last value; the rows are
+/// the observations every feature has.
+#[derive(Clone, Debug, PartialEq, Deserialize, utoipa::ToSchema)]
+#[serde(transparent)]
+#[schema(example = json!({"amount": [120.5, 98.0, 15000.0], "hour": [9.0, 10.0, 3.0]}))]
+pub struct FeatureColumns(pub std::collections::BTreeMap<String, Vec<f64>>);
 
 /// A run of one model.
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -483,29 +483,29 @@ pub async fn pin(
 
 /// The input shapes `i` has by the members it gives, one per way the document's `ModelInput` rule allows
 /// (`openapi/rules.rs`, `model_input_branches`): values alone; one instrument (a series, or a panel of
-/// one); returns alone; instruments; columns and rows; features of one instrument.
+/// one); returns alone; instruments; columns alone; features of one instrument.
 pub fn shapes_of(i: &ModelInput) -> Vec<InputShape> {
     let (v, r, t) = (i.values.is_some(), i.returns.is_some(), i.transform.is_some());
-    let (f, c, w) = (i.features.is_some(), i.columns.is_some(), i.rows.is_some());
+    let (f, c) = (i.features.is_some(), i.columns.is_some());
     let dated = i.start.is_some() || i.end.is_some();
     let n = i.instruments.as_ref().map(Vec::len);
     let mut shapes = Vec::new();
-    if v && !(r || t || dated || f || c || w || n.is_some()) {
+    if v && !(r || t || dated || f || c || n.is_some()) {
         shapes.push(InputShape::Series);
     }
-    if n == Some(1) && !(v || r || f || c || w) {
+    if n == Some(1) && !(v || r || f || c) {
         shapes.push(InputShape::Series);
     }
-    if r && !(v || t || dated || f || c || w || n.is_some()) {
+    if r && !(v || t || dated || f || c || n.is_some()) {
         shapes.push(InputShape::Panel);
     }
-    if n.is_some() && !(v || r || t || f || c || w) {
+    if n.is_some() && !(v || r || t || f || c) {
         shapes.push(InputShape::Panel);
     }
-    if c && w && !(v || r || t || dated || f || n.is_some()) {
+    if c && !(v || r || t || dated || f || n.is_some()) {
         shapes.push(InputShape::Features);
     }
-    if f && n == Some(1) && !(v || r || t || c || w) {
+    if f && n == Some(1) && !(v || r || t || c) {
         shapes.push(InputShape::Features);
     }
     shapes
@@ -617,9 +617,9 @@ async fn pin_input(state: &AppState, workspace_id: &str, shape: InputShape, i: M
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
-    let feature_set = i.features.is_some() || i.columns.is_some() || i.rows.is_some();
+    let feature_set = i.features.is_some() || i.columns.is_some();
     if feature_set && shape != InputShape::Features {
-        return Err(invalid("input", "features, columns and rows are for feature-set models (isolation_forest)"));
+        return Err(invalid("input", "features and columns are for feature-set models (isolation_forest)"));
     }
     Ok(match shape {
         InputShape::Features if feature_set => Input::Features(pin_features(state, workspace_id, i).await?),
@@ -661,39 +661,35 @@ async fn pin_input(state: &AppState, workspace_id: &str, shape: InputShape, i: M
     })
 }
 
-/// Checks and pins a feature set: inline `columns` and `rows`, or `features` of one instrument.
+/// Checks and pins a feature set: inline `columns`, or `features` of one instrument.
 async fn pin_features(state: &AppState, workspace_id: &str, i: ModelInput) -> Result<FeatureSet, Failure> {
     if i.values.is_some() || i.returns.is_some() || i.transform.is_some() {
-        return Err(invalid("input", "a feature set takes columns and rows, or features of one instrument"));
+        return Err(invalid("input", "a feature set takes columns, or features of one instrument"));
     }
-    match (i.features, i.columns, i.rows, i.instruments) {
-        (None, Some(columns), Some(rows), None) => {
-            if columns.is_empty() || columns.len() > 64 {
+    match (i.features, i.columns, i.instruments) {
+        (None, Some(FeatureColumns(given)), None) => {
+            if given.is_empty() || given.len() > 64 {
                 return Err(invalid("input", "columns: from 1 to 64"));
             }
-            for (c, name) in columns.iter().enumerate() {
-                if !fiscus_domain::fields::text_ok(name, 1, 64) {
-                    return Err(invalid("input", format!("column {} must be 1 to 64 characters, not blank", c + 1)));
-                }
-                if columns[..c].contains(name) {
-                    return Err(invalid("input", format!("column `{name}` is named twice")));
-                }
+            if let Some(name) = given.keys().find(|name| !fiscus_domain::fields::text_ok(name, 1, 64)) {
+                return Err(invalid("input", format!("column `{name}` must be 1 to 64 characters, not blank")));
             }
-            if rows.len() < 3 || rows.len() > 20_000 {
-                return Err(invalid("input", "rows: from 3 to 20000"));
+            if given.values().any(|c| c.len() < 3 || c.len() > 20_000) {
+                return Err(invalid("input", "each column: from 3 to 20000 observations"));
             }
-            if let Some(r) = rows.iter().position(|row| row.len() != columns.len()) {
-                return Err(invalid("input", format!("row {} is not as wide as columns", r + 1)));
-            }
-            if rows.iter().flatten().any(|v| !v.is_finite() || v.abs() > 1e12) {
+            if given.values().flatten().any(|v| !v.is_finite() || v.abs() > 1e12) {
                 return Err(invalid("input", "values must be finite and at most 1e12 in size"));
             }
             if i.start.is_some() || i.end.is_some() {
                 return Err(invalid("input", "start and end apply to an instrument"));
             }
+            let periods = given.values().map(Vec::len).min().unwrap_or(0);
+            let columns: Vec<String> = given.keys().cloned().collect();
+            let tails: Vec<&[f64]> = given.values().map(|c| &c[c.len() - periods..]).collect();
+            let rows = (0..periods).map(|t| tails.iter().map(|c| c[t]).collect()).collect();
             Ok(FeatureSet::Inline { columns, rows })
         }
-        (Some(features), None, None, Some(list)) if list.len() == 1 => {
+        (Some(features), None, Some(list)) if list.len() == 1 => {
             if features.is_empty() || features.len() > 8 {
                 return Err(invalid("input", "features: from 1 to 8"));
             }
@@ -708,7 +704,7 @@ async fn pin_features(state: &AppState, workspace_id: &str, i: ModelInput) -> Re
             let prices = super::inputs::pin(state, workspace_id, "input", &list, i.start, i.end).await?;
             Ok(FeatureSet::DataPlane { prices, features })
         }
-        _ => Err(invalid("input", "give columns and rows, or features with exactly one instrument")),
+        _ => Err(invalid("input", "give columns, or features with exactly one instrument")),
     }
 }
 

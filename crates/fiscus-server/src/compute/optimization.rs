@@ -6,7 +6,7 @@ use fiscus_quant::optimise::mean_variance::{Constraints, Objective, optimise_fro
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::inputs::{InlineReturns, LoadedReturns, Returns};
+use super::inputs::{LoadedReturns, ReturnColumns, Returns};
 use super::{Control, Refusal};
 use crate::governed::Failure;
 use crate::state::AppState;
@@ -36,7 +36,7 @@ pub struct OptimizationRequest {
     /// Last date of the prices read (inclusive).
     #[schema(format = Date, example = "2017-12-31")]
     pub end: Option<String>,
-    pub returns: Option<InlineReturns>,
+    pub returns: Option<ReturnColumns>,
     /// Periods in a year, to annualise (252 for daily returns, 12 for monthly).
     #[schema(minimum = 1, maximum = 366, default = 252)]
     pub periods_per_year: Option<f64>,

@@ -8,7 +8,7 @@ use fiscus_quant::simulate::shocks::{ShockScenario, apply_shock};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::inputs::{InlineReturns, LoadedReturns, Returns};
+use super::inputs::{LoadedReturns, ReturnColumns, Returns};
 use super::simulation::quantiles;
 use super::{Control, Refusal};
 use crate::governed::Failure;
@@ -29,7 +29,8 @@ pub enum ScenarioMethod {
 pub struct Shock {
     #[schema(value_type = fiscus_domain::fields::Text<1, 100>, inline, example = "2008 equity crash")]
     pub name: String,
-    /// Relative moves, from -1 (a total loss) to 10.
+    /// Relative moves, from -1 (a total loss) to 10, one per asset in the order of the instruments given or of
+    /// the inline returns' asset names (sorted, as JSON object members carry no order).
     #[schema(value_type = Vec<fiscus_domain::fields::Bounded<-1, 10>>, min_items = 1, max_items = 500, example = json!([-0.35, 0.05]))]
     pub moves: Vec<f64>,
 }
@@ -46,8 +47,9 @@ pub struct ScenarioRequest {
     pub start: Option<String>,
     #[schema(format = Date, example = "2017-12-31")]
     pub end: Option<String>,
-    pub returns: Option<InlineReturns>,
-    /// Portfolio weights per asset (default equal weights), each at most 10 in size.
+    pub returns: Option<ReturnColumns>,
+    /// Portfolio weights per asset (default equal weights), each at most 10 in size, in the order of the
+    /// instruments given or of the inline returns' asset names (sorted).
     #[schema(value_type = Option<Vec<fiscus_domain::fields::Bounded<-10, 10>>>, min_items = 1, max_items = 100)]
     pub weights: Option<Vec<f64>>,
     /// Bootstrap: periods per path (default 21).

@@ -94,7 +94,7 @@ fn rules() -> Vec<(&'static str, Vec<Value>)> {
                     "allOf": [exactly_one(&[
                         Branch { give: &["values"], without: &["start", "end", "transform", "features"] },
                         give(&["instruments"]),
-                        Branch { give: &["columns", "rows"], without: &["start", "end", "transform", "features"] },
+                        Branch { give: &["columns"], without: &["start", "end", "transform", "features"] },
                     ])],
                     "properties": { "returns": { "type": "null" }, "instruments": { "maxItems": 1 } }
                 } } }),
@@ -106,7 +106,7 @@ fn rules() -> Vec<(&'static str, Vec<Value>)> {
                 json!({
                 "if": { "required": ["method"], "properties": { "method": { "const": "robust_z" } } },
                 "then": { "properties": { "input": { "properties": {
-                    "features": { "type": "null" }, "columns": { "type": "null" }, "rows": { "type": "null" }
+                    "features": { "type": "null" }, "columns": { "type": "null" }
                 } } } }
                 }),
             ],
@@ -239,6 +239,44 @@ fn patches() -> Vec<(&'static str, Value)> {
                 "additionalProperties": { "type": "number", "minimum": 0, "maximum": 1 }
             }),
         ),
+        // compute/inputs.rs `InlineReturns::check`: 1 to 500 assets named as text, each with 2 to 10,000
+        // returns above -1 and at most 100.
+        (
+            "/ReturnColumns",
+            json!({
+                "type": "object",
+                "minProperties": 1,
+                "maxProperties": 500,
+                "propertyNames": text_name(),
+                "additionalProperties": {
+                    "type": "array", "minItems": 2, "maxItems": 10000,
+                    "items": { "type": "number", "exclusiveMinimum": -1, "maximum": 100 }
+                }
+            }),
+        ),
+        // compute/models.rs `pin_features`: features of the catalogue, each named once.
+        (
+            "/ModelInput/properties/features",
+            json!({
+                "uniqueItems": true,
+                "items": { "enum": fiscus_domain::data::features::FEATURES.iter().map(|f| f.key).collect::<Vec<_>>() }
+            }),
+        ),
+        // compute/models.rs `pin_features`: 1 to 64 features named as text, each with 3 to 20,000 values
+        // finite and at most 1e12 in size.
+        (
+            "/FeatureColumns",
+            json!({
+                "type": "object",
+                "minProperties": 1,
+                "maxProperties": 64,
+                "propertyNames": text_name(),
+                "additionalProperties": {
+                    "type": "array", "minItems": 3, "maxItems": 20000,
+                    "items": { "type": "number", "minimum": -1e12, "maximum": 1e12 }
+                }
+            }),
+        ),
         // compute/models.rs `pin` and `conflict`: the parameters of one model of the catalogue or of a
         // promoted LQM. Without `type`, each alternative holds of objects only, so `null` stays allowed.
         (
@@ -256,6 +294,15 @@ fn patches() -> Vec<(&'static str, Value)> {
             }),
         ),
     ]
+}
+
+/// A name of 1 to 64 characters of text (`fiscus_domain::fields::text_ok`), as a member name's schema.
+fn text_name() -> Value {
+    let mut name = serde_json::to_value(fiscus_domain::fields::schema::text::<1, 64>()).unwrap_or_default();
+    if let Some(o) = name.as_object_mut() {
+        o.remove("type");
+    }
+    name
 }
 
 /// A promoted LQM's run parameters (compute/models.rs `pin_lqm`).
@@ -308,7 +355,7 @@ fn model_input_branches(shapes: &[Shape]) -> Vec<Value> {
                 branches.push(branch(&["instruments"], &["start", "end"], false));
             }
             Shape::Features => {
-                branches.push(branch(&["columns", "rows"], &[], false));
+                branches.push(branch(&["columns"], &[], false));
                 branches.push(branch(&["features", "instruments"], &["start", "end"], true));
             }
         }
@@ -409,7 +456,11 @@ const JSON_VALUE: &str = "JsonValue";
 
 /// The free-form members of request bodies, as JSON pointers below `components/schemas`: objects take
 /// `JsonValue` members, arrays `JsonValue` items.
-const FREE_OBJECTS: &[&str] = &["/ProposalRequest/properties/metadata", "/EvidenceRequest/properties/metadata"];
+const FREE_OBJECTS: &[&str] = &[
+    "/ProposalRequest/properties/metadata",
+    "/EvidenceRequest/properties/metadata",
+    "/JsonRpcRequest/properties/params",
+];
 const FREE_ARRAYS: &[&str] = &["/CheckRequest/properties/metrics", "/CheckRequest/properties/metadata"];
 
 fn free_values(doc: &mut Value) {

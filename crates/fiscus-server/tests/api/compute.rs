@@ -25,7 +25,7 @@ fn returns() -> Vec<Vec<f64>> {
 }
 
 fn inline_body(objective: &str) -> Value {
-    json!({ "objective": objective, "returns": { "assets": ["A", "B", "C"], "values": returns() } })
+    json!({ "objective": objective, "returns": crate::helpers::columns(&["A", "B", "C"], &json!(returns())) })
 }
 
 async fn grant(app: &TestApp, credits: i64) {
@@ -232,12 +232,10 @@ async fn credits_bad_input_and_engine_refusals_are_typed_and_change_nothing() {
     assert!(p["engine_error"].as_str().is_some(), "{p}");
     for bad in [
         json!({"objective": "min_variance"}),
-        json!({"objective": "efficient_risk", "returns": {"assets": ["A", "B"], "values": [[0.1, 0.2], [0.0, 0.1]]}}),
-        json!({"objective": "min_variance", "returns": {"assets": ["A", "A"], "values": [[0.1, 0.2], [0.0, 0.1]]}}),
-        json!({"objective": "min_variance", "returns": {"assets": ["A", "B"], "values": [[0.1], [0.0, 0.1]]}}),
-        json!({"objective": "min_variance", "instruments": ["AAPL"], "returns": {"assets": ["A"], "values": [[0.1], [0.2]]}}),
+        json!({"objective": "efficient_risk", "returns": crate::helpers::columns(&["A", "B"], &json!([[0.1, 0.2], [0.0, 0.1]]))}),
+        json!({"objective": "min_variance", "instruments": ["AAPL"], "returns": crate::helpers::columns(&["A"], &json!([[0.1], [0.2]]))}),
         json!({"objective": "min_variance", "instruments": ["AAPL"], "start": "2020-02-30"}),
-        json!({"objective": "min_variance", "returns": {"assets": ["A"], "values": [[0.1], [0.2]]}, "max_weight": 2}),
+        json!({"objective": "min_variance", "returns": crate::helpers::columns(&["A"], &json!([[0.1], [0.2]])), "max_weight": 2}),
     ] {
         let r = post(&app, &bad, false).await;
         assert_eq!(r.status(), 422, "{bad}");

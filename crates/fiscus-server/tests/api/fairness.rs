@@ -53,7 +53,7 @@ async fn a_tenant_s_computations_do_not_hold_another_tenant_s_small_one() {
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let asked = Instant::now();
-    let body = json!({ "objective": "min_variance", "returns": { "assets": ["A", "B"], "values": [[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01], [0.02, -0.01]] } });
+    let body = json!({ "objective": "min_variance", "returns": crate::helpers::columns(&["A", "B"], &json!([[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01], [0.02, -0.01]])) });
     let r = app.post_json("/api/v2/quant/compute/optimizations", &b_key, &body, None).await;
     let status = r.status().as_u16();
     let job: Value = r.json().await.expect("json");

@@ -73,7 +73,7 @@ async fn synthetic_paths_are_the_engines_for_their_seed_and_marked_as_such() {
     boot["generator"] = json!("block_bootstrap");
     assert_eq!(app.post_json("/api/v2/generative/paths", &app.key, &boot, None).await.status(), 422);
     // Another kind of job is not a generative run.
-    let opt = json!({"objective": "min_variance", "returns": {"assets": ["A", "B"], "values": [[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]]}});
+    let opt = json!({"objective": "min_variance", "returns": crate::helpers::columns(&["A", "B"], &json!([[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]]))});
     let other: Value =
         app.post_json("/api/v2/quant/compute/optimizations", &app.key, &opt, None).await.json().await.expect("json");
     let path = format!("/api/v2/generative/runs/{}", other["id"].as_str().expect("id"));

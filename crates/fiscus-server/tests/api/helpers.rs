@@ -239,3 +239,14 @@ pub fn evidence_body(title: &str) -> Value {
 }
 
 pub const EVIDENCE: &str = "/api/v2/actions/autonomy/assessment-evidence";
+
+/// Inline returns (or features) as the API takes them, each asset's series by name, from rows of periods.
+pub fn columns(names: &[&str], rows: &serde_json::Value) -> serde_json::Value {
+    let rows = rows.as_array().expect("rows");
+    names
+        .iter()
+        .enumerate()
+        .map(|(j, name)| (name.to_string(), serde_json::Value::Array(rows.iter().map(|r| r[j].clone()).collect())))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}

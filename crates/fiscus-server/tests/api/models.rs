@@ -79,11 +79,12 @@ async fn runs_equal_the_engine_on_the_same_input() {
     // Ledoit-Wolf on a panel.
     let panel: Vec<Vec<f64>> =
         (0..30).map(|t| vec![(t as f64 * 0.3).sin() * 0.01, (t as f64 * 0.7).cos() * 0.02]).collect();
-    let job: Value = run(&app, "ledoit_wolf", &json!({"input": {"returns": {"assets": ["A", "B"], "values": panel}}}))
-        .await
-        .json()
-        .await
-        .expect("json");
+    let job: Value =
+        run(&app, "ledoit_wolf", &json!({"input": {"returns": crate::helpers::columns(&["A", "B"], &json!(panel))}}))
+            .await
+            .json()
+            .await
+            .expect("json");
     let shrunk = fiscus_quant::covariance::ledoit_wolf(&Matrix::from_rows(&panel).expect("m")).expect("engine");
     assert_eq!(job["result"]["output"]["shrinkage"].as_f64(), Some(shrunk.shrinkage));
     // An ARIMA fit is queued and run by the worker.
@@ -145,7 +146,10 @@ async fn bad_parameters_and_inputs_are_refused_naming_them() {
     for (key, body) in [
         ("ledoit_wolf", json!({"input": {"values": y}})),
         ("robust_z", json!({"input": {"values": y}, "parameters": {"trees": 5}})),
-        ("robust_z", json!({"input": {"returns": {"assets": ["A", "B"], "values": [[0.1, 0.2], [0.0, 0.1]]}}})),
+        (
+            "robust_z",
+            json!({"input": {"returns": crate::helpers::columns(&["A", "B"], &json!([[0.1, 0.2], [0.0, 0.1]]))}}),
+        ),
     ] {
         problem(run(&app, key, &body).await, 409, "conflict").await;
     }
@@ -177,7 +181,7 @@ async fn ml_anomaly_and_scenarios_equal_the_engine() {
     assert_eq!(job["result"]["output"]["most_anomalous"][0]["index"], 30);
     // Stress: the portfolio's return is the weighted moves.
     let stress = json!({
-        "method": "stress", "returns": {"assets": ["A", "B"], "values": [[0.01, 0.0], [0.0, 0.01]]},
+        "method": "stress", "returns": crate::helpers::columns(&["A", "B"], &json!([[0.01, 0.0], [0.0, 0.01]])),
         "weights": [0.6, 0.4], "shocks": [{"name": "crash", "moves": [-0.35, 0.05]}]
     });
     let job: Value = app.post_json("/api/v2/ml/scenarios", &app.key, &stress, None).await.json().await.expect("json");
@@ -186,7 +190,7 @@ async fn ml_anomaly_and_scenarios_equal_the_engine() {
     // Bootstrap: the engine's paths for the seed, compounded.
     let history: Vec<Vec<f64>> = (0..40).map(|t| vec![(t as f64 * 0.9).sin() * 0.01]).collect();
     let boot = json!({
-        "method": "block_bootstrap", "returns": {"assets": ["A"], "values": history},
+        "method": "block_bootstrap", "returns": crate::helpers::columns(&["A"], &json!(history)),
         "steps": 10, "paths": 201, "block_length": 3, "seed": 9
     });
     let job: Value = app.post_json("/api/v2/ml/scenarios", &app.key, &boot, None).await.json().await.expect("json");
@@ -199,7 +203,7 @@ async fn ml_anomaly_and_scenarios_equal_the_engine() {
         paths.iter().map(|m| (0..m.rows()).fold(1.0, |g, r| g * (1.0 + m.row(r)[0])) - 1.0).collect();
     compounded.sort_by(f64::total_cmp);
     assert_eq!(job["result"]["output"]["assets"][0]["return_quantiles"]["0.5"].as_f64(), Some(compounded[100]));
-    let bad = json!({"method": "stress", "returns": {"assets": ["A"], "values": [[0.01], [0.0]]}});
+    let bad = json!({"method": "stress", "returns": crate::helpers::columns(&["A"], &json!([[0.01], [0.0]]))});
     assert_eq!(app.post_json("/api/v2/ml/scenarios", &app.key, &bad, None).await.status(), 422);
 }
 
@@ -212,7 +216,7 @@ async fn an_isolation_forest_scores_a_feature_set_as_the_engine_does() {
         (0..64).map(|t| vec![100.0 + ((t * 37) % 11) as f64, ((t * 13) % 7) as f64, (t % 5) as f64 * 0.5]).collect();
     let mut odd = rows.clone();
     odd[40] = vec![900.0, 30.0, -8.0];
-    let body = json!({"method": "isolation_forest", "input": {"columns": ["amount", "hour", "lag"], "rows": odd},
+    let body = json!({"method": "isolation_forest", "input": {"columns": crate::helpers::columns(&["amount", "hour", "lag"], &json!(odd))},
                       "parameters": {"trees": 60, "seed": 9, "top": 2}});
     let r = app.post_json("/api/v2/ml/anomaly", &app.key, &body, None).await;
     assert_eq!(r.status(), 201);
@@ -263,9 +267,9 @@ async fn an_isolation_forest_scores_a_feature_set_as_the_engine_does() {
     for bad in [
         json!({"method": "isolation_forest", "input": {"instruments": ["AAPL"], "features": ["nope"]}}),
         json!({"method": "isolation_forest", "input": {"instruments": ["AAPL", "MSFT"], "features": ["return_1d"]}}),
-        json!({"method": "isolation_forest", "input": {"columns": ["a"], "rows": [[1.0], [2.0, 3.0], [1.0]]}}),
-        json!({"method": "isolation_forest", "input": {"columns": ["a", "a"], "rows": [[1.0, 1.0], [2.0, 3.0], [1.0, 1.0]]}}),
-        json!({"method": "robust_z", "input": {"columns": ["a"], "rows": [[1.0], [2.0], [1.0]]}}),
+        json!({"method": "isolation_forest", "input": {"columns": {"a": [1.0, 2.0]}}}),
+        json!({"method": "isolation_forest", "input": {"columns": {" ": [1.0, 2.0, 3.0]}}}),
+        json!({"method": "robust_z", "input": {"columns": {"a": [1.0, 2.0, 1.0]}}}),
     ] {
         assert_eq!(app.post_json("/api/v2/ml/anomaly", &app.key, &bad, None).await.status(), 422, "{bad}");
     }

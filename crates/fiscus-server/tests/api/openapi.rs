@@ -267,7 +267,7 @@ async fn cross_field_rules_are_stated_in_the_schemas_the_server_holds_to() {
 
     let app = spawn_app().await;
     let body = serde_json::json!({ "objective": "efficient_return",
-        "returns": { "assets": ["A", "B"], "values": [[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]] } });
+        "returns": crate::helpers::columns(&["A", "B"], &serde_json::json!([[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]])) });
     let refused = app.post_json("/api/v2/quant/compute/optimizations", &app.key, &body, None).await;
     let problem = crate::helpers::problem(refused, 422, "invalid_request").await;
     assert_eq!(problem["errors"][0]["field"], "target_return", "{problem}");

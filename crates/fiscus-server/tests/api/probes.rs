@@ -70,8 +70,8 @@ async fn nul_characters_are_refused_on_every_documented_post() {
         for raw in [r#"{"title":"a\u0000b"}"#, r#"{"metadata":{"k\u0000":1}}"#] {
             let response = raw_post(&app, &path, raw).await;
             if path.ends_with("/mcp") || path.contains("a2a") {
-                // JSON-RPC endpoints answer as JSON-RPC does: the error -32602, in a 200.
-                assert_eq!(response.status(), 200, "{path}");
+                // JSON-RPC endpoints answer with the JSON-RPC error -32602, in a 400 (the schema states the rule).
+                assert_eq!(response.status(), 400, "{path}");
                 let body: Value = response.json().await.expect("json");
                 assert_eq!(body["error"]["code"], -32602, "{path}: {body}");
                 assert!(body["error"]["message"].as_str().unwrap_or("").contains("U+0000"), "{path}: {body}");

@@ -114,7 +114,7 @@ async fn a_queued_job_whose_request_was_edited_is_failed_not_computed() {
         environment: fiscus_domain::credentials::Environment::Sandbox,
     };
     app.admin().grant_credits(&tenant, 100, "test grant").await.expect("credits");
-    let body = json!({ "objective": "min_variance", "returns": { "assets": ["A", "B"], "values": [[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]] } });
+    let body = json!({ "objective": "min_variance", "returns": crate::helpers::columns(&["A", "B"], &json!([[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]])) });
     let r = app
         .http
         .post(app.url("/api/v2/quant/compute/optimizations"))

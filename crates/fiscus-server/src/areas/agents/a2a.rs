@@ -131,7 +131,7 @@ fn supported(version: &str) -> bool {
     responses(
         (status = 200, description = "The JSON-RPC response: a result, or an error (-32001 task not found, -32002 not cancelable, -32003/-32004 push or streaming not offered, -32005 content type not supported, -32009 version not supported, -32601 unknown method, -32602 invalid params or a skill outside the grant)", body = JsonRpcResponse),
         (status = 202, description = "A notification (no id), acknowledged and ignored"),
-        (status = 400, description = "A JSON-RPC batch: the JSON-RPC error -32600 with a null id (batches are not run); or a body that is not JSON (a problem document)", body = JsonRpcResponse),
+        (status = 400, description = "A JSON-RPC batch: the JSON-RPC error -32600 with a null id (batches are not run); a request carrying U+0000 in any string or member name: the error -32602 with its id; or a body that is not JSON (a problem document)", body = JsonRpcResponse),
     )
 )]
 pub async fn post_agent_execution_a2a(

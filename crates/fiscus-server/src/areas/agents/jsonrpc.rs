@@ -111,9 +111,10 @@ pub fn batch_refused() -> axum::response::Response {
 }
 
 /// A request object carrying U+0000 (refused in every string and member name of the API, as PostgreSQL text
-/// cannot hold it) is answered as JSON-RPC answers invalid params: HTTP 200 with the error -32602 and the
-/// request's id, `data` naming the member. The open `params` of JSON-RPC cannot state the rule in a schema,
-/// and an MCP or A2A client reads an error result, where a problem document would read as a broken transport.
+/// cannot hold it) is answered with the JSON-RPC error -32602 and the request's id, `data` naming the member,
+/// in an HTTP 400 as the batch refusal is: the document states the rule at every depth (`params` takes
+/// `JsonValue`), so such a body breaks the schema, and an MCP or A2A client still reads a JSON-RPC error
+/// where a problem document would read as a broken transport.
 fn nul_refused(bytes: &[u8], path: &str) -> axum::response::Response {
     use axum::response::IntoResponse;
     let id = serde_json::from_slice::<Value>(bytes)
@@ -134,7 +135,7 @@ fn nul_refused(bytes: &[u8], path: &str) -> axum::response::Response {
             ),
         }),
     };
-    (axum::http::StatusCode::OK, axum::Json(body)).into_response()
+    (axum::http::StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
 }
 
 /// The envelope checks every JSON-RPC request meets before its method is looked at: a 422 problem, since

@@ -156,7 +156,7 @@ impl IntoResponse for Reply {
     responses(
         (status = 200, description = "The JSON-RPC response (a result, or an error such as -32601 unknown method)", body = JsonRpcResponse),
         (status = 202, description = "A notification, acknowledged"),
-        (status = 400, description = "A JSON-RPC batch: the JSON-RPC error -32600 with a null id (batches are not run); or a body that is not JSON (a problem document)", body = JsonRpcResponse),
+        (status = 400, description = "A JSON-RPC batch: the JSON-RPC error -32600 with a null id (batches are not run); a request carrying U+0000 in any string or member name: the error -32602 with its id; or a body that is not JSON (a problem document)", body = JsonRpcResponse),
     )
 )]
 pub async fn post_root_mcp(
@@ -182,7 +182,7 @@ pub async fn post_root_mcp(
     responses(
         (status = 200, description = "The JSON-RPC response; a tool outside the grant is the JSON-RPC error -32602 with data.code outside_grant", body = JsonRpcResponse),
         (status = 202, description = "A notification, acknowledged"),
-        (status = 400, description = "A JSON-RPC batch: the JSON-RPC error -32600 with a null id (batches are not run); or a body that is not JSON (a problem document)", body = JsonRpcResponse),
+        (status = 400, description = "A JSON-RPC batch: the JSON-RPC error -32600 with a null id (batches are not run); a request carrying U+0000 in any string or member name: the error -32602 with its id; or a body that is not JSON (a problem document)", body = JsonRpcResponse),
     )
 )]
 pub async fn post_agent_execution_mcp(

@@ -60,7 +60,7 @@ const SETTLE: Duration = Duration::from_secs(3);
     responses(
         (status = 200, description = "The JSON-RPC response: a task whose run has ended (TASK_STATE_COMPLETED with the run as an artifact, TASK_STATE_FAILED, TASK_STATE_CANCELED), or a JSON-RPC error (-32001 task not found, -32002 not cancelable, -32003/-32004 push or streaming not offered, -32005 content type not supported, -32009 version not supported, -32601 unknown method, -32602 invalid params)", body = JsonRpcResponse),
         (status = 202, description = "The run was accepted and has not ended yet (it waits on a timer or on a person's review at the console): a TASK_STATE_WORKING task to read again with GetTask", body = JsonRpcResponse),
-        (status = 400, description = "A JSON-RPC batch: the JSON-RPC error -32600 with a null id (batches are not run); or a body that is not JSON (a problem document)", body = JsonRpcResponse),
+        (status = 400, description = "A JSON-RPC batch: the JSON-RPC error -32600 with a null id (batches are not run); a request carrying U+0000 in any string or member name: the error -32602 with its id; or a body that is not JSON (a problem document)", body = JsonRpcResponse),
         (status = 204, description = "A notification (no id), acknowledged with no body"),
         (status = 422, description = "The workflow version is not on the application's workflow-tool allowlist (`outside_grant`), or has steps outside the gateway's boundary (`step_kind_unavailable`, with `steps`), or the body is not a JSON-RPC request")
     )

@@ -178,9 +178,9 @@ pub async fn post_anomaly(
     path = "/api/v2/ml/scenarios",
     request_body(content = ScenarioRequest, example = json!({
         "method": "stress",
-        "returns": { "assets": ["EQUITY", "BONDS"], "values": [[0.01, 0.002], [-0.02, 0.004], [0.015, -0.001]] },
-        "weights": [0.6, 0.4],
-        "shocks": [ { "name": "equity crash", "moves": [-0.35, 0.05] }, { "name": "rates up", "moves": [-0.08, -0.06] } ]
+        "returns": { "BONDS": [0.002, 0.004, -0.001], "EQUITY": [0.01, -0.02, 0.015] },
+        "weights": [0.4, 0.6],
+        "shocks": [ { "name": "equity crash", "moves": [0.05, -0.35] }, { "name": "rates up", "moves": [-0.06, -0.08] } ]
     })),
     params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once; `return=minimal` leaves the request just sent out of the answer (RFC 7240)")),
     responses(

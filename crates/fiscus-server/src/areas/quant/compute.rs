@@ -182,10 +182,11 @@ pub(crate) fn submitted(shown: Shown, headers: &HeaderMap) -> Response {
     path = "/api/v2/quant/compute/optimizations",
     request_body(content = OptimizationRequest, example = json!({
         "objective": "max_sharpe", "risk_free_rate": 0.02, "periods_per_year": 12,
-        "returns": { "assets": ["EQUITY", "BONDS", "GOLD"], "values": [
-            [0.021, 0.004, -0.012], [-0.013, 0.006, 0.018], [0.034, -0.002, 0.005], [0.008, 0.003, -0.007],
-            [-0.026, 0.009, 0.022], [0.017, 0.001, 0.004]
-        ] }
+        "returns": {
+            "BONDS": [0.004, 0.006, -0.002, 0.003, 0.009, 0.001],
+            "EQUITY": [0.021, -0.013, 0.034, 0.008, -0.026, 0.017],
+            "GOLD": [-0.012, 0.018, 0.005, -0.007, 0.022, 0.004]
+        }
     })),
     params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once; `return=minimal` leaves the request just sent out of the answer (RFC 7240)")),
     responses(

@@ -37,9 +37,10 @@ use crate::state::AppState;
         "project": "low-volatility", "name": "Minimum variance against an equal-weight backtest",
         "steps": [
             {"key": "weights", "optimization": {"objective": "min_variance", "periods_per_year": 12,
-              "returns": {"assets": ["EQUITY", "BONDS", "GOLD"], "values": [
-                [0.021, 0.004, -0.012], [-0.013, 0.006, 0.018], [0.034, -0.002, 0.005], [0.008, 0.003, -0.007],
-                [-0.026, 0.009, 0.022], [0.017, 0.001, 0.004]]}}},
+              "returns": {
+                "BONDS": [0.004, 0.006, -0.002, 0.003, 0.009, 0.001],
+                "EQUITY": [0.021, -0.013, 0.034, 0.008, -0.026, 0.017],
+                "GOLD": [-0.012, 0.018, 0.005, -0.007, 0.022, 0.004]}}},
             {"key": "outliers", "model_run": {"model": "robust_z", "input": {"values": [1.0, 1.2, 0.9, 1.1, 9.5, 1.0, 1.05]}}}
         ]
     })),
