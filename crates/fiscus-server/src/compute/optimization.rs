@@ -90,8 +90,10 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: OptimizationRequest) -
     if !in_range(Some(min_weight), -1.0, 1.0) {
         errors.push(("min_weight", "must be between -1 and 1".into()));
     }
-    if !in_range(Some(max_weight), 0.0, 1.0) || max_weight < min_weight {
-        errors.push(("max_weight", "must be between 0 and 1 and not below min_weight".into()));
+    // A maximum below the minimum is bounds no portfolio meets: the engine's `infeasible` (409), as bounds
+    // that the number of assets cannot meet are, since JSON Schema cannot compare two members.
+    if !in_range(Some(max_weight), 0.0, 1.0) {
+        errors.push(("max_weight", "must be between 0 and 1".into()));
     }
     match r.objective {
         ObjectiveName::EfficientRisk if r.target_volatility.is_none() => {

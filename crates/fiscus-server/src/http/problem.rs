@@ -167,6 +167,12 @@ impl From<crate::governed::Failure> for ApiError {
             Failure::Computation { engine_error: engine_error @ ("insufficient_data" | "empty"), detail } => {
                 ApiError::new(ErrorCode::InsufficientData).detail(detail).with("engine_error", engine_error)
             }
+            // Constraints that no portfolio meets, for these assets and returns (the solver's certificate, or
+            // bounds that cross): the request is well formed and meets what the data allows, as a maximum
+            // weight that the holdings cannot fill is.
+            Failure::Computation { engine_error: "infeasible", detail } => {
+                ApiError::new(ErrorCode::Conflict).detail(detail).with("engine_error", "infeasible")
+            }
             Failure::Computation { engine_error, detail } => {
                 ApiError::new(ErrorCode::ComputationRefused).detail(detail).with("engine_error", engine_error)
             }

@@ -65,7 +65,7 @@ struct Shape {
     body: bool,
     path_parameters: bool,
     /// Runs the engine (its 422 names `computation_refused`): a window or input with too few observations
-    /// is 409 `insufficient_data` (`http/problem.rs`).
+    /// is 409 `insufficient_data`, constraints no solution meets 409 `conflict` (`http/problem.rs`).
     computes: bool,
 }
 
@@ -109,7 +109,7 @@ fn layer_errors(shape: &Shape) -> Vec<(u16, Vec<ErrorCode>)> {
         add(&[ReferenceNotFound]);
     }
     if shape.computes {
-        add(&[InsufficientData]);
+        add(&[InsufficientData, Conflict]);
     }
     if shape.post && shape.bearer {
         add(&[IdempotencyKeyInUse]);

@@ -460,6 +460,8 @@ const FREE_OBJECTS: &[&str] = &[
     "/ProposalRequest/properties/metadata",
     "/EvidenceRequest/properties/metadata",
     "/JsonRpcRequest/properties/params",
+    // The request object itself: members JSON-RPC does not define are values like any other.
+    "/JsonRpcRequest",
 ];
 const FREE_ARRAYS: &[&str] = &["/CheckRequest/properties/metrics", "/CheckRequest/properties/metadata"];
 

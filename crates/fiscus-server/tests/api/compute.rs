@@ -225,11 +225,17 @@ async fn credits_bad_input_and_engine_refusals_are_typed_and_change_nothing() {
     assert!(p["detail"].as_str().is_some_and(|d| d.contains("balance")), "{p}");
     problem(post(&app, &inline_body("min_variance"), true).await, 402, "credits_exhausted").await;
     grant(&app, 5).await;
-    // Infeasible bounds: the engine's typed reason.
+    // Bounds no portfolio of these assets meets (three assets at least 0.5 each; a maximum below the
+    // minimum): 409 with the engine's typed reason, nothing stored.
     let mut body = inline_body("min_variance");
     body["min_weight"] = json!(0.5);
-    let p = problem(post(&app, &body, false).await, 422, "computation_refused").await;
-    assert!(p["engine_error"].as_str().is_some(), "{p}");
+    let p = problem(post(&app, &body, false).await, 409, "conflict").await;
+    assert_eq!(p["engine_error"], "infeasible", "{p}");
+    let mut body = inline_body("min_variance");
+    body["min_weight"] = json!(0.3);
+    body["max_weight"] = json!(0.2);
+    let p = problem(post(&app, &body, false).await, 409, "conflict").await;
+    assert_eq!(p["engine_error"], "infeasible", "{p}");
     for bad in [
         json!({"objective": "min_variance"}),
         json!({"objective": "efficient_risk", "returns": crate::helpers::columns(&["A", "B"], &json!([[0.1, 0.2], [0.0, 0.1]]))}),
