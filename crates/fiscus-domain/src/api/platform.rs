@@ -198,7 +198,8 @@ pub struct TokenReferenceForm {
 /// other values; a list would be a repeated parameter, which RFC 6749 §3.1 forbids), and unknown ones are
 /// allowed and ignored.
 pub fn oauth_form_conditions() -> serde_json::Value {
-    serde_json::json!({ "additionalProperties": { "type": "string" } })
+    // Extension parameters are text like every field: U+0000 is refused in names and values alike.
+    serde_json::json!({ "additionalProperties": { "type": "string", "pattern": "^[^\\u0000]*$" } })
 }
 
 fn grant_type_schema() -> utoipa::openapi::Object {

@@ -170,8 +170,10 @@ impl From<crate::governed::Failure> for ApiError {
             // Constraints that no portfolio meets, for these assets and returns (the solver's certificate, or
             // bounds that cross): the request is well formed and meets what the data allows, as a maximum
             // weight that the holdings cannot fill is.
-            Failure::Computation { engine_error: "infeasible", detail } => {
-                ApiError::new(ErrorCode::Conflict).detail(detail).with("engine_error", "infeasible")
+            // A result the values given or selected leave undefined (a dispersion of zero, a compounding that
+            // overflows): the form is fine, the data cannot carry the computation.
+            Failure::Computation { engine_error: engine_error @ ("infeasible" | "undefined"), detail } => {
+                ApiError::new(ErrorCode::Conflict).detail(detail).with("engine_error", engine_error)
             }
             Failure::Computation { engine_error, detail } => {
                 ApiError::new(ErrorCode::ComputationRefused).detail(detail).with("engine_error", engine_error)

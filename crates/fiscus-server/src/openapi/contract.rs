@@ -65,7 +65,8 @@ struct Shape {
     body: bool,
     path_parameters: bool,
     /// Runs the engine (its 422 names `computation_refused`): a window or input with too few observations
-    /// is 409 `insufficient_data`, constraints no solution meets 409 `conflict` (`http/problem.rs`).
+    /// is 409 `insufficient_data`; constraints no solution meets and results the values leave undefined are 409
+    /// `conflict` (`http/problem.rs`).
     computes: bool,
 }
 
