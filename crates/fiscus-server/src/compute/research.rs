@@ -78,8 +78,8 @@ pub struct ResearchRunRequest {
     /// The project the run is filed under (created by its first run). Required with `steps`.
     #[schema(pattern = "^[a-z0-9][a-z0-9_.-]{0,63}$", example = "low-volatility")]
     pub project: Option<String>,
-    /// A name for the run.
-    #[schema(min_length = 1, max_length = 200, example = "Minimum variance, 2015-2017")]
+    /// A name for the run (text: not blank, no control characters).
+    #[schema(value_type = Option<fiscus_domain::fields::Text<1, 200>>, inline, example = "Minimum variance, 2015-2017")]
     pub name: Option<String>,
     /// The computations, run in order; or give `snapshot`.
     #[schema(min_items = 1, max_items = 8)]
@@ -135,9 +135,9 @@ fn is_key(s: &str, max: usize, extra: &[u8]) -> bool {
 /// Checks a run and pins every step (or the snapshot it re-runs).
 pub async fn pin(state: &AppState, tenant: &Tenant, r: ResearchRunRequest) -> Result<Research, Failure> {
     if let Some(name) = &r.name
-        && (name.trim().is_empty() || name.chars().count() > 200)
+        && !fiscus_domain::fields::text_ok(name, 1, 200)
     {
-        return Err(invalid("name", "from 1 to 200 characters, not blank"));
+        return Err(invalid("name", "from 1 to 200 characters of text, not blank"));
     }
     match (r.steps, r.snapshot) {
         (Some(_), Some(_)) => Err(invalid("snapshot", "give `steps` or `snapshot`, not both")),
@@ -357,7 +357,8 @@ pub struct ResearchSnapshotRequest {
     /// The research run to freeze (`cjb_…`; it must have succeeded).
     #[schema(pattern = "^cjb_[0-9A-HJKMNP-TV-Z]{26}$", example = "cjb_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
     pub run: String,
-    #[schema(min_length = 1, max_length = 200, example = "Low-volatility study, as submitted to the committee")]
+    /// The snapshot's name (text: not blank, no control characters).
+    #[schema(value_type = fiscus_domain::fields::Text<1, 200>, inline, example = "Low-volatility study, as submitted to the committee")]
     pub name: String,
     #[schema(max_length = 2000)]
     pub description: Option<String>,
@@ -370,8 +371,8 @@ pub async fn snapshot(
     tenant: &Tenant,
     r: ResearchSnapshotRequest,
 ) -> Result<Snapshot, Failure> {
-    if r.name.trim().is_empty() || r.name.chars().count() > 200 {
-        return Err(invalid("name", "from 1 to 200 characters, not blank"));
+    if !fiscus_domain::fields::text_ok(&r.name, 1, 200) {
+        return Err(invalid("name", "from 1 to 200 characters of text, not blank"));
     }
     if r.description.as_ref().is_some_and(|d| d.chars().count() > 2000) {
         return Err(invalid("description", "at most 2000 characters"));
