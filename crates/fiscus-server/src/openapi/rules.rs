@@ -241,19 +241,7 @@ fn patches() -> Vec<(&'static str, Value)> {
         ),
         // compute/inputs.rs `InlineReturns::check`: 1 to 500 assets named as text, each with 2 to 10,000
         // returns above -1 and at most 100.
-        (
-            "/ReturnColumns",
-            json!({
-                "type": "object",
-                "minProperties": 1,
-                "maxProperties": 500,
-                "propertyNames": text_name(),
-                "additionalProperties": {
-                    "type": "array", "minItems": 2, "maxItems": 10000,
-                    "items": { "type": "number", "exclusiveMinimum": -1, "maximum": 100 }
-                }
-            }),
-        ),
+        ("/ReturnColumns", named_series(500, 2, 10_000, json!({ "exclusiveMinimum": -1, "maximum": 100 }))),
         // compute/models.rs `pin_features`: features of the catalogue, each named once.
         (
             "/ModelInput/properties/features",
@@ -264,19 +252,7 @@ fn patches() -> Vec<(&'static str, Value)> {
         ),
         // compute/models.rs `pin_features`: 1 to 64 features named as text, each with 3 to 20,000 values
         // finite and at most 1e12 in size.
-        (
-            "/FeatureColumns",
-            json!({
-                "type": "object",
-                "minProperties": 1,
-                "maxProperties": 64,
-                "propertyNames": text_name(),
-                "additionalProperties": {
-                    "type": "array", "minItems": 3, "maxItems": 20000,
-                    "items": { "type": "number", "minimum": -1e12, "maximum": 1e12 }
-                }
-            }),
-        ),
+        ("/FeatureColumns", named_series(64, 3, 20_000, json!({ "minimum": -1e12, "maximum": 1e12 }))),
         // compute/models.rs `pin` and `conflict`: the parameters of one model of the catalogue or of a
         // promoted LQM. Without `type`, each alternative holds of objects only, so `null` stays allowed.
         (
@@ -294,6 +270,21 @@ fn patches() -> Vec<(&'static str, Value)> {
             }),
         ),
     ]
+}
+
+/// An object from 1 to `names` names (text) to series of `min` to `max` numbers within `bounds`.
+fn named_series(names: usize, min: usize, max: usize, bounds: Value) -> Value {
+    let mut number = json!({ "type": "number" });
+    if let (Some(n), Value::Object(b)) = (number.as_object_mut(), bounds) {
+        n.extend(b);
+    }
+    json!({
+        "type": "object",
+        "minProperties": 1,
+        "maxProperties": names,
+        "propertyNames": text_name(),
+        "additionalProperties": { "type": "array", "minItems": min, "maxItems": max, "items": number }
+    })
 }
 
 /// A name of 1 to 64 characters of text (`fiscus_domain::fields::text_ok`), as a member name's schema.

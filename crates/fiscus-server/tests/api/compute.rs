@@ -357,21 +357,11 @@ async fn a_backtest_is_the_engines_run_on_the_pinned_prices() {
     let r = app.post_json("/api/v2/quant/compute/backtests", &app.key, &body, None).await;
     assert_eq!(r.status(), 201);
     let job: Value = r.json().await.expect("json");
-    let pinned: fiscus_server::compute::inputs::PinnedPrices =
-        serde_json::from_value(job["request"]["prices"].clone()).expect("pinned");
-    let panel = fiscus_server::compute::inputs::load(&app.state, &app.workspace_id, &pinned).await.expect("panel");
-    let close = Matrix::from_rows(&panel.prices).expect("matrix");
-    let schedule = fiscus_quant::backtest::periodic_schedule(panel.prices.len(), 21, &[0.4, 0.3, 0.3]).expect("plan");
-    let expected = fiscus_quant::backtest::run(
-        &close,
-        &schedule,
-        fiscus_quant::backtest::BacktestConfig { initial_cash: 1_000_000.0, fee_rate: 0.001 },
-    )
-    .expect("engine");
+    let (pinned, dates, expected) = engine_backtest(&app, &job, &[0.4, 0.3, 0.3], 0.001).await;
     let out = &job["result"]["output"];
     assert_eq!(out["final_value"].as_f64(), expected.values.last().copied());
     assert_eq!(out["total_fees"].as_f64(), Some(expected.total_fees));
-    assert_eq!(out["equity_curve"].as_array().map(Vec::len), Some(panel.dates.len()));
+    assert_eq!(out["equity_curve"].as_array().map(Vec::len), Some(dates));
     assert_eq!(job["credits"], 1);
     for bad in [
         json!({"weights": {"AAPL": 1.5}}),
@@ -398,20 +388,28 @@ async fn a_backtest_is_the_engines_run_on_the_pinned_prices() {
     let r = app.post_json("/api/v2/quant/compute/backtests", &app.key, &over, None).await;
     assert_eq!(r.status(), 201);
     let job: Value = r.json().await.expect("json");
+    let (_, _, expected) = engine_backtest(&app, &job, &[0.7, 0.7], 0.0).await;
+    let out = &job["result"]["output"];
+    assert_eq!(out["final_value"].as_f64(), expected.values.last().copied());
+    assert!(expected.cash.iter().all(|c| *c >= -1e-6), "no borrowing");
+}
+
+/// The engine's own run of a backtest job's pinned prices (monthly rebalancing, 1,000,000 of cash): the
+/// pinned prices, the number of dates and the result.
+async fn engine_backtest(
+    app: &TestApp,
+    job: &Value,
+    weights: &[f64],
+    fee_rate: f64,
+) -> (fiscus_server::compute::inputs::PinnedPrices, usize, fiscus_quant::backtest::BacktestResult) {
     let pinned: fiscus_server::compute::inputs::PinnedPrices =
         serde_json::from_value(job["request"]["prices"].clone()).expect("pinned");
     let panel = fiscus_server::compute::inputs::load(&app.state, &app.workspace_id, &pinned).await.expect("panel");
     let close = Matrix::from_rows(&panel.prices).expect("matrix");
-    let schedule = fiscus_quant::backtest::periodic_schedule(panel.prices.len(), 21, &[0.7, 0.7]).expect("plan");
-    let expected = fiscus_quant::backtest::run(
-        &close,
-        &schedule,
-        fiscus_quant::backtest::BacktestConfig { initial_cash: 1_000_000.0, fee_rate: 0.0 },
-    )
-    .expect("engine");
-    let out = &job["result"]["output"];
-    assert_eq!(out["final_value"].as_f64(), expected.values.last().copied());
-    assert!(expected.cash.iter().all(|c| *c >= -1e-6), "no borrowing");
+    let schedule = fiscus_quant::backtest::periodic_schedule(panel.prices.len(), 21, weights).expect("plan");
+    let config = fiscus_quant::backtest::BacktestConfig { initial_cash: 1_000_000.0, fee_rate };
+    let expected = fiscus_quant::backtest::run(&close, &schedule, config).expect("engine");
+    (pinned, panel.dates.len(), expected)
 }
 
 fn panel_instrument(pinned: &fiscus_server::compute::inputs::PinnedPrices, symbol: &str) -> String {
