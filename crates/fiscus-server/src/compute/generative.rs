@@ -205,10 +205,9 @@ impl Generative {
                 let panel = super::inputs::load(state, workspace_id, pinned).await?;
                 let returns = panel.returns();
                 if returns.is_empty() {
-                    return Err(Failure::Computation {
-                        engine_error: "insufficient_data",
-                        detail: "the instruments have fewer than 2 common observations in the range".into(),
-                    });
+                    return Err(Failure::insufficient_data(
+                        "the instruments have fewer than 2 common observations in the range",
+                    ));
                 }
                 Ok(Loaded {
                     assets: pinned.instruments.iter().map(|i| i.symbol.clone()).collect(),

@@ -158,12 +158,17 @@ pub struct ReturnColumns(pub std::collections::BTreeMap<String, Vec<f64>>);
 impl ReturnColumns {
     /// The panel as the engine reads it (rows of periods, assets in name order), aligned on the last value.
     pub fn into_rows(self) -> InlineReturns {
-        let periods = self.0.values().map(Vec::len).min().unwrap_or(0);
-        let assets: Vec<String> = self.0.keys().cloned().collect();
-        let tails: Vec<&[f64]> = self.0.values().map(|c| &c[c.len() - periods..]).collect();
-        let values = (0..periods).map(|t| tails.iter().map(|c| c[t]).collect()).collect();
+        let (assets, values) = aligned(&self.0);
         InlineReturns { assets, values }
     }
+}
+
+/// Named series as rows (names in order): each series' last values, as many as the shortest has, so that
+/// the last row is every series' last value.
+pub fn aligned(columns: &std::collections::BTreeMap<String, Vec<f64>>) -> (Vec<String>, Vec<Vec<f64>>) {
+    let periods = columns.values().map(Vec::len).min().unwrap_or(0);
+    let tails: Vec<&[f64]> = columns.values().map(|c| &c[c.len() - periods..]).collect();
+    (columns.keys().cloned().collect(), (0..periods).map(|t| tails.iter().map(|c| c[t]).collect()).collect())
 }
 
 /// Returns as pinned in a job: one row per period, one column per asset.

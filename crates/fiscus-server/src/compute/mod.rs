@@ -211,7 +211,19 @@ impl From<Stop> for Refusal {
 /// The engine's typed reason, as the API names it (`engine_error`).
 /// The engine's refusal of a computation answered in the request: 422 `computation_refused` naming it.
 pub fn refused_by_engine(e: QuantError) -> Failure {
-    Failure::Computation { engine_error: engine_error(&e), detail: e.to_string() }
+    Failure::Computation { code: engine_code(&e), engine_error: engine_error(&e), detail: e.to_string() }
+}
+
+/// The problem an engine refusal is. Bodies cannot be empty where the engine needs values (the schemas'
+/// `minItems`), so an empty input is a data window that selected nothing: too little data, as too few values
+/// are. Constraints no portfolio meets and results the values leave undefined (a dispersion of zero, a
+/// compounding that overflows) meet the data, not the body's form: 409. The rest is 422.
+pub fn engine_code(e: &QuantError) -> ErrorCode {
+    match e {
+        QuantError::Empty { .. } | QuantError::InsufficientData { .. } => ErrorCode::InsufficientData,
+        QuantError::Infeasible { .. } | QuantError::Undefined { .. } => ErrorCode::Conflict,
+        _ => ErrorCode::ComputationRefused,
+    }
 }
 
 pub fn engine_error(e: &QuantError) -> &'static str {

@@ -464,19 +464,7 @@ pub async fn pin(
     model: &ModelInfo,
     r: ModelRunRequest,
 ) -> Result<ModelRun, Failure> {
-    let mut given = match r.parameters {
-        None => serde_json::Map::new(),
-        Some(Value::Object(m)) => m,
-        Some(_) => return Err(invalid("parameters", "must be an object")),
-    };
-    if given.contains_key("model") {
-        return Err(invalid("parameters", "`model` is not a parameter (the path names the model)"));
-    }
-    given.insert("model".into(), Value::String(model.key.into()));
-    let parameters: Parameters = serde_json::from_value(Value::Object(given)).map_err(|e| {
-        invalid("parameters", format!("{e} (see the model's parameters in GET /quant/models/{})", model.key))
-    })?;
-    check(&parameters)?;
+    let parameters = parameters_of(model.key, r.parameters)?;
     let input = pin_input(state, workspace_id, model.input, r.input).await?;
     Ok(ModelRun { parameters, input })
 }
@@ -516,25 +504,53 @@ fn takes(wanted: InputShape, shapes: &[InputShape]) -> bool {
     shapes.contains(&wanted) || (wanted == InputShape::Features && shapes.contains(&InputShape::Series))
 }
 
-fn parameters_fit(key: &str, given: Option<&Value>) -> bool {
-    let mut m = match given {
+/// The parameters of the catalogue's model `key`, every default applied and checked.
+fn parameters_of(key: &str, given: Option<Value>) -> Result<Parameters, Failure> {
+    let mut given = match given {
         None => serde_json::Map::new(),
-        Some(Value::Object(m)) if !m.contains_key("model") => m.clone(),
-        Some(_) => return false,
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err(invalid("parameters", "must be an object")),
     };
-    m.insert("model".into(), Value::String(key.into()));
-    serde_json::from_value::<Parameters>(Value::Object(m)).is_ok_and(|p| check(&p).is_ok())
+    if given.contains_key("model") {
+        return Err(invalid("parameters", "`model` is not a parameter (the path names the model)"));
+    }
+    given.insert("model".into(), Value::String(key.into()));
+    let parameters: Parameters = serde_json::from_value(Value::Object(given))
+        .map_err(|e| invalid("parameters", format!("{e} (see the model's parameters in GET /quant/models/{key})")))?;
+    check(&parameters)?;
+    Ok(parameters)
+}
+
+/// A promoted model's only parameter, `horizon` (default 12).
+fn lqm_horizon(given: Option<&Value>) -> Result<usize, Failure> {
+    match given {
+        None => Ok(12),
+        Some(Value::Object(m)) => {
+            if let Some(k) = m.keys().find(|k| *k != "horizon") {
+                return Err(invalid(
+                    "parameters",
+                    format!("`{k}` is not a parameter of a promoted model (it takes horizon)"),
+                ));
+            }
+            match m.get("horizon") {
+                None => Ok(12),
+                Some(v) => Ok(v
+                    .as_u64()
+                    .filter(|h| (1..=500).contains(h))
+                    .ok_or_else(|| invalid("parameters", "horizon: from 1 to 500"))?
+                    as usize),
+            }
+        }
+        Some(_) => Err(invalid("parameters", "must be an object")),
+    }
+}
+
+fn parameters_fit(key: &str, given: Option<&Value>) -> bool {
+    parameters_of(key, given.cloned()).is_ok()
 }
 
 fn lqm_parameters_fit(given: Option<&Value>) -> bool {
-    match given {
-        None => true,
-        Some(Value::Object(m)) => {
-            m.keys().all(|k| k == "horizon")
-                && m.get("horizon").is_none_or(|h| h.as_u64().is_some_and(|h| (1..=500).contains(&h)))
-        }
-        Some(_) => false,
-    }
+    lqm_horizon(given).is_ok()
 }
 
 /// What a run of the model `key` (a promoted LQM when `lqm`) conflicts with, when the body is one the
@@ -576,26 +592,7 @@ pub async fn pin_lqm(
     checkpoint: &fiscus_store::lqm::training::Checkpoint,
     r: ModelRunRequest,
 ) -> Result<ModelRun, Failure> {
-    let horizon = match r.parameters {
-        None => 12,
-        Some(Value::Object(m)) => {
-            if let Some(k) = m.keys().find(|k| *k != "horizon") {
-                return Err(invalid(
-                    "parameters",
-                    format!("`{k}` is not a parameter of a promoted model (it takes horizon)"),
-                ));
-            }
-            match m.get("horizon") {
-                None => 12,
-                Some(v) => {
-                    v.as_u64()
-                        .filter(|h| (1..=500).contains(h))
-                        .ok_or_else(|| invalid("parameters", "horizon: from 1 to 500"))? as usize
-                }
-            }
-        }
-        Some(_) => return Err(invalid("parameters", "must be an object")),
-    };
+    let horizon = lqm_horizon(r.parameters.as_ref())?;
     let c = &checkpoint.body;
     let parameters = Parameters::Lqm {
         model_id: c.model_id.clone(),
@@ -683,10 +680,7 @@ async fn pin_features(state: &AppState, workspace_id: &str, i: ModelInput) -> Re
             if i.start.is_some() || i.end.is_some() {
                 return Err(invalid("input", "start and end apply to an instrument"));
             }
-            let periods = given.values().map(Vec::len).min().unwrap_or(0);
-            let columns: Vec<String> = given.keys().cloned().collect();
-            let tails: Vec<&[f64]> = given.values().map(|c| &c[c.len() - periods..]).collect();
-            let rows = (0..periods).map(|t| tails.iter().map(|c| c[t]).collect()).collect();
+            let (columns, rows) = super::inputs::aligned(&given);
             Ok(FeatureSet::Inline { columns, rows })
         }
         (Some(features), None, Some(list)) if list.len() == 1 => {

@@ -234,13 +234,10 @@ impl Simulation {
                         .collect();
                     (drift, cov)
                 } else {
-                    return Err(Failure::Computation {
-                        engine_error: "insufficient_data",
-                        detail: format!(
-                            "{} common observations in the range; at least 3 are needed",
-                            panel.dates.len()
-                        ),
-                    });
+                    return Err(Failure::insufficient_data(format!(
+                        "{} common observations in the range; at least 3 are needed",
+                        panel.dates.len()
+                    )));
                 };
                 Ok(Loaded {
                     assets: pinned.instruments.iter().map(|i| i.symbol.clone()).collect(),

@@ -139,10 +139,10 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: TournamentRequest) -> 
     if let Some(v) = &r.values
         && v.len() < needed
     {
-        return Err(Failure::Computation {
-            engine_error: "insufficient_data",
-            detail: format!("{} values given; {needed} are needed for this horizon, origins and season", v.len()),
-        });
+        return Err(Failure::insufficient_data(format!(
+            "{} values given; {needed} are needed for this horizon, origins and season",
+            v.len()
+        )));
     }
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));

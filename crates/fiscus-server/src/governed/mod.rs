@@ -80,9 +80,9 @@ pub enum Failure {
     Decision(Refusal),
     /// Production access refused by its rule (who may move it, and how).
     Production(ProductionRefusal),
-    /// The numeric engine refused the inputs: its typed reason (`infeasible`, `not_positive_definite`, …)
-    /// and what it said.
-    Computation { engine_error: &'static str, detail: String },
+    /// The numeric engine refused the inputs: the problem code its typed reason maps to
+    /// (`compute::engine_code`), the reason (`infeasible`, `not_positive_definite`, …) and what it said.
+    Computation { code: ErrorCode, engine_error: &'static str, detail: String },
     /// The store failed, or found data it does not recognise or that failed its seal.
     Store(StoreError),
 }
@@ -98,6 +98,15 @@ impl From<StoreError> for Failure {
 
 impl Failure {
     /// `field` names an object the workspace does not hold.
+    /// Too few observations for a computation, found before the engine is asked (409 `insufficient_data`).
+    pub fn insufficient_data(detail: impl Into<String>) -> Failure {
+        Failure::Computation {
+            code: ErrorCode::InsufficientData,
+            engine_error: "insufficient_data",
+            detail: detail.into(),
+        }
+    }
+
     pub fn missing(field: &'static str, message: impl Into<String>) -> Failure {
         Failure::Missing(field, message.into())
     }

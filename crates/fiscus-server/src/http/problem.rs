@@ -162,21 +162,8 @@ impl From<crate::governed::Failure> for ApiError {
                 tracing::error!(refusal = %refusal, "a production access refusal reached the API");
                 ApiError::internal()
             }
-            // Bodies cannot be empty where the engine needs values (the schemas' `minItems`), so an empty input
-            // reaching the engine is a data window that selected nothing: too little data, as too few values.
-            Failure::Computation { engine_error: engine_error @ ("insufficient_data" | "empty"), detail } => {
-                ApiError::new(ErrorCode::InsufficientData).detail(detail).with("engine_error", engine_error)
-            }
-            // Constraints that no portfolio meets, for these assets and returns (the solver's certificate, or
-            // bounds that cross): the request is well formed and meets what the data allows, as a maximum
-            // weight that the holdings cannot fill is.
-            // A result the values given or selected leave undefined (a dispersion of zero, a compounding that
-            // overflows): the form is fine, the data cannot carry the computation.
-            Failure::Computation { engine_error: engine_error @ ("infeasible" | "undefined"), detail } => {
-                ApiError::new(ErrorCode::Conflict).detail(detail).with("engine_error", engine_error)
-            }
-            Failure::Computation { engine_error, detail } => {
-                ApiError::new(ErrorCode::ComputationRefused).detail(detail).with("engine_error", engine_error)
+            Failure::Computation { code, engine_error, detail } => {
+                ApiError::new(code).detail(detail).with("engine_error", engine_error)
             }
             Failure::Store(e) => e.into(),
         }

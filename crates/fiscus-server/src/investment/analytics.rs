@@ -213,13 +213,10 @@ pub async fn risk(state: &AppState, tenant: &Tenant, q: RiskQuery) -> Result<Ris
     let start = window_start(&valued.as_of, lookback);
     let (dates, returns, _) = history(state, tenant, &valued, None, Some(start), &valued.as_of).await?;
     if returns.len() < 20 {
-        return Err(Failure::Computation {
-            engine_error: "insufficient_data",
-            detail: format!(
-                "{} daily returns on dates every holding has a price in the window; at least 20 are needed",
-                returns.len()
-            ),
-        });
+        return Err(Failure::insufficient_data(format!(
+            "{} daily returns on dates every holding has a price in the window; at least 20 are needed",
+            returns.len()
+        )));
     }
     let (factor_exposures, factor_exposures_unavailable) =
         match super::factors::exposures(state, tenant, &valued).await? {
@@ -333,10 +330,10 @@ pub async fn comparison(state: &AppState, tenant: &Tenant, q: ComparisonQuery) -
         other => other?,
     };
     if returns.len() < 20 {
-        return Err(Failure::Computation {
-            engine_error: "insufficient_data",
-            detail: format!("{} daily returns in the window; at least 20 are needed", returns.len()),
-        });
+        return Err(Failure::insufficient_data(format!(
+            "{} daily returns in the window; at least 20 are needed",
+            returns.len()
+        )));
     }
     let daily_rf = rf / DAYS_PER_YEAR;
     let rel =

@@ -157,10 +157,10 @@ pub async fn construct(
     let panel = inputs::load(state, &tenant.workspace_id, &pinned).await?;
     let rows = panel.returns();
     if rows.len() < 60 {
-        return Err(Failure::Computation {
-            engine_error: "insufficient_data",
-            detail: format!("{} common daily returns in the window; at least 60 are needed", rows.len()),
-        });
+        return Err(Failure::insufficient_data(format!(
+            "{} common daily returns in the window; at least 60 are needed",
+            rows.len()
+        )));
     }
     let current: Vec<f64> =
         symbols.iter().map(|s| valued.weights.iter().find(|w| &w.symbol == s).map_or(0.0, |w| w.weight)).collect();

@@ -265,10 +265,10 @@ pub async fn generative_market(
         analytics::history(state, tenant, &valued, None, Some(window_start(&valued.as_of, lookback)), &valued.as_of)
             .await?;
     if daily.len() < 60 {
-        return Err(Failure::Computation {
-            engine_error: "insufficient_data",
-            detail: format!("{} observed daily returns in the window; at least 60 are needed", daily.len()),
-        });
+        return Err(Failure::insufficient_data(format!(
+            "{} observed daily returns in the window; at least 60 are needed",
+            daily.len()
+        )));
     }
     let history = Matrix::from_rows(&daily.iter().map(|r| vec![*r]).collect::<Vec<_>>()).map_err(engine_error)?;
     let spec = BootstrapSpec {

@@ -152,13 +152,10 @@ pub async fn generate(
         inputs::pin(state, &tenant.workspace_id, "portfolio_id", &symbols, Some(start), Some(end.clone())).await?;
     let panel = inputs::load(state, &tenant.workspace_id, &pinned).await?;
     if panel.prices.len() < 21 {
-        return Err(Failure::Computation {
-            engine_error: "insufficient_data",
-            detail: format!(
-                "{} days with every holding's observed price in the period; at least 21 are needed",
-                panel.prices.len()
-            ),
-        });
+        return Err(Failure::insufficient_data(format!(
+            "{} days with every holding's observed price in the period; at least 21 are needed",
+            panel.prices.len()
+        )));
     }
     // Today's quantities, held through the period.
     let quantities: Vec<f64> = valued

@@ -207,13 +207,10 @@ async fn historical(
             .await?;
     let panel = inputs::load(state, &tenant.workspace_id, &pinned).await?;
     if panel.prices.len() < 2 {
-        return Err(Failure::Computation {
-            engine_error: "insufficient_data",
-            detail: format!(
-                "the holdings have common observed prices on {} days of {start}..{end}",
-                panel.prices.len()
-            ),
-        });
+        return Err(Failure::insufficient_data(format!(
+            "the holdings have common observed prices on {} days of {start}..{end}",
+            panel.prices.len()
+        )));
     }
     let (first, last) = (&panel.prices[0], &panel.prices[panel.prices.len() - 1]);
     let lines: Vec<ScenarioLine> = valued

@@ -203,20 +203,15 @@ fn rules() -> Vec<(&'static str, Vec<Value>)> {
         (
             "RetrainingInput",
             vec![json!({ "properties": { "hyperparameters": hyperparameters() } }), {
-                let per_algorithm: Vec<Value> = [
-                    ("holt_winters", &["trend", "damped", "seasonal", "period"][..]),
-                    ("robust_z", &["threshold"][..]),
-                    ("historical_var", &["cutoff"][..]),
-                    ("parametric_var", &["cutoff"][..]),
-                ]
-                .iter()
-                .map(|(algorithm, members)| {
-                    json!({
-                        "if": { "required": ["algorithm"], "properties": { "algorithm": { "const": algorithm } } },
-                        "then": { "properties": { "hyperparameters": { "propertyNames": { "enum": members } } } }
+                let per_algorithm: Vec<Value> = fiscus_domain::lqm::family::Algorithm::ALL
+                    .iter()
+                    .map(|a| {
+                        json!({
+                            "if": { "required": ["algorithm"], "properties": { "algorithm": { "const": a.as_str() } } },
+                            "then": { "properties": { "hyperparameters": { "propertyNames": { "enum": crate::lqm::fit::members(*a) } } } }
+                        })
                     })
-                })
-                .collect();
+                    .collect();
                 json!({ "allOf": per_algorithm })
             }],
         ),
@@ -357,6 +352,7 @@ fn model_input_branches(shapes: &[Shape]) -> Vec<Value> {
 /// The hyperparameters of one trainable algorithm (`lqm/fit.rs`): Holt-Winters' (a damped model has a
 /// trend; a season has a period of 2 to 366, no season none or 0), robust z's or the VaR algorithms'.
 fn hyperparameters() -> Value {
+    use fiscus_domain::lqm::family::Algorithm;
     json!({
         "type": ["object", "null"],
         "additionalProperties": false,
@@ -368,12 +364,9 @@ fn hyperparameters() -> Value {
             "threshold": { "type": "number", "exclusiveMinimum": 0, "maximum": 100 },
             "cutoff": { "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 0.5 }
         },
-        "anyOf": [
-            { "type": "null" },
-            { "propertyNames": { "enum": ["trend", "damped", "seasonal", "period"] } },
-            { "propertyNames": { "enum": ["threshold"] } },
-            { "propertyNames": { "enum": ["cutoff"] } }
-        ],
+        "anyOf": std::iter::once(json!({ "type": "null" }))
+            .chain(Algorithm::ALL.iter().map(|a| json!({ "propertyNames": { "enum": crate::lqm::fit::members(*a) } })))
+            .collect::<Vec<Value>>(),
         "allOf": [
             {
                 "if": { "type": "object", "required": ["damped"], "properties": { "damped": { "const": true } } },
