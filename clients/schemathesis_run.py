@@ -413,7 +413,7 @@ def seed(base, key, client_id, client_secret, given):
         body = {"objective": "min_variance", "returns": {"A": [0.01, 0.0, -0.01], "B": [0.0, 0.02, 0.01]}}
         ids["compute_job_id"] = api.post("/api/v2/quant/compute/optimizations", body).json()["id"]
     if "generative_run_id" not in ids:
-        body = {"generator": "gbm", "parameters": {"assets": ["X"], "initial": [100.0], "drift": [0.05], "covariance": [[0.04]]},
+        body = {"generator": "gbm", "parameters": {"X": {"initial": 100.0, "drift": 0.05, "volatility": 0.2}},
                 "steps": 3, "paths": 2, "seed": 1}
         ids["generative_run_id"] = api.post("/api/v2/generative/paths", body).json()["id"]
     if "tournament_id" not in ids:

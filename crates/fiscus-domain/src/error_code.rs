@@ -57,10 +57,12 @@ pub enum ErrorCode {
     RecordingMissing,
     ConsentRequired,
     SpeechRuntimeUnavailable,
+    LimitExceeded,
+    FileRejected,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 52] = [
+    pub const ALL: [ErrorCode; 54] = [
         ErrorCode::MalformedJson,
         ErrorCode::MalformedRequest,
         ErrorCode::UnsupportedMediaType,
@@ -113,6 +115,8 @@ impl ErrorCode {
         ErrorCode::RecordingMissing,
         ErrorCode::ConsentRequired,
         ErrorCode::SpeechRuntimeUnavailable,
+        ErrorCode::LimitExceeded,
+        ErrorCode::FileRejected,
     ];
 
     /// (HTTP status, stable code, title).
@@ -269,7 +273,19 @@ impl ErrorCode {
             ErrorCode::QueueUnavailable => {
                 (503, "queue_unavailable", "No queue driver is configured for asynchronous agent runs")
             }
-            ErrorCode::InvalidAudio => (422, "invalid_audio", "The upload is not a recording this service reads"),
+            // Base64 the schema allows whose bytes are no WAV or FLAC this service decodes: what a recording
+            // holds is no rule a schema states, so 409 as for any body the document allows that cannot be
+            // carried out as given (422 says the body breaks a rule the document states).
+            ErrorCode::InvalidAudio => (409, "invalid_audio", "The upload is not a recording this service reads"),
+            // A body the document allows whose sizes multiply past a limit of this service (paths × steps ×
+            // assets, values one answer carries): a product no JSON Schema states, so 409 and not 422; the
+            // detail names the product and the limit.
+            ErrorCode::LimitExceeded => {
+                (409, "limit_exceeded", "The request's sizes together exceed a limit of this service")
+            }
+            // A CSV file the body carries whose rows do not read as its kind (a missing column, a bad date,
+            // journals that do not balance): `errors` names each line. 409 for the same reason as above.
+            ErrorCode::FileRejected => (409, "file_rejected", "The file's rows cannot be imported as its kind"),
             ErrorCode::RecordingMissing => (409, "recording_missing", "The call has no stored recording"),
             ErrorCode::ConsentRequired => (409, "consent_required", "No consent is in force for this call"),
             ErrorCode::SpeechRuntimeUnavailable => {

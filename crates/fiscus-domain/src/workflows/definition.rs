@@ -429,22 +429,24 @@ fn invalid(field: String, message: impl Into<String>) -> Invalid {
 }
 
 impl Definition {
-    /// Checks everything the types cannot: limits, unique ids, dependencies that exist, no cycle, and
-    /// that a step reads only the outputs of its ancestors, of the right kind. Returns every problem.
+    /// Checks everything the types cannot ([`Self::check_fields`], then [`Self::check_graph`]).
     pub fn check(&self) -> Result<(), Vec<Invalid>> {
+        self.check_fields()?;
+        self.check_graph()
+    }
+
+    /// The rules of each step on its own, which the API's schema states too (limits, id patterns, text):
+    /// every problem.
+    pub fn check_fields(&self) -> Result<(), Vec<Invalid>> {
         let mut problems = Vec::new();
         if self.steps.is_empty() || self.steps.len() > MAX_STEPS {
             problems.push(invalid("steps".into(), format!("must hold 1 to {MAX_STEPS} steps")));
             return Err(problems);
         }
-        let mut index: HashMap<&str, usize> = HashMap::new();
         for (i, step) in self.steps.iter().enumerate() {
             let field = |f: &str| format!("steps[{i}].{f}");
             if !step_id_ok(step.id()) {
                 problems.push(invalid(field("id"), "must match ^[a-z][a-z0-9_]{0,39}$"));
-            }
-            if index.insert(step.id(), i).is_some() {
-                problems.push(invalid(field("id"), format!("`{}` names two steps", step.id())));
             }
             if step.after().len() > MAX_AFTER {
                 problems.push(invalid(field("after"), format!("at most {MAX_AFTER} dependencies")));
@@ -492,6 +494,19 @@ impl Definition {
                         problems.push(invalid(field("description"), "at most 500 characters, no control characters"));
                     }
                 }
+            }
+        }
+        if problems.is_empty() { Ok(()) } else { Err(problems) }
+    }
+
+    /// How the steps fit together, which no schema states: unique ids, dependencies that exist, no cycle,
+    /// and a step reading only the outputs of its ancestors, of the right kind. Every problem.
+    pub fn check_graph(&self) -> Result<(), Vec<Invalid>> {
+        let mut problems = Vec::new();
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        for (i, step) in self.steps.iter().enumerate() {
+            if index.insert(step.id(), i).is_some() {
+                problems.push(invalid(format!("steps[{i}].id"), format!("`{}` names two steps", step.id())));
             }
         }
         for (i, step) in self.steps.iter().enumerate() {

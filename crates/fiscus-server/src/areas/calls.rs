@@ -232,7 +232,7 @@ pub async fn get_call(
 /// decodes, with its SHA-256; earlier versions are kept.
 ///
 /// A `content_base64` that is not base64, or another `media_type`, is 422 `invalid_request`; a file that does not
-/// decode as a WAV or FLAC this service reads is 422 `invalid_audio`; more than 24 MiB of audio is 413
+/// decode as a WAV or FLAC this service reads is 409 `invalid_audio`; more than 24 MiB of audio is 413
 /// `payload_too_large`; nothing is stored then. The version records its sample rate, channels and duration. Needs
 /// `client:intelligence:write`. Uploading transcribes nothing and records no consent; the audio is stored by
 /// Fiscus and sent to no other service.
@@ -245,7 +245,8 @@ pub async fn get_call(
         (status = 201, description = "Stored", body = CallRecordingView, headers(("Location" = String, description = "The call"))),
         (status = 404, description = "Not in this workspace and environment"),
         (status = 413, description = "More than 24 MiB of audio (`payload_too_large`)"),
-        (status = 422, description = "Not base64, or not a WAV/FLAC this service reads: a foreign file, a truncated WAV, another sample format (`invalid_audio`, naming why)")
+        (status = 409, description = "Base64 whose bytes are not a WAV/FLAC this service reads: a foreign file, a truncated WAV, another sample format (`invalid_audio`, naming why)"),
+        (status = 422, description = "Not base64, or another media type (`invalid_request`)")
     )
 )]
 pub async fn post_recording(

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::inputs::{PinnedPrices, check_range};
-use super::simulation::{GbmParameters, quantiles};
+use super::simulation::{GbmAssets, GbmParameters, quantiles};
 use super::{Control, Refusal};
 use crate::governed::Failure;
 use crate::state::AppState;
@@ -37,7 +37,7 @@ pub struct GenerativeRequest {
     pub start: Option<String>,
     #[schema(format = Date, example = "2017-12-31")]
     pub end: Option<String>,
-    pub parameters: Option<GbmParameters>,
+    pub parameters: Option<GbmAssets>,
     /// Periods per path (trading days for the bootstrap; GBM steps over `horizon_years`).
     #[schema(minimum = 1, maximum = 1000)]
     pub steps: u32,
@@ -105,7 +105,7 @@ pub async fn pin(
     check_range(&mut errors, r.start.as_deref(), r.end.as_deref());
     let assets = match (&r.instruments, &r.parameters) {
         (Some(i), None) => i.len(),
-        (None, Some(p)) if r.generator == Generator::Gbm => p.assets.len(),
+        (None, Some(p)) if r.generator == Generator::Gbm => p.len(),
         (None, Some(_)) => {
             errors.push(("parameters", "the bootstrap resamples instruments' history: give instruments".into()));
             0
@@ -118,30 +118,22 @@ pub async fn pin(
     if assets > 20 {
         errors.push(("instruments", "at most 20 assets".into()));
     }
-    if full && u64::from(r.paths) * (u64::from(r.steps) + 1) * assets as u64 > MAX_RETURNED {
-        errors.push((
-            "paths",
-            format!(
-                "paths × (steps + 1) × assets must be at most {MAX_RETURNED} (use /generative/scenarios for summaries)"
-            ),
-        ));
+    if let Some(p) = &r.parameters {
+        p.check(&mut errors);
     }
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
+    }
+    if full && u64::from(r.paths) * (u64::from(r.steps) + 1) * assets as u64 > MAX_RETURNED {
+        return Err(super::limit_exceeded(format!(
+            "paths × (steps + 1) × assets must be at most {MAX_RETURNED} (use /generative/scenarios for summaries)"
+        )));
     }
     let basis = match (r.instruments, r.parameters) {
         (Some(list), None) => {
             Basis::DataPlane(super::inputs::pin(state, workspace_id, "instruments", &list, r.start, r.end).await?)
         }
-        (None, Some(p)) => {
-            // The same checks as a simulation's inline parameters.
-            let mut errors = Vec::new();
-            super::simulation::check_parameters(&mut errors, &p);
-            if !errors.is_empty() {
-                return Err(Failure::Invalid(errors));
-            }
-            Basis::Inline(p)
-        }
+        (None, Some(p)) => Basis::Inline(p.pinned()?),
         _ => return Err(Failure::Invalid(vec![("instruments", "give either instruments or parameters".into())])),
     };
     Ok(Generative {

@@ -5,11 +5,13 @@
 use fiscus_quant::Matrix;
 use fiscus_quant::simulate::bootstrap::{BootstrapSpec, bootstrap_paths};
 use fiscus_quant::simulate::shocks::{ShockScenario, apply_shock};
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::inputs::{LoadedReturns, ReturnColumns, Returns};
-use super::simulation::quantiles;
+use super::simulation::{quantiles, weights_in_order};
 use super::{Control, Refusal};
 use crate::governed::Failure;
 use crate::state::AppState;
@@ -23,16 +25,24 @@ pub enum ScenarioMethod {
     Stress,
 }
 
-/// A stress: one relative move per asset (-0.3 is a 30 % fall).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+/// A stress as a job holds it: one relative move per asset, in the assets' order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Shock {
+    pub name: String,
+    pub moves: Vec<f64>,
+}
+
+/// A stress: relative price moves by asset (-0.3 is a 30 % fall).
+#[derive(Clone, Debug, PartialEq, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShockRequest {
     #[schema(value_type = fiscus_domain::fields::Text<1, 100>, inline, example = "2008 equity crash")]
     pub name: String,
-    /// Relative moves, from -1 (a total loss) to 10, one per asset in the order of the instruments given or of
-    /// the inline returns' asset names (sorted, as JSON object members carry no order).
-    #[schema(value_type = Vec<fiscus_domain::fields::Bounded<-1, 10>>, min_items = 1, max_items = 500, example = json!([-0.35, 0.05]))]
-    pub moves: Vec<f64>,
+    /// Relative moves by asset (an instrument as named in `instruments`, or an asset of `returns`), from -1
+    /// (a total loss) to 10; an asset not named does not move.
+    #[schema(value_type = BTreeMap<String, fiscus_domain::fields::Bounded<-1, 10>>, example = json!({"AAPL": -0.35, "MSFT": 0.05}))]
+    pub moves: BTreeMap<String, f64>,
 }
 
 /// Scenarios to generate.
@@ -48,10 +58,10 @@ pub struct ScenarioRequest {
     #[schema(format = Date, example = "2017-12-31")]
     pub end: Option<String>,
     pub returns: Option<ReturnColumns>,
-    /// Portfolio weights per asset (default equal weights), each at most 10 in size, in the order of the
-    /// instruments given or of the inline returns' asset names (sorted).
-    #[schema(value_type = Option<Vec<fiscus_domain::fields::Bounded<-10, 10>>>, min_items = 1, max_items = 100)]
-    pub weights: Option<Vec<f64>>,
+    /// Portfolio weights by asset (an instrument as named in `instruments`, or an asset of `returns`), each
+    /// at most 10 in size; an asset not named weighs 0. Equal weights when left out.
+    #[schema(value_type = Option<BTreeMap<String, fiscus_domain::fields::Bounded<-10, 10>>>, example = json!({"AAPL": 0.6, "MSFT": 0.4}))]
+    pub weights: Option<BTreeMap<String, f64>>,
     /// Bootstrap: periods per path (default 21).
     #[schema(minimum = 1, maximum = 2520)]
     pub steps: Option<u32>,
@@ -66,7 +76,7 @@ pub struct ScenarioRequest {
     pub seed: Option<u64>,
     /// Stress: the shocks to apply.
     #[schema(min_items = 1, max_items = 50)]
-    pub shocks: Option<Vec<Shock>>,
+    pub shocks: Option<Vec<ShockRequest>>,
 }
 
 /// Scenarios as stored in their job.
@@ -94,9 +104,6 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: ScenarioRequest) -> Re
     if !(1..=252).contains(&block) {
         errors.push(("block_length", "from 1 to 252".into()));
     }
-    if u64::from(steps) * u64::from(paths) > 10_000_000 {
-        errors.push(("paths", "steps × paths must be at most 10000000".into()));
-    }
     if r.seed.is_some_and(|s| s > (1 << 53) - 1) {
         errors.push(("seed", "from 0 to 2^53 - 1".into()));
     }
@@ -112,39 +119,49 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: ScenarioRequest) -> Re
     }
     for s in &shocks {
         if !fiscus_domain::fields::text_ok(&s.name, 1, 100)
-            || s.moves.iter().any(|m| !(m.is_finite() && *m >= -1.0 && *m <= 10.0))
+            || s.moves.is_empty()
+            || s.moves.len() > 500
+            || s.moves.values().any(|m| !(m.is_finite() && *m >= -1.0 && *m <= 10.0))
         {
-            errors.push(("shocks", "each shock: a name of 1 to 100 characters and moves from -1 to 10".into()));
+            errors
+                .push(("shocks", "each shock: a name of 1 to 100 characters and 1 to 500 moves from -1 to 10".into()));
             break;
         }
     }
     if let Some(w) = &r.weights
-        && w.iter().any(|x| !(x.is_finite() && x.abs() <= 10.0))
+        && (w.is_empty() || w.len() > 100 || w.values().any(|x| !(x.is_finite() && x.abs() <= 10.0)))
     {
-        errors.push(("weights", "finite, at most 10 in size".into()));
+        errors.push(("weights", "1 to 100 weights, each finite and at most 10 in size".into()));
     }
     super::inputs::check_range(&mut errors, r.start.as_deref(), r.end.as_deref());
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
+    let names = match (&r.instruments, &r.returns) {
+        (Some(list), None) => list.clone(),
+        (None, Some(columns)) => columns.0.keys().cloned().collect(),
+        _ => Vec::new(),
+    };
     let returns = super::inputs::returns_of(state, workspace_id, r.instruments, r.start, r.end, r.returns).await?;
     let n = returns.assets();
     if n > 100 {
         return Err(Failure::Invalid(vec![("instruments", "at most 100 assets".into())]));
     }
     if u64::from(steps) * u64::from(paths) * n as u64 > 10_000_000 {
-        return Err(Failure::Invalid(vec![("paths", "steps × paths × assets must be at most 10000000".into())]));
+        return Err(super::limit_exceeded("steps × paths × assets must be at most 10000000".into()));
     }
-    if r.weights.as_ref().is_some_and(|w| w.len() != n) || shocks.iter().any(|s| s.moves.len() != n) {
-        return Err(Failure::Invalid(vec![(
-            "weights",
-            format!("weights and each shock's moves: one per asset ({n})"),
-        )]));
-    }
+    let weights = r.weights.map(|w| weights_in_order(&w, &names, "weights")).transpose()?;
+    let shocks = shocks
+        .into_iter()
+        .map(|s| {
+            let moves = weights_in_order(&s.moves, &names, &format!("shock `{}`", s.name))?;
+            Ok(Shock { name: s.name, moves })
+        })
+        .collect::<Result<Vec<Shock>, Failure>>()?;
     Ok(Scenarios {
         method: r.method,
         returns,
-        weights: r.weights,
+        weights,
         steps,
         paths,
         block_length: block,

@@ -8,6 +8,8 @@
 //! whatever the thread count, so a job is reproducible bit for bit; a job of one chunk is exactly the
 //! engine's `gbm_terminal_prices` for its seed.
 
+use std::collections::BTreeMap;
+
 use fiscus_quant::Matrix;
 use fiscus_quant::simulate::gbm::{GbmSpec, for_each_gbm_path};
 use serde::{Deserialize, Serialize};
@@ -27,21 +29,139 @@ const MAX_TERMINALS: u64 = 5_000_000;
 /// At most this many normal draws per job (paths × steps × assets): tens of seconds on one core.
 const MAX_DRAWS: u64 = 1_000_000_000;
 
-/// GBM parameters given inline (annual units).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+/// GBM parameters as a job holds them (annual units): assets in name order, parallel arrays, the covariance
+/// of log returns. Requests give [`GbmAssets`]; stored jobs keep this form.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GbmParameters {
-    #[schema(min_items = 1, max_items = 50, example = json!(["EQUITY", "GOLD"]))]
     pub assets: Vec<String>,
-    /// Starting prices (> 0).
-    #[schema(min_items = 1, max_items = 50, example = json!([100.0, 50.0]))]
     pub initial: Vec<f64>,
-    /// Annual drift of each asset.
-    #[schema(min_items = 1, max_items = 50, example = json!([0.06, 0.02]))]
     pub drift: Vec<f64>,
-    /// Annual covariance of log returns (positive definite), one row per asset.
-    #[schema(min_items = 1, max_items = 50, example = json!([[0.04, 0.002], [0.002, 0.0225]]))]
     pub covariance: Vec<Vec<f64>>,
+}
+
+/// One asset of GBM parameters given in a request, in annual units.
+#[derive(Clone, Debug, PartialEq, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GbmAsset {
+    /// The starting price, above 0 and at most 1e12.
+    #[schema(exclusive_minimum = 0, maximum = 1000000000000.0, example = 100.0)]
+    pub initial: f64,
+    /// Annual drift μ of the price (0.06 is 6 % a year), from -100 to 100.
+    #[schema(minimum = -100, maximum = 100, example = 0.06)]
+    pub drift: f64,
+    /// Annual volatility σ of the log returns (0.2 is 20 %), above 0 and at most 10.
+    #[schema(exclusive_minimum = 0, maximum = 10, example = 0.2)]
+    pub volatility: f64,
+    /// Correlations of this asset's log returns with other assets' of the parameters, by name, each from -1
+    /// to 1. A pair is given under either asset, or under both alike; a pair given nowhere is uncorrelated.
+    #[schema(value_type = Option<BTreeMap<String, fiscus_domain::fields::Bounded<-1, 1>>>, example = json!({"GOLD": 0.05}))]
+    pub correlations: Option<BTreeMap<String, f64>>,
+}
+
+/// GBM parameters given in a request: each asset by name (1 to 50 names of text). Each asset's values travel
+/// together, so there are no parallel arrays to match; what JSON Schema cannot state is how the correlations
+/// fit together, and a body whose correlations disagree with its assets is 409 `conflict` ([`Self::pinned`]).
+#[derive(Clone, Debug, PartialEq, Deserialize, utoipa::ToSchema)]
+#[serde(transparent)]
+#[schema(example = json!({
+    "EQUITY": {"initial": 100.0, "drift": 0.06, "volatility": 0.2, "correlations": {"GOLD": 0.05}},
+    "GOLD": {"initial": 50.0, "drift": 0.02, "volatility": 0.15}
+}))]
+pub struct GbmAssets(pub BTreeMap<String, GbmAsset>);
+
+impl GbmAssets {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Field errors: what the schema states (names, sizes, bounds), for bodies that bypass it.
+    pub fn check(&self, errors: &mut Vec<(&'static str, String)>) {
+        if self.0.is_empty() || self.0.len() > 50 {
+            errors.push(("parameters", "from 1 to 50 assets".into()));
+        }
+        if self.0.keys().any(|a| !fiscus_domain::fields::text_ok(a, 1, 64)) {
+            errors.push(("parameters", "asset names are text of 1 to 64 characters".into()));
+        }
+        for a in self.0.values() {
+            let rho = a.correlations.iter().flatten().map(|(_, r)| *r);
+            if !(a.initial.is_finite() && a.initial > 0.0 && a.initial <= 1e12)
+                || !(a.drift.is_finite() && a.drift.abs() <= 100.0)
+                || !(a.volatility.is_finite() && a.volatility > 0.0 && a.volatility <= 10.0)
+                || rho.clone().any(|r| !(r.is_finite() && r.abs() <= 1.0))
+            {
+                errors.push((
+                    "parameters",
+                    "initial above 0 and at most 1e12, drift from -100 to 100, volatility above 0 and at most 10, \
+                     correlations from -1 to 1"
+                        .into(),
+                ));
+                return;
+            }
+        }
+    }
+
+    /// The parameters as a job holds them (covariance σᵢσⱼρᵢⱼ), or 409 `conflict` where the correlations
+    /// disagree with the assets: a name the parameters do not give, an asset's own correlation other than 1,
+    /// a pair given twice with two values, or correlations no returns can have (not positive definite).
+    pub fn pinned(&self) -> Result<GbmParameters, Failure> {
+        let conflict = |detail: String| Failure::refused(fiscus_domain::error_code::ErrorCode::Conflict, detail);
+        let names: Vec<&String> = self.0.keys().collect();
+        let n = names.len();
+        let mut rho = vec![vec![0.0; n]; n];
+        let mut given = vec![vec![false; n]; n];
+        for (i, (name, asset)) in self.0.iter().enumerate() {
+            rho[i][i] = 1.0;
+            for (other, r) in asset.correlations.iter().flatten() {
+                let Some(j) = names.iter().position(|x| *x == other) else {
+                    return Err(conflict(format!(
+                        "`{name}` gives a correlation with `{other}`, which is not an asset of the parameters"
+                    )));
+                };
+                if i == j {
+                    if *r != 1.0 {
+                        return Err(conflict(format!("`{name}` gives its own correlation as {r}; it is 1")));
+                    }
+                    continue;
+                }
+                if given[i][j] && rho[i][j] != *r {
+                    return Err(conflict(format!(
+                        "the correlation of `{name}` and `{other}` is given as {} and {r}",
+                        rho[i][j]
+                    )));
+                }
+                (rho[i][j], rho[j][i]) = (*r, *r);
+                (given[i][j], given[j][i]) = (true, true);
+            }
+        }
+        let sigma: Vec<f64> = self.0.values().map(|a| a.volatility).collect();
+        let covariance: Vec<Vec<f64>> =
+            (0..n).map(|i| (0..n).map(|j| sigma[i] * sigma[j] * rho[i][j]).collect()).collect();
+        let matrix = Matrix::from_rows(&covariance).map_err(|e| Failure::internal(e.to_string()))?;
+        if fiscus_quant::matrix::cholesky(&matrix, "covariance").is_err() {
+            return Err(conflict(
+                "the correlations are not those of any returns (their matrix is not positive definite)".into(),
+            ));
+        }
+        Ok(GbmParameters {
+            assets: names.into_iter().cloned().collect(),
+            initial: self.0.values().map(|a| a.initial).collect(),
+            drift: self.0.values().map(|a| a.drift).collect(),
+            covariance,
+        })
+    }
+}
+
+/// Weights by asset name as the engine reads them, in the assets' order: a name not among the assets is 409
+/// `conflict`; an asset not named weighs 0.
+pub fn weights_in_order(weights: &BTreeMap<String, f64>, assets: &[String], what: &str) -> Result<Vec<f64>, Failure> {
+    if let Some(unknown) = weights.keys().find(|k| !assets.contains(k)) {
+        return Err(Failure::refused(
+            fiscus_domain::error_code::ErrorCode::Conflict,
+            format!("{what} names `{unknown}`, which is not an asset of the request"),
+        ));
+    }
+    Ok(assets.iter().map(|a| weights.get(a).copied().unwrap_or(0.0)).collect())
 }
 
 /// A simulation to run.
@@ -57,7 +177,7 @@ pub struct SimulationRequest {
     pub start: Option<String>,
     #[schema(format = Date, example = "2017-12-31")]
     pub end: Option<String>,
-    pub parameters: Option<GbmParameters>,
+    pub parameters: Option<GbmAssets>,
     /// Years simulated.
     #[schema(exclusive_minimum = 0, maximum = 50)]
     pub horizon_years: f64,
@@ -70,9 +190,11 @@ pub struct SimulationRequest {
     /// Seed of the random stream (the same seed gives the same numbers); drawn and recorded when absent.
     #[schema(minimum = 0, maximum = 9007199254740991_u64)]
     pub seed: Option<u64>,
-    /// Portfolio weights per asset (the portfolio's terminal return is reported when given).
-    #[schema(min_items = 1, max_items = 50)]
-    pub weights: Option<Vec<f64>>,
+    /// Portfolio weights by asset (an instrument as named in `instruments`, or an asset of `parameters`),
+    /// each at most 10 in size; an asset not named weighs 0. The portfolio's terminal return is reported
+    /// when given.
+    #[schema(value_type = Option<BTreeMap<String, fiscus_domain::fields::Bounded<-10, 10>>>, example = json!({"AAPL": 0.6, "MSFT": 0.4}))]
+    pub weights: Option<BTreeMap<String, f64>>,
 }
 
 /// Where the parameters come from, as pinned.
@@ -111,7 +233,7 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: SimulationRequest) -> 
     check_range(&mut errors, r.start.as_deref(), r.end.as_deref());
     let assets = match (&r.instruments, &r.parameters) {
         (Some(i), None) => i.len(),
-        (None, Some(p)) => p.assets.len(),
+        (None, Some(p)) => p.len(),
         _ => {
             errors.push(("instruments", "give either instruments or parameters".into()));
             0
@@ -121,58 +243,44 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: SimulationRequest) -> 
         errors.push(("instruments", "at most 50 assets".into()));
     }
     if let Some(w) = &r.weights
-        && (w.len() != assets || w.iter().any(|x| !x.is_finite() || x.abs() > 10.0))
+        && (w.is_empty() || w.len() > 50 || w.values().any(|x| !x.is_finite() || x.abs() > 10.0))
     {
-        errors.push(("weights", format!("one finite weight (at most 10 in size) per asset ({assets})")));
-    }
-    let (paths, steps, n) = (u64::from(r.paths), u64::from(r.steps), assets as u64);
-    if paths * n > MAX_TERMINALS {
-        errors.push(("paths", format!("paths × assets must be at most {MAX_TERMINALS}")));
-    }
-    if paths * steps * n > MAX_DRAWS {
-        errors.push(("steps", format!("paths × steps × assets must be at most {MAX_DRAWS}")));
+        errors.push(("weights", "1 to 50 weights, each finite and at most 10 in size".into()));
     }
     if let Some(p) = &r.parameters {
-        check_parameters(&mut errors, p);
+        p.check(&mut errors);
     }
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
-    let parameters = match (r.instruments, r.parameters) {
+    let (paths, steps, n) = (u64::from(r.paths), u64::from(r.steps), assets as u64);
+    if paths * n > MAX_TERMINALS {
+        return Err(super::limit_exceeded(format!("paths × assets must be at most {MAX_TERMINALS}")));
+    }
+    if paths * steps * n > MAX_DRAWS {
+        return Err(super::limit_exceeded(format!("paths × steps × assets must be at most {MAX_DRAWS}")));
+    }
+    let (parameters, names) = match (r.instruments, r.parameters) {
         (Some(list), None) => {
-            Parameters::DataPlane(super::inputs::pin(state, workspace_id, "instruments", &list, r.start, r.end).await?)
+            let pinned = super::inputs::pin(state, workspace_id, "instruments", &list, r.start, r.end).await?;
+            (Parameters::DataPlane(pinned), list)
         }
-        (None, Some(p)) => Parameters::Inline(p),
+        (None, Some(p)) => {
+            let pinned = p.pinned()?;
+            let names = pinned.assets.clone();
+            (Parameters::Inline(pinned), names)
+        }
         _ => return Err(Failure::Invalid(vec![("instruments", "give either instruments or parameters".into())])),
     };
+    let weights = r.weights.map(|w| weights_in_order(&w, &names, "weights")).transpose()?;
     Ok(Simulation {
         parameters,
         horizon_years: r.horizon_years,
         steps: r.steps,
         paths: r.paths,
         seed: r.seed.unwrap_or_else(|| rand::random::<u64>() & ((1 << 53) - 1)),
-        weights: r.weights,
+        weights,
     })
-}
-
-pub(super) fn check_parameters(errors: &mut Vec<(&'static str, String)>, p: &GbmParameters) {
-    let n = p.assets.len();
-    if n == 0 || p.initial.len() != n || p.drift.len() != n || p.covariance.len() != n {
-        errors.push(("parameters", "assets, initial, drift and covariance must have one entry per asset".into()));
-        return;
-    }
-    if p.covariance.iter().any(|row| row.len() != n) {
-        errors.push(("parameters", "the covariance must be square".into()));
-    }
-    if p.initial.iter().any(|x| !(x.is_finite() && *x > 0.0 && *x <= 1e12)) {
-        errors.push(("parameters", "initial prices must be above 0 and at most 1e12".into()));
-    }
-    if p.drift.iter().chain(p.covariance.iter().flatten()).any(|x| !(x.is_finite() && x.abs() <= 100.0)) {
-        errors.push(("parameters", "drift and covariance values must be finite and at most 100 in size".into()));
-    }
-    if p.assets.iter().any(|a| a.is_empty() || a.chars().count() > 64) {
-        errors.push(("parameters", "asset names must be 1 to 64 characters".into()));
-    }
 }
 
 /// Parameters ready for the engine.

@@ -66,7 +66,7 @@ struct Shape {
     path_parameters: bool,
     /// Runs the engine (its 422 names `computation_refused`): a window or input with too few observations
     /// is 409 `insufficient_data`; constraints no solution meets and results the values leave undefined are 409
-    /// `conflict` (`http/problem.rs`).
+    /// `conflict` (`http/problem.rs`); sizes that multiply past a limit are 409 `limit_exceeded`.
     computes: bool,
 }
 
@@ -110,7 +110,7 @@ fn layer_errors(shape: &Shape) -> Vec<(u16, Vec<ErrorCode>)> {
         add(&[ReferenceNotFound]);
     }
     if shape.computes {
-        add(&[InsufficientData, Conflict]);
+        add(&[InsufficientData, Conflict, LimitExceeded]);
     }
     if shape.post && shape.bearer {
         add(&[IdempotencyKeyInUse]);

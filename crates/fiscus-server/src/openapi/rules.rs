@@ -234,6 +234,13 @@ fn patches() -> Vec<(&'static str, Value)> {
                 "additionalProperties": { "type": "number", "minimum": 0, "maximum": 1 }
             }),
         ),
+        // compute/simulation.rs `GbmAssets::check` and `weights_in_order`: assets, correlations, weights and
+        // moves by name, each name text.
+        ("/GbmAssets", names(1, 50)),
+        ("/GbmAsset/properties/correlations", names(0, 49)),
+        ("/SimulationRequest/properties/weights", names(1, 50)),
+        ("/ScenarioRequest/properties/weights", names(1, 100)),
+        ("/ShockRequest/properties/moves", names(1, 500)),
         // compute/inputs.rs `InlineReturns::check`: 1 to 500 assets named as text, each with 2 to 10,000
         // returns above -1 and at most 100.
         ("/ReturnColumns", named_series(500, 2, 10_000, json!({ "exclusiveMinimum": -1, "maximum": 100 }))),
@@ -280,6 +287,11 @@ fn named_series(names: usize, min: usize, max: usize, bounds: Value) -> Value {
         "propertyNames": text_name(),
         "additionalProperties": { "type": "array", "minItems": min, "maxItems": max, "items": number }
     })
+}
+
+/// An object of `min` to `max` members named as text (the members' own schema is the derive's).
+fn names(min: usize, max: usize) -> Value {
+    json!({ "minProperties": min, "maxProperties": max, "propertyNames": text_name() })
 }
 
 /// A name of 1 to 64 characters of text (`fiscus_domain::fields::text_ok`), as a member name's schema.

@@ -18,7 +18,7 @@ pub mod value;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::workflows::definition::Definition;
 use fiscus_store::workflows::{self as store, Version};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::governed::Failure;
 use crate::state::AppState;
@@ -44,6 +44,17 @@ pub fn checked(definition: &Definition) -> Result<(), Failure> {
 /// 422 `invalid_request` from a definition's problems.
 pub fn invalid_definition(problems: Vec<fiscus_domain::workflows::definition::Invalid>) -> Failure {
     Failure::Invalid(problems.into_iter().map(|p| ("definition", format!("{}: {}", p.field, p.message))).collect())
+}
+
+/// 409 `conflict` naming each way a definition's steps do not fit together (ids, dependencies, cycles,
+/// reads): rules across steps that no schema states, so not 422.
+pub fn unfit_graph(problems: Vec<fiscus_domain::workflows::definition::Invalid>) -> Failure {
+    let detail = format!("the definition's steps do not fit together: {}", problems[0].message);
+    let errors: Vec<Value> = problems
+        .into_iter()
+        .map(|p| json!({ "field": "definition", "message": format!("{}: {}", p.field, p.message) }))
+        .collect();
+    Failure::refused_with(ErrorCode::Conflict, detail, vec![("errors", Value::Array(errors))])
 }
 
 /// 422 `step_kind_unavailable` naming the connected steps of a definition, if it has any.

@@ -37,15 +37,17 @@ pub struct CreateVersion {
     pub definition: Definition,
 }
 
-/// Checks and stores a definition as a version; a cyclic graph, an unknown kind or parameter, a missing
-/// dependency or a step reading what it may not are 422 naming the step and field.
+/// Checks and stores a definition as a version; a step breaking a rule the schema states is 422, and steps
+/// that do not fit together (a cyclic graph, a missing dependency, a step reading what it may not) are 409
+/// `conflict`, each naming the step and field.
 pub async fn create(
     state: &AppState,
     caller: &Caller,
     tenant: &Tenant,
     req: CreateVersion,
 ) -> Result<(Workflow, Version), Failure> {
-    req.definition.check().map_err(invalid_definition)?;
+    req.definition.check_fields().map_err(invalid_definition)?;
+    req.definition.check_graph().map_err(super::unfit_graph)?;
     if req.description.as_deref().is_some_and(|d| !fiscus_domain::fields::prose_ok(d, 2000)) {
         return Err(Failure::Invalid(vec![("description", "at most 2000 characters, no control characters".into())]));
     }

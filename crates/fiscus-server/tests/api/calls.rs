@@ -155,13 +155,13 @@ async fn bad_uploads_are_refused_with_their_reason_and_store_nothing() {
     let call = new_call(&app).await;
     let path = format!("{CALLS}/{call}/recordings");
     let foreign =
-        problem(post(&app, &path, &recording(b"%PDF-1.7 a contract, not a call")).await, 422, "invalid_audio").await;
+        problem(post(&app, &path, &recording(b"%PDF-1.7 a contract, not a call")).await, 409, "invalid_audio").await;
     assert!(foreign["detail"].as_str().expect("detail").contains("not a WAV"), "{foreign}");
     let whole = librivox("sense_and_sensibility_01_austen_64kb-0880");
-    let cut = problem(post(&app, &path, &recording(&whole[..whole.len() / 2])).await, 422, "invalid_audio").await;
+    let cut = problem(post(&app, &path, &recording(&whole[..whole.len() / 2])).await, 409, "invalid_audio").await;
     assert!(cut["detail"].as_str().expect("detail").contains("truncated"), "{cut}");
     let flac = json!({ "media_type": "audio/flac", "content_base64": base64::engine::general_purpose::STANDARD.encode(&whole) });
-    problem(post(&app, &path, &flac).await, 422, "invalid_audio").await;
+    problem(post(&app, &path, &flac).await, 409, "invalid_audio").await;
     problem(
         post(&app, &path, &json!({ "media_type": "audio/wav", "content_base64": "not base64!" })).await,
         422,
@@ -208,9 +208,9 @@ async fn decoder_bombs_are_refused_with_422_while_the_server_stays_small() {
     let bomb = flac_bytes(&stereo(48_000), &constant_frames(19_000, 8, 48_000));
     let long = flac_bytes(&stereo(8_000), &constant_frames(370, 2, 8_000));
     assert!(bomb.len() > 600_000 && long.len() < 8_000, "{} and {} bytes", bomb.len(), long.len());
-    let refused = problem(post(&app, &path, &flac(&bomb)).await, 422, "invalid_audio").await;
+    let refused = problem(post(&app, &path, &flac(&bomb)).await, 409, "invalid_audio").await;
     assert!(refused["detail"].as_str().expect("detail").contains("8 channels in a stream of 2"), "{refused}");
-    let refused = problem(post(&app, &path, &flac(&long)).await, 422, "invalid_audio").await;
+    let refused = problem(post(&app, &path, &flac(&long)).await, 409, "invalid_audio").await;
     assert!(refused["detail"].as_str().expect("detail").contains("more than 1800 s"), "{refused}");
     assert!(peak_rss_kb() < 300 * 1024, "peak RSS {} kB", peak_rss_kb());
     let file: Value = app.get(&format!("{CALLS}/{call}"), &app.key).await.json().await.expect("json");

@@ -259,9 +259,11 @@ async fn credits_bad_input_and_engine_refusals_are_typed_and_change_nothing() {
 
 fn gbm_body(paths: u32, seed: u64) -> Value {
     json!({
-        "parameters": { "assets": ["EQUITY", "GOLD"], "initial": [100.0, 50.0], "drift": [0.06, 0.02],
-                        "covariance": [[0.04, 0.002], [0.002, 0.0225]] },
-        "horizon_years": 1.0, "steps": 12, "paths": paths, "seed": seed, "weights": [0.6, 0.4]
+        "parameters": {
+            "EQUITY": { "initial": 100.0, "drift": 0.06, "volatility": 0.2, "correlations": { "GOLD": 0.1 } },
+            "GOLD": { "initial": 50.0, "drift": 0.02, "volatility": 0.15 }
+        },
+        "horizon_years": 1.0, "steps": 12, "paths": paths, "seed": seed, "weights": { "EQUITY": 0.6, "GOLD": 0.4 }
     })
 }
 
@@ -284,7 +286,11 @@ async fn a_simulation_is_the_engines_paths_for_its_seed_and_reproducible_in_chun
     let r = post(gbm_body(5_000, 11)).await;
     assert_eq!(r.status(), 201);
     let job: Value = r.json().await.expect("json");
-    let covariance = Matrix::from_rows(&[vec![0.04, 0.002], vec![0.002, 0.0225]]).expect("matrix");
+    // The covariance σᵢσⱼρᵢⱼ of the volatilities and correlation given.
+    let (s, rho) = ([0.2_f64, 0.15], 0.1);
+    let covariance =
+        Matrix::from_rows(&[vec![s[0] * s[0] * 1.0, s[0] * s[1] * rho], vec![s[1] * s[0] * rho, s[1] * s[1] * 1.0]])
+            .expect("matrix");
     let spec = fiscus_quant::simulate::gbm::GbmSpec {
         initial: &[100.0, 50.0],
         drift: &[0.06, 0.02],
@@ -323,26 +329,42 @@ async fn a_simulation_is_the_engines_paths_for_its_seed_and_reproducible_in_chun
     unseeded.as_object_mut().expect("object").remove("seed");
     let drawn: Value = post(unseeded).await.json().await.expect("json");
     assert!(drawn["request"]["seed"].as_u64().is_some(), "{drawn}");
-    for bad in [
-        json!({"horizon_years": 1.0, "steps": 1, "paths": 1}),
-        {
-            let mut b = gbm_body(10, 1);
-            b["parameters"]["covariance"] = json!([[0.04, 0.002]]);
-            b
-        },
-        {
-            let mut b = gbm_body(1_000_000, 1);
-            b["steps"] = json!(10_000);
-            b
-        },
-    ] {
+    for bad in [json!({"horizon_years": 1.0, "steps": 1, "paths": 1}), {
+        let mut b = gbm_body(10, 1);
+        b["parameters"]["GOLD"]["volatility"] = json!(0.0);
+        b
+    }] {
         assert_eq!(post(bad.clone()).await.status(), 422, "{bad}");
     }
-    // A covariance that is not positive definite: the engine's reason.
-    let mut singular = gbm_body(10, 1);
-    singular["parameters"]["covariance"] = json!([[0.04, 0.05], [0.05, 0.04]]);
-    let p = problem(post(singular).await, 422, "computation_refused").await;
-    assert_eq!(p["engine_error"], "not_positive_definite", "{p}");
+    // Sizes each within its bounds whose product is past the job limit: 409, as no schema states it.
+    let mut huge = gbm_body(1_000_000, 1);
+    huge["steps"] = json!(10_000);
+    problem(post(huge).await, 409, "limit_exceeded").await;
+    // Parts of the body that disagree with each other, in ways no schema states: 409, and nothing is run.
+    let mut disagreeing = Vec::new();
+    for (pointer, value) in [
+        ("/parameters/EQUITY/correlations", json!({ "SILVER": 0.1 })),
+        ("/parameters/EQUITY/correlations", json!({ "EQUITY": 0.5 })),
+        (
+            "/parameters/GOLD",
+            json!({ "initial": 50.0, "drift": 0.02, "volatility": 0.15, "correlations": { "EQUITY": 0.2 } }),
+        ),
+        ("/weights", json!({ "SILVER": 1.0 })),
+    ] {
+        let mut b = gbm_body(10, 1);
+        *b.pointer_mut(pointer).expect("member") = value;
+        disagreeing.push(b);
+    }
+    // Correlations no returns can have: 1, -0.9 and 0.9 around three assets.
+    let mut b = gbm_body(10, 1);
+    b["parameters"]["EQUITY"]["correlations"] = json!({ "GOLD": 0.9, "OIL": -0.9 });
+    b["parameters"]["OIL"] =
+        json!({ "initial": 80.0, "drift": 0.0, "volatility": 0.3, "correlations": { "GOLD": 0.9 } });
+    disagreeing.push(b);
+    for b in disagreeing {
+        problem(post(b).await, 409, "conflict").await;
+    }
+    assert_eq!(app.count("SELECT COUNT(*) FROM compute_jobs WHERE kind = 'simulation'").await, 4);
 }
 
 #[tokio::test]

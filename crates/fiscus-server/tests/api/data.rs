@@ -381,9 +381,9 @@ async fn a_finance_system_imports_over_http_once_and_is_told_what_is_wrong() {
     assert_eq!(r.status(), 200);
     assert_eq!(r.json::<Value>().await.expect("json")["status"], "checked");
     assert_eq!(app.count("SELECT COUNT(*) FROM finance_entities").await, 0);
-    // A refusal names the line and column; nothing is kept.
+    // A refusal of the file's rows (which no schema states) is 409 naming the line and column; nothing is kept.
     let bad = post(body("entities", "code,name,ledger,currency\nUK1,UK Ltd,GL-UK,GBP\nUK2,UK Two,GL-XX,GBP\n")).await;
-    let problem_body = problem(bad, 422, "invalid_request").await;
+    let problem_body = problem(bad, 409, "file_rejected").await;
     assert_eq!(problem_body["errors"][0]["field"], "csv");
     assert!(problem_body["errors"][0]["message"].as_str().is_some_and(|m| m.starts_with("line 3, column `ledger`")));
     assert_eq!(app.count("SELECT COUNT(*) FROM finance_entities").await, 0);

@@ -277,7 +277,7 @@ async fn every_documented_success_has_a_real_example() {
     let queued = walk.record("post_quant_compute_optimizations", queued).await;
     let simulation = json!({
         "instruments": ["AAPL", "MSFT"], "start": "2015-01-01", "end": "2017-12-31", "horizon_years": 1.0,
-        "steps": 52, "paths": 2000, "seed": 7, "weights": [0.5, 0.5]
+        "steps": 52, "paths": 2000, "seed": 7, "weights": {"AAPL": 0.5, "MSFT": 0.5}
     });
     walk.post("post_quant_compute_simulations", "/api/v2/quant/compute/simulations", &simulation).await;
     let backtest = json!({
@@ -395,7 +395,7 @@ async fn every_documented_success_has_a_real_example() {
     });
     let scenarios = json!({
         "method": "block_bootstrap", "instruments": ["AAPL", "MSFT"], "start": "2015-01-01", "end": "2017-12-31",
-        "weights": [0.5, 0.5], "steps": 21, "paths": 500, "block_length": 5, "seed": 11
+        "weights": {"AAPL": 0.5, "MSFT": 0.5}, "steps": 21, "paths": 500, "block_length": 5, "seed": 11
     });
     for (operation, path, body) in
         [("post_ml_anomaly", "/api/v2/ml/anomaly", &anomaly), ("post_ml_scenarios", "/api/v2/ml/scenarios", &scenarios)]

@@ -17,7 +17,7 @@ async fn grant(app: &TestApp) {
 fn gbm(paths: u32) -> Value {
     json!({
         "generator": "gbm",
-        "parameters": { "assets": ["EQUITY"], "initial": [100.0], "drift": [0.05], "covariance": [[0.04]] },
+        "parameters": { "EQUITY": { "initial": 100.0, "drift": 0.05, "volatility": 0.2 } },
         "steps": 12, "paths": paths, "horizon_years": 1.0, "seed": 42
     })
 }
@@ -35,7 +35,7 @@ async fn synthetic_paths_are_the_engines_for_their_seed_and_marked_as_such() {
     let job: Value = r.json().await.expect("json");
     let out = &job["result"]["output"];
     assert_eq!((out["synthetic"].clone(), out["executable"].clone()), (json!(true), json!(false)));
-    let covariance = Matrix::from_rows(&[vec![0.04]]).expect("m");
+    let covariance = Matrix::from_rows(&[vec![0.2 * 0.2 * 1.0]]).expect("m"); // σ² of the volatility given
     let spec = fiscus_quant::simulate::gbm::GbmSpec {
         initial: &[100.0],
         drift: &[0.05],
@@ -65,10 +65,11 @@ async fn synthetic_paths_are_the_engines_for_their_seed_and_marked_as_such() {
     let id = job["id"].as_str().expect("id");
     let one: Value = app.get(&format!("/api/v2/generative/runs/{id}"), &app.key).await.json().await.expect("json");
     assert_eq!(one["id"], job["id"]);
-    // Too many prices to return whole; a bootstrap without history.
+    // Too many prices to return whole (sizes whose product no schema states: 409); a bootstrap without
+    // history (a rule the schema states: 422).
     let mut whole = gbm(10_000);
     whole["steps"] = json!(100);
-    assert_eq!(app.post_json("/api/v2/generative/paths", &app.key, &whole, None).await.status(), 422);
+    problem(app.post_json("/api/v2/generative/paths", &app.key, &whole, None).await, 409, "limit_exceeded").await;
     let mut boot = gbm(5);
     boot["generator"] = json!("block_bootstrap");
     assert_eq!(app.post_json("/api/v2/generative/paths", &app.key, &boot, None).await.status(), 422);

@@ -182,11 +182,22 @@ async fn ml_anomaly_and_scenarios_equal_the_engine() {
     // Stress: the portfolio's return is the weighted moves.
     let stress = json!({
         "method": "stress", "returns": crate::helpers::columns(&["A", "B"], &json!([[0.01, 0.0], [0.0, 0.01]])),
-        "weights": [0.6, 0.4], "shocks": [{"name": "crash", "moves": [-0.35, 0.05]}]
+        "weights": {"A": 0.6, "B": 0.4}, "shocks": [{"name": "crash", "moves": {"A": -0.35, "B": 0.05}}]
     });
     let job: Value = app.post_json("/api/v2/ml/scenarios", &app.key, &stress, None).await.json().await.expect("json");
     let got = job["result"]["output"]["scenarios"][0]["portfolio_return"].as_f64().expect("return");
     assert!((got - (0.6 * -0.35 + 0.4 * 0.05)).abs() < 1e-12, "{got}");
+    // An asset a shock leaves out does not move; a name that is no asset of the request is 409.
+    let mut partial = stress.clone();
+    partial["shocks"] = json!([{"name": "crash", "moves": {"A": -0.35}}]);
+    let job: Value = app.post_json("/api/v2/ml/scenarios", &app.key, &partial, None).await.json().await.expect("json");
+    let got = job["result"]["output"]["scenarios"][0]["portfolio_return"].as_f64().expect("return");
+    assert!((got - 0.6 * -0.35).abs() < 1e-12, "{got}");
+    for (pointer, value) in [("/weights", json!({"A": 0.5, "C": 0.5})), ("/shocks/0/moves", json!({"C": -0.1}))] {
+        let mut b = stress.clone();
+        *b.pointer_mut(pointer).expect("member") = value;
+        problem(app.post_json("/api/v2/ml/scenarios", &app.key, &b, None).await, 409, "conflict").await;
+    }
     // Bootstrap: the engine's paths for the seed, compounded.
     let history: Vec<Vec<f64>> = (0..40).map(|t| vec![(t as f64 * 0.9).sin() * 0.01]).collect();
     let boot = json!({

@@ -98,6 +98,12 @@ async fn unsafe_endpoints_are_refused_before_any_connection_and_record_nothing()
         )
         .await;
     problem(bad_type, 422, "invalid_request").await;
+    // The schema's `maxItems` counts what was sent, repeats included, and so does the server.
+    let repeated = vec!["action.settled"; 33];
+    let too_many = app
+        .post_json(PATH, &app.key, &json!({ "url": "https://hooks.example.com/x", "event_types": repeated }), None)
+        .await;
+    problem(too_many, 422, "invalid_request").await;
     assert_eq!(app.count("SELECT COUNT(*) FROM webhook_endpoints").await, 0);
     // A name that resolves nowhere yet is registered: each delivery resolves and screens it before connecting.
     let unresolved = app.post_json(PATH, &app.key, &json!({ "url": "https://nowhere.invalid/hook" }), None).await;

@@ -125,6 +125,10 @@ pub async fn post_webhook(
         None => vec!["*".to_string()],
         Some(types) if types.is_empty() => vec!["*".to_string()],
         Some(mut types) => {
+            // The limit counts what was sent, as the schema's `maxItems` does, before repeats are merged.
+            if types.len() > 32 {
+                invalid.push(("event_types", "at most 32 event types".to_string()));
+            }
             types.sort();
             types.dedup();
             for t in &types {

@@ -10,6 +10,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use fiscus_domain::data::{Kind, Provenance};
+use fiscus_domain::error_code::ErrorCode;
 use serde::{Deserialize, Serialize};
 
 use super::datasets::{DatasetView, view};
@@ -119,7 +120,8 @@ pub struct ImportView {
     })),
     responses(
         (status = 201, description = "Imported", body = ImportView),
-        (status = 200, description = "Already imported (same file), or checked by a dry run: nothing written", body = ImportView)
+        (status = 200, description = "Already imported (same file), or checked by a dry run: nothing written", body = ImportView),
+        (status = 409, description = "The file's rows do not read as its kind, or a row imported before had other values (`file_rejected`, each line in `errors`); nothing is written")
     )
 )]
 pub async fn post_import(
@@ -154,8 +156,12 @@ pub async fn post_import(
     };
     let outcome = match import::import(&state.store, &ctx.caller(), ctx.principal.workspace_id(), req, &Silent).await {
         Ok(o) => o,
+        // The schema allows any text as `csv`; rows that do not read as the kind are the file's content, so
+        // 409 `file_rejected` with each line's error, not 422.
         Err(Failure::Invalid { errors, .. }) => {
-            return Err(ApiError::invalid_fields(errors.iter().map(|e| ("csv", e.to_string())).collect()));
+            return Err(errors
+                .iter()
+                .fold(ApiError::new(ErrorCode::FileRejected), |e, line| e.field("csv", line.to_string())));
         }
         Err(Failure::Store(e)) => return Err(e.into()),
     };

@@ -99,7 +99,7 @@ async fn submit(
     path = "/api/v2/generative/paths",
     request_body(content = GenerativeRequest, example = json!({
         "generator": "gbm",
-        "parameters": { "assets": ["EQUITY"], "initial": [100.0], "drift": [0.05], "covariance": [[0.04]] },
+        "parameters": { "EQUITY": { "initial": 100.0, "drift": 0.05, "volatility": 0.2 } },
         "steps": 12, "paths": 5, "horizon_years": 1.0, "seed": 42
     })),
     params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once; `return=minimal` leaves the request just sent out of the answer (RFC 7240)")),
@@ -136,8 +136,10 @@ pub async fn post_paths(
     path = "/api/v2/generative/scenarios",
     request_body(content = GenerativeRequest, example = json!({
         "generator": "gbm",
-        "parameters": { "assets": ["EQUITY", "GOLD"], "initial": [100.0, 50.0], "drift": [0.06, 0.02],
-                        "covariance": [[0.04, 0.002], [0.002, 0.0225]] },
+        "parameters": {
+            "EQUITY": { "initial": 100.0, "drift": 0.06, "volatility": 0.2, "correlations": { "GOLD": 0.05 } },
+            "GOLD": { "initial": 50.0, "drift": 0.02, "volatility": 0.15 }
+        },
         "steps": 12, "paths": 1000, "horizon_years": 1.0, "seed": 42
     })),
     params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once; `return=minimal` leaves the request just sent out of the answer (RFC 7240)")),

@@ -95,7 +95,8 @@ pub async fn get_models() -> Json<ListPage<MlModelView>> {
         parameters: json!({"type": "object", "properties": {"shocks": {"type": "array", "minItems": 1, "maxItems": 50,
             "items": {"type": "object", "required": ["name", "moves"], "additionalProperties": false, "properties": {
                 "name": {"type": "string", "minLength": 1, "maxLength": 100},
-                "moves": {"type": "array", "minItems": 1, "maxItems": 500, "items": {"type": "number"}}}}}}}),
+                "moves": {"type": "object", "minProperties": 1, "maxProperties": 500,
+                    "additionalProperties": {"type": "number", "minimum": -1, "maximum": 10}}}}}}}),
     });
     Json(ListPage::complete(out))
 }
@@ -179,8 +180,11 @@ pub async fn post_anomaly(
     request_body(content = ScenarioRequest, example = json!({
         "method": "stress",
         "returns": { "BONDS": [0.002, 0.004, -0.001], "EQUITY": [0.01, -0.02, 0.015] },
-        "weights": [0.4, 0.6],
-        "shocks": [ { "name": "equity crash", "moves": [0.05, -0.35] }, { "name": "rates up", "moves": [-0.06, -0.08] } ]
+        "weights": { "BONDS": 0.4, "EQUITY": 0.6 },
+        "shocks": [
+            { "name": "equity crash", "moves": { "BONDS": 0.05, "EQUITY": -0.35 } },
+            { "name": "rates up", "moves": { "BONDS": -0.06, "EQUITY": -0.08 } }
+        ]
     })),
     params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once; `return=minimal` leaves the request just sent out of the answer (RFC 7240)")),
     responses(

@@ -226,9 +226,11 @@ pub async fn post_optimization(
     post,
     path = "/api/v2/quant/compute/simulations",
     request_body(content = SimulationRequest, example = json!({
-        "parameters": { "assets": ["EQUITY", "GOLD"], "initial": [100.0, 50.0], "drift": [0.06, 0.02],
-                        "covariance": [[0.04, 0.002], [0.002, 0.0225]] },
-        "horizon_years": 1.0, "steps": 52, "paths": 2000, "seed": 7, "weights": [0.6, 0.4]
+        "parameters": {
+            "EQUITY": { "initial": 100.0, "drift": 0.06, "volatility": 0.2, "correlations": { "GOLD": 0.05 } },
+            "GOLD": { "initial": 50.0, "drift": 0.02, "volatility": 0.15 }
+        },
+        "horizon_years": 1.0, "steps": 52, "paths": 2000, "seed": 7, "weights": { "EQUITY": 0.6, "GOLD": 0.4 }
     })),
     params(("Prefer" = Option<String>, Header, description = "`respond-async` queues the job and answers 202 at once; `return=minimal` leaves the request just sent out of the answer (RFC 7240)")),
     responses(

@@ -15,8 +15,9 @@ use crate::state::AppState;
 use crate::workflows::{campaigns, studio};
 
 /// Writes a definition as a new workflow (with `name`) or as the next version of one (`workflow_uid`). A
-/// definition is a DAG of typed steps; it is refused whole when a kind or parameter is unknown, a
-/// dependency names no step, the graph has a cycle, or a step reads what does not run before it.
+/// definition is a DAG of typed steps; it is refused whole when a kind or parameter is unknown (422), or
+/// when a dependency names no step, the graph has a cycle, or a step reads what does not run before it (409
+/// `conflict`: rules across steps that no schema states).
 ///
 /// Needs `workflow:manage`. Versions are immutable: a change is the next version of the same workflow (409
 /// `conflict` when another was written meanwhile). Connected steps (agent, integration, Financial Action, code
@@ -37,7 +38,7 @@ use crate::workflows::{campaigns, studio};
     })),
     responses(
         (status = 201, description = "The version", body = WorkflowVersionView, headers(("Location" = String, description = "The version"))),
-        (status = 409, description = "The name is taken, or another version was written meanwhile (`conflict`)"),
+        (status = 409, description = "The name is taken, or another version was written meanwhile, or the steps do not fit together: two steps with one id, a dependency that is not a step, a cycle, a step reading what it may not (`conflict`, with `errors` naming each step and field)"),
         (status = 422, description = "Bad input: the definition's problems, each naming its step and field")
     )
 )]
