@@ -164,8 +164,9 @@ pub async fn pin(state: &AppState, tenant: &Tenant, r: ResearchRunRequest) -> Re
                 if !is_key(&key, 40, b"_-") {
                     return Err(invalid("steps", format!("`{key}`: a key is 1 to 40 of a-z, 0-9, `_`, `-`")));
                 }
+                // Keys unique across the steps: a rule no schema states (`uniqueItems` compares whole steps).
                 if pinned.iter().any(|s| s.key == key) {
-                    return Err(invalid("steps", format!("`{key}` names two steps")));
+                    return Err(Failure::refused(ErrorCode::Conflict, format!("`{key}` names two steps")));
                 }
                 let request = pin_step(state, &tenant.workspace_id, step).await.map_err(|f| match f {
                     Failure::Invalid(errors) => Failure::Invalid(

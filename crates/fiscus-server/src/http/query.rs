@@ -1,7 +1,7 @@
 //! Query and path parameters, with problem+json errors (422 `invalid_parameter`) instead of the framework's
 //! plain-text rejections.
 
-use axum::extract::{FromRequestParts, Path, Query};
+use axum::extract::{FromRequestParts, Path};
 use axum::http::request::Parts;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::pagination::{PageRequest, parse_page};
@@ -18,7 +18,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
-        let query = parts.uri.query().unwrap_or("");
+        let query = whole_numbers(route(parts), parts.uri.query().unwrap_or(""));
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
         serde_path_to_error::deserialize::<_, T>(de).map(ApiQuery).map_err(|err| {
             let field = err.path().to_string();
@@ -27,6 +27,61 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
             ApiError::new(ErrorCode::InvalidParameter).field(field, "is not an acceptable value")
         })
     }
+}
+
+/// The query with each integer parameter's value written as JSON Schema reads it: `2.0` is the integer 2
+/// (an `integer` is any number with a zero fractional part), so `2.0` and `2` select the same rows. Only the
+/// parameters the document types `integer` (and never `string`) are touched.
+fn whole_numbers<'q>(route: &str, query: &'q str) -> std::borrow::Cow<'q, str> {
+    let integers = integer_parameters();
+    let whole = |name: &str, value: &str| {
+        integers.contains(&(route.to_string(), name.to_string()))
+            && value.split_once('.').is_some_and(|(int, frac)| {
+                let digits = int.strip_prefix('-').unwrap_or(int);
+                !digits.is_empty()
+                    && digits.bytes().all(|b| b.is_ascii_digit())
+                    && !frac.is_empty()
+                    && frac.bytes().all(|b| b == b'0')
+            })
+    };
+    if !form_urlencoded::parse(query.as_bytes()).any(|(n, v)| whole(&n, &v)) {
+        return std::borrow::Cow::Borrowed(query);
+    }
+    let mut out = form_urlencoded::Serializer::new(String::new());
+    for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+        match value.split_once('.').filter(|_| whole(&name, &value)) {
+            Some((int, _)) => out.append_pair(&name, int),
+            None => out.append_pair(&name, &value),
+        };
+    }
+    std::borrow::Cow::Owned(out.finish())
+}
+
+/// The route template the request matched (`/api/v2/investment/risk`), as the document names paths.
+fn route(parts: &Parts) -> &str {
+    parts.extensions.get::<axum::extract::MatchedPath>().map_or("", |m| m.as_str())
+}
+
+/// `(path, name)` of every query parameter the document types `integer` (no operation of a path has two
+/// parameters of one name with different types: each path has one GET at most that takes a query).
+fn integer_parameters() -> &'static std::collections::HashSet<(String, String)> {
+    static KNOWN: OnceLock<std::collections::HashSet<(String, String)>> = OnceLock::new();
+    KNOWN.get_or_init(|| {
+        let doc = crate::app::openapi_document();
+        let mut integers = std::collections::HashSet::new();
+        for (path, item) in doc["paths"].as_object().into_iter().flatten() {
+            for op in ["get", "post", "delete"].iter().filter_map(|m| item.get(*m)) {
+                for p in op["parameters"].as_array().into_iter().flatten().filter(|p| p["in"] == "query") {
+                    let Some(name) = p["name"].as_str() else { continue };
+                    let types = &p["schema"]["type"];
+                    if types == "integer" || types.as_array().is_some_and(|t| t.iter().any(|t| t == "integer")) {
+                        integers.insert((path.clone(), name.to_string()));
+                    }
+                }
+            }
+        }
+        integers
+    })
 }
 
 /// The query parameters each catalogued operation documents, read once from the OpenAPI document, so the
@@ -111,10 +166,10 @@ impl ListParams {
 impl<S: Send + Sync> FromRequestParts<S> for ListParams {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let Query(mut raw) = Query::<HashMap<String, String>>::from_request_parts(parts, state)
-            .await
-            .map_err(|e| ApiError::new(ErrorCode::InvalidParameter).detail(e.body_text()))?;
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        let query = whole_numbers(route(parts), parts.uri.query().unwrap_or(""));
+        let mut raw: HashMap<String, String> = serde_urlencoded::from_str(&query)
+            .map_err(|e| ApiError::new(ErrorCode::InvalidParameter).detail(format!("the query cannot be read: {e}")))?;
         let limit = raw.remove("limit");
         let after_id = raw.remove("after_id");
         let page = parse_page(limit.as_deref(), after_id.as_deref())

@@ -77,7 +77,7 @@ async fn members_of(
     workspace_id: &str,
     input: &[MemberInput],
 ) -> Result<(Vec<Member>, String), Failure> {
-    let (mut errors, mut missing) = (Vec::new(), Vec::new());
+    let (mut errors, mut missing, mut twice) = (Vec::new(), Vec::new(), Vec::new());
     if input.is_empty() || input.len() > 500 {
         errors.push(("members", "from 1 to 500 members".to_string()));
     }
@@ -93,7 +93,7 @@ async fn members_of(
             errors.push(("members", format!("`{}`: a rationale is at most 500 characters", m.symbol)));
         }
         if out.iter().any(|o| o.symbol == m.symbol) {
-            errors.push(("members", format!("`{}` is named twice", m.symbol)));
+            twice.push(format!("`{}`", m.symbol));
             continue;
         }
         match known.get(&m.symbol) {
@@ -108,6 +108,11 @@ async fn members_of(
     }
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
+    }
+    // A symbol unique across the members is a rule no schema states (`uniqueItems` compares whole members).
+    if !twice.is_empty() {
+        let detail = format!("members name {} twice", twice.join(", "));
+        return Err(Failure::refused(fiscus_domain::error_code::ErrorCode::Conflict, detail));
     }
     if !missing.is_empty() {
         return Err(Failure::missing("members", format!("no instrument {} in this workspace", missing.join(", "))));

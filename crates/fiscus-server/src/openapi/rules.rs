@@ -234,6 +234,13 @@ fn patches() -> Vec<(&'static str, Value)> {
                 "additionalProperties": { "type": "number", "minimum": 0, "maximum": 1 }
             }),
         ),
+        // compute/inputs.rs `pin`: an instrument named twice.
+        ("/SimulationRequest/properties/instruments", json!({ "uniqueItems": true })),
+        ("/GenerativeRequest/properties/instruments", json!({ "uniqueItems": true })),
+        ("/ScenarioRequest/properties/instruments", json!({ "uniqueItems": true })),
+        ("/OptimizationRequest/properties/instruments", json!({ "uniqueItems": true })),
+        ("/ModelInput/properties/instruments", json!({ "uniqueItems": true })),
+        ("/ConstructRequest/properties/instruments", json!({ "uniqueItems": true })),
         // compute/simulation.rs `GbmAssets::check` and `weights_in_order`: assets, correlations, weights and
         // moves by name, each name text.
         ("/GbmAssets", names(1, 50)),

@@ -192,6 +192,22 @@ async fn unknown_or_repeated_query_parameters_are_refused_everywhere_naming_the_
 }
 
 #[tokio::test]
+async fn an_integer_query_parameter_reads_as_json_schema_reads_it() {
+    // JSON Schema's `integer` is any number with a zero fractional part: `2.0` is 2 (as generated clients and
+    // testers send it), while `2.5` is refused and string parameters are left as they are.
+    let app = spawn_app().await;
+    app.load_demo().await;
+    let whole = app.get("/api/v2/investment/risk?portfolio_id=1.0", &app.key).await;
+    let plain = app.get("/api/v2/investment/risk?portfolio_id=1", &app.key).await;
+    assert_eq!((whole.status(), plain.status()), (reqwest::StatusCode::OK, reqwest::StatusCode::OK));
+    let (whole, plain): (Value, Value) = (whole.json().await.expect("json"), plain.json().await.expect("json"));
+    assert_eq!(whole["portfolio_id"], plain["portfolio_id"]);
+    let listed: Value = app.get("/api/v2/actions?limit=2.00", &app.key).await.json().await.expect("json");
+    assert!(listed["data"].is_array(), "{listed}");
+    problem(app.get("/api/v2/investment/risk?portfolio_id=1.5", &app.key).await, 422, "invalid_parameter").await;
+}
+
+#[tokio::test]
 async fn a_missing_scope_gets_an_insufficient_scope_challenge() {
     let app = spawn_app().await;
     let (_, narrow) = app.new_app(Environment::Sandbox, "workspace:read", None).await;

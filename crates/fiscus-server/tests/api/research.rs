@@ -159,7 +159,6 @@ async fn bad_runs_and_snapshots_are_refused_and_change_nothing() {
         json!({"project": "Bad Project", "steps": [step("a")]}),
         json!({"project": "p", "steps": []}),
         json!({"project": "p", "steps": nine}),
-        json!({"project": "p", "steps": [step("a"), step("a")]}),
         json!({"project": "p", "steps": [{"key": "a"}]}),
         json!({"project": "p", "steps": [{"key": "a", "model_run": {"model": "robust_z", "input": {"values": [1.0, 2.0, 3.0]}}, "forecast": {"values": [1.0]}}]}),
         json!({"project": "p", "steps": [{"key": "a", "model_run": {"model": "nope", "input": {"values": [1.0, 2.0, 3.0]}}}]}),
@@ -169,6 +168,9 @@ async fn bad_runs_and_snapshots_are_refused_and_change_nothing() {
         let r = app.post_json(RUNS, &app.key, &bad, None).await;
         assert_eq!(r.status(), 422, "{bad}");
     }
+    // Two steps with one key: a rule across items no schema states, so 409.
+    let twice = json!({"project": "p", "steps": [step("a"), step("a")]});
+    problem(app.post_json(RUNS, &app.key, &twice, None).await, 409, "conflict").await;
     // What names an object the workspace does not hold is 409, naming the step.
     for missing in [
         json!({"project": "p", "steps": [{"key": "a", "optimization": {"objective": "min_variance", "instruments": ["NOPE"]}}]}),
