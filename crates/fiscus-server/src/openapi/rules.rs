@@ -93,7 +93,9 @@ fn rules() -> Vec<(&'static str, Vec<Value>)> {
                 json!({ "properties": { "input": {
                     "allOf": [exactly_one(&[
                         Branch { give: &["values"], without: &["start", "end", "transform", "features"] },
-                        give(&["instruments"]),
+                        Branch { give: &["instruments"], without: &["features"] },
+                        // Catalogue features are computed from prices: no transform (`pin_features`).
+                        Branch { give: &["instruments", "features"], without: &["transform"] },
                         Branch { give: &["columns"], without: &["start", "end", "transform", "features"] },
                     ])],
                     "properties": { "returns": { "type": "null" }, "instruments": { "maxItems": 1 } }
