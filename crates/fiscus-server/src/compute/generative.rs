@@ -105,7 +105,7 @@ pub async fn pin(
     check_range(&mut errors, r.start.as_deref(), r.end.as_deref());
     let assets = match (&r.instruments, &r.parameters) {
         (Some(i), None) => i.len(),
-        (None, Some(p)) if r.generator == Generator::Gbm => p.len(),
+        (None, Some(p)) if r.generator == Generator::Gbm => p.assets(),
         (None, Some(_)) => {
             errors.push(("parameters", "the bootstrap resamples instruments' history: give instruments".into()));
             0

@@ -71,7 +71,8 @@ pub struct GbmAsset {
 pub struct GbmAssets(pub BTreeMap<String, GbmAsset>);
 
 impl GbmAssets {
-    pub fn len(&self) -> usize {
+    /// How many assets the parameters give.
+    pub fn assets(&self) -> usize {
         self.0.len()
     }
 
@@ -84,12 +85,12 @@ impl GbmAssets {
             errors.push(("parameters", "asset names are text of 1 to 64 characters".into()));
         }
         for a in self.0.values() {
-            let rho = a.correlations.iter().flatten().map(|(_, r)| *r);
-            if !(a.initial.is_finite() && a.initial > 0.0 && a.initial <= 1e12)
-                || !(a.drift.is_finite() && a.drift.abs() <= 100.0)
-                || !(a.volatility.is_finite() && a.volatility > 0.0 && a.volatility <= 10.0)
-                || rho.clone().any(|r| !(r.is_finite() && r.abs() <= 1.0))
-            {
+            let within = |x: f64, above: f64, max: f64| x.is_finite() && x > above && x <= max;
+            let fits = within(a.initial, 0.0, 1e12)
+                && within(a.drift.abs(), -1.0, 100.0)
+                && within(a.volatility, 0.0, 10.0)
+                && a.correlations.iter().flatten().all(|(_, r)| within(r.abs(), -1.0, 1.0));
+            if !fits {
                 errors.push((
                     "parameters",
                     "initial above 0 and at most 1e12, drift from -100 to 100, volatility above 0 and at most 10, \
@@ -233,7 +234,7 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: SimulationRequest) -> 
     check_range(&mut errors, r.start.as_deref(), r.end.as_deref());
     let assets = match (&r.instruments, &r.parameters) {
         (Some(i), None) => i.len(),
-        (None, Some(p)) => p.len(),
+        (None, Some(p)) => p.assets(),
         _ => {
             errors.push(("instruments", "give either instruments or parameters".into()));
             0
