@@ -171,6 +171,22 @@ pub fn aligned(columns: &std::collections::BTreeMap<String, Vec<f64>>) -> (Vec<S
     (columns.keys().cloned().collect(), (0..periods).map(|t| tails.iter().map(|c| c[t]).collect()).collect())
 }
 
+/// Values by asset name (weights, shock moves) as the engine reads them, in the assets' order: a name not
+/// among the assets is 409 `conflict`; an asset not named is 0.
+pub fn by_asset(
+    weights: &std::collections::BTreeMap<String, f64>,
+    assets: &[String],
+    what: &str,
+) -> Result<Vec<f64>, Failure> {
+    if let Some(unknown) = weights.keys().find(|k| !assets.contains(k)) {
+        return Err(Failure::refused(
+            ErrorCode::Conflict,
+            format!("{what} names `{unknown}`, which is not an asset of the request"),
+        ));
+    }
+    Ok(assets.iter().map(|a| weights.get(a).copied().unwrap_or(0.0)).collect())
+}
+
 /// Returns as pinned in a job: one row per period, one column per asset.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::inputs::by_asset;
 use super::inputs::{LoadedReturns, ReturnColumns, Returns};
-use super::simulation::{quantiles, weights_in_order};
+use super::simulation::quantiles;
 use super::{Control, Refusal};
 use crate::governed::Failure;
 use crate::state::AppState;
@@ -150,11 +151,11 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: ScenarioRequest) -> Re
     if u64::from(steps) * u64::from(paths) * n as u64 > 10_000_000 {
         return Err(super::limit_exceeded("steps × paths × assets must be at most 10000000".into()));
     }
-    let weights = r.weights.map(|w| weights_in_order(&w, &names, "weights")).transpose()?;
+    let weights = r.weights.map(|w| by_asset(&w, &names, "weights")).transpose()?;
     let shocks = shocks
         .into_iter()
         .map(|s| {
-            let moves = weights_in_order(&s.moves, &names, &format!("shock `{}`", s.name))?;
+            let moves = by_asset(&s.moves, &names, &format!("shock `{}`", s.name))?;
             Ok(Shock { name: s.name, moves })
         })
         .collect::<Result<Vec<Shock>, Failure>>()?;

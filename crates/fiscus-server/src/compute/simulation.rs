@@ -153,18 +153,6 @@ impl GbmAssets {
     }
 }
 
-/// Weights by asset name as the engine reads them, in the assets' order: a name not among the assets is 409
-/// `conflict`; an asset not named weighs 0.
-pub fn weights_in_order(weights: &BTreeMap<String, f64>, assets: &[String], what: &str) -> Result<Vec<f64>, Failure> {
-    if let Some(unknown) = weights.keys().find(|k| !assets.contains(k)) {
-        return Err(Failure::refused(
-            fiscus_domain::error_code::ErrorCode::Conflict,
-            format!("{what} names `{unknown}`, which is not an asset of the request"),
-        ));
-    }
-    Ok(assets.iter().map(|a| weights.get(a).copied().unwrap_or(0.0)).collect())
-}
-
 /// A simulation to run.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -273,7 +261,7 @@ pub async fn pin(state: &AppState, workspace_id: &str, r: SimulationRequest) -> 
         }
         _ => return Err(Failure::Invalid(vec![("instruments", "give either instruments or parameters".into())])),
     };
-    let weights = r.weights.map(|w| weights_in_order(&w, &names, "weights")).transpose()?;
+    let weights = r.weights.map(|w| super::inputs::by_asset(&w, &names, "weights")).transpose()?;
     Ok(Simulation {
         parameters,
         horizon_years: r.horizon_years,

@@ -243,7 +243,7 @@ fn patches() -> Vec<(&'static str, Value)> {
         ("/OptimizationRequest/properties/instruments", json!({ "uniqueItems": true })),
         ("/ModelInput/properties/instruments", json!({ "uniqueItems": true })),
         ("/ConstructRequest/properties/instruments", json!({ "uniqueItems": true })),
-        // compute/simulation.rs `GbmAssets::check` and `weights_in_order`: assets, correlations, weights and
+        // compute/simulation.rs `GbmAssets::check` and compute/inputs.rs `by_asset`: assets, correlations, weights and
         // moves by name, each name text.
         ("/GbmAssets", names(1, 50)),
         ("/GbmAsset/properties/correlations", names(0, 49)),
