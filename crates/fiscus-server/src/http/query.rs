@@ -33,7 +33,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 /// (an `integer` is any number with a zero fractional part), so `2.0` and `2` select the same rows. Only the
 /// parameters the document types `integer` (and never `string`) are touched.
 fn whole_numbers<'q>(route: &str, query: &'q str) -> std::borrow::Cow<'q, str> {
-    let integers = integer_parameters();
+    let integers = &declared().integers;
     let whole = |name: &str, value: &str| {
         integers.contains(&(route.to_string(), name.to_string()))
             && value.split_once('.').is_some_and(|(int, frac)| {
@@ -62,46 +62,33 @@ fn route(parts: &Parts) -> &str {
     parts.extensions.get::<axum::extract::MatchedPath>().map_or("", |m| m.as_str())
 }
 
-/// `(path, name)` of every query parameter the document types `integer` (no operation of a path has two
-/// parameters of one name with different types: each path has one GET at most that takes a query).
-fn integer_parameters() -> &'static std::collections::HashSet<(String, String)> {
-    static KNOWN: OnceLock<std::collections::HashSet<(String, String)>> = OnceLock::new();
+/// The query parameters the OpenAPI document declares, read from it once: by operation id (so the server
+/// accepts exactly what the document declares) and, as `(path, name)`, those it types `integer` (no path
+/// has two parameters of one name with different types).
+struct Declared {
+    by_operation: HashMap<String, Vec<String>>,
+    integers: std::collections::HashSet<(String, String)>,
+}
+
+fn declared() -> &'static Declared {
+    static KNOWN: OnceLock<Declared> = OnceLock::new();
     KNOWN.get_or_init(|| {
         let doc = crate::app::openapi_document();
-        let mut integers = std::collections::HashSet::new();
+        let mut known = Declared { by_operation: HashMap::new(), integers: std::collections::HashSet::new() };
         for (path, item) in doc["paths"].as_object().into_iter().flatten() {
             for op in ["get", "post", "delete"].iter().filter_map(|m| item.get(*m)) {
+                let mut names = Vec::new();
                 for p in op["parameters"].as_array().into_iter().flatten().filter(|p| p["in"] == "query") {
                     let Some(name) = p["name"].as_str() else { continue };
                     let types = &p["schema"]["type"];
                     if types == "integer" || types.as_array().is_some_and(|t| t.iter().any(|t| t == "integer")) {
-                        integers.insert((path.clone(), name.to_string()));
+                        known.integers.insert((path.clone(), name.to_string()));
                     }
+                    names.push(name.to_string());
                 }
-            }
-        }
-        integers
-    })
-}
-
-/// The query parameters each catalogued operation documents, read once from the OpenAPI document, so the
-/// server accepts exactly what the document declares.
-fn documented_parameters() -> &'static HashMap<String, Vec<String>> {
-    static KNOWN: OnceLock<HashMap<String, Vec<String>>> = OnceLock::new();
-    KNOWN.get_or_init(|| {
-        let doc = crate::app::openapi_document();
-        let mut known = HashMap::new();
-        for item in doc["paths"].as_object().into_iter().flat_map(|paths| paths.values()) {
-            for op in ["get", "post", "delete"].iter().filter_map(|m| item.get(*m)) {
-                let Some(id) = op["operationId"].as_str() else { continue };
-                let names = op["parameters"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|p| p["in"] == "query")
-                    .filter_map(|p| p["name"].as_str().map(str::to_string))
-                    .collect();
-                known.insert(id.to_string(), names);
+                if let Some(id) = op["operationId"].as_str() {
+                    known.by_operation.insert(id.to_string(), names);
+                }
             }
         }
         known
@@ -114,7 +101,7 @@ pub fn check_documented(operation_id: &str, query: Option<&str>) -> Result<(), A
     let Some(query) = query.filter(|q| !q.is_empty()) else {
         return Ok(());
     };
-    let known = documented_parameters().get(operation_id).map(Vec::as_slice).unwrap_or(&[]);
+    let known = declared().by_operation.get(operation_id).map(Vec::as_slice).unwrap_or(&[]);
     let mut seen: Vec<String> = Vec::new();
     for (name, _) in form_urlencoded::parse(query.as_bytes()) {
         if !known.iter().any(|k| *k == name) {
