@@ -31,7 +31,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 
 /// The query with each integer parameter's value written as JSON Schema reads it: `2.0` is the integer 2
 /// (an `integer` is any number with a zero fractional part), so `2.0` and `2` select the same rows. Only the
-/// parameters the document types `integer` (and never `string`) are touched.
+/// parameters the document types `integer` on the matched path are touched.
 fn whole_numbers<'q>(route: &str, query: &'q str) -> std::borrow::Cow<'q, str> {
     let integers = &declared().integers;
     let whole = |name: &str, value: &str| {
