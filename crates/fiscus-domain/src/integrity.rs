@@ -5,7 +5,7 @@
 //! audit chain from an event onwards. So every audit event, every chain head and every sealed business row
 //! also carries an HMAC-SHA256 under a key derived from the server key, which lives outside the database.
 //! A database writer without the server key cannot produce a valid MAC; the server key holder can, and
-//! that limit is stated in ARCHITECTURE.md.
+//! that limit is stated in crates/fiscus-kernel/README.md (what seals prove).
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;

@@ -17,9 +17,9 @@ use fiscus_domain::credentials::Environment;
 use fiscus_domain::execution_client::Grant;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_server::Settings;
+use fiscus_kernel::Settings;
+use fiscus_kernel::governed::Caller;
 use fiscus_server::admin::Admin;
-use fiscus_server::governed::Caller;
 use std::io::Write as _;
 
 fn hex(bytes: &[u8]) -> String {
@@ -65,7 +65,7 @@ async fn setup(args: &[String]) -> anyhow::Result<()> {
     )
     .map_err(|e| anyhow::anyhow!("{e:?}"))?;
     let mut tx = state.store.begin().await?;
-    fiscus_server::governed::execution_clients::decide(
+    fiscus_kernel::governed::execution_clients::decide(
         &mut tx,
         &tenant,
         &Caller::bare(Actor::operator("opr_bench")),

@@ -17,7 +17,7 @@ use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::events::{ActionEventData, Event, EventData, EventType};
 use fiscus_domain::scopes::ScopeSet;
-use fiscus_server::Settings;
+use fiscus_kernel::Settings;
 use fiscus_server::admin::Admin;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -55,7 +55,7 @@ fn event(workspace_id: &str) -> Event {
 }
 
 /// Writes `count` events in one transaction; returns their ids and creation times.
-async fn write(state: &fiscus_server::AppState, ws: &str, count: usize) -> anyhow::Result<Vec<(String, i64)>> {
+async fn write(state: &fiscus_http::AppState, ws: &str, count: usize) -> anyhow::Result<Vec<(String, i64)>> {
     let mut tx = state.store.begin().await?;
     let mut written = Vec::with_capacity(count);
     for _ in 0..count {

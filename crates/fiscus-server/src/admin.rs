@@ -16,9 +16,9 @@ use fiscus_store::workspaces::{NewWorkspace, WorkspaceRow};
 use fiscus_store::{Store, StoreError, WriteTx};
 use serde_json::{Value, json};
 
-use crate::governed::Caller;
-use crate::governed::record::AuditEntry;
-use crate::settings::DEFAULT_SERVICE_CLASS;
+use fiscus_kernel::governed::Caller;
+use fiscus_kernel::governed::record::AuditEntry;
+use fiscus_kernel::settings::DEFAULT_SERVICE_CLASS;
 
 pub struct Admin<'a> {
     pub store: &'a Store,
@@ -42,7 +42,7 @@ impl Admin<'_> {
         subject: &str,
         details: Value,
     ) -> anyhow::Result<()> {
-        crate::governed::record::audit(
+        fiscus_kernel::governed::record::audit(
             tx,
             &Caller::bare(self.actor.clone()),
             &AuditEntry {
@@ -418,7 +418,7 @@ impl Admin<'_> {
         let environment = Environment::parse(&app.environment).context("stored environment")?;
         let tenant = Tenant { workspace_id: app.workspace_id.clone(), environment };
         let mut tx = self.store.begin().await?;
-        let client = crate::governed::execution_clients::register(
+        let client = fiscus_kernel::governed::execution_clients::register(
             &mut tx,
             &tenant,
             &Caller::bare(self.actor.clone()),
@@ -428,7 +428,7 @@ impl Admin<'_> {
         )
         .await
         .map_err(|e| match e {
-            crate::governed::Failure::Invalid(fields) => anyhow::anyhow!(
+            fiscus_kernel::governed::Failure::Invalid(fields) => anyhow::anyhow!(
                 "{}",
                 fields.iter().map(|(f, why)| format!("{f}: {why}")).collect::<Vec<_>>().join("; ")
             ),

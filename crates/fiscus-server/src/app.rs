@@ -13,84 +13,54 @@ use tower_http::catch_panic::CatchPanicLayer;
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::areas;
-use crate::http::problem::ApiError;
-use crate::http::{agent_evidence, auth, body_limit, edge, idempotency, metrics, request_id};
 use crate::openapi;
-use crate::state::AppState;
+use fiscus_http::AppState;
+use fiscus_http::problem::ApiError;
+use fiscus_http::{agent_evidence, auth, body_limit, edge, idempotency, metrics, request_id};
 
-/// The bearer-authenticated operations, with their OpenAPI documentation (for the document alone).
-fn bearer_operations() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .merge(areas::platform::routes())
-        .merge(areas::data::routes())
-        .merge(areas::data::writing_routes())
-        .merge(areas::quant::routes())
-        .merge(areas::quant::writing_routes())
-        .merge(areas::ml::routes())
-        .merge(areas::ml::writing_routes())
-        .merge(areas::planning::routes())
-        .merge(areas::planning::writing_routes())
-        .merge(areas::generative::routes())
-        .merge(areas::generative::writing_routes())
-        .merge(areas::investment::routes())
-        .merge(areas::investment::writing_routes())
-        .merge(areas::lqm::routes())
-        .merge(areas::lqm::writing_routes())
-        .merge(areas::workflows::routes())
-        .merge(areas::workflows::writing_routes())
-        .merge(areas::calls::writing_routes())
-        .merge(areas::marketplace::routes())
-        .merge(areas::intelligence::routes())
-        .merge(areas::actions::routes())
-        .merge(areas::agent_execution::routes())
-        .merge(areas::agents::routes())
+/// Every area's bearer-authenticated operations, once: those that only read, and those that write or serve
+/// a gateway (which also go behind idempotency and request evidence).
+fn operations() -> (OpenApiRouter<AppState>, OpenApiRouter<AppState>) {
+    let reads = OpenApiRouter::new()
+        .merge(fiscus_platform::reads())
+        .merge(fiscus_data::reads())
+        .merge(fiscus_models::reads())
+        .merge(fiscus_investment::reads())
+        .merge(fiscus_agents::reads())
+        .merge(areas::marketplace::routes());
+    let writes = OpenApiRouter::new()
+        .merge(fiscus_data::writes())
+        .merge(fiscus_models::writes())
+        .merge(fiscus_investment::writes())
+        .merge(fiscus_agents::writes())
+        .merge(fiscus_platform::writes());
+    (reads, writes)
 }
 
 /// The OpenAPI document alone (no database needed), for `fiscus catalogue check` and tests.
 pub fn openapi_document() -> serde_json::Value {
+    let (reads, writes) = operations();
     let (_, api) = OpenApiRouter::<AppState>::with_openapi(openapi::base())
-        .merge(bearer_operations())
-        .merge(areas::oauth::routes())
+        .merge(reads.merge(writes))
+        .merge(fiscus_platform::oauth::routes())
         .split_for_parts();
     openapi::document(api)
 }
 
 /// Every documented operation: the bearer ones and the client-authenticated OAuth endpoints.
 pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
-    // Idempotency and gateway request evidence only have work on the areas that write or serve the agent
-    // gateway; the read-only platform area skips both layers (measurably cheaper reads). A test posts every
-    // documented POST twice with one Idempotency-Key, so a POST added without the layer is caught.
-    let writing = OpenApiRouter::new()
-        .merge(areas::data::writing_routes())
-        .merge(areas::quant::writing_routes())
-        .merge(areas::ml::writing_routes())
-        .merge(areas::planning::writing_routes())
-        .merge(areas::generative::writing_routes())
-        .merge(areas::investment::writing_routes())
-        .merge(areas::lqm::writing_routes())
-        .merge(areas::workflows::writing_routes())
-        .merge(areas::calls::writing_routes())
-        .merge(areas::actions::routes())
-        .merge(areas::agent_execution::routes())
-        .merge(areas::agents::routes())
+    // Idempotency and gateway request evidence only have work on the operations that write or serve the
+    // agent gateway; reads skip both layers (measurably cheaper reads). A test posts every documented POST
+    // twice with one Idempotency-Key, so a POST added without the layer is caught.
+    let (reads, writes) = operations();
+    let writes = writes
         .route_layer(from_fn_with_state(state.clone(), idempotency::layer))
         .route_layer(from_fn_with_state(state.clone(), agent_evidence::layer));
-    let bearer = OpenApiRouter::new()
-        .merge(areas::platform::routes())
-        .merge(areas::data::routes())
-        .merge(areas::quant::routes())
-        .merge(areas::ml::routes())
-        .merge(areas::planning::routes())
-        .merge(areas::generative::routes())
-        .merge(areas::investment::routes())
-        .merge(areas::lqm::routes())
-        .merge(areas::workflows::routes())
-        .merge(areas::marketplace::routes())
-        .merge(areas::intelligence::routes())
-        .merge(writing)
-        .route_layer(from_fn_with_state(state.clone(), auth::layer));
-    let (router, api) =
-        OpenApiRouter::with_openapi(openapi::base()).merge(bearer).merge(areas::oauth::routes()).split_for_parts();
+    let bearer = reads.merge(writes).route_layer(from_fn_with_state(state.clone(), auth::layer));
+    let (router, api) = OpenApiRouter::with_openapi(openapi::base())
+        .merge(bearer)
+        .merge(fiscus_platform::oauth::routes())
+        .split_for_parts();
     (router, openapi::document(api))
 }
 
@@ -107,12 +77,13 @@ pub fn build(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(state.settings.body_limit_bytes))
         .layer(from_fn(edge::layer))
         .with_state(state.clone());
-    let _ = state.router.set(dispatch);
+    let _ = state.http.router.set(dispatch);
+    let _ = state.http.api.set(Arc::new(fiscus_http::document::ApiDocument::new(doc.clone())));
     let doc_json = Arc::new(serde_json::to_string(&doc).unwrap_or_else(|_| String::from("{}")));
-    let docs_page = Arc::new(crate::docs::render(&doc));
+    let docs_page = Arc::new(fiscus_http::docs::render(&doc));
     Router::new()
         .merge(api)
-        .merge(crate::console::routes())
+        .merge(fiscus_console::routes())
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics_text))
@@ -130,11 +101,14 @@ pub fn build(state: AppState) -> Router {
                 async move { Html(page.as_str().to_owned()) }
             }),
         )
-        .route("/problems/{code}", get(crate::docs::problem_page))
-        .route("/.well-known/oauth-authorization-server", get(areas::oauth::authorization_server_metadata))
-        .route(areas::oauth::MCP_RESOURCE_METADATA, get(areas::oauth::mcp_resource_metadata))
-        .route(areas::agents::a2a::CARD_PATH, get(areas::agents::a2a::public_card))
-        .route(areas::agents::a2a::GATEWAY_CARD_PATH, get(areas::agents::a2a::public_card))
+        .route("/problems/{code}", get(fiscus_http::docs::problem_page))
+        .route("/.well-known/oauth-authorization-server", get(fiscus_platform::oauth::authorization_server_metadata))
+        .route(fiscus_http::issuer::MCP_RESOURCE_METADATA, get(fiscus_platform::oauth::mcp_resource_metadata))
+        .route(fiscus_agents::routes::agents::a2a::CARD_PATH, get(fiscus_agents::routes::agents::a2a::public_card))
+        .route(
+            fiscus_agents::routes::agents::a2a::GATEWAY_CARD_PATH,
+            get(fiscus_agents::routes::agents::a2a::public_card),
+        )
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .route_layer(from_fn_with_state(state.clone(), metrics::layer))
@@ -164,8 +138,8 @@ async fn readyz(State(state): State<AppState>) -> Response {
 /// OpenMetrics 1.0 or the Prometheus text format 0.0.4, by `Accept` (`http::metrics::Format`).
 async fn metrics_text(State(state): State<AppState>, headers: axum::http::HeaderMap) -> impl IntoResponse {
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
-    let format = crate::http::metrics::Format::negotiate(accept);
-    ([(header::CONTENT_TYPE, format.content_type()), (header::VARY, "Accept")], state.metrics.encode_as(format))
+    let format = fiscus_http::metrics::Format::negotiate(accept);
+    ([(header::CONTENT_TYPE, format.content_type()), (header::VARY, "Accept")], state.http.metrics.encode_as(format))
 }
 
 async fn not_found() -> ApiError {

@@ -8,8 +8,8 @@ use fiscus_domain::data::{Kind, Provenance};
 use fiscus_store::Store;
 use std::collections::BTreeMap;
 
-use crate::governed::Caller;
-use crate::import::{self, ImportRequest, Mapping, Outcome, Progress};
+use fiscus_data::import::{self, ImportRequest, Mapping, Outcome, Progress};
+use fiscus_kernel::governed::Caller;
 
 struct DemoFile {
     kind: Kind,

@@ -1,37 +1,15 @@
-//! The Fiscus HTTP service: the axum application, its cross-cutting layers, the business areas, the
-//! administration used by the CLI, and OpenAPI.
+//! The Fiscus service assembled: the router over every area's operations with the cross-cutting layers
+//! (`app`), the OpenAPI document (`openapi`), starting and stopping (`serve`), the background workers
+//! (`workers`), the administration the command line uses (`admin`, `demo`, `demo_data`), and the one
+//! listing that spans areas (`areas::marketplace`). It holds no area's rules: those are in the area crates
+//! (`fiscus-data`, `fiscus-investment`, `fiscus-models`, `fiscus-agents`, `fiscus-platform`) over the
+//! kernel (`fiscus-kernel`) and the HTTP layers (`fiscus-http`); the console is `fiscus-console`.
 
 pub mod admin;
-pub mod anchor;
 pub mod app;
 pub mod areas;
-pub mod calls;
-pub mod catalogue_check;
-pub mod compute;
-pub mod connections;
-pub mod connectors;
-pub mod console;
-pub mod cpu;
 pub mod demo;
 pub mod demo_data;
-pub mod docs;
-pub mod governed;
-pub mod http;
-pub mod import;
-pub mod investment;
-pub mod lqm;
 pub mod openapi;
-pub mod outbound;
-pub mod secret_box;
-pub mod secret_key;
-pub mod series_cache;
 pub mod serve;
-pub mod settings;
-pub mod spaces;
-pub mod state;
-pub mod verify;
 pub mod workers;
-pub mod workflows;
-
-pub use settings::Settings;
-pub use state::AppState;

@@ -5,8 +5,8 @@ use std::future::Future;
 use std::time::Duration;
 use tokio::net::TcpListener;
 
-use crate::settings::Settings;
-use crate::state::AppState;
+use fiscus_http::AppState;
+use fiscus_kernel::settings::Settings;
 
 /// Opens the database (creating the SQLite file on first run), applies migrations and loads the secret key.
 pub async fn open(settings: Settings) -> anyhow::Result<AppState> {
@@ -14,7 +14,7 @@ pub async fn open(settings: Settings) -> anyhow::Result<AppState> {
         std::fs::create_dir_all(&settings.data_dir)
             .with_context(|| format!("creating the data directory {}", settings.data_dir.display()))?;
     }
-    let (server_key, key_source) = crate::secret_key::load_or_create(&settings.secret_key_path())?;
+    let (server_key, key_source) = fiscus_kernel::secret_key::load_or_create(&settings.secret_key_path())?;
     let url = settings.effective_database_url();
     let seal_key = fiscus_domain::integrity::SealKey::derive(&server_key);
     let store = fiscus_store::Store::connect(&url, settings.database_max_connections, seal_key)
@@ -22,7 +22,9 @@ pub async fn open(settings: Settings) -> anyhow::Result<AppState> {
         .with_context(|| format!("connecting to {}", fiscus_store::redact_url(&url)))?
         .with_group_commit(settings.group_commit);
     store.migrate().await.context("applying migrations")?;
-    Ok(AppState::new(store, settings, server_key, key_source))
+    let books = std::sync::Arc::new(fiscus_investment::orders::PortfolioBooks);
+    let services = fiscus_kernel::Services::new(store, settings, server_key, key_source, books);
+    Ok(AppState::new(services, vec![fiscus_agents::routes::calls::LARGE_BODY]))
 }
 
 /// Serves until `shutdown` resolves, then lets in-flight requests finish (bounded by the grace period),
@@ -40,12 +42,13 @@ pub async fn run(
     let computer = state.settings.compute_worker.then(|| spawn_compute_worker(state.clone()));
     let deliverer = state.settings.webhook_worker.then(|| spawn_webhook_worker(state.clone()));
     let flows = state.settings.workflow_worker.then(|| spawn_workflow_worker(state.clone()));
-    let agents = (state.settings.agent_worker && state.settings.agent_queue == crate::settings::AgentQueue::Database)
+    let agents = (state.settings.agent_worker
+        && state.settings.agent_queue == fiscus_kernel::settings::AgentQueue::Database)
         .then(|| spawn_agent_worker(state.clone()));
     let grace = Duration::from_secs(state.settings.shutdown_grace_seconds);
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
-    let max_connections = crate::connections::effective_max_connections(state.settings.max_connections);
-    let limits = crate::connections::Limits {
+    let max_connections = fiscus_http::connections::effective_max_connections(state.settings.max_connections);
+    let limits = fiscus_http::connections::Limits {
         max_connections,
         header_read_timeout: Duration::from_secs(state.settings.header_read_timeout_seconds),
         // One address never holds more than half the slots anonymously, whatever the setting says.
@@ -53,13 +56,13 @@ pub async fn run(
             0 => 0,
             n => n.min((max_connections / 2).max(1)),
         },
-        body: crate::connections::Pace {
+        body: fiscus_http::connections::Pace {
             grace: Duration::from_secs(state.settings.body_read_timeout_seconds.max(1)),
             min_bytes_per_second: state.settings.body_min_bytes_per_second.max(1),
         },
     };
     tracing::info!(max_connections = limits.max_connections, "accepting connections");
-    let serving = tokio::spawn(crate::connections::serve(listener, app, limits, async move {
+    let serving = tokio::spawn(fiscus_http::connections::serve(listener, app, limits, async move {
         shutdown.await;
         let _ = stopped_tx.send(());
     }));
@@ -93,7 +96,7 @@ pub async fn run(
     if let Err(e) = state.invocations.flush(&state.store).await {
         tracing::warn!(error = %e, "final flush of tool invocation rows failed");
     }
-    if let Err(e) = state.usage.flush(&state.store).await {
+    if let Err(e) = state.http.usage.flush(&state.store).await {
         tracing::warn!(error = %e, "final usage flush failed");
     }
     anchor_heads(&state).await;
@@ -110,7 +113,7 @@ fn spawn_background(state: AppState) -> tokio::task::JoinHandle<()> {
         loop {
             tick.tick().await;
             seconds += 1;
-            if let Err(e) = state.usage.flush(&state.store).await {
+            if let Err(e) = state.http.usage.flush(&state.store).await {
                 tracing::warn!(error = %e, "usage flush failed; counts are kept for the next try");
             }
             if let Err(e) = state.invocations.flush(&state.store).await {
@@ -267,7 +270,7 @@ pub async fn shutdown_signal() {
 
 /// Moves the audit anchors forward; a chain that no longer reaches its anchor is an alarm, not a warning.
 pub async fn anchor_heads(state: &AppState) {
-    match crate::anchor::refresh(state).await {
+    match fiscus_kernel::anchor::refresh(state).await {
         Ok(broken) => {
             for workspace_id in broken {
                 tracing::error!(

@@ -5,6 +5,8 @@
 //! [`dialect`]. Every repository function takes a [`Tenant`](fiscus_domain::tenancy::Tenant) or a workspace id
 //! first, with one deliberate exception: resolving a presented credential, which is how a request learns its
 //! workspace in the first place (`credentials::resolve_*`).
+//!
+//! How it works, in prose: `README.md` beside this crate.
 
 pub mod a2a_tasks;
 pub mod actions;

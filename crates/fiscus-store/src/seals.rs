@@ -317,7 +317,7 @@ pub type Columns = Vec<(&'static str, Stored)>;
 fn decode(table: &SealedTable, row: &sqlx::any::AnyRow) -> Result<(Columns, Option<String>)> {
     let mut columns = Vec::with_capacity(table.columns.len());
     for (i, name) in table.columns.iter().enumerate() {
-        // Columns are TEXT or BIGINT (see ARCHITECTURE.md, Persistence); try the integer first.
+        // Columns are TEXT or BIGINT (see crates/fiscus-store/README.md, Persistence); try the integer first.
         let value = if let Ok(v) = row.try_get::<Option<i64>, _>(i) {
             v.map_or(Stored::Null, Stored::Integer)
         } else {

@@ -7,8 +7,8 @@ use fiscus_domain::clock::{parse_rfc3339, rfc3339};
 use fiscus_domain::credentials::{AppStatus, Environment};
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
+use fiscus_kernel::{Services, Settings};
 use fiscus_server::admin::Admin;
-use fiscus_server::{AppState, Settings};
 use std::process::ExitCode;
 
 use crate::settings::{DataArgs, ServeArgs, load};
@@ -423,8 +423,8 @@ async fn serve_command(settings: Settings, demo: bool) -> anyhow::Result<ExitCod
 }
 
 /// The same report and ledger `GET /api/v2/catalogue` and `GET /api/v2/catalogue/ledger` serve.
-fn catalogue_check(settings: &fiscus_server::settings::Settings) -> ExitCode {
-    let report = fiscus_server::catalogue_check::check();
+fn catalogue_check(settings: &fiscus_kernel::settings::Settings) -> ExitCode {
+    let report = fiscus_platform::catalogue_check::check(&fiscus_server::app::openapi_document());
     let ledger = fiscus_domain::change_ledger::ledger(&settings.deprecations);
     println!(
         "catalogue version {} (every operation Stable and Published; deprecated: {}; ledger entries: {})",
@@ -454,7 +454,7 @@ fn catalogue_check(settings: &fiscus_server::settings::Settings) -> ExitCode {
     if report.mismatches.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
 
-async fn workspaces(state: &AppState, workspace: Option<&str>) -> anyhow::Result<Vec<String>> {
+async fn workspaces(state: &Services, workspace: Option<&str>) -> anyhow::Result<Vec<String>> {
     Ok(match workspace {
         Some(w) => vec![w.to_string()],
         None => {
@@ -464,9 +464,9 @@ async fn workspaces(state: &AppState, workspace: Option<&str>) -> anyhow::Result
     })
 }
 
-async fn verify_audit(state: &AppState, workspace: Option<&str>) -> anyhow::Result<bool> {
+async fn verify_audit(state: &Services, workspace: Option<&str>) -> anyhow::Result<bool> {
     let workspaces = workspaces(state, workspace).await?;
-    let anchors = fiscus_server::verify::anchors(&state.settings, &state.store)?;
+    let anchors = fiscus_kernel::verify::anchors(&state.settings, &state.store)?;
     let mut broken = 0;
     if workspace.is_none() {
         // A workspace anchored outside the database but gone from it lost its whole chain.
@@ -476,14 +476,14 @@ async fn verify_audit(state: &AppState, workspace: Option<&str>) -> anyhow::Resu
         }
     }
     for ws in &workspaces {
-        let report = fiscus_server::verify::verify_workspace(&state.store, ws, anchors.get(ws))
+        let report = fiscus_kernel::verify::verify_workspace(&state.store, ws, anchors.get(ws))
             .await
             .with_context(|| format!("reading the audit chain of {ws}"))?;
         match &report.result {
             Ok(()) => println!("ok      {ws}: {} events, chain intact", report.events),
             Err(b) => {
                 broken += 1;
-                println!("BROKEN  {ws}: {}", fiscus_server::verify::describe(b));
+                println!("BROKEN  {ws}: {}", fiscus_kernel::verify::describe(b));
             }
         }
     }
@@ -491,17 +491,17 @@ async fn verify_audit(state: &AppState, workspace: Option<&str>) -> anyhow::Resu
     Ok(broken == 0)
 }
 
-async fn verify_records(state: &AppState, workspace: Option<&str>) -> anyhow::Result<bool> {
+async fn verify_records(state: &Services, workspace: Option<&str>) -> anyhow::Result<bool> {
     let workspaces = workspaces(state, workspace).await?;
     let mut failures = 0;
     for ws in &workspaces {
-        let (checked, unsealed) = fiscus_server::verify::verify_records(&state.store, ws)
+        let (checked, unsealed) = fiscus_kernel::verify::verify_records(&state.store, ws)
             .await
             .with_context(|| format!("reading the sealed records of {ws}"))?;
-        let (envelopes, altered) = fiscus_server::verify::verify_envelopes(&state.store, ws)
+        let (envelopes, altered) = fiscus_kernel::verify::verify_envelopes(&state.store, ws)
             .await
             .with_context(|| format!("reading the actions of {ws}"))?;
-        let (datasets, tampered) = fiscus_server::verify::verify_datasets(&state.store, ws)
+        let (datasets, tampered) = fiscus_kernel::verify::verify_datasets(&state.store, ws)
             .await
             .with_context(|| format!("reading the datasets of {ws}"))?;
         if unsealed.is_empty() && altered.is_empty() && tampered.is_empty() {
@@ -514,7 +514,7 @@ async fn verify_records(state: &AppState, workspace: Option<&str>) -> anyhow::Re
         }
         failures += tampered.len();
         for u in &unsealed {
-            println!("ALTERED {ws}: {}", fiscus_server::verify::describe_unsealed(u));
+            println!("ALTERED {ws}: {}", fiscus_kernel::verify::describe_unsealed(u));
         }
         for id in &altered {
             println!("ALTERED {ws}: action {id}: its envelope hash is not the seal of its stored envelope");
@@ -525,11 +525,11 @@ async fn verify_records(state: &AppState, workspace: Option<&str>) -> anyhow::Re
     Ok(failures == 0)
 }
 
-async fn verify_models(state: &AppState, workspace: Option<&str>) -> anyhow::Result<bool> {
+async fn verify_models(state: &Services, workspace: Option<&str>) -> anyhow::Result<bool> {
     let workspaces = workspaces(state, workspace).await?;
     let mut failures = 0;
     for ws in &workspaces {
-        let report = fiscus_server::lqm::verify::verify_models(&state.store, &state.settings.data_dir, ws)
+        let report = fiscus_models::lqm::verify::verify_models(&state.store, &state.settings.data_dir, ws)
             .await
             .with_context(|| format!("reading the published models of {ws}"))?;
         if report.problems.is_empty() {
@@ -684,13 +684,13 @@ async fn admin_command(admin: &Admin<'_>, settings: &Settings, command: AdminCom
             let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
             let rules =
                 serde_json::from_str(&text).with_context(|| format!("{} is not a list of rules", file.display()))?;
-            let caller = fiscus_server::governed::Caller::bare(admin.actor.clone());
-            match fiscus_server::investment::collateral::set_policy(admin.store, &caller, &workspace, rules).await {
+            let caller = fiscus_kernel::governed::Caller::bare(admin.actor.clone());
+            match fiscus_investment::collateral::set_policy(admin.store, &caller, &workspace, rules).await {
                 Ok(p) => {
                     println!("collateral policy version {} in force ({})", p.version, p.rules_hash);
                     println!("{}", p.id);
                 }
-                Err(fiscus_server::governed::Failure::Invalid(errors)) => {
+                Err(fiscus_kernel::governed::Failure::Invalid(errors)) => {
                     let lines: Vec<String> = errors.into_iter().map(|(_, e)| e).collect();
                     bail!("the policy was refused:\n{}", lines.join("\n"));
                 }
@@ -710,11 +710,10 @@ async fn admin_command(admin: &Admin<'_>, settings: &Settings, command: AdminCom
             }
         }
         AdminCommand::RestrictedList { command: RestrictedListCommand::Add { workspace, symbol, reason } } => {
-            let caller = fiscus_server::governed::Caller::bare(admin.actor.clone());
-            match fiscus_server::investment::orders::restrict(admin.store, &caller, &workspace, &symbol, &reason).await
-            {
+            let caller = fiscus_kernel::governed::Caller::bare(admin.actor.clone());
+            match fiscus_investment::orders::restrict(admin.store, &caller, &workspace, &symbol, &reason).await {
                 Ok(()) => println!("{symbol} is on the restricted list of {workspace}"),
-                Err(fiscus_server::governed::Failure::Invalid(errors)) => {
+                Err(fiscus_kernel::governed::Failure::Invalid(errors)) => {
                     let lines: Vec<String> = errors.into_iter().map(|(f, e)| format!("{f}: {e}")).collect();
                     bail!("refused:\n{}", lines.join("\n"));
                 }

@@ -2,9 +2,9 @@
 
 use anyhow::{Context, bail};
 use clap::Args;
+use fiscus_data::import::{self, ImportRequest, Mapping, Outcome, Progress};
 use fiscus_domain::data::values::DateFormat;
 use fiscus_domain::data::{Kind, Provenance};
-use fiscus_server::import::{self, ImportRequest, Mapping, Outcome, Progress};
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -167,7 +167,7 @@ pub fn describe(o: &Outcome) -> String {
     )
 }
 
-pub async fn run(state: &fiscus_server::AppState, args: ImportArgs) -> anyhow::Result<bool> {
+pub async fn run(state: &fiscus_kernel::Services, args: ImportArgs) -> anyhow::Result<bool> {
     let Some(kind) = Kind::parse(&args.kind) else {
         bail!(
             "`{}` is not a kind of import (instruments, prices, corporate-actions, fundamentals, economics, ledgers, entities, journals, transactions, balances, portfolios, lots, positions, cash)",
@@ -201,7 +201,7 @@ pub async fn run(state: &fiscus_server::AppState, args: ImportArgs) -> anyhow::R
         units: args.units.clone(),
         titles: pairs(&args.titles, "--title")?,
     };
-    let caller = fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::cli());
+    let caller = fiscus_kernel::governed::Caller::bare(fiscus_domain::actor::Actor::cli());
     let mut ok = true;
     for path in &args.files {
         let label = path.display().to_string();
@@ -236,8 +236,8 @@ pub async fn run(state: &fiscus_server::AppState, args: ImportArgs) -> anyhow::R
 }
 
 /// `fiscus demo load`: the demo data into an existing workspace.
-pub async fn demo_load(state: &fiscus_server::AppState, workspace: &str) -> anyhow::Result<()> {
-    let caller = fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo());
+pub async fn demo_load(state: &fiscus_kernel::Services, workspace: &str) -> anyhow::Result<()> {
+    let caller = fiscus_kernel::governed::Caller::bare(fiscus_domain::actor::Actor::demo());
     let bar = Bar::new(String::from("demo data"));
     let outcomes = fiscus_server::demo_data::load(&state.store, &caller, workspace, &bar).await;
     bar.finish();

@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 use clap::Args;
-use fiscus_server::Settings;
+use fiscus_kernel::Settings;
 use std::path::PathBuf;
 
 /// Where the data lives; shared by every command that opens the database.

@@ -392,7 +392,7 @@ fn two_server_processes_on_one_database_settle_each_action_once() {
         sqlx::any::install_default_drivers();
         let pool = sqlx::AnyPool::connect(&sqlx_url).await.expect("pool");
         // The stand-in decisions below are sealed with the deployment's key, as the console would seal them.
-        let (server_key, _) = fiscus_server::secret_key::load_or_create(&dir.path().join("secret.key")).expect("key");
+        let (server_key, _) = fiscus_kernel::secret_key::load_or_create(&dir.path().join("secret.key")).expect("key");
         let sealer = fiscus_store::Store::connect(&sqlx_url, 2, fiscus_domain::integrity::SealKey::derive(&server_key))
             .await
             .expect("store");

@@ -1,5 +1,5 @@
 //! The control state machine of a Financial Action. The names are Fiscus's (the seed leaves them open) and
-//! are documented in the OpenAPI and ARCHITECTURE.md.
+//! are documented in the OpenAPI and crates/fiscus-kernel/README.md.
 //!
 //! ```text
 //! draft ──submit──► pending_approval ──quorum──► approved ──execute (gates)──► executing

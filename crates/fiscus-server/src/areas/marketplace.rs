@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::http::ctx::Ctx;
-use crate::http::problem::ApiError;
-use crate::http::query::ApiQuery;
-use crate::state::AppState;
+use fiscus_http::AppState;
+use fiscus_http::ctx::Ctx;
+use fiscus_http::problem::ApiError;
+use fiscus_http::query::ApiQuery;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_listings))
@@ -87,17 +87,17 @@ pub async fn get_listings(
                 name: t.name.to_string(),
                 description: t.description.to_string(),
                 version: t.version.to_string(),
-                content_hash: crate::workflows::library::definition_hash(t)?,
+                content_hash: fiscus_agents::workflows::library::definition_hash(t)?,
                 path: format!("/api/v2/workflows/library/{}/install", t.key),
             });
         }
     }
     if wanted(ListingKind::ModelFamily) {
-        for m in crate::compute::models::CATALOGUE {
-            let v = crate::areas::quant::models::view(m);
+        for m in fiscus_models::compute::models::CATALOGUE {
+            let v = fiscus_models::routes::quant::models::view(m);
             let described = serde_json::json!({
                 "key": v.key, "name": v.name, "family": v.family, "description": v.description,
-                "peer": v.peer, "parameters": v.parameters, "engine": crate::compute::ENGINE_VERSION,
+                "peer": v.peer, "parameters": v.parameters, "engine": fiscus_models::compute::ENGINE_VERSION,
             });
             out.push(MarketplaceListing {
                 object: "marketplace_listing",
@@ -105,14 +105,14 @@ pub async fn get_listings(
                 key: v.key,
                 name: v.name,
                 description: v.description,
-                version: crate::compute::ENGINE_VERSION.to_string(),
-                content_hash: crate::governed::canonical("model family", &described)?.1,
+                version: fiscus_models::compute::ENGINE_VERSION.to_string(),
+                content_hash: fiscus_kernel::governed::canonical("model family", &described)?.1,
                 path: v.run,
             });
         }
     }
     if wanted(ListingKind::PromotedModel) {
-        for (v, checkpoint) in crate::areas::quant::models::promoted(&state, ctx.tenant()).await? {
+        for (v, checkpoint) in fiscus_models::routes::quant::models::promoted(&state, ctx.tenant()).await? {
             out.push(MarketplaceListing {
                 object: "marketplace_listing",
                 kind: ListingKind::PromotedModel,
@@ -121,14 +121,14 @@ pub async fn get_listings(
                 description: v.description,
                 version: checkpoint.id.clone(),
                 content_hash: v.checkpoint_hash.ok_or_else(|| {
-                    crate::governed::Failure::internal("a promoted model without its checkpoint hash")
+                    fiscus_kernel::governed::Failure::internal("a promoted model without its checkpoint hash")
                 })?,
                 path: v.run,
             });
         }
     }
     if wanted(ListingKind::AgentSpace) {
-        let promoted = crate::spaces::all(&state, ctx.tenant()).await?;
+        let promoted = fiscus_agents::spaces::all(&state, ctx.tenant()).await?;
         for shipped in &fiscus_domain::spaces::library::SHIPPED {
             let d = shipped.definition();
             // Where to run it once promoted here; until then, where an admin promotes it.
@@ -139,7 +139,7 @@ pub async fn get_listings(
             out.push(MarketplaceListing {
                 object: "marketplace_listing",
                 kind: ListingKind::AgentSpace,
-                content_hash: crate::governed::canonical("space definition", &d)?.1,
+                content_hash: fiscus_kernel::governed::canonical("space definition", &d)?.1,
                 key: d.key,
                 name: d.name,
                 description: d.description,

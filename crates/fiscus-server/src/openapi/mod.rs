@@ -14,7 +14,7 @@ use utoipa::openapi::security::{
 use utoipa::openapi::tag::TagBuilder;
 use utoipa::{OpenApi as _, PartialSchema, ToSchema};
 
-use crate::http::problem::{FieldError, Problem};
+use fiscus_http::problem::{FieldError, Problem};
 
 #[derive(utoipa::OpenApi)]
 #[openapi(info(
@@ -77,7 +77,7 @@ pub fn finish(mut api: OpenApi) -> OpenApi {
         ))])),
     );
     // OpenAPI has no scheme type for RFC 9421 message signatures; the nearest is a header the client sends,
-    // described precisely (the full rules are in ARCHITECTURE.md, "The agent gateway").
+    // described precisely (the full rules are in crates/fiscus-platform/README.md, "The agent gateway").
     components.add_security_scheme(
         "httpSignature",
         SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(

@@ -101,7 +101,7 @@ fn rules() -> Vec<(&'static str, Vec<Value>)> {
                     "properties": { "returns": { "type": "null" }, "instruments": { "maxItems": 1 } }
                 } } }),
                 // Each method's parameters (compute/models.rs `pin`, with the method as the model).
-                json!({ "allOf": (["isolation_forest", "robust_z"].into_iter().filter_map(crate::compute::models::find).map(|m| json!({
+                json!({ "allOf": (["isolation_forest", "robust_z"].into_iter().filter_map(fiscus_models::compute::models::find).map(|m| json!({
                     "if": { "required": ["method"], "properties": { "method": { "const": m.key } } },
                     "then": { "properties": { "parameters": { "anyOf": [{ "type": "null" }, (m.parameters)()] } } }
                 })).collect::<Vec<Value>>()) }),
@@ -189,8 +189,8 @@ fn rules() -> Vec<(&'static str, Vec<Value>)> {
         (
             "ResearchModelStep",
             vec![
-                json!({ "properties": { "model": { "enum": crate::compute::models::CATALOGUE.iter().map(|m| m.key).collect::<Vec<_>>() } } }),
-                json!({ "allOf": crate::compute::models::CATALOGUE.iter().map(|m| json!({
+                json!({ "properties": { "model": { "enum": fiscus_models::compute::models::CATALOGUE.iter().map(|m| m.key).collect::<Vec<_>>() } } }),
+                json!({ "allOf": fiscus_models::compute::models::CATALOGUE.iter().map(|m| json!({
                 "if": { "required": ["model"], "properties": { "model": { "const": m.key } } },
                 "then": { "properties": {
                     "parameters": { "anyOf": [{ "type": "null" }, (m.parameters)()] },
@@ -210,7 +210,7 @@ fn rules() -> Vec<(&'static str, Vec<Value>)> {
                     .map(|a| {
                         json!({
                             "if": { "required": ["algorithm"], "properties": { "algorithm": { "const": a.as_str() } } },
-                            "then": { "properties": { "hyperparameters": { "propertyNames": { "enum": crate::lqm::fit::members(*a) } } } }
+                            "then": { "properties": { "hyperparameters": { "propertyNames": { "enum": fiscus_models::lqm::fit::members(*a) } } } }
                         })
                     })
                     .collect();
@@ -269,7 +269,7 @@ fn patches() -> Vec<(&'static str, Value)> {
         (
             "/ModelRunRequest/properties/parameters",
             json!({
-                "anyOf": crate::compute::models::CATALOGUE.iter().map(|m| (m.parameters)())
+                "anyOf": fiscus_models::compute::models::CATALOGUE.iter().map(|m| (m.parameters)())
                     .chain(std::iter::once(lqm_parameters()))
                     .map(|mut alternative| {
                         if let Some(o) = alternative.as_object_mut() {
@@ -321,7 +321,7 @@ fn lqm_parameters() -> Value {
     })
 }
 
-use crate::compute::models::InputShape as Shape;
+use fiscus_models::compute::models::InputShape as Shape;
 
 /// The shapes a model reading `shape` takes (a feature-set model takes a series too).
 fn shapes_read(shape: Shape) -> Vec<Shape> {
@@ -386,7 +386,7 @@ fn hyperparameters() -> Value {
             "cutoff": { "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 0.5 }
         },
         "anyOf": std::iter::once(json!({ "type": "null" }))
-            .chain(Algorithm::ALL.iter().map(|a| json!({ "propertyNames": { "enum": crate::lqm::fit::members(*a) } })))
+            .chain(Algorithm::ALL.iter().map(|a| json!({ "propertyNames": { "enum": fiscus_models::lqm::fit::members(*a) } })))
             .collect::<Vec<Value>>(),
         "allOf": [
             {

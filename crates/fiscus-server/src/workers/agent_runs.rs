@@ -4,7 +4,7 @@
 
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 
-use crate::state::AppState;
+use fiscus_http::AppState;
 
 /// A claim older than this is taken over (its worker died or hangs).
 const STALE_SECONDS: i64 = 60;
@@ -19,7 +19,7 @@ pub async fn run_once(state: &AppState, worker: &str) -> anyhow::Result<usize> {
     let mut done = 0;
     for run in &claimed {
         let request_id = fiscus_domain::ids::new_id("req");
-        match crate::spaces::runs::execute(state, &run.tenant, &run.run_id, &request_id).await {
+        match fiscus_agents::spaces::runs::execute(state, &run.tenant, &run.run_id, &request_id).await {
             Ok(_) => done += 1,
             Err(e) => tracing::warn!(run = %run.run_id, error = ?e, "agent run failed to advance; it will be retried"),
         }

@@ -4,8 +4,8 @@
 
 use fiscus_domain::clock::now_micros;
 
-use crate::compute::STALE_AFTER;
-use crate::state::AppState;
+use fiscus_http::AppState;
+use fiscus_models::compute::STALE_AFTER;
 
 /// Reserves the pool's free job threads, claims as many jobs, starts each on its thread and releases the
 /// threads left over; returns how many it started.
@@ -28,7 +28,7 @@ pub async fn run_once(state: &AppState, worker: &str) -> anyhow::Result<usize> {
         let (state, worker) = (state.clone(), worker.to_string());
         tokio::spawn(async move {
             let id = job.id.clone();
-            if let Err(e) = crate::compute::execute(&state, &worker, job, thread).await {
+            if let Err(e) = fiscus_models::compute::execute(&state, &worker, job, thread).await {
                 tracing::warn!(job = %id, error = ?e, "a compute job could not be ended; it will be retaken");
             }
         });

@@ -5,9 +5,9 @@ use fiscus_domain::actor::Actor;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_store::settlement::Job;
 
-use crate::governed::actions::settle::{Settled, settle};
-use crate::governed::{Caller, Failure};
-use crate::state::AppState;
+use fiscus_http::AppState;
+use fiscus_kernel::governed::actions::settle::{Settled, settle};
+use fiscus_kernel::governed::{Caller, Failure};
 
 /// Claims and processes one batch; returns how many items it finished.
 pub async fn run_once(state: &AppState, worker: &str) -> anyhow::Result<usize> {
@@ -32,7 +32,7 @@ pub async fn run_once(state: &AppState, worker: &str) -> anyhow::Result<usize> {
 /// Settles one item; false when this worker no longer holds its claim (nothing is committed then).
 async fn process(state: &AppState, caller: &Caller, job: &Job) -> Result<bool, Failure> {
     let mut tx = state.store.begin().await?;
-    match settle(&mut tx, caller, job).await? {
+    match settle(&mut tx, caller, job, state.book.as_ref()).await? {
         Settled::ClaimLost => Ok(false),
         Settled::Moved(_) | Settled::AlreadyDone => {
             tx.commit().await?;

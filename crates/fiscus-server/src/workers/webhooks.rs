@@ -27,10 +27,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
-use crate::governed::Caller;
-use crate::secret_box::SecretBox;
-use crate::state::AppState;
 use fiscus_domain::actor::Actor;
+use fiscus_http::AppState;
+use fiscus_kernel::governed::Caller;
+use fiscus_kernel::secret_box::SecretBox;
 
 /// Queues one worker serves at once, each in its own task.
 const QUEUES_AT_ONCE: usize = 32;
@@ -56,9 +56,9 @@ pub struct Clients {
 impl Clients {
     pub fn new(state: &AppState) -> reqwest::Result<Clients> {
         let timeout = Duration::from_secs(state.settings.webhook_timeout_seconds.clamp(1, 15));
-        let strict = crate::outbound::client(&state.webhook_hosts, false, timeout)?;
+        let strict = fiscus_kernel::outbound::client(&state.webhook_hosts, false, timeout)?;
         let loopback = if state.settings.webhooks_allow_loopback {
-            Some(crate::outbound::client(&state.webhook_hosts, true, timeout)?)
+            Some(fiscus_kernel::outbound::client(&state.webhook_hosts, true, timeout)?)
         } else {
             None
         };
@@ -214,7 +214,7 @@ async fn serve_queue(state: &AppState, clients: &Clients, worker: &str, queue: &
         }
         if gone {
             let caller = Caller::bare(Actor::worker(worker));
-            crate::governed::webhooks::disable_gone(&mut tx, &queue.tenant, &caller, &queue.endpoint_id)
+            fiscus_kernel::governed::webhooks::disable_gone(&mut tx, &queue.tenant, &caller, &queue.endpoint_id)
                 .await
                 .map_err(|e| anyhow::anyhow!("disabling a gone endpoint: {e:?}"))?;
             deliveries::abandon(&mut tx, &queue.endpoint_id, "the endpoint was disabled (410 Gone)", now).await?;

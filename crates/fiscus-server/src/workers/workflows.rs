@@ -3,7 +3,7 @@
 
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 
-use crate::state::AppState;
+use fiscus_http::AppState;
 
 /// A claim older than this is taken over (its worker died or hangs); the run goes on from its history.
 const STALE_SECONDS: i64 = 30;
@@ -17,7 +17,7 @@ pub async fn run_once(state: &AppState, worker: &str) -> anyhow::Result<usize> {
     tx.commit().await?;
     let mut done = 0;
     for run in &claimed {
-        match crate::workflows::runtime::advance(state, worker, run).await {
+        match fiscus_agents::workflows::runtime::advance(state, worker, run).await {
             Ok(()) => done += 1,
             Err(e) => tracing::warn!(run = %run.run_id, error = ?e, "workflow run step failed; it will be retried"),
         }

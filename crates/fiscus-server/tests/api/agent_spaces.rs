@@ -8,7 +8,7 @@ use crate::workflows::demo;
 use fiscus_domain::actions::approval::Role;
 use fiscus_domain::credentials::AppStatus;
 use fiscus_domain::scopes::ScopeSet;
-use fiscus_server::settings::AgentQueue;
+use fiscus_kernel::settings::AgentQueue;
 use serde_json::{Value, json};
 
 /// An admin's decision at the console (`promote` or `suspend`) about shipped space `key` in the sandbox.

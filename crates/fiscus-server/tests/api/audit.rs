@@ -13,7 +13,7 @@ async fn every_mutating_request_extends_the_chain_and_it_verifies() {
     app.post_json(EVIDENCE, &app.key, &evidence_body("audited"), None).await;
     assert_eq!(head(&app).await, before + 1);
     let report =
-        fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id, None).await.expect("verify");
+        fiscus_kernel::verify::verify_workspace(&app.state.store, &app.workspace_id, None).await.expect("verify");
     assert_eq!(report.result, Ok(()));
     assert_eq!(report.events, before + 1);
 }
@@ -30,7 +30,7 @@ async fn a_row_changed_by_hand_is_named() {
     ))
     .await;
     let report =
-        fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id, None).await.expect("verify");
+        fiscus_kernel::verify::verify_workspace(&app.state.store, &app.workspace_id, None).await.expect("verify");
     assert_eq!(report.result, Err(ChainBreak::ContentAltered { seq: 4 }));
 }
 
@@ -48,7 +48,7 @@ async fn a_removed_tail_is_caught_by_the_head() {
     };
     app.execute(&format!("DELETE FROM audit_events WHERE workspace_id = '{}' AND seq = {seq}", app.workspace_id)).await;
     let report =
-        fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id, None).await.expect("verify");
+        fiscus_kernel::verify::verify_workspace(&app.state.store, &app.workspace_id, None).await.expect("verify");
     assert!(matches!(report.result, Err(ChainBreak::HeadMismatch { .. })), "{:?}", report.result);
 }
 
@@ -71,8 +71,8 @@ async fn set_head(app: &crate::helpers::TestApp, seq: i64, hash: &str, mac: Opti
 }
 
 async fn verify_anchored(app: &crate::helpers::TestApp) -> Result<(), ChainBreak> {
-    let anchors = fiscus_server::verify::anchors(&app.state.settings, &app.state.store).expect("anchors");
-    fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id, anchors.get(&app.workspace_id))
+    let anchors = fiscus_kernel::verify::anchors(&app.state.settings, &app.state.store).expect("anchors");
+    fiscus_kernel::verify::verify_workspace(&app.state.store, &app.workspace_id, anchors.get(&app.workspace_id))
         .await
         .expect("verify")
         .result
@@ -150,17 +150,17 @@ async fn business_rows_edited_by_hand_are_found_by_verify_and_refused_before_a_d
         app.post_json("/api/v2/actions", &app.key, &crate::actions::proposal(), None).await.json().await.expect("json");
     let id = created["id"].as_str().expect("id").to_string();
     let (checked, failing) =
-        fiscus_server::verify::verify_records(&app.state.store, &app.workspace_id).await.expect("verify");
+        fiscus_kernel::verify::verify_records(&app.state.store, &app.workspace_id).await.expect("verify");
     assert!(checked >= 2 && failing.is_empty(), "{checked} {failing:?}");
     app.execute("UPDATE autonomy_evidence SET title = 'SOC 2 Type I'").await;
     // Even with the public envelope hash recomputed to match, the keyed seal would not: it needs the key.
     app.execute(&format!("UPDATE actions SET amount_minor = 99999999 WHERE id = '{id}'")).await;
     let (_, failing) =
-        fiscus_server::verify::verify_records(&app.state.store, &app.workspace_id).await.expect("verify");
+        fiscus_kernel::verify::verify_records(&app.state.store, &app.workspace_id).await.expect("verify");
     let tables: Vec<&str> = failing.iter().map(|u| u.table).collect();
     assert_eq!(tables, ["actions", "autonomy_evidence"], "{failing:?}");
     let (checked, altered) =
-        fiscus_server::verify::verify_envelopes(&app.state.store, &app.workspace_id).await.expect("verify");
+        fiscus_kernel::verify::verify_envelopes(&app.state.store, &app.workspace_id).await.expect("verify");
     assert_eq!((checked, altered), (1, vec![id.clone()]), "the public envelope hash no longer matches the row");
     // Executing (or deciding) on the edited row is refused, and nothing moves.
     let response =

@@ -2,13 +2,13 @@
 //! and others are queued for the worker, cancel, a worker's death mid-job, credits, and bad input.
 
 use crate::helpers::{TestApp, problem, spawn_app, spawn_app_with};
+use fiscus_data::import::Silent;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::tenancy::Tenant;
+use fiscus_kernel::governed::Caller;
 use fiscus_quant::Matrix;
 use fiscus_quant::optimise::mean_variance::{Constraints, Objective, optimise_from_returns};
-use fiscus_server::governed::Caller;
-use fiscus_server::import::Silent;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -185,9 +185,9 @@ async fn a_job_whose_worker_died_is_retaken_and_ends_once() {
     let id = queued["id"].as_str().expect("id").to_string();
     // A worker claims it and dies without a word: its claim goes stale.
     let mut tx = app.state.store.begin().await.expect("tx");
-    let long_ago = now_micros() - 10 * fiscus_server::compute::STALE_AFTER;
+    let long_ago = now_micros() - 10 * fiscus_models::compute::STALE_AFTER;
     let claimed =
-        fiscus_store::compute::claim(&mut tx, "wrk_dead", long_ago, fiscus_server::compute::STALE_AFTER, 8, 8)
+        fiscus_store::compute::claim(&mut tx, "wrk_dead", long_ago, fiscus_models::compute::STALE_AFTER, 8, 8)
             .await
             .expect("claim");
     tx.commit().await.expect("commit");
@@ -423,10 +423,10 @@ async fn engine_backtest(
     job: &Value,
     weights: &[f64],
     fee_rate: f64,
-) -> (fiscus_server::compute::inputs::PinnedPrices, usize, fiscus_quant::backtest::BacktestResult) {
-    let pinned: fiscus_server::compute::inputs::PinnedPrices =
+) -> (fiscus_kernel::inputs::PinnedPrices, usize, fiscus_quant::backtest::BacktestResult) {
+    let pinned: fiscus_kernel::inputs::PinnedPrices =
         serde_json::from_value(job["request"]["prices"].clone()).expect("pinned");
-    let panel = fiscus_server::compute::inputs::load(&app.state, &app.workspace_id, &pinned).await.expect("panel");
+    let panel = fiscus_kernel::inputs::load(&app.state, &app.workspace_id, &pinned).await.expect("panel");
     let close = Matrix::from_rows(&panel.prices).expect("matrix");
     let schedule = fiscus_quant::backtest::periodic_schedule(panel.prices.len(), 21, weights).expect("plan");
     let config = fiscus_quant::backtest::BacktestConfig { initial_cash: 1_000_000.0, fee_rate };
@@ -434,14 +434,14 @@ async fn engine_backtest(
     (pinned, panel.dates.len(), expected)
 }
 
-fn panel_instrument(pinned: &fiscus_server::compute::inputs::PinnedPrices, symbol: &str) -> String {
+fn panel_instrument(pinned: &fiscus_kernel::inputs::PinnedPrices, symbol: &str) -> String {
     pinned.instruments.iter().find(|i| i.symbol == symbol).expect("pinned").instrument.clone()
 }
 
 #[tokio::test]
 async fn synthetic_prices_never_feed_a_computation() {
+    use fiscus_data::import::{self, ImportRequest, Mapping};
     use fiscus_domain::data::{Kind, Provenance};
-    use fiscus_server::import::{self, ImportRequest, Mapping};
     let app = spawn_app().await;
     grant(&app, 100).await;
     let file = |kind: Kind, csv: String, provenance: Provenance| ImportRequest {

@@ -203,7 +203,7 @@ async fn an_operator_approves_through_the_console_and_the_action_executes() {
     let executed = app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &json!({}), None).await;
     assert_eq!(executed.status(), 200);
     let report =
-        fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id, None).await.expect("verify");
+        fiscus_kernel::verify::verify_workspace(&app.state.store, &app.workspace_id, None).await.expect("verify");
     assert_eq!(report.result, Ok(()), "the decision is in an intact audit chain");
     assert!(
         app.count(&format!(
@@ -477,7 +477,7 @@ async fn an_idle_session_ends_and_a_denial_is_sealed_in_the_audit_chain() {
         1
     );
     let report =
-        fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id, None).await.expect("verify");
+        fiscus_kernel::verify::verify_workspace(&app.state.store, &app.workspace_id, None).await.expect("verify");
     assert_eq!(report.result, Ok(()));
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
     let idle = client().get(app.url("/console")).header("cookie", &cookie).send().await.expect("request");

@@ -3,12 +3,12 @@
 //! filters, pages, 404 and 403.
 
 use crate::helpers::{TestApp, problem, spawn_app};
+use fiscus_data::import::{self, Failure, ImportRequest, Mapping, Silent};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::data::{Kind, Provenance};
 use fiscus_domain::scopes::ScopeSet;
-use fiscus_server::governed::Caller;
-use fiscus_server::import::{self, Failure, ImportRequest, Mapping, Silent};
+use fiscus_kernel::governed::Caller;
 use serde_json::Value;
 
 async fn demo(app: &TestApp) -> Vec<import::Outcome> {
@@ -81,11 +81,11 @@ async fn every_shipped_file_imports_with_its_provenance_and_published_values() {
     assert_eq!(app.count("SELECT COUNT(*) FROM datasets").await, 20);
     // Every dataset's rows still hash to its sealed content hash; an edited price does not.
     let (checked, failing) =
-        fiscus_server::verify::verify_datasets(&app.state.store, &app.workspace_id).await.expect("verify");
+        fiscus_kernel::verify::verify_datasets(&app.state.store, &app.workspace_id).await.expect("verify");
     assert_eq!((checked, failing.len()), (20, 0));
     app.execute("UPDATE prices SET adj_close = '1' WHERE date = '2020-03-16' AND dataset_number = 2").await;
     let (_, failing) =
-        fiscus_server::verify::verify_datasets(&app.state.store, &app.workspace_id).await.expect("verify");
+        fiscus_kernel::verify::verify_datasets(&app.state.store, &app.workspace_id).await.expect("verify");
     assert_eq!(failing, vec![2]);
 }
 

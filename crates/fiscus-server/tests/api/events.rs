@@ -10,8 +10,8 @@ use fiscus_domain::actor::Actor;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::events::{EventData, EventType};
 use fiscus_domain::tenancy::Tenant;
-use fiscus_server::governed::Caller;
-use fiscus_server::governed::actions::decide::{Seen, decide};
+use fiscus_kernel::governed::Caller;
+use fiscus_kernel::governed::actions::decide::{Seen, decide};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 

@@ -3,9 +3,10 @@
 use fiscus_domain::actor::Actor;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::scopes::ScopeSet;
+use fiscus_http::AppState;
+use fiscus_kernel::Settings;
+use fiscus_kernel::settings::ServiceClass;
 use fiscus_server::admin::Admin;
-use fiscus_server::settings::ServiceClass;
-use fiscus_server::{AppState, Settings};
 use serde_json::Value;
 use sqlx::{Connection, Executor};
 
@@ -111,9 +112,9 @@ impl TestApp {
     pub async fn load_demo(&self) {
         fiscus_server::demo_data::load(
             &self.state.store,
-            &fiscus_server::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
+            &fiscus_kernel::governed::Caller::bare(fiscus_domain::actor::Actor::demo()),
             &self.workspace_id,
-            &fiscus_server::import::Silent,
+            &fiscus_data::import::Silent,
         )
         .await
         .expect("demo data");

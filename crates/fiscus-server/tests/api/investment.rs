@@ -4,10 +4,10 @@
 //! imports refusing what a book must never hold. Bad input changes nothing; another workspace sees nothing.
 
 use crate::helpers::{TestApp, problem, spawn_app};
+use fiscus_data::import::{self, Failure, ImportRequest, Mapping, Silent};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::data::{Kind, Provenance};
-use fiscus_server::governed::Caller;
-use fiscus_server::import::{self, Failure, ImportRequest, Mapping, Silent};
+use fiscus_kernel::governed::Caller;
 use serde_json::{Value, json};
 
 async fn demo(app: &TestApp) {
@@ -159,7 +159,7 @@ async fn a_harvest_proposal_weighs_wash_sales_is_sealed_and_never_executes() {
     problem(r, 404, "not_found").await;
     assert_eq!(app.count("SELECT COUNT(*) FROM investment_records").await, 1);
     // The record is sealed: it verifies, and an edited output does not.
-    let verify = || fiscus_server::verify::verify_records(&app.state.store, &app.workspace_id);
+    let verify = || fiscus_kernel::verify::verify_records(&app.state.store, &app.workspace_id);
     let (_, failing) = verify().await.expect("verify");
     assert!(failing.is_empty(), "{}", failing.len());
     app.execute("UPDATE investment_records SET output = REPLACE(output, '1490100', '1') WHERE kind = 'tax_harvest'")
@@ -445,15 +445,13 @@ async fn a_collateral_snapshot_applies_the_policy_in_force_to_observed_values() 
         CollateralRule { asset_class: "cash".into(), haircut: 0.0, currencies: vec!["USD".into()] },
         CollateralRule { asset_class: "equity".into(), haircut: 0.4, currencies: vec![] },
     ];
-    let p = fiscus_server::investment::collateral::set_policy(&app.state.store, &caller, &app.workspace_id, rules)
+    let p = fiscus_investment::collateral::set_policy(&app.state.store, &caller, &app.workspace_id, rules)
         .await
         .expect("policy");
     assert_eq!(p.version, 1);
     let bad = vec![CollateralRule { asset_class: "art".into(), haircut: 1.2, currencies: vec![] }];
     assert!(
-        fiscus_server::investment::collateral::set_policy(&app.state.store, &caller, &app.workspace_id, bad)
-            .await
-            .is_err()
+        fiscus_investment::collateral::set_policy(&app.state.store, &caller, &app.workspace_id, bad).await.is_err()
     );
     let growth = portfolio(&app, "GROWTH").await;
     let r = app

@@ -1,8 +1,140 @@
-//! The layering of the server, checked on its sources: the application layer (`governed/`) is the only
-//! writer of the outbox and the audit log, it never reaches up into the adapters, and the adapters do not
-//! import each other's internals (`areas/` ↔ `workers/`).
+//! The layering of the workspace, checked two ways: the crate graph as `cargo metadata` reports it (each
+//! crate may depend only on the crates below it, so an upward import does not compile), and, inside the
+//! crates, what the graph cannot say (only the governed unit of change writes the outbox and the audit
+//! log; routes and workers do not import each other).
 
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+/// What an area crate may depend on: the layers below and the leaf libraries (the engine, speech).
+const AREA: &[&str] =
+    &["fiscus-domain", "fiscus-store", "fiscus-quant", "fiscus-speech", "fiscus-kernel", "fiscus-http"];
+
+/// What each workspace crate may depend on (normal and build dependencies; tests may use more). A crate
+/// missing here fails the test: whoever adds one says where it stands.
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("fiscus-domain", &[]),
+    ("fiscus-quant", &[]),
+    ("fiscus-speech", &[]),
+    ("fiscus-store", &["fiscus-domain"]),
+    // Services for every application layer and worker; nothing of HTTP, no area.
+    ("fiscus-kernel", &["fiscus-domain", "fiscus-store", "fiscus-quant", "fiscus-speech"]),
+    // The cross-cutting HTTP layers and the state handlers share; no area, no composition.
+    ("fiscus-http", &["fiscus-domain", "fiscus-store", "fiscus-kernel"]),
+    // The areas: each on the layers below, never on another area.
+    ("fiscus-data", AREA),
+    ("fiscus-investment", AREA),
+    ("fiscus-models", AREA),
+    ("fiscus-agents", AREA),
+    ("fiscus-platform", AREA),
+    // The people's plane: the areas whose records people decide on, never the composition.
+    (
+        "fiscus-console",
+        &[
+            "fiscus-domain",
+            "fiscus-store",
+            "fiscus-kernel",
+            "fiscus-http",
+            "fiscus-investment",
+            "fiscus-models",
+            "fiscus-agents",
+        ],
+    ),
+    // The composition: router assembly, serve, workers, admin, the cross-area marketplace listing.
+    (
+        "fiscus-server",
+        &[
+            "fiscus-domain",
+            "fiscus-store",
+            "fiscus-quant",
+            "fiscus-kernel",
+            "fiscus-http",
+            "fiscus-data",
+            "fiscus-investment",
+            "fiscus-models",
+            "fiscus-agents",
+            "fiscus-platform",
+            "fiscus-console",
+        ],
+    ),
+    // The command line: the composition and what its commands call.
+    (
+        "fiscus",
+        &[
+            "fiscus-domain",
+            "fiscus-store",
+            "fiscus-kernel",
+            "fiscus-data",
+            "fiscus-investment",
+            "fiscus-models",
+            "fiscus-platform",
+            "fiscus-server",
+        ],
+    ),
+];
+
+/// External crates a layer must never reach, whatever its workspace edges: the kernel knows no web
+/// framework (its services are handed to workers and the CLI as much as to handlers).
+const FORBIDDEN_EXTERNAL: &[(&str, &[&str])] = &[("fiscus-kernel", &["axum", "hyper", "tower", "utoipa-axum"])];
+
+fn metadata() -> Value {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let out = std::process::Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo metadata runs");
+    assert!(out.status.success(), "cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("cargo metadata is JSON")
+}
+
+/// Each workspace crate's normal and build dependencies, by name.
+fn dependencies(meta: &Value) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out = BTreeMap::new();
+    for package in meta["packages"].as_array().expect("packages") {
+        let name = package["name"].as_str().expect("name").to_string();
+        let deps = package["dependencies"]
+            .as_array()
+            .expect("dependencies")
+            .iter()
+            .filter(|d| d["kind"].is_null() || d["kind"] == "build")
+            .filter_map(|d| d["name"].as_str().map(str::to_string))
+            .collect();
+        out.insert(name, deps);
+    }
+    out
+}
+
+#[test]
+fn every_crate_depends_only_on_the_crates_below_it() {
+    let deps = dependencies(&metadata());
+    let members: BTreeSet<&str> = deps.keys().map(String::as_str).collect();
+    let mut faults = Vec::new();
+    for (name, of) in &deps {
+        let Some((_, allowed)) = ALLOWED.iter().find(|(n, _)| n == name) else {
+            faults.push(format!("{name} is not in the crate graph of this test"));
+            continue;
+        };
+        for dep in of.iter().filter(|d| members.contains(d.as_str())) {
+            if !allowed.contains(&dep.as_str()) {
+                faults.push(format!("{name} depends on {dep}"));
+            }
+        }
+        for (_, forbidden) in FORBIDDEN_EXTERNAL.iter().filter(|(n, _)| n == name) {
+            faults.extend(of.iter().filter(|d| forbidden.contains(&d.as_str())).map(|d| format!("{name} uses {d}")));
+        }
+    }
+    assert!(faults.is_empty(), "forbidden edges: {faults:#?}");
+}
+
+#[test]
+fn the_graph_this_test_holds_is_the_workspace() {
+    // A crate listed here that the workspace no longer has is a stale rule.
+    let deps = dependencies(&metadata());
+    let stale: Vec<&str> = ALLOWED.iter().map(|(n, _)| *n).filter(|n| !deps.contains_key(*n)).collect();
+    assert!(stale.is_empty(), "crates in the rules but not in the workspace: {stale:?}");
+}
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("read_dir").flatten() {
@@ -15,46 +147,49 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every source file of the server, with its path relative to `src/`.
-fn files() -> Vec<(String, String)> {
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+/// Every source file of a workspace crate, with its path relative to `crates/`.
+fn files(krate: &str) -> Vec<(String, String)> {
+    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut paths = Vec::new();
-    sources(&src, &mut paths);
+    sources(&crates.join(krate).join("src"), &mut paths);
     paths
         .into_iter()
         .map(|p| {
-            let rel = p.strip_prefix(&src).expect("under src").to_string_lossy().replace('\\', "/");
+            let rel = p.strip_prefix(&crates).expect("under crates").to_string_lossy().replace('\\', "/");
             (rel, std::fs::read_to_string(&p).expect("read"))
         })
         .collect()
 }
 
-fn offenders(pattern: &str, allowed: impl Fn(&str) -> bool) -> Vec<String> {
-    files().into_iter().filter(|(rel, text)| !allowed(rel) && text.contains(pattern)).map(|(rel, _)| rel).collect()
-}
-
 #[test]
-fn only_the_application_layer_writes_the_outbox_and_the_audit_log() {
+fn only_the_governed_unit_of_change_writes_the_outbox_and_the_audit_log() {
     // `NewAuditEvent` is what both ways into the chain take: a `WriteTx`'s `audit::append` and a write
     // handed over whole (`Appends::audit`).
+    let all: Vec<(String, String)> =
+        ["fiscus-kernel", "fiscus-http", "fiscus-server"].iter().flat_map(|k| files(k)).collect();
+    assert!(all.iter().any(|(rel, _)| rel.starts_with("fiscus-kernel/src/governed/")), "the governed layer moved");
     for pattern in ["audit::append", "NewAuditEvent", "outbox::enqueue", "record_history(", "actions::transition("] {
-        let found = offenders(pattern, |rel| rel.starts_with("governed/"));
-        assert!(found.is_empty(), "`{pattern}` outside governed/: {found:?}");
+        let found: Vec<&String> = all
+            .iter()
+            .filter(|(rel, text)| !rel.starts_with("fiscus-kernel/src/governed/") && text.contains(pattern))
+            .map(|(rel, _)| rel)
+            .collect();
+        assert!(found.is_empty(), "`{pattern}` outside the governed layer: {found:?}");
     }
 }
 
 #[test]
-fn the_application_layer_never_reaches_up_into_the_adapters() {
-    for pattern in ["crate::http", "crate::areas", "crate::console", "crate::workers", "crate::state", "axum"] {
-        let found: Vec<String> = offenders(pattern, |rel| !rel.starts_with("governed/"));
-        assert!(found.is_empty(), "governed/ uses `{pattern}`: {found:?}");
-    }
-}
-
-#[test]
-fn areas_and_workers_do_not_import_each_other() {
-    let found = offenders("crate::workers", |rel| !rel.starts_with("areas/"));
+fn routes_and_workers_do_not_import_each_other() {
+    let server = files("fiscus-server");
+    let importing = |from: &str, pattern: &str| -> Vec<String> {
+        server
+            .iter()
+            .filter(|(rel, text)| rel.contains(from) && text.contains(pattern))
+            .map(|(r, _)| r.clone())
+            .collect()
+    };
+    let found = importing("/src/areas/", "crate::workers");
     assert!(found.is_empty(), "areas/ imports workers/: {found:?}");
-    let found = offenders("crate::areas", |rel| !rel.starts_with("workers/"));
+    let found = importing("/src/workers/", "crate::areas");
     assert!(found.is_empty(), "workers/ imports areas/: {found:?}");
 }

@@ -559,7 +559,7 @@ async fn a_passed_checkpoint_is_published_into_a_verifiable_hash_linked_supply_c
     assert_eq!(names, ["checkpoint.json", "evaluation.json", "evidence-packet.json", "provenance.intoto.json"]);
     assert_eq!(one["artifacts"][0]["sha256"], checkpoint["checkpoint_hash"], "the hub stores the checkpoint as hashed");
     assert_eq!(one["bundle_hash"], sha256_of(&one["artifacts"]));
-    let hub = fiscus_server::lqm::hub::Hub::in_data_dir(&app.state.settings.data_dir);
+    let hub = fiscus_models::lqm::hub::Hub::in_data_dir(&app.state.settings.data_dir);
     let statement_path = hub.path(one["artifacts"][3]["sha256"].as_str().expect("sha")).expect("path");
     let statement: Value = serde_json::from_slice(&std::fs::read(&statement_path).expect("in the hub")).expect("json");
     assert_eq!(statement["_type"], "https://in-toto.io/Statement/v1");
@@ -585,7 +585,7 @@ async fn a_passed_checkpoint_is_published_into_a_verifiable_hash_linked_supply_c
 
     // `fiscus verify models` finds the chain and the hub intact, then an altered artifact and a broken link.
     let verify =
-        || fiscus_server::lqm::verify::verify_models(&app.state.store, &app.state.settings.data_dir, &app.workspace_id);
+        || fiscus_models::lqm::verify::verify_models(&app.state.store, &app.state.settings.data_dir, &app.workspace_id);
     let report = verify().await.expect("verify");
     assert!(report.problems.is_empty(), "{:?}", report.problems);
     assert_eq!((report.publications, report.artifacts), (2, 8));
@@ -897,12 +897,12 @@ async fn from_registration_to_a_rebound_qlm_with_a_person_at_every_decision() {
 
     // The supply chain: intact, then an altered artifact and a broken link are found.
     let verify =
-        || fiscus_server::lqm::verify::verify_models(&app.state.store, &app.state.settings.data_dir, &app.workspace_id);
+        || fiscus_models::lqm::verify::verify_models(&app.state.store, &app.state.settings.data_dir, &app.workspace_id);
     let report = verify().await.expect("verify");
     assert!(report.problems.is_empty(), "{:?}", report.problems);
     let publications = app.count("SELECT COUNT(*) FROM lqm_publications").await;
     assert_eq!(report.publications as i64, publications);
-    let hub = fiscus_server::lqm::hub::Hub::in_data_dir(&app.state.settings.data_dir);
+    let hub = fiscus_models::lqm::hub::Hub::in_data_dir(&app.state.settings.data_dir);
     let path = hub.path(second["checkpoint_hash"].as_str().expect("hash")).expect("path");
     std::fs::write(&path, b"{}").expect("tamper");
     let report = verify().await.expect("verify");

@@ -263,7 +263,7 @@ async fn a_tool_outside_the_scopes_or_the_grant_is_refused_at_every_entry() {
 #[test]
 fn every_tool_schema_is_self_contained_and_a_new_operation_becomes_a_tool_with_no_mcp_code() {
     let doc = fiscus_server::app::openapi_document();
-    let tools = fiscus_server::areas::agents::tools::generate(&doc);
+    let tools = fiscus_agents::tools::generate(&doc);
     assert!(tools.len() >= 25, "{}", tools.len());
     for tool in &tools {
         for schema in [Some(&tool.input_schema), tool.output_schema.as_ref()].into_iter().flatten() {
@@ -280,7 +280,7 @@ fn every_tool_schema_is_self_contained_and_a_new_operation_becomes_a_tool_with_n
     // (the operation is taken out of this build's document first, so the test holds whatever is served).
     let mut shrunk = doc.clone();
     shrunk["paths"].as_object_mut().expect("paths").remove("/api/v2/investment/risk");
-    let tools = fiscus_server::areas::agents::tools::generate(&shrunk);
+    let tools = fiscus_agents::tools::generate(&shrunk);
     assert!(tools.iter().all(|t| t.name() != "get_investment_risk"));
     let mut grown = shrunk.clone();
     grown["paths"]["/api/v2/investment/risk"] = json!({ "get": {
@@ -289,7 +289,7 @@ fn every_tool_schema_is_self_contained_and_a_new_operation_becomes_a_tool_with_n
         "responses": { "200": { "description": "A page", "content": { "application/json": {
             "schema": { "type": "object", "properties": { "data": { "type": "array" } } } } } } }
     } });
-    let more = fiscus_server::areas::agents::tools::generate(&grown);
+    let more = fiscus_agents::tools::generate(&grown);
     let instruments = more.iter().find(|t| t.name() == "get_investment_risk").expect("the new operation is a tool");
     assert_eq!(instruments.input_schema["properties"]["limit"]["minimum"], 1);
     assert_eq!(more.len(), tools.len() + 1);

@@ -155,8 +155,8 @@ async fn a_rebalance_exists_only_for_a_person_approved_unchanged_model_portfolio
 
     // As an action, its checks are computed from the book: AAPL on the restricted list fails that check, and
     // MSFT at 28 % of the book fails concentration (25 %); execution would be refused on either.
-    let cli = fiscus_server::governed::Caller::bare(Actor::cli());
-    fiscus_server::investment::orders::restrict(
+    let cli = fiscus_kernel::governed::Caller::bare(Actor::cli());
+    fiscus_investment::orders::restrict(
         &app.state.store,
         &cli,
         &app.workspace_id,

@@ -275,7 +275,7 @@ async fn cross_field_rules_are_stated_in_the_schemas_the_server_holds_to() {
 
 #[test]
 fn every_served_route_is_catalogued_with_its_scope() {
-    let report = fiscus_server::catalogue_check::check();
+    let report = fiscus_platform::catalogue_check::check(&fiscus_server::app::openapi_document());
     assert!(report.mismatches.is_empty(), "{:?}", report.mismatches);
     assert_eq!(report.scopes, 75);
     assert_eq!(report.seed_operations, 114);

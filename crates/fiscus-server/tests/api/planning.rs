@@ -2,10 +2,10 @@
 //! economic series of the data plane, and bad requests are refused.
 
 use crate::helpers::{TestApp, spawn_app};
+use fiscus_data::import::Silent;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_server::governed::Caller;
-use fiscus_server::import::Silent;
+use fiscus_kernel::governed::Caller;
 use serde_json::{Value, json};
 
 const FORECASTS: &str = "/api/v2/planning/forecasts";
@@ -103,8 +103,8 @@ async fn named_models_equal_the_engine_and_auto_runs_on_an_economic_series() {
 
 #[tokio::test]
 async fn a_ledger_accounts_monthly_movement_is_forecast_from_its_posted_journals() {
+    use fiscus_data::import::{self, ImportRequest, Mapping};
     use fiscus_domain::data::{Kind, Provenance};
-    use fiscus_server::import::{self, ImportRequest, Mapping};
     let app = spawn_app().await;
     grant(&app).await;
     let file = |kind: Kind, csv: String| ImportRequest {

@@ -88,7 +88,7 @@ async fn the_request_id_is_echoed_or_minted() {
 async fn the_catalogue_and_its_ledger_are_served_with_the_cli_report() {
     let app = spawn_app().await;
     let catalogue: Value = app.get("/api/v2/catalogue", &app.key).await.json().await.expect("json");
-    let report = fiscus_server::catalogue_check::check();
+    let report = fiscus_platform::catalogue_check::check(&fiscus_server::app::openapi_document());
     let counts = &catalogue["counts"];
     assert_eq!(counts["operations"], report.operations);
     assert_eq!((counts["seed_operations"].as_u64(), counts["scopes"].as_u64()), (Some(114), Some(75)));

@@ -134,7 +134,7 @@ async fn a_queued_job_whose_request_was_edited_is_failed_not_computed() {
     tx.commit().await.expect("commit");
     let job = claimed.into_iter().next().expect("the queued job is claimed");
     let thread = app.state.compute.reserve().expect("a job thread");
-    fiscus_server::compute::execute(&app.state, "wrk_test", job, thread).await.expect("executed");
+    fiscus_models::compute::execute(&app.state, "wrk_test", job, thread).await.expect("executed");
     assert_eq!(
         app.count(&format!("SELECT COUNT(*) FROM compute_jobs WHERE id = '{id}' AND state = 'failed'")).await,
         1

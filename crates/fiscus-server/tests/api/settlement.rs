@@ -63,7 +63,7 @@ async fn the_whole_path_completes_only_at_reconciliation() {
     assert_eq!(recon["settlements"][0]["reconciliation"], "matched");
     assert_eq!(recon["settlements"][0]["amount_minor"], 125000);
     let report =
-        fiscus_server::verify::verify_workspace(&app.state.store, &app.workspace_id, None).await.expect("verify");
+        fiscus_kernel::verify::verify_workspace(&app.state.store, &app.workspace_id, None).await.expect("verify");
     assert_eq!(report.result, Ok(()));
     // Every governed change is audited once, under its event; an API request's event names its operation.
     for event in ["action.approved", "action.executed", "action.settled", "action.reconciled"] {

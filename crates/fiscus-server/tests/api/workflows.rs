@@ -7,7 +7,7 @@ use fiscus_domain::actions::approval::Role;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_server::governed::Caller;
+use fiscus_kernel::governed::Caller;
 use serde_json::{Value, json};
 
 pub async fn demo(app: &TestApp) {
@@ -364,15 +364,15 @@ async fn a_run_whose_worker_died_resumes_from_its_history_and_no_step_is_recorde
     let state = app.state.clone();
     let first = {
         let claimed = claimed.clone();
-        tokio::spawn(async move { fiscus_server::workflows::runtime::advance(&state, "wrk_first", &claimed).await })
+        tokio::spawn(async move { fiscus_agents::workflows::runtime::advance(&state, "wrk_first", &claimed).await })
     };
     tokio::time::sleep(std::time::Duration::from_millis(30)).await;
     first.abort();
     let _ = first.await;
     // Two workers then take the run over at once: each step is still recorded once, in order.
     let (a, b) = tokio::join!(
-        fiscus_server::workflows::runtime::advance(&app.state, "wrk_second", &claimed),
-        fiscus_server::workflows::runtime::advance(&app.state, "wrk_third", &claimed),
+        fiscus_agents::workflows::runtime::advance(&app.state, "wrk_second", &claimed),
+        fiscus_agents::workflows::runtime::advance(&app.state, "wrk_third", &claimed),
     );
     a.expect("second worker");
     b.expect("third worker");
@@ -441,7 +441,7 @@ pub async fn every_workflow_event(app: &TestApp) {
         let run = started(app, &version).await;
         reaches(app, &run, "awaiting_review").await;
         // An auditor reads; it decides nothing.
-        let auditor = fiscus_server::workflows::runs::review(
+        let auditor = fiscus_agents::workflows::runs::review(
             &app.state,
             &operator,
             Role::Auditor,
@@ -454,7 +454,7 @@ pub async fn every_workflow_event(app: &TestApp) {
         .await;
         assert!(auditor.is_err());
         assert_eq!(get(app, &format!("/api/v2/workflows/runs/{run}")).await["state"], "awaiting_review");
-        fiscus_server::workflows::runs::review(
+        fiscus_agents::workflows::runs::review(
             &app.state,
             &operator,
             Role::Approver,
@@ -494,7 +494,7 @@ async fn a_run_whose_pinned_data_was_edited_fails_naming_why_instead_of_retrying
         .await;
     let tenant = Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
     let claimed = fiscus_store::workflows::Claimed { run_id: run.clone(), tenant };
-    fiscus_server::workflows::runtime::advance(&app.state, "wrk_only", &claimed).await.expect("advanced");
+    fiscus_agents::workflows::runtime::advance(&app.state, "wrk_only", &claimed).await.expect("advanced");
     let failed = get(&app, &format!("/api/v2/workflows/runs/{run}")).await;
     assert_eq!(failed["state"], "failed");
     let error = failed["steps"][0]["output"]["error"].as_str().expect("error").to_string();
@@ -514,7 +514,7 @@ async fn a_queued_run_of_an_application_suspended_meanwhile_fails_instead_of_ste
         .expect("suspend");
     let tenant = Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
     let claimed = fiscus_store::workflows::Claimed { run_id: run.clone(), tenant };
-    fiscus_server::workflows::runtime::advance(&app.state, "wrk_test", &claimed).await.expect("advance");
+    fiscus_agents::workflows::runtime::advance(&app.state, "wrk_test", &claimed).await.expect("advance");
     app.admin()
         .set_application_status(&app.app_id, fiscus_domain::credentials::AppStatus::Active)
         .await

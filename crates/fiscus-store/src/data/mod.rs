@@ -166,7 +166,7 @@ pub async fn content_lines(
 }
 
 fn stored(row: &sqlx::any::AnyRow, i: usize) -> std::result::Result<Stored, sqlx::Error> {
-    // Columns are TEXT or BIGINT (ARCHITECTURE.md, Persistence); try the integer first.
+    // Columns are TEXT or BIGINT (crates/fiscus-store/README.md, Persistence); try the integer first.
     if let Ok(v) = row.try_get::<Option<i64>, _>(i) {
         return Ok(v.map_or(Stored::Null, Stored::Integer));
     }

@@ -1,0 +1,227 @@
+//! Importing files into datasets: the one pipeline behind `fiscus import`, the demo and the finance-core
+//! intake over HTTP.
+//!
+//! A file is read whole, hashed, parsed and checked (every cell, then the rules across rows and against
+//! what is stored) before anything is written; then its rows, its sealed dataset row and an audit event are
+//! written in one transaction. So an error names the file, line and column and nothing of the file is
+//! kept; the same file imported twice finds its dataset by hash and creates nothing.
+
+mod book;
+mod kinds;
+mod table;
+mod write;
+
+pub use table::normalise;
+
+use fiscus_domain::data::values::DateFormat;
+use fiscus_domain::data::{IMPORTER_VERSION, ImportError, Kind, Provenance};
+use fiscus_store::data::datasets::Dataset;
+use fiscus_store::{Store, StoreError};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+use fiscus_kernel::governed::Caller;
+
+/// One import takes at most this many rows (a larger file is refused before parsing: split it).
+pub const MAX_ROWS: usize = 2_000_000;
+
+/// How a file's columns map to a kind's fields, and the options that shape its reading. Recorded on the
+/// dataset.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Mapping {
+    /// field → header, for headers not named as the field (`close=Close Price`); `date=year+quarter`
+    /// builds quarterly dates from two columns.
+    pub columns: BTreeMap<String, String>,
+    /// A symbol for files of one instrument without a symbol column.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+    /// Wide prices: every column but the date is a symbol holding this field (`adj_close` or `close`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wide: Option<String>,
+    /// The dates' format; detected from the first date cell when not given.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "date_format")]
+    pub date_format: Option<DateFormat>,
+    #[serde(serialize_with = "delimiter")]
+    pub delimiter: u8,
+    /// Economics: prefix of each series key (the normalised header follows it).
+    pub key_prefix: String,
+    /// Economics: the units of every series (`percent`, `index 1982-84=100`, …).
+    pub units: String,
+    /// Economics: a title per column header (the header itself otherwise).
+    pub titles: BTreeMap<String, String>,
+}
+
+fn date_format<S: serde::Serializer>(f: &Option<DateFormat>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(f.map_or("", |f| f.as_str()))
+}
+
+fn delimiter<S: serde::Serializer>(d: &u8, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&(*d as char).to_string())
+}
+
+/// A file to import.
+pub struct ImportRequest {
+    pub kind: Kind,
+    pub file_name: String,
+    pub bytes: Vec<u8>,
+    /// The dataset's name; the file's stem, normalised, when not given.
+    pub dataset: Option<String>,
+    pub source: String,
+    pub licence: String,
+    pub provenance: Provenance,
+    pub mapping: Mapping,
+    /// Check everything, write nothing.
+    pub dry_run: bool,
+}
+
+/// What an import did.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub dataset: Dataset,
+    /// False when the same file had already been imported (its dataset is returned, nothing is written),
+    /// and for a dry run.
+    pub created: bool,
+    pub dry_run: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// The file is refused; nothing of it was written.
+    #[error("{file}: {}", .errors.first().map(|e| e.to_string()).unwrap_or_default())]
+    Invalid { file: String, errors: Vec<ImportError> },
+    #[error("{0}")]
+    Store(#[from] StoreError),
+}
+
+impl Failure {
+    fn one(file: &str, e: ImportError) -> Failure {
+        Failure::Invalid { file: file.to_string(), errors: vec![e] }
+    }
+}
+
+/// Reports progress: `stage` is `reading`, `checking` or `writing`; `done` of `total` rows.
+pub trait Progress: Send + Sync {
+    fn update(&self, stage: &'static str, done: u64, total: u64);
+}
+
+/// No progress reporting.
+pub struct Silent;
+
+impl Progress for Silent {
+    fn update(&self, _: &'static str, _: u64, _: u64) {}
+}
+
+/// The dataset name a file gets by default: its stem, normalised.
+pub fn default_name(file_name: &str) -> String {
+    let stem = std::path::Path::new(file_name).file_stem().and_then(|s| s.to_str()).unwrap_or(file_name);
+    normalise(stem).chars().take(64).collect()
+}
+
+/// Imports one file into the workspace (see the module documentation).
+pub async fn import(
+    store: &Store,
+    caller: &Caller,
+    workspace_id: &str,
+    mut req: ImportRequest,
+    progress: &dyn Progress,
+) -> Result<Outcome, Failure> {
+    let file = req.file_name.clone();
+    // A file name that normalises to nothing usable (`✓.csv`) names the dataset after its kind.
+    let name = req.dataset.clone().unwrap_or_else(|| {
+        Some(default_name(&file))
+            .filter(|n| fiscus_domain::data::is_name(n))
+            .unwrap_or_else(|| req.kind.as_str().to_string())
+    });
+    if !fiscus_domain::data::is_name(&name) {
+        return Err(Failure::one(
+            &file,
+            ImportError::line(0, format!("`{name}` is not a dataset name (1 to 64 of A-Z a-z 0-9 . _ -)")),
+        ));
+    }
+    for (what, value) in [("source", &req.source), ("licence", &req.licence)] {
+        if value.trim().is_empty() || value.chars().count() > 200 || value.chars().any(char::is_control) {
+            return Err(Failure::one(
+                &file,
+                ImportError::line(0, format!("the {what} must be 1 to 200 characters, no control characters")),
+            ));
+        }
+    }
+    let file_sha256 = fiscus_domain::evidence::seal_bytes(&req.bytes);
+    {
+        let mut conn = store.read().await?;
+        if let Some(existing) = fiscus_store::data::datasets::find_by_file(
+            &mut conn,
+            store.seal_key(),
+            workspace_id,
+            req.kind,
+            &file_sha256,
+        )
+        .await?
+        {
+            return Ok(Outcome { dataset: existing, created: false, dry_run: req.dry_run });
+        }
+    }
+    progress.update("reading", 0, 0);
+    // The file's bytes and their table go as soon as the plan holds the rows (a large import would
+    // otherwise keep three copies of its file while writing).
+    let bytes = std::mem::take(&mut req.bytes);
+    let (plan, total, date_format) = {
+        let parsed = table::read(&bytes, req.mapping.delimiter, MAX_ROWS).map_err(|e| Failure::one(&file, e))?;
+        drop(bytes);
+        let total = parsed.len() as u64;
+        progress.update("checking", 0, total);
+        let mut reader = kinds::Reader::new(&parsed, req.kind, &req.mapping).map_err(|e| Failure::one(&file, e))?;
+        let plan = write::plan(store, workspace_id, &req, &name, &mut reader).await?;
+        if !reader.errors.is_empty() {
+            return Err(Failure::Invalid { file, errors: reader.errors });
+        }
+        (plan, total, reader.date_format())
+    };
+    let mut mapping = req.mapping.clone();
+    mapping.date_format = mapping.date_format.or(date_format);
+    progress.update("checking", total, total);
+    let dataset = Dataset {
+        id: fiscus_domain::ids::new_id("dst"),
+        number: 0,
+        kind: req.kind,
+        name,
+        version: 0,
+        source: req.source.trim().to_string(),
+        licence: req.licence.trim().to_string(),
+        provenance: req.provenance,
+        file_name: file.clone(),
+        file_sha256: file_sha256.clone(),
+        row_count: plan.rows() as i64,
+        skipped_count: plan.skipped as i64,
+        period_start: plan.period.as_ref().map(|p| p.0.clone()),
+        period_end: plan.period.as_ref().map(|p| p.1.clone()),
+        importer_version: IMPORTER_VERSION.to_string(),
+        mapping: serde_json::to_string(&mapping).unwrap_or_default(),
+        content_hash: String::new(),
+        imported_by: format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id),
+        created_at: fiscus_domain::clock::now_micros(),
+    };
+    if req.dry_run {
+        return Ok(Outcome { dataset, created: false, dry_run: true });
+    }
+    match write::commit(store, caller, workspace_id, dataset, plan, progress).await {
+        Ok(dataset) => Ok(Outcome { dataset, created: true, dry_run: false }),
+        // Imported concurrently by someone else: that import stands, this one is a no-op.
+        Err(Failure::Store(StoreError::Conflict(_))) => {
+            let mut conn = store.read().await?;
+            match fiscus_store::data::datasets::find_by_file(
+                &mut conn,
+                store.seal_key(),
+                workspace_id,
+                req.kind,
+                &file_sha256,
+            )
+            .await?
+            {
+                Some(existing) => Ok(Outcome { dataset: existing, created: false, dry_run: false }),
+                None => Err(Failure::Store(StoreError::Conflict(String::from("datasets")))),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}

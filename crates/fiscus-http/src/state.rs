@@ -1,0 +1,52 @@
+//! The state every handler shares: the node's [`Services`] (what application layers and workers are given)
+//! and, apart from them, what only the HTTP layer holds (rate limits, metrics, signature nonces, monthly
+//! quotas, usage, the router tool calls are dispatched through). It dereferences to the services, so a
+//! handler passes `&state` where an application function takes `&Services`.
+
+use fiscus_kernel::Services;
+use std::sync::Arc;
+
+use crate::body_limit::LargeBody;
+use crate::metrics::Metrics;
+use crate::monthly_quota::MonthlyQuota;
+use crate::rate_limit::RateLimiter;
+use crate::signed::NonceMemory;
+use crate::usage::UsageRecorder;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub services: Services,
+    pub http: Arc<HttpParts>,
+}
+
+/// What only the HTTP layer holds.
+#[derive(Default)]
+pub struct HttpParts {
+    pub rate_limiter: RateLimiter,
+    pub metrics: Metrics,
+    pub usage: UsageRecorder,
+    /// Signature nonces this node accepted (signed execution clients).
+    pub nonces: NonceMemory,
+    /// Monthly request counts of signed execution clients.
+    pub monthly: MonthlyQuota,
+    /// The service's own router, set once built: tool calls are dispatched through it
+    /// (`areas::agents::dispatch`).
+    pub router: std::sync::OnceLock<axum::Router>,
+    /// The service's OpenAPI document, set once with the router (`app::build`).
+    pub api: std::sync::OnceLock<Arc<crate::document::ApiDocument>>,
+    /// Routes whose bodies may be larger than the configured limit (`http::body_limit`).
+    pub large_bodies: Vec<LargeBody>,
+}
+
+impl AppState {
+    pub fn new(services: Services, large_bodies: Vec<LargeBody>) -> AppState {
+        AppState { services, http: Arc::new(HttpParts { large_bodies, ..HttpParts::default() }) }
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Services;
+    fn deref(&self) -> &Services {
+        &self.services
+    }
+}

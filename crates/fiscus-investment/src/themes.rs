@@ -1,0 +1,644 @@
+//! Thematic universes (research's handoff), model portfolios drawn from them, governed AI operations and
+//! the rebalance proposals they draw. A model portfolio is a draft until an operator approves it at the
+//! console; a rebalance is proposed only under an operation in governed review whose model portfolio a
+//! person approved, with the hash it had when the operation opened; nothing here ever executes.
+
+use std::collections::HashMap;
+
+use fiscus_domain::clock::now_micros;
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::investment::model_portfolio::{
+    self as model, Candidate, Held, ModelDecision, ModelHolding, ModelState, Order, Weighting,
+};
+use fiscus_domain::tenancy::Tenant;
+use fiscus_store::StoreError;
+use fiscus_store::investment_records::{Record, RecordKind};
+use fiscus_store::themes::{self, Member, ModelPortfolio, Operation, OperationStatus, Universe, UniverseStatus};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::book::{self as ledger};
+use super::{invalid, is_date};
+use fiscus_kernel::Services;
+use fiscus_kernel::governed::record::{AuditEntry, audit};
+use fiscus_kernel::governed::{Caller, Failure};
+
+/// A member as research hands it off.
+#[derive(Clone, Debug, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemberInput {
+    /// An instrument of the workspace.
+    #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", example = "MSFT")]
+    pub symbol: String,
+    /// Relevance to the theme, 0 to 1.
+    #[schema(minimum = 0, maximum = 1, example = 0.92)]
+    pub relevance: f64,
+    /// Why research chose it.
+    #[serde(default)]
+    #[schema(value_type = Option<fiscus_domain::fields::Text<0, 500>>, inline, example = "Largest cloud AI platform by revenue")]
+    pub rationale: Option<String>,
+}
+
+/// `POST /investment/themes/universes`.
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UniverseRequest {
+    #[schema(value_type = fiscus_domain::fields::Text<1, 200>, inline, example = "AI infrastructure leaders")]
+    pub name: String,
+    #[schema(value_type = fiscus_domain::fields::Text<1, 200>, inline, example = "artificial_intelligence")]
+    pub theme: String,
+    /// Who handed it off (a research desk, a model run).
+    #[schema(value_type = fiscus_domain::fields::Text<1, 200>, inline, example = "Equity research, thematic desk")]
+    pub source: String,
+    /// The members, when handed off at once; absent, the universe is announced (`pending`) and its members
+    /// follow with `POST …/{universe}/handoff`.
+    #[serde(default)]
+    #[schema(min_items = 1, max_items = 500)]
+    pub members: Option<Vec<MemberInput>>,
+}
+
+/// `POST /investment/themes/universes/{universe}/handoff`.
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HandoffRequest {
+    #[schema(min_items = 1, max_items = 500)]
+    pub members: Vec<MemberInput>,
+}
+
+fn text_field(errors: &mut Vec<(&'static str, String)>, field: &'static str, v: &str, max: usize) {
+    if !fiscus_domain::fields::text_ok(v, 1, max) {
+        errors.push((field, format!("from 1 to {max} characters, not blank, no control characters")));
+    }
+}
+
+/// Checks members against the workspace's instruments; the members to store and their hash.
+async fn members_of(
+    state: &Services,
+    workspace_id: &str,
+    input: &[MemberInput],
+) -> Result<(Vec<Member>, String), Failure> {
+    let (mut errors, mut missing, mut twice) = (Vec::new(), Vec::new(), Vec::new());
+    if input.is_empty() || input.len() > 500 {
+        errors.push(("members", "from 1 to 500 members".to_string()));
+    }
+    let mut conn = state.store.read().await?;
+    let known = fiscus_store::data::market::ids_by_symbol(&mut conn, workspace_id).await?;
+    drop(conn);
+    let mut out: Vec<Member> = Vec::with_capacity(input.len());
+    for m in input {
+        if !(m.relevance.is_finite() && (0.0..=1.0).contains(&m.relevance)) {
+            errors.push(("members", format!("`{}`: relevance must be from 0 to 1", m.symbol)));
+        }
+        if m.rationale.as_ref().is_some_and(|r| r.chars().count() > 500 || r.chars().any(char::is_control)) {
+            errors.push(("members", format!("`{}`: a rationale is at most 500 characters", m.symbol)));
+        }
+        if out.iter().any(|o| o.symbol == m.symbol) {
+            twice.push(format!("`{}`", m.symbol));
+            continue;
+        }
+        match known.get(&m.symbol) {
+            Some(id) => out.push(Member {
+                symbol: m.symbol.clone(),
+                instrument_id: id.clone(),
+                relevance: fiscus_domain::data::values::shortest(m.relevance),
+                rationale: m.rationale.clone().unwrap_or_default(),
+            }),
+            None => missing.push(format!("`{}`", m.symbol)),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Failure::Invalid(errors));
+    }
+    // A symbol unique across the members is a rule no schema states (`uniqueItems` compares whole members).
+    if !twice.is_empty() {
+        let detail = format!("members name {} twice", twice.join(", "));
+        return Err(Failure::refused(fiscus_domain::error_code::ErrorCode::Conflict, detail));
+    }
+    if !missing.is_empty() {
+        return Err(Failure::missing("members", format!("no instrument {} in this workspace", missing.join(", "))));
+    }
+    out.sort_by(|a, b| a.symbol.cmp(&b.symbol));
+    let listed: Vec<Value> =
+        out.iter().map(|m| json!({ "symbol": m.symbol, "relevance": m.relevance, "rationale": m.rationale })).collect();
+    let hash =
+        fiscus_domain::evidence::seal_bytes(super::records::canonical("members", &Value::Array(listed))?.as_bytes());
+    Ok((out, hash))
+}
+
+pub async fn create_universe(
+    state: &Services,
+    caller: &Caller,
+    tenant: &Tenant,
+    r: UniverseRequest,
+) -> Result<Universe, Failure> {
+    let mut errors = Vec::new();
+    text_field(&mut errors, "name", &r.name, 200);
+    text_field(&mut errors, "theme", &r.theme, 200);
+    text_field(&mut errors, "source", &r.source, 200);
+    if !errors.is_empty() {
+        return Err(Failure::Invalid(errors));
+    }
+    let members = match &r.members {
+        Some(m) => Some(members_of(state, &tenant.workspace_id, m).await?),
+        None => None,
+    };
+    let now = now_micros();
+    let mut u = Universe {
+        id: 0,
+        uid: fiscus_domain::ids::new_id("thu"),
+        name: r.name,
+        theme: r.theme,
+        source: r.source,
+        status: if members.is_some() { UniverseStatus::HandedOff } else { UniverseStatus::Pending },
+        members_hash: members.as_ref().map(|(_, h)| h.clone()),
+        created_by: format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id),
+        created_at: now,
+        handed_off_at: members.as_ref().map(|_| now),
+    };
+    let mut tx = state.store.begin().await?;
+    themes::insert_universe(&mut tx, &tenant.workspace_id, &mut u, members.as_ref().map_or(&[], |(m, _)| m)).await?;
+    let entry = AuditEntry {
+        workspace_id: &tenant.workspace_id,
+        environment: Some(tenant.environment),
+        action: "investment.universe.created",
+        subject: Some(&u.uid),
+        details: json!({ "universe": u.id, "status": u.status.as_str(), "members_hash": u.members_hash }),
+        occurred_at: now,
+    };
+    audit(&mut tx, caller, &entry).await?;
+    tx.commit().await?;
+    Ok(u)
+}
+
+pub async fn hand_off(
+    state: &Services,
+    caller: &Caller,
+    tenant: &Tenant,
+    universe_id: i64,
+    r: HandoffRequest,
+) -> Result<Universe, Failure> {
+    let u = load_universe(state, tenant, universe_id).await?.0;
+    let (members, hash) = members_of(state, &tenant.workspace_id, &r.members).await?;
+    let already =
+        || Failure::refused(ErrorCode::Conflict, "the universe was handed off already; its members are fixed");
+    if u.status != UniverseStatus::Pending {
+        return Err(already());
+    }
+    let now = now_micros();
+    let mut tx = state.store.begin().await?;
+    if !themes::hand_off(&mut tx, &tenant.workspace_id, &u, &members, &hash, now).await? {
+        return Err(already());
+    }
+    let entry = AuditEntry {
+        workspace_id: &tenant.workspace_id,
+        environment: Some(tenant.environment),
+        action: "investment.universe.handed_off",
+        subject: Some(&u.uid),
+        details: json!({ "universe": u.id, "members": members.len(), "members_hash": hash }),
+        occurred_at: now,
+    };
+    audit(&mut tx, caller, &entry).await?;
+    tx.commit().await?;
+    Ok(load_universe(state, tenant, universe_id).await?.0)
+}
+
+/// A universe of the workspace with its members.
+pub async fn load_universe(state: &Services, tenant: &Tenant, id: i64) -> Result<(Universe, Vec<Member>), Failure> {
+    let mut conn = state.store.read().await?;
+    let u = themes::get_universe(&mut conn, state.store.seal_key(), &tenant.workspace_id, id).await?;
+    let members = themes::members(&mut conn, &tenant.workspace_id, id).await?;
+    Ok((u, members))
+}
+
+/// `POST /investment/themes/universes/{universe}/model-portfolio` (every field optional).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelPortfolioRequest {
+    /// Default: the universe's name and the weighting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<fiscus_domain::fields::Text<1, 200>>, inline, example = "AI leaders, relevance-weighted")]
+    pub name: Option<String>,
+    /// How many of the most relevant members to hold, 1 to 500 (default 20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 500, example = 20)]
+    pub limit: Option<i64>,
+    /// `relevance` (default) or `equal`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weighting: Option<Weighting>,
+    /// An instrument of the workspace to compare with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", example = "SPX")]
+    pub benchmark_symbol: Option<String>,
+}
+
+/// The content a model portfolio's hash covers: everything that makes it what it is.
+fn content(
+    universe: &Universe,
+    name: &str,
+    weighting: Weighting,
+    limit: i64,
+    benchmark: Option<&str>,
+    holdings: &[ModelHolding],
+) -> Value {
+    json!({
+        "universe": universe.id,
+        "universe_members_hash": universe.members_hash,
+        "name": name,
+        "weighting": weighting.as_str(),
+        "limit": limit,
+        "benchmark_symbol": benchmark,
+        "holdings": holdings,
+    })
+}
+
+/// The hash of a stored model portfolio's content, recomputed.
+pub fn content_hash_of(universe: &Universe, m: &ModelPortfolio) -> Result<String, Failure> {
+    let c = content(universe, &m.name, m.weighting, m.limit, m.benchmark_symbol.as_deref(), &m.holdings);
+    Ok(fiscus_domain::evidence::seal_bytes(super::records::canonical("model portfolio", &c)?.as_bytes()))
+}
+
+pub async fn create_model(
+    state: &Services,
+    caller: &Caller,
+    tenant: &Tenant,
+    universe_id: i64,
+    r: ModelPortfolioRequest,
+) -> Result<ModelPortfolio, Failure> {
+    let mut errors = Vec::new();
+    let limit = r.limit.unwrap_or(20);
+    if !(1..=model::MAX_LIMIT).contains(&limit) {
+        errors.push(("limit", format!("must be from 1 to {}", model::MAX_LIMIT)));
+    }
+    if let Some(n) = &r.name {
+        text_field(&mut errors, "name", n, 200);
+    }
+    if !errors.is_empty() {
+        return Err(Failure::Invalid(errors));
+    }
+    let weighting = r.weighting.unwrap_or(Weighting::Relevance);
+    let (universe, members) = load_universe(state, tenant, universe_id).await?;
+    if let Some(b) = &r.benchmark_symbol {
+        let mut conn = state.store.read().await?;
+        match fiscus_store::data::market::get_instrument(&mut conn, &tenant.workspace_id, b).await {
+            Err(StoreError::NotFound) => {
+                return Err(Failure::missing("benchmark_symbol", format!("no instrument `{b}` in this workspace")));
+            }
+            other => {
+                other?;
+            }
+        }
+    }
+    if universe.status != UniverseStatus::HandedOff {
+        return Err(Failure::refused_with(
+            ErrorCode::HandoffUnavailable,
+            format!("universe {} is announced but research has not handed its members off yet", universe.id),
+            vec![("state", serde_json::json!(universe.status.as_str()))],
+        ));
+    }
+    let candidates: Vec<Candidate> = members
+        .iter()
+        .map(|m| Candidate { symbol: m.symbol.clone(), relevance: m.relevance.parse().unwrap_or(f64::NAN) })
+        .collect();
+    let Some(chosen) = model::construct(&candidates, limit as usize, weighting) else {
+        return Err(invalid("weighting", "no member of the universe has a positive relevance to weight by"));
+    };
+    let relevance: HashMap<&str, &str> = members.iter().map(|m| (m.symbol.as_str(), m.relevance.as_str())).collect();
+    let holdings: Vec<ModelHolding> = chosen
+        .iter()
+        .map(|(s, _, w)| ModelHolding {
+            symbol: s.clone(),
+            relevance: relevance[s.as_str()].to_string(),
+            weight_ppm: *w,
+        })
+        .collect();
+    let name = r.name.unwrap_or_else(|| format!("{} ({} weighted)", universe.name, weighting.as_str()));
+    let c = content(&universe, &name, weighting, limit, r.benchmark_symbol.as_deref(), &holdings);
+    let holdings_json = super::records::canonical(
+        "holdings",
+        &serde_json::to_value(&holdings).map_err(|e| Failure::internal(e.to_string()))?,
+    )?;
+    let now = now_micros();
+    let m = ModelPortfolio {
+        id: fiscus_domain::ids::new_id("mdp"),
+        universe_id,
+        name,
+        weighting,
+        limit,
+        benchmark_symbol: r.benchmark_symbol,
+        holdings,
+        holdings_json,
+        content_hash: fiscus_domain::evidence::seal_bytes(super::records::canonical("model portfolio", &c)?.as_bytes()),
+        state: ModelState::ApprovalRequired,
+        created_by: format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id),
+        created_at: now,
+        decided_by: None,
+        decided_at: None,
+        decision_note: None,
+    };
+    let mut tx = state.store.begin().await?;
+    themes::insert_model(&mut tx, tenant, &m).await?;
+    let entry = AuditEntry {
+        workspace_id: &tenant.workspace_id,
+        environment: Some(tenant.environment),
+        action: "investment.model_portfolio.created",
+        subject: Some(&m.id),
+        details: json!({ "universe": universe_id, "content_hash": m.content_hash, "state": m.state.as_str() }),
+        occurred_at: now,
+    };
+    audit(&mut tx, caller, &entry).await?;
+    tx.commit().await?;
+    Ok(m)
+}
+
+pub async fn load_model(state: &Services, tenant: &Tenant, id: &str) -> Result<ModelPortfolio, Failure> {
+    if !fiscus_domain::ids::is_id_of("mdp", id) {
+        return Err(Failure::NotFound);
+    }
+    let mut conn = state.store.read().await?;
+    Ok(themes::get_model(&mut conn, state.store.seal_key(), tenant, id).await?)
+}
+
+/// An operator's decision on a draft (the console's; a credential never decides).
+pub async fn decide_model(
+    state: &Services,
+    operator: &Caller,
+    tenant: &Tenant,
+    id: &str,
+    decision: ModelDecision,
+    note: Option<&str>,
+) -> Result<ModelPortfolio, Failure> {
+    if operator.actor.kind != fiscus_domain::actor::ActorKind::Operator {
+        return Err(Failure::refused(ErrorCode::Conflict, "only an operator at the console decides a model portfolio"));
+    }
+    let m = load_model(state, tenant, id).await?;
+    let to = model::decide(m.state, decision).map_err(|r| Failure::refused(ErrorCode::Conflict, r.to_string()))?;
+    let now = now_micros();
+    let mut tx = state.store.begin().await?;
+    if !themes::decide_model(
+        &mut tx,
+        tenant,
+        id,
+        to,
+        &format!("{}:{}", operator.actor.kind.as_str(), operator.actor.id),
+        now,
+        note,
+    )
+    .await?
+    {
+        return Err(Failure::refused(ErrorCode::Conflict, "the model portfolio was decided meanwhile"));
+    }
+    let entry = AuditEntry {
+        workspace_id: &tenant.workspace_id,
+        environment: Some(tenant.environment),
+        action: if to == ModelState::Approved {
+            "investment.model_portfolio.approved"
+        } else {
+            "investment.model_portfolio.rejected"
+        },
+        subject: Some(id),
+        details: json!({ "content_hash": m.content_hash, "note": note }),
+        occurred_at: now,
+    };
+    audit(&mut tx, operator, &entry).await?;
+    tx.commit().await?;
+    load_model(state, tenant, id).await
+}
+
+/// `POST /investment/governed-ai-operations`.
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OperationRequest {
+    /// The portfolio the operation works on (its integer id).
+    #[schema(minimum = 1, maximum = 9007199254740991_i64, example = 1)]
+    pub portfolio_id: i64,
+    /// The model portfolio it steers by (`mdp_…`); its content hash is fixed now.
+    #[schema(pattern = "^mdp_[0-9A-HJKMNP-TV-Z]{26}$", example = "mdp_01M8C3ZQ5V6J1P8N2T4W0XK7RD")]
+    pub model_portfolio: String,
+    /// What the operation is for.
+    #[schema(
+        value_type = fiscus_domain::fields::Text<1, 1000>,
+        inline,
+        example = "Move the growth book onto the approved AI model"
+    )]
+    pub objective: String,
+    /// The AI agent or model assisting it, for the record.
+    #[serde(default)]
+    #[schema(value_type = Option<fiscus_domain::fields::Text<1, 200>>, inline, example = "portfolio-copilot v2")]
+    pub agent: Option<String>,
+}
+
+pub async fn open_operation(
+    state: &Services,
+    caller: &Caller,
+    tenant: &Tenant,
+    r: OperationRequest,
+) -> Result<Operation, Failure> {
+    let mut errors = Vec::new();
+    text_field(&mut errors, "objective", &r.objective, 1000);
+    if let Some(a) = &r.agent {
+        text_field(&mut errors, "agent", a, 200);
+    }
+    if !errors.is_empty() {
+        return Err(Failure::Invalid(errors));
+    }
+    let mut conn = state.store.read().await?;
+    match fiscus_store::data::book::get_portfolio(&mut conn, &tenant.workspace_id, r.portfolio_id).await {
+        Err(StoreError::NotFound) => {
+            return Err(Failure::missing("portfolio_id", "no such portfolio in this workspace"));
+        }
+        other => {
+            other?;
+        }
+    }
+    drop(conn);
+    let m = match load_model(state, tenant, &r.model_portfolio).await {
+        Err(Failure::NotFound) => {
+            return Err(Failure::missing(
+                "model_portfolio",
+                "no such model portfolio in this workspace and environment",
+            ));
+        }
+        other => other?,
+    };
+    let now = now_micros();
+    let o = Operation {
+        id: fiscus_domain::ids::new_id("gao"),
+        portfolio_id: r.portfolio_id,
+        model_portfolio_id: m.id,
+        model_portfolio_hash: m.content_hash,
+        objective: r.objective,
+        agent: r.agent,
+        status: OperationStatus::GovernedReview,
+        created_by: format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id),
+        created_at: now,
+    };
+    let mut tx = state.store.begin().await?;
+    themes::insert_operation(&mut tx, tenant, &o).await?;
+    let entry = AuditEntry {
+        workspace_id: &tenant.workspace_id,
+        environment: Some(tenant.environment),
+        action: "investment.operation.opened",
+        subject: Some(&o.id),
+        details: json!({ "portfolio": o.portfolio_id, "model_portfolio": o.model_portfolio_id, "model_portfolio_hash": o.model_portfolio_hash }),
+        occurred_at: now,
+    };
+    audit(&mut tx, caller, &entry).await?;
+    tx.commit().await?;
+    Ok(o)
+}
+
+pub async fn load_operation(state: &Services, tenant: &Tenant, id: &str) -> Result<Operation, Failure> {
+    if !fiscus_domain::ids::is_id_of("gao", id) {
+        return Err(Failure::NotFound);
+    }
+    let mut conn = state.store.read().await?;
+    Ok(themes::get_operation(&mut conn, state.store.seal_key(), tenant, id).await?)
+}
+
+/// `POST /investment/governed-ai-operations/{uid}/rebalance` (every field optional).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RebalanceRequest {
+    /// Valuation date of the holdings and prices (default: the newest observed price of any instrument).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(format = Date, example = "2022-12-28")]
+    pub as_of: Option<String>,
+    /// Estimated trading cost in basis points of traded notional, 0 to 500 (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 500, example = 10)]
+    pub cost_bps: Option<i64>,
+    /// The model portfolio hash the caller reviewed; a different current hash refuses the rebalance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(pattern = "^sha256:[0-9a-f]{64}$")]
+    pub expected_model_portfolio_hash: Option<String>,
+}
+
+/// A rebalance proposal's sealed output.
+#[derive(Clone, Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct RebalanceOutput {
+    pub operation: String,
+    pub portfolio_id: i64,
+    pub model_portfolio: String,
+    /// The approved model portfolio's content hash the orders move onto.
+    pub model_portfolio_hash: String,
+    pub as_of: String,
+    pub base_currency: String,
+    /// Holdings at their marks plus cash, minor units of the base currency.
+    pub portfolio_value_minor: i64,
+    pub orders: Vec<Order>,
+    /// One-way turnover: traded notional over twice the portfolio's value.
+    pub turnover: f64,
+    pub traded_notional_minor: i64,
+    pub cost_bps: i64,
+    pub estimated_costs_minor: i64,
+    /// Always false: a proposal; orders are a Financial Action people approve.
+    pub executable: bool,
+}
+
+fn refused(condition: &'static str, detail: String) -> Failure {
+    Failure::refused(ErrorCode::RebalanceRefused, format!("{condition}: {detail}"))
+}
+
+pub async fn rebalance(
+    state: &Services,
+    caller: &Caller,
+    tenant: &Tenant,
+    id: &str,
+    r: RebalanceRequest,
+) -> Result<Record, Failure> {
+    let mut errors = Vec::new();
+    if r.as_of.as_deref().is_some_and(|d| !is_date(d)) {
+        errors.push(("as_of", "must be a date (YYYY-MM-DD)".to_string()));
+    }
+    let cost_bps = r.cost_bps.unwrap_or(10);
+    if !(0..=500).contains(&cost_bps) {
+        errors.push(("cost_bps", "must be from 0 to 500".to_string()));
+    }
+    if !errors.is_empty() {
+        return Err(Failure::Invalid(errors));
+    }
+    let op = load_operation(state, tenant, id).await?;
+    if op.status != OperationStatus::GovernedReview {
+        return Err(refused("operation_not_in_governed_review", format!("the operation is {}", op.status.as_str())));
+    }
+    let m = load_model(state, tenant, &op.model_portfolio_id).await?;
+    if m.state != ModelState::Approved {
+        return Err(refused(
+            "model_portfolio_not_approved",
+            format!("model portfolio {} is {}; a person must approve it at the console first", m.id, m.state.as_str()),
+        ));
+    }
+    let (universe, _) = load_universe(state, tenant, m.universe_id).await?;
+    let current = content_hash_of(&universe, &m)?;
+    if current != m.content_hash || current != op.model_portfolio_hash {
+        return Err(refused(
+            "model_portfolio_changed",
+            format!("model portfolio {} no longer hashes to {}", m.id, op.model_portfolio_hash),
+        ));
+    }
+    if let Some(expected) = &r.expected_model_portfolio_hash
+        && *expected != current
+    {
+        return Err(refused(
+            "stale_model_portfolio_hash",
+            format!("the model portfolio's hash is {current}, not {expected}"),
+        ));
+    }
+    let book = ledger::load(state, tenant, op.portfolio_id).await?;
+    let base = book.portfolio.base_currency;
+    // Marks for what is held and what the model holds, on one valuation date.
+    let mut conn = state.store.read().await?;
+    let mut instruments = book.instruments(r.as_of.as_deref());
+    for h in &m.holdings {
+        if !instruments.iter().any(|(_, s)| *s == h.symbol) {
+            let i = fiscus_store::data::market::get_instrument(&mut conn, &tenant.workspace_id, &h.symbol).await?;
+            instruments.push((i.id, i.symbol));
+        }
+    }
+    drop(conn);
+    let marks = ledger::marks(state, &tenant.workspace_id, &instruments, r.as_of.as_deref()).await?;
+    let on = r.as_of.clone().or_else(|| marks.values().map(|k| k.date.clone()).max()).unwrap_or_default();
+    let by_id = ledger::prices_in_base(state, &tenant.workspace_id, &marks, base, &on).await?;
+    let price_in_base: HashMap<String, i64> =
+        instruments.iter().map(|(id, symbol)| (symbol.clone(), by_id[id])).collect();
+    let mut held: Vec<Held> = Vec::new();
+    for l in book.lots.iter().filter(|l| l.acquired <= on) {
+        match held.iter_mut().find(|h| h.symbol == l.symbol) {
+            Some(h) => h.quantity_micros += l.open_micros,
+            None => held.push(Held {
+                symbol: l.symbol.clone(),
+                quantity_micros: l.open_micros,
+                price_minor: price_in_base[&l.symbol],
+            }),
+        }
+    }
+    let mut cash = 0i64;
+    for (currency, amount) in &book.cash {
+        cash +=
+            (*amount as f64 * ledger::fx_rate(state, &tenant.workspace_id, *currency, base, &on).await?).round() as i64;
+    }
+    let targets: Vec<(String, i64, i64)> =
+        m.holdings.iter().map(|h| (h.symbol.clone(), h.weight_ppm, price_in_base[&h.symbol])).collect();
+    let (orders, nav) = model::rebalance(&held, &targets, cash);
+    if nav <= 0 {
+        return Err(refused("portfolio_without_value", format!("portfolio {} has no value on {on}", op.portfolio_id)));
+    }
+    let traded: i64 = orders.iter().map(|o| o.notional_minor).sum();
+    let output = RebalanceOutput {
+        operation: op.id.clone(),
+        portfolio_id: op.portfolio_id,
+        model_portfolio: m.id.clone(),
+        model_portfolio_hash: current,
+        as_of: on,
+        base_currency: base.code().to_string(),
+        portfolio_value_minor: nav,
+        turnover: traded as f64 / (2.0 * nav as f64),
+        traded_notional_minor: traded,
+        cost_bps,
+        estimated_costs_minor: (traded as f64 * cost_bps as f64 / 10_000.0).round() as i64,
+        orders,
+        executable: false,
+    };
+    let request = json!({ "operation": op.id, "request": r });
+    super::records::record(state, caller, tenant, RecordKind::Rebalance, Some(op.portfolio_id), request, &output).await
+}

@@ -1,0 +1,58 @@
+//! What the numeric engine's refusals are as API problems, one mapping for every area that computes (quant
+//! jobs, investment analytics, LQM fits, taxes).
+
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_quant::QuantError;
+
+use crate::governed::Failure;
+
+/// A body the document allows whose sizes multiply past a limit of this service (409 `limit_exceeded`).
+pub fn limit_exceeded(detail: String) -> Failure {
+    Failure::refused(ErrorCode::LimitExceeded, detail)
+}
+
+/// The engine's refusal of a computation answered in the request: the problem [`engine_code`] chooses,
+/// naming the engine's typed reason.
+pub fn refused_by_engine(e: QuantError) -> Failure {
+    Failure::Computation { code: engine_code(&e), engine_error: engine_error(&e), detail: e.to_string() }
+}
+
+/// The problem an engine refusal is. Bodies cannot be empty where the engine needs values (the schemas'
+/// `minItems`), so an empty input is a data window that selected nothing: too little data, as too few values
+/// are. Constraints no portfolio meets, results the values leave undefined (a dispersion of zero, a
+/// compounding that overflows), covariances that are not positive definite and solvers the values stall meet
+/// the data, not the body's form: 409. The rest is 422.
+pub fn engine_code(e: &QuantError) -> ErrorCode {
+    match e {
+        QuantError::Empty { .. } | QuantError::InsufficientData { .. } => ErrorCode::InsufficientData,
+        // What the values given or held leave without an answer: constraints nothing meets, a result the
+        // values leave undefined, a covariance no returns have, a solver the values stall. A request the
+        // document allows that meets such values is 409, as with any state of the data; 422 stays for the
+        // engine's refusals of the request's own shape.
+        QuantError::Infeasible { .. }
+        | QuantError::Undefined { .. }
+        | QuantError::NotPositiveDefinite { .. }
+        | QuantError::Unbounded { .. }
+        | QuantError::NoConvergence { .. } => ErrorCode::Conflict,
+        _ => ErrorCode::ComputationRefused,
+    }
+}
+
+/// The engine's typed reason, as the API names it (`engine_error`).
+pub fn engine_error(e: &QuantError) -> &'static str {
+    match e {
+        QuantError::Empty { .. } => "empty",
+        QuantError::NonFinite { .. } => "non_finite",
+        QuantError::LengthMismatch { .. } => "length_mismatch",
+        QuantError::InvalidParameter { .. } => "invalid_parameter",
+        QuantError::InsufficientData { .. } => "insufficient_data",
+        QuantError::NotPositiveDefinite { .. } => "not_positive_definite",
+        QuantError::Undefined { .. } => "undefined",
+        QuantError::Infeasible { .. } => "infeasible",
+        QuantError::Unbounded { .. } => "unbounded",
+        QuantError::NoConvergence { .. } => "no_convergence",
+        QuantError::MissingObservation { .. } => "missing_observation",
+        QuantError::Rejected(_) => "rejected",
+        QuantError::BudgetExceeded { .. } => "budget_exceeded",
+    }
+}

@@ -1,0 +1,34 @@
+//! The kernel: what every area's application layer and worker needs, and nothing of HTTP.
+//!
+//! - [`services::Services`]: the store, settings, keys, computation pools, caches, speech runtime and the
+//!   hooks areas register, handed to every application function and worker;
+//! - [`governed`]: the unit of governed change (proposals, checks, decisions, execution, settlement) and its
+//!   one `record` step that writes a transition, its history, outbox event and audit event together;
+//! - the pieces beside them: connectors, outbound HTTP screening, the secret key and sealed secrets, audit
+//!   anchors, the CPU pools, the price series cache, the engine's refusals as problems.
+//!
+//! Invariants: this crate never depends on the web framework's routing, on the HTTP crate, or on any area
+//! crate (a test reads `cargo metadata` and fails on such an edge). What an area must do when the kernel
+//! acts (a settled order moving a book) is a trait here that the area implements.
+//!
+//! How it works, in prose: `README.md` beside this crate.
+
+pub mod anchor;
+pub mod connectors;
+pub mod cpu;
+pub mod engine;
+pub mod governed;
+pub mod inputs;
+pub mod invocation_log;
+pub mod outbound;
+pub mod pool;
+pub mod secret_box;
+pub mod secret_key;
+pub mod series_cache;
+pub mod services;
+pub mod settings;
+pub mod speech;
+pub mod verify;
+
+pub use services::Services;
+pub use settings::Settings;

@@ -1,0 +1,133 @@
+//! Backtest jobs: a periodically rebalanced portfolio of instruments over their observed prices
+//! (`fiscus_quant::backtest`, vectorbt's fill rules), with its equity curve, fees and risk statistics.
+
+use fiscus_quant::Matrix;
+use fiscus_quant::backtest::{BacktestConfig, periodic_schedule, run};
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{Control, Refusal};
+use fiscus_kernel::Services;
+use fiscus_kernel::governed::Failure;
+use fiscus_kernel::inputs::{PinnedPrices, check_range};
+
+/// A backtest to run.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"weights": {"AAPL": 0.4, "MSFT": 0.3, "JPM": 0.3}, "start": "2015-01-01", "end": "2017-12-31", "rebalance_every": 21, "initial_cash": 1000000, "fee_rate": 0.001}))]
+pub struct BacktestRequest {
+    /// The instruments traded (symbols or `ins_…` ids, at their adjusted closes), each with its target weight
+    /// at every rebalance, from 0 to 1; what the weights leave is cash. Weights adding up to more than 1 are
+    /// traded as vectorbt trades them: sells first, then buys in ascending order of their size, each cut to the
+    /// cash left (no borrowing), so the last buys are partly filled.
+    #[schema(value_type = Object, example = json!({"AAPL": 0.4, "MSFT": 0.3, "JPM": 0.3}))]
+    pub weights: BTreeMap<String, f64>,
+    #[schema(format = Date, example = "2015-01-01")]
+    pub start: Option<String>,
+    #[schema(format = Date, example = "2017-12-31")]
+    pub end: Option<String>,
+    /// Rebalance every this many trading days, starting on the first (default 21, about monthly).
+    #[schema(minimum = 1, maximum = 10000)]
+    pub rebalance_every: Option<u32>,
+    /// Starting cash (default 1,000,000).
+    #[schema(exclusive_minimum = 0, maximum = 1000000000000000_u64)]
+    pub initial_cash: Option<f64>,
+    /// Proportional fee per trade (0.001 is 10 basis points; default 0).
+    #[schema(minimum = 0, maximum = 0.1)]
+    pub fee_rate: Option<f64>,
+}
+
+/// A backtest as stored in its job.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Backtest {
+    pub prices: PinnedPrices,
+    pub weights: Vec<f64>,
+    pub rebalance_every: u32,
+    pub initial_cash: f64,
+    pub fee_rate: f64,
+}
+
+pub async fn pin(state: &Services, workspace_id: &str, r: BacktestRequest) -> Result<Backtest, Failure> {
+    let mut errors: Vec<(&'static str, String)> = Vec::new();
+    if r.weights.is_empty() || r.weights.len() > 500 {
+        errors.push(("weights", "between 1 and 500 instruments".into()));
+    }
+    if r.weights.values().any(|w| !(w.is_finite() && (0.0..=1.0).contains(w))) {
+        errors.push(("weights", "each from 0 to 1".into()));
+    }
+    let every = r.rebalance_every.unwrap_or(21);
+    if every == 0 || every > 10_000 {
+        errors.push(("rebalance_every", "must be from 1 to 10000".into()));
+    }
+    let cash = r.initial_cash.unwrap_or(1_000_000.0);
+    if !(cash.is_finite() && cash > 0.0 && cash <= 1e15) {
+        errors.push(("initial_cash", "must be above 0 and at most 1e15".into()));
+    }
+    let fee = r.fee_rate.unwrap_or(0.0);
+    if !(fee.is_finite() && (0.0..=0.1).contains(&fee)) {
+        errors.push(("fee_rate", "must be from 0 to 0.1".into()));
+    }
+    check_range(&mut errors, r.start.as_deref(), r.end.as_deref());
+    if !errors.is_empty() {
+        return Err(Failure::Invalid(errors));
+    }
+    let (instruments, weights): (Vec<String>, Vec<f64>) = r.weights.into_iter().unzip();
+    let prices = fiscus_kernel::inputs::pin(state, workspace_id, "weights", &instruments, r.start, r.end).await?;
+    Ok(Backtest { prices, weights, rebalance_every: every, initial_cash: cash, fee_rate: fee })
+}
+
+impl Backtest {
+    pub fn size(&self) -> u64 {
+        // The price rows are not known before loading; 5,000 trading days (20 years) per instrument.
+        self.prices.instruments.len() as u64 * 5_000
+    }
+
+    /// Backtests of up to 100 instruments are answered in the request.
+    pub fn small(&self) -> bool {
+        self.prices.instruments.len() <= 100
+    }
+
+    pub fn run(&self, panel: fiscus_kernel::inputs::Panel, control: &Control) -> Result<Value, Refusal> {
+        control.check()?;
+        let close = Matrix::from_rows(&panel.prices)?;
+        let schedule = periodic_schedule(panel.prices.len(), self.rebalance_every as usize, &self.weights)?;
+        let result =
+            run(&close, &schedule, BacktestConfig { initial_cash: self.initial_cash, fee_rate: self.fee_rate })?;
+        control.check()?;
+        let risk = result.risk_summary(252.0)?;
+        control.set_progress(1, 1);
+        let curve: Vec<Value> =
+            panel.dates.iter().zip(&result.values).map(|(d, v)| json!({ "date": d, "value": v })).collect();
+        let positions: Vec<Value> = self
+            .prices
+            .instruments
+            .iter()
+            .zip(&result.final_positions)
+            .map(|(i, q)| json!({ "asset": i.symbol, "instrument": i.instrument, "quantity": q }))
+            .collect();
+        Ok(json!({
+            "periods": panel.dates.len(),
+            "first_date": panel.dates.first(),
+            "last_date": panel.dates.last(),
+            "initial_cash": self.initial_cash,
+            "final_value": result.values.last(),
+            "final_cash": result.cash.last(),
+            "final_positions": positions,
+            "total_fees": result.total_fees,
+            "fills": result.fills.len(),
+            "risk": {
+                "total_return": risk.total_return,
+                "annual_return": risk.annual_return,
+                "annual_volatility": risk.annual_volatility,
+                "sharpe_ratio": risk.sharpe_ratio,
+                "sortino_ratio": risk.sortino_ratio,
+                "downside_risk": risk.downside_risk,
+                "max_drawdown": risk.max_drawdown,
+                "calmar_ratio": risk.calmar_ratio,
+            },
+            "equity_curve": curve,
+        }))
+    }
+}

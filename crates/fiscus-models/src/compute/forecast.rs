@@ -1,0 +1,492 @@
+//! Planning forecasts (`POST /planning/forecasts`): a forecast of an economic series, an instrument's
+//! prices or given values, with prediction intervals, the model chosen and its fit statistics.
+//!
+//! `auto` fits ARIMA(p, 1, q) for p, q in 0..=2 (with a drift) and keeps the lowest AICc, the way
+//! forecast::auto.arima compares orders within one likelihood (Holt-Winters' least-squares AIC is not on
+//! the same scale, so it is chosen by name only). Intervals: ARIMA's Gaussian ψ-weight intervals;
+//! Holt-Winters' simulated ones (seeded).
+
+use fiscus_quant::forecast::arima::{self, ArimaSpec, ArimaTrend};
+use fiscus_quant::forecast::holt_winters::{HoltWintersSpec, Season};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{Control, Refusal};
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_kernel::Services;
+use fiscus_kernel::governed::Failure;
+use fiscus_kernel::inputs::{PinnedPrices, check_range};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ForecastModel {
+    /// The ARIMA(p, 1, q) of lowest AICc, p and q from 0 to 2.
+    Auto,
+    /// Damped-trend Holt-Winters (with an additive season when `seasonal_period` is given).
+    HoltWinters,
+    /// ARIMA(1, 1, 1) with a drift.
+    Arima,
+}
+
+/// A forecast to make.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"series": "cpilfesl", "start": "2010-01-01", "horizon": 12, "level": 0.9}))]
+pub struct ForecastRequest {
+    /// An economic series of the data plane (its newest dataset).
+    #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", example = "cpilfesl")]
+    pub series: Option<String>,
+    /// Or an instrument: its adjusted closes.
+    pub instrument: Option<String>,
+    /// Or values given inline, oldest first.
+    #[schema(value_type = Option<Vec<fiscus_domain::fields::Magnitude>>, min_items = 8, max_items = 5000)]
+    pub values: Option<Vec<f64>>,
+    /// Or a finance-core account: its net movement per period from the posted journals.
+    pub ledger_account: Option<LedgerAccountRequest>,
+    #[schema(format = Date, example = "2010-01-01")]
+    pub start: Option<String>,
+    #[schema(format = Date)]
+    pub end: Option<String>,
+    /// `auto` (default), `holt_winters` or `arima`.
+    pub model: Option<ForecastModel>,
+    /// Periods ahead (default 12).
+    #[schema(minimum = 1, maximum = 120)]
+    pub horizon: Option<u32>,
+    /// Coverage of the prediction intervals (default 0.9).
+    #[schema(minimum = 0.5, maximum = 0.99)]
+    pub level: Option<f64>,
+    /// Season length for Holt-Winters (12 for monthly data); none by default.
+    #[schema(minimum = 2, maximum = 52)]
+    pub seasonal_period: Option<u32>,
+}
+
+/// How long a period of a ledger account's series is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Period {
+    Monthly,
+    Quarterly,
+}
+
+/// A finance-core account's series: the net movement (debits minus credits, in major units of its currency)
+/// of one account of one general ledger per calendar month or quarter of posting, months without postings
+/// counted as zero.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerAccountRequest {
+    /// The general ledger (its integer id, as `GET /finance-core/journals` shows it).
+    #[schema(minimum = 1, example = 1)]
+    pub general_ledger_id: i64,
+    /// The account code of the journal lines.
+    #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", example = "4000")]
+    pub account: String,
+    /// Only this entity's journals (its integer id).
+    #[schema(minimum = 1)]
+    pub entity_id: Option<i64>,
+    /// `monthly` (default) or `quarterly`.
+    pub frequency: Option<Period>,
+    /// The currency of the lines summed; required only when the account has lines in several.
+    #[schema(value_type = Option<fiscus_domain::fields::CurrencyCode>, inline, example = "USD")]
+    pub currency: Option<String>,
+}
+
+/// The series as pinned.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "source", rename_all = "snake_case")]
+pub enum Source {
+    Economic {
+        key: String,
+        dataset: i64,
+        content_hash: String,
+        start: Option<String>,
+        end: Option<String>,
+    },
+    Instrument(PinnedPrices),
+    Inline {
+        values: Vec<f64>,
+    },
+    /// The journal datasets holding the account's lines when the forecast was made, each with its content
+    /// hash: lines imported later are not read.
+    LedgerAccount {
+        general_ledger_id: i64,
+        account: String,
+        entity_id: Option<i64>,
+        frequency: Period,
+        currency: String,
+        datasets: Vec<PinnedDataset>,
+        start: Option<String>,
+        end: Option<String>,
+    },
+}
+
+/// A dataset read, by number and content hash.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PinnedDataset {
+    pub dataset: i64,
+    pub content_hash: String,
+}
+
+/// A forecast as stored in its job.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Forecast {
+    pub source: Source,
+    pub model: ForecastModel,
+    pub horizon: u32,
+    pub level: f64,
+    pub seasonal_period: Option<u32>,
+}
+
+pub async fn pin(state: &Services, workspace_id: &str, r: ForecastRequest) -> Result<Forecast, Failure> {
+    let mut errors: Vec<(&'static str, String)> = Vec::new();
+    let horizon = r.horizon.unwrap_or(12);
+    if !(1..=120).contains(&horizon) {
+        errors.push(("horizon", "from 1 to 120".into()));
+    }
+    let level = r.level.unwrap_or(0.9);
+    if !(level.is_finite() && (0.5..=0.99).contains(&level)) {
+        errors.push(("level", "from 0.5 to 0.99".into()));
+    }
+    if r.seasonal_period.is_some_and(|p| !(2..=52).contains(&p)) {
+        errors.push(("seasonal_period", "from 2 to 52".into()));
+    }
+    check_range(&mut errors, r.start.as_deref(), r.end.as_deref());
+    if let Some(v) = &r.values
+        && (v.len() < 8 || v.len() > 5000 || v.iter().any(|x| !x.is_finite() || x.abs() > 1e12))
+    {
+        errors.push(("values", "8 to 5000 finite values, at most 1e12 in size".into()));
+    }
+    if !errors.is_empty() {
+        return Err(Failure::Invalid(errors));
+    }
+    let source = match (r.series, r.instrument, r.values, r.ledger_account) {
+        (None, None, None, Some(a)) => pin_ledger_account(state, workspace_id, a, r.start, r.end).await?,
+        (Some(key), None, None, None) => {
+            if !fiscus_domain::data::is_name(&key) {
+                return Err(Failure::missing("series", format!("no series `{key}` in this workspace")));
+            }
+            let mut conn = state.store.read().await?;
+            let s = match fiscus_store::data::economics::get(&mut conn, workspace_id, &key, None).await {
+                Ok(s) => s,
+                Err(fiscus_store::StoreError::NotFound) => {
+                    return Err(Failure::missing("series", format!("no series `{key}` in this workspace")));
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let d =
+                fiscus_store::data::datasets::get(&mut conn, state.store.seal_key(), workspace_id, s.dataset_number)
+                    .await?;
+            fiscus_kernel::inputs::observed("series", &d)?;
+            Source::Economic {
+                key,
+                dataset: s.dataset_number,
+                content_hash: d.content_hash,
+                start: r.start,
+                end: r.end,
+            }
+        }
+        (None, Some(uid), None, None) => Source::Instrument(
+            fiscus_kernel::inputs::pin(state, workspace_id, "instrument", &[uid], r.start, r.end).await?,
+        ),
+        (None, None, Some(values), None) => {
+            if r.start.is_some() || r.end.is_some() {
+                return Err(Failure::Invalid(vec![(
+                    "start",
+                    "a date range applies to a series or an instrument".into(),
+                )]));
+            }
+            Source::Inline { values }
+        }
+        _ => {
+            return Err(Failure::Invalid(vec![(
+                "series",
+                "give one of series, instrument, values or ledger_account".into(),
+            )]));
+        }
+    };
+    Ok(Forecast {
+        source,
+        model: r.model.unwrap_or(ForecastModel::Auto),
+        horizon,
+        level,
+        seasonal_period: r.seasonal_period,
+    })
+}
+
+async fn pin_ledger_account(
+    state: &Services,
+    workspace_id: &str,
+    a: LedgerAccountRequest,
+    start: Option<String>,
+    end: Option<String>,
+) -> Result<Source, Failure> {
+    let bad = |m: String| Failure::Invalid(vec![("ledger_account", m)]);
+    if a.general_ledger_id < 1 || a.entity_id.is_some_and(|e| e < 1) {
+        return Err(bad("general_ledger_id and entity_id are positive integers".into()));
+    }
+    if !fiscus_domain::data::is_name(&a.account) {
+        return Err(bad("account: 1 to 64 of A-Z, a-z, 0-9, `.`, `_`, `-`".into()));
+    }
+    if a.currency.as_deref().is_some_and(|c| fiscus_domain::money::Currency::parse(c).is_none()) {
+        return Err(bad("currency: an ISO 4217 code Fiscus accepts".into()));
+    }
+    let lines = fiscus_store::data::finance_core::AccountLines {
+        general_ledger_id: a.general_ledger_id,
+        account: &a.account,
+        entity_id: a.entity_id,
+    };
+    let mut conn = state.store.read().await?;
+    let found = fiscus_store::data::finance_core::account_datasets(&mut conn, workspace_id, &lines).await?;
+    let mut currencies: Vec<&str> = found.iter().map(|(_, c)| c.as_str()).collect();
+    currencies.dedup();
+    let currency = match (a.currency.as_deref(), currencies.as_slice()) {
+        // What the ledger holds is the workspace's state, not a rule of the body: 409, never 422.
+        (_, []) => {
+            return Err(Failure::missing(
+                "ledger_account",
+                format!("no posted lines of account `{}` in that ledger", a.account),
+            ));
+        }
+        (Some(c), _) if currencies.contains(&c) => c.to_string(),
+        (Some(c), _) => {
+            return Err(Failure::missing("ledger_account", format!("account `{}` has no lines in {c}", a.account)));
+        }
+        (None, [one]) => one.to_string(),
+        (None, several) => {
+            let detail = format!("account `{}` has lines in {}: name the currency", a.account, several.join(", "));
+            return Err(Failure::Refused {
+                code: ErrorCode::Conflict,
+                detail,
+                members: vec![("currencies", json!(several))],
+            });
+        }
+    };
+    let mut datasets: Vec<PinnedDataset> = Vec::new();
+    for (number, _) in found.iter().filter(|(_, c)| *c == currency) {
+        if datasets.iter().any(|d| d.dataset == *number) {
+            continue;
+        }
+        let d = fiscus_store::data::datasets::get(&mut conn, state.store.seal_key(), workspace_id, *number).await?;
+        fiscus_kernel::inputs::observed("ledger_account", &d)?;
+        datasets.push(PinnedDataset { dataset: *number, content_hash: d.content_hash });
+    }
+    Ok(Source::LedgerAccount {
+        general_ledger_id: a.general_ledger_id,
+        account: a.account,
+        entity_id: a.entity_id,
+        frequency: a.frequency.unwrap_or(Period::Monthly),
+        currency,
+        datasets,
+        start,
+        end,
+    })
+}
+
+/// Monthly movements in minor units, gaps filled with zero from the first month to the last, summed into
+/// quarters when asked, in major units: (period label, value).
+fn periods(months: &[(String, i64)], frequency: Period, exponent: u8) -> Vec<(String, f64)> {
+    let index = |m: &str| -> Option<i64> {
+        let (y, mo) = m.split_once('-')?;
+        Some(y.parse::<i64>().ok()? * 12 + mo.parse::<i64>().ok()? - 1)
+    };
+    let Some(first) = months.first().and_then(|(m, _)| index(m)) else { return Vec::new() };
+    let Some(last) = months.last().and_then(|(m, _)| index(m)) else { return Vec::new() };
+    let (first, last) = match frequency {
+        Period::Monthly => (first, last),
+        Period::Quarterly => (first - first % 3, last - last % 3 + 2),
+    };
+    let mut minor = vec![0i64; usize::try_from(last - first + 1).unwrap_or(0)];
+    for (m, v) in months {
+        if let Some(i) = index(m) {
+            let slot = &mut minor[usize::try_from(i - first).unwrap_or(0)];
+            *slot = slot.saturating_add(*v);
+        }
+    }
+    let scale = 10f64.powi(i32::from(exponent));
+    let label = |i: i64| format!("{:04}-{:02}", i.div_euclid(12), i.rem_euclid(12) + 1);
+    match frequency {
+        Period::Monthly => {
+            minor.iter().enumerate().map(|(k, v)| (label(first + k as i64), *v as f64 / scale)).collect()
+        }
+        Period::Quarterly => minor
+            .chunks(3)
+            .enumerate()
+            .map(|(k, q)| {
+                let start = first + 3 * k as i64;
+                let name = format!("{:04}-Q{}", start.div_euclid(12), start.rem_euclid(12) / 3 + 1);
+                (name, q.iter().fold(0i64, |a, v| a.saturating_add(*v)) as f64 / scale)
+            })
+            .collect(),
+    }
+}
+
+/// The series read, with its dates when it has them.
+pub struct Loaded {
+    pub values: Vec<f64>,
+    pub dates: Option<Vec<String>>,
+}
+
+impl Forecast {
+    pub fn small(&self) -> bool {
+        // An automatic choice fits nine models; one model is quick.
+        self.model != ForecastModel::Auto
+    }
+
+    pub async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
+        match &self.source {
+            Source::Inline { values } => Ok(Loaded { values: values.clone(), dates: None }),
+            Source::Instrument(p) => {
+                let panel = fiscus_kernel::inputs::load(state, workspace_id, p).await?;
+                Ok(Loaded { values: panel.prices.iter().map(|r| r[0]).collect(), dates: Some(panel.dates) })
+            }
+            Source::Economic { key, dataset, start, end, .. } => {
+                let mut conn = state.store.read().await?;
+                let window =
+                    fiscus_store::data::market::Window { from: start.as_deref(), to: end.as_deref(), after: None };
+                let rows = fiscus_store::data::economics::observations(
+                    &mut conn,
+                    workspace_id,
+                    key,
+                    *dataset,
+                    window,
+                    100_000,
+                )
+                .await?;
+                let (dates, values): (Vec<String>, Vec<f64>) =
+                    rows.into_iter().filter_map(|o| o.value.parse::<f64>().ok().map(|v| (o.date, v))).unzip();
+                Ok(Loaded { values, dates: Some(dates) })
+            }
+            Source::LedgerAccount {
+                general_ledger_id,
+                account,
+                entity_id,
+                frequency,
+                currency,
+                datasets,
+                start,
+                end,
+            } => {
+                let lines = fiscus_store::data::finance_core::AccountLines {
+                    general_ledger_id: *general_ledger_id,
+                    account,
+                    entity_id: *entity_id,
+                };
+                let numbers: Vec<i64> = datasets.iter().map(|d| d.dataset).collect();
+                let mut conn = state.store.read().await?;
+                let months = fiscus_store::data::finance_core::account_movements(
+                    &mut conn,
+                    workspace_id,
+                    &lines,
+                    currency,
+                    &numbers,
+                    start.as_deref(),
+                    end.as_deref(),
+                )
+                .await?;
+                let exponent = fiscus_domain::money::Currency::parse(currency).map_or(2, |c| c.exponent());
+                let (dates, values) = periods(&months, *frequency, exponent).into_iter().unzip();
+                Ok(Loaded { values, dates: Some(dates) })
+            }
+        }
+    }
+
+    pub fn run(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {
+        control.check()?;
+        if data.values.len() < 8 {
+            return Err(Refusal::Engine(fiscus_quant::QuantError::InsufficientData {
+                what: "series",
+                needed: 8,
+                got: data.values.len(),
+            }));
+        }
+        let h = self.horizon as usize;
+        let y = &data.values;
+        let (model, point, lower, upper, fit) = match self.model {
+            ForecastModel::HoltWinters => {
+                let season = self.seasonal_period.map(|p| Season::Additive { period: p as usize });
+                let spec = HoltWintersSpec { trend: true, damped: true, season };
+                let fit = fiscus_quant::forecast::fit_holt_winters(y, spec)?;
+                let bands = fit.prediction_intervals(h, self.level, 2000, 0)?;
+                let stats = json!({"sse": fit.sse, "aic": fit.aic(), "smoothing": {
+                    "alpha": fit.smoothing.alpha, "beta": fit.smoothing.beta, "gamma": fit.smoothing.gamma, "phi": fit.smoothing.phi}});
+                (
+                    "holt_winters_damped".to_string(),
+                    fit.forecast(h),
+                    bands.iter().map(|b| b.0).collect::<Vec<_>>(),
+                    bands.iter().map(|b| b.1).collect::<Vec<_>>(),
+                    stats,
+                )
+            }
+            ForecastModel::Arima | ForecastModel::Auto => {
+                let orders: Vec<(usize, usize)> = if self.model == ForecastModel::Arima {
+                    vec![(1, 1)]
+                } else {
+                    (0..=2).flat_map(|p| (0..=2).map(move |q| (p, q))).collect()
+                };
+                let mut best: Option<(f64, arima::ArimaFit)> = None;
+                let mut last_error = None;
+                for (p, q) in orders {
+                    control.check()?;
+                    let spec = ArimaSpec {
+                        p,
+                        d: 1,
+                        q,
+                        seasonal_p: 0,
+                        seasonal_d: 0,
+                        seasonal_q: 0,
+                        period: 0,
+                        trend: ArimaTrend::Drift,
+                    };
+                    match arima::fit(y, spec) {
+                        Ok(fit) if fit.aicc().is_finite() => {
+                            if best.as_ref().is_none_or(|(a, _)| fit.aicc() < *a) {
+                                best = Some((fit.aicc(), fit));
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(e) => last_error = Some(e),
+                    }
+                }
+                let Some((_, fit)) = best else {
+                    return Err(Refusal::Engine(last_error.unwrap_or(fiscus_quant::QuantError::NoConvergence {
+                        what: "arima",
+                        detail: "no order could be fitted".into(),
+                    })));
+                };
+                let f = fit.forecast(h, self.level)?;
+                let s = fit.spec;
+                let stats = json!({"aic": fit.aic(), "aicc": fit.aicc(), "bic": fit.bic(), "log_likelihood": fit.log_likelihood,
+                    "sigma2": fit.sigma2, "coefficients": {"drift": fit.trend_coefficient, "ar": fit.ar, "ma": fit.ma}});
+                (format!("arima({},{},{}) with drift", s.p, s.d, s.q), f.mean, f.lower, f.upper, stats)
+            }
+        };
+        control.set_progress(1, 1);
+        Ok(json!({
+            "model": model, "horizon": h, "level": self.level, "observations": y.len(),
+            "last_date": data.dates.as_ref().and_then(|d| d.last()), "last_value": y.last(),
+            "forecast": point, "lower": lower, "upper": upper, "fit": fit,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn months_without_postings_count_as_zero_and_quarters_sum_their_months() {
+        let months = vec![("2023-11".to_string(), 150), ("2024-01".to_string(), -25), ("2024-04".to_string(), 1000)];
+        let monthly = periods(&months, Period::Monthly, 2);
+        assert_eq!(monthly.len(), 6);
+        assert_eq!(monthly[0], ("2023-11".to_string(), 1.5));
+        assert_eq!(monthly[1], ("2023-12".to_string(), 0.0));
+        assert_eq!(monthly[2], ("2024-01".to_string(), -0.25));
+        assert_eq!(monthly[5], ("2024-04".to_string(), 10.0));
+        let quarterly = periods(&months, Period::Quarterly, 2);
+        assert_eq!(
+            quarterly,
+            vec![("2023-Q4".to_string(), 1.5), ("2024-Q1".to_string(), -0.25), ("2024-Q2".to_string(), 10.0)]
+        );
+        assert_eq!(periods(&[("2024-01".to_string(), 7)], Period::Monthly, 0), vec![("2024-01".to_string(), 7.0)]);
+        assert!(periods(&[], Period::Monthly, 2).is_empty());
+    }
+}

@@ -1,0 +1,34 @@
+//! Financial Actions: proposals, reads, submission, pre-trade checks, execution requests and autonomy
+//! assessment evidence. Human decisions (approve, deny) are not here: they belong to the console, and no
+//! route of this area can make them.
+
+pub mod agentic;
+mod assessment_evidence;
+mod checks;
+mod execute;
+mod proposals;
+mod reads;
+mod submit;
+
+use fiscus_http::AppState;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(assessment_evidence::post_evidence, assessment_evidence::list_evidence))
+        .routes(routes!(proposals::post_action, reads::list_actions))
+        .routes(routes!(reads::get_action))
+        .routes(routes!(reads::get_check_versions))
+        .routes(routes!(proposals::post_proposal))
+        .routes(routes!(reads::get_agent_action))
+        .routes(routes!(reads::get_reconciliation))
+        .routes(routes!(submit::post_submit))
+        .routes(routes!(checks::post_check))
+        .routes(routes!(execute::post_execute))
+        .routes(routes!(execute::post_agent_execute))
+        .routes(routes!(agentic::post_identity, agentic::list_identities))
+        .routes(routes!(agentic::get_identity))
+        .routes(routes!(agentic::post_delegation))
+        .routes(routes!(agentic::get_delegation))
+}

@@ -1,0 +1,33 @@
+//! The platform, OAuth and Financial Actions area: the workspace, infrastructure reads, AI credits, the
+//! audit head and the operation catalogue with its change ledger (`platform`, `catalogue_check`); OAuth
+//! client credentials with revocation, introspection and metadata (`oauth`); Financial Actions' proposals,
+//! reads, submission, checks and execution requests (`actions`) and the agent-execution gateway's reads
+//! (`agent_execution`); the workspace's intelligence summary (`intelligence`). Decisions are not here: a
+//! person makes them at the console. The governed unit of change these routes call is the kernel's.
+//!
+//! It depends on the kernel, the HTTP crate, the domain and the store, never on another area (a test reads
+//! `cargo metadata`).
+//!
+//! How the area works, in prose: `README.md` beside this crate.
+
+pub mod actions;
+pub mod agent_execution;
+pub mod catalogue_check;
+pub mod intelligence;
+pub mod oauth;
+pub mod platform;
+
+use fiscus_http::AppState;
+use utoipa_axum::router::OpenApiRouter;
+
+/// The area's bearer operations that only read.
+pub fn reads() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().merge(platform::routes()).merge(intelligence::routes())
+}
+
+/// The area's bearer operations that write or serve the agent-execution gateway (behind the idempotency and
+/// request evidence layers too). The OAuth endpoints authenticate the client, not a bearer credential, and
+/// are assembled apart (`oauth::routes`).
+pub fn writes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().merge(actions::routes()).merge(agent_execution::routes())
+}
