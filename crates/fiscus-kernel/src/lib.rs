@@ -16,6 +16,7 @@
 pub mod anchor;
 pub mod connectors;
 pub mod cpu;
+pub mod deliveries;
 pub mod engine;
 pub mod governed;
 pub mod inputs;

@@ -226,7 +226,7 @@ pub fn spawn_agent_worker(state: AppState) -> tokio::task::JoinHandle<()> {
 pub fn spawn_webhook_worker(state: AppState) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let worker = fiscus_domain::ids::new_id("wrk");
-        let clients = match crate::workers::webhooks::Clients::new(&state) {
+        let clients = match fiscus_kernel::deliveries::Clients::new(&state) {
             Ok(c) => c,
             Err(e) => {
                 tracing::error!(error = %e, "webhook delivery is off: its HTTP client cannot be built");

@@ -1,3 +1,6 @@
+//! What a repository call can fail with: not found, a conflict, data the store does not recognise or whose
+//! seal does not match (`Corrupt`, `Integrity`), or the database itself.
+
 use thiserror::Error;
 
 /// Everything the store can fail with. `sqlx::Error` is mapped here, once, so callers match on meaning

@@ -1,3 +1,6 @@
+//! The list shape every list operation answers (`{"object":"list","data","has_more","next_after_id"}`),
+//! built from a page fetched one row over its limit.
+
 use serde::Serialize;
 
 /// A page of a list (Stripe's shape): `after_id` of the next request is `next_after_id`.

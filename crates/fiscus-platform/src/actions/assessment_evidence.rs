@@ -1,3 +1,6 @@
+//! Autonomy assessment evidence: sealed records an application files about an agent's autonomy, listed back;
+//! evidence grants nothing.
+
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;

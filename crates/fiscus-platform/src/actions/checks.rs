@@ -1,3 +1,6 @@
+//! Pre-trade checks of an investment execution action: each POST a new sealed check version (the check set's
+//! hash moves, so an approval given before it goes stale).
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;

@@ -1,3 +1,6 @@
+//! Asking to execute an approved action (a bearer application, or a signed client through the
+//! agent-execution gateway); the governed layer checks every execution gate.
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;

@@ -1,3 +1,6 @@
+//! Reading Financial Actions: the list, one action with its envelope and state, its check versions, and the
+//! agent-execution gateway's view of an action.
+
 use axum::Json;
 use axum::extract::State;
 use fiscus_domain::actions::state::ControlState;

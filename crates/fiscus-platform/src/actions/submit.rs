@@ -1,3 +1,5 @@
+//! A signed execution client's submission of a proposed action for approval, through the governed layer.
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;

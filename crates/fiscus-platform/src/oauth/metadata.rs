@@ -1,3 +1,6 @@
+//! The OAuth metadata documents: RFC 8414 authorization server metadata and the MCP endpoint's RFC 9728
+//! protected resource metadata, both naming the issuer the client reached.
+
 use axum::Json;
 use axum::http::HeaderMap;
 use fiscus_domain::scopes::SCOPES;

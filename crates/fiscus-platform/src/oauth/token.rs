@@ -1,3 +1,6 @@
+//! The token endpoint (client credentials, RFC 6749 §4.4), revocation (RFC 7009) and introspection
+//! (RFC 7662), answered in the RFCs' own JSON shapes.
+
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};

@@ -1,3 +1,5 @@
+//! `GET /ai-credits/balance`: the workspace's AI credits granted, consumed and remaining.
+
 use axum::Json;
 use axum::extract::State;
 use fiscus_domain::api::platform::CreditBalanceView;

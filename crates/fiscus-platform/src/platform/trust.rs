@@ -1,3 +1,6 @@
+//! `GET /trust/audit-head`: the workspace's audit chain head (sequence and hash), what anything sealed can be
+//! checked against.
+
 use axum::Json;
 use axum::extract::State;
 use fiscus_domain::api::platform::AuditHeadView;

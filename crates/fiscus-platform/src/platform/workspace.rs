@@ -1,3 +1,5 @@
+//! `GET /workspace`: the workspace of the calling credential.
+
 use axum::Json;
 use axum::extract::State;
 use fiscus_domain::api::platform::{CallerView, ProductionAccessView, WorkspaceView};

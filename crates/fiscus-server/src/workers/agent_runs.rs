@@ -1,6 +1,7 @@
 //! The agent worker: claims queued Agent Space runs from every workspace (exclusive across nodes; a claim
 //! silent for 60 s is taken over, and the run goes on from the calls it recorded) and carries each out with
-//! the native runtime (`spaces::runs::execute`).
+//! the native runtime (`spaces::runs::execute`). It alone of the workers holds the HTTP state: a run's tool
+//! calls go through the service's own routes.
 
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 

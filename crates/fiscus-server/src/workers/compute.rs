@@ -4,12 +4,12 @@
 
 use fiscus_domain::clock::now_micros;
 
-use fiscus_http::AppState;
+use fiscus_kernel::Services;
 use fiscus_models::compute::STALE_AFTER;
 
 /// Reserves the pool's free job threads, claims as many jobs, starts each on its thread and releases the
 /// threads left over; returns how many it started.
-pub async fn run_once(state: &AppState, worker: &str) -> anyhow::Result<usize> {
+pub async fn run_once(state: &Services, worker: &str) -> anyhow::Result<usize> {
     let mut threads = Vec::new();
     while let Some(t) = state.compute.reserve() {
         threads.push(t);

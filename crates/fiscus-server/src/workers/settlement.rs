@@ -5,12 +5,12 @@ use fiscus_domain::actor::Actor;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_store::settlement::Job;
 
-use fiscus_http::AppState;
+use fiscus_kernel::Services;
 use fiscus_kernel::governed::actions::settle::{Settled, settle};
 use fiscus_kernel::governed::{Caller, Failure};
 
 /// Claims and processes one batch; returns how many items it finished.
-pub async fn run_once(state: &AppState, worker: &str) -> anyhow::Result<usize> {
+pub async fn run_once(state: &Services, worker: &str) -> anyhow::Result<usize> {
     let now = now_micros();
     let mut tx = state.store.begin().await?;
     let jobs = fiscus_store::settlement::claim(&mut tx, worker, now, 60 * MICROS_PER_SECOND, 16).await?;
@@ -30,7 +30,7 @@ pub async fn run_once(state: &AppState, worker: &str) -> anyhow::Result<usize> {
 }
 
 /// Settles one item; false when this worker no longer holds its claim (nothing is committed then).
-async fn process(state: &AppState, caller: &Caller, job: &Job) -> Result<bool, Failure> {
+async fn process(state: &Services, caller: &Caller, job: &Job) -> Result<bool, Failure> {
     let mut tx = state.store.begin().await?;
     match settle(&mut tx, caller, job, state.book.as_ref()).await? {
         Settled::ClaimLost => Ok(false),

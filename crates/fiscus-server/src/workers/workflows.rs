@@ -3,13 +3,13 @@
 
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 
-use fiscus_http::AppState;
+use fiscus_kernel::Services;
 
 /// A claim older than this is taken over (its worker died or hangs); the run goes on from its history.
 const STALE_SECONDS: i64 = 30;
 
 /// Claims and advances one batch; returns how many runs it advanced.
-pub async fn run_once(state: &AppState, worker: &str) -> anyhow::Result<usize> {
+pub async fn run_once(state: &Services, worker: &str) -> anyhow::Result<usize> {
     let mut tx = state.store.begin().await?;
     let per_workspace = i64::try_from(state.settings.runs_per_workspace.max(1)).unwrap_or(1);
     let stale = STALE_SECONDS * MICROS_PER_SECOND;

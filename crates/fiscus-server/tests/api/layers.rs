@@ -1,7 +1,8 @@
 //! The layering of the workspace, checked two ways: the crate graph as `cargo metadata` reports it (each
 //! crate may depend only on the crates below it, so an upward import does not compile), and, inside the
 //! crates, what the graph cannot say (only the governed unit of change writes the outbox and the audit
-//! log; routes and workers do not import each other).
+//! log; routes and workers do not import each other; every source file opens with a comment saying what it
+//! is).
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -192,4 +193,23 @@ fn routes_and_workers_do_not_import_each_other() {
     assert!(found.is_empty(), "areas/ imports workers/: {found:?}");
     let found = importing("/src/workers/", "crate::areas");
     assert!(found.is_empty(), "workers/ imports areas/: {found:?}");
+}
+
+#[test]
+fn every_source_file_opens_with_a_comment_saying_what_it_is() {
+    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut silent = Vec::new();
+    for entry in std::fs::read_dir(&crates).expect("crates").flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if !entry.path().join("src").is_dir() {
+            continue;
+        }
+        for (rel, text) in files(&name) {
+            if !text.trim_start().starts_with("//") {
+                silent.push(rel);
+            }
+        }
+    }
+    silent.sort();
+    assert!(silent.is_empty(), "files without a first comment: {silent:#?}");
 }

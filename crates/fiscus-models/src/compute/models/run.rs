@@ -1,0 +1,168 @@
+//! Running a pinned model run: loading its input and calling the engine.
+
+use super::*;
+
+impl ModelRun {
+    pub fn size(&self) -> u64 {
+        1
+    }
+
+    /// Model runs are answered in the request, except ARIMA fits (their likelihood search can take seconds).
+    pub fn small(&self) -> bool {
+        !matches!(self.parameters, Parameters::Arima { .. })
+    }
+
+    pub async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
+        match &self.input {
+            Input::Series(Series::Inline { values }) => Ok(Loaded::Series { values: values.clone(), dates: None }),
+            Input::Series(Series::DataPlane { prices, transform }) => {
+                let panel = fiscus_kernel::inputs::load(state, workspace_id, prices).await?;
+                let (values, dates) = match transform {
+                    Transform::Price => (panel.prices.iter().map(|r| r[0]).collect(), panel.dates),
+                    Transform::Return => {
+                        (panel.returns().iter().map(|r| r[0]).collect(), panel.dates.into_iter().skip(1).collect())
+                    }
+                };
+                Ok(Loaded::Series { values, dates: Some(dates) })
+            }
+            Input::Panel(returns) => Ok(Loaded::Panel(returns.load(state, workspace_id).await?)),
+            Input::Features(FeatureSet::Inline { columns, rows }) => {
+                Ok(Loaded::Features { columns: columns.clone(), rows: rows.clone(), dates: None })
+            }
+            Input::Features(FeatureSet::DataPlane { prices, features }) => {
+                load_features(state, workspace_id, prices, features).await
+            }
+        }
+    }
+
+    pub fn run(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {
+        control.check()?;
+        let out = match (&self.parameters, data) {
+            (
+                Parameters::HoltWinters { trend, damped, seasonal, period, horizon },
+                Loaded::Series { values, dates },
+            ) => {
+                let season = match seasonal.as_str() {
+                    "additive" => Some(Season::Additive { period: *period }),
+                    "multiplicative" => Some(Season::Multiplicative { period: *period }),
+                    _ => None,
+                };
+                let spec = HoltWintersSpec { trend: *trend, damped: *damped, season };
+                let fit = fiscus_quant::forecast::fit_holt_winters(&values, spec)?;
+                json!({
+                    "forecast": fit.forecast(*horizon),
+                    "smoothing": {"alpha": fit.smoothing.alpha, "beta": fit.smoothing.beta, "gamma": fit.smoothing.gamma, "phi": fit.smoothing.phi},
+                    "sse": fit.sse, "aic": fit.aic(), "observations": values.len(),
+                    "last_date": dates.and_then(|d| d.last().cloned()),
+                })
+            }
+            (
+                Parameters::Arima { p, d, q, seasonal_p, seasonal_d, seasonal_q, period, trend, level, horizon },
+                Loaded::Series { values, dates },
+            ) => {
+                let trend = match trend.as_str() {
+                    "constant" => ArimaTrend::Constant,
+                    "drift" => ArimaTrend::Drift,
+                    _ => ArimaTrend::None,
+                };
+                let spec = ArimaSpec {
+                    p: *p,
+                    d: *d,
+                    q: *q,
+                    seasonal_p: *seasonal_p,
+                    seasonal_d: *seasonal_d,
+                    seasonal_q: *seasonal_q,
+                    period: *period,
+                    trend,
+                };
+                let fit = arima::fit(&values, spec)?;
+                control.check()?;
+                let f = fit.forecast(*horizon, *level)?;
+                json!({
+                    "forecast": f.mean, "standard_error": f.standard_error, "lower": f.lower, "upper": f.upper,
+                    "level": level,
+                    "coefficients": {"trend": fit.trend_coefficient, "ar": fit.ar, "ma": fit.ma,
+                                     "seasonal_ar": fit.seasonal_ar, "seasonal_ma": fit.seasonal_ma, "sigma2": fit.sigma2},
+                    "log_likelihood": fit.log_likelihood, "aic": fit.aic(), "bic": fit.bic(), "observations": fit.nobs,
+                    "last_date": dates.and_then(|d| d.last().cloned()),
+                })
+            }
+            (Parameters::IsolationForest { trees, max_samples, seed, top }, Loaded::Series { values, dates }) => {
+                let x = Matrix::from_rows(&values.iter().map(|v| vec![*v]).collect::<Vec<_>>())?;
+                let forest = IsolationForest::fit(
+                    &x,
+                    IsolationForestConfig { trees: *trees, max_samples: *max_samples, seed: *seed },
+                )?;
+                let scores = forest.scores(&x)?;
+                let most = IsolationForest::top_k(&scores, *top);
+                let anomalies: Vec<Value> = most
+                    .iter()
+                    .map(|i| json!({"index": i, "value": values[*i], "score": scores[*i], "date": dates.as_ref().and_then(|d| d.get(*i))}))
+                    .collect();
+                json!({"scores": scores, "most_anomalous": anomalies, "observations": values.len()})
+            }
+            (
+                Parameters::IsolationForest { trees, max_samples, seed, top },
+                Loaded::Features { columns, rows, dates },
+            ) => {
+                let x = Matrix::from_rows(&rows)?;
+                let forest = IsolationForest::fit(
+                    &x,
+                    IsolationForestConfig { trees: *trees, max_samples: *max_samples, seed: *seed },
+                )?;
+                let scores = forest.scores(&x)?;
+                let most = IsolationForest::top_k(&scores, *top);
+                let anomalies: Vec<Value> = most
+                    .iter()
+                    .map(|i| {
+                        let values: serde_json::Map<String, Value> =
+                            columns.iter().zip(&rows[*i]).map(|(c, v)| (c.clone(), json!(v))).collect();
+                        json!({"index": i, "values": values, "score": scores[*i], "date": dates.as_ref().and_then(|d| d.get(*i))})
+                    })
+                    .collect();
+                json!({
+                    "columns": columns, "scores": scores, "most_anomalous": anomalies, "observations": rows.len(),
+                    "first_date": dates.as_ref().and_then(|d| d.first()), "last_date": dates.as_ref().and_then(|d| d.last()),
+                })
+            }
+            (Parameters::RobustZ { threshold }, Loaded::Series { values, dates }) => {
+                let z = fiscus_quant::anomaly::robust_z::robust_z_scores(&values)?;
+                let outliers: Vec<Value> = z
+                    .outliers(*threshold)
+                    .iter()
+                    .map(|i| json!({"index": i, "value": values[*i], "z": z.scores[*i], "date": dates.as_ref().and_then(|d| d.get(*i))}))
+                    .collect();
+                json!({"median": z.median, "scale": z.scale, "scores": z.scores, "outliers": outliers})
+            }
+            (Parameters::LedoitWolf {}, Loaded::Panel(data)) => {
+                let m = Matrix::from_rows(&data.rows)?;
+                let s = fiscus_quant::covariance::ledoit_wolf(&m)?;
+                let rows: Vec<Vec<f64>> = (0..s.matrix.rows()).map(|r| s.matrix.row(r).to_vec()).collect();
+                json!({
+                    "assets": data.assets.iter().map(|(a, _)| a).collect::<Vec<_>>(), "covariance": rows,
+                    "shrinkage": s.shrinkage, "target_mean_variance": s.target_mean_variance, "periods": data.rows.len(),
+                })
+            }
+            (Parameters::HistoricalVar { cutoff }, Loaded::Series { values, .. }) => {
+                let t = fiscus_quant::value_at_risk::historical(&values, *cutoff)?;
+                json!({"cutoff": cutoff, "var": t.var, "cvar": t.cvar, "observations": values.len()})
+            }
+            (Parameters::ParametricVar { cutoff }, Loaded::Series { values, .. }) => {
+                let t = fiscus_quant::value_at_risk::parametric(&values, *cutoff)?;
+                json!({"cutoff": cutoff, "var": t.var, "cvar": t.cvar, "observations": values.len()})
+            }
+            (
+                Parameters::Lqm { algorithm, hyperparameters, fitted, horizon, checkpoint_hash, .. },
+                Loaded::Series { values, dates },
+            ) => {
+                let mut out = crate::lqm::fit::apply(*algorithm, hyperparameters, fitted, &values, *horizon)?;
+                out["checkpoint_hash"] = json!(checkpoint_hash);
+                out["last_date"] = json!(dates.and_then(|d| d.last().cloned()));
+                out
+            }
+            _ => return Err(Refusal::Failure(Failure::internal("a model run's input does not fit its model"))),
+        };
+        control.set_progress(1, 1);
+        Ok(out)
+    }
+}
