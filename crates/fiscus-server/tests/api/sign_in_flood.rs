@@ -76,8 +76,10 @@ async fn healthz_p99(http: &reqwest::Client, app: &TestApp, n: usize) -> Duratio
 }
 
 /// The bound: the p99 of `/healthz` while 32 clients sign in as fast as they are answered stays within twice
-/// its idle p99, plus 2 ms for the scheduler's granularity on a shared 2-core machine (the flood's hashing
-/// keeps one core busy throughout).
+/// its idle p99 plus half of one sign-in's own time, measured in the same run. A hash run on the runtime's
+/// worker threads would hold `/healthz` behind it for a whole sign-in (both workers busy hashing), so the
+/// bound still fails that fault; a fixed margin of a few milliseconds failed on a busy CI machine now and
+/// then with the hashing where it belongs (idle 1.0 ms, loaded 4.2 ms, one sign-in about 19 ms).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn healthz_keeps_its_latency_under_a_sign_in_flood() {
     // The throttle is set aside here: this measures where the hashing runs, not how many are let in.
@@ -85,6 +87,23 @@ async fn healthz_keeps_its_latency_under_a_sign_in_flood() {
     let http = client();
     healthz_p99(&http, &app, 50).await;
     let idle = healthz_p99(&http, &app, 400).await;
+    let mut one_sign_in = Vec::new();
+    for n in 0..5 {
+        let started = Instant::now();
+        let _ = http
+            .post(app.url("/console/login"))
+            .form(&[
+                ("email", format!("alone{n}@example.com").as_str()),
+                ("password", "correct horse battery"),
+                ("code", "123456"),
+            ])
+            .send()
+            .await
+            .expect("sign-in");
+        one_sign_in.push(started.elapsed());
+    }
+    one_sign_in.sort();
+    let one_sign_in = one_sign_in[2];
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let attempts = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let mut flood = Vec::new();
@@ -112,7 +131,10 @@ async fn healthz_keeps_its_latency_under_a_sign_in_flood() {
         let _ = task.await;
     }
     let signed = attempts.load(std::sync::atomic::Ordering::SeqCst);
-    eprintln!("healthz p99 idle {idle:?}, under {signed} sign-in attempts {loaded:?}");
+    eprintln!("healthz p99 idle {idle:?}, under {signed} sign-in attempts {loaded:?}; one sign-in {one_sign_in:?}");
     assert!(signed >= 32, "the flood ran ({signed} attempts)");
-    assert!(loaded <= idle * 2 + Duration::from_millis(2), "healthz p99 idle {idle:?}, under the flood {loaded:?}");
+    assert!(
+        loaded <= idle * 2 + one_sign_in / 2,
+        "healthz p99 idle {idle:?}, under the flood {loaded:?}, one sign-in {one_sign_in:?}"
+    );
 }
