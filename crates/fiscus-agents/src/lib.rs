@@ -9,6 +9,7 @@
 //! How the area works, in prose: `README.md` beside this crate.
 
 pub mod calls;
+pub mod console;
 pub mod dispatch;
 pub mod routes;
 pub mod spaces;

@@ -2,37 +2,33 @@
 //! CDN. Only here can people approve or deny; only operator sessions are accepted (never bearer
 //! credentials), and the API never accepts these sessions.
 //!
-//! It depends on the area crates whose records people decide on (investment, models, agents), on the
-//! kernel's governed unit of change for every decision, and on the HTTP crate; no area depends on it.
+//! Two things live here: the console's own pages (sign-in and enrollment, Financial Action approvals,
+//! delegations, signed clients, webhooks, instruments, production access, the audit trail), and the kit every
+//! console page is built with (`session`, `form`, `flash`, `html`, `queue`, `charts`, `times`). An area's own
+//! decisions (model portfolios, rebalances, LQM promotions, workflow reviews, calls, …) are pages in that
+//! area's crate (`fiscus_investment::console`, `fiscus_models::console`, `fiscus_agents::console`), built with
+//! this kit: the console depends on no area, so an edit to an area rebuilds neither the console nor the
+//! other areas. Every decision goes through the kernel's governed unit of change.
 
 mod actions;
-mod agent_spaces;
 mod audit;
-mod calls;
-mod charts;
+pub mod charts;
 mod clients;
 mod delegations;
 mod enroll;
-mod flash;
-mod form;
+pub mod flash;
+pub mod form;
 pub mod html;
 mod instruments;
 mod login;
-mod lqm_promotions;
-mod lqm_retraining;
-mod model_portfolios;
 mod passwords;
 mod preferences;
 mod production;
 mod propose;
-mod qlms;
-mod queue;
-mod rebalances;
+pub mod queue;
 pub mod session;
-mod times;
+pub mod times;
 mod webhooks;
-mod workflow_reviews;
-mod workflow_tools;
 
 use axum::Router;
 use axum::middleware::from_fn;
@@ -40,7 +36,9 @@ use axum::routing::{get, post};
 
 use fiscus_http::AppState;
 
-pub fn routes() -> Router<AppState> {
+/// Every console page behind the operator session guard: the console's own and `area_pages`, the pages the
+/// areas hold (merged by the composition), so no page can be mounted without the guard.
+pub fn routes(area_pages: Router<AppState>) -> Router<AppState> {
     Router::new()
         .route("/console", get(actions::dashboard))
         .route(html::STYLESHEET_PATH, get(html::stylesheet))
@@ -66,24 +64,7 @@ pub fn routes() -> Router<AppState> {
         .route("/console/webhooks/{id}", get(webhooks::log).post(webhooks::decide))
         .route("/console/instruments", get(instruments::list))
         .route("/console/instruments/{id}", get(instruments::detail))
-        .route("/console/model-portfolios", get(model_portfolios::list))
-        .route("/console/model-portfolios/{id}", get(model_portfolios::detail).post(model_portfolios::decide))
-        .route("/console/lqm-promotions", get(lqm_promotions::list))
-        .route("/console/lqm-promotions/{id}", post(lqm_promotions::decide))
-        .route("/console/lqm-retraining", get(lqm_retraining::list))
-        .route("/console/lqm-retraining/{id}", get(lqm_retraining::detail).post(lqm_retraining::decide))
-        .route("/console/workflow-reviews", get(workflow_reviews::list))
-        .route("/console/workflow-reviews/{id}", post(workflow_reviews::decide))
-        .route("/console/calls", get(calls::list))
-        .route("/console/calls/{id}", post(calls::waive))
-        .route("/console/agent-spaces", get(agent_spaces::list))
-        .route("/console/agent-spaces/{key}", post(agent_spaces::decide))
-        .route("/console/workflow-tools", get(workflow_tools::list))
-        .route("/console/workflow-tools/{id}", get(workflow_tools::detail).post(workflow_tools::decide))
-        .route("/console/qlms", get(qlms::list))
-        .route("/console/qlms/{id}", post(qlms::rebind))
-        .route("/console/rebalance-proposals", get(rebalances::list))
-        .route("/console/rebalance-proposals/{id}", post(rebalances::propose))
+        .merge(area_pages)
         .layer(from_fn(session::guard))
 }
 

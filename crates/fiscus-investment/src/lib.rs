@@ -18,6 +18,7 @@ pub mod analytics;
 pub mod book;
 pub mod collateral;
 pub mod company;
+pub mod console;
 pub mod construct;
 pub mod evidence;
 pub mod factors;

@@ -23,6 +23,7 @@ pub mod inputs;
 pub mod invocation_log;
 pub mod outbound;
 pub mod pool;
+pub mod progress;
 pub mod secret_box;
 pub mod secret_key;
 pub mod series_cache;

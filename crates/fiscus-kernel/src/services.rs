@@ -39,6 +39,8 @@ pub struct Inner {
     pub cpu: crate::cpu::Cpu,
     /// Where a settled investment order moves the portfolio book (the investment area's).
     pub book: Arc<dyn Book>,
+    /// What this node's workers have done, for waiting until what is due is worked off (`progress`).
+    pub progress: crate::progress::Progress,
 }
 
 impl Services {
@@ -74,6 +76,7 @@ impl Services {
             workflows_wake: tokio::sync::Notify::new(),
             spaces_wake: tokio::sync::Notify::new(),
             speech: crate::speech::Speech::default(),
+            progress: crate::progress::Progress::default(),
             cpu,
             book,
         }))

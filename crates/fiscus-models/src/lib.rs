@@ -8,6 +8,7 @@
 //! How the area works, in prose: `README.md` beside this crate.
 
 pub mod compute;
+pub mod console;
 pub mod lqm;
 pub mod routes;
 

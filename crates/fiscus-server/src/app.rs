@@ -83,7 +83,12 @@ pub fn build(state: AppState) -> Router {
     let docs_page = Arc::new(fiscus_http::docs::render(&doc));
     Router::new()
         .merge(api)
-        .merge(fiscus_console::routes())
+        .merge(fiscus_console::routes(
+            Router::new()
+                .merge(fiscus_investment::console::routes())
+                .merge(fiscus_models::console::routes())
+                .merge(fiscus_agents::console::routes()),
+        ))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics_text))

@@ -6,6 +6,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 
 use fiscus_http::AppState;
+use fiscus_kernel::progress::Worker;
 use fiscus_kernel::settings::Settings;
 
 /// Opens the database (creating the SQLite file on first run), applies migrations and loads the secret key.
@@ -160,11 +161,18 @@ pub fn spawn_settlement_worker(state: AppState) -> tokio::task::JoinHandle<()> {
         let worker = fiscus_domain::ids::new_id("wrk");
         let mut tick = tokio::time::interval(Duration::from_millis(state.settings.worker_interval_ms.max(10)));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        state.progress.started(Worker::Settlement);
         loop {
             tick.tick().await;
-            if let Err(e) = crate::workers::settlement::run_once(&state, &worker).await {
-                tracing::warn!(error = %e, "settlement worker pass failed");
-            }
+            let pass = state.progress.begin(Worker::Settlement);
+            let worked = match crate::workers::settlement::run_once(&state, &worker).await {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::warn!(error = %e, "settlement worker pass failed");
+                    1
+                }
+            };
+            state.progress.end(pass, worked);
         }
     })
 }
@@ -175,13 +183,21 @@ pub fn spawn_compute_worker(state: AppState) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let worker = fiscus_domain::ids::new_id("wrk");
         let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500));
+        state.progress.started(Worker::Compute);
         loop {
-            match crate::workers::compute::run_once(&state, &worker).await {
-                Ok(n) if n > 0 => continue,
-                Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "compute worker pass failed"),
+            let pass = state.progress.begin(Worker::Compute);
+            // A failed pass counts as work (what it failed on is still due) and waits like an idle one.
+            let (claimed, wait) = match crate::workers::compute::run_once(&state, &worker).await {
+                Ok(n) => (n, n == 0),
+                Err(e) => {
+                    tracing::warn!(error = %e, "compute worker pass failed");
+                    (1, true)
+                }
+            };
+            state.progress.end(pass, claimed);
+            if wait {
+                let _ = tokio::time::timeout(idle, state.compute.wake.notified()).await;
             }
-            let _ = tokio::time::timeout(idle, state.compute.wake.notified()).await;
         }
     })
 }
@@ -193,13 +209,21 @@ pub fn spawn_workflow_worker(state: AppState) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let worker = fiscus_domain::ids::new_id("wrk");
         let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500));
+        state.progress.started(Worker::Workflows);
         loop {
-            match crate::workers::workflows::run_once(&state, &worker).await {
-                Ok(n) if n > 0 => continue,
-                Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "workflow worker pass failed"),
+            let pass = state.progress.begin(Worker::Workflows);
+            // A failed pass counts as work (what it failed on is still due) and waits like an idle one.
+            let (claimed, wait) = match crate::workers::workflows::run_once(&state, &worker).await {
+                Ok(n) => (n, n == 0),
+                Err(e) => {
+                    tracing::warn!(error = %e, "workflow worker pass failed");
+                    (1, true)
+                }
+            };
+            state.progress.end(pass, claimed);
+            if wait {
+                let _ = tokio::time::timeout(idle, state.workflows_wake.notified()).await;
             }
-            let _ = tokio::time::timeout(idle, state.workflows_wake.notified()).await;
         }
     })
 }
@@ -210,13 +234,21 @@ pub fn spawn_agent_worker(state: AppState) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let worker = fiscus_domain::ids::new_id("wrk");
         let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500));
+        state.progress.started(Worker::AgentRuns);
         loop {
-            match crate::workers::agent_runs::run_once(&state, &worker).await {
-                Ok(n) if n > 0 => continue,
-                Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "agent worker pass failed"),
+            let pass = state.progress.begin(Worker::AgentRuns);
+            // A failed pass counts as work (what it failed on is still due) and waits like an idle one.
+            let (claimed, wait) = match crate::workers::agent_runs::run_once(&state, &worker).await {
+                Ok(n) => (n, n == 0),
+                Err(e) => {
+                    tracing::warn!(error = %e, "agent worker pass failed");
+                    (1, true)
+                }
+            };
+            state.progress.end(pass, claimed);
+            if wait {
+                let _ = tokio::time::timeout(idle, state.spaces_wake.notified()).await;
             }
-            let _ = tokio::time::timeout(idle, state.spaces_wake.notified()).await;
         }
     })
 }
@@ -234,13 +266,20 @@ pub fn spawn_webhook_worker(state: AppState) -> tokio::task::JoinHandle<()> {
             }
         };
         let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 100));
+        state.progress.started(Worker::Webhooks);
         loop {
-            match crate::workers::webhooks::run_once(&state, &clients, &worker).await {
-                Ok(pass) if pass.fanned_out > 0 || pass.claimed > 0 => continue,
-                Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "webhook delivery pass failed"),
+            let pass = state.progress.begin(Worker::Webhooks);
+            let (worked, wait) = match crate::workers::webhooks::run_once(&state, &clients, &worker).await {
+                Ok(done) => (done.fanned_out + done.claimed, done.fanned_out + done.claimed == 0),
+                Err(e) => {
+                    tracing::warn!(error = %e, "webhook delivery pass failed");
+                    (1, true)
+                }
+            };
+            state.progress.end(pass, worked);
+            if wait {
+                tokio::time::sleep(idle).await;
             }
-            tokio::time::sleep(idle).await;
         }
     })
 }

@@ -5,6 +5,7 @@
 use fiscus_domain::clock::now_micros;
 
 use fiscus_kernel::Services;
+use fiscus_kernel::progress::Worker;
 use fiscus_models::compute::STALE_AFTER;
 
 /// Reserves the pool's free job threads, claims as many jobs, starts each on its thread and releases the
@@ -26,7 +27,9 @@ pub async fn run_once(state: &Services, worker: &str) -> anyhow::Result<usize> {
     let started = claimed.len();
     for (job, thread) in claimed.into_iter().zip(threads) {
         let (state, worker) = (state.clone(), worker.to_string());
+        let task = state.progress.task(Worker::Compute);
         tokio::spawn(async move {
+            let _task = task;
             let id = job.id.clone();
             if let Err(e) = fiscus_models::compute::execute(&state, &worker, job, thread).await {
                 tracing::warn!(job = %id, error = ?e, "a compute job could not be ended; it will be retaken");

@@ -5,6 +5,7 @@
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_kernel::Services;
 use fiscus_kernel::deliveries::{Clients, serve_queue};
+use fiscus_kernel::progress::Worker;
 use fiscus_store::webhook_deliveries as deliveries;
 
 /// Events fanned out per pass.
@@ -39,8 +40,9 @@ pub async fn run_once(state: &Services, clients: &Clients, worker: &str) -> anyh
     for queue in queues {
         let Some(permit) = clients.slot() else { break };
         let (state, clients, worker) = (state.clone(), clients.clone(), worker.to_string());
+        let task = state.progress.task(Worker::Webhooks);
         tokio::spawn(async move {
-            let _permit = permit;
+            let (_permit, _task) = (permit, task);
             if let Err(e) = serve_queue(&state, &clients, &worker, &queue).await {
                 tracing::warn!(endpoint = %queue.endpoint_id, error = %e, "webhook queue pass failed; its claim will go stale and be retaken");
             }

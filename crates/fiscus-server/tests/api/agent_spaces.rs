@@ -55,16 +55,12 @@ async fn execution_of(app: &TestApp, run: &Value) -> Value {
     app.get(&path, &app.key).await.json().await.expect("json")
 }
 
-/// Waits (up to 30 s) for a run to end.
+/// A run once the workers have drained: ended.
 async fn ended(app: &TestApp, run: &str) -> Value {
-    for _ in 0..600 {
-        let r: Value = app.get(&format!("/api/v2/agents/runs/{run}"), &app.key).await.json().await.expect("json");
-        if r["state"] == "completed" || r["state"] == "failed" {
-            return r;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("run {run} never ended");
+    app.drain().await;
+    let r: Value = app.get(&format!("/api/v2/agents/runs/{run}"), &app.key).await.json().await.expect("json");
+    assert!(r["state"] == "completed" || r["state"] == "failed", "run {run} did not end: {r}");
+    r
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -123,14 +123,8 @@ async fn an_operator_approves_a_model_portfolio_and_its_trade_in_chromium() {
     ];
     browse("approve.mjs", args).await;
     post(&format!("/api/v2/actions/{id}/execute"), json!({})).await;
-    let mut state = Value::Null;
-    for _ in 0..200 {
-        state = app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json");
-        if state["control_state"] != "executing" && state["control_state"] != "settled" {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    app.drain().await;
+    let state: Value = app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json");
     assert_eq!(state["control_state"], "completed", "{state}");
     assert_eq!(state["envelope"]["metadata"]["model_portfolio_hash"], hash);
     assert!(app.count("SELECT COUNT(*) FROM tax_lots WHERE origin = 'trade'").await > 0);

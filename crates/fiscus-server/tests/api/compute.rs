@@ -10,7 +10,6 @@ use fiscus_kernel::governed::Caller;
 use fiscus_quant::Matrix;
 use fiscus_quant::optimise::mean_variance::{Constraints, Objective, optimise_from_returns};
 use serde_json::{Value, json};
-use std::time::Duration;
 
 const OPTIMIZE: &str = "/api/v2/quant/compute/optimizations";
 
@@ -45,15 +44,7 @@ async fn post(app: &TestApp, body: &Value, prefer_async: bool) -> reqwest::Respo
 }
 
 async fn wait_for_end(app: &TestApp, id: &str) -> Value {
-    for _ in 0..400 {
-        let job: Value =
-            app.get(&format!("/api/v2/quant/compute/jobs/{id}"), &app.key).await.json().await.expect("job");
-        if ["succeeded", "failed", "cancelled"].contains(&job["status"].as_str().unwrap_or_default()) {
-            return job;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("job {id} did not end");
+    app.ended_job(id).await
 }
 
 fn weights(job: &Value) -> Vec<f64> {

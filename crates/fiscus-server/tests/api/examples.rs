@@ -91,7 +91,7 @@ async fn every_documented_success_has_a_real_example() {
     let cookie = sign_in(&app, &op).await;
     assert_eq!(decide(&app, &cookie, &id, "approve").await.status(), 303);
     walk.post("post_actions_uid_execute", &format!("/api/v2/actions/{id}/execute"), &json!({})).await;
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    app.drain().await;
     walk.get("get_actions_uid", &format!("/api/v2/actions/{id}")).await;
     walk.get("get_actions_uid_checks", &format!("/api/v2/actions/{id}/checks")).await;
     walk.get("get_actions", "/api/v2/actions?limit=1").await;

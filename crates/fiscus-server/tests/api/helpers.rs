@@ -107,6 +107,24 @@ impl Drop for TestApp {
 }
 
 impl TestApp {
+    /// Waits until this node's workers have worked off everything due (settlements, compute jobs, workflow
+    /// and agent runs, webhook deliveries, and what each queued for another), without guessing a time: see
+    /// `fiscus_kernel::progress`. Fails the test after a minute.
+    pub async fn drain(&self) {
+        tokio::time::timeout(std::time::Duration::from_secs(60), self.state.progress.drained())
+            .await
+            .expect("the workers did not drain within a minute");
+    }
+
+    /// A compute job once the workers have drained: ended, whatever its end.
+    pub async fn ended_job(&self, id: &str) -> Value {
+        self.drain().await;
+        let job: Value =
+            self.get(&format!("/api/v2/quant/compute/jobs/{id}"), &self.key).await.json().await.expect("job");
+        assert!(["succeeded", "failed", "cancelled"].contains(&job["status"].as_str().unwrap_or_default()), "{job}");
+        job
+    }
+
     /// The demo's data (instruments, prices, economics, the book) in this app's workspace, as `serve --demo`
     /// loads it.
     pub async fn load_demo(&self) {

@@ -690,14 +690,8 @@ async fn a_settled_sale_larger_than_the_book_is_a_reconciliation_exception_and_m
     assert_eq!(crate::console::decide(&app, &cookie, &id, "approve").await.status(), 303);
     let r = app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &json!({}), None).await;
     assert!(r.status().is_success());
-    let mut state = Value::Null;
-    for _ in 0..200 {
-        state = app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json");
-        if state["control_state"] != "executing" && state["control_state"] != "settled" {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    app.drain().await;
+    let state: Value = app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json");
     assert_eq!(
         (state["control_state"].as_str(), state["reconciliation_status"].as_str()),
         (Some("reconciliation_exception"), Some("exception")),

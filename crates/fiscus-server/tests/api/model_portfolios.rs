@@ -328,14 +328,8 @@ async fn a_rebalance_becomes_an_approved_executed_reconciled_trade_that_moves_th
     assert_eq!(crate::console::decide(&app, &grace_cookie, &id, "approve").await.status(), 303);
     let executed = post(&app, &format!("/api/v2/actions/{id}/execute"), &json!({})).await;
     assert!(executed.status().is_success(), "{}", executed.text().await.unwrap_or_default());
-    let mut state = Value::Null;
-    for _ in 0..200 {
-        state = app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json");
-        if state["control_state"] != "executing" && state["control_state"] != "settled" {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    app.drain().await;
+    let state: Value = app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json");
     assert_eq!(
         (state["control_state"].as_str(), state["reconciliation_status"].as_str()),
         (Some("completed"), Some("matched")),

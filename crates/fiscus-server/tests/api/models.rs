@@ -93,14 +93,7 @@ async fn runs_equal_the_engine_on_the_same_input() {
     assert_eq!(r.status(), 202);
     let queued: Value = r.json().await.expect("json");
     let id = queued["id"].as_str().expect("id");
-    let mut done = Value::Null;
-    for _ in 0..400 {
-        done = app.get(&format!("/api/v2/quant/compute/jobs/{id}"), &app.key).await.json().await.expect("json");
-        if done["status"] == "succeeded" || done["status"] == "failed" {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-    }
+    let done = app.ended_job(id).await;
     assert_eq!(done["status"], "succeeded", "{done}");
     let spec = fiscus_quant::forecast::arima::ArimaSpec {
         p: 1,

@@ -71,14 +71,7 @@ async fn named_models_equal_the_engine_and_auto_runs_on_an_economic_series() {
     let queued: Value = r.json().await.expect("json");
     assert!(queued["request"]["source"]["content_hash"].as_str().is_some_and(|h| h.starts_with("sha256:")));
     let id = queued["id"].as_str().expect("id");
-    let mut done = Value::Null;
-    for _ in 0..600 {
-        done = app.get(&format!("/api/v2/quant/compute/jobs/{id}"), &app.key).await.json().await.expect("json");
-        if done["status"] == "succeeded" || done["status"] == "failed" {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-    }
+    let done = app.ended_job(id).await;
     assert_eq!(done["status"], "succeeded", "{done}");
     let out = &done["result"]["output"];
     assert!(out["model"].as_str().is_some_and(|m| m.starts_with("arima(")), "{out}");

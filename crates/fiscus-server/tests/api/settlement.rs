@@ -5,7 +5,6 @@ use crate::console::{decide, enrolled_operator, sign_in};
 use crate::helpers::{TestApp, spawn_app};
 use fiscus_domain::actions::approval::Role;
 use serde_json::{Value, json};
-use std::time::Duration;
 
 /// Proposes, records a passing check, approves through the console and requests execution.
 async fn executed_action(app: &TestApp, cookie: &str, reference: &str) -> String {
@@ -21,15 +20,10 @@ async fn executed_action(app: &TestApp, cookie: &str, reference: &str) -> String
     id
 }
 
+/// The action once the workers have drained (settled, completed, or held in an exception).
 async fn settle(app: &TestApp, id: &str) -> Value {
-    for _ in 0..200 {
-        let a: Value = app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json");
-        if a["control_state"] != "executing" && a["control_state"] != "settled" {
-            return a;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("action {id} did not settle");
+    app.drain().await;
+    app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json")
 }
 
 async fn reconciliation(app: &TestApp, id: &str) -> Value {

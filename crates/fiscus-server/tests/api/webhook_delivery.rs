@@ -11,8 +11,9 @@ use axum::response::{IntoResponse, Response};
 use fiscus_domain::credentials::{AppStatus, Environment};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::watch;
 
 const HOOKS: &str = "/api/v2/agent-execution/webhooks";
 
@@ -40,38 +41,34 @@ type Behaviour = Arc<dyn Fn(usize) -> Answer + Send + Sync>;
 
 #[derive(Clone)]
 struct Receiving {
-    got: Arc<Mutex<Vec<Got>>>,
+    got: Arc<watch::Sender<Vec<Got>>>,
     behave: Behaviour,
 }
 
 pub struct Receiver {
     pub addr: SocketAddr,
-    pub got: Arc<Mutex<Vec<Got>>>,
+    got: Arc<watch::Sender<Vec<Got>>>,
 }
 
 impl Receiver {
     pub fn got(&self) -> Vec<Got> {
-        self.got.lock().expect("lock").clone()
+        self.got.borrow().clone()
     }
 
-    /// Waits until `n` requests arrived (or fails after `within`).
+    /// Waits until `n` requests arrived (woken by each arrival; fails after `within`).
     pub async fn wait_for(&self, n: usize, within: Duration) -> Vec<Got> {
-        let deadline = Instant::now() + within;
-        loop {
-            let got = self.got();
-            if got.len() >= n {
-                return got;
-            }
-            assert!(Instant::now() < deadline, "{} of {n} deliveries arrived", got.len());
-            tokio::time::sleep(Duration::from_millis(20)).await;
+        let mut arrivals = self.got.subscribe();
+        match tokio::time::timeout(within, arrivals.wait_for(|got| got.len() >= n)).await {
+            Ok(got) => got.expect("the receiver is running").clone(),
+            Err(_) => panic!("{} of {n} deliveries arrived", self.got().len()),
         }
     }
 }
 
 async fn hook(State(r): State<Receiving>, headers: HeaderMap, body: String) -> Response {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
-    let n = {
-        let mut got = r.got.lock().expect("lock");
+    let mut n = 0;
+    r.got.send_modify(|got| {
         got.push(Got {
             id: header("webhook-id"),
             timestamp: header("webhook-timestamp"),
@@ -79,23 +76,20 @@ async fn hook(State(r): State<Receiving>, headers: HeaderMap, body: String) -> R
             body,
             at: Instant::now(),
         });
-        got.len() - 1
-    };
+        n = got.len() - 1;
+    });
     match (r.behave)(n) {
         Answer::Status(s) => StatusCode::from_u16(s).expect("status").into_response(),
         Answer::RetryAfter(s, after) => {
             (StatusCode::from_u16(s).expect("status"), [("retry-after", after.to_string())]).into_response()
         }
-        Answer::Hang => {
-            tokio::time::sleep(Duration::from_secs(3600)).await;
-            StatusCode::OK.into_response()
-        }
+        Answer::Hang => std::future::pending().await,
     }
 }
 
 /// Starts a receiver on loopback that answers as `behave` says.
 pub async fn receiver(behave: impl Fn(usize) -> Answer + Send + Sync + 'static) -> Receiver {
-    let got = Arc::new(Mutex::new(Vec::new()));
+    let got = Arc::new(watch::Sender::new(Vec::new()));
     let state = Receiving { got: got.clone(), behave: Arc::new(behave) };
     let router = axum::Router::new().route("/hook", axum::routing::post(hook)).with_state(state);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -139,21 +133,17 @@ async fn delivery_states(app: &TestApp, endpoint: &str) -> Vec<(String, String, 
     .expect("deliveries")
 }
 
-/// The deliveries once `done` holds for them (attempts are recorded just after the receiver answers).
+/// The deliveries once the workers have drained (attempts are recorded just after the receiver answers),
+/// checked with `done`.
 async fn settled(
     app: &TestApp,
     endpoint: &str,
     done: impl Fn(&[(String, String, i64)]) -> bool,
 ) -> Vec<(String, String, i64)> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let states = delivery_states(app, endpoint).await;
-        if done(&states) {
-            return states;
-        }
-        assert!(Instant::now() < deadline, "deliveries did not settle: {states:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    app.drain().await;
+    let states = delivery_states(app, endpoint).await;
+    assert!(done(&states), "deliveries did not settle: {states:?}");
+    states
 }
 
 fn all_succeeded_once(states: &[(String, String, i64)]) -> bool {
@@ -186,7 +176,7 @@ async fn events_are_delivered_signed_and_in_event_order() {
     let mut sorted = ids.clone();
     sorted.sort();
     assert_eq!(ids, sorted, "in event order");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.drain().await;
     assert_eq!(rx.got().len(), 5, "each event once");
     assert_eq!(settled(&app, &endpoint, all_succeeded_once).await.len(), 5);
     assert_eq!(app.count("SELECT COUNT(*) FROM webhook_attempts WHERE status = 204").await, 5);
@@ -219,17 +209,10 @@ async fn a_410_disables_the_endpoint_and_abandons_what_is_pending() {
     propose(&app).await;
     propose(&app).await;
     rx.wait_for(1, Duration::from_secs(10)).await;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let list: Value = app.get(HOOKS, &app.key).await.json().await.expect("json");
-        if list["data"][0]["status"] == "disabled" {
-            assert!(list["data"][0]["status_reason"].as_str().expect("reason").contains("410"));
-            break;
-        }
-        assert!(Instant::now() < deadline, "{list}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.drain().await;
+    let list: Value = app.get(HOOKS, &app.key).await.json().await.expect("json");
+    assert_eq!(list["data"][0]["status"], "disabled", "{list}");
+    assert!(list["data"][0]["status_reason"].as_str().expect("reason").contains("410"));
     assert_eq!(rx.got().len(), 1, "nothing after the 410");
     let states = settled(&app, &endpoint, |s| s.len() == 2 && s[1].1 != "pending").await;
     let states: Vec<&str> = states.iter().map(|(_, s, _)| s.as_str()).collect();
@@ -258,32 +241,25 @@ async fn a_name_re_pointed_at_a_private_address_is_refused_at_delivery_before_an
     app.state.webhook_hosts.pin("hooks.example.com", vec!["169.254.169.254".parse().expect("ip")]);
     app.execute("UPDATE webhook_deliveries SET next_attempt_at = 0").await;
     app.execute("UPDATE webhook_queues SET next_due_at = 0").await;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while app.count("SELECT COUNT(*) FROM webhook_attempts WHERE error LIKE '%link-local%'").await == 0 {
-        assert!(Instant::now() < deadline, "the metadata address was not refused");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    app.drain().await;
+    let refused = app.count("SELECT COUNT(*) FROM webhook_attempts WHERE error LIKE '%link-local%'").await;
+    assert_eq!(refused, 1, "the metadata address was not refused");
     assert!(rx.got().is_empty(), "no request reached the receiver");
     assert_eq!(app.count("SELECT COUNT(*) FROM webhook_attempts WHERE status IS NOT NULL").await, 0);
 }
 
+/// The first attempt's error once the workers have drained.
 async fn wait_for_attempt(app: &TestApp, endpoint: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let mut conn = app.state.store.read().await.expect("conn");
-        let error: Option<(Option<String>,)> =
-            sqlx::query_as("SELECT error FROM webhook_attempts WHERE endpoint_id = $1 ORDER BY id LIMIT 1")
-                .bind(endpoint)
-                .fetch_optional(&mut *conn)
-                .await
-                .expect("attempts");
-        if let Some((error,)) = error {
-            return error.unwrap_or_default();
-        }
-        assert!(Instant::now() < deadline, "no attempt");
-        drop(conn);
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    app.drain().await;
+    let mut conn = app.state.store.read().await.expect("conn");
+    let (error,): (Option<String>,) =
+        sqlx::query_as("SELECT error FROM webhook_attempts WHERE endpoint_id = $1 ORDER BY id LIMIT 1")
+            .bind(endpoint)
+            .fetch_optional(&mut *conn)
+            .await
+            .expect("attempts")
+            .expect("an attempt");
+    error.unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -292,6 +268,9 @@ async fn a_worker_killed_mid_delivery_loses_nothing() {
         s.webhooks_allow_loopback = true;
         s.webhook_claim_stale_seconds = 1;
         s.webhook_worker = false;
+        // The killed worker's hanging request ends at this timeout (its late outcome is refused: the claim
+        // was taken over), so waiting for the workers to drain takes no longer than that.
+        s.webhook_timeout_seconds = 2;
     })
     .await;
     // The first request hangs: its worker is killed while waiting for the answer.
@@ -397,7 +376,7 @@ async fn an_endpoint_belongs_to_its_application_and_hears_only_what_its_applicat
     app.admin().set_application_status(&app_r, AppStatus::Suspended).await.expect("suspend");
     propose_with(&app, &key_a).await;
     assert_eq!(rx_a.wait_for(2, Duration::from_secs(10)).await.len(), 2);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.drain().await;
     assert_eq!(rx_r.got().len(), 2, "a suspended application's endpoint hears nothing");
     assert_eq!(rx_b.got().len(), 1);
 }

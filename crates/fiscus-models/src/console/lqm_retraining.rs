@@ -12,12 +12,12 @@ use fiscus_domain::lqm::retraining::Decision;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
-use super::flash::{self, Notice};
-use super::html::{self, EnvQuery, escape, page};
-use super::session::OperatorSession;
-use crate::form::ConsoleForm;
+use crate::lqm::training::{self, DecisionInput, Reviewable};
+use fiscus_console::flash::{self, Notice};
+use fiscus_console::form::ConsoleForm;
+use fiscus_console::html::{self, EnvQuery, escape, page};
+use fiscus_console::session::OperatorSession;
 use fiscus_http::AppState;
-use fiscus_models::lqm::training::{self, DecisionInput, Reviewable};
 
 const PLACE: &str = "/console/lqm-retraining";
 
@@ -103,7 +103,7 @@ pub async fn detail(
         Err(_) => return unavailable(),
     };
     let b = &r.request.record.body;
-    let contract = match fiscus_models::lqm::contracts::get(&state, &tenant, &b.contract_id).await {
+    let contract = match crate::lqm::contracts::get(&state, &tenant, &b.contract_id).await {
         Ok(c) => c,
         Err(_) => return unavailable(),
     };

@@ -3,10 +3,10 @@
 //! now. Only an admin or an approver approves, denies or revokes; each form names the checkpoint hash it
 //! covers, and a promotion of any other checkpoint is not decided.
 
-use crate::form::ConsoleForm;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use fiscus_console::form::ConsoleForm;
 use fiscus_domain::actions::approval::Role;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::lqm::lifecycle::PromotionState;
@@ -17,12 +17,12 @@ use fiscus_store::lqm::supply_chain::Promotion;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
-use super::flash::{self, Notice};
-use super::html::{self, escape, page};
-use super::queue::{Filter, Queue, Row};
-use super::session::OperatorSession;
+use crate::lqm::promotion;
+use fiscus_console::flash::{self, Notice};
+use fiscus_console::html::{self, escape, page};
+use fiscus_console::queue::{Filter, Queue, Row};
+use fiscus_console::session::OperatorSession;
 use fiscus_http::AppState;
-use fiscus_models::lqm::promotion;
 
 /// The queue's rows for promotions in one state of one environment, each with the forms `actions` name.
 fn rows(

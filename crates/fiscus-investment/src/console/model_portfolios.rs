@@ -2,10 +2,10 @@
 //! hash the decision covers), and the decided ones. Only an admin or an approver decides; the form names
 //! the content hash it approves, and a draft whose hash changed since the page was shown is not decided.
 
-use crate::form::ConsoleForm;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use fiscus_console::form::ConsoleForm;
 use fiscus_domain::actions::approval::Role;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::investment::model_portfolio::{ModelDecision, ModelState};
@@ -14,13 +14,13 @@ use fiscus_store::themes::ModelPortfolio;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
-use super::charts;
-use super::flash::{self, Notice};
-use super::html::{self, EnvQuery, escape, page};
-use super::queue::{Filter, Queue, Row};
-use super::session::OperatorSession;
+use crate::themes;
+use fiscus_console::charts;
+use fiscus_console::flash::{self, Notice};
+use fiscus_console::html::{self, EnvQuery, escape, page};
+use fiscus_console::queue::{Filter, Queue, Row};
+use fiscus_console::session::OperatorSession;
 use fiscus_http::AppState;
-use fiscus_investment::themes;
 use fiscus_kernel::governed::Failure;
 
 fn percent(ppm: i64) -> String {
@@ -146,9 +146,7 @@ pub async fn detail(
         m.holdings.iter().map(|h| (h.symbol.clone(), h.weight_ppm as f64 / 1e6)).collect();
     let shown: Vec<(String, f64)> = weights.iter().map(|(s, w)| (s.clone(), w * 100.0)).collect();
     let weight_chart = charts::bars(&charts::Bars { title: "Weights", unit: "% of the portfolio", items: &shown });
-    let risk = match fiscus_investment::analytics::risk_contributions(&state, &op.workspace_id, &weights, RISK_LOOKBACK)
-        .await
-    {
+    let risk = match crate::analytics::risk_contributions(&state, &op.workspace_id, &weights, RISK_LOOKBACK).await {
         Ok(Some(rc)) => {
             let shown: Vec<(String, f64)> = rc.into_iter().map(|(s, r)| (s, r * 100.0)).collect();
             charts::bars(&charts::Bars {

@@ -11,10 +11,10 @@ use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
 use std::fmt::Write as _;
 
-use super::flash::{self, Notice};
-use super::html::{self, EnvQuery, escape, page};
-use super::session::OperatorSession;
-use fiscus_agents::workflows::gateway;
+use crate::workflows::gateway;
+use fiscus_console::flash::{self, Notice};
+use fiscus_console::html::{self, EnvQuery, escape, page};
+use fiscus_console::session::OperatorSession;
 use fiscus_http::AppState;
 use fiscus_http::form::{RawBody, pairs};
 

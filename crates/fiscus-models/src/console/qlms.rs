@@ -2,21 +2,21 @@
 //! role's model now serves another promoted checkpoint, the rebinding an operator may decide (a new
 //! version). The form names the checkpoint hash it binds; a credential never rebinds.
 
-use crate::form::ConsoleForm;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use fiscus_console::form::ConsoleForm;
 use fiscus_domain::actions::approval::Role;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
-use super::flash::{self, Notice};
-use super::html::{self, escape, page};
-use super::session::OperatorSession;
+use crate::lqm::{promotion, qlm};
+use fiscus_console::flash::{self, Notice};
+use fiscus_console::html::{self, escape, page};
+use fiscus_console::session::OperatorSession;
 use fiscus_http::AppState;
-use fiscus_models::lqm::{promotion, qlm};
 
 pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Response {
     let unavailable =

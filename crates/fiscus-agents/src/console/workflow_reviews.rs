@@ -3,10 +3,10 @@
 //! admin or an approver approves (the run goes on) or rejects (the run is cancelled); each form names the
 //! step it decides, and a page gone stale decides nothing.
 
-use crate::form::ConsoleForm;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use fiscus_console::form::ConsoleForm;
 use fiscus_domain::actions::approval::Role;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
@@ -15,11 +15,11 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::fmt::Write as _;
 
-use super::flash::{self, Notice};
-use super::html::{self, escape, page};
-use super::queue::{Filter, Queue, Row};
-use super::session::OperatorSession;
-use fiscus_agents::workflows::runs;
+use crate::workflows::runs;
+use fiscus_console::flash::{self, Notice};
+use fiscus_console::html::{self, escape, page};
+use fiscus_console::queue::{Filter, Queue, Row};
+use fiscus_console::session::OperatorSession;
 use fiscus_http::AppState;
 
 /// One recorded step as a line a person reads: a measure's value, a check's verdict, a read's extent.

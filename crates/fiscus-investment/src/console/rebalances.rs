@@ -3,10 +3,10 @@
 //! checks computed from the book), which people then approve like any action. The form names the
 //! proposal's content hash; a proposal that is not the one shown becomes nothing.
 
-use crate::form::ConsoleForm;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use fiscus_console::form::ConsoleForm;
 use fiscus_domain::actions::approval::Role;
 use fiscus_domain::actions::envelope::{Origin, RiskTier};
 use fiscus_domain::credentials::Environment;
@@ -16,12 +16,12 @@ use fiscus_store::investment_records::RecordKind;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
-use super::flash::{self, Notice};
-use super::html::{self, escape, page};
-use super::session::OperatorSession;
+use crate::orders::OrderActionRequest;
+use crate::themes::RebalanceOutput;
+use fiscus_console::flash::{self, Notice};
+use fiscus_console::html::{self, escape, page};
+use fiscus_console::session::OperatorSession;
 use fiscus_http::AppState;
-use fiscus_investment::orders::OrderActionRequest;
-use fiscus_investment::themes::RebalanceOutput;
 use fiscus_kernel::governed::Failure;
 
 pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Response {
@@ -147,8 +147,7 @@ pub async fn propose(
             ));
         }
         let request = OrderActionRequest { connector: None, risk_tier: Some(risk_tier), reference: None };
-        let loaded =
-            fiscus_investment::orders::propose(&mut tx, &tenant, &op.caller(), &id, request, Origin::Operator).await?;
+        let loaded = crate::orders::propose(&mut tx, &tenant, &op.caller(), &id, request, Origin::Operator).await?;
         tx.commit().await?;
         Ok::<String, Failure>(loaded.action.id)
     }

@@ -12,11 +12,11 @@ use fiscus_domain::tenancy::Tenant;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
-use super::flash::{self, Notice};
-use super::html::{self, escape, page};
-use super::session::OperatorSession;
-use crate::form::ConsoleForm;
-use fiscus_agents::spaces;
+use crate::spaces;
+use fiscus_console::flash::{self, Notice};
+use fiscus_console::form::ConsoleForm;
+use fiscus_console::html::{self, escape, page};
+use fiscus_console::session::OperatorSession;
 use fiscus_http::AppState;
 
 fn tenant_of(op: &OperatorSession, environment: Environment) -> Tenant {
