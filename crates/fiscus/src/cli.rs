@@ -384,14 +384,21 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Logs to standard error at the levels `FISCUS_LOG` names (`info`, `info,sqlx=warn`: a default level and
+/// levels per target; an unreadable value falls back to `info,sqlx=warn`). A plain target filter rather than
+/// `EnvFilter`: it is all the service needs, and leaves the regex engine out of the release build.
 fn init_logging(settings: &Settings) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("FISCUS_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    use tracing_subscriber::filter::Targets;
+    use tracing_subscriber::prelude::*;
+    let filter = std::env::var("FISCUS_LOG")
+        .ok()
+        .and_then(|v| v.parse::<Targets>().ok())
+        .unwrap_or_else(|| Targets::new().with_default(tracing::Level::INFO).with_target("sqlx", tracing::Level::WARN));
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     if settings.log_format == "pretty" {
-        builder.init();
+        tracing_subscriber::registry().with(fmt).with(filter).init();
     } else {
-        builder.json().flatten_event(true).with_current_span(true).init();
+        tracing_subscriber::registry().with(fmt.json().flatten_event(true).with_current_span(true)).with(filter).init();
     }
 }
 
