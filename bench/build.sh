@@ -6,9 +6,11 @@
 #
 #   bench/build.sh                                   # baseline 8d0e1c0 (before the crate split)
 #   bench/build.sh REV BASE_TOUCH HEAD_TOUCH [HEAD_TOUCH2]
+#   BENCH_BUILD_DIR=/tmp/bb TOUCH_ONLY=1 bench/build.sh   # touches only, on the clones a run left there
 #
 # BASE_TOUCH is the touched file's path in the baseline tree, HEAD_TOUCH the same file's path at HEAD;
-# HEAD_TOUCH2, when given, is a second file touched at HEAD (another area) and reported on its own.
+# HEAD_TOUCH2, when given, is a second file touched at HEAD (another area) and reported on its own. Each
+# touch is timed RUNS times (default 3) and its median printed; a fresh build is timed once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base_rev="${1:-8d0e1c0}"
@@ -16,6 +18,7 @@ base_touch="${2:-crates/fiscus-server/src/investment/tax.rs}"
 head_touch="${3:-crates/fiscus-investment/src/tax.rs}"
 head_touch2="${4:-crates/fiscus-data/src/routes/economics.rs}"
 work="${BENCH_BUILD_DIR:-$(mktemp -d /tmp/fiscus-build-bench.XXXXXX)}"
+runs="${RUNS:-3}"  # touches per file; the median is reported
 repo="$PWD"
 head_rev=$(git rev-parse --short HEAD)
 
@@ -33,27 +36,39 @@ timed() { # dir label -> prints seconds
   python3 -c "print(f'{$end - $start:.0f}')"
 }
 
-touch_build() { # dir file
-  [ -f "$1/$2" ] || { echo "no $2 in $1" >&2; exit 1; }
+touch_once() { # dir file -> seconds; the tree is rebuilt clean afterwards (untimed), so the next touch
+  # measures only its own file's crates
   echo "// touched by bench/build.sh" >> "$1/$2"
   timed "$1"
   git -C "$1" checkout --quiet -- "$2"
+  timed "$1" >/dev/null
 }
 
-clone "$work/base" "$base_rev"
-clone "$work/head" "$head_rev"
-echo "baseline $base_rev, HEAD $head_rev; $(nproc) cores; clones in $work"
-base_fresh=$(timed "$work/base");  echo "fresh release build   baseline ${base_fresh} s"
-head_fresh=$(timed "$work/head");  echo "fresh release build   HEAD     ${head_fresh} s"
-base_touch_s=$(touch_build "$work/base" "$base_touch"); echo "touch $base_touch: baseline ${base_touch_s} s"
-head_touch_s=$(touch_build "$work/head" "$head_touch"); echo "touch $head_touch: HEAD ${head_touch_s} s"
-if [ -n "$head_touch2" ]; then
-  head_touch2_s=$(touch_build "$work/head" "$head_touch2"); echo "touch $head_touch2: HEAD ${head_touch2_s} s"
+touch_build() { # dir file -> median seconds of $runs touches
+  [ -f "$1/$2" ] || { echo "no $2 in $1" >&2; exit 1; }
+  local all=()
+  for _ in $(seq "$runs"); do all+=("$(touch_once "$1" "$2")"); done
+  printf '%s\n' "${all[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+
+if [ -z "${TOUCH_ONLY:-}" ]; then
+  clone "$work/base" "$base_rev"
+  clone "$work/head" "$head_rev"
 fi
-python3 - "$base_fresh" "$head_fresh" "$base_touch_s" "$head_touch_s" <<'PY'
-import sys
-bf, hf, bt, ht = map(float, sys.argv[1:])
-print(f"fresh: HEAD {hf:.0f} s = {hf/60:.1f} min ({hf/bf:.2f}x baseline)")
-print(f"touch one area: HEAD {ht:.0f} s = {ht/bt*100:.0f}% of baseline's {bt:.0f} s")
-PY
-echo "(the clones stay in $work for bench/http.sh-style comparisons; remove it when done)"
+echo "baseline $base_rev, HEAD $(git -C "$work/head" rev-parse --short HEAD); $(nproc) cores; clones in $work"
+if [ -z "${TOUCH_ONLY:-}" ]; then
+  base_fresh=$(timed "$work/base");  echo "fresh release build   baseline ${base_fresh} s"
+  head_fresh=$(timed "$work/head");  echo "fresh release build   HEAD     ${head_fresh} s"
+  python3 -c "print(f'fresh: HEAD {$head_fresh:.0f} s = {$head_fresh/60:.1f} min ({$head_fresh/$base_fresh:.2f}x baseline)')"
+else
+  timed "$work/base" >/dev/null
+  timed "$work/head" >/dev/null
+fi
+base_touch_s=$(touch_build "$work/base" "$base_touch"); echo "touch $base_touch: baseline ${base_touch_s} s (median of $runs)"
+head_touch_s=$(touch_build "$work/head" "$head_touch"); echo "touch $head_touch: HEAD ${head_touch_s} s (median of $runs)"
+python3 -c "print(f'touch one area: HEAD {$head_touch_s:.0f} s = {$head_touch_s/$base_touch_s*100:.0f}% of baseline {$base_touch_s:.0f} s')"
+if [ -n "$head_touch2" ]; then
+  head_touch2_s=$(touch_build "$work/head" "$head_touch2"); echo "touch $head_touch2: HEAD ${head_touch2_s} s (median of $runs)"
+  python3 -c "print(f'touch another area: HEAD {$head_touch2_s:.0f} s = {$head_touch2_s/$base_touch_s*100:.0f}% of baseline {$base_touch_s:.0f} s')"
+fi
+echo "(the clones stay in $work for bench/http.sh-style comparisons and TOUCH_ONLY=1 reruns; remove it when done)"

@@ -185,3 +185,148 @@ mod tests {
         assert_eq!(research_run_credits([i64::MAX, 5]), i64::MAX);
     }
 }
+
+/// The numeric engine's typed reason for refusing a computation, as the API names it: the `engine_error`
+/// member of a problem, and a failed job's `error.code`. One variant per reason the engine gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EngineReason {
+    Empty,
+    NonFinite,
+    LengthMismatch,
+    InvalidParameter,
+    InsufficientData,
+    NotPositiveDefinite,
+    Undefined,
+    Infeasible,
+    Unbounded,
+    NoConvergence,
+    MissingObservation,
+    Rejected,
+    BudgetExceeded,
+}
+
+impl EngineReason {
+    pub const ALL: [EngineReason; 13] = [
+        EngineReason::Empty,
+        EngineReason::NonFinite,
+        EngineReason::LengthMismatch,
+        EngineReason::InvalidParameter,
+        EngineReason::InsufficientData,
+        EngineReason::NotPositiveDefinite,
+        EngineReason::Undefined,
+        EngineReason::Infeasible,
+        EngineReason::Unbounded,
+        EngineReason::NoConvergence,
+        EngineReason::MissingObservation,
+        EngineReason::Rejected,
+        EngineReason::BudgetExceeded,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EngineReason::Empty => "empty",
+            EngineReason::NonFinite => "non_finite",
+            EngineReason::LengthMismatch => "length_mismatch",
+            EngineReason::InvalidParameter => "invalid_parameter",
+            EngineReason::InsufficientData => "insufficient_data",
+            EngineReason::NotPositiveDefinite => "not_positive_definite",
+            EngineReason::Undefined => "undefined",
+            EngineReason::Infeasible => "infeasible",
+            EngineReason::Unbounded => "unbounded",
+            EngineReason::NoConvergence => "no_convergence",
+            EngineReason::MissingObservation => "missing_observation",
+            EngineReason::Rejected => "rejected",
+            EngineReason::BudgetExceeded => "budget_exceeded",
+        }
+    }
+}
+
+/// Why a queued job failed, stored as [`JobFailure::as_str`] and served as the job's `error.code`: the
+/// engine's reason, or what ended the job around the engine. A job's failure is not an HTTP refusal (the
+/// request that queued it was accepted), so these are not `ErrorCode`s; the two vocabularies share only the
+/// engine's reasons.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum JobFailure {
+    /// The engine refused the inputs (`infeasible`, `not_positive_definite`, …).
+    Engine(EngineReason),
+    /// The computation ran past its wall-clock budget (the same word as the engine's own budget).
+    BudgetExceeded,
+    /// The application that queued it lost the scope, or was suspended, before a worker took it up.
+    AuthorityWithdrawn,
+    /// Its sealed request failed verification; nothing was computed.
+    IntegrityFailure,
+    /// It could not be computed for a reason of the service's own (logged, never detailed).
+    Internal,
+}
+
+impl JobFailure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobFailure::Engine(reason) => reason.as_str(),
+            JobFailure::BudgetExceeded => "budget_exceeded",
+            JobFailure::AuthorityWithdrawn => "authority_withdrawn",
+            JobFailure::IntegrityFailure => "integrity_failure",
+            JobFailure::Internal => "internal_error",
+        }
+    }
+
+    /// Every code a failed job can carry, for the document's enumeration (the engine's `budget_exceeded`
+    /// and the wall-clock one are the same word, listed once).
+    pub fn codes() -> Vec<&'static str> {
+        let mut codes: Vec<&'static str> = EngineReason::ALL.iter().map(|r| r.as_str()).collect();
+        for other in [JobFailure::AuthorityWithdrawn, JobFailure::IntegrityFailure, JobFailure::Internal] {
+            codes.push(other.as_str());
+        }
+        codes
+    }
+
+    /// The failure a stored code names; `None` for a word no version of Fiscus wrote.
+    pub fn parse(code: &str) -> Option<JobFailure> {
+        match code {
+            "budget_exceeded" => Some(JobFailure::BudgetExceeded),
+            "authority_withdrawn" => Some(JobFailure::AuthorityWithdrawn),
+            "integrity_failure" => Some(JobFailure::IntegrityFailure),
+            "internal_error" => Some(JobFailure::Internal),
+            other => EngineReason::ALL.into_iter().find(|r| r.as_str() == other).map(JobFailure::Engine),
+        }
+    }
+}
+
+/// The schema of a failed job's `error.code`: every [`JobFailure::codes`] word.
+pub struct JobFailureCode;
+
+impl utoipa::PartialSchema for JobFailureCode {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(JobFailure::codes()))
+            .examples(["infeasible"])
+            .build()
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for JobFailureCode {}
+
+#[cfg(test)]
+mod failure_tests {
+    use super::*;
+
+    #[test]
+    fn every_failure_code_reads_back_as_itself_and_unknown_words_do_not() {
+        let mut all: Vec<JobFailure> = EngineReason::ALL.into_iter().map(JobFailure::Engine).collect();
+        all.extend([JobFailure::AuthorityWithdrawn, JobFailure::IntegrityFailure, JobFailure::Internal]);
+        for f in all {
+            let back = JobFailure::parse(f.as_str()).expect("known");
+            assert_eq!(back.as_str(), f.as_str());
+        }
+        assert_eq!(JobFailure::parse("budget_exceeded"), Some(JobFailure::BudgetExceeded));
+        assert_eq!(JobFailure::parse("Infeasible"), None);
+        assert_eq!(JobFailure::parse(""), None);
+        let codes = JobFailure::codes();
+        let unique: std::collections::BTreeSet<_> = codes.iter().collect();
+        assert_eq!(unique.len(), codes.len(), "{codes:?}");
+        assert_eq!(codes.len(), 16);
+    }
+}

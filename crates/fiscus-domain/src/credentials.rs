@@ -86,6 +86,34 @@ impl AppStatus {
     }
 }
 
+/// A credential's own standing. An API key is active until rotated (a newer key of its application replaced
+/// it) or revoked; an OAuth access token is active until revoked (its expiry is a time, not a status).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CredentialStatus {
+    Active,
+    Rotated,
+    Revoked,
+}
+
+impl CredentialStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CredentialStatus::Active => "active",
+            CredentialStatus::Rotated => "rotated",
+            CredentialStatus::Revoked => "revoked",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<CredentialStatus> {
+        match s {
+            "active" => Some(CredentialStatus::Active),
+            "rotated" => Some(CredentialStatus::Rotated),
+            "revoked" => Some(CredentialStatus::Revoked),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SecretKind {
     SandboxApiKey,

@@ -210,3 +210,17 @@ mod tests {
         assert_eq!(EventType::parse("action.teleported"), None);
     }
 }
+
+/// An event type a webhook endpoint can ask for, or `*` for every type: the schema of one entry of an
+/// endpoint's `event_types`.
+pub struct SubscribedEventType;
+
+impl utoipa::PartialSchema for SubscribedEventType {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        let names = std::iter::once("*").chain(EventType::ALL.iter().map(|e| e.as_str()));
+        ObjectBuilder::new().schema_type(Type::String).enum_values(Some(names)).build().into()
+    }
+}
+
+impl utoipa::ToSchema for SubscribedEventType {}

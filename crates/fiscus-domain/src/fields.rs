@@ -99,8 +99,6 @@ schema_types! {
     SpdxLicence => schema::spdx_licence();
     /// `machine_delegated`, the only mode of a delegation.
     MachineDelegatedOnly => schema::machine_delegated_only();
-    /// An event type a webhook endpoint can ask for, or `*` for every type.
-    WebhookEventType => schema::webhook_event_type();
 }
 
 /// [`text_ok`] text of `MIN..=MAX` characters.
@@ -209,12 +207,6 @@ pub mod schema {
     /// [`prose_ok`] text of at most `MAX` characters.
     pub fn prose<const MAX: usize>() -> Object {
         string(0, MAX, PROSE_PATTERN).build()
-    }
-
-    /// The one execution mode a delegation can have.
-    pub fn webhook_event_type() -> Object {
-        let names = std::iter::once("*").chain(crate::events::EventType::ALL.iter().map(|e| e.as_str()));
-        ObjectBuilder::new().schema_type(Type::String).enum_values(Some(names)).build()
     }
 
     pub fn machine_delegated_only() -> Object {

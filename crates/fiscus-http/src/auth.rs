@@ -13,7 +13,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use fiscus_domain::catalogue::Operation;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
-use fiscus_domain::credentials::{self, AppStatus, Environment, SecretKind};
+use fiscus_domain::credentials::{self, AppStatus, CredentialStatus, Environment, SecretKind};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::{CredentialKind, Principal, Tenant};
@@ -250,25 +250,23 @@ fn decide(
     now: i64,
 ) -> Result<Authenticated, ApiError> {
     // 1. The credential itself.
-    match r.credential_status.as_str() {
-        "active" => {}
-        "rotated" => return Err(invalid_token("the credential has been rotated")),
-        _ => return Err(invalid_token("the credential has been revoked")),
+    match r.credential_status {
+        CredentialStatus::Active => {}
+        CredentialStatus::Rotated => return Err(invalid_token("the credential has been rotated")),
+        CredentialStatus::Revoked => return Err(invalid_token("the credential has been revoked")),
     }
     if r.expires_at.is_some_and(|at| at <= now) {
         return Err(invalid_token("the credential has expired"));
     }
     // 2. The application's status.
-    match AppStatus::parse(&r.app_status) {
-        Some(AppStatus::Active) => {}
-        Some(AppStatus::Suspended) => return Err(invalid_token("the application is suspended")),
-        _ => return Err(invalid_token("the application is revoked")),
+    match r.app_status {
+        AppStatus::Active => {}
+        AppStatus::Suspended => return Err(invalid_token("the application is suspended")),
+        AppStatus::Revoked => return Err(invalid_token("the application is revoked")),
     }
     // 3. The environment: a key's prefix must match its application's environment, and production needs
     //    production access, which only operators turn on.
-    let Some(environment) = Environment::parse(&r.environment) else {
-        return Err(ApiError::internal());
-    };
+    let environment = r.environment;
     let prefix_matches = match presented {
         SecretKind::SandboxApiKey => environment == Environment::Sandbox,
         SecretKind::ProductionApiKey => environment == Environment::Production,

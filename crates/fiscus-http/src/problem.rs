@@ -163,7 +163,7 @@ impl From<fiscus_kernel::governed::Failure> for ApiError {
                 ApiError::internal()
             }
             Failure::Computation { code, engine_error, detail } => {
-                ApiError::new(code).detail(detail).with("engine_error", engine_error)
+                ApiError::new(code).detail(detail).with("engine_error", engine_error.as_str())
             }
             Failure::Store(e) => e.into(),
         }

@@ -9,9 +9,9 @@ use fiscus_quant::value_at_risk;
 use serde::{Deserialize, Serialize};
 
 use super::book::{self, Book};
-use super::tax::engine_error;
 use super::{invalid, is_date};
 use fiscus_kernel::Services;
+use fiscus_kernel::engine::refused_by_engine;
 use fiscus_kernel::governed::Failure;
 use fiscus_kernel::inputs;
 
@@ -224,8 +224,8 @@ pub async fn risk(state: &Services, tenant: &Tenant, q: RiskQuery) -> Result<Ris
             super::factors::Exposures::Unavailable(why) => (None, Some(why)),
         };
     let cutoff = 1.0 - confidence;
-    let tail = value_at_risk::historical(&returns, cutoff).map_err(engine_error)?;
-    let gaussian = value_at_risk::parametric(&returns, cutoff).map_err(engine_error)?;
+    let tail = value_at_risk::historical(&returns, cutoff).map_err(refused_by_engine)?;
+    let gaussian = value_at_risk::parametric(&returns, cutoff).map_err(refused_by_engine)?;
     let money = |r: f64| (r * valued.total_minor as f64).round() as i64;
     Ok(RiskReport {
         object: "portfolio_risk".into(),
@@ -241,9 +241,9 @@ pub async fn risk(state: &Services, tenant: &Tenant, q: RiskQuery) -> Result<Ris
         var_1d_minor: money(tail.var),
         cvar_1d_minor: money(tail.cvar),
         parametric_var_1d: gaussian.var,
-        annual_volatility: risk::annual_volatility(&returns, DAYS_PER_YEAR).map_err(engine_error)?,
-        annual_return: risk::annual_return(&returns, DAYS_PER_YEAR).map_err(engine_error)?,
-        max_drawdown: risk::max_drawdown(&returns, DrawdownStart::BeforeFirstReturn).map_err(engine_error)?,
+        annual_volatility: risk::annual_volatility(&returns, DAYS_PER_YEAR).map_err(refused_by_engine)?,
+        annual_return: risk::annual_return(&returns, DAYS_PER_YEAR).map_err(refused_by_engine)?,
+        max_drawdown: risk::max_drawdown(&returns, DrawdownStart::BeforeFirstReturn).map_err(refused_by_engine)?,
         concentration: concentration(&valued.weights),
         holdings_value_minor: valued.total_minor,
         cash_minor: valued.cash_minor,
@@ -336,8 +336,8 @@ pub async fn comparison(state: &Services, tenant: &Tenant, q: ComparisonQuery) -
         )));
     }
     let daily_rf = rf / DAYS_PER_YEAR;
-    let rel =
-        fiscus_quant::benchmark::relative_summary(&returns, &bench, daily_rf, DAYS_PER_YEAR).map_err(engine_error)?;
+    let rel = fiscus_quant::benchmark::relative_summary(&returns, &bench, daily_rf, DAYS_PER_YEAR)
+        .map_err(refused_by_engine)?;
     Ok(Comparison {
         object: "benchmark_comparison".into(),
         portfolio_id: book.portfolio.id,
@@ -347,10 +347,10 @@ pub async fn comparison(state: &Services, tenant: &Tenant, q: ComparisonQuery) -
         window_end: dates.last().cloned().unwrap_or_default(),
         observations: returns.len(),
         risk_free_rate: rf,
-        portfolio_annual_return: risk::annual_return(&returns, DAYS_PER_YEAR).map_err(engine_error)?,
-        benchmark_annual_return: risk::annual_return(&bench, DAYS_PER_YEAR).map_err(engine_error)?,
-        portfolio_annual_volatility: risk::annual_volatility(&returns, DAYS_PER_YEAR).map_err(engine_error)?,
-        benchmark_annual_volatility: risk::annual_volatility(&bench, DAYS_PER_YEAR).map_err(engine_error)?,
+        portfolio_annual_return: risk::annual_return(&returns, DAYS_PER_YEAR).map_err(refused_by_engine)?,
+        benchmark_annual_return: risk::annual_return(&bench, DAYS_PER_YEAR).map_err(refused_by_engine)?,
+        portfolio_annual_volatility: risk::annual_volatility(&returns, DAYS_PER_YEAR).map_err(refused_by_engine)?,
+        benchmark_annual_volatility: risk::annual_volatility(&bench, DAYS_PER_YEAR).map_err(refused_by_engine)?,
         tracking_error: rel.tracking_error,
         information_ratio: rel.information_ratio,
         excess_sharpe: rel.excess_sharpe,
@@ -386,8 +386,8 @@ pub async fn risk_contributions(
         return Ok(None);
     }
     let recent = &rows[rows.len().saturating_sub(lookback)..];
-    let returns = fiscus_quant::matrix::Matrix::from_rows(recent).map_err(engine_error)?;
-    let cov = fiscus_quant::covariance::sample(&returns, 1).map_err(engine_error)?;
+    let returns = fiscus_quant::matrix::Matrix::from_rows(recent).map_err(refused_by_engine)?;
+    let cov = fiscus_quant::covariance::sample(&returns, 1).map_err(refused_by_engine)?;
     let w: Vec<f64> = weights.iter().map(|(_, w)| *w).collect();
     let variance = cov.quad_form(&w);
     if !(variance.is_finite() && variance > 0.0) {

@@ -217,7 +217,7 @@ pub async fn snapshot(
     let valued = engine::value(&positions, &observations, &engine_rules, base.code(), u32::from(base.exponent()))
         .map_err(|e| match e {
             fiscus_quant::QuantError::MissingObservation { what } => unavailable(what),
-            other => super::tax::engine_error(other),
+            other => fiscus_kernel::engine::refused_by_engine(other),
         })?;
     let by_name: BTreeMap<&str, &engine::ValuedPosition> =
         valued.positions.iter().map(|v| (v.instrument.as_str(), v)).collect();

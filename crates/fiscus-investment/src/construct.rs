@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::analytics::{self, DAYS_PER_YEAR, window_start};
-use super::tax::engine_error;
 use super::{book, invalid, is_date};
 use fiscus_kernel::Services;
+use fiscus_kernel::engine::refused_by_engine;
 use fiscus_kernel::governed::{Caller, Failure};
 use fiscus_kernel::inputs;
 
@@ -164,11 +164,11 @@ pub async fn construct(
     }
     let current: Vec<f64> =
         symbols.iter().map(|s| valued.weights.iter().find(|w| &w.symbol == s).map_or(0.0, |w| w.weight)).collect();
-    let returns = Matrix::from_rows(&rows).map_err(engine_error)?;
+    let returns = Matrix::from_rows(&rows).map_err(refused_by_engine)?;
     let (weights, volatility, expected_return) = match objective {
         ConstructionObjective::RiskParity => {
-            let cov = fiscus_quant::covariance::sample(&returns, 1).map_err(engine_error)?.scaled(DAYS_PER_YEAR);
-            let p = optimise::equal_risk_contribution(&cov).map_err(engine_error)?;
+            let cov = fiscus_quant::covariance::sample(&returns, 1).map_err(refused_by_engine)?.scaled(DAYS_PER_YEAR);
+            let p = optimise::equal_risk_contribution(&cov).map_err(refused_by_engine)?;
             let vol = cov.quad_form(&p.weights).sqrt();
             (p.weights, vol, None)
         }
@@ -182,8 +182,8 @@ pub async fn construct(
                 ConstructionObjective::MaxSharpe => Objective::MaxSharpe { risk_free: rf },
                 _ => Objective::MinVariance,
             };
-            let p =
-                optimise::optimise_from_returns(&returns, DAYS_PER_YEAR, goal, &constraints).map_err(engine_error)?;
+            let p = optimise::optimise_from_returns(&returns, DAYS_PER_YEAR, goal, &constraints)
+                .map_err(refused_by_engine)?;
             (p.weights, p.volatility, p.expected_return)
         }
     };

@@ -12,9 +12,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::analytics::{self, Comparison, ComparisonQuery, RiskQuery, RiskReport, window_start};
-use super::tax::engine_error;
 use super::{book, is_date};
 use fiscus_kernel::Services;
+use fiscus_kernel::engine::refused_by_engine;
 use fiscus_kernel::governed::{Caller, Failure};
 
 /// Limits a risk-compliance run measures against (each optional; absent ones take the house defaults).
@@ -270,14 +270,14 @@ pub async fn generative_market(
             daily.len()
         )));
     }
-    let history = Matrix::from_rows(&daily.iter().map(|r| vec![*r]).collect::<Vec<_>>()).map_err(engine_error)?;
+    let history = Matrix::from_rows(&daily.iter().map(|r| vec![*r]).collect::<Vec<_>>()).map_err(refused_by_engine)?;
     let spec = BootstrapSpec {
         steps: horizon as usize,
         paths: paths as usize,
         block_length: block as usize,
         seed: seed as u64,
     };
-    let drawn = bootstrap_paths(&history, spec).map_err(engine_error)?;
+    let drawn = bootstrap_paths(&history, spec).map_err(refused_by_engine)?;
     let mut ends: Vec<f64> = drawn.iter().map(|p| p.column(0).iter().fold(1.0, |g, r| g * (1.0 + r)) - 1.0).collect();
     ends.sort_by(f64::total_cmp);
     let pct = |q: f64| {

@@ -131,7 +131,7 @@ pub async fn exposures(state: &Services, tenant: &Tenant, valued: &Valued) -> Re
             y.len()
         )));
     }
-    let fit = regression::ols(&y, &[mkt, smb, hml], true).map_err(super::tax::engine_error)?;
+    let fit = regression::ols(&y, &[mkt, smb, hml], true).map_err(fiscus_kernel::engine::refused_by_engine)?;
     let loading =
         |i: usize| Loading { estimate: fit.coefficients[i], std_error: fit.std_errors[i], t_value: fit.t_values[i] };
     Ok(Exposures::Estimated(FactorExposures {

@@ -1,7 +1,8 @@
 //! The investment area. Its application layer is this crate's root: the portfolio book read and marked to
 //! observed prices, tax lots and loss harvesting, portfolio risk and benchmark comparison, construction,
-//! scenarios, collateral, company lookups, model portfolios and rebalances (`themes`), orders and what their
-//! settlement does to the book ([`orders::PortfolioBooks`], the kernel's settlement hook). The routes
+//! scenarios, collateral, company lookups, universes and model portfolios (`themes`), governed AI
+//! operations and their rebalances (`governed_operations`), orders and what their settlement does to the
+//! book ([`orders::PortfolioBooks`], the kernel's settlement hook). The routes
 //! ([`routes`]) parse and render; everything here takes typed input and answers a typed result or a
 //! `Failure`.
 //!
@@ -22,6 +23,7 @@ pub mod console;
 pub mod construct;
 pub mod evidence;
 pub mod factors;
+pub mod governed_operations;
 pub mod orders;
 pub mod records;
 pub mod reports;

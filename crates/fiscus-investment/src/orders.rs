@@ -27,7 +27,7 @@ use fiscus_store::data::book;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::themes::RebalanceOutput;
+use super::governed_operations::RebalanceOutput;
 use fiscus_kernel::governed::actions::Loaded;
 use fiscus_kernel::governed::{Caller, Failure};
 

@@ -12,9 +12,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::analytics::{self, DAYS_PER_YEAR, window_start};
-use super::tax::engine_error;
 use super::{book, is_date};
 use fiscus_kernel::Services;
+use fiscus_kernel::engine::refused_by_engine;
 use fiscus_kernel::governed::{Caller, Failure};
 use fiscus_kernel::inputs;
 
@@ -98,10 +98,10 @@ pub struct ReportOutput {
 fn performance(returns: &[f64]) -> Result<Performance, Failure> {
     Ok(Performance {
         period_return: returns.iter().fold(1.0, |g, r| g * (1.0 + r)) - 1.0,
-        annual_return: risk::annual_return(returns, DAYS_PER_YEAR).map_err(engine_error)?,
-        annual_volatility: risk::annual_volatility(returns, DAYS_PER_YEAR).map_err(engine_error)?,
+        annual_return: risk::annual_return(returns, DAYS_PER_YEAR).map_err(refused_by_engine)?,
+        annual_volatility: risk::annual_volatility(returns, DAYS_PER_YEAR).map_err(refused_by_engine)?,
         sharpe_ratio: risk::sharpe_ratio(returns, 0.0, DAYS_PER_YEAR).ok(),
-        max_drawdown: risk::max_drawdown(returns, DrawdownStart::BeforeFirstReturn).map_err(engine_error)?,
+        max_drawdown: risk::max_drawdown(returns, DrawdownStart::BeforeFirstReturn).map_err(refused_by_engine)?,
     })
 }
 
@@ -202,7 +202,7 @@ pub async fn generate(
     let bench_perf = bench_returns.as_deref().map(performance).transpose()?;
     let port_months = monthly(&dates, &returns);
     let bench_months = bench_returns.as_deref().map(|b| monthly(&dates, b));
-    let tail = value_at_risk::historical(&returns, 0.05).map_err(engine_error)?;
+    let tail = value_at_risk::historical(&returns, 0.05).map_err(refused_by_engine)?;
     let output = ReportOutput {
         portfolio_id: book.portfolio.id,
         portfolio_code: book.portfolio.code.clone(),

@@ -12,9 +12,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::analytics::{self, Valued, window_start};
-use super::tax::engine_error;
 use super::{book, invalid, is_date};
 use fiscus_kernel::Services;
+use fiscus_kernel::engine::refused_by_engine;
 use fiscus_kernel::governed::{Caller, Failure};
 use fiscus_kernel::inputs;
 
@@ -237,7 +237,7 @@ async fn historical(
         .enumerate()
         .min_by(|a, b| a.1.total_cmp(b.1))
         .map(|(i, r)| WorstDay { date: panel.dates[i + 1].clone(), day_return: *r });
-    let drawdown = risk::max_drawdown(&daily, DrawdownStart::BeforeFirstReturn).map_err(engine_error)?;
+    let drawdown = risk::max_drawdown(&daily, DrawdownStart::BeforeFirstReturn).map_err(refused_by_engine)?;
     let (pnl, ret, lines) = total(valued, lines);
     Ok(ScenarioOutput {
         portfolio_id: 0,
@@ -302,7 +302,7 @@ async fn hypothetical(
         let bench: Vec<f64> = returns.iter().map(|r| r[at]).collect();
         for (i, beta) in betas.iter_mut().enumerate() {
             let own: Vec<f64> = returns.iter().map(|r| r[i]).collect();
-            *beta = Some(risk::beta(&own, &bench, 0.0).map_err(engine_error)?);
+            *beta = Some(risk::beta(&own, &bench, 0.0).map_err(refused_by_engine)?);
         }
     }
     let lines: Vec<ScenarioLine> = valued

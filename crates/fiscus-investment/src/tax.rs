@@ -18,6 +18,7 @@ use serde_json::json;
 use super::book::{self, Book, Mark};
 use super::{invalid, is_date};
 use fiscus_kernel::Services;
+use fiscus_kernel::engine::refused_by_engine;
 use fiscus_kernel::governed::{Caller, Failure};
 
 /// An engine date from a `YYYY-MM-DD` the store or a checked request holds; anything else is an internal
@@ -116,10 +117,6 @@ fn engine_lot(i: usize, l: &OpenLot) -> Result<Lot, Failure> {
     Ok(Lot { id: i as u64, acquired: engine_date(&l.acquired)?, quantity: l.open_micros, cost: l.open_cost_minor })
 }
 
-pub(super) fn engine_error(e: fiscus_quant::QuantError) -> Failure {
-    fiscus_kernel::engine::refused_by_engine(e)
-}
-
 /// Marks every open lot of `book` (lots acquired after the valuation date are left out: they were not
 /// held then).
 async fn marked(state: &Services, tenant: &Tenant, book: &Book, as_of: Option<&str>) -> Result<TaxLots, Failure> {
@@ -130,7 +127,7 @@ async fn marked(state: &Services, tenant: &Tenant, book: &Book, as_of: Option<&s
     for (i, l) in book.lots.iter().enumerate().filter(|(_, l)| l.acquired.as_str() <= on.as_str()) {
         let mark = &marks[&l.instrument_id];
         let engine = [engine_lot(i, l)?];
-        let u = tax_lots::unrealised(&engine, mark.price_minor, sold).map_err(engine_error)?;
+        let u = tax_lots::unrealised(&engine, mark.price_minor, sold).map_err(refused_by_engine)?;
         let u = &u[0];
         lots.push(MarkedLot {
             id: l.id.clone(),
@@ -336,7 +333,7 @@ pub async fn harvest(
             .filter(|p| p.symbol == symbol)
             .map(|p| engine_date(&p.date))
             .collect::<Result<_, _>>()?;
-        let found = tax_lots::harvest_candidates(&engine, mark, sold, min_loss, &planned).map_err(engine_error)?;
+        let found = tax_lots::harvest_candidates(&engine, mark, sold, min_loss, &planned).map_err(refused_by_engine)?;
         for c in found {
             let l = lots.lots[c.lot_id as usize].clone();
             let r = if c.term == Term::Short { short } else { long };

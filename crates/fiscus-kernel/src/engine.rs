@@ -1,6 +1,7 @@
 //! What the numeric engine's refusals are as API problems, one mapping for every area that computes (quant
 //! jobs, investment analytics, LQM fits, taxes).
 
+use fiscus_domain::compute::EngineReason;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_quant::QuantError;
 
@@ -38,21 +39,21 @@ pub fn engine_code(e: &QuantError) -> ErrorCode {
     }
 }
 
-/// The engine's typed reason, as the API names it (`engine_error`).
-pub fn engine_error(e: &QuantError) -> &'static str {
+/// The engine's typed reason, as the API names it (`engine_error`, a failed job's `error.code`).
+pub fn engine_error(e: &QuantError) -> EngineReason {
     match e {
-        QuantError::Empty { .. } => "empty",
-        QuantError::NonFinite { .. } => "non_finite",
-        QuantError::LengthMismatch { .. } => "length_mismatch",
-        QuantError::InvalidParameter { .. } => "invalid_parameter",
-        QuantError::InsufficientData { .. } => "insufficient_data",
-        QuantError::NotPositiveDefinite { .. } => "not_positive_definite",
-        QuantError::Undefined { .. } => "undefined",
-        QuantError::Infeasible { .. } => "infeasible",
-        QuantError::Unbounded { .. } => "unbounded",
-        QuantError::NoConvergence { .. } => "no_convergence",
-        QuantError::MissingObservation { .. } => "missing_observation",
-        QuantError::Rejected(_) => "rejected",
-        QuantError::BudgetExceeded { .. } => "budget_exceeded",
+        QuantError::Empty { .. } => EngineReason::Empty,
+        QuantError::NonFinite { .. } => EngineReason::NonFinite,
+        QuantError::LengthMismatch { .. } => EngineReason::LengthMismatch,
+        QuantError::InvalidParameter { .. } => EngineReason::InvalidParameter,
+        QuantError::InsufficientData { .. } => EngineReason::InsufficientData,
+        QuantError::NotPositiveDefinite { .. } => EngineReason::NotPositiveDefinite,
+        QuantError::Undefined { .. } => EngineReason::Undefined,
+        QuantError::Infeasible { .. } => EngineReason::Infeasible,
+        QuantError::Unbounded { .. } => EngineReason::Unbounded,
+        QuantError::NoConvergence { .. } => EngineReason::NoConvergence,
+        QuantError::MissingObservation { .. } => EngineReason::MissingObservation,
+        QuantError::Rejected(_) => EngineReason::Rejected,
+        QuantError::BudgetExceeded { .. } => EngineReason::BudgetExceeded,
     }
 }

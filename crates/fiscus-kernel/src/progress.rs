@@ -118,6 +118,15 @@ impl Progress {
         Task { state: self.state.clone(), worker }
     }
 
+    /// A view of the workers' progress that wakes its holder whenever work ends (a job, a delivery queue, a
+    /// pass that claimed something): for waiting on one item among others still running, where draining
+    /// everything would wait for them all.
+    pub fn watch(&self) -> Watch {
+        let rx = self.state.subscribe();
+        let seen = rx.borrow().work_ended;
+        Watch { rx, seen }
+    }
+
     /// Resolves when every running worker has begun a pass after the previous check, found nothing due and had
     /// nothing in flight, and no work ended in between: what was due when it was called (and what that work
     /// queued for another worker) is done.
@@ -135,6 +144,24 @@ impl Progress {
             if seen <= mark {
                 return;
             }
+        }
+    }
+}
+
+/// See [`Progress::watch`].
+pub struct Watch {
+    rx: watch::Receiver<State>,
+    /// The last end of work this view has answered for.
+    seen: u64,
+}
+
+impl Watch {
+    /// Resolves once work has ended after the view was made or last resolved (at once if some already has),
+    /// so that what its holder looked at in between is never missed.
+    pub async fn worked(&mut self) {
+        let seen = self.seen;
+        if let Ok(s) = self.rx.wait_for(|s| s.work_ended > seen).await {
+            self.seen = s.work_ended;
         }
     }
 }
@@ -192,6 +219,18 @@ mod tests {
             }
         }
         assert!(rounds >= 1);
+    }
+
+    #[tokio::test]
+    async fn a_watch_wakes_for_work_ended_since_it_was_made_even_before_it_is_awaited() {
+        let p = Progress::default();
+        let mut w = p.watch();
+        let pass = p.begin(Worker::Compute);
+        p.end(pass, 1);
+        tokio::time::timeout(Duration::from_millis(200), w.worked()).await.expect("work ended before the wait");
+        assert!(tokio::time::timeout(Duration::from_millis(50), w.worked()).await.is_err(), "nothing since");
+        drop(p.task(Worker::Compute));
+        tokio::time::timeout(Duration::from_millis(200), w.worked()).await.expect("a task ended");
     }
 
     #[tokio::test]

@@ -4,7 +4,7 @@
 
 use fiscus_domain::audit::{Anchor, ChainBreak, ChainVerifier, check_anchor};
 use fiscus_store::Store;
-use fiscus_store::seals::Unsealed;
+use fiscus_store::sealed_tables::Unsealed;
 use std::collections::BTreeMap;
 
 pub struct ChainReport {
@@ -59,7 +59,7 @@ pub fn anchors(settings: &crate::Settings, store: &Store) -> anyhow::Result<BTre
 /// Checks every sealed business row of a workspace; returns how many were read and those that fail.
 pub async fn verify_records(store: &Store, workspace_id: &str) -> anyhow::Result<(u64, Vec<Unsealed>)> {
     let mut conn = store.read().await?;
-    Ok(fiscus_store::seals::verify_workspace(&mut conn, store.seal_key(), workspace_id).await?)
+    Ok(fiscus_store::sealed_tables::verify_workspace(&mut conn, store.seal_key(), workspace_id).await?)
 }
 
 /// Recomputes every action's public envelope hash from its row (both environments of the workspace), as

@@ -1,12 +1,15 @@
 //! Administration of the machine plane, as the operator of the deployment does it from the CLI: workspaces,
 //! applications, API keys and OAuth clients. Each change is audited in the same transaction, with the CLI as
 //! the actor. Secrets are returned once and never stored.
+//!
+//! It is long because it is the deployment operator's whole surface (workspaces, applications, keys, OAuth
+//! clients, operators, credits), each function a short audited transaction.
 
 use anyhow::{Context, bail};
 use fiscus_domain::actions::approval::Role;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::clock::now_micros;
-use fiscus_domain::credentials::{self, AppStatus, Environment, SecretKind};
+use fiscus_domain::credentials::{self, AppStatus, CredentialStatus, Environment, SecretKind};
 use fiscus_domain::ids::new_id;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
@@ -221,8 +224,14 @@ impl Admin<'_> {
         let mut tx = self.store.begin().await?;
         fiscus_store::applications::set_status(&mut tx, &app.workspace_id, &app.id, status, now_micros()).await?;
         if status == AppStatus::Revoked {
-            fiscus_store::credentials::end_active_keys(&mut tx, &app.workspace_id, &app.id, "revoked", now_micros())
-                .await?;
+            fiscus_store::credentials::end_active_keys(
+                &mut tx,
+                &app.workspace_id,
+                &app.id,
+                CredentialStatus::Revoked,
+                now_micros(),
+            )
+            .await?;
         }
         self.audit(
             &mut tx,
@@ -264,7 +273,14 @@ impl Admin<'_> {
         let now = now_micros();
         let mut tx = self.store.begin().await?;
         let rotated = if rotate {
-            fiscus_store::credentials::end_active_keys(&mut tx, &app.workspace_id, &app.id, "rotated", now).await?
+            fiscus_store::credentials::end_active_keys(
+                &mut tx,
+                &app.workspace_id,
+                &app.id,
+                CredentialStatus::Rotated,
+                now,
+            )
+            .await?
         } else {
             0
         };
@@ -314,7 +330,14 @@ impl Admin<'_> {
                 1
             }
             None => {
-                fiscus_store::credentials::end_active_keys(&mut tx, &app.workspace_id, &app.id, "revoked", now).await?
+                fiscus_store::credentials::end_active_keys(
+                    &mut tx,
+                    &app.workspace_id,
+                    &app.id,
+                    CredentialStatus::Revoked,
+                    now,
+                )
+                .await?
             }
         };
         self.audit(
@@ -372,7 +395,7 @@ impl Admin<'_> {
                 let app = self.application(target).await?;
                 let mut clients =
                     fiscus_store::credentials::list_oauth_clients(&mut conn, &app.workspace_id, Some(&app.id)).await?;
-                clients.retain(|c| c.status == "active");
+                clients.retain(|c| c.status == CredentialStatus::Active);
                 match clients.len() {
                     1 => clients.remove(0),
                     0 => bail!("application {target} has no OAuth client"),

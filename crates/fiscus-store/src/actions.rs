@@ -4,6 +4,9 @@
 //!
 //! State changes are conditional single statements (`… WHERE control_state = $from`), so two racing requests
 //! can never both move an action out of the same state.
+//!
+//! It is long because an action's row, its check versions, decisions and history are one aggregate with one set
+//! of conditional transitions.
 
 use crate::dialect::{backend_of, for_update};
 use crate::{Result, StoreError, WriteTx};

@@ -1,6 +1,6 @@
 //! Sealed evidence of each agent-execution gateway request.
 
-use crate::{Result, StoreError, WriteTx};
+use crate::{Result, WriteTx};
 use fiscus_domain::integrity::Stored;
 use fiscus_domain::tenancy::Tenant;
 use sqlx::{AnyConnection, FromRow};
@@ -80,17 +80,8 @@ pub async fn get(
     tenant: &Tenant,
     id: &str,
 ) -> Result<AgentRequestRow> {
-    let row = sqlx::query_as::<_, AgentRequestRow>(&format!(
-        "SELECT {COLUMNS} FROM agent_requests WHERE workspace_id = $1 AND environment = $2 AND id = $3"
-    ))
-    .bind(&tenant.workspace_id)
-    .bind(tenant.environment.as_str())
-    .bind(id)
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or(StoreError::NotFound)?;
-    crate::seals::check_keys(conn, key, &crate::seals::AGENT_REQUESTS, &tenant.workspace_id, "id", &[&row.id]).await?;
-    Ok(row)
+    crate::seals::get_tenant_row::<AgentRequestRow, _>(conn, key, &crate::seals::AGENT_REQUESTS, COLUMNS, tenant, id)
+        .await
 }
 
 /// The newest `limit` evidence records of one credential (a key, token or signed client), newest first.

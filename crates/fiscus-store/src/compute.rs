@@ -8,7 +8,7 @@ use crate::actions::corrupt;
 use crate::dialect::backend_of;
 use crate::seals::{self, SealedTable};
 use crate::{Result, StoreError, WriteTx};
-use fiscus_domain::compute::{JobKind, JobState};
+use fiscus_domain::compute::{JobFailure, JobKind, JobState};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;
@@ -75,7 +75,7 @@ pub struct Job {
     pub started_at: Option<i64>,
     pub finished_at: Option<i64>,
     /// Why a failed job failed: (code, detail).
-    pub error: Option<(String, String)>,
+    pub error: Option<(JobFailure, String)>,
 }
 
 #[derive(FromRow)]
@@ -112,6 +112,13 @@ impl TryFrom<JobRow> for Job {
             .ok_or_else(|| corrupt("compute_jobs", &r.id, "environment", &r.environment))?;
         let kind = JobKind::parse(&r.kind).ok_or_else(|| corrupt("compute_jobs", &r.id, "kind", &r.kind))?;
         let state = JobState::parse(&r.state).ok_or_else(|| corrupt("compute_jobs", &r.id, "state", &r.state))?;
+        let error = match r.error_code {
+            Some(code) => Some((
+                JobFailure::parse(&code).ok_or_else(|| corrupt("compute_jobs", &r.id, "error_code", &code))?,
+                r.error_detail.unwrap_or_default(),
+            )),
+            None => None,
+        };
         Ok(Job {
             tenant: Tenant { workspace_id: r.workspace_id, environment },
             kind,
@@ -127,7 +134,7 @@ impl TryFrom<JobRow> for Job {
             attempts: r.attempts,
             started_at: r.started_at,
             finished_at: r.finished_at,
-            error: r.error_code.map(|c| (c, r.error_detail.unwrap_or_default())),
+            error,
             id: r.id,
         })
     }
@@ -197,17 +204,7 @@ pub async fn get(
     tenant: &Tenant,
     id: &str,
 ) -> Result<(Job, Option<JobResult>)> {
-    let job: Job = sqlx::query_as::<_, JobRow>(&format!(
-        "SELECT {JOB_COLUMNS} FROM compute_jobs WHERE workspace_id = $1 AND environment = $2 AND id = $3"
-    ))
-    .bind(&tenant.workspace_id)
-    .bind(tenant.environment.as_str())
-    .bind(id)
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or(StoreError::NotFound)?
-    .try_into()?;
-    seals::check(conn, key, &JOBS_SEALED, &tenant.workspace_id, "id", id).await?;
+    let job: Job = seals::get_tenant_row::<JobRow, _>(conn, key, &JOBS_SEALED, JOB_COLUMNS, tenant, id).await?;
     let result = sqlx::query_as::<_, JobResult>(
         "SELECT id, job_id, output, output_hash, result_hash, created_at FROM compute_results \
          WHERE workspace_id = $1 AND job_id = $2",
@@ -308,7 +305,7 @@ pub async fn heartbeat(
 /// How a job ended.
 pub enum Ending<'a> {
     Succeeded { result: &'a JobResult },
-    Failed { code: &'a str, detail: &'a str },
+    Failed { code: JobFailure, detail: &'a str },
     Cancelled,
 }
 
@@ -324,7 +321,7 @@ pub async fn finish(
 ) -> Result<bool> {
     let (state, code, detail) = match &ending {
         Ending::Succeeded { .. } => (JobState::Succeeded, None, None),
-        Ending::Failed { code, detail } => (JobState::Failed, Some(*code), Some(*detail)),
+        Ending::Failed { code, detail } => (JobState::Failed, Some(code.as_str()), Some(*detail)),
         Ending::Cancelled => (JobState::Cancelled, None, None),
     };
     let progress = if state == JobState::Succeeded { Some(PROGRESS_DONE) } else { None };

@@ -4,47 +4,57 @@
 //! a presented credential is how a request learns its workspace. They return everything the authentication
 //! layer needs to decide in one round trip.
 
+use crate::actions::corrupt;
 use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::credentials::{AppStatus, CredentialStatus, Environment};
 use fiscus_domain::scopes::ScopeSet;
 use sqlx::{AnyConnection, FromRow};
 
-/// A presented credential joined with its application and workspace, with its scope sets parsed once.
+/// A presented credential joined with its application and workspace, typed once here: its scope sets parsed,
+/// its statuses and environment read into the domain's types (a stored word none of them knows is
+/// `Corrupt`, so a request is refused rather than decided on a value no code wrote).
 #[derive(Clone, Debug)]
 pub struct ResolvedCredential {
     pub credential_id: String,
     pub secret_hash: String,
-    /// `active`, `rotated` or `revoked` for keys; `active` or `revoked` for tokens.
-    pub credential_status: String,
+    pub credential_status: CredentialStatus,
     pub expires_at: Option<i64>,
     /// The token's own scopes; `None` for API keys, which carry the application's scopes.
     pub token_scopes: Option<ScopeSet>,
     pub application_id: String,
     pub workspace_id: String,
-    pub environment: String,
-    pub app_status: String,
+    pub environment: Environment,
+    pub app_status: AppStatus,
     pub app_scopes: ScopeSet,
     pub service_class: String,
     pub workspace_entitlement: ScopeSet,
     pub production_access: bool,
 }
 
-impl From<ResolvedRow> for ResolvedCredential {
-    fn from(r: ResolvedRow) -> Self {
-        ResolvedCredential {
+impl TryFrom<ResolvedRow> for ResolvedCredential {
+    type Error = StoreError;
+
+    fn try_from(r: ResolvedRow) -> Result<Self> {
+        let bad = |column: &str, value: &str| corrupt("credentials", &r.credential_id, column, value);
+        let credential_status = CredentialStatus::parse(&r.credential_status)
+            .ok_or_else(|| bad("credential_status", &r.credential_status))?;
+        let environment = Environment::parse(&r.environment).ok_or_else(|| bad("environment", &r.environment))?;
+        let app_status = AppStatus::parse(&r.app_status).ok_or_else(|| bad("app_status", &r.app_status))?;
+        Ok(ResolvedCredential {
             token_scopes: r.token_scopes.as_deref().map(ScopeSet::from_stored),
             app_scopes: ScopeSet::from_stored(&r.app_scopes),
             workspace_entitlement: ScopeSet::from_stored(&r.workspace_entitlement),
             production_access: r.production_access == 1,
+            credential_status,
+            environment,
+            app_status,
             credential_id: r.credential_id,
             secret_hash: r.secret_hash,
-            credential_status: r.credential_status,
             expires_at: r.expires_at,
             application_id: r.application_id,
             workspace_id: r.workspace_id,
-            environment: r.environment,
-            app_status: r.app_status,
             service_class: r.service_class,
-        }
+        })
     }
 }
 
@@ -68,7 +78,7 @@ struct ResolvedRow {
 }
 
 pub async fn resolve_api_key(conn: &mut AnyConnection, lookup: &str) -> Result<Option<ResolvedCredential>> {
-    Ok(sqlx::query_as::<_, ResolvedRow>(
+    sqlx::query_as::<_, ResolvedRow>(
         "SELECT k.id AS credential_id, k.secret_hash, k.status AS credential_status, k.expires_at, \
                 CAST(NULL AS TEXT) AS token_scopes, \
                 a.id AS application_id, a.workspace_id, a.environment, a.status AS app_status, \
@@ -82,11 +92,12 @@ pub async fn resolve_api_key(conn: &mut AnyConnection, lookup: &str) -> Result<O
     .bind(lookup)
     .fetch_optional(&mut *conn)
     .await?
-    .map(ResolvedCredential::from))
+    .map(ResolvedCredential::try_from)
+    .transpose()
 }
 
 pub async fn resolve_access_token(conn: &mut AnyConnection, lookup: &str) -> Result<Option<ResolvedCredential>> {
-    Ok(sqlx::query_as::<_, ResolvedRow>(
+    sqlx::query_as::<_, ResolvedRow>(
         "SELECT t.id AS credential_id, t.secret_hash, \
                 CASE WHEN t.revoked_at IS NULL THEN 'active' ELSE 'revoked' END AS credential_status, \
                 t.expires_at, t.scopes AS token_scopes, \
@@ -101,20 +112,51 @@ pub async fn resolve_access_token(conn: &mut AnyConnection, lookup: &str) -> Res
     .bind(lookup)
     .fetch_optional(&mut *conn)
     .await?
-    .map(ResolvedCredential::from))
+    .map(ResolvedCredential::try_from)
+    .transpose()
 }
 
 // ---------------------------------------------------------------------------------------------- API keys
 
-#[derive(Clone, Debug, FromRow)]
+/// An API key as listed (never its secret or lookup).
+#[derive(Clone, Debug)]
 pub struct ApiKeyRow {
     pub id: String,
     pub application_id: String,
     pub hint: String,
-    pub status: String,
+    pub status: CredentialStatus,
     pub created_at: i64,
     pub expires_at: Option<i64>,
     pub revoked_at: Option<i64>,
+}
+
+#[derive(FromRow)]
+struct KeyRow {
+    id: String,
+    application_id: String,
+    hint: String,
+    status: String,
+    created_at: i64,
+    expires_at: Option<i64>,
+    revoked_at: Option<i64>,
+}
+
+impl TryFrom<KeyRow> for ApiKeyRow {
+    type Error = StoreError;
+
+    fn try_from(r: KeyRow) -> Result<ApiKeyRow> {
+        let status =
+            CredentialStatus::parse(&r.status).ok_or_else(|| corrupt("api_keys", &r.id, "status", &r.status))?;
+        Ok(ApiKeyRow {
+            id: r.id,
+            application_id: r.application_id,
+            hint: r.hint,
+            status,
+            created_at: r.created_at,
+            expires_at: r.expires_at,
+            revoked_at: r.revoked_at,
+        })
+    }
 }
 
 pub struct NewApiKey<'a> {
@@ -145,12 +187,12 @@ pub async fn insert_api_key(conn: &mut AnyConnection, workspace_id: &str, new: &
     Ok(())
 }
 
-/// Ends every active key of an application with `status` (`rotated` or `revoked`); returns how many.
+/// Ends every active key of an application with `status` (rotated or revoked); returns how many.
 pub async fn end_active_keys(
     tx: &mut WriteTx,
     workspace_id: &str,
     application_id: &str,
-    status: &str,
+    status: CredentialStatus,
     now: i64,
 ) -> Result<u64> {
     tx.standing_changed()?;
@@ -158,7 +200,7 @@ pub async fn end_active_keys(
         "UPDATE api_keys SET status = $1, revoked_at = $2 \
          WHERE workspace_id = $3 AND application_id = $4 AND status = 'active'",
     )
-    .bind(status)
+    .bind(status.as_str())
     .bind(now)
     .bind(workspace_id)
     .bind(application_id)
@@ -189,28 +231,63 @@ pub async fn list_api_keys(
     workspace_id: &str,
     application_id: Option<&str>,
 ) -> Result<Vec<ApiKeyRow>> {
-    Ok(sqlx::query_as::<_, ApiKeyRow>(
+    sqlx::query_as::<_, KeyRow>(
         "SELECT id, application_id, hint, status, created_at, expires_at, revoked_at FROM api_keys \
          WHERE workspace_id = $1 AND ($2 IS NULL OR application_id = $2) ORDER BY id",
     )
     .bind(workspace_id)
     .bind(application_id)
     .fetch_all(&mut *conn)
-    .await?)
+    .await?
+    .into_iter()
+    .map(ApiKeyRow::try_from)
+    .collect()
 }
 
 // ------------------------------------------------------------------------------------------ OAuth clients
 
-#[derive(Clone, Debug, FromRow)]
+/// An OAuth client (its secret only as its keyed hash).
+#[derive(Clone, Debug)]
 pub struct OAuthClientRow {
     pub id: String,
     pub workspace_id: String,
     pub application_id: String,
     pub secret_hash: String,
     pub secret_hint: String,
-    pub status: String,
+    pub status: CredentialStatus,
     pub created_at: i64,
     pub rotated_at: Option<i64>,
+}
+
+#[derive(FromRow)]
+struct ClientRow {
+    id: String,
+    workspace_id: String,
+    application_id: String,
+    secret_hash: String,
+    secret_hint: String,
+    status: String,
+    created_at: i64,
+    rotated_at: Option<i64>,
+}
+
+impl TryFrom<ClientRow> for OAuthClientRow {
+    type Error = StoreError;
+
+    fn try_from(r: ClientRow) -> Result<OAuthClientRow> {
+        let status =
+            CredentialStatus::parse(&r.status).ok_or_else(|| corrupt("oauth_clients", &r.id, "status", &r.status))?;
+        Ok(OAuthClientRow {
+            id: r.id,
+            workspace_id: r.workspace_id,
+            application_id: r.application_id,
+            secret_hash: r.secret_hash,
+            secret_hint: r.secret_hint,
+            status,
+            created_at: r.created_at,
+            rotated_at: r.rotated_at,
+        })
+    }
 }
 
 const CLIENT_COLUMNS: &str =
@@ -242,10 +319,12 @@ pub async fn insert_oauth_client(
 
 /// A client by its public id: the token endpoint authenticates the client before it knows the workspace.
 pub async fn find_oauth_client(conn: &mut AnyConnection, client_id: &str) -> Result<Option<OAuthClientRow>> {
-    Ok(sqlx::query_as::<_, OAuthClientRow>(&format!("SELECT {CLIENT_COLUMNS} FROM oauth_clients WHERE id = $1"))
+    sqlx::query_as::<_, ClientRow>(&format!("SELECT {CLIENT_COLUMNS} FROM oauth_clients WHERE id = $1"))
         .bind(client_id)
         .fetch_optional(&mut *conn)
-        .await?)
+        .await?
+        .map(OAuthClientRow::try_from)
+        .transpose()
 }
 
 pub async fn list_oauth_clients(
@@ -253,13 +332,16 @@ pub async fn list_oauth_clients(
     workspace_id: &str,
     application_id: Option<&str>,
 ) -> Result<Vec<OAuthClientRow>> {
-    Ok(sqlx::query_as::<_, OAuthClientRow>(&format!(
+    sqlx::query_as::<_, ClientRow>(&format!(
         "SELECT {CLIENT_COLUMNS} FROM oauth_clients WHERE workspace_id = $1 AND ($2 IS NULL OR application_id = $2) ORDER BY id"
     ))
     .bind(workspace_id)
     .bind(application_id)
     .fetch_all(&mut *conn)
-    .await?)
+    .await?
+    .into_iter()
+    .map(OAuthClientRow::try_from)
+    .collect()
 }
 
 /// Replaces a client's secret and revokes every live token it was issued (the seed's lifecycle rule 3).

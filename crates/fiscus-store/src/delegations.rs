@@ -79,19 +79,8 @@ pub async fn get_identity(
     tenant: &Tenant,
     id: &str,
 ) -> Result<Identity> {
-    let identity: Identity = sqlx::query_as::<_, IdentityRow>(&format!(
-        "SELECT {IDENTITY_COLUMNS} FROM machine_identities WHERE workspace_id = $1 AND environment = $2 AND id = $3"
-    ))
-    .bind(&tenant.workspace_id)
-    .bind(tenant.environment.as_str())
-    .bind(id)
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or(StoreError::NotFound)?
-    .try_into()?;
-    crate::seals::check_keys(conn, key, &crate::seals::MACHINE_IDENTITIES, &tenant.workspace_id, "id", &[&identity.id])
-        .await?;
-    Ok(identity)
+    let table = &crate::seals::MACHINE_IDENTITIES;
+    crate::seals::get_tenant_row::<IdentityRow, _>(conn, key, table, IDENTITY_COLUMNS, tenant, id).await
 }
 
 pub async fn list_identities(
@@ -236,18 +225,8 @@ pub async fn get_delegation(
     tenant: &Tenant,
     id: &str,
 ) -> Result<Delegation> {
-    let d: Delegation = sqlx::query_as::<_, DelegationRow>(&format!(
-        "SELECT {DELEGATION_COLUMNS} FROM delegations WHERE workspace_id = $1 AND environment = $2 AND id = $3"
-    ))
-    .bind(&tenant.workspace_id)
-    .bind(tenant.environment.as_str())
-    .bind(id)
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or(StoreError::NotFound)?
-    .try_into()?;
-    crate::seals::check_keys(conn, key, &crate::seals::DELEGATIONS, &tenant.workspace_id, "id", &[&d.id]).await?;
-    Ok(d)
+    let table = &crate::seals::DELEGATIONS;
+    crate::seals::get_tenant_row::<DelegationRow, _>(conn, key, table, DELEGATION_COLUMNS, tenant, id).await
 }
 
 /// The delegation, locked: budget reservations of one delegation are decided one at a time.

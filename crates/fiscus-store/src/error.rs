@@ -29,6 +29,13 @@ pub enum StoreError {
     Database(#[source] sqlx::Error),
 }
 
+/// A decoding that cannot fail (a row type read as itself).
+impl From<std::convert::Infallible> for StoreError {
+    fn from(never: std::convert::Infallible) -> StoreError {
+        match never {}
+    }
+}
+
 impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> Self {
         match &e {

@@ -20,6 +20,9 @@
 //! A member that is dropped without finishing (its handler failed, or its request future was cancelled)
 //! cannot run SQL in `Drop`. Its savepoint stays marked *dirty*; the next holder of the lane rolls it back
 //! before anything else, and a task is spawned to take the lane and finish the group if nobody else will.
+//!
+//! It is long because it is one state machine (lanes, members, savepoints, the group's commit); split, its
+//! invariants would be spread over files that must change together.
 
 use crate::appends::{self, Appended, Appends};
 use crate::audit::{Head, PendingEvent};

@@ -168,7 +168,7 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &Record) -> Result<()>
 
 /// A record of this tenant, its seal checked.
 pub async fn get(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Record> {
-    seals::get_tenant_row::<RecordRow>(conn, key, &SEALED, COLUMNS, tenant, id).await?.try_into()
+    seals::get_tenant_row::<RecordRow, _>(conn, key, &SEALED, COLUMNS, tenant, id).await
 }
 
 /// The tenant's records of one kind, newest first, optionally of one portfolio, before `before`

@@ -6,7 +6,18 @@
 //! first, with one deliberate exception: resolving a presented credential, which is how a request learns its
 //! workspace in the first place (`credentials::resolve_*`).
 //!
+//! One sealed row of a tenant by its id is read one way: [`seals::get_tenant_row`] for a table with a row type
+//! of its own (the row, then its seal; `NotFound` for another workspace's or environment's row, `Tampered`
+//! for an edited one), or `sealed_records::select_one` for the records kept as sealed canonical fields (seal
+//! checked in the same query). Reads written out by hand are the ones these cannot say: a row locked for a
+//! decision (`FOR UPDATE`), a row whose seal its caller checks together with its children (an action with its
+//! checks and decisions, `fiscus_kernel::governed::actions::loaded`), or a row found by another key than its id
+//! (an A2A task of one owner, a universe by its uid).
+//!
 //! How it works, in prose: `README.md` beside this crate.
+//!
+//! It is long because `Store` is the one handle every repository goes through (connections, group commit, the
+//! credential cache and its watch); the repositories themselves are modules.
 
 pub mod a2a_tasks;
 pub mod actions;
@@ -39,6 +50,7 @@ pub mod queues;
 pub mod research;
 pub mod run_claims;
 pub mod sealed_records;
+pub mod sealed_tables;
 pub mod seals;
 pub mod settlement;
 pub mod spaces;

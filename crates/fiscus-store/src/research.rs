@@ -88,7 +88,7 @@ pub async fn insert_snapshot(tx: &mut WriteTx, tenant: &Tenant, s: &Snapshot) ->
 
 /// A snapshot of this tenant, its seal checked (an edited bundle is refused, never served).
 pub async fn get_snapshot(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Snapshot> {
-    seals::get_tenant_row(conn, key, &SNAPSHOTS_SEALED, SNAPSHOT_COLUMNS, tenant, id).await
+    seals::get_tenant_row::<Snapshot, _>(conn, key, &SNAPSHOTS_SEALED, SNAPSHOT_COLUMNS, tenant, id).await
 }
 
 /// The id of the snapshot of a run, if it has one.

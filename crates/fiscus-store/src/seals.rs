@@ -254,67 +254,11 @@ pub const A2A_TASKS: SealedTable = SealedTable {
     ],
 };
 
-/// Every sealed table, for verification.
-pub const ALL: [SealedTable; 52] = [
-    ACTIONS,
-    ACTION_CHECKS,
-    ACTION_DECISIONS,
-    AUTONOMY_EVIDENCE,
-    SETTLEMENT_RECORDS,
-    DELEGATIONS,
-    MACHINE_IDENTITIES,
-    AGENT_REQUESTS,
-    EXECUTION_CLIENTS,
-    EXECUTION_CLIENT_DECISIONS,
-    TOOL_INVOCATIONS,
-    WEBHOOK_ENDPOINTS,
-    A2A_TASKS,
-    crate::data::datasets::SEALED,
-    crate::data::lineage::SEALED,
-    crate::compute::JOBS_SEALED,
-    crate::compute::RESULTS_SEALED,
-    crate::research::SNAPSHOTS_SEALED,
-    crate::investment_records::SEALED,
-    crate::themes::UNIVERSES_SEALED,
-    crate::themes::MODEL_PORTFOLIOS_SEALED,
-    crate::themes::OPERATIONS_SEALED,
-    crate::collateral::SEALED,
-    crate::lqm::models::MODELS_SEALED,
-    crate::lqm::models::CONTRACTS_SEALED,
-    crate::lqm::training::REQUESTS_SEALED,
-    crate::lqm::training::SUBMISSIONS_SEALED,
-    crate::lqm::training::CHECKPOINTS_SEALED,
-    crate::lqm::training::EVALUATIONS_SEALED,
-    crate::lqm::supply_chain::EVIDENCE_PACKETS_SEALED,
-    crate::lqm::supply_chain::PUBLICATIONS_SEALED,
-    crate::lqm::supply_chain::PROMOTIONS_SEALED,
-    crate::lqm::supply_chain::QLMS_SEALED,
-    crate::lqm::supply_chain::QLM_VERSIONS_SEALED,
-    crate::lqm::supply_chain::QLM_RUNS_SEALED,
-    crate::workflows::WORKFLOWS_SEALED,
-    crate::workflows::VERSIONS_SEALED,
-    crate::workflows::RUNS_SEALED,
-    crate::workflows::STEPS_SEALED,
-    crate::workflows::CAMPAIGNS_SEALED,
-    crate::workflows::PROOFS_SEALED,
-    crate::workflow_gateway::GRANTS_SEALED,
-    crate::workflow_gateway::TASKS_SEALED,
-    crate::spaces::SPACES_SEALED,
-    crate::spaces::VERSIONS_SEALED,
-    crate::spaces::DECISIONS_SEALED,
-    crate::spaces::RUNS_SEALED,
-    crate::spaces::CALLS_SEALED,
-    crate::calls::CALLS_SEALED,
-    crate::calls::RECORDINGS_SEALED,
-    crate::calls::CONSENTS_SEALED,
-    crate::calls::TRANSCRIPTS_SEALED,
-];
-
 /// A row's sealed columns, named, as stored.
 pub type Columns = Vec<(&'static str, Stored)>;
 
 /// Reads one row's sealed columns (and its stored MAC) as stored.
-fn decode(table: &SealedTable, row: &sqlx::any::AnyRow) -> Result<(Columns, Option<String>)> {
+pub(crate) fn decode(table: &SealedTable, row: &sqlx::any::AnyRow) -> Result<(Columns, Option<String>)> {
     let mut columns = Vec::with_capacity(table.columns.len());
     for (i, name) in table.columns.iter().enumerate() {
         // Columns are TEXT or BIGINT (see crates/fiscus-store/README.md, Persistence); try the integer first.
@@ -355,7 +299,7 @@ pub async fn select_sealed(
     Ok(out)
 }
 
-fn select(table: &SealedTable, filter: &str) -> String {
+pub(crate) fn select(table: &SealedTable, filter: &str) -> String {
     format!("SELECT {}, seal_mac FROM {} WHERE {filter}", table.columns.join(", "), table.table)
 }
 
@@ -408,19 +352,22 @@ pub async fn seal_by(
     Ok(())
 }
 
-/// One row of a tenant's sealed table by its `id`, decoded as `R` from `columns` and its seal checked: the
-/// read every sealed repository does (`NotFound` for another workspace's or environment's row, `Tampered` for
-/// an edited one).
-pub async fn get_tenant_row<R>(
+/// One row of a tenant's sealed table by its `id`: read as `R` from `columns`, decoded into `T` (a stored value
+/// no code wrote is `Corrupt` naming its column, whatever the seal says), then its seal checked. The read every
+/// sealed repository does (`NotFound` for another workspace's or environment's row, `Tampered` for an edited
+/// one); `T` may be `R` itself.
+pub async fn get_tenant_row<R, T>(
     conn: &mut AnyConnection,
     key: &SealKey,
     table: &SealedTable,
     columns: &str,
     tenant: &fiscus_domain::tenancy::Tenant,
     id: &str,
-) -> Result<R>
+) -> Result<T>
 where
     R: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+    T: TryFrom<R>,
+    StoreError: From<T::Error>,
 {
     let row: R = sqlx::query_as(&format!(
         "SELECT {columns} FROM {} WHERE workspace_id = $1 AND environment = $2 AND id = $3",
@@ -432,8 +379,9 @@ where
     .fetch_optional(&mut *conn)
     .await?
     .ok_or(StoreError::NotFound)?;
+    let decoded = T::try_from(row)?;
     check(conn, key, table, &tenant.workspace_id, "id", id).await?;
-    Ok(row)
+    Ok(decoded)
 }
 
 /// Checks the seal of the rows of `table` matching `column = value` in one workspace; the first row whose
@@ -490,56 +438,9 @@ pub async fn check_keys(
     Ok(())
 }
 
-fn id_of(columns: &[(&str, Stored)]) -> String {
+pub(crate) fn id_of(columns: &[(&str, Stored)]) -> String {
     match columns.first() {
         Some((_, Stored::Text(id))) => id.clone(),
         _ => String::from("?"),
     }
-}
-
-/// A sealed row that does not match its MAC.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unsealed {
-    pub table: &'static str,
-    pub id: String,
-    /// No MAC at all (written before seals existed, or stripped), rather than a wrong one.
-    pub missing: bool,
-}
-
-/// Checks every sealed row of a workspace, page by page; returns the rows that fail and how many were read.
-pub async fn verify_workspace(
-    conn: &mut AnyConnection,
-    key: &SealKey,
-    workspace_id: &str,
-) -> Result<(u64, Vec<Unsealed>)> {
-    const PAGE: i64 = 1000;
-    let mut checked = 0u64;
-    let mut failures = Vec::new();
-    for table in ALL {
-        let mut after = String::new();
-        // Paged by the first sealed column, the row's text key (`id`, or `uid` where the public id is an
-        // integer).
-        let first = table.columns[0];
-        loop {
-            let rows = sqlx::query(&format!(
-                "{} ORDER BY {first} LIMIT $3",
-                select(&table, &format!("workspace_id = $1 AND {first} > $2"))
-            ))
-            .bind(workspace_id)
-            .bind(&after)
-            .bind(PAGE)
-            .fetch_all(&mut *conn)
-            .await?;
-            let Some(last) = rows.last() else { break };
-            after = last.try_get::<String, _>(0).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-            for row in &rows {
-                let (columns, mac) = decode(&table, row)?;
-                checked += 1;
-                if !matches(mac.as_deref(), &key.row(table.table, &columns)) {
-                    failures.push(Unsealed { table: table.table, id: id_of(&columns), missing: mac.is_none() });
-                }
-            }
-        }
-    }
-    Ok((checked, failures))
 }

@@ -6,6 +6,9 @@
 //! portfolio and an operation belong to the environment that created them. Universes and model portfolios
 //! are sealed: a universe's members are fixed by its handoff (the members' hash is sealed with it), and a
 //! model portfolio's content by its hash; its decision is the only change, and it re-seals the row.
+//!
+//! It is long because universes, model portfolios and operations are three tables of one lineage (an operation
+//! fixes a model portfolio's hash, a model portfolio a universe's), read together.
 
 use crate::seals::{self, SealedTable};
 use crate::{Result, StoreError, WriteTx};
@@ -386,7 +389,7 @@ pub async fn insert_model(tx: &mut WriteTx, tenant: &Tenant, m: &ModelPortfolio)
 
 /// A model portfolio of the tenant, its seal checked.
 pub async fn get_model(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<ModelPortfolio> {
-    seals::get_tenant_row::<ModelRow>(conn, key, &MODEL_PORTFOLIOS_SEALED, MODEL_COLUMNS, tenant, id).await?.try_into()
+    seals::get_tenant_row::<ModelRow, _>(conn, key, &MODEL_PORTFOLIOS_SEALED, MODEL_COLUMNS, tenant, id).await
 }
 
 /// The tenant's model portfolios newest first, optionally in one state, before `before`, `limit + 1` rows.
@@ -566,7 +569,5 @@ pub async fn insert_operation(tx: &mut WriteTx, tenant: &Tenant, o: &Operation) 
 
 /// An operation of the tenant, its seal checked.
 pub async fn get_operation(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Operation> {
-    seals::get_tenant_row::<OperationRow>(conn, key, &OPERATIONS_SEALED, OPERATION_COLUMNS, tenant, id)
-        .await?
-        .try_into()
+    seals::get_tenant_row::<OperationRow, _>(conn, key, &OPERATIONS_SEALED, OPERATION_COLUMNS, tenant, id).await
 }

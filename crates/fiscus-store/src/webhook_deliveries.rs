@@ -1,6 +1,9 @@
 //! Webhook delivery state: the fan-out of the outbox into deliveries (one per event and subscribed
 //! endpoint), the per-endpoint queues that workers claim exclusively (so an endpoint hears its events one at
 //! a time and in event order), and the log of every attempt.
+//!
+//! It is long because fan-out, queues and the attempt log are one delivery protocol whose statements must agree
+//! (order per endpoint, claims, retries).
 
 use crate::dialect::{backend_of, for_update};
 use crate::{Result, WriteTx};

@@ -1,4 +1,7 @@
 //! Command-line interface.
+//!
+//! It is long because clap's derive reads the whole command line top-down: every subcommand's arguments and what
+//! it prints, with the work itself in the crates it calls.
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
@@ -627,7 +630,7 @@ async fn admin_command(admin: &Admin<'_>, settings: &Settings, command: AdminCom
             }
             KeyCommand::List { app } => {
                 for k in admin.list_keys(&app).await? {
-                    println!("{}\t{}\t{}\tcreated {}", k.id, k.hint, k.status, rfc3339(k.created_at));
+                    println!("{}\t{}\t{}\tcreated {}", k.id, k.hint, k.status.as_str(), rfc3339(k.created_at));
                 }
             }
         },
@@ -645,7 +648,7 @@ async fn admin_command(admin: &Admin<'_>, settings: &Settings, command: AdminCom
             }
             OAuthClientCommand::List { app } => {
                 for c in admin.list_oauth_clients(&app).await? {
-                    println!("{}\t{}\t{}\tcreated {}", c.id, c.secret_hint, c.status, rfc3339(c.created_at));
+                    println!("{}\t{}\t{}\tcreated {}", c.id, c.secret_hint, c.status.as_str(), rfc3339(c.created_at));
                 }
             }
         },

@@ -8,7 +8,7 @@ use fiscus_domain::tenancy::Tenant;
 use fiscus_domain::workflows::library::{self, Template};
 use fiscus_domain::workflows::records::{LibraryOrigin, VersionBody, WorkflowBody};
 use fiscus_store::StoreError;
-use fiscus_store::lqm::Record;
+use fiscus_store::sealed_records::Record;
 use fiscus_store::workflows::{self as store, Version, Workflow};
 use serde_json::json;
 

@@ -12,7 +12,7 @@ use fiscus_domain::workflows::definition::Step;
 use fiscus_domain::workflows::records::{RunBody, StepBody};
 use fiscus_domain::workflows::run::{self, Next, ReviewDecision, ReviewRefusal, RunState, StepOutcome};
 use fiscus_store::StoreError;
-use fiscus_store::lqm::Record;
+use fiscus_store::sealed_records::Record;
 use fiscus_store::workflows::{self as store, Run, Version};
 use serde_json::json;
 

@@ -7,7 +7,7 @@ use fiscus_domain::tenancy::Tenant;
 use fiscus_domain::workflows::definition::Definition;
 use fiscus_domain::workflows::records::{VersionBody, WorkflowBody};
 use fiscus_store::StoreError;
-use fiscus_store::lqm::Record;
+use fiscus_store::sealed_records::Record;
 use fiscus_store::workflows::{self as store, Version, Workflow};
 use serde::Deserialize;
 use serde_json::json;

@@ -4,7 +4,7 @@
 //! instrument that exist, a lot in the instrument's own currency, and a row imported before skipped when
 //! unchanged and refused when changed.
 
-use super::kinds::{Reader, name};
+use super::reader::{Reader, name};
 use super::write::{Body, once};
 use fiscus_domain::data::Kind;
 use fiscus_domain::data::records::fingerprint;

@@ -1,16 +1,12 @@
 //! Each kind's rows from a table: which fields it reads (by the header's name, or as the mapping says),
-//! which are required, and how each cell is parsed. The first errors are collected (up to a limit) so a
-//! user fixes a file in one pass, each naming its line and column.
+//! which are required, and how each cell is parsed, one function per kind over the one row loop of
+//! `reader::rows`.
 
 use super::Mapping;
-use super::table::{Table, normalise};
-use fiscus_domain::data::ImportError;
+use super::reader::{Reader, name, one_of, rows};
+use super::table::normalise;
 use fiscus_domain::data::records::*;
 use fiscus_domain::data::values::{self, DateFormat};
-use std::collections::HashMap;
-
-/// At most this many errors are reported for one file.
-pub const MAX_ERRORS: usize = 20;
 
 /// The fields a kind reads: (name, required).
 pub fn fields(kind: fiscus_domain::data::Kind) -> &'static [(&'static str, bool)] {
@@ -115,201 +111,8 @@ pub fn fields(kind: fiscus_domain::data::Kind) -> &'static [(&'static str, bool)
     }
 }
 
-/// Where each field is in the table; collects refusals.
-pub struct Reader<'t> {
-    pub table: &'t Table,
-    index: HashMap<&'static str, usize>,
-    pub errors: Vec<ImportError>,
-    date_format: Option<DateFormat>,
-    /// Fields that come from the mapping's constants (`--symbol`), not from a column.
-    constants: HashMap<&'static str, String>,
-}
-
-impl<'t> Reader<'t> {
-    /// Maps the header to fields: `mapping.columns` (field = header) first, then a header whose normalised
-    /// name is the field's. A required field with neither is refused (line 1, naming it).
-    pub fn new(
-        table: &'t Table,
-        kind: fiscus_domain::data::Kind,
-        mapping: &Mapping,
-    ) -> Result<Reader<'t>, ImportError> {
-        let normalised: Vec<String> = table.headers.iter().map(|h| normalise(h)).collect();
-        let mut index = HashMap::new();
-        let mut constants = HashMap::new();
-        for (field, required) in fields(kind) {
-            let wanted = mapping.columns.get(*field).map(|h| normalise(h)).unwrap_or_else(|| (*field).to_string());
-            if let Some(i) = normalised.iter().position(|h| *h == wanted) {
-                index.insert(*field, i);
-            } else if *field == "symbol" && mapping.symbol.is_some() {
-                constants.insert("symbol", mapping.symbol.clone().unwrap_or_default());
-            } else if *field == "date" && mapping.columns.get("date").is_some_and(|d| d.contains('+')) {
-                // `year+quarter`: two columns make the date (checked when read).
-            } else if *required
-                && !(kind == fiscus_domain::data::Kind::Prices && mapping.wide.is_some() && *field == "symbol")
-            {
-                let hint = match mapping.columns.get(*field) {
-                    Some(h) => format!("the mapped column `{h}` is not in the header"),
-                    None => format!("the header has no `{field}` column (map one with --map {field}=HEADER)"),
-                };
-                return Err(ImportError::at(1, field.to_string(), hint));
-            }
-        }
-        Ok(Reader { table, index, errors: Vec::new(), date_format: mapping.date_format, constants })
-    }
-
-    pub fn full(&self) -> bool {
-        self.errors.len() >= MAX_ERRORS
-    }
-
-    pub fn column(&self, field: &str) -> Option<usize> {
-        self.index.get(field).copied()
-    }
-
-    pub fn fail(&mut self, line: u64, column: &str, message: impl Into<String>) {
-        if self.errors.len() < MAX_ERRORS {
-            self.errors.push(ImportError::at(line, column, message));
-        }
-    }
-
-    fn header(&self, field: &str) -> String {
-        self.column(field).map_or_else(|| field.to_string(), |i| self.table.headers[i].clone())
-    }
-
-    /// A field's text; `None` when the column is absent or the cell empty.
-    pub fn text(&mut self, row: usize, field: &str) -> Option<String> {
-        if let Some(c) = self.constants.get(field) {
-            return Some(c.clone());
-        }
-        let i = self.column(field)?;
-        match self.table.cell(row, i) {
-            Ok("") => None,
-            Ok(s) => {
-                if s.chars().any(char::is_control) || s.chars().count() > 500 {
-                    let line = self.table.line(row);
-                    self.fail(line, &self.header(field), "text must be at most 500 characters, no control characters");
-                    return None;
-                }
-                Some(s.to_string())
-            }
-            Err(e) => {
-                if self.errors.len() < MAX_ERRORS {
-                    self.errors.push(e);
-                }
-                None
-            }
-        }
-    }
-
-    fn line(&self, row: usize) -> u64 {
-        self.table.line(row)
-    }
-
-    /// A required field's text, or a refusal.
-    pub fn required(&mut self, row: usize, field: &str) -> Option<String> {
-        let v = self.text(row, field);
-        if v.is_none() && self.errors.len() < MAX_ERRORS {
-            let (line, header) = (self.line(row), self.header(field));
-            self.fail(line, &header, "is required");
-        }
-        v
-    }
-
-    /// Parses a field with `parse`; a refusal names its line and column.
-    pub fn parsed<T>(&mut self, row: usize, field: &str, parse: impl Fn(&str) -> Result<T, String>) -> Option<T> {
-        let raw = self.text(row, field)?;
-        match parse(&raw) {
-            Ok(v) => Some(v),
-            Err(message) => {
-                let (line, header) = (self.line(row), self.header(field));
-                self.fail(line, &header, message);
-                None
-            }
-        }
-    }
-
-    pub fn required_parsed<T>(
-        &mut self,
-        row: usize,
-        field: &str,
-        parse: impl Fn(&str) -> Result<T, String>,
-    ) -> Option<T> {
-        let v = self.required(row, field)?;
-        match parse(&v) {
-            Ok(v) => Some(v),
-            Err(message) => {
-                let (line, header) = (self.line(row), self.header(field));
-                self.fail(line, &header, message);
-                None
-            }
-        }
-    }
-
-    /// A date in the file's one format (the mapping's, else the first date cell's).
-    pub fn date_cell(&mut self, row: usize, header: &str, raw: &str) -> Option<String> {
-        let line = self.line(row);
-        let format = match self.date_format {
-            Some(f) => f,
-            None => match DateFormat::detect(raw) {
-                Some(f) => {
-                    self.date_format = Some(f);
-                    f
-                }
-                None => {
-                    self.fail(line, header, format!("`{raw}` is not a date (YYYY-MM-DD, M/D/YYYY or YYYYMM)"));
-                    return None;
-                }
-            },
-        };
-        match format.date(raw) {
-            Ok(d) => Some(d),
-            Err(m) => {
-                self.fail(line, header, m);
-                None
-            }
-        }
-    }
-
-    pub fn date(&mut self, row: usize, field: &str, required: bool) -> Option<String> {
-        let raw = if required { self.required(row, field)? } else { self.text(row, field)? };
-        let header = self.header(field);
-        self.date_cell(row, &header, &raw)
-    }
-
-    pub fn date_format(&self) -> Option<DateFormat> {
-        self.date_format
-    }
-}
-
-/// A symbol, code or key: see `fiscus_domain::data::is_name`.
-pub fn name(s: &str) -> Result<String, String> {
-    if fiscus_domain::data::is_name(s) {
-        Ok(s.to_string())
-    } else {
-        Err(format!(
-            "`{}` must be 1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit",
-            s.chars().take(40).collect::<String>()
-        ))
-    }
-}
-
-pub fn one_of(allowed: &'static [&'static str]) -> impl Fn(&str) -> Result<String, String> {
-    move |s: &str| {
-        let lower = s.to_ascii_lowercase();
-        if allowed.contains(&lower.as_str()) {
-            Ok(lower)
-        } else {
-            Err(format!("`{}` is not one of {}", s.chars().take(40).collect::<String>(), allowed.join(", ")))
-        }
-    }
-}
-
 pub fn instruments(r: &mut Reader<'_>) -> Vec<(u64, InstrumentRecord)> {
-    let mut out = Vec::new();
-    for row in 0..r.table.len() {
-        if r.full() {
-            break;
-        }
-        let line = r.table.line(row);
+    rows(r, |r, row, _| {
         let symbol = r.required_parsed(row, "symbol", name);
         let name_ = r.required(row, "name");
         let asset_class = r.required_parsed(row, "asset_class", one_of(&ASSET_CLASSES));
@@ -318,24 +121,21 @@ pub fn instruments(r: &mut Reader<'_>) -> Vec<(u64, InstrumentRecord)> {
         let country = r.text(row, "country").unwrap_or_default();
         let sector = r.text(row, "sector").unwrap_or_default();
         let isin = r.text(row, "isin").unwrap_or_default();
-        if let (Some(symbol), Some(name), Some(asset_class), Some(currency)) = (symbol, name_, asset_class, currency) {
-            out.push((line, InstrumentRecord { symbol, name, asset_class, currency, exchange, country, sector, isin }));
-        }
-    }
-    out
+        let (Some(symbol), Some(name), Some(asset_class), Some(currency)) = (symbol, name_, asset_class, currency)
+        else {
+            return None;
+        };
+        Some(InstrumentRecord { symbol, name, asset_class, currency, exchange, country, sector, isin })
+    })
 }
 
 /// Prices in long form (a row per symbol and date), or wide (`mapping.wide`: a date column, then one
 /// column per symbol holding that field; an empty cell is a missing observation, never filled).
 pub fn prices(r: &mut Reader<'_>, wide: Option<&str>) -> Vec<(u64, PriceRecord)> {
-    let mut out = Vec::new();
     let date_col = r.column("date");
-    for row in 0..r.table.len() {
-        if r.full() {
-            break;
-        }
-        let line = r.table.line(row);
-        let Some(date) = r.date(row, "date", true) else { continue };
+    rows(r, |r, row, line| {
+        let mut bars = Vec::new();
+        let Some(date) = r.date(row, "date", true) else { return bars };
         match wide {
             Some(field) => {
                 for (i, header) in r.table.headers.clone().iter().enumerate() {
@@ -369,7 +169,7 @@ pub fn prices(r: &mut Reader<'_>, wide: Option<&str>) -> Vec<(u64, PriceRecord)>
                             } else {
                                 bar.adj_close = Some(v);
                             }
-                            out.push((line, bar));
+                            bars.push(bar);
                         }
                         Err(m) => r.fail(line, header, m),
                     }
@@ -388,28 +188,23 @@ pub fn prices(r: &mut Reader<'_>, wide: Option<&str>) -> Vec<(u64, PriceRecord)>
                     volume: r.parsed(row, "volume", values::non_negative),
                 };
                 if symbol.is_none() {
-                    continue;
+                    return bars;
                 }
                 if let Err((field, message)) = bar.check() {
                     let header = r.column(field).map_or(field.to_string(), |i| r.table.headers[i].clone());
                     r.fail(line, &header, message);
-                    continue;
+                    return bars;
                 }
                 bar.symbol = symbol.unwrap_or_default();
-                out.push((line, bar));
+                bars.push(bar);
             }
         }
-    }
-    out
+        bars
+    })
 }
 
 pub fn corporate_actions(r: &mut Reader<'_>) -> Vec<(u64, CorporateActionRecord)> {
-    let mut out = Vec::new();
-    for row in 0..r.table.len() {
-        if r.full() {
-            break;
-        }
-        let line = r.table.line(row);
+    rows(r, |r, row, line| {
         let symbol = r.required_parsed(row, "symbol", name);
         let action = r.required_parsed(row, "type", |s| {
             CorporateActionType::parse(&s.to_ascii_lowercase())
@@ -420,27 +215,23 @@ pub fn corporate_actions(r: &mut Reader<'_>) -> Vec<(u64, CorporateActionRecord)
         let ratio = r.parsed(row, "ratio", values::non_negative);
         let amount = r.parsed(row, "amount", values::non_negative);
         let currency = r.parsed(row, "currency", values::currency);
-        let (Some(symbol), Some(action), Some(ex_date)) = (symbol, action, ex_date) else { continue };
+        let (Some(symbol), Some(action), Some(ex_date)) = (symbol, action, ex_date) else { return None };
         match action {
             CorporateActionType::Split if ratio.as_deref().is_none_or(|v| v == "0") => {
                 r.fail(line, "ratio", "a split needs a ratio above 0 (new shares per old share)");
+                None
             }
             CorporateActionType::CashDividend if amount.is_none() || currency.is_none() => {
                 r.fail(line, "amount", "a cash dividend needs an amount per share and a currency");
+                None
             }
-            _ => out.push((line, CorporateActionRecord { symbol, action, ex_date, pay_date, ratio, amount, currency })),
+            _ => Some(CorporateActionRecord { symbol, action, ex_date, pay_date, ratio, amount, currency }),
         }
-    }
-    out
+    })
 }
 
 pub fn fundamentals(r: &mut Reader<'_>) -> Vec<(u64, FundamentalRecord)> {
-    let mut out = Vec::new();
-    for row in 0..r.table.len() {
-        if r.full() {
-            break;
-        }
-        let line = r.table.line(row);
+    rows(r, |r, row, _| {
         let symbol = r.required_parsed(row, "symbol", name);
         let period_end = r.date(row, "period_end", true);
         let fiscal_period = r.required_parsed(row, "fiscal_period", |s| {
@@ -456,19 +247,18 @@ pub fn fundamentals(r: &mut Reader<'_>) -> Vec<(u64, FundamentalRecord)> {
         });
         let value = r.required_parsed(row, "value", values::decimal);
         let currency = r.parsed(row, "currency", values::currency);
-        if let (Some(symbol), Some(period_end), Some(fiscal_period), Some(metric), Some(value)) =
+        let (Some(symbol), Some(period_end), Some(fiscal_period), Some(metric), Some(value)) =
             (symbol, period_end, fiscal_period, metric, value)
-        {
-            out.push((line, FundamentalRecord { symbol, period_end, fiscal_period, metric, value, currency }));
-        }
-    }
-    out
+        else {
+            return None;
+        };
+        Some(FundamentalRecord { symbol, period_end, fiscal_period, metric, value, currency })
+    })
 }
 
 /// Economic series in wide form: a date (or year and quarter) column, then one column per series. The
 /// key of a series is `key_prefix` + its normalised header.
 pub fn economics(r: &mut Reader<'_>, mapping: &Mapping) -> Vec<(u64, ObservationRecord)> {
-    let mut out = Vec::new();
     let quarter =
         mapping.columns.get("date").and_then(|d| d.split_once('+')).map(|(y, q)| (normalise(y), normalise(q)));
     let normalised: Vec<String> = r.table.headers.iter().map(|h| normalise(h)).collect();
@@ -477,16 +267,13 @@ pub fn economics(r: &mut Reader<'_>, mapping: &Mapping) -> Vec<(u64, Observation
             (Some(yi), Some(qi)) => (vec![yi, qi], Some((yi, qi))),
             _ => {
                 r.fail(1, "date", "the mapped year and quarter columns are not in the header");
-                return out;
+                return Vec::new();
             }
         },
         None => (r.column("date").into_iter().collect(), None),
     };
-    for row in 0..r.table.len() {
-        if r.full() {
-            break;
-        }
-        let line = r.table.line(row);
+    rows(r, |r, row, line| {
+        let mut observations = Vec::new();
         let date = match quarter_cols {
             Some((yi, qi)) => {
                 let y = r.table.cell(row, yi).unwrap_or_default().to_string();
@@ -501,7 +288,7 @@ pub fn economics(r: &mut Reader<'_>, mapping: &Mapping) -> Vec<(u64, Observation
             }
             None => r.date(row, "date", true),
         };
-        let Some(date) = date else { continue };
+        let Some(date) = date else { return observations };
         for (i, header) in r.table.headers.clone().iter().enumerate() {
             if date_cols.contains(&i) {
                 continue;
@@ -512,65 +299,45 @@ pub fn economics(r: &mut Reader<'_>, mapping: &Mapping) -> Vec<(u64, Observation
                 continue;
             }
             match values::decimal(&raw) {
-                Ok(value) => out.push((
-                    line,
-                    ObservationRecord {
-                        key: format!("{}{}", mapping.key_prefix, normalise(header)),
-                        date: date.clone(),
-                        value,
-                    },
-                )),
+                Ok(value) => observations.push(ObservationRecord {
+                    key: format!("{}{}", mapping.key_prefix, normalise(header)),
+                    date: date.clone(),
+                    value,
+                }),
                 Err(m) => r.fail(line, header, m),
             }
         }
-    }
-    out
+        observations
+    })
 }
 
 pub fn ledgers(r: &mut Reader<'_>) -> Vec<(u64, LedgerRecord)> {
-    let mut out = Vec::new();
-    for row in 0..r.table.len() {
-        if r.full() {
-            break;
-        }
-        let line = r.table.line(row);
+    rows(r, |r, row, _| {
         let code = r.required_parsed(row, "code", name);
         let name_ = r.required(row, "name");
         let currency = r.required_parsed(row, "currency", values::currency);
-        if let (Some(code), Some(name), Some(currency)) = (code, name_, currency) {
-            out.push((line, LedgerRecord { code, name, currency }));
-        }
-    }
-    out
+        let (Some(code), Some(name), Some(currency)) = (code, name_, currency) else { return None };
+        Some(LedgerRecord { code, name, currency })
+    })
 }
 
 pub fn entities(r: &mut Reader<'_>) -> Vec<(u64, EntityRecord)> {
-    let mut out = Vec::new();
-    for row in 0..r.table.len() {
-        if r.full() {
-            break;
-        }
-        let line = r.table.line(row);
+    rows(r, |r, row, _| {
         let code = r.required_parsed(row, "code", name);
         let name_ = r.required(row, "name");
         let status = r.parsed(row, "status", one_of(&ENTITY_STATUSES)).unwrap_or_else(|| "active".into());
         let ledger = r.required_parsed(row, "ledger", name);
         let currency = r.required_parsed(row, "currency", values::currency);
         let country = r.text(row, "country").unwrap_or_default();
-        if let (Some(code), Some(name), Some(ledger), Some(currency)) = (code, name_, ledger, currency) {
-            out.push((line, EntityRecord { code, name, status, ledger, currency, country }));
-        }
-    }
-    out
+        let (Some(code), Some(name), Some(ledger), Some(currency)) = (code, name_, ledger, currency) else {
+            return None;
+        };
+        Some(EntityRecord { code, name, status, ledger, currency, country })
+    })
 }
 
 pub fn journal_lines(r: &mut Reader<'_>) -> Vec<(u64, JournalLineRecord)> {
-    let mut out = Vec::new();
-    for row in 0..r.table.len() {
-        if r.full() {
-            break;
-        }
-        let line = r.table.line(row);
+    rows(r, |r, row, line| {
         let entry = r.required_parsed(row, "entry", name);
         let date = r.date(row, "date", true);
         let ledger = r.required_parsed(row, "ledger", name);
@@ -578,92 +345,75 @@ pub fn journal_lines(r: &mut Reader<'_>) -> Vec<(u64, JournalLineRecord)> {
         let account = r.required_parsed(row, "account", name);
         let description = r.text(row, "description").unwrap_or_default();
         let currency = r.required_parsed(row, "currency", values::currency);
-        let Some(currency) = currency else { continue };
+        let Some(currency) = currency else { return None };
         let debit = r.parsed(row, "debit", |s| values::amount_minor(s, currency)).unwrap_or(0);
         let credit = r.parsed(row, "credit", |s| values::amount_minor(s, currency)).unwrap_or(0);
         if debit < 0 || credit < 0 || (debit == 0) == (credit == 0) {
             r.fail(line, "debit", "a line has either a debit or a credit, above zero");
-            continue;
+            return None;
         }
-        if let (Some(entry), Some(date), Some(ledger), Some(entity), Some(account)) =
+        let (Some(entry), Some(date), Some(ledger), Some(entity), Some(account)) =
             (entry, date, ledger, entity, account)
-        {
-            out.push((
-                line,
-                JournalLineRecord {
-                    entry,
-                    date,
-                    ledger,
-                    entity,
-                    account,
-                    description,
-                    debit_minor: debit,
-                    credit_minor: credit,
-                    currency,
-                },
-            ));
-        }
-    }
-    out
+        else {
+            return None;
+        };
+        Some(JournalLineRecord {
+            entry,
+            date,
+            ledger,
+            entity,
+            account,
+            description,
+            debit_minor: debit,
+            credit_minor: credit,
+            currency,
+        })
+    })
 }
 
 pub fn transactions(r: &mut Reader<'_>) -> Vec<(u64, TransactionRecord)> {
-    let mut out = Vec::new();
-    for row in 0..r.table.len() {
-        if r.full() {
-            break;
-        }
-        let line = r.table.line(row);
+    rows(r, |r, row, _| {
         let account = r.required_parsed(row, "account", name);
         let external_id = r.required_parsed(row, "id", name);
         let booking_date = r.date(row, "booking_date", true);
         let value_date = r.date(row, "value_date", false);
         let currency = r.required_parsed(row, "currency", values::currency);
-        let Some(currency) = currency else { continue };
+        let Some(currency) = currency else { return None };
         let amount = r.required_parsed(row, "amount", |s| values::amount_minor(s, currency));
         let counterparty = r.text(row, "counterparty").unwrap_or_default();
         let description = r.text(row, "description").unwrap_or_default();
         let reference = r.text(row, "reference").unwrap_or_default();
-        if let (Some(account), Some(external_id), Some(booking_date), Some(amount_minor)) =
+        let (Some(account), Some(external_id), Some(booking_date), Some(amount_minor)) =
             (account, external_id, booking_date, amount)
-        {
-            out.push((
-                line,
-                TransactionRecord {
-                    account,
-                    external_id,
-                    value_date: value_date.unwrap_or_else(|| booking_date.clone()),
-                    booking_date,
-                    amount_minor,
-                    currency,
-                    counterparty,
-                    description,
-                    reference,
-                },
-            ));
-        }
-    }
-    out
+        else {
+            return None;
+        };
+        Some(TransactionRecord {
+            account,
+            external_id,
+            value_date: value_date.unwrap_or_else(|| booking_date.clone()),
+            booking_date,
+            amount_minor,
+            currency,
+            counterparty,
+            description,
+            reference,
+        })
+    })
 }
 
 pub fn balances(r: &mut Reader<'_>) -> Vec<(u64, BalanceRecord)> {
-    let mut out = Vec::new();
-    for row in 0..r.table.len() {
-        if r.full() {
-            break;
-        }
-        let line = r.table.line(row);
+    rows(r, |r, row, _| {
         let account = r.required_parsed(row, "account", name);
         let date = r.date(row, "date", true);
         let balance_type = r.required_parsed(row, "type", |s| one_of(&BALANCE_TYPES)(&normalise(s)));
         let currency = r.required_parsed(row, "currency", values::currency);
-        let Some(currency) = currency else { continue };
+        let Some(currency) = currency else { return None };
         let amount = r.required_parsed(row, "amount", |s| values::amount_minor(s, currency));
-        if let (Some(account), Some(date), Some(balance_type), Some(amount_minor)) =
-            (account, date, balance_type, amount)
-        {
-            out.push((line, BalanceRecord { account, date, balance_type, amount_minor, currency }));
-        }
-    }
-    out
+        let (Some(account), Some(date), Some(balance_type), Some(amount_minor)) = (account, date, balance_type, amount)
+        else {
+            return None;
+        };
+        Some(BalanceRecord { account, date, balance_type, amount_minor, currency })
+    })
 }

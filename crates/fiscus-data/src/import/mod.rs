@@ -8,6 +8,7 @@
 
 mod book;
 mod kinds;
+mod reader;
 mod table;
 mod write;
 
@@ -170,7 +171,7 @@ pub async fn import(
         drop(bytes);
         let total = parsed.len() as u64;
         progress.update("checking", 0, total);
-        let mut reader = kinds::Reader::new(&parsed, req.kind, &req.mapping).map_err(|e| Failure::one(&file, e))?;
+        let mut reader = reader::Reader::new(&parsed, req.kind, &req.mapping).map_err(|e| Failure::one(&file, e))?;
         let plan = write::plan(store, workspace_id, &req, &name, &mut reader).await?;
         if !reader.errors.is_empty() {
             return Err(Failure::Invalid { file, errors: reader.errors });

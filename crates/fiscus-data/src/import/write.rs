@@ -1,7 +1,12 @@
 //! The rules across rows and against what is stored (a key once per file, references that exist, journals
 //! that balance, ledger rows already imported), then the one transaction that writes a dataset.
+//!
+//! It is long because every import kind's write has the same shape (check across rows, check against the store,
+//! one transaction), one function per kind in the order of `kinds.rs`; the shape is clearer side by side than
+//! spread over files.
 
-use super::kinds::{self, Reader};
+use super::kinds;
+use super::reader::Reader;
 use super::{Failure, ImportRequest, Progress};
 use fiscus_domain::data::Kind;
 use fiscus_domain::data::records::*;

@@ -1,5 +1,8 @@
 //! Instruments and what is observed of them: prices, corporate actions, fundamentals. Each read names the
 //! dataset version it served, so a number can be traced to the import it came from.
+//!
+//! It is long because the instrument reads share one view, one query shape and the dataset-version rule; split
+//! per read, each file would repeat them.
 
 use axum::Json;
 use axum::body::Bytes;

@@ -10,6 +10,9 @@
 //! (agent, integration, Financial Action, code runner, sub-workflow, external network) reach outside the
 //! run; they may be written in a definition, but a validation campaign refuses them (the seed's rule) and
 //! this runtime does not run them yet (a run of such a version is refused before it starts).
+//!
+//! It is long because a language's types and its validation are read together: each step kind's fields beside the
+//! checks that refuse them.
 
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};

@@ -16,8 +16,8 @@ use fiscus_store::investment_records::RecordKind;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
+use crate::governed_operations::RebalanceOutput;
 use crate::orders::OrderActionRequest;
-use crate::themes::RebalanceOutput;
 use fiscus_console::flash::{self, Notice};
 use fiscus_console::html::{self, escape, page};
 use fiscus_console::session::OperatorSession;

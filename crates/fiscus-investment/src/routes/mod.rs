@@ -4,6 +4,7 @@
 
 pub mod book;
 pub mod evidence;
+pub mod governed_operations;
 pub mod records;
 pub mod risk;
 pub mod themes;
@@ -39,7 +40,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(themes::get_universe))
         .routes(routes!(themes::get_model_portfolios))
         .routes(routes!(themes::get_model_portfolio))
-        .routes(routes!(themes::get_operation))
+        .routes(routes!(governed_operations::get_operation))
         .routes(routes!(evidence::get_risk_compliance_run))
         .routes(routes!(evidence::get_generative_market_runs))
         .routes(routes!(evidence::get_reports))
@@ -58,7 +59,7 @@ pub fn writing_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(themes::post_universe))
         .routes(routes!(themes::post_handoff))
         .routes(routes!(themes::post_model_portfolio))
-        .routes(routes!(themes::post_operation))
-        .routes(routes!(themes::post_rebalance))
-        .routes(routes!(themes::post_order_action))
+        .routes(routes!(governed_operations::post_operation))
+        .routes(routes!(governed_operations::post_rebalance))
+        .routes(routes!(governed_operations::post_order_action))
 }

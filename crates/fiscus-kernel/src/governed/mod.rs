@@ -82,7 +82,7 @@ pub enum Failure {
     Production(ProductionRefusal),
     /// The numeric engine refused the inputs: the problem code its typed reason maps to
     /// (`compute::engine_code`), the reason (`infeasible`, `not_positive_definite`, …) and what it said.
-    Computation { code: ErrorCode, engine_error: &'static str, detail: String },
+    Computation { code: ErrorCode, engine_error: fiscus_domain::compute::EngineReason, detail: String },
     /// The store failed, or found data it does not recognise or that failed its seal.
     Store(StoreError),
 }
@@ -102,7 +102,7 @@ impl Failure {
     pub fn insufficient_data(detail: impl Into<String>) -> Failure {
         Failure::Computation {
             code: ErrorCode::InsufficientData,
-            engine_error: "insufficient_data",
+            engine_error: fiscus_domain::compute::EngineReason::InsufficientData,
             detail: detail.into(),
         }
     }
@@ -151,9 +151,9 @@ pub fn new_record<B: serde::Serialize>(
     prefix: &str,
     body: B,
     created_by: String,
-) -> Result<fiscus_store::lqm::Record<B>, Failure> {
+) -> Result<fiscus_store::sealed_records::Record<B>, Failure> {
     let (body_json, content_hash) = canonical(what, &body)?;
-    Ok(fiscus_store::lqm::Record {
+    Ok(fiscus_store::sealed_records::Record {
         id: fiscus_domain::ids::new_id(prefix),
         body,
         body_json,

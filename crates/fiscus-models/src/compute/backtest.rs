@@ -1,6 +1,8 @@
 //! Backtest jobs: a periodically rebalanced portfolio of instruments over their observed prices
 //! (`fiscus_quant::backtest`, vectorbt's fill rules), with its equity curve, fees and risk statistics.
 
+use crate::compute::Computation;
+use fiscus_domain::compute::JobKind;
 use fiscus_quant::Matrix;
 use fiscus_quant::backtest::{BacktestConfig, periodic_schedule, run};
 use std::collections::BTreeMap;
@@ -78,18 +80,25 @@ pub async fn pin(state: &Services, workspace_id: &str, r: BacktestRequest) -> Re
     Ok(Backtest { prices, weights, rebalance_every: every, initial_cash: cash, fee_rate: fee })
 }
 
-impl Backtest {
-    pub fn size(&self) -> u64 {
+impl Computation for Backtest {
+    type Inputs = fiscus_kernel::inputs::Panel;
+    const KIND: JobKind = JobKind::Backtest;
+
+    async fn load(&self, state: &Services, workspace_id: &str) -> Result<fiscus_kernel::inputs::Panel, Failure> {
+        fiscus_kernel::inputs::load(state, workspace_id, &self.prices).await
+    }
+
+    fn size(&self) -> u64 {
         // The price rows are not known before loading; 5,000 trading days (20 years) per instrument.
         self.prices.instruments.len() as u64 * 5_000
     }
 
     /// Backtests of up to 100 instruments are answered in the request.
-    pub fn small(&self) -> bool {
+    fn small(&self) -> bool {
         self.prices.instruments.len() <= 100
     }
 
-    pub fn run(&self, panel: fiscus_kernel::inputs::Panel, control: &Control) -> Result<Value, Refusal> {
+    fn run(&self, panel: fiscus_kernel::inputs::Panel, control: &Control) -> Result<Value, Refusal> {
         control.check()?;
         let close = Matrix::from_rows(&panel.prices)?;
         let schedule = periodic_schedule(panel.prices.len(), self.rebalance_every as usize, &self.weights)?;

@@ -6,6 +6,8 @@
 //! the same scale, so it is chosen by name only). Intervals: ARIMA's Gaussian ψ-weight intervals;
 //! Holt-Winters' simulated ones (seeded).
 
+use crate::compute::Computation;
+use fiscus_domain::compute::JobKind;
 use fiscus_quant::forecast::arima::{self, ArimaSpec, ArimaTrend};
 use fiscus_quant::forecast::holt_winters::{HoltWintersSpec, Season};
 use serde::{Deserialize, Serialize};
@@ -325,13 +327,21 @@ pub struct Loaded {
     pub dates: Option<Vec<String>>,
 }
 
-impl Forecast {
-    pub fn small(&self) -> bool {
+impl Computation for Forecast {
+    type Inputs = Loaded;
+    const KIND: JobKind = JobKind::Forecast;
+
+    /// One series, one fit: priced as one.
+    fn size(&self) -> u64 {
+        1
+    }
+
+    fn small(&self) -> bool {
         // An automatic choice fits nine models; one model is quick.
         self.model != ForecastModel::Auto
     }
 
-    pub async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
+    async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
         match &self.source {
             Source::Inline { values } => Ok(Loaded { values: values.clone(), dates: None }),
             Source::Instrument(p) => {
@@ -389,7 +399,7 @@ impl Forecast {
         }
     }
 
-    pub fn run(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {
+    fn run(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {
         control.check()?;
         if data.values.len() < 8 {
             return Err(Refusal::Engine(fiscus_quant::QuantError::InsufficientData {

@@ -3,6 +3,8 @@
 //! Every output says `synthetic: true` and `executable: false`, carries the SHA-256 of its paths, and lives
 //! only in its job: nothing generated becomes a dataset, so nothing synthetic can stand in for observations.
 
+use crate::compute::Computation;
+use fiscus_domain::compute::JobKind;
 use fiscus_quant::Matrix;
 use fiscus_quant::simulate::bootstrap::{BootstrapSpec, bootstrap_paths};
 use fiscus_quant::simulate::gbm::{GbmSpec, for_each_gbm_path};
@@ -157,8 +159,11 @@ pub struct Loaded {
     pub history: Option<Matrix>,
 }
 
-impl Generative {
-    pub fn size(&self) -> u64 {
+impl Computation for Generative {
+    type Inputs = Loaded;
+    const KIND: JobKind = JobKind::Generative;
+
+    fn size(&self) -> u64 {
         let n = match &self.basis {
             Basis::DataPlane(p) => p.instruments.len(),
             Basis::Inline(p) => p.assets.len(),
@@ -166,11 +171,11 @@ impl Generative {
         u64::from(self.paths) * u64::from(self.steps) * n as u64
     }
 
-    pub fn small(&self) -> bool {
+    fn small(&self) -> bool {
         self.size() <= 1_000_000
     }
 
-    pub async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
+    async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
         match (&self.basis, self.generator) {
             (Basis::Inline(p), _) => Ok(Loaded {
                 assets: p.assets.clone(),
@@ -211,49 +216,7 @@ impl Generative {
         }
     }
 
-    /// Every path as `(steps + 1) × assets` prices, row 0 the starting prices.
-    fn generate(&self, data: &Loaded, control: &Control) -> Result<Vec<Vec<f64>>, Refusal> {
-        let n = data.assets.len();
-        let steps = self.steps as usize;
-        let mut out = Vec::with_capacity(self.paths as usize);
-        match (&data.gbm, &data.history) {
-            (Some((drift, covariance)), _) => {
-                let spec = GbmSpec {
-                    initial: &data.initial,
-                    drift,
-                    covariance,
-                    horizon_years: self.horizon_years,
-                    steps,
-                    paths: self.paths as usize,
-                    seed: self.seed,
-                };
-                control.check()?;
-                for_each_gbm_path(&spec, |_, path| out.push(path.to_vec()))?;
-            }
-            (None, Some(history)) => {
-                let spec = BootstrapSpec {
-                    steps,
-                    paths: self.paths as usize,
-                    block_length: self.block_length as usize,
-                    seed: self.seed,
-                };
-                control.check()?;
-                for m in bootstrap_paths(history, spec)? {
-                    let mut path = Vec::with_capacity((steps + 1) * n);
-                    path.extend_from_slice(&data.initial);
-                    for r in 0..m.rows() {
-                        let prev = path[r * n..(r + 1) * n].to_vec();
-                        path.extend(prev.iter().zip(m.row(r)).map(|(p, x)| p * (1.0 + x)));
-                    }
-                    out.push(path);
-                }
-            }
-            _ => return Err(Refusal::Failure(Failure::internal("a generator without inputs"))),
-        }
-        Ok(out)
-    }
-
-    pub fn run(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {
+    fn run(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {
         let paths = self.generate(&data, control)?;
         control.check()?;
         let n = data.assets.len();
@@ -299,6 +262,50 @@ impl Generative {
         });
         if let (Value::Object(o), Value::Object(b)) = (&mut out, body) {
             o.extend(b);
+        }
+        Ok(out)
+    }
+}
+
+impl Generative {
+    /// Every path as `(steps + 1) × assets` prices, row 0 the starting prices.
+    fn generate(&self, data: &Loaded, control: &Control) -> Result<Vec<Vec<f64>>, Refusal> {
+        let n = data.assets.len();
+        let steps = self.steps as usize;
+        let mut out = Vec::with_capacity(self.paths as usize);
+        match (&data.gbm, &data.history) {
+            (Some((drift, covariance)), _) => {
+                let spec = GbmSpec {
+                    initial: &data.initial,
+                    drift,
+                    covariance,
+                    horizon_years: self.horizon_years,
+                    steps,
+                    paths: self.paths as usize,
+                    seed: self.seed,
+                };
+                control.check()?;
+                for_each_gbm_path(&spec, |_, path| out.push(path.to_vec()))?;
+            }
+            (None, Some(history)) => {
+                let spec = BootstrapSpec {
+                    steps,
+                    paths: self.paths as usize,
+                    block_length: self.block_length as usize,
+                    seed: self.seed,
+                };
+                control.check()?;
+                for m in bootstrap_paths(history, spec)? {
+                    let mut path = Vec::with_capacity((steps + 1) * n);
+                    path.extend_from_slice(&data.initial);
+                    for r in 0..m.rows() {
+                        let prev = path[r * n..(r + 1) * n].to_vec();
+                        path.extend(prev.iter().zip(m.row(r)).map(|(p, x)| p * (1.0 + x)));
+                    }
+                    out.push(path);
+                }
+            }
+            _ => return Err(Refusal::Failure(Failure::internal("a generator without inputs"))),
         }
         Ok(out)
     }

@@ -7,6 +7,9 @@
 //! sealed result. A job whose node died is retaken after [`STALE_AFTER`] and computed again from its
 //! request (the datasets it pinned never change, so the result is the same). Every job has a wall-clock
 //! budget ([`JOB_BUDGET`]).
+//!
+//! It is long because a job's whole life is here in order (submission, claim, execution, ending, cancellation);
+//! each kind's own computation is in its module behind `Computation`.
 
 pub mod backtest;
 pub mod forecast;
@@ -18,11 +21,10 @@ pub mod scenarios;
 pub mod simulation;
 pub mod tournament;
 
-use fiscus_kernel::inputs;
 pub use fiscus_kernel::pool::{Control, Crashed, Pool, Reserved, Stop};
 
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
-use fiscus_domain::compute::{self as rules, JobKind, JobState};
+use fiscus_domain::compute::{self as rules, JobFailure, JobKind, JobState};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_quant::QuantError;
@@ -59,19 +61,50 @@ pub enum Request {
     ResearchRun(research::Research),
 }
 
+/// What every kind of computation is once pinned (every `Request` but a research run, which is a sequence of
+/// them): what its credits are priced on, whether it is small enough to answer in the request, how its
+/// pinned inputs are read from the store, and how it computes them on a pool thread, stopping at `control`'s
+/// checks. The request, the job, the worker and the routes handle every kind through it alike.
+pub trait Computation: Clone + Send + Sync + 'static {
+    /// What `load` reads and `run` computes on.
+    type Inputs: Send + 'static;
+    const KIND: JobKind;
+    /// The size its credits are priced on (`fiscus_domain::compute::credits`).
+    fn size(&self) -> u64;
+    /// Small enough to be answered in the request (a larger one is queued as a job).
+    fn small(&self) -> bool;
+    fn load(
+        &self,
+        state: &Services,
+        workspace_id: &str,
+    ) -> impl std::future::Future<Output = Result<Self::Inputs, Failure>> + Send;
+    fn run(&self, inputs: Self::Inputs, control: &Control) -> Result<Value, Refusal>;
+}
+
+/// `$each` with `$c` bound to the request's computation, whatever its kind; `$research` for a research run.
+macro_rules! dispatch {
+    ($request:expr, $c:ident => $each:expr, $r:ident => $research:expr) => {
+        match $request {
+            Request::Optimization($c) => $each,
+            Request::Simulation($c) => $each,
+            Request::Backtest($c) => $each,
+            Request::ModelRun($c) => $each,
+            Request::Scenarios($c) => $each,
+            Request::Forecast($c) => $each,
+            Request::Generative($c) => $each,
+            Request::Tournament($c) => $each,
+            Request::ResearchRun($r) => $research,
+        }
+    };
+}
+
+fn kind_of<C: Computation>(_: &C) -> JobKind {
+    C::KIND
+}
+
 impl Request {
     pub fn kind(&self) -> JobKind {
-        match self {
-            Request::Optimization(_) => JobKind::Optimization,
-            Request::Simulation(_) => JobKind::Simulation,
-            Request::Backtest(_) => JobKind::Backtest,
-            Request::ModelRun(_) => JobKind::ModelRun,
-            Request::Scenarios(_) => JobKind::Scenarios,
-            Request::Forecast(_) => JobKind::Forecast,
-            Request::Generative(_) => JobKind::Generative,
-            Request::Tournament(_) => JobKind::Tournament,
-            Request::ResearchRun(_) => JobKind::ResearchRun,
-        }
+        dispatch!(self, c => kind_of(c), _r => JobKind::ResearchRun)
     }
 
     /// What it costs in AI credits (`fiscus_domain::compute::credits`; a research run the sum of its steps).
@@ -92,34 +125,16 @@ impl Request {
 
     /// The size its credits are priced on (`fiscus_domain::compute::credits`).
     fn size(&self) -> u64 {
-        match self {
-            Request::Optimization(o) => o.returns.assets() as u64,
-            Request::Simulation(s) => s.size(),
-            Request::Backtest(b) => b.size(),
-            Request::ModelRun(m) => m.size(),
-            Request::Scenarios(s) => s.size(),
-            Request::Forecast(_) => 1,
-            Request::Generative(g) => g.size(),
-            Request::Tournament(t) => t.candidates.len() as u64,
-            Request::ResearchRun(r) => r.size(),
-        }
+        dispatch!(self, c => c.size(), r => r.size())
     }
 
     fn small(&self) -> bool {
-        match self {
-            Request::Optimization(o) => o.small(),
-            Request::Simulation(s) => s.small(),
-            Request::Backtest(b) => b.small(),
-            Request::ModelRun(m) => m.small(),
-            Request::Scenarios(s) => s.small(),
-            Request::Forecast(f) => f.small(),
-            Request::Generative(g) => g.small(),
-            Request::Tournament(t) => t.small(),
-            Request::ResearchRun(r) => r.small(),
-        }
+        dispatch!(self, c => c.small(), r => r.small())
     }
 
-    /// Reads the inputs and computes on the pool.
+    /// Reads the inputs and computes on the pool: a queued job on the thread its worker reserved, a
+    /// computation answered in the request on the inline threads, never behind queued jobs (it is small by
+    /// rule).
     async fn compute(
         &self,
         state: &Services,
@@ -127,60 +142,30 @@ impl Request {
         control: Arc<Control>,
         thread: Option<&Reserved>,
     ) -> Result<Value, Refusal> {
-        // A queued job runs on the thread its worker reserved; a computation answered in the request on the
-        // inline threads, never behind queued jobs (it is small by rule).
-        let pool = state.compute.clone();
-        let run = |f: Box<dyn FnOnce() -> Result<Value, Refusal> + Send>| async move {
-            let done = match thread {
-                Some(t) => pool.run(t, f).await,
-                None => pool.run_inline(workspace_id, f).await,
-            };
-            done.map_err(|Crashed| Refusal::Crashed)?
-        };
-        match self {
-            Request::Optimization(o) => {
-                let data = o.returns.load(state, workspace_id).await.map_err(Refusal::Failure)?;
-                let o = o.clone();
-                run(Box::new(move || o.run(data, &control))).await
-            }
-            Request::Simulation(s) => {
-                let data = s.load(state, workspace_id).await.map_err(Refusal::Failure)?;
-                let s = s.clone();
-                run(Box::new(move || s.run(data, &control))).await
-            }
-            Request::Backtest(b) => {
-                let panel = inputs::load(state, workspace_id, &b.prices).await.map_err(Refusal::Failure)?;
-                let b = b.clone();
-                run(Box::new(move || b.run(panel, &control))).await
-            }
-            Request::ModelRun(m) => {
-                let data = m.load(state, workspace_id).await.map_err(Refusal::Failure)?;
-                let m = m.clone();
-                run(Box::new(move || m.run(data, &control))).await
-            }
-            Request::Scenarios(s) => {
-                let data = s.returns.load(state, workspace_id).await.map_err(Refusal::Failure)?;
-                let s = s.clone();
-                run(Box::new(move || s.run(data, &control))).await
-            }
-            Request::Forecast(f) => {
-                let data = f.load(state, workspace_id).await.map_err(Refusal::Failure)?;
-                let f = f.clone();
-                run(Box::new(move || f.run(data, &control))).await
-            }
-            Request::Generative(g) => {
-                let data = g.load(state, workspace_id).await.map_err(Refusal::Failure)?;
-                let g = g.clone();
-                run(Box::new(move || g.run(data, &control))).await
-            }
-            Request::Tournament(t) => {
-                let data = t.load(state, workspace_id).await.map_err(Refusal::Failure)?;
-                let t = t.clone();
-                run(Box::new(move || t.run(data, &control))).await
-            }
-            Request::ResearchRun(r) => r.compute(state, workspace_id, control, thread).await,
-        }
+        dispatch!(
+            self,
+            c => computed(c, state, workspace_id, control, thread).await,
+            r => r.compute(state, workspace_id, control, thread).await
+        )
     }
+}
+
+/// One computation's inputs read, then computed on the pool (see `Request::compute`).
+async fn computed<C: Computation>(
+    c: &C,
+    state: &Services,
+    workspace_id: &str,
+    control: Arc<Control>,
+    thread: Option<&Reserved>,
+) -> Result<Value, Refusal> {
+    let inputs = c.load(state, workspace_id).await.map_err(Refusal::Failure)?;
+    let c = c.clone();
+    let f = move || c.run(inputs, &control);
+    let done = match thread {
+        Some(t) => state.compute.run(t, f).await,
+        None => state.compute.run_inline(workspace_id, f).await,
+    };
+    done.map_err(|Crashed| Refusal::Crashed)?
 }
 
 /// Why a computation produced no result.
@@ -422,12 +407,12 @@ pub async fn execute(state: &Services, worker: &str, job: Job, thread: Reserved)
         Err(fiscus_store::StoreError::Tampered(what)) => {
             tracing::error!(job = %job.id, what = %what, "a compute job failed verification; it is not computed");
             let why = "the job's sealed request failed verification".to_string();
-            return end_unrun(state, worker, &caller, &job, "integrity_failure", why, false).await;
+            return end_unrun(state, worker, &caller, &job, JobFailure::IntegrityFailure, why, false).await;
         }
         Err(e) => return Err(e.into()),
     }
     if let Some(why) = authority_withdrawn(state, &job).await? {
-        return end_unrun(state, worker, &caller, &job, "authority_withdrawn", why, true).await;
+        return end_unrun(state, worker, &caller, &job, JobFailure::AuthorityWithdrawn, why, true).await;
     }
     let control = state.compute.control(JOB_BUDGET);
     let beat = {
@@ -467,15 +452,19 @@ pub async fn execute(state: &Services, worker: &str, job: Job, thread: Reserved)
         }
         Err(Refusal::Stopped(Stop::Cancelled)) => (Ending::Cancelled, "compute.job.cancelled"),
         Err(Refusal::Stopped(_)) => (
-            Ending::Failed { code: "budget_exceeded", detail: "the computation ran past its wall-clock budget" },
+            Ending::Failed {
+                code: JobFailure::BudgetExceeded,
+                detail: "the computation ran past its wall-clock budget",
+            },
             "compute.job.failed",
         ),
         Err(Refusal::Engine(e)) => {
-            (Ending::Failed { code: engine_error(e), detail: &engine_detail }, "compute.job.failed")
+            (Ending::Failed { code: JobFailure::Engine(engine_error(e)), detail: &engine_detail }, "compute.job.failed")
         }
-        Err(Refusal::Failure(_)) | Err(Refusal::Crashed) => {
-            (Ending::Failed { code: "internal_error", detail: "the job could not be computed" }, "compute.job.failed")
-        }
+        Err(Refusal::Failure(_)) | Err(Refusal::Crashed) => (
+            Ending::Failed { code: JobFailure::Internal, detail: "the job could not be computed" },
+            "compute.job.failed",
+        ),
     };
     if let Err(Refusal::Failure(f)) = &outcome {
         tracing::error!(job = %job.id, failure = ?f, "a compute job could not read its inputs");
@@ -522,7 +511,7 @@ async fn end_unrun(
     worker: &str,
     caller: &Caller,
     job: &Job,
-    code: &'static str,
+    code: JobFailure,
     why: String,
     refund: bool,
 ) -> Result<(), Failure> {
@@ -548,7 +537,7 @@ async fn end_unrun(
         environment: Some(job.tenant.environment),
         action: "compute.job.failed",
         subject: Some(&job.id),
-        details: json!({ "attempts": job.attempts, "code": code, "detail": why }),
+        details: json!({ "attempts": job.attempts, "code": code.as_str(), "detail": why }),
         occurred_at: now,
     };
     audit(&mut tx, caller, &entry).await?;

@@ -1,6 +1,8 @@
 //! Mean-variance optimisation jobs: PyPortfolioOpt's pipeline (mean historical return, sample covariance,
 //! both annualised) solved by `fiscus_quant::optimise`, on instruments' prices or inline returns.
 
+use crate::compute::Computation;
+use fiscus_domain::compute::JobKind;
 use fiscus_quant::Matrix;
 use fiscus_quant::optimise::mean_variance::{Constraints, Objective, optimise_from_returns};
 use serde::{Deserialize, Serialize};
@@ -122,14 +124,25 @@ pub async fn pin(state: &Services, workspace_id: &str, r: OptimizationRequest) -
     })
 }
 
-impl Optimization {
+impl Computation for Optimization {
+    type Inputs = LoadedReturns;
+    const KIND: JobKind = JobKind::Optimization;
+
+    fn size(&self) -> u64 {
+        self.returns.assets() as u64
+    }
+
+    async fn load(&self, state: &Services, workspace_id: &str) -> Result<LoadedReturns, Failure> {
+        self.returns.load(state, workspace_id).await
+    }
+
     /// Optimisations of up to 100 assets are answered in the request.
-    pub fn small(&self) -> bool {
+    fn small(&self) -> bool {
         self.returns.assets() <= 100
     }
 
     /// The engine's solve of the loaded returns, and the output stored as the job's result.
-    pub fn run(&self, data: LoadedReturns, control: &Control) -> Result<Value, Refusal> {
+    fn run(&self, data: LoadedReturns, control: &Control) -> Result<Value, Refusal> {
         control.check()?;
         let matrix = Matrix::from_rows(&data.rows)?;
         let objective = match self.objective {

@@ -2,6 +2,8 @@
 //! assets' returns (`fiscus_quant::simulate::bootstrap`), and stated stress shocks revalued on a portfolio
 //! (`fiscus_quant::simulate::shocks`). Seeded, so the same request gives the same scenarios.
 
+use crate::compute::Computation;
+use fiscus_domain::compute::JobKind;
 use fiscus_quant::Matrix;
 use fiscus_quant::simulate::bootstrap::{BootstrapSpec, bootstrap_paths};
 use fiscus_quant::simulate::shocks::{ShockScenario, apply_shock};
@@ -172,17 +174,24 @@ pub async fn pin(state: &Services, workspace_id: &str, r: ScenarioRequest) -> Re
     })
 }
 
-impl Scenarios {
-    pub fn size(&self) -> u64 {
+impl Computation for Scenarios {
+    type Inputs = LoadedReturns;
+    const KIND: JobKind = JobKind::Scenarios;
+
+    async fn load(&self, state: &Services, workspace_id: &str) -> Result<LoadedReturns, Failure> {
+        self.returns.load(state, workspace_id).await
+    }
+
+    fn size(&self) -> u64 {
         u64::from(self.paths) * u64::from(self.steps) * self.returns.assets() as u64
     }
 
     /// Up to a million resampled values are answered in the request; stress always.
-    pub fn small(&self) -> bool {
+    fn small(&self) -> bool {
         self.method == ScenarioMethod::Stress || self.size() <= 1_000_000
     }
 
-    pub fn run(&self, data: LoadedReturns, control: &Control) -> Result<Value, Refusal> {
+    fn run(&self, data: LoadedReturns, control: &Control) -> Result<Value, Refusal> {
         control.check()?;
         let n = data.assets.len();
         let weights = self.weights.clone().unwrap_or_else(|| vec![1.0 / n as f64; n]);

@@ -8,6 +8,8 @@
 //! whatever the thread count, so a job is reproducible bit for bit; a job of one chunk is exactly the
 //! engine's `gbm_terminal_prices` for its seed.
 
+use crate::compute::Computation;
+use fiscus_domain::compute::JobKind;
 use std::collections::BTreeMap;
 
 use fiscus_quant::Matrix;
@@ -282,9 +284,12 @@ pub struct Loaded {
     pub observations: Option<(usize, String, String)>,
 }
 
-impl Simulation {
+impl Computation for Simulation {
+    type Inputs = Loaded;
+    const KIND: JobKind = JobKind::Simulation;
+
     /// Up to 1 million normal draws are answered in the request.
-    pub fn small(&self) -> bool {
+    fn small(&self) -> bool {
         let n = match &self.parameters {
             Parameters::DataPlane(p) => p.instruments.len(),
             Parameters::Inline(p) => p.assets.len(),
@@ -293,7 +298,7 @@ impl Simulation {
     }
 
     /// Simulated values, for the price in credits.
-    pub fn size(&self) -> u64 {
+    fn size(&self) -> u64 {
         let n = match &self.parameters {
             Parameters::DataPlane(p) => p.instruments.len(),
             Parameters::Inline(p) => p.assets.len(),
@@ -301,7 +306,7 @@ impl Simulation {
         u64::from(self.paths) * u64::from(self.steps) * n as u64
     }
 
-    pub async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
+    async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
         match &self.parameters {
             Parameters::Inline(p) => Ok(Loaded {
                 assets: p.assets.clone(),
@@ -347,7 +352,7 @@ impl Simulation {
         }
     }
 
-    pub fn run(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {
+    fn run(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {
         let n = data.assets.len();
         let paths = self.paths as usize;
         let steps = self.steps as usize;

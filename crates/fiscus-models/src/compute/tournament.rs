@@ -7,6 +7,8 @@
 //! the seasonal indices reapplied), as in M4; unlike M4 it adjusts whenever `seasonal_period` > 1, without
 //! M4's 90 % autocorrelation test for seasonality.
 
+use crate::compute::Computation;
+use fiscus_domain::compute::JobKind;
 use fiscus_quant::forecast::arima::{self, ArimaSpec, ArimaTrend};
 use fiscus_quant::forecast::holt_winters::HoltWintersSpec;
 use serde::{Deserialize, Serialize};
@@ -168,12 +170,19 @@ pub async fn pin(state: &Services, workspace_id: &str, r: TournamentRequest) -> 
     Ok(Tournament { source: f.source, candidates, horizon, origins, seasonal_period: m })
 }
 
-impl Tournament {
-    pub fn small(&self) -> bool {
+impl Computation for Tournament {
+    type Inputs = Loaded;
+    const KIND: JobKind = JobKind::Tournament;
+
+    fn size(&self) -> u64 {
+        self.candidates.len() as u64
+    }
+
+    fn small(&self) -> bool {
         !self.candidates.contains(&Candidate::Arima) && self.origins <= 8
     }
 
-    pub async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
+    async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
         let f = super::forecast::Forecast {
             source: self.source.clone(),
             model: super::forecast::ForecastModel::Arima,
@@ -184,7 +193,7 @@ impl Tournament {
         f.load(state, workspace_id).await
     }
 
-    pub fn run(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {
+    fn run(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {
         let y = &data.values;
         let (h, k, m) = (self.horizon as usize, self.origins as usize, self.seasonal_period as usize);
         // The first origin leaves `k - 1 + h` observations to evaluate on; training needs two seasons.

@@ -14,8 +14,8 @@ use fiscus_domain::lqm::records::{Column, ContractBody, ContractTarget, DatasetR
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
 use fiscus_store::data::datasets::{self, Dataset};
-use fiscus_store::lqm::Record;
 use fiscus_store::lqm::models::{self, Contract};
+use fiscus_store::sealed_records::Record;
 use serde::Deserialize;
 use serde_json::json;
 

@@ -10,10 +10,10 @@ use fiscus_domain::lqm::lifecycle::{self, Operation, PromotionState};
 use fiscus_domain::lqm::promotion::{self as rules, PromotionDecision};
 use fiscus_domain::lqm::records::PromotionBody;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::lqm::Record;
 use fiscus_store::lqm::models::Model;
 use fiscus_store::lqm::supply_chain::{self, Promotion};
 use fiscus_store::lqm::training::Review;
+use fiscus_store::sealed_records::Record;
 use serde_json::json;
 
 use super::registry::{self, Dossier};

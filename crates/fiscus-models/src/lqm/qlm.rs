@@ -11,8 +11,8 @@ use fiscus_domain::lqm::lifecycle::{self, Operation, PromotionState};
 use fiscus_domain::lqm::records::{Pin, QlmBody, QlmRunBody, QlmVersionBody};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
-use fiscus_store::lqm::Record;
 use fiscus_store::lqm::qlms::{self, Qlm, Run, RunKind, Version};
+use fiscus_store::sealed_records::Record;
 use serde::Deserialize;
 use serde_json::{Value, json};
 

@@ -10,10 +10,10 @@ use fiscus_domain::lqm::lifecycle::{
 use fiscus_domain::lqm::records::ModelBody;
 use fiscus_domain::lqm::retraining::RequestState;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::lqm::Record;
 use fiscus_store::lqm::models::{self, Contract, Model};
 use fiscus_store::lqm::supply_chain::{self, EvidencePacket, Promotion, Publication};
 use fiscus_store::lqm::training::{self, Checkpoint, Evaluation, Request};
+use fiscus_store::sealed_records::Record;
 use serde::Deserialize;
 use serde_json::json;
 

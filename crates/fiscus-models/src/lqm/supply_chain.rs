@@ -10,8 +10,8 @@ use fiscus_domain::lqm::records::{
 };
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
-use fiscus_store::lqm::Record;
 use fiscus_store::lqm::supply_chain::{self, EvidencePacket, Publication};
+use fiscus_store::sealed_records::Record;
 use serde_json::{Value, json};
 
 use super::hub::Hub;

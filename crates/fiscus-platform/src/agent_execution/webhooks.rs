@@ -48,7 +48,7 @@ pub struct WebhookEndpointRequest {
     )]
     pub url: String,
     /// Event types to deliver (`action.approved`, …); omitted or `["*"]` for every type.
-    #[schema(value_type = Option<Vec<fiscus_domain::fields::WebhookEventType>>, max_items = 32)]
+    #[schema(value_type = Option<Vec<fiscus_domain::events::SubscribedEventType>>, max_items = 32)]
     pub event_types: Option<Vec<String>>,
     /// What the endpoint is for, as people read it: at most 200 characters, no control characters.
     #[schema(value_type = Option<fiscus_domain::fields::Text<0, 200>>, inline)]

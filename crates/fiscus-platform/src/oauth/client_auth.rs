@@ -188,7 +188,10 @@ pub async fn authenticate_client(
         .await?
         .ok_or(OAuthError::invalid_client())?;
     let shaped = credentials::parse(&secret).is_some_and(|p| p.kind == credentials::SecretKind::ClientSecret);
-    if !shaped || client.status != "active" || !credentials::verify(&state.server_key, &secret, &client.secret_hash) {
+    if !shaped
+        || client.status != credentials::CredentialStatus::Active
+        || !credentials::verify(&state.server_key, &secret, &client.secret_hash)
+    {
         return Err(OAuthError::invalid_client());
     }
     Ok(client)

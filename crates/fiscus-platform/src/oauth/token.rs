@@ -253,9 +253,9 @@ async fn introspect(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Resul
         return Ok(inactive);
     };
     let now = now_micros();
-    let active = resolved.credential_status == "active"
+    let active = resolved.credential_status == fiscus_domain::credentials::CredentialStatus::Active
         && resolved.expires_at.is_some_and(|at| at > now)
-        && resolved.app_status == "active";
+        && resolved.app_status == fiscus_domain::credentials::AppStatus::Active;
     if !active {
         return Ok(inactive);
     }
@@ -273,7 +273,7 @@ async fn introspect(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Resul
         iat: None,
         sub: Some(resolved.application_id),
         workspace_id: Some(resolved.workspace_id),
-        environment: Some(resolved.environment),
+        environment: Some(resolved.environment.as_str().to_string()),
     })
 }
 

@@ -6,6 +6,9 @@
 //! Rules no JSON Schema can state stay in the handlers and in the prose: comparisons of two values
 //! (`max_weight` not below `min_weight`), lengths that must match (a weight per asset), and facts of the
 //! workspace (a named instrument exists).
+//!
+//! It is long because it is the list of the document's rules, each with its own small function; one list is what
+//! a reviewer checks against the conventions.
 
 use serde_json::{Value, json};
 

@@ -396,7 +396,7 @@ async fn the_grant_changes_only_at_the_console_by_an_admin_on_the_version_shown(
     assert_eq!(Signed::get("/api/v2/agent-execution/capabilities").send(&app, &signer).await.status(), 200);
     // Every decision is audited and sealed.
     assert_eq!(app.count("SELECT COUNT(*) FROM audit_events WHERE action = 'execution_client.decision'").await, 1);
-    let (checked, failures) = fiscus_store::seals::verify_workspace(
+    let (checked, failures) = fiscus_store::sealed_tables::verify_workspace(
         &mut app.state.store.read().await.expect("conn"),
         app.state.store.seal_key(),
         &app.workspace_id,

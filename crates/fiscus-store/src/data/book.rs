@@ -2,6 +2,9 @@
 //! Imported rows are never updated; a lot's open quantity is its quantity less what sales closed of it
 //! (`lot_disposals`). Rows decode into typed values here: an unknown stored origin or currency is
 //! [`StoreError::Corrupt`], never a default.
+//!
+//! It is long because the book is one set of tables (portfolios, lots, disposals, holdings) read and written
+//! together.
 
 use super::{Result, RowTable, WriteTx, insert_rows, text};
 use crate::StoreError;

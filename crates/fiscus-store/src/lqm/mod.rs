@@ -11,5 +11,4 @@ pub mod qlms;
 pub mod supply_chain;
 pub mod training;
 
-pub use crate::sealed_records::Record;
 pub(crate) use crate::sealed_records::*;

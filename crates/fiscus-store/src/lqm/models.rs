@@ -1,6 +1,7 @@
 //! Registered models and their dataset contracts.
 
-use super::{Fields, Record, insert_record, select_one, select_page, select_where, text};
+use super::{Fields, insert_record, select_one, select_page, select_where, text};
+use crate::sealed_records::Record;
 use crate::seals::SealedTable;
 use crate::{Result, WriteTx};
 use fiscus_domain::integrity::{SealKey, Stored};

@@ -1,7 +1,8 @@
 //! QLMs, their versions (each pinning exact checkpoints) and their runs.
 
 use super::supply_chain::{QLM_RUNS_SEALED, QLM_VERSIONS_SEALED, QLMS_SEALED};
-use super::{Fields, Record, insert_record, select_one, select_page, select_where, text};
+use super::{Fields, insert_record, select_one, select_page, select_where, text};
+use crate::sealed_records::Record;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::lqm::records::{QlmBody, QlmRunBody, QlmVersionBody};

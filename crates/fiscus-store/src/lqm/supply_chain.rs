@@ -2,7 +2,8 @@
 //! are sealed from the start; the promotion and QLM repositories come with the operations that write them.
 
 use super::training::Review;
-use super::{Fields, Record, insert_record, select_one, select_page, select_where, text, update_guarded};
+use super::{Fields, insert_record, select_one, select_page, select_where, text, update_guarded};
+use crate::sealed_records::Record;
 use crate::seals::SealedTable;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::integrity::{SealKey, Stored};

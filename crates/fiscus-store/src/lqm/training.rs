@@ -1,6 +1,7 @@
 //! Retraining requests (reviewed once), the checkpoints trained under them, and their evaluations.
 
-use super::{Fields, Record, columns_differ, insert_record, opt_text, select_one, select_where, text, update_guarded};
+use super::{Fields, columns_differ, insert_record, opt_text, select_one, select_where, text, update_guarded};
+use crate::sealed_records::Record;
 use crate::seals::SealedTable;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::integrity::{SealKey, Stored};

@@ -280,7 +280,7 @@ async fn universes_model_portfolios_and_operations_are_sealed_decided_once_and_t
         assert_not_found(themes::get_operation(&mut conn, key, &stranger, &op.id).await);
         assert!(themes::list_models(&mut conn, key, &stranger, None, None, 10).await.expect("list").is_empty());
     }
-    let (checked, failing) = fiscus_store::seals::verify_workspace(&mut conn, key, &ws).await.expect("verify");
+    let (checked, failing) = fiscus_store::sealed_tables::verify_workspace(&mut conn, key, &ws).await.expect("verify");
     assert!(checked >= 3 && failing.is_empty(), "{failing:?}");
     drop(conn);
     // An unknown stored state or status is refused; so is an edited sealed column.
@@ -289,6 +289,6 @@ async fn universes_model_portfolios_and_operations_are_sealed_decided_once_and_t
     let mut conn = db.read().await.expect("conn");
     assert!(themes::get_operation(&mut conn, key, &t, &op.id).await.is_err());
     assert!(themes::get_model(&mut conn, key, &t, &m.id).await.is_err());
-    let (_, failing) = fiscus_store::seals::verify_workspace(&mut conn, key, &ws).await.expect("verify");
+    let (_, failing) = fiscus_store::sealed_tables::verify_workspace(&mut conn, key, &ws).await.expect("verify");
     assert_eq!(failing.len(), 2, "{failing:?}");
 }

@@ -3,6 +3,7 @@
 //! database. With PostgreSQL there is no cache, and the same tests hold trivially.
 
 use crate::helpers::*;
+use fiscus_domain::credentials::CredentialStatus;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_store::cache::TenancyCache;
 use fiscus_store::{Store, credentials, workspaces};
@@ -48,14 +49,23 @@ async fn a_revocation_committed_elsewhere_is_seen_by_the_next_resolution() {
     .await
     .expect("key");
     drop(conn);
-    assert_eq!(db.resolve_api_key("lk_1").await.expect("resolve").expect("found").credential_status, "active");
-    assert_eq!(db.resolve_api_key("lk_1").await.expect("cached").expect("found").credential_status, "active");
+    assert_eq!(
+        db.resolve_api_key("lk_1").await.expect("resolve").expect("found").credential_status,
+        CredentialStatus::Active
+    );
+    assert_eq!(
+        db.resolve_api_key("lk_1").await.expect("cached").expect("found").credential_status,
+        CredentialStatus::Active
+    );
     assert!(db.resolve_api_key("lk_unknown").await.expect("resolve").is_none());
     let cli = second_store(&db).await;
     let mut tx = cli.begin().await.expect("begin");
     credentials::revoke_api_key(&mut tx, &t.workspace_id, "key_1", NOW).await.expect("revoke");
     tx.commit().await.expect("commit");
-    assert_eq!(db.resolve_api_key("lk_1").await.expect("resolve").expect("found").credential_status, "revoked");
+    assert_eq!(
+        db.resolve_api_key("lk_1").await.expect("resolve").expect("found").credential_status,
+        CredentialStatus::Revoked
+    );
 }
 
 #[tokio::test]
@@ -82,12 +92,18 @@ async fn a_token_revocation_committed_elsewhere_is_seen_by_the_next_resolution()
     .await
     .expect("token");
     drop(conn);
-    assert_eq!(db.resolve_access_token("lk_t").await.expect("resolve").expect("found").credential_status, "active");
+    assert_eq!(
+        db.resolve_access_token("lk_t").await.expect("resolve").expect("found").credential_status,
+        CredentialStatus::Active
+    );
     let cli = second_store(&db).await;
     let mut tx = cli.begin().await.expect("begin");
     assert!(credentials::revoke_access_token(&mut tx, &t.workspace_id, "tok_1", NOW).await.expect("revoke"));
     tx.commit().await.expect("commit");
-    assert_eq!(db.resolve_access_token("lk_t").await.expect("resolve").expect("found").credential_status, "revoked");
+    assert_eq!(
+        db.resolve_access_token("lk_t").await.expect("resolve").expect("found").credential_status,
+        CredentialStatus::Revoked
+    );
 }
 
 #[test]

@@ -1,4 +1,5 @@
 use crate::helpers::*;
+use fiscus_domain::credentials::{AppStatus, CredentialStatus, Environment};
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::{Store, credentials};
@@ -73,18 +74,40 @@ async fn an_api_key_resolves_by_lookup_to_its_workspace_whoever_asks() {
     let r = credentials::resolve_api_key(&mut conn, &key.lookup).await.expect("resolve").expect("found");
     assert_eq!(r.credential_id, key.id);
     assert_eq!(r.secret_hash, "hash-of-secret");
-    assert_eq!(r.credential_status, "active");
+    assert_eq!(r.credential_status, CredentialStatus::Active);
     assert_eq!(r.expires_at, Some(NOW + 1));
     assert_eq!(r.token_scopes, None);
     assert_eq!(r.application_id, app);
     assert_eq!(r.workspace_id, t.workspace_id);
-    assert_eq!(r.environment, "production");
-    assert_eq!(r.app_status, "active");
+    assert_eq!(r.environment, Environment::Production);
+    assert_eq!(r.app_status, AppStatus::Active);
     assert_eq!(r.app_scopes, ScopeSet::all());
     assert_eq!(r.service_class, "default");
     assert_eq!(r.workspace_entitlement, ScopeSet::all());
     assert!(!r.production_access);
     assert!(credentials::resolve_api_key(&mut conn, "lk_unknown").await.expect("resolve").is_none());
+}
+
+#[tokio::test]
+async fn a_status_or_environment_no_code_wrote_is_corrupt_wherever_a_credential_is_read() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let app = application(&db, &t).await;
+    let key = api_key(&db, &t, &app, None).await;
+    force(&db, "api_keys", "status", &key.id, "paused").await;
+    let mut conn = db.read().await.expect("conn");
+    assert_corrupt(credentials::resolve_api_key(&mut conn, &key.lookup).await, "credential_status");
+    assert_corrupt(credentials::list_api_keys(&mut conn, &t.workspace_id, None).await, "status");
+    drop(conn);
+    force(&db, "api_keys", "status", &key.id, "active").await;
+    force(&db, "applications", "status", &app, "dormant").await;
+    let mut conn = db.read().await.expect("conn");
+    assert_corrupt(credentials::resolve_api_key(&mut conn, &key.lookup).await, "app_status");
+    drop(conn);
+    force(&db, "applications", "status", &app, "active").await;
+    force(&db, "applications", "environment", &app, "staging").await;
+    let mut conn = db.read().await.expect("conn");
+    assert_corrupt(credentials::resolve_api_key(&mut conn, &key.lookup).await, "environment");
 }
 
 #[tokio::test]
@@ -144,14 +167,24 @@ async fn end_active_keys_ends_every_active_key_of_the_application_once() {
     api_key(&db, &t, &app, None).await;
     let bystander = api_key(&db, &t, &bystander_app, None).await;
     let mut tx = db.begin().await.expect("begin");
-    assert_eq!(credentials::end_active_keys(&mut tx, &t.workspace_id, &app, "rotated", NOW + 1).await.expect("end"), 2);
-    assert_eq!(credentials::end_active_keys(&mut tx, &t.workspace_id, &app, "revoked", NOW + 2).await.expect("end"), 0);
+    assert_eq!(
+        credentials::end_active_keys(&mut tx, &t.workspace_id, &app, CredentialStatus::Rotated, NOW + 1)
+            .await
+            .expect("end"),
+        2
+    );
+    assert_eq!(
+        credentials::end_active_keys(&mut tx, &t.workspace_id, &app, CredentialStatus::Revoked, NOW + 2)
+            .await
+            .expect("end"),
+        0
+    );
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
     let keys = credentials::list_api_keys(&mut conn, &t.workspace_id, Some(&app)).await.expect("list");
-    assert!(keys.iter().all(|k| k.status == "rotated" && k.revoked_at == Some(NOW + 1)));
+    assert!(keys.iter().all(|k| k.status == CredentialStatus::Rotated && k.revoked_at == Some(NOW + 1)));
     let r = credentials::resolve_api_key(&mut conn, &bystander.lookup).await.expect("resolve").expect("found");
-    assert_eq!(r.credential_status, "active");
+    assert_eq!(r.credential_status, CredentialStatus::Active);
 }
 
 #[tokio::test]
@@ -162,12 +195,15 @@ async fn ending_or_revoking_keys_of_another_workspace_changes_nothing() {
     let key = api_key(&db, &t, &app, None).await;
     let other = workspace(&db).await;
     let mut tx = db.begin().await.expect("begin");
-    assert_eq!(credentials::end_active_keys(&mut tx, &other, &app, "revoked", NOW).await.expect("end"), 0);
+    assert_eq!(
+        credentials::end_active_keys(&mut tx, &other, &app, CredentialStatus::Revoked, NOW).await.expect("end"),
+        0
+    );
     assert_not_found(credentials::revoke_api_key(&mut tx, &other, &key.id, NOW).await);
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
     let r = credentials::resolve_api_key(&mut conn, &key.lookup).await.expect("resolve").expect("found");
-    assert_eq!(r.credential_status, "active");
+    assert_eq!(r.credential_status, CredentialStatus::Active);
 }
 
 #[tokio::test]
@@ -182,7 +218,7 @@ async fn revoke_api_key_revokes_an_active_key_once() {
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
     let r = credentials::resolve_api_key(&mut conn, &key.lookup).await.expect("resolve").expect("found");
-    assert_eq!(r.credential_status, "revoked");
+    assert_eq!(r.credential_status, CredentialStatus::Revoked);
     let row = &credentials::list_api_keys(&mut conn, &t.workspace_id, None).await.expect("list")[0];
     assert_eq!(row.revoked_at, Some(NOW + 3));
 }
@@ -240,7 +276,9 @@ async fn rotating_a_client_secret_revokes_its_live_tokens_only() {
         (row.secret_hash.as_str(), row.secret_hint.as_str(), row.rotated_at),
         ("new-hash", "fcs_…new", Some(NOW + 1))
     );
-    for (k, status) in [(&t1, "revoked"), (&t2, "revoked"), (&bystander, "active")] {
+    for (k, status) in
+        [(&t1, CredentialStatus::Revoked), (&t2, CredentialStatus::Revoked), (&bystander, CredentialStatus::Active)]
+    {
         let r = credentials::resolve_access_token(&mut conn, &k.lookup).await.expect("resolve").expect("found");
         assert_eq!(r.credential_status, status, "{}", k.id);
     }
@@ -264,7 +302,7 @@ async fn rotating_another_workspaces_client_is_not_found_and_changes_nothing() {
         "client-hash"
     );
     let r = credentials::resolve_access_token(&mut conn, &tok.lookup).await.expect("resolve").expect("found");
-    assert_eq!(r.credential_status, "active");
+    assert_eq!(r.credential_status, CredentialStatus::Active);
 }
 
 #[tokio::test]

@@ -10,9 +10,9 @@ use fiscus_domain::lqm::records::{
 };
 use fiscus_domain::lqm::retraining::RequestState;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::lqm::Record;
 use fiscus_store::lqm::models;
 use fiscus_store::lqm::training::{self, Review};
+use fiscus_store::sealed_records::Record;
 use fiscus_store::{Store, StoreError};
 
 fn record<B: serde::Serialize>(prefix: &str, body: B) -> Record<B> {

@@ -1,5 +1,6 @@
 use crate::helpers::*;
-use fiscus_store::seals::{self, Unsealed};
+use fiscus_store::sealed_tables::{self, Unsealed};
+use fiscus_store::seals;
 use fiscus_store::{StoreError, WriteTx};
 
 #[tokio::test]
@@ -86,14 +87,17 @@ async fn verify_workspace_counts_every_sealed_row_and_names_the_failures() {
     let other = tenant(&db).await;
     action(&db, &other).await;
     let mut conn = db.read().await.expect("conn");
-    assert_eq!(seals::verify_workspace(&mut conn, db.seal_key(), &t.workspace_id).await.expect("verify"), (4, vec![]));
+    assert_eq!(
+        sealed_tables::verify_workspace(&mut conn, db.seal_key(), &t.workspace_id).await.expect("verify"),
+        (4, vec![])
+    );
     drop(conn);
     exec(&db, "UPDATE actions SET reference = 'INV-2' WHERE id = $1", &edited.id).await;
     exec(&db, "UPDATE actions SET seal_mac = NULL WHERE id = $1", &stripped.id).await;
     exec(&db, "UPDATE delegations SET daily_limit_minor = 99999999 WHERE id = $1", &d.id).await;
     let mut conn = db.read().await.expect("conn");
     let (checked, mut failures) =
-        seals::verify_workspace(&mut conn, db.seal_key(), &t.workspace_id).await.expect("verify");
+        sealed_tables::verify_workspace(&mut conn, db.seal_key(), &t.workspace_id).await.expect("verify");
     assert_eq!(checked, 4);
     failures.sort_by(|a, b| (a.table, &a.id).cmp(&(b.table, &b.id)));
     assert_eq!(
@@ -106,15 +110,15 @@ async fn verify_workspace_counts_every_sealed_row_and_names_the_failures() {
     );
     // The other workspace's rows were neither counted nor touched.
     assert_eq!(
-        seals::verify_workspace(&mut conn, db.seal_key(), &other.workspace_id).await.expect("verify"),
+        sealed_tables::verify_workspace(&mut conn, db.seal_key(), &other.workspace_id).await.expect("verify"),
         (1, vec![])
     );
 }
 
 #[tokio::test]
 async fn every_sealed_table_is_verified() {
-    assert_eq!(seals::ALL.len(), 52);
-    let names: Vec<&str> = seals::ALL.iter().map(|t| t.table).collect();
+    assert_eq!(sealed_tables::ALL.len(), 52);
+    let names: Vec<&str> = sealed_tables::ALL.iter().map(|t| t.table).collect();
     for table in [
         "actions",
         "action_checks",
@@ -171,7 +175,7 @@ async fn every_sealed_table_is_verified() {
     ] {
         assert!(names.contains(&table), "{table} is not verified");
     }
-    for t in seals::ALL {
+    for t in sealed_tables::ALL {
         // The row's text key comes first (it names failures): `id`, or `uid` where the public id is an
         // integer (universes).
         let first = t.columns.first().copied();

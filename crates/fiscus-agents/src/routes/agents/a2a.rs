@@ -12,6 +12,9 @@
 //! `-32602` with an `ErrorInfo` whose reason is `OUTSIDE_GRANT` (or `SCOPE_MISSING`), recorded as a refused
 //! invocation. Streaming and push notifications are not offered (`-32004`, `-32003`). Requests must carry
 //! `A2A-Version: 1.0`; none means 0.3, which is `-32009`, as the protocol says.
+//!
+//! It is long because it is one protocol binding: the card, the JSON-RPC methods and their task views, which must
+//! agree with each other.
 
 use axum::Json;
 use axum::extract::State;
@@ -469,7 +472,8 @@ async fn with_task(
 }
 
 /// The required `params.id` of `GetTask` and `CancelTask`, or why it is invalid (`-32602`).
-fn task_param(params: &Map<String, Value>) -> Result<String, String> {
+/// The task id a `GetTask` or `CancelTask` names (`params.id`), for both gateways.
+pub(super) fn task_param(params: &Map<String, Value>) -> Result<String, String> {
     match short_id(params, "id") {
         Ok(Some(t)) => Ok(t.to_string()),
         Ok(None) => Err("params.id is required".into()),

@@ -155,14 +155,6 @@ async fn send_message(
 }
 
 /// The required `params.id` of `GetTask` and `CancelTask`: a run id.
-fn task_param(params: &Map<String, Value>) -> Result<String, String> {
-    match short_id(params, "id") {
-        Ok(Some(t)) => Ok(t.to_string()),
-        Ok(None) => Err("params.id is required".into()),
-        Err(e) => Err(format!("params.{e}")),
-    }
-}
-
 fn not_found(id: JsonRpcId, task_id: &str) -> JsonRpcResponse {
     a2a_err(id, -32001, "TASK_NOT_FOUND", format!("no task {task_id}"))
 }
@@ -182,7 +174,7 @@ async fn get_task(
     id: JsonRpcId,
     params: &Map<String, Value>,
 ) -> Result<JsonRpcResponse, ApiError> {
-    let task_id = match task_param(params) {
+    let task_id = match a2a::task_param(params) {
         Ok(t) => t,
         Err(why) => return Ok(invalid(id, why)),
     };
@@ -198,7 +190,7 @@ async fn cancel_task(
     id: JsonRpcId,
     params: &Map<String, Value>,
 ) -> Result<JsonRpcResponse, ApiError> {
-    let task_id = match task_param(params) {
+    let task_id = match a2a::task_param(params) {
         Ok(t) => t,
         Err(why) => return Ok(invalid(id, why)),
     };

@@ -1,18 +1,23 @@
 //! Running a pinned model run: loading its input and calling the engine.
 
 use super::*;
+use crate::compute::Computation;
+use fiscus_domain::compute::JobKind;
 
-impl ModelRun {
-    pub fn size(&self) -> u64 {
+impl Computation for ModelRun {
+    type Inputs = Loaded;
+    const KIND: JobKind = JobKind::ModelRun;
+
+    fn size(&self) -> u64 {
         1
     }
 
     /// Model runs are answered in the request, except ARIMA fits (their likelihood search can take seconds).
-    pub fn small(&self) -> bool {
+    fn small(&self) -> bool {
         !matches!(self.parameters, Parameters::Arima { .. })
     }
 
-    pub async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
+    async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
         match &self.input {
             Input::Series(Series::Inline { values }) => Ok(Loaded::Series { values: values.clone(), dates: None }),
             Input::Series(Series::DataPlane { prices, transform }) => {
@@ -35,7 +40,7 @@ impl ModelRun {
         }
     }
 
-    pub fn run(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {
+    fn run(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {
         control.check()?;
         let out = match (&self.parameters, data) {
             (

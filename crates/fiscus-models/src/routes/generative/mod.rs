@@ -15,7 +15,7 @@ use utoipa_axum::routes;
 
 use crate::compute::Request;
 use crate::compute::generative::{self, GenerativeRequest};
-use crate::routes::quant::compute::{ComputeJobView, prefers_async, submitted, view};
+use crate::routes::quant::compute::{ComputeJobView, submit_and_answer, view};
 use fiscus_http::AppState;
 use fiscus_http::ctx::Ctx;
 use fiscus_http::json::ApiJson;
@@ -79,10 +79,7 @@ async fn submit(
     full: bool,
 ) -> Result<Response, ApiError> {
     let pinned = generative::pin(state, ctx.principal.workspace_id(), body, full).await?;
-    let preferred = prefers_async(headers);
-    let shown =
-        crate::compute::submit(state, &ctx.caller(), ctx.tenant(), Request::Generative(pinned), preferred).await?;
-    Ok(submitted(shown, headers))
+    submit_and_answer(state, ctx, headers, Request::Generative(pinned)).await
 }
 
 /// Generates synthetic counterfactual price paths, every path returned (at most 200,000 prices), seeded

@@ -1,4 +1,7 @@
 //! How LQM records are served.
+//!
+//! It is long because every LQM record's view is here, one per record type, so that the served shapes are written
+//! once and the routes only choose.
 
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::lqm::family::{Algorithm, TaskFamily};

@@ -14,7 +14,7 @@ use utoipa_axum::routes;
 use crate::compute::Request;
 use crate::compute::models::{self, ModelInput, ModelRunRequest};
 use crate::compute::scenarios::{self, ScenarioRequest};
-use crate::routes::quant::compute::{ComputeJobView, prefers_async, submitted};
+use crate::routes::quant::compute::{ComputeJobView, submit_and_answer};
 use fiscus_http::AppState;
 use fiscus_http::ctx::Ctx;
 use fiscus_http::json::ApiJson;
@@ -160,10 +160,7 @@ pub async fn post_anomaly(
     let model = models::find(key).ok_or_else(ApiError::internal)?;
     let run = ModelRunRequest { input: body.input, parameters: body.parameters };
     let pinned = models::pin(&state, ctx.principal.workspace_id(), model, run).await?;
-    let preferred = prefers_async(&headers);
-    let shown =
-        crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::ModelRun(pinned), preferred).await?;
-    Ok(submitted(shown, &headers))
+    submit_and_answer(&state, &ctx, &headers, Request::ModelRun(pinned)).await
 }
 
 /// Generates scenarios from observed history: block-bootstrap paths (return quantiles per asset and for the
@@ -205,8 +202,5 @@ pub async fn post_scenarios(
     ApiJson(body): ApiJson<ScenarioRequest>,
 ) -> Result<Response, ApiError> {
     let pinned = scenarios::pin(&state, ctx.principal.workspace_id(), body).await?;
-    let preferred = prefers_async(&headers);
-    let shown =
-        crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::Scenarios(pinned), preferred).await?;
-    Ok(submitted(shown, &headers))
+    submit_and_answer(&state, &ctx, &headers, Request::Scenarios(pinned)).await
 }

@@ -14,7 +14,7 @@ use utoipa_axum::routes;
 
 use crate::compute::Request;
 use crate::compute::forecast::{self, ForecastRequest};
-use crate::routes::quant::compute::{ComputeJobView, prefers_async, submitted};
+use crate::routes::quant::compute::{ComputeJobView, submit_and_answer};
 use fiscus_http::AppState;
 use fiscus_http::ctx::Ctx;
 use fiscus_http::json::ApiJson;
@@ -68,10 +68,7 @@ pub async fn post_forecast(
     ApiJson(body): ApiJson<ForecastRequest>,
 ) -> Result<Response, ApiError> {
     let pinned = forecast::pin(&state, ctx.principal.workspace_id(), body).await?;
-    let preferred = prefers_async(&headers);
-    let shown =
-        crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::Forecast(pinned), preferred).await?;
-    Ok(submitted(shown, &headers))
+    submit_and_answer(&state, &ctx, &headers, Request::Forecast(pinned)).await
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]

@@ -29,10 +29,12 @@ use fiscus_http::query::{ApiPath, ApiQuery};
 /// Why a job failed.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct JobErrorView {
-    /// The engine's typed reason (`infeasible`, `not_positive_definite`, …), `budget_exceeded` or
+    /// The engine's typed reason (`infeasible`, `not_positive_definite`, …), `budget_exceeded` (past its
+    /// wall-clock budget), `authority_withdrawn` (the application that queued it lost the scope or was
+    /// suspended before it ran), `integrity_failure` (its sealed request failed verification) or
     /// `internal_error`.
-    #[schema(example = "infeasible")]
-    pub code: String,
+    #[schema(value_type = fiscus_domain::compute::JobFailureCode, inline)]
+    pub code: &'static str,
     pub detail: String,
 }
 
@@ -114,7 +116,7 @@ pub(crate) fn view(job: Job, result: Option<JobResult>) -> ComputeJobView {
         created_at: rfc3339(job.created_at),
         started_at: job.started_at.map(rfc3339),
         finished_at: job.finished_at.map(rfc3339),
-        error: job.error.map(|(code, detail)| JobErrorView { code, detail }),
+        error: job.error.map(|(code, detail)| JobErrorView { code: code.as_str(), detail }),
         result: result.map(|r| JobResultView {
             id: r.id,
             output: raw(r.output),
@@ -135,6 +137,19 @@ pub(crate) fn prefers(headers: &HeaderMap, preference: &str) -> bool {
             token.eq_ignore_ascii_case(preference)
         })
     })
+}
+
+/// How every route that computes answers, whatever the kind: the pinned request submitted (computed in the
+/// request when small and not `respond-async`, queued as a job otherwise) and answered 201 or 202 with the
+/// job (`submitted`).
+pub(crate) async fn submit_and_answer(
+    state: &fiscus_kernel::Services,
+    ctx: &Ctx,
+    headers: &HeaderMap,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let shown = crate::compute::submit(state, &ctx.caller(), ctx.tenant(), request, prefers_async(headers)).await?;
+    Ok(submitted(shown, headers))
 }
 
 /// Whether the request asked for an asynchronous answer (`Prefer: respond-async`, RFC 7240).
@@ -207,10 +222,7 @@ pub async fn post_optimization(
     ApiJson(body): ApiJson<OptimizationRequest>,
 ) -> Result<Response, ApiError> {
     let pinned = optimization::pin(&state, ctx.principal.workspace_id(), body).await?;
-    let preferred = prefers_async(&headers);
-    let shown =
-        crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::Optimization(pinned), preferred).await?;
-    Ok(submitted(shown, &headers))
+    submit_and_answer(&state, &ctx, &headers, Request::Optimization(pinned)).await
 }
 
 /// Simulates correlated geometric Brownian motion (seeded, reproducible bit for bit) with parameters
@@ -251,10 +263,7 @@ pub async fn post_simulation(
     ApiJson(body): ApiJson<SimulationRequest>,
 ) -> Result<Response, ApiError> {
     let pinned = simulation::pin(&state, ctx.principal.workspace_id(), body).await?;
-    let preferred = prefers_async(&headers);
-    let shown =
-        crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::Simulation(pinned), preferred).await?;
-    Ok(submitted(shown, &headers))
+    submit_and_answer(&state, &ctx, &headers, Request::Simulation(pinned)).await
 }
 
 /// Backtests a periodically rebalanced portfolio of instruments over their observed prices (vectorbt's
@@ -291,10 +300,7 @@ pub async fn post_backtest(
     ApiJson(body): ApiJson<BacktestRequest>,
 ) -> Result<Response, ApiError> {
     let pinned = backtest::pin(&state, ctx.principal.workspace_id(), body).await?;
-    let preferred = prefers_async(&headers);
-    let shown =
-        crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::Backtest(pinned), preferred).await?;
-    Ok(submitted(shown, &headers))
+    submit_and_answer(&state, &ctx, &headers, Request::Backtest(pinned)).await
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]

@@ -11,7 +11,7 @@ use fiscus_store::compute::JobFilter;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::compute::{ComputeJobView, prefers_async, submitted};
+use super::compute::{ComputeJobView, submit_and_answer};
 use crate::compute::Request;
 use crate::compute::models::{self, InputShape, ModelInfo, ModelRunRequest};
 use fiscus_domain::error_code::ErrorCode;
@@ -236,10 +236,7 @@ pub async fn post_model_run(
         }
         models::pin(&state, ctx.principal.workspace_id(), model(&key)?, body).await?
     };
-    let preferred = prefers_async(&headers);
-    let shown =
-        crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::ModelRun(pinned), preferred).await?;
-    Ok(submitted(shown, &headers))
+    submit_and_answer(&state, &ctx, &headers, Request::ModelRun(pinned)).await
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]

@@ -12,7 +12,7 @@ use fiscus_store::research::{Project, Snapshot};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::compute::{ComputeJobView, prefers_async, submitted};
+use super::compute::{ComputeJobView, submit_and_answer};
 use crate::compute::Request;
 use crate::compute::research::{self, ResearchRunRequest, ResearchSnapshotRequest};
 use fiscus_http::AppState;
@@ -63,10 +63,7 @@ pub async fn post_research_run(
     ApiJson(body): ApiJson<ResearchRunRequest>,
 ) -> Result<Response, ApiError> {
     let pinned = research::pin(&state, ctx.tenant(), body).await?;
-    let preferred = prefers_async(&headers);
-    let shown =
-        crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::ResearchRun(pinned), preferred).await?;
-    Ok(submitted(shown, &headers))
+    submit_and_answer(&state, &ctx, &headers, Request::ResearchRun(pinned)).await
 }
 
 /// A snapshot: a research run frozen with the hash of its bundle.

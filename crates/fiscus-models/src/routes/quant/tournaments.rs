@@ -10,7 +10,7 @@ use fiscus_domain::compute::JobKind;
 use fiscus_store::compute::JobFilter;
 use serde::Deserialize;
 
-use super::compute::{ComputeJobView, prefers_async, submitted, view};
+use super::compute::{ComputeJobView, submit_and_answer, view};
 use crate::compute::Request;
 use crate::compute::tournament::{self, TournamentRequest};
 use fiscus_http::AppState;
@@ -55,10 +55,7 @@ pub async fn post_tournament(
     ApiJson(body): ApiJson<TournamentRequest>,
 ) -> Result<Response, ApiError> {
     let pinned = tournament::pin(&state, ctx.principal.workspace_id(), body).await?;
-    let preferred = prefers_async(&headers);
-    let shown =
-        crate::compute::submit(&state, &ctx.caller(), ctx.tenant(), Request::Tournament(pinned), preferred).await?;
-    Ok(submitted(shown, &headers))
+    submit_and_answer(&state, &ctx, &headers, Request::Tournament(pinned)).await
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]

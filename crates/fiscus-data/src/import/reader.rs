@@ -1,0 +1,219 @@
+//! The reader every import kind reads a table with: where each field is (by the header's name, or as the
+//! mapping says), cells parsed with the line and column they came from, and the first errors collected (up
+//! to a limit) so a user fixes a file in one pass.
+
+use super::Mapping;
+use super::kinds::fields;
+use super::table::{Table, normalise};
+use fiscus_domain::data::ImportError;
+use fiscus_domain::data::values::DateFormat;
+use std::collections::HashMap;
+
+/// At most this many errors are reported for one file.
+pub const MAX_ERRORS: usize = 20;
+
+/// Where each field is in the table; collects refusals.
+pub struct Reader<'t> {
+    pub table: &'t Table,
+    index: HashMap<&'static str, usize>,
+    pub errors: Vec<ImportError>,
+    date_format: Option<DateFormat>,
+    /// Fields that come from the mapping's constants (`--symbol`), not from a column.
+    constants: HashMap<&'static str, String>,
+}
+
+impl<'t> Reader<'t> {
+    /// Maps the header to fields: `mapping.columns` (field = header) first, then a header whose normalised
+    /// name is the field's. A required field with neither is refused (line 1, naming it).
+    pub fn new(
+        table: &'t Table,
+        kind: fiscus_domain::data::Kind,
+        mapping: &Mapping,
+    ) -> Result<Reader<'t>, ImportError> {
+        let normalised: Vec<String> = table.headers.iter().map(|h| normalise(h)).collect();
+        let mut index = HashMap::new();
+        let mut constants = HashMap::new();
+        for (field, required) in fields(kind) {
+            let wanted = mapping.columns.get(*field).map(|h| normalise(h)).unwrap_or_else(|| (*field).to_string());
+            if let Some(i) = normalised.iter().position(|h| *h == wanted) {
+                index.insert(*field, i);
+            } else if *field == "symbol" && mapping.symbol.is_some() {
+                constants.insert("symbol", mapping.symbol.clone().unwrap_or_default());
+            } else if *field == "date" && mapping.columns.get("date").is_some_and(|d| d.contains('+')) {
+                // `year+quarter`: two columns make the date (checked when read).
+            } else if *required
+                && !(kind == fiscus_domain::data::Kind::Prices && mapping.wide.is_some() && *field == "symbol")
+            {
+                let hint = match mapping.columns.get(*field) {
+                    Some(h) => format!("the mapped column `{h}` is not in the header"),
+                    None => format!("the header has no `{field}` column (map one with --map {field}=HEADER)"),
+                };
+                return Err(ImportError::at(1, field.to_string(), hint));
+            }
+        }
+        Ok(Reader { table, index, errors: Vec::new(), date_format: mapping.date_format, constants })
+    }
+
+    pub fn full(&self) -> bool {
+        self.errors.len() >= MAX_ERRORS
+    }
+
+    pub fn column(&self, field: &str) -> Option<usize> {
+        self.index.get(field).copied()
+    }
+
+    pub fn fail(&mut self, line: u64, column: &str, message: impl Into<String>) {
+        if self.errors.len() < MAX_ERRORS {
+            self.errors.push(ImportError::at(line, column, message));
+        }
+    }
+
+    fn header(&self, field: &str) -> String {
+        self.column(field).map_or_else(|| field.to_string(), |i| self.table.headers[i].clone())
+    }
+
+    /// A field's text; `None` when the column is absent or the cell empty.
+    pub fn text(&mut self, row: usize, field: &str) -> Option<String> {
+        if let Some(c) = self.constants.get(field) {
+            return Some(c.clone());
+        }
+        let i = self.column(field)?;
+        match self.table.cell(row, i) {
+            Ok("") => None,
+            Ok(s) => {
+                if s.chars().any(char::is_control) || s.chars().count() > 500 {
+                    let line = self.table.line(row);
+                    self.fail(line, &self.header(field), "text must be at most 500 characters, no control characters");
+                    return None;
+                }
+                Some(s.to_string())
+            }
+            Err(e) => {
+                if self.errors.len() < MAX_ERRORS {
+                    self.errors.push(e);
+                }
+                None
+            }
+        }
+    }
+
+    fn line(&self, row: usize) -> u64 {
+        self.table.line(row)
+    }
+
+    /// A required field's text, or a refusal.
+    pub fn required(&mut self, row: usize, field: &str) -> Option<String> {
+        let v = self.text(row, field);
+        if v.is_none() && self.errors.len() < MAX_ERRORS {
+            let (line, header) = (self.line(row), self.header(field));
+            self.fail(line, &header, "is required");
+        }
+        v
+    }
+
+    /// Parses a field with `parse`; a refusal names its line and column.
+    pub fn parsed<T>(&mut self, row: usize, field: &str, parse: impl Fn(&str) -> Result<T, String>) -> Option<T> {
+        let raw = self.text(row, field)?;
+        match parse(&raw) {
+            Ok(v) => Some(v),
+            Err(message) => {
+                let (line, header) = (self.line(row), self.header(field));
+                self.fail(line, &header, message);
+                None
+            }
+        }
+    }
+
+    pub fn required_parsed<T>(
+        &mut self,
+        row: usize,
+        field: &str,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Option<T> {
+        let v = self.required(row, field)?;
+        match parse(&v) {
+            Ok(v) => Some(v),
+            Err(message) => {
+                let (line, header) = (self.line(row), self.header(field));
+                self.fail(line, &header, message);
+                None
+            }
+        }
+    }
+
+    /// A date in the file's one format (the mapping's, else the first date cell's).
+    pub fn date_cell(&mut self, row: usize, header: &str, raw: &str) -> Option<String> {
+        let line = self.line(row);
+        let format = match self.date_format {
+            Some(f) => f,
+            None => match DateFormat::detect(raw) {
+                Some(f) => {
+                    self.date_format = Some(f);
+                    f
+                }
+                None => {
+                    self.fail(line, header, format!("`{raw}` is not a date (YYYY-MM-DD, M/D/YYYY or YYYYMM)"));
+                    return None;
+                }
+            },
+        };
+        match format.date(raw) {
+            Ok(d) => Some(d),
+            Err(m) => {
+                self.fail(line, header, m);
+                None
+            }
+        }
+    }
+
+    pub fn date(&mut self, row: usize, field: &str, required: bool) -> Option<String> {
+        let raw = if required { self.required(row, field)? } else { self.text(row, field)? };
+        let header = self.header(field);
+        self.date_cell(row, &header, &raw)
+    }
+
+    pub fn date_format(&self) -> Option<DateFormat> {
+        self.date_format
+    }
+}
+
+/// A symbol, code or key: see `fiscus_domain::data::is_name`.
+pub fn name(s: &str) -> Result<String, String> {
+    if fiscus_domain::data::is_name(s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "`{}` must be 1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit",
+            s.chars().take(40).collect::<String>()
+        ))
+    }
+}
+
+pub fn one_of(allowed: &'static [&'static str]) -> impl Fn(&str) -> Result<String, String> {
+    move |s: &str| {
+        let lower = s.to_ascii_lowercase();
+        if allowed.contains(&lower.as_str()) {
+            Ok(lower)
+        } else {
+            Err(format!("`{}` is not one of {}", s.chars().take(40).collect::<String>(), allowed.join(", ")))
+        }
+    }
+}
+
+/// Reads each data row with `read` (given the reader, the row and its line number), which records what it
+/// refuses in the reader's errors and answers the row's records (none, one, or one per column of a wide
+/// file); stops once the error limit is reached. Every kind reads through this one loop.
+pub(super) fn rows<'t, T, I: IntoIterator<Item = T>>(
+    r: &mut Reader<'t>,
+    mut read: impl FnMut(&mut Reader<'t>, usize, u64) -> I,
+) -> Vec<(u64, T)> {
+    let mut out = Vec::new();
+    for row in 0..r.table.len() {
+        if r.full() {
+            break;
+        }
+        let line = r.table.line(row);
+        out.extend(read(r, row, line).into_iter().map(|record| (line, record)));
+    }
+    out
+}

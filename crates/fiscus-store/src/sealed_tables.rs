@@ -1,0 +1,111 @@
+//! The registry of every sealed table, and the check of a whole workspace against it (`fiscus verify`). It
+//! sits above the repositories (it names each one's tables), so `seals`, the primitive every repository
+//! seals and checks rows with, depends on none of them.
+
+use crate::seals::*;
+use crate::{Result, StoreError};
+use fiscus_domain::integrity::{SealKey, matches};
+use sqlx::{AnyConnection, Row};
+
+/// Every sealed table, for verification.
+pub const ALL: [SealedTable; 52] = [
+    ACTIONS,
+    ACTION_CHECKS,
+    ACTION_DECISIONS,
+    AUTONOMY_EVIDENCE,
+    SETTLEMENT_RECORDS,
+    DELEGATIONS,
+    MACHINE_IDENTITIES,
+    AGENT_REQUESTS,
+    EXECUTION_CLIENTS,
+    EXECUTION_CLIENT_DECISIONS,
+    TOOL_INVOCATIONS,
+    WEBHOOK_ENDPOINTS,
+    A2A_TASKS,
+    crate::data::datasets::SEALED,
+    crate::data::lineage::SEALED,
+    crate::compute::JOBS_SEALED,
+    crate::compute::RESULTS_SEALED,
+    crate::research::SNAPSHOTS_SEALED,
+    crate::investment_records::SEALED,
+    crate::themes::UNIVERSES_SEALED,
+    crate::themes::MODEL_PORTFOLIOS_SEALED,
+    crate::themes::OPERATIONS_SEALED,
+    crate::collateral::SEALED,
+    crate::lqm::models::MODELS_SEALED,
+    crate::lqm::models::CONTRACTS_SEALED,
+    crate::lqm::training::REQUESTS_SEALED,
+    crate::lqm::training::SUBMISSIONS_SEALED,
+    crate::lqm::training::CHECKPOINTS_SEALED,
+    crate::lqm::training::EVALUATIONS_SEALED,
+    crate::lqm::supply_chain::EVIDENCE_PACKETS_SEALED,
+    crate::lqm::supply_chain::PUBLICATIONS_SEALED,
+    crate::lqm::supply_chain::PROMOTIONS_SEALED,
+    crate::lqm::supply_chain::QLMS_SEALED,
+    crate::lqm::supply_chain::QLM_VERSIONS_SEALED,
+    crate::lqm::supply_chain::QLM_RUNS_SEALED,
+    crate::workflows::WORKFLOWS_SEALED,
+    crate::workflows::VERSIONS_SEALED,
+    crate::workflows::RUNS_SEALED,
+    crate::workflows::STEPS_SEALED,
+    crate::workflows::CAMPAIGNS_SEALED,
+    crate::workflows::PROOFS_SEALED,
+    crate::workflow_gateway::GRANTS_SEALED,
+    crate::workflow_gateway::TASKS_SEALED,
+    crate::spaces::SPACES_SEALED,
+    crate::spaces::VERSIONS_SEALED,
+    crate::spaces::DECISIONS_SEALED,
+    crate::spaces::RUNS_SEALED,
+    crate::spaces::CALLS_SEALED,
+    crate::calls::CALLS_SEALED,
+    crate::calls::RECORDINGS_SEALED,
+    crate::calls::CONSENTS_SEALED,
+    crate::calls::TRANSCRIPTS_SEALED,
+];
+
+/// A sealed row that does not match its MAC.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unsealed {
+    pub table: &'static str,
+    pub id: String,
+    /// No MAC at all (written before seals existed, or stripped), rather than a wrong one.
+    pub missing: bool,
+}
+
+/// Checks every sealed row of a workspace, page by page; returns the rows that fail and how many were read.
+pub async fn verify_workspace(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    workspace_id: &str,
+) -> Result<(u64, Vec<Unsealed>)> {
+    const PAGE: i64 = 1000;
+    let mut checked = 0u64;
+    let mut failures = Vec::new();
+    for table in ALL {
+        let mut after = String::new();
+        // Paged by the first sealed column, the row's text key (`id`, or `uid` where the public id is an
+        // integer).
+        let first = table.columns[0];
+        loop {
+            let rows = sqlx::query(&format!(
+                "{} ORDER BY {first} LIMIT $3",
+                select(&table, &format!("workspace_id = $1 AND {first} > $2"))
+            ))
+            .bind(workspace_id)
+            .bind(&after)
+            .bind(PAGE)
+            .fetch_all(&mut *conn)
+            .await?;
+            let Some(last) = rows.last() else { break };
+            after = last.try_get::<String, _>(0).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            for row in &rows {
+                let (columns, mac) = decode(&table, row)?;
+                checked += 1;
+                if !matches(mac.as_deref(), &key.row(table.table, &columns)) {
+                    failures.push(Unsealed { table: table.table, id: id_of(&columns), missing: mac.is_none() });
+                }
+            }
+        }
+    }
+    Ok((checked, failures))
+}
