@@ -313,3 +313,23 @@ pub fn evidence_row(t: &Tenant, id: &str, domain: &str) -> EvidenceRow {
         created_at: NOW,
     }
 }
+
+/// A sealed record holding `body` (stored as its JSON, hashed), created by a test application at `created_at`.
+pub fn sealed<B: serde::Serialize>(prefix: &str, body: B, created_at: i64) -> fiscus_store::sealed_records::Record<B> {
+    let body_json = serde_json::to_string(&body).expect("json");
+    let content_hash = fiscus_domain::evidence::seal_bytes(body_json.as_bytes());
+    fiscus_store::sealed_records::Record {
+        id: new_id(prefix),
+        body,
+        body_json,
+        content_hash,
+        created_by: "application:app_test".into(),
+        created_at,
+    }
+}
+
+/// Asserts `Tampered` (a sealed row that no longer matches its seal).
+#[track_caller]
+pub fn assert_tampered<T: std::fmt::Debug>(result: Result<T, StoreError>) {
+    assert!(matches!(result, Err(StoreError::Tampered(_))), "expected Tampered, got {result:?}");
+}
