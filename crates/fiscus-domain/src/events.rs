@@ -197,20 +197,6 @@ pub struct ActionEventData {
     pub detail: Value,
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_type_round_trips_by_its_name() {
-        for t in EventType::ALL {
-            assert_eq!(EventType::parse(t.as_str()), Some(t));
-            assert_eq!(serde_json::to_value(t).expect("type"), t.as_str());
-        }
-        assert_eq!(EventType::parse("action.teleported"), None);
-    }
-}
-
 /// An event type a webhook endpoint can ask for, or `*` for every type: the schema of one entry of an
 /// endpoint's `event_types`.
 pub struct SubscribedEventType;
@@ -224,3 +210,17 @@ impl utoipa::PartialSchema for SubscribedEventType {
 }
 
 impl utoipa::ToSchema for SubscribedEventType {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_type_round_trips_by_its_name() {
+        for t in EventType::ALL {
+            assert_eq!(EventType::parse(t.as_str()), Some(t));
+            assert_eq!(serde_json::to_value(t).expect("type"), t.as_str());
+        }
+        assert_eq!(EventType::parse("action.teleported"), None);
+    }
+}

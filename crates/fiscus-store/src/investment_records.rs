@@ -182,17 +182,18 @@ pub async fn list(
     before: Option<&str>,
     limit: u32,
 ) -> Result<Vec<Record>> {
-    // `~` sorts after every id, so no cursor means from the newest.
+    // No cursor means from the newest (no bound at all: whether `~` sorts after every id depends on the
+    // database's collation).
     let portfolio = if portfolio_id.is_some() { " AND portfolio_id = $6" } else { "" };
     let sql = format!(
         "SELECT {COLUMNS} FROM investment_records WHERE workspace_id = $1 AND environment = $2 AND kind = $3 \
-         AND id < $4{portfolio} ORDER BY id DESC LIMIT $5"
+         AND ($4 IS NULL OR id < $4){portfolio} ORDER BY id DESC LIMIT $5"
     );
     let mut query = sqlx::query_as::<_, RecordRow>(&sql)
         .bind(&tenant.workspace_id)
         .bind(tenant.environment.as_str())
         .bind(kind.as_str())
-        .bind(before.unwrap_or("~"))
+        .bind(before)
         .bind(i64::from(limit) + 1);
     if let Some(p) = portfolio_id {
         query = query.bind(p);

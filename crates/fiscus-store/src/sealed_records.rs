@@ -177,19 +177,17 @@ pub(crate) async fn select_page(
     before: Option<&str>,
     limit: u32,
 ) -> Result<Vec<Fields>> {
-    let rows = seals::select_sealed(
-        conn,
-        key,
-        table,
-        "workspace_id = $1 AND environment = $2 AND id < $3 ORDER BY id DESC LIMIT $4",
-        &[
-            Stored::Text(tenant.workspace_id.clone()),
-            Stored::Text(tenant.environment.as_str().into()),
-            Stored::Text(before.unwrap_or("~").into()),
-            Stored::Integer(i64::from(limit) + 1),
-        ],
-    )
-    .await?;
+    // No cursor, no bound: a sentinel id (`~`) would sort after every id only under a byte-order collation.
+    let mut binds = vec![Stored::Text(tenant.workspace_id.clone()), Stored::Text(tenant.environment.as_str().into())];
+    let filter = match before {
+        Some(before) => {
+            binds.push(Stored::Text(before.into()));
+            "workspace_id = $1 AND environment = $2 AND id < $3 ORDER BY id DESC LIMIT $4"
+        }
+        None => "workspace_id = $1 AND environment = $2 ORDER BY id DESC LIMIT $3",
+    };
+    binds.push(Stored::Integer(i64::from(limit) + 1));
+    let rows = seals::select_sealed(conn, key, table, filter, &binds).await?;
     Ok(rows.into_iter().map(|columns| Fields { table: table.table, columns }).collect())
 }
 

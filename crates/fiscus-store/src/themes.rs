@@ -403,13 +403,13 @@ pub async fn list_models(
 ) -> Result<Vec<ModelPortfolio>> {
     let filter = if state.is_some() { " AND state = $5" } else { "" };
     let sql = format!(
-        "SELECT {MODEL_COLUMNS} FROM model_portfolios WHERE workspace_id = $1 AND environment = $2 AND id < $3{filter} \
+        "SELECT {MODEL_COLUMNS} FROM model_portfolios WHERE workspace_id = $1 AND environment = $2 AND ($3 IS NULL OR id < $3){filter} \
          ORDER BY id DESC LIMIT $4"
     );
     let mut q = sqlx::query_as::<_, ModelRow>(&sql)
         .bind(&tenant.workspace_id)
         .bind(tenant.environment.as_str())
-        .bind(before.unwrap_or("~"))
+        .bind(before)
         .bind(i64::from(limit) + 1);
     if let Some(s) = state {
         q = q.bind(s.as_str());

@@ -345,7 +345,7 @@ pub fn journal_lines(r: &mut Reader<'_>) -> Vec<(u64, JournalLineRecord)> {
         let account = r.required_parsed(row, "account", name);
         let description = r.text(row, "description").unwrap_or_default();
         let currency = r.required_parsed(row, "currency", values::currency);
-        let Some(currency) = currency else { return None };
+        let currency = currency?;
         let debit = r.parsed(row, "debit", |s| values::amount_minor(s, currency)).unwrap_or(0);
         let credit = r.parsed(row, "credit", |s| values::amount_minor(s, currency)).unwrap_or(0);
         if debit < 0 || credit < 0 || (debit == 0) == (credit == 0) {
@@ -378,7 +378,7 @@ pub fn transactions(r: &mut Reader<'_>) -> Vec<(u64, TransactionRecord)> {
         let booking_date = r.date(row, "booking_date", true);
         let value_date = r.date(row, "value_date", false);
         let currency = r.required_parsed(row, "currency", values::currency);
-        let Some(currency) = currency else { return None };
+        let currency = currency?;
         let amount = r.required_parsed(row, "amount", |s| values::amount_minor(s, currency));
         let counterparty = r.text(row, "counterparty").unwrap_or_default();
         let description = r.text(row, "description").unwrap_or_default();
@@ -408,7 +408,7 @@ pub fn balances(r: &mut Reader<'_>) -> Vec<(u64, BalanceRecord)> {
         let date = r.date(row, "date", true);
         let balance_type = r.required_parsed(row, "type", |s| one_of(&BALANCE_TYPES)(&normalise(s)));
         let currency = r.required_parsed(row, "currency", values::currency);
-        let Some(currency) = currency else { return None };
+        let currency = currency?;
         let amount = r.required_parsed(row, "amount", |s| values::amount_minor(s, currency));
         let (Some(account), Some(date), Some(balance_type), Some(amount_minor)) = (account, date, balance_type, amount)
         else {
