@@ -42,8 +42,19 @@ impl std::ops::Deref for TestDb {
 }
 
 pub async fn fresh_store() -> TestDb {
+    fresh_store_with("").await
+}
+
+/// A store whose PostgreSQL database sorts text by a language's rules (ICU `en`), not byte by byte as the
+/// other tests' databases do: a query that assumes an order of characters (a sentinel that sorts last) shows
+/// here. On SQLite, whose text order is always byte order, it is [`fresh_store`].
+pub async fn fresh_store_collated() -> TestDb {
+    fresh_store_with(" TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en'").await
+}
+
+async fn fresh_store_with(create_options: &str) -> TestDb {
     if let Ok(admin_url) = std::env::var("FISCUS_TEST_DATABASE_URL") {
-        let (url, name) = fresh_postgres(&admin_url).await;
+        let (url, name) = fresh_postgres(&admin_url, create_options).await;
         let store = Store::connect(&url, 4, seal_key()).await.expect("connect to the test database");
         store.migrate().await.expect("migrate");
         TestDb { store, url, _dir: None, postgres: Some((admin_url, name)) }
@@ -56,11 +67,11 @@ pub async fn fresh_store() -> TestDb {
     }
 }
 
-async fn fresh_postgres(admin_url: &str) -> (String, String) {
+async fn fresh_postgres(admin_url: &str, create_options: &str) -> (String, String) {
     let name = format!("fiscus_s_{}", new_id("db").to_lowercase().replace('_', ""));
     sqlx::any::install_default_drivers();
     let mut conn = sqlx::AnyConnection::connect(admin_url).await.expect("connect to FISCUS_TEST_DATABASE_URL");
-    conn.execute(format!("CREATE DATABASE {name}").as_str()).await.expect("create test database");
+    conn.execute(format!("CREATE DATABASE {name}{create_options}").as_str()).await.expect("create test database");
     conn.close().await.ok();
     let (prefix, _) = admin_url.rsplit_once('/').expect("URL with a database name");
     let query = admin_url.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();

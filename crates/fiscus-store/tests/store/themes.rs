@@ -262,6 +262,20 @@ async fn model_portfolios_list_newest_first_by_page_and_by_state() {
 }
 
 #[tokio::test]
+async fn the_first_page_is_the_newest_whatever_the_database_s_collation() {
+    // Under a language collation `~` sorts before letters: a first page bounded by it came back empty.
+    let db = fresh_store_collated().await;
+    let t = tenant(&db).await;
+    let (a, b) = (model(1, "A"), model(1, "B"));
+    for m in [&a, &b] {
+        add_model(&db, &t, m).await;
+    }
+    let mut conn = db.read().await.expect("conn");
+    let page = themes::list_models(&mut conn, db.seal_key(), &t, None, None, 10).await.expect("list");
+    assert_eq!(ids(&page), vec![b.id.clone(), a.id.clone()]);
+}
+
+#[tokio::test]
 async fn an_edited_model_portfolio_is_refused_and_an_unknown_stored_value_is_corrupt() {
     let db = fresh_store().await;
     let t = tenant(&db).await;
