@@ -6,6 +6,7 @@
 use base64::Engine as _;
 use fiscus_domain::actions::approval::{Refusal, Role};
 use fiscus_domain::actor::ActorKind;
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::calls::records::{CallBody, ConsentBody, RecordingBody, TranscriptBody};
 use fiscus_domain::calls::{ConsentBasis, ConsentMethod, Precondition, may_transcribe};
 use fiscus_domain::clock::now_micros;
@@ -78,7 +79,7 @@ pub async fn create(state: &Services, caller: &Caller, tenant: &Tenant, req: New
     let call = new_record("client call", "ccl", body, actor_label(caller))?;
     let mut tx = state.store.begin().await?;
     store::insert_call(&mut tx, tenant, &call).await?;
-    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "call.created", &call.id, json!({}), call.created_at))
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, Change::CallCreated, &call.id, json!({}), call.created_at))
         .await?;
     tx.commit().await?;
     Ok(call)
@@ -172,7 +173,7 @@ pub async fn add_recording(
     audit(
         &mut tx,
         caller,
-        &AuditEntry::of_tenant(tenant, "call.recording_stored", call_id, details, recording.created_at),
+        &AuditEntry::of_tenant(tenant, Change::CallRecordingStored, call_id, details, recording.created_at),
     )
     .await?;
     tx.commit().await?;
@@ -225,7 +226,7 @@ async fn append_consent(
     audit(
         &mut tx,
         caller,
-        &AuditEntry::of_tenant(tenant, "call.consent_recorded", &file.call.id, details, consent.created_at),
+        &AuditEntry::of_tenant(tenant, Change::CallConsentRecorded, &file.call.id, details, consent.created_at),
     )
     .await?;
     tx.commit().await?;
@@ -374,8 +375,12 @@ pub async fn transcribe(
         "version": transcript.body.version, "recording_id": transcript.body.recording_id,
         "text_sha256": transcript.body.text_sha256, "consent_id": transcript.body.consent_id,
     });
-    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "call.transcribed", call_id, details, transcript.created_at))
-        .await?;
+    audit(
+        &mut tx,
+        caller,
+        &AuditEntry::of_tenant(tenant, Change::CallTranscribed, call_id, details, transcript.created_at),
+    )
+    .await?;
     tx.commit().await?;
     Ok(transcript)
 }

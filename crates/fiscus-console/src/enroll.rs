@@ -8,6 +8,7 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::approval::OperatorStatus;
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::credentials::{self, SecretKind};
 use fiscus_store::operators::{AccountRow, OperatorRow};
@@ -223,7 +224,7 @@ pub async fn confirm(State(state): State<AppState>, ConsoleForm(form): ConsoleFo
             &mut tx,
             &op.workspace_id,
             &op.id,
-            "console.enrolled",
+            Change::ConsoleEnrolled,
             serde_json::json!({ "role": op.role.as_str() }),
         )
         .await?;
@@ -280,7 +281,7 @@ pub async fn join(State(state): State<AppState>, ConsoleForm(form): ConsoleForm<
             &mut tx,
             &op.workspace_id,
             &op.id,
-            "console.enrolled",
+            Change::ConsoleEnrolled,
             serde_json::json!({ "role": op.role.as_str(), "joined_existing_sign_in": true }),
         )
         .await?;

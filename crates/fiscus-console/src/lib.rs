@@ -74,7 +74,7 @@ pub(crate) async fn audit(
     tx: &mut fiscus_store::WriteTx,
     workspace_id: &str,
     operator_id: &str,
-    action: &str,
+    action: fiscus_domain::audit_action::Change,
     details: serde_json::Value,
 ) -> Result<(), fiscus_store::StoreError> {
     let caller = fiscus_http::request_id::caller(fiscus_domain::actor::Actor::operator(operator_id));
@@ -84,7 +84,7 @@ pub(crate) async fn audit(
         &fiscus_kernel::governed::record::AuditEntry {
             workspace_id,
             environment: None,
-            action,
+            action: action.into(),
             subject: Some(operator_id),
             details,
             occurred_at: fiscus_domain::clock::now_micros(),

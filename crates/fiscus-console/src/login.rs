@@ -5,6 +5,7 @@ use axum::Extension;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::credentials::{self, SecretKind};
 use serde::Deserialize;
@@ -161,7 +162,7 @@ async fn attempt(state: &AppState, form: &LoginForm) -> Result<Memberships, &'st
                 &mut tx,
                 &op.workspace_id,
                 &op.id,
-                "console.login_failed",
+                Change::ConsoleLoginFailed,
                 serde_json::json!({ "failures": failures, "locked": locked_until.is_some() }),
             )
             .await;
@@ -224,7 +225,7 @@ async fn open_session(state: &AppState, workspace_id: &str, operator_id: &str) -
             &mut tx,
             workspace_id,
             operator_id,
-            "console.login",
+            Change::ConsoleLogin,
             serde_json::json!({ "session_id": session_id }),
         )
         .await

@@ -9,6 +9,7 @@ pub mod actions;
 pub mod actor;
 pub mod api;
 pub mod audit;
+pub mod audit_action;
 pub mod calls;
 pub mod catalogue;
 pub mod change_ledger;

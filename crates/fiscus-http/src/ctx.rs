@@ -97,7 +97,7 @@ impl Ctx {
         AuditEntry {
             workspace_id: &tenant.workspace_id,
             environment: Some(tenant.environment),
-            action: self.operation.id,
+            action: fiscus_domain::audit_action::AuditAction::Operation(self.operation),
             subject,
             details,
             occurred_at: now_micros(),

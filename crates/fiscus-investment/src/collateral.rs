@@ -3,6 +3,7 @@
 //! policy, sealed as a snapshot. A missing quote or rate is `market_data_unavailable` (503): nothing is
 //! substituted, and a snapshot is never built on an invented observation.
 
+use fiscus_domain::audit_action::Change;
 use std::collections::BTreeMap;
 
 use fiscus_domain::clock::now_micros;
@@ -49,7 +50,7 @@ pub async fn set_policy(
     let entry = AuditEntry {
         workspace_id,
         environment: None,
-        action: "investment.collateral_policy.set",
+        action: Change::InvestmentCollateralPolicySet.into(),
         subject: Some(&p.id),
         details: json!({ "version": p.version, "rules_hash": p.rules_hash }),
         occurred_at: now,

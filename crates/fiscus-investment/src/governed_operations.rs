@@ -3,6 +3,7 @@
 //! opened, and draws rebalance proposals only while in governed review. Nothing here ever executes: a
 //! rebalance becomes a Financial Action only when an admin or approver proposes it at the console.
 
+use fiscus_domain::audit_action::Change;
 use std::collections::HashMap;
 
 use fiscus_domain::clock::now_micros;
@@ -95,7 +96,7 @@ pub async fn open_operation(
     let entry = AuditEntry {
         workspace_id: &tenant.workspace_id,
         environment: Some(tenant.environment),
-        action: "investment.operation.opened",
+        action: Change::InvestmentOperationOpened.into(),
         subject: Some(&o.id),
         details: json!({ "portfolio": o.portfolio_id, "model_portfolio": o.model_portfolio_id, "model_portfolio_hash": o.model_portfolio_hash }),
         occurred_at: now,

@@ -11,6 +11,7 @@
 //! everything before writing anything: a sale larger than what is held is a reconciliation exception,
 //! never a negative lot.
 
+use fiscus_domain::audit_action::Change;
 use std::collections::HashMap;
 
 use fiscus_domain::actions::checks::{CheckStatus, ValidCheck};
@@ -100,7 +101,7 @@ pub async fn restrict(
     let entry = fiscus_kernel::governed::record::AuditEntry {
         workspace_id,
         environment: None,
-        action: "investment.restricted_list.added",
+        action: Change::InvestmentRestrictedListAdded.into(),
         subject: Some(symbol),
         details: json!({ "reason": reason }),
         occurred_at: now,

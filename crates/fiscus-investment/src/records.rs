@@ -1,6 +1,7 @@
 //! Writing a sealed investment record: request and output in canonical form (RFC 8785), the SHA-256 over
 //! both, the row sealed, and its audit event, in one transaction.
 
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::investment_records::{self, Record, RecordKind};
@@ -49,7 +50,7 @@ pub async fn record(
     let entry = AuditEntry {
         workspace_id: &tenant.workspace_id,
         environment: Some(tenant.environment),
-        action: "investment.record.created",
+        action: Change::InvestmentRecordCreated.into(),
         subject: Some(&record.id),
         details: json!({ "kind": kind.as_str(), "portfolio_id": portfolio_id, "content_hash": record.content_hash }),
         occurred_at: now,

@@ -2,6 +2,7 @@
 //! portfolios drawn from them. A model portfolio is a draft until an operator approves it at the console;
 //! the governed AI operations that steer by an approved one are `governed_operations`.
 
+use fiscus_domain::audit_action::Change;
 use std::collections::HashMap;
 
 use fiscus_domain::clock::now_micros;
@@ -157,7 +158,7 @@ pub async fn create_universe(
     let entry = AuditEntry {
         workspace_id: &tenant.workspace_id,
         environment: Some(tenant.environment),
-        action: "investment.universe.created",
+        action: Change::InvestmentUniverseCreated.into(),
         subject: Some(&u.uid),
         details: json!({ "universe": u.id, "status": u.status.as_str(), "members_hash": u.members_hash }),
         occurred_at: now,
@@ -189,7 +190,7 @@ pub async fn hand_off(
     let entry = AuditEntry {
         workspace_id: &tenant.workspace_id,
         environment: Some(tenant.environment),
-        action: "investment.universe.handed_off",
+        action: Change::InvestmentUniverseHandedOff.into(),
         subject: Some(&u.uid),
         details: json!({ "universe": u.id, "members": members.len(), "members_hash": hash }),
         occurred_at: now,
@@ -337,7 +338,7 @@ pub async fn create_model(
     let entry = AuditEntry {
         workspace_id: &tenant.workspace_id,
         environment: Some(tenant.environment),
-        action: "investment.model_portfolio.created",
+        action: Change::InvestmentModelPortfolioCreated.into(),
         subject: Some(&m.id),
         details: json!({ "universe": universe_id, "content_hash": m.content_hash, "state": m.state.as_str() }),
         occurred_at: now,
@@ -388,10 +389,11 @@ pub async fn decide_model(
         workspace_id: &tenant.workspace_id,
         environment: Some(tenant.environment),
         action: if to == ModelState::Approved {
-            "investment.model_portfolio.approved"
+            Change::InvestmentModelPortfolioApproved
         } else {
-            "investment.model_portfolio.rejected"
-        },
+            Change::InvestmentModelPortfolioRejected
+        }
+        .into(),
         subject: Some(id),
         details: json!({ "content_hash": m.content_hash, "note": note }),
         occurred_at: now,

@@ -8,6 +8,7 @@
 use anyhow::{Context, bail};
 use fiscus_domain::actions::approval::Role;
 use fiscus_domain::actor::Actor;
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::credentials::{self, AppStatus, CredentialStatus, Environment, SecretKind};
 use fiscus_domain::ids::new_id;
@@ -41,7 +42,7 @@ impl Admin<'_> {
         tx: &mut WriteTx,
         workspace_id: &str,
         environment: Option<Environment>,
-        action: &str,
+        action: Change,
         subject: &str,
         details: Value,
     ) -> anyhow::Result<()> {
@@ -51,7 +52,7 @@ impl Admin<'_> {
             &AuditEntry {
                 workspace_id,
                 environment,
-                action,
+                action: action.into(),
                 subject: Some(subject),
                 details,
                 occurred_at: now_micros(),
@@ -74,7 +75,8 @@ impl Admin<'_> {
             &NewWorkspace { id: &id, name, entitlement: &entitlement, is_demo, created_at: now_micros() },
         )
         .await?;
-        self.audit(&mut tx, &id, None, "admin.workspace.create", &id, json!({ "name": name, "demo": is_demo })).await?;
+        self.audit(&mut tx, &id, None, Change::AdminWorkspaceCreate, &id, json!({ "name": name, "demo": is_demo }))
+            .await?;
         let row = fiscus_store::workspaces::get(tx.conn(), &id).await?;
         tx.commit().await?;
         Ok(row)
@@ -118,7 +120,7 @@ impl Admin<'_> {
             &mut tx,
             workspace_id,
             Some(environment),
-            "admin.application.create",
+            Change::AdminApplicationCreate,
             &id,
             json!({ "name": name, "scopes": scopes.to_space_separated(), "service_class": class }),
         )
@@ -142,7 +144,7 @@ impl Admin<'_> {
             &mut tx,
             workspace_id,
             None,
-            "admin.workspace.entitlement",
+            Change::AdminWorkspaceEntitlement,
             workspace_id,
             json!({ "entitlement": entitlement.to_space_separated() }),
         )
@@ -187,7 +189,7 @@ impl Admin<'_> {
             &mut tx,
             workspace_id,
             None,
-            "admin.operator.invite",
+            Change::AdminOperatorInvite,
             &id,
             json!({ "email": email, "role": role.as_str() }),
         )
@@ -237,7 +239,7 @@ impl Admin<'_> {
             &mut tx,
             &app.workspace_id,
             Some(app.environment()?),
-            "admin.application.status",
+            Change::AdminApplicationStatus,
             &app.id,
             json!({ "from": app.status, "to": status.as_str() }),
         )
@@ -298,7 +300,7 @@ impl Admin<'_> {
             },
         )
         .await?;
-        let action = if rotate { "admin.api_key.rotate" } else { "admin.api_key.issue" };
+        let action = if rotate { Change::AdminApiKeyRotate } else { Change::AdminApiKeyIssue };
         self.audit(
             &mut tx,
             &app.workspace_id,
@@ -344,7 +346,7 @@ impl Admin<'_> {
             &mut tx,
             &app.workspace_id,
             Some(app.environment()?),
-            "admin.api_key.revoke",
+            Change::AdminApiKeyRevoke,
             key_id.unwrap_or(&app.id),
             json!({ "application_id": app.id, "revoked": revoked }),
         )
@@ -376,7 +378,7 @@ impl Admin<'_> {
             &mut tx,
             &app.workspace_id,
             Some(app.environment()?),
-            "admin.oauth_client.create",
+            Change::AdminOAuthClientCreate,
             &client_id,
             json!({ "application_id": app.id }),
         )
@@ -420,7 +422,7 @@ impl Admin<'_> {
             &mut tx,
             &client.workspace_id,
             None,
-            "admin.oauth_client.rotate",
+            Change::AdminOAuthClientRotate,
             &client.id,
             json!({ "revoked_tokens": revoked }),
         )
@@ -519,7 +521,7 @@ impl Admin<'_> {
             &mut tx,
             &tenant.workspace_id,
             Some(tenant.environment),
-            "admin.credits.grant",
+            Change::AdminCreditsGrant,
             &id,
             json!({ "credits": credits, "reason": reason }),
         )

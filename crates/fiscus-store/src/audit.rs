@@ -11,7 +11,7 @@ use std::collections::HashMap;
 pub struct NewAuditEvent<'a> {
     pub environment: Option<fiscus_domain::credentials::Environment>,
     pub actor: &'a fiscus_domain::actor::Actor,
-    pub action: &'a str,
+    pub action: fiscus_domain::audit_action::AuditAction,
     pub request_id: Option<&'a str>,
     pub subject: Option<&'a str>,
     pub details: Value,
@@ -43,7 +43,7 @@ impl PendingEvent {
             environment: new.environment.map(|e| e.as_str().to_string()),
             actor_kind: new.actor.kind.as_str().to_string(),
             actor_id: new.actor.id.clone(),
-            action: new.action.to_string(),
+            action: new.action.as_str().to_string(),
             request_id: new.request_id.map(str::to_string),
             subject: new.subject.map(str::to_string),
             details: new.details,

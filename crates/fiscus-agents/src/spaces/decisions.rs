@@ -5,6 +5,7 @@
 
 use fiscus_domain::actions::approval::{Refusal, Role};
 use fiscus_domain::actor::ActorKind;
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::spaces::SpaceDecision as Kind;
@@ -104,7 +105,7 @@ pub async fn promote(
         "version_id": version.id, "version": version.body.version,
         "definition_hash": version.body.definition_hash, "decision_hash": decision.content_hash,
     });
-    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "agent_space.promoted", &space_id, details, now)).await?;
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, Change::AgentSpacePromoted, &space_id, details, now)).await?;
     tx.commit().await?;
     Ok(version)
 }
@@ -135,7 +136,7 @@ pub async fn suspend(
     let mut tx = state.store.begin().await?;
     store::insert_decision(&mut tx, tenant, &decision).await.map_err(changed)?;
     let details = json!({ "decision_hash": decision.content_hash });
-    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "agent_space.suspended", space_id, details, now)).await?;
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, Change::AgentSpaceSuspended, space_id, details, now)).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -6,6 +6,7 @@
 //! service's own routes (`dispatch`), so a tool can never do what its operation would refuse. Every other
 //! function here takes the services.
 
+use fiscus_domain::audit_action::Change;
 use std::sync::Arc;
 
 use fiscus_domain::clock::now_micros;
@@ -176,7 +177,7 @@ pub async fn start(
         "space_id": run.body.space_id, "version_id": run.body.version_id, "execution_id": run.body.execution_id,
         "prompt_hash": run.body.prompt_hash, "calls": run.body.plan.len(), "queued": queued,
     });
-    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "agent_space.run_started", &run.id, details, now)).await?;
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, Change::AgentSpaceRunStarted, &run.id, details, now)).await?;
     tx.commit().await?;
     if queued {
         state.spaces_wake.notify_one();

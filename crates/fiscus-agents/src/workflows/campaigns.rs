@@ -3,6 +3,7 @@
 //! hashed, not kept); reads and computations are real, on data pinned once for the whole campaign. The
 //! result is one sealed record.
 
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_domain::workflows::campaign::{self, Case, Suite};
@@ -75,7 +76,7 @@ pub async fn validate(
     audit(
         &mut tx,
         caller,
-        &AuditEntry::of_tenant(tenant, "workflow.campaign.recorded", &record.id, details, record.created_at),
+        &AuditEntry::of_tenant(tenant, Change::WorkflowCampaignRecorded, &record.id, details, record.created_at),
     )
     .await?;
     tx.commit().await?;

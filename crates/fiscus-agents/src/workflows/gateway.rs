@@ -2,6 +2,7 @@
 //! allowlist (the console is the only adapter that calls [`decide`]), and dispatching an allowlisted
 //! workflow version for an agent (the A2A route calls [`dispatch`], [`task`] and [`settle`]).
 
+use fiscus_domain::audit_action::Change;
 use std::time::Duration;
 
 use fiscus_domain::actions::approval::{Refusal, Role};
@@ -81,7 +82,7 @@ pub async fn decide(
     audit(
         &mut tx,
         caller,
-        &AuditEntry::of_tenant(tenant, "workflow_tools.decision", application_id, details, grant.created_at),
+        &AuditEntry::of_tenant(tenant, Change::WorkflowToolsDecision, application_id, details, grant.created_at),
     )
     .await?;
     tx.commit().await?;

@@ -1,6 +1,7 @@
 //! The library: templates shipped with Fiscus, and installing one into a workspace as a workflow with its
 //! first version.
 
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::ids::new_id;
@@ -83,7 +84,8 @@ pub async fn install(
     }
     let details =
         json!({"library_key": key, "version_uid": version.id, "definition_hash": version.body.definition_hash});
-    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "workflow.installed", &workflow.id, details, now)).await?;
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, Change::WorkflowInstalled, &workflow.id, details, now))
+        .await?;
     tx.commit().await?;
     Ok((workflow, version))
 }

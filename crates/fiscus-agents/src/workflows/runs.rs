@@ -3,6 +3,7 @@
 
 use fiscus_domain::actions::approval::Role;
 use fiscus_domain::actor::ActorKind;
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::events::EventType;
@@ -271,7 +272,7 @@ pub async fn review(
                 caller,
                 &fiscus_kernel::governed::record::AuditEntry::of_tenant(
                     tenant,
-                    "workflow.review.approved",
+                    Change::WorkflowReviewApproved,
                     id,
                     json!({"step": step_id, "note": note}),
                     now_micros(),

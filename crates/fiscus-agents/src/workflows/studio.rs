@@ -1,5 +1,6 @@
 //! The workflow studio: writing a definition as a new workflow, or as the next version of one.
 
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::ids::new_id;
@@ -121,7 +122,7 @@ pub async fn create(
     }
     let details =
         json!({"workflow_uid": workflow.id, "version": number, "definition_hash": version.body.definition_hash});
-    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "workflow.version.created", &version.id, details, now))
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, Change::WorkflowVersionCreated, &version.id, details, now))
         .await?;
     tx.commit().await?;
     Ok((workflow, version))

@@ -1,5 +1,6 @@
 //! Proofs of value: a workflow's runs measured against the manual baseline the caller states, sealed.
 
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_domain::workflows::definition::StepKind;
 use fiscus_domain::workflows::records::{Baseline, ProofBody};
@@ -101,7 +102,7 @@ pub async fn prove(state: &Services, caller: &Caller, tenant: &Tenant, req: Proo
     audit(
         &mut tx,
         caller,
-        &AuditEntry::of_tenant(tenant, "workflow.proof_of_value.recorded", &proof.id, details, proof.created_at),
+        &AuditEntry::of_tenant(tenant, Change::WorkflowProofOfValueRecorded, &proof.id, details, proof.created_at),
     )
     .await?;
     tx.commit().await?;

@@ -8,6 +8,7 @@
 use super::kinds;
 use super::reader::Reader;
 use super::{Failure, ImportRequest, Progress};
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::data::Kind;
 use fiscus_domain::data::records::*;
 use fiscus_kernel::governed::Caller;
@@ -656,7 +657,7 @@ pub async fn commit(
         &AuditEntry {
             workspace_id,
             environment: None,
-            action: "data.import",
+            action: Change::DataImport.into(),
             subject: Some(&dataset.id),
             details: serde_json::json!({
                 "dataset": number, "kind": dataset.kind.as_str(), "name": dataset.name, "version": version,

@@ -5,6 +5,7 @@
 use fiscus_domain::actions::approval::{Refusal, Role};
 use fiscus_domain::actions::delegation::{DelegationMove, DelegationStatus};
 use fiscus_domain::actor::ActorKind;
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::tenancy::Tenant;
@@ -51,7 +52,7 @@ pub async fn decide(
         &AuditEntry {
             workspace_id: &tenant.workspace_id,
             environment: Some(tenant.environment),
-            action: "delegation.decision",
+            action: Change::DelegationDecision.into(),
             subject: Some(delegation_id),
             details: json!({ "from": d.status.as_str(), "to": next.as_str(), "terms_hash": d.terms_hash, "role": role.as_str() }),
             occurred_at: now,

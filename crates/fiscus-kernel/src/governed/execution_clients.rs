@@ -4,6 +4,7 @@
 
 use fiscus_domain::actions::approval::{Refusal, Role};
 use fiscus_domain::actor::ActorKind;
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::execution_client::{ClientStatus, Decision, Grant, decision_hash, key_fingerprint, valid_name};
@@ -55,7 +56,7 @@ pub async fn register(
         &AuditEntry {
             workspace_id: &tenant.workspace_id,
             environment: Some(tenant.environment),
-            action: "execution_client.registered",
+            action: Change::ExecutionClientRegistered.into(),
             subject: Some(&client.id),
             details: json!({ "application_id": application_id, "name": client.name, "key": key_fingerprint(public_key) }),
             occurred_at: client.created_at,
@@ -112,7 +113,7 @@ pub async fn decide(
         &AuditEntry {
             workspace_id: &tenant.workspace_id,
             environment: Some(tenant.environment),
-            action: "execution_client.decision",
+            action: Change::ExecutionClientDecision.into(),
             subject: Some(client_id),
             details: json!({
                 "decision": decision.as_str(),

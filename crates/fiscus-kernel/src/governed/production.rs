@@ -4,6 +4,7 @@
 
 use fiscus_domain::actions::approval::Role;
 use fiscus_domain::actor::ActorKind;
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::production_access::{Move, Outcome, Refusal, decide};
 use fiscus_store::WriteTx;
@@ -35,7 +36,7 @@ pub async fn change(
         &AuditEntry {
             workspace_id,
             environment: None,
-            action: "console.production_access",
+            action: Change::ConsoleProductionAccess.into(),
             subject: Some(operator_id),
             details: json!({ "outcome": outcome.as_str() }),
             occurred_at: now,

@@ -7,6 +7,7 @@
 //! issued, a sign-in, a delegation drafted).
 
 use fiscus_domain::actions::state::ControlState;
+use fiscus_domain::audit_action::AuditAction;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::events::{ActionEventData, Event, EventData, EventType, WorkflowEventData};
@@ -175,7 +176,7 @@ async fn announce(
     let entry = AuditEntry {
         workspace_id: &tenant.workspace_id,
         environment: Some(tenant.environment),
-        action: event_type.as_str(),
+        action: event_type.into(),
         subject: Some(subject.id),
         details: audit_details,
         occurred_at: now,
@@ -189,8 +190,8 @@ async fn announce(
 pub struct AuditEntry<'a> {
     pub workspace_id: &'a str,
     pub environment: Option<Environment>,
-    /// What happened: an event type, a catalogue operation id, or an administrative action name.
-    pub action: &'a str,
+    /// What happened, from the one vocabulary of audit actions.
+    pub action: AuditAction,
     pub subject: Option<&'a str>,
     pub details: Value,
     pub occurred_at: i64,
@@ -200,7 +201,7 @@ impl<'a> AuditEntry<'a> {
     /// An event of one tenant (workspace and environment) about `subject`.
     pub fn of_tenant(
         tenant: &'a fiscus_domain::tenancy::Tenant,
-        action: &'a str,
+        action: impl Into<AuditAction>,
         subject: &'a str,
         details: Value,
         occurred_at: i64,
@@ -208,7 +209,7 @@ impl<'a> AuditEntry<'a> {
         AuditEntry {
             workspace_id: &tenant.workspace_id,
             environment: Some(tenant.environment),
-            action,
+            action: action.into(),
             subject: Some(subject),
             details,
             occurred_at,

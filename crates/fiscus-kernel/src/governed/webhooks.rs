@@ -3,6 +3,7 @@
 
 use fiscus_domain::actions::approval::{Refusal, Role};
 use fiscus_domain::actor::ActorKind;
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::tenancy::Tenant;
@@ -50,7 +51,7 @@ pub async fn decide(
         &AuditEntry {
             workspace_id: &tenant.workspace_id,
             environment: Some(tenant.environment),
-            action: "webhook_endpoint.decision",
+            action: Change::WebhookEndpointDecision.into(),
             subject: Some(endpoint_id),
             details: json!({ "url": endpoint.url, "to": to.as_str(), "role": role.as_str() }),
             occurred_at: now,
@@ -91,7 +92,7 @@ pub async fn disable_gone(
         &AuditEntry {
             workspace_id: &tenant.workspace_id,
             environment: Some(tenant.environment),
-            action: "webhook_endpoint.disabled",
+            action: Change::WebhookEndpointDisabled.into(),
             subject: Some(endpoint_id),
             details: json!({ "to": EndpointStatus::Disabled.as_str(), "reason": reason }),
             occurred_at: now,

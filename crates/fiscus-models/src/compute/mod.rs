@@ -23,6 +23,7 @@ pub mod tournament;
 
 pub use fiscus_kernel::pool::{Control, Crashed, Pool, Reserved, Stop};
 
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::compute::{self as rules, JobFailure, JobKind, JobState};
 use fiscus_domain::error_code::ErrorCode;
@@ -285,7 +286,7 @@ pub async fn submit(
     let entry = AuditEntry {
         workspace_id: &tenant.workspace_id,
         environment: Some(tenant.environment),
-        action: "compute.job.created",
+        action: Change::ComputeJobCreated.into(),
         subject: Some(&id),
         details,
         occurred_at: now,
@@ -382,7 +383,7 @@ pub async fn cancel(state: &Services, caller: &Caller, tenant: &Tenant, id: &str
     let entry = AuditEntry {
         workspace_id: &tenant.workspace_id,
         environment: Some(tenant.environment),
-        action: "compute.job.cancel_requested",
+        action: Change::ComputeJobCancelRequested.into(),
         subject: Some(id),
         details: json!({ "state_before": current.as_str() }),
         occurred_at: now,
@@ -448,22 +449,23 @@ pub async fn execute(state: &Services, worker: &str, job: Job, thread: Reserved)
     let (ending, action) = match &outcome {
         Ok(output) => {
             result = result_of(&job.id, &job.request_hash, output, now)?;
-            (Ending::Succeeded { result: &result }, "compute.job.succeeded")
+            (Ending::Succeeded { result: &result }, Change::ComputeJobSucceeded)
         }
-        Err(Refusal::Stopped(Stop::Cancelled)) => (Ending::Cancelled, "compute.job.cancelled"),
+        Err(Refusal::Stopped(Stop::Cancelled)) => (Ending::Cancelled, Change::ComputeJobCancelled),
         Err(Refusal::Stopped(_)) => (
             Ending::Failed {
                 code: JobFailure::BudgetExceeded,
                 detail: "the computation ran past its wall-clock budget",
             },
-            "compute.job.failed",
+            Change::ComputeJobFailed,
         ),
-        Err(Refusal::Engine(e)) => {
-            (Ending::Failed { code: JobFailure::Engine(engine_error(e)), detail: &engine_detail }, "compute.job.failed")
-        }
+        Err(Refusal::Engine(e)) => (
+            Ending::Failed { code: JobFailure::Engine(engine_error(e)), detail: &engine_detail },
+            Change::ComputeJobFailed,
+        ),
         Err(Refusal::Failure(_)) | Err(Refusal::Crashed) => (
             Ending::Failed { code: JobFailure::Internal, detail: "the job could not be computed" },
-            "compute.job.failed",
+            Change::ComputeJobFailed,
         ),
     };
     if let Err(Refusal::Failure(f)) = &outcome {
@@ -476,7 +478,7 @@ pub async fn execute(state: &Services, worker: &str, job: Job, thread: Reserved)
     let entry = AuditEntry {
         workspace_id: &job.tenant.workspace_id,
         environment: Some(job.tenant.environment),
-        action,
+        action: action.into(),
         subject: Some(&job.id),
         details: json!({ "attempts": job.attempts }),
         occurred_at: now,
@@ -535,7 +537,7 @@ async fn end_unrun(
     let entry = AuditEntry {
         workspace_id: &job.tenant.workspace_id,
         environment: Some(job.tenant.environment),
-        action: "compute.job.failed",
+        action: Change::ComputeJobFailed.into(),
         subject: Some(&job.id),
         details: json!({ "attempts": job.attempts, "code": code.as_str(), "detail": why }),
         occurred_at: now,

@@ -11,6 +11,7 @@
 //! the same datasets and engine give the same bytes, so `reproduced` is a statement about the evidence, not
 //! a tolerance.
 
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::tenancy::Tenant;
@@ -445,7 +446,7 @@ pub async fn snapshot(
     let entry = AuditEntry {
         workspace_id: &tenant.workspace_id,
         environment: Some(tenant.environment),
-        action: "research.snapshot.created",
+        action: Change::ResearchSnapshotCreated.into(),
         subject: Some(&snapshot.id),
         details: json!({ "run": snapshot.run_id, "project": snapshot.project, "bundle_hash": snapshot.bundle_hash }),
         occurred_at: now,

@@ -6,6 +6,7 @@
 //! records the dataset's identity and the SHA-256 of its source, of the feature schema, of its lineage and
 //! of the target's observations, which training and evaluation read again and compare.
 
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::data::{Kind, Provenance};
 use fiscus_domain::error_code::ErrorCode;
@@ -178,7 +179,7 @@ pub async fn create(
     models::insert_contract(&mut tx, tenant, &c).await?;
     let entry = AuditEntry::of_tenant(
         tenant,
-        "lqm.contract.sealed",
+        Change::LqmContractSealed,
         &c.id,
         json!({ "model": model.id, "dataset": dataset.number, "contract_hash": c.content_hash }),
         now,

@@ -4,6 +4,7 @@
 //! checkpoint at a time.
 
 use fiscus_domain::actor::ActorKind;
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::lqm::lifecycle::{self, Operation, PromotionState};
@@ -70,7 +71,8 @@ pub async fn request(
     supply_chain::insert_promotion(&mut tx, tenant, &record).await?;
     let details =
         json!({ "checkpoint": c.id, "checkpoint_hash": c.content_hash, "promotion_hash": record.content_hash });
-    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "lqm.promotion.requested", &record.id, details, now)).await?;
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, Change::LqmPromotionRequested, &record.id, details, now))
+        .await?;
     tx.commit().await?;
     Ok(Promotion { record, state: PromotionState::Pending, decision: None, ended: None })
 }
@@ -133,7 +135,7 @@ pub async fn decide(
             superseded.push(other.record.id.clone());
         }
     }
-    let action = if to == PromotionState::Active { "lqm.promotion.approved" } else { "lqm.promotion.denied" };
+    let action = if to == PromotionState::Active { Change::LqmPromotionApproved } else { Change::LqmPromotionDenied };
     let details = json!({ "checkpoint": p.record.body.checkpoint_id, "checkpoint_hash": checkpoint_hash, "superseded": superseded });
     audit(&mut tx, operator, &AuditEntry::of_tenant(tenant, action, id, details, now)).await?;
     tx.commit().await?;
@@ -166,7 +168,7 @@ pub async fn revoke(
     }
     let details =
         json!({ "checkpoint": p.record.body.checkpoint_id, "checkpoint_hash": p.record.body.checkpoint_hash });
-    audit(&mut tx, operator, &AuditEntry::of_tenant(tenant, "lqm.promotion.revoked", id, details, now)).await?;
+    audit(&mut tx, operator, &AuditEntry::of_tenant(tenant, Change::LqmPromotionRevoked, id, details, now)).await?;
     tx.commit().await?;
     load(state, tenant, id).await
 }

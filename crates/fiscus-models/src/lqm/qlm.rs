@@ -5,6 +5,7 @@
 //! them on a contract's held-out observations.
 
 use fiscus_domain::actor::ActorKind;
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::lqm::lifecycle::{self, Operation, PromotionState};
@@ -184,7 +185,7 @@ pub async fn create(
         other => other?,
     }
     let details = json!({ "version_hash": first.content_hash, "pins": first.body.pins.len() });
-    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "qlm.created", &q.id, details, now)).await?;
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, Change::QlmCreated, &q.id, details, now)).await?;
     tx.commit().await?;
     Ok((q, first))
 }
@@ -248,7 +249,7 @@ pub async fn rebind(
         other => other?,
     }
     let details = json!({ "version": v.body.version, "role": role, "from": old.checkpoint_hash, "to": new.checkpoint_hash, "version_hash": v.content_hash });
-    audit(&mut tx, operator, &AuditEntry::of_tenant(tenant, "qlm.rebound", qlm_id, details, now)).await?;
+    audit(&mut tx, operator, &AuditEntry::of_tenant(tenant, Change::QlmRebound, qlm_id, details, now)).await?;
     tx.commit().await?;
     Ok(v)
 }
@@ -326,8 +327,8 @@ async fn record_run(
     let mut tx = state.store.begin().await?;
     qlms::insert_run(&mut tx, tenant, kind, &run).await?;
     let action = match kind {
-        RunKind::Invoke => "qlm.invoked",
-        RunKind::Evaluate => "qlm.evaluated",
+        RunKind::Invoke => Change::QlmInvoked,
+        RunKind::Evaluate => Change::QlmEvaluated,
     };
     let details = json!({ "qlm": v.body.qlm_id, "version": v.body.version, "run_hash": run.content_hash });
     audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, action, &run.id, details, now)).await?;

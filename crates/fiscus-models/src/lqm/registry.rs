@@ -1,6 +1,7 @@
 //! Registration of a model, and what is known of it: its records and the eligibility of each gated
 //! operation (the developer manifest).
 
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::lqm::family::TaskFamily;
 use fiscus_domain::lqm::licence;
@@ -94,7 +95,7 @@ pub async fn register(
     }
     let entry = AuditEntry::of_tenant(
         tenant,
-        "lqm.model.registered",
+        Change::LqmModelRegistered,
         &m.id,
         json!({ "task_family": m.body.task_family.as_str(), "content_hash": m.content_hash }),
         now,

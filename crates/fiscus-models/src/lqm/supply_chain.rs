@@ -2,6 +2,7 @@
 //! to the model hub as one link of the tenant's hash-linked supply chain, with SLSA provenance in the
 //! in-toto statement format so that standard verifiers can read it.
 
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::lqm::lifecycle::{self, Operation, Reason};
 use fiscus_domain::lqm::records::{
@@ -123,7 +124,7 @@ pub async fn issue_packet(
     }
     let entry = AuditEntry::of_tenant(
         tenant,
-        "lqm.evidence_packet.issued",
+        Change::LqmEvidencePacketIssued,
         &p.id,
         json!({ "checkpoint": checkpoint_id, "packet_hash": p.content_hash }),
         now,
@@ -265,7 +266,7 @@ pub async fn publish(
         }
         let entry = AuditEntry::of_tenant(
             tenant,
-            "lqm.checkpoint.published",
+            Change::LqmCheckpointPublished,
             &publication.id,
             json!({ "checkpoint": c.id, "head": publication.content_hash,
                              "previous_head": publication.body.previous_head, "bundle_hash": bundle_hash }),

@@ -1,6 +1,7 @@
 //! Retraining requests and their review, training a candidate checkpoint under an approved request, and
 //! evaluating a checkpoint on the observations its contract held out.
 
+use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::lqm::family::Algorithm;
@@ -129,7 +130,7 @@ pub async fn request(
     let mut tx = state.store.begin().await?;
     training::insert_request(&mut tx, tenant, &record).await?;
     let details = json!({ "model": model.id, "contract": contract.id, "algorithm": algorithm.as_str() });
-    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "lqm.retraining.requested", &record.id, details, now))
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, Change::LqmRetrainingRequested, &record.id, details, now))
         .await?;
     tx.commit().await?;
     Ok(Request { record, state: RequestState::Pending, review: None, checkpoint_id: None })
@@ -213,7 +214,7 @@ pub async fn submit(
         "model": r.record.body.model_id, "decision": d.decision.as_str(), "request_hash": r.record.content_hash,
         "submission": submission.id,
     });
-    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "lqm.retraining.decision_submitted", id, details, now))
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, Change::LqmRetrainingDecisionSubmitted, id, details, now))
         .await?;
     tx.commit().await?;
     reviewable(state, tenant, id).await
@@ -247,9 +248,9 @@ pub async fn decide(
         return Err(not_reviewable(again.state));
     }
     let action = match d.decision {
-        Decision::Approve => "lqm.retraining.approved",
-        Decision::Reject => "lqm.retraining.rejected",
-        Decision::Cancel => "lqm.retraining.cancelled",
+        Decision::Approve => Change::LqmRetrainingApproved,
+        Decision::Reject => Change::LqmRetrainingRejected,
+        Decision::Cancel => Change::LqmRetrainingCancelled,
     };
     let details = json!({ "model": r.record.body.model_id, "decision": d.decision.as_str(), "request_hash": r.record.content_hash });
     audit(&mut tx, person, &AuditEntry::of_tenant(tenant, action, id, details, now)).await?;
@@ -311,7 +312,7 @@ pub async fn train(
     }
     let details = json!({ "model": c.body.model_id, "request": request_id, "checkpoint_hash": c.content_hash,
                           "algorithm": algorithm.as_str() });
-    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "lqm.checkpoint.trained", &c.id, details, now)).await?;
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, Change::LqmCheckpointTrained, &c.id, details, now)).await?;
     tx.commit().await?;
     Ok(c)
 }
@@ -388,7 +389,7 @@ pub async fn evaluate(
         other => other?,
     }
     let details = json!({ "checkpoint": c.id, "passed": e.body.passed, "evaluation_hash": e.content_hash });
-    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, "lqm.checkpoint.evaluated", &e.id, details, now)).await?;
+    audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, Change::LqmCheckpointEvaluated, &e.id, details, now)).await?;
     tx.commit().await?;
     Ok(e)
 }

@@ -8,6 +8,8 @@ use axum::response::{IntoResponse, Response};
 use fiscus_domain::api::platform::{
     IntrospectionResponse, OAuthErrorResponse, TokenForm, TokenReferenceForm, TokenResponse,
 };
+use fiscus_domain::audit_action::AuditAction;
+use fiscus_domain::catalogue;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::credentials::{self, AppStatus, Environment, SecretKind};
 use fiscus_domain::scopes::ScopeSet;
@@ -120,7 +122,7 @@ async fn issue(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<Tok
         &AuditEntry {
             workspace_id: &client.workspace_id,
             environment: Some(environment),
-            action: "post_oauth_token",
+            action: AuditAction::Operation(const { catalogue::named("post_oauth_token") }),
             subject: Some(&token_id),
             details: serde_json::json!({ "client_id": client.id, "scope": scope, "expires_in": ttl }),
             occurred_at: now,
@@ -188,7 +190,7 @@ async fn revoke(state: &AppState, headers: &HeaderMap, body: &[u8]) -> Result<()
             &AuditEntry {
                 workspace_id: &owner.workspace_id,
                 environment: None,
-                action: "post_oauth_revoke",
+                action: AuditAction::Operation(const { catalogue::named("post_oauth_revoke") }),
                 subject: Some(&owner.id),
                 details: serde_json::json!({ "client_id": client.id }),
                 occurred_at: now,

@@ -25,7 +25,9 @@ fn request(db: &Store, t: &Tenant, app: &str, id: &str, key: &str, body: &str) -
         NewAuditEvent {
             environment: Some(Environment::Sandbox),
             actor: &Actor::application(app.to_string()),
-            action: "post_actions_autonomy_assessment_evidence",
+            action: fiscus_domain::audit_action::AuditAction::Operation(
+                const { fiscus_domain::catalogue::named("post_actions_autonomy_assessment_evidence") },
+            ),
             request_id: Some("req_1"),
             subject: Some(id),
             details: json!({ "id": id }),
@@ -190,7 +192,7 @@ async fn appends_and_write_transactions_commit_side_by_side() {
                     NewAuditEvent {
                         environment: None,
                         actor: &actor,
-                        action: "test.event",
+                        action: fiscus_domain::audit_action::Change::DataImport.into(),
                         request_id: None,
                         subject: Some("tx"),
                         details: json!({ "i": i }),
@@ -210,7 +212,7 @@ async fn appends_and_write_transactions_commit_side_by_side() {
     assert_eq!(verified_subjects(&db, &t.workspace_id).await.len(), 12);
     let mut conn = db.read().await.expect("conn");
     let events = audit::events_after(&mut conn, &t.workspace_id, 0, 1000).await.expect("events");
-    assert_eq!(events.iter().filter(|e| e.event.action == "test.event").count(), 12);
+    assert_eq!(events.iter().filter(|e| e.event.action == "data.import").count(), 12);
 }
 
 /// Rounds of mixed writers on a multi-threaded runtime. A writer that hands its group on and queues again
@@ -238,7 +240,7 @@ async fn rounds_of_mixed_writers_leave_no_group_waiting() {
                     let event = NewAuditEvent {
                         environment: None,
                         actor: &actor,
-                        action: "test.event",
+                        action: fiscus_domain::audit_action::Change::DataImport.into(),
                         request_id: None,
                         subject: Some("tx"),
                         details: json!({ "round": round, "i": i }),
@@ -332,7 +334,7 @@ async fn appends_after_another_writer_moved_the_head_still_chain_and_a_held_key_
             let event = NewAuditEvent {
                 environment: None,
                 actor: &actor,
-                action: "test.event",
+                action: fiscus_domain::audit_action::Change::DataImport.into(),
                 request_id: None,
                 subject: Some("tx"),
                 details: json!({ "i": i }),

@@ -15,7 +15,7 @@ async fn append(db: &Store, workspace_id: &str, n: i64) {
         NewAuditEvent {
             environment: Some(Environment::Sandbox),
             actor: &actor,
-            action: "test.event",
+            action: fiscus_domain::audit_action::Change::DataImport.into(),
             request_id: Some("req_1"),
             subject: Some("act_1"),
             details: json!({"n": n}),
@@ -133,7 +133,7 @@ async fn appending_to_an_unknown_workspace_is_not_found_and_its_head_too() {
         NewAuditEvent {
             environment: None,
             actor: &actor,
-            action: "test.event",
+            action: fiscus_domain::audit_action::Change::DataImport.into(),
             request_id: None,
             subject: None,
             details: json!({}),
@@ -159,7 +159,7 @@ async fn concurrent_appends_chain_only_committed_events_without_gaps() {
     let event = |n: i64| NewAuditEvent {
         environment: None,
         actor: &actor,
-        action: "test.event",
+        action: fiscus_domain::audit_action::Change::DataImport.into(),
         request_id: None,
         subject: None,
         details: json!({ "n": n }),
@@ -175,7 +175,7 @@ async fn concurrent_appends_chain_only_committed_events_without_gaps() {
             let new = NewAuditEvent {
                 environment: None,
                 actor: &actor,
-                action: "test.event",
+                action: fiscus_domain::audit_action::Change::DataImport.into(),
                 request_id: None,
                 subject: None,
                 details: json!({ "n": n }),
