@@ -22,7 +22,7 @@ use serde_json::json;
 
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::record::{AuditEntry, audit};
-use fiscus_kernel::governed::{Caller, Failure, actor_label, new_record};
+use fiscus_kernel::governed::{Caller, Failure, new_record};
 
 /// The largest recording accepted, in bytes of audio (its base64 in the request is a third larger).
 pub const MAX_AUDIO_BYTES: usize = 24 * 1024 * 1024;
@@ -76,7 +76,7 @@ pub async fn create(state: &Services, caller: &Caller, tenant: &Tenant, req: New
         counterparty: req.counterparty,
         occurred_at: instant("occurred_at", &req.occurred_at)?,
     };
-    let call = new_record("client call", "ccl", body, actor_label(caller))?;
+    let call = new_record("client call", "ccl", body, caller.actor.clone())?;
     let mut tx = state.store.begin().await?;
     store::insert_call(&mut tx, tenant, &call).await?;
     audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, Change::CallCreated, &call.id, json!({}), call.created_at))
@@ -166,7 +166,7 @@ pub async fn add_recording(
         channels: decoded.channels,
         duration_ms: decoded.duration_ms,
     };
-    let recording = new_record("call recording", "crc", body, actor_label(caller))?;
+    let recording = new_record("call recording", "crc", body, caller.actor.clone())?;
     let mut tx = state.store.begin().await?;
     store::insert_recording(&mut tx, tenant, &recording, &bytes).await.map_err(changed)?;
     let details = json!({ "version": recording.body.version, "audio_sha256": recording.body.audio_sha256 });
@@ -218,7 +218,7 @@ async fn append_consent(
     file: &CallFile,
     body: ConsentBody,
 ) -> Result<Consent, Failure> {
-    let consent = new_record("call consent", "ccn", body, actor_label(caller))?;
+    let consent = new_record("call consent", "ccn", body, caller.actor.clone())?;
     let mut tx = state.store.begin().await?;
     store::insert_consent(&mut tx, tenant, &consent).await.map_err(changed)?;
     let details =
@@ -368,7 +368,7 @@ pub async fn transcribe(
         duration_ms: recording.body.duration_ms,
         credits: 0,
     };
-    let transcript = new_record("call transcript", "ctr", body, actor_label(caller))?;
+    let transcript = new_record("call transcript", "ctr", body, caller.actor.clone())?;
     let mut tx = state.store.begin().await?;
     store::insert_transcript(&mut tx, tenant, &transcript).await.map_err(changed)?;
     let details = json!({

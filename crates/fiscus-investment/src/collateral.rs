@@ -42,7 +42,7 @@ pub async fn set_policy(
         rules,
         rules_hash: fiscus_domain::evidence::seal_bytes(rules_json.as_bytes()),
         rules_json,
-        created_by: format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id),
+        created_by: caller.actor.clone(),
         created_at: now,
     };
     let mut tx = store.begin().await?;

@@ -88,7 +88,7 @@ pub async fn open_operation(
         objective: r.objective,
         agent: r.agent,
         status: OperationStatus::GovernedReview,
-        created_by: format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id),
+        created_by: caller.actor.clone(),
         created_at: now,
     };
     let mut tx = state.store.begin().await?;

@@ -95,7 +95,7 @@ pub async fn restrict(
         return Err(Failure::Invalid(errors));
     }
     let now = now_micros();
-    let by = format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id);
+    let by = caller.actor.clone();
     let mut tx = store.begin().await?;
     book::restrict(&mut tx, workspace_id, symbol, reason, &by, now).await?;
     let entry = fiscus_kernel::governed::record::AuditEntry {

@@ -42,7 +42,7 @@ pub async fn record(
         content_hash: content_hash(&request, &output),
         request,
         output,
-        created_by: format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id),
+        created_by: caller.actor.clone(),
         created_at: now,
     };
     let mut tx = state.store.begin().await?;

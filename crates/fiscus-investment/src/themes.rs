@@ -149,7 +149,7 @@ pub async fn create_universe(
         source: r.source,
         status: if members.is_some() { UniverseStatus::HandedOff } else { UniverseStatus::Pending },
         members_hash: members.as_ref().map(|(_, h)| h.clone()),
-        created_by: format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id),
+        created_by: caller.actor.clone(),
         created_at: now,
         handed_off_at: members.as_ref().map(|_| now),
     };
@@ -327,7 +327,7 @@ pub async fn create_model(
         holdings_json,
         content_hash: fiscus_domain::evidence::seal_bytes(super::records::canonical("model portfolio", &c)?.as_bytes()),
         state: ModelState::ApprovalRequired,
-        created_by: format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id),
+        created_by: caller.actor.clone(),
         created_at: now,
         decided_by: None,
         decided_at: None,
@@ -372,17 +372,7 @@ pub async fn decide_model(
     let to = model::decide(m.state, decision).map_err(|r| Failure::refused(ErrorCode::Conflict, r.to_string()))?;
     let now = now_micros();
     let mut tx = state.store.begin().await?;
-    if !themes::decide_model(
-        &mut tx,
-        tenant,
-        id,
-        to,
-        &format!("{}:{}", operator.actor.kind.as_str(), operator.actor.id),
-        now,
-        note,
-    )
-    .await?
-    {
+    if !themes::decide_model(&mut tx, tenant, id, to, &operator.actor, now, note).await? {
         return Err(Failure::refused(ErrorCode::Conflict, "the model portfolio was decided meanwhile"));
     }
     let entry = AuditEntry {

@@ -66,6 +66,11 @@ pub(crate) fn corrupt(table: &str, id: &str, column: &str, value: &str) -> Store
     StoreError::Corrupt(format!("{table} {id}: {column} = {value:?}"))
 }
 
+/// An actor stored as its label (`kind:id`); a label of no known kind is `Corrupt` as [`corrupt`] names it.
+pub(crate) fn stored_actor(table: &str, id: &str, column: &str, label: &str) -> Result<Actor> {
+    Actor::from_label(label).ok_or_else(|| corrupt(table, id, column, label))
+}
+
 impl TryFrom<ActionRow> for Action {
     type Error = StoreError;
 
@@ -347,6 +352,9 @@ pub struct Check {
     pub metrics: Value,
     pub metadata: Value,
     pub check_hash: String,
+    /// Who recorded this version, by id (`app_…`, a worker's node, `local`), as the check's sealed payload
+    /// (`ValidCheck::payload`) names it. That payload is public and recomputed outside Fiscus, so its form
+    /// stays the bare id; the version's audit event names the full actor.
     pub recorded_by: String,
     pub created_at: i64,
 }

@@ -19,6 +19,8 @@ pub struct EvidenceRow {
     pub observed_at: i64,
     pub metadata: String,
     pub evidence_hash: String,
+    /// The application (`app_…`) that recorded it. A bare id, not an actor label: evidence comes only
+    /// over the API, and the id is part of the evidence's sealed payload.
     pub recorded_by: String,
     pub created_at: i64,
 }

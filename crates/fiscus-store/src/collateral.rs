@@ -1,8 +1,10 @@
 //! Collateral policies (see the migration `…_collateral.sql`): a workspace's eligibility and haircut rules,
 //! versioned (1, 2, …), each version sealed and never changed. The newest version is the one in force.
 
+use crate::actions::stored_actor;
 use crate::seals::{self, SealedTable};
 use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::investment::collateral::CollateralRule;
 use sqlx::{AnyConnection, FromRow};
@@ -21,7 +23,7 @@ pub struct Policy {
     /// The rules as stored (canonical JSON), which `rules_hash` covers.
     pub rules_json: String,
     pub rules_hash: String,
-    pub created_by: String,
+    pub created_by: Actor,
     pub created_at: i64,
 }
 
@@ -38,6 +40,7 @@ struct PolicyRow {
 impl TryFrom<PolicyRow> for Policy {
     type Error = StoreError;
     fn try_from(r: PolicyRow) -> Result<Policy> {
+        let created_by = stored_actor("collateral_policies", &r.id, "created_by", &r.created_by)?;
         Ok(Policy {
             rules: serde_json::from_str(&r.rules)
                 .map_err(|e| StoreError::Corrupt(format!("collateral_policies {}: rules: {e}", r.id)))?,
@@ -45,7 +48,7 @@ impl TryFrom<PolicyRow> for Policy {
             id: r.id,
             version: r.version,
             rules_hash: r.rules_hash,
-            created_by: r.created_by,
+            created_by,
             created_at: r.created_at,
         })
     }
@@ -69,7 +72,7 @@ pub async fn insert(tx: &mut WriteTx, workspace_id: &str, p: &mut Policy) -> Res
             Stored::Integer(p.version),
             text(&p.rules_json),
             text(&p.rules_hash),
-            text(&p.created_by),
+            text(&p.created_by.label()),
             Stored::Integer(p.created_at),
         ],
     )?;
@@ -82,7 +85,7 @@ pub async fn insert(tx: &mut WriteTx, workspace_id: &str, p: &mut Policy) -> Res
     .bind(p.version)
     .bind(&p.rules_json)
     .bind(&p.rules_hash)
-    .bind(&p.created_by)
+    .bind(p.created_by.label())
     .bind(p.created_at)
     .bind(mac)
     .execute(tx.conn())

@@ -5,9 +5,11 @@
 //! result is its own sealed row, written in the transaction that ends the job.
 
 use crate::actions::corrupt;
+use crate::actions::stored_actor;
 use crate::dialect::backend_of;
 use crate::seals::{self, SealedTable};
 use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::actor::Actor;
 use fiscus_domain::compute::{JobFailure, JobKind, JobState};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::integrity::{SealKey, Stored};
@@ -48,7 +50,7 @@ pub struct NewJob<'a> {
     pub engine_version: &'a str,
     pub credits: i64,
     /// `application:app_…`, `cli:…`.
-    pub created_by: &'a str,
+    pub created_by: &'a Actor,
     pub created_at: i64,
     /// The research project a research run is filed under (a copy of the one in its sealed request, for
     /// grouping).
@@ -66,7 +68,7 @@ pub struct Job {
     pub request_hash: String,
     pub engine_version: String,
     pub credits: i64,
-    pub created_by: String,
+    pub created_by: Actor,
     pub created_at: i64,
     /// Thousandths done.
     pub progress: i64,
@@ -108,6 +110,7 @@ impl TryFrom<JobRow> for Job {
     type Error = StoreError;
 
     fn try_from(r: JobRow) -> Result<Job> {
+        let created_by = stored_actor("compute_jobs", &r.id, "created_by", &r.created_by)?;
         let environment = Environment::parse(&r.environment)
             .ok_or_else(|| corrupt("compute_jobs", &r.id, "environment", &r.environment))?;
         let kind = JobKind::parse(&r.kind).ok_or_else(|| corrupt("compute_jobs", &r.id, "kind", &r.kind))?;
@@ -127,7 +130,7 @@ impl TryFrom<JobRow> for Job {
             request_hash: r.request_hash,
             engine_version: r.engine_version,
             credits: r.credits,
-            created_by: r.created_by,
+            created_by,
             created_at: r.created_at,
             progress: r.progress,
             cancel_requested_at: r.cancel_requested_at,
@@ -184,7 +187,7 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, job: &NewJob<'_>, state: 
     .bind(job.request_hash)
     .bind(job.engine_version)
     .bind(job.credits)
-    .bind(job.created_by)
+    .bind(job.created_by.label())
     .bind(job.created_at)
     .bind(mac)
     .bind(state.as_str())

@@ -19,6 +19,7 @@ pub struct Identity {
     pub name: String,
     pub public_key: String,
     pub status: IdentityStatus,
+    /// The application (`app_…`) that registered it: identities are registered over the API only.
     pub created_by: String,
     pub created_at: i64,
 }
@@ -118,6 +119,8 @@ pub struct Delegation {
     pub status: DelegationStatus,
     /// What an operator's activation covers (`Terms::hash`).
     pub terms_hash: String,
+    /// The application (`app_…`) that asked for it, and the operator (`opr_…`) who decided: the two
+    /// planes, each fixed by the operation, so bare ids.
     pub created_by: String,
     pub decided_by: Option<String>,
     pub decided_at: Option<i64>,

@@ -40,6 +40,8 @@ impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> Self {
         match &e {
             sqlx::Error::RowNotFound => StoreError::NotFound,
+            // A stored value its type refuses (e.g. an actor label of no known kind): never decided on.
+            sqlx::Error::ColumnDecode { index, source } => StoreError::Corrupt(format!("column {index}: {source}")),
             sqlx::Error::Database(db) if db.is_unique_violation() => {
                 StoreError::Conflict(db.constraint().unwrap_or("unique").to_string())
             }

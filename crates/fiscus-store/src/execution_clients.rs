@@ -24,6 +24,8 @@ pub struct Client {
     pub name: String,
     /// Base64 of the 32-byte Ed25519 public key.
     pub public_key: String,
+    /// The CLI session that registered it (`local`). A bare id, not an actor label: clients are registered
+    /// by `fiscus admin` only.
     pub created_by: String,
     pub created_at: i64,
 }
@@ -38,6 +40,8 @@ pub struct ClientDecision {
     /// The allowlist a `grant` gives; `None` for a revocation.
     pub grant: Option<Grant>,
     pub decision_hash: String,
+    /// The operator (`opr_…`) who decided. A bare id, not an actor label: only an admin at the console
+    /// decides about a client.
     pub decided_by: String,
     pub created_at: i64,
 }

@@ -3,8 +3,10 @@
 //! investment operations add — with its request and output as canonical JSON and the SHA-256 over both.
 //! Written once, sealed, never updated; a row whose seal fails is refused, never served.
 
+use crate::actions::stored_actor;
 use crate::seals::{self, SealedTable};
 use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;
 use sqlx::{AnyConnection, FromRow};
@@ -93,7 +95,7 @@ pub struct Record {
     /// Canonical JSON (RFC 8785).
     pub output: String,
     pub content_hash: String,
-    pub created_by: String,
+    pub created_by: Actor,
     pub created_at: i64,
 }
 
@@ -112,6 +114,7 @@ struct RecordRow {
 impl TryFrom<RecordRow> for Record {
     type Error = StoreError;
     fn try_from(r: RecordRow) -> Result<Record> {
+        let created_by = stored_actor("investment_records", &r.id, "created_by", &r.created_by)?;
         Ok(Record {
             kind: RecordKind::parse(&r.kind)
                 .ok_or_else(|| StoreError::Corrupt(format!("investment_records.kind: unknown `{}`", r.kind)))?,
@@ -120,7 +123,7 @@ impl TryFrom<RecordRow> for Record {
             request: r.request,
             output: r.output,
             content_hash: r.content_hash,
-            created_by: r.created_by,
+            created_by,
             created_at: r.created_at,
         })
     }
@@ -142,7 +145,7 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &Record) -> Result<()>
             Stored::Text(r.request.clone()),
             Stored::Text(r.output.clone()),
             Stored::Text(r.content_hash.clone()),
-            Stored::Text(r.created_by.clone()),
+            Stored::Text(r.created_by.label()),
             Stored::Integer(r.created_at),
         ],
     )?;
@@ -158,7 +161,7 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &Record) -> Result<()>
     .bind(&r.request)
     .bind(&r.output)
     .bind(&r.content_hash)
-    .bind(&r.created_by)
+    .bind(r.created_by.label())
     .bind(r.created_at)
     .bind(mac)
     .execute(tx.conn())

@@ -7,6 +7,7 @@
 
 use crate::seals::{self, SealedTable};
 use crate::{Result, WriteTx};
+use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;
 use sqlx::{AnyConnection, FromRow};
@@ -40,7 +41,8 @@ pub struct Snapshot {
     /// The bundle as canonical JSON (RFC 8785).
     pub bundle: String,
     pub bundle_hash: String,
-    pub created_by: String,
+    #[sqlx(try_from = "String")]
+    pub created_by: Actor,
     pub created_at: i64,
 }
 
@@ -61,7 +63,7 @@ pub async fn insert_snapshot(tx: &mut WriteTx, tenant: &Tenant, s: &Snapshot) ->
             Stored::Text(s.run_id.clone()),
             Stored::Text(s.bundle.clone()),
             Stored::Text(s.bundle_hash.clone()),
-            Stored::Text(s.created_by.clone()),
+            Stored::Text(s.created_by.label()),
             Stored::Integer(s.created_at),
         ],
     )?;
@@ -78,7 +80,7 @@ pub async fn insert_snapshot(tx: &mut WriteTx, tenant: &Tenant, s: &Snapshot) ->
     .bind(&s.run_id)
     .bind(&s.bundle)
     .bind(&s.bundle_hash)
-    .bind(&s.created_by)
+    .bind(s.created_by.label())
     .bind(s.created_at)
     .bind(mac)
     .execute(tx.conn())

@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 use crate::dialect::bind_all;
 use crate::seals::{self, Columns, SealedTable};
 use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;
 use sqlx::AnyConnection;
@@ -20,8 +21,8 @@ pub struct Record<B> {
     /// The body as stored (canonical JSON), which `content_hash` covers.
     pub body_json: String,
     pub content_hash: String,
-    /// `application:app_…`, `operator:opr_…` or `cli:…`.
-    pub created_by: String,
+    /// Stored as its label (`application:app_…`, `operator:opr_…`, `cli:…`).
+    pub created_by: Actor,
     pub created_at: i64,
 }
 
@@ -70,10 +71,19 @@ impl Fields {
         parse(&v).ok_or_else(|| StoreError::Corrupt(format!("{}.{name} = `{v}`", self.table)))
     }
 
+    /// An actor stored as its label; a label of no known kind is `Corrupt`.
+    pub(crate) fn actor(&self, name: &str) -> Result<Actor> {
+        self.parsed(name, Actor::from_label)
+    }
+
     /// A who-and-when pair of columns (a review, an ending): both set or both NULL.
-    pub(crate) fn stamp(&self, by: &str, at: &str) -> Result<Option<(String, i64)>> {
+    pub(crate) fn stamp(&self, by: &str, at: &str) -> Result<Option<(Actor, i64)>> {
         match (self.opt_text(by)?, self.opt_int(at)?) {
-            (Some(by), Some(at)) => Ok(Some((by, at))),
+            (Some(label), Some(at)) => {
+                let actor = Actor::from_label(&label)
+                    .ok_or_else(|| StoreError::Corrupt(format!("{}.{by} = `{label}`", self.table)))?;
+                Ok(Some((actor, at)))
+            }
             (None, None) => Ok(None),
             _ => Err(StoreError::Corrupt(format!("{} {}: {by} and {at} half set", self.table, self.text("id")?))),
         }
@@ -89,7 +99,7 @@ impl Fields {
             body,
             body_json,
             content_hash: self.text("content_hash")?,
-            created_by: self.text("created_by")?,
+            created_by: self.actor("created_by")?,
             created_at: self.int("created_at")?,
         })
     }
@@ -262,7 +272,7 @@ pub(crate) async fn insert_record<B>(
             "environment" => text(tenant.environment.as_str()),
             "body" => text(&record.body_json),
             "content_hash" => text(&record.content_hash),
-            "created_by" => text(&record.created_by),
+            "created_by" => text(&record.created_by.label()),
             "created_at" => Stored::Integer(record.created_at),
             other => own.iter().find(|(name, _)| *name == other).map_or(Stored::Null, |(_, v)| v.clone()),
         })

@@ -110,6 +110,7 @@ pub struct SettlementRecord {
     pub reconciliation: Reconciliation,
     pub mismatches: Vec<String>,
     pub record_hash: String,
+    /// The worker (its node name) that processed the notice: only the settlement worker does.
     pub processed_by: String,
     pub received_at: i64,
 }

@@ -10,8 +10,10 @@
 //! It is long because universes, model portfolios and operations are three tables of one lineage (an operation
 //! fixes a model portfolio's hash, a model portfolio a universe's), read together.
 
+use crate::actions::stored_actor;
 use crate::seals::{self, SealedTable};
 use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::investment::model_portfolio::{ModelHolding, ModelState, Weighting};
 use fiscus_domain::tenancy::Tenant;
@@ -105,7 +107,7 @@ pub struct Universe {
     pub source: String,
     pub status: UniverseStatus,
     pub members_hash: Option<String>,
-    pub created_by: String,
+    pub created_by: Actor,
     pub created_at: i64,
     pub handed_off_at: Option<i64>,
 }
@@ -127,6 +129,7 @@ struct UniverseRow {
 impl TryFrom<UniverseRow> for Universe {
     type Error = StoreError;
     fn try_from(r: UniverseRow) -> Result<Universe> {
+        let created_by = stored_actor("investment_universes", &r.uid, "created_by", &r.created_by)?;
         Ok(Universe {
             status: UniverseStatus::parse(&r.status)
                 .ok_or_else(|| StoreError::Corrupt(format!("investment_universes.status: unknown `{}`", r.status)))?,
@@ -136,7 +139,7 @@ impl TryFrom<UniverseRow> for Universe {
             theme: r.theme,
             source: r.source,
             members_hash: r.members_hash,
-            created_by: r.created_by,
+            created_by,
             created_at: r.created_at,
             handed_off_at: r.handed_off_at,
         })
@@ -167,7 +170,7 @@ fn universe_values(workspace_id: &str, u: &Universe) -> Vec<Stored> {
         text(&u.source),
         text(u.status.as_str()),
         u.members_hash.as_deref().map_or(Stored::Null, text),
-        text(&u.created_by),
+        text(&u.created_by.label()),
         Stored::Integer(u.created_at),
         u.handed_off_at.map_or(Stored::Null, Stored::Integer),
     ]
@@ -190,7 +193,7 @@ pub async fn insert_universe(tx: &mut WriteTx, workspace_id: &str, u: &mut Unive
     .bind(&u.source)
     .bind(u.status.as_str())
     .bind(u.members_hash.as_deref())
-    .bind(&u.created_by)
+    .bind(u.created_by.label())
     .bind(u.created_at)
     .bind(u.handed_off_at)
     .bind(mac)
@@ -309,9 +312,9 @@ pub struct ModelPortfolio {
     pub holdings_json: String,
     pub content_hash: String,
     pub state: ModelState,
-    pub created_by: String,
+    pub created_by: Actor,
     pub created_at: i64,
-    pub decided_by: Option<String>,
+    pub decided_by: Option<Actor>,
     pub decided_at: Option<i64>,
     pub decision_note: Option<String>,
 }
@@ -337,6 +340,9 @@ struct ModelRow {
 impl TryFrom<ModelRow> for ModelPortfolio {
     type Error = StoreError;
     fn try_from(r: ModelRow) -> Result<ModelPortfolio> {
+        let decided_by =
+            r.decided_by.as_deref().map(|by| stored_actor("model_portfolios", &r.id, "decided_by", by)).transpose()?;
+        let created_by = stored_actor("model_portfolios", &r.id, "created_by", &r.created_by)?;
         let corrupt =
             |column: &str, v: &str| StoreError::Corrupt(format!("model_portfolios {}: {column} = `{v}`", r.id));
         Ok(ModelPortfolio {
@@ -350,9 +356,9 @@ impl TryFrom<ModelRow> for ModelPortfolio {
             limit: r.member_limit,
             benchmark_symbol: r.benchmark_symbol,
             content_hash: r.content_hash,
-            created_by: r.created_by,
+            created_by,
             created_at: r.created_at,
-            decided_by: r.decided_by,
+            decided_by,
             decided_at: r.decided_at,
             decision_note: r.decision_note,
         })
@@ -380,7 +386,7 @@ pub async fn insert_model(tx: &mut WriteTx, tenant: &Tenant, m: &ModelPortfolio)
     .bind(&m.holdings_json)
     .bind(&m.content_hash)
     .bind(m.state.as_str())
-    .bind(&m.created_by)
+    .bind(m.created_by.label())
     .bind(m.created_at)
     .execute(tx.conn())
     .await?;
@@ -429,7 +435,7 @@ pub async fn decide_model(
     tenant: &Tenant,
     id: &str,
     to: ModelState,
-    decided_by: &str,
+    decided_by: &Actor,
     at: i64,
     note: Option<&str>,
 ) -> Result<bool> {
@@ -438,7 +444,7 @@ pub async fn decide_model(
          WHERE workspace_id = $5 AND environment = $6 AND id = $7 AND state = 'approval_required'",
     )
     .bind(to.as_str())
-    .bind(decided_by)
+    .bind(decided_by.label())
     .bind(at)
     .bind(note)
     .bind(&tenant.workspace_id)
@@ -486,7 +492,7 @@ pub struct Operation {
     pub objective: String,
     pub agent: Option<String>,
     pub status: OperationStatus,
-    pub created_by: String,
+    pub created_by: Actor,
     pub created_at: i64,
 }
 
@@ -506,6 +512,7 @@ struct OperationRow {
 impl TryFrom<OperationRow> for Operation {
     type Error = StoreError;
     fn try_from(r: OperationRow) -> Result<Operation> {
+        let created_by = stored_actor("governed_ai_operations", &r.id, "created_by", &r.created_by)?;
         Ok(Operation {
             status: OperationStatus::parse(&r.status).ok_or_else(|| {
                 StoreError::Corrupt(format!("governed_ai_operations {}: status = `{}`", r.id, r.status))
@@ -516,7 +523,7 @@ impl TryFrom<OperationRow> for Operation {
             model_portfolio_hash: r.model_portfolio_hash,
             objective: r.objective,
             agent: r.agent,
-            created_by: r.created_by,
+            created_by,
             created_at: r.created_at,
         })
     }
@@ -541,7 +548,7 @@ pub async fn insert_operation(tx: &mut WriteTx, tenant: &Tenant, o: &Operation) 
             text(&o.objective),
             o.agent.as_deref().map_or(Stored::Null, text),
             text(o.status.as_str()),
-            text(&o.created_by),
+            text(&o.created_by.label()),
             Stored::Integer(o.created_at),
         ],
     )?;
@@ -559,7 +566,7 @@ pub async fn insert_operation(tx: &mut WriteTx, tenant: &Tenant, o: &Operation) 
     .bind(&o.objective)
     .bind(o.agent.as_deref())
     .bind(o.status.as_str())
-    .bind(&o.created_by)
+    .bind(o.created_by.label())
     .bind(o.created_at)
     .bind(mac)
     .execute(tx.conn())

@@ -47,6 +47,7 @@ pub struct Endpoint {
     pub secret_sealed: String,
     pub status: EndpointStatus,
     pub status_reason: Option<String>,
+    /// The credential (`key_…` or an access token's id) that created it.
     pub created_by: String,
     pub created_at: i64,
     pub updated_at: i64,

@@ -49,6 +49,8 @@ pub struct ToolGrant {
     pub versions: Vec<String>,
     /// `sha256:` of the decision (RFC 8785), as recorded in the audit trail.
     pub decision_hash: String,
+    /// The operator (`opr_…`) who decided. A bare id, not an actor label: only an admin at the console
+    /// decides a grant, so the kind is fixed by the record.
     pub decided_by: String,
     pub created_at: i64,
 }

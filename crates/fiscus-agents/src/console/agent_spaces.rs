@@ -66,7 +66,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
                         "active: version {} <code>{}</code>, promoted by {} at {}",
                         v.body.version,
                         escape(&v.body.definition_hash),
-                        escape(&v.created_by),
+                        escape(&v.created_by.label()),
                         op.time(v.created_at)
                     ),
                     None => "suspended".to_string(),

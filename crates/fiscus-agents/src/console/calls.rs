@@ -44,7 +44,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
                 Some(c) => format!(
                     "{} by {} at {}{}",
                     c.body.basis.as_str(),
-                    escape(&c.created_by),
+                    escape(&c.created_by.label()),
                     op.time(c.created_at),
                     c.body.reference.as_deref().map(|r| format!(" ({})", escape(r))).unwrap_or_default()
                 ),

@@ -89,10 +89,11 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filt
                 environment.as_str().to_string(),
                 format!("<strong>{}</strong><br><code>{}</code>", escape(&w.title), escape(&w.step)),
                 format!("<ul>{recorded}</ul>"),
-                format!("{}<br>{}", escape(&w.run.record.created_by), op.time(w.run.record.created_at)),
+                format!("{}<br>{}", escape(&w.run.record.created_by.label()), op.time(w.run.record.created_at)),
                 forms,
             ];
-            let words = [w.workflow_name.as_str(), &w.run.record.id, &w.title, &w.step, &w.run.record.created_by];
+            let words =
+                [w.workflow_name.as_str(), &w.run.record.id, &w.title, &w.step, &w.run.record.created_by.label()];
             rows.push(Row::new(cells, environment.as_str(), &words));
         }
     }

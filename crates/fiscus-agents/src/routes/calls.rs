@@ -123,7 +123,7 @@ fn recording_view(r: fiscus_store::calls::Recording) -> CallRecordingView {
         channels: r.body.channels,
         duration_ms: r.body.duration_ms,
         record_hash: r.content_hash,
-        created_by: r.created_by,
+        created_by: r.created_by.label(),
         created_at: rfc3339(r.created_at),
     }
 }
@@ -138,7 +138,7 @@ fn consent_view(c: fiscus_store::calls::Consent) -> CallConsentView {
         reference: c.body.reference,
         note: c.body.note,
         record_hash: c.content_hash,
-        recorded_by: c.created_by,
+        recorded_by: c.created_by.label(),
         recorded_at: rfc3339(c.created_at),
     }
 }
@@ -160,7 +160,7 @@ fn transcript_view(t: fiscus_store::calls::Transcript) -> CallTranscriptView {
         duration_ms: t.body.duration_ms,
         credits: t.body.credits,
         record_hash: t.content_hash,
-        created_by: t.created_by,
+        created_by: t.created_by.label(),
         created_at: rfc3339(t.created_at),
     }
 }
@@ -176,7 +176,7 @@ fn call_view(f: CallFile) -> ClientCallView {
         consents: f.consents.into_iter().map(consent_view).collect(),
         transcripts: f.transcripts.into_iter().map(transcript_view).collect(),
         record_hash: f.call.content_hash,
-        created_by: f.call.created_by,
+        created_by: f.call.created_by.label(),
         created_at: rfc3339(f.call.created_at),
     }
 }

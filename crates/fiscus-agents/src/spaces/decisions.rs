@@ -18,7 +18,7 @@ use serde_json::json;
 
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::record::{AuditEntry, audit};
-use fiscus_kernel::governed::{Caller, Failure, actor_label, canonical, new_record};
+use fiscus_kernel::governed::{Caller, Failure, canonical, new_record};
 
 fn may_decide(caller: &Caller, role: Role) -> Result<(), Failure> {
     if caller.actor.kind != ActorKind::Operator || role != Role::Admin {
@@ -73,7 +73,7 @@ pub async fn promote(
                 name: definition.name.clone(),
                 description: definition.description.clone(),
             };
-            let space = new_record("agent space", "asp", body, actor_label(caller))?;
+            let space = new_record("agent space", "asp", body, caller.actor.clone())?;
             store::insert_space(&mut tx, tenant, &space).await.map_err(changed)?;
             space.id
         }
@@ -87,7 +87,7 @@ pub async fn promote(
                 definition,
                 definition_hash,
             };
-            let v = new_record("agent space version", "asv", body, actor_label(caller))?;
+            let v = new_record("agent space version", "asv", body, caller.actor.clone())?;
             store::insert_version(&mut tx, tenant, &v).await.map_err(changed)?;
             v
         }
@@ -99,7 +99,7 @@ pub async fn promote(
         version_id: Some(version.id.clone()),
         note: note.map(str::to_string),
     };
-    let decision = new_record("agent space decision", "asd", body, actor_label(caller))?;
+    let decision = new_record("agent space decision", "asd", body, caller.actor.clone())?;
     store::insert_decision(&mut tx, tenant, &decision).await.map_err(changed)?;
     let details = json!({
         "version_id": version.id, "version": version.body.version,
@@ -132,7 +132,7 @@ pub async fn suspend(
         version_id: None,
         note: note.map(str::to_string),
     };
-    let decision = new_record("agent space decision", "asd", body, actor_label(caller))?;
+    let decision = new_record("agent space decision", "asd", body, caller.actor.clone())?;
     let mut tx = state.store.begin().await?;
     store::insert_decision(&mut tx, tenant, &decision).await.map_err(changed)?;
     let details = json!({ "decision_hash": decision.content_hash });

@@ -28,7 +28,7 @@ use crate::tools;
 use fiscus_http::AppState;
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::record::{AuditEntry, audit};
-use fiscus_kernel::governed::{Caller, Failure, actor_label, new_record};
+use fiscus_kernel::governed::{Caller, Failure, new_record};
 use fiscus_kernel::settings::AgentQueue;
 
 /// A tool's answer larger than this is kept as its hash only.
@@ -140,7 +140,7 @@ pub async fn start(
         scopes: scopes.iter().map(str::to_string).collect(),
         credits: RUN_CREDITS,
     };
-    let run = new_record("agent run", "arn", body, actor_label(caller))?;
+    let run = new_record("agent run", "arn", body, caller.actor.clone())?;
     let mut tx = state.store.begin().await?;
     // Capacity is counted in the transaction that adds to it (serialised per workspace by the credit lock
     // below on PostgreSQL, and by SQLite's one writer), so two requests cannot both take the last place.
@@ -296,7 +296,7 @@ pub async fn execute(state: &AppState, tenant: &Tenant, run_id: &str, request_id
             response,
             response_hash: seal_bytes(text.as_bytes()),
         };
-        let call = new_record("agent run call", "acl", body, "runtime:auto_native".into())?;
+        let call = new_record("agent run call", "acl", body, fiscus_domain::actor::Actor::runtime("auto_native"))?;
         let mut tx = state.store.begin().await?;
         match store::insert_call(&mut tx, tenant, &call).await {
             Ok(()) => {

@@ -14,7 +14,7 @@ use fiscus_store::workflows::{self as store, Campaign};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
-use super::{actor_label, canonical, checked, load_version, new_record, steps};
+use super::{canonical, checked, load_version, new_record, steps};
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::record::{AuditEntry, audit};
 use fiscus_kernel::governed::{Caller, Failure};
@@ -69,7 +69,7 @@ pub async fn validate(
         cases: results,
         passed,
     };
-    let record = new_record("workflow campaign", "wfc", body, actor_label(caller))?;
+    let record = new_record("workflow campaign", "wfc", body, caller.actor.clone())?;
     let mut tx = state.store.begin().await?;
     store::insert_campaign(&mut tx, tenant, &record).await?;
     let details = json!({"version_uid": version.id, "passed": passed, "content_hash": record.content_hash});

@@ -13,7 +13,7 @@ use fiscus_store::sealed_records::Record;
 use fiscus_store::workflows::{self as store, Version, Workflow};
 use serde_json::json;
 
-use super::{actor_label, canonical};
+use super::canonical;
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::record::{AuditEntry, audit};
 use fiscus_kernel::governed::{Caller, Failure};
@@ -47,7 +47,7 @@ pub async fn install(
     }
     drop(conn);
     let now = now_micros();
-    let by = actor_label(caller);
+    let by = caller.actor.clone();
     let body = WorkflowBody {
         name: template.name.to_string(),
         description: Some(template.description.to_string()),

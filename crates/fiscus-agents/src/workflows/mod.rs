@@ -24,7 +24,7 @@ use fiscus_domain::tenancy::Tenant;
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::Failure;
 
-pub use fiscus_kernel::governed::{actor_label, canonical, new_record};
+pub use fiscus_kernel::governed::{canonical, new_record};
 
 /// The version, its seal checked; another tenant's is `NotFound`.
 pub async fn load_version(state: &Services, tenant: &Tenant, id: &str) -> Result<Version, Failure> {

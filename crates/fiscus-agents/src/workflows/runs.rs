@@ -17,7 +17,7 @@ use fiscus_store::sealed_records::Record;
 use fiscus_store::workflows::{self as store, Run, Version};
 use serde_json::json;
 
-use super::{actor_label, canonical, checked, load_version, new_record, runnable, steps};
+use super::{canonical, checked, load_version, new_record, runnable, steps};
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::record::{WorkflowChange, owner_of, record_workflow};
 use fiscus_kernel::governed::{Caller, Failure};
@@ -60,7 +60,7 @@ pub async fn start_for(
         body,
         body_json: json,
         content_hash: hash,
-        created_by: actor_label(caller),
+        created_by: caller.actor.clone(),
         created_at: now_micros(),
     };
     let mut tx = state.store.begin().await?;
@@ -160,7 +160,7 @@ pub fn change<'a>(
 ) -> WorkflowChange<'a> {
     WorkflowChange {
         run_id: &run.record.id,
-        owner: run.record.created_by.strip_prefix("application:"),
+        owner: run.record.created_by.application_id(),
         workflow_id: &run.record.body.workflow_id,
         version_id: &run.record.body.version_id,
         definition_hash: &run.record.body.definition_hash,
@@ -321,7 +321,7 @@ pub fn step_record(
         output,
         output_hash,
     };
-    new_record("workflow step", "wrs", body, actor_label(caller))
+    new_record("workflow step", "wrs", body, caller.actor.clone())
 }
 
 /// A run waiting for a person, with what the console shows of it.

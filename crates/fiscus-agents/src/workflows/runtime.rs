@@ -55,7 +55,7 @@ async fn step_once(
     // Authority is read at each step, not when the run was invoked: the application that invoked it must
     // still be active and hold a scope that invokes runs (`workflow:manage`, or `agent:execution:invoke` for
     // the A2A gateway) within its workspace's entitlement, else the run fails here.
-    if let Some(application) = run.record.created_by.strip_prefix("application:") {
+    if let Some(application) = run.record.created_by.application_id() {
         let held = {
             let mut conn = state.store.read().await?;
             fiscus_store::applications::authority(&mut conn, &tenant.workspace_id, application).await?

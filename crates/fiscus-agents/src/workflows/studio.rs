@@ -13,7 +13,7 @@ use fiscus_store::workflows::{self as store, Version, Workflow};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{actor_label, canonical, invalid_definition};
+use super::{canonical, invalid_definition};
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::record::{AuditEntry, audit};
 use fiscus_kernel::governed::{Caller, Failure};
@@ -54,7 +54,7 @@ pub async fn create(
     }
     let definition_hash = canonical("definition", &req.definition)?.1;
     let now = now_micros();
-    let by = actor_label(caller);
+    let by = caller.actor.clone();
     let key = state.store.seal_key();
     let (workflow, fresh, number) = match (&req.workflow_uid, &req.name) {
         (Some(_), Some(_)) => {

@@ -11,7 +11,7 @@ use fiscus_store::workflows::{self as store, Proof};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{actor_label, new_record};
+use super::new_record;
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::record::{AuditEntry, audit};
 use fiscus_kernel::governed::{Caller, Failure};
@@ -94,7 +94,7 @@ pub async fn prove(state: &Services, caller: &Caller, tenant: &Tenant, req: Proo
         baseline: req.baseline,
         evidence,
     };
-    let proof = new_record("proof of value", "wpv", body, actor_label(caller))?;
+    let proof = new_record("proof of value", "wpv", body, caller.actor.clone())?;
     let mut tx = state.store.begin().await?;
     store::insert_proof(&mut tx, tenant, &proof).await?;
     let details =

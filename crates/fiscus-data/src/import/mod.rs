@@ -199,7 +199,7 @@ pub async fn import(
         importer_version: IMPORTER_VERSION.to_string(),
         mapping: serde_json::to_string(&mapping).unwrap_or_default(),
         content_hash: String::new(),
-        imported_by: format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id),
+        imported_by: caller.actor.clone(),
         created_at: fiscus_domain::clock::now_micros(),
     };
     if req.dry_run {

@@ -81,7 +81,7 @@ pub fn view(d: &Dataset) -> DatasetView {
         importer_version: d.importer_version.clone(),
         mapping: serde_json::from_str(&d.mapping).unwrap_or(serde_json::Value::Null),
         content_hash: d.content_hash.clone(),
-        imported_by: d.imported_by.clone(),
+        imported_by: d.imported_by.label(),
         scope: d.kind.scope(),
         created_at: rfc3339(d.created_at),
     }

@@ -61,7 +61,7 @@ fn view(e: &LineageExport) -> LineageExportView {
         object: "lineage_export",
         id: e.id.clone(),
         format: "openlineage-2-0-2",
-        created_by: e.created_by.clone(),
+        created_by: e.created_by.label(),
         created_at: rfc3339(e.created_at),
         event_count: e.event_count,
         document_hash: e.document_hash.clone(),
@@ -176,7 +176,7 @@ pub async fn post_lineage_export(
     let document_hash = fiscus_domain::evidence::seal(&events).map_err(|_| ApiError::internal())?;
     let export = LineageExport {
         id: fiscus_domain::ids::new_id("lex"),
-        created_by: format!("application:{}", ctx.principal.application_id),
+        created_by: fiscus_domain::actor::Actor::application(ctx.principal.application_id.clone()),
         event_count: events.as_array().map_or(0, |a| a.len() as i64),
         document: events.to_string(),
         document_hash,

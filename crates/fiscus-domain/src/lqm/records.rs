@@ -6,6 +6,7 @@
 //! Algorithm-specific parts (hyperparameters, fitted parameters, metrics) are JSON values whose shape the
 //! algorithm defines (the server's `lqm::fit`).
 
+use crate::actor::Actor;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -82,7 +83,8 @@ pub struct DatasetRef {
     pub file_sha256: String,
     pub content_hash: String,
     pub importer_version: String,
-    pub imported_by: String,
+    #[serde(with = "crate::actor::as_label")]
+    pub imported_by: Actor,
 }
 
 /// A dataset contract: immutable, hashes only.
@@ -176,8 +178,10 @@ pub struct EvaluationBody {
     pub metrics: Value,
     pub passed: bool,
     /// Who trained the checkpoint and who evaluated it; `independent` when they differ.
-    pub trained_by: String,
-    pub evaluated_by: String,
+    #[serde(with = "crate::actor::as_label")]
+    pub trained_by: Actor,
+    #[serde(with = "crate::actor::as_label")]
+    pub evaluated_by: Actor,
     pub independent: bool,
 }
 
@@ -233,8 +237,12 @@ pub struct PacketContract {
 pub struct PacketRequest {
     pub id: String,
     pub request_hash: String,
-    pub requested_by: String,
-    pub reviewed_by: String,
+    #[serde(with = "crate::actor::as_label")]
+    #[schema(value_type = String, pattern = "^(application|operator|worker|cli|runtime):.+$", example = "application:app_01M81GEC05EFB9183ZPGT2DR8T")]
+    pub requested_by: Actor,
+    #[serde(with = "crate::actor::as_label")]
+    #[schema(value_type = String, pattern = "^(application|operator|worker|cli|runtime):.+$", example = "application:app_01M81GEC05EFB9183ZPGT2DR8T")]
+    pub reviewed_by: Actor,
     /// When the review was recorded (RFC 3339).
     pub reviewed_at: String,
 }
@@ -245,7 +253,9 @@ pub struct PacketCheckpoint {
     pub id: String,
     pub checkpoint_hash: String,
     pub algorithm: Algorithm,
-    pub trained_by: String,
+    #[serde(with = "crate::actor::as_label")]
+    #[schema(value_type = String, pattern = "^(application|operator|worker|cli|runtime):.+$", example = "application:app_01M81GEC05EFB9183ZPGT2DR8T")]
+    pub trained_by: Actor,
     pub engine: String,
 }
 
@@ -256,7 +266,9 @@ pub struct PacketEvaluation {
     pub evaluation_hash: String,
     pub passed: bool,
     pub independent: bool,
-    pub evaluated_by: String,
+    #[serde(with = "crate::actor::as_label")]
+    #[schema(value_type = String, pattern = "^(application|operator|worker|cli|runtime):.+$", example = "application:app_01M81GEC05EFB9183ZPGT2DR8T")]
+    pub evaluated_by: Actor,
     #[schema(value_type = Object)]
     pub metrics: Value,
 }
@@ -284,8 +296,12 @@ pub struct Builder {
     /// The Fiscus version that built it.
     pub version: String,
     /// Who trained the checkpoint and who published it (`application:app_…`; never credential material).
-    pub trained_by: String,
-    pub published_by: String,
+    #[serde(with = "crate::actor::as_label")]
+    #[schema(value_type = String, pattern = "^(application|operator|worker|cli|runtime):.+$", example = "application:app_01M81GEC05EFB9183ZPGT2DR8T")]
+    pub trained_by: Actor,
+    #[serde(with = "crate::actor::as_label")]
+    #[schema(value_type = String, pattern = "^(application|operator|worker|cli|runtime):.+$", example = "application:app_01M81GEC05EFB9183ZPGT2DR8T")]
+    pub published_by: Actor,
 }
 
 /// A publication: one link of the tenant's supply chain. Its content hash is the new head.

@@ -95,7 +95,7 @@ mod tests {
     fn only_a_person_decides() {
         use crate::actor::ActorKind;
         assert!(may_decide(ActorKind::Operator));
-        for kind in [ActorKind::Application, ActorKind::Worker, ActorKind::Cli] {
+        for kind in [ActorKind::Application, ActorKind::Worker, ActorKind::Cli, ActorKind::Runtime] {
             assert!(!may_decide(kind), "{kind:?}");
         }
     }

@@ -84,12 +84,13 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filt
                 holdings,
                 html::hash(&m.content_hash),
                 html::state(m.state.as_str()),
-                escape(&m.created_by),
+                escape(&m.created_by.label()),
                 op.time(m.created_at),
                 decision_forms(&op, m, environment),
             ];
             let symbols: Vec<&str> = m.holdings.iter().map(|h| h.symbol.as_str()).collect();
-            let mut words = vec![m.id.as_str(), environment.as_str(), &m.name, m.weighting.as_str(), &m.created_by];
+            let created_by = m.created_by.label();
+            let mut words = vec![m.id.as_str(), environment.as_str(), &m.name, m.weighting.as_str(), &created_by];
             words.extend(symbols);
             rows.push(Row::new(cells, m.state.as_str(), &words));
         }
@@ -174,7 +175,7 @@ pub async fn detail(
         state = m.state.as_str(),
         weighting = m.weighting.as_str(),
         universe = m.universe_id,
-        by = escape(&m.created_by),
+        by = escape(&m.created_by.label()),
         at = op.time(m.created_at),
         hash = html::hash(&m.content_hash),
         forms = {

@@ -49,7 +49,7 @@ fn operation_view(o: Operation) -> OperationView {
         objective: o.objective,
         agent: o.agent,
         status: o.status.as_str().to_string(),
-        created_by: o.created_by,
+        created_by: o.created_by.label(),
         created_at: rfc3339(o.created_at),
     }
 }

@@ -41,7 +41,7 @@ pub fn view<T: DeserializeOwned>(object: &'static str, r: Record) -> Result<Reco
         portfolio_id: r.portfolio_id,
         id: r.id,
         content_hash: r.content_hash,
-        created_by: r.created_by,
+        created_by: r.created_by.label(),
         created_at: rfc3339(r.created_at),
     })
 }

@@ -69,7 +69,7 @@ fn universe_view(u: Universe, members: Vec<Member>) -> UniverseView {
                 rationale: m.rationale,
             })
             .collect(),
-        created_by: u.created_by,
+        created_by: u.created_by.label(),
         created_at: rfc3339(u.created_at),
         handed_off_at: u.handed_off_at.map(rfc3339),
     }
@@ -249,9 +249,9 @@ fn model_view(m: ModelPortfolio) -> ModelPortfolioView {
         holdings: m.holdings,
         content_hash: m.content_hash,
         state: m.state,
-        created_by: m.created_by,
+        created_by: m.created_by.label(),
         created_at: rfc3339(m.created_at),
-        decided_by: m.decided_by,
+        decided_by: m.decided_by.as_ref().map(fiscus_domain::actor::Actor::label),
         decided_at: m.decided_at.map(rfc3339),
         decision_note: m.decision_note,
     }

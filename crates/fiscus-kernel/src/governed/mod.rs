@@ -131,11 +131,6 @@ impl Failure {
     }
 }
 
-/// `application:app_…`, `operator:opr_…` or `cli:…`: who a sealed record says made it.
-pub fn actor_label(caller: &Caller) -> String {
-    format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id)
-}
-
 /// A record body as canonical JSON (RFC 8785) and its `sha256:` hash: what every sealed record of the
 /// application layer keeps and cites.
 pub fn canonical<T: serde::Serialize>(what: &str, body: &T) -> Result<(String, String), Failure> {
@@ -150,7 +145,7 @@ pub fn new_record<B: serde::Serialize>(
     what: &str,
     prefix: &str,
     body: B,
-    created_by: String,
+    created_by: fiscus_domain::actor::Actor,
 ) -> Result<fiscus_store::sealed_records::Record<B>, Failure> {
     let (body_json, content_hash) = canonical(what, &body)?;
     Ok(fiscus_store::sealed_records::Record {

@@ -219,7 +219,7 @@ pub async fn submit(
         fiscus_domain::jcs::canonicalize(&value).map_err(|e| Failure::internal(format!("request: {e:?}")))?;
     let request_hash = fiscus_domain::evidence::seal_bytes(canonical.as_bytes());
     let id = fiscus_domain::ids::new_id("cjb");
-    let created_by = format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id);
+    let created_by = caller.actor.clone();
     let output = if !prefer_async && request.small() {
         // Refused before computing when the balance already cannot cover it (checked again when debited).
         let mut conn = state.store.read().await?;
@@ -492,7 +492,7 @@ pub async fn execute(state: &Services, worker: &str, job: Job, thread: Reserved)
 /// active, or neither it nor its workspace holds a scope that queues jobs of this kind any more. Read when a
 /// worker takes the job up, not when it was queued. `None` when it may (or a person or the CLI queued it).
 async fn authority_withdrawn(state: &Services, job: &Job) -> Result<Option<String>, Failure> {
-    let Some(application) = job.created_by.strip_prefix("application:") else { return Ok(None) };
+    let Some(application) = job.created_by.application_id() else { return Ok(None) };
     let mut conn = state.store.read().await?;
     let held = fiscus_store::applications::authority(&mut conn, &job.tenant.workspace_id, application).await?;
     let scopes = job.kind.submitting_scopes();

@@ -433,7 +433,7 @@ pub async fn snapshot(
         run_id: job.id.clone(),
         bundle_hash: fiscus_domain::evidence::seal_bytes(canonical.as_bytes()),
         bundle: canonical,
-        created_by: format!("{}:{}", caller.actor.kind.as_str(), caller.actor.id),
+        created_by: caller.actor.clone(),
         created_at: now,
     };
     let mut tx = state.store.begin().await?;

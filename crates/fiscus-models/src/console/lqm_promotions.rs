@@ -65,7 +65,7 @@ fn rows(
                 html::hash(&b.publication_head)
             ),
             escape(b.note.as_deref().unwrap_or("")),
-            format!("{}<br>{}", escape(&p.record.created_by), op.time(p.record.created_at)),
+            format!("{}<br>{}", escape(&p.record.created_by.label()), op.time(p.record.created_at)),
             html::state(state),
             forms,
         ];

@@ -36,7 +36,7 @@ fn submissions(r: &Reviewable, op: &OperatorSession) -> String {
             out,
             "<li><strong>{decision}</strong> by <code>{by}</code>, {at}{note}</li>",
             decision = s.body.decision.as_str(),
-            by = escape(&s.created_by),
+            by = escape(&s.created_by.label()),
             at = op.time(s.created_at),
             note = s.body.note.as_deref().map(|n| format!(": {}", escape(n))).unwrap_or_default(),
         );
@@ -62,7 +62,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
                 model = escape(&b.model_id),
                 algorithm = b.algorithm.as_str(),
                 reason = escape(&b.reason),
-                by = escape(&r.request.record.created_by),
+                by = escape(&r.request.record.created_by.label()),
                 at = op.time(r.request.record.created_at),
                 submitted = submissions(r, &op),
             );
@@ -131,7 +131,7 @@ pub async fn detail(
         request_hash = html::hash(&r.request.record.content_hash),
         model = escape(&b.model_id),
         reason = escape(&b.reason),
-        by = escape(&r.request.record.created_by),
+        by = escape(&r.request.record.created_by.label()),
         at = op.time(r.request.record.created_at),
         algorithm = b.algorithm.as_str(),
         hyperparameters = escape(&hyperparameters),

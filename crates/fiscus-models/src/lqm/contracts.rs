@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::data::{self, MAX_OBSERVATIONS};
-use super::{actor_label, canonical, invalid};
+use super::{canonical, invalid};
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::record::{AuditEntry, audit};
 use fiscus_kernel::governed::{Caller, Failure};
@@ -172,7 +172,7 @@ pub async fn create(
         body,
         body_json,
         content_hash,
-        created_by: actor_label(caller),
+        created_by: caller.actor.clone(),
         created_at: now,
     };
     let mut tx = state.store.begin().await?;

@@ -24,7 +24,7 @@ use serde_json::json;
 
 use fiscus_kernel::governed::Failure;
 
-pub use fiscus_kernel::governed::{actor_label, canonical};
+pub use fiscus_kernel::governed::canonical;
 
 /// 409 `lifecycle_gate_closed` naming the operation and every reason code.
 pub fn gate_closed(op: Operation, reasons: &[Reason]) -> Failure {

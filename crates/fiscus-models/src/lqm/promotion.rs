@@ -18,7 +18,7 @@ use fiscus_store::sealed_records::Record;
 use serde_json::json;
 
 use super::registry::{self, Dossier};
-use super::{actor_label, canonical, gate_closed};
+use super::{canonical, gate_closed};
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::record::{AuditEntry, audit};
 use fiscus_kernel::governed::{Caller, Failure};
@@ -64,7 +64,7 @@ pub async fn request(
         body,
         body_json,
         content_hash,
-        created_by: actor_label(caller),
+        created_by: caller.actor.clone(),
         created_at: now,
     };
     let mut tx = state.store.begin().await?;
@@ -121,7 +121,7 @@ pub async fn decide(
         }
     }
     let now = now_micros();
-    let by = actor_label(operator);
+    let by = operator.actor.clone();
     let review = Review { by: by.clone(), at: now, note: None };
     let mut tx = state.store.begin().await?;
     if !supply_chain::decide_promotion(&mut tx, tenant, id, to, &review).await? {
@@ -161,7 +161,7 @@ pub async fn revoke(
     }
     let to = rules::revoke(p.state).map_err(|e| Failure::refused(ErrorCode::Conflict, e.to_string()))?;
     let now = now_micros();
-    let by = actor_label(operator);
+    let by = operator.actor.clone();
     let mut tx = state.store.begin().await?;
     if !supply_chain::end_promotion(&mut tx, tenant, id, to, &by, now).await? {
         return Err(Failure::refused(ErrorCode::Conflict, "the promotion ended meanwhile"));

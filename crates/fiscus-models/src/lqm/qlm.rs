@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::fit::{self, Criteria};
-use super::{actor_label, canonical, crashed, gate_closed, invalid, registry};
+use super::{canonical, crashed, gate_closed, invalid, registry};
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::record::{AuditEntry, audit};
 use fiscus_kernel::governed::{Caller, Failure};
@@ -116,7 +116,7 @@ fn version_record(caller: &Caller, body: QlmVersionBody, at: i64) -> Result<Vers
         body,
         body_json,
         content_hash,
-        created_by: actor_label(caller),
+        created_by: caller.actor.clone(),
         created_at: at,
     })
 }
@@ -163,7 +163,7 @@ pub async fn create(
         body,
         body_json,
         content_hash,
-        created_by: actor_label(caller),
+        created_by: caller.actor.clone(),
         created_at: now,
     };
     let first = version_record(
@@ -321,7 +321,7 @@ async fn record_run(
         body,
         body_json,
         content_hash,
-        created_by: actor_label(caller),
+        created_by: caller.actor.clone(),
         created_at: now,
     };
     let mut tx = state.store.begin().await?;

@@ -18,7 +18,7 @@ use fiscus_store::sealed_records::Record;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{actor_label, canonical};
+use super::canonical;
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::record::{AuditEntry, audit};
 use fiscus_kernel::governed::{Caller, Failure};
@@ -80,7 +80,7 @@ pub async fn register(
         body,
         body_json,
         content_hash,
-        created_by: actor_label(caller),
+        created_by: caller.actor.clone(),
         created_at: now,
     };
     let mut tx = state.store.begin().await?;

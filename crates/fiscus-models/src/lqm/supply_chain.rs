@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::hub::Hub;
 use super::registry::{self, Dossier};
-use super::{actor_label, canonical, gate_closed};
+use super::{canonical, gate_closed};
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::record::{AuditEntry, audit};
 use fiscus_kernel::governed::{Caller, Failure};
@@ -112,7 +112,7 @@ pub async fn issue_packet(
         body,
         body_json,
         content_hash,
-        created_by: actor_label(caller),
+        created_by: caller.actor.clone(),
         created_at: now,
     };
     let mut tx = state.store.begin().await?;
@@ -214,7 +214,7 @@ pub async fn publish(
         .map_err(|_| Failure::internal("the model hub writer crashed"))?
         .map_err(|e| Failure::internal(format!("writing to the model hub: {e}")))?;
     let bundle_hash = canonical("bundle", &artifacts)?.1;
-    let by = actor_label(caller);
+    let by = caller.actor.clone();
     // Two publications racing for the same head: the second insert is refused by the unique previous head
     // and tries again on the new head.
     for _ in 0..5 {

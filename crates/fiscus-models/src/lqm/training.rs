@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::fit::{self, Criteria};
-use super::{actor_label, crashed, gate_closed, invalid, registry};
+use super::{crashed, gate_closed, invalid, registry};
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::record::{AuditEntry, audit};
 use fiscus_kernel::governed::{Caller, Failure, new_record};
@@ -125,7 +125,7 @@ pub async fn request(
         hyperparameters,
         reason: r.reason,
     };
-    let record = new_record("retraining request", "lrr", body, actor_label(caller))?;
+    let record = new_record("retraining request", "lrr", body, caller.actor.clone())?;
     let now = record.created_at;
     let mut tx = state.store.begin().await?;
     training::insert_request(&mut tx, tenant, &record).await?;
@@ -201,7 +201,7 @@ pub async fn submit(
         decision: d.decision,
         note: d.note,
     };
-    let submission = new_record("retraining decision submission", "lrs", body, actor_label(caller))?;
+    let submission = new_record("retraining decision submission", "lrs", body, caller.actor.clone())?;
     let now = submission.created_at;
     let mut tx = state.store.begin().await?;
     // Guarded by the request's state in the same transaction: a submission never lands on a decided request.
@@ -241,7 +241,7 @@ pub async fn decide(
     }
     let to = retraining::decide(r.state, d.decision).map_err(|e| not_reviewable(e.0))?;
     let now = now_micros();
-    let review = Review { by: actor_label(person), at: now, note: d.note };
+    let review = Review { by: person.actor.clone(), at: now, note: d.note };
     let mut tx = state.store.begin().await?;
     if !training::review_request(&mut tx, tenant, id, to, &review).await? {
         let again = get_request(state, tenant, id).await?;
@@ -302,7 +302,7 @@ pub async fn train(
         },
         engine: fit::ENGINE.to_string(),
     };
-    let c = new_record("checkpoint", "ckp", body, actor_label(caller))?;
+    let c = new_record("checkpoint", "ckp", body, caller.actor.clone())?;
     let now = c.created_at;
     let mut tx = state.store.begin().await?;
     training::insert_checkpoint(&mut tx, tenant, &c).await?;
@@ -361,7 +361,7 @@ pub async fn evaluate(
             .run_inline(&tenant.workspace_id, move || fit::evaluate(algorithm, &hyper, &fitted, &tv, &hv, &crit))
             .await,
     )??;
-    let evaluated_by = actor_label(caller);
+    let evaluated_by = caller.actor.clone();
     let last = holdout.dates.len() - 1;
     let body = EvaluationBody {
         checkpoint_id: c.id.clone(),
@@ -379,7 +379,7 @@ pub async fn evaluate(
         trained_by: c.created_by.clone(),
         evaluated_by,
     };
-    let e = new_record("evaluation", "lev", body, actor_label(caller))?;
+    let e = new_record("evaluation", "lev", body, caller.actor.clone())?;
     let now = e.created_at;
     let mut tx = state.store.begin().await?;
     match training::insert_evaluation(&mut tx, tenant, &e).await {

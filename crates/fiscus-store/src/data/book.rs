@@ -500,7 +500,7 @@ pub async fn restrict(
     workspace_id: &str,
     symbol: &str,
     reason: &str,
-    by: &str,
+    by: &fiscus_domain::actor::Actor,
     at: i64,
 ) -> Result<()> {
     sqlx::query("DELETE FROM restricted_instruments WHERE workspace_id = $1 AND symbol = $2")
@@ -514,7 +514,7 @@ pub async fn restrict(
     .bind(workspace_id)
     .bind(symbol)
     .bind(reason)
-    .bind(by)
+    .bind(by.label())
     .bind(at)
     .execute(tx.conn())
     .await?;

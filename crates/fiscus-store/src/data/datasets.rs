@@ -2,7 +2,9 @@
 
 use super::{Result, StoreError, WriteTx};
 use crate::actions::corrupt;
+use crate::actions::stored_actor;
 use crate::seals::{self, SealedTable};
+use fiscus_domain::actor::Actor;
 use fiscus_domain::data::{Kind, Provenance};
 use fiscus_domain::integrity::{SealKey, Stored};
 use sqlx::{AnyConnection, FromRow};
@@ -58,7 +60,7 @@ pub struct Dataset {
     pub mapping: String,
     pub content_hash: String,
     /// The actor: `cli`, `demo`, or `application:app_…`.
-    pub imported_by: String,
+    pub imported_by: Actor,
     pub created_at: i64,
 }
 
@@ -89,6 +91,7 @@ impl TryFrom<DatasetRow> for Dataset {
     type Error = StoreError;
 
     fn try_from(r: DatasetRow) -> Result<Dataset> {
+        let imported_by = stored_actor("datasets", &r.id, "imported_by", &r.imported_by)?;
         let bad = |column: &str, value: &str| corrupt("datasets", &r.id, column, value);
         Ok(Dataset {
             kind: Kind::parse(&r.kind).ok_or_else(|| bad("kind", &r.kind))?,
@@ -108,7 +111,7 @@ impl TryFrom<DatasetRow> for Dataset {
             importer_version: r.importer_version,
             mapping: r.mapping,
             content_hash: r.content_hash,
-            imported_by: r.imported_by,
+            imported_by,
             created_at: r.created_at,
         })
     }
@@ -158,7 +161,7 @@ pub async fn insert(tx: &mut WriteTx, workspace_id: &str, d: &Dataset) -> Result
         Stored::Text(d.importer_version.clone()),
         Stored::Text(d.mapping.clone()),
         Stored::Text(d.content_hash.clone()),
-        Stored::Text(d.imported_by.clone()),
+        Stored::Text(d.imported_by.label()),
         Stored::Integer(d.created_at),
     ];
     let mac = seals::seal_of(tx.seal_key(), &SEALED, values)?;
@@ -186,7 +189,7 @@ pub async fn insert(tx: &mut WriteTx, workspace_id: &str, d: &Dataset) -> Result
     .bind(&d.importer_version)
     .bind(&d.mapping)
     .bind(&d.content_hash)
-    .bind(&d.imported_by)
+    .bind(d.imported_by.label())
     .bind(d.created_at)
     .bind(mac)
     .execute(tx.conn())

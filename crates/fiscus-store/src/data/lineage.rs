@@ -2,6 +2,7 @@
 
 use super::{Result, StoreError, WriteTx};
 use crate::seals::{self, SealedTable};
+use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::Stored;
 use sqlx::{AnyConnection, FromRow};
 
@@ -14,7 +15,8 @@ pub const SEALED: SealedTable = SealedTable {
 pub struct LineageExport {
     pub id: String,
     /// `application:app_…` or `cli:local`.
-    pub created_by: String,
+    #[sqlx(try_from = "String")]
+    pub created_by: Actor,
     pub event_count: i64,
     /// The OpenLineage events as a JSON array.
     pub document: String,
@@ -30,7 +32,7 @@ pub async fn insert(tx: &mut WriteTx, workspace_id: &str, e: &LineageExport) -> 
         vec![
             Stored::Text(e.id.clone()),
             Stored::Text(workspace_id.to_string()),
-            Stored::Text(e.created_by.clone()),
+            Stored::Text(e.created_by.label()),
             Stored::Integer(e.event_count),
             Stored::Text(e.document.clone()),
             Stored::Text(e.document_hash.clone()),
@@ -43,7 +45,7 @@ pub async fn insert(tx: &mut WriteTx, workspace_id: &str, e: &LineageExport) -> 
     )
     .bind(&e.id)
     .bind(workspace_id)
-    .bind(&e.created_by)
+    .bind(e.created_by.label())
     .bind(e.event_count)
     .bind(&e.document)
     .bind(&e.document_hash)

@@ -6,6 +6,7 @@ use super::{Fields, insert_record, select_one, select_page, select_where, text, 
 use crate::sealed_records::Record;
 use crate::seals::SealedTable;
 use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::lqm::lifecycle::PromotionState;
 use fiscus_domain::lqm::records::{EvidencePacketBody, PromotionBody, PublicationBody};
@@ -218,7 +219,7 @@ pub struct Promotion {
     /// The operator's decision.
     pub decision: Option<Review>,
     /// Who superseded or revoked it, and when.
-    pub ended: Option<(String, i64)>,
+    pub ended: Option<(Actor, i64)>,
 }
 
 fn promotion(f: &Fields) -> Result<Promotion> {
@@ -283,7 +284,7 @@ pub async fn decide_promotion(
 ) -> Result<bool> {
     let set = [
         ("state", text(to.as_str())),
-        ("decided_by", text(&review.by)),
+        ("decided_by", text(&review.by.label())),
         ("decided_at", Stored::Integer(review.at)),
         ("decision_note", super::opt_text(review.note.as_deref())),
     ];
@@ -296,9 +297,9 @@ pub async fn end_promotion(
     tenant: &Tenant,
     id: &str,
     to: PromotionState,
-    by: &str,
+    by: &Actor,
     at: i64,
 ) -> Result<bool> {
-    let set = [("state", text(to.as_str())), ("ended_by", text(by)), ("ended_at", Stored::Integer(at))];
+    let set = [("state", text(to.as_str())), ("ended_by", text(&by.label())), ("ended_at", Stored::Integer(at))];
     update_guarded(tx, &PROMOTIONS_SEALED, tenant, id, &set, ("state", PromotionState::Active.as_str())).await
 }

@@ -4,6 +4,7 @@ use super::{Fields, columns_differ, insert_record, opt_text, select_one, select_
 use crate::sealed_records::Record;
 use crate::seals::SealedTable;
 use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::lqm::records::{CheckpointBody, EvaluationBody, RequestBody, SubmissionBody};
 use fiscus_domain::lqm::retraining::RequestState;
@@ -78,7 +79,7 @@ pub const EVALUATIONS_SEALED: SealedTable = SealedTable {
 /// A person's (or a credential's) review of a request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Review {
-    pub by: String,
+    pub by: Actor,
     pub at: i64,
     pub note: Option<String>,
 }
@@ -205,7 +206,7 @@ pub async fn review_request(
 ) -> Result<bool> {
     let set = [
         ("state", text(to.as_str())),
-        ("decided_by", text(&review.by)),
+        ("decided_by", text(&review.by.label())),
         ("decided_at", Stored::Integer(review.at)),
         ("decision_note", opt_text(review.note.as_deref())),
     ];

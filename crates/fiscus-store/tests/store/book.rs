@@ -133,7 +133,7 @@ async fn an_investment_record_is_sealed_listed_by_kind_and_refused_when_altered(
         request: "{}".into(),
         output: r#"{"executable":false}"#.into(),
         content_hash: "sha256:00".into(),
-        created_by: "application:app_1".into(),
+        created_by: fiscus_domain::actor::Actor::application("app_1"),
         created_at: NOW,
     };
     let (a, b, c) = (
@@ -194,7 +194,7 @@ async fn universes_model_portfolios_and_operations_are_sealed_decided_once_and_t
         source: "research".into(),
         status: UniverseStatus::Pending,
         members_hash: None,
-        created_by: "application:app_1".into(),
+        created_by: fiscus_domain::actor::Actor::application("app_1"),
         created_at: NOW,
         handed_off_at: None,
     };
@@ -234,7 +234,7 @@ async fn universes_model_portfolios_and_operations_are_sealed_decided_once_and_t
         holdings,
         content_hash: "sha256:cc".into(),
         state: ModelState::ApprovalRequired,
-        created_by: "application:app_1".into(),
+        created_by: fiscus_domain::actor::Actor::application("app_1"),
         created_at: NOW,
         decided_by: None,
         decided_at: None,
@@ -248,27 +248,46 @@ async fn universes_model_portfolios_and_operations_are_sealed_decided_once_and_t
         objective: "rebalance".into(),
         agent: None,
         status: OperationStatus::GovernedReview,
-        created_by: "application:app_1".into(),
+        created_by: fiscus_domain::actor::Actor::application("app_1"),
         created_at: NOW,
     };
     let mut tx = db.begin().await.expect("begin");
     themes::insert_model(&mut tx, &t, &m).await.expect("model");
     themes::insert_operation(&mut tx, &t, &op).await.expect("operation");
     assert!(
-        themes::decide_model(&mut tx, &t, &m.id, ModelState::Approved, "operator:opr_1", NOW + 5, None)
-            .await
-            .expect("decide")
+        themes::decide_model(
+            &mut tx,
+            &t,
+            &m.id,
+            ModelState::Approved,
+            &fiscus_domain::actor::Actor::operator("opr_1"),
+            NOW + 5,
+            None
+        )
+        .await
+        .expect("decide")
     );
     assert!(
-        !themes::decide_model(&mut tx, &t, &m.id, ModelState::Rejected, "operator:opr_1", NOW + 6, None)
-            .await
-            .expect("decide"),
+        !themes::decide_model(
+            &mut tx,
+            &t,
+            &m.id,
+            ModelState::Rejected,
+            &fiscus_domain::actor::Actor::operator("opr_1"),
+            NOW + 6,
+            None
+        )
+        .await
+        .expect("decide"),
         "decided once"
     );
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
     let stored = themes::get_model(&mut conn, key, &t, &m.id).await.expect("model");
-    assert_eq!((stored.state, stored.decided_by.as_deref()), (ModelState::Approved, Some("operator:opr_1")));
+    assert_eq!(
+        (stored.state, stored.decided_by),
+        (ModelState::Approved, Some(fiscus_domain::actor::Actor::operator("opr_1")))
+    );
     assert_eq!(themes::get_operation(&mut conn, key, &t, &op.id).await.expect("operation"), op);
     let approved = themes::list_models(&mut conn, key, &t, Some(ModelState::Approved), None, 10).await.expect("list");
     assert_eq!(approved.len(), 1);

@@ -15,7 +15,7 @@ async fn queued(db: &Store, tenant: &Tenant) -> String {
         request_hash: "sha256:00",
         engine_version: "fiscus-quant/test",
         credits: 1,
-        created_by: "application:app_1",
+        created_by: &fiscus_domain::actor::Actor::application("app_1"),
         created_at: NOW,
         project: None,
     };

@@ -334,7 +334,7 @@ pub fn sealed<B: serde::Serialize>(prefix: &str, body: B, created_at: i64) -> fi
         body,
         body_json,
         content_hash,
-        created_by: "application:app_test".into(),
+        created_by: fiscus_domain::actor::Actor::application("app_test"),
         created_at,
     }
 }

@@ -18,7 +18,14 @@ use fiscus_store::{Store, StoreError};
 fn record<B: serde::Serialize>(prefix: &str, body: B) -> Record<B> {
     let body_json = serde_json::to_string(&body).expect("json");
     let content_hash = fiscus_domain::evidence::seal_bytes(body_json.as_bytes());
-    Record { id: new_id(prefix), body, body_json, content_hash, created_by: "application:app_x".into(), created_at: 1 }
+    Record {
+        id: new_id(prefix),
+        body,
+        body_json,
+        content_hash,
+        created_by: fiscus_domain::actor::Actor::application("app_x"),
+        created_at: 1,
+    }
 }
 
 fn model(name: &str) -> Record<ModelBody> {
@@ -51,7 +58,7 @@ async fn pending_request(db: &Store, t: &Tenant) -> String {
                 file_sha256: "sha256:f".into(),
                 content_hash: "sha256:c".into(),
                 importer_version: "1".into(),
-                imported_by: "cli".into(),
+                imported_by: fiscus_domain::actor::Actor::cli(),
             },
             licence_terms: Terms::Permissive,
             feature_schema: FeatureSchema {
@@ -117,7 +124,7 @@ async fn a_review_is_recorded_once_and_an_unknown_state_is_refused() {
     let db = fresh_store().await;
     let t = tenant(&db).await;
     let id = pending_request(&db, &t).await;
-    let review = Review { by: "application:app_y".into(), at: 2, note: Some("ok".into()) };
+    let review = Review { by: fiscus_domain::actor::Actor::application("app_y"), at: 2, note: Some("ok".into()) };
     let mut tx = db.begin().await.expect("begin");
     assert!(training::review_request(&mut tx, &t, &id, RequestState::Approved, &review).await.expect("review"));
     assert!(!training::review_request(&mut tx, &t, &id, RequestState::Rejected, &review).await.expect("again"));

@@ -19,7 +19,7 @@ async fn research_run(db: &Store, t: &Tenant, project: Option<&str>, state: JobS
         request_hash: "sha256:00",
         engine_version: "fiscus-quant/test",
         credits: 1,
-        created_by: "application:app_1",
+        created_by: &fiscus_domain::actor::Actor::application("app_1"),
         created_at,
         project,
     };
@@ -38,7 +38,7 @@ fn snapshot(project: &str, run_id: &str, description: Option<&str>) -> Snapshot 
         run_id: run_id.into(),
         bundle: r#"{"engine":"fiscus-quant/test","outputs":[]}"#.into(),
         bundle_hash: "sha256:bundle".into(),
-        created_by: "application:app_1".into(),
+        created_by: fiscus_domain::actor::Actor::application("app_1"),
         created_at: NOW + 100,
     }
 }
@@ -174,4 +174,28 @@ async fn an_edited_snapshot_is_refused_by_its_seal() {
     exec(&db, "UPDATE research_snapshots SET description = 'added later' WHERE id = $1", &described.id).await;
     let mut conn = db.read().await.expect("conn");
     assert_tampered(research::get_snapshot(&mut conn, db.seal_key(), &t, &described.id).await);
+}
+
+#[tokio::test]
+async fn a_creator_of_no_known_kind_is_corrupt_not_read_as_someone() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let run = research_run(&db, &t, Some("alpha"), JobState::Succeeded, NOW).await;
+    let s = snapshot("alpha", &run, None);
+    add_snapshot(&db, &t, &s).await.expect("insert");
+    // Decoded before its seal is checked: the label itself is refused, whatever the seal would say.
+    force(&db, "research_snapshots", "created_by", &s.id, "system:app_1").await;
+    let mut conn = db.read().await.expect("conn");
+    assert_corrupt(research::get_snapshot(&mut conn, db.seal_key(), &t, &s.id).await, "created_by");
+    assert_corrupt(research::list_snapshots(&mut conn, &t, None, None, 10).await, "created_by");
+}
+
+#[tokio::test]
+async fn a_job_queued_by_no_known_kind_of_actor_is_corrupt() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let run = research_run(&db, &t, None, JobState::Queued, NOW).await;
+    force(&db, "compute_jobs", "created_by", &run, "app_1").await;
+    let mut conn = db.read().await.expect("conn");
+    assert_corrupt(compute::get(&mut conn, db.seal_key(), &t, &run).await, "created_by");
 }

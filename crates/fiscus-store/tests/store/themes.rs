@@ -19,7 +19,7 @@ fn universe(name: &str, handed_off: bool) -> Universe {
         source: "research:desk".into(),
         status: if handed_off { UniverseStatus::HandedOff } else { UniverseStatus::Pending },
         members_hash: handed_off.then(|| "sha256:members".to_string()),
-        created_by: "application:app_test".into(),
+        created_by: fiscus_domain::actor::Actor::application("app_test"),
         created_at: NOW,
         handed_off_at: handed_off.then_some(NOW),
     }
@@ -56,7 +56,7 @@ fn model(universe_id: i64, name: &str) -> ModelPortfolio {
         holdings,
         content_hash: "sha256:model".into(),
         state: ModelState::ApprovalRequired,
-        created_by: "application:app_test".into(),
+        created_by: fiscus_domain::actor::Actor::application("app_test"),
         created_at: NOW,
         decided_by: None,
         decided_at: None,
@@ -79,7 +79,7 @@ fn operation(model_portfolio_id: &str, agent: Option<&str>) -> Operation {
         objective: "track the model within 2%".into(),
         agent: agent.map(str::to_string),
         status: OperationStatus::GovernedReview,
-        created_by: "application:app_test".into(),
+        created_by: fiscus_domain::actor::Actor::application("app_test"),
         created_at: NOW + 1,
     }
 }
@@ -200,27 +200,51 @@ async fn a_model_portfolio_is_read_in_its_tenant_only_and_decided_once() {
     let mut tx = db.begin().await.expect("begin");
     for other in &strangers {
         assert!(
-            !themes::decide_model(&mut tx, other, &m.id, ModelState::Approved, "operator:opr_x", NOW + 1, None)
-                .await
-                .expect("stranger")
+            !themes::decide_model(
+                &mut tx,
+                other,
+                &m.id,
+                ModelState::Approved,
+                &fiscus_domain::actor::Actor::operator("opr_x"),
+                NOW + 1,
+                None
+            )
+            .await
+            .expect("stranger")
         );
     }
     assert!(
-        themes::decide_model(&mut tx, &t, &m.id, ModelState::Approved, "operator:opr_1", NOW + 2, Some("fits"))
-            .await
-            .expect("decide")
+        themes::decide_model(
+            &mut tx,
+            &t,
+            &m.id,
+            ModelState::Approved,
+            &fiscus_domain::actor::Actor::operator("opr_1"),
+            NOW + 2,
+            Some("fits")
+        )
+        .await
+        .expect("decide")
     );
     assert!(
-        !themes::decide_model(&mut tx, &t, &m.id, ModelState::Rejected, "operator:opr_2", NOW + 3, None)
-            .await
-            .expect("again"),
+        !themes::decide_model(
+            &mut tx,
+            &t,
+            &m.id,
+            ModelState::Rejected,
+            &fiscus_domain::actor::Actor::operator("opr_2"),
+            NOW + 3,
+            None
+        )
+        .await
+        .expect("again"),
         "a decided portfolio awaits no decision"
     );
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
     let expected = ModelPortfolio {
         state: ModelState::Approved,
-        decided_by: Some("operator:opr_1".into()),
+        decided_by: Some(fiscus_domain::actor::Actor::operator("opr_1")),
         decided_at: Some(NOW + 2),
         decision_note: Some("fits".into()),
         ..m.clone()
@@ -241,9 +265,17 @@ async fn model_portfolios_list_newest_first_by_page_and_by_state() {
     }
     let mut tx = db.begin().await.expect("begin");
     assert!(
-        themes::decide_model(&mut tx, &t, &b.id, ModelState::Rejected, "operator:opr_1", NOW + 1, None)
-            .await
-            .expect("reject")
+        themes::decide_model(
+            &mut tx,
+            &t,
+            &b.id,
+            ModelState::Rejected,
+            &fiscus_domain::actor::Actor::operator("opr_1"),
+            NOW + 1,
+            None
+        )
+        .await
+        .expect("reject")
     );
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");

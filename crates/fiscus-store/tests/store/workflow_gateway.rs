@@ -16,7 +16,7 @@ fn grant(application_id: &str, version: i64, versions: &[&str]) -> ToolGrant {
         version,
         versions: versions.iter().map(|v| v.to_string()).collect(),
         decision_hash: format!("sha256:decision{version}"),
-        decided_by: "operator:opr_1".into(),
+        decided_by: fiscus_domain::actor::Actor::operator("opr_1").label(),
         created_at: NOW + version,
     }
 }

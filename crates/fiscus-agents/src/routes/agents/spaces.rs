@@ -73,7 +73,7 @@ fn version_view(v: Version) -> AgentSpaceVersionView {
         definition: v.body.definition,
         definition_hash: v.body.definition_hash,
         record_hash: v.content_hash,
-        promoted_by: v.created_by,
+        promoted_by: v.created_by.label(),
         promoted_at: rfc3339(v.created_at),
     }
 }
@@ -179,7 +179,7 @@ fn run_view(r: Run) -> AgentRunView {
         output_hash: r.output_hash,
         credits: b.credits,
         record_hash: r.record.content_hash,
-        created_by: r.record.created_by,
+        created_by: r.record.created_by.label(),
         created_at: rfc3339(r.record.created_at),
         ended_at: r.ended_at.map(rfc3339),
     }

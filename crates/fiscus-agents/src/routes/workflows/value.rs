@@ -58,7 +58,7 @@ fn view(p: Proof) -> ProofOfValueView {
             .map(|(run_id, evidence_hash)| CountedRun { run_id, evidence_hash })
             .collect(),
         proof_hash: p.content_hash,
-        created_by: p.created_by,
+        created_by: p.created_by.label(),
         created_at: rfc3339(p.created_at),
     }
 }

@@ -44,7 +44,7 @@ pub fn version_view(w: &Workflow, v: Version) -> WorkflowVersionView {
         definition_hash: v.body.definition_hash,
         library: v.body.library,
         version_hash: v.content_hash,
-        created_by: v.created_by,
+        created_by: v.created_by.label(),
         created_at: rfc3339(v.created_at),
     }
 }
@@ -112,12 +112,12 @@ pub fn run_view(r: Run, steps: Option<Vec<Step>>) -> WorkflowRunView {
                     output: s.body.output,
                     output_hash: s.body.output_hash,
                     record_hash: s.content_hash,
-                    recorded_by: s.created_by,
+                    recorded_by: s.created_by.label(),
                     recorded_at: rfc3339(s.created_at),
                 })
                 .collect()
         }),
-        created_by: r.record.created_by,
+        created_by: r.record.created_by.label(),
         created_at: rfc3339(r.record.created_at),
         ended_at: r.ended_at.map(rfc3339),
     }
@@ -154,7 +154,7 @@ pub fn campaign_view(c: Campaign) -> WorkflowCampaignView {
         pins: c.body.pins,
         cases: c.body.cases,
         campaign_hash: c.content_hash,
-        created_by: c.created_by,
+        created_by: c.created_by.label(),
         created_at: rfc3339(c.created_at),
     }
 }

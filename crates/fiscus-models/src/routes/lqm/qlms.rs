@@ -44,7 +44,7 @@ fn qlm_view(q: Qlm, newest: &Version) -> QlmView {
         version: newest.body.version,
         version_hash: newest.content_hash.clone(),
         pins: newest.body.pins.clone(),
-        created_by: q.created_by,
+        created_by: q.created_by.label(),
         created_at: rfc3339(q.created_at),
     }
 }
@@ -80,7 +80,7 @@ fn version_view(v: Version) -> QlmVersionView {
         previous_version_hash: v.body.previous_version_hash,
         reason: v.body.reason,
         version_hash: v.content_hash,
-        created_by: v.created_by,
+        created_by: v.created_by.label(),
         created_at: rfc3339(v.created_at),
     }
 }
@@ -117,7 +117,7 @@ fn run_view(object: &'static str, r: Run) -> QlmRunView {
         request_hash: r.body.request_hash,
         outputs: r.body.outputs,
         run_hash: r.content_hash,
-        created_by: r.created_by,
+        created_by: r.created_by.label(),
         created_at: rfc3339(r.created_at),
     }
 }

@@ -49,7 +49,7 @@ pub fn model(m: Model) -> LqmModelView {
         license: m.body.license,
         commercial_use: m.body.commercial_use,
         content_hash: m.content_hash,
-        registered_by: m.created_by,
+        registered_by: m.created_by.label(),
         created_at: rfc3339(m.created_at),
     }
 }
@@ -123,7 +123,7 @@ pub fn contract(c: Contract) -> ContractView {
         lineage_hash: c.body.lineage_hash,
         data_hash: c.body.data_hash,
         contract_hash: c.content_hash,
-        created_by: c.created_by,
+        created_by: c.created_by.label(),
         created_at: rfc3339(c.created_at),
     }
 }
@@ -190,7 +190,7 @@ pub fn submission(s: Submission) -> SubmissionView {
         note: s.body.note,
         request_hash: s.body.request_hash,
         submission_hash: s.content_hash,
-        submitted_by: s.created_by,
+        submitted_by: s.created_by.label(),
         submitted_at: rfc3339(s.created_at),
     }
 }
@@ -217,11 +217,11 @@ pub fn request(r: Request) -> RequestView {
         reason: r.record.body.reason,
         state: r.state,
         request_hash: r.record.content_hash,
-        requested_by: r.record.created_by,
+        requested_by: r.record.created_by.label(),
         created_at: rfc3339(r.record.created_at),
         review: r.review.zip(decision).map(|(v, decision)| ReviewView {
             decision,
-            decided_by: v.by,
+            decided_by: v.by.label(),
             decided_at: rfc3339(v.at),
             note: v.note,
         }),
@@ -268,8 +268,8 @@ pub fn evaluation(e: Evaluation) -> EvaluationView {
         criteria: e.body.criteria,
         metrics: e.body.metrics,
         passed: e.body.passed,
-        trained_by: e.body.trained_by,
-        evaluated_by: e.body.evaluated_by,
+        trained_by: e.body.trained_by.label(),
+        evaluated_by: e.body.evaluated_by.label(),
         independent: e.body.independent,
         evaluation_hash: e.content_hash,
         created_at: rfc3339(e.created_at),
@@ -313,7 +313,7 @@ pub fn checkpoint(c: Checkpoint, e: Option<Evaluation>) -> CheckpointView {
         data_version: c.body.data_version,
         engine: c.body.engine,
         checkpoint_hash: c.content_hash,
-        trained_by: c.created_by,
+        trained_by: c.created_by.label(),
         created_at: rfc3339(c.created_at),
         evaluation: e.map(evaluation),
     }
@@ -447,7 +447,7 @@ pub fn packet(p: EvidencePacket) -> EvidencePacketView {
         checkpoint: p.body.checkpoint,
         evaluation: p.body.evaluation,
         packet_hash: p.content_hash,
-        issued_by: p.created_by,
+        issued_by: p.created_by.label(),
         created_at: rfc3339(p.created_at),
     }
 }
@@ -501,7 +501,7 @@ pub fn publication(p: Publication, supply_chain_head: String) -> PublicationView
         previous_head: p.body.previous_head,
         head: p.content_hash,
         supply_chain_head,
-        published_by: p.created_by,
+        published_by: p.created_by.label(),
         published_at: p.body.published_at,
     }
 }
@@ -560,9 +560,9 @@ pub fn promotion(p: Promotion) -> PromotionView {
         publication_head: b.publication_head,
         note: b.note,
         promotion_hash: p.record.content_hash,
-        requested_by: p.record.created_by,
+        requested_by: p.record.created_by.label(),
         requested_at: rfc3339(p.record.created_at),
-        decision: p.decision.map(|r| StampView { by: r.by, at: rfc3339(r.at), note: r.note }),
-        ended: p.ended.map(|(by, at)| StampView { by, at: rfc3339(at), note: None }),
+        decision: p.decision.map(|r| StampView { by: r.by.label(), at: rfc3339(r.at), note: r.note }),
+        ended: p.ended.map(|(by, at)| StampView { by: by.label(), at: rfc3339(at), note: None }),
     }
 }

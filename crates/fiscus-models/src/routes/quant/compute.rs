@@ -112,7 +112,7 @@ pub(crate) fn view(job: Job, result: Option<JobResult>) -> ComputeJobView {
         engine_version: job.engine_version,
         credits: job.credits,
         attempts: job.attempts,
-        created_by: job.created_by,
+        created_by: job.created_by.label(),
         created_at: rfc3339(job.created_at),
         started_at: job.started_at.map(rfc3339),
         finished_at: job.finished_at.map(rfc3339),

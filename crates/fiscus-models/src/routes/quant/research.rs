@@ -104,7 +104,7 @@ fn snapshot_view(s: Snapshot) -> ResearchSnapshotView {
         description: s.description,
         run: s.run_id,
         bundle_hash: s.bundle_hash,
-        created_by: s.created_by,
+        created_by: s.created_by.label(),
         created_at: rfc3339(s.created_at),
     }
 }
