@@ -1,10 +1,35 @@
-//! List parameters: `limit` (1..=100, default 20) and `after_id`, an exclusive cursor on the sortable id.
+//! List parameters: `limit` and `after_id`, an exclusive cursor on the sortable id. The one page rule of
+//! every list: a page of objects is 1 to 100 (default 20, [`ITEMS`]); a page of a series' points is 1 to
+//! 10,000 (default 1,000, [`POINTS`]).
 //!
 //! Bad values are refused, never clamped: a client asking for 500 rows and silently getting 100 would
 //! believe it had seen everything.
 
-pub const DEFAULT_LIMIT: u32 = 20;
-pub const MAX_LIMIT: u32 = 100;
+pub const DEFAULT_LIMIT: u32 = ITEMS.default;
+pub const MAX_LIMIT: u32 = ITEMS.max;
+
+/// How many a page may hold: `1..=max`, `default` when the client does not say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageSize {
+    pub default: u32,
+    pub max: u32,
+}
+
+/// Objects (actions, runs, datasets, …).
+pub const ITEMS: PageSize = PageSize { default: 20, max: 100 };
+/// Points of a series (observations, feature values).
+pub const POINTS: PageSize = PageSize { default: 1000, max: 10_000 };
+
+impl PageSize {
+    /// A requested `limit`, checked: the default when absent, refused (naming `limit`) outside `1..=max`.
+    pub fn check(self, raw: Option<i64>) -> Result<u32, (&'static str, String)> {
+        match raw {
+            None => Ok(self.default),
+            Some(n) if n >= 1 && n <= i64::from(self.max) => Ok(n as u32),
+            Some(_) => Err(("limit", format!("must be an integer from 1 to {}", self.max))),
+        }
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PageRequest {
@@ -15,11 +40,8 @@ pub struct PageRequest {
 /// Validates raw `limit` and `after_id` values. The error names the field.
 pub fn parse_page(limit: Option<&str>, after_id: Option<&str>) -> Result<PageRequest, (&'static str, String)> {
     let limit = match limit {
-        None => DEFAULT_LIMIT,
-        Some(raw) => match raw.parse::<u32>() {
-            Ok(n) if (1..=MAX_LIMIT).contains(&n) => n,
-            _ => return Err(("limit", format!("must be an integer from 1 to {MAX_LIMIT}"))),
-        },
+        None => ITEMS.default,
+        Some(raw) => ITEMS.check(Some(raw.parse::<i64>().unwrap_or(0)))?,
     };
     let after_id = match after_id {
         None => None,
@@ -59,5 +81,8 @@ mod tests {
             assert_eq!(parse_page(Some(bad), None).map_err(|e| e.0), Err("limit"), "{bad}");
         }
         assert_eq!(parse_page(None, Some("x y")).map_err(|e| e.0), Err("after_id"));
+        assert_eq!(POINTS.check(None), Ok(1000));
+        assert_eq!(POINTS.check(Some(10_000)), Ok(10_000));
+        assert!(POINTS.check(Some(10_001)).is_err() && ITEMS.check(Some(0)).is_err());
     }
 }

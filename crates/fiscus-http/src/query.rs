@@ -138,24 +138,12 @@ impl FromRequestParts<AppState> for ListParams {
     }
 }
 
-/// A lone `limit` parameter (a "newest N" read without a cursor), checked by the one page rule
-/// ([`parse_page`]): default 20, 1 to 100, 422 naming it otherwise.
-pub fn limit(raw: Option<u32>) -> Result<u32, ApiError> {
-    parse_page(raw.map(|n| n.to_string()).as_deref(), None)
-        .map(|page| page.limit)
+/// A `limit` parameter of an endpoint's own query type, checked by the one page rule
+/// (`fiscus_domain::pagination`: [`ITEMS`](fiscus_domain::pagination::ITEMS) for objects,
+/// [`POINTS`](fiscus_domain::pagination::POINTS) for a series' points); 422 naming it otherwise.
+pub fn limit(raw: Option<impl Into<i64>>, size: fiscus_domain::pagination::PageSize) -> Result<u32, ApiError> {
+    size.check(raw.map(Into::into))
         .map_err(|(field, message)| ApiError::new(ErrorCode::InvalidParameter).field(field, message))
-}
-
-/// A page size within `1..=max` (default `default`); other values are refused, never clamped.
-pub fn page_limit(raw: Option<i64>, default: u32, max: u32) -> Result<u32, ApiError> {
-    match raw {
-        None => Ok(default),
-        Some(n) if n >= 1 && n <= i64::from(max) => Ok(n as u32),
-        Some(_) => {
-            Err(ApiError::new(ErrorCode::InvalidParameter)
-                .field("limit", format!("must be an integer from 1 to {max}")))
-        }
-    }
 }
 
 /// An `after_id` cursor: absent, or an id with `prefix` (e.g. `wfr`); anything else is refused naming what it

@@ -124,7 +124,7 @@ pub async fn get_datasets(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<DatasetsQuery>,
 ) -> Result<Json<NumberedPage<DatasetView>>, ApiError> {
-    let limit = fiscus_http::query::page_limit(q.limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     let after = super::positive("after_id", q.after_id)?;
     let name = super::name("name", q.name.as_deref())?;
     let kinds = q.kind.map(|k| [k]);

@@ -14,7 +14,6 @@ use super::{date, name, number, range};
 use fiscus_http::AppState;
 use fiscus_http::ctx::Ctx;
 use fiscus_http::problem::ApiError;
-use fiscus_http::query::page_limit;
 use fiscus_http::query::{ApiPath, ApiQuery};
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -87,7 +86,7 @@ pub async fn get_series_list(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<SeriesListQuery>,
 ) -> Result<Json<ListPage<SeriesView>>, ApiError> {
-    let limit = page_limit(q.limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     let after = name("after_id", q.after_id.as_deref())?;
     if let Some(f) = q.frequency.as_deref()
         && !FREQUENCIES.contains(&f)
@@ -217,7 +216,7 @@ pub async fn get_observations(
 ) -> Result<Json<ObservationsPage>, ApiError> {
     let ws = ctx.principal.workspace_id();
     let k = key(&raw)?;
-    let limit = page_limit(q.limit, 1000, 10_000)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::POINTS)?;
     let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;
     let after = date("after_id", q.after_id.as_deref())?;
     let asked = super::dataset_param(q.dataset)?;

@@ -16,7 +16,6 @@ use super::{date, range};
 use fiscus_http::AppState;
 use fiscus_http::ctx::Ctx;
 use fiscus_http::problem::ApiError;
-use fiscus_http::query::page_limit;
 use fiscus_http::query::{ApiPath, ApiQuery};
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -144,7 +143,7 @@ pub async fn get_feature_values(
 ) -> Result<Json<FeatureValuesPage>, ApiError> {
     let ws = ctx.principal.workspace_id();
     let definition = feature(&key)?;
-    let limit = page_limit(q.limit, 1000, 10_000)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::POINTS)?;
     let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;
     let after = date("after_id", q.after_id.as_deref())?;
     let asked = super::dataset_param(q.dataset)?;

@@ -13,7 +13,6 @@ use fiscus_http::AppState;
 use fiscus_http::ctx::Ctx;
 use fiscus_http::problem::ApiError;
 use fiscus_http::query::ApiQuery;
-use fiscus_http::query::page_limit;
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -39,7 +38,7 @@ pub struct FinanceCoreQuery {
 /// The filters as the document states them; a well-formed value matching nothing finds nothing (a journal
 /// filtered by `status=active` is an empty page, not an error).
 fn filter(q: &FinanceCoreQuery) -> Result<(Filter<'_>, u32), ApiError> {
-    let limit = page_limit(q.limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     if let Some(s) = q.status.as_deref()
         && !["active", "inactive", "posted"].contains(&s)
     {

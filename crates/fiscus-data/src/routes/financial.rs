@@ -12,7 +12,6 @@ use fiscus_http::AppState;
 use fiscus_http::ctx::Ctx;
 use fiscus_http::problem::ApiError;
 use fiscus_http::query::ApiQuery;
-use fiscus_http::query::page_limit;
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -77,7 +76,7 @@ pub async fn get_transactions(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<TransactionsQuery>,
 ) -> Result<Json<ListPage<TransactionView>>, ApiError> {
-    let limit = page_limit(q.limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;
     let after = super::object_cursor(q.after_id.as_deref())?;
     let account = name("account", q.account.as_deref())?;
@@ -179,7 +178,7 @@ pub async fn get_snapshots(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<SnapshotsQuery>,
 ) -> Result<Json<ListPage<SnapshotView>>, ApiError> {
-    let limit = page_limit(q.limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;
     let after = super::object_cursor(q.after_id.as_deref())?;
     let account = name("account", q.account.as_deref())?;

@@ -21,7 +21,6 @@ use super::{date, name, number, range};
 use fiscus_http::AppState;
 use fiscus_http::ctx::Ctx;
 use fiscus_http::problem::ApiError;
-use fiscus_http::query::page_limit;
 use fiscus_http::query::{ApiPath, ApiQuery};
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -117,7 +116,7 @@ pub async fn get_instruments(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<InstrumentsQuery>,
 ) -> Result<Json<ListPage<InstrumentView>>, ApiError> {
-    let limit = page_limit(q.limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     let after = super::object_cursor(q.after_id.as_deref())?;
     let symbol = name("symbol", q.symbol.as_deref())?;
     let exchange = name("exchange", q.exchange.as_deref())?;
@@ -367,7 +366,7 @@ pub async fn get_prices(
     ApiQuery(q): ApiQuery<PricesQuery>,
 ) -> Result<Response, ApiError> {
     let ws = ctx.principal.workspace_id();
-    let limit = page_limit(q.limit, 1000, 10_000)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::POINTS)?;
     let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;
     let after = date("after_id", q.after_id.as_deref())?;
     let asked = super::dataset_param(q.dataset)?;
@@ -513,7 +512,7 @@ pub async fn get_corporate_actions(
     ApiQuery(q): ApiQuery<CorporateActionsQuery>,
 ) -> Result<Json<CorporateActionsPage>, ApiError> {
     let ws = ctx.principal.workspace_id();
-    let limit = page_limit(q.limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;
     let after = cursor(q.after_id.as_deref(), "after_id", |s| {
         s.split_once('_').is_some_and(|(d, a)| {
@@ -630,7 +629,7 @@ pub async fn get_fundamentals(
     ApiQuery(q): ApiQuery<FundamentalsQuery>,
 ) -> Result<Json<FundamentalsPage>, ApiError> {
     let ws = ctx.principal.workspace_id();
-    let limit = page_limit(q.limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;
     let after = cursor(q.after_id.as_deref(), "after_id", |s| {
         let mut parts = s.splitn(3, '_');

@@ -66,7 +66,7 @@ pub async fn get_portfolios(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<PortfoliosQuery>,
 ) -> Result<Json<ListPage<PortfolioView>>, ApiError> {
-    let limit = fiscus_http::query::page_limit(q.limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     let after = q.after_id.unwrap_or(0);
     if after < 0 {
         return Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be 0 or more"));

@@ -157,7 +157,7 @@ pub async fn get_generative_market_runs(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<GenerativeRunsQuery>,
 ) -> Result<Json<ListPage<RecordView<GenerativeMarketOutput>>>, ApiError> {
-    let limit = fiscus_http::query::page_limit(q.limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     let portfolio = match q.portfolio_id.as_deref() {
         None => None,
         Some(p) => match p.parse::<i64>() {
@@ -245,7 +245,7 @@ pub async fn get_reports(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<ReportsQuery>,
 ) -> Result<Json<ListPage<RecordView<ReportOutput>>>, ApiError> {
-    let limit = fiscus_http::query::page_limit(q.limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     if q.portfolio_id.is_some_and(|p| p < 1) {
         return Err(
             ApiError::new(ErrorCode::InvalidParameter).field("portfolio_id", "must be a portfolio's integer id")

@@ -188,7 +188,7 @@ pub async fn get_universes(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<UniversesQuery>,
 ) -> Result<Json<ListPage<UniverseView>>, ApiError> {
-    let limit = fiscus_http::query::page_limit(q.limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     let after = q.after_id.unwrap_or(0);
     if after < 0 {
         return Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be 0 or more"));
@@ -341,7 +341,7 @@ pub async fn get_model_portfolios(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<ModelPortfoliosQuery>,
 ) -> Result<Json<ListPage<ModelPortfolioView>>, ApiError> {
-    let limit = fiscus_http::query::page_limit(q.limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     fiscus_http::query::after_id(q.after_id.as_deref(), "mdp", "a model portfolio")?;
     let mut conn = state.store.read().await?;
     let rows = fiscus_store::themes::list_models(

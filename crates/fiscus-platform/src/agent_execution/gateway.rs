@@ -274,7 +274,7 @@ pub async fn get_usage(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<UsageQuery>,
 ) -> Result<Json<AgentUsageView>, ApiError> {
-    let limit = fiscus_http::query::limit(q.limit)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     let now = now_micros();
     let (month, _) = utc_month(now);
     let month_start = fiscus_domain::clock::parse_rfc3339(&format!("{month}-01T00:00:00Z")).unwrap_or(0);

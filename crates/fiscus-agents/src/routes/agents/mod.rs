@@ -182,7 +182,7 @@ pub async fn get_invocations(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<InvocationsQuery>,
 ) -> Result<Json<InvocationList>, ApiError> {
-    let limit = fiscus_http::query::limit(q.limit)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     // Buffered read-call rows are written first, so the caller sees its own calls.
     state.invocations.flush(&state.store).await?;
     let mut conn = state.store.read().await?;

@@ -118,7 +118,7 @@ pub async fn get_proofs(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<ProofsQuery>,
 ) -> Result<Json<ListPage<ProofOfValueView>>, ApiError> {
-    let limit = fiscus_http::query::page_limit(q.limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     fiscus_http::query::after_id(q.after_id.as_deref(), "wpv", "a proof")?;
     let mut conn = state.store.read().await?;
     let rows = fiscus_store::workflows::list_proofs(

@@ -79,7 +79,7 @@ pub async fn get_models(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<ModelsQuery>,
 ) -> Result<Json<ListPage<LqmModelView>>, ApiError> {
-    let limit = fiscus_http::query::page_limit(q.limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     fiscus_http::query::after_id(q.after_id.as_deref(), "lqm", "a model")?;
     let mut conn = state.store.read().await?;
     let rows = fiscus_store::lqm::models::list_models(

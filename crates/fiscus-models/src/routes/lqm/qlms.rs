@@ -179,7 +179,7 @@ pub async fn get_qlms(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<QlmsQuery>,
 ) -> Result<Json<ListPage<QlmView>>, ApiError> {
-    let limit = fiscus_http::query::page_limit(q.limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     fiscus_http::query::after_id(q.after_id.as_deref(), "qlm", "a QLM")?;
     let key = state.store.seal_key();
     let mut conn = state.store.read().await?;

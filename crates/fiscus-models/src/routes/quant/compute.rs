@@ -345,7 +345,7 @@ pub(crate) async fn list(
     limit: Option<i64>,
     after_id: Option<&str>,
 ) -> Result<Json<ListPage<ComputeJobView>>, ApiError> {
-    let limit = fiscus_http::query::page_limit(limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(limit, fiscus_domain::pagination::ITEMS)?;
     let q_after = fiscus_http::query::after_id(after_id, "cjb", "a job")?;
     let mut conn = state.store.read().await?;
     let rows = fiscus_store::compute::list(&mut conn, ctx.tenant(), filter, q_after, limit).await?;

@@ -196,7 +196,7 @@ pub async fn get_snapshots(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<SnapshotsQuery>,
 ) -> Result<Json<ListPage<ResearchSnapshotView>>, ApiError> {
-    let limit = fiscus_http::query::page_limit(q.limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     fiscus_http::query::after_id(q.after_id.as_deref(), "rsn", "a snapshot")?;
     if q.project.as_deref().is_some_and(|p| !research::is_project_key(p)) {
         return Err(ApiError::new(ErrorCode::InvalidParameter).field("project", "must be a project key"));
@@ -283,7 +283,7 @@ pub async fn get_projects(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<ProjectsQuery>,
 ) -> Result<Json<ListPage<ResearchProjectView>>, ApiError> {
-    let limit = fiscus_http::query::page_limit(q.limit, 20, 100)?;
+    let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     if q.after_id.as_deref().is_some_and(|p| !research::is_project_key(p)) {
         return Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be a project key"));
     }
