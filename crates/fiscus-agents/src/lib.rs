@@ -6,6 +6,13 @@
 //! It depends on the kernel, the HTTP crate, the domain and the store, never on another area (a test reads
 //! `cargo metadata`).
 //!
+//! Why some types of the application layer derive `ToSchema`: a command that is a request body (a compute
+//! request, a new call, a harvest request) is one type from the wire to the engine, checked once by serde
+//! (`deny_unknown_fields`) and its schema's limits; a computation's answer is the result the response
+//! carries, and where it is sealed (compute results, investment records) its hash is over that form. A wire
+//! twin of each would be a field-by-field copy that can drift from what is sealed. Views that only present
+//! stored rows live with the routes.
+//!
 //! How the area works, in prose: `README.md` beside this crate.
 
 pub mod calls;

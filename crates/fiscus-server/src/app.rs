@@ -132,7 +132,16 @@ async fn healthz() -> impl IntoResponse {
 
 async fn readyz(State(state): State<AppState>) -> Response {
     match state.store.ping().await {
-        Ok(()) => ([(header::CONTENT_TYPE, "application/json")], r#"{"status":"ready"}"#).into_response(),
+        // Ready with or without the credential cache (without it every lookup reads the database); which of
+        // the two is said, so an operator (and a test of several nodes) can tell.
+        Ok(()) => {
+            let body = if state.store.cache_usable() {
+                r#"{"status":"ready","credential_cache":"in_use"}"#
+            } else {
+                r#"{"status":"ready","credential_cache":"not_in_use"}"#
+            };
+            ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+        }
         Err(e) => {
             tracing::warn!(error = %e, "readiness check failed");
             ApiError::new(ErrorCode::Unavailable).detail("the database does not answer").into_response()

@@ -3,6 +3,40 @@
 
 use std::process::{Command, Output};
 
+/// Waits until `probe` holds, asking every 50 ms for at most `bound`: whether it held (`what` names it in
+/// the log line when it did not).
+///
+/// The nodes these tests start are other processes: their workers cannot be drained from here as the API
+/// suite drains its in-process ones (`app.drain()`), so a test waits on what the nodes make observable (a
+/// readiness answer, rows in the shared database), never for a guessed time.
+#[must_use]
+async fn until<F, Fut>(what: &str, bound: std::time::Duration, mut probe: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + bound;
+    while !probe().await {
+        if tokio::time::Instant::now() >= deadline {
+            eprintln!("{what} did not happen within {bound:?}");
+            return false;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    true
+}
+
+/// Whether the node on `port` answers `/readyz` with 200 and, if `cache` is set, says its credential cache
+/// is in use (its watch holds a current lease).
+async fn ready(http: &reqwest::Client, port: u16, cache: bool) -> bool {
+    let Ok(response) = http.get(format!("http://127.0.0.1:{port}/readyz")).send().await else { return false };
+    if !response.status().is_success() {
+        return false;
+    }
+    let body: serde_json::Value = response.json().await.unwrap_or_default();
+    !cache || body["credential_cache"] == "in_use"
+}
+
 struct Cli {
     dir: tempfile::TempDir,
     database_url: Option<String>,
@@ -381,12 +415,8 @@ fn two_server_processes_on_one_database_settle_each_action_once() {
     let http = reqwest::Client::new();
     let result = rt.block_on(async {
         for port in &ports {
-            for _ in 0..100 {
-                if http.get(format!("http://127.0.0.1:{port}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
-                    break;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            }
+            let up = until("a node being ready", std::time::Duration::from_secs(10), || ready(&http, *port, false)).await;
+            assert!(up, "node {port} is not ready");
         }
         let sqlx_url = database_url.as_ref().map(|(u, _, _)| u.clone()).unwrap_or_else(|| format!("sqlite://{}", dir.path().join("fiscus.db").display()));
         sqlx::any::install_default_drivers();
@@ -426,13 +456,12 @@ fn two_server_processes_on_one_database_settle_each_action_once() {
             assert_eq!(executed.status(), 200);
             ids.push(id);
         }
-        for _ in 0..200 {
+        // Checked below, once the nodes are stopped.
+        let _ = until("the two nodes' workers completing the 16 actions", std::time::Duration::from_secs(10), || async {
             let (done,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM actions WHERE control_state = 'completed'").fetch_one(&pool).await.expect("count");
-            if done == 16 {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
+            done == 16
+        })
+        .await;
         let mut per_action = Vec::new();
         for id in &ids {
             let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM settlement_records WHERE action_id = $1").bind(id).fetch_one(&pool).await.expect("count");
@@ -560,21 +589,15 @@ fn a_standing_change_by_the_cli_is_refused_at_once_by_both_postgres_nodes() {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let http = reqwest::Client::new();
         rt.block_on(async {
+            // Each node ready with its watch holding its lease, so that the reads below are served from the cache.
             for port in &ports {
-                for _ in 0..100 {
-                    if http
-                        .get(format!("http://127.0.0.1:{port}/readyz"))
-                        .send()
-                        .await
-                        .is_ok_and(|r| r.status().is_success())
-                    {
-                        break;
-                    }
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                }
+                let cached =
+                    until("a node's credential cache being in use", std::time::Duration::from_secs(10), || {
+                        ready(&http, *port, true)
+                    })
+                    .await;
+                assert!(cached, "node {port} does not use its credential cache");
             }
-            // Give each node's watch time to take its lease, so that the reads below are served from the cache.
-            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
         });
         let warm = |key: &str| {
             for port in &ports {

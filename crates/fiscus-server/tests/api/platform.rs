@@ -63,7 +63,11 @@ async fn the_credit_balance_is_derived_from_the_ledger() {
 async fn health_readiness_and_metrics_answer() {
     let app = spawn_app().await;
     assert_eq!(app.http.get(app.url("/healthz")).send().await.expect("request").status(), 200);
-    assert_eq!(app.http.get(app.url("/readyz")).send().await.expect("request").status(), 200);
+    let ready = app.http.get(app.url("/readyz")).send().await.expect("request");
+    assert_eq!(ready.status(), 200);
+    let ready: serde_json::Value = ready.json().await.expect("json");
+    assert_eq!(ready["status"], "ready");
+    assert!(["in_use", "not_in_use"].contains(&ready["credential_cache"].as_str().unwrap_or("")), "{ready}");
     app.get("/api/v2/workspace", &app.key).await;
     let metrics = app.http.get(app.url("/metrics")).send().await.expect("request").text().await.expect("text");
     assert!(metrics.contains("fiscus_http_requests_total{operation=\"get_workspace\",status=\"200\"} 1"), "{metrics}");
