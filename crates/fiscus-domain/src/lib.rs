@@ -10,6 +10,7 @@ pub mod actor;
 pub mod api;
 pub mod audit;
 pub mod audit_action;
+pub mod banking;
 pub mod calls;
 pub mod catalogue;
 pub mod change_ledger;

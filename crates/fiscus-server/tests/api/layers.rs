@@ -15,6 +15,7 @@ const AREA: &[&str] = &[
     "fiscus-store",
     "fiscus-quant",
     "fiscus-speech",
+    "fiscus-iso20022",
     "fiscus-kernel",
     "fiscus-http",
     "fiscus-console",
@@ -26,9 +27,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("fiscus-domain", &[]),
     ("fiscus-quant", &[]),
     ("fiscus-speech", &[]),
+    // Bank messages: pure, on the domain's money and bank details.
+    ("fiscus-iso20022", &["fiscus-domain"]),
     ("fiscus-store", &["fiscus-domain"]),
     // Services for every application layer and worker; nothing of HTTP, no area.
-    ("fiscus-kernel", &["fiscus-domain", "fiscus-store", "fiscus-quant", "fiscus-speech"]),
+    ("fiscus-kernel", &["fiscus-domain", "fiscus-store", "fiscus-quant", "fiscus-speech", "fiscus-iso20022"]),
     // The cross-cutting HTTP layers and the state handlers share; no area, no composition.
     ("fiscus-http", &["fiscus-domain", "fiscus-store", "fiscus-kernel"]),
     // The areas: each on the layers below, never on another area.
