@@ -1,12 +1,18 @@
 //! ISO 20022 bank messages, the files corporate treasuries exchange with their banks host-to-host:
-//! `pain.001.001.09` customer credit transfer initiation out ([`pain001`]).
+//! `pain.001.001.09` customer credit transfer initiation out ([`pain001`]); `pain.002` payment status reports
+//! ([`pain002`]) and `camt.053` statements and `camt.054` notifications ([`camt`]) in.
 //!
 //! Pure: typed values in, the message's bytes out (and, for what banks send back, bytes in and typed
 //! values out). Writing files, choosing what goes into one and recording it are the kernel connector's.
 //! XML is written by `quick-xml`'s serde serializer from structs declared in the schema's element order,
 //! never concatenated by hand; the suite validates what this crate writes against the official XSDs.
 
+pub mod camt;
 pub mod pain001;
+pub mod pain002;
+mod read;
+
+pub use read::ReadError;
 
 /// Why a message could not be written: what it would have broken.
 #[derive(Debug, PartialEq, Eq)]

@@ -153,3 +153,88 @@ fn the_validator_refuses_what_the_xsd_or_the_sums_forbid() {
         assert!(refused.contains(why), "{what}: {refused}");
     }
 }
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+#[test]
+fn statements_validate_against_the_official_xsds_and_read_as_camt053_reads_them() {
+    for name in ["camt.053.001.08.xml", "camt.054.001.08.xml"] {
+        let path = fixture(name);
+        let theirs = validate("camt", std::slice::from_ref(&path)).remove(0);
+        let ours = fiscus_iso20022::camt::read(&std::fs::read_to_string(&path).expect("read")).expect(name);
+        assert_eq!(theirs["message"], ours.message.as_str());
+        assert_eq!(theirs["message_id"], ours.message_id.as_str());
+        let their_reports = theirs["reports"].as_array().expect("reports");
+        assert_eq!(their_reports.len(), ours.reports.len());
+        for (t, o) in their_reports.iter().zip(&ours.reports) {
+            assert_eq!((t["id"].as_str(), t["account"].as_str()), (Some(o.id.as_str()), Some(o.account.as_str())));
+            let balances: Vec<(String, String)> = o
+                .balances
+                .iter()
+                .map(|b| (b.code.clone(), fiscus_domain::money::format_minor(b.amount_minor, b.currency)))
+                .collect();
+            let their_balances: Vec<(String, String)> = t["balances"]
+                .as_array()
+                .expect("balances")
+                .iter()
+                .map(|b| {
+                    let sign = if b["indicator"] == "DBIT" { "-" } else { "" };
+                    (
+                        b["code"].as_str().expect("code").to_string(),
+                        format!("{sign}{}", b["amount"].as_str().expect("amount")),
+                    )
+                })
+                .collect();
+            assert_eq!(balances, their_balances, "{name}");
+            let entries = t["entries"].as_array().expect("entries");
+            assert_eq!(entries.len(), o.entries.len());
+            for (te, oe) in entries.iter().zip(&o.entries) {
+                assert_eq!(te["amount"], fiscus_domain::money::format_minor(oe.amount_minor, oe.currency).as_str());
+                assert_eq!(te["currency"], oe.currency.code());
+                assert_eq!(te["indicator"], if oe.debit { "DBIT" } else { "CRDT" });
+                assert_eq!(te["status"], oe.status.as_str());
+                assert_eq!(te["booking_date"].as_str(), oe.booking_date.as_deref());
+                assert_eq!(te["account_servicer_reference"].as_str(), oe.account_servicer_reference.as_deref());
+                let ids: Vec<Option<&str>> = te["end_to_end_ids"]
+                    .as_array()
+                    .expect("ids")
+                    .iter()
+                    .map(|v| v.as_str().filter(|id| *id != "NOTPROVIDED"))
+                    .collect();
+                assert_eq!(ids, oe.transactions.iter().map(|t| t.end_to_end_id.as_deref()).collect::<Vec<_>>());
+            }
+        }
+    }
+}
+
+#[test]
+fn status_reports_validate_against_the_official_xsd_and_read_as_lxml_reads_them() {
+    let path = fixture("pain.002.001.12.xml");
+    let theirs = validate("pain.002", std::slice::from_ref(&path)).remove(0);
+    let ours = fiscus_iso20022::pain002::read(&std::fs::read_to_string(&path).expect("read")).expect("read");
+    assert_eq!(theirs["message_id"], ours.message_id.as_str());
+    assert_eq!(theirs["original_message_id"], ours.original_message_id.as_str());
+    let statuses: Vec<(String, String, Option<String>)> = ours
+        .statuses
+        .iter()
+        .map(|s| match &s.scope {
+            fiscus_iso20022::pain002::Scope::Payment(e2e) => (e2e.clone(), s.code.clone(), s.reason.clone()),
+            other => panic!("a payment status, not {other:?}"),
+        })
+        .collect();
+    let their_statuses: Vec<(String, String, Option<String>)> = theirs["statuses"]
+        .as_array()
+        .expect("statuses")
+        .iter()
+        .map(|s| {
+            (
+                s["end_to_end_id"].as_str().expect("id").to_string(),
+                s["code"].as_str().expect("code").to_string(),
+                s["reason"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    assert_eq!(statuses, their_statuses);
+}
