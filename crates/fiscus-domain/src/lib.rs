@@ -10,6 +10,7 @@ pub mod actor;
 pub mod api;
 pub mod audit;
 pub mod audit_action;
+pub mod bank_accounts;
 pub mod banking;
 pub mod calls;
 pub mod catalogue;

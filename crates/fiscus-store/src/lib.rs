@@ -28,6 +28,7 @@ pub mod appends;
 pub mod applications;
 pub mod audit;
 pub mod autonomy_evidence;
+pub mod bank_accounts;
 pub mod cache;
 pub mod calls;
 pub mod collateral;

@@ -8,7 +8,7 @@ use fiscus_domain::integrity::{SealKey, matches};
 use sqlx::{AnyConnection, Row};
 
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 52] = [
+pub const ALL: [SealedTable; 54] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -58,6 +58,8 @@ pub const ALL: [SealedTable; 52] = [
     crate::spaces::RUNS_SEALED,
     crate::spaces::CALLS_SEALED,
     crate::calls::CALLS_SEALED,
+    crate::bank_accounts::COUNTERPARTIES_SEALED,
+    crate::bank_accounts::VERSIONS_SEALED,
     crate::calls::RECORDINGS_SEALED,
     crate::calls::CONSENTS_SEALED,
     crate::calls::TRANSCRIPTS_SEALED,

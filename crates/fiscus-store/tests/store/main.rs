@@ -11,6 +11,7 @@ mod appends;
 mod applications;
 mod audit;
 mod autonomy_evidence;
+mod bank_accounts;
 mod book;
 mod cache;
 mod calls;
