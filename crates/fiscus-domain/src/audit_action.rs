@@ -93,6 +93,9 @@ changes! {
     ExecutionClientDecision => "execution_client.decision",
     WebhookEndpointDecision => "webhook_endpoint.decision",
     WebhookEndpointDisabled => "webhook_endpoint.disabled",
+    CounterpartyCreated => "counterparty.created",
+    BankAccountProposed => "bank_account.proposed",
+    BankAccountDecision => "bank_account.decision",
     // Data and compute.
     DataImport => "data.import",
     ComputeJobCreated => "compute.job.created",

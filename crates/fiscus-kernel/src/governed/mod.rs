@@ -14,6 +14,7 @@
 //! - every stored value it decides on arrives typed from the store (an unknown value is already a refusal).
 
 pub mod actions;
+pub mod bank_accounts;
 pub mod delegations;
 pub mod execution_clients;
 pub mod production;

@@ -6,6 +6,7 @@ mod actions;
 mod agent_spaces;
 mod audit;
 mod auth;
+mod bank_accounts;
 mod browser;
 mod calls;
 mod compute;

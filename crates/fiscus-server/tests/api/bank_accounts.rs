@@ -1,0 +1,190 @@
+//! Bank accounts as governed master data, through the application layer: a counterparty's account is
+//! inactive until another person approves it, a change is a new pending version beside the active one, a
+//! decision covers the hash that was shown, and every step is sealed and audited.
+
+use crate::helpers::spawn_app;
+use fiscus_domain::actor::Actor;
+use fiscus_domain::bank_accounts::{Owner, ProposedDetails, VersionState};
+use fiscus_domain::credentials::Environment;
+use fiscus_domain::money::Currency;
+use fiscus_domain::tenancy::Tenant;
+use fiscus_kernel::governed::bank_accounts::{NewCounterparty, create_counterparty, decide, propose};
+use fiscus_kernel::governed::{Caller, Failure};
+
+fn details(counterparty_id: &str, iban: &str) -> ProposedDetails {
+    ProposedDetails {
+        owner: Owner::Counterparty,
+        counterparty_id: Some(counterparty_id.into()),
+        currency: Currency::parse("EUR").expect("eur"),
+        holder_name: "Lieferant GmbH".into(),
+        iban: Some(iban.into()),
+        local_number: None,
+        local_scheme: None,
+        bic: Some("COBADEFFXXX".into()),
+        clearing_system: None,
+        clearing_member: None,
+        address: None,
+    }
+}
+
+fn refused_with(result: Result<impl std::fmt::Debug, Failure>, words: &str) {
+    match result {
+        Err(Failure::Refused { detail, .. }) => assert!(detail.contains(words), "{detail}"),
+        other => panic!("expected a refusal saying {words:?}, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_counterparty_account_is_inactive_until_another_person_approves_it_and_a_change_waits_beside_it() {
+    let app = spawn_app().await;
+    let tenant = Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
+    let machine = Caller::bare(Actor::application(app.app_id.clone()));
+    let alice = Caller::bare(Actor::operator("opr_alice"));
+    let bob = Caller::bare(Actor::operator("opr_bob"));
+    let store = &app.state.store;
+
+    let mut tx = store.begin().await.expect("begin");
+    let cp = create_counterparty(
+        &mut tx,
+        &tenant,
+        &machine,
+        NewCounterparty { name: "Lieferant GmbH".into(), reference: Some("SUP-7".into()) },
+    )
+    .await
+    .expect("counterparty");
+    tx.commit().await.expect("commit");
+    let mut tx = store.begin().await.expect("begin");
+    refused_with(
+        create_counterparty(
+            &mut tx,
+            &tenant,
+            &machine,
+            NewCounterparty { name: "Again".into(), reference: Some("SUP-7".into()) },
+        )
+        .await,
+        "reference",
+    );
+    drop(tx);
+
+    let mut tx = store.begin().await.expect("begin");
+    let v1 = propose(&mut tx, &tenant, &machine, None, details(&cp.id, "DE89370400440532013000")).await.expect("v1");
+    tx.commit().await.expect("commit");
+    assert_eq!((v1.state, v1.record.body.version), (VersionState::Pending, 1));
+    let account = v1.record.body.account_id.clone();
+
+    // A person approves; the hash shown must be the version's.
+    let mut tx = store.begin().await.expect("begin");
+    refused_with(
+        decide(&mut tx, &tenant, &alice, &v1.record.id, true, None, "sha256:other").await,
+        "not the ones shown",
+    );
+    refused_with(
+        decide(&mut tx, &tenant, &machine, &v1.record.id, true, None, &v1.record.content_hash).await,
+        "person",
+    );
+    drop(tx);
+    let mut tx = store.begin().await.expect("begin");
+    let active =
+        decide(&mut tx, &tenant, &alice, &v1.record.id, true, Some("called the supplier"), &v1.record.content_hash)
+            .await
+            .expect("approve");
+    tx.commit().await.expect("commit");
+    assert_eq!(active.state, VersionState::Active);
+
+    // A change is a new pending version; the old one stays active until the change is approved.
+    let mut tx = store.begin().await.expect("begin");
+    let v2 =
+        propose(&mut tx, &tenant, &alice, Some(&account), details(&cp.id, "GB29NWBK60161331926819")).await.expect("v2");
+    tx.commit().await.expect("commit");
+    let mut tx = store.begin().await.expect("begin");
+    refused_with(
+        propose(&mut tx, &tenant, &machine, Some(&account), details(&cp.id, "FR1420041010050500013M02606")).await,
+        "already pending",
+    );
+    refused_with(
+        decide(&mut tx, &tenant, &alice, &v2.record.id, true, None, &v2.record.content_hash).await,
+        "proposed",
+    );
+    drop(tx);
+    let mut conn = store.read().await.expect("conn");
+    let states: Vec<VersionState> =
+        fiscus_store::bank_accounts::versions_of(&mut conn, store.seal_key(), &tenant, &account)
+            .await
+            .expect("versions")
+            .iter()
+            .map(|v| v.state)
+            .collect();
+    assert_eq!(states, [VersionState::Active, VersionState::Pending]);
+    drop(conn);
+    let mut tx = store.begin().await.expect("begin");
+    decide(&mut tx, &tenant, &bob, &v2.record.id, true, None, &v2.record.content_hash)
+        .await
+        .expect("another person approves");
+    tx.commit().await.expect("commit");
+    let mut conn = store.read().await.expect("conn");
+    let versions = fiscus_store::bank_accounts::versions_of(&mut conn, store.seal_key(), &tenant, &account)
+        .await
+        .expect("versions");
+    assert_eq!(versions.iter().map(|v| v.state).collect::<Vec<_>>(), [VersionState::Superseded, VersionState::Active]);
+    assert_ne!(versions[0].record.content_hash, versions[1].record.content_hash);
+
+    // Every step is in the audit chain, and the sealed rows verify.
+    assert_eq!(
+        app.count("SELECT COUNT(*) FROM audit_events WHERE action IN ('counterparty.created', 'bank_account.proposed', 'bank_account.decision')").await,
+        1 + 2 + 2
+    );
+    let report = fiscus_kernel::verify::verify_workspace(store, &app.workspace_id, None).await.expect("verify");
+    assert_eq!(report.result, Ok(()));
+}
+
+#[tokio::test]
+async fn an_unknown_counterparty_or_a_change_of_owner_is_refused_and_changes_nothing() {
+    let app = spawn_app().await;
+    let tenant = Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
+    let machine = Caller::bare(Actor::application(app.app_id.clone()));
+    let store = &app.state.store;
+    let mut tx = store.begin().await.expect("begin");
+    match propose(&mut tx, &tenant, &machine, None, details("cpt_01KBTA0C4GZ2Q5R8V1XWJ3N6M9", "DE89370400440532013000"))
+        .await
+    {
+        Err(Failure::Missing(field, _)) => assert_eq!(field, "counterparty_id"),
+        other => panic!("expected the counterparty to be missing, got {other:?}"),
+    }
+    drop(tx);
+    let mut tx = store.begin().await.expect("begin");
+    let cp =
+        create_counterparty(&mut tx, &tenant, &machine, NewCounterparty { name: "Vendor".into(), reference: None })
+            .await
+            .expect("cp");
+    let v1 = propose(&mut tx, &tenant, &machine, None, details(&cp.id, "DE89370400440532013000")).await.expect("v1");
+    tx.commit().await.expect("commit");
+    let mut own = details(&cp.id, "DE89370400440532013000");
+    own.owner = Owner::Own;
+    own.counterparty_id = None;
+    let mut tx = store.begin().await.expect("begin");
+    assert!(matches!(
+        propose(&mut tx, &tenant, &machine, Some(&v1.record.body.account_id), own).await,
+        Err(Failure::Invalid(_))
+    ));
+    assert!(matches!(
+        propose(
+            &mut tx,
+            &tenant,
+            &machine,
+            Some("bac_01KBTA0C4GZ2Q5R8V1XWJ3N6M9"),
+            details(&cp.id, "DE89370400440532013000")
+        )
+        .await,
+        Err(Failure::NotFound)
+    ));
+    drop(tx);
+    // The other environment sees none of it.
+    let production = Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Production };
+    let mut tx = store.begin().await.expect("begin");
+    assert!(matches!(
+        propose(&mut tx, &production, &machine, None, details(&cp.id, "DE89370400440532013000")).await,
+        Err(Failure::Missing(..))
+    ));
+    drop(tx);
+    assert_eq!(app.count("SELECT COUNT(*) FROM bank_account_versions").await, 1);
+}
