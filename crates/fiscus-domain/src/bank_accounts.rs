@@ -142,17 +142,17 @@ pub struct ProposedDetails {
     #[schema(pattern = "^cpt_[0-9A-Za-z]{26}$", example = "cpt_01KBTA0C4GZ2Q5R8V1XWJ3N6M9")]
     pub counterparty_id: Option<String>,
     /// ISO 4217: the currency the account is paid in.
-    #[schema(value_type = String, pattern = "^[A-Z]{3}$", example = "EUR")]
+    #[schema(value_type = crate::fields::CurrencyCode, inline, example = "EUR")]
     pub currency: Currency,
-    #[schema(min_length = 1, max_length = 140, example = "Lieferant GmbH")]
+    #[schema(value_type = crate::fields::Text<1, 140>, inline, example = "Lieferant GmbH")]
     pub holder_name: String,
     /// The IBAN (spaces allowed); or give `local_number`.
     #[serde(default)]
-    #[schema(min_length = 15, max_length = 42, example = "DE89 3704 0044 0532 0130 00")]
+    #[schema(pattern = "^[A-Za-z]{2}[0-9]{2}[A-Za-z0-9 ]{11,38}$", example = "DE89 3704 0044 0532 0130 00")]
     pub iban: Option<String>,
     /// A local account number where IBANs are not used (with `clearing_system` and `clearing_member`, or `bic`).
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 34)]
+    #[schema(value_type = Option<crate::fields::Text<1, 34>>, inline)]
     pub local_number: Option<String>,
     /// The local number's scheme code (`BBAN`, …).
     #[serde(default)]
@@ -167,7 +167,7 @@ pub struct ProposedDetails {
     #[schema(min_length = 1, max_length = 5, pattern = "^[A-Z]{1,5}$")]
     pub clearing_system: Option<String>,
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 35)]
+    #[schema(value_type = Option<crate::fields::Text<1, 35>>, inline)]
     pub clearing_member: Option<String>,
     #[serde(default)]
     #[schema(value_type = Option<ProposedAddress>)]
@@ -179,15 +179,15 @@ pub struct ProposedDetails {
 #[serde(deny_unknown_fields)]
 pub struct ProposedAddress {
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 70, example = "Königstraße")]
+    #[schema(value_type = Option<crate::fields::Text<1, 70>>, inline, example = "Königstraße")]
     pub street: Option<String>,
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 16, example = "12a")]
+    #[schema(value_type = Option<crate::fields::Text<1, 16>>, inline, example = "12a")]
     pub building: Option<String>,
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 16, example = "70173")]
+    #[schema(value_type = Option<crate::fields::Text<1, 16>>, inline, example = "70173")]
     pub postcode: Option<String>,
-    #[schema(min_length = 1, max_length = 35, example = "Stuttgart")]
+    #[schema(value_type = crate::fields::Text<1, 35>, inline, example = "Stuttgart")]
     pub town: String,
     #[schema(pattern = "^[A-Za-z]{2}$", example = "DE")]
     pub country: String,

@@ -1,9 +1,10 @@
-//! Financial Actions: proposals, reads, submission, pre-trade checks, execution requests and autonomy
-//! assessment evidence. Human decisions (approve, deny) are not here: they belong to the console, and no
+//! Financial Actions: proposals, reads, submission, pre-trade checks, execution requests, autonomy
+//! assessment evidence, and the counterparties and bank accounts payments go to and from. Human decisions (approve, deny) are not here: they belong to the console, and no
 //! route of this area can make them.
 
 pub mod agentic;
 mod assessment_evidence;
+mod bank_accounts;
 mod checks;
 mod execute;
 mod proposals;
@@ -31,4 +32,9 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(agentic::get_identity))
         .routes(routes!(agentic::post_delegation))
         .routes(routes!(agentic::get_delegation))
+        .routes(routes!(bank_accounts::post_counterparty, bank_accounts::list_counterparties))
+        .routes(routes!(bank_accounts::get_counterparty))
+        .routes(routes!(bank_accounts::post_bank_account))
+        .routes(routes!(bank_accounts::post_bank_account_version))
+        .routes(routes!(bank_accounts::get_bank_account))
 }

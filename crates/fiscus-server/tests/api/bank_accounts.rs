@@ -188,3 +188,36 @@ async fn an_unknown_counterparty_or_a_change_of_owner_is_refused_and_changes_not
     drop(tx);
     assert_eq!(app.count("SELECT COUNT(*) FROM bank_account_versions").await, 1);
 }
+
+/// A live path and body for a documented bank-account example: the counterparty it names created here, and
+/// for a change, the account it changes.
+pub async fn example_path(app: &crate::helpers::TestApp, path: &str, example: &mut serde_json::Value) -> String {
+    let cp: serde_json::Value = app
+        .post_json("/api/v2/counterparties", &app.key, &serde_json::json!({ "name": "Example supplier" }), None)
+        .await
+        .json()
+        .await
+        .expect("json");
+    example["counterparty_id"] = cp["id"].clone();
+    if !path.contains("{id}") {
+        return path.to_string();
+    }
+    let mut first = example.clone();
+    first["iban"] = serde_json::json!("DE89370400440532013000");
+    let account: serde_json::Value =
+        app.post_json("/api/v2/bank-accounts", &app.key, &first, None).await.json().await.expect("json");
+    approve_first_version(app, &account).await;
+    path.replace("{id}", account["id"].as_str().expect("account id"))
+}
+
+/// A person approves an account's first version (what the console's decision does), so that a change has
+/// an active version beside it.
+pub async fn approve_first_version(app: &crate::helpers::TestApp, account: &serde_json::Value) {
+    let version = &account["versions"][0];
+    let tenant = Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
+    let mut tx = app.state.store.begin().await.expect("begin");
+    let person = Caller::bare(Actor::operator("opr_example"));
+    let (id, hash) = (version["id"].as_str().expect("id"), version["content_hash"].as_str().expect("hash"));
+    decide(&mut tx, &tenant, &person, id, true, None, hash).await.expect("approve");
+    tx.commit().await.expect("commit");
+}

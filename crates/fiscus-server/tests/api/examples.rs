@@ -82,6 +82,22 @@ async fn every_documented_success_has_a_real_example() {
     let evidence = crate::helpers::evidence_body("SOC 2 Type II report 2026");
     walk.post("post_actions_autonomy_assessment_evidence", crate::helpers::EVIDENCE, &evidence).await;
     walk.get("get_actions_autonomy_assessment_evidence", crate::helpers::EVIDENCE).await;
+    let supplier = json!({ "name": "Lieferant GmbH", "reference": "SUP-0042" });
+    let cp = walk.post("post_counterparties", "/api/v2/counterparties", &supplier).await;
+    let cp_id = cp["id"].as_str().expect("counterparty").to_string();
+    let mut details = json!({ "owner": "counterparty", "counterparty_id": cp_id, "currency": "EUR",
+        "holder_name": "Lieferant GmbH", "iban": "DE89 3704 0044 0532 0130 00", "bic": "COBADEFFXXX",
+        "address": { "street": "Königstraße", "building": "12a", "postcode": "70173", "town": "Stuttgart", "country": "DE" } });
+    let account = walk.post("post_bank_accounts", "/api/v2/bank-accounts", &details).await;
+    let account_id = account["id"].as_str().expect("account").to_string();
+    crate::bank_accounts::approve_first_version(&app, &account).await;
+    details["iban"] = json!("GB29 NWBK 6016 1331 9268 19");
+    details["bic"] = json!("NWBKGB2L");
+    let versions = format!("/api/v2/bank-accounts/{account_id}/versions");
+    walk.post("post_bank_accounts_id_versions", &versions, &details).await;
+    walk.get("get_bank_accounts_id", &format!("/api/v2/bank-accounts/{account_id}")).await;
+    walk.get("get_counterparties_id", &format!("/api/v2/counterparties/{cp_id}")).await;
+    walk.get("get_counterparties", "/api/v2/counterparties?limit=1").await;
     let mut proposal = crate::actions::proposal();
     let action = walk.post("post_actions", "/api/v2/actions", &proposal).await;
     let id = action["id"].as_str().expect("id").to_string();

@@ -76,6 +76,8 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                     Some(crate::lqm::example_path(&app, path, &mut example).await)
                 } else if path.contains("/workflow") {
                     Some(crate::workflows::example_path(&app, path, &mut example).await)
+                } else if path.contains("/bank-accounts") {
+                    Some(crate::bank_accounts::example_path(&app, path, &mut example).await)
                 } else {
                     None
                 };
