@@ -99,14 +99,16 @@ impl Nav<'_> {
             "/console/lqm-promotions" => Some(p.promotions),
             "/console/lqm-retraining" => Some(p.retraining),
             "/console/workflow-reviews" => Some(p.workflow_reviews),
+            "/console/bank-accounts" => Some(p.bank_accounts),
             _ => None,
         }
     }
 }
 
 /// The console's places, in the navigation's order.
-const PLACES: [(&str, &str); 17] = [
+const PLACES: [(&str, &str); 18] = [
     ("/console", "Pending approvals"),
+    ("/console/bank-accounts", "Bank details"),
     ("/console/delegations", "Delegations"),
     ("/console/clients", "Signed clients"),
     ("/console/webhooks", "Webhooks"),

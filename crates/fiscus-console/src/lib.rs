@@ -12,6 +12,7 @@
 
 mod actions;
 mod audit;
+mod bank_accounts;
 pub mod charts;
 mod clients;
 mod delegations;
@@ -57,6 +58,9 @@ pub fn routes(area_pages: Router<AppState>) -> Router<AppState> {
         .route("/console/delegations", get(delegations::list))
         .route("/console/production", get(production::show).post(production::change))
         .route("/console/delegations/{id}", get(delegations::detail).post(delegations::decide))
+        .route("/console/bank-accounts", get(bank_accounts::list))
+        .route("/console/bank-accounts/{id}", get(bank_accounts::detail))
+        .route("/console/bank-accounts/{id}/decision", post(bank_accounts::decide))
         .route("/console/clients", get(clients::list))
         .route("/console/clients/{id}", get(clients::detail))
         .route("/console/clients/{id}/decision", post(clients::decide))

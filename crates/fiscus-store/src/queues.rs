@@ -23,10 +23,14 @@ pub struct Pending {
     pub workflow_reviews: i64,
     /// LQM retraining requests awaiting a person's decision.
     pub retraining: i64,
+    /// Versions of bank details awaiting a person's decision.
+    pub bank_accounts: i64,
 }
 
 pub async fn pending(conn: &mut AnyConnection, workspace_id: &str) -> Result<Pending> {
-    let (approvals, delegations, clients, webhooks, model_portfolios, promotions, workflow_reviews, retraining): (
+    #[allow(clippy::type_complexity)]
+    let (approvals, delegations, clients, webhooks, model_portfolios, promotions, workflow_reviews, retraining, bank_accounts): (
+        i64,
         i64,
         i64,
         i64,
@@ -45,7 +49,8 @@ pub async fn pending(conn: &mut AnyConnection, workspace_id: &str) -> Result<Pen
            (SELECT COUNT(*) FROM model_portfolios WHERE workspace_id = $1 AND state = 'approval_required'), \
            (SELECT COUNT(*) FROM lqm_promotions WHERE workspace_id = $1 AND state = 'pending'), \
            (SELECT COUNT(*) FROM workflow_runs WHERE workspace_id = $1 AND state = 'awaiting_review'), \
-           (SELECT COUNT(*) FROM lqm_retraining_requests WHERE workspace_id = $1 AND state = 'pending')",
+           (SELECT COUNT(*) FROM lqm_retraining_requests WHERE workspace_id = $1 AND state = 'pending'), \
+           (SELECT COUNT(*) FROM bank_account_versions WHERE workspace_id = $1 AND state = 'pending')",
     )
     .bind(workspace_id)
     .fetch_one(&mut *conn)
@@ -59,5 +64,6 @@ pub async fn pending(conn: &mut AnyConnection, workspace_id: &str) -> Result<Pen
         promotions,
         workflow_reviews,
         retraining,
+        bank_accounts,
     })
 }

@@ -3,6 +3,7 @@
 //! pending until a person decides it at the console; the decision covers exactly the version's hash the
 //! person was shown, and every step is audited in its transaction.
 
+use fiscus_domain::actions::approval::{Refusal, Role};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::bank_accounts::{CounterpartyBody, ProposedDetails, VersionState, may_decide};
 use fiscus_domain::clock::now_micros;
@@ -119,15 +120,20 @@ pub async fn propose(
 
 /// A person's decision on a pending version, covering exactly the hash they were shown: an approval makes
 /// it the account's active version (the previous one superseded), a rejection leaves the account as it was.
+#[allow(clippy::too_many_arguments)]
 pub async fn decide(
     tx: &mut WriteTx,
     tenant: &Tenant,
     person: &Caller,
+    role: Role,
     version_id: &str,
     approve: bool,
     note: Option<&str>,
     shown_hash: &str,
 ) -> Result<Version, Failure> {
+    if !role.may_decide() {
+        return Err(Failure::Decision(Refusal::RoleMayNotDecide));
+    }
     let key = tx.seal_key().clone();
     let v = store::get_version(tx.conn(), &key, tenant, version_id).await?;
     if v.record.content_hash != shown_hash {

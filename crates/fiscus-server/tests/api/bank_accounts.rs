@@ -3,6 +3,7 @@
 //! decision covers the hash that was shown, and every step is sealed and audited.
 
 use crate::helpers::spawn_app;
+use fiscus_domain::actions::approval::Role;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::bank_accounts::{Owner, ProposedDetails, VersionState};
 use fiscus_domain::credentials::Environment;
@@ -75,19 +76,27 @@ async fn a_counterparty_account_is_inactive_until_another_person_approves_it_and
     // A person approves; the hash shown must be the version's.
     let mut tx = store.begin().await.expect("begin");
     refused_with(
-        decide(&mut tx, &tenant, &alice, &v1.record.id, true, None, "sha256:other").await,
+        decide(&mut tx, &tenant, &alice, Role::Approver, &v1.record.id, true, None, "sha256:other").await,
         "not the ones shown",
     );
     refused_with(
-        decide(&mut tx, &tenant, &machine, &v1.record.id, true, None, &v1.record.content_hash).await,
+        decide(&mut tx, &tenant, &machine, Role::Approver, &v1.record.id, true, None, &v1.record.content_hash).await,
         "person",
     );
     drop(tx);
     let mut tx = store.begin().await.expect("begin");
-    let active =
-        decide(&mut tx, &tenant, &alice, &v1.record.id, true, Some("called the supplier"), &v1.record.content_hash)
-            .await
-            .expect("approve");
+    let active = decide(
+        &mut tx,
+        &tenant,
+        &alice,
+        Role::Approver,
+        &v1.record.id,
+        true,
+        Some("called the supplier"),
+        &v1.record.content_hash,
+    )
+    .await
+    .expect("approve");
     tx.commit().await.expect("commit");
     assert_eq!(active.state, VersionState::Active);
 
@@ -102,7 +111,7 @@ async fn a_counterparty_account_is_inactive_until_another_person_approves_it_and
         "already pending",
     );
     refused_with(
-        decide(&mut tx, &tenant, &alice, &v2.record.id, true, None, &v2.record.content_hash).await,
+        decide(&mut tx, &tenant, &alice, Role::Approver, &v2.record.id, true, None, &v2.record.content_hash).await,
         "proposed",
     );
     drop(tx);
@@ -117,7 +126,7 @@ async fn a_counterparty_account_is_inactive_until_another_person_approves_it_and
     assert_eq!(states, [VersionState::Active, VersionState::Pending]);
     drop(conn);
     let mut tx = store.begin().await.expect("begin");
-    decide(&mut tx, &tenant, &bob, &v2.record.id, true, None, &v2.record.content_hash)
+    decide(&mut tx, &tenant, &bob, Role::Approver, &v2.record.id, true, None, &v2.record.content_hash)
         .await
         .expect("another person approves");
     tx.commit().await.expect("commit");
@@ -218,6 +227,110 @@ pub async fn approve_first_version(app: &crate::helpers::TestApp, account: &serd
     let mut tx = app.state.store.begin().await.expect("begin");
     let person = Caller::bare(Actor::operator("opr_example"));
     let (id, hash) = (version["id"].as_str().expect("id"), version["content_hash"].as_str().expect("hash"));
-    decide(&mut tx, &tenant, &person, id, true, None, hash).await.expect("approve");
+    decide(&mut tx, &tenant, &person, Role::Approver, id, true, None, hash).await.expect("approve");
     tx.commit().await.expect("commit");
+}
+
+/// A version's console page, as the signed-in person sees it.
+async fn version_page(app: &crate::helpers::TestApp, cookie: &str, version_id: &str) -> String {
+    crate::console::console_page(app, cookie, &format!("/console/bank-accounts/{version_id}?environment=sandbox")).await
+}
+
+async fn submit(
+    app: &crate::helpers::TestApp,
+    cookie: &str,
+    version_id: &str,
+    page: &str,
+    decision: &str,
+    hash: Option<&str>,
+) -> reqwest::Response {
+    let form = [
+        ("csrf", crate::console::hidden(page, "csrf")),
+        ("environment", "sandbox".to_string()),
+        ("shown_hash", hash.map(str::to_string).unwrap_or_else(|| crate::console::hidden(page, "shown_hash"))),
+        ("decision", decision.to_string()),
+        ("note", "called the supplier on the number we hold".to_string()),
+    ];
+    crate::console::client()
+        .post(app.url(&format!("/console/bank-accounts/{version_id}/decision")))
+        .header("cookie", cookie)
+        .form(&form)
+        .send()
+        .await
+        .expect("request")
+}
+
+#[tokio::test]
+async fn people_approve_bank_details_at_the_console_seeing_the_old_and_new_side_by_side() {
+    let app = spawn_app().await;
+    let approver = crate::console::enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let viewer = crate::console::enrolled_operator(&app, "audrey@example.com", Role::Auditor).await;
+    let cookie = crate::console::sign_in(&app, &approver).await;
+    let cp: serde_json::Value = app
+        .post_json("/api/v2/counterparties", &app.key, &serde_json::json!({ "name": "Lieferant GmbH" }), None)
+        .await
+        .json()
+        .await
+        .expect("json");
+    let mut details = serde_json::json!({ "owner": "counterparty", "counterparty_id": cp["id"], "currency": "EUR",
+        "holder_name": "Lieferant GmbH", "iban": "DE89 3704 0044 0532 0130 00", "bic": "COBADEFFXXX" });
+    let created = app.post_json("/api/v2/bank-accounts", &app.key, &details, None).await;
+    assert_eq!(created.status(), 201);
+    let account: serde_json::Value = created.json().await.expect("json");
+    assert_eq!(account["status"], "inactive");
+    let v1 = account["versions"][0]["id"].as_str().expect("v1").to_string();
+
+    let queue = crate::console::console_page(&app, &cookie, "/console/bank-accounts").await;
+    assert!(queue.contains(&v1) && queue.contains("Bank details"), "the queue lists the pending version");
+    let page = version_page(&app, &cookie, &v1).await;
+    assert!(page.contains("(none: a new account)") && page.contains("DE89370400440532013000"), "{page}");
+    assert_eq!(submit(&app, &cookie, &v1, &page, "approve", Some("sha256:0")).await.status(), 409, "another hash");
+    assert_eq!(submit(&app, &cookie, &v1, &page, "approve", None).await.status(), 303);
+    let read: serde_json::Value = app
+        .get(&format!("/api/v2/bank-accounts/{}", account["id"].as_str().expect("id")), &app.key)
+        .await
+        .json()
+        .await
+        .expect("json");
+    assert_eq!((read["status"].as_str(), read["versions"][0]["state"].as_str()), (Some("active"), Some("active")));
+    assert_eq!(read["versions"][0]["decision_note"], "called the supplier on the number we hold");
+
+    // A change: the page shows the active details beside the new ones, the changed line marked.
+    details["iban"] = serde_json::json!("GB29 NWBK 6016 1331 9268 19");
+    let changed = app
+        .post_json(
+            &format!("/api/v2/bank-accounts/{}/versions", account["id"].as_str().expect("id")),
+            &app.key,
+            &details,
+            None,
+        )
+        .await;
+    assert_eq!(changed.status(), 201);
+    let changed: serde_json::Value = changed.json().await.expect("json");
+    assert_eq!((changed["status"].as_str(), changed["pending_version"].is_string()), (Some("active"), true));
+    let v2 = changed["pending_version"].as_str().expect("v2").to_string();
+    let page = version_page(&app, &cookie, &v2).await;
+    assert!(page.contains("IBAN DE89370400440532013000") && page.contains("IBAN GB29NWBK60161331926819"), "{page}");
+    assert_eq!(page.matches("(changed)").count(), 1, "only the account line changed: {page}");
+
+    // An auditor sees it and cannot decide it.
+    let viewer_cookie = crate::console::sign_in(&app, &viewer).await;
+    let seen = version_page(&app, &viewer_cookie, &v2).await;
+    assert!(seen.contains("Only approvers and admins decide bank details."));
+    assert_eq!(
+        submit(&app, &viewer_cookie, &v2, &seen, "approve", Some(&crate::console::hidden(&page, "shown_hash")))
+            .await
+            .status(),
+        403
+    );
+    assert_eq!(submit(&app, &cookie, &v2, &page, "reject", None).await.status(), 303);
+    let after: serde_json::Value = app
+        .get(&format!("/api/v2/bank-accounts/{}", account["id"].as_str().expect("id")), &app.key)
+        .await
+        .json()
+        .await
+        .expect("json");
+    let states: Vec<&str> =
+        after["versions"].as_array().expect("versions").iter().map(|v| v["state"].as_str().expect("state")).collect();
+    assert_eq!(states, ["active", "rejected"]);
 }
