@@ -78,6 +78,20 @@ pub async fn list_counterparties(
     select_page(conn, key, &COUNTERPARTIES_SEALED, tenant, before, limit).await?.iter().map(counterparty).collect()
 }
 
+/// The tenant's counterparty with this reference, if any.
+pub async fn counterparty_by_reference(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    reference: &str,
+) -> Result<Option<Counterparty>> {
+    select_where(conn, key, &COUNTERPARTIES_SEALED, tenant, "reference", text(reference))
+        .await?
+        .first()
+        .map(counterparty)
+        .transpose()
+}
+
 /// A version of an account's details and where it stands.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Version {
@@ -158,6 +172,15 @@ pub async fn versions_of_counterparty(
     counterparty_id: &str,
 ) -> Result<Vec<Version>> {
     select_where(conn, key, &VERSIONS_SEALED, tenant, "counterparty_id", text(counterparty_id))
+        .await?
+        .iter()
+        .map(version)
+        .collect()
+}
+
+/// The versions of the workspace's own accounts, oldest first.
+pub async fn versions_of_own(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant) -> Result<Vec<Version>> {
+    select_where(conn, key, &VERSIONS_SEALED, tenant, "owner", text(Owner::Own.as_str()))
         .await?
         .iter()
         .map(version)

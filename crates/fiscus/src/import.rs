@@ -12,7 +12,8 @@ use std::time::Instant;
 #[derive(Args, Debug)]
 pub struct ImportArgs {
     /// instruments, prices, corporate-actions, fundamentals, economics, ledgers, entities, journals,
-    /// transactions, balances, portfolios, lots, positions or cash.
+    /// transactions, balances, portfolios, lots, positions or cash; or counterparties or bank-accounts
+    /// (master data for payments: accounts arrive pending, for a person to approve at the console).
     pub kind: String,
     /// CSV files; each becomes its own dataset (or a new version of it).
     #[arg(required = true)]
@@ -58,6 +59,52 @@ pub struct ImportArgs {
     /// Check everything, write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Counterparties and bank accounts: the environment they belong to (sandbox or production).
+    #[arg(long, default_value = "sandbox")]
+    pub environment: String,
+}
+
+/// `fiscus import counterparties|bank-accounts`: each file in one transaction, as the CLI's operator.
+async fn run_master_data(state: &fiscus_kernel::Services, args: &ImportArgs) -> anyhow::Result<bool> {
+    use fiscus_platform::actions::master_data::{import_bank_accounts, import_counterparties};
+    let Some(environment) = fiscus_domain::credentials::Environment::parse(&args.environment) else {
+        bail!("--environment `{}` must be sandbox or production", args.environment);
+    };
+    if args.dry_run {
+        bail!("--dry-run is for datasets; master data is checked whole and written whole, or not at all");
+    }
+    let tenant = fiscus_domain::tenancy::Tenant { workspace_id: args.workspace.clone(), environment };
+    let caller = fiscus_kernel::governed::Caller::bare(fiscus_domain::actor::Actor::cli());
+    let mut ok = true;
+    for file in &args.files {
+        let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+        let result = if args.kind == "counterparties" {
+            import_counterparties(&state.store, &tenant, &caller, &bytes).await
+        } else {
+            import_bank_accounts(&state.store, &tenant, &caller, &bytes).await
+        };
+        match result {
+            Ok(done) if args.kind == "counterparties" => {
+                println!(
+                    "{}: {} counterparties created, {} already present",
+                    file.display(),
+                    done.created,
+                    done.present
+                )
+            }
+            Ok(done) => println!(
+                "{}: {} bank accounts proposed (pending: a person approves each at the console), {} already present",
+                file.display(),
+                done.created,
+                done.present
+            ),
+            Err(e) => {
+                eprintln!("{}: nothing imported: {e}", file.display());
+                ok = false;
+            }
+        }
+    }
+    Ok(ok)
 }
 
 /// A progress line: rows/s and an ETA on a terminal (redrawn in place), a plain line per stage otherwise.
@@ -168,9 +215,12 @@ pub fn describe(o: &Outcome) -> String {
 }
 
 pub async fn run(state: &fiscus_kernel::Services, args: ImportArgs) -> anyhow::Result<bool> {
+    if matches!(args.kind.as_str(), "counterparties" | "bank-accounts") {
+        return run_master_data(state, &args).await;
+    }
     let Some(kind) = Kind::parse(&args.kind) else {
         bail!(
-            "`{}` is not a kind of import (instruments, prices, corporate-actions, fundamentals, economics, ledgers, entities, journals, transactions, balances, portfolios, lots, positions, cash)",
+            "`{}` is not a kind of import (instruments, prices, corporate-actions, fundamentals, economics, ledgers, entities, journals, transactions, balances, portfolios, lots, positions, cash; counterparties, bank-accounts)",
             args.kind
         );
     };

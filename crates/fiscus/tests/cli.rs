@@ -637,3 +637,76 @@ fn a_standing_change_by_the_cli_is_refused_at_once_by_both_postgres_nodes() {
         std::panic::resume_unwind(panic);
     }
 }
+
+#[test]
+fn counterparties_and_bank_accounts_import_whole_or_not_at_all_and_twice_changes_nothing() {
+    let cli = Cli::new();
+    let ws = cli.last_line(&["admin", "workspace", "create", "Payables"]);
+    let dir = cli.dir.path();
+    let counterparties = dir.join("suppliers.csv");
+    std::fs::write(&counterparties, "name,reference\nLieferant GmbH,SUP-1\n\"Vendor, Inc\",SUP-2\n").expect("write");
+    let accounts = dir.join("accounts.csv");
+    std::fs::write(
+        &accounts,
+        "counterparty_reference,currency,holder_name,iban,bic,local_number,clearing_system,clearing_member,town,country\n\
+         SUP-1,EUR,Lieferant GmbH,DE89 3704 0044 0532 0130 00,COBADEFFXXX,,,,Stuttgart,DE\n\
+         SUP-2,USD,Vendor Inc,,,000123456789,USABA,021000021,New York,US\n\
+         ,EUR,Payables Ltd,FR14 2004 1010 0505 0001 3M02 606,PSSTFRPPXXX,,,,,\n",
+    )
+    .expect("write");
+    let import = |kind: &str, file: &std::path::Path| {
+        let out = cli.run(&["import", kind, file.to_str().expect("path"), "--workspace", &ws]);
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (ok, out, err) = import("bank-accounts", &accounts);
+    assert!(
+        !ok && err.contains("line 2, counterparty_reference") && err.contains("import the counterparties first"),
+        "{err}"
+    );
+    let (ok, out_cp, err) = import("counterparties", &counterparties);
+    assert!(ok, "{err}");
+    assert!(out_cp.contains("2 counterparties created, 0 already present"), "{out_cp}");
+    let (ok, first, err) = import("bank-accounts", &accounts);
+    assert!(ok, "{err}");
+    assert!(first.contains("3 bank accounts proposed") && first.contains("0 already present"), "{first}");
+    let (ok, out, err) = import("bank-accounts", &accounts);
+    assert!(ok, "{err}");
+    assert!(out.contains("0 bank accounts proposed") && out.contains("3 already present"), "the second import: {out}");
+    let (_, again, _) = import("counterparties", &counterparties);
+    assert!(again.contains("0 counterparties created, 2 already present"), "{again}");
+    let rt = tokio_runtime();
+    sqlx::any::install_default_drivers();
+    let pending: i64 = rt.block_on(async {
+        let pool = sqlx::AnyPool::connect(&cli.db()).await.expect("pool");
+        let (n,): (i64,) = sqlx::query_as(
+            "SELECT COUNT(*) FROM bank_account_versions WHERE state = 'pending' AND created_by = 'cli:local'",
+        )
+        .fetch_one(&pool)
+        .await
+        .expect("count");
+        n
+    });
+    assert_eq!(pending, 3, "every imported account waits for a person: {out}");
+    // One bad line refuses the whole file.
+    let bad = dir.join("bad.csv");
+    std::fs::write(
+        &bad,
+        "counterparty_reference,currency,holder_name,iban\nSUP-1,GBP,Lieferant GmbH,GB29 NWBK 6016 1331 9268 19\nSUP-2,GBP,Vendor Inc,GB00 NWBK 6016 1331 9268 19\n",
+    )
+    .expect("write");
+    let (ok, _, err) = import("bank-accounts", &bad);
+    assert!(!ok && err.contains("line 3, iban") && err.contains("check digits"), "{err}");
+    let total: i64 = rt.block_on(async {
+        let pool = sqlx::AnyPool::connect(&cli.db()).await.expect("pool");
+        sqlx::query_as::<_, (i64,)>("SELECT COUNT(*) FROM bank_account_versions")
+            .fetch_one(&pool)
+            .await
+            .expect("count")
+            .0
+    });
+    assert_eq!(total, 3, "nothing of the refused file was written");
+}

@@ -7,6 +7,7 @@ mod assessment_evidence;
 mod bank_accounts;
 mod checks;
 mod execute;
+pub mod master_data;
 mod proposals;
 mod reads;
 mod submit;
