@@ -662,7 +662,7 @@ fn counterparties_and_bank_accounts_import_whole_or_not_at_all_and_twice_changes
             String::from_utf8_lossy(&out.stderr).to_string(),
         )
     };
-    let (ok, out, err) = import("bank-accounts", &accounts);
+    let (ok, _, err) = import("bank-accounts", &accounts);
     assert!(
         !ok && err.contains("line 2, counterparty_reference") && err.contains("import the counterparties first"),
         "{err}"
