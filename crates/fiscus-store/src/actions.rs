@@ -61,6 +61,25 @@ struct ActionRow {
     updated_at: i64,
 }
 
+/// The tenant's open actions (draft, pending approval, approved) whose latest version of check `check_key`
+/// cites `source_hash`: what a change of that source must reach.
+pub async fn open_citing(tx: &mut WriteTx, tenant: &Tenant, check_key: &str, source_hash: &str) -> Result<Vec<String>> {
+    let rows: Vec<(String,)> = sqlx::query_as(
+        "SELECT c.action_id FROM action_checks c JOIN actions a ON a.id = c.action_id \
+         WHERE c.workspace_id = $1 AND a.environment = $2 AND c.check_key = $3 AND c.source_hash = $4 \
+           AND a.control_state IN ('draft', 'pending_approval', 'approved') \
+           AND c.version = (SELECT MAX(l.version) FROM action_checks l WHERE l.action_id = c.action_id AND l.check_key = c.check_key) \
+         ORDER BY c.action_id",
+    )
+    .bind(&tenant.workspace_id)
+    .bind(tenant.environment.as_str())
+    .bind(check_key)
+    .bind(source_hash)
+    .fetch_all(tx.conn())
+    .await?;
+    Ok(rows.into_iter().map(|(id,)| id).collect())
+}
+
 /// `Corrupt` naming the table, row, column and value that the code does not know.
 pub(crate) fn corrupt(table: &str, id: &str, column: &str, value: &str) -> StoreError {
     StoreError::Corrupt(format!("{table} {id}: {column} = {value:?}"))

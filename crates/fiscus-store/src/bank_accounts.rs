@@ -178,6 +178,21 @@ pub async fn versions_of_counterparty(
         .collect()
 }
 
+/// The counterparty's active versions in `currency` (the accounts a payment to it in that currency may use).
+pub async fn active_for(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    counterparty_id: &str,
+    currency: fiscus_domain::money::Currency,
+) -> Result<Vec<Version>> {
+    Ok(versions_of_counterparty(conn, key, tenant, counterparty_id)
+        .await?
+        .into_iter()
+        .filter(|v| v.state == VersionState::Active && v.record.body.currency == currency)
+        .collect())
+}
+
 /// The versions of the workspace's own accounts, oldest first.
 pub async fn versions_of_own(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant) -> Result<Vec<Version>> {
     select_where(conn, key, &VERSIONS_SEALED, tenant, "owner", text(Owner::Own.as_str()))

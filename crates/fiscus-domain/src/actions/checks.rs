@@ -77,11 +77,21 @@ pub struct ValidCheck {
     pub metadata: Vec<Value>,
 }
 
+/// The check Fiscus records itself on a payment to a counterparty: the approved bank details it pays to
+/// (source: the account version and its hash). Reserved: no caller records it, so no caller can vouch for
+/// other details.
+pub const CREDITOR_ACCOUNT: &str = "creditor_account";
+
 impl CheckRequest {
     pub fn validate(self) -> Result<ValidCheck, Vec<(&'static str, String)>> {
         let mut errors = Vec::new();
         if !is_check_key(&self.check_key) {
             errors.push(("check_key", "must be 1 to 64 lower-case letters, digits, `_`, `.`, `-`".to_string()));
+        } else if self.check_key == CREDITOR_ACCOUNT {
+            errors.push((
+                "check_key",
+                "creditor_account is recorded by Fiscus from the counterparty's approved bank details".to_string(),
+            ));
         }
         let status = CheckStatus::parse(&self.status);
         if status.is_none() {

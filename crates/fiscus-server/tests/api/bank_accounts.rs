@@ -334,3 +334,93 @@ async fn people_approve_bank_details_at_the_console_seeing_the_old_and_new_side_
         after["versions"].as_array().expect("versions").iter().map(|v| v["state"].as_str().expect("state")).collect();
     assert_eq!(states, ["active", "rejected"]);
 }
+
+/// A counterparty with one approved EUR account, over the API (the approval as the console gives it): its
+/// id, the account's id and the active version's hash.
+async fn approved_supplier(app: &crate::helpers::TestApp) -> (String, String, serde_json::Value) {
+    let cp: serde_json::Value = app
+        .post_json("/api/v2/counterparties", &app.key, &serde_json::json!({ "name": "Lieferant GmbH" }), None)
+        .await
+        .json()
+        .await
+        .expect("json");
+    let details = serde_json::json!({ "owner": "counterparty", "counterparty_id": cp["id"], "currency": "EUR",
+        "holder_name": "Lieferant GmbH", "iban": "DE89370400440532013000", "bic": "COBADEFFXXX" });
+    let account: serde_json::Value =
+        app.post_json("/api/v2/bank-accounts", &app.key, &details, None).await.json().await.expect("json");
+    approve_first_version(app, &account).await;
+    (cp["id"].as_str().expect("cp").to_string(), account["id"].as_str().expect("account").to_string(), details)
+}
+
+#[tokio::test]
+async fn a_payment_binds_the_approved_details_and_a_later_change_makes_its_approval_stale() {
+    let app = spawn_app().await;
+    let (cp, account, mut details) = approved_supplier(&app).await;
+    let read: serde_json::Value =
+        app.get(&format!("/api/v2/bank-accounts/{account}"), &app.key).await.json().await.expect("json");
+    let bound_hash = read["versions"][0]["content_hash"].clone();
+
+    // No approved account in this currency: nothing to pay to.
+    let mut body = crate::actions::proposal();
+    body["counterparty"] = serde_json::json!(cp);
+    let usd = app.post_json("/api/v2/actions", &app.key, &body, None).await;
+    assert_eq!(usd.status(), 409);
+    let problem: serde_json::Value = usd.json().await.expect("json");
+    assert_eq!(problem["code"], "reference_not_found", "{problem}");
+
+    body["currency"] = serde_json::json!("EUR");
+    body["required_checks"] = serde_json::json!([]);
+    let created = app.post_json("/api/v2/actions", &app.key, &body, None).await;
+    assert_eq!(created.status(), 201);
+    let action: serde_json::Value = created.json().await.expect("json");
+    let id = action["id"].as_str().expect("id").to_string();
+    assert_eq!(action["envelope"]["required_checks"], serde_json::json!(["creditor_account"]), "{action}");
+    let bound = &action["checks"][0];
+    assert_eq!(
+        (bound["check_key"].as_str(), bound["status"].as_str()),
+        (Some("creditor_account"), Some("passed")),
+        "{action}"
+    );
+    assert_eq!(bound["source_hash"], bound_hash);
+
+    // No caller can vouch for details itself.
+    let mut forged = crate::actions::check("passed");
+    forged["check_key"] = serde_json::json!("creditor_account");
+    let refused =
+        app.post_json(&format!("/api/v2/actions/investment-execution/{id}/checks"), &app.key, &forged, None).await;
+    assert_eq!(refused.status(), 422);
+
+    // Approved by a person; then the supplier's details change and another person approves the change.
+    let op = crate::console::enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let cookie = crate::console::sign_in(&app, &op).await;
+    assert_eq!(crate::console::decide(&app, &cookie, &id, "approve").await.status(), 303);
+    details["iban"] = serde_json::json!("GB29NWBK60161331926819");
+    let changed: serde_json::Value = app
+        .post_json(&format!("/api/v2/bank-accounts/{account}/versions"), &app.key, &details, None)
+        .await
+        .json()
+        .await
+        .expect("json");
+    let v2 = changed["versions"][1].clone();
+    let tenant = Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
+    let mut tx = app.state.store.begin().await.expect("begin");
+    let person = Caller::bare(Actor::operator("opr_treasurer"));
+    let v2_id = v2["id"].as_str().expect("v2");
+    decide(&mut tx, &tenant, &person, Role::Admin, v2_id, true, None, v2["content_hash"].as_str().expect("hash"))
+        .await
+        .expect("approve the change");
+    tx.commit().await.expect("commit");
+
+    let after: serde_json::Value =
+        app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json");
+    assert_eq!(after["control_state"], "pending_approval", "the approval no longer covers it: {after}");
+    let latest: Vec<(&str, i64)> = after["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .map(|c| (c["status"].as_str().expect("status"), c["version"].as_i64().expect("version")))
+        .collect();
+    assert_eq!(latest, [("failed", 2)], "the latest version of the check: {after}");
+    let execute = app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &serde_json::json!({}), None).await;
+    assert!(execute.status().is_client_error(), "a payment to changed details never executes: {}", execute.status());
+}

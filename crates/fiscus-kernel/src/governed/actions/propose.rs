@@ -1,9 +1,10 @@
 //! A new proposal: the envelope, its hash and its `action.proposed` event. Proposing executes nothing.
 
-use fiscus_domain::actions::checks::check_set_hash;
-use fiscus_domain::actions::envelope::{Envelope, Origin};
+use fiscus_domain::actions::checks::{CREDITOR_ACCOUNT, CheckStatus, ValidCheck, check_set_hash};
+use fiscus_domain::actions::envelope::{ActionKind, Envelope, Origin};
 use fiscus_domain::actions::state::ControlState;
 use fiscus_domain::clock::now_micros;
+use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::events::EventType;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::WriteTx;
@@ -17,11 +18,16 @@ use crate::governed::{Caller, Failure};
 
 /// Records a proposal of `envelope` by `caller`. An external agent's proposal is a draft until submitted;
 /// any other awaits approval at once.
+///
+/// A payment or transfer to a counterparty Fiscus holds (`cpt_…`) is bound to the bank details a person
+/// approved for it in the envelope's currency: Fiscus requires the check `creditor_account` and records it
+/// passed, citing that version and its hash, so the approvers approve those details and no others (a later
+/// change of them fails the check again: `governed::bank_accounts::decide`).
 pub async fn propose(
     tx: &mut WriteTx,
     tenant: &Tenant,
     caller: &Caller,
-    envelope: Envelope,
+    mut envelope: Envelope,
     origin: Origin,
 ) -> Result<Loaded, Failure> {
     caller.may_act_on(envelope.kind)?;
@@ -50,6 +56,16 @@ pub async fn propose(
             }
             Err(e) => return Err(e.into()),
         }
+    }
+    let creditor = creditor_account(tx, tenant, &envelope).await?;
+    if creditor.is_some() && !envelope.required_checks.iter().any(|k| k == CREDITOR_ACCOUNT) {
+        if envelope.required_checks.len() >= 32 {
+            return Err(Failure::Invalid(vec![(
+                "required_checks",
+                "a payment to a counterparty also requires creditor_account: name at most 31 checks".into(),
+            )]));
+        }
+        envelope.required_checks.push(CREDITOR_ACCOUNT.to_string());
     }
     let id = fiscus_domain::ids::new_id("act");
     let envelope_hash = envelope
@@ -82,6 +98,20 @@ pub async fn propose(
         },
     )
     .await?;
+    if let Some(version) = creditor {
+        let body = &version.record.body;
+        let check = ValidCheck {
+            check_key: CREDITOR_ACCOUNT.to_string(),
+            status: CheckStatus::Passed,
+            source_type: "bank_account_version".to_string(),
+            source_reference: version.record.id.clone(),
+            source_hash: version.record.content_hash.clone(),
+            metrics: Vec::new(),
+            metadata: vec![json!({ "account_id": body.account_id, "version": body.version })],
+        };
+        super::check::record_check(tx, tenant, caller, &id, check).await?;
+        return Ok(Loaded::for_decision(tx, tenant, &id).await?);
+    }
     Ok(Loaded {
         action,
         checks: Vec::new(),
@@ -89,4 +119,44 @@ pub async fn propose(
         check_set_hash: check_set_hash(&[]),
         decisions: Vec::new(),
     })
+}
+
+/// The approved bank details a payment or transfer to a counterparty Fiscus holds must use: its one active
+/// account in the envelope's currency. `None` for other kinds and for counterparties named only by text.
+async fn creditor_account(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    envelope: &Envelope,
+) -> Result<Option<fiscus_store::bank_accounts::Version>, Failure> {
+    let counterparty = envelope.counterparty.as_str();
+    if !matches!(envelope.kind, ActionKind::Payment | ActionKind::Transfer) || !counterparty.starts_with("cpt_") {
+        return Ok(None);
+    }
+    let key = tx.seal_key().clone();
+    match fiscus_store::bank_accounts::get_counterparty(tx.conn(), &key, tenant, counterparty).await {
+        Ok(_) => {}
+        Err(fiscus_store::StoreError::NotFound) => {
+            return Err(Failure::missing(
+                "counterparty",
+                format!("no counterparty `{counterparty}` in this workspace and environment"),
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    }
+    let mut active =
+        fiscus_store::bank_accounts::active_for(tx.conn(), &key, tenant, counterparty, envelope.currency).await?;
+    match active.len() {
+        1 => Ok(active.pop()),
+        0 => Err(Failure::missing(
+            "counterparty",
+            format!(
+                "the counterparty has no approved bank account in {}: a person approves one at the console first",
+                envelope.currency.code()
+            ),
+        )),
+        _ => Err(Failure::refused(
+            ErrorCode::Conflict,
+            format!("the counterparty has several approved bank accounts in {}", envelope.currency.code()),
+        )),
+    }
 }
