@@ -187,7 +187,8 @@ fn detail_body(
             let _ = write!(
                 body,
                 "<h2>Decide</h2><p>Check the details with the account holder through a channel you already know \
-                 (not one this request gave you). Approving makes payments {target} this account use them.</p>\
+                 (not one this request gave you). Approving makes new payments {target} this account use them; \
+                 payments awaiting execution that were approved for the details active now go back to people.</p>\
                  <form method=\"post\" action=\"/console/bank-accounts/{id}/decision\">\
                  <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"environment\" value=\"{env}\">\
                  <input type=\"hidden\" name=\"shown_hash\" value=\"{hash}\">\

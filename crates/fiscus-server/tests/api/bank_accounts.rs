@@ -395,12 +395,7 @@ async fn a_payment_binds_the_approved_details_and_a_later_change_makes_its_appro
     let cookie = crate::console::sign_in(&app, &op).await;
     assert_eq!(crate::console::decide(&app, &cookie, &id, "approve").await.status(), 303);
     details["iban"] = serde_json::json!("GB29NWBK60161331926819");
-    let changed: serde_json::Value = app
-        .post_json(&format!("/api/v2/bank-accounts/{account}/versions"), &app.key, &details, None)
-        .await
-        .json()
-        .await
-        .expect("json");
+    let changed = change(&app, &account, &details).await;
     let v2 = changed["versions"][1].clone();
     let tenant = Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
     let mut tx = app.state.store.begin().await.expect("begin");
@@ -423,4 +418,19 @@ async fn a_payment_binds_the_approved_details_and_a_later_change_makes_its_appro
     assert_eq!(latest, [("failed", 2)], "the latest version of the check: {after}");
     let execute = app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &serde_json::json!({}), None).await;
     assert!(execute.status().is_client_error(), "a payment to changed details never executes: {}", execute.status());
+}
+
+/// An approved counterparty account with a change of its details pending: the change's version id.
+pub async fn pending_change(app: &crate::helpers::TestApp) -> String {
+    let (_, account, mut details) = approved_supplier(app).await;
+    details["iban"] = serde_json::json!("GB29NWBK60161331926819");
+    details["bic"] = serde_json::json!("NWBKGB2L");
+    change(app, &account, &details).await["pending_version"].as_str().expect("pending").to_string()
+}
+
+/// Proposes `details` as the next version of `account`: the account as the API answers.
+async fn change(app: &crate::helpers::TestApp, account: &str, details: &serde_json::Value) -> serde_json::Value {
+    let response = app.post_json(&format!("/api/v2/bank-accounts/{account}/versions"), &app.key, details, None).await;
+    assert_eq!(response.status(), 201);
+    response.json().await.expect("json")
 }
