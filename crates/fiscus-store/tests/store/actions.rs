@@ -426,3 +426,47 @@ async fn invalidate_approvals_of_another_tenant_changes_nothing() {
     let mut conn = db.read().await.expect("conn");
     assert_eq!(actions::decisions(&mut conn, &t, &a.id).await.expect("decisions")[0].invalidated_at, None);
 }
+
+#[tokio::test]
+async fn open_actions_citing_a_source_are_found_by_their_latest_check_version_only() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let cited = |version: i64, hash: &str| Check {
+        source_hash: hash.into(),
+        ..check("creditor_account", version, CheckStatus::Passed)
+    };
+    let bound = action(&db, &t).await;
+    add_check(&db, &t, &bound.id, &cited(1, "sha256:old")).await;
+    let moved_on = action(&db, &t).await;
+    add_check(&db, &t, &moved_on.id, &cited(1, "sha256:old")).await;
+    add_check(&db, &t, &moved_on.id, &cited(2, "sha256:new")).await;
+    let closed = action(&db, &t).await;
+    add_check(&db, &t, &closed.id, &cited(1, "sha256:old")).await;
+    let mut tx = db.begin().await.expect("begin");
+    actions::transition(&mut tx, &t, &closed.id, closed.state, ControlState::Denied, NOW + 5).await.expect("deny");
+    tx.commit().await.expect("commit");
+    let other_key = action(&db, &t).await;
+    add_check(
+        &db,
+        &t,
+        &other_key.id,
+        &Check { source_hash: "sha256:old".into(), ..check("sanctions", 1, CheckStatus::Passed) },
+    )
+    .await;
+    let strangers = strangers(&db, &t).await;
+    let mut tx = db.begin().await.expect("begin");
+    assert_eq!(
+        actions::open_citing(&mut tx, &t, "creditor_account", "sha256:old").await.expect("citing"),
+        [bound.id.clone()]
+    );
+    assert_eq!(
+        actions::open_citing(&mut tx, &t, "creditor_account", "sha256:new").await.expect("citing"),
+        [moved_on.id.clone()]
+    );
+    for other in strangers {
+        assert!(
+            actions::open_citing(&mut tx, &other, "creditor_account", "sha256:old").await.expect("citing").is_empty()
+        );
+    }
+    tx.commit().await.expect("commit");
+}

@@ -163,3 +163,41 @@ async fn a_rejected_version_leaves_the_active_one_and_an_edited_version_is_refus
     let mut conn = db.read().await.expect("conn");
     assert_tampered(accounts::get_version(&mut conn, key, &t, &v1.id).await);
 }
+
+#[tokio::test]
+async fn lookups_find_a_counterparty_by_reference_own_accounts_and_active_ones_by_currency() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let cp = counterparty("Supplier", Some("SUP-9"));
+    add_counterparty(&db, &t, &cp).await.expect("counterparty");
+    let eur = new_id("bac");
+    let v = version(&eur, 1, &cp.id, "DE89370400440532013000");
+    add_version(&db, &t, &v).await.expect("eur");
+    let mut own = version(&new_id("bac"), 1, &cp.id, "FR1420041010050500013M02606");
+    own.body.owner = Owner::Own;
+    own.body.counterparty_id = None;
+    own.body_json = serde_json::to_string(&own.body).expect("json");
+    add_version(&db, &t, &own).await.expect("own");
+    let mut conn = db.read().await.expect("conn");
+    let key = db.seal_key();
+    let found = accounts::counterparty_by_reference(&mut conn, key, &t, "SUP-9").await.expect("lookup");
+    assert_eq!(found.map(|c| c.id), Some(cp.id.clone()));
+    assert_eq!(accounts::counterparty_by_reference(&mut conn, key, &t, "SUP-0").await.expect("lookup"), None);
+    let owned: Vec<String> =
+        accounts::versions_of_own(&mut conn, key, &t).await.expect("own").into_iter().map(|v| v.record.id).collect();
+    assert_eq!(owned, [own.id.clone()]);
+    let euro = Currency::parse("EUR").expect("eur");
+    assert!(accounts::active_for(&mut conn, key, &t, &cp.id, euro).await.expect("active").is_empty(), "pending only");
+    drop(conn);
+    assert!(decide(&db, &t, &v.id, true, "opr_bob").await);
+    let mut conn = db.read().await.expect("conn");
+    let active = accounts::active_for(&mut conn, key, &t, &cp.id, euro).await.expect("active");
+    assert_eq!(active.iter().map(|v| v.record.id.as_str()).collect::<Vec<_>>(), [v.id.as_str()]);
+    let dollars = Currency::parse("USD").expect("usd");
+    assert!(accounts::active_for(&mut conn, key, &t, &cp.id, dollars).await.expect("active").is_empty());
+    for other in strangers(&db, &t).await {
+        assert_eq!(accounts::counterparty_by_reference(&mut conn, key, &other, "SUP-9").await.expect("lookup"), None);
+        assert!(accounts::versions_of_own(&mut conn, key, &other).await.expect("own").is_empty());
+        assert!(accounts::active_for(&mut conn, key, &other, &cp.id, euro).await.expect("active").is_empty());
+    }
+}
