@@ -457,11 +457,11 @@ async fn open_actions_citing_a_source_are_found_by_their_latest_check_version_on
     let mut tx = db.begin().await.expect("begin");
     assert_eq!(
         actions::open_citing(&mut tx, &t, "creditor_account", "sha256:old").await.expect("citing"),
-        [bound.id.clone()]
+        [bound.id.as_str()]
     );
     assert_eq!(
         actions::open_citing(&mut tx, &t, "creditor_account", "sha256:new").await.expect("citing"),
-        [moved_on.id.clone()]
+        [moved_on.id.as_str()]
     );
     for other in strangers {
         assert!(
