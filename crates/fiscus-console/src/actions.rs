@@ -196,9 +196,10 @@ pub async fn detail(
         |c| fiscus_domain::money::format_for_people(e.amount_minor, c),
     );
     let what = plain_words(e.kind, &amount, &e.counterparty, &e.connector);
+    let Ok(pays_to) = pays_to(&state, &t, &view.checks).await else { return unavailable() };
     let body = format!(
         "<section aria-labelledby=\"what\"><h2 id=\"what\">What will happen</h2><p class=\"summary\" id=\"summary\">{what}</p>\
-         <dl><dt>Proposed by</dt><dd>{by_kind} <code>{by}</code> ({origin})</dd><dt>Risk tier</dt><dd>{tier}</dd>\
+         <dl>{pays_to}<dt>Proposed by</dt><dd>{by_kind} <code>{by}</code> ({origin})</dd><dt>Risk tier</dt><dd>{tier}</dd>\
          <dt>Approvals</dt><dd id=\"quorum\">{cur} of {req} approval{plural}</dd><dt>Reference</dt><dd>{reference}</dd></dl></section>\
          <p>State: <strong id=\"control-state\" data-state=\"{state}\">{state}</strong> · reconciliation: {recon}</p>\
          <p>Envelope hash: <code id=\"envelope-hash\">{eh}</code></p><p>Check set hash: <code>{ch}</code></p>\
@@ -228,9 +229,47 @@ pub async fn detail(
             &serde_json::to_value(e.risk_tier).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
         ),
         plural = if view.approvals.required == 1 { "" } else { "s" },
+        pays_to = pays_to,
         reference = escape(&e.reference),
     );
     page(&format!("Action {id}"), op.nav(), &body)
+}
+
+/// The bank details a payment to a counterparty is bound to (the check `creditor_account` cites them), as a
+/// `<dt>`/`<dd>` pair, so that a person approving sees where the money goes; empty for other actions. A cited
+/// version that does not hash to what the check cites is never shown as the payee.
+async fn pays_to(
+    state: &AppState,
+    t: &Tenant,
+    checks: &[fiscus_domain::api::actions::CheckVersionView],
+) -> Result<String, fiscus_store::StoreError> {
+    use fiscus_domain::actions::checks::{CREDITOR_ACCOUNT, CheckStatus};
+    use fiscus_domain::bank_accounts::AccountNumber;
+    let Some(c) = checks.iter().find(|c| c.check_key == CREDITOR_ACCOUNT) else { return Ok(String::new()) };
+    let mut conn = state.store.read().await?;
+    let v = fiscus_store::bank_accounts::get_version(&mut conn, state.store.seal_key(), t, &c.source_reference).await?;
+    if v.record.content_hash != c.source_hash {
+        return Err(fiscus_store::StoreError::Corrupt(format!("check cites {} with another hash", v.record.id)));
+    }
+    let b = &v.record.body;
+    let number = match &b.number {
+        AccountNumber::Iban(i) => format!("IBAN {}", i.as_str()),
+        AccountNumber::Local { number, .. } => format!("account {number}"),
+    };
+    let bank = b.bic.as_ref().map(|x| format!(", BIC {}", x.as_str())).unwrap_or_default();
+    let details = format!(
+        "{}, {number}{bank} (version {} of <code>{}</code>)",
+        escape(&b.holder_name),
+        b.version,
+        escape(&b.account_id)
+    );
+    Ok(match c.status {
+        CheckStatus::Passed => format!("<dt>Pays to</dt><dd id=\"pays-to\">{details}</dd>"),
+        _ => format!(
+            "<dt>Pays to</dt><dd id=\"pays-to\"><strong>The counterparty's bank details changed after this payment \
+             was proposed</strong>: now {details}. This payment cannot execute; deny it and propose it again.</dd>"
+        ),
+    })
 }
 
 #[derive(Deserialize)]

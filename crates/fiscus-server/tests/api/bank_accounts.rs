@@ -393,6 +393,11 @@ async fn a_payment_binds_the_approved_details_and_a_later_change_makes_its_appro
     // Approved by a person; then the supplier's details change and another person approves the change.
     let op = crate::console::enrolled_operator(&app, "ada@example.com", Role::Approver).await;
     let cookie = crate::console::sign_in(&app, &op).await;
+    let page = crate::console::console_page(&app, &cookie, &format!("/console/actions/{id}?environment=sandbox")).await;
+    assert!(
+        page.contains("Pays to") && page.contains("IBAN DE89370400440532013000"),
+        "the approver sees the payee: {page}"
+    );
     assert_eq!(crate::console::decide(&app, &cookie, &id, "approve").await.status(), 303);
     details["iban"] = serde_json::json!("GB29NWBK60161331926819");
     let changed = change(&app, &account, &details).await;
@@ -409,6 +414,8 @@ async fn a_payment_binds_the_approved_details_and_a_later_change_makes_its_appro
     let after: serde_json::Value =
         app.get(&format!("/api/v2/actions/{id}"), &app.key).await.json().await.expect("json");
     assert_eq!(after["control_state"], "pending_approval", "the approval no longer covers it: {after}");
+    let page = crate::console::console_page(&app, &cookie, &format!("/console/actions/{id}?environment=sandbox")).await;
+    assert!(page.contains("bank details changed") && page.contains("IBAN GB29NWBK60161331926819"), "{page}");
     let latest: Vec<(&str, i64)> = after["checks"]
         .as_array()
         .expect("checks")
