@@ -62,6 +62,21 @@ async fn add_version(db: &Store, t: &Tenant, v: &Record<AccountVersion>) -> fisc
     Ok(())
 }
 
+/// A counterparty "Supplier" (with `reference`) and its EUR account's first version, pending: the
+/// counterparty, the account's id and the version.
+async fn first_version(
+    db: &Store,
+    t: &Tenant,
+    reference: Option<&str>,
+) -> (Counterparty, String, Record<AccountVersion>) {
+    let cp = counterparty("Supplier", reference);
+    add_counterparty(db, t, &cp).await.expect("counterparty");
+    let account = new_id("bac");
+    let v1 = version(&account, 1, &cp.id, "DE89370400440532013000");
+    add_version(db, t, &v1).await.expect("v1");
+    (cp, account, v1)
+}
+
 async fn decide(db: &Store, t: &Tenant, id: &str, approve: bool, by: &str) -> bool {
     let mut conn = db.read().await.expect("conn");
     let v = accounts::get_version(&mut conn, db.seal_key(), t, id).await.expect("version");
@@ -106,11 +121,7 @@ async fn counterparties_are_read_sealed_in_their_tenant_and_a_reference_is_uniqu
 async fn a_version_is_pending_until_decided_and_an_approval_supersedes_the_active_one() {
     let db = fresh_store().await;
     let t = tenant(&db).await;
-    let cp = counterparty("Supplier", None);
-    add_counterparty(&db, &t, &cp).await.expect("counterparty");
-    let account = new_id("bac");
-    let v1 = version(&account, 1, &cp.id, "DE89370400440532013000");
-    add_version(&db, &t, &v1).await.expect("v1");
+    let (cp, account, v1) = first_version(&db, &t, None).await;
     assert_conflict(add_version(&db, &t, &version(&account, 2, &cp.id, "GB29NWBK60161331926819")).await);
     assert!(decide(&db, &t, &v1.id, true, "opr_bob").await);
     assert!(!decide(&db, &t, &v1.id, false, "opr_bob").await, "a decision is taken once");
@@ -144,11 +155,7 @@ async fn a_version_is_pending_until_decided_and_an_approval_supersedes_the_activ
 async fn a_rejected_version_leaves_the_active_one_and_an_edited_version_is_refused() {
     let db = fresh_store().await;
     let t = tenant(&db).await;
-    let cp = counterparty("Supplier", None);
-    add_counterparty(&db, &t, &cp).await.expect("counterparty");
-    let account = new_id("bac");
-    let v1 = version(&account, 1, &cp.id, "DE89370400440532013000");
-    add_version(&db, &t, &v1).await.expect("v1");
+    let (cp, account, v1) = first_version(&db, &t, None).await;
     assert!(decide(&db, &t, &v1.id, true, "opr_bob").await);
     let v2 = version(&account, 2, &cp.id, "GB29NWBK60161331926819");
     add_version(&db, &t, &v2).await.expect("v2");
@@ -168,11 +175,7 @@ async fn a_rejected_version_leaves_the_active_one_and_an_edited_version_is_refus
 async fn lookups_find_a_counterparty_by_reference_own_accounts_and_active_ones_by_currency() {
     let db = fresh_store().await;
     let t = tenant(&db).await;
-    let cp = counterparty("Supplier", Some("SUP-9"));
-    add_counterparty(&db, &t, &cp).await.expect("counterparty");
-    let eur = new_id("bac");
-    let v = version(&eur, 1, &cp.id, "DE89370400440532013000");
-    add_version(&db, &t, &v).await.expect("eur");
+    let (cp, _, v) = first_version(&db, &t, Some("SUP-9")).await;
     let mut own = version(&new_id("bac"), 1, &cp.id, "FR1420041010050500013M02606");
     own.body.owner = Owner::Own;
     own.body.counterparty_id = None;
