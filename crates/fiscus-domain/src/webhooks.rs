@@ -72,6 +72,10 @@ pub enum Unsafe {
     Unresolved,
     #[error("name the host by its DNS name, not an IP address (certificates are issued to names)")]
     IpLiteral,
+    #[error(
+        "the URL must be https:// and a DNS name of letters, digits and hyphens (labels of 1 to 63 characters, the last starting with a letter), an optional port from 1 to 65535, then a path or query of visible ASCII"
+    )]
+    Shape,
 }
 
 /// A registrable endpoint: its URL and, when the host is an IP literal, that address (already screened).
@@ -118,9 +122,47 @@ pub fn endpoint(url: &str, allow_loopback: bool) -> Result<Endpoint, Unsafe> {
             return Err(Unsafe::IpLiteral);
         }
     }
+    // The parser is lenient where the document is not (WHATWG URLs take `*` in a host, a backslash for a
+    // slash, Unicode names): what is registered is what the document's pattern admits, judged on the bytes
+    // sent. The development switch's loopback targets are outside the pattern by design.
+    let development_target = allow_loopback && loopback_target;
+    if !development_target && !documented_shape(url) {
+        return Err(Unsafe::Shape);
+    }
     let host = parsed.host_str().ok_or(Unsafe::NoHost)?.to_string();
     let port = parsed.port_or_known_default().ok_or(Unsafe::NotAUrl)?;
     Ok(Endpoint { url: parsed.to_string(), host, port, literal })
+}
+
+/// Whether `url` has the shape the OpenAPI document's pattern for endpoint URLs states: `https://`, DNS
+/// labels of 1 to 63 letters, digits and hyphens without a hyphen at either end, at least two of them and
+/// the last starting with a letter, an optional port from 1 to 65535 without leading zeros, then nothing or
+/// a path or query (`/` or `?` first) of visible ASCII other than `#`.
+fn documented_shape(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("https://") else { return false };
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let (host, port) = match authority.split_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (authority, None),
+    };
+    let label = |l: &str| {
+        (1..=63).contains(&l.len())
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    let labels: Vec<&str> = host.split('.').collect();
+    let names = labels.len() >= 2
+        && labels.iter().all(|l| label(l))
+        && labels.last().is_some_and(|l| l.starts_with(|c: char| c.is_ascii_alphabetic()));
+    let port_ok = port.is_none_or(|p| {
+        !p.is_empty()
+            && p.bytes().all(|b| b.is_ascii_digit())
+            && !p.starts_with('0')
+            && p.parse::<u32>().is_ok_and(|n| (1..=65535).contains(&n))
+    });
+    names && port_ok && tail.bytes().all(|b| (b'!'..=b'~').contains(&b) && b != b'#')
 }
 
 fn is_loopback(ip: &IpAddr) -> bool {
@@ -282,6 +324,33 @@ pub fn retry_after(value: &str, now: i64) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_urls_of_the_documented_shape_are_registered() {
+        for good in [
+            "https://hooks.example.com/fiscus",
+            "https://Hooks.Example.COM",
+            "https://a-b.example.com:8443/x?y=1&z=%20",
+            "https://x.example.com:65535?q",
+        ] {
+            assert!(endpoint(good, false).is_ok(), "{good}");
+        }
+        for bad in [
+            "https://e4.r.example.A*",
+            "https://hooks.example.com\\path",
+            "https://b\u{fc}cher.example.com/",
+            "https://example",
+            "https://-a.example.com/",
+            "https://a.example.9com/",
+            "https://a.example.com:0/",
+            "https://a.example.com:080/",
+            "https://a.example.com/a b",
+            "https://a..example.com/",
+        ] {
+            assert_eq!(endpoint(bad, false).map(|e| e.url), Err(Unsafe::Shape), "{bad}");
+        }
+        assert_eq!(endpoint("https://a.example.com:65536/", false).map(|e| e.url), Err(Unsafe::NotAUrl));
+    }
 
     #[test]
     fn retry_after_reads_seconds_and_http_dates() {
