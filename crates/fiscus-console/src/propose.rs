@@ -105,7 +105,9 @@ pub async fn propose(
     let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment };
     let created = async {
         let mut tx = state.store.begin().await?;
-        let loaded = governed_propose::propose(&mut tx, &tenant, &op.caller(), envelope, Origin::Operator).await?;
+        let loaded =
+            governed_propose::propose(&mut tx, &state.settings, &tenant, &op.caller(), envelope, Origin::Operator)
+                .await?;
         tx.commit().await?;
         Ok::<String, Failure>(loaded.action.id)
     }

@@ -96,6 +96,10 @@ changes! {
     CounterpartyCreated => "counterparty.created",
     BankAccountProposed => "bank_account.proposed",
     BankAccountDecision => "bank_account.decision",
+    PaymentFileRecorded => "payment_file.recorded",
+    PaymentFilePublished => "payment_file.published",
+    BankMessageImported => "bank_message.imported",
+    StatementEntryResolved => "statement_entry.resolved",
     // Data and compute.
     DataImport => "data.import",
     ComputeJobCreated => "compute.job.created",

@@ -11,6 +11,7 @@ pub mod api;
 pub mod audit;
 pub mod audit_action;
 pub mod bank_accounts;
+pub mod bank_files;
 pub mod banking;
 pub mod calls;
 pub mod catalogue;

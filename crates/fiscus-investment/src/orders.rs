@@ -114,6 +114,7 @@ pub async fn restrict(
 /// Proposes the investment action of a rebalance proposal, in `tx`, with its computed checks.
 pub async fn propose(
     tx: &mut WriteTx,
+    settings: &fiscus_kernel::Settings,
     tenant: &Tenant,
     caller: &Caller,
     proposal_id: &str,
@@ -162,7 +163,8 @@ pub async fn propose(
     }
     .validate()
     .map_err(Failure::Invalid)?;
-    let loaded = fiscus_kernel::governed::actions::propose::propose(tx, tenant, caller, envelope, origin).await?;
+    let loaded =
+        fiscus_kernel::governed::actions::propose::propose(tx, settings, tenant, caller, envelope, origin).await?;
     let now = now_micros();
     match book::link_order(tx, tenant, proposal_id, &loaded.action.id, now).await {
         Err(fiscus_store::StoreError::Conflict(_)) => {

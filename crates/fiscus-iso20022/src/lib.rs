@@ -38,3 +38,8 @@ impl std::fmt::Display for MessageError {
 }
 
 impl std::error::Error for MessageError {}
+
+/// The ISO 20022 message a document is (`pain.002.001.10`, `camt.053.001.08`, …), from its root's namespace.
+pub fn message_of(xml: &str) -> Result<String, ReadError> {
+    read::message_name(xml)
+}

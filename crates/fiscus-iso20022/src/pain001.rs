@@ -7,6 +7,7 @@
 //! with only the elements Fiscus fills; optional elements left empty are not written (an empty element is
 //! not the same as an absent one to a validator).
 
+use fiscus_domain::bank_accounts::{AccountNumber, AccountVersion};
 use fiscus_domain::banking::{Bic, Iban};
 use fiscus_domain::money::Currency;
 use serde::Serialize;
@@ -85,6 +86,38 @@ pub struct PaymentFile {
     /// `YYYY-MM-DD`.
     pub requested_execution_date: String,
     pub payments: Vec<CreditTransfer>,
+}
+
+impl Party {
+    /// The holder of an account version, as its details name them.
+    pub fn holder(v: &AccountVersion) -> Party {
+        Party {
+            name: v.holder_name.clone(),
+            address: v.address.as_ref().map(|a| Address {
+                street: a.street.clone(),
+                building: a.building.clone(),
+                postcode: a.postcode.clone(),
+                town: a.town.clone(),
+                country: a.country.clone(),
+            }),
+        }
+    }
+}
+
+impl AccountId {
+    pub fn of(v: &AccountVersion) -> AccountId {
+        match &v.number {
+            AccountNumber::Iban(iban) => AccountId::Iban(iban.clone()),
+            AccountNumber::Local { number, scheme } => AccountId::Other { id: number.clone(), scheme: scheme.clone() },
+        }
+    }
+}
+
+impl Agent {
+    /// The bank servicing an account version.
+    pub fn of(v: &AccountVersion) -> Agent {
+        Agent { bic: v.bic.clone(), clearing: v.clearing.clone() }
+    }
 }
 
 /// The file's bytes (UTF-8 XML with its declaration) and its control sum in minor units.

@@ -1,4 +1,5 @@
-//! The execution connector interface and the sandbox connector.
+//! The execution connector interface, the sandbox connector, and the `iso20022` connector (configured, for
+//! paying through a bank with files).
 
 use fiscus_domain::actions::settlement::{SandboxOutcome, SettlementReport, sandbox_outcome};
 
@@ -6,8 +7,13 @@ use fiscus_domain::actions::settlement::{SandboxOutcome, SettlementReport, sandb
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ConnectorEvent {
     Settled(SettlementReport),
-    Failed { reason: String },
+    Failed {
+        reason: String,
+    },
     Returned(SettlementReport),
+    /// Handed to the bank's channel: what happens next arrives later (a status report, a statement entry).
+    /// The action stays `executing`.
+    Submitted,
 }
 
 /// The action as a connector receives it: what to pay, to whom, with which reference.
@@ -19,7 +25,7 @@ pub struct Instruction<'a> {
     pub counterparty: &'a str,
 }
 
-/// An execution connector. Production connectors are configured, never simulated; none ships yet.
+/// An execution connector. Production connectors are configured, never simulated.
 pub trait Connector: Send + Sync {
     fn name(&self) -> &'static str;
     fn execute(&self, instruction: &Instruction<'_>) -> Vec<ConnectorEvent>;
@@ -53,14 +59,38 @@ impl Connector for SandboxConnector {
     }
 }
 
-/// The connector serving `name` in an environment, if any.
+/// The name of the bank file connector.
+pub const ISO20022: &str = "iso20022";
+
+/// Pays through the bank with `pain.001` files: executing a payment only hands it over (`Submitted`); the
+/// settlement records it as a payment instruction, and the bank file worker puts it in exactly one file.
+/// The bank's status reports and statements settle it later.
+pub struct Iso20022Connector;
+
+impl Connector for Iso20022Connector {
+    fn name(&self) -> &'static str {
+        ISO20022
+    }
+
+    fn execute(&self, _: &Instruction<'_>) -> Vec<ConnectorEvent> {
+        vec![ConnectorEvent::Submitted]
+    }
+}
+
+/// The connector serving `name` in an environment, if any: `sandbox` in the sandbox; `iso20022` where the
+/// settings configure it (production, and the sandbox when they say so).
 pub fn connector_for(
     name: &str,
     environment: fiscus_domain::credentials::Environment,
+    settings: &crate::settings::Settings,
 ) -> Option<&'static dyn Connector> {
+    use fiscus_domain::credentials::Environment;
     static SANDBOX: SandboxConnector = SandboxConnector;
-    match (name, environment) {
-        ("sandbox", fiscus_domain::credentials::Environment::Sandbox) => Some(&SANDBOX),
+    static BANK: Iso20022Connector = Iso20022Connector;
+    match (name, environment, settings.iso20022.as_ref()) {
+        ("sandbox", Environment::Sandbox, _) => Some(&SANDBOX),
+        (ISO20022, Environment::Production, Some(_)) => Some(&BANK),
+        (ISO20022, Environment::Sandbox, Some(files)) if files.sandbox => Some(&BANK),
         _ => None,
     }
 }

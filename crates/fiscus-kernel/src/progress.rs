@@ -17,9 +17,10 @@ pub enum Worker {
     Workflows,
     AgentRuns,
     Webhooks,
+    BankFiles,
 }
 
-const WORKERS: usize = 5;
+const WORKERS: usize = 6;
 
 impl Worker {
     fn index(self) -> usize {
@@ -29,6 +30,7 @@ impl Worker {
             Worker::Workflows => 2,
             Worker::AgentRuns => 3,
             Worker::Webhooks => 4,
+            Worker::BankFiles => 5,
         }
     }
 }

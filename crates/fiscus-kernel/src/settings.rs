@@ -152,6 +152,35 @@ pub struct Settings {
     /// operation's responses with `Deprecation` and `Sunset` headers. Every node of a cluster must carry the
     /// same list. A deprecation changes nothing an operation does or who may call it.
     pub deprecations: Vec<fiscus_domain::change_ledger::Deprecation>,
+    /// The `iso20022` connector (`[iso20022]`): payments leave as `pain.001` files in a directory a bank's
+    /// host-to-host agent or EBICS client collects from; status reports and statements come back through
+    /// another. Absent, the connector does not exist.
+    pub iso20022: Option<BankFiles>,
+    /// Whether this node runs the bank file worker (files out, messages in) when the connector is
+    /// configured (on by default; any number of nodes may).
+    pub bank_file_worker: bool,
+}
+
+/// Where the `iso20022` connector writes and reads. Each workspace and environment has its own
+/// subdirectory (`<dir>/<workspace>/<environment>/`) in each, so one bank channel never sees another
+/// workspace's files.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BankFiles {
+    /// Where finished `pain.001` files appear, each whole (renamed into place, never written in place).
+    pub outbound_dir: PathBuf,
+    /// Where files are written before the rename: on the same filesystem as `outbound_dir` (checked at
+    /// start), since only a rename within one filesystem is atomic.
+    pub staging_dir: PathBuf,
+    /// Where the bank's `pain.002` status reports and `camt.053`/`camt.054` statements are dropped; each
+    /// file read is moved to `processed/` (or `refused/`, with a `.reason` beside it) in its directory.
+    pub inbound_dir: Option<PathBuf>,
+    /// The initiating party's name in every file's group header (`InitgPty/Nm`).
+    pub initiating_party: String,
+    /// Whether sandbox payments use the connector too (a bank's test channel); off, the connector serves
+    /// production only.
+    #[serde(default)]
+    pub sandbox: bool,
 }
 
 pub const DEFAULT_SERVICE_CLASS: &str = "standard";
@@ -202,6 +231,8 @@ impl Default for Settings {
             unauthenticated_connections_per_address: 256,
             signature_window_seconds: 300,
             webhooks_allow_loopback: false,
+            iso20022: None,
+            bank_file_worker: true,
             webhook_hosts: BTreeMap::new(),
             webhook_worker: true,
             compute_worker: true,

@@ -39,7 +39,12 @@ pub async fn run(
     state.store.watch_standing();
     let app = crate::app::build(state.clone());
     let background = spawn_background(state.clone());
+    if let Some(files) = &state.settings.iso20022 {
+        fiscus_platform::actions::bank_files::check_directories(files).map_err(anyhow::Error::msg)?;
+    }
     let worker = spawn_settlement_worker(state.clone());
+    let banker = (state.settings.iso20022.is_some() && state.settings.bank_file_worker)
+        .then(|| spawn_bank_file_worker(state.clone()));
     let computer = state.settings.compute_worker.then(|| spawn_compute_worker(state.clone()));
     let deliverer = state.settings.webhook_worker.then(|| spawn_webhook_worker(state.clone()));
     let flows = state.settings.workflow_worker.then(|| spawn_workflow_worker(state.clone()));
@@ -93,6 +98,9 @@ pub async fn run(
     }
     if let Some(a) = agents {
         a.abort();
+    }
+    if let Some(b) = banker {
+        b.abort();
     }
     if let Err(e) = state.invocations.flush(&state.store).await {
         tracing::warn!(error = %e, "final flush of tool invocation rows failed");
@@ -169,6 +177,29 @@ pub fn spawn_settlement_worker(state: AppState) -> tokio::task::JoinHandle<()> {
                 Ok(n) => n,
                 Err(e) => {
                     tracing::warn!(error = %e, "settlement worker pass failed");
+                    1
+                }
+            };
+            state.progress.end(pass, worked);
+        }
+    })
+}
+
+/// This node's bank file worker (the `iso20022` connector's files out and messages in). Any number of nodes
+/// may run one against the same database.
+pub fn spawn_bank_file_worker(state: AppState) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let worker = fiscus_domain::ids::new_id("wrk");
+        let mut tick = tokio::time::interval(Duration::from_millis(state.settings.worker_interval_ms.max(10)));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        state.progress.started(Worker::BankFiles);
+        loop {
+            tick.tick().await;
+            let pass = state.progress.begin(Worker::BankFiles);
+            let worked = match crate::workers::bank_files::run_once(&state, &worker).await {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::warn!(error = %e, "bank file worker pass failed");
                     1
                 }
             };

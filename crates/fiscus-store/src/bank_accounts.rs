@@ -202,6 +202,20 @@ pub async fn versions_of_own(conn: &mut AnyConnection, key: &SealKey, tenant: &T
         .collect()
 }
 
+/// The workspace's own accounts' active versions in `currency`.
+pub async fn active_own(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    currency: fiscus_domain::money::Currency,
+) -> Result<Vec<Version>> {
+    Ok(versions_of_own(conn, key, tenant)
+        .await?
+        .into_iter()
+        .filter(|v| v.state == VersionState::Active && v.record.body.currency == currency)
+        .collect())
+}
+
 /// Records a person's decision on a pending version: `Rejected`, or `Active` with the account's active
 /// version (if any) `Superseded` first, in `tx`. `false` when the version was no longer pending.
 pub async fn decide(

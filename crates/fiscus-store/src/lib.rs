@@ -29,6 +29,7 @@ pub mod applications;
 pub mod audit;
 pub mod autonomy_evidence;
 pub mod bank_accounts;
+pub mod bank_files;
 pub mod cache;
 pub mod calls;
 pub mod collateral;

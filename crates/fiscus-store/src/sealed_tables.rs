@@ -8,7 +8,7 @@ use fiscus_domain::integrity::{SealKey, matches};
 use sqlx::{AnyConnection, Row};
 
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 54] = [
+pub const ALL: [SealedTable; 58] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -60,6 +60,10 @@ pub const ALL: [SealedTable; 54] = [
     crate::calls::CALLS_SEALED,
     crate::bank_accounts::COUNTERPARTIES_SEALED,
     crate::bank_accounts::VERSIONS_SEALED,
+    crate::bank_files::INSTRUCTIONS_SEALED,
+    crate::bank_files::FILES_SEALED,
+    crate::bank_files::MESSAGES_SEALED,
+    crate::bank_files::ENTRIES_SEALED,
     crate::calls::RECORDINGS_SEALED,
     crate::calls::CONSENTS_SEALED,
     crate::calls::TRANSCRIPTS_SEALED,

@@ -13,7 +13,8 @@ use std::time::Instant;
 pub struct ImportArgs {
     /// instruments, prices, corporate-actions, fundamentals, economics, ledgers, entities, journals,
     /// transactions, balances, portfolios, lots, positions or cash; or counterparties or bank-accounts
-    /// (master data for payments: accounts arrive pending, for a person to approve at the console).
+    /// (master data for payments: accounts arrive pending, for a person to approve at the console); or
+    /// bank-messages (the bank's pain.002 status reports and camt.053/camt.054 statements, XML).
     pub kind: String,
     /// CSV files; each becomes its own dataset (or a new version of it).
     #[arg(required = true)]
@@ -59,7 +60,8 @@ pub struct ImportArgs {
     /// Check everything, write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Counterparties and bank accounts: the environment they belong to (sandbox or production).
+    /// Counterparties, bank accounts and bank messages: the environment they belong to (sandbox or
+    /// production).
     #[arg(long, default_value = "sandbox")]
     pub environment: String,
 }
@@ -100,6 +102,48 @@ async fn run_master_data(state: &fiscus_kernel::Services, args: &ImportArgs) -> 
             ),
             Err(e) => {
                 eprintln!("{}: nothing imported: {e}", file.display());
+                ok = false;
+            }
+        }
+    }
+    Ok(ok)
+}
+
+/// `fiscus import bank-messages`: each file one message, imported in its own transaction, as the CLI's
+/// operator; what each did is printed.
+async fn run_bank_messages(state: &fiscus_kernel::Services, args: &ImportArgs) -> anyhow::Result<bool> {
+    use fiscus_domain::bank_files::Outcome;
+    let Some(environment) = fiscus_domain::credentials::Environment::parse(&args.environment) else {
+        bail!("--environment `{}` must be sandbox or production", args.environment);
+    };
+    let tenant = fiscus_domain::tenancy::Tenant { workspace_id: args.workspace.clone(), environment };
+    let caller = fiscus_kernel::governed::Caller::bare(fiscus_domain::actor::Actor::cli());
+    let mut ok = true;
+    for file in &args.files {
+        let xml = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        match fiscus_platform::actions::bank_messages::import(state, &tenant, &caller, &xml).await {
+            Ok(done) if done.duplicate => {
+                println!("{}: imported before as {}; nothing changed", file.display(), done.message.id)
+            }
+            Ok(done) => {
+                let items = &done.message.body.items;
+                let count = |o: Outcome| items.iter().filter(|i| i.outcome == o).count();
+                println!(
+                    "{}: {} {}: {} completed, {} rejected, {} exceptions, {} unmatched, {} accepted, {} ignored",
+                    file.display(),
+                    done.message.body.kind.as_str(),
+                    done.message.id,
+                    count(Outcome::Completed),
+                    count(Outcome::Rejected),
+                    count(Outcome::Exception),
+                    count(Outcome::Unmatched),
+                    count(Outcome::Accepted),
+                    count(Outcome::Ignored),
+                );
+            }
+            Err(e) => {
+                let why = fiscus_platform::actions::bank_messages::refusal(e).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+                eprintln!("{}: nothing imported: {why}", file.display());
                 ok = false;
             }
         }
@@ -218,9 +262,12 @@ pub async fn run(state: &fiscus_kernel::Services, args: ImportArgs) -> anyhow::R
     if matches!(args.kind.as_str(), "counterparties" | "bank-accounts") {
         return run_master_data(state, &args).await;
     }
+    if args.kind == "bank-messages" {
+        return run_bank_messages(state, &args).await;
+    }
     let Some(kind) = Kind::parse(&args.kind) else {
         bail!(
-            "`{}` is not a kind of import (instruments, prices, corporate-actions, fundamentals, economics, ledgers, entities, journals, transactions, balances, portfolios, lots, positions, cash; counterparties, bank-accounts)",
+            "`{}` is not a kind of import (instruments, prices, corporate-actions, fundamentals, economics, ledgers, entities, journals, transactions, balances, portfolios, lots, positions, cash; counterparties, bank-accounts; bank-messages)",
             args.kind
         );
     };

@@ -82,16 +82,21 @@ pub struct ValidCheck {
 /// other details.
 pub const CREDITOR_ACCOUNT: &str = "creditor_account";
 
+/// The check Fiscus records itself on a payment sent through a bank file: the workspace's own approved
+/// account it is debited from (source: that account's version and its hash). Reserved like
+/// [`CREDITOR_ACCOUNT`]: a changed debit account moves money from somewhere else.
+pub const DEBTOR_ACCOUNT: &str = "debtor_account";
+
+/// Check keys only Fiscus records.
+pub const RESERVED: [&str; 2] = [CREDITOR_ACCOUNT, DEBTOR_ACCOUNT];
+
 impl CheckRequest {
     pub fn validate(self) -> Result<ValidCheck, Vec<(&'static str, String)>> {
         let mut errors = Vec::new();
         if !is_check_key(&self.check_key) {
             errors.push(("check_key", "must be 1 to 64 lower-case letters, digits, `_`, `.`, `-`".to_string()));
-        } else if self.check_key == CREDITOR_ACCOUNT {
-            errors.push((
-                "check_key",
-                "creditor_account is recorded by Fiscus from the counterparty's approved bank details".to_string(),
-            ));
+        } else if RESERVED.contains(&self.check_key.as_str()) {
+            errors.push(("check_key", format!("{} is recorded by Fiscus from approved bank details", self.check_key)));
         }
         let status = CheckStatus::parse(&self.status);
         if status.is_none() {

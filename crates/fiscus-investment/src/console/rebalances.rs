@@ -147,7 +147,9 @@ pub async fn propose(
             ));
         }
         let request = OrderActionRequest { connector: None, risk_tier: Some(risk_tier), reference: None };
-        let loaded = crate::orders::propose(&mut tx, &tenant, &op.caller(), &id, request, Origin::Operator).await?;
+        let loaded =
+            crate::orders::propose(&mut tx, &state.settings, &tenant, &op.caller(), &id, request, Origin::Operator)
+                .await?;
         tx.commit().await?;
         Ok::<String, Failure>(loaded.action.id)
     }

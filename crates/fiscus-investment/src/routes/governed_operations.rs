@@ -172,6 +172,7 @@ pub async fn post_order_action(
     let mut tx = state.store.begin().await?;
     let loaded = crate::orders::propose(
         &mut tx,
+        &state.settings,
         ctx.tenant(),
         &ctx.caller(),
         &uid,

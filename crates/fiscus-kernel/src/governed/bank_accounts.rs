@@ -4,9 +4,9 @@
 //! person was shown, and every step is audited in its transaction.
 
 use fiscus_domain::actions::approval::{Refusal, Role};
-use fiscus_domain::actions::checks::{CREDITOR_ACCOUNT, CheckStatus, ValidCheck};
+use fiscus_domain::actions::checks::{CREDITOR_ACCOUNT, CheckStatus, DEBTOR_ACCOUNT, ValidCheck};
 use fiscus_domain::audit_action::Change;
-use fiscus_domain::bank_accounts::{CounterpartyBody, ProposedDetails, VersionState, may_decide};
+use fiscus_domain::bank_accounts::{CounterpartyBody, Owner, ProposedDetails, VersionState, may_decide};
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::tenancy::Tenant;
@@ -160,22 +160,29 @@ pub async fn decide(
     if !store::decide(tx, tenant, &v, approve, &person.actor, now, note).await? {
         return Err(Failure::refused(ErrorCode::Conflict, "the version was decided meanwhile"));
     }
-    // Payments not yet executed that were bound to the details this approval replaces: their check fails
-    // again, citing the new version, which invalidates their approvals and keeps them from executing. They
-    // pay the details they were approved for or nothing; never the new ones without a new approval.
+    // Payments not yet executed that were bound to the details this approval replaces (as the account paid
+    // to, or, for an own account, paid from): their check fails again, citing the new version, which
+    // invalidates their approvals and keeps them from executing. They pay the details they were approved for
+    // or nothing; never the new ones without a new approval.
     if let Some(old) = &superseded {
-        for action_id in
-            fiscus_store::actions::open_citing(tx, tenant, CREDITOR_ACCOUNT, &old.record.content_hash).await?
-        {
+        let (check_key, reason) = match v.record.body.owner {
+            Owner::Counterparty => {
+                (CREDITOR_ACCOUNT, "the counterparty's bank details changed after this payment was proposed")
+            }
+            Owner::Own => {
+                (DEBTOR_ACCOUNT, "the details of the account paid from changed after this payment was proposed")
+            }
+        };
+        for action_id in fiscus_store::actions::open_citing(tx, tenant, check_key, &old.record.content_hash).await? {
             let check = ValidCheck {
-                check_key: CREDITOR_ACCOUNT.to_string(),
+                check_key: check_key.to_string(),
                 status: CheckStatus::Failed,
                 source_type: "bank_account_version".to_string(),
                 source_reference: v.record.id.clone(),
                 source_hash: v.record.content_hash.clone(),
                 metrics: Vec::new(),
                 metadata: vec![json!({
-                    "reason": "the counterparty's bank details changed after this payment was proposed",
+                    "reason": reason,
                     "bound_version": old.record.id,
                     "bound_hash": old.record.content_hash,
                 })],

@@ -5,6 +5,9 @@
 pub mod agentic;
 mod assessment_evidence;
 mod bank_accounts;
+pub mod bank_files;
+pub mod bank_messages;
+mod bank_routes;
 mod checks;
 mod execute;
 pub mod master_data;
@@ -38,4 +41,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(bank_accounts::post_bank_account))
         .routes(routes!(bank_accounts::post_bank_account_version))
         .routes(routes!(bank_accounts::get_bank_account))
+        .routes(routes!(bank_routes::list_payment_files))
+        .routes(routes!(bank_routes::get_payment_file))
+        .routes(routes!(bank_routes::post_bank_message))
+        .routes(routes!(bank_routes::get_bank_message))
 }

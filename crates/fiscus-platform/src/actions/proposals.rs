@@ -79,8 +79,14 @@ pub async fn post_proposal(
 
 async fn create(ctx: &Ctx, state: &AppState, envelope: Envelope, origin: Origin) -> Result<Response, ApiError> {
     let mut tx = state.store.begin().await?;
-    let loaded =
-        fiscus_kernel::governed::actions::propose::propose(&mut tx, ctx.tenant(), &ctx.caller(), envelope, origin)
-            .await?;
+    let loaded = fiscus_kernel::governed::actions::propose::propose(
+        &mut tx,
+        &state.settings,
+        ctx.tenant(),
+        &ctx.caller(),
+        envelope,
+        origin,
+    )
+    .await?;
     ctx.respond(tx, StatusCode::CREATED, &loaded.view(&state.settings, None)).await
 }

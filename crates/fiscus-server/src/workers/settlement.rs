@@ -32,7 +32,7 @@ pub async fn run_once(state: &Services, worker: &str) -> anyhow::Result<usize> {
 /// Settles one item; false when this worker no longer holds its claim (nothing is committed then).
 async fn process(state: &Services, caller: &Caller, job: &Job) -> Result<bool, Failure> {
     let mut tx = state.store.begin().await?;
-    match settle(&mut tx, caller, job, state.book.as_ref()).await? {
+    match settle(&mut tx, &state.settings, caller, job, state.book.as_ref()).await? {
         Settled::ClaimLost => Ok(false),
         Settled::Moved(_) | Settled::AlreadyDone => {
             tx.commit().await?;

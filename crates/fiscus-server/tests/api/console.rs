@@ -136,8 +136,19 @@ pub async fn sign_in(app: &TestApp, op: &Operator) -> String {
 
 /// Opens the action's page and submits a decision with the hashes it shows.
 pub async fn decide(app: &TestApp, cookie: &str, action_id: &str, decision: &str) -> reqwest::Response {
-    let page = action_page(app, cookie, action_id).await;
-    submit_decision(app, cookie, action_id, &page, decision).await
+    decide_in(app, cookie, action_id, decision, "sandbox").await
+}
+
+/// [`decide`] for an action of `environment`.
+pub async fn decide_in(
+    app: &TestApp,
+    cookie: &str,
+    action_id: &str,
+    decision: &str,
+    environment: &str,
+) -> reqwest::Response {
+    let page = console_page(app, cookie, &format!("/console/actions/{action_id}?environment={environment}")).await;
+    submit_decision_in(app, cookie, action_id, &page, decision, environment).await
 }
 
 /// A console page, as the signed-in operator sees it.
@@ -158,9 +169,20 @@ async fn submit_decision(
     page: &str,
     decision: &str,
 ) -> reqwest::Response {
+    submit_decision_in(app, cookie, action_id, page, decision, "sandbox").await
+}
+
+async fn submit_decision_in(
+    app: &TestApp,
+    cookie: &str,
+    action_id: &str,
+    page: &str,
+    decision: &str,
+    environment: &str,
+) -> reqwest::Response {
     let form = [
         ("csrf", hidden(page, "csrf")),
-        ("environment", "sandbox".to_string()),
+        ("environment", environment.to_string()),
         ("envelope_hash", hidden(page, "envelope_hash")),
         ("check_set_hash", hidden(page, "check_set_hash")),
         ("decision", decision.to_string()),

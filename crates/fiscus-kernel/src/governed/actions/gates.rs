@@ -58,9 +58,9 @@ pub fn evaluate_gates(
         latest_checks: &loaded.latest,
         environment: tenant.environment,
         production_access,
-        // The sandbox connector serves the sandbox; production connectors are configured, never simulated,
-        // and none is configured yet, so production execution fails this gate.
-        connector_available: connector_for(&a.envelope.connector, tenant.environment).is_some(),
+        // The sandbox connector serves the sandbox; production's only connector is `iso20022`, which exists
+        // where the settings configure it (never simulated), so without it production execution fails here.
+        connector_available: connector_for(&a.envelope.connector, tenant.environment, settings).is_some(),
         execution_mode: a.envelope.execution_mode,
         delegation: delegated.map(|d| d.delegation.clone()),
         machine_authority: delegated.map(|d| d.authority.clone()),

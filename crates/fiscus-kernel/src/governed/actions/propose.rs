@@ -1,6 +1,6 @@
 //! A new proposal: the envelope, its hash and its `action.proposed` event. Proposing executes nothing.
 
-use fiscus_domain::actions::checks::{CREDITOR_ACCOUNT, CheckStatus, ValidCheck, check_set_hash};
+use fiscus_domain::actions::checks::{CREDITOR_ACCOUNT, CheckStatus, DEBTOR_ACCOUNT, ValidCheck, check_set_hash};
 use fiscus_domain::actions::envelope::{ActionKind, Envelope, Origin};
 use fiscus_domain::actions::state::ControlState;
 use fiscus_domain::clock::now_micros;
@@ -12,9 +12,10 @@ use fiscus_store::actions::Action;
 use serde_json::json;
 
 use super::Loaded;
-use crate::connectors::connector_for;
+use crate::connectors::{ISO20022, connector_for};
 use crate::governed::record::{ActionChange, record};
 use crate::governed::{Caller, Failure};
+use crate::settings::Settings;
 
 /// Records a proposal of `envelope` by `caller`. An external agent's proposal is a draft until submitted;
 /// any other awaits approval at once.
@@ -23,8 +24,13 @@ use crate::governed::{Caller, Failure};
 /// approved for it in the envelope's currency: Fiscus requires the check `creditor_account` and records it
 /// passed, citing that version and its hash, so the approvers approve those details and no others (a later
 /// change of them fails the check again: `governed::bank_accounts::decide`).
+///
+/// A payment through a bank file (connector `iso20022`) must pay such a counterparty, and is bound the same
+/// way to the workspace's own account it is debited from (`debtor_account`): the one named by the envelope's
+/// `metadata.debtor_account_id`, or else the workspace's one approved own account in the currency.
 pub async fn propose(
     tx: &mut WriteTx,
+    settings: &Settings,
     tenant: &Tenant,
     caller: &Caller,
     mut envelope: Envelope,
@@ -34,7 +40,7 @@ pub async fn propose(
     // What the execution gates would refuse for good is refused now, before anyone is asked to approve an
     // action that could never run: a connector this environment does not have, a delegation that does not
     // exist. The gates check both again at execution (a delegation can be revoked meanwhile).
-    if connector_for(&envelope.connector, tenant.environment).is_none() {
+    if connector_for(&envelope.connector, tenant.environment, settings).is_none() {
         return Err(Failure::missing(
             "connector",
             format!(
@@ -58,14 +64,35 @@ pub async fn propose(
         }
     }
     let creditor = creditor_account(tx, tenant, &envelope).await?;
-    if creditor.is_some() && !envelope.required_checks.iter().any(|k| k == CREDITOR_ACCOUNT) {
-        if envelope.required_checks.len() >= 32 {
+    let debtor = if envelope.connector == ISO20022 {
+        if !matches!(envelope.kind, ActionKind::Payment | ActionKind::Transfer) {
             return Err(Failure::Invalid(vec![(
-                "required_checks",
-                "a payment to a counterparty also requires creditor_account: name at most 31 checks".into(),
+                "connector",
+                "the iso20022 connector sends credit transfers (pain.001): payments and transfers only".into(),
             )]));
         }
-        envelope.required_checks.push(CREDITOR_ACCOUNT.to_string());
+        if creditor.is_none() {
+            return Err(Failure::Invalid(vec![(
+                "counterparty",
+                "a payment through a bank file pays a counterparty Fiscus holds (`cpt_…`) with approved bank details"
+                    .into(),
+            )]));
+        }
+        Some(debtor_account(tx, tenant, &envelope).await?)
+    } else {
+        None
+    };
+    let bound = [(CREDITOR_ACCOUNT, creditor.is_some()), (DEBTOR_ACCOUNT, debtor.is_some())];
+    for (key, _) in bound.iter().filter(|(_, b)| *b) {
+        if !envelope.required_checks.iter().any(|k| k == key) {
+            if envelope.required_checks.len() >= 32 {
+                return Err(Failure::Invalid(vec![(
+                    "required_checks",
+                    format!("this payment also requires {key}, which Fiscus records: name fewer checks"),
+                )]));
+            }
+            envelope.required_checks.push(key.to_string());
+        }
     }
     let id = fiscus_domain::ids::new_id("act");
     let envelope_hash = envelope
@@ -98,18 +125,21 @@ pub async fn propose(
         },
     )
     .await?;
-    if let Some(version) = creditor {
-        let body = &version.record.body;
-        let check = ValidCheck {
-            check_key: CREDITOR_ACCOUNT.to_string(),
-            status: CheckStatus::Passed,
-            source_type: "bank_account_version".to_string(),
-            source_reference: version.record.id.clone(),
-            source_hash: version.record.content_hash.clone(),
-            metrics: Vec::new(),
-            metadata: vec![json!({ "account_id": body.account_id, "version": body.version })],
-        };
-        super::check::record_check(tx, tenant, caller, &id, check).await?;
+    if creditor.is_some() || debtor.is_some() {
+        for (key, version) in [(CREDITOR_ACCOUNT, creditor), (DEBTOR_ACCOUNT, debtor)] {
+            let Some(version) = version else { continue };
+            let body = &version.record.body;
+            let check = ValidCheck {
+                check_key: key.to_string(),
+                status: CheckStatus::Passed,
+                source_type: "bank_account_version".to_string(),
+                source_reference: version.record.id.clone(),
+                source_hash: version.record.content_hash.clone(),
+                metrics: Vec::new(),
+                metadata: vec![json!({ "account_id": body.account_id, "version": body.version })],
+            };
+            super::check::record_check(tx, tenant, caller, &id, check).await?;
+        }
         return Ok(Loaded::for_decision(tx, tenant, &id).await?);
     }
     Ok(Loaded {
@@ -158,5 +188,46 @@ async fn creditor_account(
             ErrorCode::Conflict,
             format!("the counterparty has several approved bank accounts in {}", envelope.currency.code()),
         )),
+    }
+}
+
+/// The workspace's own approved account a bank-file payment is debited from: the one the envelope's
+/// `metadata.debtor_account_id` names, or else its one approved own account in the currency.
+async fn debtor_account(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    envelope: &Envelope,
+) -> Result<fiscus_store::bank_accounts::Version, Failure> {
+    let key = tx.seal_key().clone();
+    let currency = envelope.currency;
+    let named = match envelope.metadata.get("debtor_account_id") {
+        None => None,
+        Some(serde_json::Value::String(id)) => Some(id.clone()),
+        Some(_) => {
+            return Err(Failure::Invalid(vec![("metadata", "debtor_account_id must be a `bac_…` id".into())]));
+        }
+    };
+    let mut own: Vec<_> = fiscus_store::bank_accounts::active_own(tx.conn(), &key, tenant, currency)
+        .await?
+        .into_iter()
+        .filter(|v| named.as_deref().is_none_or(|id| v.record.body.account_id == id))
+        .collect();
+    match (own.len(), named) {
+        (1, _) => Ok(own.pop().expect("one")),
+        (0, Some(id)) => Err(Failure::missing(
+            "metadata",
+            format!("`{id}` is not an approved own account of this workspace in {}", currency.code()),
+        )),
+        (0, None) => Err(Failure::missing(
+            "metadata",
+            format!("the workspace has no approved own account in {} to pay from", currency.code()),
+        )),
+        _ => Err(Failure::Invalid(vec![(
+            "metadata",
+            format!(
+                "the workspace has several approved own accounts in {}: name one as metadata.debtor_account_id",
+                currency.code()
+            ),
+        )])),
     }
 }

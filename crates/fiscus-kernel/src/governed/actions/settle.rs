@@ -4,9 +4,11 @@
 //! leaves the claim to go stale and be taken again, and the unique settlement record keeps a second pass
 //! from settling twice.
 
+use fiscus_domain::actions::checks::{CREDITOR_ACCOUNT, CheckStatus, DEBTOR_ACCOUNT};
 use fiscus_domain::actions::envelope::ActionKind;
 use fiscus_domain::actions::settlement::{Expected, Reconciliation, SettlementKind, reconcile, reservation_after};
 use fiscus_domain::actions::state::{ControlState, Event};
+use fiscus_domain::bank_files::InstructionBody;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::events::EventType;
 use fiscus_domain::evidence::seal;
@@ -21,7 +23,8 @@ use std::pin::Pin;
 use super::Loaded;
 use crate::connectors::{ConnectorEvent, Instruction, connector_for};
 use crate::governed::record::{ActionChange, record};
-use crate::governed::{Caller, Failure};
+use crate::governed::{Caller, Failure, new_record};
+use crate::settings::Settings;
 
 /// What settling one item did.
 #[derive(Debug, PartialEq, Eq)]
@@ -57,7 +60,13 @@ pub trait Book: Send + Sync {
     fn apply<'a>(&'a self, tx: &'a mut WriteTx, order: SettledOrder<'a>) -> Applied<'a>;
 }
 
-pub async fn settle(tx: &mut WriteTx, caller: &Caller, job: &Job, book: &dyn Book) -> Result<Settled, Failure> {
+pub async fn settle(
+    tx: &mut WriteTx,
+    settings: &Settings,
+    caller: &Caller,
+    job: &Job,
+    book: &dyn Book,
+) -> Result<Settled, Failure> {
     let tenant = &job.tenant;
     let worker = caller.actor.id.as_str();
     let loaded = Loaded::for_decision(tx, tenant, &job.action_id).await?;
@@ -71,7 +80,7 @@ pub async fn settle(tx: &mut WriteTx, caller: &Caller, job: &Job, book: &dyn Boo
     // here (the item stays claimed and fails), and the connector is the envelope's, not the job's copy.
     loaded.verify_sealed(tx, tenant).await?;
     let envelope = &action.envelope;
-    let connector = connector_for(&envelope.connector, tenant.environment).ok_or_else(|| {
+    let connector = connector_for(&envelope.connector, tenant.environment, settings).ok_or_else(|| {
         Failure::internal(format!("no connector {} in {}", envelope.connector, tenant.environment.as_str()))
     })?;
     let events = connector.execute(&Instruction {
@@ -81,6 +90,108 @@ pub async fn settle(tx: &mut WriteTx, caller: &Caller, job: &Job, book: &dyn Boo
         currency: envelope.currency.code(),
         counterparty: &envelope.counterparty,
     });
+    let current = if events == [ConnectorEvent::Submitted] {
+        hand_over(tx, caller, tenant, &loaded, now).await?;
+        action.state
+    } else {
+        apply(tx, caller, tenant, &loaded, events, book, now).await?
+    };
+    if !fiscus_store::settlement::finish(tx, &job.id, worker, now).await? {
+        return Ok(Settled::ClaimLost);
+    }
+    Ok(Settled::Moved(current))
+}
+
+/// What the bank reported of an action in flight (a status report's rejection, a statement entry), applied
+/// as a connector's events are, in `tx`. `None` when the action is not `executing` (finished already, or
+/// never sent): nothing changes.
+pub async fn report(
+    tx: &mut WriteTx,
+    caller: &Caller,
+    tenant: &Tenant,
+    action_id: &str,
+    events: Vec<ConnectorEvent>,
+    book: &dyn Book,
+) -> Result<Option<ControlState>, Failure> {
+    let loaded = Loaded::for_decision(tx, tenant, action_id).await?;
+    if loaded.action.state != ControlState::Executing {
+        return Ok(None);
+    }
+    loaded.verify_sealed(tx, tenant).await?;
+    Ok(Some(apply(tx, caller, tenant, &loaded, events, book, now_micros()).await?))
+}
+
+/// The approved details a bank-file payment is bound to, by its reserved check: the latest version of the
+/// check must be passed and cite a version that still hashes to what it cites.
+async fn bound_version(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    loaded: &Loaded,
+    check_key: &str,
+) -> Result<fiscus_store::bank_accounts::Version, Failure> {
+    let check = loaded
+        .checks
+        .iter()
+        .filter(|c| c.check_key == check_key)
+        .max_by_key(|c| c.version)
+        .filter(|c| c.status == CheckStatus::Passed)
+        .ok_or_else(|| Failure::internal(format!("{}: no passed {check_key} check", loaded.action.id)))?;
+    let key = tx.seal_key().clone();
+    let version = fiscus_store::bank_accounts::get_version(tx.conn(), &key, tenant, &check.source_reference).await?;
+    if version.record.content_hash != check.source_hash {
+        return Err(Failure::internal(format!("{}: {check_key} cites details that hash otherwise", loaded.action.id)));
+    }
+    Ok(version)
+}
+
+/// Hands a payment to the bank file connector: records its instruction, bound to the approved details its
+/// checks cite, for the bank file worker to put in exactly one file. The action stays `executing`.
+async fn hand_over(
+    tx: &mut WriteTx,
+    caller: &Caller,
+    tenant: &Tenant,
+    loaded: &Loaded,
+    now: i64,
+) -> Result<(), Failure> {
+    let action = &loaded.action;
+    let debtor = bound_version(tx, tenant, loaded, DEBTOR_ACCOUNT).await?;
+    let creditor = bound_version(tx, tenant, loaded, CREDITOR_ACCOUNT).await?;
+    let body = InstructionBody {
+        action_id: action.id.clone(),
+        kind: action.envelope.kind,
+        amount_minor: action.envelope.amount_minor,
+        currency: action.envelope.currency,
+        reference: action.envelope.reference.clone(),
+        debtor_account_id: debtor.record.body.account_id.clone(),
+        debtor_version_id: debtor.record.id.clone(),
+        debtor_hash: debtor.record.content_hash.clone(),
+        creditor_version_id: creditor.record.id.clone(),
+        creditor_hash: creditor.record.content_hash.clone(),
+        requested_date: rfc3339(now)[..10].to_string(),
+    };
+    let record = new_record("payment instruction", "pin", body, caller.actor.clone())?;
+    match fiscus_store::bank_files::insert_instruction(tx, tenant, &record).await {
+        Ok(()) => Ok(()),
+        // A repeated pass over the same item: the instruction is there already, and stays the only one.
+        Err(fiscus_store::StoreError::Conflict(_)) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Seals what the connector (or the bank) reported, reconciles, and moves the action; returns where it
+/// ends.
+async fn apply(
+    tx: &mut WriteTx,
+    caller: &Caller,
+    tenant: &Tenant,
+    loaded: &Loaded,
+    events: Vec<ConnectorEvent>,
+    book: &dyn Book,
+    now: i64,
+) -> Result<ControlState, Failure> {
+    let worker = caller.actor.id.as_str();
+    let action = &loaded.action;
+    let envelope = &action.envelope;
     let expected = Expected {
         reference: &envelope.reference,
         amount_minor: envelope.amount_minor,
@@ -92,6 +203,7 @@ pub async fn settle(tx: &mut WriteTx, caller: &Caller, job: &Job, book: &dyn Boo
             ConnectorEvent::Settled(r) => (SettlementKind::Settled, Some(r), None),
             ConnectorEvent::Returned(r) => (SettlementKind::Returned, Some(r), None),
             ConnectorEvent::Failed { reason } => (SettlementKind::Failed, None, Some(reason.clone())),
+            ConnectorEvent::Submitted => continue,
         };
         let mut mismatches: Vec<String> = match (kind, report) {
             (SettlementKind::Settled, Some(r)) => reconcile(&expected, r).into_iter().map(str::to_string).collect(),
@@ -188,8 +300,5 @@ pub async fn settle(tx: &mut WriteTx, caller: &Caller, job: &Job, book: &dyn Boo
             fiscus_store::delegations::settle_reservation(tx, tenant, &action.id, r, now).await?;
         }
     }
-    if !fiscus_store::settlement::finish(tx, &job.id, worker, now).await? {
-        return Ok(Settled::ClaimLost);
-    }
-    Ok(Settled::Moved(current))
+    Ok(current)
 }

@@ -1,0 +1,436 @@
+//! Payment instructions, `pain.001` files, the bank's messages and unmatched statement entries: sealed
+//! records (`sealed_records`). An instruction's `file_id` is sealed with it and set once, guarded on
+//! `IS NULL`: the step that puts a payment in exactly one file. A file's bytes sit beside its sealed body,
+//! which carries their SHA-256, so edited bytes are refused too.
+
+use fiscus_domain::bank_files::{EntryBody, FileBody, FileState, InstructionBody, MessageBody};
+use fiscus_domain::credentials::Environment;
+use fiscus_domain::integrity::{SealKey, Stored};
+use fiscus_domain::tenancy::Tenant;
+use sqlx::AnyConnection;
+
+use crate::dialect::{backend_of, for_update_skip_locked};
+use crate::sealed_records::{
+    Fields, Record, columns_differ, insert_record, opt_text, select_one, select_page, select_where, text,
+    update_guarded,
+};
+use crate::seals::{self, SealedTable};
+use crate::{Result, StoreError, WriteTx};
+
+pub const INSTRUCTIONS_SEALED: SealedTable = SealedTable {
+    table: "payment_instructions",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "action_id",
+        "debtor_account_id",
+        "currency",
+        "requested_date",
+        "body",
+        "content_hash",
+        "created_by",
+        "created_at",
+        "file_id",
+    ],
+};
+
+pub const FILES_SEALED: SealedTable = SealedTable {
+    table: "payment_files",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "debtor_account_id",
+        "currency",
+        "requested_date",
+        "body",
+        "content_hash",
+        "created_by",
+        "created_at",
+        "state",
+        "published_at",
+    ],
+};
+
+pub const MESSAGES_SEALED: SealedTable = SealedTable {
+    table: "bank_messages",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "sha256",
+        "kind",
+        "body",
+        "content_hash",
+        "created_by",
+        "created_at",
+    ],
+};
+
+pub const ENTRIES_SEALED: SealedTable = SealedTable {
+    table: "statement_entries",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "message_id",
+        "state",
+        "body",
+        "content_hash",
+        "created_by",
+        "created_at",
+        "resolved_by",
+        "resolved_at",
+        "resolution",
+    ],
+};
+
+/// A payment instruction and the file it is in, if any.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instruction {
+    pub record: Record<InstructionBody>,
+    pub file_id: Option<String>,
+}
+
+fn instruction(f: &Fields) -> Result<Instruction> {
+    let record: Record<InstructionBody> = f.record()?;
+    let b = &record.body;
+    let same = f.text("action_id")? == b.action_id
+        && f.text("debtor_account_id")? == b.debtor_account_id
+        && f.text("currency")? == b.currency.code()
+        && f.text("requested_date")? == b.requested_date;
+    if !same {
+        return Err(columns_differ(INSTRUCTIONS_SEALED.table, &record.id));
+    }
+    Ok(Instruction { file_id: f.opt_text("file_id")?, record })
+}
+
+/// Inserts an instruction; `Conflict` when its action has one already (a settlement pass repeated).
+pub async fn insert_instruction(tx: &mut WriteTx, tenant: &Tenant, record: &Record<InstructionBody>) -> Result<()> {
+    let b = &record.body;
+    let own = [
+        ("action_id", text(&b.action_id)),
+        ("debtor_account_id", text(&b.debtor_account_id)),
+        ("currency", text(b.currency.code())),
+        ("requested_date", text(&b.requested_date)),
+    ];
+    insert_record(tx, &INSTRUCTIONS_SEALED, tenant, record, &own).await
+}
+
+/// The instruction of an action, if it has one.
+pub async fn instruction_of(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    action_id: &str,
+) -> Result<Option<Instruction>> {
+    select_where(conn, key, &INSTRUCTIONS_SEALED, tenant, "action_id", text(action_id))
+        .await?
+        .first()
+        .map(instruction)
+        .transpose()
+}
+
+/// The tenant's filed instructions in `currency` whose payments are still executing (what a statement
+/// entry without an end-to-end id may be).
+pub async fn filed_in(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    currency: fiscus_domain::money::Currency,
+) -> Result<Vec<Instruction>> {
+    let rows = seals::select_sealed(
+        conn,
+        key,
+        &INSTRUCTIONS_SEALED,
+        "workspace_id = $1 AND environment = $2 AND currency = $3 AND file_id IS NOT NULL \
+         AND action_id IN (SELECT id FROM actions WHERE workspace_id = $1 AND control_state = 'executing') ORDER BY id",
+        &[
+            Stored::Text(tenant.workspace_id.clone()),
+            Stored::Text(tenant.environment.as_str().into()),
+            Stored::Text(currency.code().into()),
+        ],
+    )
+    .await?;
+    rows.into_iter().map(|columns| instruction(&Fields { table: INSTRUCTIONS_SEALED.table, columns })).collect()
+}
+
+/// Unfiled instructions due by `today` that belong in one file (one tenant, debtor account, currency and
+/// requested date: the oldest such group), at most `limit`, locked against other workers on PostgreSQL.
+pub async fn claim_unfiled(
+    tx: &mut WriteTx,
+    today: &str,
+    limit: i64,
+) -> Result<Option<(Tenant, String, Vec<Instruction>)>> {
+    let skip = for_update_skip_locked(backend_of(tx.conn()));
+    let first: Option<(String, String, String, String, String)> = sqlx::query_as(&format!(
+        "SELECT workspace_id, environment, debtor_account_id, currency, requested_date FROM payment_instructions \
+         WHERE file_id IS NULL AND requested_date <= $1 ORDER BY requested_date, id LIMIT 1{skip}"
+    ))
+    .bind(today)
+    .fetch_optional(tx.conn())
+    .await?;
+    let Some((workspace_id, environment, debtor, currency, date)) = first else { return Ok(None) };
+    let environment = Environment::parse(&environment)
+        .ok_or_else(|| StoreError::Corrupt(format!("payment_instructions: environment {environment:?}")))?;
+    let tenant = Tenant { workspace_id, environment };
+    let key = tx.seal_key().clone();
+    let binds = [
+        Stored::Text(tenant.workspace_id.clone()),
+        Stored::Text(tenant.environment.as_str().into()),
+        Stored::Text(debtor.clone()),
+        Stored::Text(currency),
+        Stored::Text(date),
+        Stored::Integer(limit),
+    ];
+    let filter = format!(
+        "workspace_id = $1 AND environment = $2 AND debtor_account_id = $3 AND currency = $4 \
+         AND requested_date = $5 AND file_id IS NULL ORDER BY id LIMIT $6{skip}"
+    );
+    let rows = seals::select_sealed(tx.conn(), &key, &INSTRUCTIONS_SEALED, &filter, &binds).await?;
+    let found = rows
+        .into_iter()
+        .map(|columns| instruction(&Fields { table: INSTRUCTIONS_SEALED.table, columns }))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Some((tenant, debtor, found)))
+}
+
+/// Puts each instruction in `file_id`, once: every one must still be unfiled, or nothing is (`Conflict`,
+/// and the caller's transaction rolls back). Each row is re-sealed with its file.
+pub async fn assign(tx: &mut WriteTx, tenant: &Tenant, instructions: &[Instruction], file_id: &str) -> Result<()> {
+    let key = tx.seal_key().clone();
+    for i in instructions {
+        let r = &i.record;
+        let columns = vec![
+            text(&r.id),
+            text(&tenant.workspace_id),
+            text(tenant.environment.as_str()),
+            text(&r.body.action_id),
+            text(&r.body.debtor_account_id),
+            text(r.body.currency.code()),
+            text(&r.body.requested_date),
+            text(&r.body_json),
+            text(&r.content_hash),
+            text(&r.created_by.label()),
+            Stored::Integer(r.created_at),
+            text(file_id),
+        ];
+        let mac = seals::seal_of(&key, &INSTRUCTIONS_SEALED, columns)?;
+        let done = sqlx::query(
+            "UPDATE payment_instructions SET file_id = $1, seal_mac = $2 \
+             WHERE id = $3 AND workspace_id = $4 AND environment = $5 AND file_id IS NULL",
+        )
+        .bind(file_id)
+        .bind(mac)
+        .bind(&r.id)
+        .bind(&tenant.workspace_id)
+        .bind(tenant.environment.as_str())
+        .execute(tx.conn())
+        .await?;
+        if done.rows_affected() != 1 {
+            return Err(StoreError::Conflict(format!("payment instruction {} is in a file already", r.id)));
+        }
+    }
+    Ok(())
+}
+
+/// A file as recorded, its bytes checked against the sealed hash.
+#[derive(Clone, Debug, PartialEq)]
+pub struct File {
+    pub record: Record<FileBody>,
+    pub state: FileState,
+    pub published_at: Option<i64>,
+}
+
+fn file(f: &Fields) -> Result<File> {
+    let record: Record<FileBody> = f.record()?;
+    let b = &record.body;
+    let same = f.text("debtor_account_id")? == b.debtor_account_id
+        && f.text("currency")? == b.currency.code()
+        && f.text("requested_date")? == b.requested_date;
+    if !same {
+        return Err(columns_differ(FILES_SEALED.table, &record.id));
+    }
+    Ok(File { state: f.parsed("state", FileState::parse)?, published_at: f.opt_int("published_at")?, record })
+}
+
+pub async fn insert_file(tx: &mut WriteTx, tenant: &Tenant, record: &Record<FileBody>, content: &str) -> Result<()> {
+    let b = &record.body;
+    let own = [
+        ("debtor_account_id", text(&b.debtor_account_id)),
+        ("currency", text(b.currency.code())),
+        ("requested_date", text(&b.requested_date)),
+        ("state", text(FileState::Recorded.as_str())),
+    ];
+    insert_record(tx, &FILES_SEALED, tenant, record, &own).await?;
+    sqlx::query("UPDATE payment_files SET content = $1 WHERE id = $2")
+        .bind(content)
+        .bind(&record.id)
+        .execute(tx.conn())
+        .await?;
+    Ok(())
+}
+
+pub async fn get_file(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<File> {
+    file(&select_one(conn, key, &FILES_SEALED, tenant, id).await?)
+}
+
+/// The tenant's files, newest first, before `before`, `limit + 1` of them.
+pub async fn list_files(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    before: Option<&str>,
+    limit: u32,
+) -> Result<Vec<File>> {
+    select_page(conn, key, &FILES_SEALED, tenant, before, limit).await?.iter().map(file).collect()
+}
+
+/// A file's bytes, refused as `Tampered` unless they hash to what its sealed body says.
+pub async fn content(conn: &mut AnyConnection, tenant: &Tenant, file: &File) -> Result<String> {
+    let (content,): (String,) =
+        sqlx::query_as("SELECT content FROM payment_files WHERE id = $1 AND workspace_id = $2 AND environment = $3")
+            .bind(&file.record.id)
+            .bind(&tenant.workspace_id)
+            .bind(tenant.environment.as_str())
+            .fetch_optional(&mut *conn)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+    if fiscus_domain::evidence::seal_bytes(content.as_bytes()) != file.record.body.sha256 {
+        return Err(StoreError::Tampered(format!("payment_files {} content", file.record.id)));
+    }
+    Ok(content)
+}
+
+/// Files not yet published, oldest first, of every tenant (the worker finishes them).
+pub async fn unpublished(conn: &mut AnyConnection, key: &SealKey, limit: i64) -> Result<Vec<(Tenant, File)>> {
+    let rows = seals::select_sealed(
+        conn,
+        key,
+        &FILES_SEALED,
+        "state <> 'published' ORDER BY id LIMIT $1",
+        &[Stored::Integer(limit)],
+    )
+    .await?;
+    rows.into_iter()
+        .map(|columns| {
+            let f = Fields { table: FILES_SEALED.table, columns };
+            let environment = f.parsed("environment", Environment::parse)?;
+            Ok((Tenant { workspace_id: f.text("workspace_id")?, environment }, file(&f)?))
+        })
+        .collect()
+}
+
+/// Moves a file's publication from `from` to `to` (stamping `published_at` on publication); `false` when it
+/// was no longer at `from` (another worker moved it).
+pub async fn advance(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    id: &str,
+    from: FileState,
+    to: FileState,
+    now: i64,
+) -> Result<bool> {
+    let mut set = vec![("state", text(to.as_str()))];
+    if to == FileState::Published {
+        set.push(("published_at", Stored::Integer(now)));
+    }
+    update_guarded(tx, &FILES_SEALED, tenant, id, &set, ("state", from.as_str())).await
+}
+
+/// A bank message as recorded.
+pub type Message = Record<MessageBody>;
+
+fn message(f: &Fields) -> Result<Message> {
+    let record: Message = f.record()?;
+    if f.text("sha256")? != record.body.sha256 || f.text("kind")? != record.body.kind.as_str() {
+        return Err(columns_differ(MESSAGES_SEALED.table, &record.id));
+    }
+    Ok(record)
+}
+
+/// Inserts a message with its bytes; `Conflict` when the tenant has the same bytes already.
+pub async fn insert_message(tx: &mut WriteTx, tenant: &Tenant, record: &Message, content: &str) -> Result<()> {
+    let own = [("sha256", text(&record.body.sha256)), ("kind", text(record.body.kind.as_str()))];
+    insert_record(tx, &MESSAGES_SEALED, tenant, record, &own).await?;
+    sqlx::query("UPDATE bank_messages SET content = $1 WHERE id = $2")
+        .bind(content)
+        .bind(&record.id)
+        .execute(tx.conn())
+        .await?;
+    Ok(())
+}
+
+pub async fn message_by_hash(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    sha256: &str,
+) -> Result<Option<Message>> {
+    select_where(conn, key, &MESSAGES_SEALED, tenant, "sha256", text(sha256)).await?.first().map(message).transpose()
+}
+
+pub async fn get_message(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Message> {
+    message(&select_one(conn, key, &MESSAGES_SEALED, tenant, id).await?)
+}
+
+/// An unmatched statement entry and its resolution, if a person gave one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub record: Record<EntryBody>,
+    pub message_id: String,
+    pub resolved: Option<(fiscus_domain::actor::Actor, i64, String)>,
+}
+
+fn entry(f: &Fields) -> Result<Entry> {
+    let record: Record<EntryBody> = f.record()?;
+    let resolution = f.opt_text("resolution")?;
+    let resolved = match (f.stamp("resolved_by", "resolved_at")?, resolution) {
+        (Some((by, at)), Some(r)) => Some((by, at, r)),
+        (None, None) => None,
+        _ => return Err(columns_differ(ENTRIES_SEALED.table, &record.id)),
+    };
+    let state = f.text("state")?;
+    if (state == "resolved") != resolved.is_some() {
+        return Err(columns_differ(ENTRIES_SEALED.table, &record.id));
+    }
+    Ok(Entry { message_id: f.text("message_id")?, resolved, record })
+}
+
+pub async fn insert_entry(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    record: &Record<EntryBody>,
+    message_id: &str,
+) -> Result<()> {
+    let own = [("message_id", text(message_id)), ("state", text("unmatched"))];
+    insert_record(tx, &ENTRIES_SEALED, tenant, record, &own).await
+}
+
+/// The tenant's unmatched entries not yet resolved, oldest first.
+pub async fn unmatched(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant) -> Result<Vec<Entry>> {
+    select_where(conn, key, &ENTRIES_SEALED, tenant, "state", text("unmatched")).await?.iter().map(entry).collect()
+}
+
+pub async fn get_entry(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Entry> {
+    entry(&select_one(conn, key, &ENTRIES_SEALED, tenant, id).await?)
+}
+
+/// Records a person's resolution of an unmatched entry; `false` when it was resolved meanwhile.
+pub async fn resolve(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    id: &str,
+    by: &fiscus_domain::actor::Actor,
+    at: i64,
+    resolution: &str,
+) -> Result<bool> {
+    let set = [
+        ("state", text("resolved")),
+        ("resolved_by", text(&by.label())),
+        ("resolved_at", Stored::Integer(at)),
+        ("resolution", opt_text(Some(resolution))),
+    ];
+    update_guarded(tx, &ENTRIES_SEALED, tenant, id, &set, ("state", "unmatched")).await
+}
