@@ -19,6 +19,11 @@ use std::path::{Path, PathBuf};
 
 /// A server whose `iso20022` connector writes under `dir`.
 pub async fn bank_app(dir: &Path) -> TestApp {
+    bank_app_with(dir, |_| {}).await
+}
+
+/// [`bank_app`] with other settings changed too.
+pub async fn bank_app_with(dir: &Path, configure: impl FnOnce(&mut fiscus_kernel::Settings)) -> TestApp {
     let files = BankFiles {
         outbound_dir: dir.join("outbound"),
         staging_dir: dir.join("staging"),
@@ -26,11 +31,15 @@ pub async fn bank_app(dir: &Path) -> TestApp {
         initiating_party: "Fiscus Test Treasury".into(),
         sandbox: false,
     };
-    spawn_app_with(move |s| s.iso20022 = Some(files)).await
+    spawn_app_with(move |s| {
+        s.iso20022 = Some(files);
+        configure(s);
+    })
+    .await
 }
 
 /// Production access on (two admins), and a production key that proposes, reads and executes.
-async fn production(app: &TestApp) -> String {
+pub async fn production_key(app: &TestApp) -> String {
     let ada = enrolled_operator(app, "ada@example.com", Role::Admin).await;
     let bob = enrolled_operator(app, "bob@example.com", Role::Admin).await;
     assert_eq!(production_move(app, &sign_in(app, &ada).await, "enable").await, 303);
@@ -196,7 +205,7 @@ pub fn xsd_valid(paths: &[PathBuf]) -> Vec<Value> {
 async fn a_production_payment_goes_from_approval_to_a_bank_file_and_back_to_completed() {
     let dir = tempfile::tempdir().expect("dir");
     let app = bank_app(dir.path()).await;
-    let key = production(&app).await;
+    let key = production_key(&app).await;
     let supplier = accounts(&app, &key).await;
 
     // A payment to text the bank file cannot carry is refused at proposal.

@@ -7,6 +7,7 @@ mod agent_spaces;
 mod audit;
 mod auth;
 mod bank_accounts;
+mod bank_file_crashes;
 mod bank_files;
 mod browser;
 mod calls;
