@@ -192,6 +192,71 @@ pub async fn get_for_decision(tx: &mut WriteTx, tenant: &Tenant, id: &str) -> Re
     .try_into()
 }
 
+/// The tenant's actions among `ids` (any order; ids of none are left out), each row's seal checked. For
+/// work over many actions in one transaction (a statement's entries), read without a lock: every change is
+/// then guarded on the state it was decided on ([`transition_many`]).
+pub async fn get_many(
+    conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
+    tenant: &Tenant,
+    ids: &[&str],
+) -> Result<Vec<Action>> {
+    let mut found = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(500) {
+        let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 3)).collect();
+        let sql = format!(
+            "SELECT {COLUMNS} FROM actions WHERE workspace_id = $1 AND environment = $2 AND id IN ({})",
+            placeholders.join(", ")
+        );
+        let mut q = sqlx::query_as::<_, ActionRow>(&sql).bind(&tenant.workspace_id).bind(tenant.environment.as_str());
+        for id in chunk {
+            q = q.bind(*id);
+        }
+        for row in q.fetch_all(&mut *conn).await? {
+            found.push(Action::try_from(row)?);
+        }
+        crate::seals::check_keys(conn, key, &crate::seals::ACTIONS, &tenant.workspace_id, "id", chunk).await?;
+    }
+    Ok(found)
+}
+
+/// [`transition`] of many actions at once: every one must still be `from`, or nothing moves (`Conflict`).
+pub async fn transition_many(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    ids: &[&str],
+    from: ControlState,
+    to: ControlState,
+    now: i64,
+) -> Result<()> {
+    for chunk in ids.chunks(500) {
+        let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 6)).collect();
+        let sql = format!(
+            "UPDATE actions SET control_state = $1, updated_at = $2 \
+             WHERE workspace_id = $3 AND environment = $4 AND control_state = $5 AND id IN ({})",
+            placeholders.join(", ")
+        );
+        let mut q = sqlx::query(&sql)
+            .bind(to.as_str())
+            .bind(now)
+            .bind(&tenant.workspace_id)
+            .bind(tenant.environment.as_str())
+            .bind(from.as_str());
+        for id in chunk {
+            q = q.bind(*id);
+        }
+        let done = q.execute(tx.conn()).await?;
+        if done.rows_affected() != chunk.len() as u64 {
+            return Err(StoreError::Conflict(format!(
+                "{} of {} actions are no longer {from:?}",
+                chunk.len() as u64 - done.rows_affected(),
+                chunk.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// A page of the tenant's actions, ascending by id, `limit + 1` rows (the extra one says there is more).
 /// Each row's seal is checked (`Tampered` for a row edited outside Fiscus).
 pub async fn list(
@@ -307,6 +372,36 @@ pub async fn record_history(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, 
     .bind(h.created_at)
     .execute(tx.conn())
     .await?;
+    Ok(())
+}
+
+/// [`record_history`] of many entries, in multi-row statements.
+pub async fn record_history_many(tx: &mut WriteTx, tenant: &Tenant, entries: &[(&str, HistoryEntry)]) -> Result<()> {
+    const WIDTH: usize = 10;
+    let backend = backend_of(tx.conn());
+    for chunk in entries.chunks(crate::dialect::rows_per_statement(WIDTH).min(500)) {
+        let sql = crate::dialect::multi_row_insert(
+            backend,
+            "INSERT INTO action_history (id, workspace_id, action_id, from_state, to_state, event, actor_kind, actor_id, detail, created_at) VALUES ",
+            chunk.len(),
+            WIDTH,
+        );
+        let mut q = sqlx::query(&sql);
+        for (action_id, h) in chunk {
+            q = q
+                .bind(fiscus_domain::ids::new_id("ahe"))
+                .bind(&tenant.workspace_id)
+                .bind(*action_id)
+                .bind(h.from_state.map(ControlState::as_str))
+                .bind(h.to_state.as_str())
+                .bind(h.event.as_str())
+                .bind(h.actor.kind.as_str())
+                .bind(&h.actor.id)
+                .bind(h.detail.to_string())
+                .bind(h.created_at);
+        }
+        q.execute(tx.conn()).await?;
+    }
     Ok(())
 }
 

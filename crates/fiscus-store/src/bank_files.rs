@@ -132,6 +132,27 @@ pub async fn instruction_of(
         .transpose()
 }
 
+/// The instructions of the tenant's actions among `action_ids` (those that have one).
+pub async fn instructions_for(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    action_ids: &[&str],
+) -> Result<Vec<Instruction>> {
+    let mut found = Vec::with_capacity(action_ids.len());
+    for chunk in action_ids.chunks(500) {
+        let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 3)).collect();
+        let filter = format!("workspace_id = $1 AND environment = $2 AND action_id IN ({})", placeholders.join(", "));
+        let mut binds =
+            vec![Stored::Text(tenant.workspace_id.clone()), Stored::Text(tenant.environment.as_str().into())];
+        binds.extend(chunk.iter().map(|id| Stored::Text((*id).to_string())));
+        for columns in seals::select_sealed(conn, key, &INSTRUCTIONS_SEALED, &filter, &binds).await? {
+            found.push(instruction(&Fields { table: INSTRUCTIONS_SEALED.table, columns })?);
+        }
+    }
+    Ok(found)
+}
+
 /// The tenant's filed instructions in `currency` whose payments are still executing (what a statement
 /// entry without an end-to-end id may be).
 pub async fn filed_in(

@@ -35,6 +35,44 @@ pub async fn enqueue(
     Ok(())
 }
 
+/// One event to enqueue: the event, its subject's id, and the application that owns the subject, if any.
+pub struct Enqueued<'a> {
+    pub event: &'a Event,
+    pub subject_id: &'a str,
+    pub owner: Option<&'a str>,
+    pub created_at: i64,
+}
+
+/// [`enqueue`] of many events, in multi-row statements.
+pub async fn enqueue_many(tx: &mut WriteTx, events: &[Enqueued<'_>]) -> Result<()> {
+    const WIDTH: usize = 8;
+    let backend = crate::dialect::backend_of(tx.conn());
+    for chunk in events.chunks(crate::dialect::rows_per_statement(WIDTH).min(500)) {
+        let sql = crate::dialect::multi_row_insert(
+            backend,
+            "INSERT INTO outbox (id, workspace_id, environment, event_type, subject_id, payload, created_at, owner_application_id) VALUES ",
+            chunk.len(),
+            WIDTH,
+        );
+        let mut q = sqlx::query(&sql);
+        for e in chunk {
+            let payload = serde_json::to_string(e.event)
+                .map_err(|err| StoreError::Corrupt(format!("event {}: {err}", e.event.id)))?;
+            q = q
+                .bind(&e.event.id)
+                .bind(&e.event.workspace_id)
+                .bind(e.event.environment.as_str())
+                .bind(e.event.event_type.as_str())
+                .bind(e.subject_id)
+                .bind(payload)
+                .bind(e.created_at)
+                .bind(e.owner);
+        }
+        q.execute(tx.conn()).await?;
+    }
+    Ok(())
+}
+
 fn decode(id: &str, payload: &str) -> Result<Event> {
     serde_json::from_str(payload).map_err(|e| StoreError::Corrupt(format!("outbox {id}: payload: {e}")))
 }

@@ -182,6 +182,47 @@ pub async fn insert_record(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, r
     Ok(())
 }
 
+/// [`insert_record`] of many records (each `(action id, record)`), sealed as they are written, in
+/// multi-row statements.
+pub async fn insert_records(tx: &mut WriteTx, tenant: &Tenant, records: &[(&str, SettlementRecord)]) -> Result<()> {
+    use fiscus_domain::integrity::Stored;
+    let table = &crate::seals::SETTLEMENT_RECORDS;
+    let width = table.columns.len() + 1;
+    let key = tx.seal_key().clone();
+    let backend = backend_of(tx.conn());
+    let head = format!("INSERT INTO settlement_records ({}, seal_mac) VALUES ", table.columns.join(", "));
+    for chunk in records.chunks(crate::dialect::rows_per_statement(width).min(500)) {
+        let mut values = Vec::with_capacity(chunk.len() * width);
+        for (action_id, r) in chunk {
+            let mismatches = serde_json::to_string(&r.mismatches).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            // In the sealed columns' order (`seals::SETTLEMENT_RECORDS`).
+            let row = vec![
+                Stored::Text(r.id.clone()),
+                Stored::Text(tenant.workspace_id.clone()),
+                Stored::Text(tenant.environment.as_str().into()),
+                Stored::Text((*action_id).into()),
+                Stored::Text(r.kind.as_str().into()),
+                Stored::Text(r.connector.clone()),
+                Stored::Text(r.connector_reference.clone()),
+                Stored::Text(r.reference.clone()),
+                Stored::Integer(r.amount_minor),
+                Stored::Text(r.currency.clone()),
+                Stored::Text(r.reconciliation.as_str().into()),
+                Stored::Text(mismatches),
+                Stored::Text(r.record_hash.clone()),
+                Stored::Text(r.processed_by.clone()),
+                Stored::Integer(r.received_at),
+            ];
+            let mac = crate::seals::seal_of(&key, table, row.clone())?;
+            values.extend(row);
+            values.push(Stored::Text(mac));
+        }
+        let sql = crate::dialect::multi_row_insert(backend, &head, chunk.len(), width);
+        crate::dialect::bind_all!(sqlx::query(&sql), &values).execute(tx.conn()).await?;
+    }
+    Ok(())
+}
+
 /// An action's settlement records, their seals checked (`Tampered` for a row edited outside Fiscus).
 pub async fn records(
     conn: &mut AnyConnection,

@@ -98,6 +98,95 @@ pub async fn record(
     Ok(Recorded { event, at: now })
 }
 
+/// [`record`] of many changes in `tx`, written in a few multi-row statements: each change's audit event
+/// (in order), its outbox event and its history entry, and each action moved from the state its first
+/// change starts from to the state its last change ends in, guarded on that first state (an action moved
+/// meanwhile fails the whole write). For bulk work (a bank statement's thousands of entries), where
+/// [`record`]'s round trips per change would be most of the time.
+pub async fn record_many(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    caller: &Caller,
+    changes: &[ActionChange<'_>],
+) -> Result<(), Failure> {
+    let now = now_micros();
+    let mut events = Vec::with_capacity(changes.len());
+    let mut history = Vec::with_capacity(changes.len());
+    // Each action's first `from` and last `to`, in the order actions first appear.
+    let mut moves: Vec<(&str, ControlState, ControlState)> = Vec::new();
+    let mut position: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for change in changes {
+        let event = Event {
+            id: fiscus_domain::ids::new_id("evt"),
+            event_type: change.event,
+            created_at: rfc3339(now),
+            workspace_id: tenant.workspace_id.clone(),
+            environment: tenant.environment,
+            actor: caller.actor.clone(),
+            data: EventData::Action(ActionEventData {
+                action_id: change.action_id.to_string(),
+                from_state: change.from,
+                to_state: change.to,
+                envelope_hash: change.envelope_hash.to_string(),
+                detail: change.detail.clone(),
+            }),
+        };
+        let entry = AuditEntry {
+            workspace_id: &tenant.workspace_id,
+            environment: Some(tenant.environment),
+            action: change.event.into(),
+            subject: Some(change.action_id),
+            details: json!({ "from_state": change.from, "to_state": change.to, "detail": change.detail,
+                             "event_id": event.id }),
+            occurred_at: now,
+        };
+        audit(tx, caller, &entry).await?;
+        events.push((event, change.action_id, change.owner));
+        history.push((
+            change.action_id,
+            HistoryEntry {
+                from_state: change.from,
+                to_state: change.to,
+                event: change.event,
+                actor: caller.actor.clone(),
+                detail: change.detail.clone(),
+                created_at: now,
+            },
+        ));
+        if let Some(from) = change.from {
+            match position.get(change.action_id) {
+                Some(&i) => moves[i].2 = change.to,
+                None => {
+                    position.insert(change.action_id, moves.len());
+                    moves.push((change.action_id, from, change.to));
+                }
+            }
+        }
+    }
+    let mut groups: Vec<((ControlState, ControlState), Vec<&str>)> = Vec::new();
+    for (id, from, to) in moves.into_iter().filter(|(_, from, to)| from != to) {
+        match groups.iter_mut().find(|(k, _)| *k == (from, to)) {
+            Some((_, ids)) => ids.push(id),
+            None => groups.push(((from, to), vec![id])),
+        }
+    }
+    for ((from, to), ids) in &groups {
+        fiscus_store::actions::transition_many(tx, tenant, ids, *from, *to, now).await?;
+    }
+    let enqueued: Vec<fiscus_store::outbox::Enqueued<'_>> = events
+        .iter()
+        .map(|(event, subject_id, owner)| fiscus_store::outbox::Enqueued {
+            event,
+            subject_id,
+            owner: *owner,
+            created_at: now,
+        })
+        .collect();
+    fiscus_store::outbox::enqueue_many(tx, &enqueued).await?;
+    fiscus_store::actions::record_history_many(tx, tenant, &history).await?;
+    Ok(())
+}
+
 /// A change of one workflow run.
 pub struct WorkflowChange<'a> {
     pub run_id: &'a str,

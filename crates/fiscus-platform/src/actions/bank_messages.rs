@@ -26,7 +26,7 @@ use fiscus_domain::tenancy::Tenant;
 use fiscus_iso20022::{camt, pain002};
 use fiscus_kernel::Services;
 use fiscus_kernel::connectors::ConnectorEvent;
-use fiscus_kernel::governed::actions::settle::{Book, report};
+use fiscus_kernel::governed::actions::settle::{Book, report, report_many};
 use fiscus_kernel::governed::record::{AuditEntry, audit};
 use fiscus_kernel::governed::{Caller, Failure, new_record};
 use fiscus_store::WriteTx;
@@ -223,7 +223,15 @@ fn balanced(m: &camt::BankToCustomer) -> Result<(), Failure> {
     Ok(())
 }
 
-/// A statement's or notification's booked entries matched to payments and applied.
+/// A booked debit matched to a payment, waiting to be applied.
+struct Matched {
+    item: usize,
+    action_id: String,
+    report: SettlementReport,
+}
+
+/// A statement's or notification's booked entries matched to payments and applied, all of them in one
+/// pass over the store (`report_many`): a statement of ten thousand entries is a few statements' work.
 async fn entries(
     tx: &mut WriteTx,
     book: &dyn Book,
@@ -233,70 +241,104 @@ async fn entries(
     unmatched: &mut Vec<EntryBody>,
 ) -> Result<Vec<MessageItem>, Failure> {
     let key = tx.seal_key().clone();
-    let mut items = Vec::new();
+    // One part per transaction an entry details (a batch booking), or the entry itself.
+    struct Part<'a> {
+        report: &'a camt::Report,
+        entry: &'a camt::Entry,
+        e2e: Option<&'a str>,
+        amount: i64,
+        references: Vec<String>,
+    }
+    let mut parts = Vec::new();
     for r in &m.reports {
         for e in &r.entries {
-            // One item per transaction the entry details (a batch booking), or the entry itself.
-            let parts: Vec<(Option<&str>, i64, Vec<String>)> = if e.transactions.is_empty() {
-                vec![(None, e.amount_minor, Vec::new())]
+            if e.transactions.is_empty() {
+                parts.push(Part {
+                    report: r,
+                    entry: e,
+                    e2e: None,
+                    amount: e.amount_minor,
+                    references: e.reference.iter().cloned().collect(),
+                });
             } else {
-                e.transactions
-                    .iter()
-                    .map(|t| {
-                        (t.end_to_end_id.as_deref(), t.amount_minor.unwrap_or(e.amount_minor), t.remittance.clone())
-                    })
-                    .collect()
-            };
-            for (e2e, amount, remittance) in parts {
-                let e2e = end_to_end_given(e2e);
-                let amount_of = Some((amount, e.currency));
-                if !e.booked() || !e.debit || e.reversal {
-                    items.push(item("BOOK", None, e2e.map(str::to_string), amount_of, Outcome::Ignored));
-                    continue;
-                }
-                let mut references = remittance.clone();
-                references.extend(e.reference.clone());
-                let found = match e2e {
-                    Some(id) => {
-                        store::instruction_of(tx.conn(), &key, tenant, id).await?.filter(|i| i.file_id.is_some())
-                    }
-                    None => by_amount_and_reference(tx, tenant, &r.account, amount, e.currency, &references).await?,
-                };
-                let Some(instruction) = found else {
-                    unmatched.push(EntryBody {
-                        account: r.account.clone(),
-                        amount_minor: amount,
-                        currency: e.currency,
-                        debit: e.debit,
-                        booking_date: e.booking_date.clone(),
-                        end_to_end_id: e2e.map(str::to_string),
+                for t in &e.transactions {
+                    let mut references = t.remittance.clone();
+                    references.extend(e.reference.clone());
+                    parts.push(Part {
+                        report: r,
+                        entry: e,
+                        e2e: end_to_end_given(t.end_to_end_id.as_deref()),
+                        amount: t.amount_minor.unwrap_or(e.amount_minor),
                         references,
                     });
-                    items.push(item("BOOK", None, e2e.map(str::to_string), amount_of, Outcome::Unmatched));
-                    continue;
-                };
-                let b = &instruction.record.body;
-                let settled = SettlementReport {
-                    // The entry was matched to this payment (by its id, or by the reference it carries).
-                    reference: b.reference.clone(),
-                    amount_minor: amount,
-                    currency: e.currency.code().to_string(),
-                    connector_reference: e
-                        .account_servicer_reference
-                        .clone()
-                        .unwrap_or_else(|| format!("{}/{}", m.message_id, r.id)),
-                };
-                let events = vec![ConnectorEvent::Settled(settled)];
-                let outcome = match report(tx, caller, tenant, &b.action_id, events, book).await? {
-                    Some(ControlState::Completed) => Outcome::Completed,
-                    Some(_) => Outcome::Exception,
-                    None => Outcome::Ignored,
-                };
-                let mut it = item("BOOK", None, e2e.map(str::to_string), amount_of, outcome);
-                it.action_id = Some(b.action_id.clone());
-                items.push(it);
+                }
             }
         }
+    }
+    let named: Vec<&str> =
+        parts.iter().filter(|p| p.entry.booked() && p.entry.debit && !p.entry.reversal).filter_map(|p| p.e2e).collect();
+    let filed: std::collections::HashMap<String, store::Instruction> =
+        store::instructions_for(tx.conn(), &key, tenant, &named)
+            .await?
+            .into_iter()
+            .filter(|i| i.file_id.is_some())
+            .map(|i| (i.record.body.action_id.clone(), i))
+            .collect();
+    let mut items = Vec::with_capacity(parts.len());
+    let mut matched = Vec::new();
+    for p in parts {
+        let e = p.entry;
+        let amount_of = Some((p.amount, e.currency));
+        let e2e = p.e2e.map(str::to_string);
+        if !e.booked() || !e.debit || e.reversal {
+            items.push(item("BOOK", None, e2e, amount_of, Outcome::Ignored));
+            continue;
+        }
+        let found = match p.e2e {
+            Some(id) => filed.get(id).cloned(),
+            None => by_amount_and_reference(tx, tenant, &p.report.account, p.amount, e.currency, &p.references).await?,
+        };
+        let Some(instruction) = found else {
+            unmatched.push(EntryBody {
+                account: p.report.account.clone(),
+                amount_minor: p.amount,
+                currency: e.currency,
+                debit: e.debit,
+                booking_date: e.booking_date.clone(),
+                end_to_end_id: e2e.clone(),
+                references: p.references,
+            });
+            items.push(item("BOOK", None, e2e, amount_of, Outcome::Unmatched));
+            continue;
+        };
+        let b = &instruction.record.body;
+        matched.push(Matched {
+            item: items.len(),
+            action_id: b.action_id.clone(),
+            report: SettlementReport {
+                // The entry was matched to this payment (by its id, or by the reference it carries).
+                reference: b.reference.clone(),
+                amount_minor: p.amount,
+                currency: e.currency.code().to_string(),
+                connector_reference: e
+                    .account_servicer_reference
+                    .clone()
+                    .unwrap_or_else(|| format!("{}/{}", m.message_id, p.report.id)),
+            },
+        });
+        let mut it = item("BOOK", None, e2e, amount_of, Outcome::Ignored);
+        it.action_id = Some(b.action_id.clone());
+        items.push(it);
+    }
+    let reports: Vec<(String, Vec<ConnectorEvent>)> =
+        matched.iter().map(|x| (x.action_id.clone(), vec![ConnectorEvent::Settled(x.report.clone())])).collect();
+    let answers = report_many(tx, caller, tenant, &reports, book).await?;
+    for (x, answer) in matched.iter().zip(answers) {
+        items[x.item].outcome = match answer {
+            Some(ControlState::Completed) => Outcome::Completed,
+            Some(_) => Outcome::Exception,
+            None => Outcome::Ignored,
+        };
     }
     Ok(items)
 }

@@ -76,8 +76,21 @@ impl Walk<'_> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_documented_success_has_a_real_example() {
-    // No compute worker: a queued job stays queued, so its cancel is shown.
-    let app = spawn_app_with(|s| s.compute_worker = false).await;
+    // No compute worker: a queued job stays queued, so its cancel is shown. The bank file connector serves
+    // the sandbox, so a payment file and a bank message are shown.
+    let bank = tempfile::tempdir().expect("bank directories");
+    let files = fiscus_kernel::settings::BankFiles {
+        outbound_dir: bank.path().join("outbound"),
+        staging_dir: bank.path().join("staging"),
+        inbound_dir: None,
+        initiating_party: "Example Treasury GmbH".into(),
+        sandbox: true,
+    };
+    let app = spawn_app_with(|s| {
+        s.compute_worker = false;
+        s.iso20022 = Some(files);
+    })
+    .await;
     let mut walk = Walk { app: &app, seen: BTreeMap::new() };
     let evidence = crate::helpers::evidence_body("SOC 2 Type II report 2026");
     walk.post("post_actions_autonomy_assessment_evidence", crate::helpers::EVIDENCE, &evidence).await;
@@ -739,6 +752,31 @@ async fn every_documented_success_has_a_real_example() {
             }
         }
     }
+    // A payment through a bank file: the workspace's own account approved, the payment to the supplier
+    // approved by a person and executed, its file written, and the bank's notification of it imported twice.
+    let own = json!({ "owner": "own", "currency": "EUR", "holder_name": "Example Treasury GmbH",
+        "iban": "FR1420041010050500013M02606", "bic": "PSSTFRPPXXX" });
+    let own = app.post_json("/api/v2/bank-accounts", &app.key, &own, None).await.json::<Value>().await.expect("json");
+    crate::bank_accounts::approve_first_version(&app, &own).await;
+    let payment = json!({ "kind": "payment", "amount_minor": 125000, "currency": "EUR", "counterparty": cp_id,
+        "connector": "iso20022", "execution_mode": "human_approved", "risk_tier": "T1",
+        "reference": "INV-2026-0107", "required_checks": [] });
+    let paid = app.post_json("/api/v2/actions", &app.key, &payment, None).await.json::<Value>().await.expect("json");
+    let paid = paid["id"].as_str().expect("id").to_string();
+    assert_eq!(decide(&app, &cookie, &paid, "approve").await.status(), 303);
+    let executed = app.post_json(&format!("/api/v2/actions/{paid}/execute"), &app.key, &json!({}), None).await;
+    assert!(executed.status().is_success());
+    app.drain().await;
+    let files = walk.get("get_payment_files", "/api/v2/payment-files?limit=1").await;
+    let file_id = files["data"][0]["id"].as_str().expect("a payment file").to_string();
+    walk.get("get_payment_files_id", &format!("/api/v2/payment-files/{file_id}")).await;
+    let booked = crate::bank_files::notification(
+        "NTF-2026-1201",
+        &[crate::bank_files::entry(&paid, "1250.00", "INV-2026-0107")],
+    );
+    let message = walk.post("post_bank_messages", "/api/v2/bank-messages", &json!({ "document": booked })).await;
+    walk.post("post_bank_messages", "/api/v2/bank-messages", &json!({ "document": booked })).await;
+    walk.get("get_bank_messages_id", &format!("/api/v2/bank-messages/{}", message["id"].as_str().expect("id"))).await;
     let mut live: BTreeMap<String, Value> = walk.seen.into_iter().filter(|(k, _)| documented.contains(k)).collect();
     // Secrets the walk was shown once are never committed, not even from a throwaway server: each becomes an
     // obvious placeholder of its kind (the shape check compares member names only).

@@ -6,7 +6,9 @@
 
 use fiscus_domain::actions::checks::{CREDITOR_ACCOUNT, CheckStatus, DEBTOR_ACCOUNT};
 use fiscus_domain::actions::envelope::ActionKind;
-use fiscus_domain::actions::settlement::{Expected, Reconciliation, SettlementKind, reconcile, reservation_after};
+use fiscus_domain::actions::settlement::{
+    Expected, Reconciliation, SettlementKind, SettlementReport, reconcile, reservation_after,
+};
 use fiscus_domain::actions::state::{ControlState, Event};
 use fiscus_domain::bank_files::InstructionBody;
 use fiscus_domain::clock::{now_micros, rfc3339};
@@ -22,7 +24,7 @@ use std::pin::Pin;
 
 use super::Loaded;
 use crate::connectors::{ConnectorEvent, Instruction, connector_for};
-use crate::governed::record::{ActionChange, record};
+use crate::governed::record::{ActionChange, record, record_many};
 use crate::governed::{Caller, Failure, new_record};
 use crate::settings::Settings;
 
@@ -178,6 +180,99 @@ async fn hand_over(
     }
 }
 
+/// What one connector event settles: its sealed record and the steps it moves the action through.
+struct Settlement {
+    record: SettlementRecord,
+    steps: &'static [(Event, EventType)],
+    /// The facts each step's event carries.
+    detail: serde_json::Value,
+}
+
+/// The kind, report and reason of a connector event; `None` for a hand-over (nothing is settled).
+fn classify(event: &ConnectorEvent) -> Option<(SettlementKind, Option<&SettlementReport>, Option<String>)> {
+    match event {
+        ConnectorEvent::Settled(r) => Some((SettlementKind::Settled, Some(r), None)),
+        ConnectorEvent::Returned(r) => Some((SettlementKind::Returned, Some(r), None)),
+        ConnectorEvent::Failed { reason } => Some((SettlementKind::Failed, None, Some(reason.clone()))),
+        ConnectorEvent::Submitted => None,
+    }
+}
+
+/// What the envelope says a settlement must agree with: a settled report's mismatches.
+fn mismatches_of(
+    action: &fiscus_store::actions::Action,
+    kind: SettlementKind,
+    report: Option<&SettlementReport>,
+) -> Vec<String> {
+    let envelope = &action.envelope;
+    let expected = Expected {
+        reference: &envelope.reference,
+        amount_minor: envelope.amount_minor,
+        currency: envelope.currency.code(),
+    };
+    match (kind, report) {
+        (SettlementKind::Settled, Some(r)) => reconcile(&expected, r).into_iter().map(str::to_string).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The sealed settlement record of one event and the steps it takes, once its mismatches are known.
+fn settlement(
+    action: &fiscus_store::actions::Action,
+    (kind, report, reason): (SettlementKind, Option<&SettlementReport>, Option<String>),
+    mismatches: Vec<String>,
+    worker: &str,
+    now: i64,
+) -> Result<Settlement, Failure> {
+    let envelope = &action.envelope;
+    let reconciliation = match kind {
+        SettlementKind::Settled if mismatches.is_empty() => Reconciliation::Matched,
+        SettlementKind::Settled => Reconciliation::Mismatch,
+        _ => Reconciliation::NotApplicable,
+    };
+    let record_id = fiscus_domain::ids::new_id("stl");
+    let payload = json!({
+        "id": record_id,
+        "action_id": action.id,
+        "kind": kind.as_str(),
+        "connector": envelope.connector,
+        "report": report,
+        "reason": reason,
+        "reconciliation": reconciliation.as_str(),
+        "mismatches": mismatches,
+        "received_at": rfc3339(now),
+    });
+    let record_hash = seal(&payload).map_err(|e| Failure::internal(format!("settlement record: {e}")))?;
+    let steps: &'static [(Event, EventType)] = match (kind, reconciliation) {
+        (SettlementKind::Settled, Reconciliation::Matched) => &[
+            (Event::ConnectorSettled, EventType::ActionSettled),
+            (Event::ReconciledMatch, EventType::ActionReconciled),
+        ],
+        (SettlementKind::Settled, _) => &[
+            (Event::ConnectorSettled, EventType::ActionSettled),
+            (Event::ReconciledMismatch, EventType::ActionReconciliationException),
+        ],
+        (SettlementKind::Returned, _) => &[(Event::ConnectorReturned, EventType::ActionReturned)],
+        (SettlementKind::Failed, _) => &[(Event::ConnectorFailed, EventType::ActionFailed)],
+    };
+    let detail = json!({ "settlement_record": record_id, "record_hash": record_hash, "mismatches": mismatches, "reason": reason });
+    let record = SettlementRecord {
+        id: record_id,
+        kind,
+        connector: envelope.connector.clone(),
+        connector_reference: report.map(|r| r.connector_reference.clone()).unwrap_or_default(),
+        reference: report.map(|r| r.reference.clone()).unwrap_or_else(|| envelope.reference.clone()),
+        amount_minor: report.map(|r| r.amount_minor).unwrap_or(0),
+        currency: report.map(|r| r.currency.clone()).unwrap_or_else(|| envelope.currency.code().to_string()),
+        reconciliation,
+        mismatches,
+        record_hash,
+        processed_by: worker.to_string(),
+        received_at: now,
+    };
+    Ok(Settlement { record, steps, detail })
+}
+
 /// Seals what the connector (or the bank) reported, reconciles, and moves the action; returns where it
 /// ends.
 async fn apply(
@@ -192,26 +287,14 @@ async fn apply(
     let worker = caller.actor.id.as_str();
     let action = &loaded.action;
     let envelope = &action.envelope;
-    let expected = Expected {
-        reference: &envelope.reference,
-        amount_minor: envelope.amount_minor,
-        currency: envelope.currency.code(),
-    };
     let mut current = action.state;
-    for event in events {
-        let (kind, report, reason) = match &event {
-            ConnectorEvent::Settled(r) => (SettlementKind::Settled, Some(r), None),
-            ConnectorEvent::Returned(r) => (SettlementKind::Returned, Some(r), None),
-            ConnectorEvent::Failed { reason } => (SettlementKind::Failed, None, Some(reason.clone())),
-            ConnectorEvent::Submitted => continue,
-        };
-        let mut mismatches: Vec<String> = match (kind, report) {
-            (SettlementKind::Settled, Some(r)) => reconcile(&expected, r).into_iter().map(str::to_string).collect(),
-            _ => Vec::new(),
-        };
+    for event in &events {
+        let Some(classified) = classify(event) else { continue };
+        let (kind, report, _) = &classified;
+        let mut mismatches = mismatches_of(action, *kind, *report);
         // A settled investment order moves the portfolio book in this same transaction; a book that cannot
         // take it (a sale larger than what is held) is a reconciliation exception, and nothing moves.
-        if kind == SettlementKind::Settled && mismatches.is_empty() && envelope.kind == ActionKind::InvestmentOrder {
+        if *kind == SettlementKind::Settled && mismatches.is_empty() && envelope.kind == ActionKind::InvestmentOrder {
             let date = rfc3339(now);
             let order = SettledOrder {
                 tenant,
@@ -226,79 +309,92 @@ async fn apply(
                 mismatches.push(format!("book: {reason}"));
             }
         }
-        let reconciliation = match kind {
-            SettlementKind::Settled if mismatches.is_empty() => Reconciliation::Matched,
-            SettlementKind::Settled => Reconciliation::Mismatch,
-            _ => Reconciliation::NotApplicable,
-        };
-        let record_id = fiscus_domain::ids::new_id("stl");
-        let payload = json!({
-            "id": record_id,
-            "action_id": action.id,
-            "kind": kind.as_str(),
-            "connector": envelope.connector,
-            "report": report,
-            "reason": reason,
-            "reconciliation": reconciliation.as_str(),
-            "mismatches": mismatches,
-            "received_at": rfc3339(now),
-        });
-        let record_hash = seal(&payload).map_err(|e| Failure::internal(format!("settlement record: {e}")))?;
-        let steps: &[(Event, EventType)] = match (kind, reconciliation) {
-            (SettlementKind::Settled, Reconciliation::Matched) => &[
-                (Event::ConnectorSettled, EventType::ActionSettled),
-                (Event::ReconciledMatch, EventType::ActionReconciled),
-            ],
-            (SettlementKind::Settled, _) => &[
-                (Event::ConnectorSettled, EventType::ActionSettled),
-                (Event::ReconciledMismatch, EventType::ActionReconciliationException),
-            ],
-            (SettlementKind::Returned, _) => &[(Event::ConnectorReturned, EventType::ActionReturned)],
-            (SettlementKind::Failed, _) => &[(Event::ConnectorFailed, EventType::ActionFailed)],
-        };
-        for &(step, event_type) in steps {
+        let s = settlement(action, classified, mismatches, worker, now)?;
+        for &(step, event_type) in s.steps {
             let next = current.on(step).map_err(|e| Failure::internal(e.to_string()))?;
             record(
                 tx,
                 tenant,
                 caller,
-                ActionChange {
-                    from: Some(current),
-                    ..ActionChange::of(
-                        action,
-                        next,
-                        event_type,
-                        json!({ "settlement_record": record_id, "record_hash": record_hash, "mismatches": mismatches, "reason": reason }),
-                    )
-                },
+                ActionChange { from: Some(current), ..ActionChange::of(action, next, event_type, s.detail.clone()) },
             )
             .await?;
             current = next;
         }
-        fiscus_store::settlement::insert_record(
-            tx,
-            tenant,
-            &action.id,
-            &SettlementRecord {
-                id: record_id.clone(),
-                kind,
-                connector: envelope.connector.clone(),
-                connector_reference: report.map(|r| r.connector_reference.clone()).unwrap_or_default(),
-                reference: report.map(|r| r.reference.clone()).unwrap_or_else(|| envelope.reference.clone()),
-                amount_minor: report.map(|r| r.amount_minor).unwrap_or(0),
-                currency: report.map(|r| r.currency.clone()).unwrap_or_else(|| envelope.currency.code().to_string()),
-                reconciliation,
-                mismatches: mismatches.clone(),
-                record_hash: record_hash.clone(),
-                processed_by: worker.to_string(),
-                received_at: now,
-            },
-        )
-        .await?;
+        fiscus_store::settlement::insert_record(tx, tenant, &action.id, &s.record).await?;
         // A delegated action's budget reservation follows the outcome (see `reservation_after`).
         if let Some(r) = reservation_after(current) {
             fiscus_store::delegations::settle_reservation(tx, tenant, &action.id, r, now).await?;
         }
     }
     Ok(current)
+}
+
+/// [`report`] of many actions at once (a statement's thousands of entries): read and checked against their
+/// seals in a few reads, and written in a few multi-row statements ([`record_many`]). Each answer is what
+/// [`report`] answers for its action; an action named twice is settled once (the second answer is `None`,
+/// as for an action already finished). Investment orders, which move a book, go one by one.
+pub async fn report_many(
+    tx: &mut WriteTx,
+    caller: &Caller,
+    tenant: &Tenant,
+    reports: &[(String, Vec<ConnectorEvent>)],
+    book: &dyn Book,
+) -> Result<Vec<Option<ControlState>>, Failure> {
+    let key = tx.seal_key().clone();
+    let worker = caller.actor.id.as_str();
+    let now = now_micros();
+    let mut ids: Vec<&str> = reports.iter().map(|(id, _)| id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let actions = fiscus_store::actions::get_many(tx.conn(), &key, tenant, &ids).await?;
+    let loaded = Loaded::load_page(tx.conn(), &key, tenant, actions).await?;
+    let by_id: std::collections::HashMap<String, Loaded> =
+        loaded.into_iter().map(|l| (l.action.id.clone(), l)).collect();
+    let mut answers = Vec::with_capacity(reports.len());
+    let mut seen = std::collections::HashSet::new();
+    // (action, from, to, event type, detail), in order.
+    let mut steps: Vec<(&Loaded, ControlState, ControlState, EventType, serde_json::Value)> = Vec::new();
+    let mut records: Vec<(&str, SettlementRecord)> = Vec::new();
+    let mut reservations = Vec::new();
+    for (id, events) in reports {
+        let Some(l) = by_id.get(id) else { return Err(Failure::NotFound) };
+        if l.action.state != ControlState::Executing || !seen.insert(id.as_str()) {
+            answers.push(None);
+            continue;
+        }
+        if l.action.envelope.kind == ActionKind::InvestmentOrder {
+            answers.push(Some(apply(tx, caller, tenant, l, events.clone(), book, now).await?));
+            continue;
+        }
+        let mut current = l.action.state;
+        for event in events {
+            let Some(classified) = classify(event) else { continue };
+            let mismatches = mismatches_of(&l.action, classified.0, classified.1);
+            let s = settlement(&l.action, classified, mismatches, worker, now)?;
+            for &(step, event_type) in s.steps {
+                let next = current.on(step).map_err(|e| Failure::internal(e.to_string()))?;
+                steps.push((l, current, next, event_type, s.detail.clone()));
+                current = next;
+            }
+            records.push((l.action.id.as_str(), s.record));
+        }
+        if let Some(r) = reservation_after(current).filter(|_| l.action.envelope.delegation_id.is_some()) {
+            reservations.push((l.action.id.as_str(), r));
+        }
+        answers.push(Some(current));
+    }
+    let changes: Vec<ActionChange<'_>> = steps
+        .iter()
+        .map(|(l, from, to, event_type, detail)| ActionChange {
+            from: Some(*from),
+            ..ActionChange::of(&l.action, *to, *event_type, detail.clone())
+        })
+        .collect();
+    record_many(tx, tenant, caller, &changes).await?;
+    fiscus_store::settlement::insert_records(tx, tenant, &records).await?;
+    for (id, r) in reservations {
+        fiscus_store::delegations::settle_reservation(tx, tenant, id, r, now).await?;
+    }
+    Ok(answers)
 }
