@@ -570,6 +570,64 @@ pub async fn checks(conn: &mut AnyConnection, tenant: &Tenant, action_id: &str) 
     .collect()
 }
 
+/// A child row of an action with the action it belongs to (for reads over many actions).
+#[derive(FromRow)]
+struct OfAction<Child> {
+    action_id: String,
+    #[sqlx(flatten)]
+    row: Child,
+}
+
+/// `SELECT action_id, {columns} FROM {table}` for the workspace's rows of `ids`, each chunk one read.
+async fn children_of<R, T>(
+    conn: &mut AnyConnection,
+    tenant: &Tenant,
+    ids: &[&str],
+    (table, columns, order): (&str, &str, &str),
+) -> Result<std::collections::HashMap<String, Vec<T>>>
+where
+    R: for<'r> FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+    T: TryFrom<R, Error = StoreError>,
+{
+    let mut by_action: std::collections::HashMap<String, Vec<T>> = std::collections::HashMap::new();
+    for chunk in ids.chunks(500) {
+        let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
+        let sql = format!(
+            "SELECT action_id, {columns} FROM {table} WHERE workspace_id = $1 AND action_id IN ({}) ORDER BY action_id, {order}",
+            placeholders.join(", ")
+        );
+        let mut q = sqlx::query_as::<_, OfAction<R>>(&sql).bind(&tenant.workspace_id);
+        for id in chunk {
+            q = q.bind(*id);
+        }
+        for r in q.fetch_all(&mut *conn).await? {
+            by_action.entry(r.action_id).or_default().push(T::try_from(r.row)?);
+        }
+    }
+    Ok(by_action)
+}
+
+/// [`checks`] of many actions of the tenant (ids as [`get_many`] returned them), by action, in a read per
+/// 500 actions.
+pub async fn checks_of_many(
+    conn: &mut AnyConnection,
+    tenant: &Tenant,
+    ids: &[&str],
+) -> Result<std::collections::HashMap<String, Vec<Check>>> {
+    children_of::<CheckRow, Check>(conn, tenant, ids, ("action_checks", CHECK_COLUMNS, "check_key, version")).await
+}
+
+/// [`decisions`] of many actions of the tenant (ids as [`get_many`] returned them), by action.
+pub async fn decisions_of_many(
+    conn: &mut AnyConnection,
+    tenant: &Tenant,
+    ids: &[&str],
+) -> Result<std::collections::HashMap<String, Vec<ActionDecision>>> {
+    const COLUMNS: &str =
+        "id, operator_id, role, decision, envelope_hash, check_set_hash, evidence_hash, created_at, invalidated_at";
+    children_of::<DecisionRow, ActionDecision>(conn, tenant, ids, ("action_decisions", COLUMNS, "created_at, id")).await
+}
+
 // --------------------------------------------------------------------------------------------- decisions
 
 /// An operator's sealed decision on an action.

@@ -81,9 +81,15 @@ impl Loaded {
         let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
         seals::check_keys(conn, key, &seals::ACTION_CHECKS, ws, "action_id", &ids).await?;
         seals::check_keys(conn, key, &seals::ACTION_DECISIONS, ws, "action_id", &ids).await?;
+        let mut checks = fiscus_store::actions::checks_of_many(conn, tenant, &ids).await?;
+        let mut decisions = fiscus_store::actions::decisions_of_many(conn, tenant, &ids).await?;
         let mut page = Vec::with_capacity(actions.len());
         for action in actions {
-            let loaded = Loaded::assemble(conn, tenant, action).await?;
+            let checks = checks.remove(&action.id).unwrap_or_default();
+            let decisions = decisions.remove(&action.id).unwrap_or_default();
+            let latest = latest_checks(&checks);
+            let check_set_hash = check_set_hash(&latest);
+            let loaded = Loaded { action, checks, latest, check_set_hash, decisions };
             loaded.envelope_matches(tenant)?;
             page.push(loaded);
         }
