@@ -197,6 +197,8 @@ pub async fn detail(
     );
     let what = plain_words(e.kind, &amount, &e.counterparty, &e.connector);
     let Ok(pays_to) = pays_to(&state, &t, &view.checks).await else { return unavailable() };
+    let Ok(bank_file) = bank_file(&state, &t, &id).await else { return unavailable() };
+    let pays_to = format!("{pays_to}{bank_file}");
     let body = format!(
         "<section aria-labelledby=\"what\"><h2 id=\"what\">What will happen</h2><p class=\"summary\" id=\"summary\">{what}</p>\
          <dl>{pays_to}<dt>Proposed by</dt><dd>{by_kind} <code>{by}</code> ({origin})</dd><dt>Risk tier</dt><dd>{tier}</dd>\
@@ -270,6 +272,30 @@ async fn pays_to(
              was proposed</strong>: now {details}. This payment cannot execute; deny it and propose it again.</dd>"
         ),
     })
+}
+
+/// The payment file a bank-file payment went out in (and where its publication stands), as a `<dt>`/`<dd>`
+/// pair; empty for an action not handed to the `iso20022` connector.
+async fn bank_file(state: &AppState, t: &Tenant, action_id: &str) -> Result<String, fiscus_store::StoreError> {
+    let mut conn = state.store.read().await?;
+    let key = state.store.seal_key();
+    let Some(i) = fiscus_store::bank_files::instruction_of(&mut conn, key, t, action_id).await? else {
+        return Ok(String::new());
+    };
+    let Some(file_id) = i.file_id else {
+        return Ok(
+            "<dt>Bank file</dt><dd id=\"bank-file\">handed to the bank file connector; not yet in a file</dd>".into()
+        );
+    };
+    let f = fiscus_store::bank_files::get_file(&mut conn, key, t, &file_id).await?;
+    Ok(format!(
+        "<dt>Bank file</dt><dd id=\"bank-file\"><code>{name}</code> ({state}, {n} payment{s}, SHA-256 <code>{sha}</code>)</dd>",
+        name = escape(&f.record.body.name),
+        state = f.state.as_str(),
+        n = f.record.body.payments,
+        s = if f.record.body.payments == 1 { "" } else { "s" },
+        sha = escape(&f.record.body.sha256),
+    ))
 }
 
 #[derive(Deserialize)]

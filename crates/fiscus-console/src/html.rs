@@ -100,15 +100,17 @@ impl Nav<'_> {
             "/console/lqm-retraining" => Some(p.retraining),
             "/console/workflow-reviews" => Some(p.workflow_reviews),
             "/console/bank-accounts" => Some(p.bank_accounts),
+            "/console/bank-entries" => Some(p.bank_entries),
             _ => None,
         }
     }
 }
 
 /// The console's places, in the navigation's order.
-const PLACES: [(&str, &str); 18] = [
+const PLACES: [(&str, &str); 19] = [
     ("/console", "Pending approvals"),
     ("/console/bank-accounts", "Bank details"),
+    ("/console/bank-entries", "Bank entries"),
     ("/console/delegations", "Delegations"),
     ("/console/clients", "Signed clients"),
     ("/console/webhooks", "Webhooks"),

@@ -13,6 +13,7 @@
 mod actions;
 mod audit;
 mod bank_accounts;
+mod bank_entries;
 pub mod charts;
 mod clients;
 mod delegations;
@@ -61,6 +62,8 @@ pub fn routes(area_pages: Router<AppState>) -> Router<AppState> {
         .route("/console/bank-accounts", get(bank_accounts::list))
         .route("/console/bank-accounts/{id}", get(bank_accounts::detail))
         .route("/console/bank-accounts/{id}/decision", post(bank_accounts::decide))
+        .route("/console/bank-entries", get(bank_entries::list))
+        .route("/console/bank-entries/{id}/resolution", post(bank_entries::resolve))
         .route("/console/clients", get(clients::list))
         .route("/console/clients/{id}", get(clients::detail))
         .route("/console/clients/{id}/decision", post(clients::decide))

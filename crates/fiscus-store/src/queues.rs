@@ -25,11 +25,25 @@ pub struct Pending {
     pub retraining: i64,
     /// Versions of bank details awaiting a person's decision.
     pub bank_accounts: i64,
+    /// Booked bank entries that matched no payment, awaiting a person's resolution.
+    pub bank_entries: i64,
 }
 
 pub async fn pending(conn: &mut AnyConnection, workspace_id: &str) -> Result<Pending> {
     #[allow(clippy::type_complexity)]
-    let (approvals, delegations, clients, webhooks, model_portfolios, promotions, workflow_reviews, retraining, bank_accounts): (
+    let (
+        approvals,
+        delegations,
+        clients,
+        webhooks,
+        model_portfolios,
+        promotions,
+        workflow_reviews,
+        retraining,
+        bank_accounts,
+        bank_entries,
+    ): (
+        i64,
         i64,
         i64,
         i64,
@@ -50,7 +64,8 @@ pub async fn pending(conn: &mut AnyConnection, workspace_id: &str) -> Result<Pen
            (SELECT COUNT(*) FROM lqm_promotions WHERE workspace_id = $1 AND state = 'pending'), \
            (SELECT COUNT(*) FROM workflow_runs WHERE workspace_id = $1 AND state = 'awaiting_review'), \
            (SELECT COUNT(*) FROM lqm_retraining_requests WHERE workspace_id = $1 AND state = 'pending'), \
-           (SELECT COUNT(*) FROM bank_account_versions WHERE workspace_id = $1 AND state = 'pending')",
+           (SELECT COUNT(*) FROM bank_account_versions WHERE workspace_id = $1 AND state = 'pending'), \
+           (SELECT COUNT(*) FROM statement_entries WHERE workspace_id = $1 AND state = 'unmatched')",
     )
     .bind(workspace_id)
     .fetch_one(&mut *conn)
@@ -65,5 +80,6 @@ pub async fn pending(conn: &mut AnyConnection, workspace_id: &str) -> Result<Pen
         workflow_reviews,
         retraining,
         bank_accounts,
+        bank_entries,
     })
 }

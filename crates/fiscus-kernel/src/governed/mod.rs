@@ -19,6 +19,7 @@ pub mod delegations;
 pub mod execution_clients;
 pub mod production;
 pub mod record;
+pub mod statement_entries;
 pub mod webhooks;
 
 use fiscus_domain::actions::approval::Refusal;

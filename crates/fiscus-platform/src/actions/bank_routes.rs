@@ -217,7 +217,9 @@ fn message_view(m: Message, duplicate: bool) -> BankMessageView {
 #[utoipa::path(
     post,
     path = "/api/v2/bank-messages",
-    request_body(content = BankMessageRequest),
+    request_body(content = BankMessageRequest, example = json!({
+        "document": "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.054.001.08\"><BkToCstmrDbtCdtNtfctn><GrpHdr><MsgId>NTF-2026-1201</MsgId><CreDtTm>2026-12-01T11:30:00Z</CreDtTm></GrpHdr><Ntfctn><Id>NTF-2026-1201-1</Id><Acct><Id><IBAN>FR1420041010050500013M02606</IBAN></Id><Ccy>EUR</Ccy></Acct><Ntry><Amt Ccy=\"EUR\">1250.00</Amt><CdtDbtInd>DBIT</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts><BookgDt><Dt>2026-12-01</Dt></BookgDt><AcctSvcrRef>BANK-N1</AcctSvcrRef><BkTxCd><Domn><Cd>PMNT</Cd><Fmly><Cd>ICDT</Cd><SubFmlyCd>ESCT</SubFmlyCd></Fmly></Domn></BkTxCd><NtryDtls><TxDtls><Refs><EndToEndId>act_01KBTA0C4GZ2Q5R8V1XWJ3N6M9</EndToEndId></Refs><Amt Ccy=\"EUR\">1250.00</Amt><CdtDbtInd>DBIT</CdtDbtInd><RmtInf><Ustrd>INV-2026-0107</Ustrd></RmtInf></TxDtls></NtryDtls></Ntry></Ntfctn></BkToCstmrDbtCdtNtfctn></Document>"
+    })),
     responses(
         (status = 201, description = "Imported", body = BankMessageView),
         (status = 200, description = "These bytes were imported before: that import's result", body = BankMessageView)

@@ -262,6 +262,14 @@ async fn a_production_payment_goes_from_approval_to_a_bank_file_and_back_to_comp
     for id in &all {
         assert_eq!(state_of(&app, &key, id).await, "executing");
     }
+    let approver = enrolled_operator(&app, "dan@example.com", Role::Approver).await;
+    let dan = sign_in(&app, &approver).await;
+    let action_page =
+        crate::console::console_page(&app, &dan, &format!("/console/actions/{paid}?environment=production")).await;
+    assert!(
+        action_page.contains(&format!("{}.xml", file_of[&paid])) && action_page.contains("published"),
+        "{action_page}"
+    );
 
     // The bank accepts three and rejects one (a report per file).
     let statuses = [
@@ -326,6 +334,29 @@ async fn a_production_payment_goes_from_approval_to_a_bank_file_and_back_to_comp
     assert_eq!(state_of(&app, &key, &paid).await, "completed");
     let unmatched = app.count("SELECT COUNT(*) FROM statement_entries WHERE state = 'unmatched'").await;
     assert_eq!(unmatched, 1, "the entry no payment matched waits for a person");
+
+    // A person resolves it at the console; nothing else moves.
+    let carol = enrolled_operator(&app, "carol@example.com", Role::Approver).await;
+    let cookie = sign_in(&app, &carol).await;
+    let page = crate::console::console_page(&app, &cookie, "/console/bank-entries").await;
+    assert!(page.contains("act_01KBTA0000000000000000000Z") && page.contains("33.00"), "{page}");
+    let entry = crate::console::between(&page, "/console/bank-entries/", "/resolution").to_string();
+    let form = [
+        ("csrf", crate::console::hidden(&page, "csrf")),
+        ("environment", "production".to_string()),
+        ("resolution", "a card payment made outside Fiscus; booked by hand".to_string()),
+    ];
+    let resolved = crate::console::client()
+        .post(app.url(&format!("/console/bank-entries/{entry}/resolution")))
+        .header("cookie", &cookie)
+        .form(&form)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(resolved.status(), 303);
+    assert_eq!(app.count("SELECT COUNT(*) FROM statement_entries WHERE state = 'resolved'").await, 1);
+    let again = crate::console::console_page(&app, &cookie, "/console/bank-entries").await;
+    assert!(again.contains("bank-entries-empty"), "{again}");
 
     // A file that is no bank message is set aside with its reason.
     std::fs::write(inbound.join("junk.xml"), "<hello/>").expect("drop");

@@ -314,6 +314,7 @@ async fn every_console_page_meets_wcag_2_2_aa_in_chromium() {
     let change = crate::bank_accounts::pending_change(&app).await;
     pages.push("/console/bank-accounts".into());
     pages.push(format!("/console/bank-accounts/{change}?environment=sandbox"));
+    pages.push("/console/bank-entries".into());
     let signed_in_pages = pages.len();
     args.extend(pages);
     // The pages before a session: an enrolment link's password form (and the second-factor page after it), a
