@@ -364,3 +364,27 @@ async fn a_production_payment_goes_from_approval_to_a_bank_file_and_back_to_comp
     let reason = std::fs::read_to_string(inbound.join("refused").join("junk.xml.reason")).expect("reason");
     assert!(!reason.is_empty());
 }
+
+#[tokio::test]
+async fn an_edited_payment_file_or_instruction_is_refused_never_served_or_settled() {
+    let dir = tempfile::tempdir().expect("dir");
+    let app = bank_app(dir.path()).await;
+    let key = production_key(&app).await;
+    let supplier = accounts(&app, &key).await;
+    let id = propose(&app, &key, &supplier, 125_000, "INV-2026-009").await;
+    approve_and_execute(&app, &key, std::slice::from_ref(&id)).await;
+    app.drain().await;
+    let files: Value = app.get("/api/v2/payment-files", &key).await.json().await.expect("json");
+    let file_id = files["data"][0]["id"].as_str().expect("file").to_string();
+
+    // Bytes edited in the database are not what the sealed record hashed: refused, never served.
+    app.execute(&format!("UPDATE payment_files SET content = content || ' ' WHERE id = '{file_id}'")).await;
+    crate::helpers::problem(app.get(&format!("/api/v2/payment-files/{file_id}"), &key).await, 500, "integrity_failure")
+        .await;
+
+    // An instruction edited to another amount is refused when the bank's entry names it: nothing settles.
+    app.execute("UPDATE payment_instructions SET body = replace(body, '125000', '1')").await;
+    let (status, _) = import(&app, &key, &notification("NTF-9", &[entry(&id, "1250.00", "INV-2026-009")])).await;
+    assert_eq!(status, 500);
+    assert_eq!(state_of(&app, &key, &id).await, "executing");
+}
