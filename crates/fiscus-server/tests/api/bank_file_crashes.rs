@@ -1,7 +1,7 @@
-//! A payment goes into exactly one bank file, whatever is killed when. Each round runs the bank file worker
-//! in a child process (this test binary again, running `bank_file_worker_child`), stops it with SIGKILL at
-//! one point between writing a file and recording that it was written, starts it again, and checks that
-//! every payment is in exactly one published file, valid against the XSD, with nothing left in staging.
+//! A payment goes into exactly one bank file, whatever is killed when. Each round runs `fiscus serve` (the
+//! bank file worker with it) as another process, stops it with SIGKILL at one point between writing a file
+//! and recording that it was written, starts it again, and checks that every payment is in exactly one
+//! published file, valid against the XSD, with nothing left in staging.
 
 use crate::bank_files::{accounts, approve_and_execute, bank_app_with, production_key, propose, xsd_valid};
 use crate::helpers::TestApp;
@@ -17,30 +17,30 @@ use std::time::{Duration, Instant};
 /// staged copy is synced; after `staged` is committed; after the rename into the outbound directory.
 const POINTS: [&str; 5] = ["file-recorded", "file-torn", "file-staged", "file-staged-recorded", "file-renamed"];
 
-#[tokio::test]
-#[ignore = "the child process of `a_payment_is_in_exactly_one_file_whatever_is_killed_when`; runs when it starts it"]
-async fn bank_file_worker_child() {
-    let Ok(settings) = std::env::var("FISCUS_CHILD_SETTINGS") else { return };
-    let settings: Settings = serde_json::from_str(&settings).expect("settings");
-    let state = fiscus_server::serve::open(settings).await.expect("open");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    eprintln!("FISCUS_CHILD_SERVING");
-    fiscus_server::serve::run(state, listener, std::future::pending()).await.expect("serve");
+/// The `fiscus` binary of this build, beside this test binary's directory (`target/<profile>/deps/..`).
+fn fiscus_binary() -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("this test binary");
+    let bin = exe.parent().and_then(Path::parent).expect("target directory").join("fiscus");
+    assert!(bin.exists(), "{} is not built: build the workspace first (scripts/test does)", bin.display());
+    bin
 }
 
-/// Starts the child with `settings`, paused at `point` if given; returns it with a channel of its
-/// standard error's lines.
-fn child(settings: &Settings, point: Option<&str>) -> (Child, mpsc::Receiver<String>) {
-    let mut cmd = Command::new(std::env::current_exe().expect("this test binary"));
-    cmd.args(["--exact", "bank_file_crashes::bank_file_worker_child", "--ignored", "--nocapture"])
-        .env("FISCUS_CHILD_SETTINGS", serde_json::to_string(settings).expect("json"))
+/// Starts `fiscus serve` with `settings` (written as its TOML file in `dir`), paused at `point` if given;
+/// returns it with a channel of its standard error's lines.
+fn child(dir: &Path, settings: &Settings, point: Option<&str>) -> (Child, mpsc::Receiver<String>) {
+    let config = dir.join("fiscus.toml");
+    std::fs::write(&config, toml::to_string(settings).expect("toml")).expect("config");
+    let mut cmd = Command::new(fiscus_binary());
+    cmd.arg("serve")
+        .arg("--config")
+        .arg(&config)
         .env_remove("FISCUS_FAULT_PAUSE_AT")
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     if let Some(point) = point {
         cmd.env("FISCUS_FAULT_PAUSE_AT", point);
     }
-    let mut child = cmd.spawn().expect("spawn the child");
+    let mut child = cmd.spawn().expect("spawn fiscus serve");
     let stderr = child.stderr.take().expect("stderr");
     let (tx, rx) = mpsc::channel();
     // Drained to the end, so the child never blocks on a full pipe.
@@ -103,13 +103,13 @@ async fn a_payment_is_in_exactly_one_file_whatever_is_killed_when() {
         app.drain().await;
         assert_eq!(app.count("SELECT COUNT(*) FROM payment_instructions WHERE file_id IS NULL").await, 3);
 
-        let settings = Settings { bank_file_worker: true, ..app.state.settings.clone() };
-        let (mut killed, lines) = child(&settings, Some(point));
+        let settings = Settings { bank_file_worker: true, bind: "127.0.0.1:0".into(), ..app.state.settings.clone() };
+        let (mut killed, lines) = child(dir.path(), &settings, Some(point));
         wait_for(&lines, &format!("FISCUS_FAULT_PAUSED {point}"));
         killed.kill().expect("SIGKILL");
         killed.wait().expect("reaped");
 
-        let (mut restarted, _lines) = child(&settings, None);
+        let (mut restarted, _lines) = child(dir.path(), &settings, None);
         all_published(&app).await;
         restarted.kill().expect("stop");
         restarted.wait().expect("reaped");
