@@ -38,6 +38,7 @@ pub mod production_access;
 pub mod scopes;
 pub mod spaces;
 pub mod tenancy;
+pub mod tlog;
 pub mod totp;
 pub mod webhooks;
 pub mod workflows;
