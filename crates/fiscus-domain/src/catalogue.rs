@@ -149,7 +149,17 @@ pub fn find(method: Method, full_path: &str) -> Option<&'static Operation> {
         }
         index
     });
-    INDEX.get(full_path)?.iter().copied().find(|op| op.method == method)
+    INDEX.get(template(full_path).as_ref())?.iter().copied().find(|op| op.method == method)
+}
+
+/// A route's path as the catalogue and the document write it: a router's catch-all segment `{*name}` (a
+/// parameter that may hold `/`, such as a tile's path) is the parameter `{name}`.
+pub fn template(path: &str) -> std::borrow::Cow<'_, str> {
+    if path.contains("{*") {
+        std::borrow::Cow::Owned(path.replace("{*", "{"))
+    } else {
+        std::borrow::Cow::Borrowed(path)
+    }
 }
 
 pub fn by_id(id: &str) -> Option<&'static Operation> {
@@ -1564,6 +1574,69 @@ pub const OPERATIONS: &[Operation] = &[
         base: "/api/v2",
         path: "/data/imports",
         scope: Some("finance-core:intake:write"),
+        source: Source::Added,
+    },
+    Operation {
+        id: "get_evidence_checkpoint",
+        group: Group::CorePlatform,
+        method: Method::Get,
+        base: "/api/v2",
+        path: "/evidence/checkpoint",
+        scope: Some("trust:read"),
+        source: Source::Added,
+    },
+    Operation {
+        id: "get_evidence_checkpoints",
+        group: Group::CorePlatform,
+        method: Method::Get,
+        base: "/api/v2",
+        path: "/evidence/checkpoints",
+        scope: Some("trust:read"),
+        source: Source::Added,
+    },
+    Operation {
+        id: "post_evidence_checkpoints",
+        group: Group::CorePlatform,
+        method: Method::Post,
+        base: "/api/v2",
+        path: "/evidence/checkpoints",
+        scope: Some("trust:write"),
+        source: Source::Added,
+    },
+    Operation {
+        id: "get_evidence_records_id_proof",
+        group: Group::CorePlatform,
+        method: Method::Get,
+        base: "/api/v2",
+        path: "/evidence/records/{id}/proof",
+        scope: Some("trust:read"),
+        source: Source::Added,
+    },
+    Operation {
+        id: "get_evidence_consistency",
+        group: Group::CorePlatform,
+        method: Method::Get,
+        base: "/api/v2",
+        path: "/evidence/consistency",
+        scope: Some("trust:read"),
+        source: Source::Added,
+    },
+    Operation {
+        id: "get_evidence_key",
+        group: Group::CorePlatform,
+        method: Method::Get,
+        base: "/api/v2",
+        path: "/evidence/key",
+        scope: Some("trust:read"),
+        source: Source::Added,
+    },
+    Operation {
+        id: "get_evidence_tiles_path",
+        group: Group::CorePlatform,
+        method: Method::Get,
+        base: "/api/v2",
+        path: "/evidence/tiles/{path}",
+        scope: Some("trust:read"),
         source: Source::Added,
     },
     Operation {

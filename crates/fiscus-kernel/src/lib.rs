@@ -18,6 +18,7 @@ pub mod connectors;
 pub mod cpu;
 pub mod deliveries;
 pub mod engine;
+pub mod evidence;
 pub mod governed;
 pub mod inputs;
 pub mod invocation_log;

@@ -159,6 +159,38 @@ pub struct Settings {
     /// Whether this node runs the bank file worker (files out, messages in) when the connector is
     /// configured (on by default; any number of nodes may).
     pub bank_file_worker: bool,
+    /// The transparency log (`[evidence]`, see `evidence`).
+    pub evidence: Evidence,
+}
+
+/// The transparency log's settings. Every node of a deployment must carry the same (they name and sign the
+/// same logs).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Evidence {
+    /// The log's name: its checkpoints' key name, and each workspace log's origin is `<name>/<workspace id>`.
+    /// Set it once and keep it (a verifier checks the origin); by default the host of `public_url`, else
+    /// `fiscus.localhost`.
+    pub log_name: Option<String>,
+    /// How often each workspace's log gets a new signed checkpoint when it grew (a client may also ask for
+    /// one at any time).
+    pub checkpoint_interval_seconds: u64,
+    /// Witnesses (C2SP `tlog-witness`) asked to cosign each new checkpoint (`[[evidence.witnesses]]`).
+    pub witnesses: Vec<Witness>,
+}
+
+impl Default for Evidence {
+    fn default() -> Self {
+        Evidence { log_name: None, checkpoint_interval_seconds: 60, witnesses: Vec::new() }
+    }
+}
+
+/// A witness: where its `add-checkpoint` endpoint is and its verifier key (`<name>+<key id>+<key>`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Witness {
+    pub url: String,
+    pub key: String,
 }
 
 /// Where the `iso20022` connector writes and reads. Each workspace and environment has its own
@@ -233,6 +265,7 @@ impl Default for Settings {
             webhooks_allow_loopback: false,
             iso20022: None,
             bank_file_worker: true,
+            evidence: Evidence::default(),
             webhook_hosts: BTreeMap::new(),
             webhook_worker: true,
             compute_worker: true,
@@ -280,6 +313,18 @@ impl Settings {
             _ => self.bind.clone(),
         };
         format!("http://{bind}")
+    }
+
+    /// The transparency log's name (see [`Evidence::log_name`]).
+    pub fn log_name(&self) -> String {
+        if let Some(name) = &self.evidence.log_name {
+            return name.clone();
+        }
+        self.public_url
+            .as_deref()
+            .and_then(|u| reqwest::Url::parse(u).ok())
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_else(|| "fiscus.localhost".to_string())
     }
 
     pub fn audit_anchor_path(&self) -> PathBuf {

@@ -20,6 +20,7 @@
 pub mod actions;
 pub mod agent_execution;
 pub mod catalogue_check;
+pub mod evidence;
 pub mod intelligence;
 pub mod oauth;
 pub mod platform;
@@ -29,12 +30,12 @@ use utoipa_axum::router::OpenApiRouter;
 
 /// The area's bearer operations that only read.
 pub fn reads() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().merge(platform::routes()).merge(intelligence::routes())
+    OpenApiRouter::new().merge(platform::routes()).merge(intelligence::routes()).merge(evidence::reads())
 }
 
 /// The area's bearer operations that write or serve the agent-execution gateway (behind the idempotency and
 /// request evidence layers too). The OAuth endpoints authenticate the client, not a bearer credential, and
 /// are assembled apart (`oauth::routes`).
 pub fn writes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().merge(actions::routes()).merge(agent_execution::routes())
+    OpenApiRouter::new().merge(actions::routes()).merge(agent_execution::routes()).merge(evidence::writes())
 }

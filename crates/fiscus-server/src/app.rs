@@ -108,6 +108,7 @@ pub fn build(state: AppState) -> Router {
         )
         .route("/problems/{code}", get(fiscus_http::docs::problem_page))
         .route("/.well-known/oauth-authorization-server", get(fiscus_platform::oauth::authorization_server_metadata))
+        .route("/.well-known/fiscus-evidence-key", get(fiscus_platform::evidence::well_known_key))
         .route(fiscus_http::issuer::MCP_RESOURCE_METADATA, get(fiscus_platform::oauth::mcp_resource_metadata))
         .route(fiscus_agents::routes::agents::a2a::CARD_PATH, get(fiscus_agents::routes::agents::a2a::public_card))
         .route(

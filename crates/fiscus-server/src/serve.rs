@@ -43,6 +43,7 @@ pub async fn run(
         fiscus_platform::actions::bank_files::check_directories(files).map_err(anyhow::Error::msg)?;
     }
     let worker = spawn_settlement_worker(state.clone());
+    let evidence = spawn_evidence_worker(state.clone());
     let banker = (state.settings.iso20022.is_some() && state.settings.bank_file_worker)
         .then(|| spawn_bank_file_worker(state.clone()));
     let computer = state.settings.compute_worker.then(|| spawn_compute_worker(state.clone()));
@@ -87,6 +88,7 @@ pub async fn run(
     state.compute.close();
     background.abort();
     worker.abort();
+    evidence.abort();
     if let Some(c) = computer {
         c.abort();
     }
@@ -181,6 +183,22 @@ pub fn spawn_settlement_worker(state: AppState) -> tokio::task::JoinHandle<()> {
                 }
             };
             state.progress.end(pass, worked);
+        }
+    })
+}
+
+/// This node's evidence worker: integrates the workspaces' transparency logs and signs their checkpoints
+/// (`fiscus_kernel::evidence`). Any number of nodes may run one: an integration checks the tree unchanged
+/// before it writes, and a checkpoint of a size already signed is kept once.
+pub fn spawn_evidence_worker(state: AppState) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            if let Err(e) = fiscus_kernel::evidence::run_once(&state).await {
+                tracing::warn!(error = %e, "evidence worker pass failed");
+            }
         }
     })
 }

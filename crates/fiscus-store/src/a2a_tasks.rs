@@ -97,27 +97,24 @@ const COLUMNS: &str = "id, application_id, credential_id, context_id, message_id
 /// Inserts a task; [`StoreError::Conflict`] when the application already sent a message with this id.
 pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, t: &Task) -> Result<()> {
     let text = |v: &str| Stored::Text(v.to_string());
-    let seal_mac = crate::seals::seal_of(
-        tx.seal_key(),
-        &crate::seals::A2A_TASKS,
-        vec![
-            text(&t.id),
-            text(&tenant.workspace_id),
-            text(tenant.environment.as_str()),
-            text(&t.application_id),
-            text(&t.credential_id),
-            text(&t.context_id),
-            text(&t.message_id),
-            text(&t.skill),
-            text(t.state.as_str()),
-            Stored::Integer(t.http_status),
-            text(&t.request_hash),
-            text(&t.response_hash),
-            text(&t.message),
-            text(&t.result),
-            Stored::Integer(t.created_at),
-        ],
-    )?;
+    let sealed_values = vec![
+        text(&t.id),
+        text(&tenant.workspace_id),
+        text(tenant.environment.as_str()),
+        text(&t.application_id),
+        text(&t.credential_id),
+        text(&t.context_id),
+        text(&t.message_id),
+        text(&t.skill),
+        text(t.state.as_str()),
+        Stored::Integer(t.http_status),
+        text(&t.request_hash),
+        text(&t.response_hash),
+        text(&t.message),
+        text(&t.result),
+        Stored::Integer(t.created_at),
+    ];
+    let seal_mac = crate::seals::seal_of(tx.seal_key(), &crate::seals::A2A_TASKS, sealed_values.clone())?;
     sqlx::query(&format!(
         "INSERT INTO a2a_tasks (workspace_id, environment, {COLUMNS}, seal_mac) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
@@ -140,6 +137,7 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, t: &Task) -> Result<()> {
     .bind(seal_mac)
     .execute(tx.conn())
     .await?;
+    crate::seals::log(tx, &crate::seals::A2A_TASKS, &sealed_values).await?;
     Ok(())
 }
 

@@ -28,26 +28,23 @@ const COLUMNS: &str = "id, application_id, credential_id, operation, method, pat
 /// row: [`StoreError::Conflict`] when this client already used it.
 pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &AgentRequestRow, nonce: Option<&str>) -> Result<()> {
     let text = |v: &str| Stored::Text(v.to_string());
-    let seal_mac = crate::seals::seal_of(
-        tx.seal_key(),
-        &crate::seals::AGENT_REQUESTS,
-        vec![
-            text(&r.id),
-            text(&tenant.workspace_id),
-            text(tenant.environment.as_str()),
-            text(&r.application_id),
-            text(&r.credential_id),
-            text(&r.operation),
-            text(&r.method),
-            text(&r.path),
-            Stored::Integer(r.status),
-            text(&r.request_hash),
-            text(&r.response_hash),
-            text(&r.evidence_hash),
-            text(&r.request_id),
-            Stored::Integer(r.created_at),
-        ],
-    )?;
+    let sealed_values = vec![
+        text(&r.id),
+        text(&tenant.workspace_id),
+        text(tenant.environment.as_str()),
+        text(&r.application_id),
+        text(&r.credential_id),
+        text(&r.operation),
+        text(&r.method),
+        text(&r.path),
+        Stored::Integer(r.status),
+        text(&r.request_hash),
+        text(&r.response_hash),
+        text(&r.evidence_hash),
+        text(&r.request_id),
+        Stored::Integer(r.created_at),
+    ];
+    let seal_mac = crate::seals::seal_of(tx.seal_key(), &crate::seals::AGENT_REQUESTS, sealed_values.clone())?;
     sqlx::query(&format!(
         "INSERT INTO agent_requests (workspace_id, environment, {COLUMNS}, nonce, seal_mac) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
@@ -70,6 +67,7 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &AgentRequestRow, nonc
     .bind(seal_mac)
     .execute(tx.conn())
     .await?;
+    crate::seals::log(tx, &crate::seals::AGENT_REQUESTS, &sealed_values).await?;
     Ok(())
 }
 

@@ -62,8 +62,9 @@ pub(crate) async fn try_write(
     let moved: Vec<(String, Head)> = moving.into_iter().collect();
     let binds = records.len() * appends::KEY_COLUMNS.len()
         + rows.iter().map(|r| r.columns.len() + 1).sum::<usize>()
-        + chained.len() * audit::EVENT_COLUMNS.len()
-        + moved.len() * 6
+        + chained.events.len() * audit::EVENT_COLUMNS.len()
+        + chained.leaves.len() * audit::LEAF_COLUMNS.len()
+        + moved.len() * 8
         + 1;
     if binds > MAX_BINDS {
         return Ok(None);
@@ -93,18 +94,23 @@ pub(crate) async fn try_write(
         ordered_rows.extend(of_table);
     }
     for i in 0..moved.len() {
-        let p: Vec<String> = (0..6).map(|_| sql.param()).collect();
+        let p: Vec<String> = (0..8).map(|_| sql.param()).collect();
         sql.open_clause();
         sql.text.push_str(&format!(
-            "h{i} AS (UPDATE audit_heads SET seq = {}, hash = {}, mac = {} WHERE workspace_id = {} AND seq = {} \
-             AND hash = {} RETURNING 1)",
-            p[0], p[1], p[2], p[3], p[4], p[5]
+            "h{i} AS (UPDATE audit_heads SET seq = {}, hash = {}, mac = {}, leaves = {} WHERE workspace_id = {} \
+             AND seq = {} AND hash = {} AND leaves = {} RETURNING 1)",
+            p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]
         ));
         checks.push(format!("(SELECT count(*) FROM h{i}) = 1"));
     }
-    if !chained.is_empty() {
+    if !chained.events.is_empty() {
         let head = format!("e AS (INSERT INTO audit_events ({}) VALUES ", audit::EVENT_COLUMNS.join(", "));
-        sql.clause(&head, chained.len(), audit::EVENT_COLUMNS.len());
+        sql.clause(&head, chained.events.len(), audit::EVENT_COLUMNS.len());
+        sql.text.push(')');
+    }
+    if !chained.leaves.is_empty() {
+        let head = format!("l AS (INSERT INTO tlog_leaves ({}) VALUES ", audit::LEAF_COLUMNS.join(", "));
+        sql.clause(&head, chained.leaves.len(), audit::LEAF_COLUMNS.len());
         sql.text.push(')');
     }
     if sql.clauses == 0 {
@@ -128,12 +134,23 @@ pub(crate) async fn try_write(
     }
     let previous: Vec<&Head> =
         moved.iter().map(|(w, _)| heads.get(w).expect("every moved head was remembered")).collect();
-    let head_macs: Vec<String> = moved.iter().map(|(w, (seq, hash))| key.audit_head(w, *seq, hash)).collect();
-    for (((workspace_id, (seq, hash)), previous), mac) in moved.iter().zip(&previous).zip(&head_macs) {
-        query = query.bind(*seq).bind(hash).bind(mac).bind(workspace_id).bind(previous.0).bind(&previous.1);
+    let head_macs: Vec<String> = moved.iter().map(|(w, head)| key.audit_head(w, head.seq, &head.hash)).collect();
+    for (((workspace_id, head), previous), mac) in moved.iter().zip(&previous).zip(&head_macs) {
+        query = query
+            .bind(head.seq)
+            .bind(&head.hash)
+            .bind(mac)
+            .bind(head.leaves)
+            .bind(workspace_id)
+            .bind(previous.seq)
+            .bind(&previous.hash)
+            .bind(previous.leaves);
     }
-    for event in &chained {
+    for event in &chained.events {
         query = audit::bind_event(query, event);
+    }
+    for leaf in &chained.leaves {
+        query = audit::bind_leaf(query, leaf);
     }
     query.execute(&mut *conn).await.map_err(StoreError::from)?;
     Ok(Some(moved))

@@ -87,6 +87,10 @@ impl Appends {
     /// a column that may receive one must be a text column.
     pub fn sealed_row(&mut self, key: &SealKey, table: &SealedTable, values: Vec<Stored>) -> Result<()> {
         let seal_mac = crate::seals::seal_of(key, table, values.clone())?;
+        let columns: crate::seals::Columns = table.columns.iter().copied().zip(values.iter().cloned()).collect();
+        // Its leaf goes with the member's audit events: chained only if the member's appends are written.
+        let (workspace_id, leaf) = crate::seals::leaf_of(table, &columns)?;
+        self.audit.push(PendingEvent::Record { workspace_id, leaf });
         self.rows.push(AppendRow { table: table.table, columns: table.columns, values, seal_mac });
         Ok(())
     }

@@ -4,6 +4,7 @@ use crate::dialect::{backend_of, for_update};
 use crate::{Backend, Result, StoreError, WriteTx};
 use fiscus_domain::audit::AuditEvent;
 use fiscus_domain::integrity::SealKey;
+use fiscus_domain::tlog::Leaf;
 use serde_json::Value;
 use sqlx::{AnyConnection, FromRow};
 use std::collections::HashMap;
@@ -20,7 +21,7 @@ pub struct NewAuditEvent<'a> {
 
 /// An audit event waiting for its place in its workspace's chain.
 #[derive(Clone)]
-pub(crate) struct PendingEvent {
+pub(crate) struct PendingAudit {
     workspace_id: String,
     environment: Option<String>,
     actor_kind: String,
@@ -32,13 +33,26 @@ pub(crate) struct PendingEvent {
     occurred_at: i64,
 }
 
+/// What waits for its place in its workspace's log at the group's end: an audit event (which also takes a
+/// place in the chain), or a sealed record's leaf of the transparency log (`fiscus_domain::tlog`). Both are
+/// kept, dropped with a member's savepoint and written the same way, so a record's leaf lands in exactly the
+/// transaction that wrote the record.
+#[derive(Clone)]
+pub(crate) enum PendingEvent {
+    Audit(PendingAudit),
+    Record { workspace_id: String, leaf: Leaf },
+}
+
 impl PendingEvent {
     pub(crate) fn workspace_id(&self) -> &str {
-        &self.workspace_id
+        match self {
+            PendingEvent::Audit(a) => &a.workspace_id,
+            PendingEvent::Record { workspace_id, .. } => workspace_id,
+        }
     }
 
     pub(crate) fn new(workspace_id: &str, new: NewAuditEvent<'_>) -> PendingEvent {
-        PendingEvent {
+        PendingEvent::Audit(PendingAudit {
             workspace_id: workspace_id.to_string(),
             environment: new.environment.map(|e| e.as_str().to_string()),
             actor_kind: new.actor.kind.as_str().to_string(),
@@ -48,7 +62,7 @@ impl PendingEvent {
             subject: new.subject.map(str::to_string),
             details: new.details,
             occurred_at: new.occurred_at,
-        }
+        })
     }
 }
 
@@ -62,10 +76,20 @@ impl PendingEvent {
 /// per group). Without a group the event is chained and written at once, its head locked (PostgreSQL) or the
 /// transaction the only writer (SQLite).
 pub async fn append(tx: &mut WriteTx, workspace_id: &str, new: NewAuditEvent<'_>) -> Result<()> {
-    let event = PendingEvent::new(workspace_id, new);
+    defer(tx, PendingEvent::new(workspace_id, new)).await
+}
+
+/// Puts a sealed record's leaf in its workspace's transparency log, in the transaction that wrote the record
+/// (the same way as an audit event: see [`append`]).
+pub(crate) async fn log_record(tx: &mut WriteTx, workspace_id: &str, leaf: Leaf) -> Result<()> {
+    defer(tx, PendingEvent::Record { workspace_id: workspace_id.to_string(), leaf }).await
+}
+
+async fn defer(tx: &mut WriteTx, event: PendingEvent) -> Result<()> {
     let key = tx.seal_key().clone();
     match tx.lane_state() {
         Some(state) => {
+            let workspace_id = event.workspace_id();
             if !state.knows_chain(workspace_id) {
                 let exists: Option<(i64,)> = sqlx::query_as("SELECT seq FROM audit_heads WHERE workspace_id = $1")
                     .bind(workspace_id)
@@ -74,7 +98,8 @@ pub async fn append(tx: &mut WriteTx, workspace_id: &str, new: NewAuditEvent<'_>
                 if exists.is_none() {
                     return Err(StoreError::NotFound);
                 }
-                state.mark_chain_known(workspace_id);
+                let workspace_id = workspace_id.to_string();
+                state.mark_chain_known(&workspace_id);
             }
             state.defer_audit(event);
             Ok(())
@@ -103,8 +128,18 @@ pub(crate) const EVENT_COLUMNS: &[&str] = &[
     "mac",
 ];
 
-/// A workspace's chain head: its last sequence number and hash.
-pub(crate) type Head = (i64, String);
+/// The columns of `tlog_leaves`, in the order [`bind_leaf`] binds them.
+pub(crate) const LEAF_COLUMNS: &[&str] = &["workspace_id", "leaf_index", "kind", "record_id", "record_hash"];
+
+/// A workspace's head: its chain's last sequence number and hash, and how many leaves its transparency log
+/// has. The MAC covers the chain's part; the log's count needs none (a checkpoint signs what it covers, and
+/// a count moved by hand only makes the next write collide with a leaf already there).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Head {
+    pub(crate) seq: i64,
+    pub(crate) hash: String,
+    pub(crate) leaves: i64,
+}
 
 /// An event given its place in its chain: the event, its hash and its MAC.
 pub(crate) struct ChainedEvent {
@@ -113,21 +148,40 @@ pub(crate) struct ChainedEvent {
     mac: String,
 }
 
-/// Chains `events`, in order, onto `heads` (workspace id → head), moving each head past its events. Pure:
-/// the caller read the heads (or remembers them, see `append_statement`) and writes the result.
+/// A leaf given its place in its workspace's log.
+pub(crate) struct PlacedLeaf {
+    workspace_id: String,
+    index: i64,
+    leaf: Leaf,
+}
+
+/// What chaining a group's pending events gives: the events to insert and the log's leaves (every record's
+/// and every event's).
+pub(crate) struct Chained {
+    pub(crate) events: Vec<ChainedEvent>,
+    pub(crate) leaves: Vec<PlacedLeaf>,
+}
+
+/// Chains `events`, in order, onto `heads` (workspace id → head), moving each head past its events and
+/// leaves. Pure: the caller read the heads (or remembers them, see `append_statement`) and writes the result.
 /// `NotFound` if an event's workspace has no head in `heads`.
-pub(crate) fn chain(
-    key: &SealKey,
-    events: Vec<PendingEvent>,
-    heads: &mut HashMap<String, Head>,
-) -> Result<Vec<ChainedEvent>> {
+pub(crate) fn chain(key: &SealKey, events: Vec<PendingEvent>, heads: &mut HashMap<String, Head>) -> Result<Chained> {
     let mut rows = Vec::with_capacity(events.len());
+    let mut leaves = Vec::with_capacity(events.len());
     for pending in events {
-        let head = heads.get_mut(&pending.workspace_id).ok_or(StoreError::NotFound)?;
+        let head = heads.get_mut(pending.workspace_id()).ok_or(StoreError::NotFound)?;
+        let pending = match pending {
+            PendingEvent::Audit(a) => a,
+            PendingEvent::Record { workspace_id, leaf } => {
+                leaves.push(PlacedLeaf { workspace_id, index: head.leaves, leaf });
+                head.leaves += 1;
+                continue;
+            }
+        };
         let event = AuditEvent {
             workspace_id: pending.workspace_id,
-            seq: head.0 + 1,
-            prev_hash: std::mem::take(&mut head.1),
+            seq: head.seq + 1,
+            prev_hash: std::mem::take(&mut head.hash),
             occurred_at: pending.occurred_at,
             environment: pending.environment,
             actor_kind: pending.actor_kind,
@@ -139,10 +193,17 @@ pub(crate) fn chain(
         };
         let hash = event.hash().map_err(|e| StoreError::Corrupt(format!("audit details: {e}")))?;
         let mac = key.audit_event(&event.workspace_id, event.seq, &hash);
-        *head = (event.seq, hash.clone());
+        head.seq = event.seq;
+        head.hash.clone_from(&hash);
+        leaves.push(PlacedLeaf {
+            workspace_id: event.workspace_id.clone(),
+            index: head.leaves,
+            leaf: Leaf::audit_event(event.seq, &hash),
+        });
+        head.leaves += 1;
         rows.push(ChainedEvent { event, hash, mac });
     }
-    Ok(rows)
+    Ok(Chained { events: rows, leaves })
 }
 
 /// Binds a chained event's values in [`EVENT_COLUMNS`] order.
@@ -167,83 +228,135 @@ pub(crate) fn bind_event<'q>(
         .bind(&row.mac)
 }
 
-/// Chains `events` (in order) onto their workspaces' heads and writes them: the heads are locked in workspace
-/// order (PostgreSQL `FOR UPDATE`; so two transactions never wait on each other's heads), the events inserted
-/// in multi-row statements, and each head moved once. Returns the heads as moved (for a lane to remember,
-/// see `append_statement`). `NotFound` if a workspace has no chain.
+/// Binds a placed leaf's values in [`LEAF_COLUMNS`] order.
+pub(crate) fn bind_leaf<'q>(
+    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    row: &'q PlacedLeaf,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    query.bind(&row.workspace_id).bind(row.index).bind(&row.leaf.kind).bind(&row.leaf.id).bind(&row.leaf.record_hash)
+}
+
+/// `INSERT INTO table (columns) VALUES (…), …` for `rows` rows whose parameters start after `offset`.
+fn values_clause(sql: &mut String, table: &str, columns: &[&str], rows: usize, offset: usize) {
+    sql.push_str(&format!("INSERT INTO {table} ({}) VALUES ", columns.join(", ")));
+    for i in 0..rows {
+        let b = offset + i * columns.len();
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        sql.push('(');
+        for c in 1..=columns.len() {
+            if c > 1 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&format!("${}", b + c));
+        }
+        sql.push(')');
+    }
+}
+
+/// Chains `events` (in order) onto their workspaces' heads and writes them with their leaves: the heads are
+/// locked in workspace order (PostgreSQL `FOR UPDATE`; so two transactions never wait on each other's heads),
+/// the events and leaves inserted in multi-row statements, and each head moved once. Returns the heads as
+/// moved (for a lane to remember, see `append_statement`). `NotFound` if a workspace has no chain.
 pub(crate) async fn write_chained(
     conn: &mut AnyConnection,
     key: &SealKey,
     events: Vec<PendingEvent>,
-) -> Result<Vec<(String, i64, String)>> {
+) -> Result<Vec<(String, Head)>> {
     if events.is_empty() {
         return Ok(Vec::new());
     }
-    let mut workspaces: Vec<&str> = events.iter().map(|e| e.workspace_id.as_str()).collect();
+    let mut workspaces: Vec<&str> = events.iter().map(PendingEvent::workspace_id).collect();
     workspaces.sort_unstable();
     workspaces.dedup();
     let lock = for_update(backend_of(conn));
     let mut heads: HashMap<String, Head> = HashMap::with_capacity(workspaces.len());
     for workspace_id in workspaces {
-        let head: Head = sqlx::query_as(&format!("SELECT seq, hash FROM audit_heads WHERE workspace_id = $1{lock}"))
-            .bind(workspace_id)
-            .fetch_optional(&mut *conn)
-            .await?
-            .ok_or(StoreError::NotFound)?;
-        heads.insert(workspace_id.to_string(), head);
+        let (seq, hash, leaves): (i64, String, i64) =
+            sqlx::query_as(&format!("SELECT seq, hash, leaves FROM audit_heads WHERE workspace_id = $1{lock}"))
+                .bind(workspace_id)
+                .fetch_optional(&mut *conn)
+                .await?
+                .ok_or(StoreError::NotFound)?;
+        heads.insert(workspace_id.to_string(), Head { seq, hash, leaves });
     }
-    let rows = chain(key, events, &mut heads)?;
-    // PostgreSQL moves the heads in the same statement as the last chunk of events (data-modifying `WITH`
+    let chained = chain(key, events, &mut heads)?;
+    // PostgreSQL moves the heads in the same statement as the last chunk of leaves (data-modifying `WITH`
     // clauses run once, whether or not the statement reads them): a round trip less for every group, on
     // the path every workspace's writes serialize on. SQLite has no such clause and needs no round trips.
-    let heads: Vec<(String, i64, String)> = heads.into_iter().map(|(w, (seq, hash))| (w, seq, hash)).collect();
+    let heads: Vec<(String, Head)> = heads.into_iter().collect();
     let with_heads = backend_of(conn) == Backend::Postgres;
-    let chunks: Vec<_> = rows.chunks(INSERT_CHUNK).collect();
+    // Likewise the events of a group that fits one chunk ride in the leaves' statement (PostgreSQL).
+    let inline_events = with_heads && chained.events.len() <= INSERT_CHUNK;
+    if !inline_events {
+        for chunk in chained.events.chunks(INSERT_CHUNK) {
+            let mut sql = String::new();
+            values_clause(&mut sql, "audit_events", EVENT_COLUMNS, chunk.len(), 0);
+            let mut query = sqlx::query(&sql);
+            for row in chunk {
+                query = bind_event(query, row);
+            }
+            query.execute(&mut *conn).await?;
+        }
+    }
+    let chunks: Vec<_> = chained.leaves.chunks(INSERT_CHUNK).collect();
     for (i, chunk) in chunks.iter().enumerate() {
-        let moves = if with_heads && i + 1 == chunks.len() { heads.as_slice() } else { &[] };
+        let last = i + 1 == chunks.len();
+        let moves = if with_heads && last { heads.as_slice() } else { &[] };
+        let events: &[ChainedEvent] = if inline_events && last { &chained.events } else { &[] };
         let mut sql = String::new();
+        let mut clauses = 0;
+        let mut open = |sql: &mut String| {
+            sql.push_str(if clauses == 0 { "WITH " } else { ", " });
+            clauses += 1;
+        };
         for (h, _) in moves.iter().enumerate() {
-            let b = h * 4;
-            sql.push_str(if h == 0 { "WITH " } else { ", " });
+            let b = h * 5;
+            open(&mut sql);
             sql.push_str(&format!(
-                "head_{h} AS (UPDATE audit_heads SET seq = ${}, hash = ${}, mac = ${} WHERE workspace_id = ${})",
+                "head_{h} AS (UPDATE audit_heads SET seq = ${}, hash = ${}, mac = ${}, leaves = ${} WHERE workspace_id = ${})",
                 b + 1,
                 b + 2,
                 b + 3,
-                b + 4
+                b + 4,
+                b + 5
             ));
         }
-        sql.push_str(&format!(" INSERT INTO audit_events ({}) VALUES ", EVENT_COLUMNS.join(", ")));
-        let offset = moves.len() * 4;
-        for i in 0..chunk.len() {
-            let b = offset + i * EVENT_COLUMNS.len();
-            if i > 0 {
-                sql.push_str(", ");
-            }
-            sql.push('(');
-            for c in 1..=EVENT_COLUMNS.len() {
-                if c > 1 {
-                    sql.push_str(", ");
-                }
-                sql.push_str(&format!("${}", b + c));
-            }
+        let mut offset = moves.len() * 5;
+        if !events.is_empty() {
+            open(&mut sql);
+            sql.push_str("events AS (");
+            values_clause(&mut sql, "audit_events", EVENT_COLUMNS, events.len(), offset);
             sql.push(')');
+            offset += events.len() * EVENT_COLUMNS.len();
         }
+        sql.push(' ');
+        values_clause(&mut sql, "tlog_leaves", LEAF_COLUMNS, chunk.len(), offset);
         let mut query = sqlx::query(&sql);
-        for (workspace_id, seq, hash) in moves {
-            query = query.bind(*seq).bind(hash).bind(key.audit_head(workspace_id, *seq, hash)).bind(workspace_id);
+        for (workspace_id, head) in moves {
+            query = query
+                .bind(head.seq)
+                .bind(&head.hash)
+                .bind(key.audit_head(workspace_id, head.seq, &head.hash))
+                .bind(head.leaves)
+                .bind(workspace_id);
+        }
+        for row in events {
+            query = bind_event(query, row);
         }
         for row in chunk.iter() {
-            query = bind_event(query, row);
+            query = bind_leaf(query, row);
         }
         query.execute(&mut *conn).await?;
     }
     if !with_heads {
-        for (workspace_id, seq, hash) in &heads {
-            sqlx::query("UPDATE audit_heads SET seq = $1, hash = $2, mac = $3 WHERE workspace_id = $4")
-                .bind(*seq)
-                .bind(hash)
-                .bind(key.audit_head(workspace_id, *seq, hash))
+        for (workspace_id, head) in &heads {
+            sqlx::query("UPDATE audit_heads SET seq = $1, hash = $2, mac = $3, leaves = $4 WHERE workspace_id = $5")
+                .bind(head.seq)
+                .bind(&head.hash)
+                .bind(key.audit_head(workspace_id, head.seq, &head.hash))
+                .bind(head.leaves)
                 .bind(workspace_id)
                 .execute(&mut *conn)
                 .await?;

@@ -237,7 +237,7 @@ pub async fn assign(tx: &mut WriteTx, tenant: &Tenant, instructions: &[Instructi
             Stored::Integer(r.created_at),
             text(file_id),
         ];
-        let mac = seals::seal_of(&key, &INSTRUCTIONS_SEALED, columns)?;
+        let mac = seals::seal_of(&key, &INSTRUCTIONS_SEALED, columns.clone())?;
         let done = sqlx::query(
             "UPDATE payment_instructions SET file_id = $1, seal_mac = $2 \
              WHERE id = $3 AND workspace_id = $4 AND environment = $5 AND file_id IS NULL",
@@ -252,6 +252,8 @@ pub async fn assign(tx: &mut WriteTx, tenant: &Tenant, instructions: &[Instructi
         if done.rows_affected() != 1 {
             return Err(StoreError::Conflict(format!("payment instruction {} is in a file already", r.id)));
         }
+        // The re-sealed row is a new version of the record: a new leaf.
+        seals::log(tx, &INSTRUCTIONS_SEALED, &columns).await?;
     }
     Ok(())
 }

@@ -63,19 +63,16 @@ pub async fn insert(tx: &mut WriteTx, workspace_id: &str, p: &mut Policy) -> Res
         .await?;
     p.version = last.unwrap_or(0) + 1;
     let text = |s: &str| Stored::Text(s.to_string());
-    let mac = seals::seal_of(
-        tx.seal_key(),
-        &SEALED,
-        vec![
-            text(&p.id),
-            text(workspace_id),
-            Stored::Integer(p.version),
-            text(&p.rules_json),
-            text(&p.rules_hash),
-            text(&p.created_by.label()),
-            Stored::Integer(p.created_at),
-        ],
-    )?;
+    let sealed_values = vec![
+        text(&p.id),
+        text(workspace_id),
+        Stored::Integer(p.version),
+        text(&p.rules_json),
+        text(&p.rules_hash),
+        text(&p.created_by.label()),
+        Stored::Integer(p.created_at),
+    ];
+    let mac = seals::seal_of(tx.seal_key(), &SEALED, sealed_values.clone())?;
     sqlx::query(
         "INSERT INTO collateral_policies (id, workspace_id, version, rules, rules_hash, created_by, created_at, seal_mac) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -90,6 +87,7 @@ pub async fn insert(tx: &mut WriteTx, workspace_id: &str, p: &mut Policy) -> Res
     .bind(mac)
     .execute(tx.conn())
     .await?;
+    seals::log(tx, &SEALED, &sealed_values).await?;
     Ok(())
 }
 

@@ -157,22 +157,19 @@ pub struct JobResult {
 
 /// Creates a job, sealed, queued (or already running, for one computed in the request itself).
 pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, job: &NewJob<'_>, state: JobState) -> Result<()> {
-    let mac = seals::seal_of(
-        tx.seal_key(),
-        &JOBS_SEALED,
-        vec![
-            Stored::Text(job.id.to_string()),
-            Stored::Text(tenant.workspace_id.clone()),
-            Stored::Text(tenant.environment.as_str().to_string()),
-            Stored::Text(job.kind.as_str().to_string()),
-            Stored::Text(job.request.to_string()),
-            Stored::Text(job.request_hash.to_string()),
-            Stored::Text(job.engine_version.to_string()),
-            Stored::Integer(job.credits),
-            Stored::Text(job.created_by.to_string()),
-            Stored::Integer(job.created_at),
-        ],
-    )?;
+    let sealed_values = vec![
+        Stored::Text(job.id.to_string()),
+        Stored::Text(tenant.workspace_id.clone()),
+        Stored::Text(tenant.environment.as_str().to_string()),
+        Stored::Text(job.kind.as_str().to_string()),
+        Stored::Text(job.request.to_string()),
+        Stored::Text(job.request_hash.to_string()),
+        Stored::Text(job.engine_version.to_string()),
+        Stored::Integer(job.credits),
+        Stored::Text(job.created_by.to_string()),
+        Stored::Integer(job.created_at),
+    ];
+    let mac = seals::seal_of(tx.seal_key(), &JOBS_SEALED, sealed_values.clone())?;
     let started = (state == JobState::Running).then_some(job.created_at);
     sqlx::query(
         "INSERT INTO compute_jobs (id, workspace_id, environment, kind, request, request_hash, engine_version, credits, \
@@ -196,6 +193,7 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, job: &NewJob<'_>, state: 
     .bind(job.project)
     .execute(tx.conn())
     .await?;
+    seals::log(tx, &JOBS_SEALED, &sealed_values).await?;
     Ok(())
 }
 
@@ -349,19 +347,16 @@ pub async fn finish(
         return Ok(false);
     }
     if let Ending::Succeeded { result } = ending {
-        let mac = seals::seal_of(
-            tx.seal_key(),
-            &RESULTS_SEALED,
-            vec![
-                Stored::Text(result.id.clone()),
-                Stored::Text(tenant.workspace_id.clone()),
-                Stored::Text(result.job_id.clone()),
-                Stored::Text(result.output.clone()),
-                Stored::Text(result.output_hash.clone()),
-                Stored::Text(result.result_hash.clone()),
-                Stored::Integer(result.created_at),
-            ],
-        )?;
+        let sealed_values = vec![
+            Stored::Text(result.id.clone()),
+            Stored::Text(tenant.workspace_id.clone()),
+            Stored::Text(result.job_id.clone()),
+            Stored::Text(result.output.clone()),
+            Stored::Text(result.output_hash.clone()),
+            Stored::Text(result.result_hash.clone()),
+            Stored::Integer(result.created_at),
+        ];
+        let mac = seals::seal_of(tx.seal_key(), &RESULTS_SEALED, sealed_values.clone())?;
         sqlx::query(
             "INSERT INTO compute_results (id, workspace_id, job_id, output, output_hash, result_hash, created_at, \
              seal_mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -376,6 +371,7 @@ pub async fn finish(
         .bind(mac)
         .execute(tx.conn())
         .await?;
+        seals::log(tx, &RESULTS_SEALED, &sealed_values).await?;
     }
     Ok(true)
 }

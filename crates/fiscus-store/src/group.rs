@@ -503,7 +503,7 @@ impl Lane {
                 }
                 let moved = crate::audit::write_chained(state.conn(), &key, events).await?;
                 state.conn().execute(format!("{before}COMMIT").as_str()).await?;
-                state.heads.extend(moved.into_iter().map(|(w, seq, hash)| (w, (seq, hash))));
+                state.heads.extend(moved);
                 Ok(())
             }
             .await

@@ -133,22 +133,19 @@ const COLUMNS: &str = "id, kind, portfolio_id, request, output, content_hash, cr
 
 /// Writes a record, sealed.
 pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &Record) -> Result<()> {
-    let mac = seals::seal_of(
-        tx.seal_key(),
-        &SEALED,
-        vec![
-            Stored::Text(r.id.clone()),
-            Stored::Text(tenant.workspace_id.clone()),
-            Stored::Text(tenant.environment.as_str().to_string()),
-            Stored::Text(r.kind.as_str().to_string()),
-            r.portfolio_id.map_or(Stored::Null, Stored::Integer),
-            Stored::Text(r.request.clone()),
-            Stored::Text(r.output.clone()),
-            Stored::Text(r.content_hash.clone()),
-            Stored::Text(r.created_by.label()),
-            Stored::Integer(r.created_at),
-        ],
-    )?;
+    let sealed_values = vec![
+        Stored::Text(r.id.clone()),
+        Stored::Text(tenant.workspace_id.clone()),
+        Stored::Text(tenant.environment.as_str().to_string()),
+        Stored::Text(r.kind.as_str().to_string()),
+        r.portfolio_id.map_or(Stored::Null, Stored::Integer),
+        Stored::Text(r.request.clone()),
+        Stored::Text(r.output.clone()),
+        Stored::Text(r.content_hash.clone()),
+        Stored::Text(r.created_by.label()),
+        Stored::Integer(r.created_at),
+    ];
+    let mac = seals::seal_of(tx.seal_key(), &SEALED, sealed_values.clone())?;
     sqlx::query(
         "INSERT INTO investment_records (id, workspace_id, environment, kind, portfolio_id, request, output, \
          content_hash, created_by, created_at, seal_mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
@@ -166,6 +163,7 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &Record) -> Result<()>
     .bind(mac)
     .execute(tx.conn())
     .await?;
+    seals::log(tx, &SEALED, &sealed_values).await?;
     Ok(())
 }
 

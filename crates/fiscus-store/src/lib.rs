@@ -57,6 +57,7 @@ pub mod seals;
 pub mod settlement;
 pub mod spaces;
 pub mod themes;
+pub mod tlog;
 pub mod tool_invocations;
 pub mod usage;
 pub mod webhook_deliveries;

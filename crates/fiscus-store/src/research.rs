@@ -50,23 +50,20 @@ const SNAPSHOT_COLUMNS: &str = "id, project, name, description, run_id, bundle, 
 
 /// Writes a snapshot, sealed. A second snapshot of the same run is a [`StoreError::Conflict`].
 pub async fn insert_snapshot(tx: &mut WriteTx, tenant: &Tenant, s: &Snapshot) -> Result<()> {
-    let mac = seals::seal_of(
-        tx.seal_key(),
-        &SNAPSHOTS_SEALED,
-        vec![
-            Stored::Text(s.id.clone()),
-            Stored::Text(tenant.workspace_id.clone()),
-            Stored::Text(tenant.environment.as_str().to_string()),
-            Stored::Text(s.project.clone()),
-            Stored::Text(s.name.clone()),
-            s.description.clone().map_or(Stored::Null, Stored::Text),
-            Stored::Text(s.run_id.clone()),
-            Stored::Text(s.bundle.clone()),
-            Stored::Text(s.bundle_hash.clone()),
-            Stored::Text(s.created_by.label()),
-            Stored::Integer(s.created_at),
-        ],
-    )?;
+    let sealed_values = vec![
+        Stored::Text(s.id.clone()),
+        Stored::Text(tenant.workspace_id.clone()),
+        Stored::Text(tenant.environment.as_str().to_string()),
+        Stored::Text(s.project.clone()),
+        Stored::Text(s.name.clone()),
+        s.description.clone().map_or(Stored::Null, Stored::Text),
+        Stored::Text(s.run_id.clone()),
+        Stored::Text(s.bundle.clone()),
+        Stored::Text(s.bundle_hash.clone()),
+        Stored::Text(s.created_by.label()),
+        Stored::Integer(s.created_at),
+    ];
+    let mac = seals::seal_of(tx.seal_key(), &SNAPSHOTS_SEALED, sealed_values.clone())?;
     sqlx::query(
         "INSERT INTO research_snapshots (id, workspace_id, environment, project, name, description, run_id, bundle, \
          bundle_hash, created_by, created_at, seal_mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
@@ -85,6 +82,7 @@ pub async fn insert_snapshot(tx: &mut WriteTx, tenant: &Tenant, s: &Snapshot) ->
     .bind(mac)
     .execute(tx.conn())
     .await?;
+    seals::log(tx, &SNAPSHOTS_SEALED, &sealed_values).await?;
     Ok(())
 }
 

@@ -109,6 +109,7 @@ impl Fields {
 /// literal, not bound: PostgreSQL will not take a NULL bound as text into a BIGINT column.
 pub(crate) async fn insert(tx: &mut WriteTx, table: &SealedTable, values: Vec<Stored>) -> Result<()> {
     let mac = seals::seal_of(tx.seal_key(), table, values.clone())?;
+    let sealed_values = values.clone();
     let mut placeholders = Vec::with_capacity(values.len() + 1);
     let mut bound = Vec::with_capacity(values.len());
     for v in values {
@@ -127,7 +128,7 @@ pub(crate) async fn insert(tx: &mut WriteTx, table: &SealedTable, values: Vec<St
         placeholders.join(", ")
     );
     bind_all!(sqlx::query(&sql), &bound).bind(mac).execute(tx.conn()).await?;
-    Ok(())
+    seals::log(tx, table, &sealed_values).await
 }
 
 /// The tenant's rows of `table` where `column = value`, oldest first, seals checked.

@@ -9,6 +9,7 @@
 
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::integrity::{SealKey, Stored, matches};
+use fiscus_domain::tlog::Leaf;
 use sqlx::{AnyConnection, Row};
 
 /// A table whose rows are sealed, and the columns the seal covers.
@@ -349,7 +350,33 @@ pub async fn seal_by(
         .bind(value)
         .execute(tx.conn())
         .await?;
-    Ok(())
+    let (workspace_id, leaf) = leaf_of(table, &columns)?;
+    crate::audit::log_record(tx, &workspace_id, leaf).await
+}
+
+/// Puts a sealed row just written in `tx` (`values` in the table's sealed column order, as stored) into its
+/// workspace's transparency log: its leaf names the table, the row's key and the hash of its canonical
+/// content (`fiscus_domain::tlog`). Every sealed write calls it once its INSERT (or re-seal) succeeded, so a
+/// leaf names only what was written: [`seal`] and [`seal_by`] do it themselves, and every writer that seals
+/// with [`seal_of`] calls it after its statement.
+pub async fn log(tx: &mut WriteTx, table: &SealedTable, values: &[Stored]) -> Result<()> {
+    let columns: Columns = table.columns.iter().copied().zip(values.iter().cloned()).collect();
+    let (workspace_id, leaf) = leaf_of(table, &columns)?;
+    crate::audit::log_record(tx, &workspace_id, leaf).await
+}
+
+/// The leaf of a sealed row in its workspace's log, and that workspace: the table's name, the row's text key
+/// (its first sealed column) and the hash of its sealed columns' canonical JSON.
+pub(crate) fn leaf_of(table: &SealedTable, columns: &[(&str, Stored)]) -> Result<(String, Leaf)> {
+    let workspace_id = columns
+        .iter()
+        .find_map(|(name, value)| match (name, value) {
+            (&"workspace_id", Stored::Text(w)) => Some(w.clone()),
+            _ => None,
+        })
+        .ok_or_else(|| StoreError::Corrupt(format!("{}: a sealed row without its workspace", table.table)))?;
+    let (_, record_hash) = fiscus_domain::tlog::row_content(columns);
+    Ok((workspace_id, Leaf { kind: table.table.to_string(), id: id_of(columns), record_hash }))
 }
 
 /// One row of a tenant's sealed table by its `id`: read as `R` from `columns`, decoded into `T` (a stored value

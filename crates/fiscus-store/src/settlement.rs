@@ -193,6 +193,7 @@ pub async fn insert_records(tx: &mut WriteTx, tenant: &Tenant, records: &[(&str,
     let head = format!("INSERT INTO settlement_records ({}, seal_mac) VALUES ", table.columns.join(", "));
     for chunk in records.chunks(crate::dialect::rows_per_statement(width).min(500)) {
         let mut values = Vec::with_capacity(chunk.len() * width);
+        let mut rows = Vec::with_capacity(chunk.len());
         for (action_id, r) in chunk {
             let mismatches = serde_json::to_string(&r.mismatches).map_err(|e| StoreError::Corrupt(e.to_string()))?;
             // In the sealed columns' order (`seals::SETTLEMENT_RECORDS`).
@@ -214,11 +215,15 @@ pub async fn insert_records(tx: &mut WriteTx, tenant: &Tenant, records: &[(&str,
                 Stored::Integer(r.received_at),
             ];
             let mac = crate::seals::seal_of(&key, table, row.clone())?;
-            values.extend(row);
+            values.extend(row.iter().cloned());
             values.push(Stored::Text(mac));
+            rows.push(row);
         }
         let sql = crate::dialect::multi_row_insert(backend, &head, chunk.len(), width);
         crate::dialect::bind_all!(sqlx::query(&sql), &values).execute(tx.conn()).await?;
+        for row in &rows {
+            crate::seals::log(tx, table, row).await?;
+        }
     }
     Ok(())
 }

@@ -180,7 +180,8 @@ fn universe_values(workspace_id: &str, u: &Universe) -> Vec<Stored> {
 /// is handed off at once.
 pub async fn insert_universe(tx: &mut WriteTx, workspace_id: &str, u: &mut Universe, members: &[Member]) -> Result<()> {
     u.id = crate::data::take_number(tx, "universes").await?;
-    let mac = seals::seal_of(tx.seal_key(), &UNIVERSES_SEALED, universe_values(workspace_id, u))?;
+    let sealed_values = universe_values(workspace_id, u);
+    let mac = seals::seal_of(tx.seal_key(), &UNIVERSES_SEALED, sealed_values.clone())?;
     sqlx::query(
         "INSERT INTO investment_universes (uid, workspace_id, id, name, theme, source, status, members_hash, \
          created_by, created_at, handed_off_at, seal_mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
@@ -199,6 +200,7 @@ pub async fn insert_universe(tx: &mut WriteTx, workspace_id: &str, u: &mut Unive
     .bind(mac)
     .execute(tx.conn())
     .await?;
+    seals::log(tx, &UNIVERSES_SEALED, &sealed_values).await?;
     insert_members(tx, workspace_id, u.id, members).await
 }
 
@@ -535,23 +537,20 @@ const OPERATION_COLUMNS: &str = "id, portfolio_id, model_portfolio_id, model_por
 /// Inserts an operation, sealed.
 pub async fn insert_operation(tx: &mut WriteTx, tenant: &Tenant, o: &Operation) -> Result<()> {
     let text = |s: &str| Stored::Text(s.to_string());
-    let mac = seals::seal_of(
-        tx.seal_key(),
-        &OPERATIONS_SEALED,
-        vec![
-            text(&o.id),
-            text(&tenant.workspace_id),
-            text(tenant.environment.as_str()),
-            Stored::Integer(o.portfolio_id),
-            text(&o.model_portfolio_id),
-            text(&o.model_portfolio_hash),
-            text(&o.objective),
-            o.agent.as_deref().map_or(Stored::Null, text),
-            text(o.status.as_str()),
-            text(&o.created_by.label()),
-            Stored::Integer(o.created_at),
-        ],
-    )?;
+    let sealed_values = vec![
+        text(&o.id),
+        text(&tenant.workspace_id),
+        text(tenant.environment.as_str()),
+        Stored::Integer(o.portfolio_id),
+        text(&o.model_portfolio_id),
+        text(&o.model_portfolio_hash),
+        text(&o.objective),
+        o.agent.as_deref().map_or(Stored::Null, text),
+        text(o.status.as_str()),
+        text(&o.created_by.label()),
+        Stored::Integer(o.created_at),
+    ];
+    let mac = seals::seal_of(tx.seal_key(), &OPERATIONS_SEALED, sealed_values.clone())?;
     sqlx::query(
         "INSERT INTO governed_ai_operations (id, workspace_id, environment, portfolio_id, model_portfolio_id, \
          model_portfolio_hash, objective, agent, status, created_by, created_at, seal_mac) \
@@ -571,6 +570,7 @@ pub async fn insert_operation(tx: &mut WriteTx, tenant: &Tenant, o: &Operation) 
     .bind(mac)
     .execute(tx.conn())
     .await?;
+    seals::log(tx, &OPERATIONS_SEALED, &sealed_values).await?;
     Ok(())
 }
 

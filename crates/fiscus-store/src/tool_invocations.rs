@@ -109,25 +109,22 @@ const COLUMNS: &str = "id, application_id, credential_id, protocol, tool, reques
 
 pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &Invocation) -> Result<()> {
     let text = |v: &str| Stored::Text(v.to_string());
-    let seal_mac = crate::seals::seal_of(
-        tx.seal_key(),
-        &crate::seals::TOOL_INVOCATIONS,
-        vec![
-            text(&r.id),
-            text(&tenant.workspace_id),
-            text(tenant.environment.as_str()),
-            text(&r.application_id),
-            text(&r.credential_id),
-            text(r.protocol.as_str()),
-            text(&r.tool),
-            text(&r.request_hash),
-            text(&r.response_hash),
-            Stored::Integer(r.status),
-            text(r.outcome.as_str()),
-            text(&r.request_id),
-            Stored::Integer(r.created_at),
-        ],
-    )?;
+    let sealed_values = vec![
+        text(&r.id),
+        text(&tenant.workspace_id),
+        text(tenant.environment.as_str()),
+        text(&r.application_id),
+        text(&r.credential_id),
+        text(r.protocol.as_str()),
+        text(&r.tool),
+        text(&r.request_hash),
+        text(&r.response_hash),
+        Stored::Integer(r.status),
+        text(r.outcome.as_str()),
+        text(&r.request_id),
+        Stored::Integer(r.created_at),
+    ];
+    let seal_mac = crate::seals::seal_of(tx.seal_key(), &crate::seals::TOOL_INVOCATIONS, sealed_values.clone())?;
     sqlx::query(&format!(
         "INSERT INTO tool_invocations (workspace_id, environment, {COLUMNS}, seal_mac) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
@@ -148,6 +145,7 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, r: &Invocation) -> Result
     .bind(seal_mac)
     .execute(tx.conn())
     .await?;
+    crate::seals::log(tx, &crate::seals::TOOL_INVOCATIONS, &sealed_values).await?;
     Ok(())
 }
 

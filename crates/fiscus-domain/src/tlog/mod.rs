@@ -200,7 +200,14 @@ pub fn consistency_proof(r: &mut impl Subtrees, first: u64, second: u64) -> Resu
     Ok(proof)
 }
 
-fn subproof(r: &mut impl Subtrees, m: u64, lo: u64, hi: u64, whole: bool, out: &mut Vec<Hash>) -> Result<(), TreeError> {
+fn subproof(
+    r: &mut impl Subtrees,
+    m: u64,
+    lo: u64,
+    hi: u64,
+    whole: bool,
+    out: &mut Vec<Hash>,
+) -> Result<(), TreeError> {
     let n = hi - lo;
     if m == n {
         if !whole {

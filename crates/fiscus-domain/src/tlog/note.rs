@@ -159,21 +159,28 @@ impl NoteVerifier {
     /// The verifier key as published (the note signature's type, `0x01`).
     pub fn encode(&self) -> String {
         let id = key_id(&self.name, ED25519, &self.key);
-        format!("{}+{}+{}", self.name, crate::evidence::hex(&id), B64.encode([&[ED25519][..], self.key.as_bytes()].concat()))
+        format!(
+            "{}+{}+{}",
+            self.name,
+            crate::evidence::hex(&id),
+            B64.encode([&[ED25519][..], self.key.as_bytes()].concat())
+        )
     }
 
     /// Reads a verifier key (of type `0x01` or, for a witness, `0x04`).
     pub fn parse(text: &str) -> Result<NoteVerifier, NoteError> {
-        let mut parts = text.trim().split('+');
-        let (name, id, key) = (parts.next(), parts.next(), parts.next());
-        let (Some(name), Some(id), Some(key), None) = (name, id, key, parts.next()) else {
+        // The key's base64 may itself hold `+`: the name and the id are the first two fields, the rest is the key.
+        let mut parts = text.trim().splitn(3, '+');
+        let (Some(name), Some(id), Some(key)) = (parts.next(), parts.next(), parts.next()) else {
             return Err(NoteError::BadKey);
         };
         let bytes = B64.decode(key).map_err(|_| NoteError::BadKey)?;
         let (&kind, raw) = bytes.split_first().ok_or(NoteError::BadKey)?;
         let raw: [u8; 32] = raw.try_into().map_err(|_| NoteError::BadKey)?;
         let key = VerifyingKey::from_bytes(&raw).map_err(|_| NoteError::BadKey)?;
-        if name.is_empty() || crate::evidence::hex(&key_id(name, kind, &key)) != id || !matches!(kind, ED25519 | COSIGNATURE_V1)
+        if name.is_empty()
+            || crate::evidence::hex(&key_id(name, kind, &key)) != id
+            || !matches!(kind, ED25519 | COSIGNATURE_V1)
         {
             return Err(NoteError::BadKey);
         }

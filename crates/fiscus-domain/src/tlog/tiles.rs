@@ -177,7 +177,8 @@ mod tests {
         for p in ["tile/0/x001/x234/067", "tile/1/007.p/3", "tile/entries/000.p/1", "tile/2/000"] {
             assert_eq!(parse(p).map(path).as_deref(), Some(p));
         }
-        for bad in ["tile/0/67", "tile/0/x067", "tile/0/000.p/0", "tile/0/000.p/256", "tile/00/000", "tile/0/x000/067/"] {
+        for bad in ["tile/0/67", "tile/0/x067", "tile/0/000.p/0", "tile/0/000.p/256", "tile/00/000", "tile/0/x000/067/"]
+        {
             assert_eq!(parse(bad), None, "{bad}");
         }
     }
@@ -189,10 +190,8 @@ mod tests {
         // Appended in uneven batches, reloading only the edge between batches, as the integrator does.
         let mut size = 0u64;
         for batch in leaves.chunks(9_973) {
-            let kept: BTreeMap<(u8, u64), Vec<Hash>> = edge(size)
-                .into_iter()
-                .map(|(l, i, w)| ((l, i), tiles.0[&(l, i)][..w as usize].to_vec()))
-                .collect();
+            let kept: BTreeMap<(u8, u64), Vec<Hash>> =
+                edge(size).into_iter().map(|(l, i, w)| ((l, i), tiles.0[&(l, i)][..w as usize].to_vec())).collect();
             let mut working = Tiles(kept);
             let changed = working.append(size, batch).unwrap();
             for key in changed {

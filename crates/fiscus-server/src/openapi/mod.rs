@@ -96,6 +96,13 @@ pub fn finish(mut api: OpenApi) -> OpenApi {
             .collect(),
     );
 
+    // A catch-all route (`{*path}`) is documented as the path parameter it is.
+    let catch_alls: Vec<String> = api.paths.paths.keys().filter(|p| p.contains("{*")).cloned().collect();
+    for path in catch_alls {
+        if let Some(item) = api.paths.paths.remove(&path) {
+            api.paths.paths.insert(catalogue::template(&path).into_owned(), item);
+        }
+    }
     for (path, item) in api.paths.paths.iter_mut() {
         for (method, op) in [
             (Method::Get, item.get.as_mut()),

@@ -46,6 +46,7 @@ mod settlement;
 mod sign_in_flood;
 mod signed_clients;
 mod tournaments;
+mod transparency_log;
 mod webhook_delivery;
 mod webhooks;
 mod workflow_gateway;

@@ -164,7 +164,7 @@ pub async fn insert(tx: &mut WriteTx, workspace_id: &str, d: &Dataset) -> Result
         Stored::Text(d.imported_by.label()),
         Stored::Integer(d.created_at),
     ];
-    let mac = seals::seal_of(tx.seal_key(), &SEALED, values)?;
+    let mac = seals::seal_of(tx.seal_key(), &SEALED, values.clone())?;
     sqlx::query(
         "INSERT INTO datasets (id, number, workspace_id, kind, name, version, source, licence, provenance, file_name, \
          file_sha256, row_count, skipped_count, period_start, period_end, importer_version, mapping, content_hash, \
@@ -194,6 +194,7 @@ pub async fn insert(tx: &mut WriteTx, workspace_id: &str, d: &Dataset) -> Result
     .bind(mac)
     .execute(tx.conn())
     .await?;
+    seals::log(tx, &SEALED, &values).await?;
     Ok(())
 }
 

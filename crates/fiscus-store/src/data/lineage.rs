@@ -26,19 +26,16 @@ pub struct LineageExport {
 }
 
 pub async fn insert(tx: &mut WriteTx, workspace_id: &str, e: &LineageExport) -> Result<()> {
-    let mac = seals::seal_of(
-        tx.seal_key(),
-        &SEALED,
-        vec![
-            Stored::Text(e.id.clone()),
-            Stored::Text(workspace_id.to_string()),
-            Stored::Text(e.created_by.label()),
-            Stored::Integer(e.event_count),
-            Stored::Text(e.document.clone()),
-            Stored::Text(e.document_hash.clone()),
-            Stored::Integer(e.created_at),
-        ],
-    )?;
+    let sealed_values = vec![
+        Stored::Text(e.id.clone()),
+        Stored::Text(workspace_id.to_string()),
+        Stored::Text(e.created_by.label()),
+        Stored::Integer(e.event_count),
+        Stored::Text(e.document.clone()),
+        Stored::Text(e.document_hash.clone()),
+        Stored::Integer(e.created_at),
+    ];
+    let mac = seals::seal_of(tx.seal_key(), &SEALED, sealed_values.clone())?;
     sqlx::query(
         "INSERT INTO lineage_exports (id, workspace_id, created_by, event_count, document, document_hash, created_at, \
          seal_mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -53,6 +50,7 @@ pub async fn insert(tx: &mut WriteTx, workspace_id: &str, e: &LineageExport) -> 
     .bind(mac)
     .execute(tx.conn())
     .await?;
+    seals::log(tx, &SEALED, &sealed_values).await?;
     Ok(())
 }
 

@@ -1,0 +1,253 @@
+//! The transparency log's integrator, signer and prover (`fiscus_domain::tlog` says what the log is).
+//!
+//! Leaves are written with their records (`fiscus_store::audit`). Here, afterwards and without touching the
+//! heads writers lock: the integrator reads committed leaves, extends the tiles and records the new tree
+//! size ([`integrate`]); the signer issues a C2SP checkpoint of the integrated tree, on a schedule ([`run_once`])
+//! or when asked ([`checkpoint_now`]), and keeps every one; the prover answers inclusion and consistency
+//! proofs from the tiles, reading only those a proof needs (one query).
+//!
+//! The signing key is Ed25519, derived from the server key (so every node signs with the same key and no
+//! key is stored in the database); its verifier key is public ([`verifier_key`]).
+
+use crate::services::Services;
+use fiscus_domain::tlog::note::{Checkpoint, NoteSigner, NoteVerifier};
+use fiscus_domain::tlog::tiles::{self, Tiles};
+use fiscus_domain::tlog::{self as tlog, Hash, TreeError};
+use fiscus_store::tlog::{StoredCheckpoint, StoredLeaf, Tree};
+use fiscus_store::{StoreError, tlog as store};
+use hmac::{Hmac, Mac};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Leaves integrated per transaction: the tiles of one batch are at most 256 full level-0 tiles and their
+/// parents, so the transaction stays short whatever the backlog.
+const BATCH: i64 = 65_536;
+
+/// What the evidence functions can refuse.
+#[derive(Debug, thiserror::Error)]
+pub enum EvidenceError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Tree(#[from] TreeError),
+    /// A tree size beyond what is integrated.
+    #[error("the log has {integrated} integrated leaves; {asked} were asked for")]
+    Beyond { asked: i64, integrated: i64 },
+}
+
+/// The log's signing key, derived from the server key.
+pub fn signer(services: &Services) -> NoteSigner {
+    let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(&services.server_key).expect("HMAC takes any key");
+    mac.update(b"fiscus-transparency-log-v1");
+    NoteSigner::new(&services.settings.log_name(), mac.finalize().into_bytes().into())
+}
+
+/// The published verifier key (`<name>+<key id>+<key>`, C2SP `signed-note`).
+pub fn verifier_key(services: &Services) -> String {
+    signer(services).verifier().encode()
+}
+
+/// The verifier of this deployment's checkpoints.
+pub fn verifier(services: &Services) -> NoteVerifier {
+    signer(services).verifier()
+}
+
+/// A workspace log's origin line.
+pub fn origin(services: &Services, workspace_id: &str) -> String {
+    format!("{}/{workspace_id}", services.settings.log_name())
+}
+
+/// Extends the workspace's tiles over every committed leaf; returns the integrated tree. Another node doing
+/// the same at once costs only a retry: the tree row is checked unchanged before the tiles are written.
+pub async fn integrate(services: &Services, workspace_id: &str) -> Result<Tree, EvidenceError> {
+    loop {
+        let mut conn = services.store.read().await?;
+        let tree = store::tree(&mut conn, workspace_id).await?;
+        let leaves = store::size(&mut conn, workspace_id).await?;
+        if leaves <= tree.size {
+            return Ok(tree);
+        }
+        let new = store::leaves(&mut conn, workspace_id, tree.size, BATCH.min(leaves - tree.size)).await?;
+        // Leaves are committed in index order within a workspace (the head hands indices out under its
+        // lock), but a reader may see a later group before an earlier one's commit is visible on another
+        // connection: integrate only the contiguous run.
+        let contiguous = new.iter().enumerate().take_while(|(i, l)| l.index == tree.size + *i as i64).count();
+        if contiguous == 0 {
+            return Ok(tree);
+        }
+        let hashes: Vec<Hash> = new[..contiguous].iter().map(|l| l.leaf.hash()).collect();
+        let size = tree.size as u64;
+        let edge: BTreeSet<(u8, u64)> = tiles::edge(size).into_iter().map(|(l, i, _)| (l, i)).collect();
+        let mut working = store::tiles(&mut conn, workspace_id, &edge).await?;
+        for (level, index, width) in tiles::edge(size) {
+            if let Some(t) = working.0.get_mut(&(level, index)) {
+                t.truncate(width as usize);
+            }
+        }
+        let changed = working.append(size, &hashes)?;
+        let new_size = size + hashes.len() as u64;
+        let root = root_from(&mut conn, workspace_id, &mut working, new_size).await?;
+        let changed: BTreeMap<(u8, u64), Vec<Hash>> = changed.into_iter().map(|k| (k, working.0[&k].clone())).collect();
+        drop(conn);
+        let to = Tree { size: new_size as i64, root };
+        let mut tx = services.store.begin().await?;
+        let saved =
+            store::save(&mut tx, workspace_id, tree.size, &to, &changed, fiscus_domain::clock::now_micros()).await;
+        match saved {
+            Ok(true) => tx.commit().await?,
+            // Another node integrated meanwhile: read again.
+            Ok(false) => drop(tx),
+            Err(StoreError::Conflict(_)) => drop(tx),
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// The root of the first `size` leaves from `tiles`, fetching any tile it needs that is not there.
+async fn root_from(
+    conn: &mut fiscus_store::Connection,
+    workspace_id: &str,
+    working: &mut Tiles,
+    size: u64,
+) -> Result<Hash, EvidenceError> {
+    let wanted = tiles::needed(&tlog::plan(|p| tlog::root(p, size))?);
+    let missing: BTreeSet<(u8, u64)> = wanted.keys().filter(|k| !working.0.contains_key(k)).copied().collect();
+    if !missing.is_empty() {
+        let fetched = store::tiles(conn, workspace_id, &missing).await?;
+        working.0.extend(fetched.0);
+    }
+    Ok(tlog::root(working, size)?)
+}
+
+/// Signs and keeps a checkpoint of the integrated tree if it grew since the last one; returns the latest.
+async fn sign_if_grown(
+    services: &Services,
+    workspace_id: &str,
+    tree: &Tree,
+) -> Result<Option<StoredCheckpoint>, EvidenceError> {
+    let mut conn = services.store.read().await?;
+    let latest = store::latest_checkpoint(&mut conn, workspace_id).await?;
+    drop(conn);
+    if latest.as_ref().is_some_and(|c| c.tree_size >= tree.size) || tree.size == 0 {
+        return Ok(latest);
+    }
+    let body = Checkpoint { origin: origin(services, workspace_id), size: tree.size as u64, root: tree.root }.body();
+    let checkpoint = StoredCheckpoint {
+        tree_size: tree.size,
+        root: tree.root,
+        note: signer(services).sign(&body),
+        created_at: fiscus_domain::clock::now_micros(),
+    };
+    let mut tx = services.store.begin().await?;
+    let inserted = store::insert_checkpoint(&mut tx, workspace_id, &checkpoint).await?;
+    tx.commit().await?;
+    if !inserted {
+        // Another node signed the same size at once: the same body under the same key, kept once.
+        let mut conn = services.store.read().await?;
+        return Ok(store::checkpoint(&mut conn, workspace_id, tree.size).await?);
+    }
+    Ok(Some(checkpoint))
+}
+
+/// Integrates every committed leaf and signs a checkpoint of it (or returns the one already signed at that
+/// size). `None` only for a log with no leaf at all.
+pub async fn checkpoint_now(
+    services: &Services,
+    workspace_id: &str,
+) -> Result<Option<StoredCheckpoint>, EvidenceError> {
+    let tree = integrate(services, workspace_id).await?;
+    sign_if_grown(services, workspace_id, &tree).await
+}
+
+/// One pass of the evidence worker: integrates every workspace whose log grew, and signs a checkpoint for
+/// those whose last one is older than the interval. Returns how many workspaces it integrated.
+pub async fn run_once(services: &Services) -> Result<usize, EvidenceError> {
+    let mut conn = services.store.read().await?;
+    let behind = store::behind(&mut conn, 100).await?;
+    drop(conn);
+    let interval =
+        services.settings.evidence.checkpoint_interval_seconds as i64 * fiscus_domain::clock::MICROS_PER_SECOND;
+    let now = fiscus_domain::clock::now_micros();
+    for (workspace_id, _, _) in &behind {
+        let tree = integrate(services, workspace_id).await?;
+        let mut conn = services.store.read().await?;
+        let latest = store::latest_checkpoint(&mut conn, workspace_id).await?;
+        drop(conn);
+        if latest.is_none_or(|c| now - c.created_at >= interval) {
+            sign_if_grown(services, workspace_id, &tree).await?;
+        }
+    }
+    Ok(behind.len())
+}
+
+/// The tiles a computation reads, fetched in one query.
+async fn tiles_for<T>(
+    services: &Services,
+    workspace_id: &str,
+    compute: impl Fn(&mut tlog::Plan) -> Result<T, TreeError>,
+) -> Result<Tiles, EvidenceError> {
+    let wanted: BTreeSet<(u8, u64)> = tiles::needed(&tlog::plan(compute)?).into_keys().collect();
+    let mut conn = services.store.read().await?;
+    Ok(store::tiles(&mut conn, workspace_id, &wanted).await?)
+}
+
+/// The integrated size, refusing a tree size beyond it.
+async fn within(services: &Services, workspace_id: &str, size: i64) -> Result<Tree, EvidenceError> {
+    let mut conn = services.store.read().await?;
+    let tree = store::tree(&mut conn, workspace_id).await?;
+    if size > tree.size || size < 0 {
+        return Err(EvidenceError::Beyond { asked: size, integrated: tree.size });
+    }
+    Ok(tree)
+}
+
+/// The inclusion proof of leaf `index` in the tree of `size` leaves, and that tree's root.
+pub async fn inclusion(
+    services: &Services,
+    workspace_id: &str,
+    index: i64,
+    size: i64,
+) -> Result<(Vec<Hash>, Hash), EvidenceError> {
+    within(services, workspace_id, size).await?;
+    let (m, n) = (index as u64, size as u64);
+    let mut tiles = tiles_for(services, workspace_id, |p| {
+        tlog::inclusion_proof(p, m, n)?;
+        tlog::root(p, n)
+    })
+    .await?;
+    let proof = tlog::inclusion_proof(&mut tiles, m, n)?;
+    let root = tlog::root(&mut tiles, n)?;
+    Ok((proof, root))
+}
+
+/// The consistency proof from the tree of `first` leaves to the tree of `second`, and both roots.
+pub async fn consistency(
+    services: &Services,
+    workspace_id: &str,
+    first: i64,
+    second: i64,
+) -> Result<(Vec<Hash>, Hash, Hash), EvidenceError> {
+    within(services, workspace_id, second).await?;
+    if first > second || first < 0 {
+        return Err(TreeError::Shrinks { first: first.max(0) as u64, second: second as u64 }.into());
+    }
+    let (m, n) = (first as u64, second as u64);
+    let mut tiles = tiles_for(services, workspace_id, |p| {
+        tlog::consistency_proof(p, m, n)?;
+        tlog::root(p, m)?;
+        tlog::root(p, n)
+    })
+    .await?;
+    Ok((tlog::consistency_proof(&mut tiles, m, n)?, tlog::root(&mut tiles, m)?, tlog::root(&mut tiles, n)?))
+}
+
+/// The latest leaf of a record below `size`.
+pub async fn leaf_of(
+    services: &Services,
+    workspace_id: &str,
+    record_id: &str,
+    kind: Option<&str>,
+    size: i64,
+) -> Result<Option<StoredLeaf>, EvidenceError> {
+    let mut conn = services.store.read().await?;
+    Ok(store::find(&mut conn, workspace_id, record_id, kind, size).await?)
+}

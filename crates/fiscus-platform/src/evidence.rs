@@ -1,0 +1,465 @@
+//! The transparency log over HTTP: signed checkpoints (the latest, the history, a fresh one on request),
+//! inclusion proofs of any record or audit event, consistency proofs between two tree sizes, the log's
+//! verifier key, and the tree as C2SP `tlog-tiles` for mirrors. The log itself is the kernel's
+//! (`fiscus_kernel::evidence`); what it proves, and how to check it without Fiscus, is in
+//! `docs/evidence.md`.
+//!
+//! Reads need `trust:read`, the seed's scope for the trust surface (it already serves the audit head);
+//! asking for a fresh checkpoint needs `trust:write`, which changes nothing but the log's own signatures.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use fiscus_domain::api::list::ListPage;
+use fiscus_domain::clock::rfc3339;
+use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::pagination::PageParams;
+use fiscus_domain::tlog::tiles::{self, TileRef};
+use fiscus_domain::tlog::{Leaf, b64};
+use fiscus_http::AppState;
+use fiscus_http::ctx::Ctx;
+use fiscus_http::problem::ApiError;
+use fiscus_http::query::{ApiPath, ListParams};
+use fiscus_kernel::evidence::{self, EvidenceError};
+use fiscus_store::tlog::StoredCheckpoint;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// The reads (`trust:read`).
+pub fn reads() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(get_checkpoint))
+        .routes(routes!(list_checkpoints))
+        .routes(routes!(get_record_proof))
+        .routes(routes!(get_consistency))
+        .routes(routes!(get_key))
+        .routes(routes!(get_tile))
+}
+
+/// The write (`trust:write`): a fresh checkpoint.
+pub fn writes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(create_checkpoint))
+}
+
+fn problem(e: EvidenceError) -> ApiError {
+    match e {
+        EvidenceError::Store(e) => e.into(),
+        EvidenceError::Beyond { integrated, .. } => ApiError::new(ErrorCode::InvalidParameter).field(
+            "tree_size",
+            format!("the log's integrated tree has {integrated} leaves; ask for a fresh checkpoint first"),
+        ),
+        EvidenceError::Tree(e) => ApiError::new(ErrorCode::InvalidParameter).detail(e.to_string()),
+    }
+}
+
+/// A signed checkpoint of a workspace's log.
+#[derive(Serialize, ToSchema)]
+pub struct CheckpointView {
+    #[schema(example = "checkpoint")]
+    pub object: &'static str,
+    /// `ckp_<tree size>`: a workspace's log has at most one checkpoint per size.
+    #[schema(example = "ckp_1042")]
+    pub id: String,
+    /// The log's origin line: `<log name>/<workspace id>`.
+    #[schema(example = "fiscus.localhost/wsp_01KBT9Z8Q4M2N6P0R3S5V7X9YB")]
+    pub origin: String,
+    #[schema(example = 1042)]
+    pub tree_size: i64,
+    /// The root hash, standard base64 of its 32 bytes (as in the note).
+    #[schema(example = "7ZkpyAD0rO+8JjAcp4LZ3m7F0Ktq3hQY2zyFo6HXuqo=")]
+    pub root_hash: String,
+    /// The checkpoint as a C2SP signed note (`tlog-checkpoint`), exactly as signed: verify it with the key
+    /// of `GET /evidence/key`. Witnesses' cosignatures follow the log's signature.
+    #[schema(
+        example = "fiscus.localhost/wsp_01KBT9Z8Q4M2N6P0R3S5V7X9YB\n1042\n7ZkpyAD0rO+8JjAcp4LZ3m7F0Ktq3hQY2zyFo6HXuqo=\n\n— fiscus.localhost Az3grlgt…\n"
+    )]
+    pub note: String,
+    pub created_at: String,
+}
+
+fn checkpoint_view(services: &fiscus_kernel::Services, workspace_id: &str, c: StoredCheckpoint) -> CheckpointView {
+    CheckpointView {
+        object: "checkpoint",
+        id: format!("ckp_{}", c.tree_size),
+        origin: evidence::origin(services, workspace_id),
+        tree_size: c.tree_size,
+        root_hash: b64(&c.root),
+        note: c.note,
+        created_at: rfc3339(c.created_at),
+    }
+}
+
+/// Reads the latest signed checkpoint of the workspace's log.
+///
+/// The newest checkpoint issued (every log signs one when it grew, at most every
+/// `evidence.checkpoint_interval_seconds`, and whenever a client asks with `POST /evidence/checkpoints`).
+/// Keep it: a later checkpoint's consistency proof against it shows the log only grew. 404 while the log
+/// has no checkpoint yet. Needs `trust:read`; changes nothing.
+#[utoipa::path(
+    get,
+    path = "/api/v2/evidence/checkpoint",
+    responses((status = 200, description = "The latest checkpoint", body = CheckpointView))
+)]
+pub async fn get_checkpoint(ctx: Ctx, State(state): State<AppState>) -> Result<Json<CheckpointView>, ApiError> {
+    let workspace_id = ctx.principal.workspace_id();
+    let mut conn = state.store.read().await?;
+    let latest = fiscus_store::tlog::latest_checkpoint(&mut conn, workspace_id)
+        .await?
+        .ok_or_else(|| ApiError::new(ErrorCode::NotFound).detail("the log has no checkpoint yet"))?;
+    Ok(Json(checkpoint_view(&state, workspace_id, latest)))
+}
+
+/// Lists the checkpoints issued, newest first.
+///
+/// Every checkpoint the workspace's log was given, each kept as signed. `after_id` continues after a
+/// checkpoint (`ckp_<size>`) towards older ones. Needs `trust:read`; changes nothing.
+#[utoipa::path(
+    get,
+    path = "/api/v2/evidence/checkpoints",
+    params(PageParams),
+    responses((status = 200, description = "A page of checkpoints", body = ListPage<CheckpointView>))
+)]
+pub async fn list_checkpoints(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    params: ListParams,
+) -> Result<Json<ListPage<CheckpointView>>, ApiError> {
+    params.only(&[])?;
+    let before = match params.page.after_id.as_deref() {
+        None => None,
+        Some(id) => Some(
+            id.strip_prefix("ckp_")
+                .and_then(|n| n.parse::<i64>().ok())
+                .ok_or_else(|| ApiError::new(ErrorCode::InvalidParameter).field("after_id", "not a checkpoint id"))?,
+        ),
+    };
+    let workspace_id = ctx.principal.workspace_id();
+    let mut conn = state.store.read().await?;
+    let rows =
+        fiscus_store::tlog::checkpoints(&mut conn, workspace_id, before, i64::from(params.page.limit) + 1).await?;
+    let page = ListPage::from_overfetch(rows, params.page.limit, |c| format!("ckp_{}", c.tree_size));
+    Ok(Json(ListPage {
+        object: page.object,
+        has_more: page.has_more,
+        next_after_id: page.next_after_id,
+        data: page.data.into_iter().map(|c| checkpoint_view(&state, workspace_id, c)).collect(),
+    }))
+}
+
+/// Signs a checkpoint of everything committed so far.
+///
+/// Integrates every record and event committed before the request into the workspace's log and answers a
+/// signed checkpoint of it: a new one (kept with the others), or the latest when nothing was committed
+/// since. A client that must prove a record it just wrote asks for this, then for the record's proof. Needs
+/// `trust:write`; changes nothing but the log's checkpoints.
+#[utoipa::path(
+    post,
+    path = "/api/v2/evidence/checkpoints",
+    responses((status = 201, description = "A checkpoint covering every record committed before the request", body = CheckpointView))
+)]
+pub async fn create_checkpoint(ctx: Ctx, State(state): State<AppState>) -> Result<Response, ApiError> {
+    let workspace_id = ctx.principal.workspace_id();
+    let checkpoint = evidence::checkpoint_now(&state, workspace_id)
+        .await
+        .map_err(problem)?
+        .ok_or_else(|| ApiError::new(ErrorCode::NotFound).detail("the log has no record yet"))?;
+    let view = checkpoint_view(&state, workspace_id, checkpoint);
+    Ok(fiscus_http::created::created(Some("/api/v2/evidence/checkpoint".into()), view))
+}
+
+/// Which tree a proof is against.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ProofParams {
+    /// The tree size of the checkpoint to prove against (default: the latest checkpoint's).
+    #[param(minimum = 1, maximum = 9007199254740991i64)]
+    pub tree_size: Option<i64>,
+    /// The record's kind (its table, or `audit_event`), when an id names records of several kinds.
+    #[param(pattern = "^[a-z][a-z0-9_]{0,63}$")]
+    pub kind: Option<String>,
+}
+
+/// A record's leaf and the hashes from it to the root.
+#[derive(Serialize, ToSchema)]
+pub struct InclusionProofView {
+    #[schema(example = "inclusion_proof")]
+    pub object: &'static str,
+    /// The record's kind: the table it is stored in, or `audit_event`.
+    #[schema(example = "actions")]
+    pub kind: String,
+    #[schema(example = "act_01KBTA0C4GZ2Q5R8V1XWJ3N6M9")]
+    pub record_id: String,
+    /// `sha256:` of the record's canonical bytes (a sealed row's sealed columns as RFC 8785 JSON; an audit
+    /// event's chain hash).
+    pub record_hash: String,
+    /// The leaf's entry, whose RFC 9162 leaf hash is `SHA-256(0x00 ‖ entry)`.
+    #[schema(
+        example = "fiscus-evidence/v1\nactions\nact_01KBTA0C4GZ2Q5R8V1XWJ3N6M9\nsha256:5d41402abc4b2a76b9719d911017c592…\n"
+    )]
+    pub entry: String,
+    #[schema(example = 17)]
+    pub leaf_index: i64,
+    #[schema(example = 1042)]
+    pub tree_size: i64,
+    /// The root of the tree of `tree_size` leaves (standard base64).
+    pub root_hash: String,
+    /// The inclusion path (RFC 9162 §2.1.3), each hash standard base64, leaf side first.
+    pub hashes: Vec<String>,
+    /// The signed checkpoint of `tree_size`, when one was issued (it is, unless a size was asked for that
+    /// no checkpoint has).
+    pub checkpoint: Option<CheckpointView>,
+}
+
+/// Proves that a record or audit event is in the workspace's log.
+///
+/// The record's latest leaf below `tree_size` and its RFC 9162 inclusion proof against the tree of
+/// `tree_size` leaves (by default the latest checkpoint's), with that checkpoint. Any sealed record's id
+/// (`act_…`, `dec_…`, `stl_…`, …) or an audit event's (`aud_<seq>`). A record written after the checkpoint
+/// has no leaf in it yet: 404 (ask for a fresh checkpoint). Needs `trust:read`; changes nothing.
+#[utoipa::path(
+    get,
+    path = "/api/v2/evidence/records/{id}/proof",
+    params(("id" = String, Path, pattern = "^[A-Za-z0-9_:.-]{1,128}$", description = "The record's id"), ProofParams),
+    responses((status = 200, description = "The inclusion proof", body = InclusionProofView))
+)]
+pub async fn get_record_proof(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    fiscus_http::query::ApiQuery(q): fiscus_http::query::ApiQuery<ProofParams>,
+) -> Result<Json<InclusionProofView>, ApiError> {
+    let workspace_id = ctx.principal.workspace_id();
+    let (size, checkpoint) = tree_size(&state, workspace_id, q.tree_size).await?;
+    let leaf =
+        evidence::leaf_of(&state, workspace_id, &id, q.kind.as_deref(), size).await.map_err(problem)?.ok_or_else(
+            || ApiError::new(ErrorCode::NotFound).detail(format!("no record {id} in the first {size} leaves")),
+        )?;
+    let (hashes, root) = evidence::inclusion(&state, workspace_id, leaf.index, size).await.map_err(problem)?;
+    Ok(Json(InclusionProofView {
+        object: "inclusion_proof",
+        entry: leaf.leaf.entry(),
+        kind: leaf.leaf.kind,
+        record_id: leaf.leaf.id,
+        record_hash: leaf.leaf.record_hash,
+        leaf_index: leaf.index,
+        tree_size: size,
+        root_hash: b64(&root),
+        hashes: hashes.iter().map(b64).collect(),
+        checkpoint: checkpoint.map(|c| checkpoint_view(&state, workspace_id, c)),
+    }))
+}
+
+/// The tree size asked for (or the latest checkpoint's) and the checkpoint of that size, if one was issued.
+async fn tree_size(
+    state: &AppState,
+    workspace_id: &str,
+    asked: Option<i64>,
+) -> Result<(i64, Option<StoredCheckpoint>), ApiError> {
+    let mut conn = state.store.read().await?;
+    match asked {
+        Some(size) => Ok((size, fiscus_store::tlog::checkpoint(&mut conn, workspace_id, size).await?)),
+        None => {
+            let latest = fiscus_store::tlog::latest_checkpoint(&mut conn, workspace_id)
+                .await?
+                .ok_or_else(|| ApiError::new(ErrorCode::NotFound).detail("the log has no checkpoint yet"))?;
+            Ok((latest.tree_size, Some(latest)))
+        }
+    }
+}
+
+/// The two tree sizes of a consistency proof.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ConsistencyParams {
+    /// The smaller tree size (a checkpoint you kept).
+    #[param(minimum = 1, maximum = 9007199254740991i64)]
+    pub first: i64,
+    /// The larger tree size (default: the latest checkpoint's).
+    #[param(minimum = 1, maximum = 9007199254740991i64)]
+    pub second: Option<i64>,
+}
+
+/// Proof that one tree extends another.
+#[derive(Serialize, ToSchema)]
+pub struct ConsistencyProofView {
+    #[schema(example = "consistency_proof")]
+    pub object: &'static str,
+    #[schema(example = 512)]
+    pub first: i64,
+    #[schema(example = 1042)]
+    pub second: i64,
+    /// The roots of both trees (standard base64).
+    pub first_root_hash: String,
+    pub second_root_hash: String,
+    /// The consistency path (RFC 9162 §2.1.4), each hash standard base64.
+    pub hashes: Vec<String>,
+    /// The signed checkpoint of `second`, when one was issued.
+    pub checkpoint: Option<CheckpointView>,
+}
+
+/// Proves that the log of `second` leaves extends the log of `first` leaves.
+///
+/// The RFC 9162 consistency proof between two tree sizes of the workspace's log. An auditor who kept a
+/// checkpoint checks that a later one extends it: nothing they were shown was rewritten or removed since.
+/// `first` larger than `second` is 422. Needs `trust:read`; changes nothing.
+#[utoipa::path(
+    get,
+    path = "/api/v2/evidence/consistency",
+    params(ConsistencyParams),
+    responses((status = 200, description = "The consistency proof", body = ConsistencyProofView))
+)]
+pub async fn get_consistency(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    fiscus_http::query::ApiQuery(q): fiscus_http::query::ApiQuery<ConsistencyParams>,
+) -> Result<Json<ConsistencyProofView>, ApiError> {
+    let workspace_id = ctx.principal.workspace_id();
+    let (second, checkpoint) = tree_size(&state, workspace_id, q.second).await?;
+    if q.first > second {
+        return Err(ApiError::new(ErrorCode::InvalidParameter).field("first", "must not exceed second"));
+    }
+    let (hashes, first_root, second_root) =
+        evidence::consistency(&state, workspace_id, q.first, second).await.map_err(problem)?;
+    Ok(Json(ConsistencyProofView {
+        object: "consistency_proof",
+        first: q.first,
+        second,
+        first_root_hash: b64(&first_root),
+        second_root_hash: b64(&second_root),
+        hashes: hashes.iter().map(b64).collect(),
+        checkpoint: checkpoint.map(|c| checkpoint_view(&state, workspace_id, c)),
+    }))
+}
+
+/// The key checkpoints are signed with.
+#[derive(Serialize, ToSchema)]
+pub struct EvidenceKeyView {
+    #[schema(example = "evidence_key")]
+    pub object: &'static str,
+    /// The key's name (each checkpoint's signature line names it).
+    #[schema(example = "fiscus.localhost")]
+    pub name: String,
+    /// The C2SP `signed-note` verifier key: `<name>+<key id>+<base64 of 0x01 ‖ Ed25519 public key>`.
+    #[schema(example = "fiscus.localhost+3b1fa6d2+AXq2o0b5ZJt4Wm8mK6H1n1b2C3d4E5f6G7h8I9j0K1lM")]
+    pub verifier_key: String,
+    /// This workspace's log origin (the first line of its checkpoints).
+    pub origin: String,
+}
+
+/// Reads the log's verifier key.
+///
+/// The Ed25519 key every checkpoint of this deployment is signed with, as a C2SP verifier key, and the
+/// workspace log's origin. The same key is served without credentials at
+/// `/.well-known/fiscus-evidence-key` and printed by `fiscus evidence key`; an auditor should get it once,
+/// out of band, and keep it. Needs `trust:read`.
+#[utoipa::path(
+    get,
+    path = "/api/v2/evidence/key",
+    responses((status = 200, description = "The verifier key", body = EvidenceKeyView))
+)]
+pub async fn get_key(ctx: Ctx, State(state): State<AppState>) -> Json<EvidenceKeyView> {
+    Json(EvidenceKeyView {
+        object: "evidence_key",
+        name: state.settings.log_name(),
+        verifier_key: evidence::verifier_key(&state),
+        origin: evidence::origin(&state, ctx.principal.workspace_id()),
+    })
+}
+
+/// The verifier key as plain text, for `/.well-known/fiscus-evidence-key` (no credentials: it is public).
+pub async fn well_known_key(State(state): State<AppState>) -> Response {
+    (
+        [(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"))],
+        format!("{}\n", evidence::verifier_key(&state)),
+    )
+        .into_response()
+}
+
+/// Serves the log as C2SP `tlog-tiles`.
+///
+/// Under this prefix the workspace's log is laid out as the `tlog-tiles` specification says, so a mirror
+/// or a witness reads it with any tiles client: `checkpoint` (the latest signed checkpoint, text), `tile/<L>/<N>[.p/<W>]`
+/// (hash tiles: up to 256 hashes of 32 bytes) and `tile/entries/<N>[.p/<W>]` (entry bundles: each entry a
+/// big-endian 16-bit length then the entry). Tiles never change once served (a partial tile is served
+/// only as wide as the integrated tree reaches, and a wider one has another path); the checkpoint does.
+/// Needs `trust:read`.
+#[utoipa::path(
+    get,
+    path = "/api/v2/evidence/tiles/{*path}",
+    params(("path" = String, Path, pattern = "^(checkpoint|tile/(entries|[0-9]{1,2})/(x[0-9]{3}/){0,6}[0-9]{3}(\\.p/[0-9]{1,3})?)$", description = "`checkpoint` or a tile's path")),
+    responses(
+        (status = 200, description = "The tile's bytes, or the checkpoint's note", content(
+            (Vec<u8> = "application/octet-stream"),
+            (String = "text/plain; charset=utf-8"),
+        ))
+    )
+)]
+pub async fn get_tile(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(path): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    let workspace_id = ctx.principal.workspace_id();
+    let mut conn = state.store.read().await?;
+    if path == "checkpoint" {
+        let latest = fiscus_store::tlog::latest_checkpoint(&mut conn, workspace_id)
+            .await?
+            .ok_or_else(|| ApiError::new(ErrorCode::NotFound).detail("the log has no checkpoint yet"))?;
+        return Ok((
+            [
+                (header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8")),
+                (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+            ],
+            latest.note,
+        )
+            .into_response());
+    }
+    let not_found = || ApiError::new(ErrorCode::NotFound).detail(format!("no tile {path}"));
+    let tile: TileRef = tiles::parse(&path)
+        .ok_or_else(|| ApiError::new(ErrorCode::InvalidParameter).field("path", "not a tile path"))?;
+    let size = fiscus_store::tlog::tree(&mut conn, workspace_id).await?.size as u64;
+    // The tile must lie within the integrated tree at the width asked: what it holds then never changes.
+    let (level_leaves, first) = match tile.level {
+        None => (1u64, tile.index * tiles::WIDTH),
+        Some(l) => {
+            let per = 1u64.checked_shl(8 * u32::from(l)).ok_or_else(not_found)?;
+            (per, tile.index * tiles::WIDTH)
+        }
+    };
+    let reach = size / level_leaves;
+    if first + tile.width > reach {
+        return Err(not_found());
+    }
+    let body: Vec<u8> = match tile.level {
+        Some(l) => {
+            let hashes =
+                fiscus_store::tlog::tile(&mut conn, workspace_id, l, tile.index).await?.ok_or_else(not_found)?;
+            if (hashes.len() as u64) < tile.width {
+                return Err(not_found());
+            }
+            hashes[..tile.width as usize].concat()
+        }
+        None => {
+            let leaves = fiscus_store::tlog::leaves(&mut conn, workspace_id, first as i64, tile.width as i64).await?;
+            let mut out = Vec::new();
+            for l in &leaves {
+                let entry = Leaf::entry(&l.leaf);
+                out.extend_from_slice(&(entry.len() as u16).to_be_bytes());
+                out.extend_from_slice(entry.as_bytes());
+            }
+            out
+        }
+    };
+    Ok((
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream")),
+            (header::CACHE_CONTROL, HeaderValue::from_static("private, max-age=31536000, immutable")),
+        ],
+        body,
+    )
+        .into_response())
+}

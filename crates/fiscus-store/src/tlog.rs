@@ -1,0 +1,325 @@
+//! The transparency log's storage (`fiscus_domain::tlog`): leaves (written with their records, see
+//! `audit::log_record`), the tiles and tree size the integrator keeps, and every checkpoint issued.
+//!
+//! Leaves, full tiles and checkpoints are never changed once written; the rightmost tile of each level is
+//! rewritten wider as the tree grows (a narrower version is its prefix). Every function takes the workspace
+//! first, except [`behind`], the integrator's claim, which serves every workspace (a named exception to
+//! invariant 2, like the settlement claim).
+
+use crate::dialect::{backend_of, for_update};
+use crate::{Result, StoreError, WriteTx};
+use fiscus_domain::tlog::tiles::Tiles;
+use fiscus_domain::tlog::{Hash, Leaf, from_hex, hex};
+use sqlx::AnyConnection;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A leaf as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredLeaf {
+    pub index: i64,
+    pub leaf: Leaf,
+}
+
+type LeafRow = (i64, String, String, String);
+
+fn leaf_of(row: LeafRow) -> StoredLeaf {
+    StoredLeaf { index: row.0, leaf: Leaf { kind: row.1, id: row.2, record_hash: row.3 } }
+}
+
+/// How many leaves the workspace's log has (committed).
+pub async fn size(conn: &mut AnyConnection, workspace_id: &str) -> Result<i64> {
+    let row: Option<(i64,)> = sqlx::query_as("SELECT leaves FROM audit_heads WHERE workspace_id = $1")
+        .bind(workspace_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    row.map(|(n,)| n).ok_or(StoreError::NotFound)
+}
+
+/// Leaves `[from, from + limit)` in order.
+pub async fn leaves(conn: &mut AnyConnection, workspace_id: &str, from: i64, limit: i64) -> Result<Vec<StoredLeaf>> {
+    let rows: Vec<LeafRow> = sqlx::query_as(
+        "SELECT leaf_index, kind, record_id, record_hash FROM tlog_leaves \
+         WHERE workspace_id = $1 AND leaf_index >= $2 ORDER BY leaf_index LIMIT $3",
+    )
+    .bind(workspace_id)
+    .bind(from)
+    .bind(limit)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(leaf_of).collect())
+}
+
+/// The latest leaf of record `record_id` (of `kind`, when given) below `size`.
+pub async fn find(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    record_id: &str,
+    kind: Option<&str>,
+    size: i64,
+) -> Result<Option<StoredLeaf>> {
+    let row: Option<LeafRow> = sqlx::query_as(
+        "SELECT leaf_index, kind, record_id, record_hash FROM tlog_leaves \
+         WHERE workspace_id = $1 AND record_id = $2 AND leaf_index < $3 AND ($4 IS NULL OR kind = $4) \
+         ORDER BY leaf_index DESC LIMIT 1",
+    )
+    .bind(workspace_id)
+    .bind(record_id)
+    .bind(size)
+    .bind(kind)
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok(row.map(leaf_of))
+}
+
+/// Every leaf of `record_ids` below `size`, for bundles: record id → its leaves, oldest first.
+pub async fn find_many(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    record_ids: &[&str],
+    size: i64,
+) -> Result<BTreeMap<String, Vec<StoredLeaf>>> {
+    let mut out: BTreeMap<String, Vec<StoredLeaf>> = BTreeMap::new();
+    for chunk in record_ids.chunks(500) {
+        let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 3)).collect();
+        let sql = format!(
+            "SELECT leaf_index, kind, record_id, record_hash FROM tlog_leaves \
+             WHERE workspace_id = $1 AND leaf_index < $2 AND record_id IN ({}) ORDER BY leaf_index",
+            placeholders.join(", ")
+        );
+        let mut q = sqlx::query_as::<_, LeafRow>(&sql).bind(workspace_id).bind(size);
+        for id in chunk {
+            q = q.bind(*id);
+        }
+        for row in q.fetch_all(&mut *conn).await? {
+            let leaf = leaf_of(row);
+            out.entry(leaf.leaf.id.clone()).or_default().push(leaf);
+        }
+    }
+    Ok(out)
+}
+
+/// How far a workspace's tiles reach and the root there (`(0, empty root)` before the first integration).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tree {
+    pub size: i64,
+    pub root: Hash,
+}
+
+/// The integrated tree of a workspace.
+pub async fn tree(conn: &mut AnyConnection, workspace_id: &str) -> Result<Tree> {
+    let row: Option<(i64, String)> = sqlx::query_as("SELECT size, root_hash FROM tlog_trees WHERE workspace_id = $1")
+        .bind(workspace_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    match row {
+        None => Ok(Tree { size: 0, root: fiscus_domain::tlog::empty_root() }),
+        Some((size, root)) => {
+            let root = from_hex(&root)
+                .ok_or_else(|| StoreError::Corrupt(format!("tlog_trees.root_hash of {workspace_id}")))?;
+            Ok(Tree { size, root })
+        }
+    }
+}
+
+/// Workspaces whose log has leaves beyond their integrated tree: `(workspace, leaves, integrated size)`, at
+/// most `limit`, those furthest behind first. Not scoped to a workspace: the integrator serves them all.
+pub async fn behind(conn: &mut AnyConnection, limit: i64) -> Result<Vec<(String, i64, i64)>> {
+    Ok(sqlx::query_as(
+        "SELECT h.workspace_id, h.leaves, COALESCE(t.size, 0) FROM audit_heads h \
+         LEFT JOIN tlog_trees t ON t.workspace_id = h.workspace_id \
+         WHERE h.leaves > COALESCE(t.size, 0) ORDER BY h.leaves - COALESCE(t.size, 0) DESC LIMIT $1",
+    )
+    .bind(limit)
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+/// Reads the tiles `wanted` names (level, index), each as stored (its widest version).
+pub async fn tiles(conn: &mut AnyConnection, workspace_id: &str, wanted: &BTreeSet<(u8, u64)>) -> Result<Tiles> {
+    let mut out = Tiles::default();
+    let keys: Vec<&(u8, u64)> = wanted.iter().collect();
+    for chunk in keys.chunks(200) {
+        let clauses: Vec<String> =
+            (0..chunk.len()).map(|i| format!("(level = ${} AND tile_index = ${})", i * 2 + 2, i * 2 + 3)).collect();
+        let sql = format!(
+            "SELECT level, tile_index, hashes FROM tlog_tiles WHERE workspace_id = $1 AND ({})",
+            clauses.join(" OR ")
+        );
+        let mut q = sqlx::query_as::<_, (i64, i64, String)>(&sql).bind(workspace_id);
+        for (level, index) in chunk {
+            q = q.bind(i64::from(*level)).bind(*index as i64);
+        }
+        for (level, index, hashes) in q.fetch_all(&mut *conn).await? {
+            out.0.insert((level as u8, index as u64), decode_tile(&hashes)?);
+        }
+    }
+    Ok(out)
+}
+
+/// Tile `(level, index)` as stored, if any.
+pub async fn tile(conn: &mut AnyConnection, workspace_id: &str, level: u8, index: u64) -> Result<Option<Vec<Hash>>> {
+    let row: Option<(String,)> =
+        sqlx::query_as("SELECT hashes FROM tlog_tiles WHERE workspace_id = $1 AND level = $2 AND tile_index = $3")
+            .bind(workspace_id)
+            .bind(i64::from(level))
+            .bind(index as i64)
+            .fetch_optional(&mut *conn)
+            .await?;
+    row.map(|(h,)| decode_tile(&h)).transpose()
+}
+
+fn decode_tile(text: &str) -> Result<Vec<Hash>> {
+    if !text.len().is_multiple_of(64) {
+        return Err(StoreError::Corrupt("tlog_tiles.hashes".into()));
+    }
+    (0..text.len() / 64)
+        .map(|i| from_hex(&text[i * 64..(i + 1) * 64]).ok_or_else(|| StoreError::Corrupt("tlog_tiles.hashes".into())))
+        .collect()
+}
+
+/// Records an integration: the tiles that changed (each at its new width) and the tree's new size and root,
+/// if the tree is still at `from` (another node may have integrated meanwhile: then nothing is written and
+/// `false` returned).
+pub async fn save(
+    tx: &mut WriteTx,
+    workspace_id: &str,
+    from: i64,
+    to: &Tree,
+    changed: &BTreeMap<(u8, u64), Vec<Hash>>,
+    now: i64,
+) -> Result<bool> {
+    let lock = for_update(backend_of(tx.conn()));
+    let current: Option<(i64,)> = sqlx::query_as(&format!("SELECT size FROM tlog_trees WHERE workspace_id = $1{lock}"))
+        .bind(workspace_id)
+        .fetch_optional(tx.conn())
+        .await?;
+    if current.map_or(0, |(s,)| s) != from {
+        return Ok(false);
+    }
+    for ((level, index), hashes) in changed {
+        let text: String = hashes.iter().map(hex).collect();
+        sqlx::query(
+            "INSERT INTO tlog_tiles (workspace_id, level, tile_index, hashes) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (workspace_id, level, tile_index) DO UPDATE SET hashes = excluded.hashes",
+        )
+        .bind(workspace_id)
+        .bind(i64::from(*level))
+        .bind(*index as i64)
+        .bind(text)
+        .execute(tx.conn())
+        .await?;
+    }
+    let root = hex(&to.root);
+    if current.is_some() {
+        sqlx::query("UPDATE tlog_trees SET size = $1, root_hash = $2, integrated_at = $3 WHERE workspace_id = $4")
+            .bind(to.size)
+            .bind(&root)
+            .bind(now)
+            .bind(workspace_id)
+            .execute(tx.conn())
+            .await?;
+    } else {
+        // A second node inserting the first row at once fails on the key: its pass is retried later.
+        sqlx::query("INSERT INTO tlog_trees (workspace_id, size, root_hash, integrated_at) VALUES ($1, $2, $3, $4)")
+            .bind(workspace_id)
+            .bind(to.size)
+            .bind(&root)
+            .bind(now)
+            .execute(tx.conn())
+            .await?;
+    }
+    Ok(true)
+}
+
+/// A checkpoint as issued.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredCheckpoint {
+    pub tree_size: i64,
+    pub root: Hash,
+    /// The signed note as served (the log's signature and any cosignatures).
+    pub note: String,
+    pub created_at: i64,
+}
+
+type CheckpointRow = (i64, String, String, i64);
+
+fn checkpoint_of(row: CheckpointRow) -> Result<StoredCheckpoint> {
+    let root = from_hex(&row.1).ok_or_else(|| StoreError::Corrupt("tlog_checkpoints.root_hash".into()))?;
+    Ok(StoredCheckpoint { tree_size: row.0, root, note: row.2, created_at: row.3 })
+}
+
+/// Keeps a checkpoint; `false` if one of that size exists already (it is kept, never replaced).
+pub async fn insert_checkpoint(tx: &mut WriteTx, workspace_id: &str, c: &StoredCheckpoint) -> Result<bool> {
+    let done = sqlx::query(
+        "INSERT INTO tlog_checkpoints (workspace_id, tree_size, root_hash, note, created_at) VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (workspace_id, tree_size) DO NOTHING",
+    )
+    .bind(workspace_id)
+    .bind(c.tree_size)
+    .bind(hex(&c.root))
+    .bind(&c.note)
+    .bind(c.created_at)
+    .execute(tx.conn())
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Replaces a kept checkpoint's note by the same note with more signatures (a witness's cosignature); the
+/// caller checked that the log's signed text is unchanged.
+pub async fn cosign_checkpoint(tx: &mut WriteTx, workspace_id: &str, tree_size: i64, note: &str) -> Result<()> {
+    sqlx::query("UPDATE tlog_checkpoints SET note = $1 WHERE workspace_id = $2 AND tree_size = $3")
+        .bind(note)
+        .bind(workspace_id)
+        .bind(tree_size)
+        .execute(tx.conn())
+        .await?;
+    Ok(())
+}
+
+const CHECKPOINT_COLUMNS: &str = "tree_size, root_hash, note, created_at";
+
+/// The latest checkpoint, if any was issued.
+pub async fn latest_checkpoint(conn: &mut AnyConnection, workspace_id: &str) -> Result<Option<StoredCheckpoint>> {
+    let row: Option<CheckpointRow> = sqlx::query_as(&format!(
+        "SELECT {CHECKPOINT_COLUMNS} FROM tlog_checkpoints WHERE workspace_id = $1 ORDER BY tree_size DESC LIMIT 1"
+    ))
+    .bind(workspace_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    row.map(checkpoint_of).transpose()
+}
+
+/// The checkpoint of exactly `tree_size`, if one was issued.
+pub async fn checkpoint(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    tree_size: i64,
+) -> Result<Option<StoredCheckpoint>> {
+    let row: Option<CheckpointRow> = sqlx::query_as(&format!(
+        "SELECT {CHECKPOINT_COLUMNS} FROM tlog_checkpoints WHERE workspace_id = $1 AND tree_size = $2"
+    ))
+    .bind(workspace_id)
+    .bind(tree_size)
+    .fetch_optional(&mut *conn)
+    .await?;
+    row.map(checkpoint_of).transpose()
+}
+
+/// Checkpoints newest first, below `before` (a tree size) when given, at most `limit`.
+pub async fn checkpoints(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    before: Option<i64>,
+    limit: i64,
+) -> Result<Vec<StoredCheckpoint>> {
+    let rows: Vec<CheckpointRow> = sqlx::query_as(&format!(
+        "SELECT {CHECKPOINT_COLUMNS} FROM tlog_checkpoints WHERE workspace_id = $1 AND tree_size < $2 \
+         ORDER BY tree_size DESC LIMIT $3"
+    ))
+    .bind(workspace_id)
+    .bind(before.unwrap_or(i64::MAX))
+    .bind(limit)
+    .fetch_all(&mut *conn)
+    .await?;
+    rows.into_iter().map(checkpoint_of).collect()
+}
