@@ -57,7 +57,7 @@ fn problem(e: EvidenceError) -> ApiError {
 
 /// A signed checkpoint of a workspace's log.
 #[derive(Serialize, ToSchema)]
-pub struct CheckpointView {
+pub struct LogCheckpointView {
     #[schema(example = "checkpoint")]
     pub object: &'static str,
     /// `ckp_<tree size>`: a workspace's log has at most one checkpoint per size.
@@ -80,8 +80,8 @@ pub struct CheckpointView {
     pub created_at: String,
 }
 
-fn checkpoint_view(services: &fiscus_kernel::Services, workspace_id: &str, c: StoredCheckpoint) -> CheckpointView {
-    CheckpointView {
+fn checkpoint_view(services: &fiscus_kernel::Services, workspace_id: &str, c: StoredCheckpoint) -> LogCheckpointView {
+    LogCheckpointView {
         object: "checkpoint",
         id: format!("ckp_{}", c.tree_size),
         origin: evidence::origin(services, workspace_id),
@@ -101,9 +101,9 @@ fn checkpoint_view(services: &fiscus_kernel::Services, workspace_id: &str, c: St
 #[utoipa::path(
     get,
     path = "/api/v2/evidence/checkpoint",
-    responses((status = 200, description = "The latest checkpoint", body = CheckpointView))
+    responses((status = 200, description = "The latest checkpoint", body = LogCheckpointView))
 )]
-pub async fn get_checkpoint(ctx: Ctx, State(state): State<AppState>) -> Result<Json<CheckpointView>, ApiError> {
+pub async fn get_checkpoint(ctx: Ctx, State(state): State<AppState>) -> Result<Json<LogCheckpointView>, ApiError> {
     let workspace_id = ctx.principal.workspace_id();
     let mut conn = state.store.read().await?;
     let latest = fiscus_store::tlog::latest_checkpoint(&mut conn, workspace_id)
@@ -120,13 +120,13 @@ pub async fn get_checkpoint(ctx: Ctx, State(state): State<AppState>) -> Result<J
     get,
     path = "/api/v2/evidence/checkpoints",
     params(PageParams),
-    responses((status = 200, description = "A page of checkpoints", body = ListPage<CheckpointView>))
+    responses((status = 200, description = "A page of checkpoints", body = ListPage<LogCheckpointView>))
 )]
 pub async fn list_checkpoints(
     ctx: Ctx,
     State(state): State<AppState>,
     params: ListParams,
-) -> Result<Json<ListPage<CheckpointView>>, ApiError> {
+) -> Result<Json<ListPage<LogCheckpointView>>, ApiError> {
     params.only(&[])?;
     let before = match params.page.after_id.as_deref() {
         None => None,
@@ -158,7 +158,7 @@ pub async fn list_checkpoints(
 #[utoipa::path(
     post,
     path = "/api/v2/evidence/checkpoints",
-    responses((status = 201, description = "A checkpoint covering every record committed before the request", body = CheckpointView))
+    responses((status = 201, description = "A checkpoint covering every record committed before the request", body = LogCheckpointView))
 )]
 pub async fn create_checkpoint(ctx: Ctx, State(state): State<AppState>) -> Result<Response, ApiError> {
     let workspace_id = ctx.principal.workspace_id();
@@ -210,7 +210,7 @@ pub struct InclusionProofView {
     pub hashes: Vec<String>,
     /// The signed checkpoint of `tree_size`, when one was issued (it is, unless a size was asked for that
     /// no checkpoint has).
-    pub checkpoint: Option<CheckpointView>,
+    pub checkpoint: Option<LogCheckpointView>,
 }
 
 /// Proves that a record or audit event is in the workspace's log.
@@ -297,7 +297,7 @@ pub struct ConsistencyProofView {
     /// The consistency path (RFC 9162 §2.1.4), each hash standard base64.
     pub hashes: Vec<String>,
     /// The signed checkpoint of `second`, when one was issued.
-    pub checkpoint: Option<CheckpointView>,
+    pub checkpoint: Option<LogCheckpointView>,
 }
 
 /// Proves that the log of `second` leaves extends the log of `first` leaves.

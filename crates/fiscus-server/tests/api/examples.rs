@@ -777,6 +777,22 @@ async fn every_documented_success_has_a_real_example() {
     let message = walk.post("post_bank_messages", "/api/v2/bank-messages", &json!({ "document": booked })).await;
     walk.post("post_bank_messages", "/api/v2/bank-messages", &json!({ "document": booked })).await;
     walk.get("get_bank_messages_id", &format!("/api/v2/bank-messages/{}", message["id"].as_str().expect("id"))).await;
+    // The transparency log over everything the walk wrote: every sealed row and audit event has its leaf,
+    // and the paid action's proof is shown against a fresh checkpoint that extends an earlier one.
+    let mut conn = app.state.store.read().await.expect("conn");
+    let (checked, unlogged) =
+        fiscus_store::sealed_tables::unlogged(&mut conn, &app.workspace_id).await.expect("log check");
+    drop(conn);
+    assert!(checked > 100, "{checked}");
+    assert_eq!(unlogged, vec![], "every sealed record and audit event is in the log");
+    let first = walk.post("post_evidence_checkpoints", "/api/v2/evidence/checkpoints", &json!({})).await;
+    walk.post("post_evidence_checkpoints", "/api/v2/evidence/checkpoints", &json!({})).await;
+    walk.get("get_evidence_checkpoint", "/api/v2/evidence/checkpoint").await;
+    walk.get("get_evidence_checkpoints", "/api/v2/evidence/checkpoints?limit=2").await;
+    walk.get("get_evidence_key", "/api/v2/evidence/key").await;
+    walk.get("get_evidence_records_id_proof", &format!("/api/v2/evidence/records/{paid}/proof")).await;
+    let earlier = first["tree_size"].as_i64().expect("size") / 2;
+    walk.get("get_evidence_consistency", &format!("/api/v2/evidence/consistency?first={earlier}")).await;
     let mut live: BTreeMap<String, Value> = walk.seen.into_iter().filter(|(k, _)| documented.contains(k)).collect();
     // Secrets the walk was shown once are never committed, not even from a throwaway server: each becomes an
     // obvious placeholder of its kind (the shape check compares member names only).
