@@ -1514,6 +1514,15 @@ pub const OPERATIONS: &[Operation] = &[
         source: Source::Added,
     },
     Operation {
+        id: "get_actions_uid_evidence_bundle",
+        group: Group::FinancialActions,
+        method: Method::Get,
+        base: "/api/v2",
+        path: "/actions/{uid}/evidence-bundle",
+        scope: Some("actions:read"),
+        source: Source::Added,
+    },
+    Operation {
         id: "get_actions_uid_checks",
         group: Group::FinancialActions,
         method: Method::Get,

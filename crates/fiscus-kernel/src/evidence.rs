@@ -10,9 +10,10 @@
 //! key is stored in the database); its verifier key is public ([`verifier_key`]).
 
 use crate::services::Services;
+use fiscus_domain::api::evidence::{BundledRecordView, EvidenceBundleView, LogCheckpointView};
 use fiscus_domain::tlog::note::{Checkpoint, NoteSigner, NoteVerifier};
 use fiscus_domain::tlog::tiles::{self, Tiles};
-use fiscus_domain::tlog::{self as tlog, Hash, TreeError};
+use fiscus_domain::tlog::{self as tlog, Hash, Leaf, TreeError};
 use fiscus_store::tlog::{StoredCheckpoint, StoredLeaf, Tree};
 use fiscus_store::{StoreError, tlog as store};
 use hmac::{Hmac, Mac};
@@ -250,4 +251,151 @@ pub async fn leaf_of(
 ) -> Result<Option<StoredLeaf>, EvidenceError> {
     let mut conn = services.store.read().await?;
     Ok(store::find(&mut conn, workspace_id, record_id, kind, size).await?)
+}
+
+/// The inclusion proofs of many leaves in the tree of `size` leaves, reading every tile they need in one
+/// query (a bundle's proofs share most of their tiles), and that tree's root.
+pub async fn inclusions(
+    services: &Services,
+    workspace_id: &str,
+    indices: &[i64],
+    size: i64,
+) -> Result<(Vec<Vec<Hash>>, Hash), EvidenceError> {
+    within(services, workspace_id, size).await?;
+    let n = size as u64;
+    let mut wanted: BTreeSet<(u8, u64)> = tiles::needed(&tlog::plan(|p| tlog::root(p, n))?).into_keys().collect();
+    for &m in indices {
+        wanted.extend(tiles::needed(&tlog::plan(|p| tlog::inclusion_proof(p, m as u64, n))?).into_keys());
+    }
+    let mut conn = services.store.read().await?;
+    let mut tiles = store::tiles(&mut conn, workspace_id, &wanted).await?;
+    drop(conn);
+    let proofs = indices.iter().map(|&m| tlog::inclusion_proof(&mut tiles, m as u64, n)).collect::<Result<_, _>>()?;
+    Ok((proofs, tlog::root(&mut tiles, n)?))
+}
+
+/// One record of a bundle: what it is, its canonical bytes (whose SHA-256 is `record_hash`), and its leaf's
+/// place and inclusion proof.
+#[derive(Clone, Debug)]
+pub struct BundledRecord {
+    pub kind: String,
+    pub id: String,
+    pub content: String,
+    pub record_hash: String,
+    pub leaf_index: i64,
+    pub proof: Vec<Hash>,
+}
+
+/// Every record about one subject, each with its inclusion proof against one signed checkpoint.
+#[derive(Clone, Debug)]
+pub struct Bundle {
+    pub checkpoint: StoredCheckpoint,
+    pub records: Vec<BundledRecord>,
+}
+
+/// The evidence bundle of a subject: the sealed row of `subject` keyed `id`, every sealed row whose column
+/// `link` is `id` (see `fiscus_store::sealed_tables::linked`), and the audit events about `id`, each with its
+/// inclusion proof against a checkpoint that covers them all (signed now if the latest does not). Seals are
+/// checked as the rows are read; a row whose current content has no leaf (written outside Fiscus) is
+/// refused as tampered, never bundled with a proof of something else.
+pub async fn bundle(
+    services: &Services,
+    workspace_id: &str,
+    subject: &fiscus_store::seals::SealedTable,
+    link: &str,
+    id: &str,
+) -> Result<Bundle, EvidenceError> {
+    let key = services.store.seal_key();
+    let mut conn = services.store.read().await?;
+    let rows = fiscus_store::sealed_tables::linked(&mut conn, key, workspace_id, subject, link, id).await?;
+    if !rows.iter().any(|(table, _)| *table == subject.table) {
+        return Err(StoreError::NotFound.into());
+    }
+    let events = fiscus_store::audit::events_about(&mut conn, workspace_id, id, 10_000).await?;
+    drop(conn);
+    let mut pending: Vec<(Leaf, String)> = Vec::with_capacity(rows.len() + events.len());
+    for (table, columns) in &rows {
+        let (content, record_hash) = tlog::row_content(columns);
+        let id = columns.first().map(|(_, v)| match v {
+            fiscus_domain::integrity::Stored::Text(t) => t.clone(),
+            other => format!("{other:?}"),
+        });
+        pending.push((Leaf { kind: table.to_string(), id: id.unwrap_or_default(), record_hash }, content));
+    }
+    for e in &events {
+        let content = fiscus_domain::jcs::canonicalize(&e.event.payload())
+            .map_err(|err| StoreError::Corrupt(format!("audit event {}: {err}", e.event.seq)))?;
+        pending.push((Leaf::audit_event(e.event.seq, &e.hash), content));
+    }
+    let checkpoint = checkpoint_now(services, workspace_id).await?.ok_or(StoreError::NotFound)?;
+    let size = checkpoint.tree_size;
+    let ids: Vec<&str> = pending.iter().map(|(l, _)| l.id.as_str()).collect();
+    let mut conn = services.store.read().await?;
+    let leaves = store::find_many(&mut conn, workspace_id, &ids, size).await?;
+    drop(conn);
+    let mut indices = Vec::with_capacity(pending.len());
+    for (leaf, _) in &pending {
+        let found = leaves
+            .get(&leaf.id)
+            .and_then(|ls| ls.iter().rev().find(|l| l.leaf.kind == leaf.kind))
+            .filter(|l| l.leaf.record_hash == leaf.record_hash)
+            .ok_or_else(|| {
+                StoreError::Tampered(format!("{} {} is not in its log as it is stored", leaf.kind, leaf.id))
+            })?;
+        indices.push(found.index);
+    }
+    let (proofs, root) = inclusions(services, workspace_id, &indices, size).await?;
+    if root != checkpoint.root {
+        return Err(StoreError::Tampered(format!("the log's tiles do not give checkpoint {size}'s root")).into());
+    }
+    let records = pending
+        .into_iter()
+        .zip(indices)
+        .zip(proofs)
+        .map(|(((leaf, content), leaf_index), proof)| BundledRecord {
+            kind: leaf.kind,
+            id: leaf.id,
+            content,
+            record_hash: leaf.record_hash,
+            leaf_index,
+            proof,
+        })
+        .collect();
+    Ok(Bundle { checkpoint, records })
+}
+
+/// A checkpoint as the API shows it.
+pub fn checkpoint_view(services: &Services, workspace_id: &str, c: StoredCheckpoint) -> LogCheckpointView {
+    LogCheckpointView {
+        object: "checkpoint".into(),
+        id: format!("ckp_{}", c.tree_size),
+        origin: origin(services, workspace_id),
+        tree_size: c.tree_size,
+        root_hash: tlog::b64(&c.root),
+        note: c.note,
+        created_at: fiscus_domain::clock::rfc3339(c.created_at),
+    }
+}
+
+/// A bundle as the API shows it.
+pub fn bundle_view(services: &Services, workspace_id: &str, kind: &str, id: &str, b: Bundle) -> EvidenceBundleView {
+    EvidenceBundleView {
+        object: "evidence_bundle".into(),
+        subject_kind: kind.into(),
+        subject_id: id.into(),
+        checkpoint: checkpoint_view(services, workspace_id, b.checkpoint),
+        verifier_key: verifier_key(services),
+        records: b
+            .records
+            .into_iter()
+            .map(|r| BundledRecordView {
+                kind: r.kind,
+                id: r.id,
+                content: r.content,
+                record_hash: r.record_hash,
+                leaf_index: r.leaf_index,
+                hashes: r.proof.iter().map(tlog::b64).collect(),
+            })
+            .collect(),
+    }
 }

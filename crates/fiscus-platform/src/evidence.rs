@@ -11,10 +11,9 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use fiscus_domain::api::evidence::{EvidenceBundleView, LogCheckpointView};
 use fiscus_domain::api::list::ListPage;
-use fiscus_domain::clock::rfc3339;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_domain::pagination::PageParams;
 use fiscus_domain::tlog::tiles::{self, TileRef};
 use fiscus_domain::tlog::{Leaf, b64};
 use fiscus_http::AppState;
@@ -37,6 +36,7 @@ pub fn reads() -> OpenApiRouter<AppState> {
         .routes(routes!(get_consistency))
         .routes(routes!(get_key))
         .routes(routes!(get_tile))
+        .routes(routes!(get_action_bundle))
 }
 
 /// The write (`trust:write`): a fresh checkpoint.
@@ -44,52 +44,19 @@ pub fn writes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(create_checkpoint))
 }
 
-fn problem(e: EvidenceError) -> ApiError {
+pub fn problem(e: EvidenceError) -> ApiError {
     match e {
         EvidenceError::Store(e) => e.into(),
-        EvidenceError::Beyond { integrated, .. } => ApiError::new(ErrorCode::InvalidParameter).field(
-            "tree_size",
-            format!("the log's integrated tree has {integrated} leaves; ask for a fresh checkpoint first"),
-        ),
+        // A tree of that size does not exist (yet): nothing to prove against.
+        EvidenceError::Beyond { asked, integrated } => ApiError::new(ErrorCode::NotFound).detail(format!(
+            "the log has no tree of {asked} leaves (its integrated tree has {integrated}); ask for a fresh checkpoint first"
+        )),
         EvidenceError::Tree(e) => ApiError::new(ErrorCode::InvalidParameter).detail(e.to_string()),
     }
 }
 
-/// A signed checkpoint of a workspace's log.
-#[derive(Serialize, ToSchema)]
-pub struct LogCheckpointView {
-    #[schema(example = "checkpoint")]
-    pub object: &'static str,
-    /// `ckp_<tree size>`: a workspace's log has at most one checkpoint per size.
-    #[schema(example = "ckp_1042")]
-    pub id: String,
-    /// The log's origin line: `<log name>/<workspace id>`.
-    #[schema(example = "fiscus.localhost/wsp_01KBT9Z8Q4M2N6P0R3S5V7X9YB")]
-    pub origin: String,
-    #[schema(example = 1042)]
-    pub tree_size: i64,
-    /// The root hash, standard base64 of its 32 bytes (as in the note).
-    #[schema(example = "7ZkpyAD0rO+8JjAcp4LZ3m7F0Ktq3hQY2zyFo6HXuqo=")]
-    pub root_hash: String,
-    /// The checkpoint as a C2SP signed note (`tlog-checkpoint`), exactly as signed: verify it with the key
-    /// of `GET /evidence/key`. Witnesses' cosignatures follow the log's signature.
-    #[schema(
-        example = "fiscus.localhost/wsp_01KBT9Z8Q4M2N6P0R3S5V7X9YB\n1042\n7ZkpyAD0rO+8JjAcp4LZ3m7F0Ktq3hQY2zyFo6HXuqo=\n\n— fiscus.localhost Az3grlgt…\n"
-    )]
-    pub note: String,
-    pub created_at: String,
-}
-
 fn checkpoint_view(services: &fiscus_kernel::Services, workspace_id: &str, c: StoredCheckpoint) -> LogCheckpointView {
-    LogCheckpointView {
-        object: "checkpoint",
-        id: format!("ckp_{}", c.tree_size),
-        origin: evidence::origin(services, workspace_id),
-        tree_size: c.tree_size,
-        root_hash: b64(&c.root),
-        note: c.note,
-        created_at: rfc3339(c.created_at),
-    }
+    evidence::checkpoint_view(services, workspace_id, c)
 }
 
 /// Reads the latest signed checkpoint of the workspace's log.
@@ -112,6 +79,18 @@ pub async fn get_checkpoint(ctx: Ctx, State(state): State<AppState>) -> Result<J
     Ok(Json(checkpoint_view(&state, workspace_id, latest)))
 }
 
+/// `limit` and `after_id` of the checkpoint list (whose ids are `ckp_<tree size>`).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CheckpointPageParams {
+    /// Page size, 1 to 100 (default 20).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<u32>,
+    /// Return the checkpoints after (older than) this one.
+    #[param(pattern = "^ckp_[1-9][0-9]{0,15}$")]
+    pub after_id: Option<String>,
+}
+
 /// Lists the checkpoints issued, newest first.
 ///
 /// Every checkpoint the workspace's log was given, each kept as signed. `after_id` continues after a
@@ -119,7 +98,7 @@ pub async fn get_checkpoint(ctx: Ctx, State(state): State<AppState>) -> Result<J
 #[utoipa::path(
     get,
     path = "/api/v2/evidence/checkpoints",
-    params(PageParams),
+    params(CheckpointPageParams),
     responses((status = 200, description = "A page of checkpoints", body = ListPage<LogCheckpointView>))
 )]
 pub async fn list_checkpoints(
@@ -232,6 +211,9 @@ pub async fn get_record_proof(
     fiscus_http::query::ApiQuery(q): fiscus_http::query::ApiQuery<ProofParams>,
 ) -> Result<Json<InclusionProofView>, ApiError> {
     let workspace_id = ctx.principal.workspace_id();
+    if q.tree_size.is_some_and(|s| s < 1) {
+        return Err(ApiError::new(ErrorCode::InvalidParameter).field("tree_size", "must be at least 1"));
+    }
     let (size, checkpoint) = tree_size(&state, workspace_id, q.tree_size).await?;
     let leaf =
         evidence::leaf_of(&state, workspace_id, &id, q.kind.as_deref(), size).await.map_err(problem)?.ok_or_else(
@@ -317,6 +299,12 @@ pub async fn get_consistency(
     fiscus_http::query::ApiQuery(q): fiscus_http::query::ApiQuery<ConsistencyParams>,
 ) -> Result<Json<ConsistencyProofView>, ApiError> {
     let workspace_id = ctx.principal.workspace_id();
+    if q.first < 1 {
+        return Err(ApiError::new(ErrorCode::InvalidParameter).field("first", "must be at least 1"));
+    }
+    if q.second.is_some_and(|s| s < 1) {
+        return Err(ApiError::new(ErrorCode::InvalidParameter).field("second", "must be at least 1"));
+    }
     let (second, checkpoint) = tree_size(&state, workspace_id, q.second).await?;
     if q.first > second {
         return Err(ApiError::new(ErrorCode::InvalidParameter).field("first", "must not exceed second"));
@@ -462,4 +450,34 @@ pub async fn get_tile(
         body,
     )
         .into_response())
+}
+
+/// Downloads a Financial Action's evidence bundle.
+///
+/// One JSON document with everything sealed about the action (its envelope, every check version, every
+/// decision with who and when, settlement and reconciliation records, its payment instruction) and every
+/// audit event about it, each as its canonical bytes with the inclusion proof of its leaf against one signed
+/// checkpoint (signed now if the latest does not cover them). `clients/verify_evidence.py` and `fiscus
+/// verify evidence` check it with nothing but the log's published key. Another workspace's or
+/// environment's action is 404. Needs `actions:read`; changes nothing but the log's checkpoints.
+#[utoipa::path(
+    get,
+    path = "/api/v2/actions/{uid}/evidence-bundle",
+    params(("uid" = String, Path, description = "Action id (act_…)")),
+    responses((status = 200, description = "The action's evidence bundle", body = EvidenceBundleView))
+)]
+pub async fn get_action_bundle(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<EvidenceBundleView>, ApiError> {
+    // The action must be the caller's tenant's (workspace and environment), as every read says.
+    let mut conn = state.store.read().await?;
+    fiscus_store::actions::get(&mut conn, ctx.tenant(), &id).await?;
+    drop(conn);
+    let workspace_id = ctx.principal.workspace_id();
+    let bundle = evidence::bundle(&state, workspace_id, &fiscus_store::seals::ACTIONS, "action_id", &id)
+        .await
+        .map_err(problem)?;
+    Ok(Json(evidence::bundle_view(&state, workspace_id, "actions", &id, bundle)))
 }

@@ -403,6 +403,25 @@ pub async fn growth(conn: &mut AnyConnection, workspace_id: &str, total: i64, po
     .await?)
 }
 
+/// Events of a workspace about `subject` (the id of what they record), in order, at most `limit`.
+pub async fn events_about(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    subject: &str,
+    limit: i64,
+) -> Result<Vec<StoredEvent>> {
+    let rows: Vec<EventRow> = sqlx::query_as(
+        "SELECT seq, prev_hash, hash, occurred_at, environment, actor_kind, actor_id, action, request_id, subject, details, mac \
+         FROM audit_events WHERE workspace_id = $1 AND subject = $2 ORDER BY seq LIMIT $3",
+    )
+    .bind(workspace_id)
+    .bind(subject)
+    .bind(limit)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| stored(workspace_id, r)).collect())
+}
+
 /// Events of a workspace with `seq > after_seq`, in order, at most `limit`; each with its stored hash and MAC.
 /// A `details` column that is not JSON is returned as a JSON string, so verification reports the event as
 /// altered instead of failing to read it.
@@ -421,26 +440,25 @@ pub async fn events_after(
     .bind(limit)
     .fetch_all(&mut *conn)
     .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| {
-            let details = serde_json::from_str(&r.details).unwrap_or(Value::String(r.details));
-            let event = AuditEvent {
-                workspace_id: workspace_id.to_string(),
-                seq: r.seq,
-                prev_hash: r.prev_hash,
-                occurred_at: r.occurred_at,
-                environment: r.environment,
-                actor_kind: r.actor_kind,
-                actor_id: r.actor_id,
-                action: r.action,
-                request_id: r.request_id,
-                subject: r.subject,
-                details,
-            };
-            StoredEvent { event, hash: r.hash, mac: r.mac }
-        })
-        .collect())
+    Ok(rows.into_iter().map(|r| stored(workspace_id, r)).collect())
+}
+
+fn stored(workspace_id: &str, r: EventRow) -> StoredEvent {
+    let details = serde_json::from_str(&r.details).unwrap_or(Value::String(r.details));
+    let event = AuditEvent {
+        workspace_id: workspace_id.to_string(),
+        seq: r.seq,
+        prev_hash: r.prev_hash,
+        occurred_at: r.occurred_at,
+        environment: r.environment,
+        actor_kind: r.actor_kind,
+        actor_id: r.actor_id,
+        action: r.action,
+        request_id: r.request_id,
+        subject: r.subject,
+        details,
+    };
+    StoredEvent { event, hash: r.hash, mac: r.mac }
 }
 
 /// The chain head: the last sequence number, hash and MAC.

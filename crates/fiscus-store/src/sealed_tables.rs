@@ -184,3 +184,35 @@ pub async fn unlogged(conn: &mut AnyConnection, workspace_id: &str) -> Result<(u
     }
     Ok((checked, missing))
 }
+
+/// The sealed row of `subject` whose key is `value`, and every sealed row of the workspace whose column
+/// `column` is `value` in every sealed table that has such a column, seals checked: what an evidence bundle
+/// gathers about one subject (an action's checks, decisions, settlements and payment instruction; a model
+/// checkpoint's evaluations, evidence packets, publications and promotions).
+pub async fn linked(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    workspace_id: &str,
+    subject: &SealedTable,
+    column: &str,
+    value: &str,
+) -> Result<Vec<(&'static str, Columns)>> {
+    let mut out = Vec::new();
+    for table in ALL {
+        let filter = if table.table == subject.table {
+            format!("workspace_id = $1 AND {} = $2", table.columns[0])
+        } else if table.columns.contains(&column) {
+            format!("workspace_id = $1 AND {column} = $2")
+        } else {
+            continue;
+        };
+        let binds = [
+            fiscus_domain::integrity::Stored::Text(workspace_id.to_string()),
+            fiscus_domain::integrity::Stored::Text(value.to_string()),
+        ];
+        for columns in select_sealed(conn, key, &table, &filter, &binds).await? {
+            out.push((table.table, columns));
+        }
+    }
+    Ok(out)
+}

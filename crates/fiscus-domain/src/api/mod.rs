@@ -2,6 +2,7 @@
 //! server fills them and the tests read them.
 
 pub mod actions;
+pub mod evidence;
 pub mod list;
 pub mod objects;
 pub mod platform;

@@ -108,3 +108,160 @@ async fn every_record_is_logged_and_proved_against_a_signed_checkpoint() {
         history["data"].as_array().expect("data").iter().map(|c| c["tree_size"].as_u64().expect("size")).collect();
     assert_eq!(sizes, vec![second.size, signed.size]);
 }
+
+fn python() -> String {
+    std::env::var("FISCUS_PYTHON").expect(
+        "the verifier tests need the Python clients: run scripts/test (it creates target/clients-venv), or set FISCUS_PYTHON",
+    )
+}
+
+fn client(script: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../clients").join(script)
+}
+
+/// Runs `clients/verify_evidence.py` with `args`; returns (success, stdout + stderr).
+fn verify_py(args: &[&str]) -> (bool, String) {
+    let out =
+        std::process::Command::new(python()).arg(client("verify_evidence.py")).args(args).output().expect("python");
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+/// An action approved by a person, executed and settled through the sandbox connector.
+pub async fn settled_action(app: &TestApp) -> String {
+    use fiscus_domain::actions::approval::Role;
+    let id = propose(app).await;
+    let check = app
+        .post_json(
+            &format!("/api/v2/actions/investment-execution/{id}/checks"),
+            &app.key,
+            &crate::actions::check("passed"),
+            None,
+        )
+        .await;
+    assert!(check.status().is_success(), "{}", check.text().await.unwrap_or_default());
+    let eve = crate::console::enrolled_operator(app, "eve@example.com", Role::Approver).await;
+    let cookie = crate::console::sign_in(app, &eve).await;
+    assert_eq!(crate::console::decide(app, &cookie, &id, "approve").await.status(), 303);
+    let executed =
+        app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &serde_json::json!({}), None).await;
+    assert!(executed.status().is_success(), "{}", executed.text().await.unwrap_or_default());
+    app.drain().await;
+    id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_s_bundle_verifies_without_fiscus_and_an_independent_implementation_agrees() {
+    let app = spawn_app().await;
+    let key = trust_key(&app).await;
+    let before = fresh_checkpoint(&app, &key).await;
+    let action = settled_action(&app).await;
+    let response = app.get(&format!("/api/v2/actions/{action}/evidence-bundle"), &app.key).await;
+    assert_eq!(response.status(), 200);
+    let bundle: Value = response.json().await.expect("json");
+    let kinds: std::collections::BTreeSet<&str> =
+        bundle["records"].as_array().expect("records").iter().map(|r| r["kind"].as_str().expect("kind")).collect();
+    for kind in ["actions", "action_checks", "action_decisions", "settlement_records", "audit_event"] {
+        assert!(kinds.contains(kind), "{kind} missing from {kinds:?}");
+    }
+    let dir = tempfile::tempdir().expect("dir");
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        path.display().to_string()
+    };
+    let verifier_key =
+        reqwest::get(app.url("/.well-known/fiscus-evidence-key")).await.expect("get").text().await.expect("text");
+    let key_file = write("key.txt", &verifier_key);
+    let bundle_file = write("bundle.json", &bundle.to_string());
+    let (ok, out) = verify_py(&["bundle", &key_file, &bundle_file]);
+    assert!(ok, "{out}");
+
+    // An edited record, an edited proof and another key are each refused.
+    let mut edited = bundle.clone();
+    let content =
+        edited["records"][0]["content"].as_str().expect("content").replace("\"amount_minor\":", "\"amount_minor\":1");
+    edited["records"][0]["content"] = Value::String(content);
+    let (ok, out) = verify_py(&["bundle", &key_file, &write("edited.json", &edited.to_string())]);
+    assert!(!ok && out.contains("does not hash"), "{out}");
+    let mut moved = bundle.clone();
+    moved["records"][0]["leaf_index"] =
+        serde_json::json!(moved["records"][0]["leaf_index"].as_i64().expect("index") + 1);
+    let (ok, out) = verify_py(&["bundle", &key_file, &write("moved.json", &moved.to_string())]);
+    assert!(!ok && out.contains("root"), "{out}");
+    let stranger =
+        fiscus_domain::tlog::note::NoteSigner::new(&app.state.settings.log_name(), [9; 32]).verifier().encode();
+    let (ok, out) = verify_py(&["bundle", &write("other.txt", &stranger), &bundle_file]);
+    assert!(!ok, "{out}");
+
+    // The checkpoint kept before the action, and the bundle's: the later extends the earlier.
+    let old = write("old.note", before["note"].as_str().expect("note"));
+    let new_note = bundle["checkpoint"]["note"].as_str().expect("note");
+    let new = write("new.note", new_note);
+    let (first, second) =
+        (before["tree_size"].as_i64().expect("size"), bundle["checkpoint"]["tree_size"].as_i64().expect("size"));
+    let proof: Value = app
+        .get(&format!("/api/v2/evidence/consistency?first={first}&second={second}"), &key)
+        .await
+        .json()
+        .await
+        .expect("json");
+    let proof_file = write("proof.json", &proof.to_string());
+    let (ok, out) = verify_py(&["consistency", &key_file, &old, &new, &proof_file]);
+    assert!(ok, "{out}");
+    let (ok, out) = verify_py(&["checkpoint", &key_file, &new]);
+    assert!(ok && out.contains(&format!("size {second}")), "{out}");
+
+    // pymerkle, an independent RFC 9162 implementation, builds the tree from the entries a mirror downloads,
+    // finds both checkpoints' roots, and accepts Fiscus's inclusion proofs and the growth between them.
+    let mut entries = Vec::new();
+    let mut tile = 0;
+    while (entries.len() as i64) < second {
+        let width = (second - tile * 256).min(256);
+        let path =
+            if width == 256 { format!("tile/entries/{tile:03}") } else { format!("tile/entries/{tile:03}.p/{width}") };
+        let bytes = app.get(&format!("/api/v2/evidence/tiles/{path}"), &key).await.bytes().await.expect("bytes");
+        let mut at = 0;
+        while at < bytes.len() {
+            let len = u16::from_be_bytes([bytes[at], bytes[at + 1]]) as usize;
+            use base64::Engine as _;
+            entries.push(base64::engine::general_purpose::STANDARD.encode(&bytes[at + 2..at + 2 + len]));
+            at += 2 + len;
+        }
+        tile += 1;
+    }
+    let proofs: Vec<Value> = bundle["records"]
+        .as_array()
+        .expect("records")
+        .iter()
+        .map(|r| {
+            let entry = format!(
+                "fiscus-evidence/v1\n{}\n{}\n{}\n",
+                r["kind"].as_str().expect("kind"),
+                r["id"].as_str().expect("id"),
+                r["record_hash"].as_str().expect("hash")
+            );
+            serde_json::json!({ "leaf_index": r["leaf_index"], "tree_size": second, "entry": entry, "hashes": r["hashes"] })
+        })
+        .collect();
+    let input = serde_json::json!({
+        "entries": entries,
+        "checkpoints": [
+            { "size": first, "root": before["root_hash"] },
+            { "size": second, "root": bundle["checkpoint"]["root_hash"] },
+        ],
+        "proofs": proofs,
+    });
+    let mut child = std::process::Command::new(python())
+        .arg(client("evidence_independent.py"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python");
+    use std::io::Write as _;
+    child.stdin.take().expect("stdin").write_all(input.to_string().as_bytes()).expect("write");
+    let out = child.wait_with_output().expect("wait");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains(&format!("OK consistency {first} -> {second}")), "{text}");
+}
