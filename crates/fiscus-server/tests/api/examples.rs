@@ -791,6 +791,7 @@ async fn every_documented_success_has_a_real_example() {
     walk.get("get_evidence_checkpoints", "/api/v2/evidence/checkpoints?limit=2").await;
     walk.get("get_evidence_key", "/api/v2/evidence/key").await;
     walk.get("get_evidence_records_id_proof", &format!("/api/v2/evidence/records/{paid}/proof")).await;
+    walk.get("get_actions_uid_evidence_bundle", &format!("/api/v2/actions/{paid}/evidence-bundle")).await;
     let earlier = first["tree_size"].as_i64().expect("size") / 2;
     walk.get("get_evidence_consistency", &format!("/api/v2/evidence/consistency?first={earlier}")).await;
     let mut live: BTreeMap<String, Value> = walk.seen.into_iter().filter(|(k, _)| documented.contains(k)).collect();

@@ -265,3 +265,116 @@ async fn an_action_s_bundle_verifies_without_fiscus_and_an_independent_implement
     assert!(out.status.success(), "{text}");
     assert!(text.contains(&format!("OK consistency {first} -> {second}")), "{text}");
 }
+
+/// The key holder's rewrite of the whole log: every tile, tree and checkpoint row gone, so the next
+/// checkpoint is integrated afresh from the leaves as they now stand and signed with the deployment's key.
+async fn rebuild_log(app: &TestApp) {
+    for table in ["tlog_tiles", "tlog_trees", "tlog_checkpoints"] {
+        app.execute(&format!("DELETE FROM {table} WHERE workspace_id = '{}'", app.workspace_id)).await;
+    }
+}
+
+/// What an outsider who kept `kept` concludes about `later` (its checkpoint and, when it is larger, the
+/// consistency proof the service gives): the verifier's verdict.
+async fn outsider(app: &TestApp, key: &str, kept: &Value, later: &Value) -> (bool, String) {
+    let dir = tempfile::tempdir().expect("dir");
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        path.display().to_string()
+    };
+    let verifier_key = app.get("/api/v2/evidence/key", key).await.json::<Value>().await.expect("json");
+    let key_file = write("key.txt", verifier_key["verifier_key"].as_str().expect("key"));
+    let old = write("old.note", kept["note"].as_str().expect("note"));
+    let new = write("new.note", later["note"].as_str().expect("note"));
+    let (first, second) = (kept["tree_size"].as_i64().expect("size"), later["tree_size"].as_i64().expect("size"));
+    if first < second {
+        let proof: Value = app
+            .get(&format!("/api/v2/evidence/consistency?first={first}&second={second}"), key)
+            .await
+            .json()
+            .await
+            .expect("json");
+        return verify_py(&["consistency", &key_file, &old, &new, &write("proof.json", &proof.to_string())]);
+    }
+    verify_py(&["consistency", &key_file, &old, &new])
+}
+
+#[tokio::test]
+async fn a_past_record_rewritten_even_with_the_server_key_is_caught_by_a_checkpoint_an_outsider_kept() {
+    let app = spawn_app().await;
+    let key = trust_key(&app).await;
+    let action = propose(&app).await;
+    propose(&app).await;
+    let kept = fresh_checkpoint(&app, &key).await;
+
+    // Someone holding the server key changes the amount and re-seals the row with a valid MAC; the
+    // correction's leaf is then removed and the original leaf made to name the new content, so the database
+    // looks as if the action had always said so, and the log is rebuilt and signed again.
+    app.execute(&format!("UPDATE actions SET amount_minor = 1 WHERE id = '{action}'")).await;
+    app.reseal(&fiscus_store::seals::ACTIONS, &action).await;
+    let mut conn = app.state.store.read().await.expect("conn");
+    let (last, forged): (i64, String) = sqlx::query_as(
+        "SELECT leaf_index, record_hash FROM tlog_leaves WHERE workspace_id = $1 ORDER BY leaf_index DESC LIMIT 1",
+    )
+    .bind(&app.workspace_id)
+    .fetch_one(&mut *conn)
+    .await
+    .expect("leaf");
+    drop(conn);
+    let ws = &app.workspace_id;
+    app.execute(&format!("DELETE FROM tlog_leaves WHERE workspace_id = '{ws}' AND leaf_index = {last}")).await;
+    app.execute(&format!("UPDATE audit_heads SET leaves = {last} WHERE workspace_id = '{ws}'")).await;
+    app.execute(&format!(
+        "UPDATE tlog_leaves SET record_hash = '{forged}' WHERE workspace_id = '{ws}' AND record_id = '{action}' AND kind = 'actions'"
+    ))
+    .await;
+    rebuild_log(&app).await;
+    // Inside the database everything agrees: the row's seal, and its leaf.
+    let mut conn = app.state.store.read().await.expect("conn");
+    let (_, unlogged) = fiscus_store::sealed_tables::unlogged(&mut conn, ws).await.expect("check");
+    drop(conn);
+    assert_eq!(unlogged, vec![]);
+
+    // A checkpoint of the same size with another root: a fork, shown by the outsider's verifier.
+    let same_size = fresh_checkpoint(&app, &key).await;
+    assert_eq!(same_size["tree_size"], kept["tree_size"]);
+    let (ok, out) = outsider(&app, &key, &kept, &same_size).await;
+    assert!(!ok && out.contains("FORK"), "{out}");
+    // And once the log grew, no consistency proof joins the kept checkpoint to the rewritten log.
+    propose(&app).await;
+    let later = fresh_checkpoint(&app, &key).await;
+    let (ok, out) = outsider(&app, &key, &kept, &later).await;
+    assert!(!ok && out.contains("rewritten"), "{out}");
+    // The untouched log would have passed: the verifier is not simply refusing.
+    let (ok, out) = outsider(&app, &key, &kept, &kept).await;
+    assert!(ok, "{out}");
+}
+
+#[tokio::test]
+async fn a_rollback_of_the_database_is_caught_by_a_checkpoint_an_outsider_kept() {
+    let app = spawn_app().await;
+    let key = trust_key(&app).await;
+    propose(&app).await;
+    propose(&app).await;
+    let kept = fresh_checkpoint(&app, &key).await;
+    let size = kept["tree_size"].as_i64().expect("size");
+
+    // The database (anchor file and all) put back to an earlier copy: the last two leaves gone.
+    let ws = &app.workspace_id;
+    app.execute(&format!("DELETE FROM tlog_leaves WHERE workspace_id = '{ws}' AND leaf_index >= {}", size - 2)).await;
+    app.execute(&format!("UPDATE audit_heads SET leaves = {} WHERE workspace_id = '{ws}'", size - 2)).await;
+    rebuild_log(&app).await;
+    let rolled_back = fresh_checkpoint(&app, &key).await;
+    assert_eq!(rolled_back["tree_size"].as_i64(), Some(size - 2));
+    let (ok, out) = outsider(&app, &key, &kept, &rolled_back).await;
+    assert!(!ok && out.contains("rolled back"), "{out}");
+
+    // New writes grow it past the kept size again, over a different past: still caught.
+    propose(&app).await;
+    propose(&app).await;
+    let regrown = fresh_checkpoint(&app, &key).await;
+    assert!(regrown["tree_size"].as_i64().expect("size") > size);
+    let (ok, out) = outsider(&app, &key, &kept, &regrown).await;
+    assert!(!ok && out.contains("rewritten"), "{out}");
+}
