@@ -68,7 +68,10 @@ fn checkpoint_view(services: &fiscus_kernel::Services, workspace_id: &str, c: St
 #[utoipa::path(
     get,
     path = "/api/v2/evidence/checkpoint",
-    responses((status = 200, description = "The latest checkpoint", body = LogCheckpointView))
+    responses(
+        (status = 200, description = "The latest checkpoint", body = LogCheckpointView),
+        (status = 404, description = "The log has no checkpoint yet")
+    )
 )]
 pub async fn get_checkpoint(ctx: Ctx, State(state): State<AppState>) -> Result<Json<LogCheckpointView>, ApiError> {
     let workspace_id = ctx.principal.workspace_id();
@@ -137,7 +140,10 @@ pub async fn list_checkpoints(
 #[utoipa::path(
     post,
     path = "/api/v2/evidence/checkpoints",
-    responses((status = 201, description = "A checkpoint covering every record committed before the request", body = LogCheckpointView))
+    responses(
+        (status = 201, description = "A checkpoint covering every record committed before the request", body = LogCheckpointView),
+        (status = 404, description = "The log has no record yet")
+    )
 )]
 pub async fn create_checkpoint(ctx: Ctx, State(state): State<AppState>) -> Result<Response, ApiError> {
     let workspace_id = ctx.principal.workspace_id();
@@ -291,7 +297,10 @@ pub struct ConsistencyProofView {
     get,
     path = "/api/v2/evidence/consistency",
     params(ConsistencyParams),
-    responses((status = 200, description = "The consistency proof", body = ConsistencyProofView))
+    responses(
+        (status = 200, description = "The consistency proof", body = ConsistencyProofView),
+        (status = 404, description = "No tree of that size yet (or no checkpoint, when `second` is left out)")
+    )
 )]
 pub async fn get_consistency(
     ctx: Ctx,

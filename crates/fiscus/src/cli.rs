@@ -52,6 +52,11 @@ pub enum Command {
         #[command(subcommand)]
         command: VerifyCommand,
     },
+    /// The transparency log's public side.
+    Evidence {
+        #[command(subcommand)]
+        command: EvidenceCommand,
+    },
     /// Import CSV files into datasets (idempotent: the same file twice creates nothing).
     Import(Box<crate::import::ImportArgs>),
     /// The demo's data.
@@ -65,6 +70,19 @@ pub enum Command {
 pub enum DemoCommand {
     /// Import the demo data (real market and economic series, a sample ledger) into a workspace.
     Load {
+        #[arg(long)]
+        workspace: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum EvidenceCommand {
+    /// Print the verifier key every checkpoint is signed with (C2SP signed-note: `<name>+<id>+<key>`), for
+    /// auditors to keep.
+    Key,
+    /// Integrate a workspace's log and print a signed checkpoint of it (a new one if it grew), as
+    /// `POST /api/v2/evidence/checkpoints` does.
+    Checkpoint {
         #[arg(long)]
         workspace: String,
     },
@@ -96,6 +114,26 @@ pub enum VerifyCommand {
     Models {
         #[arg(long)]
         workspace: Option<String>,
+    },
+    /// The transparency log of every workspace (or one): every sealed record and audit event has its leaf,
+    /// the leaves give every kept checkpoint's root, and every checkpoint is signed by this deployment.
+    /// With `--key` it needs no database and trusts nothing of Fiscus but that key: `--bundle FILE` checks an
+    /// evidence bundle; `--checkpoint OLD --checkpoint NEW [--proof FILE]` checks that NEW extends the OLD you
+    /// kept (a fork or a rollback is reported as such).
+    Evidence {
+        #[arg(long)]
+        workspace: Option<String>,
+        /// The verifier key (or a file holding it), obtained out of band.
+        #[arg(long)]
+        key: Option<String>,
+        #[arg(long)]
+        bundle: Option<std::path::PathBuf>,
+        /// A checkpoint note kept (first) and a later one (second).
+        #[arg(long)]
+        checkpoint: Vec<std::path::PathBuf>,
+        /// The answer of `GET /api/v2/evidence/consistency` between the two checkpoints' sizes.
+        #[arg(long)]
+        proof: Option<std::path::PathBuf>,
     },
     /// All of the above.
     All {
@@ -348,13 +386,31 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Catalogue { command: CatalogueCommand::Check } => Ok(catalogue_check(&load(&cli.data, None)?)),
+        Command::Verify { command: VerifyCommand::Evidence { key: Some(key), bundle, checkpoint, proof, .. } } => {
+            Ok(verify_offline(&key, bundle.as_deref(), &checkpoint, proof.as_deref()))
+        }
+        Command::Evidence { command: EvidenceCommand::Key } => {
+            let state = fiscus_server::serve::open(load(&cli.data, None)?).await?;
+            println!("{}", fiscus_kernel::evidence::verifier_key(&state));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Evidence { command: EvidenceCommand::Checkpoint { workspace } } => {
+            let state = fiscus_server::serve::open(load(&cli.data, None)?).await?;
+            let checkpoint = fiscus_kernel::evidence::checkpoint_now(&state, &workspace)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?
+                .ok_or_else(|| anyhow::anyhow!("the log of {workspace} has no record yet"))?;
+            print!("{}", checkpoint.note);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Verify { command } => {
             let state = fiscus_server::serve::open(load(&cli.data, None)?).await?;
-            let (audit, records, models, workspace) = match command {
-                VerifyCommand::Audit { workspace } => (true, false, false, workspace),
-                VerifyCommand::Records { workspace } => (false, true, false, workspace),
-                VerifyCommand::Models { workspace } => (false, false, true, workspace),
-                VerifyCommand::All { workspace } => (true, true, true, workspace),
+            let (audit, records, models, evidence, workspace) = match command {
+                VerifyCommand::Audit { workspace } => (true, false, false, false, workspace),
+                VerifyCommand::Records { workspace } => (false, true, false, false, workspace),
+                VerifyCommand::Models { workspace } => (false, false, true, false, workspace),
+                VerifyCommand::Evidence { workspace, .. } => (false, false, false, true, workspace),
+                VerifyCommand::All { workspace } => (true, true, true, true, workspace),
             };
             let mut ok = true;
             if audit {
@@ -365,6 +421,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             if models {
                 ok &= verify_models(&state, workspace.as_deref()).await?;
+            }
+            if evidence {
+                ok &= verify_evidence(&state, workspace.as_deref()).await?;
             }
             Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
@@ -533,6 +592,95 @@ async fn verify_records(state: &Services, workspace: Option<&str>) -> anyhow::Re
     }
     println!("{} workspace(s) verified, {} sealed record(s) failing", workspaces.len(), failures);
     Ok(failures == 0)
+}
+
+async fn verify_evidence(state: &Services, workspace: Option<&str>) -> anyhow::Result<bool> {
+    let workspaces = workspaces(state, workspace).await?;
+    let mut failures = 0;
+    for ws in &workspaces {
+        let report = fiscus_kernel::evidence::verify_log(state, ws)
+            .await
+            .with_context(|| format!("reading the transparency log of {ws}"))?;
+        if report.failures.is_empty() {
+            println!(
+                "ok      {ws}: {} records and events in the log, {} leaves hashed again, {} checkpoints signed and reproduced",
+                report.records, report.leaves, report.checkpoints
+            );
+        }
+        for f in &report.failures {
+            println!("ALTERED {ws}: {f}");
+        }
+        failures += report.failures.len();
+    }
+    println!("{} workspace(s) verified, {} log failure(s)", workspaces.len(), failures);
+    Ok(failures == 0)
+}
+
+/// `fiscus verify evidence --key …`: an outsider's check of files, with no database and no settings.
+fn verify_offline(
+    key: &str,
+    bundle: Option<&std::path::Path>,
+    checkpoints: &[std::path::PathBuf],
+    proof: Option<&std::path::Path>,
+) -> ExitCode {
+    use fiscus_domain::tlog::{note::NoteVerifier, offline};
+    let run = || -> Result<Vec<String>, String> {
+        let text = std::fs::read_to_string(key).unwrap_or_else(|_| key.to_string());
+        let key = NoteVerifier::parse(&text).map_err(|e| e.to_string())?;
+        let read = |p: &std::path::Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
+        let mut lines = Vec::new();
+        if let Some(path) = bundle {
+            let bundle: fiscus_domain::api::evidence::EvidenceBundleView =
+                serde_json::from_str(&read(path)?).map_err(|e| format!("{}: {e}", path.display()))?;
+            let (c, n) = offline::verify_bundle(&key, &bundle)?;
+            lines.push(format!(
+                "ok      {n} records of {} proved against its signed checkpoint of size {}",
+                c.origin, c.size
+            ));
+        }
+        match checkpoints {
+            [] => {}
+            [one] => {
+                let c = fiscus_domain::tlog::note::open_checkpoint(&key, &read(one)?).map_err(|e| e.to_string())?;
+                lines.push(format!("ok      checkpoint of {} size {} signed", c.origin, c.size));
+            }
+            [kept, later] => {
+                let hashes: Vec<String> = match proof {
+                    Some(p) => {
+                        let v: serde_json::Value =
+                            serde_json::from_str(&read(p)?).map_err(|e| format!("{}: {e}", p.display()))?;
+                        v["hashes"]
+                            .as_array()
+                            .map(|a| a.iter().filter_map(|h| h.as_str().map(str::to_string)).collect())
+                            .unwrap_or_default()
+                    }
+                    None => Vec::new(),
+                };
+                let (old, new) = offline::verify_growth(&key, &read(kept)?, &read(later)?, &hashes)?;
+                lines.push(format!(
+                    "ok      {} of size {} extends the checkpoint of size {} kept",
+                    new.origin, new.size, old.size
+                ));
+            }
+            _ => return Err("give one checkpoint, or the one kept and a later one".into()),
+        }
+        if lines.is_empty() {
+            return Err("nothing to verify: give --bundle or --checkpoint".into());
+        }
+        Ok(lines)
+    };
+    match run() {
+        Ok(lines) => {
+            for l in lines {
+                println!("{l}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            println!("FAILED  {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 async fn verify_models(state: &Services, workspace: Option<&str>) -> anyhow::Result<bool> {

@@ -710,3 +710,81 @@ fn counterparties_and_bank_accounts_import_whole_or_not_at_all_and_twice_changes
     });
     assert_eq!(total, 3, "nothing of the refused file was written");
 }
+
+#[test]
+fn verify_evidence_checks_the_log_inside_and_an_outsider_s_kept_checkpoint_shows_a_fork() {
+    let cli = Cli::new();
+    let ws = cli.last_line(&["admin", "workspace", "create", "Logged"]);
+    let app = cli.last_line(&[
+        "admin",
+        "app",
+        "create",
+        "--workspace",
+        &ws,
+        "--name",
+        "A",
+        "--environment",
+        "sandbox",
+        "--scopes",
+        "workspace:read",
+    ]);
+    let dir = tempfile::tempdir().expect("dir");
+    let key = dir.path().join("key.txt");
+    std::fs::write(&key, cli.last_line(&["evidence", "key"])).expect("key");
+    let kept = dir.path().join("kept.note");
+    let out = cli.run(&["evidence", "checkpoint", "--workspace", &ws]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::write(&kept, &out.stdout).expect("note");
+    let kept_size: i64 = String::from_utf8_lossy(&out.stdout).lines().nth(1).expect("size").parse().expect("size");
+    let ok = cli.run(&["verify", "evidence"]);
+    let stdout = String::from_utf8_lossy(&ok.stdout);
+    assert!(ok.status.success() && stdout.contains("1 checkpoints signed and reproduced"), "{stdout}");
+    let (key, kept) = (key.display().to_string(), kept.display().to_string());
+    let offline = cli.run(&["verify", "evidence", "--key", &key, "--checkpoint", &kept]);
+    assert!(offline.status.success(), "{}", String::from_utf8_lossy(&offline.stdout));
+
+    // Someone with the database and the server key rewrites the application's record, its leaf, and the
+    // whole log, then signs again: inside, everything agrees again; the kept checkpoint shows the fork.
+    cli.last_line(&["admin", "key", "issue", "--app", &app]);
+    let rt = tokio_runtime();
+    rt.block_on(async {
+        sqlx::any::install_default_drivers();
+        let pool = sqlx::AnyPool::connect(&cli.db()).await.expect("open");
+        sqlx::query("UPDATE tlog_leaves SET record_hash = 'sha256:00' WHERE leaf_index = 0")
+            .execute(&pool)
+            .await
+            .expect("edit");
+        pool.close().await;
+    });
+    let inside = cli.run(&["verify", "evidence", "--workspace", &ws]);
+    let stdout = String::from_utf8_lossy(&inside.stdout);
+    assert!(!inside.status.success() && stdout.contains("ALTERED") && stdout.contains("checkpoint"), "{stdout}");
+    rt.block_on(async {
+        let pool = sqlx::AnyPool::connect(&cli.db()).await.expect("open");
+        for table in ["tlog_tiles", "tlog_trees", "tlog_checkpoints"] {
+            sqlx::query(&format!("DELETE FROM {table}")).execute(&pool).await.expect("rebuild");
+        }
+        // The log rewritten back to its kept size, now over the edited leaf.
+        sqlx::query(&format!("DELETE FROM tlog_leaves WHERE leaf_index >= {kept_size}"))
+            .execute(&pool)
+            .await
+            .expect("cut");
+        sqlx::query(&format!("UPDATE audit_heads SET leaves = {kept_size}")).execute(&pool).await.expect("head");
+        pool.close().await;
+    });
+    let forged = dir.path().join("forged.note");
+    let out = cli.run(&["evidence", "checkpoint", "--workspace", &ws]);
+    std::fs::write(&forged, &out.stdout).expect("note");
+    let fork = cli.run(&[
+        "verify",
+        "evidence",
+        "--key",
+        &key,
+        "--checkpoint",
+        &kept,
+        "--checkpoint",
+        &forged.display().to_string(),
+    ]);
+    let stdout = String::from_utf8_lossy(&fork.stdout);
+    assert!(!fork.status.success() && stdout.contains("FORK"), "{stdout}");
+}

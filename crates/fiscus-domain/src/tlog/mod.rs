@@ -14,6 +14,7 @@
 //! leaves in memory), the store's tiles and the proof planner ([`plan`]).
 
 pub mod note;
+pub mod offline;
 pub mod tiles;
 
 use crate::evidence::seal_bytes;

@@ -153,6 +153,12 @@ pub async fn settled_action(app: &TestApp) -> String {
 async fn an_action_s_bundle_verifies_without_fiscus_and_an_independent_implementation_agrees() {
     let app = spawn_app().await;
     let key = trust_key(&app).await;
+    // The demo's data too (datasets, the book, lineage): the log spans several full tiles.
+    app.load_demo().await;
+    let mut conn = app.state.store.read().await.expect("conn");
+    let (_, unlogged) = fiscus_store::sealed_tables::unlogged(&mut conn, &app.workspace_id).await.expect("check");
+    drop(conn);
+    assert_eq!(unlogged, vec![], "every record of the demo's data is in the log");
     let before = fresh_checkpoint(&app, &key).await;
     let action = settled_action(&app).await;
     let response = app.get(&format!("/api/v2/actions/{action}/evidence-bundle"), &app.key).await;
@@ -175,6 +181,12 @@ async fn an_action_s_bundle_verifies_without_fiscus_and_an_independent_implement
     let bundle_file = write("bundle.json", &bundle.to_string());
     let (ok, out) = verify_py(&["bundle", &key_file, &bundle_file]);
     assert!(ok, "{out}");
+    // The CLI's offline check reads the same bundle the same way.
+    let view: fiscus_domain::api::evidence::EvidenceBundleView =
+        serde_json::from_value(bundle.clone()).expect("bundle");
+    let verifier = NoteVerifier::parse(&verifier_key).expect("key");
+    let (_, proved) = fiscus_domain::tlog::offline::verify_bundle(&verifier, &view).expect("the bundle verifies");
+    assert_eq!(proved, view.records.len());
 
     // An edited record, an edited proof and another key are each refused.
     let mut edited = bundle.clone();
@@ -183,6 +195,8 @@ async fn an_action_s_bundle_verifies_without_fiscus_and_an_independent_implement
     edited["records"][0]["content"] = Value::String(content);
     let (ok, out) = verify_py(&["bundle", &key_file, &write("edited.json", &edited.to_string())]);
     assert!(!ok && out.contains("does not hash"), "{out}");
+    let edited: fiscus_domain::api::evidence::EvidenceBundleView = serde_json::from_value(edited).expect("bundle");
+    assert!(fiscus_domain::tlog::offline::verify_bundle(&verifier, &edited).is_err());
     let mut moved = bundle.clone();
     moved["records"][0]["leaf_index"] =
         serde_json::json!(moved["records"][0]["leaf_index"].as_i64().expect("index") + 1);
