@@ -162,6 +162,7 @@ pub async fn checkpoint_now(
 /// One pass of the evidence worker: integrates every workspace whose log grew, and signs a checkpoint for
 /// those whose last one is older than the interval. Returns how many workspaces it integrated.
 pub async fn run_once(services: &Services) -> Result<usize, EvidenceError> {
+    backfill(services).await?;
     let mut conn = services.store.read().await?;
     let behind = store::behind(&mut conn, 100).await?;
     drop(conn);
@@ -476,4 +477,23 @@ pub async fn verify_log(services: &Services, workspace_id: &str) -> Result<LogRe
     }
     report.leaves = store::size(&mut conn, workspace_id).await?;
     Ok(report)
+}
+
+/// Logs what workspaces wrote before the log existed (`fiscus_store::sealed_tables::backfill_log`), one
+/// workspace per transaction; returns how many leaves were added.
+pub async fn backfill(services: &Services) -> Result<u64, EvidenceError> {
+    let mut conn = services.store.read().await?;
+    let workspaces = fiscus_store::sealed_tables::predating_the_log(&mut conn).await?;
+    drop(conn);
+    let mut added = 0;
+    for workspace_id in workspaces {
+        let mut tx = services.store.begin().await?;
+        let n = fiscus_store::sealed_tables::backfill_log(&mut tx, &workspace_id).await?;
+        tx.commit().await?;
+        if n > 0 {
+            tracing::info!(workspace = %workspace_id, leaves = n, "records written before the transparency log are in it now");
+        }
+        added += n;
+    }
+    Ok(added)
 }

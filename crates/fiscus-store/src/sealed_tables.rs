@@ -216,3 +216,49 @@ pub async fn linked(
     }
     Ok(out)
 }
+
+/// Workspaces whose audit chain predates the transparency log (events, and not one leaf): what
+/// [`backfill_log`] is for. Not scoped to a workspace: the evidence worker serves them all.
+pub async fn predating_the_log(conn: &mut AnyConnection) -> Result<Vec<String>> {
+    let rows: Vec<(String,)> = sqlx::query_as("SELECT workspace_id FROM audit_heads WHERE leaves = 0 AND seq > 0")
+        .fetch_all(&mut *conn)
+        .await?;
+    Ok(rows.into_iter().map(|(w,)| w).collect())
+}
+
+/// Gives every sealed row and audit event a workspace wrote before the log existed its leaf, in `tx` (once
+/// per deployment, at the upgrade): nothing if the workspace's log already has a leaf. Seals are checked as
+/// the rows are read, so an edited row is refused rather than logged as genuine. Returns the leaves added.
+pub async fn backfill_log(tx: &mut crate::WriteTx, workspace_id: &str) -> Result<u64> {
+    let lock = crate::dialect::for_update(crate::dialect::backend_of(tx.conn()));
+    let head: Option<(i64,)> = sqlx::query_as(&format!("SELECT leaves FROM audit_heads WHERE workspace_id = $1{lock}"))
+        .bind(workspace_id)
+        .fetch_optional(tx.conn())
+        .await?;
+    if head.is_none_or(|(leaves,)| leaves > 0) {
+        return Ok(0);
+    }
+    let key = tx.seal_key().clone();
+    let mut leaves = Vec::new();
+    for table in ALL {
+        let binds = [fiscus_domain::integrity::Stored::Text(workspace_id.to_string())];
+        let filter = format!("workspace_id = $1 ORDER BY {}", table.columns[0]);
+        for columns in select_sealed(tx.conn(), &key, &table, &filter, &binds).await? {
+            leaves.push(leaf_of(&table, &columns)?);
+        }
+    }
+    let mut after = 0;
+    loop {
+        let events = crate::audit::events_after(tx.conn(), workspace_id, after, 1000).await?;
+        let Some(last) = events.last() else { break };
+        after = last.event.seq;
+        for e in &events {
+            leaves.push((workspace_id.to_string(), fiscus_domain::tlog::Leaf::audit_event(e.event.seq, &e.hash)));
+        }
+    }
+    let n = leaves.len() as u64;
+    for (workspace, leaf) in leaves {
+        crate::audit::log_record(tx, &workspace, leaf).await?;
+    }
+    Ok(n)
+}
