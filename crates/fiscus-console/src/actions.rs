@@ -209,7 +209,13 @@ pub async fn detail(
          <h2>Pre-trade checks (latest versions)</h2><table><tr><th>Check</th><th>Version</th><th>Status</th><th>Hash</th><th>Source</th></tr>{checks}</table>\
          <h2>Execution gates now</h2>{gates}\
          <h2>Decisions</h2><table><tr><th>Operator</th><th>Decision</th><th>Standing</th><th>Evidence hash</th><th>At</th></tr>{decisions}</table>\
-         <h2>History</h2><table><tr><th>At</th><th>Event</th><th>State</th><th>Actor</th></tr>{events}</table>{decide_form}",
+         <h2>History</h2><table><tr><th>At</th><th>Event</th><th>State</th><th>Actor</th></tr>{events}</table>\
+         <h2>Evidence</h2><p>Everything sealed about this action and every audit event about it, each with its proof \
+         against a signed checkpoint of the workspace's transparency log: \
+         <a id=\"evidence-bundle\" href=\"/console/actions/{bundle_id}/evidence-bundle?environment={env}\" download>evidence bundle (JSON)</a>. \
+         Anyone can check it with the log's public key and <code>clients/verify_evidence.py</code>.</p>{decide_form}",
+        bundle_id = escape(&id),
+        env = env.as_str(),
         state = view.control_state.as_str(),
         // The API's own names (snake_case), not Rust's.
         recon = serde_json::to_value(view.reconciliation_status)
@@ -235,6 +241,45 @@ pub async fn detail(
         reference = escape(&e.reference),
     );
     page(&format!("Action {id}"), op.nav(), &body)
+}
+
+/// The action's evidence bundle as a download (`fiscus_kernel::evidence::bundle`, the same document as
+/// `GET /api/v2/actions/{uid}/evidence-bundle`).
+pub async fn evidence_bundle(
+    State(state): State<AppState>,
+    op: OperatorSession,
+    Path(id): Path<String>,
+    Query(q): Query<EnvQuery>,
+) -> Response {
+    let Some(env) = Environment::parse(&q.environment) else {
+        return html::error_page(StatusCode::NOT_FOUND, "Not found", "No such action in this workspace.");
+    };
+    let t = tenant(&op, env);
+    let Ok(mut conn) = state.store.read().await else { return unavailable() };
+    match fiscus_store::actions::get(&mut conn, &t, &id).await {
+        Ok(_) => {}
+        Err(fiscus_store::StoreError::NotFound) => {
+            return html::error_page(StatusCode::NOT_FOUND, "Not found", "No such action in this workspace.");
+        }
+        Err(_) => return unavailable(),
+    }
+    drop(conn);
+    let table = &fiscus_store::seals::ACTIONS;
+    let Ok(bundle) = fiscus_kernel::evidence::bundle(&state, &t.workspace_id, table, "action_id", &id).await else {
+        return unavailable();
+    };
+    let view = fiscus_kernel::evidence::bundle_view(&state, &t.workspace_id, table.table, &id, bundle);
+    let Ok(body) = serde_json::to_string_pretty(&view) else { return unavailable() };
+    use axum::response::IntoResponse as _;
+    let disposition = format!("attachment; filename=\"{}-evidence-bundle.json\"", id.replace(['"', '\\'], ""));
+    (
+        [
+            (axum::http::header::CONTENT_TYPE, "application/json".to_string()),
+            (axum::http::header::CONTENT_DISPOSITION, disposition),
+        ],
+        body,
+    )
+        .into_response()
 }
 
 /// The bank details a payment to a counterparty is bound to (the check `creditor_account` cites them), as a

@@ -54,6 +54,7 @@ pub fn routes(area_pages: Router<AppState>) -> Router<AppState> {
         .route("/console/enroll/join", post(enroll::join))
         .route("/console/actions/new", get(propose::form).post(propose::propose))
         .route("/console/actions/{id}", get(actions::detail))
+        .route("/console/actions/{id}/evidence-bundle", get(actions::evidence_bundle))
         .route("/console/audit", get(audit::trail))
         .route("/console/actions/{id}/decision", post(actions::decision))
         .route("/console/delegations", get(delegations::list))

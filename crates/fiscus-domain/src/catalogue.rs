@@ -524,6 +524,15 @@ pub const OPERATIONS: &[Operation] = &[
         source: Source::Seed,
     },
     Operation {
+        id: "get_lqm_publications_publicationuid_evidence_bundle",
+        group: Group::LqmBuilder,
+        method: Method::Get,
+        base: "/api/v2",
+        path: "/lqm/publications/{publicationUid}/evidence-bundle",
+        scope: Some("lqm:build:read"),
+        source: Source::Added,
+    },
+    Operation {
         id: "get_lqm_models_uid_developer_manifest",
         group: Group::LqmBuilder,
         method: Method::Get,

@@ -120,6 +120,20 @@ impl IntoResponse for ApiError {
     }
 }
 
+impl From<fiscus_kernel::evidence::EvidenceError> for ApiError {
+    fn from(e: fiscus_kernel::evidence::EvidenceError) -> ApiError {
+        use fiscus_kernel::evidence::EvidenceError;
+        match e {
+            EvidenceError::Store(e) => e.into(),
+            // A tree of that size does not exist (yet): nothing to prove against.
+            EvidenceError::Beyond { asked, integrated } => ApiError::new(ErrorCode::NotFound).detail(format!(
+                "the log has no tree of {asked} leaves (its integrated tree has {integrated}); ask for a fresh checkpoint first"
+            )),
+            EvidenceError::Tree(e) => ApiError::new(ErrorCode::InvalidParameter).detail(e.to_string()),
+        }
+    }
+}
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> ApiError {
         match e {

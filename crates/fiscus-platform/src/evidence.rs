@@ -20,7 +20,7 @@ use fiscus_http::AppState;
 use fiscus_http::ctx::Ctx;
 use fiscus_http::problem::ApiError;
 use fiscus_http::query::{ApiPath, ListParams};
-use fiscus_kernel::evidence::{self, EvidenceError};
+use fiscus_kernel::evidence;
 use fiscus_store::tlog::StoredCheckpoint;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -42,17 +42,6 @@ pub fn reads() -> OpenApiRouter<AppState> {
 /// The write (`trust:write`): a fresh checkpoint.
 pub fn writes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(create_checkpoint))
-}
-
-pub fn problem(e: EvidenceError) -> ApiError {
-    match e {
-        EvidenceError::Store(e) => e.into(),
-        // A tree of that size does not exist (yet): nothing to prove against.
-        EvidenceError::Beyond { asked, integrated } => ApiError::new(ErrorCode::NotFound).detail(format!(
-            "the log has no tree of {asked} leaves (its integrated tree has {integrated}); ask for a fresh checkpoint first"
-        )),
-        EvidenceError::Tree(e) => ApiError::new(ErrorCode::InvalidParameter).detail(e.to_string()),
-    }
 }
 
 fn checkpoint_view(services: &fiscus_kernel::Services, workspace_id: &str, c: StoredCheckpoint) -> LogCheckpointView {
@@ -148,8 +137,7 @@ pub async fn list_checkpoints(
 pub async fn create_checkpoint(ctx: Ctx, State(state): State<AppState>) -> Result<Response, ApiError> {
     let workspace_id = ctx.principal.workspace_id();
     let checkpoint = evidence::checkpoint_now(&state, workspace_id)
-        .await
-        .map_err(problem)?
+        .await?
         .ok_or_else(|| ApiError::new(ErrorCode::NotFound).detail("the log has no record yet"))?;
     let view = checkpoint_view(&state, workspace_id, checkpoint);
     Ok(fiscus_http::created::created(Some("/api/v2/evidence/checkpoint".into()), view))
@@ -221,11 +209,10 @@ pub async fn get_record_proof(
         return Err(ApiError::new(ErrorCode::InvalidParameter).field("tree_size", "must be at least 1"));
     }
     let (size, checkpoint) = tree_size(&state, workspace_id, q.tree_size).await?;
-    let leaf =
-        evidence::leaf_of(&state, workspace_id, &id, q.kind.as_deref(), size).await.map_err(problem)?.ok_or_else(
-            || ApiError::new(ErrorCode::NotFound).detail(format!("no record {id} in the first {size} leaves")),
-        )?;
-    let (hashes, root) = evidence::inclusion(&state, workspace_id, leaf.index, size).await.map_err(problem)?;
+    let leaf = evidence::leaf_of(&state, workspace_id, &id, q.kind.as_deref(), size).await?.ok_or_else(|| {
+        ApiError::new(ErrorCode::NotFound).detail(format!("no record {id} in the first {size} leaves"))
+    })?;
+    let (hashes, root) = evidence::inclusion(&state, workspace_id, leaf.index, size).await?;
     Ok(Json(InclusionProofView {
         object: "inclusion_proof",
         entry: leaf.leaf.entry(),
@@ -318,8 +305,7 @@ pub async fn get_consistency(
     if q.first > second {
         return Err(ApiError::new(ErrorCode::InvalidParameter).field("first", "must not exceed second"));
     }
-    let (hashes, first_root, second_root) =
-        evidence::consistency(&state, workspace_id, q.first, second).await.map_err(problem)?;
+    let (hashes, first_root, second_root) = evidence::consistency(&state, workspace_id, q.first, second).await?;
     Ok(Json(ConsistencyProofView {
         object: "consistency_proof",
         first: q.first,
@@ -485,8 +471,6 @@ pub async fn get_action_bundle(
     fiscus_store::actions::get(&mut conn, ctx.tenant(), &id).await?;
     drop(conn);
     let workspace_id = ctx.principal.workspace_id();
-    let bundle = evidence::bundle(&state, workspace_id, &fiscus_store::seals::ACTIONS, "action_id", &id)
-        .await
-        .map_err(problem)?;
+    let bundle = evidence::bundle(&state, workspace_id, &fiscus_store::seals::ACTIONS, "action_id", &id).await?;
     Ok(Json(evidence::bundle_view(&state, workspace_id, "actions", &id, bundle)))
 }

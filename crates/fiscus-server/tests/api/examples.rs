@@ -606,6 +606,11 @@ async fn every_documented_success_has_a_real_example() {
         &format!("/api/v2/lqm/publications/{}", publication["id"].as_str().expect("publication")),
     )
     .await;
+    walk.get(
+        "get_lqm_publications_publicationuid_evidence_bundle",
+        &format!("/api/v2/lqm/publications/{}/evidence-bundle", publication["id"].as_str().expect("publication")),
+    )
+    .await;
     let promotion = walk
         .post(
             "post_lqm_checkpoints_uid_promotion_requests",

@@ -128,8 +128,9 @@ fn verify_py(args: &[&str]) -> (bool, String) {
     (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
 }
 
-/// An action approved by a person, executed and settled through the sandbox connector.
-pub async fn settled_action(app: &TestApp) -> String {
+/// An action approved by a person, executed and settled through the sandbox connector, and that person's
+/// console session.
+pub async fn settled_action(app: &TestApp) -> (String, String) {
     use fiscus_domain::actions::approval::Role;
     let id = propose(app).await;
     let check = app
@@ -148,7 +149,7 @@ pub async fn settled_action(app: &TestApp) -> String {
         app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &serde_json::json!({}), None).await;
     assert!(executed.status().is_success(), "{}", executed.text().await.unwrap_or_default());
     app.drain().await;
-    id
+    (id, cookie)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -162,7 +163,18 @@ async fn an_action_s_bundle_verifies_without_fiscus_and_an_independent_implement
     drop(conn);
     assert_eq!(unlogged, vec![], "every record of the demo's data is in the log");
     let before = fresh_checkpoint(&app, &key).await;
-    let action = settled_action(&app).await;
+    let (action, cookie) = settled_action(&app).await;
+    let page =
+        crate::console::console_page(&app, &cookie, &format!("/console/actions/{action}?environment=sandbox")).await;
+    assert!(page.contains("id=\"evidence-bundle\""), "the action's page links its bundle");
+    let download = crate::console::console_page(
+        &app,
+        &cookie,
+        &format!("/console/actions/{action}/evidence-bundle?environment=sandbox"),
+    )
+    .await;
+    let download: Value = serde_json::from_str(&download).expect("the console's download is the bundle");
+    assert_eq!(download["subject_id"], action.as_str());
     let response = app.get(&format!("/api/v2/actions/{action}/evidence-bundle"), &app.key).await;
     assert_eq!(response.status(), 200);
     let bundle: Value = response.json().await.expect("json");

@@ -23,6 +23,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(training::get_request))
         .routes(routes!(training::get_checkpoint))
         .routes(routes!(training::get_publication))
+        .routes(routes!(training::get_publication_bundle))
         .routes(routes!(qlms::get_qlms))
         .routes(routes!(qlms::get_qlm))
         .routes(routes!(qlms::get_versions))

@@ -368,3 +368,33 @@ pub async fn post_promotion_request(
     let location = format!("/api/v2/lqm/models/{}/promotions", p.record.body.model_id);
     Ok(created(Some(location), views::promotion(p)))
 }
+
+/// Downloads a model publication's evidence bundle.
+///
+/// One JSON document with everything sealed about the published checkpoint (the checkpoint, its
+/// evaluations and evidence packets, the publication, its promotions) and every audit event about the
+/// checkpoint, each as its canonical bytes with the inclusion proof of its leaf against one signed checkpoint
+/// of the workspace's transparency log (signed now if the latest does not cover them).
+/// `clients/verify_evidence.py` and `fiscus verify evidence` check it with nothing but the log's published
+/// key. Needs `lqm:build:read`; changes nothing but the log's checkpoints.
+#[utoipa::path(
+    get,
+    path = "/api/v2/lqm/publications/{publicationUid}/evidence-bundle",
+    params(("publicationUid" = String, Path, description = "The publication (`lpb_…`)", example = "lpb_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
+    responses(
+        (status = 200, description = "The publication's evidence bundle", body = fiscus_domain::api::evidence::EvidenceBundleView),
+        (status = 404, description = "Not in this workspace and environment")
+    )
+)]
+pub async fn get_publication_bundle(
+    ctx: Ctx,
+    State(state): State<AppState>,
+    ApiPath(uid): ApiPath<String>,
+) -> Result<Json<fiscus_domain::api::evidence::EvidenceBundleView>, ApiError> {
+    let (p, _) = supply_chain::publication(&state, ctx.tenant(), &uid).await?;
+    let workspace_id = ctx.principal.workspace_id();
+    let checkpoint = &p.body.checkpoint_id;
+    let table = &fiscus_store::lqm::training::CHECKPOINTS_SEALED;
+    let bundle = fiscus_kernel::evidence::bundle(&state, workspace_id, table, "checkpoint_id", checkpoint).await?;
+    Ok(Json(fiscus_kernel::evidence::bundle_view(&state, workspace_id, table.table, checkpoint, bundle)))
+}
