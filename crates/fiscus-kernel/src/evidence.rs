@@ -146,7 +146,85 @@ async fn sign_if_grown(
         let mut conn = services.store.read().await?;
         return Ok(store::checkpoint(&mut conn, workspace_id, tree.size).await?);
     }
-    Ok(Some(checkpoint))
+    let previous = latest.map(|c| c.tree_size).unwrap_or(0);
+    Ok(Some(witnessed(services, workspace_id, checkpoint, previous).await))
+}
+
+/// Asks every configured witness to cosign a new checkpoint (C2SP `tlog-witness` `add-checkpoint`, with the
+/// consistency proof from the size the witness last cosigned), checks each cosignature with the witness's
+/// key and keeps the valid ones on the stored note. A witness that is down, refuses or answers something
+/// that does not verify costs only its cosignature (logged): the checkpoint stands signed by the log.
+async fn witnessed(services: &Services, workspace_id: &str, c: StoredCheckpoint, previous: i64) -> StoredCheckpoint {
+    if services.settings.evidence.witnesses.is_empty() {
+        return c;
+    }
+    let mut note = c.note.clone();
+    let body = Checkpoint { origin: origin(services, workspace_id), size: c.tree_size as u64, root: c.root }.body();
+    for w in &services.settings.evidence.witnesses {
+        match cosignature(services, workspace_id, &c, previous, w).await {
+            Ok(line) => {
+                let candidate = format!("{note}{line}");
+                let verified = NoteVerifier::parse(&w.key).ok().and_then(|k| k.cosigned_at(&candidate));
+                if verified.is_some() && fiscus_domain::tlog::note::Note::parse(&candidate).is_ok_and(|n| n.text == body) {
+                    note = candidate;
+                } else {
+                    tracing::warn!(witness = %w.url, "a witness answered a cosignature that does not verify; not kept");
+                }
+            }
+            Err(e) => tracing::warn!(witness = %w.url, error = %e, "a witness did not cosign a checkpoint"),
+        }
+    }
+    if note == c.note {
+        return c;
+    }
+    let saved = async {
+        let mut tx = services.store.begin().await?;
+        store::cosign_checkpoint(&mut tx, workspace_id, c.tree_size, &note).await?;
+        tx.commit().await
+    };
+    match saved.await {
+        Ok(()) => StoredCheckpoint { note, ..c },
+        Err(e) => {
+            tracing::warn!(error = %e, "a checkpoint's cosignatures could not be kept");
+            c
+        }
+    }
+}
+
+/// One witness's cosignature lines for checkpoint `c`: `old <size>`, the consistency proof from that size,
+/// a blank line and the note; on 409 the witness says which size it has, and the request is made once more
+/// from there.
+async fn cosignature(
+    services: &Services,
+    workspace_id: &str,
+    c: &StoredCheckpoint,
+    previous: i64,
+    w: &crate::settings::Witness,
+) -> anyhow::Result<String> {
+    let client = reqwest::Client::builder().timeout(std::time::Duration::from_secs(5)).build()?;
+    let url = format!("{}/add-checkpoint", w.url.trim_end_matches('/'));
+    let mut old = previous.min(c.tree_size);
+    for _ in 0..2 {
+        let (proof, _, _) = consistency(services, workspace_id, old, c.tree_size).await?;
+        let mut request = format!("old {old}\n");
+        for h in &proof {
+            request.push_str(&tlog::b64(h));
+            request.push('\n');
+        }
+        request.push('\n');
+        request.push_str(&c.note);
+        let response = client.post(&url).body(request).send().await?;
+        let status = response.status();
+        let text = response.text().await?;
+        if status == reqwest::StatusCode::CONFLICT {
+            old = text.trim().parse().map_err(|_| anyhow::anyhow!("a 409 without the witness's size"))?;
+            anyhow::ensure!(old <= c.tree_size, "the witness has a larger tree ({old}) than this checkpoint");
+            continue;
+        }
+        anyhow::ensure!(status.is_success(), "the witness answered {status}: {}", text.trim());
+        return Ok(text);
+    }
+    anyhow::bail!("the witness's size kept moving")
 }
 
 /// Integrates every committed leaf and signs a checkpoint of it (or returns the one already signed at that

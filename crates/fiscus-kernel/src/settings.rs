@@ -177,11 +177,15 @@ pub struct Evidence {
     pub checkpoint_interval_seconds: u64,
     /// Witnesses (C2SP `tlog-witness`) asked to cosign each new checkpoint (`[[evidence.witnesses]]`).
     pub witnesses: Vec<Witness>,
+    /// Whether writes put their leaves in the log (on). Off exists only to measure what the log costs
+    /// (`bench/evidence.sh`): nothing written meanwhile can be proved, and `fiscus verify evidence` names
+    /// every such record.
+    pub log: bool,
 }
 
 impl Default for Evidence {
     fn default() -> Self {
-        Evidence { log_name: None, checkpoint_interval_seconds: 60, witnesses: Vec::new() }
+        Evidence { log_name: None, checkpoint_interval_seconds: 60, witnesses: Vec::new(), log: true }
     }
 }
 

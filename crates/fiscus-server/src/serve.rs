@@ -23,6 +23,7 @@ pub async fn open(settings: Settings) -> anyhow::Result<AppState> {
         .with_context(|| format!("connecting to {}", fiscus_store::redact_url(&url)))?
         .with_group_commit(settings.group_commit);
     store.migrate().await.context("applying migrations")?;
+    fiscus_store::tlog::set_logging(settings.evidence.log);
     let books = std::sync::Arc::new(fiscus_investment::orders::PortfolioBooks);
     let services = fiscus_kernel::Services::new(store, settings, server_key, key_source, books);
     Ok(AppState::new(services, vec![fiscus_agents::routes::calls::LARGE_BODY]))

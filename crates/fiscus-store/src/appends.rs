@@ -90,7 +90,9 @@ impl Appends {
         let columns: crate::seals::Columns = table.columns.iter().copied().zip(values.iter().cloned()).collect();
         // Its leaf goes with the member's audit events: chained only if the member's appends are written.
         let (workspace_id, leaf) = crate::seals::leaf_of(table, &columns)?;
-        self.audit.push(PendingEvent::Record { workspace_id, leaf });
+        if crate::tlog::logging() {
+            self.audit.push(PendingEvent::Record { workspace_id, leaf });
+        }
         self.rows.push(AppendRow { table: table.table, columns: table.columns, values, seal_mac });
         Ok(())
     }

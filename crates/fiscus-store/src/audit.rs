@@ -82,6 +82,9 @@ pub async fn append(tx: &mut WriteTx, workspace_id: &str, new: NewAuditEvent<'_>
 /// Puts a sealed record's leaf in its workspace's transparency log, in the transaction that wrote the record
 /// (the same way as an audit event: see [`append`]).
 pub(crate) async fn log_record(tx: &mut WriteTx, workspace_id: &str, leaf: Leaf) -> Result<()> {
+    if !crate::tlog::logging() {
+        return Ok(());
+    }
     defer(tx, PendingEvent::Record { workspace_id: workspace_id.to_string(), leaf }).await
 }
 
@@ -195,12 +198,14 @@ pub(crate) fn chain(key: &SealKey, events: Vec<PendingEvent>, heads: &mut HashMa
         let mac = key.audit_event(&event.workspace_id, event.seq, &hash);
         head.seq = event.seq;
         head.hash.clone_from(&hash);
-        leaves.push(PlacedLeaf {
-            workspace_id: event.workspace_id.clone(),
-            index: head.leaves,
-            leaf: Leaf::audit_event(event.seq, &hash),
-        });
-        head.leaves += 1;
+        if crate::tlog::logging() {
+            leaves.push(PlacedLeaf {
+                workspace_id: event.workspace_id.clone(),
+                index: head.leaves,
+                leaf: Leaf::audit_event(event.seq, &hash),
+            });
+            head.leaves += 1;
+        }
         rows.push(ChainedEvent { event, hash, mac });
     }
     Ok(Chained { events: rows, leaves })

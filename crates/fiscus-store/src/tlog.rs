@@ -13,6 +13,21 @@ use fiscus_domain::tlog::{Hash, Leaf, from_hex, hex};
 use sqlx::AnyConnection;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Whether writes put leaves in the log (on unless `[evidence] log = false`, which exists only to measure
+/// what the log costs: `bench/evidence.sh`). One switch per process, since one process serves one database.
+static LOGGING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Turns the writing of leaves on or off for this process (see [`logging`]).
+pub fn set_logging(on: bool) {
+    LOGGING.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether writes put leaves in the log. With it off, nothing written meanwhile can be proved, and `fiscus
+/// verify evidence` names every such record.
+pub fn logging() -> bool {
+    LOGGING.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// A leaf as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredLeaf {

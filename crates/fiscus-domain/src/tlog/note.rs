@@ -167,6 +167,13 @@ impl NoteVerifier {
         )
     }
 
+    /// The verifier key of this key's cosignatures (type `0x04`), as a witness publishes it.
+    pub fn encode_cosigning(&self) -> String {
+        let id = key_id(&self.name, COSIGNATURE_V1, &self.key);
+        let raw = [&[COSIGNATURE_V1][..], self.key.as_bytes()].concat();
+        format!("{}+{}+{}", self.name, crate::evidence::hex(&id), B64.encode(raw))
+    }
+
     /// Reads a verifier key (of type `0x01` or, for a witness, `0x04`).
     pub fn parse(text: &str) -> Result<NoteVerifier, NoteError> {
         // The key's base64 may itself hold `+`: the name and the id are the first two fields, the rest is the key.

@@ -428,3 +428,78 @@ async fn records_written_before_the_log_existed_are_logged_once_at_the_upgrade()
     let checkpoint = fresh_checkpoint(&app, &key).await;
     assert!(checkpoint["tree_size"].as_i64().expect("size") >= leaves);
 }
+
+/// A witness for the suite, speaking C2SP `tlog-witness`: `POST /add-checkpoint` with `old <size>`, the
+/// consistency proof from there, a blank line and the note. It checks the log's signature (with the key it
+/// is given once the log exists) and that the new checkpoint extends the last it cosigned, then cosigns;
+/// 409 with its size when `old` is not it, 422 when the proof fails.
+async fn witness(
+    log_key: std::sync::Arc<std::sync::Mutex<Option<NoteVerifier>>>,
+) -> (String, fiscus_domain::tlog::note::NoteVerifier) {
+    use axum::http::StatusCode;
+    use fiscus_domain::tlog::note::NoteSigner;
+    type Seen = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, (u64, Hash)>>>;
+    let signer = std::sync::Arc::new(NoteSigner::new("witness.test", [42; 32]));
+    let verifier = signer.verifier();
+    let seen: Seen = Default::default();
+    let handler = move |body: String| {
+        let (signer, seen, log_key) = (signer.clone(), seen.clone(), log_key.clone());
+        async move {
+            let Some((head, note)) = body.split_once("\n\n") else { return (StatusCode::BAD_REQUEST, String::new()) };
+            let mut lines = head.lines();
+            let old: u64 = lines.next().and_then(|l| l.strip_prefix("old ")).and_then(|n| n.parse().ok()).unwrap_or(u64::MAX);
+            let proof: Vec<Hash> = lines.filter_map(from_b64).collect();
+            let Some(key) = log_key.lock().expect("key").clone() else { return (StatusCode::NOT_FOUND, String::new()) };
+            let Ok(c) = open_checkpoint(&key, note) else { return (StatusCode::FORBIDDEN, String::new()) };
+            let mut seen = seen.lock().expect("seen");
+            let (size, root) = seen.get(&c.origin).copied().unwrap_or((0, tlog::empty_root()));
+            if old != size {
+                return (StatusCode::CONFLICT, format!("{size}\n"));
+            }
+            if size > 0 && tlog::verify_consistency(size, c.size, &root, &c.root, &proof).is_err() {
+                return (StatusCode::UNPROCESSABLE_ENTITY, String::new());
+            }
+            seen.insert(c.origin.clone(), (c.size, c.root));
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("time").as_secs();
+            (StatusCode::OK, signer.cosign(&c.body(), now))
+        }
+    };
+    let router = axum::Router::new().route("/add-checkpoint", axum::routing::post(handler));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (url, verifier)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_witness_cosigns_each_checkpoint_that_extends_the_last_and_not_a_rewritten_one() {
+    let log_key = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let (url, witness_key) = witness(log_key.clone()).await;
+    // Configured with the key a witness publishes for its cosignatures (type 0x04).
+    let cosigning = witness_key.encode_cosigning();
+    let app = crate::helpers::spawn_app_with(move |s| {
+        s.evidence.witnesses = vec![fiscus_kernel::settings::Witness { url, key: cosigning }];
+    })
+    .await;
+    *log_key.lock().expect("key") = Some(fiscus_kernel::evidence::verifier(&app.state));
+    let key = trust_key(&app).await;
+    propose(&app).await;
+    let first = fresh_checkpoint(&app, &key).await;
+    assert!(witness_key.cosigned_at(first["note"].as_str().expect("note")).is_some(), "{first}");
+    propose(&app).await;
+    let second = fresh_checkpoint(&app, &key).await;
+    assert!(witness_key.cosigned_at(second["note"].as_str().expect("note")).is_some(), "{second}");
+    // The stored checkpoint carries the cosignature too.
+    let served: Value = app.get("/api/v2/evidence/checkpoint", &key).await.json().await.expect("json");
+    assert_eq!(served["note"], second["note"]);
+
+    // A rewritten log: the witness refuses to cosign, and the checkpoint stands with the log's signature only.
+    let ws = &app.workspace_id;
+    app.execute(&format!("UPDATE tlog_leaves SET record_hash = 'sha256:00' WHERE workspace_id = '{ws}' AND leaf_index = 0")).await;
+    rebuild_log(&app).await;
+    propose(&app).await;
+    let forged = fresh_checkpoint(&app, &key).await;
+    let note = forged["note"].as_str().expect("note");
+    assert!(witness_key.cosigned_at(note).is_none(), "{note}");
+    assert!(open_checkpoint(&fiscus_kernel::evidence::verifier(&app.state), note).is_ok());
+}
