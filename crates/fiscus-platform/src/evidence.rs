@@ -212,7 +212,8 @@ pub async fn get_record_proof(
     let leaf = evidence::leaf_of(&state, workspace_id, &id, q.kind.as_deref(), size).await?.ok_or_else(|| {
         ApiError::new(ErrorCode::NotFound).detail(format!("no record {id} in the first {size} leaves"))
     })?;
-    let (hashes, root) = evidence::inclusion(&state, workspace_id, leaf.index, size).await?;
+    let signed = checkpoint.as_ref().map(|c| c.root);
+    let (hashes, root) = evidence::inclusion(&state, workspace_id, leaf.index, size, signed).await?;
     Ok(Json(InclusionProofView {
         object: "inclusion_proof",
         entry: leaf.leaf.entry(),
@@ -279,7 +280,7 @@ pub struct ConsistencyProofView {
 ///
 /// The RFC 9162 consistency proof between two tree sizes of the workspace's log. An auditor who kept a
 /// checkpoint checks that a later one extends it: nothing they were shown was rewritten or removed since.
-/// `first` larger than `second` is 422. Needs `trust:read`; changes nothing.
+/// `first` larger than `second` is 409. Needs `trust:read`; changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/evidence/consistency",
@@ -303,7 +304,10 @@ pub async fn get_consistency(
     }
     let (second, checkpoint) = tree_size(&state, workspace_id, q.second).await?;
     if q.first > second {
-        return Err(ApiError::new(ErrorCode::InvalidParameter).field("first", "must not exceed second"));
+        // Both sizes are well formed; the log of `second` leaves cannot extend a larger one (409, as every
+        // well-formed request that meets a fact rather than a schema rule: docs/standards.md).
+        return Err(ApiError::new(ErrorCode::Conflict)
+            .detail(format!("a log of {second} leaves cannot extend one of {} leaves", q.first)));
     }
     let (hashes, first_root, second_root) = evidence::consistency(&state, workspace_id, q.first, second).await?;
     Ok(Json(ConsistencyProofView {

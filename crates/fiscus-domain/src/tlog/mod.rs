@@ -336,9 +336,17 @@ impl Subtrees for Leaves<'_> {
 /// The root of a complete subtree given its leaves' (or its level's) hashes; `hashes.len()` is a power of two.
 pub fn complete_root(hashes: &[Hash]) -> Hash {
     debug_assert!(hashes.len().is_power_of_two());
-    let mut level: Vec<Hash> = hashes.to_vec();
-    while level.len() > 1 {
-        level = level.chunks(2).map(|pair| node_hash(&pair[0], &pair[1])).collect();
+    if hashes.len() == 1 {
+        return hashes[0];
+    }
+    // One buffer, halved in place level by level.
+    let mut level: Vec<Hash> = hashes.chunks(2).map(|pair| node_hash(&pair[0], &pair[1])).collect();
+    let mut n = level.len();
+    while n > 1 {
+        for i in 0..n / 2 {
+            level[i] = node_hash(&level[2 * i], &level[2 * i + 1]);
+        }
+        n /= 2;
     }
     level[0]
 }
