@@ -149,7 +149,7 @@ fn split(n: u64) -> u64 {
 /// RFC 9162's MTH of the leaves `[lo, hi)`, read as complete subtrees (at most two per level).
 pub fn range_hash(r: &mut impl Subtrees, lo: u64, hi: u64) -> Result<Hash, TreeError> {
     let n = hi - lo;
-    if n.is_power_of_two() && lo % n == 0 {
+    if n.is_power_of_two() && lo.is_multiple_of(n) {
         return r.subtree(n.trailing_zeros(), lo / n);
     }
     let k = split(n);
@@ -424,7 +424,7 @@ mod tests {
     fn roots_match_the_rfc_definition_for_every_size_to_300() {
         let all = leaves(300);
         for n in 0..=300 {
-            assert_eq!(root(&mut Leaves(&all), n as u64).unwrap(), mth(&all[..n]), "size {n}");
+            assert_eq!(root(&mut Leaves(&all), n as u64).expect("test"), mth(&all[..n]), "size {n}");
         }
     }
 
@@ -439,10 +439,10 @@ mod tests {
     fn every_inclusion_proof_verifies_and_a_wrong_one_does_not() {
         let all = leaves(70);
         for n in 1..=70u64 {
-            let r = root(&mut Leaves(&all), n).unwrap();
+            let r = root(&mut Leaves(&all), n).expect("test");
             for m in 0..n {
-                let proof = inclusion_proof(&mut Leaves(&all), m, n).unwrap();
-                verify_inclusion(&all[m as usize], m, n, &proof, &r).unwrap();
+                let proof = inclusion_proof(&mut Leaves(&all), m, n).expect("test");
+                verify_inclusion(&all[m as usize], m, n, &proof, &r).expect("test");
                 let other = (m + 1) % n;
                 if other != m {
                     assert!(verify_inclusion(&all[other as usize], m, n, &proof, &r).is_err());
@@ -461,16 +461,16 @@ mod tests {
     fn every_consistency_proof_verifies_and_a_rewritten_past_does_not() {
         let all = leaves(40);
         for second in 1..=40u64 {
-            let r2 = root(&mut Leaves(&all), second).unwrap();
+            let r2 = root(&mut Leaves(&all), second).expect("test");
             for first in 1..=second {
-                let r1 = root(&mut Leaves(&all), first).unwrap();
-                let proof = consistency_proof(&mut Leaves(&all), first, second).unwrap();
-                verify_consistency(first, second, &r1, &r2, &proof).unwrap();
+                let r1 = root(&mut Leaves(&all), first).expect("test");
+                let proof = consistency_proof(&mut Leaves(&all), first, second).expect("test");
+                verify_consistency(first, second, &r1, &r2, &proof).expect("test");
                 // A log whose first leaf was rewritten after the first checkpoint.
                 let mut forged = all.clone();
                 forged[0] = leaf_hash(b"rewritten");
-                let forged_root = root(&mut Leaves(&forged), second).unwrap();
-                let forged_proof = consistency_proof(&mut Leaves(&forged), first, second).unwrap();
+                let forged_root = root(&mut Leaves(&forged), second).expect("test");
+                let forged_proof = consistency_proof(&mut Leaves(&forged), first, second).expect("test");
                 assert!(verify_consistency(first, second, &r1, &forged_root, &forged_proof).is_err());
             }
         }
@@ -478,7 +478,7 @@ mod tests {
 
     #[test]
     fn a_plan_names_the_subtrees_a_proof_reads() {
-        let subtrees = plan(|p| inclusion_proof(p, 5, 13)).unwrap();
+        let subtrees = plan(|p| inclusion_proof(p, 5, 13)).expect("test");
         // Leaf 5 of 13: its sibling 4, the pair 6..8, the four 0..4, and the right part 8..13 (8..12 and 12).
         assert_eq!(subtrees, vec![(0, 4), (1, 3), (2, 0), (2, 2), (0, 12)]);
     }

@@ -237,8 +237,8 @@ mod tests {
         let checkpoint = Checkpoint { origin: "fiscus.example/wsp_1".into(), size: 42, root: [9; 32] };
         let note = signer.sign(&checkpoint.body());
         assert!(note.starts_with("fiscus.example/wsp_1\n42\nCQkJ"));
-        let verifier = NoteVerifier::parse(&signer.verifier().encode()).unwrap();
-        assert_eq!(open_checkpoint(&verifier, &note).unwrap(), checkpoint);
+        let verifier = NoteVerifier::parse(&signer.verifier().encode()).expect("test");
+        assert_eq!(open_checkpoint(&verifier, &note).expect("test"), checkpoint);
         let forged = note.replacen("\n42\n", "\n43\n", 1);
         assert_eq!(open_checkpoint(&verifier, &forged), Err(NoteError::Unsigned("fiscus.example".into())));
         let other = NoteSigner::new("fiscus.example", [8; 32]).verifier();
@@ -252,12 +252,12 @@ mod tests {
         let text = Checkpoint { origin: "log.example/wsp_1".into(), size: 3, root: [5; 32] }.body();
         let mut note = log.sign(&text);
         note.push_str(&witness.cosign(&text, 1_700_000_000));
-        let parsed = Note::parse(&note).unwrap();
+        let parsed = Note::parse(&note).expect("test");
         assert_eq!(parsed.signatures.len(), 2);
         assert_eq!(parsed.render(), note);
         assert_eq!(witness.verifier().cosigned_at(&note), Some(1_700_000_000));
         assert_eq!(log.verifier().cosigned_at(&note), None);
-        log.verifier().open(&note).unwrap();
+        log.verifier().open(&note).expect("test");
     }
 
     #[test]

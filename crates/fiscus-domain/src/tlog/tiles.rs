@@ -193,7 +193,7 @@ mod tests {
             let kept: BTreeMap<(u8, u64), Vec<Hash>> =
                 edge(size).into_iter().map(|(l, i, w)| ((l, i), tiles.0[&(l, i)][..w as usize].to_vec())).collect();
             let mut working = Tiles(kept);
-            let changed = working.append(size, batch).unwrap();
+            let changed = working.append(size, batch).expect("test");
             for key in changed {
                 tiles.0.insert(key, working.0[&key].clone());
             }
@@ -201,19 +201,19 @@ mod tests {
         }
         assert_eq!(tiles.0[&(1, 1)].len(), 17);
         for n in [1u64, 255, 256, 257, 65_535, 65_536, 65_537, 70_000] {
-            assert_eq!(root(&mut tiles, n).unwrap(), root(&mut Leaves(&leaves), n).unwrap(), "size {n}");
+            assert_eq!(root(&mut tiles, n).expect("test"), root(&mut Leaves(&leaves), n).expect("test"), "size {n}");
         }
         for (m, n) in [(0u64, 1u64), (300, 70_000), (65_535, 65_537), (69_999, 70_000)] {
-            let via_tiles = inclusion_proof(&mut tiles, m, n).unwrap();
-            assert_eq!(via_tiles, inclusion_proof(&mut Leaves(&leaves), m, n).unwrap());
+            let via_tiles = inclusion_proof(&mut tiles, m, n).expect("test");
+            assert_eq!(via_tiles, inclusion_proof(&mut Leaves(&leaves), m, n).expect("test"));
             // Only the planned tiles are needed.
-            let wanted = needed(&plan(|p| inclusion_proof(p, m, n)).unwrap());
+            let wanted = needed(&plan(|p| inclusion_proof(p, m, n)).expect("test"));
             let mut only = Tiles(wanted.keys().map(|k| (*k, tiles.0[k].clone())).collect());
-            assert_eq!(inclusion_proof(&mut only, m, n).unwrap(), via_tiles);
+            assert_eq!(inclusion_proof(&mut only, m, n).expect("test"), via_tiles);
         }
         assert_eq!(
-            consistency_proof(&mut tiles, 1000, 70_000).unwrap(),
-            consistency_proof(&mut Leaves(&leaves), 1000, 70_000).unwrap()
+            consistency_proof(&mut tiles, 1000, 70_000).expect("test"),
+            consistency_proof(&mut Leaves(&leaves), 1000, 70_000).expect("test")
         );
     }
 

@@ -447,7 +447,8 @@ async fn witness(
         async move {
             let Some((head, note)) = body.split_once("\n\n") else { return (StatusCode::BAD_REQUEST, String::new()) };
             let mut lines = head.lines();
-            let old: u64 = lines.next().and_then(|l| l.strip_prefix("old ")).and_then(|n| n.parse().ok()).unwrap_or(u64::MAX);
+            let old: u64 =
+                lines.next().and_then(|l| l.strip_prefix("old ")).and_then(|n| n.parse().ok()).unwrap_or(u64::MAX);
             let proof: Vec<Hash> = lines.filter_map(from_b64).collect();
             let Some(key) = log_key.lock().expect("key").clone() else { return (StatusCode::NOT_FOUND, String::new()) };
             let Ok(c) = open_checkpoint(&key, note) else { return (StatusCode::FORBIDDEN, String::new()) };
@@ -495,7 +496,10 @@ async fn a_witness_cosigns_each_checkpoint_that_extends_the_last_and_not_a_rewri
 
     // A rewritten log: the witness refuses to cosign, and the checkpoint stands with the log's signature only.
     let ws = &app.workspace_id;
-    app.execute(&format!("UPDATE tlog_leaves SET record_hash = 'sha256:00' WHERE workspace_id = '{ws}' AND leaf_index = 0")).await;
+    app.execute(&format!(
+        "UPDATE tlog_leaves SET record_hash = 'sha256:00' WHERE workspace_id = '{ws}' AND leaf_index = 0"
+    ))
+    .await;
     rebuild_log(&app).await;
     propose(&app).await;
     let forged = fresh_checkpoint(&app, &key).await;
