@@ -250,7 +250,14 @@ pub async fn run_once(services: &Services) -> Result<usize, EvidenceError> {
         services.settings.evidence.checkpoint_interval_seconds as i64 * fiscus_domain::clock::MICROS_PER_SECOND;
     let now = fiscus_domain::clock::now_micros();
     for (workspace_id, _, _) in &behind {
-        let tree = integrate(services, workspace_id).await?;
+        // One workspace's trouble (a damaged tile, a leaf missing) is logged and never holds back the others.
+        let tree = match integrate(services, workspace_id).await {
+            Ok(tree) => tree,
+            Err(e) => {
+                tracing::warn!(workspace = %workspace_id, error = %e, "a workspace's log could not be integrated");
+                continue;
+            }
+        };
         let mut conn = services.store.read().await?;
         let latest = store::latest_checkpoint(&mut conn, workspace_id).await?;
         drop(conn);

@@ -409,15 +409,14 @@ pub async fn get_tile(
         .ok_or_else(|| ApiError::new(ErrorCode::InvalidParameter).field("path", "not a tile path"))?;
     let size = fiscus_store::tlog::tree(&mut conn, workspace_id).await?.size as u64;
     // The tile must lie within the integrated tree at the width asked: what it holds then never changes.
-    let (level_leaves, first) = match tile.level {
-        None => (1u64, tile.index * tiles::WIDTH),
-        Some(l) => {
-            let per = 1u64.checked_shl(8 * u32::from(l)).ok_or_else(not_found)?;
-            (per, tile.index * tiles::WIDTH)
-        }
+    // (Checked arithmetic: a tile path may name an index no tree reaches.)
+    let level_leaves = match tile.level {
+        None => 1u64,
+        Some(l) => 1u64.checked_shl(8 * u32::from(l)).ok_or_else(not_found)?,
     };
+    let first = tile.index.checked_mul(tiles::WIDTH).ok_or_else(not_found)?;
     let reach = size / level_leaves;
-    if first + tile.width > reach {
+    if first.checked_add(tile.width).is_none_or(|end| end > reach) {
         return Err(not_found());
     }
     let body: Vec<u8> = match tile.level {

@@ -87,6 +87,9 @@ async fn every_record_is_logged_and_proved_against_a_signed_checkpoint() {
     assert_eq!(i as u64, size);
     let note = app.get("/api/v2/evidence/tiles/checkpoint", &key).await.text().await.expect("text");
     assert_eq!(note, checkpoint["note"].as_str().expect("note"));
+    // A tile index no tree reaches (u64::MAX, whose leaves would overflow) is simply not there.
+    let far = app.get("/api/v2/evidence/tiles/tile/0/x018/x446/x744/x073/x709/x551/615", &key).await;
+    assert_eq!(far.status(), 404);
     // A tile beyond the integrated tree does not exist yet.
     assert_eq!(app.get(&format!("/api/v2/evidence/tiles/tile/0/000.p/{}", size + 1), &key).await.status(), 404);
 
