@@ -129,7 +129,12 @@ async fn sign_if_grown(
     let latest = store::latest_checkpoint(&mut conn, workspace_id).await?;
     drop(conn);
     if latest.as_ref().is_some_and(|c| c.tree_size >= tree.size) || tree.size == 0 {
-        return Ok(latest);
+        // A checkpoint a witness has not cosigned yet (it was down, or did not know the log yet) is offered
+        // to it again; the witness answers from the size it has (409, then once more).
+        return Ok(match latest {
+            Some(c) if uncosigned(services, &c.note) => Some(witnessed(services, workspace_id, c, 0).await),
+            other => other,
+        });
     }
     let body = Checkpoint { origin: origin(services, workspace_id), size: tree.size as u64, root: tree.root }.body();
     let checkpoint = StoredCheckpoint {
@@ -141,13 +146,28 @@ async fn sign_if_grown(
     let mut tx = services.store.begin().await?;
     let inserted = store::insert_checkpoint(&mut tx, workspace_id, &checkpoint).await?;
     tx.commit().await?;
-    if !inserted {
-        // Another node signed the same size at once: the same body under the same key, kept once.
-        let mut conn = services.store.read().await?;
-        return Ok(store::checkpoint(&mut conn, workspace_id, tree.size).await?);
-    }
     let previous = latest.map(|c| c.tree_size).unwrap_or(0);
+    if !inserted {
+        // Another node (or this node's worker) signed the same size at once: the same body under the same
+        // key, kept once; offered to a witness that has not cosigned it yet.
+        let mut conn = services.store.read().await?;
+        let kept = store::checkpoint(&mut conn, workspace_id, tree.size).await?;
+        drop(conn);
+        return Ok(match kept {
+            Some(c) if uncosigned(services, &c.note) => Some(witnessed(services, workspace_id, c, previous).await),
+            other => other,
+        });
+    }
     Ok(Some(witnessed(services, workspace_id, checkpoint, previous).await))
+}
+
+/// Whether a configured witness's cosignature is missing from `note`.
+fn uncosigned(services: &Services, note: &str) -> bool {
+    services.settings.evidence.witnesses.iter().any(|w| !has_cosignature(w, note))
+}
+
+fn has_cosignature(w: &crate::settings::Witness, note: &str) -> bool {
+    NoteVerifier::parse(&w.key).ok().and_then(|k| k.cosigned_at(note)).is_some()
 }
 
 /// Asks every configured witness to cosign a new checkpoint (C2SP `tlog-witness` `add-checkpoint`, with the
@@ -161,6 +181,9 @@ async fn witnessed(services: &Services, workspace_id: &str, c: StoredCheckpoint,
     let mut note = c.note.clone();
     let body = Checkpoint { origin: origin(services, workspace_id), size: c.tree_size as u64, root: c.root }.body();
     for w in &services.settings.evidence.witnesses {
+        if has_cosignature(w, &note) {
+            continue;
+        }
         match cosignature(services, workspace_id, &c, previous, w).await {
             Ok(line) => {
                 let candidate = format!("{note}{line}");
