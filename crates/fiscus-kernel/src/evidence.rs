@@ -60,13 +60,21 @@ pub fn origin(services: &Services, workspace_id: &str) -> String {
 /// Extends the workspace's tiles over every committed leaf; returns the integrated tree. Another node doing
 /// the same at once costs only a retry: the tree row is checked unchanged before the tiles are written.
 pub async fn integrate(services: &Services, workspace_id: &str) -> Result<Tree, EvidenceError> {
+    integrate_up_to(services, workspace_id, usize::MAX).await
+}
+
+/// [`integrate`], at most `batches` batches of [`BATCH`] leaves: the worker takes one per workspace per pass,
+/// so a workspace with a backlog of millions never holds the others' logs back.
+async fn integrate_up_to(services: &Services, workspace_id: &str, batches: usize) -> Result<Tree, EvidenceError> {
+    let mut done = 0;
     loop {
         let mut conn = services.store.read().await?;
         let tree = store::tree(&mut conn, workspace_id).await?;
         let leaves = store::size(&mut conn, workspace_id).await?;
-        if leaves <= tree.size {
+        if leaves <= tree.size || done == batches {
             return Ok(tree);
         }
+        done += 1;
         let new = store::leaves(&mut conn, workspace_id, tree.size, BATCH.min(leaves - tree.size)).await?;
         // Leaves are committed in index order within a workspace (the head hands indices out under its
         // lock), but a reader may see a later group before an earlier one's commit is visible on another
@@ -274,7 +282,7 @@ pub async fn run_once(services: &Services) -> Result<usize, EvidenceError> {
     let now = fiscus_domain::clock::now_micros();
     for (workspace_id, _, _) in &behind {
         // One workspace's trouble (a damaged tile, a leaf missing) is logged and never holds back the others.
-        let tree = match integrate(services, workspace_id).await {
+        let tree = match integrate_up_to(services, workspace_id, 1).await {
             Ok(tree) => tree,
             Err(e) => {
                 tracing::warn!(workspace = %workspace_id, error = %e, "a workspace's log could not be integrated");

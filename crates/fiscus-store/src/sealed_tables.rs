@@ -78,32 +78,46 @@ pub struct Unsealed {
     pub missing: bool,
 }
 
+/// The next page of a workspace's rows of `table` after the key `after` (which it moves past the page),
+/// paged by the first sealed column, the row's text key (`id`, or `uid` where the public id is an integer).
+async fn page(
+    conn: &mut AnyConnection,
+    table: &SealedTable,
+    workspace_id: &str,
+    after: &mut String,
+) -> Result<Vec<sqlx::any::AnyRow>> {
+    const PAGE: i64 = 1000;
+    let first = table.columns[0];
+    let rows = sqlx::query(&format!(
+        "{} ORDER BY {first} LIMIT $3",
+        select(table, &format!("workspace_id = $1 AND {first} > $2"))
+    ))
+    .bind(workspace_id)
+    .bind(&*after)
+    .bind(PAGE)
+    .fetch_all(&mut *conn)
+    .await?;
+    if let Some(last) = rows.last() {
+        *after = last.try_get::<String, _>(0).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    }
+    Ok(rows)
+}
+
 /// Checks every sealed row of a workspace, page by page; returns the rows that fail and how many were read.
 pub async fn verify_workspace(
     conn: &mut AnyConnection,
     key: &SealKey,
     workspace_id: &str,
 ) -> Result<(u64, Vec<Unsealed>)> {
-    const PAGE: i64 = 1000;
     let mut checked = 0u64;
     let mut failures = Vec::new();
     for table in ALL {
         let mut after = String::new();
-        // Paged by the first sealed column, the row's text key (`id`, or `uid` where the public id is an
-        // integer).
-        let first = table.columns[0];
         loop {
-            let rows = sqlx::query(&format!(
-                "{} ORDER BY {first} LIMIT $3",
-                select(&table, &format!("workspace_id = $1 AND {first} > $2"))
-            ))
-            .bind(workspace_id)
-            .bind(&after)
-            .bind(PAGE)
-            .fetch_all(&mut *conn)
-            .await?;
-            let Some(last) = rows.last() else { break };
-            after = last.try_get::<String, _>(0).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            let rows = page(conn, &table, workspace_id, &mut after).await?;
+            if rows.is_empty() {
+                break;
+            }
             for row in &rows {
                 let (columns, mac) = decode(&table, row)?;
                 checked += 1;
@@ -133,19 +147,11 @@ pub async fn unlogged(conn: &mut AnyConnection, workspace_id: &str) -> Result<(u
     let mut missing = Vec::new();
     for table in ALL {
         let mut after = String::new();
-        let first = table.columns[0];
         loop {
-            let rows = sqlx::query(&format!(
-                "{} ORDER BY {first} LIMIT $3",
-                select(&table, &format!("workspace_id = $1 AND {first} > $2"))
-            ))
-            .bind(workspace_id)
-            .bind(&after)
-            .bind(PAGE)
-            .fetch_all(&mut *conn)
-            .await?;
-            let Some(last) = rows.last() else { break };
-            after = last.try_get::<String, _>(0).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            let rows = page(conn, &table, workspace_id, &mut after).await?;
+            if rows.is_empty() {
+                break;
+            }
             let mut hashes: Vec<(String, String)> = Vec::with_capacity(rows.len());
             for row in &rows {
                 let (columns, _) = decode(&table, row)?;
