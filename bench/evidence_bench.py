@@ -23,10 +23,15 @@ def content(i):
     return '{"id":"bch_%d"}' % i
 
 
-def rows(first, n):
-    for i in range(n):
-        h = "sha256:" + hashlib.sha256(content(i).encode()).hexdigest()
-        yield first + i, f"bch_{i}", h
+def batches(first, n, per=1000):
+    """The synthetic leaves as the log stores them: batches of `per` leaves, three lines each (kind, id,
+    record hash), as a commit group of `per` records would write them."""
+    for start in range(0, n, per):
+        lines = []
+        for i in range(start, min(n, start + per)):
+            h = "sha256:" + hashlib.sha256(content(i).encode()).hexdigest()
+            lines.append(f"bench\nbch_{i}\n{h}\n")
+        yield first + start, len(lines), "".join(lines)
 
 
 def leaves(backend, target, workspace, n):
@@ -34,8 +39,8 @@ def leaves(backend, target, workspace, n):
         db = sqlite3.connect(target)
         (first,) = db.execute("SELECT leaves FROM audit_heads WHERE workspace_id = ?", (workspace,)).fetchone()
         db.executemany(
-            "INSERT INTO tlog_leaves (workspace_id, leaf_index, kind, record_id, record_hash) VALUES (?, ?, 'bench', ?, ?)",
-            ((workspace, idx, rid, h) for idx, rid, h in rows(first, n)),
+            "INSERT INTO tlog_batches (workspace_id, first_leaf, leaf_count, leaves) VALUES (?, ?, ?, ?)",
+            ((workspace, f, c, text) for f, c, text in batches(first, n)),
         )
         db.execute("UPDATE audit_heads SET leaves = leaves + ? WHERE workspace_id = ?", (n, workspace))
         db.commit()
@@ -43,10 +48,11 @@ def leaves(backend, target, workspace, n):
     first = int(subprocess.check_output(
         ["psql", target, "-tAc", f"SELECT leaves FROM audit_heads WHERE workspace_id = '{workspace}'"]).strip())
     copy = subprocess.Popen(
-        ["psql", target, "-qc", "\\copy tlog_leaves (workspace_id, leaf_index, kind, record_id, record_hash) FROM STDIN"],
+        ["psql", target, "-qc", "\\copy tlog_batches (workspace_id, first_leaf, leaf_count, leaves) FROM STDIN"],
         stdin=subprocess.PIPE, text=True)
-    for idx, rid, h in rows(first, n):
-        copy.stdin.write(f"{workspace}\t{idx}\tbench\t{rid}\t{h}\n")
+    for f, c, text in batches(first, n):
+        # COPY's text format: a newline inside a value is written as backslash-n.
+        copy.stdin.write(f"{workspace}\t{f}\t{c}\t{text.replace(chr(10), chr(92) + 'n')}\n")
     copy.stdin.close()
     if copy.wait() != 0:
         sys.exit("COPY failed")

@@ -19,8 +19,13 @@ use fiscus_store::{StoreError, tlog as store};
 use hmac::{Hmac, Mac};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Leaves integrated per transaction: the tiles of one batch are at most 256 full level-0 tiles and their
-/// parents, so the transaction stays short whatever the backlog.
+/// Leaves integrated per transaction, at most: four level-0 tiles, their index rows and the parents' edge.
+/// On SQLite the integrator's transaction holds the one writer, so it is kept to a few milliseconds whatever
+/// the backlog: keyed writes wait behind it (a transaction of a second's leaves under load held them ~90 ms).
+const TX_LEAVES: i64 = 1024;
+
+/// Leaves the worker integrates per workspace per pass, at most, so that a workspace with a backlog of
+/// millions never holds the others' logs back; and leaves read per query when the log is re-hashed.
 const BATCH: i64 = 65_536;
 
 /// What the evidence functions can refuse.
@@ -60,22 +65,28 @@ pub fn origin(services: &Services, workspace_id: &str) -> String {
 /// Extends the workspace's tiles over every committed leaf; returns the integrated tree. Another node doing
 /// the same at once costs only a retry: the tree row is checked unchanged before the tiles are written.
 pub async fn integrate(services: &Services, workspace_id: &str) -> Result<Tree, EvidenceError> {
-    integrate_up_to(services, workspace_id, usize::MAX).await
+    integrate_up_to(services, workspace_id, i64::MAX).await
 }
 
-/// [`integrate`], at most `batches` batches of [`BATCH`] leaves: the worker takes one per workspace per pass,
-/// so a workspace with a backlog of millions never holds the others' logs back.
-async fn integrate_up_to(services: &Services, workspace_id: &str, batches: usize) -> Result<Tree, EvidenceError> {
-    let mut done = 0;
+/// [`integrate`], at most `most` leaves (in transactions of [`TX_LEAVES`]): the worker takes [`BATCH`] per
+/// workspace per pass, so a workspace with a backlog of millions never holds the others' logs back.
+async fn integrate_up_to(services: &Services, workspace_id: &str, most: i64) -> Result<Tree, EvidenceError> {
+    // The target is set once: chasing leaves written meanwhile would turn a pass into a stream of tiny
+    // transactions under load (each a commit the writers wait behind).
+    let mut target = None;
     loop {
         let mut conn = services.store.read().await?;
         let tree = store::tree(&mut conn, workspace_id).await?;
-        let leaves = store::size(&mut conn, workspace_id).await?;
-        if leaves <= tree.size || done == batches {
+        let target = match target {
+            Some(t) => t,
+            None => *target.insert(store::size(&mut conn, workspace_id).await?.min(tree.size.saturating_add(most))),
+        };
+        if target <= tree.size {
             return Ok(tree);
         }
-        done += 1;
-        let new = store::leaves(&mut conn, workspace_id, tree.size, BATCH.min(leaves - tree.size)).await?;
+        // Ending on a level-0 tile's edge when the backlog allows, so each full tile is written once.
+        let take = (TX_LEAVES - tree.size % 256).min(target - tree.size);
+        let new = store::leaves(&mut conn, workspace_id, tree.size, take).await?;
         // Leaves are committed in index order within a workspace (the head hands indices out under its
         // lock), but a reader may see a later group before an earlier one's commit is visible on another
         // connection: integrate only the contiguous run.
@@ -99,8 +110,16 @@ async fn integrate_up_to(services: &Services, workspace_id: &str, batches: usize
         drop(conn);
         let to = Tree { size: new_size as i64, root };
         let mut tx = services.store.begin().await?;
-        let saved =
-            store::save(&mut tx, workspace_id, tree.size, &to, &changed, fiscus_domain::clock::now_micros()).await;
+        let saved = store::save(
+            &mut tx,
+            workspace_id,
+            tree.size,
+            &to,
+            &changed,
+            &new[..contiguous],
+            fiscus_domain::clock::now_micros(),
+        )
+        .await;
         match saved {
             Ok(true) => tx.commit().await?,
             // Another node integrated meanwhile: read again.
@@ -282,7 +301,7 @@ pub async fn run_once(services: &Services) -> Result<usize, EvidenceError> {
     let now = fiscus_domain::clock::now_micros();
     for (workspace_id, _, _) in &behind {
         // One workspace's trouble (a damaged tile, a leaf missing) is logged and never holds back the others.
-        let tree = match integrate_up_to(services, workspace_id, 1).await {
+        let tree = match integrate_up_to(services, workspace_id, BATCH).await {
             Ok(tree) => tree,
             Err(e) => {
                 tracing::warn!(workspace = %workspace_id, error = %e, "a workspace's log could not be integrated");
@@ -597,6 +616,18 @@ pub async fn verify_log(services: &Services, workspace_id: &str) -> Result<LogRe
             break;
         }
         let contiguous = page.iter().enumerate().take_while(|(i, l)| l.index == size + *i as i64).count();
+        // The index by record (what proofs and bundles look leaves up in) says what the leaves say.
+        let indexed = contiguous.min((tree.size - size).max(0) as usize);
+        if indexed > 0 {
+            let index = store::indexed(&mut conn, workspace_id, size, indexed as i64).await?;
+            for (leaf, entry) in page[..indexed].iter().zip(index.iter().map(Some).chain(std::iter::repeat(None))) {
+                if entry != Some(leaf) {
+                    report
+                        .failures
+                        .push(format!("leaf {}: the index by record does not say what the log says", leaf.index));
+                }
+            }
+        }
         let hashes: Vec<Hash> = page[..contiguous].iter().map(|l| l.leaf.hash()).collect();
         tiles.append(size as u64, &hashes)?;
         size += contiguous as i64;

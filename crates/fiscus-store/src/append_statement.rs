@@ -63,7 +63,7 @@ pub(crate) async fn try_write(
     let binds = records.len() * appends::KEY_COLUMNS.len()
         + rows.iter().map(|r| r.columns.len() + 1).sum::<usize>()
         + chained.events.len() * audit::EVENT_COLUMNS.len()
-        + chained.leaves.len() * audit::LEAF_COLUMNS.len()
+        + chained.batches.len() * audit::BATCH_COLUMNS.len()
         + moved.len() * 8
         + 1;
     if binds > MAX_BINDS {
@@ -108,9 +108,9 @@ pub(crate) async fn try_write(
         sql.clause(&head, chained.events.len(), audit::EVENT_COLUMNS.len());
         sql.text.push(')');
     }
-    if !chained.leaves.is_empty() {
-        let head = format!("l AS (INSERT INTO tlog_leaves ({}) VALUES ", audit::LEAF_COLUMNS.join(", "));
-        sql.clause(&head, chained.leaves.len(), audit::LEAF_COLUMNS.len());
+    if !chained.batches.is_empty() {
+        let head = format!("l AS (INSERT INTO tlog_batches ({}) VALUES ", audit::BATCH_COLUMNS.join(", "));
+        sql.clause(&head, chained.batches.len(), audit::BATCH_COLUMNS.len());
         sql.text.push(')');
     }
     if sql.clauses == 0 {
@@ -149,8 +149,8 @@ pub(crate) async fn try_write(
     for event in &chained.events {
         query = audit::bind_event(query, event);
     }
-    for leaf in &chained.leaves {
-        query = audit::bind_leaf(query, leaf);
+    for batch in &chained.batches {
+        query = audit::bind_batch(query, batch);
     }
     query.execute(&mut *conn).await.map_err(StoreError::from)?;
     Ok(Some(moved))

@@ -131,8 +131,11 @@ pub(crate) const EVENT_COLUMNS: &[&str] = &[
     "mac",
 ];
 
-/// The columns of `tlog_leaves`, in the order [`bind_leaf`] binds them.
-pub(crate) const LEAF_COLUMNS: &[&str] = &["workspace_id", "leaf_index", "kind", "record_id", "record_hash"];
+/// Leaves per `tlog_batches` row, at most.
+const BATCH_LEAVES: usize = 1024;
+
+/// The columns of `tlog_batches`, in the order [`bind_batch`] binds them.
+pub(crate) const BATCH_COLUMNS: &[&str] = &["workspace_id", "first_leaf", "leaf_count", "leaves"];
 
 /// A workspace's head: its chain's last sequence number and hash, and how many leaves its transparency log
 /// has. The MAC covers the chain's part; the log's count needs none (a checkpoint signs what it covers, and
@@ -151,18 +154,20 @@ pub(crate) struct ChainedEvent {
     mac: String,
 }
 
-/// A leaf given its place in its workspace's log.
-pub(crate) struct PlacedLeaf {
+/// A group's leaves of one workspace, given their places in its log: one `tlog_batches` row.
+pub(crate) struct LeafBatch {
     workspace_id: String,
-    index: i64,
-    leaf: Leaf,
+    first: i64,
+    count: i64,
+    /// The leaves as `crate::tlog::encode_leaves` writes them.
+    leaves: String,
 }
 
 /// What chaining a group's pending events gives: the events to insert and the log's leaves (every record's
-/// and every event's).
+/// and every event's), in batches of one workspace each.
 pub(crate) struct Chained {
     pub(crate) events: Vec<ChainedEvent>,
-    pub(crate) leaves: Vec<PlacedLeaf>,
+    pub(crate) batches: Vec<LeafBatch>,
 }
 
 /// Chains `events`, in order, onto `heads` (workspace id → head), moving each head past its events and
@@ -170,14 +175,23 @@ pub(crate) struct Chained {
 /// `NotFound` if an event's workspace has no head in `heads`.
 pub(crate) fn chain(key: &SealKey, events: Vec<PendingEvent>, heads: &mut HashMap<String, Head>) -> Result<Chained> {
     let mut rows = Vec::with_capacity(events.len());
-    let mut leaves = Vec::with_capacity(events.len());
+    // Runs of leaves, each of one workspace: where it starts and its leaves. A workspace's leaves are
+    // numbered from its head, one after another, so one group's are one contiguous run, cut every
+    // `BATCH_LEAVES` (a backfill logs a whole workspace in one transaction, and a reader decodes a batch whole).
+    let mut leaves: Vec<(String, i64, Vec<Leaf>)> = Vec::new();
+    let mut place = |workspace_id: &str, head: &mut Head, leaf: Leaf| {
+        match leaves.iter_mut().rev().find(|(w, _, _)| w == workspace_id) {
+            Some((_, _, run)) if run.len() < BATCH_LEAVES => run.push(leaf),
+            _ => leaves.push((workspace_id.to_string(), head.leaves, vec![leaf])),
+        }
+        head.leaves += 1;
+    };
     for pending in events {
         let head = heads.get_mut(pending.workspace_id()).ok_or(StoreError::NotFound)?;
         let pending = match pending {
             PendingEvent::Audit(a) => a,
             PendingEvent::Record { workspace_id, leaf } => {
-                leaves.push(PlacedLeaf { workspace_id, index: head.leaves, leaf });
-                head.leaves += 1;
+                place(&workspace_id, head, leaf);
                 continue;
             }
         };
@@ -199,16 +213,20 @@ pub(crate) fn chain(key: &SealKey, events: Vec<PendingEvent>, heads: &mut HashMa
         head.seq = event.seq;
         head.hash.clone_from(&hash);
         if crate::tlog::logging() {
-            leaves.push(PlacedLeaf {
-                workspace_id: event.workspace_id.clone(),
-                index: head.leaves,
-                leaf: Leaf::audit_event(event.seq, &hash),
-            });
-            head.leaves += 1;
+            place(&event.workspace_id, head, Leaf::audit_event(event.seq, &hash));
         }
         rows.push(ChainedEvent { event, hash, mac });
     }
-    Ok(Chained { events: rows, leaves })
+    let batches = leaves
+        .into_iter()
+        .map(|(workspace_id, first, run)| LeafBatch {
+            workspace_id,
+            first,
+            count: run.len() as i64,
+            leaves: crate::tlog::encode_leaves(&run),
+        })
+        .collect();
+    Ok(Chained { events: rows, batches })
 }
 
 /// Binds a chained event's values in [`EVENT_COLUMNS`] order.
@@ -233,12 +251,12 @@ pub(crate) fn bind_event<'q>(
         .bind(&row.mac)
 }
 
-/// Binds a placed leaf's values in [`LEAF_COLUMNS`] order.
-pub(crate) fn bind_leaf<'q>(
+/// Binds a batch of leaves in [`BATCH_COLUMNS`] order.
+pub(crate) fn bind_batch<'q>(
     query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
-    row: &'q PlacedLeaf,
+    row: &'q LeafBatch,
 ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
-    query.bind(&row.workspace_id).bind(row.index).bind(&row.leaf.kind).bind(&row.leaf.id).bind(&row.leaf.record_hash)
+    query.bind(&row.workspace_id).bind(row.first).bind(row.count).bind(&row.leaves)
 }
 
 /// `INSERT INTO table (columns) VALUES (…), …` for `rows` rows whose parameters start after `offset`.
@@ -287,13 +305,13 @@ pub(crate) async fn write_chained(
         heads.insert(workspace_id.to_string(), Head { seq, hash, leaves });
     }
     let chained = chain(key, events, &mut heads)?;
-    // PostgreSQL moves the heads in the same statement as the last chunk of leaves (data-modifying `WITH`
-    // clauses run once, whether or not the statement reads them): a round trip less for every group, on
-    // the path every workspace's writes serialize on. SQLite has no such clause and needs no round trips.
     let heads: Vec<(String, Head)> = heads.into_iter().collect();
-    let with_heads = backend_of(conn) == Backend::Postgres;
-    // Likewise the events of a group that fits one chunk ride in the leaves' statement (PostgreSQL).
-    let inline_events = with_heads && chained.events.len() <= INSERT_CHUNK;
+    // PostgreSQL moves the heads in the statement that inserts the leaves (data-modifying `WITH` clauses run
+    // once, whether or not the statement reads them), and a group's events that fit one chunk ride in it
+    // too: round trips less for every group, on the path every workspace's writes serialize on. SQLite has
+    // no such clause and needs no round trips. Without leaves (the log off) nothing carries them.
+    let inline = backend_of(conn) == Backend::Postgres && !chained.batches.is_empty();
+    let inline_events = inline && chained.events.len() <= INSERT_CHUNK;
     if !inline_events {
         for chunk in chained.events.chunks(INSERT_CHUNK) {
             let mut sql = String::new();
@@ -305,10 +323,10 @@ pub(crate) async fn write_chained(
             query.execute(&mut *conn).await?;
         }
     }
-    let chunks: Vec<_> = chained.leaves.chunks(INSERT_CHUNK).collect();
+    let chunks: Vec<_> = chained.batches.chunks(INSERT_CHUNK).collect();
     for (i, chunk) in chunks.iter().enumerate() {
         let last = i + 1 == chunks.len();
-        let moves = if with_heads && last { heads.as_slice() } else { &[] };
+        let moves = if inline && last { heads.as_slice() } else { &[] };
         let events: &[ChainedEvent] = if inline_events && last { &chained.events } else { &[] };
         let mut sql = String::new();
         let mut clauses = 0;
@@ -337,7 +355,7 @@ pub(crate) async fn write_chained(
             offset += events.len() * EVENT_COLUMNS.len();
         }
         sql.push(' ');
-        values_clause(&mut sql, "tlog_leaves", LEAF_COLUMNS, chunk.len(), offset);
+        values_clause(&mut sql, "tlog_batches", BATCH_COLUMNS, chunk.len(), offset);
         let mut query = sqlx::query(&sql);
         for (workspace_id, head) in moves {
             query = query
@@ -351,11 +369,11 @@ pub(crate) async fn write_chained(
             query = bind_event(query, row);
         }
         for row in chunk.iter() {
-            query = bind_leaf(query, row);
+            query = bind_batch(query, row);
         }
         query.execute(&mut *conn).await?;
     }
-    if !with_heads {
+    if !inline {
         for (workspace_id, head) in &heads {
             sqlx::query("UPDATE audit_heads SET seq = $1, hash = $2, mac = $3, leaves = $4 WHERE workspace_id = $5")
                 .bind(head.seq)

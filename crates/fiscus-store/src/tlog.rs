@@ -1,5 +1,10 @@
 //! The transparency log's storage (`fiscus_domain::tlog`): leaves (written with their records, see
-//! `audit::log_record`), the tiles and tree size the integrator keeps, and every checkpoint issued.
+//! `audit::log_record`, one `tlog_batches` row per workspace per commit group), the index of integrated
+//! leaves by record, the tiles and tree size the integrator keeps, and every checkpoint issued.
+//!
+//! Why batches and an index apart: every keyed write adds two leaves, and a row per leaf with its index by
+//! record cost keyed writes on SQLite 29 % of their rate (`bench/evidence.sh`); a group's one row costs the
+//! writers almost nothing, and the integrator indexes its leaves in bulk, off their path.
 //!
 //! Leaves, full tiles and checkpoints are never changed once written; the rightmost tile of each level is
 //! rewritten wider as the tree grows (a narrower version is its prefix). Every function takes the workspace
@@ -41,6 +46,40 @@ fn leaf_of(row: LeafRow) -> StoredLeaf {
     StoredLeaf { index: row.0, leaf: Leaf { kind: row.1, id: row.2, record_hash: row.3 } }
 }
 
+/// A run of leaves as one `tlog_batches` row holds them: three lines per leaf (kind, id, record hash), which is
+/// each leaf's entry without its constant first line.
+pub(crate) fn encode_leaves(leaves: &[Leaf]) -> String {
+    let mut out =
+        String::with_capacity(leaves.iter().map(|l| l.kind.len() + l.id.len() + l.record_hash.len() + 3).sum());
+    for leaf in leaves {
+        for field in [&leaf.kind, &leaf.id, &leaf.record_hash] {
+            out.push_str(field);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The leaves of a `tlog_batches` row (see [`encode_leaves`]); `Corrupt` unless it holds exactly `count`.
+fn decode_leaves(first: i64, count: i64, text: &str) -> Result<Vec<StoredLeaf>> {
+    let corrupt = || StoreError::Corrupt(format!("tlog_batches.leaves from leaf {first}"));
+    let body = text.strip_suffix('\n').ok_or_else(corrupt)?;
+    let mut lines = body.split('\n');
+    let mut out = Vec::with_capacity(count.max(0) as usize);
+    while let Some(kind) = lines.next() {
+        let (Some(id), Some(record_hash)) = (lines.next(), lines.next()) else { return Err(corrupt()) };
+        let index = first + out.len() as i64;
+        out.push(StoredLeaf {
+            index,
+            leaf: Leaf { kind: kind.into(), id: id.into(), record_hash: record_hash.into() },
+        });
+    }
+    if out.len() as i64 != count {
+        return Err(corrupt());
+    }
+    Ok(out)
+}
+
 /// How many leaves the workspace's log has (committed).
 pub async fn size(conn: &mut AnyConnection, workspace_id: &str) -> Result<i64> {
     let row: Option<(i64,)> = sqlx::query_as("SELECT leaves FROM audit_heads WHERE workspace_id = $1")
@@ -50,15 +89,39 @@ pub async fn size(conn: &mut AnyConnection, workspace_id: &str) -> Result<i64> {
     row.map(|(n,)| n).ok_or(StoreError::NotFound)
 }
 
-/// Leaves `[from, from + limit)` in order.
+/// Leaves `[from, from + limit)` in order, as committed (a batch another connection has not committed yet
+/// leaves a gap: the caller takes the contiguous run).
 pub async fn leaves(conn: &mut AnyConnection, workspace_id: &str, from: i64, limit: i64) -> Result<Vec<StoredLeaf>> {
-    let rows: Vec<LeafRow> = sqlx::query_as(
-        "SELECT leaf_index, kind, record_id, record_hash FROM tlog_leaves \
-         WHERE workspace_id = $1 AND leaf_index >= $2 ORDER BY leaf_index LIMIT $3",
+    let end = from.saturating_add(limit);
+    // The batch holding `from` starts at or before it: the latest batch that does.
+    let rows: Vec<(i64, i64, String)> = sqlx::query_as(
+        "SELECT first_leaf, leaf_count, leaves FROM tlog_batches WHERE workspace_id = $1 AND first_leaf < $3 \
+         AND first_leaf >= COALESCE((SELECT MAX(first_leaf) FROM tlog_batches \
+                                     WHERE workspace_id = $1 AND first_leaf <= $2), 0) \
+         ORDER BY first_leaf",
     )
     .bind(workspace_id)
     .bind(from)
-    .bind(limit)
+    .bind(end)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut out = Vec::new();
+    for (first, count, text) in rows {
+        out.extend(decode_leaves(first, count, &text)?.into_iter().filter(|l| l.index >= from && l.index < end));
+    }
+    Ok(out)
+}
+
+/// Leaves `[from, from + limit)` as the index by record holds them, in order (`fiscus verify evidence`
+/// compares them with the log's).
+pub async fn indexed(conn: &mut AnyConnection, workspace_id: &str, from: i64, limit: i64) -> Result<Vec<StoredLeaf>> {
+    let rows: Vec<LeafRow> = sqlx::query_as(
+        "SELECT leaf_index, kind, record_id, record_hash FROM tlog_leaves \
+         WHERE workspace_id = $1 AND leaf_index >= $2 AND leaf_index < $3 ORDER BY leaf_index",
+    )
+    .bind(workspace_id)
+    .bind(from)
+    .bind(from.saturating_add(limit))
     .fetch_all(&mut *conn)
     .await?;
     Ok(rows.into_iter().map(leaf_of).collect())
@@ -72,27 +135,25 @@ pub async fn find(
     kind: Option<&str>,
     size: i64,
 ) -> Result<Option<StoredLeaf>> {
-    let row: Option<LeafRow> = sqlx::query_as(
-        "SELECT leaf_index, kind, record_id, record_hash FROM tlog_leaves \
-         WHERE workspace_id = $1 AND record_id = $2 AND leaf_index < $3 AND ($4 IS NULL OR kind = $4) \
-         ORDER BY leaf_index DESC LIMIT 1",
-    )
-    .bind(workspace_id)
-    .bind(record_id)
-    .bind(size)
-    .bind(kind)
-    .fetch_optional(&mut *conn)
-    .await?;
-    Ok(row.map(leaf_of))
+    let found = find_many(conn, workspace_id, &[record_id], size).await?;
+    Ok(found
+        .get(record_id)
+        .and_then(|leaves| leaves.iter().rev().find(|l| kind.is_none_or(|k| l.leaf.kind == k)))
+        .cloned())
 }
 
-/// Every leaf of `record_ids` below `size`, for bundles: record id → its leaves, oldest first.
+/// Every leaf of `record_ids` below `size`, for proofs, bundles and verification: record id → its leaves,
+/// oldest first. Integrated leaves are found by the index (`tlog_leaves`); leaves beyond the integrated tree
+/// by reading the batches past it (a short run while the integrator keeps up).
 pub async fn find_many(
     conn: &mut AnyConnection,
     workspace_id: &str,
     record_ids: &[&str],
     size: i64,
 ) -> Result<BTreeMap<String, Vec<StoredLeaf>>> {
+    // The integrated size first: the index holds every leaf below it (written in the same transaction), so
+    // the index below it and the batches from it leave no gap whatever the integrator does meanwhile.
+    let integrated = tree(conn, workspace_id).await?.size;
     let mut out: BTreeMap<String, Vec<StoredLeaf>> = BTreeMap::new();
     for chunk in record_ids.chunks(500) {
         let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 3)).collect();
@@ -101,7 +162,7 @@ pub async fn find_many(
              WHERE workspace_id = $1 AND leaf_index < $2 AND record_id IN ({}) ORDER BY leaf_index",
             placeholders.join(", ")
         );
-        let mut q = sqlx::query_as::<_, LeafRow>(&sql).bind(workspace_id).bind(size);
+        let mut q = sqlx::query_as::<_, LeafRow>(&sql).bind(workspace_id).bind(size.min(integrated));
         for id in chunk {
             q = q.bind(*id);
         }
@@ -110,8 +171,28 @@ pub async fn find_many(
             out.entry(leaf.leaf.id.clone()).or_default().push(leaf);
         }
     }
+    if size > integrated {
+        let wanted: BTreeSet<&str> = record_ids.iter().copied().collect();
+        let mut from = integrated;
+        loop {
+            let page = leaves(conn, workspace_id, from, PAGE.min(size - from)).await?;
+            let Some(last) = page.last() else { break };
+            from = last.index + 1;
+            for leaf in page {
+                if wanted.contains(leaf.leaf.id.as_str()) {
+                    out.entry(leaf.leaf.id.clone()).or_default().push(leaf);
+                }
+            }
+            if from >= size {
+                break;
+            }
+        }
+    }
     Ok(out)
 }
+
+/// Leaves read per query past the integrated tree.
+const PAGE: i64 = 65_536;
 
 /// How far a workspace's tiles reach and the root there (`(0, empty root)` before the first integration).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -209,8 +290,8 @@ fn decode_tile(text: &str) -> Result<Vec<Hash>> {
     Ok(out)
 }
 
-/// Records an integration: the tiles that changed (each at its new width) and the tree's new size and root,
-/// if the tree is still at `from` (another node may have integrated meanwhile: then nothing is written and
+/// Records an integration: the leaves integrated (`indexed`, in the index by record), the tiles that changed
+/// (each at its new width) and the tree's new size and root, if the tree is still at `from` (another node may have integrated meanwhile: then nothing is written and
 /// `false` returned).
 pub async fn save(
     tx: &mut WriteTx,
@@ -218,6 +299,7 @@ pub async fn save(
     from: i64,
     to: &Tree,
     changed: &BTreeMap<(u8, u64), Vec<Hash>>,
+    indexed: &[StoredLeaf],
     now: i64,
 ) -> Result<bool> {
     let lock = for_update(backend_of(tx.conn()));
@@ -228,6 +310,13 @@ pub async fn save(
     if current.map_or(0, |(s,)| s) != from {
         return Ok(false);
     }
+    // Index rows past `from` can only be left by a log rebuilt by hand; the index follows the tiles.
+    sqlx::query("DELETE FROM tlog_leaves WHERE workspace_id = $1 AND leaf_index >= $2")
+        .bind(workspace_id)
+        .bind(from)
+        .execute(tx.conn())
+        .await?;
+    index(tx, workspace_id, indexed).await?;
     for ((level, index), hashes) in changed {
         let text: String = hashes.iter().map(hex).collect();
         sqlx::query(
@@ -354,4 +443,29 @@ pub async fn checkpoints(
     .fetch_all(&mut *conn)
     .await?;
     rows.into_iter().map(checkpoint_of).collect()
+}
+
+/// Adds integrated leaves (a contiguous run) to the index by record, in one statement whose one parameter is
+/// the run as a JSON array the database takes apart. Rows of parameters cost more: SQLite finds each bound
+/// parameter's number by a linear search of the statement's names, so binding is quadratic in a statement's
+/// parameters, and a run of a thousand leaves cost ~9 us a leaf in 64-row statements.
+async fn index(tx: &mut WriteTx, workspace_id: &str, leaves: &[StoredLeaf]) -> Result<()> {
+    let Some(first) = leaves.first() else { return Ok(()) };
+    let rows: Vec<[&str; 3]> =
+        leaves.iter().map(|l| [l.leaf.kind.as_str(), l.leaf.id.as_str(), l.leaf.record_hash.as_str()]).collect();
+    let json = serde_json::to_string(&rows).map_err(|e| StoreError::Corrupt(format!("a leaf as JSON: {e}")))?;
+    let sql = match backend_of(tx.conn()) {
+        crate::Backend::Sqlite => {
+            "INSERT INTO tlog_leaves (workspace_id, leaf_index, kind, record_id, record_hash) \
+             SELECT $1, $2 + key, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') \
+             FROM json_each($3)"
+        }
+        crate::Backend::Postgres => {
+            "INSERT INTO tlog_leaves (workspace_id, leaf_index, kind, record_id, record_hash) \
+             SELECT $1, $2 + e.ord - 1, e.v->>0, e.v->>1, e.v->>2 \
+             FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(v, ord)"
+        }
+    };
+    sqlx::query(sql).bind(workspace_id).bind(first.index).bind(json).execute(tx.conn()).await?;
+    Ok(())
 }

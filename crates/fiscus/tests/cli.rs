@@ -711,6 +711,37 @@ fn counterparties_and_bank_accounts_import_whole_or_not_at_all_and_twice_changes
     assert_eq!(total, 3, "nothing of the refused file was written");
 }
 
+/// Rewrites a workspace's leaves as someone holding the database would: read from the batches they are stored
+/// in (three lines a leaf: kind, id, record hash), `edit`ed, written back as one batch, the head's count set.
+async fn rewrite_leaves(pool: &sqlx::AnyPool, ws: &str, edit: impl FnOnce(&mut Vec<[String; 3]>)) {
+    let batches: Vec<(String,)> =
+        sqlx::query_as("SELECT leaves FROM tlog_batches WHERE workspace_id = $1 ORDER BY first_leaf")
+            .bind(ws)
+            .fetch_all(pool)
+            .await
+            .expect("leaves");
+    let text: String = batches.into_iter().map(|(t,)| t).collect();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut leaves: Vec<[String; 3]> =
+        lines.chunks(3).map(|l| [l[0].to_string(), l[1].to_string(), l[2].to_string()]).collect();
+    edit(&mut leaves);
+    let text: String = leaves.iter().map(|l| format!("{}\n{}\n{}\n", l[0], l[1], l[2])).collect();
+    sqlx::query("DELETE FROM tlog_batches WHERE workspace_id = $1").bind(ws).execute(pool).await.expect("delete");
+    sqlx::query("INSERT INTO tlog_batches (workspace_id, first_leaf, leaf_count, leaves) VALUES ($1, 0, $2, $3)")
+        .bind(ws)
+        .bind(leaves.len() as i64)
+        .bind(text)
+        .execute(pool)
+        .await
+        .expect("write");
+    sqlx::query("UPDATE audit_heads SET leaves = $1 WHERE workspace_id = $2")
+        .bind(leaves.len() as i64)
+        .bind(ws)
+        .execute(pool)
+        .await
+        .expect("head");
+}
+
 #[test]
 fn verify_evidence_checks_the_log_inside_and_an_outsider_s_kept_checkpoint_shows_a_fork() {
     let cli = Cli::new();
@@ -750,10 +781,7 @@ fn verify_evidence_checks_the_log_inside_and_an_outsider_s_kept_checkpoint_shows
     rt.block_on(async {
         sqlx::any::install_default_drivers();
         let pool = sqlx::AnyPool::connect(&cli.db()).await.expect("open");
-        sqlx::query("UPDATE tlog_leaves SET record_hash = 'sha256:00' WHERE leaf_index = 0")
-            .execute(&pool)
-            .await
-            .expect("edit");
+        rewrite_leaves(&pool, &ws, |leaves| leaves[0][2] = "sha256:00".into()).await;
         pool.close().await;
     });
     let inside = cli.run(&["verify", "evidence", "--workspace", &ws]);
@@ -761,15 +789,11 @@ fn verify_evidence_checks_the_log_inside_and_an_outsider_s_kept_checkpoint_shows
     assert!(!inside.status.success() && stdout.contains("ALTERED") && stdout.contains("checkpoint"), "{stdout}");
     rt.block_on(async {
         let pool = sqlx::AnyPool::connect(&cli.db()).await.expect("open");
-        for table in ["tlog_tiles", "tlog_trees", "tlog_checkpoints"] {
+        for table in ["tlog_tiles", "tlog_trees", "tlog_checkpoints", "tlog_leaves"] {
             sqlx::query(&format!("DELETE FROM {table}")).execute(&pool).await.expect("rebuild");
         }
         // The log rewritten back to its kept size, now over the edited leaf.
-        sqlx::query(&format!("DELETE FROM tlog_leaves WHERE leaf_index >= {kept_size}"))
-            .execute(&pool)
-            .await
-            .expect("cut");
-        sqlx::query(&format!("UPDATE audit_heads SET leaves = {kept_size}")).execute(&pool).await.expect("head");
+        rewrite_leaves(&pool, &ws, |leaves| leaves.truncate(kept_size as usize)).await;
         pool.close().await;
     });
     let forged = dir.path().join("forged.note");

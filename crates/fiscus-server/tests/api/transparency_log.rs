@@ -300,9 +300,35 @@ async fn an_action_s_bundle_verifies_without_fiscus_and_an_independent_implement
 /// The key holder's rewrite of the whole log: every tile, tree and checkpoint row gone, so the next
 /// checkpoint is integrated afresh from the leaves as they now stand and signed with the deployment's key.
 async fn rebuild_log(app: &TestApp) {
-    for table in ["tlog_tiles", "tlog_trees", "tlog_checkpoints"] {
+    for table in ["tlog_tiles", "tlog_trees", "tlog_checkpoints", "tlog_leaves"] {
         app.execute(&format!("DELETE FROM {table} WHERE workspace_id = '{}'", app.workspace_id)).await;
     }
+}
+
+/// Rewrites the workspace's leaves as someone holding the database would: every leaf read, `edit` applied,
+/// the leaves written back as the storage holds them (one batch, three lines a leaf) and the head's count
+/// set to match; then the log is rebuilt (`rebuild_log`).
+async fn rewrite_leaves(app: &TestApp, edit: impl FnOnce(&mut Vec<Leaf>)) {
+    let ws = &app.workspace_id;
+    let mut conn = app.state.store.read().await.expect("conn");
+    let size = fiscus_store::tlog::size(&mut conn, ws).await.expect("size");
+    let stored = fiscus_store::tlog::leaves(&mut conn, ws, 0, size).await.expect("leaves");
+    drop(conn);
+    let mut leaves: Vec<Leaf> = stored.into_iter().map(|l| l.leaf).collect();
+    edit(&mut leaves);
+    let text: String = leaves.iter().map(|l| format!("{}\n{}\n{}\n", l.kind, l.id, l.record_hash)).collect();
+    app.execute(&format!("DELETE FROM tlog_batches WHERE workspace_id = '{ws}'")).await;
+    if !leaves.is_empty() {
+        sqlx::query("INSERT INTO tlog_batches (workspace_id, first_leaf, leaf_count, leaves) VALUES ($1, 0, $2, $3)")
+            .bind(ws)
+            .bind(leaves.len() as i64)
+            .bind(text)
+            .execute(app.state.store.pool())
+            .await
+            .expect("write the leaves back");
+    }
+    app.execute(&format!("UPDATE audit_heads SET leaves = {} WHERE workspace_id = '{ws}'", leaves.len())).await;
+    rebuild_log(app).await;
 }
 
 /// What an outsider who kept `kept` concludes about `later` (its checkpoint and, when it is larger, the
@@ -344,23 +370,14 @@ async fn a_past_record_rewritten_even_with_the_server_key_is_caught_by_a_checkpo
     // looks as if the action had always said so, and the log is rebuilt and signed again.
     app.execute(&format!("UPDATE actions SET amount_minor = 1 WHERE id = '{action}'")).await;
     app.reseal(&fiscus_store::seals::ACTIONS, &action).await;
-    let mut conn = app.state.store.read().await.expect("conn");
-    let (last, forged): (i64, String) = sqlx::query_as(
-        "SELECT leaf_index, record_hash FROM tlog_leaves WHERE workspace_id = $1 ORDER BY leaf_index DESC LIMIT 1",
-    )
-    .bind(&app.workspace_id)
-    .fetch_one(&mut *conn)
-    .await
-    .expect("leaf");
-    drop(conn);
-    let ws = &app.workspace_id;
-    app.execute(&format!("DELETE FROM tlog_leaves WHERE workspace_id = '{ws}' AND leaf_index = {last}")).await;
-    app.execute(&format!("UPDATE audit_heads SET leaves = {last} WHERE workspace_id = '{ws}'")).await;
-    app.execute(&format!(
-        "UPDATE tlog_leaves SET record_hash = '{forged}' WHERE workspace_id = '{ws}' AND record_id = '{action}' AND kind = 'actions'"
-    ))
+    rewrite_leaves(&app, |leaves| {
+        let correction = leaves.pop().expect("the correction's leaf");
+        assert_eq!(correction.id, action);
+        let original = leaves.iter_mut().find(|l| l.id == action && l.kind == "actions").expect("the action's leaf");
+        original.record_hash = correction.record_hash;
+    })
     .await;
-    rebuild_log(&app).await;
+    let ws = &app.workspace_id;
     // Inside the database everything agrees: the row's seal, and its leaf.
     let mut conn = app.state.store.read().await.expect("conn");
     let (_, unlogged) = fiscus_store::sealed_tables::unlogged(&mut conn, ws).await.expect("check");
@@ -392,10 +409,7 @@ async fn a_rollback_of_the_database_is_caught_by_a_checkpoint_an_outsider_kept()
     let size = kept["tree_size"].as_i64().expect("size");
 
     // The database (anchor file and all) put back to an earlier copy: the last two leaves gone.
-    let ws = &app.workspace_id;
-    app.execute(&format!("DELETE FROM tlog_leaves WHERE workspace_id = '{ws}' AND leaf_index >= {}", size - 2)).await;
-    app.execute(&format!("UPDATE audit_heads SET leaves = {} WHERE workspace_id = '{ws}'", size - 2)).await;
-    rebuild_log(&app).await;
+    rewrite_leaves(&app, |leaves| leaves.truncate(size as usize - 2)).await;
     let rolled_back = fresh_checkpoint(&app, &key).await;
     assert_eq!(rolled_back["tree_size"].as_i64(), Some(size - 2));
     let (ok, out) = outsider(&app, &key, &kept, &rolled_back).await;
@@ -416,8 +430,7 @@ async fn records_written_before_the_log_existed_are_logged_once_at_the_upgrade()
     propose(&app).await;
     // A database migrated from the release before the log: records and events, and not one leaf.
     let ws = &app.workspace_id;
-    app.execute(&format!("DELETE FROM tlog_leaves WHERE workspace_id = '{ws}'")).await;
-    app.execute(&format!("UPDATE audit_heads SET leaves = 0 WHERE workspace_id = '{ws}'")).await;
+    rewrite_leaves(&app, Vec::clear).await;
     let unlogged = || async {
         let mut conn = app.state.store.read().await.expect("conn");
         fiscus_store::sealed_tables::unlogged(&mut conn, ws).await.expect("check").1
@@ -426,7 +439,9 @@ async fn records_written_before_the_log_existed_are_logged_once_at_the_upgrade()
     fiscus_kernel::evidence::backfill(&app.state).await.expect("backfill");
     assert_eq!(unlogged().await, vec![]);
     assert_eq!(fiscus_kernel::evidence::backfill(&app.state).await.expect("again"), 0);
-    let leaves = app.count(&format!("SELECT COUNT(*) FROM tlog_leaves WHERE workspace_id = '{ws}'")).await;
+    let leaves = app
+        .count(&format!("SELECT CAST(SUM(leaf_count) AS BIGINT) FROM tlog_batches WHERE workspace_id = '{ws}'"))
+        .await;
     let key = trust_key(&app).await;
     let checkpoint = fresh_checkpoint(&app, &key).await;
     assert!(checkpoint["tree_size"].as_i64().expect("size") >= leaves);
@@ -498,12 +513,7 @@ async fn a_witness_cosigns_each_checkpoint_that_extends_the_last_and_not_a_rewri
     assert_eq!(served["note"], second["note"]);
 
     // A rewritten log: the witness refuses to cosign, and the checkpoint stands with the log's signature only.
-    let ws = &app.workspace_id;
-    app.execute(&format!(
-        "UPDATE tlog_leaves SET record_hash = 'sha256:00' WHERE workspace_id = '{ws}' AND leaf_index = 0"
-    ))
-    .await;
-    rebuild_log(&app).await;
+    rewrite_leaves(&app, |leaves| leaves[0].record_hash = "sha256:00".into()).await;
     propose(&app).await;
     let forged = fresh_checkpoint(&app, &key).await;
     let note = forged["note"].as_str().expect("note");
