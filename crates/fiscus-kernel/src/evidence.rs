@@ -620,8 +620,8 @@ pub async fn verify_log(services: &Services, workspace_id: &str) -> Result<LogRe
         let indexed = contiguous.min((tree.size - size).max(0) as usize);
         if indexed > 0 {
             let index = store::indexed(&mut conn, workspace_id, size, indexed as i64).await?;
-            for (leaf, entry) in page[..indexed].iter().zip(index.iter().map(Some).chain(std::iter::repeat(None))) {
-                if entry != Some(leaf) {
+            for (i, leaf) in page[..indexed].iter().enumerate() {
+                if index.get(i) != Some(leaf) {
                     report
                         .failures
                         .push(format!("leaf {}: the index by record does not say what the log says", leaf.index));

@@ -65,7 +65,9 @@ fn decode_leaves(first: i64, count: i64, text: &str) -> Result<Vec<StoredLeaf>> 
     let corrupt = || StoreError::Corrupt(format!("tlog_batches.leaves from leaf {first}"));
     let body = text.strip_suffix('\n').ok_or_else(corrupt)?;
     let mut lines = body.split('\n');
-    let mut out = Vec::with_capacity(count.max(0) as usize);
+    // Sized by what the text can hold, never by the stored count alone (a damaged count is `Corrupt`, not
+    // an allocation of its size).
+    let mut out = Vec::with_capacity((count.max(0) as usize).min(text.len() / 6));
     while let Some(kind) = lines.next() {
         let (Some(id), Some(record_hash)) = (lines.next(), lines.next()) else { return Err(corrupt()) };
         let index = first + out.len() as i64;
@@ -291,8 +293,8 @@ fn decode_tile(text: &str) -> Result<Vec<Hash>> {
 }
 
 /// Records an integration: the leaves integrated (`indexed`, in the index by record), the tiles that changed
-/// (each at its new width) and the tree's new size and root, if the tree is still at `from` (another node may have integrated meanwhile: then nothing is written and
-/// `false` returned).
+/// (each at its new width) and the tree's new size and root, if the tree is still at `from` (another node
+/// may have integrated meanwhile: then nothing is written and `false` returned).
 pub async fn save(
     tx: &mut WriteTx,
     workspace_id: &str,
