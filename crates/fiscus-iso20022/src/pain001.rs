@@ -6,6 +6,9 @@
 //! The structs below mirror the schema (`pain.001.001.09.xsd`) element by element, in its sequence order,
 //! with only the elements Fiscus fills; optional elements left empty are not written (an empty element is
 //! not the same as an absent one to a validator).
+//!
+//! It is long because the schema's element types are mirrored one struct each in one file, so their order
+//! can be read against the XSD's sequences in one place; its tests sit beside them.
 
 use fiscus_domain::bank_accounts::{AccountNumber, AccountVersion};
 use fiscus_domain::banking::{Bic, Iban};

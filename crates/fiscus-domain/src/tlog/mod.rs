@@ -12,6 +12,9 @@
 //!
 //! The algorithms here read subtree hashes through [`Subtrees`], so one implementation serves the tests (all
 //! leaves in memory), the store's tiles and the proof planner ([`plan`]).
+//!
+//! It is long because the RFC's algorithms (the root, inclusion and consistency proofs, each made and
+//! checked) are one family read side by side, with their tests against the RFC's own definitions.
 
 pub mod note;
 pub mod offline;

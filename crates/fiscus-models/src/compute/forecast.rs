@@ -5,6 +5,9 @@
 //! forecast::auto.arima compares orders within one likelihood (Holt-Winters' least-squares AIC is not on
 //! the same scale, so it is chosen by name only). Intervals: ARIMA's Gaussian ψ-weight intervals;
 //! Holt-Winters' simulated ones (seeded).
+//!
+//! It is long because its tests (the model choice and the intervals against their definitions) sit beside
+//! the code they check; the fitting itself is in the engine.
 
 use crate::compute::Computation;
 use fiscus_domain::compute::JobKind;

@@ -215,6 +215,31 @@ fn every_source_file_opens_with_a_comment_saying_what_it_is() {
     assert!(silent.is_empty(), "files without a first comment: {silent:#?}");
 }
 
+/// A source file past this many lines is asking to be split along a seam; one that stays whole says why in
+/// its first comment, in a sentence beginning "It is long because".
+const LONG_FILE: usize = 500;
+
+#[test]
+fn every_long_source_file_says_why_it_is_long() {
+    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut unexplained = Vec::new();
+    for entry in std::fs::read_dir(&crates).expect("crates").flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if !entry.path().join("src").is_dir() {
+            continue;
+        }
+        for (rel, text) in files(&name) {
+            let lines = text.lines().count();
+            let opening: String = text.lines().take_while(|l| l.starts_with("//")).collect::<Vec<_>>().join(" ");
+            if lines > LONG_FILE && !opening.contains("It is long because") {
+                unexplained.push(format!("{rel} ({lines} lines)"));
+            }
+        }
+    }
+    unexplained.sort();
+    assert!(unexplained.is_empty(), "files past {LONG_FILE} lines that do not say why: {unexplained:#?}");
+}
+
 /// Inside each crate, the top-level modules (a file under `src/`, or a folder) and the ones each names as
 /// `crate::…`, comments left out.
 fn module_imports(krate: &str) -> (BTreeMap<String, BTreeSet<String>>, BTreeSet<String>) {
