@@ -64,8 +64,8 @@ fn checkpoint_view(services: &fiscus_kernel::Services, workspace_id: &str, c: St
 )]
 pub async fn get_checkpoint(ctx: Ctx, State(state): State<AppState>) -> Result<Json<LogCheckpointView>, ApiError> {
     let workspace_id = ctx.principal.workspace_id();
-    let mut conn = state.store.read().await?;
-    let latest = fiscus_store::tlog::latest_checkpoint(&mut conn, workspace_id)
+    let mut ev = state.store.evidence_read().await?;
+    let latest = fiscus_store::tlog::latest_checkpoint(&mut ev, workspace_id)
         .await?
         .ok_or_else(|| ApiError::new(ErrorCode::NotFound).detail("the log has no checkpoint yet"))?;
     Ok(Json(checkpoint_view(&state, workspace_id, latest)))
@@ -108,9 +108,8 @@ pub async fn list_checkpoints(
         ),
     };
     let workspace_id = ctx.principal.workspace_id();
-    let mut conn = state.store.read().await?;
-    let rows =
-        fiscus_store::tlog::checkpoints(&mut conn, workspace_id, before, i64::from(params.page.limit) + 1).await?;
+    let mut ev = state.store.evidence_read().await?;
+    let rows = fiscus_store::tlog::checkpoints(&mut ev, workspace_id, before, i64::from(params.page.limit) + 1).await?;
     let page = ListPage::from_overfetch(rows, params.page.limit, |c| format!("ckp_{}", c.tree_size));
     Ok(Json(ListPage {
         object: page.object,
@@ -234,11 +233,11 @@ async fn tree_size(
     workspace_id: &str,
     asked: Option<i64>,
 ) -> Result<(i64, Option<StoredCheckpoint>), ApiError> {
-    let mut conn = state.store.read().await?;
+    let mut ev = state.store.evidence_read().await?;
     match asked {
-        Some(size) => Ok((size, fiscus_store::tlog::checkpoint(&mut conn, workspace_id, size).await?)),
+        Some(size) => Ok((size, fiscus_store::tlog::checkpoint(&mut ev, workspace_id, size).await?)),
         None => {
-            let latest = fiscus_store::tlog::latest_checkpoint(&mut conn, workspace_id)
+            let latest = fiscus_store::tlog::latest_checkpoint(&mut ev, workspace_id)
                 .await?
                 .ok_or_else(|| ApiError::new(ErrorCode::NotFound).detail("the log has no checkpoint yet"))?;
             Ok((latest.tree_size, Some(latest)))
@@ -390,9 +389,9 @@ pub async fn get_tile(
     ApiPath(path): ApiPath<String>,
 ) -> Result<Response, ApiError> {
     let workspace_id = ctx.principal.workspace_id();
-    let mut conn = state.store.read().await?;
+    let mut ev = state.store.evidence_read().await?;
     if path == "checkpoint" {
-        let latest = fiscus_store::tlog::latest_checkpoint(&mut conn, workspace_id)
+        let latest = fiscus_store::tlog::latest_checkpoint(&mut ev, workspace_id)
             .await?
             .ok_or_else(|| ApiError::new(ErrorCode::NotFound).detail("the log has no checkpoint yet"))?;
         return Ok((
@@ -407,7 +406,7 @@ pub async fn get_tile(
     let not_found = || ApiError::new(ErrorCode::NotFound).detail(format!("no tile {path}"));
     let tile: TileRef = tiles::parse(&path)
         .ok_or_else(|| ApiError::new(ErrorCode::InvalidParameter).field("path", "not a tile path"))?;
-    let size = fiscus_store::tlog::tree(&mut conn, workspace_id).await?.size as u64;
+    let size = fiscus_store::tlog::tree(&mut ev, workspace_id).await?.size as u64;
     // The tile must lie within the integrated tree at the width asked: what it holds then never changes.
     // (Checked arithmetic: a tile path may name an index no tree reaches.)
     let level_leaves = match tile.level {
@@ -421,14 +420,14 @@ pub async fn get_tile(
     }
     let body: Vec<u8> = match tile.level {
         Some(l) => {
-            let hashes =
-                fiscus_store::tlog::tile(&mut conn, workspace_id, l, tile.index).await?.ok_or_else(not_found)?;
+            let hashes = fiscus_store::tlog::tile(&mut ev, workspace_id, l, tile.index).await?.ok_or_else(not_found)?;
             if (hashes.len() as u64) < tile.width {
                 return Err(not_found());
             }
             hashes[..tile.width as usize].concat()
         }
         None => {
+            let mut conn = state.store.read().await?;
             let leaves = fiscus_store::tlog::leaves(&mut conn, workspace_id, first as i64, tile.width as i64).await?;
             let mut out = Vec::new();
             for l in &leaves {

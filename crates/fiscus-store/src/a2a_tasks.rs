@@ -5,7 +5,7 @@ use crate::actions::corrupt;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
 /// Where a task ended. Tool calls complete before the answer is sent, so only terminal states are stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,21 +52,22 @@ pub struct Task {
     pub created_at: i64,
 }
 
-#[derive(FromRow)]
-struct TaskRow {
-    id: String,
-    application_id: String,
-    credential_id: String,
-    context_id: String,
-    message_id: String,
-    skill: String,
-    state: String,
-    http_status: i64,
-    request_hash: String,
-    response_hash: String,
-    message: String,
-    result: String,
-    created_at: i64,
+row! {
+    struct TaskRow {
+        id: String,
+        application_id: String,
+        credential_id: String,
+        context_id: String,
+        message_id: String,
+        skill: String,
+        state: String,
+        http_status: i64,
+        request_hash: String,
+        response_hash: String,
+        message: String,
+        result: String,
+        created_at: i64,
+    }
 }
 
 impl TryFrom<TaskRow> for Task {

@@ -37,28 +37,29 @@ pub struct Action {
     pub updated_at: i64,
 }
 
-#[derive(FromRow)]
-struct ActionRow {
-    id: String,
-    environment: String,
-    kind: String,
-    amount_minor: i64,
-    currency: String,
-    counterparty: String,
-    connector: String,
-    execution_mode: String,
-    delegation_id: Option<String>,
-    risk_tier: String,
-    reference: String,
-    required_checks: String,
-    metadata: String,
-    envelope_hash: String,
-    control_state: String,
-    origin: String,
-    proposed_by_kind: String,
-    proposed_by_id: String,
-    created_at: i64,
-    updated_at: i64,
+row! {
+    struct ActionRow {
+        id: String,
+        environment: String,
+        kind: String,
+        amount_minor: i64,
+        currency: String,
+        counterparty: String,
+        connector: String,
+        execution_mode: String,
+        delegation_id: Option<String>,
+        risk_tier: String,
+        reference: String,
+        required_checks: String,
+        metadata: String,
+        envelope_hash: String,
+        control_state: String,
+        origin: String,
+        proposed_by_kind: String,
+        proposed_by_id: String,
+        created_at: i64,
+        updated_at: i64,
+    }
 }
 
 /// The tenant's open actions (draft, pending approval, approved) whose latest version of check `check_key`
@@ -405,16 +406,17 @@ pub async fn record_history_many(tx: &mut WriteTx, tenant: &Tenant, entries: &[(
     Ok(())
 }
 
-#[derive(FromRow)]
-struct HistoryRow {
-    id: String,
-    from_state: Option<String>,
-    to_state: String,
-    event: String,
-    actor_kind: String,
-    actor_id: String,
-    detail: String,
-    created_at: i64,
+row! {
+    struct HistoryRow {
+        id: String,
+        from_state: Option<String>,
+        to_state: String,
+        event: String,
+        actor_kind: String,
+        actor_id: String,
+        detail: String,
+        created_at: i64,
+    }
 }
 
 impl TryFrom<HistoryRow> for HistoryEntry {
@@ -473,20 +475,21 @@ pub struct Check {
     pub created_at: i64,
 }
 
-#[derive(FromRow)]
-struct CheckRow {
-    id: String,
-    check_key: String,
-    version: i64,
-    status: String,
-    source_type: String,
-    source_reference: String,
-    source_hash: String,
-    metrics: String,
-    metadata: String,
-    check_hash: String,
-    recorded_by: String,
-    created_at: i64,
+row! {
+    struct CheckRow {
+        id: String,
+        check_key: String,
+        version: i64,
+        status: String,
+        source_type: String,
+        source_reference: String,
+        source_hash: String,
+        metrics: String,
+        metadata: String,
+        check_hash: String,
+        recorded_by: String,
+        created_at: i64,
+    }
 }
 
 impl TryFrom<CheckRow> for Check {
@@ -570,12 +573,18 @@ pub async fn checks(conn: &mut AnyConnection, tenant: &Tenant, action_id: &str) 
     .collect()
 }
 
-/// A child row of an action with the action it belongs to (for reads over many actions).
-#[derive(FromRow)]
+/// A child row of an action with the action it belongs to (for reads over many actions): `action_id`, and
+/// the child read from the same row's other columns.
 struct OfAction<Child> {
     action_id: String,
-    #[sqlx(flatten)]
     row: Child,
+}
+
+impl<'r, Child: FromRow<'r, sqlx::any::AnyRow>> FromRow<'r, sqlx::any::AnyRow> for OfAction<Child> {
+    fn from_row(row: &'r sqlx::any::AnyRow) -> std::result::Result<Self, sqlx::Error> {
+        use sqlx::Row as _;
+        Ok(OfAction { action_id: row.try_get("action_id")?, row: Child::from_row(row)? })
+    }
 }
 
 /// `SELECT action_id, {columns} FROM {table}` for the workspace's rows of `ids`, each chunk one read.
@@ -645,17 +654,18 @@ pub struct ActionDecision {
     pub invalidated_at: Option<i64>,
 }
 
-#[derive(FromRow)]
-struct DecisionRow {
-    id: String,
-    operator_id: String,
-    role: String,
-    decision: String,
-    envelope_hash: String,
-    check_set_hash: String,
-    evidence_hash: String,
-    created_at: i64,
-    invalidated_at: Option<i64>,
+row! {
+    struct DecisionRow {
+        id: String,
+        operator_id: String,
+        role: String,
+        decision: String,
+        envelope_hash: String,
+        check_set_hash: String,
+        evidence_hash: String,
+        created_at: i64,
+        invalidated_at: Option<i64>,
+    }
 }
 
 impl TryFrom<DecisionRow> for ActionDecision {

@@ -3,22 +3,24 @@
 use crate::{Result, WriteTx};
 use fiscus_domain::integrity::Stored;
 use fiscus_domain::tenancy::Tenant;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
-#[derive(Clone, Debug, FromRow)]
-pub struct AgentRequestRow {
-    pub id: String,
-    pub application_id: String,
-    pub credential_id: String,
-    pub operation: String,
-    pub method: String,
-    pub path: String,
-    pub status: i64,
-    pub request_hash: String,
-    pub response_hash: String,
-    pub evidence_hash: String,
-    pub request_id: String,
-    pub created_at: i64,
+row! {
+    #[derive(Clone, Debug)]
+    pub struct AgentRequestRow {
+        pub id: String,
+        pub application_id: String,
+        pub credential_id: String,
+        pub operation: String,
+        pub method: String,
+        pub path: String,
+        pub status: i64,
+        pub request_hash: String,
+        pub response_hash: String,
+        pub evidence_hash: String,
+        pub request_id: String,
+        pub created_at: i64,
+    }
 }
 
 const COLUMNS: &str = "id, application_id, credential_id, operation, method, path, status, request_hash, response_hash, \

@@ -5,19 +5,21 @@ use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::credentials::{AppStatus, Environment};
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
-#[derive(Clone, Debug, FromRow)]
-pub struct ApplicationRow {
-    pub id: String,
-    pub workspace_id: String,
-    pub environment: String,
-    pub name: String,
-    pub status: String,
-    pub scopes: String,
-    pub service_class: String,
-    pub created_at: i64,
-    pub updated_at: i64,
+row! {
+    #[derive(Clone, Debug)]
+    pub struct ApplicationRow {
+        pub id: String,
+        pub workspace_id: String,
+        pub environment: String,
+        pub name: String,
+        pub status: String,
+        pub scopes: String,
+        pub service_class: String,
+        pub created_at: i64,
+        pub updated_at: i64,
+    }
 }
 
 impl ApplicationRow {

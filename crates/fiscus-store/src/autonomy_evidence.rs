@@ -4,25 +4,27 @@ use crate::Result;
 use crate::appends::Appends;
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
-#[derive(Clone, Debug, FromRow)]
-pub struct EvidenceRow {
-    pub id: String,
-    pub environment: String,
-    pub domain: String,
-    pub title: String,
-    pub summary: Option<String>,
-    pub source_type: String,
-    pub source_reference: String,
-    pub source_hash: String,
-    pub observed_at: i64,
-    pub metadata: String,
-    pub evidence_hash: String,
-    /// The application (`app_…`) that recorded it. A bare id, not an actor label: evidence comes only
-    /// over the API, and the id is part of the evidence's sealed payload.
-    pub recorded_by: String,
-    pub created_at: i64,
+row! {
+    #[derive(Clone, Debug)]
+    pub struct EvidenceRow {
+        pub id: String,
+        pub environment: String,
+        pub domain: String,
+        pub title: String,
+        pub summary: Option<String>,
+        pub source_type: String,
+        pub source_reference: String,
+        pub source_hash: String,
+        pub observed_at: i64,
+        pub metadata: String,
+        pub evidence_hash: String,
+        /// The application (`app_…`) that recorded it. A bare id, not an actor label: evidence comes only
+        /// over the API, and the id is part of the evidence's sealed payload.
+        pub recorded_by: String,
+        pub created_at: i64,
+    }
 }
 
 const COLUMNS: &str = "id, environment, domain, title, summary, source_type, source_reference, source_hash, observed_at, \

@@ -7,7 +7,7 @@ use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::investment::collateral::CollateralRule;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
 pub const SEALED: SealedTable = SealedTable {
     table: "collateral_policies",
@@ -27,14 +27,15 @@ pub struct Policy {
     pub created_at: i64,
 }
 
-#[derive(FromRow)]
-struct PolicyRow {
-    id: String,
-    version: i64,
-    rules: String,
-    rules_hash: String,
-    created_by: String,
-    created_at: i64,
+row! {
+    struct PolicyRow {
+        id: String,
+        version: i64,
+        rules: String,
+        rules_hash: String,
+        created_by: String,
+        created_at: i64,
+    }
 }
 
 impl TryFrom<PolicyRow> for Policy {

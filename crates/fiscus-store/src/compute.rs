@@ -14,7 +14,7 @@ use fiscus_domain::compute::{JobFailure, JobKind, JobState};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
 pub const JOBS_SEALED: SealedTable = SealedTable {
     table: "compute_jobs",
@@ -80,26 +80,27 @@ pub struct Job {
     pub error: Option<(JobFailure, String)>,
 }
 
-#[derive(FromRow)]
-struct JobRow {
-    id: String,
-    workspace_id: String,
-    environment: String,
-    kind: String,
-    state: String,
-    request: String,
-    request_hash: String,
-    engine_version: String,
-    credits: i64,
-    created_by: String,
-    created_at: i64,
-    progress: i64,
-    cancel_requested_at: Option<i64>,
-    attempts: i64,
-    started_at: Option<i64>,
-    finished_at: Option<i64>,
-    error_code: Option<String>,
-    error_detail: Option<String>,
+row! {
+    struct JobRow {
+        id: String,
+        workspace_id: String,
+        environment: String,
+        kind: String,
+        state: String,
+        request: String,
+        request_hash: String,
+        engine_version: String,
+        credits: i64,
+        created_by: String,
+        created_at: i64,
+        progress: i64,
+        cancel_requested_at: Option<i64>,
+        attempts: i64,
+        started_at: Option<i64>,
+        finished_at: Option<i64>,
+        error_code: Option<String>,
+        error_detail: Option<String>,
+    }
 }
 
 const JOB_COLUMNS: &str = "id, workspace_id, environment, kind, state, request, request_hash, engine_version, \
@@ -143,16 +144,18 @@ impl TryFrom<JobRow> for Job {
     }
 }
 
-/// A job's sealed result.
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct JobResult {
-    pub id: String,
-    pub job_id: String,
-    /// The engine's output as JSON.
-    pub output: String,
-    pub output_hash: String,
-    pub result_hash: String,
-    pub created_at: i64,
+row! {
+    /// A job's sealed result.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct JobResult {
+        pub id: String,
+        pub job_id: String,
+        /// The engine's output as JSON.
+        pub output: String,
+        pub output_hash: String,
+        pub result_hash: String,
+        pub created_at: i64,
+    }
 }
 
 /// Creates a job, sealed, queued (or already running, for one computed in the request itself).

@@ -8,7 +8,7 @@ use crate::actions::corrupt;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::credentials::{AppStatus, CredentialStatus, Environment};
 use fiscus_domain::scopes::ScopeSet;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
 /// A presented credential joined with its application and workspace, typed once here: its scope sets parsed,
 /// its statuses and environment read into the domain's types (a stored word none of them knows is
@@ -58,23 +58,24 @@ impl TryFrom<ResolvedRow> for ResolvedCredential {
     }
 }
 
-#[derive(FromRow)]
-struct ResolvedRow {
-    pub credential_id: String,
-    pub secret_hash: String,
-    /// `active`, `rotated` or `revoked` for keys; `active` or `revoked` for tokens.
-    pub credential_status: String,
-    pub expires_at: Option<i64>,
-    /// Token scopes (space-separated); `None` for API keys, which carry the application's scopes.
-    pub token_scopes: Option<String>,
-    pub application_id: String,
-    pub workspace_id: String,
-    pub environment: String,
-    pub app_status: String,
-    pub app_scopes: String,
-    pub service_class: String,
-    pub workspace_entitlement: String,
-    pub production_access: i64,
+row! {
+    struct ResolvedRow {
+        pub credential_id: String,
+        pub secret_hash: String,
+        /// `active`, `rotated` or `revoked` for keys; `active` or `revoked` for tokens.
+        pub credential_status: String,
+        pub expires_at: Option<i64>,
+        /// Token scopes (space-separated); `None` for API keys, which carry the application's scopes.
+        pub token_scopes: Option<String>,
+        pub application_id: String,
+        pub workspace_id: String,
+        pub environment: String,
+        pub app_status: String,
+        pub app_scopes: String,
+        pub service_class: String,
+        pub workspace_entitlement: String,
+        pub production_access: i64,
+    }
 }
 
 pub async fn resolve_api_key(conn: &mut AnyConnection, lookup: &str) -> Result<Option<ResolvedCredential>> {
@@ -130,15 +131,16 @@ pub struct ApiKeyRow {
     pub revoked_at: Option<i64>,
 }
 
-#[derive(FromRow)]
-struct KeyRow {
-    id: String,
-    application_id: String,
-    hint: String,
-    status: String,
-    created_at: i64,
-    expires_at: Option<i64>,
-    revoked_at: Option<i64>,
+row! {
+    struct KeyRow {
+        id: String,
+        application_id: String,
+        hint: String,
+        status: String,
+        created_at: i64,
+        expires_at: Option<i64>,
+        revoked_at: Option<i64>,
+    }
 }
 
 impl TryFrom<KeyRow> for ApiKeyRow {
@@ -259,16 +261,17 @@ pub struct OAuthClientRow {
     pub rotated_at: Option<i64>,
 }
 
-#[derive(FromRow)]
-struct ClientRow {
-    id: String,
-    workspace_id: String,
-    application_id: String,
-    secret_hash: String,
-    secret_hint: String,
-    status: String,
-    created_at: i64,
-    rotated_at: Option<i64>,
+row! {
+    struct ClientRow {
+        id: String,
+        workspace_id: String,
+        application_id: String,
+        secret_hash: String,
+        secret_hint: String,
+        status: String,
+        created_at: i64,
+        rotated_at: Option<i64>,
+    }
 }
 
 impl TryFrom<ClientRow> for OAuthClientRow {
@@ -412,14 +415,16 @@ pub async fn insert_access_token(conn: &mut AnyConnection, workspace_id: &str, n
     Ok(())
 }
 
-/// The client a token was issued to, with its hash, for revocation and introspection (RFC 7009 §2.1 and
-/// RFC 7662 §2.1: a client may only act on its own tokens).
-#[derive(Clone, Debug, FromRow)]
-pub struct TokenOwner {
-    pub id: String,
-    pub workspace_id: String,
-    pub client_id: String,
-    pub secret_hash: String,
+row! {
+    /// The client a token was issued to, with its hash, for revocation and introspection (RFC 7009 §2.1 and
+    /// RFC 7662 §2.1: a client may only act on its own tokens).
+    #[derive(Clone, Debug)]
+    pub struct TokenOwner {
+        pub id: String,
+        pub workspace_id: String,
+        pub client_id: String,
+        pub secret_hash: String,
+    }
 }
 
 pub async fn find_token_owner(conn: &mut AnyConnection, lookup: &str) -> Result<Option<TokenOwner>> {
@@ -444,14 +449,16 @@ pub async fn revoke_access_token(tx: &mut WriteTx, workspace_id: &str, token_id:
     Ok(done.rows_affected() > 0)
 }
 
-/// Key ages and expiry facts for the posture read.
-#[derive(Clone, Debug, FromRow)]
-pub struct ActiveKeyFacts {
-    pub id: String,
-    pub application_id: String,
-    pub environment: String,
-    pub created_at: i64,
-    pub expires_at: Option<i64>,
+row! {
+    /// Key ages and expiry facts for the posture read.
+    #[derive(Clone, Debug)]
+    pub struct ActiveKeyFacts {
+        pub id: String,
+        pub application_id: String,
+        pub environment: String,
+        pub created_at: i64,
+        pub expires_at: Option<i64>,
+    }
 }
 
 pub async fn active_key_facts(conn: &mut AnyConnection, workspace_id: &str) -> Result<Vec<ActiveKeyFacts>> {

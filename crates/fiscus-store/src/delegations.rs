@@ -9,7 +9,7 @@ use fiscus_domain::actions::settlement::ReservationState;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
 /// A machine identity: a name and an Ed25519 public key an application registered.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,15 +24,16 @@ pub struct Identity {
     pub created_at: i64,
 }
 
-#[derive(FromRow)]
-struct IdentityRow {
-    id: String,
-    environment: String,
-    name: String,
-    public_key: String,
-    status: String,
-    created_by: String,
-    created_at: i64,
+row! {
+    struct IdentityRow {
+        id: String,
+        environment: String,
+        name: String,
+        public_key: String,
+        status: String,
+        created_by: String,
+        created_at: i64,
+    }
 }
 
 impl TryFrom<IdentityRow> for Identity {
@@ -127,27 +128,28 @@ pub struct Delegation {
     pub created_at: i64,
 }
 
-#[derive(FromRow)]
-struct DelegationRow {
-    id: String,
-    environment: String,
-    identity_id: String,
-    action_kind: String,
-    counterparty: String,
-    connector: String,
-    currency: String,
-    execution_mode: String,
-    risk_tier: String,
-    per_action_limit_minor: i64,
-    daily_limit_minor: i64,
-    monthly_limit_minor: i64,
-    expires_at: i64,
-    status: String,
-    terms_hash: String,
-    created_by: String,
-    decided_by: Option<String>,
-    decided_at: Option<i64>,
-    created_at: i64,
+row! {
+    struct DelegationRow {
+        id: String,
+        environment: String,
+        identity_id: String,
+        action_kind: String,
+        counterparty: String,
+        connector: String,
+        currency: String,
+        execution_mode: String,
+        risk_tier: String,
+        per_action_limit_minor: i64,
+        daily_limit_minor: i64,
+        monthly_limit_minor: i64,
+        expires_at: i64,
+        status: String,
+        terms_hash: String,
+        created_by: String,
+        decided_by: Option<String>,
+        decided_at: Option<i64>,
+        created_at: i64,
+    }
 }
 
 impl TryFrom<DelegationRow> for Delegation {

@@ -13,7 +13,7 @@ use fiscus_domain::execution_client::{ClientStatus, Decision, Grant};
 use fiscus_domain::integrity::SealKey;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
 /// A registered client (its immutable registration).
 #[derive(Clone, Debug, PartialEq)]
@@ -69,15 +69,16 @@ impl Standing {
     }
 }
 
-#[derive(FromRow)]
-struct ClientRow {
-    id: String,
-    environment: String,
-    application_id: String,
-    name: String,
-    public_key: String,
-    created_by: String,
-    created_at: i64,
+row! {
+    struct ClientRow {
+        id: String,
+        environment: String,
+        application_id: String,
+        name: String,
+        public_key: String,
+        created_by: String,
+        created_at: i64,
+    }
 }
 
 impl TryFrom<ClientRow> for Client {
@@ -97,21 +98,22 @@ impl TryFrom<ClientRow> for Client {
     }
 }
 
-#[derive(FromRow)]
-struct DecisionRow {
-    id: String,
-    client_id: String,
-    version: i64,
-    decision: String,
-    operations: String,
-    action_kinds: String,
-    environment: String,
-    expires_at: Option<i64>,
-    rate_limit_per_minute: i64,
-    monthly_quota: i64,
-    decision_hash: String,
-    decided_by: String,
-    created_at: i64,
+row! {
+    struct DecisionRow {
+        id: String,
+        client_id: String,
+        version: i64,
+        decision: String,
+        operations: String,
+        action_kinds: String,
+        environment: String,
+        expires_at: Option<i64>,
+        rate_limit_per_minute: i64,
+        monthly_quota: i64,
+        decision_hash: String,
+        decided_by: String,
+        created_at: i64,
+    }
 }
 
 impl TryFrom<DecisionRow> for ClientDecision {
@@ -344,14 +346,15 @@ pub struct ResolvedClient {
     pub production_access: bool,
 }
 
-#[derive(FromRow)]
-struct ResolvedRow {
-    workspace_id: String,
-    app_status: String,
-    app_scopes: String,
-    service_class: String,
-    workspace_entitlement: String,
-    production_access: i64,
+row! {
+    struct ResolvedRow {
+        workspace_id: String,
+        app_status: String,
+        app_scopes: String,
+        service_class: String,
+        workspace_entitlement: String,
+        production_access: i64,
+    }
 }
 
 /// Resolves a client by id (how a signed request learns its workspace), with both seals checked: a key or

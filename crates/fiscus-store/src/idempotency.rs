@@ -15,7 +15,7 @@
 
 use crate::Result;
 use crate::dialect::{backend_of, for_update};
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
 /// What a reservation attempt found.
 #[derive(Debug)]
@@ -51,17 +51,18 @@ pub struct Fingerprint<'a> {
     pub body: &'a str,
 }
 
-#[derive(FromRow)]
-struct Row {
-    method: String,
-    path: String,
-    fingerprint: String,
-    state: String,
-    response_status: Option<i64>,
-    response_headers: Option<String>,
-    response_body: Option<String>,
-    lock_token: String,
-    locked_at: i64,
+row! {
+    struct Row {
+        method: String,
+        path: String,
+        fingerprint: String,
+        state: String,
+        response_status: Option<i64>,
+        response_headers: Option<String>,
+        response_body: Option<String>,
+        lock_token: String,
+        locked_at: i64,
+    }
 }
 
 /// Reserves `key` for a request. Run inside a write transaction and commit it before running the handler.

@@ -9,7 +9,7 @@ use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
 pub const SEALED: SealedTable = SealedTable {
     table: "investment_records",
@@ -99,16 +99,17 @@ pub struct Record {
     pub created_at: i64,
 }
 
-#[derive(FromRow)]
-struct RecordRow {
-    id: String,
-    kind: String,
-    portfolio_id: Option<i64>,
-    request: String,
-    output: String,
-    content_hash: String,
-    created_by: String,
-    created_at: i64,
+row! {
+    struct RecordRow {
+        id: String,
+        kind: String,
+        portfolio_id: Option<i64>,
+        request: String,
+        output: String,
+        content_hash: String,
+        created_by: String,
+        created_at: i64,
+    }
 }
 
 impl TryFrom<RecordRow> for Record {

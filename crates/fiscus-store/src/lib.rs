@@ -19,6 +19,31 @@
 //! It is long because `Store` is the one handle every repository goes through (connections, group commit, the
 //! credential cache and its watch); the repositories themselves are modules.
 
+/// A struct read from query rows, a column for each field by the field's name: the struct as written, and
+/// its `FromRow` for the `Any` driver. (What sqlx's `FromRow` derive does; the derive is not used because
+/// its proc-macro crate compiles sqlx's drivers, SQLite's C included, a second time for the build machine.)
+/// A field read in another way (renamed, converted, skipped) has a hand-written `FromRow` beside its struct.
+macro_rules! row {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident {
+            $( $(#[$fmeta:meta])* $fvis:vis $field:ident : $fty:ty ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        $vis struct $name {
+            $( $(#[$fmeta])* $fvis $field : $fty ),*
+        }
+
+        impl<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> for $name {
+            fn from_row(row: &'r sqlx::any::AnyRow) -> std::result::Result<Self, sqlx::Error> {
+                use sqlx::Row as _;
+                Ok($name { $( $field: row.try_get(stringify!($field))? ),* })
+            }
+        }
+    };
+}
+
 pub mod a2a_tasks;
 pub mod actions;
 pub mod activity;
@@ -40,12 +65,14 @@ pub mod data;
 pub mod delegations;
 pub mod dialect;
 mod error;
+pub mod evidence_db;
 pub mod execution_clients;
 mod fair;
 mod group;
 pub mod idempotency;
 pub mod investment_records;
 pub mod lqm;
+mod migrations;
 pub mod operators;
 pub mod outbox;
 pub mod queues;
@@ -67,6 +94,7 @@ pub mod workflows;
 pub mod workspaces;
 
 pub use error::StoreError;
+pub use evidence_db::{EvidenceConn, EvidenceTx, evidence_url};
 /// A database connection (pooled or inside a [`WriteTx`]); repository functions take one.
 pub use sqlx::AnyConnection as Connection;
 
@@ -116,6 +144,8 @@ pub struct Store {
     /// The integrity key (derived from the server key, never stored in the database) that MACs audit events,
     /// chain heads and sealed rows (see [`seals`] and `fiscus_domain::integrity`).
     seal_key: Arc<SealKey>,
+    /// Where the transparency log's integrated state lives (see [`evidence_db`]).
+    evidence: evidence_db::EvidenceDb,
 }
 
 /// A write transaction.
@@ -300,7 +330,11 @@ impl Store {
         // With PostgreSQL the generation is published by the committing transaction itself.
         let seal_key = Arc::new(seal_key);
         let lanes = new_lanes(backend, &options, &seal_key, if node.is_some() { None } else { cache.clone() });
-        Ok(Store { pool, backend, sqlite_writer, lanes, next_lane: Arc::default(), cache, node, seal_key })
+        let evidence = match backend {
+            Backend::Sqlite => evidence_db::EvidenceDb::open_beside(&url, max_connections).await?,
+            Backend::Postgres => evidence_db::EvidenceDb::shared(pool.clone(), backend),
+        };
+        Ok(Store { pool, backend, sqlite_writer, lanes, next_lane: Arc::default(), cache, node, seal_key, evidence })
     }
 
     /// Whether a lookup would use the cache right now (with PostgreSQL: this node's watch holds a current
@@ -363,7 +397,9 @@ impl Store {
     pub async fn migrate(&self) -> Result<()> {
         // One folder while the two backends' DDL is identical (portable types, `$n` binds); it splits per
         // backend the day a migration needs to differ.
-        sqlx::migrate!("./migrations").run(&self.pool).await.map_err(|e| StoreError::Migration(e.to_string()))
+        let migrator = migrations::main().await.map_err(|e| StoreError::Migration(e.to_string()))?;
+        migrator.run(&self.pool).await.map_err(|e| StoreError::Migration(e.to_string()))?;
+        self.evidence.migrate(&self.pool).await
     }
 
     /// The lane the next writer takes (none without group commit).
@@ -429,6 +465,17 @@ impl Store {
             tx.commit().await?;
         }
         Ok(outcome)
+    }
+
+    /// A connection to read the transparency log's integrated state (tiles, trees, index, checkpoints; see
+    /// [`evidence_db`]).
+    pub async fn evidence_read(&self) -> Result<evidence_db::EvidenceConn> {
+        self.evidence.read().await
+    }
+
+    /// A write transaction on the transparency log's integrated state (the integrator's and the signer's).
+    pub async fn evidence_begin(&self) -> Result<evidence_db::EvidenceTx> {
+        self.evidence.begin().await
     }
 
     /// A pooled connection for reads.
@@ -517,6 +564,7 @@ impl Store {
                 .await;
         }
         self.pool.close().await;
+        self.evidence.close().await;
     }
 }
 
@@ -589,6 +637,16 @@ pub(crate) async fn sqlite_pragmas(conn: &mut AnyConnection) -> std::result::Res
     conn.execute("PRAGMA busy_timeout = 10000").await?;
     conn.execute("PRAGMA foreign_keys = ON").await?;
     Ok(())
+}
+
+/// A column holding an actor's label, read as the `Actor` it names (an unknown kind fails the read).
+pub(crate) fn actor_column(
+    row: &sqlx::any::AnyRow,
+    column: &str,
+) -> std::result::Result<fiscus_domain::actor::Actor, sqlx::Error> {
+    use sqlx::Row as _;
+    fiscus_domain::actor::Actor::try_from(row.try_get::<String, _>(column)?)
+        .map_err(|e| sqlx::Error::ColumnDecode { index: column.to_string(), source: Box::new(e) })
 }
 
 /// Booleans are stored as 0/1 on both backends.

@@ -7,7 +7,7 @@
 
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::actions::approval::{OperatorStatus, Role};
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
 /// An operator of a workspace, role and status decoded where they are read (an unknown stored value is
 /// `Corrupt`, which refuses).
@@ -26,17 +26,18 @@ pub struct OperatorRow {
     pub created_at: i64,
 }
 
-#[derive(FromRow)]
-struct StoredOperator {
-    id: String,
-    workspace_id: String,
-    email: String,
-    role: String,
-    status: String,
-    account_id: Option<String>,
-    totp_confirmed: i64,
-    enrollment_expires_at: Option<i64>,
-    created_at: i64,
+row! {
+    struct StoredOperator {
+        id: String,
+        workspace_id: String,
+        email: String,
+        role: String,
+        status: String,
+        account_id: Option<String>,
+        totp_confirmed: i64,
+        enrollment_expires_at: Option<i64>,
+        created_at: i64,
+    }
 }
 
 fn role_of(stored: &str, id: &str) -> Result<Role> {
@@ -135,17 +136,19 @@ pub async fn list(conn: &mut AnyConnection, workspace_id: &str) -> Result<Vec<Op
 // resolution, these functions are looked up by what the person presents (an e-mail, an enrollment) or by the
 // account id a session or membership names, never listed.
 
-#[derive(Clone, Debug, FromRow)]
-pub struct AccountRow {
-    pub id: String,
-    pub email: String,
-    pub password_hash: String,
-    pub totp_secret: String,
-    pub totp_confirmed: i64,
-    pub totp_last_step: Option<i64>,
-    pub failed_attempts: i64,
-    pub locked_until: Option<i64>,
-    pub time_zone: String,
+row! {
+    #[derive(Clone, Debug)]
+    pub struct AccountRow {
+        pub id: String,
+        pub email: String,
+        pub password_hash: String,
+        pub totp_secret: String,
+        pub totp_confirmed: i64,
+        pub totp_last_step: Option<i64>,
+        pub failed_attempts: i64,
+        pub locked_until: Option<i64>,
+        pub time_zone: String,
+    }
 }
 
 const ACCOUNT_COLUMNS: &str =
@@ -336,21 +339,22 @@ pub struct SessionRow {
     pub time_zone: String,
 }
 
-#[derive(FromRow)]
-struct StoredSession {
-    id: String,
-    workspace_id: String,
-    operator_id: String,
-    csrf_token: String,
-    created_at: i64,
-    last_seen_at: i64,
-    expires_at: i64,
-    revoked_at: Option<i64>,
-    email: String,
-    role: String,
-    operator_status: String,
-    account_id: Option<String>,
-    time_zone: String,
+row! {
+    struct StoredSession {
+        id: String,
+        workspace_id: String,
+        operator_id: String,
+        csrf_token: String,
+        created_at: i64,
+        last_seen_at: i64,
+        expires_at: i64,
+        revoked_at: Option<i64>,
+        email: String,
+        role: String,
+        operator_status: String,
+        account_id: Option<String>,
+        time_zone: String,
+    }
 }
 
 impl TryFrom<StoredSession> for SessionRow {

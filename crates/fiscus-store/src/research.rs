@@ -30,7 +30,7 @@ pub const SNAPSHOTS_SEALED: SealedTable = SealedTable {
 };
 
 /// A snapshot as stored.
-#[derive(Clone, Debug, PartialEq, FromRow)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Snapshot {
     pub id: String,
     pub project: String,
@@ -41,9 +41,25 @@ pub struct Snapshot {
     /// The bundle as canonical JSON (RFC 8785).
     pub bundle: String,
     pub bundle_hash: String,
-    #[sqlx(try_from = "String")]
     pub created_by: Actor,
     pub created_at: i64,
+}
+
+impl<'r> FromRow<'r, sqlx::any::AnyRow> for Snapshot {
+    fn from_row(row: &'r sqlx::any::AnyRow) -> std::result::Result<Self, sqlx::Error> {
+        use sqlx::Row as _;
+        Ok(Snapshot {
+            id: row.try_get("id")?,
+            project: row.try_get("project")?,
+            name: row.try_get("name")?,
+            description: row.try_get("description")?,
+            run_id: row.try_get("run_id")?,
+            bundle: row.try_get("bundle")?,
+            bundle_hash: row.try_get("bundle_hash")?,
+            created_by: crate::actor_column(row, "created_by")?,
+            created_at: row.try_get("created_at")?,
+        })
+    }
 }
 
 const SNAPSHOT_COLUMNS: &str = "id, project, name, description, run_id, bundle, bundle_hash, created_by, created_at";

@@ -141,7 +141,11 @@ pub struct Unlogged {
 /// current content (a re-sealed row's latest version; `fiscus_domain::tlog::row_content`); returns the ones
 /// that do not and how many were read. Seals are not checked here (`verify_workspace` does): this is what an
 /// outsider's proof would be missing.
-pub async fn unlogged(conn: &mut AnyConnection, workspace_id: &str) -> Result<(u64, Vec<Unlogged>)> {
+pub async fn unlogged(
+    conn: &mut AnyConnection,
+    ev: &mut crate::EvidenceConn,
+    workspace_id: &str,
+) -> Result<(u64, Vec<Unlogged>)> {
     const PAGE: i64 = 1000;
     let mut checked = 0u64;
     let mut missing = Vec::new();
@@ -158,7 +162,7 @@ pub async fn unlogged(conn: &mut AnyConnection, workspace_id: &str) -> Result<(u
                 hashes.push((id_of(&columns), fiscus_domain::tlog::row_content(&columns).1));
             }
             let ids: Vec<&str> = hashes.iter().map(|(id, _)| id.as_str()).collect();
-            let leaves = crate::tlog::find_many(conn, workspace_id, &ids, i64::MAX).await?;
+            let leaves = crate::tlog::find_many(conn, ev, workspace_id, &ids, i64::MAX).await?;
             for (id, hash) in hashes {
                 checked += 1;
                 let logged = leaves.get(&id).is_some_and(|ls| {
@@ -177,7 +181,7 @@ pub async fn unlogged(conn: &mut AnyConnection, workspace_id: &str) -> Result<(u
         after_seq = last.event.seq;
         let ids: Vec<String> = events.iter().map(|e| fiscus_domain::tlog::audit_event_id(e.event.seq)).collect();
         let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-        let leaves = crate::tlog::find_many(conn, workspace_id, &refs, i64::MAX).await?;
+        let leaves = crate::tlog::find_many(conn, ev, workspace_id, &refs, i64::MAX).await?;
         for (e, id) in events.iter().zip(ids) {
             checked += 1;
             let logged = leaves.get(&id).is_some_and(|ls| {

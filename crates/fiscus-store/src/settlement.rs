@@ -8,7 +8,7 @@ use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::actions::settlement::{Reconciliation, SettlementKind};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
 pub async fn enqueue(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, connector: &str, now: i64) -> Result<()> {
     sqlx::query(
@@ -36,14 +36,15 @@ pub struct Job {
     pub attempts: i64,
 }
 
-#[derive(FromRow)]
-struct JobRow {
-    id: String,
-    workspace_id: String,
-    environment: String,
-    action_id: String,
-    connector: String,
-    attempts: i64,
+row! {
+    struct JobRow {
+        id: String,
+        workspace_id: String,
+        environment: String,
+        action_id: String,
+        connector: String,
+        attempts: i64,
+    }
 }
 
 impl TryFrom<JobRow> for Job {
@@ -115,20 +116,21 @@ pub struct SettlementRecord {
     pub received_at: i64,
 }
 
-#[derive(FromRow)]
-struct RecordRow {
-    id: String,
-    kind: String,
-    connector: String,
-    connector_reference: String,
-    reference: String,
-    amount_minor: i64,
-    currency: String,
-    reconciliation: String,
-    mismatches: String,
-    record_hash: String,
-    processed_by: String,
-    received_at: i64,
+row! {
+    struct RecordRow {
+        id: String,
+        kind: String,
+        connector: String,
+        connector_reference: String,
+        reference: String,
+        amount_minor: i64,
+        currency: String,
+        reconciliation: String,
+        mismatches: String,
+        record_hash: String,
+        processed_by: String,
+        received_at: i64,
+    }
 }
 
 impl TryFrom<RecordRow> for SettlementRecord {

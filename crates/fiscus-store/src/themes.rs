@@ -17,7 +17,7 @@ use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::investment::model_portfolio::{ModelHolding, ModelState, Weighting};
 use fiscus_domain::tenancy::Tenant;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
 pub const UNIVERSES_SEALED: SealedTable = SealedTable {
     table: "investment_universes",
@@ -112,18 +112,19 @@ pub struct Universe {
     pub handed_off_at: Option<i64>,
 }
 
-#[derive(FromRow)]
-struct UniverseRow {
-    id: i64,
-    uid: String,
-    name: String,
-    theme: String,
-    source: String,
-    status: String,
-    members_hash: Option<String>,
-    created_by: String,
-    created_at: i64,
-    handed_off_at: Option<i64>,
+row! {
+    struct UniverseRow {
+        id: i64,
+        uid: String,
+        name: String,
+        theme: String,
+        source: String,
+        status: String,
+        members_hash: Option<String>,
+        created_by: String,
+        created_at: i64,
+        handed_off_at: Option<i64>,
+    }
 }
 
 impl TryFrom<UniverseRow> for Universe {
@@ -146,14 +147,16 @@ impl TryFrom<UniverseRow> for Universe {
     }
 }
 
-/// A member as research handed it off.
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct Member {
-    pub symbol: String,
-    pub instrument_id: String,
-    /// Decimal text, 0 to 1.
-    pub relevance: String,
-    pub rationale: String,
+row! {
+    /// A member as research handed it off.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Member {
+        pub symbol: String,
+        pub instrument_id: String,
+        /// Decimal text, 0 to 1.
+        pub relevance: String,
+        pub rationale: String,
+    }
 }
 
 const UNIVERSE_COLUMNS: &str =
@@ -321,22 +324,23 @@ pub struct ModelPortfolio {
     pub decision_note: Option<String>,
 }
 
-#[derive(FromRow)]
-struct ModelRow {
-    id: String,
-    universe_id: i64,
-    name: String,
-    weighting: String,
-    member_limit: i64,
-    benchmark_symbol: Option<String>,
-    holdings: String,
-    content_hash: String,
-    state: String,
-    created_by: String,
-    created_at: i64,
-    decided_by: Option<String>,
-    decided_at: Option<i64>,
-    decision_note: Option<String>,
+row! {
+    struct ModelRow {
+        id: String,
+        universe_id: i64,
+        name: String,
+        weighting: String,
+        member_limit: i64,
+        benchmark_symbol: Option<String>,
+        holdings: String,
+        content_hash: String,
+        state: String,
+        created_by: String,
+        created_at: i64,
+        decided_by: Option<String>,
+        decided_at: Option<i64>,
+        decision_note: Option<String>,
+    }
 }
 
 impl TryFrom<ModelRow> for ModelPortfolio {
@@ -498,17 +502,18 @@ pub struct Operation {
     pub created_at: i64,
 }
 
-#[derive(FromRow)]
-struct OperationRow {
-    id: String,
-    portfolio_id: i64,
-    model_portfolio_id: String,
-    model_portfolio_hash: String,
-    objective: String,
-    agent: Option<String>,
-    status: String,
-    created_by: String,
-    created_at: i64,
+row! {
+    struct OperationRow {
+        id: String,
+        portfolio_id: i64,
+        model_portfolio_id: String,
+        model_portfolio_hash: String,
+        objective: String,
+        agent: Option<String>,
+        status: String,
+        created_by: String,
+        created_at: i64,
+    }
 }
 
 impl TryFrom<OperationRow> for Operation {

@@ -1,6 +1,8 @@
 //! The transparency log's storage (`fiscus_domain::tlog`): leaves (written with their records, see
 //! `audit::log_record`, one `tlog_batches` row per workspace per commit group), the index of integrated
-//! leaves by record, the tiles and tree size the integrator keeps, and every checkpoint issued.
+//! leaves by record, the tiles and tree size the integrator keeps, and every checkpoint issued. The leaves
+//! are in the database with their records; the rest is the integrated state, read through an
+//! [`EvidenceConn`] and written through an [`EvidenceTx`] (on SQLite a file of its own: `evidence_db`).
 //!
 //! Why batches and an index apart: every keyed write adds two leaves, and a row per leaf with its index by
 //! record cost keyed writes on SQLite 29 % of their rate (`bench/evidence.sh`); a group's one row costs the
@@ -12,7 +14,8 @@
 //! invariant 2, like the settlement claim).
 
 use crate::dialect::{backend_of, for_update};
-use crate::{Result, StoreError, WriteTx};
+use crate::evidence_db::{EvidenceConn, EvidenceTx};
+use crate::{Result, StoreError};
 use fiscus_domain::tlog::tiles::Tiles;
 use fiscus_domain::tlog::{Hash, Leaf, from_hex, hex};
 use sqlx::AnyConnection;
@@ -116,7 +119,7 @@ pub async fn leaves(conn: &mut AnyConnection, workspace_id: &str, from: i64, lim
 
 /// Leaves `[from, from + limit)` as the index by record holds them, in order (`fiscus verify evidence`
 /// compares them with the log's).
-pub async fn indexed(conn: &mut AnyConnection, workspace_id: &str, from: i64, limit: i64) -> Result<Vec<StoredLeaf>> {
+pub async fn indexed(ev: &mut EvidenceConn, workspace_id: &str, from: i64, limit: i64) -> Result<Vec<StoredLeaf>> {
     let rows: Vec<LeafRow> = sqlx::query_as(
         "SELECT leaf_index, kind, record_id, record_hash FROM tlog_leaves \
          WHERE workspace_id = $1 AND leaf_index >= $2 AND leaf_index < $3 ORDER BY leaf_index",
@@ -124,7 +127,7 @@ pub async fn indexed(conn: &mut AnyConnection, workspace_id: &str, from: i64, li
     .bind(workspace_id)
     .bind(from)
     .bind(from.saturating_add(limit))
-    .fetch_all(&mut *conn)
+    .fetch_all(ev.conn())
     .await?;
     Ok(rows.into_iter().map(leaf_of).collect())
 }
@@ -132,12 +135,13 @@ pub async fn indexed(conn: &mut AnyConnection, workspace_id: &str, from: i64, li
 /// The latest leaf of record `record_id` (of `kind`, when given) below `size`.
 pub async fn find(
     conn: &mut AnyConnection,
+    ev: &mut EvidenceConn,
     workspace_id: &str,
     record_id: &str,
     kind: Option<&str>,
     size: i64,
 ) -> Result<Option<StoredLeaf>> {
-    let found = find_many(conn, workspace_id, &[record_id], size).await?;
+    let found = find_many(conn, ev, workspace_id, &[record_id], size).await?;
     Ok(found
         .get(record_id)
         .and_then(|leaves| leaves.iter().rev().find(|l| kind.is_none_or(|k| l.leaf.kind == k)))
@@ -149,13 +153,14 @@ pub async fn find(
 /// by reading the batches past it (a short run while the integrator keeps up).
 pub async fn find_many(
     conn: &mut AnyConnection,
+    ev: &mut EvidenceConn,
     workspace_id: &str,
     record_ids: &[&str],
     size: i64,
 ) -> Result<BTreeMap<String, Vec<StoredLeaf>>> {
     // The integrated size first: the index holds every leaf below it (written in the same transaction), so
     // the index below it and the batches from it leave no gap whatever the integrator does meanwhile.
-    let integrated = tree(conn, workspace_id).await?.size;
+    let integrated = tree(ev, workspace_id).await?.size;
     let mut out: BTreeMap<String, Vec<StoredLeaf>> = BTreeMap::new();
     for chunk in record_ids.chunks(500) {
         let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 3)).collect();
@@ -168,7 +173,7 @@ pub async fn find_many(
         for id in chunk {
             q = q.bind(*id);
         }
-        for row in q.fetch_all(&mut *conn).await? {
+        for row in q.fetch_all(ev.conn()).await? {
             let leaf = leaf_of(row);
             out.entry(leaf.leaf.id.clone()).or_default().push(leaf);
         }
@@ -204,10 +209,10 @@ pub struct Tree {
 }
 
 /// The integrated tree of a workspace.
-pub async fn tree(conn: &mut AnyConnection, workspace_id: &str) -> Result<Tree> {
+pub async fn tree(ev: &mut EvidenceConn, workspace_id: &str) -> Result<Tree> {
     let row: Option<(i64, String)> = sqlx::query_as("SELECT size, root_hash FROM tlog_trees WHERE workspace_id = $1")
         .bind(workspace_id)
-        .fetch_optional(&mut *conn)
+        .fetch_optional(ev.conn())
         .await?;
     match row {
         None => Ok(Tree { size: 0, root: fiscus_domain::tlog::empty_root() }),
@@ -220,20 +225,28 @@ pub async fn tree(conn: &mut AnyConnection, workspace_id: &str) -> Result<Tree> 
 }
 
 /// Workspaces whose log has leaves beyond their integrated tree: `(workspace, leaves, integrated size)`, at
-/// most `limit`, those furthest behind first. Not scoped to a workspace: the integrator serves them all.
-pub async fn behind(conn: &mut AnyConnection, limit: i64) -> Result<Vec<(String, i64, i64)>> {
-    Ok(sqlx::query_as(
-        "SELECT h.workspace_id, h.leaves, COALESCE(t.size, 0) FROM audit_heads h \
-         LEFT JOIN tlog_trees t ON t.workspace_id = h.workspace_id \
-         WHERE h.leaves > COALESCE(t.size, 0) ORDER BY h.leaves - COALESCE(t.size, 0) DESC LIMIT $1",
-    )
-    .bind(limit)
-    .fetch_all(&mut *conn)
-    .await?)
+/// most `limit`, those furthest behind first. Not scoped to a workspace: the integrator serves them all. The
+/// heads are in the database and the trees in the integrated state, so the two are joined here.
+pub async fn behind(conn: &mut AnyConnection, ev: &mut EvidenceConn, limit: i64) -> Result<Vec<(String, i64, i64)>> {
+    let heads: Vec<(String, i64)> =
+        sqlx::query_as("SELECT workspace_id, leaves FROM audit_heads WHERE leaves > 0").fetch_all(&mut *conn).await?;
+    let trees: std::collections::HashMap<String, i64> =
+        sqlx::query_as("SELECT workspace_id, size FROM tlog_trees").fetch_all(ev.conn()).await?.into_iter().collect();
+    let mut out: Vec<(String, i64, i64)> = heads
+        .into_iter()
+        .map(|(w, leaves)| {
+            let size = trees.get(&w).copied().unwrap_or(0);
+            (w, leaves, size)
+        })
+        .filter(|(_, leaves, size)| leaves > size)
+        .collect();
+    out.sort_by(|a, b| (b.1 - b.2).cmp(&(a.1 - a.2)).then_with(|| a.0.cmp(&b.0)));
+    out.truncate(limit.max(0) as usize);
+    Ok(out)
 }
 
 /// Reads the tiles `wanted` names (level, index), each as stored (its widest version).
-pub async fn tiles(conn: &mut AnyConnection, workspace_id: &str, wanted: &BTreeSet<(u8, u64)>) -> Result<Tiles> {
+pub async fn tiles(ev: &mut EvidenceConn, workspace_id: &str, wanted: &BTreeSet<(u8, u64)>) -> Result<Tiles> {
     let mut out = Tiles::default();
     let keys: Vec<&(u8, u64)> = wanted.iter().collect();
     for chunk in keys.chunks(200) {
@@ -247,7 +260,7 @@ pub async fn tiles(conn: &mut AnyConnection, workspace_id: &str, wanted: &BTreeS
         for (level, index) in chunk {
             q = q.bind(i64::from(*level)).bind(*index as i64);
         }
-        for (level, index, hashes) in q.fetch_all(&mut *conn).await? {
+        for (level, index, hashes) in q.fetch_all(ev.conn()).await? {
             out.0.insert((level as u8, index as u64), decode_tile(&hashes)?);
         }
     }
@@ -255,13 +268,13 @@ pub async fn tiles(conn: &mut AnyConnection, workspace_id: &str, wanted: &BTreeS
 }
 
 /// Tile `(level, index)` as stored, if any.
-pub async fn tile(conn: &mut AnyConnection, workspace_id: &str, level: u8, index: u64) -> Result<Option<Vec<Hash>>> {
+pub async fn tile(ev: &mut EvidenceConn, workspace_id: &str, level: u8, index: u64) -> Result<Option<Vec<Hash>>> {
     let row: Option<(String,)> =
         sqlx::query_as("SELECT hashes FROM tlog_tiles WHERE workspace_id = $1 AND level = $2 AND tile_index = $3")
             .bind(workspace_id)
             .bind(i64::from(level))
             .bind(index as i64)
-            .fetch_optional(&mut *conn)
+            .fetch_optional(ev.conn())
             .await?;
     row.map(|(h,)| decode_tile(&h)).transpose()
 }
@@ -296,7 +309,7 @@ fn decode_tile(text: &str) -> Result<Vec<Hash>> {
 /// (each at its new width) and the tree's new size and root, if the tree is still at `from` (another node
 /// may have integrated meanwhile: then nothing is written and `false` returned).
 pub async fn save(
-    tx: &mut WriteTx,
+    tx: &mut EvidenceTx,
     workspace_id: &str,
     from: i64,
     to: &Tree,
@@ -372,7 +385,7 @@ fn checkpoint_of(row: CheckpointRow) -> Result<StoredCheckpoint> {
 }
 
 /// Keeps a checkpoint; `false` if one of that size exists already (it is kept, never replaced).
-pub async fn insert_checkpoint(tx: &mut WriteTx, workspace_id: &str, c: &StoredCheckpoint) -> Result<bool> {
+pub async fn insert_checkpoint(tx: &mut EvidenceTx, workspace_id: &str, c: &StoredCheckpoint) -> Result<bool> {
     let done = sqlx::query(
         "INSERT INTO tlog_checkpoints (workspace_id, tree_size, root_hash, note, created_at) VALUES ($1, $2, $3, $4, $5) \
          ON CONFLICT (workspace_id, tree_size) DO NOTHING",
@@ -389,7 +402,7 @@ pub async fn insert_checkpoint(tx: &mut WriteTx, workspace_id: &str, c: &StoredC
 
 /// Replaces a kept checkpoint's note by the same note with more signatures (a witness's cosignature); the
 /// caller checked that the log's signed text is unchanged.
-pub async fn cosign_checkpoint(tx: &mut WriteTx, workspace_id: &str, tree_size: i64, note: &str) -> Result<()> {
+pub async fn cosign_checkpoint(tx: &mut EvidenceTx, workspace_id: &str, tree_size: i64, note: &str) -> Result<()> {
     sqlx::query("UPDATE tlog_checkpoints SET note = $1 WHERE workspace_id = $2 AND tree_size = $3")
         .bind(note)
         .bind(workspace_id)
@@ -402,35 +415,31 @@ pub async fn cosign_checkpoint(tx: &mut WriteTx, workspace_id: &str, tree_size: 
 const CHECKPOINT_COLUMNS: &str = "tree_size, root_hash, note, created_at";
 
 /// The latest checkpoint, if any was issued.
-pub async fn latest_checkpoint(conn: &mut AnyConnection, workspace_id: &str) -> Result<Option<StoredCheckpoint>> {
+pub async fn latest_checkpoint(ev: &mut EvidenceConn, workspace_id: &str) -> Result<Option<StoredCheckpoint>> {
     let row: Option<CheckpointRow> = sqlx::query_as(&format!(
         "SELECT {CHECKPOINT_COLUMNS} FROM tlog_checkpoints WHERE workspace_id = $1 ORDER BY tree_size DESC LIMIT 1"
     ))
     .bind(workspace_id)
-    .fetch_optional(&mut *conn)
+    .fetch_optional(ev.conn())
     .await?;
     row.map(checkpoint_of).transpose()
 }
 
 /// The checkpoint of exactly `tree_size`, if one was issued.
-pub async fn checkpoint(
-    conn: &mut AnyConnection,
-    workspace_id: &str,
-    tree_size: i64,
-) -> Result<Option<StoredCheckpoint>> {
+pub async fn checkpoint(ev: &mut EvidenceConn, workspace_id: &str, tree_size: i64) -> Result<Option<StoredCheckpoint>> {
     let row: Option<CheckpointRow> = sqlx::query_as(&format!(
         "SELECT {CHECKPOINT_COLUMNS} FROM tlog_checkpoints WHERE workspace_id = $1 AND tree_size = $2"
     ))
     .bind(workspace_id)
     .bind(tree_size)
-    .fetch_optional(&mut *conn)
+    .fetch_optional(ev.conn())
     .await?;
     row.map(checkpoint_of).transpose()
 }
 
 /// Checkpoints newest first, below `before` (a tree size) when given, at most `limit`.
 pub async fn checkpoints(
-    conn: &mut AnyConnection,
+    ev: &mut EvidenceConn,
     workspace_id: &str,
     before: Option<i64>,
     limit: i64,
@@ -442,7 +451,7 @@ pub async fn checkpoints(
     .bind(workspace_id)
     .bind(before.unwrap_or(i64::MAX))
     .bind(limit)
-    .fetch_all(&mut *conn)
+    .fetch_all(ev.conn())
     .await?;
     rows.into_iter().map(checkpoint_of).collect()
 }
@@ -451,7 +460,7 @@ pub async fn checkpoints(
 /// the run as a JSON array the database takes apart. Rows of parameters cost more: SQLite finds each bound
 /// parameter's number by a linear search of the statement's names, so binding is quadratic in a statement's
 /// parameters, and a run of a thousand leaves cost ~9 us a leaf in 64-row statements.
-async fn index(tx: &mut WriteTx, workspace_id: &str, leaves: &[StoredLeaf]) -> Result<()> {
+async fn index(tx: &mut EvidenceTx, workspace_id: &str, leaves: &[StoredLeaf]) -> Result<()> {
     let Some(first) = leaves.first() else { return Ok(()) };
     let rows: Vec<[&str; 3]> =
         leaves.iter().map(|l| [l.leaf.kind.as_str(), l.leaf.id.as_str(), l.leaf.record_hash.as_str()]).collect();

@@ -4,7 +4,7 @@ use crate::actions::corrupt;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::integrity::Stored;
 use fiscus_domain::tenancy::Tenant;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
 /// The agent protocol a tool was called through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,19 +68,20 @@ pub struct Invocation {
     pub created_at: i64,
 }
 
-#[derive(FromRow)]
-struct InvocationRow {
-    id: String,
-    application_id: String,
-    credential_id: String,
-    protocol: String,
-    tool: String,
-    request_hash: String,
-    response_hash: String,
-    status: i64,
-    outcome: String,
-    request_id: String,
-    created_at: i64,
+row! {
+    struct InvocationRow {
+        id: String,
+        application_id: String,
+        credential_id: String,
+        protocol: String,
+        tool: String,
+        request_hash: String,
+        response_hash: String,
+        status: i64,
+        outcome: String,
+        request_id: String,
+        created_at: i64,
+    }
 }
 
 impl TryFrom<InvocationRow> for Invocation {

@@ -4,7 +4,7 @@
 //! (credential, operation, day) instead of one row per request keeps the hot path free of writes.
 
 use crate::Result;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct UsageKey {
@@ -42,14 +42,16 @@ pub async fn add(conn: &mut AnyConnection, key: &UsageKey, count: UsageCount) ->
     Ok(())
 }
 
-#[derive(Clone, Debug, FromRow)]
-pub struct UsageRow {
-    pub application_id: String,
-    pub credential_id: String,
-    pub operation: String,
-    pub day: String,
-    pub requests: i64,
-    pub errors: i64,
+row! {
+    #[derive(Clone, Debug)]
+    pub struct UsageRow {
+        pub application_id: String,
+        pub credential_id: String,
+        pub operation: String,
+        pub day: String,
+        pub requests: i64,
+        pub errors: i64,
+    }
 }
 
 /// Usage of one tenant from `since_day` (inclusive), ordered for stable output.

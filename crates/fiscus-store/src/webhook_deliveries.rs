@@ -13,31 +13,33 @@ use fiscus_domain::ids::new_id;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_domain::webhooks::may_hear;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 use std::collections::BTreeMap;
 
 /// Rows per multi-row INSERT (well below both backends' bound-parameter limits).
 const ROWS_PER_INSERT: usize = 100;
 
-#[derive(FromRow)]
-struct OutboxRow {
-    id: String,
-    workspace_id: String,
-    environment: String,
-    event_type: String,
-    owner_application_id: Option<String>,
-    created_at: i64,
+row! {
+    struct OutboxRow {
+        id: String,
+        workspace_id: String,
+        environment: String,
+        event_type: String,
+        owner_application_id: Option<String>,
+        created_at: i64,
+    }
 }
 
-#[derive(FromRow)]
-struct SubscriberRow {
-    id: String,
-    event_types: String,
-    created_at: i64,
-    application_id: String,
-    application_status: String,
-    application_scopes: String,
-    entitlement: String,
+row! {
+    struct SubscriberRow {
+        id: String,
+        event_types: String,
+        created_at: i64,
+        application_id: String,
+        application_status: String,
+        application_scopes: String,
+        entitlement: String,
+    }
 }
 
 /// An active endpoint, with what its application may do now.
@@ -193,11 +195,12 @@ pub struct Claimed {
     pub tenant: Tenant,
 }
 
-#[derive(FromRow)]
-struct QueueRow {
-    endpoint_id: String,
-    workspace_id: String,
-    environment: String,
+row! {
+    struct QueueRow {
+        endpoint_id: String,
+        workspace_id: String,
+        environment: String,
+    }
 }
 
 /// Claims up to `limit` queues whose head is due, free or held by a claim older than `stale_before` (its
@@ -235,18 +238,20 @@ pub async fn claim(
         .collect()
 }
 
-/// A pending delivery at the head of an endpoint's queue, with the event as it is sent.
-#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
-pub struct Due {
-    pub id: String,
-    pub event_id: String,
-    pub attempts: i64,
-    pub next_attempt_at: i64,
-    /// The event envelope exactly as stored in the outbox: the request body.
-    pub payload: String,
-    pub event_type: String,
-    /// The application the event's subject belongs to (`outbox.owner_application_id`).
-    pub owner_application_id: Option<String>,
+row! {
+    /// A pending delivery at the head of an endpoint's queue, with the event as it is sent.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct Due {
+        pub id: String,
+        pub event_id: String,
+        pub attempts: i64,
+        pub next_attempt_at: i64,
+        /// The event envelope exactly as stored in the outbox: the request body.
+        pub payload: String,
+        pub event_type: String,
+        /// The application the event's subject belongs to (`outbox.owner_application_id`).
+        pub owner_application_id: Option<String>,
+    }
 }
 
 /// The first `limit` pending deliveries of an endpoint, in event order.
@@ -409,18 +414,20 @@ pub async fn abandon(tx: &mut WriteTx, endpoint_id: &str, reason: &str, now: i64
     Ok(n)
 }
 
-/// One line of the delivery log.
-#[derive(Clone, Debug, PartialEq, Eq, FromRow)]
-pub struct LoggedAttempt {
-    pub id: String,
-    pub event_id: String,
-    pub event_type: String,
-    pub attempt: i64,
-    pub status: Option<i64>,
-    pub error: Option<String>,
-    pub latency_micros: i64,
-    pub next_attempt_at: Option<i64>,
-    pub created_at: i64,
+row! {
+    /// One line of the delivery log.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct LoggedAttempt {
+        pub id: String,
+        pub event_id: String,
+        pub event_type: String,
+        pub attempt: i64,
+        pub status: Option<i64>,
+        pub error: Option<String>,
+        pub latency_micros: i64,
+        pub next_attempt_at: Option<i64>,
+        pub created_at: i64,
+    }
 }
 
 /// The newest `limit` attempts to one endpoint of a workspace, newest first.

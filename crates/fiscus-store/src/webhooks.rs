@@ -5,7 +5,7 @@ use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::integrity::SealKey;
 use fiscus_domain::tenancy::Tenant;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EndpointStatus {
@@ -53,20 +53,21 @@ pub struct Endpoint {
     pub updated_at: i64,
 }
 
-#[derive(FromRow)]
-struct EndpointRow {
-    id: String,
-    environment: String,
-    application_id: String,
-    url: String,
-    description: String,
-    event_types: String,
-    secret_sealed: String,
-    status: String,
-    status_reason: Option<String>,
-    created_by: String,
-    created_at: i64,
-    updated_at: i64,
+row! {
+    struct EndpointRow {
+        id: String,
+        environment: String,
+        application_id: String,
+        url: String,
+        description: String,
+        event_types: String,
+        secret_sealed: String,
+        status: String,
+        status_reason: Option<String>,
+        created_by: String,
+        created_at: i64,
+        updated_at: i64,
+    }
 }
 
 impl TryFrom<EndpointRow> for Endpoint {

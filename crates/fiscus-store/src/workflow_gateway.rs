@@ -6,7 +6,7 @@ use crate::seals::SealedTable;
 use crate::{Result, WriteTx};
 use fiscus_domain::integrity::SealKey;
 use fiscus_domain::tenancy::Tenant;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
 pub const GRANTS_SEALED: SealedTable = SealedTable {
     table: "workflow_tool_grants",
@@ -61,15 +61,16 @@ impl ToolGrant {
     }
 }
 
-#[derive(FromRow)]
-struct GrantRow {
-    id: String,
-    application_id: String,
-    version: i64,
-    versions: String,
-    decision_hash: String,
-    decided_by: String,
-    created_at: i64,
+row! {
+    struct GrantRow {
+        id: String,
+        application_id: String,
+        version: i64,
+        versions: String,
+        decision_hash: String,
+        decided_by: String,
+        created_at: i64,
+    }
 }
 
 impl From<GrantRow> for ToolGrant {
@@ -167,22 +168,23 @@ pub struct GatewayTask {
     pub created_at: i64,
 }
 
-#[derive(FromRow)]
-struct TaskRow {
-    #[sqlx(rename = "id")]
-    run_id: String,
-    application_id: String,
-    credential_id: String,
-    context_id: String,
-    message_id: String,
-    message_hash: String,
-    created_at: i64,
+row! {
+    struct TaskRow {
+        /// The task's id, which is its run's (`wfr_…`).
+        id: String,
+        application_id: String,
+        credential_id: String,
+        context_id: String,
+        message_id: String,
+        message_hash: String,
+        created_at: i64,
+    }
 }
 
 impl From<TaskRow> for GatewayTask {
     fn from(r: TaskRow) -> GatewayTask {
         GatewayTask {
-            run_id: r.run_id,
+            run_id: r.id,
             application_id: r.application_id,
             credential_id: r.credential_id,
             context_id: r.context_id,
@@ -246,7 +248,7 @@ pub async fn task(
     .await?;
     match row {
         Some(r) => {
-            crate::seals::check(conn, key, &TASKS_SEALED, &tenant.workspace_id, "id", &r.run_id).await?;
+            crate::seals::check(conn, key, &TASKS_SEALED, &tenant.workspace_id, "id", &r.id).await?;
             Ok(Some(r.into()))
         }
         None => Ok(None),

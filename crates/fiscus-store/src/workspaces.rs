@@ -4,7 +4,7 @@ use crate::{Result, StoreError, WriteTx, flag};
 use fiscus_domain::scopes::ScopeSet;
 use sqlx::{AnyConnection, FromRow};
 
-#[derive(Clone, Debug, FromRow)]
+#[derive(Clone, Debug)]
 pub struct WorkspaceRow {
     pub id: String,
     pub name: String,
@@ -13,8 +13,23 @@ pub struct WorkspaceRow {
     pub is_demo: i64,
     pub created_at: i64,
     /// `entitlement` parsed once when the row is read.
-    #[sqlx(skip)]
     entitlement_set: ScopeSet,
+}
+
+impl<'r> FromRow<'r, sqlx::any::AnyRow> for WorkspaceRow {
+    // `entitlement_set` is not a column: it is parsed from `entitlement` once the row is read (`parsed`).
+    fn from_row(row: &'r sqlx::any::AnyRow) -> std::result::Result<Self, sqlx::Error> {
+        use sqlx::Row as _;
+        Ok(WorkspaceRow {
+            id: row.try_get("id")?,
+            name: row.try_get("name")?,
+            entitlement: row.try_get("entitlement")?,
+            production_access: row.try_get("production_access")?,
+            is_demo: row.try_get("is_demo")?,
+            created_at: row.try_get("created_at")?,
+            entitlement_set: ScopeSet::default(),
+        })
+    }
 }
 
 impl WorkspaceRow {

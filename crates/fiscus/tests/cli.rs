@@ -790,10 +790,14 @@ fn verify_evidence_checks_the_log_inside_and_an_outsider_s_kept_checkpoint_shows
     // The index proofs are looked up in still names the old hash: named too.
     assert!(stdout.contains("leaf 0: the index by record does not say what the log says"), "{stdout}");
     rt.block_on(async {
-        let pool = sqlx::AnyPool::connect(&cli.db()).await.expect("open");
+        // The log's integrated state is in the evidence file beside the database (fiscus_store::evidence_db).
+        let evidence = fiscus_store::evidence_url(&cli.db()).expect("an evidence file");
+        let integrated = sqlx::AnyPool::connect(&evidence).await.expect("open the evidence file");
         for table in ["tlog_tiles", "tlog_trees", "tlog_checkpoints", "tlog_leaves"] {
-            sqlx::query(&format!("DELETE FROM {table}")).execute(&pool).await.expect("rebuild");
+            sqlx::query(&format!("DELETE FROM {table}")).execute(&integrated).await.expect("rebuild");
         }
+        integrated.close().await;
+        let pool = sqlx::AnyPool::connect(&cli.db()).await.expect("open");
         // The log rewritten back to its kept size, now over the edited leaf.
         rewrite_leaves(&pool, &ws, |leaves| leaves.truncate(kept_size as usize)).await;
         pool.close().await;

@@ -25,7 +25,8 @@ async fn integrate_up_to(services: &Services, workspace_id: &str, most: i64) -> 
     let mut target = None;
     loop {
         let mut conn = services.store.read().await?;
-        let tree = store::tree(&mut conn, workspace_id).await?;
+        let mut ev = services.store.evidence_read().await?;
+        let tree = store::tree(&mut ev, workspace_id).await?;
         let target = match target {
             Some(t) => t,
             None => *target.insert(store::size(&mut conn, workspace_id).await?.min(tree.size.saturating_add(most))),
@@ -46,7 +47,7 @@ async fn integrate_up_to(services: &Services, workspace_id: &str, most: i64) -> 
         let hashes: Vec<Hash> = new[..contiguous].iter().map(|l| l.leaf.hash()).collect();
         let size = tree.size as u64;
         let edge: BTreeSet<(u8, u64)> = tiles::edge(size).into_iter().map(|(l, i, _)| (l, i)).collect();
-        let mut working = store::tiles(&mut conn, workspace_id, &edge).await?;
+        let mut working = store::tiles(&mut ev, workspace_id, &edge).await?;
         for (level, index, width) in tiles::edge(size) {
             if let Some(t) = working.0.get_mut(&(level, index)) {
                 t.truncate(width as usize);
@@ -54,11 +55,11 @@ async fn integrate_up_to(services: &Services, workspace_id: &str, most: i64) -> 
         }
         let changed = working.append(size, &hashes)?;
         let new_size = size + hashes.len() as u64;
-        let root = root_from(&mut conn, workspace_id, &mut working, new_size).await?;
+        let root = root_from(&mut ev, workspace_id, &mut working, new_size).await?;
         let changed: BTreeMap<(u8, u64), Vec<Hash>> = changed.into_iter().map(|k| (k, working.0[&k].clone())).collect();
-        drop(conn);
+        drop((conn, ev));
         let to = Tree { size: new_size as i64, root };
-        let mut tx = services.store.begin().await?;
+        let mut tx = services.store.evidence_begin().await?;
         let saved = store::save(
             &mut tx,
             workspace_id,
@@ -81,7 +82,7 @@ async fn integrate_up_to(services: &Services, workspace_id: &str, most: i64) -> 
 
 /// The root of the first `size` leaves from `tiles`, fetching any tile it needs that is not there.
 async fn root_from(
-    conn: &mut fiscus_store::Connection,
+    ev: &mut fiscus_store::EvidenceConn,
     workspace_id: &str,
     working: &mut Tiles,
     size: u64,
@@ -89,7 +90,7 @@ async fn root_from(
     let wanted = tiles::needed(&tlog::plan(|p| tlog::root(p, size))?);
     let missing: BTreeSet<(u8, u64)> = wanted.keys().filter(|k| !working.0.contains_key(k)).copied().collect();
     if !missing.is_empty() {
-        let fetched = store::tiles(conn, workspace_id, &missing).await?;
+        let fetched = store::tiles(ev, workspace_id, &missing).await?;
         working.0.extend(fetched.0);
     }
     Ok(tlog::root(working, size)?)
@@ -101,9 +102,9 @@ async fn sign_if_grown(
     workspace_id: &str,
     tree: &Tree,
 ) -> Result<Option<StoredCheckpoint>, EvidenceError> {
-    let mut conn = services.store.read().await?;
-    let latest = store::latest_checkpoint(&mut conn, workspace_id).await?;
-    drop(conn);
+    let mut ev = services.store.evidence_read().await?;
+    let latest = store::latest_checkpoint(&mut ev, workspace_id).await?;
+    drop(ev);
     if latest.as_ref().is_some_and(|c| c.tree_size >= tree.size) || tree.size == 0 {
         // A checkpoint a witness has not cosigned yet (it was down, or did not know the log yet) is offered
         // to it again; the witness answers from the size it has (409, then once more).
@@ -119,16 +120,16 @@ async fn sign_if_grown(
         note: signer(services).sign(&body),
         created_at: fiscus_domain::clock::now_micros(),
     };
-    let mut tx = services.store.begin().await?;
+    let mut tx = services.store.evidence_begin().await?;
     let inserted = store::insert_checkpoint(&mut tx, workspace_id, &checkpoint).await?;
     tx.commit().await?;
     let previous = latest.map(|c| c.tree_size).unwrap_or(0);
     if !inserted {
         // Another node (or this node's worker) signed the same size at once: the same body under the same
         // key, kept once; offered to a witness that has not cosigned it yet.
-        let mut conn = services.store.read().await?;
-        let kept = store::checkpoint(&mut conn, workspace_id, tree.size).await?;
-        drop(conn);
+        let mut ev = services.store.evidence_read().await?;
+        let kept = store::checkpoint(&mut ev, workspace_id, tree.size).await?;
+        drop(ev);
         return Ok(match kept {
             Some(c) if uncosigned(services, &c.note) => Some(witnessed(services, workspace_id, c, previous).await),
             other => other,
@@ -179,7 +180,7 @@ async fn witnessed(services: &Services, workspace_id: &str, c: StoredCheckpoint,
         return c;
     }
     let saved = async {
-        let mut tx = services.store.begin().await?;
+        let mut tx = services.store.evidence_begin().await?;
         store::cosign_checkpoint(&mut tx, workspace_id, c.tree_size, &note).await?;
         tx.commit().await
     };
@@ -243,8 +244,9 @@ pub async fn checkpoint_now(
 pub async fn run_once(services: &Services) -> Result<usize, EvidenceError> {
     backfill(services).await?;
     let mut conn = services.store.read().await?;
-    let behind = store::behind(&mut conn, 100).await?;
-    drop(conn);
+    let mut ev = services.store.evidence_read().await?;
+    let behind = store::behind(&mut conn, &mut ev, 100).await?;
+    drop((conn, ev));
     let interval =
         services.settings.evidence.checkpoint_interval_seconds as i64 * fiscus_domain::clock::MICROS_PER_SECOND;
     let now = fiscus_domain::clock::now_micros();
@@ -257,9 +259,9 @@ pub async fn run_once(services: &Services) -> Result<usize, EvidenceError> {
                 continue;
             }
         };
-        let mut conn = services.store.read().await?;
-        let latest = store::latest_checkpoint(&mut conn, workspace_id).await?;
-        drop(conn);
+        let mut ev = services.store.evidence_read().await?;
+        let latest = store::latest_checkpoint(&mut ev, workspace_id).await?;
+        drop(ev);
         if latest.is_none_or(|c| now - c.created_at >= interval) {
             sign_if_grown(services, workspace_id, &tree).await?;
         }

@@ -16,14 +16,14 @@ async fn tiles_for<T>(
     compute: impl Fn(&mut tlog::Plan) -> Result<T, TreeError>,
 ) -> Result<Tiles, EvidenceError> {
     let wanted: BTreeSet<(u8, u64)> = tiles::needed(&tlog::plan(compute)?).into_keys().collect();
-    let mut conn = services.store.read().await?;
-    Ok(store::tiles(&mut conn, workspace_id, &wanted).await?)
+    let mut ev = services.store.evidence_read().await?;
+    Ok(store::tiles(&mut ev, workspace_id, &wanted).await?)
 }
 
 /// The integrated size, refusing a tree size beyond it.
 async fn within(services: &Services, workspace_id: &str, size: i64) -> Result<Tree, EvidenceError> {
-    let mut conn = services.store.read().await?;
-    let tree = store::tree(&mut conn, workspace_id).await?;
+    let mut ev = services.store.evidence_read().await?;
+    let tree = store::tree(&mut ev, workspace_id).await?;
     if size > tree.size || size < 0 {
         return Err(EvidenceError::Beyond { asked: size, integrated: tree.size });
     }
@@ -87,7 +87,8 @@ pub async fn leaf_of(
     size: i64,
 ) -> Result<Option<StoredLeaf>, EvidenceError> {
     let mut conn = services.store.read().await?;
-    Ok(store::find(&mut conn, workspace_id, record_id, kind, size).await?)
+    let mut ev = services.store.evidence_read().await?;
+    Ok(store::find(&mut conn, &mut ev, workspace_id, record_id, kind, size).await?)
 }
 
 /// The inclusion proofs of many leaves in the tree of `size` leaves, reading every tile they need in one
@@ -104,9 +105,9 @@ pub async fn inclusions(
     for &m in indices {
         wanted.extend(tiles::needed(&tlog::plan(|p| tlog::inclusion_proof(p, m as u64, n))?).into_keys());
     }
-    let mut conn = services.store.read().await?;
-    let mut tiles = store::tiles(&mut conn, workspace_id, &wanted).await?;
-    drop(conn);
+    let mut ev = services.store.evidence_read().await?;
+    let mut tiles = store::tiles(&mut ev, workspace_id, &wanted).await?;
+    drop(ev);
     let proofs = indices.iter().map(|&m| tlog::inclusion_proof(&mut tiles, m as u64, n)).collect::<Result<_, _>>()?;
     Ok((proofs, tlog::root(&mut tiles, n)?))
 }
@@ -168,8 +169,9 @@ pub async fn bundle(
     let size = checkpoint.tree_size;
     let ids: Vec<&str> = pending.iter().map(|(l, _)| l.id.as_str()).collect();
     let mut conn = services.store.read().await?;
-    let leaves = store::find_many(&mut conn, workspace_id, &ids, size).await?;
-    drop(conn);
+    let mut ev = services.store.evidence_read().await?;
+    let leaves = store::find_many(&mut conn, &mut ev, workspace_id, &ids, size).await?;
+    drop((conn, ev));
     let mut indices = Vec::with_capacity(pending.len());
     for (leaf, _) in &pending {
         let found = leaves

@@ -25,7 +25,8 @@ pub struct LogReport {
 pub async fn verify_log(services: &Services, workspace_id: &str) -> Result<LogReport, EvidenceError> {
     let mut report = LogReport::default();
     let mut conn = services.store.read().await?;
-    let (records, unlogged) = fiscus_store::sealed_tables::unlogged(&mut conn, workspace_id).await?;
+    let mut ev = services.store.evidence_read().await?;
+    let (records, unlogged) = fiscus_store::sealed_tables::unlogged(&mut conn, &mut ev, workspace_id).await?;
     report.records = records;
     for u in unlogged {
         report.failures.push(format!("{} {}: not in the log as it is stored", u.kind, u.id));
@@ -33,7 +34,7 @@ pub async fn verify_log(services: &Services, workspace_id: &str) -> Result<LogRe
     let mut checkpoints = Vec::new();
     let mut before = None;
     loop {
-        let page = store::checkpoints(&mut conn, workspace_id, before, 1000).await?;
+        let page = store::checkpoints(&mut ev, workspace_id, before, 1000).await?;
         let Some(last) = page.last() else { break };
         before = Some(last.tree_size);
         checkpoints.extend(page);
@@ -51,7 +52,7 @@ pub async fn verify_log(services: &Services, workspace_id: &str) -> Result<LogRe
             Err(e) => report.failures.push(format!("checkpoint {}: {e}", c.tree_size)),
         }
     }
-    let tree = store::tree(&mut conn, workspace_id).await?;
+    let tree = store::tree(&mut ev, workspace_id).await?;
     let mut due: Vec<(i64, Hash, String)> =
         checkpoints.iter().map(|c| (c.tree_size, c.root, format!("checkpoint {}", c.tree_size))).collect();
     due.push((tree.size, tree.root, format!("the integrated tree ({})", tree.size)));
@@ -80,7 +81,7 @@ pub async fn verify_log(services: &Services, workspace_id: &str) -> Result<LogRe
         // The index by record (what proofs and bundles look leaves up in) says what the leaves say.
         let indexed = contiguous.min((tree.size - size).max(0) as usize);
         if indexed > 0 {
-            let index = store::indexed(&mut conn, workspace_id, size, indexed as i64).await?;
+            let index = store::indexed(&mut ev, workspace_id, size, indexed as i64).await?;
             for (i, leaf) in page[..indexed].iter().enumerate() {
                 if index.get(i) != Some(leaf) {
                     report

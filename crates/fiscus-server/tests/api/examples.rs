@@ -785,9 +785,10 @@ async fn every_documented_success_has_a_real_example() {
     // The transparency log over everything the walk wrote: every sealed row and audit event has its leaf,
     // and the paid action's proof is shown against a fresh checkpoint that extends an earlier one.
     let mut conn = app.state.store.read().await.expect("conn");
+    let mut ev = app.state.store.evidence_read().await.expect("evidence");
     let (checked, unlogged) =
-        fiscus_store::sealed_tables::unlogged(&mut conn, &app.workspace_id).await.expect("log check");
-    drop(conn);
+        fiscus_store::sealed_tables::unlogged(&mut conn, &mut ev, &app.workspace_id).await.expect("log check");
+    drop((conn, ev));
     assert!(checked > 100, "{checked}");
     assert_eq!(unlogged, vec![], "every sealed record and audit event is in the log");
     let first = walk.post("post_evidence_checkpoints", "/api/v2/evidence/checkpoints", &json!({})).await;

@@ -231,6 +231,13 @@ impl TestApp {
         let mut conn = self.state.store.read().await.expect("conn");
         sqlx::query(sql).execute(&mut *conn).await.expect("execute");
     }
+
+    /// Runs `sql` on the transparency log's integrated state (on SQLite a file of its own beside the
+    /// database: `fiscus_store::evidence_db`).
+    pub async fn execute_evidence(&self, sql: &str) {
+        let mut ev = self.state.store.evidence_read().await.expect("evidence");
+        sqlx::query(sql).execute(ev.conn()).await.expect("execute");
+    }
 }
 
 /// Asserts a problem+json response and returns its body.

@@ -33,8 +33,10 @@ async fn every_record_is_logged_and_proved_against_a_signed_checkpoint() {
 
     // Every sealed row and audit event has its leaf, naming its current content.
     let mut conn = app.state.store.read().await.expect("conn");
-    let (checked, missing) = fiscus_store::sealed_tables::unlogged(&mut conn, &app.workspace_id).await.expect("check");
-    drop(conn);
+    let mut ev = app.state.store.evidence_read().await.expect("evidence");
+    let (checked, missing) =
+        fiscus_store::sealed_tables::unlogged(&mut conn, &mut ev, &app.workspace_id).await.expect("check");
+    drop((conn, ev));
     assert!(checked >= 4, "{checked}");
     assert_eq!(missing, vec![]);
 
@@ -162,8 +164,10 @@ async fn an_action_s_bundle_verifies_without_fiscus_and_an_independent_implement
     // The demo's data too (datasets, the book, lineage): the log spans several full tiles.
     app.load_demo().await;
     let mut conn = app.state.store.read().await.expect("conn");
-    let (_, unlogged) = fiscus_store::sealed_tables::unlogged(&mut conn, &app.workspace_id).await.expect("check");
-    drop(conn);
+    let mut ev = app.state.store.evidence_read().await.expect("evidence");
+    let (_, unlogged) =
+        fiscus_store::sealed_tables::unlogged(&mut conn, &mut ev, &app.workspace_id).await.expect("check");
+    drop((conn, ev));
     assert_eq!(unlogged, vec![], "every record of the demo's data is in the log");
     let before = fresh_checkpoint(&app, &key).await;
     let (action, cookie) = settled_action(&app).await;
@@ -301,7 +305,7 @@ async fn an_action_s_bundle_verifies_without_fiscus_and_an_independent_implement
 /// checkpoint is integrated afresh from the leaves as they now stand and signed with the deployment's key.
 async fn rebuild_log(app: &TestApp) {
     for table in ["tlog_tiles", "tlog_trees", "tlog_checkpoints", "tlog_leaves"] {
-        app.execute(&format!("DELETE FROM {table} WHERE workspace_id = '{}'", app.workspace_id)).await;
+        app.execute_evidence(&format!("DELETE FROM {table} WHERE workspace_id = '{}'", app.workspace_id)).await;
     }
 }
 
@@ -380,8 +384,9 @@ async fn a_past_record_rewritten_even_with_the_server_key_is_caught_by_a_checkpo
     let ws = &app.workspace_id;
     // Inside the database everything agrees: the row's seal, and its leaf.
     let mut conn = app.state.store.read().await.expect("conn");
-    let (_, unlogged) = fiscus_store::sealed_tables::unlogged(&mut conn, ws).await.expect("check");
-    drop(conn);
+    let mut ev = app.state.store.evidence_read().await.expect("evidence");
+    let (_, unlogged) = fiscus_store::sealed_tables::unlogged(&mut conn, &mut ev, ws).await.expect("check");
+    drop((conn, ev));
     assert_eq!(unlogged, vec![]);
 
     // A checkpoint of the same size with another root: a fork, shown by the outsider's verifier.
@@ -433,7 +438,8 @@ async fn records_written_before_the_log_existed_are_logged_once_at_the_upgrade()
     rewrite_leaves(&app, Vec::clear).await;
     let unlogged = || async {
         let mut conn = app.state.store.read().await.expect("conn");
-        fiscus_store::sealed_tables::unlogged(&mut conn, ws).await.expect("check").1
+        let mut ev = app.state.store.evidence_read().await.expect("evidence");
+        fiscus_store::sealed_tables::unlogged(&mut conn, &mut ev, ws).await.expect("check").1
     };
     // (The node's evidence worker may do it first; either way it is done once.)
     fiscus_kernel::evidence::backfill(&app.state).await.expect("backfill");

@@ -4,22 +4,23 @@
 use crate::{Result, StoreError};
 use fiscus_domain::audit::AuditEvent;
 use serde_json::Value;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
-#[derive(FromRow)]
-struct EventRow {
-    seq: i64,
-    prev_hash: String,
-    hash: String,
-    occurred_at: i64,
-    environment: Option<String>,
-    actor_kind: String,
-    actor_id: String,
-    action: String,
-    request_id: Option<String>,
-    subject: Option<String>,
-    details: String,
-    mac: Option<String>,
+row! {
+    struct EventRow {
+        seq: i64,
+        prev_hash: String,
+        hash: String,
+        occurred_at: i64,
+        environment: Option<String>,
+        actor_kind: String,
+        actor_id: String,
+        action: String,
+        request_id: Option<String>,
+        subject: Option<String>,
+        details: String,
+        mac: Option<String>,
+    }
 }
 
 /// An event as stored, with its stored hash and MAC.

@@ -3,7 +3,7 @@
 
 use super::{MAX_DATE, Result, RowTable, WriteTx, insert_rows, or_min, text};
 use fiscus_domain::integrity::Stored;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 use std::collections::HashMap;
 
 pub const TRANSACTIONS: RowTable = RowTable {
@@ -51,19 +51,21 @@ pub async fn balance_fingerprints(conn: &mut AnyConnection, workspace_id: &str) 
     Ok(rows.into_iter().collect())
 }
 
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct Transaction {
-    pub id: String,
-    pub account: String,
-    pub external_id: String,
-    pub booking_date: String,
-    pub value_date: String,
-    pub amount_minor: i64,
-    pub currency: String,
-    pub counterparty: String,
-    pub description: String,
-    pub reference: String,
-    pub dataset_number: i64,
+row! {
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Transaction {
+        pub id: String,
+        pub account: String,
+        pub external_id: String,
+        pub booking_date: String,
+        pub value_date: String,
+        pub amount_minor: i64,
+        pub currency: String,
+        pub counterparty: String,
+        pub description: String,
+        pub reference: String,
+        pub dataset_number: i64,
+    }
 }
 
 pub async fn insert_transactions(
@@ -95,15 +97,17 @@ pub async fn insert_transactions(
     insert_rows(tx, workspace_id, &TRANSACTIONS, &rows, lines).await
 }
 
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct Balance {
-    pub id: String,
-    pub account: String,
-    pub date: String,
-    pub balance_type: String,
-    pub amount_minor: i64,
-    pub currency: String,
-    pub dataset_number: i64,
+row! {
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Balance {
+        pub id: String,
+        pub account: String,
+        pub date: String,
+        pub balance_type: String,
+        pub amount_minor: i64,
+        pub currency: String,
+        pub dataset_number: i64,
+    }
 }
 
 pub async fn insert_balances(

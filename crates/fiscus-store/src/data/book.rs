@@ -12,7 +12,7 @@ use fiscus_domain::integrity::Stored;
 use fiscus_domain::investment::book::LotOrigin;
 use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 use std::collections::HashMap;
 
 pub use super::finance_core::Existing;
@@ -227,14 +227,15 @@ pub struct Portfolio {
     pub dataset_number: i64,
 }
 
-#[derive(FromRow)]
-struct PortfolioRow {
-    id: i64,
-    code: String,
-    name: String,
-    base_currency: String,
-    benchmark_symbol: Option<String>,
-    dataset_number: i64,
+row! {
+    struct PortfolioRow {
+        id: i64,
+        code: String,
+        name: String,
+        base_currency: String,
+        benchmark_symbol: Option<String>,
+        dataset_number: i64,
+    }
 }
 
 impl TryFrom<PortfolioRow> for Portfolio {
@@ -305,19 +306,20 @@ pub struct OpenLot {
     pub origin: LotOrigin,
 }
 
-#[derive(FromRow)]
-struct LotRow {
-    id: String,
-    lot: String,
-    instrument_id: String,
-    symbol: String,
-    acquired: String,
-    quantity_micros: i64,
-    cost_minor: i64,
-    currency: String,
-    origin: String,
-    disposed_micros: i64,
-    disposed_cost_minor: i64,
+row! {
+    struct LotRow {
+        id: String,
+        lot: String,
+        instrument_id: String,
+        symbol: String,
+        acquired: String,
+        quantity_micros: i64,
+        cost_minor: i64,
+        currency: String,
+        origin: String,
+        disposed_micros: i64,
+        disposed_cost_minor: i64,
+    }
 }
 
 /// The open lots of a portfolio in the tenant's environment (imported lots, and lots its own settlements

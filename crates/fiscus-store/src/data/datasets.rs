@@ -7,7 +7,7 @@ use crate::seals::{self, SealedTable};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::data::{Kind, Provenance};
 use fiscus_domain::integrity::{SealKey, Stored};
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
 pub const SEALED: SealedTable = SealedTable {
     table: "datasets",
@@ -64,27 +64,28 @@ pub struct Dataset {
     pub created_at: i64,
 }
 
-#[derive(FromRow)]
-struct DatasetRow {
-    id: String,
-    number: i64,
-    kind: String,
-    name: String,
-    version: i64,
-    source: String,
-    licence: String,
-    provenance: String,
-    file_name: String,
-    file_sha256: String,
-    row_count: i64,
-    skipped_count: i64,
-    period_start: Option<String>,
-    period_end: Option<String>,
-    importer_version: String,
-    mapping: String,
-    content_hash: String,
-    imported_by: String,
-    created_at: i64,
+row! {
+    struct DatasetRow {
+        id: String,
+        number: i64,
+        kind: String,
+        name: String,
+        version: i64,
+        source: String,
+        licence: String,
+        provenance: String,
+        file_name: String,
+        file_sha256: String,
+        row_count: i64,
+        skipped_count: i64,
+        period_start: Option<String>,
+        period_end: Option<String>,
+        importer_version: String,
+        mapping: String,
+        content_hash: String,
+        imported_by: String,
+        created_at: i64,
+    }
 }
 
 impl TryFrom<DatasetRow> for Dataset {

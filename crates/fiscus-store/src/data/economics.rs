@@ -4,7 +4,7 @@
 use super::{MAX_DATE, Result, RowTable, StoreError, WriteTx, insert_rows, opt_text, or_min, text};
 use fiscus_domain::data::records::ObservationRecord;
 use fiscus_domain::integrity::Stored;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 
 pub const SERIES: RowTable = RowTable {
     table: "economic_series",
@@ -23,17 +23,19 @@ pub const SERIES: RowTable = RowTable {
 pub const OBSERVATIONS: RowTable =
     RowTable { table: "economic_observations", columns: &["series_key", "dataset_number", "date", "value"] };
 
-/// A series as one dataset version describes it.
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct Series {
-    pub series_key: String,
-    pub dataset_number: i64,
-    pub title: String,
-    pub units: String,
-    pub frequency: String,
-    pub observations: i64,
-    pub first_date: Option<String>,
-    pub last_date: Option<String>,
+row! {
+    /// A series as one dataset version describes it.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Series {
+        pub series_key: String,
+        pub dataset_number: i64,
+        pub title: String,
+        pub units: String,
+        pub frequency: String,
+        pub observations: i64,
+        pub first_date: Option<String>,
+        pub last_date: Option<String>,
+    }
 }
 
 /// Writes an economics dataset: its series' descriptions and their observations.
@@ -144,10 +146,12 @@ pub async fn versions(conn: &mut AnyConnection, workspace_id: &str, key: &str) -
     .await?)
 }
 
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct Observation {
-    pub date: String,
-    pub value: String,
+row! {
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Observation {
+        pub date: String,
+        pub value: String,
+    }
 }
 
 /// Observations of one series from one dataset, in date order, `limit + 1` of them.

@@ -4,7 +4,7 @@
 use super::{Result, RowTable, WriteTx, insert_rows, take_numbers, text};
 use crate::dialect::bind_all;
 use fiscus_domain::integrity::Stored;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 use std::collections::HashMap;
 
 pub const LEDGERS: RowTable = RowTable {
@@ -253,17 +253,19 @@ fn filtered(select: &str, f: &Filter<'_>) -> (String, Vec<Stored>) {
     (sql, binds)
 }
 
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct Entity {
-    pub id: i64,
-    pub uid: String,
-    pub code: String,
-    pub name: String,
-    pub status: String,
-    pub general_ledger_id: i64,
-    pub currency: String,
-    pub country: String,
-    pub dataset_number: i64,
+row! {
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Entity {
+        pub id: i64,
+        pub uid: String,
+        pub code: String,
+        pub name: String,
+        pub status: String,
+        pub general_ledger_id: i64,
+        pub currency: String,
+        pub country: String,
+        pub dataset_number: i64,
+    }
 }
 
 pub async fn list_entities(
@@ -281,27 +283,31 @@ pub async fn list_entities(
     Ok(q.bind(i64::from(limit) + 1).fetch_all(conn).await?)
 }
 
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct Journal {
-    pub id: i64,
-    pub uid: String,
-    pub general_ledger_id: i64,
-    pub entity_id: i64,
-    pub entry: String,
-    pub posting_date: String,
-    pub status: String,
-    pub dataset_number: i64,
+row! {
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Journal {
+        pub id: i64,
+        pub uid: String,
+        pub general_ledger_id: i64,
+        pub entity_id: i64,
+        pub entry: String,
+        pub posting_date: String,
+        pub status: String,
+        pub dataset_number: i64,
+    }
 }
 
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct JournalLine {
-    pub journal_id: i64,
-    pub line_no: i64,
-    pub account: String,
-    pub description: String,
-    pub debit_minor: i64,
-    pub credit_minor: i64,
-    pub currency: String,
+row! {
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct JournalLine {
+        pub journal_id: i64,
+        pub line_no: i64,
+        pub account: String,
+        pub description: String,
+        pub debit_minor: i64,
+        pub credit_minor: i64,
+        pub currency: String,
+    }
 }
 
 /// Journals with their lines.

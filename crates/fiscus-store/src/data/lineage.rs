@@ -11,11 +11,10 @@ pub const SEALED: SealedTable = SealedTable {
     columns: &["id", "workspace_id", "created_by", "event_count", "document", "document_hash", "created_at"],
 };
 
-#[derive(Clone, Debug, PartialEq, FromRow)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LineageExport {
     pub id: String,
     /// `application:app_…` or `cli:local`.
-    #[sqlx(try_from = "String")]
     pub created_by: Actor,
     pub event_count: i64,
     /// The OpenLineage events as a JSON array.
@@ -23,6 +22,20 @@ pub struct LineageExport {
     /// `sha256:` of the RFC 8785 form of the document.
     pub document_hash: String,
     pub created_at: i64,
+}
+
+impl<'r> FromRow<'r, sqlx::any::AnyRow> for LineageExport {
+    fn from_row(row: &'r sqlx::any::AnyRow) -> std::result::Result<Self, sqlx::Error> {
+        use sqlx::Row as _;
+        Ok(LineageExport {
+            id: row.try_get("id")?,
+            created_by: crate::actor_column(row, "created_by")?,
+            event_count: row.try_get("event_count")?,
+            document: row.try_get("document")?,
+            document_hash: row.try_get("document_hash")?,
+            created_at: row.try_get("created_at")?,
+        })
+    }
 }
 
 pub async fn insert(tx: &mut WriteTx, workspace_id: &str, e: &LineageExport) -> Result<()> {

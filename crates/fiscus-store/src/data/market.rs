@@ -4,7 +4,7 @@
 use super::{MAX_DATE, Result, RowTable, StoreError, WriteTx, insert_mapped, insert_rows, opt_text, or_min, text};
 use fiscus_domain::data::records::{CorporateActionRecord, FundamentalRecord, InstrumentRecord, PriceRecord};
 use fiscus_domain::integrity::Stored;
-use sqlx::{AnyConnection, FromRow};
+use sqlx::AnyConnection;
 use std::collections::HashMap;
 
 pub const INSTRUMENT_REFS: RowTable = RowTable {
@@ -170,20 +170,22 @@ pub async fn insert_fundamentals(
     insert_rows(tx, workspace_id, &FUNDAMENTALS, &rows, lines).await
 }
 
-/// An instrument with the reference data of its newest instruments dataset.
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct Instrument {
-    pub id: String,
-    pub symbol: String,
-    pub dataset_number: i64,
-    pub name: String,
-    pub asset_class: String,
-    pub currency: String,
-    pub exchange: String,
-    pub country: String,
-    pub sector: String,
-    pub isin: String,
-    pub created_at: i64,
+row! {
+    /// An instrument with the reference data of its newest instruments dataset.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Instrument {
+        pub id: String,
+        pub symbol: String,
+        pub dataset_number: i64,
+        pub name: String,
+        pub asset_class: String,
+        pub currency: String,
+        pub exchange: String,
+        pub country: String,
+        pub sector: String,
+        pub isin: String,
+        pub created_at: i64,
+    }
 }
 
 const INSTRUMENT_SELECT: &str = "SELECT i.id, i.symbol, r.dataset_number, r.name, r.asset_class, r.currency, \
@@ -302,16 +304,18 @@ pub async fn latest_dataset(
     .await?)
 }
 
-/// One stored bar.
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct Bar {
-    pub date: String,
-    pub open: Option<String>,
-    pub high: Option<String>,
-    pub low: Option<String>,
-    pub close: Option<String>,
-    pub adj_close: Option<String>,
-    pub volume: Option<String>,
+row! {
+    /// One stored bar.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Bar {
+        pub date: String,
+        pub open: Option<String>,
+        pub high: Option<String>,
+        pub low: Option<String>,
+        pub close: Option<String>,
+        pub adj_close: Option<String>,
+        pub volume: Option<String>,
+    }
 }
 
 /// The newest bar of one instrument in one dataset.
@@ -366,14 +370,16 @@ pub async fn bars(
     .await?)
 }
 
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct CorporateAction {
-    pub ex_date: String,
-    pub action: String,
-    pub pay_date: Option<String>,
-    pub ratio: Option<String>,
-    pub amount: Option<String>,
-    pub currency: Option<String>,
+row! {
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct CorporateAction {
+        pub ex_date: String,
+        pub action: String,
+        pub pay_date: Option<String>,
+        pub ratio: Option<String>,
+        pub amount: Option<String>,
+        pub currency: Option<String>,
+    }
 }
 
 /// Corporate actions of one instrument from one dataset by ex-date; the cursor is `{ex_date}_{action}`.
@@ -412,13 +418,15 @@ pub async fn corporate_actions(
     Ok(q.fetch_all(conn).await?)
 }
 
-#[derive(Clone, Debug, PartialEq, FromRow)]
-pub struct Fundamental {
-    pub period_end: String,
-    pub fiscal_period: String,
-    pub metric: String,
-    pub value: String,
-    pub currency: Option<String>,
+row! {
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Fundamental {
+        pub period_end: String,
+        pub fiscal_period: String,
+        pub metric: String,
+        pub value: String,
+        pub currency: Option<String>,
+    }
 }
 
 /// Fundamentals of one instrument from one dataset; the cursor is `{period_end}_{fiscal_period}_{metric}`.

@@ -20,6 +20,7 @@ mod connection;
 mod credentials;
 mod credits;
 mod delegations;
+mod evidence_db;
 mod execution_clients;
 mod finance_core;
 mod idempotency;

@@ -1,0 +1,213 @@
+//! Where the transparency log's integrated state lives: its tiles, tree sizes, index of leaves by record and
+//! kept checkpoints (`tlog`), apart from the leaves, which are written with their records.
+//!
+//! On PostgreSQL that is the database itself: writers of different rows do not wait for each other, so the
+//! integrator's transactions cost keyed writes nothing but their share of the server. On SQLite it is a file
+//! of its own beside the database (`<name>-evidence.<ext>`), with its own writer, write-ahead log and
+//! checkpoints of that log: SQLite has one writer per file, and the integrator's writes (an index row per
+//! leaf, tiles rewritten as they widen) on the database's one writer cost keyed writes about a tenth of their
+//! rate (`bench/evidence.sh`). Nothing in the main file refers to this one, and everything in it is derived
+//! from the leaves except the checkpoints issued; a transaction never spans both files (SQLite's WAL mode
+//! makes no promise across files), so each stays consistent by itself. Back up both.
+//!
+//! The types keep the two apart: the log's repository functions take an [`EvidenceConn`] or an
+//! [`EvidenceTx`] for the integrated state and a plain connection for the leaves, so a query cannot reach the
+//! wrong file.
+
+use crate::{Backend, Result, StoreError};
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyConnection, AnyPool, Executor};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Mutex, OwnedMutexGuard};
+
+/// The log's integrated state's database (see the module's comment).
+#[derive(Clone)]
+pub(crate) struct EvidenceDb {
+    pool: AnyPool,
+    backend: Backend,
+    /// SQLite: the one writer of the evidence file, queued in this process (as the main file's writers are
+    /// without group commit). `None` on PostgreSQL.
+    writer: Option<Arc<Mutex<()>>>,
+    /// Whether this is a file of its own (SQLite), not the main database.
+    separate: bool,
+    /// SQLite: the main file (what an earlier release kept the integrated state in); `None` in memory.
+    main_file: Option<std::path::PathBuf>,
+}
+
+/// A connection to read the log's integrated state.
+pub struct EvidenceConn(sqlx::pool::PoolConnection<sqlx::Any>);
+
+impl EvidenceConn {
+    /// The connection itself: the repository's functions use it, and so may a statement outside them (a
+    /// test playing someone who holds the database, an operator's maintenance).
+    pub fn conn(&mut self) -> &mut AnyConnection {
+        &mut self.0
+    }
+}
+
+/// A write transaction on the log's integrated state: on SQLite the evidence file's one writer, begun
+/// `IMMEDIATE`; on PostgreSQL a transaction of the database's own (never part of a commit group: the
+/// integrator commits about once a second).
+pub struct EvidenceTx {
+    tx: sqlx::Transaction<'static, sqlx::Any>,
+    _writer: Option<OwnedMutexGuard<()>>,
+}
+
+impl EvidenceTx {
+    pub(crate) fn conn(&mut self) -> &mut AnyConnection {
+        &mut self.tx
+    }
+
+    pub async fn commit(self) -> Result<()> {
+        Ok(self.tx.commit().await?)
+    }
+}
+
+/// The evidence file of a SQLite database URL: `…/fiscus.db?mode=rwc` → `…/fiscus-evidence.db?mode=rwc`; an
+/// in-memory database keeps its evidence in memory too. `None` for PostgreSQL (the database itself).
+pub fn evidence_url(url: &str) -> Option<String> {
+    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
+    let (path, query) = match rest.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (rest, None),
+    };
+    if path.is_empty() || path == ":memory:" {
+        return Some("sqlite::memory:".into());
+    }
+    let file = std::path::Path::new(path);
+    let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = match file.extension() {
+        Some(ext) => format!("{stem}-evidence.{}", ext.to_string_lossy()),
+        None => format!("{stem}-evidence"),
+    };
+    let evidence = file.with_file_name(name);
+    Some(match query {
+        Some(q) => format!("sqlite://{}?{q}", evidence.display()),
+        None => format!("sqlite://{}", evidence.display()),
+    })
+}
+
+impl EvidenceDb {
+    /// The database itself (PostgreSQL).
+    pub(crate) fn shared(pool: AnyPool, backend: Backend) -> EvidenceDb {
+        EvidenceDb { pool, backend, writer: None, separate: false, main_file: None }
+    }
+
+    /// The evidence file beside a SQLite database whose URL is `url` (created if missing, WAL mode).
+    pub(crate) async fn open_beside(url: &str, max_connections: u32) -> Result<EvidenceDb> {
+        let evidence = evidence_url(url)
+            .ok_or_else(|| StoreError::Config("the evidence file is for SQLite databases only".into()))?;
+        let evidence = if evidence.contains("mode=") || evidence.ends_with(":memory:") {
+            evidence
+        } else {
+            format!("{evidence}{}mode=rwc", if evidence.contains('?') { '&' } else { '?' })
+        };
+        let memory = evidence.ends_with(":memory:");
+        let options = AnyConnectOptions::from_str(&evidence)?;
+        let pool = AnyPoolOptions::new()
+            // Readers (proofs, tiles, checkpoints: as many as the main file's) and the integrator; an
+            // in-memory database is one connection's, so it has one and keeps it.
+            .max_connections(if memory { 1 } else { max_connections.max(2) })
+            .min_connections(1)
+            .idle_timeout(if memory { None } else { Some(Duration::from_secs(600)) })
+            .max_lifetime(if memory { None } else { Some(Duration::from_secs(1800)) })
+            .acquire_timeout(Duration::from_secs(10))
+            .test_before_acquire(false)
+            .after_connect(|conn, _meta| Box::pin(async move { evidence_pragmas(conn).await }))
+            .connect_with(options)
+            .await?;
+        Ok(EvidenceDb {
+            pool,
+            backend: Backend::Sqlite,
+            writer: Some(Arc::new(Mutex::new(()))),
+            separate: true,
+            main_file: crate::sqlite_file(url),
+        })
+    }
+
+    pub(crate) async fn close(&self) {
+        if self.separate {
+            self.pool.close().await;
+        }
+    }
+
+    pub(crate) async fn read(&self) -> Result<EvidenceConn> {
+        Ok(EvidenceConn(self.pool.acquire().await?))
+    }
+
+    pub(crate) async fn begin(&self) -> Result<EvidenceTx> {
+        let writer = match &self.writer {
+            Some(lock) => Some(lock.clone().lock_owned().await),
+            None => None,
+        };
+        let tx = self.pool.begin_with(crate::dialect::begin_write(self.backend)).await?;
+        Ok(EvidenceTx { tx, _writer: writer })
+    }
+
+    /// Creates the evidence file's tables (SQLite; on PostgreSQL the database's own migrations did), and moves
+    /// into it what an earlier release kept in the main file (once: only into an empty evidence file, then the
+    /// main file's copies are emptied, which is safe to repeat).
+    pub(crate) async fn migrate(&self, main: &AnyPool) -> Result<()> {
+        if !self.separate {
+            return Ok(());
+        }
+        let migrator = crate::migrations::evidence().await.map_err(|e| StoreError::Migration(e.to_string()))?;
+        migrator.run(&self.pool).await.map_err(|e| StoreError::Migration(e.to_string()))?;
+        let (trees,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM tlog_trees").fetch_one(&self.pool).await?;
+        let (checkpoints,): (i64,) =
+            sqlx::query_as("SELECT COUNT(*) FROM tlog_checkpoints").fetch_one(&self.pool).await?;
+        if trees == 0 && checkpoints == 0 {
+            self.move_from_main().await?;
+        }
+        for (table, _) in MOVED {
+            sqlx::query(&format!("DELETE FROM {table}")).execute(main).await?;
+        }
+        Ok(())
+    }
+
+    /// Copies every row of the log's integrated state from the main file, in one transaction of the evidence
+    /// file, the main file attached for the statements' duration (one `INSERT … SELECT` per table).
+    async fn move_from_main(&self) -> Result<()> {
+        let Some(main) = &self.main_file else { return Ok(()) };
+        let mut conn = self.pool.acquire().await?;
+        sqlx::query("ATTACH DATABASE $1 AS fiscus_main")
+            .bind(main.to_string_lossy().into_owned())
+            .execute(&mut *conn)
+            .await?;
+        let copied = async {
+            let _writer = match &self.writer {
+                Some(lock) => Some(lock.clone().lock_owned().await),
+                None => None,
+            };
+            let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+            for (table, columns) in MOVED {
+                sqlx::query(&format!("INSERT INTO {table} ({columns}) SELECT {columns} FROM fiscus_main.{table}"))
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await
+        }
+        .await;
+        let detached = sqlx::query("DETACH DATABASE fiscus_main").execute(&mut *conn).await;
+        copied?;
+        detached?;
+        Ok(())
+    }
+}
+
+/// The tables of the integrated state, and their columns, as the main file kept them before.
+const MOVED: [(&str, &str); 4] = [
+    ("tlog_trees", "workspace_id, size, root_hash, integrated_at"),
+    ("tlog_tiles", "workspace_id, level, tile_index, hashes"),
+    ("tlog_checkpoints", "workspace_id, tree_size, root_hash, note, created_at"),
+    ("tlog_leaves", "workspace_id, leaf_index, kind, record_id, record_hash"),
+];
+
+async fn evidence_pragmas(conn: &mut AnyConnection) -> std::result::Result<(), sqlx::Error> {
+    conn.execute("PRAGMA journal_mode = WAL").await?;
+    conn.execute("PRAGMA synchronous = FULL").await?;
+    conn.execute("PRAGMA busy_timeout = 10000").await?;
+    Ok(())
+}

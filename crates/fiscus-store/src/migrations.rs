@@ -1,0 +1,78 @@
+//! The schema's migrations, compiled into the binary (`build.rs` lists the files) and given to sqlx's
+//! migrator as the migrations its `migrate!` macro would make of the same folder: the version is the file
+//! name's number, the description the rest with `_` as spaces, the checksum SHA-384 of the text
+//! (`Migration::new`), so a database migrated by an earlier build is recognised migration by migration.
+
+use sqlx::error::BoxDynError;
+use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
+use std::borrow::Cow;
+
+include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
+
+/// The migrations of one folder, as embedded.
+#[derive(Debug)]
+struct Embedded(&'static [(&'static str, &'static str)]);
+
+impl MigrationSource<'static> for Embedded {
+    // The trait's `BoxFuture`, written out (futures' alias is not a dependency of this crate).
+    #[allow(clippy::type_complexity)]
+    fn resolve(
+        self,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<Migration>, BoxDynError>> + Send + 'static>>
+    {
+        Box::pin(async move { self.migrations() })
+    }
+}
+
+impl Embedded {
+    fn migrations(&self) -> Result<Vec<Migration>, BoxDynError> {
+        let mut out = Vec::with_capacity(self.0.len());
+        for (file, sql) in self.0 {
+            let (version, rest) =
+                file.split_once('_').ok_or_else(|| format!("migration {file:?} has no version prefix"))?;
+            let version: i64 = version.parse().map_err(|_| format!("migration {file:?} has no version prefix"))?;
+            let kind = MigrationType::from_filename(rest);
+            let description = rest.trim_end_matches(kind.suffix()).replace('_', " ");
+            let no_tx = sql.starts_with("-- no-transaction");
+            out.push(Migration::new(version, Cow::Owned(description), kind, Cow::Borrowed(*sql), no_tx));
+        }
+        out.sort_by_key(|m| m.version);
+        Ok(out)
+    }
+}
+
+/// The main database's migrator (`migrations/`).
+pub(crate) async fn main() -> Result<Migrator, sqlx::migrate::MigrateError> {
+    Migrator::new(Embedded(MAIN)).await
+}
+
+/// The evidence file's migrator (`migrations_evidence/`, SQLite only: see `evidence_db`).
+pub(crate) async fn evidence() -> Result<Migrator, sqlx::migrate::MigrateError> {
+    Migrator::new(Embedded(EVIDENCE)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The embedded migrations are what sqlx's own reader of the folders (the one its `migrate!` macro
+    /// uses) makes of them: versions, descriptions, kinds and checksums, so a database an earlier build
+    /// migrated is recognised.
+    #[tokio::test]
+    async fn the_embedded_migrations_are_what_sqlx_reads_from_the_folders() {
+        for (embedded, folder) in [(main().await, "migrations"), (evidence().await, "migrations_evidence")] {
+            let embedded = embedded.expect("embedded");
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
+            let read = Migrator::new(dir).await.expect("the folder");
+            let shape = |m: &Migrator| {
+                m.iter()
+                    .map(|m| (m.version, m.description.to_string(), m.migration_type, m.checksum.to_vec(), m.no_tx))
+                    .collect::<Vec<_>>()
+            };
+            let mut from_folder = shape(&read);
+            from_folder.sort_by_key(|m| m.0);
+            assert!(!from_folder.is_empty(), "{folder}");
+            assert_eq!(shape(&embedded), from_folder, "{folder}");
+        }
+    }
+}

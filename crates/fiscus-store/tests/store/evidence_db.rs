@@ -1,0 +1,83 @@
+//! Where the log's integrated state lives: on SQLite a file of its own beside the database, which an
+//! earlier release's database is moved into once; on PostgreSQL the database itself.
+
+use crate::helpers::*;
+use fiscus_store::{Backend, Store, tlog};
+
+/// Rows as an earlier release wrote them into the main file: a tree, a tile, a checkpoint and an index row.
+async fn write_earlier_release_s_log(db: &Store, ws: &str) {
+    let pool = db.pool();
+    for sql in [
+        format!(
+            "INSERT INTO tlog_trees (workspace_id, size, root_hash, integrated_at) VALUES ('{ws}', 1, '{}', 1)",
+            "ab".repeat(32)
+        ),
+        format!(
+            "INSERT INTO tlog_tiles (workspace_id, level, tile_index, hashes) VALUES ('{ws}', 0, 0, '{}')",
+            "ab".repeat(32)
+        ),
+        format!(
+            "INSERT INTO tlog_checkpoints (workspace_id, tree_size, root_hash, note, created_at) \
+             VALUES ('{ws}', 1, '{}', 'a signed note', 2)",
+            "ab".repeat(32)
+        ),
+        format!(
+            "INSERT INTO tlog_leaves (workspace_id, leaf_index, kind, record_id, record_hash) \
+             VALUES ('{ws}', 0, 'actions', 'act_1', 'sha256:00')"
+        ),
+    ] {
+        sqlx::query(&sql).execute(pool).await.expect("an earlier release's row");
+    }
+}
+
+#[tokio::test]
+async fn an_earlier_release_s_integrated_log_moves_into_the_evidence_file_once_and_only_there() {
+    let db = fresh_store().await;
+    if db.backend() != Backend::Sqlite {
+        return;
+    }
+    let ws = workspace(&db).await;
+    write_earlier_release_s_log(&db, &ws).await;
+    // The evidence file of a database that predates it: gone, as it never existed.
+    db.store.close().await;
+    let evidence = fiscus_store::evidence_url(&db.url).expect("an evidence file");
+    let path = evidence.trim_start_matches("sqlite://").split('?').next().expect("a path").to_string();
+    assert!(path.ends_with("store-evidence.db"), "{path}");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{path}{suffix}"));
+    }
+
+    let reopened = Store::connect(&db.url, 2, seal_key()).await.expect("reopen");
+    reopened.migrate().await.expect("migrate");
+    let mut ev = reopened.evidence_read().await.expect("evidence");
+    assert_eq!(tlog::tree(&mut ev, &ws).await.expect("tree").size, 1);
+    let kept = tlog::latest_checkpoint(&mut ev, &ws).await.expect("checkpoint").expect("kept");
+    assert_eq!((kept.tree_size, kept.note.as_str()), (1, "a signed note"));
+    assert_eq!(tlog::indexed(&mut ev, &ws, 0, 10).await.expect("index").len(), 1);
+    assert_eq!(tlog::tile(&mut ev, &ws, 0, 0).await.expect("tile").map(|t| t.len()), Some(1));
+    drop(ev);
+    // Nothing is left in the main file to be read by mistake, and a second start moves nothing again.
+    for table in ["tlog_trees", "tlog_tiles", "tlog_checkpoints", "tlog_leaves"] {
+        let (n,): (i64,) =
+            sqlx::query_as(&format!("SELECT COUNT(*) FROM {table}")).fetch_one(reopened.pool()).await.expect("count");
+        assert_eq!(n, 0, "{table} in the main file");
+    }
+    reopened.migrate().await.expect("migrate again");
+    let mut ev = reopened.evidence_read().await.expect("evidence");
+    assert_eq!(tlog::checkpoints(&mut ev, &ws, None, 10).await.expect("checkpoints").len(), 1);
+}
+
+#[tokio::test]
+async fn the_integrated_state_is_the_database_itself_on_postgresql_and_a_file_of_its_own_on_sqlite() {
+    let db = fresh_store().await;
+    let ws = workspace(&db).await;
+    write_earlier_release_s_log(&db, &ws).await;
+    let mut ev = db.evidence_read().await.expect("evidence");
+    let seen = tlog::tree(&mut ev, &ws).await.expect("tree").size;
+    match db.backend() {
+        // Written into the database, read as the integrated state.
+        Backend::Postgres => assert_eq!(seen, 1),
+        // Written into the main file after the start moved what it held: not the integrated state.
+        Backend::Sqlite => assert_eq!(seen, 0),
+    }
+}
