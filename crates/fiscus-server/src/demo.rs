@@ -8,6 +8,7 @@ use fiscus_domain::tenancy::Tenant;
 use fiscus_store::Store;
 
 use crate::admin::Admin;
+use crate::serve::Boxed;
 
 pub struct Demo {
     pub workspace_id: String,
@@ -16,7 +17,11 @@ pub struct Demo {
 }
 
 /// Seeds the demo workspace when the database holds no workspace yet; `None` otherwise.
-pub async fn seed_if_empty(store: &Store, server_key: &[u8]) -> anyhow::Result<Option<Demo>> {
+pub fn seed_if_empty<'a>(store: &'a Store, server_key: &'a [u8]) -> Boxed<'a, anyhow::Result<Option<Demo>>> {
+    Box::pin(seed(store, server_key))
+}
+
+async fn seed(store: &Store, server_key: &[u8]) -> anyhow::Result<Option<Demo>> {
     let mut conn = store.read().await?;
     if fiscus_store::workspaces::count(&mut conn).await? > 0 {
         return Ok(None);

@@ -282,7 +282,16 @@ fn files() -> Vec<DemoFile> {
 
 /// Imports the demo data into a workspace; files already imported are found by hash and skipped, so
 /// loading twice changes nothing.
-pub async fn load(
+pub fn load<'a>(
+    store: &'a Store,
+    caller: &'a Caller,
+    workspace_id: &'a str,
+    progress: &'a dyn Progress,
+) -> crate::serve::Boxed<'a, Result<Vec<Outcome>, import::Failure>> {
+    Box::pin(loading(store, caller, workspace_id, progress))
+}
+
+async fn loading(
     store: &Store,
     caller: &Caller,
     workspace_id: &str,

@@ -9,8 +9,18 @@ use fiscus_http::AppState;
 use fiscus_kernel::progress::Worker;
 use fiscus_kernel::settings::Settings;
 
+/// A future boxed where it is made. In a release build a crate that awaits another crate's `async fn`
+/// compiles that function's body (and every body it awaits) again for itself, since generic code is not
+/// shared across crates there; the entry points the binary and the tests await return this instead, so
+/// the service's start and serve loop are compiled once, here (docs/build-time.md).
+pub type Boxed<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
 /// Opens the database (creating the SQLite file on first run), applies migrations and loads the secret key.
-pub async fn open(settings: Settings) -> anyhow::Result<AppState> {
+pub fn open(settings: Settings) -> Boxed<'static, anyhow::Result<AppState>> {
+    Box::pin(opening(settings))
+}
+
+async fn opening(settings: Settings) -> anyhow::Result<AppState> {
     if settings.database_url.is_none() {
         std::fs::create_dir_all(&settings.data_dir)
             .with_context(|| format!("creating the data directory {}", settings.data_dir.display()))?;
@@ -31,11 +41,20 @@ pub async fn open(settings: Settings) -> anyhow::Result<AppState> {
 
 /// Serves until `shutdown` resolves, then lets in-flight requests finish (bounded by the grace period),
 /// flushes the request log and closes the pool.
-pub async fn run(
+pub fn run(
     state: AppState,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> anyhow::Result<()> {
+) -> Boxed<'static, anyhow::Result<()>> {
+    serving(state, listener, Box::pin(shutdown))
+}
+
+/// [`run`] once its `shutdown` is boxed: not generic, so compiled here only.
+fn serving(state: AppState, listener: TcpListener, shutdown: Boxed<'static, ()>) -> Boxed<'static, anyhow::Result<()>> {
+    Box::pin(serve_until(state, listener, shutdown))
+}
+
+async fn serve_until(state: AppState, listener: TcpListener, shutdown: Boxed<'static, ()>) -> anyhow::Result<()> {
     // A serving node caches credentials; with PostgreSQL that needs its watch of the standing generation.
     state.store.watch_standing();
     let app = crate::app::build(state.clone());
