@@ -9,11 +9,9 @@ use fiscus_http::AppState;
 use fiscus_kernel::progress::Worker;
 use fiscus_kernel::settings::Settings;
 
-/// A future boxed where it is made. In a release build a crate that awaits another crate's `async fn`
-/// compiles that function's body (and every body it awaits) again for itself, since generic code is not
-/// shared across crates there; the entry points the binary and the tests await return this instead, so
-/// the service's start and serve loop are compiled once, here (docs/build-time.md).
-pub type Boxed<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+/// The entry points the binary and the tests await return futures boxed here (see `fiscus_store::Boxed`),
+/// so the service's start and serve loop, every worker's included, compile once, in this crate.
+pub use fiscus_store::Boxed;
 
 /// Opens the database (creating the SQLite file on first run), applies migrations and loads the secret key.
 pub fn open(settings: Settings) -> Boxed<'static, anyhow::Result<AppState>> {

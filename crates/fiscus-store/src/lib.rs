@@ -108,6 +108,13 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
+/// A future boxed where it is made. A release build compiles an awaited `async fn`'s body again in every
+/// crate that awaits it (generic code is not shared across crates there, and a body counts as generic):
+/// beginning and committing a write pulls the whole group commit in, and a read the pool's acquire, so
+/// these entry points, awaited by every crate above, return this and compile once, here. One allocation
+/// per transaction or connection is nothing beside what they do (docs/build-time.md).
+pub type Boxed<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     Sqlite,
@@ -228,7 +235,11 @@ impl WriteTx {
 
     /// Commits. With group commit, returns once the group this transaction joined is durable; an error
     /// means none of it is (the group was rolled back).
-    pub async fn commit(mut self) -> Result<()> {
+    pub fn commit(self) -> Boxed<'static, Result<()>> {
+        Box::pin(self.committing())
+    }
+
+    async fn committing(mut self) -> Result<()> {
         let standing = self.standing_changed;
         let generation = match (&self.nodes, standing) {
             (Some(_), true) => Some(cache::move_generation(self.conn()).await?),
@@ -412,7 +423,11 @@ impl Store {
     }
 
     /// Begins a write transaction (see [`WriteTx`]).
-    pub async fn begin(&self) -> Result<WriteTx> {
+    pub fn begin(&self) -> Boxed<'_, Result<WriteTx>> {
+        Box::pin(self.beginning())
+    }
+
+    async fn beginning(&self) -> Result<WriteTx> {
         let lane = self.next_lane();
         let inner = match lane {
             Some(lane) => {
@@ -442,7 +457,11 @@ impl Store {
     /// and returns once they are durable, or says what holds the key if it was held (then nothing was
     /// written). With group commit the lane writes them with its group, batched with other members' (see
     /// [`appends`]); without, in a transaction of their own.
-    pub async fn append(&self, appends: appends::Appends) -> Result<appends::Appended> {
+    pub fn append(&self, appends: appends::Appends) -> Boxed<'_, Result<appends::Appended>> {
+        Box::pin(self.appending(appends))
+    }
+
+    async fn appending(&self, appends: appends::Appends) -> Result<appends::Appended> {
         // A workspace's appends all take the same lane: each group locks the workspace's audit head from its
         // chaining to its COMMIT, so groups of one workspace on different lanes would only wait for each
         // other, where on one lane they join the same group.
@@ -469,18 +488,18 @@ impl Store {
 
     /// A connection to read the transparency log's integrated state (tiles, trees, index, checkpoints; see
     /// [`evidence_db`]).
-    pub async fn evidence_read(&self) -> Result<evidence_db::EvidenceConn> {
-        self.evidence.read().await
+    pub fn evidence_read(&self) -> Boxed<'_, Result<evidence_db::EvidenceConn>> {
+        Box::pin(self.evidence.read())
     }
 
     /// A write transaction on the transparency log's integrated state (the integrator's and the signer's).
-    pub async fn evidence_begin(&self) -> Result<evidence_db::EvidenceTx> {
-        self.evidence.begin().await
+    pub fn evidence_begin(&self) -> Boxed<'_, Result<evidence_db::EvidenceTx>> {
+        Box::pin(self.evidence.begin())
     }
 
     /// A pooled connection for reads.
-    pub async fn read(&self) -> Result<sqlx::pool::PoolConnection<sqlx::Any>> {
-        Ok(self.pool.acquire().await?)
+    pub fn read(&self) -> Boxed<'_, Result<sqlx::pool::PoolConnection<sqlx::Any>>> {
+        Box::pin(async move { Ok(self.pool.acquire().await?) })
     }
 
     /// Checks the database answers (for `/readyz`).
