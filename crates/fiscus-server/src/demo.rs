@@ -5,10 +5,9 @@ use fiscus_domain::actor::Actor;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::Store;
+use fiscus_store::{Boxed, Store};
 
 use crate::admin::Admin;
-use crate::serve::Boxed;
 
 pub struct Demo {
     pub workspace_id: String,

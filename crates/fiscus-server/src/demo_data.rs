@@ -287,7 +287,7 @@ pub fn load<'a>(
     caller: &'a Caller,
     workspace_id: &'a str,
     progress: &'a dyn Progress,
-) -> crate::serve::Boxed<'a, Result<Vec<Outcome>, import::Failure>> {
+) -> fiscus_store::Boxed<'a, Result<Vec<Outcome>, import::Failure>> {
     Box::pin(loading(store, caller, workspace_id, progress))
 }
 

@@ -9,9 +9,9 @@ use fiscus_http::AppState;
 use fiscus_kernel::progress::Worker;
 use fiscus_kernel::settings::Settings;
 
-/// The entry points the binary and the tests await return futures boxed here (see `fiscus_store::Boxed`),
-/// so the service's start and serve loop, every worker's included, compile once, in this crate.
-pub use fiscus_store::Boxed;
+// The entry points the binary and the tests await return futures boxed here (see `fiscus_store::Boxed`),
+// so the service's start and serve loop, every worker's included, compile once, in this crate.
+use fiscus_store::Boxed;
 
 /// Opens the database (creating the SQLite file on first run), applies migrations and loads the secret key.
 pub fn open(settings: Settings) -> Boxed<'static, anyhow::Result<AppState>> {

@@ -504,7 +504,7 @@ impl Store {
 
     /// Checks the database answers (for `/readyz`).
     pub async fn ping(&self) -> Result<()> {
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.read().await?;
         conn.ping().await?;
         Ok(())
     }
