@@ -22,42 +22,44 @@ use fiscus_kernel::governed::{Caller, Failure};
 
 /// Sets the next version of a workspace's policy (the command line's; policies are a control, so no
 /// credential sets them).
-pub async fn set_policy(
-    store: &fiscus_store::Store,
-    caller: &Caller,
-    workspace_id: &str,
+pub fn set_policy<'a>(
+    store: &'a fiscus_store::Store,
+    caller: &'a Caller,
+    workspace_id: &'a str,
     rules: Vec<CollateralRule>,
-) -> Result<Policy, Failure> {
-    if let Err(errors) = validate(&rules) {
-        return Err(Failure::Invalid(errors.into_iter().map(|e| ("rules", e)).collect()));
-    }
-    let rules_json = super::records::canonical(
-        "rules",
-        &serde_json::to_value(&rules).map_err(|e| Failure::internal(e.to_string()))?,
-    )?;
-    let now = now_micros();
-    let mut p = Policy {
-        id: fiscus_domain::ids::new_id("cpl"),
-        version: 0,
-        rules,
-        rules_hash: fiscus_domain::evidence::seal_bytes(rules_json.as_bytes()),
-        rules_json,
-        created_by: caller.actor.clone(),
-        created_at: now,
-    };
-    let mut tx = store.begin().await?;
-    fiscus_store::collateral::insert(&mut tx, workspace_id, &mut p).await?;
-    let entry = AuditEntry {
-        workspace_id,
-        environment: None,
-        action: Change::InvestmentCollateralPolicySet.into(),
-        subject: Some(&p.id),
-        details: json!({ "version": p.version, "rules_hash": p.rules_hash }),
-        occurred_at: now,
-    };
-    audit(&mut tx, caller, &entry).await?;
-    tx.commit().await?;
-    Ok(p)
+) -> fiscus_store::Boxed<'a, Result<Policy, Failure>> {
+    Box::pin(async move {
+        if let Err(errors) = validate(&rules) {
+            return Err(Failure::Invalid(errors.into_iter().map(|e| ("rules", e)).collect()));
+        }
+        let rules_json = super::records::canonical(
+            "rules",
+            &serde_json::to_value(&rules).map_err(|e| Failure::internal(e.to_string()))?,
+        )?;
+        let now = now_micros();
+        let mut p = Policy {
+            id: fiscus_domain::ids::new_id("cpl"),
+            version: 0,
+            rules,
+            rules_hash: fiscus_domain::evidence::seal_bytes(rules_json.as_bytes()),
+            rules_json,
+            created_by: caller.actor.clone(),
+            created_at: now,
+        };
+        let mut tx = store.begin().await?;
+        fiscus_store::collateral::insert(&mut tx, workspace_id, &mut p).await?;
+        let entry = AuditEntry {
+            workspace_id,
+            environment: None,
+            action: Change::InvestmentCollateralPolicySet.into(),
+            subject: Some(&p.id),
+            details: json!({ "version": p.version, "rules_hash": p.rules_hash }),
+            occurred_at: now,
+        };
+        audit(&mut tx, caller, &entry).await?;
+        tx.commit().await?;
+        Ok(p)
+    })
 }
 
 /// The policy a snapshot applies: the workspace's newest version, or the built-in default (version 0).

@@ -77,38 +77,40 @@ fn check(key: &str, passed: bool, portfolio_id: i64, facts: Value) -> Result<Val
 
 /// Puts a symbol on the workspace's restricted list (or changes its reason), with its audit event: the
 /// command line's (a compliance control, so no credential sets it).
-pub async fn restrict(
-    store: &fiscus_store::Store,
-    caller: &Caller,
-    workspace_id: &str,
-    symbol: &str,
-    reason: &str,
-) -> Result<(), Failure> {
-    let mut errors = Vec::new();
-    if !fiscus_domain::data::is_name(symbol) {
-        errors.push(("symbol", "1 to 64 of A-Z a-z 0-9 . _ -".to_string()));
-    }
-    if reason.trim().is_empty() || reason.chars().count() > 500 || reason.chars().any(char::is_control) {
-        errors.push(("reason", "1 to 500 characters, not blank".to_string()));
-    }
-    if !errors.is_empty() {
-        return Err(Failure::Invalid(errors));
-    }
-    let now = now_micros();
-    let by = caller.actor.clone();
-    let mut tx = store.begin().await?;
-    book::restrict(&mut tx, workspace_id, symbol, reason, &by, now).await?;
-    let entry = fiscus_kernel::governed::record::AuditEntry {
-        workspace_id,
-        environment: None,
-        action: Change::InvestmentRestrictedListAdded.into(),
-        subject: Some(symbol),
-        details: json!({ "reason": reason }),
-        occurred_at: now,
-    };
-    fiscus_kernel::governed::record::audit(&mut tx, caller, &entry).await?;
-    tx.commit().await?;
-    Ok(())
+pub fn restrict<'a>(
+    store: &'a fiscus_store::Store,
+    caller: &'a Caller,
+    workspace_id: &'a str,
+    symbol: &'a str,
+    reason: &'a str,
+) -> fiscus_store::Boxed<'a, Result<(), Failure>> {
+    Box::pin(async move {
+        let mut errors = Vec::new();
+        if !fiscus_domain::data::is_name(symbol) {
+            errors.push(("symbol", "1 to 64 of A-Z a-z 0-9 . _ -".to_string()));
+        }
+        if reason.trim().is_empty() || reason.chars().count() > 500 || reason.chars().any(char::is_control) {
+            errors.push(("reason", "1 to 500 characters, not blank".to_string()));
+        }
+        if !errors.is_empty() {
+            return Err(Failure::Invalid(errors));
+        }
+        let now = now_micros();
+        let by = caller.actor.clone();
+        let mut tx = store.begin().await?;
+        book::restrict(&mut tx, workspace_id, symbol, reason, &by, now).await?;
+        let entry = fiscus_kernel::governed::record::AuditEntry {
+            workspace_id,
+            environment: None,
+            action: Change::InvestmentRestrictedListAdded.into(),
+            subject: Some(symbol),
+            details: json!({ "reason": reason }),
+            occurred_at: now,
+        };
+        fiscus_kernel::governed::record::audit(&mut tx, caller, &entry).await?;
+        tx.commit().await?;
+        Ok(())
+    })
 }
 
 /// Proposes the investment action of a rebalance proposal, in `tx`, with its computed checks.

@@ -11,6 +11,10 @@
 //! crate (a test reads `cargo metadata` and fails on such an edge). What an area must do when the kernel
 //! acts (a settled order moving a book) is a trait here that the area implements.
 //!
+//! Build time: the governed steps, the evidence log's proofs and the checks the CLI runs return
+//! `fiscus_store::Boxed` futures, so their bodies compile once, here, and not again in every area that
+//! awaits them (an awaited `async fn` is compiled in the awaiting crate in a release build; docs/build-time.md).
+//!
 //! How it works, in prose: `README.md` beside this crate.
 
 pub mod anchor;

@@ -298,6 +298,13 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// Settings from a TOML file's text (unset keys keep their defaults, unknown keys are refused). Parsed
+    /// here rather than by the binary: deserializing is generic over the format, so the instance for TOML
+    /// (the largest single function of the binary) is compiled once, in this crate.
+    pub fn from_toml(text: &str) -> Result<Settings, toml::de::Error> {
+        toml::from_str(text)
+    }
+
     /// The database URL in force: the configured one, or the SQLite file in the data directory.
     pub fn effective_database_url(&self) -> String {
         match &self.database_url {

@@ -46,7 +46,7 @@ pub fn load(data: &DataArgs, serve: Option<&ServeArgs>) -> anyhow::Result<Settin
     let mut settings = match &data.config {
         Some(path) => {
             let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-            toml::from_str::<Settings>(&text).with_context(|| format!("parsing {}", path.display()))?
+            Settings::from_toml(&text).with_context(|| format!("parsing {}", path.display()))?
         }
         None => Settings::default(),
     };

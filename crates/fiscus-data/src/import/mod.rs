@@ -119,98 +119,39 @@ pub fn default_name(file_name: &str) -> String {
 }
 
 /// Imports one file into the workspace (see the module documentation).
-pub async fn import(
-    store: &Store,
-    caller: &Caller,
-    workspace_id: &str,
+pub fn import<'a>(
+    store: &'a Store,
+    caller: &'a Caller,
+    workspace_id: &'a str,
     mut req: ImportRequest,
-    progress: &dyn Progress,
-) -> Result<Outcome, Failure> {
-    let file = req.file_name.clone();
-    // A file name that normalises to nothing usable (`✓.csv`) names the dataset after its kind.
-    let name = req.dataset.clone().unwrap_or_else(|| {
-        Some(default_name(&file))
-            .filter(|n| fiscus_domain::data::is_name(n))
-            .unwrap_or_else(|| req.kind.as_str().to_string())
-    });
-    if !fiscus_domain::data::is_name(&name) {
-        return Err(Failure::one(
-            &file,
-            ImportError::line(0, format!("`{name}` is not a dataset name (1 to 64 of A-Z a-z 0-9 . _ -)")),
-        ));
-    }
-    for (what, value) in [("source", &req.source), ("licence", &req.licence)] {
-        if value.trim().is_empty() || value.chars().count() > 200 || value.chars().any(char::is_control) {
+    progress: &'a dyn Progress,
+) -> fiscus_store::Boxed<'a, Result<Outcome, Failure>> {
+    Box::pin(async move {
+        let file = req.file_name.clone();
+        // A file name that normalises to nothing usable (`✓.csv`) names the dataset after its kind.
+        let name = req.dataset.clone().unwrap_or_else(|| {
+            Some(default_name(&file))
+                .filter(|n| fiscus_domain::data::is_name(n))
+                .unwrap_or_else(|| req.kind.as_str().to_string())
+        });
+        if !fiscus_domain::data::is_name(&name) {
             return Err(Failure::one(
                 &file,
-                ImportError::line(0, format!("the {what} must be 1 to 200 characters, no control characters")),
+                ImportError::line(0, format!("`{name}` is not a dataset name (1 to 64 of A-Z a-z 0-9 . _ -)")),
             ));
         }
-    }
-    let file_sha256 = fiscus_domain::evidence::seal_bytes(&req.bytes);
-    {
-        let mut conn = store.read().await?;
-        if let Some(existing) = fiscus_store::data::datasets::find_by_file(
-            &mut conn,
-            store.seal_key(),
-            workspace_id,
-            req.kind,
-            &file_sha256,
-        )
-        .await?
+        for (what, value) in [("source", &req.source), ("licence", &req.licence)] {
+            if value.trim().is_empty() || value.chars().count() > 200 || value.chars().any(char::is_control) {
+                return Err(Failure::one(
+                    &file,
+                    ImportError::line(0, format!("the {what} must be 1 to 200 characters, no control characters")),
+                ));
+            }
+        }
+        let file_sha256 = fiscus_domain::evidence::seal_bytes(&req.bytes);
         {
-            return Ok(Outcome { dataset: existing, created: false, dry_run: req.dry_run });
-        }
-    }
-    progress.update("reading", 0, 0);
-    // The file's bytes and their table go as soon as the plan holds the rows (a large import would
-    // otherwise keep three copies of its file while writing).
-    let bytes = std::mem::take(&mut req.bytes);
-    let (plan, total, date_format) = {
-        let parsed = table::read(&bytes, req.mapping.delimiter, MAX_ROWS).map_err(|e| Failure::one(&file, e))?;
-        drop(bytes);
-        let total = parsed.len() as u64;
-        progress.update("checking", 0, total);
-        let mut reader = reader::Reader::new(&parsed, req.kind, &req.mapping).map_err(|e| Failure::one(&file, e))?;
-        let plan = write::plan(store, workspace_id, &req, &name, &mut reader).await?;
-        if !reader.errors.is_empty() {
-            return Err(Failure::Invalid { file, errors: reader.errors });
-        }
-        (plan, total, reader.date_format())
-    };
-    let mut mapping = req.mapping.clone();
-    mapping.date_format = mapping.date_format.or(date_format);
-    progress.update("checking", total, total);
-    let dataset = Dataset {
-        id: fiscus_domain::ids::new_id("dst"),
-        number: 0,
-        kind: req.kind,
-        name,
-        version: 0,
-        source: req.source.trim().to_string(),
-        licence: req.licence.trim().to_string(),
-        provenance: req.provenance,
-        file_name: file.clone(),
-        file_sha256: file_sha256.clone(),
-        row_count: plan.rows() as i64,
-        skipped_count: plan.skipped as i64,
-        period_start: plan.period.as_ref().map(|p| p.0.clone()),
-        period_end: plan.period.as_ref().map(|p| p.1.clone()),
-        importer_version: IMPORTER_VERSION.to_string(),
-        mapping: serde_json::to_string(&mapping).unwrap_or_default(),
-        content_hash: String::new(),
-        imported_by: caller.actor.clone(),
-        created_at: fiscus_domain::clock::now_micros(),
-    };
-    if req.dry_run {
-        return Ok(Outcome { dataset, created: false, dry_run: true });
-    }
-    match write::commit(store, caller, workspace_id, dataset, plan, progress).await {
-        Ok(dataset) => Ok(Outcome { dataset, created: true, dry_run: false }),
-        // Imported concurrently by someone else: that import stands, this one is a no-op.
-        Err(Failure::Store(StoreError::Conflict(_))) => {
             let mut conn = store.read().await?;
-            match fiscus_store::data::datasets::find_by_file(
+            if let Some(existing) = fiscus_store::data::datasets::find_by_file(
                 &mut conn,
                 store.seal_key(),
                 workspace_id,
@@ -219,10 +160,72 @@ pub async fn import(
             )
             .await?
             {
-                Some(existing) => Ok(Outcome { dataset: existing, created: false, dry_run: false }),
-                None => Err(Failure::Store(StoreError::Conflict(String::from("datasets")))),
+                return Ok(Outcome { dataset: existing, created: false, dry_run: req.dry_run });
             }
         }
-        Err(e) => Err(e),
-    }
+        progress.update("reading", 0, 0);
+        // The file's bytes and their table go as soon as the plan holds the rows (a large import would
+        // otherwise keep three copies of its file while writing).
+        let bytes = std::mem::take(&mut req.bytes);
+        let (plan, total, date_format) = {
+            let parsed = table::read(&bytes, req.mapping.delimiter, MAX_ROWS).map_err(|e| Failure::one(&file, e))?;
+            drop(bytes);
+            let total = parsed.len() as u64;
+            progress.update("checking", 0, total);
+            let mut reader =
+                reader::Reader::new(&parsed, req.kind, &req.mapping).map_err(|e| Failure::one(&file, e))?;
+            let plan = write::plan(store, workspace_id, &req, &name, &mut reader).await?;
+            if !reader.errors.is_empty() {
+                return Err(Failure::Invalid { file, errors: reader.errors });
+            }
+            (plan, total, reader.date_format())
+        };
+        let mut mapping = req.mapping.clone();
+        mapping.date_format = mapping.date_format.or(date_format);
+        progress.update("checking", total, total);
+        let dataset = Dataset {
+            id: fiscus_domain::ids::new_id("dst"),
+            number: 0,
+            kind: req.kind,
+            name,
+            version: 0,
+            source: req.source.trim().to_string(),
+            licence: req.licence.trim().to_string(),
+            provenance: req.provenance,
+            file_name: file.clone(),
+            file_sha256: file_sha256.clone(),
+            row_count: plan.rows() as i64,
+            skipped_count: plan.skipped as i64,
+            period_start: plan.period.as_ref().map(|p| p.0.clone()),
+            period_end: plan.period.as_ref().map(|p| p.1.clone()),
+            importer_version: IMPORTER_VERSION.to_string(),
+            mapping: serde_json::to_string(&mapping).unwrap_or_default(),
+            content_hash: String::new(),
+            imported_by: caller.actor.clone(),
+            created_at: fiscus_domain::clock::now_micros(),
+        };
+        if req.dry_run {
+            return Ok(Outcome { dataset, created: false, dry_run: true });
+        }
+        match write::commit(store, caller, workspace_id, dataset, plan, progress).await {
+            Ok(dataset) => Ok(Outcome { dataset, created: true, dry_run: false }),
+            // Imported concurrently by someone else: that import stands, this one is a no-op.
+            Err(Failure::Store(StoreError::Conflict(_))) => {
+                let mut conn = store.read().await?;
+                match fiscus_store::data::datasets::find_by_file(
+                    &mut conn,
+                    store.seal_key(),
+                    workspace_id,
+                    req.kind,
+                    &file_sha256,
+                )
+                .await?
+                {
+                    Some(existing) => Ok(Outcome { dataset: existing, created: false, dry_run: false }),
+                    None => Err(Failure::Store(StoreError::Conflict(String::from("datasets")))),
+                }
+            }
+            Err(e) => Err(e),
+        }
+    })
 }

@@ -13,8 +13,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Extends the workspace's tiles over every committed leaf; returns the integrated tree. Another node doing
 /// the same at once costs only a retry: the tree row is checked unchanged before the tiles are written.
-pub async fn integrate(services: &Services, workspace_id: &str) -> Result<Tree, EvidenceError> {
-    integrate_up_to(services, workspace_id, i64::MAX).await
+pub fn integrate<'a>(
+    services: &'a Services,
+    workspace_id: &'a str,
+) -> fiscus_store::Boxed<'a, Result<Tree, EvidenceError>> {
+    Box::pin(async move { integrate_up_to(services, workspace_id, i64::MAX).await })
 }
 
 /// [`integrate`], at most `most` leaves (in transactions of [`TX_LEAVES`]): the worker takes [`BATCH`] per
@@ -231,12 +234,14 @@ async fn cosignature(
 
 /// Integrates every committed leaf and signs a checkpoint of it (or returns the one already signed at that
 /// size). `None` only for a log with no leaf at all.
-pub async fn checkpoint_now(
-    services: &Services,
-    workspace_id: &str,
-) -> Result<Option<StoredCheckpoint>, EvidenceError> {
-    let tree = integrate(services, workspace_id).await?;
-    sign_if_grown(services, workspace_id, &tree).await
+pub fn checkpoint_now<'a>(
+    services: &'a Services,
+    workspace_id: &'a str,
+) -> fiscus_store::Boxed<'a, Result<Option<StoredCheckpoint>, EvidenceError>> {
+    Box::pin(async move {
+        let tree = integrate(services, workspace_id).await?;
+        sign_if_grown(services, workspace_id, &tree).await
+    })
 }
 
 /// One pass of the evidence worker: integrates every workspace whose log grew, and signs a checkpoint for

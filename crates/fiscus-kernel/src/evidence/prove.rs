@@ -34,82 +34,97 @@ async fn within(services: &Services, workspace_id: &str, size: i64) -> Result<Tr
 /// root of a checkpoint of that size, which then needs neither computing nor the integrated size read (a
 /// checkpoint is only ever signed over integrated leaves; a proof from damaged tiles fails against it, in
 /// the client's hands, rather than being made to match).
-pub async fn inclusion(
-    services: &Services,
-    workspace_id: &str,
+pub fn inclusion<'a>(
+    services: &'a Services,
+    workspace_id: &'a str,
     index: i64,
     size: i64,
     signed: Option<Hash>,
-) -> Result<(Vec<Hash>, Hash), EvidenceError> {
-    let (m, n) = (index as u64, size as u64);
-    if let Some(root) = signed {
-        let mut tiles = tiles_for(services, workspace_id, |p| tlog::inclusion_proof(p, m, n)).await?;
-        return Ok((tlog::inclusion_proof(&mut tiles, m, n)?, root));
-    }
-    within(services, workspace_id, size).await?;
-    let mut tiles = tiles_for(services, workspace_id, |p| {
-        tlog::inclusion_proof(p, m, n)?;
-        tlog::root(p, n)
+) -> fiscus_store::Boxed<'a, Result<(Vec<Hash>, Hash), EvidenceError>> {
+    Box::pin(async move {
+        let (m, n) = (index as u64, size as u64);
+        if let Some(root) = signed {
+            let mut tiles = tiles_for(services, workspace_id, |p| tlog::inclusion_proof(p, m, n)).await?;
+            return Ok((tlog::inclusion_proof(&mut tiles, m, n)?, root));
+        }
+        within(services, workspace_id, size).await?;
+        let mut tiles = tiles_for(services, workspace_id, |p| {
+            tlog::inclusion_proof(p, m, n)?;
+            tlog::root(p, n)
+        })
+        .await?;
+        let proof = tlog::inclusion_proof(&mut tiles, m, n)?;
+        let root = tlog::root(&mut tiles, n)?;
+        Ok((proof, root))
     })
-    .await?;
-    let proof = tlog::inclusion_proof(&mut tiles, m, n)?;
-    let root = tlog::root(&mut tiles, n)?;
-    Ok((proof, root))
 }
 
+/// A consistency proof's hashes, the first tree's root and the second's.
+pub type Consistency = (Vec<Hash>, Hash, Hash);
+
+/// Many leaves' inclusion proofs (in the order asked) and the tree's root.
+pub type Inclusions = (Vec<Vec<Hash>>, Hash);
+
 /// The consistency proof from the tree of `first` leaves to the tree of `second`, and both roots.
-pub async fn consistency(
-    services: &Services,
-    workspace_id: &str,
+pub fn consistency<'a>(
+    services: &'a Services,
+    workspace_id: &'a str,
     first: i64,
     second: i64,
-) -> Result<(Vec<Hash>, Hash, Hash), EvidenceError> {
-    within(services, workspace_id, second).await?;
-    if first > second || first < 0 {
-        return Err(TreeError::Shrinks { first: first.max(0) as u64, second: second as u64 }.into());
-    }
-    let (m, n) = (first as u64, second as u64);
-    let mut tiles = tiles_for(services, workspace_id, |p| {
-        tlog::consistency_proof(p, m, n)?;
-        tlog::root(p, m)?;
-        tlog::root(p, n)
+) -> fiscus_store::Boxed<'a, Result<Consistency, EvidenceError>> {
+    Box::pin(async move {
+        within(services, workspace_id, second).await?;
+        if first > second || first < 0 {
+            return Err(TreeError::Shrinks { first: first.max(0) as u64, second: second as u64 }.into());
+        }
+        let (m, n) = (first as u64, second as u64);
+        let mut tiles = tiles_for(services, workspace_id, |p| {
+            tlog::consistency_proof(p, m, n)?;
+            tlog::root(p, m)?;
+            tlog::root(p, n)
+        })
+        .await?;
+        Ok((tlog::consistency_proof(&mut tiles, m, n)?, tlog::root(&mut tiles, m)?, tlog::root(&mut tiles, n)?))
     })
-    .await?;
-    Ok((tlog::consistency_proof(&mut tiles, m, n)?, tlog::root(&mut tiles, m)?, tlog::root(&mut tiles, n)?))
 }
 
 /// The latest leaf of a record below `size`.
-pub async fn leaf_of(
-    services: &Services,
-    workspace_id: &str,
-    record_id: &str,
-    kind: Option<&str>,
+pub fn leaf_of<'a>(
+    services: &'a Services,
+    workspace_id: &'a str,
+    record_id: &'a str,
+    kind: Option<&'a str>,
     size: i64,
-) -> Result<Option<StoredLeaf>, EvidenceError> {
-    let mut conn = services.store.read().await?;
-    let mut ev = services.store.evidence_read().await?;
-    Ok(store::find(&mut conn, &mut ev, workspace_id, record_id, kind, size).await?)
+) -> fiscus_store::Boxed<'a, Result<Option<StoredLeaf>, EvidenceError>> {
+    Box::pin(async move {
+        let mut conn = services.store.read().await?;
+        let mut ev = services.store.evidence_read().await?;
+        Ok(store::find(&mut conn, &mut ev, workspace_id, record_id, kind, size).await?)
+    })
 }
 
 /// The inclusion proofs of many leaves in the tree of `size` leaves, reading every tile they need in one
 /// query (a bundle's proofs share most of their tiles), and that tree's root.
-pub async fn inclusions(
-    services: &Services,
-    workspace_id: &str,
-    indices: &[i64],
+pub fn inclusions<'a>(
+    services: &'a Services,
+    workspace_id: &'a str,
+    indices: &'a [i64],
     size: i64,
-) -> Result<(Vec<Vec<Hash>>, Hash), EvidenceError> {
-    within(services, workspace_id, size).await?;
-    let n = size as u64;
-    let mut wanted: BTreeSet<(u8, u64)> = tiles::needed(&tlog::plan(|p| tlog::root(p, n))?).into_keys().collect();
-    for &m in indices {
-        wanted.extend(tiles::needed(&tlog::plan(|p| tlog::inclusion_proof(p, m as u64, n))?).into_keys());
-    }
-    let mut ev = services.store.evidence_read().await?;
-    let mut tiles = store::tiles(&mut ev, workspace_id, &wanted).await?;
-    drop(ev);
-    let proofs = indices.iter().map(|&m| tlog::inclusion_proof(&mut tiles, m as u64, n)).collect::<Result<_, _>>()?;
-    Ok((proofs, tlog::root(&mut tiles, n)?))
+) -> fiscus_store::Boxed<'a, Result<Inclusions, EvidenceError>> {
+    Box::pin(async move {
+        within(services, workspace_id, size).await?;
+        let n = size as u64;
+        let mut wanted: BTreeSet<(u8, u64)> = tiles::needed(&tlog::plan(|p| tlog::root(p, n))?).into_keys().collect();
+        for &m in indices {
+            wanted.extend(tiles::needed(&tlog::plan(|p| tlog::inclusion_proof(p, m as u64, n))?).into_keys());
+        }
+        let mut ev = services.store.evidence_read().await?;
+        let mut tiles = store::tiles(&mut ev, workspace_id, &wanted).await?;
+        drop(ev);
+        let proofs =
+            indices.iter().map(|&m| tlog::inclusion_proof(&mut tiles, m as u64, n)).collect::<Result<_, _>>()?;
+        Ok((proofs, tlog::root(&mut tiles, n)?))
+    })
 }
 
 /// One record of a bundle: what it is, its canonical bytes (whose SHA-256 is `record_hash`), and its leaf's
@@ -136,69 +151,71 @@ pub struct Bundle {
 /// inclusion proof against a checkpoint that covers them all (signed now if the latest does not). Seals are
 /// checked as the rows are read; a row whose current content has no leaf (written outside Fiscus) is
 /// refused as tampered, never bundled with a proof of something else.
-pub async fn bundle(
-    services: &Services,
-    workspace_id: &str,
-    subject: &fiscus_store::seals::SealedTable,
-    link: &str,
-    id: &str,
-) -> Result<Bundle, EvidenceError> {
-    let key = services.store.seal_key();
-    let mut conn = services.store.read().await?;
-    let rows = fiscus_store::sealed_tables::linked(&mut conn, key, workspace_id, subject, link, id).await?;
-    if !rows.iter().any(|(table, _)| *table == subject.table) {
-        return Err(StoreError::NotFound.into());
-    }
-    let events = fiscus_store::audit::events_about(&mut conn, workspace_id, id, 10_000).await?;
-    drop(conn);
-    let mut pending: Vec<(Leaf, String)> = Vec::with_capacity(rows.len() + events.len());
-    for (table, columns) in &rows {
-        let (content, record_hash) = tlog::row_content(columns);
-        let id = columns.first().map(|(_, v)| match v {
-            fiscus_domain::integrity::Stored::Text(t) => t.clone(),
-            other => format!("{other:?}"),
-        });
-        pending.push((Leaf { kind: table.to_string(), id: id.unwrap_or_default(), record_hash }, content));
-    }
-    for e in &events {
-        let content = fiscus_domain::jcs::canonicalize(&e.event.payload())
-            .map_err(|err| StoreError::Corrupt(format!("audit event {}: {err}", e.event.seq)))?;
-        pending.push((Leaf::audit_event(e.event.seq, &e.hash), content));
-    }
-    let checkpoint = checkpoint_now(services, workspace_id).await?.ok_or(StoreError::NotFound)?;
-    let size = checkpoint.tree_size;
-    let ids: Vec<&str> = pending.iter().map(|(l, _)| l.id.as_str()).collect();
-    let mut conn = services.store.read().await?;
-    let mut ev = services.store.evidence_read().await?;
-    let leaves = store::find_many(&mut conn, &mut ev, workspace_id, &ids, size).await?;
-    drop((conn, ev));
-    let mut indices = Vec::with_capacity(pending.len());
-    for (leaf, _) in &pending {
-        let found = leaves
-            .get(&leaf.id)
-            .and_then(|ls| ls.iter().rev().find(|l| l.leaf.kind == leaf.kind))
-            .filter(|l| l.leaf.record_hash == leaf.record_hash)
-            .ok_or_else(|| {
-                StoreError::Tampered(format!("{} {} is not in its log as it is stored", leaf.kind, leaf.id))
-            })?;
-        indices.push(found.index);
-    }
-    let (proofs, root) = inclusions(services, workspace_id, &indices, size).await?;
-    if root != checkpoint.root {
-        return Err(StoreError::Tampered(format!("the log's tiles do not give checkpoint {size}'s root")).into());
-    }
-    let records = pending
-        .into_iter()
-        .zip(indices)
-        .zip(proofs)
-        .map(|(((leaf, content), leaf_index), proof)| BundledRecord {
-            kind: leaf.kind,
-            id: leaf.id,
-            content,
-            record_hash: leaf.record_hash,
-            leaf_index,
-            proof,
-        })
-        .collect();
-    Ok(Bundle { checkpoint, records })
+pub fn bundle<'a>(
+    services: &'a Services,
+    workspace_id: &'a str,
+    subject: &'a fiscus_store::seals::SealedTable,
+    link: &'a str,
+    id: &'a str,
+) -> fiscus_store::Boxed<'a, Result<Bundle, EvidenceError>> {
+    Box::pin(async move {
+        let key = services.store.seal_key();
+        let mut conn = services.store.read().await?;
+        let rows = fiscus_store::sealed_tables::linked(&mut conn, key, workspace_id, subject, link, id).await?;
+        if !rows.iter().any(|(table, _)| *table == subject.table) {
+            return Err(StoreError::NotFound.into());
+        }
+        let events = fiscus_store::audit::events_about(&mut conn, workspace_id, id, 10_000).await?;
+        drop(conn);
+        let mut pending: Vec<(Leaf, String)> = Vec::with_capacity(rows.len() + events.len());
+        for (table, columns) in &rows {
+            let (content, record_hash) = tlog::row_content(columns);
+            let id = columns.first().map(|(_, v)| match v {
+                fiscus_domain::integrity::Stored::Text(t) => t.clone(),
+                other => format!("{other:?}"),
+            });
+            pending.push((Leaf { kind: table.to_string(), id: id.unwrap_or_default(), record_hash }, content));
+        }
+        for e in &events {
+            let content = fiscus_domain::jcs::canonicalize(&e.event.payload())
+                .map_err(|err| StoreError::Corrupt(format!("audit event {}: {err}", e.event.seq)))?;
+            pending.push((Leaf::audit_event(e.event.seq, &e.hash), content));
+        }
+        let checkpoint = checkpoint_now(services, workspace_id).await?.ok_or(StoreError::NotFound)?;
+        let size = checkpoint.tree_size;
+        let ids: Vec<&str> = pending.iter().map(|(l, _)| l.id.as_str()).collect();
+        let mut conn = services.store.read().await?;
+        let mut ev = services.store.evidence_read().await?;
+        let leaves = store::find_many(&mut conn, &mut ev, workspace_id, &ids, size).await?;
+        drop((conn, ev));
+        let mut indices = Vec::with_capacity(pending.len());
+        for (leaf, _) in &pending {
+            let found = leaves
+                .get(&leaf.id)
+                .and_then(|ls| ls.iter().rev().find(|l| l.leaf.kind == leaf.kind))
+                .filter(|l| l.leaf.record_hash == leaf.record_hash)
+                .ok_or_else(|| {
+                    StoreError::Tampered(format!("{} {} is not in its log as it is stored", leaf.kind, leaf.id))
+                })?;
+            indices.push(found.index);
+        }
+        let (proofs, root) = inclusions(services, workspace_id, &indices, size).await?;
+        if root != checkpoint.root {
+            return Err(StoreError::Tampered(format!("the log's tiles do not give checkpoint {size}'s root")).into());
+        }
+        let records = pending
+            .into_iter()
+            .zip(indices)
+            .zip(proofs)
+            .map(|(((leaf, content), leaf_index), proof)| BundledRecord {
+                kind: leaf.kind,
+                id: leaf.id,
+                content,
+                record_hash: leaf.record_hash,
+                leaf_index,
+                proof,
+            })
+            .collect();
+        Ok(Bundle { checkpoint, records })
+    })
 }

@@ -22,78 +22,84 @@ pub struct LogReport {
 /// integrated tree's; and every kept checkpoint is signed by this deployment's key for this log. It cannot
 /// see a rewrite the key holder made consistently (leaves, tiles and checkpoints together): only a checkpoint
 /// kept outside can (`fiscus_domain::tlog::offline`).
-pub async fn verify_log(services: &Services, workspace_id: &str) -> Result<LogReport, EvidenceError> {
-    let mut report = LogReport::default();
-    let mut conn = services.store.read().await?;
-    let mut ev = services.store.evidence_read().await?;
-    let (records, unlogged) = fiscus_store::sealed_tables::unlogged(&mut conn, &mut ev, workspace_id).await?;
-    report.records = records;
-    for u in unlogged {
-        report.failures.push(format!("{} {}: not in the log as it is stored", u.kind, u.id));
-    }
-    let mut checkpoints = Vec::new();
-    let mut before = None;
-    loop {
-        let page = store::checkpoints(&mut ev, workspace_id, before, 1000).await?;
-        let Some(last) = page.last() else { break };
-        before = Some(last.tree_size);
-        checkpoints.extend(page);
-    }
-    checkpoints.reverse();
-    report.checkpoints = checkpoints.len();
-    let verifier = verifier(services);
-    let origin = origin(services, workspace_id);
-    for c in &checkpoints {
-        match fiscus_domain::tlog::note::open_checkpoint(&verifier, &c.note) {
-            Ok(signed) if signed.origin == origin && signed.size == c.tree_size as u64 && signed.root == c.root => {}
-            Ok(_) => {
-                report.failures.push(format!("checkpoint {}: its note says another size, root or log", c.tree_size))
-            }
-            Err(e) => report.failures.push(format!("checkpoint {}: {e}", c.tree_size)),
+pub fn verify_log<'a>(
+    services: &'a Services,
+    workspace_id: &'a str,
+) -> fiscus_store::Boxed<'a, Result<LogReport, EvidenceError>> {
+    Box::pin(async move {
+        let mut report = LogReport::default();
+        let mut conn = services.store.read().await?;
+        let mut ev = services.store.evidence_read().await?;
+        let (records, unlogged) = fiscus_store::sealed_tables::unlogged(&mut conn, &mut ev, workspace_id).await?;
+        report.records = records;
+        for u in unlogged {
+            report.failures.push(format!("{} {}: not in the log as it is stored", u.kind, u.id));
         }
-    }
-    let tree = store::tree(&mut ev, workspace_id).await?;
-    let mut due: Vec<(i64, Hash, String)> =
-        checkpoints.iter().map(|c| (c.tree_size, c.root, format!("checkpoint {}", c.tree_size))).collect();
-    due.push((tree.size, tree.root, format!("the integrated tree ({})", tree.size)));
-    due.sort_by_key(|(size, _, _)| *size);
-    let mut tiles = Tiles::default();
-    let mut size = 0i64;
-    let mut due = due.into_iter().peekable();
-    loop {
-        while let Some((at, root, what)) = due.next_if(|(at, _, _)| *at == size) {
-            if tlog::root(&mut tiles, at as u64)? != root {
-                report.failures.push(format!(
-                    "{what}: the leaves no longer give its root (a leaf was changed or removed after it was signed)"
-                ));
+        let mut checkpoints = Vec::new();
+        let mut before = None;
+        loop {
+            let page = store::checkpoints(&mut ev, workspace_id, before, 1000).await?;
+            let Some(last) = page.last() else { break };
+            before = Some(last.tree_size);
+            checkpoints.extend(page);
+        }
+        checkpoints.reverse();
+        report.checkpoints = checkpoints.len();
+        let verifier = verifier(services);
+        let origin = origin(services, workspace_id);
+        for c in &checkpoints {
+            match fiscus_domain::tlog::note::open_checkpoint(&verifier, &c.note) {
+                Ok(signed) if signed.origin == origin && signed.size == c.tree_size as u64 && signed.root == c.root => {
+                }
+                Ok(_) => {
+                    report.failures.push(format!("checkpoint {}: its note says another size, root or log", c.tree_size))
+                }
+                Err(e) => report.failures.push(format!("checkpoint {}: {e}", c.tree_size)),
             }
         }
-        let Some((next, _, _)) = due.peek() else { break };
-        // Hashed up to the next size to check, never past it.
-        let page = store::leaves(&mut conn, workspace_id, size, BATCH.min(next - size)).await?;
-        if page.is_empty() || page[0].index != size {
-            for (_, _, what) in due {
-                report.failures.push(format!("{what}: leaves from {size} are missing"));
-            }
-            break;
-        }
-        let contiguous = page.iter().enumerate().take_while(|(i, l)| l.index == size + *i as i64).count();
-        // The index by record (what proofs and bundles look leaves up in) says what the leaves say.
-        let indexed = contiguous.min((tree.size - size).max(0) as usize);
-        if indexed > 0 {
-            let index = store::indexed(&mut ev, workspace_id, size, indexed as i64).await?;
-            for (i, leaf) in page[..indexed].iter().enumerate() {
-                if index.get(i) != Some(leaf) {
-                    report
-                        .failures
-                        .push(format!("leaf {}: the index by record does not say what the log says", leaf.index));
+        let tree = store::tree(&mut ev, workspace_id).await?;
+        let mut due: Vec<(i64, Hash, String)> =
+            checkpoints.iter().map(|c| (c.tree_size, c.root, format!("checkpoint {}", c.tree_size))).collect();
+        due.push((tree.size, tree.root, format!("the integrated tree ({})", tree.size)));
+        due.sort_by_key(|(size, _, _)| *size);
+        let mut tiles = Tiles::default();
+        let mut size = 0i64;
+        let mut due = due.into_iter().peekable();
+        loop {
+            while let Some((at, root, what)) = due.next_if(|(at, _, _)| *at == size) {
+                if tlog::root(&mut tiles, at as u64)? != root {
+                    report.failures.push(format!(
+                        "{what}: the leaves no longer give its root (a leaf was changed or removed after it was signed)"
+                    ));
                 }
             }
+            let Some((next, _, _)) = due.peek() else { break };
+            // Hashed up to the next size to check, never past it.
+            let page = store::leaves(&mut conn, workspace_id, size, BATCH.min(next - size)).await?;
+            if page.is_empty() || page[0].index != size {
+                for (_, _, what) in due {
+                    report.failures.push(format!("{what}: leaves from {size} are missing"));
+                }
+                break;
+            }
+            let contiguous = page.iter().enumerate().take_while(|(i, l)| l.index == size + *i as i64).count();
+            // The index by record (what proofs and bundles look leaves up in) says what the leaves say.
+            let indexed = contiguous.min((tree.size - size).max(0) as usize);
+            if indexed > 0 {
+                let index = store::indexed(&mut ev, workspace_id, size, indexed as i64).await?;
+                for (i, leaf) in page[..indexed].iter().enumerate() {
+                    if index.get(i) != Some(leaf) {
+                        report
+                            .failures
+                            .push(format!("leaf {}: the index by record does not say what the log says", leaf.index));
+                    }
+                }
+            }
+            let hashes: Vec<Hash> = page[..contiguous].iter().map(|l| l.leaf.hash()).collect();
+            tiles.append(size as u64, &hashes)?;
+            size += contiguous as i64;
         }
-        let hashes: Vec<Hash> = page[..contiguous].iter().map(|l| l.leaf.hash()).collect();
-        tiles.append(size as u64, &hashes)?;
-        size += contiguous as i64;
-    }
-    report.leaves = store::size(&mut conn, workspace_id).await?;
-    Ok(report)
+        report.leaves = store::size(&mut conn, workspace_id).await?;
+        Ok(report)
+    })
 }

@@ -58,44 +58,46 @@ pub struct Recorded {
 }
 
 /// Records `change` in `tx`: transition, history, outbox event and audit event.
-pub async fn record(
-    tx: &mut WriteTx,
-    tenant: &Tenant,
-    caller: &Caller,
-    change: ActionChange<'_>,
-) -> Result<Recorded, Failure> {
-    let now = now_micros();
-    let detail = change.detail;
-    let data = EventData::Action(ActionEventData {
-        action_id: change.action_id.to_string(),
-        from_state: change.from,
-        to_state: change.to,
-        envelope_hash: change.envelope_hash.to_string(),
-        detail: detail.clone(),
-    });
-    let audit_details = json!({ "from_state": change.from, "to_state": change.to, "detail": detail });
-    let subject = Subject { id: change.action_id, owner: change.owner };
-    let event = announce(tx, tenant, caller, change.event, subject, data, audit_details, now).await?;
-    if let Some(from) = change.from
-        && from != change.to
-    {
-        fiscus_store::actions::transition(tx, tenant, change.action_id, from, change.to, now).await?;
-    }
-    fiscus_store::actions::record_history(
-        tx,
-        tenant,
-        change.action_id,
-        &HistoryEntry {
+pub fn record<'a>(
+    tx: &'a mut WriteTx,
+    tenant: &'a Tenant,
+    caller: &'a Caller,
+    change: ActionChange<'a>,
+) -> fiscus_store::Boxed<'a, Result<Recorded, Failure>> {
+    Box::pin(async move {
+        let now = now_micros();
+        let detail = change.detail;
+        let data = EventData::Action(ActionEventData {
+            action_id: change.action_id.to_string(),
             from_state: change.from,
             to_state: change.to,
-            event: change.event,
-            actor: caller.actor.clone(),
-            detail,
-            created_at: now,
-        },
-    )
-    .await?;
-    Ok(Recorded { event, at: now })
+            envelope_hash: change.envelope_hash.to_string(),
+            detail: detail.clone(),
+        });
+        let audit_details = json!({ "from_state": change.from, "to_state": change.to, "detail": detail });
+        let subject = Subject { id: change.action_id, owner: change.owner };
+        let event = announce(tx, tenant, caller, change.event, subject, data, audit_details, now).await?;
+        if let Some(from) = change.from
+            && from != change.to
+        {
+            fiscus_store::actions::transition(tx, tenant, change.action_id, from, change.to, now).await?;
+        }
+        fiscus_store::actions::record_history(
+            tx,
+            tenant,
+            change.action_id,
+            &HistoryEntry {
+                from_state: change.from,
+                to_state: change.to,
+                event: change.event,
+                actor: caller.actor.clone(),
+                detail,
+                created_at: now,
+            },
+        )
+        .await?;
+        Ok(Recorded { event, at: now })
+    })
 }
 
 /// [`record`] of many changes in `tx`, written in a few multi-row statements: each change's audit event
@@ -103,88 +105,90 @@ pub async fn record(
 /// change starts from to the state its last change ends in, guarded on that first state (an action moved
 /// meanwhile fails the whole write). For bulk work (a bank statement's thousands of entries), where
 /// [`record`]'s round trips per change would be most of the time.
-pub async fn record_many(
-    tx: &mut WriteTx,
-    tenant: &Tenant,
-    caller: &Caller,
-    changes: &[ActionChange<'_>],
-) -> Result<(), Failure> {
-    let now = now_micros();
-    let mut events = Vec::with_capacity(changes.len());
-    let mut history = Vec::with_capacity(changes.len());
-    // Each action's first `from` and last `to`, in the order actions first appear.
-    let mut moves: Vec<(&str, ControlState, ControlState)> = Vec::new();
-    let mut position: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for change in changes {
-        let event = Event {
-            id: fiscus_domain::ids::new_id("evt"),
-            event_type: change.event,
-            created_at: rfc3339(now),
-            workspace_id: tenant.workspace_id.clone(),
-            environment: tenant.environment,
-            actor: caller.actor.clone(),
-            data: EventData::Action(ActionEventData {
-                action_id: change.action_id.to_string(),
-                from_state: change.from,
-                to_state: change.to,
-                envelope_hash: change.envelope_hash.to_string(),
-                detail: change.detail.clone(),
-            }),
-        };
-        let entry = AuditEntry {
-            workspace_id: &tenant.workspace_id,
-            environment: Some(tenant.environment),
-            action: change.event.into(),
-            subject: Some(change.action_id),
-            details: json!({ "from_state": change.from, "to_state": change.to, "detail": change.detail,
-                             "event_id": event.id }),
-            occurred_at: now,
-        };
-        audit(tx, caller, &entry).await?;
-        events.push((event, change.action_id, change.owner));
-        history.push((
-            change.action_id,
-            HistoryEntry {
-                from_state: change.from,
-                to_state: change.to,
-                event: change.event,
+pub fn record_many<'a>(
+    tx: &'a mut WriteTx,
+    tenant: &'a Tenant,
+    caller: &'a Caller,
+    changes: &'a [ActionChange<'a>],
+) -> fiscus_store::Boxed<'a, Result<(), Failure>> {
+    Box::pin(async move {
+        let now = now_micros();
+        let mut events = Vec::with_capacity(changes.len());
+        let mut history = Vec::with_capacity(changes.len());
+        // Each action's first `from` and last `to`, in the order actions first appear.
+        let mut moves: Vec<(&str, ControlState, ControlState)> = Vec::new();
+        let mut position: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for change in changes {
+            let event = Event {
+                id: fiscus_domain::ids::new_id("evt"),
+                event_type: change.event,
+                created_at: rfc3339(now),
+                workspace_id: tenant.workspace_id.clone(),
+                environment: tenant.environment,
                 actor: caller.actor.clone(),
-                detail: change.detail.clone(),
-                created_at: now,
-            },
-        ));
-        if let Some(from) = change.from {
-            match position.get(change.action_id) {
-                Some(&i) => moves[i].2 = change.to,
-                None => {
-                    position.insert(change.action_id, moves.len());
-                    moves.push((change.action_id, from, change.to));
+                data: EventData::Action(ActionEventData {
+                    action_id: change.action_id.to_string(),
+                    from_state: change.from,
+                    to_state: change.to,
+                    envelope_hash: change.envelope_hash.to_string(),
+                    detail: change.detail.clone(),
+                }),
+            };
+            let entry = AuditEntry {
+                workspace_id: &tenant.workspace_id,
+                environment: Some(tenant.environment),
+                action: change.event.into(),
+                subject: Some(change.action_id),
+                details: json!({ "from_state": change.from, "to_state": change.to, "detail": change.detail,
+                             "event_id": event.id }),
+                occurred_at: now,
+            };
+            audit(tx, caller, &entry).await?;
+            events.push((event, change.action_id, change.owner));
+            history.push((
+                change.action_id,
+                HistoryEntry {
+                    from_state: change.from,
+                    to_state: change.to,
+                    event: change.event,
+                    actor: caller.actor.clone(),
+                    detail: change.detail.clone(),
+                    created_at: now,
+                },
+            ));
+            if let Some(from) = change.from {
+                match position.get(change.action_id) {
+                    Some(&i) => moves[i].2 = change.to,
+                    None => {
+                        position.insert(change.action_id, moves.len());
+                        moves.push((change.action_id, from, change.to));
+                    }
                 }
             }
         }
-    }
-    let mut groups: Vec<((ControlState, ControlState), Vec<&str>)> = Vec::new();
-    for (id, from, to) in moves.into_iter().filter(|(_, from, to)| from != to) {
-        match groups.iter_mut().find(|(k, _)| *k == (from, to)) {
-            Some((_, ids)) => ids.push(id),
-            None => groups.push(((from, to), vec![id])),
+        let mut groups: Vec<((ControlState, ControlState), Vec<&str>)> = Vec::new();
+        for (id, from, to) in moves.into_iter().filter(|(_, from, to)| from != to) {
+            match groups.iter_mut().find(|(k, _)| *k == (from, to)) {
+                Some((_, ids)) => ids.push(id),
+                None => groups.push(((from, to), vec![id])),
+            }
         }
-    }
-    for ((from, to), ids) in &groups {
-        fiscus_store::actions::transition_many(tx, tenant, ids, *from, *to, now).await?;
-    }
-    let enqueued: Vec<fiscus_store::outbox::Enqueued<'_>> = events
-        .iter()
-        .map(|(event, subject_id, owner)| fiscus_store::outbox::Enqueued {
-            event,
-            subject_id,
-            owner: *owner,
-            created_at: now,
-        })
-        .collect();
-    fiscus_store::outbox::enqueue_many(tx, &enqueued).await?;
-    fiscus_store::actions::record_history_many(tx, tenant, &history).await?;
-    Ok(())
+        for ((from, to), ids) in &groups {
+            fiscus_store::actions::transition_many(tx, tenant, ids, *from, *to, now).await?;
+        }
+        let enqueued: Vec<fiscus_store::outbox::Enqueued<'_>> = events
+            .iter()
+            .map(|(event, subject_id, owner)| fiscus_store::outbox::Enqueued {
+                event,
+                subject_id,
+                owner: *owner,
+                created_at: now,
+            })
+            .collect();
+        fiscus_store::outbox::enqueue_many(tx, &enqueued).await?;
+        fiscus_store::actions::record_history_many(tx, tenant, &history).await?;
+        Ok(())
+    })
 }
 
 /// A change of one workflow run.
@@ -204,26 +208,28 @@ pub struct WorkflowChange<'a> {
 
 /// Records a workflow run's event in `tx`: the outbox event in the one envelope and its audit event. The
 /// run's own state and history are written by the runtime in the same transaction (`workflows::`).
-pub async fn record_workflow(
-    tx: &mut WriteTx,
-    tenant: &Tenant,
-    caller: &Caller,
-    change: WorkflowChange<'_>,
-) -> Result<Recorded, Failure> {
-    let now = now_micros();
-    let data = EventData::Workflow(WorkflowEventData {
-        run_id: change.run_id.to_string(),
-        workflow_id: change.workflow_id.to_string(),
-        version_id: change.version_id.to_string(),
-        from_state: change.from,
-        to_state: change.to,
-        definition_hash: change.definition_hash.to_string(),
-        detail: change.detail.clone(),
-    });
-    let audit_details = json!({ "from_state": change.from, "to_state": change.to, "detail": change.detail });
-    let subject = Subject { id: change.run_id, owner: change.owner };
-    let event = announce(tx, tenant, caller, change.event, subject, data, audit_details, now).await?;
-    Ok(Recorded { event, at: now })
+pub fn record_workflow<'a>(
+    tx: &'a mut WriteTx,
+    tenant: &'a Tenant,
+    caller: &'a Caller,
+    change: WorkflowChange<'a>,
+) -> fiscus_store::Boxed<'a, Result<Recorded, Failure>> {
+    Box::pin(async move {
+        let now = now_micros();
+        let data = EventData::Workflow(WorkflowEventData {
+            run_id: change.run_id.to_string(),
+            workflow_id: change.workflow_id.to_string(),
+            version_id: change.version_id.to_string(),
+            from_state: change.from,
+            to_state: change.to,
+            definition_hash: change.definition_hash.to_string(),
+            detail: change.detail.clone(),
+        });
+        let audit_details = json!({ "from_state": change.from, "to_state": change.to, "detail": change.detail });
+        let subject = Subject { id: change.run_id, owner: change.owner };
+        let event = announce(tx, tenant, caller, change.event, subject, data, audit_details, now).await?;
+        Ok(Recorded { event, at: now })
+    })
 }
 
 /// What an event is about: the object's id, and the application it belongs to (webhook endpoints of other
@@ -308,9 +314,15 @@ impl<'a> AuditEntry<'a> {
 
 /// Appends an audit event to the workspace's chain inside `tx`, with the caller's actor, request and
 /// credential. With [`audit_appended`], the only way into the audit log.
-pub async fn audit(tx: &mut WriteTx, caller: &Caller, entry: &AuditEntry<'_>) -> Result<(), StoreError> {
-    fiscus_store::audit::append(tx, entry.workspace_id, audit_event(caller, entry)).await?;
-    Ok(())
+pub fn audit<'a>(
+    tx: &'a mut WriteTx,
+    caller: &'a Caller,
+    entry: &'a AuditEntry<'a>,
+) -> fiscus_store::Boxed<'a, Result<(), StoreError>> {
+    Box::pin(async move {
+        fiscus_store::audit::append(tx, entry.workspace_id, audit_event(caller, entry)).await?;
+        Ok(())
+    })
 }
 
 /// As [`audit`], for a write handed to the store as appends (see `fiscus_store::appends`): the event is

@@ -40,13 +40,20 @@ pub struct Imported {
 }
 
 /// Imports one message for `tenant`, in its own transaction.
-pub async fn import(services: &Services, tenant: &Tenant, caller: &Caller, xml: &str) -> Result<Imported, Failure> {
-    let mut tx = services.store.begin().await?;
-    let imported = import_in(&mut tx, services.book.as_ref(), tenant, caller, xml).await?;
-    if !imported.duplicate {
-        tx.commit().await?;
-    }
-    Ok(imported)
+pub fn import<'a>(
+    services: &'a Services,
+    tenant: &'a Tenant,
+    caller: &'a Caller,
+    xml: &'a str,
+) -> fiscus_store::Boxed<'a, Result<Imported, Failure>> {
+    Box::pin(async move {
+        let mut tx = services.store.begin().await?;
+        let imported = import_in(&mut tx, services.book.as_ref(), tenant, caller, xml).await?;
+        if !imported.duplicate {
+            tx.commit().await?;
+        }
+        Ok(imported)
+    })
 }
 
 /// Imports one message for `tenant` in `tx` (committed by the caller unless the answer is a duplicate,

@@ -99,102 +99,110 @@ fn line_error(line: usize, failure: Failure) -> ImportError {
     }
 }
 
-pub async fn import_counterparties(
-    store: &Store,
-    tenant: &Tenant,
-    caller: &Caller,
-    csv: &[u8],
-) -> Result<Imported, ImportError> {
-    let rows = records(csv, &["name", "reference"])?;
-    let mut tx = store.begin().await?;
-    let key = tx.seal_key().clone();
-    let mut done = Imported { created: 0, present: 0 };
-    for (line, mut f) in rows {
-        let Some(reference) = f.remove("reference") else {
-            return Err(ImportError::Line { line, field: "reference".into(), message: "required in a file".into() });
-        };
-        if store::counterparty_by_reference(tx.conn(), &key, tenant, &reference).await?.is_some() {
-            done.present += 1;
-            continue;
+pub fn import_counterparties<'a>(
+    store: &'a Store,
+    tenant: &'a Tenant,
+    caller: &'a Caller,
+    csv: &'a [u8],
+) -> fiscus_store::Boxed<'a, Result<Imported, ImportError>> {
+    Box::pin(async move {
+        let rows = records(csv, &["name", "reference"])?;
+        let mut tx = store.begin().await?;
+        let key = tx.seal_key().clone();
+        let mut done = Imported { created: 0, present: 0 };
+        for (line, mut f) in rows {
+            let Some(reference) = f.remove("reference") else {
+                return Err(ImportError::Line {
+                    line,
+                    field: "reference".into(),
+                    message: "required in a file".into(),
+                });
+            };
+            if store::counterparty_by_reference(tx.conn(), &key, tenant, &reference).await?.is_some() {
+                done.present += 1;
+                continue;
+            }
+            let new = NewCounterparty { name: f.remove("name").unwrap_or_default(), reference: Some(reference) };
+            create_counterparty(&mut tx, tenant, caller, new).await.map_err(|e| line_error(line, e))?;
+            done.created += 1;
         }
-        let new = NewCounterparty { name: f.remove("name").unwrap_or_default(), reference: Some(reference) };
-        create_counterparty(&mut tx, tenant, caller, new).await.map_err(|e| line_error(line, e))?;
-        done.created += 1;
-    }
-    tx.commit().await?;
-    Ok(done)
+        tx.commit().await?;
+        Ok(done)
+    })
 }
 
-pub async fn import_bank_accounts(
-    store: &Store,
-    tenant: &Tenant,
-    caller: &Caller,
-    csv: &[u8],
-) -> Result<Imported, ImportError> {
-    let rows = records(csv, &["currency", "holder_name"])?;
-    let mut tx = store.begin().await?;
-    let key = tx.seal_key().clone();
-    let mut done = Imported { created: 0, present: 0 };
-    for (line, mut f) in rows {
-        let counterparty_id = match f.remove("counterparty_reference") {
-            None => None,
-            Some(reference) => match store::counterparty_by_reference(tx.conn(), &key, tenant, &reference).await? {
-                Some(c) => Some(c.id),
-                None => {
-                    return Err(ImportError::Line {
-                        line,
-                        field: "counterparty_reference".into(),
-                        message: format!("no counterparty {reference}: import the counterparties first"),
-                    });
-                }
-            },
-        };
-        let code = f.remove("currency").unwrap_or_default();
-        let Some(currency) = Currency::parse(&code) else {
-            return Err(ImportError::Line {
-                line,
-                field: "currency".into(),
-                message: format!("{code:?} is not an ISO 4217 code"),
+pub fn import_bank_accounts<'a>(
+    store: &'a Store,
+    tenant: &'a Tenant,
+    caller: &'a Caller,
+    csv: &'a [u8],
+) -> fiscus_store::Boxed<'a, Result<Imported, ImportError>> {
+    Box::pin(async move {
+        let rows = records(csv, &["currency", "holder_name"])?;
+        let mut tx = store.begin().await?;
+        let key = tx.seal_key().clone();
+        let mut done = Imported { created: 0, present: 0 };
+        for (line, mut f) in rows {
+            let counterparty_id = match f.remove("counterparty_reference") {
+                None => None,
+                Some(reference) => match store::counterparty_by_reference(tx.conn(), &key, tenant, &reference).await? {
+                    Some(c) => Some(c.id),
+                    None => {
+                        return Err(ImportError::Line {
+                            line,
+                            field: "counterparty_reference".into(),
+                            message: format!("no counterparty {reference}: import the counterparties first"),
+                        });
+                    }
+                },
+            };
+            let code = f.remove("currency").unwrap_or_default();
+            let Some(currency) = Currency::parse(&code) else {
+                return Err(ImportError::Line {
+                    line,
+                    field: "currency".into(),
+                    message: format!("{code:?} is not an ISO 4217 code"),
+                });
+            };
+            let address = f.remove("town").map(|town| ProposedAddress {
+                street: f.remove("street"),
+                building: f.remove("building"),
+                postcode: f.remove("postcode"),
+                town,
+                country: f.remove("country").unwrap_or_default(),
             });
-        };
-        let address = f.remove("town").map(|town| ProposedAddress {
-            street: f.remove("street"),
-            building: f.remove("building"),
-            postcode: f.remove("postcode"),
-            town,
-            country: f.remove("country").unwrap_or_default(),
-        });
-        let details = ProposedDetails {
-            owner: if counterparty_id.is_some() { Owner::Counterparty } else { Owner::Own },
-            counterparty_id,
-            currency,
-            holder_name: f.remove("holder_name").unwrap_or_default(),
-            iban: f.remove("iban"),
-            local_number: f.remove("local_number"),
-            local_scheme: f.remove("local_scheme"),
-            bic: f.remove("bic"),
-            clearing_system: f.remove("clearing_system"),
-            clearing_member: f.remove("clearing_member"),
-            address,
-        };
-        let wanted =
-            details.clone().into_version("", 0).map_err(|errors| line_error(line, Failure::Invalid(errors)))?;
-        let existing = match &details.counterparty_id {
-            Some(cp) => store::versions_of_counterparty(tx.conn(), &key, tenant, cp).await?,
-            None => store::versions_of_own(tx.conn(), &key, tenant).await?,
-        };
-        let same = |n: &AccountNumber| *n == wanted.number;
-        let rejected = |v: &store::Version| v.state == fiscus_domain::bank_accounts::VersionState::Rejected;
-        if existing
-            .iter()
-            .any(|v| !rejected(v) && v.record.body.currency == wanted.currency && same(&v.record.body.number))
-        {
-            done.present += 1;
-            continue;
+            let details = ProposedDetails {
+                owner: if counterparty_id.is_some() { Owner::Counterparty } else { Owner::Own },
+                counterparty_id,
+                currency,
+                holder_name: f.remove("holder_name").unwrap_or_default(),
+                iban: f.remove("iban"),
+                local_number: f.remove("local_number"),
+                local_scheme: f.remove("local_scheme"),
+                bic: f.remove("bic"),
+                clearing_system: f.remove("clearing_system"),
+                clearing_member: f.remove("clearing_member"),
+                address,
+            };
+            let wanted =
+                details.clone().into_version("", 0).map_err(|errors| line_error(line, Failure::Invalid(errors)))?;
+            let existing = match &details.counterparty_id {
+                Some(cp) => store::versions_of_counterparty(tx.conn(), &key, tenant, cp).await?,
+                None => store::versions_of_own(tx.conn(), &key, tenant).await?,
+            };
+            let same = |n: &AccountNumber| *n == wanted.number;
+            let rejected = |v: &store::Version| v.state == fiscus_domain::bank_accounts::VersionState::Rejected;
+            if existing
+                .iter()
+                .any(|v| !rejected(v) && v.record.body.currency == wanted.currency && same(&v.record.body.number))
+            {
+                done.present += 1;
+                continue;
+            }
+            propose(&mut tx, tenant, caller, None, details).await.map_err(|e| line_error(line, e))?;
+            done.created += 1;
         }
-        propose(&mut tx, tenant, caller, None, details).await.map_err(|e| line_error(line, e))?;
-        done.created += 1;
-    }
-    tx.commit().await?;
-    Ok(done)
+        tx.commit().await?;
+        Ok(done)
+    })
 }

@@ -33,72 +33,74 @@ pub enum Execution {
     Refused(Vec<FailedGate>),
 }
 
-pub async fn execute(
-    tx: &mut WriteTx,
-    settings: &Settings,
-    tenant: &Tenant,
-    caller: &Caller,
-    action_id: &str,
-    authority: Option<&MachineAuthority>,
-) -> Result<Execution, Failure> {
-    let now = now_micros();
-    let loaded = Loaded::for_decision(tx, tenant, action_id).await?;
-    caller.may_act_on(loaded.action.envelope.kind)?;
-    loaded.verify_sealed(tx, tenant).await?;
-    let workspace = fiscus_store::workspaces::get(tx.conn(), &tenant.workspace_id).await?;
-    let action = &loaded.action;
-    let mode = action.envelope.execution_mode;
-    // A state no execution starts from is the action's state, not a gate: 409 `action_state_conflict`, before
-    // any evidence is read (so no nonce is spent). Gates failing on an action that could execute stay 422.
-    if !execution_can_start(mode, action.state) {
-        let state = action.state.as_str();
-        return Err(Failure::Refused {
-            code: ErrorCode::ActionStateConflict,
-            detail: format!("the action is {state}; an execution starts only from an approved action"),
-            members: vec![("state", serde_json::json!(state))],
-        });
-    }
-    let delegated = match mode {
-        ExecutionMode::MachineDelegated => Some(delegated_facts(tx, tenant, &loaded, authority, now).await?),
-        ExecutionMode::HumanApproved => None,
-    };
-    let failed = evaluate_gates(&loaded, tenant, settings, workspace.production_access(), delegated.as_ref());
-    if !failed.is_empty() {
-        return Ok(Execution::Refused(failed));
-    }
-    let event = match mode {
-        ExecutionMode::HumanApproved => Event::ExecutionAccepted,
-        ExecutionMode::MachineDelegated => Event::DelegatedExecutionAccepted,
-    };
-    let next = action.state.on(event).map_err(|e| Failure::internal(e.to_string()))?;
-    record(
-        tx,
-        tenant,
-        caller,
-        ActionChange::of(
-            action,
-            next,
-            EventType::ActionExecuted,
-            json!({
-                "check_set_hash": loaded.check_set_hash, "connector": action.envelope.connector,
-                "execution_mode": mode.as_str(),
-            }),
-        ),
-    )
-    .await?;
-    if let Some(r) = delegated.and_then(|d| d.reservation) {
-        fiscus_store::delegations::reserve(
+pub fn execute<'a>(
+    tx: &'a mut WriteTx,
+    settings: &'a Settings,
+    tenant: &'a Tenant,
+    caller: &'a Caller,
+    action_id: &'a str,
+    authority: Option<&'a MachineAuthority>,
+) -> fiscus_store::Boxed<'a, Result<Execution, Failure>> {
+    Box::pin(async move {
+        let now = now_micros();
+        let loaded = Loaded::for_decision(tx, tenant, action_id).await?;
+        caller.may_act_on(loaded.action.envelope.kind)?;
+        loaded.verify_sealed(tx, tenant).await?;
+        let workspace = fiscus_store::workspaces::get(tx.conn(), &tenant.workspace_id).await?;
+        let action = &loaded.action;
+        let mode = action.envelope.execution_mode;
+        // A state no execution starts from is the action's state, not a gate: 409 `action_state_conflict`, before
+        // any evidence is read (so no nonce is spent). Gates failing on an action that could execute stay 422.
+        if !execution_can_start(mode, action.state) {
+            let state = action.state.as_str();
+            return Err(Failure::Refused {
+                code: ErrorCode::ActionStateConflict,
+                detail: format!("the action is {state}; an execution starts only from an approved action"),
+                members: vec![("state", serde_json::json!(state))],
+            });
+        }
+        let delegated = match mode {
+            ExecutionMode::MachineDelegated => Some(delegated_facts(tx, tenant, &loaded, authority, now).await?),
+            ExecutionMode::HumanApproved => None,
+        };
+        let failed = evaluate_gates(&loaded, tenant, settings, workspace.production_access(), delegated.as_ref());
+        if !failed.is_empty() {
+            return Ok(Execution::Refused(failed));
+        }
+        let event = match mode {
+            ExecutionMode::HumanApproved => Event::ExecutionAccepted,
+            ExecutionMode::MachineDelegated => Event::DelegatedExecutionAccepted,
+        };
+        let next = action.state.on(event).map_err(|e| Failure::internal(e.to_string()))?;
+        record(
             tx,
             tenant,
-            &r.delegation_id,
-            action_id,
-            action.envelope.amount_minor,
-            &r.day,
-            &r.month,
-            now,
+            caller,
+            ActionChange::of(
+                action,
+                next,
+                EventType::ActionExecuted,
+                json!({
+                    "check_set_hash": loaded.check_set_hash, "connector": action.envelope.connector,
+                    "execution_mode": mode.as_str(),
+                }),
+            ),
         )
         .await?;
-    }
-    fiscus_store::settlement::enqueue(tx, tenant, action_id, &action.envelope.connector, now).await?;
-    Ok(Execution::Accepted(Accepted { action_id: action_id.to_string(), state: next }))
+        if let Some(r) = delegated.and_then(|d| d.reservation) {
+            fiscus_store::delegations::reserve(
+                tx,
+                tenant,
+                &r.delegation_id,
+                action_id,
+                action.envelope.amount_minor,
+                &r.day,
+                &r.month,
+                now,
+            )
+            .await?;
+        }
+        fiscus_store::settlement::enqueue(tx, tenant, action_id, &action.envelope.connector, now).await?;
+        Ok(Execution::Accepted(Accepted { action_id: action_id.to_string(), state: next }))
+    })
 }

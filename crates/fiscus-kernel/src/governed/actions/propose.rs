@@ -28,126 +28,128 @@ use crate::settings::Settings;
 /// A payment through a bank file (connector `iso20022`) must pay such a counterparty, and is bound the same
 /// way to the workspace's own account it is debited from (`debtor_account`): the one named by the envelope's
 /// `metadata.debtor_account_id`, or else the workspace's one approved own account in the currency.
-pub async fn propose(
-    tx: &mut WriteTx,
-    settings: &Settings,
-    tenant: &Tenant,
-    caller: &Caller,
+pub fn propose<'a>(
+    tx: &'a mut WriteTx,
+    settings: &'a Settings,
+    tenant: &'a Tenant,
+    caller: &'a Caller,
     mut envelope: Envelope,
     origin: Origin,
-) -> Result<Loaded, Failure> {
-    caller.may_act_on(envelope.kind)?;
-    // What the execution gates would refuse for good is refused now, before anyone is asked to approve an
-    // action that could never run: a connector this environment does not have, a delegation that does not
-    // exist. The gates check both again at execution (a delegation can be revoked meanwhile).
-    if connector_for(&envelope.connector, tenant.environment, settings).is_none() {
-        return Err(Failure::missing(
-            "connector",
-            format!(
-                "the connector `{}` is not available in the {} environment",
-                envelope.connector,
-                tenant.environment.as_str()
-            ),
-        ));
-    }
-    if let Some(delegation_id) = envelope.delegation_id.as_deref() {
-        let key = tx.seal_key().clone();
-        match fiscus_store::delegations::get_delegation(tx.conn(), &key, tenant, delegation_id).await {
-            Ok(_) => {}
-            Err(fiscus_store::StoreError::NotFound) => {
-                return Err(Failure::missing(
-                    "delegation_id",
-                    format!("no delegation `{delegation_id}` in this workspace and environment"),
-                ));
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
-    let creditor = creditor_account(tx, tenant, &envelope).await?;
-    let debtor = if envelope.connector == ISO20022 {
-        if !matches!(envelope.kind, ActionKind::Payment | ActionKind::Transfer) {
-            return Err(Failure::Invalid(vec![(
+) -> fiscus_store::Boxed<'a, Result<Loaded, Failure>> {
+    Box::pin(async move {
+        caller.may_act_on(envelope.kind)?;
+        // What the execution gates would refuse for good is refused now, before anyone is asked to approve an
+        // action that could never run: a connector this environment does not have, a delegation that does not
+        // exist. The gates check both again at execution (a delegation can be revoked meanwhile).
+        if connector_for(&envelope.connector, tenant.environment, settings).is_none() {
+            return Err(Failure::missing(
                 "connector",
-                "the iso20022 connector sends credit transfers (pain.001): payments and transfers only".into(),
-            )]));
+                format!(
+                    "the connector `{}` is not available in the {} environment",
+                    envelope.connector,
+                    tenant.environment.as_str()
+                ),
+            ));
         }
-        if creditor.is_none() {
-            return Err(Failure::Invalid(vec![(
+        if let Some(delegation_id) = envelope.delegation_id.as_deref() {
+            let key = tx.seal_key().clone();
+            match fiscus_store::delegations::get_delegation(tx.conn(), &key, tenant, delegation_id).await {
+                Ok(_) => {}
+                Err(fiscus_store::StoreError::NotFound) => {
+                    return Err(Failure::missing(
+                        "delegation_id",
+                        format!("no delegation `{delegation_id}` in this workspace and environment"),
+                    ));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let creditor = creditor_account(tx, tenant, &envelope).await?;
+        let debtor = if envelope.connector == ISO20022 {
+            if !matches!(envelope.kind, ActionKind::Payment | ActionKind::Transfer) {
+                return Err(Failure::Invalid(vec![(
+                    "connector",
+                    "the iso20022 connector sends credit transfers (pain.001): payments and transfers only".into(),
+                )]));
+            }
+            if creditor.is_none() {
+                return Err(Failure::Invalid(vec![(
                 "counterparty",
                 "a payment through a bank file pays a counterparty Fiscus holds (`cpt_…`) with approved bank details"
                     .into(),
             )]));
-        }
-        Some(debtor_account(tx, tenant, &envelope).await?)
-    } else {
-        None
-    };
-    let bound = [(CREDITOR_ACCOUNT, creditor.is_some()), (DEBTOR_ACCOUNT, debtor.is_some())];
-    for (key, _) in bound.iter().filter(|(_, b)| *b) {
-        if !envelope.required_checks.iter().any(|k| k == key) {
-            if envelope.required_checks.len() >= 32 {
-                return Err(Failure::Invalid(vec![(
-                    "required_checks",
-                    format!("this payment also requires {key}, which Fiscus records: name fewer checks"),
-                )]));
             }
-            envelope.required_checks.push(key.to_string());
+            Some(debtor_account(tx, tenant, &envelope).await?)
+        } else {
+            None
+        };
+        let bound = [(CREDITOR_ACCOUNT, creditor.is_some()), (DEBTOR_ACCOUNT, debtor.is_some())];
+        for (key, _) in bound.iter().filter(|(_, b)| *b) {
+            if !envelope.required_checks.iter().any(|k| k == key) {
+                if envelope.required_checks.len() >= 32 {
+                    return Err(Failure::Invalid(vec![(
+                        "required_checks",
+                        format!("this payment also requires {key}, which Fiscus records: name fewer checks"),
+                    )]));
+                }
+                envelope.required_checks.push(key.to_string());
+            }
         }
-    }
-    let id = fiscus_domain::ids::new_id("act");
-    let envelope_hash = envelope
-        .hash(&id, &tenant.workspace_id, tenant.environment.as_str())
-        .ok_or_else(|| Failure::Invalid(vec![("metadata", "numbers must be finite".into())]))?;
-    let initial = match origin {
-        Origin::ExternalAgent => ControlState::Draft,
-        Origin::Application | Origin::Operator => ControlState::PendingApproval,
-    };
-    let now = now_micros();
-    let action = Action {
-        id: id.clone(),
-        environment: tenant.environment,
-        envelope,
-        envelope_hash: envelope_hash.clone(),
-        state: initial,
-        origin,
-        proposed_by: caller.actor.clone(),
-        created_at: now,
-        updated_at: now,
-    };
-    fiscus_store::actions::insert(tx, tenant, &action).await?;
-    record(
-        tx,
-        tenant,
-        caller,
-        ActionChange {
-            from: None,
-            ..ActionChange::of(&action, initial, EventType::ActionProposed, json!({ "origin": origin.as_str() }))
-        },
-    )
-    .await?;
-    if creditor.is_some() || debtor.is_some() {
-        for (key, version) in [(CREDITOR_ACCOUNT, creditor), (DEBTOR_ACCOUNT, debtor)] {
-            let Some(version) = version else { continue };
-            let body = &version.record.body;
-            let check = ValidCheck {
-                check_key: key.to_string(),
-                status: CheckStatus::Passed,
-                source_type: "bank_account_version".to_string(),
-                source_reference: version.record.id.clone(),
-                source_hash: version.record.content_hash.clone(),
-                metrics: Vec::new(),
-                metadata: vec![json!({ "account_id": body.account_id, "version": body.version })],
-            };
-            super::check::record_check(tx, tenant, caller, &id, check).await?;
+        let id = fiscus_domain::ids::new_id("act");
+        let envelope_hash = envelope
+            .hash(&id, &tenant.workspace_id, tenant.environment.as_str())
+            .ok_or_else(|| Failure::Invalid(vec![("metadata", "numbers must be finite".into())]))?;
+        let initial = match origin {
+            Origin::ExternalAgent => ControlState::Draft,
+            Origin::Application | Origin::Operator => ControlState::PendingApproval,
+        };
+        let now = now_micros();
+        let action = Action {
+            id: id.clone(),
+            environment: tenant.environment,
+            envelope,
+            envelope_hash: envelope_hash.clone(),
+            state: initial,
+            origin,
+            proposed_by: caller.actor.clone(),
+            created_at: now,
+            updated_at: now,
+        };
+        fiscus_store::actions::insert(tx, tenant, &action).await?;
+        record(
+            tx,
+            tenant,
+            caller,
+            ActionChange {
+                from: None,
+                ..ActionChange::of(&action, initial, EventType::ActionProposed, json!({ "origin": origin.as_str() }))
+            },
+        )
+        .await?;
+        if creditor.is_some() || debtor.is_some() {
+            for (key, version) in [(CREDITOR_ACCOUNT, creditor), (DEBTOR_ACCOUNT, debtor)] {
+                let Some(version) = version else { continue };
+                let body = &version.record.body;
+                let check = ValidCheck {
+                    check_key: key.to_string(),
+                    status: CheckStatus::Passed,
+                    source_type: "bank_account_version".to_string(),
+                    source_reference: version.record.id.clone(),
+                    source_hash: version.record.content_hash.clone(),
+                    metrics: Vec::new(),
+                    metadata: vec![json!({ "account_id": body.account_id, "version": body.version })],
+                };
+                super::check::record_check(tx, tenant, caller, &id, check).await?;
+            }
+            return Ok(Loaded::for_decision(tx, tenant, &id).await?);
         }
-        return Ok(Loaded::for_decision(tx, tenant, &id).await?);
-    }
-    Ok(Loaded {
-        action,
-        checks: Vec::new(),
-        latest: Vec::new(),
-        check_set_hash: check_set_hash(&[]),
-        decisions: Vec::new(),
+        Ok(Loaded {
+            action,
+            checks: Vec::new(),
+            latest: Vec::new(),
+            check_set_hash: check_set_hash(&[]),
+            decisions: Vec::new(),
+        })
     })
 }
 

@@ -62,65 +62,69 @@ pub trait Book: Send + Sync {
     fn apply<'a>(&'a self, tx: &'a mut WriteTx, order: SettledOrder<'a>) -> Applied<'a>;
 }
 
-pub async fn settle(
-    tx: &mut WriteTx,
-    settings: &Settings,
-    caller: &Caller,
-    job: &Job,
-    book: &dyn Book,
-) -> Result<Settled, Failure> {
-    let tenant = &job.tenant;
-    let worker = caller.actor.id.as_str();
-    let loaded = Loaded::for_decision(tx, tenant, &job.action_id).await?;
-    let action = &loaded.action;
-    let now = now_micros();
-    if action.state != ControlState::Executing {
-        fiscus_store::settlement::finish(tx, &job.id, worker, now).await?;
-        return Ok(Settled::AlreadyDone);
-    }
-    // Money moves on the sealed envelope only: a row changed outside Fiscus since it was approved is refused
-    // here (the item stays claimed and fails), and the connector is the envelope's, not the job's copy.
-    loaded.verify_sealed(tx, tenant).await?;
-    let envelope = &action.envelope;
-    let connector = connector_for(&envelope.connector, tenant.environment, settings).ok_or_else(|| {
-        Failure::internal(format!("no connector {} in {}", envelope.connector, tenant.environment.as_str()))
-    })?;
-    let events = connector.execute(&Instruction {
-        action_id: &action.id,
-        reference: &envelope.reference,
-        amount_minor: envelope.amount_minor,
-        currency: envelope.currency.code(),
-        counterparty: &envelope.counterparty,
-    });
-    let current = if events == [ConnectorEvent::Submitted] {
-        hand_over(tx, caller, tenant, &loaded, now).await?;
-        action.state
-    } else {
-        apply(tx, caller, tenant, &loaded, events, book, now).await?
-    };
-    if !fiscus_store::settlement::finish(tx, &job.id, worker, now).await? {
-        return Ok(Settled::ClaimLost);
-    }
-    Ok(Settled::Moved(current))
+pub fn settle<'a>(
+    tx: &'a mut WriteTx,
+    settings: &'a Settings,
+    caller: &'a Caller,
+    job: &'a Job,
+    book: &'a dyn Book,
+) -> fiscus_store::Boxed<'a, Result<Settled, Failure>> {
+    Box::pin(async move {
+        let tenant = &job.tenant;
+        let worker = caller.actor.id.as_str();
+        let loaded = Loaded::for_decision(tx, tenant, &job.action_id).await?;
+        let action = &loaded.action;
+        let now = now_micros();
+        if action.state != ControlState::Executing {
+            fiscus_store::settlement::finish(tx, &job.id, worker, now).await?;
+            return Ok(Settled::AlreadyDone);
+        }
+        // Money moves on the sealed envelope only: a row changed outside Fiscus since it was approved is refused
+        // here (the item stays claimed and fails), and the connector is the envelope's, not the job's copy.
+        loaded.verify_sealed(tx, tenant).await?;
+        let envelope = &action.envelope;
+        let connector = connector_for(&envelope.connector, tenant.environment, settings).ok_or_else(|| {
+            Failure::internal(format!("no connector {} in {}", envelope.connector, tenant.environment.as_str()))
+        })?;
+        let events = connector.execute(&Instruction {
+            action_id: &action.id,
+            reference: &envelope.reference,
+            amount_minor: envelope.amount_minor,
+            currency: envelope.currency.code(),
+            counterparty: &envelope.counterparty,
+        });
+        let current = if events == [ConnectorEvent::Submitted] {
+            hand_over(tx, caller, tenant, &loaded, now).await?;
+            action.state
+        } else {
+            apply(tx, caller, tenant, &loaded, events, book, now).await?
+        };
+        if !fiscus_store::settlement::finish(tx, &job.id, worker, now).await? {
+            return Ok(Settled::ClaimLost);
+        }
+        Ok(Settled::Moved(current))
+    })
 }
 
 /// What the bank reported of an action in flight (a status report's rejection, a statement entry), applied
 /// as a connector's events are, in `tx`. `None` when the action is not `executing` (finished already, or
 /// never sent): nothing changes.
-pub async fn report(
-    tx: &mut WriteTx,
-    caller: &Caller,
-    tenant: &Tenant,
-    action_id: &str,
+pub fn report<'a>(
+    tx: &'a mut WriteTx,
+    caller: &'a Caller,
+    tenant: &'a Tenant,
+    action_id: &'a str,
     events: Vec<ConnectorEvent>,
-    book: &dyn Book,
-) -> Result<Option<ControlState>, Failure> {
-    let loaded = Loaded::for_decision(tx, tenant, action_id).await?;
-    if loaded.action.state != ControlState::Executing {
-        return Ok(None);
-    }
-    loaded.verify_sealed(tx, tenant).await?;
-    Ok(Some(apply(tx, caller, tenant, &loaded, events, book, now_micros()).await?))
+    book: &'a dyn Book,
+) -> fiscus_store::Boxed<'a, Result<Option<ControlState>, Failure>> {
+    Box::pin(async move {
+        let loaded = Loaded::for_decision(tx, tenant, action_id).await?;
+        if loaded.action.state != ControlState::Executing {
+            return Ok(None);
+        }
+        loaded.verify_sealed(tx, tenant).await?;
+        Ok(Some(apply(tx, caller, tenant, &loaded, events, book, now_micros()).await?))
+    })
 }
 
 /// The approved details a bank-file payment is bound to, by its reserved check: the latest version of the
@@ -334,67 +338,69 @@ async fn apply(
 /// seals in a few reads, and written in a few multi-row statements ([`record_many`]). Each answer is what
 /// [`report`] answers for its action; an action named twice is settled once (the second answer is `None`,
 /// as for an action already finished). Investment orders, which move a book, go one by one.
-pub async fn report_many(
-    tx: &mut WriteTx,
-    caller: &Caller,
-    tenant: &Tenant,
-    reports: &[(String, Vec<ConnectorEvent>)],
-    book: &dyn Book,
-) -> Result<Vec<Option<ControlState>>, Failure> {
-    let key = tx.seal_key().clone();
-    let worker = caller.actor.id.as_str();
-    let now = now_micros();
-    let mut ids: Vec<&str> = reports.iter().map(|(id, _)| id.as_str()).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let actions = fiscus_store::actions::get_many(tx.conn(), &key, tenant, &ids).await?;
-    let loaded = Loaded::load_page(tx.conn(), &key, tenant, actions).await?;
-    let by_id: std::collections::HashMap<String, Loaded> =
-        loaded.into_iter().map(|l| (l.action.id.clone(), l)).collect();
-    let mut answers = Vec::with_capacity(reports.len());
-    let mut seen = std::collections::HashSet::new();
-    // (action, from, to, event type, detail), in order.
-    let mut steps: Vec<(&Loaded, ControlState, ControlState, EventType, serde_json::Value)> = Vec::new();
-    let mut records: Vec<(&str, SettlementRecord)> = Vec::new();
-    let mut reservations = Vec::new();
-    for (id, events) in reports {
-        let Some(l) = by_id.get(id) else { return Err(Failure::NotFound) };
-        if l.action.state != ControlState::Executing || !seen.insert(id.as_str()) {
-            answers.push(None);
-            continue;
-        }
-        if l.action.envelope.kind == ActionKind::InvestmentOrder {
-            answers.push(Some(apply(tx, caller, tenant, l, events.clone(), book, now).await?));
-            continue;
-        }
-        let mut current = l.action.state;
-        for event in events {
-            let Some(classified) = classify(event) else { continue };
-            let mismatches = mismatches_of(&l.action, classified.0, classified.1);
-            let s = settlement(&l.action, classified, mismatches, worker, now)?;
-            for &(step, event_type) in s.steps {
-                let next = current.on(step).map_err(|e| Failure::internal(e.to_string()))?;
-                steps.push((l, current, next, event_type, s.detail.clone()));
-                current = next;
+pub fn report_many<'a>(
+    tx: &'a mut WriteTx,
+    caller: &'a Caller,
+    tenant: &'a Tenant,
+    reports: &'a [(String, Vec<ConnectorEvent>)],
+    book: &'a dyn Book,
+) -> fiscus_store::Boxed<'a, Result<Vec<Option<ControlState>>, Failure>> {
+    Box::pin(async move {
+        let key = tx.seal_key().clone();
+        let worker = caller.actor.id.as_str();
+        let now = now_micros();
+        let mut ids: Vec<&str> = reports.iter().map(|(id, _)| id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let actions = fiscus_store::actions::get_many(tx.conn(), &key, tenant, &ids).await?;
+        let loaded = Loaded::load_page(tx.conn(), &key, tenant, actions).await?;
+        let by_id: std::collections::HashMap<String, Loaded> =
+            loaded.into_iter().map(|l| (l.action.id.clone(), l)).collect();
+        let mut answers = Vec::with_capacity(reports.len());
+        let mut seen = std::collections::HashSet::new();
+        // (action, from, to, event type, detail), in order.
+        let mut steps: Vec<(&Loaded, ControlState, ControlState, EventType, serde_json::Value)> = Vec::new();
+        let mut records: Vec<(&str, SettlementRecord)> = Vec::new();
+        let mut reservations = Vec::new();
+        for (id, events) in reports {
+            let Some(l) = by_id.get(id) else { return Err(Failure::NotFound) };
+            if l.action.state != ControlState::Executing || !seen.insert(id.as_str()) {
+                answers.push(None);
+                continue;
             }
-            records.push((l.action.id.as_str(), s.record));
+            if l.action.envelope.kind == ActionKind::InvestmentOrder {
+                answers.push(Some(apply(tx, caller, tenant, l, events.clone(), book, now).await?));
+                continue;
+            }
+            let mut current = l.action.state;
+            for event in events {
+                let Some(classified) = classify(event) else { continue };
+                let mismatches = mismatches_of(&l.action, classified.0, classified.1);
+                let s = settlement(&l.action, classified, mismatches, worker, now)?;
+                for &(step, event_type) in s.steps {
+                    let next = current.on(step).map_err(|e| Failure::internal(e.to_string()))?;
+                    steps.push((l, current, next, event_type, s.detail.clone()));
+                    current = next;
+                }
+                records.push((l.action.id.as_str(), s.record));
+            }
+            if let Some(r) = reservation_after(current).filter(|_| l.action.envelope.delegation_id.is_some()) {
+                reservations.push((l.action.id.as_str(), r));
+            }
+            answers.push(Some(current));
         }
-        if let Some(r) = reservation_after(current).filter(|_| l.action.envelope.delegation_id.is_some()) {
-            reservations.push((l.action.id.as_str(), r));
+        let changes: Vec<ActionChange<'_>> = steps
+            .iter()
+            .map(|(l, from, to, event_type, detail)| ActionChange {
+                from: Some(*from),
+                ..ActionChange::of(&l.action, *to, *event_type, detail.clone())
+            })
+            .collect();
+        record_many(tx, tenant, caller, &changes).await?;
+        fiscus_store::settlement::insert_records(tx, tenant, &records).await?;
+        for (id, r) in reservations {
+            fiscus_store::delegations::settle_reservation(tx, tenant, id, r, now).await?;
         }
-        answers.push(Some(current));
-    }
-    let changes: Vec<ActionChange<'_>> = steps
-        .iter()
-        .map(|(l, from, to, event_type, detail)| ActionChange {
-            from: Some(*from),
-            ..ActionChange::of(&l.action, *to, *event_type, detail.clone())
-        })
-        .collect();
-    record_many(tx, tenant, caller, &changes).await?;
-    fiscus_store::settlement::insert_records(tx, tenant, &records).await?;
-    for (id, r) in reservations {
-        fiscus_store::delegations::settle_reservation(tx, tenant, id, r, now).await?;
-    }
-    Ok(answers)
+        Ok(answers)
+    })
 }

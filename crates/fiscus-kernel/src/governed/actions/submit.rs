@@ -12,24 +12,34 @@ use super::Loaded;
 use crate::governed::record::{ActionChange, record};
 use crate::governed::{Caller, Failure};
 
-pub async fn submit(tx: &mut WriteTx, tenant: &Tenant, caller: &Caller, action_id: &str) -> Result<Loaded, Failure> {
-    let mut loaded = Loaded::for_decision(tx, tenant, action_id).await?;
-    loaded.verify_sealed(tx, tenant).await?;
-    caller.may_act_on(loaded.action.envelope.kind)?;
-    let current = loaded.state();
-    // Where the action stands is its state, not a decision of its controls: 409 with `state`.
-    let next = current.on(Event::Submit).map_err(|_| Failure::Refused {
-        code: ErrorCode::ActionStateConflict,
-        detail: format!("the action is {}, not a draft", current.as_str()),
-        members: vec![("state", json!(current.as_str()))],
-    })?;
-    if loaded.action.origin != Origin::ExternalAgent {
-        return Err(Failure::refused(ErrorCode::SubmissionRejected, "only external agents' proposals are submitted"));
-    }
-    let recorded =
-        record(tx, tenant, caller, ActionChange::of(&loaded.action, next, EventType::ActionSubmitted, json!({})))
-            .await?;
-    loaded.action.state = next;
-    loaded.action.updated_at = recorded.at;
-    Ok(loaded)
+pub fn submit<'a>(
+    tx: &'a mut WriteTx,
+    tenant: &'a Tenant,
+    caller: &'a Caller,
+    action_id: &'a str,
+) -> fiscus_store::Boxed<'a, Result<Loaded, Failure>> {
+    Box::pin(async move {
+        let mut loaded = Loaded::for_decision(tx, tenant, action_id).await?;
+        loaded.verify_sealed(tx, tenant).await?;
+        caller.may_act_on(loaded.action.envelope.kind)?;
+        let current = loaded.state();
+        // Where the action stands is its state, not a decision of its controls: 409 with `state`.
+        let next = current.on(Event::Submit).map_err(|_| Failure::Refused {
+            code: ErrorCode::ActionStateConflict,
+            detail: format!("the action is {}, not a draft", current.as_str()),
+            members: vec![("state", json!(current.as_str()))],
+        })?;
+        if loaded.action.origin != Origin::ExternalAgent {
+            return Err(Failure::refused(
+                ErrorCode::SubmissionRejected,
+                "only external agents' proposals are submitted",
+            ));
+        }
+        let recorded =
+            record(tx, tenant, caller, ActionChange::of(&loaded.action, next, EventType::ActionSubmitted, json!({})))
+                .await?;
+        loaded.action.state = next;
+        loaded.action.updated_at = recorded.at;
+        Ok(loaded)
+    })
 }
