@@ -17,21 +17,19 @@ pub struct Demo {
 
 /// Seeds the demo workspace when the database holds no workspace yet; `None` otherwise.
 pub fn seed_if_empty<'a>(store: &'a Store, server_key: &'a [u8]) -> Boxed<'a, anyhow::Result<Option<Demo>>> {
-    Box::pin(seed(store, server_key))
-}
-
-async fn seed(store: &Store, server_key: &[u8]) -> anyhow::Result<Option<Demo>> {
-    let mut conn = store.read().await?;
-    if fiscus_store::workspaces::count(&mut conn).await? > 0 {
-        return Ok(None);
-    }
-    drop(conn);
-    let admin = Admin { store, server_key, actor: Actor::demo() };
-    let ws = admin.create_workspace("Demo Workspace", true).await?;
-    let app =
-        admin.create_application(&ws.id, "Demo Application", Environment::Sandbox, &ScopeSet::all(), None).await?;
-    let key = admin.issue_key(&app.id, None).await?;
-    let sandbox = Tenant { workspace_id: ws.id.clone(), environment: Environment::Sandbox };
-    admin.grant_credits(&sandbox, 10_000, "demo workspace starting grant").await?;
-    Ok(Some(Demo { workspace_id: ws.id, application_id: app.id, api_key: key.secret }))
+    Box::pin(async move {
+        let mut conn = store.read().await?;
+        if fiscus_store::workspaces::count(&mut conn).await? > 0 {
+            return Ok(None);
+        }
+        drop(conn);
+        let admin = Admin { store, server_key, actor: Actor::demo() };
+        let ws = admin.create_workspace("Demo Workspace", true).await?;
+        let app =
+            admin.create_application(&ws.id, "Demo Application", Environment::Sandbox, &ScopeSet::all(), None).await?;
+        let key = admin.issue_key(&app.id, None).await?;
+        let sandbox = Tenant { workspace_id: ws.id.clone(), environment: Environment::Sandbox };
+        admin.grant_credits(&sandbox, 10_000, "demo workspace starting grant").await?;
+        Ok(Some(Demo { workspace_id: ws.id, application_id: app.id, api_key: key.secret }))
+    })
 }

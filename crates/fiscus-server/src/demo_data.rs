@@ -288,39 +288,32 @@ pub fn load<'a>(
     workspace_id: &'a str,
     progress: &'a dyn Progress,
 ) -> fiscus_store::Boxed<'a, Result<Vec<Outcome>, import::Failure>> {
-    Box::pin(loading(store, caller, workspace_id, progress))
-}
-
-async fn loading(
-    store: &Store,
-    caller: &Caller,
-    workspace_id: &str,
-    progress: &dyn Progress,
-) -> Result<Vec<Outcome>, import::Failure> {
-    let mut out = Vec::new();
-    for f in files() {
-        let mapping = Mapping {
-            columns: f.columns.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
-            symbol: f.symbol.map(str::to_string),
-            wide: f.wide.map(str::to_string),
-            date_format: f.date_format,
-            delimiter: b',',
-            key_prefix: f.key_prefix.to_string(),
-            units: f.units.to_string(),
-            titles: f.titles.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect::<BTreeMap<_, _>>(),
-        };
-        let req = ImportRequest {
-            kind: f.kind,
-            file_name: f.file.to_string(),
-            bytes: f.bytes.to_vec(),
-            dataset: None,
-            source: f.source.to_string(),
-            licence: f.licence.to_string(),
-            provenance: f.provenance,
-            mapping,
-            dry_run: false,
-        };
-        out.push(import::import(store, caller, workspace_id, req, progress).await?);
-    }
-    Ok(out)
+    Box::pin(async move {
+        let mut out = Vec::new();
+        for f in files() {
+            let mapping = Mapping {
+                columns: f.columns.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+                symbol: f.symbol.map(str::to_string),
+                wide: f.wide.map(str::to_string),
+                date_format: f.date_format,
+                delimiter: b',',
+                key_prefix: f.key_prefix.to_string(),
+                units: f.units.to_string(),
+                titles: f.titles.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect::<BTreeMap<_, _>>(),
+            };
+            let req = ImportRequest {
+                kind: f.kind,
+                file_name: f.file.to_string(),
+                bytes: f.bytes.to_vec(),
+                dataset: None,
+                source: f.source.to_string(),
+                licence: f.licence.to_string(),
+                provenance: f.provenance,
+                mapping,
+                dry_run: false,
+            };
+            out.push(import::import(store, caller, workspace_id, req, progress).await?);
+        }
+        Ok(out)
+    })
 }

@@ -15,26 +15,24 @@ use fiscus_store::Boxed;
 
 /// Opens the database (creating the SQLite file on first run), applies migrations and loads the secret key.
 pub fn open(settings: Settings) -> Boxed<'static, anyhow::Result<AppState>> {
-    Box::pin(opening(settings))
-}
-
-async fn opening(settings: Settings) -> anyhow::Result<AppState> {
-    if settings.database_url.is_none() {
-        std::fs::create_dir_all(&settings.data_dir)
-            .with_context(|| format!("creating the data directory {}", settings.data_dir.display()))?;
-    }
-    let (server_key, key_source) = fiscus_kernel::secret_key::load_or_create(&settings.secret_key_path())?;
-    let url = settings.effective_database_url();
-    let seal_key = fiscus_domain::integrity::SealKey::derive(&server_key);
-    let store = fiscus_store::Store::connect(&url, settings.database_max_connections, seal_key)
-        .await
-        .with_context(|| format!("connecting to {}", fiscus_store::redact_url(&url)))?
-        .with_group_commit(settings.group_commit);
-    store.migrate().await.context("applying migrations")?;
-    fiscus_store::tlog::set_logging(settings.evidence.log);
-    let books = std::sync::Arc::new(fiscus_investment::orders::PortfolioBooks);
-    let services = fiscus_kernel::Services::new(store, settings, server_key, key_source, books);
-    Ok(AppState::new(services, vec![fiscus_agents::routes::calls::LARGE_BODY]))
+    Box::pin(async move {
+        if settings.database_url.is_none() {
+            std::fs::create_dir_all(&settings.data_dir)
+                .with_context(|| format!("creating the data directory {}", settings.data_dir.display()))?;
+        }
+        let (server_key, key_source) = fiscus_kernel::secret_key::load_or_create(&settings.secret_key_path())?;
+        let url = settings.effective_database_url();
+        let seal_key = fiscus_domain::integrity::SealKey::derive(&server_key);
+        let store = fiscus_store::Store::connect(&url, settings.database_max_connections, seal_key)
+            .await
+            .with_context(|| format!("connecting to {}", fiscus_store::redact_url(&url)))?
+            .with_group_commit(settings.group_commit);
+        store.migrate().await.context("applying migrations")?;
+        fiscus_store::tlog::set_logging(settings.evidence.log);
+        let books = std::sync::Arc::new(fiscus_investment::orders::PortfolioBooks);
+        let services = fiscus_kernel::Services::new(store, settings, server_key, key_source, books);
+        Ok(AppState::new(services, vec![fiscus_agents::routes::calls::LARGE_BODY]))
+    })
 }
 
 /// Serves until `shutdown` resolves, then lets in-flight requests finish (bounded by the grace period),
@@ -49,88 +47,86 @@ pub fn run(
 
 /// [`run`] once its `shutdown` is boxed: not generic, so compiled here only.
 fn serving(state: AppState, listener: TcpListener, shutdown: Boxed<'static, ()>) -> Boxed<'static, anyhow::Result<()>> {
-    Box::pin(serve_until(state, listener, shutdown))
-}
-
-async fn serve_until(state: AppState, listener: TcpListener, shutdown: Boxed<'static, ()>) -> anyhow::Result<()> {
-    // A serving node caches credentials; with PostgreSQL that needs its watch of the standing generation.
-    state.store.watch_standing();
-    let app = crate::app::build(state.clone());
-    let background = spawn_background(state.clone());
-    if let Some(files) = &state.settings.iso20022 {
-        fiscus_platform::actions::bank_files::check_directories(files).map_err(anyhow::Error::msg)?;
-    }
-    let worker = spawn_settlement_worker(state.clone());
-    let evidence = spawn_evidence_worker(state.clone());
-    let banker = (state.settings.iso20022.is_some() && state.settings.bank_file_worker)
-        .then(|| spawn_bank_file_worker(state.clone()));
-    let computer = state.settings.compute_worker.then(|| spawn_compute_worker(state.clone()));
-    let deliverer = state.settings.webhook_worker.then(|| spawn_webhook_worker(state.clone()));
-    let flows = state.settings.workflow_worker.then(|| spawn_workflow_worker(state.clone()));
-    let agents = (state.settings.agent_worker
-        && state.settings.agent_queue == fiscus_kernel::settings::AgentQueue::Database)
-        .then(|| spawn_agent_worker(state.clone()));
-    let grace = Duration::from_secs(state.settings.shutdown_grace_seconds);
-    let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
-    let max_connections = fiscus_http::connections::effective_max_connections(state.settings.max_connections);
-    let limits = fiscus_http::connections::Limits {
-        max_connections,
-        header_read_timeout: Duration::from_secs(state.settings.header_read_timeout_seconds),
-        // One address never holds more than half the slots anonymously, whatever the setting says.
-        unauthenticated_per_address: match state.settings.unauthenticated_connections_per_address {
-            0 => 0,
-            n => n.min((max_connections / 2).max(1)),
-        },
-        body: fiscus_http::connections::Pace {
-            grace: Duration::from_secs(state.settings.body_read_timeout_seconds.max(1)),
-            min_bytes_per_second: state.settings.body_min_bytes_per_second.max(1),
-        },
-    };
-    tracing::info!(max_connections = limits.max_connections, "accepting connections");
-    let serving = tokio::spawn(fiscus_http::connections::serve(listener, app, limits, async move {
-        shutdown.await;
-        let _ = stopped_tx.send(());
-    }));
-    let result = tokio::select! {
-        r = serving => r.context("server task"),
-        _ = async {
-            let _ = stopped_rx.await;
-            tokio::time::sleep(grace).await;
-        } => {
-            tracing::warn!("in-flight requests did not finish within the grace period");
-            Ok(())
+    Box::pin(async move {
+        // A serving node caches credentials; with PostgreSQL that needs its watch of the standing generation.
+        state.store.watch_standing();
+        let app = crate::app::build(state.clone());
+        let background = spawn_background(state.clone());
+        if let Some(files) = &state.settings.iso20022 {
+            fiscus_platform::actions::bank_files::check_directories(files).map_err(anyhow::Error::msg)?;
         }
-    };
-    // Running computations stop at their next check; their jobs are retaken by another node (or this one
-    // when it is back).
-    state.compute.close();
-    background.abort();
-    worker.abort();
-    evidence.abort();
-    if let Some(c) = computer {
-        c.abort();
-    }
-    if let Some(d) = deliverer {
-        d.abort();
-    }
-    if let Some(f) = flows {
-        f.abort();
-    }
-    if let Some(a) = agents {
-        a.abort();
-    }
-    if let Some(b) = banker {
-        b.abort();
-    }
-    if let Err(e) = state.invocations.flush(&state.store).await {
-        tracing::warn!(error = %e, "final flush of tool invocation rows failed");
-    }
-    if let Err(e) = state.http.usage.flush(&state.store).await {
-        tracing::warn!(error = %e, "final usage flush failed");
-    }
-    anchor_heads(&state).await;
-    state.store.close().await;
-    result
+        let worker = spawn_settlement_worker(state.clone());
+        let evidence = spawn_evidence_worker(state.clone());
+        let banker = (state.settings.iso20022.is_some() && state.settings.bank_file_worker)
+            .then(|| spawn_bank_file_worker(state.clone()));
+        let computer = state.settings.compute_worker.then(|| spawn_compute_worker(state.clone()));
+        let deliverer = state.settings.webhook_worker.then(|| spawn_webhook_worker(state.clone()));
+        let flows = state.settings.workflow_worker.then(|| spawn_workflow_worker(state.clone()));
+        let agents = (state.settings.agent_worker
+            && state.settings.agent_queue == fiscus_kernel::settings::AgentQueue::Database)
+            .then(|| spawn_agent_worker(state.clone()));
+        let grace = Duration::from_secs(state.settings.shutdown_grace_seconds);
+        let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
+        let max_connections = fiscus_http::connections::effective_max_connections(state.settings.max_connections);
+        let limits = fiscus_http::connections::Limits {
+            max_connections,
+            header_read_timeout: Duration::from_secs(state.settings.header_read_timeout_seconds),
+            // One address never holds more than half the slots anonymously, whatever the setting says.
+            unauthenticated_per_address: match state.settings.unauthenticated_connections_per_address {
+                0 => 0,
+                n => n.min((max_connections / 2).max(1)),
+            },
+            body: fiscus_http::connections::Pace {
+                grace: Duration::from_secs(state.settings.body_read_timeout_seconds.max(1)),
+                min_bytes_per_second: state.settings.body_min_bytes_per_second.max(1),
+            },
+        };
+        tracing::info!(max_connections = limits.max_connections, "accepting connections");
+        let serving = tokio::spawn(fiscus_http::connections::serve(listener, app, limits, async move {
+            shutdown.await;
+            let _ = stopped_tx.send(());
+        }));
+        let result = tokio::select! {
+            r = serving => r.context("server task"),
+            _ = async {
+                let _ = stopped_rx.await;
+                tokio::time::sleep(grace).await;
+            } => {
+                tracing::warn!("in-flight requests did not finish within the grace period");
+                Ok(())
+            }
+        };
+        // Running computations stop at their next check; their jobs are retaken by another node (or this one
+        // when it is back).
+        state.compute.close();
+        background.abort();
+        worker.abort();
+        evidence.abort();
+        if let Some(c) = computer {
+            c.abort();
+        }
+        if let Some(d) = deliverer {
+            d.abort();
+        }
+        if let Some(f) = flows {
+            f.abort();
+        }
+        if let Some(a) = agents {
+            a.abort();
+        }
+        if let Some(b) = banker {
+            b.abort();
+        }
+        if let Err(e) = state.invocations.flush(&state.store).await {
+            tracing::warn!(error = %e, "final flush of tool invocation rows failed");
+        }
+        if let Err(e) = state.http.usage.flush(&state.store).await {
+            tracing::warn!(error = %e, "final usage flush failed");
+        }
+        anchor_heads(&state).await;
+        state.store.close().await;
+        result
+    })
 }
 
 /// Background work of every node: flushing the request log, purging expired idempotency keys, forgetting

@@ -235,24 +235,22 @@ impl WriteTx {
 
     /// Commits. With group commit, returns once the group this transaction joined is durable; an error
     /// means none of it is (the group was rolled back).
-    pub fn commit(self) -> Boxed<'static, Result<()>> {
-        Box::pin(self.committing())
-    }
-
-    async fn committing(mut self) -> Result<()> {
-        let standing = self.standing_changed;
-        let generation = match (&self.nodes, standing) {
-            (Some(_), true) => Some(cache::move_generation(self.conn()).await?),
-            _ => None,
-        };
-        self.finish_commit(standing).await?;
-        if let (Some(pool), Some(generation)) = (&self.nodes, generation) {
-            if let Some(cache) = &self.cache {
-                let _ = cache.bump();
+    pub fn commit(mut self) -> Boxed<'static, Result<()>> {
+        Box::pin(async move {
+            let standing = self.standing_changed;
+            let generation = match (&self.nodes, standing) {
+                (Some(_), true) => Some(cache::move_generation(self.conn()).await?),
+                _ => None,
+            };
+            self.finish_commit(standing).await?;
+            if let (Some(pool), Some(generation)) = (&self.nodes, generation) {
+                if let Some(cache) = &self.cache {
+                    let _ = cache.bump();
+                }
+                cache::await_nodes(pool, generation).await?;
             }
-            cache::await_nodes(pool, generation).await?;
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     async fn finish_commit(&mut self, standing: bool) -> Result<()> {
@@ -424,32 +422,30 @@ impl Store {
 
     /// Begins a write transaction (see [`WriteTx`]).
     pub fn begin(&self) -> Boxed<'_, Result<WriteTx>> {
-        Box::pin(self.beginning())
-    }
-
-    async fn beginning(&self) -> Result<WriteTx> {
-        let lane = self.next_lane();
-        let inner = match lane {
-            Some(lane) => {
-                let (state, group) = lane.begin().await?;
-                Inner::Lane { lane: lane.clone(), state: Some(state), group }
-            }
-            None => {
-                let writer = match &self.sqlite_writer {
-                    Some(lock) => Some(lock.clone().lock_owned().await),
-                    None => None,
-                };
-                let mut tx = self.pool.begin_with(dialect::begin_write(self.backend)).await?;
-                tx.execute("SAVEPOINT fiscus_member").await?;
-                Inner::Single { tx, _writer: writer }
-            }
-        };
-        Ok(WriteTx {
-            inner,
-            cache: self.cache.clone(),
-            nodes: self.node.as_ref().map(|_| self.pool.clone()),
-            standing_changed: false,
-            seal_key: self.seal_key.clone(),
+        Box::pin(async move {
+            let lane = self.next_lane();
+            let inner = match lane {
+                Some(lane) => {
+                    let (state, group) = lane.begin().await?;
+                    Inner::Lane { lane: lane.clone(), state: Some(state), group }
+                }
+                None => {
+                    let writer = match &self.sqlite_writer {
+                        Some(lock) => Some(lock.clone().lock_owned().await),
+                        None => None,
+                    };
+                    let mut tx = self.pool.begin_with(dialect::begin_write(self.backend)).await?;
+                    tx.execute("SAVEPOINT fiscus_member").await?;
+                    Inner::Single { tx, _writer: writer }
+                }
+            };
+            Ok(WriteTx {
+                inner,
+                cache: self.cache.clone(),
+                nodes: self.node.as_ref().map(|_| self.pool.clone()),
+                standing_changed: false,
+                seal_key: self.seal_key.clone(),
+            })
         })
     }
 
@@ -458,32 +454,30 @@ impl Store {
     /// written). With group commit the lane writes them with its group, batched with other members' (see
     /// [`appends`]); without, in a transaction of their own.
     pub fn append(&self, appends: appends::Appends) -> Boxed<'_, Result<appends::Appended>> {
-        Box::pin(self.appending(appends))
-    }
-
-    async fn appending(&self, appends: appends::Appends) -> Result<appends::Appended> {
-        // A workspace's appends all take the same lane: each group locks the workspace's audit head from its
-        // chaining to its COMMIT, so groups of one workspace on different lanes would only wait for each
-        // other, where on one lane they join the same group.
-        let lane = match (self.lanes.len(), appends.workspace()) {
-            (0, _) => None,
-            (n, Some(workspace_id)) if n > 1 => Some(&self.lanes[lane_of(workspace_id, n)]),
-            _ => self.next_lane(),
-        };
-        if let Some(lane) = lane {
-            return lane.append(appends).await;
-        }
-        let _writer = match &self.sqlite_writer {
-            Some(lock) => Some(lock.clone().lock_owned().await),
-            None => None,
-        };
-        let mut tx = self.pool.begin_with(dialect::begin_write(self.backend)).await?;
-        let outcome = appends::write(&mut tx, &[&appends]).await?.pop().unwrap_or(appends::Appended::Written);
-        if matches!(outcome, appends::Appended::Written) {
-            audit::write_chained(&mut tx, &self.seal_key, appends.audit).await?;
-            tx.commit().await?;
-        }
-        Ok(outcome)
+        Box::pin(async move {
+            // A workspace's appends all take the same lane: each group locks the workspace's audit head from its
+            // chaining to its COMMIT, so groups of one workspace on different lanes would only wait for each
+            // other, where on one lane they join the same group.
+            let lane = match (self.lanes.len(), appends.workspace()) {
+                (0, _) => None,
+                (n, Some(workspace_id)) if n > 1 => Some(&self.lanes[lane_of(workspace_id, n)]),
+                _ => self.next_lane(),
+            };
+            if let Some(lane) = lane {
+                return lane.append(appends).await;
+            }
+            let _writer = match &self.sqlite_writer {
+                Some(lock) => Some(lock.clone().lock_owned().await),
+                None => None,
+            };
+            let mut tx = self.pool.begin_with(dialect::begin_write(self.backend)).await?;
+            let outcome = appends::write(&mut tx, &[&appends]).await?.pop().unwrap_or(appends::Appended::Written);
+            if matches!(outcome, appends::Appended::Written) {
+                audit::write_chained(&mut tx, &self.seal_key, appends.audit).await?;
+                tx.commit().await?;
+            }
+            Ok(outcome)
+        })
     }
 
     /// A connection to read the transparency log's integrated state (tiles, trees, index, checkpoints; see
