@@ -408,6 +408,9 @@ impl Store {
         // backend the day a migration needs to differ.
         let migrator = migrations::main().await.map_err(|e| StoreError::Migration(e.to_string()))?;
         migrator.run(&self.pool).await.map_err(|e| StoreError::Migration(e.to_string()))?;
+        if self.backend() == Backend::Postgres {
+            evidence_db::store_uncompressed(&self.pool).await?;
+        }
         self.evidence.migrate(&self.pool).await
     }
 

@@ -81,3 +81,14 @@ async fn the_integrated_state_is_the_database_itself_on_postgresql_and_a_file_of
         Backend::Sqlite => assert_eq!(seen, 0),
     }
 }
+
+#[tokio::test]
+async fn on_postgresql_the_log_s_hashes_are_stored_uncompressed_and_a_second_start_changes_nothing() {
+    let db = fresh_store().await;
+    if db.backend() != Backend::Postgres {
+        return;
+    }
+    assert_eq!(fiscus_store::evidence_db::storage_of_the_log(db.pool()).await.expect("storage"), ["e", "e"]);
+    db.migrate().await.expect("a second start");
+    assert_eq!(fiscus_store::evidence_db::storage_of_the_log(db.pool()).await.expect("storage"), ["e", "e"]);
+}
