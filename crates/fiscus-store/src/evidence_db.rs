@@ -227,7 +227,7 @@ const UNCOMPRESSED: &[(&str, &str)] = &[("tlog_batches", "leaves"), ("tlog_tiles
 /// an `ACCESS EXCLUSIVE` lock, which every writer of the table would queue behind, so it waits at most
 /// [`STORAGE_LOCK_WAIT`] for the table's open transactions and otherwise is left for the next start (it is
 /// only a saving; rows already written stay as they are and read the same). Only the first start after an
-/// upgrade changes anything.
+/// upgrade changes anything. Any other failure of the change is left the same way, and for the same reason.
 pub(crate) async fn store_uncompressed(pool: &sqlx::AnyPool) -> Result<()> {
     for ((table, column), storage) in UNCOMPRESSED.iter().zip(storage_of_the_log(pool).await?) {
         if storage == "e" {
@@ -246,8 +246,10 @@ pub(crate) async fn store_uncompressed(pool: &sqlx::AnyPool) -> Result<()> {
     Ok(())
 }
 
-/// How long [`store_uncompressed`] waits for a table's open transactions.
-const STORAGE_LOCK_WAIT: &str = "2s";
+/// How long [`store_uncompressed`] waits for a table's open transactions. Short, because while the change
+/// waits for its lock every writer of the table waits behind it: a node starting beside serving ones stalls
+/// their keyed writes by at most this much, once.
+const STORAGE_LOCK_WAIT: &str = "250ms";
 
 /// The storage of each of [`UNCOMPRESSED`]'s columns, in its order (PostgreSQL's `attstorage`: `e` external,
 /// `x` extended, the default).

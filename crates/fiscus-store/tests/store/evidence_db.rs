@@ -2,6 +2,7 @@
 //! earlier release's database is moved into once; on PostgreSQL the database itself.
 
 use crate::helpers::*;
+use fiscus_store::evidence_db::storage_of_the_log;
 use fiscus_store::{Backend, Store, tlog};
 
 /// Rows as an earlier release wrote them into the main file: a tree, a tile, a checkpoint and an index row.
@@ -88,7 +89,31 @@ async fn on_postgresql_the_log_s_hashes_are_stored_uncompressed_and_a_second_sta
     if db.backend() != Backend::Postgres {
         return;
     }
-    assert_eq!(fiscus_store::evidence_db::storage_of_the_log(db.pool()).await.expect("storage"), ["e", "e"]);
+    assert_eq!(storage_of_the_log(db.pool()).await.expect("storage"), ["e", "e"]);
     db.migrate().await.expect("a second start");
-    assert_eq!(fiscus_store::evidence_db::storage_of_the_log(db.pool()).await.expect("storage"), ["e", "e"]);
+    assert_eq!(storage_of_the_log(db.pool()).await.expect("storage"), ["e", "e"]);
+}
+
+#[tokio::test]
+async fn a_start_that_cannot_have_the_storage_lock_soon_leaves_the_setting_for_the_next_start() {
+    let db = fresh_store().await;
+    if db.backend() != Backend::Postgres {
+        return;
+    }
+    for sql in [
+        "ALTER TABLE tlog_batches ALTER COLUMN leaves SET STORAGE EXTENDED",
+        "ALTER TABLE tlog_tiles ALTER COLUMN hashes SET STORAGE EXTENDED",
+    ] {
+        sqlx::query(sql).execute(db.pool()).await.expect("as an earlier release left it");
+    }
+    // A reader of the tiles in an open transaction: the change to them waits for it, then gives up.
+    let mut reader = db.pool().begin().await.expect("begin");
+    sqlx::query("SELECT COUNT(*) FROM tlog_tiles").execute(&mut *reader).await.expect("read");
+    let started = std::time::Instant::now();
+    db.migrate().await.expect("the start goes on");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "waited {:?}", started.elapsed());
+    assert_eq!(storage_of_the_log(db.pool()).await.expect("storage"), ["e", "x"]);
+    reader.commit().await.expect("end the read");
+    db.migrate().await.expect("the next start");
+    assert_eq!(storage_of_the_log(db.pool()).await.expect("storage"), ["e", "e"]);
 }
