@@ -6,7 +6,11 @@
 //!
 //! Why batches and an index apart: every keyed write adds two leaves, and a row per leaf with its index by
 //! record cost keyed writes on SQLite 29 % of their rate (`bench/evidence.sh`); a group's one row costs the
-//! writers almost nothing, and the integrator indexes its leaves in bulk, off their path.
+//! writers almost nothing, and the integrator indexes its leaves in bulk, off their path. Why audit events
+//! are not in that index: on two cores the integrator's index rows were most of what the log cost the
+//! writers, and an event's row can name its own leaf for free (`audit::chain` knows it as it inserts it).
+//! It is long because finding a record's leaves takes those three ways (an event's row, the index, the
+//! batches past it), each with its reads, beside the tiles' and checkpoints' few.
 //!
 //! Leaves, full tiles and checkpoints are never changed once written; the rightmost tile of each level is
 //! rewritten wider as the tree grows (a narrower version is its prefix). Every function takes the workspace
@@ -17,7 +21,7 @@ use crate::dialect::{backend_of, for_update};
 use crate::evidence_db::{EvidenceConn, EvidenceTx};
 use crate::{Result, StoreError};
 use fiscus_domain::tlog::tiles::Tiles;
-use fiscus_domain::tlog::{Hash, Leaf, from_hex, hex};
+use fiscus_domain::tlog::{AUDIT_EVENT, Hash, Leaf, audit_event_seq, from_hex, hex};
 use sqlx::AnyConnection;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -149,8 +153,9 @@ pub async fn find(
 }
 
 /// Every leaf of `record_ids` below `size`, for proofs, bundles and verification: record id → its leaves,
-/// oldest first. Integrated leaves are found by the index (`tlog_leaves`); leaves beyond the integrated tree
-/// by reading the batches past it (a short run while the integrator keeps up).
+/// oldest first, each as the log holds it. An audit event's leaf is found by its row, which names its index
+/// (see [`carried`]); the other leaves, once integrated, by the index (`tlog_leaves`), and beyond the
+/// integrated tree by reading the batches past it (a short run while the integrator keeps up).
 pub async fn find_many(
     conn: &mut AnyConnection,
     ev: &mut EvidenceConn,
@@ -158,11 +163,23 @@ pub async fn find_many(
     record_ids: &[&str],
     size: i64,
 ) -> Result<BTreeMap<String, Vec<StoredLeaf>>> {
-    // The integrated size first: the index holds every leaf below it (written in the same transaction), so
-    // the index below it and the batches from it leave no gap whatever the integrator does meanwhile.
-    let integrated = tree(ev, workspace_id).await?.size;
     let mut out: BTreeMap<String, Vec<StoredLeaf>> = BTreeMap::new();
-    for chunk in record_ids.chunks(500) {
+    let events: Vec<(i64, &str)> =
+        record_ids.iter().filter_map(|id| audit_event_seq(id).map(|seq| (seq, *id))).collect();
+    let carried = carried(conn, workspace_id, &events, size).await?;
+    for leaf in carried {
+        out.entry(leaf.leaf.id.clone()).or_default().push(leaf);
+    }
+    // An event found by its row has no other leaf; every other id is looked for in the index and past it.
+    let rest: Vec<&str> = record_ids.iter().copied().filter(|id| !out.contains_key(*id)).collect();
+    if rest.is_empty() {
+        return Ok(out);
+    }
+    // The integrated size first: the index holds every leaf below it that it is meant to (written in the
+    // same transaction), so the index below it and the batches from it leave no gap whatever the
+    // integrator does meanwhile.
+    let integrated = tree(ev, workspace_id).await?.size;
+    for chunk in rest.chunks(500) {
         let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 3)).collect();
         let sql = format!(
             "SELECT leaf_index, kind, record_id, record_hash FROM tlog_leaves \
@@ -179,7 +196,7 @@ pub async fn find_many(
         }
     }
     if size > integrated {
-        let wanted: BTreeSet<&str> = record_ids.iter().copied().collect();
+        let wanted: BTreeSet<&str> = rest.iter().copied().collect();
         let mut from = integrated;
         loop {
             let page = leaves(conn, workspace_id, from, PAGE.min(size - from)).await?;
@@ -195,7 +212,95 @@ pub async fn find_many(
             }
         }
     }
+    for leaves in out.values_mut() {
+        leaves.sort_by_key(|l| l.index);
+    }
     Ok(out)
+}
+
+/// The leaves of audit events (`(seq, log id)`) whose rows name their index below `size`, read from the log
+/// at those indices and kept only where the log's leaf there is that event's: a row whose index was edited
+/// finds nothing, never another leaf. Events chained with the log on carry their index (`audit::chain`);
+/// those chained before, or logged by a backfill, do not, and the index by record holds them.
+async fn carried(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    events: &[(i64, &str)],
+    size: i64,
+) -> Result<Vec<StoredLeaf>> {
+    let mut places: Vec<i64> = Vec::with_capacity(events.len());
+    for chunk in events.chunks(500) {
+        let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 3)).collect();
+        let sql = format!(
+            "SELECT leaf_index FROM audit_events WHERE workspace_id = $1 AND leaf_index < $2 AND seq IN ({})",
+            placeholders.join(", ")
+        );
+        let mut q = sqlx::query_as::<_, (i64,)>(&sql).bind(workspace_id).bind(size);
+        for (seq, _) in chunk {
+            q = q.bind(*seq);
+        }
+        places.extend(q.fetch_all(&mut *conn).await?.into_iter().map(|(i,)| i));
+    }
+    let wanted: BTreeSet<&str> = events.iter().map(|(_, id)| *id).collect();
+    Ok(leaves_at(conn, workspace_id, places)
+        .await?
+        .into_iter()
+        .filter(|l| l.leaf.kind == AUDIT_EVENT && wanted.contains(l.leaf.id.as_str()))
+        .collect())
+}
+
+/// The leaves at `indices` (any order), as the log holds them, reading each run of indices that lie close
+/// together in one query (a run's gaps are read and dropped: at most [`BATCH_GAP`] leaves each).
+async fn leaves_at(conn: &mut AnyConnection, workspace_id: &str, mut indices: Vec<i64>) -> Result<Vec<StoredLeaf>> {
+    indices.sort_unstable();
+    indices.dedup();
+    let mut out = Vec::with_capacity(indices.len());
+    let mut start = 0;
+    while start < indices.len() {
+        let mut end = start + 1;
+        while end < indices.len() && indices[end] - indices[end - 1] <= BATCH_GAP {
+            end += 1;
+        }
+        let (lo, hi) = (indices[start], indices[end - 1]);
+        let wanted = &indices[start..end];
+        out.extend(
+            leaves(conn, workspace_id, lo, hi - lo + 1)
+                .await?
+                .into_iter()
+                .filter(|l| wanted.binary_search(&l.index).is_ok()),
+        );
+        start = end;
+    }
+    Ok(out)
+}
+
+/// The widest gap between two wanted leaves read in one query by [`leaves_at`] (one full batch).
+const BATCH_GAP: i64 = 1024;
+
+/// What of an integrated run the index by record must hold: every leaf but the audit events whose rows name
+/// their place in the log (see [`carried`]), which the integrator reads here, with the run, before it saves.
+pub async fn to_index(conn: &mut AnyConnection, workspace_id: &str, run: &[StoredLeaf]) -> Result<Vec<StoredLeaf>> {
+    let seqs: Vec<i64> =
+        run.iter().filter(|l| l.leaf.kind == AUDIT_EVENT).filter_map(|l| audit_event_seq(&l.leaf.id)).collect();
+    let (Some(lo), Some(hi)) = (seqs.iter().min(), seqs.iter().max()) else { return Ok(run.to_vec()) };
+    let rows: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT seq, leaf_index FROM audit_events \
+         WHERE workspace_id = $1 AND seq >= $2 AND seq <= $3 AND leaf_index IS NOT NULL",
+    )
+    .bind(workspace_id)
+    .bind(lo)
+    .bind(hi)
+    .fetch_all(&mut *conn)
+    .await?;
+    let carried: std::collections::HashMap<i64, i64> = rows.into_iter().collect();
+    Ok(run
+        .iter()
+        .filter(|l| {
+            l.leaf.kind != AUDIT_EVENT
+                || audit_event_seq(&l.leaf.id).is_none_or(|seq| carried.get(&seq) != Some(&l.index))
+        })
+        .cloned()
+        .collect())
 }
 
 /// Leaves read per query past the integrated tree.
@@ -305,7 +410,8 @@ fn decode_tile(text: &str) -> Result<Vec<Hash>> {
     Ok(out)
 }
 
-/// Records an integration: the leaves integrated (`indexed`, in the index by record), the tiles that changed
+/// Records an integration: the leaves integrated that the index by record holds (`indexed`, see
+/// [`to_index`]), the tiles that changed
 /// (each at its new width) and the tree's new size and root, if the tree is still at `from` (another node
 /// may have integrated meanwhile: then nothing is written and `false` returned).
 pub async fn save(
@@ -456,27 +562,32 @@ pub async fn checkpoints(
     rows.into_iter().map(checkpoint_of).collect()
 }
 
-/// Adds integrated leaves (a contiguous run) to the index by record, in one statement whose one parameter is
-/// the run as a JSON array the database takes apart. Rows of parameters cost more: SQLite finds each bound
-/// parameter's number by a linear search of the statement's names, so binding is quadratic in a statement's
-/// parameters, and a run of a thousand leaves cost ~9 us a leaf in 64-row statements.
+/// Adds integrated leaves to the index by record, in one statement whose one parameter is the leaves as a
+/// JSON array the database takes apart (each with its index: the run has gaps where audit events are). Rows
+/// of parameters cost more: SQLite finds each bound parameter's number by a linear search of the
+/// statement's names, so binding is quadratic in a statement's parameters, and a run of a thousand leaves
+/// cost ~9 us a leaf in 64-row statements.
 async fn index(tx: &mut EvidenceTx, workspace_id: &str, leaves: &[StoredLeaf]) -> Result<()> {
-    let Some(first) = leaves.first() else { return Ok(()) };
-    let rows: Vec<[&str; 3]> =
-        leaves.iter().map(|l| [l.leaf.kind.as_str(), l.leaf.id.as_str(), l.leaf.record_hash.as_str()]).collect();
+    if leaves.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<(i64, &str, &str, &str)> = leaves
+        .iter()
+        .map(|l| (l.index, l.leaf.kind.as_str(), l.leaf.id.as_str(), l.leaf.record_hash.as_str()))
+        .collect();
     let json = serde_json::to_string(&rows).map_err(|e| StoreError::Corrupt(format!("a leaf as JSON: {e}")))?;
     let sql = match backend_of(tx.conn()) {
         crate::Backend::Sqlite => {
             "INSERT INTO tlog_leaves (workspace_id, leaf_index, kind, record_id, record_hash) \
-             SELECT $1, $2 + key, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') \
-             FROM json_each($3)"
+             SELECT $1, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), \
+                    json_extract(value, '$[3]') \
+             FROM json_each($2)"
         }
         crate::Backend::Postgres => {
             "INSERT INTO tlog_leaves (workspace_id, leaf_index, kind, record_id, record_hash) \
-             SELECT $1, $2 + e.ord - 1, e.v->>0, e.v->>1, e.v->>2 \
-             FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(v, ord)"
+             SELECT $1, (e.v->>0)::bigint, e.v->>1, e.v->>2, e.v->>3 FROM jsonb_array_elements($2::jsonb) AS e(v)"
         }
     };
-    sqlx::query(sql).bind(workspace_id).bind(first.index).bind(json).execute(tx.conn()).await?;
+    sqlx::query(sql).bind(workspace_id).bind(json).execute(tx.conn()).await?;
     Ok(())
 }

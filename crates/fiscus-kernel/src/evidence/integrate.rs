@@ -60,19 +60,13 @@ async fn integrate_up_to(services: &Services, workspace_id: &str, most: i64) -> 
         let new_size = size + hashes.len() as u64;
         let root = root_from(&mut ev, workspace_id, &mut working, new_size).await?;
         let changed: BTreeMap<(u8, u64), Vec<Hash>> = changed.into_iter().map(|k| (k, working.0[&k].clone())).collect();
+        let indexed = store::to_index(&mut conn, workspace_id, &new[..contiguous]).await?;
         drop((conn, ev));
         let to = Tree { size: new_size as i64, root };
         let mut tx = services.store.evidence_begin().await?;
-        let saved = store::save(
-            &mut tx,
-            workspace_id,
-            tree.size,
-            &to,
-            &changed,
-            &new[..contiguous],
-            fiscus_domain::clock::now_micros(),
-        )
-        .await;
+        let saved =
+            store::save(&mut tx, workspace_id, tree.size, &to, &changed, &indexed, fiscus_domain::clock::now_micros())
+                .await;
         match saved {
             Ok(true) => tx.commit().await?,
             // Another node integrated meanwhile: read again.

@@ -157,6 +157,52 @@ pub async fn settled_action(app: &TestApp) -> (String, String) {
     (id, cookie)
 }
 
+#[tokio::test]
+async fn an_event_s_leaf_is_named_by_its_row_and_every_other_leaf_by_the_index_which_verification_holds_to_the_log() {
+    let app = spawn_app().await;
+    let key = trust_key(&app).await;
+    let action = propose(&app).await;
+    let checkpoint = fresh_checkpoint(&app, &key).await;
+    let size = checkpoint["tree_size"].as_i64().expect("size");
+    let ws = &app.workspace_id;
+    let mut conn = app.state.store.read().await.expect("conn");
+    let log = fiscus_store::tlog::leaves(&mut conn, ws, 0, size).await.expect("log");
+    let mut ev = app.state.store.evidence_read().await.expect("evidence");
+    let index = fiscus_store::tlog::indexed(&mut ev, ws, 0, size).await.expect("index");
+    drop((conn, ev));
+    // The index holds exactly the leaves that are not events; every event's row names its leaf.
+    let others: Vec<_> = log.iter().filter(|l| l.leaf.kind != tlog::AUDIT_EVENT).cloned().collect();
+    assert!(others.iter().any(|l| l.leaf.id == action), "{others:?}");
+    assert_eq!(index, others);
+    let services = &app.state.services;
+    let report = fiscus_kernel::evidence::verify_log(services, ws).await.expect("verify");
+    assert_eq!(report.failures, Vec::<String>::new());
+
+    // An index that says something else of the action, and an event's row that names another leaf: both
+    // named, the first by comparing the index with the log, the second because the event is then in
+    // neither the index nor the leaf its row names.
+    app.execute_evidence(&format!(
+        "UPDATE tlog_leaves SET record_hash = 'sha256:00' WHERE workspace_id = '{ws}' AND record_id = '{action}'"
+    ))
+    .await;
+    app.execute(&format!(
+        "UPDATE audit_events SET leaf_index = leaf_index + 1 WHERE workspace_id = '{ws}' AND seq = 1"
+    ))
+    .await;
+    let report = fiscus_kernel::evidence::verify_log(services, ws).await.expect("verify");
+    let at = others.iter().find(|l| l.leaf.id == action).expect("the action's leaf").index;
+    assert!(
+        report.failures.contains(&format!("leaf {at}: the index by record does not say what the log says")),
+        "{:?}",
+        report.failures
+    );
+    assert!(
+        report.failures.contains(&"audit_event aud_1: not in the log as it is stored".to_string()),
+        "{:?}",
+        report.failures
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_action_s_bundle_verifies_without_fiscus_and_an_independent_implementation_agrees() {
     let app = spawn_app().await;

@@ -117,7 +117,7 @@ async fn defer(tx: &mut WriteTx, event: PendingEvent) -> Result<()> {
     }
 }
 
-/// Rows per multi-row `INSERT` (13 binds each, far below both backends' limits).
+/// Rows per multi-row `INSERT` (14 binds each, far below both backends' limits).
 const INSERT_CHUNK: usize = 64;
 
 /// The columns of `audit_events`, in the order [`bind_event`] binds them.
@@ -135,6 +135,7 @@ pub(crate) const EVENT_COLUMNS: &[&str] = &[
     "subject",
     "details",
     "mac",
+    "leaf_index",
 ];
 
 /// Leaves per `tlog_batches` row, at most.
@@ -153,11 +154,13 @@ pub(crate) struct Head {
     pub(crate) leaves: i64,
 }
 
-/// An event given its place in its chain: the event, its hash and its MAC.
+/// An event given its place in its chain: the event, its hash and its MAC, and its leaf's index in the
+/// transparency log (none with the log off), which its row keeps so that nothing else need index it.
 pub(crate) struct ChainedEvent {
     event: AuditEvent,
     hash: String,
     mac: String,
+    leaf_index: Option<i64>,
 }
 
 /// A group's leaves of one workspace, given their places in its log: one `tlog_batches` row.
@@ -218,10 +221,12 @@ pub(crate) fn chain(key: &SealKey, events: Vec<PendingEvent>, heads: &mut HashMa
         let mac = key.audit_event(&event.workspace_id, event.seq, &hash);
         head.seq = event.seq;
         head.hash.clone_from(&hash);
-        if crate::tlog::logging() {
+        let leaf_index = crate::tlog::logging().then(|| {
+            let index = head.leaves;
             place(&event.workspace_id, head, Leaf::audit_event(event.seq, &hash));
-        }
-        rows.push(ChainedEvent { event, hash, mac });
+            index
+        });
+        rows.push(ChainedEvent { event, hash, mac, leaf_index });
     }
     let batches = leaves
         .into_iter()
@@ -255,6 +260,7 @@ pub(crate) fn bind_event<'q>(
         .bind(&event.subject)
         .bind(event.details.to_string())
         .bind(&row.mac)
+        .bind(row.leaf_index)
 }
 
 /// Binds a batch of leaves in [`BATCH_COLUMNS`] order.

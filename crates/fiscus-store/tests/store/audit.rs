@@ -207,3 +207,71 @@ async fn concurrent_appends_chain_only_committed_events_without_gaps() {
     let (head_seq, head_hash, head_mac) = audit::head(&mut conn, &ws).await.expect("head");
     assert_eq!(verifier.finish(&ws, head_seq, &head_hash, head_mac.as_deref()).expect("head verifies"), 9);
 }
+
+/// The leaf index each event of `ws` keeps on its row, by sequence number.
+async fn leaf_places(db: &Store, ws: &str) -> Vec<(i64, Option<i64>)> {
+    let mut conn = db.read().await.expect("connection");
+    sqlx::query_as("SELECT seq, leaf_index FROM audit_events WHERE workspace_id = $1 ORDER BY seq")
+        .bind(ws)
+        .fetch_all(&mut *conn)
+        .await
+        .expect("places")
+}
+
+#[tokio::test]
+async fn an_event_names_its_leaf_on_its_row_which_is_found_there_and_left_out_of_the_index_by_record() {
+    use fiscus_domain::tlog::{AUDIT_EVENT, audit_event_id};
+    use fiscus_store::tlog;
+    let db = fresh_store().await;
+    let ws = workspace(&db).await;
+    for n in 1..=3 {
+        append(&db, &ws, n).await;
+    }
+    let places: Vec<(i64, i64)> = leaf_places(&db, &ws)
+        .await
+        .into_iter()
+        .map(|(seq, place)| (seq, place.expect("every event chained with the log on names its leaf")))
+        .collect();
+    let mut conn = db.read().await.expect("connection");
+    let log = tlog::leaves(&mut conn, &ws, 0, 100).await.expect("log");
+    assert!(places.len() >= 3, "{places:?}");
+    for (seq, place) in &places {
+        let leaf = &log[*place as usize].leaf;
+        assert_eq!((leaf.kind.as_str(), leaf.id.clone()), (AUDIT_EVENT, audit_event_id(*seq)));
+    }
+
+    // Found by its row, as the log holds it, and only below the size asked.
+    let ids: Vec<String> = places.iter().map(|(seq, _)| audit_event_id(*seq)).collect();
+    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let mut ev = db.evidence_read().await.expect("evidence");
+    let found = tlog::find_many(&mut conn, &mut ev, &ws, &refs, i64::MAX).await.expect("found");
+    for (seq, place) in &places {
+        let leaves = &found[&audit_event_id(*seq)];
+        assert_eq!(leaves.iter().map(|l| l.index).collect::<Vec<_>>(), vec![*place]);
+        assert_eq!(leaves[0], log[*place as usize]);
+    }
+    let (last_seq, last_place) = places[places.len() - 1];
+    let below = tlog::find_many(&mut conn, &mut ev, &ws, &refs, last_place).await.expect("found");
+    assert!(!below.contains_key(&audit_event_id(last_seq)));
+
+    // The index by record is not asked to hold them.
+    assert!(tlog::to_index(&mut conn, &ws, &log).await.expect("to index").iter().all(|l| l.leaf.kind != AUDIT_EVENT));
+
+    // A row whose place was edited to another event's leaf never gives that leaf: its own is found in the
+    // log instead (here past the integrated tree), and the index is asked to hold it.
+    let (first_seq, first_place) = places[0];
+    sqlx::query("UPDATE audit_events SET leaf_index = $1 WHERE workspace_id = $2 AND seq = $3")
+        .bind(last_place)
+        .bind(&ws)
+        .bind(first_seq)
+        .execute(&mut *conn)
+        .await
+        .expect("edit");
+    let id = audit_event_id(first_seq);
+    let found = tlog::find_many(&mut conn, &mut ev, &ws, &[id.as_str()], i64::MAX).await.expect("found");
+    assert_eq!(found[&id].iter().map(|l| l.index).collect::<Vec<_>>(), vec![first_place]);
+    let to_index = tlog::to_index(&mut conn, &ws, &log).await.expect("to index");
+    let events: Vec<String> =
+        to_index.iter().filter(|l| l.leaf.kind == AUDIT_EVENT).map(|l| l.leaf.id.clone()).collect();
+    assert_eq!(events, vec![id]);
+}
