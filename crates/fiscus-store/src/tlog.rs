@@ -350,20 +350,35 @@ pub async fn behind(conn: &mut AnyConnection, ev: &mut EvidenceConn, limit: i64)
     Ok(out)
 }
 
-/// Reads the tiles `wanted` names (level, index), each as stored (its widest version).
+/// Reads the tiles `wanted` names (level, index), each as stored (its widest version): per level one
+/// `tile_index IN (…)`, the levels joined by `UNION ALL`, so that every tile is a lookup of the key. (A
+/// disjunction of `(level = … AND tile_index = …)` pairs is not: SQLite searched the key by workspace only
+/// and tested every tile of it, and at a million leaves that scan was most of an inclusion proof's time.)
 pub async fn tiles(ev: &mut EvidenceConn, workspace_id: &str, wanted: &BTreeSet<(u8, u64)>) -> Result<Tiles> {
     let mut out = Tiles::default();
     let keys: Vec<&(u8, u64)> = wanted.iter().collect();
-    for chunk in keys.chunks(200) {
-        let clauses: Vec<String> =
-            (0..chunk.len()).map(|i| format!("(level = ${} AND tile_index = ${})", i * 2 + 2, i * 2 + 3)).collect();
-        let sql = format!(
-            "SELECT level, tile_index, hashes FROM tlog_tiles WHERE workspace_id = $1 AND ({})",
-            clauses.join(" OR ")
-        );
+    for chunk in keys.chunks(400) {
+        let mut sql = String::new();
+        let mut binds: Vec<i64> = Vec::with_capacity(chunk.len() + 8);
+        // `chunk` is sorted by level, so each level's run is contiguous.
+        for run in chunk.chunk_by(|a, b| a.0 == b.0) {
+            if !sql.is_empty() {
+                sql.push_str(" UNION ALL ");
+            }
+            binds.push(i64::from(run[0].0));
+            let level = binds.len() + 1;
+            let first = binds.len() + 2;
+            binds.extend(run.iter().map(|(_, index)| *index as i64));
+            let placeholders: Vec<String> = (first..first + run.len()).map(|i| format!("${i}")).collect();
+            sql.push_str(&format!(
+                "SELECT level, tile_index, hashes FROM tlog_tiles WHERE workspace_id = $1 AND level = ${level} \
+                 AND tile_index IN ({})",
+                placeholders.join(", ")
+            ));
+        }
         let mut q = sqlx::query_as::<_, (i64, i64, String)>(&sql).bind(workspace_id);
-        for (level, index) in chunk {
-            q = q.bind(i64::from(*level)).bind(*index as i64);
+        for b in binds {
+            q = q.bind(b);
         }
         for (level, index, hashes) in q.fetch_all(ev.conn()).await? {
             out.0.insert((level as u8, index as u64), decode_tile(&hashes)?);

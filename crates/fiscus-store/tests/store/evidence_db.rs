@@ -117,3 +117,39 @@ async fn a_start_that_cannot_have_the_storage_lock_soon_leaves_the_setting_for_t
     db.migrate().await.expect("the next start");
     assert_eq!(storage_of_the_log(db.pool()).await.expect("storage"), ["e", "e"]);
 }
+
+#[tokio::test]
+async fn tiles_of_several_levels_read_back_at_once_each_by_its_key_and_only_those_asked() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let db = fresh_store().await;
+    let ws = workspace(&db).await;
+    let hash = |level: u8, index: u64, i: u64| {
+        let mut h = [0u8; 32];
+        h[0] = level;
+        h[1..9].copy_from_slice(&index.to_be_bytes());
+        h[9..17].copy_from_slice(&i.to_be_bytes());
+        h
+    };
+    // Tiles at three levels, several at each: what a tree of more than 65,536 leaves has.
+    let mut changed = BTreeMap::new();
+    for level in 0..3u8 {
+        for index in 0..5u64 {
+            changed.insert((level, index), (0..(index + 1)).map(|i| hash(level, index, i)).collect::<Vec<_>>());
+        }
+    }
+    let root = tlog::Tree { size: 5, root: [7u8; 32] };
+    let mut tx = db.evidence_begin().await.expect("begin");
+    assert!(tlog::save(&mut tx, &ws, 0, &root, &changed, &[], 1).await.expect("save"));
+    tx.commit().await.expect("commit");
+
+    let wanted: BTreeSet<(u8, u64)> = [(0, 4), (0, 1), (1, 0), (1, 3), (2, 2), (2, 9), (3, 0)].into_iter().collect();
+    let mut ev = db.evidence_read().await.expect("evidence");
+    let read = tlog::tiles(&mut ev, &ws, &wanted).await.expect("tiles");
+    let expected: BTreeMap<(u8, u64), Vec<[u8; 32]>> =
+        changed.into_iter().filter(|(key, _)| wanted.contains(key)).collect();
+    assert_eq!(read.0, expected);
+    // Many at one level, more than one statement holds.
+    let many: BTreeSet<(u8, u64)> = (0..1000u64).map(|i| (0, i % 5 + (i / 5) * 10)).collect();
+    let read = tlog::tiles(&mut ev, &ws, &many).await.expect("tiles");
+    assert_eq!(read.0.keys().copied().collect::<Vec<_>>(), vec![(0, 0), (0, 1), (0, 2), (0, 3), (0, 4)]);
+}
