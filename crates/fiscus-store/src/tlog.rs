@@ -6,9 +6,12 @@
 //!
 //! Why batches and an index apart: every keyed write adds two leaves, and a row per leaf with its index by
 //! record cost keyed writes on SQLite 29 % of their rate (`bench/evidence.sh`); a group's one row costs the
-//! writers almost nothing, and the integrator indexes its leaves in bulk, off their path. Why audit events
-//! are not in that index: on two cores the integrator's index rows were most of what the log cost the
-//! writers, and an event's row can name its own leaf for free (`audit::chain` knows it as it inserts it).
+//! writers almost nothing, and the integrator indexes its leaves in bulk, off their path. On two cores the
+//! integrator's index rows were then most of what the log cost the writers, so the index holds as little
+//! as it can: audit events are not in it (an event's row names its own leaf for free: `audit::chain` knows
+//! it as it inserts it), and for the other leaves it holds positions only (`tlog_positions`: id and leaf
+//! index under one key), every leaf found through it being read from the batches and checked to be the
+//! record's. Earlier releases' whole-leaf index (`tlog_leaves`) is still read for what it holds.
 //! It is long because finding a record's leaves takes those three ways (an event's row, the index, the
 //! batches past it), each with its reads, beside the tiles' and checkpoints' few.
 //!
@@ -121,8 +124,8 @@ pub async fn leaves(conn: &mut AnyConnection, workspace_id: &str, from: i64, lim
     Ok(out)
 }
 
-/// Leaves `[from, from + limit)` as the index by record holds them, in order (`fiscus verify evidence`
-/// compares them with the log's).
+/// Leaves `[from, from + limit)` as earlier releases' index by record holds them (`tlog_leaves`, whole
+/// leaves), in order (`fiscus verify evidence` compares them with the log's).
 pub async fn indexed(ev: &mut EvidenceConn, workspace_id: &str, from: i64, limit: i64) -> Result<Vec<StoredLeaf>> {
     let rows: Vec<LeafRow> = sqlx::query_as(
         "SELECT leaf_index, kind, record_id, record_hash FROM tlog_leaves \
@@ -179,14 +182,18 @@ pub async fn find_many(
     // same transaction), so the index below it and the batches from it leave no gap whatever the
     // integrator does meanwhile.
     let integrated = tree(ev, workspace_id).await?.size;
+    let below = size.min(integrated);
+    let wanted: BTreeSet<&str> = rest.iter().copied().collect();
+    let mut places = Vec::new();
     for chunk in rest.chunks(500) {
+        // What earlier releases indexed, whole.
         let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 3)).collect();
         let sql = format!(
             "SELECT leaf_index, kind, record_id, record_hash FROM tlog_leaves \
              WHERE workspace_id = $1 AND leaf_index < $2 AND record_id IN ({}) ORDER BY leaf_index",
             placeholders.join(", ")
         );
-        let mut q = sqlx::query_as::<_, LeafRow>(&sql).bind(workspace_id).bind(size.min(integrated));
+        let mut q = sqlx::query_as::<_, LeafRow>(&sql).bind(workspace_id).bind(below);
         for id in chunk {
             q = q.bind(*id);
         }
@@ -194,9 +201,14 @@ pub async fn find_many(
             let leaf = leaf_of(row);
             out.entry(leaf.leaf.id.clone()).or_default().push(leaf);
         }
+        places.extend(positions(ev, workspace_id, chunk, below).await?);
+    }
+    for leaf in leaves_at(conn, workspace_id, places).await? {
+        if wanted.contains(leaf.leaf.id.as_str()) {
+            out.entry(leaf.leaf.id.clone()).or_default().push(leaf);
+        }
     }
     if size > integrated {
-        let wanted: BTreeSet<&str> = rest.iter().copied().collect();
         let mut from = integrated;
         loop {
             let page = leaves(conn, workspace_id, from, PAGE.min(size - from)).await?;
@@ -214,6 +226,38 @@ pub async fn find_many(
     }
     for leaves in out.values_mut() {
         leaves.sort_by_key(|l| l.index);
+    }
+    Ok(out)
+}
+
+/// The leaf indices below `below` the index by record names for `ids` (at most 500): candidates, which the
+/// caller reads from the log and keeps only where the leaf is the record's.
+async fn positions(ev: &mut EvidenceConn, workspace_id: &str, ids: &[&str], below: i64) -> Result<Vec<i64>> {
+    let placeholders: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 3)).collect();
+    let sql = format!(
+        "SELECT leaf_index FROM tlog_positions WHERE workspace_id = $1 AND leaf_index < $2 AND record_id IN ({})",
+        placeholders.join(", ")
+    );
+    let mut q = sqlx::query_as::<_, (i64,)>(&sql).bind(workspace_id).bind(below);
+    for id in ids {
+        q = q.bind(*id);
+    }
+    Ok(q.fetch_all(ev.conn()).await?.into_iter().map(|(i,)| i).collect())
+}
+
+/// Which of `leaves` (integrated leaves, as the log holds them) the index by record names where they are:
+/// `fiscus verify evidence` requires it of every leaf but the audit events whose rows name theirs.
+pub async fn indexed_positions(
+    ev: &mut EvidenceConn,
+    workspace_id: &str,
+    leaves: &[StoredLeaf],
+) -> Result<BTreeSet<i64>> {
+    let ids: Vec<&str> = leaves.iter().map(|l| l.leaf.id.as_str()).collect::<BTreeSet<_>>().into_iter().collect();
+    let at: BTreeSet<i64> = leaves.iter().map(|l| l.index).collect();
+    let below = leaves.iter().map(|l| l.index + 1).max().unwrap_or(0);
+    let mut out = BTreeSet::new();
+    for chunk in ids.chunks(500) {
+        out.extend(positions(ev, workspace_id, chunk, below).await?.into_iter().filter(|i| at.contains(i)));
     }
     Ok(out)
 }
@@ -446,12 +490,18 @@ pub async fn save(
     if current.map_or(0, |(s,)| s) != from {
         return Ok(false);
     }
-    // Index rows past `from` can only be left by a log rebuilt by hand; the index follows the tiles.
+    // Whole-leaf rows past `from` (earlier releases' index) can only be left by a log rebuilt by hand; the
+    // index follows the tiles. So can positions, which a reader checks against the log anyway, but which
+    // would collide with the ones written now: a log integrated again from nothing starts from no positions
+    // (rebuilding it from any other size is not supported: the write fails on the key, and nothing changes).
     sqlx::query("DELETE FROM tlog_leaves WHERE workspace_id = $1 AND leaf_index >= $2")
         .bind(workspace_id)
         .bind(from)
         .execute(tx.conn())
         .await?;
+    if current.is_none() {
+        sqlx::query("DELETE FROM tlog_positions WHERE workspace_id = $1").bind(workspace_id).execute(tx.conn()).await?;
+    }
     index(tx, workspace_id, indexed).await?;
     for ((level, index), hashes) in changed {
         let text: String = hashes.iter().map(hex).collect();
@@ -577,30 +627,27 @@ pub async fn checkpoints(
     rows.into_iter().map(checkpoint_of).collect()
 }
 
-/// Adds integrated leaves to the index by record, in one statement whose one parameter is the leaves as a
-/// JSON array the database takes apart (each with its index: the run has gaps where audit events are). Rows
-/// of parameters cost more: SQLite finds each bound parameter's number by a linear search of the
-/// statement's names, so binding is quadratic in a statement's parameters, and a run of a thousand leaves
-/// cost ~9 us a leaf in 64-row statements.
+/// Adds integrated leaves to the index by record (their positions), in one statement whose one parameter is
+/// the positions as a JSON array the database takes apart. Rows of parameters cost more: SQLite finds each
+/// bound parameter's number by a linear search of the statement's names, so binding is quadratic in a
+/// statement's parameters, and a run of a thousand leaves cost ~9 us a leaf in 64-row statements. No `ON
+/// CONFLICT`: PostgreSQL's speculative insertion cost more than the row itself (12.2 against 7.8 us a leaf
+/// integrated, `bench/evidence.sh` part 1b), and a position is written once, by the pass that moves the
+/// tree past it (see [`save`]).
 async fn index(tx: &mut EvidenceTx, workspace_id: &str, leaves: &[StoredLeaf]) -> Result<()> {
     if leaves.is_empty() {
         return Ok(());
     }
-    let rows: Vec<(i64, &str, &str, &str)> = leaves
-        .iter()
-        .map(|l| (l.index, l.leaf.kind.as_str(), l.leaf.id.as_str(), l.leaf.record_hash.as_str()))
-        .collect();
-    let json = serde_json::to_string(&rows).map_err(|e| StoreError::Corrupt(format!("a leaf as JSON: {e}")))?;
+    let rows: Vec<(&str, i64)> = leaves.iter().map(|l| (l.leaf.id.as_str(), l.index)).collect();
+    let json = serde_json::to_string(&rows).map_err(|e| StoreError::Corrupt(format!("a position as JSON: {e}")))?;
     let sql = match backend_of(tx.conn()) {
         crate::Backend::Sqlite => {
-            "INSERT INTO tlog_leaves (workspace_id, leaf_index, kind, record_id, record_hash) \
-             SELECT $1, json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), \
-                    json_extract(value, '$[3]') \
-             FROM json_each($2)"
+            "INSERT INTO tlog_positions (workspace_id, record_id, leaf_index) \
+             SELECT $1, json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each($2)"
         }
         crate::Backend::Postgres => {
-            "INSERT INTO tlog_leaves (workspace_id, leaf_index, kind, record_id, record_hash) \
-             SELECT $1, (e.v->>0)::bigint, e.v->>1, e.v->>2, e.v->>3 FROM jsonb_array_elements($2::jsonb) AS e(v)"
+            "INSERT INTO tlog_positions (workspace_id, record_id, leaf_index) \
+             SELECT $1, e.v->>0, (e.v->>1)::bigint FROM jsonb_array_elements($2::jsonb) AS e(v)"
         }
     };
     sqlx::query(sql).bind(workspace_id).bind(json).execute(tx.conn()).await?;

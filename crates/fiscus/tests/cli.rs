@@ -793,7 +793,7 @@ fn verify_evidence_checks_the_log_inside_and_an_outsider_s_kept_checkpoint_shows
         // The log's integrated state is in the evidence file beside the database (fiscus_store::evidence_db).
         let evidence = fiscus_store::evidence_url(&cli.db()).expect("an evidence file");
         let integrated = sqlx::AnyPool::connect(&evidence).await.expect("open the evidence file");
-        for table in ["tlog_tiles", "tlog_trees", "tlog_checkpoints", "tlog_leaves"] {
+        for table in ["tlog_tiles", "tlog_trees", "tlog_checkpoints", "tlog_leaves", "tlog_positions"] {
             sqlx::query(&format!("DELETE FROM {table}")).execute(&integrated).await.expect("rebuild");
         }
         integrated.close().await;

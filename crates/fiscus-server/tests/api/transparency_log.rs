@@ -168,31 +168,31 @@ async fn an_event_s_leaf_is_named_by_its_row_and_every_other_leaf_by_the_index_w
     let mut conn = app.state.store.read().await.expect("conn");
     let log = fiscus_store::tlog::leaves(&mut conn, ws, 0, size).await.expect("log");
     let mut ev = app.state.store.evidence_read().await.expect("evidence");
-    let index = fiscus_store::tlog::indexed(&mut ev, ws, 0, size).await.expect("index");
+    let named = fiscus_store::tlog::indexed_positions(&mut ev, ws, &log).await.expect("positions");
     drop((conn, ev));
-    // The index holds exactly the leaves that are not events; every event's row names its leaf.
+    // The index names exactly the leaves that are not events; every event's row names its leaf.
     let others: Vec<_> = log.iter().filter(|l| l.leaf.kind != tlog::AUDIT_EVENT).cloned().collect();
     assert!(others.iter().any(|l| l.leaf.id == action), "{others:?}");
-    assert_eq!(index, others);
+    assert_eq!(named, others.iter().map(|l| l.index).collect());
     let services = &app.state.services;
     let report = fiscus_kernel::evidence::verify_log(services, ws).await.expect("verify");
     assert_eq!(report.failures, Vec::<String>::new());
 
-    // An index that says something else of the action, and an event's row that names another leaf: both
+    // An index that no longer names where the action is, and an event's row that names another leaf: both
     // named, the first by comparing the index with the log, the second because the event is then in
-    // neither the index nor the leaf its row names.
-    app.execute_evidence(&format!(
-        "UPDATE tlog_leaves SET record_hash = 'sha256:00' WHERE workspace_id = '{ws}' AND record_id = '{action}'"
-    ))
-    .await;
+    // neither the index nor the leaf its row names; and the action has no proof any more.
+    app.execute_evidence(&format!("DELETE FROM tlog_positions WHERE workspace_id = '{ws}' AND record_id = '{action}'"))
+        .await;
     app.execute(&format!(
         "UPDATE audit_events SET leaf_index = leaf_index + 1 WHERE workspace_id = '{ws}' AND seq = 1"
     ))
     .await;
+    let proof = app.get(&format!("/api/v2/evidence/records/{action}/proof"), &key).await;
+    assert_eq!(proof.status(), 404);
     let report = fiscus_kernel::evidence::verify_log(services, ws).await.expect("verify");
     let at = others.iter().find(|l| l.leaf.id == action).expect("the action's leaf").index;
     assert!(
-        report.failures.contains(&format!("leaf {at}: the index by record does not say what the log says")),
+        report.failures.contains(&format!("leaf {at}: the index by record does not name it")),
         "{:?}",
         report.failures
     );
@@ -350,7 +350,7 @@ async fn an_action_s_bundle_verifies_without_fiscus_and_an_independent_implement
 /// The key holder's rewrite of the whole log: every tile, tree and checkpoint row gone, so the next
 /// checkpoint is integrated afresh from the leaves as they now stand and signed with the deployment's key.
 async fn rebuild_log(app: &TestApp) {
-    for table in ["tlog_tiles", "tlog_trees", "tlog_checkpoints", "tlog_leaves"] {
+    for table in ["tlog_tiles", "tlog_trees", "tlog_checkpoints", "tlog_leaves", "tlog_positions"] {
         app.execute_evidence(&format!("DELETE FROM {table} WHERE workspace_id = '{}'", app.workspace_id)).await;
     }
 }
