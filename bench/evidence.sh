@@ -7,9 +7,10 @@
 #      connections.
 #   3. clients/verify_evidence.py checks a 10,000-record bundle (Fiscus's proofs at that size) in <= 1 s.
 # Beside target 1, what integrating one leaf costs the machine on each backend ($integ_leaves synthetic
-# leaves integrated at once by `fiscus evidence checkpoint`, CPU of every process meanwhile), and the on/off
-# ratio that cost alone allows at the log-off run's CPU per request (a keyed POST adds two leaves): the
-# integrator works beside the writers on the same cores, so under saturation its CPU is their rate.
+# leaves integrated at once by `fiscus evidence checkpoint`, CPU of every process meanwhile; records only,
+# and the mix of records and audit events keyed writes make), and the on/off ratio the mix's cost alone
+# allows at the log-off run's CPU per request (a keyed POST adds two leaves, a record's and its event's):
+# the integrator works beside the writers on the same cores, so under saturation its CPU is their rate.
 # Usage: bench/evidence.sh [seconds per run, default 10] [leaves, default 1000000]. PostgreSQL at
 # $FISCUS_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test; a fresh database per run).
 set -euo pipefail
@@ -85,23 +86,26 @@ for backend in sqlite postgres; do
   done
 done
 
-# 1b. What integrating a leaf costs: a fresh database per backend, a workspace, $integ_leaves synthetic leaves,
-# then one integration with nothing else running.
+# 1b. What integrating a leaf costs: a fresh database per backend and kind of leaves, a workspace,
+# $integ_leaves synthetic leaves, then one integration with nothing else running. Two kinds: records only,
+# and the mix keyed writes make (every second leaf an audit event, whose row names its leaf).
 declare -A leaf_us
 config true
 for backend in sqlite postgres; do
-  if [ "$backend" = sqlite ]; then
-    db=(--data-dir "$work/integ-$backend"); target="$work/integ-$backend/fiscus.db"
-  else
-    fresh_pg; db=(--data-dir "$work/integ-$backend" --database-url "$pg_url"); target="$pg_url"
-  fi
-  ws=$("$bin" --config "$work/fiscus.toml" "${db[@]}" admin workspace create Integration | tail -1)
-  "$python" bench/evidence_bench.py leaves "$backend" "$target" "$ws" "$integ_leaves"
-  before=$(cpu_ticks)
-  "$bin" --config "$work/fiscus.toml" "${db[@]}" evidence checkpoint --workspace "$ws" >/dev/null
-  read -r b0 _ <<<"$before"; read -r b1 _ <<<"$(cpu_ticks)"
-  leaf_us[$backend]=$(awk -v b="$((b1 - b0))" -v hz="$(getconf CLK_TCK)" -v n="$integ_leaves" 'BEGIN { printf "%.1f", b / hz * 1e6 / n }')
-  printf '%-9s integrating %s leaves: %s us of CPU per leaf (every process)\n' "$backend" "$integ_leaves" "${leaf_us[$backend]}"
+  for kind in records mix; do
+    if [ "$backend" = sqlite ]; then
+      db=(--data-dir "$work/integ-$backend-$kind"); target="$work/integ-$backend-$kind/fiscus.db"
+    else
+      fresh_pg; db=(--data-dir "$work/integ-$backend-$kind" --database-url "$pg_url"); target="$pg_url"
+    fi
+    ws=$("$bin" --config "$work/fiscus.toml" "${db[@]}" admin workspace create Integration | tail -1)
+    "$python" bench/evidence_bench.py leaves "$backend" "$target" "$ws" "$integ_leaves" $([ "$kind" = mix ] && echo mix)
+    before=$(cpu_ticks)
+    "$bin" --config "$work/fiscus.toml" "${db[@]}" evidence checkpoint --workspace "$ws" >/dev/null
+    read -r b0 _ <<<"$before"; read -r b1 _ <<<"$(cpu_ticks)"
+    leaf_us[$backend-$kind]=$(awk -v b="$((b1 - b0))" -v hz="$(getconf CLK_TCK)" -v n="$integ_leaves" 'BEGIN { printf "%.1f", b / hz * 1e6 / n }')
+    printf '%-9s integrating %s leaves (%s): %s us of CPU per leaf (every process)\n' "$backend" "$integ_leaves" "$kind" "${leaf_us[$backend-$kind]}"
+  done
 done
 
 # 2. Proofs at $leaves leaves (SQLite, the embedded default).
@@ -153,8 +157,8 @@ for backend in sqlite postgres; do
   check "$(awk -v r="$ratio" 'BEGIN { print (r >= 0.95) ? 1 : 0 }')" \
     "keyed POST, log on / off ($backend, medians of $rounds): $on / $off = $ratio (>= 0.95)"
   off_cpu=$(tr ' ' '\n' <<<"${cpu[$backend-false]}" | grep . | median)
-  awk -v c="$off_cpu" -v l="${leaf_us[$backend]}" -v b="$backend" 'BEGIN {
-    printf "     %s: integration %s us/leaf x 2 leaves against %s us/request with the log off allows at most %.3f\n", b, l, c, c / (c + 2 * l) }'
+  awk -v c="$off_cpu" -v l="${leaf_us[$backend-mix]}" -v b="$backend" 'BEGIN {
+    printf "     %s: integration %s us/leaf (mix) x 2 leaves against %s us/request with the log off allows at most %.3f\n", b, l, c, c / (c + 2 * l) }'
 done
 check "$(awk -v p="$proof_p99" 'BEGIN { print (p <= 5) ? 1 : 0 }')" \
   "inclusion proof p99 at $leaves leaves, $connections connections: $proof_p99 ms (<= 5 ms)"
