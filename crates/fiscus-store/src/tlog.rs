@@ -70,23 +70,29 @@ pub(crate) fn encode_leaves(leaves: &[Leaf]) -> String {
     out
 }
 
-/// The leaves of a `tlog_batches` row (see [`encode_leaves`]); `Corrupt` unless it holds exactly `count`.
-fn decode_leaves(first: i64, count: i64, text: &str) -> Result<Vec<StoredLeaf>> {
+/// The leaves of a `tlog_batches` row (see [`encode_leaves`]) whose indices are in `wanted`; `Corrupt` unless
+/// it holds exactly `count`. Only those are copied out: a proof wants one leaf of a batch that may hold a
+/// thousand, and copying them all cost a third of its time.
+fn decode_leaves(first: i64, count: i64, text: &str, wanted: std::ops::Range<i64>) -> Result<Vec<StoredLeaf>> {
     let corrupt = || StoreError::Corrupt(format!("tlog_batches.leaves from leaf {first}"));
     let body = text.strip_suffix('\n').ok_or_else(corrupt)?;
     let mut lines = body.split('\n');
+    let (lo, hi) = (wanted.start.max(first), wanted.end.min(first.saturating_add(count)));
     // Sized by what the text can hold, never by the stored count alone (a damaged count is `Corrupt`, not
     // an allocation of its size).
-    let mut out = Vec::with_capacity((count.max(0) as usize).min(text.len() / 6));
+    let mut out = Vec::with_capacity(((hi - lo).max(0) as usize).min(text.len() / 6));
+    let mut index = first;
     while let Some(kind) = lines.next() {
         let (Some(id), Some(record_hash)) = (lines.next(), lines.next()) else { return Err(corrupt()) };
-        let index = first + out.len() as i64;
-        out.push(StoredLeaf {
-            index,
-            leaf: Leaf { kind: kind.into(), id: id.into(), record_hash: record_hash.into() },
-        });
+        if index >= lo && index < hi {
+            out.push(StoredLeaf {
+                index,
+                leaf: Leaf { kind: kind.into(), id: id.into(), record_hash: record_hash.into() },
+            });
+        }
+        index += 1;
     }
-    if out.len() as i64 != count {
+    if index - first != count {
         return Err(corrupt());
     }
     Ok(out)
@@ -119,7 +125,7 @@ pub async fn leaves(conn: &mut AnyConnection, workspace_id: &str, from: i64, lim
     .await?;
     let mut out = Vec::new();
     for (first, count, text) in rows {
-        out.extend(decode_leaves(first, count, &text)?.into_iter().filter(|l| l.index >= from && l.index < end));
+        out.extend(decode_leaves(first, count, &text, from..end)?);
     }
     Ok(out)
 }
