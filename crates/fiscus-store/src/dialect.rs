@@ -50,6 +50,11 @@ pub fn backend_of(conn: &sqlx::AnyConnection) -> Backend {
 /// 65,535).
 pub(crate) const MAX_BINDS: usize = 10_000;
 
+/// `$first, $first+1, …` for `n` values: the list of an `IN (…)` whose values follow `first - 1` others.
+pub(crate) fn numbered(first: usize, n: usize) -> String {
+    (first..first + n).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
+}
+
 /// Rows of `width` values one multi-row statement may carry (see [`MAX_BINDS`]).
 pub(crate) fn rows_per_statement(width: usize) -> usize {
     (MAX_BINDS / width.max(1)).max(1)

@@ -20,7 +20,7 @@
 //! first, except [`behind`], the integrator's claim, which serves every workspace (a named exception to
 //! invariant 2, like the settlement claim).
 
-use crate::dialect::{backend_of, for_update};
+use crate::dialect::{backend_of, for_update, numbered};
 use crate::evidence_db::{EvidenceConn, EvidenceTx};
 use crate::{Result, StoreError};
 use fiscus_domain::tlog::tiles::Tiles;
@@ -163,8 +163,9 @@ pub async fn find(
 
 /// Every leaf of `record_ids` below `size`, for proofs, bundles and verification: record id → its leaves,
 /// oldest first, each as the log holds it. An audit event's leaf is found by its row, which names its index
-/// (see [`carried`]); the other leaves, once integrated, by the index (`tlog_leaves`), and beyond the
-/// integrated tree by reading the batches past it (a short run while the integrator keeps up).
+/// (see [`carried`]); the other leaves, once integrated, by their positions (`tlog_positions`, or what
+/// earlier releases indexed whole in `tlog_leaves`), and beyond the integrated tree by reading the batches
+/// past it (a short run while the integrator keeps up).
 pub async fn find_many(
     conn: &mut AnyConnection,
     ev: &mut EvidenceConn,
@@ -193,11 +194,10 @@ pub async fn find_many(
     let mut places = Vec::new();
     for chunk in rest.chunks(500) {
         // What earlier releases indexed, whole.
-        let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 3)).collect();
         let sql = format!(
             "SELECT leaf_index, kind, record_id, record_hash FROM tlog_leaves \
              WHERE workspace_id = $1 AND leaf_index < $2 AND record_id IN ({}) ORDER BY leaf_index",
-            placeholders.join(", ")
+            numbered(3, chunk.len())
         );
         let mut q = sqlx::query_as::<_, LeafRow>(&sql).bind(workspace_id).bind(below);
         for id in chunk {
@@ -239,10 +239,9 @@ pub async fn find_many(
 /// The leaf indices below `below` the index by record names for `ids` (at most 500): candidates, which the
 /// caller reads from the log and keeps only where the leaf is the record's.
 async fn positions(ev: &mut EvidenceConn, workspace_id: &str, ids: &[&str], below: i64) -> Result<Vec<i64>> {
-    let placeholders: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 3)).collect();
     let sql = format!(
         "SELECT leaf_index FROM tlog_positions WHERE workspace_id = $1 AND leaf_index < $2 AND record_id IN ({})",
-        placeholders.join(", ")
+        numbered(3, ids.len())
     );
     let mut q = sqlx::query_as::<_, (i64,)>(&sql).bind(workspace_id).bind(below);
     for id in ids {
@@ -280,10 +279,9 @@ async fn carried(
 ) -> Result<Vec<StoredLeaf>> {
     let mut places: Vec<i64> = Vec::with_capacity(events.len());
     for chunk in events.chunks(500) {
-        let placeholders: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 3)).collect();
         let sql = format!(
             "SELECT leaf_index FROM audit_events WHERE workspace_id = $1 AND leaf_index < $2 AND seq IN ({})",
-            placeholders.join(", ")
+            numbered(3, chunk.len())
         );
         let mut q = sqlx::query_as::<_, (i64,)>(&sql).bind(workspace_id).bind(size);
         for (seq, _) in chunk {
@@ -419,11 +417,10 @@ pub async fn tiles(ev: &mut EvidenceConn, workspace_id: &str, wanted: &BTreeSet<
             let level = binds.len() + 1;
             let first = binds.len() + 2;
             binds.extend(run.iter().map(|(_, index)| *index as i64));
-            let placeholders: Vec<String> = (first..first + run.len()).map(|i| format!("${i}")).collect();
             sql.push_str(&format!(
                 "SELECT level, tile_index, hashes FROM tlog_tiles WHERE workspace_id = $1 AND level = ${level} \
                  AND tile_index IN ({})",
-                placeholders.join(", ")
+                numbered(first, run.len())
             ));
         }
         let mut q = sqlx::query_as::<_, (i64, i64, String)>(&sql).bind(workspace_id);
