@@ -202,11 +202,14 @@ pub enum EngineReason {
     NoConvergence,
     MissingObservation,
     Rejected,
+    /// The counted budget (iterations, work) ran out: the same request always ends so.
     BudgetExceeded,
+    /// The wall-clock safety net ran out first: the machine was slow or busy; worth retrying.
+    SafetyTimeout,
 }
 
 impl EngineReason {
-    pub const ALL: [EngineReason; 13] = [
+    pub const ALL: [EngineReason; 14] = [
         EngineReason::Empty,
         EngineReason::NonFinite,
         EngineReason::LengthMismatch,
@@ -220,6 +223,7 @@ impl EngineReason {
         EngineReason::MissingObservation,
         EngineReason::Rejected,
         EngineReason::BudgetExceeded,
+        EngineReason::SafetyTimeout,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -237,6 +241,7 @@ impl EngineReason {
             EngineReason::MissingObservation => "missing_observation",
             EngineReason::Rejected => "rejected",
             EngineReason::BudgetExceeded => "budget_exceeded",
+            EngineReason::SafetyTimeout => "safety_timeout",
         }
     }
 }
@@ -249,8 +254,8 @@ impl EngineReason {
 pub enum JobFailure {
     /// The engine refused the inputs (`infeasible`, `not_positive_definite`, …).
     Engine(EngineReason),
-    /// The computation ran past its wall-clock budget (the same word as the engine's own budget).
-    BudgetExceeded,
+    /// The computation ran past the job's wall-clock safety net (the same word as the engine's own).
+    SafetyTimeout,
     /// The application that queued it lost the scope, or was suspended, before a worker took it up.
     AuthorityWithdrawn,
     /// Its sealed request failed verification; nothing was computed.
@@ -263,15 +268,22 @@ impl JobFailure {
     pub fn as_str(self) -> &'static str {
         match self {
             JobFailure::Engine(reason) => reason.as_str(),
-            JobFailure::BudgetExceeded => "budget_exceeded",
+            JobFailure::SafetyTimeout => "safety_timeout",
             JobFailure::AuthorityWithdrawn => "authority_withdrawn",
             JobFailure::IntegrityFailure => "integrity_failure",
             JobFailure::Internal => "internal_error",
         }
     }
 
-    /// Every code a failed job can carry, for the document's enumeration (the engine's `budget_exceeded`
-    /// and the wall-clock one are the same word, listed once).
+    /// Whether the same request may succeed if submitted again: only a safety net's timeout, which says the
+    /// machine was slow, not that the request was. Every other failure is the request's own (the same
+    /// request ends the same way) or the service's (`internal_error`, logged).
+    pub fn retryable(self) -> bool {
+        matches!(self, JobFailure::SafetyTimeout | JobFailure::Engine(EngineReason::SafetyTimeout))
+    }
+
+    /// Every code a failed job can carry, for the document's enumeration (the engine's `safety_timeout`
+    /// and the job's are the same word, listed once).
     pub fn codes() -> Vec<&'static str> {
         let mut codes: Vec<&'static str> = EngineReason::ALL.iter().map(|r| r.as_str()).collect();
         for other in [JobFailure::AuthorityWithdrawn, JobFailure::IntegrityFailure, JobFailure::Internal] {
@@ -283,7 +295,7 @@ impl JobFailure {
     /// The failure a stored code names; `None` for a word no version of Fiscus wrote.
     pub fn parse(code: &str) -> Option<JobFailure> {
         match code {
-            "budget_exceeded" => Some(JobFailure::BudgetExceeded),
+            "safety_timeout" => Some(JobFailure::SafetyTimeout),
             "authority_withdrawn" => Some(JobFailure::AuthorityWithdrawn),
             "integrity_failure" => Some(JobFailure::IntegrityFailure),
             "internal_error" => Some(JobFailure::Internal),
@@ -321,12 +333,15 @@ mod failure_tests {
             let back = JobFailure::parse(f.as_str()).expect("known");
             assert_eq!(back.as_str(), f.as_str());
         }
-        assert_eq!(JobFailure::parse("budget_exceeded"), Some(JobFailure::BudgetExceeded));
+        // Jobs stopped by the clock before issue 34 say `budget_exceeded`: read as the engine's word.
+        assert_eq!(JobFailure::parse("budget_exceeded"), Some(JobFailure::Engine(EngineReason::BudgetExceeded)));
+        assert_eq!(JobFailure::parse("safety_timeout"), Some(JobFailure::SafetyTimeout));
+        assert!(JobFailure::SafetyTimeout.retryable() && !JobFailure::Engine(EngineReason::BudgetExceeded).retryable());
         assert_eq!(JobFailure::parse("Infeasible"), None);
         assert_eq!(JobFailure::parse(""), None);
         let codes = JobFailure::codes();
         let unique: std::collections::BTreeSet<_> = codes.iter().collect();
         assert_eq!(unique.len(), codes.len(), "{codes:?}");
-        assert_eq!(codes.len(), 16);
+        assert_eq!(codes.len(), 17);
     }
 }

@@ -35,6 +35,8 @@ pub fn engine_code(e: &QuantError) -> ErrorCode {
         | QuantError::NotPositiveDefinite { .. }
         | QuantError::Unbounded { .. }
         | QuantError::NoConvergence { .. } => ErrorCode::Conflict,
+        // The machine stalled, not the request: retry.
+        QuantError::SafetyTimeout { .. } => ErrorCode::Unavailable,
         _ => ErrorCode::ComputationRefused,
     }
 }
@@ -55,5 +57,6 @@ pub fn engine_error(e: &QuantError) -> EngineReason {
         QuantError::MissingObservation { .. } => EngineReason::MissingObservation,
         QuantError::Rejected(_) => EngineReason::Rejected,
         QuantError::BudgetExceeded { .. } => EngineReason::BudgetExceeded,
+        QuantError::SafetyTimeout { .. } => EngineReason::SafetyTimeout,
     }
 }

@@ -44,10 +44,14 @@ pub enum QuantError {
     /// A request that is well formed but cannot be honoured, e.g. relieving more shares than are held.
     #[error("{0}")]
     Rejected(String),
-    /// An iterative fit or optimisation used up its iteration count or wall-clock time ([`crate::Budget`])
-    /// before it finished. No partial result is returned.
+    /// An iterative fit or optimisation used up its counted iterations or work ([`crate::Budget`]) before it
+    /// finished. No partial result is returned; the same input always ends here.
     #[error("{what} exceeded its budget of {limit}")]
     BudgetExceeded { what: &'static str, limit: String },
+    /// An iterative computation ran past the wall-clock safety net ([`crate::Budget::max_duration`]) before
+    /// its counted budget ran out: the machine was slow or busy, not the input too large. Worth retrying.
+    #[error("{what} stopped at its safety timeout of {limit} before its work budget ran out")]
+    SafetyTimeout { what: &'static str, limit: String },
 }
 
 /// Result alias used by every public function of the crate.

@@ -471,11 +471,14 @@ fn probed_inputs_come_back_as_typed_errors_or_finite_values() {
     assert!(matches!(forecast::fit_arima(&y, big), Err(QuantError::InsufficientData { .. })));
 }
 
-/// Every budgeted computation reports running out as `BudgetExceeded`, by iterations and by time.
+/// Every budgeted computation reports running out of its counted budget (iterations, work) as
+/// `BudgetExceeded`, and its wall-clock safety net as `SafetyTimeout`.
 #[test]
 fn every_fit_and_optimisation_reports_its_budget() {
     use fiscus_quant::QuantError;
-    let exceeded = |r: Result<(), QuantError>| matches!(r, Err(QuantError::BudgetExceeded { .. }));
+    let exceeded = |r: Result<(), QuantError>| {
+        matches!(r, Err(QuantError::BudgetExceeded { .. }) | Err(QuantError::SafetyTimeout { .. }))
+    };
     let y: Vec<f64> =
         (0..48).map(|t| 10.0 + (t as f64 * 0.52).sin() + 0.1 * t as f64 + ((t * t) as f64).cos()).collect();
     let arima = ArimaSpec {
@@ -493,7 +496,15 @@ fn every_fit_and_optimisation_reports_its_budget() {
     let cov = Matrix::from_rows(&[vec![0.04, 0.01, 0.0], vec![0.01, 0.09, 0.02], vec![0.0, 0.02, 0.16]]).unwrap();
     let mut grouped = Constraints::long_only(3);
     grouped.groups.push(GroupLimit { members: vec![0], min: None, max: Some(0.7) });
-    for budget in [Budget::new(Duration::from_secs(60), 1), Budget::new(Duration::ZERO, 5_000)] {
+    let counted = |r: Result<(), QuantError>| matches!(r, Err(QuantError::BudgetExceeded { .. }));
+    let little_work = Budget::new(Duration::from_secs(60), 5_000).with_work(1_000);
+    assert!(counted(forecast::fit_arima_with_budget(&y, arima, little_work).map(|_| ())));
+    assert!(counted(forecast::fit_holt_winters_with_budget(&y, hw, little_work).map(|_| ())));
+    let timed = |r: Result<(), QuantError>| matches!(r, Err(QuantError::SafetyTimeout { .. }));
+    let no_time = Budget::new(Duration::ZERO, 5_000);
+    assert!(timed(forecast::fit_arima_with_budget(&y, arima, no_time).map(|_| ())));
+    assert!(timed(optimise::equal_risk_contribution_with_budget(&cov, no_time).map(|_| ())));
+    for budget in [Budget::new(Duration::from_secs(60), 1), no_time] {
         assert!(exceeded(forecast::fit_arima_with_budget(&y, arima, budget).map(|_| ())));
         assert!(exceeded(forecast::fit_holt_winters_with_budget(&y, hw, budget).map(|_| ())));
         assert!(exceeded(

@@ -6,7 +6,8 @@
 //! them exclusively, heartbeats while it computes on the CPU pool, and ends them in one transaction with the
 //! sealed result. A job whose node died is retaken after [`STALE_AFTER`] and computed again from its
 //! request (the datasets it pinned never change, so the result is the same). Every job has a wall-clock
-//! budget ([`JOB_BUDGET`]).
+//! safety net ([`JOB_BUDGET`]); the engine's own budgets are counted in work, so an answer does not depend on
+//! the machine's speed or load.
 //!
 //! It is long because a job's whole life is here in order (submission, claim, execution, ending, cancellation);
 //! each kind's own computation is in its module behind `Computation`.
@@ -42,7 +43,8 @@ use fiscus_kernel::governed::{Caller, Failure};
 
 /// The engine every result names.
 pub const ENGINE_VERSION: &str = concat!("fiscus-quant/", env!("CARGO_PKG_VERSION"));
-/// The longest a job may compute; past it the job fails with `budget_exceeded`.
+/// The longest a job may compute: a safety net far above the engine's counted budgets; past it the job fails
+/// with `safety_timeout` (retryable).
 pub const JOB_BUDGET: Duration = Duration::from_secs(300);
 /// A running job whose worker has not reported for this long is retaken by another.
 pub const STALE_AFTER: i64 = 30 * MICROS_PER_SECOND;
@@ -454,8 +456,9 @@ pub async fn execute(state: &Services, worker: &str, job: Job, thread: Reserved)
         Err(Refusal::Stopped(Stop::Cancelled)) => (Ending::Cancelled, Change::ComputeJobCancelled),
         Err(Refusal::Stopped(_)) => (
             Ending::Failed {
-                code: JobFailure::BudgetExceeded,
-                detail: "the computation ran past its wall-clock budget",
+                code: JobFailure::SafetyTimeout,
+                detail: "the computation ran past the job's wall-clock safety net before its counted budget \
+                         ran out (the machine was slow or busy); submitting it again may succeed",
             },
             Change::ComputeJobFailed,
         ),

@@ -11,7 +11,8 @@
 //! The likelihood is maximised with σ² concentrated out: minimising `ln Σ(v²/F) + (1/n)Σ ln F` is a sum of
 //! squares in the scaled innovations `v_t·√(g/F_t)` (g the geometric mean of F), so the same bounded
 //! Levenberg-Marquardt as Holt-Winters does the work, from a few starting points, within a [`Budget`]
-//! (by default 5 s and 5,000 iterations; [`fit_with_budget`] takes another).
+//! (by default 5,000 iterations and 10¹⁰ units of work, counted so that the same fit ends the same way on
+//! any machine, under a 120 s safety net; [`fit_with_budget`] takes another).
 //!
 //! A model is refused before any work when the series cannot identify it: the first max-lag observations
 //! after differencing only seed the dynamics, and the rest must at least match the number of parameters
@@ -72,6 +73,9 @@ pub struct ArimaFit {
     pub nobs: usize,
     /// Number of estimated parameters including σ².
     pub k: usize,
+    /// The units of work the fit spent ([`Budget::max_work`]): the same for the same series and model on any
+    /// machine.
+    pub work: u64,
     history_tail: Vec<f64>,
     delta: Vec<f64>,
     filtered_next: Vec<f64>,
@@ -97,10 +101,23 @@ pub fn fit(y: &[f64], spec: ArimaSpec) -> Result<ArimaFit> {
     fit_with_budget(y, spec, Budget::default())
 }
 
-/// [`fit`] with an explicit budget: every Levenberg-Marquardt step of every starting point counts as an
-/// iteration, and running out of iterations or time is [`QuantError::BudgetExceeded`].
-pub fn fit_with_budget(y: &[f64], spec: ArimaSpec, budget: Budget) -> Result<ArimaFit> {
-    let meter = Meter::start("ARIMA fit", budget);
+/// The rules a series and model must meet before any likelihood is evaluated ([`fit`] applies them first):
+/// the orders and trend against the differencing, enough observations after differencing for the largest
+/// lag and the parameters, and a (differenced) series that is not constant. Cheap (one pass of
+/// differencing), so a caller can refuse a request up front instead of queueing a fit that would fail.
+pub fn check(y: &[f64], spec: ArimaSpec) -> Result<()> {
+    prepare(y, spec).map(|_| ())
+}
+
+struct Prepared {
+    delta: Vec<f64>,
+    z: Vec<f64>,
+    lags: usize,
+    n_arma: usize,
+    has_mean: bool,
+}
+
+fn prepare(y: &[f64], spec: ArimaSpec) -> Result<Prepared> {
     input::finite("y", y)?;
     if spec.d > 2 {
         return Err(QuantError::InvalidParameter { name: "d", reason: "at most 2".into() });
@@ -155,6 +172,16 @@ pub fn fit_with_budget(y: &[f64], spec: ArimaSpec, budget: Budget) -> Result<Ari
             reason: "the (differenced) series is constant, so the innovation variance is zero",
         });
     }
+
+    Ok(Prepared { delta, z, lags, n_arma, has_mean })
+}
+
+/// [`fit`] with an explicit budget: every Levenberg-Marquardt step of every starting point counts as an
+/// iteration and every likelihood evaluation counts its work; running out of either is
+/// [`QuantError::BudgetExceeded`], running past the safety net's clock [`QuantError::SafetyTimeout`].
+pub fn fit_with_budget(y: &[f64], spec: ArimaSpec, budget: Budget) -> Result<ArimaFit> {
+    let meter = Meter::start("ARIMA fit", budget);
+    let Prepared { delta, z, lags, n_arma, has_mean } = prepare(y, spec)?;
 
     let layout = Layout { spec, has_mean };
     let n = z.len() as f64;
@@ -238,6 +265,7 @@ pub fn fit_with_budget(y: &[f64], spec: ArimaSpec, budget: Budget) -> Result<Ari
         log_likelihood,
         nobs: y.len(),
         k: dim + 1,
+        work: meter.spent(),
         history_tail: y[y.len() - lags..].to_vec(),
         delta,
         filtered_next: f.next_state,
@@ -399,7 +427,13 @@ mod tests {
         let e = fit_with_budget(&y, s, Budget::new(Duration::from_secs(60), 1)).unwrap_err();
         assert!(matches!(e, QuantError::BudgetExceeded { what: "ARIMA fit", .. }), "{e:?}");
         let e = fit_with_budget(&y, s, Budget::new(Duration::ZERO, 1000)).unwrap_err();
-        assert!(matches!(e, QuantError::BudgetExceeded { .. }), "{e:?}");
-        assert!(fit(&y, s).is_ok());
+        assert!(matches!(e, QuantError::SafetyTimeout { .. }), "{e:?}");
+        let fitted = fit(&y, s).unwrap();
+        // Work is counted, not timed: the same fit spends the same work, and a budget just below it refuses.
+        assert!(fitted.work > 0 && fit(&y, s).unwrap().work == fitted.work);
+        let short = Budget::new(Duration::from_secs(60), 1000).with_work(fitted.work - 1);
+        let e = fit_with_budget(&y, s, short).unwrap_err();
+        assert!(matches!(e, QuantError::BudgetExceeded { what: "ARIMA fit", .. }), "{e:?}");
+        assert!(fit_with_budget(&y, s, short.with_work(fitted.work)).is_ok());
     }
 }

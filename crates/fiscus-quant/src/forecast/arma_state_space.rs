@@ -121,14 +121,18 @@ impl Companion {
 /// filter covers only the start of the series and the rest costs O(r) per observation.
 const STEADY_STATE_TOLERANCE: f64 = 1e-14;
 
-/// How many observations the filter processes between two looks at the clock.
+/// How many observations the filter processes between two counts of its work.
 const STEPS_PER_CLOCK_CHECK: usize = 256;
 
-/// Runs the filter over the demeaned series `z`, within `meter`'s wall-clock budget.
+/// Runs the filter over the demeaned series `z`, within `meter`'s budget: the stationary covariance counts
+/// r³ units of work, each observation r² while the covariance moves and r once it is steady.
 pub(crate) fn filter(z: &[f64], poly: &ArmaPolynomials, meter: &Meter) -> Result<Filtered> {
     let model = Companion::of(poly);
     let r = model.rv.len();
+    let r64 = r as u64;
+    meter.work(r64.saturating_pow(3))?;
     let mut p = stationary_covariance(&model.ar, &model.rv)?;
+    let mut pending: u64 = 0;
     let mut next = Matrix::zeros(r, r);
     let mut a = vec![0.0; r];
     let mut gain = vec![0.0; r];
@@ -136,8 +140,9 @@ pub(crate) fn filter(z: &[f64], poly: &ArmaPolynomials, meter: &Meter) -> Result
     let mut f = Vec::with_capacity(z.len());
     let mut steady = false;
     for (t, &obs) in z.iter().enumerate() {
+        pending += if steady { r64 } else { r64 * r64 };
         if t % STEPS_PER_CLOCK_CHECK == STEPS_PER_CLOCK_CHECK - 1 {
-            meter.check_time()?;
+            meter.work(std::mem::take(&mut pending))?;
         }
         let ft = p[(0, 0)];
         if !(ft > 0.0 && ft.is_finite()) {
@@ -180,6 +185,7 @@ pub(crate) fn filter(z: &[f64], poly: &ArmaPolynomials, meter: &Meter) -> Result
             }
         }
     }
+    meter.work(pending)?;
     Ok(Filtered { v, f, next_state: a })
 }
 

@@ -4,8 +4,8 @@
 //! A coarse grid over (α, β, γ, φ) with the heuristic initial state picks starting points (as statsmodels'
 //! `use_brute=True` does); bounded Levenberg-Marquardt then refines every parameter from the best few and
 //! the lowest SSE wins. Bounds: α, β, γ in [0, 1]; φ in [0.8, 0.98] (Hyndman's forecast package), initial
-//! multiplicative seasons > 0. The whole search runs within a [`Budget`] (by default 5 s and 5,000
-//! Levenberg-Marquardt steps; [`fit_with_budget`] takes another).
+//! multiplicative seasons > 0. The whole search runs within a [`Budget`] (by default 5,000 Levenberg-Marquardt
+//! steps and 10¹⁰ units of work, one per observation of each evaluation; [`fit_with_budget`] takes another).
 
 use super::holt_winters::{
     HoltWintersFit, HoltWintersSpec, InitialState, Smoothing, heuristic_initial_state, recurse, run,
@@ -23,7 +23,8 @@ pub fn fit(y: &[f64], spec: HoltWintersSpec) -> Result<HoltWintersFit> {
 }
 
 /// [`fit`] with an explicit budget: every Levenberg-Marquardt step of every starting point counts as an
-/// iteration, and running out of iterations or time is [`QuantError::BudgetExceeded`].
+/// iteration and every evaluation its observations as work; running out of either is
+/// [`QuantError::BudgetExceeded`], running past the safety net's clock [`QuantError::SafetyTimeout`].
 pub fn fit_with_budget(y: &[f64], spec: HoltWintersSpec, budget: Budget) -> Result<HoltWintersFit> {
     let meter = Meter::start("Holt-Winters fit", budget);
     spec.check()?;
@@ -88,7 +89,7 @@ pub fn fit_with_budget(y: &[f64], spec: HoltWintersSpec, budget: Budget) -> Resu
         for &b in if spec.trend { &grid[..] } else { &grid[..1] } {
             for &g in if spec.season.is_some() { &grid[..] } else { &grid[..1] } {
                 for &f in if spec.damped { &phis[..] } else { &phis[..1] } {
-                    meter.check_time()?;
+                    meter.work(y.len() as u64)?;
                     let x = layout.pack(Smoothing { alpha: a, beta: b, gamma: g, phi: f }, &start_state);
                     buf.clear();
                     if residuals(&x, &mut buf) {

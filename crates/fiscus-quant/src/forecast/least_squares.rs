@@ -2,8 +2,9 @@
 //! hundred residuals): finite-difference Jacobian, Marquardt's diagonal scaling, and an active set that
 //! freezes parameters sitting on a bound the step would push through. Used to fit forecasting models,
 //! whose objective (SSE of one-step errors) is exactly a sum of squares. Every step counts against the
-//! caller's [`Meter`], and the clock is read after every residual evaluation, so a fit stops within one
-//! evaluation of its deadline.
+//! caller's [`Meter`], every residual evaluation counts its residuals as work (the residual function may
+//! count more), and the limits are checked after every evaluation, so a fit stops within one evaluation of
+//! its budget.
 
 use crate::budget::Meter;
 use crate::error::Result;
@@ -106,7 +107,7 @@ pub(crate) fn minimise(problem: &Problem<'_>, x0: &[f64], max_iter: usize, meter
 fn evaluate(problem: &Problem<'_>, x: &[f64], r: &mut Vec<f64>, meter: &Meter) -> Result<Option<f64>> {
     r.clear();
     let valid = (problem.residuals)(x, r);
-    meter.check_time()?;
+    meter.work(r.len() as u64)?;
     if !valid {
         return Ok(None);
     }

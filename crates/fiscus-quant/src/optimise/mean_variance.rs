@@ -63,7 +63,8 @@ pub fn optimise(
 }
 
 /// [`optimise`] with an explicit budget: the interior-point iterations count against it, and the clock
-/// covers both routes. Running out is [`QuantError::BudgetExceeded`].
+/// covers both routes as a safety net. Running out of iterations is [`QuantError::BudgetExceeded`], past the
+/// clock [`QuantError::SafetyTimeout`].
 pub fn optimise_with_budget(
     covariance: &Matrix,
     expected_returns: Option<&[f64]>,
@@ -379,7 +380,7 @@ mod tests {
         assert!(matches!(e, QuantError::BudgetExceeded { .. }), "{e:?}");
         let none = Budget::new(Duration::ZERO, 1000);
         let e = optimise_with_budget(&cov, None, Objective::MinVariance, &c, none).unwrap_err();
-        assert!(matches!(e, QuantError::BudgetExceeded { .. }), "{e:?}");
+        assert!(matches!(e, QuantError::SafetyTimeout { .. }), "{e:?}");
         assert!(optimise(&cov, None, Objective::MinVariance, &c).is_ok());
     }
 }

@@ -149,6 +149,58 @@ async fn bad_parameters_and_inputs_are_refused_naming_them() {
     assert_eq!(app.count("SELECT COUNT(*) FROM compute_jobs").await, 0);
 }
 
+/// What the series makes an ARIMA fit fail on is refused at submission with the engine's problem, never a
+/// 202 whose job fails later (issue 34): a constant series, and too few observations for the model's lags
+/// and parameters. Nothing is queued and no credit is spent.
+#[tokio::test]
+async fn an_arima_run_its_series_cannot_fit_is_refused_before_it_is_queued() {
+    let app = spawn_app().await;
+    grant(&app).await;
+    let constant = vec![42.0; 60];
+    let p = problem(
+        run(
+            &app,
+            "arima",
+            &json!({"input": {"values": constant}, "parameters": {"p": 1, "d": 0, "q": 0, "trend": "constant"}}),
+        )
+        .await,
+        409,
+        "conflict",
+    )
+    .await;
+    assert_eq!(p["engine_error"], "undefined", "{p}");
+    let short: Vec<f64> = series().into_iter().take(20).collect();
+    let p = problem(
+        run(&app, "arima", &json!({"input": {"values": short}, "parameters": {"p": 12, "d": 1, "q": 12}})).await,
+        409,
+        "insufficient_data",
+    )
+    .await;
+    assert_eq!(p["engine_error"], "insufficient_data", "{p}");
+    assert_eq!(app.count("SELECT COUNT(*) FROM compute_jobs").await, 0);
+}
+
+/// The same ARIMA request ends the same way every time: its budget is counted work, so the served fit
+/// carries the same `work` and the same numbers on every run.
+#[tokio::test]
+async fn the_same_arima_request_spends_the_same_work_every_time() {
+    let app = spawn_app().await;
+    grant(&app).await;
+    let body =
+        json!({"input": {"values": series()}, "parameters": {"p": 2, "d": 1, "q": 1, "trend": "drift", "horizon": 4}});
+    let mut outputs = Vec::new();
+    for _ in 0..2 {
+        let r = run(&app, "arima", &body).await;
+        assert_eq!(r.status(), 202);
+        let queued: Value = r.json().await.expect("json");
+        let done = app.ended_job(queued["id"].as_str().expect("id")).await;
+        assert_eq!(done["status"], "succeeded", "{done}");
+        outputs.push(done["result"]["output"].clone());
+    }
+    assert!(outputs[0]["work"].as_u64().is_some_and(|w| w > 0), "{}", outputs[0]);
+    assert_eq!(outputs[0], outputs[1]);
+}
+
 #[tokio::test]
 async fn ml_anomaly_and_scenarios_equal_the_engine() {
     let app = spawn_app().await;

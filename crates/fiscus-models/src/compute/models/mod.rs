@@ -43,7 +43,9 @@ pub async fn pin(
 ) -> Result<ModelRun, Failure> {
     let parameters = parameters_of(model.key, r.parameters)?;
     let input = pin_input(state, workspace_id, model.input, r.input).await?;
-    Ok(ModelRun { parameters, input })
+    let run = ModelRun { parameters, input };
+    run.preflight(state, workspace_id).await?;
+    Ok(run)
 }
 
 /// The input shapes `i` has by the members it gives, one per way the document's `ModelInput` rule allows

@@ -4,6 +4,37 @@ use super::*;
 use crate::compute::Computation;
 use fiscus_domain::compute::JobKind;
 
+/// The engine's model for a run's ARIMA parameters.
+fn arima_spec(order: [usize; 3], seasonal: [usize; 4], trend: &str) -> ArimaSpec {
+    let trend = match trend {
+        "constant" => ArimaTrend::Constant,
+        "drift" => ArimaTrend::Drift,
+        _ => ArimaTrend::None,
+    };
+    let [p, d, q] = order;
+    let [seasonal_p, seasonal_d, seasonal_q, period] = seasonal;
+    ArimaSpec { p, d, q, seasonal_p, seasonal_d, seasonal_q, period, trend }
+}
+
+impl ModelRun {
+    /// Refuses before anything is queued what the run's series would make fail: an ARIMA model against its
+    /// series (too few observations after differencing for its lags and parameters, a constant series), by
+    /// the engine's own rules (`arima::check`, which the fit applies first). So a run is refused at
+    /// submission with the engine's problem, never accepted (202) to fail later. Other models are answered
+    /// in the request, where the engine's refusal is the answer.
+    pub(super) async fn preflight(&self, state: &Services, workspace_id: &str) -> Result<(), Failure> {
+        let Parameters::Arima { p, d, q, seasonal_p, seasonal_d, seasonal_q, period, trend, .. } = &self.parameters
+        else {
+            return Ok(());
+        };
+        let Loaded::Series { values, .. } = self.load(state, workspace_id).await? else {
+            return Ok(());
+        };
+        let spec = arima_spec([*p, *d, *q], [*seasonal_p, *seasonal_d, *seasonal_q, *period], trend);
+        arima::check(&values, spec).map_err(crate::compute::refused_by_engine)
+    }
+}
+
 impl Computation for ModelRun {
     type Inputs = Loaded;
     const KIND: JobKind = JobKind::ModelRun;
@@ -65,21 +96,7 @@ impl Computation for ModelRun {
                 Parameters::Arima { p, d, q, seasonal_p, seasonal_d, seasonal_q, period, trend, level, horizon },
                 Loaded::Series { values, dates },
             ) => {
-                let trend = match trend.as_str() {
-                    "constant" => ArimaTrend::Constant,
-                    "drift" => ArimaTrend::Drift,
-                    _ => ArimaTrend::None,
-                };
-                let spec = ArimaSpec {
-                    p: *p,
-                    d: *d,
-                    q: *q,
-                    seasonal_p: *seasonal_p,
-                    seasonal_d: *seasonal_d,
-                    seasonal_q: *seasonal_q,
-                    period: *period,
-                    trend,
-                };
+                let spec = arima_spec([*p, *d, *q], [*seasonal_p, *seasonal_d, *seasonal_q, *period], trend);
                 let fit = arima::fit(&values, spec)?;
                 control.check()?;
                 let f = fit.forecast(*horizon, *level)?;
@@ -89,6 +106,7 @@ impl Computation for ModelRun {
                     "coefficients": {"trend": fit.trend_coefficient, "ar": fit.ar, "ma": fit.ma,
                                      "seasonal_ar": fit.seasonal_ar, "seasonal_ma": fit.seasonal_ma, "sigma2": fit.sigma2},
                     "log_likelihood": fit.log_likelihood, "aic": fit.aic(), "bic": fit.bic(), "observations": fit.nobs,
+                    "work": fit.work,
                     "last_date": dates.and_then(|d| d.last().cloned()),
                 })
             }

@@ -29,13 +29,16 @@ use fiscus_http::query::{ApiPath, ApiQuery};
 /// Why a job failed.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct JobErrorView {
-    /// The engine's typed reason (`infeasible`, `not_positive_definite`, …), `budget_exceeded` (past its
-    /// wall-clock budget), `authority_withdrawn` (the application that queued it lost the scope or was
-    /// suspended before it ran), `integrity_failure` (its sealed request failed verification) or
-    /// `internal_error`.
+    /// The engine's typed reason (`infeasible`, `not_positive_definite`, `budget_exceeded` when its counted
+    /// iterations or work ran out, …), `safety_timeout` (past the wall-clock safety net before the counted
+    /// budget ran out), `authority_withdrawn` (the application that queued it lost the scope or was suspended
+    /// before it ran), `integrity_failure` (its sealed request failed verification) or `internal_error`.
     #[schema(value_type = fiscus_domain::compute::JobFailureCode, inline)]
     pub code: &'static str,
     pub detail: String,
+    /// Whether submitting the same request again may succeed: true only for `safety_timeout` (the machine was
+    /// slow, not the request); every other code is how the same request ends again.
+    pub retryable: bool,
 }
 
 /// A job's sealed result.
@@ -116,7 +119,11 @@ pub(crate) fn view(job: Job, result: Option<JobResult>) -> ComputeJobView {
         created_at: rfc3339(job.created_at),
         started_at: job.started_at.map(rfc3339),
         finished_at: job.finished_at.map(rfc3339),
-        error: job.error.map(|(code, detail)| JobErrorView { code: code.as_str(), detail }),
+        error: job.error.map(|(code, detail)| JobErrorView {
+            code: code.as_str(),
+            retryable: code.retryable(),
+            detail,
+        }),
         result: result.map(|r| JobResultView {
             id: r.id,
             output: raw(r.output),
