@@ -8,6 +8,8 @@ pub enum ErrorCode {
     MalformedJson,
     MalformedRequest,
     UnsupportedMediaType,
+    /// `Accept` names no representation the operation offers (RFC 9110 §15.5.7).
+    NotAcceptable,
     InvalidRequest,
     InvalidParameter,
     AuthenticationRequired,
@@ -62,10 +64,11 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 54] = [
+    pub const ALL: [ErrorCode; 55] = [
         ErrorCode::MalformedJson,
         ErrorCode::MalformedRequest,
         ErrorCode::UnsupportedMediaType,
+        ErrorCode::NotAcceptable,
         ErrorCode::InvalidRequest,
         ErrorCode::InvalidParameter,
         ErrorCode::AuthenticationRequired,
@@ -126,6 +129,9 @@ impl ErrorCode {
             ErrorCode::MalformedRequest => (400, "malformed_request", "The request is malformed"),
             ErrorCode::UnsupportedMediaType => {
                 (415, "unsupported_media_type", "The request body must be application/json")
+            }
+            ErrorCode::NotAcceptable => {
+                (406, "not_acceptable", "None of the representations the Accept header names is offered")
             }
             ErrorCode::InvalidRequest => (422, "invalid_request", "The request body is not acceptable"),
             ErrorCode::InvalidParameter => (422, "invalid_parameter", "A query or path parameter is not acceptable"),

@@ -13,6 +13,7 @@ pub mod agent_evidence;
 pub mod auth;
 pub mod body;
 pub mod body_limit;
+pub mod columnar;
 pub mod connections;
 pub mod created;
 pub mod ctx;

@@ -6,8 +6,8 @@
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::header;
+use axum::extract::{OriginalUri, State};
+use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::rfc3339;
@@ -17,8 +17,9 @@ use fiscus_domain::error_code::ErrorCode;
 use fiscus_store::data::market::{self, Instrument, InstrumentFilter, Rows, Window};
 use serde::{Deserialize, Serialize};
 
-use super::{date, name, number, range};
+use super::{bulk, date, name, number, range};
 use fiscus_http::AppState;
+use fiscus_http::columnar::{ColumnSpec, ColumnType, Representation, Table, Values};
 use fiscus_http::ctx::Ctx;
 use fiscus_http::problem::ApiError;
 use fiscus_http::query::{ApiPath, ApiQuery};
@@ -362,9 +363,12 @@ fn resample(daily: Vec<BarView>, interval: Interval) -> Vec<BarView> {
 pub async fn get_prices(
     ctx: Ctx,
     State(state): State<AppState>,
+    headers: HeaderMap,
+    OriginalUri(uri): OriginalUri,
     ApiPath(uid): ApiPath<String>,
     ApiQuery(q): ApiQuery<PricesQuery>,
 ) -> Result<Response, ApiError> {
+    let representation = Representation::negotiate(&headers)?;
     let ws = ctx.principal.workspace_id();
     let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::POINTS)?;
     let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;
@@ -387,7 +391,10 @@ pub async fn get_prices(
         has_more: false,
         next_after_id: None,
     };
-    let Some(d) = dataset else { return Ok(Json(page).into_response()) };
+    let Some(d) = dataset else {
+        let headers = bulk::headers(&uri, None, None);
+        return bulk::render(representation, headers, &page, bar_table(&[]));
+    };
     // The cache takes its own connection: never hold one while waiting for another.
     drop(conn);
     let series = state.series.series(&state.store, ws, &i.id, d.number).await?;
@@ -398,11 +405,18 @@ pub async fn get_prices(
         page.has_more = found.len() > limit as usize;
         let shown = found.start..std::cmp::min(found.end, found.start + limit as usize);
         page.next_after_id = page.has_more.then(|| series.bars[shown.end - 1].date.clone());
+        let headers = bulk::headers(&uri, page.next_after_id.as_deref(), page.dataset.as_ref());
+        if representation != Representation::Json {
+            let bars: Vec<BarView> = series.bars[shown].iter().map(|b| bar_view(b, adjusted)).collect();
+            return bulk::render(representation, headers, &page, bar_table(&bars));
+        }
         let rendered = series.rendered(adjusted, |b, out| {
             // Writing a plain struct to a Vec cannot fail.
             let _ = serde_json::to_writer(out, &bar_view(b, adjusted));
         });
-        return Ok(rendered_page(&page, rendered.slice(shown)));
+        let mut response = rendered_page(&page, rendered.slice(shown));
+        response.headers_mut().extend(headers);
+        return Ok(response);
     }
     // A period's bar needs all its days: take the window whole, then page the periods.
     let rows = &series.bars[fiscus_kernel::series_cache::window(&series.bars, window, usize::MAX)];
@@ -410,8 +424,37 @@ pub async fn get_prices(
     let p = ListPage::from_overfetch(periods, limit, |b| b.date.clone());
     page.has_more = p.has_more;
     page.next_after_id = p.next_after_id;
+    let headers = bulk::headers(&uri, page.next_after_id.as_deref(), page.dataset.as_ref());
+    if representation != Representation::Json {
+        let table = bar_table(&p.data);
+        return bulk::render(representation, headers, &page, table);
+    }
     page.data = p.data;
-    Ok(Json(page).into_response())
+    bulk::render(representation, headers, &page, Table::new())
+}
+
+/// The columns of a prices page in CSV, Arrow and column JSON, in the order of `BarView`'s members.
+pub const PRICE_COLUMNS: &[ColumnSpec] = &[
+    ("date", ColumnType::Date),
+    ("open", ColumnType::Float),
+    ("high", ColumnType::Float),
+    ("low", ColumnType::Float),
+    ("close", ColumnType::Float),
+    ("adj_close", ColumnType::Float),
+    ("volume", ColumnType::Float),
+];
+
+/// The columns of a prices page (`PRICE_COLUMNS`).
+fn bar_table(bars: &[BarView]) -> Table {
+    let f = |get: fn(&BarView) -> Option<f64>| Values::Float(bars.iter().map(get).collect());
+    Table::new()
+        .column("date", Values::Date(bars.iter().map(|b| b.date.clone()).collect()))
+        .column("open", f(|b| b.open))
+        .column("high", f(|b| b.high))
+        .column("low", f(|b| b.low))
+        .column("close", f(|b| b.close))
+        .column("adj_close", f(|b| b.adj_close))
+        .column("volume", f(|b| b.volume))
 }
 
 /// A prices page whose `data` is already rendered: the page (with empty `data`) serialised and split
@@ -700,6 +743,11 @@ pub async fn get_fundamentals(
 mod tests {
     use super::*;
     use fiscus_kernel::series_cache::Series;
+
+    #[test]
+    fn a_prices_table_has_the_documented_columns() {
+        assert_eq!(bar_table(&[]).spec(), PRICE_COLUMNS);
+    }
 
     fn bar(date: &str, close: &str, adj: &str) -> market::Bar {
         market::Bar {

@@ -3,6 +3,7 @@
 //! Each operation's scope is the workspace's entitlement to that family of data (the auth layer answers 403
 //! naming what is missing); every query is scoped to the caller's workspace.
 
+mod bulk;
 pub mod datasets;
 pub mod economics;
 pub mod features;

@@ -21,9 +21,13 @@ fn components(doc: &mut Value) {
         "WWW-Authenticate": header("RFC 6750 bearer challenge (`error=\"invalid_token\"`, or `error=\"insufficient_scope\", scope=\"…\"`).", json!({ "type": "string" })),
         "Deprecation": header("RFC 9745: present when the change ledger deprecates this operation; when (an `@` and Unix seconds, possibly in the future).", json!({ "type": "string", "pattern": "^@-?[0-9]+$" })),
         "Sunset": header("RFC 8594: present when the change ledger announces when this operation stops being served (an HTTP-date).", json!({ "type": "string" })),
-        "Link": header("With a deprecation, the change ledger (`rel=\"deprecation\"`, RFC 9745).", json!({ "type": "string" })),
+        "Link": header("RFC 8288: on a bulk read with more to read, the next page (`rel=\"next\"`); with a deprecation, the change ledger (`rel=\"deprecation\"`, RFC 9745).", json!({ "type": "string" })),
         "Idempotent-Replayed": header("`true` when this is the stored response of an earlier request with the same `Idempotency-Key`.", json!({ "type": "string", "enum": ["true"] })),
     });
+    let mut headers = headers;
+    if let (Value::Object(shared), Value::Object(bulk)) = (&mut headers, super::columnar::headers()) {
+        shared.extend(bulk);
+    }
     let Some(obj) = doc.as_object_mut() else { return };
     let components = obj.entry("components").or_insert_with(|| json!({}));
     components["headers"] = headers;

@@ -31,6 +31,7 @@ pub fn base() -> OpenApi {
     api
 }
 
+pub mod columnar;
 pub mod contract;
 pub mod rules;
 
@@ -39,6 +40,7 @@ pub mod rules;
 pub fn document(api: OpenApi) -> serde_json::Value {
     let mut doc = serde_json::to_value(finish(api)).unwrap_or(serde_json::Value::Null);
     rules::apply(&mut doc);
+    columnar::apply(&mut doc);
     contract::apply(&mut doc);
     contract::prune_unused_components(&mut doc);
     doc

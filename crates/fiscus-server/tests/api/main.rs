@@ -10,6 +10,7 @@ mod bank_accounts;
 mod bank_file_crashes;
 mod bank_files;
 mod browser;
+mod bulk_reads;
 mod calls;
 mod compute;
 mod connections;

@@ -1,0 +1,51 @@
+"""Reads a 20-year daily price series from a live server as a quant would, with pandas and pyarrow as they
+are: `pd.read_csv` on the `text/csv` answer, `pyarrow.ipc.open_stream` on the Arrow IPC stream (and pandas
+through `to_pandas`), each checked value for value against the JSON answer of the same page.
+
+Usage: read_bulk.py BASE_URL KEY
+"""
+import io
+import sys
+
+import pandas as pd
+import pyarrow as pa
+import requests
+
+base, key = sys.argv[1], sys.argv[2]
+path = f"{base}/api/v2/data/instruments/SPX/prices?dataset=3&limit=10000"
+auth = {"Authorization": f"Bearer {key}"}
+
+
+def get(accept):
+    r = requests.get(path, headers={**auth, "Accept": accept}, timeout=60)
+    r.raise_for_status()
+    assert r.headers["Content-Type"].startswith(accept), r.headers["Content-Type"]
+    return r
+
+
+page = get("application/json").json()
+bars = page["data"]
+assert len(bars) == 5031, len(bars)
+columns = ["open", "high", "low", "close", "adj_close", "volume"]
+expected = pd.DataFrame(bars)
+expected["date"] = pd.to_datetime(expected["date"])
+
+csv = get("text/csv")
+assert csv.headers["Fiscus-Content-Hash"] == page["dataset"]["content_hash"]
+frame = pd.read_csv(io.StringIO(csv.text), parse_dates=["date"])
+assert list(frame.columns) == ["date"] + columns, list(frame.columns)
+pd.testing.assert_frame_equal(frame, expected[["date"] + columns], check_dtype=False)
+print("pandas csv: ok", len(frame))
+
+arrow = get("application/vnd.apache.arrow.stream")
+table = pa.ipc.open_stream(arrow.content).read_all()
+assert table.schema.field("date").type == pa.date32(), table.schema
+assert table.schema.field("close").type == pa.float64(), table.schema
+assert table.num_rows == 5031
+assert table.column("close").to_pylist() == [b["close"] for b in bars]
+print("pyarrow arrow: ok", table.num_rows)
+
+frame = table.to_pandas()
+frame["date"] = pd.to_datetime(frame["date"])
+pd.testing.assert_frame_equal(frame, expected[["date"] + columns], check_dtype=False)
+print("pandas arrow: ok", len(frame))

@@ -1,0 +1,97 @@
+//! The columnar forms of the bulk reads in the document: for each read of [`BULK_READS`], its 200 response
+//! offers CSV, an Arrow IPC stream and column JSON beside its JSON page (`fiscus_http::columnar`), with the
+//! columns each form carries, the headers every page carries, and 406 for an `Accept` it does not offer.
+
+use fiscus_http::columnar::{ARROW, COLUMNS, CSV, ColumnSpec, ColumnType};
+use serde_json::{Map, Value, json};
+
+/// Every bulk read, by operation id, with its columns.
+pub const BULK_READS: &[(&str, &[ColumnSpec])] =
+    &[("get_data_instruments_uid_prices", fiscus_data::routes::instruments::PRICE_COLUMNS)];
+
+/// The headers of a bulk read's page, components beside the shared ones (`contract.rs` adds them).
+pub fn headers() -> Value {
+    let header = |description: &str, schema: Value| json!({ "description": description, "schema": schema });
+    json!({
+        "Vary": header("`accept`: the representation follows the `Accept` header.", json!({ "type": "string" })),
+        "Fiscus-Dataset": header("The id of the dataset the page was served from.", json!({ "type": "integer", "minimum": 1 })),
+        "Fiscus-Dataset-Version": header("That dataset's version.", json!({ "type": "integer", "minimum": 1 })),
+        "Fiscus-Content-Hash": header("That dataset's sealed content hash (`sha256:` and 64 hex digits).", json!({ "type": "string", "pattern": "^sha256:[0-9a-f]{64}$" })),
+    })
+}
+
+fn item(t: ColumnType) -> Value {
+    match t {
+        ColumnType::Date => json!({ "type": "string", "format": "date" }),
+        ColumnType::Float => json!({ "type": ["number", "null"] }),
+        ColumnType::Int => json!({ "type": ["integer", "null"] }),
+        ColumnType::Text => json!({ "type": ["string", "null"] }),
+    }
+}
+
+/// The column-JSON schema of a page whose JSON schema is `page`: the same members, with `data` one array
+/// per column.
+fn columns_schema(page: &Value, columns: &[ColumnSpec]) -> Value {
+    let mut schema = page.clone();
+    let properties: Map<String, Value> =
+        columns.iter().map(|(name, t)| (name.to_string(), json!({ "type": "array", "items": item(*t) }))).collect();
+    let names: Vec<&str> = columns.iter().map(|(n, _)| *n).collect();
+    schema["properties"]["data"] = json!({
+        "description": "One array per column, every array as long as the page.",
+        "type": "object",
+        "properties": properties,
+        "required": names,
+        "additionalProperties": false,
+    });
+    if let Some(title) = schema.get("title").and_then(Value::as_str).map(|t| format!("{t} (columns)")) {
+        schema["title"] = json!(title);
+    }
+    schema
+}
+
+/// Adds the columnar forms to every bulk read of `doc`.
+pub fn apply(doc: &mut Value) {
+    let Some(paths) = doc.get("paths").and_then(Value::as_object).cloned() else { return };
+    for (path, item) in paths {
+        let Some(op) = item.get("get") else { continue };
+        let Some(id) = op["operationId"].as_str() else { continue };
+        let Some((_, columns)) = BULK_READS.iter().find(|(op_id, _)| *op_id == id) else { continue };
+        let page = match op.pointer("/responses/200/content/application~1json/schema/$ref").and_then(Value::as_str) {
+            Some(r) => doc.pointer(r.trim_start_matches('#')).cloned().unwrap_or_default(),
+            None => op.pointer("/responses/200/content/application~1json/schema").cloned().unwrap_or_default(),
+        };
+        let names: Vec<&str> = columns.iter().map(|(n, _)| *n).collect();
+        let csv_example = format!("{}\r\n", names.join(","));
+        let pointer = format!("/paths/{}/get", path.replace('~', "~0").replace('/', "~1"));
+        let Some(op) = doc.pointer_mut(&pointer) else { continue };
+        let Some(ok) = op.pointer_mut("/responses/200") else { continue };
+        ok["content"][COLUMNS] = json!({ "schema": columns_schema(&page, columns) });
+        ok["content"][CSV] = json!({
+            "schema": { "type": "string", "description": format!("RFC 4180, UTF-8, CRLF, a header row: {}; an absent value is an empty field.", names.join(", ")) },
+            "example": csv_example,
+        });
+        ok["content"][ARROW] = json!({
+            "schema": { "type": "string", "format": "binary", "description": format!("An Arrow IPC stream of one record batch with the columns {} (dates `date32`, numbers `float64`).", names.join(", ")) },
+        });
+        let headers = ok.as_object_mut().map(|o| o.entry("headers").or_insert_with(|| json!({})));
+        if let Some(Value::Object(headers)) = headers {
+            for name in ["Vary", "Fiscus-Dataset", "Fiscus-Dataset-Version", "Fiscus-Content-Hash"] {
+                headers.insert(name.into(), json!({ "$ref": format!("#/components/headers/{name}") }));
+            }
+        }
+        if let Some(description) = op.get("description").and_then(Value::as_str).map(str::to_string) {
+            op["description"] = json!(format!(
+                "{description}\n\nBy `Accept`: `application/json` (default), `{COLUMNS}` (`data` as one array per column), `{CSV}` or `{ARROW}`; \
+                 every form pages alike (`Link: <…>; rel=\"next\"` while there is more) and names its dataset in `Fiscus-Dataset`, \
+                 `Fiscus-Dataset-Version` and `Fiscus-Content-Hash`. Anything else is 406 `not_acceptable`."
+            ));
+        }
+        let responses = op.get_mut("responses").and_then(Value::as_object_mut);
+        if let Some(responses) = responses {
+            responses.insert(
+                "406".into(),
+                json!({ "description": "`not_acceptable`: `Accept` names none of the representations offered (the problem's `offered` lists them)" }),
+            );
+        }
+    }
+}

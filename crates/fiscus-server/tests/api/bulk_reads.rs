@@ -1,0 +1,91 @@
+//! Bulk reads in their columnar forms (issue 34): the same page as CSV, Arrow IPC and column JSON by
+//! `Accept`, paged by `Link`, naming its dataset in headers; 406 for anything else; and pandas and pyarrow
+//! reading the CSV and Arrow answers as they are.
+
+use crate::helpers::{TestApp, problem, spawn_app};
+use serde_json::Value;
+
+async fn get(app: &TestApp, path: &str, accept: &str) -> reqwest::Response {
+    app.http
+        .get(format!("{}{path}", app.base))
+        .bearer_auth(&app.key)
+        .header("accept", accept)
+        .send()
+        .await
+        .expect("get")
+}
+
+const WEEK: &str = "/api/v2/data/instruments/SPX/prices?dataset=3&start=2008-09-15&end=2008-09-19";
+
+#[tokio::test]
+async fn a_prices_page_is_the_same_in_every_form_and_pages_by_link() {
+    let app = spawn_app().await;
+    app.load_demo().await;
+    let json: Value = get(&app, WEEK, "application/json").await.json().await.expect("json");
+    let bars = json["data"].as_array().expect("bars").clone();
+    assert_eq!(bars.len(), 5);
+
+    let r = get(&app, WEEK, "text/csv").await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "text/csv; charset=utf-8; header=present");
+    assert_eq!(r.headers()["vary"], "accept");
+    assert_eq!(r.headers()["fiscus-dataset"], "3");
+    assert_eq!(r.headers()["fiscus-content-hash"].to_str().ok(), json["dataset"]["content_hash"].as_str());
+    let csv = r.text().await.expect("csv");
+    let lines: Vec<&str> = csv.split("\r\n").collect();
+    assert_eq!(lines[0], "date,open,high,low,close,adj_close,volume");
+    assert_eq!(lines.len(), 1 + 5 + 1, "{csv}");
+    for (line, bar) in lines[1..6].iter().zip(&bars) {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells[0], bar["date"]);
+        for (cell, name) in cells[1..].iter().zip(["open", "high", "low", "close", "adj_close", "volume"]) {
+            assert_eq!(cell.parse::<f64>().ok(), bar[name].as_f64(), "{name} {line}");
+        }
+    }
+
+    let columns: Value = get(&app, WEEK, "application/vnd.fiscus.columns+json").await.json().await.expect("columns");
+    assert_eq!(columns["dataset"], json["dataset"]);
+    let closes: Vec<Value> = bars.iter().map(|b| b["close"].clone()).collect();
+    assert_eq!(columns["data"]["close"], Value::Array(closes));
+
+    let arrow = get(&app, WEEK, "application/vnd.apache.arrow.stream").await;
+    assert_eq!(arrow.headers()["content-type"], "application/vnd.apache.arrow.stream");
+    let bytes = arrow.bytes().await.expect("arrow");
+    assert_eq!(&bytes[..4], &[0xff; 4], "an IPC stream opens with a continuation marker");
+
+    // Pages by Link: the next page's URI is the request's own with `after_id`.
+    let r = get(&app, &format!("{WEEK}&limit=2"), "text/csv").await;
+    let link = r.headers()["link"].to_str().expect("link").to_string();
+    assert!(link.ends_with("; rel=\"next\"") && link.contains("after_id=2008-09-16"), "{link}");
+    let next = link.trim_start_matches('<').split('>').next().expect("uri").to_string();
+    let page = get(&app, &next, "text/csv").await.text().await.expect("csv");
+    assert!(page.split("\r\n").nth(1).is_some_and(|l| l.starts_with("2008-09-17,")), "{page}");
+    let last = get(&app, &format!("{WEEK}&limit=10"), "text/csv").await;
+    assert!(last.headers().get("link").is_none());
+
+    // Monthly bars come in every form too.
+    let monthly = get(
+        &app,
+        "/api/v2/data/instruments/SPX/prices?dataset=3&interval=1mo&start=2008-01-01&end=2008-12-31",
+        "text/csv",
+    )
+    .await;
+    assert_eq!(monthly.text().await.expect("csv").split("\r\n").filter(|l| !l.is_empty()).count(), 13);
+
+    let p = problem(get(&app, WEEK, "text/html").await, 406, "not_acceptable").await;
+    assert!(p["offered"].as_array().is_some_and(|o| o.iter().any(|t| t == "text/csv")), "{p}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pandas_and_pyarrow_read_the_csv_and_arrow_answers_as_they_are() {
+    let app = spawn_app().await;
+    app.load_demo().await;
+    let (base, key) = (app.base.clone(), app.key.clone());
+    let out = tokio::task::spawn_blocking(move || crate::python_clients::run("read_bulk.py", &[&base, &key]))
+        .await
+        .expect("join");
+    assert!(
+        out.contains("pandas csv: ok") && out.contains("pyarrow arrow: ok") && out.contains("pandas arrow: ok"),
+        "{out}"
+    );
+}
