@@ -6,7 +6,12 @@
 #     `\copy` (COPY) of the same file (reported).
 #     For reference, the shell's .import of the same rows into Fiscus's own keyed prices table (reported).
 #   - read: a 20-year daily price read (the S&P 500 OHLCV dataset of the demo, 5,031 bars in one page) at
-#     32 connections against GET /healthz of the same binary (targets >= 0.25x, p99 <= 10 ms).
+#     32 connections against GET /healthz of the same binary, as JSON (reported), as an Arrow IPC stream
+#     (targets >= 0.25x, p99 <= 10 ms) and as CSV (target >= 0.15x). The ceiling the body's size sets is
+#     reported beside them: the bytes per second the same server sends of a body it holds whole in memory
+#     (the OpenAPI document), divided by each form's page size.
+#   - the same ARIMA(12,1,12) request (bench/arima_repeat.py) five times idle and five times under a price
+#     read load: one outcome (target).
 # Usage: bench/data.sh [seconds per read run, default 10] [rows to import, default 500000]. PostgreSQL at
 # $FISCUS_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test; a fresh database is created
 # and dropped). Exits 1 when a target fails.
@@ -130,9 +135,24 @@ bars=$(curl -sf -H "Authorization: Bearer $key" "$base$read_path" | python3 -c "
 wrk -t1 -c4 -d2s "$base/healthz" >/dev/null
 read -r health_rps health_p99 <<<"$(run_wrk "$base/healthz")"
 read -r read_rps read_p99 <<<"$(run_wrk -H "Authorization: Bearer $key" "$base$read_path")"
+read -r arrow_rps arrow_p99 <<<"$(run_wrk -H "Authorization: Bearer $key" -H "Accept: application/vnd.apache.arrow.stream" "$base$read_path")"
+read -r csv_rps csv_p99 <<<"$(run_wrk -H "Authorization: Bearer $key" -H "Accept: text/csv" "$base$read_path")"
+read -r doc_rps doc_p99 <<<"$(run_wrk "$base/api/v2/openapi.json")"
+doc_bytes=$(curl -sf "$base/api/v2/openapi.json" | wc -c)
+arrow_bytes=$(curl -sf -H "Authorization: Bearer $key" -H "Accept: application/vnd.apache.arrow.stream" "$base$read_path" | wc -c)
+csv_bytes=$(curl -sf -H "Authorization: Bearer $key" -H "Accept: text/csv" "$base$read_path" | wc -c)
 # The same read for one bar: what a read costs besides its body (credential, instrument, dataset).
 read -r one_rps one_p99 <<<"$(run_wrk -H "Authorization: Bearer $key" "$base${read_path%limit=*}limit=1")"
 body_bytes=$(curl -sf -H "Authorization: Bearer $key" "$base$read_path" | wc -c)
+# The same ARIMA(12,1,12) request five times idle and five times while 32 connections read prices.
+arima_ok=1
+python3 bench/arima_repeat.py "$base" "$key" 5 idle > "$work/arima.txt" || arima_ok=0
+wrk -t"$threads" -c"$connections" -d600s -H "Authorization: Bearer $key" "$base$read_path" >/dev/null 2>&1 &
+load_pid=$!
+python3 bench/arima_repeat.py "$base" "$key" 5 "under load" >> "$work/arima.txt" || arima_ok=0
+kill "$load_pid" 2>/dev/null; wait "$load_pid" 2>/dev/null || true
+# Idle and loaded runs must agree with each other too.
+[ "$(grep -o 'output=[0-9a-f-]*' "$work/arima.txt" | sort -u | wc -l)" = 1 ] || arima_ok=0
 kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
 
 row() { printf '%-58s %14s %10s\n' "$@"; }
@@ -146,6 +166,9 @@ row "fiscus import prices (PostgreSQL)" "$fiscus_pg_rate" "-"
 row "GET /healthz" "$health_rps" "$health_p99"
 row "GET prices, 1 bar (SQLite)" "$one_rps" "$one_p99"
 row "GET prices, $bars bars in one page ($((body_bytes / 1024)) KiB, SQLite)" "$read_rps" "$read_p99"
+row "  the same as Arrow IPC ($((arrow_bytes / 1024)) KiB)" "$arrow_rps" "$arrow_p99"
+row "  the same as CSV ($((csv_bytes / 1024)) KiB)" "$csv_rps" "$csv_p99"
+row "GET /api/v2/openapi.json ($((doc_bytes / 1024)) KiB held in memory)" "$doc_rps" "$doc_p99"
 
 failed=0
 check() { # NAME MEASURED BASELINE MIN_RATIO [P99 MAX]
@@ -160,6 +183,13 @@ echo
 check "import vs sqlite3 .import" "$fiscus_sqlite_rate" "$shell_rate" 0.5
 echo "report import vs the shell's import into the keyed table: $(awk -v m="$fiscus_sqlite_rate" -v b="$keyed_rate" 'BEGIN { printf "%.2f", m / b }')x"
 echo "report import on PostgreSQL vs COPY: $(awk -v m="$fiscus_pg_rate" -v b="$copy_rate" 'BEGIN { printf "%.2f", m / b }')x"
-check "5,031-bar price read vs /healthz" "$read_rps" "$health_rps" 0.25 "$read_p99" 10
+echo "report 5,031-bar JSON price read vs /healthz: $(awk -v m="$read_rps" -v b="$health_rps" 'BEGIN { printf "%.2f", m / b }')x, p99 $read_p99 ms"
+check "5,031-bar price read as Arrow vs /healthz" "$arrow_rps" "$health_rps" 0.25 "$arrow_p99" 10
+check "5,031-bar price read as CSV vs /healthz" "$csv_rps" "$health_rps" 0.15
+ceiling() { awk -v r="$doc_rps" -v d="$doc_bytes" -v p="$1" -v h="$health_rps" 'BEGIN { printf "%.0f req/s (%.2fx /healthz)", r * d / p, r * d / p / h }'; }
+echo "report the body-size ceiling at $(awk -v r="$doc_rps" -v d="$doc_bytes" 'BEGIN { printf "%.2f GB/s", r * d / 1e9 }') of a body held in memory: Arrow $(ceiling "$arrow_bytes"), CSV $(ceiling "$csv_bytes")"
 echo "report 1-bar price read vs /healthz: $(awk -v m="$one_rps" -v b="$health_rps" 'BEGIN { printf "%.2f", m / b }')x; page bytes/s: $(awk -v r="$read_rps" -v b="$body_bytes" 'BEGIN { printf "%.2f GB/s", r * b / 1e9 }')"
+echo
+cat "$work/arima.txt"
+if [ "$arima_ok" = 1 ]; then echo "PASS ARIMA(12,1,12): one outcome in 10 runs, idle and under load"; else echo "FAIL ARIMA(12,1,12): the outcomes differ"; failed=1; fi
 exit $failed

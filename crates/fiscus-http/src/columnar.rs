@@ -17,6 +17,8 @@ use axum::response::{IntoResponse, Response};
 use fiscus_domain::error_code::ErrorCode;
 use std::sync::Arc;
 
+pub use arrow_schema::ArrowError;
+
 /// `Accept: text/csv`.
 pub const CSV: &str = "text/csv";
 /// `Accept: application/vnd.apache.arrow.stream`: the Arrow IPC streaming format.
@@ -168,42 +170,31 @@ impl Table {
     /// doubled, CRLF after each row. Numbers are written in the shortest form that reads back to the same
     /// double; an absent value is an empty field.
     pub fn csv(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(64 + self.rows() * self.columns.len() * 12);
-        let names: Vec<&str> = self.columns.iter().map(|(n, _)| *n).collect();
-        out.extend_from_slice(names.join(",").as_bytes());
-        out.extend_from_slice(b"\r\n");
+        let mut out = csv_header(&self.spec());
         for row in 0..self.rows() {
-            for (i, (_, values)) in self.columns.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
+            let mut r = CsvRow::new(&mut out);
+            for (_, values) in &self.columns {
                 match values {
-                    Values::Date(v) => out.extend_from_slice(v[row].as_bytes()),
-                    Values::Float(v) => {
-                        if let Some(x) = v[row] {
-                            csv_number(&mut out, x);
-                        }
-                    }
-                    Values::Int(v) => {
-                        if let Some(x) = v[row] {
-                            out.extend_from_slice(x.to_string().as_bytes());
-                        }
-                    }
-                    Values::Text(v) => {
-                        if let Some(s) = &v[row] {
-                            csv_field(&mut out, s);
-                        }
-                    }
+                    Values::Date(v) => r.text(Some(&v[row])),
+                    Values::Float(v) => r.float(v[row]),
+                    Values::Int(v) => r.int(v[row]),
+                    Values::Text(v) => r.text(v[row].as_deref()),
                 }
             }
-            out.extend_from_slice(b"\r\n");
+            r.end();
         }
         out
     }
 
     /// An Arrow IPC stream of one record batch (the schema, the batch, the end-of-stream marker), every
     /// column nullable but dates.
-    pub fn arrow(&self) -> Result<Vec<u8>, arrow_schema::ArrowError> {
+    pub fn arrow(&self) -> Result<Vec<u8>, ArrowError> {
+        stream(&self.batch()?)
+    }
+
+    /// The table as one Arrow record batch: a whole series' batch can be kept and sliced per page without
+    /// copying (`RecordBatch::slice`).
+    pub fn batch(&self) -> Result<RecordBatch, ArrowError> {
         let mut fields = Vec::with_capacity(self.columns.len());
         let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.columns.len());
         for (name, values) in &self.columns {
@@ -233,14 +224,7 @@ impl Table {
             fields.push(field);
             arrays.push(array);
         }
-        let schema = Arc::new(Schema::new(fields));
-        let batch = RecordBatch::try_new(schema.clone(), arrays)?;
-        let mut out = Vec::with_capacity(256 + self.rows() * self.columns.len() * 9);
-        let mut writer = arrow_ipc::writer::StreamWriter::try_new(&mut out, &schema)?;
-        writer.write(&batch)?;
-        writer.finish()?;
-        drop(writer);
-        Ok(out)
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
     }
 
     /// The columns as one JSON object of arrays, in column order.
@@ -262,19 +246,75 @@ impl Table {
     }
 }
 
-/// The shortest decimal that reads back to `x` (Rust's `Display` for `f64`), as a plain number.
-fn csv_number(out: &mut Vec<u8>, x: f64) {
-    use std::io::Write;
-    let _ = write!(out, "{x}");
+/// An Arrow IPC stream of `batch`: its schema, the batch (only the rows of a sliced batch), the end marker.
+pub fn stream(batch: &RecordBatch) -> Result<Vec<u8>, ArrowError> {
+    let width: usize = batch.columns().iter().map(|c| c.get_buffer_memory_size() / c.len().max(1)).sum();
+    let mut out = Vec::with_capacity(512 + batch.num_rows() * width.max(8));
+    let mut writer = arrow_ipc::writer::StreamWriter::try_new(&mut out, batch.schema_ref())?;
+    writer.write(batch)?;
+    writer.finish()?;
+    drop(writer);
+    Ok(out)
 }
 
-fn csv_field(out: &mut Vec<u8>, s: &str) {
-    if s.contains([',', '"', '\r', '\n']) {
-        out.push(b'"');
-        out.extend_from_slice(s.replace('"', "\"\"").as_bytes());
-        out.push(b'"');
-    } else {
-        out.extend_from_slice(s.as_bytes());
+/// The CSV header row of `columns`.
+pub fn csv_header(columns: &[ColumnSpec]) -> Vec<u8> {
+    let names: Vec<&str> = columns.iter().map(|(n, _)| *n).collect();
+    let mut out = names.join(",").into_bytes();
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+/// One CSV row written cell by cell (RFC 4180): a field with a comma, quote or line break quoted, quotes
+/// doubled; numbers in the shortest form that reads back to the same double; an absent value empty.
+pub struct CsvRow<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl<'a> CsvRow<'a> {
+    pub fn new(out: &'a mut Vec<u8>) -> CsvRow<'a> {
+        CsvRow { out, first: true }
+    }
+
+    fn next(&mut self) {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+    }
+
+    pub fn float(&mut self, x: Option<f64>) {
+        use std::io::Write;
+        self.next();
+        if let Some(x) = x {
+            let _ = write!(self.out, "{x}");
+        }
+    }
+
+    pub fn int(&mut self, x: Option<i64>) {
+        use std::io::Write;
+        self.next();
+        if let Some(x) = x {
+            let _ = write!(self.out, "{x}");
+        }
+    }
+
+    pub fn text(&mut self, s: Option<&str>) {
+        self.next();
+        let Some(s) = s else { return };
+        if s.contains([',', '"', '\r', '\n']) {
+            self.out.push(b'"');
+            self.out.extend_from_slice(s.replace('"', "\"\"").as_bytes());
+            self.out.push(b'"');
+        } else {
+            self.out.extend_from_slice(s.as_bytes());
+        }
+    }
+
+    /// Ends the row with CRLF.
+    pub fn end(self) {
+        self.out.extend_from_slice(b"\r\n");
     }
 }
 
@@ -337,6 +377,18 @@ pub fn page_headers(uri: &Uri, next: Option<&str>, source: Option<Source<'_>>) -
 /// read's own.)
 pub fn respond(representation: Representation, headers: HeaderMap, body: impl Into<Bytes>) -> Response {
     let mut response = (headers, axum::body::Body::from(body.into())).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(representation.media_type()));
+    response
+}
+
+/// A page whose body is several buffers sent one after another without being joined (a header row and a
+/// slice of kept rows).
+pub fn respond_chunks<const N: usize>(
+    representation: Representation,
+    headers: HeaderMap,
+    body: [Bytes; N],
+) -> Response {
+    let mut response = (headers, axum::body::Body::new(crate::body::Chunks::new(body))).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(representation.media_type()));
     response
 }

@@ -5,7 +5,9 @@
 //! Each series also keeps its bars rendered as JSON (once per shape: as observed, and adjusted), one
 //! buffer with every bar's offset, so a daily page is a slice of bytes between a small head and tail: a
 //! 20-year read then costs no decoding and no serialisation (the database read was nine tenths of it at
-//! first, the JSON most of the rest). Bounded by a number of bars; the least recently used series go.
+//! first, the JSON most of the rest). The same holds for CSV rows, and an area may keep other forms beside
+//! them (an Arrow batch of the whole series) by a name of its own (`Series::derived`). Bounded by a number
+//! of bars; the least recently used series go, with every form of theirs.
 //!
 //! What is read from the database is checked before it is kept or served: the first time a series of a
 //! dataset is read (and again once [`VERIFIED_FOR`] has passed), the dataset's seal is checked and its rows
@@ -16,6 +18,7 @@ use bytes::Bytes;
 use fiscus_store::data::datasets;
 use fiscus_store::data::market::{self, Bar, Window};
 use fiscus_store::{Store, StoreError};
+use std::any::Any;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,51 +31,88 @@ type DatasetKey = (String, i64);
 /// A series and the tick of its last use.
 type Entry = (Arc<Series>, u64);
 
-/// One instrument's bars in one dataset, in date order, with their JSON renderings.
+/// A form of a whole series an area keeps with it, by name.
+type Derived = (&'static str, Arc<dyn Any + Send + Sync>);
+
+/// One instrument's bars in one dataset, in date order, with their renderings.
 pub struct Series {
     pub bars: Vec<Bar>,
-    /// As observed (`[0]`) and adjusted (`[1]`), rendered on first use.
-    rendered: [OnceLock<Rendered>; 2],
+    /// JSON as observed (`[0]`) and adjusted (`[1]`), then CSV rows likewise (`[2]`, `[3]`), rendered on
+    /// first use.
+    rendered: [OnceLock<Rendered>; 4],
+    derived: Mutex<Vec<Derived>>,
 }
 
-/// Every bar of a series rendered as a JSON object, separated by commas, and where each one starts.
+/// Every bar of a series rendered (a JSON object followed by a comma, or a CSV row with its line end), and
+/// where each one starts.
 pub struct Rendered {
-    json: Bytes,
-    /// `starts[i]` is where bar `i` begins; `starts[len]` is one past the end, as if a comma followed the
-    /// last bar.
+    text: Bytes,
+    /// `starts[i]` is where bar `i` begins; `starts[len]` is one past the end.
     starts: Vec<usize>,
+    /// Bytes after each bar that are not part of the slice ending there (the comma between JSON objects).
+    separator: usize,
 }
 
 impl Rendered {
-    /// The bars of `range` as the inside of a JSON array (empty for an empty range), without copying.
+    /// The bars of `range` (for JSON, the inside of an array: no trailing comma; empty for an empty range),
+    /// without copying.
     pub fn slice(&self, range: Range<usize>) -> Bytes {
         if range.is_empty() {
             return Bytes::new();
         }
-        self.json.slice(self.starts[range.start]..self.starts[range.end] - 1)
+        self.text.slice(self.starts[range.start]..self.starts[range.end] - self.separator)
+    }
+
+    fn of(bars: &[Bar], separator: &[u8], render: impl Fn(&Bar, &mut Vec<u8>)) -> Rendered {
+        let mut text = Vec::with_capacity(bars.len() * 128);
+        let mut starts = Vec::with_capacity(bars.len() + 1);
+        for b in bars {
+            starts.push(text.len());
+            render(b, &mut text);
+            text.extend_from_slice(separator);
+        }
+        starts.push(text.len());
+        Rendered { text: Bytes::from(text), starts, separator: separator.len() }
     }
 }
 
 impl Series {
     pub fn new(bars: Vec<Bar>) -> Series {
-        Series { bars, rendered: [OnceLock::new(), OnceLock::new()] }
+        Series { bars, rendered: Default::default(), derived: Mutex::new(Vec::new()) }
     }
 
     /// The bars rendered by `render` (which must write one JSON object): the same `render` must be given
     /// for the same `adjusted`, as the result is kept.
     pub fn rendered(&self, adjusted: bool, render: impl Fn(&Bar, &mut Vec<u8>)) -> &Rendered {
-        self.rendered[usize::from(adjusted)].get_or_init(|| {
-            let mut json = Vec::with_capacity(self.bars.len() * 128);
-            let mut starts = Vec::with_capacity(self.bars.len() + 1);
-            for b in &self.bars {
-                starts.push(json.len());
-                render(b, &mut json);
-                json.push(b',');
-            }
-            starts.push(json.len());
-            json.pop();
-            Rendered { json: Bytes::from(json), starts }
-        })
+        self.rendered[usize::from(adjusted)].get_or_init(|| Rendered::of(&self.bars, b",", render))
+    }
+
+    /// The bars rendered as rows by `render` (which must write one whole row, its line end included), kept
+    /// as `rendered` keeps JSON.
+    pub fn rendered_rows(&self, adjusted: bool, render: impl Fn(&Bar, &mut Vec<u8>)) -> &Rendered {
+        self.rendered[2 + usize::from(adjusted)].get_or_init(|| Rendered::of(&self.bars, b"", render))
+    }
+
+    /// Another form of the whole series, built by `build` on first use and kept under `name` (which must
+    /// always be built as the same type: a name built as another type is built again and not kept).
+    pub fn derived<T: Any + Send + Sync>(&self, name: &'static str, build: impl FnOnce(&[Bar]) -> T) -> Arc<T> {
+        let found = self
+            .derived
+            .lock()
+            .ok()
+            .and_then(|d| d.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone()))
+            .and_then(|v| v.downcast::<T>().ok());
+        if let Some(v) = found {
+            return v;
+        }
+        // Two first uses together both build; the second keeps the first's.
+        let built = Arc::new(build(&self.bars));
+        if let Ok(mut d) = self.derived.lock()
+            && !d.iter().any(|(n, _)| *n == name)
+        {
+            d.push((name, built.clone()));
+        }
+        built
     }
 }
 
@@ -241,6 +281,11 @@ mod tests {
         assert_eq!(&r.slice(1..2)[..], br#"{"d":"2020-01-02"}"#);
         assert_eq!(&r.slice(2..3)[..], br#"{"d":"2020-01-03"}"#);
         assert!(r.slice(1..1).is_empty());
+        let rows = s.rendered_rows(false, |b, out| out.extend_from_slice(format!("{}\r\n", b.date).as_bytes()));
+        assert_eq!(&rows.slice(1..3)[..], b"2020-01-02\r\n2020-01-03\r\n");
+        let firsts = s.derived("first", |bars| bars[0].date.clone());
+        assert_eq!(*firsts, "2020-01-01");
+        assert!(Arc::ptr_eq(&firsts, &s.derived("first", |_| String::new())));
         let w = |from, to, after| window(&s.bars, Window { from, to, after }, usize::MAX);
         assert_eq!(w(Some("2020-01-02"), None, None), 1..3);
         assert_eq!(w(None, Some("2020-01-02"), Some("2020-01-01")), 1..2);

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{bulk, date, name, number, range};
 use fiscus_http::AppState;
-use fiscus_http::columnar::{ColumnSpec, ColumnType, Representation, Table, Values};
+use fiscus_http::columnar::{ColumnSpec, ColumnType, CsvRow, Representation, Table, Values, csv_header};
 use fiscus_http::ctx::Ctx;
 use fiscus_http::problem::ApiError;
 use fiscus_http::query::{ApiPath, ApiQuery};
@@ -406,9 +406,18 @@ pub async fn get_prices(
         let shown = found.start..std::cmp::min(found.end, found.start + limit as usize);
         page.next_after_id = page.has_more.then(|| series.bars[shown.end - 1].date.clone());
         let headers = bulk::headers(&uri, page.next_after_id.as_deref(), page.dataset.as_ref());
-        if representation != Representation::Json {
-            let bars: Vec<BarView> = series.bars[shown].iter().map(|b| bar_view(b, adjusted)).collect();
-            return bulk::render(representation, headers, &page, bar_table(&bars));
+        match representation {
+            Representation::Json => {}
+            Representation::Csv => {
+                let rows = series.rendered_rows(adjusted, |b, out| bar_row(&bar_view(b, adjusted), out));
+                let body = [Bytes::from(csv_header(PRICE_COLUMNS)), rows.slice(shown)];
+                return Ok(fiscus_http::columnar::respond_chunks(representation, headers, body));
+            }
+            Representation::Arrow => return arrow_page(&series, adjusted, shown, headers),
+            Representation::Columns => {
+                let bars: Vec<BarView> = series.bars[shown].iter().map(|b| bar_view(b, adjusted)).collect();
+                return bulk::render(representation, headers, &page, bar_table(&bars));
+            }
         }
         let rendered = series.rendered(adjusted, |b, out| {
             // Writing a plain struct to a Vec cannot fail.
@@ -431,6 +440,50 @@ pub async fn get_prices(
     }
     page.data = p.data;
     bulk::render(representation, headers, &page, Table::new())
+}
+
+/// A daily page as an Arrow stream: a slice of the whole series' batch, kept with the series, and the whole
+/// series' stream itself kept too (the read of a whole history is the common one).
+fn arrow_page(
+    series: &fiscus_kernel::series_cache::Series,
+    adjusted: bool,
+    shown: std::ops::Range<usize>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let batch = series.derived(if adjusted { "arrow_adjusted" } else { "arrow" }, |bars| {
+        let views: Vec<BarView> = bars.iter().map(|b| bar_view(b, adjusted)).collect();
+        bar_table(&views).batch().map_err(|e| e.to_string())
+    });
+    let batch = batch.as_ref().as_ref().map_err(|e| {
+        tracing::error!(error = %e, "a series' Arrow batch could not be built");
+        ApiError::internal()
+    })?;
+    let failed = |e: fiscus_http::columnar::ArrowError| {
+        tracing::error!(error = %e, "an Arrow stream could not be written");
+        ApiError::internal()
+    };
+    let body = if shown == (0..series.bars.len()) {
+        let whole = series.derived(if adjusted { "arrow_stream_adjusted" } else { "arrow_stream" }, |_| {
+            fiscus_http::columnar::stream(batch).map(Bytes::from).map_err(|e| e.to_string())
+        });
+        whole.as_ref().clone().map_err(|e| {
+            tracing::error!(error = %e, "an Arrow stream could not be written");
+            ApiError::internal()
+        })?
+    } else {
+        Bytes::from(fiscus_http::columnar::stream(&batch.slice(shown.start, shown.len())).map_err(failed)?)
+    };
+    Ok(fiscus_http::columnar::respond(Representation::Arrow, headers, body))
+}
+
+/// One bar as a CSV row, its columns as `bar_table`'s.
+fn bar_row(b: &BarView, out: &mut Vec<u8>) {
+    let mut row = CsvRow::new(out);
+    row.text(Some(&b.date));
+    for x in [b.open, b.high, b.low, b.close, b.adj_close, b.volume] {
+        row.float(x);
+    }
+    row.end();
 }
 
 /// The columns of a prices page in CSV, Arrow and column JSON, in the order of `BarView`'s members.
