@@ -18,11 +18,18 @@ pub struct ApiJson<T>(pub T);
 /// An optional JSON body: an empty body is `None`; anything else must parse.
 pub struct OptionalJson<T>(pub Option<T>);
 
-impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+/// Bodies larger than this are parsed on a blocking thread: a 16 MiB panel takes tens of milliseconds to
+/// parse, which must not hold a runtime worker (ARCHITECTURE.md invariant 16).
+const PARSED_INLINE_UP_TO: usize = 256 * 1024;
+
+impl<S: Send + Sync, T: DeserializeOwned + Send + 'static> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
         match read(req, state).await? {
+            Some(bytes) if bytes.len() > PARSED_INLINE_UP_TO => {
+                tokio::task::spawn_blocking(move || parse(&bytes)).await.map_err(|_| ApiError::internal())?.map(ApiJson)
+            }
             Some(bytes) => Ok(ApiJson(parse(&bytes)?)),
             None => Err(ApiError::new(ErrorCode::MalformedJson).detail("a JSON body is required")),
         }

@@ -196,7 +196,7 @@ pub struct InlineReturns {
         value_type = Vec<fiscus_domain::fields::Text<1, 64>>,
         inline,
         min_items = 1,
-        max_items = 500,
+        max_items = 1000,
         example = json!(["ALPHA", "BETA"])
     )]
     pub assets: Vec<String>,
@@ -211,8 +211,8 @@ impl InlineReturns {
     pub fn check(&self, field: &'static str) -> Result<(), Failure> {
         let n = self.assets.len();
         let bad = |m: String| Err(Failure::Invalid(vec![(field, m)]));
-        if n == 0 || n > 500 {
-            return bad(format!("between 1 and 500 assets, not {n}"));
+        if n == 0 || n > 1000 {
+            return bad(format!("between 1 and 1000 assets, not {n}"));
         }
         if self.values.len() < 2 || self.values.len() > 10_000 {
             return bad(format!("between 2 and 10000 periods, not {}", self.values.len()));

@@ -31,7 +31,10 @@ pub fn open(settings: Settings) -> Boxed<'static, anyhow::Result<AppState>> {
         fiscus_store::tlog::set_logging(settings.evidence.log);
         let books = std::sync::Arc::new(fiscus_investment::orders::PortfolioBooks);
         let services = fiscus_kernel::Services::new(store, settings, server_key, key_source, books);
-        Ok(AppState::new(services, vec![fiscus_agents::routes::calls::LARGE_BODY]))
+        Ok(AppState::new(
+            services,
+            vec![fiscus_agents::routes::calls::LARGE_BODY, fiscus_models::routes::quant::LARGE_BODY],
+        ))
     })
 }
 

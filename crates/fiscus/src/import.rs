@@ -42,7 +42,8 @@ pub struct ImportArgs {
     /// Prices in wide form: every column but the date is a symbol holding this field (adj_close or close).
     #[arg(long)]
     pub wide: Option<String>,
-    /// iso, mdy, yyyymm (detected from the first date when not given).
+    /// iso, mdy, yyyymm, or a strftime pattern such as `%b %-d %Y` (detected from the first date when not
+    /// given among the built-in ones).
     #[arg(long)]
     pub date_format: Option<String>,
     /// The field delimiter (one character; `\t` for tab).
@@ -281,7 +282,7 @@ pub async fn run(state: &fiscus_kernel::Services, args: ImportArgs) -> anyhow::R
     };
     let date_format = match args.date_format.as_deref() {
         None => None,
-        Some(f) => Some(DateFormat::parse_name(f).with_context(|| format!("--date-format `{f}`: iso, mdy, yyyymm"))?),
+        Some(f) => Some(DateFormat::parse_name(f).map_err(|e| anyhow::anyhow!("--date-format: {e}"))?),
     };
     if let Some(w) = args.wide.as_deref()
         && !matches!(w, "adj_close" | "close")

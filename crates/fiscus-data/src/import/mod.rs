@@ -53,7 +53,7 @@ pub struct Mapping {
 }
 
 fn date_format<S: serde::Serializer>(f: &Option<DateFormat>, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(f.map_or("", |f| f.as_str()))
+    s.serialize_str(f.as_ref().map_or("", |f| f.as_str()))
 }
 
 fn delimiter<S: serde::Serializer>(d: &u8, s: S) -> Result<S::Ok, S::Error> {

@@ -51,7 +51,7 @@ impl<'t> Reader<'t> {
                 return Err(ImportError::at(1, field.to_string(), hint));
             }
         }
-        Ok(Reader { table, index, errors: Vec::new(), date_format: mapping.date_format, constants })
+        Ok(Reader { table, index, errors: Vec::new(), date_format: mapping.date_format.clone(), constants })
     }
 
     pub fn full(&self) -> bool {
@@ -144,19 +144,31 @@ impl<'t> Reader<'t> {
     /// A date in the file's one format (the mapping's, else the first date cell's).
     pub fn date_cell(&mut self, row: usize, header: &str, raw: &str) -> Option<String> {
         let line = self.line(row);
-        let format = match self.date_format {
-            Some(f) => f,
-            None => match DateFormat::detect(raw) {
-                Some(f) => {
-                    self.date_format = Some(f);
-                    f
-                }
+        if self.date_format.is_none() {
+            match DateFormat::detect(raw) {
+                Some(f) => self.date_format = Some(f),
                 None => {
-                    self.fail(line, header, format!("`{raw}` is not a date (YYYY-MM-DD, M/D/YYYY or YYYYMM)"));
+                    let guesses = DateFormat::guesses(raw);
+                    let hint = match guesses.as_slice() {
+                        [] => String::from("give its format as date_format, a strftime pattern such as `%d %b %Y`"),
+                        [one] => {
+                            format!("it looks like `{one}`: give date_format=`{one}` (fiscus import --date-format)")
+                        }
+                        many => format!(
+                            "it looks like one of {}: give the right one as date_format (fiscus import --date-format)",
+                            many.iter().map(|g| format!("`{g}`")).collect::<Vec<_>>().join(" or ")
+                        ),
+                    };
+                    self.fail(
+                        line,
+                        header,
+                        format!("`{raw}` is not a date in a built-in format (YYYY-MM-DD, M/D/YYYY or YYYYMM); {hint}"),
+                    );
                     return None;
                 }
-            },
-        };
+            }
+        }
+        let format = self.date_format.as_ref()?;
         match format.date(raw) {
             Ok(d) => Some(d),
             Err(m) => {
@@ -173,7 +185,7 @@ impl<'t> Reader<'t> {
     }
 
     pub fn date_format(&self) -> Option<DateFormat> {
-        self.date_format
+        self.date_format.clone()
     }
 }
 

@@ -8,7 +8,7 @@ use crate::money::{Currency, MAX_AMOUNT_MINOR};
 use time::{Date, Month};
 
 /// How a file writes its dates. Periods (a month, a quarter) are stored as their first day, as FRED does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DateFormat {
     /// `2019-01-31`
     Iso,
@@ -18,32 +18,89 @@ pub enum DateFormat {
     YearMonth,
     /// `2019` and a quarter `1`..`4` from two columns
     YearQuarter,
+    /// A strftime-style pattern given with the file (`%b %-d %Y` reads `Jan 1 2000`): year, month and day.
+    Strftime(Strftime),
 }
 
+/// A strftime-style date pattern, as the `time` crate reads it (`%Y %m %d %b %B %e %j`, `%-d` for no
+/// padding, …): parsed once for the whole file.
+#[derive(Clone, Debug)]
+pub struct Strftime {
+    pattern: String,
+    items: time::format_description::OwnedFormatItem,
+}
+
+impl PartialEq for Strftime {
+    fn eq(&self, other: &Self) -> bool {
+        self.pattern == other.pattern
+    }
+}
+
+impl Eq for Strftime {}
+
+/// The longest pattern accepted (a date pattern is a few directives).
+const MAX_PATTERN: usize = 40;
+
 impl DateFormat {
-    pub fn as_str(self) -> &'static str {
+    pub fn as_str(&self) -> &str {
         match self {
             DateFormat::Iso => "iso",
             DateFormat::MonthDayYear => "mdy",
             DateFormat::YearMonth => "yyyymm",
             DateFormat::YearQuarter => "year+quarter",
+            DateFormat::Strftime(s) => &s.pattern,
         }
     }
 
-    pub fn parse_name(s: &str) -> Option<DateFormat> {
-        [DateFormat::Iso, DateFormat::MonthDayYear, DateFormat::YearMonth, DateFormat::YearQuarter]
+    /// A built-in format by name (`iso`, `mdy`, `yyyymm`, `year+quarter`), or a strftime-style pattern (any
+    /// text with a `%`) that names a year, a month and a day; the error says what is wrong with a pattern.
+    pub fn parse_name(s: &str) -> Result<DateFormat, String> {
+        if let Some(f) = [DateFormat::Iso, DateFormat::MonthDayYear, DateFormat::YearMonth, DateFormat::YearQuarter]
             .into_iter()
             .find(|f| f.as_str() == s)
+        {
+            return Ok(f);
+        }
+        if !s.contains('%') {
+            return Err(format!("`{}` is neither iso, mdy, yyyymm, year+quarter nor a strftime pattern", clip(s)));
+        }
+        if s.len() > MAX_PATTERN {
+            return Err(format!("a date pattern is at most {MAX_PATTERN} characters"));
+        }
+        let items = time::format_description::parse_strftime_owned(s)
+            .map_err(|e| format!("`{}` is not a strftime pattern: {e}", clip(s)))?;
+        // A pattern must name a day of a year (a month alone is not a date): a year, and a month with a day of
+        // it or a day of the year.
+        let any = |directives: &[&str]| directives.iter().any(|d| s.contains(d));
+        let year = any(&["%Y", "%y", "%-y"]);
+        let month_day = any(&["%m", "%-m", "%b", "%B", "%h"]) && any(&["%d", "%-d", "%e"]);
+        if !(year && (month_day || any(&["%j", "%-j"]))) {
+            return Err(format!("`{}` must name a year, a month and a day (e.g. `%b %-d %Y`)", clip(s)));
+        }
+        Ok(DateFormat::Strftime(Strftime { pattern: s.to_string(), items }))
     }
 
-    /// The format of a file's first date cell; `None` if it is none of them.
+    /// The format of a file's first date cell; `None` if it is none of the built-in ones.
     pub fn detect(sample: &str) -> Option<DateFormat> {
         [DateFormat::Iso, DateFormat::MonthDayYear, DateFormat::YearMonth].into_iter().find(|f| f.date(sample).is_ok())
     }
 
+    /// Strftime patterns a cell that no built-in format reads looks like (`Jan 1 2000`: `%b %-d %Y`), each
+    /// of which reads it: what an error names so that the right `date_format` is one copy away.
+    pub fn guesses(sample: &str) -> Vec<String> {
+        guess_patterns(sample)
+            .into_iter()
+            .filter(|p| DateFormat::parse_name(p).is_ok_and(|f| f.date(sample).is_ok()))
+            .collect()
+    }
+
     /// The date a cell says in this format, as `YYYY-MM-DD`.
-    pub fn date(self, s: &str) -> Result<String, String> {
+    pub fn date(&self, s: &str) -> Result<String, String> {
         let parsed = match self {
+            DateFormat::Strftime(f) => Date::parse(s, &f.items)
+                .ok()
+                .filter(|d| DATA_YEARS.contains(&u32::try_from(d.year()).unwrap_or(0)))
+                .map(|d| format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())),
             DateFormat::Iso => iso(s).filter(|d| in_data_years(d)),
             DateFormat::MonthDayYear => {
                 let mut parts = s.split('/');
@@ -70,6 +127,53 @@ impl DateFormat {
             _ => Err(format!("`{}` and `{}` are not a year and a quarter 1-4", clip(year), clip(quarter))),
         }
     }
+}
+
+/// Candidate patterns from a cell's shape: runs of letters are month names (`%b`, `%B`), four digits a year,
+/// one or two digits a day or a month (both orders offered when no month name settles it).
+fn guess_patterns(sample: &str) -> Vec<String> {
+    const MONTHS: [&str; 12] = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+    let mut runs: Vec<(char, String)> = Vec::new();
+    for c in sample.trim().chars().take(40) {
+        let class = if c.is_ascii_digit() {
+            'd'
+        } else if c.is_alphabetic() {
+            'a'
+        } else {
+            'o'
+        };
+        match runs.last_mut() {
+            Some((k, s)) if *k == class && class != 'o' => s.push(c),
+            _ => runs.push((class, c.to_string())),
+        }
+    }
+    let named_month = runs.iter().any(|(k, s)| *k == 'a' && MONTHS.iter().any(|m| s.to_lowercase().starts_with(m)));
+    let mut orders: Vec<Vec<&str>> = vec![vec![]];
+    if !named_month {
+        orders = vec![vec!["%d", "%m"], vec!["%m", "%d"]];
+    }
+    let mut out = Vec::new();
+    for order in orders {
+        let mut small = order.into_iter();
+        let mut pattern = String::new();
+        for (k, s) in &runs {
+            match *k {
+                'd' if s.len() == 4 => pattern.push_str("%Y"),
+                'd' if s.len() <= 2 => {
+                    let directive = if named_month { "%d" } else { small.next().unwrap_or("%d") };
+                    // One digit: no padding, so that `1` and `15` both read.
+                    pattern.push_str(&if s.len() == 1 { directive.replace('%', "%-") } else { directive.to_string() });
+                }
+                'a' if s.len() == 3 => pattern.push_str("%b"),
+                'a' => pattern.push_str("%B"),
+                'o' if s == "%" => pattern.push_str("%%"),
+                'o' => pattern.push_str(s),
+                _ => return out,
+            }
+        }
+        out.push(pattern);
+    }
+    out
 }
 
 fn number(s: &str) -> Option<u32> {
@@ -208,6 +312,31 @@ pub fn currency(s: &str) -> Result<Currency, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_strftime_pattern_reads_what_the_built_in_formats_do_not_and_an_unread_cell_is_guessed() {
+        assert!(DateFormat::detect("Jan 1 2000").is_none());
+        assert_eq!(DateFormat::guesses("Jan 1 2000"), vec!["%b %-d %Y".to_string()]);
+        let f = DateFormat::parse_name("%b %-d %Y").expect("pattern");
+        assert_eq!(f.date("Jan 1 2000").as_deref(), Ok("2000-01-01"));
+        assert_eq!(f.date("Dec 15 2001").as_deref(), Ok("2001-12-15"));
+        assert!(f.date("2000-01-01").is_err());
+        // Day and month in an unnamed order are both offered; each one offered reads the cell.
+        assert_eq!(DateFormat::guesses("31.01.2000"), vec!["%d.%m.%Y".to_string()]);
+        assert_eq!(DateFormat::guesses("01.02.2000").len(), 2);
+        assert_eq!(DateFormat::parse_name("%d.%m.%Y").and_then(|f| f.date("31.01.2000")).as_deref(), Ok("2000-01-31"));
+        assert_eq!(
+            DateFormat::parse_name("%B %d, %Y").and_then(|f| f.date("March 05, 1999")).as_deref(),
+            Ok("1999-03-05")
+        );
+        // A pattern that is not one, or names no day, is refused with why.
+        for bad in ["%Y-%m", "%Q", "weekly", &"%Y".repeat(30)] {
+            assert!(DateFormat::parse_name(bad).is_err(), "{bad}");
+        }
+        assert_eq!(DateFormat::parse_name("mdy"), Ok(DateFormat::MonthDayYear));
+        // Outside the data years, as with the built-in formats.
+        assert!(DateFormat::parse_name("%Y%m%d").and_then(|f| f.date("17000101")).is_err());
+    }
 
     /// The short path writes what the double's shortest text is, for plain decimals of every shape.
     #[test]

@@ -405,3 +405,23 @@ async fn price_rows_edited_behind_the_service_are_refused_not_served_under_their
     let features = app.get("/api/v2/quant/features/return_1d/values?instrument=AAPL", &app.key).await;
     problem(features, 500, "integrity_failure").await;
 }
+
+/// A held-out monthly file dated `Jan 1 2000` (issue 34): refused without a format, with the first error
+/// naming the pattern the cell looks like, then imported with that pattern as its `date_format`.
+#[tokio::test]
+async fn a_file_in_a_date_format_of_its_own_names_the_pattern_it_looks_like_and_imports_with_it() {
+    let app = spawn_app().await;
+    let csv = "date,brent\nJan 1 2000,25.51\nFeb 1 2000,27.78\nMar 1 2000,27.49\n";
+    let errors = refused(&app, request(Kind::Economics, csv)).await;
+    let (line, column, message) = &errors[0];
+    assert_eq!((*line, column.as_deref()), (2, Some("date")), "{errors:?}");
+    assert!(message.contains("`%b %-d %Y`"), "{message}");
+    let mut req = request(Kind::Economics, csv);
+    req.mapping.date_format = Some(fiscus_domain::data::values::DateFormat::parse_name("%b %-d %Y").expect("pattern"));
+    let done = import::import(&app.state.store, &Caller::bare(Actor::cli()), &app.workspace_id, req, &Silent)
+        .await
+        .expect("imported with its format");
+    assert_eq!(done.dataset.row_count, 3);
+    assert_eq!(done.dataset.period_start.as_deref(), Some("2000-01-01"));
+    assert_eq!(done.dataset.period_end.as_deref(), Some("2000-03-01"));
+}

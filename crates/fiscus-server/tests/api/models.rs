@@ -201,6 +201,64 @@ async fn the_same_arima_request_spends_the_same_work_every_time() {
     assert_eq!(outputs[0], outputs[1]);
 }
 
+/// A panel of real size (1,000 assets × 300 periods, about 6 MB of JSON) is taken inline by the computations,
+/// up to their 16 MiB limit; past it the body is 413 whether its length is declared or not (issue 34).
+#[tokio::test]
+async fn a_thousand_asset_panel_is_taken_inline_and_a_larger_body_is_413() {
+    let app = spawn_app().await;
+    grant(&app).await;
+    let names: Vec<String> = (0..1000).map(|i| format!("A{i:04}")).collect();
+    let rows: Vec<Vec<f64>> =
+        (0..300).map(|t| (0..1000).map(|i| (((t * 31 + i * 17) % 101) as f64 - 50.0) * 1e-4).collect()).collect();
+    let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let body = json!({"input": {"returns": crate::helpers::columns(&name_refs, &json!(rows))}});
+    let bytes = serde_json::to_vec(&body).expect("json");
+    assert!(bytes.len() > 1024 * 1024, "{}", bytes.len());
+    let r = app
+        .http
+        .post(format!("{}/api/v2/quant/models/ledoit_wolf/run", app.base))
+        .bearer_auth(&app.key)
+        .header("content-type", "application/json")
+        .header("prefer", "respond-async")
+        .body(bytes)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(r.status(), 202, "{}", r.text().await.unwrap_or_default());
+    let too_large = vec![b' '; 16 * 1024 * 1024 + 1];
+    let r = app
+        .http
+        .post(format!("{}/api/v2/quant/models/ledoit_wolf/run", app.base))
+        .bearer_auth(&app.key)
+        .header("content-type", "application/json")
+        .body(too_large.clone())
+        .send()
+        .await
+        .expect("post");
+    problem(r, 413, "payload_too_large").await;
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> = too_large.chunks(1 << 20).map(|c| Ok(c.to_vec())).collect();
+    let r = app
+        .http
+        .post(format!("{}/api/v2/quant/models/ledoit_wolf/run", app.base))
+        .bearer_auth(&app.key)
+        .header("content-type", "application/json")
+        .body(reqwest::Body::wrap_stream(tokio_stream::iter(chunks)))
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(r.status(), 413);
+    // Elsewhere the service's own limit still holds.
+    let r = app
+        .post_json(
+            "/api/v2/actions/autonomy/assessment-evidence",
+            &app.key,
+            &json!({"title": "x".repeat(2 * 1024 * 1024)}),
+            None,
+        )
+        .await;
+    assert_eq!(r.status(), 413);
+}
+
 #[tokio::test]
 async fn ml_anomaly_and_scenarios_equal_the_engine() {
     let app = spawn_app().await;
