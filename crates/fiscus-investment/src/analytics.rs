@@ -83,9 +83,18 @@ pub async fn value(state: &Services, tenant: &Tenant, book: &Book, as_of: Option
     Ok(Valued { as_of: on, weights, instruments: held, total_minor: total, cash_minor: cash })
 }
 
-/// The portfolio's daily returns on current weights over `[start, end]`, with their dates, and (when
+/// A portfolio's returns on current weights, with their dates, the benchmark's on the same dates (when one is
+/// named) and what aligning them dropped.
+pub struct History {
+    pub dates: Vec<String>,
+    pub portfolio: Vec<f64>,
+    pub benchmark: Vec<f64>,
+    pub quality: inputs::Quality,
+}
+
+/// The portfolio's returns on current weights over `[start, end]`, with their dates, and (when
 /// `benchmark` names one) the benchmark's returns on the same dates: only dates on which every holding and
-/// the benchmark have an observed price are kept.
+/// the benchmark have an observed price are kept, and the ones dropped are named in its quality.
 pub async fn history(
     state: &Services,
     tenant: &Tenant,
@@ -93,7 +102,7 @@ pub async fn history(
     benchmark: Option<&str>,
     start: Option<String>,
     end: &str,
-) -> Result<(Vec<String>, Vec<f64>, Vec<f64>), Failure> {
+) -> Result<History, Failure> {
     let mut symbols: Vec<String> = valued.instruments.iter().map(|(_, s)| s.clone()).collect();
     let held = symbols.len();
     if let Some(b) = benchmark.filter(|b| !symbols.iter().any(|s| s == b)) {
@@ -112,7 +121,12 @@ pub async fn history(
     let w: Vec<f64> = valued.weights.iter().map(|w| w.weight).collect();
     let series = returns.iter().map(|row| row[..held].iter().zip(&w).map(|(r, w)| r * w).sum()).collect();
     let bench = at.map(|i| returns.iter().map(|row| row[i]).collect()).unwrap_or_default();
-    Ok((panel.dates.into_iter().skip(1).collect(), series, bench))
+    Ok(History {
+        dates: panel.dates.into_iter().skip(1).collect(),
+        portfolio: series,
+        benchmark: bench,
+        quality: panel.quality,
+    })
 }
 
 /// The first date of a window of `days` calendar days ending on `end`.
@@ -149,6 +163,14 @@ pub struct RiskReport {
     pub parametric_var_1d: f64,
     pub annual_volatility: f64,
     pub annual_return: f64,
+    /// Periods per year the annual figures use: the request's, or inferred from the dates (252 daily, 52
+    /// weekly, 12 monthly, 4 quarterly, 1 annual).
+    #[schema(example = 252.0)]
+    pub periods_per_year: f64,
+    /// The frequency of the return dates.
+    pub frequency: fiscus_domain::data::frequency::Frequency,
+    /// Each observation dropped and why, each gap bridged, and the frequency inferred.
+    pub warnings: Vec<inputs::Warning>,
     /// Largest fall from a peak over the window, as a non-positive fraction.
     pub max_drawdown: f64,
     pub concentration: Concentration,
@@ -194,6 +216,15 @@ pub struct RiskQuery {
     pub lookback_days: Option<i64>,
     /// 0.9 to 0.999 (default 0.95).
     pub confidence: Option<f64>,
+    /// Periods per year for annualising; inferred from the prices' dates when not given.
+    pub periods_per_year: Option<f64>,
+}
+
+/// Field error of a requested `periods_per_year` (1 to 366).
+fn check_periods(errors: &mut Vec<(&'static str, String)>, p: Option<f64>) {
+    if p.is_some_and(|p| !(p.is_finite() && (1.0..=366.0).contains(&p))) {
+        errors.push(("periods_per_year", "must be from 1 to 366".to_string()));
+    }
 }
 
 pub async fn risk(state: &Services, tenant: &Tenant, q: RiskQuery) -> Result<RiskReport, Failure> {
@@ -208,16 +239,23 @@ pub async fn risk(state: &Services, tenant: &Tenant, q: RiskQuery) -> Result<Ris
     if !(0.9..=0.999).contains(&confidence) {
         return Err(invalid("confidence", "must be from 0.9 to 0.999"));
     }
+    let mut errors = Vec::new();
+    check_periods(&mut errors, q.periods_per_year);
+    if !errors.is_empty() {
+        return Err(Failure::Invalid(errors));
+    }
     let book = book::load(state, tenant, q.portfolio_id).await?;
     let valued = value(state, tenant, &book, q.as_of.as_deref()).await?;
     let start = window_start(&valued.as_of, lookback);
-    let (dates, returns, _) = history(state, tenant, &valued, None, Some(start), &valued.as_of).await?;
+    let History { dates, portfolio: returns, mut quality, .. } =
+        history(state, tenant, &valued, None, Some(start), &valued.as_of).await?;
     if returns.len() < 20 {
         return Err(Failure::insufficient_data(format!(
-            "{} daily returns on dates every holding has a price in the window; at least 20 are needed",
+            "{} returns on dates every holding has a price in the window; at least 20 are needed",
             returns.len()
         )));
     }
+    let periods = quality.periods_per_year(q.periods_per_year);
     let (factor_exposures, factor_exposures_unavailable) =
         match super::factors::exposures(state, tenant, &valued).await? {
             super::factors::Exposures::Estimated(f) => (Some(f), None),
@@ -241,8 +279,11 @@ pub async fn risk(state: &Services, tenant: &Tenant, q: RiskQuery) -> Result<Ris
         var_1d_minor: money(tail.var),
         cvar_1d_minor: money(tail.cvar),
         parametric_var_1d: gaussian.var,
-        annual_volatility: risk::annual_volatility(&returns, DAYS_PER_YEAR).map_err(refused_by_engine)?,
-        annual_return: risk::annual_return(&returns, DAYS_PER_YEAR).map_err(refused_by_engine)?,
+        annual_volatility: risk::annual_volatility(&returns, periods).map_err(refused_by_engine)?,
+        annual_return: risk::annual_return(&returns, periods).map_err(refused_by_engine)?,
+        periods_per_year: periods,
+        frequency: quality.frequency,
+        warnings: quality.warnings,
         max_drawdown: risk::max_drawdown(&returns, DrawdownStart::BeforeFirstReturn).map_err(refused_by_engine)?,
         concentration: concentration(&valued.weights),
         holdings_value_minor: valued.total_minor,
@@ -264,19 +305,25 @@ pub struct Comparison {
     pub as_of: String,
     pub window_start: String,
     pub window_end: String,
-    /// Daily returns compared (dates on which every holding and the benchmark have an observed price).
+    /// Returns compared (dates on which every holding and the benchmark have an observed price).
     pub observations: usize,
-    /// Annual risk-free rate used for alpha and beta (converted to a daily rate by /252).
+    /// Annual risk-free rate used for alpha and beta (converted to a rate per period by `/periods_per_year`).
     pub risk_free_rate: f64,
+    /// Periods per year the annual figures use: the request's, or inferred from the dates.
+    #[schema(example = 252.0)]
+    pub periods_per_year: f64,
+    pub frequency: fiscus_domain::data::frequency::Frequency,
+    /// Each observation dropped and why, each gap bridged, and the frequency inferred.
+    pub warnings: Vec<inputs::Warning>,
     pub portfolio_annual_return: f64,
     pub benchmark_annual_return: f64,
     pub portfolio_annual_volatility: f64,
     pub benchmark_annual_volatility: f64,
-    /// Annualised standard deviation of active returns (portfolio − benchmark), sample (ddof 1) × √252.
+    /// Annualised standard deviation of active returns (portfolio − benchmark), sample (ddof 1) × √periods_per_year.
     pub tracking_error: f64,
-    /// Mean active return over its standard deviation, annualised (× √252); null when undefined.
+    /// Mean active return over its standard deviation, annualised (× √periods_per_year); null when undefined.
     pub information_ratio: Option<f64>,
-    /// empyrical's `excess_sharpe`: the same ratio per day, not annualised.
+    /// empyrical's `excess_sharpe`: the same ratio per period, not annualised.
     pub excess_sharpe: Option<f64>,
     /// Jensen's alpha, annualised as empyrical does.
     pub alpha: Option<f64>,
@@ -293,6 +340,8 @@ pub struct ComparisonQuery {
     pub start: Option<String>,
     pub end: Option<String>,
     pub risk_free_rate: Option<f64>,
+    /// Periods per year for annualising; inferred from the prices' dates when not given.
+    pub periods_per_year: Option<f64>,
 }
 
 /// Compares a portfolio's current holdings with a benchmark over a window (default: the three years
@@ -312,6 +361,7 @@ pub async fn comparison(state: &Services, tenant: &Tenant, q: ComparisonQuery) -
     if !(rf.is_finite() && (-0.1..=0.5).contains(&rf)) {
         errors.push(("risk_free_rate", "must be an annual rate from -0.1 to 0.5".to_string()));
     }
+    check_periods(&mut errors, q.periods_per_year);
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
@@ -322,22 +372,24 @@ pub async fn comparison(state: &Services, tenant: &Tenant, q: ComparisonQuery) -
     let valued = value(state, tenant, &book, q.end.as_deref()).await?;
     let end = valued.as_of.clone();
     let start = q.start.clone().unwrap_or_else(|| window_start(&end, 3 * 365));
-    let (dates, returns, bench) = match history(state, tenant, &valued, Some(&benchmark), Some(start), &end).await {
-        // The benchmark is named by the caller: an unknown one is their field's error.
-        Err(Failure::Invalid(e)) => {
-            return Err(Failure::Invalid(e.into_iter().map(|(_, m)| ("benchmark", m)).collect()));
-        }
-        other => other?,
-    };
+    let History { dates, portfolio: returns, benchmark: bench, mut quality } =
+        match history(state, tenant, &valued, Some(&benchmark), Some(start), &end).await {
+            // The benchmark is named by the caller: an unknown one is their field's error.
+            Err(Failure::Invalid(e)) => {
+                return Err(Failure::Invalid(e.into_iter().map(|(_, m)| ("benchmark", m)).collect()));
+            }
+            other => other?,
+        };
     if returns.len() < 20 {
         return Err(Failure::insufficient_data(format!(
-            "{} daily returns in the window; at least 20 are needed",
+            "{} returns in the window; at least 20 are needed",
             returns.len()
         )));
     }
-    let daily_rf = rf / DAYS_PER_YEAR;
-    let rel = fiscus_quant::benchmark::relative_summary(&returns, &bench, daily_rf, DAYS_PER_YEAR)
-        .map_err(refused_by_engine)?;
+    let periods = quality.periods_per_year(q.periods_per_year);
+    let period_rf = rf / periods;
+    let rel =
+        fiscus_quant::benchmark::relative_summary(&returns, &bench, period_rf, periods).map_err(refused_by_engine)?;
     Ok(Comparison {
         object: "benchmark_comparison".into(),
         portfolio_id: book.portfolio.id,
@@ -347,10 +399,13 @@ pub async fn comparison(state: &Services, tenant: &Tenant, q: ComparisonQuery) -
         window_end: dates.last().cloned().unwrap_or_default(),
         observations: returns.len(),
         risk_free_rate: rf,
-        portfolio_annual_return: risk::annual_return(&returns, DAYS_PER_YEAR).map_err(refused_by_engine)?,
-        benchmark_annual_return: risk::annual_return(&bench, DAYS_PER_YEAR).map_err(refused_by_engine)?,
-        portfolio_annual_volatility: risk::annual_volatility(&returns, DAYS_PER_YEAR).map_err(refused_by_engine)?,
-        benchmark_annual_volatility: risk::annual_volatility(&bench, DAYS_PER_YEAR).map_err(refused_by_engine)?,
+        portfolio_annual_return: risk::annual_return(&returns, periods).map_err(refused_by_engine)?,
+        benchmark_annual_return: risk::annual_return(&bench, periods).map_err(refused_by_engine)?,
+        portfolio_annual_volatility: risk::annual_volatility(&returns, periods).map_err(refused_by_engine)?,
+        benchmark_annual_volatility: risk::annual_volatility(&bench, periods).map_err(refused_by_engine)?,
+        periods_per_year: periods,
+        frequency: quality.frequency,
+        warnings: quality.warnings,
         tracking_error: rel.tracking_error,
         information_ratio: rel.information_ratio,
         excess_sharpe: rel.excess_sharpe,

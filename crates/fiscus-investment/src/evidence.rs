@@ -113,7 +113,13 @@ pub async fn risk_compliance(
     let risk = analytics::risk(
         state,
         tenant,
-        RiskQuery { portfolio_id: req.portfolio_id, as_of: req.as_of.clone(), lookback_days: None, confidence: None },
+        RiskQuery {
+            portfolio_id: req.portfolio_id,
+            as_of: req.as_of.clone(),
+            lookback_days: None,
+            confidence: None,
+            periods_per_year: None,
+        },
     )
     .await
     .map_err(|e| match e {
@@ -132,6 +138,7 @@ pub async fn risk_compliance(
                     start: None,
                     end: Some(risk.as_of.clone()),
                     risk_free_rate: None,
+                    periods_per_year: None,
                 },
             )
             .await?,
@@ -261,7 +268,7 @@ pub async fn generative_market(
         other => other?,
     };
     let valued = analytics::value(state, tenant, &book, req.as_of.as_deref()).await?;
-    let (dates, daily, _) =
+    let analytics::History { dates, portfolio: daily, .. } =
         analytics::history(state, tenant, &valued, None, Some(window_start(&valued.as_of, lookback)), &valued.as_of)
             .await?;
     if daily.len() < 60 {

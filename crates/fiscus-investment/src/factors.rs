@@ -103,7 +103,8 @@ pub async fn exposures(state: &Services, tenant: &Tenant, valued: &Valued) -> Re
     let first = months.last().cloned().unwrap_or_default();
     // From a few days before the window, so that its first month's first return is there too.
     let start = super::analytics::window_start(&format!("{first}-01"), 10);
-    let (dates, daily, _) = history(state, tenant, valued, None, Some(start), &format!("{last}-31")).await?;
+    let super::analytics::History { dates, portfolio: daily, .. } =
+        history(state, tenant, valued, None, Some(start), &format!("{last}-31")).await?;
     let mut by_month: BTreeMap<String, f64> = BTreeMap::new();
     for (d, r) in dates.iter().zip(&daily) {
         if d[..7] < *first.as_str() {

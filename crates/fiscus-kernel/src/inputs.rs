@@ -10,6 +10,7 @@ use fiscus_store::data::market::{self, Rows};
 use serde::{Deserialize, Serialize};
 
 use crate::governed::Failure;
+pub use crate::quality::{Quality, Warning};
 use crate::services::Services;
 
 /// One instrument's prices, pinned.
@@ -91,17 +92,31 @@ pub fn observed(field: &'static str, d: &fiscus_store::data::datasets::Dataset) 
 }
 
 /// Prices on the dates every instrument has one (adjusted close where the dataset has it, else close),
-/// inside the range, oldest first.
+/// inside the range, oldest first, with what was dropped to align them and the gaps the dates have.
 pub struct Panel {
     pub dates: Vec<String>,
     /// Row per date, column per instrument.
     pub prices: Vec<Vec<f64>>,
+    pub quality: Quality,
 }
 
 impl Panel {
     /// Simple returns `p_t / p_{t-1} - 1`, one row per date after the first.
     pub fn returns(&self) -> Vec<Vec<f64>> {
         self.prices.windows(2).map(|w| w[1].iter().zip(&w[0]).map(|(b, a)| b / a - 1.0).collect()).collect()
+    }
+}
+
+/// A bar's price, or why it has none a computation can use.
+fn price(b: &fiscus_store::data::market::Bar) -> Result<f64, &'static str> {
+    let Some(raw) = b.adj_close.as_deref().or(b.close.as_deref()) else {
+        return Err("it has no close");
+    };
+    match raw.parse::<f64>() {
+        Ok(p) if p.is_finite() && p > 0.0 => Ok(p),
+        Ok(p) if p == 0.0 => Err("its close is 0 (a return across it would span two periods)"),
+        Ok(p) if p < 0.0 => Err("its close is negative"),
+        _ => Err("its close is not a number"),
     }
 }
 
@@ -114,35 +129,55 @@ pub async fn load(state: &Services, workspace_id: &str, pinned: &PinnedPrices) -
     }
     let from = pinned.start.as_deref().unwrap_or("");
     let to = pinned.end.as_deref().unwrap_or("9999-12-31");
-    let price = |b: &fiscus_store::data::market::Bar| {
-        b.adj_close
-            .as_deref()
-            .or(b.close.as_deref())
-            .and_then(|p| p.parse::<f64>().ok())
-            .filter(|p| p.is_finite() && *p > 0.0)
-    };
-    // Dates of the first series in range with a price, kept where every other series has one too.
-    let mut rows: Vec<(String, Vec<f64>)> = Vec::new();
-    let Some(first) = columns.first() else { return Ok(Panel { dates: Vec::new(), prices: Vec::new() }) };
-    let mut cursors = vec![0usize; columns.len()];
-    'dates: for b in first.bars.iter().filter(|b| b.date.as_str() >= from && b.date.as_str() <= to) {
-        let Some(p0) = price(b) else { continue };
-        let mut row = Vec::with_capacity(columns.len());
-        row.push(p0);
-        for (c, s) in columns.iter().enumerate().skip(1) {
-            let at = &mut cursors[c];
-            while *at < s.bars.len() && s.bars[*at].date < b.date {
-                *at += 1;
-            }
-            match s.bars.get(*at).filter(|x| x.date == b.date).and_then(price) {
-                Some(p) => row.push(p),
-                None => continue 'dates,
+    let mut quality = Quality::default();
+    // Each series' usable prices in range; the ones it cannot use are named, by reason.
+    let mut usable: Vec<Vec<(&str, f64)>> = Vec::with_capacity(columns.len());
+    for (s, p) in columns.iter().zip(&pinned.instruments) {
+        let mut ok = Vec::with_capacity(s.bars.len());
+        let mut refused: Vec<(&'static str, Vec<&str>)> = Vec::new();
+        for b in s.bars.iter().filter(|b| b.date.as_str() >= from && b.date.as_str() <= to) {
+            match price(b) {
+                Ok(v) => ok.push((b.date.as_str(), v)),
+                Err(why) => match refused.iter_mut().find(|(w, _)| *w == why) {
+                    Some((_, dates)) => dates.push(b.date.as_str()),
+                    None => refused.push((why, vec![b.date.as_str()])),
+                },
             }
         }
-        rows.push((b.date.clone(), row));
+        for (why, dates) in refused {
+            quality.dropped(&p.symbol, why, &dates);
+        }
+        usable.push(ok);
     }
-    let (dates, prices) = rows.into_iter().unzip();
-    Ok(Panel { dates, prices })
+    // The dates every series has a usable price on: a merge of sorted dates.
+    let mut dates: Vec<&str> = usable.first().map(|c| c.iter().map(|(d, _)| *d).collect()).unwrap_or_default();
+    for c in usable.iter().skip(1) {
+        let mut at = 0;
+        dates.retain(|d| {
+            while at < c.len() && c[at].0 < *d {
+                at += 1;
+            }
+            at < c.len() && c[at].0 == *d
+        });
+    }
+    let mut prices = vec![Vec::with_capacity(usable.len()); dates.len()];
+    for (c, p) in usable.iter().zip(&pinned.instruments) {
+        let mut row = 0;
+        let mut unshared = Vec::new();
+        for (d, v) in c {
+            if dates.get(row) == Some(d) {
+                prices[row].push(*v);
+                row += 1;
+            } else {
+                unshared.push(*d);
+            }
+        }
+        quality.dropped(&p.symbol, "not every instrument has a price on those dates", &unshared);
+    }
+    let dates: Vec<String> = dates.into_iter().map(str::to_string).collect();
+    let one = (pinned.instruments.len() == 1).then(|| pinned.instruments[0].symbol.as_str());
+    quality.bridge(&dates, one);
+    Ok(Panel { dates, prices, quality })
 }
 
 /// Returns given in a request: each asset's simple periodic returns (0.01 is 1 %), oldest first, by asset
@@ -253,6 +288,8 @@ pub struct LoadedReturns {
     pub rows: Vec<Vec<f64>>,
     pub first_date: Option<String>,
     pub last_date: Option<String>,
+    /// Data plane only: what was dropped and bridged, and the dates' frequency.
+    pub quality: Option<Quality>,
 }
 
 impl Returns {
@@ -270,6 +307,7 @@ impl Returns {
                 rows: r.values.clone(),
                 first_date: None,
                 last_date: None,
+                quality: None,
             }),
             Returns::DataPlane(p) => {
                 let panel = load(state, workspace_id, p).await?;
@@ -278,6 +316,7 @@ impl Returns {
                     rows: panel.returns(),
                     first_date: panel.dates.first().cloned(),
                     last_date: panel.dates.last().cloned(),
+                    quality: Some(panel.quality),
                 })
             }
         }

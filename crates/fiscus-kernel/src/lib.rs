@@ -29,6 +29,7 @@ pub mod invocation_log;
 pub mod outbound;
 pub mod pool;
 pub mod progress;
+pub mod quality;
 pub mod secret_box;
 pub mod secret_key;
 pub mod series_cache;

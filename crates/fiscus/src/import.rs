@@ -233,7 +233,37 @@ fn read_whole(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The quality report in a few lines: each series with findings (the first five), what was found and the
+/// first date of each.
+fn quality_lines(q: &fiscus_domain::data::quality::QualityReport) -> String {
+    if q.issues == 0 {
+        return format!("\n  quality: {} series checked, nothing to report", q.series);
+    }
+    let mut out =
+        format!("\n  quality: {} finding(s) in {} of {} series checked", q.issues, q.findings.len(), q.series);
+    for f in q.findings.iter().take(5) {
+        let parts: Vec<String> = [
+            ("gap", &f.gaps),
+            ("zero value", &f.zero_values),
+            ("negative value", &f.negative_values),
+            ("missing value", &f.missing_values),
+            ("stale run", &f.stale_runs),
+            ("outlier", &f.outliers),
+        ]
+        .iter()
+        .filter(|(_, x)| x.count > 0)
+        .map(|(what, x)| {
+            let s = if x.count == 1 { "" } else { "s" };
+            format!("{} {what}{s} (first {})", x.count, x.dates.first().map_or("", String::as_str))
+        })
+        .collect();
+        out.push_str(&format!("\n    {} ({}): {}", f.series, f.frequency.as_str(), parts.join(", ")));
+    }
+    out
+}
+
 pub fn describe(o: &Outcome) -> String {
+    let quality = o.quality.as_ref().map(quality_lines).unwrap_or_default();
     let d = &o.dataset;
     let what = if o.dry_run {
         "checked (dry run, nothing written)"
@@ -256,7 +286,7 @@ pub fn describe(o: &Outcome) -> String {
         d.period_end.as_deref().unwrap_or("-"),
         d.file_sha256,
         if d.content_hash.is_empty() { "-" } else { &d.content_hash },
-    )
+    ) + &quality
 }
 
 pub async fn run(state: &fiscus_kernel::Services, args: ImportArgs) -> anyhow::Result<bool> {

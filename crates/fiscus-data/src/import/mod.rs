@@ -14,6 +14,7 @@ mod write;
 
 pub use table::normalise;
 
+use fiscus_domain::data::quality::QualityReport;
 use fiscus_domain::data::values::DateFormat;
 use fiscus_domain::data::{IMPORTER_VERSION, ImportError, Kind, Provenance};
 use fiscus_store::data::datasets::Dataset;
@@ -83,6 +84,9 @@ pub struct Outcome {
     /// and for a dry run.
     pub created: bool,
     pub dry_run: bool,
+    /// The dataset's quality report (none for kinds without series, and for a dataset imported before
+    /// reports were written).
+    pub quality: Option<QualityReport>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -160,7 +164,8 @@ pub fn import<'a>(
             )
             .await?
             {
-                return Ok(Outcome { dataset: existing, created: false, dry_run: req.dry_run });
+                let quality = stored_quality(&mut conn, workspace_id, existing.number).await?;
+                return Ok(Outcome { dataset: existing, created: false, dry_run: req.dry_run, quality });
             }
         }
         progress.update("reading", 0, 0);
@@ -204,11 +209,12 @@ pub fn import<'a>(
             imported_by: caller.actor.clone(),
             created_at: fiscus_domain::clock::now_micros(),
         };
+        let quality = write::quality(&plan.body);
         if req.dry_run {
-            return Ok(Outcome { dataset, created: false, dry_run: true });
+            return Ok(Outcome { dataset, created: false, dry_run: true, quality });
         }
-        match write::commit(store, caller, workspace_id, dataset, plan, progress).await {
-            Ok(dataset) => Ok(Outcome { dataset, created: true, dry_run: false }),
+        match write::commit(store, caller, workspace_id, dataset, plan, quality.as_ref(), progress).await {
+            Ok(dataset) => Ok(Outcome { dataset, created: true, dry_run: false, quality }),
             // Imported concurrently by someone else: that import stands, this one is a no-op.
             Err(Failure::Store(StoreError::Conflict(_))) => {
                 let mut conn = store.read().await?;
@@ -221,11 +227,29 @@ pub fn import<'a>(
                 )
                 .await?
                 {
-                    Some(existing) => Ok(Outcome { dataset: existing, created: false, dry_run: false }),
+                    Some(existing) => {
+                        let quality = stored_quality(&mut conn, workspace_id, existing.number).await?;
+                        Ok(Outcome { dataset: existing, created: false, dry_run: false, quality })
+                    }
                     None => Err(Failure::Store(StoreError::Conflict(String::from("datasets")))),
                 }
             }
             Err(e) => Err(e),
         }
     })
+}
+
+/// A dataset's stored quality report.
+pub async fn stored_quality(
+    conn: &mut fiscus_store::Connection,
+    workspace_id: &str,
+    number: i64,
+) -> Result<Option<QualityReport>, StoreError> {
+    let mut found = fiscus_store::data::datasets::qualities(conn, workspace_id, &[number]).await?;
+    found.remove(&number).map(|json| parse_quality(number, &json)).transpose()
+}
+
+/// A stored report as written (a row that does not parse was edited outside Fiscus).
+pub fn parse_quality(number: i64, json: &str) -> Result<QualityReport, StoreError> {
+    serde_json::from_str(json).map_err(|e| StoreError::Corrupt(format!("dataset_quality {number}: {e}")))
 }

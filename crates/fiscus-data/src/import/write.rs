@@ -260,7 +260,9 @@ pub async fn plan(
                 series.push(Series {
                     title: req.mapping.titles.get(&header).cloned().unwrap_or_else(|| header.clone()),
                     units: req.mapping.units.clone(),
-                    frequency: frequency(&dates).to_string(),
+                    frequency: fiscus_domain::data::frequency::Frequency::of_dates(dates.iter().map(String::as_str))
+                        .as_str()
+                        .to_string(),
                     observations: dates.len() as i64,
                     first_date: dates.first().cloned(),
                     last_date: dates.last().cloned(),
@@ -527,39 +529,44 @@ pub async fn plan(
     Ok(Plan { body, skipped, period })
 }
 
-/// The frequency of sorted dates from the median gap between them.
-pub fn frequency(dates: &[String]) -> &'static str {
-    let days: Vec<i64> = dates
-        .iter()
-        .filter_map(|d| time::Date::parse(d, time::macros::format_description!("[year]-[month]-[day]")).ok())
-        .map(|d| i64::from(d.to_julian_day()))
-        .collect();
-    let mut gaps: Vec<i64> = days.windows(2).map(|w| w[1] - w[0]).collect();
-    if gaps.is_empty() {
-        return "irregular";
+/// The quality report of a dataset's series (prices by symbol, economic observations by key), from the rows
+/// it is about to write; none for kinds without series.
+pub fn quality(body: &Body) -> Option<fiscus_domain::data::quality::QualityReport> {
+    let mut series: BTreeMap<&str, Vec<(&str, Option<f64>)>> = BTreeMap::new();
+    let number = |v: Option<&str>| v.and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite());
+    match body {
+        Body::Prices(v) => {
+            for (_, b) in v {
+                let value = number(b.adj_close.as_deref().or(b.close.as_deref()));
+                series.entry(b.symbol.as_str()).or_default().push((b.date.as_str(), value));
+            }
+        }
+        Body::Economics(_, v) => {
+            for o in v {
+                series.entry(o.key.as_str()).or_default().push((o.date.as_str(), number(Some(&o.value))));
+            }
+        }
+        _ => return None,
     }
-    gaps.sort_unstable();
-    match gaps[gaps.len() / 2] {
-        1..=4 => "daily",
-        5..=8 => "weekly",
-        28..=31 => "monthly",
-        89..=92 => "quarterly",
-        365..=366 => "annual",
-        _ => "irregular",
-    }
+    Some(fiscus_domain::data::quality::report(series.into_iter().map(|(name, mut points)| {
+        points.sort_by(|a, b| a.0.cmp(b.0));
+        (name.to_string(), points)
+    })))
 }
 
-/// Writes the dataset: its rows, its sealed row and the audit event, in one transaction.
+/// Writes the dataset: its rows, its sealed row, its quality report and the audit event, in one transaction.
 pub async fn commit(
     store: &Store,
     caller: &Caller,
     workspace_id: &str,
     mut dataset: Dataset,
     plan: Plan,
+    report: Option<&fiscus_domain::data::quality::QualityReport>,
     progress: &dyn Progress,
 ) -> Result<Dataset, Failure> {
     use fiscus_store::data::{banking, book, economics, finance_core, market};
     let total = plan.rows() as u64;
+    let report = report.map(|r| serde_json::to_string(r).unwrap_or_default());
     progress.update("writing", 0, total);
     let mut tx = store.begin().await?;
     let number = fiscus_store::data::datasets::next_number(&mut tx).await?;
@@ -651,6 +658,9 @@ pub async fn commit(
     dataset.version = version;
     dataset.content_hash = fiscus_store::data::content_hash(lines);
     fiscus_store::data::datasets::insert(&mut tx, workspace_id, &dataset).await?;
+    if let Some(report) = &report {
+        fiscus_store::data::datasets::insert_quality(&mut tx, workspace_id, number, report).await?;
+    }
     fiscus_kernel::governed::record::audit(
         &mut tx,
         caller,

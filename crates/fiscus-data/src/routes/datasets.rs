@@ -59,9 +59,13 @@ pub struct DatasetView {
     /// The scope (and workspace entitlement) that serves its rows.
     pub scope: &'static str,
     pub created_at: String,
+    /// What its series hold that a computation will meet (gaps against the frequency's calendar, zero and
+    /// negative values, stale runs, outliers), written at import; null for kinds without series and for
+    /// datasets imported before reports were written.
+    pub quality: Option<fiscus_domain::data::quality::QualityReport>,
 }
 
-pub fn view(d: &Dataset) -> DatasetView {
+pub fn view(d: &Dataset, quality: Option<fiscus_domain::data::quality::QualityReport>) -> DatasetView {
     DatasetView {
         object: "dataset",
         id: d.number,
@@ -84,6 +88,7 @@ pub fn view(d: &Dataset) -> DatasetView {
         imported_by: d.imported_by.label(),
         scope: d.kind.scope(),
         created_at: rfc3339(d.created_at),
+        quality,
     }
 }
 
@@ -109,7 +114,8 @@ pub struct DatasetsQuery {
 ///
 /// Each dataset is one sealed import of one file: kind, name and version, `provenance` (`observed` or
 /// `synthetic`), source and licence, the file's SHA-256, row and skipped counts, period, column mapping,
-/// `content_hash`, who imported it and the scope that serves its rows. `kind`, `name` and `provenance` filter
+/// `content_hash`, who imported it, the scope that serves its rows and its quality report (gaps, zero and
+/// negative values, stale runs and outliers of each series, written at import). `kind`, `name` and `provenance` filter
 /// exactly, and every row's seal is checked before it is shown (500 `integrity_failure` otherwise). Needs
 /// `data:reference:read`; datasets belong to the workspace, so its sandbox and production credentials see the
 /// same list. A read: nothing is imported, changed or deleted.
@@ -141,12 +147,16 @@ pub async fn get_datasets(
     )
     .await?;
     let page = NumberedPage::from_overfetch(rows, limit, |d| d.number);
-    Ok(Json(NumberedPage {
-        object: page.object,
-        has_more: page.has_more,
-        next_after_id: page.next_after_id,
-        data: page.data.iter().map(view).collect(),
-    }))
+    let numbers: Vec<i64> = page.data.iter().map(|d| d.number).collect();
+    let mut reports =
+        fiscus_store::data::datasets::qualities(&mut conn, ctx.principal.workspace_id(), &numbers).await?;
+    let mut data = Vec::with_capacity(page.data.len());
+    for d in &page.data {
+        let quality =
+            reports.remove(&d.number).map(|json| crate::import::parse_quality(d.number, &json)).transpose()?;
+        data.push(view(d, quality));
+    }
+    Ok(Json(NumberedPage { object: page.object, has_more: page.has_more, next_after_id: page.next_after_id, data }))
 }
 
 /// A dataset of this workspace by its integer id, which must be of one of `kinds` (404 otherwise).

@@ -94,6 +94,9 @@ pub struct ImportView {
     pub status: &'static str,
     /// The dataset created or found (none for a dry run).
     pub dataset: Option<DatasetView>,
+    /// The file's quality report (also for a dry run): each series' gaps, zero and negative values, stale
+    /// runs and outliers; null for kinds without series. Nothing is dropped because of it.
+    pub quality: Option<fiscus_domain::data::quality::QualityReport>,
     pub rows: i64,
     /// Rows already imported unchanged by an earlier dataset.
     pub skipped: i64,
@@ -174,7 +177,8 @@ pub async fn post_import(
     let body = ImportView {
         object: "import",
         status,
-        dataset: (!outcome.dry_run).then(|| view(d)),
+        dataset: (!outcome.dry_run).then(|| view(d, outcome.quality.clone())),
+        quality: outcome.quality.clone(),
         rows: d.row_count,
         skipped: d.skipped_count,
         period_start: d.period_start.clone(),

@@ -7,6 +7,8 @@
 //! version stay readable, so any number computed from them can be traced to the exact version it read.
 
 pub mod features;
+pub mod frequency;
+pub mod quality;
 pub mod records;
 pub mod values;
 

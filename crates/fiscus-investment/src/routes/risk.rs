@@ -27,12 +27,18 @@ pub struct RiskParams {
     /// VaR confidence, 0.9 to 0.999 (default 0.95).
     #[param(minimum = 0.9, maximum = 0.999)]
     pub confidence: Option<f64>,
+    /// Periods per year for the annual figures, 1 to 366 (default: inferred from the prices' dates, 252
+    /// for daily, 12 for monthly).
+    #[param(minimum = 1, maximum = 366, example = 252)]
+    pub periods_per_year: Option<f64>,
 }
 
 /// A portfolio's risk on its current holdings: one-day historical VaR and CVaR (in return and in money),
 /// Gaussian VaR, annualised volatility and return, maximum drawdown over the window, and concentration
 /// (Herfindahl index, effective number of holdings, largest and top-five weights). Holdings are weighted by
-/// market value at observed marks; the history is those weights applied to the holdings' daily returns.
+/// market value at observed marks; the history is those weights applied to the holdings' returns, annualised
+/// with the periods per year of their dates' frequency (or `periods_per_year`), and `warnings` names every
+/// observation dropped (a close of 0, a date not every holding has) and every gap the returns bridge.
 ///
 /// Holdings are the lots held on `as_of` (today, UTC, by default), valued at their newest observed prices on
 /// or before it in the base currency at observed FX; the answer's `as_of` is the given date, else the newest
@@ -61,6 +67,7 @@ pub async fn get_risk(
         as_of: q.as_of,
         lookback_days: q.lookback_days,
         confidence: q.confidence,
+        periods_per_year: q.periods_per_year,
     };
     Ok(Json(analytics::risk(&state, ctx.tenant(), query).await.map_err(super::from_query)?))
 }
@@ -109,6 +116,10 @@ pub struct ComparisonParams {
     /// Annual risk-free rate for alpha and beta, -0.1 to 0.5 (default 0).
     #[param(minimum = -0.1, maximum = 0.5)]
     pub risk_free_rate: Option<f64>,
+    /// Periods per year for the annual figures, 1 to 366 (default: inferred from the prices' dates, 252
+    /// for daily, 12 for monthly).
+    #[param(minimum = 1, maximum = 366, example = 252)]
+    pub periods_per_year: Option<f64>,
 }
 
 /// A portfolio's current holdings against a benchmark over a window: annual return and volatility of each,
@@ -116,7 +127,8 @@ pub struct ComparisonParams {
 ///
 /// The benchmark is `benchmark`, else the portfolio's own (422 when it has none). Holdings are valued on `end`
 /// as `GET /investment/risk` values them on `as_of`, and compared on the dates where every holding and the
-/// benchmark have an observed price (at least 20 returns). Needs `benchmark:read`; nothing is recorded and
+/// benchmark have an observed price (at least 20 returns), annualised with the periods per year of their
+/// dates' frequency (or `periods_per_year`); `warnings` names every observation dropped. Needs `benchmark:read`; nothing is recorded and
 /// nothing trades.
 #[utoipa::path(
     get,
@@ -141,6 +153,7 @@ pub async fn get_comparisons(
         start: q.start,
         end: q.end,
         risk_free_rate: q.risk_free_rate,
+        periods_per_year: q.periods_per_year,
     };
     Ok(Json(analytics::comparison(&state, ctx.tenant(), query).await.map_err(super::from_query)?))
 }

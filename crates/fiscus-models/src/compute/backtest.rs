@@ -84,6 +84,10 @@ impl Computation for Backtest {
     type Inputs = fiscus_kernel::inputs::Panel;
     const KIND: JobKind = JobKind::Backtest;
 
+    fn quality(panel: &fiscus_kernel::inputs::Panel) -> Option<fiscus_kernel::inputs::Quality> {
+        Some(panel.quality.clone())
+    }
+
     async fn load(&self, state: &Services, workspace_id: &str) -> Result<fiscus_kernel::inputs::Panel, Failure> {
         fiscus_kernel::inputs::load(state, workspace_id, &self.prices).await
     }

@@ -60,9 +60,22 @@ pub struct ForecastRequest {
     /// Coverage of the prediction intervals (default 0.9).
     #[schema(minimum = 0.5, maximum = 0.99)]
     pub level: Option<f64>,
-    /// Season length for Holt-Winters (12 for monthly data); none by default.
+    /// Season length for Holt-Winters (12 for monthly data); none by default. A seasonal model on a series
+    /// with gaps is refused (422) unless `fill_gaps` allows filling them.
     #[schema(minimum = 2, maximum = 52)]
     pub seasonal_period: Option<u32>,
+    /// How to fill the periods a gap misses before fitting (`previous`: the last value before it, `linear`:
+    /// a straight line across it); the filled gaps are named in the output's `warnings`. Default: no filling
+    /// (a non-seasonal model steps over a gap, named in `warnings`).
+    pub fill_gaps: Option<Fill>,
+}
+
+/// How the periods a gap misses are filled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Fill {
+    Previous,
+    Linear,
 }
 
 /// How long a period of a ledger account's series is.
@@ -139,6 +152,8 @@ pub struct Forecast {
     pub horizon: u32,
     pub level: f64,
     pub seasonal_period: Option<u32>,
+    #[serde(default)]
+    pub fill_gaps: Option<Fill>,
 }
 
 pub async fn pin(state: &Services, workspace_id: &str, r: ForecastRequest) -> Result<Forecast, Failure> {
@@ -208,13 +223,87 @@ pub async fn pin(state: &Services, workspace_id: &str, r: ForecastRequest) -> Re
             )]));
         }
     };
-    Ok(Forecast {
+    let forecast = Forecast {
         source,
         model: r.model.unwrap_or(ForecastModel::Auto),
         horizon,
         level,
         seasonal_period: r.seasonal_period,
-    })
+        fill_gaps: r.fill_gaps,
+    };
+    // A season is counted in periods: across a gap it would be out of step. Refused here, before anything
+    // is queued, unless filling was allowed.
+    if forecast.seasonal() && forecast.fill_gaps.is_none() {
+        let loaded = forecast.load(state, workspace_id).await?;
+        if let Some(g) = loaded.quality.as_ref().and_then(|q| q.warnings.iter().find(|w| w.code == "gap_bridged")) {
+            return Err(Failure::Invalid(vec![(
+                "seasonal_period",
+                format!(
+                    "a seasonal model needs consecutive periods, and the series has {} gap{} (first {}); allow filling them with \
+                     fill_gaps `previous` or `linear`, or fit without a season",
+                    g.count,
+                    if g.count == 1 { "" } else { "s" },
+                    g.dates.first().map_or("", String::as_str)
+                ),
+            )]));
+        }
+    }
+    Ok(forecast)
+}
+
+impl Forecast {
+    /// Fits a season (only Holt-Winters takes one).
+    fn seasonal(&self) -> bool {
+        self.seasonal_period.is_some() && self.model == ForecastModel::HoltWinters
+    }
+}
+
+/// Fills the periods each gap misses (`gaps` from the data's quality), recording what was filled.
+fn fill(values: &mut Vec<f64>, dates: &mut Vec<String>, how: Fill, quality: &mut fiscus_kernel::inputs::Quality) {
+    let (_, gaps) = fiscus_domain::data::frequency::gaps(dates);
+    if gaps.is_empty() {
+        return;
+    }
+    let mut filled_values = Vec::with_capacity(values.len());
+    let mut filled_dates = Vec::with_capacity(dates.len());
+    let mut next = gaps.iter().peekable();
+    let mut inserted = 0u64;
+    for i in 0..values.len() {
+        if let Some(g) = next.next_if(|g| g.after == i) {
+            let (a, b) = (values[i - 1], values[i]);
+            for k in 1..=g.missing {
+                filled_values.push(match how {
+                    Fill::Previous => a,
+                    Fill::Linear => a + (b - a) * k as f64 / (g.missing + 1) as f64,
+                });
+                // A filled period has no date of its own: it is named by the gap it fills.
+                filled_dates.push(format!("{}/{}", g.from, g.to));
+            }
+            inserted += g.missing;
+        }
+        filled_values.push(values[i]);
+        filled_dates.push(dates[i].clone());
+    }
+    quality.warnings.retain(|w| w.code != "gap_bridged");
+    quality.warnings.push(fiscus_kernel::inputs::Warning {
+        code: "gap_filled".into(),
+        symbol: None,
+        message: format!(
+            "{inserted} missing period{} in {} gap{} filled with the {} value{}",
+            if inserted == 1 { "" } else { "s" },
+            gaps.len(),
+            if gaps.len() == 1 { "" } else { "s" },
+            match how {
+                Fill::Previous => "previous",
+                Fill::Linear => "linearly interpolated",
+            },
+            if inserted == 1 { "" } else { "s" },
+        ),
+        count: inserted,
+        dates: gaps.iter().take(fiscus_kernel::quality::DATES_LISTED).map(|g| format!("{}/{}", g.from, g.to)).collect(),
+    });
+    *values = filled_values;
+    *dates = filled_dates;
 }
 
 async fn pin_ledger_account(
@@ -324,10 +413,11 @@ fn periods(months: &[(String, i64)], frequency: Period, exponent: u8) -> Vec<(St
     }
 }
 
-/// The series read, with its dates when it has them.
+/// The series read, with its dates when it has them and what reading it dropped and bridged.
 pub struct Loaded {
     pub values: Vec<f64>,
     pub dates: Option<Vec<String>>,
+    pub quality: Option<fiscus_kernel::inputs::Quality>,
 }
 
 impl Computation for Forecast {
@@ -344,12 +434,37 @@ impl Computation for Forecast {
         self.model != ForecastModel::Auto
     }
 
+    fn quality(data: &Loaded) -> Option<fiscus_kernel::inputs::Quality> {
+        data.quality.clone()
+    }
+
     async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
+        let mut loaded = self.read(state, workspace_id).await?;
+        if let (Some(how), Some(dates), Some(quality)) =
+            (self.fill_gaps, loaded.dates.as_mut(), loaded.quality.as_mut())
+        {
+            fill(&mut loaded.values, dates, how, quality);
+        }
+        Ok(loaded)
+    }
+
+    fn run(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {
+        self.fit(data, control)
+    }
+}
+
+impl Forecast {
+    /// The series as stored, before any filling.
+    async fn read(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
         match &self.source {
-            Source::Inline { values } => Ok(Loaded { values: values.clone(), dates: None }),
+            Source::Inline { values } => Ok(Loaded { values: values.clone(), dates: None, quality: None }),
             Source::Instrument(p) => {
                 let panel = fiscus_kernel::inputs::load(state, workspace_id, p).await?;
-                Ok(Loaded { values: panel.prices.iter().map(|r| r[0]).collect(), dates: Some(panel.dates) })
+                Ok(Loaded {
+                    values: panel.prices.iter().map(|r| r[0]).collect(),
+                    dates: Some(panel.dates),
+                    quality: Some(panel.quality),
+                })
             }
             Source::Economic { key, dataset, start, end, .. } => {
                 let mut conn = state.store.read().await?;
@@ -364,9 +479,22 @@ impl Computation for Forecast {
                     100_000,
                 )
                 .await?;
-                let (dates, values): (Vec<String>, Vec<f64>) =
-                    rows.into_iter().filter_map(|o| o.value.parse::<f64>().ok().map(|v| (o.date, v))).unzip();
-                Ok(Loaded { values, dates: Some(dates) })
+                let mut quality = fiscus_kernel::inputs::Quality::default();
+                let mut unread = Vec::new();
+                let mut dates = Vec::with_capacity(rows.len());
+                let mut values = Vec::with_capacity(rows.len());
+                for o in &rows {
+                    match o.value.parse::<f64>() {
+                        Ok(v) if v.is_finite() => {
+                            dates.push(o.date.clone());
+                            values.push(v);
+                        }
+                        _ => unread.push(o.date.as_str()),
+                    }
+                }
+                quality.dropped(key, "its value is not a number", &unread);
+                quality.bridge(&dates, Some(key));
+                Ok(Loaded { values, dates: Some(dates), quality: Some(quality) })
             }
             Source::LedgerAccount {
                 general_ledger_id,
@@ -397,12 +525,12 @@ impl Computation for Forecast {
                 .await?;
                 let exponent = fiscus_domain::money::Currency::parse(currency).map_or(2, |c| c.exponent());
                 let (dates, values) = periods(&months, *frequency, exponent).into_iter().unzip();
-                Ok(Loaded { values, dates: Some(dates) })
+                Ok(Loaded { values, dates: Some(dates), quality: None })
             }
         }
     }
 
-    fn run(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {
+    fn fit(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {
         control.check()?;
         if data.values.len() < 8 {
             return Err(Refusal::Engine(fiscus_quant::QuantError::InsufficientData {

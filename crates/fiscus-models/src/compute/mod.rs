@@ -82,6 +82,11 @@ pub trait Computation: Clone + Send + Sync + 'static {
         workspace_id: &str,
     ) -> impl std::future::Future<Output = Result<Self::Inputs, Failure>> + Send;
     fn run(&self, inputs: Self::Inputs, control: &Control) -> Result<Value, Refusal>;
+    /// What reading the data plane dropped and bridged, and the dates' frequency: added to the output as
+    /// `warnings` and `frequency` where the computation did not put its own (none for inline inputs).
+    fn quality(_inputs: &Self::Inputs) -> Option<fiscus_kernel::inputs::Quality> {
+        None
+    }
 }
 
 /// `$each` with `$c` bound to the request's computation, whatever its kind; `$research` for a research run.
@@ -162,13 +167,18 @@ async fn computed<C: Computation>(
     thread: Option<&Reserved>,
 ) -> Result<Value, Refusal> {
     let inputs = c.load(state, workspace_id).await.map_err(Refusal::Failure)?;
+    let quality = C::quality(&inputs);
     let c = c.clone();
     let f = move || c.run(inputs, &control);
     let done = match thread {
         Some(t) => state.compute.run(t, f).await,
         None => state.compute.run_inline(workspace_id, f).await,
     };
-    done.map_err(|Crashed| Refusal::Crashed)?
+    let mut output = done.map_err(|Crashed| Refusal::Crashed)??;
+    if let Some(q) = quality {
+        q.annotate(&mut output, None);
+    }
+    Ok(output)
 }
 
 /// Why a computation produced no result.

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::{Control, Refusal};
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::Failure;
-use fiscus_kernel::inputs::{LoadedReturns, ReturnColumns, Returns};
+use fiscus_kernel::inputs::{LoadedReturns, Quality, ReturnColumns, Returns};
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -39,8 +39,9 @@ pub struct OptimizationRequest {
     #[schema(format = Date, example = "2017-12-31")]
     pub end: Option<String>,
     pub returns: Option<ReturnColumns>,
-    /// Periods in a year, to annualise (252 for daily returns, 12 for monthly).
-    #[schema(minimum = 1, maximum = 366, default = 252)]
+    /// Periods in a year, to annualise (252 for daily returns, 12 for monthly). Default: inferred from the
+    /// instruments' dates (named in the output's `warnings`), 252 for inline returns.
+    #[schema(minimum = 1, maximum = 366)]
     pub periods_per_year: Option<f64>,
     /// Annual risk-free rate for `max_sharpe` (default 0).
     #[schema(minimum = -1, maximum = 1)]
@@ -63,7 +64,8 @@ pub struct OptimizationRequest {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Optimization {
     pub objective: ObjectiveName,
-    pub periods_per_year: f64,
+    /// As requested: `None` infers it from the instruments' dates when the job runs.
+    pub periods_per_year: Option<f64>,
     pub risk_free_rate: f64,
     pub target_volatility: Option<f64>,
     pub target_return: Option<f64>,
@@ -114,7 +116,7 @@ pub async fn pin(state: &Services, workspace_id: &str, r: OptimizationRequest) -
         fiscus_kernel::inputs::returns_of(state, workspace_id, r.instruments, r.start, r.end, r.returns).await?;
     Ok(Optimization {
         objective: r.objective,
-        periods_per_year: r.periods_per_year.unwrap_or(252.0),
+        periods_per_year: r.periods_per_year,
         risk_free_rate: r.risk_free_rate.unwrap_or(0.0),
         target_volatility: r.target_volatility,
         target_return: r.target_return,
@@ -142,8 +144,16 @@ impl Computation for Optimization {
     }
 
     /// The engine's solve of the loaded returns, and the output stored as the job's result.
-    fn run(&self, data: LoadedReturns, control: &Control) -> Result<Value, Refusal> {
+    fn quality(data: &LoadedReturns) -> Option<Quality> {
+        data.quality.clone()
+    }
+
+    fn run(&self, mut data: LoadedReturns, control: &Control) -> Result<Value, Refusal> {
         control.check()?;
+        let periods = match data.quality.as_mut() {
+            Some(q) => q.periods_per_year(self.periods_per_year),
+            None => self.periods_per_year.unwrap_or(252.0),
+        };
         let matrix = Matrix::from_rows(&data.rows)?;
         let objective = match self.objective {
             ObjectiveName::MinVariance => Objective::MinVariance,
@@ -156,7 +166,7 @@ impl Computation for Optimization {
             }
         };
         let constraints = Constraints::bounded(data.assets.len(), self.min_weight, self.max_weight);
-        let p = optimise_from_returns(&matrix, self.periods_per_year, objective, &constraints)?;
+        let p = optimise_from_returns(&matrix, periods, objective, &constraints)?;
         control.set_progress(1, 1);
         let weights: Vec<Value> = data
             .assets
@@ -172,6 +182,8 @@ impl Computation for Optimization {
             "periods": data.rows.len(),
             "first_date": data.first_date,
             "last_date": data.last_date,
+            "periods_per_year": periods,
+            "warnings": data.quality.as_ref().map(|q| q.warnings.as_slice()).unwrap_or_default(),
         }))
     }
 }

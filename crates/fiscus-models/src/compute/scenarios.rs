@@ -178,6 +178,10 @@ impl Computation for Scenarios {
     type Inputs = LoadedReturns;
     const KIND: JobKind = JobKind::Scenarios;
 
+    fn quality(data: &LoadedReturns) -> Option<fiscus_kernel::inputs::Quality> {
+        data.quality.clone()
+    }
+
     async fn load(&self, state: &Services, workspace_id: &str) -> Result<LoadedReturns, Failure> {
         self.returns.load(state, workspace_id).await
     }

@@ -164,6 +164,7 @@ pub async fn pin(state: &Services, workspace_id: &str, r: TournamentRequest) -> 
             horizon: Some(horizon),
             level: None,
             seasonal_period: None,
+            fill_gaps: None,
         },
     )
     .await?;
@@ -189,6 +190,7 @@ impl Computation for Tournament {
             horizon: self.horizon,
             level: 0.9,
             seasonal_period: None,
+            fill_gaps: None,
         };
         f.load(state, workspace_id).await
     }

@@ -17,6 +17,7 @@ mod connections;
 mod console;
 mod contract;
 mod data;
+mod data_quality;
 mod delegations;
 mod events;
 mod evidence;

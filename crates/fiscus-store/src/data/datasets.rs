@@ -331,3 +331,35 @@ pub async fn verify(
     }
     Ok(())
 }
+
+/// Stores a dataset's quality report (JSON), in the import's transaction.
+pub async fn insert_quality(tx: &mut WriteTx, workspace_id: &str, number: i64, report: &str) -> Result<()> {
+    sqlx::query("INSERT INTO dataset_quality (workspace_id, dataset_number, report) VALUES ($1, $2, $3)")
+        .bind(workspace_id)
+        .bind(number)
+        .bind(report)
+        .execute(tx.conn())
+        .await?;
+    Ok(())
+}
+
+/// The quality reports (JSON) of datasets by number; a dataset without one is absent.
+pub async fn qualities(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    numbers: &[i64],
+) -> Result<std::collections::HashMap<i64, String>> {
+    let mut out = std::collections::HashMap::with_capacity(numbers.len());
+    for chunk in numbers.chunks(500) {
+        let sql = format!(
+            "SELECT dataset_number, report FROM dataset_quality WHERE workspace_id = $1 AND dataset_number IN ({})",
+            crate::dialect::numbered(2, chunk.len())
+        );
+        let mut q = sqlx::query_as::<_, (i64, String)>(&sql).bind(workspace_id);
+        for n in chunk {
+            q = q.bind(*n);
+        }
+        out.extend(q.fetch_all(&mut *conn).await?);
+    }
+    Ok(out)
+}

@@ -236,7 +236,7 @@ async fn pin_features(state: &Services, workspace_id: &str, i: ModelInput) -> Re
 
 /// The loaded input.
 pub enum Loaded {
-    Series { values: Vec<f64>, dates: Option<Vec<String>> },
+    Series { values: Vec<f64>, dates: Option<Vec<String>>, quality: Option<fiscus_kernel::inputs::Quality> },
     Panel(fiscus_kernel::inputs::LoadedReturns),
     Features { columns: Vec<String>, rows: Vec<Vec<f64>>, dates: Option<Vec<String>> },
 }

@@ -19,15 +19,41 @@ fn arima_spec(order: [usize; 3], seasonal: [usize; 4], trend: &str) -> ArimaSpec
 impl ModelRun {
     /// Refuses before anything is queued what the run's series would make fail: an ARIMA model against its
     /// series (too few observations after differencing for its lags and parameters, a constant series), by
-    /// the engine's own rules (`arima::check`, which the fit applies first). So a run is refused at
-    /// submission with the engine's problem, never accepted (202) to fail later. Other models are answered
-    /// in the request, where the engine's refusal is the answer.
+    /// the engine's own rules (`arima::check`, which the fit applies first), and a seasonal model against
+    /// an instrument's dates with gaps (422). So a run is refused at submission with the engine's problem,
+    /// never accepted (202) to fail later. Other models are answered in the request, where the engine's
+    /// refusal is the answer.
     pub(super) async fn preflight(&self, state: &Services, workspace_id: &str) -> Result<(), Failure> {
-        let Parameters::Arima { p, d, q, seasonal_p, seasonal_d, seasonal_q, period, trend, .. } = &self.parameters
-        else {
+        let seasonal = match &self.parameters {
+            Parameters::HoltWinters { seasonal, .. } => seasonal != "none",
+            Parameters::Arima { seasonal_p, seasonal_d, seasonal_q, period, .. } => {
+                *period > 0 && seasonal_p + seasonal_d + seasonal_q > 0
+            }
+            _ => false,
+        };
+        let arima = matches!(self.parameters, Parameters::Arima { .. });
+        if !(seasonal || arima) {
+            return Ok(());
+        }
+        let Loaded::Series { values, quality, .. } = self.load(state, workspace_id).await? else {
             return Ok(());
         };
-        let Loaded::Series { values, .. } = self.load(state, workspace_id).await? else {
+        // A season is counted in periods: across a gap in the dates it would be out of step.
+        if seasonal && let Some(g) = quality.as_ref().and_then(|q| q.warnings.iter().find(|w| w.code == "gap_bridged"))
+        {
+            return Err(Failure::Invalid(vec![(
+                "parameters",
+                format!(
+                    "a seasonal model needs consecutive periods, and the series has {} gap{} (first {}); fit without a season, or give \
+                     the series inline with its gaps filled",
+                    g.count,
+                    if g.count == 1 { "" } else { "s" },
+                    g.dates.first().map_or("", String::as_str)
+                ),
+            )]));
+        }
+        let Parameters::Arima { p, d, q, seasonal_p, seasonal_d, seasonal_q, period, trend, .. } = &self.parameters
+        else {
             return Ok(());
         };
         let spec = arima_spec([*p, *d, *q], [*seasonal_p, *seasonal_d, *seasonal_q, *period], trend);
@@ -48,18 +74,29 @@ impl Computation for ModelRun {
         !matches!(self.parameters, Parameters::Arima { .. })
     }
 
+    fn quality(data: &Loaded) -> Option<fiscus_kernel::inputs::Quality> {
+        match data {
+            Loaded::Series { quality, .. } => quality.clone(),
+            Loaded::Panel(returns) => returns.quality.clone(),
+            Loaded::Features { .. } => None,
+        }
+    }
+
     async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
         match &self.input {
-            Input::Series(Series::Inline { values }) => Ok(Loaded::Series { values: values.clone(), dates: None }),
+            Input::Series(Series::Inline { values }) => {
+                Ok(Loaded::Series { values: values.clone(), dates: None, quality: None })
+            }
             Input::Series(Series::DataPlane { prices, transform }) => {
                 let panel = fiscus_kernel::inputs::load(state, workspace_id, prices).await?;
+                let quality = Some(panel.quality.clone());
                 let (values, dates) = match transform {
                     Transform::Price => (panel.prices.iter().map(|r| r[0]).collect(), panel.dates),
                     Transform::Return => {
                         (panel.returns().iter().map(|r| r[0]).collect(), panel.dates.into_iter().skip(1).collect())
                     }
                 };
-                Ok(Loaded::Series { values, dates: Some(dates) })
+                Ok(Loaded::Series { values, dates: Some(dates), quality })
             }
             Input::Panel(returns) => Ok(Loaded::Panel(returns.load(state, workspace_id).await?)),
             Input::Features(FeatureSet::Inline { columns, rows }) => {
@@ -76,7 +113,7 @@ impl Computation for ModelRun {
         let out = match (&self.parameters, data) {
             (
                 Parameters::HoltWinters { trend, damped, seasonal, period, horizon },
-                Loaded::Series { values, dates },
+                Loaded::Series { values, dates, .. },
             ) => {
                 let season = match seasonal.as_str() {
                     "additive" => Some(Season::Additive { period: *period }),
@@ -94,7 +131,7 @@ impl Computation for ModelRun {
             }
             (
                 Parameters::Arima { p, d, q, seasonal_p, seasonal_d, seasonal_q, period, trend, level, horizon },
-                Loaded::Series { values, dates },
+                Loaded::Series { values, dates, .. },
             ) => {
                 let spec = arima_spec([*p, *d, *q], [*seasonal_p, *seasonal_d, *seasonal_q, *period], trend);
                 let fit = arima::fit(&values, spec)?;
@@ -110,7 +147,7 @@ impl Computation for ModelRun {
                     "last_date": dates.and_then(|d| d.last().cloned()),
                 })
             }
-            (Parameters::IsolationForest { trees, max_samples, seed, top }, Loaded::Series { values, dates }) => {
+            (Parameters::IsolationForest { trees, max_samples, seed, top }, Loaded::Series { values, dates, .. }) => {
                 let x = Matrix::from_rows(&values.iter().map(|v| vec![*v]).collect::<Vec<_>>())?;
                 let forest = IsolationForest::fit(
                     &x,
@@ -148,7 +185,7 @@ impl Computation for ModelRun {
                     "first_date": dates.as_ref().and_then(|d| d.first()), "last_date": dates.as_ref().and_then(|d| d.last()),
                 })
             }
-            (Parameters::RobustZ { threshold }, Loaded::Series { values, dates }) => {
+            (Parameters::RobustZ { threshold }, Loaded::Series { values, dates, .. }) => {
                 let z = fiscus_quant::anomaly::robust_z::robust_z_scores(&values)?;
                 let outliers: Vec<Value> = z
                     .outliers(*threshold)
@@ -176,7 +213,7 @@ impl Computation for ModelRun {
             }
             (
                 Parameters::Lqm { algorithm, hyperparameters, fitted, horizon, checkpoint_hash, .. },
-                Loaded::Series { values, dates },
+                Loaded::Series { values, dates, .. },
             ) => {
                 let mut out = crate::lqm::fit::apply(*algorithm, hyperparameters, fitted, &values, *horizon)?;
                 out["checkpoint_hash"] = json!(checkpoint_hash);

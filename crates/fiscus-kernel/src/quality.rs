@@ -1,0 +1,130 @@
+//! What a computation's answer says about the data it read: each observation it dropped and why, each gap
+//! its returns span, and the frequency it inferred and annualised with. A computation never drops or
+//! bridges silently: a close of 0 that would make a return span two periods is named in its `warnings`.
+
+use fiscus_domain::data::frequency::{self, Frequency};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// At most this many dates are listed per warning (the count says how many there are).
+pub const DATES_LISTED: usize = 20;
+
+/// One thing a computation did to its data that a reader must know.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Warning {
+    /// `observation_dropped` (a price that is missing, not a number, zero or negative, or on a date not
+    /// every instrument has), `gap_bridged` (a return or a step spans more than one period) or
+    /// `frequency_inferred` (the periods per year were read from the dates).
+    #[schema(example = "observation_dropped")]
+    pub code: String,
+    /// The instrument or series concerned, when it is one.
+    #[schema(example = "CL")]
+    pub symbol: Option<String>,
+    #[schema(example = "1 observation of CL dropped: its close is 0")]
+    pub message: String,
+    /// How many observations (or gaps) it concerns.
+    pub count: u64,
+    /// The first of them (at most 20): dates, or `from/to` intervals (ISO 8601) for gaps.
+    #[schema(example = json!(["2020-04-20"]))]
+    pub dates: Vec<String>,
+}
+
+/// The data's frequency and what was done to it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Quality {
+    pub frequency: Frequency,
+    pub warnings: Vec<Warning>,
+}
+
+impl Default for Quality {
+    fn default() -> Quality {
+        Quality { frequency: Frequency::Irregular, warnings: Vec::new() }
+    }
+}
+
+impl Quality {
+    /// Periods per year: the request's when it gives one, else the frequency's (252 for an irregular
+    /// series, the daily convention, said so in a warning).
+    pub fn periods_per_year(&mut self, requested: Option<f64>) -> f64 {
+        if let Some(p) = requested {
+            return p;
+        }
+        match self.frequency.periods_per_year() {
+            Some(p) => {
+                self.warnings.push(Warning {
+                    code: "frequency_inferred".into(),
+                    symbol: None,
+                    message: format!("the dates are {}: annualised with {p} periods per year", self.frequency.as_str()),
+                    count: 0,
+                    dates: Vec::new(),
+                });
+                p
+            }
+            None => {
+                self.warnings.push(Warning {
+                    code: "frequency_inferred".into(),
+                    symbol: None,
+                    message: "the dates are irregular: annualised with 252 periods per year (give periods_per_year)"
+                        .into(),
+                    count: 0,
+                    dates: Vec::new(),
+                });
+                252.0
+            }
+        }
+    }
+
+    /// Names the gaps between consecutive dates that the computation steps over.
+    pub fn bridge(&mut self, dates: &[String], symbol: Option<&str>) {
+        let (f, gaps) = frequency::gaps(dates);
+        self.frequency = f;
+        if gaps.is_empty() {
+            return;
+        }
+        let missing: u64 = gaps.iter().map(|g| g.missing).sum();
+        self.warnings.push(Warning {
+            code: "gap_bridged".into(),
+            symbol: symbol.map(str::to_string),
+            message: format!(
+                "{} step{} of the {} dates span{} a gap (about {missing} period{} missing): each is one return or step",
+                gaps.len(),
+                plural(gaps.len() as u64),
+                f.as_str(),
+                if gaps.len() == 1 { "s" } else { "" },
+                plural(missing),
+            ),
+            count: gaps.len() as u64,
+            dates: gaps.iter().take(DATES_LISTED).map(|g| format!("{}/{}", g.from, g.to)).collect(),
+        });
+    }
+
+    /// Records observations dropped for one reason.
+    pub fn dropped(&mut self, symbol: &str, why: &str, dates: &[&str]) {
+        if dates.is_empty() {
+            return;
+        }
+        let n = dates.len() as u64;
+        self.warnings.push(Warning {
+            code: "observation_dropped".into(),
+            symbol: Some(symbol.to_string()),
+            message: format!("{n} observation{} of {symbol} dropped: {why}", plural(n)),
+            count: n,
+            dates: dates.iter().take(DATES_LISTED).map(|d| d.to_string()).collect(),
+        });
+    }
+
+    /// Adds `warnings` and `frequency` to a computation's output object (and `periods_per_year` when it
+    /// annualised), leaving members it already has.
+    pub fn annotate(&self, output: &mut Value, periods_per_year: Option<f64>) {
+        let Some(map) = output.as_object_mut() else { return };
+        map.entry("warnings").or_insert_with(|| serde_json::to_value(&self.warnings).unwrap_or_default());
+        map.entry("frequency").or_insert_with(|| Value::from(self.frequency.as_str()));
+        if let Some(p) = periods_per_year {
+            map.entry("periods_per_year").or_insert_with(|| Value::from(p));
+        }
+    }
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}

@@ -1,0 +1,220 @@
+//! Data quality written down, never silent (issue 34), on files no one here tuned: a close of 0 is in the
+//! dataset's quality report and named in every computation's `warnings` that drops it; an economic series
+//! missing 56 months is forecast with the gap named, refused for a seasonal model unless filling is asked
+//! for (and then the filling is recorded); monthly prices are annualised with 12 periods a year, not 252.
+
+use crate::helpers::{TestApp, problem, spawn_app};
+use fiscus_data::import::{self, ImportRequest, Mapping, Silent};
+use fiscus_domain::actor::Actor;
+use fiscus_domain::data::{Kind, Provenance};
+use fiscus_kernel::governed::Caller;
+use serde_json::{Value, json};
+
+const FORECASTS: &str = "/api/v2/planning/forecasts";
+
+async fn import(app: &TestApp, kind: Kind, name: &str, csv: &str, mapping: Mapping) -> import::Outcome {
+    let req = ImportRequest {
+        kind,
+        file_name: format!("{name}.csv"),
+        bytes: csv.as_bytes().to_vec(),
+        dataset: None,
+        source: "test".into(),
+        licence: "CC0-1.0".into(),
+        provenance: Provenance::Observed,
+        mapping: Mapping { delimiter: b',', ..mapping },
+        dry_run: false,
+    };
+    match import::import(&app.state.store, &Caller::bare(Actor::cli()), &app.workspace_id, req, &Silent).await {
+        Ok(o) => o,
+        Err(e) => panic!("{name}: {e}"),
+    }
+}
+
+async fn grant(app: &TestApp) {
+    let tenant = fiscus_domain::tenancy::Tenant {
+        workspace_id: app.workspace_id.clone(),
+        environment: fiscus_domain::credentials::Environment::Sandbox,
+    };
+    app.admin().grant_credits(&tenant, 100, "test grant").await.expect("grant");
+}
+
+fn warnings<'a>(out: &'a Value, code: &str) -> Vec<&'a Value> {
+    out["warnings"].as_array().map(|w| w.iter().filter(|w| w["code"] == code).collect()).unwrap_or_default()
+}
+
+/// Weekdays from 2024-01-01 (a Monday).
+fn weekdays(n: usize) -> Vec<String> {
+    let start = time::macros::date!(2024 - 01 - 01);
+    (0..n * 2)
+        .map(|i| start + time::Duration::days(i as i64))
+        .filter(|d| !matches!(d.weekday(), time::Weekday::Saturday | time::Weekday::Sunday))
+        .take(n)
+        .map(|d| d.to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_close_of_zero_is_reported_at_import_and_named_where_a_computation_drops_it() {
+    let app = spawn_app().await;
+    grant(&app).await;
+    import(
+        &app,
+        Kind::Instruments,
+        "zc",
+        "symbol,name,asset_class,currency\nZC,Zero Close,equity,USD\n",
+        Mapping::default(),
+    )
+    .await;
+    let dates = weekdays(60);
+    let mut csv = String::from("symbol,date,close\n");
+    for (i, d) in dates.iter().enumerate() {
+        let close = if i == 30 { 0.0 } else { 50.0 + 3.0 * (i as f64 * 0.9).sin() };
+        csv.push_str(&format!("ZC,{d},{close}\n"));
+    }
+    let o = import(&app, Kind::Prices, "zc_prices", &csv, Mapping::default()).await;
+    let q = o.quality.expect("a prices dataset has a quality report");
+    assert_eq!((q.series, q.issues > 0), (1, true), "{q:?}");
+    assert_eq!(q.findings[0].zero_values.dates, vec![dates[30].clone()]);
+    // Served with the dataset.
+    let list: Value = app.get("/api/v2/data/datasets?kind=prices", &app.key).await.json().await.expect("json");
+    let served = list["data"].as_array().expect("data").iter().find(|d| d["name"] == "zc_prices").expect("listed");
+    assert_eq!(served["quality"]["findings"][0]["zero_values"]["dates"], json!([dates[30]]));
+
+    // A forecast of its prices drops the zero and says so, with the date.
+    let r =
+        app.post_json(FORECASTS, &app.key, &json!({"instrument": "ZC", "model": "arima", "horizon": 3}), None).await;
+    assert_eq!(r.status(), 201);
+    let job: Value = r.json().await.expect("json");
+    let out = &job["result"]["output"];
+    assert_eq!(out["observations"], 59, "{out}");
+    let dropped = warnings(out, "observation_dropped");
+    assert_eq!(dropped.len(), 1, "{out}");
+    assert_eq!((dropped[0]["symbol"].as_str(), &dropped[0]["dates"]), (Some("ZC"), &json!([dates[30]])));
+    assert!(dropped[0]["message"].as_str().is_some_and(|m| m.contains("close is 0")), "{}", dropped[0]);
+    assert_eq!(out["frequency"], "daily");
+}
+
+#[tokio::test]
+async fn an_economic_series_missing_56_months_names_the_gap_and_a_seasonal_model_needs_filling_allowed() {
+    let app = spawn_app().await;
+    grant(&app).await;
+    let mut csv = String::from("date,unrate\n");
+    for i in (0..192).filter(|i| !(30..86).contains(i)) {
+        let v = 5.0 + 1.5 * (i as f64 * std::f64::consts::PI / 6.0).sin() + 0.01 * i as f64;
+        csv.push_str(&format!("{:04}-{:02}-01,{v:.3}\n", 2000 + i / 12, i % 12 + 1));
+    }
+    let o =
+        import(&app, Kind::Economics, "gappy", &csv, Mapping { units: "percent".into(), ..Mapping::default() }).await;
+    let q = o.quality.expect("an economics dataset has a quality report");
+    assert_eq!(q.findings[0].gaps.dates, vec!["2002-06-01/2007-03-01"], "{q:?}");
+    assert_eq!(q.findings[0].missing_periods, 56);
+
+    // Not seasonal: forecast across the gap, which the answer names.
+    let r = app.post_json(FORECASTS, &app.key, &json!({"series": "unrate", "model": "arima"}), None).await;
+    assert_eq!(r.status(), 201);
+    let job: Value = r.json().await.expect("json");
+    let out = &job["result"]["output"];
+    let bridged = warnings(out, "gap_bridged");
+    assert_eq!(bridged.len(), 1, "{out}");
+    assert_eq!(bridged[0]["dates"], json!(["2002-06-01/2007-03-01"]));
+    assert!(bridged[0]["message"].as_str().is_some_and(|m| m.contains("56 periods missing")), "{}", bridged[0]);
+    assert_eq!(out["frequency"], "monthly");
+
+    // Seasonal: refused before anything is queued, naming the gap and the way out.
+    let jobs = app.count("SELECT COUNT(*) FROM compute_jobs").await;
+    let seasonal = json!({"series": "unrate", "model": "holt_winters", "seasonal_period": 12});
+    let r = app.post_json(FORECASTS, &app.key, &seasonal, None).await;
+    let p = problem(r, 422, "invalid_request").await;
+    let text = p["errors"].to_string();
+    assert!(
+        text.contains("seasonal_period") && text.contains("2002-06-01/2007-03-01") && text.contains("fill_gaps"),
+        "{p}"
+    );
+    assert_eq!(app.count("SELECT COUNT(*) FROM compute_jobs").await, jobs, "nothing was queued");
+
+    // Filling allowed: the 56 months are filled, and the answer records it.
+    let mut filled = seasonal.clone();
+    filled["fill_gaps"] = json!("linear");
+    let r = app.post_json(FORECASTS, &app.key, &filled, None).await;
+    assert_eq!(r.status(), 201);
+    let job: Value = r.json().await.expect("json");
+    let out = &job["result"]["output"];
+    assert_eq!(out["observations"], 192, "{out}");
+    let f = warnings(out, "gap_filled");
+    assert_eq!((f.len(), &f[0]["count"]), (1, &json!(56)), "{out}");
+    assert!(warnings(out, "gap_bridged").is_empty(), "{out}");
+    assert_eq!(job["request"]["fill_gaps"], "linear", "the filling is part of the sealed request");
+}
+
+#[tokio::test]
+async fn monthly_prices_are_annualised_with_twelve_periods_and_the_request_can_say_otherwise() {
+    let app = spawn_app().await;
+    import(
+        &app,
+        Kind::Instruments,
+        "monthly",
+        "symbol,name,asset_class,currency\nMON,Monthly Fund,equity,USD\nMBEN,Monthly Index,equity,USD\n",
+        Mapping::default(),
+    )
+    .await;
+    let (mut fund, mut index) = (100.0_f64, 100.0_f64);
+    let mut csv = String::from("symbol,date,close\n");
+    let mut closes = Vec::new();
+    for i in 0..48 {
+        let date = format!("{:04}-{:02}-01", 2019 + i / 12, i % 12 + 1);
+        csv.push_str(&format!("MON,{date},{fund:.6}\nMBEN,{date},{index:.6}\n"));
+        closes.push(format!("{fund:.6}").parse::<f64>().expect("number"));
+        fund *= 1.0 + 0.01 + 0.04 * (i as f64 * 1.3).sin();
+        index *= 1.0 + 0.008 + 0.03 * (i as f64 * 0.7).cos();
+    }
+    import(&app, Kind::Prices, "monthly_prices", &csv, Mapping::default()).await;
+    import(
+        &app,
+        Kind::Portfolios,
+        "monthly_book",
+        "code,name,base_currency,benchmark\nMONTHLY,Monthly book,USD,MBEN\n",
+        Mapping::default(),
+    )
+    .await;
+    import(
+        &app,
+        Kind::Lots,
+        "monthly_lots",
+        "portfolio,lot,symbol,acquired,quantity,cost,currency\nMONTHLY,M1,MON,2019-01-01,100,10000.00,USD\n",
+        Mapping::default(),
+    )
+    .await;
+    let list: Value = app.get("/api/v2/investment/portfolios", &app.key).await.json().await.expect("json");
+    let id = list["data"].as_array().expect("data").iter().find(|p| p["code"] == "MONTHLY").expect("listed")["id"]
+        .as_i64()
+        .expect("id");
+
+    let returns: Vec<f64> = closes.windows(2).map(|w| w[1] / w[0] - 1.0).collect();
+    let mean = returns.iter().sum::<f64>() / returns.len() as f64;
+    let sd = (returns.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (returns.len() - 1) as f64).sqrt();
+    let path = format!("/api/v2/investment/risk?portfolio_id={id}&lookback_days=3650");
+    let r: Value = app.get(&path, &app.key).await.json().await.expect("json");
+    assert_eq!((r["periods_per_year"].as_f64(), r["frequency"].as_str()), (Some(12.0), Some("monthly")), "{r}");
+    assert_eq!(r["observations"], 47);
+    let vol = r["annual_volatility"].as_f64().expect("number");
+    assert!((vol - sd * 12f64.sqrt()).abs() < 1e-12, "{vol} vs {}", sd * 12f64.sqrt());
+    assert!(warnings(&r, "frequency_inferred").len() == 1, "{r}");
+    // Said otherwise by the request: that is what is used, and nothing is inferred.
+    let r: Value = app.get(&format!("{path}&periods_per_year=252"), &app.key).await.json().await.expect("json");
+    assert_eq!(r["periods_per_year"], 252.0);
+    assert!((r["annual_volatility"].as_f64().expect("number") - sd * 252f64.sqrt()).abs() < 1e-12);
+    assert!(warnings(&r, "frequency_inferred").is_empty(), "{r}");
+    problem(app.get(&format!("{path}&periods_per_year=0"), &app.key).await, 422, "invalid_parameter").await;
+
+    let c: Value = app
+        .get(&format!("/api/v2/benchmarking/comparisons?portfolio_id={id}&start=2019-01-01"), &app.key)
+        .await
+        .json()
+        .await
+        .expect("json");
+    assert_eq!((c["periods_per_year"].as_f64(), c["observations"].as_u64()), (Some(12.0), Some(47)), "{c}");
+    let annual = c["portfolio_annual_return"].as_f64().expect("number");
+    let growth: f64 = returns.iter().map(|r| 1.0 + r).product();
+    let cagr = growth.powf(12.0 / returns.len() as f64) - 1.0;
+    assert!((annual - cagr).abs() < 1e-9, "{annual} vs {cagr}: annualised by months, not trading days");
+}
