@@ -20,10 +20,14 @@ pub struct LargeBody {
     pub limit: usize,
 }
 
-pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let path = req.uri().path();
+/// The body limit of a request path: the configured one, or a larger route's.
+pub fn limit_for(state: &AppState, path: &str) -> usize {
     let large = state.http.large_bodies.iter().filter(|l| (l.path)(path)).map(|l| l.limit).max();
-    let limit = state.settings.body_limit_bytes.max(large.unwrap_or(0));
+    state.settings.body_limit_bytes.max(large.unwrap_or(0))
+}
+
+pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let limit = limit_for(&state, req.uri().path());
     let declared =
         req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {

@@ -182,8 +182,10 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
         tracing::error!("idempotency layer ran without an authenticated principal");
         return ApiError::internal().into_response();
     };
+    // A route that takes larger bodies (inline panels, a CSV import) takes them with a key too.
+    let limit = crate::body_limit::limit_for(&state, req.uri().path());
     let (mut parts, body) = req.into_parts();
-    let bytes = match to_bytes(body, state.settings.body_limit_bytes).await {
+    let bytes = match to_bytes(body, limit).await {
         Ok(b) => b,
         Err(_) => return ApiError::new(ErrorCode::PayloadTooLarge).into_response(),
     };

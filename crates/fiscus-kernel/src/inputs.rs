@@ -114,7 +114,7 @@ fn price(b: &fiscus_store::data::market::Bar) -> Result<f64, &'static str> {
     };
     match raw.parse::<f64>() {
         Ok(p) if p.is_finite() && p > 0.0 => Ok(p),
-        Ok(p) if p == 0.0 => Err("its close is 0 (a return across it would span two periods)"),
+        Ok(0.0) => Err("its close is 0 (a return across it would span two periods)"),
         Ok(p) if p < 0.0 => Err("its close is negative"),
         _ => Err("its close is not a number"),
     }

@@ -300,6 +300,7 @@ pub fn load<'a>(
                 key_prefix: f.key_prefix.to_string(),
                 units: f.units.to_string(),
                 titles: f.titles.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect::<BTreeMap<_, _>>(),
+                create_instruments: None,
             };
             let req = ImportRequest {
                 kind: f.kind,

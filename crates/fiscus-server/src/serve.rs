@@ -33,7 +33,11 @@ pub fn open(settings: Settings) -> Boxed<'static, anyhow::Result<AppState>> {
         let services = fiscus_kernel::Services::new(store, settings, server_key, key_source, books);
         Ok(AppState::new(
             services,
-            vec![fiscus_agents::routes::calls::LARGE_BODY, fiscus_models::routes::quant::LARGE_BODY],
+            vec![
+                fiscus_agents::routes::calls::LARGE_BODY,
+                fiscus_models::routes::quant::LARGE_BODY,
+                fiscus_data::routes::intake::LARGE_BODY,
+            ],
         ))
     })
 }

@@ -58,6 +58,16 @@ pub struct ImportArgs {
     /// Economics: a series' title by its header: `--title CPILFESL="Core CPI"`.
     #[arg(long = "title", value_name = "HEADER=TITLE")]
     pub titles: Vec<String>,
+    /// Prices: create the instruments the file names and the workspace lacks (an instruments dataset of
+    /// their own, named by their symbols, its source naming this file) instead of refusing their rows.
+    #[arg(long)]
+    pub create_instruments: bool,
+    /// With --create-instruments: their asset class (equity, etf, index, fund, bond, commodity, fx, crypto).
+    #[arg(long, default_value = "equity")]
+    pub instrument_class: String,
+    /// With --create-instruments: their currency.
+    #[arg(long, default_value = "USD")]
+    pub instrument_currency: String,
     /// Check everything, write nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -319,7 +329,15 @@ pub async fn run(state: &fiscus_kernel::Services, args: ImportArgs) -> anyhow::R
     {
         bail!("--wide `{w}` must be adj_close or close");
     }
+    let create_instruments = if args.create_instruments {
+        Some(fiscus_data::import::new_instruments(&args.instrument_class, &args.instrument_currency).map_err(
+            |(flag, e)| anyhow::anyhow!("--instrument-{}: {e}", if flag == "asset_class" { "class" } else { "currency" }),
+        )?)
+    } else {
+        None
+    };
     let mapping = Mapping {
+        create_instruments,
         columns: pairs(&args.map, "--map")?,
         symbol: args.symbol.clone(),
         wide: args.wide.clone(),

@@ -51,6 +51,18 @@ pub struct Mapping {
     pub units: String,
     /// Economics: a title per column header (the header itself otherwise).
     pub titles: BTreeMap<String, String>,
+    /// Prices: the instruments the file names and the workspace does not have are created (an instruments
+    /// dataset of their own, its source saying it was made from this file's symbols) instead of refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub create_instruments: Option<NewInstruments>,
+}
+
+/// What instruments created from a prices file's symbols are: each named by its symbol, of this asset class
+/// and quoted in this currency (a later instruments import with their reference data is their next version).
+#[derive(Clone, Debug, Serialize)]
+pub struct NewInstruments {
+    pub asset_class: String,
+    pub currency: fiscus_domain::money::Currency,
 }
 
 fn date_format<S: serde::Serializer>(f: &Option<DateFormat>, s: S) -> Result<S::Ok, S::Error> {
@@ -185,6 +197,10 @@ pub fn import<'a>(
             }
             (plan, total, reader.date_format())
         };
+        let mut plan = plan;
+        if !plan.unknown_symbols.is_empty() && !req.dry_run {
+            create_instruments(store, caller, workspace_id, &req, &name, &mut plan).await?;
+        }
         let mut mapping = req.mapping.clone();
         mapping.date_format = mapping.date_format.or(date_format);
         progress.update("checking", total, total);
@@ -237,6 +253,72 @@ pub fn import<'a>(
             Err(e) => Err(e),
         }
     })
+}
+
+/// The instruments `create_instruments` makes, checked: an asset class of the list and a currency code.
+pub fn new_instruments(asset_class: &str, currency: &str) -> Result<NewInstruments, (&'static str, String)> {
+    if !fiscus_domain::data::records::ASSET_CLASSES.contains(&asset_class) {
+        return Err((
+            "asset_class",
+            format!("`{asset_class}` is not one of {}", fiscus_domain::data::records::ASSET_CLASSES.join(", ")),
+        ));
+    }
+    let currency = fiscus_domain::money::Currency::parse(currency)
+        .ok_or_else(|| ("currency", format!("`{currency}` is not an ISO 4217 code Fiscus accepts")))?;
+    Ok(NewInstruments { asset_class: asset_class.to_string(), currency })
+}
+
+/// Creates the instruments a prices file names and the workspace lacks, as an instruments dataset of their
+/// own (named after the prices dataset, its source naming the file), then gives the file's bars their ids.
+/// It is written before the prices and only once every row of the file has been checked, so a refused
+/// file creates nothing; the same file again finds them and creates no second dataset.
+async fn create_instruments(
+    store: &Store,
+    caller: &Caller,
+    workspace_id: &str,
+    req: &ImportRequest,
+    name: &str,
+    plan: &mut write::Plan,
+) -> Result<(), Failure> {
+    let Some(new) = &req.mapping.create_instruments else {
+        return Err(Failure::Store(StoreError::Corrupt("unknown symbols without --create-instruments".into())));
+    };
+    let mut csv = String::from("symbol,name,asset_class,currency\n");
+    for s in &plan.unknown_symbols {
+        csv.push_str(&format!("{s},{s},{},{}\n", new.asset_class, new.currency.code()));
+    }
+    let instruments = ImportRequest {
+        kind: Kind::Instruments,
+        file_name: format!("{}.instruments.csv", req.file_name),
+        bytes: csv.into_bytes(),
+        dataset: Some(format!("{}_instruments", name.chars().take(52).collect::<String>())),
+        source: format!(
+            "created from the symbols of the prices file {}",
+            req.file_name.chars().take(140).collect::<String>()
+        ),
+        licence: req.licence.clone(),
+        provenance: req.provenance,
+        mapping: Mapping { delimiter: b',', ..Mapping::default() },
+        dry_run: false,
+    };
+    import(store, caller, workspace_id, instruments, &Silent).await?;
+    let mut conn = store.read().await?;
+    let ids = fiscus_store::data::market::ids_by_symbol(&mut conn, workspace_id).await?;
+    if let write::Body::Prices(bars) = &mut plan.body {
+        for (id, bar) in bars.iter_mut().filter(|(id, _)| id.is_empty()) {
+            match ids.get(&bar.symbol) {
+                Some(found) => id.clone_from(found),
+                None => {
+                    return Err(Failure::Store(StoreError::Corrupt(format!(
+                        "instrument `{}` was created and is not found",
+                        bar.symbol
+                    ))));
+                }
+            }
+        }
+    }
+    plan.unknown_symbols.clear();
+    Ok(())
 }
 
 /// A dataset's stored quality report.

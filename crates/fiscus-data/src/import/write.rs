@@ -52,6 +52,8 @@ pub struct Plan {
     pub skipped: usize,
     /// First and last date the rows observe.
     pub period: Option<(String, String)>,
+    /// Prices with `create_instruments`: the symbols the workspace lacks, sorted (their bars have no id yet).
+    pub unknown_symbols: Vec<String>,
 }
 
 impl Plan {
@@ -149,29 +151,58 @@ fn without<T>(
     rows
 }
 
-/// The instrument ids of the symbols, refusing unknown ones (instruments are imported first).
+/// The instrument ids of the symbols. Unknown ones are refused, each line and then all of them in one
+/// error first (import their reference data first, or create them), unless `create` is set: then their rows
+/// keep an empty id and the symbols are returned, sorted, to be created.
 fn resolve<T>(
     r: &mut Reader<'_>,
     ids: &HashMap<String, String>,
     rows: Vec<(u64, T)>,
     symbol: impl Fn(&T) -> &str,
     column: &str,
-) -> Vec<(String, T)> {
+    create: bool,
+) -> (Vec<(String, T)>, Vec<String>) {
     let mut out = Vec::with_capacity(rows.len());
+    let mut unknown: BTreeMap<String, u64> = BTreeMap::new();
     for (line, row) in rows {
         match ids.get(symbol(&row)) {
             Some(id) => out.push((id.clone(), row)),
-            None => r.fail(
-                line,
-                column,
-                format!(
-                    "no instrument `{}` in this workspace (import its reference data first: fiscus import instruments)",
-                    symbol(&row)
-                ),
-            ),
+            None => {
+                *unknown.entry(symbol(&row).to_string()).or_default() += 1;
+                if create {
+                    out.push((String::new(), row));
+                } else {
+                    r.fail(
+                        line,
+                        column,
+                        format!(
+                            "no instrument `{}` in this workspace (import its reference data first: fiscus import instruments)",
+                            symbol(&row)
+                        ),
+                    );
+                }
+            }
         }
     }
-    out
+    if !unknown.is_empty() && !create {
+        let rows: u64 = unknown.values().sum();
+        let names: Vec<&str> = unknown.keys().take(50).map(String::as_str).collect();
+        let more = if unknown.len() > names.len() { format!(" and {} more", unknown.len() - names.len()) } else { String::new() };
+        r.errors.insert(
+            0,
+            fiscus_domain::data::ImportError::line(
+                0,
+                format!(
+                    "{rows} row(s) name {} instrument(s) this workspace does not have: {}{more}; import their \
+                     reference data first (fiscus import instruments), or create them from this file's symbols \
+                     (fiscus import prices --create-instruments, create_instruments over HTTP)",
+                    unknown.len(),
+                    names.join(", ")
+                ),
+            ),
+        );
+    }
+    (out, if create { unknown.into_keys().collect() } else { Vec::new() })
 }
 
 pub async fn plan(
@@ -183,6 +214,7 @@ pub async fn plan(
 ) -> Result<Plan, Failure> {
     let mut conn = store.read().await?;
     let mut skipped = 0;
+    let mut unknown_symbols = Vec::new();
     let body = match req.kind {
         Kind::Instruments => {
             let records = kinds::instruments(r);
@@ -200,7 +232,10 @@ pub async fn plan(
             let twice = repeated(&rows, |b| (b.symbol.as_str(), b.date.as_str()));
             let unique = without(r, rows, twice, "date", |b| format!("{} on {}", b.symbol, b.date));
             let ids = fiscus_store::data::market::ids_by_symbol(&mut conn, workspace_id).await?;
-            Body::Prices(resolve(r, &ids, unique, |b| b.symbol.as_str(), "symbol"))
+            let create = req.mapping.create_instruments.is_some();
+            let (bars, unknown) = resolve(r, &ids, unique, |b| b.symbol.as_str(), "symbol", create);
+            unknown_symbols = unknown;
+            Body::Prices(bars)
         }
         Kind::CorporateActions => {
             let rows = kinds::corporate_actions(r);
@@ -208,7 +243,7 @@ pub async fn plan(
             let unique =
                 without(r, rows, twice, "ex_date", |a| format!("{} {} on {}", a.symbol, a.action.as_str(), a.ex_date));
             let ids = fiscus_store::data::market::ids_by_symbol(&mut conn, workspace_id).await?;
-            Body::CorporateActions(resolve(r, &ids, unique, |a| a.symbol.as_str(), "symbol"))
+            Body::CorporateActions(resolve(r, &ids, unique, |a| a.symbol.as_str(), "symbol", false).0)
         }
         Kind::Fundamentals => {
             let rows = kinds::fundamentals(r);
@@ -219,7 +254,7 @@ pub async fn plan(
                 format!("{} {} {} {}", f.symbol, f.metric, f.fiscal_period, f.period_end)
             });
             let ids = fiscus_store::data::market::ids_by_symbol(&mut conn, workspace_id).await?;
-            Body::Fundamentals(resolve(r, &ids, unique, |f| f.symbol.as_str(), "symbol"))
+            Body::Fundamentals(resolve(r, &ids, unique, |f| f.symbol.as_str(), "symbol", false).0)
         }
         Kind::Economics => {
             let rows = kinds::economics(r, &req.mapping);
@@ -526,7 +561,7 @@ pub async fn plan(
     if r.errors.is_empty() && nothing && skipped == 0 {
         r.fail(2, "code", "the file holds no rows to import");
     }
-    Ok(Plan { body, skipped, period })
+    Ok(Plan { body, skipped, period, unknown_symbols })
 }
 
 /// The quality report of a dataset's series (prices by symbol, economic observations by key), from the rows

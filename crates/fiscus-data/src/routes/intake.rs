@@ -1,14 +1,21 @@
-//! `POST /data/imports`: the importer over HTTP for automation (`finance-core:intake:write`), for the kinds
-//! a finance system sends: general ledgers, entities, journals, bank transactions and balances. An import
-//! records what the source system already booked; it never posts a journal, moves cash or locks a period
-//! (finance core stays read-only, as the seed requires). The CSV travels in the JSON body (at most the
-//! service's body limit) with the canonical field names as its header; other layouts go through
-//! `fiscus import` and its column mapping.
+//! `POST /data/imports`: the importer over HTTP for automation (`finance-core:intake:write`), for every kind
+//! of import: reference and market data (instruments, prices, corporate actions, fundamentals, economic
+//! series), the finance-core and bank kinds a finance system sends (ledgers, entities, journals,
+//! transactions, balances) and the investment book (portfolios, lots, positions, cash). An import records
+//! what the source already observed or booked; it never posts a journal, moves cash or locks a period
+//! (finance core stays read-only, as the seed requires).
+//!
+//! Two forms: a JSON body whose `csv` member is the file (up to 500,000 characters), or the file itself as a
+//! `text/csv` body (up to 64 MiB, read as it arrives and refused with 413 past the limit) with the kind and
+//! options as query parameters, as `curl --data-binary @prices.csv` sends it. The seed has no scope for
+//! writing market data; `finance-core:intake:write` is its one scope that brings data in, so it covers every
+//! kind (a credential without it imports nothing).
 
 use axum::Json;
-use axum::extract::State;
-use axum::http::StatusCode;
+use axum::extract::{FromRequest, Request, State};
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use fiscus_domain::data::values::DateFormat;
 use fiscus_domain::data::{Kind, Provenance};
 use fiscus_domain::error_code::ErrorCode;
 use serde::{Deserialize, Serialize};
@@ -16,37 +23,26 @@ use serde::{Deserialize, Serialize};
 use super::datasets::{DatasetView, view};
 use crate::import::{self, Failure, ImportRequest, Mapping, Silent};
 use fiscus_http::AppState;
+use fiscus_http::body_limit::LargeBody;
 use fiscus_http::ctx::Ctx;
 use fiscus_http::json::ApiJson;
 use fiscus_http::problem::ApiError;
+use fiscus_http::query::ApiQuery;
 
-/// The kinds a finance system may send over HTTP.
-#[derive(Clone, Copy, Debug, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum IntakeKind {
-    Ledgers,
-    Entities,
-    Journals,
-    Transactions,
-    Balances,
-}
+/// The largest `text/csv` body an import takes.
+pub const CSV_BODY_LIMIT: usize = 64 * 1024 * 1024;
 
-impl IntakeKind {
-    fn kind(self) -> Kind {
-        match self {
-            IntakeKind::Ledgers => Kind::Ledgers,
-            IntakeKind::Entities => Kind::Entities,
-            IntakeKind::Journals => Kind::Journals,
-            IntakeKind::Transactions => Kind::Transactions,
-            IntakeKind::Balances => Kind::Balances,
-        }
-    }
+/// The import's body limit, for the body limit layer (`fiscus_http::body_limit`).
+pub const LARGE_BODY: LargeBody = LargeBody { path: is_import, limit: CSV_BODY_LIMIT };
+
+fn is_import(path: &str) -> bool {
+    path == "/api/v2/data/imports"
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImportBody {
-    pub kind: IntakeKind,
+    pub kind: Kind,
     /// The file's name as the source system wrote it (kept in the dataset's provenance).
     #[schema(
         min_length = 1,
@@ -55,11 +51,13 @@ pub struct ImportBody {
         example = "statement-2024-02.csv"
     )]
     pub file_name: String,
-    /// The CSV: a header of the kind's field names (ledgers `code,name,currency`; entities
-    /// `code,name,ledger,currency[,status,country]`; journals
+    /// The CSV: a header of the kind's field names (instruments `symbol,name,asset_class,currency[,…]`;
+    /// prices `symbol,date,close[,open,high,low,adj_close,volume]`; economics `date,<series>…`; ledgers
+    /// `code,name,currency`; entities `code,name,ledger,currency[,status,country]`; journals
     /// `entry,date,ledger,entity,account,debit,credit,currency[,description]`; transactions
     /// `account,id,booking_date,amount,currency[,value_date,counterparty,description,reference]`; balances
-    /// `account,date,type,amount,currency`), comma-separated, dates `YYYY-MM-DD`, `M/D/YYYY` or `YYYYMM`.
+    /// `account,date,type,amount,currency`; `fiscus import --help` lists every kind's), comma-separated unless
+    /// `delimiter` says otherwise, dates `YYYY-MM-DD`, `M/D/YYYY`, `YYYYMM` or as `date_format` says.
     #[schema(min_length = 1, max_length = 500000, example = "code,name,currency\nGL-UK,UK General Ledger,GBP\n")]
     pub csv: String,
     /// The dataset's name (a new version when it exists); the file's name otherwise.
@@ -83,6 +81,171 @@ pub struct ImportBody {
     pub provenance: Option<Provenance>,
     /// Check everything, write nothing.
     pub dry_run: Option<bool>,
+    /// The dates' format: `iso`, `mdy`, `yyyymm`, `year+quarter`, or a strftime-style pattern naming a year,
+    /// a month and a day (`%b %-d %Y` reads `Jan 1 2000`). Detected from the first date when not given.
+    #[schema(min_length = 1, max_length = 64, example = "%b %-d %Y")]
+    pub date_format: Option<String>,
+    /// The field separator, one ASCII character or `tab` (default `,`).
+    #[schema(min_length = 1, max_length = 3, example = ";")]
+    pub delimiter: Option<String>,
+    /// Prices of one instrument without a symbol column: its symbol.
+    #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", example = "CL")]
+    pub symbol: Option<String>,
+    /// Prices in wide form (a date column, then one column per symbol) holding this field.
+    pub wide: Option<WideField>,
+    /// Economics: the prefix of each series' key (its normalised header follows).
+    #[schema(max_length = 32, pattern = "^[a-z0-9._-]*$", example = "fred.")]
+    pub key_prefix: Option<String>,
+    /// Economics: the units of every series in the file.
+    #[schema(min_length = 1, max_length = 64, example = "percent")]
+    pub units: Option<String>,
+    /// Prices: create the instruments the file names and the workspace lacks (an instruments dataset of
+    /// their own, named by their symbols, its source naming this file) instead of refusing their rows.
+    pub create_instruments: Option<bool>,
+    /// With `create_instruments`: their asset class (default `equity`).
+    pub instrument_class: Option<AssetClass>,
+    /// With `create_instruments`: their currency (default `USD`).
+    #[schema(value_type = Option<fiscus_domain::fields::CurrencyCode>, inline, example = "USD")]
+    pub instrument_currency: Option<String>,
+}
+
+/// An instrument's asset class.
+#[derive(Clone, Copy, Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AssetClass {
+    Equity,
+    Etf,
+    Index,
+    Fund,
+    Bond,
+    Commodity,
+    Fx,
+    Crypto,
+}
+
+impl AssetClass {
+    fn as_str(self) -> &'static str {
+        match self {
+            AssetClass::Equity => "equity",
+            AssetClass::Etf => "etf",
+            AssetClass::Index => "index",
+            AssetClass::Fund => "fund",
+            AssetClass::Bond => "bond",
+            AssetClass::Commodity => "commodity",
+            AssetClass::Fx => "fx",
+            AssetClass::Crypto => "crypto",
+        }
+    }
+}
+
+/// The field a wide prices file holds.
+#[derive(Clone, Copy, Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WideField {
+    AdjClose,
+    Close,
+}
+
+/// The kind and options of a `text/csv` import, as query parameters (with a JSON body they are members of
+/// the body, and none of these may be given).
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct CsvImportParams {
+    /// The kind of rows (required with a `text/csv` body).
+    pub kind: Option<Kind>,
+    /// The file's name as the source wrote it (required with a `text/csv` body).
+    #[param(min_length = 1, max_length = 200, pattern = r"^[^\x00-\x1f\x7f-\x9f\s][^\x00-\x1f\x7f-\x9f]*$", example = "prices.csv")]
+    pub file_name: Option<String>,
+    /// Where the data comes from (required with a `text/csv` body).
+    #[param(min_length = 1, max_length = 200, pattern = r"^[^\x00-\x1f\x7f-\x9f\s][^\x00-\x1f\x7f-\x9f]*$", example = "exchange end-of-day file")]
+    pub source: Option<String>,
+    /// Its licence (required with a `text/csv` body).
+    #[param(min_length = 1, max_length = 200, pattern = r"^[^\x00-\x1f\x7f-\x9f\s][^\x00-\x1f\x7f-\x9f]*$", example = "proprietary")]
+    pub licence: Option<String>,
+    #[param(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
+    pub dataset: Option<String>,
+    pub provenance: Option<Provenance>,
+    pub dry_run: Option<bool>,
+    #[param(min_length = 1, max_length = 64)]
+    pub date_format: Option<String>,
+    #[param(min_length = 1, max_length = 3)]
+    pub delimiter: Option<String>,
+    #[param(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
+    pub symbol: Option<String>,
+    pub wide: Option<WideField>,
+    #[param(max_length = 32, pattern = "^[a-z0-9._-]*$")]
+    pub key_prefix: Option<String>,
+    #[param(min_length = 1, max_length = 64)]
+    pub units: Option<String>,
+    pub create_instruments: Option<bool>,
+    pub instrument_class: Option<AssetClass>,
+    #[param(value_type = Option<fiscus_domain::fields::CurrencyCode>, inline)]
+    pub instrument_currency: Option<String>,
+}
+
+impl CsvImportParams {
+    fn any(&self) -> bool {
+        self.kind.is_some()
+            || self.file_name.is_some()
+            || self.source.is_some()
+            || self.licence.is_some()
+            || self.dataset.is_some()
+            || self.provenance.is_some()
+            || self.dry_run.is_some()
+            || self.date_format.is_some()
+            || self.delimiter.is_some()
+            || self.symbol.is_some()
+            || self.wide.is_some()
+            || self.key_prefix.is_some()
+            || self.units.is_some()
+            || self.create_instruments.is_some()
+            || self.instrument_class.is_some()
+            || self.instrument_currency.is_some()
+    }
+
+    /// The body's members from the query: the required ones missing are field errors.
+    fn into_body(self, bytes: Vec<u8>) -> Result<(ImportBody, Vec<u8>), ApiError> {
+        let mut missing = Vec::new();
+        let mut need = |field: &'static str, v: Option<String>| {
+            v.unwrap_or_else(|| {
+                missing.push((field, "is required with a text/csv body".to_string()));
+                String::new()
+            })
+        };
+        let file_name = need("file_name", self.file_name);
+        let source = need("source", self.source);
+        let licence = need("licence", self.licence);
+        if self.kind.is_none() {
+            missing.push(("kind", "is required with a text/csv body".to_string()));
+        }
+        if !missing.is_empty() {
+            // They are query parameters here: 422 `invalid_parameter`, as any query's.
+            return Err(missing
+                .into_iter()
+                .fold(ApiError::new(ErrorCode::InvalidParameter), |e, (field, m)| e.field(field, m)));
+        }
+        let body = ImportBody {
+            kind: self.kind.unwrap_or(Kind::Prices),
+            file_name,
+            csv: String::new(),
+            dataset: self.dataset,
+            source,
+            licence,
+            provenance: self.provenance,
+            dry_run: self.dry_run,
+            date_format: self.date_format,
+            delimiter: self.delimiter,
+            symbol: self.symbol,
+            wide: self.wide,
+            key_prefix: self.key_prefix,
+            units: self.units,
+            create_instruments: self.create_instruments,
+            instrument_class: self.instrument_class,
+            instrument_currency: self.instrument_currency,
+        };
+        Ok((body, bytes))
+    }
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -106,32 +269,71 @@ pub struct ImportView {
     pub period_end: Option<String>,
 }
 
-/// Imports one CSV file of finance-core or bank data into a dataset (idempotent by the file's content).
+/// Imports one CSV file of any kind into a dataset (idempotent by the file's content).
 ///
-/// For automation from a finance system: ledgers, entities, journals, bank transactions or balances as CSV
-/// with the canonical field names. The file is hashed, parsed and checked whole (journals must balance in
-/// each currency; a row imported before with other values is refused) before anything is written, then its
-/// rows, the sealed dataset and an audit event land in one transaction; the same file again (by SHA-256) is
-/// `already_imported`, and `dry_run` writes nothing. Needs `finance-core:intake:write`. It records what the
-/// source booked: it never posts a journal, moves cash, locks a period or executes a Financial Action.
+/// For automation: reference and market data, economic series, finance-core and bank data, the investment
+/// book, as CSV with the canonical field names: in a JSON body (`csv`), or as the `text/csv` body itself with
+/// `kind`, `file_name`, `source`, `licence` and the options as query parameters (up to 64 MiB; 413 past it).
+/// The file is hashed, parsed and checked whole (journals must balance in each currency; a row imported
+/// before with other values is refused; a price of an instrument not imported is refused, naming every
+/// unknown symbol) before anything is written, then its rows, the sealed dataset, its quality report and an
+/// audit event land in one transaction; the same file again (by SHA-256) is `already_imported`, and
+/// `dry_run` writes nothing. Needs `finance-core:intake:write`. It records what the source observed or
+/// booked: it never posts a journal, moves cash, locks a period or executes a Financial Action.
 #[utoipa::path(
     post,
     path = "/api/v2/data/imports",
-    request_body(content = ImportBody, example = json!({
-        "kind": "ledgers", "file_name": "ledgers.csv", "csv": "code,name,currency\nGL-UK,UK General Ledger,GBP\n",
-        "source": "ERP general ledger export", "licence": "proprietary"
-    })),
+    params(CsvImportParams),
+    request_body(content(
+        (ImportBody = "application/json", example = json!({
+            "kind": "ledgers", "file_name": "ledgers.csv", "csv": "code,name,currency\nGL-UK,UK General Ledger,GBP\n",
+            "source": "ERP general ledger export", "licence": "proprietary"
+        })),
+        (String = "text/csv", example = json!("symbol,date,close\nCL,2024-01-02,70.38\n"))
+    )),
     responses(
         (status = 201, description = "Imported", body = ImportView),
         (status = 200, description = "Already imported (same file), or checked by a dry run: nothing written", body = ImportView),
-        (status = 409, description = "The file's rows do not read as its kind, or a row imported before had other values (`file_rejected`, each line in `errors`); nothing is written")
+        (status = 409, description = "The file's rows do not read as its kind, or a row imported before had other values (`file_rejected`, each line in `errors`); nothing is written"),
+        (status = 413, description = "A `text/csv` body over 64 MiB (`payload_too_large`); nothing is written"),
+        (status = 415, description = "A body that is neither JSON nor `text/csv` (`unsupported_media_type`)"),
+        (status = 422, description = "Bad input: a member or parameter out of its bounds, options given both ways, or a `text/csv` body without its required parameters")
     )
 )]
 pub async fn post_import(
     ctx: Ctx,
     State(state): State<AppState>,
-    ApiJson(body): ApiJson<ImportBody>,
+    ApiQuery(q): ApiQuery<CsvImportParams>,
+    req: Request,
 ) -> Result<Response, ApiError> {
+    let essence = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|ct| ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
+    let (body, bytes) = if essence.as_deref() == Some("text/csv") {
+        let bytes = axum::body::to_bytes(req.into_body(), CSV_BODY_LIMIT)
+            .await
+            .map_err(|_| ApiError::new(ErrorCode::PayloadTooLarge).detail("a text/csv import is at most 64 MiB"))?;
+        if bytes.is_empty() {
+            return Err(ApiError::invalid_fields(vec![("body", "the file is empty".to_string())]));
+        }
+        q.into_body(bytes.to_vec())?
+    } else {
+        if q.any() {
+            return Err(ApiError::invalid_fields(vec![(
+                "kind",
+                "with a JSON body the kind and options are members of the body, not query parameters".to_string(),
+            )]));
+        }
+        let ApiJson(mut body) = ApiJson::<ImportBody>::from_request(req, &state).await?;
+        let bytes = std::mem::take(&mut body.csv).into_bytes();
+        (body, bytes)
+    };
+    import_file(ctx, state, body, bytes).await
+}
+
+async fn import_file(ctx: Ctx, state: AppState, body: ImportBody, bytes: Vec<u8>) -> Result<Response, ApiError> {
     let mut invalid = Vec::new();
     for (field, value) in [("file_name", &body.file_name), ("source", &body.source), ("licence", &body.licence)] {
         if value.trim().is_empty() || value.chars().count() > 200 || value.chars().any(char::is_control) {
@@ -143,24 +345,78 @@ pub async fn post_import(
     {
         invalid.push(("dataset", "1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit".to_string()));
     }
+    let delimiter = match body.delimiter.as_deref() {
+        None => b',',
+        Some("tab" | "\\t") => b'\t',
+        Some(d) if d.len() == 1 && d.is_ascii() && !d.as_bytes()[0].is_ascii_control() => d.as_bytes()[0],
+        Some(_) => {
+            invalid.push(("delimiter", "one ASCII character, or `tab`".to_string()));
+            b','
+        }
+    };
+    let date_format = match body.date_format.as_deref().map(DateFormat::parse_name) {
+        None => None,
+        Some(Ok(f)) => Some(f),
+        Some(Err(e)) => {
+            invalid.push(("date_format", e));
+            None
+        }
+    };
+    if body.symbol.as_deref().is_some_and(|s| !fiscus_domain::data::is_name(s)) {
+        invalid.push(("symbol", "1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit".to_string()));
+    }
+    if body.key_prefix.as_deref().is_some_and(|p| {
+        p.len() > 32 || !p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b".-_".contains(&b))
+    }) {
+        invalid.push(("key_prefix", "at most 32 of a-z 0-9 . _ -".to_string()));
+    }
+    if body.units.as_deref().is_some_and(|u| !fiscus_domain::fields::text_ok(u, 1, 64)) {
+        invalid.push(("units", "1 to 64 characters of text, not blank".to_string()));
+    }
+    let create_instruments = match body.create_instruments {
+        Some(true) => match import::new_instruments(
+            body.instrument_class.map_or("equity", AssetClass::as_str),
+            body.instrument_currency.as_deref().unwrap_or("USD"),
+        ) {
+            Ok(n) => Some(n),
+            Err((field, e)) => {
+                invalid.push((if field == "currency" { "instrument_currency" } else { "instrument_class" }, e));
+                None
+            }
+        },
+        _ => None,
+    };
     if !invalid.is_empty() {
         return Err(ApiError::invalid_fields(invalid));
     }
+    let mapping = Mapping {
+        create_instruments,
+        delimiter,
+        date_format,
+        symbol: body.symbol,
+        wide: body.wide.map(|w| match w {
+            WideField::AdjClose => "adj_close".to_string(),
+            WideField::Close => "close".to_string(),
+        }),
+        key_prefix: body.key_prefix.unwrap_or_default(),
+        units: body.units.unwrap_or_default(),
+        ..Mapping::default()
+    };
     let req = ImportRequest {
-        kind: body.kind.kind(),
+        kind: body.kind,
         file_name: body.file_name,
-        bytes: body.csv.into_bytes(),
+        bytes,
         dataset: body.dataset,
         source: body.source,
         licence: body.licence,
         provenance: body.provenance.unwrap_or(Provenance::Observed),
-        mapping: Mapping { delimiter: b',', ..Mapping::default() },
+        mapping,
         dry_run: body.dry_run.unwrap_or(false),
     };
     let outcome = match import::import(&state.store, &ctx.caller(), ctx.principal.workspace_id(), req, &Silent).await {
         Ok(o) => o,
-        // The schema allows any text as `csv`; rows that do not read as the kind are the file's content, so
-        // 409 `file_rejected` with each line's error, not 422.
+        // The schema allows any text as the file; rows that do not read as the kind are the file's content,
+        // so 409 `file_rejected` with each line's error, not 422.
         Err(Failure::Invalid { errors, .. }) => {
             return Err(errors
                 .iter()

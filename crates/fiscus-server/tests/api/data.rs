@@ -425,3 +425,86 @@ async fn a_file_in_a_date_format_of_its_own_names_the_pattern_it_looks_like_and_
     assert_eq!(done.dataset.period_start.as_deref(), Some("2000-01-01"));
     assert_eq!(done.dataset.period_end.as_deref(), Some("2000-03-01"));
 }
+
+/// Market and economic data come in over HTTP too (issue 34): a prices file as a `text/csv` body with its
+/// kind and options as query parameters, an economic series in the JSON form; a prices file naming
+/// instruments the workspace lacks is refused with one first error naming them all, then imported with
+/// `create_instruments`, which makes them an instruments dataset of their own whose source names the file.
+#[tokio::test]
+async fn market_and_economic_files_import_over_http_as_csv_bodies_and_unknown_symbols_are_named_once() {
+    let app = spawn_app().await;
+    let csv_post = |query: &str, csv: &'static str| {
+        let url = app.url(&format!("/api/v2/data/imports?{query}"));
+        let req = app.http.post(url).bearer_auth(&app.key).header("Content-Type", "text/csv").body(csv);
+        async move { req.send().await.expect("request") }
+    };
+    let prices = "symbol,date,close\nBRN,2024-01-02,77.04\nWTI,2024-01-02,70.38\nBRN,2024-01-03,78.25\nWTI,2024-01-03,72.70\n";
+    let q = "kind=prices&file_name=oil.csv&source=exchange%20file&licence=proprietary";
+    let p = problem(csv_post(q, prices).await, 409, "file_rejected").await;
+    let first = p["errors"][0]["message"].as_str().expect("message");
+    assert!(first.starts_with("line 0: 4 row(s) name 2 instrument(s)") && first.contains("BRN, WTI"), "{p}");
+    assert!(first.contains("--create-instruments") && first.contains("create_instruments"), "{first}");
+    assert_eq!(app.count("SELECT COUNT(*) FROM instruments").await, 0, "nothing was created");
+
+    // Required parameters and the two forms kept apart.
+    let p = problem(csv_post("kind=prices", prices).await, 422, "invalid_parameter").await;
+    for field in ["file_name", "source", "licence"] {
+        assert!(p["errors"].to_string().contains(field), "{p}");
+    }
+    let r = app
+        .post_json(
+            "/api/v2/data/imports?kind=prices",
+            &app.key,
+            &serde_json::json!({"kind": "prices", "file_name": "a.csv", "csv": prices, "source": "s", "licence": "l"}),
+            None,
+        )
+        .await;
+    assert_eq!(r.status(), 422);
+    let r = csv_post(&format!("{q}&create_instruments=true&instrument_currency=XXX"), prices).await;
+    assert_eq!(r.status(), 422);
+
+    let r = csv_post(&format!("{q}&create_instruments=true&instrument_class=commodity"), prices).await;
+    let status = r.status();
+    let created: Value = r.json().await.expect("json");
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["rows"], 4);
+    assert_eq!(created["quality"]["series"], 2);
+    let list: Value =
+        app.get("/api/v2/data/datasets?kind=instruments", &app.key).await.json().await.expect("json");
+    let made = &list["data"][0];
+    assert_eq!(made["name"], "oil_instruments");
+    assert_eq!(made["source"], "created from the symbols of the prices file oil.csv");
+    let wti: Value = app.get("/api/v2/data/instruments/WTI", &app.key).await.json().await.expect("json");
+    assert_eq!(wti["asset_class"], "commodity", "{wti}");
+    let bars: Value = app.get("/api/v2/data/instruments/BRN/prices", &app.key).await.json().await.expect("json");
+    assert_eq!(bars["data"].as_array().map(Vec::len), Some(2));
+    // The same file again finds both datasets and creates nothing.
+    let r = csv_post(&format!("{q}&create_instruments=true&instrument_class=commodity"), prices).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(app.count("SELECT COUNT(*) FROM datasets").await, 2);
+
+    // An economic series in the JSON form, with a date format of its own and its units.
+    let body = serde_json::json!({
+        "kind": "economics", "file_name": "brent_monthly.csv", "csv": "date,brent\nJan 1 2000,25.51\nFeb 1 2000,27.78\n",
+        "source": "EIA", "licence": "public domain", "date_format": "%b %-d %Y", "units": "USD per barrel",
+        "key_prefix": "eia."
+    });
+    let r = app.post_json("/api/v2/data/imports", &app.key, &body, None).await;
+    let status = r.status();
+    let created: Value = r.json().await.expect("json");
+    assert_eq!(status, 201, "{created}");
+    let series: Value =
+        app.get("/api/v2/data/economics/series/eia.brent", &app.key).await.json().await.expect("json");
+    assert_eq!((series["units"].as_str(), series["observations"].as_i64()), (Some("USD per barrel"), Some(2)), "{series}");
+    // A body that is neither JSON nor CSV.
+    let r = app
+        .http
+        .post(app.url("/api/v2/data/imports"))
+        .bearer_auth(&app.key)
+        .header("Content-Type", "application/xml")
+        .body("<x/>")
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(r.status(), 415);
+}
