@@ -257,6 +257,24 @@ def _business_rules(case):
                 query = {**query, "benchmark": "SPX"}
         if query != case.query:
             case.query = query
+    # A `text/csv` import needs its kind, file name, source and licence as query parameters; with a JSON body
+    # they are members of the body, so the document cannot mark them required (parameters apply to every
+    # media type of a body). A drawn CSV import lacking one gets the example's.
+    if case.method.upper() == "POST" and case.path == "/api/v2/data/imports" and \
+            (getattr(case, "media_type", "") or "").startswith("text/csv"):
+        query = dict(case.query or {})
+        for name, value in (("kind", "prices"), ("file_name", "prices.csv"),
+                            ("source", "exchange end-of-day file"), ("licence", "proprietary")):
+            query.setdefault(name, value)
+        case.query = query
+    # An import's strftime `date_format` must name a year, a month and a day with fields strftime has, which
+    # no pattern without look-around can say: a drawn pattern becomes one that does.
+    if case.method.upper() == "POST" and case.path == "/api/v2/data/imports":
+        builtin = ("iso", "mdy", "yyyymm", "year+quarter")
+        if isinstance(case.query, dict) and case.query.get("date_format") not in (None, *builtin):
+            case.query = {**case.query, "date_format": "%b %-d %Y"}
+        if isinstance(case.body, dict) and case.body.get("date_format") not in (None, *builtin):
+            case.body = {**case.body, "date_format": "%b %-d %Y"}
     body = case.body
     if case.method.upper() != "POST" or not isinstance(body, dict):
         return

@@ -331,7 +331,9 @@ pub async fn run(state: &fiscus_kernel::Services, args: ImportArgs) -> anyhow::R
     }
     let create_instruments = if args.create_instruments {
         Some(fiscus_data::import::new_instruments(&args.instrument_class, &args.instrument_currency).map_err(
-            |(flag, e)| anyhow::anyhow!("--instrument-{}: {e}", if flag == "asset_class" { "class" } else { "currency" }),
+            |(flag, e)| {
+                anyhow::anyhow!("--instrument-{}: {e}", if flag == "asset_class" { "class" } else { "currency" })
+            },
         )?)
     } else {
         None

@@ -187,7 +187,11 @@ fn resolve<T>(
     if !unknown.is_empty() && !create {
         let rows: u64 = unknown.values().sum();
         let names: Vec<&str> = unknown.keys().take(50).map(String::as_str).collect();
-        let more = if unknown.len() > names.len() { format!(" and {} more", unknown.len() - names.len()) } else { String::new() };
+        let more = if unknown.len() > names.len() {
+            format!(" and {} more", unknown.len() - names.len())
+        } else {
+            String::new()
+        };
         r.errors.insert(
             0,
             fiscus_domain::data::ImportError::line(

@@ -82,11 +82,17 @@ pub struct ImportBody {
     /// Check everything, write nothing.
     pub dry_run: Option<bool>,
     /// The dates' format: `iso`, `mdy`, `yyyymm`, `year+quarter`, or a strftime-style pattern naming a year,
-    /// a month and a day (`%b %-d %Y` reads `Jan 1 2000`). Detected from the first date when not given.
-    #[schema(min_length = 1, max_length = 64, example = "%b %-d %Y")]
+    /// a month and a day (`%b %-d %Y` reads `Jan 1 2000`); a pattern that does not (or names a field
+    /// strftime does not have) is 422 naming what is wrong. Detected from the first date when not given.
+    #[schema(
+        min_length = 1,
+        max_length = 64,
+        pattern = r"^(iso|mdy|yyyymm|year\+quarter|[^%\x00-\x1f]*%[^\x00-\x1f]*)$",
+        example = "%b %-d %Y"
+    )]
     pub date_format: Option<String>,
     /// The field separator, one ASCII character or `tab` (default `,`).
-    #[schema(min_length = 1, max_length = 3, example = ";")]
+    #[schema(min_length = 1, max_length = 3, pattern = r"^([ -~]|tab)$", example = ";")]
     pub delimiter: Option<String>,
     /// Prices of one instrument without a symbol column: its symbol.
     #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", example = "CL")]
@@ -97,7 +103,12 @@ pub struct ImportBody {
     #[schema(max_length = 32, pattern = "^[a-z0-9._-]*$", example = "fred.")]
     pub key_prefix: Option<String>,
     /// Economics: the units of every series in the file.
-    #[schema(min_length = 1, max_length = 64, example = "percent")]
+    #[schema(
+        min_length = 1,
+        max_length = 64,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f\s][^\x00-\x1f\x7f-\x9f]*$",
+        example = "percent"
+    )]
     pub units: Option<String>,
     /// Prices: create the instruments the file names and the workspace lacks (an instruments dataset of
     /// their own, named by their symbols, its source naming this file) instead of refusing their rows.
@@ -146,8 +157,8 @@ pub enum WideField {
     Close,
 }
 
-/// The kind and options of a `text/csv` import, as query parameters (with a JSON body they are members of
-/// the body, and none of these may be given).
+/// The kind and options of a `text/csv` import, as query parameters. With a JSON body they are members of the
+/// body; a parameter fills a member the body leaves out, and a member the body has wins.
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
@@ -155,28 +166,47 @@ pub struct CsvImportParams {
     /// The kind of rows (required with a `text/csv` body).
     pub kind: Option<Kind>,
     /// The file's name as the source wrote it (required with a `text/csv` body).
-    #[param(min_length = 1, max_length = 200, pattern = r"^[^\x00-\x1f\x7f-\x9f\s][^\x00-\x1f\x7f-\x9f]*$", example = "prices.csv")]
+    #[param(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f\s][^\x00-\x1f\x7f-\x9f]*$",
+        example = "prices.csv"
+    )]
     pub file_name: Option<String>,
     /// Where the data comes from (required with a `text/csv` body).
-    #[param(min_length = 1, max_length = 200, pattern = r"^[^\x00-\x1f\x7f-\x9f\s][^\x00-\x1f\x7f-\x9f]*$", example = "exchange end-of-day file")]
+    #[param(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f\s][^\x00-\x1f\x7f-\x9f]*$",
+        example = "exchange end-of-day file"
+    )]
     pub source: Option<String>,
     /// Its licence (required with a `text/csv` body).
-    #[param(min_length = 1, max_length = 200, pattern = r"^[^\x00-\x1f\x7f-\x9f\s][^\x00-\x1f\x7f-\x9f]*$", example = "proprietary")]
+    #[param(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f\s][^\x00-\x1f\x7f-\x9f]*$",
+        example = "proprietary"
+    )]
     pub licence: Option<String>,
     #[param(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
     pub dataset: Option<String>,
     pub provenance: Option<Provenance>,
     pub dry_run: Option<bool>,
-    #[param(min_length = 1, max_length = 64)]
+    #[param(
+        min_length = 1,
+        max_length = 64,
+        pattern = r"^(iso|mdy|yyyymm|year\+quarter|[^%\x00-\x1f]*%[^\x00-\x1f]*)$"
+    )]
     pub date_format: Option<String>,
-    #[param(min_length = 1, max_length = 3)]
+    #[param(min_length = 1, max_length = 3, pattern = r"^([ -~]|tab)$")]
     pub delimiter: Option<String>,
     #[param(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
     pub symbol: Option<String>,
     pub wide: Option<WideField>,
     #[param(max_length = 32, pattern = "^[a-z0-9._-]*$")]
     pub key_prefix: Option<String>,
-    #[param(min_length = 1, max_length = 64)]
+    #[param(min_length = 1, max_length = 64, pattern = r"^[^\x00-\x1f\x7f-\x9f\s][^\x00-\x1f\x7f-\x9f]*$")]
     pub units: Option<String>,
     pub create_instruments: Option<bool>,
     pub instrument_class: Option<AssetClass>,
@@ -185,23 +215,20 @@ pub struct CsvImportParams {
 }
 
 impl CsvImportParams {
-    fn any(&self) -> bool {
-        self.kind.is_some()
-            || self.file_name.is_some()
-            || self.source.is_some()
-            || self.licence.is_some()
-            || self.dataset.is_some()
-            || self.provenance.is_some()
-            || self.dry_run.is_some()
-            || self.date_format.is_some()
-            || self.delimiter.is_some()
-            || self.symbol.is_some()
-            || self.wide.is_some()
-            || self.key_prefix.is_some()
-            || self.units.is_some()
-            || self.create_instruments.is_some()
-            || self.instrument_class.is_some()
-            || self.instrument_currency.is_some()
+    /// With a JSON body: the options the body leaves out, from the query (a member the body has wins).
+    fn fill(self, body: &mut ImportBody) {
+        body.dataset = body.dataset.take().or(self.dataset);
+        body.provenance = body.provenance.or(self.provenance);
+        body.dry_run = body.dry_run.or(self.dry_run);
+        body.date_format = body.date_format.take().or(self.date_format);
+        body.delimiter = body.delimiter.take().or(self.delimiter);
+        body.symbol = body.symbol.take().or(self.symbol);
+        body.wide = body.wide.or(self.wide);
+        body.key_prefix = body.key_prefix.take().or(self.key_prefix);
+        body.units = body.units.take().or(self.units);
+        body.create_instruments = body.create_instruments.or(self.create_instruments);
+        body.instrument_class = body.instrument_class.or(self.instrument_class);
+        body.instrument_currency = body.instrument_currency.take().or(self.instrument_currency);
     }
 
     /// The body's members from the query: the required ones missing are field errors.
@@ -297,7 +324,7 @@ pub struct ImportView {
         (status = 409, description = "The file's rows do not read as its kind, or a row imported before had other values (`file_rejected`, each line in `errors`); nothing is written"),
         (status = 413, description = "A `text/csv` body over 64 MiB (`payload_too_large`); nothing is written"),
         (status = 415, description = "A body that is neither JSON nor `text/csv` (`unsupported_media_type`)"),
-        (status = 422, description = "Bad input: a member or parameter out of its bounds, options given both ways, or a `text/csv` body without its required parameters")
+        (status = 422, description = "Bad input: a member or parameter out of its bounds, or a `text/csv` body without its required parameters")
     )
 )]
 pub async fn post_import(
@@ -320,13 +347,8 @@ pub async fn post_import(
         }
         q.into_body(bytes.to_vec())?
     } else {
-        if q.any() {
-            return Err(ApiError::invalid_fields(vec![(
-                "kind",
-                "with a JSON body the kind and options are members of the body, not query parameters".to_string(),
-            )]));
-        }
         let ApiJson(mut body) = ApiJson::<ImportBody>::from_request(req, &state).await?;
+        q.fill(&mut body);
         let bytes = std::mem::take(&mut body.csv).into_bytes();
         (body, bytes)
     };
@@ -347,7 +369,7 @@ async fn import_file(ctx: Ctx, state: AppState, body: ImportBody, bytes: Vec<u8>
     }
     let delimiter = match body.delimiter.as_deref() {
         None => b',',
-        Some("tab" | "\\t") => b'\t',
+        Some("tab") => b'\t',
         Some(d) if d.len() == 1 && d.is_ascii() && !d.as_bytes()[0].is_ascii_control() => d.as_bytes()[0],
         Some(_) => {
             invalid.push(("delimiter", "one ASCII character, or `tab`".to_string()));

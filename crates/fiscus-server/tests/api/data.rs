@@ -438,7 +438,8 @@ async fn market_and_economic_files_import_over_http_as_csv_bodies_and_unknown_sy
         let req = app.http.post(url).bearer_auth(&app.key).header("Content-Type", "text/csv").body(csv);
         async move { req.send().await.expect("request") }
     };
-    let prices = "symbol,date,close\nBRN,2024-01-02,77.04\nWTI,2024-01-02,70.38\nBRN,2024-01-03,78.25\nWTI,2024-01-03,72.70\n";
+    let prices =
+        "symbol,date,close\nBRN,2024-01-02,77.04\nWTI,2024-01-02,70.38\nBRN,2024-01-03,78.25\nWTI,2024-01-03,72.70\n";
     let q = "kind=prices&file_name=oil.csv&source=exchange%20file&licence=proprietary";
     let p = problem(csv_post(q, prices).await, 409, "file_rejected").await;
     let first = p["errors"][0]["message"].as_str().expect("message");
@@ -451,15 +452,17 @@ async fn market_and_economic_files_import_over_http_as_csv_bodies_and_unknown_sy
     for field in ["file_name", "source", "licence"] {
         assert!(p["errors"].to_string().contains(field), "{p}");
     }
+    // With a JSON body a parameter fills what the body leaves out: here a dry run.
     let r = app
         .post_json(
-            "/api/v2/data/imports?kind=prices",
+            "/api/v2/data/imports?dry_run=true&kind=ledgers",
             &app.key,
             &serde_json::json!({"kind": "prices", "file_name": "a.csv", "csv": prices, "source": "s", "licence": "l"}),
             None,
         )
         .await;
-    assert_eq!(r.status(), 422);
+    let p = problem(r, 409, "file_rejected").await;
+    assert!(p["errors"][0]["message"].as_str().is_some_and(|m| m.contains("BRN, WTI")), "the body's kind: {p}");
     let r = csv_post(&format!("{q}&create_instruments=true&instrument_currency=XXX"), prices).await;
     assert_eq!(r.status(), 422);
 
@@ -469,8 +472,7 @@ async fn market_and_economic_files_import_over_http_as_csv_bodies_and_unknown_sy
     assert_eq!(status, 201, "{created}");
     assert_eq!(created["rows"], 4);
     assert_eq!(created["quality"]["series"], 2);
-    let list: Value =
-        app.get("/api/v2/data/datasets?kind=instruments", &app.key).await.json().await.expect("json");
+    let list: Value = app.get("/api/v2/data/datasets?kind=instruments", &app.key).await.json().await.expect("json");
     let made = &list["data"][0];
     assert_eq!(made["name"], "oil_instruments");
     assert_eq!(made["source"], "created from the symbols of the prices file oil.csv");
@@ -493,9 +495,12 @@ async fn market_and_economic_files_import_over_http_as_csv_bodies_and_unknown_sy
     let status = r.status();
     let created: Value = r.json().await.expect("json");
     assert_eq!(status, 201, "{created}");
-    let series: Value =
-        app.get("/api/v2/data/economics/series/eia.brent", &app.key).await.json().await.expect("json");
-    assert_eq!((series["units"].as_str(), series["observations"].as_i64()), (Some("USD per barrel"), Some(2)), "{series}");
+    let series: Value = app.get("/api/v2/data/economics/series/eia.brent", &app.key).await.json().await.expect("json");
+    assert_eq!(
+        (series["units"].as_str(), series["observations"].as_i64()),
+        (Some("USD per barrel"), Some(2)),
+        "{series}"
+    );
     // A body that is neither JSON nor CSV.
     let r = app
         .http
