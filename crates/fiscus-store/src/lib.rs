@@ -59,6 +59,7 @@ pub mod cache;
 pub mod calls;
 pub mod collateral;
 pub mod compute;
+pub mod copy_in;
 pub mod credentials;
 pub mod credits;
 pub mod data;
@@ -153,6 +154,8 @@ pub struct Store {
     seal_key: Arc<SealKey>,
     /// Where the transparency log's integrated state lives (see [`evidence_db`]).
     evidence: evidence_db::EvidenceDb,
+    /// PostgreSQL: the database URL, for the connection a large import's COPY takes (see [`copy_in`]).
+    copy_url: Option<Arc<str>>,
 }
 
 /// A write transaction.
@@ -169,6 +172,7 @@ pub struct WriteTx {
     nodes: Option<AnyPool>,
     standing_changed: bool,
     seal_key: Arc<SealKey>,
+    copy_url: Option<Arc<str>>,
 }
 
 enum Inner {
@@ -198,6 +202,11 @@ impl WriteTx {
     /// The integrity key, for MACs written in this transaction.
     pub fn seal_key(&self) -> &SealKey {
         &self.seal_key
+    }
+
+    /// PostgreSQL, for `rows` enough to be worth a COPY: the URL its staging connection takes.
+    pub(crate) fn copy_url(&self, rows: usize) -> Option<Arc<str>> {
+        self.copy_url.clone().filter(|_| rows >= copy_in::COPY_FROM_ROWS)
     }
 
     /// Declares that this transaction changes credential or workspace standing, so caches must forget.
@@ -343,7 +352,19 @@ impl Store {
             Backend::Sqlite => evidence_db::EvidenceDb::open_beside(&url, max_connections).await?,
             Backend::Postgres => evidence_db::EvidenceDb::shared(pool.clone(), backend),
         };
-        Ok(Store { pool, backend, sqlite_writer, lanes, next_lane: Arc::default(), cache, node, seal_key, evidence })
+        let copy_url = (backend == Backend::Postgres).then(|| Arc::from(url.as_str()));
+        Ok(Store {
+            pool,
+            backend,
+            sqlite_writer,
+            lanes,
+            next_lane: Arc::default(),
+            cache,
+            node,
+            seal_key,
+            evidence,
+            copy_url,
+        })
     }
 
     /// Whether a lookup would use the cache right now (with PostgreSQL: this node's watch holds a current
@@ -410,6 +431,7 @@ impl Store {
         migrator.run(&self.pool).await.map_err(|e| StoreError::Migration(e.to_string()))?;
         if self.backend() == Backend::Postgres {
             evidence_db::store_uncompressed(&self.pool).await?;
+            copy_in::prepare(&self.pool).await?;
         }
         self.evidence.migrate(&self.pool).await
     }
@@ -448,6 +470,7 @@ impl Store {
                 nodes: self.node.as_ref().map(|_| self.pool.clone()),
                 standing_changed: false,
                 seal_key: self.seal_key.clone(),
+                copy_url: self.copy_url.clone(),
             })
         })
     }

@@ -37,6 +37,9 @@ pub(crate) async fn insert_rows(
     rows: &[Vec<Stored>],
     lines: &mut Vec<String>,
 ) -> Result<()> {
+    if let Some(url) = tx.copy_url(rows.len()) {
+        return staged(tx, &url, workspace_id, table, rows, |r| r.clone(), lines).await;
+    }
     let width = table.columns.len() + 1;
     let backend = crate::dialect::backend_of(tx.conn());
     let head = format!("INSERT INTO {} (workspace_id, {}) VALUES ", table.table, table.columns.join(", "));
@@ -63,11 +66,51 @@ pub(crate) async fn insert_mapped<T>(
     row: impl Fn(&T) -> Vec<Stored>,
     lines: &mut Vec<String>,
 ) -> Result<()> {
+    if let Some(url) = tx.copy_url(items.len()) {
+        return staged(tx, &url, workspace_id, table, items, row, lines).await;
+    }
     for chunk in items.chunks(rows_per_statement(table.columns.len() + 1)) {
         let rows: Vec<Vec<Stored>> = chunk.iter().map(&row).collect();
         insert_rows(tx, workspace_id, table, &rows, lines).await?;
     }
     Ok(())
+}
+
+/// PostgreSQL's bulk path (see [`crate::copy_in`]): the rows staged by COPY a chunk at a time, then moved
+/// into the table by one `INSERT … SELECT` in the import's transaction; the batch is deleted from staging
+/// whether or not that succeeded.
+async fn staged<T>(
+    tx: &mut WriteTx,
+    url: &str,
+    workspace_id: &str,
+    table: &RowTable,
+    items: &[T],
+    row: impl Fn(&T) -> Vec<Stored>,
+    lines: &mut Vec<String>,
+) -> Result<()> {
+    let mut staging = crate::copy_in::Staging::open(url, table.columns.len()).await?;
+    let moved = async {
+        for chunk in items.chunks(50_000) {
+            let rows: Vec<Vec<Stored>> = chunk.iter().map(&row).collect();
+            staging.send(&rows).await?;
+            lines.extend(rows.iter().map(|r| line(r)));
+        }
+        let select = crate::copy_in::select_list(tx.conn(), table.table, table.columns).await?;
+        sqlx::query(&format!(
+            "INSERT INTO {} (workspace_id, {}) SELECT $1, {select} FROM import_staging WHERE batch = $2",
+            table.table,
+            table.columns.join(", ")
+        ))
+        .bind(workspace_id)
+        .bind(&staging.batch)
+        .execute(tx.conn())
+        .await?;
+        Ok::<(), StoreError>(())
+    }
+    .await;
+    let discarded = staging.discard().await;
+    moved?;
+    discarded
 }
 
 /// One row's canonical line: an RFC 8785 JSON array of its stored values.
