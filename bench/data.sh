@@ -1,10 +1,7 @@
 #!/usr/bin/env bash
 # Data plane benchmark, on a release build, with baselines measured in the same run on the same machine:
-#   - import: `fiscus import prices` of a generated long-form OHLCV file (every row validated, hashed into
-#     the dataset's content hash, written in one transaction, sealed and audited) against the `sqlite3`
-#     shell's `.import` of the same CSV into a plain table (target >= 0.5x), and on PostgreSQL against
-#     `\copy` (COPY) of the same file (reported).
-#     For reference, the shell's .import of the same rows into Fiscus's own keyed prices table (reported).
+#   - import: bench/import.sh (fiscus import prices against sqlite3's .import and psql's \copy into the same
+#     keyed table, and peak RSS), run first with its own table and checks.
 #   - read: a 20-year daily price read (the S&P 500 OHLCV dataset of the demo, 5,031 bars in one page) at
 #     32 connections against GET /healthz of the same binary, as JSON (reported), as an Arrow IPC stream
 #     (targets >= 0.25x, p99 <= 10 ms) and as CSV (target >= 0.15x). The ceiling the body's size sets is
@@ -21,10 +18,8 @@ duration="${1:-10}"
 rows="${2:-500000}"
 connections=32
 threads=2
-pg_admin="${FISCUS_BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
 
 command -v wrk >/dev/null || { apt-get install -y wrk >/dev/null 2>&1 || (apt-get update >/dev/null && apt-get install -y wrk >/dev/null); }
-command -v sqlite3 >/dev/null || { apt-get install -y sqlite3 >/dev/null 2>&1 || (apt-get update >/dev/null && apt-get install -y sqlite3 >/dev/null); }
 nice -n 10 cargo build --release -p fiscus >/dev/null 2>&1
 target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
 bin="$target_dir/release/fiscus"
@@ -33,83 +28,14 @@ server_pid=""
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
   rm -rf "$work"
-  psql "$pg_admin" -qc "DROP DATABASE IF EXISTS fiscus_bench_data WITH (FORCE)" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 now() { date +%s.%N; }
 rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.0f", n / (b - a) }'; }
 
-# The file: 100 instruments x ($rows / 100) business days of OHLCV bars, long form, and their reference data.
-symbols=100
-days=$((rows / symbols))
-python3 - "$work" "$symbols" "$days" <<'PY'
-import datetime, random, sys
-work, symbols, days = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-rng = random.Random(7)
-with open(f"{work}/instruments.csv", "w") as f:
-    f.write("symbol,name,asset_class,currency\n")
-    for s in range(symbols):
-        f.write(f"B{s:03d},Bench {s},equity,USD\n")
-dates, d = [], datetime.date(1990, 1, 1)
-while len(dates) < days:
-    if d.weekday() < 5:
-        dates.append(d.isoformat())
-    d += datetime.timedelta(days=1)
-with open(f"{work}/prices.csv", "w") as f:
-    f.write("symbol,date,open,high,low,close,adj_close,volume\n")
-    for s in range(symbols):
-        p = 100.0
-        for day in dates:
-            o = p; c = max(0.01, p * (1 + rng.gauss(0, 0.01)))
-            h = max(o, c) * 1.005; l = min(o, c) * 0.995
-            f.write(f"B{s:03d},{day},{o:.4f},{h:.4f},{l:.4f},{c:.4f},{c:.4f},{rng.randint(1000, 10**7)}\n")
-            p = c
-PY
-lines=$(($(wc -l < "$work/prices.csv") - 1))
-echo "Fiscus data benchmark: $lines price rows ($symbols instruments x $days days), $(nproc) cores"
-
-# Baseline: the sqlite3 shell's .import into a plain table (one transaction, its defaults).
-sqlite3 "$work/plain.sqlite" "CREATE TABLE prices (symbol TEXT, date TEXT, open TEXT, high TEXT, low TEXT, close TEXT, adj_close TEXT, volume TEXT)"
-t0=$(now)
-sqlite3 "$work/plain.sqlite" ".import --csv --skip 1 $work/prices.csv prices"
-t1=$(now)
-shell_rate=$(rate "$lines" "$t0" "$t1")
-
-# Reference: the same shell importing the same rows into Fiscus's own prices table (its key and index, WAL),
-# with the workspace and instrument ids each stored row carries: what the keyed schema costs SQLite itself.
-awk -F, -v OFS=, 'NR > 1 { $1 = "wsp_01M8BENCH0000000000000000W,ins_01M8BENCH000000000000" $1 ",1"; print }' \
-  "$work/prices.csv" > "$work/keyed.csv"
-sqlite3 "$work/keyed.sqlite" "PRAGMA journal_mode = WAL" >/dev/null
-
-# Fiscus on SQLite.
-ws=$("$bin" --data-dir "$work/sqlite" admin workspace create Bench | tail -1)
-sqlite3 "$work/keyed.sqlite" "$(sqlite3 "$work/sqlite/fiscus.db" ".schema prices")"
-t0=$(now)
-sqlite3 "$work/keyed.sqlite" ".import --csv $work/keyed.csv prices"
-t1=$(now)
-keyed_rate=$(rate "$lines" "$t0" "$t1")
-"$bin" --data-dir "$work/sqlite" import instruments "$work/instruments.csv" --workspace "$ws" >/dev/null 2>&1
-t0=$(now)
-"$bin" --data-dir "$work/sqlite" import prices "$work/prices.csv" --workspace "$ws" --source bench --licence CC0-1.0 >/dev/null 2>"$work/import.log" || { cat "$work/import.log"; exit 1; }
-t1=$(now)
-fiscus_sqlite_rate=$(rate "$lines" "$t0" "$t1")
-
-# PostgreSQL: COPY of the same file into a plain table, then Fiscus.
-psql "$pg_admin" -qc "DROP DATABASE IF EXISTS fiscus_bench_data WITH (FORCE)" >/dev/null
-psql "$pg_admin" -qc "CREATE DATABASE fiscus_bench_data" >/dev/null
-pg_url="${pg_admin%/*}/fiscus_bench_data"
-psql "$pg_url" -qc "CREATE TABLE plain_prices (symbol TEXT, date TEXT, open TEXT, high TEXT, low TEXT, close TEXT, adj_close TEXT, volume TEXT)"
-t0=$(now)
-psql "$pg_url" -qc "\\copy plain_prices FROM '$work/prices.csv' WITH (FORMAT csv, HEADER true)"
-t1=$(now)
-copy_rate=$(rate "$lines" "$t0" "$t1")
-psql "$pg_url" -qc "DROP TABLE plain_prices"
-ws_pg=$("$bin" --data-dir "$work/pg" --database-url "$pg_url" admin workspace create Bench | tail -1)
-"$bin" --data-dir "$work/pg" --database-url "$pg_url" import instruments "$work/instruments.csv" --workspace "$ws_pg" >/dev/null 2>&1
-t0=$(now)
-"$bin" --data-dir "$work/pg" --database-url "$pg_url" import prices "$work/prices.csv" --workspace "$ws_pg" --source bench --licence CC0-1.0 >/dev/null 2>"$work/import.log" || { cat "$work/import.log"; exit 1; }
-t1=$(now)
-fiscus_pg_rate=$(rate "$lines" "$t0" "$t1")
+# Imports: bench/import.sh (its own table and checks).
+import_failed=0
+bench/import.sh "$rows" || import_failed=1
 
 # Reads: the demo's S&P 500 OHLCV dataset, 5,031 bars in one page, against /healthz.
 cpu_ticks() { awk '/^cpu / { print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9 }' /proc/stat; }
@@ -158,11 +84,6 @@ kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
 row() { printf '%-58s %14s %10s\n' "$@"; }
 echo
 row "run" "rows/s | req/s" "p99 ms"
-row "sqlite3 shell .import (plain table)" "$shell_rate" "-"
-row "sqlite3 shell .import (Fiscus's keyed prices table)" "$keyed_rate" "-"
-row "fiscus import prices (SQLite: validated, hashed, sealed)" "$fiscus_sqlite_rate" "-"
-row "PostgreSQL \\copy (plain table)" "$copy_rate" "-"
-row "fiscus import prices (PostgreSQL)" "$fiscus_pg_rate" "-"
 row "GET /healthz" "$health_rps" "$health_p99"
 row "GET prices, 1 bar (SQLite)" "$one_rps" "$one_p99"
 row "GET prices, $bars bars in one page ($((body_bytes / 1024)) KiB, SQLite)" "$read_rps" "$read_p99"
@@ -170,7 +91,7 @@ row "  the same as Arrow IPC ($((arrow_bytes / 1024)) KiB)" "$arrow_rps" "$arrow
 row "  the same as CSV ($((csv_bytes / 1024)) KiB)" "$csv_rps" "$csv_p99"
 row "GET /api/v2/openapi.json ($((doc_bytes / 1024)) KiB held in memory)" "$doc_rps" "$doc_p99"
 
-failed=0
+failed=$import_failed
 check() { # NAME MEASURED BASELINE MIN_RATIO [P99 MAX]
   local ratio verdict
   ratio=$(awk -v m="$2" -v b="$3" 'BEGIN { printf "%.2f", (b > 0 ? m / b : 0) }')
@@ -180,9 +101,6 @@ check() { # NAME MEASURED BASELINE MIN_RATIO [P99 MAX]
   echo "$verdict $1: ${ratio}x (target >= $4x${6:+, p99 <= $6 ms})"
 }
 echo
-check "import vs sqlite3 .import" "$fiscus_sqlite_rate" "$shell_rate" 0.5
-echo "report import vs the shell's import into the keyed table: $(awk -v m="$fiscus_sqlite_rate" -v b="$keyed_rate" 'BEGIN { printf "%.2f", m / b }')x"
-echo "report import on PostgreSQL vs COPY: $(awk -v m="$fiscus_pg_rate" -v b="$copy_rate" 'BEGIN { printf "%.2f", m / b }')x"
 echo "report 5,031-bar JSON price read vs /healthz: $(awk -v m="$read_rps" -v b="$health_rps" 'BEGIN { printf "%.2f", m / b }')x, p99 $read_p99 ms"
 check "5,031-bar price read as Arrow vs /healthz" "$arrow_rps" "$health_rps" 0.25 "$arrow_p99" 10
 check "5,031-bar price read as CSV vs /healthz" "$csv_rps" "$health_rps" 0.15

@@ -178,7 +178,7 @@ pub fn prices(r: &mut Reader<'_>, wide: Option<&str>) -> Vec<(u64, PriceRecord)>
             None => {
                 let symbol = r.required_parsed(row, "symbol", name);
                 let mut bar = PriceRecord {
-                    symbol: symbol.clone().unwrap_or_default(),
+                    symbol: String::new(),
                     date,
                     open: r.parsed(row, "open", values::non_negative),
                     high: r.parsed(row, "high", values::non_negative),
@@ -196,6 +196,8 @@ pub fn prices(r: &mut Reader<'_>, wide: Option<&str>) -> Vec<(u64, PriceRecord)>
                     return bars;
                 }
                 bar.symbol = symbol.unwrap_or_default();
+                // One bar: not the four a first push reserves.
+                bars.reserve_exact(1);
                 bars.push(bar);
             }
         }

@@ -77,16 +77,27 @@ impl<'t> Reader<'t> {
         if let Some(c) = self.constants.get(field) {
             return Some(c.clone());
         }
+        self.cell(row, field).map(str::to_string)
+    }
+
+    /// A field's cell from the file, borrowed (no copy for a cell that is parsed into a value of its own);
+    /// `None` when the column is absent, the cell empty, or the text refused (then the error is recorded).
+    fn cell(&mut self, row: usize, field: &str) -> Option<&'t str> {
         let i = self.column(field)?;
-        match self.table.cell(row, i) {
+        let table: &'t Table = self.table;
+        match table.cell(row, i) {
             Ok("") => None,
             Ok(s) => {
-                if s.chars().any(char::is_control) || s.chars().count() > 500 {
-                    let line = self.table.line(row);
+                // Byte length bounds the characters: only a long cell needs counting.
+                if s.bytes().any(|b| b < 0x20 || b == 0x7f)
+                    || (!s.is_ascii() && s.chars().any(char::is_control))
+                    || (s.len() > 500 && s.chars().count() > 500)
+                {
+                    let line = table.line(row);
                     self.fail(line, &self.header(field), "text must be at most 500 characters, no control characters");
                     return None;
                 }
-                Some(s.to_string())
+                Some(s)
             }
             Err(e) => {
                 if self.errors.len() < MAX_ERRORS {
@@ -113,8 +124,15 @@ impl<'t> Reader<'t> {
 
     /// Parses a field with `parse`; a refusal names its line and column.
     pub fn parsed<T>(&mut self, row: usize, field: &str, parse: impl Fn(&str) -> Result<T, String>) -> Option<T> {
-        let raw = self.text(row, field)?;
-        match parse(&raw) {
+        let owned;
+        let raw: &str = match self.constants.get(field) {
+            Some(c) => {
+                owned = c.clone();
+                &owned
+            }
+            None => self.cell(row, field)?,
+        };
+        match parse(raw) {
             Ok(v) => Some(v),
             Err(message) => {
                 let (line, header) = (self.line(row), self.header(field));
@@ -130,15 +148,14 @@ impl<'t> Reader<'t> {
         field: &str,
         parse: impl Fn(&str) -> Result<T, String>,
     ) -> Option<T> {
-        let v = self.required(row, field)?;
-        match parse(&v) {
-            Ok(v) => Some(v),
-            Err(message) => {
-                let (line, header) = (self.line(row), self.header(field));
-                self.fail(line, &header, message);
-                None
-            }
+        let present = self.constants.contains_key(field)
+            || self.column(field).is_some_and(|i| self.table.cell(row, i).map_or(true, |c| !c.is_empty()));
+        if !present {
+            let (line, header) = (self.line(row), self.header(field));
+            self.fail(line, &header, "is required");
+            return None;
         }
+        self.parsed(row, field, parse)
     }
 
     /// A date in the file's one format (the mapping's, else the first date cell's).
@@ -179,6 +196,14 @@ impl<'t> Reader<'t> {
     }
 
     pub fn date(&mut self, row: usize, field: &str, required: bool) -> Option<String> {
+        // The common case first: a cell in the file's known format (no copy of the cell, no header looked up).
+        if let (Some(format), false) = (&self.date_format, self.constants.contains_key(field))
+            && let Some(i) = self.column(field)
+            && let Ok(cell) = self.table.cell(row, i)
+            && let Ok(d) = format.date(cell)
+        {
+            return Some(d);
+        }
         let raw = if required { self.required(row, field)? } else { self.text(row, field)? };
         let header = self.header(field);
         self.date_cell(row, &header, &raw)
@@ -219,7 +244,8 @@ pub(super) fn rows<'t, T, I: IntoIterator<Item = T>>(
     r: &mut Reader<'t>,
     mut read: impl FnMut(&mut Reader<'t>, usize, u64) -> I,
 ) -> Vec<(u64, T)> {
-    let mut out = Vec::new();
+    // One record a row is the common case: sized for it, so a large file's records are never copied by growth.
+    let mut out = Vec::with_capacity(r.table.len());
     for row in 0..r.table.len() {
         if r.full() {
             break;

@@ -134,7 +134,8 @@ async fn each_bad_input_is_refused_with_its_line_and_column_and_nothing_is_kept(
         (Kind::Prices, "symbol,date,close\nAAA,2020-01-02,1\nAAA,2020-01-02,2\n".into(), 3, "date", "twice"),
         (Kind::Prices, "symbol,date,close\nAAA,2020-01-02,NaN\n".into(), 2, "close", "plain decimal"),
         (Kind::Prices, "symbol,date,close\nAAA,2020-01-02,-5\n".into(), 2, "close", "negative"),
-        (Kind::Prices, "symbol,date,close\nZZZ,2020-01-02,5\n".into(), 2, "symbol", "no instrument"),
+        // Unknown symbols: all of them named first, then each line.
+        (Kind::Prices, "symbol,date,close\nZZZ,2020-01-02,5\n".into(), 0, "", "does not have: ZZZ; import their"),
         (
             Kind::Instruments,
             "symbol,name,asset_class,currency\nBBB,Beta,equity,XXX\n".into(),
