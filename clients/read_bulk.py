@@ -49,3 +49,15 @@ frame = table.to_pandas()
 frame["date"] = pd.to_datetime(frame["date"])
 pd.testing.assert_frame_equal(frame, expected[["date"] + columns], check_dtype=False)
 print("pandas arrow: ok", len(frame))
+
+# An economic series (core CPI, monthly): the same page by CSV and Arrow as by JSON.
+path = f"{base}/api/v2/data/economics/series/cpilfesl/observations?limit=10000"
+page = get("application/json").json()
+observations = page["data"]
+expected = pd.DataFrame(observations)
+expected["date"] = pd.to_datetime(expected["date"])
+frame = pd.read_csv(io.StringIO(get("text/csv").text), parse_dates=["date"])
+pd.testing.assert_frame_equal(frame, expected[["date", "value"]], check_dtype=False)
+table = pa.ipc.open_stream(get("application/vnd.apache.arrow.stream").content).read_all()
+assert table.column("value").to_pylist() == [o["value"] for o in observations]
+print("economics csv and arrow: ok", len(observations))

@@ -1,10 +1,13 @@
 //! Economic series and their observations.
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{OriginalUri, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::data::Kind;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_http::columnar::{ColumnSpec, ColumnType, Representation, Table, Values};
 use fiscus_store::data::economics::{self, Series};
 use fiscus_store::data::market::Window;
 use serde::{Deserialize, Serialize};
@@ -200,8 +203,9 @@ pub struct ObservationsPage {
 /// Reads one dataset version (the newest holding the series unless `dataset` names one, which must be an
 /// economics dataset of this workspace) between `start` and `end`, paged by date with `after_id`. The page
 /// names its `dataset` with `provenance` and `content_hash`, so every value traces to the import it came
-/// from; a date the source did not observe is absent, never interpolated. Needs `data:economics:read`;
-/// changes nothing.
+/// from; a date the source did not observe is absent, never interpolated. `Accept: text/csv`, an Arrow IPC
+/// stream or column JSON give the same page in columns (`date`, `value`), paged by `Link: rel=next` and
+/// naming their dataset in headers. Needs `data:economics:read`; changes nothing.
 #[utoipa::path(
     get,
     path = "/api/v2/data/economics/series/{key}/observations",
@@ -211,9 +215,12 @@ pub struct ObservationsPage {
 pub async fn get_observations(
     ctx: Ctx,
     State(state): State<AppState>,
+    headers: HeaderMap,
+    OriginalUri(uri): OriginalUri,
     ApiPath(raw): ApiPath<String>,
     ApiQuery(q): ApiQuery<ObservationsQuery>,
-) -> Result<Json<ObservationsPage>, ApiError> {
+) -> Result<Response, ApiError> {
+    let representation = Representation::negotiate(&headers)?;
     let ws = ctx.principal.workspace_id();
     let k = key(&raw)?;
     let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::POINTS)?;
@@ -227,7 +234,7 @@ pub async fn get_observations(
     let window = Window { from: start.as_deref(), to: end.as_deref(), after: after.as_deref() };
     let rows = economics::observations(&mut conn, ws, k, d.number, window, limit).await?;
     let p = ListPage::from_overfetch(rows, limit, |o| o.date.clone());
-    Ok(Json(ObservationsPage {
+    let mut page = ObservationsPage {
         object: "list",
         key: series.series_key,
         units: series.units,
@@ -236,5 +243,20 @@ pub async fn get_observations(
         has_more: p.has_more,
         next_after_id: p.next_after_id,
         data: p.data.into_iter().map(|o| ObservationView { value: number(&o.value), date: o.date }).collect(),
-    }))
+    };
+    let headers = super::bulk::headers(&uri, page.next_after_id.as_deref(), Some(&page.dataset));
+    let table = match representation {
+        Representation::Json => Table::new(),
+        _ => observation_table(&std::mem::take(&mut page.data)),
+    };
+    super::bulk::render(representation, headers, &page, table)
+}
+
+/// The columns of an observations page in CSV, Arrow and column JSON.
+pub const OBSERVATION_COLUMNS: &[ColumnSpec] = &[("date", ColumnType::Date), ("value", ColumnType::Float)];
+
+fn observation_table(rows: &[ObservationView]) -> Table {
+    Table::new()
+        .column("date", Values::Date(rows.iter().map(|o| o.date.clone()).collect()))
+        .column("value", Values::Float(rows.iter().map(|o| Some(o.value)).collect()))
 }

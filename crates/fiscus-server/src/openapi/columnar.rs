@@ -6,8 +6,10 @@ use fiscus_http::columnar::{ARROW, COLUMNS, CSV, ColumnSpec, ColumnType};
 use serde_json::{Map, Value, json};
 
 /// Every bulk read, by operation id, with its columns.
-pub const BULK_READS: &[(&str, &[ColumnSpec])] =
-    &[("get_data_instruments_uid_prices", fiscus_data::routes::instruments::PRICE_COLUMNS)];
+pub const BULK_READS: &[(&str, &[ColumnSpec])] = &[
+    ("get_data_instruments_uid_prices", fiscus_data::routes::instruments::PRICE_COLUMNS),
+    ("get_data_economics_series_key_observations", fiscus_data::routes::economics::OBSERVATION_COLUMNS),
+];
 
 /// The headers of a bulk read's page, components beside the shared ones (`contract.rs` adds them).
 pub fn headers() -> Value {

@@ -85,7 +85,10 @@ async fn pandas_and_pyarrow_read_the_csv_and_arrow_answers_as_they_are() {
         .await
         .expect("join");
     assert!(
-        out.contains("pandas csv: ok") && out.contains("pyarrow arrow: ok") && out.contains("pandas arrow: ok"),
+        out.contains("pandas csv: ok")
+            && out.contains("pyarrow arrow: ok")
+            && out.contains("pandas arrow: ok")
+            && out.contains("economics csv and arrow: ok"),
         "{out}"
     );
 }
