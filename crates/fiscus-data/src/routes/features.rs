@@ -3,11 +3,14 @@
 //! stored: the same dataset version always gives the same values.
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{OriginalUri, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::data::Kind;
 use fiscus_domain::data::features::{FEATURES, FeatureDefinition, find};
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_http::columnar::{ColumnSpec, ColumnType, Representation, Table, Values};
 use fiscus_store::data::market::{self, Rows};
 use serde::{Deserialize, Serialize};
 
@@ -125,7 +128,9 @@ pub struct FeatureValuesPage {
 /// the instrument unless `dataset` names one), so a window near `start` still sees its history; dates inside
 /// the warm-up have no value and are absent. The page names the dataset (with its `provenance` and content
 /// hash) and the price field used, and the same dataset version always gives the same values. Needs
-/// `quant:features:read`; nothing is stored, and an instrument without prices gives an empty page.
+/// `quant:features:read`; nothing is stored, and an instrument without prices gives an empty page. A price
+/// that is not positive (a close of 0) is left out of the series, as computations leave it out. `Accept:
+/// text/csv`, an Arrow IPC stream or column JSON give the same page in columns (`date`, `value`).
 #[utoipa::path(
     get,
     path = "/api/v2/quant/features/{key}/values",
@@ -138,9 +143,12 @@ pub struct FeatureValuesPage {
 pub async fn get_feature_values(
     ctx: Ctx,
     State(state): State<AppState>,
+    headers: HeaderMap,
+    OriginalUri(uri): OriginalUri,
     ApiPath(key): ApiPath<String>,
     ApiQuery(q): ApiQuery<ValuesQuery>,
-) -> Result<Json<FeatureValuesPage>, ApiError> {
+) -> Result<Response, ApiError> {
+    let representation = Representation::negotiate(&headers)?;
     let ws = ctx.principal.workspace_id();
     let definition = feature(&key)?;
     let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::POINTS)?;
@@ -169,7 +177,7 @@ pub async fn get_feature_values(
         has_more: false,
         next_after_id: None,
     };
-    let Some(number) = number else { return Ok(Json(page)) };
+    let Some(number) = number else { return respond(representation, &uri, page) };
     let d = super::datasets::of_kind(&mut conn, state.store.seal_key(), ws, number, &[Kind::Prices]).await?;
     page.dataset = Some(super::instruments::dataset_ref(&d));
     // The whole series: a rolling window near `start` needs the observations before it.
@@ -182,11 +190,11 @@ pub async fn get_feature_values(
         .iter()
         .filter_map(|b| {
             let p = if adjusted { b.adj_close.as_deref() } else { b.close.as_deref() };
-            p.map(|p| (b.date.as_str(), super::number(p)))
+            p.map(|p| (b.date.as_str(), super::number(p))).filter(|(_, p)| *p > 0.0)
         })
         .unzip();
     if prices.len() < 2 {
-        return Ok(Json(page));
+        return respond(representation, &uri, page);
     }
     let values = fiscus_kernel::inputs::feature_values(definition.formula, &prices).map_err(|e| {
         // Stored prices are checked positive and finite at import; anything else is corrupt data.
@@ -207,5 +215,26 @@ pub async fn get_feature_values(
     page.has_more = p.has_more;
     page.next_after_id = p.next_after_id;
     page.data = p.data;
-    Ok(Json(page))
+    respond(representation, &uri, page)
+}
+
+/// The columns of a feature values page in CSV, Arrow and column JSON.
+pub const VALUE_COLUMNS: &[ColumnSpec] = &[("date", ColumnType::Date), ("value", ColumnType::Float)];
+
+fn respond(
+    representation: Representation,
+    uri: &axum::http::Uri,
+    mut page: FeatureValuesPage,
+) -> Result<Response, ApiError> {
+    let headers = super::bulk::headers(uri, page.next_after_id.as_deref(), page.dataset.as_ref());
+    let table = match representation {
+        Representation::Json => Table::new(),
+        _ => {
+            let rows = std::mem::take(&mut page.data);
+            Table::new()
+                .column("date", Values::Date(rows.iter().map(|v| v.date.clone()).collect()))
+                .column("value", Values::Float(rows.iter().map(|v| Some(v.value)).collect()))
+        }
+    };
+    super::bulk::render(representation, headers, &page, table)
 }

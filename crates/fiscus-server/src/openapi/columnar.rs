@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 pub const BULK_READS: &[(&str, &[ColumnSpec])] = &[
     ("get_data_instruments_uid_prices", fiscus_data::routes::instruments::PRICE_COLUMNS),
     ("get_data_economics_series_key_observations", fiscus_data::routes::economics::OBSERVATION_COLUMNS),
+    ("get_quant_features_key_values", fiscus_data::routes::features::VALUE_COLUMNS),
 ];
 
 /// The headers of a bulk read's page, components beside the shared ones (`contract.rs` adds them).

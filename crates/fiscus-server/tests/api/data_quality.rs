@@ -92,6 +92,20 @@ async fn a_close_of_zero_is_reported_at_import_and_named_where_a_computation_dro
     assert_eq!((dropped[0]["symbol"].as_str(), &dropped[0]["dates"]), (Some("ZC"), &json!([dates[30]])));
     assert!(dropped[0]["message"].as_str().is_some_and(|m| m.contains("close is 0")), "{}", dropped[0]);
     assert_eq!(out["frequency"], "daily");
+
+    // A feature of the series leaves the zero out too (a return across it spans the two days around it),
+    // in every form.
+    let path = "/api/v2/quant/features/return_1d/values?instrument=ZC";
+    let r = app.get(path, &app.key).await;
+    assert_eq!(r.status(), 200);
+    let page: Value = r.json().await.expect("json");
+    let values = page["data"].as_array().expect("values");
+    assert_eq!(values.len(), 58, "59 prices, 58 returns");
+    assert!(values.iter().all(|v| v["date"] != dates[30].as_str() && v["value"].as_f64().is_some_and(f64::is_finite)));
+    let csv = app.http.get(app.url(path)).bearer_auth(&app.key).header("accept", "text/csv").send().await.expect("csv");
+    assert_eq!(csv.headers()["fiscus-content-hash"].to_str().ok(), page["dataset"]["content_hash"].as_str());
+    let text = csv.text().await.expect("text");
+    assert!(text.starts_with("date,value\r\n") && text.split("\r\n").count() == 60, "{text}");
 }
 
 #[tokio::test]
