@@ -2,9 +2,12 @@
 //! parameters `limit`, `after_id` (integer), `uid`, `status` and `general_ledger_id`, all exact.
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{OriginalUri, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use fiscus_domain::api::list::NumberedPage;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_http::columnar::{ColumnSpec, ColumnType, Representation, Table, Values};
 use fiscus_store::data::finance_core::{self, Filter};
 use serde::{Deserialize, Serialize};
 
@@ -188,13 +191,16 @@ pub struct JournalView {
 pub async fn get_journals(
     ctx: Ctx,
     State(state): State<AppState>,
+    headers: HeaderMap,
+    OriginalUri(uri): OriginalUri,
     ApiQuery(q): ApiQuery<FinanceCoreQuery>,
-) -> Result<Json<NumberedPage<JournalView>>, ApiError> {
+) -> Result<Response, ApiError> {
+    let representation = Representation::negotiate(&headers)?;
     let (f, limit) = filter(&q)?;
     let mut conn = state.store.read().await?;
     let rows = finance_core::list_journals(&mut conn, ctx.principal.workspace_id(), &f, limit).await?;
     let p = NumberedPage::from_overfetch(rows, limit, |(j, _)| j.id);
-    Ok(Json(NumberedPage {
+    let mut page = NumberedPage {
         object: p.object,
         has_more: p.has_more,
         next_after_id: p.next_after_id,
@@ -224,5 +230,54 @@ pub async fn get_journals(
                     .collect(),
             })
             .collect(),
-    }))
+    };
+    let next = page.next_after_id.map(|n| n.to_string());
+    let headers = super::bulk::headers(&uri, next.as_deref(), None);
+    let table = match representation {
+        Representation::Json => Table::new(),
+        _ => journal_table(&std::mem::take(&mut page.data)),
+    };
+    super::bulk::render(representation, headers, &page, table)
+}
+
+/// The columns of a journals page in CSV, Arrow and column JSON: one row per journal line, its journal's
+/// members first.
+pub const JOURNAL_COLUMNS: &[ColumnSpec] = &[
+    ("id", ColumnType::Int),
+    ("uid", ColumnType::Text),
+    ("general_ledger_id", ColumnType::Int),
+    ("entity_id", ColumnType::Int),
+    ("entry", ColumnType::Text),
+    ("posting_date", ColumnType::Date),
+    ("status", ColumnType::Text),
+    ("dataset", ColumnType::Int),
+    ("line", ColumnType::Int),
+    ("account", ColumnType::Text),
+    ("description", ColumnType::Text),
+    ("debit_minor", ColumnType::Int),
+    ("credit_minor", ColumnType::Int),
+    ("currency", ColumnType::Text),
+];
+
+fn journal_table(journals: &[JournalView]) -> Table {
+    type Row<'a> = (&'a JournalView, &'a JournalLineView);
+    let rows: Vec<Row<'_>> = journals.iter().flat_map(|j| j.lines.iter().map(move |l| (j, l))).collect();
+    let int = |get: fn(&Row<'_>) -> i64| Values::Int(rows.iter().map(|r| Some(get(r))).collect());
+    let text =
+        |get: for<'a> fn(&'a Row<'a>) -> &'a str| Values::Text(rows.iter().map(|r| Some(get(r).to_string())).collect());
+    Table::new()
+        .column("id", int(|(j, _)| j.id))
+        .column("uid", text(|(j, _)| &j.uid))
+        .column("general_ledger_id", int(|(j, _)| j.general_ledger_id))
+        .column("entity_id", int(|(j, _)| j.entity_id))
+        .column("entry", text(|(j, _)| &j.entry))
+        .column("posting_date", Values::Date(rows.iter().map(|(j, _)| j.posting_date.clone()).collect()))
+        .column("status", text(|(j, _)| &j.status))
+        .column("dataset", int(|(j, _)| j.dataset))
+        .column("line", int(|(_, l)| l.line))
+        .column("account", text(|(_, l)| &l.account))
+        .column("description", text(|(_, l)| &l.description))
+        .column("debit_minor", int(|(_, l)| l.debit_minor))
+        .column("credit_minor", int(|(_, l)| l.credit_minor))
+        .column("currency", text(|(_, l)| &l.currency))
 }

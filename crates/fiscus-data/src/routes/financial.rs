@@ -2,8 +2,11 @@
 //! statements.
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{OriginalUri, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use fiscus_domain::api::list::ListPage;
+use fiscus_http::columnar::{ColumnSpec, ColumnType, Representation, Table, Values};
 use fiscus_store::data::banking::{self, Filter};
 use serde::{Deserialize, Serialize};
 
@@ -74,8 +77,11 @@ pub struct TransactionView {
 pub async fn get_transactions(
     ctx: Ctx,
     State(state): State<AppState>,
+    headers: HeaderMap,
+    OriginalUri(uri): OriginalUri,
     ApiQuery(q): ApiQuery<TransactionsQuery>,
-) -> Result<Json<ListPage<TransactionView>>, ApiError> {
+) -> Result<Response, ApiError> {
+    let representation = Representation::negotiate(&headers)?;
     let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;
     let after = super::object_cursor(q.after_id.as_deref())?;
@@ -92,7 +98,7 @@ pub async fn get_transactions(
     let mut conn = state.store.read().await?;
     let rows = banking::list_transactions(&mut conn, ctx.principal.workspace_id(), &f, limit).await?;
     let p = ListPage::from_overfetch(rows, limit, |t| t.id.clone());
-    Ok(Json(ListPage {
+    let mut page = ListPage {
         object: p.object,
         has_more: p.has_more,
         next_after_id: p.next_after_id,
@@ -114,7 +120,45 @@ pub async fn get_transactions(
                 dataset: t.dataset_number,
             })
             .collect(),
-    }))
+    };
+    // A page spans the datasets its rows came from (each row names its own): no one dataset in the headers.
+    let headers = super::bulk::headers(&uri, page.next_after_id.as_deref(), None);
+    let table = match representation {
+        Representation::Json => Table::new(),
+        _ => transaction_table(&std::mem::take(&mut page.data)),
+    };
+    super::bulk::render(representation, headers, &page, table)
+}
+
+/// The columns of a transactions page in CSV, Arrow and column JSON, in the order of `TransactionView`.
+pub const TRANSACTION_COLUMNS: &[ColumnSpec] = &[
+    ("id", ColumnType::Text),
+    ("account", ColumnType::Text),
+    ("external_id", ColumnType::Text),
+    ("booking_date", ColumnType::Date),
+    ("value_date", ColumnType::Date),
+    ("amount_minor", ColumnType::Int),
+    ("currency", ColumnType::Text),
+    ("counterparty", ColumnType::Text),
+    ("description", ColumnType::Text),
+    ("reference", ColumnType::Text),
+    ("dataset", ColumnType::Int),
+];
+
+fn transaction_table(rows: &[TransactionView]) -> Table {
+    let text = |get: fn(&TransactionView) -> &String| Values::Text(rows.iter().map(|t| Some(get(t).clone())).collect());
+    Table::new()
+        .column("id", text(|t| &t.id))
+        .column("account", text(|t| &t.account))
+        .column("external_id", text(|t| &t.external_id))
+        .column("booking_date", Values::Date(rows.iter().map(|t| t.booking_date.clone()).collect()))
+        .column("value_date", Values::Date(rows.iter().map(|t| t.value_date.clone()).collect()))
+        .column("amount_minor", Values::Int(rows.iter().map(|t| Some(t.amount_minor)).collect()))
+        .column("currency", text(|t| &t.currency))
+        .column("counterparty", text(|t| &t.counterparty))
+        .column("description", text(|t| &t.description))
+        .column("reference", text(|t| &t.reference))
+        .column("dataset", Values::Int(rows.iter().map(|t| Some(t.dataset)).collect()))
 }
 
 #[derive(Deserialize, utoipa::IntoParams)]

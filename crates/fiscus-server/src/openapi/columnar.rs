@@ -10,6 +10,8 @@ pub const BULK_READS: &[(&str, &[ColumnSpec])] = &[
     ("get_data_instruments_uid_prices", fiscus_data::routes::instruments::PRICE_COLUMNS),
     ("get_data_economics_series_key_observations", fiscus_data::routes::economics::OBSERVATION_COLUMNS),
     ("get_quant_features_key_values", fiscus_data::routes::features::VALUE_COLUMNS),
+    ("get_financial_transactions", fiscus_data::routes::financial::TRANSACTION_COLUMNS),
+    ("get_finance_core_journals", fiscus_data::routes::finance_core::JOURNAL_COLUMNS),
 ];
 
 /// The headers of a bulk read's page, components beside the shared ones (`contract.rs` adds them).

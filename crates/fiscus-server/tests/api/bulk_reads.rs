@@ -92,3 +92,45 @@ async fn pandas_and_pyarrow_read_the_csv_and_arrow_answers_as_they_are() {
         "{out}"
     );
 }
+
+/// The ledger reads in columns too: a journals page is one CSV row per journal line (its journal's members
+/// first), a transactions page one row per transaction, both paged by `Link` like their JSON.
+#[tokio::test]
+async fn journals_and_transactions_read_as_columns_row_for_row() {
+    let app = spawn_app().await;
+    app.load_demo().await;
+    let journals: Value =
+        get(&app, "/api/v2/finance-core/journals?limit=5", "application/json").await.json().await.expect("json");
+    let lines: usize =
+        journals["data"].as_array().expect("data").iter().map(|j| j["lines"].as_array().map_or(0, Vec::len)).sum();
+    assert!(lines > 0, "the demo has posted journals: {journals}");
+    let r = get(&app, "/api/v2/finance-core/journals?limit=5", "text/csv").await;
+    assert_eq!(r.status(), 200);
+    let has_more = journals["has_more"].as_bool().unwrap_or(false);
+    assert_eq!(r.headers().get("link").is_some(), has_more);
+    let csv = r.text().await.expect("csv");
+    let rows: Vec<&str> = csv.split("\r\n").filter(|l| !l.is_empty()).collect();
+    assert_eq!(
+        rows[0],
+        "id,uid,general_ledger_id,entity_id,entry,posting_date,status,dataset,line,account,description,debit_minor,credit_minor,currency"
+    );
+    assert_eq!(rows.len(), 1 + lines, "{csv}");
+    let first = &journals["data"][0];
+    assert!(rows[1].starts_with(&format!("{},{}", first["id"], first["uid"].as_str().expect("uid"))), "{}", rows[1]);
+
+    let transactions: Value =
+        get(&app, "/api/v2/financial/transactions?limit=7", "application/json").await.json().await.expect("json");
+    let n = transactions["data"].as_array().expect("data").len();
+    let columns: Value = get(&app, "/api/v2/financial/transactions?limit=7", "application/vnd.fiscus.columns+json")
+        .await
+        .json()
+        .await
+        .expect("columns");
+    let amounts: Vec<Value> =
+        transactions["data"].as_array().expect("data").iter().map(|t| t["amount_minor"].clone()).collect();
+    assert_eq!(columns["data"]["amount_minor"], Value::Array(amounts));
+    assert_eq!(columns["data"]["id"].as_array().map(Vec::len), Some(n));
+    let arrow = get(&app, "/api/v2/financial/transactions?limit=7", "application/vnd.apache.arrow.stream").await;
+    assert_eq!(arrow.status(), 200);
+    assert_eq!(&arrow.bytes().await.expect("arrow")[..4], &[0xff; 4]);
+}
