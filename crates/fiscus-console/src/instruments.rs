@@ -89,7 +89,12 @@ pub async fn detail(State(state): State<AppState>, op: OperatorSession, Path(id)
         Err(_) => return unavailable(),
     };
     let mut bars = Vec::new();
+    let mut quality = String::new();
     if let Some(dataset) = dataset {
+        quality = match fiscus_store::data::datasets::qualities(&mut conn, &op.workspace_id, &[dataset]).await {
+            Ok(found) => quality_section(&i.symbol, dataset, found.get(&dataset).map(String::as_str)),
+            Err(_) => return unavailable(),
+        };
         let Ok(last) = market::last_bar(&mut conn, &op.workspace_id, &i.id, dataset).await else {
             return unavailable();
         };
@@ -118,7 +123,7 @@ pub async fn detail(State(state): State<AppState>, op: OperatorSession, Path(id)
         "<dl><dt>Symbol</dt><dd>{symbol}</dd><dt>Name</dt><dd>{name}</dd><dt>Asset class</dt><dd>{class}</dd>\
          <dt>Exchange</dt><dd>{exchange}</dd><dt>Currency</dt><dd>{currency}</dd><dt>Country</dt><dd>{country}</dd>\
          <dt>Sector</dt><dd>{sector}</dd><dt>ISIN</dt><dd>{isin}</dd><dt>Reference data</dt><dd>dataset {dataset}</dd></dl>\
-         <h2>Price history</h2>{chart}",
+         <h2>Price history</h2>{chart}{quality}",
         symbol = escape(&i.symbol),
         name = escape(&i.name),
         class = escape(&i.asset_class),
@@ -130,4 +135,35 @@ pub async fn detail(State(state): State<AppState>, op: OperatorSession, Path(id)
         dataset = i.dataset_number,
     );
     page(&format!("Instrument {}", i.symbol), op.nav(), &body)
+}
+
+/// What the prices dataset's quality report (written at import) found in this instrument's series: each kind
+/// of finding with its count and first dates, or that there is none, or that the dataset predates reports.
+fn quality_section(symbol: &str, dataset: i64, report: Option<&str>) -> String {
+    let head =
+        format!("<h2>Data quality</h2><p>From the quality report of prices dataset {dataset}, written at import.</p>");
+    let Some(report) = report.and_then(|r| serde_json::from_str::<fiscus_domain::data::quality::QualityReport>(r).ok())
+    else {
+        return format!(
+            "<h2>Data quality</h2><p>Prices dataset {dataset} was imported before quality reports were written.</p>"
+        );
+    };
+    let Some(f) = report.findings.iter().find(|f| f.series == symbol) else {
+        return format!("{head}<p>Nothing to report: no gaps, zero or negative values, stale runs or outliers.</p>");
+    };
+    let mut items = String::new();
+    for (what, x) in [
+        ("Gaps", &f.gaps),
+        ("Zero values", &f.zero_values),
+        ("Negative values", &f.negative_values),
+        ("Missing values", &f.missing_values),
+        ("Stale runs", &f.stale_runs),
+        ("Outliers", &f.outliers),
+    ] {
+        if x.count > 0 {
+            let dates: Vec<String> = x.dates.iter().take(5).map(|d| escape(d)).collect();
+            items.push_str(&format!("<dt>{what}</dt><dd>{} (first: {})</dd>", x.count, dates.join(", ")));
+        }
+    }
+    format!("{head}<p>{} dates, {}.</p><dl>{items}</dl>", f.observations, f.frequency.as_str())
 }

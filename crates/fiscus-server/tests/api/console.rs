@@ -710,6 +710,8 @@ async fn instruments_are_listed_filterable_and_their_prices_drawn() {
         page.contains("MSFT price history (five years): 1259 points from 2017-12-28 00:00 to 2022-12-28 00:00"),
         "{page}"
     );
+    // The prices dataset's quality report, as written at import, for this instrument's series.
+    assert!(page.contains("<h2>Data quality</h2><p>From the quality report of prices dataset"), "{page}");
     let missing =
         client().get(app.url("/console/instruments/NOPE")).header("cookie", &cookie).send().await.expect("request");
     assert_eq!(missing.status(), 404);
