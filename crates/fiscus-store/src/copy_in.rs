@@ -1,14 +1,16 @@
-//! PostgreSQL's bulk path for a large import: the rows travel by `COPY … FROM STDIN` (text format) into
-//! `import_staging` on a connection of their own, then the import's transaction moves them into their table
-//! with one `INSERT … SELECT` and deletes them from staging. Binding every value of a 500,000-row file as a
-//! parameter cost most of an import's time (issue 34: 0.13× `\copy`); COPY streams them as the server
-//! parses its own format.
+//! PostgreSQL's bulk path for a large import: the rows travel by `COPY … FROM STDIN` (text format) into a
+//! staging table of the import's own on a connection of their own, then the import's transaction moves them
+//! into their table with one `INSERT … SELECT`, and the staging table is dropped. Binding every value of a
+//! 500,000-row file as a parameter cost most of an import's time (issue 34: 0.13× `\copy`); COPY streams
+//! them as the server parses its own format.
 //!
 //! Why a second connection: the store's connections are sqlx's `Any` connections, which expose no COPY, and
 //! the import's transaction is a savepoint in a group-commit lane's transaction. The staged rows are
-//! committed before that transaction reads them (READ COMMITTED sees them), and carry a batch id no one else
-//! knows; a batch whose import failed is deleted by the import, or swept by age when the process died
-//! between the two steps. Staging is UNLOGGED: a crash loses only rows no import acknowledged.
+//! committed before that transaction reads them (READ COMMITTED sees them) in a table whose name no one
+//! else knows. Why a table per import rather than one shared one: dropping a table is one catalogue change,
+//! where deleting 500,000 staged rows was a second pass over them. The table is UNLOGGED (a crash loses only
+//! rows no import acknowledged) and named after the time it was made, so one left by a process that died
+//! between the two steps is dropped at the next start.
 
 use crate::Result;
 use fiscus_domain::integrity::Stored;
@@ -19,25 +21,26 @@ use std::str::FromStr;
 /// fast and need no second connection).
 pub const COPY_FROM_ROWS: usize = 20_000;
 
-/// The staging table's value columns.
-pub const STAGING_COLUMNS: usize = 16;
+/// Staging tables are named `import_staging_<micros>_<random>`.
+const PREFIX: &str = "import_staging_";
 
-/// A batch staged older than this is an import that died: swept.
+/// A staging table older than this is an import that died: dropped.
 const STALE_MICROS: i64 = 24 * 3600 * 1_000_000;
 
-/// Makes staging unlogged (nothing in it must survive a crash) and sweeps batches of imports that died.
+/// Drops the staging tables of imports that died (older than a day: an import never takes that long).
 pub async fn prepare(pool: &sqlx::AnyPool) -> Result<()> {
-    let persistence: Option<String> =
-        sqlx::query_scalar("SELECT relpersistence::text FROM pg_class WHERE relname = 'import_staging'")
-            .fetch_optional(pool)
-            .await?;
-    if persistence.as_deref() == Some("p") {
-        sqlx::query("ALTER TABLE import_staging SET UNLOGGED").execute(pool).await?;
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'import\\_staging\\_%'",
+    )
+    .fetch_all(pool)
+    .await?;
+    let now = fiscus_domain::clock::now_micros();
+    for t in tables {
+        let made = t.strip_prefix(PREFIX).and_then(|r| r.split('_').next()).and_then(|m| m.parse::<i64>().ok());
+        if made.is_some_and(|m| now - m > STALE_MICROS) && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            sqlx::query(&format!("DROP TABLE IF EXISTS {t}")).execute(pool).await?;
+        }
     }
-    sqlx::query("DELETE FROM import_staging WHERE staged_at < $1")
-        .bind(fiscus_domain::clock::now_micros() - STALE_MICROS)
-        .execute(pool)
-        .await?;
     Ok(())
 }
 
@@ -64,40 +67,37 @@ fn field(out: &mut Vec<u8>, v: &Stored) {
 /// Rows to stage, built a chunk at a time (so a large import never holds its whole COPY stream).
 pub struct Staging {
     conn: sqlx::postgres::PgConnection,
-    pub batch: String,
+    /// The staging table's name.
+    pub table: String,
     width: usize,
     buffer: Vec<u8>,
-    staged_at: i64,
 }
 
 impl Staging {
-    /// Opens the staging connection for rows of `width` values.
+    /// Opens the staging connection and makes the staging table, `width` text columns `c0…`.
     pub async fn open(url: &str, width: usize) -> Result<Staging> {
-        assert!(width <= STAGING_COLUMNS, "a dataset table wider than staging");
         let options = sqlx::postgres::PgConnectOptions::from_str(url)?;
-        let conn = sqlx::postgres::PgConnection::connect_with(&options).await?;
-        Ok(Staging {
-            conn,
-            batch: fiscus_domain::ids::new_id("stg"),
-            width,
-            buffer: Vec::with_capacity(1 << 20),
-            staged_at: fiscus_domain::clock::now_micros(),
-        })
+        let mut conn = sqlx::postgres::PgConnection::connect_with(&options).await?;
+        let random = fiscus_domain::ids::new_id("x").to_ascii_lowercase();
+        let table = format!("{PREFIX}{}_{}", fiscus_domain::clock::now_micros(), random.trim_start_matches("x_"));
+        let columns: Vec<String> = (0..width).map(|i| format!("c{i} TEXT")).collect();
+        sqlx::query(&format!("CREATE UNLOGGED TABLE {table} ({})", columns.join(", "))).execute(&mut conn).await?;
+        Ok(Staging { conn, table, width, buffer: Vec::with_capacity(1 << 20) })
     }
 
     /// Sends rows (each `width` values) by one COPY.
     pub async fn send(&mut self, rows: &[Vec<Stored>]) -> Result<()> {
         let columns: Vec<String> = (0..self.width).map(|i| format!("c{i}")).collect();
-        let sql = format!("COPY import_staging (batch, staged_at, {}) FROM STDIN", columns.join(", "));
+        let sql = format!("COPY {} ({}) FROM STDIN", self.table, columns.join(", "));
         let mut copy = self.conn.copy_in_raw(&sql).await?;
-        let prefix = format!("{}\t{}", self.batch, self.staged_at);
         for chunk in rows.chunks(4096) {
             self.buffer.clear();
             for row in chunk {
                 debug_assert_eq!(row.len(), self.width);
-                self.buffer.extend_from_slice(prefix.as_bytes());
-                for v in row {
-                    self.buffer.push(b'\t');
+                for (i, v) in row.iter().enumerate() {
+                    if i > 0 {
+                        self.buffer.push(b'\t');
+                    }
                     field(&mut self.buffer, v);
                 }
                 self.buffer.push(b'\n');
@@ -111,9 +111,9 @@ impl Staging {
         Ok(())
     }
 
-    /// Deletes the batch (after the import's transaction took it, or failed).
+    /// Drops the staging table (after the import's transaction took its rows, or failed).
     pub async fn discard(mut self) -> Result<()> {
-        sqlx::query("DELETE FROM import_staging WHERE batch = $1").bind(&self.batch).execute(&mut self.conn).await?;
+        sqlx::query(&format!("DROP TABLE IF EXISTS {}", self.table)).execute(&mut self.conn).await?;
         self.conn.close().await?;
         Ok(())
     }

@@ -173,6 +173,9 @@ pub struct WriteTx {
     standing_changed: bool,
     seal_key: Arc<SealKey>,
     copy_url: Option<Arc<str>>,
+    /// Staging tables whose rows this transaction took (see [`copy_in`]): dropped once it has committed or
+    /// rolled back, since the drop waits for its lock on them.
+    staged: Vec<copy_in::Staging>,
 }
 
 enum Inner {
@@ -207,6 +210,11 @@ impl WriteTx {
     /// PostgreSQL, for `rows` enough to be worth a COPY: the URL its staging connection takes.
     pub(crate) fn copy_url(&self, rows: usize) -> Option<Arc<str>> {
         self.copy_url.clone().filter(|_| rows >= copy_in::COPY_FROM_ROWS)
+    }
+
+    /// A staging table to drop when this transaction ends.
+    pub(crate) fn staged(&mut self, staging: copy_in::Staging) {
+        self.staged.push(staging);
     }
 
     /// Declares that this transaction changes credential or workspace standing, so caches must forget.
@@ -251,7 +259,13 @@ impl WriteTx {
                 (Some(_), true) => Some(cache::move_generation(self.conn()).await?),
                 _ => None,
             };
-            self.finish_commit(standing).await?;
+            let committed = self.finish_commit(standing).await;
+            for staging in std::mem::take(&mut self.staged) {
+                if let Err(e) = staging.discard().await {
+                    tracing::warn!(error = %e, "a staging table was not dropped (it is swept at the next start)");
+                }
+            }
+            committed?;
             if let (Some(pool), Some(generation)) = (&self.nodes, generation) {
                 if let Some(cache) = &self.cache {
                     let _ = cache.bump();
@@ -292,6 +306,17 @@ impl Drop for WriteTx {
             && state.take().is_some()
         {
             lane.spawn_flush();
+        }
+        // Rolled back: its staging tables go once the rollback released them.
+        let staged = std::mem::take(&mut self.staged);
+        if !staged.is_empty()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move {
+                for staging in staged {
+                    let _ = staging.discard().await;
+                }
+            });
         }
     }
 }
@@ -471,6 +496,7 @@ impl Store {
                 standing_changed: false,
                 seal_key: self.seal_key.clone(),
                 copy_url: self.copy_url.clone(),
+                staged: Vec::new(),
             })
         })
     }

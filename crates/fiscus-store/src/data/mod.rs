@@ -77,8 +77,8 @@ pub(crate) async fn insert_mapped<T>(
 }
 
 /// PostgreSQL's bulk path (see [`crate::copy_in`]): the rows staged by COPY a chunk at a time, then moved
-/// into the table by one `INSERT … SELECT` in the import's transaction; the batch is deleted from staging
-/// whether or not that succeeded.
+/// into the table by one `INSERT … SELECT` in the import's transaction; the staging table is dropped when
+/// that transaction ends, whether it committed or not.
 async fn staged<T>(
     tx: &mut WriteTx,
     url: &str,
@@ -97,20 +97,20 @@ async fn staged<T>(
         }
         let select = crate::copy_in::select_list(tx.conn(), table.table, table.columns).await?;
         sqlx::query(&format!(
-            "INSERT INTO {} (workspace_id, {}) SELECT $1, {select} FROM import_staging WHERE batch = $2",
+            "INSERT INTO {} (workspace_id, {}) SELECT $1, {select} FROM {}",
             table.table,
-            table.columns.join(", ")
+            table.columns.join(", "),
+            staging.table
         ))
         .bind(workspace_id)
-        .bind(&staging.batch)
         .execute(tx.conn())
         .await?;
         Ok::<(), StoreError>(())
     }
     .await;
-    let discarded = staging.discard().await;
-    moved?;
-    discarded
+    // Dropped when the transaction ends: the drop waits for the lock the INSERT holds on it.
+    tx.staged(staging);
+    moved
 }
 
 /// One row's canonical line: an RFC 8785 JSON array of its stored values.
