@@ -91,8 +91,8 @@ pub async fn detail(State(state): State<AppState>, op: OperatorSession, Path(id)
     let mut bars = Vec::new();
     let mut quality = String::new();
     if let Some(dataset) = dataset {
-        quality = match fiscus_store::data::datasets::qualities(&mut conn, &op.workspace_id, &[dataset]).await {
-            Ok(found) => quality_section(&i.symbol, dataset, found.get(&dataset).map(String::as_str)),
+        quality = match fiscus_store::data::datasets::quality(&mut conn, &op.workspace_id, dataset).await {
+            Ok(report) => quality_section(&i.symbol, dataset, report.as_ref()),
             Err(_) => return unavailable(),
         };
         let Ok(last) = market::last_bar(&mut conn, &op.workspace_id, &i.id, dataset).await else {
@@ -139,11 +139,10 @@ pub async fn detail(State(state): State<AppState>, op: OperatorSession, Path(id)
 
 /// What the prices dataset's quality report (written at import) found in this instrument's series: each kind
 /// of finding with its count and first dates, or that there is none, or that the dataset predates reports.
-fn quality_section(symbol: &str, dataset: i64, report: Option<&str>) -> String {
+fn quality_section(symbol: &str, dataset: i64, report: Option<&fiscus_domain::data::quality::QualityReport>) -> String {
     let head =
         format!("<h2>Data quality</h2><p>From the quality report of prices dataset {dataset}, written at import.</p>");
-    let Some(report) = report.and_then(|r| serde_json::from_str::<fiscus_domain::data::quality::QualityReport>(r).ok())
-    else {
+    let Some(report) = report else {
         return format!(
             "<h2>Data quality</h2><p>Prices dataset {dataset} was imported before quality reports were written.</p>"
         );

@@ -10,7 +10,7 @@ use fiscus_store::data::market::{self, Rows};
 use serde::{Deserialize, Serialize};
 
 use crate::governed::Failure;
-pub use crate::quality::{Quality, Warning};
+pub use crate::quality::{Quality, Warning, WarningCode};
 use crate::services::Services;
 
 /// One instrument's prices, pinned.

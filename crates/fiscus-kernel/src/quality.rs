@@ -9,14 +9,24 @@ use serde_json::Value;
 /// At most this many dates are listed per warning (the count says how many there are).
 pub const DATES_LISTED: usize = 20;
 
+/// What a warning is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningCode {
+    /// A price that is missing, not a number, zero or negative, or on a date not every instrument has.
+    ObservationDropped,
+    /// A return or a step spans more than one period.
+    GapBridged,
+    /// The periods a gap misses were filled, as the request allowed.
+    GapFilled,
+    /// The periods per year were read from the dates.
+    FrequencyInferred,
+}
+
 /// One thing a computation did to its data that a reader must know.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Warning {
-    /// `observation_dropped` (a price that is missing, not a number, zero or negative, or on a date not
-    /// every instrument has), `gap_bridged` (a return or a step spans more than one period) or
-    /// `frequency_inferred` (the periods per year were read from the dates).
-    #[schema(example = "observation_dropped")]
-    pub code: String,
+    pub code: WarningCode,
     /// The instrument or series concerned, when it is one.
     #[schema(example = "CL")]
     pub symbol: Option<String>,
@@ -52,7 +62,7 @@ impl Quality {
         match self.frequency.periods_per_year() {
             Some(p) => {
                 self.warnings.push(Warning {
-                    code: "frequency_inferred".into(),
+                    code: WarningCode::FrequencyInferred,
                     symbol: None,
                     message: format!("the dates are {}: annualised with {p} periods per year", self.frequency.as_str()),
                     count: 0,
@@ -62,7 +72,7 @@ impl Quality {
             }
             None => {
                 self.warnings.push(Warning {
-                    code: "frequency_inferred".into(),
+                    code: WarningCode::FrequencyInferred,
                     symbol: None,
                     message: "the dates are irregular: annualised with 252 periods per year (give periods_per_year)"
                         .into(),
@@ -74,6 +84,11 @@ impl Quality {
         }
     }
 
+    /// The warning naming the gaps the dates have, if they have any.
+    pub fn gaps(&self) -> Option<&Warning> {
+        self.warnings.iter().find(|w| w.code == WarningCode::GapBridged)
+    }
+
     /// Names the gaps between consecutive dates that the computation steps over.
     pub fn bridge(&mut self, dates: &[String], symbol: Option<&str>) {
         let (f, gaps) = frequency::gaps(dates);
@@ -83,7 +98,7 @@ impl Quality {
         }
         let missing: u64 = gaps.iter().map(|g| g.missing).sum();
         self.warnings.push(Warning {
-            code: "gap_bridged".into(),
+            code: WarningCode::GapBridged,
             symbol: symbol.map(str::to_string),
             message: format!(
                 "{} step{} of the {} dates span{} a gap (about {missing} period{} missing): each is one return or step",
@@ -105,7 +120,7 @@ impl Quality {
         }
         let n = dates.len() as u64;
         self.warnings.push(Warning {
-            code: "observation_dropped".into(),
+            code: WarningCode::ObservationDropped,
             symbol: Some(symbol.to_string()),
             message: format!("{n} observation{} of {symbol} dropped: {why}", plural(n)),
             count: n,

@@ -21,6 +21,19 @@ use std::str::FromStr;
 /// fast and need no second connection).
 pub const COPY_FROM_ROWS: usize = 20_000;
 
+/// At most this many imports stage by COPY at once in a process, each holding a PostgreSQL connection of its
+/// own outside the pool: an import that finds every slot taken writes by multi-row INSERTs instead of
+/// waiting, so no tenant's imports can take the database's connections or hold up another's.
+static SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+
+/// A COPY slot, held by a staging table until it is dropped.
+pub type Slot = tokio::sync::SemaphorePermit<'static>;
+
+/// A free COPY slot, if there is one now.
+pub fn slot() -> Option<Slot> {
+    SLOTS.try_acquire().ok()
+}
+
 /// Staging tables are named `import_staging_<micros>_<random>`.
 const PREFIX: &str = "import_staging_";
 
@@ -71,18 +84,19 @@ pub struct Staging {
     pub table: String,
     width: usize,
     buffer: Vec<u8>,
+    _slot: Slot,
 }
 
 impl Staging {
     /// Opens the staging connection and makes the staging table, `width` text columns `c0…`.
-    pub async fn open(url: &str, width: usize) -> Result<Staging> {
+    pub async fn open(url: &str, width: usize, slot: Slot) -> Result<Staging> {
         let options = sqlx::postgres::PgConnectOptions::from_str(url)?;
         let mut conn = sqlx::postgres::PgConnection::connect_with(&options).await?;
         let random = fiscus_domain::ids::new_id("x").to_ascii_lowercase();
         let table = format!("{PREFIX}{}_{}", fiscus_domain::clock::now_micros(), random.trim_start_matches("x_"));
         let columns: Vec<String> = (0..width).map(|i| format!("c{i} TEXT")).collect();
         sqlx::query(&format!("CREATE UNLOGGED TABLE {table} ({})", columns.join(", "))).execute(&mut conn).await?;
-        Ok(Staging { conn, table, width, buffer: Vec::with_capacity(1 << 20) })
+        Ok(Staging { conn, table, width, buffer: Vec::with_capacity(1 << 20), _slot: slot })
     }
 
     /// Sends rows (each `width` values) by one COPY.

@@ -207,9 +207,11 @@ impl WriteTx {
         &self.seal_key
     }
 
-    /// PostgreSQL, for `rows` enough to be worth a COPY: the URL its staging connection takes.
-    pub(crate) fn copy_url(&self, rows: usize) -> Option<Arc<str>> {
-        self.copy_url.clone().filter(|_| rows >= copy_in::COPY_FROM_ROWS)
+    /// PostgreSQL, for `rows` enough to be worth a COPY and while a COPY slot is free: the URL its staging
+    /// connection takes, and the slot.
+    pub(crate) fn copy_url(&self, rows: usize) -> Option<(Arc<str>, copy_in::Slot)> {
+        let url = self.copy_url.clone().filter(|_| rows >= copy_in::COPY_FROM_ROWS)?;
+        Some((url, copy_in::slot()?))
     }
 
     /// A staging table to drop when this transaction ends.

@@ -176,7 +176,7 @@ pub fn import<'a>(
             )
             .await?
             {
-                let quality = stored_quality(&mut conn, workspace_id, existing.number).await?;
+                let quality = fiscus_store::data::datasets::quality(&mut conn, workspace_id, existing.number).await?;
                 return Ok(Outcome { dataset: existing, created: false, dry_run: req.dry_run, quality });
             }
         }
@@ -244,7 +244,8 @@ pub fn import<'a>(
                 .await?
                 {
                     Some(existing) => {
-                        let quality = stored_quality(&mut conn, workspace_id, existing.number).await?;
+                        let quality =
+                            fiscus_store::data::datasets::quality(&mut conn, workspace_id, existing.number).await?;
                         Ok(Outcome { dataset: existing, created: false, dry_run: false, quality })
                     }
                     None => Err(Failure::Store(StoreError::Conflict(String::from("datasets")))),
@@ -319,19 +320,4 @@ async fn create_instruments(
     }
     plan.unknown_symbols.clear();
     Ok(())
-}
-
-/// A dataset's stored quality report.
-pub async fn stored_quality(
-    conn: &mut fiscus_store::Connection,
-    workspace_id: &str,
-    number: i64,
-) -> Result<Option<QualityReport>, StoreError> {
-    let mut found = fiscus_store::data::datasets::qualities(conn, workspace_id, &[number]).await?;
-    found.remove(&number).map(|json| parse_quality(number, &json)).transpose()
-}
-
-/// A stored report as written (a row that does not parse was edited outside Fiscus).
-pub fn parse_quality(number: i64, json: &str) -> Result<QualityReport, StoreError> {
-    serde_json::from_str(json).map_err(|e| StoreError::Corrupt(format!("dataset_quality {number}: {e}")))
 }

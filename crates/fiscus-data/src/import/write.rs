@@ -605,7 +605,6 @@ pub async fn commit(
 ) -> Result<Dataset, Failure> {
     use fiscus_store::data::{banking, book, economics, finance_core, market};
     let total = plan.rows() as u64;
-    let report = report.map(|r| serde_json::to_string(r).unwrap_or_default());
     progress.update("writing", 0, total);
     let mut tx = store.begin().await?;
     let number = fiscus_store::data::datasets::next_number(&mut tx).await?;

@@ -150,12 +150,7 @@ pub async fn get_datasets(
     let numbers: Vec<i64> = page.data.iter().map(|d| d.number).collect();
     let mut reports =
         fiscus_store::data::datasets::qualities(&mut conn, ctx.principal.workspace_id(), &numbers).await?;
-    let mut data = Vec::with_capacity(page.data.len());
-    for d in &page.data {
-        let quality =
-            reports.remove(&d.number).map(|json| crate::import::parse_quality(d.number, &json)).transpose()?;
-        data.push(view(d, quality));
-    }
+    let data = page.data.iter().map(|d| view(d, reports.remove(&d.number))).collect();
     Ok(Json(NumberedPage { object: page.object, has_more: page.has_more, next_after_id: page.next_after_id, data }))
 }
 

@@ -433,7 +433,19 @@ async fn import_file(ctx: Ctx, state: AppState, body: ImportBody, bytes: Vec<u8>
         mapping,
         dry_run: body.dry_run.unwrap_or(false),
     };
-    let outcome = match import::import(&state.store, &ctx.caller(), ctx.principal.workspace_id(), req, &Silent).await {
+    // Parsing and checking a file of up to 64 MiB is seconds of CPU: it runs on the compute pool's inline
+    // threads, one at a time per workspace (ARCHITECTURE.md invariant 16), never on a runtime worker that
+    // every tenant's requests share. The import's store calls are driven from that thread.
+    let (store, caller, workspace) = (state.store.clone(), ctx.caller(), ctx.principal.workspace_id().to_string());
+    let runtime = tokio::runtime::Handle::current();
+    let on_pool = state
+        .compute
+        .run_inline(ctx.principal.workspace_id(), move || {
+            runtime.block_on(import::import(&store, &caller, &workspace, req, &Silent))
+        })
+        .await
+        .map_err(|_| ApiError::internal())?;
+    let outcome = match on_pool {
         Ok(o) => o,
         // The schema allows any text as the file; rows that do not read as the kind are the file's content,
         // so 409 `file_rejected` with each line's error, not 422.
@@ -461,4 +473,26 @@ async fn import_file(ctx: Ctx, state: AppState, body: ImportBody, bytes: Vec<u8>
         period_end: d.period_end.clone(),
     };
     Ok((code, Json(body)).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AssetClass;
+    use fiscus_domain::data::records::ASSET_CLASSES;
+
+    /// The document's enum is the importer's list (`ASSET_CLASSES`), no more and no fewer.
+    #[test]
+    fn the_asset_classes_offered_are_the_ones_an_instrument_may_have() {
+        let all = [
+            AssetClass::Equity,
+            AssetClass::Etf,
+            AssetClass::Index,
+            AssetClass::Fund,
+            AssetClass::Bond,
+            AssetClass::Commodity,
+            AssetClass::Fx,
+            AssetClass::Crypto,
+        ];
+        assert_eq!(all.map(AssetClass::as_str), ASSET_CLASSES);
+    }
 }

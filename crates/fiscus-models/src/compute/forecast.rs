@@ -235,7 +235,7 @@ pub async fn pin(state: &Services, workspace_id: &str, r: ForecastRequest) -> Re
     // is queued, unless filling was allowed.
     if forecast.seasonal() && forecast.fill_gaps.is_none() {
         let loaded = forecast.load(state, workspace_id).await?;
-        if let Some(g) = loaded.quality.as_ref().and_then(|q| q.warnings.iter().find(|w| w.code == "gap_bridged")) {
+        if let Some(g) = loaded.quality.as_ref().and_then(|q| q.gaps()) {
             return Err(Failure::Invalid(vec![(
                 "seasonal_period",
                 format!(
@@ -284,9 +284,9 @@ fn fill(values: &mut Vec<f64>, dates: &mut Vec<String>, how: Fill, quality: &mut
         filled_values.push(values[i]);
         filled_dates.push(dates[i].clone());
     }
-    quality.warnings.retain(|w| w.code != "gap_bridged");
+    quality.warnings.retain(|w| w.code != fiscus_kernel::inputs::WarningCode::GapBridged);
     quality.warnings.push(fiscus_kernel::inputs::Warning {
-        code: "gap_filled".into(),
+        code: fiscus_kernel::inputs::WarningCode::GapFilled,
         symbol: None,
         message: format!(
             "{inserted} missing period{} in {} gap{} filled with the {} value{}",

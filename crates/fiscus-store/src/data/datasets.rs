@@ -332,23 +332,30 @@ pub async fn verify(
     Ok(())
 }
 
-/// Stores a dataset's quality report (JSON), in the import's transaction.
-pub async fn insert_quality(tx: &mut WriteTx, workspace_id: &str, number: i64, report: &str) -> Result<()> {
+/// Stores a dataset's quality report (as JSON), in the import's transaction.
+pub async fn insert_quality(
+    tx: &mut WriteTx,
+    workspace_id: &str,
+    number: i64,
+    report: &fiscus_domain::data::quality::QualityReport,
+) -> Result<()> {
+    let json = serde_json::to_string(report).map_err(|e| StoreError::Corrupt(format!("quality report: {e}")))?;
     sqlx::query("INSERT INTO dataset_quality (workspace_id, dataset_number, report) VALUES ($1, $2, $3)")
         .bind(workspace_id)
         .bind(number)
-        .bind(report)
+        .bind(json)
         .execute(tx.conn())
         .await?;
     Ok(())
 }
 
-/// The quality reports (JSON) of datasets by number; a dataset without one is absent.
+/// The quality reports of datasets by number; a dataset without one is absent, a report that no longer
+/// reads as one (edited outside Fiscus) is `Corrupt`.
 pub async fn qualities(
     conn: &mut AnyConnection,
     workspace_id: &str,
     numbers: &[i64],
-) -> Result<std::collections::HashMap<i64, String>> {
+) -> Result<std::collections::HashMap<i64, fiscus_domain::data::quality::QualityReport>> {
     let mut out = std::collections::HashMap::with_capacity(numbers.len());
     for chunk in numbers.chunks(500) {
         let sql = format!(
@@ -359,7 +366,20 @@ pub async fn qualities(
         for n in chunk {
             q = q.bind(*n);
         }
-        out.extend(q.fetch_all(&mut *conn).await?);
+        for (number, json) in q.fetch_all(&mut *conn).await? {
+            let report = serde_json::from_str(&json)
+                .map_err(|e| StoreError::Corrupt(format!("dataset_quality {number}: {e}")))?;
+            out.insert(number, report);
+        }
     }
     Ok(out)
+}
+
+/// A dataset's quality report, if it has one.
+pub async fn quality(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    number: i64,
+) -> Result<Option<fiscus_domain::data::quality::QualityReport>> {
+    Ok(qualities(conn, workspace_id, &[number]).await?.remove(&number))
 }

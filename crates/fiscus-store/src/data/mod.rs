@@ -37,8 +37,8 @@ pub(crate) async fn insert_rows(
     rows: &[Vec<Stored>],
     lines: &mut Vec<String>,
 ) -> Result<()> {
-    if let Some(url) = tx.copy_url(rows.len()) {
-        return staged(tx, &url, workspace_id, table, rows, |r| r.clone(), lines).await;
+    if let Some((url, slot)) = tx.copy_url(rows.len()) {
+        return staged(tx, (&url, slot), workspace_id, table, rows, |r| r.clone(), lines).await;
     }
     let width = table.columns.len() + 1;
     let backend = crate::dialect::backend_of(tx.conn());
@@ -66,8 +66,8 @@ pub(crate) async fn insert_mapped<T>(
     row: impl Fn(&T) -> Vec<Stored>,
     lines: &mut Vec<String>,
 ) -> Result<()> {
-    if let Some(url) = tx.copy_url(items.len()) {
-        return staged(tx, &url, workspace_id, table, items, row, lines).await;
+    if let Some((url, slot)) = tx.copy_url(items.len()) {
+        return staged(tx, (&url, slot), workspace_id, table, items, row, lines).await;
     }
     for chunk in items.chunks(rows_per_statement(table.columns.len() + 1)) {
         let rows: Vec<Vec<Stored>> = chunk.iter().map(&row).collect();
@@ -81,14 +81,14 @@ pub(crate) async fn insert_mapped<T>(
 /// that transaction ends, whether it committed or not.
 async fn staged<T>(
     tx: &mut WriteTx,
-    url: &str,
+    (url, slot): (&str, crate::copy_in::Slot),
     workspace_id: &str,
     table: &RowTable,
     items: &[T],
     row: impl Fn(&T) -> Vec<Stored>,
     lines: &mut Vec<String>,
 ) -> Result<()> {
-    let mut staging = crate::copy_in::Staging::open(url, table.columns.len()).await?;
+    let mut staging = crate::copy_in::Staging::open(url, table.columns.len(), slot).await?;
     let moved = async {
         for chunk in items.chunks(50_000) {
             let rows: Vec<Vec<Stored>> = chunk.iter().map(&row).collect();

@@ -39,8 +39,7 @@ impl ModelRun {
             return Ok(());
         };
         // A season is counted in periods: across a gap in the dates it would be out of step.
-        if seasonal && let Some(g) = quality.as_ref().and_then(|q| q.warnings.iter().find(|w| w.code == "gap_bridged"))
-        {
+        if seasonal && let Some(g) = quality.as_ref().and_then(|q| q.gaps()) {
             return Err(Failure::Invalid(vec![(
                 "parameters",
                 format!(
