@@ -221,7 +221,7 @@ pub struct RiskQuery {
 }
 
 /// Field error of a requested `periods_per_year` (1 to 366).
-fn check_periods(errors: &mut Vec<(&'static str, String)>, p: Option<f64>) {
+pub(crate) fn check_periods(errors: &mut Vec<(&'static str, String)>, p: Option<f64>) {
     if p.is_some_and(|p| !(p.is_finite() && (1.0..=366.0).contains(&p))) {
         errors.push(("periods_per_year", "must be from 1 to 366".to_string()));
     }

@@ -53,9 +53,14 @@ pub struct PriceSummary {
     pub year_low: f64,
     /// Simple return over the year (first to last price of the window).
     pub year_return: Option<f64>,
-    /// Annualised volatility of the year's daily returns (sample, ×√252).
+    /// Annualised volatility of the year's returns (sample, × √periods_per_year).
     pub year_volatility: Option<f64>,
     pub observations: usize,
+    /// The frequency of the year's dates, and the periods per year it annualises with (252 daily, 52
+    /// weekly, 12 monthly, 4 quarterly, 1 annual; 252 for irregular dates).
+    pub frequency: fiscus_domain::data::frequency::Frequency,
+    #[schema(example = 252.0)]
+    pub periods_per_year: f64,
 }
 
 fn price_of(b: &market::Bar) -> Option<(&str, &'static str)> {
@@ -101,13 +106,15 @@ pub async fn company(state: &Services, tenant: &Tenant, symbol: &str) -> Result<
         let series = state.series.series(&state.store, ws, &i.id, number).await?;
         if let Some((last, (last_price, field))) = series.bars.iter().rev().find_map(|b| price_of(b).map(|p| (b, p))) {
             let from = window_start(&last.date, 365);
-            let year: Vec<f64> = series
+            let (dates, year): (Vec<&str>, Vec<f64>) = series
                 .bars
                 .iter()
                 .filter(|b| b.date >= from && b.date <= last.date)
-                .filter_map(|b| price_of(b).and_then(|(p, _)| p.parse::<f64>().ok()))
-                .filter(|p| p.is_finite() && *p > 0.0)
-                .collect();
+                .filter_map(|b| Some((b.date.as_str(), price_of(b).and_then(|(p, _)| p.parse::<f64>().ok())?)))
+                .filter(|(_, p)| p.is_finite() && *p > 0.0)
+                .unzip();
+            let frequency = fiscus_domain::data::frequency::Frequency::of_dates(dates.iter().copied());
+            let periods = frequency.periods_per_year().unwrap_or(DAYS_PER_YEAR);
             let returns: Vec<f64> = year.windows(2).map(|w| w[1] / w[0] - 1.0).collect();
             prices = Some(PriceSummary {
                 dataset: number,
@@ -117,8 +124,10 @@ pub async fn company(state: &Services, tenant: &Tenant, symbol: &str) -> Result<
                 year_high: year.iter().copied().fold(f64::MIN, f64::max),
                 year_low: year.iter().copied().fold(f64::MAX, f64::min),
                 year_return: (year.len() >= 2).then(|| year[year.len() - 1] / year[0] - 1.0),
-                year_volatility: risk::annual_volatility(&returns, DAYS_PER_YEAR).ok(),
+                year_volatility: risk::annual_volatility(&returns, periods).ok(),
                 observations: year.len(),
+                frequency,
+                periods_per_year: periods,
             });
         }
     }

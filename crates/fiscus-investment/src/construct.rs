@@ -10,7 +10,7 @@ use fiscus_store::investment_records::{Record, RecordKind};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::analytics::{self, DAYS_PER_YEAR, window_start};
+use super::analytics::{self, window_start};
 use super::{book, invalid, is_date};
 use fiscus_kernel::Services;
 use fiscus_kernel::engine::refused_by_engine;
@@ -58,6 +58,10 @@ pub struct ConstructRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(format = Date, example = "2022-12-28")]
     pub as_of: Option<String>,
+    /// Periods per year the annual estimates use, 1 to 366 (default: inferred from the prices' dates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 366, example = 252)]
+    pub periods_per_year: Option<f64>,
 }
 
 /// A target weight.
@@ -87,6 +91,14 @@ pub struct ConstructOutput {
     pub orders: Vec<Order>,
     /// Always false: a proposal.
     pub executable: bool,
+    /// Periods per year the annual estimates use: the request's, or inferred from the dates (252 daily,
+    /// 52 weekly, 12 monthly, 4 quarterly, 1 annual).
+    #[schema(example = 252.0)]
+    pub periods_per_year: f64,
+    /// The frequency of the prices' dates.
+    pub frequency: fiscus_domain::data::frequency::Frequency,
+    /// Each observation dropped and why, each gap bridged, and the frequency inferred.
+    pub warnings: Vec<inputs::Warning>,
 }
 
 pub async fn construct(
@@ -120,6 +132,7 @@ pub async fn construct(
     {
         errors.push(("instruments", "from 2 to 200 instruments".to_string()));
     }
+    analytics::check_periods(&mut errors, req.periods_per_year);
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
@@ -162,12 +175,14 @@ pub async fn construct(
             rows.len()
         )));
     }
+    let mut quality = panel.quality.clone();
+    let periods = quality.periods_per_year(req.periods_per_year);
     let current: Vec<f64> =
         symbols.iter().map(|s| valued.weights.iter().find(|w| &w.symbol == s).map_or(0.0, |w| w.weight)).collect();
     let returns = Matrix::from_rows(&rows).map_err(refused_by_engine)?;
     let (weights, volatility, expected_return) = match objective {
         ConstructionObjective::RiskParity => {
-            let cov = fiscus_quant::covariance::sample(&returns, 1).map_err(refused_by_engine)?.scaled(DAYS_PER_YEAR);
+            let cov = fiscus_quant::covariance::sample(&returns, 1).map_err(refused_by_engine)?.scaled(periods);
             let p = optimise::equal_risk_contribution(&cov).map_err(refused_by_engine)?;
             let vol = cov.quad_form(&p.weights).sqrt();
             (p.weights, vol, None)
@@ -182,8 +197,8 @@ pub async fn construct(
                 ConstructionObjective::MaxSharpe => Objective::MaxSharpe { risk_free: rf },
                 _ => Objective::MinVariance,
             };
-            let p = optimise::optimise_from_returns(&returns, DAYS_PER_YEAR, goal, &constraints)
-                .map_err(refused_by_engine)?;
+            let p =
+                optimise::optimise_from_returns(&returns, periods, goal, &constraints).map_err(refused_by_engine)?;
             (p.weights, p.volatility, p.expected_return)
         }
     };
@@ -236,6 +251,9 @@ pub async fn construct(
         expected_return,
         orders,
         executable: false,
+        periods_per_year: periods,
+        frequency: quality.frequency,
+        warnings: quality.warnings,
     };
     let request = json!({ "portfolio_id": portfolio_id, "request": req });
     super::records::record(state, caller, tenant, RecordKind::Construction, Some(portfolio_id), request, &output).await

@@ -11,7 +11,7 @@ use fiscus_store::investment_records::{Record, RecordKind};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::analytics::{self, DAYS_PER_YEAR, window_start};
+use super::analytics::{self, window_start};
 use super::{book, is_date};
 use fiscus_kernel::Services;
 use fiscus_kernel::engine::refused_by_engine;
@@ -32,6 +32,10 @@ pub struct ReportRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(format = Date, example = "2022-12-28")]
     pub end: Option<String>,
+    /// Periods per year the annual figures use, 1 to 366 (default: inferred from the prices' dates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 366, example = 252)]
+    pub periods_per_year: Option<f64>,
 }
 
 /// Return and risk of a series over the period.
@@ -93,14 +97,22 @@ pub struct ReportOutput {
     /// One-day historical VaR and CVaR at 95 % of the period's daily returns.
     pub var_1d_95: f64,
     pub cvar_1d_95: f64,
+    /// Periods per year the annual figures use: the request's, or inferred from the dates (252 daily, 52
+    /// weekly, 12 monthly, 4 quarterly, 1 annual).
+    #[schema(example = 252.0)]
+    pub periods_per_year: f64,
+    /// The frequency of the prices' dates.
+    pub frequency: fiscus_domain::data::frequency::Frequency,
+    /// Each observation dropped and why, each gap bridged, and the frequency inferred.
+    pub warnings: Vec<inputs::Warning>,
 }
 
-fn performance(returns: &[f64]) -> Result<Performance, Failure> {
+fn performance(returns: &[f64], periods: f64) -> Result<Performance, Failure> {
     Ok(Performance {
         period_return: returns.iter().fold(1.0, |g, r| g * (1.0 + r)) - 1.0,
-        annual_return: risk::annual_return(returns, DAYS_PER_YEAR).map_err(refused_by_engine)?,
-        annual_volatility: risk::annual_volatility(returns, DAYS_PER_YEAR).map_err(refused_by_engine)?,
-        sharpe_ratio: risk::sharpe_ratio(returns, 0.0, DAYS_PER_YEAR).ok(),
+        annual_return: risk::annual_return(returns, periods).map_err(refused_by_engine)?,
+        annual_volatility: risk::annual_volatility(returns, periods).map_err(refused_by_engine)?,
+        sharpe_ratio: risk::sharpe_ratio(returns, 0.0, periods).ok(),
         max_drawdown: risk::max_drawdown(returns, DrawdownStart::BeforeFirstReturn).map_err(refused_by_engine)?,
     })
 }
@@ -126,6 +138,7 @@ pub async fn generate(
             errors.push((field, "must be a date (YYYY-MM-DD)".to_string()));
         }
     }
+    analytics::check_periods(&mut errors, req.periods_per_year);
     // An `end` on or before `start` is an empty period (409 `insufficient_data` below), not a field error:
     // JSON Schema cannot compare two fields, and the document states every rule that makes a body invalid.
     if !errors.is_empty() {
@@ -198,8 +211,10 @@ pub async fn generate(
         e.0 += c.start_weight;
         e.1 += c.contribution;
     }
-    let perf = performance(&returns)?;
-    let bench_perf = bench_returns.as_deref().map(performance).transpose()?;
+    let mut quality = panel.quality.clone();
+    let periods = quality.periods_per_year(req.periods_per_year);
+    let perf = performance(&returns, periods)?;
+    let bench_perf = bench_returns.as_deref().map(|b| performance(b, periods)).transpose()?;
     let port_months = monthly(&dates, &returns);
     let bench_months = bench_returns.as_deref().map(|b| monthly(&dates, b));
     let tail = value_at_risk::historical(&returns, 0.05).map_err(refused_by_engine)?;
@@ -229,6 +244,9 @@ pub async fn generate(
             .collect(),
         var_1d_95: tail.var,
         cvar_1d_95: tail.cvar,
+        periods_per_year: periods,
+        frequency: quality.frequency,
+        warnings: quality.warnings,
     };
     let request = json!({ "request": req });
     super::records::record(state, caller, tenant, RecordKind::Report, Some(book.portfolio.id), request, &output).await

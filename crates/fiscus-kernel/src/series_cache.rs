@@ -212,9 +212,10 @@ impl SeriesCache {
         if !self.fresh(&key) {
             let d = datasets::get(conn, store.seal_key(), workspace_id, dataset).await?;
             let lines = fiscus_store::data::content_lines(conn, workspace_id, d.kind, d.number).await?;
+            let sealing = fiscus_store::data::Sealing::of(&d.importer_version);
             let hash = self
                 .cpu
-                .run(move || fiscus_store::data::content_hash(lines))
+                .run(move || fiscus_store::data::content_hash_of(sealing, lines))
                 .await
                 .map_err(|_| StoreError::Corrupt(format!("dataset {dataset}: hashing its rows failed")))?;
             if hash != d.content_hash {

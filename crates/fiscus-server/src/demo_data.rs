@@ -305,7 +305,7 @@ pub fn load<'a>(
             let req = ImportRequest {
                 kind: f.kind,
                 file_name: f.file.to_string(),
-                bytes: f.bytes.to_vec(),
+                input: f.bytes.to_vec().into(),
                 dataset: None,
                 source: f.source.to_string(),
                 licence: f.licence.to_string(),

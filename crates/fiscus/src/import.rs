@@ -226,23 +226,6 @@ fn pairs(values: &[String], what: &str) -> anyhow::Result<std::collections::BTre
         .collect()
 }
 
-/// Reads a file whole, refusing one that changed while it was read (size or modification time moved).
-fn read_whole(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
-    let before = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
-    if before.len() > 1 << 30 {
-        bail!("{}: the file is larger than 1 GiB; split it", path.display());
-    }
-    let bytes = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
-    let after = std::fs::metadata(path).with_context(|| format!("{}", path.display()))?;
-    if before.len() != after.len()
-        || before.modified().ok() != after.modified().ok()
-        || bytes.len() as u64 != after.len()
-    {
-        bail!("{}: the file changed while it was being read; nothing was imported", path.display());
-    }
-    Ok(bytes)
-}
-
 /// The quality report in a few lines: each series with findings (the first five), what was found and the
 /// first date of each.
 fn quality_lines(q: &fiscus_domain::data::quality::QualityReport) -> String {
@@ -353,12 +336,16 @@ pub async fn run(state: &fiscus_kernel::Services, args: ImportArgs) -> anyhow::R
     let mut ok = true;
     for path in &args.files {
         let label = path.display().to_string();
-        let bytes = read_whole(path)?;
+        let size = std::fs::metadata(path).with_context(|| label.clone())?.len();
+        if size > 1 << 30 {
+            bail!("{label}: the file is larger than 1 GiB; split it");
+        }
         let bar = Bar::new(label.clone());
         let req = ImportRequest {
             kind,
             file_name: path.file_name().and_then(|n| n.to_str()).unwrap_or("file.csv").to_string(),
-            bytes,
+            // Read by the import as it goes (prices stream: a large file is never whole in memory).
+            input: import::Input::File(path.clone()),
             dataset: args.dataset.clone(),
             source: args.source.clone().unwrap_or_else(|| format!("file {label}")),
             licence: args.licence.clone().unwrap_or_else(|| "proprietary".to_string()),

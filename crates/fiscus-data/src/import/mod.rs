@@ -1,14 +1,17 @@
 //! Importing files into datasets: the one pipeline behind `fiscus import`, the demo and the finance-core
 //! intake over HTTP.
 //!
-//! A file is read whole, hashed, parsed and checked (every cell, then the rules across rows and against
-//! what is stored) before anything is written; then its rows, its sealed dataset row and an audit event are
-//! written in one transaction. So an error names the file, line and column and nothing of the file is
-//! kept; the same file imported twice finds its dataset by hash and creates nothing.
+//! A file is hashed, parsed and checked (every cell, then the rules across rows and against what is
+//! stored); its rows, its sealed dataset row and an audit event are written in one transaction, which a
+//! refusal rolls back. So an error names the file, line and column and nothing of the file is kept; the
+//! same file imported twice finds its dataset by hash and creates nothing. Most kinds are read whole and
+//! checked before the transaction begins; prices, the kind that comes in millions of rows, stream through
+//! `stream.rs` (read, checked and written a chunk at a time, the writing overlapped with the reading).
 
 mod book;
 mod kinds;
 mod reader;
+mod stream;
 mod table;
 mod write;
 
@@ -73,11 +76,101 @@ fn delimiter<S: serde::Serializer>(d: &u8, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&(*d as char).to_string())
 }
 
+/// Where a file's bytes are: in memory (an HTTP body, a file the demo built) or on disk (the CLI's, which
+/// a streamed import reads as it goes, so a large file is never whole in memory).
+pub enum Input {
+    Bytes(Vec<u8>),
+    File(std::path::PathBuf),
+}
+
+impl From<Vec<u8>> for Input {
+    fn from(bytes: Vec<u8>) -> Input {
+        Input::Bytes(bytes)
+    }
+}
+
+impl Input {
+    /// The file's seal (`sha256:` and hex) and its number of lines, read through once for a file on disk.
+    fn survey(&self) -> std::io::Result<(String, u64)> {
+        let lines = |b: &[u8]| table::line_count(b) as u64;
+        match self {
+            Input::Bytes(b) => Ok((fiscus_domain::evidence::seal_bytes(b), lines(b))),
+            Input::File(path) => {
+                let mut hashing = Hashing::new(std::fs::File::open(path)?);
+                let mut buffer = vec![0u8; 1 << 16];
+                let mut n = 1;
+                loop {
+                    let read = std::io::Read::read(&mut hashing, &mut buffer)?;
+                    if read == 0 {
+                        break;
+                    }
+                    n += lines(&buffer[..read]) - 1;
+                }
+                Ok((hashing.seal(), n))
+            }
+        }
+    }
+
+    /// The file's size in bytes.
+    fn len(&self) -> std::io::Result<u64> {
+        match self {
+            Input::Bytes(b) => Ok(b.len() as u64),
+            Input::File(path) => Ok(std::fs::metadata(path)?.len()),
+        }
+    }
+
+    /// The file's bytes; a file on disk that no longer has the seal it was found by is refused (it changed
+    /// since: its dataset would carry another file's seal).
+    fn into_bytes(self, file: &str, sha256: &str) -> Result<Vec<u8>, Failure> {
+        match self {
+            Input::Bytes(b) => Ok(b),
+            Input::File(path) => {
+                let bytes = std::fs::read(path).map_err(|e| Failure::unreadable(file, &e))?;
+                if fiscus_domain::evidence::seal_bytes(&bytes) != sha256 {
+                    return Err(Failure::one(file, ImportError::line(0, CHANGED)));
+                }
+                Ok(bytes)
+            }
+        }
+    }
+}
+
+/// The refusal of a file that changed between its hashing and its reading.
+const CHANGED: &str = "the file changed while it was imported; nothing was kept, import it again";
+
+/// A reader that hashes what it reads (a streamed file is hashed again as it is imported, so a file
+/// changed after its first reading is refused rather than imported under the other bytes' seal).
+pub(crate) struct Hashing<R> {
+    inner: R,
+    hash: sha2::Sha256,
+}
+
+impl<R: std::io::Read> Hashing<R> {
+    fn new(inner: R) -> Hashing<R> {
+        use sha2::Digest;
+        Hashing { inner, hash: sha2::Sha256::new() }
+    }
+
+    fn seal(self) -> String {
+        use sha2::Digest;
+        format!("sha256:{}", fiscus_domain::evidence::hex(&self.hash.finalize()))
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use sha2::Digest;
+        let n = self.inner.read(buf)?;
+        self.hash.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
 /// A file to import.
 pub struct ImportRequest {
     pub kind: Kind,
     pub file_name: String,
-    pub bytes: Vec<u8>,
+    pub input: Input,
     /// The dataset's name; the file's stem, normalised, when not given.
     pub dataset: Option<String>,
     pub source: String,
@@ -114,6 +207,10 @@ impl Failure {
     fn one(file: &str, e: ImportError) -> Failure {
         Failure::Invalid { file: file.to_string(), errors: vec![e] }
     }
+
+    fn unreadable(file: &str, e: &std::io::Error) -> Failure {
+        Failure::one(file, ImportError::line(0, format!("the file cannot be read: {e}")))
+    }
 }
 
 /// Reports progress: `stage` is `reading`, `checking` or `writing`; `done` of `total` rows.
@@ -139,7 +236,7 @@ pub fn import<'a>(
     store: &'a Store,
     caller: &'a Caller,
     workspace_id: &'a str,
-    mut req: ImportRequest,
+    req: ImportRequest,
     progress: &'a dyn Progress,
 ) -> fiscus_store::Boxed<'a, Result<Outcome, Failure>> {
     Box::pin(async move {
@@ -164,7 +261,7 @@ pub fn import<'a>(
                 ));
             }
         }
-        let file_sha256 = fiscus_domain::evidence::seal_bytes(&req.bytes);
+        let (file_sha256, lines) = req.input.survey().map_err(|e| Failure::unreadable(&file, &e))?;
         {
             let mut conn = store.read().await?;
             if let Some(existing) = fiscus_store::data::datasets::find_by_file(
@@ -180,57 +277,15 @@ pub fn import<'a>(
                 return Ok(Outcome { dataset: existing, created: false, dry_run: req.dry_run, quality });
             }
         }
-        progress.update("reading", 0, 0);
-        // The file's bytes and their table go as soon as the plan holds the rows (a large import would
-        // otherwise keep three copies of its file while writing).
-        let bytes = std::mem::take(&mut req.bytes);
-        let (plan, total, date_format) = {
-            let parsed = table::read(&bytes, req.mapping.delimiter, MAX_ROWS).map_err(|e| Failure::one(&file, e))?;
-            drop(bytes);
-            let total = parsed.len() as u64;
-            progress.update("checking", 0, total);
-            let mut reader =
-                reader::Reader::new(&parsed, req.kind, &req.mapping).map_err(|e| Failure::one(&file, e))?;
-            let plan = write::plan(store, workspace_id, &req, &name, &mut reader).await?;
-            if !reader.errors.is_empty() {
-                return Err(Failure::Invalid { file, errors: reader.errors });
-            }
-            (plan, total, reader.date_format())
+        let kind = req.kind;
+        let written = if stream::streams(&req) {
+            // A file over the row limit is refused before it is parsed (the whole-file path counts too).
+            table::within_limit(lines, MAX_ROWS).map_err(|e| Failure::one(&file, e))?;
+            stream::prices(store, caller, workspace_id, req, name, file_sha256.clone(), progress).await
+        } else {
+            whole(store, caller, workspace_id, req, name, file_sha256.clone(), progress).await
         };
-        let mut plan = plan;
-        if !plan.unknown_symbols.is_empty() && !req.dry_run {
-            create_instruments(store, caller, workspace_id, &req, &name, &mut plan).await?;
-        }
-        let mut mapping = req.mapping.clone();
-        mapping.date_format = mapping.date_format.or(date_format);
-        progress.update("checking", total, total);
-        let dataset = Dataset {
-            id: fiscus_domain::ids::new_id("dst"),
-            number: 0,
-            kind: req.kind,
-            name,
-            version: 0,
-            source: req.source.trim().to_string(),
-            licence: req.licence.trim().to_string(),
-            provenance: req.provenance,
-            file_name: file.clone(),
-            file_sha256: file_sha256.clone(),
-            row_count: plan.rows() as i64,
-            skipped_count: plan.skipped as i64,
-            period_start: plan.period.as_ref().map(|p| p.0.clone()),
-            period_end: plan.period.as_ref().map(|p| p.1.clone()),
-            importer_version: IMPORTER_VERSION.to_string(),
-            mapping: serde_json::to_string(&mapping).unwrap_or_default(),
-            content_hash: String::new(),
-            imported_by: caller.actor.clone(),
-            created_at: fiscus_domain::clock::now_micros(),
-        };
-        let quality = write::quality(&plan.body);
-        if req.dry_run {
-            return Ok(Outcome { dataset, created: false, dry_run: true, quality });
-        }
-        match write::commit(store, caller, workspace_id, dataset, plan, quality.as_ref(), progress).await {
-            Ok(dataset) => Ok(Outcome { dataset, created: true, dry_run: false, quality }),
+        match written {
             // Imported concurrently by someone else: that import stands, this one is a no-op.
             Err(Failure::Store(StoreError::Conflict(_))) => {
                 let mut conn = store.read().await?;
@@ -238,7 +293,7 @@ pub fn import<'a>(
                     &mut conn,
                     store.seal_key(),
                     workspace_id,
-                    req.kind,
+                    kind,
                     &file_sha256,
                 )
                 .await?
@@ -251,9 +306,86 @@ pub fn import<'a>(
                     None => Err(Failure::Store(StoreError::Conflict(String::from("datasets")))),
                 }
             }
-            Err(e) => Err(e),
+            other => other,
         }
     })
+}
+
+/// The dataset row an import writes (its number, version and content hash are set in its transaction).
+fn new_dataset(
+    req: &ImportRequest,
+    caller: &Caller,
+    name: String,
+    file_sha256: String,
+    mapping: &Mapping,
+    (rows, skipped): (usize, usize),
+    period: Option<(String, String)>,
+) -> Dataset {
+    Dataset {
+        id: fiscus_domain::ids::new_id("dst"),
+        number: 0,
+        kind: req.kind,
+        name,
+        version: 0,
+        source: req.source.trim().to_string(),
+        licence: req.licence.trim().to_string(),
+        provenance: req.provenance,
+        file_name: req.file_name.clone(),
+        file_sha256,
+        row_count: rows as i64,
+        skipped_count: skipped as i64,
+        period_start: period.as_ref().map(|p| p.0.clone()),
+        period_end: period.as_ref().map(|p| p.1.clone()),
+        importer_version: IMPORTER_VERSION.to_string(),
+        mapping: serde_json::to_string(mapping).unwrap_or_default(),
+        content_hash: String::new(),
+        imported_by: caller.actor.clone(),
+        created_at: fiscus_domain::clock::now_micros(),
+    }
+}
+
+/// Imports a file read whole: parsed and checked before the transaction begins.
+async fn whole(
+    store: &Store,
+    caller: &Caller,
+    workspace_id: &str,
+    mut req: ImportRequest,
+    name: String,
+    file_sha256: String,
+    progress: &dyn Progress,
+) -> Result<Outcome, Failure> {
+    let file = req.file_name.clone();
+    progress.update("reading", 0, 0);
+    // The file's bytes and their table go as soon as the plan holds the rows (a large import would
+    // otherwise keep three copies of its file while writing).
+    let bytes = std::mem::replace(&mut req.input, Input::Bytes(Vec::new())).into_bytes(&file, &file_sha256)?;
+    let (plan, total, date_format) = {
+        let parsed = table::read(&bytes, req.mapping.delimiter, MAX_ROWS).map_err(|e| Failure::one(&file, e))?;
+        drop(bytes);
+        let total = parsed.len() as u64;
+        progress.update("checking", 0, total);
+        let mut reader = reader::Reader::new(&parsed, req.kind, &req.mapping).map_err(|e| Failure::one(&file, e))?;
+        let plan = write::plan(store, workspace_id, &req, &name, &mut reader).await?;
+        if !reader.errors.is_empty() {
+            return Err(Failure::Invalid { file, errors: reader.errors });
+        }
+        (plan, total, reader.date_format())
+    };
+    let mut plan = plan;
+    if !plan.unknown_symbols.is_empty() && !req.dry_run {
+        create_instruments(store, caller, workspace_id, &req, &name, &mut plan).await?;
+    }
+    let mut mapping = req.mapping.clone();
+    mapping.date_format = mapping.date_format.or(date_format);
+    progress.update("checking", total, total);
+    let dataset =
+        new_dataset(&req, caller, name, file_sha256, &mapping, (plan.rows(), plan.skipped), plan.period.clone());
+    let quality = write::quality(&plan.body);
+    if req.dry_run {
+        return Ok(Outcome { dataset, created: false, dry_run: true, quality });
+    }
+    let dataset = write::commit(store, caller, workspace_id, dataset, plan, quality.as_ref(), progress).await?;
+    Ok(Outcome { dataset, created: true, dry_run: false, quality })
 }
 
 /// The instruments `create_instruments` makes, checked: an asset class of the list and a currency code.
@@ -291,7 +423,7 @@ async fn create_instruments(
     let instruments = ImportRequest {
         kind: Kind::Instruments,
         file_name: format!("{}.instruments.csv", req.file_name),
-        bytes: csv.into_bytes(),
+        input: Input::Bytes(csv.into_bytes()),
         dataset: Some(format!("{}_instruments", name.chars().take(52).collect::<String>())),
         source: format!(
             "created from the symbols of the prices file {}",

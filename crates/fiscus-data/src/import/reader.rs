@@ -54,6 +54,24 @@ impl<'t> Reader<'t> {
         Ok(Reader { table, index, errors: Vec::new(), date_format: mapping.date_format.clone(), constants })
     }
 
+    /// A reader of a streamed file's next chunk, going on from what the last chunk's reader learned.
+    pub fn resume(
+        table: &'t Table,
+        kind: fiscus_domain::data::Kind,
+        mapping: &Mapping,
+        carry: Carry,
+    ) -> Result<Reader<'t>, ImportError> {
+        let mut r = Reader::new(table, kind, mapping)?;
+        r.errors = carry.errors;
+        r.date_format = carry.date_format.or(r.date_format);
+        Ok(r)
+    }
+
+    /// What the next chunk's reader goes on from: the refusals so far and the dates' format.
+    pub fn carry(self) -> Carry {
+        Carry { errors: self.errors, date_format: self.date_format }
+    }
+
     pub fn full(&self) -> bool {
         self.errors.len() >= MAX_ERRORS
     }
@@ -212,6 +230,13 @@ impl<'t> Reader<'t> {
     pub fn date_format(&self) -> Option<DateFormat> {
         self.date_format.clone()
     }
+}
+
+/// What one chunk's reader hands the next (see [`Reader::resume`]).
+#[derive(Default)]
+pub struct Carry {
+    pub errors: Vec<ImportError>,
+    pub date_format: Option<DateFormat>,
 }
 
 /// A symbol, code or key: see `fiscus_domain::data::is_name`.

@@ -63,27 +63,130 @@ pub fn read(bytes: &[u8], delimiter: u8, max_rows: usize) -> Result<Table, Impor
     if bytes.len() > u32::MAX as usize {
         return Err(ImportError::line(1, "the file is larger than 4 GiB; split it"));
     }
-    let lines = memchr_count(bytes);
-    if lines > max_rows + 1 {
+    let lines = line_count(bytes);
+    within_limit(lines as u64, max_rows)?;
+    let mut rows = Rows::open(bytes, delimiter, max_rows)?;
+    rows.presize = (bytes.len(), lines);
+    rows.chunk(usize::MAX)?.ok_or_else(|| ImportError::line(2, "the file has a header and no rows"))
+}
+
+/// Refuses a file of more lines than a header and `max_rows` rows, before it is parsed.
+pub fn within_limit(lines: u64, max_rows: usize) -> Result<(), ImportError> {
+    if lines > max_rows as u64 + 1 {
         return Err(ImportError::line(
             1,
             format!("the file has {lines} lines; one import takes at most {max_rows} rows (split the file)"),
         ));
     }
-    let mut reader =
-        ReaderBuilder::new().delimiter(delimiter).has_headers(true).flexible(false).trim(Trim::All).from_reader(bytes);
-    let headers: Vec<String> = match reader.byte_headers() {
-        Ok(h) => h
-            .iter()
-            .enumerate()
-            .map(|(i, cell)| {
-                std::str::from_utf8(cell)
-                    .map(str::to_string)
-                    .map_err(|_| ImportError::at(1, format!("#{}", i + 1), "the header is not UTF-8 text"))
-            })
-            .collect::<Result<_, _>>()?,
-        Err(e) => return Err(ImportError::line(1, format!("the header cannot be read: {e}"))),
-    };
+    Ok(())
+}
+
+/// A file read a chunk of rows at a time, for an import that streams it (never more than a chunk's cells
+/// in memory); [`read`] takes the whole file as one chunk.
+pub struct Rows<R: std::io::Read> {
+    reader: csv::Reader<R>,
+    headers: Vec<String>,
+    record: ByteRecord,
+    rows: usize,
+    max_rows: usize,
+    /// The bytes and lines a chunk is sized for (the whole file's, when it is read whole).
+    presize: (usize, usize),
+}
+
+impl<R: std::io::Read> Rows<R> {
+    /// Reads and checks the header (the input's byte-order mark, if any, already dropped).
+    pub fn open(input: R, delimiter: u8, max_rows: usize) -> Result<Rows<R>, ImportError> {
+        let mut reader = ReaderBuilder::new()
+            .delimiter(delimiter)
+            .has_headers(true)
+            .flexible(false)
+            .trim(Trim::All)
+            .buffer_capacity(1 << 16)
+            .from_reader(input);
+        let headers: Vec<String> = match reader.byte_headers() {
+            Ok(h) => h
+                .iter()
+                .enumerate()
+                .map(|(i, cell)| {
+                    std::str::from_utf8(cell)
+                        .map(str::to_string)
+                        .map_err(|_| ImportError::at(1, format!("#{}", i + 1), "the header is not UTF-8 text"))
+                })
+                .collect::<Result<_, _>>()?,
+            Err(e) => return Err(ImportError::line(1, format!("the header cannot be read: {e}"))),
+        };
+        if headers.is_empty() || (headers.len() == 1 && headers[0].is_empty()) {
+            return Err(ImportError::line(1, "the file is empty"));
+        }
+        check_headers(&headers, delimiter)?;
+        Ok(Rows { reader, headers, record: ByteRecord::new(), rows: 0, max_rows, presize: (1 << 16, 1 << 10) })
+    }
+
+    /// The input, once read.
+    pub fn into_inner(self) -> R {
+        self.reader.into_inner()
+    }
+
+    /// The bytes of the file read so far.
+    pub fn position(&self) -> u64 {
+        self.reader.position().byte()
+    }
+
+    /// The next `n` rows at most (blank lines are not rows); `None` once the file has no more.
+    pub fn chunk(&mut self, n: usize) -> Result<Option<Table>, ImportError> {
+        let width = self.headers.len();
+        let (bytes, lines) = self.presize;
+        let lines = lines.min(n);
+        let mut table = Table {
+            headers: self.headers.clone(),
+            width,
+            text: Vec::with_capacity(bytes),
+            ends: Vec::with_capacity(lines.saturating_mul(width)),
+            lines: Vec::with_capacity(lines),
+        };
+        while table.lines.len() < n {
+            match self.reader.read_byte_record(&mut self.record) {
+                Ok(false) => break,
+                Ok(true) => {
+                    let record = &self.record;
+                    if record.iter().all(|c| c.is_empty()) {
+                        continue;
+                    }
+                    self.rows += 1;
+                    if self.rows > self.max_rows {
+                        return Err(ImportError::line(
+                            record.position().map_or(0, |p| p.line()),
+                            format!("one import takes at most {} rows (split the file)", self.max_rows),
+                        ));
+                    }
+                    table.lines.push(record.position().map_or(0, |p| p.line()));
+                    for c in record.iter() {
+                        table.text.extend_from_slice(c);
+                        // A chunk is under 4 GiB (a whole file is refused above that), so offsets fit in u32.
+                        table.ends.push(u32::try_from(table.text.len()).unwrap_or(u32::MAX));
+                    }
+                }
+                Err(e) => {
+                    let line = e.position().map_or(0, |p| p.line());
+                    let message = match e.kind() {
+                        csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+                            format!("the row has {len} cells; the header has {expected_len}")
+                        }
+                        _ => format!("the row cannot be read: {e}"),
+                    };
+                    return Err(ImportError::line(line, message));
+                }
+            }
+        }
+        // The next chunk of a streamed file is sized as this one was.
+        self.presize = (table.text.len(), table.lines.len());
+        Ok((!table.lines.is_empty()).then_some(table))
+    }
+}
+
+/// Refuses a header with one column that looks split by another delimiter, a column without a name, and a
+/// name given twice.
+fn check_headers(headers: &[String], delimiter: u8) -> Result<(), ImportError> {
     if headers.len() == 1 {
         for (d, name) in [(b';', "`;`"), (b'\t', "a tab"), (b'|', "`|`"), (b',', "`,`")] {
             if d != delimiter && headers[0].as_bytes().contains(&d) {
@@ -111,48 +214,28 @@ pub fn read(bytes: &[u8], delimiter: u8, max_rows: usize) -> Result<Table, Impor
             ));
         }
     }
-    let width = headers.len();
-    let mut table = Table {
-        headers,
-        width,
-        text: Vec::with_capacity(bytes.len()),
-        ends: Vec::with_capacity(lines.saturating_mul(width)),
-        lines: Vec::with_capacity(lines),
-    };
-    let mut record = ByteRecord::new();
-    loop {
-        match reader.read_byte_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {
-                if record.iter().all(|c| c.is_empty()) {
-                    continue;
-                }
-                table.lines.push(record.position().map_or(0, |p| p.line()));
-                for c in record.iter() {
-                    table.text.extend_from_slice(c);
-                    // The file is under 4 GiB (refused above otherwise), so offsets fit in u32.
-                    table.ends.push(u32::try_from(table.text.len()).unwrap_or(u32::MAX));
-                }
-            }
-            Err(e) => {
-                let line = e.position().map_or(0, |p| p.line());
-                let message = match e.kind() {
-                    csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
-                        format!("the row has {len} cells; the header has {expected_len}")
-                    }
-                    _ => format!("the row cannot be read: {e}"),
-                };
-                return Err(ImportError::line(line, message));
-            }
-        }
-    }
-    if table.lines.is_empty() {
-        return Err(ImportError::line(2, "the file has a header and no rows"));
-    }
-    Ok(table)
+    Ok(())
 }
 
-fn memchr_count(bytes: &[u8]) -> usize {
+/// A reader without the UTF-8 byte-order mark its input may start with.
+pub fn without_bom<R: std::io::Read>(mut input: R) -> std::io::Result<std::io::Chain<std::io::Cursor<Vec<u8>>, R>> {
+    let mut head = Vec::with_capacity(3);
+    while head.len() < 3 {
+        let mut byte = [0u8; 3];
+        let n = input.read(&mut byte[..3 - head.len()])?;
+        if n == 0 {
+            break;
+        }
+        head.extend_from_slice(&byte[..n]);
+    }
+    if head == b"\xEF\xBB\xBF" {
+        head.clear();
+    }
+    Ok(std::io::Read::chain(std::io::Cursor::new(head), input))
+}
+
+/// The lines of a file (one more than its newlines).
+pub fn line_count(bytes: &[u8]) -> usize {
     bytes.iter().filter(|b| **b == b'\n').count() + 1
 }
 

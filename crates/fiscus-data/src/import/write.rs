@@ -172,41 +172,39 @@ fn resolve<T>(
                 if create {
                     out.push((String::new(), row));
                 } else {
-                    r.fail(
-                        line,
-                        column,
-                        format!(
-                            "no instrument `{}` in this workspace (import its reference data first: fiscus import instruments)",
-                            symbol(&row)
-                        ),
-                    );
+                    r.fail(line, column, no_instrument(symbol(&row)));
                 }
             }
         }
     }
     if !unknown.is_empty() && !create {
-        let rows: u64 = unknown.values().sum();
-        let names: Vec<&str> = unknown.keys().take(50).map(String::as_str).collect();
-        let more = if unknown.len() > names.len() {
-            format!(" and {} more", unknown.len() - names.len())
-        } else {
-            String::new()
-        };
-        r.errors.insert(
-            0,
-            fiscus_domain::data::ImportError::line(
-                0,
-                format!(
-                    "{rows} row(s) name {} instrument(s) this workspace does not have: {}{more}; import their \
-                     reference data first (fiscus import instruments), or create them from this file's symbols \
-                     (fiscus import prices --create-instruments, create_instruments over HTTP)",
-                    unknown.len(),
-                    names.join(", ")
-                ),
-            ),
-        );
+        r.errors.insert(0, unknown_instruments(&unknown));
     }
     (out, if create { unknown.into_keys().collect() } else { Vec::new() })
+}
+
+/// A row's refusal for a symbol the workspace has no instrument of.
+pub(super) fn no_instrument(symbol: &str) -> String {
+    format!("no instrument `{symbol}` in this workspace (import its reference data first: fiscus import instruments)")
+}
+
+/// The first error of a file naming instruments the workspace lacks: all of them (the first 50), their rows,
+/// and the two ways on.
+pub(super) fn unknown_instruments(unknown: &BTreeMap<String, u64>) -> fiscus_domain::data::ImportError {
+    let rows: u64 = unknown.values().sum();
+    let names: Vec<&str> = unknown.keys().take(50).map(String::as_str).collect();
+    let more =
+        if unknown.len() > names.len() { format!(" and {} more", unknown.len() - names.len()) } else { String::new() };
+    fiscus_domain::data::ImportError::line(
+        0,
+        format!(
+            "{rows} row(s) name {} instrument(s) this workspace does not have: {}{more}; import their reference \
+             data first (fiscus import instruments), or create them from this file's symbols (fiscus import \
+             prices --create-instruments, create_instruments over HTTP)",
+            unknown.len(),
+            names.join(", ")
+        ),
+    )
 }
 
 pub async fn plan(
@@ -610,7 +608,7 @@ pub async fn commit(
     let number = fiscus_store::data::datasets::next_number(&mut tx).await?;
     let version =
         fiscus_store::data::datasets::next_version(tx.conn(), workspace_id, dataset.kind, &dataset.name).await?;
-    let mut lines = Vec::with_capacity(total as usize);
+    let mut lines = fiscus_store::data::RowDigests::with_capacity(total as usize);
     match &plan.body {
         Body::Instruments(v) => {
             market::insert_instruments(&mut tx, workspace_id, number, v, dataset.created_at, &mut lines).await?
@@ -694,8 +692,23 @@ pub async fn commit(
     }
     dataset.number = number;
     dataset.version = version;
-    dataset.content_hash = fiscus_store::data::content_hash(lines);
-    fiscus_store::data::datasets::insert(&mut tx, workspace_id, &dataset).await?;
+    dataset.content_hash = lines.finish();
+    seal(tx, caller, workspace_id, &dataset, report).await?;
+    progress.update("writing", total, total);
+    Ok(dataset)
+}
+
+/// Ends an import's transaction: the dataset's sealed row (its number, version and content hash set), its
+/// quality report and the audit event, then the commit.
+pub async fn seal(
+    mut tx: fiscus_store::WriteTx,
+    caller: &Caller,
+    workspace_id: &str,
+    dataset: &Dataset,
+    report: Option<&fiscus_domain::data::quality::QualityReport>,
+) -> Result<(), Failure> {
+    let (number, version) = (dataset.number, dataset.version);
+    fiscus_store::data::datasets::insert(&mut tx, workspace_id, dataset).await?;
     if let Some(report) = &report {
         fiscus_store::data::datasets::insert_quality(&mut tx, workspace_id, number, report).await?;
     }
@@ -717,6 +730,5 @@ pub async fn commit(
     )
     .await?;
     tx.commit().await?;
-    progress.update("writing", total, total);
-    Ok(dataset)
+    Ok(())
 }

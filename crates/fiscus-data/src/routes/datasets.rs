@@ -47,7 +47,7 @@ pub struct DatasetView {
     pub period_start: Option<String>,
     #[schema(format = Date)]
     pub period_end: Option<String>,
-    #[schema(example = "fiscus-import/1")]
+    #[schema(example = "fiscus-import/2")]
     pub importer_version: String,
     /// The column mapping and options the file was read with.
     pub mapping: serde_json::Value,

@@ -425,7 +425,7 @@ async fn import_file(ctx: Ctx, state: AppState, body: ImportBody, bytes: Vec<u8>
     let req = ImportRequest {
         kind: body.kind,
         file_name: body.file_name,
-        bytes,
+        input: bytes.into(),
         dataset: body.dataset,
         source: body.source,
         licence: body.licence,

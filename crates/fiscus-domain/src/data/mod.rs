@@ -15,8 +15,9 @@ pub mod values;
 use serde::{Deserialize, Serialize};
 
 /// The version of the importer's rules, recorded on every dataset (a change in parsing or validation that
-/// could change what a file imports as moves it).
-pub const IMPORTER_VERSION: &str = "fiscus-import/1";
+/// could change what a file imports as moves it). Since `/2` a dataset's rows are sealed by their digests
+/// (`fiscus_store::data::Sealing`), so a streamed import never keeps its rows' text to hash them.
+pub const IMPORTER_VERSION: &str = "fiscus-import/2";
 
 /// What one import holds. Market and economic kinds are *series* (a revised file is a new version and
 /// reads use the newest version unless asked for another); finance-core, bank and investment-book kinds

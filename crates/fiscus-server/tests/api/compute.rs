@@ -438,7 +438,7 @@ async fn synthetic_prices_never_feed_a_computation() {
     let file = |kind: Kind, csv: String, provenance: Provenance| ImportRequest {
         kind,
         file_name: format!("{}.csv", kind.as_str()),
-        bytes: csv.into_bytes(),
+        input: csv.into_bytes().into(),
         dataset: None,
         source: "test".into(),
         licence: "CC0-1.0".into(),

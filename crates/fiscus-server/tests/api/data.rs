@@ -93,7 +93,7 @@ fn request(kind: Kind, csv: &str) -> ImportRequest {
     ImportRequest {
         kind,
         file_name: "input.csv".into(),
-        bytes: csv.as_bytes().to_vec(),
+        input: csv.as_bytes().to_vec().into(),
         dataset: None,
         source: "test".into(),
         licence: "CC0-1.0".into(),
@@ -560,4 +560,48 @@ async fn a_large_file_lands_whole_by_the_bulk_path_and_hashes_to_its_content_has
         .await
         .expect("name");
     assert_eq!(name, "Name with \"quotes\" \\ 7");
+}
+
+#[tokio::test]
+async fn a_streamed_file_refused_at_its_end_keeps_nothing_and_names_both_lines_of_a_repeated_bar() {
+    let app = spawn_app().await;
+    let caller = Caller::bare(Actor::cli());
+    let instruments = "symbol,name,asset_class,currency\nAAA,A,equity,USD\nBBB,B,equity,USD\n";
+    import::import(&app.state.store, &caller, &app.workspace_id, request(Kind::Instruments, instruments), &Silent)
+        .await
+        .expect("instruments");
+    // 24,000 bars: several chunks, and on PostgreSQL enough for the COPY path; the first bar comes again
+    // on the last line, long after the first chunks were written (SQLite's key refuses it there first).
+    let start = time::macros::date!(1990 - 01 - 01);
+    let mut csv = String::from("symbol,date,close\n");
+    for s in ["AAA", "BBB"] {
+        for d in 0..12_000 {
+            csv.push_str(&format!("{s},{},{}.5\n", start + time::Duration::days(d), 10 + d % 9));
+        }
+    }
+    csv.push_str("AAA,1990-01-01,99\n");
+    let errors = refused(&app, request(Kind::Prices, &csv)).await;
+    assert_eq!(errors, vec![(24_002, Some("date".into()), "AAA on 1990-01-01 appears twice (first on line 2)".into())]);
+    // A symbol the workspace lacks, on the file's last line only.
+    let mut unknown = csv.trim_end_matches("AAA,1990-01-01,99\n").to_string();
+    unknown.push_str("ZZZ,1990-01-01,1\n");
+    let errors = refused(&app, request(Kind::Prices, &unknown)).await;
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(errors[0].0 == 0 && errors[0].2.contains("1 row(s) name 1 instrument(s)"), "{errors:?}");
+    assert_eq!(errors[1].0, 24_002);
+    assert_eq!(app.count("SELECT COUNT(*) FROM prices").await, 0, "nothing of a refused file is kept");
+    assert_eq!(app.count("SELECT COUNT(*) FROM datasets WHERE kind = 'prices'").await, 0);
+    // The same file without the repeated bar: imported whole, every row sealed into its content hash.
+    let good = csv.trim_end_matches("AAA,1990-01-01,99\n").to_string();
+    let o = import::import(&app.state.store, &caller, &app.workspace_id, request(Kind::Prices, &good), &Silent)
+        .await
+        .expect("prices");
+    assert_eq!((o.dataset.row_count, o.dataset.importer_version.as_str()), (24_000, "fiscus-import/2"));
+    assert_eq!(o.dataset.period_start.as_deref(), Some("1990-01-01"));
+    assert_eq!(o.quality.as_ref().map(|q| q.series), Some(2));
+    assert_eq!(app.count("SELECT COUNT(*) FROM prices").await, 24_000);
+    let mut conn = app.state.store.read().await.expect("conn");
+    fiscus_store::data::datasets::verify(&mut conn, app.state.store.seal_key(), &app.workspace_id, &o.dataset)
+        .await
+        .expect("the stored rows hash to the content hash");
 }

@@ -16,7 +16,7 @@ async fn import(app: &TestApp, kind: Kind, name: &str, csv: &str, mapping: Mappi
     let req = ImportRequest {
         kind,
         file_name: format!("{name}.csv"),
-        bytes: csv.as_bytes().to_vec(),
+        input: csv.as_bytes().to_vec().into(),
         dataset: None,
         source: "test".into(),
         licence: "CC0-1.0".into(),

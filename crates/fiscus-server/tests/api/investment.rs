@@ -253,7 +253,7 @@ fn request(kind: Kind, csv: &str) -> ImportRequest {
     ImportRequest {
         kind,
         file_name: "book.csv".into(),
-        bytes: csv.as_bytes().to_vec(),
+        input: csv.as_bytes().to_vec().into(),
         dataset: None,
         source: "test".into(),
         licence: "CC0-1.0".into(),

@@ -103,7 +103,7 @@ async fn a_ledger_accounts_monthly_movement_is_forecast_from_its_posted_journals
     let file = |kind: Kind, csv: String| ImportRequest {
         kind,
         file_name: format!("{}.csv", kind.as_str()),
-        bytes: csv.into_bytes(),
+        input: csv.into_bytes().into(),
         dataset: None,
         source: "test ERP export".into(),
         licence: "LicenseRef-internal".into(),

@@ -1,7 +1,7 @@
 //! Bank transactions and balance snapshots (ISO 20022 camt.053 balance types), as imported from
 //! statements. Never updated.
 
-use super::{MAX_DATE, Result, RowTable, WriteTx, insert_rows, or_min, text};
+use super::{MAX_DATE, Result, RowSink, RowTable, WriteTx, insert_rows, or_min, text};
 use fiscus_domain::integrity::Stored;
 use sqlx::AnyConnection;
 use std::collections::HashMap;
@@ -73,7 +73,7 @@ pub async fn insert_transactions(
     workspace_id: &str,
     number: i64,
     rows: &[(Transaction, String)],
-    lines: &mut Vec<String>,
+    lines: &mut impl RowSink,
 ) -> Result<()> {
     let rows: Vec<Vec<Stored>> = rows
         .iter()
@@ -115,7 +115,7 @@ pub async fn insert_balances(
     workspace_id: &str,
     number: i64,
     rows: &[(Balance, String)],
-    lines: &mut Vec<String>,
+    lines: &mut impl RowSink,
 ) -> Result<()> {
     let rows: Vec<Vec<Stored>> = rows
         .iter()

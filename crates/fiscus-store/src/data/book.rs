@@ -6,7 +6,7 @@
 //! It is long because the book is one set of tables (portfolios, lots, disposals, holdings) read and written
 //! together.
 
-use super::{Result, RowTable, WriteTx, insert_rows, text};
+use super::{Result, RowSink, RowTable, WriteTx, insert_rows, text};
 use crate::StoreError;
 use fiscus_domain::integrity::Stored;
 use fiscus_domain::investment::book::LotOrigin;
@@ -102,7 +102,7 @@ pub async fn insert_portfolios(
     workspace_id: &str,
     number: i64,
     portfolios: &[NewPortfolio<'_>],
-    lines: &mut Vec<String>,
+    lines: &mut impl RowSink,
 ) -> Result<()> {
     if portfolios.is_empty() {
         return Ok(());
@@ -145,7 +145,7 @@ pub async fn insert_lots(
     workspace_id: &str,
     number: i64,
     lots: &[NewLot],
-    lines: &mut Vec<String>,
+    lines: &mut impl RowSink,
 ) -> Result<()> {
     super::insert_mapped(
         tx,
@@ -190,7 +190,7 @@ pub async fn insert_cash(
     workspace_id: &str,
     number: i64,
     cash: &[NewCash],
-    lines: &mut Vec<String>,
+    lines: &mut impl RowSink,
 ) -> Result<()> {
     super::insert_mapped(
         tx,

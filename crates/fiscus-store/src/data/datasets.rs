@@ -325,7 +325,9 @@ pub async fn verify(
     d: &Dataset,
 ) -> Result<()> {
     seals::check(conn, key, &SEALED, workspace_id, "id", &d.id).await?;
-    let recomputed = super::recompute_content_hash(conn, workspace_id, d.kind, d.number).await?;
+    let recomputed =
+        super::recompute_content_hash(conn, workspace_id, d.kind, d.number, super::Sealing::of(&d.importer_version))
+            .await?;
     if recomputed != d.content_hash {
         return Err(StoreError::Tampered(format!("dataset {} rows no longer match its content hash", d.number)));
     }

@@ -1,7 +1,7 @@
 //! Economic series: each dataset version describes its series (title, units, frequency) and holds their
 //! observations.
 
-use super::{MAX_DATE, Result, RowTable, StoreError, WriteTx, insert_rows, opt_text, or_min, text};
+use super::{MAX_DATE, Result, RowSink, RowTable, StoreError, WriteTx, insert_rows, opt_text, or_min, text};
 use fiscus_domain::data::records::ObservationRecord;
 use fiscus_domain::integrity::Stored;
 use sqlx::AnyConnection;
@@ -45,7 +45,7 @@ pub async fn insert(
     number: i64,
     series: &[Series],
     observations: &[ObservationRecord],
-    lines: &mut Vec<String>,
+    lines: &mut impl RowSink,
 ) -> Result<()> {
     let rows: Vec<Vec<Stored>> = series
         .iter()

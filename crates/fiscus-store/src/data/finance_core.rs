@@ -1,7 +1,7 @@
 //! Finance core: general ledgers, legal entities and posted journals. Read-only to the API (the seed's
 //! rule); written only by imports, and never updated.
 
-use super::{Result, RowTable, WriteTx, insert_rows, take_numbers, text};
+use super::{Result, RowSink, RowTable, WriteTx, insert_rows, take_numbers, text};
 use crate::dialect::bind_all;
 use fiscus_domain::integrity::Stored;
 use sqlx::AnyConnection;
@@ -99,7 +99,7 @@ pub async fn insert_ledgers(
     workspace_id: &str,
     number: i64,
     ledgers: &[NewLedger<'_>],
-    lines: &mut Vec<String>,
+    lines: &mut impl RowSink,
 ) -> Result<Vec<i64>> {
     let first = take_numbers(tx, "ledgers", ledgers.len() as i64).await?;
     let ids: Vec<i64> = (0..ledgers.len() as i64).map(|i| first + i).collect();
@@ -138,7 +138,7 @@ pub async fn insert_entities(
     workspace_id: &str,
     number: i64,
     entities: &[NewEntity<'_>],
-    lines: &mut Vec<String>,
+    lines: &mut impl RowSink,
 ) -> Result<()> {
     let first = take_numbers(tx, "entities", entities.len() as i64).await?;
     let rows: Vec<Vec<Stored>> = entities
@@ -187,7 +187,7 @@ pub async fn insert_journals(
     workspace_id: &str,
     number: i64,
     journals: &[NewJournal<'_>],
-    lines: &mut Vec<String>,
+    lines: &mut impl RowSink,
 ) -> Result<()> {
     if journals.is_empty() {
         return Ok(());

@@ -1,7 +1,9 @@
 //! Instruments (identities and their reference data per dataset version), prices, corporate actions and
 //! fundamentals.
 
-use super::{MAX_DATE, Result, RowTable, StoreError, WriteTx, insert_mapped, insert_rows, opt_text, or_min, text};
+use super::{
+    MAX_DATE, Result, RowSink, RowTable, StoreError, WriteTx, insert_mapped, insert_rows, opt_text, or_min, text,
+};
 use fiscus_domain::data::records::{CorporateActionRecord, FundamentalRecord, InstrumentRecord, PriceRecord};
 use fiscus_domain::integrity::Stored;
 use sqlx::AnyConnection;
@@ -55,7 +57,7 @@ pub async fn insert_instruments(
     number: i64,
     records: &[InstrumentRecord],
     created_at: i64,
-    lines: &mut Vec<String>,
+    lines: &mut impl RowSink,
 ) -> Result<()> {
     let mut known = ids_by_symbol(tx.conn(), workspace_id).await?;
     let mut identities = Vec::new();
@@ -90,35 +92,32 @@ pub async fn insert_instruments(
     insert_rows(tx, workspace_id, &INSTRUMENT_REFS, &rows, lines).await
 }
 
+/// A bar as the prices table stores it (in `PRICES.columns` order), taking its values: what a streamed
+/// import sends to [`super::Bulk`].
+pub fn price_row(instrument_id: String, number: i64, b: PriceRecord) -> Vec<Stored> {
+    let value = |v: Option<String>| v.map_or(Stored::Null, Stored::Text);
+    vec![
+        Stored::Text(instrument_id),
+        Stored::Integer(number),
+        Stored::Text(b.date),
+        value(b.open),
+        value(b.high),
+        value(b.low),
+        value(b.close),
+        value(b.adj_close),
+        value(b.volume),
+    ]
+}
+
 /// Writes a prices dataset; each bar comes with its instrument's id.
 pub async fn insert_prices(
     tx: &mut WriteTx,
     workspace_id: &str,
     number: i64,
     bars: &[(String, PriceRecord)],
-    lines: &mut Vec<String>,
+    lines: &mut impl RowSink,
 ) -> Result<()> {
-    insert_mapped(
-        tx,
-        workspace_id,
-        &PRICES,
-        bars,
-        |(id, b)| {
-            vec![
-                text(id),
-                Stored::Integer(number),
-                text(&b.date),
-                opt_text(b.open.as_deref()),
-                opt_text(b.high.as_deref()),
-                opt_text(b.low.as_deref()),
-                opt_text(b.close.as_deref()),
-                opt_text(b.adj_close.as_deref()),
-                opt_text(b.volume.as_deref()),
-            ]
-        },
-        lines,
-    )
-    .await
+    insert_mapped(tx, workspace_id, &PRICES, bars, |(id, b)| price_row(id.clone(), number, b.clone()), lines).await
 }
 
 pub async fn insert_corporate_actions(
@@ -126,7 +125,7 @@ pub async fn insert_corporate_actions(
     workspace_id: &str,
     number: i64,
     actions: &[(String, CorporateActionRecord)],
-    lines: &mut Vec<String>,
+    lines: &mut impl RowSink,
 ) -> Result<()> {
     let rows: Vec<Vec<Stored>> = actions
         .iter()
@@ -151,7 +150,7 @@ pub async fn insert_fundamentals(
     workspace_id: &str,
     number: i64,
     figures: &[(String, FundamentalRecord)],
-    lines: &mut Vec<String>,
+    lines: &mut impl RowSink,
 ) -> Result<()> {
     let rows: Vec<Vec<Stored>> = figures
         .iter()

@@ -89,7 +89,8 @@ async fn book(db: &Store, ws: &str) -> Book {
 /// The lines an import gave are its stored rows': the dataset's content hash recomputed from them agrees.
 async fn assert_lines(db: &Store, ws: &str, kind: Kind, number: i64, lines: &[String]) {
     let mut conn = db.read().await.expect("conn");
-    let stored = data::recompute_content_hash(&mut conn, ws, kind, number).await.expect("recompute");
+    let stored =
+        data::recompute_content_hash(&mut conn, ws, kind, number, data::Sealing::Lines).await.expect("recompute");
     assert_eq!(stored, data::content_hash(lines.to_vec()), "{kind:?} {number}");
 }
 

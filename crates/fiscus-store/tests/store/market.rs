@@ -132,7 +132,9 @@ async fn an_instrument_keeps_its_identity_across_datasets_and_reads_its_newest_r
     assert_eq!(lines.len(), 2, "one line per reference row, none for the identities");
     let mut conn = db.read().await.expect("conn");
     assert_eq!(
-        data::recompute_content_hash(&mut conn, ws, Kind::Instruments, 1).await.expect("recompute"),
+        data::recompute_content_hash(&mut conn, ws, Kind::Instruments, 1, data::Sealing::Lines)
+            .await
+            .expect("recompute"),
         data::content_hash(lines),
         "the lines are the stored rows"
     );
@@ -228,7 +230,7 @@ async fn bars_read_from_one_dataset_in_date_order_inside_their_window() {
     assert_eq!(lines.len(), 5);
     let mut conn = db.read().await.expect("conn");
     assert_eq!(
-        data::recompute_content_hash(&mut conn, ws, Kind::Prices, 3).await.expect("hash"),
+        data::recompute_content_hash(&mut conn, ws, Kind::Prices, 3, data::Sealing::Lines).await.expect("hash"),
         data::content_hash(lines)
     );
     assert_eq!(market::datasets_for(&mut conn, ws, Rows::Prices, &aapl).await.expect("datasets"), vec![4, 3]);
@@ -301,7 +303,9 @@ async fn corporate_actions_page_by_ex_date_then_action() {
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
     assert_eq!(
-        data::recompute_content_hash(&mut conn, ws, Kind::CorporateActions, 5).await.expect("hash"),
+        data::recompute_content_hash(&mut conn, ws, Kind::CorporateActions, 5, data::Sealing::Lines)
+            .await
+            .expect("hash"),
         data::content_hash(lines)
     );
     assert_eq!(market::datasets_for(&mut conn, ws, Rows::CorporateActions, &aapl).await.expect("datasets"), vec![5]);
@@ -393,7 +397,7 @@ async fn fundamentals_page_by_period_end_fiscal_period_and_metric_with_exact_fil
     tx.commit().await.expect("commit");
     let mut conn = db.read().await.expect("conn");
     assert_eq!(
-        data::recompute_content_hash(&mut conn, ws, Kind::Fundamentals, 6).await.expect("hash"),
+        data::recompute_content_hash(&mut conn, ws, Kind::Fundamentals, 6, data::Sealing::Lines).await.expect("hash"),
         data::content_hash(lines)
     );
     assert_eq!(market::datasets_for(&mut conn, ws, Rows::Fundamentals, &aapl).await.expect("datasets"), vec![6]);
