@@ -231,4 +231,20 @@ async fn monthly_prices_are_annualised_with_twelve_periods_and_the_request_can_s
     let growth: f64 = returns.iter().map(|r| 1.0 + r).product();
     let cagr = growth.powf(12.0 / returns.len() as f64) - 1.0;
     assert!((annual - cagr).abs() < 1e-9, "{annual} vs {cagr}: annualised by months, not trading days");
+
+    // A report and the company view annualise by the same months (a construction needs 60 returns: five
+    // years of months, more than this book has).
+    let body = serde_json::json!({ "portfolio_id": id, "start": "2019-01-01" });
+    let r = app.post_json("/api/v2/investment/reports", &app.key, &body, None).await;
+    assert_eq!(r.status(), 201);
+    let out = r.json::<Value>().await.expect("json")["output"].clone();
+    assert_eq!((out["periods_per_year"].as_f64(), out["frequency"].as_str()), (Some(12.0), Some("monthly")), "{out}");
+    let vol = out["performance"]["annual_volatility"].as_f64().expect("number");
+    assert!((vol - sd * 12f64.sqrt()).abs() < 1e-9, "{vol} vs {}", sd * 12f64.sqrt());
+    assert!(warnings(&out, "frequency_inferred").len() == 1, "{out}");
+    let body = serde_json::json!({ "portfolio_id": id, "periods_per_year": 0 });
+    problem(app.post_json("/api/v2/investment/reports", &app.key, &body, None).await, 422, "invalid_request").await;
+    let company: Value = app.get("/api/v2/investment/companies/MON", &app.key).await.json().await.expect("json");
+    assert_eq!(company["prices"]["periods_per_year"], 12.0, "{company}");
+    assert_eq!(company["prices"]["frequency"], "monthly");
 }
