@@ -2,7 +2,9 @@
 are: `pd.read_csv` on the `text/csv` answer, `pyarrow.ipc.open_stream` on the Arrow IPC stream (and pandas
 through `to_pandas`), each checked value for value against the JSON answer of the same page.
 
-Usage: read_bulk.py BASE_URL KEY
+With a third argument, a model run's job id: its series (the forecast) by CSV and Arrow as by JSON.
+
+Usage: read_bulk.py BASE_URL KEY [JOB_ID]
 """
 import io
 import sys
@@ -61,3 +63,16 @@ pd.testing.assert_frame_equal(frame, expected[["date", "value"]], check_dtype=Fa
 table = pa.ipc.open_stream(get("application/vnd.apache.arrow.stream").content).read_all()
 assert table.column("value").to_pylist() == [o["value"] for o in observations]
 print("economics csv and arrow: ok", len(observations))
+
+# A model run's series: the job's forecast, by CSV and Arrow, as its JSON result has it.
+if len(sys.argv) > 3:
+    path = f"{base}/api/v2/quant/compute/jobs/{sys.argv[3]}"
+    forecast = get("application/json").json()["result"]["output"]["forecast"]
+    frame = pd.read_csv(io.StringIO(get("text/csv").text))
+    assert list(frame.columns) == ["index", "forecast"], list(frame.columns)
+    assert frame["index"].tolist() == list(range(len(forecast)))
+    assert frame["forecast"].tolist() == forecast
+    table = pa.ipc.open_stream(get("application/vnd.apache.arrow.stream").content).read_all()
+    assert table.schema.field("index").type == pa.int64(), table.schema
+    assert table.column("forecast").to_pylist() == forecast
+    print("model run series: ok", len(forecast))

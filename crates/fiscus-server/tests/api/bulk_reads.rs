@@ -3,7 +3,7 @@
 //! reading the CSV and Arrow answers as they are.
 
 use crate::helpers::{TestApp, problem, spawn_app};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 async fn get(app: &TestApp, path: &str, accept: &str) -> reqwest::Response {
     app.http
@@ -80,17 +80,69 @@ async fn a_prices_page_is_the_same_in_every_form_and_pages_by_link() {
 async fn pandas_and_pyarrow_read_the_csv_and_arrow_answers_as_they_are() {
     let app = spawn_app().await;
     app.load_demo().await;
-    let (base, key) = (app.base.clone(), app.key.clone());
-    let out = tokio::task::spawn_blocking(move || crate::python_clients::run("read_bulk.py", &[&base, &key]))
+    let job = model_run(&app, "holt_winters", json!({ "trend": true, "horizon": 12 })).await;
+    let (base, key, id) = (app.base.clone(), app.key.clone(), job["id"].as_str().expect("id").to_string());
+    let out = tokio::task::spawn_blocking(move || crate::python_clients::run("read_bulk.py", &[&base, &key, &id]))
         .await
         .expect("join");
     assert!(
         out.contains("pandas csv: ok")
             && out.contains("pyarrow arrow: ok")
             && out.contains("pandas arrow: ok")
-            && out.contains("economics csv and arrow: ok"),
+            && out.contains("economics csv and arrow: ok")
+            && out.contains("model run series: ok"),
         "{out}"
     );
+}
+
+/// A model run answered in the request, on an inline series of 48 months.
+async fn model_run(app: &TestApp, model: &str, parameters: Value) -> Value {
+    let tenant = fiscus_domain::tenancy::Tenant {
+        workspace_id: app.workspace_id.clone(),
+        environment: fiscus_domain::credentials::Environment::Sandbox,
+    };
+    app.admin().grant_credits(&tenant, 10, "test grant").await.expect("grant");
+    let values: Vec<f64> = (0..48).map(|t| 100.0 + t as f64 * 0.8 + ((t * 7) % 5) as f64 * 0.3).collect();
+    let body = json!({ "input": { "values": values }, "parameters": parameters });
+    let r = app.post_json(&format!("/api/v2/quant/models/{model}/run"), &app.key, &body, None).await;
+    assert_eq!(r.status(), 201);
+    r.json().await.expect("json")
+}
+
+#[tokio::test]
+async fn a_model_runs_series_reads_as_columns_and_a_job_without_one_is_json_only() {
+    let app = spawn_app().await;
+    let job = model_run(&app, "holt_winters", json!({ "trend": true, "horizon": 6 })).await;
+    let path = format!("/api/v2/quant/compute/jobs/{}", job["id"].as_str().expect("id"));
+    let forecast = job["result"]["output"]["forecast"].as_array().expect("forecast").clone();
+    let r = get(&app, &path, "text/csv").await;
+    assert_eq!((r.status().as_u16(), r.headers()["vary"].to_str().ok()), (200, Some("accept")));
+    let csv = r.text().await.expect("csv");
+    let lines: Vec<&str> = csv.split("\r\n").filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines[0], "index,forecast");
+    for (i, (line, f)) in lines[1..].iter().zip(&forecast).enumerate() {
+        let (index, value) = line.split_once(',').expect("two cells");
+        assert_eq!((index.parse::<usize>().ok(), value.parse::<f64>().ok()), (Some(i), f.as_f64()), "{line}");
+    }
+    assert_eq!(lines.len(), 1 + 6);
+    let columns: Value = get(&app, &path, "application/vnd.fiscus.columns+json").await.json().await.expect("json");
+    assert_eq!(
+        (columns["object"].as_str(), &columns["data"]["forecast"]),
+        (Some("model_run_series"), &json!(forecast))
+    );
+    let arrow = get(&app, &path, "application/vnd.apache.arrow.stream").await;
+    assert_eq!(arrow.headers()["content-type"], "application/vnd.apache.arrow.stream");
+    // A score per observation.
+    let z = model_run(&app, "robust_z", json!({})).await;
+    let path = format!("/api/v2/quant/compute/jobs/{}", z["id"].as_str().expect("id"));
+    let columns: Value = get(&app, &path, "application/vnd.fiscus.columns+json").await.json().await.expect("json");
+    assert_eq!(columns["data"]["scores"].as_array().map(Vec::len), Some(48), "{columns}");
+    // A value at risk has no series: its job is JSON only.
+    let var = model_run(&app, "historical_var", json!({})).await;
+    let path = format!("/api/v2/quant/compute/jobs/{}", var["id"].as_str().expect("id"));
+    let p = problem(get(&app, &path, "text/csv").await, 406, "not_acceptable").await;
+    assert_eq!(p["offered"], json!(["application/json"]));
+    assert_eq!(get(&app, &path, "application/json").await.status(), 200);
 }
 
 /// The ledger reads in columns too: a journals page is one CSV row per journal line (its journal's members

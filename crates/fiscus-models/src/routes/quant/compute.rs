@@ -21,6 +21,7 @@ use crate::compute::optimization::{self, OptimizationRequest};
 use crate::compute::simulation::{self, SimulationRequest};
 use crate::compute::{Request, Shown};
 use fiscus_http::AppState;
+use fiscus_http::columnar::{ColumnSpec, ColumnType, Representation, Table, Values};
 use fiscus_http::ctx::Ctx;
 use fiscus_http::json::ApiJson;
 use fiscus_http::problem::ApiError;
@@ -376,6 +377,7 @@ fn job_id(uid: &str) -> Result<&str, ApiError> {
 /// A job of any kind: `status`, `progress`, `cancel_requested`, the stored request and `request_hash`, credits,
 /// attempts, and its result (`output`, `output_hash`, `result_hash`) or the error it ended with. A job that
 /// fails its seal is not served (500 `integrity_failure`). Needs `quant:compute:read`; polling changes nothing.
+/// A model run's result is also served as its series (see the columnar forms below).
 #[utoipa::path(
     get,
     path = "/api/v2/quant/compute/jobs/{uid}",
@@ -385,12 +387,67 @@ fn job_id(uid: &str) -> Result<&str, ApiError> {
 pub async fn get_job(
     ctx: Ctx,
     State(state): State<AppState>,
+    headers: HeaderMap,
     ApiPath(uid): ApiPath<String>,
-) -> Result<Json<ComputeJobView>, ApiError> {
+) -> Result<Response, ApiError> {
+    let representation = Representation::negotiate(&headers)?;
     let id = job_id(&uid)?;
     let mut conn = state.store.read().await?;
     let (job, result) = fiscus_store::compute::get(&mut conn, state.store.seal_key(), ctx.tenant(), id).await?;
-    Ok(Json(view(job, result)))
+    let vary = [(header::VARY, HeaderValue::from_static("accept"))];
+    if representation == Representation::Json {
+        return Ok((vary, Json(view(job, result))).into_response());
+    }
+    let table = match (job.kind, &result) {
+        (JobKind::ModelRun, Some(r)) => series(&r.output),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        ApiError::new(fiscus_domain::error_code::ErrorCode::NotAcceptable)
+            .detail("only a finished model run's result has a series; this job is offered as application/json")
+            .with("offered", ["application/json"])
+    })?;
+    let headers = HeaderMap::from_iter(vary);
+    let body = match representation {
+        Representation::Csv => table.csv(),
+        Representation::Arrow => table.arrow().map_err(|e| {
+            tracing::error!(error = %e, "a model run's Arrow stream could not be written");
+            ApiError::internal()
+        })?,
+        _ => serde_json::to_vec(&serde_json::json!({
+            "object": "model_run_series", "job": job.id, "data": table.json_columns(),
+        }))
+        .unwrap_or_default(),
+    };
+    Ok(fiscus_http::columnar::respond(representation, headers, body))
+}
+
+/// The members of a model run's output that are series, in the columnar forms' column order after
+/// `index`: a forecast with its standard errors and bounds (one value a step ahead), or a score per
+/// observation, as its model gives.
+pub const SERIES_COLUMNS: &[ColumnSpec] = &[
+    ("index", ColumnType::Int),
+    ("forecast", ColumnType::Float),
+    ("standard_error", ColumnType::Float),
+    ("lower", ColumnType::Float),
+    ("upper", ColumnType::Float),
+    ("scores", ColumnType::Float),
+];
+
+/// A model run's series as columns: `index` (0, 1, …) and each series member its output has, all of the
+/// first one's length; none when it has no series (a covariance, a value at risk).
+fn series(output: &str) -> Option<Table> {
+    let output: serde_json::Value = serde_json::from_str(output).ok()?;
+    let mut table: Option<Table> = None;
+    for (name, _) in &SERIES_COLUMNS[1..] {
+        let Some(values) = output.get(*name).and_then(serde_json::Value::as_array) else { continue };
+        let values: Vec<Option<f64>> = values.iter().map(serde_json::Value::as_f64).collect();
+        let t = table
+            .take()
+            .unwrap_or_else(|| Table::new().column("index", Values::Int((0..values.len() as i64).map(Some).collect())));
+        table = Some(if t.rows() == values.len() { t.column(name, Values::Float(values)) } else { t });
+    }
+    table
 }
 
 /// Cancels a job: a queued one at once (its credits are refunded), a running one at its next check (it
