@@ -91,10 +91,13 @@ pub async fn detail(State(state): State<AppState>, op: OperatorSession, Path(id)
     let mut bars = Vec::new();
     let mut quality = String::new();
     if let Some(dataset) = dataset {
-        quality = match fiscus_store::data::datasets::quality(&mut conn, &op.workspace_id, dataset).await {
-            Ok(report) => quality_section(&i.symbol, dataset, report.as_ref()),
-            Err(_) => return unavailable(),
-        };
+        quality =
+            match fiscus_store::data::datasets::quality(&mut conn, state.store.seal_key(), &op.workspace_id, dataset)
+                .await
+            {
+                Ok(report) => quality_section(&i.symbol, dataset, report.as_ref()),
+                Err(_) => return unavailable(),
+            };
         let Ok(last) = market::last_bar(&mut conn, &op.workspace_id, &i.id, dataset).await else {
             return unavailable();
         };

@@ -8,7 +8,7 @@ use fiscus_domain::integrity::{SealKey, matches};
 use sqlx::{AnyConnection, Row};
 
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 58] = [
+pub const ALL: [SealedTable; 59] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -23,6 +23,7 @@ pub const ALL: [SealedTable; 58] = [
     WEBHOOK_ENDPOINTS,
     A2A_TASKS,
     crate::data::datasets::SEALED,
+    crate::data::datasets::QUALITY_SEALED,
     crate::data::lineage::SEALED,
     crate::compute::JOBS_SEALED,
     crate::compute::RESULTS_SEALED,

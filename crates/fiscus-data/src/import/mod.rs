@@ -273,7 +273,9 @@ pub fn import<'a>(
             )
             .await?
             {
-                let quality = fiscus_store::data::datasets::quality(&mut conn, workspace_id, existing.number).await?;
+                let quality =
+                    fiscus_store::data::datasets::quality(&mut conn, store.seal_key(), workspace_id, existing.number)
+                        .await?;
                 return Ok(Outcome { dataset: existing, created: false, dry_run: req.dry_run, quality });
             }
         }
@@ -299,8 +301,13 @@ pub fn import<'a>(
                 .await?
                 {
                     Some(existing) => {
-                        let quality =
-                            fiscus_store::data::datasets::quality(&mut conn, workspace_id, existing.number).await?;
+                        let quality = fiscus_store::data::datasets::quality(
+                            &mut conn,
+                            store.seal_key(),
+                            workspace_id,
+                            existing.number,
+                        )
+                        .await?;
                         Ok(Outcome { dataset: existing, created: false, dry_run: false, quality })
                     }
                     None => Err(Failure::Store(StoreError::Conflict(String::from("datasets")))),

@@ -710,7 +710,7 @@ pub async fn seal(
     let (number, version) = (dataset.number, dataset.version);
     fiscus_store::data::datasets::insert(&mut tx, workspace_id, dataset).await?;
     if let Some(report) = &report {
-        fiscus_store::data::datasets::insert_quality(&mut tx, workspace_id, number, report).await?;
+        fiscus_store::data::datasets::insert_quality(&mut tx, workspace_id, dataset, report).await?;
     }
     fiscus_kernel::governed::record::audit(
         &mut tx,

@@ -148,8 +148,13 @@ pub async fn get_datasets(
     .await?;
     let page = NumberedPage::from_overfetch(rows, limit, |d| d.number);
     let numbers: Vec<i64> = page.data.iter().map(|d| d.number).collect();
-    let mut reports =
-        fiscus_store::data::datasets::qualities(&mut conn, ctx.principal.workspace_id(), &numbers).await?;
+    let mut reports = fiscus_store::data::datasets::qualities(
+        &mut conn,
+        state.store.seal_key(),
+        ctx.principal.workspace_id(),
+        &numbers,
+    )
+    .await?;
     let data = page.data.iter().map(|d| view(d, reports.remove(&d.number))).collect();
     Ok(Json(NumberedPage { object: page.object, has_more: page.has_more, next_after_id: page.next_after_id, data }))
 }

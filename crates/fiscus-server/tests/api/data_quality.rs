@@ -106,6 +106,10 @@ async fn a_close_of_zero_is_reported_at_import_and_named_where_a_computation_dro
     assert_eq!(csv.headers()["fiscus-content-hash"].to_str().ok(), page["dataset"]["content_hash"].as_str());
     let text = csv.text().await.expect("text");
     assert!(text.starts_with("date,value\r\n") && text.split("\r\n").count() == 60, "{text}");
+
+    // The report is sealed with its dataset: one edited in the database is refused, not served as the import's.
+    app.execute("UPDATE dataset_quality SET report = replace(report, '\"issues\":', '\"issues\":0,\"x\":')").await;
+    problem(app.get("/api/v2/data/datasets?kind=prices", &app.key).await, 500, "integrity_failure").await;
 }
 
 #[tokio::test]

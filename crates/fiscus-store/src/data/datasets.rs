@@ -334,42 +334,59 @@ pub async fn verify(
     Ok(())
 }
 
-/// Stores a dataset's quality report (as JSON), in the import's transaction.
+/// A dataset's quality report, sealed: bound to its dataset's id and number.
+pub const QUALITY_SEALED: SealedTable =
+    SealedTable { table: "dataset_quality", columns: &["dataset_id", "workspace_id", "dataset_number", "report"] };
+
+/// Stores a dataset's quality report (as JSON), sealed, in the import's transaction.
 pub async fn insert_quality(
     tx: &mut WriteTx,
     workspace_id: &str,
-    number: i64,
+    dataset: &Dataset,
     report: &fiscus_domain::data::quality::QualityReport,
 ) -> Result<()> {
     let json = serde_json::to_string(report).map_err(|e| StoreError::Corrupt(format!("quality report: {e}")))?;
-    sqlx::query("INSERT INTO dataset_quality (workspace_id, dataset_number, report) VALUES ($1, $2, $3)")
-        .bind(workspace_id)
-        .bind(number)
-        .bind(json)
-        .execute(tx.conn())
-        .await?;
+    let values = vec![
+        Stored::Text(dataset.id.clone()),
+        Stored::Text(workspace_id.to_string()),
+        Stored::Integer(dataset.number),
+        Stored::Text(json.clone()),
+    ];
+    let mac = seals::seal_of(tx.seal_key(), &QUALITY_SEALED, values.clone())?;
+    sqlx::query(
+        "INSERT INTO dataset_quality (dataset_id, workspace_id, dataset_number, report, seal_mac) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(&dataset.id)
+    .bind(workspace_id)
+    .bind(dataset.number)
+    .bind(json)
+    .bind(mac)
+    .execute(tx.conn())
+    .await?;
+    seals::log(tx, &QUALITY_SEALED, &values).await?;
     Ok(())
 }
 
-/// The quality reports of datasets by number; a dataset without one is absent, a report that no longer
-/// reads as one (edited outside Fiscus) is `Corrupt`.
+/// The quality reports of datasets by number, each seal checked; a dataset without one is absent, a report
+/// edited outside Fiscus is `Tampered` (its seal) or `Corrupt` (it no longer reads as a report).
 pub async fn qualities(
     conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
     workspace_id: &str,
     numbers: &[i64],
 ) -> Result<std::collections::HashMap<i64, fiscus_domain::data::quality::QualityReport>> {
     let mut out = std::collections::HashMap::with_capacity(numbers.len());
     for chunk in numbers.chunks(500) {
-        let sql = format!(
-            "SELECT dataset_number, report FROM dataset_quality WHERE workspace_id = $1 AND dataset_number IN ({})",
-            crate::dialect::numbered(2, chunk.len())
-        );
-        let mut q = sqlx::query_as::<_, (i64, String)>(&sql).bind(workspace_id);
-        for n in chunk {
-            q = q.bind(*n);
-        }
-        for (number, json) in q.fetch_all(&mut *conn).await? {
-            let report = serde_json::from_str(&json)
+        let filter = format!("workspace_id = $1 AND dataset_number IN ({})", crate::dialect::numbered(2, chunk.len()));
+        let mut binds = vec![Stored::Text(workspace_id.to_string())];
+        binds.extend(chunk.iter().map(|n| Stored::Integer(*n)));
+        for row in seals::select_sealed(conn, key, &QUALITY_SEALED, &filter, &binds).await? {
+            let (number, json) = match (&row[2].1, &row[3].1) {
+                (Stored::Integer(n), Stored::Text(j)) => (*n, j),
+                _ => return Err(StoreError::Corrupt("dataset_quality: a row of other types".into())),
+            };
+            let report = serde_json::from_str(json)
                 .map_err(|e| StoreError::Corrupt(format!("dataset_quality {number}: {e}")))?;
             out.insert(number, report);
         }
@@ -380,8 +397,9 @@ pub async fn qualities(
 /// A dataset's quality report, if it has one.
 pub async fn quality(
     conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
     workspace_id: &str,
     number: i64,
 ) -> Result<Option<fiscus_domain::data::quality::QualityReport>> {
-    Ok(qualities(conn, workspace_id, &[number]).await?.remove(&number))
+    Ok(qualities(conn, key, workspace_id, &[number]).await?.remove(&number))
 }
