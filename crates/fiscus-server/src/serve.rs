@@ -28,6 +28,14 @@ pub fn open(settings: Settings) -> Boxed<'static, anyhow::Result<AppState>> {
             .with_context(|| format!("connecting to {}", fiscus_store::redact_url(&url)))?
             .with_group_commit(settings.group_commit);
         store.migrate().await.context("applying migrations")?;
+        // The model hub was once files in a node's data directory: what this node still has goes into the
+        // database, where every node reads it.
+        let adopted = fiscus_models::lqm::hub::adopt(&store, &settings.data_dir)
+            .await
+            .context("adopting the model hub's files")?;
+        if adopted > 0 {
+            tracing::info!(adopted, "model hub artifacts moved from the data directory into the database");
+        }
         fiscus_store::tlog::set_logging(settings.evidence.log);
         let books = std::sync::Arc::new(fiscus_investment::orders::PortfolioBooks);
         let services = fiscus_kernel::Services::new(store, settings, server_key, key_source, books);

@@ -74,6 +74,7 @@ pub mod idempotency;
 pub mod investment_records;
 pub mod lqm;
 mod migrations;
+pub mod model_hub;
 pub mod operators;
 pub mod outbox;
 pub mod queues;

@@ -687,7 +687,7 @@ async fn verify_models(state: &Services, workspace: Option<&str>) -> anyhow::Res
     let workspaces = workspaces(state, workspace).await?;
     let mut failures = 0;
     for ws in &workspaces {
-        let report = fiscus_models::lqm::verify::verify_models(&state.store, &state.settings.data_dir, ws)
+        let report = fiscus_models::lqm::verify::verify_models(&state.store, ws)
             .await
             .with_context(|| format!("reading the published models of {ws}"))?;
         if report.problems.is_empty() {

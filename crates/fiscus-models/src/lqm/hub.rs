@@ -1,16 +1,17 @@
-//! The model hub: a content-addressed store of published artifacts inside the data directory
-//! (`<data_dir>/model-hub/sha256/<first two hex digits>/<hex>`). A file's name is the SHA-256 of its bytes,
-//! so a file is written once, never changed, and checking one is recomputing its name. A publication
-//! records each artifact's hash and size; `fiscus verify models` reads every one back.
+//! The model hub: published artifacts, content-addressed in the database (`fiscus_store::model_hub`), so any
+//! node serves and verifies what any node published. An artifact's name is the SHA-256 of its bytes, so it
+//! is written once (in its publication's transaction), never changed, and checking one is recomputing its
+//! name. A publication records each artifact's hash and size; `fiscus verify models` reads every one back.
+//!
+//! Before, artifacts were files in one node's data directory (`<data_dir>/model-hub/sha256/<xx>/<hex>`):
+//! [`adopt`] copies the ones a node still has into the database at its start, under each workspace whose
+//! publications cite them, every file checked against its name first.
 
-use std::io::Write;
+use fiscus_domain::credentials::Environment;
+use fiscus_domain::tenancy::Tenant;
+use fiscus_store::Connection as AnyConnection;
+use fiscus_store::{Store, StoreError, WriteTx};
 use std::path::{Path, PathBuf};
-
-/// The hub of a data directory.
-#[derive(Clone, Debug)]
-pub struct Hub {
-    root: PathBuf,
-}
 
 /// What is wrong with a stored artifact.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,73 +21,75 @@ pub enum Fault {
     Altered,
 }
 
-impl Hub {
-    pub fn in_data_dir(data_dir: &Path) -> Hub {
-        Hub { root: data_dir.join("model-hub") }
-    }
-
-    /// Where the artifact of `sha256` (`sha256:` and 64 hex digits) lives; `None` for anything else.
-    pub fn path(&self, sha256: &str) -> Option<PathBuf> {
-        let hex = sha256.strip_prefix("sha256:")?;
-        if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
-            return None;
-        }
-        Some(self.root.join("sha256").join(&hex[..2]).join(hex))
-    }
-
-    /// Stores `bytes` durably (written to a temporary file, synced, renamed into place, the folder synced)
-    /// and returns their `sha256:`; bytes stored already are left as they are.
-    pub fn put(&self, bytes: &[u8]) -> std::io::Result<String> {
-        let sha = fiscus_domain::evidence::seal_bytes(bytes);
-        let path = self.path(&sha).ok_or_else(|| std::io::Error::other("a hash is not a hub address"))?;
-        if self.check(&sha, bytes.len() as u64).is_ok() {
-            return Ok(sha);
-        }
-        let folder = path.parent().ok_or_else(|| std::io::Error::other("a hub path has no folder"))?;
-        std::fs::create_dir_all(folder)?;
-        let temporary = folder.join(format!(".{}.tmp", fiscus_domain::ids::new_id("hub")));
-        let mut file = std::fs::File::create(&temporary)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&temporary, &path)?;
-        std::fs::File::open(folder)?.sync_all()?;
-        Ok(sha)
-    }
-
-    /// Reads an artifact back and checks it against its name and size.
-    pub fn check(&self, sha256: &str, size: u64) -> Result<(), Fault> {
-        let path = self.path(sha256).ok_or(Fault::Altered)?;
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Fault::Missing),
-            Err(_) => return Err(Fault::Altered),
-        };
-        if bytes.len() as u64 != size || fiscus_domain::evidence::seal_bytes(&bytes) != sha256 {
-            return Err(Fault::Altered);
-        }
-        Ok(())
-    }
+/// Stores `bytes` in the writing transaction and returns their `sha256:`.
+pub async fn put(tx: &mut WriteTx, workspace_id: &str, bytes: &[u8]) -> Result<String, StoreError> {
+    let sha = fiscus_domain::evidence::seal_bytes(bytes);
+    fiscus_store::model_hub::put(tx, workspace_id, &sha, bytes).await?;
+    Ok(sha)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Reads an artifact back and checks it against its name and size.
+pub async fn check(
+    conn: &mut AnyConnection,
+    workspace_id: &str,
+    sha256: &str,
+    size: u64,
+) -> Result<Result<(), Fault>, StoreError> {
+    let Some(bytes) = fiscus_store::model_hub::get(conn, workspace_id, sha256).await? else {
+        return Ok(Err(Fault::Missing));
+    };
+    Ok(if bytes.len() as u64 != size || fiscus_domain::evidence::seal_bytes(&bytes) != sha256 {
+        Err(Fault::Altered)
+    } else {
+        Ok(())
+    })
+}
 
-    #[test]
-    fn an_artifact_is_its_hash_and_an_altered_one_is_found() {
-        let dir = tempfile::tempdir().expect("dir");
-        let hub = Hub::in_data_dir(dir.path());
-        let sha = hub.put(b"{\"a\":1}").expect("put");
-        assert_eq!(sha, fiscus_domain::evidence::seal_bytes(b"{\"a\":1}"));
-        assert_eq!(hub.put(b"{\"a\":1}").expect("again"), sha);
-        assert_eq!(hub.check(&sha, 7), Ok(()));
-        assert_eq!(hub.check(&sha, 8), Err(Fault::Altered));
-        let path = hub.path(&sha).expect("path");
-        std::fs::write(&path, b"{\"a\":2}").expect("tamper");
-        assert_eq!(hub.check(&sha, 7), Err(Fault::Altered));
-        std::fs::remove_file(&path).expect("remove");
-        assert_eq!(hub.check(&sha, 7), Err(Fault::Missing));
-        assert_eq!(hub.path("sha256:../../etc/passwd"), None);
+/// Where a data directory's file hub kept the artifact of `sha256` (`sha256:` and 64 hex digits); `None`
+/// for anything else.
+pub fn legacy_path(data_dir: &Path, sha256: &str) -> Option<PathBuf> {
+    let hex = sha256.strip_prefix("sha256:")?;
+    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        return None;
     }
+    Some(data_dir.join("model-hub").join("sha256").join(&hex[..2]).join(hex))
+}
+
+/// Copies the artifacts of a data directory's file hub that publications cite and the database lacks into
+/// the database (a node's start; nothing to do without a `model-hub` folder). A file that does not hash to
+/// its name is left where it is, and `fiscus verify models` reports its artifact missing. Answers how many
+/// were adopted.
+pub async fn adopt(store: &Store, data_dir: &Path) -> Result<u64, StoreError> {
+    if !data_dir.join("model-hub").is_dir() {
+        return Ok(0);
+    }
+    let mut conn = store.read().await?;
+    let mut missing = Vec::new();
+    // Every workspace's publications: a maintenance pass at start, before any request is served.
+    for w in fiscus_store::workspaces::list_all(&mut conn).await? {
+        for environment in [Environment::Sandbox, Environment::Production] {
+            let tenant = Tenant { workspace_id: w.id.clone(), environment };
+            for p in fiscus_store::lqm::supply_chain::chain(&mut conn, store.seal_key(), &tenant).await? {
+                for a in &p.body.artifacts {
+                    if fiscus_store::model_hub::get(&mut conn, &w.id, &a.sha256).await?.is_none() {
+                        missing.push((w.id.clone(), a.sha256.clone()));
+                    }
+                }
+            }
+        }
+    }
+    drop(conn);
+    let mut adopted = 0;
+    for (workspace_id, sha256) in missing {
+        let Some(path) = legacy_path(data_dir, &sha256) else { continue };
+        let Ok(bytes) = std::fs::read(&path) else { continue };
+        if fiscus_domain::evidence::seal_bytes(&bytes) != sha256 {
+            continue;
+        }
+        let mut tx = store.begin().await?;
+        fiscus_store::model_hub::put(&mut tx, &workspace_id, &sha256, &bytes).await?;
+        tx.commit().await?;
+        adopted += 1;
+    }
+    Ok(adopted)
 }

@@ -15,7 +15,7 @@ use fiscus_store::lqm::supply_chain::{self, EvidencePacket, Publication};
 use fiscus_store::sealed_records::Record;
 use serde_json::{Value, json};
 
-use super::hub::Hub;
+use super::hub;
 use super::registry::{self, Dossier};
 use super::{canonical, gate_closed};
 use fiscus_kernel::Services;
@@ -186,7 +186,6 @@ pub async fn publish(
         (Some(e), Some(p)) => (&here.checkpoint, e, p),
         _ => return Err(Failure::internal("a publishable checkpoint lacks its evaluation or packet")),
     };
-    let hub = Hub::in_data_dir(&state.settings.data_dir);
     let files = vec![
         ("checkpoint.json", c.body_json.clone().into_bytes()),
         ("evaluation.json", e.body_json.clone().into_bytes()),
@@ -208,11 +207,6 @@ pub async fn publish(
     });
     let mut blobs: Vec<Vec<u8>> = files.into_iter().map(|(_, b)| b).collect();
     blobs.push(statement);
-    let writer = hub.clone();
-    tokio::task::spawn_blocking(move || blobs.iter().try_for_each(|b| writer.put(b).map(|_| ())))
-        .await
-        .map_err(|_| Failure::internal("the model hub writer crashed"))?
-        .map_err(|e| Failure::internal(format!("writing to the model hub: {e}")))?;
     let bundle_hash = canonical("bundle", &artifacts)?.1;
     let by = caller.actor.clone();
     // Two publications racing for the same head: the second insert is refused by the unique previous head
@@ -263,6 +257,11 @@ pub async fn publish(
                 continue;
             }
             other => other?,
+        }
+        // The artifacts go with their publication, in its transaction: a publication never names an
+        // artifact the hub lacks, on any node.
+        for blob in &blobs {
+            hub::put(&mut tx, &tenant.workspace_id, blob).await?;
         }
         let entry = AuditEntry::of_tenant(
             tenant,

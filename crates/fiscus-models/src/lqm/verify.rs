@@ -5,14 +5,13 @@
 //! checkpoint, evaluation and evidence packet among them against the hashes the publication cites.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
 
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::lqm::records::GENESIS_HEAD;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::{Store, StoreError};
 
-use super::hub::{Fault, Hub};
+use super::hub::{self, Fault};
 
 /// What was checked, and every problem found (empty when the chain and the hub are intact).
 #[derive(Debug, Default)]
@@ -22,13 +21,12 @@ pub struct ModelsReport {
     pub problems: Vec<String>,
 }
 
+/// Verifies one workspace's supply chains (both environments), from any node: the hub is in the database.
 pub fn verify_models<'a>(
     store: &'a Store,
-    data_dir: &'a Path,
     workspace_id: &'a str,
 ) -> fiscus_store::Boxed<'a, anyhow::Result<ModelsReport>> {
     Box::pin(async move {
-        let hub = Hub::in_data_dir(data_dir);
         let mut report = ModelsReport::default();
         let mut conn = store.read().await?;
         for environment in [Environment::Sandbox, Environment::Production] {
@@ -70,7 +68,8 @@ pub fn verify_models<'a>(
                 }
                 for a in &p.body.artifacts {
                     report.artifacts += 1;
-                    match hub.check(&a.sha256, u64::try_from(a.size).unwrap_or(u64::MAX)) {
+                    let size = u64::try_from(a.size).unwrap_or(u64::MAX);
+                    match hub::check(&mut conn, workspace_id, &a.sha256, size).await? {
                     Ok(()) => {}
                     Err(Fault::Missing) => report.problems.push(format!(
                         "{env}: publication {}: artifact {} ({}) is missing from the model hub",

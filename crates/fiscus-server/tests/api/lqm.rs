@@ -559,9 +559,15 @@ async fn a_passed_checkpoint_is_published_into_a_verifiable_hash_linked_supply_c
     assert_eq!(names, ["checkpoint.json", "evaluation.json", "evidence-packet.json", "provenance.intoto.json"]);
     assert_eq!(one["artifacts"][0]["sha256"], checkpoint["checkpoint_hash"], "the hub stores the checkpoint as hashed");
     assert_eq!(one["bundle_hash"], sha256_of(&one["artifacts"]));
-    let hub = fiscus_models::lqm::hub::Hub::in_data_dir(&app.state.settings.data_dir);
-    let statement_path = hub.path(one["artifacts"][3]["sha256"].as_str().expect("sha")).expect("path");
-    let statement: Value = serde_json::from_slice(&std::fs::read(&statement_path).expect("in the hub")).expect("json");
+    let artifact = |sha: &Value| {
+        let (store, ws, sha) =
+            (app.state.store.clone(), app.workspace_id.clone(), sha.as_str().expect("sha").to_string());
+        async move {
+            let mut conn = store.read().await.expect("conn");
+            fiscus_store::model_hub::get(&mut conn, &ws, &sha).await.expect("read").expect("in the hub")
+        }
+    };
+    let statement: Value = serde_json::from_slice(&artifact(&one["artifacts"][3]["sha256"]).await).expect("json");
     assert_eq!(statement["_type"], "https://in-toto.io/Statement/v1");
     assert_eq!(statement["predicateType"], "https://slsa.dev/provenance/v1");
     let subject = &statement["subject"][0];
@@ -584,15 +590,42 @@ async fn a_passed_checkpoint_is_published_into_a_verifiable_hash_linked_supply_c
     problem(app.get(&format!("/api/v2/lqm/publications/{p1}"), &other).await, 404, "not_found").await;
 
     // `fiscus verify models` finds the chain and the hub intact, then an altered artifact and a broken link.
-    let verify =
-        || fiscus_models::lqm::verify::verify_models(&app.state.store, &app.state.settings.data_dir, &app.workspace_id);
+    let verify = || fiscus_models::lqm::verify::verify_models(&app.state.store, &app.workspace_id);
     let report = verify().await.expect("verify");
     assert!(report.problems.is_empty(), "{:?}", report.problems);
     assert_eq!((report.publications, report.artifacts), (2, 8));
-    let evaluation_path = hub.path(two["artifacts"][1]["sha256"].as_str().expect("sha")).expect("path");
-    let mut bytes = std::fs::read(&evaluation_path).expect("read");
+    // A node upgraded from the file hub adopts what its data directory still has, each file checked first.
+    let sha = one["artifacts"][0]["sha256"].as_str().expect("sha").to_string();
+    let bytes = artifact(&one["artifacts"][0]["sha256"]).await;
+    app.execute(&format!(
+        "DELETE FROM model_artifacts WHERE workspace_id = '{}' AND sha256 = '{sha}'",
+        app.workspace_id
+    ))
+    .await;
+    let report = verify().await.expect("verify");
+    assert!(report.problems.iter().any(|p| p.contains("missing from the model hub")), "{:?}", report.problems);
+    let data_dir = app.state.settings.data_dir.clone();
+    let file = fiscus_models::lqm::hub::legacy_path(&data_dir, &sha).expect("path");
+    std::fs::create_dir_all(file.parent().expect("folder")).expect("folder");
+    std::fs::write(&file, b"{\"not\":\"it\"}").expect("write");
+    let adopt = || fiscus_models::lqm::hub::adopt(&app.state.store, &data_dir);
+    assert_eq!(adopt().await.expect("adopt"), 0, "a file that is not its name is left out");
+    std::fs::write(&file, &bytes).expect("write");
+    assert_eq!(adopt().await.expect("adopt"), 1);
+    assert!(verify().await.expect("verify").problems.is_empty());
+    // The hub is in the database (the check reads no data directory): any node on it verifies the same.
+    let sha = two["artifacts"][1]["sha256"].as_str().expect("sha").to_string();
+    let mut bytes = artifact(&two["artifacts"][1]["sha256"]).await;
     bytes[10] ^= 1;
-    std::fs::write(&evaluation_path, &bytes).expect("tamper");
+    let mut tx = app.state.store.begin().await.expect("tx");
+    sqlx::query("UPDATE model_artifacts SET content = $1 WHERE workspace_id = $2 AND sha256 = $3")
+        .bind(bytes)
+        .bind(&app.workspace_id)
+        .bind(&sha)
+        .execute(tx.conn())
+        .await
+        .expect("tamper");
+    tx.commit().await.expect("commit");
     let report = verify().await.expect("verify");
     assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
     assert!(report.problems[0].contains("evaluation.json was altered"), "{:?}", report.problems);
@@ -896,15 +929,20 @@ async fn from_registration_to_a_rebound_qlm_with_a_person_at_every_decision() {
     assert_eq!(app.count("SELECT COUNT(*) FROM qlm_runs").await, runs);
 
     // The supply chain: intact, then an altered artifact and a broken link are found.
-    let verify =
-        || fiscus_models::lqm::verify::verify_models(&app.state.store, &app.state.settings.data_dir, &app.workspace_id);
+    let verify = || fiscus_models::lqm::verify::verify_models(&app.state.store, &app.workspace_id);
     let report = verify().await.expect("verify");
     assert!(report.problems.is_empty(), "{:?}", report.problems);
     let publications = app.count("SELECT COUNT(*) FROM lqm_publications").await;
     assert_eq!(report.publications as i64, publications);
-    let hub = fiscus_models::lqm::hub::Hub::in_data_dir(&app.state.settings.data_dir);
-    let path = hub.path(second["checkpoint_hash"].as_str().expect("hash")).expect("path");
-    std::fs::write(&path, b"{}").expect("tamper");
+    let mut tx = app.state.store.begin().await.expect("tx");
+    sqlx::query("UPDATE model_artifacts SET content = $1 WHERE workspace_id = $2 AND sha256 = $3")
+        .bind(b"{}".to_vec())
+        .bind(&app.workspace_id)
+        .bind(second["checkpoint_hash"].as_str().expect("hash"))
+        .execute(tx.conn())
+        .await
+        .expect("tamper");
+    tx.commit().await.expect("commit");
     let report = verify().await.expect("verify");
     assert!(report.problems.iter().any(|p| p.contains("checkpoint.json was altered")), "{:?}", report.problems);
     let mut conn = app.state.store.read().await.expect("conn");
