@@ -15,6 +15,41 @@ use fiscus_store::Boxed;
 
 /// Opens the database (creating the SQLite file on first run), applies migrations and loads the secret key.
 pub fn open(settings: Settings) -> Boxed<'static, anyhow::Result<AppState>> {
+    open_with(settings, Agreement::Check)
+}
+
+/// What a start does with the settings every node on the database must share ([`shared_settings`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Agreement {
+    /// Records those the cluster lacks; refuses to start when one differs from the cluster's.
+    Check,
+    /// Records this node's as the cluster's (`fiscus migrate --accept-settings`, after a deliberate change
+    /// with every node stopped).
+    Accept,
+}
+
+/// The settings every node on one database must share, as this node has them: the server key (as a MAC
+/// under it of a fixed label, which says nothing of the key), whether records go into the transparency log
+/// and the log's name, and how long a claim lives before another node may take it over.
+pub fn shared_settings(settings: &Settings, key: &fiscus_domain::integrity::SealKey) -> Vec<(&'static str, String)> {
+    use fiscus_domain::integrity::Stored;
+    vec![
+        ("server_key", key.row("cluster_settings", &[("name", Stored::Text("server_key".into()))])),
+        ("evidence.log", settings.evidence.log.to_string()),
+        ("evidence.log_name", settings.log_name()),
+        ("idempotency_stale_seconds", settings.idempotency_stale_seconds.to_string()),
+        ("webhook_claim_stale_seconds", settings.webhook_claim_stale_seconds.to_string()),
+    ]
+}
+
+/// This node, as the settings it records name it: its host and process.
+fn node_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    format!("{}:{}", host.trim(), std::process::id())
+}
+
+/// [`open`], doing `agreement` with the cluster's shared settings.
+pub fn open_with(settings: Settings, agreement: Agreement) -> Boxed<'static, anyhow::Result<AppState>> {
     Box::pin(async move {
         if settings.database_url.is_none() {
             std::fs::create_dir_all(&settings.data_dir)
@@ -28,6 +63,40 @@ pub fn open(settings: Settings) -> Boxed<'static, anyhow::Result<AppState>> {
             .with_context(|| format!("connecting to {}", fiscus_store::redact_url(&url)))?
             .with_group_commit(settings.group_commit);
         store.migrate().await.context("applying migrations")?;
+        let ours = shared_settings(&settings, store.seal_key());
+        match agreement {
+            Agreement::Accept => fiscus_store::cluster::accept(&store, &node_name(), &ours).await?,
+            Agreement::Check => {
+                let differ = fiscus_store::cluster::agree(&store, &node_name(), &ours).await?;
+                if !differ.is_empty() {
+                    let lines: Vec<String> = differ
+                        .iter()
+                        .map(|(name, r)| {
+                            let (theirs, mine) = match *name {
+                                "server_key" => ("another server key".to_string(), "this one".to_string()),
+                                _ => (
+                                    format!("`{}`", r.value),
+                                    ours.iter()
+                                        .find(|(n, _)| n == name)
+                                        .map_or(String::new(), |(_, v)| format!("`{v}`")),
+                                ),
+                            };
+                            format!(
+                                "{name}: the cluster has {theirs} (recorded by {} at {}), this node {mine}",
+                                r.recorded_by,
+                                fiscus_domain::clock::rfc3339(r.recorded_at)
+                            )
+                        })
+                        .collect();
+                    anyhow::bail!(
+                        "this node's settings differ from those every node on this database shares; give it the \
+                         cluster's, or after changing them on purpose with every node stopped, run `fiscus migrate \
+                         --accept-settings` once:\n  {}",
+                        lines.join("\n  ")
+                    );
+                }
+            }
+        }
         // The model hub was once files in a node's data directory: what this node still has goes into the
         // database, where every node reads it.
         let adopted = fiscus_models::lqm::hub::adopt(&store, &settings.data_dir)

@@ -57,6 +57,7 @@ pub mod bank_accounts;
 pub mod bank_files;
 pub mod cache;
 pub mod calls;
+pub mod cluster;
 pub mod collateral;
 pub mod compute;
 pub mod copy_in;

@@ -36,7 +36,12 @@ pub enum Command {
         demo: bool,
     },
     /// Apply database migrations and exit.
-    Migrate,
+    Migrate {
+        /// Record this node's shared settings (server key, transparency log, claim times) as the cluster's,
+        /// after changing them on purpose with every node stopped; a start with others is refused.
+        #[arg(long)]
+        accept_settings: bool,
+    },
     /// Administer workspaces, applications and credentials.
     Admin {
         #[command(subcommand)]
@@ -379,9 +384,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             init_logging(&settings);
             serve_command(settings, demo).await
         }
-        Command::Migrate => {
+        Command::Migrate { accept_settings } => {
             let settings = load(&cli.data, None)?;
-            let state = fiscus_server::serve::open(settings).await?;
+            let agreement = if accept_settings {
+                fiscus_server::serve::Agreement::Accept
+            } else {
+                fiscus_server::serve::Agreement::Check
+            };
+            let state = fiscus_server::serve::open_with(settings, agreement).await?;
             println!("migrations applied ({})", state.store.backend().name());
             Ok(ExitCode::SUCCESS)
         }

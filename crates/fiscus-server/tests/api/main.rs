@@ -12,6 +12,7 @@ mod bank_files;
 mod browser;
 mod bulk_reads;
 mod calls;
+mod cluster;
 mod compute;
 mod connections;
 mod console;
