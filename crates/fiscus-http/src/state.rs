@@ -36,6 +36,8 @@ pub struct HttpParts {
     pub api: std::sync::OnceLock<Arc<crate::document::ApiDocument>>,
     /// Routes whose bodies may be larger than the configured limit (`http::body_limit`).
     pub large_bodies: Vec<LargeBody>,
+    /// The node is stopping: `/readyz` answers 503 while it still serves (a balancer drains it first).
+    pub draining: std::sync::atomic::AtomicBool,
 }
 
 impl AppState {

@@ -48,6 +48,10 @@ pub struct Settings {
     pub log_format: String,
     /// Seconds allowed for in-flight requests to finish after SIGTERM/SIGINT.
     pub shutdown_grace_seconds: u64,
+    /// Seconds a stopping node keeps serving with `/readyz` at 503 before it stops accepting, so a load
+    /// balancer's health check takes it out of rotation first (its check interval times the failures it
+    /// needs; 0, the default, without a balancer).
+    pub shutdown_drain_seconds: u64,
     /// A console session ends after this long without a request.
     pub console_idle_seconds: u64,
     /// A console session ends this long after sign-in, whatever happens.
@@ -251,6 +255,7 @@ impl Default for Settings {
             region: "local".into(),
             log_format: "json".into(),
             shutdown_grace_seconds: 30,
+            shutdown_drain_seconds: 0,
             console_idle_seconds: 15 * 60,
             console_absolute_seconds: 8 * 3600,
             console_max_failures: 5,

@@ -132,6 +132,11 @@ async fn healthz() -> impl IntoResponse {
 }
 
 async fn readyz(State(state): State<AppState>) -> Response {
+    if state.http.draining.load(std::sync::atomic::Ordering::Acquire) {
+        return ApiError::new(ErrorCode::Unavailable)
+            .detail("this node is stopping: it still answers, and stops accepting connections shortly")
+            .into_response();
+    }
     match state.store.ping().await {
         // Ready with or without the credential cache (without it every lookup reads the database); which of
         // the two is said, so an operator (and a test of several nodes) can tell.

@@ -166,8 +166,17 @@ fn serving(state: AppState, listener: TcpListener, shutdown: Boxed<'static, ()>)
             },
         };
         tracing::info!(max_connections = limits.max_connections, "accepting connections");
+        let drain = Duration::from_secs(state.settings.shutdown_drain_seconds);
+        let draining = state.clone();
         let serving = tokio::spawn(fiscus_http::connections::serve(listener, app, limits, async move {
             shutdown.await;
+            // `/readyz` goes 503 first and the node keeps serving for the drain, so a load balancer takes it
+            // out of rotation before connections are refused.
+            draining.http.draining.store(true, std::sync::atomic::Ordering::Release);
+            if !drain.is_zero() {
+                tracing::info!(seconds = drain.as_secs(), "draining: /readyz answers 503 until accepting stops");
+                tokio::time::sleep(drain).await;
+            }
             let _ = stopped_tx.send(());
         }));
         let result = tokio::select! {

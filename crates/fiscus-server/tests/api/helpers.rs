@@ -107,6 +107,13 @@ impl Drop for TestApp {
 }
 
 impl TestApp {
+    /// Stops the node as SIGTERM does (the test keeps its database and directory).
+    pub fn stop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+
     /// Waits until this node's workers have worked off everything due (settlements, compute jobs, workflow
     /// and agent runs, webhook deliveries, and what each queued for another), without guessing a time: see
     /// `fiscus_kernel::progress`. Fails the test after a minute.

@@ -1,4 +1,4 @@
-use crate::helpers::{EVIDENCE, evidence_body, spawn_app};
+use crate::helpers::{EVIDENCE, evidence_body, spawn_app, spawn_app_with};
 use serde_json::Value;
 
 #[tokio::test]
@@ -57,6 +57,24 @@ async fn the_credit_balance_is_derived_from_the_ledger() {
     assert_eq!(body["consumed"], 0);
     assert_eq!(body["balance"], 300);
     assert_eq!(body["ledger_entries"], 2);
+}
+
+#[tokio::test]
+async fn a_stopping_node_answers_not_ready_while_it_still_serves_then_stops_accepting() {
+    let mut app = spawn_app_with(|s| s.shutdown_drain_seconds = 2).await;
+    assert_eq!(app.http.get(app.url("/readyz")).send().await.expect("request").status(), 200);
+    app.stop();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // Draining: a balancer's health check sees 503; requests still in rotation are answered.
+    let ready = app.http.get(app.url("/readyz")).send().await.expect("still accepting");
+    assert_eq!(ready.status(), 503);
+    let problem: Value = ready.json().await.expect("json");
+    assert!(problem["detail"].as_str().is_some_and(|d| d.contains("stopping")), "{problem}");
+    assert_eq!(app.get("/api/v2/workspace", &app.key).await.status(), 200);
+    // After the drain the listener is closed: a new connection is refused.
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let fresh = reqwest::Client::new();
+    assert!(fresh.get(app.url("/healthz")).send().await.is_err(), "the node stopped accepting");
 }
 
 #[tokio::test]
