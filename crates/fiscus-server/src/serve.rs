@@ -143,7 +143,10 @@ fn serving(state: AppState, listener: TcpListener, shutdown: Boxed<'static, ()>)
         let evidence = spawn_evidence_worker(state.clone());
         let banker = (state.settings.iso20022.is_some() && state.settings.bank_file_worker)
             .then(|| spawn_bank_file_worker(state.clone()));
-        let computer = state.settings.compute_worker.then(|| spawn_compute_worker(state.clone()));
+        // The compute worker's id: its claims are handed back by it when the node stops.
+        let compute_worker = fiscus_domain::ids::new_id("wrk");
+        let computer =
+            state.settings.compute_worker.then(|| spawn_compute_worker(state.clone(), compute_worker.clone()));
         let deliverer = state.settings.webhook_worker.then(|| spawn_webhook_worker(state.clone()));
         let flows = state.settings.workflow_worker.then(|| spawn_workflow_worker(state.clone()));
         let agents = (state.settings.agent_worker
@@ -189,14 +192,26 @@ fn serving(state: AppState, listener: TcpListener, shutdown: Boxed<'static, ()>)
                 Ok(())
             }
         };
-        // Running computations stop at their next check; their jobs are retaken by another node (or this one
-        // when it is back).
+        // Running computations stop at their next check; their jobs are handed back below, for another node
+        // (or this one when it is back) to take at once.
         state.compute.close();
         background.abort();
         worker.abort();
         evidence.abort();
         if let Some(c) = computer {
             c.abort();
+            // Its computations were stopped: their jobs go back to the queue now, not after the stale time.
+            let handed = async {
+                let mut tx = state.store.begin().await?;
+                let n = fiscus_store::compute::hand_back(&mut tx, &compute_worker).await?;
+                tx.commit().await?;
+                Ok::<u64, fiscus_store::StoreError>(n)
+            };
+            match handed.await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(jobs = n, "compute jobs handed back for another node"),
+                Err(e) => tracing::warn!(error = %e, "handing back compute jobs failed; they are retaken when stale"),
+            }
         }
         if let Some(d) = deliverer {
             d.abort();
@@ -335,9 +350,8 @@ pub fn spawn_bank_file_worker(state: AppState) -> tokio::task::JoinHandle<()> {
 
 /// This node's compute worker. Any number of nodes may run one against the same database. It is woken when
 /// a job is queued on this node and polls otherwise (jobs queued on other nodes, retaken claims).
-pub fn spawn_compute_worker(state: AppState) -> tokio::task::JoinHandle<()> {
+pub fn spawn_compute_worker(state: AppState, worker: String) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let worker = fiscus_domain::ids::new_id("wrk");
         let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500));
         state.progress.started(Worker::Compute);
         loop {

@@ -284,6 +284,20 @@ pub async fn claim(
     crate::fair::claim_each::<JobRow>(tx, &sql, &claim, limit).await?.into_iter().map(Job::try_from).collect()
 }
 
+/// Hands back the jobs `worker` holds, its node stopping (their computations were stopped): queued again at
+/// once for any node to take, rather than after the claim's stale time. A job whose cancel was asked for is
+/// left to end as cancelled. Answers how many were handed back.
+pub async fn hand_back(tx: &mut WriteTx, worker: &str) -> Result<u64> {
+    let done = sqlx::query(
+        "UPDATE compute_jobs SET state = 'queued', claimed_by = NULL, claimed_at = NULL, progress = 0 \
+         WHERE state = 'running' AND claimed_by = $1 AND cancel_requested_at IS NULL",
+    )
+    .bind(worker)
+    .execute(tx.conn())
+    .await?;
+    Ok(done.rows_affected())
+}
+
 /// A running job's heartbeat: its progress, and the claim renewed. `None` when `worker` no longer holds it
 /// (retaken after going silent, or cancelled while queued); otherwise whether a cancel was asked for.
 pub async fn heartbeat(

@@ -71,6 +71,23 @@ async fn a_job_is_claimed_once_and_only_its_holder_ends_it_with_a_sealed_result(
 }
 
 #[tokio::test]
+async fn a_stopping_node_hands_its_jobs_back_for_another_to_take_at_once() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let id = queued(&db, &t).await;
+    let mut tx = db.begin().await.expect("begin");
+    assert_eq!(compute::claim(&mut tx, "wrk_a", NOW, 30_000_000, 10, 10).await.expect("claim").len(), 1);
+    assert_eq!(compute::hand_back(&mut tx, "wrk_b").await.expect("hand back"), 0, "only the holder's");
+    assert_eq!(compute::hand_back(&mut tx, "wrk_a").await.expect("hand back"), 1);
+    // Well inside the claim's stale time, another node takes it.
+    let retaken = compute::claim(&mut tx, "wrk_b", NOW + 1, 30_000_000, 10, 10).await.expect("claim");
+    tx.commit().await.expect("commit");
+    assert_eq!((retaken.len(), retaken[0].id.as_str(), retaken[0].attempts), (1, id.as_str(), 2));
+    let mut conn = db.read().await.expect("conn");
+    assert_eq!(compute::heartbeat(&mut conn, &id, "wrk_a", 1, NOW + 2).await.expect("beat"), None);
+}
+
+#[tokio::test]
 async fn an_unknown_stored_state_or_kind_is_refused_as_corrupt() {
     let db = fresh_store().await;
     let t = tenant(&db).await;
