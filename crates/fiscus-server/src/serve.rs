@@ -15,31 +15,120 @@ use fiscus_store::Boxed;
 
 /// Opens the database (creating the SQLite file on first run), applies migrations and loads the secret key.
 pub fn open(settings: Settings) -> Boxed<'static, anyhow::Result<AppState>> {
-    open_with(settings, Agreement::Check)
+    open_with(settings, Agreement::Command)
+}
+
+/// [`open`] for a node that serves: it also checks the settings only serving nodes must share.
+pub fn open_node(settings: Settings) -> Boxed<'static, anyhow::Result<AppState>> {
+    open_with(settings, Agreement::Node)
+}
+
+/// The database did not answer a start: worth waiting for (anything else a start refuses is not).
+#[derive(Debug)]
+pub struct Unreachable(pub String);
+
+impl std::fmt::Display for Unreachable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unreachable {}
+
+/// [`open`] for a node that serves: while the database does not answer, it tries again with backoff (0.5 s
+/// doubling to 10 s) and answers on `listener` meanwhile, `/healthz` 200 and everything else 503 naming why
+/// (so `/readyz` says what the node waits for); a shutdown signal while waiting ends the start. Any other
+/// refusal (a migration, the shared settings) ends it at once.
+pub async fn open_when_ready(settings: Settings, listener: &std::net::TcpListener) -> anyhow::Result<Option<AppState>> {
+    // An embedded SQLite file that cannot be opened will not open later: that start fails at once.
+    if !settings.effective_database_url().starts_with("postgres") {
+        return open_node(settings).await.map(Some);
+    }
+    let mut wait = Duration::from_millis(500);
+    let mut attempt = 1u32;
+    let mut stop = Box::pin(shutdown_signal());
+    // What `/readyz` says until the node is open: answered from the first attempt on.
+    let why =
+        std::sync::Arc::new(std::sync::Mutex::new(String::from("this node is starting: connecting to the database")));
+    let waiting = listener.try_clone().context("sharing the listening socket")?;
+    waiting.set_nonblocking(true)?;
+    let waiting = TcpListener::from_std(waiting)?;
+    let said = why.clone();
+    let starting = axum::Router::new()
+        .route("/healthz", axum::routing::get(|| async { r#"{"status":"starting"}"# }))
+        .fallback(move || {
+            let detail = said.lock().map(|d| d.clone()).unwrap_or_default();
+            async move {
+                fiscus_http::problem::ApiError::new(fiscus_domain::error_code::ErrorCode::Unavailable).detail(detail)
+            }
+        });
+    let answering = tokio::spawn(async move {
+        let _ = axum::serve(waiting, starting).await;
+    });
+    let opened = loop {
+        let error = match open_node(settings.clone()).await {
+            Ok(state) => break Ok(Some(state)),
+            Err(e) => match e.downcast::<Unreachable>() {
+                Ok(unreachable) => unreachable.0,
+                Err(other) => break Err(other),
+            },
+        };
+        tracing::warn!(attempt, error = %error, retry_in_ms = wait.as_millis() as u64, "the database does not answer");
+        if let Ok(mut d) = why.lock() {
+            *d = format!(
+                "this node is starting: the database does not answer ({error}); attempt {attempt}, next in {:.1} s",
+                wait.as_secs_f64()
+            );
+        }
+        let stopped = tokio::select! {
+            _ = tokio::time::sleep(wait) => false,
+            _ = &mut stop => true,
+        };
+        if stopped {
+            break Ok(None);
+        }
+        wait = (wait * 2).min(Duration::from_secs(10));
+        attempt += 1;
+    };
+    answering.abort();
+    opened
 }
 
 /// What a start does with the settings every node on the database must share ([`shared_settings`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Agreement {
-    /// Records those the cluster lacks; refuses to start when one differs from the cluster's.
-    Check,
+    /// A command that writes (`fiscus admin`, `fiscus import`, …): the settings every writer shares are
+    /// recorded where the cluster lacks them and checked; a difference refuses the start.
+    Command,
+    /// A serving node: every shared setting, the same way.
+    Node,
     /// Records this node's as the cluster's (`fiscus migrate --accept-settings`, after a deliberate change
     /// with every node stopped).
     Accept,
 }
 
-/// The settings every node on one database must share, as this node has them: the server key (as a MAC
-/// under it of a fixed label, which says nothing of the key), whether records go into the transparency log
-/// and the log's name, and how long a claim lives before another node may take it over.
-pub fn shared_settings(settings: &Settings, key: &fiscus_domain::integrity::SealKey) -> Vec<(&'static str, String)> {
+/// The settings every process writing to one database must share, as this one has them: the server key (as
+/// a MAC under it of a fixed label, which says nothing of the key) and whether records go into the
+/// transparency log; and for a serving node (`node`) also the log's name (its signed checkpoints' origin)
+/// and how long a claim lives before another node may take it over.
+pub fn shared_settings(
+    settings: &Settings,
+    key: &fiscus_domain::integrity::SealKey,
+    node: bool,
+) -> Vec<(&'static str, String)> {
     use fiscus_domain::integrity::Stored;
-    vec![
+    let mut shared = vec![
         ("server_key", key.row("cluster_settings", &[("name", Stored::Text("server_key".into()))])),
         ("evidence.log", settings.evidence.log.to_string()),
-        ("evidence.log_name", settings.log_name()),
-        ("idempotency_stale_seconds", settings.idempotency_stale_seconds.to_string()),
-        ("webhook_claim_stale_seconds", settings.webhook_claim_stale_seconds.to_string()),
-    ]
+    ];
+    if node {
+        shared.extend([
+            ("evidence.log_name", settings.log_name()),
+            ("idempotency_stale_seconds", settings.idempotency_stale_seconds.to_string()),
+            ("webhook_claim_stale_seconds", settings.webhook_claim_stale_seconds.to_string()),
+        ]);
+    }
+    shared
 }
 
 /// This node, as the settings it records name it: its host and process.
@@ -60,13 +149,13 @@ pub fn open_with(settings: Settings, agreement: Agreement) -> Boxed<'static, any
         let seal_key = fiscus_domain::integrity::SealKey::derive(&server_key);
         let store = fiscus_store::Store::connect(&url, settings.database_max_connections, seal_key)
             .await
-            .with_context(|| format!("connecting to {}", fiscus_store::redact_url(&url)))?
+            .map_err(|e| Unreachable(format!("connecting to {}: {e}", fiscus_store::redact_url(&url))))?
             .with_group_commit(settings.group_commit);
         store.migrate().await.context("applying migrations")?;
-        let ours = shared_settings(&settings, store.seal_key());
+        let ours = shared_settings(&settings, store.seal_key(), agreement != Agreement::Command);
         match agreement {
             Agreement::Accept => fiscus_store::cluster::accept(&store, &node_name(), &ours).await?,
-            Agreement::Check => {
+            Agreement::Command | Agreement::Node => {
                 let differ = fiscus_store::cluster::agree(&store, &node_name(), &ours).await?;
                 if !differ.is_empty() {
                     let lines: Vec<String> = differ

@@ -389,7 +389,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let agreement = if accept_settings {
                 fiscus_server::serve::Agreement::Accept
             } else {
-                fiscus_server::serve::Agreement::Check
+                fiscus_server::serve::Agreement::Command
             };
             let state = fiscus_server::serve::open_with(settings, agreement).await?;
             println!("migrations applied ({})", state.store.backend().name());
@@ -476,7 +476,11 @@ fn init_logging(settings: &Settings) {
 
 async fn serve_command(settings: Settings, demo: bool) -> anyhow::Result<ExitCode> {
     let bind = settings.bind.clone();
-    let state = fiscus_server::serve::open(settings).await?;
+    // Bound first, so a node waiting for its database already answers why (`/readyz` 503).
+    let socket = std::net::TcpListener::bind(&bind).with_context(|| format!("binding {bind}"))?;
+    let Some(state) = fiscus_server::serve::open_when_ready(settings, &socket).await? else {
+        return Ok(ExitCode::SUCCESS);
+    };
     if demo {
         match fiscus_server::demo::seed_if_empty(&state.store, &state.server_key).await? {
             Some(d) => {
@@ -493,7 +497,8 @@ async fn serve_command(settings: Settings, demo: bool) -> anyhow::Result<ExitCod
             ),
         }
     }
-    let listener = tokio::net::TcpListener::bind(&bind).await.with_context(|| format!("binding {bind}"))?;
+    socket.set_nonblocking(true)?;
+    let listener = tokio::net::TcpListener::from_std(socket)?;
     let addr = listener.local_addr()?;
     tracing::info!(%addr, backend = state.store.backend().name(), "fiscus listening");
     println!("Fiscus listening on http://{addr} (docs: http://{addr}/docs)");

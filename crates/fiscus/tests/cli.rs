@@ -818,3 +818,49 @@ fn verify_evidence_checks_the_log_inside_and_an_outsider_s_kept_checkpoint_shows
     let stdout = String::from_utf8_lossy(&fork.stdout);
     assert!(!fork.status.success() && stdout.contains("FORK"), "{stdout}");
 }
+
+/// A node whose PostgreSQL does not answer yet waits for it with backoff, answering meanwhile why it is not
+/// ready (`/readyz` 503 naming the database), and a SIGTERM while it waits ends it cleanly.
+#[test]
+fn a_node_waits_for_its_database_and_says_why_it_is_not_ready() {
+    let dir = tempfile::tempdir().expect("dir");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
+    // Loopback port 9 (discard): nothing listens there on the test machines.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fiscus"))
+        .args(["--data-dir", dir.path().to_str().expect("utf8")])
+        .args(["--database-url", "postgres://postgres:hunter2@127.0.0.1:9/none"])
+        .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("serve");
+    let rt = tokio_runtime();
+    let http = reqwest::Client::new();
+    let detail = rt.block_on(async {
+        let waiting = until("the waiting node answering 503", std::time::Duration::from_secs(10), || async {
+            http.get(format!("http://127.0.0.1:{port}/readyz")).send().await.is_ok_and(|r| r.status() == 503)
+        })
+        .await;
+        assert!(waiting, "a waiting node answers /readyz");
+        let health = http.get(format!("http://127.0.0.1:{port}/healthz")).send().await.expect("healthz");
+        assert_eq!(health.status(), 200);
+        // Once an attempt has failed (the pool gives up on a refused connection after its acquire timeout),
+        // the detail names the database's error.
+        let detail = || async {
+            let ready = http.get(format!("http://127.0.0.1:{port}/readyz")).send().await.expect("readyz");
+            ready.json::<serde_json::Value>().await.expect("json")["detail"].as_str().unwrap_or_default().to_string()
+        };
+        let failed = until("an attempt failing", std::time::Duration::from_secs(40), || async {
+            detail().await.contains("does not answer")
+        })
+        .await;
+        assert!(failed, "{}", detail().await);
+        detail().await
+    });
+    assert!(detail.contains("the database does not answer"), "{detail}");
+    assert!(!detail.contains("hunter2"), "the password is not shown: {detail}");
+    let pid = child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "a node stopped while it waits exits 0: {status:?}");
+}
