@@ -12,4 +12,5 @@ pub mod demo;
 pub mod demo_data;
 pub mod openapi;
 pub mod serve;
+pub mod start;
 pub mod workers;
