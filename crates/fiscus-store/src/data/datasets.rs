@@ -378,7 +378,12 @@ pub async fn qualities(
 ) -> Result<std::collections::HashMap<i64, fiscus_domain::data::quality::QualityReport>> {
     let mut out = std::collections::HashMap::with_capacity(numbers.len());
     for chunk in numbers.chunks(500) {
-        let filter = format!("workspace_id = $1 AND dataset_number IN ({})", crate::dialect::numbered(2, chunk.len()));
+        // A report written by a release before the seal (a rolling upgrade runs both) has none: left out,
+        // never served unchecked (`fiscus verify records` names it).
+        let filter = format!(
+            "workspace_id = $1 AND dataset_number IN ({}) AND seal_mac IS NOT NULL",
+            crate::dialect::numbered(2, chunk.len())
+        );
         let mut binds = vec![Stored::Text(workspace_id.to_string())];
         binds.extend(chunk.iter().map(|n| Stored::Integer(*n)));
         for row in seals::select_sealed(conn, key, &QUALITY_SEALED, &filter, &binds).await? {
