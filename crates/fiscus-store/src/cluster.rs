@@ -21,20 +21,7 @@ pub async fn agree(
     node: &str,
     ours: &[(&'static str, String)],
 ) -> Result<Vec<(&'static str, Recorded)>> {
-    let mut tx = store.begin().await?;
-    for (name, value) in ours {
-        sqlx::query(
-            "INSERT INTO cluster_settings (name, value, recorded_by, recorded_at) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (name) DO NOTHING",
-        )
-        .bind(*name)
-        .bind(value)
-        .bind(node)
-        .bind(fiscus_domain::clock::now_micros())
-        .execute(tx.conn())
-        .await?;
-    }
-    tx.commit().await?;
+    record(store, node, ours, "DO NOTHING").await?;
     let mut conn = store.read().await?;
     let rows: Vec<(String, String, String, i64)> =
         sqlx::query_as("SELECT name, value, recorded_by, recorded_at FROM cluster_settings")
@@ -52,19 +39,30 @@ pub async fn agree(
 
 /// Records `ours` as the cluster's settings (after a deliberate change, with every node stopped).
 pub async fn accept(store: &Store, node: &str, ours: &[(&'static str, String)]) -> Result<()> {
+    record(
+        store,
+        node,
+        ours,
+        "DO UPDATE SET value = excluded.value, recorded_by = excluded.recorded_by, recorded_at = excluded.recorded_at",
+    )
+    .await
+}
+
+/// Writes `ours` in one transaction, `on_conflict` saying what becomes of a setting already recorded.
+async fn record(store: &Store, node: &str, ours: &[(&'static str, String)], on_conflict: &str) -> Result<()> {
+    let sql = format!(
+        "INSERT INTO cluster_settings (name, value, recorded_by, recorded_at) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (name) {on_conflict}"
+    );
     let mut tx = store.begin().await?;
     for (name, value) in ours {
-        sqlx::query(
-            "INSERT INTO cluster_settings (name, value, recorded_by, recorded_at) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (name) DO UPDATE SET value = excluded.value, recorded_by = excluded.recorded_by, \
-             recorded_at = excluded.recorded_at",
-        )
-        .bind(*name)
-        .bind(value)
-        .bind(node)
-        .bind(fiscus_domain::clock::now_micros())
-        .execute(tx.conn())
-        .await?;
+        sqlx::query(&sql)
+            .bind(*name)
+            .bind(value)
+            .bind(node)
+            .bind(fiscus_domain::clock::now_micros())
+            .execute(tx.conn())
+            .await?;
     }
     tx.commit().await
 }

@@ -550,7 +550,6 @@ async fn cosigned(app: &TestApp, key: &str, witness: &NoteVerifier) -> Value {
         if witness.cosigned_at(checkpoint["note"].as_str().expect("note")).is_some() {
             break;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         checkpoint = fresh_checkpoint(app, key).await;
     }
     checkpoint
