@@ -17,8 +17,7 @@ pub async fn trail(State(state): State<AppState>, op: OperatorSession) -> Respon
     let anchor = fiscus_kernel::verify::anchors(&state.settings, &state.store)
         .ok()
         .and_then(|a| a.get(&op.workspace_id).cloned());
-    let Ok(report) = fiscus_kernel::verify::verify_workspace(&state.store, &op.workspace_id, anchor.as_ref()).await
-    else {
+    let Ok(report) = fiscus_kernel::verify::verify_anchored(&state, &op.workspace_id, anchor.as_ref()).await else {
         return unavailable();
     };
     let Ok(mut conn) = state.store.read().await else { return unavailable() };

@@ -70,6 +70,13 @@ pub enum ChainBreak {
     /// The chain no longer reaches an anchored head kept outside the database: events were removed (and a
     /// valid older head put back), or the anchored event was replaced.
     BehindAnchor { anchored_seq: i64, last_seq: i64 },
+    /// The chain no longer reaches the newest audit event the workspace log's latest signed checkpoint
+    /// covers (the anchor every node shares): events were removed, or that event was replaced.
+    BehindCheckpoint { tree_size: i64, anchored_seq: i64, last_seq: i64 },
+    /// The latest kept checkpoint is not signed by this deployment's key for this log, so it anchors nothing.
+    CheckpointNotAuthenticated { tree_size: i64 },
+    /// Leaves below the latest checkpoint are gone, so the event it covers last cannot be found.
+    CheckpointLeavesMissing { tree_size: i64 },
 }
 
 /// Verifies a chain one event at a time, so that a long chain can be read page by page.

@@ -1,5 +1,6 @@
 //! `fiscus verify`: recomputes each workspace's audit chain from the stored rows (hashes, links and keyed
-//! MACs, page by page), requires it to reach its anchor kept outside the database, checks every sealed
+//! MACs, page by page), requires it to reach its anchors (the event its log's latest signed checkpoint
+//! covers, shared by every node, and this node's file if it keeps one), checks every sealed
 //! business row against its keyed seal, and recomputes every action's public envelope hash from its row.
 
 use fiscus_domain::audit::{Anchor, ChainBreak, ChainVerifier, check_anchor};
@@ -50,6 +51,102 @@ pub fn verify_workspace<'a>(
             result = check_anchor(anchor, verifier.verified(), hash_at_anchor.as_deref());
         }
         Ok(report(&verifier, result))
+    })
+}
+
+/// Verifies one workspace's chain against both of its anchors: the head this node anchored in its file
+/// (`node`, if any) and the anchor every node shares, the newest audit event its log's latest signed
+/// checkpoint covers. The second needs nothing of the node it runs on, so a node started yesterday, or the CLI
+/// on an administrator's machine, catches a chain cut back below what a checkpoint covered.
+pub fn verify_anchored<'a>(
+    services: &'a crate::Services,
+    workspace_id: &'a str,
+    node: Option<&'a Anchor>,
+) -> fiscus_store::Boxed<'a, anyhow::Result<ChainReport>> {
+    Box::pin(async move {
+        let mut report = verify_workspace(&services.store, workspace_id, node).await?;
+        if report.result.is_err() {
+            return Ok(report);
+        }
+        report.result = match checkpoint_anchor(services, workspace_id).await? {
+            None => Ok(()),
+            Some(Err(broken)) => Err(broken),
+            Some(Ok(LogAnchor { tree_size, event })) => {
+                let mut conn = services.store.read().await?;
+                let held = fiscus_store::audit::hash_at(&mut conn, workspace_id, event.seq).await?;
+                check_anchor(&event, report.events, held.as_deref()).map_err(|_| ChainBreak::BehindCheckpoint {
+                    tree_size,
+                    anchored_seq: event.seq,
+                    last_seq: report.events,
+                })
+            }
+        };
+        Ok(report)
+    })
+}
+
+/// The anchor every node shares: the size of the log's latest signed checkpoint and the newest audit event
+/// among the leaves it covers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogAnchor {
+    pub tree_size: i64,
+    pub event: Anchor,
+}
+
+/// Leaves read at a time while looking back from a checkpoint for its last audit event (nearly every write
+/// logs an event beside its rows, so the first page almost always holds one).
+const LOOK_BACK: i64 = 256;
+
+/// The shared anchor of a workspace's chain: its log's latest kept checkpoint (signature checked) and the
+/// newest audit event among the leaves it covers, as the log names it (`aud_<seq>` and the event's chain
+/// hash). `None` when no checkpoint was signed yet or it covers no event. Events and leaves are numbered
+/// together under the workspace's head lock, so every event before that one is covered too; and the leaves
+/// are what the checkpoint's root commits to (`fiscus verify evidence` hashes them again), so they cannot be
+/// cut back with the events unless the checkpoints go too, which outsiders and witnesses keeping them see.
+pub fn checkpoint_anchor<'a>(
+    services: &'a crate::Services,
+    workspace_id: &'a str,
+) -> fiscus_store::Boxed<'a, anyhow::Result<Option<Result<LogAnchor, ChainBreak>>>> {
+    Box::pin(async move {
+        let mut ev = services.store.evidence_read().await?;
+        let Some(latest) = fiscus_store::tlog::latest_checkpoint(&mut ev, workspace_id).await? else {
+            return Ok(None);
+        };
+        drop(ev);
+        let tree_size = latest.tree_size;
+        let signed = fiscus_domain::tlog::note::open_checkpoint(&crate::evidence::verifier(services), &latest.note);
+        let genuine = signed.is_ok_and(|c| {
+            c.origin == crate::evidence::origin(services, workspace_id)
+                && c.size == tree_size as u64
+                && c.root == latest.root
+        });
+        if !genuine {
+            return Ok(Some(Err(ChainBreak::CheckpointNotAuthenticated { tree_size })));
+        }
+        let mut conn = services.store.read().await?;
+        let mut end = tree_size;
+        while end > 0 {
+            let from = (end - LOOK_BACK).max(0);
+            let page = fiscus_store::tlog::leaves(&mut conn, workspace_id, from, end - from).await?;
+            let whole = page.len() as i64 == end - from && page.iter().zip(from..).all(|(l, at)| l.index == at);
+            if !whole {
+                return Ok(Some(Err(ChainBreak::CheckpointLeavesMissing { tree_size })));
+            }
+            let last_event = page.iter().rev().find(|l| l.leaf.kind == fiscus_domain::tlog::AUDIT_EVENT);
+            if let Some(leaf) = last_event {
+                let Some(seq) = fiscus_domain::tlog::audit_event_seq(&leaf.leaf.id) else {
+                    anyhow::bail!(
+                        "leaf {} of {workspace_id}'s log names no audit event: `{}`",
+                        leaf.index,
+                        leaf.leaf.id
+                    );
+                };
+                let event = Anchor { seq, hash: leaf.leaf.record_hash.clone() };
+                return Ok(Some(Ok(LogAnchor { tree_size, event })));
+            }
+            end = from;
+        }
+        Ok(None)
     })
 }
 
@@ -128,6 +225,15 @@ pub fn describe(b: &ChainBreak) -> String {
         ChainBreak::BehindAnchor { anchored_seq, last_seq } => format!(
             "the chain ends at event {last_seq} but event {anchored_seq} was anchored outside the database: events were removed or replaced"
         ),
+        ChainBreak::BehindCheckpoint { tree_size, anchored_seq, last_seq } => format!(
+            "the chain ends at event {last_seq} but the log's signed checkpoint of {tree_size} leaves covers event {anchored_seq}: events were removed or replaced"
+        ),
+        ChainBreak::CheckpointNotAuthenticated { tree_size } => format!(
+            "the log's latest checkpoint ({tree_size} leaves) is not signed by this deployment's key for this log: it was written or changed outside Fiscus"
+        ),
+        ChainBreak::CheckpointLeavesMissing { tree_size } => {
+            format!("leaves below the log's latest checkpoint ({tree_size} leaves) are missing: the log was cut back")
+        }
     }
 }
 

@@ -38,19 +38,19 @@ fn serving(state: AppState, listener: TcpListener, shutdown: Boxed<'static, ()>)
         if let Some(files) = &state.settings.iso20022 {
             fiscus_platform::actions::bank_files::check_directories(files).map_err(anyhow::Error::msg)?;
         }
-        let worker = spawn_settlement_worker(state.clone());
+        // The name this node's workers claim under, in every queue: what they hold is handed back under it
+        // when the node stops.
+        let claimer = fiscus_domain::ids::new_id("wrk");
+        let worker = spawn_settlement_worker(state.clone(), claimer.clone());
         let evidence = spawn_evidence_worker(state.clone());
         let banker = (state.settings.iso20022.is_some() && state.settings.bank_file_worker)
             .then(|| spawn_bank_file_worker(state.clone()));
-        // The compute worker's id: its claims are handed back by it when the node stops.
-        let compute_worker = fiscus_domain::ids::new_id("wrk");
-        let computer =
-            state.settings.compute_worker.then(|| spawn_compute_worker(state.clone(), compute_worker.clone()));
-        let deliverer = state.settings.webhook_worker.then(|| spawn_webhook_worker(state.clone()));
-        let flows = state.settings.workflow_worker.then(|| spawn_workflow_worker(state.clone()));
+        let computer = state.settings.compute_worker.then(|| spawn_compute_worker(state.clone(), claimer.clone()));
+        let deliverer = state.settings.webhook_worker.then(|| spawn_webhook_worker(state.clone(), claimer.clone()));
+        let flows = state.settings.workflow_worker.then(|| spawn_workflow_worker(state.clone(), claimer.clone()));
         let agents = (state.settings.agent_worker
             && state.settings.agent_queue == fiscus_kernel::settings::AgentQueue::Database)
-            .then(|| spawn_agent_worker(state.clone()));
+            .then(|| spawn_agent_worker(state.clone(), claimer.clone()));
         let grace = Duration::from_secs(state.settings.shutdown_grace_seconds);
         let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
         let max_connections = fiscus_http::connections::effective_max_connections(state.settings.max_connections);
@@ -91,39 +91,15 @@ fn serving(state: AppState, listener: TcpListener, shutdown: Boxed<'static, ()>)
                 Ok(())
             }
         };
-        // Running computations stop at their next check; their jobs are handed back below, for another node
-        // (or this one when it is back) to take at once.
+        // Running computations stop at their next check; every worker stops where it is, and what they held
+        // is handed back below, for another node (or this one when it is back) to take at once.
         state.compute.close();
         background.abort();
-        worker.abort();
         evidence.abort();
-        if let Some(c) = computer {
-            c.abort();
-            // Its computations were stopped: their jobs go back to the queue now, not after the stale time.
-            let handed = async {
-                let mut tx = state.store.begin().await?;
-                let n = fiscus_store::compute::hand_back(&mut tx, &compute_worker).await?;
-                tx.commit().await?;
-                Ok::<u64, fiscus_store::StoreError>(n)
-            };
-            match handed.await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(jobs = n, "compute jobs handed back for another node"),
-                Err(e) => tracing::warn!(error = %e, "handing back compute jobs failed; they are retaken when stale"),
-            }
+        for task in [Some(worker), computer, deliverer, flows, agents, banker].into_iter().flatten() {
+            task.abort();
         }
-        if let Some(d) = deliverer {
-            d.abort();
-        }
-        if let Some(f) = flows {
-            f.abort();
-        }
-        if let Some(a) = agents {
-            a.abort();
-        }
-        if let Some(b) = banker {
-            b.abort();
-        }
+        hand_back(&state, &claimer).await;
         if let Err(e) = state.invocations.flush(&state.store).await {
             tracing::warn!(error = %e, "final flush of tool invocation rows failed");
         }
@@ -187,9 +163,8 @@ fn spawn_background(state: AppState) -> tokio::task::JoinHandle<()> {
 }
 
 /// This node's settlement worker. Any number of nodes may run one against the same database.
-pub fn spawn_settlement_worker(state: AppState) -> tokio::task::JoinHandle<()> {
+pub fn spawn_settlement_worker(state: AppState, worker: String) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let worker = fiscus_domain::ids::new_id("wrk");
         let mut tick = tokio::time::interval(Duration::from_millis(state.settings.worker_interval_ms.max(10)));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         state.progress.started(Worker::Settlement);
@@ -274,9 +249,8 @@ pub fn spawn_compute_worker(state: AppState, worker: String) -> tokio::task::Joi
 /// This node's workflow worker. Any number of nodes may run one against the same database. It is woken
 /// when a run becomes due on this node and polls otherwise (timers, runs started on other nodes, retaken
 /// claims).
-pub fn spawn_workflow_worker(state: AppState) -> tokio::task::JoinHandle<()> {
+pub fn spawn_workflow_worker(state: AppState, worker: String) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let worker = fiscus_domain::ids::new_id("wrk");
         let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500));
         state.progress.started(Worker::Workflows);
         loop {
@@ -299,9 +273,8 @@ pub fn spawn_workflow_worker(state: AppState) -> tokio::task::JoinHandle<()> {
 
 /// This node's agent worker for queued Agent Space runs. Any number of nodes may run one against the same
 /// database. It is woken when a run is queued on this node and polls otherwise.
-pub fn spawn_agent_worker(state: AppState) -> tokio::task::JoinHandle<()> {
+pub fn spawn_agent_worker(state: AppState, worker: String) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let worker = fiscus_domain::ids::new_id("wrk");
         let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500));
         state.progress.started(Worker::AgentRuns);
         loop {
@@ -324,9 +297,8 @@ pub fn spawn_agent_worker(state: AppState) -> tokio::task::JoinHandle<()> {
 
 /// This node's webhook delivery worker. Any number of nodes may run one against the same database. It polls
 /// at most every 100 ms when idle and goes on at once while there is work.
-pub fn spawn_webhook_worker(state: AppState) -> tokio::task::JoinHandle<()> {
+pub fn spawn_webhook_worker(state: AppState, worker: String) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let worker = fiscus_domain::ids::new_id("wrk");
         let clients = match fiscus_kernel::deliveries::Clients::new(&state) {
             Ok(c) => c,
             Err(e) => {
@@ -351,6 +323,30 @@ pub fn spawn_webhook_worker(state: AppState) -> tokio::task::JoinHandle<()> {
             }
         }
     })
+}
+
+/// Hands back what this node's workers (all claiming as `claimer`) hold, once they were stopped: queued
+/// again at once for another node rather than after each claim's stale time (`fiscus_store::hand_back`). A
+/// failure only delays the work: the claims then go stale and are taken over as after a crash.
+async fn hand_back(state: &AppState, claimer: &str) {
+    let handed = async {
+        let mut tx = state.store.begin().await?;
+        let n = fiscus_store::hand_back::all(&mut tx, claimer).await?;
+        tx.commit().await?;
+        Ok::<_, fiscus_store::StoreError>(n)
+    };
+    match handed.await {
+        Ok(n) if n.total() == 0 => {}
+        Ok(n) => tracing::info!(
+            compute_jobs = n.compute_jobs,
+            settlement_items = n.settlement_items,
+            workflow_runs = n.workflow_runs,
+            agent_runs = n.agent_runs,
+            webhook_queues = n.webhook_queues,
+            "claims handed back for another node"
+        ),
+        Err(e) => tracing::warn!(error = %e, "handing back claims failed; they are taken over when stale"),
+    }
 }
 
 /// Moves the audit anchors forward; a chain that no longer reaches its anchor is an alarm, not a warning.

@@ -157,7 +157,7 @@ impl EvidenceDb {
             return Ok(());
         }
         let migrator = crate::migrations::evidence().await.map_err(|e| StoreError::Migration(e.to_string()))?;
-        migrator.run(&self.pool).await.map_err(|e| StoreError::Migration(e.to_string()))?;
+        crate::migrations::run(migrator, &self.pool).await.map_err(StoreError::Migration)?;
         let (trees,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM tlog_trees").fetch_one(&self.pool).await?;
         let (checkpoints,): (i64,) =
             sqlx::query_as("SELECT COUNT(*) FROM tlog_checkpoints").fetch_one(&self.pool).await?;

@@ -71,6 +71,7 @@ pub mod evidence_db;
 pub mod execution_clients;
 mod fair;
 mod group;
+pub mod hand_back;
 pub mod idempotency;
 pub mod investment_records;
 pub mod lqm;
@@ -457,7 +458,14 @@ impl Store {
         // One folder while the two backends' DDL is identical (portable types, `$n` binds); it splits per
         // backend the day a migration needs to differ.
         let migrator = migrations::main().await.map_err(|e| StoreError::Migration(e.to_string()))?;
-        migrator.run(&self.pool).await.map_err(|e| StoreError::Migration(e.to_string()))?;
+        let newer = migrations::run(migrator, &self.pool).await.map_err(StoreError::Migration)?;
+        if !newer.is_empty() {
+            tracing::warn!(
+                versions = ?newer,
+                "the database was migrated by a newer release; serving it as the online-migration rule allows \
+                 (upgrade this node)"
+            );
+        }
         if self.backend() == Backend::Postgres {
             evidence_db::store_uncompressed(&self.pool).await?;
             copy_in::prepare(&self.pool).await?;

@@ -41,6 +41,34 @@ impl Embedded {
     }
 }
 
+/// Runs `migrator` on `pool` and answers the versions the database holds that this build does not know.
+///
+/// A rolling upgrade serves one database from two releases (the online-migration rule, the crate's
+/// README), and a node of the previous release that restarts meanwhile runs its migrations at start: sqlx
+/// would refuse the database for the newer release's migrations it does not know, so the old node would not
+/// come back. Versions newer than every migration of this build are therefore accepted (by the rule they only
+/// expanded the schema this build uses) and answered, for the caller to say so; an unknown version older
+/// than this build's newest is refused, since this build should know it (a database of another lineage, or a
+/// migration that never shipped). Checksums of the versions this build knows are still checked by sqlx.
+pub(crate) async fn run(migrator: Migrator, pool: &sqlx::AnyPool) -> Result<Vec<i64>, String> {
+    let mut migrator = migrator;
+    let known: std::collections::BTreeSet<i64> = migrator.iter().map(|m| m.version).collect();
+    let newest = known.last().copied().unwrap_or(0);
+    // Before the first migration there is no table yet: nothing applied.
+    let applied: Vec<(i64,)> =
+        sqlx::query_as("SELECT version FROM _sqlx_migrations").fetch_all(pool).await.unwrap_or_default();
+    let unknown: Vec<i64> = applied.into_iter().map(|(v,)| v).filter(|v| !known.contains(v)).collect();
+    if let Some(older) = unknown.iter().find(|v| **v < newest) {
+        return Err(format!(
+            "the database has migration {older}, which this build does not know although it is older than this \
+             build's newest ({newest}): it was not migrated by a release of this line"
+        ));
+    }
+    migrator.set_ignore_missing(!unknown.is_empty());
+    migrator.run(pool).await.map_err(|e| e.to_string())?;
+    Ok(unknown)
+}
+
 /// The main database's migrator (`migrations/`).
 pub(crate) async fn main() -> Result<Migrator, sqlx::migrate::MigrateError> {
     Migrator::new(Embedded(MAIN)).await

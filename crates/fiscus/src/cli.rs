@@ -102,7 +102,8 @@ pub enum CatalogueCommand {
 #[derive(Subcommand, Debug)]
 pub enum VerifyCommand {
     /// Recompute the audit chain of every workspace (or one): hashes, links and keyed MACs, and that it
-    /// still reaches the head anchored outside the database; name the first broken event.
+    /// still reaches the event its log's latest signed checkpoint covers (from any node) and the head this
+    /// node anchored in its file, if it keeps one; name the first broken event.
     Audit {
         #[arg(long)]
         workspace: Option<String>,
@@ -560,7 +561,7 @@ async fn verify_audit(state: &Services, workspace: Option<&str>) -> anyhow::Resu
         }
     }
     for ws in &workspaces {
-        let report = fiscus_kernel::verify::verify_workspace(&state.store, ws, anchors.get(ws))
+        let report = fiscus_kernel::verify::verify_anchored(state, ws, anchors.get(ws))
             .await
             .with_context(|| format!("reading the audit chain of {ws}"))?;
         match &report.result {

@@ -142,6 +142,71 @@ async fn a_cut_tail_with_a_rewound_head_is_caught_by_the_head_mac_and_by_the_anc
     assert!(matches!(verify_anchored(&app).await, Err(ChainBreak::BehindAnchor { .. })));
 }
 
+/// What `fiscus verify audit` finds on a node that keeps no anchor file of its own (one started after the
+/// events were written, or the CLI on another machine): only the anchor every node shares.
+async fn verify_from_another_node(app: &crate::helpers::TestApp) -> Result<(), ChainBreak> {
+    fiscus_kernel::verify::verify_anchored(&app.state, &app.workspace_id, None).await.expect("verify").result
+}
+
+#[tokio::test]
+async fn a_cut_tail_is_caught_from_any_node_by_the_logs_signed_checkpoint() {
+    let app = spawn_app().await;
+    let trust = app.new_app(fiscus_domain::credentials::Environment::Sandbox, "trust:read trust:write", None).await.1;
+    app.post_json(EVIDENCE, &app.key, &evidence_body("kept"), None).await;
+    let (saved_seq, saved_hash, saved_mac) = {
+        let mut conn = app.state.store.read().await.expect("conn");
+        fiscus_store::audit::head(&mut conn, &app.workspace_id).await.expect("head")
+    };
+    // Before any checkpoint there is no shared anchor: a cut is caught only by the head, as before.
+    assert_eq!(fiscus_kernel::verify::checkpoint_anchor(&app.state, &app.workspace_id).await.expect("read"), None);
+    for i in 0..3 {
+        app.post_json(EVIDENCE, &app.key, &evidence_body(&format!("later {i}")), None).await;
+    }
+    let checkpoint = app.post_json("/api/v2/evidence/checkpoints", &trust, &serde_json::json!({}), None).await;
+    assert_eq!(checkpoint.status(), 201);
+    assert_eq!(verify_from_another_node(&app).await, Ok(()));
+    let Some(Ok(fiscus_kernel::verify::LogAnchor { event: anchored, .. })) =
+        fiscus_kernel::verify::checkpoint_anchor(&app.state, &app.workspace_id).await.expect("read")
+    else {
+        panic!("the checkpoint covers the events written before it");
+    };
+    assert!(anchored.seq >= saved_seq + 3, "{anchored:?} {saved_seq}");
+
+    // Cut back to the saved head, MAC and all: every remaining event and the head are genuine, and this
+    // node has no file naming the removed events; the checkpoint still covers them.
+    app.execute(&format!("DELETE FROM audit_events WHERE workspace_id = '{}' AND seq > {saved_seq}", app.workspace_id))
+        .await;
+    set_head(&app, saved_seq, &saved_hash, saved_mac.as_deref()).await;
+    let found = verify_from_another_node(&app).await;
+    assert!(
+        matches!(found, Err(ChainBreak::BehindCheckpoint { anchored_seq, last_seq, .. })
+            if anchored_seq >= anchored.seq && last_seq == saved_seq),
+        "{found:?}"
+    );
+}
+
+async fn checkpoint_size(app: &crate::helpers::TestApp) -> i64 {
+    let mut ev = app.state.store.evidence_read().await.expect("evidence");
+    fiscus_store::tlog::latest_checkpoint(&mut ev, &app.workspace_id).await.expect("read").expect("one").tree_size
+}
+
+#[tokio::test]
+async fn a_checkpoint_not_signed_by_the_deployment_anchors_nothing_and_is_named() {
+    let app = spawn_app().await;
+    let trust = app.new_app(fiscus_domain::credentials::Environment::Sandbox, "trust:read trust:write", None).await.1;
+    app.post_json(EVIDENCE, &app.key, &evidence_body("kept"), None).await;
+    let r = app.post_json("/api/v2/evidence/checkpoints", &trust, &serde_json::json!({}), None).await;
+    assert_eq!(r.status(), 201);
+    let size = checkpoint_size(&app).await;
+    // Someone with database access puts a smaller size in the note (to anchor less): the signature breaks.
+    app.execute_evidence(&format!(
+        "UPDATE tlog_checkpoints SET note = replace(note, '\n{size}\n', '\n1\n') WHERE workspace_id = '{}'",
+        app.workspace_id
+    ))
+    .await;
+    assert_eq!(verify_from_another_node(&app).await, Err(ChainBreak::CheckpointNotAuthenticated { tree_size: size }));
+}
+
 #[tokio::test]
 async fn business_rows_edited_by_hand_are_found_by_verify_and_refused_before_a_decision() {
     let app = spawn_app().await;

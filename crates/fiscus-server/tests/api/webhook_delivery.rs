@@ -278,13 +278,13 @@ async fn a_worker_killed_mid_delivery_loses_nothing() {
     let (endpoint, _) = register(&app, &format!("http://{}/hook", rx.addr)).await;
     propose(&app).await;
     propose(&app).await;
-    let first = fiscus_server::serve::spawn_webhook_worker(app.state.clone());
+    let first = fiscus_server::serve::spawn_webhook_worker(app.state.clone(), fiscus_domain::ids::new_id("wrk"));
     rx.wait_for(1, Duration::from_secs(10)).await;
     first.abort();
     let _ = first.await;
     assert!(delivery_states(&app, &endpoint).await.iter().all(|(_, s, n)| s == "pending" && *n == 0));
     // Another node's worker takes the stale claim over and sends both, the first with the same webhook-id.
-    let second = fiscus_server::serve::spawn_webhook_worker(app.state.clone());
+    let second = fiscus_server::serve::spawn_webhook_worker(app.state.clone(), fiscus_domain::ids::new_id("wrk"));
     let got = rx.wait_for(3, Duration::from_secs(10)).await;
     assert_eq!(got[0].id, got[1].id);
     assert!(got[2].id > got[1].id);

@@ -15,6 +15,43 @@ async fn a_fresh_store_answers_and_migrating_again_changes_nothing() {
     assert!(db.pool().size() >= 1);
 }
 
+/// Records a migration as applied the way sqlx does, without running anything: what a release this build does
+/// not know left in the database.
+async fn applied_elsewhere(db: &TestDb, version: i64) {
+    let mut conn = db.read().await.expect("conn");
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+         VALUES ($1, 'from another release', TRUE, $2, 1)",
+    )
+    .bind(version)
+    .bind(vec![0u8; 48])
+    .execute(&mut *conn)
+    .await
+    .expect("record a migration");
+}
+
+#[tokio::test]
+async fn a_database_a_newer_release_migrated_is_served_and_one_of_another_line_is_refused() {
+    // A rolling upgrade: the next release expanded the schema (a table this build does not know) and recorded
+    // its migration; a node of this release restarting meanwhile migrates at start and must come back.
+    let db = fresh_store().await;
+    let mut conn = db.read().await.expect("conn");
+    sqlx::query("CREATE TABLE from_the_next_release (id TEXT PRIMARY KEY)").execute(&mut *conn).await.expect("expand");
+    drop(conn);
+    applied_elsewhere(&db, 99_991_231_000_000).await;
+    db.migrate().await.expect("a newer release's expansion is served");
+    workspace(&db).await;
+
+    // A migration this build should know (older than its newest) but does not: not a release of this line.
+    let other = fresh_store().await;
+    applied_elsewhere(&other, 20_000_101_000_000).await;
+    let refused = other.migrate().await.expect_err("refused");
+    assert!(
+        matches!(&refused, StoreError::Migration(m) if m.contains("20000101000000") && m.contains("does not know")),
+        "{refused:?}"
+    );
+}
+
 #[tokio::test]
 async fn an_uncommitted_transaction_changes_nothing() {
     let db = fresh_store().await;

@@ -23,6 +23,7 @@ mod delegations;
 mod evidence_db;
 mod execution_clients;
 mod finance_core;
+mod hand_back;
 mod idempotency;
 mod lqm;
 mod market;
