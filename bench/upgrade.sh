@@ -11,7 +11,7 @@
 #      database migrated further than itself would not come back here) and runs its smoke subset: ready, an
 #      authenticated read, its earlier keyed write replayed identically, a new keyed write, a compute job to
 #      its end, and `fiscus verify all` clean, with both binaries.
-# Usage: bench/upgrade.sh [previous-revision]. PostgreSQL at $FISCUS_BENCH_DATABASE_URL (default
+# Usage: bench/upgrade.sh [previous-revision] (FISCUS_BIN, FISCUS_PREVIOUS_BIN: binaries built already). PostgreSQL at $FISCUS_BENCH_DATABASE_URL (default
 # postgres://postgres@127.0.0.1:5432/test; a fresh database is created and dropped). Exits non-zero on any
 # failed step. Releases before the one that accepts a database migrated by a newer release (migrations
 # newer than its own: `fiscus_store::migrations::run`) refuse step 4 whenever the newer one added a migration.
@@ -25,10 +25,11 @@ mkdir -p "$root"
 echo "previous release: $(git log -1 --format='%h %s' "$rev" | cut -c1-100)"
 echo "this release:     $(git log -1 --format='%h %s' HEAD | cut -c1-100)$(git diff --quiet || echo ' (+ uncommitted changes)')"
 
-# 1. Both binaries. The previous one is built once per revision and kept.
-nice -n 10 cargo build --release -p fiscus >/dev/null 2>&1
-new_bin="${CARGO_TARGET_DIR:-$PWD/target}/release/fiscus"
-old_bin="$root/fiscus-${rev:0:12}"
+# 1. Both binaries. The previous one is built once per revision and kept. FISCUS_BIN and FISCUS_PREVIOUS_BIN
+# name binaries built already instead.
+new_bin="${FISCUS_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/release/fiscus}"
+[ -n "${FISCUS_BIN:-}" ] || nice -n 10 cargo build --release -p fiscus >/dev/null 2>&1
+old_bin="${FISCUS_PREVIOUS_BIN:-$root/fiscus-${rev:0:12}}"
 if [ ! -x "$old_bin" ]; then
   rm -rf "$root/src"
   git worktree prune
