@@ -64,7 +64,7 @@ else
 fi
 # Claims: a webhook queue's stale time is a setting (short, so recovery is seen within the run); compute
 # jobs and workflow runs are retaken after 30 s and settlement items after 60 s (constants in the workers).
-webhook_stale=5
+webhook_stale=5 idem_stale=10
 drain=3 # > HAProxy's check interval (0.5 s) x fall (2), with margin for a check in flight
 work=$(mktemp -d -p "$PWD/target" cluster.XXXXXX)
 db=fiscus_cluster
@@ -80,7 +80,9 @@ cleanup() {
   for i in 1 2 3; do [ -n "${pids[$i]}" ] && kill -9 "${pids[$i]}" 2>/dev/null; done
   for p in "$haproxy_pid" "$receiver_pid" "$load_pid"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
   wait 2>/dev/null || true
-  if [ -n "${KEEP_WORK:-}" ]; then echo "work directory kept: $work"; else rm -rf "$work"; fi
+  # KEEP_WORK=1 keeps the logs and the database for a look afterwards.
+  if [ -n "${KEEP_WORK:-}" ]; then echo "kept: $work and database $db"; return; fi
+  rm -rf "$work"
   psql "$pg_admin" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -95,6 +97,9 @@ cat > "$work/fiscus.toml" <<TOML
 secret_key_file = "$work/secret.key"
 webhooks_allow_loopback = true
 webhook_claim_stale_seconds = $webhook_stale
+# A keyed request in flight on a node that died holds its key this long (409 idempotency_key_in_use to the
+# client's retries, then taken over); the default 60 s would stall the load's retries for a minute per kill.
+idempotency_stale_seconds = $idem_stale
 shutdown_drain_seconds = $drain
 unauthenticated_connections_per_address = 0
 # One workspace carries all the load: let its jobs and runs spread over the nodes.
@@ -186,7 +191,7 @@ mkdir -p "$work/receiver"
 "$python" bench/cluster_load.py receive "$hook_port" "$work/receiver" 2>>"$work/receiver.log" &
 receiver_pid=$!
 "$python" bench/cluster_load.py setup "$base" "$key" "$hook_port" "$enrol" "$work/state.json"
-endpoints=$("$python" -c 'import json,sys; print(" ".join(f"{e["n"]}:{e["id"]}" for e in json.load(open(sys.argv[1]))["endpoints"]))' "$work/state.json")
+endpoints=$("$python" -c 'import json,sys; print(" ".join("%s:%s" % (e["n"], e["id"]) for e in json.load(open(sys.argv[1]))["endpoints"]))' "$work/state.json")
 echo "Fiscus cluster: 3 nodes behind HAProxy $(haproxy -v | awk 'NR==1 {print $3}'), PostgreSQL $(sql 'SHOW server_version' | cut -d' ' -f1), $(nproc) cores$([ "$short" = 1 ] && echo ', short variant')"
 
 # --- phase 1: throughput
@@ -252,7 +257,8 @@ hook_checks() {
   for _ in $(seq 1 100); do [ "$(sql "SELECT count(*) FROM outbox WHERE delivered_at IS NULL")" = 0 ] && break; sleep 0.2; done
   for spec in $endpoints; do
     n=${spec%%:*} id=${spec#*:}
-    sql "SELECT event_id FROM webhook_deliveries WHERE endpoint_id = '$id' ORDER BY event_id" > "$work/expected-$n"
+    sql "SELECT d.event_id, o.subject_id FROM webhook_deliveries d JOIN outbox o ON o.id = d.event_id
+         WHERE d.endpoint_id = '$id' ORDER BY d.event_id" > "$work/expected-$n"
     specs+=("$n:$work/expected-$n")
   done
   local events deliveries
@@ -273,7 +279,16 @@ verify_checks() {
   done
   verdict "$ok" "fiscus verify all (with each node's anchors)"
 }
+# Internal errors answered by any node since the last look: a 500 is never what a fault should cause.
+errors_seen=0
+internal_errors() {
+  local total new
+  total=$(cat "$work"/node*.log | grep -c '"status":500' || true)
+  new=$((total - errors_seen)); errors_seen=$total
+  verdict "$([ "$new" = 0 ] && echo 1)" "no request answered 500: $new ($(cat "$work"/node*.log | grep -c 'deadlock detected' || true) deadlocks logged so far)"
+}
 all_checks() { # all_checks OUT TIMEOUT
+  internal_errors
   if "$python" bench/cluster_load.py check "$base" "$work/state.json" "$1" "$work/receiver" "$2"; then :; else
     failures=$((failures + 1)); fi
   db_checks "$1"
