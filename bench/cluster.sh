@@ -70,7 +70,7 @@ work=$(mktemp -d -p "$PWD/target" cluster.XXXXXX)
 db=fiscus_cluster
 pg_url="${pg_admin%/*}/$db"
 ports=(0 18311 18312 18313)
-hap_port=18310 stats_port=18319 hook_port=18318
+hap_port=18310 hap_one_port=18317 stats_port=18319 hook_port=18318
 pids=(0 "" "" "")
 haproxy_pid="" receiver_pid="" load_pid=""
 failures=0
@@ -140,6 +140,12 @@ backend nodes
   server n1 127.0.0.1:${ports[1]} check
   server n2 127.0.0.1:${ports[2]} check
   server n3 127.0.0.1:${ports[3]} check
+# Node 1 alone behind the same proxy: what the hop costs, apart from what more nodes add.
+frontend one
+  bind 127.0.0.1:$hap_one_port
+  default_backend one
+backend one
+  server n1 127.0.0.1:${ports[1]} check
 listen stats
   bind 127.0.0.1:$stats_port
   stats enable
@@ -196,14 +202,16 @@ endpoints=$("$python" -c 'import json,sys; print(" ".join("%s:%s" % (e["n"], e["
 echo "Fiscus cluster: 3 nodes behind HAProxy $(haproxy -v | awk 'NR==1 {print $3}'), PostgreSQL $(sql 'SHOW server_version' | cut -d' ' -f1), $(nproc) cores$([ "$short" = 1 ] && echo ', short variant')"
 
 # --- phase 1: throughput
+# Machine-wide CPU ticks ("busy total"): load generator, HAProxy, nodes and PostgreSQL share the same cores,
+# so each figure comes with how busy they were and the CPU time per request; when the cores are saturated
+# that, not waiting, bounds the rate, and a second node on the same cores adds no capacity.
 cpu_ticks() { awk '/^cpu / { print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9 }' /proc/stat; }
-busy() { local b0 t0 b1 t1; read -r b0 t0 <<<"$1"; read -r b1 t1 <<<"$2"; echo $(( 100 * (b1 - b0) / (t1 - t0 + 1) )); }
-measure() { # measure URL read|write -> "rps busy%"
+measure() { # measure URL read|write -> "rps busy% cpu_us_per_request"
   local before rps
   before=$(cpu_ticks)
   if command -v wrk >/dev/null && [ "$short" != 1 ]; then
     if [ "$2" = read ]; then
-      rps=$(FISCUS_BENCH_KEY=$key wrk -t2 -c32 -d"${rate_seconds}s" -H "Authorization: Bearer $key" \
+      rps=$(wrk -t2 -c32 -d"${rate_seconds}s" -H "Authorization: Bearer $key" \
             "$1/api/v2/workspace" | awk '/Requests\/sec/ {printf "%.0f", $2}')
     else
       rps=$(FISCUS_BENCH_KEY=$key wrk -t2 -c32 -d"${rate_seconds}s" -s bench/post_evidence.lua \
@@ -212,21 +220,34 @@ measure() { # measure URL read|write -> "rps busy%"
   else
     rps=$("$python" bench/cluster_load.py rate "$1" "$key" "$rate_seconds" 16 "$2" | cut -d' ' -f1)
   fi
-  echo "$rps $(busy "$before" "$(cpu_ticks)")"
+  local b0 t0 b1 t1
+  read -r b0 t0 <<<"$before"; read -r b1 t1 <<<"$(cpu_ticks)"
+  awk -v r="$rps" -v b="$((b1 - b0))" -v t="$((t1 - t0))" -v d="$rate_seconds" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN { printf "%s %.0f %.0f\n", r, (t > 0 ? 100 * b / t : 0), (r > 0 ? b / hz * 1e6 / (r * d) : 0) }'
 }
 echo
 echo "== phase 1 (at $(( $(date +%s) - started ))s): throughput ($([ "$short" = 1 ] && echo "Python client, 16 threads" || echo "wrk, 2 threads, 32 connections"), ${rate_seconds}s each)"
-read -r one_read one_read_cpu < <(measure "http://127.0.0.1:${ports[1]}" read)
-read -r three_read three_read_cpu < <(measure "$base" read)
-read -r one_write one_write_cpu < <(measure "http://127.0.0.1:${ports[1]}" write)
-read -r three_write three_write_cpu < <(measure "$base" write)
+one="http://127.0.0.1:${ports[1]}" via_one="http://127.0.0.1:$hap_one_port"
+read -r one_read one_read_cpu one_read_us < <(measure "$one" read)
+read -r three_read three_read_cpu three_read_us < <(measure "$base" read)
+read -r one_write one_write_cpu one_write_us < <(measure "$one" write)
+read -r three_write three_write_cpu three_write_us < <(measure "$base" write)
+if [ "$short" != 1 ]; then # what the proxy alone costs: one node behind the same HAProxy
+  read -r via_read via_read_cpu via_read_us < <(measure "$via_one" read)
+  read -r via_write via_write_cpu via_write_us < <(measure "$via_one" write)
+fi
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 target() { awk -v r="$1" -v t="$2" 'BEGIN { print (r >= t ? "met" : "MISSED") }'; }
 r_read=$(ratio "$three_read" "$one_read"); r_write=$(ratio "$three_write" "$one_write")
-printf 'reads:        one node %6s/s (CPU %s%%), three via HAProxy %6s/s (CPU %s%%): %sx (target 2.2x, %s)\n' \
-  "$one_read" "$one_read_cpu" "$three_read" "$three_read_cpu" "$r_read" "$(target "$r_read" 2.2)"
-printf 'keyed writes: one node %6s/s (CPU %s%%), three via HAProxy %6s/s (CPU %s%%): %sx (target 1.5x, %s)\n' \
-  "$one_write" "$one_write_cpu" "$three_write" "$three_write_cpu" "$r_write" "$(target "$r_write" 1.5)"
+printf 'reads:        one node %6s/s (CPU %s%%, %s us/request), three via HAProxy %6s/s (CPU %s%%, %s us/request): %sx (target 2.2x, %s)\n' \
+  "$one_read" "$one_read_cpu" "$one_read_us" "$three_read" "$three_read_cpu" "$three_read_us" "$r_read" "$(target "$r_read" 2.2)"
+printf 'keyed writes: one node %6s/s (CPU %s%%, %s us/request), three via HAProxy %6s/s (CPU %s%%, %s us/request): %sx (target 1.5x, %s)\n' \
+  "$one_write" "$one_write_cpu" "$one_write_us" "$three_write" "$three_write_cpu" "$three_write_us" "$r_write" "$(target "$r_write" 1.5)"
+if [ "$short" != 1 ]; then
+  printf 'one node via HAProxy: reads %s/s (%s us/request), keyed writes %s/s (%s us/request)\n' \
+    "$via_read" "$via_read_us" "$via_write" "$via_write_us"
+fi
+echo "  ($(nproc) cores for the load generator, HAProxy, the nodes and PostgreSQL together)"
 
 # --- the checks after each phase
 db_checks() { # db_checks OUT
@@ -327,31 +348,40 @@ out="$work/kill"
 start_load "$out"
 sleep "$(( load_seconds / 3 ))"
 # What is claimed when the node dies: the work whose recovery is timed below.
-kill_us=$(now_us)
-sql "SELECT id FROM compute_jobs WHERE state = 'running'" > "$work/claimed-jobs"
+sql "SELECT id, attempts FROM compute_jobs WHERE state = 'running'" > "$work/claimed-jobs"
 sql "SELECT id FROM workflow_runs WHERE claimed_by IS NOT NULL AND ended_at IS NULL" > "$work/claimed-runs"
-sql "SELECT id FROM settlement_jobs WHERE state = 'claimed'" > "$work/claimed-settlements"
+sql "SELECT id, attempts FROM settlement_jobs WHERE state = 'claimed'" > "$work/claimed-settlements"
+kill_us=$(now_us)
 kill -9 "${pids[2]}"; wait "${pids[2]}" 2>/dev/null || true; pids[2]=""
 sleep "$(( load_seconds / 3 ))"
 start_node 2; wait_ready 2; wait_up 2
 sleep "$(( load_seconds / 3 ))"
 stop_load "$out"
 all_checks "$out" 90
-# Recovery: every item claimed at the kill ended; the last of them how long after it, against the stale
-# time of its claim (plus a margin of a few worker passes).
-recovery() { # recovery NAME FILE SQL_END STALE
-  local n last
+# Recovery: every item claimed at the kill ended; those retaken (the dead node's: their attempts grew) and
+# how long after the kill the last of them ended, against the stale time of its claim (plus a margin of a
+# few worker passes).
+recovery() { # recovery NAME FILE TABLE END_COLUMN STALE
+  local n row
   n=$(wc -l < "$2")
   [ "$n" -gt 0 ] || { echo "INFO $1 claimed at the kill: none"; return; }
-  last=$(sql "SELECT coalesce(max($3), -1), count(*) FILTER (WHERE $3 IS NULL) FROM ${5} WHERE id IN ($(in_list "$2"))")
-  local end=${last%%|*} open=${last#*|}
+  local ids attempts="0"
+  ids=$(cut -d'|' -f1 "$2" | sed "s/.*/'&'/" | paste -sd,)
+  if [ "$3" != workflow_runs ]; then
+    # attempts now against attempts at the kill
+    attempts="(SELECT count(*) FROM (VALUES $(sed -E "s/^([^|]*)\|(.*)$/('\1', \2)/" "$2" | paste -sd,)) AS k(id, a)
+                JOIN $3 t ON t.id = k.id WHERE t.attempts > k.a)"
+  fi
+  row=$(sql "SELECT coalesce(max($4), -1), count(*) FILTER (WHERE $4 IS NULL), $attempts FROM $3 WHERE id IN ($ids)")
+  local end open retaken
+  IFS='|' read -r end open retaken <<<"$row"
   local secs; secs=$(awk -v e="$end" -v k="$kill_us" 'BEGIN { printf "%.1f", (e - k) / 1e6 }')
-  verdict "$([ "$open" = 0 ] && awk -v s="$secs" -v t="$4" 'BEGIN { exit !(s <= t + 5) }' && echo 1)" \
-    "$1 claimed at the kill ended: $n items, the last ${secs}s after the kill (claim stale time ${4}s), $open not ended"
+  verdict "$([ "$open" = 0 ] && awk -v s="$secs" -v t="$5" 'BEGIN { exit !(s <= t + 5) }' && echo 1)" \
+    "$1 claimed at the kill ended: $n items ($([ "$3" = workflow_runs ] && echo "?" || echo "$retaken") retaken from the dead node), the last ${secs}s after the kill (claim stale time ${5}s), $open not ended"
 }
-recovery "compute jobs" "$work/claimed-jobs" finished_at 30 compute_jobs
-recovery "workflow runs" "$work/claimed-runs" ended_at 30 workflow_runs
-recovery "settlement items" "$work/claimed-settlements" finished_at 60 settlement_jobs
+recovery "compute jobs" "$work/claimed-jobs" compute_jobs finished_at 30
+recovery "workflow runs" "$work/claimed-runs" workflow_runs ended_at 30
+recovery "settlement items" "$work/claimed-settlements" settlement_jobs finished_at 60
 
 # --- phase 3: rolling restart under load
 echo
