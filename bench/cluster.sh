@@ -348,6 +348,9 @@ print("  load: " + ", ".join(f"{k} {s.get(k, 0)} (failed {s.get(k + '_failed', 0
 for e in s["errors"][:5]:
     print("  error: " + e)
 PY
+  # What the proxy absorbed (cumulative): requests it retried, and retried on another node.
+  curl -s "127.0.0.1:$stats_port/stats;csv" |
+    awk -F, '$1=="nodes" && $2=="BACKEND" { printf "  HAProxy so far: %s retries, %s redispatches, %s connection errors, %s response errors\n", $16, $17, $14, $15 }'
 }
 failed_requests() { "$python" -c 'import json,sys; s=json.load(open(sys.argv[1])); print(sum(v for k, v in s.items() if k.endswith("_failed")))' "$1/summary.json"; }
 
