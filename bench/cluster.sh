@@ -76,6 +76,7 @@ fi
 # jobs and workflow runs are retaken after 30 s and settlement items after 60 s (constants in the workers).
 webhook_stale=5 idem_stale=10
 drain=3 # > HAProxy's check interval (0.5 s) x fall (2), with margin for a check in flight
+grace=10 # in-flight requests take well under a second; a node not gone after drain + grace + 15 s is hung
 work=$(mktemp -d -p "$PWD/target" cluster.XXXXXX)
 db=fiscus_cluster
 pg_url="${pg_admin%/*}/$db"
@@ -112,6 +113,7 @@ webhook_claim_stale_seconds = $webhook_stale
 # client's retries, then taken over); the default 60 s would stall the load's retries for a minute per kill.
 idempotency_stale_seconds = $idem_stale
 shutdown_drain_seconds = $drain
+shutdown_grace_seconds = $grace
 unauthenticated_connections_per_address = 0
 # One workspace carries all the load: let its jobs and runs spread over the nodes.
 compute_jobs_per_workspace = 3
@@ -179,8 +181,19 @@ wait_up() {
   for _ in $(seq 1 300); do [ "$(haproxy_state "$1")" = UP ] && return 0; sleep 0.1; done
   echo "node $1 is not UP in HAProxy: $(haproxy_state "$1")"; exit 1
 }
-stop_node() { # SIGTERM: drain, finish in-flight requests, exit
-  kill -TERM "${pids[$1]}"; wait "${pids[$1]}" 2>/dev/null || true; pids[$1]=""
+stop_node() { # SIGTERM: drain, finish in-flight requests, hand back claims, exit
+  local i=$1 pid=${pids[$1]} limit=$((drain + grace + 15))
+  kill -TERM "$pid"
+  for _ in $(seq 1 $((limit * 10))); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    # A node that does not stop is a finding, not something to wait on forever: show what its database
+    # sessions wait for (a transaction left open holds its locks for the whole cluster), then kill it.
+    verdict 0 "node $i stopped within ${limit}s of SIGTERM (drain ${drain}s, grace ${grace}s): it did not"
+    psql "$pg_admin" -Atc "SELECT pid, state, wait_event_type, now() - xact_start, left(query, 100) FROM pg_stat_activity
+      WHERE datname = '$db' AND state <> 'idle' ORDER BY xact_start" | sed 's/^/  /' | tee "$work/stuck-$i.txt"
+    kill -9 "$pid"
+  fi
+  wait "$pid" 2>/dev/null || true; pids[$1]=""
 }
 now_us() { date +%s%6N; }
 verdict() { # verdict OK TEXT
