@@ -29,8 +29,8 @@
 #     before the request was sent, and GET/HEAD after no answer or 503; keyed POSTs are retried by the client
 #     with the same Idempotency-Key; both retry counts are printed).
 # Usage: bench/cluster.sh [--short] [--no-pg-restart | --pg-restart]
-#   SHORT=1 is --short: small counts, for CI; about 75 s with a prebuilt binary (longer when the node killed
-#   held a settlement claim: it waits out the claim's 60 s).
+#   SHORT=1 is --short: small counts, for CI; 72-119 s with a prebuilt debug binary on 2 busy cores (longer
+#   when the node killed held a settlement claim: it waits out the claim's 60 s).
 # FISCUS_BIN=/path/to/fiscus skips the release build; FISCUS_PYTHON picks the Python (standard library only).
 # PostgreSQL at $FISCUS_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test; a fresh database
 # is created and dropped). Exits non-zero on any failed check.
