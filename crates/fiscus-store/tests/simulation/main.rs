@@ -21,7 +21,7 @@ use fiscus_domain::integrity::SealKey;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::{Store, workspaces};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use world::{Broken, Config, SEC, Sim};
 
 /// Where the simulated clock of a fresh store starts.
@@ -48,12 +48,16 @@ struct Outcome {
     log: Vec<String>,
     steps: u64,
     end: i64,
+    /// Time spent setting up, in the faulty phase, quiescing and checking.
+    phases: [Duration; 4],
 }
 
 /// Runs one seed on `store` from time `t`: fresh workspaces with queued work of each kind, the faulty phase,
 /// quiescence, the invariants.
 async fn run_seed(store: &Store, cfg: Config, t: i64) -> Outcome {
-    let mut sim = Sim::new(store, cfg, t);
+    let started = Instant::now();
+    let reads = store.read().await.expect("read connection");
+    let mut sim = Sim::new(store, reads, cfg, t);
     let mut tx = store.begin().await.expect("begin");
     for _ in 0..sim.rng.between(2, 3) {
         let workspace_id = new_id("wsp");
@@ -83,29 +87,33 @@ async fn run_seed(store: &Store, cfg: Config, t: i64) -> Outcome {
         }
     }
     tx.commit().await.expect("commit the seed's work");
+    let set_up = Instant::now();
     let steps = sim.rng.between(20, 70) as u32;
     sim.run(steps).await;
+    let ran = Instant::now();
     if !sim.quiesce().await {
         sim.violation("the nodes did not finish the work once the faults stopped".into());
     }
+    let quiesced = Instant::now();
     check(&mut sim).await;
-    Outcome { violations: sim.violations, log: sim.log, steps: sim.steps, end: sim.t }
+    let phases = [set_up - started, ran - set_up, quiesced - ran, quiesced.elapsed()];
+    Outcome { violations: sim.violations, log: sim.log, steps: sim.steps, end: sim.t, phases }
 }
 
 /// Reads what the run left and checks every kind's invariants.
 async fn check(sim: &mut Sim<'_>) {
-    let mut conn = sim.store.read().await.expect("read");
+    let conn = &mut sim.reads;
     let mut jobs = Vec::new();
     for (_, id) in &sim.compute.jobs {
         let (state, claimed_by, request_hash): (String, Option<String>, String) =
             sqlx::query_as("SELECT state, claimed_by, request_hash FROM compute_jobs WHERE id = $1")
                 .bind(id)
-                .fetch_one(&mut *conn)
+                .fetch_one(&mut **conn)
                 .await
                 .expect("job");
         let results: Vec<(String,)> = sqlx::query_as("SELECT output FROM compute_results WHERE job_id = $1")
             .bind(id)
-            .fetch_all(&mut *conn)
+            .fetch_all(&mut **conn)
             .await
             .expect("results");
         jobs.push(check::JobEnd {
@@ -125,7 +133,7 @@ async fn check(sim: &mut Sim<'_>) {
              FROM settlement_jobs j JOIN actions a ON a.id = j.action_id WHERE j.action_id = $1",
         )
         .bind(action_id)
-        .fetch_one(&mut *conn)
+        .fetch_one(&mut **conn)
         .await
         .expect("item");
         items.push(check::ItemEnd {
@@ -141,13 +149,13 @@ async fn check(sim: &mut Sim<'_>) {
         let delivery_states: Vec<(String, String)> =
             sqlx::query_as("SELECT event_id, state FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY event_id")
                 .bind(id)
-                .fetch_all(&mut *conn)
+                .fetch_all(&mut **conn)
                 .await
                 .expect("deliveries");
         let claimed: Option<(Option<String>,)> =
             sqlx::query_as("SELECT claimed_by FROM webhook_queues WHERE endpoint_id = $1")
                 .bind(id)
-                .fetch_optional(&mut *conn)
+                .fetch_optional(&mut **conn)
                 .await
                 .expect("queue");
         let mut events = events.clone();
@@ -160,7 +168,6 @@ async fn check(sim: &mut Sim<'_>) {
             claimed_by: claimed.and_then(|(c,)| c),
         });
     }
-    drop(conn);
     for v in check::compute(&jobs).into_iter().chain(check::settlement(&items)).chain(check::webhooks(&endpoints)) {
         sim.violation(v);
     }
@@ -170,29 +177,43 @@ fn env_number(name: &str) -> Option<u64> {
     std::env::var(name).ok().map(|v| v.trim().parse().unwrap_or_else(|_| panic!("{name} must be a number")))
 }
 
-/// Runs `seeds` on one store, one after another (each leaves the store quiet); answers the first failing
-/// seed with its outcome, and how many steps ran.
+/// Seeds run on one store before a fresh one is opened: some of the claims' statements (the fair pick's
+/// count of live claims per workspace, the fan-out's subscribers) read more rows the more earlier seeds
+/// left, which made a seed three times slower after 1,500 of them; opening and migrating a store costs
+/// about 300 ms, under a millisecond a seed at this size.
+const SEEDS_PER_STORE: u64 = 500;
+
+/// Runs `seeds` one after another (each leaves its store quiet), [`SEEDS_PER_STORE`] to a store; answers the
+/// first failing seed with its outcome, how many seeds and steps ran, and the time each phase took.
 async fn run_many(
     seeds: impl Iterator<Item = u64>,
     broken: Broken,
     verbose: bool,
-) -> (Option<(u64, Outcome)>, u64, u64) {
-    let (store, _dir) = open().await;
+) -> (Option<(u64, Outcome)>, u64, u64, [Duration; 4]) {
+    let mut opened = None;
     let mut t = EPOCH;
-    let (mut count, mut steps) = (0, 0);
+    let (mut count, mut steps, mut phases) = (0, 0, [Duration::ZERO; 4]);
     for seed in seeds {
-        let outcome = run_seed(&store, Config { seed, verbose, broken }, t).await;
+        if count % SEEDS_PER_STORE == 0 {
+            opened = Some(open().await);
+            t = EPOCH;
+        }
+        let (store, _) = opened.as_ref().expect("a store");
+        let outcome = run_seed(store, Config { seed, verbose, broken }, t).await;
         count += 1;
         steps += outcome.steps;
+        for (total, phase) in phases.iter_mut().zip(outcome.phases) {
+            *total += phase;
+        }
         if verbose {
             eprintln!("seed {seed}:\n{}", outcome.log.join("\n"));
         }
         t = outcome.end + 3600 * SEC;
         if !outcome.violations.is_empty() {
-            return (Some((seed, outcome)), count, steps);
+            return (Some((seed, outcome)), count, steps, phases);
         }
     }
-    (None, count, steps)
+    (None, count, steps, phases)
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -208,7 +229,7 @@ fn simulate(half: u64) {
         None => (Box::new((half..env_number("FISCUS_SIM_SEEDS").unwrap_or(2_000)).step_by(2)), false),
     };
     let started = Instant::now();
-    let (failed, seeds, steps) = runtime().block_on(run_many(seeds, Broken::None, verbose));
+    let (failed, seeds, steps, phases) = runtime().block_on(run_many(seeds, Broken::None, verbose));
     if let Some((seed, outcome)) = failed {
         panic!(
             "seed {seed} broke an invariant:\n  {}\nreplay it: FISCUS_SIM_SEED={seed} cargo nextest run -p fiscus-store \
@@ -217,7 +238,12 @@ fn simulate(half: u64) {
         );
     }
     let took = started.elapsed();
-    eprintln!("simulation: {seeds} seeds, {steps} steps in {took:.1?} ({:.1?} a seed)", took / seeds.max(1) as u32);
+    let [set_up, faulty, quiescing, checking] = phases;
+    eprintln!(
+        "simulation: {seeds} seeds, {steps} steps in {took:.1?} ({:.1?} a seed; set-up {set_up:.1?}, faulty phase \
+         {faulty:.1?}, quiescing {quiescing:.1?}, checks {checking:.1?})",
+        took / seeds.max(1) as u32
+    );
 }
 
 #[test]
@@ -232,7 +258,7 @@ fn seeded_simulation_odd_seeds() {
 
 /// The invariants catch a worker that is wrong on purpose, within a few hundred seeds.
 fn caught(broken: Broken) -> Vec<String> {
-    let (failed, _, _) = runtime().block_on(run_many(0..500, broken, false));
+    let (failed, ..) = runtime().block_on(run_many(0..500, broken, false));
     failed.map(|(_, o)| o.violations).unwrap_or_default()
 }
 
