@@ -52,14 +52,22 @@ struct Outcome {
     phases: [Duration; 4],
 }
 
-/// Runs one seed on `store` from time `t`: fresh workspaces with queued work of each kind, the faulty phase,
-/// quiescence, the invariants.
-async fn run_seed(store: &Store, cfg: Config, t: i64) -> Outcome {
-    let started = Instant::now();
-    let reads = store.read().await.expect("read connection");
-    let mut sim = Sim::new(store, reads, cfg, t);
+/// Workspaces a store's seeds share, each with an application and an active endpoint hearing every event:
+/// made once a store, as a seed's own cost five round trips a workspace (a fifth of a seed's time). A seed
+/// has work only in the workspaces it picks and events only for the endpoints it puts in play, and every
+/// seed leaves all of its work done, so a workspace's earlier seeds hold none of its claims or caps.
+struct Shared {
+    /// Each workspace, its endpoint and the endpoint's application.
+    workspaces: Vec<(Tenant, String, String)>,
+}
+
+/// Workspaces at most in one seed.
+const WORKSPACES: usize = 3;
+
+async fn shared(store: &Store, t: i64) -> Shared {
     let mut tx = store.begin().await.expect("begin");
-    for _ in 0..sim.rng.between(2, 3) {
+    let mut workspaces = Vec::new();
+    for _ in 0..WORKSPACES {
         let workspace_id = new_id("wsp");
         let ws = workspaces::NewWorkspace {
             id: &workspace_id,
@@ -70,14 +78,31 @@ async fn run_seed(store: &Store, cfg: Config, t: i64) -> Outcome {
         };
         workspaces::insert(&mut tx, &ws).await.expect("workspace");
         let tenant = Tenant { workspace_id, environment: Environment::Sandbox };
+        let (endpoint, application) = webhooks::endpoint(&mut tx, &tenant, t - 10).await;
+        workspaces.push((tenant, endpoint, application));
+    }
+    tx.commit().await.expect("commit the shared workspaces");
+    Shared { workspaces }
+}
+
+/// Runs one seed on `store` from time `t`: work of each kind queued in the shared workspaces it picks, the
+/// faulty phase, quiescence, the invariants.
+async fn run_seed(store: &Store, shared: &Shared, cfg: Config, t: i64) -> Outcome {
+    let started = Instant::now();
+    let reads = store.read().await.expect("read connection");
+    let mut sim = Sim::new(store, reads, cfg, t);
+    let mut tx = store.begin().await.expect("begin");
+    let count = sim.rng.between(2, WORKSPACES as i64) as usize;
+    for (tenant, endpoint, application) in &shared.workspaces[..count] {
         for _ in 0..sim.rng.between(0, 2) {
-            compute::queue(&mut sim, &mut tx, &tenant, t).await;
+            compute::queue(&mut sim, &mut tx, tenant, t).await;
         }
         for _ in 0..sim.rng.between(0, 2) {
-            settlement::enqueue(&mut sim, &mut tx, &tenant, t).await;
+            settlement::enqueue(&mut sim, &mut tx, tenant, t).await;
         }
         if sim.rng.chance(700) {
-            webhooks::endpoint(&mut sim, &mut tx, &tenant, t - 10).await;
+            sim.hooks.endpoints.insert(endpoint.clone(), Vec::new());
+            sim.hooks.owners.insert(endpoint.clone(), (tenant.clone(), application.clone()));
         }
     }
     let endpoints: Vec<String> = sim.hooks.endpoints.keys().cloned().collect();
@@ -146,20 +171,26 @@ async fn check(sim: &mut Sim<'_>) {
     }
     let mut endpoints = Vec::new();
     for (id, events) in &sim.hooks.endpoints {
-        let delivery_states: Vec<(String, String)> =
-            sqlx::query_as("SELECT event_id, state FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY event_id")
-                .bind(id)
-                .fetch_all(&mut **conn)
-                .await
-                .expect("deliveries");
+        // The endpoint is shared with the store's other seeds: only this seed's events are its.
+        let mut events = events.clone();
+        events.sort();
+        let binds: Vec<String> = (2..events.len() + 2).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "SELECT event_id, state FROM webhook_deliveries WHERE endpoint_id = $1 AND event_id IN ({}) \
+             ORDER BY event_id",
+            binds.join(", ")
+        );
+        let mut query = sqlx::query_as(&sql).bind(id);
+        for event in &events {
+            query = query.bind(event);
+        }
+        let delivery_states: Vec<(String, String)> = query.fetch_all(&mut **conn).await.expect("deliveries");
         let claimed: Option<(Option<String>,)> =
             sqlx::query_as("SELECT claimed_by FROM webhook_queues WHERE endpoint_id = $1")
                 .bind(id)
                 .fetch_optional(&mut **conn)
                 .await
                 .expect("queue");
-        let mut events = events.clone();
-        events.sort();
         endpoints.push(check::EndpointEnd {
             id: id.clone(),
             events,
@@ -192,14 +223,17 @@ async fn run_many(
 ) -> (Option<(u64, Outcome)>, u64, u64, [Duration; 4]) {
     let mut opened = None;
     let mut t = EPOCH;
+    let mut common = None;
     let (mut count, mut steps, mut phases) = (0, 0, [Duration::ZERO; 4]);
     for seed in seeds {
         if count % SEEDS_PER_STORE == 0 {
-            opened = Some(open().await);
+            let (store, dir) = open().await;
+            common = Some(shared(&store, EPOCH).await);
+            opened = Some((store, dir));
             t = EPOCH;
         }
-        let (store, _) = opened.as_ref().expect("a store");
-        let outcome = run_seed(store, Config { seed, verbose, broken }, t).await;
+        let ((store, _), common) = (opened.as_ref().expect("a store"), common.as_ref().expect("its workspaces"));
+        let outcome = run_seed(store, common, Config { seed, verbose, broken }, t).await;
         count += 1;
         steps += outcome.steps;
         for (total, phase) in phases.iter_mut().zip(outcome.phases) {

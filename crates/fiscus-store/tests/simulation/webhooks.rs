@@ -62,8 +62,8 @@ pub struct Serving {
     sent: bool,
 }
 
-/// An application of the workspace and an active endpoint of it hearing every event.
-pub async fn endpoint(sim: &mut Sim<'_>, tx: &mut WriteTx, tenant: &Tenant, now: i64) {
+/// An application of the workspace and an active endpoint of it hearing every event; answers their ids.
+pub async fn endpoint(tx: &mut WriteTx, tenant: &Tenant, now: i64) -> (String, String) {
     let application = new_id("app");
     sqlx::query(
         "INSERT INTO applications (id, workspace_id, environment, name, status, scopes, service_class, created_at, \
@@ -92,8 +92,7 @@ pub async fn endpoint(sim: &mut Sim<'_>, tx: &mut WriteTx, tenant: &Tenant, now:
         updated_at: now,
     };
     webhooks::insert(tx, tenant, &e).await.expect("endpoint");
-    sim.hooks.endpoints.insert(e.id.clone(), Vec::new());
-    sim.hooks.owners.insert(e.id, (tenant.clone(), application));
+    (e.id, application)
 }
 
 /// An event of the workspace of `endpoint` (its ids grow with time, as the outbox's do).
