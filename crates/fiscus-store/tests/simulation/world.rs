@@ -1,6 +1,6 @@
 //! The simulated world of one seed: a clock that is only a number, nodes (simulated workers) with their own
-//! skew and memory, the faults the seed injects, the outside world the workers act on, and the scheduler
-//! that interleaves the nodes' steps.
+//! skew and memory, the faults the seed injects (a node stopping on purpose among them: `Sim::stop`), the
+//! outside world the workers act on, the scheduler that interleaves the nodes' steps, and quiescing.
 //!
 //! A step is at most one write transaction run to its end (commit, rollback or crash) before another step
 //! starts: SQLite has one writer, so two open write transactions in one thread would wait on each other for
