@@ -1,10 +1,10 @@
 //! Compute jobs in the simulation: the worker's claim (`fiscus_server::workers::compute::run_once`), and
 //! each claimed job's life as `fiscus_models::compute::execute` lives it (heartbeats while computing, then
-//! one transaction that ends the job with its sealed result), and a node's stop (`compute::hand_back`).
+//! one transaction that ends the job with its sealed result).
 //! The engine is the outside world here: a computation is counted, and its output is a function of the
 //! job's request, as the real engine's is (the datasets it reads are immutable).
 
-use crate::world::{Fate, SEC, Sim, Work};
+use crate::world::{SEC, Sim, Work};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::compute::{JobKind, JobState};
 use fiscus_domain::ids::new_id;
@@ -63,7 +63,7 @@ pub async fn queue(sim: &mut Sim<'_>, tx: &mut WriteTx, tenant: &Tenant, now: i6
 pub async fn claim(sim: &mut Sim<'_>, node: usize) {
     let (name, now, fate) = (sim.name(node), sim.now(node), sim.fate(1));
     let limit = sim.rng.between(1, 2);
-    let mut tx = sim.store.begin().await.expect("begin");
+    let mut tx = sim.begin().await;
     if fate.crashes_at(0) {
         drop(tx);
         return sim.crash(node, "claiming compute jobs");
@@ -76,6 +76,7 @@ pub async fn claim(sim: &mut Sim<'_>, node: usize) {
     if claimed.is_empty() {
         return;
     }
+    sim.took += 1;
     sim.note(node, || {
         let ids: Vec<&str> = claimed.iter().map(|j| j.id.as_str()).collect();
         format!("claims compute {ids:?} ({ended:?})")
@@ -95,13 +96,12 @@ pub async fn claim(sim: &mut Sim<'_>, node: usize) {
 
 /// At most [`CAP`] live claims in a workspace, as the claiming node counts them.
 async fn check_cap(sim: &mut Sim<'_>, workspace_id: &str, now: i64) {
-    let mut conn = sim.store.read().await.expect("read");
     let (n,): (i64,) = sqlx::query_as(
         "SELECT COUNT(*) FROM compute_jobs WHERE workspace_id = $1 AND state = 'running' AND claimed_at >= $2",
     )
     .bind(workspace_id)
     .bind(now - STALE)
-    .fetch_one(&mut *conn)
+    .fetch_one(&mut *sim.reads)
     .await
     .expect("count live claims");
     if n > CAP {
@@ -118,9 +118,8 @@ pub async fn step(sim: &mut Sim<'_>, node: usize, mut r: Running) -> Option<Runn
             sim.note(node, || format!("heartbeat of {} times out", r.job.id));
             return Some(r);
         }
-        let mut conn = sim.store.read().await.expect("read");
         let progress = 100 * i64::from(3 - r.beats.min(3));
-        return match jobs::heartbeat(&mut conn, &r.job.id, &name, progress, now).await {
+        return match jobs::heartbeat(&mut sim.reads, &r.job.id, &name, progress, now).await {
             // The claim was retaken: the computation stops and nothing is written (`Stop::Abandoned`).
             Ok(None) => {
                 sim.note(node, || format!("heartbeat: lost {}; abandons it", r.job.id));
@@ -148,7 +147,7 @@ pub async fn step(sim: &mut Sim<'_>, node: usize, mut r: Running) -> Option<Runn
         result_hash: format!("by:{name}"),
         created_at: now,
     };
-    let mut tx = sim.store.begin().await.expect("begin");
+    let mut tx = sim.begin().await;
     if fate.crashes_at(0) {
         drop(tx);
         sim.crash(node, "ending a compute job");
@@ -177,16 +176,4 @@ pub async fn step(sim: &mut Sim<'_>, node: usize, mut r: Running) -> Option<Runn
         sim.compute.endings.entry(r.job.id.clone()).or_default().push(name);
     }
     None
-}
-
-/// A node stopping on purpose: its computations stop, its jobs are handed back, and it goes.
-pub async fn hand_back(sim: &mut Sim<'_>, node: usize) {
-    let name = sim.name(node);
-    sim.nodes[node].work.retain(|w| !matches!(w, Work::Compute(_)));
-    let mut tx = sim.store.begin().await.expect("begin");
-    let n = jobs::hand_back(&mut tx, &name).await.expect("hand back");
-    let fate = if sim.rng.chance(200) { Fate::Error } else { Fate::Commit };
-    let ended = sim.end(node, tx, fate, 1).await;
-    sim.note(node, || format!("stops: hands back {n} compute jobs ({ended:?})"));
-    sim.crash(node, "stopped");
 }

@@ -1,12 +1,15 @@
 //! Deterministic simulation of the workers' claims and retries (issue 35): compute jobs, settlement items and
-//! webhook deliveries, run by the store's real claim, heartbeat, finish and record statements on a real
-//! SQLite store, by simulated nodes whose steps a seeded scheduler interleaves, with crashes, database
-//! errors, lost answers, timeouts and clock jumps injected; after the faults stop and the nodes quiesce,
-//! the invariants of each kind are checked (`check`).
+//! webhook deliveries, run by the store's real claim, heartbeat, finish, record and hand-back statements on
+//! a real SQLite store, by simulated nodes whose steps a seeded scheduler interleaves, with crashes,
+//! database errors, lost answers, timeouts, clock jumps and nodes stopping on purpose injected; after the
+//! faults stop and the nodes quiesce, the invariants of each kind are checked (`check`).
 //!
-//! `FISCUS_SIM_SEEDS=n` runs seeds 0..n (default 2000: a seed costs 20-35 ms of one core, most of it
-//! quiescing, so 10,000 do not fit CI's five minutes yet); `FISCUS_SIM_SEED=k` runs seed k alone and prints
-//! its schedule. A failing seed is named in the panic with the command that replays it.
+//! `FISCUS_SIM_SEEDS=n` runs seeds 0..n (default 6,000); `FISCUS_SIM_SEED=k` runs seed k alone and prints
+//! its schedule. A failing seed is named in the panic with the command that replays it. What a seed costs
+//! is round trips to SQLite's connection thread (two thread switches each, and on a loaded machine a wait
+//! for a core each): about 30 transactions and 100 statements, 15 ms of CPU, 26-30 ms of wall time with
+//! the machine's load average at 8-13; the summary line gives the time of each phase. 10,000 seeds ran
+//! past nextest's 120 s limit per test at that load, 8,000 finished in 120 s, so the default is 6,000.
 
 mod check;
 mod compute;
@@ -21,7 +24,7 @@ use fiscus_domain::integrity::SealKey;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::{Store, workspaces};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use world::{Broken, Config, SEC, Sim};
 
 /// Where the simulated clock of a fresh store starts.
@@ -48,14 +51,26 @@ struct Outcome {
     log: Vec<String>,
     steps: u64,
     end: i64,
+    /// Time spent setting up, in the faulty phase, quiescing and checking.
+    phases: [Duration; 4],
 }
 
-/// Runs one seed on `store` from time `t`: fresh workspaces with queued work of each kind, the faulty phase,
-/// quiescence, the invariants.
-async fn run_seed(store: &Store, cfg: Config, t: i64) -> Outcome {
-    let mut sim = Sim::new(store, cfg, t);
+/// Workspaces a store's seeds share, each with an application and an active endpoint hearing every event:
+/// made once a store, as a seed's own cost five round trips a workspace (a fifth of a seed's time). A seed
+/// has work only in the workspaces it picks and events only for the endpoints it puts in play, and every
+/// seed leaves all of its work done, so a workspace's earlier seeds hold none of its claims or caps.
+struct Shared {
+    /// Each workspace, its endpoint and the endpoint's application.
+    workspaces: Vec<(Tenant, String, String)>,
+}
+
+/// Workspaces at most in one seed.
+const WORKSPACES: usize = 3;
+
+async fn shared(store: &Store, t: i64) -> Shared {
     let mut tx = store.begin().await.expect("begin");
-    for _ in 0..sim.rng.between(2, 3) {
+    let mut workspaces = Vec::new();
+    for _ in 0..WORKSPACES {
         let workspace_id = new_id("wsp");
         let ws = workspaces::NewWorkspace {
             id: &workspace_id,
@@ -66,14 +81,31 @@ async fn run_seed(store: &Store, cfg: Config, t: i64) -> Outcome {
         };
         workspaces::insert(&mut tx, &ws).await.expect("workspace");
         let tenant = Tenant { workspace_id, environment: Environment::Sandbox };
+        let (endpoint, application) = webhooks::endpoint(&mut tx, &tenant, t - 10).await;
+        workspaces.push((tenant, endpoint, application));
+    }
+    tx.commit().await.expect("commit the shared workspaces");
+    Shared { workspaces }
+}
+
+/// Runs one seed on `store` from time `t`: work of each kind queued in the shared workspaces it picks, the
+/// faulty phase, quiescence, the invariants.
+async fn run_seed(store: &Store, shared: &Shared, cfg: Config, t: i64) -> Outcome {
+    let started = Instant::now();
+    let reads = store.read().await.expect("read connection");
+    let mut sim = Sim::new(store, reads, cfg, t);
+    let mut tx = store.begin().await.expect("begin");
+    let count = sim.rng.between(2, WORKSPACES as i64) as usize;
+    for (tenant, endpoint, application) in &shared.workspaces[..count] {
         for _ in 0..sim.rng.between(0, 2) {
-            compute::queue(&mut sim, &mut tx, &tenant, t).await;
+            compute::queue(&mut sim, &mut tx, tenant, t).await;
         }
         for _ in 0..sim.rng.between(0, 2) {
-            settlement::enqueue(&mut sim, &mut tx, &tenant, t).await;
+            settlement::enqueue(&mut sim, &mut tx, tenant, t).await;
         }
         if sim.rng.chance(700) {
-            webhooks::endpoint(&mut sim, &mut tx, &tenant, t - 10).await;
+            sim.hooks.endpoints.insert(endpoint.clone(), Vec::new());
+            sim.hooks.owners.insert(endpoint.clone(), (tenant.clone(), application.clone()));
         }
     }
     let endpoints: Vec<String> = sim.hooks.endpoints.keys().cloned().collect();
@@ -83,29 +115,33 @@ async fn run_seed(store: &Store, cfg: Config, t: i64) -> Outcome {
         }
     }
     tx.commit().await.expect("commit the seed's work");
+    let set_up = Instant::now();
     let steps = sim.rng.between(20, 70) as u32;
     sim.run(steps).await;
+    let ran = Instant::now();
     if !sim.quiesce().await {
         sim.violation("the nodes did not finish the work once the faults stopped".into());
     }
+    let quiesced = Instant::now();
     check(&mut sim).await;
-    Outcome { violations: sim.violations, log: sim.log, steps: sim.steps, end: sim.t }
+    let phases = [set_up - started, ran - set_up, quiesced - ran, quiesced.elapsed()];
+    Outcome { violations: sim.violations, log: sim.log, steps: sim.steps, end: sim.t, phases }
 }
 
 /// Reads what the run left and checks every kind's invariants.
 async fn check(sim: &mut Sim<'_>) {
-    let mut conn = sim.store.read().await.expect("read");
+    let conn = &mut sim.reads;
     let mut jobs = Vec::new();
     for (_, id) in &sim.compute.jobs {
         let (state, claimed_by, request_hash): (String, Option<String>, String) =
             sqlx::query_as("SELECT state, claimed_by, request_hash FROM compute_jobs WHERE id = $1")
                 .bind(id)
-                .fetch_one(&mut *conn)
+                .fetch_one(&mut **conn)
                 .await
                 .expect("job");
         let results: Vec<(String,)> = sqlx::query_as("SELECT output FROM compute_results WHERE job_id = $1")
             .bind(id)
-            .fetch_all(&mut *conn)
+            .fetch_all(&mut **conn)
             .await
             .expect("results");
         jobs.push(check::JobEnd {
@@ -125,7 +161,7 @@ async fn check(sim: &mut Sim<'_>) {
              FROM settlement_jobs j JOIN actions a ON a.id = j.action_id WHERE j.action_id = $1",
         )
         .bind(action_id)
-        .fetch_one(&mut *conn)
+        .fetch_one(&mut **conn)
         .await
         .expect("item");
         items.push(check::ItemEnd {
@@ -138,20 +174,26 @@ async fn check(sim: &mut Sim<'_>) {
     }
     let mut endpoints = Vec::new();
     for (id, events) in &sim.hooks.endpoints {
-        let delivery_states: Vec<(String, String)> =
-            sqlx::query_as("SELECT event_id, state FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY event_id")
-                .bind(id)
-                .fetch_all(&mut *conn)
-                .await
-                .expect("deliveries");
+        // The endpoint is shared with the store's other seeds: only this seed's events are its.
+        let mut events = events.clone();
+        events.sort();
+        let binds: Vec<String> = (2..events.len() + 2).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "SELECT event_id, state FROM webhook_deliveries WHERE endpoint_id = $1 AND event_id IN ({}) \
+             ORDER BY event_id",
+            binds.join(", ")
+        );
+        let mut query = sqlx::query_as(&sql).bind(id);
+        for event in &events {
+            query = query.bind(event);
+        }
+        let delivery_states: Vec<(String, String)> = query.fetch_all(&mut **conn).await.expect("deliveries");
         let claimed: Option<(Option<String>,)> =
             sqlx::query_as("SELECT claimed_by FROM webhook_queues WHERE endpoint_id = $1")
                 .bind(id)
-                .fetch_optional(&mut *conn)
+                .fetch_optional(&mut **conn)
                 .await
                 .expect("queue");
-        let mut events = events.clone();
-        events.sort();
         endpoints.push(check::EndpointEnd {
             id: id.clone(),
             events,
@@ -160,7 +202,6 @@ async fn check(sim: &mut Sim<'_>) {
             claimed_by: claimed.and_then(|(c,)| c),
         });
     }
-    drop(conn);
     for v in check::compute(&jobs).into_iter().chain(check::settlement(&items)).chain(check::webhooks(&endpoints)) {
         sim.violation(v);
     }
@@ -170,45 +211,62 @@ fn env_number(name: &str) -> Option<u64> {
     std::env::var(name).ok().map(|v| v.trim().parse().unwrap_or_else(|_| panic!("{name} must be a number")))
 }
 
-/// Runs `seeds` on one store, one after another (each leaves the store quiet); answers the first failing
-/// seed with its outcome, and how many steps ran.
+/// Seeds run on one store before a fresh one is opened: some of the claims' statements (the fair pick's
+/// count of live claims per workspace, the fan-out's subscribers) read more rows the more earlier seeds
+/// left, which made a seed three times slower after 1,500 of them; opening and migrating a store costs
+/// about 300 ms, under a millisecond a seed at this size.
+const SEEDS_PER_STORE: u64 = 500;
+
+/// Runs `seeds` one after another (each leaves its store quiet), [`SEEDS_PER_STORE`] to a store; answers the
+/// first failing seed with its outcome, how many seeds and steps ran, and the time each phase took.
 async fn run_many(
     seeds: impl Iterator<Item = u64>,
     broken: Broken,
     verbose: bool,
-) -> (Option<(u64, Outcome)>, u64, u64) {
-    let (store, _dir) = open().await;
+) -> (Option<(u64, Outcome)>, u64, u64, [Duration; 4]) {
+    let mut opened = None;
     let mut t = EPOCH;
-    let (mut count, mut steps) = (0, 0);
+    let mut common = None;
+    let (mut count, mut steps, mut phases) = (0, 0, [Duration::ZERO; 4]);
     for seed in seeds {
-        let outcome = run_seed(&store, Config { seed, verbose, broken }, t).await;
+        if count % SEEDS_PER_STORE == 0 {
+            let (store, dir) = open().await;
+            common = Some(shared(&store, EPOCH).await);
+            opened = Some((store, dir));
+            t = EPOCH;
+        }
+        let ((store, _), common) = (opened.as_ref().expect("a store"), common.as_ref().expect("its workspaces"));
+        let outcome = run_seed(store, common, Config { seed, verbose, broken }, t).await;
         count += 1;
         steps += outcome.steps;
+        for (total, phase) in phases.iter_mut().zip(outcome.phases) {
+            *total += phase;
+        }
         if verbose {
             eprintln!("seed {seed}:\n{}", outcome.log.join("\n"));
         }
         t = outcome.end + 3600 * SEC;
         if !outcome.violations.is_empty() {
-            return (Some((seed, outcome)), count, steps);
+            return (Some((seed, outcome)), count, steps, phases);
         }
     }
-    (None, count, steps)
+    (None, count, steps, phases)
 }
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime")
 }
 
-/// Runs this half of the seeds (`FISCUS_SIM_SEEDS`, default 2,000; even seeds here, odd ones in the other
+/// Runs this half of the seeds (`FISCUS_SIM_SEEDS`, default 6,000; even seeds here, odd ones in the other
 /// test, so the test runner puts the two halves on two cores), or `FISCUS_SIM_SEED` alone, verbosely.
 fn simulate(half: u64) {
     let (seeds, verbose): (Box<dyn Iterator<Item = u64>>, bool) = match env_number("FISCUS_SIM_SEED") {
         Some(seed) if seed % 2 == half => (Box::new(std::iter::once(seed)), true),
         Some(_) => return,
-        None => (Box::new((half..env_number("FISCUS_SIM_SEEDS").unwrap_or(2_000)).step_by(2)), false),
+        None => (Box::new((half..env_number("FISCUS_SIM_SEEDS").unwrap_or(6_000)).step_by(2)), false),
     };
     let started = Instant::now();
-    let (failed, seeds, steps) = runtime().block_on(run_many(seeds, Broken::None, verbose));
+    let (failed, seeds, steps, phases) = runtime().block_on(run_many(seeds, Broken::None, verbose));
     if let Some((seed, outcome)) = failed {
         panic!(
             "seed {seed} broke an invariant:\n  {}\nreplay it: FISCUS_SIM_SEED={seed} cargo nextest run -p fiscus-store \
@@ -217,7 +275,12 @@ fn simulate(half: u64) {
         );
     }
     let took = started.elapsed();
-    eprintln!("simulation: {seeds} seeds, {steps} steps in {took:.1?} ({:.1?} a seed)", took / seeds.max(1) as u32);
+    let [set_up, faulty, quiescing, checking] = phases;
+    eprintln!(
+        "simulation: {seeds} seeds, {steps} steps in {took:.1?} ({:.1?} a seed; set-up {set_up:.1?}, faulty phase \
+         {faulty:.1?}, quiescing {quiescing:.1?}, checks {checking:.1?})",
+        took / seeds.max(1) as u32
+    );
 }
 
 #[test]
@@ -232,7 +295,7 @@ fn seeded_simulation_odd_seeds() {
 
 /// The invariants catch a worker that is wrong on purpose, within a few hundred seeds.
 fn caught(broken: Broken) -> Vec<String> {
-    let (failed, _, _) = runtime().block_on(run_many(0..500, broken, false));
+    let (failed, ..) = runtime().block_on(run_many(0..500, broken, false));
     failed.map(|(_, o)| o.violations).unwrap_or_default()
 }
 

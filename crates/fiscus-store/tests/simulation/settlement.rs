@@ -77,7 +77,7 @@ pub async fn enqueue(sim: &mut Sim<'_>, tx: &mut WriteTx, tenant: &Tenant, now: 
 pub async fn claim(sim: &mut Sim<'_>, node: usize) {
     let (name, now, fate) = (sim.name(node), sim.now(node), sim.fate(1));
     let limit = sim.rng.between(1, 3);
-    let mut tx = sim.store.begin().await.expect("begin");
+    let mut tx = sim.begin().await;
     if fate.crashes_at(0) {
         drop(tx);
         return sim.crash(node, "claiming settlement items");
@@ -90,6 +90,7 @@ pub async fn claim(sim: &mut Sim<'_>, node: usize) {
     if claimed.is_empty() {
         return;
     }
+    sim.took += 1;
     sim.note(node, || {
         let ids: Vec<&str> = claimed.iter().map(|j| j.action_id.as_str()).collect();
         format!("claims settlement of {ids:?} ({ended:?})")
@@ -105,7 +106,7 @@ pub async fn claim(sim: &mut Sim<'_>, node: usize) {
 pub async fn step(sim: &mut Sim<'_>, node: usize, job: Job) -> Option<Job> {
     let (name, now, fate) = (sim.name(node), sim.now(node), sim.fate(4));
     let after_commit = sim.cfg.broken == Broken::SettleEffectAfterCommit;
-    let mut tx = sim.store.begin().await.expect("begin");
+    let mut tx = sim.begin().await;
     if fate.crashes_at(0) {
         drop(tx);
         sim.crash(node, "settling");

@@ -18,7 +18,7 @@ use fiscus_domain::tenancy::Tenant;
 use fiscus_domain::webhooks::{jittered, retry_delay};
 use fiscus_store::webhook_deliveries::{self as deliveries, After, Attempt, Claimed, Due};
 use fiscus_store::webhooks::{self, Endpoint, EndpointStatus};
-use fiscus_store::{Store, WriteTx, outbox};
+use fiscus_store::{WriteTx, outbox};
 use std::collections::BTreeMap;
 
 /// The default `webhook_claim_stale_seconds`.
@@ -46,6 +46,8 @@ pub struct World {
     pub owners: BTreeMap<String, (Tenant, String)>,
     pub received: BTreeMap<String, Vec<Received>>,
     failures: BTreeMap<(String, String), u32>,
+    /// Requests of a stopped node's aborted tasks still on the wire: (when it lands, endpoint, request).
+    on_the_wire: Vec<(i64, String, Received)>,
 }
 
 /// A claimed queue in a node's memory, where `serve_queue` is in it.
@@ -60,8 +62,8 @@ pub struct Serving {
     sent: bool,
 }
 
-/// An application of the workspace and an active endpoint of it hearing every event.
-pub async fn endpoint(sim: &mut Sim<'_>, tx: &mut WriteTx, tenant: &Tenant, now: i64) {
+/// An application of the workspace and an active endpoint of it hearing every event; answers their ids.
+pub async fn endpoint(tx: &mut WriteTx, tenant: &Tenant, now: i64) -> (String, String) {
     let application = new_id("app");
     sqlx::query(
         "INSERT INTO applications (id, workspace_id, environment, name, status, scopes, service_class, created_at, \
@@ -90,8 +92,7 @@ pub async fn endpoint(sim: &mut Sim<'_>, tx: &mut WriteTx, tenant: &Tenant, now:
         updated_at: now,
     };
     webhooks::insert(tx, tenant, &e).await.expect("endpoint");
-    sim.hooks.endpoints.insert(e.id.clone(), Vec::new());
-    sim.hooks.owners.insert(e.id, (tenant.clone(), application));
+    (e.id, application)
 }
 
 /// An event of the workspace of `endpoint` (its ids grow with time, as the outbox's do).
@@ -123,7 +124,7 @@ pub async fn new_event(sim: &mut Sim<'_>) {
         return;
     }
     let endpoint = endpoints[sim.rng.below(endpoints.len() as u64) as usize].clone();
-    let mut tx = sim.store.begin().await.expect("begin");
+    let mut tx = sim.begin().await;
     let now = sim.t;
     event(sim, &mut tx, &endpoint, now).await;
     tx.commit().await.expect("commit");
@@ -131,7 +132,7 @@ pub async fn new_event(sim: &mut Sim<'_>) {
 
 pub async fn fan_out(sim: &mut Sim<'_>, node: usize) {
     let (now, fate) = (sim.now(node), sim.fate(1));
-    let mut tx = sim.store.begin().await.expect("begin");
+    let mut tx = sim.begin().await;
     if fate.crashes_at(0) {
         drop(tx);
         return sim.crash(node, "fanning out");
@@ -142,6 +143,7 @@ pub async fn fan_out(sim: &mut Sim<'_>, node: usize) {
     };
     let ended = sim.end(node, tx, fate, 1).await;
     if fanned.events > 0 {
+        sim.took += 1;
         sim.note(node, || {
             format!("fans out {} events into {} deliveries ({ended:?})", fanned.events, fanned.deliveries)
         });
@@ -151,7 +153,7 @@ pub async fn fan_out(sim: &mut Sim<'_>, node: usize) {
 pub async fn claim(sim: &mut Sim<'_>, node: usize) {
     let (name, now, fate) = (sim.name(node), sim.now(node), sim.fate(1));
     let free = sim.rng.between(1, 3);
-    let mut tx = sim.store.begin().await.expect("begin");
+    let mut tx = sim.begin().await;
     if fate.crashes_at(0) {
         drop(tx);
         return sim.crash(node, "claiming queues");
@@ -164,6 +166,7 @@ pub async fn claim(sim: &mut Sim<'_>, node: usize) {
     if queues.is_empty() {
         return;
     }
+    sim.took += 1;
     sim.note(node, || {
         let ids: Vec<&str> = queues.iter().map(|q| q.endpoint_id.as_str()).collect();
         format!("claims queues {ids:?} ({ended:?})")
@@ -183,13 +186,12 @@ pub async fn claim(sim: &mut Sim<'_>, node: usize) {
 }
 
 async fn check_cap(sim: &mut Sim<'_>, workspace_id: &str, now: i64) {
-    let mut conn = sim.store.read().await.expect("read");
     let (n,): (i64,) = sqlx::query_as(
         "SELECT COUNT(*) FROM webhook_queues WHERE workspace_id = $1 AND claimed_by IS NOT NULL AND claimed_at >= $2",
     )
     .bind(workspace_id)
     .bind(now - STALE)
-    .fetch_one(&mut *conn)
+    .fetch_one(&mut *sim.reads)
     .await
     .expect("count live claims");
     if n > CAP {
@@ -201,15 +203,13 @@ async fn check_cap(sim: &mut Sim<'_>, workspace_id: &str, now: i64) {
 pub async fn step(sim: &mut Sim<'_>, node: usize, mut s: Serving) -> Option<Serving> {
     let (name, now) = (sim.name(node), sim.now(node));
     let Some(due) = &s.due else {
-        let mut conn = sim.store.read().await.expect("read");
-        let due = deliveries::pending(&mut conn, &s.queue.endpoint_id, CHUNK).await.expect("pending");
-        drop(conn);
+        let due = deliveries::pending(&mut sim.reads, &s.queue.endpoint_id, CHUNK).await.expect("pending");
         s.release = due.len() < CHUNK as usize;
         if sim.cfg.broken == Broken::RecordBeforeSend && !due.is_empty() {
             // The wrong variant: the attempts are written as made before any is sent.
             let presumed: Vec<Attempt> =
                 due.iter().map(|d| attempt(d, Some(200), None, After::Succeeded, now)).collect();
-            let mut tx = sim.store.begin().await.expect("begin");
+            let mut tx = sim.begin().await;
             deliveries::record(&mut tx, &s.queue, &name, &presumed, false, now).await.expect("record");
             tx.commit().await.expect("commit");
         }
@@ -244,7 +244,7 @@ pub async fn step(sim: &mut Sim<'_>, node: usize, mut s: Serving) -> Option<Serv
     let attempts =
         if sim.cfg.broken == Broken::RecordBeforeSend { Vec::new() } else { std::mem::take(&mut s.attempts) };
     let fate = sim.fate(2);
-    let mut tx = sim.store.begin().await.expect("begin");
+    let mut tx = sim.begin().await;
     if fate.crashes_at(0) {
         drop(tx);
         sim.crash(node, "recording attempts");
@@ -280,6 +280,44 @@ pub async fn step(sim: &mut Sim<'_>, node: usize, mut s: Serving) -> Option<Serv
         release: false,
         sent: false,
     })
+}
+
+/// A node's worker tasks aborted as it stops: a queue it was sending from may have a request on the wire,
+/// which reaches the receiver later (after another node may have taken the queue) though its sender is
+/// gone and never records it.
+pub fn abort(sim: &mut Sim<'_>, node: usize) {
+    let now = sim.now(node);
+    let mut sending = Vec::new();
+    for w in &sim.nodes[node].work {
+        if let Work::Serve(s) = w
+            && !s.sent
+            && let Some(d) = s.due.as_ref().and_then(|due| due.get(s.next))
+            && d.next_attempt_at <= now
+            && now - s.started < HOLD
+        {
+            sending.push((s.queue.endpoint_id.clone(), d.event_id.clone()));
+        }
+    }
+    for (endpoint, event_id) in sending {
+        if sim.rng.chance(500) {
+            let lands = sim.t + sim.rng.between(0, 30 * SEC);
+            let accepted = sim.rng.chance(800);
+            sim.note(node, || format!("  a request for {event_id} to {endpoint} is on the wire"));
+            sim.hooks.on_the_wire.push((lands, endpoint, Received { event_id, accepted }));
+        }
+    }
+}
+
+/// Requests on the wire reach the receiver once their time comes (all of them with `all`).
+pub fn land(sim: &mut Sim<'_>, all: bool) {
+    let t = sim.t;
+    let wire = std::mem::take(&mut sim.hooks.on_the_wire);
+    let (landing, flying): (Vec<_>, Vec<_>) = wire.into_iter().partition(|(at, ..)| all || *at <= t);
+    sim.hooks.on_the_wire = flying;
+    for (_, endpoint, request) in landing {
+        sim.log_world(|| format!("a late request for {} reaches {endpoint}", request.event_id));
+        sim.hooks.received.entry(endpoint).or_default().push(request);
+    }
 }
 
 /// One request to the receiver and what the worker makes of it (`deliveries::attempt`).
@@ -329,12 +367,4 @@ fn attempt(d: &Due, status: Option<i64>, error: Option<String>, after: After, at
         after,
         at,
     }
-}
-
-/// When the earliest queue is next due.
-pub async fn next_due(store: &Store) -> Option<i64> {
-    let mut conn = store.read().await.expect("read");
-    let (due,): (Option<i64>,) =
-        sqlx::query_as("SELECT MIN(next_due_at) FROM webhook_queues").fetch_one(&mut *conn).await.expect("next due");
-    due
 }

@@ -1,6 +1,6 @@
 //! The simulated world of one seed: a clock that is only a number, nodes (simulated workers) with their own
-//! skew and memory, the faults the seed injects, the outside world the workers act on, and the scheduler
-//! that interleaves the nodes' steps.
+//! skew and memory, the faults the seed injects (a node stopping on purpose among them: `Sim::stop`), the
+//! outside world the workers act on, the scheduler that interleaves the nodes' steps, and quiescing.
 //!
 //! A step is at most one write transaction run to its end (commit, rollback or crash) before another step
 //! starts: SQLite has one writer, so two open write transactions in one thread would wait on each other for
@@ -11,6 +11,7 @@
 use crate::rng::Rng;
 use crate::{compute, settlement, webhooks};
 use fiscus_store::{Store, WriteTx};
+use sqlx::pool::PoolConnection;
 
 pub const SEC: i64 = 1_000_000;
 
@@ -92,6 +93,8 @@ pub enum Loop {
 
 pub struct Sim<'a> {
     pub store: &'a Store,
+    /// The seed's one connection for reads: taking one from the pool for each read cost more than the read.
+    pub reads: PoolConnection<sqlx::Any>,
     pub cfg: Config,
     pub rng: Rng,
     /// Simulated time, microseconds.
@@ -104,10 +107,12 @@ pub struct Sim<'a> {
     pub settle: settlement::World,
     pub hooks: webhooks::World,
     pub steps: u64,
+    /// Claims and fan-outs that took something, so quiescing knows whether a round moved anything.
+    pub took: u64,
 }
 
 impl<'a> Sim<'a> {
-    pub fn new(store: &'a Store, cfg: Config, t: i64) -> Sim<'a> {
+    pub fn new(store: &'a Store, reads: PoolConnection<sqlx::Any>, cfg: Config, t: i64) -> Sim<'a> {
         let mut rng = Rng::new(cfg.seed);
         let count = rng.between(2, 3) as usize;
         let nodes = (0..count)
@@ -123,6 +128,7 @@ impl<'a> Sim<'a> {
             .collect();
         Sim {
             store,
+            reads,
             cfg,
             rng,
             t,
@@ -134,6 +140,7 @@ impl<'a> Sim<'a> {
             settle: settlement::World::default(),
             hooks: webhooks::World::default(),
             steps: 0,
+            took: 0,
         }
     }
 
@@ -259,7 +266,7 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn log_world(&mut self, what: impl FnOnce() -> String) {
+    pub fn log_world(&mut self, what: impl FnOnce() -> String) {
         if self.cfg.verbose {
             let line = format!("t={:>9.3}s {:<10} {}", self.t as f64 / 1e6, "world", what());
             self.log.push(line);
@@ -297,15 +304,41 @@ impl<'a> Sim<'a> {
             }
             // Otherwise an idle node waits for its next poll: time passes, nothing is read (which keeps a
             // seed's cost to the steps that can interleave).
-            // A node stopping on purpose hands its compute jobs back before it goes.
             if self.faults && self.rng.chance(3) {
-                compute::hand_back(self, node).await;
+                self.stop(node).await;
             }
+            webhooks::land(self, false);
         }
     }
 
-    /// Faults stop, every node comes back with a true clock, and the nodes work (time moving past every
-    /// stale claim and every retry) until nothing is left to do; false when that does not happen.
+    /// A node stopping on purpose (`fiscus_server::serve`'s `hand_back`): its worker tasks are aborted (what
+    /// they had not committed is rolled back; a webhook request already sent may still reach the receiver),
+    /// then every claim it holds is handed back in one transaction (`fiscus_store::hand_back::all`), and it
+    /// goes; it comes back later like a crashed node.
+    async fn stop(&mut self, node: usize) {
+        let name = self.name(node);
+        webhooks::abort(self, node);
+        let mut tx = self.begin().await;
+        let back = match fiscus_store::hand_back::all(&mut tx, &name).await {
+            Ok(back) => back,
+            Err(e) => return self.violation(format!("hand back failed: {e}")),
+        };
+        // The hand-back's own transaction can fail: the claims then go stale like a crashed node's.
+        let fate = if self.rng.chance(200) { Fate::Error } else { Fate::Commit };
+        let ended = self.end(node, tx, fate, 1).await;
+        self.note(node, || format!("stops: hands back {back:?} ({ended:?})"));
+        self.crash(node, "stopped");
+    }
+
+    /// A write transaction (the store's lane, as the workers' own).
+    pub async fn begin(&self) -> WriteTx {
+        self.store.begin().await.expect("begin")
+    }
+
+    /// Faults stop, every node comes back with a true clock and finishes what it holds in memory; then one
+    /// node at a time (the seed picks which) runs only the claim loops the store has due work for, and when
+    /// nothing is due but work is unfinished, time moves to when something next falls due (a retry, a stale
+    /// claim). False when the work is not done within [`QUIESCE_ROUNDS`] rounds.
     pub async fn quiesce(&mut self) -> bool {
         self.faults = false;
         self.log_world(|| "faults stop; quiescing".to_string());
@@ -315,39 +348,109 @@ impl<'a> Sim<'a> {
             }
             self.nodes[i].skew = 0;
         }
-        for _ in 0..40 {
-            for node in 0..self.nodes.len() {
-                for which in [Loop::FanOut, Loop::HookClaim, Loop::ComputeClaim, Loop::SettleClaim] {
-                    self.run_loop(node, which).await;
-                }
-                while let Some(work) = self.nodes[node].work.pop() {
-                    self.steps += 1;
-                    self.step_work(node, work).await;
-                }
-            }
-            if !self.outstanding().await {
+        for node in 0..self.nodes.len() {
+            self.drain(node).await;
+        }
+        for _ in 0..QUIESCE_ROUNDS {
+            webhooks::land(self, false);
+            let due = self.due().await;
+            if !due.unfinished {
+                // A request still on the wire lands after all (the receiver's log is checked as it ends).
+                webhooks::land(self, true);
                 return true;
             }
-            let next_due = webhooks::next_due(self.store).await;
-            self.t = (self.t + 61 * SEC).max(next_due.unwrap_or(0));
-            self.log_world(|| "time moves on".to_string());
+            let node = self.rng.below(self.nodes.len() as u64) as usize;
+            let took = self.took;
+            for (is_due, which) in [
+                (due.fan_out, Loop::FanOut),
+                (due.queues, Loop::HookClaim),
+                (due.compute, Loop::ComputeClaim),
+                (due.settlement, Loop::SettleClaim),
+            ] {
+                if is_due {
+                    self.run_loop(node, which).await;
+                }
+            }
+            self.drain(node).await;
+            if self.took == took {
+                // Nothing could be taken now (what is due is held by a live claim, or waits for a retry).
+                self.t = due.wake.unwrap_or(self.t + 61 * SEC).max(self.t + 1);
+                self.log_world(|| "time moves on".to_string());
+            }
         }
         false
     }
 
-    /// Whether any work of any kind is still unfinished in the store.
-    async fn outstanding(&self) -> bool {
-        let mut conn = self.store.read().await.expect("read connection");
-        let (n,): (i64,) = sqlx::query_as(
-            "SELECT (SELECT COUNT(*) FROM compute_jobs WHERE state IN ('queued', 'running')) \
-             + (SELECT COUNT(*) FROM settlement_jobs WHERE state <> 'done') \
-             + (SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'pending') \
-             + (SELECT COUNT(*) FROM outbox WHERE delivered_at IS NULL) \
-             + (SELECT COUNT(*) FROM webhook_queues WHERE claimed_by IS NOT NULL)",
-        )
-        .fetch_one(&mut *conn)
-        .await
-        .expect("outstanding work");
-        n > 0
+    /// Steps everything `node` holds in memory to its end (no faults: every step finishes).
+    async fn drain(&mut self, node: usize) {
+        while let Some(work) = self.nodes[node].work.pop() {
+            self.steps += 1;
+            self.step_work(node, work).await;
+        }
     }
+
+    /// What the store has for the claim loops now, whether any work is unfinished, and when the earliest
+    /// thing not due yet falls due. One statement; every condition is one of the claims' own, read through
+    /// the queues' indexes so that its cost does not grow with the rows earlier seeds left.
+    async fn due(&mut self) -> Due {
+        let now = self.t;
+        type Row = (i64, i64, i64, i64, i64, Option<i64>, Option<i64>, Option<i64>, Option<i64>, Option<i64>);
+        let r: Row = sqlx::query_as(
+            "SELECT \
+             (SELECT COUNT(*) FROM compute_jobs WHERE state = 'queued' OR (state = 'running' AND claimed_at < $2)), \
+             (SELECT COUNT(*) FROM settlement_jobs \
+              WHERE (state = 'pending' AND available_at <= $1) OR (state = 'claimed' AND claimed_at < $3)), \
+             (SELECT COUNT(*) FROM outbox WHERE delivered_at IS NULL), \
+             (SELECT COUNT(*) FROM webhook_queues \
+              WHERE next_due_at <= $1 AND (claimed_by IS NULL OR claimed_at < $4)), \
+             (SELECT COUNT(*) FROM compute_jobs WHERE state IN ('queued', 'running')) \
+             + (SELECT COUNT(*) FROM settlement_jobs WHERE state IN ('pending', 'claimed')) \
+             + (SELECT COUNT(*) FROM webhook_queues WHERE next_due_at IS NOT NULL OR claimed_by IS NOT NULL), \
+             (SELECT MIN(claimed_at) FROM compute_jobs WHERE state = 'running' AND claimed_at >= $2), \
+             (SELECT MIN(claimed_at) FROM settlement_jobs WHERE state = 'claimed' AND claimed_at >= $3), \
+             (SELECT MIN(available_at) FROM settlement_jobs WHERE state = 'pending' AND available_at > $1), \
+             (SELECT MIN(next_due_at) FROM webhook_queues WHERE next_due_at > $1), \
+             (SELECT MIN(claimed_at) FROM webhook_queues WHERE claimed_by IS NOT NULL AND claimed_at >= $4), \
+             NULL",
+        )
+        .bind(now)
+        .bind(now - compute::STALE)
+        .bind(now - settlement::STALE)
+        .bind(now - webhooks::STALE)
+        .fetch_one(&mut *self.reads)
+        .await
+        .expect("due work");
+        // When each thing not due now becomes due: a claim once it is stale, a retry or an item at its time.
+        let wake = [
+            r.5.map(|c| c + compute::STALE + 1),
+            r.6.map(|c| c + settlement::STALE + 1),
+            r.7,
+            r.8,
+            r.9.map(|c| c + webhooks::STALE + 1),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        Due {
+            compute: r.0 > 0,
+            settlement: r.1 > 0,
+            fan_out: r.2 > 0,
+            queues: r.3 > 0,
+            unfinished: r.0 + r.1 + r.2 + r.3 + r.4 > 0,
+            wake,
+        }
+    }
+}
+
+/// Rounds of quiescing before the work is declared stuck (a seed needs a handful).
+const QUIESCE_ROUNDS: u32 = 100;
+
+/// What [`Sim::due`] found.
+struct Due {
+    compute: bool,
+    settlement: bool,
+    fan_out: bool,
+    queues: bool,
+    unfinished: bool,
+    wake: Option<i64>,
 }
