@@ -475,8 +475,8 @@ def check(base, state_file, out, receiver_dir, timeout):
 
 
 def hooks(receiver_dir, timeout, expected_files):
-    """Every expected event reached its endpoint at least once, and each endpoint heard its events in event
-    order (the first arrival of each; a redelivery after a crash repeats an event, which at-least-once
+    """Every expected event reached its endpoint at least once, and each endpoint heard each subject's events
+    in event order (the first arrival of each; a redelivery after a crash repeats an event, which at-least-once
     allows). EXPECTED files are named N:path, one event id a line."""
     failed = False
     deadline = time.time() + timeout
@@ -508,7 +508,10 @@ def hooks(receiver_dir, timeout, expected_files):
                 subject_inversions += 1
             last[s] = max(e, last.get(s, e))
         again = len(got) - len(first)
-        ok = not missing and not inversions and subject_inversions == 0
+        # The promise (README, "Webhooks"): each subject's events in event order, at least once. Between
+        # subjects an event whose transaction committed after one with a later id may arrive after it (ids are
+        # minted before the commit): counted and shown, not a failure.
+        ok = not missing and subject_inversions == 0
         failed |= not ok
         print(f"{'PASS' if ok else 'FAIL'} webhooks to endpoint {n}: {len(expected) - len(missing)}/{len(expected)} "
               f"events delivered, {len(inversions)} out of event order ({subject_inversions} within one subject), "

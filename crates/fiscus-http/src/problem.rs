@@ -144,6 +144,14 @@ impl From<StoreError> for ApiError {
                 tracing::error!(record = %what, "a sealed record failed verification; the request was refused");
                 ApiError::new(ErrorCode::IntegrityFailure)
             }
+            other if other.is_transient() => {
+                // The database restarting, a lost deadlock, a failed group commit: nothing was done, and the same
+                // request may succeed in a moment (a keyed one replays if its commit was in fact kept).
+                tracing::warn!(error = %other, "the database could not complete the request; answered as retryable");
+                ApiError::new(ErrorCode::Unavailable)
+                    .detail("the database could not complete the request; retry it (with the same Idempotency-Key)")
+                    .header(header::RETRY_AFTER, "1")
+            }
             other => {
                 // The cause is logged with the request id; the client learns only that it was ours.
                 tracing::error!(error = %other, "store error");

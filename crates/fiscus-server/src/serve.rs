@@ -91,25 +91,67 @@ fn serving(state: AppState, listener: TcpListener, shutdown: Boxed<'static, ()>)
                 Ok(())
             }
         };
-        // Running computations stop at their next check; every worker stops where it is, and what they held
-        // is handed back below, for another node (or this one when it is back) to take at once.
+        // Running computations stop at their next check. The workers stopped claiming when the drain began
+        // (they look at `draining` before each pass) and finish the pass they are in; one still busy after
+        // `STOPPING` is aborted where it is (its transaction rolls back). What they held is handed back, for
+        // another node (or this one when it is back) to take at once.
         state.compute.close();
         background.abort();
-        evidence.abort();
-        for task in [Some(worker), computer, deliverer, flows, agents, banker].into_iter().flatten() {
-            task.abort();
-        }
-        hand_back(&state, &claimer).await;
-        if let Err(e) = state.invocations.flush(&state.store).await {
-            tracing::warn!(error = %e, "final flush of tool invocation rows failed");
-        }
-        if let Err(e) = state.http.usage.flush(&state.store).await {
-            tracing::warn!(error = %e, "final usage flush failed");
-        }
-        anchor_heads(&state).await;
-        state.store.close().await;
+        let workers = [Some(worker), Some(evidence), computer, deliverer, flows, agents, banker];
+        stop_workers(workers.into_iter().flatten().collect()).await;
+        // Every step from here is bounded: a node that cannot finish them still exits, and the database
+        // releases whatever its connections held (a node that hung here once held a row lock every node's
+        // writes waited on).
+        bounded("handing back claims", hand_back(&state, &claimer)).await;
+        bounded("the final flush of tool invocation rows", async {
+            if let Err(e) = state.invocations.flush(&state.store).await {
+                tracing::warn!(error = %e, "final flush of tool invocation rows failed");
+            }
+        })
+        .await;
+        bounded("the final usage flush", async {
+            if let Err(e) = state.http.usage.flush(&state.store).await {
+                tracing::warn!(error = %e, "final usage flush failed");
+            }
+        })
+        .await;
+        bounded("anchoring the audit heads", anchor_heads(&state)).await;
+        bounded("closing the database pool", state.store.close()).await;
         result
     })
+}
+
+/// How long a stopping node waits for its workers to finish the pass they are in, and for each step of its
+/// stop after that.
+const STOPPING: Duration = Duration::from_secs(5);
+
+/// Waits up to [`STOPPING`] for the workers (which stop claiming once the node drains) to end their pass,
+/// then aborts those still running.
+async fn stop_workers(tasks: Vec<tokio::task::JoinHandle<()>>) {
+    let aborts: Vec<_> = tasks.iter().map(|t| t.abort_handle()).collect();
+    let all = async {
+        for task in tasks {
+            let _ = task.await;
+        }
+    };
+    if tokio::time::timeout(STOPPING, all).await.is_err() {
+        tracing::warn!("a worker was still busy when the node stopped; its pass is aborted and its claims handed back");
+        for abort in aborts {
+            abort.abort();
+        }
+    }
+}
+
+/// Runs one step of the stop, giving up after [`STOPPING`].
+async fn bounded(what: &str, step: impl Future<Output = ()>) {
+    if tokio::time::timeout(STOPPING, step).await.is_err() {
+        tracing::warn!(step = what, "a step of the stop did not finish in time; the node stops without it");
+    }
+}
+
+/// Whether this node is stopping: its workers claim nothing more once it drains.
+fn stopping(state: &AppState) -> bool {
+    state.http.draining.load(std::sync::atomic::Ordering::Acquire)
 }
 
 /// Background work of every node: flushing the request log, purging expired idempotency keys, forgetting
@@ -170,6 +212,9 @@ pub fn spawn_settlement_worker(state: AppState, worker: String) -> tokio::task::
         state.progress.started(Worker::Settlement);
         loop {
             tick.tick().await;
+            if stopping(&state) {
+                break;
+            }
             let pass = state.progress.begin(Worker::Settlement);
             let worked = match crate::workers::settlement::run_once(&state, &worker).await {
                 Ok(n) => n,
@@ -192,6 +237,9 @@ pub fn spawn_evidence_worker(state: AppState) -> tokio::task::JoinHandle<()> {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
+            if stopping(&state) {
+                break;
+            }
             if let Err(e) = fiscus_kernel::evidence::run_once(&state).await {
                 tracing::warn!(error = %e, "evidence worker pass failed");
             }
@@ -209,6 +257,9 @@ pub fn spawn_bank_file_worker(state: AppState) -> tokio::task::JoinHandle<()> {
         state.progress.started(Worker::BankFiles);
         loop {
             tick.tick().await;
+            if stopping(&state) {
+                break;
+            }
             let pass = state.progress.begin(Worker::BankFiles);
             let worked = match crate::workers::bank_files::run_once(&state, &worker).await {
                 Ok(n) => n,
@@ -229,6 +280,9 @@ pub fn spawn_compute_worker(state: AppState, worker: String) -> tokio::task::Joi
         let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500));
         state.progress.started(Worker::Compute);
         loop {
+            if stopping(&state) {
+                break;
+            }
             let pass = state.progress.begin(Worker::Compute);
             // A failed pass counts as work (what it failed on is still due) and waits like an idle one.
             let (claimed, wait) = match crate::workers::compute::run_once(&state, &worker).await {
@@ -254,6 +308,9 @@ pub fn spawn_workflow_worker(state: AppState, worker: String) -> tokio::task::Jo
         let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500));
         state.progress.started(Worker::Workflows);
         loop {
+            if stopping(&state) {
+                break;
+            }
             let pass = state.progress.begin(Worker::Workflows);
             // A failed pass counts as work (what it failed on is still due) and waits like an idle one.
             let (claimed, wait) = match crate::workers::workflows::run_once(&state, &worker).await {
@@ -278,6 +335,9 @@ pub fn spawn_agent_worker(state: AppState, worker: String) -> tokio::task::JoinH
         let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500));
         state.progress.started(Worker::AgentRuns);
         loop {
+            if stopping(&state) {
+                break;
+            }
             let pass = state.progress.begin(Worker::AgentRuns);
             // A failed pass counts as work (what it failed on is still due) and waits like an idle one.
             let (claimed, wait) = match crate::workers::agent_runs::run_once(&state, &worker).await {
@@ -309,6 +369,9 @@ pub fn spawn_webhook_worker(state: AppState, worker: String) -> tokio::task::Joi
         let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 100));
         state.progress.started(Worker::Webhooks);
         loop {
+            if stopping(&state) {
+                break;
+            }
             let pass = state.progress.begin(Worker::Webhooks);
             let (worked, wait) = match crate::workers::webhooks::run_once(&state, &clients, &worker).await {
                 Ok(done) => (done.fanned_out + done.claimed, done.fanned_out + done.claimed == 0),

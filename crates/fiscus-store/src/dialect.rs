@@ -13,18 +13,27 @@ pub fn begin_write(backend: Backend) -> &'static str {
 
 /// Appended to a `SELECT` whose rows the transaction is about to decide on. SQLite needs nothing: the
 /// immediate transaction already excludes other writers.
+///
+/// On PostgreSQL the lock is `FOR NO KEY UPDATE`, which excludes every other decider (they take the same
+/// lock, and an `UPDATE` or `DELETE` waits for it) but not a foreign key's check (`FOR KEY SHARE`) of a row
+/// inserted elsewhere that references the locked one. `FOR UPDATE` blocked those: a group commit holding a
+/// workspace's audit head inserts its sealed rows and events (which reference the workspace, the action)
+/// under it, so a transaction that locked the workspace `FOR UPDATE` and then waited for the head deadlocked
+/// with it, and the whole group failed (found by `bench/cluster.sh`: a credit debit against evidence writes).
+/// No row Fiscus locks this way ever has its key changed.
 pub fn for_update(backend: Backend) -> &'static str {
     match backend {
         Backend::Sqlite => "",
-        Backend::Postgres => " FOR UPDATE",
+        Backend::Postgres => " FOR NO KEY UPDATE",
     }
 }
 
-/// Appended to a claim query so that concurrent workers skip each other's rows instead of waiting.
+/// Appended to a claim query so that concurrent workers skip each other's rows instead of waiting (the
+/// lock of [`for_update`], for the same reason: a claimed job's children are inserted under audit heads).
 pub fn for_update_skip_locked(backend: Backend) -> &'static str {
     match backend {
         Backend::Sqlite => "",
-        Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+        Backend::Postgres => " FOR NO KEY UPDATE SKIP LOCKED",
     }
 }
 
@@ -33,7 +42,7 @@ pub fn for_update_skip_locked(backend: Backend) -> &'static str {
 pub fn for_update_of_skip_locked(backend: Backend, alias: &str) -> String {
     match backend {
         Backend::Sqlite => String::new(),
-        Backend::Postgres => format!(" FOR UPDATE OF {alias} SKIP LOCKED"),
+        Backend::Postgres => format!(" FOR NO KEY UPDATE OF {alias} SKIP LOCKED"),
     }
 }
 

@@ -29,6 +29,37 @@ pub enum StoreError {
     Database(#[source] sqlx::Error),
 }
 
+impl StoreError {
+    /// Whether the same request may succeed if sent again unchanged: the database was unreachable or restarting,
+    /// the pool had no connection in time, the transaction lost a deadlock or a serialisation conflict, or its
+    /// group's commit failed. Nothing of a failed write transaction is kept (a commit whose answer was lost may
+    /// have been kept: a keyed request's retry then replays it), so the API answers 503 with `Retry-After`
+    /// rather than 500, and a client or load balancer knows to retry (found by `bench/cluster.sh` across a
+    /// PostgreSQL restart: requests in flight were told `internal_error`).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            StoreError::GroupCommit(_) => true,
+            StoreError::Database(e) => match e {
+                sqlx::Error::Io(_)
+                | sqlx::Error::PoolTimedOut
+                | sqlx::Error::PoolClosed
+                | sqlx::Error::WorkerCrashed
+                | sqlx::Error::Protocol(_) => true,
+                sqlx::Error::Database(db) => db.code().is_some_and(|code| {
+                    // SQLSTATE classes 08 (connection exception) and 57P (operator intervention: a restart,
+                    // a crash, not accepting yet), serialization_failure, deadlock_detected, lock_not_available;
+                    // SQLite's busy and locked.
+                    code.starts_with("08")
+                        || code.starts_with("57P")
+                        || ["40001", "40P01", "55P03", "5", "6", "261", "517"].contains(&code.as_ref())
+                }),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
 /// A decoding that cannot fail (a row type read as itself).
 impl From<std::convert::Infallible> for StoreError {
     fn from(never: std::convert::Infallible) -> StoreError {

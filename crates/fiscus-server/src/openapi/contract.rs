@@ -94,6 +94,9 @@ fn layer_errors(shape: &Shape) -> Vec<(u16, Vec<ErrorCode>)> {
     add(&[MalformedRequest]);
     // A sealed record that failed verification is refused as a 500 of its own kind.
     add(&[Internal, IntegrityFailure]);
+    // The database restarting, a lost deadlock or a failed group commit: nothing was done, retry
+    // (`StoreError::is_transient`).
+    add(&[Unavailable]);
     add(&[PayloadTooLarge]);
     if shape.body {
         add(&[RequestTimeout]);

@@ -111,7 +111,7 @@ fn dialect_differs_only_where_documented() {
     assert_eq!(dialect::begin_write(Backend::Sqlite), "BEGIN IMMEDIATE");
     assert_eq!(dialect::begin_write(Backend::Postgres), "BEGIN");
     assert_eq!(dialect::for_update(Backend::Sqlite), "");
-    assert_eq!(dialect::for_update(Backend::Postgres), " FOR UPDATE");
+    assert_eq!(dialect::for_update(Backend::Postgres), " FOR NO KEY UPDATE");
     assert_eq!(dialect::for_update_skip_locked(Backend::Sqlite), "");
-    assert_eq!(dialect::for_update_skip_locked(Backend::Postgres), " FOR UPDATE SKIP LOCKED");
+    assert_eq!(dialect::for_update_skip_locked(Backend::Postgres), " FOR NO KEY UPDATE SKIP LOCKED");
 }
