@@ -263,8 +263,7 @@ fn runtime() -> tokio::runtime::Runtime {
 /// test, so the test runner puts the two halves on two cores), or `FISCUS_SIM_SEED` alone, verbosely.
 fn simulate(half: u64) {
     let asked = env_number("FISCUS_SIM_SEEDS");
-    if asked.is_none() && env_number("FISCUS_SIM_SEED").is_none() && std::env::var("FISCUS_TEST_DATABASE_URL").is_ok()
-    {
+    if asked.is_none() && env_number("FISCUS_SIM_SEED").is_none() && std::env::var("FISCUS_TEST_DATABASE_URL").is_ok() {
         eprintln!("skipped on the suite's PostgreSQL run: the simulation's store is SQLite either way");
         return;
     }
