@@ -21,8 +21,9 @@
 #   - every compute job ended once (succeeded, exactly one result), every workflow run completed with each
 #     step recorded once, every action settled with one settlement record and one `action.settled` event;
 #     no event of one kind twice for one subject in the outbox;
-#   - every event delivered to each endpoint at least once, in event order, signatures verified;
-#   - `fiscus verify all` passes (once per node's data directory: the audit anchors are per node);
+#   - every event delivered to each endpoint at least once, each subject's in event order, signatures verified;
+#   - `fiscus verify all` passes from each node (the chains against the shared anchor, the log's latest signed
+#     checkpoint, and against that node's own anchor file);
 #   - no node answered 500 (internal error) to any request: a fault should cost retries, never that;
 #   - kill -9: the work in progress at the kill ended within its claim's stale time (plus a margin);
 #   - rolling restart: no client request failed (HAProxy retries only what is safe: a connection that failed
