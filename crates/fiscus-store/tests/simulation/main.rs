@@ -1,17 +1,20 @@
 //! Deterministic simulation of the workers' claims and retries (issue 35): compute jobs, settlement items,
-//! webhook deliveries, workflow runs and Agent Space runs (one run a seed, of either kind), run by the store's real claim, heartbeat, finish, record, step and hand-back statements on
-//! a real SQLite store, by simulated nodes whose steps a seeded scheduler interleaves, with crashes,
-//! database errors, lost answers, timeouts, clock jumps and nodes stopping on purpose injected; after the
-//! faults stop and the nodes quiesce, the invariants of each kind are checked (`check`).
+//! webhook deliveries, workflow runs and Agent Space runs (one run a seed, of either kind), run by the
+//! store's real claim, heartbeat, finish, record, step, call and hand-back statements on a real SQLite
+//! store, by simulated nodes whose steps a seeded scheduler interleaves, with crashes, database errors,
+//! lost answers, timeouts, clock jumps and nodes stopping on purpose injected; after the faults stop and
+//! the nodes quiesce, the invariants of each kind are checked (`check`).
 //!
 //! `FISCUS_SIM_SEEDS=n` runs seeds 0..n (default 10,000); `FISCUS_SIM_SEED=k` runs seed k alone and prints
 //! its schedule. A failing seed is named in the panic with the command that replays it. What a seed costs
 //! is round trips to SQLite's connection thread (two thread switches each, and on a loaded machine a wait
-//! for a core each): about 30 transactions and 100 statements, 15 ms of CPU, 26-30 ms of wall time with
-//! the machine's load average at 8-13; the summary line gives the time of each phase. The two halves may
-//! take up to five minutes each (`.config/nextest.toml`), which 10,000 seeds fit at that load. The suite's
-//! PostgreSQL run leaves the seeded halves out: the simulation runs on its own SQLite store whatever the
-//! suite's database, so a second run would repeat the first (`FISCUS_SIM_SEEDS` set runs them anyway).
+//! for a core each): about 30 transactions and 100 statements before runs were added, which added
+//! 15-20 % of CPU (a claim, a transaction per step or call, the start and the end, a few reads); 22-24 ms
+//! of wall time with the machine's load average at 5-7. The summary line gives the time of each phase.
+//! The two halves may take up to five minutes each (`.config/nextest.toml`); 10,000 seeds took two. The
+//! suite's PostgreSQL run leaves the seeded halves out: the simulation runs on its own SQLite store
+//! whatever the suite's database, so a second run would repeat the first (`FISCUS_SIM_SEEDS` set runs them
+//! anyway).
 
 mod agent_runs;
 mod check;
