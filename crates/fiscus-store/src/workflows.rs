@@ -245,7 +245,10 @@ pub async fn runs_in(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, s
 
 /// Moves a run from `from` to `to` (with its evidence hash and end time when it ends) and re-seals it;
 /// `false` if it was no longer in `from`. `due_at` is when a worker should next look at it (`None`: only
-/// when something else moves it, such as a review).
+/// when something else moves it, such as a review). A run that ends lets go of whichever claim it holds,
+/// as an Agent Space run does: the worker ending it may not be its holder (a step is guarded by its
+/// sequence number, not by the claim, so a worker whose claim went stale goes on), and a cancelled run's
+/// holder may be gone; either claim would stay on the ended run for good.
 pub async fn move_run(
     tx: &mut WriteTx,
     tenant: &Tenant,
@@ -263,7 +266,12 @@ pub async fn move_run(
     if !update_guarded(tx, &RUNS_SEALED, tenant, id, &set, ("state", from.as_str())).await? {
         return Ok(false);
     }
-    sqlx::query("UPDATE workflow_runs SET due_at = $1 WHERE id = $2").bind(due_at).bind(id).execute(tx.conn()).await?;
+    let sql = if to.is_ended() {
+        "UPDATE workflow_runs SET due_at = $1, claimed_by = NULL, claimed_at = NULL WHERE id = $2"
+    } else {
+        "UPDATE workflow_runs SET due_at = $1 WHERE id = $2"
+    };
+    sqlx::query(sql).bind(due_at).bind(id).execute(tx.conn()).await?;
     Ok(true)
 }
 

@@ -131,6 +131,65 @@ pub fn webhooks(endpoints: &[EndpointEnd]) -> Vec<String> {
     out
 }
 
+/// A workflow or Agent Space run after quiescing: its steps (or calls) as recorded and as they must be.
+pub struct RunEnd {
+    pub kind: &'static str,
+    pub id: String,
+    pub state: String,
+    pub claimed_by: Option<String>,
+    pub due_at: Option<i64>,
+    /// What the run ended with over its history (the evidence hash, the output hash), and what its recorded
+    /// history makes.
+    pub digest: Option<String>,
+    pub digest_of_recorded: String,
+    /// (sequence number, what was recorded), in sequence order.
+    pub recorded: Vec<(i64, String)>,
+    /// What each sequence number must hold, in order from the first.
+    pub expected: Vec<(i64, String)>,
+    /// Sequence numbers recorded that no worker computed or called.
+    pub unmade: Vec<i64>,
+    /// Workers whose ending transaction committed.
+    pub endings: Vec<String>,
+}
+
+/// Every run ended once, completed, over its whole history: each step or call recorded exactly once, in
+/// sequence, none missing, each what was computed or called for it; no claim left held, off the queue.
+pub fn runs(runs: &[RunEnd]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in runs {
+        let (kind, id) = (r.kind, &r.id);
+        if r.state != "completed" {
+            out.push(format!("{kind} {id} is {} (not completed)", r.state));
+        }
+        if r.endings.len() != 1 {
+            out.push(format!("{kind} {id} was ended {} times: {:?}", r.endings.len(), r.endings));
+        }
+        if r.recorded != r.expected {
+            let seqs: Vec<i64> = r.recorded.iter().map(|(s, _)| *s).collect();
+            out.push(format!(
+                "{kind} {id} recorded {seqs:?} (a step recorded twice, out of sequence or missing): {:?}, expected {:?}",
+                r.recorded, r.expected
+            ));
+        }
+        if !r.unmade.is_empty() {
+            out.push(format!("{kind} {id} recorded {:?} without computing or calling them", r.unmade));
+        }
+        if r.digest.as_deref() != Some(r.digest_of_recorded.as_str()) {
+            out.push(format!(
+                "{kind} {id} ended with {:?}, its recorded history makes {}",
+                r.digest, r.digest_of_recorded
+            ));
+        }
+        if let Some(w) = &r.claimed_by {
+            out.push(format!("{kind} {id} is still claimed by {w} (a claim left held)"));
+        }
+        if let Some(at) = r.due_at {
+            out.push(format!("{kind} {id} is still due at {at} (on the queue after it ended)"));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,5 +273,34 @@ mod tests {
         assert!(settlement(&[item(vec![call(true, false), call(true, false)])])[0].contains("2 connector calls"));
         assert!(settlement(&[item(vec![])])[0].contains("0 connector calls"));
         assert!(settlement(&[item(vec![call(true, false), call(false, true)])])[0].contains("after the settlement"));
+    }
+    fn run(recorded: &[(i64, &str)], endings: &[&str]) -> RunEnd {
+        RunEnd {
+            kind: "agent run",
+            id: "arn_1".into(),
+            state: "completed".into(),
+            claimed_by: None,
+            due_at: None,
+            digest: Some("sha256:d".into()),
+            digest_of_recorded: "sha256:d".into(),
+            recorded: recorded.iter().map(|(s, w)| (*s, w.to_string())).collect(),
+            expected: vec![(1, "a".into()), (2, "b".into())],
+            unmade: vec![],
+            endings: endings.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_run_with_a_step_twice_a_gap_two_endings_or_a_claim_left_is_caught() {
+        assert_eq!(runs(&[run(&[(1, "a"), (2, "b")], &["node0"])]), Vec::<String>::new());
+        assert!(runs(&[run(&[(1, "a"), (2, "b"), (3, "b")], &["node0"])])[0].contains("recorded [1, 2, 3]"));
+        assert!(runs(&[run(&[(1, "a"), (3, "b")], &["node0"])])[0].contains("recorded [1, 3]"));
+        assert!(runs(&[run(&[(1, "a"), (2, "b")], &["node0", "node1"])])[0].contains("2 times"));
+        let mut left = run(&[(1, "a"), (2, "b")], &["node0"]);
+        left.claimed_by = Some("node1".into());
+        left.digest = Some("sha256:other".into());
+        let found = runs(&[left]);
+        assert!(found.iter().any(|v| v.contains("claim left held")), "{found:?}");
+        assert!(found.iter().any(|v| v.contains("recorded history makes")), "{found:?}");
     }
 }

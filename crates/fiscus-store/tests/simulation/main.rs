@@ -1,23 +1,29 @@
-//! Deterministic simulation of the workers' claims and retries (issue 35): compute jobs, settlement items and
-//! webhook deliveries, run by the store's real claim, heartbeat, finish, record and hand-back statements on
-//! a real SQLite store, by simulated nodes whose steps a seeded scheduler interleaves, with crashes,
-//! database errors, lost answers, timeouts, clock jumps and nodes stopping on purpose injected; after the
-//! faults stop and the nodes quiesce, the invariants of each kind are checked (`check`).
+//! Deterministic simulation of the workers' claims and retries (issue 35): compute jobs, settlement items,
+//! webhook deliveries, workflow runs and Agent Space runs (one run a seed, of either kind), run by the
+//! store's real claim, heartbeat, finish, record, step, call and hand-back statements on a real SQLite
+//! store, by simulated nodes whose steps a seeded scheduler interleaves, with crashes, database errors,
+//! lost answers, timeouts, clock jumps and nodes stopping on purpose injected; after the faults stop and
+//! the nodes quiesce, the invariants of each kind are checked (`check`).
 //!
 //! `FISCUS_SIM_SEEDS=n` runs seeds 0..n (default 10,000); `FISCUS_SIM_SEED=k` runs seed k alone and prints
 //! its schedule. A failing seed is named in the panic with the command that replays it. What a seed costs
 //! is round trips to SQLite's connection thread (two thread switches each, and on a loaded machine a wait
-//! for a core each): about 30 transactions and 100 statements, 15 ms of CPU, 26-30 ms of wall time with
-//! the machine's load average at 8-13; the summary line gives the time of each phase. The two halves may
-//! take up to five minutes each (`.config/nextest.toml`), which 10,000 seeds fit at that load. The suite's
-//! PostgreSQL run leaves the seeded halves out: the simulation runs on its own SQLite store whatever the
-//! suite's database, so a second run would repeat the first (`FISCUS_SIM_SEEDS` set runs them anyway).
+//! for a core each): about 30 transactions and 100 statements before runs were added, which added
+//! 15-20 % of CPU (a claim, a transaction per step or call, the start and the end, a few reads); 22-24 ms
+//! of wall time with the machine's load average at 5-7. The summary line gives the time of each phase.
+//! The two halves may take up to five minutes each (`.config/nextest.toml`); 10,000 seeds took two. The
+//! suite's PostgreSQL run leaves the seeded halves out: the simulation runs on its own SQLite store
+//! whatever the suite's database, so a second run would repeat the first (`FISCUS_SIM_SEEDS` set runs them
+//! anyway).
 
+mod agent_runs;
 mod check;
 mod compute;
+mod quiesce;
 mod rng;
 mod settlement;
 mod webhooks;
+mod workflow_runs;
 mod world;
 
 use fiscus_domain::credentials::Environment;
@@ -57,13 +63,16 @@ struct Outcome {
     phases: [Duration; 4],
 }
 
-/// Workspaces a store's seeds share, each with an application and an active endpoint hearing every event:
+/// Workspaces a store's seeds share, each with an application and an active endpoint hearing every event, a
+/// workflow with its versions and an Agent Space with its version:
 /// made once a store, as a seed's own cost five round trips a workspace (a fifth of a seed's time). A seed
 /// has work only in the workspaces it picks and events only for the endpoints it puts in play, and every
 /// seed leaves all of its work done, so a workspace's earlier seeds hold none of its claims or caps.
 struct Shared {
     /// Each workspace, its endpoint and the endpoint's application.
     workspaces: Vec<(Tenant, String, String)>,
+    /// Each workspace's workflow and its versions, and its space and the space's version.
+    runnables: Vec<(workflow_runs::Installed, (String, String))>,
 }
 
 /// Workspaces at most in one seed.
@@ -71,7 +80,7 @@ const WORKSPACES: usize = 3;
 
 async fn shared(store: &Store, t: i64) -> Shared {
     let mut tx = store.begin().await.expect("begin");
-    let mut workspaces = Vec::new();
+    let (mut workspaces, mut runnables) = (Vec::new(), Vec::new());
     for _ in 0..WORKSPACES {
         let workspace_id = new_id("wsp");
         let ws = workspaces::NewWorkspace {
@@ -84,10 +93,13 @@ async fn shared(store: &Store, t: i64) -> Shared {
         workspaces::insert(&mut tx, &ws).await.expect("workspace");
         let tenant = Tenant { workspace_id, environment: Environment::Sandbox };
         let (endpoint, application) = webhooks::endpoint(&mut tx, &tenant, t - 10).await;
+        let workflow = workflow_runs::install(&mut tx, &tenant, t - 10).await;
+        let space = agent_runs::install(&mut tx, &tenant, t - 10).await;
+        runnables.push((workflow, space));
         workspaces.push((tenant, endpoint, application));
     }
     tx.commit().await.expect("commit the shared workspaces");
-    Shared { workspaces }
+    Shared { workspaces, runnables }
 }
 
 /// Runs one seed on `store` from time `t`: work of each kind queued in the shared workspaces it picks, the
@@ -109,6 +121,15 @@ async fn run_seed(store: &Store, shared: &Shared, cfg: Config, t: i64) -> Outcom
             sim.hooks.endpoints.insert(endpoint.clone(), Vec::new());
             sim.hooks.owners.insert(endpoint.clone(), (tenant.clone(), application.clone()));
         }
+    }
+    // One run, a workflow's or an Agent Space's, in a workspace of the seed's: a run costs a handful of
+    // transactions (a fifth of a seed), and the two kinds share their claim (`run_claims`).
+    let at = sim.rng.below(count as u64) as usize;
+    let (tenant, (workflow, space)) = (&shared.workspaces[at].0, &shared.runnables[at]);
+    if sim.rng.chance(500) {
+        workflow_runs::queue(&mut sim, &mut tx, tenant, workflow, t).await;
+    } else {
+        agent_runs::queue(&mut sim, &mut tx, tenant, space, t).await;
     }
     let endpoints: Vec<String> = sim.hooks.endpoints.keys().cloned().collect();
     for endpoint in &endpoints {
@@ -204,7 +225,14 @@ async fn check(sim: &mut Sim<'_>) {
             claimed_by: claimed.and_then(|(c,)| c),
         });
     }
-    for v in check::compute(&jobs).into_iter().chain(check::settlement(&items)).chain(check::webhooks(&endpoints)) {
+    let mut runs = workflow_runs::ends(sim).await;
+    runs.extend(agent_runs::ends(sim).await);
+    let found = check::compute(&jobs)
+        .into_iter()
+        .chain(check::settlement(&items))
+        .chain(check::webhooks(&endpoints))
+        .chain(check::runs(&runs));
+    for v in found.collect::<Vec<_>>() {
         sim.violation(v);
     }
 }
@@ -316,4 +344,10 @@ fn a_webhook_worker_recording_before_sending_is_caught() {
 fn a_settlement_worker_calling_the_connector_after_committing_is_caught() {
     let violations = caught(Broken::SettleEffectAfterCommit);
     assert!(violations.iter().any(|v| v.contains("0 connector calls")), "{violations:?}");
+}
+
+#[test]
+fn an_agent_runtime_numbering_calls_after_the_last_recorded_is_caught() {
+    let violations = caught(Broken::CallAfterLastRecorded);
+    assert!(violations.iter().any(|v| v.contains("recorded twice, out of sequence")), "{violations:?}");
 }

@@ -1,6 +1,7 @@
 //! The simulated world of one seed: a clock that is only a number, nodes (simulated workers) with their own
 //! skew and memory, the faults the seed injects (a node stopping on purpose among them: `Sim::stop`), the
-//! outside world the workers act on, the scheduler that interleaves the nodes' steps, and quiescing.
+//! outside world the workers act on, and the scheduler that interleaves the nodes' steps (quiescing is in
+//! `quiesce.rs`).
 //!
 //! A step is at most one write transaction run to its end (commit, rollback or crash) before another step
 //! starts: SQLite has one writer, so two open write transactions in one thread would wait on each other for
@@ -9,7 +10,7 @@
 //! memory. PostgreSQL's overlapping transactions (`SKIP LOCKED`) are not simulated here.
 
 use crate::rng::Rng;
-use crate::{compute, settlement, webhooks};
+use crate::{agent_runs, compute, settlement, webhooks, workflow_runs};
 use fiscus_store::{Store, WriteTx};
 use sqlx::pool::PoolConnection;
 
@@ -23,6 +24,9 @@ pub enum Broken {
     RecordBeforeSend,
     /// The settlement worker calls the connector after committing the settlement, not inside its transaction.
     SettleEffectAfterCommit,
+    /// The Agent Space runtime resumes after the calls it knows of and numbers a call after the last one
+    /// recorded, not by its place in the plan: a call made twice (a run taken over) lands twice.
+    CallAfterLastRecorded,
 }
 
 /// What one seed's run is asked to do.
@@ -80,6 +84,9 @@ pub enum Work {
     Compute(compute::Running),
     Settle(fiscus_store::settlement::Job),
     Serve(webhooks::Serving),
+    // Boxed: a run's record in memory is several times the size of the other kinds' work.
+    Advance(Box<workflow_runs::Advancing>),
+    Execute(Box<agent_runs::Executing>),
 }
 
 /// The claim loops every node runs.
@@ -89,6 +96,8 @@ pub enum Loop {
     SettleClaim,
     FanOut,
     HookClaim,
+    /// The claim of the kind of run the seed has (workflow or Agent Space runs).
+    RunClaim,
 }
 
 pub struct Sim<'a> {
@@ -106,6 +115,8 @@ pub struct Sim<'a> {
     pub compute: compute::World,
     pub settle: settlement::World,
     pub hooks: webhooks::World,
+    pub flows: workflow_runs::World,
+    pub agents: agent_runs::World,
     pub steps: u64,
     /// Claims and fan-outs that took something, so quiescing knows whether a round moved anything.
     pub took: u64,
@@ -139,6 +150,8 @@ impl<'a> Sim<'a> {
             compute: compute::World::default(),
             settle: settlement::World::default(),
             hooks: webhooks::World::default(),
+            flows: workflow_runs::World::default(),
+            agents: agent_runs::World::default(),
             steps: 0,
             took: 0,
         }
@@ -191,7 +204,7 @@ impl<'a> Sim<'a> {
         n.revive_at = self.t + back;
     }
 
-    fn revive(&mut self, node: usize) {
+    pub fn revive(&mut self, node: usize) {
         let renamed = self.rng.chance(500);
         let n = &mut self.nodes[node];
         n.alive = true;
@@ -228,21 +241,25 @@ impl<'a> Sim<'a> {
         }
     }
 
-    async fn run_loop(&mut self, node: usize, which: Loop) {
+    pub async fn run_loop(&mut self, node: usize, which: Loop) {
         match which {
             Loop::ComputeClaim => compute::claim(self, node).await,
             Loop::SettleClaim => settlement::claim(self, node).await,
             Loop::FanOut => webhooks::fan_out(self, node).await,
             Loop::HookClaim => webhooks::claim(self, node).await,
+            Loop::RunClaim if !self.flows.runs.is_empty() => workflow_runs::claim(self, node).await,
+            Loop::RunClaim => agent_runs::claim(self, node).await,
         }
     }
 
     /// Steps `work` of `node` once; puts it back unless it is done (or the node died).
-    async fn step_work(&mut self, node: usize, work: Work) {
+    pub async fn step_work(&mut self, node: usize, work: Work) {
         let next = match work {
             Work::Compute(r) => compute::step(self, node, r).await.map(Work::Compute),
             Work::Settle(j) => settlement::step(self, node, j).await.map(Work::Settle),
             Work::Serve(s) => webhooks::step(self, node, s).await.map(Work::Serve),
+            Work::Advance(a) => workflow_runs::step(self, node, *a).await.map(|a| Work::Advance(Box::new(a))),
+            Work::Execute(e) => agent_runs::step(self, node, *e).await.map(|e| Work::Execute(Box::new(e))),
         };
         if let Some(w) = next
             && self.nodes[node].alive
@@ -275,7 +292,7 @@ impl<'a> Sim<'a> {
 
     /// The faulty phase: `steps` scheduler steps.
     pub async fn run(&mut self, steps: u32) {
-        const LOOPS: [Loop; 4] = [Loop::ComputeClaim, Loop::SettleClaim, Loop::FanOut, Loop::HookClaim];
+        const LOOPS: [Loop; 5] = [Loop::ComputeClaim, Loop::SettleClaim, Loop::FanOut, Loop::HookClaim, Loop::RunClaim];
         for _ in 0..steps {
             self.steps += 1;
             self.t += self.rng.between(0, 400_000);
@@ -299,7 +316,7 @@ impl<'a> Sim<'a> {
                 let work = self.nodes[node].work.swap_remove(pick);
                 self.step_work(node, work).await;
             } else if busy > 0 || self.rng.chance(400) {
-                let which = LOOPS[self.rng.below(4) as usize];
+                let which = LOOPS[self.rng.below(LOOPS.len() as u64) as usize];
                 self.run_loop(node, which).await;
             }
             // Otherwise an idle node waits for its next poll: time passes, nothing is read (which keeps a
@@ -334,123 +351,4 @@ impl<'a> Sim<'a> {
     pub async fn begin(&self) -> WriteTx {
         self.store.begin().await.expect("begin")
     }
-
-    /// Faults stop, every node comes back with a true clock and finishes what it holds in memory; then one
-    /// node at a time (the seed picks which) runs only the claim loops the store has due work for, and when
-    /// nothing is due but work is unfinished, time moves to when something next falls due (a retry, a stale
-    /// claim). False when the work is not done within [`QUIESCE_ROUNDS`] rounds.
-    pub async fn quiesce(&mut self) -> bool {
-        self.faults = false;
-        self.log_world(|| "faults stop; quiescing".to_string());
-        for i in 0..self.nodes.len() {
-            if !self.nodes[i].alive {
-                self.revive(i);
-            }
-            self.nodes[i].skew = 0;
-        }
-        for node in 0..self.nodes.len() {
-            self.drain(node).await;
-        }
-        for _ in 0..QUIESCE_ROUNDS {
-            webhooks::land(self, false);
-            let due = self.due().await;
-            if !due.unfinished {
-                // A request still on the wire lands after all (the receiver's log is checked as it ends).
-                webhooks::land(self, true);
-                return true;
-            }
-            let node = self.rng.below(self.nodes.len() as u64) as usize;
-            let took = self.took;
-            for (is_due, which) in [
-                (due.fan_out, Loop::FanOut),
-                (due.queues, Loop::HookClaim),
-                (due.compute, Loop::ComputeClaim),
-                (due.settlement, Loop::SettleClaim),
-            ] {
-                if is_due {
-                    self.run_loop(node, which).await;
-                }
-            }
-            self.drain(node).await;
-            if self.took == took {
-                // Nothing could be taken now (what is due is held by a live claim, or waits for a retry).
-                self.t = due.wake.unwrap_or(self.t + 61 * SEC).max(self.t + 1);
-                self.log_world(|| "time moves on".to_string());
-            }
-        }
-        false
-    }
-
-    /// Steps everything `node` holds in memory to its end (no faults: every step finishes).
-    async fn drain(&mut self, node: usize) {
-        while let Some(work) = self.nodes[node].work.pop() {
-            self.steps += 1;
-            self.step_work(node, work).await;
-        }
-    }
-
-    /// What the store has for the claim loops now, whether any work is unfinished, and when the earliest
-    /// thing not due yet falls due. One statement; every condition is one of the claims' own, read through
-    /// the queues' indexes so that its cost does not grow with the rows earlier seeds left.
-    async fn due(&mut self) -> Due {
-        let now = self.t;
-        type Row = (i64, i64, i64, i64, i64, Option<i64>, Option<i64>, Option<i64>, Option<i64>, Option<i64>);
-        let r: Row = sqlx::query_as(
-            "SELECT \
-             (SELECT COUNT(*) FROM compute_jobs WHERE state = 'queued' OR (state = 'running' AND claimed_at < $2)), \
-             (SELECT COUNT(*) FROM settlement_jobs \
-              WHERE (state = 'pending' AND available_at <= $1) OR (state = 'claimed' AND claimed_at < $3)), \
-             (SELECT COUNT(*) FROM outbox WHERE delivered_at IS NULL), \
-             (SELECT COUNT(*) FROM webhook_queues \
-              WHERE next_due_at <= $1 AND (claimed_by IS NULL OR claimed_at < $4)), \
-             (SELECT COUNT(*) FROM compute_jobs WHERE state IN ('queued', 'running')) \
-             + (SELECT COUNT(*) FROM settlement_jobs WHERE state IN ('pending', 'claimed')) \
-             + (SELECT COUNT(*) FROM webhook_queues WHERE next_due_at IS NOT NULL OR claimed_by IS NOT NULL), \
-             (SELECT MIN(claimed_at) FROM compute_jobs WHERE state = 'running' AND claimed_at >= $2), \
-             (SELECT MIN(claimed_at) FROM settlement_jobs WHERE state = 'claimed' AND claimed_at >= $3), \
-             (SELECT MIN(available_at) FROM settlement_jobs WHERE state = 'pending' AND available_at > $1), \
-             (SELECT MIN(next_due_at) FROM webhook_queues WHERE next_due_at > $1), \
-             (SELECT MIN(claimed_at) FROM webhook_queues WHERE claimed_by IS NOT NULL AND claimed_at >= $4), \
-             NULL",
-        )
-        .bind(now)
-        .bind(now - compute::STALE)
-        .bind(now - settlement::STALE)
-        .bind(now - webhooks::STALE)
-        .fetch_one(&mut *self.reads)
-        .await
-        .expect("due work");
-        // When each thing not due now becomes due: a claim once it is stale, a retry or an item at its time.
-        let wake = [
-            r.5.map(|c| c + compute::STALE + 1),
-            r.6.map(|c| c + settlement::STALE + 1),
-            r.7,
-            r.8,
-            r.9.map(|c| c + webhooks::STALE + 1),
-        ]
-        .into_iter()
-        .flatten()
-        .min();
-        Due {
-            compute: r.0 > 0,
-            settlement: r.1 > 0,
-            fan_out: r.2 > 0,
-            queues: r.3 > 0,
-            unfinished: r.0 + r.1 + r.2 + r.3 + r.4 > 0,
-            wake,
-        }
-    }
-}
-
-/// Rounds of quiescing before the work is declared stuck (a seed needs a handful).
-const QUIESCE_ROUNDS: u32 = 100;
-
-/// What [`Sim::due`] found.
-struct Due {
-    compute: bool,
-    settlement: bool,
-    fan_out: bool,
-    queues: bool,
-    unfinished: bool,
-    wake: Option<i64>,
 }

@@ -1,7 +1,8 @@
 //! Workflows: workflows, versions, runs, steps, campaigns and proofs read sealed in their tenant only, each
 //! number and name written once, histories in their order and pages newest first; a run moves only from
 //! the state it is in; the workers' claim takes a due run once, round the workspaces up to each one's cap,
-//! and takes over a stale claim; edited rows are refused by their seals, unknown stored values as corrupt.
+//! and takes over a stale claim, and an ended run lets go of whichever claim it holds; edited rows are
+//! refused by their seals, unknown stored values as corrupt.
 
 use crate::helpers::*;
 use fiscus_domain::tenancy::Tenant;
@@ -382,6 +383,35 @@ async fn a_due_run_is_claimed_once_until_released_and_a_stale_claim_is_taken_ove
     assert!(move_run(&db, &t, &r.id, (RunState::Waiting, RunState::AwaitingReview), None, None).await);
     assert!(release(&db, &r.id, "wrk_d").await);
     assert!(claim(&db, "wrk_e", NOW + 100_000, 100, 10, 10).await.is_empty(), "awaiting a person");
+}
+
+/// A run that ends is no one's work: whoever holds a claim on it lets go with its end, not only the worker
+/// that ended it. A worker whose claim had gone stale may end the run (a step is guarded by its sequence
+/// number, not by the claim) while the worker that took it over is gone; its claim would otherwise stay on
+/// the ended run for good and count against the workspace's cap until stale (found by the simulation).
+#[tokio::test]
+async fn an_ended_run_lets_go_of_whichever_claim_it_holds() {
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let r = queued_run(&db, &t, NOW).await;
+    assert_eq!(claim(&db, "wrk_a", NOW, 100, 10, 1).await, vec![claimed(&r.id, &t)]);
+    assert!(move_run(&db, &t, &r.id, (RunState::Queued, RunState::Running), None, Some(NOW)).await);
+    // wrk_a goes silent and wrk_b takes the run over; then wrk_a, still going, ends it.
+    assert_eq!(claim(&db, "wrk_b", NOW + 101, 100, 10, 1).await, vec![claimed(&r.id, &t)]);
+    let ending = Some(("sha256:ev", NOW + 102));
+    assert!(move_run(&db, &t, &r.id, (RunState::Running, RunState::Completed), ending, None).await);
+    assert!(!release(&db, &r.id, "wrk_a").await, "wrk_a held it no longer");
+    let mut conn = db.read().await.expect("conn");
+    let (held,): (Option<String>,) = sqlx::query_as("SELECT claimed_by FROM workflow_runs WHERE id = $1")
+        .bind(&r.id)
+        .fetch_one(&mut *conn)
+        .await
+        .expect("claim");
+    assert_eq!(held, None, "the ended run still held by wrk_b");
+    drop(conn);
+    // The workspace's place under its cap of one is free at once.
+    let next = queued_run(&db, &t, NOW + 103).await;
+    assert_eq!(claim(&db, "wrk_c", NOW + 104, 100, 10, 1).await, vec![claimed(&next.id, &t)]);
 }
 
 #[tokio::test]
