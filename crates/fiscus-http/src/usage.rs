@@ -70,14 +70,7 @@ impl UsageRecorder {
         }
         // In key order: nodes flushing the same counters at once then take their rows' locks in one order,
         // rather than the map's, which deadlocked two nodes' flushes (seen by bench/cluster.sh).
-        batch.sort_by(|(a, _), (b, _)| {
-            (&a.workspace_id, &a.credential_id, &a.operation, &a.day).cmp(&(
-                &b.workspace_id,
-                &b.credential_id,
-                &b.operation,
-                &b.day,
-            ))
-        });
+        batch.sort_by(|(a, _), (b, _)| a.cmp(b));
         batch
     }
 

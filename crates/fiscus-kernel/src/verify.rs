@@ -114,13 +114,7 @@ pub fn checkpoint_anchor<'a>(
         };
         drop(ev);
         let tree_size = latest.tree_size;
-        let signed = fiscus_domain::tlog::note::open_checkpoint(&crate::evidence::verifier(services), &latest.note);
-        let genuine = signed.is_ok_and(|c| {
-            c.origin == crate::evidence::origin(services, workspace_id)
-                && c.size == tree_size as u64
-                && c.root == latest.root
-        });
-        if !genuine {
+        if crate::evidence::check_kept(services, workspace_id, &latest).is_err() {
             return Ok(Some(Err(ChainBreak::CheckpointNotAuthenticated { tree_size })));
         }
         let mut conn = services.store.read().await?;

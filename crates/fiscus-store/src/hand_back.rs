@@ -42,14 +42,13 @@ pub async fn all(tx: &mut WriteTx, worker: &str) -> Result<HandedBack> {
     )
     .await?;
     // Runs and queues keep their state: a claim is only who holds them, and their due time says when next.
-    let workflow_runs =
-        let_go(tx, "UPDATE workflow_runs SET claimed_by = NULL, claimed_at = NULL WHERE claimed_by = $1", worker)
-            .await?;
-    let agent_runs =
-        let_go(tx, "UPDATE agent_runs SET claimed_by = NULL, claimed_at = NULL WHERE claimed_by = $1", worker).await?;
-    let webhook_queues =
-        let_go(tx, "UPDATE webhook_queues SET claimed_by = NULL, claimed_at = NULL WHERE claimed_by = $1", worker)
-            .await?;
+    let mut released = [0u64; 3];
+    let tables = [crate::workflows::WORKFLOW_RUNS.table, crate::spaces::AGENT_RUNS.table, "webhook_queues"];
+    for (count, table) in released.iter_mut().zip(tables) {
+        let sql = format!("UPDATE {table} SET claimed_by = NULL, claimed_at = NULL WHERE claimed_by = $1");
+        *count = let_go(tx, &sql, worker).await?;
+    }
+    let [workflow_runs, agent_runs, webhook_queues] = released;
     Ok(HandedBack { compute_jobs, settlement_items, workflow_runs, agent_runs, webhook_queues })
 }
 

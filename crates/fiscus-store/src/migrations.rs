@@ -51,13 +51,24 @@ impl Embedded {
 /// than this build's newest is refused, since this build should know it (a database of another lineage, or a
 /// migration that never shipped). Checksums of the versions this build knows are still checked by sqlx.
 pub(crate) async fn run(migrator: Migrator, pool: &sqlx::AnyPool) -> Result<Vec<i64>, String> {
+    use sqlx::migrate::Migrate as _;
     let mut migrator = migrator;
     let known: std::collections::BTreeSet<i64> = migrator.iter().map(|m| m.version).collect();
     let newest = known.last().copied().unwrap_or(0);
-    // Before the first migration there is no table yet: nothing applied.
-    let applied: Vec<(i64,)> =
-        sqlx::query_as("SELECT version FROM _sqlx_migrations").fetch_all(pool).await.unwrap_or_default();
-    let unknown: Vec<i64> = applied.into_iter().map(|(v,)| v).filter(|v| !known.contains(v)).collect();
+    // What sqlx itself reads before it migrates, under its lock and with its table made first, as its `run`
+    // does (several nodes may start at once on a fresh database).
+    let applied = {
+        let mut conn = pool.acquire().await.map_err(|e| e.to_string())?;
+        conn.lock().await.map_err(|e| e.to_string())?;
+        let read = async {
+            conn.ensure_migrations_table().await?;
+            conn.list_applied_migrations().await
+        }
+        .await;
+        conn.unlock().await.map_err(|e| e.to_string())?;
+        read.map_err(|e| e.to_string())?
+    };
+    let unknown: Vec<i64> = applied.into_iter().map(|m| m.version).filter(|v| !known.contains(v)).collect();
     if let Some(older) = unknown.iter().find(|v| **v < newest) {
         return Err(format!(
             "the database has migration {older}, which this build does not know although it is older than this \

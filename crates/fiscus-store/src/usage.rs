@@ -6,7 +6,8 @@
 use crate::Result;
 use sqlx::AnyConnection;
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// Ordered by its fields, so that writers of several counters take their rows' locks in one order.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct UsageKey {
     pub workspace_id: String,
     pub environment: String,

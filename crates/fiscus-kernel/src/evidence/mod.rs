@@ -69,6 +69,18 @@ pub fn origin(services: &Services, workspace_id: &str) -> String {
     format!("{}/{workspace_id}", services.settings.log_name())
 }
 
+/// Whether a kept checkpoint is this deployment's signed note for this workspace's log, of the size and root
+/// it is kept under; the refusal in words otherwise. Every check of a kept checkpoint (`fiscus verify
+/// evidence`, the audit chain's shared anchor) goes through here.
+pub fn check_kept(services: &Services, workspace_id: &str, c: &StoredCheckpoint) -> Result<(), String> {
+    let signed = tlog::note::open_checkpoint(&verifier(services), &c.note).map_err(|e| e.to_string())?;
+    if signed.origin == origin(services, workspace_id) && signed.size == c.tree_size as u64 && signed.root == c.root {
+        Ok(())
+    } else {
+        Err("its note says another size, root or log".into())
+    }
+}
+
 /// A checkpoint as the API shows it.
 pub fn checkpoint_view(services: &Services, workspace_id: &str, c: StoredCheckpoint) -> LogCheckpointView {
     LogCheckpointView {

@@ -1,7 +1,7 @@
 //! The log checked from the inside (`fiscus verify evidence`): every record has its leaf, the leaves give
 //! every kept checkpoint's root, and every checkpoint is signed by this deployment's key.
 
-use super::{BATCH, EvidenceError, origin, verifier};
+use super::{BATCH, EvidenceError};
 use crate::services::Services;
 use fiscus_domain::tlog::tiles::Tiles;
 use fiscus_domain::tlog::{self as tlog, Hash};
@@ -46,16 +46,9 @@ pub fn verify_log<'a>(
         }
         checkpoints.reverse();
         report.checkpoints = checkpoints.len();
-        let verifier = verifier(services);
-        let origin = origin(services, workspace_id);
         for c in &checkpoints {
-            match fiscus_domain::tlog::note::open_checkpoint(&verifier, &c.note) {
-                Ok(signed) if signed.origin == origin && signed.size == c.tree_size as u64 && signed.root == c.root => {
-                }
-                Ok(_) => {
-                    report.failures.push(format!("checkpoint {}: its note says another size, root or log", c.tree_size))
-                }
-                Err(e) => report.failures.push(format!("checkpoint {}: {e}", c.tree_size)),
+            if let Err(why) = super::check_kept(services, workspace_id, c) {
+                report.failures.push(format!("checkpoint {}: {why}", c.tree_size));
             }
         }
         let tree = store::tree(&mut ev, workspace_id).await?;

@@ -19,7 +19,7 @@
 
 use crate::check::RunEnd;
 use crate::workflow_runs::record;
-use crate::world::{Broken, SEC, Sim, Work};
+use crate::world::{Broken, Cap, SEC, Sim, Work};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::evidence::{seal, seal_bytes};
 use fiscus_domain::ids::new_id;
@@ -118,52 +118,13 @@ pub fn output_hash(hashes: &[&str]) -> String {
 
 /// One claiming transaction (`run_once`'s).
 pub async fn claim(sim: &mut Sim<'_>, node: usize) {
-    let (name, now, fate) = (sim.name(node), sim.now(node), sim.fate(1));
-    let limit = sim.rng.between(1, 2);
-    let mut tx = sim.begin().await;
-    if fate.crashes_at(0) {
-        drop(tx);
-        return sim.crash(node, "claiming agent runs");
-    }
-    let claimed = match spaces::claim(&mut tx, &name, now, STALE, limit, CAP).await {
-        Ok(c) => c,
-        Err(e) => return sim.violation(format!("agent run claim failed: {e}")),
+    let cap = Cap { table: spaces::AGENT_RUNS.table, live: "claimed_by IS NOT NULL", stale: STALE, cap: CAP };
+    let claim = async |tx: &mut WriteTx, name: &str, now: i64, limit: i64| {
+        spaces::claim(tx, name, now, STALE, limit, CAP).await
     };
-    let ended = sim.end(node, tx, fate, 1).await;
-    if claimed.is_empty() {
-        return;
-    }
-    sim.took += 1;
-    sim.note(node, || {
-        let ids: Vec<&str> = claimed.iter().map(|c| c.run_id.as_str()).collect();
-        format!("claims agent runs {ids:?} ({ended:?})")
-    });
-    if ended.committed {
-        for c in &claimed {
-            check_cap(sim, "agent_runs", &c.tenant.workspace_id, now, STALE, CAP).await;
-        }
-    }
-    if ended.known {
-        for claimed in claimed {
-            let executing = Executing { claimed, run: None, recorded: Vec::new(), made: None };
-            sim.nodes[node].work.push(Work::Execute(Box::new(executing)));
-        }
-    }
-}
-
-/// At most `cap` live claims on a queue of runs in a workspace, counted as the claim's fair pick counts them
-/// (`run_claims::claim`, which both kinds of run share).
-pub async fn check_cap(sim: &mut Sim<'_>, table: &str, workspace_id: &str, now: i64, stale: i64, cap: i64) {
-    let sql =
-        format!("SELECT COUNT(*) FROM {table} WHERE workspace_id = $1 AND claimed_by IS NOT NULL AND claimed_at >= $2");
-    let (n,): (i64,) = sqlx::query_as(&sql)
-        .bind(workspace_id)
-        .bind(now - stale)
-        .fetch_one(&mut *sim.reads)
-        .await
-        .expect("count live claims");
-    if n > cap {
-        sim.violation(format!("workspace {workspace_id} holds {n} live claims of {table}, above its cap {cap}"));
+    for claimed in sim.claim(node, "agent runs", (1, 2), Some(&cap), claim).await {
+        let executing = Executing { claimed, run: None, recorded: Vec::new(), made: None };
+        sim.nodes[node].work.push(Work::Execute(Box::new(executing)));
     }
 }
 

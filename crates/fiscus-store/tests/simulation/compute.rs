@@ -4,7 +4,7 @@
 //! The engine is the outside world here: a computation is counted, and its output is a function of the
 //! job's request, as the real engine's is (the datasets it reads are immutable).
 
-use crate::world::{SEC, Sim, Work};
+use crate::world::{Cap, SEC, Sim, Work};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::compute::{JobKind, JobState};
 use fiscus_domain::ids::new_id;
@@ -61,51 +61,12 @@ pub async fn queue(sim: &mut Sim<'_>, tx: &mut WriteTx, tenant: &Tenant, now: i6
 
 /// One claiming transaction for as many job threads as the node has free.
 pub async fn claim(sim: &mut Sim<'_>, node: usize) {
-    let (name, now, fate) = (sim.name(node), sim.now(node), sim.fate(1));
-    let limit = sim.rng.between(1, 2);
-    let mut tx = sim.begin().await;
-    if fate.crashes_at(0) {
-        drop(tx);
-        return sim.crash(node, "claiming compute jobs");
-    }
-    let claimed = match jobs::claim(&mut tx, &name, now, STALE, limit, CAP).await {
-        Ok(c) => c,
-        Err(e) => return sim.violation(format!("compute claim failed: {e}")),
-    };
-    let ended = sim.end(node, tx, fate, 1).await;
-    if claimed.is_empty() {
-        return;
-    }
-    sim.took += 1;
-    sim.note(node, || {
-        let ids: Vec<&str> = claimed.iter().map(|j| j.id.as_str()).collect();
-        format!("claims compute {ids:?} ({ended:?})")
-    });
-    if ended.committed {
-        for job in &claimed {
-            check_cap(sim, &job.tenant.workspace_id, now).await;
-        }
-    }
-    if ended.known {
-        for job in claimed {
-            let beats = sim.rng.below(3) as u32;
-            sim.nodes[node].work.push(Work::Compute(Running { job, beats, computed: false }));
-        }
-    }
-}
-
-/// At most [`CAP`] live claims in a workspace, as the claiming node counts them.
-async fn check_cap(sim: &mut Sim<'_>, workspace_id: &str, now: i64) {
-    let (n,): (i64,) = sqlx::query_as(
-        "SELECT COUNT(*) FROM compute_jobs WHERE workspace_id = $1 AND state = 'running' AND claimed_at >= $2",
-    )
-    .bind(workspace_id)
-    .bind(now - STALE)
-    .fetch_one(&mut *sim.reads)
-    .await
-    .expect("count live claims");
-    if n > CAP {
-        sim.violation(format!("workspace {workspace_id} holds {n} live compute claims, above its cap {CAP}"));
+    let cap = Cap { table: "compute_jobs", live: "state = 'running'", stale: STALE, cap: CAP };
+    let claim =
+        async |tx: &mut WriteTx, name: &str, now: i64, limit: i64| jobs::claim(tx, name, now, STALE, limit, CAP).await;
+    for job in sim.claim(node, "compute jobs", (1, 2), Some(&cap), claim).await {
+        let beats = sim.rng.below(3) as u32;
+        sim.nodes[node].work.push(Work::Compute(Running { job, beats, computed: false }));
     }
 }
 

@@ -75,30 +75,10 @@ pub async fn enqueue(sim: &mut Sim<'_>, tx: &mut WriteTx, tenant: &Tenant, now: 
 }
 
 pub async fn claim(sim: &mut Sim<'_>, node: usize) {
-    let (name, now, fate) = (sim.name(node), sim.now(node), sim.fate(1));
-    let limit = sim.rng.between(1, 3);
-    let mut tx = sim.begin().await;
-    if fate.crashes_at(0) {
-        drop(tx);
-        return sim.crash(node, "claiming settlement items");
-    }
-    let claimed = match items::claim(&mut tx, &name, now, STALE, limit).await {
-        Ok(c) => c,
-        Err(e) => return sim.violation(format!("settlement claim failed: {e}")),
-    };
-    let ended = sim.end(node, tx, fate, 1).await;
-    if claimed.is_empty() {
-        return;
-    }
-    sim.took += 1;
-    sim.note(node, || {
-        let ids: Vec<&str> = claimed.iter().map(|j| j.action_id.as_str()).collect();
-        format!("claims settlement of {ids:?} ({ended:?})")
-    });
-    if ended.known {
-        for job in claimed {
-            sim.nodes[node].work.push(Work::Settle(job));
-        }
+    let claim =
+        async |tx: &mut WriteTx, name: &str, now: i64, limit: i64| items::claim(tx, name, now, STALE, limit).await;
+    for job in sim.claim(node, "settlement items", (1, 3), None, claim).await {
+        sim.nodes[node].work.push(Work::Settle(job));
     }
 }
 

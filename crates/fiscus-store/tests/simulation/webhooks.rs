@@ -8,7 +8,7 @@
 //! (a 2xx, even when the worker timed out before hearing it). It fails a given event at most
 //! [`MAX_FAILURES`] times, fewer than the retry schedule allows, so every event must reach it.
 
-use crate::world::{Broken, SEC, Sim, Work};
+use crate::world::{Broken, Cap, SEC, Sim, Work};
 use fiscus_domain::actions::state::ControlState;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::events::{ActionEventData, Event, EventData, EventType};
@@ -151,51 +151,15 @@ pub async fn fan_out(sim: &mut Sim<'_>, node: usize) {
 }
 
 pub async fn claim(sim: &mut Sim<'_>, node: usize) {
-    let (name, now, fate) = (sim.name(node), sim.now(node), sim.fate(1));
-    let free = sim.rng.between(1, 3);
-    let mut tx = sim.begin().await;
-    if fate.crashes_at(0) {
-        drop(tx);
-        return sim.crash(node, "claiming queues");
-    }
-    let queues = match deliveries::claim(&mut tx, &name, now, now - STALE, free, CAP).await {
-        Ok(q) => q,
-        Err(e) => return sim.violation(format!("queue claim failed: {e}")),
+    let cap = Cap { table: "webhook_queues", live: "claimed_by IS NOT NULL", stale: STALE, cap: CAP };
+    let claim = async |tx: &mut WriteTx, name: &str, now: i64, free: i64| {
+        deliveries::claim(tx, name, now, now - STALE, free, CAP).await
     };
-    let ended = sim.end(node, tx, fate, 1).await;
-    if queues.is_empty() {
-        return;
-    }
-    sim.took += 1;
-    sim.note(node, || {
-        let ids: Vec<&str> = queues.iter().map(|q| q.endpoint_id.as_str()).collect();
-        format!("claims queues {ids:?} ({ended:?})")
-    });
-    if ended.committed {
-        for q in &queues {
-            check_cap(sim, &q.tenant.workspace_id, now).await;
-        }
-    }
-    if ended.known {
-        for queue in queues {
-            let serving =
-                Serving { queue, started: now, due: None, next: 0, attempts: Vec::new(), release: false, sent: false };
-            sim.nodes[node].work.push(Work::Serve(serving));
-        }
-    }
-}
-
-async fn check_cap(sim: &mut Sim<'_>, workspace_id: &str, now: i64) {
-    let (n,): (i64,) = sqlx::query_as(
-        "SELECT COUNT(*) FROM webhook_queues WHERE workspace_id = $1 AND claimed_by IS NOT NULL AND claimed_at >= $2",
-    )
-    .bind(workspace_id)
-    .bind(now - STALE)
-    .fetch_one(&mut *sim.reads)
-    .await
-    .expect("count live claims");
-    if n > CAP {
-        sim.violation(format!("workspace {workspace_id} holds {n} live queue claims, above its cap {CAP}"));
+    let now = sim.now(node);
+    for queue in sim.claim(node, "queues", (1, 3), Some(&cap), claim).await {
+        let serving =
+            Serving { queue, started: now, due: None, next: 0, attempts: Vec::new(), release: false, sent: false };
+        sim.nodes[node].work.push(Work::Serve(serving));
     }
 }
 

@@ -18,7 +18,7 @@
 //! active here), and the events `record_workflow` writes (the webhook kind covers the outbox).
 
 use crate::check::RunEnd;
-use crate::world::{SEC, Sim, Work};
+use crate::world::{Cap, SEC, Sim, Work};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::evidence::seal;
 use fiscus_domain::ids::new_id;
@@ -155,37 +155,12 @@ pub fn evidence_of(steps: &[(String, String)]) -> String {
 
 /// One claiming transaction (`run_once`'s).
 pub async fn claim(sim: &mut Sim<'_>, node: usize) {
-    let (name, now, fate) = (sim.name(node), sim.now(node), sim.fate(1));
-    let limit = sim.rng.between(1, 2);
-    let mut tx = sim.begin().await;
-    if fate.crashes_at(0) {
-        drop(tx);
-        return sim.crash(node, "claiming workflow runs");
-    }
-    let claimed = match flows::claim(&mut tx, &name, now, STALE, limit, CAP).await {
-        Ok(c) => c,
-        Err(e) => return sim.violation(format!("workflow claim failed: {e}")),
-    };
-    let ended = sim.end(node, tx, fate, 1).await;
-    if claimed.is_empty() {
-        return;
-    }
-    sim.took += 1;
-    sim.note(node, || {
-        let ids: Vec<&str> = claimed.iter().map(|c| c.run_id.as_str()).collect();
-        format!("claims workflow runs {ids:?} ({ended:?})")
-    });
-    if ended.committed {
-        for c in &claimed {
-            crate::agent_runs::check_cap(sim, "workflow_runs", &c.tenant.workspace_id, now, STALE, CAP).await;
-        }
-    }
-    if ended.known {
-        for claimed in claimed {
-            let definition =
-                sim.flows.runs.iter().find(|r| r.1 == claimed.run_id).expect("a run of this seed").2.clone();
-            sim.nodes[node].work.push(Work::Advance(Box::new(Advancing { claimed, definition, next: None })));
-        }
+    let cap = Cap { table: flows::WORKFLOW_RUNS.table, live: "claimed_by IS NOT NULL", stale: STALE, cap: CAP };
+    let claim =
+        async |tx: &mut WriteTx, name: &str, now: i64, limit: i64| flows::claim(tx, name, now, STALE, limit, CAP).await;
+    for claimed in sim.claim(node, "workflow runs", (1, 2), Some(&cap), claim).await {
+        let definition = sim.flows.runs.iter().find(|r| r.1 == claimed.run_id).expect("a run of this seed").2.clone();
+        sim.nodes[node].work.push(Work::Advance(Box::new(Advancing { claimed, definition, next: None })));
     }
 }
 

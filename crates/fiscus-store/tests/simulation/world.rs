@@ -351,4 +351,117 @@ impl<'a> Sim<'a> {
     pub async fn begin(&self) -> WriteTx {
         self.store.begin().await.expect("begin")
     }
+
+    /// One claiming transaction of a worker's pass, whichever queue: `claim` is the store's own claim for
+    /// this node's name, the clock and a limit drawn from `limits`; a crash before it or at its commit, a
+    /// lost answer, and after a committed claim the queue's fair cap checked as its claim counts live claims.
+    /// Answers what the node knows it took (nothing when it crashed or its answer was lost).
+    pub async fn claim<T: Held>(
+        &mut self,
+        node: usize,
+        what: &str,
+        (lo, hi): (i64, i64),
+        cap: Option<&Cap>,
+        claim: impl AsyncFnOnce(&mut WriteTx, &str, i64, i64) -> fiscus_store::Result<Vec<T>>,
+    ) -> Vec<T> {
+        let (name, now, fate) = (self.name(node), self.now(node), self.fate(1));
+        let limit = self.rng.between(lo, hi);
+        let mut tx = self.begin().await;
+        if fate.crashes_at(0) {
+            drop(tx);
+            self.crash(node, &format!("claiming {what}"));
+            return Vec::new();
+        }
+        let claimed = match claim(&mut tx, &name, now, limit).await {
+            Ok(c) => c,
+            Err(e) => {
+                self.violation(format!("{what} claim failed: {e}"));
+                return Vec::new();
+            }
+        };
+        let ended = self.end(node, tx, fate, 1).await;
+        if claimed.is_empty() {
+            return Vec::new();
+        }
+        self.took += 1;
+        self.note(node, || {
+            let ids: Vec<&str> = claimed.iter().map(Held::named).collect();
+            format!("claims {what} {ids:?} ({ended:?})")
+        });
+        if let (true, Some(cap)) = (ended.committed, cap) {
+            for held in &claimed {
+                self.check_cap(cap, held.workspace_id(), now).await;
+            }
+        }
+        if ended.known { claimed } else { Vec::new() }
+    }
+
+    /// At most `cap.cap` live claims of the queue in a workspace, counted as its claim's fair pick counts
+    /// them (`fair`).
+    async fn check_cap(&mut self, cap: &Cap, workspace_id: &str, now: i64) {
+        let Cap { table, live, stale, cap } = *cap;
+        let sql = format!("SELECT COUNT(*) FROM {table} WHERE workspace_id = $1 AND {live} AND claimed_at >= $2");
+        let (n,): (i64,) = sqlx::query_as(&sql)
+            .bind(workspace_id)
+            .bind(now - stale)
+            .fetch_one(&mut *self.reads)
+            .await
+            .expect("count live claims");
+        if n > cap {
+            self.violation(format!("workspace {workspace_id} holds {n} live claims of {table}, above its cap {cap}"));
+        }
+    }
+}
+
+/// What a claim took, as the simulation names it and checks its workspace's cap.
+pub trait Held {
+    /// How the schedule names it (an action's settlement by its action).
+    fn named(&self) -> &str;
+    fn workspace_id(&self) -> &str;
+}
+
+/// A queue's fair cap: its table, what makes a row a live claim besides its age, its claims' stale time and
+/// the cap.
+#[derive(Clone, Copy)]
+pub struct Cap {
+    pub table: &'static str,
+    pub live: &'static str,
+    pub stale: i64,
+    pub cap: i64,
+}
+
+impl Held for fiscus_store::compute::Job {
+    fn named(&self) -> &str {
+        &self.id
+    }
+    fn workspace_id(&self) -> &str {
+        &self.tenant.workspace_id
+    }
+}
+
+impl Held for fiscus_store::settlement::Job {
+    fn named(&self) -> &str {
+        &self.action_id
+    }
+    fn workspace_id(&self) -> &str {
+        &self.tenant.workspace_id
+    }
+}
+
+impl Held for fiscus_store::webhook_deliveries::Claimed {
+    fn named(&self) -> &str {
+        &self.endpoint_id
+    }
+    fn workspace_id(&self) -> &str {
+        &self.tenant.workspace_id
+    }
+}
+
+impl Held for fiscus_store::run_claims::Claimed {
+    fn named(&self) -> &str {
+        &self.run_id
+    }
+    fn workspace_id(&self) -> &str {
+        &self.tenant.workspace_id
+    }
 }
