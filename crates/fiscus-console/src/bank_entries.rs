@@ -63,6 +63,35 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
             );
         }
     }
+    // Records the bank channel's worker set aside (issue 54): payments and files that failed their seals wait
+    // here, named with why, while every other payment goes on. Nothing here can be released from the console:
+    // a record edited outside Fiscus is for whoever runs it to investigate (the audit trail has the event).
+    let mut aside = String::new();
+    for env in [Environment::Sandbox, Environment::Production] {
+        let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment: env };
+        let Ok(found) = fiscus_store::set_aside::list(&mut conn, &tenant, 100).await else { return unavailable() };
+        for r in found {
+            let _ = write!(
+                aside,
+                "<tr><td>{table}</td><td><code>{id}</code></td><td>{env}</td><td>{reason}</td><td>{when}</td></tr>",
+                table = escape(&r.table),
+                id = escape(&r.record_id),
+                env = env.as_str(),
+                reason = escape(&r.reason),
+                when = escape(&fiscus_domain::clock::rfc3339(r.set_aside_at)),
+            );
+        }
+    }
+    let aside = if aside.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "<table id=\"set-aside\"><caption>Records set aside</caption><tr><th scope=\"col\">Table</th>\
+             <th scope=\"col\">Record</th><th scope=\"col\">Environment</th><th scope=\"col\">Why</th>\
+             <th scope=\"col\">Since</th></tr>{aside}</table><p>These failed their seals (edited outside Fiscus) \
+             and are neither filed nor published; every other payment goes on. Whoever runs Fiscus investigates.</p>"
+        )
+    };
     let body = if rows.is_empty() {
         "<p id=\"bank-entries-empty\">No bank entry waits: every booked debit in the statements imported matched a \
          payment.</p>"
@@ -77,7 +106,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
              <th scope=\"col\">Resolution</th></tr>{rows}</table>"
         )
     };
-    page(TITLE, op.nav(), &body)
+    page(TITLE, op.nav(), &format!("{body}{aside}"))
 }
 
 pub async fn resolve(

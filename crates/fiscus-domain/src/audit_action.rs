@@ -100,6 +100,8 @@ changes! {
     PaymentFilePublished => "payment_file.published",
     BankMessageImported => "bank_message.imported",
     StatementEntryResolved => "statement_entry.resolved",
+    /// A worker set a record aside that failed its seal (issue 54): named here so its workspace's trail says so.
+    RecordSetAside => "record.set_aside",
     // Data and compute.
     DataImport => "data.import",
     ComputeJobCreated => "compute.job.created",

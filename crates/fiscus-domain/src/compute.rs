@@ -260,6 +260,9 @@ pub enum JobFailure {
     AuthorityWithdrawn,
     /// Its sealed request failed verification; nothing was computed.
     IntegrityFailure,
+    /// Its workspace is no longer entitled to the data it reads (withdrawn after it was queued); nothing
+    /// was read.
+    EntitlementMissing,
     /// It could not be computed for a reason of the service's own (logged, never detailed).
     Internal,
 }
@@ -271,6 +274,7 @@ impl JobFailure {
             JobFailure::SafetyTimeout => "safety_timeout",
             JobFailure::AuthorityWithdrawn => "authority_withdrawn",
             JobFailure::IntegrityFailure => "integrity_failure",
+            JobFailure::EntitlementMissing => "entitlement_missing",
             JobFailure::Internal => "internal_error",
         }
     }
@@ -286,7 +290,12 @@ impl JobFailure {
     /// and the job's are the same word, listed once).
     pub fn codes() -> Vec<&'static str> {
         let mut codes: Vec<&'static str> = EngineReason::ALL.iter().map(|r| r.as_str()).collect();
-        for other in [JobFailure::AuthorityWithdrawn, JobFailure::IntegrityFailure, JobFailure::Internal] {
+        for other in [
+            JobFailure::AuthorityWithdrawn,
+            JobFailure::IntegrityFailure,
+            JobFailure::EntitlementMissing,
+            JobFailure::Internal,
+        ] {
             codes.push(other.as_str());
         }
         codes
@@ -298,6 +307,7 @@ impl JobFailure {
             "safety_timeout" => Some(JobFailure::SafetyTimeout),
             "authority_withdrawn" => Some(JobFailure::AuthorityWithdrawn),
             "integrity_failure" => Some(JobFailure::IntegrityFailure),
+            "entitlement_missing" => Some(JobFailure::EntitlementMissing),
             "internal_error" => Some(JobFailure::Internal),
             other => EngineReason::ALL.into_iter().find(|r| r.as_str() == other).map(JobFailure::Engine),
         }
@@ -328,7 +338,12 @@ mod failure_tests {
     #[test]
     fn every_failure_code_reads_back_as_itself_and_unknown_words_do_not() {
         let mut all: Vec<JobFailure> = EngineReason::ALL.into_iter().map(JobFailure::Engine).collect();
-        all.extend([JobFailure::AuthorityWithdrawn, JobFailure::IntegrityFailure, JobFailure::Internal]);
+        all.extend([
+            JobFailure::AuthorityWithdrawn,
+            JobFailure::IntegrityFailure,
+            JobFailure::EntitlementMissing,
+            JobFailure::Internal,
+        ]);
         for f in all {
             let back = JobFailure::parse(f.as_str()).expect("known");
             assert_eq!(back.as_str(), f.as_str());
@@ -342,6 +357,6 @@ mod failure_tests {
         let codes = JobFailure::codes();
         let unique: std::collections::BTreeSet<_> = codes.iter().collect();
         assert_eq!(unique.len(), codes.len(), "{codes:?}");
-        assert_eq!(codes.len(), 17);
+        assert_eq!(codes.len(), 18);
     }
 }

@@ -175,7 +175,7 @@ impl Table {
             let mut r = CsvRow::new(&mut out);
             for (_, values) in &self.columns {
                 match values {
-                    Values::Date(v) => r.text(Some(&v[row])),
+                    Values::Date(v) => r.date(&v[row]),
                     Values::Float(v) => r.float(v[row]),
                     Values::Int(v) => r.int(v[row]),
                     Values::Text(v) => r.text(v[row].as_deref()),
@@ -300,16 +300,30 @@ impl<'a> CsvRow<'a> {
         }
     }
 
+    /// A text cell. One that a spreadsheet would take for a formula (beginning with `=`, `+`, `-`, `@`, a
+    /// tab or a carriage return) is written with a leading `'`, as OWASP's "CSV Injection" page recommends,
+    /// so a person opening an export runs nothing an import put in it; the cell then reads as the text it
+    /// was with a `'` before it. Numbers and dates are written by their own methods and never escaped.
     pub fn text(&mut self, s: Option<&str>) {
         self.next();
         let Some(s) = s else { return };
-        if s.contains([',', '"', '\r', '\n']) {
+        let formula = s.starts_with(['=', '+', '-', '@', '\t', '\r']);
+        if formula || s.contains([',', '"', '\r', '\n']) {
             self.out.push(b'"');
+            if formula {
+                self.out.push(b'\'');
+            }
             self.out.extend_from_slice(s.replace('"', "\"\"").as_bytes());
             self.out.push(b'"');
         } else {
             self.out.extend_from_slice(s.as_bytes());
         }
+    }
+
+    /// A date cell (`YYYY-MM-DD`), written as it is.
+    pub fn date(&mut self, d: &str) {
+        self.next();
+        self.out.extend_from_slice(d.as_bytes());
     }
 
     /// Ends the row with CRLF.
@@ -429,6 +443,29 @@ mod tests {
         );
         let json = serde_json::Value::Object(t.json_columns());
         assert_eq!(json["close"], serde_json::json!([1.5, null]));
+    }
+
+    #[test]
+    fn text_that_a_spreadsheet_would_run_is_escaped_and_numbers_are_not() {
+        let cells =
+            ["=HYPERLINK(\"http://x\")", "+SUM(1+1)", "-2+3", "@SUM(A1)", "=cmd|' /C calc'!A0", "\tx", "\rx", "a=b"];
+        let t = Table::new()
+            .column("text", Values::Text(cells.iter().map(|c| Some((*c).to_string())).collect()))
+            .column("amount", Values::Float(vec![Some(-1.5); cells.len()]));
+        let csv = String::from_utf8(t.csv()).expect("utf8");
+        let lines: Vec<&str> = csv.split("\r\n").collect();
+        assert_eq!(lines[1], "\"'=HYPERLINK(\"\"http://x\"\")\",-1.5");
+        assert_eq!(lines[2], "\"'+SUM(1+1)\",-1.5");
+        assert_eq!(lines[3], "\"'-2+3\",-1.5");
+        assert_eq!(lines[4], "\"'@SUM(A1)\",-1.5");
+        assert_eq!(lines[5], "\"'=cmd|' /C calc'!A0\",-1.5");
+        assert_eq!(lines[6], "\"'\tx\",-1.5");
+        assert_eq!(lines[8], "a=b,-1.5", "only a leading character makes a formula");
+        // Read back by a CSV reader, each escaped cell is the text with a `'` before it.
+        let mut reader = csv::Reader::from_reader(csv.as_bytes());
+        let read: Vec<String> = reader.records().map(|r| r.expect("record")[0].to_string()).collect();
+        assert_eq!(read[0], "'=HYPERLINK(\"http://x\")");
+        assert_eq!(read[6], "'\rx");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Cross-cutting HTTP layers, in the order a request meets them: request id → body limit → metrics →
 //! authentication (bearer credential or request signature, application status, environment, entitlement,
-//! grant, scope, rate limit) →
+//! grant, scope, rate limit) → admission of the body (a budget of bytes in flight, per workspace) →
 //! idempotency → the handler. Plus the extractors handlers use, the problem+json error type, the state
 //! handlers share ([`AppState`]: the kernel's services and what only HTTP holds), the service's OpenAPI
 //! document as handed down at start, connection limits and the docs pages.
@@ -9,6 +9,7 @@
 //! composition (a test reads `cargo metadata`); what an area needs the layers to know (a route's larger
 //! body limit) is declared by the area and listed by the composition.
 
+pub mod admission;
 pub mod agent_evidence;
 pub mod auth;
 pub mod body;

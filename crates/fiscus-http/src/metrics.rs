@@ -1,5 +1,5 @@
-//! Prometheus metrics at `GET /metrics`: request counts by operation and status, and latency histograms by
-//! operation. The operation label is the catalogue's operation id (or the route for non-API paths), never
+//! Prometheus metrics at `GET /metrics`: request counts by operation and status, latency histograms by
+//! operation, request bodies refused by admission and records set aside by workers. The operation label is the catalogue's operation id (or the route for non-API paths), never
 //! the raw path, so label cardinality stays bounded.
 
 use axum::extract::{MatchedPath, Request, State};
@@ -21,6 +21,11 @@ pub struct RequestLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TableLabel {
+    pub table: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct OperationLabel {
     pub operation: String,
 }
@@ -29,6 +34,11 @@ pub struct Metrics {
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
     latency: Family<OperationLabel, Histogram>,
+    /// Bodies refused by admission (`crate::admission`): no room in their workspace's share or the node's.
+    bodies_refused: Counter,
+    /// Records workers set aside for failing their seals (`fiscus_store::set_aside`), by table, read from
+    /// the database when scraped (every node reports the cluster's count).
+    set_aside: Family<TableLabel, prometheus_client::metrics::gauge::Gauge>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -43,7 +53,19 @@ impl Default for Metrics {
         let latency = Family::<OperationLabel, Histogram>::new_with_constructor(latency_histogram as fn() -> Histogram);
         registry.register("fiscus_http_requests", "HTTP requests by operation and status", requests.clone());
         registry.register("fiscus_http_request_duration_seconds", "HTTP request latency by operation", latency.clone());
-        Metrics { registry, requests, latency }
+        let bodies_refused = Counter::default();
+        registry.register(
+            "fiscus_http_bodies_refused",
+            "Request bodies refused for want of room in their workspace's share or the node's budget",
+            bodies_refused.clone(),
+        );
+        let set_aside = Family::<TableLabel, prometheus_client::metrics::gauge::Gauge>::default();
+        registry.register(
+            "fiscus_records_set_aside",
+            "Records a worker set aside for failing their seals, by table (work goes on without them)",
+            set_aside.clone(),
+        );
+        Metrics { registry, requests, latency, bodies_refused, set_aside }
     }
 }
 
@@ -51,6 +73,18 @@ impl Metrics {
     pub fn observe(&self, operation: &str, status: u16, seconds: f64) {
         self.requests.get_or_create(&RequestLabels { operation: operation.to_string(), status }).inc();
         self.latency.get_or_create(&OperationLabel { operation: operation.to_string() }).observe(seconds);
+    }
+
+    /// The records set aside now, by table (every table not named has none).
+    pub fn records_set_aside(&self, counts: &[(String, i64)]) {
+        self.set_aside.clear();
+        for (table, n) in counts {
+            self.set_aside.get_or_create(&TableLabel { table: table.clone() }).set(*n);
+        }
+    }
+
+    pub fn body_refused(&self) {
+        self.bodies_refused.inc();
     }
 
     pub fn encode(&self) -> String {

@@ -36,13 +36,23 @@ pub struct HttpParts {
     pub api: std::sync::OnceLock<Arc<crate::document::ApiDocument>>,
     /// Routes whose bodies may be larger than the configured limit (`http::body_limit`).
     pub large_bodies: Vec<LargeBody>,
+    /// The budget of request body bytes in flight (`http::admission`).
+    pub admission: crate::admission::Admission,
     /// The node is stopping: `/readyz` answers 503 while it still serves (a balancer drains it first).
     pub draining: std::sync::atomic::AtomicBool,
 }
 
 impl AppState {
     pub fn new(services: Services, large_bodies: Vec<LargeBody>) -> AppState {
-        AppState { services, http: Arc::new(HttpParts { large_bodies, ..HttpParts::default() }) }
+        let s = &services.settings;
+        let largest = large_bodies.iter().map(|l| l.limit).max().unwrap_or(0).max(s.body_limit_bytes);
+        let admission = crate::admission::Admission::new(
+            s.body_bytes_in_flight,
+            s.body_bytes_in_flight_per_workspace,
+            largest,
+            std::time::Duration::from_millis(s.body_admission_wait_ms),
+        );
+        AppState { services, http: Arc::new(HttpParts { large_bodies, admission, ..HttpParts::default() }) }
     }
 }
 

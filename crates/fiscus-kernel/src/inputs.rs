@@ -31,6 +31,24 @@ pub struct PinnedPrices {
     pub end: Option<String>,
 }
 
+/// Whether the workspace is entitled, now, to the data of `kind` a computation reads: the entitlement the
+/// data routes check (its scope, `Kind::scope`), read from the cached workspace row, which a change of
+/// standing clears on every node before it returns (invariant 7). Checked where the data is read, in the
+/// request and again at every step of queued work, so work queued before an entitlement was withdrawn
+/// reads nothing after it (issue 54).
+pub async fn entitled(state: &Services, workspace_id: &str, kind: Kind) -> Result<(), Failure> {
+    let scope = kind.scope();
+    let held = state.store.workspace(workspace_id).await?.entitlement();
+    if held.contains(scope) {
+        return Ok(());
+    }
+    Err(Failure::refused_with(
+        ErrorCode::EntitlementMissing,
+        format!("this workspace is not entitled to `{scope}`, which the data this computation reads needs"),
+        vec![("required_scope", serde_json::json!(scope))],
+    ))
+}
+
 /// Resolves symbols (or `ins_…` ids) to their newest prices datasets; an unknown one or one without prices
 /// is a field error naming it.
 pub async fn pin(
@@ -41,6 +59,7 @@ pub async fn pin(
     start: Option<String>,
     end: Option<String>,
 ) -> Result<PinnedPrices, Failure> {
+    entitled(state, workspace_id, Kind::Prices).await?;
     let mut conn = state.store.read().await?;
     let mut pinned: Vec<PinnedSeries> = Vec::with_capacity(instruments.len());
     for uid in instruments {
@@ -122,6 +141,7 @@ fn price(b: &fiscus_store::data::market::Bar) -> Result<f64, &'static str> {
 
 /// Reads the pinned series (from the series cache) and aligns them on common dates.
 pub async fn load(state: &Services, workspace_id: &str, pinned: &PinnedPrices) -> Result<Panel, Failure> {
+    entitled(state, workspace_id, Kind::Prices).await?;
     let mut columns = Vec::with_capacity(pinned.instruments.len());
     for p in &pinned.instruments {
         let series = state.series.series(&state.store, workspace_id, &p.instrument, p.dataset).await?;

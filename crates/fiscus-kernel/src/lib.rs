@@ -23,6 +23,7 @@ pub mod cpu;
 pub mod deliveries;
 pub mod engine;
 pub mod evidence;
+pub mod folder;
 pub mod governed;
 pub mod inputs;
 pub mod invocation_log;

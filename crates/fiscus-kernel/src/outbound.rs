@@ -86,3 +86,28 @@ pub fn client(pins: &HostPins, allow_loopback: bool, timeout: Duration) -> reqwe
         .user_agent(concat!("Fiscus-Webhooks/", env!("CARGO_PKG_VERSION")))
         .build()
 }
+
+/// Why an answer's body was not read whole.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("the answer is larger than the {0} bytes read of it")]
+    TooLarge(usize),
+    #[error(transparent)]
+    Http(#[from] reqwest::Error),
+}
+
+/// Reads at most `max` bytes of a third party's answer: one that says or turns out to be larger is refused
+/// after no more than `max` bytes (plus the chunk that crossed it) were held, whatever it sends.
+pub async fn read_at_most(mut response: reqwest::Response, max: usize) -> Result<Vec<u8>, ReadError> {
+    if response.content_length().is_some_and(|n| n > max as u64) {
+        return Err(ReadError::TooLarge(max));
+    }
+    let mut out = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if out.len() + chunk.len() > max {
+            return Err(ReadError::TooLarge(max));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}

@@ -35,6 +35,16 @@ pub struct Settings {
     pub access_token_ttl_seconds: u64,
     /// Largest accepted request body.
     pub body_limit_bytes: usize,
+    /// The bytes every request body in flight may hold together (64 MiB unless set): a body is admitted
+    /// before it is read, by its declared length (or its route's limit when it declares none), and holds
+    /// its bytes until its answer is made (`fiscus_http::admission`). Parsing holds a few times a body's
+    /// bytes, so this bounds the memory bodies take (crates/fiscus-http/README.md).
+    pub body_bytes_in_flight: usize,
+    /// One workspace's share of `body_bytes_in_flight` (32 MiB unless set; never less than the largest
+    /// route's body limit, so every body that fits its route can be admitted).
+    pub body_bytes_in_flight_per_workspace: usize,
+    /// How long a body waits for room before it is refused with 503 and `Retry-After`.
+    pub body_admission_wait_ms: u64,
     /// How long an `Idempotency-Key` and its stored response are kept.
     pub idempotency_retention_seconds: u64,
     /// After this long without completing, an in-flight idempotent request is presumed dead and a retry may
@@ -215,12 +225,20 @@ pub struct BankFiles {
     /// Where the bank's `pain.002` status reports and `camt.053`/`camt.054` statements are dropped; each
     /// file read is moved to `processed/` (or `refused/`, with a `.reason` beside it) in its directory.
     pub inbound_dir: Option<PathBuf>,
+    /// The largest inbound file read, in bytes (8 MiB unless set: a `camt.053` of about 5,000 entries); a
+    /// larger one is refused with that reason and never read past the limit.
+    #[serde(default = "default_inbound_max_bytes")]
+    pub inbound_max_bytes: u64,
     /// The initiating party's name in every file's group header (`InitgPty/Nm`).
     pub initiating_party: String,
     /// Whether sandbox payments use the connector too (a bank's test channel); off, the connector serves
     /// production only.
     #[serde(default)]
     pub sandbox: bool,
+}
+
+fn default_inbound_max_bytes() -> u64 {
+    8 * 1024 * 1024
 }
 
 pub const DEFAULT_SERVICE_CLASS: &str = "standard";
@@ -249,6 +267,9 @@ impl Default for Settings {
             secret_key_file: None,
             access_token_ttl_seconds: 3600,
             body_limit_bytes: 1024 * 1024,
+            body_bytes_in_flight: 64 * 1024 * 1024,
+            body_bytes_in_flight_per_workspace: 32 * 1024 * 1024,
+            body_admission_wait_ms: 2000,
             idempotency_retention_seconds: 24 * 3600,
             idempotency_stale_seconds: 60,
             service_classes,

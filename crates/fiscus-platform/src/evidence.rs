@@ -14,8 +14,8 @@ use axum::response::{IntoResponse, Response};
 use fiscus_domain::api::evidence::{EvidenceBundleView, LogCheckpointView};
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::tlog::b64;
 use fiscus_domain::tlog::tiles::{self, TileRef};
-use fiscus_domain::tlog::{Leaf, b64};
 use fiscus_http::AppState;
 use fiscus_http::ctx::Ctx;
 use fiscus_http::problem::ApiError;
@@ -213,6 +213,16 @@ pub async fn get_record_proof(
     })?;
     let signed = checkpoint.as_ref().map(|c| c.root);
     let (hashes, root) = evidence::inclusion(&state, workspace_id, leaf.index, size, signed).await?;
+    // A proof read from edited tiles does not lead from the leaf to the root: refused, never served (the
+    // root is the checkpoint's signed one whenever a checkpoint of that size exists).
+    if fiscus_domain::tlog::verify_inclusion(&leaf.leaf.hash(), leaf.index as u64, size as u64, &hashes, &root).is_err()
+    {
+        return Err(fiscus_store::StoreError::Tampered(format!(
+            "the log's tiles give no proof of leaf {} in the tree of {size}",
+            leaf.index
+        ))
+        .into());
+    }
     Ok(Json(InclusionProofView {
         object: "inclusion_proof",
         entry: leaf.leaf.entry(),
@@ -370,8 +380,10 @@ pub async fn well_known_key(State(state): State<AppState>) -> Response {
 /// or a witness reads it with any tiles client: `checkpoint` (the latest signed checkpoint, text), `tile/<L>/<N>[.p/<W>]`
 /// (hash tiles: up to 256 hashes of 32 bytes) and `tile/entries/<N>[.p/<W>]` (entry bundles: each entry a
 /// big-endian 16-bit length then the entry). Tiles never change once served (a partial tile is served
-/// only as wide as the integrated tree reaches, and a wider one has another path); the checkpoint does.
-/// Needs `trust:read`.
+/// only as wide as the latest checkpoint reaches, and a wider one has another path); the checkpoint does.
+/// Every tile is checked before it is served: the tree's root computed over its hashes (an entry bundle's
+/// leaf hashes) must be the latest checkpoint's signed root, else 500 `integrity_failure`. Needs
+/// `trust:read`.
 #[utoipa::path(
     get,
     path = "/api/v2/evidence/tiles/{*path}",
@@ -403,41 +415,15 @@ pub async fn get_tile(
         )
             .into_response());
     }
-    let not_found = || ApiError::new(ErrorCode::NotFound).detail(format!("no tile {path}"));
+    let not_found =
+        || ApiError::new(ErrorCode::NotFound).detail(format!("no tile {path} within the latest checkpoint"));
     let tile: TileRef = tiles::parse(&path)
         .ok_or_else(|| ApiError::new(ErrorCode::InvalidParameter).field("path", "not a tile path"))?;
-    let size = fiscus_store::tlog::tree(&mut ev, workspace_id).await?.size as u64;
-    // The tile must lie within the integrated tree at the width asked: what it holds then never changes.
-    // (Checked arithmetic: a tile path may name an index no tree reaches.)
-    let level_leaves = match tile.level {
-        None => 1u64,
-        Some(l) => 1u64.checked_shl(8 * u32::from(l)).ok_or_else(not_found)?,
-    };
-    let first = tile.index.checked_mul(tiles::WIDTH).ok_or_else(not_found)?;
-    let reach = size / level_leaves;
-    if first.checked_add(tile.width).is_none_or(|end| end > reach) {
-        return Err(not_found());
-    }
-    let body: Vec<u8> = match tile.level {
-        Some(l) => {
-            let hashes = fiscus_store::tlog::tile(&mut ev, workspace_id, l, tile.index).await?.ok_or_else(not_found)?;
-            if (hashes.len() as u64) < tile.width {
-                return Err(not_found());
-            }
-            hashes[..tile.width as usize].concat()
-        }
-        None => {
-            let mut conn = state.store.read().await?;
-            let leaves = fiscus_store::tlog::leaves(&mut conn, workspace_id, first as i64, tile.width as i64).await?;
-            let mut out = Vec::new();
-            for l in &leaves {
-                let entry = Leaf::entry(&l.leaf);
-                out.extend_from_slice(&(entry.len() as u16).to_be_bytes());
-                out.extend_from_slice(entry.as_bytes());
-            }
-            out
-        }
-    };
+    drop(ev);
+    // Served only once checked against the latest signed checkpoint (`evidence::checked_tile`).
+    let body = fiscus_kernel::evidence::checked_tile(&state, workspace_id, tile.level, tile.index, tile.width)
+        .await?
+        .ok_or_else(not_found)?;
     Ok((
         StatusCode::OK,
         [

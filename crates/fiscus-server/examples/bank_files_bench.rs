@@ -85,6 +85,7 @@ async fn main() -> anyhow::Result<()> {
         outbound_dir: dir.path().join("outbound"),
         staging_dir: dir.path().join("staging"),
         inbound_dir: None,
+        inbound_max_bytes: 8 * 1024 * 1024,
         initiating_party: "Fiscus Bench".into(),
         sandbox: true,
     });

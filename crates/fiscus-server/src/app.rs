@@ -16,7 +16,7 @@ use crate::areas;
 use crate::openapi;
 use fiscus_http::AppState;
 use fiscus_http::problem::ApiError;
-use fiscus_http::{agent_evidence, auth, body_limit, edge, idempotency, metrics, request_id};
+use fiscus_http::{admission, agent_evidence, auth, body_limit, edge, idempotency, metrics, request_id};
 
 /// Every area's bearer-authenticated operations, once: those that only read, and those that write or serve
 /// a gateway (which also go behind idempotency and request evidence).
@@ -55,7 +55,8 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
     let (reads, writes) = operations();
     let writes = writes
         .route_layer(from_fn_with_state(state.clone(), idempotency::layer))
-        .route_layer(from_fn_with_state(state.clone(), agent_evidence::layer));
+        .route_layer(from_fn_with_state(state.clone(), agent_evidence::layer))
+        .route_layer(from_fn_with_state(state.clone(), admission::layer));
     let bearer = reads.merge(writes).route_layer(from_fn_with_state(state.clone(), auth::layer));
     let (router, api) = OpenApiRouter::with_openapi(openapi::base())
         .merge(bearer)
@@ -159,6 +160,13 @@ async fn readyz(State(state): State<AppState>) -> Response {
 async fn metrics_text(State(state): State<AppState>, headers: axum::http::HeaderMap) -> impl IntoResponse {
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let format = fiscus_http::metrics::Format::negotiate(accept);
+    // Records set aside are counted in the database (any node may have set them aside); a database that
+    // does not answer leaves the last count rather than failing the scrape.
+    if let Ok(mut conn) = state.store.read().await
+        && let Ok(counts) = fiscus_store::set_aside::counts(&mut conn).await
+    {
+        state.http.metrics.records_set_aside(&counts);
+    }
     ([(header::CONTENT_TYPE, format.content_type()), (header::VARY, "Accept")], state.http.metrics.encode_as(format))
 }
 

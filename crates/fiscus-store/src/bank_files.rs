@@ -177,17 +177,25 @@ pub async fn filed_in(
     rows.into_iter().map(|columns| instruction(&Fields { table: INSTRUCTIONS_SEALED.table, columns })).collect()
 }
 
-/// Unfiled instructions due by `today` that belong in one file (one tenant, debtor account, currency and
-/// requested date: the oldest such group), at most `limit`, locked against other workers on PostgreSQL.
-pub async fn claim_unfiled(
-    tx: &mut WriteTx,
-    today: &str,
-    limit: i64,
-) -> Result<Option<(Tenant, String, Vec<Instruction>)>> {
+/// What a claim of unfiled payments found: the group's instructions whose seals check, and the rows of
+/// the group that did not (for the worker to set aside: `crate::set_aside`).
+pub struct Unfiled {
+    pub tenant: Tenant,
+    pub debtor_account_id: String,
+    pub instructions: Vec<Instruction>,
+    pub bad: Vec<crate::set_aside::Bad>,
+}
+
+/// Claims the oldest due group of unfiled payments (one tenant, debit account, currency and requested date),
+/// up to `limit`, locked for the caller's transaction; rows set aside are never claimed, and a row of the
+/// group that fails its seal or cannot be read is handed back in `bad` rather than failing the claim (one
+/// edited row must not stop every workspace's payments: issue 54).
+pub async fn claim_unfiled(tx: &mut WriteTx, today: &str, limit: i64) -> Result<Option<Unfiled>> {
     let skip = for_update_skip_locked(backend_of(tx.conn()));
+    let not_set_aside = crate::set_aside::skipped(INSTRUCTIONS_SEALED.table, "payment_instructions");
     let first: Option<(String, String, String, String, String)> = sqlx::query_as(&format!(
         "SELECT workspace_id, environment, debtor_account_id, currency, requested_date FROM payment_instructions \
-         WHERE file_id IS NULL AND requested_date <= $1 ORDER BY requested_date, id LIMIT 1{skip}"
+         WHERE file_id IS NULL AND requested_date <= $1 AND {not_set_aside} ORDER BY requested_date, id LIMIT 1{skip}"
     ))
     .bind(today)
     .fetch_optional(tx.conn())
@@ -207,14 +215,26 @@ pub async fn claim_unfiled(
     ];
     let filter = format!(
         "workspace_id = $1 AND environment = $2 AND debtor_account_id = $3 AND currency = $4 \
-         AND requested_date = $5 AND file_id IS NULL ORDER BY id LIMIT $6{skip}"
+         AND requested_date = $5 AND file_id IS NULL AND {not_set_aside} ORDER BY id LIMIT $6{skip}"
     );
-    let rows = seals::select_sealed(tx.conn(), &key, &INSTRUCTIONS_SEALED, &filter, &binds).await?;
-    let found = rows
+    let (rows, tampered) = seals::select_sealed_split(tx.conn(), &key, &INSTRUCTIONS_SEALED, &filter, &binds).await?;
+    let mut bad: Vec<crate::set_aside::Bad> = tampered
         .into_iter()
-        .map(|columns| instruction(&Fields { table: INSTRUCTIONS_SEALED.table, columns }))
-        .collect::<Result<Vec<_>>>()?;
-    Ok(Some((tenant, debtor, found)))
+        .map(|(record_id, named)| crate::set_aside::Bad {
+            record_id,
+            tenant: named.unwrap_or_else(|| tenant.clone()),
+            reason: "it failed its seal (edited outside Fiscus)".into(),
+        })
+        .collect();
+    let mut instructions = Vec::with_capacity(rows.len());
+    for columns in rows {
+        let id = seals::id_of(&columns);
+        match instruction(&Fields { table: INSTRUCTIONS_SEALED.table, columns }) {
+            Ok(i) => instructions.push(i),
+            Err(e) => bad.push(crate::set_aside::Bad::of(&e, &id, &tenant).ok_or(e)?),
+        }
+    }
+    Ok(Some(Unfiled { tenant, debtor_account_id: debtor, instructions, bad }))
 }
 
 /// Puts each instruction in `file_id`, once: every one must still be unfiled, or nothing is (`Conflict`,
@@ -327,22 +347,38 @@ pub async fn content(conn: &mut AnyConnection, tenant: &Tenant, file: &File) -> 
 }
 
 /// Files not yet published, oldest first, of every tenant (the worker finishes them).
-pub async fn unpublished(conn: &mut AnyConnection, key: &SealKey, limit: i64) -> Result<Vec<(Tenant, File)>> {
-    let rows = seals::select_sealed(
-        conn,
-        key,
-        &FILES_SEALED,
-        "state <> 'published' ORDER BY id LIMIT $1",
-        &[Stored::Integer(limit)],
-    )
-    .await?;
-    rows.into_iter()
-        .map(|columns| {
-            let f = Fields { table: FILES_SEALED.table, columns };
-            let environment = f.parsed("environment", Environment::parse)?;
-            Ok((Tenant { workspace_id: f.text("workspace_id")?, environment }, file(&f)?))
-        })
-        .collect()
+pub async fn unpublished(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    limit: i64,
+) -> Result<(Vec<(Tenant, File)>, Vec<crate::set_aside::Bad>)> {
+    let filter = format!(
+        "state <> 'published' AND {} ORDER BY id LIMIT $1",
+        crate::set_aside::skipped(FILES_SEALED.table, "payment_files")
+    );
+    let (rows, tampered) =
+        seals::select_sealed_split(conn, key, &FILES_SEALED, &filter, &[Stored::Integer(limit)]).await?;
+    let mut bad = Vec::new();
+    for (record_id, named) in tampered {
+        // A row that names no tenant Fiscus knows cannot be filed under one; it stays a failure to see.
+        let tenant = named.ok_or_else(|| StoreError::Tampered(format!("payment_files {record_id}")))?;
+        bad.push(crate::set_aside::Bad {
+            record_id,
+            tenant,
+            reason: "it failed its seal (edited outside Fiscus)".into(),
+        });
+    }
+    let mut found = Vec::with_capacity(rows.len());
+    for columns in rows {
+        let f = Fields { table: FILES_SEALED.table, columns };
+        let environment = f.parsed("environment", Environment::parse)?;
+        let tenant = Tenant { workspace_id: f.text("workspace_id")?, environment };
+        match file(&f) {
+            Ok(file) => found.push((tenant, file)),
+            Err(e) => bad.push(crate::set_aside::Bad::of(&e, &seals::id_of(&f.columns), &tenant).ok_or(e)?),
+        }
+    }
+    Ok((found, bad))
 }
 
 /// Moves a file's publication from `from` to `to` (stamping `published_at` on publication); `false` when it

@@ -85,6 +85,7 @@ pub mod run_claims;
 pub mod sealed_records;
 pub mod sealed_tables;
 pub mod seals;
+pub mod set_aside;
 pub mod settlement;
 pub mod spaces;
 pub mod themes;

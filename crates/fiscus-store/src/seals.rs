@@ -300,6 +300,31 @@ pub async fn select_sealed(
     Ok(out)
 }
 
+/// Like [`select_sealed`], for a claim that must go on past a bad row: the rows whose seal checks, and
+/// the id and tenant (as the row names them) of each that failed its seal, for the claim to set aside
+/// (`crate::set_aside`) rather than fail on every pass.
+pub async fn select_sealed_split(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    table: &SealedTable,
+    filter: &str,
+    binds: &[Stored],
+) -> Result<(Vec<Columns>, Vec<(String, Option<fiscus_domain::tenancy::Tenant>)>)> {
+    let sql = select(table, filter);
+    let rows = crate::dialect::bind_all!(sqlx::query(&sql), binds).fetch_all(&mut *conn).await?;
+    let (mut good, mut bad) = (Vec::with_capacity(rows.len()), Vec::new());
+    for row in &rows {
+        let (columns, mac) = decode(table, row)?;
+        if matches(mac.as_deref(), &key.row(table.table, &columns)) {
+            good.push(columns);
+        } else {
+            tracing::error!(table = table.table, record = %id_of(&columns), "a sealed row failed verification; set aside");
+            bad.push((id_of(&columns), crate::set_aside::tenant_of(&columns)));
+        }
+    }
+    Ok((good, bad))
+}
+
 pub(crate) fn select(table: &SealedTable, filter: &str) -> String {
     format!("SELECT {}, seal_mac FROM {} WHERE {filter}", table.columns.join(", "), table.table)
 }

@@ -259,6 +259,17 @@ pub async fn execute(state: &AppState, tenant: &Tenant, run_id: &str, request_id
         if recorded.iter().any(|c| c.body.seq == seq) {
             continue;
         }
+        // The space is read at each call too: a space an operator suspended (or promoted another version
+        // of) since the run was asked for makes no further call, and the run ends saying so (issue 54).
+        let standing = super::standing(state, tenant, &run.record.body.space_id).await?;
+        match &standing.active {
+            None => return end(state, tenant, &run, &recorded, Some("the space was suspended")).await,
+            Some(v) if v.id != run.record.body.version_id => {
+                let why = "the space's version in force is no longer the one the run was planned under";
+                return end(state, tenant, &run, &recorded, Some(why)).await;
+            }
+            Some(_) => {}
+        }
         // Authority is read at the moment of each call: the application must still be active, and the call
         // carries only the scopes captured when the run was asked for that the application and its
         // workspace still hold now.

@@ -6,6 +6,7 @@
 
 use fiscus_domain::actor::Actor;
 use fiscus_domain::clock::now_micros;
+use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::events::EventType;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_domain::workflows::definition::{MAX_STEPS, Step};
@@ -131,6 +132,10 @@ async fn step_once(
                 }
                 Err(Failure::NotFound) => {
                     (StepOutcome::Failed, json!({"error": format!("dataset {} is gone", pin.dataset)}))
+                }
+                // The workspace lost its entitlement to the data after the run was queued: nothing is read.
+                Err(Failure::Refused { code: code @ ErrorCode::EntitlementMissing, detail, .. }) => {
+                    (StepOutcome::Failed, json!({"error": detail, "code": code.code()}))
                 }
                 Err(other) => return Err(other),
             }

@@ -28,6 +28,7 @@ pub async fn pin(state: &Services, workspace_id: &str, definition: &Definition) 
     for step in &definition.steps {
         let (source, number) = match step {
             Step::ReadPrices(s) => {
+                fiscus_kernel::inputs::entitled(state, workspace_id, Kind::Prices).await?;
                 let instrument = match market::get_instrument(&mut conn, workspace_id, &s.instrument).await {
                     Err(StoreError::NotFound) => {
                         return Err(unread(&s.id, format!("no instrument `{}`", s.instrument)));
@@ -40,10 +41,15 @@ pub async fn pin(state: &Services, workspace_id: &str, definition: &Definition) 
                 };
                 (s.instrument.clone(), number)
             }
-            Step::ReadSeries(s) => match economics::get(&mut conn, workspace_id, &s.series, None).await {
-                Err(StoreError::NotFound) => return Err(unread(&s.id, format!("no economic series `{}`", s.series))),
-                other => (s.series.clone(), other?.dataset_number),
-            },
+            Step::ReadSeries(s) => {
+                fiscus_kernel::inputs::entitled(state, workspace_id, Kind::Economics).await?;
+                match economics::get(&mut conn, workspace_id, &s.series, None).await {
+                    Err(StoreError::NotFound) => {
+                        return Err(unread(&s.id, format!("no economic series `{}`", s.series)));
+                    }
+                    other => (s.series.clone(), other?.dataset_number),
+                }
+            }
             _ => continue,
         };
         let d = datasets::get(&mut conn, state.store.seal_key(), workspace_id, number).await?;
@@ -71,6 +77,8 @@ pub async fn read(
 ) -> Result<(StepOutcome, Value), Failure> {
     let mut conn = state.store.read().await?;
     let d = datasets::get(&mut conn, state.store.seal_key(), workspace_id, pin.dataset).await?;
+    // Entitlement is read at each step, not when the run was queued (issue 54).
+    fiscus_kernel::inputs::entitled(state, workspace_id, d.kind).await?;
     if d.content_hash != pin.content_hash {
         return Err(Failure::internal(format!("dataset {} no longer hashes to its pin", pin.dataset)));
     }

@@ -150,6 +150,8 @@ pub async fn get_feature_values(
 ) -> Result<Response, ApiError> {
     let representation = Representation::negotiate(&headers)?;
     let ws = ctx.principal.workspace_id();
+    // The values are computed from prices: the workspace must be entitled to them, as their own read is.
+    fiscus_kernel::inputs::entitled(&state, ws, Kind::Prices).await?;
     let definition = feature(&key)?;
     let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::POINTS)?;
     let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;

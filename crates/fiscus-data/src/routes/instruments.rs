@@ -479,7 +479,7 @@ fn arrow_page(
 /// One bar as a CSV row, its columns as `bar_table`'s.
 fn bar_row(b: &BarView, out: &mut Vec<u8>) {
     let mut row = CsvRow::new(out);
-    row.text(Some(&b.date));
+    row.date(&b.date);
     for x in [b.open, b.high, b.low, b.close, b.adj_close, b.volume] {
         row.float(x);
     }

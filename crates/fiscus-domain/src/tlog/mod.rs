@@ -354,6 +354,46 @@ pub fn complete_root(hashes: &[Hash]) -> Hash {
     level[0]
 }
 
+/// The root of the tree of `size` leaves computed with `served` standing for its nodes of height `height` at
+/// indices `first ..`: every subtree over those nodes is computed from them, every other one read from `r`.
+/// Equal to the signed root of that size only if every served hash is the tree's own (a tile as stored is
+/// checked this way before it is served). The served nodes must lie within the tree; the nodes of the
+/// tree's decomposition below `height` never do, so no served hash goes unused.
+pub fn root_over(
+    r: &mut impl Subtrees,
+    size: u64,
+    height: u32,
+    first: u64,
+    served: &[Hash],
+) -> Result<Hash, TreeError> {
+    struct Over<'a, R> {
+        r: &'a mut R,
+        height: u32,
+        first: u64,
+        served: &'a [Hash],
+    }
+    impl<R: Subtrees> Subtrees for Over<'_, R> {
+        fn subtree(&mut self, height: u32, index: u64) -> Result<Hash, TreeError> {
+            if height < self.height {
+                return self.r.subtree(height, index);
+            }
+            let shift = height - self.height;
+            let (lo, hi) = (index << shift, (index + 1) << shift);
+            let end = self.first + self.served.len() as u64;
+            if hi <= self.first || lo >= end {
+                return self.r.subtree(height, index);
+            }
+            if lo >= self.first && hi <= end {
+                return Ok(complete_root(&self.served[(lo - self.first) as usize..(hi - self.first) as usize]));
+            }
+            let left = self.subtree(height - 1, 2 * index)?;
+            let right = self.subtree(height - 1, 2 * index + 1)?;
+            Ok(node_hash(&left, &right))
+        }
+    }
+    root(&mut Over { r, height, first, served }, size)
+}
+
 /// A reader that records which subtrees an algorithm asks for and answers zeros: the subtrees a proof reads
 /// do not depend on the hashes, so a store learns what to fetch in one query before computing.
 #[derive(Default)]
@@ -421,6 +461,26 @@ mod tests {
                 node_hash(&mth(&d[..k]), &mth(&d[k..]))
             }
         }
+    }
+
+    #[test]
+    fn a_root_over_served_nodes_is_the_root_only_when_every_served_node_is_the_tree_s() {
+        let leaves: Vec<Hash> = (0..1000u32).map(|i| leaf_hash(&i.to_be_bytes())).collect();
+        let want = root(&mut Leaves(&leaves), 1000).expect("root");
+        // The nodes of height 2 at indices 100..140 (leaves 400..560), as a tile of them would hold.
+        let nodes: Vec<Hash> = (100..140u64).map(|i| Leaves(&leaves).subtree(2, i).expect("node")).collect();
+        assert_eq!(root_over(&mut Leaves(&leaves), 1000, 2, 100, &nodes).expect("root"), want);
+        for k in [0, 17, 39] {
+            let mut edited = nodes.clone();
+            edited[k][0] ^= 1;
+            assert_ne!(root_over(&mut Leaves(&leaves), 1000, 2, 100, &edited).expect("root"), want, "node {k}");
+        }
+        // Leaves themselves (height 0), the last partial run included.
+        let tail = &leaves[990..1000];
+        assert_eq!(root_over(&mut Leaves(&leaves), 1000, 0, 990, tail).expect("root"), want);
+        let mut edited = tail.to_vec();
+        edited[9][31] ^= 1;
+        assert_ne!(root_over(&mut Leaves(&leaves), 1000, 0, 990, &edited).expect("root"), want);
     }
 
     #[test]

@@ -190,6 +190,18 @@ async fn witnessed(services: &Services, workspace_id: &str, c: StoredCheckpoint,
     }
 }
 
+/// The most of a witness's answer read: cosignature lines are about a hundred bytes each (C2SP tlog-witness).
+const MAX_WITNESS_ANSWER: usize = 16 * 1024;
+
+/// At most the first 200 characters of a third party's words, for a log line.
+fn quoted(text: &str) -> String {
+    let t = text.trim();
+    match t.char_indices().nth(200) {
+        Some((i, _)) => format!("{}…", &t[..i]),
+        None => t.to_string(),
+    }
+}
+
 /// One witness's cosignature lines for checkpoint `c`: `old <size>`, the consistency proof from that size,
 /// a blank line and the note; on 409 the witness says which size it has, and the request is made once more
 /// from there.
@@ -200,7 +212,13 @@ async fn cosignature(
     previous: i64,
     w: &crate::settings::Witness,
 ) -> anyhow::Result<String> {
-    let client = reqwest::Client::builder().timeout(std::time::Duration::from_secs(5)).build()?;
+    // A witness is a third party: it is asked without following redirects or a proxy, and what it answers is
+    // read no further than a cosignature needs (issue 54).
+    let client = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(5))
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .build()?;
     let url = format!("{}/add-checkpoint", w.url.trim_end_matches('/'));
     let mut old = previous.min(c.tree_size);
     for _ in 0..2 {
@@ -214,13 +232,15 @@ async fn cosignature(
         request.push_str(&c.note);
         let response = client.post(&url).body(request).send().await?;
         let status = response.status();
-        let text = response.text().await?;
+        let bytes = crate::outbound::read_at_most(response, MAX_WITNESS_ANSWER).await?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| anyhow::anyhow!("the witness answered {status} in bytes that are not UTF-8"))?;
         if status == reqwest::StatusCode::CONFLICT {
             old = text.trim().parse().map_err(|_| anyhow::anyhow!("a 409 without the witness's size"))?;
             anyhow::ensure!(old <= c.tree_size, "the witness has a larger tree ({old}) than this checkpoint");
             continue;
         }
-        anyhow::ensure!(status.is_success(), "the witness answered {status}: {}", text.trim());
+        anyhow::ensure!(status.is_success(), "the witness answered {status}: {}", quoted(&text));
         return Ok(text);
     }
     anyhow::bail!("the witness's size kept moving")

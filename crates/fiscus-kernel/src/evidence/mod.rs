@@ -15,7 +15,7 @@ mod prove;
 mod verify;
 
 pub use integrate::{backfill, checkpoint_now, integrate, run_once};
-pub use prove::{Bundle, BundledRecord, bundle, consistency, inclusion, inclusions, leaf_of};
+pub use prove::{Bundle, BundledRecord, bundle, checked_tile, consistency, inclusion, inclusions, leaf_of};
 pub use verify::{LogReport, verify_log};
 
 use crate::services::Services;

@@ -59,6 +59,73 @@ pub fn inclusion<'a>(
     })
 }
 
+/// A tile's bytes as C2SP `tlog-tiles` serves them (`level` `None`: the entry bundle), read from the store and
+/// checked before they leave: the latest checkpoint is this deployment's signed note (`check_kept`), the tile
+/// lies within it, and the tree's root computed over the tile's hashes (an entry bundle's leaf hashes) is
+/// the checkpoint's signed root. A tile or leaf edited in the database is refused (`Tampered`, answered 500
+/// `integrity_failure` and logged as an alarm), never served under a checkpoint it no longer matches
+/// (issue 54). `Ok(None)`: no such tile within the latest checkpoint.
+pub fn checked_tile<'a>(
+    services: &'a Services,
+    workspace_id: &'a str,
+    level: Option<u8>,
+    index: u64,
+    width: u64,
+) -> fiscus_store::Boxed<'a, Result<Option<Vec<u8>>, EvidenceError>> {
+    Box::pin(async move {
+        let mut ev = services.store.evidence_read().await?;
+        let Some(checkpoint) = store::latest_checkpoint(&mut ev, workspace_id).await? else { return Ok(None) };
+        drop(ev);
+        super::check_kept(services, workspace_id, &checkpoint)
+            .map_err(|why| StoreError::Tampered(format!("the log's latest checkpoint: {why}")))?;
+        let size = checkpoint.tree_size as u64;
+        // The tile must lie within the checkpoint at the width asked: what it holds then never changes.
+        // (Checked arithmetic: a tile path may name an index no tree reaches.)
+        let height = 8 * u32::from(level.unwrap_or(0));
+        let Some(first) = index.checked_mul(tiles::WIDTH) else { return Ok(None) };
+        let reach = size.checked_shr(height).unwrap_or(0);
+        if width == 0 || first.checked_add(width).is_none_or(|end| end > reach) {
+            return Ok(None);
+        }
+        let (served, body): (Vec<Hash>, Vec<u8>) = match level {
+            Some(l) => {
+                let mut ev = services.store.evidence_read().await?;
+                let Some(hashes) = store::tile(&mut ev, workspace_id, l, index).await? else { return Ok(None) };
+                if (hashes.len() as u64) < width {
+                    return Ok(None);
+                }
+                let shown = hashes[..width as usize].to_vec();
+                let body = shown.concat();
+                (shown, body)
+            }
+            None => {
+                let mut conn = services.store.read().await?;
+                let leaves = store::leaves(&mut conn, workspace_id, first as i64, width as i64).await?;
+                if (leaves.len() as u64) < width {
+                    return Ok(None);
+                }
+                let mut body = Vec::new();
+                for l in &leaves {
+                    let entry = Leaf::entry(&l.leaf);
+                    body.extend_from_slice(&(entry.len() as u16).to_be_bytes());
+                    body.extend_from_slice(entry.as_bytes());
+                }
+                (leaves.iter().map(|l| l.leaf.hash()).collect(), body)
+            }
+        };
+        let mut others =
+            tiles_for(services, workspace_id, |p| tlog::root_over(p, size, height, first, &served)).await?;
+        if tlog::root_over(&mut others, size, height, first, &served)? != checkpoint.root {
+            let what = match level {
+                Some(l) => format!("tlog tile {l}/{index} of {workspace_id}"),
+                None => format!("tlog entries {index} of {workspace_id}"),
+            };
+            return Err(StoreError::Tampered(format!("{what} does not give checkpoint {size}'s signed root")).into());
+        }
+        Ok(Some(body))
+    })
+}
+
 /// A consistency proof's hashes, the first tree's root and the second's.
 pub type Consistency = (Vec<Hash>, Hash, Hash);
 

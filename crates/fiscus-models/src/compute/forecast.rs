@@ -11,6 +11,7 @@
 
 use crate::compute::Computation;
 use fiscus_domain::compute::JobKind;
+use fiscus_domain::data::Kind;
 use fiscus_quant::forecast::arima::{self, ArimaSpec, ArimaTrend};
 use fiscus_quant::forecast::holt_winters::{HoltWintersSpec, Season};
 use serde::{Deserialize, Serialize};
@@ -181,6 +182,7 @@ pub async fn pin(state: &Services, workspace_id: &str, r: ForecastRequest) -> Re
     let source = match (r.series, r.instrument, r.values, r.ledger_account) {
         (None, None, None, Some(a)) => pin_ledger_account(state, workspace_id, a, r.start, r.end).await?,
         (Some(key), None, None, None) => {
+            fiscus_kernel::inputs::entitled(state, workspace_id, Kind::Economics).await?;
             if !fiscus_domain::data::is_name(&key) {
                 return Err(Failure::missing("series", format!("no series `{key}` in this workspace")));
             }
@@ -313,6 +315,7 @@ async fn pin_ledger_account(
     start: Option<String>,
     end: Option<String>,
 ) -> Result<Source, Failure> {
+    fiscus_kernel::inputs::entitled(state, workspace_id, Kind::Journals).await?;
     let bad = |m: String| Failure::Invalid(vec![("ledger_account", m)]);
     if a.general_ledger_id < 1 || a.entity_id.is_some_and(|e| e < 1) {
         return Err(bad("general_ledger_id and entity_id are positive integers".into()));
@@ -467,6 +470,7 @@ impl Forecast {
                 })
             }
             Source::Economic { key, dataset, start, end, .. } => {
+                fiscus_kernel::inputs::entitled(state, workspace_id, Kind::Economics).await?;
                 let mut conn = state.store.read().await?;
                 let window =
                     fiscus_store::data::market::Window { from: start.as_deref(), to: end.as_deref(), after: None };
@@ -506,6 +510,7 @@ impl Forecast {
                 start,
                 end,
             } => {
+                fiscus_kernel::inputs::entitled(state, workspace_id, Kind::Journals).await?;
                 let lines = fiscus_store::data::finance_core::AccountLines {
                     general_ledger_id: *general_ledger_id,
                     account,

@@ -452,6 +452,11 @@ pub async fn execute(state: &Services, worker: &str, job: Job, thread: Reserved)
     if control.stopped() == Some(Stop::Abandoned) {
         return Ok(());
     }
+    // The workspace lost its entitlement to the data after the job was queued: nothing was read, so the job
+    // ends as such, its credits refunded (issue 54).
+    if let Err(Refusal::Failure(Failure::Refused { code: ErrorCode::EntitlementMissing, detail, .. })) = &outcome {
+        return end_unrun(state, worker, &caller, &job, JobFailure::EntitlementMissing, detail.clone(), true).await;
+    }
     let now = now_micros();
     let engine_detail = match &outcome {
         Err(Refusal::Engine(e)) => e.to_string(),

@@ -26,6 +26,7 @@ use fiscus_domain::tenancy::Tenant;
 use fiscus_iso20022::{camt, pain002};
 use fiscus_kernel::Services;
 use fiscus_kernel::connectors::ConnectorEvent;
+use fiscus_kernel::folder::{self, Folder, Kind};
 use fiscus_kernel::governed::actions::settle::{Book, report, report_many};
 use fiscus_kernel::governed::record::{AuditEntry, audit};
 use fiscus_kernel::governed::{Caller, Failure, new_record};
@@ -387,83 +388,127 @@ fn statement_account(n: &fiscus_domain::bank_accounts::AccountNumber) -> String 
 /// files whole: write them elsewhere and rename them in). Each file read is moved to `processed/` beside
 /// it; one refused (not a message Fiscus reads, a statement that does not add up, a report on no file of
 /// the workspace) to `refused/`, with the reason in `<name>.reason`. Returns how many files it took.
+///
+/// Nothing there is trusted (whoever may drop files for the bank is not whoever may read Fiscus's
+/// secrets): every folder and file is reached by descriptor without following a link
+/// (`fiscus_kernel::folder`), a link or anything but a regular file is refused unread, a file past
+/// `inbound_max_bytes` is refused after reading no more than that, and a reason names the file and the rule
+/// it broke, never what it holds unless it is a bank message.
 pub async fn import_inbound(services: &Services, worker: &str) -> Result<usize, Failure> {
-    let Some(dir) = services.settings.iso20022.as_ref().and_then(|c| c.inbound_dir.clone()) else { return Ok(0) };
+    let Some(cfg) = services.settings.iso20022.as_ref() else { return Ok(0) };
+    let Some(dir) = cfg.inbound_dir.clone() else { return Ok(0) };
+    let cap = cfg.inbound_max_bytes;
     let found = tokio::task::spawn_blocking(move || dropped(&dir))
         .await
         .map_err(|e| Failure::internal(format!("inbound directory: {e}")))?
         .map_err(|e| Failure::internal(format!("inbound directory: {e}")))?;
     let caller = Caller::bare(fiscus_domain::actor::Actor::worker(worker));
     let mut taken = 0;
-    for (tenant, path) in found {
-        let refusal = match std::fs::read(&path).map(String::from_utf8) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(Failure::internal(format!("{}: {e}", path.display()))),
-            Ok(Err(_)) => Some("the file is not UTF-8 text".to_string()),
-            Ok(Ok(xml)) => {
-                let mut conn = services.store.read().await?;
-                let known = fiscus_store::workspaces::get(&mut conn, &tenant.workspace_id).await;
-                drop(conn);
-                match known {
-                    Err(fiscus_store::StoreError::NotFound) => Some("no workspace has this directory's name".into()),
-                    Err(e) => return Err(e.into()),
-                    Ok(_) => match import(services, &tenant, &caller, &xml).await {
-                        Ok(_) => None,
-                        Err(e) => Some(refusal(e)?),
-                    },
+    for (tenant, folder, name) in found {
+        let (f, n) = (folder.clone(), name.clone());
+        let read = tokio::task::spawn_blocking(move || f.read_bounded(&n, cap))
+            .await
+            .map_err(|e| Failure::internal(format!("inbound directory: {e}")))?;
+        let refusal = match read {
+            Err(folder::Refused::Gone) => continue,
+            Err(refused) => Some(refused.rule()),
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Err(_) => Some("the file is not UTF-8 text".to_string()),
+                // Only a document that is a bank message has its own words quoted back (an amount, a
+                // message id): anything else is named by the rule it broke.
+                Ok(xml) if fiscus_iso20022::message_of(&xml).is_err() => {
+                    Some("not an ISO 20022 message Fiscus reads (pain.002, camt.053 or camt.054)".into())
                 }
-            }
+                Ok(xml) => {
+                    let mut conn = services.store.read().await?;
+                    let known = fiscus_store::workspaces::get(&mut conn, &tenant.workspace_id).await;
+                    drop(conn);
+                    match known {
+                        Err(fiscus_store::StoreError::NotFound) => {
+                            Some("no workspace has this directory's name".into())
+                        }
+                        Err(e) => return Err(e.into()),
+                        Ok(_) => match import(services, &tenant, &caller, &xml).await {
+                            Ok(_) => None,
+                            Err(e) => Some(refusal(e)?),
+                        },
+                    }
+                }
+            },
         };
+        let path = folder.path().join(&name);
         if let Some(reason) = &refusal {
             tracing::warn!(file = %path.display(), reason = %reason, "bank message refused");
         }
-        let moved = tokio::task::spawn_blocking(move || set_aside(&path, refusal.as_deref()))
+        let moved = tokio::task::spawn_blocking(move || set_aside(&folder, &name, refusal.as_deref()))
             .await
             .map_err(|e| Failure::internal(format!("inbound directory: {e}")))?;
-        moved.map_err(|e| Failure::internal(format!("inbound directory: {e}")))?;
-        taken += 1;
+        match moved {
+            Ok(()) => taken += 1,
+            // A folder that cannot take it (its `refused/` a link, say) must not stop every other
+            // workspace's messages: the file stays, and importing it again changes nothing.
+            Err(e) => warn_once(&path, &format!("could not be set aside: {e}")),
+        }
     }
     Ok(taken)
 }
 
-/// The `*.xml` files waiting in each workspace's and environment's inbound directory, by name.
-fn dropped(dir: &std::path::Path) -> std::io::Result<Vec<(Tenant, std::path::PathBuf)>> {
+/// The `*.xml` entries waiting in each workspace's and environment's inbound folder, by name, with the
+/// folder they are in. A workspace or environment folder that is a link is skipped (and said once).
+fn dropped(dir: &std::path::Path) -> std::io::Result<Vec<(Tenant, std::sync::Arc<Folder>, String)>> {
     use fiscus_domain::credentials::Environment;
     let mut found = Vec::new();
-    let workspaces = match std::fs::read_dir(dir) {
-        Ok(w) => w,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(found),
-        Err(e) => return Err(e),
-    };
-    for ws in workspaces {
-        let ws = ws?;
-        let Some(workspace_id) = ws.file_name().to_str().map(str::to_string) else { continue };
+    let Some(root) = Folder::existing_root(dir)? else { return Ok(found) };
+    for (workspace_id, kind) in root.entries()? {
+        if kind == Kind::File {
+            continue;
+        }
+        let ws = match root.sub(&workspace_id) {
+            Ok(Some(ws)) => ws,
+            Ok(None) => continue,
+            Err(e) => {
+                warn_once(&dir.join(&workspace_id), &format!("not a folder Fiscus reads (never a link): {e}"));
+                continue;
+            }
+        };
         for environment in [Environment::Sandbox, Environment::Production] {
-            let Ok(files) = std::fs::read_dir(ws.path().join(environment.as_str())) else { continue };
-            let mut names: Vec<std::path::PathBuf> = files
-                .filter_map(Result::ok)
-                .map(|f| f.path())
-                .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "xml"))
-                .collect();
-            names.sort();
+            let env = match ws.sub(environment.as_str()) {
+                Ok(Some(env)) => std::sync::Arc::new(env),
+                Ok(None) => continue,
+                Err(e) => {
+                    let at = ws.path().join(environment.as_str());
+                    warn_once(&at, &format!("not a folder Fiscus reads (never a link): {e}"));
+                    continue;
+                }
+            };
             let tenant = Tenant { workspace_id: workspace_id.clone(), environment };
-            found.extend(names.into_iter().map(|p| (tenant.clone(), p)));
+            for (name, kind) in env.entries()? {
+                // `processed/` and `refused/` are folders; anything else named `*.xml` is taken or refused.
+                if kind != Kind::Directory && name.ends_with(".xml") {
+                    found.push((tenant.clone(), env.clone(), name));
+                }
+            }
         }
     }
     Ok(found)
 }
 
-/// Moves a file read to `processed/`, or a refused one to `refused/` with its reason beside it.
-fn set_aside(path: &std::path::Path, refusal: Option<&str>) -> std::io::Result<()> {
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { return Ok(()) };
-    let target = dir.join(if refusal.is_some() { "refused" } else { "processed" });
-    std::fs::create_dir_all(&target)?;
+/// Moves a file read to `processed/`, or a refused one to `refused/` with its reason beside it, all
+/// without following a link.
+fn set_aside(dir: &Folder, name: &str, refusal: Option<&str>) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let target = dir.sub_created(if refusal.is_some() { "refused" } else { "processed" })?;
     if let Some(reason) = refusal {
-        std::fs::write(target.join(format!("{}.reason", name.to_string_lossy())), reason)?;
+        let mut f = target.create(&format!("{name}.reason"))?;
+        f.write_all(reason.as_bytes())?;
     }
-    match std::fs::rename(path, target.join(name)) {
+    match dir.rename(name, &target, name) {
         // Another node took it meanwhile (its import and this one are the same message, recorded once).
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         other => other,
     }
+}
+
+fn warn_once(path: &std::path::Path, what: &str) {
+    fiscus_kernel::folder::warn_once(&path.display().to_string(), what);
 }

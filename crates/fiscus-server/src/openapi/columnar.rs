@@ -135,7 +135,7 @@ pub fn apply(doc: &mut Value) {
         let Some(ok) = op.pointer_mut("/responses/200") else { continue };
         ok["content"][COLUMNS] = json!({ "schema": columns_schema(&page, columns) });
         ok["content"][CSV] = json!({
-            "schema": { "type": "string", "description": format!("RFC 4180, UTF-8, CRLF, a header row: {}; an absent value is an empty field.", names.join(", ")) },
+            "schema": { "type": "string", "description": format!("RFC 4180, UTF-8, CRLF, a header row: {}; an absent value is an empty field. A text cell beginning with `=`, `+`, `-`, `@`, a tab or a carriage return is written with a leading `'` (OWASP, CSV Injection), so a spreadsheet opening the file runs no formula; numbers and dates are never changed.", names.join(", ")) },
             "example": csv_example,
         });
         ok["content"][ARROW] = json!({

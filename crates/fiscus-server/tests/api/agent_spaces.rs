@@ -206,3 +206,23 @@ async fn a_queued_run_calls_with_the_authority_its_application_holds_when_it_run
     let execution = execution_of(&app, &finished).await;
     assert_eq!(execution["calls"], json!([]), "{execution}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_run_of_a_space_suspended_meanwhile_makes_no_call() {
+    let app = spawn_app_with(|s| s.agent_worker = false).await;
+    demo(&app).await;
+    let space = promoted(&app, "market_watch").await;
+    let body = json!({ "prompt": "How did AAPL move? Show its prices.", "execution_mode": "async" });
+    let queued: Value = run(&app, &space, &body, None).await.json().await.expect("json");
+    assert_eq!(queued["state"], "queued", "{queued}");
+    // An admin suspends the space while the run waits: new runs are refused, and the queued one ends at its
+    // next step without calling anything, saying why.
+    decide(&app, "market_watch", "suspend").await;
+    problem(run(&app, &space, &body, None).await, 409, "space_not_runnable").await;
+    fiscus_server::workers::agent_runs::run_once(&app.state, "wrk_test").await.expect("worker");
+    let finished = ended(&app, queued["id"].as_str().expect("id")).await;
+    assert_eq!(finished["state"], "failed", "{finished}");
+    assert!(finished["answer"].as_str().is_some_and(|a| a.contains("suspended")), "{finished}");
+    let execution = execution_of(&app, &finished).await;
+    assert_eq!(execution["calls"], json!([]), "{execution}");
+}

@@ -28,6 +28,7 @@ pub async fn bank_app_with(dir: &Path, configure: impl FnOnce(&mut fiscus_kernel
         outbound_dir: dir.join("outbound"),
         staging_dir: dir.join("staging"),
         inbound_dir: Some(dir.join("inbound")),
+        inbound_max_bytes: 8 * 1024 * 1024,
         initiating_party: "Fiscus Test Treasury".into(),
         sandbox: false,
     };

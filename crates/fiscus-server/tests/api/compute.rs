@@ -513,3 +513,56 @@ async fn return_minimal_leaves_the_request_just_sent_out_of_the_answer() {
         assert_eq!(full["request"]["returns"]["assets"], json!(["A", "B", "C"]));
     }
 }
+
+/// The workspace's entitlement without any `data:*` scope.
+fn without_data() -> fiscus_domain::scopes::ScopeSet {
+    use fiscus_domain::scopes::ScopeSet;
+    ScopeSet::parse(&ScopeSet::all().iter().filter(|s| !s.starts_with("data:")).collect::<Vec<_>>().join(" "))
+        .expect("scopes")
+}
+
+#[tokio::test]
+async fn computations_read_no_data_the_workspace_is_no_longer_entitled_to() {
+    let app = spawn_app_with(|s| s.compute_worker = false).await;
+    grant(&app, 100).await;
+    app.load_demo().await;
+    let body = json!({"objective": "min_variance", "instruments": ["AAPL", "MSFT", "JPM"], "start": "2015-01-01", "end": "2016-12-31"});
+    let queued: Value = post(&app, &body, true).await.json().await.expect("json");
+    let id = queued["id"].as_str().expect("id").to_string();
+    let before: Value = app.get("/api/v2/ai-credits/balance", &app.key).await.json().await.expect("json");
+
+    // The market data entitlement withdrawn: the data routes refuse, and so does every computation on it.
+    app.admin().set_workspace_entitlement(&app.workspace_id, &without_data()).await.expect("entitlement");
+    problem(app.get("/api/v2/data/instruments/AAPL/prices", &app.key).await, 403, "entitlement_missing").await;
+    let refused = problem(post(&app, &body, false).await, 403, "entitlement_missing").await;
+    assert_eq!(refused["required_scope"], "data:market:read", "{refused}");
+    let simulation = json!({
+        "instruments": ["AAPL", "MSFT"], "start": "2015-01-01", "end": "2017-12-31", "horizon_years": 1.0,
+        "steps": 12, "paths": 100, "seed": 7, "weights": {"AAPL": 0.5, "MSFT": 0.5}
+    });
+    let r = app.post_json("/api/v2/quant/compute/simulations", &app.key, &simulation, None).await;
+    problem(r, 403, "entitlement_missing").await;
+    let backtest = json!({"weights": {"AAPL": 0.5, "MSFT": 0.5}, "start": "2017-10-01", "end": "2017-12-31"});
+    let r = app.post_json("/api/v2/quant/compute/backtests", &app.key, &backtest, None).await;
+    problem(r, 403, "entitlement_missing").await;
+    let values = "/api/v2/quant/features/volatility_21d/values?instrument=AAPL&start=2020-03-01&end=2020-03-31";
+    problem(app.get(values, &app.key).await, 403, "entitlement_missing").await;
+    let forecast = json!({"series": "cpilfesl", "start": "2012-01-01", "model": "arima"});
+    let r = app.post_json("/api/v2/planning/forecasts", &app.key, &forecast, None).await;
+    problem(r, 403, "entitlement_missing").await;
+
+    // The job queued while the workspace was entitled reads nothing now: it fails as such, refunded.
+    fiscus_server::workers::compute::run_once(&app.state, "wrk_test").await.expect("pass");
+    let job = app.ended_job(&id).await;
+    assert_eq!(job["status"], "failed", "{job}");
+    assert_eq!(job["error"]["code"], "entitlement_missing", "{job}");
+    let after: Value = app.get("/api/v2/ai-credits/balance", &app.key).await.json().await.expect("json");
+    assert_eq!(after["balance"].as_i64(), before["balance"].as_i64().map(|b| b + job["credits"].as_i64().unwrap_or(0)));
+
+    // Entitled again, the same request computes.
+    app.admin()
+        .set_workspace_entitlement(&app.workspace_id, &fiscus_domain::scopes::ScopeSet::all())
+        .await
+        .expect("all");
+    assert_eq!(post(&app, &body, false).await.status(), 201);
+}

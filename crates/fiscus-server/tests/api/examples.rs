@@ -83,6 +83,7 @@ async fn every_documented_success_has_a_real_example() {
         outbound_dir: bank.path().join("outbound"),
         staging_dir: bank.path().join("staging"),
         inbound_dir: None,
+        inbound_max_bytes: 8 * 1024 * 1024,
         initiating_party: "Example Treasury GmbH".into(),
         sandbox: true,
     };

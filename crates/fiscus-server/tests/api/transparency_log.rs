@@ -586,3 +586,91 @@ async fn a_witness_cosigns_each_checkpoint_that_extends_the_last_and_not_a_rewri
     assert!(witness_key.cosigned_at(note).is_none(), "{note}");
     assert!(open_checkpoint(&fiscus_kernel::evidence::verifier(&app.state), note).is_ok());
 }
+
+#[tokio::test]
+async fn an_edited_tile_or_leaf_is_refused_never_served_nor_proved_from() {
+    let app = spawn_app().await;
+    let key = trust_key(&app).await;
+    let action = propose(&app).await;
+    propose(&app).await;
+    let checkpoint = fresh_checkpoint(&app, &key).await;
+    let size = checkpoint["tree_size"].as_u64().expect("size");
+    assert!(size < 256, "one partial tile: {size}");
+    let tile = format!("/api/v2/evidence/tiles/tile/0/000.p/{size}");
+    let entries = format!("/api/v2/evidence/tiles/tile/entries/000.p/{size}");
+    let proof = format!("/api/v2/evidence/records/{action}/proof");
+    for path in [&tile, &entries, &proof] {
+        assert_eq!(app.get(path, &key).await.status(), 200, "{path}");
+    }
+    // A hash of the stored tile edited (every digit 0 made 1): the tile and proofs read from it are refused.
+    let ws = &app.workspace_id;
+    app.execute_evidence(&format!(
+        "UPDATE tlog_tiles SET hashes = replace(hashes, '0', '1') WHERE workspace_id = '{ws}' AND level = 0"
+    ))
+    .await;
+    crate::helpers::problem(app.get(&tile, &key).await, 500, "integrity_failure").await;
+    crate::helpers::problem(app.get(&proof, &key).await, 500, "integrity_failure").await;
+    // The entries do not come from the tile, and still give the signed root: served.
+    assert_eq!(app.get(&entries, &key).await.status(), 200);
+    // The leaves rewritten where they are stored (every record hash given another first digit), the log's
+    // checkpoint kept: the entry bundle no longer gives the signed root.
+    app.execute(&format!(
+        "UPDATE tlog_batches SET leaves = replace(leaves, 'sha256:', 'sha256:f') WHERE workspace_id = '{ws}'"
+    ))
+    .await;
+    crate::helpers::problem(app.get(&entries, &key).await, 500, "integrity_failure").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_witness_answer_without_end_is_read_no_further_than_a_cosignature_needs() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // A witness that answers 200 and then 200 MB, counting what it managed to send before the peer let go.
+    let sent = std::sync::Arc::new(AtomicU64::new(0));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let counter = sent.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let counter = counter.clone();
+            tokio::spawn(async move {
+                let mut request = vec![0u8; 64 * 1024];
+                let _ = socket.read(&mut request).await;
+                if socket
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n")
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                let chunk = vec![b'a'; 64 * 1024];
+                for _ in 0..(200 * 1024 * 1024 / chunk.len()) {
+                    if socket.write_all(&chunk).await.is_err() {
+                        return;
+                    }
+                    counter.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    let signer = fiscus_domain::tlog::note::NoteSigner::new("witness.test", [42; 32]);
+    let cosigning = signer.verifier().encode_cosigning();
+    let app = crate::helpers::spawn_app_with(move |s| {
+        s.evidence.witnesses = vec![fiscus_kernel::settings::Witness { url, key: cosigning }];
+    })
+    .await;
+    let key = trust_key(&app).await;
+    propose(&app).await;
+    // The checkpoint is signed and served, without the witness's cosignature (its answer was refused).
+    let checkpoint = fresh_checkpoint(&app, &key).await;
+    assert!(
+        open_checkpoint(&fiscus_kernel::evidence::verifier(&app.state), checkpoint["note"].as_str().expect("note"))
+            .is_ok()
+    );
+    app.drain().await;
+    let read = sent.load(Ordering::Relaxed);
+    assert!(read > 0, "the witness was asked");
+    // What the witness got to send before the connection was dropped: the cap plus what the sockets' buffers
+    // held, far below the 200 MB it tried.
+    assert!(read < 32 * 1024 * 1024, "{read} bytes");
+}

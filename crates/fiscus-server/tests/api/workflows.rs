@@ -530,3 +530,29 @@ async fn a_queued_run_of_an_application_suspended_meanwhile_fails_instead_of_ste
     assert_eq!(ended["state"], "failed", "{ended}");
     assert_eq!(app.count(&format!("SELECT COUNT(*) FROM workflow_run_steps WHERE run_id = '{run}'")).await, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_run_reads_no_data_its_workspace_is_no_longer_entitled_to() {
+    use fiscus_domain::scopes::ScopeSet;
+    let app = spawn_app_with(|s| s.workflow_worker = false).await;
+    demo(&app).await;
+    let version = installed(&app, "month_end_close_review").await;
+    let run = started(&app, &version).await;
+    let without_data =
+        ScopeSet::parse(&ScopeSet::all().iter().filter(|s| !s.starts_with("data:")).collect::<Vec<_>>().join(" "))
+            .expect("scopes");
+    app.admin().set_workspace_entitlement(&app.workspace_id, &without_data).await.expect("entitlement");
+    // A run asked for now is refused before it is queued.
+    let refused = app.post_json("/api/v2/workflows/runs", &app.key, &json!({ "version_uid": version }), None).await;
+    problem(refused, 403, "entitlement_missing").await;
+    // The run queued before reads nothing: its read step fails, recorded as such, and the run with it.
+    let tenant = Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
+    let claimed = fiscus_store::workflows::Claimed { run_id: run.clone(), tenant };
+    for _ in 0..4 {
+        fiscus_agents::workflows::runtime::advance(&app.state, "wrk_test", &claimed).await.expect("advance");
+    }
+    let ended = get(&app, &format!("/api/v2/workflows/runs/{run}")).await;
+    assert_eq!(ended["state"], "failed", "{ended}");
+    assert_eq!(ended["steps"][0]["output"]["code"], "entitlement_missing", "{ended}");
+    assert!(ended["steps"][0]["output"].get("points").is_none(), "no data read: {ended}");
+}

@@ -33,7 +33,8 @@ pub struct JobErrorView {
     /// The engine's typed reason (`infeasible`, `not_positive_definite`, `budget_exceeded` when its counted
     /// iterations or work ran out, …), `safety_timeout` (past the wall-clock safety net before the counted
     /// budget ran out), `authority_withdrawn` (the application that queued it lost the scope or was suspended
-    /// before it ran), `integrity_failure` (its sealed request failed verification) or `internal_error`.
+    /// before it ran), `entitlement_missing` (its workspace lost the entitlement to the data it reads before
+    /// it read it), `integrity_failure` (its sealed request failed verification) or `internal_error`.
     #[schema(value_type = fiscus_domain::compute::JobFailureCode, inline)]
     pub code: &'static str,
     pub detail: String,
