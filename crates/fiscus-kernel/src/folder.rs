@@ -188,21 +188,6 @@ impl Folder {
     }
 }
 
-/// Logs a problem with a shared folder (or what Fiscus writes there) once per subject and process: the
-/// workers pass every half second, and a link left in a folder would otherwise fill the log. At most 1,024
-/// subjects are remembered; past that, each is logged every time.
-pub fn warn_once(subject: &str, what: &str) {
-    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    let mut said = SAID.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if said.iter().any(|s| s == subject) {
-        return;
-    }
-    if said.len() < 1024 {
-        said.push(subject.to_string());
-    }
-    tracing::warn!(subject = %subject, problem = %what, "shared folder");
-}
-
 /// One path component: not empty, not `.` or `..`, no separator, no NUL.
 fn component(name: &str) -> io::Result<()> {
     if name.is_empty() || name == "." || name == ".." || name.contains('/') || name.contains('\0') {

@@ -27,6 +27,7 @@ pub mod folder;
 pub mod governed;
 pub mod inputs;
 pub mod invocation_log;
+pub mod once;
 pub mod outbound;
 pub mod pool;
 pub mod progress;

@@ -319,6 +319,14 @@ pub async fn get_consistency(
             .detail(format!("a log of {second} leaves cannot extend one of {} leaves", q.first)));
     }
     let (hashes, first_root, second_root) = evidence::consistency(&state, workspace_id, q.first, second).await?;
+    // Read from edited tiles, the roots would not be the signed one, or the proof would not join them:
+    // refused, never served.
+    let (m, n) = (q.first as u64, second as u64);
+    let joined = fiscus_domain::tlog::verify_consistency(m, n, &first_root, &second_root, &hashes).is_ok();
+    if !joined || checkpoint.as_ref().is_some_and(|c| c.root != second_root) {
+        let what = format!("the log's tiles give no consistency proof from {m} to {n} matching its checkpoint");
+        return Err(fiscus_store::StoreError::Tampered(what).into());
+    }
     Ok(Json(ConsistencyProofView {
         object: "consistency_proof",
         first: q.first,

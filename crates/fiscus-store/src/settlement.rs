@@ -64,14 +64,17 @@ impl TryFrom<JobRow> for Job {
 }
 
 /// Claims up to `limit` due items for `worker`: pending ones, and claimed ones whose worker went silent for
-/// `stale_after` (it crashed before finishing; finishing is transactional, so nothing was half done).
+/// `stale_after` (it crashed before finishing; finishing is transactional, so nothing was half done); never
+/// one set aside.
 pub async fn claim(tx: &mut WriteTx, worker: &str, now: i64, stale_after: i64, limit: i64) -> Result<Vec<Job>> {
     let skip = for_update_skip_locked(backend_of(tx.conn()));
+    // An item set aside (its action failed its seal: `crate::set_aside`) is never claimed again.
+    let not_set_aside = crate::set_aside::skipped("settlement_jobs", "settlement_jobs");
     sqlx::query_as::<_, JobRow>(&format!(
         "UPDATE settlement_jobs SET state = 'claimed', claimed_by = $1, claimed_at = $2, attempts = attempts + 1 \
          WHERE id IN (SELECT id FROM settlement_jobs \
-                      WHERE (state = 'pending' AND available_at <= $2) OR (state = 'claimed' AND claimed_at < $3) \
-                      ORDER BY id LIMIT $4{skip}) \
+                      WHERE ((state = 'pending' AND available_at <= $2) OR (state = 'claimed' AND claimed_at < $3)) \
+                      AND {not_set_aside} ORDER BY id LIMIT $4{skip}) \
          RETURNING id, workspace_id, environment, action_id, connector, attempts"
     ))
     .bind(worker)

@@ -278,11 +278,17 @@ pub async fn run_once(services: &Services) -> Result<usize, EvidenceError> {
                 continue;
             }
         };
-        let mut ev = services.store.evidence_read().await?;
-        let latest = store::latest_checkpoint(&mut ev, workspace_id).await?;
-        drop(ev);
-        if latest.is_none_or(|c| now - c.created_at >= interval) {
-            sign_if_grown(services, workspace_id, &tree).await?;
+        let signed = async {
+            let mut ev = services.store.evidence_read().await?;
+            let latest = store::latest_checkpoint(&mut ev, workspace_id).await?;
+            drop(ev);
+            if latest.is_none_or(|c| now - c.created_at >= interval) {
+                sign_if_grown(services, workspace_id, &tree).await?;
+            }
+            Ok::<(), EvidenceError>(())
+        };
+        if let Err(e) = signed.await {
+            tracing::warn!(workspace = %workspace_id, error = %e, "a workspace's checkpoint could not be signed");
         }
     }
     Ok(behind.len())
@@ -300,9 +306,22 @@ pub async fn backfill(services: &Services) -> Result<u64, EvidenceError> {
     drop(conn);
     let mut added = 0;
     for workspace_id in workspaces {
-        let mut tx = services.store.begin().await?;
-        let n = fiscus_store::sealed_tables::backfill_log(&mut tx, &workspace_id).await?;
-        tx.commit().await?;
+        let logged = async {
+            let mut tx = services.store.begin().await?;
+            let n = fiscus_store::sealed_tables::backfill_log(&mut tx, &workspace_id).await?;
+            tx.commit().await?;
+            Ok::<u64, StoreError>(n)
+        };
+        // A workspace whose old records fail their seals is not logged (nothing is logged under a seal that
+        // does not hold), said once, and holds back no other workspace's log (issue 54).
+        let n = match logged.await {
+            Ok(n) => n,
+            Err(e @ (StoreError::Tampered(_) | StoreError::Corrupt(_))) => {
+                crate::once::warn_once(&format!("log backfill {workspace_id}"), &e.to_string());
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         if n > 0 {
             tracing::info!(workspace = %workspace_id, leaves = n, "records written before the transparency log are in it now");
         }

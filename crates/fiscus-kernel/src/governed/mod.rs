@@ -19,6 +19,7 @@ pub mod delegations;
 pub mod execution_clients;
 pub mod production;
 pub mod record;
+pub mod set_aside;
 pub mod statement_entries;
 pub mod webhooks;
 

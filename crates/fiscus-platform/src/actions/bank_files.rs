@@ -24,7 +24,7 @@ use fiscus_iso20022::pain001::{self, AccountId, Agent, CreditTransfer, Party, Pa
 use fiscus_kernel::Services;
 use fiscus_kernel::folder::{self, Folder};
 use fiscus_kernel::governed::record::{AuditEntry, audit};
-use fiscus_kernel::governed::{Caller, Failure, new_record};
+use fiscus_kernel::governed::{Caller, Failure, new_record, set_aside};
 use fiscus_kernel::settings::BankFiles;
 use fiscus_store::bank_accounts::Version;
 use fiscus_store::bank_files::{FILES_SEALED, File, INSTRUCTIONS_SEALED, Unfiled};
@@ -70,7 +70,7 @@ pub async fn run_once(services: &Services, worker: &str) -> Result<Pass, Failure
     drop(conn);
     if !bad.is_empty() {
         let mut tx = services.store.begin().await?;
-        pass.set_aside += set_aside(&mut tx, &caller, FILES_SEALED.table, &bad).await?;
+        pass.set_aside += set_aside::record(&mut tx, &caller, FILES_SEALED.table, &bad).await?;
         tx.commit().await?;
     }
     for (tenant, file) in unpublished {
@@ -80,12 +80,12 @@ pub async fn run_once(services: &Services, worker: &str) -> Result<Pass, Failure
             Err(Failure::Store(e @ StoreError::Tampered(_))) => {
                 let bad = [Bad { record_id: id, tenant, reason: integrity_reason(&e) }];
                 let mut tx = services.store.begin().await?;
-                pass.set_aside += set_aside(&mut tx, &caller, FILES_SEALED.table, &bad).await?;
+                pass.set_aside += set_aside::record(&mut tx, &caller, FILES_SEALED.table, &bad).await?;
                 tx.commit().await?;
             }
             Err(e) => {
                 pass.held += 1;
-                fiscus_kernel::folder::warn_once(&format!("payment file {id}"), &format!("not published: {e:?}"));
+                fiscus_kernel::once::warn_once(&format!("payment file {id}"), &format!("not published: {e:?}"));
             }
         }
     }
@@ -111,7 +111,7 @@ async fn file_one(services: &Services, cfg: &BankFiles, caller: &Caller) -> Resu
     };
     let Unfiled { tenant, debtor_account_id, mut instructions, bad } = claim;
     if !bad.is_empty() || instructions.is_empty() {
-        let n = set_aside(&mut tx, caller, INSTRUCTIONS_SEALED.table, &bad).await?;
+        let n = set_aside::record(&mut tx, caller, INSTRUCTIONS_SEALED.table, &bad).await?;
         tx.commit().await?;
         return Ok(Some(Filed::SetAside(n)));
     }
@@ -129,7 +129,7 @@ async fn file_one(services: &Services, cfg: &BankFiles, caller: &Caller) -> Resu
             let published = match publish(services, cfg, caller, &tenant, file).await {
                 Ok(()) => true,
                 Err(e) => {
-                    fiscus_kernel::folder::warn_once(&format!("payment file {id}"), &format!("not published: {e:?}"));
+                    fiscus_kernel::once::warn_once(&format!("payment file {id}"), &format!("not published: {e:?}"));
                     false
                 }
             };
@@ -146,7 +146,7 @@ async fn file_one(services: &Services, cfg: &BankFiles, caller: &Caller) -> Resu
                 .map(|i| Bad { record_id: i.record.id.clone(), tenant: tenant.clone(), reason: reason.clone() })
                 .collect();
             let mut tx = services.store.begin().await?;
-            let n = set_aside(&mut tx, caller, INSTRUCTIONS_SEALED.table, &bad).await?;
+            let n = set_aside::record(&mut tx, caller, INSTRUCTIONS_SEALED.table, &bad).await?;
             tx.commit().await?;
             Ok(Some(Filed::SetAside(n)))
         }
@@ -156,31 +156,6 @@ async fn file_one(services: &Services, cfg: &BankFiles, caller: &Caller) -> Resu
 
 fn integrity_reason(e: &StoreError) -> String {
     format!("a record failed its seal (edited outside Fiscus): {e}")
-}
-
-/// Sets records of `table` aside, each with an audit event in its workspace's trail and an alarm in the log;
-/// how many were newly set aside.
-async fn set_aside(tx: &mut WriteTx, caller: &Caller, table: &'static str, bad: &[Bad]) -> Result<usize, Failure> {
-    let now = now_micros();
-    let mut n = 0;
-    for b in bad {
-        tracing::error!(table, record = %b.record_id, workspace = %b.tenant.workspace_id, reason = %b.reason,
-            "a record was set aside: the worker goes on without it");
-        if fiscus_store::set_aside::put(tx, &b.tenant, table, &b.record_id, &b.reason, &caller.actor.label(), now)
-            .await?
-        {
-            let entry = AuditEntry::of_tenant(
-                &b.tenant,
-                Change::RecordSetAside,
-                &b.record_id,
-                json!({ "table": table, "reason": b.reason }),
-                now,
-            );
-            audit(tx, caller, &entry).await?;
-            n += 1;
-        }
-    }
-    Ok(n)
 }
 
 /// Records a file of `instructions` (one group: tenant, debit account version, currency, requested date)

@@ -6,6 +6,7 @@ pub mod agentic;
 mod assessment_evidence;
 mod bank_accounts;
 pub mod bank_files;
+pub mod bank_inbound;
 pub mod bank_messages;
 mod bank_routes;
 mod checks;

@@ -1,5 +1,6 @@
 //! The settlement worker: claims due execution work from every workspace (exclusive across nodes) and
 //! settles each item through the application layer (`governed::actions::settle`), one transaction per item.
+//! An item whose action fails its seal is set aside (`governed::set_aside`) rather than retried forever.
 
 use fiscus_domain::actor::Actor;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
@@ -7,7 +8,9 @@ use fiscus_store::settlement::Job;
 
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::actions::settle::{Settled, settle};
-use fiscus_kernel::governed::{Caller, Failure};
+use fiscus_kernel::governed::{Caller, Failure, set_aside};
+use fiscus_store::StoreError;
+use fiscus_store::set_aside::Bad;
 
 /// Claims and processes one batch; returns how many items it finished.
 pub async fn run_once(state: &Services, worker: &str) -> anyhow::Result<usize> {
@@ -21,6 +24,24 @@ pub async fn run_once(state: &Services, worker: &str) -> anyhow::Result<usize> {
         match process(state, &caller, &job).await {
             Ok(true) => done += 1,
             Ok(false) => tracing::info!(job = %job.id, "the claim was taken over; leaving the item to its new worker"),
+            // The action (or what it binds) failed its seal: the item is set aside, never retried, and every
+            // other item goes on (issue 54).
+            Err(Failure::Store(e @ StoreError::Tampered(_))) => {
+                let bad = [Bad {
+                    record_id: job.id.clone(),
+                    tenant: job.tenant.clone(),
+                    reason: format!("its action {} failed its seal (edited outside Fiscus): {e}", job.action_id),
+                }];
+                let set_aside = async {
+                    let mut tx = state.store.begin().await?;
+                    set_aside::record(&mut tx, &caller, "settlement_jobs", &bad).await?;
+                    tx.commit().await?;
+                    Ok::<(), Failure>(())
+                };
+                if let Err(e) = set_aside.await {
+                    tracing::warn!(job = %job.id, error = ?e, "a settlement item could not be set aside; it will be retried");
+                }
+            }
             Err(e) => {
                 tracing::warn!(job = %job.id, action = %job.action_id, error = ?e, "settlement item failed; it will be retried")
             }

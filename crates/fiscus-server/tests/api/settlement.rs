@@ -145,4 +145,16 @@ async fn an_action_edited_after_execution_is_not_settled() {
         app.count(&format!("SELECT COUNT(*) FROM actions WHERE id = '{id}' AND control_state = 'executing'")).await,
         1
     );
+    // Its item is set aside (issue 54): never claimed again, while every other action settles.
+    let aside = app.count("SELECT COUNT(*) FROM set_aside WHERE table_name = 'settlement_jobs'").await;
+    assert_eq!(aside, 1);
+    let other = executed_action(&app, &cookie, "INV-OTHER").await;
+    let done = fiscus_server::workers::settlement::run_once(&app.state, "wrk_test").await.expect("pass");
+    assert_eq!(done, 1, "only the untouched action is settled");
+    assert_eq!(app.count(&format!("SELECT COUNT(*) FROM settlement_records WHERE action_id = '{other}'")).await, 1);
+    let stale = fiscus_domain::clock::now_micros() + 3_600 * fiscus_domain::clock::MICROS_PER_SECOND;
+    let mut tx = app.state.store.begin().await.expect("tx");
+    let again = fiscus_store::settlement::claim(&mut tx, "wrk_later", stale, 0, 16).await.expect("claim");
+    tx.commit().await.expect("commit");
+    assert!(again.iter().all(|j| j.action_id != id), "the set-aside item is never claimed again: {again:?}");
 }

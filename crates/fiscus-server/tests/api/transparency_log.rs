@@ -610,6 +610,8 @@ async fn an_edited_tile_or_leaf_is_refused_never_served_nor_proved_from() {
     .await;
     crate::helpers::problem(app.get(&tile, &key).await, 500, "integrity_failure").await;
     crate::helpers::problem(app.get(&proof, &key).await, 500, "integrity_failure").await;
+    let consistency = format!("/api/v2/evidence/consistency?first=3&second={size}");
+    crate::helpers::problem(app.get(&consistency, &key).await, 500, "integrity_failure").await;
     // The entries do not come from the tile, and still give the signed root: served.
     assert_eq!(app.get(&entries, &key).await.status(), 200);
     // The leaves rewritten where they are stored (every record hash given another first digit), the log's
