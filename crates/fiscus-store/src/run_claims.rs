@@ -34,8 +34,11 @@ pub async fn claim(
     per_workspace: i64,
 ) -> Result<Vec<Claimed>> {
     let RunQueue { table, claimable } = queue;
+    // A run set aside (it failed its seal: `crate::set_aside`) is never claimed again.
     let candidates = format!(
-        "c.state IN {claimable} AND c.due_at IS NOT NULL AND c.due_at <= $2 AND (c.claimed_at IS NULL OR c.claimed_at < $3)"
+        "c.state IN {claimable} AND c.due_at IS NOT NULL AND c.due_at <= $2 AND (c.claimed_at IS NULL OR c.claimed_at < $3) \
+         AND {}",
+        crate::set_aside::skipped(table, "c")
     );
     let fair = crate::fair::FairQueue {
         table,
@@ -57,4 +60,17 @@ pub async fn claim(
             Ok(Claimed { run_id, tenant: Tenant { workspace_id, environment } })
         })
         .collect()
+}
+
+/// Lets go of a run `worker` holds (one it set aside, say), so it counts against no workspace's share.
+pub async fn release(tx: &mut WriteTx, queue: &RunQueue, run_id: &str, worker: &str) -> Result<bool> {
+    let done = sqlx::query(&format!(
+        "UPDATE {} SET claimed_by = NULL, claimed_at = NULL WHERE id = $1 AND claimed_by = $2",
+        queue.table
+    ))
+    .bind(run_id)
+    .bind(worker)
+    .execute(tx.conn())
+    .await?;
+    Ok(done.rows_affected() == 1)
 }

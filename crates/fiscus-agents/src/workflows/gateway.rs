@@ -27,6 +27,26 @@ pub async fn in_force(state: &Services, tenant: &Tenant, application_id: &str) -
     Ok(store::in_force(&mut conn, state.store.seal_key(), tenant, application_id).await?)
 }
 
+/// Whether a run may take its next step as far as the gateway is concerned: a run an agent started through
+/// the workflow gateway runs only while its version stays on its application's allowlist, so an admin who
+/// withdraws it stops its queued and running work at the next step (issue 54). Every other run may.
+pub async fn still_allowed(
+    state: &Services,
+    tenant: &Tenant,
+    application_id: &str,
+    run_id: &str,
+    version_id: &str,
+) -> Result<bool, Failure> {
+    let task = {
+        let mut conn = state.store.read().await?;
+        store::task(&mut conn, state.store.seal_key(), tenant, application_id, TaskKey::Run(run_id)).await?
+    };
+    if task.is_none() {
+        return Ok(true);
+    }
+    Ok(in_force(state, tenant, application_id).await?.is_some_and(|g| g.allows(version_id)))
+}
+
 /// An admin's decision: the application's allowlist becomes exactly `versions` (empty withdraws all).
 /// `seen_version` is the allowlist version the admin was shown (0 for none); anything newer refuses.
 pub async fn decide(

@@ -70,6 +70,17 @@ async fn step_once(
             tx.commit().await?;
             return Ok(false);
         }
+        // A run an agent started through the workflow gateway stops once an admin withdraws its version from
+        // the application's allowlist (the workflow suspended for that application's agents).
+        if !super::gateway::still_allowed(state, tenant, application, run_id, &run.record.body.version_id).await? {
+            let detail = json!({ "reason": "allowlist_withdrawn",
+                "detail": "an admin withdrew the run's workflow version from its application's workflow-tool allowlist" });
+            let mut tx = state.store.begin().await?;
+            end(&mut tx, tenant, caller, &run, &recorded, RunState::Cancelled, detail).await?;
+            store::release(&mut tx, run_id, worker).await?;
+            tx.commit().await?;
+            return Ok(false);
+        }
     }
     let (version, next) = plan(state, tenant, &run, &recorded).await?;
     let i = match next {

@@ -6,6 +6,8 @@
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 
 use fiscus_http::AppState;
+use fiscus_kernel::governed::Failure;
+use fiscus_store::StoreError;
 
 /// A claim older than this is taken over (its worker died or hangs).
 const STALE_SECONDS: i64 = 60;
@@ -22,6 +24,10 @@ pub async fn run_once(state: &AppState, worker: &str) -> anyhow::Result<usize> {
         let request_id = fiscus_domain::ids::new_id("req");
         match fiscus_agents::spaces::runs::execute(state, &run.tenant, &run.run_id, &request_id).await {
             Ok(_) => done += 1,
+            // The run's record (or a call it recorded) failed its seal: set aside, never retried (issue 54).
+            Err(Failure::Store(e @ StoreError::Tampered(_))) => {
+                super::set_aside_run(state, worker, &fiscus_store::spaces::AGENT_RUNS, run, &e).await;
+            }
             Err(e) => tracing::warn!(run = %run.run_id, error = ?e, "agent run failed to advance; it will be retried"),
         }
     }

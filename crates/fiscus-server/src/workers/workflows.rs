@@ -4,6 +4,8 @@
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 
 use fiscus_kernel::Services;
+use fiscus_kernel::governed::Failure;
+use fiscus_store::StoreError;
 
 /// A claim older than this is taken over (its worker died or hangs); the run goes on from its history.
 const STALE_SECONDS: i64 = 30;
@@ -19,6 +21,10 @@ pub async fn run_once(state: &Services, worker: &str) -> anyhow::Result<usize> {
     for run in &claimed {
         match fiscus_agents::workflows::runtime::advance(state, worker, run).await {
             Ok(()) => done += 1,
+            // The run's own record failed its seal: set aside, never retried (issue 54).
+            Err(Failure::Store(e @ StoreError::Tampered(_))) => {
+                super::set_aside_run(state, worker, &fiscus_store::workflows::WORKFLOW_RUNS, run, &e).await;
+            }
             Err(e) => tracing::warn!(run = %run.run_id, error = ?e, "workflow run step failed; it will be retried"),
         }
     }

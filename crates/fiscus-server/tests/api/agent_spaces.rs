@@ -226,3 +226,28 @@ async fn a_queued_run_of_a_space_suspended_meanwhile_makes_no_call() {
     let execution = execution_of(&app, &finished).await;
     assert_eq!(execution["calls"], json!([]), "{execution}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_run_whose_record_was_edited_is_set_aside_and_the_next_runs() {
+    let app = spawn_app_with(|s| s.agent_worker = false).await;
+    demo(&app).await;
+    let space = promoted(&app, "market_watch").await;
+    let body = json!({ "prompt": "How did AAPL move? Show its prices.", "execution_mode": "async" });
+    let edited: Value = run(&app, &space, &body, None).await.json().await.expect("json");
+    let edited = edited["id"].as_str().expect("id").to_string();
+    // Someone with the database edits the queued run's prompt: its seal no longer matches.
+    app.execute(&format!("UPDATE agent_runs SET body = replace(body, 'AAPL', 'MSFT') WHERE id = '{edited}'")).await;
+    fiscus_server::workers::agent_runs::run_once(&app.state, "wrk_test").await.expect("worker");
+    let aside = format!("SELECT COUNT(*) FROM set_aside WHERE table_name = 'agent_runs' AND record_id = '{edited}'");
+    assert_eq!(app.count(&aside).await, 1, "set aside, named");
+    assert_eq!(
+        app.count(&format!("SELECT COUNT(*) FROM agent_runs WHERE id = '{edited}' AND claimed_by IS NOT NULL")).await,
+        0
+    );
+    // It is never claimed again, and the workspace's next run is carried out.
+    let next: Value = run(&app, &space, &body, None).await.json().await.expect("json");
+    let n = fiscus_server::workers::agent_runs::run_once(&app.state, "wrk_test").await.expect("worker");
+    assert_eq!(n, 1);
+    let finished = ended(&app, next["id"].as_str().expect("id")).await;
+    assert_eq!(finished["state"], "completed", "{finished}");
+}

@@ -186,3 +186,29 @@ async fn a_workflow_outside_the_boundary_is_refused_and_signed_clients_see_only_
     let read = Signed::post(GATEWAY, &call("GetTask", json!({ "id": theirs }))).send(&app, &signer).await;
     assert_eq!(answer(read, 200).await["error"]["code"], -32001);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_gateway_run_stops_at_its_next_step_once_its_version_is_withdrawn() {
+    use fiscus_domain::credentials::Environment;
+    use fiscus_domain::tenancy::Tenant;
+    // No workflow worker: the run an agent starts waits on the queue, as under load.
+    let app = crate::helpers::spawn_app_with(|s| s.workflow_worker = false).await;
+    demo(&app).await;
+    let report = installed(&app, "liquidity_report").await;
+    let cookie = admin_cookie(&app).await;
+    assert_eq!(allowlist(&app, &cookie, &[&report]).await.status(), 303);
+    // Not ended within the answer: 202, the task working.
+    let sent = answer(rpc(&app, &send("m-1", &report)).await, 202).await;
+    let run_id = sent["result"]["task"]["id"].as_str().expect("id").to_string();
+    assert_eq!(sent["result"]["task"]["status"]["state"], "TASK_STATE_WORKING", "{sent}");
+    // An admin withdraws the version: the queued run ends at its next step, cancelled, without a step run.
+    assert_eq!(allowlist(&app, &cookie, &[]).await.status(), 303);
+    let tenant = Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
+    let claimed = fiscus_store::workflows::Claimed { run_id: run_id.clone(), tenant };
+    fiscus_agents::workflows::runtime::advance(&app.state, "wrk_test", &claimed).await.expect("advance");
+    let run: Value = app.get(&format!("/api/v2/workflows/runs/{run_id}"), &app.key).await.json().await.expect("json");
+    assert_eq!(run["state"], "cancelled", "{run}");
+    assert_eq!(app.count(&format!("SELECT COUNT(*) FROM workflow_run_steps WHERE run_id = '{run_id}'")).await, 0);
+    let read = answer(rpc(&app, &call("GetTask", json!({ "id": run_id }))).await, 200).await;
+    assert_eq!(read["result"]["status"]["state"], "TASK_STATE_CANCELED", "{read}");
+}
