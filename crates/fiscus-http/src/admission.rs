@@ -58,7 +58,7 @@ impl Admission {
     /// was none. The room is given back when the returned guard is dropped.
     pub async fn admit(&self, workspace: &str, bytes: u64) -> Option<Admitted> {
         if bytes <= UNCOUNTED_UP_TO {
-            return Some(Admitted(Vec::new()));
+            return Some(Admitted { _held: Vec::new() });
         }
         let need = kib(bytes).min(self.share_kib);
         let share = {
@@ -75,7 +75,7 @@ impl Admission {
         let both = async {
             let mine = share.acquire_many_owned(need).await.ok()?;
             let node = self.node.clone().acquire_many_owned(need).await.ok()?;
-            Some(Admitted(vec![mine, node]))
+            Some(Admitted { _held: vec![mine, node] })
         };
         tokio::time::timeout(self.wait, both).await.ok().flatten()
     }
@@ -87,7 +87,9 @@ impl Admission {
 }
 
 /// Room held by one admitted body until it is dropped.
-pub struct Admitted(#[allow(dead_code)] Vec<OwnedSemaphorePermit>);
+pub struct Admitted {
+    _held: Vec<OwnedSemaphorePermit>,
+}
 
 fn kib(bytes: u64) -> u32 {
     u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX)

@@ -99,21 +99,27 @@ fn one_workspace_s_large_bodies_keep_the_process_bounded_and_leave_others_fast()
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     let outcome = rt.block_on(async {
         let http = reqwest::Client::new();
+        // The node is another process: wait on what it serves (its readiness), asking every 50 ms.
         let deadline = Instant::now() + Duration::from_secs(30);
+        let mut every = tokio::time::interval(Duration::from_millis(50));
         while !http.get(format!("{base}/readyz")).send().await.is_ok_and(|r| r.status() == 200) {
             assert!(Instant::now() < deadline, "the server did not start");
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            every.tick().await;
         }
         let idle_rss = peak_rss_kb(pid);
         let body = large_body();
         assert!((15 << 20..16 << 20).contains(&body.len()), "{} bytes", body.len());
         // The other workspace reads throughout, on its own connections.
+        // The reader says how many rounds it has taken, so the test waits for rounds, not for time.
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (rounds_tx, mut rounds) = tokio::sync::watch::channel(0usize);
         let reader = {
             let (base, other, stop) = (base.clone(), other.clone(), stop.clone());
             tokio::spawn(async move {
                 let http = reqwest::Client::new();
                 let (mut health, mut reads) = (Vec::new(), Vec::new());
+                // A steady pace of one round each 20 ms, like a client polling.
+                let mut pace = tokio::time::interval(Duration::from_millis(20));
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     let t = Instant::now();
                     let ok = http.get(format!("{base}/healthz")).send().await.is_ok_and(|r| r.status() == 200);
@@ -126,12 +132,14 @@ fn one_workspace_s_large_bodies_keep_the_process_bounded_and_leave_others_fast()
                         .await
                         .is_ok_and(|r| r.status() == 200);
                     reads.push((t.elapsed(), ok));
-                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    rounds_tx.send_modify(|n| *n += 1);
+                    pace.tick().await;
                 }
                 (health, reads)
             })
         };
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Some rounds idle first, to have the reader going before the bodies arrive.
+        rounds.wait_for(|n| *n >= 10).await.expect("reader");
         let started = Instant::now();
         let senders: Vec<_> = (0..20)
             .map(|_| {
@@ -156,7 +164,9 @@ fn one_workspace_s_large_bodies_keep_the_process_bounded_and_leave_others_fast()
             statuses.push(s.await.expect("sender"));
         }
         let took = started.elapsed();
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // And some rounds after the last answer, before the reader stops.
+        let after = *rounds.borrow() + 10;
+        rounds.wait_for(|n| *n >= after).await.expect("reader");
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let (health, reads) = reader.await.expect("reader");
         (idle_rss, peak_rss_kb(pid), statuses, took, health, reads)

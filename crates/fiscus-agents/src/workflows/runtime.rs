@@ -61,22 +61,28 @@ async fn step_once(
             let mut conn = state.store.read().await?;
             fiscus_store::applications::authority(&mut conn, &tenant.workspace_id, application).await?
         };
-        if !held.is_some_and(|scopes| INVOKING_SCOPES.iter().any(|s| scopes.contains(s))) {
-            let detail = json!({ "reason": "authority_withdrawn",
-                "detail": "the application that invoked the run is no longer active or no longer holds a scope that invokes runs" });
+        let stopped = if !held.is_some_and(|scopes| INVOKING_SCOPES.iter().any(|s| scopes.contains(s))) {
+            Some((
+                RunState::Failed,
+                json!({ "reason": "authority_withdrawn",
+                "detail": "the application that invoked the run is no longer active or no longer holds a scope that invokes runs" }),
+            ))
+        } else if !super::gateway::still_allowed(state, tenant, application, run_id, &run.record.body.version_id)
+            .await?
+        {
+            // A run an agent started through the workflow gateway stops once an admin withdraws its version
+            // from the application's allowlist (the workflow suspended for that application's agents).
+            Some((
+                RunState::Cancelled,
+                json!({ "reason": "allowlist_withdrawn",
+                "detail": "an admin withdrew the run's workflow version from its application's workflow-tool allowlist" }),
+            ))
+        } else {
+            None
+        };
+        if let Some((to, detail)) = stopped {
             let mut tx = state.store.begin().await?;
-            end(&mut tx, tenant, caller, &run, &recorded, RunState::Failed, detail).await?;
-            store::release(&mut tx, run_id, worker).await?;
-            tx.commit().await?;
-            return Ok(false);
-        }
-        // A run an agent started through the workflow gateway stops once an admin withdraws its version from
-        // the application's allowlist (the workflow suspended for that application's agents).
-        if !super::gateway::still_allowed(state, tenant, application, run_id, &run.record.body.version_id).await? {
-            let detail = json!({ "reason": "allowlist_withdrawn",
-                "detail": "an admin withdrew the run's workflow version from its application's workflow-tool allowlist" });
-            let mut tx = state.store.begin().await?;
-            end(&mut tx, tenant, caller, &run, &recorded, RunState::Cancelled, detail).await?;
+            end(&mut tx, tenant, caller, &run, &recorded, to, detail).await?;
             store::release(&mut tx, run_id, worker).await?;
             tx.commit().await?;
             return Ok(false);
