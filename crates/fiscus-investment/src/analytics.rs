@@ -244,7 +244,7 @@ pub async fn risk(state: &Services, tenant: &Tenant, q: RiskQuery) -> Result<Ris
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
-    let book = book::load(state, tenant, q.portfolio_id).await?;
+    let book = book::load(state, tenant, q.portfolio_id, q.as_of.as_deref()).await?;
     let valued = value(state, tenant, &book, q.as_of.as_deref()).await?;
     let start = window_start(&valued.as_of, lookback);
     let History { dates, portfolio: returns, mut quality, .. } =
@@ -365,7 +365,7 @@ pub async fn comparison(state: &Services, tenant: &Tenant, q: ComparisonQuery) -
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
-    let book = book::load(state, tenant, q.portfolio_id).await?;
+    let book = book::load(state, tenant, q.portfolio_id, None).await?;
     let Some(benchmark) = q.benchmark.clone().or_else(|| book.portfolio.benchmark_symbol.clone()) else {
         return Err(invalid("benchmark", "the portfolio has no benchmark: name one"));
     };

@@ -73,12 +73,14 @@ impl Book {
     }
 }
 
-/// Loads a portfolio of the workspace (`NotFound` for another workspace's or an unknown id).
-pub async fn load(state: &Services, tenant: &Tenant, portfolio_id: i64) -> Result<Book, Failure> {
+/// Loads a portfolio of the workspace (`NotFound` for another workspace's or an unknown id) as it stood at
+/// the end of `as_of` (every acquisition, disposal and cash movement dated on or before it, and nothing
+/// after), or with everything recorded when `None`.
+pub async fn load(state: &Services, tenant: &Tenant, portfolio_id: i64, as_of: Option<&str>) -> Result<Book, Failure> {
     let mut conn = state.store.read().await?;
     let portfolio = book::get_portfolio(&mut conn, &tenant.workspace_id, portfolio_id).await?;
-    let lots = book::open_lots(&mut conn, tenant, portfolio_id).await?;
-    let cash = book::cash_balances(&mut conn, tenant, portfolio_id).await?;
+    let lots = book::open_lots(&mut conn, tenant, portfolio_id, as_of).await?;
+    let cash = book::cash_balances(&mut conn, tenant, portfolio_id, as_of).await?;
     Ok(Book { portfolio, lots, cash })
 }
 

@@ -150,7 +150,7 @@ pub async fn snapshot(
         return Err(Failure::Invalid(vec![("as_of", "must be a date (YYYY-MM-DD)".into())]));
     }
     let id = portfolio_id(state, tenant, portfolio).await?;
-    let book = book::load(state, tenant, id).await?;
+    let book = book::load(state, tenant, id, req.as_of.as_deref()).await?;
     let base = book.portfolio.base_currency;
     let (version, rules_hash, rules) = policy_in_force(state, &tenant.workspace_id).await?;
     // Settled securities: the open lots held on the valuation date, by instrument.

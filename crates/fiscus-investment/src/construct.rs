@@ -137,7 +137,7 @@ pub async fn construct(
         return Err(Failure::Invalid(errors));
     }
     let objective = req.objective.unwrap_or(ConstructionObjective::MinVariance);
-    let book = book::load(state, tenant, portfolio_id).await?;
+    let book = book::load(state, tenant, portfolio_id, req.as_of.as_deref()).await?;
     let valued = analytics::value(state, tenant, &book, req.as_of.as_deref()).await?;
     let symbols: Vec<String> = match &req.instruments {
         Some(list) => list.clone(),

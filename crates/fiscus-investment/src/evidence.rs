@@ -126,7 +126,7 @@ pub async fn risk_compliance(
         Failure::NotFound => Failure::missing("portfolio_id", "no such portfolio in this workspace"),
         other => other,
     })?;
-    let book = book::load(state, tenant, req.portfolio_id).await?;
+    let book = book::load(state, tenant, req.portfolio_id, req.as_of.as_deref()).await?;
     let benchmark = match &book.portfolio.benchmark_symbol {
         Some(_) => Some(
             analytics::comparison(
@@ -263,7 +263,7 @@ pub async fn generative_market(
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
-    let book = match book::load(state, tenant, req.portfolio_id).await {
+    let book = match book::load(state, tenant, req.portfolio_id, req.as_of.as_deref()).await {
         Err(Failure::NotFound) => return Err(Failure::missing("portfolio_id", "no such portfolio in this workspace")),
         other => other?,
     };

@@ -203,7 +203,7 @@ pub async fn rebalance(
             format!("the model portfolio's hash is {current}, not {expected}"),
         ));
     }
-    let book = ledger::load(state, tenant, op.portfolio_id).await?;
+    let book = ledger::load(state, tenant, op.portfolio_id, r.as_of.as_deref()).await?;
     let base = book.portfolio.base_currency;
     // Marks for what is held and what the model holds, on one valuation date.
     let mut conn = state.store.read().await?;

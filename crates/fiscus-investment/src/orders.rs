@@ -189,8 +189,8 @@ async fn computed_checks(
     ticket: &OrderTicket,
     output: &RebalanceOutput,
 ) -> Result<Vec<ValidCheck>, Failure> {
-    let lots = book::open_lots(tx.conn(), tenant, ticket.portfolio_id).await?;
-    let cash = book::cash_balances(tx.conn(), tenant, ticket.portfolio_id).await?;
+    let lots = book::open_lots(tx.conn(), tenant, ticket.portfolio_id, None).await?;
+    let cash = book::cash_balances(tx.conn(), tenant, ticket.portfolio_id, None).await?;
     let restricted = book::restricted(tx.conn(), &tenant.workspace_id).await?;
     let key = tx.seal_key().clone();
     let model = fiscus_store::themes::get_model(tx.conn(), &key, tenant, &ticket.model_portfolio).await?;
@@ -223,7 +223,7 @@ pub async fn apply_settlement(
     let Ok(ticket) = serde_json::from_value::<OrderTicket>(metadata.clone()) else {
         return Ok(Err("the envelope carries no order ticket".to_string()));
     };
-    let lots = book::open_lots(tx.conn(), tenant, ticket.portfolio_id).await?;
+    let lots = book::open_lots(tx.conn(), tenant, ticket.portfolio_id, None).await?;
     let instruments = fiscus_store::data::market::ids_by_symbol(tx.conn(), &tenant.workspace_id).await?;
     let settled = super::tax::engine_date(date)?;
     // Plan every sale first, so a sale the lots cannot cover writes nothing at all.

@@ -144,7 +144,7 @@ pub async fn generate(
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
-    let book = match book::load(state, tenant, req.portfolio_id).await {
+    let book = match book::load(state, tenant, req.portfolio_id, req.end.as_deref()).await {
         Err(Failure::NotFound) => return Err(Failure::missing("portfolio_id", "no such portfolio in this workspace")),
         other => other?,
     };

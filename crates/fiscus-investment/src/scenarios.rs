@@ -169,7 +169,7 @@ pub async fn run(
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
-    let book = book::load(state, tenant, portfolio_id).await?;
+    let book = book::load(state, tenant, portfolio_id, req.as_of.as_deref()).await?;
     let valued = analytics::value(state, tenant, &book, req.as_of.as_deref()).await?;
     let output = match (&req.historical, &req.hypothetical) {
         (Some(h), _) => historical(state, tenant, &valued, h).await?,

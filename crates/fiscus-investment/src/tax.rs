@@ -167,7 +167,7 @@ pub async fn tax_lots(
     if as_of.is_some_and(|d| !is_date(d)) {
         return Err(Failure::Invalid(vec![("as_of", "must be a date (YYYY-MM-DD)".into())]));
     }
-    let book = book::load(state, tenant, portfolio_id).await?;
+    let book = book::load(state, tenant, portfolio_id, as_of).await?;
     marked(state, tenant, &book, as_of).await
 }
 
@@ -300,7 +300,7 @@ pub async fn harvest(
     }
     let short = rate("short_term_rate", req.short_term_rate, SHORT_TERM_RATE)?;
     let long = rate("long_term_rate", req.long_term_rate, LONG_TERM_RATE)?;
-    let book = book::load(state, tenant, portfolio_id).await?;
+    let book = book::load(state, tenant, portfolio_id, req.as_of.as_deref()).await?;
     if book.lots.is_empty() {
         return Err(Failure::refused(
             fiscus_domain::error_code::ErrorCode::Conflict,

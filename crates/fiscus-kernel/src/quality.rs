@@ -21,6 +21,17 @@ pub enum WarningCode {
     GapFilled,
     /// The periods per year were read from the dates.
     FrequencyInferred,
+    /// The request's `periods_per_year` differs from the frequency the dates show: what the request said is
+    /// used, and this says what the dates would have given.
+    FrequencyOverridden,
+    /// Annual figures extrapolate less than a year of returns (a compounded annual return of a few periods
+    /// can be any size).
+    ShortHistory,
+    /// The inputs leave the answer degenerate: fewer periods than assets (a singular sample covariance), a
+    /// portfolio whose estimated volatility is near zero (its Sharpe ratio means nothing).
+    Degenerate,
+    /// A figure defined on another frequency (a 21-trading-day window) was not computed on these dates.
+    FrequencyMismatch,
 }
 
 /// One thing a computation did to its data that a reader must know.
@@ -57,6 +68,22 @@ impl Quality {
     /// series, the daily convention, said so in a warning).
     pub fn periods_per_year(&mut self, requested: Option<f64>) -> f64 {
         if let Some(p) = requested {
+            // Said by the request, used as said; when the dates show another frequency, the answer says so
+            // rather than annualising months as trading days in silence.
+            if let Some(shown) = self.frequency.periods_per_year()
+                && shown != p
+            {
+                self.warnings.push(Warning {
+                    code: WarningCode::FrequencyOverridden,
+                    symbol: None,
+                    message: format!(
+                        "annualised with {p} periods per year as requested; the dates are {}, which is {shown}",
+                        self.frequency.as_str()
+                    ),
+                    count: 0,
+                    dates: Vec::new(),
+                });
+            }
             return p;
         }
         match self.frequency.periods_per_year() {
@@ -82,6 +109,27 @@ impl Quality {
                 252.0
             }
         }
+    }
+
+    /// Says that annual figures extrapolate `returns` returns when they are fewer than a year's `periods`.
+    pub fn short_history(&mut self, returns: usize, periods: f64) {
+        if (returns as f64) < periods {
+            self.warnings.push(Warning {
+                code: WarningCode::ShortHistory,
+                symbol: None,
+                message: format!(
+                    "annual figures extrapolate {returns} return{} to a year of {periods} periods",
+                    plural(returns as u64)
+                ),
+                count: returns as u64,
+                dates: Vec::new(),
+            });
+        }
+    }
+
+    /// Adds a warning of `code` about the whole computation.
+    pub fn note(&mut self, code: WarningCode, message: String) {
+        self.warnings.push(Warning { code, symbol: None, message, count: 0, dates: Vec::new() });
     }
 
     /// The warning naming the gaps the dates have, if they have any.

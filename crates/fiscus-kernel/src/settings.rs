@@ -111,7 +111,7 @@ pub struct Settings {
     /// nodes may).
     pub agent_worker: bool,
     /// The queue driver of asynchronous Agent Space runs: `database` (runs are queued in the database and
-    /// claimed by any node's agent worker) or `none` (no queue: asynchronous runs answer 503).
+    /// claimed by any node's agent worker) or `none` (no queue: `async` runs answer 503, `auto` runs run in the request).
     pub agent_queue: AgentQueue,
     /// Agent Space runs one workspace and environment may have queued or running at once; beyond it a run
     /// answers 429 with `Retry-After`.
@@ -249,7 +249,7 @@ pub const DEFAULT_SERVICE_CLASS: &str = "standard";
 pub enum AgentQueue {
     /// Queued in the database, claimed with `FOR UPDATE SKIP LOCKED` by any node.
     Database,
-    /// No queue driver: asynchronous runs are refused (503).
+    /// No queue driver: `async` runs are refused (503); `auto` runs are answered in the request.
     None,
 }
 

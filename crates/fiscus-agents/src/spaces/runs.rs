@@ -67,7 +67,7 @@ pub enum Started {
 
 /// Starts a run of space `space_id` for `principal`. Refused, with nothing written, when the prompt names
 /// nothing the playbook handles (422), the space is suspended or its active version declares a tool that is
-/// no longer served (409), it would go on the queue and there is no queue driver (503), the workspace's
+/// no longer served (409), it asks for the queue (`async`) and there is no queue driver (503), the workspace's
 /// runs fill the runtime's capacity (429), or the credits do not cover it (402).
 pub async fn start(
     state: &AppState,
@@ -104,8 +104,9 @@ pub async fn start(
             format!("names nothing this space's playbook handles; its rules answer to: {}", words.join(", ")),
         )]));
     }
-    let queued = request.execution_mode.queued(calls.len());
-    if queued && state.settings.agent_queue == AgentQueue::None {
+    let queue_available = state.settings.agent_queue != AgentQueue::None;
+    let queued = request.execution_mode.queued(calls.len(), queue_available);
+    if queued && !queue_available {
         return Err(Failure::refused(
             ErrorCode::QueueUnavailable,
             "this run would go on the queue and no queue driver is configured (agent_queue = \"none\"); ask for \

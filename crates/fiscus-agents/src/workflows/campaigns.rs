@@ -19,19 +19,19 @@ use fiscus_kernel::Services;
 use fiscus_kernel::governed::record::{AuditEntry, audit};
 use fiscus_kernel::governed::{Caller, Failure};
 
-/// Runs the suite (or one default case) on a version and seals the campaign. A prohibited step or a
-/// malformed case refuses the whole suite (422 `invalid_suite` with `problems`); nothing is recorded then.
+/// Runs the suite (or, without one, one default case) on a version and seals the campaign. A prohibited
+/// step, a suite of no case or a malformed case refuses the whole suite (422 `invalid_suite` with `problems`); nothing is recorded then.
 pub async fn validate(
     state: &Services,
     caller: &Caller,
     tenant: &Tenant,
     version_id: &str,
-    suite: Suite,
+    suite: Option<Suite>,
 ) -> Result<Campaign, Failure> {
     let version = load_version(state, tenant, version_id).await?;
     let definition = &version.body.definition;
     checked(definition)?;
-    if let Err(problems) = campaign::check(definition, &suite) {
+    if let Err(problems) = campaign::check(definition, suite.as_ref()) {
         return Err(Failure::refused_with(
             ErrorCode::InvalidSuite,
             format!(
@@ -42,6 +42,7 @@ pub async fn validate(
             vec![("problems", json!(problems))],
         ));
     }
+    let suite = suite.unwrap_or_default();
     let pins = steps::pin(state, &tenant.workspace_id, definition).await?;
     // Reads once: every case sees the same pinned data.
     let mut reads: HashMap<String, (StepOutcome, Value)> = HashMap::new();

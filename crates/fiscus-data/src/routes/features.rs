@@ -126,7 +126,9 @@ pub struct FeatureValuesPage {
 ///
 /// Computed on read with `fiscus-quant` over the whole price series of one prices dataset (the newest holding
 /// the instrument unless `dataset` names one), so a window near `start` still sees its history; dates inside
-/// the warm-up have no value and are absent. The page names the dataset (with its `provenance` and content
+/// the warm-up have no value and are absent. A feature defined on daily prices (its `frequency`) is refused on
+/// prices of another frequency (409 `conflict` with the prices' `frequency`), never computed over windows
+/// stretched to months. The page names the dataset (with its `provenance` and content
 /// hash) and the price field used, and the same dataset version always gives the same values. Needs
 /// `quant:features:read`; nothing is stored, and an instrument without prices gives an empty page. A price
 /// that is not positive (a close of 0) is left out of the series, as computations leave it out. `Accept:
@@ -137,7 +139,8 @@ pub struct FeatureValuesPage {
     params(("key" = String, Path, description = "The feature's key", example = "volatility_21d"), ValuesQuery),
     responses(
         (status = 200, description = "Values", body = FeatureValuesPage),
-        (status = 404, description = "No such feature, or no such instrument in this workspace")
+        (status = 404, description = "No such feature, or no such instrument in this workspace"),
+        (status = 409, description = "The feature is defined on prices of another frequency than this instrument's (`conflict`, with the prices' `frequency` and the `feature_frequency`)")
     )
 )]
 pub async fn get_feature_values(
@@ -197,6 +200,14 @@ pub async fn get_feature_values(
         .unzip();
     if prices.len() < 2 {
         return respond(representation, &uri, page);
+    }
+    // A window counted in trading days is not stretched over months.
+    let frequency = fiscus_domain::data::frequency::Frequency::of_dates(dates.iter().copied());
+    if let Some(why) = definition.refuses(frequency) {
+        return Err(ApiError::new(ErrorCode::Conflict)
+            .detail(why)
+            .with("frequency", frequency.as_str())
+            .with("feature_frequency", definition.frequency.map(|f| f.as_str())));
     }
     let values = fiscus_kernel::inputs::feature_values(definition.formula, &prices).map_err(|e| {
         // Stored prices are checked positive and finite at import; anything else is corrupt data.

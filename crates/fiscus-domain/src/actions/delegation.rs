@@ -72,15 +72,15 @@ pub struct DelegationRequest {
     #[schema(value_type = fields::MachineDelegatedOnly, inline)]
     pub execution_mode: ExecutionMode,
     pub risk_tier: RiskTier,
-    /// The most one action may move. Each of the three budgets binds on its own: an action must fit all
-    /// of them, so the smallest one that applies is the limit (a daily budget below the per-action one
-    /// simply caps each action at the daily budget).
+    /// The most one action may move. The budgets nest: per action ≤ daily ≤ monthly (terms where they do not
+    /// are 409 `conflict` naming the fields: a budget above the one containing it states a limit that can
+    /// never be reached, and no JSON Schema can order three members). An action must fit all three.
     #[schema(value_type = fields::Amount, inline)]
     pub per_action_budget_minor: i64,
-    /// The most the delegation's actions may move in one UTC day.
+    /// The most the delegation's actions may move in one UTC day: at least `per_action_budget_minor`.
     #[schema(value_type = fields::Amount, inline)]
     pub daily_budget_minor: i64,
-    /// The most the delegation's actions may move in one UTC calendar month.
+    /// The most the delegation's actions may move in one UTC calendar month: at least `daily_budget_minor`.
     #[schema(value_type = fields::Amount, inline)]
     pub monthly_budget_minor: i64,
     /// How many days the delegation lasts from its creation: from 1 to 366. Standing authority is renewed
@@ -105,6 +105,24 @@ pub struct Terms {
 }
 
 impl DelegationRequest {
+    /// The budgets that do not nest (per action ≤ daily ≤ monthly), each by field, with why.
+    pub fn unnested_budgets(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        let pairs = [
+            ("per_action_budget_minor", self.per_action_budget_minor, "daily_budget_minor", self.daily_budget_minor),
+            ("daily_budget_minor", self.daily_budget_minor, "monthly_budget_minor", self.monthly_budget_minor),
+        ];
+        for (field, value, container, limit) in pairs {
+            if value > limit {
+                out.push((
+                    field,
+                    format!("{value} is above {container} ({limit}): budgets nest, per action ≤ daily ≤ monthly"),
+                ));
+            }
+        }
+        out
+    }
+
     pub fn validate(self, now: Micros) -> Result<Terms, Vec<(&'static str, String)>> {
         let mut errors = Vec::new();
         if self.execution_mode != ExecutionMode::MachineDelegated {
@@ -441,6 +459,24 @@ mod tests {
         assert!(budget_allows(101, &t, 0, 0).is_err());
         assert!(budget_allows(100, &t, 201, 201).is_err());
         assert!(budget_allows(100, &t, 0, 401).is_err());
+    }
+
+    #[test]
+    fn budgets_nest_or_the_request_is_refused_naming_the_fields() {
+        let request = |per_action: i64, daily: i64, monthly: i64| -> DelegationRequest {
+            serde_json::from_value(serde_json::json!({
+                "action": "payment", "counterparty": "cp", "connector": "sandbox", "currency": "EUR",
+                "execution_mode": "machine_delegated", "risk_tier": "T1", "per_action_budget_minor": per_action,
+                "daily_budget_minor": daily, "monthly_budget_minor": monthly, "valid_for_days": 30
+            }))
+            .expect("request")
+        };
+        let fields =
+            |r: DelegationRequest| -> Vec<&'static str> { r.unnested_budgets().into_iter().map(|(f, _)| f).collect() };
+        assert!(request(5_000, 5_000, 5_000).unnested_budgets().is_empty(), "equal budgets nest");
+        assert_eq!(fields(request(9_000, 5_000, 100_000)), ["per_action_budget_minor"]);
+        assert_eq!(fields(request(1_000, 5_000, 4_000)), ["daily_budget_minor"]);
+        assert_eq!(fields(request(9_000, 5_000, 4_000)), ["per_action_budget_minor", "daily_budget_minor"]);
     }
 
     #[test]

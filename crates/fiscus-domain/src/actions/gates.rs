@@ -67,21 +67,40 @@ fn fail(gate: Gate, reason: impl Into<String>) -> FailedGate {
     FailedGate { gate, reason: reason.into() }
 }
 
+/// Why an execution is refused before any gate's evidence is read (so no machine-authority nonce is spent).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotStartable {
+    /// Nobody with authority has approved it (a draft, one pending a person's approval, denied): the seed's
+    /// "422 not authorized", answered as the `authorised` gate failing.
+    Unauthorised(FailedGate),
+    /// It is already executing or has ended: its lifecycle, not its authority (409 `action_state_conflict`).
+    Conflict,
+}
+
 /// Whether an execution can start from this state at all: approved, or for a machine-delegated action
-/// (whose authority is its operator-approved delegation) pending approval too. Any other state is the
-/// action's lifecycle, refused before the gates are evaluated (409 `action_state_conflict`).
-pub fn execution_can_start(mode: ExecutionMode, state: ControlState) -> bool {
-    match mode {
+/// (whose authority is its operator-approved delegation) pending approval too.
+pub fn execution_can_start(mode: ExecutionMode, state: ControlState) -> Result<(), NotStartable> {
+    let startable = match mode {
         ExecutionMode::MachineDelegated => matches!(state, ControlState::PendingApproval | ControlState::Approved),
         ExecutionMode::HumanApproved => state == ControlState::Approved,
+    };
+    if startable {
+        return Ok(());
     }
+    let why = match state {
+        ControlState::Draft => "the action is a draft: it has not been submitted for approval",
+        ControlState::PendingApproval => "the action is pending_approval: the people it needs have not approved it",
+        ControlState::Denied => "the action is denied: a person refused it",
+        _ => return Err(NotStartable::Conflict),
+    };
+    Err(NotStartable::Unauthorised(fail(Gate::Authorised, why)))
 }
 
 pub fn evaluate(f: &GateFacts<'_>) -> Vec<FailedGate> {
     let mut failed = Vec::new();
     if f.execution_mode == ExecutionMode::MachineDelegated {
         // Authority comes from the operator-approved delegation (checked by the delegation gate).
-        if !execution_can_start(f.execution_mode, f.state) {
+        if execution_can_start(f.execution_mode, f.state).is_err() {
             failed.push(fail(Gate::Authorised, format!("the action is {}", f.state.as_str())));
         }
     } else if f.state != ControlState::Approved {

@@ -3,6 +3,7 @@
 //! traceable to the dataset version it was computed from. The expressions are what pandas users write; the
 //! engine's functions are checked against them (`fiscus_quant::features`).
 
+use super::frequency::Frequency;
 use serde::Serialize;
 
 /// How a feature is computed from a price series.
@@ -37,8 +38,28 @@ pub struct FeatureDefinition {
     pub unit: &'static str,
     /// Observations of history the first value needs (it is absent before).
     pub warmup: usize,
+    /// The frequency of prices the feature is defined on, when it has one: `daily` for windows counted in
+    /// trading days (21 is a month, 252 a year) and annualised by √252. On prices of another frequency its
+    /// values are refused (409 `conflict` naming both), never computed over stretched windows.
+    #[schema(example = "daily")]
+    pub frequency: Option<Frequency>,
     #[serde(skip)]
     pub formula: Formula,
+}
+
+impl FeatureDefinition {
+    /// Why the feature has no values on prices of `frequency`, if it has none.
+    pub fn refuses(&self, frequency: Frequency) -> Option<String> {
+        let defined = self.frequency?;
+        (defined != frequency).then(|| {
+            format!(
+                "{} is defined on {} prices (its windows count trading days); these prices are {}",
+                self.key,
+                defined.as_str(),
+                frequency.as_str()
+            )
+        })
+    }
 }
 
 pub const FEATURES: [FeatureDefinition; 5] = [
@@ -49,6 +70,7 @@ pub const FEATURES: [FeatureDefinition; 5] = [
         pandas: "p.pct_change()",
         unit: "ratio",
         warmup: 1,
+        frequency: Some(Frequency::Daily),
         formula: Formula::SimpleReturn,
     },
     FeatureDefinition {
@@ -58,6 +80,7 @@ pub const FEATURES: [FeatureDefinition; 5] = [
         pandas: "np.log(p).diff()",
         unit: "ratio",
         warmup: 1,
+        frequency: Some(Frequency::Daily),
         formula: Formula::LogReturn,
     },
     FeatureDefinition {
@@ -67,6 +90,7 @@ pub const FEATURES: [FeatureDefinition; 5] = [
         pandas: "p.pct_change().rolling(21).std() * np.sqrt(252)",
         unit: "annualised ratio",
         warmup: 21,
+        frequency: Some(Frequency::Daily),
         formula: Formula::RollingVolatility { window: 21, periods_per_year: 252 },
     },
     FeatureDefinition {
@@ -77,6 +101,7 @@ pub const FEATURES: [FeatureDefinition; 5] = [
         pandas: "p.shift(21) / p.shift(252) - 1",
         unit: "ratio",
         warmup: 252,
+        frequency: Some(Frequency::Daily),
         formula: Formula::Momentum { skip: 21, lookback: 252 },
     },
     FeatureDefinition {
@@ -87,6 +112,7 @@ pub const FEATURES: [FeatureDefinition; 5] = [
         pandas: "p / p.cummax() - 1",
         unit: "ratio",
         warmup: 0,
+        frequency: None,
         formula: Formula::Drawdown,
     },
 ];

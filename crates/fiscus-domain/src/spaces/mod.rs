@@ -219,7 +219,7 @@ pub fn plan(definition: &SpaceDefinition, prompt: &str) -> Vec<PlannedCall> {
 #[serde(rename_all = "snake_case")]
 #[schema(as = AgentExecutionMode)]
 pub enum RunMode {
-    /// In the request when it plans at most three calls, else on the queue.
+    /// In the request when it plans at most three calls or no queue driver is configured, else on the queue.
     Auto,
     /// In the request (201).
     Sync,
@@ -236,10 +236,12 @@ impl RunMode {
         }
     }
 
-    /// Whether a run of `calls` planned calls goes on the queue.
-    pub fn queued(self, calls: usize) -> bool {
+    /// Whether a run of `calls` planned calls goes on the queue: `async` always, `auto` when it plans more
+    /// than three calls and a queue exists (without one, `auto` serves the caller in the request rather than
+    /// refusing what it can do).
+    pub fn queued(self, calls: usize, queue_available: bool) -> bool {
         match self {
-            RunMode::Auto => calls > AUTO_SYNC_CALLS,
+            RunMode::Auto => queue_available && calls > AUTO_SYNC_CALLS,
             RunMode::Sync => false,
             RunMode::Async => true,
         }
@@ -435,9 +437,10 @@ mod tests {
 
     #[test]
     fn auto_runs_small_plans_in_the_request() {
-        assert!(!RunMode::Auto.queued(3));
-        assert!(RunMode::Auto.queued(4));
-        assert!(RunMode::Async.queued(0));
-        assert!(!RunMode::Sync.queued(5));
+        assert!(!RunMode::Auto.queued(3, true));
+        assert!(RunMode::Auto.queued(4, true));
+        assert!(!RunMode::Auto.queued(4, false), "without a queue, auto serves the caller in the request");
+        assert!(RunMode::Async.queued(0, true) && RunMode::Async.queued(0, false));
+        assert!(!RunMode::Sync.queued(5, true));
     }
 }

@@ -14,13 +14,15 @@ use std::collections::BTreeMap;
 /// Cases one campaign may hold.
 pub const MAX_CASES: usize = 20;
 
-/// A campaign's suite (the request body; without one, a single case approving every review).
+/// A campaign's suite (the request body; without a body, a single case approving every review). A suite
+/// sent holds 1 to 20 cases: an empty one is refused (the seed's "422 invalid suite"), since a campaign of
+/// no case would pass having tested nothing.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(as = WorkflowSuite)]
 pub struct Suite {
     #[serde(default)]
-    #[schema(max_items = 20)]
+    #[schema(min_items = 1, max_items = 20, required = true)]
     pub cases: Vec<Case>,
 }
 
@@ -64,7 +66,7 @@ impl Suite {
 
 /// Everything that makes the suite invalid for this definition: each prohibited step, each case that is
 /// malformed or names a review that is not one.
-pub fn check(definition: &Definition, suite: &Suite) -> Result<(), Vec<SuiteProblem>> {
+pub fn check(definition: &Definition, suite: Option<&Suite>) -> Result<(), Vec<SuiteProblem>> {
     let mut problems: Vec<SuiteProblem> = definition
         .connected_steps()
         .into_iter()
@@ -74,6 +76,16 @@ pub fn check(definition: &Definition, suite: &Suite) -> Result<(), Vec<SuiteProb
             reason: format!("{} steps are prohibited in validation", kind.as_str()),
         })
         .collect();
+    let empty = Suite::default();
+    let sent = suite.is_some();
+    let suite = suite.unwrap_or(&empty);
+    if sent && suite.cases.is_empty() {
+        problems.push(SuiteProblem {
+            step: None,
+            kind: None,
+            reason: "a suite holds at least one case (send no body for the default case)".into(),
+        });
+    }
     if suite.cases.len() > MAX_CASES {
         problems.push(SuiteProblem { step: None, kind: None, reason: format!("at most {MAX_CASES} cases") });
     }
@@ -123,7 +135,7 @@ mod tests {
             {"kind": "wait", "id": "g", "seconds": 1}
         ]}))
         .expect("parses");
-        let problems = check(&d, &Suite::default()).expect_err("refused");
+        let problems = check(&d, None).expect_err("refused");
         let named: Vec<(&str, StepKind)> =
             problems.iter().map(|p| (p.step.as_deref().unwrap_or(""), p.kind.expect("kind"))).collect();
         assert_eq!(
@@ -145,9 +157,13 @@ mod tests {
             serde_json::from_value(json!({"steps": [{"kind": "wait", "id": "w", "seconds": 1}]})).expect("parses");
         let suite: Suite =
             serde_json::from_value(json!({"cases": [{"name": "x", "reviews": {"w": "approve"}}]})).expect("suite");
-        let problems = check(&d, &suite).expect_err("refused");
+        let problems = check(&d, Some(&suite)).expect_err("refused");
         assert_eq!(problems.len(), 1);
         assert!(problems[0].reason.contains("not a review step"));
         assert_eq!(Suite::default().cases().len(), 1);
+        // No body is the default case; a suite sent with no case would pass having tested nothing.
+        assert!(check(&d, None).is_ok());
+        let empty = check(&d, Some(&Suite::default())).expect_err("refused");
+        assert!(empty[0].reason.contains("at least one case"), "{empty:?}");
     }
 }

@@ -108,8 +108,9 @@ pub struct TaxLotsQuery {
 /// The portfolio's open tax lots, each marked to its instrument's observed price on the valuation date:
 /// open quantity, cost basis, market value, unrealised gain and holding term (the engine's lot rules).
 ///
-/// The valuation date is `as_of`, or today (UTC) when absent; lots acquired after it are left out. The lots
-/// are the imported ones and those this environment's settled orders opened, less what they closed. Each is
+/// The valuation date is `as_of`, or today (UTC) when absent. The lots are the book as it stood at the end
+/// of that day: the imported ones and those this environment's settled orders opened on or before it, less
+/// what sales settled on or before it closed (a lot sold later is shown whole; one bought later is absent). Each is
 /// valued at its instrument's newest observed price on or before the date; `marks` shows each price with its
 /// own date, dataset and `stale` (more than seven days old). A held instrument without an observed price, or
 /// whose newest prices are synthetic, is 503 `market_data_unavailable`. Needs `investment:read`; nothing is
@@ -178,8 +179,8 @@ pub async fn post_tax_harvest(
 /// the market (through each holding's beta to the portfolio's benchmark over the past year). Recorded,
 /// sealed; nothing trades.
 ///
-/// Holdings are the lots held on `as_of` (today, UTC, by default), each at its newest observed price on or
-/// before it, in the base currency at observed FX; a historical window reads each holding's newest observed
+/// Holdings are the lots held at the end of `as_of` (today, UTC, by default: every acquisition and sale settled
+/// on or before it, nothing after), each at its newest observed price on or before it, in the base currency at observed FX; a historical window reads each holding's newest observed
 /// prices dataset (a synthetic one is 422), and a market shock needs the portfolio's benchmark (422
 /// otherwise). The run is recorded with its request, `content_hash` and an audit event. Needs
 /// `investment:run`; nothing trades and the book is not changed.
@@ -248,9 +249,10 @@ pub async fn post_construct(
 /// the snapshot names the version and the rules' hash), and seals the snapshot. Missing observed data is
 /// 503: nothing is substituted.
 ///
-/// The path takes the portfolio's integer id or its code. Securities are the lots held on `as_of` (today, UTC,
-/// by default), each at its newest observed price on or before it (the line shows that price's date); cash
-/// is each positive balance. Values convert at observed FX, then take the policy's eligibility and haircuts;
+/// The path takes the portfolio's integer id or its code. Securities are the lots held at the end of `as_of`
+/// (today, UTC, by default: every acquisition and sale settled on or before it, nothing after), each at its
+/// newest observed price on or before it (the line shows that price's date); cash is each positive balance
+/// of the movements dated on or before it. Values convert at observed FX, then take the policy's eligibility and haircuts;
 /// the policy is set with `fiscus admin collateral-policy set`, never by a credential. The snapshot is
 /// recorded with its `content_hash` and an audit event. Needs `investment:run`; nothing is pledged, moved
 /// or traded.

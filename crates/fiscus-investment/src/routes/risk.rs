@@ -40,9 +40,10 @@ pub struct RiskParams {
 /// with the periods per year of their dates' frequency (or `periods_per_year`), and `warnings` names every
 /// observation dropped (a close of 0, a date not every holding has) and every gap the returns bridge.
 ///
-/// Holdings are the lots held on `as_of` (today, UTC, by default), valued at their newest observed prices on
-/// or before it in the base currency at observed FX; the answer's `as_of` is the given date, else the newest
-/// of those prices' dates. Fewer than 20 common daily returns is 422. Factor exposures are null, with the
+/// Holdings are the lots held at the end of `as_of` (today, UTC, by default: every acquisition and sale settled
+/// on or before it, nothing after), valued at their newest observed prices on or before it in the base
+/// currency at observed FX; the answer's `as_of` is the given date, else the newest of those prices' dates.
+/// Fewer than 20 common returns is 409 `insufficient_data`. Factor exposures are null, with the
 /// reason, when they cannot be estimated. Needs `investment:read`; nothing is recorded (a risk-compliance run
 /// records one) and nothing trades.
 #[utoipa::path(
@@ -52,8 +53,8 @@ pub struct RiskParams {
     responses(
         (status = 200, description = "The risk report", body = RiskReport),
         (status = 404, description = "No such portfolio in this workspace"),
-        (status = 409, description = "The portfolio holds no open lots"),
-        (status = 422, description = "Bad input, or too few returns in the window (`computation_refused`)"),
+        (status = 409, description = "The portfolio holds no open lots (`conflict`), too few returns in the window (`insufficient_data`), or returns the statistics leave undefined (`conflict` with `engine_error`)"),
+        (status = 422, description = "Bad input (`invalid_parameter`)"),
         (status = 503, description = "An observed price or FX rate is missing (`market_data_unavailable`); nothing is substituted")
     )
 )]
@@ -137,8 +138,8 @@ pub struct ComparisonParams {
     responses(
         (status = 200, description = "The comparison", body = Comparison),
         (status = 404, description = "No such portfolio in this workspace"),
-        (status = 409, description = "The portfolio holds no open lots"),
-        (status = 422, description = "Bad input, or too few common returns (`computation_refused`); an unknown benchmark is 409 `reference_not_found` naming `benchmark`"),
+        (status = 409, description = "The portfolio holds no open lots (`conflict`), too few common returns (`insufficient_data`), returns the statistics leave undefined (`conflict` with `engine_error`), or an unknown benchmark (`reference_not_found` naming `benchmark`)"),
+        (status = 422, description = "Bad input (`invalid_parameter`)"),
         (status = 503, description = "An observed price or FX rate is missing (`market_data_unavailable`); nothing is substituted")
     )
 )]

@@ -15,7 +15,7 @@ use crate::themes::{self, HandoffRequest, ModelPortfolioRequest, UniverseRequest
 use fiscus_http::AppState;
 use fiscus_http::created::created;
 use fiscus_http::ctx::Ctx;
-use fiscus_http::json::ApiJson;
+use fiscus_http::json::{ApiJson, OptionalJson};
 use fiscus_http::problem::ApiError;
 use fiscus_http::query::{ApiPath, ApiQuery};
 
@@ -269,7 +269,7 @@ fn model_view(m: ModelPortfolio) -> ModelPortfolioView {
     post,
     path = "/api/v2/investment/themes/universes/{universe}/model-portfolio",
     params(("universe" = i64, Path, minimum = 1, maximum = 9007199254740991_i64, description = "The universe's integer id", example = 1)),
-    request_body(content = ModelPortfolioRequest, description = "Every field is optional: `{}` draws the 20 most relevant members, relevance-weighted",
+    request_body(content = Option<ModelPortfolioRequest>, description = "Optional, and every field is optional: no body or `{}` draws the 20 most relevant members, relevance-weighted",
         example = json!({"name": "Quality compounders, relevance-weighted", "limit": 20, "weighting": "relevance", "benchmark_symbol": "SPX"})),
     responses(
         (status = 201, description = "The draft, awaiting approval", body = ModelPortfolioView,
@@ -283,8 +283,9 @@ pub async fn post_model_portfolio(
     ctx: Ctx,
     State(state): State<AppState>,
     ApiPath(universe): ApiPath<i64>,
-    ApiJson(body): ApiJson<ModelPortfolioRequest>,
+    OptionalJson(body): OptionalJson<ModelPortfolioRequest>,
 ) -> Result<Response, ApiError> {
+    let body = body.unwrap_or_default();
     let m = themes::create_model(&state, &ctx.caller(), ctx.tenant(), universe, body).await?;
     Ok(created(Some(format!("/api/v2/investment/model-portfolios/{}", m.id)), model_view(m)))
 }

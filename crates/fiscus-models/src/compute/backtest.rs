@@ -1,11 +1,16 @@
 //! Backtest jobs: a periodically rebalanced portfolio of instruments over their observed prices
 //! (`fiscus_quant::backtest`, vectorbt's fill rules), with its equity curve, fees and risk statistics.
+//!
+//! The statistics are annualised by the frequency the dates show (12 for monthly prices, 252 for daily),
+//! as every other computation does, unless the request says `periods_per_year`; the answer names both the
+//! frequency and the periods it used. The weights keep the order the request gives them in: that is the
+//! column order vectorbt's tie-break between equal orders follows.
 
 use crate::compute::Computation;
 use fiscus_domain::compute::JobKind;
 use fiscus_quant::Matrix;
 use fiscus_quant::backtest::{BacktestConfig, periodic_schedule, run};
-use std::collections::BTreeMap;
+use indexmap::IndexMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -22,17 +27,24 @@ use fiscus_kernel::inputs::{PinnedPrices, check_range};
 pub struct BacktestRequest {
     /// The instruments traded (symbols or `ins_…` ids, at their adjusted closes), each with its target weight
     /// at every rebalance, from 0 to 1; what the weights leave is cash. Weights adding up to more than 1 are
-    /// traded as vectorbt trades them: sells first, then buys in ascending order of their size, each cut to the
-    /// cash left (no borrowing), so the last buys are partly filled.
+    /// traded as vectorbt trades them: sells first, then buys in ascending order of their size (equal ones in
+    /// the order given here, vectorbt's column order), each cut to the cash left (no borrowing), so the last
+    /// buys are partly filled.
     #[schema(value_type = Object, example = json!({"AAPL": 0.4, "MSFT": 0.3, "JPM": 0.3}))]
-    pub weights: BTreeMap<String, f64>,
+    pub weights: IndexMap<String, f64>,
     #[schema(format = Date, example = "2015-01-01")]
     pub start: Option<String>,
     #[schema(format = Date, example = "2017-12-31")]
     pub end: Option<String>,
-    /// Rebalance every this many trading days, starting on the first (default 21, about monthly).
+    /// Rebalance every this many observations (rows of the prices), starting on the first. The default is
+    /// about monthly at the dates' frequency: 21 for daily prices, 4 for weekly, 1 for monthly or coarser.
     #[schema(minimum = 1, maximum = 10000)]
     pub rebalance_every: Option<u32>,
+    /// Periods per year the statistics are annualised with (default: the dates' frequency, 252 for daily
+    /// prices, 52 weekly, 12 monthly; 252 when irregular, said in `warnings`). A value the dates disagree
+    /// with is used and named in `warnings` (`frequency_overridden`).
+    #[schema(minimum = 1, maximum = 366, example = 252)]
+    pub periods_per_year: Option<f64>,
     /// Starting cash (default 1,000,000).
     #[schema(exclusive_minimum = 0, maximum = 1000000000000000_u64)]
     pub initial_cash: Option<f64>,
@@ -46,9 +58,12 @@ pub struct BacktestRequest {
 pub struct Backtest {
     pub prices: PinnedPrices,
     pub weights: Vec<f64>,
-    pub rebalance_every: u32,
+    /// `None`: about monthly at the dates' frequency (jobs stored before the rule hold 21).
+    pub rebalance_every: Option<u32>,
     pub initial_cash: f64,
     pub fee_rate: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub periods_per_year: Option<f64>,
 }
 
 pub async fn pin(state: &Services, workspace_id: &str, r: BacktestRequest) -> Result<Backtest, Failure> {
@@ -59,9 +74,11 @@ pub async fn pin(state: &Services, workspace_id: &str, r: BacktestRequest) -> Re
     if r.weights.values().any(|w| !(w.is_finite() && (0.0..=1.0).contains(w))) {
         errors.push(("weights", "each from 0 to 1".into()));
     }
-    let every = r.rebalance_every.unwrap_or(21);
-    if every == 0 || every > 10_000 {
+    if r.rebalance_every.is_some_and(|every| every == 0 || every > 10_000) {
         errors.push(("rebalance_every", "must be from 1 to 10000".into()));
+    }
+    if r.periods_per_year.is_some_and(|p| !(p.is_finite() && (1.0..=366.0).contains(&p))) {
+        errors.push(("periods_per_year", "must be from 1 to 366".into()));
     }
     let cash = r.initial_cash.unwrap_or(1_000_000.0);
     if !(cash.is_finite() && cash > 0.0 && cash <= 1e15) {
@@ -77,7 +94,14 @@ pub async fn pin(state: &Services, workspace_id: &str, r: BacktestRequest) -> Re
     }
     let (instruments, weights): (Vec<String>, Vec<f64>) = r.weights.into_iter().unzip();
     let prices = fiscus_kernel::inputs::pin(state, workspace_id, "weights", &instruments, r.start, r.end).await?;
-    Ok(Backtest { prices, weights, rebalance_every: every, initial_cash: cash, fee_rate: fee })
+    Ok(Backtest {
+        prices,
+        weights,
+        rebalance_every: r.rebalance_every,
+        initial_cash: cash,
+        fee_rate: fee,
+        periods_per_year: r.periods_per_year,
+    })
 }
 
 impl Computation for Backtest {
@@ -104,12 +128,16 @@ impl Computation for Backtest {
 
     fn run(&self, panel: fiscus_kernel::inputs::Panel, control: &Control) -> Result<Value, Refusal> {
         control.check()?;
+        let mut quality = panel.quality.clone();
+        let periods = quality.periods_per_year(self.periods_per_year);
+        let every = self.rebalance_every.unwrap_or_else(|| about_monthly(quality.frequency));
         let close = Matrix::from_rows(&panel.prices)?;
-        let schedule = periodic_schedule(panel.prices.len(), self.rebalance_every as usize, &self.weights)?;
+        let schedule = periodic_schedule(panel.prices.len(), every as usize, &self.weights)?;
         let result =
             run(&close, &schedule, BacktestConfig { initial_cash: self.initial_cash, fee_rate: self.fee_rate })?;
         control.check()?;
-        let risk = result.risk_summary(252.0)?;
+        let risk = result.risk_summary(periods)?;
+        quality.short_history(result.returns.len(), periods);
         control.set_progress(1, 1);
         let curve: Vec<Value> =
             panel.dates.iter().zip(&result.values).map(|(d, v)| json!({ "date": d, "value": v })).collect();
@@ -122,6 +150,9 @@ impl Computation for Backtest {
             .collect();
         Ok(json!({
             "periods": panel.dates.len(),
+            "frequency": quality.frequency.as_str(),
+            "periods_per_year": periods,
+            "rebalance_every": every,
             "first_date": panel.dates.first(),
             "last_date": panel.dates.last(),
             "initial_cash": self.initial_cash,
@@ -141,6 +172,18 @@ impl Computation for Backtest {
                 "calmar_ratio": risk.calmar_ratio,
             },
             "equity_curve": curve,
+            "warnings": quality.warnings,
         }))
+    }
+}
+
+/// Rebalancing about once a month at a frequency: 21 trading days, 4 weeks, every observation of monthly
+/// or coarser data (and 21 for irregular dates, the daily convention the annualisation also falls back to).
+fn about_monthly(frequency: fiscus_domain::data::frequency::Frequency) -> u32 {
+    use fiscus_domain::data::frequency::Frequency;
+    match frequency {
+        Frequency::Daily | Frequency::Irregular => 21,
+        Frequency::Weekly => 4,
+        Frequency::Monthly | Frequency::Quarterly | Frequency::Annual => 1,
     }
 }

@@ -157,6 +157,9 @@ pub struct Loaded {
     /// GBM parameters (drift, covariance), or the daily returns to resample.
     pub gbm: Option<(Vec<f64>, Matrix)>,
     pub history: Option<Matrix>,
+    /// Data plane only: the dates' frequency and what reading them dropped and bridged (GBM parameters are
+    /// annualised by that frequency, as a simulation's are).
+    pub quality: Option<fiscus_kernel::inputs::Quality>,
 }
 
 impl Computation for Generative {
@@ -185,6 +188,7 @@ impl Computation for Generative {
                     Matrix::from_rows(&p.covariance).map_err(|e| Failure::internal(e.to_string()))?,
                 )),
                 history: None,
+                quality: None,
             }),
             (Basis::DataPlane(pinned), Generator::Gbm) => {
                 let sim = super::simulation::Simulation {
@@ -194,9 +198,16 @@ impl Computation for Generative {
                     paths: self.paths,
                     seed: self.seed,
                     weights: None,
+                    periods_per_year: None,
                 };
                 let l = sim.load(state, workspace_id).await?;
-                Ok(Loaded { assets: l.assets, initial: l.initial, gbm: Some((l.drift, l.covariance)), history: None })
+                Ok(Loaded {
+                    assets: l.assets,
+                    initial: l.initial,
+                    gbm: Some((l.drift, l.covariance)),
+                    history: None,
+                    quality: l.quality.map(|(q, _)| q),
+                })
             }
             (Basis::DataPlane(pinned), Generator::BlockBootstrap) => {
                 let panel = fiscus_kernel::inputs::load(state, workspace_id, pinned).await?;
@@ -211,9 +222,14 @@ impl Computation for Generative {
                     initial: panel.prices.last().cloned().unwrap_or_default(),
                     gbm: None,
                     history: Some(Matrix::from_rows(&returns).map_err(|e| Failure::internal(e.to_string()))?),
+                    quality: Some(panel.quality),
                 })
             }
         }
+    }
+
+    fn quality(data: &Loaded) -> Option<fiscus_kernel::inputs::Quality> {
+        data.quality.clone()
     }
 
     fn run(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::{Control, Refusal};
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::Failure;
-use fiscus_kernel::inputs::{LoadedReturns, Quality, ReturnColumns, Returns};
+use fiscus_kernel::inputs::{LoadedReturns, Quality, ReturnColumns, Returns, WarningCode};
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -148,12 +148,25 @@ impl Computation for Optimization {
         data.quality.clone()
     }
 
-    fn run(&self, mut data: LoadedReturns, control: &Control) -> Result<Value, Refusal> {
+    fn run(&self, data: LoadedReturns, control: &Control) -> Result<Value, Refusal> {
         control.check()?;
-        let periods = match data.quality.as_mut() {
-            Some(q) => q.periods_per_year(self.periods_per_year),
+        // Inline returns carry no dates: their quality starts empty and only says what the values leave
+        // degenerate.
+        let mut quality = data.quality.clone().unwrap_or_default();
+        let periods = match data.quality {
+            Some(_) => quality.periods_per_year(self.periods_per_year),
             None => self.periods_per_year.unwrap_or(252.0),
         };
+        let (t, n) = (data.rows.len(), data.assets.len());
+        if n > 1 && t <= n {
+            quality.note(
+                WarningCode::Degenerate,
+                format!(
+                    "{t} periods of {n} assets: their sample covariance is singular (it needs more periods than \
+                     assets), so some portfolio's estimated variance is 0 and the answer rests on that"
+                ),
+            );
+        }
         let matrix = Matrix::from_rows(&data.rows)?;
         let objective = match self.objective {
             ObjectiveName::MinVariance => Objective::MinVariance,
@@ -168,6 +181,16 @@ impl Computation for Optimization {
         let constraints = Constraints::bounded(data.assets.len(), self.min_weight, self.max_weight);
         let p = optimise_from_returns(&matrix, periods, objective, &constraints)?;
         control.set_progress(1, 1);
+        // A volatility the arithmetic cannot tell from zero makes any Sharpe ratio of it meaningless.
+        if p.volatility < 1e-6 {
+            quality.note(
+                WarningCode::Degenerate,
+                format!(
+                    "the portfolio's estimated volatility is {:e}: a Sharpe ratio of it means nothing",
+                    p.volatility
+                ),
+            );
+        }
         let weights: Vec<Value> = data
             .assets
             .iter()
@@ -183,7 +206,7 @@ impl Computation for Optimization {
             "first_date": data.first_date,
             "last_date": data.last_date,
             "periods_per_year": periods,
-            "warnings": data.quality.as_ref().map(|q| q.warnings.as_slice()).unwrap_or_default(),
+            "warnings": quality.warnings,
         }))
     }
 }

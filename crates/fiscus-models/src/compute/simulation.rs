@@ -1,6 +1,7 @@
 //! Monte Carlo simulation jobs: correlated geometric Brownian motion (`fiscus_quant::simulate::gbm`), with
-//! parameters estimated from instruments' prices (annualised mean and covariance of daily log returns, the
-//! last observed price as the start) or given inline.
+//! parameters estimated from instruments' prices (mean and covariance of their log returns annualised by
+//! the dates' frequency, as every computation annualises: 12 for monthly prices, 252 for daily; the last
+//! observed price as the start) or given inline in annual units.
 //!
 //! Paths are simulated in chunks (at most [`CHUNK`] paths, fewer for long multi-asset paths so that a chunk
 //! stays near ten million draws), the job checking for cancel and its budget between chunks. The chunk size
@@ -160,8 +161,9 @@ impl GbmAssets {
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"instruments": ["AAPL", "MSFT"], "start": "2015-01-01", "end": "2017-12-31", "horizon_years": 1.0, "steps": 252, "paths": 10000, "seed": 7}))]
 pub struct SimulationRequest {
-    /// Instruments whose prices estimate drift and covariance (daily log returns, annualised by 252); the
-    /// last observed price is each path's start. Or give `parameters`.
+    /// Instruments whose prices estimate drift and covariance (their log returns, annualised by the dates'
+    /// frequency: 252 for daily prices, 52 weekly, 12 monthly); the last observed price is each path's
+    /// start. Or give `parameters`.
     #[schema(min_items = 1, max_items = 50)]
     pub instruments: Option<Vec<String>>,
     #[schema(format = Date, example = "2015-01-01")]
@@ -175,6 +177,11 @@ pub struct SimulationRequest {
     /// Time steps per path.
     #[schema(minimum = 1, maximum = 10000)]
     pub steps: u32,
+    /// With `instruments`: periods per year their returns are annualised with (default: the dates'
+    /// frequency; 252 when irregular, said in `warnings`). A value the dates disagree with is used and named
+    /// in `warnings` (`frequency_overridden`). Not with `parameters`, which are annual already.
+    #[schema(minimum = 1, maximum = 366, example = 252)]
+    pub periods_per_year: Option<f64>,
     /// Paths simulated.
     #[schema(minimum = 1, maximum = 1000000)]
     pub paths: u32,
@@ -205,6 +212,8 @@ pub struct Simulation {
     pub paths: u32,
     pub seed: u64,
     pub weights: Option<Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub periods_per_year: Option<f64>,
 }
 
 pub async fn pin(state: &Services, workspace_id: &str, r: SimulationRequest) -> Result<Simulation, Failure> {
@@ -222,6 +231,12 @@ pub async fn pin(state: &Services, workspace_id: &str, r: SimulationRequest) -> 
         errors.push(("seed", "must be from 0 to 2^53 - 1".into()));
     }
     check_range(&mut errors, r.start.as_deref(), r.end.as_deref());
+    if r.periods_per_year.is_some_and(|p| !(p.is_finite() && (1.0..=366.0).contains(&p))) {
+        errors.push(("periods_per_year", "must be from 1 to 366".into()));
+    }
+    if r.periods_per_year.is_some() && r.parameters.is_some() {
+        errors.push(("periods_per_year", "applies to instruments' returns; parameters are annual already".into()));
+    }
     let assets = match (&r.instruments, &r.parameters) {
         (Some(i), None) => i.len(),
         (None, Some(p)) => p.assets(),
@@ -271,6 +286,7 @@ pub async fn pin(state: &Services, workspace_id: &str, r: SimulationRequest) -> 
         paths: r.paths,
         seed: r.seed.unwrap_or_else(|| rand::random::<u64>() & ((1 << 53) - 1)),
         weights,
+        periods_per_year: r.periods_per_year,
     })
 }
 
@@ -282,6 +298,9 @@ pub struct Loaded {
     pub covariance: Matrix,
     /// The history the parameters were estimated from (data plane only).
     pub observations: Option<(usize, String, String)>,
+    /// Data plane only: the dates' frequency, what reading them dropped and bridged, and the periods per
+    /// year the estimates were annualised with.
+    pub quality: Option<(fiscus_kernel::inputs::Quality, f64)>,
 }
 
 impl Computation for Simulation {
@@ -314,6 +333,7 @@ impl Computation for Simulation {
                 drift: p.drift.clone(),
                 covariance: Matrix::from_rows(&p.covariance).map_err(|e| Failure::internal(e.to_string()))?,
                 observations: None,
+                quality: None,
             }),
             Parameters::DataPlane(pinned) => {
                 let panel = fiscus_kernel::inputs::load(state, workspace_id, pinned).await?;
@@ -327,12 +347,17 @@ impl Computation for Simulation {
                     _ => None,
                 };
                 let n = pinned.instruments.len();
+                let mut quality = panel.quality.clone();
+                let periods = quality.periods_per_year(self.periods_per_year);
                 let (drift, covariance) = if logs.len() >= 2 {
                     let m = Matrix::from_rows(&logs).map_err(|e| Failure::internal(e.to_string()))?;
-                    let cov = fiscus_quant::covariance::sample(&m, 1).map_err(super::refused_by_engine)?.scaled(252.0);
+                    let cov =
+                        fiscus_quant::covariance::sample(&m, 1).map_err(super::refused_by_engine)?.scaled(periods);
                     // GBM's drift μ: the log returns' mean is μ - σ²/2 per year.
                     let drift = (0..n)
-                        .map(|i| 252.0 * logs.iter().map(|r| r[i]).sum::<f64>() / logs.len() as f64 + 0.5 * cov[(i, i)])
+                        .map(|i| {
+                            periods * logs.iter().map(|r| r[i]).sum::<f64>() / logs.len() as f64 + 0.5 * cov[(i, i)]
+                        })
                         .collect();
                     (drift, cov)
                 } else {
@@ -347,9 +372,14 @@ impl Computation for Simulation {
                     drift,
                     covariance,
                     observations,
+                    quality: Some((quality, periods)),
                 })
             }
         }
+    }
+
+    fn quality(data: &Loaded) -> Option<fiscus_kernel::inputs::Quality> {
+        data.quality.as_ref().map(|(q, _)| q.clone())
     }
 
     fn run(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {
@@ -414,6 +444,7 @@ impl Computation for Simulation {
             "model": "gbm", "paths": paths, "steps": steps, "horizon_years": self.horizon_years, "seed": self.seed,
             "assets": assets, "portfolio": portfolio,
             "observations": data.observations.map(|(n, a, b)| json!({"periods": n, "first_date": a, "last_date": b})),
+            "periods_per_year": data.quality.as_ref().map(|(_, p)| *p),
         }))
     }
 }

@@ -11,6 +11,7 @@ use fiscus_domain::actions::envelope::{ActionKind, ExecutionMode, RiskTier};
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::credentials::Environment;
+use fiscus_domain::error_code::ErrorCode;
 use fiscus_store::delegations::{Delegation, Identity};
 use serde::Serialize;
 use serde_json::json;
@@ -193,8 +194,8 @@ pub async fn get_identity(
 ///
 /// Validates the terms (action kind, counterparty, connector, currency, `machine_delegated` mode, risk tier,
 /// per-action ≤ daily ≤ monthly budgets in integer minor units, an expiry in the future and at most a year away),
-/// seals them into `terms_hash` and stores the delegation `draft`, audited; a revoked identity is 422
-/// `invalid_request`. Needs `actions:create`. The independent approval is an operator's (admin or approver)
+/// seals them into `terms_hash` and stores the delegation `draft`, audited; budgets that do not nest are 409
+/// `conflict` naming each field, a revoked identity is 422 `invalid_request`. Needs `actions:create`. The independent approval is an operator's (admin or approver)
 /// activation at the console, covering exactly `terms_hash`: no credential activates, suspends or revokes a
 /// delegation, and a draft reserves no budget and executes nothing.
 #[utoipa::path(
@@ -206,7 +207,10 @@ pub async fn get_identity(
         "execution_mode": "machine_delegated", "risk_tier": "T1", "per_action_budget_minor": 50000,
         "daily_budget_minor": 200000, "monthly_budget_minor": 1000000, "valid_for_days": 180
     })),
-    responses((status = 201, description = "Draft delegation; needs independent approval", body = DelegationView))
+    responses(
+        (status = 201, description = "Draft delegation; needs independent approval", body = DelegationView),
+        (status = 409, description = "The budgets do not nest, per action ≤ daily ≤ monthly (`conflict`, with `errors` naming each field)")
+    )
 )]
 pub async fn post_delegation(
     ctx: Ctx,
@@ -215,7 +219,13 @@ pub async fn post_delegation(
     ApiJson(body): ApiJson<DelegationRequest>,
 ) -> Result<Response, ApiError> {
     let now = now_micros();
+    let unnested = body.unnested_budgets();
     let terms = body.validate(now).map_err(ApiError::invalid_fields)?;
+    if !unnested.is_empty() {
+        let detail = format!("the budgets contradict each other: {}", unnested[0].1);
+        let refusal = ApiError::new(ErrorCode::Conflict).detail(detail);
+        return Err(unnested.into_iter().fold(refusal, |e, (field, why)| e.field(field, why)));
+    }
     let mut tx = state.store.begin().await?;
     let key = tx.seal_key().clone();
     let identity = fiscus_store::delegations::get_identity(tx.conn(), &key, ctx.tenant(), &uid).await?;

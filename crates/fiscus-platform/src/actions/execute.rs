@@ -32,9 +32,10 @@ pub struct ExecuteRequest {
 /// delegation), `pre_trade_checks`, `environment`, `connector`, and for `machine_delegated` actions `delegation`,
 /// `machine_authority` (fresh evidence signed by the delegated identity) and `budget`. If all pass the action
 /// becomes `executing`, the budget is reserved and settlement queued; else 422 `execution_refused` names each
-/// failed gate and only a validly signed nonce is spent. An action no execution starts from (a draft, one a
-/// person has not approved, denied, executing or ended) is 409 `action_state_conflict` with its `state`, before
-/// any gate or evidence is read. Needs `actions:execute`, which approves nothing.
+/// failed gate and only a validly signed nonce is spent. An action nobody authorised (a draft, one a person
+/// has not approved, denied) is 422 `execution_refused` with the `authorised` gate, before any other gate or
+/// evidence is read; one already executing or ended is 409 `action_state_conflict` with its `state`. Needs
+/// `actions:execute`, which approves nothing.
 #[utoipa::path(
     post,
     path = "/api/v2/actions/{uid}/execute",
@@ -42,8 +43,8 @@ pub struct ExecuteRequest {
     request_body(content = Option<ExecuteRequest>, description = "Optional; machine authority evidence for machine-delegated actions", example = json!({})),
     responses(
         (status = 200, description = "Execution request accepted; completion comes with reconciliation", body = ExecutionAccepted),
-        (status = 409, description = "The action is in a state no execution starts from (`action_state_conflict`, with its `state`: a draft, one pending a person's approval, denied, or already executing or ended)"),
-        (status = 422, description = "Not authorised or a control gate failed on an action that could execute; `failed_gates` names each"),
+        (status = 409, description = "The action is already executing or has ended (`action_state_conflict`, with its `state`)"),
+        (status = 422, description = "Not authorised (a draft, pending a person's approval, denied: the `authorised` gate) or a control gate failed (`execution_refused`); `failed_gates` names each"),
         (status = 404, description = "Not in this workspace")
     )
 )]
@@ -70,8 +71,8 @@ pub async fn post_execute(
     request_body(content = Option<ExecuteRequest>, description = "Optional; machine authority evidence for machine-delegated actions", example = json!({})),
     responses(
         (status = 200, description = "Execution request accepted; completion comes with reconciliation", body = ExecutionAccepted),
-        (status = 409, description = "The action is in a state no execution starts from (`action_state_conflict`, with its `state`: a draft, one pending a person's approval, denied, or already executing or ended)"),
-        (status = 422, description = "Not authorised or a control gate failed on an action that could execute; `failed_gates` names each"),
+        (status = 409, description = "The action is already executing or has ended (`action_state_conflict`, with its `state`)"),
+        (status = 422, description = "Not authorised (a draft, pending a person's approval, denied: the `authorised` gate) or a control gate failed (`execution_refused`); `failed_gates` names each"),
         (status = 404, description = "Not in this workspace")
     )
 )]

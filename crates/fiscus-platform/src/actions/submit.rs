@@ -13,15 +13,15 @@ use fiscus_http::query::ApiPath;
 /// authority.
 ///
 /// Moves an `external_agent` draft to `pending_approval` with its `action.submitted` event, on the locked,
-/// seal-checked action. An action no longer a draft is 409 `action_state_conflict` with its `state`; a draft an
-/// application proposed is 422 `submission_rejected`; a kind the signed client's grant does not name is 422
+/// seal-checked action. An action no longer a draft (with its `state`) and a draft an application proposed are
+/// 422 `submission_rejected`; a kind the signed client's grant does not name is 422
 /// `outside_grant`. Needs `agent:execution:submit`.
 /// Submitting approves and executes nothing: a quorum of operators decides at the console.
 #[utoipa::path(
     post,
     path = "/api/v2/agent-execution/actions/{uid}/submit",
     params(("uid" = String, Path, description = "Action id (act_…)")),
-    responses((status = 200, description = "Submitted; awaiting approval", body = ActionView), (status = 409, description = "Not a draft (`action_state_conflict`, with its `state`)"), (status = 422, description = "Rejected by controls"))
+    responses((status = 200, description = "Submitted; awaiting approval", body = ActionView), (status = 404, description = "Not in this workspace"), (status = 422, description = "Rejected by controls (`submission_rejected`: not a draft, with its `state`, or not an external agent's proposal; `outside_grant`)"))
 )]
 pub async fn post_submit(
     ctx: Ctx,

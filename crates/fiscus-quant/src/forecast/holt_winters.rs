@@ -112,6 +112,7 @@ impl HoltWintersSpec {
 pub fn heuristic_initial_state(y: &[f64], spec: HoltWintersSpec) -> Result<InitialState> {
     spec.check()?;
     input::finite("y", y)?;
+    positive_for_season(spec, y, &[])?;
     let m = spec.period().max(1);
     input::at_least("y", 2 * m, y.len())?;
     let level = y[..m].iter().sum::<f64>() / m as f64;
@@ -124,6 +125,19 @@ pub fn heuristic_initial_state(y: &[f64], spec: HoltWintersSpec) -> Result<Initi
     Ok(InitialState { level, trend, seasons })
 }
 
+/// A multiplicative season of data that is zero or negative anywhere (or of seasonal states that are) is
+/// undefined, whichever of the two it is: one refusal for one cause, a fact of the values rather than of the
+/// request's shape.
+fn positive_for_season(spec: HoltWintersSpec, y: &[f64], seasons: &[f64]) -> Result<()> {
+    if spec.multiplicative() && (y.iter().any(|v| *v <= 0.0) || seasons.iter().any(|s| *s <= 0.0)) {
+        return Err(QuantError::Undefined {
+            what: "a multiplicative season",
+            reason: "it needs strictly positive data and seasonal states (the series has zeros or negative values)",
+        });
+    }
+    Ok(())
+}
+
 /// Runs the recursion with the given parameters and initial state (statsmodels' `optimized=False`).
 pub fn run(y: &[f64], spec: HoltWintersSpec, smoothing: Smoothing, initial: &InitialState) -> Result<HoltWintersFit> {
     spec.check()?;
@@ -132,12 +146,7 @@ pub fn run(y: &[f64], spec: HoltWintersSpec, smoothing: Smoothing, initial: &Ini
     input::all_finite("initial seasons", &initial.seasons)?;
     input::all_finite("initial level and trend", &[initial.level, initial.trend])?;
     input::same_len("initial seasons", spec.period(), initial.seasons.len())?;
-    if spec.multiplicative() && (y.iter().any(|v| *v <= 0.0) || initial.seasons.iter().any(|s| *s <= 0.0)) {
-        return Err(QuantError::InvalidParameter {
-            name: "y",
-            reason: "a multiplicative season needs strictly positive data and seasonal states".into(),
-        });
-    }
+    positive_for_season(spec, y, &initial.seasons)?;
     let mut fitted = Vec::with_capacity(y.len());
     let state = recurse(y, spec, smoothing, initial, |f| fitted.push(f));
     let sse: f64 = y.iter().zip(&fitted).map(|(a, f)| (a - f) * (a - f)).sum();

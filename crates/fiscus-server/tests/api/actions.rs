@@ -125,8 +125,8 @@ async fn an_agent_proposal_is_a_draft_until_submitted() {
     assert_eq!(submitted.json::<Value>().await.expect("json")["control_state"], "pending_approval");
     problem(
         app.post_json(&format!("/api/v2/agent-execution/actions/{id}/submit"), &app.key, &json!({}), None).await,
-        409,
-        "action_state_conflict",
+        422,
+        "submission_rejected",
     )
     .await;
     let status: Value =
@@ -138,13 +138,14 @@ async fn an_agent_proposal_is_a_draft_until_submitted() {
     );
     let app_action = propose(&app).await;
     let app_id = app_action["id"].as_str().expect("id");
-    // An application's proposal entered approval when proposed: it is no draft to submit.
-    problem(
+    // An application's proposal entered approval when proposed: it is no draft to submit (the seed's 422).
+    let body = problem(
         app.post_json(&format!("/api/v2/agent-execution/actions/{app_id}/submit"), &app.key, &json!({}), None).await,
-        409,
-        "action_state_conflict",
+        422,
+        "submission_rejected",
     )
     .await;
+    assert_eq!(body["state"], "pending_approval");
 }
 
 #[tokio::test]
@@ -206,9 +207,12 @@ async fn execution_is_refused_naming_each_failed_gate() {
     let app = spawn_app().await;
     let id = propose(&app).await["id"].as_str().expect("id").to_string();
     let execute = format!("/api/v2/actions/{id}/execute");
-    // No person approved it: its state, not a gate, refuses the execution.
-    let body = problem(app.post_json(&execute, &app.key, &json!({}), None).await, 409, "action_state_conflict").await;
-    assert_eq!(body["state"], "pending_approval");
+    // No person approved it: the `authorised` gate refuses it (the seed's "422 not authorized"), alone, before
+    // any other gate is read.
+    let body = problem(app.post_json(&execute, &app.key, &json!({}), None).await, 422, "execution_refused").await;
+    assert_eq!(body["failed_gates"].as_array().map(Vec::len), Some(1), "{body}");
+    assert_eq!(body["failed_gates"][0]["gate"], "authorised");
+    assert!(body["failed_gates"][0]["reason"].as_str().unwrap_or("").contains("pending_approval"), "{body}");
     // Approved, the gates are evaluated and each failed one is named.
     simulate_operator_approval(&app, &id, "opr_a").await;
     let body = problem(app.post_json(&execute, &app.key, &json!({}), None).await, 422, "execution_refused").await;
@@ -234,8 +238,8 @@ async fn a_failed_check_refuses_and_a_new_check_version_makes_the_approval_stale
     assert_eq!(stale["control_state"], "pending_approval");
     assert_eq!(stale["approvals"]["current"], 0);
     assert!(stale["history"].as_array().expect("history").iter().any(|h| h["event"] == "action.approval_invalidated"));
-    let body = problem(app.post_json(&execute, &app.key, &json!({}), None).await, 409, "action_state_conflict").await;
-    assert_eq!(body["state"], "pending_approval");
+    let body = problem(app.post_json(&execute, &app.key, &json!({}), None).await, 422, "execution_refused").await;
+    assert_eq!(body["failed_gates"][0]["gate"], "authorised");
     // Approved again on the new evidence, it executes.
     simulate_operator_approval(&app, &id, "opr_a").await;
     let accepted = app.post_json(&execute, &app.key, &json!({}), None).await;
@@ -265,8 +269,9 @@ async fn a_failed_check_refuses_and_a_new_check_version_makes_the_approval_stale
             "action.executed"
         ]
     );
-    // Executing twice is refused.
-    problem(app.post_json(&execute, &app.key, &json!({}), None).await, 409, "action_state_conflict").await;
+    // Executing twice is its lifecycle, not its authority: 409 with its state.
+    let body = problem(app.post_json(&execute, &app.key, &json!({}), None).await, 409, "action_state_conflict").await;
+    assert!(body["state"].is_string(), "{body}");
 }
 
 /// What the execution gates would refuse for good is refused at proposal (409, nothing stored): a

@@ -162,7 +162,7 @@ async fn a_full_runtime_answers_429_with_retry_after() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_a_queue_driver_an_asynchronous_run_answers_503_and_a_synchronous_one_runs() {
+async fn without_a_queue_driver_an_asynchronous_run_answers_503_and_sync_and_auto_runs_run() {
     let app = spawn_app_with(|s| s.agent_queue = AgentQueue::None).await;
     demo(&app).await;
     let space = promoted(&app, "market_watch").await;
@@ -172,6 +172,13 @@ async fn without_a_queue_driver_an_asynchronous_run_answers_503_and_a_synchronou
     assert_eq!(balance(&app).await, before, "a refused run costs nothing");
     let now = json!({ "prompt": "Show SPX prices", "execution_mode": "sync" });
     assert_eq!(run(&app, &space, &now, None).await.status(), 201);
+    // `auto` of four calls would go on a queue; with none, it serves the caller in the request.
+    let briefing = promoted(&app, "treasury_briefing").await;
+    let auto =
+        run(&app, &briefing, &json!({ "prompt": "Morning briefing, please", "execution_mode": "auto" }), None).await;
+    assert_eq!(auto.status(), 201);
+    let auto: Value = auto.json().await.expect("json");
+    assert_eq!((auto["queued"].as_bool(), auto["state"].as_str()), (Some(false), Some("completed")), "{auto}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -250,12 +250,13 @@ async fn a_t2_action_needs_two_distinct_operators_and_one_person_never_counts_tw
     let twice = decide(&app, &ada_cookie, &id, "approve").await;
     assert_eq!(twice.status(), 409);
     assert!(twice.text().await.unwrap_or_default().contains("already approved"));
-    problem(
+    let body = problem(
         app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &json!({}), None).await,
-        409,
-        "action_state_conflict",
+        422,
+        "execution_refused",
     )
     .await;
+    assert_eq!(body["failed_gates"][0]["gate"], "authorised", "one approval of two authorises nothing");
     let bob_cookie = sign_in(&app, &bob).await;
     assert_eq!(decide(&app, &bob_cookie, &id, "approve").await.status(), 303);
     let approved = state_of(&app, &id).await;
@@ -273,11 +274,12 @@ async fn a_denial_ends_the_action() {
     assert_eq!(state_of(&app, &id).await["control_state"], "denied");
     let body = problem(
         app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &json!({}), None).await,
-        409,
-        "action_state_conflict",
+        422,
+        "execution_refused",
     )
     .await;
-    assert_eq!(body["state"], "denied");
+    assert_eq!(body["failed_gates"][0]["gate"], "authorised");
+    assert!(body["failed_gates"][0]["reason"].as_str().unwrap_or("").contains("denied"), "{body}");
 }
 
 #[tokio::test]

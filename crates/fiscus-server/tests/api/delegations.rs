@@ -326,15 +326,27 @@ async fn budgets_are_bounded_and_an_overrun_at_the_edge_is_a_gate_failure_never_
     assert_eq!(body["errors"][0]["field"], "amount_minor");
 }
 
-/// No ordering between the budgets is asked for (JSON Schema could not state one): each binds on its own,
-/// so a monthly budget below the daily one is the limit. The terms last `valid_for_days` from creation.
+/// The budgets nest (per action ≤ daily ≤ monthly): terms that contradict each other are refused naming the
+/// fields, and nothing is stored. Nested terms bind together, and last `valid_for_days` from creation.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_budget_binds_on_its_own_and_the_terms_last_the_days_given() {
+async fn budgets_nest_bind_together_and_the_terms_last_the_days_given() {
     let app = spawn_app().await;
     let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
     let cookie = sign_in(&app, &op).await;
     let before = fiscus_domain::clock::now_micros();
-    let m = machine(&app, &cookie, 31, terms(1_000, 5_000, 1_500)).await;
+    let m = machine(&app, &cookie, 31, terms(1_000, 1_500, 1_500)).await;
+    let path = format!("/api/v2/actions/agentic/identities/{}/delegations", m.identity_id);
+    let stored = app.count("SELECT COUNT(*) FROM delegations").await;
+    for (contradiction, fields) in [
+        (terms(9_000, 5_000, 100_000), vec!["per_action_budget_minor"]),
+        (terms(1_000, 5_000, 1_500), vec!["daily_budget_minor"]),
+    ] {
+        let body = problem(app.post_json(&path, &app.key, &contradiction, None).await, 409, "conflict").await;
+        let named: Vec<&str> =
+            body["errors"].as_array().expect("errors").iter().filter_map(|e| e["field"].as_str()).collect();
+        assert_eq!(named, fields, "{body}");
+    }
+    assert_eq!(app.count("SELECT COUNT(*) FROM delegations").await, stored, "a refusal stores nothing");
     let delegation: Value = app
         .get(&format!("/api/v2/actions/agentic/delegations/{}", m.delegation_id), &app.key)
         .await
@@ -350,13 +362,12 @@ async fn each_budget_binds_on_its_own_and_the_terms_last_the_days_given() {
         let (id, hash) = delegated_action(&app, &m, amount).await;
         assert_eq!(execute(&app, &id, &sign(&hash)).await.status(), 200, "{amount}");
     }
-    // The daily budget has 3,500 left; the monthly one none.
+    // The daily and monthly budgets are spent.
     let (id, hash) = delegated_action(&app, &m, 1).await;
     assert_eq!(gates(execute(&app, &id, &sign(&hash)).await).await, ["budget"]);
     // A length outside 1 to 366 days is refused, as the schema says.
     let mut long = terms(1, 1, 1);
     long["valid_for_days"] = json!(367);
-    let path = format!("/api/v2/actions/agentic/identities/{}/delegations", m.identity_id);
     let body = problem(app.post_json(&path, &app.key, &long, None).await, 422, "invalid_request").await;
     assert!(body["errors"].to_string().contains("valid_for_days"), "{body}");
 }

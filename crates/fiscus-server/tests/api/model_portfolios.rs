@@ -319,7 +319,8 @@ async fn a_rebalance_becomes_an_approved_executed_reconciled_trade_that_moves_th
     problem(post(&app, &actions, &json!({})).await, 409, "conflict").await;
     // A credential holding every scope cannot execute what no person approved.
     let refused = post(&app, &format!("/api/v2/actions/{id}/execute"), &json!({})).await;
-    assert_eq!(refused.status(), 409);
+    let refused = problem(refused, 422, "execution_refused").await;
+    assert_eq!(refused["failed_gates"][0]["gate"], "authorised");
 
     // Two distinct approvers (T2), then execution; the worker settles and reconciles.
     assert_eq!(crate::console::decide(&app, &ada_cookie, &id, "approve").await.status(), 303);
@@ -476,4 +477,19 @@ async fn a_model_portfolio_s_page_draws_its_weights_and_risk_contributions() {
         console_page(&app, &cookie, "/console/model-portfolios/mpf_0000000000000000000000000?environment=sandbox")
             .await;
     assert!(other.contains("No such model portfolio"), "{other}");
+}
+
+/// The body is optional, as the document says: no body at all draws the default portfolio, as `{}` does.
+#[tokio::test]
+async fn a_model_portfolio_is_drawn_without_a_body() {
+    let app = spawn_app().await;
+    demo(&app).await;
+    let u = created(&app, "/api/v2/investment/themes/universes", &quality()).await["id"].as_i64().expect("id");
+    let path = format!("/api/v2/investment/themes/universes/{u}/model-portfolio");
+    let bare = app.http.post(app.url(&path)).bearer_auth(&app.key).send().await.expect("request");
+    assert_eq!(bare.status(), 201);
+    let bare: Value = bare.json().await.expect("json");
+    let braces = created(&app, &path, &json!({})).await;
+    assert_eq!(bare["holdings"], braces["holdings"]);
+    assert_eq!(bare["holdings"].as_array().map(Vec::len), Some(5), "every member of five, the default being 20");
 }

@@ -237,8 +237,13 @@ async fn a_validation_campaign_refuses_each_prohibited_step_kind_and_seals_what_
     .await;
     let version = v["id"].as_str().expect("id");
     let refused = problem(
-        app.post_json(&format!("/api/v2/workflow-studio/versions/{version}/validate"), &app.key, &json!({}), None)
-            .await,
+        app.post_json(
+            &format!("/api/v2/workflow-studio/versions/{version}/validate"),
+            &app.key,
+            &json!({"cases": [{"name": "approve all"}]}),
+            None,
+        )
+        .await,
         422,
         "invalid_suite",
     )
@@ -302,6 +307,28 @@ async fn a_validation_campaign_refuses_each_prohibited_step_kind_and_seals_what_
     );
     assert_eq!(get(&app, &location).await["campaign_hash"], campaign["campaign_hash"]);
 
+    // A suite of no case would pass having tested nothing: an invalid suite (the seed's 422); no body at all
+    // is the one default case, approving every review.
+    for empty in [json!({"cases": []}), json!({})] {
+        let p = problem(
+            app.post_json(&format!("/api/v2/workflow-studio/versions/{monitoring}/validate"), &app.key, &empty, None)
+                .await,
+            422,
+            "invalid_suite",
+        )
+        .await;
+        assert!(p["detail"].as_str().unwrap_or("").contains("at least one case"), "{p}");
+    }
+    let bare = app
+        .http
+        .post(app.url(&format!("/api/v2/workflow-studio/versions/{monitoring}/validate")))
+        .bearer_auth(&app.key)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(bare.status(), 202);
+    let bare: Value = bare.json().await.expect("json");
+    assert_eq!((bare["cases"].as_array().map(Vec::len), &bare["passed"]), (Some(1), &json!(true)));
     // A case deciding a step that is not a review is an invalid suite; nothing is recorded.
     let bad = json!({"cases": [{"name": "x", "reviews": {"cool_off": "approve"}}]});
     problem(
@@ -321,7 +348,7 @@ async fn a_validation_campaign_refuses_each_prohibited_step_kind_and_seals_what_
     )
     .await;
     assert!(p.to_string().contains("expected an object"), "{p}");
-    assert_eq!(app.count("SELECT COUNT(*) FROM workflow_campaigns").await, 1);
+    assert_eq!(app.count("SELECT COUNT(*) FROM workflow_campaigns").await, 2, "the suite's and the bare one's");
 }
 
 #[tokio::test]

@@ -288,6 +288,9 @@ pub async fn list_portfolios(
     rows.into_iter().map(Portfolio::try_from).collect()
 }
 
+/// A date after every date a book holds: "as of" no particular day is as of every movement recorded.
+const END_OF_TIME: &str = "9999-12-31";
+
 /// A lot still (at least partly) open, as a tenant sees it: its open quantity and the cost basis of that
 /// quantity (pro rata of the lot's cost, as the disposals took theirs).
 #[derive(Clone, Debug, PartialEq)]
@@ -323,16 +326,25 @@ row! {
 }
 
 /// The open lots of a portfolio in the tenant's environment (imported lots, and lots its own settlements
-/// opened less what its own settlements closed), by instrument symbol then acquisition date.
-pub async fn open_lots(conn: &mut AnyConnection, tenant: &Tenant, portfolio_id: i64) -> Result<Vec<OpenLot>> {
+/// opened less what its own settlements closed), by instrument symbol then acquisition date. With `as_of`,
+/// the lots as they stood at the end of that day: acquired on or before it, less what was disposed of on or
+/// before it, so a sale settled later leaves the lot whole (the book that existed, not today's book cut at
+/// a date).
+pub async fn open_lots(
+    conn: &mut AnyConnection,
+    tenant: &Tenant,
+    portfolio_id: i64,
+    as_of: Option<&str>,
+) -> Result<Vec<OpenLot>> {
     let rows: Vec<LotRow> = sqlx::query_as(
         "SELECT l.id, l.lot, l.instrument_id, i.symbol, l.acquired, l.quantity_micros, l.cost_minor, l.currency, \
          l.origin, CAST(COALESCE(SUM(d.quantity_micros), 0) AS BIGINT) AS disposed_micros, \
          CAST(COALESCE(SUM(d.cost_minor), 0) AS BIGINT) AS disposed_cost_minor \
          FROM tax_lots l JOIN instruments i ON i.workspace_id = l.workspace_id AND i.id = l.instrument_id \
          LEFT JOIN lot_disposals d ON d.workspace_id = l.workspace_id AND d.lot_id = l.id \
-              AND (d.environment IS NULL OR d.environment = $3) \
+              AND (d.environment IS NULL OR d.environment = $3) AND d.disposed <= $4 \
          WHERE l.workspace_id = $1 AND l.portfolio_id = $2 AND (l.environment IS NULL OR l.environment = $3) \
+               AND l.acquired <= $4 \
          GROUP BY l.id, l.lot, l.instrument_id, i.symbol, l.acquired, l.quantity_micros, l.cost_minor, l.currency, \
                   l.origin \
          ORDER BY i.symbol, l.acquired, l.lot",
@@ -340,6 +352,7 @@ pub async fn open_lots(conn: &mut AnyConnection, tenant: &Tenant, portfolio_id: 
     .bind(&tenant.workspace_id)
     .bind(portfolio_id)
     .bind(tenant.environment.as_str())
+    .bind(as_of.unwrap_or(END_OF_TIME))
     .fetch_all(conn)
     .await?;
     let mut out = Vec::with_capacity(rows.len());
@@ -369,20 +382,24 @@ pub async fn open_lots(conn: &mut AnyConnection, tenant: &Tenant, portfolio_id: 
 }
 
 /// A portfolio's cash by currency in the tenant's environment (the sum of its movements), by currency
-/// code; currencies whose movements sum to zero are kept (the book shows them).
+/// code; currencies whose movements sum to zero are kept (the book shows them). With `as_of`, the
+/// movements dated on or before it.
 pub async fn cash_balances(
     conn: &mut AnyConnection,
     tenant: &Tenant,
     portfolio_id: i64,
+    as_of: Option<&str>,
 ) -> Result<Vec<(Currency, i64)>> {
     let rows: Vec<(String, i64)> = sqlx::query_as(
         "SELECT currency, CAST(SUM(amount_minor) AS BIGINT) FROM portfolio_cash \
          WHERE workspace_id = $1 AND portfolio_id = $2 AND (environment IS NULL OR environment = $3) \
+               AND date <= $4 \
          GROUP BY currency ORDER BY currency",
     )
     .bind(&tenant.workspace_id)
     .bind(portfolio_id)
     .bind(tenant.environment.as_str())
+    .bind(as_of.unwrap_or(END_OF_TIME))
     .fetch_all(conn)
     .await?;
     rows.into_iter().map(|(c, a)| Ok((currency(&c, "portfolio_cash.currency")?, a))).collect()

@@ -192,7 +192,8 @@ fn location(r: &Run) -> String {
 /// Runs the space under its promoted version: the native runtime (`auto_native`) plans tool calls from the
 /// prompt and the version's playbook, and makes them as the calling application with only the scopes of
 /// the space's tools, each call recorded and sealed. `sync` runs answer 201 with the ended run; `async`
-/// runs (and `auto` runs of more than three calls) answer 202 and are carried out by a worker. Costs 1 AI
+/// runs (and `auto` runs of more than three calls, when a queue driver is configured) answer 202 and are carried
+/// out by a worker. Costs 1 AI
 /// credit. `Idempotency-Key` makes a retry return the first answer; the same key with another prompt is
 /// 409 `idempotency_key_reused`.
 ///
@@ -213,7 +214,7 @@ fn location(r: &Run) -> String {
         (status = 409, description = "The space cannot run under its active version: suspended, or a declared tool is not served (`space_not_runnable`)"),
         (status = 422, description = "Bad input, or a prompt that names nothing the space's playbook handles"),
         (status = 429, description = "The runtime's capacity for this workspace is exhausted (`capacity_exhausted`)", headers(("Retry-After" = u64, description = "Seconds to wait before asking again"))),
-        (status = 503, description = "The run would go on the queue and no queue driver is configured (`queue_unavailable`)")
+        (status = 503, description = "The run asks for the queue (`async`) and no queue driver is configured (`queue_unavailable`); `auto` runs in the request then")
     )
 )]
 pub async fn post_run(

@@ -76,7 +76,8 @@ pub async fn get_version(
 /// real, on data pinned once. Agent, integration, Financial Action, code-runner, sub-workflow and
 /// external-network steps are prohibited. The campaign is done when this answers; its evidence is sealed.
 ///
-/// Needs `workflow:manage`. Without a suite, one case approves every review; `passed` says every case ended as
+/// Needs `workflow:manage`. Without a body, one case approves every review; a suite sent holds 1 to 20 cases
+/// (an empty one is 422 `invalid_suite`); `passed` says every case ended as
 /// it expected. The sealed campaign records the dataset pins and each case's steps, end state and evidence
 /// hash. A campaign starts no run, records no workflow event, asks no person to review, and keeps a report's
 /// hash, not the report.
@@ -94,7 +95,7 @@ pub async fn get_version(
         (status = 202, description = "The campaign, done, with durable evidence", body = WorkflowCampaignView,
          headers(("Location" = String, description = "The campaign"))),
         (status = 404, description = "Not in this workspace and environment"),
-        (status = 422, description = "Invalid suite (`invalid_suite`, with `problems` naming each prohibited step and its kind), or bad input")
+        (status = 422, description = "Invalid suite (`invalid_suite`, with `problems` naming each prohibited step and its kind, or a suite of no case), or bad input")
     )
 )]
 pub async fn post_validate(
@@ -103,7 +104,7 @@ pub async fn post_validate(
     ApiPath(uid): ApiPath<String>,
     OptionalJson(body): OptionalJson<Suite>,
 ) -> Result<Response, ApiError> {
-    let campaign = campaigns::validate(&state, &ctx.caller(), ctx.tenant(), &uid, body.unwrap_or_default()).await?;
+    let campaign = campaigns::validate(&state, &ctx.caller(), ctx.tenant(), &uid, body).await?;
     let location = format!("/api/v2/workflow-studio/campaigns/{}", campaign.id);
     Ok(accepted(location, campaign_view(campaign)))
 }

@@ -4,7 +4,7 @@
 
 use fiscus_domain::actions::delegation::MachineAuthority;
 use fiscus_domain::actions::envelope::ExecutionMode;
-use fiscus_domain::actions::gates::{FailedGate, execution_can_start};
+use fiscus_domain::actions::gates::{FailedGate, NotStartable, execution_can_start};
 use fiscus_domain::actions::state::{ControlState, Event};
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
@@ -49,15 +49,20 @@ pub fn execute<'a>(
         let workspace = fiscus_store::workspaces::get(tx.conn(), &tenant.workspace_id).await?;
         let action = &loaded.action;
         let mode = action.envelope.execution_mode;
-        // A state no execution starts from is the action's state, not a gate: 409 `action_state_conflict`, before
-        // any evidence is read (so no nonce is spent). Gates failing on an action that could execute stay 422.
-        if !execution_can_start(mode, action.state) {
-            let state = action.state.as_str();
-            return Err(Failure::Refused {
-                code: ErrorCode::ActionStateConflict,
-                detail: format!("the action is {state}; an execution starts only from an approved action"),
-                members: vec![("state", serde_json::json!(state))],
-            });
+        // Decided before any evidence is read (so no nonce is spent): an action nobody authorised is the
+        // `authorised` gate failing (422, the seed's "not authorized"); one already executing or ended is its
+        // lifecycle (409 `action_state_conflict`).
+        match execution_can_start(mode, action.state) {
+            Ok(()) => {}
+            Err(NotStartable::Unauthorised(gate)) => return Ok(Execution::Refused(vec![gate])),
+            Err(NotStartable::Conflict) => {
+                let state = action.state.as_str();
+                return Err(Failure::Refused {
+                    code: ErrorCode::ActionStateConflict,
+                    detail: format!("the action is {state}; it has already been executed"),
+                    members: vec![("state", serde_json::json!(state))],
+                });
+            }
         }
         let delegated = match mode {
             ExecutionMode::MachineDelegated => Some(delegated_facts(tx, tenant, &loaded, authority, now).await?),

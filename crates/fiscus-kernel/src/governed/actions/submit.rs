@@ -23,9 +23,9 @@ pub fn submit<'a>(
         loaded.verify_sealed(tx, tenant).await?;
         caller.may_act_on(loaded.action.envelope.kind)?;
         let current = loaded.state();
-        // Where the action stands is its state, not a decision of its controls: 409 with `state`.
+        // Only a draft is submitted: anything else is rejected by the controls (the seed's 422), with `state`.
         let next = current.on(Event::Submit).map_err(|_| Failure::Refused {
-            code: ErrorCode::ActionStateConflict,
+            code: ErrorCode::SubmissionRejected,
             detail: format!("the action is {}, not a draft", current.as_str()),
             members: vec![("state", json!(current.as_str()))],
         })?;

@@ -256,6 +256,13 @@ async fn load_features(
     for key in features {
         let definition = fiscus_domain::data::features::find(key)
             .ok_or_else(|| Failure::internal(format!("a pinned feature `{key}` is not in the catalogue")))?;
+        if let Some(why) = definition.refuses(panel.quality.frequency) {
+            return Err(Failure::refused_with(
+                fiscus_domain::error_code::ErrorCode::Conflict,
+                why,
+                vec![("frequency", serde_json::json!(panel.quality.frequency.as_str()))],
+            ));
+        }
         let values = fiscus_kernel::inputs::feature_values(definition.formula, &series)
             .map_err(|e| Failure::internal(format!("feature {key} of stored prices: {e}")))?;
         columns.push(values);
