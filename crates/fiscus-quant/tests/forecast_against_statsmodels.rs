@@ -136,6 +136,15 @@ fn arima_coefficients_match_statsmodels_within_1e_3() {
         );
         assert!(worst < 1e-3, "{name}: {pairs:?}");
         assert!((fit.log_likelihood - llf).abs() < 1e-3 * llf.abs().max(1.0));
+        // The information criteria count what statsmodels counts: k, and the observations the differencing
+        // leaves (`nobs - loglikelihood_burn`), so each one's penalty equals statsmodels' to rounding.
+        let burn = case["loglikelihood_burn"].as_u64().unwrap() as usize;
+        assert_eq!(fit.nobs_effective(), case["nobs"].as_u64().unwrap() as usize - burn, "{name}");
+        let penalty = |ic: f64, llf: f64| ic + 2.0 * llf;
+        let bic = penalty(case["bic"].as_f64().unwrap(), llf);
+        assert!((penalty(fit.bic(), fit.log_likelihood) - bic).abs() < 1e-9, "{name}: BIC penalty");
+        let correction = case["aicc"].as_f64().unwrap() - case["aic"].as_f64().unwrap();
+        assert!((fit.aicc() - fit.aic() - correction).abs() < 1e-9, "{name}: AICc correction");
     }
 }
 

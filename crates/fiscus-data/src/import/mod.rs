@@ -15,6 +15,7 @@ mod stream;
 mod table;
 mod write;
 
+pub use kinds::{all_fields, fields};
 pub use table::normalise;
 
 use fiscus_domain::data::quality::QualityReport;

@@ -22,6 +22,17 @@ pub struct Reader<'t> {
     constants: HashMap<&'static str, String>,
 }
 
+/// `; it has …` naming the header's columns that no field took, or nothing when every column was taken.
+fn unrecognised(headers: &[String], index: &HashMap<&'static str, usize>) -> String {
+    let left: Vec<String> = headers
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !index.values().any(|t| t == i))
+        .map(|(_, h)| format!("`{h}`"))
+        .collect();
+    if left.is_empty() { String::new() } else { format!("; it has {} that no field takes", left.join(", ")) }
+}
+
 impl<'t> Reader<'t> {
     /// Maps the header to fields: `mapping.columns` (field = header) first, then a header whose normalised
     /// name is the field's. A required field with neither is refused (line 1, naming it).
@@ -46,10 +57,28 @@ impl<'t> Reader<'t> {
             {
                 let hint = match mapping.columns.get(*field) {
                     Some(h) => format!("the mapped column `{h}` is not in the header"),
-                    None => format!("the header has no `{field}` column (map one with --map {field}=HEADER)"),
+                    None => format!(
+                        "the header has no `{field}` column{} (map one: `columns` {{\"{field}\": \"HEADER\"}} over \
+                         HTTP, --map {field}=HEADER on the command line)",
+                        unrecognised(&table.headers, &index)
+                    ),
                 };
                 return Err(ImportError::at(1, field.to_string(), hint));
             }
+        }
+        // A bar needs a close or an adjusted close: when the header has neither, say so once, naming the
+        // columns it did not recognise, rather than refusing every row for a close it cannot have.
+        if kind == fiscus_domain::data::Kind::Prices
+            && mapping.wide.is_none()
+            && !index.contains_key("close")
+            && !index.contains_key("adj_close")
+        {
+            let hint = format!(
+                "the header has no `close` or `adj_close` column{} (map one: `columns` {{\"close\": \"HEADER\"}} \
+                 over HTTP, --map close=HEADER on the command line)",
+                unrecognised(&table.headers, &index)
+            );
+            return Err(ImportError::at(1, "close".to_string(), hint));
         }
         Ok(Reader { table, index, errors: Vec::new(), date_format: mapping.date_format.clone(), constants })
     }

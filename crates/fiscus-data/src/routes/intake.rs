@@ -19,6 +19,7 @@ use fiscus_domain::data::values::DateFormat;
 use fiscus_domain::data::{Kind, Provenance};
 use fiscus_domain::error_code::ErrorCode;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 use super::datasets::{DatasetView, view};
 use crate::import::{self, Failure, ImportRequest, Mapping, Silent};
@@ -97,6 +98,16 @@ pub struct ImportBody {
     /// Prices of one instrument without a symbol column: its symbol.
     #[schema(pattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", example = "CL")]
     pub symbol: Option<String>,
+    /// Which header holds which of the kind's fields, for headers not named as the field (the command line's
+    /// `--map FIELD=HEADER`): `{"close": "Close/Last", "date": "Date"}`. Headers are matched as the importer
+    /// matches its own names (case, spaces and punctuation aside); `{"date": "year+quarter"}` builds
+    /// quarterly dates from two columns. The names are fields of some kind (the schema lists them); one the
+    /// file's `kind` does not have is 409 `conflict` naming it.
+    #[schema(
+        value_type = Option<BTreeMap<String, fiscus_domain::fields::Text<1, 200>>>,
+        example = json!({"close": "Close/Last", "date": "Date"})
+    )]
+    pub columns: Option<BTreeMap<String, String>>,
     /// Prices in wide form (a date column, then one column per symbol) holding this field.
     pub wide: Option<WideField>,
     /// Economics: the prefix of each series' key (its normalised header follows).
@@ -264,6 +275,7 @@ impl CsvImportParams {
             date_format: self.date_format,
             delimiter: self.delimiter,
             symbol: self.symbol,
+            columns: None,
             wide: self.wide,
             key_prefix: self.key_prefix,
             units: self.units,
@@ -353,7 +365,7 @@ pub async fn post_import(
     import_file(ctx, state, body, bytes).await
 }
 
-async fn import_file(ctx: Ctx, state: AppState, body: ImportBody, bytes: Vec<u8>) -> Result<Response, ApiError> {
+async fn import_file(ctx: Ctx, state: AppState, mut body: ImportBody, bytes: Vec<u8>) -> Result<Response, ApiError> {
     let mut invalid = Vec::new();
     for (field, value) in [("file_name", &body.file_name), ("source", &body.source), ("licence", &body.licence)] {
         if value.trim().is_empty() || value.chars().count() > 200 || value.chars().any(char::is_control) {
@@ -382,6 +394,18 @@ async fn import_file(ctx: Ctx, state: AppState, body: ImportBody, bytes: Vec<u8>
             None
         }
     };
+    let columns = body.columns.take().unwrap_or_default();
+    let mut other_kinds = Vec::new();
+    for (field, header) in &columns {
+        if !import::all_fields().contains(&field.as_str()) {
+            invalid.push(("columns", format!("`{field}` is not a field of any kind")));
+        } else if !import::fields(body.kind).iter().any(|(f, _)| f == field) {
+            other_kinds.push(field.clone());
+        }
+        if !fiscus_domain::fields::text_ok(header, 1, 200) {
+            invalid.push(("columns", format!("the header for `{field}` must be 1 to 200 characters of text")));
+        }
+    }
     if body.symbol.as_deref().is_some_and(|s| !fiscus_domain::data::is_name(s)) {
         invalid.push(("symbol", "1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit".to_string()));
     }
@@ -409,7 +433,21 @@ async fn import_file(ctx: Ctx, state: AppState, body: ImportBody, bytes: Vec<u8>
     if !invalid.is_empty() {
         return Err(ApiError::invalid_fields(invalid));
     }
+    // A field of another kind than the file's: the two members disagree, which no schema states.
+    if !other_kinds.is_empty() {
+        let names: Vec<&str> = import::fields(body.kind).iter().map(|(f, _)| *f).collect();
+        let detail = format!(
+            "`columns` maps {} that {} files do not have; their fields are {}",
+            other_kinds.join(", "),
+            body.kind.as_str(),
+            names.join(", ")
+        );
+        return Err(other_kinds.iter().fold(ApiError::new(ErrorCode::Conflict).detail(detail), |e, f| {
+            e.field("columns", format!("`{f}` is not a field of {}", body.kind.as_str()))
+        }));
+    }
     let mapping = Mapping {
+        columns,
         create_instruments,
         delimiter,
         date_format,

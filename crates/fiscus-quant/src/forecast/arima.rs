@@ -279,14 +279,21 @@ impl ArimaFit {
         -2.0 * self.log_likelihood + 2.0 * self.k as f64
     }
 
-    /// `−2 llf + k ln(nobs)`.
-    pub fn bic(&self) -> f64 {
-        -2.0 * self.log_likelihood + self.k as f64 * (self.nobs as f64).ln()
+    /// The observations the likelihood counts: every one but the `d + D·s` the differencing consumes
+    /// (statsmodels' `nobs_effective`, `nobs − loglikelihood_burn`; R's `arima` counts alike).
+    pub fn nobs_effective(&self) -> usize {
+        let burn = self.spec.d + self.spec.seasonal_d * self.spec.period;
+        self.nobs.saturating_sub(burn)
     }
 
-    /// AIC with the small-sample correction `2k(k+1)/(nobs − k − 1)`.
+    /// `−2 llf + k ln(n)`, n the effective observations (as statsmodels and R count them).
+    pub fn bic(&self) -> f64 {
+        -2.0 * self.log_likelihood + self.k as f64 * (self.nobs_effective() as f64).ln()
+    }
+
+    /// AIC with the small-sample correction `2k(k+1)/(n − k − 1)`, n the effective observations.
     pub fn aicc(&self) -> f64 {
-        let (k, n) = (self.k as f64, self.nobs as f64);
+        let (k, n) = (self.k as f64, self.nobs_effective() as f64);
         self.aic() + 2.0 * k * (k + 1.0) / (n - k - 1.0)
     }
 

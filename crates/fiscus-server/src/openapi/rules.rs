@@ -256,6 +256,8 @@ fn patches() -> Vec<(&'static str, Value)> {
         // compute/inputs.rs `InlineReturns::check`: 1 to 500 assets named as text, each with 2 to 10,000
         // returns above -1 and at most 100.
         ("/ReturnColumns", named_series(500, 2, 10_000, json!({ "exclusiveMinimum": -1, "maximum": 100 }))),
+        // fiscus-data routes/intake.rs: a column mapping names fields some kind has.
+        ("/ImportBody/properties/columns", json!({ "propertyNames": { "enum": fiscus_data::import::all_fields() } })),
         // compute/models.rs `pin_features`: features of the catalogue, each named once.
         (
             "/ModelInput/properties/features",

@@ -9,7 +9,7 @@ use fiscus_domain::credentials::Environment;
 use fiscus_domain::data::{Kind, Provenance};
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_kernel::governed::Caller;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 async fn demo(app: &TestApp) -> Vec<import::Outcome> {
     fiscus_server::demo_data::load(&app.state.store, &Caller::bare(Actor::demo()), &app.workspace_id, &Silent)
@@ -604,4 +604,53 @@ async fn a_streamed_file_refused_at_its_end_keeps_nothing_and_names_both_lines_o
     fiscus_store::data::datasets::verify(&mut conn, app.state.store.seal_key(), &app.workspace_id, &o.dataset)
         .await
         .expect("the stored rows hash to the content hash");
+}
+
+/// A file whose headers are not Fiscus's names (NASDAQ's historical-quotes header) is mapped over HTTP as the
+/// command line's `--map` maps it; without the mapping, the refusal names the header's columns it did not
+/// recognise, once, instead of refusing every row for a close it cannot have (issue 55).
+#[tokio::test]
+async fn an_http_import_maps_columns_and_a_missing_close_names_the_unrecognised_headers() {
+    let app = spawn_app().await;
+    let instruments = json!({"kind": "instruments", "file_name": "i.csv", "csv": "symbol,name,asset_class,currency\nNDQ,Nasdaq listing,equity,USD\n", "source": "s", "licence": "l"});
+    assert_eq!(app.post_json("/api/v2/data/imports", &app.key, &instruments, None).await.status(), 201);
+    let csv = "Date,Close/Last,Volume,Open,High,Low\n01/03/2024,184.25,58414460,184.22,185.88,183.43\n\
+               01/02/2024,185.64,82488670,187.15,188.44,183.885\n";
+    let file = |columns: Option<Value>| {
+        let mut body = json!({"kind": "prices", "file_name": "HistoricalData.csv", "csv": csv, "source": "nasdaq.com",
+                              "licence": "proprietary", "symbol": "NDQ", "dry_run": true});
+        if let Some(c) = columns {
+            body["columns"] = c;
+        }
+        body
+    };
+    let p =
+        problem(app.post_json("/api/v2/data/imports", &app.key, &file(None), None).await, 409, "file_rejected").await;
+    let message = p["errors"][0]["message"].as_str().unwrap_or("");
+    assert_eq!(p["errors"].as_array().map(Vec::len), Some(1), "one refusal for the header, not one per row: {p}");
+    assert!(message.contains("`Close/Last`") && message.contains("\"close\""), "{message}");
+    // Mapped, the file reads (its M/D/Y dates detected as without a mapping).
+    let mapped = file(Some(json!({"close": "Close/Last"})));
+    let r = app.post_json("/api/v2/data/imports", &app.key, &mapped, None).await;
+    let status = r.status();
+    let body: Value = r.json().await.expect("json");
+    assert_eq!(
+        (status.as_u16(), &body["rows"], &body["status"]),
+        (200, &json!(2), &json!("checked")),
+        "a dry run: {body}"
+    );
+    // A field no kind has is refused by the schema's names; one of another kind is a conflict with the kind.
+    let p = problem(
+        app.post_json("/api/v2/data/imports", &app.key, &file(Some(json!({"booking_date": "Date"}))), None).await,
+        409,
+        "conflict",
+    )
+    .await;
+    assert!(p["detail"].as_str().unwrap_or("").contains("booking_date"), "{p}");
+    problem(
+        app.post_json("/api/v2/data/imports", &app.key, &file(Some(json!({"nonsense": "Date"}))), None).await,
+        422,
+        "invalid_request",
+    )
+    .await;
 }

@@ -257,3 +257,103 @@ async fn monthly_prices_are_annualised_with_twelve_periods_and_the_request_can_s
     assert_eq!(company["prices"]["periods_per_year"], 12.0, "{company}");
     assert_eq!(company["prices"]["frequency"], "monthly");
 }
+
+/// Sample standard deviation (numpy's `std(ddof=1)`) and mean.
+fn mean_sd(x: &[f64]) -> (f64, f64) {
+    let mean = x.iter().sum::<f64>() / x.len() as f64;
+    let var = x.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (x.len() - 1) as f64;
+    (mean, var.sqrt())
+}
+
+fn close_to(got: &Value, expected: f64, what: &str) {
+    let got = got.as_f64().unwrap_or_else(|| panic!("{what}: not a number: {got}"));
+    assert!((got - expected).abs() <= 1e-9 * expected.abs().max(1.0), "{what}: {got} vs {expected}");
+}
+
+/// One frequency rule everywhere (issue 55): on monthly, weekly and daily prices of the same two instruments'
+/// shape, a backtest's statistics and a simulation's estimates are annualised with 12, 52 and 252 periods,
+/// matching a plain recomputation (empyrical's and numpy's formulas with those periods) to 1e-9; the answers
+/// name the frequency and the periods; a backtest rebalances about monthly at each frequency; an override
+/// that disagrees with the dates is used and named; a feature counted in trading days refuses monthly prices.
+#[tokio::test]
+async fn backtests_simulations_and_features_take_the_frequency_of_their_dates() {
+    let app = spawn_app().await;
+    grant(&app).await;
+    let mut instruments = String::from("symbol,name,asset_class,currency\n");
+    for f in ["M", "W", "D"] {
+        instruments.push_str(&format!("{f}A,{f} one,equity,USD\n{f}B,{f} two,equity,USD\n"));
+    }
+    import(&app, Kind::Instruments, "freq_instruments", &instruments, Mapping::default()).await;
+    let monthly: Vec<String> = (0..48).map(|i| format!("{:04}-{:02}-01", 2019 + i / 12, i % 12 + 1)).collect();
+    let start = time::macros::date!(2020 - 01 - 06);
+    let weekly: Vec<String> = (0..104).map(|i| (start + time::Duration::weeks(i)).to_string()).collect();
+    let daily = weekdays(300);
+    for (prefix, dates, ppy, every) in [("M", &monthly, 12.0, 1), ("W", &weekly, 52.0, 4), ("D", &daily, 252.0, 21)] {
+        let mut csv = String::from("symbol,date,close\n");
+        let (mut a, mut b) = (100.0_f64, 50.0_f64);
+        let mut closes: Vec<[f64; 2]> = Vec::new();
+        for (i, d) in dates.iter().enumerate() {
+            csv.push_str(&format!("{prefix}A,{d},{a:.6}\n{prefix}B,{d},{b:.6}\n"));
+            closes.push([format!("{a:.6}").parse().expect("a"), format!("{b:.6}").parse().expect("b")]);
+            a *= 1.0 + 0.006 + 0.03 * (i as f64 * 1.7).sin();
+            b *= 1.0 + 0.004 + 0.02 * (i as f64 * 0.9).cos();
+        }
+        import(&app, Kind::Prices, &format!("{prefix}_prices"), &csv, Mapping::default()).await;
+        let (sa, sb) = (format!("{prefix}A"), format!("{prefix}B"));
+
+        // A backtest: its equity curve's returns (from the initial cash) annualised with the dates' periods.
+        let body = json!({ "weights": { &sa: 0.5, &sb: 0.5 } });
+        let r = app.post_json("/api/v2/quant/compute/backtests", &app.key, &body, None).await;
+        assert_eq!(r.status(), 201, "{prefix}");
+        let out = r.json::<Value>().await.expect("json")["result"]["output"].clone();
+        assert_eq!((out["periods_per_year"].as_f64(), out["rebalance_every"].as_u64()), (Some(ppy), Some(every)));
+        let frequency = ["monthly", "weekly", "daily"][["M", "W", "D"].iter().position(|p| *p == prefix).unwrap_or(0)];
+        assert_eq!(out["frequency"], frequency, "{out}");
+        let mut values = vec![1_000_000.0];
+        values.extend(out["equity_curve"].as_array().expect("curve").iter().map(|p| p["value"].as_f64().expect("v")));
+        let returns: Vec<f64> = values.windows(2).map(|w| w[1] / w[0] - 1.0).collect();
+        let (mean, sd) = mean_sd(&returns);
+        let growth = values.last().copied().unwrap_or(1.0) / values[0];
+        let risk = &out["risk"];
+        close_to(&risk["annual_volatility"], sd * ppy.sqrt(), &format!("{prefix} annual volatility"));
+        close_to(&risk["annual_return"], growth.powf(ppy / returns.len() as f64) - 1.0, &format!("{prefix} return"));
+        close_to(&risk["sharpe_ratio"], mean / sd * ppy.sqrt(), &format!("{prefix} Sharpe ratio"));
+        assert!(warnings(&out, "frequency_overridden").is_empty(), "{out}");
+
+        // A simulation from the instruments: GBM drift and volatility from their log returns, annualised alike.
+        let body = json!({ "instruments": [&sa, &sb], "horizon_years": 1.0, "steps": 12, "paths": 200, "seed": 7 });
+        let r = app.post_json("/api/v2/quant/compute/simulations", &app.key, &body, None).await;
+        assert_eq!(r.status(), 201, "{prefix}");
+        let out = r.json::<Value>().await.expect("json")["result"]["output"].clone();
+        assert_eq!((out["periods_per_year"].as_f64(), out["frequency"].as_str()), (Some(ppy), Some(frequency)));
+        for (k, asset) in out["assets"].as_array().expect("assets").iter().enumerate() {
+            let logs: Vec<f64> = closes.windows(2).map(|w| (w[1][k] / w[0][k]).ln()).collect();
+            let (m, s) = mean_sd(&logs);
+            close_to(&asset["drift"], ppy * m + 0.5 * ppy * s * s, &format!("{prefix} drift of asset {k}"));
+            close_to(&asset["initial"], closes.last().expect("last")[k], "the last price starts each path");
+        }
+    }
+
+    // Monthly prices annualised as trading days because the request says so: used, and named.
+    let body = json!({ "weights": { "MA": 0.5, "MB": 0.5 }, "periods_per_year": 252 });
+    let out = app.post_json("/api/v2/quant/compute/backtests", &app.key, &body, None).await.json::<Value>().await;
+    let out = out.expect("json")["result"]["output"].clone();
+    assert_eq!(out["periods_per_year"], 252.0);
+    let said = warnings(&out, "frequency_overridden");
+    assert_eq!(said.len(), 1, "{out}");
+    assert!(said[0]["message"].as_str().unwrap_or("").contains("monthly"), "{out}");
+    // Two bars a month apart: an annual figure extrapolates one return, and says so.
+    let body = json!({ "weights": { "MA": 1.0 }, "start": "2019-01-01", "end": "2019-02-01" });
+    let out = app.post_json("/api/v2/quant/compute/backtests", &app.key, &body, None).await.json::<Value>().await;
+    assert_eq!(warnings(&out.expect("json")["result"]["output"], "short_history").len(), 1);
+
+    // A 21-trading-day window is not stretched to 21 months: refused on monthly prices, served on daily ones.
+    let refused =
+        problem(app.get("/api/v2/quant/features/volatility_21d/values?instrument=MA", &app.key).await, 409, "conflict")
+            .await;
+    assert_eq!(refused["frequency"], "monthly", "{refused}");
+    let daily_values = app.get("/api/v2/quant/features/volatility_21d/values?instrument=DA", &app.key).await;
+    assert_eq!(daily_values.status(), 200);
+    let drawdown = app.get("/api/v2/quant/features/drawdown/values?instrument=MA", &app.key).await;
+    assert_eq!(drawdown.status(), 200, "a drawdown has no window: any frequency");
+}
