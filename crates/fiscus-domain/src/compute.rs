@@ -190,6 +190,7 @@ mod tests {
 /// member of a problem, and a failed job's `error.code`. One variant per reason the engine gives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EngineReason {
+    /// Kept for jobs that failed before issue 55: an empty input is now `insufficient_data`, its cause.
     Empty,
     NonFinite,
     LengthMismatch,

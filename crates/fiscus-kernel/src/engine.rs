@@ -44,7 +44,10 @@ pub fn engine_code(e: &QuantError) -> ErrorCode {
 /// The engine's typed reason, as the API names it (`engine_error`, a failed job's `error.code`).
 pub fn engine_error(e: &QuantError) -> EngineReason {
     match e {
-        QuantError::Empty { .. } => EngineReason::Empty,
+        // An empty input is a window that selected nothing (bodies cannot be empty where the engine needs
+        // values): the same cause as a window that selected too little, so the same reason, whichever
+        // endpoint meets it first (`empty` is kept for jobs that failed before this rule).
+        QuantError::Empty { .. } => EngineReason::InsufficientData,
         QuantError::NonFinite { .. } => EngineReason::NonFinite,
         QuantError::LengthMismatch { .. } => EngineReason::LengthMismatch,
         QuantError::InvalidParameter { .. } => EngineReason::InvalidParameter,

@@ -250,7 +250,29 @@ pub async fn pin(state: &Services, workspace_id: &str, r: ForecastRequest) -> Re
             )]));
         }
     }
+    // An automatic choice is queued (it fits nine models); what would make every one of them fail is refused
+    // here with the engine's problem, as a single model answered in the request is, never a 202 whose job
+    // fails later: one answer per cause (issue 55).
+    if forecast.model == ForecastModel::Auto {
+        let loaded = forecast.load(state, workspace_id).await?;
+        if loaded.values.len() < MIN_OBSERVATIONS {
+            return Err(crate::compute::refused_by_engine(fiscus_quant::QuantError::InsufficientData {
+                what: "series",
+                needed: MIN_OBSERVATIONS,
+                got: loaded.values.len(),
+            }));
+        }
+        arima::check(&loaded.values, auto_spec(0, 0)).map_err(crate::compute::refused_by_engine)?;
+    }
     Ok(forecast)
+}
+
+/// Observations a forecast needs.
+const MIN_OBSERVATIONS: usize = 8;
+
+/// The automatic choice's ARIMA(p, 1, q) with drift.
+fn auto_spec(p: usize, q: usize) -> ArimaSpec {
+    ArimaSpec { p, d: 1, q, seasonal_p: 0, seasonal_d: 0, seasonal_q: 0, period: 0, trend: ArimaTrend::Drift }
 }
 
 impl Forecast {
@@ -537,10 +559,10 @@ impl Forecast {
 
     fn fit(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {
         control.check()?;
-        if data.values.len() < 8 {
+        if data.values.len() < MIN_OBSERVATIONS {
             return Err(Refusal::Engine(fiscus_quant::QuantError::InsufficientData {
                 what: "series",
-                needed: 8,
+                needed: MIN_OBSERVATIONS,
                 got: data.values.len(),
             }));
         }
@@ -572,17 +594,7 @@ impl Forecast {
                 let mut last_error = None;
                 for (p, q) in orders {
                     control.check()?;
-                    let spec = ArimaSpec {
-                        p,
-                        d: 1,
-                        q,
-                        seasonal_p: 0,
-                        seasonal_d: 0,
-                        seasonal_q: 0,
-                        period: 0,
-                        trend: ArimaTrend::Drift,
-                    };
-                    match arima::fit(y, spec) {
+                    match arima::fit(y, auto_spec(p, q)) {
                         Ok(fit) if fit.aicc().is_finite() => {
                             if best.as_ref().is_none_or(|(a, _)| fit.aicc() < *a) {
                                 best = Some((fit.aicc(), fit));

@@ -43,6 +43,7 @@ mod platform;
 mod probes;
 mod python_clients;
 mod rate_limit;
+mod refusals;
 mod research;
 mod schemathesis;
 mod seals_on_read;
