@@ -3,14 +3,16 @@
 //!
 //! The statistics are annualised by the frequency the dates show (12 for monthly prices, 252 for daily),
 //! as every other computation does, unless the request says `periods_per_year`; the answer names both the
-//! frequency and the periods it used. The weights keep the order the request gives them in: that is the
-//! column order vectorbt's tie-break between equal orders follows.
+//! frequency and the periods it used. The weights' columns are in the order of their names: a JSON object's
+//! members have no order (RFC 8259 §4, and clients, proxies and languages reorder them), so vectorbt's
+//! tie-break between equal orders (the last column is cut) cuts the last name here, the same for any
+//! serialisation of the same request.
 
 use crate::compute::Computation;
 use fiscus_domain::compute::JobKind;
 use fiscus_quant::Matrix;
 use fiscus_quant::backtest::{BacktestConfig, periodic_schedule, run};
-use indexmap::IndexMap;
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -27,11 +29,11 @@ use fiscus_kernel::inputs::{PinnedPrices, check_range};
 pub struct BacktestRequest {
     /// The instruments traded (symbols or `ins_…` ids, at their adjusted closes), each with its target weight
     /// at every rebalance, from 0 to 1; what the weights leave is cash. Weights adding up to more than 1 are
-    /// traded as vectorbt trades them: sells first, then buys in ascending order of their size (equal ones in
-    /// the order given here, vectorbt's column order), each cut to the cash left (no borrowing), so the last
-    /// buys are partly filled.
+    /// traded as vectorbt trades them: sells first, then buys in ascending order of their size, each cut to the
+    /// cash left (no borrowing), so the last buys are partly filled. Equal buys go in the order of the names
+    /// (vectorbt's column order, with the columns sorted by name: a JSON object's members have no order).
     #[schema(value_type = Object, example = json!({"AAPL": 0.4, "MSFT": 0.3, "JPM": 0.3}))]
-    pub weights: IndexMap<String, f64>,
+    pub weights: BTreeMap<String, f64>,
     #[schema(format = Date, example = "2015-01-01")]
     pub start: Option<String>,
     #[schema(format = Date, example = "2017-12-31")]

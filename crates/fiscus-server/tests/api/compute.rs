@@ -405,6 +405,64 @@ async fn a_backtest_is_the_engines_run_on_the_pinned_prices() {
     let out = &job["result"]["output"];
     assert_eq!(out["final_value"].as_f64(), expected.values.last().copied());
     assert!(expected.cash.iter().all(|c| *c >= -1e-6), "no borrowing");
+    // Equal orders go in the order of the names (vectorbt's column order with the columns sorted by name; a
+    // JSON object's members have no order): the last name is the one cut, however the body orders them.
+    for order in [["MSFT", "AAPL"], ["AAPL", "MSFT"]] {
+        let body = format!(
+            r#"{{"weights": {{"{}": 0.6, "{}": 0.6}}, "start": "2015-01-01", "end": "2015-01-31", "rebalance_every": 1000}}"#,
+            order[0], order[1]
+        );
+        let r = app
+            .http
+            .post(app.url("/api/v2/quant/compute/backtests"))
+            .bearer_auth(&app.key)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("request");
+        let job: Value = r.json().await.expect("json");
+        let pinned: Vec<&str> = job["request"]["prices"]["instruments"]
+            .as_array()
+            .expect("pinned")
+            .iter()
+            .filter_map(|i| i["symbol"].as_str())
+            .collect();
+        assert_eq!(pinned, ["AAPL", "MSFT"], "pinned in the order of the names, whatever order the body gives");
+        let (_, _, engine) = engine_backtest_ordered(&app, &job).await;
+        let positions: Vec<f64> = job["result"]["output"]["final_positions"]
+            .as_array()
+            .expect("positions")
+            .iter()
+            .filter_map(|p| p["quantity"].as_f64())
+            .collect();
+        assert_eq!(positions, engine.final_positions, "the engine's run of the same column order");
+        // At the first close both buys are equal (60% of the cash each); the first given is filled in full, the
+        // second is cut to the 40% left.
+        let bought: Vec<(usize, f64)> =
+            engine.fills.iter().filter(|f| f.row == 0).map(|f| (f.asset, f.size * f.price)).collect();
+        assert_eq!(bought.len(), 2, "{bought:?}");
+        assert!((bought[0].1 - 600_000.0).abs() < 1e-6 && (bought[1].1 - 400_000.0).abs() < 1e-6, "{bought:?}");
+        assert_eq!((bought[0].0, bought[1].0), (0, 1), "the last name is the one cut: {order:?}");
+    }
+}
+
+/// The engine's own run of a backtest job as pinned (its weights, order and schedule), for comparing.
+async fn engine_backtest_ordered(
+    app: &TestApp,
+    job: &Value,
+) -> (fiscus_kernel::inputs::PinnedPrices, usize, fiscus_quant::backtest::BacktestResult) {
+    let pinned: fiscus_kernel::inputs::PinnedPrices =
+        serde_json::from_value(job["request"]["prices"].clone()).expect("pinned");
+    let weights: Vec<f64> =
+        job["request"]["weights"].as_array().expect("weights").iter().filter_map(Value::as_f64).collect();
+    let every = job["request"]["rebalance_every"].as_u64().unwrap_or(21) as usize;
+    let panel = fiscus_kernel::inputs::load(&app.state, &app.workspace_id, &pinned).await.expect("panel");
+    let close = Matrix::from_rows(&panel.prices).expect("matrix");
+    let schedule = fiscus_quant::backtest::periodic_schedule(panel.prices.len(), every, &weights).expect("plan");
+    let config = fiscus_quant::backtest::BacktestConfig { initial_cash: 1_000_000.0, fee_rate: 0.0 };
+    let expected = fiscus_quant::backtest::run(&close, &schedule, config).expect("engine");
+    (pinned, panel.dates.len(), expected)
 }
 
 /// The engine's own run of a backtest job's pinned prices (monthly rebalancing, 1,000,000 of cash): the
