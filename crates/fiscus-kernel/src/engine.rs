@@ -22,7 +22,8 @@ pub fn refused_by_engine(e: QuantError) -> Failure {
 /// `minItems`), so an empty input is a data window that selected nothing: too little data, as too few values
 /// are. Constraints no portfolio meets, results the values leave undefined (a dispersion of zero, a
 /// compounding that overflows), covariances that are not positive definite and solvers the values stall meet
-/// the data, not the body's form: 409. The rest is 422.
+/// the data, not the body's form: 409, as is counted work that runs out. The rest is 422. This is the one
+/// table (docs/standards.md shows it); every endpoint that computes answers through it.
 pub fn engine_code(e: &QuantError) -> ErrorCode {
     match e {
         QuantError::Empty { .. } | QuantError::InsufficientData { .. } => ErrorCode::InsufficientData,
@@ -35,6 +36,9 @@ pub fn engine_code(e: &QuantError) -> ErrorCode {
         | QuantError::NotPositiveDefinite { .. }
         | QuantError::Unbounded { .. }
         | QuantError::NoConvergence { .. } => ErrorCode::Conflict,
+        // The counted work ran out: a limit of this service that a request the document allows can pass,
+        // as sizes whose product passes one do (409 `limit_exceeded`); the same request always ends so.
+        QuantError::BudgetExceeded { .. } => ErrorCode::LimitExceeded,
         // The machine stalled, not the request: retry.
         QuantError::SafetyTimeout { .. } => ErrorCode::Unavailable,
         _ => ErrorCode::ComputationRefused,
