@@ -465,7 +465,7 @@ def seed(base, key, client_id, client_secret, given):
         installed = api.post("/api/v2/workflows/library/model_monitoring/install", {}).json()
         ids["workflow_version_id"], ids["workflow_id"] = installed["id"], installed["workflow_id"]
         path = f"/api/v2/workflow-studio/versions/{ids['workflow_version_id']}/validate"
-        ids["workflow_campaign_id"] = api.post(path, {}).json()["id"]
+        ids["workflow_campaign_id"] = api.post(path, {"cases": [{"name": "approve every review"}]}).json()["id"]
         ids["workflow_run_id"] = api.post("/api/v2/workflows/runs", {"version_uid": ids["workflow_version_id"]}).json()["id"]
     if "agent_run_id" not in ids and "agent_space_id" in ids:
         # The space was promoted by an admin at the console before the run (no credential can promote one).

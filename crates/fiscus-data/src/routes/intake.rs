@@ -10,6 +10,9 @@
 //! options as query parameters, as `curl --data-binary @prices.csv` sends it. The seed has no scope for
 //! writing market data; `finance-core:intake:write` is its one scope that brings data in, so it covers every
 //! kind (a credential without it imports nothing).
+//!
+//! It is long because the two forms share one set of options (column mapping, dates, delimiter, wide files,
+//! new instruments), each stated as the schema states it and checked once here for both.
 
 use axum::Json;
 use axum::extract::{FromRequest, Request, State};

@@ -1,5 +1,8 @@
 //! Machine identities and delegations: bounded standing authority that an operator activates, used by a
 //! machine identity that proves itself per execution with a fresh Ed25519 signature.
+//!
+//! It is long because a delegation's terms, its nested budgets and the evidence of machine authority are one
+//! set of rules the execution gates apply together, kept here with their tests.
 
 use base64::Engine;
 use ed25519_dalek::{Signature, Verifier, VerifyingKey};

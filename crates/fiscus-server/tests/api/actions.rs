@@ -411,12 +411,12 @@ async fn every_gateway_request_leaves_sealed_request_evidence() {
     app.post_json(&format!("/api/v2/agent-execution/actions/{id}/submit"), &app.key, &json!({}), None).await;
     let refused =
         app.post_json(&format!("/api/v2/agent-execution/actions/{id}/submit"), &app.key, &json!({}), None).await;
-    assert_eq!(refused.status(), 409);
+    assert_eq!(refused.status(), 422, "a second submission is rejected by the controls");
     let refused_id =
         refused.headers().get("agent-request-id").and_then(|v| v.to_str().ok()).expect("header").to_string();
     let evidence: Value =
         app.get(&format!("/api/v2/agent-execution/requests/{refused_id}"), &app.key).await.json().await.expect("json");
-    assert_eq!(evidence["status"], 409);
+    assert_eq!(evidence["status"], 422);
     problem(app.get("/api/v2/agent-execution/requests/areq_nope", &app.key).await, 404, "not_found").await;
 }
 
