@@ -137,3 +137,36 @@ async fn each_engine_refusal_answers_as_the_table_says_through_every_endpoint_th
         app.post_json("/api/v2/planning/forecasts", &app.key, &json!({"values": constant, "horizon": 0}), None).await;
     assert_eq!(r.status(), 422);
 }
+
+/// Degenerate inputs that still have an answer say so (issue 55): three assets over two periods have a
+/// singular sample covariance, so a minimum-variance portfolio's estimated volatility is near zero and its
+/// Sharpe ratio means nothing; the answer names both in `warnings` (`degenerate`) rather than a silent 6.6e9.
+#[tokio::test]
+async fn a_degenerate_optimisation_is_answered_with_its_degeneracy_named() {
+    let app = spawn_app().await;
+    grant(&app).await;
+    let returns = crate::helpers::columns(&["A", "B", "C"], &json!([[0.01, 0.02, -0.01], [0.03, -0.01, 0.02]]));
+    let body = json!({"objective": "min_variance", "returns": returns});
+    let r = app.post_json("/api/v2/quant/compute/optimizations", &app.key, &body, None).await;
+    assert_eq!(r.status(), 201);
+    let out = r.json::<Value>().await.expect("json")["result"]["output"].clone();
+    let named: Vec<&str> = out["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter(|w| w["code"] == "degenerate")
+        .filter_map(|w| w["message"].as_str())
+        .collect();
+    assert!(named.iter().any(|m| m.contains("2 periods of 3 assets")), "{out}");
+    // Long-only weights reach a variance of zero here (B offsets A and C in both periods).
+    assert!(out["volatility"].as_f64().is_some_and(|v| v < 1e-6), "{out}");
+    assert!(named.iter().any(|m| m.contains("Sharpe ratio")), "{out}");
+    // Sixty periods of the same three assets: nothing degenerate to say.
+    let many: Vec<Vec<f64>> = (0..60)
+        .map(|t| (0..3).map(|j| 0.001 * (j + 1) as f64 + 0.01 * ((t * (j + 2)) as f64).sin()).collect())
+        .collect();
+    let body = json!({"objective": "min_variance", "returns": crate::helpers::columns(&["A", "B", "C"], &json!(many))});
+    let out = app.post_json("/api/v2/quant/compute/optimizations", &app.key, &body, None).await.json::<Value>().await;
+    let out = out.expect("json")["result"]["output"].clone();
+    assert!(out["warnings"].as_array().is_some_and(Vec::is_empty), "{out}");
+}
