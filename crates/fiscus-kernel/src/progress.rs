@@ -18,9 +18,11 @@ pub enum Worker {
     AgentRuns,
     Webhooks,
     BankFiles,
+    /// The transparency log's integrator.
+    Evidence,
 }
 
-const WORKERS: usize = 6;
+const WORKERS: usize = 7;
 
 impl Worker {
     fn index(self) -> usize {
@@ -31,6 +33,7 @@ impl Worker {
             Worker::AgentRuns => 3,
             Worker::Webhooks => 4,
             Worker::BankFiles => 5,
+            Worker::Evidence => 6,
         }
     }
 }

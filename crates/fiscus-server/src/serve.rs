@@ -7,7 +7,6 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 
 use fiscus_http::AppState;
-use fiscus_kernel::progress::Worker;
 
 // The entry points the binary and the tests await return futures boxed here (see `fiscus_store::Boxed`),
 // so the service's start and serve loop, every worker's included, compile once, in this crate.
@@ -33,24 +32,14 @@ fn serving(state: AppState, listener: TcpListener, shutdown: Boxed<'static, ()>)
     Box::pin(async move {
         // A serving node caches credentials; with PostgreSQL that needs its watch of the standing generation.
         state.store.watch_standing();
-        let app = crate::app::build(state.clone());
-        let background = spawn_background(state.clone());
-        if let Some(files) = &state.settings.iso20022 {
-            fiscus_platform::actions::bank_files::check_directories(files).map_err(anyhow::Error::msg)?;
-        }
         // The name this node's workers claim under, in every queue: what they hold is handed back under it
         // when the node stops.
         let claimer = fiscus_domain::ids::new_id("wrk");
-        let worker = spawn_settlement_worker(state.clone(), claimer.clone());
-        let evidence = spawn_evidence_worker(state.clone());
-        let banker = (state.settings.iso20022.is_some() && state.settings.bank_file_worker)
-            .then(|| spawn_bank_file_worker(state.clone()));
-        let computer = state.settings.compute_worker.then(|| spawn_compute_worker(state.clone(), claimer.clone()));
-        let deliverer = state.settings.webhook_worker.then(|| spawn_webhook_worker(state.clone(), claimer.clone()));
-        let flows = state.settings.workflow_worker.then(|| spawn_workflow_worker(state.clone(), claimer.clone()));
-        let agents = (state.settings.agent_worker
-            && state.settings.agent_queue == fiscus_kernel::settings::AgentQueue::Database)
-            .then(|| spawn_agent_worker(state.clone(), claimer.clone()));
+        let app = crate::app::build(state.clone());
+        if let Some(files) = &state.settings.iso20022 {
+            fiscus_platform::actions::bank_files::check_directories(files).map_err(anyhow::Error::msg)?;
+        }
+        let workers = spawn_workers(&state, &claimer);
         let grace = Duration::from_secs(state.settings.shutdown_grace_seconds);
         let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
         let max_connections = fiscus_http::connections::effective_max_connections(state.settings.max_connections);
@@ -96,9 +85,7 @@ fn serving(state: AppState, listener: TcpListener, shutdown: Boxed<'static, ()>)
         // `STOPPING` is aborted where it is (its transaction rolls back). What they held is handed back, for
         // another node (or this one when it is back) to take at once.
         state.compute.close();
-        background.abort();
-        let workers = [Some(worker), Some(evidence), computer, deliverer, flows, agents, banker];
-        stop_workers(workers.into_iter().flatten().collect()).await;
+        stop_workers(workers).await;
         // Every step from here is bounded: a node that cannot finish them still exits, and the database
         // releases whatever its connections held (a node that hung here once held a row lock every node's
         // writes waited on).
@@ -115,7 +102,7 @@ fn serving(state: AppState, listener: TcpListener, shutdown: Boxed<'static, ()>)
             }
         })
         .await;
-        bounded("anchoring the audit heads", anchor_heads(&state)).await;
+        bounded("anchoring the audit heads", crate::workers::housekeeping::anchor_heads(&state)).await;
         bounded("closing the database pool", state.store.close()).await;
         result
     })
@@ -149,243 +136,39 @@ async fn bounded(what: &str, step: impl Future<Output = ()>) {
     }
 }
 
-/// Whether this node is stopping: its workers claim nothing more once it drains.
-fn stopping(state: &AppState) -> bool {
-    state.http.draining.load(std::sync::atomic::Ordering::Acquire)
-}
-
-/// Background work of every node: flushing the request log, purging expired idempotency keys, forgetting
-/// signature nonces whose signatures can no longer be fresh, and the webhook delivery log past its retention.
-fn spawn_background(state: AppState) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(Duration::from_secs(1));
-        let mut seconds: u64 = 0;
-        loop {
-            tick.tick().await;
-            seconds += 1;
-            if let Err(e) = state.http.usage.flush(&state.store).await {
-                tracing::warn!(error = %e, "usage flush failed; counts are kept for the next try");
-            }
-            if let Err(e) = state.invocations.flush(&state.store).await {
-                tracing::warn!(error = %e, "tool invocation flush failed; rows are kept for the next try");
-            }
-            if seconds.is_multiple_of(state.settings.audit_anchor_interval_seconds.max(1)) {
-                anchor_heads(&state).await;
-            }
-            if seconds.is_multiple_of(600) {
-                let purge = async {
-                    let now = fiscus_domain::clock::now_micros();
-                    let mut tx = state.store.begin().await?;
-                    let n = fiscus_store::idempotency::purge_expired(tx.conn(), now).await?;
-                    fiscus_store::execution_clients::sweep_nonces(tx.conn(), now).await?;
-                    tx.commit().await?;
-                    Ok::<u64, fiscus_store::StoreError>(n)
-                };
-                match purge.await {
-                    Ok(n) if n > 0 => tracing::info!(purged = n, "expired idempotency keys purged"),
-                    Ok(_) => {}
-                    Err(e) => tracing::warn!(error = %e, "idempotency purge failed"),
-                }
-                // Its own transaction: a failure here never holds back the purges above.
-                let log = async {
-                    let now = fiscus_domain::clock::now_micros();
-                    let retention = i64::try_from(state.settings.webhook_log_retention_days).unwrap_or(30);
-                    let before = now - retention * 86_400 * fiscus_domain::clock::MICROS_PER_SECOND;
-                    let mut tx = state.store.begin().await?;
-                    let n = fiscus_store::webhook_deliveries::purge(tx.conn(), before).await?;
-                    tx.commit().await?;
-                    Ok::<u64, fiscus_store::StoreError>(n)
-                };
-                if let Err(e) = log.await {
-                    tracing::warn!(error = %e, "webhook delivery log purge failed");
-                }
-            }
+/// Starts every worker this node runs (`crate::workers`): settlement, the log's integrator and housekeeping
+/// always; bank files, compute, webhook delivery, workflows and queued Agent Space runs as the settings say.
+/// Each claims as `claimer` (bank files under a name of their own: their claims are files, handed back by
+/// their own stale time).
+fn spawn_workers(state: &AppState, claimer: &str) -> Vec<tokio::task::JoinHandle<()>> {
+    use crate::workers::{self, spawn};
+    let s = &state.settings;
+    let claimer = || claimer.to_string();
+    let mut tasks = vec![
+        spawn(state.clone(), workers::housekeeping::Housekeeping::default()),
+        spawn(state.clone(), workers::settlement::Settlement { claimer: claimer() }),
+        spawn(state.clone(), workers::evidence::Evidence),
+    ];
+    if s.iso20022.is_some() && s.bank_file_worker {
+        let bank = workers::bank_files::BankFiles { claimer: fiscus_domain::ids::new_id("wrk") };
+        tasks.push(spawn(state.clone(), bank));
+    }
+    if s.compute_worker {
+        tasks.push(spawn(state.clone(), workers::compute::Compute { claimer: claimer() }));
+    }
+    if s.webhook_worker {
+        match workers::webhooks::Webhooks::new(state, claimer()) {
+            Ok(w) => tasks.push(spawn(state.clone(), w)),
+            Err(e) => tracing::error!(error = %e, "webhook delivery is off: its HTTP client cannot be built"),
         }
-    })
-}
-
-/// This node's settlement worker. Any number of nodes may run one against the same database.
-pub fn spawn_settlement_worker(state: AppState, worker: String) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(Duration::from_millis(state.settings.worker_interval_ms.max(10)));
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        state.progress.started(Worker::Settlement);
-        loop {
-            tick.tick().await;
-            if stopping(&state) {
-                break;
-            }
-            let pass = state.progress.begin(Worker::Settlement);
-            let worked = match crate::workers::settlement::run_once(&state, &worker).await {
-                Ok(n) => n,
-                Err(e) => {
-                    tracing::warn!(error = %e, "settlement worker pass failed");
-                    1
-                }
-            };
-            state.progress.end(pass, worked);
-        }
-    })
-}
-
-/// This node's evidence worker: integrates the workspaces' transparency logs and signs their checkpoints
-/// (`fiscus_kernel::evidence`). Any number of nodes may run one: an integration checks the tree unchanged
-/// before it writes, and a checkpoint of a size already signed is kept once.
-pub fn spawn_evidence_worker(state: AppState) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(Duration::from_secs(1));
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tick.tick().await;
-            if stopping(&state) {
-                break;
-            }
-            if let Err(e) = fiscus_kernel::evidence::run_once(&state).await {
-                tracing::warn!(error = %e, "evidence worker pass failed");
-            }
-        }
-    })
-}
-
-/// This node's bank file worker (the `iso20022` connector's files out and messages in). Any number of nodes
-/// may run one against the same database.
-pub fn spawn_bank_file_worker(state: AppState) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let worker = fiscus_domain::ids::new_id("wrk");
-        let mut tick = tokio::time::interval(Duration::from_millis(state.settings.worker_interval_ms.max(10)));
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        state.progress.started(Worker::BankFiles);
-        loop {
-            tick.tick().await;
-            if stopping(&state) {
-                break;
-            }
-            let pass = state.progress.begin(Worker::BankFiles);
-            let worked = match crate::workers::bank_files::run_once(&state, &worker).await {
-                Ok(n) => n,
-                Err(e) => {
-                    tracing::warn!(error = %e, "bank file worker pass failed");
-                    1
-                }
-            };
-            state.progress.end(pass, worked);
-        }
-    })
-}
-
-/// This node's compute worker. Any number of nodes may run one against the same database. It is woken when
-/// a job is queued on this node and polls otherwise (jobs queued on other nodes, retaken claims).
-pub fn spawn_compute_worker(state: AppState, worker: String) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500));
-        state.progress.started(Worker::Compute);
-        loop {
-            if stopping(&state) {
-                break;
-            }
-            let pass = state.progress.begin(Worker::Compute);
-            // A failed pass counts as work (what it failed on is still due) and waits like an idle one.
-            let (claimed, wait) = match crate::workers::compute::run_once(&state, &worker).await {
-                Ok(n) => (n, n == 0),
-                Err(e) => {
-                    tracing::warn!(error = %e, "compute worker pass failed");
-                    (1, true)
-                }
-            };
-            state.progress.end(pass, claimed);
-            if wait {
-                let _ = tokio::time::timeout(idle, state.compute.wake.notified()).await;
-            }
-        }
-    })
-}
-
-/// This node's workflow worker. Any number of nodes may run one against the same database. It is woken
-/// when a run becomes due on this node and polls otherwise (timers, runs started on other nodes, retaken
-/// claims).
-pub fn spawn_workflow_worker(state: AppState, worker: String) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500));
-        state.progress.started(Worker::Workflows);
-        loop {
-            if stopping(&state) {
-                break;
-            }
-            let pass = state.progress.begin(Worker::Workflows);
-            // A failed pass counts as work (what it failed on is still due) and waits like an idle one.
-            let (claimed, wait) = match crate::workers::workflows::run_once(&state, &worker).await {
-                Ok(n) => (n, n == 0),
-                Err(e) => {
-                    tracing::warn!(error = %e, "workflow worker pass failed");
-                    (1, true)
-                }
-            };
-            state.progress.end(pass, claimed);
-            if wait {
-                let _ = tokio::time::timeout(idle, state.workflows_wake.notified()).await;
-            }
-        }
-    })
-}
-
-/// This node's agent worker for queued Agent Space runs. Any number of nodes may run one against the same
-/// database. It is woken when a run is queued on this node and polls otherwise.
-pub fn spawn_agent_worker(state: AppState, worker: String) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500));
-        state.progress.started(Worker::AgentRuns);
-        loop {
-            if stopping(&state) {
-                break;
-            }
-            let pass = state.progress.begin(Worker::AgentRuns);
-            // A failed pass counts as work (what it failed on is still due) and waits like an idle one.
-            let (claimed, wait) = match crate::workers::agent_runs::run_once(&state, &worker).await {
-                Ok(n) => (n, n == 0),
-                Err(e) => {
-                    tracing::warn!(error = %e, "agent worker pass failed");
-                    (1, true)
-                }
-            };
-            state.progress.end(pass, claimed);
-            if wait {
-                let _ = tokio::time::timeout(idle, state.spaces_wake.notified()).await;
-            }
-        }
-    })
-}
-
-/// This node's webhook delivery worker. Any number of nodes may run one against the same database. It polls
-/// at most every 100 ms when idle and goes on at once while there is work.
-pub fn spawn_webhook_worker(state: AppState, worker: String) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let clients = match fiscus_kernel::deliveries::Clients::new(&state) {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::error!(error = %e, "webhook delivery is off: its HTTP client cannot be built");
-                return;
-            }
-        };
-        let idle = Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 100));
-        state.progress.started(Worker::Webhooks);
-        loop {
-            if stopping(&state) {
-                break;
-            }
-            let pass = state.progress.begin(Worker::Webhooks);
-            let (worked, wait) = match crate::workers::webhooks::run_once(&state, &clients, &worker).await {
-                Ok(done) => (done.fanned_out + done.claimed, done.fanned_out + done.claimed == 0),
-                Err(e) => {
-                    tracing::warn!(error = %e, "webhook delivery pass failed");
-                    (1, true)
-                }
-            };
-            state.progress.end(pass, worked);
-            if wait {
-                tokio::time::sleep(idle).await;
-            }
-        }
-    })
+    }
+    if s.workflow_worker {
+        tasks.push(spawn(state.clone(), workers::workflows::Workflows { claimer: claimer() }));
+    }
+    if s.agent_worker && s.agent_queue == fiscus_kernel::settings::AgentQueue::Database {
+        tasks.push(spawn(state.clone(), workers::agent_runs::AgentRuns { claimer: claimer() }));
+    }
+    tasks
 }
 
 /// Hands back what this node's workers (all claiming as `claimer`) hold, once they were stopped: queued
@@ -409,20 +192,5 @@ async fn hand_back(state: &AppState, claimer: &str) {
             "claims handed back for another node"
         ),
         Err(e) => tracing::warn!(error = %e, "handing back claims failed; they are taken over when stale"),
-    }
-}
-
-/// Moves the audit anchors forward; a chain that no longer reaches its anchor is an alarm, not a warning.
-pub async fn anchor_heads(state: &AppState) {
-    match fiscus_kernel::anchor::refresh(state).await {
-        Ok(broken) => {
-            for workspace_id in broken {
-                tracing::error!(
-                    workspace_id,
-                    "the audit chain no longer reaches its anchored head: events were removed"
-                );
-            }
-        }
-        Err(e) => tracing::warn!(error = %e, "could not anchor the audit heads"),
     }
 }

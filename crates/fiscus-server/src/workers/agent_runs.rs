@@ -33,3 +33,25 @@ pub async fn run_once(state: &AppState, worker: &str) -> anyhow::Result<usize> {
     }
     Ok(done)
 }
+
+/// The agent worker as the node runs it: woken when a run is queued on this node, polling otherwise.
+pub struct AgentRuns {
+    pub claimer: String,
+}
+
+impl super::Worker for AgentRuns {
+    const NAME: &'static str = "agent runs";
+    const SLOT: Option<fiscus_kernel::progress::Worker> = Some(fiscus_kernel::progress::Worker::AgentRuns);
+
+    fn pace(&self, state: &AppState) -> super::Pace {
+        super::Pace::WhenIdle(std::time::Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500)))
+    }
+
+    fn wake<'s>(&self, state: &'s AppState) -> Option<&'s tokio::sync::Notify> {
+        Some(&state.spaces_wake)
+    }
+
+    async fn pass(&mut self, state: &AppState) -> anyhow::Result<usize> {
+        run_once(state, &self.claimer).await
+    }
+}

@@ -16,3 +16,21 @@ pub async fn run_once(state: &Services, worker: &str) -> anyhow::Result<usize> {
         (_, Err(e)) => Err(anyhow::anyhow!("inbound messages: {e:?}")),
     }
 }
+
+/// The bank file worker as the node runs it: a pass every `worker_interval_ms` over the folders.
+pub struct BankFiles {
+    pub claimer: String,
+}
+
+impl super::Worker for BankFiles {
+    const NAME: &'static str = "bank files";
+    const SLOT: Option<fiscus_kernel::progress::Worker> = Some(fiscus_kernel::progress::Worker::BankFiles);
+
+    fn pace(&self, state: &fiscus_http::AppState) -> super::Pace {
+        super::Pace::Every(std::time::Duration::from_millis(state.settings.worker_interval_ms.max(10)))
+    }
+
+    async fn pass(&mut self, state: &fiscus_http::AppState) -> anyhow::Result<usize> {
+        run_once(state, &self.claimer).await
+    }
+}

@@ -38,3 +38,26 @@ pub async fn run_once(state: &Services, worker: &str) -> anyhow::Result<usize> {
     }
     Ok(started)
 }
+
+/// The compute worker as the node runs it: woken when a job is queued on this node, polling otherwise
+/// (jobs queued on other nodes, retaken claims).
+pub struct Compute {
+    pub claimer: String,
+}
+
+impl super::Worker for Compute {
+    const NAME: &'static str = "compute";
+    const SLOT: Option<Worker> = Some(Worker::Compute);
+
+    fn pace(&self, state: &fiscus_http::AppState) -> super::Pace {
+        super::Pace::WhenIdle(std::time::Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500)))
+    }
+
+    fn wake<'s>(&self, state: &'s fiscus_http::AppState) -> Option<&'s tokio::sync::Notify> {
+        Some(&state.compute.wake)
+    }
+
+    async fn pass(&mut self, state: &fiscus_http::AppState) -> anyhow::Result<usize> {
+        run_once(state, &self.claimer).await
+    }
+}

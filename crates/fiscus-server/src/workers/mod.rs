@@ -1,13 +1,19 @@
 //! Background work any node may run (claims are exclusive across nodes): settlement through connectors,
-//! bank files out and bank messages in,
-//! webhook delivery, compute jobs, workflow runs and queued Agent Space runs.
+//! bank files out and bank messages in, webhook delivery, compute jobs, workflow runs, queued Agent Space
+//! runs, the transparency log's integration and the node's housekeeping. Each is a [`Worker`]; [`spawn`]
+//! runs any of them in the one loop (`worker.rs`).
 
 pub mod agent_runs;
 pub mod bank_files;
 pub mod compute;
+pub mod evidence;
+pub mod housekeeping;
 pub mod settlement;
 pub mod webhooks;
+mod worker;
 pub mod workflows;
+
+pub use worker::{Pace, Worker, spawn, stopping};
 
 use fiscus_domain::actor::Actor;
 use fiscus_kernel::Services;

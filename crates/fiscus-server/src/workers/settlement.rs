@@ -61,3 +61,22 @@ async fn process(state: &Services, caller: &Caller, job: &Job) -> Result<bool, F
         }
     }
 }
+
+/// The settlement worker as the node runs it: a pass every `worker_interval_ms`, busy or idle (each pass
+/// calls connectors, so its cadence is bounded).
+pub struct Settlement {
+    pub claimer: String,
+}
+
+impl super::Worker for Settlement {
+    const NAME: &'static str = "settlement";
+    const SLOT: Option<fiscus_kernel::progress::Worker> = Some(fiscus_kernel::progress::Worker::Settlement);
+
+    fn pace(&self, state: &fiscus_http::AppState) -> super::Pace {
+        super::Pace::Every(std::time::Duration::from_millis(state.settings.worker_interval_ms.max(10)))
+    }
+
+    async fn pass(&mut self, state: &fiscus_http::AppState) -> anyhow::Result<usize> {
+        run_once(state, &self.claimer).await
+    }
+}

@@ -50,3 +50,31 @@ pub async fn run_once(state: &Services, clients: &Clients, worker: &str) -> anyh
     }
     Ok(Pass { fanned_out: fanned.events, claimed })
 }
+
+/// The webhook delivery worker as the node runs it: passes back to back while there is work, at most every
+/// 100 ms when idle. Its HTTP clients are built once, when it starts.
+pub struct Webhooks {
+    pub claimer: String,
+    pub clients: Clients,
+}
+
+impl Webhooks {
+    /// The worker, or why webhook delivery is off (its HTTP client cannot be built).
+    pub fn new(state: &Services, claimer: String) -> anyhow::Result<Webhooks> {
+        Ok(Webhooks { claimer, clients: Clients::new(state)? })
+    }
+}
+
+impl super::Worker for Webhooks {
+    const NAME: &'static str = "webhook delivery";
+    const SLOT: Option<Worker> = Some(Worker::Webhooks);
+
+    fn pace(&self, state: &fiscus_http::AppState) -> super::Pace {
+        super::Pace::WhenIdle(std::time::Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 100)))
+    }
+
+    async fn pass(&mut self, state: &fiscus_http::AppState) -> anyhow::Result<usize> {
+        let done = run_once(state, &self.clients, &self.claimer).await?;
+        Ok(done.fanned_out + done.claimed)
+    }
+}

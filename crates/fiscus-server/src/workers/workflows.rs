@@ -30,3 +30,26 @@ pub async fn run_once(state: &Services, worker: &str) -> anyhow::Result<usize> {
     }
     Ok(done)
 }
+
+/// The workflow worker as the node runs it: woken when a run becomes due on this node, polling otherwise
+/// (timers, runs started on other nodes, retaken claims).
+pub struct Workflows {
+    pub claimer: String,
+}
+
+impl super::Worker for Workflows {
+    const NAME: &'static str = "workflows";
+    const SLOT: Option<fiscus_kernel::progress::Worker> = Some(fiscus_kernel::progress::Worker::Workflows);
+
+    fn pace(&self, state: &fiscus_http::AppState) -> super::Pace {
+        super::Pace::WhenIdle(std::time::Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500)))
+    }
+
+    fn wake<'s>(&self, state: &'s fiscus_http::AppState) -> Option<&'s tokio::sync::Notify> {
+        Some(&state.workflows_wake)
+    }
+
+    async fn pass(&mut self, state: &fiscus_http::AppState) -> anyhow::Result<usize> {
+        run_once(state, &self.claimer).await
+    }
+}

@@ -123,7 +123,7 @@ async fn a_cut_tail_with_a_rewound_head_is_caught_by_the_head_mac_and_by_the_anc
     for i in 0..3 {
         app.post_json(EVIDENCE, &app.key, &evidence_body(&format!("later {i}")), None).await;
     }
-    fiscus_server::serve::anchor_heads(&app.state).await;
+    fiscus_server::workers::housekeeping::anchor_heads(&app.state).await;
     assert_eq!(verify_anchored(&app).await, Ok(()));
     app.execute(&format!("DELETE FROM audit_events WHERE workspace_id = '{}' AND seq > {saved_seq}", app.workspace_id))
         .await;
@@ -138,7 +138,7 @@ async fn a_cut_tail_with_a_rewound_head_is_caught_by_the_head_mac_and_by_the_anc
         Err(ChainBreak::BehindAnchor { anchored_seq: saved_seq + 3, last_seq: saved_seq })
     );
     // And the next anchoring keeps the old anchor instead of anchoring the truncation.
-    fiscus_server::serve::anchor_heads(&app.state).await;
+    fiscus_server::workers::housekeeping::anchor_heads(&app.state).await;
     assert!(matches!(verify_anchored(&app).await, Err(ChainBreak::BehindAnchor { .. })));
 }
 

@@ -278,13 +278,13 @@ async fn a_worker_killed_mid_delivery_loses_nothing() {
     let (endpoint, _) = register(&app, &format!("http://{}/hook", rx.addr)).await;
     propose(&app).await;
     propose(&app).await;
-    let first = fiscus_server::serve::spawn_webhook_worker(app.state.clone(), fiscus_domain::ids::new_id("wrk"));
+    let first = webhook_worker(&app);
     rx.wait_for(1, Duration::from_secs(10)).await;
     first.abort();
     let _ = first.await;
     assert!(delivery_states(&app, &endpoint).await.iter().all(|(_, s, n)| s == "pending" && *n == 0));
     // Another node's worker takes the stale claim over and sends both, the first with the same webhook-id.
-    let second = fiscus_server::serve::spawn_webhook_worker(app.state.clone(), fiscus_domain::ids::new_id("wrk"));
+    let second = webhook_worker(&app);
     let got = rx.wait_for(3, Duration::from_secs(10)).await;
     assert_eq!(got[0].id, got[1].id);
     assert!(got[2].id > got[1].id);
@@ -379,4 +379,11 @@ async fn an_endpoint_belongs_to_its_application_and_hears_only_what_its_applicat
     app.drain().await;
     assert_eq!(rx_r.got().len(), 2, "a suspended application's endpoint hears nothing");
     assert_eq!(rx_b.got().len(), 1);
+}
+
+/// A webhook delivery worker of its own (another node's, as far as claims go).
+fn webhook_worker(app: &TestApp) -> tokio::task::JoinHandle<()> {
+    let worker = fiscus_server::workers::webhooks::Webhooks::new(&app.state, fiscus_domain::ids::new_id("wrk"))
+        .expect("webhook clients");
+    fiscus_server::workers::spawn(app.state.clone(), worker)
 }
