@@ -1,3 +1,7 @@
+//! The audit chain over HTTP: every change extends it and it verifies; an edited row, a cut tail, a full
+//! rewrite with recomputed hashes, a rewound head and edited business rows are each caught, by the head's
+//! MAC, a node's anchor or the log's signed checkpoint.
+
 use crate::helpers::{EVIDENCE, evidence_body, spawn_app};
 use fiscus_domain::audit::ChainBreak;
 

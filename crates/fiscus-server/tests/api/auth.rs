@@ -1,3 +1,7 @@
+//! Authentication and authorisation at the edge: bearer challenges, scopes named in a 403, suspended,
+//! revoked, rotated and expired credentials, production keys without production access, and the sandbox
+//! and other workspaces kept apart.
+
 use crate::helpers::{problem, spawn_app, spawn_app_with};
 use fiscus_domain::credentials::{AppStatus, Environment};
 

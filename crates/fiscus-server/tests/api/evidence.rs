@@ -1,3 +1,6 @@
+//! Autonomy assessment evidence: sealed, classified by domain, granting nothing, and listed page by page in
+//! creation order.
+
 use crate::helpers::{EVIDENCE, evidence_body, spawn_app};
 use serde_json::Value;
 

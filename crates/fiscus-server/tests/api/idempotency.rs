@@ -1,3 +1,7 @@
+//! `Idempotency-Key` (the IETF draft): a replay returns the first answer with no second effect, another body
+//! under the same key is a conflict, keys belong to one application, in-flight and stale reservations, and
+//! fifty racing requests with one key make exactly one effect.
+
 use crate::helpers::{EVIDENCE, evidence_body, problem, spawn_app};
 use serde_json::Value;
 

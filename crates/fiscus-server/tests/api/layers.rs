@@ -205,7 +205,16 @@ fn every_source_file_opens_with_a_comment_saying_what_it_is() {
         if !entry.path().join("src").is_dir() {
             continue;
         }
-        for (rel, text) in files(&name) {
+        // Sources and tests alike: a test file says what it holds to (issue 56).
+        let mut tests = Vec::new();
+        if entry.path().join("tests").is_dir() {
+            sources(&entry.path().join("tests"), &mut tests);
+        }
+        let tests = tests.into_iter().map(|p| {
+            let rel = p.strip_prefix(&crates).expect("under crates").to_string_lossy().replace('\\', "/");
+            (rel, std::fs::read_to_string(&p).expect("read"))
+        });
+        for (rel, text) in files(&name).into_iter().chain(tests) {
             if !text.trim_start().starts_with("//") {
                 silent.push(rel);
             }

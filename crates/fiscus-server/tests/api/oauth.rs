@@ -1,3 +1,7 @@
+//! OAuth 2.0 client credentials (RFC 6749, 7009, 7662, 8414): tokens by Basic and by form, scopes
+//! intersected with the application's, RFC errors, revocation, introspection, secret rotation, expiry and
+//! the metadata document.
+
 use crate::helpers::{problem, spawn_app, spawn_app_with};
 use serde_json::Value;
 

@@ -1,3 +1,6 @@
+//! The OpenAPI 3.1 document against what the server does: the catalogue, cross-field rules, every served
+//! route with its scope, the offline docs page, the common contract of every operation and named schemas.
+
 use crate::helpers::spawn_app;
 use fiscus_domain::catalogue::{self, Method};
 use serde_json::Value;

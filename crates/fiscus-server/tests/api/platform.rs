@@ -1,3 +1,7 @@
+//! The platform's own reads: usage per credential and operation, infrastructure, the credit balance from its
+//! ledger, health, readiness while a node drains, metrics, request ids, the catalogue and its ledger, and
+//! deprecated operations announced on every response.
+
 use crate::helpers::{EVIDENCE, evidence_body, spawn_app, spawn_app_with};
 use serde_json::Value;
 

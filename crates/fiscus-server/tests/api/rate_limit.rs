@@ -1,3 +1,6 @@
+//! Rate limits by service class: `RateLimit` fields on every response, 429 with `Retry-After` past the
+//! quota, and the enforced limits read back.
+
 use crate::helpers::{problem, spawn_app};
 use fiscus_domain::credentials::Environment;
 

@@ -1,3 +1,6 @@
+//! The workflow gateway's A2A tasks: read by their application only, a message id used once, listed newest
+//! first with exact filters, and an unknown stored state refused as corrupt.
+
 use crate::helpers::*;
 use fiscus_store::a2a_tasks::{self, Filter, Owner, Task, TaskState};
 

@@ -1,3 +1,6 @@
+//! Financial Actions in the store: sealed rows read back equal, tenants kept apart, pages and filters,
+//! transitions only from the given state, history in order and check versions, unknown stored values corrupt.
+
 use crate::helpers::*;
 use fiscus_domain::actions::approval::{Decision, Role};
 use fiscus_domain::actions::checks::CheckStatus;

@@ -1,3 +1,6 @@
+//! Agent gateway request evidence: sealed rows in their tenant only, and a signed read's nonce spent once
+//! by its evidence row.
+
 use crate::helpers::*;
 use fiscus_store::agent_requests::{self, AgentRequestRow};
 use fiscus_store::seals;

@@ -1,3 +1,6 @@
+//! Applications: read back in their environment and workspace only, status changes, ids taken once, and
+//! unknown stored values refused as corrupt.
+
 use crate::helpers::*;
 use fiscus_domain::credentials::{AppStatus, Environment};
 use fiscus_domain::scopes::ScopeSet;

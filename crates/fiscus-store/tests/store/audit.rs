@@ -1,3 +1,6 @@
+//! The audit chain in the store: genesis heads, appends that chain and verify, pages by sequence, edits
+//! caught, chains of workspaces apart, concurrent appends without gaps, and each event's log leaf.
+
 use crate::helpers::*;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::audit::{ChainVerifier, GENESIS_HASH};

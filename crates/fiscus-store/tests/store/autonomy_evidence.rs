@@ -1,3 +1,6 @@
+//! Autonomy evidence rows: sealed, paged and filtered by domain, invisible to other tenants, and an edit
+//! breaking the seal.
+
 use crate::helpers::*;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::appends::{Appended, Appends};

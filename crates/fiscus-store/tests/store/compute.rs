@@ -1,3 +1,6 @@
+//! Compute jobs in the store: claimed once and ended by their holder with a sealed result, handed back by a
+//! stopping node, claimed round the workspaces up to each one's cap, and edited or unknown rows refused.
+
 use crate::helpers::*;
 use fiscus_domain::compute::{JobKind, JobState};
 use fiscus_domain::ids::new_id;

@@ -1,3 +1,6 @@
+//! Credentials: API keys by lookup, OAuth clients and access tokens, rotation and revocation within their
+//! workspace only, lookups taken once, and unknown stored statuses corrupt wherever a credential is read.
+
 use crate::helpers::*;
 use fiscus_domain::credentials::{AppStatus, CredentialStatus, Environment};
 use fiscus_domain::scopes::ScopeSet;

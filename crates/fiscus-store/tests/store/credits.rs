@@ -1,3 +1,6 @@
+//! The AI credit ledger: totals of grants and consumption, entry ids taken once, tenants apart, kinds by name,
+//! and a debit holding back other debits only.
+
 use crate::helpers::*;
 use fiscus_store::credits::{self, EntryKind, NewEntry, Totals};
 

@@ -1,3 +1,6 @@
+//! Machine identities and delegations: sealed rows, tenants apart, decisions only from the given status, and
+//! budget reservations counted by day and month until released, one per action.
+
 use crate::helpers::*;
 use fiscus_domain::actions::delegation::DelegationStatus;
 use fiscus_domain::actions::settlement::ReservationState;

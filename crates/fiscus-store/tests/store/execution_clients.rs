@@ -1,3 +1,6 @@
+//! Signed execution clients: standing as the latest sealed decision, one decision per version, edited grants
+//! refused as tampered, and nonces claimed once and forgotten after they expire.
+
 use crate::helpers::*;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::execution_client::{ClientStatus, Decision, Grant, decision_hash};

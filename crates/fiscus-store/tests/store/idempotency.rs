@@ -1,3 +1,6 @@
+//! Idempotency keys in the store: acquired once then replayed, mismatches, reservations completed or released
+//! by their holder only, stale ones taken over, retention, and workspaces apart.
+
 use crate::helpers::*;
 use fiscus_store::idempotency::{self, Fingerprint, KeyRef, Reservation, StoredResponse};
 use fiscus_store::{Store, StoreError};

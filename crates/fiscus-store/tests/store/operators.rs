@@ -1,3 +1,6 @@
+//! Operators and their sessions: invitations, enrolment, second factors, lock-outs, time zones, one e-mail per
+//! workspace, and sessions touched and revoked in their workspace only.
+
 use crate::helpers::*;
 use fiscus_domain::actions::approval::Role;
 use fiscus_store::{Store, StoreError, operators};

@@ -1,3 +1,6 @@
+//! The event outbox: events by subject in order, pages by id, tenants apart, and stored events the code does
+//! not know refused as corrupt.
+
 use crate::helpers::*;
 use fiscus_domain::actions::state::ControlState;
 use fiscus_domain::actor::Actor;

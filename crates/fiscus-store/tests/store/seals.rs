@@ -1,3 +1,6 @@
+//! Seals on rows: edits of sealed columns and filled nulls refused, unsealed columns free to change, another
+//! key's seals refused, workspaces apart, and every sealed table verified.
+
 use crate::helpers::*;
 use fiscus_store::sealed_tables::{self, Unsealed};
 use fiscus_store::seals;

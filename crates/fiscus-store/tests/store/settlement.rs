@@ -1,3 +1,6 @@
+//! Settlement in the store: due jobs claimed across workspaces with their tenant, limits, silent workers'
+//! jobs retaken, one job and one record of each kind per action, and tenants apart.
+
 use crate::helpers::*;
 use fiscus_domain::actions::settlement::{Reconciliation, SettlementKind};
 use fiscus_domain::ids::new_id;

@@ -1,3 +1,6 @@
+//! Tool invocations (MCP and A2A calls): read back typed, newest first and for their credential only, and
+//! unknown stored values refused as corrupt.
+
 use crate::helpers::*;
 use fiscus_store::tool_invocations::{self, Invocation, Outcome, Protocol};
 

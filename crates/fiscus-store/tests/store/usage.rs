@@ -1,3 +1,5 @@
+//! Usage counts: added up per credential, operation and day in order, and invisible to other tenants.
+
 use crate::helpers::*;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::usage::{self, UsageCount, UsageKey};

@@ -1,3 +1,6 @@
+//! Webhook deliveries: events fanned out once to the active endpoints that hear them, queues held by one
+//! worker until released or stale, and the log purged past its retention while pending deliveries stay.
+
 use crate::helpers::*;
 use fiscus_domain::actions::state::ControlState;
 use fiscus_domain::actor::Actor;

@@ -1,3 +1,6 @@
+//! Workspaces: read back with production access off, ids taken once, entitlements, and production access
+//! requests open at most once per workspace, settled once, invisible to other workspaces.
+
 use crate::helpers::*;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_store::workspaces;
