@@ -1,5 +1,10 @@
 //! Calling a tool: the operation's own HTTP route, in process, as the caller.
 //!
+//! The routes are the composition's: this area cannot name them (it sits below the crate that assembles
+//! every area), so the composition hands a [`Dispatcher`] down, to the protocol handlers as a request
+//! extension and to the agent worker when it is built (`fiscus_server::app::dispatcher`). Nothing is looked
+//! up at run time in a global: what an Agent Space run can reach is what it was handed.
+//!
 //! A tool call becomes an ordinary request to the service's router (path and query from the arguments, the
 //! `body` argument as the JSON body, `idempotency_key` as the `Idempotency-Key` header), carrying the
 //! caller's already authenticated principal in a [`Dispatched`] extension instead of a credential. The auth
@@ -11,13 +16,34 @@
 use axum::body::{Body, to_bytes};
 use axum::http::{HeaderValue, Method, Request, header};
 use serde_json::{Map, Value};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
-use tower::ServiceExt as _;
 
 use crate::tools::{Slot, Tool};
-use fiscus_http::AppState;
 pub use fiscus_http::dispatched::Dispatched;
+use fiscus_http::document::ApiDocument;
 use fiscus_http::request_id::RequestId;
+
+/// What calls an operation in process: the service's routes with their route layers (metrics,
+/// authentication, idempotency, request evidence) and the request rules every request meets (body limit, the
+/// edge's refusals), below the outer layers the protocol request already passed (request id, panic guard).
+pub trait Dispatch: Send + Sync + 'static {
+    /// Answers `request` as the routes would.
+    fn call(&self, request: Request<Body>) -> Pin<Box<dyn Future<Output = axum::response::Response> + Send>>;
+    /// The document the routes serve: the tools are its operations.
+    fn document(&self) -> &ApiDocument;
+}
+
+/// The handle the composition hands down (cheap to clone).
+#[derive(Clone)]
+pub struct Dispatcher(pub Arc<dyn Dispatch>);
+
+impl Dispatcher {
+    pub fn document(&self) -> &ApiDocument {
+        self.0.document()
+    }
+}
 
 /// Arguments that do not fit the tool's input schema's shape (a JSON-RPC "invalid params").
 #[derive(Debug, PartialEq, Eq)]
@@ -97,7 +123,7 @@ fn request(tool: &Tool, arguments: &Map<String, Value>) -> Result<Request<Body>,
 
 /// Calls `tool` as `caller`; `request_id` (the protocol request's) is carried into the operation's.
 pub async fn call(
-    state: &AppState,
+    dispatcher: &Dispatcher,
     caller: &Dispatched,
     tool: &Tool,
     arguments: &Map<String, Value>,
@@ -107,10 +133,9 @@ pub async fn call(
     // The router below the outer layers (`app::build`) mints no request id: the protocol request's is used.
     req.extensions_mut().insert(RequestId(request_id.to_string()));
     req.extensions_mut().insert(Arc::new(caller.clone()));
-    let Some(router) = state.http.router.get().cloned() else {
-        return Ok(Answer { status: 503, text: String::new(), json: false });
-    };
-    let Ok(response) = router.oneshot(req).await;
+    // An operation that itself calls tools (a run started through a tool) is handed the same dispatcher.
+    req.extensions_mut().insert(dispatcher.clone());
+    let response = dispatcher.0.call(req).await;
     let status = response.status().as_u16();
     let json = response
         .headers()

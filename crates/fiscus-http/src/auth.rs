@@ -165,7 +165,7 @@ async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Respo
             }
             let response = next.run(req).await;
             let failed = response.status().is_client_error() || response.status().is_server_error();
-            state.http.usage.record(&principal, operation.id, now, failed);
+            state.usage.record(&principal, operation.id, now, failed);
             response
         }
         Some(refused) => refused.into_response(),

@@ -35,6 +35,5 @@ pub mod request_id;
 pub mod signed;
 pub mod standing;
 pub mod state;
-pub mod usage;
 
 pub use state::AppState;

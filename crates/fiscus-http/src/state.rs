@@ -1,7 +1,8 @@
 //! The state every handler shares: the node's [`Services`] (what application layers and workers are given)
 //! and, apart from them, what only the HTTP layer holds (rate limits, metrics, signature nonces, monthly
-//! quotas, usage, the router tool calls are dispatched through). It dereferences to the services, so a
-//! handler passes `&state` where an application function takes `&Services`.
+//! quotas, the body budget). It dereferences to the services, so a handler passes `&state` where an
+//! application function takes `&Services`. It holds no router: tool calls are dispatched through what the
+//! composition hands the agents area (`fiscus_agents::dispatch::Dispatcher`).
 
 use fiscus_kernel::Services;
 use std::sync::Arc;
@@ -11,7 +12,6 @@ use crate::metrics::Metrics;
 use crate::monthly_quota::MonthlyQuota;
 use crate::rate_limit::RateLimiter;
 use crate::signed::NonceMemory;
-use crate::usage::UsageRecorder;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -24,22 +24,16 @@ pub struct AppState {
 pub struct HttpParts {
     pub rate_limiter: RateLimiter,
     pub metrics: Metrics,
-    pub usage: UsageRecorder,
     /// Signature nonces this node accepted (signed execution clients).
     pub nonces: NonceMemory,
     /// Monthly request counts of signed execution clients.
     pub monthly: MonthlyQuota,
-    /// The service's own router, set once built: tool calls are dispatched through it
-    /// (`areas::agents::dispatch`).
-    pub router: std::sync::OnceLock<axum::Router>,
     /// The service's OpenAPI document, set once with the router (`app::build`).
     pub api: std::sync::OnceLock<Arc<crate::document::ApiDocument>>,
     /// Routes whose bodies may be larger than the configured limit (`http::body_limit`).
     pub large_bodies: Vec<LargeBody>,
     /// The budget of request body bytes in flight (`http::admission`).
     pub admission: crate::admission::Admission,
-    /// The node is stopping: `/readyz` answers 503 while it still serves (a balancer drains it first).
-    pub draining: std::sync::atomic::AtomicBool,
 }
 
 impl AppState {

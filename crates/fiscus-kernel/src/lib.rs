@@ -38,6 +38,7 @@ pub mod series_cache;
 pub mod services;
 pub mod settings;
 pub mod speech;
+pub mod usage_log;
 pub mod verify;
 
 pub use services::Services;

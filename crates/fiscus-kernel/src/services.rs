@@ -1,7 +1,7 @@
 //! The services every application layer and worker is given: the store, the settings, the keys, the pools
 //! computations run on, the caches, the speech runtime, outbound HTTP and the hooks areas register. Nothing
-//! of HTTP is here (rate limits, metrics, signature nonces, the router live in the HTTP crate's state), so
-//! no application layer can reach them.
+//! of HTTP is here (rate limits, metrics, signature nonces live in the HTTP crate's state), so no
+//! application layer or worker can reach them.
 
 use fiscus_store::Store;
 use std::sync::Arc;
@@ -41,6 +41,11 @@ pub struct Inner {
     pub book: Arc<dyn Book>,
     /// What this node's workers have done, for waiting until what is due is worked off (`progress`).
     pub progress: crate::progress::Progress,
+    /// Requests counted per credential, operation and day, waiting for the next flush (`usage_log`).
+    pub usage: crate::usage_log::UsageLog,
+    /// The node is stopping: `/readyz` answers 503 while it still serves (a balancer drains it first), and
+    /// its workers claim nothing more.
+    pub draining: std::sync::atomic::AtomicBool,
 }
 
 impl Services {
@@ -77,6 +82,8 @@ impl Services {
             spaces_wake: tokio::sync::Notify::new(),
             speech: crate::speech::Speech::default(),
             progress: crate::progress::Progress::default(),
+            usage: crate::usage_log::UsageLog::default(),
+            draining: std::sync::atomic::AtomicBool::new(false),
             cpu,
             book,
         }))

@@ -2,13 +2,18 @@
 //! the cross-cutting layers around everything.
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::extract::{DefaultBodyLimit, Extension, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_agents::dispatch::{Dispatch, Dispatcher};
+use fiscus_http::document::ApiDocument;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use tower::ServiceExt as _;
 use tower_http::catch_panic::CatchPanicLayer;
 use utoipa_axum::router::OpenApiRouter;
 
@@ -65,24 +70,55 @@ pub fn documented(state: &AppState) -> (Router<AppState>, serde_json::Value) {
     (router, openapi::document(api))
 }
 
+/// Tool calls (MCP, A2A, Agent Space runs) dispatched in process to the operations' own routes: the API
+/// with its route layers (metrics names the operation; authentication, idempotency and request evidence
+/// apply) and the request rules every request meets (body limit, the edge's refusals), below the outer
+/// layers the protocol request already passed (request id, panic guard).
+struct RouterDispatch {
+    routes: Router,
+    document: Arc<ApiDocument>,
+}
+
+impl Dispatch for RouterDispatch {
+    fn call(&self, request: Request) -> Pin<Box<dyn Future<Output = Response> + Send>> {
+        let routes = self.routes.clone();
+        Box::pin(async move {
+            let Ok(response) = routes.oneshot(request).await;
+            response
+        })
+    }
+
+    fn document(&self) -> &ApiDocument {
+        &self.document
+    }
+}
+
 /// The whole service.
 pub fn build(state: AppState) -> Router {
+    assemble(state).0
+}
+
+/// The dispatcher the agent worker is handed (the node's own is built with its router by [`assemble`]).
+pub fn dispatcher(state: &AppState) -> Dispatcher {
+    assemble(state.clone()).1
+}
+
+/// The whole service, and the dispatcher its tool calls go through: handed to the protocol handlers as a
+/// request extension and to the agent worker by the composition, so no area looks a router up at run time.
+pub fn assemble(state: AppState) -> (Router, Dispatcher) {
     let (api, doc) = documented(&state);
-    // Tool calls (MCP, A2A) are dispatched to the operations' own routes through the API with its route
-    // layers (metrics names the operation; authentication, idempotency and request evidence apply) and the
-    // request rules every request meets (body limit, the edge's refusals), below the outer layers the
-    // protocol request already passed (request id, panic guard).
-    let dispatch = api
+    let document = Arc::new(ApiDocument::new(doc.clone()));
+    let _ = state.http.api.set(document.clone());
+    let routes = api
         .clone()
         .route_layer(from_fn_with_state(state.clone(), metrics::layer))
         .layer(DefaultBodyLimit::max(state.settings.body_limit_bytes))
         .layer(from_fn(edge::layer))
         .with_state(state.clone());
-    let _ = state.http.router.set(dispatch);
-    let _ = state.http.api.set(Arc::new(fiscus_http::document::ApiDocument::new(doc.clone())));
+    let dispatcher = Dispatcher(Arc::new(RouterDispatch { routes, document }));
     let doc_json = Arc::new(serde_json::to_string(&doc).unwrap_or_else(|_| String::from("{}")));
     let docs_page = Arc::new(fiscus_http::docs::render(&doc));
-    Router::new()
+    let router = Router::new()
         .merge(api)
         .merge(fiscus_console::routes(
             Router::new()
@@ -125,7 +161,9 @@ pub fn build(state: AppState) -> Router {
         .layer(CatchPanicLayer::custom(|_| ApiError::internal().into_response()))
         .layer(from_fn(request_id::layer))
         .layer(from_fn(security_headers))
-        .with_state(state.clone())
+        .layer(Extension(dispatcher.clone()))
+        .with_state(state.clone());
+    (router, dispatcher)
 }
 
 async fn healthz() -> impl IntoResponse {
@@ -133,7 +171,7 @@ async fn healthz() -> impl IntoResponse {
 }
 
 async fn readyz(State(state): State<AppState>) -> Response {
-    if state.http.draining.load(std::sync::atomic::Ordering::Acquire) {
+    if state.draining.load(std::sync::atomic::Ordering::Acquire) {
         return ApiError::new(ErrorCode::Unavailable)
             .detail("this node is stopping: it still answers, and stops accepting connections shortly")
             .into_response();

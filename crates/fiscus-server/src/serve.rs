@@ -35,11 +35,12 @@ fn serving(state: AppState, listener: TcpListener, shutdown: Boxed<'static, ()>)
         // The name this node's workers claim under, in every queue: what they hold is handed back under it
         // when the node stops.
         let claimer = fiscus_domain::ids::new_id("wrk");
-        let app = crate::app::build(state.clone());
+        let dispatcher = crate::app::dispatcher(&state);
+        let app = crate::app::build_with(state.clone(), dispatcher.clone());
         if let Some(files) = &state.settings.iso20022 {
             fiscus_platform::actions::bank_files::check_directories(files).map_err(anyhow::Error::msg)?;
         }
-        let workers = spawn_workers(&state, &claimer);
+        let workers = spawn_workers(&state.services, &dispatcher, &claimer);
         let grace = Duration::from_secs(state.settings.shutdown_grace_seconds);
         let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
         let max_connections = fiscus_http::connections::effective_max_connections(state.settings.max_connections);
@@ -63,7 +64,7 @@ fn serving(state: AppState, listener: TcpListener, shutdown: Boxed<'static, ()>)
             shutdown.await;
             // `/readyz` goes 503 first and the node keeps serving for the drain, so a load balancer takes it
             // out of rotation before connections are refused.
-            draining.http.draining.store(true, std::sync::atomic::Ordering::Release);
+            draining.draining.store(true, std::sync::atomic::Ordering::Release);
             if !drain.is_zero() {
                 tracing::info!(seconds = drain.as_secs(), "draining: /readyz answers 503 until accepting stops");
                 tokio::time::sleep(drain).await;
@@ -97,7 +98,7 @@ fn serving(state: AppState, listener: TcpListener, shutdown: Boxed<'static, ()>)
         })
         .await;
         bounded("the final usage flush", async {
-            if let Err(e) = state.http.usage.flush(&state.store).await {
+            if let Err(e) = state.usage.flush(&state.store).await {
                 tracing::warn!(error = %e, "final usage flush failed");
             }
         })
@@ -140,33 +141,38 @@ async fn bounded(what: &str, step: impl Future<Output = ()>) {
 /// always; bank files, compute, webhook delivery, workflows and queued Agent Space runs as the settings say.
 /// Each claims as `claimer` (bank files under a name of their own: their claims are files, handed back by
 /// their own stale time).
-fn spawn_workers(state: &AppState, claimer: &str) -> Vec<tokio::task::JoinHandle<()>> {
+fn spawn_workers(
+    services: &fiscus_kernel::Services,
+    dispatcher: &fiscus_agents::dispatch::Dispatcher,
+    claimer: &str,
+) -> Vec<tokio::task::JoinHandle<()>> {
     use crate::workers::{self, spawn};
-    let s = &state.settings;
+    let s = &services.settings;
     let claimer = || claimer.to_string();
     let mut tasks = vec![
-        spawn(state.clone(), workers::housekeeping::Housekeeping::default()),
-        spawn(state.clone(), workers::settlement::Settlement { claimer: claimer() }),
-        spawn(state.clone(), workers::evidence::Evidence),
+        spawn(services.clone(), workers::housekeeping::Housekeeping::default()),
+        spawn(services.clone(), workers::settlement::Settlement { claimer: claimer() }),
+        spawn(services.clone(), workers::evidence::Evidence),
     ];
     if s.iso20022.is_some() && s.bank_file_worker {
         let bank = workers::bank_files::BankFiles { claimer: fiscus_domain::ids::new_id("wrk") };
-        tasks.push(spawn(state.clone(), bank));
+        tasks.push(spawn(services.clone(), bank));
     }
     if s.compute_worker {
-        tasks.push(spawn(state.clone(), workers::compute::Compute { claimer: claimer() }));
+        tasks.push(spawn(services.clone(), workers::compute::Compute { claimer: claimer() }));
     }
     if s.webhook_worker {
-        match workers::webhooks::Webhooks::new(state, claimer()) {
-            Ok(w) => tasks.push(spawn(state.clone(), w)),
+        match workers::webhooks::Webhooks::new(services, claimer()) {
+            Ok(w) => tasks.push(spawn(services.clone(), w)),
             Err(e) => tracing::error!(error = %e, "webhook delivery is off: its HTTP client cannot be built"),
         }
     }
     if s.workflow_worker {
-        tasks.push(spawn(state.clone(), workers::workflows::Workflows { claimer: claimer() }));
+        tasks.push(spawn(services.clone(), workers::workflows::Workflows { claimer: claimer() }));
     }
     if s.agent_worker && s.agent_queue == fiscus_kernel::settings::AgentQueue::Database {
-        tasks.push(spawn(state.clone(), workers::agent_runs::AgentRuns { claimer: claimer() }));
+        let runs = workers::agent_runs::AgentRuns { claimer: claimer(), dispatcher: dispatcher.clone() };
+        tasks.push(spawn(services.clone(), runs));
     }
     tasks
 }

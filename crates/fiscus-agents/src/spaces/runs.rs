@@ -2,9 +2,9 @@
 //! request or on the queue, each tool call made as the asking application with only the scopes of the
 //! space's tools, every call recorded and sealed, and the run ended with an answer and an output hash.
 //!
-//! `start` and `execute` take the HTTP state, not only the services: a run's tool calls go through the
-//! service's own routes (`dispatch`), so a tool can never do what its operation would refuse. Every other
-//! function here takes the services.
+//! `start` and `execute` take, beside the services, the [`Dispatcher`] the composition hands down: a run's
+//! tool calls go through the service's own routes (`dispatch`), so a tool can never do what its operation
+//! would refuse.
 
 use fiscus_domain::audit_action::Change;
 use std::sync::Arc;
@@ -23,9 +23,8 @@ use fiscus_store::spaces::{self as store, Call, Run};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::dispatch::{self, Dispatched};
+use crate::dispatch::{self, Dispatched, Dispatcher};
 use crate::tools;
-use fiscus_http::AppState;
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::record::{AuditEntry, audit};
 use fiscus_kernel::governed::{Caller, Failure, new_record};
@@ -70,7 +69,8 @@ pub enum Started {
 /// no longer served (409), it asks for the queue (`async`) and there is no queue driver (503), the workspace's
 /// runs fill the runtime's capacity (429), or the credits do not cover it (402).
 pub async fn start(
-    state: &AppState,
+    services: &Services,
+    dispatcher: &Dispatcher,
     principal: &Principal,
     caller: &Caller,
     space_id: &str,
@@ -81,7 +81,7 @@ pub async fn start(
     if !fiscus_domain::fields::text_ok(&request.prompt, 1, MAX_PROMPT) {
         return Err(Failure::Invalid(vec![("prompt", format!("1 to {MAX_PROMPT} characters of text"))]));
     }
-    let standing = super::standing(state, tenant, space_id).await?;
+    let standing = super::standing(services, tenant, space_id).await?;
     let Some(version) = standing.active else {
         return Err(Failure::refused(
             ErrorCode::SpaceNotRunnable,
@@ -104,7 +104,7 @@ pub async fn start(
             format!("names nothing this space's playbook handles; its rules answer to: {}", words.join(", ")),
         )]));
     }
-    let queue_available = state.settings.agent_queue != AgentQueue::None;
+    let queue_available = services.settings.agent_queue != AgentQueue::None;
     let queued = request.execution_mode.queued(calls.len(), queue_available);
     if queued && !queue_available {
         return Err(Failure::refused(
@@ -142,7 +142,7 @@ pub async fn start(
         credits: RUN_CREDITS,
     };
     let run = new_record("agent run", "arn", body, caller.actor.clone())?;
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     // Capacity is counted in the transaction that adds to it (serialised per workspace by the credit lock
     // below on PostgreSQL, and by SQLite's one writer), so two requests cannot both take the last place.
     let debit = NewEntry {
@@ -162,7 +162,7 @@ pub async fn start(
         ));
     };
     let in_flight = store::in_flight(tx.conn(), tenant).await?;
-    if in_flight >= i64::from(state.settings.agent_capacity) {
+    if in_flight >= i64::from(services.settings.agent_capacity) {
         return Err(Failure::refused_with(
             ErrorCode::CapacityExhausted,
             format!(
@@ -181,20 +181,20 @@ pub async fn start(
     audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, Change::AgentSpaceRunStarted, &run.id, details, now)).await?;
     tx.commit().await?;
     if queued {
-        state.spaces_wake.notify_one();
-        let mut conn = state.store.read().await?;
-        return Ok(Started::Queued(store::get_run(&mut conn, state.store.seal_key(), tenant, &run.id).await?));
+        services.spaces_wake.notify_one();
+        let mut conn = services.store.read().await?;
+        return Ok(Started::Queued(store::get_run(&mut conn, services.store.seal_key(), tenant, &run.id).await?));
     }
-    Ok(Started::Ended(execute(state, tenant, &run.id, request_id).await?))
+    Ok(Started::Ended(execute(services, dispatcher, tenant, &run.id, request_id).await?))
 }
 
 /// A run with its calls; another tenant's is `NotFound`.
-pub async fn load(state: &Services, tenant: &Tenant, run_id: &str) -> Result<(Run, Vec<Call>), Failure> {
+pub async fn load(services: &Services, tenant: &Tenant, run_id: &str) -> Result<(Run, Vec<Call>), Failure> {
     if !fiscus_domain::ids::is_id_of("arn", run_id) {
         return Err(Failure::NotFound);
     }
-    let key = state.store.seal_key();
-    let mut conn = state.store.read().await?;
+    let key = services.store.seal_key();
+    let mut conn = services.store.read().await?;
     let run = store::get_run(&mut conn, key, tenant, run_id).await?;
     let calls = store::calls_of(&mut conn, key, tenant, run_id).await?;
     Ok((run, calls))
@@ -202,7 +202,7 @@ pub async fn load(state: &Services, tenant: &Tenant, run_id: &str) -> Result<(Ru
 
 /// The run of an execution, with its calls.
 pub async fn load_execution(
-    state: &Services,
+    services: &Services,
     tenant: &Tenant,
     execution_id: &str,
 ) -> Result<(Run, Vec<Call>), Failure> {
@@ -210,10 +210,10 @@ pub async fn load_execution(
         return Err(Failure::NotFound);
     }
     let run = {
-        let mut conn = state.store.read().await?;
-        store::run_of_execution(&mut conn, state.store.seal_key(), tenant, execution_id).await?
+        let mut conn = services.store.read().await?;
+        store::run_of_execution(&mut conn, services.store.seal_key(), tenant, execution_id).await?
     };
-    load(state, tenant, &run.record.id).await
+    load(services, tenant, &run.record.id).await
 }
 
 /// The caller a run's calls are made as: its application and credential, with the space's scopes only.
@@ -231,13 +231,19 @@ fn principal_of(tenant: &Tenant, body: &RunBody) -> Result<Principal, Failure> {
 /// Carries a run to its end from what it recorded: each planned call not recorded yet is made and recorded
 /// (a call recorded already is never made again; a call made but not recorded when a worker died is made
 /// again, which a read allows), then the run ends `completed` when every call succeeded, else `failed`.
-pub async fn execute(state: &AppState, tenant: &Tenant, run_id: &str, request_id: &str) -> Result<Run, Failure> {
-    let (mut run, mut recorded) = load(state, tenant, run_id).await?;
+pub async fn execute(
+    services: &Services,
+    dispatcher: &Dispatcher,
+    tenant: &Tenant,
+    run_id: &str,
+    request_id: &str,
+) -> Result<Run, Failure> {
+    let (mut run, mut recorded) = load(services, tenant, run_id).await?;
     if run.state.is_ended() {
         return Ok(run);
     }
     if run.state == AgentRunState::Queued {
-        let mut tx = state.store.begin().await?;
+        let mut tx = services.store.begin().await?;
         let moved = store::move_run(
             &mut tx,
             tenant,
@@ -252,7 +258,7 @@ pub async fn execute(state: &AppState, tenant: &Tenant, run_id: &str, request_id
         if !moved {
             return Err(Failure::refused(ErrorCode::Conflict, "the run moved meanwhile"));
         }
-        run = load(state, tenant, run_id).await?.0;
+        run = load(services, tenant, run_id).await?.0;
     }
     let granted = principal_of(tenant, &run.record.body)?;
     for (i, planned) in run.record.body.plan.iter().enumerate() {
@@ -262,12 +268,12 @@ pub async fn execute(state: &AppState, tenant: &Tenant, run_id: &str, request_id
         }
         // The space is read at each call too: a space an operator suspended (or promoted another version
         // of) since the run was asked for makes no further call, and the run ends saying so (issue 54).
-        let standing = super::standing(state, tenant, &run.record.body.space_id).await?;
+        let standing = super::standing(services, tenant, &run.record.body.space_id).await?;
         match &standing.active {
-            None => return end(state, tenant, &run, &recorded, Some("the space was suspended")).await,
+            None => return end(services, tenant, &run, &recorded, Some("the space was suspended")).await,
             Some(v) if v.id != run.record.body.version_id => {
                 let why = "the space's version in force is no longer the one the run was planned under";
-                return end(state, tenant, &run, &recorded, Some(why)).await;
+                return end(services, tenant, &run, &recorded, Some(why)).await;
             }
             Some(_) => {}
         }
@@ -275,18 +281,17 @@ pub async fn execute(state: &AppState, tenant: &Tenant, run_id: &str, request_id
         // carries only the scopes captured when the run was asked for that the application and its
         // workspace still hold now.
         let Some(now_held) = ({
-            let mut conn = state.store.read().await?;
+            let mut conn = services.store.read().await?;
             fiscus_store::applications::authority(&mut conn, &tenant.workspace_id, &granted.application_id).await?
         }) else {
             let why = "the application that asked for the run is no longer active";
-            return end(state, tenant, &run, &recorded, Some(why)).await;
+            return end(services, tenant, &run, &recorded, Some(why)).await;
         };
         let principal = Principal { scopes: granted.scopes.intersection(&now_held), ..granted.clone() };
         let caller = Dispatched { principal: Arc::new(principal), signed: None };
         let request_hash = seal(&Value::Object(planned.arguments.clone())).unwrap_or_else(|_| seal_bytes(b""));
-        let api = state.http.api.get().ok_or_else(|| Failure::internal("the service's document is not set"))?;
-        let (status, text, json_body) = match tools::find(api, &planned.tool) {
-            Some(tool) => match dispatch::call(state, &caller, tool, &planned.arguments, request_id).await {
+        let (status, text, json_body) = match tools::find(dispatcher.document(), &planned.tool) {
+            Some(tool) => match dispatch::call(dispatcher, &caller, tool, &planned.arguments, request_id).await {
                 Ok(answer) => (i64::from(answer.status), answer.text, answer.json),
                 Err(bad) => (422, json!({ "error": bad.0 }).to_string(), true),
             },
@@ -309,7 +314,7 @@ pub async fn execute(state: &AppState, tenant: &Tenant, run_id: &str, request_id
             response_hash: seal_bytes(text.as_bytes()),
         };
         let call = new_record("agent run call", "acl", body, fiscus_domain::actor::Actor::runtime("auto_native"))?;
-        let mut tx = state.store.begin().await?;
+        let mut tx = services.store.begin().await?;
         match store::insert_call(&mut tx, tenant, &call).await {
             Ok(()) => {
                 tx.commit().await?;
@@ -318,17 +323,17 @@ pub async fn execute(state: &AppState, tenant: &Tenant, run_id: &str, request_id
             // Another worker recorded this call first (it took the run over): read what it recorded.
             Err(StoreError::Conflict(_)) => {
                 drop(tx);
-                recorded = load(state, tenant, run_id).await?.1;
+                recorded = load(services, tenant, run_id).await?.1;
             }
             Err(e) => return Err(e.into()),
         }
     }
-    end(state, tenant, &run, &recorded, None).await
+    end(services, tenant, &run, &recorded, None).await
 }
 
 /// Ends a running run with its answer and output hash (over its calls' record hashes, in order).
 async fn end(
-    state: &Services,
+    services: &Services,
     tenant: &Tenant,
     run: &Run,
     calls: &[Call],
@@ -347,7 +352,7 @@ async fn end(
     };
     let hashes: Vec<&str> = calls.iter().map(|c| c.content_hash.as_str()).collect();
     let output_hash = seal(&json!(hashes)).map_err(|_| Failure::internal("output hash"))?;
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     let moved = store::move_run(
         &mut tx,
         tenant,
@@ -359,7 +364,7 @@ async fn end(
     )
     .await?;
     tx.commit().await?;
-    let (ended, _) = load(state, tenant, &run.record.id).await?;
+    let (ended, _) = load(services, tenant, &run.record.id).await?;
     if !moved && !ended.state.is_ended() {
         return Err(Failure::refused(ErrorCode::Conflict, "the run moved meanwhile"));
     }

@@ -49,7 +49,7 @@ pub async fn get_usage(
         None => utc_day(now_micros() - 30 * DAY),
     };
     // Count everything served so far, including this node's not yet flushed requests.
-    state.http.usage.flush(&state.store).await?;
+    state.usage.flush(&state.store).await?;
     let mut conn = state.store.read().await?;
     let rows = fiscus_store::usage::list(&mut conn, ctx.tenant(), &since).await?;
     let data: Vec<UsageRowView> = rows

@@ -7,9 +7,9 @@ use fiscus_kernel::Services;
 use fiscus_platform::actions::{bank_files, bank_inbound};
 
 /// One pass; returns how much it did (files written, published or set aside, messages read).
-pub async fn run_once(state: &Services, worker: &str) -> anyhow::Result<usize> {
-    let files = bank_files::run_once(state, worker).await;
-    let read = bank_inbound::import_inbound(state, worker).await;
+pub async fn run_once(services: &Services, worker: &str) -> anyhow::Result<usize> {
+    let files = bank_files::run_once(services, worker).await;
+    let read = bank_inbound::import_inbound(services, worker).await;
     match (files, read) {
         (Ok(files), Ok(read)) => Ok(files.filed + files.published + files.set_aside + read),
         (Err(e), _) => Err(anyhow::anyhow!("payment files: {e:?}")),
@@ -26,11 +26,11 @@ impl super::Worker for BankFiles {
     const NAME: &'static str = "bank files";
     const SLOT: Option<fiscus_kernel::progress::Worker> = Some(fiscus_kernel::progress::Worker::BankFiles);
 
-    fn pace(&self, state: &fiscus_http::AppState) -> super::Pace {
-        super::Pace::Every(std::time::Duration::from_millis(state.settings.worker_interval_ms.max(10)))
+    fn pace(&self, services: &fiscus_kernel::Services) -> super::Pace {
+        super::Pace::Every(std::time::Duration::from_millis(services.settings.worker_interval_ms.max(10)))
     }
 
-    async fn pass(&mut self, state: &fiscus_http::AppState) -> anyhow::Result<usize> {
-        run_once(state, &self.claimer).await
+    async fn pass(&mut self, services: &fiscus_kernel::Services) -> anyhow::Result<usize> {
+        run_once(services, &self.claimer).await
     }
 }

@@ -10,28 +10,28 @@ use fiscus_models::compute::STALE_AFTER;
 
 /// Reserves the pool's free job threads, claims as many jobs, starts each on its thread and releases the
 /// threads left over; returns how many it started.
-pub async fn run_once(state: &Services, worker: &str) -> anyhow::Result<usize> {
+pub async fn run_once(services: &Services, worker: &str) -> anyhow::Result<usize> {
     let mut threads = Vec::new();
-    while let Some(t) = state.compute.reserve() {
+    while let Some(t) = services.compute.reserve() {
         threads.push(t);
     }
     if threads.is_empty() {
         return Ok(0);
     }
-    let mut tx = state.store.begin().await?;
-    let per_workspace = i64::try_from(state.compute.per_workspace()).unwrap_or(1);
+    let mut tx = services.store.begin().await?;
+    let per_workspace = i64::try_from(services.compute.per_workspace()).unwrap_or(1);
     let claimed =
         fiscus_store::compute::claim(&mut tx, worker, now_micros(), STALE_AFTER, threads.len() as i64, per_workspace)
             .await?;
     tx.commit().await?;
     let started = claimed.len();
     for (job, thread) in claimed.into_iter().zip(threads) {
-        let (state, worker) = (state.clone(), worker.to_string());
-        let task = state.progress.task(Worker::Compute);
+        let (services, worker) = (services.clone(), worker.to_string());
+        let task = services.progress.task(Worker::Compute);
         tokio::spawn(async move {
             let _task = task;
             let id = job.id.clone();
-            if let Err(e) = fiscus_models::compute::execute(&state, &worker, job, thread).await {
+            if let Err(e) = fiscus_models::compute::execute(&services, &worker, job, thread).await {
                 tracing::warn!(job = %id, error = ?e, "a compute job could not be ended; it will be retaken");
             }
         });
@@ -49,15 +49,15 @@ impl super::Worker for Compute {
     const NAME: &'static str = "compute";
     const SLOT: Option<Worker> = Some(Worker::Compute);
 
-    fn pace(&self, state: &fiscus_http::AppState) -> super::Pace {
-        super::Pace::WhenIdle(std::time::Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500)))
+    fn pace(&self, services: &fiscus_kernel::Services) -> super::Pace {
+        super::Pace::WhenIdle(std::time::Duration::from_millis(services.settings.worker_interval_ms.clamp(10, 500)))
     }
 
-    fn wake<'s>(&self, state: &'s fiscus_http::AppState) -> Option<&'s tokio::sync::Notify> {
-        Some(&state.compute.wake)
+    fn wake<'s>(&self, services: &'s fiscus_kernel::Services) -> Option<&'s tokio::sync::Notify> {
+        Some(&services.compute.wake)
     }
 
-    async fn pass(&mut self, state: &fiscus_http::AppState) -> anyhow::Result<usize> {
-        run_once(state, &self.claimer).await
+    async fn pass(&mut self, services: &fiscus_kernel::Services) -> anyhow::Result<usize> {
+        run_once(services, &self.claimer).await
     }
 }

@@ -3,7 +3,7 @@
 //! before it writes, and a checkpoint of a size already signed is kept once. It reports its passes like every
 //! worker, so the tests' drain waits until what was logged is integrated.
 
-use fiscus_http::AppState;
+use fiscus_kernel::Services;
 use fiscus_kernel::progress;
 
 /// The evidence worker as the node runs it: passes back to back while logs are behind, polling every
@@ -14,11 +14,11 @@ impl super::Worker for Evidence {
     const NAME: &'static str = "evidence";
     const SLOT: Option<progress::Worker> = Some(progress::Worker::Evidence);
 
-    fn pace(&self, state: &AppState) -> super::Pace {
-        super::Pace::WhenIdle(std::time::Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 1000)))
+    fn pace(&self, services: &Services) -> super::Pace {
+        super::Pace::WhenIdle(std::time::Duration::from_millis(services.settings.worker_interval_ms.clamp(10, 1000)))
     }
 
-    async fn pass(&mut self, state: &AppState) -> anyhow::Result<usize> {
-        Ok(fiscus_kernel::evidence::run_once(state).await?)
+    async fn pass(&mut self, services: &Services) -> anyhow::Result<usize> {
+        Ok(fiscus_kernel::evidence::run_once(services).await?)
     }
 }

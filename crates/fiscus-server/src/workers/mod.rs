@@ -24,7 +24,7 @@ use fiscus_store::run_claims::{Claimed, RunQueue};
 /// Sets a claimed run aside whose record failed its seal, and lets go of its claim, so no later claim takes
 /// it and it holds none of its workspace's share (issue 54); a failure to do so is logged and the run is
 /// retried at its stale time, as before.
-async fn set_aside_run(state: &Services, worker: &str, queue: &RunQueue, run: &Claimed, e: &StoreError) {
+async fn set_aside_run(services: &Services, worker: &str, queue: &RunQueue, run: &Claimed, e: &StoreError) {
     let caller = Caller::bare(Actor::worker(worker));
     let bad = [fiscus_store::set_aside::Bad {
         record_id: run.run_id.clone(),
@@ -32,7 +32,7 @@ async fn set_aside_run(state: &Services, worker: &str, queue: &RunQueue, run: &C
         reason: format!("it failed its seal (edited outside Fiscus): {e}"),
     }];
     let done = async {
-        let mut tx = state.store.begin().await?;
+        let mut tx = services.store.begin().await?;
         set_aside::record(&mut tx, &caller, queue.table, &bad).await?;
         fiscus_store::run_claims::release(&mut tx, queue, &run.run_id, worker).await?;
         tx.commit().await?;

@@ -13,15 +13,15 @@ use fiscus_store::StoreError;
 use fiscus_store::set_aside::Bad;
 
 /// Claims and processes one batch; returns how many items it finished.
-pub async fn run_once(state: &Services, worker: &str) -> anyhow::Result<usize> {
+pub async fn run_once(services: &Services, worker: &str) -> anyhow::Result<usize> {
     let now = now_micros();
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     let jobs = fiscus_store::settlement::claim(&mut tx, worker, now, 60 * MICROS_PER_SECOND, 16).await?;
     tx.commit().await?;
     let caller = Caller::bare(Actor::worker(worker));
     let mut done = 0;
     for job in jobs {
-        match process(state, &caller, &job).await {
+        match process(services, &caller, &job).await {
             Ok(true) => done += 1,
             Ok(false) => tracing::info!(job = %job.id, "the claim was taken over; leaving the item to its new worker"),
             // The action (or what it binds) failed its seal: the item is set aside, never retried, and every
@@ -33,7 +33,7 @@ pub async fn run_once(state: &Services, worker: &str) -> anyhow::Result<usize> {
                     reason: format!("its action {} failed its seal (edited outside Fiscus): {e}", job.action_id),
                 }];
                 let set_aside = async {
-                    let mut tx = state.store.begin().await?;
+                    let mut tx = services.store.begin().await?;
                     set_aside::record(&mut tx, &caller, "settlement_jobs", &bad).await?;
                     tx.commit().await?;
                     Ok::<(), Failure>(())
@@ -51,9 +51,9 @@ pub async fn run_once(state: &Services, worker: &str) -> anyhow::Result<usize> {
 }
 
 /// Settles one item; false when this worker no longer holds its claim (nothing is committed then).
-async fn process(state: &Services, caller: &Caller, job: &Job) -> Result<bool, Failure> {
-    let mut tx = state.store.begin().await?;
-    match settle(&mut tx, &state.settings, caller, job, state.book.as_ref()).await? {
+async fn process(services: &Services, caller: &Caller, job: &Job) -> Result<bool, Failure> {
+    let mut tx = services.store.begin().await?;
+    match settle(&mut tx, &services.settings, caller, job, services.book.as_ref()).await? {
         Settled::ClaimLost => Ok(false),
         Settled::Moved(_) | Settled::AlreadyDone => {
             tx.commit().await?;
@@ -72,11 +72,11 @@ impl super::Worker for Settlement {
     const NAME: &'static str = "settlement";
     const SLOT: Option<fiscus_kernel::progress::Worker> = Some(fiscus_kernel::progress::Worker::Settlement);
 
-    fn pace(&self, state: &fiscus_http::AppState) -> super::Pace {
-        super::Pace::Every(std::time::Duration::from_millis(state.settings.worker_interval_ms.max(10)))
+    fn pace(&self, services: &fiscus_kernel::Services) -> super::Pace {
+        super::Pace::Every(std::time::Duration::from_millis(services.settings.worker_interval_ms.max(10)))
     }
 
-    async fn pass(&mut self, state: &fiscus_http::AppState) -> anyhow::Result<usize> {
-        run_once(state, &self.claimer).await
+    async fn pass(&mut self, services: &fiscus_kernel::Services) -> anyhow::Result<usize> {
+        run_once(services, &self.claimer).await
     }
 }

@@ -21,29 +21,29 @@ pub struct Pass {
 
 /// One pass: fan out, then claim as many due queues as this worker has free tasks for, and serve each in its
 /// own task. A slow receiver occupies only its own task: the next pass does not wait for it.
-pub async fn run_once(state: &Services, clients: &Clients, worker: &str) -> anyhow::Result<Pass> {
+pub async fn run_once(services: &Services, clients: &Clients, worker: &str) -> anyhow::Result<Pass> {
     let now = now_micros();
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     let fanned = deliveries::fan_out(&mut tx, now, FAN_OUT).await?;
     tx.commit().await?;
     let free = clients.free();
     if free == 0 {
         return Ok(Pass { fanned_out: fanned.events, claimed: 0 });
     }
-    let stale = i64::try_from(state.settings.webhook_claim_stale_seconds).unwrap_or(60).max(1) * MICROS_PER_SECOND;
-    let mut tx = state.store.begin().await?;
+    let stale = i64::try_from(services.settings.webhook_claim_stale_seconds).unwrap_or(60).max(1) * MICROS_PER_SECOND;
+    let mut tx = services.store.begin().await?;
     let limit = i64::try_from(free).unwrap_or(1);
-    let per_workspace = i64::try_from(state.settings.webhook_queues_per_workspace.max(1)).unwrap_or(1);
+    let per_workspace = i64::try_from(services.settings.webhook_queues_per_workspace.max(1)).unwrap_or(1);
     let queues = deliveries::claim(&mut tx, worker, now_micros(), now_micros() - stale, limit, per_workspace).await?;
     tx.commit().await?;
     let claimed = queues.len();
     for queue in queues {
         let Some(permit) = clients.slot() else { break };
-        let (state, clients, worker) = (state.clone(), clients.clone(), worker.to_string());
-        let task = state.progress.task(Worker::Webhooks);
+        let (services, clients, worker) = (services.clone(), clients.clone(), worker.to_string());
+        let task = services.progress.task(Worker::Webhooks);
         tokio::spawn(async move {
             let (_permit, _task) = (permit, task);
-            if let Err(e) = serve_queue(&state, &clients, &worker, &queue).await {
+            if let Err(e) = serve_queue(&services, &clients, &worker, &queue).await {
                 tracing::warn!(endpoint = %queue.endpoint_id, error = %e, "webhook queue pass failed; its claim will go stale and be retaken");
             }
         });
@@ -60,8 +60,8 @@ pub struct Webhooks {
 
 impl Webhooks {
     /// The worker, or why webhook delivery is off (its HTTP client cannot be built).
-    pub fn new(state: &Services, claimer: String) -> anyhow::Result<Webhooks> {
-        Ok(Webhooks { claimer, clients: Clients::new(state)? })
+    pub fn new(services: &Services, claimer: String) -> anyhow::Result<Webhooks> {
+        Ok(Webhooks { claimer, clients: Clients::new(services)? })
     }
 }
 
@@ -69,12 +69,12 @@ impl super::Worker for Webhooks {
     const NAME: &'static str = "webhook delivery";
     const SLOT: Option<Worker> = Some(Worker::Webhooks);
 
-    fn pace(&self, state: &fiscus_http::AppState) -> super::Pace {
-        super::Pace::WhenIdle(std::time::Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 100)))
+    fn pace(&self, services: &fiscus_kernel::Services) -> super::Pace {
+        super::Pace::WhenIdle(std::time::Duration::from_millis(services.settings.worker_interval_ms.clamp(10, 100)))
     }
 
-    async fn pass(&mut self, state: &fiscus_http::AppState) -> anyhow::Result<usize> {
-        let done = run_once(state, &self.clients, &self.claimer).await?;
+    async fn pass(&mut self, services: &fiscus_kernel::Services) -> anyhow::Result<usize> {
+        let done = run_once(services, &self.clients, &self.claimer).await?;
         Ok(done.fanned_out + done.claimed)
     }
 }

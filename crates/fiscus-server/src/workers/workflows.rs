@@ -11,19 +11,19 @@ use fiscus_store::StoreError;
 const STALE_SECONDS: i64 = 30;
 
 /// Claims and advances one batch; returns how many runs it advanced.
-pub async fn run_once(state: &Services, worker: &str) -> anyhow::Result<usize> {
-    let mut tx = state.store.begin().await?;
-    let per_workspace = i64::try_from(state.settings.runs_per_workspace.max(1)).unwrap_or(1);
+pub async fn run_once(services: &Services, worker: &str) -> anyhow::Result<usize> {
+    let mut tx = services.store.begin().await?;
+    let per_workspace = i64::try_from(services.settings.runs_per_workspace.max(1)).unwrap_or(1);
     let stale = STALE_SECONDS * MICROS_PER_SECOND;
     let claimed = fiscus_store::workflows::claim(&mut tx, worker, now_micros(), stale, 8, per_workspace).await?;
     tx.commit().await?;
     let mut done = 0;
     for run in &claimed {
-        match fiscus_agents::workflows::runtime::advance(state, worker, run).await {
+        match fiscus_agents::workflows::runtime::advance(services, worker, run).await {
             Ok(()) => done += 1,
             // The run's own record failed its seal: set aside, never retried (issue 54).
             Err(Failure::Store(e @ StoreError::Tampered(_))) => {
-                super::set_aside_run(state, worker, &fiscus_store::workflows::WORKFLOW_RUNS, run, &e).await;
+                super::set_aside_run(services, worker, &fiscus_store::workflows::WORKFLOW_RUNS, run, &e).await;
             }
             Err(e) => tracing::warn!(run = %run.run_id, error = ?e, "workflow run step failed; it will be retried"),
         }
@@ -41,15 +41,15 @@ impl super::Worker for Workflows {
     const NAME: &'static str = "workflows";
     const SLOT: Option<fiscus_kernel::progress::Worker> = Some(fiscus_kernel::progress::Worker::Workflows);
 
-    fn pace(&self, state: &fiscus_http::AppState) -> super::Pace {
-        super::Pace::WhenIdle(std::time::Duration::from_millis(state.settings.worker_interval_ms.clamp(10, 500)))
+    fn pace(&self, services: &fiscus_kernel::Services) -> super::Pace {
+        super::Pace::WhenIdle(std::time::Duration::from_millis(services.settings.worker_interval_ms.clamp(10, 500)))
     }
 
-    fn wake<'s>(&self, state: &'s fiscus_http::AppState) -> Option<&'s tokio::sync::Notify> {
-        Some(&state.workflows_wake)
+    fn wake<'s>(&self, services: &'s fiscus_kernel::Services) -> Option<&'s tokio::sync::Notify> {
+        Some(&services.workflows_wake)
     }
 
-    async fn pass(&mut self, state: &fiscus_http::AppState) -> anyhow::Result<usize> {
-        run_once(state, &self.claimer).await
+    async fn pass(&mut self, services: &fiscus_kernel::Services) -> anyhow::Result<usize> {
+        run_once(services, &self.claimer).await
     }
 }

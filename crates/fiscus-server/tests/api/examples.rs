@@ -185,7 +185,7 @@ async fn every_documented_success_has_a_real_example() {
     ] {
         if operation == "get_agent_execution_usage" {
             // The two reads above counted in the usage the example shows, not whenever the recorder flushes.
-            app.state.http.usage.flush(&app.state.store).await.expect("flush usage");
+            app.state.usage.flush(&app.state.store).await.expect("flush usage");
         }
         let response = crate::signed_clients::Signed::get(path).send(&app, &signer).await;
         walk.record(operation, response).await;

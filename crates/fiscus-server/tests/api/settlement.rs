@@ -103,7 +103,7 @@ async fn two_workers_on_one_database_settle_each_action_once() {
     let app = spawn_app().await;
     let second = fiscus_server::serve::open(app.state.settings.clone()).await.expect("second node");
     let settlement = fiscus_server::workers::settlement::Settlement { claimer: fiscus_domain::ids::new_id("wrk") };
-    let second_worker = fiscus_server::workers::spawn(second, settlement);
+    let second_worker = fiscus_server::workers::spawn(second.services.clone(), settlement);
     let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
     let cookie = sign_in(&app, &op).await;
     let mut ids = Vec::new();

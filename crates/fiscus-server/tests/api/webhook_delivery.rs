@@ -385,5 +385,5 @@ async fn an_endpoint_belongs_to_its_application_and_hears_only_what_its_applicat
 fn webhook_worker(app: &TestApp) -> tokio::task::JoinHandle<()> {
     let worker = fiscus_server::workers::webhooks::Webhooks::new(&app.state, fiscus_domain::ids::new_id("wrk"))
         .expect("webhook clients");
-    fiscus_server::workers::spawn(app.state.clone(), worker)
+    fiscus_server::workers::spawn(app.state.services.clone(), worker)
 }

@@ -17,7 +17,7 @@
 //! agree with each other.
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use fiscus_domain::clock::{now_micros, parse_rfc3339, rfc3339};
@@ -29,6 +29,7 @@ use serde_json::{Map, Value, json};
 
 use super::invoke::{self, NotCalled, Outcome, Protocol};
 use super::jsonrpc::{self, JsonRpcId, JsonRpcRequest, JsonRpcResponse, RpcJson, err, ok};
+use crate::dispatch::Dispatcher;
 use crate::tools::{self, Slot, Tool};
 use fiscus_http::AppState;
 use fiscus_http::ctx::Ctx;
@@ -143,6 +144,7 @@ fn supported(version: &str) -> bool {
 pub async fn post_agent_execution_a2a(
     ctx: Ctx,
     State(state): State<AppState>,
+    Extension(dispatcher): Extension<Dispatcher>,
     headers: HeaderMap,
     RpcJson(message): RpcJson,
 ) -> Result<Response, ApiError> {
@@ -153,7 +155,7 @@ pub async fn post_agent_execution_a2a(
     }
     let params = message.params.unwrap_or_default();
     let answer = match message.method.as_str() {
-        "SendMessage" => send_message(&state, &ctx, id, &params).await?,
+        "SendMessage" => send_message(&state, &dispatcher, &ctx, id, &params).await?,
         "GetTask" => get_task(&state, &ctx, id, &params).await?,
         "ListTasks" => list_tasks(&state, &ctx, id, &params).await?,
         "CancelTask" => cancel_task(&state, &ctx, id, &params).await?,
@@ -268,6 +270,7 @@ fn whole_numbers(v: &Value) -> Value {
 
 async fn send_message(
     state: &AppState,
+    dispatcher: &Dispatcher,
     ctx: &Ctx,
     id: JsonRpcId,
     params: &Map<String, Value>,
@@ -331,7 +334,7 @@ async fn send_message(
         let key = format!("a2a-{}", fiscus_domain::evidence::seal_bytes(message_id.as_bytes()));
         arguments.entry("idempotency_key").or_insert_with(|| Value::String(key));
     }
-    let called = match invoke::call(state, ctx, Protocol::A2a, &skill, &arguments).await {
+    let called = match invoke::call(state, dispatcher, ctx, Protocol::A2a, &skill, &arguments).await {
         Ok(c) => c,
         Err(NotCalled::Unknown) => {
             return Ok(err(id, -32602, format!("unknown skill: {skill}"), info("UNKNOWN_SKILL", "fiscus", json!({}))));

@@ -7,7 +7,7 @@ use fiscus_domain::evidence::{seal, seal_bytes};
 pub use fiscus_store::tool_invocations::{Invocation, Outcome, Protocol};
 use serde_json::{Map, Value};
 
-use crate::dispatch::{self, Answer, Dispatched};
+use crate::dispatch::{self, Answer, Dispatched, Dispatcher};
 use crate::tools::{self, Tool};
 use fiscus_http::AppState;
 use fiscus_http::ctx::Ctx;
@@ -55,6 +55,7 @@ pub fn request_hash(arguments: &Map<String, Value>) -> String {
 /// Calls tool `name` with `arguments` as the caller, if it is offered to them.
 pub async fn call(
     state: &AppState,
+    dispatcher: &Dispatcher,
     ctx: &Ctx,
     protocol: Protocol,
     name: &str,
@@ -69,7 +70,7 @@ pub async fn call(
         return Err(NotCalled::Refused(code));
     }
     let caller = Dispatched { principal: ctx.principal.clone(), signed: ctx.signed.clone() };
-    let answer = dispatch::call(state, &caller, tool, arguments, &ctx.request_id)
+    let answer = dispatch::call(dispatcher, &caller, tool, arguments, &ctx.request_id)
         .await
         .map_err(|bad| NotCalled::BadArguments(bad.0))?;
     let outcome = if answer.status >= 400 { Outcome::Failed } else { Outcome::Succeeded };

@@ -13,7 +13,7 @@
 //! result with `isError: true` and the problem document as its text.
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use fiscus_domain::error_code::ErrorCode;
@@ -21,6 +21,7 @@ use serde_json::{Map, Value, json};
 
 use super::invoke::{self, NotCalled, Outcome, Protocol};
 use super::jsonrpc::{self, JsonRpcId, JsonRpcRequest, JsonRpcResponse, RpcJson, err, ok};
+use crate::dispatch::Dispatcher;
 use crate::tools::Tool;
 use fiscus_http::AppState;
 use fiscus_http::ctx::Ctx;
@@ -32,6 +33,7 @@ pub const SUPPORTED: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 
 pub async fn serve(
     state: &AppState,
+    dispatcher: &Dispatcher,
     ctx: &Ctx,
     headers: &HeaderMap,
     message: JsonRpcRequest,
@@ -65,13 +67,13 @@ pub async fn serve(
         }
         "ping" => ok(id, json!({})),
         "tools/list" => ok(id, json!({ "tools": invoke::offered(ctx).map(Tool::mcp).collect::<Vec<_>>() })),
-        "tools/call" => return Ok(call(state, ctx, id, &params).await?.into_response()),
+        "tools/call" => return Ok(call(state, dispatcher, ctx, id, &params).await?.into_response()),
         other => err(id, -32601, format!("method not found: {other}"), None),
     };
     Ok(Json(answer).into_response())
 }
 
-async fn call(state: &AppState, ctx: &Ctx, id: JsonRpcId, params: &Value) -> Result<Reply, ApiError> {
+async fn call(state: &AppState, dispatcher: &Dispatcher, ctx: &Ctx, id: JsonRpcId, params: &Value) -> Result<Reply, ApiError> {
     let rpc = |r| Ok(Reply::Rpc(r));
     let Some(name) = params["name"].as_str() else {
         return rpc(err(id, -32602, "tools/call needs params.name", None));
@@ -81,7 +83,7 @@ async fn call(state: &AppState, ctx: &Ctx, id: JsonRpcId, params: &Value) -> Res
         Value::Object(m) => m.clone(),
         _ => return rpc(err(id, -32602, "params.arguments must be an object", None)),
     };
-    let called = match invoke::call(state, ctx, Protocol::Mcp, name, &arguments).await {
+    let called = match invoke::call(state, dispatcher, ctx, Protocol::Mcp, name, &arguments).await {
         Ok(c) => c,
         Err(NotCalled::Unknown) => return rpc(err(id, -32602, format!("unknown tool: {name}"), None)),
         Err(NotCalled::Refused(code)) => {
@@ -162,10 +164,11 @@ impl IntoResponse for Reply {
 pub async fn post_root_mcp(
     ctx: Ctx,
     State(state): State<AppState>,
+    Extension(dispatcher): Extension<Dispatcher>,
     headers: HeaderMap,
     RpcJson(message): RpcJson,
 ) -> Result<Response, ApiError> {
-    serve(&state, &ctx, &headers, message).await
+    serve(&state, &dispatcher, &ctx, &headers, message).await
 }
 
 /// MCP on the agent gateway: for signed execution clients, the tools of their grant (bearer credentials with
@@ -188,8 +191,9 @@ pub async fn post_root_mcp(
 pub async fn post_agent_execution_mcp(
     ctx: Ctx,
     State(state): State<AppState>,
+    Extension(dispatcher): Extension<Dispatcher>,
     headers: HeaderMap,
     RpcJson(message): RpcJson,
 ) -> Result<Response, ApiError> {
-    serve(&state, &ctx, &headers, message).await
+    serve(&state, &dispatcher, &ctx, &headers, message).await
 }

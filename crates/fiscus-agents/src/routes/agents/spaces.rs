@@ -2,7 +2,7 @@
 //! this workspace, runs of them, and each run's execution with the tool calls it made.
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::header;
 use axum::response::Response;
 use fiscus_domain::api::list::ListPage;
@@ -13,6 +13,7 @@ use fiscus_store::spaces::{Call, Run, Version};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::dispatch::Dispatcher;
 use crate::routes::workflows::views::accepted;
 use crate::spaces::runs::{self, AgentSpaceRunRequest, RETRY_AFTER_SECONDS, Started};
 use crate::spaces::{self, Standing};
@@ -220,10 +221,11 @@ fn location(r: &Run) -> String {
 pub async fn post_run(
     ctx: Ctx,
     State(state): State<AppState>,
+    Extension(dispatcher): Extension<Dispatcher>,
     ApiPath(uid): ApiPath<String>,
     ApiJson(body): ApiJson<AgentSpaceRunRequest>,
 ) -> Result<Response, ApiError> {
-    match runs::start(&state, &ctx.principal, &ctx.caller(), &uid, body, &ctx.request_id).await {
+    match runs::start(&state, &dispatcher, &ctx.principal, &ctx.caller(), &uid, body, &ctx.request_id).await {
         Ok(Started::Ended(run)) => Ok(created(Some(location(&run)), run_view(run))),
         Ok(Started::Queued(run)) => Ok(accepted(location(&run), run_view(run))),
         Err(f @ Failure::Refused { code: ErrorCode::CapacityExhausted, .. }) => {

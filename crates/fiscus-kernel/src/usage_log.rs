@@ -1,6 +1,8 @@
 //! The request log behind `GET /infrastructure/usage`: every authenticated request is counted per
-//! credential, operation and UTC day in memory and flushed to the store about once a second (and at
-//! shutdown, and before the usage read answers), so the hot path never waits on a write.
+//! credential, operation and UTC day in memory (by the HTTP layer's authentication) and flushed to the store
+//! about once a second by housekeeping (and at shutdown, and before the usage read answers), so the hot path
+//! never waits on a write. It lives with the services, beside the tool invocation log, so the worker that
+//! flushes it takes the services and nothing of HTTP.
 
 use fiscus_domain::clock::{MICROS_PER_SECOND, utc_day};
 use fiscus_domain::tenancy::Principal;
@@ -20,11 +22,11 @@ struct CredentialUsage {
 }
 
 #[derive(Default)]
-pub struct UsageRecorder {
+pub struct UsageLog {
     pending: Mutex<HashMap<String, CredentialUsage>>,
 }
 
-impl UsageRecorder {
+impl UsageLog {
     pub fn record(&self, principal: &Principal, operation: &'static str, now: i64, is_error: bool) {
         let day = now.div_euclid(MICROS_PER_DAY);
         let mut pending = self.pending.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
