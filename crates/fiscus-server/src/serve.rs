@@ -35,8 +35,7 @@ fn serving(state: AppState, listener: TcpListener, shutdown: Boxed<'static, ()>)
         // The name this node's workers claim under, in every queue: what they hold is handed back under it
         // when the node stops.
         let claimer = fiscus_domain::ids::new_id("wrk");
-        let dispatcher = crate::app::dispatcher(&state);
-        let app = crate::app::build_with(state.clone(), dispatcher.clone());
+        let (app, dispatcher) = crate::app::assemble(state.clone());
         if let Some(files) = &state.settings.iso20022 {
             fiscus_platform::actions::bank_files::check_directories(files).map_err(anyhow::Error::msg)?;
         }

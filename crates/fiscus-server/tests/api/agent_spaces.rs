@@ -196,7 +196,9 @@ async fn a_queued_run_calls_with_the_authority_its_application_holds_when_it_run
             .expect("scopes");
     app.admin().set_workspace_entitlement(&app.workspace_id, &without_market).await.expect("entitlement");
     problem(app.get("/api/v2/data/instruments/AAPL/prices", &app.key).await, 403, "entitlement_missing").await;
-    fiscus_server::workers::agent_runs::run_once(&app.state, &fiscus_server::app::dispatcher(&app.state), "wrk_test").await.expect("worker");
+    fiscus_server::workers::agent_runs::run_once(&app.state, &fiscus_server::app::dispatcher(&app.state), "wrk_test")
+        .await
+        .expect("worker");
     let finished = ended(&app, &id).await;
     assert_eq!(finished["state"], "failed", "{finished}");
     let execution = execution_of(&app, &finished).await;
@@ -206,7 +208,9 @@ async fn a_queued_run_calls_with_the_authority_its_application_holds_when_it_run
     app.admin().set_workspace_entitlement(&app.workspace_id, &ScopeSet::all()).await.expect("entitlement");
     let queued: Value = run(&app, &space, &body, None).await.json().await.expect("json");
     app.admin().set_application_status(&app.app_id, AppStatus::Suspended).await.expect("suspend");
-    fiscus_server::workers::agent_runs::run_once(&app.state, &fiscus_server::app::dispatcher(&app.state), "wrk_test").await.expect("worker");
+    fiscus_server::workers::agent_runs::run_once(&app.state, &fiscus_server::app::dispatcher(&app.state), "wrk_test")
+        .await
+        .expect("worker");
     app.admin().set_application_status(&app.app_id, AppStatus::Active).await.expect("active");
     let finished = ended(&app, queued["id"].as_str().expect("id")).await;
     assert_eq!(finished["state"], "failed", "{finished}");
@@ -226,7 +230,9 @@ async fn a_queued_run_of_a_space_suspended_meanwhile_makes_no_call() {
     // next step without calling anything, saying why.
     decide(&app, "market_watch", "suspend").await;
     problem(run(&app, &space, &body, None).await, 409, "space_not_runnable").await;
-    fiscus_server::workers::agent_runs::run_once(&app.state, &fiscus_server::app::dispatcher(&app.state), "wrk_test").await.expect("worker");
+    fiscus_server::workers::agent_runs::run_once(&app.state, &fiscus_server::app::dispatcher(&app.state), "wrk_test")
+        .await
+        .expect("worker");
     let finished = ended(&app, queued["id"].as_str().expect("id")).await;
     assert_eq!(finished["state"], "failed", "{finished}");
     assert!(finished["answer"].as_str().is_some_and(|a| a.contains("suspended")), "{finished}");
@@ -244,7 +250,9 @@ async fn a_queued_run_whose_record_was_edited_is_set_aside_and_the_next_runs() {
     let edited = edited["id"].as_str().expect("id").to_string();
     // Someone with the database edits the queued run's prompt: its seal no longer matches.
     app.execute(&format!("UPDATE agent_runs SET body = replace(body, 'AAPL', 'MSFT') WHERE id = '{edited}'")).await;
-    fiscus_server::workers::agent_runs::run_once(&app.state, &fiscus_server::app::dispatcher(&app.state), "wrk_test").await.expect("worker");
+    fiscus_server::workers::agent_runs::run_once(&app.state, &fiscus_server::app::dispatcher(&app.state), "wrk_test")
+        .await
+        .expect("worker");
     let aside = format!("SELECT COUNT(*) FROM set_aside WHERE table_name = 'agent_runs' AND record_id = '{edited}'");
     assert_eq!(app.count(&aside).await, 1, "set aside, named");
     assert_eq!(
@@ -253,7 +261,13 @@ async fn a_queued_run_whose_record_was_edited_is_set_aside_and_the_next_runs() {
     );
     // It is never claimed again, and the workspace's next run is carried out.
     let next: Value = run(&app, &space, &body, None).await.json().await.expect("json");
-    let n = fiscus_server::workers::agent_runs::run_once(&app.state, &fiscus_server::app::dispatcher(&app.state), "wrk_test").await.expect("worker");
+    let n = fiscus_server::workers::agent_runs::run_once(
+        &app.state,
+        &fiscus_server::app::dispatcher(&app.state),
+        "wrk_test",
+    )
+    .await
+    .expect("worker");
     assert_eq!(n, 1);
     let finished = ended(&app, next["id"].as_str().expect("id")).await;
     assert_eq!(finished["state"], "completed", "{finished}");

@@ -73,7 +73,13 @@ pub async fn serve(
     Ok(Json(answer).into_response())
 }
 
-async fn call(state: &AppState, dispatcher: &Dispatcher, ctx: &Ctx, id: JsonRpcId, params: &Value) -> Result<Reply, ApiError> {
+async fn call(
+    state: &AppState,
+    dispatcher: &Dispatcher,
+    ctx: &Ctx,
+    id: JsonRpcId,
+    params: &Value,
+) -> Result<Reply, ApiError> {
     let rpc = |r| Ok(Reply::Rpc(r));
     let Some(name) = params["name"].as_str() else {
         return rpc(err(id, -32602, "tools/call needs params.name", None));
