@@ -17,10 +17,10 @@ use super::flash::{self, Notice};
 use super::html::{self, EnvQuery, escape, page};
 use super::queue::{Filter, Queue, Row};
 use super::session::OperatorSession;
+use fiscus_actions::steps::decide::{Seen, decide};
+use fiscus_actions::steps::{Loaded, gates, loaded};
 use fiscus_http::AppState;
 use fiscus_kernel::governed::Failure;
-use fiscus_kernel::governed::actions::decide::{Seen, decide};
-use fiscus_kernel::governed::actions::{Loaded, gates, loaded};
 
 fn tenant(op: &OperatorSession, environment: Environment) -> Tenant {
     Tenant { workspace_id: op.workspace_id.clone(), environment }

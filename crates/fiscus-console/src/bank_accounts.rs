@@ -18,7 +18,7 @@ use super::queue::{Filter, Queue, Row};
 use super::session::OperatorSession;
 use fiscus_http::AppState;
 use fiscus_http::form::{RawBody, pairs};
-use fiscus_kernel::governed::{self, Failure};
+use fiscus_kernel::governed::Failure;
 
 const TITLE: &str = "Bank details";
 
@@ -243,8 +243,17 @@ pub async fn decide(
     let result = async {
         let mut tx = state.store.begin().await?;
         let caller = op.caller();
-        governed::bank_accounts::decide(&mut tx, &tenant, &caller, op.role, &id, approve, note.as_deref(), &shown_hash)
-            .await?;
+        fiscus_actions::steps::bank_accounts::decide(
+            &mut tx,
+            &tenant,
+            &caller,
+            op.role,
+            &id,
+            approve,
+            note.as_deref(),
+            &shown_hash,
+        )
+        .await?;
         tx.commit().await?;
         Ok::<(), Failure>(())
     }

@@ -1,5 +1,5 @@
 //! Bank entries to resolve: booked debits in the bank's statements that matched no payment Fiscus sent
-//! (`fiscus_platform::actions::bank_messages` keeps them). A person says what each was; nothing moves.
+//! (`fiscus_actions::bank_messages` keeps them). A person says what each was; nothing moves.
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -12,9 +12,10 @@ use std::fmt::Write as _;
 use super::flash::{self, Notice};
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
+use fiscus_actions::steps::statement_entries;
 use fiscus_http::AppState;
 use fiscus_http::form::{RawBody, pairs};
-use fiscus_kernel::governed::{Failure, statement_entries};
+use fiscus_kernel::governed::Failure;
 
 const TITLE: &str = "Bank entries";
 

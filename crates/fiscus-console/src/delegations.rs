@@ -19,7 +19,7 @@ use super::html::{self, EnvQuery, escape, page};
 use super::queue::{Filter, Queue, Row};
 use super::session::OperatorSession;
 use fiscus_http::AppState;
-use fiscus_kernel::governed::{self, Failure};
+use fiscus_kernel::governed::Failure;
 
 fn unavailable() -> Response {
     html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.")
@@ -193,7 +193,8 @@ pub async fn decide(
     let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment: env };
     let result = async {
         let mut tx = state.store.begin().await?;
-        governed::delegations::decide(&mut tx, &tenant, &op.caller(), op.role, &id, mv, &form.terms_hash).await?;
+        fiscus_actions::steps::delegations::decide(&mut tx, &tenant, &op.caller(), op.role, &id, mv, &form.terms_hash)
+            .await?;
         tx.commit().await?;
         Ok::<(), Failure>(())
     }

@@ -13,9 +13,9 @@ use serde::Deserialize;
 use super::flash::{self, Notice};
 use super::html::{self, escape, page};
 use super::session::OperatorSession;
+use fiscus_actions::steps::propose as governed_propose;
 use fiscus_http::AppState;
 use fiscus_kernel::governed::Failure;
-use fiscus_kernel::governed::actions::propose as governed_propose;
 
 pub async fn form(op: OperatorSession) -> Response {
     new_page(&op, None)

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::governed_operations::RebalanceOutput;
-use fiscus_kernel::governed::actions::Loaded;
+use fiscus_actions::steps::Loaded;
 use fiscus_kernel::governed::{Caller, Failure};
 
 /// `POST /investment/rebalance-proposals/{uid}/actions` (every field optional).
@@ -165,8 +165,7 @@ pub async fn propose(
     }
     .validate()
     .map_err(Failure::Invalid)?;
-    let loaded =
-        fiscus_kernel::governed::actions::propose::propose(tx, settings, tenant, caller, envelope, origin).await?;
+    let loaded = fiscus_actions::steps::propose::propose(tx, settings, tenant, caller, envelope, origin).await?;
     let now = now_micros();
     match book::link_order(tx, tenant, proposal_id, &loaded.action.id, now).await {
         Err(fiscus_store::StoreError::Conflict(_)) => {
@@ -175,10 +174,10 @@ pub async fn propose(
         other => other?,
     }
     for c in computed_checks(tx, tenant, &ticket, &output).await? {
-        fiscus_kernel::governed::actions::check::record_check(tx, tenant, caller, &loaded.action.id, c).await?;
+        fiscus_actions::steps::check::record_check(tx, tenant, caller, &loaded.action.id, c).await?;
     }
     let key = tx.seal_key().clone();
-    Ok(fiscus_kernel::governed::actions::Loaded::load(tx.conn(), &key, tenant, loaded.action).await?)
+    Ok(fiscus_actions::steps::Loaded::load(tx.conn(), &key, tenant, loaded.action).await?)
 }
 
 /// The three pre-trade checks (`fiscus_domain::investment::pre_trade`), decided on the book as it stands and
@@ -298,15 +297,15 @@ pub async fn apply_settlement(
 }
 
 /// The portfolio books as the settlement of an investment order moves them
-/// (`fiscus_kernel::governed::actions::settle::Book`; the composition hands it to the services).
+/// (`fiscus_kernel::book::Book`; the composition hands it to the services).
 pub struct PortfolioBooks;
 
-impl fiscus_kernel::governed::actions::settle::Book for PortfolioBooks {
+impl fiscus_kernel::book::Book for PortfolioBooks {
     fn apply<'a>(
         &'a self,
         tx: &'a mut WriteTx,
-        order: fiscus_kernel::governed::actions::settle::SettledOrder<'a>,
-    ) -> fiscus_kernel::governed::actions::settle::Applied<'a> {
+        order: fiscus_kernel::book::SettledOrder<'a>,
+    ) -> fiscus_kernel::book::Applied<'a> {
         Box::pin(apply_settlement(
             tx,
             order.tenant,

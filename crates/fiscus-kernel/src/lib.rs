@@ -2,9 +2,11 @@
 //!
 //! - [`services::Services`]: the store, settings, keys, computation pools, caches, speech runtime and the
 //!   hooks areas register, handed to every application function and worker;
-//! - [`governed`]: the unit of governed change (proposals, checks, decisions, execution, settlement) and its
-//!   one `record` step that writes a transition, its history, outbox event and audit event together;
-//! - the pieces beside them: connectors, outbound HTTP screening, the secret key and sealed secrets, audit
+//! - [`governed`]: the unit of governed change every area's steps go through (the caller, the failure, the
+//!   one `record` step that writes a transition, its history, outbox event and audit event together); the
+//!   Financial Actions' own steps are in `fiscus-actions`;
+//! - [`book::Book`]: the seam through which a settlement moves the investment book;
+//! - the pieces beside them: outbound HTTP screening, the secret key and sealed secrets, audit
 //!   anchors, the CPU pools, the price series cache, the engine's refusals as problems.
 //!
 //! Invariants: this crate never depends on the web framework's routing, on the HTTP crate, or on any area
@@ -18,7 +20,7 @@
 //! How it works, in prose: `README.md` beside this crate.
 
 pub mod anchor;
-pub mod connectors;
+pub mod book;
 pub mod cpu;
 pub mod deliveries;
 pub mod engine;

@@ -6,7 +6,7 @@
 use fiscus_store::Store;
 use std::sync::Arc;
 
-use crate::governed::actions::settle::Book;
+use crate::book::Book;
 use crate::invocation_log::InvocationLog;
 use crate::secret_key::KeySource;
 use crate::settings::Settings;

@@ -1,12 +1,11 @@
-//! The platform, OAuth and Financial Actions area: the workspace, infrastructure reads, AI credits, the
-//! audit head and the operation catalogue with its change ledger (`platform`, `catalogue_check`); OAuth
-//! client credentials with revocation, introspection and metadata (`oauth`); Financial Actions' proposals,
-//! reads, submission, checks and execution requests (`actions`) and the agent-execution gateway's reads
-//! (`agent_execution`); the workspace's intelligence summary (`intelligence`). Decisions are not here: a
-//! person makes them at the console. The governed unit of change these routes call is the kernel's.
+//! The platform and OAuth area: the workspace, infrastructure reads, AI credits, the audit head and the
+//! operation catalogue with its change ledger (`platform`, `catalogue_check`); OAuth client credentials with
+//! revocation, introspection and metadata (`oauth`); evidence bundles (`evidence`); the agent-execution
+//! gateway's reads (`agent_execution`); the workspace's intelligence summary (`intelligence`). Financial
+//! Actions' routes are in `fiscus-actions`.
 //!
-//! It depends on the kernel, the HTTP crate, the domain and the store, never on another area (a test reads
-//! `cargo metadata`).
+//! It depends on the kernel, the HTTP crate, the domain, the store and `fiscus-actions` (the gateway reads
+//! an action as the actions crate loads it), never on another area (a test reads `cargo metadata`).
 //!
 //! Why some types of the application layer derive `ToSchema`: a command that is a request body (a compute
 //! request, a new call, a harvest request) is one type from the wire to the engine, checked once by serde
@@ -17,7 +16,6 @@
 //!
 //! How the area works, in prose: `README.md` beside this crate.
 
-pub mod actions;
 pub mod agent_execution;
 pub mod catalogue_check;
 pub mod evidence;
@@ -37,5 +35,5 @@ pub fn reads() -> OpenApiRouter<AppState> {
 /// request evidence layers too). The OAuth endpoints authenticate the client, not a bearer credential, and
 /// are assembled apart (`oauth::routes`).
 pub fn writes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().merge(actions::routes()).merge(agent_execution::routes()).merge(evidence::writes())
+    OpenApiRouter::new().merge(agent_execution::routes()).merge(evidence::writes())
 }

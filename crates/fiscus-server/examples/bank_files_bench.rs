@@ -9,6 +9,11 @@
 //! `bank_files_bench [--database-url U] [--payments N]` prints one line per measurement:
 //! `files <payments> <files> <seconds>` and `statement <entries> <completed> <seconds>`.
 
+use fiscus_actions::steps::bank_accounts::{self as accounts, NewCounterparty};
+use fiscus_actions::steps::decide::{Seen, decide};
+use fiscus_actions::steps::execute::execute;
+use fiscus_actions::steps::propose::propose;
+use fiscus_actions::steps::settle::settle;
 use fiscus_domain::actions::approval::{Decision, Role};
 use fiscus_domain::actions::envelope::{ActionKind, ExecutionMode, Origin, ProposalRequest, RiskTier};
 use fiscus_domain::actor::Actor;
@@ -18,11 +23,6 @@ use fiscus_domain::credentials::Environment;
 use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_kernel::Settings;
-use fiscus_kernel::governed::actions::decide::{Seen, decide};
-use fiscus_kernel::governed::actions::execute::execute;
-use fiscus_kernel::governed::actions::propose::propose;
-use fiscus_kernel::governed::actions::settle::settle;
-use fiscus_kernel::governed::bank_accounts::{self as accounts, NewCounterparty};
 use fiscus_kernel::governed::{Caller, Failure};
 use fiscus_kernel::settings::BankFiles;
 use fiscus_server::admin::Admin;
@@ -176,7 +176,7 @@ async fn main() -> anyhow::Result<()> {
 
     // 1. Files.
     let started = Instant::now();
-    let pass = fiscus_platform::actions::bank_files::run_once(&state, "wrk_bench").await.map_err(failed)?;
+    let pass = fiscus_actions::bank_files::run_once(&state, "wrk_bench").await.map_err(failed)?;
     let files_seconds = started.elapsed().as_secs_f64();
     let published = std::fs::read_dir(dir.path().join("outbound").join(&ws.id).join("sandbox"))?.count();
     anyhow::ensure!(published == pass.filed, "{} files recorded, {published} published", pass.filed);
@@ -198,8 +198,7 @@ async fn main() -> anyhow::Result<()> {
     }
     xml.push_str("</Stmt></BkToCstmrStmt></Document>");
     let started = Instant::now();
-    let imported =
-        fiscus_platform::actions::bank_messages::import(&state, &tenant, &worker, &xml).await.map_err(failed)?;
+    let imported = fiscus_actions::bank_messages::import(&state, &tenant, &worker, &xml).await.map_err(failed)?;
     let statement_seconds = started.elapsed().as_secs_f64();
     let completed = imported
         .message

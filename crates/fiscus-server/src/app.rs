@@ -38,7 +38,8 @@ fn operations() -> (OpenApiRouter<AppState>, OpenApiRouter<AppState>) {
         .merge(fiscus_models::writes())
         .merge(fiscus_investment::writes())
         .merge(fiscus_agents::writes())
-        .merge(fiscus_platform::writes());
+        .merge(fiscus_platform::writes())
+        .merge(fiscus_actions::routes());
     (reads, writes)
 }
 

@@ -37,7 +37,7 @@ fn serving(state: AppState, listener: TcpListener, shutdown: Boxed<'static, ()>)
         let claimer = fiscus_domain::ids::new_id("wrk");
         let (app, dispatcher) = crate::app::assemble(state.clone());
         if let Some(files) = &state.settings.iso20022 {
-            fiscus_platform::actions::bank_files::check_directories(files).map_err(anyhow::Error::msg)?;
+            fiscus_actions::bank_files::check_directories(files).map_err(anyhow::Error::msg)?;
         }
         let workers = spawn_workers(&state.services, &dispatcher, &claimer);
         let grace = Duration::from_secs(state.settings.shutdown_grace_seconds);

@@ -11,7 +11,7 @@
 //! for an edited one), or `sealed_records::select_one` for the records kept as sealed canonical fields (seal
 //! checked in the same query). Reads written out by hand are the ones these cannot say: a row locked for a
 //! decision (`FOR UPDATE`), a row whose seal its caller checks together with its children (an action with its
-//! checks and decisions, `fiscus_kernel::governed::actions::loaded`), or a row found by another key than its id
+//! checks and decisions, `fiscus_actions::steps::loaded`), or a row found by another key than its id
 //! (an A2A task of one owner, a universe by its uid).
 //!
 //! How it works, in prose: `README.md` beside this crate.

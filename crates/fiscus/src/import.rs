@@ -79,7 +79,7 @@ pub struct ImportArgs {
 
 /// `fiscus import counterparties|bank-accounts`: each file in one transaction, as the CLI's operator.
 async fn run_master_data(state: &fiscus_kernel::Services, args: &ImportArgs) -> anyhow::Result<bool> {
-    use fiscus_platform::actions::master_data::{import_bank_accounts, import_counterparties};
+    use fiscus_actions::master_data::{import_bank_accounts, import_counterparties};
     let Some(environment) = fiscus_domain::credentials::Environment::parse(&args.environment) else {
         bail!("--environment `{}` must be sandbox or production", args.environment);
     };
@@ -132,7 +132,7 @@ async fn run_bank_messages(state: &fiscus_kernel::Services, args: &ImportArgs) -
     let mut ok = true;
     for file in &args.files {
         let xml = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        match fiscus_platform::actions::bank_messages::import(state, &tenant, &caller, &xml).await {
+        match fiscus_actions::bank_messages::import(state, &tenant, &caller, &xml).await {
             Ok(done) if done.duplicate => {
                 println!("{}: imported before as {}; nothing changed", file.display(), done.message.id)
             }
@@ -153,7 +153,7 @@ async fn run_bank_messages(state: &fiscus_kernel::Services, args: &ImportArgs) -
                 );
             }
             Err(e) => {
-                let why = fiscus_platform::actions::bank_messages::refusal(e).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+                let why = fiscus_actions::bank_messages::refusal(e).map_err(|e| anyhow::anyhow!("{e:?}"))?;
                 eprintln!("{}: nothing imported: {why}", file.display());
                 ok = false;
             }

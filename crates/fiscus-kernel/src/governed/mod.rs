@@ -1,10 +1,13 @@
 //! The application layer for governed changes.
 //!
 //! Every change that governance cares about — a proposal, a check version, an operator's decision, an
-//! execution, a settlement — is made here, once, whoever asks for it. The adapters above (`areas/` for the
-//! API, `console/` for people, `workers/` for background work, `admin.rs` for the CLI) only parse their
-//! input, build a [`Caller`], call a function of this layer inside a transaction they own, and render the
-//! result. Below it are the domain's rules (`fiscus_domain`) and the repositories (`fiscus_store`).
+//! execution, a settlement, a webhook endpoint, a signed client's grant — is made once, whoever asks for it,
+//! by a step that takes a [`Caller`] and answers a [`Failure`], and writes through [`record`]. The Financial
+//! Actions' steps are in `fiscus-actions` (`steps/`); the kernel keeps what every area's steps share and
+//! the governed changes of the platform itself (signed clients, production access, webhooks, set-aside
+//! records). The adapters above (the area crates' routes, the console, the workers, the CLI) only parse
+//! their input, build a [`Caller`], call a step inside a transaction they own, and render the result. Below
+//! are the domain's rules (`fiscus_domain`) and the repositories (`fiscus_store`).
 //!
 //! Invariants this layer keeps (ARCHITECTURE.md lists them):
 //! - nothing outside it writes the outbox or the audit log: [`record::record`] writes a transition, its
@@ -13,14 +16,10 @@
 //! - it never imports the adapters (the `http`, `areas`, `console` and `workers` modules) or the web framework;
 //! - every stored value it decides on arrives typed from the store (an unknown value is already a refusal).
 
-pub mod actions;
-pub mod bank_accounts;
-pub mod delegations;
 pub mod execution_clients;
 pub mod production;
 pub mod record;
 pub mod set_aside;
-pub mod statement_entries;
 pub mod webhooks;
 
 use fiscus_domain::actions::approval::Refusal;

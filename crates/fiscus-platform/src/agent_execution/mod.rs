@@ -72,9 +72,8 @@ pub async fn get_assurance(
 ) -> Result<Json<AssuranceView>, ApiError> {
     let mut conn = state.store.read().await?;
     let row = fiscus_store::actions::get(&mut conn, ctx.tenant(), &uid).await?;
-    let action = fiscus_kernel::governed::actions::Loaded::load(&mut conn, state.store.seal_key(), ctx.tenant(), row)
-        .await?
-        .action;
+    let action =
+        fiscus_actions::steps::Loaded::load(&mut conn, state.store.seal_key(), ctx.tenant(), row).await?.action;
     let counts = fiscus_store::autonomy_evidence::count_by_domain(&mut conn, ctx.tenant()).await?;
     let domains: Vec<DomainCoverage> = AssessmentDomain::ALL
         .into_iter()

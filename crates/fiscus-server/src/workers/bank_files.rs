@@ -1,10 +1,10 @@
 //! The bank file worker: puts executed bank-file payments in `pain.001` files and publishes them
-//! (`fiscus_platform::actions::bank_files`), then imports what the bank dropped in the inbound directory
-//! (`fiscus_platform::actions::bank_inbound`). Each half runs whatever the other did: a failing pass of one
+//! (`fiscus_actions::bank_files`), then imports what the bank dropped in the inbound directory
+//! (`fiscus_actions::bank_inbound`). Each half runs whatever the other did: a failing pass of one
 //! (the database, say) never keeps the other from its work.
 
+use fiscus_actions::{bank_files, bank_inbound};
 use fiscus_kernel::Services;
-use fiscus_platform::actions::{bank_files, bank_inbound};
 
 /// One pass; returns how much it did (files written, published or set aside, messages read).
 pub async fn run_once(services: &Services, worker: &str) -> anyhow::Result<usize> {

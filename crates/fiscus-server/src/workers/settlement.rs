@@ -1,13 +1,13 @@
 //! The settlement worker: claims due execution work from every workspace (exclusive across nodes) and
-//! settles each item through the application layer (`governed::actions::settle`), one transaction per item.
+//! settles each item through the application layer (`fiscus_actions::steps::settle`), one transaction per item.
 //! An item whose action fails its seal is set aside (`governed::set_aside`) rather than retried forever.
 
 use fiscus_domain::actor::Actor;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_store::settlement::Job;
 
+use fiscus_actions::steps::settle::{Settled, settle};
 use fiscus_kernel::Services;
-use fiscus_kernel::governed::actions::settle::{Settled, settle};
 use fiscus_kernel::governed::{Caller, Failure, set_aside};
 use fiscus_store::StoreError;
 use fiscus_store::set_aside::Bad;

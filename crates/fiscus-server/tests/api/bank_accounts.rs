@@ -3,13 +3,13 @@
 //! decision covers the hash that was shown, and every step is sealed and audited.
 
 use crate::helpers::spawn_app;
+use fiscus_actions::steps::bank_accounts::{NewCounterparty, create_counterparty, decide, propose};
 use fiscus_domain::actions::approval::Role;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::bank_accounts::{Owner, ProposedDetails, VersionState};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_kernel::governed::bank_accounts::{NewCounterparty, create_counterparty, decide, propose};
 use fiscus_kernel::governed::{Caller, Failure};
 
 fn details(counterparty_id: &str, iban: &str) -> ProposedDetails {

@@ -18,6 +18,7 @@ const AREA: &[&str] = &[
     "fiscus-iso20022",
     "fiscus-kernel",
     "fiscus-http",
+    "fiscus-actions",
     "fiscus-console",
 ];
 
@@ -31,9 +32,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("fiscus-iso20022", &["fiscus-domain"]),
     ("fiscus-store", &["fiscus-domain"]),
     // Services for every application layer and worker; nothing of HTTP, no area.
-    ("fiscus-kernel", &["fiscus-domain", "fiscus-store", "fiscus-quant", "fiscus-speech", "fiscus-iso20022"]),
+    ("fiscus-kernel", &["fiscus-domain", "fiscus-store", "fiscus-quant", "fiscus-speech"]),
     // The cross-cutting HTTP layers and the state handlers share; no area, no composition.
     ("fiscus-http", &["fiscus-domain", "fiscus-store", "fiscus-kernel"]),
+    // Financial Actions, the central noun, end to end (steps, routes, connectors, bank files): under every
+    // area that proposes or reads an action, and under the console that decides them.
+    ("fiscus-actions", &["fiscus-domain", "fiscus-store", "fiscus-kernel", "fiscus-http", "fiscus-iso20022"]),
     // The areas: each on the layers below, never on another area.
     ("fiscus-data", AREA),
     ("fiscus-investment", AREA),
@@ -42,7 +46,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("fiscus-platform", AREA),
     // The people's plane: the console's own pages and the kit the areas build theirs with; no area, so an
     // edit to an area rebuilds neither the console nor another area.
-    ("fiscus-console", &["fiscus-domain", "fiscus-store", "fiscus-kernel", "fiscus-http"]),
+    ("fiscus-console", &["fiscus-domain", "fiscus-store", "fiscus-kernel", "fiscus-http", "fiscus-actions"]),
     // The composition: router assembly, serve, workers, admin, the cross-area marketplace listing.
     (
         "fiscus-server",
@@ -52,6 +56,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "fiscus-quant",
             "fiscus-kernel",
             "fiscus-http",
+            "fiscus-actions",
             "fiscus-data",
             "fiscus-investment",
             "fiscus-models",
@@ -67,6 +72,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "fiscus-domain",
             "fiscus-store",
             "fiscus-kernel",
+            "fiscus-actions",
             "fiscus-data",
             "fiscus-investment",
             "fiscus-models",
@@ -167,8 +173,17 @@ fn files(krate: &str) -> Vec<(String, String)> {
 fn only_the_governed_unit_of_change_writes_the_outbox_and_the_audit_log() {
     // `NewAuditEvent` is what both ways into the chain take: a `WriteTx`'s `audit::append` and a write
     // handed over whole (`Appends::audit`).
-    let all: Vec<(String, String)> =
-        ["fiscus-kernel", "fiscus-http", "fiscus-server"].iter().flat_map(|k| files(k)).collect();
+    // Every crate but the store, whose repositories are the primitives the governed layer calls.
+    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let names: Vec<String> = std::fs::read_dir(&crates)
+        .expect("crates")
+        .flatten()
+        .filter(|e| e.path().join("src").is_dir())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n != "fiscus-store")
+        .collect();
+    assert!(names.iter().any(|n| n == "fiscus-actions"), "the crate list is read");
+    let all: Vec<(String, String)> = names.iter().flat_map(|k| files(k)).collect();
     assert!(all.iter().any(|(rel, _)| rel.starts_with("fiscus-kernel/src/governed/")), "the governed layer moved");
     for pattern in ["audit::append", "NewAuditEvent", "outbox::enqueue", "record_history(", "actions::transition("] {
         let found: Vec<&String> = all
@@ -376,4 +391,55 @@ fn the_circle_check_finds_a_circle_through_a_folder() {
     let mut found = circles(&graph);
     found.sort();
     assert_eq!(found, vec![vec!["a", "b", "c"], vec!["seals", "themes"]]);
+}
+
+#[test]
+fn financial_actions_live_in_their_own_crate() {
+    // The governed steps and the routes of the central noun are in one crate, and no other crate holds a
+    // step of theirs again (issue 56).
+    let actions = files("fiscus-actions");
+    for step in ["propose", "submit", "check", "decide", "execute", "gates", "settle"] {
+        let path = format!("fiscus-actions/src/steps/{step}.rs");
+        assert!(actions.iter().any(|(rel, _)| *rel == path), "{path} is missing");
+    }
+    for file in ["routes/mod.rs", "connectors.rs", "bank_files.rs", "bank_messages.rs", "bank_inbound.rs"] {
+        let path = format!("fiscus-actions/src/{file}");
+        assert!(actions.iter().any(|(rel, _)| *rel == path), "{path} is missing");
+    }
+    let elsewhere: Vec<String> = ["fiscus-kernel", "fiscus-platform", "fiscus-server", "fiscus-console"]
+        .iter()
+        .flat_map(|k| files(k))
+        .filter(|(rel, _)| rel.contains("/governed/actions/") || rel.contains("/src/actions/"))
+        .map(|(rel, _)| rel)
+        .collect();
+    assert!(elsewhere.is_empty(), "Financial Actions' steps or routes outside their crate: {elsewhere:?}");
+}
+
+#[test]
+fn every_crate_says_under_it_what_it_owns_and_must_never_do() {
+    // Invariants live under the crate they bind (as rust-analyzer's architecture page asks), not only in
+    // the map.
+    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut silent = Vec::new();
+    for entry in std::fs::read_dir(&crates).expect("crates").flatten() {
+        if !entry.path().join("src").is_dir() {
+            continue;
+        }
+        let readme = std::fs::read_to_string(entry.path().join("README.md")).unwrap_or_default();
+        if !readme.contains("**Owns**") || !readme.contains("**Must never**") {
+            silent.push(entry.file_name().to_string_lossy().to_string());
+        }
+    }
+    silent.sort();
+    assert!(silent.is_empty(), "crates whose README.md does not say what they own and must never do: {silent:?}");
+}
+
+#[test]
+fn the_architecture_page_stays_a_map() {
+    let page = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../ARCHITECTURE.md");
+    let size = std::fs::metadata(&page).expect("ARCHITECTURE.md").len();
+    assert!(
+        size <= 30 * 1024,
+        "ARCHITECTURE.md is {size} bytes; a map stays within 30 KiB, detail goes under its crate"
+    );
 }

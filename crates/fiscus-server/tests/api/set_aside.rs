@@ -23,7 +23,7 @@ async fn a_tampered_payment_instruction_is_set_aside_and_every_other_payment_is_
         "UPDATE payment_instructions SET body = replace(body, '125000', '1') WHERE action_id = '{edited}'"
     ))
     .await;
-    let pass = fiscus_platform::actions::bank_files::run_once(&app.state, "wrk_test").await.expect("a pass");
+    let pass = fiscus_actions::bank_files::run_once(&app.state, "wrk_test").await.expect("a pass");
     assert_eq!((pass.filed, pass.set_aside, pass.held), (1, 1, 0), "{pass:?}");
     let files: Value = app.get("/api/v2/payment-files", &key).await.json().await.expect("json");
     assert_eq!(files["data"].as_array().map(Vec::len), Some(1), "{files}");
@@ -32,7 +32,7 @@ async fn a_tampered_payment_instruction_is_set_aside_and_every_other_payment_is_
     assert_eq!(file["action_ids"], serde_json::json!([kept]), "only the untouched payment is filed: {file}");
 
     // The next pass neither retries it nor fails on it.
-    let again = fiscus_platform::actions::bank_files::run_once(&app.state, "wrk_test").await.expect("a pass");
+    let again = fiscus_actions::bank_files::run_once(&app.state, "wrk_test").await.expect("a pass");
     assert_eq!((again.filed, again.set_aside, again.held), (0, 0, 0), "{again:?}");
     assert_eq!(app.count("SELECT COUNT(*) FROM payment_instructions WHERE file_id IS NULL").await, 1);
 

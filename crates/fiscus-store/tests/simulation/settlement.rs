@@ -1,5 +1,5 @@
 //! Settlement in the simulation: the worker's claim (`fiscus_server::workers::settlement::run_once`) and
-//! each item processed as `governed::actions::settle::settle` processes it, in one transaction: the action
+//! each item processed as `fiscus_actions::steps::settle::settle` processes it, in one transaction: the action
 //! read for decision (an action no longer executing is only finished), the connector called inside the
 //! transaction, the action moved by the state machine's own transitions (`ControlState::on`), the sealed
 //! settlement record, and `settlement::finish` guarding the claim (lost: everything rolled back). What

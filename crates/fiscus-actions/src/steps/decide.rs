@@ -1,0 +1,138 @@
+//! Operator decisions on an action (the human plane). Only the console calls this, with a signed-in
+//! operator; no API route reaches it, and a caller that is not an operator is refused here as well. The
+//! decision is taken by `fiscus_domain::actions::approval::decide` on the locked, seal-checked action,
+//! sealed with exactly what it covered, and recorded with its event. Any error means no decision.
+
+use fiscus_domain::actions::approval::{self, Decision, DecisionFacts, Outcome, PriorApproval, Refusal, Role};
+use fiscus_domain::actions::state::Event;
+use fiscus_domain::actor::ActorKind;
+use fiscus_domain::clock::{now_micros, rfc3339};
+use fiscus_domain::events::EventType;
+use fiscus_domain::evidence::seal;
+use fiscus_domain::tenancy::Tenant;
+use fiscus_store::WriteTx;
+use fiscus_store::actions::ActionDecision;
+use serde_json::json;
+
+use super::Loaded;
+use fiscus_kernel::governed::record::{ActionChange, record};
+use fiscus_kernel::governed::{Caller, Failure};
+use fiscus_kernel::settings::Settings;
+
+/// What the operator was shown when deciding: the decision covers exactly these.
+pub struct Seen<'a> {
+    pub envelope_hash: &'a str,
+    pub check_set_hash: &'a str,
+}
+
+#[expect(clippy::too_many_arguments, reason = "a decision is these facts together")]
+pub fn decide<'a>(
+    tx: &'a mut WriteTx,
+    settings: &'a Settings,
+    tenant: &'a Tenant,
+    caller: &'a Caller,
+    role: Role,
+    action_id: &'a str,
+    decision: Decision,
+    seen: &'a Seen<'a>,
+) -> fiscus_store::Boxed<'a, Result<Outcome, Failure>> {
+    Box::pin(async move {
+        if caller.actor.kind != ActorKind::Operator {
+            tracing::error!(actor = ?caller.actor, "a decision was asked for by a caller that is not an operator");
+            return Err(Failure::Decision(Refusal::RoleMayNotDecide));
+        }
+        let operator_id = caller.actor.id.as_str();
+        let loaded = Loaded::for_decision(tx, tenant, action_id).await?;
+        loaded.verify_sealed(tx, tenant).await?;
+        let action = &loaded.action;
+        let prior: Vec<PriorApproval> = loaded
+            .decisions
+            .iter()
+            .filter(|d| d.decision == Decision::Approve && d.invalidated_at.is_none())
+            .map(|d| PriorApproval {
+                operator_id: d.operator_id.clone(),
+                envelope_hash: d.envelope_hash.clone(),
+                check_set_hash: d.check_set_hash.clone(),
+            })
+            .collect();
+        let proposer = (action.proposed_by.kind == ActorKind::Operator).then_some(action.proposed_by.id.as_str());
+        let outcome = approval::decide(
+            &DecisionFacts {
+                state: action.state,
+                envelope_hash: &action.envelope_hash,
+                check_set_hash: &loaded.check_set_hash,
+                proposed_by_operator: proposer,
+                operator_id,
+                role,
+                seen_envelope_hash: seen.envelope_hash,
+                seen_check_set_hash: seen.check_set_hash,
+                prior: &prior,
+                quorum: super::quorum(settings, action.envelope.risk_tier),
+            },
+            decision,
+        )
+        .map_err(Failure::Decision)?;
+        let now = now_micros();
+        let checks: Vec<serde_json::Value> = loaded
+        .latest
+        .iter()
+        .map(|c| json!({ "check_key": c.check_key, "version": c.version, "status": c.status.as_str(), "check_hash": c.check_hash }))
+        .collect();
+        let decision_id = fiscus_domain::ids::new_id("dec");
+        let evidence = json!({
+            "object": "action_decision",
+            "id": decision_id,
+            "workspace_id": tenant.workspace_id,
+            "environment": tenant.environment.as_str(),
+            "action_id": action_id,
+            "operator_id": operator_id,
+            "role": role.as_str(),
+            "decision": decision.as_str(),
+            "envelope_hash": action.envelope_hash,
+            "check_set_hash": loaded.check_set_hash,
+            "checks": checks,
+            "decided_at": rfc3339(now),
+        });
+        let evidence_hash = seal(&evidence).map_err(|e| Failure::internal(format!("decision evidence: {e}")))?;
+        fiscus_store::actions::insert_decision(
+            tx,
+            tenant,
+            action_id,
+            &ActionDecision {
+                id: decision_id.clone(),
+                operator_id: operator_id.to_string(),
+                role,
+                decision,
+                envelope_hash: action.envelope_hash.clone(),
+                check_set_hash: loaded.check_set_hash.clone(),
+                evidence_hash: evidence_hash.clone(),
+                created_at: now,
+                invalidated_at: None,
+            },
+        )
+        .await?;
+        let (event, to) = match outcome {
+            Outcome::QuorumReached { .. } => (EventType::ActionApproved, action.state.on(Event::QuorumReached)),
+            Outcome::Denied => (EventType::ActionDenied, action.state.on(Event::Deny)),
+            // An approval short of the quorum changes no state; it is history and an event all the same.
+            Outcome::Recorded { .. } => (EventType::ActionApprovalRecorded, Ok(action.state)),
+        };
+        let to = to.map_err(|e| Failure::internal(e.to_string()))?;
+        record(
+            tx,
+            tenant,
+            caller,
+            ActionChange::of(
+                action,
+                to,
+                event,
+                json!({
+                    "decision_id": decision_id, "decision": decision.as_str(), "role": role.as_str(),
+                    "evidence_hash": evidence_hash, "check_set_hash": loaded.check_set_hash,
+                }),
+            ),
+        )
+        .await?;
+        Ok(outcome)
+    })
+}
