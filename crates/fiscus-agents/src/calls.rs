@@ -66,7 +66,7 @@ fn changed(e: StoreError) -> Failure {
     }
 }
 
-pub async fn create(state: &Services, caller: &Caller, tenant: &Tenant, req: NewClientCall) -> Result<Call, Failure> {
+pub async fn create(services: &Services, caller: &Caller, tenant: &Tenant, req: NewClientCall) -> Result<Call, Failure> {
     if !fiscus_domain::fields::text_ok(&req.title, 1, 200) {
         return Err(Failure::Invalid(vec![("title", "1 to 200 characters of text".into())]));
     }
@@ -77,7 +77,7 @@ pub async fn create(state: &Services, caller: &Caller, tenant: &Tenant, req: New
         occurred_at: instant("occurred_at", &req.occurred_at)?,
     };
     let call = new_record("client call", "ccl", body, caller.actor.clone())?;
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     store::insert_call(&mut tx, tenant, &call).await?;
     audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, Change::CallCreated, &call.id, json!({}), call.created_at))
         .await?;
@@ -93,12 +93,12 @@ pub struct CallFile {
     pub transcripts: Vec<Transcript>,
 }
 
-pub async fn load(state: &Services, tenant: &Tenant, call_id: &str) -> Result<CallFile, Failure> {
+pub async fn load(services: &Services, tenant: &Tenant, call_id: &str) -> Result<CallFile, Failure> {
     if !fiscus_domain::ids::is_id_of("ccl", call_id) {
         return Err(Failure::NotFound);
     }
-    let key = state.store.seal_key();
-    let mut conn = state.store.read().await?;
+    let key = services.store.seal_key();
+    let mut conn = services.store.read().await?;
     let call = store::get_call(&mut conn, key, tenant, call_id).await?;
     Ok(CallFile {
         recordings: store::recordings_of(&mut conn, key, tenant, call_id).await?,
@@ -128,13 +128,13 @@ pub struct NewCallRecording {
 
 /// Stores a recording as the call's next version, once it decodes as what it says it is.
 pub async fn add_recording(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     call_id: &str,
     req: NewCallRecording,
 ) -> Result<Recording, Failure> {
-    let file = load(state, tenant, call_id).await?;
+    let file = load(services, tenant, call_id).await?;
     let Some(format) = Format::parse(&req.media_type) else {
         return Err(Failure::Invalid(vec![("media_type", "audio/wav or audio/flac".into())]));
     };
@@ -147,7 +147,7 @@ pub async fn add_recording(
             format!("the recording holds {} bytes; at most {MAX_AUDIO_BYTES} are accepted", bytes.len()),
         ));
     }
-    let (bytes, decoded) = state
+    let (bytes, decoded) = services
         .cpu
         .run(move || {
             let decoded = audio::decode(format, &bytes);
@@ -167,7 +167,7 @@ pub async fn add_recording(
         duration_ms: decoded.duration_ms,
     };
     let recording = new_record("call recording", "crc", body, caller.actor.clone())?;
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     store::insert_recording(&mut tx, tenant, &recording, &bytes).await.map_err(changed)?;
     let details = json!({ "version": recording.body.version, "audio_sha256": recording.body.audio_sha256 });
     audit(
@@ -212,14 +212,14 @@ pub enum CallConsentRequest {
 }
 
 async fn append_consent(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     file: &CallFile,
     body: ConsentBody,
 ) -> Result<Consent, Failure> {
     let consent = new_record("call consent", "ccn", body, caller.actor.clone())?;
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     store::insert_consent(&mut tx, tenant, &consent).await.map_err(changed)?;
     let details =
         json!({ "basis": consent.body.basis.as_str(), "seq": consent.body.seq, "record_hash": consent.content_hash });
@@ -235,13 +235,13 @@ async fn append_consent(
 
 /// An application records consent it captured, or its withdrawal.
 pub async fn record_consent(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     call_id: &str,
     req: CallConsentRequest,
 ) -> Result<Consent, Failure> {
-    let file = load(state, tenant, call_id).await?;
+    let file = load(services, tenant, call_id).await?;
     let (basis, method, captured_at, reference, note) = match req {
         CallConsentRequest::Captured { method, captured_at, reference, note } => {
             (ConsentBasis::Captured, Some(method), Some(captured_at), reference, note)
@@ -271,12 +271,12 @@ pub async fn record_consent(
         reference,
         note,
     };
-    append_consent(state, caller, tenant, &file, body).await
+    append_consent(services, caller, tenant, &file, body).await
 }
 
 /// A person's decision at the console: under `policy`, consent is not required for this call.
 pub async fn waive_consent(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     role: Role,
     tenant: &Tenant,
@@ -289,7 +289,7 @@ pub async fn waive_consent(
     if !fiscus_domain::fields::text_ok(policy, 1, 500) {
         return Err(Failure::Invalid(vec![("policy", "name the policy (1 to 500 characters)".into())]));
     }
-    let file = load(state, tenant, call_id).await?;
+    let file = load(services, tenant, call_id).await?;
     let body = ConsentBody {
         call_id: call_id.to_string(),
         seq: file.consents.last().map_or(1, |c| c.body.seq + 1),
@@ -299,7 +299,7 @@ pub async fn waive_consent(
         reference: Some(policy.trim().to_string()),
         note: None,
     };
-    append_consent(state, caller, tenant, &file, body).await
+    append_consent(services, caller, tenant, &file, body).await
 }
 
 /// The languages the installed model hears.
@@ -307,7 +307,7 @@ const LANGUAGES: [&str; 3] = ["en", "en-us", "en-US"];
 
 /// Transcribes the call's latest recording with the local runtime; costs no AI credits.
 pub async fn transcribe(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     call_id: &str,
@@ -319,7 +319,7 @@ pub async fn transcribe(
             format!("no local speech model hears `{language}`; the installed model hears en"),
         )]));
     }
-    let file = load(state, tenant, call_id).await?;
+    let file = load(services, tenant, call_id).await?;
     let latest = file.consents.last();
     match may_transcribe(file.recordings.len(), latest.map(|c| c.body.basis)) {
         Ok(()) => {}
@@ -340,9 +340,9 @@ pub async fn transcribe(
     let (Some(recording), Some(consent)) = (file.recordings.last(), latest) else {
         return Err(Failure::internal("a transcribable call lost its recording or consent"));
     };
-    let runtime = state.speech.runtime(&state.settings).await?;
+    let runtime = services.speech.runtime(&services.settings).await?;
     let bytes = {
-        let mut conn = state.store.read().await?;
+        let mut conn = services.store.read().await?;
         store::audio_of(&mut conn, tenant, recording).await?
     };
     let format = Format::parse(&recording.body.media_type).ok_or_else(|| Failure::internal("a stored media type"))?;
@@ -369,7 +369,7 @@ pub async fn transcribe(
         credits: 0,
     };
     let transcript = new_record("call transcript", "ctr", body, caller.actor.clone())?;
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     store::insert_transcript(&mut tx, tenant, &transcript).await.map_err(changed)?;
     let details = json!({
         "version": transcript.body.version, "recording_id": transcript.body.recording_id,

@@ -39,7 +39,7 @@ pub struct Valued {
 }
 
 /// Values a book's holdings on `as_of` (every holding's newest observed price when `None`).
-pub async fn value(state: &Services, tenant: &Tenant, book: &Book, as_of: Option<&str>) -> Result<Valued, Failure> {
+pub async fn value(services: &Services, tenant: &Tenant, book: &Book, as_of: Option<&str>) -> Result<Valued, Failure> {
     if book.lots.is_empty() {
         return Err(Failure::refused(
             fiscus_domain::error_code::ErrorCode::Conflict,
@@ -50,7 +50,7 @@ pub async fn value(state: &Services, tenant: &Tenant, book: &Book, as_of: Option
     // ends at the newest price that values them.
     let held_on = book::book_date(as_of);
     let instruments = book.instruments(Some(&held_on));
-    let marks = book::marks(state, &tenant.workspace_id, &instruments, Some(&held_on)).await?;
+    let marks = book::marks(services, &tenant.workspace_id, &instruments, Some(&held_on)).await?;
     let on = as_of.map(str::to_string).or_else(|| marks.values().map(|m| m.date.clone()).max()).unwrap_or_default();
     let base = book.portfolio.base_currency;
     let mut weights = Vec::with_capacity(instruments.len());
@@ -61,7 +61,7 @@ pub async fn value(state: &Services, tenant: &Tenant, book: &Book, as_of: Option
         let micros: i64 = lots.iter().map(|l| l.open_micros).sum();
         let mark = &marks[id];
         let local = (i128::from(mark.price_minor) * i128::from(micros) / 1_000_000) as f64;
-        let rate = book::fx_rate(state, &tenant.workspace_id, first.currency, base, &on).await?;
+        let rate = book::fx_rate(services, &tenant.workspace_id, first.currency, base, &on).await?;
         weights.push(Weight { symbol: symbol.clone(), market_value_minor: (local * rate).round() as i64, weight: 0.0 });
         held.push((id.clone(), symbol.clone()));
     }
@@ -77,7 +77,7 @@ pub async fn value(state: &Services, tenant: &Tenant, book: &Book, as_of: Option
     }
     let mut cash = 0i64;
     for (currency, amount) in &book.cash {
-        let rate = book::fx_rate(state, &tenant.workspace_id, *currency, base, &on).await?;
+        let rate = book::fx_rate(services, &tenant.workspace_id, *currency, base, &on).await?;
         cash += (*amount as f64 * rate).round() as i64;
     }
     Ok(Valued { as_of: on, weights, instruments: held, total_minor: total, cash_minor: cash })
@@ -96,7 +96,7 @@ pub struct History {
 /// `benchmark` names one) the benchmark's returns on the same dates: only dates on which every holding and
 /// the benchmark have an observed price are kept, and the ones dropped are named in its quality.
 pub async fn history(
-    state: &Services,
+    services: &Services,
     tenant: &Tenant,
     valued: &Valued,
     benchmark: Option<&str>,
@@ -110,13 +110,13 @@ pub async fn history(
     }
     let at = benchmark.and_then(|b| symbols.iter().position(|s| s == b));
     // The holdings were valued, so they exist: an instrument missing here is the benchmark.
-    let pinned = inputs::pin(state, &tenant.workspace_id, "portfolio_id", &symbols, start, Some(end.to_string()))
+    let pinned = inputs::pin(services, &tenant.workspace_id, "portfolio_id", &symbols, start, Some(end.to_string()))
         .await
         .map_err(|f| match f {
             Failure::Missing(_, message) => Failure::missing("benchmark", message),
             other => other,
         })?;
-    let panel = inputs::load(state, &tenant.workspace_id, &pinned).await?;
+    let panel = inputs::load(services, &tenant.workspace_id, &pinned).await?;
     let returns = panel.returns();
     let w: Vec<f64> = valued.weights.iter().map(|w| w.weight).collect();
     let series = returns.iter().map(|row| row[..held].iter().zip(&w).map(|(r, w)| r * w).sum()).collect();
@@ -227,7 +227,7 @@ pub(crate) fn check_periods(errors: &mut Vec<(&'static str, String)>, p: Option<
     }
 }
 
-pub async fn risk(state: &Services, tenant: &Tenant, q: RiskQuery) -> Result<RiskReport, Failure> {
+pub async fn risk(services: &Services, tenant: &Tenant, q: RiskQuery) -> Result<RiskReport, Failure> {
     if q.as_of.as_deref().is_some_and(|d| !is_date(d)) {
         return Err(invalid("as_of", "must be a date (YYYY-MM-DD)"));
     }
@@ -244,11 +244,11 @@ pub async fn risk(state: &Services, tenant: &Tenant, q: RiskQuery) -> Result<Ris
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
-    let book = book::load(state, tenant, q.portfolio_id, q.as_of.as_deref()).await?;
-    let valued = value(state, tenant, &book, q.as_of.as_deref()).await?;
+    let book = book::load(services, tenant, q.portfolio_id, q.as_of.as_deref()).await?;
+    let valued = value(services, tenant, &book, q.as_of.as_deref()).await?;
     let start = window_start(&valued.as_of, lookback);
     let History { dates, portfolio: returns, mut quality, .. } =
-        history(state, tenant, &valued, None, Some(start), &valued.as_of).await?;
+        history(services, tenant, &valued, None, Some(start), &valued.as_of).await?;
     if returns.len() < 20 {
         return Err(Failure::insufficient_data(format!(
             "{} returns on dates every holding has a price in the window; at least 20 are needed",
@@ -257,7 +257,7 @@ pub async fn risk(state: &Services, tenant: &Tenant, q: RiskQuery) -> Result<Ris
     }
     let periods = quality.periods_per_year(q.periods_per_year);
     let (factor_exposures, factor_exposures_unavailable) =
-        match super::factors::exposures(state, tenant, &valued).await? {
+        match super::factors::exposures(services, tenant, &valued).await? {
             super::factors::Exposures::Estimated(f) => (Some(f), None),
             super::factors::Exposures::Unavailable(why) => (None, Some(why)),
         };
@@ -346,7 +346,7 @@ pub struct ComparisonQuery {
 
 /// Compares a portfolio's current holdings with a benchmark over a window (default: the three years
 /// ending on the valuation date), with empyrical's conventions (`fiscus_quant::benchmark`).
-pub async fn comparison(state: &Services, tenant: &Tenant, q: ComparisonQuery) -> Result<Comparison, Failure> {
+pub async fn comparison(services: &Services, tenant: &Tenant, q: ComparisonQuery) -> Result<Comparison, Failure> {
     let mut errors = Vec::new();
     for (field, v) in [("start", &q.start), ("end", &q.end)] {
         if v.as_deref().is_some_and(|d| !is_date(d)) {
@@ -365,15 +365,15 @@ pub async fn comparison(state: &Services, tenant: &Tenant, q: ComparisonQuery) -
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
-    let book = book::load(state, tenant, q.portfolio_id, None).await?;
+    let book = book::load(services, tenant, q.portfolio_id, None).await?;
     let Some(benchmark) = q.benchmark.clone().or_else(|| book.portfolio.benchmark_symbol.clone()) else {
         return Err(invalid("benchmark", "the portfolio has no benchmark: name one"));
     };
-    let valued = value(state, tenant, &book, q.end.as_deref()).await?;
+    let valued = value(services, tenant, &book, q.end.as_deref()).await?;
     let end = valued.as_of.clone();
     let start = q.start.clone().unwrap_or_else(|| window_start(&end, 3 * 365));
     let History { dates, portfolio: returns, benchmark: bench, mut quality } =
-        match history(state, tenant, &valued, Some(&benchmark), Some(start), &end).await {
+        match history(services, tenant, &valued, Some(&benchmark), Some(start), &end).await {
             // The benchmark is named by the caller: an unknown one is their field's error.
             Err(Failure::Invalid(e)) => {
                 return Err(Failure::Invalid(e.into_iter().map(|(_, m)| ("benchmark", m)).collect()));
@@ -421,7 +421,7 @@ pub async fn comparison(state: &Services, tenant: &Tenant, q: ComparisonQuery) -
 /// from the holdings' daily returns over the last `lookback` common returns. `None` when a holding has no
 /// prices in the workspace, or fewer than 60 common returns exist: then there is nothing honest to draw.
 pub async fn risk_contributions(
-    state: &Services,
+    services: &Services,
     workspace_id: &str,
     weights: &[(String, f64)],
     lookback: usize,
@@ -430,12 +430,12 @@ pub async fn risk_contributions(
         return Ok(None);
     }
     let symbols: Vec<String> = weights.iter().map(|(s, _)| s.clone()).collect();
-    let pinned = match inputs::pin(state, workspace_id, "instruments", &symbols, None, None).await {
+    let pinned = match inputs::pin(services, workspace_id, "instruments", &symbols, None, None).await {
         Ok(p) => p,
         Err(Failure::Invalid(_)) => return Ok(None),
         Err(other) => return Err(other),
     };
-    let panel = inputs::load(state, workspace_id, &pinned).await?;
+    let panel = inputs::load(services, workspace_id, &pinned).await?;
     let rows = panel.returns();
     if rows.len() < 60 {
         return Ok(None);

@@ -76,8 +76,8 @@ impl Book {
 /// Loads a portfolio of the workspace (`NotFound` for another workspace's or an unknown id) as it stood at
 /// the end of `as_of` (every acquisition, disposal and cash movement dated on or before it, and nothing
 /// after), or with everything recorded when `None`.
-pub async fn load(state: &Services, tenant: &Tenant, portfolio_id: i64, as_of: Option<&str>) -> Result<Book, Failure> {
-    let mut conn = state.store.read().await?;
+pub async fn load(services: &Services, tenant: &Tenant, portfolio_id: i64, as_of: Option<&str>) -> Result<Book, Failure> {
+    let mut conn = services.store.read().await?;
     let portfolio = book::get_portfolio(&mut conn, &tenant.workspace_id, portfolio_id).await?;
     let lots = book::open_lots(&mut conn, tenant, portfolio_id, as_of).await?;
     let cash = book::cash_balances(&mut conn, tenant, portfolio_id, as_of).await?;
@@ -87,24 +87,24 @@ pub async fn load(state: &Services, tenant: &Tenant, portfolio_id: i64, as_of: O
 /// The mark of each instrument on or before `as_of` (every instrument's newest bar when `None`), from its
 /// newest prices dataset, which must be observed.
 pub async fn marks(
-    state: &Services,
+    services: &Services,
     workspace_id: &str,
     instruments: &[(String, String)],
     as_of: Option<&str>,
 ) -> Result<HashMap<String, Mark>, Failure> {
-    let mut conn = state.store.read().await?;
+    let mut conn = services.store.read().await?;
     let mut out = HashMap::with_capacity(instruments.len());
     for (id, symbol) in instruments {
         let Some(number) = market::latest_dataset(&mut conn, workspace_id, Rows::Prices, id).await? else {
             return Err(unavailable(format!("`{symbol}` has no observed prices in this workspace")));
         };
-        let d = fiscus_store::data::datasets::get(&mut conn, state.store.seal_key(), workspace_id, number).await?;
+        let d = fiscus_store::data::datasets::get(&mut conn, services.store.seal_key(), workspace_id, number).await?;
         if d.provenance != Provenance::Observed {
             return Err(unavailable(format!(
                 "the newest prices of `{symbol}` (dataset {number}) are synthetic; a mark is observed or absent"
             )));
         }
-        let series = state.series.series(&state.store, workspace_id, id, number).await?;
+        let series = services.series.series(&services.store, workspace_id, id, number).await?;
         let instrument = market::get_instrument(&mut conn, workspace_id, id).await?;
         let currency = Currency::parse(&instrument.currency).ok_or_else(|| {
             Failure::internal(format!("instrument {symbol}: stored currency `{}`", instrument.currency))
@@ -139,7 +139,7 @@ pub async fn marks(
 /// Each instrument's mark converted into `base` (minor units per unit, rounded to the nearest), at the
 /// observed FX rate on or before `on`; by instrument id.
 pub async fn prices_in_base(
-    state: &Services,
+    services: &Services,
     workspace_id: &str,
     marks: &HashMap<String, Mark>,
     base: Currency,
@@ -147,12 +147,12 @@ pub async fn prices_in_base(
 ) -> Result<HashMap<String, i64>, Failure> {
     let mut out = HashMap::with_capacity(marks.len());
     for (id, mark) in marks {
-        let mut conn = state.store.read().await?;
+        let mut conn = services.store.read().await?;
         let i = market::get_instrument(&mut conn, workspace_id, id).await?;
         drop(conn);
         let currency = Currency::parse(&i.currency)
             .ok_or_else(|| Failure::internal(format!("instrument {}: currency `{}`", i.symbol, i.currency)))?;
-        let rate = fx_rate(state, workspace_id, currency, base, on).await?;
+        let rate = fx_rate(services, workspace_id, currency, base, on).await?;
         out.insert(id.clone(), (mark.price_minor as f64 * rate).round() as i64);
     }
     Ok(out)
@@ -183,7 +183,7 @@ pub fn minor_units(price: &str, currency: Currency) -> Option<i64> {
 /// newest observation of the economic series `fx_<from><to>` (units of `to` per `from`, e.g. `fx_eurusd`),
 /// or the inverse of `fx_<to><from>`. Absent is `market_data_unavailable`.
 pub async fn fx_rate(
-    state: &Services,
+    services: &Services,
     workspace_id: &str,
     from: Currency,
     to: Currency,
@@ -192,7 +192,7 @@ pub async fn fx_rate(
     if from == to {
         return Ok(1.0);
     }
-    let mut conn = state.store.read().await?;
+    let mut conn = services.store.read().await?;
     for (key, invert) in [
         (format!("fx_{}{}", from.code(), to.code()).to_ascii_lowercase(), false),
         (format!("fx_{}{}", to.code(), from.code()).to_ascii_lowercase(), true),
@@ -203,7 +203,7 @@ pub async fn fx_rate(
             Err(e) => return Err(e.into()),
         };
         let d =
-            fiscus_store::data::datasets::get(&mut conn, state.store.seal_key(), workspace_id, series.dataset_number)
+            fiscus_store::data::datasets::get(&mut conn, services.store.seal_key(), workspace_id, series.dataset_number)
                 .await?;
         if d.provenance != Provenance::Observed {
             continue;

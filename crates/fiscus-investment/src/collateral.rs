@@ -64,11 +64,11 @@ pub fn set_policy<'a>(
 
 /// The policy a snapshot applies: the workspace's newest version, or the built-in default (version 0).
 pub async fn policy_in_force(
-    state: &Services,
+    services: &Services,
     workspace_id: &str,
 ) -> Result<(i64, String, Vec<CollateralRule>), Failure> {
-    let mut conn = state.store.read().await?;
-    match store::current(&mut conn, state.store.seal_key(), workspace_id).await? {
+    let mut conn = services.store.read().await?;
+    match store::current(&mut conn, services.store.seal_key(), workspace_id).await? {
         Some(p) => Ok((p.version, p.rules_hash, p.rules)),
         None => {
             let rules = default_rules();
@@ -127,20 +127,20 @@ pub struct InventoryOutput {
 }
 
 /// The portfolio a collateral path names: its integer id, or its code.
-async fn portfolio_id(state: &Services, tenant: &Tenant, key: &str) -> Result<i64, Failure> {
+async fn portfolio_id(services: &Services, tenant: &Tenant, key: &str) -> Result<i64, Failure> {
     if let Ok(id) = key.parse::<i64>() {
         return Ok(id);
     }
     if !fiscus_domain::data::is_name(key) {
         return Err(Failure::NotFound);
     }
-    let mut conn = state.store.read().await?;
+    let mut conn = services.store.read().await?;
     let codes = fiscus_store::data::book::portfolio_codes(&mut conn, &tenant.workspace_id).await?;
     codes.get(key).map(|p| p.id).ok_or(Failure::NotFound)
 }
 
 pub async fn snapshot(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     portfolio: &str,
@@ -149,20 +149,20 @@ pub async fn snapshot(
     if req.as_of.as_deref().is_some_and(|d| !is_date(d)) {
         return Err(Failure::Invalid(vec![("as_of", "must be a date (YYYY-MM-DD)".into())]));
     }
-    let id = portfolio_id(state, tenant, portfolio).await?;
-    let book = book::load(state, tenant, id, req.as_of.as_deref()).await?;
+    let id = portfolio_id(services, tenant, portfolio).await?;
+    let book = book::load(services, tenant, id, req.as_of.as_deref()).await?;
     let base = book.portfolio.base_currency;
-    let (version, rules_hash, rules) = policy_in_force(state, &tenant.workspace_id).await?;
+    let (version, rules_hash, rules) = policy_in_force(services, &tenant.workspace_id).await?;
     // Settled securities: the open lots held on the valuation date, by instrument.
     // The book on its date (today by default): every lot acquired by then, each valued at its newest
     // observed price on or before it (the line shows that price's date).
     let on = book::book_date(req.as_of.as_deref());
     let instruments = book.instruments(Some(&on));
-    let marks = book::marks(state, &tenant.workspace_id, &instruments, Some(&on)).await?;
+    let marks = book::marks(services, &tenant.workspace_id, &instruments, Some(&on)).await?;
     let mut positions = Vec::new();
     let mut observations = Observations::default();
     let mut lines = Vec::new();
-    let mut conn = state.store.read().await?;
+    let mut conn = services.store.read().await?;
     for (instrument_id, symbol) in &instruments {
         let i = fiscus_store::data::market::get_instrument(&mut conn, &tenant.workspace_id, instrument_id).await?;
         let micros: i64 = book
@@ -205,7 +205,7 @@ pub async fn snapshot(
         if p.currency != base.code() && !observations.fx_to_base.contains_key(&p.currency) {
             let from = fiscus_domain::money::Currency::parse(&p.currency)
                 .ok_or_else(|| Failure::internal(format!("currency `{}`", p.currency)))?;
-            let rate = book::fx_rate(state, &tenant.workspace_id, from, base, &on).await?;
+            let rate = book::fx_rate(services, &tenant.workspace_id, from, base, &on).await?;
             observations.fx_to_base.insert(p.currency.clone(), rate);
         }
     }
@@ -256,5 +256,5 @@ pub async fn snapshot(
         total_collateral_value_minor: valued.total_collateral_value,
     };
     let request = json!({ "portfolio": portfolio, "request": req });
-    super::records::record(state, caller, tenant, RecordKind::CollateralInventory, Some(id), request, &output).await
+    super::records::record(services, caller, tenant, RecordKind::CollateralInventory, Some(id), request, &output).await
 }

@@ -67,12 +67,12 @@ fn price_of(b: &market::Bar) -> Option<(&str, &'static str)> {
     b.close.as_deref().map(|p| (p, "close")).or_else(|| b.adj_close.as_deref().map(|p| (p, "adj_close")))
 }
 
-pub async fn company(state: &Services, tenant: &Tenant, symbol: &str) -> Result<CompanyView, Failure> {
+pub async fn company(services: &Services, tenant: &Tenant, symbol: &str) -> Result<CompanyView, Failure> {
     if !fiscus_domain::data::is_name(symbol) {
         return Err(Failure::NotFound);
     }
     let ws = &tenant.workspace_id;
-    let mut conn = state.store.read().await?;
+    let mut conn = services.store.read().await?;
     let i = market::get_instrument(&mut conn, ws, symbol).await?;
     let mut fundamentals: Vec<CompanyFundamental> = Vec::new();
     if let Some(number) = market::latest_dataset(&mut conn, ws, Rows::Fundamentals, &i.id).await? {
@@ -103,7 +103,7 @@ pub async fn company(state: &Services, tenant: &Tenant, symbol: &str) -> Result<
     let mut prices = None;
     if let Some(number) = market::latest_dataset(&mut conn, ws, Rows::Prices, &i.id).await? {
         drop(conn);
-        let series = state.series.series(&state.store, ws, &i.id, number).await?;
+        let series = services.series.series(&services.store, ws, &i.id, number).await?;
         if let Some((last, (last_price, field))) = series.bars.iter().rev().find_map(|b| price_of(b).map(|p| (b, p))) {
             let from = window_start(&last.date, 365);
             let (dates, year): (Vec<&str>, Vec<f64>) = series

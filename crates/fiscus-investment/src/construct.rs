@@ -102,7 +102,7 @@ pub struct ConstructOutput {
 }
 
 pub async fn construct(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     portfolio_id: i64,
@@ -137,8 +137,8 @@ pub async fn construct(
         return Err(Failure::Invalid(errors));
     }
     let objective = req.objective.unwrap_or(ConstructionObjective::MinVariance);
-    let book = book::load(state, tenant, portfolio_id, req.as_of.as_deref()).await?;
-    let valued = analytics::value(state, tenant, &book, req.as_of.as_deref()).await?;
+    let book = book::load(services, tenant, portfolio_id, req.as_of.as_deref()).await?;
+    let valued = analytics::value(services, tenant, &book, req.as_of.as_deref()).await?;
     let symbols: Vec<String> = match &req.instruments {
         Some(list) => list.clone(),
         None => valued.instruments.iter().map(|(_, s)| s.clone()).collect(),
@@ -159,7 +159,7 @@ pub async fn construct(
         });
     }
     let pinned = inputs::pin(
-        state,
+        services,
         &tenant.workspace_id,
         "instruments",
         &symbols,
@@ -167,7 +167,7 @@ pub async fn construct(
         Some(valued.as_of.clone()),
     )
     .await?;
-    let panel = inputs::load(state, &tenant.workspace_id, &pinned).await?;
+    let panel = inputs::load(services, &tenant.workspace_id, &pinned).await?;
     let rows = panel.returns();
     if rows.len() < 60 {
         return Err(Failure::insufficient_data(format!(
@@ -211,9 +211,9 @@ pub async fn construct(
             ids.push((id.clone(), symbol.clone()));
         }
     }
-    let marks = book::marks(state, &tenant.workspace_id, &ids, Some(&valued.as_of)).await?;
+    let marks = book::marks(services, &tenant.workspace_id, &ids, Some(&valued.as_of)).await?;
     let prices =
-        book::prices_in_base(state, &tenant.workspace_id, &marks, book.portfolio.base_currency, &valued.as_of).await?;
+        book::prices_in_base(services, &tenant.workspace_id, &marks, book.portfolio.base_currency, &valued.as_of).await?;
     let targets_in: Vec<(String, i64, i64)> =
         pinned.instruments.iter().enumerate().map(|(i, p)| (p.symbol.clone(), ppm[i], prices[&p.instrument])).collect();
     let held: Vec<Held> = valued
@@ -256,7 +256,7 @@ pub async fn construct(
         warnings: quality.warnings,
     };
     let request = json!({ "portfolio_id": portfolio_id, "request": req });
-    super::records::record(state, caller, tenant, RecordKind::Construction, Some(portfolio_id), request, &output).await
+    super::records::record(services, caller, tenant, RecordKind::Construction, Some(portfolio_id), request, &output).await
 }
 
 fn pinned_instruments(p: &inputs::PinnedPrices) -> Vec<(String, String)> {

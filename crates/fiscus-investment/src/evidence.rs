@@ -87,7 +87,7 @@ fn check(limit: &str, threshold: f64, measured: f64) -> LimitCheck {
 }
 
 pub async fn risk_compliance(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     req: RiskComplianceRequest,
@@ -111,7 +111,7 @@ pub async fn risk_compliance(
         return Err(Failure::Invalid(errors));
     }
     let risk = analytics::risk(
-        state,
+        services,
         tenant,
         RiskQuery {
             portfolio_id: req.portfolio_id,
@@ -126,11 +126,11 @@ pub async fn risk_compliance(
         Failure::NotFound => Failure::missing("portfolio_id", "no such portfolio in this workspace"),
         other => other,
     })?;
-    let book = book::load(state, tenant, req.portfolio_id, req.as_of.as_deref()).await?;
+    let book = book::load(services, tenant, req.portfolio_id, req.as_of.as_deref()).await?;
     let benchmark = match &book.portfolio.benchmark_symbol {
         Some(_) => Some(
             analytics::comparison(
-                state,
+                services,
                 tenant,
                 ComparisonQuery {
                     portfolio_id: req.portfolio_id,
@@ -163,7 +163,7 @@ pub async fn risk_compliance(
         benchmark,
     };
     let request = json!({ "request": req });
-    super::records::record(state, caller, tenant, RecordKind::RiskCompliance, Some(req.portfolio_id), request, &output)
+    super::records::record(services, caller, tenant, RecordKind::RiskCompliance, Some(req.portfolio_id), request, &output)
         .await
 }
 
@@ -235,7 +235,7 @@ pub struct GenerativeMarketOutput {
 }
 
 pub async fn generative_market(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     req: GenerativeMarketRequest,
@@ -263,13 +263,13 @@ pub async fn generative_market(
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
-    let book = match book::load(state, tenant, req.portfolio_id, req.as_of.as_deref()).await {
+    let book = match book::load(services, tenant, req.portfolio_id, req.as_of.as_deref()).await {
         Err(Failure::NotFound) => return Err(Failure::missing("portfolio_id", "no such portfolio in this workspace")),
         other => other?,
     };
-    let valued = analytics::value(state, tenant, &book, req.as_of.as_deref()).await?;
+    let valued = analytics::value(services, tenant, &book, req.as_of.as_deref()).await?;
     let analytics::History { dates, portfolio: daily, .. } =
-        analytics::history(state, tenant, &valued, None, Some(window_start(&valued.as_of, lookback)), &valued.as_of)
+        analytics::history(services, tenant, &valued, None, Some(window_start(&valued.as_of, lookback)), &valued.as_of)
             .await?;
     if daily.len() < 60 {
         return Err(Failure::insufficient_data(format!(
@@ -316,7 +316,7 @@ pub async fn generative_market(
     };
     let request = json!({ "request": req });
     super::records::record(
-        state,
+        services,
         caller,
         tenant,
         RecordKind::GenerativeMarket,

@@ -56,14 +56,14 @@ pub enum Exposures {
 }
 
 /// One factor series by month (`YYYY-MM`), as a fraction; `None` when the workspace has no observed series.
-async fn factor(state: &Services, workspace_id: &str, key: &str) -> Result<Option<BTreeMap<String, f64>>, Failure> {
-    let mut conn = state.store.read().await?;
+async fn factor(services: &Services, workspace_id: &str, key: &str) -> Result<Option<BTreeMap<String, f64>>, Failure> {
+    let mut conn = services.store.read().await?;
     let series = match fiscus_store::data::economics::get(&mut conn, workspace_id, key, None).await {
         Ok(s) => s,
         Err(fiscus_store::StoreError::NotFound) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    let d = fiscus_store::data::datasets::get(&mut conn, state.store.seal_key(), workspace_id, series.dataset_number)
+    let d = fiscus_store::data::datasets::get(&mut conn, services.store.seal_key(), workspace_id, series.dataset_number)
         .await?;
     if d.provenance != Provenance::Observed {
         return Ok(None);
@@ -84,10 +84,10 @@ async fn factor(state: &Services, workspace_id: &str, key: &str) -> Result<Optio
     ))
 }
 
-pub async fn exposures(state: &Services, tenant: &Tenant, valued: &Valued) -> Result<Exposures, Failure> {
+pub async fn exposures(services: &Services, tenant: &Tenant, valued: &Valued) -> Result<Exposures, Failure> {
     let mut factors = Vec::with_capacity(4);
     for key in SERIES {
-        match factor(state, &tenant.workspace_id, key).await? {
+        match factor(services, &tenant.workspace_id, key).await? {
             Some(f) => factors.push(f),
             None => {
                 return Ok(Exposures::Unavailable(format!("the workspace has no observed economic series `{key}`")));
@@ -104,7 +104,7 @@ pub async fn exposures(state: &Services, tenant: &Tenant, valued: &Valued) -> Re
     // From a few days before the window, so that its first month's first return is there too.
     let start = super::analytics::window_start(&format!("{first}-01"), 10);
     let super::analytics::History { dates, portfolio: daily, .. } =
-        history(state, tenant, valued, None, Some(start), &format!("{last}-31")).await?;
+        history(services, tenant, valued, None, Some(start), &format!("{last}-31")).await?;
     let mut by_month: BTreeMap<String, f64> = BTreeMap::new();
     for (d, r) in dates.iter().zip(&daily) {
         if d[..7] < *first.as_str() {

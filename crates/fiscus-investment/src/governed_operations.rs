@@ -47,7 +47,7 @@ pub struct OperationRequest {
 }
 
 pub async fn open_operation(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     r: OperationRequest,
@@ -60,7 +60,7 @@ pub async fn open_operation(
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
-    let mut conn = state.store.read().await?;
+    let mut conn = services.store.read().await?;
     match fiscus_store::data::book::get_portfolio(&mut conn, &tenant.workspace_id, r.portfolio_id).await {
         Err(StoreError::NotFound) => {
             return Err(Failure::missing("portfolio_id", "no such portfolio in this workspace"));
@@ -70,7 +70,7 @@ pub async fn open_operation(
         }
     }
     drop(conn);
-    let m = match load_model(state, tenant, &r.model_portfolio).await {
+    let m = match load_model(services, tenant, &r.model_portfolio).await {
         Err(Failure::NotFound) => {
             return Err(Failure::missing(
                 "model_portfolio",
@@ -91,7 +91,7 @@ pub async fn open_operation(
         created_by: caller.actor.clone(),
         created_at: now,
     };
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     themes::insert_operation(&mut tx, tenant, &o).await?;
     let entry = AuditEntry {
         workspace_id: &tenant.workspace_id,
@@ -106,12 +106,12 @@ pub async fn open_operation(
     Ok(o)
 }
 
-pub async fn load_operation(state: &Services, tenant: &Tenant, id: &str) -> Result<Operation, Failure> {
+pub async fn load_operation(services: &Services, tenant: &Tenant, id: &str) -> Result<Operation, Failure> {
     if !fiscus_domain::ids::is_id_of("gao", id) {
         return Err(Failure::NotFound);
     }
-    let mut conn = state.store.read().await?;
-    Ok(themes::get_operation(&mut conn, state.store.seal_key(), tenant, id).await?)
+    let mut conn = services.store.read().await?;
+    Ok(themes::get_operation(&mut conn, services.store.seal_key(), tenant, id).await?)
 }
 
 /// `POST /investment/governed-ai-operations/{uid}/rebalance` (every field optional).
@@ -159,7 +159,7 @@ fn refused(condition: &'static str, detail: String) -> Failure {
 }
 
 pub async fn rebalance(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     id: &str,
@@ -176,18 +176,18 @@ pub async fn rebalance(
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
-    let op = load_operation(state, tenant, id).await?;
+    let op = load_operation(services, tenant, id).await?;
     if op.status != OperationStatus::GovernedReview {
         return Err(refused("operation_not_in_governed_review", format!("the operation is {}", op.status.as_str())));
     }
-    let m = load_model(state, tenant, &op.model_portfolio_id).await?;
+    let m = load_model(services, tenant, &op.model_portfolio_id).await?;
     if m.state != ModelState::Approved {
         return Err(refused(
             "model_portfolio_not_approved",
             format!("model portfolio {} is {}; a person must approve it at the console first", m.id, m.state.as_str()),
         ));
     }
-    let (universe, _) = load_universe(state, tenant, m.universe_id).await?;
+    let (universe, _) = load_universe(services, tenant, m.universe_id).await?;
     let current = content_hash_of(&universe, &m)?;
     if current != m.content_hash || current != op.model_portfolio_hash {
         return Err(refused(
@@ -203,10 +203,10 @@ pub async fn rebalance(
             format!("the model portfolio's hash is {current}, not {expected}"),
         ));
     }
-    let book = ledger::load(state, tenant, op.portfolio_id, r.as_of.as_deref()).await?;
+    let book = ledger::load(services, tenant, op.portfolio_id, r.as_of.as_deref()).await?;
     let base = book.portfolio.base_currency;
     // Marks for what is held and what the model holds, on one valuation date.
-    let mut conn = state.store.read().await?;
+    let mut conn = services.store.read().await?;
     let mut instruments = book.instruments(r.as_of.as_deref());
     for h in &m.holdings {
         if !instruments.iter().any(|(_, s)| *s == h.symbol) {
@@ -215,9 +215,9 @@ pub async fn rebalance(
         }
     }
     drop(conn);
-    let marks = ledger::marks(state, &tenant.workspace_id, &instruments, r.as_of.as_deref()).await?;
+    let marks = ledger::marks(services, &tenant.workspace_id, &instruments, r.as_of.as_deref()).await?;
     let on = r.as_of.clone().or_else(|| marks.values().map(|k| k.date.clone()).max()).unwrap_or_default();
-    let by_id = ledger::prices_in_base(state, &tenant.workspace_id, &marks, base, &on).await?;
+    let by_id = ledger::prices_in_base(services, &tenant.workspace_id, &marks, base, &on).await?;
     let price_in_base: HashMap<String, i64> =
         instruments.iter().map(|(id, symbol)| (symbol.clone(), by_id[id])).collect();
     let mut held: Vec<Held> = Vec::new();
@@ -234,7 +234,7 @@ pub async fn rebalance(
     let mut cash = 0i64;
     for (currency, amount) in &book.cash {
         cash +=
-            (*amount as f64 * ledger::fx_rate(state, &tenant.workspace_id, *currency, base, &on).await?).round() as i64;
+            (*amount as f64 * ledger::fx_rate(services, &tenant.workspace_id, *currency, base, &on).await?).round() as i64;
     }
     let targets: Vec<(String, i64, i64)> =
         m.holdings.iter().map(|h| (h.symbol.clone(), h.weight_ppm, price_in_base[&h.symbol])).collect();
@@ -259,5 +259,5 @@ pub async fn rebalance(
         executable: false,
     };
     let request = json!({ "operation": op.id, "request": r });
-    super::records::record(state, caller, tenant, RecordKind::Rebalance, Some(op.portfolio_id), request, &output).await
+    super::records::record(services, caller, tenant, RecordKind::Rebalance, Some(op.portfolio_id), request, &output).await
 }

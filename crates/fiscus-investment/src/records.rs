@@ -24,7 +24,7 @@ pub fn canonical(what: &str, v: &Value) -> Result<String, Failure> {
 
 /// Records what an operation proposed or measured, sealed, with its audit event.
 pub async fn record(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     kind: RecordKind,
@@ -45,7 +45,7 @@ pub async fn record(
         created_by: caller.actor.clone(),
         created_at: now,
     };
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     investment_records::insert(&mut tx, tenant, &record).await?;
     let entry = AuditEntry {
         workspace_id: &tenant.workspace_id,

@@ -127,7 +127,7 @@ fn monthly(dates: &[String], returns: &[f64]) -> BTreeMap<String, f64> {
 }
 
 pub async fn generate(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     req: ReportRequest,
@@ -144,11 +144,11 @@ pub async fn generate(
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
-    let book = match book::load(state, tenant, req.portfolio_id, req.end.as_deref()).await {
+    let book = match book::load(services, tenant, req.portfolio_id, req.end.as_deref()).await {
         Err(Failure::NotFound) => return Err(Failure::missing("portfolio_id", "no such portfolio in this workspace")),
         other => other?,
     };
-    let valued = analytics::value(state, tenant, &book, req.end.as_deref()).await?;
+    let valued = analytics::value(services, tenant, &book, req.end.as_deref()).await?;
     let end = valued.as_of.clone();
     let start = req.start.clone().unwrap_or_else(|| window_start(&end, 365));
     let mut symbols: Vec<String> = valued.instruments.iter().map(|(_, s)| s.clone()).collect();
@@ -162,8 +162,8 @@ pub async fn generate(
         }
     });
     let pinned =
-        inputs::pin(state, &tenant.workspace_id, "portfolio_id", &symbols, Some(start), Some(end.clone())).await?;
-    let panel = inputs::load(state, &tenant.workspace_id, &pinned).await?;
+        inputs::pin(services, &tenant.workspace_id, "portfolio_id", &symbols, Some(start), Some(end.clone())).await?;
+    let panel = inputs::load(services, &tenant.workspace_id, &pinned).await?;
     if panel.prices.len() < 21 {
         return Err(Failure::insufficient_data(format!(
             "{} days with every holding's observed price in the period; at least 21 are needed",
@@ -190,7 +190,7 @@ pub async fn generate(
         bench_at.map(|i| panel.prices.windows(2).map(|w| w[1][i] / w[0][i] - 1.0).collect());
     let (first, last) = (&panel.prices[0], &panel.prices[panel.prices.len() - 1]);
     let start_value: f64 = first[..held].iter().zip(&quantities).map(|(p, q)| p * q).sum();
-    let mut conn = state.store.read().await?;
+    let mut conn = services.store.read().await?;
     let mut contributions = Vec::with_capacity(held);
     for (i, (id, symbol)) in valued.instruments.iter().enumerate() {
         let sector = fiscus_store::data::market::get_instrument(&mut conn, &tenant.workspace_id, id).await?.sector;
@@ -249,5 +249,5 @@ pub async fn generate(
         warnings: quality.warnings,
     };
     let request = json!({ "request": req });
-    super::records::record(state, caller, tenant, RecordKind::Report, Some(book.portfolio.id), request, &output).await
+    super::records::record(services, caller, tenant, RecordKind::Report, Some(book.portfolio.id), request, &output).await
 }

@@ -131,7 +131,7 @@ fn shock_ok(v: f64) -> bool {
 }
 
 pub async fn run(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     portfolio_id: i64,
@@ -169,17 +169,17 @@ pub async fn run(
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
-    let book = book::load(state, tenant, portfolio_id, req.as_of.as_deref()).await?;
-    let valued = analytics::value(state, tenant, &book, req.as_of.as_deref()).await?;
+    let book = book::load(services, tenant, portfolio_id, req.as_of.as_deref()).await?;
+    let valued = analytics::value(services, tenant, &book, req.as_of.as_deref()).await?;
     let output = match (&req.historical, &req.hypothetical) {
-        (Some(h), _) => historical(state, tenant, &valued, h).await?,
-        (_, Some(h)) => hypothetical(state, tenant, &valued, book.portfolio.benchmark_symbol.as_deref(), h).await?,
+        (Some(h), _) => historical(services, tenant, &valued, h).await?,
+        (_, Some(h)) => hypothetical(services, tenant, &valued, book.portfolio.benchmark_symbol.as_deref(), h).await?,
         _ => return Err(Failure::internal("a scenario of neither kind")),
     };
     let output =
         ScenarioOutput { portfolio_id, base_currency: book.portfolio.base_currency.code().to_string(), ..output };
     let request = json!({ "portfolio_id": portfolio_id, "request": req });
-    super::records::record(state, caller, tenant, RecordKind::Scenario, Some(portfolio_id), request, &output).await
+    super::records::record(services, caller, tenant, RecordKind::Scenario, Some(portfolio_id), request, &output).await
 }
 
 fn total(valued: &Valued, lines: Vec<ScenarioLine>) -> (i64, f64, Vec<ScenarioLine>) {
@@ -188,7 +188,7 @@ fn total(valued: &Valued, lines: Vec<ScenarioLine>) -> (i64, f64, Vec<ScenarioLi
 }
 
 async fn historical(
-    state: &Services,
+    services: &Services,
     tenant: &Tenant,
     valued: &Valued,
     h: &HistoricalScenario,
@@ -203,9 +203,9 @@ async fn historical(
     };
     let symbols: Vec<String> = valued.instruments.iter().map(|(_, s)| s.clone()).collect();
     let pinned =
-        inputs::pin(state, &tenant.workspace_id, "historical", &symbols, Some(start.clone()), Some(end.clone()))
+        inputs::pin(services, &tenant.workspace_id, "historical", &symbols, Some(start.clone()), Some(end.clone()))
             .await?;
-    let panel = inputs::load(state, &tenant.workspace_id, &pinned).await?;
+    let panel = inputs::load(services, &tenant.workspace_id, &pinned).await?;
     if panel.prices.len() < 2 {
         return Err(Failure::insufficient_data(format!(
             "the holdings have common observed prices on {} days of {start}..{end}",
@@ -257,13 +257,13 @@ async fn historical(
 }
 
 async fn hypothetical(
-    state: &Services,
+    services: &Services,
     tenant: &Tenant,
     valued: &Valued,
     benchmark: Option<&str>,
     h: &HypotheticalScenario,
 ) -> Result<ScenarioOutput, Failure> {
-    let mut conn = state.store.read().await?;
+    let mut conn = services.store.read().await?;
     let mut sectors = Vec::with_capacity(valued.instruments.len());
     for (id, _) in &valued.instruments {
         sectors.push(fiscus_store::data::market::get_instrument(&mut conn, &tenant.workspace_id, id).await?.sector);
@@ -290,7 +290,7 @@ async fn hypothetical(
             }
         };
         let pinned = inputs::pin(
-            state,
+            services,
             &tenant.workspace_id,
             "hypothetical",
             &symbols,
@@ -298,7 +298,7 @@ async fn hypothetical(
             Some(valued.as_of.clone()),
         )
         .await?;
-        let returns = inputs::load(state, &tenant.workspace_id, &pinned).await?.returns();
+        let returns = inputs::load(services, &tenant.workspace_id, &pinned).await?.returns();
         let bench: Vec<f64> = returns.iter().map(|r| r[at]).collect();
         for (i, beta) in betas.iter_mut().enumerate() {
             let own: Vec<f64> = returns.iter().map(|r| r[i]).collect();

@@ -119,9 +119,9 @@ fn engine_lot(i: usize, l: &OpenLot) -> Result<Lot, Failure> {
 
 /// Marks every open lot of `book` (lots acquired after the valuation date are left out: they were not
 /// held then).
-async fn marked(state: &Services, tenant: &Tenant, book: &Book, as_of: Option<&str>) -> Result<TaxLots, Failure> {
+async fn marked(services: &Services, tenant: &Tenant, book: &Book, as_of: Option<&str>) -> Result<TaxLots, Failure> {
     let on = book::book_date(as_of);
-    let marks = book::marks(state, &tenant.workspace_id, &book.instruments(Some(&on)), Some(&on)).await?;
+    let marks = book::marks(services, &tenant.workspace_id, &book.instruments(Some(&on)), Some(&on)).await?;
     let sold = engine_date(&on)?;
     let mut lots = Vec::with_capacity(book.lots.len());
     for (i, l) in book.lots.iter().enumerate().filter(|(_, l)| l.acquired.as_str() <= on.as_str()) {
@@ -159,7 +159,7 @@ async fn marked(state: &Services, tenant: &Tenant, book: &Book, as_of: Option<&s
 
 /// `GET /investment/portfolios/{portfolio}/tax-lots`.
 pub async fn tax_lots(
-    state: &Services,
+    services: &Services,
     tenant: &Tenant,
     portfolio_id: i64,
     as_of: Option<&str>,
@@ -167,8 +167,8 @@ pub async fn tax_lots(
     if as_of.is_some_and(|d| !is_date(d)) {
         return Err(Failure::Invalid(vec![("as_of", "must be a date (YYYY-MM-DD)".into())]));
     }
-    let book = book::load(state, tenant, portfolio_id, as_of).await?;
-    marked(state, tenant, &book, as_of).await
+    let book = book::load(services, tenant, portfolio_id, as_of).await?;
+    marked(services, tenant, &book, as_of).await
 }
 
 /// A purchase the caller plans (a replacement buy, a reinvested dividend): inside 30 days of the sale it
@@ -271,7 +271,7 @@ fn rate(field: &'static str, v: Option<f64>, default: f64) -> Result<f64, Failur
 
 /// Builds a harvest proposal for a portfolio and records it, sealed.
 pub async fn harvest(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     portfolio_id: i64,
@@ -300,14 +300,14 @@ pub async fn harvest(
     }
     let short = rate("short_term_rate", req.short_term_rate, SHORT_TERM_RATE)?;
     let long = rate("long_term_rate", req.long_term_rate, LONG_TERM_RATE)?;
-    let book = book::load(state, tenant, portfolio_id, req.as_of.as_deref()).await?;
+    let book = book::load(services, tenant, portfolio_id, req.as_of.as_deref()).await?;
     if book.lots.is_empty() {
         return Err(Failure::refused(
             fiscus_domain::error_code::ErrorCode::Conflict,
             "the portfolio holds no open lots: there is nothing to harvest",
         ));
     }
-    let lots = marked(state, tenant, &book, req.as_of.as_deref()).await?;
+    let lots = marked(services, tenant, &book, req.as_of.as_deref()).await?;
     let sold = engine_date(&lots.as_of)?;
     let min_loss = req.min_loss_minor.unwrap_or(1);
     let mut candidates = Vec::new();
@@ -391,5 +391,5 @@ pub async fn harvest(
     let output = HarvestOutput { as_of: lots.as_of.clone(), candidates, totals, marks: lots.marks, executable: false };
     let request =
         json!({ "portfolio_id": portfolio_id, "request": req, "short_term_rate": short, "long_term_rate": long });
-    super::records::record(state, caller, tenant, RecordKind::TaxHarvest, Some(portfolio_id), request, &output).await
+    super::records::record(services, caller, tenant, RecordKind::TaxHarvest, Some(portfolio_id), request, &output).await
 }

@@ -71,7 +71,7 @@ pub(crate) fn text_field(errors: &mut Vec<(&'static str, String)>, field: &'stat
 
 /// Checks members against the workspace's instruments; the members to store and their hash.
 async fn members_of(
-    state: &Services,
+    services: &Services,
     workspace_id: &str,
     input: &[MemberInput],
 ) -> Result<(Vec<Member>, String), Failure> {
@@ -79,7 +79,7 @@ async fn members_of(
     if input.is_empty() || input.len() > 500 {
         errors.push(("members", "from 1 to 500 members".to_string()));
     }
-    let mut conn = state.store.read().await?;
+    let mut conn = services.store.read().await?;
     let known = fiscus_store::data::market::ids_by_symbol(&mut conn, workspace_id).await?;
     drop(conn);
     let mut out: Vec<Member> = Vec::with_capacity(input.len());
@@ -124,7 +124,7 @@ async fn members_of(
 }
 
 pub async fn create_universe(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     r: UniverseRequest,
@@ -137,7 +137,7 @@ pub async fn create_universe(
         return Err(Failure::Invalid(errors));
     }
     let members = match &r.members {
-        Some(m) => Some(members_of(state, &tenant.workspace_id, m).await?),
+        Some(m) => Some(members_of(services, &tenant.workspace_id, m).await?),
         None => None,
     };
     let now = now_micros();
@@ -153,7 +153,7 @@ pub async fn create_universe(
         created_at: now,
         handed_off_at: members.as_ref().map(|_| now),
     };
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     themes::insert_universe(&mut tx, &tenant.workspace_id, &mut u, members.as_ref().map_or(&[], |(m, _)| m)).await?;
     let entry = AuditEntry {
         workspace_id: &tenant.workspace_id,
@@ -169,21 +169,21 @@ pub async fn create_universe(
 }
 
 pub async fn hand_off(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     universe_id: i64,
     r: HandoffRequest,
 ) -> Result<Universe, Failure> {
-    let u = load_universe(state, tenant, universe_id).await?.0;
-    let (members, hash) = members_of(state, &tenant.workspace_id, &r.members).await?;
+    let u = load_universe(services, tenant, universe_id).await?.0;
+    let (members, hash) = members_of(services, &tenant.workspace_id, &r.members).await?;
     let already =
         || Failure::refused(ErrorCode::Conflict, "the universe was handed off already; its members are fixed");
     if u.status != UniverseStatus::Pending {
         return Err(already());
     }
     let now = now_micros();
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     if !themes::hand_off(&mut tx, &tenant.workspace_id, &u, &members, &hash, now).await? {
         return Err(already());
     }
@@ -197,13 +197,13 @@ pub async fn hand_off(
     };
     audit(&mut tx, caller, &entry).await?;
     tx.commit().await?;
-    Ok(load_universe(state, tenant, universe_id).await?.0)
+    Ok(load_universe(services, tenant, universe_id).await?.0)
 }
 
 /// A universe of the workspace with its members.
-pub async fn load_universe(state: &Services, tenant: &Tenant, id: i64) -> Result<(Universe, Vec<Member>), Failure> {
-    let mut conn = state.store.read().await?;
-    let u = themes::get_universe(&mut conn, state.store.seal_key(), &tenant.workspace_id, id).await?;
+pub async fn load_universe(services: &Services, tenant: &Tenant, id: i64) -> Result<(Universe, Vec<Member>), Failure> {
+    let mut conn = services.store.read().await?;
+    let u = themes::get_universe(&mut conn, services.store.seal_key(), &tenant.workspace_id, id).await?;
     let members = themes::members(&mut conn, &tenant.workspace_id, id).await?;
     Ok((u, members))
 }
@@ -256,7 +256,7 @@ pub fn content_hash_of(universe: &Universe, m: &ModelPortfolio) -> Result<String
 }
 
 pub async fn create_model(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     universe_id: i64,
@@ -274,9 +274,9 @@ pub async fn create_model(
         return Err(Failure::Invalid(errors));
     }
     let weighting = r.weighting.unwrap_or(Weighting::Relevance);
-    let (universe, members) = load_universe(state, tenant, universe_id).await?;
+    let (universe, members) = load_universe(services, tenant, universe_id).await?;
     if let Some(b) = &r.benchmark_symbol {
-        let mut conn = state.store.read().await?;
+        let mut conn = services.store.read().await?;
         match fiscus_store::data::market::get_instrument(&mut conn, &tenant.workspace_id, b).await {
             Err(StoreError::NotFound) => {
                 return Err(Failure::missing("benchmark_symbol", format!("no instrument `{b}` in this workspace")));
@@ -333,7 +333,7 @@ pub async fn create_model(
         decided_at: None,
         decision_note: None,
     };
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     themes::insert_model(&mut tx, tenant, &m).await?;
     let entry = AuditEntry {
         workspace_id: &tenant.workspace_id,
@@ -348,17 +348,17 @@ pub async fn create_model(
     Ok(m)
 }
 
-pub async fn load_model(state: &Services, tenant: &Tenant, id: &str) -> Result<ModelPortfolio, Failure> {
+pub async fn load_model(services: &Services, tenant: &Tenant, id: &str) -> Result<ModelPortfolio, Failure> {
     if !fiscus_domain::ids::is_id_of("mdp", id) {
         return Err(Failure::NotFound);
     }
-    let mut conn = state.store.read().await?;
-    Ok(themes::get_model(&mut conn, state.store.seal_key(), tenant, id).await?)
+    let mut conn = services.store.read().await?;
+    Ok(themes::get_model(&mut conn, services.store.seal_key(), tenant, id).await?)
 }
 
 /// An operator's decision on a draft (the console's; a credential never decides).
 pub async fn decide_model(
-    state: &Services,
+    services: &Services,
     operator: &Caller,
     tenant: &Tenant,
     id: &str,
@@ -368,10 +368,10 @@ pub async fn decide_model(
     if operator.actor.kind != fiscus_domain::actor::ActorKind::Operator {
         return Err(Failure::refused(ErrorCode::Conflict, "only an operator at the console decides a model portfolio"));
     }
-    let m = load_model(state, tenant, id).await?;
+    let m = load_model(services, tenant, id).await?;
     let to = model::decide(m.state, decision).map_err(|r| Failure::refused(ErrorCode::Conflict, r.to_string()))?;
     let now = now_micros();
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     if !themes::decide_model(&mut tx, tenant, id, to, &operator.actor, now, note).await? {
         return Err(Failure::refused(ErrorCode::Conflict, "the model portfolio was decided meanwhile"));
     }
@@ -390,5 +390,5 @@ pub async fn decide_model(
     };
     audit(&mut tx, operator, &entry).await?;
     tx.commit().await?;
-    load_model(state, tenant, id).await
+    load_model(services, tenant, id).await
 }

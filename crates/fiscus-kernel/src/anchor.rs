@@ -52,11 +52,11 @@ pub fn read(path: &Path, key: &SealKey) -> anyhow::Result<Option<BTreeMap<String
 
 /// Moves the anchors forward to the current heads and writes them (atomically: a new file renamed over the
 /// old one). Returns the workspaces whose chain no longer reaches its anchor, which keep their old anchor.
-pub async fn refresh(state: &Services) -> anyhow::Result<Vec<String>> {
-    let path = state.settings.audit_anchor_path();
-    let key = state.store.seal_key();
+pub async fn refresh(services: &Services) -> anyhow::Result<Vec<String>> {
+    let path = services.settings.audit_anchor_path();
+    let key = services.store.seal_key();
     let previous = read(&path, key)?.unwrap_or_default();
-    let mut conn = state.store.read().await?;
+    let mut conn = services.store.read().await?;
     let mut heads = BTreeMap::new();
     let mut broken = Vec::new();
     for (workspace_id, seq, hash) in fiscus_store::audit::all_heads(&mut conn).await? {

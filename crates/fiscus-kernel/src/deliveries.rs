@@ -53,11 +53,11 @@ pub struct Clients {
 }
 
 impl Clients {
-    pub fn new(state: &Services) -> reqwest::Result<Clients> {
-        let timeout = Duration::from_secs(state.settings.webhook_timeout_seconds.clamp(1, 15));
-        let strict = crate::outbound::client(&state.webhook_hosts, false, timeout)?;
-        let loopback = if state.settings.webhooks_allow_loopback {
-            Some(crate::outbound::client(&state.webhook_hosts, true, timeout)?)
+    pub fn new(services: &Services) -> reqwest::Result<Clients> {
+        let timeout = Duration::from_secs(services.settings.webhook_timeout_seconds.clamp(1, 15));
+        let strict = crate::outbound::client(&services.webhook_hosts, false, timeout)?;
+        let loopback = if services.settings.webhooks_allow_loopback {
+            Some(crate::outbound::client(&services.webhook_hosts, true, timeout)?)
         } else {
             None
         };
@@ -85,17 +85,17 @@ impl Clients {
 
 /// How long this worker keeps a queue: [`HOLD`], or less when claims go stale sooner (a test setting), so a
 /// queue is let go well before another worker may take it over.
-pub fn hold(state: &Services) -> Duration {
-    HOLD.min(Duration::from_secs(state.settings.webhook_claim_stale_seconds.max(1)) / 3)
+pub fn hold(services: &Services) -> Duration {
+    HOLD.min(Duration::from_secs(services.settings.webhook_claim_stale_seconds.max(1)) / 3)
 }
 
 /// The endpoint as it stands now, its seal checked, with what its application may do now. `None` when it
 /// must not be delivered to any more (its pending deliveries are then abandoned): not active, tampered
 /// with, its secret does not open, or its application is no longer active or no longer holds
 /// `agent:execution:webhooks`.
-async fn standing(state: &Services, queue: &Claimed) -> anyhow::Result<Option<(Endpoint, Vec<u8>, ScopeSet)>> {
-    let mut conn = state.store.read().await?;
-    let read = fiscus_store::webhooks::get(&mut conn, state.store.seal_key(), &queue.tenant, &queue.endpoint_id).await;
+async fn standing(services: &Services, queue: &Claimed) -> anyhow::Result<Option<(Endpoint, Vec<u8>, ScopeSet)>> {
+    let mut conn = services.store.read().await?;
+    let read = fiscus_store::webhooks::get(&mut conn, services.store.seal_key(), &queue.tenant, &queue.endpoint_id).await;
     drop(conn);
     // The URL and secret decide where events go and who can read them: a row changed outside Fiscus is
     // never delivered to. Any other failure is retried (the claim goes stale), never taken as a refusal.
@@ -103,31 +103,31 @@ async fn standing(state: &Services, queue: &Claimed) -> anyhow::Result<Option<(E
         Ok(endpoint) => endpoint,
         Err(e @ (StoreError::Tampered(_) | StoreError::Corrupt(_))) => {
             tracing::error!(endpoint = %queue.endpoint_id, error = %e, "webhook endpoint failed verification");
-            abandon(state, queue, "the endpoint's record failed verification").await?;
+            abandon(services, queue, "the endpoint's record failed verification").await?;
             return Ok(None);
         }
         Err(e) => return Err(e.into()),
     };
     if endpoint.status != EndpointStatus::Active {
-        abandon(state, queue, &format!("the endpoint is {}", endpoint.status.as_str())).await?;
+        abandon(services, queue, &format!("the endpoint is {}", endpoint.status.as_str())).await?;
         return Ok(None);
     }
-    let secret = SecretBox::new(&state.server_key)
+    let secret = SecretBox::new(&services.server_key)
         .open(&endpoint.secret_sealed, &endpoint.id)
         .and_then(|bytes| String::from_utf8(bytes).ok())
         .and_then(|s| webhooks::secret_key(&s));
     let Some(key) = secret else {
-        abandon(state, queue, "the endpoint's secret cannot be opened").await?;
+        abandon(services, queue, "the endpoint's secret cannot be opened").await?;
         return Ok(None);
     };
     let authority = {
-        let mut conn = state.store.read().await?;
+        let mut conn = services.store.read().await?;
         fiscus_store::applications::authority(&mut conn, &queue.tenant.workspace_id, &endpoint.application_id).await?
     };
     match authority {
         Some(scopes) if scopes.contains(webhooks::WEBHOOKS_SCOPE) => Ok(Some((endpoint, key, scopes))),
         _ => {
-            abandon(state, queue, "the endpoint's application may no longer receive webhooks").await?;
+            abandon(services, queue, "the endpoint's application may no longer receive webhooks").await?;
             Ok(None)
         }
     }
@@ -135,16 +135,16 @@ async fn standing(state: &Services, queue: &Claimed) -> anyhow::Result<Option<(E
 
 /// Serves one claimed queue for up to [`hold`] (plus one attempt's timeout at most); returns how many
 /// attempts it made.
-pub async fn serve_queue(state: &Services, clients: &Clients, worker: &str, queue: &Claimed) -> anyhow::Result<usize> {
+pub async fn serve_queue(services: &Services, clients: &Clients, worker: &str, queue: &Claimed) -> anyhow::Result<usize> {
     let started = Instant::now();
-    let hold = hold(state);
+    let hold = hold(services);
     let (client, allow_loopback) = clients.for_environment(queue.tenant.environment);
     let mut made = 0;
     loop {
         // Read again for every chunk: a revoked or disabled endpoint stops receiving within one chunk.
-        let Some((endpoint, key, authority)) = standing(state, queue).await? else { return Ok(made) };
+        let Some((endpoint, key, authority)) = standing(services, queue).await? else { return Ok(made) };
         let due = {
-            let mut conn = state.store.read().await?;
+            let mut conn = services.store.read().await?;
             deliveries::pending(&mut conn, &queue.endpoint_id, CHUNK).await?
         };
         let mut attempts = Vec::with_capacity(due.len());
@@ -176,7 +176,7 @@ pub async fn serve_queue(state: &Services, clients: &Clients, worker: &str, queu
 
         made += attempts.len();
         let now = now_micros();
-        let mut tx = state.store.begin().await?;
+        let mut tx = services.store.begin().await?;
         if !deliveries::record(&mut tx, queue, worker, &attempts, release, now).await? {
             // Another worker took the queue over; what was sent here is sent again there.
             tracing::info!(endpoint = %queue.endpoint_id, "webhook queue claim lost; leaving it to its new worker");
@@ -217,8 +217,8 @@ fn unsent(d: &Due, why: &str) -> Attempt {
 }
 
 /// Abandons a queue that will not be delivered to; returns 0 attempts.
-async fn abandon(state: &Services, queue: &Claimed, reason: &str) -> anyhow::Result<usize> {
-    let mut tx = state.store.begin().await?;
+async fn abandon(services: &Services, queue: &Claimed, reason: &str) -> anyhow::Result<usize> {
+    let mut tx = services.store.begin().await?;
     let n = deliveries::abandon(&mut tx, &queue.endpoint_id, reason, now_micros()).await?;
     tx.commit().await?;
     if n > 0 {

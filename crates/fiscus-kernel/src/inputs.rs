@@ -36,9 +36,9 @@ pub struct PinnedPrices {
 /// standing clears on every node before it returns (invariant 7). Checked where the data is read, in the
 /// request and again at every step of queued work, so work queued before an entitlement was withdrawn
 /// reads nothing after it (issue 54).
-pub async fn entitled(state: &Services, workspace_id: &str, kind: Kind) -> Result<(), Failure> {
+pub async fn entitled(services: &Services, workspace_id: &str, kind: Kind) -> Result<(), Failure> {
     let scope = kind.scope();
-    let held = state.store.workspace(workspace_id).await?.entitlement();
+    let held = services.store.workspace(workspace_id).await?.entitlement();
     if held.contains(scope) {
         return Ok(());
     }
@@ -52,15 +52,15 @@ pub async fn entitled(state: &Services, workspace_id: &str, kind: Kind) -> Resul
 /// Resolves symbols (or `ins_…` ids) to their newest prices datasets; an unknown one or one without prices
 /// is a field error naming it.
 pub async fn pin(
-    state: &Services,
+    services: &Services,
     workspace_id: &str,
     field: &'static str,
     instruments: &[String],
     start: Option<String>,
     end: Option<String>,
 ) -> Result<PinnedPrices, Failure> {
-    entitled(state, workspace_id, Kind::Prices).await?;
-    let mut conn = state.store.read().await?;
+    entitled(services, workspace_id, Kind::Prices).await?;
+    let mut conn = services.store.read().await?;
     let mut pinned: Vec<PinnedSeries> = Vec::with_capacity(instruments.len());
     for uid in instruments {
         let found = if fiscus_domain::data::is_name(uid) {
@@ -88,7 +88,7 @@ pub async fn pin(
         let Some(number) = market::latest_dataset(&mut conn, workspace_id, Rows::Prices, &i.id).await? else {
             return Err(Failure::missing(field, format!("`{uid}` has no prices in this workspace")));
         };
-        let d = fiscus_store::data::datasets::get(&mut conn, state.store.seal_key(), workspace_id, number).await?;
+        let d = fiscus_store::data::datasets::get(&mut conn, services.store.seal_key(), workspace_id, number).await?;
         if d.kind != Kind::Prices {
             return Err(Failure::internal(format!("dataset {number} holds {}", d.kind.as_str())));
         }
@@ -140,11 +140,11 @@ fn price(b: &fiscus_store::data::market::Bar) -> Result<f64, &'static str> {
 }
 
 /// Reads the pinned series (from the series cache) and aligns them on common dates.
-pub async fn load(state: &Services, workspace_id: &str, pinned: &PinnedPrices) -> Result<Panel, Failure> {
-    entitled(state, workspace_id, Kind::Prices).await?;
+pub async fn load(services: &Services, workspace_id: &str, pinned: &PinnedPrices) -> Result<Panel, Failure> {
+    entitled(services, workspace_id, Kind::Prices).await?;
     let mut columns = Vec::with_capacity(pinned.instruments.len());
     for p in &pinned.instruments {
-        let series = state.series.series(&state.store, workspace_id, &p.instrument, p.dataset).await?;
+        let series = services.series.series(&services.store, workspace_id, &p.instrument, p.dataset).await?;
         columns.push(series);
     }
     let from = pinned.start.as_deref().unwrap_or("");
@@ -320,7 +320,7 @@ impl Returns {
         }
     }
 
-    pub async fn load(&self, state: &Services, workspace_id: &str) -> Result<LoadedReturns, Failure> {
+    pub async fn load(&self, services: &Services, workspace_id: &str) -> Result<LoadedReturns, Failure> {
         match self {
             Returns::Inline(r) => Ok(LoadedReturns {
                 assets: r.assets.iter().map(|a| (a.clone(), None)).collect(),
@@ -330,7 +330,7 @@ impl Returns {
                 quality: None,
             }),
             Returns::DataPlane(p) => {
-                let panel = load(state, workspace_id, p).await?;
+                let panel = load(services, workspace_id, p).await?;
                 Ok(LoadedReturns {
                     assets: p.instruments.iter().map(|i| (i.symbol.clone(), Some(i.instrument.clone()))).collect(),
                     rows: panel.returns(),
@@ -358,7 +358,7 @@ pub fn check_range(errors: &mut Vec<(&'static str, String)>, start: Option<&str>
 
 /// The returns a request names: instruments (pinned now) or inline returns, exactly one of them.
 pub async fn returns_of(
-    state: &Services,
+    services: &Services,
     workspace_id: &str,
     instruments: Option<Vec<String>>,
     start: Option<String>,
@@ -370,7 +370,7 @@ pub async fn returns_of(
             if list.is_empty() || list.len() > 500 {
                 return Err(Failure::Invalid(vec![("instruments", "between 1 and 500 instruments".into())]));
             }
-            Ok(Returns::DataPlane(pin(state, workspace_id, "instruments", &list, start, end).await?))
+            Ok(Returns::DataPlane(pin(services, workspace_id, "instruments", &list, start, end).await?))
         }
         (None, Some(r)) => {
             if start.is_some() || end.is_some() {

@@ -49,10 +49,10 @@ fn details(owner: Owner, counterparty_id: Option<String>, holder: &str, iban: &s
 }
 
 /// Proposes an account and has a person approve it.
-async fn approved(state: &fiscus_kernel::Services, tenant: &Tenant, d: ProposedDetails) -> anyhow::Result<()> {
+async fn approved(services: &fiscus_kernel::Services, tenant: &Tenant, d: ProposedDetails) -> anyhow::Result<()> {
     let machine = Caller::bare(Actor::application("app_bench"));
     let person = Caller::bare(Actor::operator("opr_bench"));
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     let v = accounts::propose(&mut tx, tenant, &machine, None, d).await.map_err(failed)?;
     accounts::decide(&mut tx, tenant, &person, Role::Approver, &v.record.id, true, None, &v.record.content_hash)
         .await

@@ -539,19 +539,19 @@ fn catalogue_check(settings: &fiscus_kernel::settings::Settings) -> ExitCode {
     if report.mismatches.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
 
-async fn workspaces(state: &Services, workspace: Option<&str>) -> anyhow::Result<Vec<String>> {
+async fn workspaces(services: &Services, workspace: Option<&str>) -> anyhow::Result<Vec<String>> {
     Ok(match workspace {
         Some(w) => vec![w.to_string()],
         None => {
-            let mut conn = state.store.read().await?;
+            let mut conn = services.store.read().await?;
             fiscus_store::workspaces::list_all(&mut conn).await?.into_iter().map(|w| w.id).collect()
         }
     })
 }
 
-async fn verify_audit(state: &Services, workspace: Option<&str>) -> anyhow::Result<bool> {
-    let workspaces = workspaces(state, workspace).await?;
-    let anchors = fiscus_kernel::verify::anchors(&state.settings, &state.store)?;
+async fn verify_audit(services: &Services, workspace: Option<&str>) -> anyhow::Result<bool> {
+    let workspaces = workspaces(services, workspace).await?;
+    let anchors = fiscus_kernel::verify::anchors(&services.settings, &services.store)?;
     let mut broken = 0;
     if workspace.is_none() {
         // A workspace anchored outside the database but gone from it lost its whole chain.
@@ -561,7 +561,7 @@ async fn verify_audit(state: &Services, workspace: Option<&str>) -> anyhow::Resu
         }
     }
     for ws in &workspaces {
-        let report = fiscus_kernel::verify::verify_anchored(state, ws, anchors.get(ws))
+        let report = fiscus_kernel::verify::verify_anchored(services, ws, anchors.get(ws))
             .await
             .with_context(|| format!("reading the audit chain of {ws}"))?;
         match &report.result {
@@ -576,17 +576,17 @@ async fn verify_audit(state: &Services, workspace: Option<&str>) -> anyhow::Resu
     Ok(broken == 0)
 }
 
-async fn verify_records(state: &Services, workspace: Option<&str>) -> anyhow::Result<bool> {
-    let workspaces = workspaces(state, workspace).await?;
+async fn verify_records(services: &Services, workspace: Option<&str>) -> anyhow::Result<bool> {
+    let workspaces = workspaces(services, workspace).await?;
     let mut failures = 0;
     for ws in &workspaces {
-        let (checked, unsealed) = fiscus_kernel::verify::verify_records(&state.store, ws)
+        let (checked, unsealed) = fiscus_kernel::verify::verify_records(&services.store, ws)
             .await
             .with_context(|| format!("reading the sealed records of {ws}"))?;
-        let (envelopes, altered) = fiscus_kernel::verify::verify_envelopes(&state.store, ws)
+        let (envelopes, altered) = fiscus_kernel::verify::verify_envelopes(&services.store, ws)
             .await
             .with_context(|| format!("reading the actions of {ws}"))?;
-        let (datasets, tampered) = fiscus_kernel::verify::verify_datasets(&state.store, ws)
+        let (datasets, tampered) = fiscus_kernel::verify::verify_datasets(&services.store, ws)
             .await
             .with_context(|| format!("reading the datasets of {ws}"))?;
         if unsealed.is_empty() && altered.is_empty() && tampered.is_empty() {
@@ -610,11 +610,11 @@ async fn verify_records(state: &Services, workspace: Option<&str>) -> anyhow::Re
     Ok(failures == 0)
 }
 
-async fn verify_evidence(state: &Services, workspace: Option<&str>) -> anyhow::Result<bool> {
-    let workspaces = workspaces(state, workspace).await?;
+async fn verify_evidence(services: &Services, workspace: Option<&str>) -> anyhow::Result<bool> {
+    let workspaces = workspaces(services, workspace).await?;
     let mut failures = 0;
     for ws in &workspaces {
-        let report = fiscus_kernel::evidence::verify_log(state, ws)
+        let report = fiscus_kernel::evidence::verify_log(services, ws)
             .await
             .with_context(|| format!("reading the transparency log of {ws}"))?;
         if report.failures.is_empty() {
@@ -699,11 +699,11 @@ fn verify_offline(
     }
 }
 
-async fn verify_models(state: &Services, workspace: Option<&str>) -> anyhow::Result<bool> {
-    let workspaces = workspaces(state, workspace).await?;
+async fn verify_models(services: &Services, workspace: Option<&str>) -> anyhow::Result<bool> {
+    let workspaces = workspaces(services, workspace).await?;
     let mut failures = 0;
     for ws in &workspaces {
-        let report = fiscus_models::lqm::verify::verify_models(&state.store, ws)
+        let report = fiscus_models::lqm::verify::verify_models(&services.store, ws)
             .await
             .with_context(|| format!("reading the published models of {ws}"))?;
         if report.problems.is_empty() {

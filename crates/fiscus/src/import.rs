@@ -78,7 +78,7 @@ pub struct ImportArgs {
 }
 
 /// `fiscus import counterparties|bank-accounts`: each file in one transaction, as the CLI's operator.
-async fn run_master_data(state: &fiscus_kernel::Services, args: &ImportArgs) -> anyhow::Result<bool> {
+async fn run_master_data(services: &fiscus_kernel::Services, args: &ImportArgs) -> anyhow::Result<bool> {
     use fiscus_actions::master_data::{import_bank_accounts, import_counterparties};
     let Some(environment) = fiscus_domain::credentials::Environment::parse(&args.environment) else {
         bail!("--environment `{}` must be sandbox or production", args.environment);
@@ -92,9 +92,9 @@ async fn run_master_data(state: &fiscus_kernel::Services, args: &ImportArgs) -> 
     for file in &args.files {
         let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
         let result = if args.kind == "counterparties" {
-            import_counterparties(&state.store, &tenant, &caller, &bytes).await
+            import_counterparties(&services.store, &tenant, &caller, &bytes).await
         } else {
-            import_bank_accounts(&state.store, &tenant, &caller, &bytes).await
+            import_bank_accounts(&services.store, &tenant, &caller, &bytes).await
         };
         match result {
             Ok(done) if args.kind == "counterparties" => {
@@ -122,7 +122,7 @@ async fn run_master_data(state: &fiscus_kernel::Services, args: &ImportArgs) -> 
 
 /// `fiscus import bank-messages`: each file one message, imported in its own transaction, as the CLI's
 /// operator; what each did is printed.
-async fn run_bank_messages(state: &fiscus_kernel::Services, args: &ImportArgs) -> anyhow::Result<bool> {
+async fn run_bank_messages(services: &fiscus_kernel::Services, args: &ImportArgs) -> anyhow::Result<bool> {
     use fiscus_domain::bank_files::Outcome;
     let Some(environment) = fiscus_domain::credentials::Environment::parse(&args.environment) else {
         bail!("--environment `{}` must be sandbox or production", args.environment);
@@ -132,7 +132,7 @@ async fn run_bank_messages(state: &fiscus_kernel::Services, args: &ImportArgs) -
     let mut ok = true;
     for file in &args.files {
         let xml = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        match fiscus_actions::bank_messages::import(state, &tenant, &caller, &xml).await {
+        match fiscus_actions::bank_messages::import(services, &tenant, &caller, &xml).await {
             Ok(done) if done.duplicate => {
                 println!("{}: imported before as {}; nothing changed", file.display(), done.message.id)
             }
@@ -282,12 +282,12 @@ pub fn describe(o: &Outcome) -> String {
     ) + &quality
 }
 
-pub async fn run(state: &fiscus_kernel::Services, args: ImportArgs) -> anyhow::Result<bool> {
+pub async fn run(services: &fiscus_kernel::Services, args: ImportArgs) -> anyhow::Result<bool> {
     if matches!(args.kind.as_str(), "counterparties" | "bank-accounts") {
-        return run_master_data(state, &args).await;
+        return run_master_data(services, &args).await;
     }
     if args.kind == "bank-messages" {
-        return run_bank_messages(state, &args).await;
+        return run_bank_messages(services, &args).await;
     }
     let Some(kind) = Kind::parse(&args.kind) else {
         bail!(
@@ -353,7 +353,7 @@ pub async fn run(state: &fiscus_kernel::Services, args: ImportArgs) -> anyhow::R
             mapping: mapping.clone(),
             dry_run: args.dry_run,
         };
-        let result = import::import(&state.store, &caller, &args.workspace, req, &bar).await;
+        let result = import::import(&services.store, &caller, &args.workspace, req, &bar).await;
         bar.finish();
         match result {
             Ok(o) => println!("{label}: {}", describe(&o)),
@@ -371,10 +371,10 @@ pub async fn run(state: &fiscus_kernel::Services, args: ImportArgs) -> anyhow::R
 }
 
 /// `fiscus demo load`: the demo data into an existing workspace.
-pub async fn demo_load(state: &fiscus_kernel::Services, workspace: &str) -> anyhow::Result<()> {
+pub async fn demo_load(services: &fiscus_kernel::Services, workspace: &str) -> anyhow::Result<()> {
     let caller = fiscus_kernel::governed::Caller::bare(fiscus_domain::actor::Actor::demo());
     let bar = Bar::new(String::from("demo data"));
-    let outcomes = fiscus_server::demo_data::load(&state.store, &caller, workspace, &bar).await;
+    let outcomes = fiscus_server::demo_data::load(&services.store, &caller, workspace, &bar).await;
     bar.finish();
     for o in outcomes.map_err(|e| anyhow::anyhow!("{e}"))? {
         println!("{}: {}", o.dataset.file_name, describe(&o));

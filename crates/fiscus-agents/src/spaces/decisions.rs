@@ -36,7 +36,7 @@ fn changed(e: StoreError) -> Failure {
 
 /// Promotes the shipped space `key`'s definition in the tenant; returns the version now in force.
 pub async fn promote(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     role: Role,
     tenant: &Tenant,
@@ -52,9 +52,9 @@ pub async fn promote(
     }
     let (_, definition_hash) = canonical("space definition", &definition)?;
     let now = now_micros();
-    let seal = state.store.seal_key();
+    let seal = services.store.seal_key();
     let (existing, versions, decisions) = {
-        let mut conn = state.store.read().await?;
+        let mut conn = services.store.read().await?;
         match store::space_by_key(&mut conn, seal, tenant, key).await? {
             Some(s) => {
                 let v = store::versions_of(&mut conn, seal, tenant, &s.id).await?;
@@ -64,7 +64,7 @@ pub async fn promote(
             None => (None, Vec::new(), Vec::new()),
         }
     };
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     let space_id = match existing {
         Some(s) => s.id,
         None => {
@@ -112,7 +112,7 @@ pub async fn promote(
 
 /// Suspends a space: no run starts until a version is promoted again.
 pub async fn suspend(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     role: Role,
     tenant: &Tenant,
@@ -120,7 +120,7 @@ pub async fn suspend(
     note: Option<&str>,
 ) -> Result<(), Failure> {
     may_decide(caller, role)?;
-    let standing = super::standing(state, tenant, space_id).await?;
+    let standing = super::standing(services, tenant, space_id).await?;
     if standing.suspended() {
         return Err(Failure::refused(ErrorCode::Conflict, "The space is suspended already."));
     }
@@ -133,7 +133,7 @@ pub async fn suspend(
         note: note.map(str::to_string),
     };
     let decision = new_record("agent space decision", "asd", body, caller.actor.clone())?;
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     store::insert_decision(&mut tx, tenant, &decision).await.map_err(changed)?;
     let details = json!({ "decision_hash": decision.content_hash });
     audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, Change::AgentSpaceSuspended, space_id, details, now)).await?;

@@ -29,9 +29,9 @@ impl Standing {
     }
 }
 
-async fn standing_of(state: &Services, tenant: &Tenant, space: Space) -> Result<Standing, Failure> {
-    let key = state.store.seal_key();
-    let mut conn = state.store.read().await?;
+async fn standing_of(services: &Services, tenant: &Tenant, space: Space) -> Result<Standing, Failure> {
+    let key = services.store.seal_key();
+    let mut conn = services.store.read().await?;
     let decisions = store::decisions_of(&mut conn, key, tenant, &space.id).await?;
     let active = match decisions.last() {
         Some(d) if d.body.decision == Kind::Promote => {
@@ -44,26 +44,26 @@ async fn standing_of(state: &Services, tenant: &Tenant, space: Space) -> Result<
 }
 
 /// One space of the tenant with its standing; another tenant's is `NotFound`.
-pub async fn standing(state: &Services, tenant: &Tenant, space_id: &str) -> Result<Standing, Failure> {
+pub async fn standing(services: &Services, tenant: &Tenant, space_id: &str) -> Result<Standing, Failure> {
     if !fiscus_domain::ids::is_id_of("asp", space_id) {
         return Err(Failure::NotFound);
     }
     let space = {
-        let mut conn = state.store.read().await?;
-        store::get_space(&mut conn, state.store.seal_key(), tenant, space_id).await?
+        let mut conn = services.store.read().await?;
+        store::get_space(&mut conn, services.store.seal_key(), tenant, space_id).await?
     };
-    standing_of(state, tenant, space).await
+    standing_of(services, tenant, space).await
 }
 
 /// Every space of the tenant (each was promoted at least once), oldest first.
-pub async fn all(state: &Services, tenant: &Tenant) -> Result<Vec<Standing>, Failure> {
+pub async fn all(services: &Services, tenant: &Tenant) -> Result<Vec<Standing>, Failure> {
     let spaces = {
-        let mut conn = state.store.read().await?;
-        store::spaces(&mut conn, state.store.seal_key(), tenant).await?
+        let mut conn = services.store.read().await?;
+        store::spaces(&mut conn, services.store.seal_key(), tenant).await?
     };
     let mut out = Vec::with_capacity(spaces.len());
     for s in spaces {
-        out.push(standing_of(state, tenant, s).await?);
+        out.push(standing_of(services, tenant, s).await?);
     }
     Ok(out)
 }

@@ -22,13 +22,13 @@ use fiscus_kernel::governed::{Caller, Failure};
 /// Runs the suite (or, without one, one default case) on a version and seals the campaign. A prohibited
 /// step, a suite of no case or a malformed case refuses the whole suite (422 `invalid_suite` with `problems`); nothing is recorded then.
 pub async fn validate(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     version_id: &str,
     suite: Option<Suite>,
 ) -> Result<Campaign, Failure> {
-    let version = load_version(state, tenant, version_id).await?;
+    let version = load_version(services, tenant, version_id).await?;
     let definition = &version.body.definition;
     checked(definition)?;
     if let Err(problems) = campaign::check(definition, suite.as_ref()) {
@@ -43,17 +43,17 @@ pub async fn validate(
         ));
     }
     let suite = suite.unwrap_or_default();
-    let pins = steps::pin(state, &tenant.workspace_id, definition).await?;
+    let pins = steps::pin(services, &tenant.workspace_id, definition).await?;
     // Reads once: every case sees the same pinned data.
     let mut reads: HashMap<String, (StepOutcome, Value)> = HashMap::new();
     for pin in &pins {
         let step =
             &definition.steps[definition.position(&pin.step).ok_or_else(|| Failure::internal("pin of no step"))?];
-        reads.insert(pin.step.clone(), steps::read(state, &tenant.workspace_id, step, pin).await?);
+        reads.insert(pin.step.clone(), steps::read(services, &tenant.workspace_id, step, pin).await?);
     }
     let cases = suite.cases();
     let definition_for_pool = definition.clone();
-    let results = state
+    let results = services
         .compute
         .run_inline(&tenant.workspace_id, move || {
             cases.iter().map(|c| run_case(&definition_for_pool, c, &reads)).collect::<Result<Vec<_>, Failure>>()
@@ -71,7 +71,7 @@ pub async fn validate(
         passed,
     };
     let record = new_record("workflow campaign", "wfc", body, caller.actor.clone())?;
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     store::insert_campaign(&mut tx, tenant, &record).await?;
     let details = json!({"version_uid": version.id, "passed": passed, "content_hash": record.content_hash});
     audit(

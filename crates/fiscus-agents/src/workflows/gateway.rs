@@ -22,35 +22,35 @@ use fiscus_kernel::governed::record::{AuditEntry, audit};
 use fiscus_kernel::governed::{Caller, Failure};
 
 /// The allowlist in force for an application (none until an admin decides one).
-pub async fn in_force(state: &Services, tenant: &Tenant, application_id: &str) -> Result<Option<ToolGrant>, Failure> {
-    let mut conn = state.store.read().await?;
-    Ok(store::in_force(&mut conn, state.store.seal_key(), tenant, application_id).await?)
+pub async fn in_force(services: &Services, tenant: &Tenant, application_id: &str) -> Result<Option<ToolGrant>, Failure> {
+    let mut conn = services.store.read().await?;
+    Ok(store::in_force(&mut conn, services.store.seal_key(), tenant, application_id).await?)
 }
 
 /// Whether a run may take its next step as far as the gateway is concerned: a run an agent started through
 /// the workflow gateway runs only while its version stays on its application's allowlist, so an admin who
 /// withdraws it stops its queued and running work at the next step (issue 54). Every other run may.
 pub async fn still_allowed(
-    state: &Services,
+    services: &Services,
     tenant: &Tenant,
     application_id: &str,
     run_id: &str,
     version_id: &str,
 ) -> Result<bool, Failure> {
     let task = {
-        let mut conn = state.store.read().await?;
-        store::task(&mut conn, state.store.seal_key(), tenant, application_id, TaskKey::Run(run_id)).await?
+        let mut conn = services.store.read().await?;
+        store::task(&mut conn, services.store.seal_key(), tenant, application_id, TaskKey::Run(run_id)).await?
     };
     if task.is_none() {
         return Ok(true);
     }
-    Ok(in_force(state, tenant, application_id).await?.is_some_and(|g| g.allows(version_id)))
+    Ok(in_force(services, tenant, application_id).await?.is_some_and(|g| g.allows(version_id)))
 }
 
 /// An admin's decision: the application's allowlist becomes exactly `versions` (empty withdraws all).
 /// `seen_version` is the allowlist version the admin was shown (0 for none); anything newer refuses.
 pub async fn decide(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     role: Role,
     tenant: &Tenant,
@@ -63,21 +63,21 @@ pub async fn decide(
     }
     let versions = allowlist(versions).map_err(|why| Failure::Invalid(vec![("versions", why)]))?;
     {
-        let mut conn = state.store.read().await?;
+        let mut conn = services.store.read().await?;
         let app = fiscus_store::applications::get(&mut conn, &tenant.workspace_id, application_id).await?;
         if app.environment != tenant.environment.as_str() {
             return Err(Failure::NotFound);
         }
     }
     for v in &versions {
-        match load_version(state, tenant, v).await {
+        match load_version(services, tenant, v).await {
             Err(Failure::NotFound) => {
                 return Err(Failure::missing("versions", format!("no workflow version `{v}` here")));
             }
             other => other.map(|_| ())?,
         }
     }
-    let current = in_force(state, tenant, application_id).await?.map_or(0, |g| g.version);
+    let current = in_force(services, tenant, application_id).await?.map_or(0, |g| g.version);
     let changed = || Failure::refused(ErrorCode::Conflict, "The allowlist changed since it was shown.");
     if current != seen_version {
         return Err(changed());
@@ -92,7 +92,7 @@ pub async fn decide(
         decided_by: caller.actor.id.clone(),
         created_at: now_micros(),
     };
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     match store::insert_grant(&mut tx, tenant, &grant).await {
         // Another admin decided the same version first.
         Err(StoreError::Conflict(_)) => return Err(changed()),
@@ -140,16 +140,16 @@ pub enum Dispatched {
 /// integrations, Financial Actions, code, sub-workflows, the network) is `step_kind_unavailable`: the
 /// gateway's boundary is the steps Fiscus runs itself.
 pub async fn dispatch(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     agent: &Agent<'_>,
     ask: Ask,
 ) -> Result<Dispatched, Failure> {
-    if let Some(first) = any_task(state, tenant, agent, TaskKey::Message(&ask.message_id)).await? {
+    if let Some(first) = any_task(services, tenant, agent, TaskKey::Message(&ask.message_id)).await? {
         return Ok(again(agent, first, &ask.message_hash));
     }
-    let allowed = in_force(state, tenant, agent.application_id).await?.is_some_and(|g| g.allows(&ask.version_id));
+    let allowed = in_force(services, tenant, agent.application_id).await?.is_some_and(|g| g.allows(&ask.version_id));
     if !allowed {
         return Err(Failure::refused_with(
             ErrorCode::OutsideGrant,
@@ -170,14 +170,14 @@ pub async fn dispatch(
         message_hash: ask.message_hash.clone(),
         created_at: now_micros(),
     };
-    match runs::start_for(state, caller, tenant, &ask.version_id, Some(draft)).await {
+    match runs::start_for(services, caller, tenant, &ask.version_id, Some(draft)).await {
         Ok(run) => {
-            let recorded = task(state, tenant, agent, TaskKey::Run(&run.record.id)).await?;
+            let recorded = task(services, tenant, agent, TaskKey::Run(&run.record.id)).await?;
             recorded.map(Dispatched::Started).ok_or_else(|| Failure::internal("a started task was not recorded"))
         }
         // The same message id arrived twice at once, and the other copy started the run.
         Err(Failure::Store(StoreError::Conflict(_))) => {
-            match any_task(state, tenant, agent, TaskKey::Message(&ask.message_id)).await? {
+            match any_task(services, tenant, agent, TaskKey::Message(&ask.message_id)).await? {
                 Some(first) => Ok(again(agent, first, &ask.message_hash)),
                 None => Err(Failure::internal("a conflicting task is not readable")),
             }
@@ -194,33 +194,33 @@ fn again(agent: &Agent<'_>, first: GatewayTask, message_hash: &str) -> Dispatche
 
 /// A task of the agent's application, whoever started it.
 async fn any_task(
-    state: &Services,
+    services: &Services,
     tenant: &Tenant,
     agent: &Agent<'_>,
     by: TaskKey<'_>,
 ) -> Result<Option<GatewayTask>, Failure> {
-    let mut conn = state.store.read().await?;
-    Ok(store::task(&mut conn, state.store.seal_key(), tenant, agent.application_id, by).await?)
+    let mut conn = services.store.read().await?;
+    Ok(store::task(&mut conn, services.store.seal_key(), tenant, agent.application_id, by).await?)
 }
 
 /// One of the agent's tasks. A signed client sees only its own (another credential of the application may
 /// hold a wider allowlist view); a bearer credential sees its application's.
 pub async fn task(
-    state: &Services,
+    services: &Services,
     tenant: &Tenant,
     agent: &Agent<'_>,
     by: TaskKey<'_>,
 ) -> Result<Option<GatewayTask>, Failure> {
-    let found = any_task(state, tenant, agent, by).await?;
+    let found = any_task(services, tenant, agent, by).await?;
     Ok(found.filter(|t| !agent.own_tasks_only || t.credential_id == agent.credential_id))
 }
 
 /// The run of a task once it has ended, or as it stands after `wait`.
-pub async fn settle(state: &Services, tenant: &Tenant, run_id: &str, wait: Duration) -> Result<Run, Failure> {
+pub async fn settle(services: &Services, tenant: &Tenant, run_id: &str, wait: Duration) -> Result<Run, Failure> {
     let deadline = tokio::time::Instant::now() + wait;
     let mut pause = Duration::from_millis(10);
     loop {
-        let (run, _) = runs::load(state, tenant, run_id).await?;
+        let (run, _) = runs::load(services, tenant, run_id).await?;
         if run.state.is_ended() || tokio::time::Instant::now() >= deadline {
             return Ok(run);
         }

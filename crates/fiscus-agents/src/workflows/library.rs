@@ -26,7 +26,7 @@ pub fn definition_hash(t: &Template) -> Result<String, Failure> {
 /// Installs a template: a workflow named after it, with the template's definition as version 1. A template
 /// installed already in this workspace and environment is 409 naming the workflow.
 pub async fn install(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     key: &str,
@@ -37,8 +37,8 @@ pub async fn install(
         version: template.version,
         definition_hash: definition_hash(template)?,
     };
-    let mut conn = state.store.read().await?;
-    if let Some(existing) = store::find_installed(&mut conn, state.store.seal_key(), tenant, key).await? {
+    let mut conn = services.store.read().await?;
+    if let Some(existing) = store::find_installed(&mut conn, services.store.seal_key(), tenant, key).await? {
         return Err(Failure::refused_with(
             ErrorCode::Conflict,
             format!("`{key}` is installed already as {}", existing.id),
@@ -72,7 +72,7 @@ pub async fn install(
     let (json, hash) = canonical("workflow version", &vbody)?;
     let version =
         Record { id: new_id("wfv"), body: vbody, body_json: json, content_hash: hash, created_by: by, created_at: now };
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     match store::insert_workflow(&mut tx, tenant, &workflow, &version).await {
         Err(StoreError::Conflict(_)) => {
             return Err(Failure::refused(

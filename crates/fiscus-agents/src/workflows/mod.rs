@@ -27,12 +27,12 @@ use fiscus_kernel::governed::Failure;
 pub use fiscus_kernel::governed::{canonical, new_record};
 
 /// The version, its seal checked; another tenant's is `NotFound`.
-pub async fn load_version(state: &Services, tenant: &Tenant, id: &str) -> Result<Version, Failure> {
+pub async fn load_version(services: &Services, tenant: &Tenant, id: &str) -> Result<Version, Failure> {
     if !fiscus_domain::ids::is_id_of("wfv", id) {
         return Err(Failure::NotFound);
     }
-    let mut conn = state.store.read().await?;
-    Ok(store::get_version(&mut conn, state.store.seal_key(), tenant, id).await?)
+    let mut conn = services.store.read().await?;
+    Ok(store::get_version(&mut conn, services.store.seal_key(), tenant, id).await?)
 }
 
 /// A definition as stored must still pass its checks (it did when it was stored; a stored one that no

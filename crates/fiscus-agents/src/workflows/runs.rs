@@ -24,21 +24,21 @@ use fiscus_kernel::governed::{Caller, Failure};
 
 /// Starts a run of a version: its read steps are pinned to their newest observed datasets, the run is
 /// queued for the worker, and `workflow.invoked` is written with it.
-pub async fn start(state: &Services, caller: &Caller, tenant: &Tenant, version_id: &str) -> Result<Run, Failure> {
-    start_for(state, caller, tenant, version_id, None).await
+pub async fn start(services: &Services, caller: &Caller, tenant: &Tenant, version_id: &str) -> Result<Run, Failure> {
+    start_for(services, caller, tenant, version_id, None).await
 }
 
 /// As [`start`], for the workflow gateway: `task` (the message that asked for the run) is recorded with the
 /// run, in its transaction, under the run's id. A message already recorded is `Store(Conflict)` and starts
 /// nothing.
 pub async fn start_for(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     version_id: &str,
     task: Option<fiscus_store::workflow_gateway::GatewayTask>,
 ) -> Result<Run, Failure> {
-    let version = match load_version(state, tenant, version_id).await {
+    let version = match load_version(services, tenant, version_id).await {
         Err(Failure::NotFound) => {
             return Err(Failure::missing("version_uid", format!("no workflow version `{version_id}` here")));
         }
@@ -47,7 +47,7 @@ pub async fn start_for(
     let definition = &version.body.definition;
     checked(definition)?;
     runnable(definition)?;
-    let pins = steps::pin(state, &tenant.workspace_id, definition).await?;
+    let pins = steps::pin(services, &tenant.workspace_id, definition).await?;
     let body = RunBody {
         workflow_id: version.body.workflow_id.clone(),
         version_id: version.id.clone(),
@@ -63,7 +63,7 @@ pub async fn start_for(
         created_by: caller.actor.clone(),
         created_at: now_micros(),
     };
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     store::insert_run(&mut tx, tenant, &record).await?;
     if let Some(task) = task {
         let task = fiscus_store::workflow_gateway::GatewayTask { run_id: record.id.clone(), ..task };
@@ -87,17 +87,17 @@ pub async fn start_for(
     )
     .await?;
     tx.commit().await?;
-    state.workflows_wake.notify_one();
+    services.workflows_wake.notify_one();
     Ok(Run { record, state: RunState::Queued, evidence_hash: None, ended_at: None })
 }
 
 /// A run of the tenant with its recorded steps.
-pub async fn load(state: &Services, tenant: &Tenant, id: &str) -> Result<(Run, Vec<store::Step>), Failure> {
+pub async fn load(services: &Services, tenant: &Tenant, id: &str) -> Result<(Run, Vec<store::Step>), Failure> {
     if !fiscus_domain::ids::is_id_of("wfr", id) {
         return Err(Failure::NotFound);
     }
-    let key = state.store.seal_key();
-    let mut conn = state.store.read().await?;
+    let key = services.store.seal_key();
+    let mut conn = services.store.read().await?;
     let run = store::get_run(&mut conn, key, tenant, id).await?;
     let steps = store::steps_of(&mut conn, key, tenant, id).await?;
     Ok((run, steps))
@@ -105,12 +105,12 @@ pub async fn load(state: &Services, tenant: &Tenant, id: &str) -> Result<(Run, V
 
 /// The run's version and what runs next, from its recorded history.
 pub async fn plan(
-    state: &Services,
+    services: &Services,
     tenant: &Tenant,
     run: &Run,
     recorded: &[store::Step],
 ) -> Result<(Version, Next), Failure> {
-    let version = load_version(state, tenant, &run.record.body.version_id).await?;
+    let version = load_version(services, tenant, &run.record.body.version_id).await?;
     checked(&version.body.definition)?;
     let history = recorded.iter().map(|s| (s.body.step.clone(), s.body.outcome)).collect();
     let next = run::plan(&version.body.definition, &history);
@@ -180,15 +180,15 @@ fn not_pending(state: RunState) -> Failure {
 }
 
 /// Cancels a run that has not ended (`workflow.cancelled`); what it recorded so far stays, sealed.
-pub async fn cancel(state: &Services, caller: &Caller, tenant: &Tenant, id: &str) -> Result<Run, Failure> {
-    let (run, recorded) = load(state, tenant, id).await?;
+pub async fn cancel(services: &Services, caller: &Caller, tenant: &Tenant, id: &str) -> Result<Run, Failure> {
+    let (run, recorded) = load(services, tenant, id).await?;
     run::may_cancel(run.state).map_err(|e| not_pending(e.0))?;
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     if !end(&mut tx, tenant, caller, &run, &recorded, RunState::Cancelled, json!({"reason": "cancelled"})).await? {
         return Err(Failure::refused(ErrorCode::Conflict, "the run moved meanwhile; read it again"));
     }
     tx.commit().await?;
-    Ok(load(state, tenant, id).await?.0)
+    Ok(load(services, tenant, id).await?.0)
 }
 
 /// A person's decision on the review a run awaits. Only an operator with the role to decide (the domain's
@@ -197,7 +197,7 @@ pub async fn cancel(state: &Services, caller: &Caller, tenant: &Tenant, id: &str
 /// hash.
 #[allow(clippy::too_many_arguments)]
 pub async fn review(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     role: Role,
     tenant: &Tenant,
@@ -209,7 +209,7 @@ pub async fn review(
     if caller.actor.kind != ActorKind::Operator {
         return Err(Failure::refused(ErrorCode::Conflict, "only a person at the console reviews a workflow run"));
     }
-    let (run, recorded) = load(state, tenant, id).await?;
+    let (run, recorded) = load(services, tenant, id).await?;
     match run::may_review(role, run.state) {
         Ok(()) => {}
         Err(ReviewRefusal::NotPending(s)) => return Err(not_pending(s)),
@@ -217,7 +217,7 @@ pub async fn review(
             return Err(Failure::refused(ErrorCode::Conflict, format!("an {} does not decide a review", r.as_str())));
         }
     }
-    let (version, next) = plan(state, tenant, &run, &recorded).await?;
+    let (version, next) = plan(services, tenant, &run, &recorded).await?;
     let Next::Run(i) = next else { return Err(Failure::internal("a run awaiting review has no step to review")) };
     let Step::Review(step) = &version.body.definition.steps[i] else {
         return Err(Failure::internal("a run awaiting review waits on a step that is not a review"));
@@ -245,7 +245,7 @@ pub async fn review(
         output,
         caller,
     )?;
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     match store::insert_step(&mut tx, tenant, &step_record).await {
         Err(StoreError::Conflict(_)) => return Err(not_pending(RunState::Running)),
         other => other?,
@@ -297,8 +297,8 @@ pub async fn review(
         }
     }
     tx.commit().await?;
-    state.workflows_wake.notify_one();
-    Ok(load(state, tenant, id).await?.0)
+    services.workflows_wake.notify_one();
+    Ok(load(services, tenant, id).await?.0)
 }
 
 /// A step's record: its output in canonical form and the hash the run's evidence chains.
@@ -335,18 +335,18 @@ pub struct Waiting {
 }
 
 /// The tenant's runs awaiting review, oldest first.
-pub async fn awaiting_review(state: &Services, tenant: &Tenant) -> Result<Vec<Waiting>, Failure> {
-    let key = state.store.seal_key();
-    let mut conn = state.store.read().await?;
+pub async fn awaiting_review(services: &Services, tenant: &Tenant) -> Result<Vec<Waiting>, Failure> {
+    let key = services.store.seal_key();
+    let mut conn = services.store.read().await?;
     let waiting = store::runs_in(&mut conn, key, tenant, RunState::AwaitingReview).await?;
     drop(conn);
     let mut out = Vec::with_capacity(waiting.len());
     for run in waiting {
-        let mut conn = state.store.read().await?;
+        let mut conn = services.store.read().await?;
         let recorded = store::steps_of(&mut conn, key, tenant, &run.record.id).await?;
         let workflow = store::get_workflow(&mut conn, key, tenant, &run.record.body.workflow_id).await?;
         drop(conn);
-        let (version, next) = plan(state, tenant, &run, &recorded).await?;
+        let (version, next) = plan(services, tenant, &run, &recorded).await?;
         let Next::Run(i) = next else { continue };
         let Step::Review(r) = &version.body.definition.steps[i] else { continue };
         out.push(Waiting {

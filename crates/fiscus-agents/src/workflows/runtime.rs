@@ -26,12 +26,12 @@ use fiscus_kernel::governed::{Caller, Failure};
 const INVOKING_SCOPES: [&str; 2] = ["workflow:manage", "agent:execution:invoke"];
 
 /// Advances a claimed run as far as it can go now, then lets go of the claim.
-pub async fn advance(state: &Services, worker: &str, claimed: &Claimed) -> Result<(), Failure> {
+pub async fn advance(services: &Services, worker: &str, claimed: &Claimed) -> Result<(), Failure> {
     let caller = Caller::bare(Actor::worker(worker));
     let tenant = &claimed.tenant;
     // Each pass records one step or ends the run; a definition has at most MAX_STEPS steps.
     for _ in 0..MAX_STEPS + 2 {
-        if !step_once(state, &caller, worker, tenant, &claimed.run_id).await? {
+        if !step_once(services, &caller, worker, tenant, &claimed.run_id).await? {
             return Ok(());
         }
     }
@@ -40,15 +40,15 @@ pub async fn advance(state: &Services, worker: &str, claimed: &Claimed) -> Resul
 
 /// Does the run's next thing; `true` when there is more to do now.
 async fn step_once(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     worker: &str,
     tenant: &Tenant,
     run_id: &str,
 ) -> Result<bool, Failure> {
-    let (run, recorded) = load(state, tenant, run_id).await?;
+    let (run, recorded) = load(services, tenant, run_id).await?;
     if run.state.is_ended() || run.state == RunState::AwaitingReview {
-        let mut tx = state.store.begin().await?;
+        let mut tx = services.store.begin().await?;
         store::release(&mut tx, run_id, worker).await?;
         tx.commit().await?;
         return Ok(false);
@@ -58,7 +58,7 @@ async fn step_once(
     // the A2A gateway) within its workspace's entitlement, else the run fails here.
     if let Some(application) = run.record.created_by.application_id() {
         let held = {
-            let mut conn = state.store.read().await?;
+            let mut conn = services.store.read().await?;
             fiscus_store::applications::authority(&mut conn, &tenant.workspace_id, application).await?
         };
         let stopped = if !held.is_some_and(|scopes| INVOKING_SCOPES.iter().any(|s| scopes.contains(s))) {
@@ -67,7 +67,7 @@ async fn step_once(
                 json!({ "reason": "authority_withdrawn",
                 "detail": "the application that invoked the run is no longer active or no longer holds a scope that invokes runs" }),
             ))
-        } else if !super::gateway::still_allowed(state, tenant, application, run_id, &run.record.body.version_id)
+        } else if !super::gateway::still_allowed(services, tenant, application, run_id, &run.record.body.version_id)
             .await?
         {
             // A run an agent started through the workflow gateway stops once an admin withdraws its version
@@ -81,14 +81,14 @@ async fn step_once(
             None
         };
         if let Some((to, detail)) = stopped {
-            let mut tx = state.store.begin().await?;
+            let mut tx = services.store.begin().await?;
             end(&mut tx, tenant, caller, &run, &recorded, to, detail).await?;
             store::release(&mut tx, run_id, worker).await?;
             tx.commit().await?;
             return Ok(false);
         }
     }
-    let (version, next) = plan(state, tenant, &run, &recorded).await?;
+    let (version, next) = plan(services, tenant, &run, &recorded).await?;
     let i = match next {
         Next::Run(i) => i,
         ended => {
@@ -98,7 +98,7 @@ async fn step_once(
                 Next::Cancel { step } => (RunState::Cancelled, json!({"reason": "review_rejected", "step": step})),
                 Next::Run(_) => unreachable!("matched above"),
             };
-            let mut tx = state.store.begin().await?;
+            let mut tx = services.store.begin().await?;
             end(&mut tx, tenant, caller, &run, &recorded, to, detail).await?;
             store::release(&mut tx, run_id, worker).await?;
             tx.commit().await?;
@@ -111,7 +111,7 @@ async fn step_once(
     let (outcome, output) = match step {
         Step::Review(r) => {
             // A person decides at the console; the run waits, claimed by nobody.
-            let mut tx = state.store.begin().await?;
+            let mut tx = services.store.begin().await?;
             if store::move_run(&mut tx, tenant, run_id, run.state, RunState::AwaitingReview, None, None).await? {
                 let detail = json!({"step": r.id, "title": r.title});
                 record_workflow(
@@ -129,7 +129,7 @@ async fn step_once(
         Step::Wait(w) if run.state != RunState::Waiting => {
             // A durable timer: the run is due again when it elapses.
             let due = now_micros() + i64::from(w.seconds) * 1_000_000;
-            let mut tx = state.store.begin().await?;
+            let mut tx = services.store.begin().await?;
             store::move_run(&mut tx, tenant, run_id, run.state, RunState::Waiting, None, Some(due)).await?;
             store::release(&mut tx, run_id, worker).await?;
             tx.commit().await?;
@@ -140,7 +140,7 @@ async fn step_once(
             let Some(pin) = run.record.body.pins.iter().find(|p| p.step == step.id()) else {
                 return Err(Failure::internal(format!("run {run_id}: step {} was never pinned", step.id())));
             };
-            match steps::read(state, &tenant.workspace_id, step, pin).await {
+            match steps::read(services, &tenant.workspace_id, step, pin).await {
                 Ok(read) => read,
                 // The data is no longer what the run pinned (edited or gone): retrying cannot help, so the
                 // run fails, visibly, naming why. A database that does not answer is retried.
@@ -159,7 +159,7 @@ async fn step_once(
         }
         Step::Measure(_) | Step::Check(_) | Step::Report(_) => {
             let step = step.clone();
-            state
+            services
                 .compute
                 .run_inline(&tenant.workspace_id, move || steps::compute(&step, &outputs, false))
                 .await
@@ -171,7 +171,7 @@ async fn step_once(
         ),
     };
     let record = step_record(&run, step.id(), step.kind(), recorded.len(), outcome, output, caller)?;
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     match store::insert_step(&mut tx, tenant, &record).await {
         // Another worker recorded it first (this one's claim had gone stale): plan again from the history.
         Err(StoreError::Conflict(_)) => return Ok(true),

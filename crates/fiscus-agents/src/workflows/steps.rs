@@ -22,13 +22,13 @@ use fiscus_kernel::governed::Failure;
 const MAX_ROWS: u32 = 200_000;
 
 /// Pins every read step's source to its newest observed dataset (422 naming the step when it has none).
-pub async fn pin(state: &Services, workspace_id: &str, definition: &Definition) -> Result<Vec<InputPin>, Failure> {
-    let mut conn = state.store.read().await?;
+pub async fn pin(services: &Services, workspace_id: &str, definition: &Definition) -> Result<Vec<InputPin>, Failure> {
+    let mut conn = services.store.read().await?;
     let mut pins = Vec::new();
     for step in &definition.steps {
         let (source, number) = match step {
             Step::ReadPrices(s) => {
-                fiscus_kernel::inputs::entitled(state, workspace_id, Kind::Prices).await?;
+                fiscus_kernel::inputs::entitled(services, workspace_id, Kind::Prices).await?;
                 let instrument = match market::get_instrument(&mut conn, workspace_id, &s.instrument).await {
                     Err(StoreError::NotFound) => {
                         return Err(unread(&s.id, format!("no instrument `{}`", s.instrument)));
@@ -42,7 +42,7 @@ pub async fn pin(state: &Services, workspace_id: &str, definition: &Definition) 
                 (s.instrument.clone(), number)
             }
             Step::ReadSeries(s) => {
-                fiscus_kernel::inputs::entitled(state, workspace_id, Kind::Economics).await?;
+                fiscus_kernel::inputs::entitled(services, workspace_id, Kind::Economics).await?;
                 match economics::get(&mut conn, workspace_id, &s.series, None).await {
                     Err(StoreError::NotFound) => {
                         return Err(unread(&s.id, format!("no economic series `{}`", s.series)));
@@ -52,7 +52,7 @@ pub async fn pin(state: &Services, workspace_id: &str, definition: &Definition) 
             }
             _ => continue,
         };
-        let d = datasets::get(&mut conn, state.store.seal_key(), workspace_id, number).await?;
+        let d = datasets::get(&mut conn, services.store.seal_key(), workspace_id, number).await?;
         if d.provenance != fiscus_domain::data::Provenance::Observed {
             return Err(unread(
                 step.id(),
@@ -70,15 +70,15 @@ fn unread(step: &str, why: String) -> Failure {
 
 /// Reads a step's pinned series: the newest `observations` values (at least two), oldest first.
 pub async fn read(
-    state: &Services,
+    services: &Services,
     workspace_id: &str,
     step: &Step,
     pin: &InputPin,
 ) -> Result<(StepOutcome, Value), Failure> {
-    let mut conn = state.store.read().await?;
-    let d = datasets::get(&mut conn, state.store.seal_key(), workspace_id, pin.dataset).await?;
+    let mut conn = services.store.read().await?;
+    let d = datasets::get(&mut conn, services.store.seal_key(), workspace_id, pin.dataset).await?;
     // Entitlement is read at each step, not when the run was queued (issue 54).
-    fiscus_kernel::inputs::entitled(state, workspace_id, d.kind).await?;
+    fiscus_kernel::inputs::entitled(services, workspace_id, d.kind).await?;
     if d.content_hash != pin.content_hash {
         return Err(Failure::internal(format!("dataset {} no longer hashes to its pin", pin.dataset)));
     }

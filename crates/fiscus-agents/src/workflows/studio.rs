@@ -42,7 +42,7 @@ pub struct CreateVersion {
 /// that do not fit together (a cyclic graph, a missing dependency, a step reading what it may not) are 409
 /// `conflict`, each naming the step and field.
 pub async fn create(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     req: CreateVersion,
@@ -55,7 +55,7 @@ pub async fn create(
     let definition_hash = canonical("definition", &req.definition)?.1;
     let now = now_micros();
     let by = caller.actor.clone();
-    let key = state.store.seal_key();
+    let key = services.store.seal_key();
     let (workflow, fresh, number) = match (&req.workflow_uid, &req.name) {
         (Some(_), Some(_)) => {
             return Err(Failure::Invalid(vec![("name", "give a name only for a new workflow".into())]));
@@ -66,7 +66,7 @@ pub async fn create(
             if !fiscus_domain::ids::is_id_of("wfl", id) {
                 return Err(not_here());
             }
-            let mut conn = state.store.read().await?;
+            let mut conn = services.store.read().await?;
             let w = match store::get_workflow(&mut conn, key, tenant, id).await {
                 Err(StoreError::NotFound) => return Err(not_here()),
                 other => other?,
@@ -105,7 +105,7 @@ pub async fn create(
     let (json, hash) = canonical("workflow version", &vbody)?;
     let version =
         Record { id: new_id("wfv"), body: vbody, body_json: json, content_hash: hash, created_by: by, created_at: now };
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     let written = if fresh {
         store::insert_workflow(&mut tx, tenant, &workflow, &version).await
     } else {
@@ -129,9 +129,9 @@ pub async fn create(
 }
 
 /// A version with its workflow.
-pub async fn load(state: &Services, tenant: &Tenant, id: &str) -> Result<(Workflow, Version), Failure> {
-    let version = super::load_version(state, tenant, id).await?;
-    let mut conn = state.store.read().await?;
-    let workflow = store::get_workflow(&mut conn, state.store.seal_key(), tenant, &version.body.workflow_id).await?;
+pub async fn load(services: &Services, tenant: &Tenant, id: &str) -> Result<(Workflow, Version), Failure> {
+    let version = super::load_version(services, tenant, id).await?;
+    let mut conn = services.store.read().await?;
+    let workflow = store::get_workflow(&mut conn, services.store.seal_key(), tenant, &version.body.workflow_id).await?;
     Ok((workflow, version))
 }

@@ -32,7 +32,7 @@ pub struct ProofRequest {
 }
 
 /// Measures a workflow's runs (its most recent 1,000) against the baseline and seals the result.
-pub async fn prove(state: &Services, caller: &Caller, tenant: &Tenant, req: ProofRequest) -> Result<Proof, Failure> {
+pub async fn prove(services: &Services, caller: &Caller, tenant: &Tenant, req: ProofRequest) -> Result<Proof, Failure> {
     let b = &req.baseline;
     let mut errors = Vec::new();
     if !(1..=100_000).contains(&b.minutes_per_run) {
@@ -54,8 +54,8 @@ pub async fn prove(state: &Services, caller: &Caller, tenant: &Tenant, req: Proo
     if !fiscus_domain::ids::is_id_of("wfl", &req.workflow_uid) {
         return Err(not_here());
     }
-    let key = state.store.seal_key();
-    let mut conn = state.store.read().await?;
+    let key = services.store.seal_key();
+    let mut conn = services.store.read().await?;
     let workflow = match store::get_workflow(&mut conn, key, tenant, &req.workflow_uid).await {
         Err(StoreError::NotFound) => return Err(not_here()),
         other => other?,
@@ -95,7 +95,7 @@ pub async fn prove(state: &Services, caller: &Caller, tenant: &Tenant, req: Proo
         evidence,
     };
     let proof = new_record("proof of value", "wpv", body, caller.actor.clone())?;
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     store::insert_proof(&mut tx, tenant, &proof).await?;
     let details =
         json!({"workflow_uid": workflow.id, "content_hash": proof.content_hash, "runs": proof.body.figures.runs});

@@ -68,7 +68,7 @@ pub struct Backtest {
     pub periods_per_year: Option<f64>,
 }
 
-pub async fn pin(state: &Services, workspace_id: &str, r: BacktestRequest) -> Result<Backtest, Failure> {
+pub async fn pin(services: &Services, workspace_id: &str, r: BacktestRequest) -> Result<Backtest, Failure> {
     let mut errors: Vec<(&'static str, String)> = Vec::new();
     if r.weights.is_empty() || r.weights.len() > 500 {
         errors.push(("weights", "between 1 and 500 instruments".into()));
@@ -95,7 +95,7 @@ pub async fn pin(state: &Services, workspace_id: &str, r: BacktestRequest) -> Re
         return Err(Failure::Invalid(errors));
     }
     let (instruments, weights): (Vec<String>, Vec<f64>) = r.weights.into_iter().unzip();
-    let prices = fiscus_kernel::inputs::pin(state, workspace_id, "weights", &instruments, r.start, r.end).await?;
+    let prices = fiscus_kernel::inputs::pin(services, workspace_id, "weights", &instruments, r.start, r.end).await?;
     Ok(Backtest {
         prices,
         weights,
@@ -114,8 +114,8 @@ impl Computation for Backtest {
         Some(panel.quality.clone())
     }
 
-    async fn load(&self, state: &Services, workspace_id: &str) -> Result<fiscus_kernel::inputs::Panel, Failure> {
-        fiscus_kernel::inputs::load(state, workspace_id, &self.prices).await
+    async fn load(&self, services: &Services, workspace_id: &str) -> Result<fiscus_kernel::inputs::Panel, Failure> {
+        fiscus_kernel::inputs::load(services, workspace_id, &self.prices).await
     }
 
     fn size(&self) -> u64 {

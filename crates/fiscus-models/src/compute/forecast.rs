@@ -157,7 +157,7 @@ pub struct Forecast {
     pub fill_gaps: Option<Fill>,
 }
 
-pub async fn pin(state: &Services, workspace_id: &str, r: ForecastRequest) -> Result<Forecast, Failure> {
+pub async fn pin(services: &Services, workspace_id: &str, r: ForecastRequest) -> Result<Forecast, Failure> {
     let mut errors: Vec<(&'static str, String)> = Vec::new();
     let horizon = r.horizon.unwrap_or(12);
     if !(1..=120).contains(&horizon) {
@@ -180,13 +180,13 @@ pub async fn pin(state: &Services, workspace_id: &str, r: ForecastRequest) -> Re
         return Err(Failure::Invalid(errors));
     }
     let source = match (r.series, r.instrument, r.values, r.ledger_account) {
-        (None, None, None, Some(a)) => pin_ledger_account(state, workspace_id, a, r.start, r.end).await?,
+        (None, None, None, Some(a)) => pin_ledger_account(services, workspace_id, a, r.start, r.end).await?,
         (Some(key), None, None, None) => {
-            fiscus_kernel::inputs::entitled(state, workspace_id, Kind::Economics).await?;
+            fiscus_kernel::inputs::entitled(services, workspace_id, Kind::Economics).await?;
             if !fiscus_domain::data::is_name(&key) {
                 return Err(Failure::missing("series", format!("no series `{key}` in this workspace")));
             }
-            let mut conn = state.store.read().await?;
+            let mut conn = services.store.read().await?;
             let s = match fiscus_store::data::economics::get(&mut conn, workspace_id, &key, None).await {
                 Ok(s) => s,
                 Err(fiscus_store::StoreError::NotFound) => {
@@ -195,7 +195,7 @@ pub async fn pin(state: &Services, workspace_id: &str, r: ForecastRequest) -> Re
                 Err(e) => return Err(e.into()),
             };
             let d =
-                fiscus_store::data::datasets::get(&mut conn, state.store.seal_key(), workspace_id, s.dataset_number)
+                fiscus_store::data::datasets::get(&mut conn, services.store.seal_key(), workspace_id, s.dataset_number)
                     .await?;
             fiscus_kernel::inputs::observed("series", &d)?;
             Source::Economic {
@@ -207,7 +207,7 @@ pub async fn pin(state: &Services, workspace_id: &str, r: ForecastRequest) -> Re
             }
         }
         (None, Some(uid), None, None) => Source::Instrument(
-            fiscus_kernel::inputs::pin(state, workspace_id, "instrument", &[uid], r.start, r.end).await?,
+            fiscus_kernel::inputs::pin(services, workspace_id, "instrument", &[uid], r.start, r.end).await?,
         ),
         (None, None, Some(values), None) => {
             if r.start.is_some() || r.end.is_some() {
@@ -236,7 +236,7 @@ pub async fn pin(state: &Services, workspace_id: &str, r: ForecastRequest) -> Re
     // A season is counted in periods: across a gap it would be out of step. Refused here, before anything
     // is queued, unless filling was allowed.
     if forecast.seasonal() && forecast.fill_gaps.is_none() {
-        let loaded = forecast.load(state, workspace_id).await?;
+        let loaded = forecast.load(services, workspace_id).await?;
         if let Some(g) = loaded.quality.as_ref().and_then(|q| q.gaps()) {
             return Err(Failure::Invalid(vec![(
                 "seasonal_period",
@@ -254,7 +254,7 @@ pub async fn pin(state: &Services, workspace_id: &str, r: ForecastRequest) -> Re
     // here with the engine's problem, as a single model answered in the request is, never a 202 whose job
     // fails later: one answer per cause (issue 55).
     if forecast.model == ForecastModel::Auto {
-        let loaded = forecast.load(state, workspace_id).await?;
+        let loaded = forecast.load(services, workspace_id).await?;
         if loaded.values.len() < MIN_OBSERVATIONS {
             return Err(crate::compute::refused_by_engine(fiscus_quant::QuantError::InsufficientData {
                 what: "series",
@@ -331,13 +331,13 @@ fn fill(values: &mut Vec<f64>, dates: &mut Vec<String>, how: Fill, quality: &mut
 }
 
 async fn pin_ledger_account(
-    state: &Services,
+    services: &Services,
     workspace_id: &str,
     a: LedgerAccountRequest,
     start: Option<String>,
     end: Option<String>,
 ) -> Result<Source, Failure> {
-    fiscus_kernel::inputs::entitled(state, workspace_id, Kind::Journals).await?;
+    fiscus_kernel::inputs::entitled(services, workspace_id, Kind::Journals).await?;
     let bad = |m: String| Failure::Invalid(vec![("ledger_account", m)]);
     if a.general_ledger_id < 1 || a.entity_id.is_some_and(|e| e < 1) {
         return Err(bad("general_ledger_id and entity_id are positive integers".into()));
@@ -353,7 +353,7 @@ async fn pin_ledger_account(
         account: &a.account,
         entity_id: a.entity_id,
     };
-    let mut conn = state.store.read().await?;
+    let mut conn = services.store.read().await?;
     let found = fiscus_store::data::finance_core::account_datasets(&mut conn, workspace_id, &lines).await?;
     let mut currencies: Vec<&str> = found.iter().map(|(_, c)| c.as_str()).collect();
     currencies.dedup();
@@ -384,7 +384,7 @@ async fn pin_ledger_account(
         if datasets.iter().any(|d| d.dataset == *number) {
             continue;
         }
-        let d = fiscus_store::data::datasets::get(&mut conn, state.store.seal_key(), workspace_id, *number).await?;
+        let d = fiscus_store::data::datasets::get(&mut conn, services.store.seal_key(), workspace_id, *number).await?;
         fiscus_kernel::inputs::observed("ledger_account", &d)?;
         datasets.push(PinnedDataset { dataset: *number, content_hash: d.content_hash });
     }
@@ -463,8 +463,8 @@ impl Computation for Forecast {
         data.quality.clone()
     }
 
-    async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
-        let mut loaded = self.read(state, workspace_id).await?;
+    async fn load(&self, services: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
+        let mut loaded = self.read(services, workspace_id).await?;
         if let (Some(how), Some(dates), Some(quality)) =
             (self.fill_gaps, loaded.dates.as_mut(), loaded.quality.as_mut())
         {
@@ -480,11 +480,11 @@ impl Computation for Forecast {
 
 impl Forecast {
     /// The series as stored, before any filling.
-    async fn read(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
+    async fn read(&self, services: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
         match &self.source {
             Source::Inline { values } => Ok(Loaded { values: values.clone(), dates: None, quality: None }),
             Source::Instrument(p) => {
-                let panel = fiscus_kernel::inputs::load(state, workspace_id, p).await?;
+                let panel = fiscus_kernel::inputs::load(services, workspace_id, p).await?;
                 Ok(Loaded {
                     values: panel.prices.iter().map(|r| r[0]).collect(),
                     dates: Some(panel.dates),
@@ -492,8 +492,8 @@ impl Forecast {
                 })
             }
             Source::Economic { key, dataset, start, end, .. } => {
-                fiscus_kernel::inputs::entitled(state, workspace_id, Kind::Economics).await?;
-                let mut conn = state.store.read().await?;
+                fiscus_kernel::inputs::entitled(services, workspace_id, Kind::Economics).await?;
+                let mut conn = services.store.read().await?;
                 let window =
                     fiscus_store::data::market::Window { from: start.as_deref(), to: end.as_deref(), after: None };
                 let rows = fiscus_store::data::economics::observations(
@@ -532,14 +532,14 @@ impl Forecast {
                 start,
                 end,
             } => {
-                fiscus_kernel::inputs::entitled(state, workspace_id, Kind::Journals).await?;
+                fiscus_kernel::inputs::entitled(services, workspace_id, Kind::Journals).await?;
                 let lines = fiscus_store::data::finance_core::AccountLines {
                     general_ledger_id: *general_ledger_id,
                     account,
                     entity_id: *entity_id,
                 };
                 let numbers: Vec<i64> = datasets.iter().map(|d| d.dataset).collect();
-                let mut conn = state.store.read().await?;
+                let mut conn = services.store.read().await?;
                 let months = fiscus_store::data::finance_core::account_movements(
                     &mut conn,
                     workspace_id,

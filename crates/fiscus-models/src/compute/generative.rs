@@ -81,7 +81,7 @@ pub struct Generative {
 const MAX_RETURNED: u64 = 200_000;
 
 pub async fn pin(
-    state: &Services,
+    services: &Services,
     workspace_id: &str,
     r: GenerativeRequest,
     full: bool,
@@ -133,7 +133,7 @@ pub async fn pin(
     }
     let basis = match (r.instruments, r.parameters) {
         (Some(list), None) => Basis::DataPlane(
-            fiscus_kernel::inputs::pin(state, workspace_id, "instruments", &list, r.start, r.end).await?,
+            fiscus_kernel::inputs::pin(services, workspace_id, "instruments", &list, r.start, r.end).await?,
         ),
         (None, Some(p)) => Basis::Inline(p.pinned()?),
         _ => return Err(Failure::Invalid(vec![("instruments", "give either instruments or parameters".into())])),
@@ -178,7 +178,7 @@ impl Computation for Generative {
         self.size() <= 1_000_000
     }
 
-    async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
+    async fn load(&self, services: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
         match (&self.basis, self.generator) {
             (Basis::Inline(p), _) => Ok(Loaded {
                 assets: p.assets.clone(),
@@ -200,7 +200,7 @@ impl Computation for Generative {
                     weights: None,
                     periods_per_year: None,
                 };
-                let l = sim.load(state, workspace_id).await?;
+                let l = sim.load(services, workspace_id).await?;
                 Ok(Loaded {
                     assets: l.assets,
                     initial: l.initial,
@@ -210,7 +210,7 @@ impl Computation for Generative {
                 })
             }
             (Basis::DataPlane(pinned), Generator::BlockBootstrap) => {
-                let panel = fiscus_kernel::inputs::load(state, workspace_id, pinned).await?;
+                let panel = fiscus_kernel::inputs::load(services, workspace_id, pinned).await?;
                 let returns = panel.returns();
                 if returns.is_empty() {
                     return Err(Failure::insufficient_data(

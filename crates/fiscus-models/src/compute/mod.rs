@@ -78,7 +78,7 @@ pub trait Computation: Clone + Send + Sync + 'static {
     fn small(&self) -> bool;
     fn load(
         &self,
-        state: &Services,
+        services: &Services,
         workspace_id: &str,
     ) -> impl std::future::Future<Output = Result<Self::Inputs, Failure>> + Send;
     fn run(&self, inputs: Self::Inputs, control: &Control) -> Result<Value, Refusal>;
@@ -145,15 +145,15 @@ impl Request {
     /// rule).
     async fn compute(
         &self,
-        state: &Services,
+        services: &Services,
         workspace_id: &str,
         control: Arc<Control>,
         thread: Option<&Reserved>,
     ) -> Result<Value, Refusal> {
         dispatch!(
             self,
-            c => computed(c, state, workspace_id, control, thread).await,
-            r => r.compute(state, workspace_id, control, thread).await
+            c => computed(c, services, workspace_id, control, thread).await,
+            r => r.compute(services, workspace_id, control, thread).await
         )
     }
 }
@@ -161,18 +161,18 @@ impl Request {
 /// One computation's inputs read, then computed on the pool (see `Request::compute`).
 async fn computed<C: Computation>(
     c: &C,
-    state: &Services,
+    services: &Services,
     workspace_id: &str,
     control: Arc<Control>,
     thread: Option<&Reserved>,
 ) -> Result<Value, Refusal> {
-    let inputs = c.load(state, workspace_id).await.map_err(Refusal::Failure)?;
+    let inputs = c.load(services, workspace_id).await.map_err(Refusal::Failure)?;
     let quality = C::quality(&inputs);
     let c = c.clone();
     let f = move || c.run(inputs, &control);
     let done = match thread {
-        Some(t) => state.compute.run(t, f).await,
-        None => state.compute.run_inline(workspace_id, f).await,
+        Some(t) => services.compute.run(t, f).await,
+        None => services.compute.run_inline(workspace_id, f).await,
     };
     let mut output = done.map_err(|Crashed| Refusal::Crashed)??;
     if let Some(q) = quality {
@@ -218,7 +218,7 @@ pub struct Shown {
 /// Creates a job: computed now when small and the caller did not prefer an asynchronous answer, queued
 /// otherwise. Credits are debited with the job (402 `credits_exhausted` when they do not cover it).
 pub async fn submit(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     request: Request,
@@ -234,7 +234,7 @@ pub async fn submit(
     let created_by = caller.actor.clone();
     let output = if !prefer_async && request.small() {
         // Refused before computing when the balance already cannot cover it (checked again when debited).
-        let mut conn = state.store.read().await?;
+        let mut conn = services.store.read().await?;
         let t = fiscus_store::credits::totals(&mut conn, tenant).await?;
         drop(conn);
         if t.granted - t.consumed < credits {
@@ -242,8 +242,8 @@ pub async fn submit(
         }
         // Small by rule, and short by budget: one that runs past the in-request budget is stopped and queued
         // instead, so no request (and no other workspace's request behind it) waits on a long computation.
-        let control = state.compute.control(state.compute.inline_budget());
-        match request.compute(state, &tenant.workspace_id, control, None).await {
+        let control = services.compute.control(services.compute.inline_budget());
+        match request.compute(services, &tenant.workspace_id, control, None).await {
             Ok(v) => Some(v),
             Err(Refusal::Engine(e)) => return Err(refused_by_engine(e)),
             Err(Refusal::Failure(f)) => return Err(f),
@@ -266,7 +266,7 @@ pub async fn submit(
         created_at: now,
         project: request.project(),
     };
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     let debit = NewEntry {
         id: &fiscus_domain::ids::new_id("crd"),
         kind: EntryKind::Consumption,
@@ -276,7 +276,7 @@ pub async fn submit(
         created_at: now,
     };
     if fiscus_store::credits::debit(&mut tx, tenant, &debit).await?.is_none() {
-        let mut conn = state.store.read().await?;
+        let mut conn = services.store.read().await?;
         let t = fiscus_store::credits::totals(&mut conn, tenant).await?;
         return Err(exhausted(credits, t.granted - t.consumed));
     }
@@ -306,7 +306,7 @@ pub async fn submit(
     audit(&mut tx, caller, &entry).await?;
     tx.commit().await?;
     if !inline {
-        state.compute.wake.notify_one();
+        services.compute.wake.notify_one();
     }
     // Shown as written (not read back: a large request would be read and its seal checked again for
     // nothing); a queued job may already have been claimed since, which its next read shows.
@@ -360,9 +360,9 @@ fn result_of(job_id: &str, request_hash: &str, output: &Value, now: i64) -> Resu
 
 /// Cancels a job: a queued one now (its credits refunded), a running one at its next check; an ended one
 /// is a conflict.
-pub async fn cancel(state: &Services, caller: &Caller, tenant: &Tenant, id: &str) -> Result<Job, Failure> {
+pub async fn cancel(services: &Services, caller: &Caller, tenant: &Tenant, id: &str) -> Result<Job, Failure> {
     let now = now_micros();
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     let current = jobs::state_for_update(&mut tx, tenant, id).await?;
     let moved = match rules::cancel(current) {
         Err(rules::AlreadyEnded(s)) => {
@@ -371,8 +371,8 @@ pub async fn cancel(state: &Services, caller: &Caller, tenant: &Tenant, id: &str
         Ok(rules::Cancel::Now) => {
             let done = jobs::cancel_queued(&mut tx, tenant, id, now).await?;
             if done {
-                let mut conn = state.store.read().await?;
-                let (job, _) = jobs::get(&mut conn, state.store.seal_key(), tenant, id).await?;
+                let mut conn = services.store.read().await?;
+                let (job, _) = jobs::get(&mut conn, services.store.seal_key(), tenant, id).await?;
                 drop(conn);
                 let refund = NewEntry {
                     id: &fiscus_domain::ids::new_id("crd"),
@@ -402,39 +402,39 @@ pub async fn cancel(state: &Services, caller: &Caller, tenant: &Tenant, id: &str
     };
     audit(&mut tx, caller, &entry).await?;
     tx.commit().await?;
-    let mut conn = state.store.read().await?;
-    Ok(jobs::get(&mut conn, state.store.seal_key(), tenant, id).await?.0)
+    let mut conn = services.store.read().await?;
+    Ok(jobs::get(&mut conn, services.store.seal_key(), tenant, id).await?.0)
 }
 
 /// Runs a job this worker claimed on the thread it reserved, heartbeating while it computes, and ends it. Nothing is written when the
 /// claim was lost meanwhile.
-pub async fn execute(state: &Services, worker: &str, job: Job, thread: Reserved) -> Result<(), Failure> {
+pub async fn execute(services: &Services, worker: &str, job: Job, thread: Reserved) -> Result<(), Failure> {
     let caller = Caller::bare(fiscus_domain::actor::Actor::worker(worker));
     // The claim returns the row as it stands; its request is computed only once its seal checks.
     let verified = {
-        let mut conn = state.store.read().await?;
-        jobs::get(&mut conn, state.store.seal_key(), &job.tenant, &job.id).await.map(|_| ())
+        let mut conn = services.store.read().await?;
+        jobs::get(&mut conn, services.store.seal_key(), &job.tenant, &job.id).await.map(|_| ())
     };
     match verified {
         Ok(()) => {}
         Err(fiscus_store::StoreError::Tampered(what)) => {
             tracing::error!(job = %job.id, what = %what, "a compute job failed verification; it is not computed");
             let why = "the job's sealed request failed verification".to_string();
-            return end_unrun(state, worker, &caller, &job, JobFailure::IntegrityFailure, why, false).await;
+            return end_unrun(services, worker, &caller, &job, JobFailure::IntegrityFailure, why, false).await;
         }
         Err(e) => return Err(e.into()),
     }
-    if let Some(why) = authority_withdrawn(state, &job).await? {
-        return end_unrun(state, worker, &caller, &job, JobFailure::AuthorityWithdrawn, why, true).await;
+    if let Some(why) = authority_withdrawn(services, &job).await? {
+        return end_unrun(services, worker, &caller, &job, JobFailure::AuthorityWithdrawn, why, true).await;
     }
-    let control = state.compute.control(JOB_BUDGET);
+    let control = services.compute.control(JOB_BUDGET);
     let beat = {
-        let (state, control, id, worker) = (state.clone(), control.clone(), job.id.clone(), worker.to_string());
+        let (services, control, id, worker) = (services.clone(), control.clone(), job.id.clone(), worker.to_string());
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_millis(250));
             loop {
                 tick.tick().await;
-                let Ok(mut conn) = state.store.read().await else { continue };
+                let Ok(mut conn) = services.store.read().await else { continue };
                 match jobs::heartbeat(&mut conn, &id, &worker, control.progress(), now_micros()).await {
                     Ok(None) => control.stop(Stop::Abandoned),
                     Ok(Some(true)) => control.stop(Stop::Cancelled),
@@ -445,7 +445,7 @@ pub async fn execute(state: &Services, worker: &str, job: Job, thread: Reserved)
         })
     };
     let outcome = match serde_json::from_str::<Request>(&job.request) {
-        Ok(request) => request.compute(state, &job.tenant.workspace_id, control.clone(), Some(&thread)).await,
+        Ok(request) => request.compute(services, &job.tenant.workspace_id, control.clone(), Some(&thread)).await,
         Err(e) => Err(Refusal::Failure(Failure::internal(format!("job {}: stored request: {e}", job.id)))),
     };
     beat.abort();
@@ -455,7 +455,7 @@ pub async fn execute(state: &Services, worker: &str, job: Job, thread: Reserved)
     // The workspace lost its entitlement to the data after the job was queued: nothing was read, so the job
     // ends as such, its credits refunded (issue 54).
     if let Err(Refusal::Failure(Failure::Refused { code: ErrorCode::EntitlementMissing, detail, .. })) = &outcome {
-        return end_unrun(state, worker, &caller, &job, JobFailure::EntitlementMissing, detail.clone(), true).await;
+        return end_unrun(services, worker, &caller, &job, JobFailure::EntitlementMissing, detail.clone(), true).await;
     }
     let now = now_micros();
     let engine_detail = match &outcome {
@@ -489,7 +489,7 @@ pub async fn execute(state: &Services, worker: &str, job: Job, thread: Reserved)
     if let Err(Refusal::Failure(f)) = &outcome {
         tracing::error!(job = %job.id, failure = ?f, "a compute job could not read its inputs");
     }
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     if !jobs::finish(&mut tx, &job.tenant, &job.id, Some(worker), now, ending).await? {
         return Ok(());
     }
@@ -509,9 +509,9 @@ pub async fn execute(state: &Services, worker: &str, job: Job, thread: Reserved)
 /// Why a queued job may no longer be computed on behalf of the application that queued it: it is no longer
 /// active, or neither it nor its workspace holds a scope that queues jobs of this kind any more. Read when a
 /// worker takes the job up, not when it was queued. `None` when it may (or a person or the CLI queued it).
-async fn authority_withdrawn(state: &Services, job: &Job) -> Result<Option<String>, Failure> {
+async fn authority_withdrawn(services: &Services, job: &Job) -> Result<Option<String>, Failure> {
     let Some(application) = job.created_by.application_id() else { return Ok(None) };
-    let mut conn = state.store.read().await?;
+    let mut conn = services.store.read().await?;
     let held = fiscus_store::applications::authority(&mut conn, &job.tenant.workspace_id, application).await?;
     let scopes = job.kind.submitting_scopes();
     Ok(match held {
@@ -527,7 +527,7 @@ async fn authority_withdrawn(state: &Services, job: &Job) -> Result<Option<Strin
 /// failed with `code`, its credits refunded when `refund` (nothing was computed for them), in one
 /// transaction; nothing when the claim was lost meanwhile.
 async fn end_unrun(
-    state: &Services,
+    services: &Services,
     worker: &str,
     caller: &Caller,
     job: &Job,
@@ -536,7 +536,7 @@ async fn end_unrun(
     refund: bool,
 ) -> Result<(), Failure> {
     let now = now_micros();
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     let ending = Ending::Failed { code, detail: &why };
     if !jobs::finish(&mut tx, &job.tenant, &job.id, Some(worker), now, ending).await? {
         return Ok(());

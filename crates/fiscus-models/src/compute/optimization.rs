@@ -75,7 +75,7 @@ pub struct Optimization {
 }
 
 /// Checks a request and pins its inputs.
-pub async fn pin(state: &Services, workspace_id: &str, r: OptimizationRequest) -> Result<Optimization, Failure> {
+pub async fn pin(services: &Services, workspace_id: &str, r: OptimizationRequest) -> Result<Optimization, Failure> {
     let mut errors: Vec<(&'static str, String)> = Vec::new();
     let in_range = |v: Option<f64>, lo: f64, hi: f64| v.is_none_or(|x| x.is_finite() && x >= lo && x <= hi);
     if !in_range(r.periods_per_year, 1.0, 366.0) {
@@ -113,7 +113,7 @@ pub async fn pin(state: &Services, workspace_id: &str, r: OptimizationRequest) -
         return Err(Failure::Invalid(errors));
     }
     let returns =
-        fiscus_kernel::inputs::returns_of(state, workspace_id, r.instruments, r.start, r.end, r.returns).await?;
+        fiscus_kernel::inputs::returns_of(services, workspace_id, r.instruments, r.start, r.end, r.returns).await?;
     Ok(Optimization {
         objective: r.objective,
         periods_per_year: r.periods_per_year,
@@ -134,8 +134,8 @@ impl Computation for Optimization {
         self.returns.assets() as u64
     }
 
-    async fn load(&self, state: &Services, workspace_id: &str) -> Result<LoadedReturns, Failure> {
-        self.returns.load(state, workspace_id).await
+    async fn load(&self, services: &Services, workspace_id: &str) -> Result<LoadedReturns, Failure> {
+        self.returns.load(services, workspace_id).await
     }
 
     /// Optimisations of up to 100 assets are answered in the request.

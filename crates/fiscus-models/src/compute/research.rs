@@ -134,7 +134,7 @@ fn is_key(s: &str, max: usize, extra: &[u8]) -> bool {
 }
 
 /// Checks a run and pins every step (or the snapshot it re-runs).
-pub async fn pin(state: &Services, tenant: &Tenant, r: ResearchRunRequest) -> Result<Research, Failure> {
+pub async fn pin(services: &Services, tenant: &Tenant, r: ResearchRunRequest) -> Result<Research, Failure> {
     if let Some(name) = &r.name
         && !fiscus_domain::fields::text_ok(name, 1, 200)
     {
@@ -147,7 +147,7 @@ pub async fn pin(state: &Services, tenant: &Tenant, r: ResearchRunRequest) -> Re
             if r.project.is_some() {
                 return Err(invalid("project", "a re-run is filed under its snapshot's project"));
             }
-            rerun(state, tenant, &snapshot, r.name).await
+            rerun(services, tenant, &snapshot, r.name).await
         }
         (Some(steps), None) => {
             let Some(project) = r.project else {
@@ -169,7 +169,7 @@ pub async fn pin(state: &Services, tenant: &Tenant, r: ResearchRunRequest) -> Re
                 if pinned.iter().any(|s| s.key == key) {
                     return Err(Failure::refused(ErrorCode::Conflict, format!("`{key}` names two steps")));
                 }
-                let request = pin_step(state, &tenant.workspace_id, step).await.map_err(|f| match f {
+                let request = pin_step(services, &tenant.workspace_id, step).await.map_err(|f| match f {
                     Failure::Invalid(errors) => Failure::Invalid(
                         errors.into_iter().map(|(field, m)| ("steps", format!("step `{key}`: {field}: {m}"))).collect(),
                     ),
@@ -183,7 +183,7 @@ pub async fn pin(state: &Services, tenant: &Tenant, r: ResearchRunRequest) -> Re
     }
 }
 
-async fn pin_step(state: &Services, workspace_id: &str, s: ResearchStepRequest) -> Result<Request, Failure> {
+async fn pin_step(services: &Services, workspace_id: &str, s: ResearchStepRequest) -> Result<Request, Failure> {
     let given = [
         s.optimization.is_some(),
         s.simulation.is_some(),
@@ -199,21 +199,21 @@ async fn pin_step(state: &Services, workspace_id: &str, s: ResearchStepRequest) 
         ));
     }
     Ok(if let Some(r) = s.optimization {
-        Request::Optimization(optimization::pin(state, workspace_id, r).await?)
+        Request::Optimization(optimization::pin(services, workspace_id, r).await?)
     } else if let Some(r) = s.simulation {
-        Request::Simulation(simulation::pin(state, workspace_id, r).await?)
+        Request::Simulation(simulation::pin(services, workspace_id, r).await?)
     } else if let Some(r) = s.backtest {
-        Request::Backtest(backtest::pin(state, workspace_id, r).await?)
+        Request::Backtest(backtest::pin(services, workspace_id, r).await?)
     } else if let Some(r) = s.forecast {
-        Request::Forecast(forecast::pin(state, workspace_id, r).await?)
+        Request::Forecast(forecast::pin(services, workspace_id, r).await?)
     } else if let Some(r) = s.tournament {
-        Request::Tournament(tournament::pin(state, workspace_id, r).await?)
+        Request::Tournament(tournament::pin(services, workspace_id, r).await?)
     } else if let Some(m) = s.model_run {
         let Some(info) = models::find(&m.model) else {
             return Err(invalid("model", format!("no model `{}` in the catalogue", m.model)));
         };
         let body = ModelRunRequest { input: m.input, parameters: m.parameters };
-        Request::ModelRun(models::pin(state, workspace_id, info, body).await?)
+        Request::ModelRun(models::pin(services, workspace_id, info, body).await?)
     } else {
         return Err(Failure::internal("a step with no computation passed the check"));
     })
@@ -235,8 +235,8 @@ struct Bundle {
     run_created_at: i64,
 }
 
-async fn rerun(state: &Services, tenant: &Tenant, id: &str, name: Option<String>) -> Result<Research, Failure> {
-    let snapshot = load_snapshot(state, tenant, id).await.map_err(|f| match f {
+async fn rerun(services: &Services, tenant: &Tenant, id: &str, name: Option<String>) -> Result<Research, Failure> {
+    let snapshot = load_snapshot(services, tenant, id).await.map_err(|f| match f {
         Failure::NotFound => {
             Failure::missing("snapshot", format!("no snapshot `{id}` in this workspace and environment"))
         }
@@ -311,7 +311,7 @@ impl Research {
     /// Computes the steps in order (each stops at the run's checks), then compares with the snapshot re-run.
     pub async fn compute(
         &self,
-        state: &Services,
+        services: &Services,
         workspace_id: &str,
         control: Arc<Control>,
         thread: Option<&Reserved>,
@@ -319,7 +319,7 @@ impl Research {
         let mut steps = Vec::with_capacity(self.steps.len());
         for step in &self.steps {
             control.check()?;
-            let output = Box::pin(step.request.compute(state, workspace_id, control.clone(), thread)).await?;
+            let output = Box::pin(step.request.compute(services, workspace_id, control.clone(), thread)).await?;
             let output_hash = hash_of(&output)?;
             steps.push(json!({
                 "key": step.key, "kind": step.request.kind(), "output": output, "output_hash": output_hash,
@@ -368,7 +368,7 @@ pub struct ResearchSnapshotRequest {
 
 /// Freezes a succeeded research run: its bundle sealed with its hash, one snapshot per run.
 pub async fn snapshot(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     r: ResearchSnapshotRequest,
@@ -383,8 +383,8 @@ pub async fn snapshot(
     if !fiscus_domain::ids::is_id_of("cjb", &r.run) {
         return Err(no_run());
     }
-    let mut conn = state.store.read().await?;
-    let (job, result) = match jobs::get(&mut conn, state.store.seal_key(), tenant, &r.run).await {
+    let mut conn = services.store.read().await?;
+    let (job, result) = match jobs::get(&mut conn, services.store.seal_key(), tenant, &r.run).await {
         Err(fiscus_store::StoreError::NotFound) => return Err(no_run()),
         other => other?,
     };
@@ -436,7 +436,7 @@ pub async fn snapshot(
         created_by: caller.actor.clone(),
         created_at: now,
     };
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     match store::insert_snapshot(&mut tx, tenant, &snapshot).await {
         Err(fiscus_store::StoreError::Conflict(_)) => {
             return Err(Failure::refused(ErrorCode::Conflict, "the run was frozen meanwhile"));
@@ -457,12 +457,12 @@ pub async fn snapshot(
 }
 
 /// A snapshot of this tenant, its seal checked.
-pub async fn load_snapshot(state: &Services, tenant: &Tenant, id: &str) -> Result<Snapshot, Failure> {
+pub async fn load_snapshot(services: &Services, tenant: &Tenant, id: &str) -> Result<Snapshot, Failure> {
     if !fiscus_domain::ids::is_id_of("rsn", id) {
         return Err(Failure::NotFound);
     }
-    let mut conn = state.store.read().await?;
-    Ok(store::get_snapshot(&mut conn, state.store.seal_key(), tenant, id).await?)
+    let mut conn = services.store.read().await?;
+    Ok(store::get_snapshot(&mut conn, services.store.seal_key(), tenant, id).await?)
 }
 
 /// Whether a stored bundle still hashes to its `bundle_hash` (the row's seal is checked when it is read).

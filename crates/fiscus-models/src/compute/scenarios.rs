@@ -95,7 +95,7 @@ pub struct Scenarios {
     pub shocks: Vec<Shock>,
 }
 
-pub async fn pin(state: &Services, workspace_id: &str, r: ScenarioRequest) -> Result<Scenarios, Failure> {
+pub async fn pin(services: &Services, workspace_id: &str, r: ScenarioRequest) -> Result<Scenarios, Failure> {
     let mut errors: Vec<(&'static str, String)> = Vec::new();
     let (steps, paths, block) = (r.steps.unwrap_or(21), r.paths.unwrap_or(1000), r.block_length.unwrap_or(5));
     if !(1..=2520).contains(&steps) {
@@ -146,7 +146,7 @@ pub async fn pin(state: &Services, workspace_id: &str, r: ScenarioRequest) -> Re
         _ => Vec::new(),
     };
     let returns =
-        fiscus_kernel::inputs::returns_of(state, workspace_id, r.instruments, r.start, r.end, r.returns).await?;
+        fiscus_kernel::inputs::returns_of(services, workspace_id, r.instruments, r.start, r.end, r.returns).await?;
     let n = returns.assets();
     if n > 100 {
         return Err(Failure::Invalid(vec![("instruments", "at most 100 assets".into())]));
@@ -182,8 +182,8 @@ impl Computation for Scenarios {
         data.quality.clone()
     }
 
-    async fn load(&self, state: &Services, workspace_id: &str) -> Result<LoadedReturns, Failure> {
-        self.returns.load(state, workspace_id).await
+    async fn load(&self, services: &Services, workspace_id: &str) -> Result<LoadedReturns, Failure> {
+        self.returns.load(services, workspace_id).await
     }
 
     fn size(&self) -> u64 {

@@ -216,7 +216,7 @@ pub struct Simulation {
     pub periods_per_year: Option<f64>,
 }
 
-pub async fn pin(state: &Services, workspace_id: &str, r: SimulationRequest) -> Result<Simulation, Failure> {
+pub async fn pin(services: &Services, workspace_id: &str, r: SimulationRequest) -> Result<Simulation, Failure> {
     let mut errors: Vec<(&'static str, String)> = Vec::new();
     if !(r.horizon_years.is_finite() && r.horizon_years > 0.0 && r.horizon_years <= 50.0) {
         errors.push(("horizon_years", "must be above 0 and at most 50".into()));
@@ -268,7 +268,7 @@ pub async fn pin(state: &Services, workspace_id: &str, r: SimulationRequest) -> 
     }
     let (parameters, names) = match (r.instruments, r.parameters) {
         (Some(list), None) => {
-            let pinned = fiscus_kernel::inputs::pin(state, workspace_id, "instruments", &list, r.start, r.end).await?;
+            let pinned = fiscus_kernel::inputs::pin(services, workspace_id, "instruments", &list, r.start, r.end).await?;
             (Parameters::DataPlane(pinned), list)
         }
         (None, Some(p)) => {
@@ -325,7 +325,7 @@ impl Computation for Simulation {
         u64::from(self.paths) * u64::from(self.steps) * n as u64
     }
 
-    async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
+    async fn load(&self, services: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
         match &self.parameters {
             Parameters::Inline(p) => Ok(Loaded {
                 assets: p.assets.clone(),
@@ -336,7 +336,7 @@ impl Computation for Simulation {
                 quality: None,
             }),
             Parameters::DataPlane(pinned) => {
-                let panel = fiscus_kernel::inputs::load(state, workspace_id, pinned).await?;
+                let panel = fiscus_kernel::inputs::load(services, workspace_id, pinned).await?;
                 let logs: Vec<Vec<f64>> = panel
                     .prices
                     .windows(2)

@@ -95,7 +95,7 @@ pub struct Tournament {
     pub seasonal_period: u32,
 }
 
-pub async fn pin(state: &Services, workspace_id: &str, r: TournamentRequest) -> Result<Tournament, Failure> {
+pub async fn pin(services: &Services, workspace_id: &str, r: TournamentRequest) -> Result<Tournament, Failure> {
     let mut errors: Vec<(&'static str, String)> = Vec::new();
     let (horizon, origins, m) = (r.horizon.unwrap_or(6), r.origins.unwrap_or(4), r.seasonal_period.unwrap_or(1));
     if !(1..=48).contains(&horizon) {
@@ -151,7 +151,7 @@ pub async fn pin(state: &Services, workspace_id: &str, r: TournamentRequest) -> 
     }
     // The series is read and pinned as a forecast's is.
     let f = super::forecast::pin(
-        state,
+        services,
         workspace_id,
         super::forecast::ForecastRequest {
             series: r.series,
@@ -183,7 +183,7 @@ impl Computation for Tournament {
         !self.candidates.contains(&Candidate::Arima) && self.origins <= 8
     }
 
-    async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
+    async fn load(&self, services: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
         let f = super::forecast::Forecast {
             source: self.source.clone(),
             model: super::forecast::ForecastModel::Arima,
@@ -192,7 +192,7 @@ impl Computation for Tournament {
             seasonal_period: None,
             fill_gaps: None,
         };
-        f.load(state, workspace_id).await
+        f.load(services, workspace_id).await
     }
 
     fn run(&self, data: Loaded, control: &Control) -> Result<Value, Refusal> {

@@ -60,7 +60,7 @@ fn check_target(target: &ContractTarget) -> Result<(), Failure> {
 }
 
 pub async fn create(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     dataset_number: i64,
@@ -71,8 +71,8 @@ pub async fn create(
         return Err(invalid("holdout_fraction", "from 0.05 to 0.5"));
     }
     check_target(&r.target)?;
-    let key = state.store.seal_key();
-    let mut conn = state.store.read().await?;
+    let key = services.store.seal_key();
+    let mut conn = services.store.read().await?;
     let model = match models::get_model(&mut conn, key, tenant, &r.model_uid).await {
         Err(StoreError::NotFound) => return Err(Failure::missing("model_uid", "no such model in this workspace")),
         other => other?,
@@ -122,7 +122,7 @@ pub async fn create(
     if dataset.row_count == 0 {
         return Err(ineligible("empty", "the dataset holds no rows"));
     }
-    let observations = data::read(state, &tenant.workspace_id, &dataset, &r.target).await?;
+    let observations = data::read(services, &tenant.workspace_id, &dataset, &r.target).await?;
     let n = observations.values.len();
     if n == 0 {
         return Err(ineligible("empty", "the dataset holds no observations of the target"));
@@ -175,7 +175,7 @@ pub async fn create(
         created_by: caller.actor.clone(),
         created_at: now,
     };
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     models::insert_contract(&mut tx, tenant, &c).await?;
     let entry = AuditEntry::of_tenant(
         tenant,
@@ -214,18 +214,18 @@ fn lineage_hash(d: &Dataset) -> Result<String, Failure> {
     Ok(canonical("lineage", &lineage)?.1)
 }
 
-pub async fn get(state: &Services, tenant: &Tenant, id: &str) -> Result<Contract, Failure> {
-    let mut conn = state.store.read().await?;
-    Ok(models::get_contract(&mut conn, state.store.seal_key(), tenant, id).await?)
+pub async fn get(services: &Services, tenant: &Tenant, id: &str) -> Result<Contract, Failure> {
+    let mut conn = services.store.read().await?;
+    Ok(models::get_contract(&mut conn, services.store.seal_key(), tenant, id).await?)
 }
 
 /// A contract's observations read again, checked against its data hash: training and evaluation never
 /// run on data the contract did not seal.
-pub async fn observations(state: &Services, tenant: &Tenant, c: &Contract) -> Result<data::Observations, Failure> {
-    let mut conn = state.store.read().await?;
-    let dataset = datasets::get(&mut conn, state.store.seal_key(), &tenant.workspace_id, c.body.dataset.id).await?;
+pub async fn observations(services: &Services, tenant: &Tenant, c: &Contract) -> Result<data::Observations, Failure> {
+    let mut conn = services.store.read().await?;
+    let dataset = datasets::get(&mut conn, services.store.seal_key(), &tenant.workspace_id, c.body.dataset.id).await?;
     drop(conn);
-    let obs = data::read(state, &tenant.workspace_id, &dataset, &c.body.feature_schema.target).await?;
+    let obs = data::read(services, &tenant.workspace_id, &dataset, &c.body.feature_schema.target).await?;
     if obs.hash()? != c.body.data_hash || dataset.content_hash != c.body.dataset.content_hash {
         return Err(
             StoreError::Tampered(format!("dataset {} no longer matches contract {}", dataset.number, c.id)).into()

@@ -54,12 +54,12 @@ fn number(field: &str, date: &str, v: &str) -> Result<f64, Failure> {
 
 /// Reads `target` from `dataset`; 422 when the dataset does not hold it.
 pub async fn read(
-    state: &Services,
+    services: &Services,
     workspace_id: &str,
     dataset: &Dataset,
     target: &ContractTarget,
 ) -> Result<Observations, Failure> {
-    let mut conn = state.store.read().await?;
+    let mut conn = services.store.read().await?;
     let limit = (MAX_OBSERVATIONS + 1) as u32;
     let mut out = Observations { dates: Vec::new(), values: Vec::new() };
     match (dataset.kind, target) {

@@ -31,7 +31,7 @@ fn gate(d: &Dossier, checkpoint_id: &str) -> Result<(), Failure> {
 
 /// Requests the promotion of a checkpoint (awaiting an operator); the request carries its control evidence.
 pub async fn request(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     checkpoint_id: &str,
@@ -40,8 +40,8 @@ pub async fn request(
     if note.as_ref().is_some_and(|n| !fiscus_domain::fields::prose_ok(n, 2000)) {
         return Err(Failure::Invalid(vec![("note", "at most 2000 characters".into())]));
     }
-    let (c, _) = super::training::checkpoint(state, tenant, checkpoint_id).await?;
-    let d = registry::dossier(state, tenant, &c.body.model_id).await?;
+    let (c, _) = super::training::checkpoint(services, tenant, checkpoint_id).await?;
+    let d = registry::dossier(services, tenant, &c.body.model_id).await?;
     gate(&d, checkpoint_id)?;
     let here = d.checkpoint(checkpoint_id).ok_or(Failure::NotFound)?;
     let (Some(e), Some(p), Some(publication)) = (&here.evaluation, &here.packet, &here.publication) else {
@@ -67,7 +67,7 @@ pub async fn request(
         created_by: caller.actor.clone(),
         created_at: now,
     };
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     supply_chain::insert_promotion(&mut tx, tenant, &record).await?;
     let details =
         json!({ "checkpoint": c.id, "checkpoint_hash": c.content_hash, "promotion_hash": record.content_hash });
@@ -85,16 +85,16 @@ fn operator_only(caller: &Caller) -> Result<(), Failure> {
     }
 }
 
-async fn load(state: &Services, tenant: &Tenant, id: &str) -> Result<Promotion, Failure> {
-    let mut conn = state.store.read().await?;
-    Ok(supply_chain::get_promotion(&mut conn, state.store.seal_key(), tenant, id).await?)
+async fn load(services: &Services, tenant: &Tenant, id: &str) -> Result<Promotion, Failure> {
+    let mut conn = services.store.read().await?;
+    Ok(supply_chain::get_promotion(&mut conn, services.store.seal_key(), tenant, id).await?)
 }
 
 /// An operator's decision. `checkpoint_hash` is the hash the operator's page showed: a promotion of any
 /// other checkpoint is not decided. Approval re-checks the checkpoint's gate (revoked, superseded,
 /// unpublished or failed checkpoints are never served) and supersedes the model's active promotion.
 pub async fn decide(
-    state: &Services,
+    services: &Services,
     operator: &Caller,
     tenant: &Tenant,
     id: &str,
@@ -102,7 +102,7 @@ pub async fn decide(
     checkpoint_hash: &str,
 ) -> Result<Promotion, Failure> {
     operator_only(operator)?;
-    let p = load(state, tenant, id).await?;
+    let p = load(services, tenant, id).await?;
     if p.record.body.checkpoint_hash != checkpoint_hash {
         return Err(Failure::refused(
             ErrorCode::Conflict,
@@ -110,7 +110,7 @@ pub async fn decide(
         ));
     }
     let to = rules::decide(p.state, decision).map_err(|e| Failure::refused(ErrorCode::Conflict, e.to_string()))?;
-    let d = registry::dossier(state, tenant, &p.record.body.model_id).await?;
+    let d = registry::dossier(services, tenant, &p.record.body.model_id).await?;
     if to == PromotionState::Active {
         let here = d.checkpoint(&p.record.body.checkpoint_id).ok_or(Failure::NotFound)?;
         // The request itself holds the checkpoint's promotion `pending`; the rest of the gate must be open.
@@ -123,7 +123,7 @@ pub async fn decide(
     let now = now_micros();
     let by = operator.actor.clone();
     let review = Review { by: by.clone(), at: now, note: None };
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     if !supply_chain::decide_promotion(&mut tx, tenant, id, to, &review).await? {
         return Err(Failure::refused(ErrorCode::Conflict, "the promotion was decided meanwhile"));
     }
@@ -139,20 +139,20 @@ pub async fn decide(
     let details = json!({ "checkpoint": p.record.body.checkpoint_id, "checkpoint_hash": checkpoint_hash, "superseded": superseded });
     audit(&mut tx, operator, &AuditEntry::of_tenant(tenant, action, id, details, now)).await?;
     tx.commit().await?;
-    load(state, tenant, id).await
+    load(services, tenant, id).await
 }
 
 /// An operator revokes an active promotion: the checkpoint serves nothing from then on, and QLM versions
 /// pinning it refuse to run until an operator rebinds them.
 pub async fn revoke(
-    state: &Services,
+    services: &Services,
     operator: &Caller,
     tenant: &Tenant,
     id: &str,
     checkpoint_hash: &str,
 ) -> Result<Promotion, Failure> {
     operator_only(operator)?;
-    let p = load(state, tenant, id).await?;
+    let p = load(services, tenant, id).await?;
     if p.record.body.checkpoint_hash != checkpoint_hash {
         return Err(Failure::refused(
             ErrorCode::Conflict,
@@ -162,7 +162,7 @@ pub async fn revoke(
     let to = rules::revoke(p.state).map_err(|e| Failure::refused(ErrorCode::Conflict, e.to_string()))?;
     let now = now_micros();
     let by = operator.actor.clone();
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     if !supply_chain::end_promotion(&mut tx, tenant, id, to, &by, now).await? {
         return Err(Failure::refused(ErrorCode::Conflict, "the promotion ended meanwhile"));
     }
@@ -170,24 +170,24 @@ pub async fn revoke(
         json!({ "checkpoint": p.record.body.checkpoint_id, "checkpoint_hash": p.record.body.checkpoint_hash });
     audit(&mut tx, operator, &AuditEntry::of_tenant(tenant, Change::LqmPromotionRevoked, id, details, now)).await?;
     tx.commit().await?;
-    load(state, tenant, id).await
+    load(services, tenant, id).await
 }
 
 /// A model's promotion history, oldest first.
-pub async fn history(state: &Services, tenant: &Tenant, model_id: &str) -> Result<Vec<Promotion>, Failure> {
-    registry::model(state, tenant, model_id).await?;
-    let mut conn = state.store.read().await?;
-    Ok(supply_chain::promotions_of(&mut conn, state.store.seal_key(), tenant, model_id).await?)
+pub async fn history(services: &Services, tenant: &Tenant, model_id: &str) -> Result<Vec<Promotion>, Failure> {
+    registry::model(services, tenant, model_id).await?;
+    let mut conn = services.store.read().await?;
+    Ok(supply_chain::promotions_of(&mut conn, services.store.seal_key(), tenant, model_id).await?)
 }
 
 /// The promotions in one state (the console's queues, and the catalogue's active ones) with their models.
 pub async fn in_state(
-    state: &Services,
+    services: &Services,
     tenant: &Tenant,
     s: PromotionState,
 ) -> Result<Vec<(Model, Promotion)>, Failure> {
-    let key = state.store.seal_key();
-    let mut conn = state.store.read().await?;
+    let key = services.store.seal_key();
+    let mut conn = services.store.read().await?;
     let mut out = Vec::new();
     for p in supply_chain::promotions_in(&mut conn, key, tenant, s).await? {
         let m = fiscus_store::lqm::models::get_model(&mut conn, key, tenant, &p.record.body.model_id).await?;
@@ -197,7 +197,7 @@ pub async fn in_state(
 }
 
 /// The checkpoint a model serves, if an active promotion serves one.
-pub async fn serving(state: &Services, tenant: &Tenant, model_id: &str) -> Result<Option<(Model, Promotion)>, Failure> {
-    let d = registry::dossier(state, tenant, model_id).await?;
+pub async fn serving(services: &Services, tenant: &Tenant, model_id: &str) -> Result<Option<(Model, Promotion)>, Failure> {
+    let d = registry::dossier(services, tenant, model_id).await?;
     Ok(d.promotions.iter().find(|p| p.state == PromotionState::Active).cloned().map(|p| (d.model, p)))
 }

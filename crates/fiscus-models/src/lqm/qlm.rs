@@ -91,8 +91,8 @@ fn role_ok(r: &str) -> bool {
 }
 
 /// The pin a model's serving promotion gives a role; refused (gate closed) when it serves nothing.
-async fn pin_of(state: &Services, tenant: &Tenant, role: &str, model_id: &str) -> Result<Pin, Failure> {
-    let d = registry::dossier(state, tenant, model_id).await?;
+async fn pin_of(services: &Services, tenant: &Tenant, role: &str, model_id: &str) -> Result<Pin, Failure> {
+    let d = registry::dossier(services, tenant, model_id).await?;
     lifecycle::gate(Operation::QlmComposition, &d.facts, None)
         .map_err(|r| gate_closed(Operation::QlmComposition, &r))?;
     let p = d
@@ -123,7 +123,7 @@ fn version_record(caller: &Caller, body: QlmVersionBody, at: i64) -> Result<Vers
 
 /// Composes a QLM from models whose promoted checkpoints serve; version 1 pins them.
 pub async fn create(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     r: CreateQlm,
@@ -148,7 +148,7 @@ pub async fn create(
     }
     let mut pins = Vec::with_capacity(r.components.len());
     for (role, c) in &r.components {
-        match pin_of(state, tenant, role, &c.model_uid).await {
+        match pin_of(services, tenant, role, &c.model_uid).await {
             Err(Failure::NotFound) => {
                 return Err(Failure::missing("components", format!("no model `{}` in this workspace", c.model_uid)));
             }
@@ -177,7 +177,7 @@ pub async fn create(
         },
         now,
     )?;
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     match qlms::insert_qlm(&mut tx, tenant, &q, &first).await {
         Err(StoreError::Conflict(_)) => {
             return Err(Failure::refused(ErrorCode::Conflict, format!("a QLM named `{}` exists already", q.body.name)));
@@ -191,9 +191,9 @@ pub async fn create(
 }
 
 /// A QLM with its versions, oldest first.
-pub async fn load(state: &Services, tenant: &Tenant, id: &str) -> Result<(Qlm, Vec<Version>), Failure> {
-    let key = state.store.seal_key();
-    let mut conn = state.store.read().await?;
+pub async fn load(services: &Services, tenant: &Tenant, id: &str) -> Result<(Qlm, Vec<Version>), Failure> {
+    let key = services.store.seal_key();
+    let mut conn = services.store.read().await?;
     let q = qlms::get_qlm(&mut conn, key, tenant, id).await?;
     let versions = qlms::versions_of(&mut conn, key, tenant, id).await?;
     if versions.is_empty() {
@@ -205,7 +205,7 @@ pub async fn load(state: &Services, tenant: &Tenant, id: &str) -> Result<(Qlm, V
 /// An operator moves one role of a QLM to the checkpoint its model's promotion serves now: a new version.
 /// `checkpoint_hash` is the hash the operator's page showed; anything else serving is not pinned.
 pub async fn rebind(
-    state: &Services,
+    services: &Services,
     operator: &Caller,
     tenant: &Tenant,
     qlm_id: &str,
@@ -215,10 +215,10 @@ pub async fn rebind(
     if operator.actor.kind != ActorKind::Operator {
         return Err(Failure::refused(ErrorCode::Conflict, "only an operator at the console rebinds a QLM"));
     }
-    let (_, versions) = load(state, tenant, qlm_id).await?;
+    let (_, versions) = load(services, tenant, qlm_id).await?;
     let current = versions.last().ok_or(Failure::NotFound)?;
     let old = current.body.pins.iter().find(|p| p.role == role).ok_or(Failure::NotFound)?;
-    let new = pin_of(state, tenant, role, &old.model_id).await?;
+    let new = pin_of(services, tenant, role, &old.model_id).await?;
     if new.checkpoint_hash != checkpoint_hash {
         return Err(Failure::refused(
             ErrorCode::Conflict,
@@ -241,7 +241,7 @@ pub async fn rebind(
         },
         now,
     )?;
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     match qlms::insert_version(&mut tx, tenant, &v).await {
         Err(StoreError::Conflict(_)) => {
             return Err(Failure::refused(ErrorCode::Conflict, "the QLM was rebound meanwhile"));
@@ -267,13 +267,13 @@ fn pick(versions: &[Version], wanted: Option<i64>) -> Result<&Version, Failure> 
 /// The pinned checkpoints of a version, each checked: not revoked, and its stored record still the hash
 /// the version pins.
 async fn pinned(
-    state: &Services,
+    services: &Services,
     tenant: &Tenant,
     v: &Version,
 ) -> Result<Vec<(Pin, fiscus_store::lqm::training::Checkpoint)>, Failure> {
     let mut out = Vec::new();
     for p in &v.body.pins {
-        let d = registry::dossier(state, tenant, &p.model_id).await?;
+        let d = registry::dossier(services, tenant, &p.model_id).await?;
         let here =
             d.checkpoint(&p.checkpoint_id).ok_or_else(|| Failure::internal("a pinned checkpoint left its model"))?;
         if here.facts.revoked {
@@ -299,7 +299,7 @@ async fn pinned(
 }
 
 async fn record_run(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     kind: RunKind,
@@ -324,7 +324,7 @@ async fn record_run(
         created_by: caller.actor.clone(),
         created_at: now,
     };
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     qlms::insert_run(&mut tx, tenant, kind, &run).await?;
     let action = match kind {
         RunKind::Invoke => Change::QlmInvoked,
@@ -339,7 +339,7 @@ async fn record_run(
 /// Runs every pinned checkpoint of a version on the input; the outputs carry the version's and each
 /// checkpoint's hash. Recorded, sealed.
 pub async fn invoke(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     qlm_id: &str,
@@ -352,16 +352,16 @@ pub async fn invoke(
     if !(1..=500).contains(&horizon) {
         return Err(invalid("horizon", "from 1 to 500"));
     }
-    let (_, versions) = load(state, tenant, qlm_id).await?;
+    let (_, versions) = load(services, tenant, qlm_id).await?;
     let v = pick(&versions, r.version)?.clone();
-    let checkpoints = pinned(state, tenant, &v).await?;
+    let checkpoints = pinned(services, tenant, &v).await?;
     let values = r.values.clone();
     let jobs: Vec<_> = checkpoints
         .iter()
         .map(|(p, c)| (p.clone(), c.body.algorithm, c.body.hyperparameters.clone(), c.body.fitted.clone()))
         .collect();
     let outputs = crashed(
-        state
+        services
             .compute
             .run_inline(&tenant.workspace_id, move || {
                 jobs.iter()
@@ -377,27 +377,27 @@ pub async fn invoke(
     )?
     .map_err(fiscus_kernel::engine::refused_by_engine)?;
     let request = json!({ "values": r.values, "horizon": horizon, "version": v.body.version });
-    let run = record_run(state, caller, tenant, RunKind::Invoke, &v, &request, Value::Array(outputs)).await?;
+    let run = record_run(services, caller, tenant, RunKind::Invoke, &v, &request, Value::Array(outputs)).await?;
     Ok((v, run))
 }
 
 /// Evaluates every pinned checkpoint on a contract's held-out observations, each against its family's
 /// default criterion. Recorded, sealed.
 pub async fn evaluate(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     qlm_id: &str,
     r: EvaluateInput,
 ) -> Result<(Version, Run), Failure> {
-    let (_, versions) = load(state, tenant, qlm_id).await?;
+    let (_, versions) = load(services, tenant, qlm_id).await?;
     let v = pick(&versions, r.version)?.clone();
-    let contract = match super::contracts::get(state, tenant, &r.contract_uid).await {
+    let contract = match super::contracts::get(services, tenant, &r.contract_uid).await {
         Err(Failure::NotFound) => return Err(Failure::missing("contract_uid", "no such contract in this workspace")),
         other => other?,
     };
-    let checkpoints = pinned(state, tenant, &v).await?;
-    let observations = super::contracts::observations(state, tenant, &contract).await?;
+    let checkpoints = pinned(services, tenant, &v).await?;
+    let observations = super::contracts::observations(services, tenant, &contract).await?;
     let (train, holdout) = observations.split((contract.body.observations - contract.body.holdout) as usize);
     let mut jobs = Vec::new();
     for (p, c) in &checkpoints {
@@ -406,7 +406,7 @@ pub async fn evaluate(
     }
     let (tv, hv) = (train.values.clone(), holdout.values.clone());
     let outputs = crashed(
-        state
+        services
             .compute
             .run_inline(&tenant.workspace_id, move || {
                 jobs.iter()
@@ -422,6 +422,6 @@ pub async fn evaluate(
     )??;
     let request = json!({ "contract_uid": contract.id, "contract_hash": contract.content_hash, "version": v.body.version,
                           "holdout_hash": holdout.hash()? });
-    let run = record_run(state, caller, tenant, RunKind::Evaluate, &v, &request, Value::Array(outputs)).await?;
+    let run = record_run(services, caller, tenant, RunKind::Evaluate, &v, &request, Value::Array(outputs)).await?;
     Ok((v, run))
 }

@@ -48,7 +48,7 @@ pub struct RegisterRequest {
 }
 
 pub async fn register(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     r: RegisterRequest,
@@ -83,7 +83,7 @@ pub async fn register(
         created_by: caller.actor.clone(),
         created_at: now,
     };
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     match models::insert_model(&mut tx, tenant, &m).await {
         Err(fiscus_store::StoreError::Conflict(_)) => {
             return Err(Failure::refused(
@@ -105,9 +105,9 @@ pub async fn register(
     Ok(m)
 }
 
-pub async fn model(state: &Services, tenant: &Tenant, id: &str) -> Result<Model, Failure> {
-    let mut conn = state.store.read().await?;
-    Ok(models::get_model(&mut conn, state.store.seal_key(), tenant, id).await?)
+pub async fn model(services: &Services, tenant: &Tenant, id: &str) -> Result<Model, Failure> {
+    let mut conn = services.store.read().await?;
+    Ok(models::get_model(&mut conn, services.store.seal_key(), tenant, id).await?)
 }
 
 /// A checkpoint with what its gates read.
@@ -154,9 +154,9 @@ impl Dossier {
     }
 }
 
-pub async fn dossier(state: &Services, tenant: &Tenant, id: &str) -> Result<Dossier, Failure> {
-    let key = state.store.seal_key();
-    let mut conn = state.store.read().await?;
+pub async fn dossier(services: &Services, tenant: &Tenant, id: &str) -> Result<Dossier, Failure> {
+    let key = services.store.seal_key();
+    let mut conn = services.store.read().await?;
     let model = models::get_model(&mut conn, key, tenant, id).await?;
     let contracts = models::contracts_of(&mut conn, key, tenant, id).await?;
     let requests = training::requests_of(&mut conn, key, tenant, id).await?;

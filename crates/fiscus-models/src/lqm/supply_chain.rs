@@ -32,20 +32,20 @@ fn open(d: &Dossier, op: Operation, checkpoint_id: &str) -> Result<(), Failure> 
     lifecycle::gate(op, &d.facts, Some(&here.facts)).map_err(|reasons| gate_closed(op, &reasons))
 }
 
-async fn dossier_of(state: &Services, tenant: &Tenant, checkpoint_id: &str) -> Result<Dossier, Failure> {
-    let (c, _) = super::training::checkpoint(state, tenant, checkpoint_id).await?;
-    registry::dossier(state, tenant, &c.body.model_id).await
+async fn dossier_of(services: &Services, tenant: &Tenant, checkpoint_id: &str) -> Result<Dossier, Failure> {
+    let (c, _) = super::training::checkpoint(services, tenant, checkpoint_id).await?;
+    registry::dossier(services, tenant, &c.body.model_id).await
 }
 
 /// Issues the evidence packet of a checkpoint whose evaluation passed: model, contract, review, checkpoint
 /// and evaluation, each by its hash.
 pub async fn issue_packet(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     checkpoint_id: &str,
 ) -> Result<EvidencePacket, Failure> {
-    let d = dossier_of(state, tenant, checkpoint_id).await?;
+    let d = dossier_of(services, tenant, checkpoint_id).await?;
     open(&d, Operation::EvidencePacket, checkpoint_id)?;
     let here = d.checkpoint(checkpoint_id).ok_or(Failure::NotFound)?;
     let c = &here.checkpoint;
@@ -115,7 +115,7 @@ pub async fn issue_packet(
         created_by: caller.actor.clone(),
         created_at: now,
     };
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     match supply_chain::insert_packet(&mut tx, tenant, &p).await {
         Err(StoreError::Conflict(_)) => {
             return Err(gate_closed(Operation::EvidencePacket, &[Reason::EvidencePacketIssued]));
@@ -174,12 +174,12 @@ fn provenance(d: &Dossier, checkpoint_id: &str, subjects: &[Artifact]) -> Result
 /// Publishes a checkpoint with its evidence packet: its bundle (checkpoint, evaluation, evidence packet and
 /// provenance) into the model hub, and a publication linked to the tenant's supply-chain head.
 pub async fn publish(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     checkpoint_id: &str,
 ) -> Result<Publication, Failure> {
-    let d = dossier_of(state, tenant, checkpoint_id).await?;
+    let d = dossier_of(services, tenant, checkpoint_id).await?;
     open(&d, Operation::Publishing, checkpoint_id)?;
     let here = d.checkpoint(checkpoint_id).ok_or(Failure::NotFound)?;
     let (c, e, p) = match (&here.evaluation, &here.packet) {
@@ -212,8 +212,8 @@ pub async fn publish(
     // Two publications racing for the same head: the second insert is refused by the unique previous head
     // and tries again on the new head.
     for _ in 0..5 {
-        let mut conn = state.store.read().await?;
-        let key = state.store.seal_key();
+        let mut conn = services.store.read().await?;
+        let key = services.store.seal_key();
         let previous = supply_chain::head(&mut conn, key, tenant).await?.map(|h| h.content_hash);
         let revision = supply_chain::publications_of(&mut conn, key, tenant, &d.model.id).await?.len() as i64 + 1;
         drop(conn);
@@ -246,12 +246,12 @@ pub async fn publish(
             created_by: by.clone(),
             created_at: now,
         };
-        let mut tx = state.store.begin().await?;
+        let mut tx = services.store.begin().await?;
         match supply_chain::insert_publication(&mut tx, tenant, &publication).await {
             Err(StoreError::Conflict(_)) => {
                 drop(tx);
-                let mut conn = state.store.read().await?;
-                if supply_chain::publication_of(&mut conn, state.store.seal_key(), tenant, &c.id).await?.is_some() {
+                let mut conn = services.store.read().await?;
+                if supply_chain::publication_of(&mut conn, services.store.seal_key(), tenant, &c.id).await?.is_some() {
                     return Err(gate_closed(Operation::Publishing, &[Reason::AlreadyPublished]));
                 }
                 continue;
@@ -282,9 +282,9 @@ pub async fn publish(
 }
 
 /// A publication and the tenant's current supply-chain head.
-pub async fn publication(state: &Services, tenant: &Tenant, id: &str) -> Result<(Publication, String), Failure> {
-    let key = state.store.seal_key();
-    let mut conn = state.store.read().await?;
+pub async fn publication(services: &Services, tenant: &Tenant, id: &str) -> Result<(Publication, String), Failure> {
+    let key = services.store.seal_key();
+    let mut conn = services.store.read().await?;
     let p = supply_chain::get_publication(&mut conn, key, tenant, id).await?;
     let head =
         supply_chain::head(&mut conn, key, tenant).await?.map_or_else(|| p.content_hash.clone(), |h| h.content_hash);

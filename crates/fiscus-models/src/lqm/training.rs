@@ -62,7 +62,7 @@ pub struct EvaluationInput {
 }
 
 pub async fn request(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     model_id: &str,
@@ -71,7 +71,7 @@ pub async fn request(
     if !fiscus_domain::fields::text_ok(&r.reason, 1, 2000) {
         return Err(invalid("reason", "from 1 to 2000 characters, not blank, no control characters"));
     }
-    let model = registry::model(state, tenant, model_id).await?;
+    let model = registry::model(services, tenant, model_id).await?;
     // The model's task family is the model's own (chosen at registration): an algorithm or hyperparameters
     // of another family are well-formed (the body's schema states each algorithm's members) but conflict
     // with this model, so they are 409.
@@ -103,8 +103,8 @@ pub async fn request(
         ));
     }
     let hyperparameters = fit::hyperparameters(algorithm, r.hyperparameters)?;
-    let mut conn = state.store.read().await?;
-    let contract = match models::get_contract(&mut conn, state.store.seal_key(), tenant, &r.contract_uid).await {
+    let mut conn = services.store.read().await?;
+    let contract = match models::get_contract(&mut conn, services.store.seal_key(), tenant, &r.contract_uid).await {
         Err(StoreError::NotFound) => {
             return Err(Failure::missing("contract_uid", "no such contract in this workspace"));
         }
@@ -127,7 +127,7 @@ pub async fn request(
     };
     let record = new_record("retraining request", "lrr", body, caller.actor.clone())?;
     let now = record.created_at;
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     training::insert_request(&mut tx, tenant, &record).await?;
     let details = json!({ "model": model.id, "contract": contract.id, "algorithm": algorithm.as_str() });
     audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, Change::LqmRetrainingRequested, &record.id, details, now))
@@ -136,9 +136,9 @@ pub async fn request(
     Ok(Request { record, state: RequestState::Pending, review: None, checkpoint_id: None })
 }
 
-pub async fn get_request(state: &Services, tenant: &Tenant, id: &str) -> Result<Request, Failure> {
-    let mut conn = state.store.read().await?;
-    Ok(training::get_request(&mut conn, state.store.seal_key(), tenant, id).await?)
+pub async fn get_request(services: &Services, tenant: &Tenant, id: &str) -> Result<Request, Failure> {
+    let mut conn = services.store.read().await?;
+    Ok(training::get_request(&mut conn, services.store.seal_key(), tenant, id).await?)
 }
 
 /// A request with the decisions credentials submitted on it, oldest first.
@@ -147,17 +147,17 @@ pub struct Reviewable {
     pub submissions: Vec<Submission>,
 }
 
-pub async fn reviewable(state: &Services, tenant: &Tenant, id: &str) -> Result<Reviewable, Failure> {
-    let mut conn = state.store.read().await?;
-    let request = training::get_request(&mut conn, state.store.seal_key(), tenant, id).await?;
-    let submissions = training::submissions_of(&mut conn, state.store.seal_key(), tenant, id).await?;
+pub async fn reviewable(services: &Services, tenant: &Tenant, id: &str) -> Result<Reviewable, Failure> {
+    let mut conn = services.store.read().await?;
+    let request = training::get_request(&mut conn, services.store.seal_key(), tenant, id).await?;
+    let submissions = training::submissions_of(&mut conn, services.store.seal_key(), tenant, id).await?;
     Ok(Reviewable { request, submissions })
 }
 
 /// The tenant's requests awaiting a person's decision, each with its submissions.
-pub async fn pending(state: &Services, tenant: &Tenant) -> Result<Vec<Reviewable>, Failure> {
-    let mut conn = state.store.read().await?;
-    let key = state.store.seal_key();
+pub async fn pending(services: &Services, tenant: &Tenant) -> Result<Vec<Reviewable>, Failure> {
+    let mut conn = services.store.read().await?;
+    let key = services.store.seal_key();
     let mut out = Vec::new();
     for request in training::requests_in(&mut conn, key, tenant, RequestState::Pending).await? {
         let submissions = training::submissions_of(&mut conn, key, tenant, &request.record.id).await?;
@@ -186,14 +186,14 @@ fn check_note(note: Option<&str>) -> Result<(), Failure> {
 /// what the request would train on. A credential never carries the authority of a control (seed, general
 /// rule 2), so no scope makes this an approval.
 pub async fn submit(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     id: &str,
     d: DecisionInput,
 ) -> Result<Reviewable, Failure> {
     check_note(d.note.as_deref())?;
-    let r = get_request(state, tenant, id).await?;
+    let r = get_request(services, tenant, id).await?;
     retraining::decide(r.state, d.decision).map_err(|e| not_reviewable(e.0))?;
     let body = SubmissionBody {
         request_id: r.record.id.clone(),
@@ -203,10 +203,10 @@ pub async fn submit(
     };
     let submission = new_record("retraining decision submission", "lrs", body, caller.actor.clone())?;
     let now = submission.created_at;
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     // Guarded by the request's state in the same transaction: a submission never lands on a decided request.
     if !training::still_pending(&mut tx, tenant, id).await? {
-        let again = get_request(state, tenant, id).await?;
+        let again = get_request(services, tenant, id).await?;
         return Err(not_reviewable(again.state));
     }
     training::insert_submission(&mut tx, tenant, &submission).await?;
@@ -217,14 +217,14 @@ pub async fn submit(
     audit(&mut tx, caller, &AuditEntry::of_tenant(tenant, Change::LqmRetrainingDecisionSubmitted, id, details, now))
         .await?;
     tx.commit().await?;
-    reviewable(state, tenant, id).await
+    reviewable(services, tenant, id).await
 }
 
 /// A person's decision on a pending request, at the console: approval authorises the training of one
 /// candidate and nothing else; rejection and cancellation execute nothing. `request_hash` is the hash the
 /// person's page showed: a request that is not that one is not decided.
 pub async fn decide(
-    state: &Services,
+    services: &Services,
     person: &Caller,
     tenant: &Tenant,
     id: &str,
@@ -235,16 +235,16 @@ pub async fn decide(
         return Err(Failure::refused(ErrorCode::Conflict, "only a person at the console decides a retraining request"));
     }
     check_note(d.note.as_deref())?;
-    let r = get_request(state, tenant, id).await?;
+    let r = get_request(services, tenant, id).await?;
     if r.record.content_hash != request_hash {
         return Err(Failure::refused(ErrorCode::Conflict, "the request is not the one shown; nothing was decided"));
     }
     let to = retraining::decide(r.state, d.decision).map_err(|e| not_reviewable(e.0))?;
     let now = now_micros();
     let review = Review { by: person.actor.clone(), at: now, note: d.note };
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     if !training::review_request(&mut tx, tenant, id, to, &review).await? {
-        let again = get_request(state, tenant, id).await?;
+        let again = get_request(services, tenant, id).await?;
         return Err(not_reviewable(again.state));
     }
     let action = match d.decision {
@@ -262,12 +262,12 @@ pub async fn decide(
 /// observations (read again and checked against the contract's hash) and records the checkpoint, whose
 /// hash covers the fitted parameters and the exact data version. The approval is spent by it.
 pub async fn train(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     request_id: &str,
 ) -> Result<Checkpoint, Failure> {
-    let r = get_request(state, tenant, request_id).await?;
+    let r = get_request(services, tenant, request_id).await?;
     let facts = ModelFacts {
         contracts: 1,
         pending_requests: usize::from(r.state == RequestState::Pending),
@@ -277,13 +277,13 @@ pub async fn train(
     if let Err(reasons) = lifecycle::gate(Operation::Training, &facts, None) {
         return Err(gate_closed(Operation::Training, &reasons));
     }
-    let contract = super::contracts::get(state, tenant, &r.record.body.contract_id).await?;
-    let observations = super::contracts::observations(state, tenant, &contract).await?;
+    let contract = super::contracts::get(services, tenant, &r.record.body.contract_id).await?;
+    let observations = super::contracts::observations(services, tenant, &contract).await?;
     let (train, _) = observations.split((contract.body.observations - contract.body.holdout) as usize);
     let (algorithm, hyper) = (r.record.body.algorithm, r.record.body.hyperparameters.clone());
     let values = train.values.clone();
     let fitted =
-        crashed(state.compute.run_inline(&tenant.workspace_id, move || fit::fit(algorithm, &hyper, &values)).await)??;
+        crashed(services.compute.run_inline(&tenant.workspace_id, move || fit::fit(algorithm, &hyper, &values)).await)??;
     let last = train.dates.len() - 1;
     let body = CheckpointBody {
         model_id: r.record.body.model_id.clone(),
@@ -304,7 +304,7 @@ pub async fn train(
     };
     let c = new_record("checkpoint", "ckp", body, caller.actor.clone())?;
     let now = c.created_at;
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     training::insert_checkpoint(&mut tx, tenant, &c).await?;
     if !training::mark_trained(&mut tx, tenant, request_id, &c.id).await? {
         // Another training took the approval first: this one records nothing.
@@ -319,12 +319,12 @@ pub async fn train(
 
 /// A checkpoint with its evaluation, if any.
 pub async fn checkpoint(
-    state: &Services,
+    services: &Services,
     tenant: &Tenant,
     id: &str,
 ) -> Result<(Checkpoint, Option<Evaluation>), Failure> {
-    let key = state.store.seal_key();
-    let mut conn = state.store.read().await?;
+    let key = services.store.seal_key();
+    let mut conn = services.store.read().await?;
     let c = training::get_checkpoint(&mut conn, key, tenant, id).await?;
     let e = training::evaluation_of(&mut conn, key, tenant, id).await?;
     Ok((c, e))
@@ -333,22 +333,22 @@ pub async fn checkpoint(
 /// Evaluates a checkpoint on its contract's held-out observations (which training never saw), against
 /// its family's criterion; recorded once, passed or failed.
 pub async fn evaluate(
-    state: &Services,
+    services: &Services,
     caller: &Caller,
     tenant: &Tenant,
     checkpoint_id: &str,
     input: EvaluationInput,
 ) -> Result<Evaluation, Failure> {
-    let (c, _) = checkpoint(state, tenant, checkpoint_id).await?;
-    let dossier = registry::dossier(state, tenant, &c.body.model_id).await?;
+    let (c, _) = checkpoint(services, tenant, checkpoint_id).await?;
+    let dossier = registry::dossier(services, tenant, &c.body.model_id).await?;
     let here = dossier.checkpoint(checkpoint_id).ok_or_else(|| Failure::internal("a checkpoint left its model"))?;
     if let Err(reasons) = lifecycle::gate(Operation::Evaluation, &dossier.facts, Some(&here.facts)) {
         return Err(gate_closed(Operation::Evaluation, &reasons));
     }
     let criteria = input.criteria.unwrap_or_default().for_family(dossier.model.body.task_family)?;
-    let request = get_request(state, tenant, &c.body.request_id).await?;
-    let contract = super::contracts::get(state, tenant, &request.record.body.contract_id).await?;
-    let observations = super::contracts::observations(state, tenant, &contract).await?;
+    let request = get_request(services, tenant, &c.body.request_id).await?;
+    let contract = super::contracts::get(services, tenant, &request.record.body.contract_id).await?;
+    let observations = super::contracts::observations(services, tenant, &contract).await?;
     let (train, holdout) = observations.split(c.body.data_version.observations as usize);
     if train.hash()? != c.body.data_version.data_hash {
         return Err(StoreError::Tampered(format!("checkpoint {} training data no longer matches", c.id)).into());
@@ -356,7 +356,7 @@ pub async fn evaluate(
     let (algorithm, hyper, fitted) = (c.body.algorithm, c.body.hyperparameters.clone(), c.body.fitted.clone());
     let (tv, hv, crit) = (train.values.clone(), holdout.values.clone(), criteria.clone());
     let scored = crashed(
-        state
+        services
             .compute
             .run_inline(&tenant.workspace_id, move || fit::evaluate(algorithm, &hyper, &fitted, &tv, &hv, &crit))
             .await,
@@ -381,7 +381,7 @@ pub async fn evaluate(
     };
     let e = new_record("evaluation", "lev", body, caller.actor.clone())?;
     let now = e.created_at;
-    let mut tx = state.store.begin().await?;
+    let mut tx = services.store.begin().await?;
     match training::insert_evaluation(&mut tx, tenant, &e).await {
         Err(StoreError::Conflict(_)) => {
             return Err(gate_closed(Operation::Evaluation, &[lifecycle::Reason::AlreadyEvaluated]));

@@ -443,3 +443,33 @@ fn the_architecture_page_stays_a_map() {
         "ARCHITECTURE.md is {size} bytes; a map stays within 30 KiB, detail goes under its crate"
     );
 }
+
+#[test]
+fn the_services_are_never_named_state() {
+    // `state` is the HTTP state (`AppState`); the kernel's `Services`, which application layers and workers
+    // take, is `services`, so `state.store` and `services.store` never read alike (issue 56).
+    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    // Built here so that this file does not hold what it looks for.
+    let patterns: Vec<String> = ["&", "&'a ", ""].iter().map(|r| format!("state: {r}{}", "Services")).collect();
+    let named = files_holding(&crates, &patterns);
+    assert!(named.is_empty(), "`Services` named `state`: {named:?}");
+}
+
+/// Every source file (tests included) under `crates/` that holds one of `patterns`.
+fn files_holding(crates: &Path, patterns: &[String]) -> Vec<String> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(crates).expect("crates").flatten() {
+        for dir in ["src", "tests", "examples"] {
+            if entry.path().join(dir).is_dir() {
+                sources(&entry.path().join(dir), &mut all);
+            }
+        }
+    }
+    let mut found: Vec<String> = all
+        .into_iter()
+        .filter(|p| std::fs::read_to_string(p).is_ok_and(|t| patterns.iter().any(|pat| t.contains(pat.as_str()))))
+        .map(|p| p.strip_prefix(crates).expect("under crates").to_string_lossy().replace('\\', "/"))
+        .collect();
+    found.sort();
+    found
+}

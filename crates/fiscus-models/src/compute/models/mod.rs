@@ -36,15 +36,15 @@ pub struct ModelRun {
 
 /// Checks a run of `model` and pins its input.
 pub async fn pin(
-    state: &Services,
+    services: &Services,
     workspace_id: &str,
     model: &ModelInfo,
     r: ModelRunRequest,
 ) -> Result<ModelRun, Failure> {
     let parameters = parameters_of(model.key, r.parameters)?;
-    let input = pin_input(state, workspace_id, model.input, r.input).await?;
+    let input = pin_input(services, workspace_id, model.input, r.input).await?;
     let run = ModelRun { parameters, input };
-    run.preflight(state, workspace_id).await?;
+    run.preflight(services, workspace_id).await?;
     Ok(run)
 }
 
@@ -117,7 +117,7 @@ pub fn conflict(key: &str, lqm: bool, body: &ModelRunRequest) -> Option<String> 
 /// A run of the checkpoint a promotion serves: the checkpoint pinned whole, `horizon` (forecasting) the
 /// only parameter, the input a series.
 pub async fn pin_lqm(
-    state: &Services,
+    services: &Services,
     workspace_id: &str,
     checkpoint: &fiscus_store::lqm::training::Checkpoint,
     r: ModelRunRequest,
@@ -133,12 +133,12 @@ pub async fn pin_lqm(
         fitted: c.fitted.clone(),
         horizon,
     };
-    let input = pin_input(state, workspace_id, InputShape::Series, r.input).await?;
+    let input = pin_input(services, workspace_id, InputShape::Series, r.input).await?;
     Ok(ModelRun { parameters, input })
 }
 
 /// Checks a run's input for a model reading `shape` and pins it.
-async fn pin_input(state: &Services, workspace_id: &str, shape: InputShape, i: ModelInput) -> Result<Input, Failure> {
+async fn pin_input(services: &Services, workspace_id: &str, shape: InputShape, i: ModelInput) -> Result<Input, Failure> {
     let mut errors = Vec::new();
     fiscus_kernel::inputs::check_range(&mut errors, i.start.as_deref(), i.end.as_deref());
     if !errors.is_empty() {
@@ -149,7 +149,7 @@ async fn pin_input(state: &Services, workspace_id: &str, shape: InputShape, i: M
         return Err(invalid("input", "features and columns are for feature-set models (isolation_forest)"));
     }
     Ok(match shape {
-        InputShape::Features if feature_set => Input::Features(pin_features(state, workspace_id, i).await?),
+        InputShape::Features if feature_set => Input::Features(pin_features(services, workspace_id, i).await?),
         InputShape::Series | InputShape::Features => {
             if i.returns.is_some() {
                 return Err(invalid("input", "this model reads a series: give values or one instrument"));
@@ -169,7 +169,7 @@ async fn pin_input(state: &Services, workspace_id: &str, shape: InputShape, i: M
                 }
                 (None, Some(list)) if list.len() == 1 => {
                     let prices =
-                        fiscus_kernel::inputs::pin(state, workspace_id, "input", &list, i.start, i.end).await?;
+                        fiscus_kernel::inputs::pin(services, workspace_id, "input", &list, i.start, i.end).await?;
                     Input::Series(Series::DataPlane { prices, transform: i.transform.unwrap_or(Transform::Price) })
                 }
                 _ => return Err(invalid("input", "give values or exactly one instrument")),
@@ -183,7 +183,7 @@ async fn pin_input(state: &Services, workspace_id: &str, shape: InputShape, i: M
                 ));
             }
             Input::Panel(
-                fiscus_kernel::inputs::returns_of(state, workspace_id, i.instruments, i.start, i.end, i.returns)
+                fiscus_kernel::inputs::returns_of(services, workspace_id, i.instruments, i.start, i.end, i.returns)
                     .await?,
             )
         }
@@ -191,7 +191,7 @@ async fn pin_input(state: &Services, workspace_id: &str, shape: InputShape, i: M
 }
 
 /// Checks and pins a feature set: inline `columns`, or `features` of one instrument.
-async fn pin_features(state: &Services, workspace_id: &str, i: ModelInput) -> Result<FeatureSet, Failure> {
+async fn pin_features(services: &Services, workspace_id: &str, i: ModelInput) -> Result<FeatureSet, Failure> {
     if i.values.is_some() || i.returns.is_some() || i.transform.is_some() {
         return Err(invalid("input", "a feature set takes columns, or features of one instrument"));
     }
@@ -227,7 +227,7 @@ async fn pin_features(state: &Services, workspace_id: &str, i: ModelInput) -> Re
                     return Err(invalid("input", format!("feature `{key}` is named twice")));
                 }
             }
-            let prices = fiscus_kernel::inputs::pin(state, workspace_id, "input", &list, i.start, i.end).await?;
+            let prices = fiscus_kernel::inputs::pin(services, workspace_id, "input", &list, i.start, i.end).await?;
             Ok(FeatureSet::DataPlane { prices, features })
         }
         _ => Err(invalid("input", "give columns, or features with exactly one instrument")),
@@ -244,13 +244,13 @@ pub enum Loaded {
 /// Each feature over the instrument's whole series, then the dates from `start` to `end` where every one
 /// has a value.
 async fn load_features(
-    state: &Services,
+    services: &Services,
     workspace_id: &str,
     prices: &PinnedPrices,
     features: &[String],
 ) -> Result<Loaded, Failure> {
     let whole = PinnedPrices { instruments: prices.instruments.clone(), start: None, end: None };
-    let panel = fiscus_kernel::inputs::load(state, workspace_id, &whole).await?;
+    let panel = fiscus_kernel::inputs::load(services, workspace_id, &whole).await?;
     let series: Vec<f64> = panel.prices.iter().map(|r| r[0]).collect();
     let mut columns = Vec::with_capacity(features.len());
     for key in features {

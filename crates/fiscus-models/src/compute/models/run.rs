@@ -23,7 +23,7 @@ impl ModelRun {
     /// an instrument's dates with gaps (422). So a run is refused at submission with the engine's problem,
     /// never accepted (202) to fail later. Other models are answered in the request, where the engine's
     /// refusal is the answer.
-    pub(super) async fn preflight(&self, state: &Services, workspace_id: &str) -> Result<(), Failure> {
+    pub(super) async fn preflight(&self, services: &Services, workspace_id: &str) -> Result<(), Failure> {
         let seasonal = match &self.parameters {
             Parameters::HoltWinters { seasonal, .. } => seasonal != "none",
             Parameters::Arima { seasonal_p, seasonal_d, seasonal_q, period, .. } => {
@@ -35,7 +35,7 @@ impl ModelRun {
         if !(seasonal || arima) {
             return Ok(());
         }
-        let Loaded::Series { values, quality, .. } = self.load(state, workspace_id).await? else {
+        let Loaded::Series { values, quality, .. } = self.load(services, workspace_id).await? else {
             return Ok(());
         };
         // A season is counted in periods: across a gap in the dates it would be out of step.
@@ -81,13 +81,13 @@ impl Computation for ModelRun {
         }
     }
 
-    async fn load(&self, state: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
+    async fn load(&self, services: &Services, workspace_id: &str) -> Result<Loaded, Failure> {
         match &self.input {
             Input::Series(Series::Inline { values }) => {
                 Ok(Loaded::Series { values: values.clone(), dates: None, quality: None })
             }
             Input::Series(Series::DataPlane { prices, transform }) => {
-                let panel = fiscus_kernel::inputs::load(state, workspace_id, prices).await?;
+                let panel = fiscus_kernel::inputs::load(services, workspace_id, prices).await?;
                 let quality = Some(panel.quality.clone());
                 let (values, dates) = match transform {
                     Transform::Price => (panel.prices.iter().map(|r| r[0]).collect(), panel.dates),
@@ -97,12 +97,12 @@ impl Computation for ModelRun {
                 };
                 Ok(Loaded::Series { values, dates: Some(dates), quality })
             }
-            Input::Panel(returns) => Ok(Loaded::Panel(returns.load(state, workspace_id).await?)),
+            Input::Panel(returns) => Ok(Loaded::Panel(returns.load(services, workspace_id).await?)),
             Input::Features(FeatureSet::Inline { columns, rows }) => {
                 Ok(Loaded::Features { columns: columns.clone(), rows: rows.clone(), dates: None })
             }
             Input::Features(FeatureSet::DataPlane { prices, features }) => {
-                load_features(state, workspace_id, prices, features).await
+                load_features(services, workspace_id, prices, features).await
             }
         }
     }

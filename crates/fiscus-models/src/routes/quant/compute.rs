@@ -152,12 +152,12 @@ pub(crate) fn prefers(headers: &HeaderMap, preference: &str) -> bool {
 /// request when small and not `respond-async`, queued as a job otherwise) and answered 201 or 202 with the
 /// job (`submitted`).
 pub(crate) async fn submit_and_answer(
-    state: &fiscus_kernel::Services,
+    services: &fiscus_kernel::Services,
     ctx: &Ctx,
     headers: &HeaderMap,
     request: Request,
 ) -> Result<Response, ApiError> {
-    let shown = crate::compute::submit(state, &ctx.caller(), ctx.tenant(), request, prefers_async(headers)).await?;
+    let shown = crate::compute::submit(services, &ctx.caller(), ctx.tenant(), request, prefers_async(headers)).await?;
     Ok(submitted(shown, headers))
 }
 
