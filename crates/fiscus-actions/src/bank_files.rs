@@ -14,6 +14,8 @@
 //! one found `staged` is renamed if its staged copy is there (and whole), and was renamed already if not.
 //! Either way the same bytes under the same name: a bank sees each payment in one file, once.
 
+use crate::tables::bank_accounts::Version;
+use crate::tables::bank_files::{File, Unfiled};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::bank_files::{FileBody, FileState};
@@ -26,8 +28,7 @@ use fiscus_kernel::folder::{self, Folder};
 use fiscus_kernel::governed::record::{AuditEntry, audit};
 use fiscus_kernel::governed::{Caller, Failure, new_record, set_aside};
 use fiscus_kernel::settings::BankFiles;
-use fiscus_store::bank_accounts::Version;
-use fiscus_store::bank_files::{FILES_SEALED, File, INSTRUCTIONS_SEALED, Unfiled};
+use fiscus_store::payment_tables::{PAYMENT_FILES, PAYMENT_INSTRUCTIONS};
 use fiscus_store::set_aside::Bad;
 use fiscus_store::{StoreError, WriteTx};
 use serde_json::json;
@@ -66,11 +67,11 @@ pub async fn run_once(services: &Services, worker: &str) -> Result<Pass, Failure
     }
     let key = services.store.seal_key().clone();
     let mut conn = services.store.read().await?;
-    let (unpublished, bad) = fiscus_store::bank_files::unpublished(&mut conn, &key, 64).await?;
+    let (unpublished, bad) = crate::tables::bank_files::unpublished(&mut conn, &key, 64).await?;
     drop(conn);
     if !bad.is_empty() {
         let mut tx = services.store.begin().await?;
-        pass.set_aside += set_aside::record(&mut tx, &caller, FILES_SEALED.table, &bad).await?;
+        pass.set_aside += set_aside::record(&mut tx, &caller, PAYMENT_FILES.table, &bad).await?;
         tx.commit().await?;
     }
     for (tenant, file) in unpublished {
@@ -80,7 +81,7 @@ pub async fn run_once(services: &Services, worker: &str) -> Result<Pass, Failure
             Err(Failure::Store(e @ StoreError::Tampered(_))) => {
                 let bad = [Bad { record_id: id, tenant, reason: integrity_reason(&e) }];
                 let mut tx = services.store.begin().await?;
-                pass.set_aside += set_aside::record(&mut tx, &caller, FILES_SEALED.table, &bad).await?;
+                pass.set_aside += set_aside::record(&mut tx, &caller, PAYMENT_FILES.table, &bad).await?;
                 tx.commit().await?;
             }
             Err(e) => {
@@ -106,12 +107,12 @@ async fn file_one(services: &Services, cfg: &BankFiles, caller: &Caller) -> Resu
     let today = rfc3339(now)[..10].to_string();
     let mut tx = services.store.begin().await?;
     let limit = i64::try_from(pain001::MAX_PAYMENTS).unwrap_or(i64::MAX);
-    let Some(claim) = fiscus_store::bank_files::claim_unfiled(&mut tx, &today, limit).await? else {
+    let Some(claim) = crate::tables::bank_files::claim_unfiled(&mut tx, &today, limit).await? else {
         return Ok(None);
     };
     let Unfiled { tenant, debtor_account_id, mut instructions, bad } = claim;
     if !bad.is_empty() || instructions.is_empty() {
-        let n = set_aside::record(&mut tx, caller, INSTRUCTIONS_SEALED.table, &bad).await?;
+        let n = set_aside::record(&mut tx, caller, PAYMENT_INSTRUCTIONS.table, &bad).await?;
         tx.commit().await?;
         return Ok(Some(Filed::SetAside(n)));
     }
@@ -146,7 +147,7 @@ async fn file_one(services: &Services, cfg: &BankFiles, caller: &Caller) -> Resu
                 .map(|i| Bad { record_id: i.record.id.clone(), tenant: tenant.clone(), reason: reason.clone() })
                 .collect();
             let mut tx = services.store.begin().await?;
-            let n = set_aside::record(&mut tx, caller, INSTRUCTIONS_SEALED.table, &bad).await?;
+            let n = set_aside::record(&mut tx, caller, PAYMENT_INSTRUCTIONS.table, &bad).await?;
             tx.commit().await?;
             Ok(Some(Filed::SetAside(n)))
         }
@@ -168,7 +169,7 @@ async fn record_file(
     tenant: &Tenant,
     debtor_account: String,
     debtor_version: String,
-    instructions: &[fiscus_store::bank_files::Instruction],
+    instructions: &[crate::tables::bank_files::Instruction],
     now: i64,
 ) -> Result<fiscus_store::sealed_records::Record<FileBody>, Failure> {
     let tenant = tenant.clone();
@@ -229,8 +230,8 @@ async fn record_file(
     };
     let mut record = new_record("payment file", "pmf", body, caller.actor.clone())?;
     record.id = file_id;
-    fiscus_store::bank_files::insert_file(tx, &tenant, &record, &xml).await?;
-    fiscus_store::bank_files::assign(tx, &tenant, instructions, &record.id).await?;
+    crate::tables::bank_files::insert_file(tx, &tenant, &record, &xml).await?;
+    crate::tables::bank_files::assign(tx, &tenant, instructions, &record.id).await?;
     let entry = AuditEntry::of_tenant(
         &tenant,
         Change::PaymentFileRecorded,
@@ -252,7 +253,7 @@ async fn bound(
     version_id: &str,
     hash: &str,
 ) -> Result<Version, Failure> {
-    let v = fiscus_store::bank_accounts::get_version(tx.conn(), key, tenant, version_id).await?;
+    let v = crate::tables::bank_accounts::get_version(tx.conn(), key, tenant, version_id).await?;
     if v.record.content_hash != hash {
         let what = format!("bank account version {version_id} no longer hashes to its binding");
         return Err(Failure::Store(StoreError::Tampered(what)));
@@ -272,7 +273,7 @@ async fn publish(
     let mut state = file.state;
     if state == FileState::Recorded {
         let mut conn = services.store.read().await?;
-        let content = fiscus_store::bank_files::content(&mut conn, tenant, &file).await?;
+        let content = crate::tables::bank_files::content(&mut conn, tenant, &file).await?;
         drop(conn);
         let (root, tenant_, name_) = (cfg.staging_dir.clone(), tenant.clone(), name.clone());
         blocking(move || write_synced(&tenant_folder(&root, &tenant_)?, &name_, content.as_bytes())).await?;
@@ -313,7 +314,7 @@ async fn advance(
 ) -> Result<(), Failure> {
     let mut tx = services.store.begin().await?;
     // Another worker finishing the same file first leaves nothing to do: the guard makes it a no-op.
-    fiscus_store::bank_files::advance(&mut tx, tenant, id, from, to, now_micros()).await?;
+    crate::tables::bank_files::advance(&mut tx, tenant, id, from, to, now_micros()).await?;
     tx.commit().await?;
     Ok(())
 }

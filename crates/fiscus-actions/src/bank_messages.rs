@@ -15,6 +15,7 @@
 
 use crate::connectors::ConnectorEvent;
 use crate::steps::settle::{Book, report, report_many};
+use crate::tables::bank_files::{self as store, Message};
 use fiscus_domain::actions::settlement::SettlementReport;
 use fiscus_domain::actions::state::ControlState;
 use fiscus_domain::audit_action::Change;
@@ -30,7 +31,6 @@ use fiscus_kernel::Services;
 use fiscus_kernel::governed::record::{AuditEntry, audit};
 use fiscus_kernel::governed::{Caller, Failure, new_record};
 use fiscus_store::WriteTx;
-use fiscus_store::bank_files::{self as store, Message};
 use serde_json::json;
 
 /// An import's answer: the message as recorded, and whether these bytes had been imported before.
@@ -368,7 +368,7 @@ async fn by_amount_and_reference(
         if b.amount_minor != amount || !references.iter().any(|r| r.contains(&b.reference)) {
             continue;
         }
-        let debtor = fiscus_store::bank_accounts::get_version(tx.conn(), &key, tenant, &b.debtor_version_id).await?;
+        let debtor = crate::tables::bank_accounts::get_version(tx.conn(), &key, tenant, &b.debtor_version_id).await?;
         if statement_account(&debtor.record.body.number) == account.replace(' ', "") {
             found.push(i);
         }

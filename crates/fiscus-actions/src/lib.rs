@@ -2,12 +2,13 @@
 //! (`steps`), the routes applications and agents call (`routes`), the connectors that execute an action
 //! (`connectors`), the exactly-once ISO 20022 payment files written to the bank's drop folder
 //! (`bank_files`), the bank's answers read from its inbound folder or posted (`bank_inbound`,
-//! `bank_messages`), and the counterparty master data imported from CSV (`master_data`).
+//! `bank_messages`), the counterparty master data imported from CSV (`master_data`), and the queries of
+//! its own tables (`tables`).
 //!
 //! Decisions are not routes here: a person makes them at the console, which calls [`steps::decide`]. The
-//! rules an action obeys (envelope, state machine, approval, gates) are `fiscus_domain::actions`, and its
-//! rows are `fiscus_store::actions` and beside it; both still sit below this crate because the kernel's
-//! `record` step and the evidence verifier read them (docs/known-gaps.md).
+//! rules an action obeys (envelope, state machine, approval, gates) are `fiscus_domain::actions`, and the
+//! actions' and delegations' rows are `fiscus_store::actions` and `delegations`; they still sit below this
+//! crate because the kernel's `record` step and the evidence verifier read them (docs/known-gaps.md).
 //!
 //! Invariants: this crate depends on the kernel, the HTTP crate, the domain, the store and the ISO 20022
 //! codec, never on another area; nothing here writes the outbox or the audit chain except through the
@@ -22,6 +23,7 @@ pub mod connectors;
 pub mod master_data;
 pub mod routes;
 pub mod steps;
+pub mod tables;
 
 pub use routes::routes;
 pub use steps::Loaded;

@@ -10,12 +10,12 @@
 //! where the API's is).
 
 use crate::steps::bank_accounts::{NewCounterparty, create_counterparty, propose};
+use crate::tables::bank_accounts as store;
 use fiscus_domain::bank_accounts::{AccountNumber, Owner, ProposedAddress, ProposedDetails};
 use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_kernel::governed::{Caller, Failure};
 use fiscus_store::Store;
-use fiscus_store::bank_accounts as store;
 use std::collections::HashMap;
 
 /// What an import did.

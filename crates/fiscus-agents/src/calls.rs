@@ -66,7 +66,12 @@ fn changed(e: StoreError) -> Failure {
     }
 }
 
-pub async fn create(services: &Services, caller: &Caller, tenant: &Tenant, req: NewClientCall) -> Result<Call, Failure> {
+pub async fn create(
+    services: &Services,
+    caller: &Caller,
+    tenant: &Tenant,
+    req: NewClientCall,
+) -> Result<Call, Failure> {
     if !fiscus_domain::fields::text_ok(&req.title, 1, 200) {
         return Err(Failure::Invalid(vec![("title", "1 to 200 characters of text".into())]));
     }

@@ -294,7 +294,9 @@ async fn pays_to(
     use fiscus_domain::bank_accounts::AccountNumber;
     let Some(c) = checks.iter().find(|c| c.check_key == CREDITOR_ACCOUNT) else { return Ok(String::new()) };
     let mut conn = state.store.read().await?;
-    let v = fiscus_store::bank_accounts::get_version(&mut conn, state.store.seal_key(), t, &c.source_reference).await?;
+    let v =
+        fiscus_actions::tables::bank_accounts::get_version(&mut conn, state.store.seal_key(), t, &c.source_reference)
+            .await?;
     if v.record.content_hash != c.source_hash {
         return Err(fiscus_store::StoreError::Corrupt(format!("check cites {} with another hash", v.record.id)));
     }
@@ -324,7 +326,7 @@ async fn pays_to(
 async fn bank_file(state: &AppState, t: &Tenant, action_id: &str) -> Result<String, fiscus_store::StoreError> {
     let mut conn = state.store.read().await?;
     let key = state.store.seal_key();
-    let Some(i) = fiscus_store::bank_files::instruction_of(&mut conn, key, t, action_id).await? else {
+    let Some(i) = fiscus_actions::tables::bank_files::instruction_of(&mut conn, key, t, action_id).await? else {
         return Ok(String::new());
     };
     let Some(file_id) = i.file_id else {
@@ -332,7 +334,7 @@ async fn bank_file(state: &AppState, t: &Tenant, action_id: &str) -> Result<Stri
             "<dt>Bank file</dt><dd id=\"bank-file\">handed to the bank file connector; not yet in a file</dd>".into()
         );
     };
-    let f = fiscus_store::bank_files::get_file(&mut conn, key, t, &file_id).await?;
+    let f = fiscus_actions::tables::bank_files::get_file(&mut conn, key, t, &file_id).await?;
     Ok(format!(
         "<dt>Bank file</dt><dd id=\"bank-file\"><code>{name}</code> ({state}, {n} payment{s}, SHA-256 <code>{sha}</code>)</dd>",
         name = escape(&f.record.body.name),

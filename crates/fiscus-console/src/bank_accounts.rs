@@ -6,10 +6,10 @@
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use fiscus_actions::tables::bank_accounts::{self as store, Version};
 use fiscus_domain::bank_accounts::{AccountNumber, AccountVersion, VersionState};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::bank_accounts::{self as store, Version};
 use std::fmt::Write as _;
 
 use super::flash::{self, Notice};

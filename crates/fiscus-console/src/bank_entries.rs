@@ -30,7 +30,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
     let mut rows = String::new();
     for env in [Environment::Sandbox, Environment::Production] {
         let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment: env };
-        let Ok(entries) = fiscus_store::bank_files::unmatched(&mut conn, key, &tenant).await else {
+        let Ok(entries) = fiscus_actions::tables::bank_files::unmatched(&mut conn, key, &tenant).await else {
             return unavailable();
         };
         for e in entries {

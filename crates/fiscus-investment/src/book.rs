@@ -76,7 +76,12 @@ impl Book {
 /// Loads a portfolio of the workspace (`NotFound` for another workspace's or an unknown id) as it stood at
 /// the end of `as_of` (every acquisition, disposal and cash movement dated on or before it, and nothing
 /// after), or with everything recorded when `None`.
-pub async fn load(services: &Services, tenant: &Tenant, portfolio_id: i64, as_of: Option<&str>) -> Result<Book, Failure> {
+pub async fn load(
+    services: &Services,
+    tenant: &Tenant,
+    portfolio_id: i64,
+    as_of: Option<&str>,
+) -> Result<Book, Failure> {
     let mut conn = services.store.read().await?;
     let portfolio = book::get_portfolio(&mut conn, &tenant.workspace_id, portfolio_id).await?;
     let lots = book::open_lots(&mut conn, tenant, portfolio_id, as_of).await?;
@@ -202,9 +207,13 @@ pub async fn fx_rate(
             Err(fiscus_store::StoreError::NotFound) => continue,
             Err(e) => return Err(e.into()),
         };
-        let d =
-            fiscus_store::data::datasets::get(&mut conn, services.store.seal_key(), workspace_id, series.dataset_number)
-                .await?;
+        let d = fiscus_store::data::datasets::get(
+            &mut conn,
+            services.store.seal_key(),
+            workspace_id,
+            series.dataset_number,
+        )
+        .await?;
         if d.provenance != Provenance::Observed {
             continue;
         }

@@ -213,7 +213,8 @@ pub async fn construct(
     }
     let marks = book::marks(services, &tenant.workspace_id, &ids, Some(&valued.as_of)).await?;
     let prices =
-        book::prices_in_base(services, &tenant.workspace_id, &marks, book.portfolio.base_currency, &valued.as_of).await?;
+        book::prices_in_base(services, &tenant.workspace_id, &marks, book.portfolio.base_currency, &valued.as_of)
+            .await?;
     let targets_in: Vec<(String, i64, i64)> =
         pinned.instruments.iter().enumerate().map(|(i, p)| (p.symbol.clone(), ppm[i], prices[&p.instrument])).collect();
     let held: Vec<Held> = valued
@@ -256,7 +257,8 @@ pub async fn construct(
         warnings: quality.warnings,
     };
     let request = json!({ "portfolio_id": portfolio_id, "request": req });
-    super::records::record(services, caller, tenant, RecordKind::Construction, Some(portfolio_id), request, &output).await
+    super::records::record(services, caller, tenant, RecordKind::Construction, Some(portfolio_id), request, &output)
+        .await
 }
 
 fn pinned_instruments(p: &inputs::PinnedPrices) -> Vec<(String, String)> {

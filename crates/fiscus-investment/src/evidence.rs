@@ -163,8 +163,16 @@ pub async fn risk_compliance(
         benchmark,
     };
     let request = json!({ "request": req });
-    super::records::record(services, caller, tenant, RecordKind::RiskCompliance, Some(req.portfolio_id), request, &output)
-        .await
+    super::records::record(
+        services,
+        caller,
+        tenant,
+        RecordKind::RiskCompliance,
+        Some(req.portfolio_id),
+        request,
+        &output,
+    )
+    .await
 }
 
 /// `POST /investment/generative-markets/runs`.

@@ -63,8 +63,9 @@ async fn factor(services: &Services, workspace_id: &str, key: &str) -> Result<Op
         Err(fiscus_store::StoreError::NotFound) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    let d = fiscus_store::data::datasets::get(&mut conn, services.store.seal_key(), workspace_id, series.dataset_number)
-        .await?;
+    let d =
+        fiscus_store::data::datasets::get(&mut conn, services.store.seal_key(), workspace_id, series.dataset_number)
+            .await?;
     if d.provenance != Provenance::Observed {
         return Ok(None);
     }

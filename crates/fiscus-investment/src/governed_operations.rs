@@ -233,8 +233,8 @@ pub async fn rebalance(
     }
     let mut cash = 0i64;
     for (currency, amount) in &book.cash {
-        cash +=
-            (*amount as f64 * ledger::fx_rate(services, &tenant.workspace_id, *currency, base, &on).await?).round() as i64;
+        cash += (*amount as f64 * ledger::fx_rate(services, &tenant.workspace_id, *currency, base, &on).await?).round()
+            as i64;
     }
     let targets: Vec<(String, i64, i64)> =
         m.holdings.iter().map(|h| (h.symbol.clone(), h.weight_ppm, price_in_base[&h.symbol])).collect();
@@ -259,5 +259,6 @@ pub async fn rebalance(
         executable: false,
     };
     let request = json!({ "operation": op.id, "request": r });
-    super::records::record(services, caller, tenant, RecordKind::Rebalance, Some(op.portfolio_id), request, &output).await
+    super::records::record(services, caller, tenant, RecordKind::Rebalance, Some(op.portfolio_id), request, &output)
+        .await
 }

@@ -249,5 +249,6 @@ pub async fn generate(
         warnings: quality.warnings,
     };
     let request = json!({ "request": req });
-    super::records::record(services, caller, tenant, RecordKind::Report, Some(book.portfolio.id), request, &output).await
+    super::records::record(services, caller, tenant, RecordKind::Report, Some(book.portfolio.id), request, &output)
+        .await
 }

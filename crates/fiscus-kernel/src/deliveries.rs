@@ -95,7 +95,8 @@ pub fn hold(services: &Services) -> Duration {
 /// `agent:execution:webhooks`.
 async fn standing(services: &Services, queue: &Claimed) -> anyhow::Result<Option<(Endpoint, Vec<u8>, ScopeSet)>> {
     let mut conn = services.store.read().await?;
-    let read = fiscus_store::webhooks::get(&mut conn, services.store.seal_key(), &queue.tenant, &queue.endpoint_id).await;
+    let read =
+        fiscus_store::webhooks::get(&mut conn, services.store.seal_key(), &queue.tenant, &queue.endpoint_id).await;
     drop(conn);
     // The URL and secret decide where events go and who can read them: a row changed outside Fiscus is
     // never delivered to. Any other failure is retried (the claim goes stale), never taken as a refusal.
@@ -135,7 +136,12 @@ async fn standing(services: &Services, queue: &Claimed) -> anyhow::Result<Option
 
 /// Serves one claimed queue for up to [`hold`] (plus one attempt's timeout at most); returns how many
 /// attempts it made.
-pub async fn serve_queue(services: &Services, clients: &Clients, worker: &str, queue: &Claimed) -> anyhow::Result<usize> {
+pub async fn serve_queue(
+    services: &Services,
+    clients: &Clients,
+    worker: &str,
+    queue: &Claimed,
+) -> anyhow::Result<usize> {
     let started = Instant::now();
     let hold = hold(services);
     let (client, allow_loopback) = clients.for_environment(queue.tenant.environment);

@@ -156,7 +156,8 @@ async fn main() -> anyhow::Result<()> {
     let worker = Caller::bare(Actor::worker("wrk_bench"));
     loop {
         let mut tx = state.store.begin().await?;
-        let jobs = fiscus_store::settlement::claim(&mut tx, "wrk_bench", now_micros(), 60_000_000, 500).await?;
+        let jobs =
+            fiscus_actions::tables::settlement::claim(&mut tx, "wrk_bench", now_micros(), 60_000_000, 500).await?;
         if jobs.is_empty() {
             break;
         }

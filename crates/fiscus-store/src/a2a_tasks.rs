@@ -1,7 +1,7 @@
 //! A2A tasks: the record of each message an agent sent to the A2A endpoint and of the answer it was given.
 //! Written once, in a terminal state, and sealed; read back only by the application that sent the message.
 
-use crate::actions::corrupt;
+use crate::corrupt;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;

@@ -9,6 +9,7 @@
 //! of conditional transitions.
 
 use crate::dialect::{backend_of, for_update};
+use crate::error::corrupt;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::actions::approval::{Decision, Role};
 use fiscus_domain::actions::checks::CheckStatus;
@@ -79,16 +80,6 @@ pub async fn open_citing(tx: &mut WriteTx, tenant: &Tenant, check_key: &str, sou
     .fetch_all(tx.conn())
     .await?;
     Ok(rows.into_iter().map(|(id,)| id).collect())
-}
-
-/// `Corrupt` naming the table, row, column and value that the code does not know.
-pub(crate) fn corrupt(table: &str, id: &str, column: &str, value: &str) -> StoreError {
-    StoreError::Corrupt(format!("{table} {id}: {column} = {value:?}"))
-}
-
-/// An actor stored as its label (`kind:id`); a label of no known kind is `Corrupt` as [`corrupt`] names it.
-pub(crate) fn stored_actor(table: &str, id: &str, column: &str, label: &str) -> Result<Actor> {
-    Actor::from_label(label).ok_or_else(|| corrupt(table, id, column, label))
 }
 
 impl TryFrom<ActionRow> for Action {

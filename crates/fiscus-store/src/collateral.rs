@@ -1,8 +1,8 @@
 //! Collateral policies (see the migration `…_collateral.sql`): a workspace's eligibility and haircut rules,
 //! versioned (1, 2, …), each version sealed and never changed. The newest version is the one in force.
 
-use crate::actions::stored_actor;
 use crate::seals::{self, SealedTable};
+use crate::stored_actor;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::{SealKey, Stored};

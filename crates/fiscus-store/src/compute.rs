@@ -4,10 +4,10 @@
 //! updates, so two workers never both run a job and a worker that lost its claim cannot finish it. A
 //! result is its own sealed row, written in the transaction that ends the job.
 
-use crate::actions::corrupt;
-use crate::actions::stored_actor;
+use crate::corrupt;
 use crate::dialect::backend_of;
 use crate::seals::{self, SealedTable};
+use crate::stored_actor;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::compute::{JobFailure, JobKind, JobState};

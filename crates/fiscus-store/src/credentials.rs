@@ -4,7 +4,7 @@
 //! a presented credential is how a request learns its workspace. They return everything the authentication
 //! layer needs to decide in one round trip.
 
-use crate::actions::corrupt;
+use crate::corrupt;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::credentials::{AppStatus, CredentialStatus, Environment};
 use fiscus_domain::scopes::ScopeSet;

@@ -1,6 +1,6 @@
 //! Machine identities, delegations, budget reservations and machine-authority nonces.
 
-use crate::actions::corrupt;
+use crate::corrupt;
 use crate::dialect::{backend_of, for_update};
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::actions::delegation::{DelegationStatus, IdentityStatus, Terms};

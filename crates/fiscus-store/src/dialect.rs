@@ -57,15 +57,15 @@ pub fn backend_of(conn: &sqlx::AnyConnection) -> Backend {
 
 /// The binds one statement may carry on both backends (SQLite's default limit is 32,766, PostgreSQL's
 /// 65,535).
-pub(crate) const MAX_BINDS: usize = 10_000;
+pub const MAX_BINDS: usize = 10_000;
 
 /// `$first, $first+1, …` for `n` values: the list of an `IN (…)` whose values follow `first - 1` others.
-pub(crate) fn numbered(first: usize, n: usize) -> String {
+pub fn numbered(first: usize, n: usize) -> String {
     (first..first + n).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
 }
 
 /// Rows of `width` values one multi-row statement may carry (see [`MAX_BINDS`]).
-pub(crate) fn rows_per_statement(width: usize) -> usize {
+pub fn rows_per_statement(width: usize) -> usize {
     (MAX_BINDS / width.max(1)).max(1)
 }
 
@@ -73,7 +73,7 @@ pub(crate) fn rows_per_statement(width: usize) -> usize {
 /// numbered parameter (`$n`) up by name for every bind, a scan of the statement's parameters, which makes a
 /// many-row statement quadratic (half an import's time in `sqlite3_bind_parameter_name` at 1,000 binds);
 /// anonymous `?` parameters bind by position. PostgreSQL takes only `$n`.
-pub(crate) fn multi_row_insert(backend: Backend, head: &str, rows: usize, width: usize) -> String {
+pub fn multi_row_insert(backend: Backend, head: &str, rows: usize, width: usize) -> String {
     let mut sql = String::with_capacity(head.len() + rows * width * 5);
     sql.push_str(head);
     let mut n = 0;
@@ -102,6 +102,7 @@ pub(crate) fn multi_row_insert(backend: Backend, head: &str, rows: usize, width:
 
 /// Binds stored values (`&Stored` items) to a query or query-as in order. A null is bound as text (the `Any`
 /// driver needs a type for it), so a column that may receive one from a `Stored` row must be a text column.
+#[macro_export]
 macro_rules! bind_all {
     ($q:expr, $binds:expr) => {{
         let mut q = $q;
@@ -115,4 +116,4 @@ macro_rules! bind_all {
         q
     }};
 }
-pub(crate) use bind_all;
+pub use crate::bind_all;

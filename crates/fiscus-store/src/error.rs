@@ -80,3 +80,19 @@ impl From<sqlx::Error> for StoreError {
         }
     }
 }
+
+/// `Corrupt` naming the table, row, column and value that the code does not know: what every repository,
+/// in the store or in an area's crate, answers for a stored value it cannot read.
+pub fn corrupt(table: &str, id: &str, column: &str, value: &str) -> StoreError {
+    StoreError::Corrupt(format!("{table} {id}: {column} = {value:?}"))
+}
+
+/// An actor stored as its label (`kind:id`); a label of no known kind is `Corrupt` as [`corrupt`] names it.
+pub fn stored_actor(
+    table: &str,
+    id: &str,
+    column: &str,
+    label: &str,
+) -> Result<fiscus_domain::actor::Actor, StoreError> {
+    fiscus_domain::actor::Actor::from_label(label).ok_or_else(|| corrupt(table, id, column, label))
+}

@@ -3,7 +3,7 @@
 //! A client's standing is its latest decision (highest version): none → draft, `grant` → active with that
 //! grant, `revoke` → revoked. Decisions are append-only and sealed; the standing is never a mutable column.
 
-use crate::actions::corrupt;
+use crate::corrupt;
 use crate::dialect::{backend_of, for_update};
 use crate::seals::{EXECUTION_CLIENT_DECISIONS, EXECUTION_CLIENTS};
 use crate::{Result, StoreError, WriteTx};

@@ -3,8 +3,8 @@
 //! investment operations add — with its request and output as canonical JSON and the SHA-256 over both.
 //! Written once, sealed, never updated; a row whose seal fails is refused, never served.
 
-use crate::actions::stored_actor;
 use crate::seals::{self, SealedTable};
+use crate::stored_actor;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::{SealKey, Stored};

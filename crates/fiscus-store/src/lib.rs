@@ -23,6 +23,7 @@
 /// its `FromRow` for the `Any` driver. (What sqlx's `FromRow` derive does; the derive is not used because
 /// its proc-macro crate compiles sqlx's drivers, SQLite's C included, a second time for the build machine.)
 /// A field read in another way (renamed, converted, skipped) has a hand-written `FromRow` beside its struct.
+#[macro_export]
 macro_rules! row {
     (
         $(#[$meta:meta])*
@@ -53,8 +54,6 @@ pub mod appends;
 pub mod applications;
 pub mod audit;
 pub mod autonomy_evidence;
-pub mod bank_accounts;
-pub mod bank_files;
 pub mod cache;
 pub mod calls;
 pub mod cluster;
@@ -79,6 +78,7 @@ mod migrations;
 pub mod model_hub;
 pub mod operators;
 pub mod outbox;
+pub mod payment_tables;
 pub mod queues;
 pub mod research;
 pub mod run_claims;
@@ -86,7 +86,6 @@ pub mod sealed_records;
 pub mod sealed_tables;
 pub mod seals;
 pub mod set_aside;
-pub mod settlement;
 pub mod spaces;
 pub mod themes;
 pub mod tlog;
@@ -98,7 +97,7 @@ pub mod workflow_gateway;
 pub mod workflows;
 pub mod workspaces;
 
-pub use error::StoreError;
+pub use error::{StoreError, corrupt, stored_actor};
 pub use evidence_db::{EvidenceConn, EvidenceTx, evidence_url};
 /// A database connection (pooled or inside a [`WriteTx`]); repository functions take one.
 pub use sqlx::AnyConnection as Connection;

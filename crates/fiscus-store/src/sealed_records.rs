@@ -27,9 +27,9 @@ pub struct Record<B> {
 }
 
 /// A record's columns by name.
-pub(crate) struct Fields {
-    pub(crate) table: &'static str,
-    pub(crate) columns: Columns,
+pub struct Fields {
+    pub table: &'static str,
+    pub columns: Columns,
 }
 
 impl Fields {
@@ -41,7 +41,7 @@ impl Fields {
             .ok_or_else(|| StoreError::Corrupt(format!("{}: no column {name}", self.table)))
     }
 
-    pub(crate) fn opt_text(&self, name: &str) -> Result<Option<String>> {
+    pub fn opt_text(&self, name: &str) -> Result<Option<String>> {
         match self.get(name)? {
             Stored::Text(t) => Ok(Some(t.clone())),
             Stored::Null => Ok(None),
@@ -49,11 +49,11 @@ impl Fields {
         }
     }
 
-    pub(crate) fn text(&self, name: &str) -> Result<String> {
+    pub fn text(&self, name: &str) -> Result<String> {
         self.opt_text(name)?.ok_or_else(|| StoreError::Corrupt(format!("{}.{name} is NULL", self.table)))
     }
 
-    pub(crate) fn opt_int(&self, name: &str) -> Result<Option<i64>> {
+    pub fn opt_int(&self, name: &str) -> Result<Option<i64>> {
         match self.get(name)? {
             Stored::Integer(i) => Ok(Some(*i)),
             Stored::Null => Ok(None),
@@ -61,23 +61,23 @@ impl Fields {
         }
     }
 
-    pub(crate) fn int(&self, name: &str) -> Result<i64> {
+    pub fn int(&self, name: &str) -> Result<i64> {
         self.opt_int(name)?.ok_or_else(|| StoreError::Corrupt(format!("{}.{name} is NULL", self.table)))
     }
 
     /// A stored enum value, parsed; an unknown one is `Corrupt`.
-    pub(crate) fn parsed<T>(&self, name: &str, parse: impl Fn(&str) -> Option<T>) -> Result<T> {
+    pub fn parsed<T>(&self, name: &str, parse: impl Fn(&str) -> Option<T>) -> Result<T> {
         let v = self.text(name)?;
         parse(&v).ok_or_else(|| StoreError::Corrupt(format!("{}.{name} = `{v}`", self.table)))
     }
 
     /// An actor stored as its label; a label of no known kind is `Corrupt`.
-    pub(crate) fn actor(&self, name: &str) -> Result<Actor> {
+    pub fn actor(&self, name: &str) -> Result<Actor> {
         self.parsed(name, Actor::from_label)
     }
 
     /// A who-and-when pair of columns (a review, an ending): both set or both NULL.
-    pub(crate) fn stamp(&self, by: &str, at: &str) -> Result<Option<(Actor, i64)>> {
+    pub fn stamp(&self, by: &str, at: &str) -> Result<Option<(Actor, i64)>> {
         match (self.opt_text(by)?, self.opt_int(at)?) {
             (Some(label), Some(at)) => {
                 let actor = Actor::from_label(&label)
@@ -89,7 +89,7 @@ impl Fields {
         }
     }
 
-    pub(crate) fn record<B: DeserializeOwned>(&self) -> Result<Record<B>> {
+    pub fn record<B: DeserializeOwned>(&self) -> Result<Record<B>> {
         let id = self.text("id")?;
         let body_json = self.text("body")?;
         let body = serde_json::from_str(&body_json)
@@ -107,7 +107,7 @@ impl Fields {
 
 /// Inserts a row with its seal: `values` in the table's sealed column order. A NULL is written as the
 /// literal, not bound: PostgreSQL will not take a NULL bound as text into a BIGINT column.
-pub(crate) async fn insert(tx: &mut WriteTx, table: &SealedTable, values: Vec<Stored>) -> Result<()> {
+pub async fn insert(tx: &mut WriteTx, table: &SealedTable, values: Vec<Stored>) -> Result<()> {
     let mac = seals::seal_of(tx.seal_key(), table, values.clone())?;
     let sealed_values = values.clone();
     let mut placeholders = Vec::with_capacity(values.len() + 1);
@@ -132,7 +132,7 @@ pub(crate) async fn insert(tx: &mut WriteTx, table: &SealedTable, values: Vec<St
 }
 
 /// The tenant's rows of `table` where `column = value`, oldest first, seals checked.
-pub(crate) async fn select_where(
+pub async fn select_where(
     conn: &mut AnyConnection,
     key: &SealKey,
     table: &SealedTable,
@@ -153,7 +153,7 @@ pub(crate) async fn select_where(
 
 /// The tenant's records of `table` where `column = value`, seals checked, decoded by `decode` and ordered
 /// by `order` (a version or sequence number: the history of one object, oldest first).
-pub(crate) async fn history<T, K: Ord>(
+pub async fn history<T, K: Ord>(
     conn: &mut AnyConnection,
     key: &SealKey,
     table: &SealedTable,
@@ -169,7 +169,7 @@ pub(crate) async fn history<T, K: Ord>(
 }
 
 /// One row of the tenant by id, its seal checked; another tenant's is `NotFound`.
-pub(crate) async fn select_one(
+pub async fn select_one(
     conn: &mut AnyConnection,
     key: &SealKey,
     table: &SealedTable,
@@ -180,7 +180,7 @@ pub(crate) async fn select_one(
 }
 
 /// A page of the tenant's rows, newest first, before `before` (an id), `limit + 1` of them.
-pub(crate) async fn select_page(
+pub async fn select_page(
     conn: &mut AnyConnection,
     key: &SealKey,
     table: &SealedTable,
@@ -204,7 +204,7 @@ pub(crate) async fn select_page(
 
 /// Updates the named columns of one row of the tenant while `guard` holds, and re-seals it; `false` when
 /// the guard no longer held (someone else moved it first).
-pub(crate) async fn update_guarded(
+pub async fn update_guarded(
     tx: &mut WriteTx,
     table: &SealedTable,
     tenant: &Tenant,
@@ -240,21 +240,21 @@ pub(crate) async fn update_guarded(
 }
 
 /// A record whose relating columns disagree with its (sealed) body: refused as corrupt.
-pub(crate) fn columns_differ(table: &str, id: &str) -> StoreError {
+pub fn columns_differ(table: &str, id: &str) -> StoreError {
     StoreError::Corrupt(format!("{table} {id}: columns differ from the body"))
 }
 
-pub(crate) fn text(s: &str) -> Stored {
+pub fn text(s: &str) -> Stored {
     Stored::Text(s.to_string())
 }
 
-pub(crate) fn opt_text(s: Option<&str>) -> Stored {
+pub fn opt_text(s: Option<&str>) -> Stored {
     s.map_or(Stored::Null, text)
 }
 
 /// Inserts a record: the columns every record has come from `record`, the table's own (relations, state)
 /// from `own` by name, and every other sealed column is NULL (what moves later: a review, an ending).
-pub(crate) async fn insert_record<B>(
+pub async fn insert_record<B>(
     tx: &mut WriteTx,
     table: &SealedTable,
     tenant: &Tenant,

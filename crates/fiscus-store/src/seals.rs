@@ -490,7 +490,7 @@ pub async fn check_keys(
     Ok(())
 }
 
-pub(crate) fn id_of(columns: &[(&str, Stored)]) -> String {
+pub fn id_of(columns: &[(&str, Stored)]) -> String {
     match columns.first() {
         Some((_, Stored::Text(id))) => id.clone(),
         _ => String::from("?"),

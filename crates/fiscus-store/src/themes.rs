@@ -10,8 +10,8 @@
 //! It is long because universes, model portfolios and operations are three tables of one lineage (an operation
 //! fixes a model portfolio's hash, a model portfolio a universe's), read together.
 
-use crate::actions::stored_actor;
 use crate::seals::{self, SealedTable};
+use crate::stored_actor;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::{SealKey, Stored};

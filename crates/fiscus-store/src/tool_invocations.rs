@@ -1,6 +1,6 @@
 //! Hash-only audit rows of tool calls through the agent protocols, sealed like request evidence.
 
-use crate::actions::corrupt;
+use crate::corrupt;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::integrity::Stored;
 use fiscus_domain::tenancy::Tenant;

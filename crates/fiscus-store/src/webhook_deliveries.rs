@@ -230,9 +230,8 @@ pub async fn claim(
     let rows: Vec<QueueRow> = crate::fair::claim_each(tx, &sql, &claim, limit).await?;
     rows.into_iter()
         .map(|r| {
-            let environment = Environment::parse(&r.environment).ok_or_else(|| {
-                crate::actions::corrupt("webhook_queues", &r.endpoint_id, "environment", &r.environment)
-            })?;
+            let environment = Environment::parse(&r.environment)
+                .ok_or_else(|| crate::corrupt("webhook_queues", &r.endpoint_id, "environment", &r.environment))?;
             Ok(Claimed { endpoint_id: r.endpoint_id, tenant: Tenant { workspace_id: r.workspace_id, environment } })
         })
         .collect()
@@ -496,7 +495,7 @@ pub async fn counts(
     rows.into_iter()
         .map(|(state, n)| {
             let known = DeliveryState::parse(&state)
-                .ok_or_else(|| crate::actions::corrupt("webhook_deliveries", endpoint_id, "state", &state))?;
+                .ok_or_else(|| crate::corrupt("webhook_deliveries", endpoint_id, "state", &state))?;
             Ok((known, n))
         })
         .collect()

@@ -1,6 +1,6 @@
 //! Webhook endpoints (registration and standing). Their deliveries come with the delivery worker.
 
-use crate::actions::corrupt;
+use crate::corrupt;
 use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::integrity::SealKey;

@@ -3,6 +3,7 @@
 //! version is sealed, and what payments bind is its `content_hash`.
 
 use crate::steps::bank_accounts::{NewCounterparty, create_counterparty, propose};
+use crate::tables::bank_accounts::{self as store, Counterparty, Version};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -16,7 +17,6 @@ use fiscus_http::ctx::Ctx;
 use fiscus_http::json::ApiJson;
 use fiscus_http::problem::ApiError;
 use fiscus_http::query::{ApiPath, ListParams};
-use fiscus_store::bank_accounts::{self as store, Counterparty, Version};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 

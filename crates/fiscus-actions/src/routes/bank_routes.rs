@@ -3,6 +3,7 @@
 //! `pain.002` status reports and `camt.053`/`camt.054` statements, as the inbound directory and
 //! `fiscus import bank-message` take them.
 
+use crate::tables::bank_files::{self as store, File, Message};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -16,7 +17,6 @@ use fiscus_http::ctx::Ctx;
 use fiscus_http::json::ApiJson;
 use fiscus_http::problem::ApiError;
 use fiscus_http::query::{ApiPath, ListParams};
-use fiscus_store::bank_files::{self as store, File, Message};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 

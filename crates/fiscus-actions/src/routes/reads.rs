@@ -164,7 +164,7 @@ pub async fn get_reconciliation(
     let row = fiscus_store::actions::get(&mut conn, ctx.tenant(), &uid).await?;
     let row = Loaded::load(&mut conn, state.store.seal_key(), ctx.tenant(), row).await?.action;
     let control_state = row.state;
-    let records = fiscus_store::settlement::records(&mut conn, state.store.seal_key(), ctx.tenant(), &uid).await?;
+    let records = crate::tables::settlement::records(&mut conn, state.store.seal_key(), ctx.tenant(), &uid).await?;
     let settlements: Vec<SettlementView> = records
         .into_iter()
         .map(|r| SettlementView {

@@ -3,6 +3,7 @@
 //! pending until a person decides it at the console; the decision covers exactly the version's hash the
 //! person was shown, and every step is audited in its transaction.
 
+use crate::tables::bank_accounts::{self as store, Counterparty, Version};
 use fiscus_domain::actions::approval::{Refusal, Role};
 use fiscus_domain::actions::checks::{CREDITOR_ACCOUNT, CheckStatus, DEBTOR_ACCOUNT, ValidCheck};
 use fiscus_domain::audit_action::Change;
@@ -10,7 +11,6 @@ use fiscus_domain::bank_accounts::{CounterpartyBody, Owner, ProposedDetails, Ver
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::bank_accounts::{self as store, Counterparty, Version};
 use fiscus_store::{StoreError, WriteTx};
 use serde_json::json;
 

@@ -105,7 +105,7 @@ pub fn execute<'a>(
             )
             .await?;
         }
-        fiscus_store::settlement::enqueue(tx, tenant, action_id, &action.envelope.connector, now).await?;
+        crate::tables::settlement::enqueue(tx, tenant, action_id, &action.envelope.connector, now).await?;
         Ok(Execution::Accepted(Accepted { action_id: action_id.to_string(), state: next }))
     })
 }

@@ -159,13 +159,13 @@ async fn creditor_account(
     tx: &mut WriteTx,
     tenant: &Tenant,
     envelope: &Envelope,
-) -> Result<Option<fiscus_store::bank_accounts::Version>, Failure> {
+) -> Result<Option<crate::tables::bank_accounts::Version>, Failure> {
     let counterparty = envelope.counterparty.as_str();
     if !matches!(envelope.kind, ActionKind::Payment | ActionKind::Transfer) || !counterparty.starts_with("cpt_") {
         return Ok(None);
     }
     let key = tx.seal_key().clone();
-    match fiscus_store::bank_accounts::get_counterparty(tx.conn(), &key, tenant, counterparty).await {
+    match crate::tables::bank_accounts::get_counterparty(tx.conn(), &key, tenant, counterparty).await {
         Ok(_) => {}
         Err(fiscus_store::StoreError::NotFound) => {
             return Err(Failure::missing(
@@ -176,7 +176,7 @@ async fn creditor_account(
         Err(e) => return Err(e.into()),
     }
     let mut active =
-        fiscus_store::bank_accounts::active_for(tx.conn(), &key, tenant, counterparty, envelope.currency).await?;
+        crate::tables::bank_accounts::active_for(tx.conn(), &key, tenant, counterparty, envelope.currency).await?;
     match active.len() {
         1 => Ok(active.pop()),
         0 => Err(Failure::missing(
@@ -199,7 +199,7 @@ async fn debtor_account(
     tx: &mut WriteTx,
     tenant: &Tenant,
     envelope: &Envelope,
-) -> Result<fiscus_store::bank_accounts::Version, Failure> {
+) -> Result<crate::tables::bank_accounts::Version, Failure> {
     let key = tx.seal_key().clone();
     let currency = envelope.currency;
     let named = match envelope.metadata.get("debtor_account_id") {
@@ -209,7 +209,7 @@ async fn debtor_account(
             return Err(Failure::Invalid(vec![("metadata", "debtor_account_id must be a `bac_…` id".into())]));
         }
     };
-    let mut own: Vec<_> = fiscus_store::bank_accounts::active_own(tx.conn(), &key, tenant, currency)
+    let mut own: Vec<_> = crate::tables::bank_accounts::active_own(tx.conn(), &key, tenant, currency)
         .await?
         .into_iter()
         .filter(|v| named.as_deref().is_none_or(|id| v.record.body.account_id == id))

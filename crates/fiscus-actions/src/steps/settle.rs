@@ -4,6 +4,7 @@
 //! leaves the claim to go stale and be taken again, and the unique settlement record keeps a second pass
 //! from settling twice.
 
+use crate::tables::settlement::{Job, SettlementRecord};
 use fiscus_domain::actions::checks::{CREDITOR_ACCOUNT, CheckStatus, DEBTOR_ACCOUNT};
 use fiscus_domain::actions::envelope::ActionKind;
 use fiscus_domain::actions::settlement::{
@@ -16,7 +17,6 @@ use fiscus_domain::events::EventType;
 use fiscus_domain::evidence::seal;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::WriteTx;
-use fiscus_store::settlement::{Job, SettlementRecord};
 use serde_json::json;
 
 use super::Loaded;
@@ -51,7 +51,7 @@ pub fn settle<'a>(
         let action = &loaded.action;
         let now = now_micros();
         if action.state != ControlState::Executing {
-            fiscus_store::settlement::finish(tx, &job.id, worker, now).await?;
+            crate::tables::settlement::finish(tx, &job.id, worker, now).await?;
             return Ok(Settled::AlreadyDone);
         }
         // Money moves on the sealed envelope only: a row changed outside Fiscus since it was approved is refused
@@ -74,7 +74,7 @@ pub fn settle<'a>(
         } else {
             apply(tx, caller, tenant, &loaded, events, book, now).await?
         };
-        if !fiscus_store::settlement::finish(tx, &job.id, worker, now).await? {
+        if !crate::tables::settlement::finish(tx, &job.id, worker, now).await? {
             return Ok(Settled::ClaimLost);
         }
         Ok(Settled::Moved(current))
@@ -109,7 +109,7 @@ async fn bound_version(
     tenant: &Tenant,
     loaded: &Loaded,
     check_key: &str,
-) -> Result<fiscus_store::bank_accounts::Version, Failure> {
+) -> Result<crate::tables::bank_accounts::Version, Failure> {
     let check = loaded
         .checks
         .iter()
@@ -118,7 +118,7 @@ async fn bound_version(
         .filter(|c| c.status == CheckStatus::Passed)
         .ok_or_else(|| Failure::internal(format!("{}: no passed {check_key} check", loaded.action.id)))?;
     let key = tx.seal_key().clone();
-    let version = fiscus_store::bank_accounts::get_version(tx.conn(), &key, tenant, &check.source_reference).await?;
+    let version = crate::tables::bank_accounts::get_version(tx.conn(), &key, tenant, &check.source_reference).await?;
     if version.record.content_hash != check.source_hash {
         return Err(Failure::internal(format!("{}: {check_key} cites details that hash otherwise", loaded.action.id)));
     }
@@ -151,7 +151,7 @@ async fn hand_over(
         requested_date: rfc3339(now)[..10].to_string(),
     };
     let record = new_record("payment instruction", "pin", body, caller.actor.clone())?;
-    match fiscus_store::bank_files::insert_instruction(tx, tenant, &record).await {
+    match crate::tables::bank_files::insert_instruction(tx, tenant, &record).await {
         Ok(()) => Ok(()),
         // A repeated pass over the same item: the instruction is there already, and stays the only one.
         Err(fiscus_store::StoreError::Conflict(_)) => Ok(()),
@@ -300,7 +300,7 @@ async fn apply(
             .await?;
             current = next;
         }
-        fiscus_store::settlement::insert_record(tx, tenant, &action.id, &s.record).await?;
+        crate::tables::settlement::insert_record(tx, tenant, &action.id, &s.record).await?;
         // A delegated action's budget reservation follows the outcome (see `reservation_after`).
         if let Some(r) = reservation_after(current) {
             fiscus_store::delegations::settle_reservation(tx, tenant, &action.id, r, now).await?;
@@ -372,7 +372,7 @@ pub fn report_many<'a>(
             })
             .collect();
         record_many(tx, tenant, caller, &changes).await?;
-        fiscus_store::settlement::insert_records(tx, tenant, &records).await?;
+        crate::tables::settlement::insert_records(tx, tenant, &records).await?;
         for (id, r) in reservations {
             fiscus_store::delegations::settle_reservation(tx, tenant, id, r, now).await?;
         }

@@ -30,10 +30,10 @@ pub async fn resolve(
         return Err(Failure::Invalid(vec![("resolution", "1 to 500 characters, no control characters".into())]));
     }
     let key = tx.seal_key().clone();
-    let entry = fiscus_store::bank_files::get_entry(tx.conn(), &key, tenant, entry_id).await?;
+    let entry = crate::tables::bank_files::get_entry(tx.conn(), &key, tenant, entry_id).await?;
     let now = now_micros();
     if entry.resolved.is_some()
-        || !fiscus_store::bank_files::resolve(tx, tenant, entry_id, &person.actor, now, resolution).await?
+        || !crate::tables::bank_files::resolve(tx, tenant, entry_id, &person.actor, now, resolution).await?
     {
         return Err(Failure::refused(ErrorCode::Conflict, "the entry was resolved already"));
     }

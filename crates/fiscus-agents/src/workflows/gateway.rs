@@ -22,7 +22,11 @@ use fiscus_kernel::governed::record::{AuditEntry, audit};
 use fiscus_kernel::governed::{Caller, Failure};
 
 /// The allowlist in force for an application (none until an admin decides one).
-pub async fn in_force(services: &Services, tenant: &Tenant, application_id: &str) -> Result<Option<ToolGrant>, Failure> {
+pub async fn in_force(
+    services: &Services,
+    tenant: &Tenant,
+    application_id: &str,
+) -> Result<Option<ToolGrant>, Failure> {
     let mut conn = services.store.read().await?;
     Ok(store::in_force(&mut conn, services.store.seal_key(), tenant, application_id).await?)
 }

@@ -268,7 +268,8 @@ pub async fn pin(services: &Services, workspace_id: &str, r: SimulationRequest) 
     }
     let (parameters, names) = match (r.instruments, r.parameters) {
         (Some(list), None) => {
-            let pinned = fiscus_kernel::inputs::pin(services, workspace_id, "instruments", &list, r.start, r.end).await?;
+            let pinned =
+                fiscus_kernel::inputs::pin(services, workspace_id, "instruments", &list, r.start, r.end).await?;
             (Parameters::DataPlane(pinned), list)
         }
         (None, Some(p)) => {

@@ -197,7 +197,11 @@ pub async fn in_state(
 }
 
 /// The checkpoint a model serves, if an active promotion serves one.
-pub async fn serving(services: &Services, tenant: &Tenant, model_id: &str) -> Result<Option<(Model, Promotion)>, Failure> {
+pub async fn serving(
+    services: &Services,
+    tenant: &Tenant,
+    model_id: &str,
+) -> Result<Option<(Model, Promotion)>, Failure> {
     let d = registry::dossier(services, tenant, model_id).await?;
     Ok(d.promotions.iter().find(|p| p.state == PromotionState::Active).cloned().map(|p| (d.model, p)))
 }

@@ -282,8 +282,9 @@ pub async fn train(
     let (train, _) = observations.split((contract.body.observations - contract.body.holdout) as usize);
     let (algorithm, hyper) = (r.record.body.algorithm, r.record.body.hyperparameters.clone());
     let values = train.values.clone();
-    let fitted =
-        crashed(services.compute.run_inline(&tenant.workspace_id, move || fit::fit(algorithm, &hyper, &values)).await)??;
+    let fitted = crashed(
+        services.compute.run_inline(&tenant.workspace_id, move || fit::fit(algorithm, &hyper, &values)).await,
+    )??;
     let last = train.dates.len() - 1;
     let body = CheckpointBody {
         model_id: r.record.body.model_id.clone(),

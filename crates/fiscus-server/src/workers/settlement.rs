@@ -2,9 +2,9 @@
 //! settles each item through the application layer (`fiscus_actions::steps::settle`), one transaction per item.
 //! An item whose action fails its seal is set aside (`governed::set_aside`) rather than retried forever.
 
+use fiscus_actions::tables::settlement::Job;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
-use fiscus_store::settlement::Job;
 
 use fiscus_actions::steps::settle::{Settled, settle};
 use fiscus_kernel::Services;
@@ -16,7 +16,7 @@ use fiscus_store::set_aside::Bad;
 pub async fn run_once(services: &Services, worker: &str) -> anyhow::Result<usize> {
     let now = now_micros();
     let mut tx = services.store.begin().await?;
-    let jobs = fiscus_store::settlement::claim(&mut tx, worker, now, 60 * MICROS_PER_SECOND, 16).await?;
+    let jobs = fiscus_actions::tables::settlement::claim(&mut tx, worker, now, 60 * MICROS_PER_SECOND, 16).await?;
     tx.commit().await?;
     let caller = Caller::bare(Actor::worker(worker));
     let mut done = 0;

@@ -117,7 +117,7 @@ async fn a_counterparty_account_is_inactive_until_another_person_approves_it_and
     drop(tx);
     let mut conn = store.read().await.expect("conn");
     let states: Vec<VersionState> =
-        fiscus_store::bank_accounts::versions_of(&mut conn, store.seal_key(), &tenant, &account)
+        fiscus_actions::tables::bank_accounts::versions_of(&mut conn, store.seal_key(), &tenant, &account)
             .await
             .expect("versions")
             .iter()
@@ -131,7 +131,7 @@ async fn a_counterparty_account_is_inactive_until_another_person_approves_it_and
         .expect("another person approves");
     tx.commit().await.expect("commit");
     let mut conn = store.read().await.expect("conn");
-    let versions = fiscus_store::bank_accounts::versions_of(&mut conn, store.seal_key(), &tenant, &account)
+    let versions = fiscus_actions::tables::bank_accounts::versions_of(&mut conn, store.seal_key(), &tenant, &account)
         .await
         .expect("versions");
     assert_eq!(versions.iter().map(|v| v.state).collect::<Vec<_>>(), [VersionState::Superseded, VersionState::Active]);

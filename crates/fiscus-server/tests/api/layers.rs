@@ -38,6 +38,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // Financial Actions, the central noun, end to end (steps, routes, connectors, bank files): under every
     // area that proposes or reads an action, and under the console that decides them.
     ("fiscus-actions", &["fiscus-domain", "fiscus-store", "fiscus-kernel", "fiscus-http", "fiscus-iso20022"]),
+    // What repository tests share: a dev-dependency only (no crate here may name it as a normal one).
+    ("fiscus-testkit", &["fiscus-domain", "fiscus-store"]),
     // The areas: each on the layers below, never on another area.
     ("fiscus-data", AREA),
     ("fiscus-investment", AREA),

@@ -155,7 +155,7 @@ async fn an_action_edited_after_execution_is_not_settled() {
     assert_eq!(app.count(&format!("SELECT COUNT(*) FROM settlement_records WHERE action_id = '{other}'")).await, 1);
     let stale = fiscus_domain::clock::now_micros() + 3_600 * fiscus_domain::clock::MICROS_PER_SECOND;
     let mut tx = app.state.store.begin().await.expect("tx");
-    let again = fiscus_store::settlement::claim(&mut tx, "wrk_later", stale, 0, 16).await.expect("claim");
+    let again = fiscus_actions::tables::settlement::claim(&mut tx, "wrk_later", stale, 0, 16).await.expect("claim");
     tx.commit().await.expect("commit");
     assert!(again.iter().all(|j| j.action_id != id), "the set-aside item is never claimed again: {again:?}");
 }

@@ -1,9 +1,9 @@
 //! Datasets: one sealed row per import, with its provenance.
 
 use super::{Result, StoreError, WriteTx};
-use crate::actions::corrupt;
-use crate::actions::stored_actor;
+use crate::corrupt;
 use crate::seals::{self, SealedTable};
+use crate::stored_actor;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::data::{Kind, Provenance};
 use fiscus_domain::integrity::{SealKey, Stored};

@@ -2,7 +2,8 @@
 //! PostgreSQL when `FISCUS_TEST_DATABASE_URL` is set. Each module covers one repository module, including
 //! that another workspace's and the other environment's rows are invisible.
 
-mod helpers;
+// The fresh database and the builders every repository test needs, shared with the areas' own table tests.
+use fiscus_testkit as helpers;
 
 mod a2a_tasks;
 mod actions;
@@ -11,7 +12,6 @@ mod appends;
 mod applications;
 mod audit;
 mod autonomy_evidence;
-mod bank_accounts;
 mod book;
 mod cache;
 mod calls;
@@ -31,7 +31,6 @@ mod operators;
 mod outbox;
 mod research;
 mod seals;
-mod settlement;
 mod spaces;
 mod themes;
 mod tool_invocations;

@@ -138,7 +138,12 @@ pub async fn pin_lqm(
 }
 
 /// Checks a run's input for a model reading `shape` and pins it.
-async fn pin_input(services: &Services, workspace_id: &str, shape: InputShape, i: ModelInput) -> Result<Input, Failure> {
+async fn pin_input(
+    services: &Services,
+    workspace_id: &str,
+    shape: InputShape,
+    i: ModelInput,
+) -> Result<Input, Failure> {
     let mut errors = Vec::new();
     fiscus_kernel::inputs::check_range(&mut errors, i.start.as_deref(), i.end.as_deref());
     if !errors.is_empty() {

@@ -2,10 +2,10 @@
 //! jobs retaken, one job and one record of each kind per action, and tenants apart.
 
 use crate::helpers::*;
+use fiscus_actions::tables::settlement::{self, SettlementRecord};
 use fiscus_domain::actions::settlement::{Reconciliation, SettlementKind};
 use fiscus_domain::ids::new_id;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::settlement::{self, SettlementRecord};
 use fiscus_store::{Store, seals};
 
 fn record(kind: SettlementKind, received_at: i64) -> SettlementRecord {
@@ -175,4 +175,33 @@ async fn an_unknown_stored_record_value_is_corrupt_naming_the_column() {
         let mut conn = db.read().await.expect("conn");
         assert_corrupt(settlement::records(&mut conn, db.seal_key(), &t, &a.id).await, column);
     }
+}
+
+#[tokio::test]
+async fn a_stopping_worker_hands_back_its_settlement_items_and_another_takes_them_at_once() {
+    // A claim's stale time: far longer than anything here takes.
+    const STALE: i64 = 60_000_000;
+    let db = fresh_store().await;
+    let t = tenant(&db).await;
+    let paid = action(&db, &t).await;
+    let mut tx = db.begin().await.expect("begin");
+    settlement::enqueue(&mut tx, &t, &paid.id, "sandbox", NOW).await.expect("enqueue");
+    tx.commit().await.expect("commit");
+
+    let mut tx = db.begin().await.expect("begin");
+    assert_eq!(settlement::claim(&mut tx, "wrk_a", NOW, STALE, 10).await.expect("claim").len(), 1);
+    assert_eq!(
+        fiscus_store::hand_back::all(&mut tx, "wrk_b").await.expect("hand back").total(),
+        0,
+        "only the holder's"
+    );
+    let handed = fiscus_store::hand_back::all(&mut tx, "wrk_a").await.expect("hand back");
+    assert_eq!((handed.settlement_items, handed.total()), (1, 1));
+    // Well inside the stale time, another worker takes what was handed back.
+    let settled = settlement::claim(&mut tx, "wrk_b", NOW + 1, STALE, 10).await.expect("claim");
+    assert_eq!((settled.len(), settled[0].attempts), (1, 2), "a hand-back counts as an attempt, as a takeover does");
+    // The worker that stopped finishes nothing any more.
+    assert!(!settlement::finish(&mut tx, &settled[0].id, "wrk_a", NOW + 2).await.expect("finish"));
+    assert!(settlement::finish(&mut tx, &settled[0].id, "wrk_b", NOW + 2).await.expect("finish"));
+    tx.commit().await.expect("commit");
 }

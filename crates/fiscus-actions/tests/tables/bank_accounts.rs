@@ -3,6 +3,7 @@
 //! version, a decision taken once; an edited version refused by its seal.
 
 use crate::helpers::*;
+use fiscus_actions::tables::bank_accounts::{self as accounts, Counterparty};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::bank_accounts::{AccountNumber, AccountVersion, CounterpartyBody, Owner, VersionState};
 use fiscus_domain::banking::Iban;
@@ -10,7 +11,6 @@ use fiscus_domain::ids::new_id;
 use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::Store;
-use fiscus_store::bank_accounts::{self as accounts, Counterparty};
 use fiscus_store::sealed_records::Record;
 
 fn counterparty(name: &str, reference: Option<&str>) -> Counterparty {

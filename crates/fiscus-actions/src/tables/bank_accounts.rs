@@ -9,45 +9,19 @@ use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;
 use sqlx::AnyConnection;
 
-use crate::sealed_records::{
+use fiscus_store::payment_tables::{BANK_ACCOUNT_VERSIONS, COUNTERPARTIES};
+use fiscus_store::sealed_records::{
     Fields, Record, columns_differ, insert_record, opt_text, select_one, select_page, select_where, text,
     update_guarded,
 };
-use crate::seals::SealedTable;
-use crate::{Result, StoreError, WriteTx};
-
-pub const COUNTERPARTIES_SEALED: SealedTable = SealedTable {
-    table: "counterparties",
-    columns: &["id", "workspace_id", "environment", "reference", "body", "content_hash", "created_by", "created_at"],
-};
-
-pub const VERSIONS_SEALED: SealedTable = SealedTable {
-    table: "bank_account_versions",
-    columns: &[
-        "id",
-        "workspace_id",
-        "environment",
-        "account_id",
-        "version",
-        "owner",
-        "counterparty_id",
-        "body",
-        "content_hash",
-        "state",
-        "created_by",
-        "created_at",
-        "decided_by",
-        "decided_at",
-        "decision_note",
-    ],
-};
+use fiscus_store::{Result, StoreError, WriteTx};
 
 pub type Counterparty = Record<CounterpartyBody>;
 
 fn counterparty(f: &Fields) -> Result<Counterparty> {
     let record: Counterparty = f.record()?;
     if f.opt_text("reference")? != record.body.reference {
-        return Err(columns_differ(COUNTERPARTIES_SEALED.table, &record.id));
+        return Err(columns_differ(COUNTERPARTIES.table, &record.id));
     }
     Ok(record)
 }
@@ -55,7 +29,7 @@ fn counterparty(f: &Fields) -> Result<Counterparty> {
 /// Inserts a counterparty; `Conflict` when its reference is taken in the tenant.
 pub async fn insert_counterparty(tx: &mut WriteTx, tenant: &Tenant, c: &Counterparty) -> Result<()> {
     let own = [("reference", opt_text(c.body.reference.as_deref()))];
-    insert_record(tx, &COUNTERPARTIES_SEALED, tenant, c, &own).await
+    insert_record(tx, &COUNTERPARTIES, tenant, c, &own).await
 }
 
 pub async fn get_counterparty(
@@ -64,7 +38,7 @@ pub async fn get_counterparty(
     tenant: &Tenant,
     id: &str,
 ) -> Result<Counterparty> {
-    counterparty(&select_one(conn, key, &COUNTERPARTIES_SEALED, tenant, id).await?)
+    counterparty(&select_one(conn, key, &COUNTERPARTIES, tenant, id).await?)
 }
 
 /// The tenant's counterparties, newest first, before `before`, `limit + 1` of them.
@@ -75,7 +49,7 @@ pub async fn list_counterparties(
     before: Option<&str>,
     limit: u32,
 ) -> Result<Vec<Counterparty>> {
-    select_page(conn, key, &COUNTERPARTIES_SEALED, tenant, before, limit).await?.iter().map(counterparty).collect()
+    select_page(conn, key, &COUNTERPARTIES, tenant, before, limit).await?.iter().map(counterparty).collect()
 }
 
 /// The tenant's counterparty with this reference, if any.
@@ -85,7 +59,7 @@ pub async fn counterparty_by_reference(
     tenant: &Tenant,
     reference: &str,
 ) -> Result<Option<Counterparty>> {
-    select_where(conn, key, &COUNTERPARTIES_SEALED, tenant, "reference", text(reference))
+    select_where(conn, key, &COUNTERPARTIES, tenant, "reference", text(reference))
         .await?
         .first()
         .map(counterparty)
@@ -109,7 +83,7 @@ fn version(f: &Fields) -> Result<Version> {
         && f.parsed("owner", Owner::parse)? == b.owner
         && f.opt_text("counterparty_id")? == b.counterparty_id;
     if !same {
-        return Err(columns_differ(VERSIONS_SEALED.table, &record.id));
+        return Err(columns_differ(BANK_ACCOUNT_VERSIONS.table, &record.id));
     }
     let note = f.opt_text("decision_note")?;
     let decision = f.stamp("decided_by", "decided_at")?.map(|(by, at)| (by, at, note));
@@ -127,11 +101,11 @@ pub async fn insert_version(tx: &mut WriteTx, tenant: &Tenant, v: &Record<Accoun
         ("counterparty_id", opt_text(b.counterparty_id.as_deref())),
         ("state", text(VersionState::Pending.as_str())),
     ];
-    insert_record(tx, &VERSIONS_SEALED, tenant, v, &own).await
+    insert_record(tx, &BANK_ACCOUNT_VERSIONS, tenant, v, &own).await
 }
 
 pub async fn get_version(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Version> {
-    version(&select_one(conn, key, &VERSIONS_SEALED, tenant, id).await?)
+    version(&select_one(conn, key, &BANK_ACCOUNT_VERSIONS, tenant, id).await?)
 }
 
 /// Every version of an account, oldest first; empty for an account of another tenant or none.
@@ -141,7 +115,7 @@ pub async fn versions_of(
     tenant: &Tenant,
     account_id: &str,
 ) -> Result<Vec<Version>> {
-    let mut all: Vec<Version> = select_where(conn, key, &VERSIONS_SEALED, tenant, "account_id", text(account_id))
+    let mut all: Vec<Version> = select_where(conn, key, &BANK_ACCOUNT_VERSIONS, tenant, "account_id", text(account_id))
         .await?
         .iter()
         .map(version)
@@ -157,7 +131,7 @@ pub async fn versions_in(
     tenant: &Tenant,
     state: VersionState,
 ) -> Result<Vec<Version>> {
-    select_where(conn, key, &VERSIONS_SEALED, tenant, "state", text(state.as_str()))
+    select_where(conn, key, &BANK_ACCOUNT_VERSIONS, tenant, "state", text(state.as_str()))
         .await?
         .iter()
         .map(version)
@@ -171,7 +145,7 @@ pub async fn versions_of_counterparty(
     tenant: &Tenant,
     counterparty_id: &str,
 ) -> Result<Vec<Version>> {
-    select_where(conn, key, &VERSIONS_SEALED, tenant, "counterparty_id", text(counterparty_id))
+    select_where(conn, key, &BANK_ACCOUNT_VERSIONS, tenant, "counterparty_id", text(counterparty_id))
         .await?
         .iter()
         .map(version)
@@ -195,7 +169,7 @@ pub async fn active_for(
 
 /// The versions of the workspace's own accounts, oldest first.
 pub async fn versions_of_own(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant) -> Result<Vec<Version>> {
-    select_where(conn, key, &VERSIONS_SEALED, tenant, "owner", text(Owner::Own.as_str()))
+    select_where(conn, key, &BANK_ACCOUNT_VERSIONS, tenant, "owner", text(Owner::Own.as_str()))
         .await?
         .iter()
         .map(version)
@@ -237,7 +211,7 @@ pub async fn decide(
     };
     if !approve {
         let set = stamp(VersionState::Rejected);
-        return update_guarded(tx, &VERSIONS_SEALED, tenant, &v.record.id, &set, ("state", "pending")).await;
+        return update_guarded(tx, &BANK_ACCOUNT_VERSIONS, tenant, &v.record.id, &set, ("state", "pending")).await;
     }
     let active: Option<(String,)> = sqlx::query_as(
         "SELECT id FROM bank_account_versions WHERE workspace_id = $1 AND environment = $2 AND account_id = $3 \
@@ -250,9 +224,10 @@ pub async fn decide(
     .await?;
     if let Some((previous,)) = active {
         let set = [("state", text(VersionState::Superseded.as_str()))];
-        if !update_guarded(tx, &VERSIONS_SEALED, tenant, &previous, &set, ("state", "active")).await? {
+        if !update_guarded(tx, &BANK_ACCOUNT_VERSIONS, tenant, &previous, &set, ("state", "active")).await? {
             return Err(StoreError::Conflict("bank_account_versions_one_active".into()));
         }
     }
-    update_guarded(tx, &VERSIONS_SEALED, tenant, &v.record.id, &stamp(VersionState::Active), ("state", "pending")).await
+    update_guarded(tx, &BANK_ACCOUNT_VERSIONS, tenant, &v.record.id, &stamp(VersionState::Active), ("state", "pending"))
+        .await
 }

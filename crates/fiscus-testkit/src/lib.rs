@@ -1,5 +1,6 @@
-//! A fresh database per test (a SQLite file in a temp dir, or a PostgreSQL database of its own when
-//! `FISCUS_TEST_DATABASE_URL` is set, dropped afterwards) and builders for the rows most tests need.
+//! What the repository tests of every crate share: a fresh database per test (a SQLite file in a temp dir, or
+//! a PostgreSQL database of its own when `FISCUS_TEST_DATABASE_URL` is set, dropped afterwards) and builders
+//! for the rows most tests need. A dev-dependency only: nothing that ships links it.
 
 use fiscus_domain::actions::delegation::{DelegationStatus, IdentityStatus, Terms};
 use fiscus_domain::actions::envelope::{ActionKind, Envelope, ExecutionMode, Origin, RiskTier};

@@ -2,12 +2,12 @@
 //! (`FOR UPDATE SKIP LOCKED` on PostgreSQL), so several nodes never process the same item; a record is
 //! unique per action and kind, so even a repeated delivery cannot settle an action twice.
 
-use crate::actions::corrupt;
-use crate::dialect::{backend_of, for_update_skip_locked};
-use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::actions::settlement::{Reconciliation, SettlementKind};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
+use fiscus_store::corrupt;
+use fiscus_store::dialect::{backend_of, for_update_skip_locked};
+use fiscus_store::{Result, StoreError, WriteTx};
 use sqlx::AnyConnection;
 
 pub async fn enqueue(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, connector: &str, now: i64) -> Result<()> {
@@ -36,7 +36,7 @@ pub struct Job {
     pub attempts: i64,
 }
 
-row! {
+fiscus_store::row! {
     struct JobRow {
         id: String,
         workspace_id: String,
@@ -68,8 +68,8 @@ impl TryFrom<JobRow> for Job {
 /// one set aside.
 pub async fn claim(tx: &mut WriteTx, worker: &str, now: i64, stale_after: i64, limit: i64) -> Result<Vec<Job>> {
     let skip = for_update_skip_locked(backend_of(tx.conn()));
-    // An item set aside (its action failed its seal: `crate::set_aside`) is never claimed again.
-    let not_set_aside = crate::set_aside::skipped("settlement_jobs", "settlement_jobs");
+    // An item set aside (its action failed its seal: `fiscus_store::set_aside`) is never claimed again.
+    let not_set_aside = fiscus_store::set_aside::skipped("settlement_jobs", "settlement_jobs");
     sqlx::query_as::<_, JobRow>(&format!(
         "UPDATE settlement_jobs SET state = 'claimed', claimed_by = $1, claimed_at = $2, attempts = attempts + 1 \
          WHERE id IN (SELECT id FROM settlement_jobs \
@@ -119,7 +119,7 @@ pub struct SettlementRecord {
     pub received_at: i64,
 }
 
-row! {
+fiscus_store::row! {
     struct RecordRow {
         id: String,
         kind: String,
@@ -183,7 +183,7 @@ pub async fn insert_record(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, r
     .bind(r.received_at)
     .execute(tx.conn())
     .await?;
-    crate::seals::seal(tx, &crate::seals::SETTLEMENT_RECORDS, &tenant.workspace_id, &r.id).await?;
+    fiscus_store::seals::seal(tx, &fiscus_store::seals::SETTLEMENT_RECORDS, &tenant.workspace_id, &r.id).await?;
     Ok(())
 }
 
@@ -191,12 +191,12 @@ pub async fn insert_record(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, r
 /// multi-row statements.
 pub async fn insert_records(tx: &mut WriteTx, tenant: &Tenant, records: &[(&str, SettlementRecord)]) -> Result<()> {
     use fiscus_domain::integrity::Stored;
-    let table = &crate::seals::SETTLEMENT_RECORDS;
+    let table = &fiscus_store::seals::SETTLEMENT_RECORDS;
     let width = table.columns.len() + 1;
     let key = tx.seal_key().clone();
     let backend = backend_of(tx.conn());
     let head = format!("INSERT INTO settlement_records ({}, seal_mac) VALUES ", table.columns.join(", "));
-    for chunk in records.chunks(crate::dialect::rows_per_statement(width).min(500)) {
+    for chunk in records.chunks(fiscus_store::dialect::rows_per_statement(width).min(500)) {
         let mut values = Vec::with_capacity(chunk.len() * width);
         let mut rows = Vec::with_capacity(chunk.len());
         for (action_id, r) in chunk {
@@ -219,15 +219,15 @@ pub async fn insert_records(tx: &mut WriteTx, tenant: &Tenant, records: &[(&str,
                 Stored::Text(r.processed_by.clone()),
                 Stored::Integer(r.received_at),
             ];
-            let mac = crate::seals::seal_of(&key, table, row.clone())?;
+            let mac = fiscus_store::seals::seal_of(&key, table, row.clone())?;
             values.extend(row.iter().cloned());
             values.push(Stored::Text(mac));
             rows.push(row);
         }
-        let sql = crate::dialect::multi_row_insert(backend, &head, chunk.len(), width);
-        crate::dialect::bind_all!(sqlx::query(&sql), &values).execute(tx.conn()).await?;
+        let sql = fiscus_store::dialect::multi_row_insert(backend, &head, chunk.len(), width);
+        fiscus_store::dialect::bind_all!(sqlx::query(&sql), &values).execute(tx.conn()).await?;
         for row in &rows {
-            crate::seals::log(tx, table, row).await?;
+            fiscus_store::seals::log(tx, table, row).await?;
         }
     }
     Ok(())
@@ -253,7 +253,14 @@ pub async fn records(
     .into_iter()
     .map(SettlementRecord::try_from)
     .collect::<Result<Vec<_>>>()?;
-    crate::seals::check(conn, key, &crate::seals::SETTLEMENT_RECORDS, &tenant.workspace_id, "action_id", action_id)
-        .await?;
+    fiscus_store::seals::check(
+        conn,
+        key,
+        &fiscus_store::seals::SETTLEMENT_RECORDS,
+        &tenant.workspace_id,
+        "action_id",
+        action_id,
+    )
+    .await?;
     Ok(records)
 }

@@ -9,6 +9,7 @@
 //! real `Instruction` carries, so a bank can deduplicate on it.
 
 use crate::world::{Broken, Fate, SEC, Sim, Work};
+use fiscus_actions::tables::settlement::{self as items, Job, SettlementRecord};
 use fiscus_domain::actions::envelope::{ActionKind, Envelope, ExecutionMode, Origin, RiskTier};
 use fiscus_domain::actions::settlement::{Reconciliation, SettlementKind};
 use fiscus_domain::actions::state::{ControlState, Event};
@@ -18,7 +19,6 @@ use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::WriteTx;
 use fiscus_store::actions::{self, Action};
-use fiscus_store::settlement::{self as items, Job, SettlementRecord};
 use std::collections::BTreeMap;
 
 /// The worker's stale time (`workers/settlement.rs`).

@@ -9,82 +9,14 @@ use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;
 use sqlx::AnyConnection;
 
-use crate::dialect::{backend_of, for_update_skip_locked};
-use crate::sealed_records::{
+use fiscus_store::dialect::{backend_of, for_update_skip_locked};
+use fiscus_store::payment_tables::{BANK_MESSAGES, PAYMENT_FILES, PAYMENT_INSTRUCTIONS, STATEMENT_ENTRIES};
+use fiscus_store::sealed_records::{
     Fields, Record, columns_differ, insert_record, opt_text, select_one, select_page, select_where, text,
     update_guarded,
 };
-use crate::seals::{self, SealedTable};
-use crate::{Result, StoreError, WriteTx};
-
-pub const INSTRUCTIONS_SEALED: SealedTable = SealedTable {
-    table: "payment_instructions",
-    columns: &[
-        "id",
-        "workspace_id",
-        "environment",
-        "action_id",
-        "debtor_account_id",
-        "currency",
-        "requested_date",
-        "body",
-        "content_hash",
-        "created_by",
-        "created_at",
-        "file_id",
-    ],
-};
-
-pub const FILES_SEALED: SealedTable = SealedTable {
-    table: "payment_files",
-    columns: &[
-        "id",
-        "workspace_id",
-        "environment",
-        "debtor_account_id",
-        "currency",
-        "requested_date",
-        "body",
-        "content_hash",
-        "created_by",
-        "created_at",
-        "state",
-        "published_at",
-    ],
-};
-
-pub const MESSAGES_SEALED: SealedTable = SealedTable {
-    table: "bank_messages",
-    columns: &[
-        "id",
-        "workspace_id",
-        "environment",
-        "sha256",
-        "kind",
-        "body",
-        "content_hash",
-        "created_by",
-        "created_at",
-    ],
-};
-
-pub const ENTRIES_SEALED: SealedTable = SealedTable {
-    table: "statement_entries",
-    columns: &[
-        "id",
-        "workspace_id",
-        "environment",
-        "message_id",
-        "state",
-        "body",
-        "content_hash",
-        "created_by",
-        "created_at",
-        "resolved_by",
-        "resolved_at",
-        "resolution",
-    ],
-};
+use fiscus_store::seals;
+use fiscus_store::{Result, StoreError, WriteTx};
 
 /// A payment instruction and the file it is in, if any.
 #[derive(Clone, Debug, PartialEq)]
@@ -101,7 +33,7 @@ fn instruction(f: &Fields) -> Result<Instruction> {
         && f.text("currency")? == b.currency.code()
         && f.text("requested_date")? == b.requested_date;
     if !same {
-        return Err(columns_differ(INSTRUCTIONS_SEALED.table, &record.id));
+        return Err(columns_differ(PAYMENT_INSTRUCTIONS.table, &record.id));
     }
     Ok(Instruction { file_id: f.opt_text("file_id")?, record })
 }
@@ -115,7 +47,7 @@ pub async fn insert_instruction(tx: &mut WriteTx, tenant: &Tenant, record: &Reco
         ("currency", text(b.currency.code())),
         ("requested_date", text(&b.requested_date)),
     ];
-    insert_record(tx, &INSTRUCTIONS_SEALED, tenant, record, &own).await
+    insert_record(tx, &PAYMENT_INSTRUCTIONS, tenant, record, &own).await
 }
 
 /// The instruction of an action, if it has one.
@@ -125,7 +57,7 @@ pub async fn instruction_of(
     tenant: &Tenant,
     action_id: &str,
 ) -> Result<Option<Instruction>> {
-    select_where(conn, key, &INSTRUCTIONS_SEALED, tenant, "action_id", text(action_id))
+    select_where(conn, key, &PAYMENT_INSTRUCTIONS, tenant, "action_id", text(action_id))
         .await?
         .first()
         .map(instruction)
@@ -146,8 +78,8 @@ pub async fn instructions_for(
         let mut binds =
             vec![Stored::Text(tenant.workspace_id.clone()), Stored::Text(tenant.environment.as_str().into())];
         binds.extend(chunk.iter().map(|id| Stored::Text((*id).to_string())));
-        for columns in seals::select_sealed(conn, key, &INSTRUCTIONS_SEALED, &filter, &binds).await? {
-            found.push(instruction(&Fields { table: INSTRUCTIONS_SEALED.table, columns })?);
+        for columns in seals::select_sealed(conn, key, &PAYMENT_INSTRUCTIONS, &filter, &binds).await? {
+            found.push(instruction(&Fields { table: PAYMENT_INSTRUCTIONS.table, columns })?);
         }
     }
     Ok(found)
@@ -164,7 +96,7 @@ pub async fn filed_in(
     let rows = seals::select_sealed(
         conn,
         key,
-        &INSTRUCTIONS_SEALED,
+        &PAYMENT_INSTRUCTIONS,
         "workspace_id = $1 AND environment = $2 AND currency = $3 AND file_id IS NOT NULL \
          AND action_id IN (SELECT id FROM actions WHERE workspace_id = $1 AND control_state = 'executing') ORDER BY id",
         &[
@@ -174,16 +106,16 @@ pub async fn filed_in(
         ],
     )
     .await?;
-    rows.into_iter().map(|columns| instruction(&Fields { table: INSTRUCTIONS_SEALED.table, columns })).collect()
+    rows.into_iter().map(|columns| instruction(&Fields { table: PAYMENT_INSTRUCTIONS.table, columns })).collect()
 }
 
 /// What a claim of unfiled payments found: the group's instructions whose seals check, and the rows of
-/// the group that did not (for the worker to set aside: `crate::set_aside`).
+/// the group that did not (for the worker to set aside: `fiscus_store::set_aside`).
 pub struct Unfiled {
     pub tenant: Tenant,
     pub debtor_account_id: String,
     pub instructions: Vec<Instruction>,
-    pub bad: Vec<crate::set_aside::Bad>,
+    pub bad: Vec<fiscus_store::set_aside::Bad>,
 }
 
 /// Claims the oldest due group of unfiled payments (one tenant, debit account, currency and requested date),
@@ -192,7 +124,7 @@ pub struct Unfiled {
 /// edited row must not stop every workspace's payments: issue 54).
 pub async fn claim_unfiled(tx: &mut WriteTx, today: &str, limit: i64) -> Result<Option<Unfiled>> {
     let skip = for_update_skip_locked(backend_of(tx.conn()));
-    let not_set_aside = crate::set_aside::skipped(INSTRUCTIONS_SEALED.table, "payment_instructions");
+    let not_set_aside = fiscus_store::set_aside::skipped(PAYMENT_INSTRUCTIONS.table, "payment_instructions");
     let first: Option<(String, String, String, String, String)> = sqlx::query_as(&format!(
         "SELECT workspace_id, environment, debtor_account_id, currency, requested_date FROM payment_instructions \
          WHERE file_id IS NULL AND requested_date <= $1 AND {not_set_aside} ORDER BY requested_date, id LIMIT 1{skip}"
@@ -217,10 +149,10 @@ pub async fn claim_unfiled(tx: &mut WriteTx, today: &str, limit: i64) -> Result<
         "workspace_id = $1 AND environment = $2 AND debtor_account_id = $3 AND currency = $4 \
          AND requested_date = $5 AND file_id IS NULL AND {not_set_aside} ORDER BY id LIMIT $6{skip}"
     );
-    let (rows, tampered) = seals::select_sealed_split(tx.conn(), &key, &INSTRUCTIONS_SEALED, &filter, &binds).await?;
-    let mut bad: Vec<crate::set_aside::Bad> = tampered
+    let (rows, tampered) = seals::select_sealed_split(tx.conn(), &key, &PAYMENT_INSTRUCTIONS, &filter, &binds).await?;
+    let mut bad: Vec<fiscus_store::set_aside::Bad> = tampered
         .into_iter()
-        .map(|(record_id, named)| crate::set_aside::Bad {
+        .map(|(record_id, named)| fiscus_store::set_aside::Bad {
             record_id,
             tenant: named.unwrap_or_else(|| tenant.clone()),
             reason: "it failed its seal (edited outside Fiscus)".into(),
@@ -229,9 +161,9 @@ pub async fn claim_unfiled(tx: &mut WriteTx, today: &str, limit: i64) -> Result<
     let mut instructions = Vec::with_capacity(rows.len());
     for columns in rows {
         let id = seals::id_of(&columns);
-        match instruction(&Fields { table: INSTRUCTIONS_SEALED.table, columns }) {
+        match instruction(&Fields { table: PAYMENT_INSTRUCTIONS.table, columns }) {
             Ok(i) => instructions.push(i),
-            Err(e) => bad.push(crate::set_aside::Bad::of(&e, &id, &tenant).ok_or(e)?),
+            Err(e) => bad.push(fiscus_store::set_aside::Bad::of(&e, &id, &tenant).ok_or(e)?),
         }
     }
     Ok(Some(Unfiled { tenant, debtor_account_id: debtor, instructions, bad }))
@@ -257,7 +189,7 @@ pub async fn assign(tx: &mut WriteTx, tenant: &Tenant, instructions: &[Instructi
             Stored::Integer(r.created_at),
             text(file_id),
         ];
-        let mac = seals::seal_of(&key, &INSTRUCTIONS_SEALED, columns.clone())?;
+        let mac = seals::seal_of(&key, &PAYMENT_INSTRUCTIONS, columns.clone())?;
         let done = sqlx::query(
             "UPDATE payment_instructions SET file_id = $1, seal_mac = $2 \
              WHERE id = $3 AND workspace_id = $4 AND environment = $5 AND file_id IS NULL",
@@ -273,7 +205,7 @@ pub async fn assign(tx: &mut WriteTx, tenant: &Tenant, instructions: &[Instructi
             return Err(StoreError::Conflict(format!("payment instruction {} is in a file already", r.id)));
         }
         // The re-sealed row is a new version of the record: a new leaf.
-        seals::log(tx, &INSTRUCTIONS_SEALED, &columns).await?;
+        seals::log(tx, &PAYMENT_INSTRUCTIONS, &columns).await?;
     }
     Ok(())
 }
@@ -293,7 +225,7 @@ fn file(f: &Fields) -> Result<File> {
         && f.text("currency")? == b.currency.code()
         && f.text("requested_date")? == b.requested_date;
     if !same {
-        return Err(columns_differ(FILES_SEALED.table, &record.id));
+        return Err(columns_differ(PAYMENT_FILES.table, &record.id));
     }
     Ok(File { state: f.parsed("state", FileState::parse)?, published_at: f.opt_int("published_at")?, record })
 }
@@ -306,7 +238,7 @@ pub async fn insert_file(tx: &mut WriteTx, tenant: &Tenant, record: &Record<File
         ("requested_date", text(&b.requested_date)),
         ("state", text(FileState::Recorded.as_str())),
     ];
-    insert_record(tx, &FILES_SEALED, tenant, record, &own).await?;
+    insert_record(tx, &PAYMENT_FILES, tenant, record, &own).await?;
     sqlx::query("UPDATE payment_files SET content = $1 WHERE id = $2")
         .bind(content)
         .bind(&record.id)
@@ -316,7 +248,7 @@ pub async fn insert_file(tx: &mut WriteTx, tenant: &Tenant, record: &Record<File
 }
 
 pub async fn get_file(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<File> {
-    file(&select_one(conn, key, &FILES_SEALED, tenant, id).await?)
+    file(&select_one(conn, key, &PAYMENT_FILES, tenant, id).await?)
 }
 
 /// The tenant's files, newest first, before `before`, `limit + 1` of them.
@@ -327,7 +259,7 @@ pub async fn list_files(
     before: Option<&str>,
     limit: u32,
 ) -> Result<Vec<File>> {
-    select_page(conn, key, &FILES_SEALED, tenant, before, limit).await?.iter().map(file).collect()
+    select_page(conn, key, &PAYMENT_FILES, tenant, before, limit).await?.iter().map(file).collect()
 }
 
 /// A file's bytes, refused as `Tampered` unless they hash to what its sealed body says.
@@ -351,18 +283,18 @@ pub async fn unpublished(
     conn: &mut AnyConnection,
     key: &SealKey,
     limit: i64,
-) -> Result<(Vec<(Tenant, File)>, Vec<crate::set_aside::Bad>)> {
+) -> Result<(Vec<(Tenant, File)>, Vec<fiscus_store::set_aside::Bad>)> {
     let filter = format!(
         "state <> 'published' AND {} ORDER BY id LIMIT $1",
-        crate::set_aside::skipped(FILES_SEALED.table, "payment_files")
+        fiscus_store::set_aside::skipped(PAYMENT_FILES.table, "payment_files")
     );
     let (rows, tampered) =
-        seals::select_sealed_split(conn, key, &FILES_SEALED, &filter, &[Stored::Integer(limit)]).await?;
+        seals::select_sealed_split(conn, key, &PAYMENT_FILES, &filter, &[Stored::Integer(limit)]).await?;
     let mut bad = Vec::new();
     for (record_id, named) in tampered {
         // A row that names no tenant Fiscus knows cannot be filed under one; it stays a failure to see.
         let tenant = named.ok_or_else(|| StoreError::Tampered(format!("payment_files {record_id}")))?;
-        bad.push(crate::set_aside::Bad {
+        bad.push(fiscus_store::set_aside::Bad {
             record_id,
             tenant,
             reason: "it failed its seal (edited outside Fiscus)".into(),
@@ -370,12 +302,12 @@ pub async fn unpublished(
     }
     let mut found = Vec::with_capacity(rows.len());
     for columns in rows {
-        let f = Fields { table: FILES_SEALED.table, columns };
+        let f = Fields { table: PAYMENT_FILES.table, columns };
         let environment = f.parsed("environment", Environment::parse)?;
         let tenant = Tenant { workspace_id: f.text("workspace_id")?, environment };
         match file(&f) {
             Ok(file) => found.push((tenant, file)),
-            Err(e) => bad.push(crate::set_aside::Bad::of(&e, &seals::id_of(&f.columns), &tenant).ok_or(e)?),
+            Err(e) => bad.push(fiscus_store::set_aside::Bad::of(&e, &seals::id_of(&f.columns), &tenant).ok_or(e)?),
         }
     }
     Ok((found, bad))
@@ -395,7 +327,7 @@ pub async fn advance(
     if to == FileState::Published {
         set.push(("published_at", Stored::Integer(now)));
     }
-    update_guarded(tx, &FILES_SEALED, tenant, id, &set, ("state", from.as_str())).await
+    update_guarded(tx, &PAYMENT_FILES, tenant, id, &set, ("state", from.as_str())).await
 }
 
 /// A bank message as recorded.
@@ -404,7 +336,7 @@ pub type Message = Record<MessageBody>;
 fn message(f: &Fields) -> Result<Message> {
     let record: Message = f.record()?;
     if f.text("sha256")? != record.body.sha256 || f.text("kind")? != record.body.kind.as_str() {
-        return Err(columns_differ(MESSAGES_SEALED.table, &record.id));
+        return Err(columns_differ(BANK_MESSAGES.table, &record.id));
     }
     Ok(record)
 }
@@ -412,7 +344,7 @@ fn message(f: &Fields) -> Result<Message> {
 /// Inserts a message with its bytes; `Conflict` when the tenant has the same bytes already.
 pub async fn insert_message(tx: &mut WriteTx, tenant: &Tenant, record: &Message, content: &str) -> Result<()> {
     let own = [("sha256", text(&record.body.sha256)), ("kind", text(record.body.kind.as_str()))];
-    insert_record(tx, &MESSAGES_SEALED, tenant, record, &own).await?;
+    insert_record(tx, &BANK_MESSAGES, tenant, record, &own).await?;
     sqlx::query("UPDATE bank_messages SET content = $1 WHERE id = $2")
         .bind(content)
         .bind(&record.id)
@@ -427,11 +359,11 @@ pub async fn message_by_hash(
     tenant: &Tenant,
     sha256: &str,
 ) -> Result<Option<Message>> {
-    select_where(conn, key, &MESSAGES_SEALED, tenant, "sha256", text(sha256)).await?.first().map(message).transpose()
+    select_where(conn, key, &BANK_MESSAGES, tenant, "sha256", text(sha256)).await?.first().map(message).transpose()
 }
 
 pub async fn get_message(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Message> {
-    message(&select_one(conn, key, &MESSAGES_SEALED, tenant, id).await?)
+    message(&select_one(conn, key, &BANK_MESSAGES, tenant, id).await?)
 }
 
 /// An unmatched statement entry and its resolution, if a person gave one.
@@ -448,11 +380,11 @@ fn entry(f: &Fields) -> Result<Entry> {
     let resolved = match (f.stamp("resolved_by", "resolved_at")?, resolution) {
         (Some((by, at)), Some(r)) => Some((by, at, r)),
         (None, None) => None,
-        _ => return Err(columns_differ(ENTRIES_SEALED.table, &record.id)),
+        _ => return Err(columns_differ(STATEMENT_ENTRIES.table, &record.id)),
     };
     let state = f.text("state")?;
     if (state == "resolved") != resolved.is_some() {
-        return Err(columns_differ(ENTRIES_SEALED.table, &record.id));
+        return Err(columns_differ(STATEMENT_ENTRIES.table, &record.id));
     }
     Ok(Entry { message_id: f.text("message_id")?, resolved, record })
 }
@@ -464,16 +396,16 @@ pub async fn insert_entry(
     message_id: &str,
 ) -> Result<()> {
     let own = [("message_id", text(message_id)), ("state", text("unmatched"))];
-    insert_record(tx, &ENTRIES_SEALED, tenant, record, &own).await
+    insert_record(tx, &STATEMENT_ENTRIES, tenant, record, &own).await
 }
 
 /// The tenant's unmatched entries not yet resolved, oldest first.
 pub async fn unmatched(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant) -> Result<Vec<Entry>> {
-    select_where(conn, key, &ENTRIES_SEALED, tenant, "state", text("unmatched")).await?.iter().map(entry).collect()
+    select_where(conn, key, &STATEMENT_ENTRIES, tenant, "state", text("unmatched")).await?.iter().map(entry).collect()
 }
 
 pub async fn get_entry(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Entry> {
-    entry(&select_one(conn, key, &ENTRIES_SEALED, tenant, id).await?)
+    entry(&select_one(conn, key, &STATEMENT_ENTRIES, tenant, id).await?)
 }
 
 /// Records a person's resolution of an unmatched entry; `false` when it was resolved meanwhile.
@@ -491,5 +423,5 @@ pub async fn resolve(
         ("resolved_at", Stored::Integer(at)),
         ("resolution", opt_text(Some(resolution))),
     ];
-    update_guarded(tx, &ENTRIES_SEALED, tenant, id, &set, ("state", "unmatched")).await
+    update_guarded(tx, &STATEMENT_ENTRIES, tenant, id, &set, ("state", "unmatched")).await
 }

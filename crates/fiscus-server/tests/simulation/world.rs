@@ -82,7 +82,7 @@ pub struct Node {
 
 pub enum Work {
     Compute(compute::Running),
-    Settle(fiscus_store::settlement::Job),
+    Settle(fiscus_actions::tables::settlement::Job),
     Serve(webhooks::Serving),
     // Boxed: a run's record in memory is several times the size of the other kinds' work.
     Advance(Box<workflow_runs::Advancing>),
@@ -439,7 +439,7 @@ impl Held for fiscus_store::compute::Job {
     }
 }
 
-impl Held for fiscus_store::settlement::Job {
+impl Held for fiscus_actions::tables::settlement::Job {
     fn named(&self) -> &str {
         &self.action_id
     }

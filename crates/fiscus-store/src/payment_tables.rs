@@ -1,0 +1,101 @@
+//! The shapes of the Financial Actions' payment tables as the seals cover them (counterparties, bank-account
+//! versions, payment instructions and files, bank messages, statement entries). Their queries live in
+//! `fiscus-actions` (`tables/`); their shapes stay here, beside the migrations that create the tables,
+//! because every verifier (`sealed_tables::ALL`) reads them and the store cannot name an area's crate.
+
+use crate::seals::SealedTable;
+
+pub const COUNTERPARTIES: SealedTable = SealedTable {
+    table: "counterparties",
+    columns: &["id", "workspace_id", "environment", "reference", "body", "content_hash", "created_by", "created_at"],
+};
+
+pub const BANK_ACCOUNT_VERSIONS: SealedTable = SealedTable {
+    table: "bank_account_versions",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "account_id",
+        "version",
+        "owner",
+        "counterparty_id",
+        "body",
+        "content_hash",
+        "state",
+        "created_by",
+        "created_at",
+        "decided_by",
+        "decided_at",
+        "decision_note",
+    ],
+};
+
+pub const PAYMENT_INSTRUCTIONS: SealedTable = SealedTable {
+    table: "payment_instructions",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "action_id",
+        "debtor_account_id",
+        "currency",
+        "requested_date",
+        "body",
+        "content_hash",
+        "created_by",
+        "created_at",
+        "file_id",
+    ],
+};
+
+pub const PAYMENT_FILES: SealedTable = SealedTable {
+    table: "payment_files",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "debtor_account_id",
+        "currency",
+        "requested_date",
+        "body",
+        "content_hash",
+        "created_by",
+        "created_at",
+        "state",
+        "published_at",
+    ],
+};
+
+pub const BANK_MESSAGES: SealedTable = SealedTable {
+    table: "bank_messages",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "sha256",
+        "kind",
+        "body",
+        "content_hash",
+        "created_by",
+        "created_at",
+    ],
+};
+
+pub const STATEMENT_ENTRIES: SealedTable = SealedTable {
+    table: "statement_entries",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "message_id",
+        "state",
+        "body",
+        "content_hash",
+        "created_by",
+        "created_at",
+        "resolved_by",
+        "resolved_at",
+        "resolution",
+    ],
+};
