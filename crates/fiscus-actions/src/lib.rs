@@ -7,8 +7,7 @@
 //!
 //! Decisions are not routes here: a person makes them at the console, which calls [`steps::decide`]. The
 //! rules an action obeys (envelope, state machine, approval, gates) are `fiscus_domain::actions`, and the
-//! actions' and delegations' rows are `fiscus_store::actions` and `delegations`; they still sit below this
-//! crate because the kernel's `record` step and the evidence verifier read them (docs/known-gaps.md).
+//! actions' own rows are `fiscus_store::actions`; they still sit below this crate because the kernel's `record` step and the evidence verifier read them (docs/known-gaps.md).
 //!
 //! Invariants: this crate depends on the kernel, the HTTP crate, the domain, the store and the ISO 20022
 //! codec, never on another area; nothing here writes the outbox or the audit chain except through the

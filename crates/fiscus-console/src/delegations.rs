@@ -4,12 +4,12 @@ use crate::form::ConsoleForm;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use fiscus_actions::tables::delegations::Delegation;
 use fiscus_domain::actions::delegation::{DelegationMove, Terms};
 use fiscus_domain::clock::{now_micros, parse_rfc3339, utc_month};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::money::format_for_people;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::delegations::Delegation;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
@@ -62,7 +62,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filt
     for env in [Environment::Sandbox, Environment::Production] {
         let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment: env };
         let Ok(delegations) =
-            fiscus_store::delegations::list_delegations(&mut conn, state.store.seal_key(), &tenant).await
+            fiscus_actions::tables::delegations::list_delegations(&mut conn, state.store.seal_key(), &tenant).await
         else {
             return unavailable();
         };
@@ -115,7 +115,9 @@ pub async fn detail(
     let Some(env) = Environment::parse(&q.environment) else { return not_found() };
     let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment: env };
     let Ok(mut conn) = state.store.read().await else { return unavailable() };
-    let d = match fiscus_store::delegations::get_delegation(&mut conn, state.store.seal_key(), &tenant, &id).await {
+    let d = match fiscus_actions::tables::delegations::get_delegation(&mut conn, state.store.seal_key(), &tenant, &id)
+        .await
+    {
         Ok(d) => d,
         Err(fiscus_store::StoreError::NotFound) => return not_found(),
         Err(_) => return unavailable(),
@@ -123,7 +125,8 @@ pub async fn detail(
     let now = now_micros();
     let (month, _) = utc_month(now);
     let month_start = parse_rfc3339(&format!("{month}-01T00:00:00Z")).unwrap_or(now);
-    let Ok(days) = fiscus_store::delegations::daily_use(&mut conn, &op.workspace_id, &d.id, &month).await else {
+    let Ok(days) = fiscus_actions::tables::delegations::daily_use(&mut conn, &op.workspace_id, &d.id, &month).await
+    else {
         return unavailable();
     };
     let t = &d.terms;

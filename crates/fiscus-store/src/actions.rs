@@ -331,7 +331,7 @@ pub async fn transition(
 /// Scopes a query on an action's child rows (history, checks, decisions, reservations), which carry the
 /// workspace but not the environment, to the tenant's environment through the action: `$1` is the
 /// workspace, `$2` the action id and `$3` the environment.
-pub(crate) const OF_TENANT: &str =
+pub const OF_TENANT: &str =
     "action_id IN (SELECT a.id FROM actions a WHERE a.id = $2 AND a.workspace_id = $1 AND a.environment = $3)";
 
 // ----------------------------------------------------------------------------------------------- history

@@ -63,7 +63,6 @@ pub mod copy_in;
 pub mod credentials;
 pub mod credits;
 pub mod data;
-pub mod delegations;
 pub mod dialect;
 mod error;
 pub mod evidence_db;

@@ -2,7 +2,6 @@
 //! a PostgreSQL database of its own when `FISCUS_TEST_DATABASE_URL` is set, dropped afterwards) and builders
 //! for the rows most tests need. A dev-dependency only: nothing that ships links it.
 
-use fiscus_domain::actions::delegation::{DelegationStatus, IdentityStatus, Terms};
 use fiscus_domain::actions::envelope::{ActionKind, Envelope, ExecutionMode, Origin, RiskTier};
 use fiscus_domain::actions::state::ControlState;
 use fiscus_domain::actor::Actor;
@@ -14,7 +13,6 @@ use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::actions::Action;
 use fiscus_store::autonomy_evidence::EvidenceRow;
-use fiscus_store::delegations::{Delegation, Identity};
 use fiscus_store::{Backend, Store, StoreError, applications, workspaces};
 use sqlx::{Connection, Executor};
 
@@ -252,59 +250,6 @@ pub async fn action(db: &Store, tenant: &Tenant) -> Action {
     fiscus_store::actions::insert(&mut tx, tenant, &a).await.expect("insert action");
     tx.commit().await.expect("commit");
     a
-}
-
-pub async fn identity(db: &Store, tenant: &Tenant) -> Identity {
-    let identity = Identity {
-        id: new_id("mid"),
-        environment: tenant.environment,
-        name: "treasury-bot".into(),
-        public_key: "MCowBQYDK2VwAyEA".into(),
-        status: IdentityStatus::Active,
-        created_by: "app_test".into(),
-        created_at: NOW,
-    };
-    let mut tx = db.begin().await.expect("begin");
-    fiscus_store::delegations::insert_identity(&mut tx, tenant, &identity).await.expect("insert identity");
-    tx.commit().await.expect("commit");
-    identity
-}
-
-pub fn terms() -> Terms {
-    Terms {
-        action: ActionKind::Payment,
-        counterparty: "cp_acme".into(),
-        connector: "sandbox".into(),
-        currency: Currency::parse("EUR").expect("EUR"),
-        risk_tier: RiskTier::T1,
-        per_action: 10_000,
-        daily: 50_000,
-        monthly: 200_000,
-        expires_at: NOW + 86_400_000_000,
-    }
-}
-
-/// A draft delegation for a new identity of the tenant.
-pub async fn delegation(db: &Store, tenant: &Tenant) -> Delegation {
-    let identity = identity(db, tenant).await;
-    let id = new_id("dlg");
-    let terms = terms();
-    let d = Delegation {
-        terms_hash: terms.hash(&id, &identity.id),
-        id,
-        environment: tenant.environment,
-        identity_id: identity.id,
-        terms,
-        status: DelegationStatus::Draft,
-        created_by: "app_test".into(),
-        decided_by: None,
-        decided_at: None,
-        created_at: NOW,
-    };
-    let mut tx = db.begin().await.expect("begin");
-    fiscus_store::delegations::insert_delegation(&mut tx, tenant, &d).await.expect("insert delegation");
-    tx.commit().await.expect("commit");
-    d
 }
 
 /// An autonomy evidence row of `t` in `domain`, not yet written.

@@ -1,6 +1,7 @@
 //! Machine identities and their delegations. A delegation is created as a draft; only an operator (at the
 //! console) activates, suspends or revokes it.
 
+use crate::tables::delegations::{Delegation, Identity};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -12,7 +13,6 @@ use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_store::delegations::{Delegation, Identity};
 use serde::Serialize;
 use serde_json::json;
 
@@ -128,7 +128,7 @@ pub async fn post_identity(
         created_at: now_micros(),
     };
     let mut tx = state.store.begin().await?;
-    fiscus_store::delegations::insert_identity(&mut tx, ctx.tenant(), &row).await?;
+    crate::tables::delegations::insert_identity(&mut tx, ctx.tenant(), &row).await?;
     ctx.audit(&mut tx, Some(&row.id), json!({ "name": row.name, "public_key": row.public_key })).await?;
     ctx.respond(tx, StatusCode::CREATED, &identity_view(row)).await
 }
@@ -151,7 +151,7 @@ pub async fn list_identities(
 ) -> Result<Json<ListPage<IdentityView>>, ApiError> {
     params.only(&[])?;
     let mut conn = state.store.read().await?;
-    let rows = fiscus_store::delegations::list_identities(
+    let rows = crate::tables::delegations::list_identities(
         &mut conn,
         state.store.seal_key(),
         ctx.tenant(),
@@ -186,7 +186,7 @@ pub async fn get_identity(
 ) -> Result<Json<IdentityView>, ApiError> {
     let mut conn = state.store.read().await?;
     Ok(Json(identity_view(
-        fiscus_store::delegations::get_identity(&mut conn, state.store.seal_key(), ctx.tenant(), &uid).await?,
+        crate::tables::delegations::get_identity(&mut conn, state.store.seal_key(), ctx.tenant(), &uid).await?,
     )))
 }
 
@@ -228,7 +228,7 @@ pub async fn post_delegation(
     }
     let mut tx = state.store.begin().await?;
     let key = tx.seal_key().clone();
-    let identity = fiscus_store::delegations::get_identity(tx.conn(), &key, ctx.tenant(), &uid).await?;
+    let identity = crate::tables::delegations::get_identity(tx.conn(), &key, ctx.tenant(), &uid).await?;
     if identity.status != IdentityStatus::Active {
         return Err(ApiError::invalid_request("identity", "the identity is revoked"));
     }
@@ -245,7 +245,7 @@ pub async fn post_delegation(
         decided_at: None,
         created_at: now,
     };
-    fiscus_store::delegations::insert_delegation(&mut tx, ctx.tenant(), &row).await?;
+    crate::tables::delegations::insert_delegation(&mut tx, ctx.tenant(), &row).await?;
     ctx.audit(&mut tx, Some(&id), json!({ "terms_hash": row.terms_hash, "status": "draft" })).await?;
     ctx.respond(tx, StatusCode::CREATED, &delegation_view(row)).await
 }
@@ -268,6 +268,6 @@ pub async fn get_delegation(
 ) -> Result<Json<DelegationView>, ApiError> {
     let mut conn = state.store.read().await?;
     Ok(Json(delegation_view(
-        fiscus_store::delegations::get_delegation(&mut conn, state.store.seal_key(), ctx.tenant(), &uid).await?,
+        crate::tables::delegations::get_delegation(&mut conn, state.store.seal_key(), ctx.tenant(), &uid).await?,
     )))
 }

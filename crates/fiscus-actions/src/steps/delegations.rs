@@ -27,7 +27,7 @@ pub async fn decide(
     if caller.actor.kind != ActorKind::Operator || !role.may_decide() {
         return Err(Failure::Decision(Refusal::RoleMayNotDecide));
     }
-    let d = fiscus_store::delegations::lock_delegation(tx, tenant, delegation_id).await?;
+    let d = crate::tables::delegations::lock_delegation(tx, tenant, delegation_id).await?;
     let key = tx.seal_key().clone();
     fiscus_store::seals::check(
         tx.conn(),
@@ -45,7 +45,7 @@ pub async fn decide(
         return Err(Failure::refused(ErrorCode::Conflict, "That move is not allowed from the delegation's status."));
     };
     let now = now_micros();
-    fiscus_store::delegations::decide(tx, tenant, delegation_id, d.status, next, &caller.actor.id, now).await?;
+    crate::tables::delegations::decide(tx, tenant, delegation_id, d.status, next, &caller.actor.id, now).await?;
     audit(
         tx,
         caller,

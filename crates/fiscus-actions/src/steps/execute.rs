@@ -93,7 +93,7 @@ pub fn execute<'a>(
         )
         .await?;
         if let Some(r) = delegated.and_then(|d| d.reservation) {
-            fiscus_store::delegations::reserve(
+            crate::tables::delegations::reserve(
                 tx,
                 tenant,
                 &r.delegation_id,

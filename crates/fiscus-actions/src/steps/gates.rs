@@ -88,14 +88,14 @@ pub async fn delegated_facts(
     let Some(delegation_id) = action.envelope.delegation_id.as_deref() else {
         return Ok(DelegatedFacts::without(DelegationRefusal::Missing));
     };
-    let delegation = match fiscus_store::delegations::lock_delegation(tx, tenant, delegation_id).await {
+    let delegation = match crate::tables::delegations::lock_delegation(tx, tenant, delegation_id).await {
         Ok(d) => d,
         Err(StoreError::NotFound) => return Ok(DelegatedFacts::without(DelegationRefusal::NotFound)),
         Err(e) => return Err(e),
     };
     // The terms and the public key decide whose signature counts and for how much: both must be as sealed.
     let key = tx.seal_key().clone();
-    let identity = fiscus_store::delegations::get_identity(tx.conn(), &key, tenant, &delegation.identity_id).await?;
+    let identity = crate::tables::delegations::get_identity(tx.conn(), &key, tenant, &delegation.identity_id).await?;
     let ws = &tenant.workspace_id;
     fiscus_store::seals::check(tx.conn(), &key, &fiscus_store::seals::DELEGATIONS, ws, "id", &delegation.id).await?;
     fiscus_store::seals::check(tx.conn(), &key, &fiscus_store::seals::MACHINE_IDENTITIES, ws, "id", &identity.id)
@@ -109,7 +109,7 @@ pub async fn delegated_facts(
         Some(a) => match check_authority(a, &identity.public_key, &action.envelope_hash, now) {
             Err(refusal) => Err(refusal),
             Ok(()) => {
-                if fiscus_store::delegations::spend_nonce(tx, tenant, &identity.id, &a.nonce, now).await? {
+                if crate::tables::delegations::spend_nonce(tx, tenant, &identity.id, &a.nonce, now).await? {
                     Ok(())
                 } else {
                     Err(AuthorityRefusal::Replayed)
@@ -119,7 +119,7 @@ pub async fn delegated_facts(
     };
     let day = utc_day(now);
     let month = day[..7].to_string();
-    let (used_today, used_month) = fiscus_store::delegations::used(tx, &delegation.id, &day, &month).await?;
+    let (used_today, used_month) = crate::tables::delegations::used(tx, &delegation.id, &day, &month).await?;
     let budget_verdict = budget_allows(action.envelope.amount_minor, terms, used_today, used_month);
     Ok(DelegatedFacts {
         delegation: delegation_verdict,

@@ -53,7 +53,7 @@ pub fn propose<'a>(
         }
         if let Some(delegation_id) = envelope.delegation_id.as_deref() {
             let key = tx.seal_key().clone();
-            match fiscus_store::delegations::get_delegation(tx.conn(), &key, tenant, delegation_id).await {
+            match crate::tables::delegations::get_delegation(tx.conn(), &key, tenant, delegation_id).await {
                 Ok(_) => {}
                 Err(fiscus_store::StoreError::NotFound) => {
                     return Err(Failure::missing(

@@ -303,7 +303,7 @@ async fn apply(
         crate::tables::settlement::insert_record(tx, tenant, &action.id, &s.record).await?;
         // A delegated action's budget reservation follows the outcome (see `reservation_after`).
         if let Some(r) = reservation_after(current) {
-            fiscus_store::delegations::settle_reservation(tx, tenant, &action.id, r, now).await?;
+            crate::tables::delegations::settle_reservation(tx, tenant, &action.id, r, now).await?;
         }
     }
     Ok(current)
@@ -374,7 +374,7 @@ pub fn report_many<'a>(
         record_many(tx, tenant, caller, &changes).await?;
         crate::tables::settlement::insert_records(tx, tenant, &records).await?;
         for (id, r) in reservations {
-            fiscus_store::delegations::settle_reservation(tx, tenant, id, r, now).await?;
+            crate::tables::delegations::settle_reservation(tx, tenant, id, r, now).await?;
         }
         Ok(answers)
     })

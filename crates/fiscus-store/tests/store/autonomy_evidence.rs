@@ -7,7 +7,7 @@ use fiscus_store::appends::{Appended, Appends};
 use fiscus_store::autonomy_evidence::{self, EvidenceRow};
 use fiscus_store::{Store, seals};
 
-async fn evidence(db: &Store, t: &Tenant, domain: &str) -> EvidenceRow {
+pub async fn evidence(db: &Store, t: &Tenant, domain: &str) -> EvidenceRow {
     let row = evidence_row(t, &fiscus_domain::ids::new_id("evd"), domain);
     let mut appends = Appends::new();
     autonomy_evidence::append(&mut appends, db.seal_key(), t, &row).expect("evidence appended");

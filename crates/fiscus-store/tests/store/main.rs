@@ -19,7 +19,6 @@ mod compute;
 mod connection;
 mod credentials;
 mod credits;
-mod delegations;
 mod evidence_db;
 mod execution_clients;
 mod finance_core;

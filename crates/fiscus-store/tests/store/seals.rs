@@ -86,7 +86,8 @@ async fn verify_workspace_counts_every_sealed_row_and_names_the_failures() {
     let t = tenant(&db).await;
     let edited = action(&db, &t).await;
     let stripped = action(&db, &t).await;
-    let d = delegation(&db, &t).await; // an identity and a delegation: two more sealed rows
+    let evidence = crate::autonomy_evidence::evidence(&db, &t, "security").await; // two more sealed rows
+    crate::autonomy_evidence::evidence(&db, &t, "security").await;
     let other = tenant(&db).await;
     action(&db, &other).await;
     let mut conn = db.read().await.expect("conn");
@@ -97,7 +98,7 @@ async fn verify_workspace_counts_every_sealed_row_and_names_the_failures() {
     drop(conn);
     exec(&db, "UPDATE actions SET reference = 'INV-2' WHERE id = $1", &edited.id).await;
     exec(&db, "UPDATE actions SET seal_mac = NULL WHERE id = $1", &stripped.id).await;
-    exec(&db, "UPDATE delegations SET daily_limit_minor = 99999999 WHERE id = $1", &d.id).await;
+    exec(&db, "UPDATE autonomy_evidence SET title = 'Edited' WHERE id = $1", &evidence.id).await;
     let mut conn = db.read().await.expect("conn");
     let (checked, mut failures) =
         sealed_tables::verify_workspace(&mut conn, db.seal_key(), &t.workspace_id).await.expect("verify");
@@ -108,7 +109,7 @@ async fn verify_workspace_counts_every_sealed_row_and_names_the_failures() {
         vec![
             Unsealed { table: "actions", id: edited.id.clone(), missing: false },
             Unsealed { table: "actions", id: stripped.id.clone(), missing: true },
-            Unsealed { table: "delegations", id: d.id.clone(), missing: false },
+            Unsealed { table: "autonomy_evidence", id: evidence.id.clone(), missing: false },
         ]
     );
     // The other workspace's rows were neither counted nor touched.

@@ -1,14 +1,14 @@
 //! Machine identities, delegations, budget reservations and machine-authority nonces.
 
-use crate::corrupt;
-use crate::dialect::{backend_of, for_update};
-use crate::{Result, StoreError, WriteTx};
 use fiscus_domain::actions::delegation::{DelegationStatus, IdentityStatus, Terms};
 use fiscus_domain::actions::envelope::{ActionKind, ExecutionMode, RiskTier};
 use fiscus_domain::actions::settlement::ReservationState;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
+use fiscus_store::corrupt;
+use fiscus_store::dialect::{backend_of, for_update};
+use fiscus_store::{Result, StoreError, WriteTx};
 use sqlx::AnyConnection;
 
 /// A machine identity: a name and an Ed25519 public key an application registered.
@@ -24,7 +24,7 @@ pub struct Identity {
     pub created_at: i64,
 }
 
-row! {
+fiscus_store::row! {
     struct IdentityRow {
         id: String,
         environment: String,
@@ -68,7 +68,7 @@ pub async fn insert_identity(tx: &mut WriteTx, tenant: &Tenant, r: &Identity) ->
     .bind(r.created_at)
     .execute(tx.conn())
     .await?;
-    crate::seals::seal(tx, &crate::seals::MACHINE_IDENTITIES, &tenant.workspace_id, &r.id).await?;
+    fiscus_store::seals::seal(tx, &fiscus_store::seals::MACHINE_IDENTITIES, &tenant.workspace_id, &r.id).await?;
     Ok(())
 }
 
@@ -81,8 +81,8 @@ pub async fn get_identity(
     tenant: &Tenant,
     id: &str,
 ) -> Result<Identity> {
-    let table = &crate::seals::MACHINE_IDENTITIES;
-    crate::seals::get_tenant_row::<IdentityRow, _>(conn, key, table, IDENTITY_COLUMNS, tenant, id).await
+    let table = &fiscus_store::seals::MACHINE_IDENTITIES;
+    fiscus_store::seals::get_tenant_row::<IdentityRow, _>(conn, key, table, IDENTITY_COLUMNS, tenant, id).await
 }
 
 pub async fn list_identities(
@@ -106,7 +106,15 @@ pub async fn list_identities(
     .map(Identity::try_from)
     .collect::<Result<Vec<_>>>()?;
     let ids: Vec<&str> = all.iter().map(|i| i.id.as_str()).collect();
-    crate::seals::check_keys(conn, key, &crate::seals::MACHINE_IDENTITIES, &tenant.workspace_id, "id", &ids).await?;
+    fiscus_store::seals::check_keys(
+        conn,
+        key,
+        &fiscus_store::seals::MACHINE_IDENTITIES,
+        &tenant.workspace_id,
+        "id",
+        &ids,
+    )
+    .await?;
     Ok(all)
 }
 
@@ -128,7 +136,7 @@ pub struct Delegation {
     pub created_at: i64,
 }
 
-row! {
+fiscus_store::row! {
     struct DelegationRow {
         id: String,
         environment: String,
@@ -219,7 +227,7 @@ pub async fn insert_delegation(tx: &mut WriteTx, tenant: &Tenant, d: &Delegation
     .bind(d.created_at)
     .execute(tx.conn())
     .await?;
-    crate::seals::seal(tx, &crate::seals::DELEGATIONS, &tenant.workspace_id, &d.id).await?;
+    fiscus_store::seals::seal(tx, &fiscus_store::seals::DELEGATIONS, &tenant.workspace_id, &d.id).await?;
     Ok(())
 }
 
@@ -230,8 +238,8 @@ pub async fn get_delegation(
     tenant: &Tenant,
     id: &str,
 ) -> Result<Delegation> {
-    let table = &crate::seals::DELEGATIONS;
-    crate::seals::get_tenant_row::<DelegationRow, _>(conn, key, table, DELEGATION_COLUMNS, tenant, id).await
+    let table = &fiscus_store::seals::DELEGATIONS;
+    fiscus_store::seals::get_tenant_row::<DelegationRow, _>(conn, key, table, DELEGATION_COLUMNS, tenant, id).await
 }
 
 /// The delegation, locked: budget reservations of one delegation are decided one at a time.
@@ -266,7 +274,8 @@ pub async fn list_delegations(
     .map(Delegation::try_from)
     .collect::<Result<Vec<_>>>()?;
     let ids: Vec<&str> = all.iter().map(|d| d.id.as_str()).collect();
-    crate::seals::check_keys(conn, key, &crate::seals::DELEGATIONS, &tenant.workspace_id, "id", &ids).await?;
+    fiscus_store::seals::check_keys(conn, key, &fiscus_store::seals::DELEGATIONS, &tenant.workspace_id, "id", &ids)
+        .await?;
     Ok(all)
 }
 
@@ -376,7 +385,7 @@ pub async fn settle_reservation(
         ReservationState::Released => "('reserved', 'consumed')",
         ReservationState::Consumed | ReservationState::Reserved => "('reserved')",
     };
-    let of_tenant = crate::actions::OF_TENANT;
+    let of_tenant = fiscus_store::actions::OF_TENANT;
     sqlx::query(&format!(
         "UPDATE budget_reservations SET state = $4, updated_at = $5 \
          WHERE workspace_id = $1 AND action_id = $2 AND {of_tenant} AND state IN {from}"

@@ -2,9 +2,16 @@
 //! budget reservations counted by day and month until released, one per action.
 
 use crate::helpers::*;
+use fiscus_actions::tables::delegations;
+use fiscus_actions::tables::delegations::{Delegation, Identity};
 use fiscus_domain::actions::delegation::DelegationStatus;
+use fiscus_domain::actions::delegation::{IdentityStatus, Terms};
+use fiscus_domain::actions::envelope::{ActionKind, RiskTier};
 use fiscus_domain::actions::settlement::ReservationState;
-use fiscus_store::delegations;
+use fiscus_domain::ids::new_id;
+use fiscus_domain::money::Currency;
+use fiscus_domain::tenancy::Tenant;
+use fiscus_store::Store;
 use fiscus_store::seals;
 
 #[tokio::test]
@@ -226,4 +233,57 @@ async fn a_nonce_is_spent_once_per_identity() {
     assert!(delegations::spend_nonce(&mut tx, &t, &i.id, "n-1", NOW).await.expect("spend"));
     assert!(!delegations::spend_nonce(&mut tx, &t, &i.id, "n-1", NOW + 1).await.expect("spend again"));
     assert!(delegations::spend_nonce(&mut tx, &t, &j.id, "n-1", NOW).await.expect("another identity"));
+}
+
+pub async fn identity(db: &Store, tenant: &Tenant) -> Identity {
+    let identity = Identity {
+        id: new_id("mid"),
+        environment: tenant.environment,
+        name: "treasury-bot".into(),
+        public_key: "MCowBQYDK2VwAyEA".into(),
+        status: IdentityStatus::Active,
+        created_by: "app_test".into(),
+        created_at: NOW,
+    };
+    let mut tx = db.begin().await.expect("begin");
+    fiscus_actions::tables::delegations::insert_identity(&mut tx, tenant, &identity).await.expect("insert identity");
+    tx.commit().await.expect("commit");
+    identity
+}
+
+pub fn terms() -> Terms {
+    Terms {
+        action: ActionKind::Payment,
+        counterparty: "cp_acme".into(),
+        connector: "sandbox".into(),
+        currency: Currency::parse("EUR").expect("EUR"),
+        risk_tier: RiskTier::T1,
+        per_action: 10_000,
+        daily: 50_000,
+        monthly: 200_000,
+        expires_at: NOW + 86_400_000_000,
+    }
+}
+
+/// A draft delegation for a new identity of the tenant.
+pub async fn delegation(db: &Store, tenant: &Tenant) -> Delegation {
+    let identity = identity(db, tenant).await;
+    let id = new_id("dlg");
+    let terms = terms();
+    let d = Delegation {
+        terms_hash: terms.hash(&id, &identity.id),
+        id,
+        environment: tenant.environment,
+        identity_id: identity.id,
+        terms,
+        status: DelegationStatus::Draft,
+        created_by: "app_test".into(),
+        decided_by: None,
+        decided_at: None,
+        created_at: NOW,
+    };
+    let mut tx = db.begin().await.expect("begin");
+    fiscus_actions::tables::delegations::insert_delegation(&mut tx, tenant, &d).await.expect("insert delegation");
+    tx.commit().await.expect("commit");
+    d
 }
