@@ -7,7 +7,9 @@
 //!
 //! Decisions are not routes here: a person makes them at the console, which calls [`steps::decide`]. The
 //! rules an action obeys (envelope, state machine, approval, gates) are `fiscus_domain::actions`, and the
-//! actions' own rows are `fiscus_store::actions`; they still sit below this crate because the kernel's `record` step and the evidence verifier read them (docs/known-gaps.md).
+//! actions' own rows are `fiscus_store::actions`; they still sit below this crate (docs/known-gaps.md). An
+//! action's state and history are written by one step, `steps::record`, which announces each change
+//! through the kernel's `governed::record::announce` in the same transaction.
 //!
 //! Invariants: this crate depends on the kernel, the HTTP crate, the domain, the store and the ISO 20022
 //! codec, never on another area; nothing here writes the outbox or the audit chain except through the
@@ -23,6 +25,7 @@ pub mod master_data;
 pub mod routes;
 pub mod steps;
 pub mod tables;
+pub mod verify;
 
 pub use routes::routes;
 pub use steps::Loaded;

@@ -3,8 +3,8 @@
 //! - [`services::Services`]: the store, settings, keys, computation pools, caches, speech runtime and the
 //!   hooks areas register, handed to every application function and worker;
 //! - [`governed`]: the unit of governed change every area's steps go through (the caller, the failure, the
-//!   one `record` step that writes a transition, its history, outbox event and audit event together); the
-//!   Financial Actions' own steps are in `fiscus-actions`;
+//!   one `announce` that writes an outbox event and its audit event together); the Financial Actions' own
+//!   steps, their record step among them, are in `fiscus-actions`;
 //! - [`book::Book`]: the seam through which a settlement moves the investment book;
 //! - the pieces beside them: outbound HTTP screening, the secret key and sealed secrets, audit
 //!   anchors, the CPU pools, the price series cache, the engine's refusals as problems.

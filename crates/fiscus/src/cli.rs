@@ -583,7 +583,7 @@ async fn verify_records(services: &Services, workspace: Option<&str>) -> anyhow:
         let (checked, unsealed) = fiscus_kernel::verify::verify_records(&services.store, ws)
             .await
             .with_context(|| format!("reading the sealed records of {ws}"))?;
-        let (envelopes, altered) = fiscus_kernel::verify::verify_envelopes(&services.store, ws)
+        let (envelopes, altered) = fiscus_actions::verify::verify_envelopes(&services.store, ws)
             .await
             .with_context(|| format!("reading the actions of {ws}"))?;
         let (datasets, tampered) = fiscus_kernel::verify::verify_datasets(&services.store, ws)

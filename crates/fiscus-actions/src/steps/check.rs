@@ -12,7 +12,7 @@ use fiscus_store::WriteTx;
 use fiscus_store::actions::Check;
 use serde_json::{Value, json};
 
-use fiscus_kernel::governed::record::{ActionChange, record};
+use crate::steps::record::{ActionChange, record};
 use fiscus_kernel::governed::{Caller, Failure};
 
 pub fn record_check<'a>(

@@ -15,7 +15,7 @@ use fiscus_store::actions::ActionDecision;
 use serde_json::json;
 
 use super::Loaded;
-use fiscus_kernel::governed::record::{ActionChange, record};
+use crate::steps::record::{ActionChange, record};
 use fiscus_kernel::governed::{Caller, Failure};
 use fiscus_kernel::settings::Settings;
 

@@ -2,8 +2,8 @@
 //! decide (operators only), execute behind the gates, settle and reconcile; and the governed changes of what
 //! payments name (bank accounts, delegations, statement entries). Each function works inside the caller's
 //! transaction, on the action locked for the decision, and writes through the kernel's
-//! [`fiscus_kernel::governed::record`], the one step that writes a transition with its history, outbox
-//! event and audit event.
+//! [`record`], the one step that writes a transition with its history, beside the outbox event and audit
+//! event the kernel announces.
 
 pub mod bank_accounts;
 pub mod check;
@@ -13,6 +13,7 @@ pub mod execute;
 pub mod gates;
 pub mod loaded;
 pub mod propose;
+pub mod record;
 pub mod settle;
 pub mod statement_entries;
 pub mod submit;

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::Loaded;
 use crate::connectors::{ISO20022, connector_for};
-use fiscus_kernel::governed::record::{ActionChange, record};
+use crate::steps::record::{ActionChange, record};
 use fiscus_kernel::governed::{Caller, Failure};
 use fiscus_kernel::settings::Settings;
 

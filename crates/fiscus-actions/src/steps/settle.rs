@@ -21,8 +21,8 @@ use serde_json::json;
 
 use super::Loaded;
 use crate::connectors::{ConnectorEvent, Instruction, connector_for};
+use crate::steps::record::{ActionChange, record, record_many};
 pub use fiscus_kernel::book::{Applied, Book, SettledOrder};
-use fiscus_kernel::governed::record::{ActionChange, record, record_many};
 use fiscus_kernel::governed::{Caller, Failure, new_record};
 use fiscus_kernel::settings::Settings;
 

@@ -9,7 +9,7 @@ use fiscus_store::WriteTx;
 use serde_json::json;
 
 use super::Loaded;
-use fiscus_kernel::governed::record::{ActionChange, record};
+use crate::steps::record::{ActionChange, record};
 use fiscus_kernel::governed::{Caller, Failure};
 
 pub fn submit<'a>(

@@ -10,9 +10,10 @@
 //! are the domain's rules (`fiscus_domain`) and the repositories (`fiscus_store`).
 //!
 //! Invariants this layer keeps (ARCHITECTURE.md lists them):
-//! - nothing outside it writes the outbox or the audit log: [`record::record`] writes a transition, its
-//!   history entry, its outbox event (in the one [`fiscus_domain::events::Event`] envelope) and its audit
-//!   event together, and [`record::audit`] is the only other way into the audit chain;
+//! - nothing outside it writes the outbox or the audit log: [`record::announce`] writes an outbox event (in
+//!   the one [`fiscus_domain::events::Event`] envelope) and its audit event together, in the transaction of
+//!   the change an area's own record step writes beside them (a Financial Action's transition and history,
+//!   `fiscus_actions::steps::record`), and [`record::audit`] is the only other way into the audit chain;
 //! - it never imports the adapters (the `http`, `areas`, `console` and `workers` modules) or the web framework;
 //! - every stored value it decides on arrives typed from the store (an unknown value is already a refusal).
 

@@ -235,7 +235,7 @@ async fn business_rows_edited_by_hand_are_found_by_verify_and_refused_before_a_d
     let tables: Vec<&str> = failing.iter().map(|u| u.table).collect();
     assert_eq!(tables, ["actions", "autonomy_evidence"], "{failing:?}");
     let (checked, altered) =
-        fiscus_kernel::verify::verify_envelopes(&app.state.store, &app.workspace_id).await.expect("verify");
+        fiscus_actions::verify::verify_envelopes(&app.state.store, &app.workspace_id).await.expect("verify");
     assert_eq!((checked, altered), (1, vec![id.clone()]), "the public envelope hash no longer matches the row");
     // Executing (or deciding) on the edited row is refused, and nothing moves.
     let response =

@@ -172,7 +172,7 @@ fn files(krate: &str) -> Vec<(String, String)> {
 }
 
 #[test]
-fn only_the_governed_unit_of_change_writes_the_outbox_and_the_audit_log() {
+fn only_the_governed_unit_of_change_writes_the_outbox_the_audit_log_and_an_actions_state() {
     // `NewAuditEvent` is what both ways into the chain take: a `WriteTx`'s `audit::append` and a write
     // handed over whole (`Appends::audit`).
     // Every crate but the store, whose repositories are the primitives the governed layer calls.
@@ -187,13 +187,25 @@ fn only_the_governed_unit_of_change_writes_the_outbox_and_the_audit_log() {
     assert!(names.iter().any(|n| n == "fiscus-actions"), "the crate list is read");
     let all: Vec<(String, String)> = names.iter().flat_map(|k| files(k)).collect();
     assert!(all.iter().any(|(rel, _)| rel.starts_with("fiscus-kernel/src/governed/")), "the governed layer moved");
-    for pattern in ["audit::append", "NewAuditEvent", "outbox::enqueue", "record_history(", "actions::transition("] {
+    for pattern in ["audit::append", "NewAuditEvent", "outbox::enqueue"] {
         let found: Vec<&String> = all
             .iter()
             .filter(|(rel, text)| !rel.starts_with("fiscus-kernel/src/governed/") && text.contains(pattern))
             .map(|(rel, _)| rel)
             .collect();
         assert!(found.is_empty(), "`{pattern}` outside the governed layer: {found:?}");
+    }
+    // An action's state and history: only the Financial Actions' record step, which announces each change
+    // through the kernel's `announce` in the same transaction.
+    const ACTION_RECORD: &str = "fiscus-actions/src/steps/record.rs";
+    assert!(all.iter().any(|(rel, _)| rel == ACTION_RECORD), "the actions' record step moved");
+    for pattern in ["record_history(", "record_history_many(", "actions::transition(", "actions::transition_many("] {
+        let found: Vec<&String> = all
+            .iter()
+            .filter(|(rel, text)| rel != ACTION_RECORD && text.contains(pattern))
+            .map(|(rel, _)| rel)
+            .collect();
+        assert!(found.is_empty(), "`{pattern}` outside the actions' record step: {found:?}");
     }
 }
 

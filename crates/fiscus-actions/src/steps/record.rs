@@ -1,0 +1,141 @@
+//! The one way a Financial Action's change is written down: the conditional state change (when the event
+//! moves the action) and the history entry, beside the outbox event and the audit event the kernel's
+//! `announce` writes, all in the caller's transaction. They commit together or not at all. Nothing else
+//! writes an action's state or history (a test reads the sources).
+
+use fiscus_domain::actions::state::ControlState;
+use fiscus_domain::clock::now_micros;
+use fiscus_domain::events::{ActionEventData, EventData, EventType};
+use fiscus_domain::tenancy::Tenant;
+use fiscus_kernel::governed::record::{Announcement, Recorded, Subject, announce, announce_many, owner_of};
+use fiscus_kernel::governed::{Caller, Failure};
+use fiscus_store::WriteTx;
+use fiscus_store::actions::{Action, HistoryEntry};
+use serde_json::{Value, json};
+
+/// A change of one action.
+pub struct ActionChange<'a> {
+    pub action_id: &'a str,
+    /// The application the action belongs to (the one that proposed it), if an application did.
+    pub owner: Option<&'a str>,
+    pub envelope_hash: &'a str,
+    /// The state before; `None` for the proposal that creates the action.
+    pub from: Option<ControlState>,
+    /// The state after (equal to `from` for an event that moves nothing, e.g. a check version).
+    pub to: ControlState,
+    pub event: EventType,
+    /// The event's own facts (decision and evidence hashes, check versions, settlement records…).
+    pub detail: Value,
+}
+
+impl<'a> ActionChange<'a> {
+    /// `event` moving `action` from its current state to `to`.
+    pub fn of(action: &'a Action, to: ControlState, event: EventType, detail: Value) -> ActionChange<'a> {
+        ActionChange {
+            action_id: &action.id,
+            owner: owner_of(&action.proposed_by),
+            envelope_hash: &action.envelope_hash,
+            from: Some(action.state),
+            to,
+            event,
+            detail,
+        }
+    }
+
+    fn data(&self) -> EventData {
+        EventData::Action(ActionEventData {
+            action_id: self.action_id.to_string(),
+            from_state: self.from,
+            to_state: self.to,
+            envelope_hash: self.envelope_hash.to_string(),
+            detail: self.detail.clone(),
+        })
+    }
+
+    fn history(&self, caller: &Caller, now: i64) -> HistoryEntry {
+        HistoryEntry {
+            from_state: self.from,
+            to_state: self.to,
+            event: self.event,
+            actor: caller.actor.clone(),
+            detail: self.detail.clone(),
+            created_at: now,
+        }
+    }
+}
+
+/// Records `change` in `tx`: transition, history, outbox event and audit event.
+pub fn record<'a>(
+    tx: &'a mut WriteTx,
+    tenant: &'a Tenant,
+    caller: &'a Caller,
+    change: ActionChange<'a>,
+) -> fiscus_store::Boxed<'a, Result<Recorded, Failure>> {
+    Box::pin(async move {
+        let now = now_micros();
+        let audit_details = json!({ "from_state": change.from, "to_state": change.to, "detail": change.detail });
+        let subject = Subject { id: change.action_id, owner: change.owner };
+        let event = announce(tx, tenant, caller, change.event, subject, change.data(), audit_details, now).await?;
+        if let Some(from) = change.from
+            && from != change.to
+        {
+            fiscus_store::actions::transition(tx, tenant, change.action_id, from, change.to, now).await?;
+        }
+        fiscus_store::actions::record_history(tx, tenant, change.action_id, &change.history(caller, now)).await?;
+        Ok(Recorded { event, at: now })
+    })
+}
+
+/// [`record`] of many changes in `tx`, written in a few multi-row statements: each change's audit event
+/// (in order), its outbox event and its history entry, and each action moved from the state its first
+/// change starts from to the state its last change ends in, guarded on that first state (an action moved
+/// meanwhile fails the whole write). For bulk work (a bank statement's thousands of entries), where
+/// [`record`]'s round trips per change would be most of the time.
+pub fn record_many<'a>(
+    tx: &'a mut WriteTx,
+    tenant: &'a Tenant,
+    caller: &'a Caller,
+    changes: &'a [ActionChange<'a>],
+) -> fiscus_store::Boxed<'a, Result<(), Failure>> {
+    Box::pin(async move {
+        let now = now_micros();
+        let announcements = changes
+            .iter()
+            .map(|change| Announcement {
+                event_type: change.event,
+                subject: Subject { id: change.action_id, owner: change.owner },
+                data: change.data(),
+                audit_details: json!({ "from_state": change.from, "to_state": change.to, "detail": change.detail }),
+            })
+            .collect();
+        announce_many(tx, tenant, caller, announcements, now).await?;
+        // Each action's first `from` and last `to`, in the order actions first appear.
+        let mut moves: Vec<(&str, ControlState, ControlState)> = Vec::new();
+        let mut position: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for change in changes {
+            if let Some(from) = change.from {
+                match position.get(change.action_id) {
+                    Some(&i) => moves[i].2 = change.to,
+                    None => {
+                        position.insert(change.action_id, moves.len());
+                        moves.push((change.action_id, from, change.to));
+                    }
+                }
+            }
+        }
+        let mut groups: Vec<((ControlState, ControlState), Vec<&str>)> = Vec::new();
+        for (id, from, to) in moves.into_iter().filter(|(_, from, to)| from != to) {
+            match groups.iter_mut().find(|(k, _)| *k == (from, to)) {
+                Some((_, ids)) => ids.push(id),
+                None => groups.push(((from, to), vec![id])),
+            }
+        }
+        for ((from, to), ids) in &groups {
+            fiscus_store::actions::transition_many(tx, tenant, ids, *from, *to, now).await?;
+        }
+        let history: Vec<(&str, HistoryEntry)> =
+            changes.iter().map(|change| (change.action_id, change.history(caller, now))).collect();
+        fiscus_store::actions::record_history_many(tx, tenant, &history).await?;
+        Ok(())
+    })
+}
