@@ -42,14 +42,20 @@ impl<'a> ActionChange<'a> {
         }
     }
 
-    fn data(&self) -> EventData {
-        EventData::Action(ActionEventData {
-            action_id: self.action_id.to_string(),
-            from_state: self.from,
-            to_state: self.to,
-            envelope_hash: self.envelope_hash.to_string(),
-            detail: self.detail.clone(),
-        })
+    /// The change's event in the one envelope and its audit details, for the kernel to announce.
+    fn announcement(&self) -> Announcement<'a> {
+        Announcement {
+            event_type: self.event,
+            subject: Subject { id: self.action_id, owner: self.owner },
+            data: EventData::Action(ActionEventData {
+                action_id: self.action_id.to_string(),
+                from_state: self.from,
+                to_state: self.to,
+                envelope_hash: self.envelope_hash.to_string(),
+                detail: self.detail.clone(),
+            }),
+            audit_details: json!({ "from_state": self.from, "to_state": self.to, "detail": self.detail }),
+        }
     }
 
     fn history(&self, caller: &Caller, now: i64) -> HistoryEntry {
@@ -73,9 +79,7 @@ pub fn record<'a>(
 ) -> fiscus_store::Boxed<'a, Result<Recorded, Failure>> {
     Box::pin(async move {
         let now = now_micros();
-        let audit_details = json!({ "from_state": change.from, "to_state": change.to, "detail": change.detail });
-        let subject = Subject { id: change.action_id, owner: change.owner };
-        let event = announce(tx, tenant, caller, change.event, subject, change.data(), audit_details, now).await?;
+        let event = announce(tx, tenant, caller, change.announcement(), now).await?;
         if let Some(from) = change.from
             && from != change.to
         {
@@ -99,15 +103,7 @@ pub fn record_many<'a>(
 ) -> fiscus_store::Boxed<'a, Result<(), Failure>> {
     Box::pin(async move {
         let now = now_micros();
-        let announcements = changes
-            .iter()
-            .map(|change| Announcement {
-                event_type: change.event,
-                subject: Subject { id: change.action_id, owner: change.owner },
-                data: change.data(),
-                audit_details: json!({ "from_state": change.from, "to_state": change.to, "detail": change.detail }),
-            })
-            .collect();
+        let announcements = changes.iter().map(ActionChange::announcement).collect();
         announce_many(tx, tenant, caller, announcements, now).await?;
         // Each action's first `from` and last `to`, in the order actions first appear.
         let mut moves: Vec<(&str, ControlState, ControlState)> = Vec::new();

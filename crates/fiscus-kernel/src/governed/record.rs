@@ -60,9 +60,13 @@ pub fn record_workflow<'a>(
             definition_hash: change.definition_hash.to_string(),
             detail: change.detail.clone(),
         });
-        let audit_details = json!({ "from_state": change.from, "to_state": change.to, "detail": change.detail });
-        let subject = Subject { id: change.run_id, owner: change.owner };
-        let event = announce(tx, tenant, caller, change.event, subject, data, audit_details, now).await?;
+        let item = Announcement {
+            event_type: change.event,
+            subject: Subject { id: change.run_id, owner: change.owner },
+            data,
+            audit_details: json!({ "from_state": change.from, "to_state": change.to, "detail": change.detail }),
+        };
+        let event = announce(tx, tenant, caller, item, now).await?;
         Ok(Recorded { event, at: now })
     })
 }
@@ -79,51 +83,60 @@ pub fn owner_of(actor: &fiscus_domain::actor::Actor) -> Option<&str> {
     (actor.kind == fiscus_domain::actor::ActorKind::Application).then_some(actor.id.as_str())
 }
 
-/// Writes an event about `subject` in the one envelope to the outbox, and its audit event (whose action is
-/// the event type and whose details name the event), in `tx`. The order inside the transaction does not
-/// matter (all of it commits or none).
-#[allow(clippy::too_many_arguments)]
-pub fn announce<'a>(
-    tx: &'a mut WriteTx,
-    tenant: &'a Tenant,
-    caller: &'a Caller,
-    event_type: EventType,
-    subject: Subject<'a>,
-    data: EventData,
-    mut audit_details: Value,
-    now: i64,
-) -> fiscus_store::Boxed<'a, Result<Event, Failure>> {
-    Box::pin(async move {
-        let event = Event {
-            id: fiscus_domain::ids::new_id("evt"),
-            event_type,
-            created_at: rfc3339(now),
-            workspace_id: tenant.workspace_id.clone(),
-            environment: tenant.environment,
-            actor: caller.actor.clone(),
-            data,
-        };
-        audit_details["event_id"] = json!(event.id);
-        let entry = AuditEntry {
-            workspace_id: &tenant.workspace_id,
-            environment: Some(tenant.environment),
-            action: event_type.into(),
-            subject: Some(subject.id),
-            details: audit_details,
-            occurred_at: now,
-        };
-        audit(tx, caller, &entry).await?;
-        fiscus_store::outbox::enqueue(tx, &event, subject.id, subject.owner, now).await?;
-        Ok(event)
-    })
-}
-
-/// One event of many to announce (see [`announce_many`]).
+/// One event to announce: what it is, what it is about, its data in the one envelope, and the details of
+/// its audit event.
 pub struct Announcement<'a> {
     pub event_type: EventType,
     pub subject: Subject<'a>,
     pub data: EventData,
     pub audit_details: Value,
+}
+
+/// The event of `item` in the one envelope, and its audit entry (whose action is the event type and whose
+/// details name the event): what [`announce`] and [`announce_many`] write.
+fn staged<'a>(
+    tenant: &'a Tenant,
+    caller: &Caller,
+    item: Announcement<'a>,
+    now: i64,
+) -> (Event, AuditEntry<'a>, Subject<'a>) {
+    let event = Event {
+        id: fiscus_domain::ids::new_id("evt"),
+        event_type: item.event_type,
+        created_at: rfc3339(now),
+        workspace_id: tenant.workspace_id.clone(),
+        environment: tenant.environment,
+        actor: caller.actor.clone(),
+        data: item.data,
+    };
+    let mut details = item.audit_details;
+    details["event_id"] = json!(event.id);
+    let entry = AuditEntry {
+        workspace_id: &tenant.workspace_id,
+        environment: Some(tenant.environment),
+        action: item.event_type.into(),
+        subject: Some(item.subject.id),
+        details,
+        occurred_at: now,
+    };
+    (event, entry, item.subject)
+}
+
+/// Writes `item`'s event in the one envelope to the outbox, and its audit event, in `tx`. The order inside
+/// the transaction does not matter (all of it commits or none).
+pub fn announce<'a>(
+    tx: &'a mut WriteTx,
+    tenant: &'a Tenant,
+    caller: &'a Caller,
+    item: Announcement<'a>,
+    now: i64,
+) -> fiscus_store::Boxed<'a, Result<Event, Failure>> {
+    Box::pin(async move {
+        let (event, entry, subject) = staged(tenant, caller, item, now);
+        audit(tx, caller, &entry).await?;
+        fiscus_store::outbox::enqueue(tx, &event, subject.id, subject.owner, now).await?;
+        Ok(event)
+    })
 }
 
 /// [`announce`] of many events in `tx`: each one's audit event, in order, then their outbox events in a few
@@ -140,28 +153,10 @@ pub fn announce_many<'a>(
         let mut events = Vec::with_capacity(items.len());
         let mut subjects = Vec::with_capacity(items.len());
         for item in items {
-            let event = Event {
-                id: fiscus_domain::ids::new_id("evt"),
-                event_type: item.event_type,
-                created_at: rfc3339(now),
-                workspace_id: tenant.workspace_id.clone(),
-                environment: tenant.environment,
-                actor: caller.actor.clone(),
-                data: item.data,
-            };
-            let mut details = item.audit_details;
-            details["event_id"] = json!(event.id);
-            let entry = AuditEntry {
-                workspace_id: &tenant.workspace_id,
-                environment: Some(tenant.environment),
-                action: item.event_type.into(),
-                subject: Some(item.subject.id),
-                details,
-                occurred_at: now,
-            };
+            let (event, entry, subject) = staged(tenant, caller, item, now);
             audit(tx, caller, &entry).await?;
             events.push(event);
-            subjects.push(item.subject);
+            subjects.push(subject);
         }
         let enqueued: Vec<fiscus_store::outbox::Enqueued<'_>> = events
             .iter()
