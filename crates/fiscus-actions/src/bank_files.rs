@@ -199,7 +199,7 @@ async fn record_file(
                 creditor_account: AccountId::of(creditor),
                 creditor_agent: (agent.bic.is_some() || agent.clearing.is_some()).then_some(agent),
                 remittance: Some(b.reference.clone()),
-                category_purpose: (b.kind == fiscus_domain::actions::envelope::ActionKind::Transfer).then_some("INTC"),
+                category_purpose: (b.kind == fiscus_domain::actions::ActionKind::Transfer).then_some("INTC"),
             }
         })
         .collect();

@@ -14,10 +14,10 @@
 //! nothing it says is applied.
 
 use crate::connectors::ConnectorEvent;
+use crate::rules::settlement::SettlementReport;
 use crate::steps::settle::{Book, report, report_many};
 use crate::tables::bank_files::{self as store, Message};
-use fiscus_domain::actions::settlement::SettlementReport;
-use fiscus_domain::actions::state::ControlState;
+use fiscus_domain::actions::ControlState;
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::bank_files::{
     EntryBody, MessageBody, MessageItem, MessageKind, Outcome, balance_difference, end_to_end_given, status_outcome,

@@ -1,7 +1,7 @@
 //! The execution connector interface, the sandbox connector, and the `iso20022` connector (configured, for
 //! paying through a bank with files).
 
-use fiscus_domain::actions::settlement::{SandboxOutcome, SettlementReport, sandbox_outcome};
+use crate::rules::settlement::{SandboxOutcome, SettlementReport, sandbox_outcome};
 
 /// What a connector says happened to one action, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub trait Connector: Send + Sync {
     fn execute(&self, instruction: &Instruction<'_>) -> Vec<ConnectorEvent>;
 }
 
-/// Settles deterministically by reference (see `fiscus_domain::actions::settlement::sandbox_outcome`).
+/// Settles deterministically by reference (see `crate::rules::settlement::sandbox_outcome`).
 pub struct SandboxConnector;
 
 impl Connector for SandboxConnector {

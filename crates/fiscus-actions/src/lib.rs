@@ -2,12 +2,12 @@
 //! (`steps`), the routes applications and agents call (`routes`), the connectors that execute an action
 //! (`connectors`), the exactly-once ISO 20022 payment files written to the bank's drop folder
 //! (`bank_files`), the bank's answers read from its inbound folder or posted (`bank_inbound`,
-//! `bank_messages`), the counterparty master data imported from CSV (`master_data`), and the queries of
-//! its own tables (`tables`).
+//! `bank_messages`), the counterparty master data imported from CSV (`master_data`), the rules an action
+//! obeys (`rules`), the API views (`views`), and the queries of its own tables (`tables`).
 //!
 //! Decisions are not routes here: a person makes them at the console, which calls [`steps::decide`]. The
-//! rules an action obeys (envelope, state machine, approval, gates) are `fiscus_domain::actions`, and the
-//! actions' own rows are `fiscus_store::actions`; they still sit below this crate (docs/known-gaps.md). An
+//! names other layers show (an action's kind and control state) are `fiscus_domain::actions`; everything
+//! that decides an action, and its own rows, are here. An
 //! action's state and history are written by one step, `steps::record`, which announces each change
 //! through the kernel's `governed::record::announce` in the same transaction.
 //!
@@ -23,9 +23,11 @@ pub mod bank_messages;
 pub mod connectors;
 pub mod master_data;
 pub mod routes;
+pub mod rules;
 pub mod steps;
 pub mod tables;
 pub mod verify;
+pub mod views;
 
 pub use routes::routes;
 pub use steps::Loaded;

@@ -18,7 +18,7 @@ pub fn verify_envelopes<'a>(
             let tenant = fiscus_domain::tenancy::Tenant { workspace_id: workspace_id.to_string(), environment };
             let mut after: Option<String> = None;
             loop {
-                let rows = fiscus_store::actions::list_each(&mut conn, &tenant, after.as_deref(), 100).await?;
+                let rows = crate::tables::actions::list_each(&mut conn, &tenant, after.as_deref(), 100).await?;
                 for (id, action) in rows.iter().take(100) {
                     checked += 1;
                     // A row whose stored values the code does not recognise cannot hash to its seal either.

@@ -4,7 +4,6 @@
 //! SHA-256). Routes (`areas/calls.rs`) and the console (`console/calls.rs`) only call these functions.
 
 use base64::Engine as _;
-use fiscus_domain::actions::approval::{Refusal, Role};
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::calls::records::{CallBody, ConsentBody, RecordingBody, TranscriptBody};
@@ -13,6 +12,7 @@ use fiscus_domain::clock::now_micros;
 use fiscus_domain::clock::parse_rfc3339;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::evidence::seal_bytes;
+use fiscus_domain::people::{Refusal, Role};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_speech::audio::{self, Format};
 use fiscus_store::StoreError;

@@ -5,8 +5,8 @@ use crate::form::ConsoleForm;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::actions::approval::Decision;
-use fiscus_domain::actions::state::ControlState;
+use fiscus_actions::rules::approval::Decision;
+use fiscus_domain::actions::ControlState;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::money::{Currency, format_minor};
 use fiscus_domain::tenancy::Tenant;
@@ -39,7 +39,7 @@ pub async fn dashboard(State(state): State<AppState>, op: OperatorSession, Query
     let Ok(mut conn) = state.store.read().await else { return unavailable() };
     let mut rows = Vec::new();
     for env in [Environment::Sandbox, Environment::Production] {
-        let Ok(pending) = fiscus_store::actions::list(
+        let Ok(pending) = fiscus_actions::tables::actions::list(
             &mut conn,
             state.store.seal_key(),
             &tenant(&op, env),
@@ -93,7 +93,7 @@ pub async fn detail(
     };
     let t = tenant(&op, env);
     let Ok(mut conn) = state.store.read().await else { return unavailable() };
-    let row = match fiscus_store::actions::get(&mut conn, &t, &id).await {
+    let row = match fiscus_actions::tables::actions::get(&mut conn, &t, &id).await {
         Ok(row) => row,
         Err(fiscus_store::StoreError::NotFound) => {
             return html::error_page(StatusCode::NOT_FOUND, "Not found", "No such action in this workspace.");
@@ -256,7 +256,7 @@ pub async fn evidence_bundle(
     };
     let t = tenant(&op, env);
     let Ok(mut conn) = state.store.read().await else { return unavailable() };
-    match fiscus_store::actions::get(&mut conn, &t, &id).await {
+    match fiscus_actions::tables::actions::get(&mut conn, &t, &id).await {
         Ok(_) => {}
         Err(fiscus_store::StoreError::NotFound) => {
             return html::error_page(StatusCode::NOT_FOUND, "Not found", "No such action in this workspace.");
@@ -288,9 +288,9 @@ pub async fn evidence_bundle(
 async fn pays_to(
     state: &AppState,
     t: &Tenant,
-    checks: &[fiscus_domain::api::actions::CheckVersionView],
+    checks: &[fiscus_actions::views::CheckVersionView],
 ) -> Result<String, fiscus_store::StoreError> {
-    use fiscus_domain::actions::checks::{CREDITOR_ACCOUNT, CheckStatus};
+    use fiscus_actions::rules::checks::{CREDITOR_ACCOUNT, CheckStatus};
     use fiscus_domain::bank_accounts::AccountNumber;
     let Some(c) = checks.iter().find(|c| c.check_key == CREDITOR_ACCOUNT) else { return Ok(String::new()) };
     let mut conn = state.store.read().await?;
@@ -419,7 +419,7 @@ async fn gate_preview(state: &AppState, t: &Tenant, loaded: &Loaded) -> String {
     for g in failed {
         let _ = write!(out, "<li><strong>{}</strong>: {}</li>", g.gate.as_str(), escape(&g.reason));
     }
-    if mode == fiscus_domain::actions::envelope::ExecutionMode::MachineDelegated {
+    if mode == fiscus_actions::rules::envelope::ExecutionMode::MachineDelegated {
         out.push_str("<li class=\"muted\">Delegation, machine authority and budget are checked at execution.</li>");
     }
     out.push_str("</ul>");
@@ -427,13 +427,8 @@ async fn gate_preview(state: &AppState, t: &Tenant, loaded: &Loaded) -> String {
 }
 
 /// What an action will do, in words (`Pay USD 1,250.00 to cp_acme_supplies via sandbox`).
-fn plain_words(
-    kind: fiscus_domain::actions::envelope::ActionKind,
-    amount: &str,
-    counterparty: &str,
-    connector: &str,
-) -> String {
-    use fiscus_domain::actions::envelope::ActionKind;
+fn plain_words(kind: fiscus_domain::actions::ActionKind, amount: &str, counterparty: &str, connector: &str) -> String {
+    use fiscus_domain::actions::ActionKind;
     let (verb, to) = match kind {
         ActionKind::Payment => ("Pay", "to"),
         ActionKind::Transfer => ("Transfer", "to"),
@@ -452,7 +447,7 @@ fn short_hash(hash: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use fiscus_domain::actions::envelope::ActionKind;
+    use fiscus_domain::actions::ActionKind;
 
     #[test]
     fn an_action_reads_as_a_sentence_and_a_hash_as_its_head() {

@@ -4,11 +4,11 @@
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::actions::approval::Role;
-use fiscus_domain::actions::envelope::ActionKind;
+use fiscus_domain::actions::ActionKind;
 use fiscus_domain::clock::{micros_of, now_micros, rfc3339};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::execution_client::{ClientStatus, Grant, grantable_operations, key_fingerprint};
+use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::execution_clients::{ClientDecision, Standing};
 use std::fmt::Write as _;

@@ -7,9 +7,9 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
-use fiscus_domain::actions::approval::{OperatorStatus, Role};
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::credentials;
+use fiscus_domain::people::{OperatorStatus, Role};
 use subtle::ConstantTimeEq;
 
 use super::html;

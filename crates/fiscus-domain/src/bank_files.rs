@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::actions::envelope::ActionKind;
+use crate::actions::ActionKind;
 use crate::money::Currency;
 
 /// What executing a payment through the connector hands over, bound to the approved details its checks

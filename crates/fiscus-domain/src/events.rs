@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::actions::state::ControlState;
+use crate::actions::ControlState;
 use crate::actor::Actor;
 use crate::credentials::Environment;
 use crate::workflows::run::RunState;

@@ -7,7 +7,7 @@
 //! or execution authority: a signed client that submits or executes a Financial Action meets the same gates
 //! as any application (approvals by people, machine authority for delegated execution).
 
-use crate::actions::envelope::ActionKind;
+use crate::actions::ActionKind;
 use crate::catalogue::{self, Operation};
 use crate::credentials::Environment;
 use crate::evidence::{self, seal};

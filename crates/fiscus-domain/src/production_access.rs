@@ -1,7 +1,7 @@
 //! Production access: off for every new workspace, on only when two distinct admins agree. Turning it off
 //! needs one admin (the safe direction). Credentials can do neither.
 
-use crate::actions::approval::Role;
+use crate::people::Role;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Move {

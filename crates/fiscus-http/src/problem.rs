@@ -192,14 +192,6 @@ impl From<fiscus_kernel::governed::Failure> for ApiError {
     }
 }
 
-/// 422 `execution_refused`, naming every failed gate.
-pub fn execution_refused(failed: &[fiscus_domain::actions::gates::FailedGate]) -> ApiError {
-    let names: Vec<&str> = failed.iter().map(|g| g.gate.as_str()).collect();
-    ApiError::new(ErrorCode::ExecutionRefused)
-        .detail(format!("failed gates: {}", names.join(", ")))
-        .with("failed_gates", serde_json::to_value(failed).unwrap_or_default())
-}
-
 impl From<anyhow::Error> for ApiError {
     fn from(e: anyhow::Error) -> ApiError {
         tracing::error!(error = %e, "internal error");

@@ -14,8 +14,9 @@
 use fiscus_domain::audit_action::Change;
 use std::collections::HashMap;
 
-use fiscus_domain::actions::checks::{CheckStatus, ValidCheck};
-use fiscus_domain::actions::envelope::{ActionKind, ExecutionMode, Origin, ProposalRequest, RiskTier};
+use fiscus_actions::rules::checks::{CheckStatus, ValidCheck};
+use fiscus_actions::rules::envelope::{ExecutionMode, Origin, ProposalRequest, RiskTier};
+use fiscus_domain::actions::ActionKind;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::investment::model_portfolio::{Order, Side};

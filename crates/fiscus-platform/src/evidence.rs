@@ -464,7 +464,7 @@ pub async fn get_action_bundle(
 ) -> Result<Json<EvidenceBundleView>, ApiError> {
     // The action must be the caller's tenant's (workspace and environment), as every read says.
     let mut conn = state.store.read().await?;
-    fiscus_store::actions::get(&mut conn, ctx.tenant(), &id).await?;
+    fiscus_actions::tables::actions::get(&mut conn, ctx.tenant(), &id).await?;
     drop(conn);
     let workspace_id = ctx.principal.workspace_id();
     let bundle = evidence::bundle(&state, workspace_id, &fiscus_store::seals::ACTIONS, "action_id", &id).await?;

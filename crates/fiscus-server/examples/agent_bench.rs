@@ -11,10 +11,10 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use ed25519_dalek::{Signer as _, SigningKey};
-use fiscus_domain::actions::approval::Role;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::execution_client::Grant;
+use fiscus_domain::people::Role;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_kernel::Settings;

@@ -9,18 +9,20 @@
 //! `bank_files_bench [--database-url U] [--payments N]` prints one line per measurement:
 //! `files <payments> <files> <seconds>` and `statement <entries> <completed> <seconds>`.
 
+use fiscus_actions::rules::approval::Decision;
+use fiscus_actions::rules::envelope::{ExecutionMode, Origin, ProposalRequest, RiskTier};
 use fiscus_actions::steps::bank_accounts::{self as accounts, NewCounterparty};
 use fiscus_actions::steps::decide::{Seen, decide};
 use fiscus_actions::steps::execute::execute;
 use fiscus_actions::steps::propose::propose;
 use fiscus_actions::steps::settle::settle;
-use fiscus_domain::actions::approval::{Decision, Role};
-use fiscus_domain::actions::envelope::{ActionKind, ExecutionMode, Origin, ProposalRequest, RiskTier};
+use fiscus_domain::actions::ActionKind;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::bank_accounts::{Owner, ProposedDetails};
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::money::Currency;
+use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_kernel::Settings;
 use fiscus_kernel::governed::{Caller, Failure};

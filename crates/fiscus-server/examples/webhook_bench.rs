@@ -11,7 +11,7 @@
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use fiscus_domain::actions::state::ControlState;
+use fiscus_domain::actions::ControlState;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::credentials::Environment;

@@ -6,12 +6,12 @@
 //! clients, operators, credits), each function a short audited transaction.
 
 use anyhow::{Context, bail};
-use fiscus_domain::actions::approval::Role;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::credentials::{self, AppStatus, CredentialStatus, Environment, SecretKind};
 use fiscus_domain::ids::new_id;
+use fiscus_domain::people::Role;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::applications::{ApplicationRow, NewApplication};

@@ -2,7 +2,7 @@
 //! stored value decoded into its domain type (an unknown one is `Corrupt`), and its audit chain's head.
 
 use crate::{Result, StoreError};
-use fiscus_domain::actions::state::ControlState;
+use fiscus_domain::actions::ControlState;
 use fiscus_domain::compute::{JobKind, JobState};
 use fiscus_domain::data::Kind;
 use fiscus_domain::lqm::lifecycle::PromotionState;

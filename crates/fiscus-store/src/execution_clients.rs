@@ -7,7 +7,7 @@ use crate::corrupt;
 use crate::dialect::{backend_of, for_update};
 use crate::seals::{EXECUTION_CLIENT_DECISIONS, EXECUTION_CLIENTS};
 use crate::{Result, StoreError, WriteTx};
-use fiscus_domain::actions::envelope::ActionKind;
+use fiscus_domain::actions::ActionKind;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::execution_client::{ClientStatus, Decision, Grant};
 use fiscus_domain::integrity::SealKey;
@@ -337,7 +337,7 @@ pub struct ResolvedClient {
     pub workspace_id: String,
     /// The client's key, decoded once when the client is resolved (decompressing the curve point costs about
     /// as much as a third of a verification), not per request. `None` when the stored key does not decode.
-    pub verifying_key: Option<fiscus_domain::actions::delegation::PublicKey>,
+    pub verifying_key: Option<fiscus_domain::public_keys::PublicKey>,
     pub standing: Standing,
     pub app_status: String,
     pub app_scopes: ScopeSet,
@@ -386,7 +386,7 @@ pub async fn resolve(conn: &mut AnyConnection, key: &SealKey, client_id: &str) -
     crate::seals::check(conn, key, &EXECUTION_CLIENT_DECISIONS, &row.workspace_id, "client_id", client_id).await?;
     let latest = latest_decision(conn, &row.workspace_id, client_id).await?;
     Ok(Some(ResolvedClient {
-        verifying_key: fiscus_domain::actions::delegation::decode_public_key(&client.public_key),
+        verifying_key: fiscus_domain::public_keys::decode_public_key(&client.public_key),
         standing: Standing { client, latest },
         app_scopes: ScopeSet::from_stored(&row.app_scopes),
         workspace_entitlement: ScopeSet::from_stored(&row.workspace_entitlement),

@@ -46,7 +46,6 @@ macro_rules! row {
 }
 
 pub mod a2a_tasks;
-pub mod actions;
 pub mod activity;
 pub mod agent_requests;
 mod append_statement;

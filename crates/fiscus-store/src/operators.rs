@@ -6,7 +6,7 @@
 //! workspace is known, and accounts by what a person presents; everything else takes the workspace first.
 
 use crate::{Result, StoreError, WriteTx};
-use fiscus_domain::actions::approval::{OperatorStatus, Role};
+use fiscus_domain::people::{OperatorStatus, Role};
 use sqlx::AnyConnection;
 
 /// An operator of a workspace, role and status decoded where they are read (an unknown stored value is

@@ -2,16 +2,11 @@
 //! a PostgreSQL database of its own when `FISCUS_TEST_DATABASE_URL` is set, dropped afterwards) and builders
 //! for the rows most tests need. A dev-dependency only: nothing that ships links it.
 
-use fiscus_domain::actions::envelope::{ActionKind, Envelope, ExecutionMode, Origin, RiskTier};
-use fiscus_domain::actions::state::ControlState;
-use fiscus_domain::actor::Actor;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::ids::new_id;
 use fiscus_domain::integrity::SealKey;
-use fiscus_domain::money::Currency;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::actions::Action;
 use fiscus_store::autonomy_evidence::EvidenceRow;
 use fiscus_store::{Backend, Store, StoreError, applications, workspaces};
 use sqlx::{Connection, Executor};
@@ -209,47 +204,6 @@ pub async fn application(db: &Store, tenant: &Tenant) -> String {
     .await
     .expect("insert application");
     id
-}
-
-pub fn envelope() -> Envelope {
-    Envelope {
-        kind: ActionKind::Payment,
-        amount_minor: 125_000,
-        currency: Currency::parse("EUR").expect("EUR"),
-        counterparty: "cp_acme".into(),
-        connector: "sandbox".into(),
-        execution_mode: ExecutionMode::HumanApproved,
-        delegation_id: None,
-        risk_tier: RiskTier::T1,
-        reference: "INV-1".into(),
-        required_checks: vec!["sanctions".into()],
-        metadata: serde_json::json!({"purpose": "test"}),
-    }
-}
-
-pub fn new_action(tenant: &Tenant) -> Action {
-    let id = new_id("act");
-    let envelope = envelope();
-    let envelope_hash = envelope.hash(&id, &tenant.workspace_id, tenant.environment.as_str()).expect("envelope hash");
-    Action {
-        id,
-        environment: tenant.environment,
-        envelope,
-        envelope_hash,
-        state: ControlState::Draft,
-        origin: Origin::Application,
-        proposed_by: Actor::application("app_test"),
-        created_at: NOW,
-        updated_at: NOW,
-    }
-}
-
-pub async fn action(db: &Store, tenant: &Tenant) -> Action {
-    let a = new_action(tenant);
-    let mut tx = db.begin().await.expect("begin");
-    fiscus_store::actions::insert(&mut tx, tenant, &a).await.expect("insert action");
-    tx.commit().await.expect("commit");
-    a
 }
 
 /// An autonomy evidence row of `t` in `domain`, not yet written.

@@ -836,7 +836,7 @@ async fn admin_command(admin: &Admin<'_>, settings: &Settings, command: AdminCom
             }
         },
         AdminCommand::Operator { command: OperatorCommand::Add { workspace, email, role, base_url } } => {
-            let role = fiscus_domain::actions::approval::Role::parse(&role).context("unknown role")?;
+            let role = fiscus_domain::people::Role::parse(&role).context("unknown role")?;
             let (id, token) = admin.add_operator(&workspace, &email, role).await?;
             println!("invited operator {id} ({}); the link below works once, within 72 hours:", role.as_str());
             let base_url = base_url.unwrap_or_else(|| settings.public_base_url());

@@ -1,14 +1,15 @@
 //! Machine identities and their delegations. A delegation is created as a draft; only an operator (at the
 //! console) activates, suspends or revokes it.
 
+use crate::rules::delegation::{DelegationRequest, IdentityRequest};
+use crate::rules::delegation::{DelegationStatus, IdentityStatus};
+use crate::rules::envelope::{ExecutionMode, RiskTier};
 use crate::tables::delegations::{Delegation, Identity};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::actions::delegation::{DelegationRequest, IdentityRequest};
-use fiscus_domain::actions::delegation::{DelegationStatus, IdentityStatus};
-use fiscus_domain::actions::envelope::{ActionKind, ExecutionMode, RiskTier};
+use fiscus_domain::actions::ActionKind;
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::credentials::Environment;
@@ -70,7 +71,7 @@ fn identity_view(r: Identity) -> IdentityView {
         id: r.id,
         environment: r.environment,
         name: r.name,
-        key_usable: fiscus_domain::actions::delegation::decode_public_key(&r.public_key).is_some(),
+        key_usable: fiscus_domain::public_keys::decode_public_key(&r.public_key).is_some(),
         public_key: r.public_key,
         status: r.status,
     }

@@ -1,11 +1,11 @@
 //! Autonomy assessment evidence: sealed records an application files about an agent's autonomy, listed back;
 //! evidence grants nothing.
 
+use crate::rules::autonomy::{AssessmentDomain, EvidenceRequest, EvidenceView, seal_payload};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::actions::autonomy::{AssessmentDomain, EvidenceRequest, EvidenceView, seal_payload};
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::error_code::ErrorCode;

@@ -1,11 +1,11 @@
 //! Pre-trade checks of an investment execution action: each POST a new sealed check version (the check set's
 //! hash moves, so an approval given before it goes stale).
 
+use crate::rules::checks::CheckRequest;
+use crate::views::CheckVersionView;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::actions::checks::CheckRequest;
-use fiscus_domain::api::actions::CheckVersionView;
 use serde_json::{Value, json};
 
 use crate::steps::loaded::check_view;

@@ -1,18 +1,19 @@
 //! Asking to execute an approved action (a bearer application, or a signed client through the
 //! agent-execution gateway); the governed layer checks every execution gate.
 
+use crate::rules::delegation::MachineAuthority;
+use crate::views::ExecutionAccepted;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::actions::delegation::MachineAuthority;
-use fiscus_domain::api::actions::ExecutionAccepted;
 use serde::Deserialize;
 
 use crate::steps::execute::Execution;
+use fiscus_domain::error_code::ErrorCode;
 use fiscus_http::AppState;
 use fiscus_http::ctx::Ctx;
 use fiscus_http::json::OptionalJson;
-use fiscus_http::problem::{ApiError, execution_refused};
+use fiscus_http::problem::ApiError;
 use fiscus_http::query::ApiPath;
 
 /// The optional body of an execution request: machine authority evidence, required for
@@ -113,4 +114,12 @@ async fn execute(ctx: Ctx, state: AppState, uid: String, body: ExecuteRequest) -
             ctx.respond(tx, StatusCode::OK, &body).await
         }
     }
+}
+
+/// 422 `execution_refused`, naming every failed gate.
+fn execution_refused(failed: &[crate::rules::gates::FailedGate]) -> ApiError {
+    let names: Vec<&str> = failed.iter().map(|g| g.gate.as_str()).collect();
+    ApiError::new(ErrorCode::ExecutionRefused)
+        .detail(format!("failed gates: {}", names.join(", ")))
+        .with("failed_gates", serde_json::to_value(failed).unwrap_or_default())
 }

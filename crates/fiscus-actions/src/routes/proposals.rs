@@ -1,11 +1,11 @@
 //! Creating actions: by an application (`POST /actions`) or by an external agent
 //! (`POST /agent-execution/proposals`, then `…/submit`). Creating executes nothing.
 
+use crate::rules::envelope::{Envelope, Origin, ProposalRequest};
+use crate::views::ActionView;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::actions::envelope::{Envelope, Origin, ProposalRequest};
-use fiscus_domain::api::actions::ActionView;
 use serde_json::json;
 
 use fiscus_http::AppState;

@@ -1,13 +1,11 @@
 //! Reading Financial Actions: the list, one action with its envelope and state, its check versions, and the
 //! agent-execution gateway's view of an action.
 
+use crate::rules::transitions::ReconciliationStatus;
+use crate::views::{ActionView, AgentActionView, CheckHistoryView, ExpectedView, ReconciliationView, SettlementView};
 use axum::Json;
 use axum::extract::State;
-use fiscus_domain::actions::state::ControlState;
-use fiscus_domain::actions::state::ReconciliationStatus;
-use fiscus_domain::api::actions::{
-    ActionView, AgentActionView, CheckHistoryView, ExpectedView, ReconciliationView, SettlementView,
-};
+use fiscus_domain::actions::ControlState;
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::error_code::ErrorCode;
 
@@ -48,7 +46,7 @@ pub async fn list_actions(
             None => None,
         };
     let mut conn = state.store.read().await?;
-    let rows = fiscus_store::actions::list(
+    let rows = crate::tables::actions::list(
         &mut conn,
         state.store.seal_key(),
         ctx.tenant(),
@@ -81,7 +79,7 @@ pub async fn get_action(
     ApiPath(uid): ApiPath<String>,
 ) -> Result<Json<ActionView>, ApiError> {
     let mut conn = state.store.read().await?;
-    let row = fiscus_store::actions::get(&mut conn, ctx.tenant(), &uid).await?;
+    let row = crate::tables::actions::get(&mut conn, ctx.tenant(), &uid).await?;
     let history = loaded::history(&mut conn, ctx.tenant(), &uid).await?;
     Ok(Json(
         Loaded::load(&mut conn, state.store.seal_key(), ctx.tenant(), row).await?.view(&state.settings, Some(history)),
@@ -110,7 +108,7 @@ pub async fn get_check_versions(
     ApiPath(uid): ApiPath<String>,
 ) -> Result<Json<CheckHistoryView>, ApiError> {
     let mut conn = state.store.read().await?;
-    let row = fiscus_store::actions::get(&mut conn, ctx.tenant(), &uid).await?;
+    let row = crate::tables::actions::get(&mut conn, ctx.tenant(), &uid).await?;
     let loaded = Loaded::load(&mut conn, state.store.seal_key(), ctx.tenant(), row).await?;
     Ok(Json(CheckHistoryView {
         object: "pre_trade_check_history".into(),
@@ -138,7 +136,7 @@ pub async fn get_agent_action(
     ApiPath(uid): ApiPath<String>,
 ) -> Result<Json<AgentActionView>, ApiError> {
     let mut conn = state.store.read().await?;
-    let row = fiscus_store::actions::get(&mut conn, ctx.tenant(), &uid).await?;
+    let row = crate::tables::actions::get(&mut conn, ctx.tenant(), &uid).await?;
     Ok(Json(Loaded::load(&mut conn, state.store.seal_key(), ctx.tenant(), row).await?.agent_view(&state.settings)))
 }
 
@@ -161,7 +159,7 @@ pub async fn get_reconciliation(
     ApiPath(uid): ApiPath<String>,
 ) -> Result<Json<ReconciliationView>, ApiError> {
     let mut conn = state.store.read().await?;
-    let row = fiscus_store::actions::get(&mut conn, ctx.tenant(), &uid).await?;
+    let row = crate::tables::actions::get(&mut conn, ctx.tenant(), &uid).await?;
     let row = Loaded::load(&mut conn, state.store.seal_key(), ctx.tenant(), row).await?.action;
     let control_state = row.state;
     let records = crate::tables::settlement::records(&mut conn, state.store.seal_key(), ctx.tenant(), &uid).await?;
@@ -194,7 +192,7 @@ pub async fn get_reconciliation(
         },
         exceptions: settlements
             .iter()
-            .filter(|s| s.reconciliation == fiscus_domain::actions::settlement::Reconciliation::Mismatch)
+            .filter(|s| s.reconciliation == crate::rules::settlement::Reconciliation::Mismatch)
             .cloned()
             .collect(),
         settlements,

@@ -1,9 +1,9 @@
 //! A signed execution client's submission of a proposed action for approval, through the governed layer.
 
+use crate::views::ActionView;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::api::actions::ActionView;
 use fiscus_http::AppState;
 use fiscus_http::ctx::Ctx;
 use fiscus_http::problem::ApiError;

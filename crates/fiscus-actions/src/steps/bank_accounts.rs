@@ -3,13 +3,13 @@
 //! pending until a person decides it at the console; the decision covers exactly the version's hash the
 //! person was shown, and every step is audited in its transaction.
 
+use crate::rules::checks::{CREDITOR_ACCOUNT, CheckStatus, DEBTOR_ACCOUNT, ValidCheck};
 use crate::tables::bank_accounts::{self as store, Counterparty, Version};
-use fiscus_domain::actions::approval::{Refusal, Role};
-use fiscus_domain::actions::checks::{CREDITOR_ACCOUNT, CheckStatus, DEBTOR_ACCOUNT, ValidCheck};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::bank_accounts::{CounterpartyBody, Owner, ProposedDetails, VersionState, may_decide};
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::people::{Refusal, Role};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::{StoreError, WriteTx};
 use serde_json::json;
@@ -173,7 +173,7 @@ pub async fn decide(
                 (DEBTOR_ACCOUNT, "the details of the account paid from changed after this payment was proposed")
             }
         };
-        for action_id in fiscus_store::actions::open_citing(tx, tenant, check_key, &old.record.content_hash).await? {
+        for action_id in crate::tables::actions::open_citing(tx, tenant, check_key, &old.record.content_hash).await? {
             let check = ValidCheck {
                 check_key: check_key.to_string(),
                 status: CheckStatus::Failed,

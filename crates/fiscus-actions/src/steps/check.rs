@@ -1,15 +1,16 @@
 //! A new version of a pre-trade check. Earlier versions are kept; a new version on an approved action
 //! invalidates the approvals, which must then be given again on the new evidence.
 
-use fiscus_domain::actions::checks::ValidCheck;
-use fiscus_domain::actions::state::{ControlState, Event};
+use crate::rules::checks::ValidCheck;
+use crate::rules::transitions::{self, Event};
+use crate::tables::actions::Check;
+use fiscus_domain::actions::ControlState;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::events::EventType;
 use fiscus_domain::evidence::seal;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::WriteTx;
-use fiscus_store::actions::Check;
 use serde_json::{Value, json};
 
 use crate::steps::record::{ActionChange, record};
@@ -36,7 +37,7 @@ pub fn record_check<'a>(
             ));
         }
         let now = now_micros();
-        let version = fiscus_store::actions::next_check_version(tx, tenant, action_id, &check.check_key).await?;
+        let version = crate::tables::actions::next_check_version(tx, tenant, action_id, &check.check_key).await?;
         let recorded_by = caller.actor.id.clone();
         let check_hash = seal(&check.payload(action_id, version, &recorded_by, &rfc3339(now)))
             .map_err(|_| Failure::Invalid(vec![("metrics", "numbers must be finite".into())]))?;
@@ -54,7 +55,7 @@ pub fn record_check<'a>(
             recorded_by,
             created_at: now,
         };
-        fiscus_store::actions::insert_check(tx, tenant, action_id, &stored).await?;
+        crate::tables::actions::insert_check(tx, tenant, action_id, &stored).await?;
         let facts = json!({
             "check_id": stored.id, "check_key": stored.check_key, "version": version,
             "status": stored.status.as_str(), "check_hash": stored.check_hash,
@@ -62,8 +63,9 @@ pub fn record_check<'a>(
         record(tx, tenant, caller, ActionChange::of(&action, current, EventType::ActionCheckRecorded, facts)).await?;
         if current == ControlState::Approved {
             // The approval covered the previous evidence; it no longer covers this action.
-            let next = current.on(Event::ApprovalInvalidated).map_err(|e| Failure::internal(e.to_string()))?;
-            let invalidated = fiscus_store::actions::invalidate_approvals(tx, tenant, action_id, now).await?;
+            let next =
+                transitions::next(current, Event::ApprovalInvalidated).map_err(|e| Failure::internal(e.to_string()))?;
+            let invalidated = crate::tables::actions::invalidate_approvals(tx, tenant, action_id, now).await?;
             record(
                 tx,
                 tenant,

@@ -1,17 +1,18 @@
 //! Operator decisions on an action (the human plane). Only the console calls this, with a signed-in
 //! operator; no API route reaches it, and a caller that is not an operator is refused here as well. The
-//! decision is taken by `fiscus_domain::actions::approval::decide` on the locked, seal-checked action,
+//! decision is taken by `crate::rules::approval::decide` on the locked, seal-checked action,
 //! sealed with exactly what it covered, and recorded with its event. Any error means no decision.
 
-use fiscus_domain::actions::approval::{self, Decision, DecisionFacts, Outcome, PriorApproval, Refusal, Role};
-use fiscus_domain::actions::state::Event;
+use crate::rules::approval::{self, Decision, DecisionFacts, Outcome, PriorApproval};
+use crate::rules::transitions::{self, Event};
+use crate::tables::actions::ActionDecision;
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::events::EventType;
 use fiscus_domain::evidence::seal;
+use fiscus_domain::people::{Refusal, Role};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::WriteTx;
-use fiscus_store::actions::ActionDecision;
 use serde_json::json;
 
 use super::Loaded;
@@ -94,7 +95,7 @@ pub fn decide<'a>(
             "decided_at": rfc3339(now),
         });
         let evidence_hash = seal(&evidence).map_err(|e| Failure::internal(format!("decision evidence: {e}")))?;
-        fiscus_store::actions::insert_decision(
+        crate::tables::actions::insert_decision(
             tx,
             tenant,
             action_id,
@@ -112,8 +113,10 @@ pub fn decide<'a>(
         )
         .await?;
         let (event, to) = match outcome {
-            Outcome::QuorumReached { .. } => (EventType::ActionApproved, action.state.on(Event::QuorumReached)),
-            Outcome::Denied => (EventType::ActionDenied, action.state.on(Event::Deny)),
+            Outcome::QuorumReached { .. } => {
+                (EventType::ActionApproved, transitions::next(action.state, Event::QuorumReached))
+            }
+            Outcome::Denied => (EventType::ActionDenied, transitions::next(action.state, Event::Deny)),
             // An approval short of the quorum changes no state; it is history and an event all the same.
             Outcome::Recorded { .. } => (EventType::ActionApprovalRecorded, Ok(action.state)),
         };

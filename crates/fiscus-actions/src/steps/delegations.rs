@@ -2,12 +2,12 @@
 //! authority. The move covers exactly the terms hash the operator was shown, on the locked, seal-checked
 //! delegation, and is audited in the same transaction.
 
-use fiscus_domain::actions::approval::{Refusal, Role};
-use fiscus_domain::actions::delegation::{DelegationMove, DelegationStatus};
+use crate::rules::delegation::{DelegationMove, DelegationStatus};
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::people::{Refusal, Role};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::WriteTx;
 use serde_json::json;

@@ -2,10 +2,11 @@
 //! action (and locked delegation), so nothing can change between the decision and its effect. Acceptance
 //! enqueues the settlement work in the same transaction. Any error refuses.
 
-use fiscus_domain::actions::delegation::MachineAuthority;
-use fiscus_domain::actions::envelope::ExecutionMode;
-use fiscus_domain::actions::gates::{FailedGate, NotStartable, execution_can_start};
-use fiscus_domain::actions::state::{ControlState, Event};
+use crate::rules::delegation::MachineAuthority;
+use crate::rules::envelope::ExecutionMode;
+use crate::rules::gates::{FailedGate, NotStartable, execution_can_start};
+use crate::rules::transitions::{self, Event};
+use fiscus_domain::actions::ControlState;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::events::EventType;
@@ -76,7 +77,7 @@ pub fn execute<'a>(
             ExecutionMode::HumanApproved => Event::ExecutionAccepted,
             ExecutionMode::MachineDelegated => Event::DelegatedExecutionAccepted,
         };
-        let next = action.state.on(event).map_err(|e| Failure::internal(e.to_string()))?;
+        let next = transitions::next(action.state, event).map_err(|e| Failure::internal(e.to_string()))?;
         record(
             tx,
             tenant,

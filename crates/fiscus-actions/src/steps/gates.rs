@@ -1,10 +1,10 @@
 //! The facts the execution gates look at, assembled in one place for the execution itself and for the
 //! console's preview of it.
 
-use fiscus_domain::actions::delegation::{
+use crate::rules::delegation::{
     AuthorityRefusal, BudgetRefusal, DelegationRefusal, MachineAuthority, budget_allows, check_authority, standing,
 };
-use fiscus_domain::actions::gates::{FailedGate, GateFacts, evaluate};
+use crate::rules::gates::{FailedGate, GateFacts, evaluate};
 use fiscus_domain::clock::utc_day;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::{StoreError, WriteTx};

@@ -1,15 +1,14 @@
 //! An action with everything decisions and views need, read in one place.
 
-use fiscus_domain::actions::approval::Decision;
-use fiscus_domain::actions::checks::{LatestCheck, check_set_hash};
-use fiscus_domain::actions::state::{ControlState, ReconciliationStatus};
-use fiscus_domain::api::actions::{
-    ActionView, AgentActionView, ApprovalStatusView, CheckVersionView, EnvelopeView, HistoryView,
-};
+use crate::rules::approval::Decision;
+use crate::rules::checks::{LatestCheck, check_set_hash};
+use crate::rules::transitions::ReconciliationStatus;
+use crate::tables::actions::{Action, ActionDecision, Check, HistoryEntry};
+use crate::views::{ActionView, AgentActionView, ApprovalStatusView, CheckVersionView, EnvelopeView, HistoryView};
+use fiscus_domain::actions::ControlState;
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::integrity::SealKey;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::actions::{Action, ActionDecision, Check, HistoryEntry};
 use fiscus_store::{Connection, StoreError, WriteTx, seals};
 
 use fiscus_kernel::settings::Settings;
@@ -67,7 +66,7 @@ impl Loaded {
         Ok(loaded)
     }
 
-    /// A page of actions as read by `fiscus_store::actions::list` (whose rows it checked), with their
+    /// A page of actions as read by `crate::tables::actions::list` (whose rows it checked), with their
     /// evidence: the page's check versions and decisions checked against their seals in one read each, and
     /// every envelope hash recomputed.
     pub async fn load_page(
@@ -81,8 +80,8 @@ impl Loaded {
         let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
         seals::check_keys(conn, key, &seals::ACTION_CHECKS, ws, "action_id", &ids).await?;
         seals::check_keys(conn, key, &seals::ACTION_DECISIONS, ws, "action_id", &ids).await?;
-        let mut checks = fiscus_store::actions::checks_of_many(conn, tenant, &ids).await?;
-        let mut decisions = fiscus_store::actions::decisions_of_many(conn, tenant, &ids).await?;
+        let mut checks = crate::tables::actions::checks_of_many(conn, tenant, &ids).await?;
+        let mut decisions = crate::tables::actions::decisions_of_many(conn, tenant, &ids).await?;
         let mut page = Vec::with_capacity(actions.len());
         for action in actions {
             let checks = checks.remove(&action.id).unwrap_or_default();
@@ -97,8 +96,8 @@ impl Loaded {
     }
 
     async fn assemble(conn: &mut Connection, tenant: &Tenant, action: Action) -> Result<Loaded, StoreError> {
-        let checks = fiscus_store::actions::checks(conn, tenant, &action.id).await?;
-        let decisions = fiscus_store::actions::decisions(conn, tenant, &action.id).await?;
+        let checks = crate::tables::actions::checks(conn, tenant, &action.id).await?;
+        let decisions = crate::tables::actions::decisions(conn, tenant, &action.id).await?;
         let latest = latest_checks(&checks);
         let check_set_hash = check_set_hash(&latest);
         Ok(Loaded { action, checks, latest, check_set_hash, decisions })
@@ -107,7 +106,7 @@ impl Loaded {
     /// The action by id, locked for a decision in `tx`, with its evidence; its seals are checked by
     /// [`Loaded::verify_sealed`] before anything is decided on it.
     pub async fn for_decision(tx: &mut WriteTx, tenant: &Tenant, id: &str) -> Result<Loaded, StoreError> {
-        let action = fiscus_store::actions::get_for_decision(tx, tenant, id).await?;
+        let action = crate::tables::actions::get_for_decision(tx, tenant, id).await?;
         Loaded::assemble(tx.conn(), tenant, action).await
     }
 
@@ -265,5 +264,5 @@ pub fn history_view(h: HistoryEntry) -> HistoryView {
 
 /// An action's history, oldest first, as the API shows it.
 pub async fn history(conn: &mut Connection, tenant: &Tenant, action_id: &str) -> Result<Vec<HistoryView>, StoreError> {
-    Ok(fiscus_store::actions::history(conn, tenant, action_id).await?.into_iter().map(history_view).collect())
+    Ok(crate::tables::actions::history(conn, tenant, action_id).await?.into_iter().map(history_view).collect())
 }

@@ -20,8 +20,8 @@ pub mod submit;
 
 pub use loaded::Loaded;
 
-use fiscus_domain::actions::approval;
-use fiscus_domain::actions::envelope::RiskTier;
+use crate::rules::approval;
+use crate::rules::envelope::RiskTier;
 
 use fiscus_kernel::settings::Settings;
 

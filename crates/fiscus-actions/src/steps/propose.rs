@@ -1,14 +1,15 @@
 //! A new proposal: the envelope, its hash and its `action.proposed` event. Proposing executes nothing.
 
-use fiscus_domain::actions::checks::{CREDITOR_ACCOUNT, CheckStatus, DEBTOR_ACCOUNT, ValidCheck, check_set_hash};
-use fiscus_domain::actions::envelope::{ActionKind, Envelope, Origin};
-use fiscus_domain::actions::state::ControlState;
+use crate::rules::checks::{CREDITOR_ACCOUNT, CheckStatus, DEBTOR_ACCOUNT, ValidCheck, check_set_hash};
+use crate::rules::envelope::{Envelope, Origin};
+use crate::tables::actions::Action;
+use fiscus_domain::actions::ActionKind;
+use fiscus_domain::actions::ControlState;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::events::EventType;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::WriteTx;
-use fiscus_store::actions::Action;
 use serde_json::json;
 
 use super::Loaded;
@@ -115,7 +116,7 @@ pub fn propose<'a>(
             created_at: now,
             updated_at: now,
         };
-        fiscus_store::actions::insert(tx, tenant, &action).await?;
+        crate::tables::actions::insert(tx, tenant, &action).await?;
         record(
             tx,
             tenant,

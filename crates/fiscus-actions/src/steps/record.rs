@@ -3,14 +3,14 @@
 //! `announce` writes, all in the caller's transaction. They commit together or not at all. Nothing else
 //! writes an action's state or history (a test reads the sources).
 
-use fiscus_domain::actions::state::ControlState;
+use crate::tables::actions::{Action, HistoryEntry};
+use fiscus_domain::actions::ControlState;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::events::{ActionEventData, EventData, EventType};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_kernel::governed::record::{Announcement, Recorded, Subject, announce, announce_many, owner_of};
 use fiscus_kernel::governed::{Caller, Failure};
 use fiscus_store::WriteTx;
-use fiscus_store::actions::{Action, HistoryEntry};
 use serde_json::{Value, json};
 
 /// A change of one action.
@@ -83,9 +83,9 @@ pub fn record<'a>(
         if let Some(from) = change.from
             && from != change.to
         {
-            fiscus_store::actions::transition(tx, tenant, change.action_id, from, change.to, now).await?;
+            crate::tables::actions::transition(tx, tenant, change.action_id, from, change.to, now).await?;
         }
-        fiscus_store::actions::record_history(tx, tenant, change.action_id, &change.history(caller, now)).await?;
+        crate::tables::actions::record_history(tx, tenant, change.action_id, &change.history(caller, now)).await?;
         Ok(Recorded { event, at: now })
     })
 }
@@ -127,11 +127,11 @@ pub fn record_many<'a>(
             }
         }
         for ((from, to), ids) in &groups {
-            fiscus_store::actions::transition_many(tx, tenant, ids, *from, *to, now).await?;
+            crate::tables::actions::transition_many(tx, tenant, ids, *from, *to, now).await?;
         }
         let history: Vec<(&str, HistoryEntry)> =
             changes.iter().map(|change| (change.action_id, change.history(caller, now))).collect();
-        fiscus_store::actions::record_history_many(tx, tenant, &history).await?;
+        crate::tables::actions::record_history_many(tx, tenant, &history).await?;
         Ok(())
     })
 }

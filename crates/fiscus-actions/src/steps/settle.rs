@@ -4,13 +4,14 @@
 //! leaves the claim to go stale and be taken again, and the unique settlement record keeps a second pass
 //! from settling twice.
 
-use crate::tables::settlement::{Job, SettlementRecord};
-use fiscus_domain::actions::checks::{CREDITOR_ACCOUNT, CheckStatus, DEBTOR_ACCOUNT};
-use fiscus_domain::actions::envelope::ActionKind;
-use fiscus_domain::actions::settlement::{
+use crate::rules::checks::{CREDITOR_ACCOUNT, CheckStatus, DEBTOR_ACCOUNT};
+use crate::rules::settlement::{
     Expected, Reconciliation, SettlementKind, SettlementReport, reconcile, reservation_after,
 };
-use fiscus_domain::actions::state::{ControlState, Event};
+use crate::rules::transitions::{self, Event};
+use crate::tables::settlement::{Job, SettlementRecord};
+use fiscus_domain::actions::ActionKind;
+use fiscus_domain::actions::ControlState;
 use fiscus_domain::bank_files::InstructionBody;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::events::EventType;
@@ -179,7 +180,7 @@ fn classify(event: &ConnectorEvent) -> Option<(SettlementKind, Option<&Settlemen
 
 /// What the envelope says a settlement must agree with: a settled report's mismatches.
 fn mismatches_of(
-    action: &fiscus_store::actions::Action,
+    action: &crate::tables::actions::Action,
     kind: SettlementKind,
     report: Option<&SettlementReport>,
 ) -> Vec<String> {
@@ -197,7 +198,7 @@ fn mismatches_of(
 
 /// The sealed settlement record of one event and the steps it takes, once its mismatches are known.
 fn settlement(
-    action: &fiscus_store::actions::Action,
+    action: &crate::tables::actions::Action,
     (kind, report, reason): (SettlementKind, Option<&SettlementReport>, Option<String>),
     mismatches: Vec<String>,
     worker: &str,
@@ -290,7 +291,7 @@ async fn apply(
         }
         let s = settlement(action, classified, mismatches, worker, now)?;
         for &(step, event_type) in s.steps {
-            let next = current.on(step).map_err(|e| Failure::internal(e.to_string()))?;
+            let next = transitions::next(current, step).map_err(|e| Failure::internal(e.to_string()))?;
             record(
                 tx,
                 tenant,
@@ -327,7 +328,7 @@ pub fn report_many<'a>(
         let mut ids: Vec<&str> = reports.iter().map(|(id, _)| id.as_str()).collect();
         ids.sort_unstable();
         ids.dedup();
-        let actions = fiscus_store::actions::get_many(tx.conn(), &key, tenant, &ids).await?;
+        let actions = crate::tables::actions::get_many(tx.conn(), &key, tenant, &ids).await?;
         let loaded = Loaded::load_page(tx.conn(), &key, tenant, actions).await?;
         let by_id: std::collections::HashMap<String, Loaded> =
             loaded.into_iter().map(|l| (l.action.id.clone(), l)).collect();
@@ -353,7 +354,7 @@ pub fn report_many<'a>(
                 let mismatches = mismatches_of(&l.action, classified.0, classified.1);
                 let s = settlement(&l.action, classified, mismatches, worker, now)?;
                 for &(step, event_type) in s.steps {
-                    let next = current.on(step).map_err(|e| Failure::internal(e.to_string()))?;
+                    let next = transitions::next(current, step).map_err(|e| Failure::internal(e.to_string()))?;
                     steps.push((l, current, next, event_type, s.detail.clone()));
                     current = next;
                 }

@@ -2,10 +2,10 @@
 //! person resolves each at the console, saying what it was (a bank fee, a payment made outside Fiscus, a
 //! return to chase). Resolving moves no money and no action; it is sealed and audited.
 
-use fiscus_domain::actions::approval::{Refusal, Role};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::people::{Refusal, Role};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::WriteTx;
 use serde_json::json;

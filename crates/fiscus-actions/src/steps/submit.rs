@@ -1,7 +1,7 @@
 //! An external agent's draft enters the approval lifecycle. The agent gains no approval authority.
 
-use fiscus_domain::actions::envelope::Origin;
-use fiscus_domain::actions::state::Event;
+use crate::rules::envelope::Origin;
+use crate::rules::transitions::{self, Event};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::events::EventType;
 use fiscus_domain::tenancy::Tenant;
@@ -24,7 +24,7 @@ pub fn submit<'a>(
         caller.may_act_on(loaded.action.envelope.kind)?;
         let current = loaded.state();
         // Only a draft is submitted: anything else is rejected by the controls (the seed's 422), with `state`.
-        let next = current.on(Event::Submit).map_err(|_| Failure::Refused {
+        let next = transitions::next(current, Event::Submit).map_err(|_| Failure::Refused {
             code: ErrorCode::SubmissionRejected,
             detail: format!("the action is {}, not a draft", current.as_str()),
             members: vec![("state", json!(current.as_str()))],

@@ -1,8 +1,9 @@
 //! Machine identities, delegations, budget reservations and machine-authority nonces.
 
-use fiscus_domain::actions::delegation::{DelegationStatus, IdentityStatus, Terms};
-use fiscus_domain::actions::envelope::{ActionKind, ExecutionMode, RiskTier};
-use fiscus_domain::actions::settlement::ReservationState;
+use crate::rules::delegation::{DelegationStatus, IdentityStatus, Terms};
+use crate::rules::envelope::{ExecutionMode, RiskTier};
+use crate::rules::settlement::ReservationState;
+use fiscus_domain::actions::ActionKind;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
@@ -385,7 +386,7 @@ pub async fn settle_reservation(
         ReservationState::Released => "('reserved', 'consumed')",
         ReservationState::Consumed | ReservationState::Reserved => "('reserved')",
     };
-    let of_tenant = fiscus_store::actions::OF_TENANT;
+    let of_tenant = crate::tables::actions::OF_TENANT;
     sqlx::query(&format!(
         "UPDATE budget_reservations SET state = $4, updated_at = $5 \
          WHERE workspace_id = $1 AND action_id = $2 AND {of_tenant} AND state IN {from}"

@@ -2,7 +2,7 @@
 //! (`FOR UPDATE SKIP LOCKED` on PostgreSQL), so several nodes never process the same item; a record is
 //! unique per action and kind, so even a repeated delivery cannot settle an action twice.
 
-use fiscus_domain::actions::settlement::{Reconciliation, SettlementKind};
+use crate::rules::settlement::{Reconciliation, SettlementKind};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::corrupt;

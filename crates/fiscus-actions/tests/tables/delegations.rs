@@ -2,12 +2,13 @@
 //! budget reservations counted by day and month until released, one per action.
 
 use crate::helpers::*;
+use fiscus_actions::rules::delegation::DelegationStatus;
+use fiscus_actions::rules::delegation::{IdentityStatus, Terms};
+use fiscus_actions::rules::envelope::RiskTier;
+use fiscus_actions::rules::settlement::ReservationState;
 use fiscus_actions::tables::delegations;
 use fiscus_actions::tables::delegations::{Delegation, Identity};
-use fiscus_domain::actions::delegation::DelegationStatus;
-use fiscus_domain::actions::delegation::{IdentityStatus, Terms};
-use fiscus_domain::actions::envelope::{ActionKind, RiskTier};
-use fiscus_domain::actions::settlement::ReservationState;
+use fiscus_domain::actions::ActionKind;
 use fiscus_domain::ids::new_id;
 use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;

@@ -2,8 +2,8 @@
 //! jobs retaken, one job and one record of each kind per action, and tenants apart.
 
 use crate::helpers::*;
+use fiscus_actions::rules::settlement::{Reconciliation, SettlementKind};
 use fiscus_actions::tables::settlement::{self, SettlementRecord};
-use fiscus_domain::actions::settlement::{Reconciliation, SettlementKind};
 use fiscus_domain::ids::new_id;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::{Store, seals};

@@ -5,8 +5,8 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::actions::approval::Role;
 use fiscus_domain::credentials::Environment;
+use fiscus_domain::people::Role;
 use fiscus_domain::spaces::library;
 use fiscus_domain::tenancy::Tenant;
 use serde::Deserialize;

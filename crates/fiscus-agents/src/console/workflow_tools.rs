@@ -6,8 +6,8 @@
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::actions::approval::Role;
 use fiscus_domain::credentials::Environment;
+use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
 use std::fmt::Write as _;
 

@@ -3,11 +3,11 @@
 //! suspends the space, after which it does not run until promoted again. Each decision is a sealed record
 //! with an audit event; the latest is the space's standing.
 
-use fiscus_domain::actions::approval::{Refusal, Role};
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::people::{Refusal, Role};
 use fiscus_domain::spaces::SpaceDecision as Kind;
 use fiscus_domain::spaces::library;
 use fiscus_domain::spaces::records::{DecisionBody, SpaceBody, VersionBody};

@@ -5,10 +5,10 @@
 use fiscus_domain::audit_action::Change;
 use std::time::Duration;
 
-use fiscus_domain::actions::approval::{Refusal, Role};
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::people::{Refusal, Role};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_domain::workflows::gateway::{allowlist, decision_hash};
 use fiscus_store::StoreError;

@@ -1,13 +1,13 @@
 //! Runs: starting one on pinned data (`workflow.invoked`), reading them, cancelling one, and a person's
 //! review decision at the console.
 
-use fiscus_domain::actions::approval::Role;
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::events::EventType;
 use fiscus_domain::ids::new_id;
+use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_domain::workflows::definition::Step;
 use fiscus_domain::workflows::records::{RunBody, StepBody};

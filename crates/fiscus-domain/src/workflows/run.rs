@@ -9,7 +9,7 @@
 //! same evidence.
 
 use super::definition::{Definition, Step};
-use crate::actions::approval::Role;
+use crate::people::Role;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 

@@ -6,11 +6,11 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use fiscus_actions::rules::envelope::{Origin, RiskTier};
 use fiscus_console::form::ConsoleForm;
-use fiscus_domain::actions::approval::Role;
-use fiscus_domain::actions::envelope::{Origin, RiskTier};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::money::{Currency, format_minor};
+use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::investment_records::RecordKind;
 use serde::Deserialize;

@@ -156,7 +156,7 @@ pub async fn post_rebalance(
     params(("uid" = String, Path, description = "The rebalance proposal (`rbp_…`)", example = "rbp_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
     request_body(content = OrderActionRequest, description = "Every field is optional", example = json!({"risk_tier": "T2"})),
     responses(
-        (status = 201, description = "Proposed; awaiting approval; nothing executed", body = fiscus_domain::api::actions::ActionView,
+        (status = 201, description = "Proposed; awaiting approval; nothing executed", body = fiscus_actions::views::ActionView,
          headers(("Location" = String, description = "The action"))),
         (status = 404, description = "No such proposal in this workspace and environment"),
         (status = 409, description = "The proposal is an action already, or has no orders"),
@@ -177,7 +177,7 @@ pub async fn post_order_action(
         &ctx.caller(),
         &uid,
         body,
-        fiscus_domain::actions::envelope::Origin::Application,
+        fiscus_actions::rules::envelope::Origin::Application,
     )
     .await?;
     let location = format!("/api/v2/actions/{}", loaded.action.id);

@@ -2,12 +2,12 @@
 //! at the console. Each decision is a new sealed version that covers exactly the version the operator was
 //! shown; the latest is the client's standing (`fiscus_store::execution_clients`).
 
-use fiscus_domain::actions::approval::{Refusal, Role};
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::execution_client::{ClientStatus, Decision, Grant, decision_hash, key_fingerprint, valid_name};
+use fiscus_domain::people::{Refusal, Role};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::execution_clients::{Client, ClientDecision};
 use fiscus_store::{StoreError, WriteTx};
@@ -30,7 +30,7 @@ pub async fn register(
     if !valid_name(name) {
         errors.push(("name", "1 to 100 characters, no control characters".to_string()));
     }
-    if fiscus_domain::actions::delegation::decode_public_key(public_key).is_none() {
+    if fiscus_domain::public_keys::decode_public_key(public_key).is_none() {
         errors.push(("public_key", "must be a 32-byte Ed25519 public key in base64".to_string()));
     }
     if !errors.is_empty() {

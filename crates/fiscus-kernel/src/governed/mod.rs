@@ -23,10 +23,10 @@ pub mod record;
 pub mod set_aside;
 pub mod webhooks;
 
-use fiscus_domain::actions::approval::Refusal;
-use fiscus_domain::actions::envelope::ActionKind;
+use fiscus_domain::actions::ActionKind;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::people::Refusal;
 use fiscus_domain::production_access::Refusal as ProductionRefusal;
 use fiscus_store::StoreError;
 

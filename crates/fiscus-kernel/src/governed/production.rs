@@ -2,10 +2,10 @@
 //! (`fiscus_domain::production_access`). The decision is taken on the workspace's current standing and its
 //! open request, in the caller's transaction, and audited with it.
 
-use fiscus_domain::actions::approval::Role;
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
+use fiscus_domain::people::Role;
 use fiscus_domain::production_access::{Move, Outcome, Refusal, decide};
 use fiscus_store::WriteTx;
 use serde_json::json;

@@ -1,11 +1,11 @@
 //! Operators' decisions on webhook endpoints: a production endpoint receives nothing until an admin approves
 //! it at the console (or refuses it). The decision covers the endpoint in its current state and is audited.
 
-use fiscus_domain::actions::approval::{Refusal, Role};
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_domain::people::{Refusal, Role};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::WriteTx;
 use fiscus_store::webhooks::EndpointStatus;

@@ -6,9 +6,9 @@
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::actions::approval::Role;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::lqm::retraining::Decision;
+use fiscus_domain::people::Role;
 use serde::Deserialize;
 use std::fmt::Write as _;
 

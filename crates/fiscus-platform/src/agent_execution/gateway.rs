@@ -4,7 +4,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use fiscus_domain::actions::envelope::ActionKind;
+use fiscus_domain::actions::ActionKind;
 use fiscus_domain::catalogue::{self, Operation};
 use fiscus_domain::clock::{now_micros, rfc3339, utc_month};
 use fiscus_domain::credentials::Environment;

@@ -3,8 +3,8 @@
 
 use axum::Json;
 use axum::extract::State;
-use fiscus_domain::actions::autonomy::AssessmentDomain;
-use fiscus_domain::actions::state::ControlState;
+use fiscus_actions::rules::autonomy::AssessmentDomain;
+use fiscus_domain::actions::ControlState;
 use fiscus_domain::clock::rfc3339;
 use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
@@ -71,7 +71,7 @@ pub async fn get_assurance(
     ApiPath(uid): ApiPath<String>,
 ) -> Result<Json<AssuranceView>, ApiError> {
     let mut conn = state.store.read().await?;
-    let row = fiscus_store::actions::get(&mut conn, ctx.tenant(), &uid).await?;
+    let row = fiscus_actions::tables::actions::get(&mut conn, ctx.tenant(), &uid).await?;
     let action =
         fiscus_actions::steps::Loaded::load(&mut conn, state.store.seal_key(), ctx.tenant(), row).await?.action;
     let counts = fiscus_store::autonomy_evidence::count_by_domain(&mut conn, ctx.tenant()).await?;

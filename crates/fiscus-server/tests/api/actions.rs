@@ -467,6 +467,6 @@ async fn an_unknown_stored_risk_tier_is_refused_never_read_as_another_tier() {
         environment: fiscus_domain::credentials::Environment::Sandbox,
     };
     let mut conn = app.state.store.read().await.expect("conn");
-    let read = fiscus_store::actions::get(&mut conn, &tenant, &id).await;
+    let read = fiscus_actions::tables::actions::get(&mut conn, &tenant, &id).await;
     assert!(matches!(read, Err(fiscus_store::StoreError::Corrupt(ref what)) if what.contains("risk_tier")), "{read:?}");
 }

@@ -5,8 +5,8 @@
 use crate::console::{client, console_page, enrolled_operator, hidden, sign_in};
 use crate::helpers::{TestApp, problem, spawn_app, spawn_app_with};
 use crate::workflows::demo;
-use fiscus_domain::actions::approval::Role;
 use fiscus_domain::credentials::AppStatus;
+use fiscus_domain::people::Role;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_kernel::settings::AgentQueue;
 use serde_json::{Value, json};

@@ -4,11 +4,11 @@
 
 use crate::helpers::spawn_app;
 use fiscus_actions::steps::bank_accounts::{NewCounterparty, create_counterparty, decide, propose};
-use fiscus_domain::actions::approval::Role;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::bank_accounts::{Owner, ProposedDetails, VersionState};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::money::Currency;
+use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_kernel::governed::{Caller, Failure};
 

@@ -8,9 +8,9 @@
 use crate::console::{decide_in, enrolled_operator, production_move, sign_in};
 use crate::helpers::{TestApp, spawn_app_with};
 use fiscus_actions::steps::bank_accounts::decide;
-use fiscus_domain::actions::approval::Role;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::credentials::Environment;
+use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_kernel::governed::Caller;
 use fiscus_kernel::settings::BankFiles;

@@ -5,7 +5,7 @@
 
 use crate::console::enrolled_operator;
 use crate::helpers::spawn_app;
-use fiscus_domain::actions::approval::Role;
+use fiscus_domain::people::Role;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;

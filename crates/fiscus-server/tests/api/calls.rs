@@ -6,7 +6,7 @@
 use crate::console::{client, console_page, enrolled_operator, hidden, sign_in};
 use crate::helpers::{TestApp, problem, spawn_app, spawn_app_with};
 use base64::Engine as _;
-use fiscus_domain::actions::approval::Role;
+use fiscus_domain::people::Role;
 use fiscus_speech::audio::{FlacStream, constant_frames, flac_bytes, flac_of};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -2,7 +2,7 @@
 
 use crate::actions::{check, proposal};
 use crate::helpers::{TestApp, problem, spawn_app};
-use fiscus_domain::actions::approval::Role;
+use fiscus_domain::people::Role;
 use serde_json::{Value, json};
 
 pub struct Operator {

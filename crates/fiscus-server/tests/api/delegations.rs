@@ -4,7 +4,7 @@ use crate::console::{client, enrolled_operator, sign_in};
 use crate::helpers::{TestApp, problem, spawn_app};
 use base64::Engine;
 use ed25519_dalek::{Signer, SigningKey};
-use fiscus_domain::actions::approval::Role;
+use fiscus_domain::people::Role;
 use serde_json::{Value, json};
 
 pub fn b64(bytes: &[u8]) -> String {
@@ -86,7 +86,7 @@ async fn delegated_action(app: &TestApp, m: &Machine, amount: i64) -> (String, S
 }
 
 fn evidence(key: &SigningKey, identity_id: &str, envelope_hash: &str, at: &str, nonce: &str) -> Value {
-    let message = fiscus_domain::actions::delegation::authority_message(envelope_hash, at, nonce);
+    let message = fiscus_actions::rules::delegation::authority_message(envelope_hash, at, nonce);
     json!({ "machine_authority": {
         "identity_id": identity_id, "timestamp": at, "nonce": nonce, "signature": b64(&key.sign(message.as_bytes()).to_bytes())
     }})

@@ -5,11 +5,12 @@
 use crate::actions::{check, proposal};
 use crate::helpers::{TestApp, spawn_app};
 use crate::python_clients::run;
+use fiscus_actions::rules::approval::Decision;
 use fiscus_actions::steps::decide::{Seen, decide};
-use fiscus_domain::actions::approval::{Decision, Role};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::events::{EventData, EventType};
+use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_kernel::governed::Caller;
 use serde_json::{Value, json};

@@ -13,7 +13,7 @@ async fn evidence_is_sealed_classified_and_grants_nothing() {
     assert_eq!(record["domain"], "security");
     assert_eq!(record["grants_authority"], false);
     let hash = record["evidence_hash"].as_str().expect("hash");
-    assert!(fiscus_domain::actions::autonomy::is_sha256_ref(hash));
+    assert!(fiscus_actions::rules::autonomy::is_sha256_ref(hash));
     // The seal is reproducible from the record alone (minus the seal itself, plus the workspace).
     let mut payload = record.clone();
     let obj = payload.as_object_mut().expect("object");

@@ -5,7 +5,7 @@
 
 use crate::console::{decide, enrolled_operator, sign_in};
 use crate::helpers::{TestApp, spawn_app_with};
-use fiscus_domain::actions::approval::Role;
+use fiscus_domain::people::Role;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 

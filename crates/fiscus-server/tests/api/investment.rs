@@ -667,9 +667,7 @@ async fn an_empty_portfolio_and_a_missing_fx_rate_are_refused_and_an_observed_ra
 async fn a_settled_sale_larger_than_the_book_is_a_reconciliation_exception_and_moves_nothing() {
     let app = spawn_app().await;
     demo(&app).await;
-    let op =
-        crate::console::enrolled_operator(&app, "ada@example.com", fiscus_domain::actions::approval::Role::Approver)
-            .await;
+    let op = crate::console::enrolled_operator(&app, "ada@example.com", fiscus_domain::people::Role::Approver).await;
     let cookie = crate::console::sign_in(&app, &op).await;
     // An investment order whose ticket sells more AAPL than the book holds (300), proposed directly.
     let ticket = json!({

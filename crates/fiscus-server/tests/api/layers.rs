@@ -197,12 +197,15 @@ fn only_the_governed_unit_of_change_writes_the_outbox_the_audit_log_and_an_actio
     }
     // An action's state and history: only the Financial Actions' record step, which announces each change
     // through the kernel's `announce` in the same transaction.
+    // (The actions' table, which defines these writes, is the other file that names them.)
     const ACTION_RECORD: &str = "fiscus-actions/src/steps/record.rs";
+    const ACTION_TABLE: &str = "fiscus-actions/src/tables/actions.rs";
     assert!(all.iter().any(|(rel, _)| rel == ACTION_RECORD), "the actions' record step moved");
+    assert!(all.iter().any(|(rel, _)| rel == ACTION_TABLE), "the actions' table moved");
     for pattern in ["record_history(", "record_history_many(", "actions::transition(", "actions::transition_many("] {
         let found: Vec<&String> = all
             .iter()
-            .filter(|(rel, text)| rel != ACTION_RECORD && text.contains(pattern))
+            .filter(|(rel, text)| rel != ACTION_RECORD && rel != ACTION_TABLE && text.contains(pattern))
             .map(|(rel, _)| rel)
             .collect();
         assert!(found.is_empty(), "`{pattern}` outside the actions' record step: {found:?}");
@@ -416,7 +419,19 @@ fn financial_actions_live_in_their_own_crate() {
         let path = format!("fiscus-actions/src/steps/{step}.rs");
         assert!(actions.iter().any(|(rel, _)| *rel == path), "{path} is missing");
     }
-    for file in ["routes/mod.rs", "connectors.rs", "bank_files.rs", "bank_messages.rs", "bank_inbound.rs"] {
+    for rule in ["envelope", "transitions", "approval", "checks", "gates", "delegation", "autonomy", "settlement"] {
+        let path = format!("fiscus-actions/src/rules/{rule}.rs");
+        assert!(actions.iter().any(|(rel, _)| *rel == path), "{path} is missing");
+    }
+    for file in [
+        "routes/mod.rs",
+        "views.rs",
+        "tables/actions.rs",
+        "connectors.rs",
+        "bank_files.rs",
+        "bank_messages.rs",
+        "bank_inbound.rs",
+    ] {
         let path = format!("fiscus-actions/src/{file}");
         assert!(actions.iter().any(|(rel, _)| *rel == path), "{path} is missing");
     }
@@ -427,6 +442,33 @@ fn financial_actions_live_in_their_own_crate() {
         .map(|(rel, _)| rel)
         .collect();
     assert!(elsewhere.is_empty(), "Financial Actions' steps or routes outside their crate: {elsewhere:?}");
+    // Below the actions crate only the names other layers share stay (`fiscus_domain::actions`: an action's
+    // kind and control state); its rules, views and repository are not there any more.
+    let below: Vec<String> = ["fiscus-domain", "fiscus-store", "fiscus-kernel", "fiscus-http"]
+        .iter()
+        .flat_map(|k| files(k))
+        .map(|(rel, _)| rel)
+        .filter(|rel| {
+            rel.contains("/src/actions/") || rel.ends_with("/api/actions.rs") || rel == "fiscus-store/src/actions.rs"
+        })
+        .collect();
+    assert!(below.is_empty(), "Financial Actions' rules, views or repository below their crate: {below:?}");
+    let domain_actions = actions_names_below();
+    for rule in ["fn decide", "fn evaluate", "fn quorum", "fn next(", "struct Envelope", "struct ProposalRequest"] {
+        assert!(
+            !domain_actions.contains(rule),
+            "fiscus_domain::actions holds a rule ({rule}); rules live in fiscus-actions"
+        );
+    }
+}
+
+/// The shared names of an action below its crate (`fiscus-domain/src/actions.rs`).
+fn actions_names_below() -> String {
+    files("fiscus-domain")
+        .into_iter()
+        .find(|(rel, _)| rel == "fiscus-domain/src/actions.rs")
+        .map(|(_, text)| text)
+        .expect("fiscus-domain/src/actions.rs")
 }
 
 #[test]

@@ -47,7 +47,7 @@ async fn reviewer(app: &TestApp) -> String {
 /// request hash its page shows: the console's answer.
 pub async fn person_decides(app: &TestApp, r: &str, decision: &str) -> reqwest::Response {
     let email = format!("{}@example.com", fiscus_domain::ids::new_id("rev").to_lowercase());
-    let op = crate::console::enrolled_operator(app, &email, fiscus_domain::actions::approval::Role::Approver).await;
+    let op = crate::console::enrolled_operator(app, &email, fiscus_domain::people::Role::Approver).await;
     let cookie = crate::console::sign_in(app, &op).await;
     console_retraining(app, &cookie, r, decision).await
 }
@@ -167,12 +167,9 @@ async fn a_model_trains_only_under_a_contract_and_a_request_a_person_approved() 
 
     // A person sees what it would train on (contract and data hashes, the submissions) and approves: one
     // candidate, once; nothing is promoted.
-    let op = crate::console::enrolled_operator(
-        &app,
-        "model-reviewer@example.com",
-        fiscus_domain::actions::approval::Role::Approver,
-    )
-    .await;
+    let op =
+        crate::console::enrolled_operator(&app, "model-reviewer@example.com", fiscus_domain::people::Role::Approver)
+            .await;
     let cookie = crate::console::sign_in(&app, &op).await;
     let listed = crate::console::console_page(&app, &cookie, "/console/lqm-retraining").await;
     assert!(listed.contains(&format!("/console/lqm-retraining/{r}?environment=sandbox")), "{listed}");
@@ -699,12 +696,8 @@ async fn only_an_operator_promotes_an_exact_checkpoint_into_the_quant_models_cat
     assert!(catalogued(&get(&app, "/api/v2/quant/models").await, &m).is_none());
     problem(app.get(&format!("/api/v2/quant/models/{m}"), &app.key).await, 404, "not_found").await;
 
-    let op = crate::console::enrolled_operator(
-        &app,
-        "model-risk@example.com",
-        fiscus_domain::actions::approval::Role::Approver,
-    )
-    .await;
+    let op =
+        crate::console::enrolled_operator(&app, "model-risk@example.com", fiscus_domain::people::Role::Approver).await;
     let cookie = crate::console::sign_in(&app, &op).await;
     assert_eq!(console_promotion(&app, &cookie, &p, "approve").await.status(), 303);
     let history = get(&app, &format!("/api/v2/lqm/models/{m}/promotions")).await;
@@ -782,9 +775,7 @@ async fn from_registration_to_a_rebound_qlm_with_a_person_at_every_decision() {
         fiscus_domain::tenancy::Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
     app.admin().grant_credits(&sandbox, 1000, "lqm").await.expect("credits");
     let reviewer = reviewer(&app).await;
-    let op =
-        crate::console::enrolled_operator(&app, "mrm@example.com", fiscus_domain::actions::approval::Role::Approver)
-            .await;
+    let op = crate::console::enrolled_operator(&app, "mrm@example.com", fiscus_domain::people::Role::Approver).await;
     let cookie = crate::console::sign_in(&app, &op).await;
 
     // Register … evaluate (the helper), then evidence, publication and a promotion an operator approves.
@@ -967,7 +958,7 @@ async fn qlm_example_path(app: &TestApp, path: &str, example: &mut Value) -> Str
     }
     let p = created(app, &app.key, &format!("/api/v2/lqm/checkpoints/{k}/promotion-requests"), &json!({})).await;
     let email = format!("{}@example.com", fiscus_domain::ids::new_id("op").to_lowercase());
-    let op = crate::console::enrolled_operator(app, &email, fiscus_domain::actions::approval::Role::Approver).await;
+    let op = crate::console::enrolled_operator(app, &email, fiscus_domain::people::Role::Approver).await;
     let cookie = crate::console::sign_in(app, &op).await;
     assert_eq!(console_promotion(app, &cookie, p["id"].as_str().expect("id"), "approve").await.status(), 303);
     if path.ends_with("/qlms") {

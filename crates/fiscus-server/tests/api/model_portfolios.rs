@@ -5,8 +5,8 @@
 
 use crate::console::{client, console_page, enrolled_operator, sign_in};
 use crate::helpers::{TestApp, problem, spawn_app};
-use fiscus_domain::actions::approval::Role;
 use fiscus_domain::actor::Actor;
+use fiscus_domain::people::Role;
 use serde_json::{Value, json};
 
 async fn demo(app: &TestApp) {

@@ -120,7 +120,7 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                     let op = crate::console::enrolled_operator(
                         &app,
                         "examples@example.com",
-                        fiscus_domain::actions::approval::Role::Approver,
+                        fiscus_domain::people::Role::Approver,
                     )
                     .await;
                     let cookie = crate::console::sign_in(&app, &op).await;

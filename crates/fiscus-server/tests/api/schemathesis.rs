@@ -4,7 +4,7 @@
 
 use crate::console::{decide, enrolled_operator, sign_in};
 use crate::helpers::spawn_app_with;
-use fiscus_domain::actions::approval::Role;
+use fiscus_domain::people::Role;
 use fiscus_kernel::settings::ServiceClass;
 use serde_json::{Value, json};
 use std::process::Command;

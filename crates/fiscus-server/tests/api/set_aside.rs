@@ -40,8 +40,7 @@ async fn a_tampered_payment_instruction_is_set_aside_and_every_other_payment_is_
     let metrics = app.http.get(app.url("/metrics")).send().await.expect("request").text().await.expect("text");
     assert!(metrics.contains("fiscus_records_set_aside{table=\"payment_instructions\"} 1"), "{metrics}");
     let ada =
-        crate::console::enrolled_operator(&app, "auditor@example.com", fiscus_domain::actions::approval::Role::Auditor)
-            .await;
+        crate::console::enrolled_operator(&app, "auditor@example.com", fiscus_domain::people::Role::Auditor).await;
     let cookie = crate::console::sign_in(&app, &ada).await;
     let page = crate::console::console_page(&app, &cookie, "/console/bank-entries").await;
     assert!(page.contains("id=\"set-aside\"") && page.contains("failed its seal"), "{page}");

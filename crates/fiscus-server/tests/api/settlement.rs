@@ -3,7 +3,7 @@
 use crate::actions::{check, proposal};
 use crate::console::{decide, enrolled_operator, sign_in};
 use crate::helpers::{TestApp, spawn_app};
-use fiscus_domain::actions::approval::Role;
+use fiscus_domain::people::Role;
 use serde_json::{Value, json};
 
 /// Proposes, records a passing check, approves through the console and requests execution.

@@ -4,7 +4,7 @@
 
 use crate::console::{client, enrolled_operator, sign_in};
 use crate::helpers::{TestApp, spawn_app_with};
-use fiscus_domain::actions::approval::Role;
+use fiscus_domain::people::Role;
 use fiscus_kernel::settings::{ServiceClass, Settings};
 use std::time::{Duration, Instant};
 

@@ -11,7 +11,7 @@ use crate::helpers::{TestApp, problem, spawn_app};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use ed25519_dalek::{Signer as _, SigningKey};
-use fiscus_domain::actions::approval::Role;
+use fiscus_domain::people::Role;
 use serde_json::{Value, json};
 
 pub struct Signer {

@@ -136,7 +136,7 @@ fn verify_py(args: &[&str]) -> (bool, String) {
 /// An action approved by a person, executed and settled through the sandbox connector, and that person's
 /// console session.
 pub async fn settled_action(app: &TestApp) -> (String, String) {
-    use fiscus_domain::actions::approval::Role;
+    use fiscus_domain::people::Role;
     let id = propose(app).await;
     let check = app
         .post_json(

@@ -299,9 +299,7 @@ async fn the_console_shows_each_endpoints_delivery_log() {
     let (endpoint, _) = register(&app, &format!("http://{}/hook", rx.addr)).await;
     propose(&app).await;
     wait_for_attempt(&app, &endpoint).await;
-    let op =
-        crate::console::enrolled_operator(&app, "log@example.com", fiscus_domain::actions::approval::Role::Approver)
-            .await;
+    let op = crate::console::enrolled_operator(&app, "log@example.com", fiscus_domain::people::Role::Approver).await;
     let cookie = crate::console::sign_in(&app, &op).await;
     let page = app
         .http

@@ -126,7 +126,7 @@ async fn the_loopback_switch_is_for_sandbox_development_only() {
 #[tokio::test]
 async fn a_production_endpoint_waits_for_an_admins_approval_at_the_console() {
     use crate::console::{client, console_page, enrolled_operator, hidden, production_move, sign_in};
-    use fiscus_domain::actions::approval::Role;
+    use fiscus_domain::people::Role;
     let app = app().await;
     let (_, live_key) =
         app.new_app(fiscus_domain::credentials::Environment::Production, "agent:execution:webhooks", None).await;

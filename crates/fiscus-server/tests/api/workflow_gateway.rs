@@ -6,7 +6,7 @@ use crate::console::{client, console_page, enrolled_operator, hidden, sign_in};
 use crate::helpers::{TestApp, problem, spawn_app};
 use crate::signed_clients::{Signed, granted_client};
 use crate::workflows::{demo, installed};
-use fiscus_domain::actions::approval::Role;
+use fiscus_domain::people::Role;
 use serde_json::{Value, json};
 
 const GATEWAY: &str = "/api/v2/agent-execution/workflows/a2a";

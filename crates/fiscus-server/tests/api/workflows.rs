@@ -3,9 +3,9 @@
 //! definitions refused with their step named; a run resumed after its worker died, no step recorded twice.
 
 use crate::helpers::{TestApp, problem, spawn_app, spawn_app_with};
-use fiscus_domain::actions::approval::Role;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::credentials::Environment;
+use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_kernel::governed::Caller;
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! Settlement in the simulation: the worker's claim (`fiscus_server::workers::settlement::run_once`) and
 //! each item processed as `fiscus_actions::steps::settle::settle` processes it, in one transaction: the action
 //! read for decision (an action no longer executing is only finished), the connector called inside the
-//! transaction, the action moved by the state machine's own transitions (`ControlState::on`), the sealed
+//! transaction, the action moved by the state machine's own transitions (`transitions::next`), the sealed
 //! settlement record, and `settlement::finish` guarding the claim (lost: everything rolled back). What
 //! `settle` adds beyond the store (history, outbox, audit, a delegated budget) is left out.
 //!
@@ -9,16 +9,18 @@
 //! real `Instruction` carries, so a bank can deduplicate on it.
 
 use crate::world::{Broken, Fate, SEC, Sim, Work};
+use fiscus_actions::rules::envelope::{Envelope, ExecutionMode, Origin, RiskTier};
+use fiscus_actions::rules::settlement::{Reconciliation, SettlementKind};
+use fiscus_actions::rules::transitions::{self, Event};
+use fiscus_actions::tables::actions::{self, Action};
 use fiscus_actions::tables::settlement::{self as items, Job, SettlementRecord};
-use fiscus_domain::actions::envelope::{ActionKind, Envelope, ExecutionMode, Origin, RiskTier};
-use fiscus_domain::actions::settlement::{Reconciliation, SettlementKind};
-use fiscus_domain::actions::state::{ControlState, Event};
+use fiscus_domain::actions::ActionKind;
+use fiscus_domain::actions::ControlState;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::ids::new_id;
 use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::WriteTx;
-use fiscus_store::actions::{self, Action};
 use std::collections::BTreeMap;
 
 /// The worker's stale time (`workers/settlement.rs`).
@@ -123,7 +125,7 @@ pub async fn step(sim: &mut Sim<'_>, node: usize, job: Job) -> Option<Job> {
     }
     let mut current = action.state;
     for event in [Event::ConnectorSettled, Event::ReconciledMatch] {
-        let next = current.on(event).expect("a settled payment's transitions");
+        let next = transitions::next(current, event).expect("a settled payment's transitions");
         if let Err(e) = actions::transition(&mut tx, &job.tenant, &job.action_id, current, next, now).await {
             sim.violation(format!("moving {} to {next:?}: {e}", job.action_id));
             return None;

@@ -9,7 +9,7 @@
 //! [`MAX_FAILURES`] times, fewer than the retry schedule allows, so every event must reach it.
 
 use crate::world::{Broken, Cap, SEC, Sim, Work};
-use fiscus_domain::actions::state::ControlState;
+use fiscus_domain::actions::ControlState;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::events::{ActionEventData, Event, EventData, EventType};
 use fiscus_domain::ids::new_id;

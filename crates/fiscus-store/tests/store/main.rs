@@ -6,7 +6,6 @@
 use fiscus_testkit as helpers;
 
 mod a2a_tasks;
-mod actions;
 mod agent_requests;
 mod appends;
 mod applications;

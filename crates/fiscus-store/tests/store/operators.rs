@@ -2,7 +2,7 @@
 //! workspace, and sessions touched and revoked in their workspace only.
 
 use crate::helpers::*;
-use fiscus_domain::actions::approval::Role;
+use fiscus_domain::people::Role;
 use fiscus_store::{Store, StoreError, operators};
 
 /// An invited operator; returns its id and enrollment token hash.

@@ -2,7 +2,7 @@
 //! not know refused as corrupt.
 
 use crate::helpers::*;
-use fiscus_domain::actions::state::ControlState;
+use fiscus_domain::actions::ControlState;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::events::{ActionEventData, Event, EventData, EventType};
 use fiscus_domain::ids::new_id;

@@ -4,13 +4,41 @@
 use crate::helpers::*;
 use fiscus_store::sealed_tables::{self, Unsealed};
 use fiscus_store::seals;
-use fiscus_store::{StoreError, WriteTx};
+use fiscus_store::{Store, StoreError, WriteTx};
+
+/// A row of the `actions` table written here with plain SQL and sealed with the store's own primitive: these
+/// tests hold the seal, not the actions' repository (which `fiscus-actions` tests with its own rows).
+struct SealedRow {
+    id: String,
+}
+
+async fn sealed_action(db: &Store, t: &fiscus_domain::tenancy::Tenant) -> SealedRow {
+    let id = fiscus_domain::ids::new_id("act");
+    let mut tx: WriteTx = db.begin().await.expect("begin");
+    sqlx::query(
+        "INSERT INTO actions (workspace_id, id, environment, kind, amount_minor, currency, counterparty, connector, \
+         execution_mode, delegation_id, risk_tier, reference, required_checks, metadata, envelope_hash, control_state, \
+         origin, proposed_by_kind, proposed_by_id, created_at, updated_at) \
+         VALUES ($1, $2, $3, 'payment', 125000, 'EUR', 'cp_acme', 'sandbox', 'human_approved', NULL, 'T1', 'INV-1', \
+         '[\"sanctions\"]', '{}', 'sha256:00', 'draft', 'application', 'application', 'app_test', $4, $4)",
+    )
+    .bind(&t.workspace_id)
+    .bind(&id)
+    .bind(t.environment.as_str())
+    .bind(NOW)
+    .execute(tx.conn())
+    .await
+    .expect("insert an action row");
+    seals::seal(&mut tx, &seals::ACTIONS, &t.workspace_id, &id).await.expect("seal");
+    tx.commit().await.expect("commit");
+    SealedRow { id }
+}
 
 #[tokio::test]
 async fn check_refuses_a_row_whose_sealed_column_was_edited() {
     let db = fresh_store().await;
     let t = tenant(&db).await;
-    let a = action(&db, &t).await;
+    let a = sealed_action(&db, &t).await;
     exec(&db, "UPDATE actions SET amount_minor = 1 WHERE id = $1", &a.id).await;
     let mut conn = db.read().await.expect("conn");
     let result = seals::check(&mut conn, db.seal_key(), &seals::ACTIONS, &t.workspace_id, "id", &a.id).await;
@@ -21,8 +49,8 @@ async fn check_refuses_a_row_whose_sealed_column_was_edited() {
 async fn check_refuses_an_edited_text_column_and_a_filled_null() {
     let db = fresh_store().await;
     let t = tenant(&db).await;
-    let edited = action(&db, &t).await;
-    let nulled = action(&db, &t).await;
+    let edited = sealed_action(&db, &t).await;
+    let nulled = sealed_action(&db, &t).await;
     exec(&db, "UPDATE actions SET counterparty = 'cp_mallory' WHERE id = $1", &edited.id).await;
     exec(&db, "UPDATE actions SET delegation_id = 'dlg_x' WHERE id = $1", &nulled.id).await;
     let mut conn = db.read().await.expect("conn");
@@ -36,7 +64,7 @@ async fn check_refuses_an_edited_text_column_and_a_filled_null() {
 async fn an_unsealed_column_may_change_without_breaking_the_seal() {
     let db = fresh_store().await;
     let t = tenant(&db).await;
-    let a = action(&db, &t).await;
+    let a = sealed_action(&db, &t).await;
     exec(&db, "UPDATE actions SET control_state = 'approved', updated_at = updated_at + 1 WHERE id = $1", &a.id).await;
     let mut conn = db.read().await.expect("conn");
     seals::check(&mut conn, db.seal_key(), &seals::ACTIONS, &t.workspace_id, "id", &a.id).await.expect("still sealed");
@@ -46,7 +74,7 @@ async fn an_unsealed_column_may_change_without_breaking_the_seal() {
 async fn a_seal_made_with_another_key_does_not_verify() {
     let db = fresh_store().await;
     let t = tenant(&db).await;
-    let a = action(&db, &t).await;
+    let a = sealed_action(&db, &t).await;
     let other_key = fiscus_domain::integrity::SealKey::derive(b"another server key");
     let mut conn = db.read().await.expect("conn");
     let result = seals::check(&mut conn, &other_key, &seals::ACTIONS, &t.workspace_id, "id", &a.id).await;
@@ -57,7 +85,7 @@ async fn a_seal_made_with_another_key_does_not_verify() {
 async fn check_of_another_workspace_reads_none_of_its_rows() {
     let db = fresh_store().await;
     let t = tenant(&db).await;
-    let a = action(&db, &t).await;
+    let a = sealed_action(&db, &t).await;
     exec(&db, "UPDATE actions SET amount_minor = 1 WHERE id = $1", &a.id).await;
     let other = workspace(&db).await;
     let mut conn = db.read().await.expect("conn");
@@ -69,7 +97,7 @@ async fn check_of_another_workspace_reads_none_of_its_rows() {
 async fn seal_reseals_a_row_and_refuses_a_row_of_another_workspace() {
     let db = fresh_store().await;
     let t = tenant(&db).await;
-    let a = action(&db, &t).await;
+    let a = sealed_action(&db, &t).await;
     exec(&db, "UPDATE actions SET amount_minor = 1 WHERE id = $1", &a.id).await;
     let other = workspace(&db).await;
     let mut tx: WriteTx = db.begin().await.expect("begin");
@@ -84,12 +112,12 @@ async fn seal_reseals_a_row_and_refuses_a_row_of_another_workspace() {
 async fn verify_workspace_counts_every_sealed_row_and_names_the_failures() {
     let db = fresh_store().await;
     let t = tenant(&db).await;
-    let edited = action(&db, &t).await;
-    let stripped = action(&db, &t).await;
+    let edited = sealed_action(&db, &t).await;
+    let stripped = sealed_action(&db, &t).await;
     let evidence = crate::autonomy_evidence::evidence(&db, &t, "security").await; // two more sealed rows
     crate::autonomy_evidence::evidence(&db, &t, "security").await;
     let other = tenant(&db).await;
-    action(&db, &other).await;
+    sealed_action(&db, &other).await;
     let mut conn = db.read().await.expect("conn");
     assert_eq!(
         sealed_tables::verify_workspace(&mut conn, db.seal_key(), &t.workspace_id).await.expect("verify"),

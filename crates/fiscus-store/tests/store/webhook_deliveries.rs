@@ -2,7 +2,7 @@
 //! worker until released or stale, and the log purged past its retention while pending deliveries stay.
 
 use crate::helpers::*;
-use fiscus_domain::actions::state::ControlState;
+use fiscus_domain::actions::ControlState;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::events::{ActionEventData, Event, EventData, EventType};
 use fiscus_domain::ids::new_id;

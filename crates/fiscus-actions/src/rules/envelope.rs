@@ -4,44 +4,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::evidence::seal;
-use crate::fields;
-use crate::money::{Currency, MAX_AMOUNT_MINOR};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ActionKind {
-    Payment,
-    Transfer,
-    FxConversion,
-    InvestmentOrder,
-    CollateralMovement,
-}
-
-impl ActionKind {
-    pub const ALL: [ActionKind; 5] = [
-        ActionKind::Payment,
-        ActionKind::Transfer,
-        ActionKind::FxConversion,
-        ActionKind::InvestmentOrder,
-        ActionKind::CollateralMovement,
-    ];
-
-    /// The kind a stored or sent name stands for; anything else is `None` (never a default).
-    pub fn parse(s: &str) -> Option<ActionKind> {
-        ActionKind::ALL.into_iter().find(|k| k.as_str() == s)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ActionKind::Payment => "payment",
-            ActionKind::Transfer => "transfer",
-            ActionKind::FxConversion => "fx_conversion",
-            ActionKind::InvestmentOrder => "investment_order",
-            ActionKind::CollateralMovement => "collateral_movement",
-        }
-    }
-}
+use fiscus_domain::actions::ActionKind;
+use fiscus_domain::evidence::seal;
+use fiscus_domain::fields;
+use fiscus_domain::money::{Currency, MAX_AMOUNT_MINOR};
 
 /// Who may carry the action out once it is authorised.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
@@ -214,7 +180,7 @@ impl ProposalRequest {
             (ExecutionMode::HumanApproved, Some(_)) => {
                 errors.push(("delegation_id", "is only for machine_delegated actions".into()))
             }
-            (ExecutionMode::MachineDelegated, Some(d)) if !crate::ids::is_id_of("dlg", d) => {
+            (ExecutionMode::MachineDelegated, Some(d)) if !fiscus_domain::ids::is_id_of("dlg", d) => {
                 errors.push(("delegation_id", "must be a delegation id (dlg_…)".into()))
             }
             _ => {}

@@ -3,11 +3,11 @@
 
 use serde::Serialize;
 
-use crate::actions::checks::{CheckStatus, LatestCheck};
-use crate::actions::delegation::{AuthorityRefusal, BudgetRefusal, DelegationRefusal};
-use crate::actions::envelope::ExecutionMode;
-use crate::actions::state::ControlState;
-use crate::credentials::Environment;
+use crate::rules::checks::{CheckStatus, LatestCheck};
+use crate::rules::delegation::{AuthorityRefusal, BudgetRefusal, DelegationRefusal};
+use crate::rules::envelope::ExecutionMode;
+use fiscus_domain::actions::ControlState;
+use fiscus_domain::credentials::Environment;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]

@@ -5,15 +5,17 @@
 //! set of rules the execution gates apply together, kept here with their tests.
 
 use base64::Engine;
-use ed25519_dalek::{Signature, Verifier, VerifyingKey};
+use ed25519_dalek::{Signature, Verifier};
+use fiscus_domain::public_keys::{decode_public_key, public_key_bytes};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::actions::envelope::{ActionKind, Envelope, ExecutionMode, RiskTier};
-use crate::clock::{MICROS_PER_SECOND, Micros, parse_rfc3339};
-use crate::evidence::seal;
-use crate::fields;
-use crate::money::{Currency, MAX_AMOUNT_MINOR};
+use crate::rules::envelope::{Envelope, ExecutionMode, RiskTier};
+use fiscus_domain::actions::ActionKind;
+use fiscus_domain::clock::{MICROS_PER_SECOND, Micros, parse_rfc3339};
+use fiscus_domain::evidence::seal;
+use fiscus_domain::fields;
+use fiscus_domain::money::{Currency, MAX_AMOUNT_MINOR};
 
 /// How far a machine authority timestamp may be from the server's clock.
 pub const AUTHORITY_WINDOW_SECONDS: i64 = 120;
@@ -29,20 +31,6 @@ pub struct IdentityRequest {
     /// evidence it signs can ever verify.
     #[schema(value_type = fields::PublicKey, inline)]
     pub public_key: String,
-}
-
-/// An Ed25519 public key, decoded (its curve point decompressed) and ready to verify with.
-pub type PublicKey = VerifyingKey;
-
-/// 32 bytes in standard base64, whether or not they are a curve point.
-pub fn public_key_bytes(b64: &str) -> bool {
-    base64::engine::general_purpose::STANDARD.decode(b64).is_ok_and(|b| b.len() == 32)
-}
-
-pub fn decode_public_key(b64: &str) -> Option<VerifyingKey> {
-    let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
-    let array: [u8; 32] = bytes.try_into().ok()?;
-    VerifyingKey::from_bytes(&array).ok()
 }
 
 impl IdentityRequest {
@@ -181,7 +169,7 @@ impl Terms {
             "per_action_budget_minor": self.per_action,
             "daily_budget_minor": self.daily,
             "monthly_budget_minor": self.monthly,
-            "expires_at": crate::clock::rfc3339(self.expires_at),
+            "expires_at": fiscus_domain::clock::rfc3339(self.expires_at),
         }))
         .unwrap_or_default()
     }

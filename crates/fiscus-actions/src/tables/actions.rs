@@ -8,18 +8,20 @@
 //! It is long because an action's row, its check versions, decisions and history are one aggregate with one set
 //! of conditional transitions.
 
-use crate::dialect::{backend_of, for_update};
-use crate::error::corrupt;
-use crate::{Result, StoreError, WriteTx};
-use fiscus_domain::actions::approval::{Decision, Role};
-use fiscus_domain::actions::checks::CheckStatus;
-use fiscus_domain::actions::envelope::{ActionKind, Envelope, ExecutionMode, Origin, RiskTier};
-use fiscus_domain::actions::state::ControlState;
+use crate::rules::approval::Decision;
+use crate::rules::checks::CheckStatus;
+use crate::rules::envelope::{Envelope, ExecutionMode, Origin, RiskTier};
+use fiscus_domain::actions::ActionKind;
+use fiscus_domain::actions::ControlState;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::events::EventType;
 use fiscus_domain::money::Currency;
+use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
+use fiscus_store::corrupt;
+use fiscus_store::dialect::{backend_of, for_update};
+use fiscus_store::{Result, StoreError, WriteTx};
 use serde_json::Value;
 use sqlx::{AnyConnection, FromRow};
 
@@ -38,7 +40,7 @@ pub struct Action {
     pub updated_at: i64,
 }
 
-row! {
+fiscus_store::row! {
     struct ActionRow {
         id: String,
         environment: String,
@@ -152,7 +154,7 @@ pub async fn insert(tx: &mut WriteTx, tenant: &Tenant, a: &Action) -> Result<()>
     .bind(a.updated_at)
     .execute(tx.conn())
     .await?;
-    crate::seals::seal(tx, &crate::seals::ACTIONS, &tenant.workspace_id, &a.id).await?;
+    fiscus_store::seals::seal(tx, &fiscus_store::seals::ACTIONS, &tenant.workspace_id, &a.id).await?;
     Ok(())
 }
 
@@ -207,7 +209,8 @@ pub async fn get_many(
         for row in q.fetch_all(&mut *conn).await? {
             found.push(Action::try_from(row)?);
         }
-        crate::seals::check_keys(conn, key, &crate::seals::ACTIONS, &tenant.workspace_id, "id", chunk).await?;
+        fiscus_store::seals::check_keys(conn, key, &fiscus_store::seals::ACTIONS, &tenant.workspace_id, "id", chunk)
+            .await?;
     }
     Ok(found)
 }
@@ -274,7 +277,7 @@ pub async fn list(
     .map(Action::try_from)
     .collect::<Result<Vec<_>>>()?;
     let ids: Vec<&str> = actions.iter().map(|a| a.id.as_str()).collect();
-    crate::seals::check_keys(conn, key, &crate::seals::ACTIONS, &tenant.workspace_id, "id", &ids).await?;
+    fiscus_store::seals::check_keys(conn, key, &fiscus_store::seals::ACTIONS, &tenant.workspace_id, "id", &ids).await?;
     Ok(actions)
 }
 
@@ -371,8 +374,8 @@ pub async fn record_history(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, 
 pub async fn record_history_many(tx: &mut WriteTx, tenant: &Tenant, entries: &[(&str, HistoryEntry)]) -> Result<()> {
     const WIDTH: usize = 10;
     let backend = backend_of(tx.conn());
-    for chunk in entries.chunks(crate::dialect::rows_per_statement(WIDTH).min(500)) {
-        let sql = crate::dialect::multi_row_insert(
+    for chunk in entries.chunks(fiscus_store::dialect::rows_per_statement(WIDTH).min(500)) {
+        let sql = fiscus_store::dialect::multi_row_insert(
             backend,
             "INSERT INTO action_history (id, workspace_id, action_id, from_state, to_state, event, actor_kind, actor_id, detail, created_at) VALUES ",
             chunk.len(),
@@ -397,7 +400,7 @@ pub async fn record_history_many(tx: &mut WriteTx, tenant: &Tenant, entries: &[(
     Ok(())
 }
 
-row! {
+fiscus_store::row! {
     struct HistoryRow {
         id: String,
         from_state: Option<String>,
@@ -466,7 +469,7 @@ pub struct Check {
     pub created_at: i64,
 }
 
-row! {
+fiscus_store::row! {
     struct CheckRow {
         id: String,
         check_key: String,
@@ -544,7 +547,7 @@ pub async fn insert_check(tx: &mut WriteTx, tenant: &Tenant, action_id: &str, c:
     .bind(c.created_at)
     .execute(tx.conn())
     .await?;
-    crate::seals::seal(tx, &crate::seals::ACTION_CHECKS, &tenant.workspace_id, &c.id).await?;
+    fiscus_store::seals::seal(tx, &fiscus_store::seals::ACTION_CHECKS, &tenant.workspace_id, &c.id).await?;
     Ok(())
 }
 
@@ -645,7 +648,7 @@ pub struct ActionDecision {
     pub invalidated_at: Option<i64>,
 }
 
-row! {
+fiscus_store::row! {
     struct DecisionRow {
         id: String,
         operator_id: String,
@@ -696,7 +699,7 @@ pub async fn insert_decision(tx: &mut WriteTx, tenant: &Tenant, action_id: &str,
     .bind(d.created_at)
     .execute(tx.conn())
     .await?;
-    crate::seals::seal(tx, &crate::seals::ACTION_DECISIONS, &tenant.workspace_id, &d.id).await?;
+    fiscus_store::seals::seal(tx, &fiscus_store::seals::ACTION_DECISIONS, &tenant.workspace_id, &d.id).await?;
     Ok(())
 }
 

@@ -136,8 +136,8 @@ impl ReservationState {
 /// What happens to a delegated action's budget reservation when the action reaches `state`: spent when it
 /// completed, given back when the connector failed or returned the funds. A reconciliation exception keeps
 /// it reserved: money may have moved until people resolve it.
-pub fn reservation_after(state: crate::actions::state::ControlState) -> Option<ReservationState> {
-    use crate::actions::state::ControlState;
+pub fn reservation_after(state: fiscus_domain::actions::ControlState) -> Option<ReservationState> {
+    use fiscus_domain::actions::ControlState;
     match state {
         ControlState::Completed => Some(ReservationState::Consumed),
         ControlState::Failed | ControlState::Returned => Some(ReservationState::Released),

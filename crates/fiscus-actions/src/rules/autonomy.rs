@@ -3,11 +3,11 @@
 //! Evidence is classified into the seed's eight domains and sealed. It feeds the assurance read and grants
 //! nothing: no approval, no execution authority, no delegation.
 
-use crate::fields;
+use fiscus_domain::fields;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::clock::{Micros, parse_rfc3339, rfc3339};
+use fiscus_domain::clock::{Micros, parse_rfc3339, rfc3339};
 
 /// The eight assessment domains of the seed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]

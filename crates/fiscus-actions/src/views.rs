@@ -3,14 +3,16 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::actions::checks::CheckStatus;
-use crate::actions::envelope::{ActionKind, ExecutionMode, Origin, RiskTier};
-use crate::actions::gates::FailedGate;
-use crate::actions::settlement::{Reconciliation, SettlementKind};
-use crate::actions::state::{ControlState, ReconciliationStatus};
-use crate::actor::Actor;
-use crate::credentials::Environment;
-use crate::events::EventType;
+use crate::rules::checks::CheckStatus;
+use crate::rules::envelope::{ExecutionMode, Origin, RiskTier};
+use crate::rules::gates::FailedGate;
+use crate::rules::settlement::{Reconciliation, SettlementKind};
+use crate::rules::transitions::ReconciliationStatus;
+use fiscus_domain::actions::ActionKind;
+use fiscus_domain::actions::ControlState;
+use fiscus_domain::actor::Actor;
+use fiscus_domain::credentials::Environment;
+use fiscus_domain::events::EventType;
 
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct EnvelopeView {
@@ -27,8 +29,8 @@ pub struct EnvelopeView {
     pub metadata: Value,
 }
 
-impl From<crate::actions::envelope::Envelope> for EnvelopeView {
-    fn from(e: crate::actions::envelope::Envelope) -> EnvelopeView {
+impl From<crate::rules::envelope::Envelope> for EnvelopeView {
+    fn from(e: crate::rules::envelope::Envelope) -> EnvelopeView {
         EnvelopeView {
             kind: e.kind,
             amount_minor: e.amount_minor,

@@ -2,13 +2,13 @@
 //! version; earlier versions are kept. A status outside the allowed set, or missing source evidence, is
 //! refused and records nothing.
 
-use crate::fields;
+use fiscus_domain::fields;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::actions::autonomy::is_sha256_ref;
-use crate::actions::envelope::is_check_key;
-use crate::evidence::seal;
+use crate::rules::autonomy::is_sha256_ref;
+use crate::rules::envelope::is_check_key;
+use fiscus_domain::evidence::seal;
 
 /// The allowed check statuses. Only `passed` lets an action execute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]

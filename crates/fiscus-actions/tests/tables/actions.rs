@@ -2,14 +2,15 @@
 //! transitions only from the given state, history in order and check versions, unknown stored values corrupt.
 
 use crate::helpers::*;
-use fiscus_domain::actions::approval::{Decision, Role};
-use fiscus_domain::actions::checks::CheckStatus;
-use fiscus_domain::actions::state::ControlState;
+use fiscus_actions::rules::approval::Decision;
+use fiscus_actions::rules::checks::CheckStatus;
+use fiscus_actions::tables::actions::{self, ActionDecision, Check, HistoryEntry};
+use fiscus_domain::actions::ControlState;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::events::EventType;
 use fiscus_domain::ids::new_id;
+use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::actions::{self, ActionDecision, Check, HistoryEntry};
 use fiscus_store::{Store, seals};
 use serde_json::json;
 
