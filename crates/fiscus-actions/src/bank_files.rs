@@ -14,11 +14,11 @@
 //! one found `staged` is renamed if its staged copy is there (and whole), and was renamed already if not.
 //! Either way the same bytes under the same name: a bank sees each payment in one file, once.
 
+use crate::rules::bank_files::{FileBody, FileState};
 use crate::tables::bank_accounts::Version;
 use crate::tables::bank_files::{File, Unfiled};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::audit_action::Change;
-use fiscus_domain::bank_files::{FileBody, FileState};
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::evidence::seal_bytes;
 use fiscus_domain::tenancy::Tenant;

@@ -14,14 +14,14 @@
 //! nothing it says is applied.
 
 use crate::connectors::ConnectorEvent;
+use crate::rules::bank_files::{
+    EntryBody, MessageBody, MessageItem, MessageKind, Outcome, balance_difference, end_to_end_given, status_outcome,
+};
 use crate::rules::settlement::SettlementReport;
 use crate::steps::settle::{Book, report, report_many};
 use crate::tables::bank_files::{self as store, Message};
 use fiscus_domain::actions::ControlState;
 use fiscus_domain::audit_action::Change;
-use fiscus_domain::bank_files::{
-    EntryBody, MessageBody, MessageItem, MessageKind, Outcome, balance_difference, end_to_end_given, status_outcome,
-};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::evidence::seal_bytes;
 use fiscus_domain::money::format_minor;

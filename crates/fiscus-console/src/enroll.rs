@@ -167,7 +167,7 @@ pub async fn set_password(State(state): State<AppState>, ConsoleForm(form): Cons
     if saved.is_err() {
         return failed();
     }
-    let uri = fiscus_domain::totp::otpauth_uri("Fiscus", &op.email, &secret);
+    let uri = crate::totp::otpauth_uri("Fiscus", &op.email, &secret);
     page(
         "Enroll: second factor",
         None,
@@ -177,7 +177,7 @@ pub async fn set_password(State(state): State<AppState>, ConsoleForm(form): Cons
              <form method=\"post\" action=\"/console/enroll/confirm\"><input type=\"hidden\" name=\"token\" value=\"{}\">\
              <label>Authenticator code <input type=\"text\" name=\"code\" inputmode=\"numeric\" autocomplete=\"one-time-code\" required></label>\
              <button type=\"submit\">Finish enrollment</button></form>",
-            fiscus_domain::totp::base32(&secret),
+            crate::totp::base32(&secret),
             escape(&uri),
             escape(&form.token)
         ),
@@ -208,8 +208,7 @@ pub async fn confirm(State(state): State<AppState>, ConsoleForm(form): ConsoleFo
     };
     let secret = SecretBox::new(&state.server_key).open(&account.totp_secret, &account.id);
     let now = now_micros();
-    let Some(step) =
-        secret.and_then(|s| fiscus_domain::totp::verify(&s, form.code.trim(), now / MICROS_PER_SECOND, None))
+    let Some(step) = secret.and_then(|s| crate::totp::verify(&s, form.code.trim(), now / MICROS_PER_SECOND, None))
     else {
         return html::error_page(
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -266,9 +265,7 @@ pub async fn join(State(state): State<AppState>, ConsoleForm(form): ConsoleForm<
         .await
         .then(|| SecretBox::new(&state.server_key).open(&account.totp_secret, &account.id))
         .flatten()
-        .and_then(|s| {
-            fiscus_domain::totp::verify(&s, form.code.trim(), now / MICROS_PER_SECOND, account.totp_last_step)
-        });
+        .and_then(|s| crate::totp::verify(&s, form.code.trim(), now / MICROS_PER_SECOND, account.totp_last_step));
     let Ok(mut tx) = state.store.begin().await else { return failed() };
     let Some(step) = step else {
         super::login::count_failure(&state, &mut tx, &account, now).await;

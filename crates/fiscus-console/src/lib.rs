@@ -30,6 +30,7 @@ mod propose;
 pub mod queue;
 pub mod session;
 pub mod times;
+pub mod totp;
 mod webhooks;
 
 use axum::Router;

@@ -152,7 +152,7 @@ async fn attempt(state: &AppState, form: &LoginForm) -> Result<Memberships, &'st
         .then(|| SecretBox::new(&state.server_key).open(&account.totp_secret, &account.id))
         .flatten()
         .and_then(|secret| {
-            fiscus_domain::totp::verify(&secret, form.code.trim(), now / MICROS_PER_SECOND, account.totp_last_step)
+            crate::totp::verify(&secret, form.code.trim(), now / MICROS_PER_SECOND, account.totp_last_step)
         });
     let Ok(mut tx) = state.store.begin().await else { return Err(UNAVAILABLE) };
     let Some(step) = step else {

@@ -1,5 +1,5 @@
 //! Signed execution clients: external agents that authenticate with an Ed25519 key (RFC 9421 signatures,
-//! see [`crate::http_signature`]) and may act only within a *grant* that people set at the console.
+//! see `fiscus_http::http_signature`) and may act only within a *grant* that people set at the console.
 //!
 //! A client is registered as a draft (by the CLI, or later by an operator) with its public key; it can do
 //! nothing until an admin grants it an allowlist at the console. Each grant, change or revocation is a new,

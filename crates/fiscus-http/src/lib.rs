@@ -23,6 +23,7 @@ pub mod docs;
 pub mod document;
 pub mod edge;
 pub mod form;
+pub mod http_signature;
 pub mod idempotency;
 pub mod issuer;
 pub mod json;

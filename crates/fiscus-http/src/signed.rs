@@ -15,6 +15,7 @@
 //! plus the client's own per-minute limit and monthly quota. A signature proves which client asks; it never
 //! approves or executes anything by itself (the action gates decide, as for any application).
 
+use crate::http_signature::{self, RequestParts};
 use axum::body::{Body, to_bytes};
 use axum::extract::Request;
 use axum::http::{Method, header};
@@ -23,7 +24,6 @@ use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::credentials::{AppStatus, Environment};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::execution_client::{ClientStatus, Grant};
-use fiscus_domain::http_signature::{self, RequestParts};
 use fiscus_domain::tenancy::{CredentialKind, Principal, Tenant};
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -6,12 +6,12 @@
 use fiscus_domain::audit_action::Change;
 use std::collections::BTreeMap;
 
+use crate::tables::collateral::{self as store, Policy};
+use crate::tables::investment_records::{Record, RecordKind};
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::investment::collateral::{CollateralRule, default_rules, validate};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_quant::collateral::{self as engine, CollateralPosition, EligibilityRule, Observations};
-use fiscus_store::collateral::{self as store, Policy};
-use fiscus_store::investment_records::{Record, RecordKind};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -47,7 +47,7 @@ pub fn set_policy<'a>(
             created_at: now,
         };
         let mut tx = store.begin().await?;
-        fiscus_store::collateral::insert(&mut tx, workspace_id, &mut p).await?;
+        crate::tables::collateral::insert(&mut tx, workspace_id, &mut p).await?;
         let entry = AuditEntry {
             workspace_id,
             environment: None,

@@ -4,10 +4,10 @@
 //! holdings' own observed returns; never executable) and portfolio reports (performance, contribution
 //! attribution and risk over a period). Each is a sealed investment record.
 
+use crate::tables::investment_records::{Record, RecordKind};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_quant::Matrix;
 use fiscus_quant::simulate::bootstrap::{BootstrapSpec, bootstrap_paths};
-use fiscus_store::investment_records::{Record, RecordKind};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 

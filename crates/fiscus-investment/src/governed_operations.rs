@@ -6,13 +6,13 @@
 use fiscus_domain::audit_action::Change;
 use std::collections::HashMap;
 
+use crate::tables::investment_records::{Record, RecordKind};
+use crate::tables::themes::{self, Operation, OperationStatus};
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::investment::model_portfolio::{self as model, Held, ModelState, Order};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
-use fiscus_store::investment_records::{Record, RecordKind};
-use fiscus_store::themes::{self, Operation, OperationStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 

@@ -36,6 +36,7 @@ pub mod records;
 pub mod reports;
 pub mod routes;
 pub mod scenarios;
+pub mod tables;
 pub mod tax;
 pub mod themes;
 

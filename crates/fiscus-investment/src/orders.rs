@@ -128,8 +128,8 @@ pub async fn propose(
         return Err(Failure::NotFound);
     }
     let key = tx.seal_key().clone();
-    let record = fiscus_store::investment_records::get(tx.conn(), &key, tenant, proposal_id).await?;
-    if record.kind != fiscus_store::investment_records::RecordKind::Rebalance {
+    let record = crate::tables::investment_records::get(tx.conn(), &key, tenant, proposal_id).await?;
+    if record.kind != crate::tables::investment_records::RecordKind::Rebalance {
         return Err(Failure::NotFound);
     }
     let output: RebalanceOutput =
@@ -193,7 +193,7 @@ async fn computed_checks(
     let cash = book::cash_balances(tx.conn(), tenant, ticket.portfolio_id, None).await?;
     let restricted = book::restricted(tx.conn(), &tenant.workspace_id).await?;
     let key = tx.seal_key().clone();
-    let model = fiscus_store::themes::get_model(tx.conn(), &key, tenant, &ticket.model_portfolio).await?;
+    let model = crate::tables::themes::get_model(tx.conn(), &key, tenant, &ticket.model_portfolio).await?;
     let mut held: HashMap<String, i64> = HashMap::new();
     for l in &lots {
         *held.entry(l.symbol.clone()).or_default() += l.open_micros;

@@ -1,10 +1,10 @@
 //! Writing a sealed investment record: request and output in canonical form (RFC 8785), the SHA-256 over
 //! both, the row sealed, and its audit event, in one transaction.
 
+use crate::tables::investment_records::{self, Record, RecordKind};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::investment_records::{self, Record, RecordKind};
 use serde::Serialize;
 use serde_json::{Value, json};
 

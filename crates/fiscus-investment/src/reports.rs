@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::tables::investment_records::{Record, RecordKind};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_quant::risk::{self, DrawdownStart};
 use fiscus_quant::value_at_risk;
-use fiscus_store::investment_records::{Record, RecordKind};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 

@@ -5,13 +5,13 @@
 
 use std::collections::HashMap;
 
+use crate::tables::investment_records::{Record, RecordKind};
 use fiscus_domain::investment::book::quantity_text;
 use fiscus_domain::money::{Currency, format_minor};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_quant::calendar::Date;
 use fiscus_quant::tax_lots::{self, Lot, Term};
 use fiscus_store::data::book::OpenLot;
-use fiscus_store::investment_records::{Record, RecordKind};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 

@@ -5,6 +5,7 @@
 use fiscus_domain::audit_action::Change;
 use std::collections::HashMap;
 
+use crate::tables::themes::{self, Member, ModelPortfolio, Universe, UniverseStatus};
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::investment::model_portfolio::{
@@ -12,7 +13,6 @@ use fiscus_domain::investment::model_portfolio::{
 };
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
-use fiscus_store::themes::{self, Member, ModelPortfolio, Universe, UniverseStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 

@@ -75,7 +75,7 @@ fn counts<T>(rows: &[(T, i64)], name: impl Fn(&T) -> &'static str) -> Value {
 pub async fn get_summary(ctx: Ctx, State(state): State<AppState>) -> Result<Json<IntelligenceSummary>, ApiError> {
     let tenant = ctx.tenant();
     let mut conn = state.store.read().await?;
-    let a = fiscus_store::activity::of(&mut conn, tenant).await?;
+    let a = crate::tables::activity::of(&mut conn, tenant).await?;
     drop(conn);
     let mut jobs: Map<String, Value> = Map::new();
     for (kind, job_state, n) in &a.compute_jobs {

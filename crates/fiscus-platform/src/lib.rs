@@ -22,6 +22,7 @@ pub mod evidence;
 pub mod intelligence;
 pub mod oauth;
 pub mod platform;
+pub mod tables;
 
 use fiscus_http::AppState;
 use utoipa_axum::router::OpenApiRouter;

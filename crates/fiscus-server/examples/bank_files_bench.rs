@@ -208,7 +208,7 @@ async fn main() -> anyhow::Result<()> {
         .body
         .items
         .iter()
-        .filter(|i| i.outcome == fiscus_domain::bank_files::Outcome::Completed)
+        .filter(|i| i.outcome == fiscus_actions::rules::bank_files::Outcome::Completed)
         .count();
     println!("statement {payments} {completed} {statement_seconds:.3}");
     Ok(())

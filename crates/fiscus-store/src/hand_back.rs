@@ -43,7 +43,7 @@ pub async fn all(tx: &mut WriteTx, worker: &str) -> Result<HandedBack> {
     .await?;
     // Runs and queues keep their state: a claim is only who holds them, and their due time says when next.
     let mut released = [0u64; 3];
-    let tables = [crate::workflows::WORKFLOW_RUNS.table, crate::spaces::AGENT_RUNS.table, "webhook_queues"];
+    let tables = [crate::agent_tables::WORKFLOW_RUNS.table, crate::agent_tables::AGENT_RUNS.table, "webhook_queues"];
     for (count, table) in released.iter_mut().zip(tables) {
         let sql = format!("UPDATE {table} SET claimed_by = NULL, claimed_at = NULL WHERE claimed_by = $1");
         *count = let_go(tx, &sql, worker).await?;

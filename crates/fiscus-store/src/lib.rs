@@ -45,18 +45,15 @@ macro_rules! row {
     };
 }
 
-pub mod a2a_tasks;
-pub mod activity;
 pub mod agent_requests;
+pub mod agent_tables;
 mod append_statement;
 pub mod appends;
 pub mod applications;
 pub mod audit;
 pub mod autonomy_evidence;
 pub mod cache;
-pub mod calls;
 pub mod cluster;
-pub mod collateral;
 pub mod compute;
 pub mod copy_in;
 pub mod credentials;
@@ -70,29 +67,24 @@ mod fair;
 mod group;
 pub mod hand_back;
 pub mod idempotency;
-pub mod investment_records;
-pub mod lqm;
+pub mod investment_tables;
 mod migrations;
 pub mod model_hub;
+pub mod model_tables;
 pub mod operators;
 pub mod outbox;
 pub mod payment_tables;
 pub mod queues;
-pub mod research;
 pub mod run_claims;
 pub mod sealed_records;
 pub mod sealed_tables;
 pub mod seals;
 pub mod set_aside;
-pub mod spaces;
-pub mod themes;
 pub mod tlog;
 pub mod tool_invocations;
 pub mod usage;
 pub mod webhook_deliveries;
 pub mod webhooks;
-pub mod workflow_gateway;
-pub mod workflows;
 pub mod workspaces;
 
 pub use error::{StoreError, corrupt, stored_actor};
@@ -715,7 +707,7 @@ pub(crate) async fn sqlite_pragmas(conn: &mut AnyConnection) -> std::result::Res
 }
 
 /// A column holding an actor's label, read as the `Actor` it names (an unknown kind fails the read).
-pub(crate) fn actor_column(
+pub fn actor_column(
     row: &sqlx::any::AnyRow,
     column: &str,
 ) -> std::result::Result<fiscus_domain::actor::Actor, sqlx::Error> {

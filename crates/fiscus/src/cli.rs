@@ -873,7 +873,7 @@ async fn admin_command(admin: &Admin<'_>, settings: &Settings, command: AdminCom
         }
         AdminCommand::CollateralPolicy { command: CollateralPolicyCommand::Show { workspace } } => {
             let mut conn = admin.store.read().await?;
-            match fiscus_store::collateral::current(&mut conn, admin.store.seal_key(), &workspace).await? {
+            match fiscus_investment::tables::collateral::current(&mut conn, admin.store.seal_key(), &workspace).await? {
                 Some(p) => {
                     println!("version {} ({}, set by {})\n{}", p.version, p.rules_hash, p.created_by, p.rules_json)
                 }

@@ -123,7 +123,7 @@ async fn run_master_data(services: &fiscus_kernel::Services, args: &ImportArgs) 
 /// `fiscus import bank-messages`: each file one message, imported in its own transaction, as the CLI's
 /// operator; what each did is printed.
 async fn run_bank_messages(services: &fiscus_kernel::Services, args: &ImportArgs) -> anyhow::Result<bool> {
-    use fiscus_domain::bank_files::Outcome;
+    use fiscus_actions::rules::bank_files::Outcome;
     let Some(environment) = fiscus_domain::credentials::Environment::parse(&args.environment) else {
         bail!("--environment `{}` must be sandbox or production", args.environment);
     };

@@ -3,13 +3,13 @@
 //! `pain.002` status reports and `camt.053`/`camt.054` statements, as the inbound directory and
 //! `fiscus import bank-message` take them.
 
+use crate::rules::bank_files::{FileState, MessageKind, Outcome};
 use crate::tables::bank_files::{self as store, File, Message};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::api::list::ListPage;
-use fiscus_domain::bank_files::{FileState, MessageKind, Outcome};
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::pagination::PageParams;
 use fiscus_http::AppState;

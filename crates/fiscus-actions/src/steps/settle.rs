@@ -4,6 +4,7 @@
 //! leaves the claim to go stale and be taken again, and the unique settlement record keeps a second pass
 //! from settling twice.
 
+use crate::rules::bank_files::InstructionBody;
 use crate::rules::checks::{CREDITOR_ACCOUNT, CheckStatus, DEBTOR_ACCOUNT};
 use crate::rules::settlement::{
     Expected, Reconciliation, SettlementKind, SettlementReport, reconcile, reservation_after,
@@ -12,7 +13,6 @@ use crate::rules::transitions::{self, Event};
 use crate::tables::settlement::{Job, SettlementRecord};
 use fiscus_domain::actions::ActionKind;
 use fiscus_domain::actions::ControlState;
-use fiscus_domain::bank_files::InstructionBody;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::events::EventType;
 use fiscus_domain::evidence::seal;

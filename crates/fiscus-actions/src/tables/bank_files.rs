@@ -3,7 +3,7 @@
 //! `IS NULL`: the step that puts a payment in exactly one file. A file's bytes sit beside its sealed body,
 //! which carries their SHA-256, so edited bytes are refused too.
 
-use fiscus_domain::bank_files::{EntryBody, FileBody, FileState, InstructionBody, MessageBody};
+use crate::rules::bank_files::{EntryBody, FileBody, FileState, InstructionBody, MessageBody};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;

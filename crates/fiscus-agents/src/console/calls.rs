@@ -32,7 +32,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
         let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment };
         let recent = {
             let Ok(mut conn) = state.store.read().await else { return unavailable() };
-            match fiscus_store::calls::recent_calls(&mut conn, state.store.seal_key(), &tenant, SHOWN).await {
+            match crate::tables::calls::recent_calls(&mut conn, state.store.seal_key(), &tenant, SHOWN).await {
                 Ok(c) => c,
                 Err(_) => return unavailable(),
             }

@@ -77,10 +77,10 @@ pub async fn detail(
         Err(_) => return unavailable(),
     };
     let key = state.store.seal_key();
-    let Ok(history) = fiscus_store::workflow_gateway::grants(&mut conn, key, &tenant, &app_id).await else {
+    let Ok(history) = crate::tables::workflow_gateway::grants(&mut conn, key, &tenant, &app_id).await else {
         return unavailable();
     };
-    let Ok(versions) = fiscus_store::workflows::recent_versions(&mut conn, key, &tenant, OFFERED).await else {
+    let Ok(versions) = crate::tables::workflows::recent_versions(&mut conn, key, &tenant, OFFERED).await else {
         return unavailable();
     };
     let current = history.first();

@@ -1,10 +1,10 @@
 //! `/client-intelligence/calls…`: client calls, their recordings and consent, and transcription by the
 //! local speech runtime.
 
+use crate::call_rules::{ConsentBasis, ConsentMethod};
 use axum::Json;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::response::Response;
-use fiscus_domain::calls::{ConsentBasis, ConsentMethod};
 use fiscus_domain::clock::rfc3339;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
@@ -112,7 +112,7 @@ pub struct ClientCallView {
     pub created_at: String,
 }
 
-fn recording_view(r: fiscus_store::calls::Recording) -> CallRecordingView {
+fn recording_view(r: crate::tables::calls::Recording) -> CallRecordingView {
     CallRecordingView {
         id: r.id,
         version: r.body.version,
@@ -128,7 +128,7 @@ fn recording_view(r: fiscus_store::calls::Recording) -> CallRecordingView {
     }
 }
 
-fn consent_view(c: fiscus_store::calls::Consent) -> CallConsentView {
+fn consent_view(c: crate::tables::calls::Consent) -> CallConsentView {
     CallConsentView {
         id: c.id,
         seq: c.body.seq,
@@ -143,7 +143,7 @@ fn consent_view(c: fiscus_store::calls::Consent) -> CallConsentView {
     }
 }
 
-fn transcript_view(t: fiscus_store::calls::Transcript) -> CallTranscriptView {
+fn transcript_view(t: crate::tables::calls::Transcript) -> CallTranscriptView {
     CallTranscriptView {
         object: "call_transcript",
         id: t.id,

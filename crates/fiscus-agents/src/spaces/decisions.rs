@@ -3,6 +3,7 @@
 //! suspends the space, after which it does not run until promoted again. Each decision is a sealed record
 //! with an audit event; the latest is the space's standing.
 
+use crate::tables::spaces::{self as store, Version};
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
@@ -13,7 +14,6 @@ use fiscus_domain::spaces::library;
 use fiscus_domain::spaces::records::{DecisionBody, SpaceBody, VersionBody};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
-use fiscus_store::spaces::{self as store, Version};
 use serde_json::json;
 
 use fiscus_kernel::Services;

@@ -8,9 +8,9 @@
 pub mod decisions;
 pub mod runs;
 
+use crate::tables::spaces::{self as store, Decision, Space, Version};
 use fiscus_domain::spaces::SpaceDecision as Kind;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::spaces::{self as store, Decision, Space, Version};
 
 use fiscus_kernel::Services;
 use fiscus_kernel::governed::Failure;

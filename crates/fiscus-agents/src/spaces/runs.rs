@@ -9,6 +9,7 @@
 use fiscus_domain::audit_action::Change;
 use std::sync::Arc;
 
+use crate::tables::spaces::{self as store, Call, Run};
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::evidence::{seal, seal_bytes};
@@ -19,7 +20,6 @@ use fiscus_domain::spaces::{AgentRunState, MAX_PROMPT, ModelSelection, RUN_CREDI
 use fiscus_domain::tenancy::{Principal, Tenant};
 use fiscus_store::StoreError;
 use fiscus_store::credits::{EntryKind, NewEntry};
-use fiscus_store::spaces::{self as store, Call, Run};
 use serde::Deserialize;
 use serde_json::{Value, json};
 

@@ -3,6 +3,7 @@
 //! hashed, not kept); reads and computations are real, on data pinned once for the whole campaign. The
 //! result is one sealed record.
 
+use crate::tables::workflows::{self as store, Campaign};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::tenancy::Tenant;
@@ -10,7 +11,6 @@ use fiscus_domain::workflows::campaign::{self, Case, Suite};
 use fiscus_domain::workflows::definition::Step;
 use fiscus_domain::workflows::records::{CampaignBody, CampaignCase, CampaignStep};
 use fiscus_domain::workflows::run::{self, Next, ReviewDecision, RunState, StepOutcome};
-use fiscus_store::workflows::{self as store, Campaign};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 

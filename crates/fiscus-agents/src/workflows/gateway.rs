@@ -5,6 +5,8 @@
 use fiscus_domain::audit_action::Change;
 use std::time::Duration;
 
+use crate::tables::workflow_gateway::{self as store, GatewayTask, TaskKey, ToolGrant};
+use crate::tables::workflows::Run;
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
@@ -12,8 +14,6 @@ use fiscus_domain::people::{Refusal, Role};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_domain::workflows::gateway::{allowlist, decision_hash};
 use fiscus_store::StoreError;
-use fiscus_store::workflow_gateway::{self as store, GatewayTask, TaskKey, ToolGrant};
-use fiscus_store::workflows::Run;
 use serde_json::json;
 
 use super::{load_version, runs};

@@ -1,6 +1,7 @@
 //! The library: templates shipped with Fiscus, and installing one into a workspace as a workflow with its
 //! first version.
 
+use crate::tables::workflows::{self as store, Version, Workflow};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
@@ -10,7 +11,6 @@ use fiscus_domain::workflows::library::{self, Template};
 use fiscus_domain::workflows::records::{LibraryOrigin, VersionBody, WorkflowBody};
 use fiscus_store::StoreError;
 use fiscus_store::sealed_records::Record;
-use fiscus_store::workflows::{self as store, Version, Workflow};
 use serde_json::json;
 
 use super::canonical;

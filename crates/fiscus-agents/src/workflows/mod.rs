@@ -15,9 +15,9 @@ pub mod steps;
 pub mod studio;
 pub mod value;
 
+use crate::tables::workflows::{self as store, Version};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::workflows::definition::Definition;
-use fiscus_store::workflows::{self as store, Version};
 use serde_json::{Value, json};
 
 use fiscus_domain::tenancy::Tenant;

@@ -1,6 +1,7 @@
 //! Runs: starting one on pinned data (`workflow.invoked`), reading them, cancelling one, and a person's
 //! review decision at the console.
 
+use crate::tables::workflows::{self as store, Run, Version};
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
@@ -14,7 +15,6 @@ use fiscus_domain::workflows::records::{RunBody, StepBody};
 use fiscus_domain::workflows::run::{self, Next, ReviewDecision, ReviewRefusal, RunState, StepOutcome};
 use fiscus_store::StoreError;
 use fiscus_store::sealed_records::Record;
-use fiscus_store::workflows::{self as store, Run, Version};
 use serde_json::json;
 
 use super::{canonical, checked, load_version, new_record, runnable, steps};
@@ -36,7 +36,7 @@ pub async fn start_for(
     caller: &Caller,
     tenant: &Tenant,
     version_id: &str,
-    task: Option<fiscus_store::workflow_gateway::GatewayTask>,
+    task: Option<crate::tables::workflow_gateway::GatewayTask>,
 ) -> Result<Run, Failure> {
     let version = match load_version(services, tenant, version_id).await {
         Err(Failure::NotFound) => {
@@ -66,8 +66,8 @@ pub async fn start_for(
     let mut tx = services.store.begin().await?;
     store::insert_run(&mut tx, tenant, &record).await?;
     if let Some(task) = task {
-        let task = fiscus_store::workflow_gateway::GatewayTask { run_id: record.id.clone(), ..task };
-        fiscus_store::workflow_gateway::insert_task(&mut tx, tenant, &task).await?;
+        let task = crate::tables::workflow_gateway::GatewayTask { run_id: record.id.clone(), ..task };
+        crate::tables::workflow_gateway::insert_task(&mut tx, tenant, &task).await?;
     }
     record_workflow(
         &mut tx,

@@ -1,5 +1,6 @@
 //! The workflow studio: writing a definition as a new workflow, or as the next version of one.
 
+use crate::tables::workflows::{self as store, Version, Workflow};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
@@ -9,7 +10,6 @@ use fiscus_domain::workflows::definition::Definition;
 use fiscus_domain::workflows::records::{VersionBody, WorkflowBody};
 use fiscus_store::StoreError;
 use fiscus_store::sealed_records::Record;
-use fiscus_store::workflows::{self as store, Version, Workflow};
 use serde::Deserialize;
 use serde_json::json;
 

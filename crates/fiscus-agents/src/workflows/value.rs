@@ -1,5 +1,6 @@
 //! Proofs of value: a workflow's runs measured against the manual baseline the caller states, sealed.
 
+use crate::tables::workflows::{self as store, Proof};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_domain::workflows::definition::StepKind;
@@ -7,7 +8,6 @@ use fiscus_domain::workflows::records::{Baseline, ProofBody};
 use fiscus_domain::workflows::run::{RunState, StepOutcome};
 use fiscus_domain::workflows::value::{RunFacts, figures};
 use fiscus_store::StoreError;
-use fiscus_store::workflows::{self as store, Proof};
 use serde::Deserialize;
 use serde_json::json;
 

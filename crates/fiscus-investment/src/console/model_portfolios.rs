@@ -2,6 +2,7 @@
 //! hash the decision covers), and the decided ones. Only an admin or an approver decides; the form names
 //! the content hash it approves, and a draft whose hash changed since the page was shown is not decided.
 
+use crate::tables::themes::ModelPortfolio;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -10,7 +11,6 @@ use fiscus_domain::credentials::Environment;
 use fiscus_domain::investment::model_portfolio::{ModelDecision, ModelState};
 use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::themes::ModelPortfolio;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
@@ -60,7 +60,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filt
         let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment };
         let Ok(mut conn) = state.store.read().await else { return unavailable() };
         let Ok(models) =
-            fiscus_store::themes::list_models(&mut conn, state.store.seal_key(), &tenant, None, None, 500).await
+            crate::tables::themes::list_models(&mut conn, state.store.seal_key(), &tenant, None, None, 500).await
         else {
             return unavailable();
         };

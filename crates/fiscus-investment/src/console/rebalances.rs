@@ -3,6 +3,7 @@
 //! checks computed from the book), which people then approve like any action. The form names the
 //! proposal's content hash; a proposal that is not the one shown becomes nothing.
 
+use crate::tables::investment_records::RecordKind;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -12,7 +13,6 @@ use fiscus_domain::credentials::Environment;
 use fiscus_domain::money::{Currency, format_minor};
 use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::investment_records::RecordKind;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
@@ -31,7 +31,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
     for environment in [Environment::Sandbox, Environment::Production] {
         let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment };
         let Ok(mut conn) = state.store.read().await else { return unavailable() };
-        let Ok(records) = fiscus_store::investment_records::list(
+        let Ok(records) = crate::tables::investment_records::list(
             &mut conn,
             state.store.seal_key(),
             &tenant,
@@ -139,7 +139,7 @@ pub async fn propose(
     let result = async {
         let mut tx = state.store.begin().await?;
         let key = tx.seal_key().clone();
-        let record = fiscus_store::investment_records::get(tx.conn(), &key, &tenant, &id).await?;
+        let record = crate::tables::investment_records::get(tx.conn(), &key, &tenant, &id).await?;
         if record.content_hash != form.content_hash {
             return Err(Failure::refused(
                 fiscus_domain::error_code::ErrorCode::Conflict,

@@ -1,12 +1,12 @@
 //! `/investment/risk-compliance/runs…`, `/investment/generative-markets/runs` and `/investment/reports`:
 //! sealed institutional risk evidence, synthetic counterfactual market runs and portfolio reports.
 
+use crate::tables::investment_records::{self as records, Record, RecordKind};
 use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_store::investment_records::{self as records, Record, RecordKind};
 use serde::Deserialize;
 
 use super::records::{RecordView, view};

@@ -1,12 +1,12 @@
 //! `/investment/governed-ai-operations…` and `/investment/rebalance-proposals/{uid}/actions`: governed AI
 //! operations, the rebalance proposals they draw, and a proposal turned into an investment Financial Action.
 
+use crate::tables::themes::Operation;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use fiscus_domain::clock::rfc3339;
-use fiscus_store::themes::Operation;
 use serde::Serialize;
 
 use super::records::{RecordView, view};

@@ -2,8 +2,8 @@
 //! a construction, a collateral snapshot, a rebalance proposal, a risk-compliance run, a generative market
 //! run, a report), its output typed per kind.
 
+use crate::tables::investment_records::Record;
 use fiscus_domain::clock::rfc3339;
-use fiscus_store::investment_records::Record;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;

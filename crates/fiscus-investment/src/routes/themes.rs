@@ -1,6 +1,7 @@
 //! `/investment/themes/universes…` and `/investment/model-portfolios…`: research's universes and the model
 //! portfolios drawn from them (drafts until an operator approves them at the console).
 
+use crate::tables::themes::{Member, ModelPortfolio, Universe};
 use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
@@ -8,7 +9,6 @@ use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::investment::model_portfolio::{ModelHolding, ModelState, Weighting};
-use fiscus_store::themes::{Member, ModelPortfolio, Universe};
 use serde::{Deserialize, Serialize};
 
 use crate::themes::{self, HandoffRequest, ModelPortfolioRequest, UniverseRequest};
@@ -194,7 +194,7 @@ pub async fn get_universes(
         return Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be 0 or more"));
     }
     let mut conn = state.store.read().await?;
-    let rows = fiscus_store::themes::list_universes(
+    let rows = crate::tables::themes::list_universes(
         &mut conn,
         state.store.seal_key(),
         &ctx.tenant().workspace_id,
@@ -345,7 +345,7 @@ pub async fn get_model_portfolios(
     let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     fiscus_http::query::after_id(q.after_id.as_deref(), "mdp", "a model portfolio")?;
     let mut conn = state.store.read().await?;
-    let rows = fiscus_store::themes::list_models(
+    let rows = crate::tables::themes::list_models(
         &mut conn,
         state.store.seal_key(),
         ctx.tenant(),

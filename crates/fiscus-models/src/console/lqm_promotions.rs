@@ -3,6 +3,8 @@
 //! now. Only an admin or an approver approves, denies or revokes; each form names the checkpoint hash it
 //! covers, and a promotion of any other checkpoint is not decided.
 
+use crate::tables::lqm::models::Model;
+use crate::tables::lqm::supply_chain::Promotion;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -12,8 +14,6 @@ use fiscus_domain::lqm::lifecycle::PromotionState;
 use fiscus_domain::lqm::promotion::PromotionDecision;
 use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::lqm::models::Model;
-use fiscus_store::lqm::supply_chain::Promotion;
 use serde::Deserialize;
 use std::fmt::Write as _;
 

@@ -25,7 +25,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
     for environment in [Environment::Sandbox, Environment::Production] {
         let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment };
         let Ok(mut conn) = state.store.read().await else { return unavailable() };
-        let Ok(all) = fiscus_store::lqm::qlms::list_qlms(&mut conn, state.store.seal_key(), &tenant, None, 100).await
+        let Ok(all) = crate::tables::lqm::qlms::list_qlms(&mut conn, state.store.seal_key(), &tenant, None, 100).await
         else {
             return unavailable();
         };

@@ -6,6 +6,7 @@
 //! records the dataset's identity and the SHA-256 of its source, of the feature schema, of its lineage and
 //! of the target's observations, which training and evaluation read again and compare.
 
+use crate::tables::lqm::models::{self, Contract};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::data::{Kind, Provenance};
@@ -15,7 +16,6 @@ use fiscus_domain::lqm::records::{Column, ContractBody, ContractTarget, DatasetR
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
 use fiscus_store::data::datasets::{self, Dataset};
-use fiscus_store::lqm::models::{self, Contract};
 use fiscus_store::sealed_records::Record;
 use serde::Deserialize;
 use serde_json::json;

@@ -69,7 +69,7 @@ pub async fn adopt(store: &Store, data_dir: &Path) -> Result<u64, StoreError> {
     for w in fiscus_store::workspaces::list_all(&mut conn).await? {
         for environment in [Environment::Sandbox, Environment::Production] {
             let tenant = Tenant { workspace_id: w.id.clone(), environment };
-            for p in fiscus_store::lqm::supply_chain::chain(&mut conn, store.seal_key(), &tenant).await? {
+            for p in crate::tables::lqm::supply_chain::chain(&mut conn, store.seal_key(), &tenant).await? {
                 for a in &p.body.artifacts {
                     if fiscus_store::model_hub::get(&mut conn, &w.id, &a.sha256).await?.is_none() {
                         missing.push((w.id.clone(), a.sha256.clone()));

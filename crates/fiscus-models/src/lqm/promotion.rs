@@ -3,6 +3,9 @@
 //! Approving supersedes the model's earlier promotion in the same transaction, so a model serves one
 //! checkpoint at a time.
 
+use crate::tables::lqm::models::Model;
+use crate::tables::lqm::supply_chain::{self, Promotion};
+use crate::tables::lqm::training::Review;
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
@@ -11,9 +14,6 @@ use fiscus_domain::lqm::lifecycle::{self, Operation, PromotionState};
 use fiscus_domain::lqm::promotion::{self as rules, PromotionDecision};
 use fiscus_domain::lqm::records::PromotionBody;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::lqm::models::Model;
-use fiscus_store::lqm::supply_chain::{self, Promotion};
-use fiscus_store::lqm::training::Review;
 use fiscus_store::sealed_records::Record;
 use serde_json::json;
 
@@ -190,7 +190,7 @@ pub async fn in_state(
     let mut conn = services.store.read().await?;
     let mut out = Vec::new();
     for p in supply_chain::promotions_in(&mut conn, key, tenant, s).await? {
-        let m = fiscus_store::lqm::models::get_model(&mut conn, key, tenant, &p.record.body.model_id).await?;
+        let m = crate::tables::lqm::models::get_model(&mut conn, key, tenant, &p.record.body.model_id).await?;
         out.push((m, p));
     }
     Ok(out)

@@ -4,6 +4,7 @@
 //! checkpoints (never whatever is promoted now) and refuses while any of them is revoked; evaluating runs
 //! them on a contract's held-out observations.
 
+use crate::tables::lqm::qlms::{self, Qlm, Run, RunKind, Version};
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
@@ -12,7 +13,6 @@ use fiscus_domain::lqm::lifecycle::{self, Operation, PromotionState};
 use fiscus_domain::lqm::records::{Pin, QlmBody, QlmRunBody, QlmVersionBody};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
-use fiscus_store::lqm::qlms::{self, Qlm, Run, RunKind, Version};
 use fiscus_store::sealed_records::Record;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -270,7 +270,7 @@ async fn pinned(
     services: &Services,
     tenant: &Tenant,
     v: &Version,
-) -> Result<Vec<(Pin, fiscus_store::lqm::training::Checkpoint)>, Failure> {
+) -> Result<Vec<(Pin, crate::tables::lqm::training::Checkpoint)>, Failure> {
     let mut out = Vec::new();
     for p in &v.body.pins {
         let d = registry::dossier(services, tenant, &p.model_id).await?;

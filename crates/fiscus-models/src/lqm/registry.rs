@@ -1,6 +1,9 @@
 //! Registration of a model, and what is known of it: its records and the eligibility of each gated
 //! operation (the developer manifest).
 
+use crate::tables::lqm::models::{self, Contract, Model};
+use crate::tables::lqm::supply_chain::{self, EvidencePacket, Promotion, Publication};
+use crate::tables::lqm::training::{self, Checkpoint, Evaluation, Request};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::lqm::family::TaskFamily;
@@ -11,9 +14,6 @@ use fiscus_domain::lqm::lifecycle::{
 use fiscus_domain::lqm::records::ModelBody;
 use fiscus_domain::lqm::retraining::RequestState;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::lqm::models::{self, Contract, Model};
-use fiscus_store::lqm::supply_chain::{self, EvidencePacket, Promotion, Publication};
-use fiscus_store::lqm::training::{self, Checkpoint, Evaluation, Request};
 use fiscus_store::sealed_records::Record;
 use serde::Deserialize;
 use serde_json::json;

@@ -1,6 +1,8 @@
 //! Retraining requests and their review, training a candidate checkpoint under an approved request, and
 //! evaluating a checkpoint on the observations its contract held out.
 
+use crate::tables::lqm::models;
+use crate::tables::lqm::training::{self, Checkpoint, Evaluation, Request, Review, Submission};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
@@ -10,8 +12,6 @@ use fiscus_domain::lqm::records::{CheckpointBody, DataVersion, EvaluationBody, H
 use fiscus_domain::lqm::retraining::{self, Decision, RequestState};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
-use fiscus_store::lqm::models;
-use fiscus_store::lqm::training::{self, Checkpoint, Evaluation, Request, Review, Submission};
 use serde::Deserialize;
 use serde_json::{Value, json};
 

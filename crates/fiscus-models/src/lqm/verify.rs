@@ -32,7 +32,7 @@ pub fn verify_models<'a>(
         for environment in [Environment::Sandbox, Environment::Production] {
             let tenant = Tenant { workspace_id: workspace_id.to_string(), environment };
             let env = environment.as_str();
-            let chain = match fiscus_store::lqm::supply_chain::chain(&mut conn, store.seal_key(), &tenant).await {
+            let chain = match crate::tables::lqm::supply_chain::chain(&mut conn, store.seal_key(), &tenant).await {
                 Ok(c) => c,
                 Err(StoreError::Tampered(what)) => {
                     report.problems.push(format!("{env}: a publication was altered in the database ({what})"));

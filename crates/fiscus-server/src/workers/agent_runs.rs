@@ -18,7 +18,7 @@ pub async fn run_once(services: &Services, dispatcher: &Dispatcher, worker: &str
     let mut tx = services.store.begin().await?;
     let per_workspace = i64::try_from(services.settings.runs_per_workspace.max(1)).unwrap_or(1);
     let stale = STALE_SECONDS * MICROS_PER_SECOND;
-    let claimed = fiscus_store::spaces::claim(&mut tx, worker, now_micros(), stale, 4, per_workspace).await?;
+    let claimed = fiscus_agents::tables::spaces::claim(&mut tx, worker, now_micros(), stale, 4, per_workspace).await?;
     tx.commit().await?;
     let mut done = 0;
     for run in &claimed {
@@ -27,7 +27,7 @@ pub async fn run_once(services: &Services, dispatcher: &Dispatcher, worker: &str
             Ok(_) => done += 1,
             // The run's record (or a call it recorded) failed its seal: set aside, never retried (issue 54).
             Err(Failure::Store(e @ StoreError::Tampered(_))) => {
-                super::set_aside_run(services, worker, &fiscus_store::spaces::AGENT_RUNS, run, &e).await;
+                super::set_aside_run(services, worker, &fiscus_agents::tables::spaces::AGENT_RUNS, run, &e).await;
             }
             Err(e) => tracing::warn!(run = %run.run_id, error = ?e, "agent run failed to advance; it will be retried"),
         }

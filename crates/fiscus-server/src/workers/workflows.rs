@@ -15,7 +15,8 @@ pub async fn run_once(services: &Services, worker: &str) -> anyhow::Result<usize
     let mut tx = services.store.begin().await?;
     let per_workspace = i64::try_from(services.settings.runs_per_workspace.max(1)).unwrap_or(1);
     let stale = STALE_SECONDS * MICROS_PER_SECOND;
-    let claimed = fiscus_store::workflows::claim(&mut tx, worker, now_micros(), stale, 8, per_workspace).await?;
+    let claimed =
+        fiscus_agents::tables::workflows::claim(&mut tx, worker, now_micros(), stale, 8, per_workspace).await?;
     tx.commit().await?;
     let mut done = 0;
     for run in &claimed {
@@ -23,7 +24,7 @@ pub async fn run_once(services: &Services, worker: &str) -> anyhow::Result<usize
             Ok(()) => done += 1,
             // The run's own record failed its seal: set aside, never retried (issue 54).
             Err(Failure::Store(e @ StoreError::Tampered(_))) => {
-                super::set_aside_run(services, worker, &fiscus_store::workflows::WORKFLOW_RUNS, run, &e).await;
+                super::set_aside_run(services, worker, &fiscus_agents::tables::workflows::WORKFLOW_RUNS, run, &e).await;
             }
             Err(e) => tracing::warn!(run = %run.run_id, error = ?e, "workflow run step failed; it will be retried"),
         }

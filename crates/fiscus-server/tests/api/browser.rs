@@ -27,7 +27,7 @@ async fn an_operator_signs_in_with_password_and_totp_and_approves_in_chromium() 
         app.base.clone(),
         op.email.clone(),
         op.password.clone(),
-        fiscus_domain::totp::base32(&op.secret),
+        fiscus_console::totp::base32(&op.secret),
         id.clone(),
     ];
     let out = tokio::task::spawn_blocking(move || Command::new("node").args(&args).output().expect("run node"))
@@ -75,7 +75,7 @@ async fn an_operator_approves_a_model_portfolio_and_its_trade_in_chromium() {
     let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
     let signed = |extra: Vec<String>| {
         let mut a =
-            vec![app.base.clone(), op.email.clone(), op.password.clone(), fiscus_domain::totp::base32(&op.secret)];
+            vec![app.base.clone(), op.email.clone(), op.password.clone(), fiscus_console::totp::base32(&op.secret)];
         a.extend(extra);
         a
     };
@@ -118,7 +118,7 @@ async fn an_operator_approves_a_model_portfolio_and_its_trade_in_chromium() {
         app.base.clone(),
         grace.email.clone(),
         grace.password.clone(),
-        fiscus_domain::totp::base32(&grace.secret),
+        fiscus_console::totp::base32(&grace.secret),
         id.clone(),
     ];
     browse("approve.mjs", args).await;
@@ -150,7 +150,7 @@ async fn a_library_workflow_is_approved_in_chromium_and_its_signed_events_verify
             app.base.clone(),
             op.email.clone(),
             op.password.clone(),
-            fiscus_domain::totp::base32(&op.secret),
+            fiscus_console::totp::base32(&op.secret),
             run.clone(),
             "model_risk_review".into(),
         ],
@@ -207,10 +207,10 @@ async fn two_people_approve_a_t2_payment_in_chromium_and_a_stale_approval_shows_
             out.display().to_string(),
             first.email.clone(),
             first.password.clone(),
-            fiscus_domain::totp::base32(&first.secret),
+            fiscus_console::totp::base32(&first.secret),
             second.email.clone(),
             second.password.clone(),
-            fiscus_domain::totp::base32(&second.secret),
+            fiscus_console::totp::base32(&second.secret),
         ],
     )
     .await;
@@ -262,7 +262,7 @@ async fn every_console_page_meets_wcag_2_2_aa_in_chromium() {
         app.base.clone(),
         admin.email.clone(),
         admin.password.clone(),
-        fiscus_domain::totp::base32(&admin.secret),
+        fiscus_console::totp::base32(&admin.secret),
         out.display().to_string(),
     ];
     let pages = [

@@ -70,7 +70,7 @@ pub async fn enrolled_operator_in(app: &TestApp, workspace_id: &str, email: &str
     let secret = base32_decode(between(&page, "<code id=\"totp-secret\">", "</code>"));
     // The previous step's code (one step of drift is accepted), so that joining another workspace (this step)
     // and a sign-in (the next) each have a step of their own.
-    let code = fiscus_domain::totp::code_at(&secret, now_seconds() - 30);
+    let code = fiscus_console::totp::code_at(&secret, now_seconds() - 30);
     let done = http
         .post(app.url("/console/enroll/confirm"))
         .form(&[("token", token.as_str()), ("code", &code)])
@@ -96,7 +96,7 @@ pub async fn joined_operator_in(app: &TestApp, workspace_id: &str, op: &Operator
         .expect("page");
     assert!(page.contains("action=\"/console/enroll/join\""), "a person with a sign-in joins with it: {page}");
     // This step's code: enrollment spent the previous one, a sign-in will take the next.
-    let code = fiscus_domain::totp::code_at(&op.secret, now_seconds());
+    let code = fiscus_console::totp::code_at(&op.secret, now_seconds());
     let done = http
         .post(app.url("/console/enroll/join"))
         .form(&[("token", token.as_str()), ("password", &op.password), ("code", &code)])
@@ -124,7 +124,7 @@ async fn login(app: &TestApp, email: &str, password: &str, code: &str) -> reqwes
 /// Signs in; returns the session cookie. The code is the next step's (one step of drift is accepted), so a
 /// code just spent at enrollment is never reused.
 pub async fn sign_in(app: &TestApp, op: &Operator) -> String {
-    let code = fiscus_domain::totp::code_at(&op.secret, now_seconds() + 30);
+    let code = fiscus_console::totp::code_at(&op.secret, now_seconds() + 30);
     let response = login(app, &op.email, &op.password, &code).await;
     assert_eq!(response.status(), 303, "sign-in refused: {}", response.text().await.unwrap_or_default());
     let cookie = response.headers().get("set-cookie").and_then(|v| v.to_str().ok()).expect("cookie").to_string();
@@ -363,7 +363,7 @@ async fn repeated_failures_lock_the_account_even_for_the_right_password() {
     for _ in 0..5 {
         assert_eq!(login(&app, "ada@example.com", "wrong password!!", "000000").await.status(), 401);
     }
-    let code = fiscus_domain::totp::code_at(&op.secret, now_seconds() + 30);
+    let code = fiscus_console::totp::code_at(&op.secret, now_seconds() + 30);
     let locked = login(&app, &op.email, &op.password, &code).await;
     assert_eq!(locked.status(), 401, "locked out with back-off");
     let posture: Value = app.get("/api/v2/infrastructure/posture", &app.key).await.json().await.expect("json");
@@ -375,7 +375,7 @@ async fn a_wrong_code_or_a_reused_code_does_not_sign_in() {
     let app = spawn_app().await;
     let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
     assert_eq!(login(&app, &op.email, &op.password, "123456").await.status(), 401);
-    let next = fiscus_domain::totp::code_at(&op.secret, now_seconds() + 30);
+    let next = fiscus_console::totp::code_at(&op.secret, now_seconds() + 30);
     assert_eq!(login(&app, &op.email, &op.password, &next).await.status(), 303);
     assert_eq!(login(&app, &op.email, &op.password, &next).await.status(), 401, "a code is good once");
 }
@@ -566,7 +566,7 @@ async fn one_sign_in_opens_every_workspace_the_person_belongs_to() {
     drop(conn);
     let page = client().get(app.url(&format!("/console/enroll?token={token}"))).send().await.expect("request");
     assert_eq!(page.status(), 200, "the invitation still stands");
-    let code = fiscus_domain::totp::code_at(&here.secret, now_seconds());
+    let code = fiscus_console::totp::code_at(&here.secret, now_seconds());
     let joined = client()
         .post(app.url("/console/enroll/join"))
         .form(&[("token", token.as_str()), ("password", &here.password), ("code", &code)])
@@ -576,7 +576,7 @@ async fn one_sign_in_opens_every_workspace_the_person_belongs_to() {
     assert_eq!(joined.status(), 303);
 
     // Now signing in asks which workspace, by name.
-    let code = fiscus_domain::totp::code_at(&here.secret, now_seconds() + 30);
+    let code = fiscus_console::totp::code_at(&here.secret, now_seconds() + 30);
     let picker = login(&app, &here.email, &here.password, &code).await;
     assert_eq!(picker.status(), 200);
     let picker = picker.text().await.expect("page");

@@ -54,7 +54,7 @@ impl Signed {
 
     /// `(signature_input, signature, content_digest)` for `app`'s address.
     pub fn headers(&self, app: &TestApp, signer: &Signer) -> (String, String, Option<String>) {
-        let digest = self.body.as_deref().map(fiscus_domain::http_signature::content_digest);
+        let digest = self.body.as_deref().map(fiscus_http::http_signature::content_digest);
         let list = self.components.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(" ");
         let params = format!(
             "({list});created={};keyid=\"{}\";nonce=\"{}\";alg=\"ed25519\"",
@@ -256,7 +256,7 @@ async fn tampered_stale_malformed_and_foreign_signatures_are_refused_and_record_
     let r = req.send_with(&app, &input, &signature, digest.as_deref(), Some(changed.clone())).await;
     assert!(problem(r, 401, "invalid_signature").await["detail"].as_str().unwrap_or("").contains("Content-Digest"));
     // ... and with a digest recomputed for the new body, the signature no longer covers it.
-    let forged_digest = fiscus_domain::http_signature::content_digest(&changed);
+    let forged_digest = fiscus_http::http_signature::content_digest(&changed);
     let r = req.send_with(&app, &input, &signature, Some(&forged_digest), Some(changed)).await;
     assert!(problem(r, 401, "invalid_signature").await["detail"].as_str().unwrap_or("").contains("does not verify"));
 

@@ -204,7 +204,7 @@ async fn a_queued_gateway_run_stops_at_its_next_step_once_its_version_is_withdra
     // An admin withdraws the version: the queued run ends at its next step, cancelled, without a step run.
     assert_eq!(allowlist(&app, &cookie, &[]).await.status(), 303);
     let tenant = Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
-    let claimed = fiscus_store::workflows::Claimed { run_id: run_id.clone(), tenant };
+    let claimed = fiscus_agents::tables::workflows::Claimed { run_id: run_id.clone(), tenant };
     fiscus_agents::workflows::runtime::advance(&app.state, "wrk_test", &claimed).await.expect("advance");
     let run: Value = app.get(&format!("/api/v2/workflows/runs/{run_id}"), &app.key).await.json().await.expect("json");
     assert_eq!(run["state"], "cancelled", "{run}");

@@ -393,7 +393,7 @@ async fn a_run_whose_worker_died_resumes_from_its_history_and_no_step_is_recorde
     let version = installed(&app, "month_end_close_review").await;
     let run = started(&app, &version).await;
     let tenant = Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
-    let claimed = fiscus_store::workflows::Claimed { run_id: run.clone(), tenant };
+    let claimed = fiscus_agents::tables::workflows::Claimed { run_id: run.clone(), tenant };
     // A worker killed mid-run: its task is aborted after it began.
     let state = app.state.clone();
     let first = {
@@ -527,7 +527,7 @@ async fn a_run_whose_pinned_data_was_edited_fails_naming_why_instead_of_retrying
     app.execute(&format!("UPDATE datasets SET content_hash = 'sha256:{}' WHERE number = {pinned}", "0".repeat(64)))
         .await;
     let tenant = Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
-    let claimed = fiscus_store::workflows::Claimed { run_id: run.clone(), tenant };
+    let claimed = fiscus_agents::tables::workflows::Claimed { run_id: run.clone(), tenant };
     fiscus_agents::workflows::runtime::advance(&app.state, "wrk_only", &claimed).await.expect("advanced");
     let failed = get(&app, &format!("/api/v2/workflows/runs/{run}")).await;
     assert_eq!(failed["state"], "failed");
@@ -547,7 +547,7 @@ async fn a_queued_run_of_an_application_suspended_meanwhile_fails_instead_of_ste
         .await
         .expect("suspend");
     let tenant = Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
-    let claimed = fiscus_store::workflows::Claimed { run_id: run.clone(), tenant };
+    let claimed = fiscus_agents::tables::workflows::Claimed { run_id: run.clone(), tenant };
     fiscus_agents::workflows::runtime::advance(&app.state, "wrk_test", &claimed).await.expect("advance");
     app.admin()
         .set_application_status(&app.app_id, fiscus_domain::credentials::AppStatus::Active)
@@ -574,7 +574,7 @@ async fn a_queued_run_reads_no_data_its_workspace_is_no_longer_entitled_to() {
     problem(refused, 403, "entitlement_missing").await;
     // The run queued before reads nothing: its read step fails, recorded as such, and the run with it.
     let tenant = Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
-    let claimed = fiscus_store::workflows::Claimed { run_id: run.clone(), tenant };
+    let claimed = fiscus_agents::tables::workflows::Claimed { run_id: run.clone(), tenant };
     for _ in 0..4 {
         fiscus_agents::workflows::runtime::advance(&app.state, "wrk_test", &claimed).await.expect("advance");
     }

@@ -19,6 +19,7 @@
 
 use crate::check::RunEnd;
 use crate::world::{Cap, SEC, Sim, Work};
+use fiscus_agents::tables::workflows::{self as flows, Claimed, Run, Step};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::evidence::seal;
 use fiscus_domain::ids::new_id;
@@ -29,7 +30,6 @@ use fiscus_domain::workflows::run::{Next, RunState, StepOutcome, plan};
 use fiscus_store::StoreError;
 use fiscus_store::WriteTx;
 use fiscus_store::sealed_records::Record;
-use fiscus_store::workflows::{self as flows, Claimed, Run, Step};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 

@@ -388,7 +388,7 @@ fn stored(row: &sqlx::any::AnyRow, i: usize) -> std::result::Result<Stored, sqlx
 }
 
 /// Takes the next number of a counter, inside the writing transaction.
-pub(crate) async fn take_number(tx: &mut WriteTx, counter: &str) -> Result<i64> {
+pub async fn take_number(tx: &mut WriteTx, counter: &str) -> Result<i64> {
     take_numbers(tx, counter, 1).await
 }
 

@@ -5,7 +5,6 @@
 // The fresh database and the builders every repository test needs, shared with the areas' own table tests.
 use fiscus_testkit as helpers;
 
-mod a2a_tasks;
 mod agent_requests;
 mod appends;
 mod applications;
@@ -13,7 +12,6 @@ mod audit;
 mod autonomy_evidence;
 mod book;
 mod cache;
-mod calls;
 mod compute;
 mod connection;
 mod credentials;
@@ -21,19 +19,12 @@ mod credits;
 mod evidence_db;
 mod execution_clients;
 mod finance_core;
-mod hand_back;
 mod idempotency;
-mod lqm;
 mod market;
 mod operators;
 mod outbox;
-mod research;
 mod seals;
-mod spaces;
-mod themes;
 mod tool_invocations;
 mod usage;
 mod webhook_deliveries;
-mod workflow_gateway;
-mod workflows;
 mod workspaces;

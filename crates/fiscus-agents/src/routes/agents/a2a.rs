@@ -16,6 +16,7 @@
 //! It is long because it is one protocol binding: the card, the JSON-RPC methods and their task views, which must
 //! agree with each other.
 
+use crate::tables::a2a_tasks::{self, Filter, Owner, Task, TaskState};
 use axum::Json;
 use axum::extract::{Extension, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -24,7 +25,6 @@ use fiscus_domain::clock::{now_micros, parse_rfc3339, rfc3339};
 use fiscus_domain::evidence::seal;
 use fiscus_domain::ids::new_id;
 use fiscus_store::StoreError;
-use fiscus_store::a2a_tasks::{self, Filter, Owner, Task, TaskState};
 use serde_json::{Map, Value, json};
 
 use super::invoke::{self, NotCalled, Outcome, Protocol};

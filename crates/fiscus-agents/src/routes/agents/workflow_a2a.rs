@@ -13,6 +13,8 @@
 
 use std::time::Duration;
 
+use crate::tables::workflow_gateway::{GatewayTask, TaskKey};
+use crate::tables::workflows::Run;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -21,8 +23,6 @@ use fiscus_domain::clock::rfc3339;
 use fiscus_domain::evidence::seal;
 use fiscus_domain::ids::new_id;
 use fiscus_domain::workflows::run::RunState;
-use fiscus_store::workflow_gateway::{GatewayTask, TaskKey};
-use fiscus_store::workflows::Run;
 use serde_json::{Map, Value, json};
 
 use super::a2a::{self, Ask as Message, a2a_err, ask, invalid, short_id};

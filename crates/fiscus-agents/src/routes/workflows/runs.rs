@@ -82,7 +82,7 @@ pub async fn get_runs(
     let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     fiscus_http::query::after_id(q.after_id.as_deref(), "wfr", "a run")?;
     let mut conn = state.store.read().await?;
-    let rows = fiscus_store::workflows::list_runs(
+    let rows = crate::tables::workflows::list_runs(
         &mut conn,
         state.store.seal_key(),
         ctx.tenant(),

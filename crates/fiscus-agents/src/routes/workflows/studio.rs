@@ -128,6 +128,6 @@ pub async fn get_campaign(
         return Err(ApiError::not_found());
     }
     let mut conn = state.store.read().await?;
-    let c = fiscus_store::workflows::get_campaign(&mut conn, state.store.seal_key(), ctx.tenant(), &uid).await?;
+    let c = crate::tables::workflows::get_campaign(&mut conn, state.store.seal_key(), ctx.tenant(), &uid).await?;
     Ok(Json(campaign_view(c)))
 }

@@ -1,12 +1,12 @@
 //! `/workflows/proof-of-value`: what a workflow's runs did, against a stated manual baseline.
 
+use crate::tables::workflows::Proof;
 use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::workflows::records::{Baseline, ValueFigures};
-use fiscus_store::workflows::Proof;
 use serde::{Deserialize, Serialize};
 
 use crate::workflows::value::{self, ProofRequest};
@@ -121,7 +121,7 @@ pub async fn get_proofs(
     let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     fiscus_http::query::after_id(q.after_id.as_deref(), "wpv", "a proof")?;
     let mut conn = state.store.read().await?;
-    let rows = fiscus_store::workflows::list_proofs(
+    let rows = crate::tables::workflows::list_proofs(
         &mut conn,
         state.store.seal_key(),
         ctx.tenant(),

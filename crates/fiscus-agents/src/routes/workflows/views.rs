@@ -1,5 +1,6 @@
 //! What the workflow operations answer.
 
+use crate::tables::workflows::{Campaign, Run, Step, Version, Workflow};
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -7,7 +8,6 @@ use fiscus_domain::clock::rfc3339;
 use fiscus_domain::workflows::definition::{Definition, StepKind};
 use fiscus_domain::workflows::records::{CampaignCase, InputPin, LibraryOrigin};
 use fiscus_domain::workflows::run::{RunState, StepOutcome};
-use fiscus_store::workflows::{Campaign, Run, Step, Version, Workflow};
 use serde::Serialize;
 use serde_json::Value;
 

@@ -119,7 +119,7 @@ pub fn conflict(key: &str, lqm: bool, body: &ModelRunRequest) -> Option<String> 
 pub async fn pin_lqm(
     services: &Services,
     workspace_id: &str,
-    checkpoint: &fiscus_store::lqm::training::Checkpoint,
+    checkpoint: &crate::tables::lqm::training::Checkpoint,
     r: ModelRunRequest,
 ) -> Result<ModelRun, Failure> {
     let horizon = lqm_horizon(r.parameters.as_ref())?;

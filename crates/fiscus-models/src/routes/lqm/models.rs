@@ -82,7 +82,7 @@ pub async fn get_models(
     let limit = fiscus_http::query::limit(q.limit, fiscus_domain::pagination::ITEMS)?;
     fiscus_http::query::after_id(q.after_id.as_deref(), "lqm", "a model")?;
     let mut conn = state.store.read().await?;
-    let rows = fiscus_store::lqm::models::list_models(
+    let rows = crate::tables::lqm::models::list_models(
         &mut conn,
         state.store.seal_key(),
         ctx.tenant(),

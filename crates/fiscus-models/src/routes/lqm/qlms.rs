@@ -1,12 +1,12 @@
 //! `/qlms…`: QLMs composed from promoted LQM checkpoints, their versions, invocations and evaluations.
 
+use crate::tables::lqm::qlms::{Qlm, Run, Version};
 use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::lqm::records::Pin;
-use fiscus_store::lqm::qlms::{Qlm, Run, Version};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -183,11 +183,11 @@ pub async fn get_qlms(
     fiscus_http::query::after_id(q.after_id.as_deref(), "qlm", "a QLM")?;
     let key = state.store.seal_key();
     let mut conn = state.store.read().await?;
-    let rows = fiscus_store::lqm::qlms::list_qlms(&mut conn, key, ctx.tenant(), q.after_id.as_deref(), limit).await?;
+    let rows = crate::tables::lqm::qlms::list_qlms(&mut conn, key, ctx.tenant(), q.after_id.as_deref(), limit).await?;
     let page = ListPage::from_overfetch(rows, limit, |q| q.id.clone());
     let mut data = Vec::with_capacity(page.data.len());
     for q in page.data {
-        let versions = fiscus_store::lqm::qlms::versions_of(&mut conn, key, ctx.tenant(), &q.id).await?;
+        let versions = crate::tables::lqm::qlms::versions_of(&mut conn, key, ctx.tenant(), &q.id).await?;
         let newest = versions
             .last()
             .ok_or_else(|| ApiError::from(fiscus_kernel::governed::Failure::internal("a QLM without a version")))?;

@@ -394,7 +394,7 @@ pub async fn get_publication_bundle(
     let (p, _) = supply_chain::publication(&state, ctx.tenant(), &uid).await?;
     let workspace_id = ctx.principal.workspace_id();
     let checkpoint = &p.body.checkpoint_id;
-    let table = &fiscus_store::lqm::training::CHECKPOINTS_SEALED;
+    let table = &crate::tables::lqm::training::CHECKPOINTS_SEALED;
     let bundle = fiscus_kernel::evidence::bundle(&state, workspace_id, table, "checkpoint_id", checkpoint).await?;
     Ok(Json(fiscus_kernel::evidence::bundle_view(&state, workspace_id, table.table, checkpoint, bundle)))
 }

@@ -3,6 +3,9 @@
 //! It is long because every LQM record's view is here, one per record type, so that the served shapes are written
 //! once and the routes only choose.
 
+use crate::tables::lqm::models::{Contract, Model};
+use crate::tables::lqm::supply_chain::{EvidencePacket, Promotion, Publication};
+use crate::tables::lqm::training::{Checkpoint, Evaluation, Request, Submission};
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::lqm::family::{Algorithm, TaskFamily};
 use fiscus_domain::lqm::licence::Terms;
@@ -12,9 +15,6 @@ use fiscus_domain::lqm::records::{
     PacketModel, PacketRequest,
 };
 use fiscus_domain::lqm::retraining::{Decision, RequestState};
-use fiscus_store::lqm::models::{Contract, Model};
-use fiscus_store::lqm::supply_chain::{EvidencePacket, Promotion, Publication};
-use fiscus_store::lqm::training::{Checkpoint, Evaluation, Request, Submission};
 use serde::Serialize;
 use serde_json::Value;
 

@@ -68,8 +68,8 @@ pub fn view(m: &ModelInfo) -> ModelView {
 
 /// A promoted LQM as the catalogue lists it: its model id is its key, and it runs the checkpoint promoted.
 fn lqm_view(
-    m: &fiscus_store::lqm::models::Model,
-    p: &fiscus_store::lqm::supply_chain::Promotion,
+    m: &crate::tables::lqm::models::Model,
+    p: &crate::tables::lqm::supply_chain::Promotion,
     algorithm: &str,
 ) -> ModelView {
     let forecasting = m.body.task_family == fiscus_domain::lqm::family::TaskFamily::Forecasting;
@@ -97,7 +97,7 @@ fn lqm_view(
 pub async fn promoted(
     state: &AppState,
     tenant: &fiscus_domain::tenancy::Tenant,
-) -> Result<Vec<(ModelView, fiscus_store::lqm::training::Checkpoint)>, ApiError> {
+) -> Result<Vec<(ModelView, crate::tables::lqm::training::Checkpoint)>, ApiError> {
     let mut out = Vec::new();
     for (m, p) in
         crate::lqm::promotion::in_state(state, tenant, fiscus_domain::lqm::lifecycle::PromotionState::Active).await?
@@ -120,7 +120,7 @@ async fn promoted_one(
     state: &AppState,
     tenant: &fiscus_domain::tenancy::Tenant,
     key: &str,
-) -> Result<(ModelView, fiscus_store::lqm::training::Checkpoint), ApiError> {
+) -> Result<(ModelView, crate::tables::lqm::training::Checkpoint), ApiError> {
     let Some((m, p)) = crate::lqm::promotion::serving(state, tenant, key).await.map_err(|e| match e {
         fiscus_kernel::governed::Failure::NotFound => ApiError::not_found().detail("no such model"),
         other => other.into(),

@@ -1,6 +1,7 @@
 //! `/quant/research/*` and `/quant/projects`: research runs (compute jobs of kind `research_run`), the
 //! snapshots that freeze them, and the projects they are filed under (see `crate::compute::research`).
 
+use crate::tables::research::{Project, Snapshot};
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -8,7 +9,6 @@ use axum::response::{IntoResponse, Response};
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_store::research::{Project, Snapshot};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -202,7 +202,7 @@ pub async fn get_snapshots(
         return Err(ApiError::new(ErrorCode::InvalidParameter).field("project", "must be a project key"));
     }
     let mut conn = state.store.read().await?;
-    let rows = fiscus_store::research::list_snapshots(
+    let rows = crate::tables::research::list_snapshots(
         &mut conn,
         ctx.tenant(),
         q.project.as_deref(),
@@ -215,7 +215,7 @@ pub async fn get_snapshots(
     for s in page.data {
         // Each seal checked, as for one snapshot.
         out.push(snapshot_view(
-            fiscus_store::research::get_snapshot(&mut conn, state.store.seal_key(), ctx.tenant(), &s.id).await?,
+            crate::tables::research::get_snapshot(&mut conn, state.store.seal_key(), ctx.tenant(), &s.id).await?,
         ));
     }
     Ok(Json(ListPage { object: "list", data: out, has_more: page.has_more, next_after_id: page.next_after_id }))
@@ -288,7 +288,7 @@ pub async fn get_projects(
         return Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be a project key"));
     }
     let mut conn = state.store.read().await?;
-    let rows = fiscus_store::research::projects(&mut conn, ctx.tenant(), q.after_id.as_deref(), limit).await?;
+    let rows = crate::tables::research::projects(&mut conn, ctx.tenant(), q.after_id.as_deref(), limit).await?;
     let page = ListPage::from_overfetch(rows, limit, |p| p.key.clone());
     Ok(Json(ListPage {
         object: "list",
