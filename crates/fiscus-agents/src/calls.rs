@@ -3,8 +3,8 @@
 //! transcribed by the local speech runtime (0 AI credits; each transcript a new version with its text's
 //! SHA-256). Routes (`areas/calls.rs`) and the console (`console/calls.rs`) only call these functions.
 
-use crate::call_rules::records::{CallBody, ConsentBody, RecordingBody, TranscriptBody};
-use crate::call_rules::{ConsentBasis, ConsentMethod, Precondition, may_transcribe};
+use crate::rules::calls::records::{CallBody, ConsentBody, RecordingBody, TranscriptBody};
+use crate::rules::calls::{ConsentBasis, ConsentMethod, Precondition, may_transcribe};
 use crate::tables::calls::{self as store, Call, Consent, Recording, Transcript};
 use base64::Engine as _;
 use fiscus_domain::actor::ActorKind;
@@ -258,12 +258,12 @@ pub async fn record_consent(
         return Err(Failure::Invalid(vec![("note", "at most 2000 characters of text".into())]));
     }
     let captured_at = instant("captured_at", &captured_at)?;
-    if captured_at.is_some_and(|at| !crate::call_rules::captured_in_time(at, now_micros())) {
+    if captured_at.is_some_and(|at| !crate::rules::calls::captured_in_time(at, now_micros())) {
         return Err(Failure::Invalid(vec![(
             "captured_at",
             format!(
                 "not in the future (at most {} s ahead of this service's clock)",
-                crate::call_rules::CONSENT_CLOCK_SKEW_MICROS / 1_000_000
+                crate::rules::calls::CONSENT_CLOCK_SKEW_MICROS / 1_000_000
             ),
         )]));
     }

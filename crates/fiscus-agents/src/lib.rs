@@ -15,11 +15,11 @@
 //!
 //! How the area works, in prose: `README.md` beside this crate.
 
-pub mod call_rules;
 pub mod calls;
 pub mod console;
 pub mod dispatch;
 pub mod routes;
+pub mod rules;
 pub mod spaces;
 pub mod tables;
 pub mod tools;

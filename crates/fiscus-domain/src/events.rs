@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::actions::ControlState;
 use crate::actor::Actor;
 use crate::credentials::Environment;
-use crate::workflows::run::RunState;
+use crate::workflows::RunState;
 
 /// Every event type. The names are part of the API: never renamed, only added.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]

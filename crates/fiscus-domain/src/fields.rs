@@ -256,10 +256,10 @@ pub mod schema {
     /// are accepted from the document rather than from a refusal; or the SPDX `LicenseRef-` form.
     pub fn spdx_licence() -> utoipa::openapi::schema::Schema {
         let listed =
-            ObjectBuilder::new().schema_type(Type::String).enum_values(Some(crate::lqm::licence::listed_ids())).build();
+            ObjectBuilder::new().schema_type(Type::String).enum_values(Some(crate::spdx::listed_ids())).build();
         utoipa::openapi::schema::AnyOfBuilder::new()
             .item(listed)
-            .item(string(12, 75, crate::lqm::licence::LICENSE_REF_PATTERN).build())
+            .item(string(12, 75, crate::spdx::LICENSE_REF_PATTERN).build())
             .examples(["Apache-2.0"])
             .build()
             .into()

@@ -35,7 +35,7 @@ pub mod people;
 pub mod production_access;
 pub mod public_keys;
 pub mod scopes;
-pub mod spaces;
+pub mod spdx;
 pub mod tenancy;
 pub mod tlog;
 pub mod webhooks;

@@ -18,6 +18,7 @@ pub mod compute;
 pub mod console;
 pub mod lqm;
 pub mod routes;
+pub mod rules;
 pub mod tables;
 
 use fiscus_http::AppState;

@@ -2,12 +2,12 @@
 //! the data it is bound to, and per environment the version in force. Only admins promote a space's
 //! version (it then runs for applications) or suspend it (runs are refused until promoted again).
 
+use crate::rules::spaces::library;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::people::Role;
-use fiscus_domain::spaces::library;
 use fiscus_domain::tenancy::Tenant;
 use serde::Deserialize;
 use std::fmt::Write as _;

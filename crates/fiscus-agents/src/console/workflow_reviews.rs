@@ -3,6 +3,7 @@
 //! admin or an approver approves (the run goes on) or rejects (the run is cancelled); each form names the
 //! step it decides, and a page gone stale decides nothing.
 
+use crate::rules::workflows::run::ReviewDecision;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -10,7 +11,6 @@ use fiscus_console::form::ConsoleForm;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_domain::workflows::run::ReviewDecision;
 use serde::Deserialize;
 use serde_json::Value;
 use std::fmt::Write as _;

@@ -1,7 +1,7 @@
 //! `/client-intelligence/calls…`: client calls, their recordings and consent, and transcription by the
 //! local speech runtime.
 
-use crate::call_rules::{ConsentBasis, ConsentMethod};
+use crate::rules::calls::{ConsentBasis, ConsentMethod};
 use axum::Json;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::response::Response;

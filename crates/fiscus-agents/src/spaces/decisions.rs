@@ -3,15 +3,15 @@
 //! suspends the space, after which it does not run until promoted again. Each decision is a sealed record
 //! with an audit event; the latest is the space's standing.
 
+use crate::rules::spaces::SpaceDecision as Kind;
+use crate::rules::spaces::library;
+use crate::rules::spaces::records::{DecisionBody, SpaceBody, VersionBody};
 use crate::tables::spaces::{self as store, Version};
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::people::{Refusal, Role};
-use fiscus_domain::spaces::SpaceDecision as Kind;
-use fiscus_domain::spaces::library;
-use fiscus_domain::spaces::records::{DecisionBody, SpaceBody, VersionBody};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
 use serde_json::json;

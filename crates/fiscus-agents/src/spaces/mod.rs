@@ -2,14 +2,14 @@
 //! executed by the native runtime and read back (`runs`). Routes (`areas/agents/spaces.rs`), the console
 //! (`console/agent_spaces.rs`) and the worker (`workers/agent_runs.rs`) only call these functions.
 //!
-//! Rules are the domain's (`fiscus_domain::spaces`): what a space may declare, the native plan of a prompt,
+//! Rules are the domain's (`crate::rules::spaces`): what a space may declare, the native plan of a prompt,
 //! when a run goes on the queue.
 
 pub mod decisions;
 pub mod runs;
 
+use crate::rules::spaces::SpaceDecision as Kind;
 use crate::tables::spaces::{self as store, Decision, Space, Version};
-use fiscus_domain::spaces::SpaceDecision as Kind;
 use fiscus_domain::tenancy::Tenant;
 
 use fiscus_kernel::Services;

@@ -9,14 +9,14 @@
 use fiscus_domain::audit_action::Change;
 use std::sync::Arc;
 
+use crate::rules::spaces::records::{CallBody, RunBody};
+use crate::rules::spaces::{AgentRunState, MAX_PROMPT, ModelSelection, RUN_CREDITS, RunMode, plan};
 use crate::tables::spaces::{self as store, Call, Run};
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::evidence::{seal, seal_bytes};
 use fiscus_domain::ids::new_id;
 use fiscus_domain::scopes::ScopeSet;
-use fiscus_domain::spaces::records::{CallBody, RunBody};
-use fiscus_domain::spaces::{AgentRunState, MAX_PROMPT, ModelSelection, RUN_CREDITS, RunMode, plan};
 use fiscus_domain::tenancy::{Principal, Tenant};
 use fiscus_store::StoreError;
 use fiscus_store::credits::{EntryKind, NewEntry};

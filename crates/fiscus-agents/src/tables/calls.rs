@@ -2,7 +2,7 @@
 //! records and transcripts. Records are sealed and decoded by column (`sealed_records`); a recording's audio
 //! is read back only when its SHA-256 matches the sealed one.
 
-use crate::call_rules::records::{CallBody, ConsentBody, RecordingBody, TranscriptBody};
+use crate::rules::calls::records::{CallBody, ConsentBody, RecordingBody, TranscriptBody};
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::sealed_records::{

@@ -2,9 +2,9 @@
 //! and their calls. Records are sealed and decoded by column (`sealed_records`); a run's state moves under a
 //! guard and is re-sealed; the queue's claim is the one cross-tenant query.
 
+use crate::rules::spaces::AgentRunState;
+use crate::rules::spaces::records::{CallBody, DecisionBody, RunBody, SpaceBody, VersionBody};
 use fiscus_domain::integrity::{SealKey, Stored};
-use fiscus_domain::spaces::AgentRunState;
-use fiscus_domain::spaces::records::{CallBody, DecisionBody, RunBody, SpaceBody, VersionBody};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::sealed_records::{
     Fields, Record, columns_differ, history, insert_record, select_one, select_page, select_where, text, update_guarded,

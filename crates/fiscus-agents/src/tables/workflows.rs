@@ -2,10 +2,10 @@
 //! migration `…_workflows.sql`). Records are sealed and decoded by column (`sealed_records`); a run's state
 //! moves under a guard and is re-sealed; the worker's claim is the one cross-tenant query.
 
+use crate::rules::workflows::records::{CampaignBody, ProofBody, RunBody, StepBody, VersionBody, WorkflowBody};
+use crate::rules::workflows::run::{RunState, StepOutcome};
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;
-use fiscus_domain::workflows::records::{CampaignBody, ProofBody, RunBody, StepBody, VersionBody, WorkflowBody};
-use fiscus_domain::workflows::run::{RunState, StepOutcome};
 use fiscus_store::sealed_records::{
     Fields, Record, columns_differ, history, insert_record, select_one, select_page, select_where, text, update_guarded,
 };

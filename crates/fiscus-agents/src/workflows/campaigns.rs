@@ -3,14 +3,14 @@
 //! hashed, not kept); reads and computations are real, on data pinned once for the whole campaign. The
 //! result is one sealed record.
 
+use crate::rules::workflows::campaign::{self, Case, Suite};
+use crate::rules::workflows::definition::Step;
+use crate::rules::workflows::records::{CampaignBody, CampaignCase, CampaignStep};
+use crate::rules::workflows::run::{self, Next, ReviewDecision, RunState, StepOutcome};
 use crate::tables::workflows::{self as store, Campaign};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_domain::workflows::campaign::{self, Case, Suite};
-use fiscus_domain::workflows::definition::Step;
-use fiscus_domain::workflows::records::{CampaignBody, CampaignCase, CampaignStep};
-use fiscus_domain::workflows::run::{self, Next, ReviewDecision, RunState, StepOutcome};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
@@ -86,7 +86,7 @@ pub async fn validate(
 
 /// One case, from the first step to its end.
 fn run_case(
-    definition: &fiscus_domain::workflows::definition::Definition,
+    definition: &crate::rules::workflows::definition::Definition,
     case: &Case,
     reads: &HashMap<String, (StepOutcome, Value)>,
 ) -> Result<CampaignCase, Failure> {

@@ -5,6 +5,7 @@
 use fiscus_domain::audit_action::Change;
 use std::time::Duration;
 
+use crate::rules::workflows::gateway::{allowlist, decision_hash};
 use crate::tables::workflow_gateway::{self as store, GatewayTask, TaskKey, ToolGrant};
 use crate::tables::workflows::Run;
 use fiscus_domain::actor::ActorKind;
@@ -12,7 +13,6 @@ use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::people::{Refusal, Role};
 use fiscus_domain::tenancy::Tenant;
-use fiscus_domain::workflows::gateway::{allowlist, decision_hash};
 use fiscus_store::StoreError;
 use serde_json::json;
 

@@ -1,14 +1,14 @@
 //! The library: templates shipped with Fiscus, and installing one into a workspace as a workflow with its
 //! first version.
 
+use crate::rules::workflows::library::{self, Template};
+use crate::rules::workflows::records::{LibraryOrigin, VersionBody, WorkflowBody};
 use crate::tables::workflows::{self as store, Version, Workflow};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::ids::new_id;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_domain::workflows::library::{self, Template};
-use fiscus_domain::workflows::records::{LibraryOrigin, VersionBody, WorkflowBody};
 use fiscus_store::StoreError;
 use fiscus_store::sealed_records::Record;
 use serde_json::json;

@@ -15,9 +15,9 @@ pub mod steps;
 pub mod studio;
 pub mod value;
 
+use crate::rules::workflows::definition::Definition;
 use crate::tables::workflows::{self as store, Version};
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_domain::workflows::definition::Definition;
 use serde_json::{Value, json};
 
 use fiscus_domain::tenancy::Tenant;
@@ -42,13 +42,13 @@ pub fn checked(definition: &Definition) -> Result<(), Failure> {
 }
 
 /// 422 `invalid_request` from a definition's problems.
-pub fn invalid_definition(problems: Vec<fiscus_domain::workflows::definition::Invalid>) -> Failure {
+pub fn invalid_definition(problems: Vec<crate::rules::workflows::definition::Invalid>) -> Failure {
     Failure::Invalid(problems.into_iter().map(|p| ("definition", format!("{}: {}", p.field, p.message))).collect())
 }
 
 /// 409 `conflict` naming each way a definition's steps do not fit together (ids, dependencies, cycles,
 /// reads): rules across steps that no schema states, so not 422.
-pub fn unfit_graph(problems: Vec<fiscus_domain::workflows::definition::Invalid>) -> Failure {
+pub fn unfit_graph(problems: Vec<crate::rules::workflows::definition::Invalid>) -> Failure {
     let detail = format!("the definition's steps do not fit together: {}", problems[0].message);
     let errors: Vec<Value> = problems
         .into_iter()

@@ -1,6 +1,9 @@
 //! Runs: starting one on pinned data (`workflow.invoked`), reading them, cancelling one, and a person's
 //! review decision at the console.
 
+use crate::rules::workflows::definition::Step;
+use crate::rules::workflows::records::{RunBody, StepBody};
+use crate::rules::workflows::run::{self, Next, ReviewDecision, ReviewRefusal, RunState, StepOutcome};
 use crate::tables::workflows::{self as store, Run, Version};
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::audit_action::Change;
@@ -10,9 +13,6 @@ use fiscus_domain::events::EventType;
 use fiscus_domain::ids::new_id;
 use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_domain::workflows::definition::Step;
-use fiscus_domain::workflows::records::{RunBody, StepBody};
-use fiscus_domain::workflows::run::{self, Next, ReviewDecision, ReviewRefusal, RunState, StepOutcome};
 use fiscus_store::StoreError;
 use fiscus_store::sealed_records::Record;
 use serde_json::json;
@@ -239,7 +239,7 @@ pub async fn review(
     let step_record = step_record(
         &run,
         step_id,
-        fiscus_domain::workflows::definition::StepKind::Review,
+        crate::rules::workflows::definition::StepKind::Review,
         recorded.len(),
         outcome,
         output,
@@ -305,7 +305,7 @@ pub async fn review(
 pub fn step_record(
     run: &Run,
     step: &str,
-    kind: fiscus_domain::workflows::definition::StepKind,
+    kind: crate::rules::workflows::definition::StepKind,
     seq: usize,
     outcome: StepOutcome,
     output: serde_json::Value,

@@ -4,14 +4,14 @@
 //! it was committed; whoever claims the run next plans from it again, so no recorded step runs again, and
 //! a step computed but not recorded is computed again from the same recorded inputs, to the same output.
 
+use crate::rules::workflows::definition::{MAX_STEPS, Step};
+use crate::rules::workflows::run::{Next, RunState, StepOutcome};
 use crate::tables::workflows::{self as store, Claimed};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::events::EventType;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_domain::workflows::definition::{MAX_STEPS, Step};
-use fiscus_domain::workflows::run::{Next, RunState, StepOutcome};
 use fiscus_store::StoreError;
 use serde_json::{Value, json};
 use std::collections::HashMap;

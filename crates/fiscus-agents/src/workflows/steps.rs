@@ -4,10 +4,10 @@
 //! A read step's output carries the values it read, so every later step computes from recorded outputs
 //! only: a run resumed on another node after a crash computes exactly what the first would have.
 
+use crate::rules::workflows::definition::{Check, Definition, Measure, MeasureKind, OnFail, Report, Step};
+use crate::rules::workflows::records::InputPin;
+use crate::rules::workflows::run::StepOutcome;
 use fiscus_domain::data::Kind;
-use fiscus_domain::workflows::definition::{Check, Definition, Measure, MeasureKind, OnFail, Report, Step};
-use fiscus_domain::workflows::records::InputPin;
-use fiscus_domain::workflows::run::StepOutcome;
 use fiscus_quant::risk::DrawdownStart;
 use fiscus_store::StoreError;
 use fiscus_store::data::market::{self, Rows, Window};

@@ -1,13 +1,13 @@
 //! The workflow studio: writing a definition as a new workflow, or as the next version of one.
 
+use crate::rules::workflows::definition::Definition;
+use crate::rules::workflows::records::{VersionBody, WorkflowBody};
 use crate::tables::workflows::{self as store, Version, Workflow};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::ids::new_id;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_domain::workflows::definition::Definition;
-use fiscus_domain::workflows::records::{VersionBody, WorkflowBody};
 use fiscus_store::StoreError;
 use fiscus_store::sealed_records::Record;
 use serde::Deserialize;

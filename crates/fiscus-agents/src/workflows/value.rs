@@ -1,12 +1,12 @@
 //! Proofs of value: a workflow's runs measured against the manual baseline the caller states, sealed.
 
+use crate::rules::workflows::definition::StepKind;
+use crate::rules::workflows::records::{Baseline, ProofBody};
+use crate::rules::workflows::run::{RunState, StepOutcome};
+use crate::rules::workflows::value::{RunFacts, figures};
 use crate::tables::workflows::{self as store, Proof};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_domain::workflows::definition::StepKind;
-use fiscus_domain::workflows::records::{Baseline, ProofBody};
-use fiscus_domain::workflows::run::{RunState, StepOutcome};
-use fiscus_domain::workflows::value::{RunFacts, figures};
 use fiscus_store::StoreError;
 use serde::Deserialize;
 use serde_json::json;

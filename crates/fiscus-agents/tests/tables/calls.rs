@@ -4,8 +4,8 @@
 //! as corrupt.
 
 use crate::helpers::*;
-use fiscus_agents::call_rules::records::{CallBody, ConsentBody, RecordingBody, TranscriptBody};
-use fiscus_agents::call_rules::{ConsentBasis, ConsentMethod};
+use fiscus_agents::rules::calls::records::{CallBody, ConsentBody, RecordingBody, TranscriptBody};
+use fiscus_agents::rules::calls::{ConsentBasis, ConsentMethod};
 use fiscus_agents::tables::calls::{self, Call, Consent, Recording, Transcript};
 use fiscus_domain::evidence::seal_bytes;
 use fiscus_domain::tenancy::Tenant;

@@ -4,10 +4,10 @@
 //! up to each one's cap, and takes over a stale claim; edited rows are refused by their seals.
 
 use crate::helpers::*;
+use fiscus_agents::rules::spaces::records::{CallBody, DecisionBody, RunBody, SpaceBody, VersionBody};
+use fiscus_agents::rules::spaces::{AgentRunState, ModelSelection, PlannedCall, RunMode, SpaceDecision, library};
 use fiscus_agents::tables::spaces::{self, Call, Claimed, Decision, Run, Space, Version};
 use fiscus_domain::ids::new_id;
-use fiscus_domain::spaces::records::{CallBody, DecisionBody, RunBody, SpaceBody, VersionBody};
-use fiscus_domain::spaces::{AgentRunState, ModelSelection, PlannedCall, RunMode, SpaceDecision, library};
 use fiscus_domain::tenancy::{CredentialKind, Tenant};
 use fiscus_store::sealed_records::Record;
 use fiscus_store::{Store, seals};

@@ -5,15 +5,15 @@
 //! refused by their seals, unknown stored values as corrupt.
 
 use crate::helpers::*;
-use fiscus_agents::tables::workflows::{self, Campaign, Claimed, Proof, Run, Step, Version, Workflow};
-use fiscus_domain::tenancy::Tenant;
-use fiscus_domain::workflows::campaign::Suite;
-use fiscus_domain::workflows::definition::{Definition, StepKind};
-use fiscus_domain::workflows::records::{
+use fiscus_agents::rules::workflows::campaign::Suite;
+use fiscus_agents::rules::workflows::definition::{Definition, StepKind};
+use fiscus_agents::rules::workflows::records::{
     Baseline, CampaignBody, InputPin, LibraryOrigin, ProofBody, RunBody, StepBody, ValueFigures, VersionBody,
     WorkflowBody,
 };
-use fiscus_domain::workflows::run::{RunState, StepOutcome};
+use fiscus_agents::rules::workflows::run::{RunState, StepOutcome};
+use fiscus_agents::tables::workflows::{self, Campaign, Claimed, Proof, Run, Step, Version, Workflow};
+use fiscus_domain::tenancy::Tenant;
 use fiscus_store::sealed_records::Record;
 use fiscus_store::{Store, seals};
 

@@ -12,7 +12,7 @@ use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::events::{Event, EventData, EventType, WorkflowEventData};
 use fiscus_domain::tenancy::Tenant;
-use fiscus_domain::workflows::run::RunState;
+use fiscus_domain::workflows::RunState;
 use fiscus_store::appends::Appends;
 use fiscus_store::audit::NewAuditEvent;
 use fiscus_store::{StoreError, WriteTx};

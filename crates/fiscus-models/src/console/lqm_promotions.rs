@@ -3,6 +3,7 @@
 //! now. Only an admin or an approver approves, denies or revokes; each form names the checkpoint hash it
 //! covers, and a promotion of any other checkpoint is not decided.
 
+use crate::rules::lqm::promotion::PromotionDecision;
 use crate::tables::lqm::models::Model;
 use crate::tables::lqm::supply_chain::Promotion;
 use axum::extract::{Path, Query, State};
@@ -10,8 +11,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_console::form::ConsoleForm;
 use fiscus_domain::credentials::Environment;
-use fiscus_domain::lqm::lifecycle::PromotionState;
-use fiscus_domain::lqm::promotion::PromotionDecision;
+use fiscus_domain::lqm::PromotionState;
 use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
 use serde::Deserialize;

@@ -3,11 +3,11 @@
 //! hyperparameters) and the decisions credentials submitted over the API. A credential never decides a
 //! retraining request; an admin or an approver does, here, on the request hash the page showed.
 
+use crate::rules::lqm::retraining::Decision;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::credentials::Environment;
-use fiscus_domain::lqm::retraining::Decision;
 use fiscus_domain::people::Role;
 use serde::Deserialize;
 use std::fmt::Write as _;
@@ -148,7 +148,7 @@ pub async fn detail(
         feature_hash = html::hash(&c.feature_schema_hash),
         submitted = submissions(&r, &op),
     );
-    if r.request.state == fiscus_domain::lqm::retraining::RequestState::Pending
+    if r.request.state == crate::rules::lqm::retraining::RequestState::Pending
         && matches!(op.role, Role::Admin | Role::Approver)
     {
         let _ = write!(

@@ -6,13 +6,13 @@
 //! records the dataset's identity and the SHA-256 of its source, of the feature schema, of its lineage and
 //! of the target's observations, which training and evaluation read again and compare.
 
+use crate::rules::lqm::licence;
+use crate::rules::lqm::records::{Column, ContractBody, ContractTarget, DatasetRef, FeatureSchema};
 use crate::tables::lqm::models::{self, Contract};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::data::{Kind, Provenance};
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_domain::lqm::licence;
-use fiscus_domain::lqm::records::{Column, ContractBody, ContractTarget, DatasetRef, FeatureSchema};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
 use fiscus_store::data::datasets::{self, Dataset};

@@ -2,8 +2,8 @@
 //! contracted dataset alone (datasets are immutable, so one dataset id is one exact data version), and the
 //! SHA-256 that pins them.
 
+use crate::rules::lqm::records::{ContractTarget, TargetTransform};
 use fiscus_domain::data::Kind;
-use fiscus_domain::lqm::records::{ContractTarget, TargetTransform};
 use fiscus_store::StoreError;
 use fiscus_store::data::datasets::Dataset;
 use fiscus_store::data::market::{self, Window};

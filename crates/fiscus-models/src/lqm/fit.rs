@@ -15,7 +15,7 @@
 //! - risk: VaR breaches over the holdout, Kupiec's proportion-of-failures test; passes when its p-value ≥
 //!   `min_p_value` (default 0.05).
 
-use fiscus_domain::lqm::family::{Algorithm, TaskFamily};
+use crate::rules::lqm::family::{Algorithm, TaskFamily};
 use fiscus_quant::QuantError;
 use fiscus_quant::forecast::holt_winters::{self, HoltWintersSpec, InitialState, Season, Smoothing};
 use serde::de::DeserializeOwned;

@@ -3,7 +3,7 @@
 //! checkpoints.
 //!
 //! The API routes (`areas/lqm`), the console and the command line call these functions; each loads typed
-//! records, asks the domain's lifecycle (`fiscus_domain::lqm::lifecycle`) whether the step is open, does
+//! records, asks the domain's lifecycle (`crate::rules::lqm::lifecycle`) whether the step is open, does
 //! the numeric work with the engine (`fit`), and writes the sealed record with its audit event in one
 //! transaction. A step refused by a closed gate writes nothing and names every reason code.
 
@@ -18,8 +18,8 @@ pub mod supply_chain;
 pub mod training;
 pub mod verify;
 
+use crate::rules::lqm::lifecycle::{Operation, Reason};
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_domain::lqm::lifecycle::{Operation, Reason};
 use serde_json::json;
 
 use fiscus_kernel::governed::Failure;

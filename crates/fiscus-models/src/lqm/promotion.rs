@@ -3,6 +3,9 @@
 //! Approving supersedes the model's earlier promotion in the same transaction, so a model serves one
 //! checkpoint at a time.
 
+use crate::rules::lqm::lifecycle::{self, Operation, PromotionState};
+use crate::rules::lqm::promotion::{self as rules, PromotionDecision};
+use crate::rules::lqm::records::PromotionBody;
 use crate::tables::lqm::models::Model;
 use crate::tables::lqm::supply_chain::{self, Promotion};
 use crate::tables::lqm::training::Review;
@@ -10,9 +13,6 @@ use fiscus_domain::actor::ActorKind;
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_domain::lqm::lifecycle::{self, Operation, PromotionState};
-use fiscus_domain::lqm::promotion::{self as rules, PromotionDecision};
-use fiscus_domain::lqm::records::PromotionBody;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::sealed_records::Record;
 use serde_json::json;

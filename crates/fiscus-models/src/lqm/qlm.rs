@@ -4,13 +4,13 @@
 //! checkpoints (never whatever is promoted now) and refuses while any of them is revoked; evaluating runs
 //! them on a contract's held-out observations.
 
+use crate::rules::lqm::lifecycle::{self, Operation, PromotionState};
+use crate::rules::lqm::records::{Pin, QlmBody, QlmRunBody, QlmVersionBody};
 use crate::tables::lqm::qlms::{self, Qlm, Run, RunKind, Version};
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_domain::lqm::lifecycle::{self, Operation, PromotionState};
-use fiscus_domain::lqm::records::{Pin, QlmBody, QlmRunBody, QlmVersionBody};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
 use fiscus_store::sealed_records::Record;

@@ -1,18 +1,18 @@
 //! Registration of a model, and what is known of it: its records and the eligibility of each gated
 //! operation (the developer manifest).
 
+use crate::rules::lqm::family::TaskFamily;
+use crate::rules::lqm::licence;
+use crate::rules::lqm::lifecycle::{
+    self, CheckpointFacts, ModelFacts, Operation, PromotionState, Reason, Stage, Verdict,
+};
+use crate::rules::lqm::records::ModelBody;
+use crate::rules::lqm::retraining::RequestState;
 use crate::tables::lqm::models::{self, Contract, Model};
 use crate::tables::lqm::supply_chain::{self, EvidencePacket, Promotion, Publication};
 use crate::tables::lqm::training::{self, Checkpoint, Evaluation, Request};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
-use fiscus_domain::lqm::family::TaskFamily;
-use fiscus_domain::lqm::licence;
-use fiscus_domain::lqm::lifecycle::{
-    self, CheckpointFacts, ModelFacts, Operation, PromotionState, Reason, Stage, Verdict,
-};
-use fiscus_domain::lqm::records::ModelBody;
-use fiscus_domain::lqm::retraining::RequestState;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::sealed_records::Record;
 use serde::Deserialize;

@@ -2,14 +2,14 @@
 //! to the model hub as one link of the tenant's hash-linked supply chain, with SLSA provenance in the
 //! in-toto statement format so that standard verifiers can read it.
 
-use crate::tables::lqm::supply_chain::{self, EvidencePacket, Publication};
-use fiscus_domain::audit_action::Change;
-use fiscus_domain::clock::{now_micros, rfc3339};
-use fiscus_domain::lqm::lifecycle::{self, Operation, Reason};
-use fiscus_domain::lqm::records::{
+use crate::rules::lqm::lifecycle::{self, Operation, Reason};
+use crate::rules::lqm::records::{
     Artifact, Builder, EvidencePacketBody, GENESIS_HEAD, PacketCheckpoint, PacketContract, PacketEvaluation,
     PacketModel, PacketRequest, PublicationBody,
 };
+use crate::tables::lqm::supply_chain::{self, EvidencePacket, Publication};
+use fiscus_domain::audit_action::Change;
+use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
 use fiscus_store::sealed_records::Record;

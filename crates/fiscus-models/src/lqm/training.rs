@@ -1,15 +1,15 @@
 //! Retraining requests and their review, training a candidate checkpoint under an approved request, and
 //! evaluating a checkpoint on the observations its contract held out.
 
+use crate::rules::lqm::family::Algorithm;
+use crate::rules::lqm::lifecycle::{self, ModelFacts, Operation};
+use crate::rules::lqm::records::{CheckpointBody, DataVersion, EvaluationBody, Holdout, RequestBody, SubmissionBody};
+use crate::rules::lqm::retraining::{self, Decision, RequestState};
 use crate::tables::lqm::models;
 use crate::tables::lqm::training::{self, Checkpoint, Evaluation, Request, Review, Submission};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_domain::lqm::family::Algorithm;
-use fiscus_domain::lqm::lifecycle::{self, ModelFacts, Operation};
-use fiscus_domain::lqm::records::{CheckpointBody, DataVersion, EvaluationBody, Holdout, RequestBody, SubmissionBody};
-use fiscus_domain::lqm::retraining::{self, Decision, RequestState};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
 use serde::Deserialize;

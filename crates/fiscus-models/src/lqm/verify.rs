@@ -6,8 +6,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::rules::lqm::records::GENESIS_HEAD;
 use fiscus_domain::credentials::Environment;
-use fiscus_domain::lqm::records::GENESIS_HEAD;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::{Store, StoreError};
 

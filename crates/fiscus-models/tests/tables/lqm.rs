@@ -3,13 +3,13 @@
 
 use crate::helpers::*;
 use fiscus_domain::ids::new_id;
-use fiscus_domain::lqm::family::{Algorithm, TaskFamily};
-use fiscus_domain::lqm::licence::Terms;
-use fiscus_domain::lqm::records::{
+use fiscus_domain::tenancy::Tenant;
+use fiscus_models::rules::lqm::family::{Algorithm, TaskFamily};
+use fiscus_models::rules::lqm::licence::Terms;
+use fiscus_models::rules::lqm::records::{
     Column, ContractBody, ContractTarget, DatasetRef, FeatureSchema, ModelBody, RequestBody, TargetTransform,
 };
-use fiscus_domain::lqm::retraining::RequestState;
-use fiscus_domain::tenancy::Tenant;
+use fiscus_models::rules::lqm::retraining::RequestState;
 use fiscus_models::tables::lqm::models;
 use fiscus_models::tables::lqm::training::{self, Review};
 use fiscus_store::sealed_records::Record;

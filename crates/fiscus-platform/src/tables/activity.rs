@@ -4,9 +4,9 @@
 use fiscus_domain::actions::ControlState;
 use fiscus_domain::compute::{JobKind, JobState};
 use fiscus_domain::data::Kind;
-use fiscus_domain::lqm::lifecycle::PromotionState;
+use fiscus_domain::lqm::PromotionState;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_domain::workflows::run::RunState;
+use fiscus_domain::workflows::RunState;
 use fiscus_store::{Result, StoreError};
 use sqlx::AnyConnection;
 

@@ -79,7 +79,7 @@ pub async fn get_listings(
     let wanted = |k: ListingKind| q.kind.is_none_or(|w| w == k);
     let mut out = Vec::new();
     if wanted(ListingKind::WorkflowTemplate) {
-        for t in &fiscus_domain::workflows::library::TEMPLATES {
+        for t in &fiscus_agents::rules::workflows::library::TEMPLATES {
             out.push(MarketplaceListing {
                 object: "marketplace_listing",
                 kind: ListingKind::WorkflowTemplate,
@@ -129,7 +129,7 @@ pub async fn get_listings(
     }
     if wanted(ListingKind::AgentSpace) {
         let promoted = fiscus_agents::spaces::all(&state, ctx.tenant()).await?;
-        for shipped in &fiscus_domain::spaces::library::SHIPPED {
+        for shipped in &fiscus_agents::rules::spaces::library::SHIPPED {
             let d = shipped.definition();
             // Where to run it once promoted here; until then, where an admin promotes it.
             let path = match promoted.iter().find(|s| s.space.body.key == d.key && !s.suspended()) {

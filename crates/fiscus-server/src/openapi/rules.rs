@@ -208,7 +208,7 @@ fn rules() -> Vec<(&'static str, Vec<Value>)> {
         (
             "RetrainingInput",
             vec![json!({ "properties": { "hyperparameters": hyperparameters() } }), {
-                let per_algorithm: Vec<Value> = fiscus_domain::lqm::family::Algorithm::ALL
+                let per_algorithm: Vec<Value> = fiscus_models::rules::lqm::family::Algorithm::ALL
                     .iter()
                     .map(|a| {
                         json!({
@@ -378,7 +378,7 @@ fn model_input_branches(shapes: &[Shape]) -> Vec<Value> {
 /// The hyperparameters of one trainable algorithm (`lqm/fit.rs`): Holt-Winters' (a damped model has a
 /// trend; a season has a period of 2 to 366, no season none or 0), robust z's or the VaR algorithms'.
 fn hyperparameters() -> Value {
-    use fiscus_domain::lqm::family::Algorithm;
+    use fiscus_models::rules::lqm::family::Algorithm;
     json!({
         "type": ["object", "null"],
         "additionalProperties": false,

@@ -620,3 +620,29 @@ fn the_store_holds_its_primitives_and_no_new_area_repository() {
         assert!(!modules.contains(moved), "`{moved}` is an area's repository and lives in its crate");
     }
 }
+
+#[test]
+fn each_area_s_rules_live_in_its_crate() {
+    // The domain keeps what every layer shares; an area's rules are the area's (issue 56). Each pair: where
+    // the rules are, and where they must not be again.
+    let moved = [
+        ("fiscus-agents/src/rules/workflows/run.rs", "fiscus-domain/src/workflows/"),
+        ("fiscus-agents/src/rules/spaces/mod.rs", "fiscus-domain/src/spaces/"),
+        ("fiscus-agents/src/rules/calls.rs", "fiscus-domain/src/calls.rs"),
+        ("fiscus-models/src/rules/lqm/lifecycle.rs", "fiscus-domain/src/lqm/"),
+        ("fiscus-actions/src/rules/bank_files.rs", "fiscus-domain/src/bank_files.rs"),
+        ("fiscus-console/src/totp.rs", "fiscus-domain/src/totp.rs"),
+        ("fiscus-http/src/http_signature.rs", "fiscus-domain/src/http_signature.rs"),
+    ];
+    let all: Vec<String> =
+        ["fiscus-domain", "fiscus-agents", "fiscus-models", "fiscus-actions", "fiscus-console", "fiscus-http"]
+            .iter()
+            .flat_map(|k| files(k))
+            .map(|(rel, _)| rel)
+            .collect();
+    for (home, not_again) in moved {
+        assert!(all.iter().any(|rel| rel == home), "{home} is missing");
+        let again: Vec<&String> = all.iter().filter(|rel| rel.starts_with(not_again)).collect();
+        assert!(again.is_empty(), "an area's rules are back in the domain: {again:?}");
+    }
+}

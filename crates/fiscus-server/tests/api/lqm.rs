@@ -536,7 +536,7 @@ async fn a_passed_checkpoint_is_published_into_a_verifiable_hash_linked_supply_c
 
     let one = created(&app, &app.key, &publish(&first), &json!({})).await;
     assert_eq!(one["revision"], 1);
-    assert_eq!(one["previous_head"], fiscus_domain::lqm::records::GENESIS_HEAD);
+    assert_eq!(one["previous_head"], fiscus_models::rules::lqm::records::GENESIS_HEAD);
     assert_eq!(one["supply_chain_head"], one["head"]);
     assert_eq!(one["checkpoint_hash"], checkpoint["checkpoint_hash"]);
     assert_eq!(one["evidence_packet_hash"], packet["packet_hash"]);

@@ -469,9 +469,10 @@ pub async fn every_workflow_event(app: &TestApp) {
     let version = installed(app, "model_monitoring").await;
     let tenant = Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
     let operator = Caller::bare(Actor::operator("opr_workflows"));
-    for decision in
-        [fiscus_domain::workflows::run::ReviewDecision::Approve, fiscus_domain::workflows::run::ReviewDecision::Reject]
-    {
+    for decision in [
+        fiscus_agents::rules::workflows::run::ReviewDecision::Approve,
+        fiscus_agents::rules::workflows::run::ReviewDecision::Reject,
+    ] {
         let run = started(app, &version).await;
         reaches(app, &run, "awaiting_review").await;
         // An auditor reads; it decides nothing.

@@ -20,12 +20,12 @@
 use crate::check::RunEnd;
 use crate::workflow_runs::record;
 use crate::world::{Broken, Cap, SEC, Sim, Work};
+use fiscus_agents::rules::spaces::records::{CallBody, RunBody, SpaceBody, VersionBody};
+use fiscus_agents::rules::spaces::{AgentRunState, ModelSelection, PlannedCall, RunMode, library};
 use fiscus_agents::tables::spaces::{self, Call, Claimed, Run};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::evidence::{seal, seal_bytes};
 use fiscus_domain::ids::new_id;
-use fiscus_domain::spaces::records::{CallBody, RunBody, SpaceBody, VersionBody};
-use fiscus_domain::spaces::{AgentRunState, ModelSelection, PlannedCall, RunMode, library};
 use fiscus_domain::tenancy::{CredentialKind, Tenant};
 use fiscus_store::{StoreError, WriteTx};
 use serde_json::{Map, Value, json};

@@ -19,14 +19,14 @@
 
 use crate::check::RunEnd;
 use crate::world::{Cap, SEC, Sim, Work};
+use fiscus_agents::rules::workflows::definition::{Definition, Step as Planned};
+use fiscus_agents::rules::workflows::records::{InputPin, RunBody, StepBody, VersionBody, WorkflowBody};
+use fiscus_agents::rules::workflows::run::{Next, RunState, StepOutcome, plan};
 use fiscus_agents::tables::workflows::{self as flows, Claimed, Run, Step};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::evidence::seal;
 use fiscus_domain::ids::new_id;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_domain::workflows::definition::{Definition, Step as Planned};
-use fiscus_domain::workflows::records::{InputPin, RunBody, StepBody, VersionBody, WorkflowBody};
-use fiscus_domain::workflows::run::{Next, RunState, StepOutcome, plan};
 use fiscus_store::StoreError;
 use fiscus_store::WriteTx;
 use fiscus_store::sealed_records::Record;

@@ -1,6 +1,7 @@
 //! `/agents/spaces…`, `/agents/runs/{runUid}`, `/agents/executions/{uid}`: the spaces operators promoted in
 //! this workspace, runs of them, and each run's execution with the tool calls it made.
 
+use crate::rules::spaces::{AgentRunState, ModelSelection, PlannedCall, RunMode, SpaceDefinition};
 use crate::tables::spaces::{Call, Run, Version};
 use axum::Json;
 use axum::extract::{Extension, State};
@@ -9,7 +10,6 @@ use axum::response::Response;
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_domain::spaces::{AgentRunState, ModelSelection, PlannedCall, RunMode, SpaceDefinition};
 use serde::Serialize;
 use serde_json::{Map, Value};
 

@@ -22,7 +22,7 @@ use axum::response::{IntoResponse, Response};
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::evidence::seal;
 use fiscus_domain::ids::new_id;
-use fiscus_domain::workflows::run::RunState;
+use fiscus_domain::workflows::RunState;
 use serde_json::{Map, Value, json};
 
 use super::a2a::{self, Ask as Message, a2a_err, ask, invalid, short_id};

@@ -1,11 +1,11 @@
 //! `/workflows/library…`: the templates shipped with Fiscus, and installing one.
 
+use crate::rules::workflows::definition::Definition;
+use crate::rules::workflows::library::TEMPLATES;
 use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
 use fiscus_domain::api::list::ListPage;
-use fiscus_domain::workflows::definition::Definition;
-use fiscus_domain::workflows::library::TEMPLATES;
 use serde::Serialize;
 
 use super::views::{WorkflowVersionView, version_view};

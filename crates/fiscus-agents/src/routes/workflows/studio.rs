@@ -1,9 +1,9 @@
 //! `/workflow-studio/…`: versions written in the studio, and validation campaigns.
 
+use crate::rules::workflows::campaign::Suite;
 use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
-use fiscus_domain::workflows::campaign::Suite;
 
 use super::views::{WorkflowCampaignView, WorkflowVersionView, accepted, campaign_view, version_view};
 use crate::workflows::{campaigns, studio};

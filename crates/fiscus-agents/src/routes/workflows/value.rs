@@ -1,12 +1,12 @@
 //! `/workflows/proof-of-value`: what a workflow's runs did, against a stated manual baseline.
 
+use crate::rules::workflows::records::{Baseline, ValueFigures};
 use crate::tables::workflows::Proof;
 use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::rfc3339;
-use fiscus_domain::workflows::records::{Baseline, ValueFigures};
 use serde::{Deserialize, Serialize};
 
 use crate::workflows::value::{self, ProofRequest};

@@ -1,13 +1,13 @@
 //! What the workflow operations answer.
 
+use crate::rules::workflows::definition::{Definition, StepKind};
+use crate::rules::workflows::records::{CampaignCase, InputPin, LibraryOrigin};
+use crate::rules::workflows::run::{RunState, StepOutcome};
 use crate::tables::workflows::{Campaign, Run, Step, Version, Workflow};
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use fiscus_domain::clock::rfc3339;
-use fiscus_domain::workflows::definition::{Definition, StepKind};
-use fiscus_domain::workflows::records::{CampaignCase, InputPin, LibraryOrigin};
-use fiscus_domain::workflows::run::{RunState, StepOutcome};
 use serde::Serialize;
 use serde_json::Value;
 

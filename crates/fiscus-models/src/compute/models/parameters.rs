@@ -71,7 +71,7 @@ pub enum Parameters {
         model_id: String,
         checkpoint_id: String,
         checkpoint_hash: String,
-        algorithm: fiscus_domain::lqm::family::Algorithm,
+        algorithm: crate::rules::lqm::family::Algorithm,
         hyperparameters: Value,
         fitted: Value,
         #[serde(default = "twelve")]

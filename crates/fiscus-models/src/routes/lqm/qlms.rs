@@ -1,12 +1,12 @@
 //! `/qlms…`: QLMs composed from promoted LQM checkpoints, their versions, invocations and evaluations.
 
+use crate::rules::lqm::records::Pin;
 use crate::tables::lqm::qlms::{Qlm, Run, Version};
 use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::rfc3339;
-use fiscus_domain::lqm::records::Pin;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -3,18 +3,18 @@
 //! It is long because every LQM record's view is here, one per record type, so that the served shapes are written
 //! once and the routes only choose.
 
+use crate::rules::lqm::family::{Algorithm, TaskFamily};
+use crate::rules::lqm::licence::Terms;
+use crate::rules::lqm::lifecycle::{Operation, PromotionState, Reason, Stage};
+use crate::rules::lqm::records::{
+    Artifact, Builder, ContractTarget, DataVersion, Holdout, PacketCheckpoint, PacketContract, PacketEvaluation,
+    PacketModel, PacketRequest,
+};
+use crate::rules::lqm::retraining::{Decision, RequestState};
 use crate::tables::lqm::models::{Contract, Model};
 use crate::tables::lqm::supply_chain::{EvidencePacket, Promotion, Publication};
 use crate::tables::lqm::training::{Checkpoint, Evaluation, Request, Submission};
 use fiscus_domain::clock::rfc3339;
-use fiscus_domain::lqm::family::{Algorithm, TaskFamily};
-use fiscus_domain::lqm::licence::Terms;
-use fiscus_domain::lqm::lifecycle::{Operation, PromotionState, Reason, Stage};
-use fiscus_domain::lqm::records::{
-    Artifact, Builder, ContractTarget, DataVersion, Holdout, PacketCheckpoint, PacketContract, PacketEvaluation,
-    PacketModel, PacketRequest,
-};
-use fiscus_domain::lqm::retraining::{Decision, RequestState};
 use serde::Serialize;
 use serde_json::Value;
 

@@ -72,7 +72,7 @@ fn lqm_view(
     p: &crate::tables::lqm::supply_chain::Promotion,
     algorithm: &str,
 ) -> ModelView {
-    let forecasting = m.body.task_family == fiscus_domain::lqm::family::TaskFamily::Forecasting;
+    let forecasting = m.body.task_family == crate::rules::lqm::family::TaskFamily::Forecasting;
     ModelView {
         object: "model",
         key: m.id.clone(),
@@ -99,9 +99,7 @@ pub async fn promoted(
     tenant: &fiscus_domain::tenancy::Tenant,
 ) -> Result<Vec<(ModelView, crate::tables::lqm::training::Checkpoint)>, ApiError> {
     let mut out = Vec::new();
-    for (m, p) in
-        crate::lqm::promotion::in_state(state, tenant, fiscus_domain::lqm::lifecycle::PromotionState::Active).await?
-    {
+    for (m, p) in crate::lqm::promotion::in_state(state, tenant, fiscus_domain::lqm::PromotionState::Active).await? {
         let (c, _) = crate::lqm::training::checkpoint(state, tenant, &p.record.body.checkpoint_id).await?;
         if c.content_hash != p.record.body.checkpoint_hash {
             return Err(fiscus_kernel::governed::Failure::internal(format!(

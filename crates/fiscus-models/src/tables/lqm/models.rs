@@ -1,9 +1,9 @@
 //! Registered models and their dataset contracts.
 
 use super::{Fields, insert_record, select_one, select_page, select_where, text};
+use crate::rules::lqm::family::TaskFamily;
+use crate::rules::lqm::records::{ContractBody, ModelBody};
 use fiscus_domain::integrity::{SealKey, Stored};
-use fiscus_domain::lqm::family::TaskFamily;
-use fiscus_domain::lqm::records::{ContractBody, ModelBody};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::sealed_records::Record;
 use fiscus_store::{Result, WriteTx};

@@ -2,8 +2,8 @@
 
 use super::supply_chain::{QLM_RUNS_SEALED, QLM_VERSIONS_SEALED, QLMS_SEALED};
 use super::{Fields, insert_record, select_one, select_page, select_where, text};
+use crate::rules::lqm::records::{QlmBody, QlmRunBody, QlmVersionBody};
 use fiscus_domain::integrity::{SealKey, Stored};
-use fiscus_domain::lqm::records::{QlmBody, QlmRunBody, QlmVersionBody};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::sealed_records::Record;
 use fiscus_store::{Result, StoreError, WriteTx};

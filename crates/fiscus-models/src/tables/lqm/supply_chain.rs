@@ -3,10 +3,10 @@
 
 use super::training::Review;
 use super::{Fields, insert_record, select_one, select_page, select_where, text, update_guarded};
+use crate::rules::lqm::records::{EvidencePacketBody, PromotionBody, PublicationBody};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::{SealKey, Stored};
-use fiscus_domain::lqm::lifecycle::PromotionState;
-use fiscus_domain::lqm::records::{EvidencePacketBody, PromotionBody, PublicationBody};
+use fiscus_domain::lqm::PromotionState;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::sealed_records::Record;
 use fiscus_store::{Result, StoreError, WriteTx};

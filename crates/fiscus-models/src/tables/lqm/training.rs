@@ -1,10 +1,10 @@
 //! Retraining requests (reviewed once), the checkpoints trained under them, and their evaluations.
 
 use super::{Fields, columns_differ, insert_record, opt_text, select_one, select_where, text, update_guarded};
+use crate::rules::lqm::records::{CheckpointBody, EvaluationBody, RequestBody, SubmissionBody};
+use crate::rules::lqm::retraining::RequestState;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::{SealKey, Stored};
-use fiscus_domain::lqm::records::{CheckpointBody, EvaluationBody, RequestBody, SubmissionBody};
-use fiscus_domain::lqm::retraining::RequestState;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::sealed_records::Record;
 use fiscus_store::{Result, StoreError, WriteTx};

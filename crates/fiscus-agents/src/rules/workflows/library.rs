@@ -67,7 +67,7 @@ mod tests {
             let d = t.definition();
             assert_eq!(d.check(), Ok(()), "{}", t.key);
             assert!(d.connected_steps().is_empty(), "{} would not validate", t.key);
-            assert!(crate::fields::text_ok(t.name, 1, 200));
+            assert!(fiscus_domain::fields::text_ok(t.name, 1, 200));
         }
         let keys: Vec<&str> = TEMPLATES.iter().map(|t| t.key).collect();
         let mut sorted = keys.clone();

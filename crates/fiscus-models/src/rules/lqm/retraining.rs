@@ -67,8 +67,8 @@ impl Decision {
 /// Whether an actor of `kind` may decide a retraining request: only a person (an operator at the console).
 /// The seed makes the decision a human one, and a credential never carries the authority of a control, so an
 /// application (whatever its scopes), a worker or the CLI only ever submits a decision for a person.
-pub fn may_decide(kind: crate::actor::ActorKind) -> bool {
-    kind == crate::actor::ActorKind::Operator
+pub fn may_decide(kind: fiscus_domain::actor::ActorKind) -> bool {
+    kind == fiscus_domain::actor::ActorKind::Operator
 }
 
 /// The request is not awaiting review (it stands where it stands).
@@ -93,7 +93,7 @@ mod tests {
 
     #[test]
     fn only_a_person_decides() {
-        use crate::actor::ActorKind;
+        use fiscus_domain::actor::ActorKind;
         assert!(may_decide(ActorKind::Operator));
         for kind in [ActorKind::Application, ActorKind::Worker, ActorKind::Cli, ActorKind::Runtime] {
             assert!(!may_decide(kind), "{kind:?}");

@@ -14,7 +14,7 @@
 
 pub mod library;
 
-use crate::catalogue::{self, Method};
+use fiscus_domain::catalogue::{self, Method};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -321,7 +321,7 @@ impl SpaceDecision {
 /// Records as stored (canonical JSON, hashed and sealed).
 pub mod records {
     use super::{ModelSelection, PlannedCall, RunMode, SpaceDecision, SpaceDefinition};
-    use crate::tenancy::CredentialKind;
+    use fiscus_domain::tenancy::CredentialKind;
     use serde::{Deserialize, Serialize};
     use serde_json::{Map, Value};
 

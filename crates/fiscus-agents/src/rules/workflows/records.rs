@@ -150,7 +150,7 @@ pub struct Baseline {
     #[schema(minimum = 0, maximum = 100000000000i64, example = 12000)]
     pub hourly_cost_minor: i64,
     /// ISO 4217.
-    #[schema(value_type = crate::fields::CurrencyCode, inline, example = "USD")]
+    #[schema(value_type = fiscus_domain::fields::CurrencyCode, inline, example = "USD")]
     pub currency: String,
 }
 

@@ -31,7 +31,7 @@ pub struct Suite {
 #[serde(deny_unknown_fields)]
 #[schema(as = WorkflowSuiteCase)]
 pub struct Case {
-    #[schema(value_type = crate::fields::Text<1, 100>, inline, example = "approved")]
+    #[schema(value_type = fiscus_domain::fields::Text<1, 100>, inline, example = "approved")]
     pub name: String,
     /// The decision taken at each review step (by step id); a review not named is approved.
     #[serde(default)]
@@ -90,7 +90,7 @@ pub fn check(definition: &Definition, suite: Option<&Suite>) -> Result<(), Vec<S
         problems.push(SuiteProblem { step: None, kind: None, reason: format!("at most {MAX_CASES} cases") });
     }
     for (i, case) in suite.cases.iter().enumerate() {
-        if !crate::fields::text_ok(&case.name, 1, 100) {
+        if !fiscus_domain::fields::text_ok(&case.name, 1, 100) {
             problems.push(SuiteProblem {
                 step: None,
                 kind: None,

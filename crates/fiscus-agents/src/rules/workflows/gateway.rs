@@ -3,8 +3,8 @@
 //! asks for "a separate explicit workflow-tool allowlist") and names versions, not workflows, so that a
 //! version written after the admin's decision is never dispatched on the strength of it.
 
-use crate::credentials::Environment;
-use crate::evidence::{self, seal};
+use fiscus_domain::credentials::Environment;
+use fiscus_domain::evidence::{self, seal};
 use serde_json::json;
 
 /// At most this many versions on one allowlist.
@@ -14,7 +14,7 @@ pub const MAX_VERSIONS: usize = 100;
 pub fn allowlist(versions: Vec<String>) -> Result<Vec<String>, String> {
     let mut out = Vec::with_capacity(versions.len());
     for v in versions {
-        if !crate::ids::is_id_of("wfv", &v) {
+        if !fiscus_domain::ids::is_id_of("wfv", &v) {
             return Err(format!("`{v}` is not a workflow version id (wfv_…)"));
         }
         out.push(v);

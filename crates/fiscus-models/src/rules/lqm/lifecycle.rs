@@ -114,46 +114,7 @@ pub enum Verdict {
     Failed,
 }
 
-/// Where a checkpoint's promotion stands (its latest request).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-#[schema(as = LqmPromotionState)]
-pub enum PromotionState {
-    /// Awaiting an operator.
-    Pending,
-    /// Serving in the Quant Models catalogue.
-    Active,
-    /// Replaced by the promotion of a newer checkpoint.
-    Superseded,
-    /// Withdrawn by an operator: it serves nothing.
-    Revoked,
-    /// An operator refused it.
-    Denied,
-}
-
-impl PromotionState {
-    pub const ALL: [PromotionState; 5] = [
-        PromotionState::Pending,
-        PromotionState::Active,
-        PromotionState::Superseded,
-        PromotionState::Revoked,
-        PromotionState::Denied,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PromotionState::Pending => "pending",
-            PromotionState::Active => "active",
-            PromotionState::Superseded => "superseded",
-            PromotionState::Revoked => "revoked",
-            PromotionState::Denied => "denied",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<PromotionState> {
-        PromotionState::ALL.into_iter().find(|p| p.as_str() == s)
-    }
-}
+pub use fiscus_domain::lqm::PromotionState;
 
 /// What is known of a model, for its model-level gates.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

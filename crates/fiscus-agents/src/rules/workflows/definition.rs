@@ -225,7 +225,7 @@ pub struct Review {
     #[schema(max_items = 20, value_type = Vec<String>)]
     pub after: Vec<String>,
     /// What the reviewer is asked, shown at the console.
-    #[schema(value_type = crate::fields::Text<1, 200>, inline, example = "Sign off the month-end risk figures")]
+    #[schema(value_type = fiscus_domain::fields::Text<1, 200>, inline, example = "Sign off the month-end risk figures")]
     pub title: String,
 }
 
@@ -238,7 +238,7 @@ pub struct Report {
     #[serde(default)]
     #[schema(max_items = 20, value_type = Vec<String>)]
     pub after: Vec<String>,
-    #[schema(value_type = crate::fields::Text<1, 200>, inline, example = "Month-end risk report")]
+    #[schema(value_type = fiscus_domain::fields::Text<1, 200>, inline, example = "Month-end risk report")]
     pub title: String,
     /// Steps whose outputs the report carries (each must be among this step's ancestors).
     #[schema(min_items = 1, max_items = 20, value_type = Vec<String>)]
@@ -256,7 +256,7 @@ pub struct Connected {
     pub after: Vec<String>,
     /// What the step is for.
     #[serde(default)]
-    #[schema(value_type = Option<crate::fields::Prose<500>>, inline)]
+    #[schema(value_type = Option<fiscus_domain::fields::Prose<500>>, inline)]
     pub description: Option<String>,
 }
 
@@ -474,12 +474,12 @@ impl Definition {
                     }
                 }
                 Step::Review(s) => {
-                    if !crate::fields::text_ok(&s.title, 1, 200) {
+                    if !fiscus_domain::fields::text_ok(&s.title, 1, 200) {
                         problems.push(invalid(field("title"), "must be 1 to 200 characters of text"));
                     }
                 }
                 Step::Report(s) => {
-                    if !crate::fields::text_ok(&s.title, 1, 200) {
+                    if !fiscus_domain::fields::text_ok(&s.title, 1, 200) {
                         problems.push(invalid(field("title"), "must be 1 to 200 characters of text"));
                     }
                     if s.include.is_empty() || s.include.len() > MAX_AFTER {
@@ -493,7 +493,7 @@ impl Definition {
                 | Step::CodeRunner(s)
                 | Step::SubWorkflow(s)
                 | Step::ExternalNetwork(s) => {
-                    if s.description.as_deref().is_some_and(|d| !crate::fields::prose_ok(d, 500)) {
+                    if s.description.as_deref().is_some_and(|d| !fiscus_domain::fields::prose_ok(d, 500)) {
                         problems.push(invalid(field("description"), "at most 500 characters, no control characters"));
                     }
                 }

@@ -6,7 +6,7 @@
 //! Algorithm-specific parts (hyperparameters, fitted parameters, metrics) are JSON values whose shape the
 //! algorithm defines (the server's `lqm::fit`).
 
-use crate::actor::Actor;
+use fiscus_domain::actor::Actor;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -83,7 +83,7 @@ pub struct DatasetRef {
     pub file_sha256: String,
     pub content_hash: String,
     pub importer_version: String,
-    #[serde(with = "crate::actor::as_label")]
+    #[serde(with = "fiscus_domain::actor::as_label")]
     pub imported_by: Actor,
 }
 
@@ -131,7 +131,7 @@ pub struct RequestBody {
 pub struct SubmissionBody {
     pub request_id: String,
     pub request_hash: String,
-    pub decision: crate::lqm::retraining::Decision,
+    pub decision: crate::rules::lqm::retraining::Decision,
     pub note: Option<String>,
 }
 
@@ -178,9 +178,9 @@ pub struct EvaluationBody {
     pub metrics: Value,
     pub passed: bool,
     /// Who trained the checkpoint and who evaluated it; `independent` when they differ.
-    #[serde(with = "crate::actor::as_label")]
+    #[serde(with = "fiscus_domain::actor::as_label")]
     pub trained_by: Actor,
-    #[serde(with = "crate::actor::as_label")]
+    #[serde(with = "fiscus_domain::actor::as_label")]
     pub evaluated_by: Actor,
     pub independent: bool,
 }
@@ -237,10 +237,10 @@ pub struct PacketContract {
 pub struct PacketRequest {
     pub id: String,
     pub request_hash: String,
-    #[serde(with = "crate::actor::as_label")]
+    #[serde(with = "fiscus_domain::actor::as_label")]
     #[schema(value_type = String, pattern = "^(application|operator|worker|cli|runtime):.+$", example = "application:app_01M81GEC05EFB9183ZPGT2DR8T")]
     pub requested_by: Actor,
-    #[serde(with = "crate::actor::as_label")]
+    #[serde(with = "fiscus_domain::actor::as_label")]
     #[schema(value_type = String, pattern = "^(application|operator|worker|cli|runtime):.+$", example = "application:app_01M81GEC05EFB9183ZPGT2DR8T")]
     pub reviewed_by: Actor,
     /// When the review was recorded (RFC 3339).
@@ -253,7 +253,7 @@ pub struct PacketCheckpoint {
     pub id: String,
     pub checkpoint_hash: String,
     pub algorithm: Algorithm,
-    #[serde(with = "crate::actor::as_label")]
+    #[serde(with = "fiscus_domain::actor::as_label")]
     #[schema(value_type = String, pattern = "^(application|operator|worker|cli|runtime):.+$", example = "application:app_01M81GEC05EFB9183ZPGT2DR8T")]
     pub trained_by: Actor,
     pub engine: String,
@@ -266,7 +266,7 @@ pub struct PacketEvaluation {
     pub evaluation_hash: String,
     pub passed: bool,
     pub independent: bool,
-    #[serde(with = "crate::actor::as_label")]
+    #[serde(with = "fiscus_domain::actor::as_label")]
     #[schema(value_type = String, pattern = "^(application|operator|worker|cli|runtime):.+$", example = "application:app_01M81GEC05EFB9183ZPGT2DR8T")]
     pub evaluated_by: Actor,
     #[schema(value_type = Object)]
@@ -296,10 +296,10 @@ pub struct Builder {
     /// The Fiscus version that built it.
     pub version: String,
     /// Who trained the checkpoint and who published it (`application:app_…`; never credential material).
-    #[serde(with = "crate::actor::as_label")]
+    #[serde(with = "fiscus_domain::actor::as_label")]
     #[schema(value_type = String, pattern = "^(application|operator|worker|cli|runtime):.+$", example = "application:app_01M81GEC05EFB9183ZPGT2DR8T")]
     pub trained_by: Actor,
-    #[serde(with = "crate::actor::as_label")]
+    #[serde(with = "fiscus_domain::actor::as_label")]
     #[schema(value_type = String, pattern = "^(application|operator|worker|cli|runtime):.+$", example = "application:app_01M81GEC05EFB9183ZPGT2DR8T")]
     pub published_by: Actor,
 }
