@@ -6,10 +6,10 @@
 use fiscus_domain::audit_action::Change;
 use std::collections::BTreeMap;
 
+use crate::rules::collateral::{CollateralRule, default_rules, validate};
 use crate::tables::collateral::{self as store, Policy};
 use crate::tables::investment_records::{Record, RecordKind};
 use fiscus_domain::clock::now_micros;
-use fiscus_domain::investment::collateral::{CollateralRule, default_rules, validate};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_quant::collateral::{self as engine, CollateralPosition, EligibilityRule, Observations};
 use serde::{Deserialize, Serialize};
@@ -197,7 +197,7 @@ pub async fn snapshot(
             instrument: name,
             quantity: units,
             currency: currency.code().to_string(),
-            asset_class: fiscus_domain::investment::collateral::CASH.to_string(),
+            asset_class: crate::rules::collateral::CASH.to_string(),
         });
         lines.push((amount.to_string(), "1".to_string(), None));
     }

@@ -2,8 +2,8 @@
 //! holdings (or of named instruments), and the whole-unit orders that would reach them. A proposal: it is
 //! sealed and recorded, and never trades.
 
+use crate::rules::model_portfolio::{self as model, Held, Order, WEIGHT_UNIT};
 use crate::tables::investment_records::{Record, RecordKind};
-use fiscus_domain::investment::model_portfolio::{self as model, Held, Order, WEIGHT_UNIT};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_quant::Matrix;
 use fiscus_quant::optimise::{self, Constraints, Objective, Rebalance};

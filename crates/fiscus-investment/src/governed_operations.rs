@@ -6,11 +6,11 @@
 use fiscus_domain::audit_action::Change;
 use std::collections::HashMap;
 
+use crate::rules::model_portfolio::{self as model, Held, ModelState, Order};
 use crate::tables::investment_records::{Record, RecordKind};
 use crate::tables::themes::{self, Operation, OperationStatus};
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_domain::investment::model_portfolio::{self as model, Held, ModelState, Order};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
 use serde::{Deserialize, Serialize};

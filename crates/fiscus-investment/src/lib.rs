@@ -35,6 +35,7 @@ pub mod orders;
 pub mod records;
 pub mod reports;
 pub mod routes;
+pub mod rules;
 pub mod scenarios;
 pub mod tables;
 pub mod tax;

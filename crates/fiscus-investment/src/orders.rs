@@ -14,13 +14,13 @@
 use fiscus_domain::audit_action::Change;
 use std::collections::HashMap;
 
+use crate::rules::model_portfolio::{Order, Side};
+use crate::rules::pre_trade;
 use fiscus_actions::rules::checks::{CheckStatus, ValidCheck};
 use fiscus_actions::rules::envelope::{ExecutionMode, Origin, ProposalRequest, RiskTier};
 use fiscus_domain::actions::ActionKind;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_domain::investment::model_portfolio::{Order, Side};
-use fiscus_domain::investment::pre_trade;
 use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_quant::tax_lots::{self, Lot, ReliefMethod, Sale, Term};
@@ -181,7 +181,7 @@ pub async fn propose(
     Ok(fiscus_actions::steps::Loaded::load(tx.conn(), &key, tenant, loaded.action).await?)
 }
 
-/// The three pre-trade checks (`fiscus_domain::investment::pre_trade`), decided on the book as it stands and
+/// The three pre-trade checks (`crate::rules::pre_trade`), decided on the book as it stands and
 /// the model portfolio the orders move onto.
 async fn computed_checks(
     tx: &mut WriteTx,

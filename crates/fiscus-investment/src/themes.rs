@@ -5,12 +5,10 @@
 use fiscus_domain::audit_action::Change;
 use std::collections::HashMap;
 
+use crate::rules::model_portfolio::{self as model, Candidate, ModelDecision, ModelHolding, ModelState, Weighting};
 use crate::tables::themes::{self, Member, ModelPortfolio, Universe, UniverseStatus};
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_domain::investment::model_portfolio::{
-    self as model, Candidate, ModelDecision, ModelHolding, ModelState, Weighting,
-};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
 use serde::{Deserialize, Serialize};

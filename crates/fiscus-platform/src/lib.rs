@@ -23,6 +23,7 @@ pub mod intelligence;
 pub mod oauth;
 pub mod platform;
 pub mod tables;
+pub mod views;
 
 use fiscus_http::AppState;
 use utoipa_axum::router::OpenApiRouter;

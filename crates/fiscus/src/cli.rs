@@ -879,7 +879,7 @@ async fn admin_command(admin: &Admin<'_>, settings: &Settings, command: AdminCom
                 }
                 None => println!(
                     "version 0 (the built-in default)\n{}",
-                    serde_json::to_string(&fiscus_domain::investment::collateral::default_rules())?
+                    serde_json::to_string(&fiscus_investment::rules::collateral::default_rules())?
                 ),
             }
         }

@@ -4,4 +4,3 @@
 pub mod evidence;
 pub mod list;
 pub mod objects;
-pub mod platform;

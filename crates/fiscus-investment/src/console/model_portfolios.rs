@@ -2,13 +2,13 @@
 //! hash the decision covers), and the decided ones. Only an admin or an approver decides; the form names
 //! the content hash it approves, and a draft whose hash changed since the page was shown is not decided.
 
+use crate::rules::model_portfolio::{ModelDecision, ModelState};
 use crate::tables::themes::ModelPortfolio;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_console::form::ConsoleForm;
 use fiscus_domain::credentials::Environment;
-use fiscus_domain::investment::model_portfolio::{ModelDecision, ModelState};
 use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
 use serde::Deserialize;

@@ -1,6 +1,7 @@
 //! `/investment/themes/universes…` and `/investment/model-portfolios…`: research's universes and the model
 //! portfolios drawn from them (drafts until an operator approves them at the console).
 
+use crate::rules::model_portfolio::{ModelHolding, ModelState, Weighting};
 use crate::tables::themes::{Member, ModelPortfolio, Universe};
 use axum::Json;
 use axum::extract::State;
@@ -8,7 +9,6 @@ use axum::response::Response;
 use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_domain::investment::model_portfolio::{ModelHolding, ModelState, Weighting};
 use serde::{Deserialize, Serialize};
 
 use crate::themes::{self, HandoffRequest, ModelPortfolioRequest, UniverseRequest};

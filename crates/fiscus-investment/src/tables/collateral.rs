@@ -1,9 +1,9 @@
 //! Collateral policies (see the migration `…_collateral.sql`): a workspace's eligibility and haircut rules,
 //! versioned (1, 2, …), each version sealed and never changed. The newest version is the one in force.
 
+use crate::rules::collateral::CollateralRule;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::{SealKey, Stored};
-use fiscus_domain::investment::collateral::CollateralRule;
 use fiscus_store::seals;
 use fiscus_store::stored_actor;
 use fiscus_store::{Result, StoreError, WriteTx};

@@ -10,9 +10,9 @@
 //! It is long because universes, model portfolios and operations are three tables of one lineage (an operation
 //! fixes a model portfolio's hash, a model portfolio a universe's), read together.
 
+use crate::rules::model_portfolio::{ModelHolding, ModelState, Weighting};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::{SealKey, Stored};
-use fiscus_domain::investment::model_portfolio::{ModelHolding, ModelState, Weighting};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::seals;
 use fiscus_store::stored_actor;

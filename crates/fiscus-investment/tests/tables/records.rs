@@ -63,7 +63,7 @@ async fn an_investment_record_is_sealed_listed_by_kind_and_refused_when_altered(
 
 #[tokio::test]
 async fn universes_model_portfolios_and_operations_are_sealed_decided_once_and_tenant_bound() {
-    use fiscus_domain::investment::model_portfolio::{ModelHolding, ModelState, Weighting};
+    use fiscus_investment::rules::model_portfolio::{ModelHolding, ModelState, Weighting};
     use fiscus_investment::tables::themes::{
         self, Member, ModelPortfolio, Operation, OperationStatus, Universe, UniverseStatus,
     };

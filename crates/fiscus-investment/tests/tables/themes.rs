@@ -5,8 +5,8 @@
 
 use crate::helpers::*;
 use fiscus_domain::ids::new_id;
-use fiscus_domain::investment::model_portfolio::{ModelHolding, ModelState, Weighting};
 use fiscus_domain::tenancy::Tenant;
+use fiscus_investment::rules::model_portfolio::{ModelHolding, ModelState, Weighting};
 use fiscus_investment::tables::themes::{
     self, Member, ModelPortfolio, Operation, OperationStatus, Universe, UniverseStatus,
 };

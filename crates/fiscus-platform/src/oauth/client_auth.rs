@@ -1,11 +1,11 @@
 //! Client authentication and the RFC 6749 §5.2 error response.
 
+use crate::views::OAuthErrorResponse;
 use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
-use fiscus_domain::api::platform::OAuthErrorResponse;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::credentials;
 use fiscus_domain::ijson::has_nul;

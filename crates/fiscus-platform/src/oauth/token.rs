@@ -1,13 +1,11 @@
 //! The token endpoint (client credentials, RFC 6749 §4.4), revocation (RFC 7009) and introspection
 //! (RFC 7662), answered in the RFCs' own JSON shapes.
 
+use crate::views::{IntrospectionResponse, OAuthErrorResponse, TokenForm, TokenReferenceForm, TokenResponse};
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use fiscus_domain::api::platform::{
-    IntrospectionResponse, OAuthErrorResponse, TokenForm, TokenReferenceForm, TokenResponse,
-};
 use fiscus_domain::audit_action::AuditAction;
 use fiscus_domain::catalogue;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};

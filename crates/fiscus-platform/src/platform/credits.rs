@@ -1,8 +1,8 @@
 //! `GET /ai-credits/balance`: the workspace's AI credits granted, consumed and remaining.
 
+use crate::views::CreditBalanceView;
 use axum::Json;
 use axum::extract::State;
-use fiscus_domain::api::platform::CreditBalanceView;
 
 use fiscus_http::AppState;
 use fiscus_http::ctx::Ctx;

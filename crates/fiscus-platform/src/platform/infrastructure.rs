@@ -1,12 +1,12 @@
 //! Infrastructure reads. Each reports what is actually true of this deployment, never a brochure.
 
-use axum::Json;
-use axum::extract::State;
-use fiscus_domain::api::list::ListPage;
-use fiscus_domain::api::platform::{
+use crate::views::{
     AuditHeadView, DataEntitlementView, KeyPostureView, OperatorPostureView, PostureView, ProductionAccessView,
     RegionView, SecretsPostureView, ServiceClassView, UsageRowView, UsageView,
 };
+use axum::Json;
+use axum::extract::State;
+use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros, rfc3339, utc_day};
 use fiscus_domain::scopes::{SCOPES, ScopeSet};
 use serde::Deserialize;

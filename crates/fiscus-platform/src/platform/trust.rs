@@ -1,9 +1,9 @@
 //! `GET /trust/audit-head`: the workspace's audit chain head (sequence and hash), what anything sealed can be
 //! checked against.
 
+use crate::views::AuditHeadView;
 use axum::Json;
 use axum::extract::State;
-use fiscus_domain::api::platform::AuditHeadView;
 
 use fiscus_http::AppState;
 use fiscus_http::ctx::Ctx;

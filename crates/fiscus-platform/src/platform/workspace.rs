@@ -1,8 +1,8 @@
 //! `GET /workspace`: the workspace of the calling credential.
 
+use crate::views::{CallerView, ProductionAccessView, WorkspaceView};
 use axum::Json;
 use axum::extract::State;
-use fiscus_domain::api::platform::{CallerView, ProductionAccessView, WorkspaceView};
 use fiscus_domain::clock::rfc3339;
 
 use fiscus_http::AppState;

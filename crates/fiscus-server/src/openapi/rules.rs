@@ -67,8 +67,8 @@ fn rules() -> Vec<(&'static str, Vec<Value>)> {
     vec![
         // Written by the types they belong to (fiscus-domain).
         ("ProposalRequest", vec![fiscus_actions::rules::envelope::ProposalRequest::schema_conditions()]),
-        ("TokenForm", vec![fiscus_domain::api::platform::oauth_form_conditions()]),
-        ("TokenReferenceForm", vec![fiscus_domain::api::platform::oauth_form_conditions()]),
+        ("TokenForm", vec![fiscus_platform::views::oauth_form_conditions()]),
+        ("TokenReferenceForm", vec![fiscus_platform::views::oauth_form_conditions()]),
         // compute/optimization.rs `pin`, compute/inputs.rs `returns_of`.
         (
             "OptimizationRequest",

@@ -408,7 +408,7 @@ async fn scenarios_and_constructions_are_sealed_proposals_on_the_holdings() {
 
 #[tokio::test]
 async fn a_collateral_snapshot_applies_the_policy_in_force_to_observed_values() {
-    use fiscus_domain::investment::collateral::CollateralRule;
+    use fiscus_investment::rules::collateral::CollateralRule;
     let app = spawn_app().await;
     demo(&app).await;
     // By code (the seed's string id) with the built-in default policy (version 0).

@@ -1,6 +1,6 @@
 //! Core platform shapes: workspace, infrastructure reads, credits, audit head, OAuth.
 
-use crate::credentials::Environment;
+use fiscus_domain::credentials::Environment;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
@@ -213,7 +213,7 @@ fn grant_type_schema() -> utoipa::openapi::Object {
 /// as if omitted (RFC 6749 §3.1), and so is null, which a form cannot carry.
 fn scope_list_schema() -> utoipa::openapi::Object {
     use utoipa::openapi::schema::{SchemaType, Type};
-    let one = format!("({})", crate::scopes::SCOPES.join("|"));
+    let one = format!("({})", fiscus_domain::scopes::SCOPES.join("|"));
     utoipa::openapi::ObjectBuilder::new()
         .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
         .pattern(Some(format!("^$|^[ ,]*{one}([ ,]+{one})*[ ,]*$")))

@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::data::records::ASSET_CLASSES;
+use fiscus_domain::data::records::ASSET_CLASSES;
 
 /// The class cash balances are matched as.
 pub const CASH: &str = "cash";
@@ -58,7 +58,7 @@ pub fn validate(rules: &[CollateralRule]) -> Result<(), Vec<String>> {
             errors.push(format!("rule {i}: a haircut is from 0 to below 1"));
         }
         for c in &r.currencies {
-            if crate::money::Currency::parse(c).is_none() {
+            if fiscus_domain::money::Currency::parse(c).is_none() {
                 errors.push(format!("rule {i}: `{c}` is not an accepted ISO 4217 code"));
             }
         }
