@@ -357,8 +357,13 @@ async fn rebuild_log(app: &TestApp) {
 
 /// Rewrites the workspace's leaves as someone holding the database would: every leaf read, `edit` applied,
 /// the leaves written back as the storage holds them (one batch, three lines a leaf) and the head's count
-/// set to match; then the log is rebuilt (`rebuild_log`).
+/// set to match; then the log is rebuilt (`rebuild_log`). The workers are drained before and after, so no
+/// integration overlaps the rewrite.
 async fn rewrite_leaves(app: &TestApp, edit: impl FnOnce(&mut Vec<Leaf>)) {
+    // The log's integrator first works off what is due (a reseal's correction leaf, say): an integration
+    // still running on the leaves as they were would write their index back after the rewrite below, and
+    // the test would then see its own race, not the log.
+    app.drain().await;
     let ws = &app.workspace_id;
     let mut conn = app.state.store.read().await.expect("conn");
     let size = fiscus_store::tlog::size(&mut conn, ws).await.expect("size");
@@ -379,6 +384,7 @@ async fn rewrite_leaves(app: &TestApp, edit: impl FnOnce(&mut Vec<Leaf>)) {
     }
     app.execute(&format!("UPDATE audit_heads SET leaves = {} WHERE workspace_id = '{ws}'", leaves.len())).await;
     rebuild_log(app).await;
+    app.drain().await;
 }
 
 /// What an outsider who kept `kept` concludes about `later` (its checkpoint and, when it is larger, the

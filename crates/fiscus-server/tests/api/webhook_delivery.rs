@@ -214,9 +214,13 @@ async fn a_410_disables_the_endpoint_and_abandons_what_is_pending() {
     assert_eq!(list["data"][0]["status"], "disabled", "{list}");
     assert!(list["data"][0]["status_reason"].as_str().expect("reason").contains("410"));
     assert_eq!(rx.got().len(), 1, "nothing after the 410");
-    let states = settled(&app, &endpoint, |s| s.len() == 2 && s[1].1 != "pending").await;
-    let states: Vec<&str> = states.iter().map(|(_, s, _)| s.as_str()).collect();
-    assert_eq!(states, vec!["failed", "abandoned"]);
+    // The second event reaches the endpoint's queue before or after the 410, whichever the relay and the
+    // delivery worker do first: before, it waits there and is abandoned; after, a disabled endpoint gets no
+    // delivery at all. Either way nothing stays pending and nothing else was sent.
+    let states = settled(&app, &endpoint, |s| !s.is_empty() && s.iter().all(|(_, st, _)| st != "pending")).await;
+    let mut states: Vec<&str> = states.iter().map(|(_, s, _)| s.as_str()).collect();
+    states.sort();
+    assert!(states == ["abandoned", "failed"] || states == ["failed"], "{states:?}");
     let audited = format!(
         "SELECT COUNT(*) FROM audit_events WHERE action = 'webhook_endpoint.disabled' AND subject = '{endpoint}'"
     );
