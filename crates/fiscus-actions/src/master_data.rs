@@ -9,9 +9,10 @@
 //! `clearing_system`, `clearing_member`, `street`, `building`, `postcode`, `town`, `country` (each optional
 //! where the API's is).
 
+use crate::rules::bank_accounts::{ProposedAddress, ProposedDetails};
 use crate::steps::bank_accounts::{NewCounterparty, create_counterparty, propose};
 use crate::tables::bank_accounts as store;
-use fiscus_domain::bank_accounts::{AccountNumber, Owner, ProposedAddress, ProposedDetails};
+use fiscus_domain::bank_accounts::{AccountNumber, Owner};
 use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_kernel::governed::{Caller, Failure};
@@ -191,7 +192,7 @@ pub fn import_bank_accounts<'a>(
                 None => store::versions_of_own(tx.conn(), &key, tenant).await?,
             };
             let same = |n: &AccountNumber| *n == wanted.number;
-            let rejected = |v: &store::Version| v.state == fiscus_domain::bank_accounts::VersionState::Rejected;
+            let rejected = |v: &store::Version| v.state == crate::rules::bank_accounts::VersionState::Rejected;
             if existing
                 .iter()
                 .any(|v| !rejected(v) && v.record.body.currency == wanted.currency && same(&v.record.body.number))

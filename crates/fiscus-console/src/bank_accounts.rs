@@ -6,8 +6,9 @@
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use fiscus_actions::rules::bank_accounts::VersionState;
 use fiscus_actions::tables::bank_accounts::{self as store, Version};
-use fiscus_domain::bank_accounts::{AccountNumber, AccountVersion, VersionState};
+use fiscus_domain::bank_accounts::{AccountNumber, AccountVersion};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
 use std::fmt::Write as _;

@@ -81,7 +81,7 @@ pub struct Nav<'a> {
     pub email: &'a str,
     pub role: &'a str,
     pub csrf: &'a str,
-    pub pending: &'a fiscus_store::queues::Pending,
+    pub pending: &'a crate::pending::Pending,
     /// What the last form post did, shown once (HTML-safe text).
     pub flash: Option<&'a str>,
 }

@@ -4,7 +4,7 @@
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_store::data::market::{self, InstrumentFilter, Rows, Window};
+use fiscus_data_core::tables::market::{self, InstrumentFilter, Rows, Window};
 
 use super::charts;
 use super::html::{self, escape, page};
@@ -91,13 +91,17 @@ pub async fn detail(State(state): State<AppState>, op: OperatorSession, Path(id)
     let mut bars = Vec::new();
     let mut quality = String::new();
     if let Some(dataset) = dataset {
-        quality =
-            match fiscus_store::data::datasets::quality(&mut conn, state.store.seal_key(), &op.workspace_id, dataset)
-                .await
-            {
-                Ok(report) => quality_section(&i.symbol, dataset, report.as_ref()),
-                Err(_) => return unavailable(),
-            };
+        quality = match fiscus_data_core::tables::datasets::quality(
+            &mut conn,
+            state.store.seal_key(),
+            &op.workspace_id,
+            dataset,
+        )
+        .await
+        {
+            Ok(report) => quality_section(&i.symbol, dataset, report.as_ref()),
+            Err(_) => return unavailable(),
+        };
         let Ok(last) = market::last_bar(&mut conn, &op.workspace_id, &i.id, dataset).await else {
             return unavailable();
         };
@@ -142,7 +146,11 @@ pub async fn detail(State(state): State<AppState>, op: OperatorSession, Path(id)
 
 /// What the prices dataset's quality report (written at import) found in this instrument's series: each kind
 /// of finding with its count and first dates, or that there is none, or that the dataset predates reports.
-fn quality_section(symbol: &str, dataset: i64, report: Option<&fiscus_domain::data::quality::QualityReport>) -> String {
+fn quality_section(
+    symbol: &str,
+    dataset: i64,
+    report: Option<&fiscus_data_core::rules::quality::QualityReport>,
+) -> String {
     let head =
         format!("<h2>Data quality</h2><p>From the quality report of prices dataset {dataset}, written at import.</p>");
     let Some(report) = report else {

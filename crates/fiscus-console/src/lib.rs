@@ -24,6 +24,7 @@ pub mod html;
 mod instruments;
 mod login;
 mod passwords;
+pub mod pending;
 mod preferences;
 mod production;
 mod propose;

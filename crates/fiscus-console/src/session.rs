@@ -33,7 +33,7 @@ pub struct OperatorSession {
     /// What the last form post did, from the flash cookie (HTML-safe text), shown once.
     pub flash: Option<String>,
     /// What waits for people in the workspace, counted when the page was asked for (the navigation shows it).
-    pub pending: fiscus_store::queues::Pending,
+    pub pending: crate::pending::Pending,
 }
 
 impl OperatorSession {
@@ -177,7 +177,7 @@ impl FromRequestParts<AppState> for OperatorSession {
         }
         fiscus_http::standing::authenticated(&parts.extensions);
         // Counts are a convenience: a failed count shows none rather than refusing the page.
-        let pending = fiscus_store::queues::pending(&mut conn, &row.workspace_id).await.unwrap_or_default();
+        let pending = crate::pending::pending(&mut conn, &row.workspace_id).await.unwrap_or_default();
         Ok(OperatorSession {
             session_id: row.id,
             workspace_id: row.workspace_id,

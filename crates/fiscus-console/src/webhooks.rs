@@ -8,8 +8,8 @@ use axum::response::Response;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::webhook_deliveries::DeliveryState;
-use fiscus_store::webhooks::EndpointStatus;
+use fiscus_kernel::tables::webhook_deliveries::DeliveryState;
+use fiscus_kernel::tables::webhooks::EndpointStatus;
 use serde::Deserialize;
 use std::fmt::Write as _;
 
@@ -27,7 +27,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession, Query(filt
         return html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.");
     };
     let Ok(endpoints) =
-        fiscus_store::webhooks::list_workspace(&mut conn, state.store.seal_key(), &op.workspace_id).await
+        fiscus_kernel::tables::webhooks::list_workspace(&mut conn, state.store.seal_key(), &op.workspace_id).await
     else {
         return html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.");
     };
@@ -87,7 +87,7 @@ pub async fn log(State(state): State<AppState>, op: OperatorSession, Path(id): P
         || html::error_page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable", "The database does not answer.");
     let Ok(mut conn) = state.store.read().await else { return unavailable() };
     let Ok(endpoints) =
-        fiscus_store::webhooks::list_workspace(&mut conn, state.store.seal_key(), &op.workspace_id).await
+        fiscus_kernel::tables::webhooks::list_workspace(&mut conn, state.store.seal_key(), &op.workspace_id).await
     else {
         return unavailable();
     };
@@ -95,8 +95,8 @@ pub async fn log(State(state): State<AppState>, op: OperatorSession, Path(id): P
     let Some(endpoint) = endpoints.into_iter().find(|e| e.id == id) else {
         return html::error_page(StatusCode::NOT_FOUND, "Not found", "No such webhook endpoint in this workspace.");
     };
-    let deliveries = fiscus_store::webhook_deliveries::counts(&mut conn, &op.workspace_id, &endpoint.id).await;
-    let attempts = fiscus_store::webhook_deliveries::log(&mut conn, &op.workspace_id, &endpoint.id, 200).await;
+    let deliveries = fiscus_kernel::tables::webhook_deliveries::counts(&mut conn, &op.workspace_id, &endpoint.id).await;
+    let attempts = fiscus_kernel::tables::webhook_deliveries::log(&mut conn, &op.workspace_id, &endpoint.id, 200).await;
     let (Ok(deliveries), Ok(attempts)) = (deliveries, attempts) else { return unavailable() };
     let count = |state: DeliveryState| deliveries.get(&state).copied().unwrap_or(0);
     let mut rows = String::new();

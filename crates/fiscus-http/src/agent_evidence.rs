@@ -2,6 +2,7 @@
 //! accepted or refused, is recorded with hashes of its body and of the response and sealed, and the response
 //! names it in `Agent-Request-Id` (readable at `GET /agent-execution/requests/{uid}`).
 
+use crate::tables::agent_requests::AgentRequestRow;
 use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue};
@@ -12,7 +13,6 @@ use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::evidence::{seal, seal_bytes};
 use fiscus_domain::tenancy::Principal;
-use fiscus_store::agent_requests::AgentRequestRow;
 use serde_json::json;
 use std::sync::Arc;
 
@@ -82,7 +82,7 @@ pub async fn layer(State(state): State<AppState>, req: Request, next: Next) -> R
         let mut tx = state.store.begin().await?;
         // An unclaimed signed read spends its nonce with this row (unique per client and nonce).
         let nonce = unclaimed.as_ref().map(|c| c.nonce.as_str());
-        match fiscus_store::agent_requests::insert(&mut tx, &principal.tenant, &row, nonce).await {
+        match crate::tables::agent_requests::insert(&mut tx, &principal.tenant, &row, nonce).await {
             Ok(()) => {}
             Err(fiscus_store::StoreError::Conflict(_)) if nonce.is_some() => return Ok(false),
             Err(e) => return Err(e),

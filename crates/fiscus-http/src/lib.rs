@@ -27,6 +27,7 @@ pub mod http_signature;
 pub mod idempotency;
 pub mod issuer;
 pub mod json;
+pub mod list;
 pub mod metrics;
 pub mod monthly_quota;
 pub mod problem;
@@ -36,5 +37,6 @@ pub mod request_id;
 pub mod signed;
 pub mod standing;
 pub mod state;
+pub mod tables;
 
 pub use state::AppState;

@@ -216,11 +216,11 @@ pub async fn layer(State(state): State<AppState>, mut req: Request, next: Next) 
 /// routed request, dispatched tool calls included.
 fn announce_deprecation(
     state: &AppState,
-    d: &fiscus_domain::change_ledger::Deprecation,
+    d: &fiscus_kernel::change_ledger::Deprecation,
     headers: &mut axum::http::HeaderMap,
 ) {
     let ledger = format!("{}/api/v2/catalogue/ledger", state.settings.public_base_url());
-    for (name, value) in fiscus_domain::change_ledger::headers(d, &ledger) {
+    for (name, value) in fiscus_kernel::change_ledger::headers(d, &ledger) {
         if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
             headers.append(name, value);
         }

@@ -168,7 +168,7 @@ pub struct RiskReport {
     #[schema(example = 252.0)]
     pub periods_per_year: f64,
     /// The frequency of the return dates.
-    pub frequency: fiscus_domain::data::frequency::Frequency,
+    pub frequency: fiscus_data_core::rules::frequency::Frequency,
     /// Each observation dropped and why, each gap bridged, and the frequency inferred.
     pub warnings: Vec<inputs::Warning>,
     /// Largest fall from a peak over the window, as a non-positive fraction.
@@ -312,7 +312,7 @@ pub struct Comparison {
     /// Periods per year the annual figures use: the request's, or inferred from the dates.
     #[schema(example = 252.0)]
     pub periods_per_year: f64,
-    pub frequency: fiscus_domain::data::frequency::Frequency,
+    pub frequency: fiscus_data_core::rules::frequency::Frequency,
     /// Each observation dropped and why, each gap bridged, and the frequency inferred.
     pub warnings: Vec<inputs::Warning>,
     pub portfolio_annual_return: f64,
@@ -354,7 +354,7 @@ pub async fn comparison(services: &Services, tenant: &Tenant, q: ComparisonQuery
         }
     }
     // An `end` before `start` is an empty window (409 `insufficient_data` below), as on every read.
-    if q.benchmark.as_deref().is_some_and(|b| !fiscus_domain::data::is_name(b)) {
+    if q.benchmark.as_deref().is_some_and(|b| !fiscus_data_core::rules::is_name(b)) {
         errors.push(("benchmark", "must be a symbol".to_string()));
     }
     let rf = q.risk_free_rate.unwrap_or(0.0);

@@ -3,11 +3,11 @@
 
 use std::collections::HashMap;
 
-use fiscus_domain::data::Provenance;
+use fiscus_data_core::rules::Provenance;
+use fiscus_data_core::tables::book::{self, OpenLot, Portfolio};
+use fiscus_data_core::tables::market::{self, Rows};
 use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::data::book::{self, OpenLot, Portfolio};
-use fiscus_store::data::market::{self, Rows};
 
 use super::unavailable;
 use fiscus_kernel::Services;
@@ -103,7 +103,8 @@ pub async fn marks(
         let Some(number) = market::latest_dataset(&mut conn, workspace_id, Rows::Prices, id).await? else {
             return Err(unavailable(format!("`{symbol}` has no observed prices in this workspace")));
         };
-        let d = fiscus_store::data::datasets::get(&mut conn, services.store.seal_key(), workspace_id, number).await?;
+        let d =
+            fiscus_data_core::tables::datasets::get(&mut conn, services.store.seal_key(), workspace_id, number).await?;
         if d.provenance != Provenance::Observed {
             return Err(unavailable(format!(
                 "the newest prices of `{symbol}` (dataset {number}) are synthetic; a mark is observed or absent"
@@ -202,12 +203,12 @@ pub async fn fx_rate(
         (format!("fx_{}{}", from.code(), to.code()).to_ascii_lowercase(), false),
         (format!("fx_{}{}", to.code(), from.code()).to_ascii_lowercase(), true),
     ] {
-        let series = match fiscus_store::data::economics::get(&mut conn, workspace_id, &key, None).await {
+        let series = match fiscus_data_core::tables::economics::get(&mut conn, workspace_id, &key, None).await {
             Ok(s) => s,
             Err(fiscus_store::StoreError::NotFound) => continue,
             Err(e) => return Err(e.into()),
         };
-        let d = fiscus_store::data::datasets::get(
+        let d = fiscus_data_core::tables::datasets::get(
             &mut conn,
             services.store.seal_key(),
             workspace_id,
@@ -217,7 +218,7 @@ pub async fn fx_rate(
         if d.provenance != Provenance::Observed {
             continue;
         }
-        let observed = fiscus_store::data::economics::observations(
+        let observed = fiscus_data_core::tables::economics::observations(
             &mut conn,
             workspace_id,
             &key,

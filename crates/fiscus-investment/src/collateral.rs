@@ -131,11 +131,11 @@ async fn portfolio_id(services: &Services, tenant: &Tenant, key: &str) -> Result
     if let Ok(id) = key.parse::<i64>() {
         return Ok(id);
     }
-    if !fiscus_domain::data::is_name(key) {
+    if !fiscus_data_core::rules::is_name(key) {
         return Err(Failure::NotFound);
     }
     let mut conn = services.store.read().await?;
-    let codes = fiscus_store::data::book::portfolio_codes(&mut conn, &tenant.workspace_id).await?;
+    let codes = fiscus_data_core::tables::book::portfolio_codes(&mut conn, &tenant.workspace_id).await?;
     codes.get(key).map(|p| p.id).ok_or(Failure::NotFound)
 }
 
@@ -164,7 +164,8 @@ pub async fn snapshot(
     let mut lines = Vec::new();
     let mut conn = services.store.read().await?;
     for (instrument_id, symbol) in &instruments {
-        let i = fiscus_store::data::market::get_instrument(&mut conn, &tenant.workspace_id, instrument_id).await?;
+        let i =
+            fiscus_data_core::tables::market::get_instrument(&mut conn, &tenant.workspace_id, instrument_id).await?;
         let micros: i64 = book
             .lots
             .iter()
@@ -181,11 +182,7 @@ pub async fn snapshot(
             currency: i.currency.clone(),
             asset_class: i.asset_class.clone(),
         });
-        lines.push((
-            fiscus_domain::investment::book::quantity_text(micros),
-            mark.price.clone(),
-            Some(mark.date.clone()),
-        ));
+        lines.push((fiscus_data_core::book::quantity_text(micros), mark.price.clone(), Some(mark.date.clone())));
     }
     drop(conn);
     // Positive cash, by currency, at 1 per unit of its currency.

@@ -1,9 +1,9 @@
 //! A company as an investor looks it up: its reference data, its newest fundamentals (the latest period of
 //! each metric) and a summary of its observed prices over the past year.
 
+use fiscus_data_core::tables::market::{self, Rows, Window};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_quant::risk;
-use fiscus_store::data::market::{self, Rows, Window};
 use serde::Serialize;
 
 use super::analytics::{DAYS_PER_YEAR, window_start};
@@ -58,7 +58,7 @@ pub struct PriceSummary {
     pub observations: usize,
     /// The frequency of the year's dates, and the periods per year it annualises with (252 daily, 52
     /// weekly, 12 monthly, 4 quarterly, 1 annual; 252 for irregular dates).
-    pub frequency: fiscus_domain::data::frequency::Frequency,
+    pub frequency: fiscus_data_core::rules::frequency::Frequency,
     #[schema(example = 252.0)]
     pub periods_per_year: f64,
 }
@@ -68,7 +68,7 @@ fn price_of(b: &market::Bar) -> Option<(&str, &'static str)> {
 }
 
 pub async fn company(services: &Services, tenant: &Tenant, symbol: &str) -> Result<CompanyView, Failure> {
-    if !fiscus_domain::data::is_name(symbol) {
+    if !fiscus_data_core::rules::is_name(symbol) {
         return Err(Failure::NotFound);
     }
     let ws = &tenant.workspace_id;
@@ -113,7 +113,7 @@ pub async fn company(services: &Services, tenant: &Tenant, symbol: &str) -> Resu
                 .filter_map(|b| Some((b.date.as_str(), price_of(b).and_then(|(p, _)| p.parse::<f64>().ok())?)))
                 .filter(|(_, p)| p.is_finite() && *p > 0.0)
                 .unzip();
-            let frequency = fiscus_domain::data::frequency::Frequency::of_dates(dates.iter().copied());
+            let frequency = fiscus_data_core::rules::frequency::Frequency::of_dates(dates.iter().copied());
             let periods = frequency.periods_per_year().unwrap_or(DAYS_PER_YEAR);
             let returns: Vec<f64> = year.windows(2).map(|w| w[1] / w[0] - 1.0).collect();
             prices = Some(PriceSummary {

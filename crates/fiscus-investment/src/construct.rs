@@ -96,7 +96,7 @@ pub struct ConstructOutput {
     #[schema(example = 252.0)]
     pub periods_per_year: f64,
     /// The frequency of the prices' dates.
-    pub frequency: fiscus_domain::data::frequency::Frequency,
+    pub frequency: fiscus_data_core::rules::frequency::Frequency,
     /// Each observation dropped and why, each gap bridged, and the frequency inferred.
     pub warnings: Vec<inputs::Warning>,
 }

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use fiscus_domain::data::Provenance;
+use fiscus_data_core::rules::Provenance;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_quant::regression;
 use serde::{Deserialize, Serialize};
@@ -58,23 +58,27 @@ pub enum Exposures {
 /// One factor series by month (`YYYY-MM`), as a fraction; `None` when the workspace has no observed series.
 async fn factor(services: &Services, workspace_id: &str, key: &str) -> Result<Option<BTreeMap<String, f64>>, Failure> {
     let mut conn = services.store.read().await?;
-    let series = match fiscus_store::data::economics::get(&mut conn, workspace_id, key, None).await {
+    let series = match fiscus_data_core::tables::economics::get(&mut conn, workspace_id, key, None).await {
         Ok(s) => s,
         Err(fiscus_store::StoreError::NotFound) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    let d =
-        fiscus_store::data::datasets::get(&mut conn, services.store.seal_key(), workspace_id, series.dataset_number)
-            .await?;
+    let d = fiscus_data_core::tables::datasets::get(
+        &mut conn,
+        services.store.seal_key(),
+        workspace_id,
+        series.dataset_number,
+    )
+    .await?;
     if d.provenance != Provenance::Observed {
         return Ok(None);
     }
-    let rows = fiscus_store::data::economics::observations(
+    let rows = fiscus_data_core::tables::economics::observations(
         &mut conn,
         workspace_id,
         key,
         series.dataset_number,
-        fiscus_store::data::market::Window::default(),
+        fiscus_data_core::tables::market::Window::default(),
         100_000,
     )
     .await?;

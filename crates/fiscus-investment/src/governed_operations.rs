@@ -61,7 +61,7 @@ pub async fn open_operation(
         return Err(Failure::Invalid(errors));
     }
     let mut conn = services.store.read().await?;
-    match fiscus_store::data::book::get_portfolio(&mut conn, &tenant.workspace_id, r.portfolio_id).await {
+    match fiscus_data_core::tables::book::get_portfolio(&mut conn, &tenant.workspace_id, r.portfolio_id).await {
         Err(StoreError::NotFound) => {
             return Err(Failure::missing("portfolio_id", "no such portfolio in this workspace"));
         }
@@ -210,7 +210,8 @@ pub async fn rebalance(
     let mut instruments = book.instruments(r.as_of.as_deref());
     for h in &m.holdings {
         if !instruments.iter().any(|(_, s)| *s == h.symbol) {
-            let i = fiscus_store::data::market::get_instrument(&mut conn, &tenant.workspace_id, &h.symbol).await?;
+            let i =
+                fiscus_data_core::tables::market::get_instrument(&mut conn, &tenant.workspace_id, &h.symbol).await?;
             instruments.push((i.id, i.symbol));
         }
     }

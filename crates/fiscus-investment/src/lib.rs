@@ -54,9 +54,9 @@ pub fn invalid(field: &'static str, why: impl Into<String>) -> Failure {
     Failure::Invalid(vec![(field, why.into())])
 }
 
-/// `YYYY-MM-DD` that is a real date (the data plane's rule: `fiscus_domain::data::values::iso`).
+/// `YYYY-MM-DD` that is a real date (the data plane's rule: `fiscus_data_core::rules::values::iso`).
 pub fn is_date(s: &str) -> bool {
-    fiscus_domain::data::values::iso(s).is_some_and(|d| d == s)
+    fiscus_data_core::rules::values::iso(s).is_some_and(|d| d == s)
 }
 
 pub use routes::{routes as reads, writing_routes as writes};

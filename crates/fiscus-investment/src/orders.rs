@@ -18,6 +18,7 @@ use crate::rules::model_portfolio::{Order, Side};
 use crate::rules::pre_trade;
 use fiscus_actions::rules::checks::{CheckStatus, ValidCheck};
 use fiscus_actions::rules::envelope::{ExecutionMode, Origin, ProposalRequest, RiskTier};
+use fiscus_data_core::tables::book;
 use fiscus_domain::actions::ActionKind;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
@@ -25,7 +26,6 @@ use fiscus_domain::money::Currency;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_quant::tax_lots::{self, Lot, ReliefMethod, Sale, Term};
 use fiscus_store::WriteTx;
-use fiscus_store::data::book;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -87,7 +87,7 @@ pub fn restrict<'a>(
 ) -> fiscus_store::Boxed<'a, Result<(), Failure>> {
     Box::pin(async move {
         let mut errors = Vec::new();
-        if !fiscus_domain::data::is_name(symbol) {
+        if !fiscus_data_core::rules::is_name(symbol) {
             errors.push(("symbol", "1 to 64 of A-Z a-z 0-9 . _ -".to_string()));
         }
         if reason.trim().is_empty() || reason.chars().count() > 500 || reason.chars().any(char::is_control) {
@@ -224,12 +224,12 @@ pub async fn apply_settlement(
         return Ok(Err("the envelope carries no order ticket".to_string()));
     };
     let lots = book::open_lots(tx.conn(), tenant, ticket.portfolio_id, None).await?;
-    let instruments = fiscus_store::data::market::ids_by_symbol(tx.conn(), &tenant.workspace_id).await?;
+    let instruments = fiscus_data_core::tables::market::ids_by_symbol(tx.conn(), &tenant.workspace_id).await?;
     let settled = super::tax::engine_date(date)?;
     // Plan every sale first, so a sale the lots cannot cover writes nothing at all.
     let mut plans = Vec::new();
     for o in ticket.orders.iter().filter(|o| o.side == Side::Sell) {
-        let units = fiscus_domain::investment::book::quantity_micros(&o.quantity).map_err(Failure::internal)?;
+        let units = fiscus_data_core::book::quantity_micros(&o.quantity).map_err(Failure::internal)?;
         let mine: Vec<&book::OpenLot> = lots.iter().filter(|l| l.symbol == o.symbol).collect();
         let engine: Vec<Lot> = mine
             .iter()
@@ -277,7 +277,7 @@ pub async fn apply_settlement(
             .await?;
     }
     for o in ticket.orders.iter().filter(|o| o.side == Side::Buy) {
-        let units = fiscus_domain::investment::book::quantity_micros(&o.quantity).map_err(Failure::internal)?;
+        let units = fiscus_data_core::book::quantity_micros(&o.quantity).map_err(Failure::internal)?;
         let lot = book::TradeLot {
             id: fiscus_domain::ids::new_id("tlt"),
             portfolio_id: ticket.portfolio_id,

@@ -102,7 +102,7 @@ pub struct ReportOutput {
     #[schema(example = 252.0)]
     pub periods_per_year: f64,
     /// The frequency of the prices' dates.
-    pub frequency: fiscus_domain::data::frequency::Frequency,
+    pub frequency: fiscus_data_core::rules::frequency::Frequency,
     /// Each observation dropped and why, each gap bridged, and the frequency inferred.
     pub warnings: Vec<inputs::Warning>,
 }
@@ -193,7 +193,8 @@ pub async fn generate(
     let mut conn = services.store.read().await?;
     let mut contributions = Vec::with_capacity(held);
     for (i, (id, symbol)) in valued.instruments.iter().enumerate() {
-        let sector = fiscus_store::data::market::get_instrument(&mut conn, &tenant.workspace_id, id).await?.sector;
+        let sector =
+            fiscus_data_core::tables::market::get_instrument(&mut conn, &tenant.workspace_id, id).await?.sector;
         let w0 = first[i] * quantities[i] / start_value;
         let r = last[i] / first[i] - 1.0;
         contributions.push(Contribution {

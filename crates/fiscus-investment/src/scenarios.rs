@@ -266,7 +266,8 @@ async fn hypothetical(
     let mut conn = services.store.read().await?;
     let mut sectors = Vec::with_capacity(valued.instruments.len());
     for (id, _) in &valued.instruments {
-        sectors.push(fiscus_store::data::market::get_instrument(&mut conn, &tenant.workspace_id, id).await?.sector);
+        sectors
+            .push(fiscus_data_core::tables::market::get_instrument(&mut conn, &tenant.workspace_id, id).await?.sector);
     }
     drop(conn);
     for s in h.instruments.keys() {

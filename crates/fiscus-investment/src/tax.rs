@@ -6,12 +6,12 @@
 use std::collections::HashMap;
 
 use crate::tables::investment_records::{Record, RecordKind};
-use fiscus_domain::investment::book::quantity_text;
+use fiscus_data_core::book::quantity_text;
+use fiscus_data_core::tables::book::OpenLot;
 use fiscus_domain::money::{Currency, format_minor};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_quant::calendar::Date;
 use fiscus_quant::tax_lots::{self, Lot, Term};
-use fiscus_store::data::book::OpenLot;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -25,7 +25,7 @@ use fiscus_kernel::governed::{Caller, Failure};
 /// error, never a default date.
 pub(super) fn engine_date(s: &str) -> Result<Date, Failure> {
     let bad = || Failure::internal(format!("date `{s}`"));
-    let iso = fiscus_domain::data::values::iso(s).ok_or_else(bad)?;
+    let iso = fiscus_data_core::rules::values::iso(s).ok_or_else(bad)?;
     let (y, m, d) = (iso[..4].parse::<i32>(), iso[5..7].parse::<u32>(), iso[8..].parse::<u32>());
     match (y, m, d) {
         (Ok(y), Ok(m), Ok(d)) => Date::from_ymd(y, m, d).map_err(|_| bad()),
@@ -288,7 +288,7 @@ pub async fn harvest(
         errors.push(("planned_purchases", "at most 100".to_string()));
     }
     for p in &req.planned_purchases {
-        if !fiscus_domain::data::is_name(&p.symbol) {
+        if !fiscus_data_core::rules::is_name(&p.symbol) {
             errors.push(("planned_purchases", format!("`{}` is not a symbol", p.symbol)));
         }
         if !is_date(&p.date) {

@@ -78,7 +78,7 @@ async fn members_of(
         errors.push(("members", "from 1 to 500 members".to_string()));
     }
     let mut conn = services.store.read().await?;
-    let known = fiscus_store::data::market::ids_by_symbol(&mut conn, workspace_id).await?;
+    let known = fiscus_data_core::tables::market::ids_by_symbol(&mut conn, workspace_id).await?;
     drop(conn);
     let mut out: Vec<Member> = Vec::with_capacity(input.len());
     for m in input {
@@ -96,7 +96,7 @@ async fn members_of(
             Some(id) => out.push(Member {
                 symbol: m.symbol.clone(),
                 instrument_id: id.clone(),
-                relevance: fiscus_domain::data::values::shortest(m.relevance),
+                relevance: fiscus_data_core::rules::values::shortest(m.relevance),
                 rationale: m.rationale.clone().unwrap_or_default(),
             }),
             None => missing.push(format!("`{}`", m.symbol)),
@@ -275,7 +275,7 @@ pub async fn create_model(
     let (universe, members) = load_universe(services, tenant, universe_id).await?;
     if let Some(b) = &r.benchmark_symbol {
         let mut conn = services.store.read().await?;
-        match fiscus_store::data::market::get_instrument(&mut conn, &tenant.workspace_id, b).await {
+        match fiscus_data_core::tables::market::get_instrument(&mut conn, &tenant.workspace_id, b).await {
             Err(StoreError::NotFound) => {
                 return Err(Failure::missing("benchmark_symbol", format!("no instrument `{b}` in this workspace")));
             }

@@ -15,15 +15,15 @@
 //! addresses, connection errors) is retried on the schedule with jitter, or after `Retry-After` when the
 //! receiver sent one, until the schedule runs out and the delivery is failed.
 
+use crate::tables::webhook_deliveries::{self as deliveries, After, Attempt, Claimed, Due};
+use crate::tables::webhooks::Endpoint;
+use crate::tables::webhooks::EndpointStatus;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::events::EventType;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::webhooks::{self, retry_delay};
 use fiscus_store::StoreError;
-use fiscus_store::webhook_deliveries::{self as deliveries, After, Attempt, Claimed, Due};
-use fiscus_store::webhooks::Endpoint;
-use fiscus_store::webhooks::EndpointStatus;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
@@ -96,7 +96,7 @@ pub fn hold(services: &Services) -> Duration {
 async fn standing(services: &Services, queue: &Claimed) -> anyhow::Result<Option<(Endpoint, Vec<u8>, ScopeSet)>> {
     let mut conn = services.store.read().await?;
     let read =
-        fiscus_store::webhooks::get(&mut conn, services.store.seal_key(), &queue.tenant, &queue.endpoint_id).await;
+        crate::tables::webhooks::get(&mut conn, services.store.seal_key(), &queue.tenant, &queue.endpoint_id).await;
     drop(conn);
     // The URL and secret decide where events go and who can read them: a row changed outside Fiscus is
     // never delivered to. Any other failure is retried (the claim goes stale), never taken as a refusal.

@@ -2,11 +2,11 @@
 //! job is created (so a job run later, or again after its node died, reads exactly the same numbers), or
 //! returns given inline.
 
-use fiscus_domain::data::Kind;
-use fiscus_domain::data::features::Formula;
+use fiscus_data_core::rules::Kind;
+use fiscus_data_core::rules::features::Formula;
+use fiscus_data_core::tables::market::{self, Rows};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_quant::QuantError;
-use fiscus_store::data::market::{self, Rows};
 use serde::{Deserialize, Serialize};
 
 use crate::governed::Failure;
@@ -63,7 +63,7 @@ pub async fn pin(
     let mut conn = services.store.read().await?;
     let mut pinned: Vec<PinnedSeries> = Vec::with_capacity(instruments.len());
     for uid in instruments {
-        let found = if fiscus_domain::data::is_name(uid) {
+        let found = if fiscus_data_core::rules::is_name(uid) {
             match market::get_instrument(&mut conn, workspace_id, uid).await {
                 Ok(i) => Some(i),
                 Err(fiscus_store::StoreError::NotFound) => None,
@@ -88,7 +88,8 @@ pub async fn pin(
         let Some(number) = market::latest_dataset(&mut conn, workspace_id, Rows::Prices, &i.id).await? else {
             return Err(Failure::missing(field, format!("`{uid}` has no prices in this workspace")));
         };
-        let d = fiscus_store::data::datasets::get(&mut conn, services.store.seal_key(), workspace_id, number).await?;
+        let d =
+            fiscus_data_core::tables::datasets::get(&mut conn, services.store.seal_key(), workspace_id, number).await?;
         if d.kind != Kind::Prices {
             return Err(Failure::internal(format!("dataset {number} holds {}", d.kind.as_str())));
         }
@@ -100,10 +101,10 @@ pub async fn pin(
 
 /// Computations need observations: a synthetic dataset (imported with `--synthetic`) never feeds one, and
 /// the newest dataset is never silently passed over for an older observed one.
-pub fn observed(field: &'static str, d: &fiscus_store::data::datasets::Dataset) -> Result<(), Failure> {
+pub fn observed(field: &'static str, d: &fiscus_data_core::tables::datasets::Dataset) -> Result<(), Failure> {
     match d.provenance {
-        fiscus_domain::data::Provenance::Observed => Ok(()),
-        fiscus_domain::data::Provenance::Synthetic => Err(Failure::Invalid(vec![(
+        fiscus_data_core::rules::Provenance::Observed => Ok(()),
+        fiscus_data_core::rules::Provenance::Synthetic => Err(Failure::Invalid(vec![(
             field,
             format!("dataset {} ({}) is synthetic; computations read observed data only", d.number, d.name),
         )])),
@@ -127,7 +128,7 @@ impl Panel {
 }
 
 /// A bar's price, or why it has none a computation can use.
-fn price(b: &fiscus_store::data::market::Bar) -> Result<f64, &'static str> {
+fn price(b: &fiscus_data_core::tables::market::Bar) -> Result<f64, &'static str> {
     let Some(raw) = b.adj_close.as_deref().or(b.close.as_deref()) else {
         return Err("it has no close");
     };
@@ -347,7 +348,7 @@ impl Returns {
 /// (the computation then finds too few observations: 409 `insufficient_data`), since JSON Schema cannot
 /// compare two fields and the document states every rule that makes a body invalid.
 pub fn check_range(errors: &mut Vec<(&'static str, String)>, start: Option<&str>, end: Option<&str>) {
-    let date = |d: &str| fiscus_domain::data::values::iso(d).as_deref() == Some(d);
+    let date = |d: &str| fiscus_data_core::rules::values::iso(d).as_deref() == Some(d);
     if start.is_some_and(|d| !date(d)) {
         errors.push(("start", "must be a date (YYYY-MM-DD)".into()));
     }

@@ -4,8 +4,8 @@
 //! The trade-off, as for the usage counters: a crash loses at most the last second of read-call rows; every
 //! change a tool made is in the audit chain regardless.
 
+use crate::tables::tool_invocations::Invocation;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::tool_invocations::Invocation;
 use fiscus_store::{Store, StoreError};
 use std::sync::Mutex;
 
@@ -38,7 +38,7 @@ impl InvocationLog {
         let written = async {
             let mut tx = store.begin().await?;
             for (tenant, row) in &batch {
-                fiscus_store::tool_invocations::insert(&mut tx, tenant, row).await?;
+                crate::tables::tool_invocations::insert(&mut tx, tenant, row).await?;
             }
             tx.commit().await
         }

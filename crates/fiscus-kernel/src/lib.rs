@@ -21,6 +21,7 @@
 
 pub mod anchor;
 pub mod book;
+pub mod change_ledger;
 pub mod cpu;
 pub mod deliveries;
 pub mod engine;
@@ -40,6 +41,7 @@ pub mod series_cache;
 pub mod services;
 pub mod settings;
 pub mod speech;
+pub mod tables;
 pub mod usage_log;
 pub mod verify;
 

@@ -24,7 +24,7 @@ pub struct Pool {
     /// in front of another workspace's (so one tenant's burst holds at most one inline thread).
     inline_by_workspace: Arc<Mutex<HashMap<String, Arc<Semaphore>>>>,
     threads: usize,
-    /// Queued jobs one workspace may have running at once (`fiscus_store::compute::claim`).
+    /// Queued jobs one workspace may have running at once (the models' `tables::compute::claim`).
     per_workspace: usize,
     /// How long an in-request computation may take before it is stopped and queued instead.
     inline_budget: Duration,

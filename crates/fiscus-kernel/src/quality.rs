@@ -2,7 +2,7 @@
 //! its returns span, and the frequency it inferred and annualised with. A computation never drops or
 //! bridges silently: a close of 0 that would make a return span two periods is named in its `warnings`.
 
-use fiscus_domain::data::frequency::{self, Frequency};
+use fiscus_data_core::rules::frequency::{self, Frequency};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -15,8 +15,8 @@
 //! `integrity_failure`, never served or computed on under the hash they no longer match.
 
 use bytes::Bytes;
-use fiscus_store::data::datasets;
-use fiscus_store::data::market::{self, Bar, Window};
+use fiscus_data_core::tables::datasets;
+use fiscus_data_core::tables::market::{self, Bar, Window};
 use fiscus_store::{Store, StoreError};
 use std::any::Any;
 use std::collections::HashMap;
@@ -211,11 +211,11 @@ impl SeriesCache {
         // Another request may have verified it while this one waited.
         if !self.fresh(&key) {
             let d = datasets::get(conn, store.seal_key(), workspace_id, dataset).await?;
-            let lines = fiscus_store::data::content_lines(conn, workspace_id, d.kind, d.number).await?;
-            let sealing = fiscus_store::data::Sealing::of(&d.importer_version);
+            let lines = fiscus_data_core::tables::content_lines(conn, workspace_id, d.kind, d.number).await?;
+            let sealing = fiscus_data_core::tables::Sealing::of(&d.importer_version);
             let hash = self
                 .cpu
-                .run(move || fiscus_store::data::content_hash_of(sealing, lines))
+                .run(move || fiscus_data_core::tables::content_hash_of(sealing, lines))
                 .await
                 .map_err(|_| StoreError::Corrupt(format!("dataset {dataset}: hashing its rows failed")))?;
             if hash != d.content_hash {

@@ -165,7 +165,7 @@ pub struct Settings {
     /// optional `sunset_at` and `successor`, `reason`): published in the change ledger, and announced on the
     /// operation's responses with `Deprecation` and `Sunset` headers. Every node of a cluster must carry the
     /// same list. A deprecation changes nothing an operation does or who may call it.
-    pub deprecations: Vec<fiscus_domain::change_ledger::Deprecation>,
+    pub deprecations: Vec<crate::change_ledger::Deprecation>,
     /// The `iso20022` connector (`[iso20022]`): payments leave as `pain.001` files in a directory a bank's
     /// host-to-host agent or EBICS client collects from; status reports and statements come back through
     /// another. Absent, the connector does not exist.

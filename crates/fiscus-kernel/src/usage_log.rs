@@ -4,10 +4,10 @@
 //! never waits on a write. It lives with the services, beside the tool invocation log, so the worker that
 //! flushes it takes the services and nothing of HTTP.
 
+use crate::tables::usage::{UsageCount, UsageKey};
 use fiscus_domain::clock::{MICROS_PER_SECOND, utc_day};
 use fiscus_domain::tenancy::Principal;
 use fiscus_store::Store;
-use fiscus_store::usage::{UsageCount, UsageKey};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -85,7 +85,7 @@ impl UsageLog {
         let result = async {
             let mut tx = store.begin().await?;
             for (key, count) in &batch {
-                fiscus_store::usage::add(tx.conn(), key, *count).await?;
+                crate::tables::usage::add(tx.conn(), key, *count).await?;
             }
             tx.commit().await
         }

@@ -211,10 +211,10 @@ pub fn verify_datasets<'a>(
 ) -> fiscus_store::Boxed<'a, anyhow::Result<(u64, Vec<i64>)>> {
     Box::pin(async move {
         let mut conn = store.read().await?;
-        let datasets = fiscus_store::data::datasets::all(&mut conn, store.seal_key(), workspace_id).await?;
+        let datasets = fiscus_data_core::tables::datasets::all(&mut conn, store.seal_key(), workspace_id).await?;
         let mut failing = Vec::new();
         for d in &datasets {
-            match fiscus_store::data::datasets::verify(&mut conn, store.seal_key(), workspace_id, d).await {
+            match fiscus_data_core::tables::datasets::verify(&mut conn, store.seal_key(), workspace_id, d).await {
                 Ok(()) => {}
                 Err(fiscus_store::StoreError::Tampered(_)) => failing.push(d.number),
                 Err(e) => return Err(e.into()),

@@ -10,6 +10,7 @@
 //! `files <payments> <files> <seconds>` and `statement <entries> <completed> <seconds>`.
 
 use fiscus_actions::rules::approval::Decision;
+use fiscus_actions::rules::bank_accounts::ProposedDetails;
 use fiscus_actions::rules::envelope::{ExecutionMode, Origin, ProposalRequest, RiskTier};
 use fiscus_actions::steps::bank_accounts::{self as accounts, NewCounterparty};
 use fiscus_actions::steps::decide::{Seen, decide};
@@ -18,7 +19,7 @@ use fiscus_actions::steps::propose::propose;
 use fiscus_actions::steps::settle::settle;
 use fiscus_domain::actions::ActionKind;
 use fiscus_domain::actor::Actor;
-use fiscus_domain::bank_accounts::{Owner, ProposedDetails};
+use fiscus_domain::bank_accounts::Owner;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::money::Currency;

@@ -553,12 +553,12 @@ impl Admin<'_> {
             }
             let id = new_id("crd");
             let mut tx = self.store.begin().await?;
-            fiscus_store::credits::record(
+            fiscus_kernel::tables::credits::record(
                 tx.conn(),
                 tenant,
-                &fiscus_store::credits::NewEntry {
+                &fiscus_kernel::tables::credits::NewEntry {
                     id: &id,
-                    kind: fiscus_store::credits::EntryKind::Grant,
+                    kind: fiscus_kernel::tables::credits::EntryKind::Grant,
                     credits,
                     reason,
                     reference: None,

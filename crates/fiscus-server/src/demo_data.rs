@@ -3,8 +3,8 @@
 //! and a sample ledger for finance core that is labelled synthetic (it was written for the demo, not
 //! observed).
 
-use fiscus_domain::data::values::DateFormat;
-use fiscus_domain::data::{Kind, Provenance};
+use fiscus_data_core::rules::values::DateFormat;
+use fiscus_data_core::rules::{Kind, Provenance};
 use fiscus_store::Store;
 use std::collections::BTreeMap;
 

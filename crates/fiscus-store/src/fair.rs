@@ -11,7 +11,7 @@
 
 /// One queue, as the fair pick sees it. Conditions are SQL over the queue's table aliased `c` (the
 /// candidates) and `l` (rows counted as live claims), with the caller's numbered parameters.
-pub(crate) struct FairQueue<'a> {
+pub struct FairQueue<'a> {
     pub table: &'a str,
     /// The column the claiming `UPDATE … WHERE key IN (…)` matches.
     pub key: &'a str,
@@ -27,7 +27,7 @@ pub(crate) struct FairQueue<'a> {
 /// fewest live claims below `cap` (a numbered parameter), in the queue's order. The live claims are counted
 /// once per pick, grouped by workspace, not once per candidate. `backend` decides the row lock: PostgreSQL
 /// locks the chosen candidate only (`FOR UPDATE OF c SKIP LOCKED`), SQLite's writer is already exclusive.
-pub(crate) fn pick(q: &FairQueue<'_>, cap: &str, backend: crate::Backend) -> String {
+pub fn pick(q: &FairQueue<'_>, cap: &str, backend: crate::Backend) -> String {
     let FairQueue { table, key, claimable, live, order } = q;
     let lock = crate::dialect::for_update_of_skip_locked(backend, "c");
     format!(
@@ -39,7 +39,7 @@ pub(crate) fn pick(q: &FairQueue<'_>, cap: &str, backend: crate::Backend) -> Str
 
 /// The binds of every fair claim statement, in order: `$1` the worker, `$2` now, `$3` the time before which a
 /// claim is stale (live claims are at or after it), `$4` the per-workspace cap.
-pub(crate) struct Claim<'a> {
+pub struct Claim<'a> {
     pub worker: &'a str,
     pub now: i64,
     pub stale_before: i64,
@@ -49,12 +49,7 @@ pub(crate) struct Claim<'a> {
 /// Runs `sql` (an `UPDATE … WHERE key IN ({pick}) RETURNING …` over the binds of [`Claim`]) up to `limit`
 /// times in `tx`, one claim at a time so that each pick counts the claims just made; stops when nothing is
 /// left to claim.
-pub(crate) async fn claim_each<R>(
-    tx: &mut crate::WriteTx,
-    sql: &str,
-    c: &Claim<'_>,
-    limit: i64,
-) -> crate::Result<Vec<R>>
+pub async fn claim_each<R>(tx: &mut crate::WriteTx, sql: &str, c: &Claim<'_>, limit: i64) -> crate::Result<Vec<R>>
 where
     R: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
 {

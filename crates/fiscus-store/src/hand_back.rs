@@ -31,7 +31,15 @@ impl HandedBack {
 /// Hands back everything `worker` holds (see the module's comment); one statement per queue, in the
 /// caller's transaction.
 pub async fn all(tx: &mut WriteTx, worker: &str) -> Result<HandedBack> {
-    let compute_jobs = crate::compute::hand_back(tx, worker).await?;
+    // A compute job is queued again from its request (its computation was stopped); one whose cancel was
+    // asked for is left to end as cancelled.
+    let compute_jobs = let_go(
+        tx,
+        "UPDATE compute_jobs SET state = 'queued', claimed_by = NULL, claimed_at = NULL, progress = 0 \
+         WHERE state = 'running' AND claimed_by = $1 AND cancel_requested_at IS NULL",
+        worker,
+    )
+    .await?;
     // A settlement item goes back to `pending` (it was due when claimed, so `available_at` has passed); its
     // attempt count stays, as a takeover's would.
     let settlement_items = let_go(

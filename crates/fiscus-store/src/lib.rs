@@ -45,46 +45,36 @@ macro_rules! row {
     };
 }
 
-pub mod agent_requests;
 pub mod agent_tables;
 mod append_statement;
 pub mod appends;
 pub mod applications;
 pub mod audit;
-pub mod autonomy_evidence;
 pub mod cache;
 pub mod cluster;
-pub mod compute;
 pub mod copy_in;
 pub mod credentials;
-pub mod credits;
-pub mod data;
+pub mod data_tables;
 pub mod dialect;
 mod error;
 pub mod evidence_db;
 pub mod execution_clients;
-mod fair;
+pub mod fair;
 mod group;
 pub mod hand_back;
 pub mod idempotency;
 pub mod investment_tables;
 mod migrations;
-pub mod model_hub;
 pub mod model_tables;
 pub mod operators;
 pub mod outbox;
 pub mod payment_tables;
-pub mod queues;
 pub mod run_claims;
 pub mod sealed_records;
 pub mod sealed_tables;
 pub mod seals;
 pub mod set_aside;
 pub mod tlog;
-pub mod tool_invocations;
-pub mod usage;
-pub mod webhook_deliveries;
-pub mod webhooks;
 pub mod workspaces;
 
 pub use error::{StoreError, corrupt, stored_actor};
@@ -202,13 +192,13 @@ impl WriteTx {
 
     /// PostgreSQL, for `rows` enough to be worth a COPY and while a COPY slot is free: the URL its staging
     /// connection takes, and the slot.
-    pub(crate) fn copy_url(&self, rows: usize) -> Option<(Arc<str>, copy_in::Slot)> {
+    pub fn copy_url(&self, rows: usize) -> Option<(Arc<str>, copy_in::Slot)> {
         let url = self.copy_url.clone().filter(|_| rows >= copy_in::COPY_FROM_ROWS)?;
         Some((url, copy_in::slot()?))
     }
 
     /// A staging table to drop when this transaction ends.
-    pub(crate) fn staged(&mut self, staging: copy_in::Staging) {
+    pub fn staged(&mut self, staging: copy_in::Staging) {
         self.staged.push(staging);
     }
 

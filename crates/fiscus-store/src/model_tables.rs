@@ -1,9 +1,31 @@
-//! The shapes of the models' tables (LQMs, their contracts, training, supply chain and QLMs; research snapshots)
-//! as the seals cover them. Their queries live with their area (`tables/`); their shapes stay here, beside the
-//! migrations that create the tables, because every verifier (`sealed_tables::ALL`) reads them and the store
-//! cannot name an area's crate.
+//! The shapes of the models' tables (compute jobs and results; LQMs, their contracts, training, supply chain
+//! and QLMs; research snapshots) as the seals cover them. Their queries live with their area (`tables/`);
+//! their shapes stay here, beside the migrations that create the tables, because every verifier
+//! (`sealed_tables::ALL`) reads them and the store cannot name an area's crate. A stopping node's compute
+//! claims are handed back with every other queue's (`hand_back`).
 
 use crate::seals::SealedTable;
+
+pub const COMPUTE_JOBS_SEALED: SealedTable = SealedTable {
+    table: "compute_jobs",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "kind",
+        "request",
+        "request_hash",
+        "engine_version",
+        "credits",
+        "created_by",
+        "created_at",
+    ],
+};
+
+pub const COMPUTE_RESULTS_SEALED: SealedTable = SealedTable {
+    table: "compute_results",
+    columns: &["id", "workspace_id", "job_id", "output", "output_hash", "result_hash", "created_at"],
+};
 
 pub const MODELS_SEALED: SealedTable = SealedTable {
     table: "lqm_models",

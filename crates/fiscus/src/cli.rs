@@ -510,10 +510,10 @@ async fn serve_command(settings: Settings, demo: bool) -> anyhow::Result<ExitCod
 /// The same report and ledger `GET /api/v2/catalogue` and `GET /api/v2/catalogue/ledger` serve.
 fn catalogue_check(settings: &fiscus_kernel::settings::Settings) -> ExitCode {
     let report = fiscus_platform::catalogue_check::check(&fiscus_server::app::openapi_document());
-    let ledger = fiscus_domain::change_ledger::ledger(&settings.deprecations);
+    let ledger = fiscus_kernel::change_ledger::ledger(&settings.deprecations);
     println!(
         "catalogue version {} (every operation Stable and Published; deprecated: {}; ledger entries: {})",
-        fiscus_domain::change_ledger::CATALOGUE_VERSION,
+        fiscus_kernel::change_ledger::CATALOGUE_VERSION,
         settings.deprecations.len(),
         ledger.len()
     );
@@ -639,14 +639,15 @@ fn verify_offline(
     checkpoints: &[std::path::PathBuf],
     proof: Option<&std::path::Path>,
 ) -> ExitCode {
-    use fiscus_domain::tlog::{note::NoteVerifier, offline};
+    use fiscus_domain::tlog::note::NoteVerifier;
+    use fiscus_kernel::evidence::offline;
     let run = || -> Result<Vec<String>, String> {
         let text = std::fs::read_to_string(key).unwrap_or_else(|_| key.to_string());
         let key = NoteVerifier::parse(&text).map_err(|e| e.to_string())?;
         let read = |p: &std::path::Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
         let mut lines = Vec::new();
         if let Some(path) = bundle {
-            let bundle: fiscus_domain::api::evidence::EvidenceBundleView =
+            let bundle: fiscus_kernel::evidence::views::EvidenceBundleView =
                 serde_json::from_str(&read(path)?).map_err(|e| format!("{}: {e}", path.display()))?;
             let (c, n) = offline::verify_bundle(&key, &bundle)?;
             lines.push(format!(
@@ -896,7 +897,7 @@ async fn admin_command(admin: &Admin<'_>, settings: &Settings, command: AdminCom
         }
         AdminCommand::RestrictedList { command: RestrictedListCommand::List { workspace } } => {
             let mut conn = admin.store.read().await?;
-            for (symbol, reason) in fiscus_store::data::book::restricted(&mut conn, &workspace).await? {
+            for (symbol, reason) in fiscus_data_core::tables::book::restricted(&mut conn, &workspace).await? {
                 println!("{symbol}\t{reason}");
             }
         }

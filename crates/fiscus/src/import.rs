@@ -3,8 +3,8 @@
 use anyhow::{Context, bail};
 use clap::Args;
 use fiscus_data::import::{self, ImportRequest, Mapping, Outcome, Progress};
-use fiscus_domain::data::values::DateFormat;
-use fiscus_domain::data::{Kind, Provenance};
+use fiscus_data_core::rules::values::DateFormat;
+use fiscus_data_core::rules::{Kind, Provenance};
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -228,7 +228,7 @@ fn pairs(values: &[String], what: &str) -> anyhow::Result<std::collections::BTre
 
 /// The quality report in a few lines: each series with findings (the first five), what was found and the
 /// first date of each.
-fn quality_lines(q: &fiscus_domain::data::quality::QualityReport) -> String {
+fn quality_lines(q: &fiscus_data_core::rules::quality::QualityReport) -> String {
     if q.issues == 0 {
         return format!("\n  quality: {} series checked, nothing to report", q.series);
     }

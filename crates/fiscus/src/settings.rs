@@ -91,7 +91,7 @@ pub fn load(data: &DataArgs, serve: Option<&ServeArgs>) -> anyhow::Result<Settin
     anyhow::ensure!(matches!(settings.log_format.as_str(), "json" | "pretty"), "log_format must be json or pretty");
     let mut deprecated = std::collections::BTreeSet::new();
     for d in &settings.deprecations {
-        fiscus_domain::change_ledger::check(d).map_err(|why| anyhow::anyhow!("deprecations: {why}"))?;
+        fiscus_kernel::change_ledger::check(d).map_err(|why| anyhow::anyhow!("deprecations: {why}"))?;
         anyhow::ensure!(deprecated.insert(&d.operation_id), "deprecations: `{}` is listed twice", d.operation_id);
     }
     Ok(settings)

@@ -10,10 +10,10 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use fiscus_domain::actions::ActionKind;
-use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_http::list::ListPage;
 use serde::Serialize;
 use serde_json::json;
 

@@ -2,16 +2,16 @@
 //! evidence grants nothing.
 
 use crate::rules::autonomy::{AssessmentDomain, EvidenceRequest, EvidenceView, seal_payload};
+use crate::tables::autonomy_evidence::EvidenceRow;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::evidence::seal;
+use fiscus_http::list::ListPage;
 use fiscus_store::appends::Appends;
-use fiscus_store::autonomy_evidence::EvidenceRow;
 
 use fiscus_domain::pagination::PageParams;
 use fiscus_http::AppState;
@@ -75,7 +75,7 @@ pub async fn post_evidence(
     // Evidence is append-only: the row, its audit event and the idempotency record are handed to the store
     // whole and written with the commit group's other appends.
     let mut appends = Appends::new();
-    fiscus_store::autonomy_evidence::append(&mut appends, state.store.seal_key(), ctx.tenant(), &row)?;
+    crate::tables::autonomy_evidence::append(&mut appends, state.store.seal_key(), ctx.tenant(), &row)?;
     ctx.audit_appended(
         &mut appends,
         Some(&id),
@@ -116,7 +116,7 @@ pub async fn list_evidence(
         None => None,
     };
     let mut conn = state.store.read().await?;
-    let rows = fiscus_store::autonomy_evidence::list(
+    let rows = crate::tables::autonomy_evidence::list(
         &mut conn,
         state.store.seal_key(),
         ctx.tenant(),

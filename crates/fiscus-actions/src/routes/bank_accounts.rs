@@ -2,19 +2,20 @@
 //! accounts and changes of their details; a person approves them at the console (no route here can). Each
 //! version is sealed, and what payments bind is its `content_hash`.
 
+use crate::rules::bank_accounts::{ProposedDetails, VersionState};
 use crate::steps::bank_accounts::{NewCounterparty, create_counterparty, propose};
 use crate::tables::bank_accounts::{self as store, Counterparty, Version};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::api::list::ListPage;
-use fiscus_domain::bank_accounts::{AccountNumber, Owner, PostalAddress, ProposedDetails, VersionState};
+use fiscus_domain::bank_accounts::{AccountNumber, Owner, PostalAddress};
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::pagination::PageParams;
 use fiscus_http::AppState;
 use fiscus_http::ctx::Ctx;
 use fiscus_http::json::ApiJson;
+use fiscus_http::list::ListPage;
 use fiscus_http::problem::ApiError;
 use fiscus_http::query::{ApiPath, ListParams};
 use serde::{Deserialize, Serialize};

@@ -6,8 +6,8 @@ use crate::views::{ActionView, AgentActionView, CheckHistoryView, ExpectedView, 
 use axum::Json;
 use axum::extract::State;
 use fiscus_domain::actions::ControlState;
-use fiscus_domain::api::list::ListPage;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_http::list::ListPage;
 
 use crate::steps::{Loaded, loaded};
 use fiscus_domain::pagination::PageParams;

@@ -8,6 +8,7 @@
 
 pub mod approval;
 pub mod autonomy;
+pub mod bank_accounts;
 pub mod bank_files;
 pub mod checks;
 pub mod delegation;

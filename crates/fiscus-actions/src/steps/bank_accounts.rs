@@ -3,10 +3,11 @@
 //! pending until a person decides it at the console; the decision covers exactly the version's hash the
 //! person was shown, and every step is audited in its transaction.
 
+use crate::rules::bank_accounts::{ProposedDetails, VersionState, may_decide};
 use crate::rules::checks::{CREDITOR_ACCOUNT, CheckStatus, DEBTOR_ACCOUNT, ValidCheck};
 use crate::tables::bank_accounts::{self as store, Counterparty, Version};
 use fiscus_domain::audit_action::Change;
-use fiscus_domain::bank_accounts::{CounterpartyBody, Owner, ProposedDetails, VersionState, may_decide};
+use fiscus_domain::bank_accounts::{CounterpartyBody, Owner};
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::people::{Refusal, Role};

@@ -4,7 +4,8 @@
 //! the same transaction. The schema's partial unique indexes hold one pending and one active version per
 //! account whatever the caller does.
 
-use fiscus_domain::bank_accounts::{AccountVersion, CounterpartyBody, Owner, VersionState};
+use crate::rules::bank_accounts::VersionState;
+use fiscus_domain::bank_accounts::{AccountVersion, CounterpartyBody, Owner};
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;
 use sqlx::AnyConnection;

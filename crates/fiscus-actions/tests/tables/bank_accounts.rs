@@ -3,9 +3,10 @@
 //! version, a decision taken once; an edited version refused by its seal.
 
 use crate::helpers::*;
+use fiscus_actions::rules::bank_accounts::VersionState;
 use fiscus_actions::tables::bank_accounts::{self as accounts, Counterparty};
 use fiscus_domain::actor::Actor;
-use fiscus_domain::bank_accounts::{AccountNumber, AccountVersion, CounterpartyBody, Owner, VersionState};
+use fiscus_domain::bank_accounts::{AccountNumber, AccountVersion, CounterpartyBody, Owner};
 use fiscus_domain::banking::Iban;
 use fiscus_domain::ids::new_id;
 use fiscus_domain::money::Currency;

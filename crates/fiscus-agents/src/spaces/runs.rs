@@ -18,8 +18,8 @@ use fiscus_domain::evidence::{seal, seal_bytes};
 use fiscus_domain::ids::new_id;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::{Principal, Tenant};
+use fiscus_kernel::tables::credits::{EntryKind, NewEntry};
 use fiscus_store::StoreError;
-use fiscus_store::credits::{EntryKind, NewEntry};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -153,7 +153,7 @@ pub async fn start(
         reference: Some(&run.id),
         created_at: now,
     };
-    let Some(_) = fiscus_store::credits::debit(&mut tx, tenant, &debit).await? else {
+    let Some(_) = fiscus_kernel::tables::credits::debit(&mut tx, tenant, &debit).await? else {
         return Err(Failure::refused(
             ErrorCode::CreditsExhausted,
             format!(

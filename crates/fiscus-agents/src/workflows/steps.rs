@@ -7,11 +7,11 @@
 use crate::rules::workflows::definition::{Check, Definition, Measure, MeasureKind, OnFail, Report, Step};
 use crate::rules::workflows::records::InputPin;
 use crate::rules::workflows::run::StepOutcome;
-use fiscus_domain::data::Kind;
+use fiscus_data_core::rules::Kind;
+use fiscus_data_core::tables::market::{self, Rows, Window};
+use fiscus_data_core::tables::{datasets, economics};
 use fiscus_quant::risk::DrawdownStart;
 use fiscus_store::StoreError;
-use fiscus_store::data::market::{self, Rows, Window};
-use fiscus_store::data::{datasets, economics};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
@@ -53,7 +53,7 @@ pub async fn pin(services: &Services, workspace_id: &str, definition: &Definitio
             _ => continue,
         };
         let d = datasets::get(&mut conn, services.store.seal_key(), workspace_id, number).await?;
-        if d.provenance != fiscus_domain::data::Provenance::Observed {
+        if d.provenance != fiscus_data_core::rules::Provenance::Observed {
             return Err(unread(
                 step.id(),
                 format!("dataset {number} ({}) is synthetic; workflows read observed data", d.name),

@@ -6,15 +6,13 @@
 
 use super::reader::{Reader, name};
 use super::write::{Body, once};
-use fiscus_domain::data::Kind;
-use fiscus_domain::data::records::fingerprint;
-use fiscus_domain::data::values;
-use fiscus_domain::investment::book::{
-    CashRecord, LotOrigin, LotRecord, PortfolioRecord, position_lot, quantity_micros,
-};
+use fiscus_data_core::book::{CashRecord, LotOrigin, LotRecord, PortfolioRecord, position_lot, quantity_micros};
+use fiscus_data_core::rules::Kind;
+use fiscus_data_core::rules::records::fingerprint;
+use fiscus_data_core::rules::values;
+use fiscus_data_core::tables::book::{self, NewCash, NewLot};
+use fiscus_data_core::tables::market;
 use fiscus_store::Connection as AnyConnection;
-use fiscus_store::data::book::{self, NewCash, NewLot};
-use fiscus_store::data::market;
 use std::collections::HashMap;
 
 fn portfolios(r: &mut Reader<'_>) -> Vec<(u64, PortfolioRecord)> {

@@ -5,8 +5,8 @@
 use super::Mapping;
 use super::reader::{Reader, name, one_of, rows};
 use super::table::normalise;
-use fiscus_domain::data::records::*;
-use fiscus_domain::data::values::{self, DateFormat};
+use fiscus_data_core::rules::records::*;
+use fiscus_data_core::rules::values::{self, DateFormat};
 
 /// The fields a kind reads: (name, required).
 /// Every field of every kind, each once, in order: the names a column mapping may use.
@@ -14,15 +14,15 @@ pub fn all_fields() -> &'static [&'static str] {
     static ALL: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
     ALL.get_or_init(|| {
         let mut all: Vec<&'static str> =
-            fiscus_domain::data::Kind::ALL.iter().flat_map(|k| fields(*k).iter().map(|(f, _)| *f)).collect();
+            fiscus_data_core::rules::Kind::ALL.iter().flat_map(|k| fields(*k).iter().map(|(f, _)| *f)).collect();
         all.sort_unstable();
         all.dedup();
         all
     })
 }
 
-pub fn fields(kind: fiscus_domain::data::Kind) -> &'static [(&'static str, bool)] {
-    use fiscus_domain::data::Kind::*;
+pub fn fields(kind: fiscus_data_core::rules::Kind) -> &'static [(&'static str, bool)] {
+    use fiscus_data_core::rules::Kind::*;
     match kind {
         Instruments => &[
             ("symbol", true),

@@ -18,10 +18,10 @@ mod write;
 pub use kinds::{all_fields, fields};
 pub use table::normalise;
 
-use fiscus_domain::data::quality::QualityReport;
-use fiscus_domain::data::values::DateFormat;
-use fiscus_domain::data::{IMPORTER_VERSION, ImportError, Kind, Provenance};
-use fiscus_store::data::datasets::Dataset;
+use fiscus_data_core::rules::quality::QualityReport;
+use fiscus_data_core::rules::values::DateFormat;
+use fiscus_data_core::rules::{IMPORTER_VERSION, ImportError, Kind, Provenance};
+use fiscus_data_core::tables::datasets::Dataset;
 use fiscus_store::{Store, StoreError};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -245,10 +245,10 @@ pub fn import<'a>(
         // A file name that normalises to nothing usable (`✓.csv`) names the dataset after its kind.
         let name = req.dataset.clone().unwrap_or_else(|| {
             Some(default_name(&file))
-                .filter(|n| fiscus_domain::data::is_name(n))
+                .filter(|n| fiscus_data_core::rules::is_name(n))
                 .unwrap_or_else(|| req.kind.as_str().to_string())
         });
-        if !fiscus_domain::data::is_name(&name) {
+        if !fiscus_data_core::rules::is_name(&name) {
             return Err(Failure::one(
                 &file,
                 ImportError::line(0, format!("`{name}` is not a dataset name (1 to 64 of A-Z a-z 0-9 . _ -)")),
@@ -265,7 +265,7 @@ pub fn import<'a>(
         let (file_sha256, lines) = req.input.survey().map_err(|e| Failure::unreadable(&file, &e))?;
         {
             let mut conn = store.read().await?;
-            if let Some(existing) = fiscus_store::data::datasets::find_by_file(
+            if let Some(existing) = fiscus_data_core::tables::datasets::find_by_file(
                 &mut conn,
                 store.seal_key(),
                 workspace_id,
@@ -274,9 +274,13 @@ pub fn import<'a>(
             )
             .await?
             {
-                let quality =
-                    fiscus_store::data::datasets::quality(&mut conn, store.seal_key(), workspace_id, existing.number)
-                        .await?;
+                let quality = fiscus_data_core::tables::datasets::quality(
+                    &mut conn,
+                    store.seal_key(),
+                    workspace_id,
+                    existing.number,
+                )
+                .await?;
                 return Ok(Outcome { dataset: existing, created: false, dry_run: req.dry_run, quality });
             }
         }
@@ -292,7 +296,7 @@ pub fn import<'a>(
             // Imported concurrently by someone else: that import stands, this one is a no-op.
             Err(Failure::Store(StoreError::Conflict(_))) => {
                 let mut conn = store.read().await?;
-                match fiscus_store::data::datasets::find_by_file(
+                match fiscus_data_core::tables::datasets::find_by_file(
                     &mut conn,
                     store.seal_key(),
                     workspace_id,
@@ -302,7 +306,7 @@ pub fn import<'a>(
                 .await?
                 {
                     Some(existing) => {
-                        let quality = fiscus_store::data::datasets::quality(
+                        let quality = fiscus_data_core::tables::datasets::quality(
                             &mut conn,
                             store.seal_key(),
                             workspace_id,
@@ -398,10 +402,10 @@ async fn whole(
 
 /// The instruments `create_instruments` makes, checked: an asset class of the list and a currency code.
 pub fn new_instruments(asset_class: &str, currency: &str) -> Result<NewInstruments, (&'static str, String)> {
-    if !fiscus_domain::data::records::ASSET_CLASSES.contains(&asset_class) {
+    if !fiscus_data_core::rules::records::ASSET_CLASSES.contains(&asset_class) {
         return Err((
             "asset_class",
-            format!("`{asset_class}` is not one of {}", fiscus_domain::data::records::ASSET_CLASSES.join(", ")),
+            format!("`{asset_class}` is not one of {}", fiscus_data_core::rules::records::ASSET_CLASSES.join(", ")),
         ));
     }
     let currency = fiscus_domain::money::Currency::parse(currency)
@@ -444,7 +448,7 @@ async fn create_instruments(
     };
     import(store, caller, workspace_id, instruments, &Silent).await?;
     let mut conn = store.read().await?;
-    let ids = fiscus_store::data::market::ids_by_symbol(&mut conn, workspace_id).await?;
+    let ids = fiscus_data_core::tables::market::ids_by_symbol(&mut conn, workspace_id).await?;
     if let write::Body::Prices(bars) = &mut plan.body {
         for (id, bar) in bars.iter_mut().filter(|(id, _)| id.is_empty()) {
             match ids.get(&bar.symbol) {

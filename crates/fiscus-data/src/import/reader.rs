@@ -5,8 +5,8 @@
 use super::Mapping;
 use super::kinds::fields;
 use super::table::{Table, normalise};
-use fiscus_domain::data::ImportError;
-use fiscus_domain::data::values::DateFormat;
+use fiscus_data_core::rules::ImportError;
+use fiscus_data_core::rules::values::DateFormat;
 use std::collections::HashMap;
 
 /// At most this many errors are reported for one file.
@@ -38,7 +38,7 @@ impl<'t> Reader<'t> {
     /// name is the field's. A required field with neither is refused (line 1, naming it).
     pub fn new(
         table: &'t Table,
-        kind: fiscus_domain::data::Kind,
+        kind: fiscus_data_core::rules::Kind,
         mapping: &Mapping,
     ) -> Result<Reader<'t>, ImportError> {
         let normalised: Vec<String> = table.headers.iter().map(|h| normalise(h)).collect();
@@ -53,7 +53,7 @@ impl<'t> Reader<'t> {
             } else if *field == "date" && mapping.columns.get("date").is_some_and(|d| d.contains('+')) {
                 // `year+quarter`: two columns make the date (checked when read).
             } else if *required
-                && !(kind == fiscus_domain::data::Kind::Prices && mapping.wide.is_some() && *field == "symbol")
+                && !(kind == fiscus_data_core::rules::Kind::Prices && mapping.wide.is_some() && *field == "symbol")
             {
                 let hint = match mapping.columns.get(*field) {
                     Some(h) => format!("the mapped column `{h}` is not in the header"),
@@ -68,7 +68,7 @@ impl<'t> Reader<'t> {
         }
         // A bar needs a close or an adjusted close: when the header has neither, say so once, naming the
         // columns it did not recognise, rather than refusing every row for a close it cannot have.
-        if kind == fiscus_domain::data::Kind::Prices
+        if kind == fiscus_data_core::rules::Kind::Prices
             && mapping.wide.is_none()
             && !index.contains_key("close")
             && !index.contains_key("adj_close")
@@ -86,7 +86,7 @@ impl<'t> Reader<'t> {
     /// A reader of a streamed file's next chunk, going on from what the last chunk's reader learned.
     pub fn resume(
         table: &'t Table,
-        kind: fiscus_domain::data::Kind,
+        kind: fiscus_data_core::rules::Kind,
         mapping: &Mapping,
         carry: Carry,
     ) -> Result<Reader<'t>, ImportError> {
@@ -268,9 +268,9 @@ pub struct Carry {
     pub date_format: Option<DateFormat>,
 }
 
-/// A symbol, code or key: see `fiscus_domain::data::is_name`.
+/// A symbol, code or key: see `fiscus_data_core::rules::is_name`.
 pub fn name(s: &str) -> Result<String, String> {
-    if fiscus_domain::data::is_name(s) {
+    if fiscus_data_core::rules::is_name(s) {
         Ok(s.to_string())
     } else {
         Err(format!(

@@ -17,12 +17,12 @@
 use super::reader::{Carry, Reader};
 use super::table::{Rows, without_bom};
 use super::{Failure, Hashing, ImportRequest, Input, MAX_ROWS, Mapping, Outcome, Progress, kinds, write};
-use fiscus_domain::data::quality::QualityReport;
-use fiscus_domain::data::values::DateFormat;
-use fiscus_domain::data::{ImportError, Kind};
+use fiscus_data_core::rules::quality::QualityReport;
+use fiscus_data_core::rules::values::DateFormat;
+use fiscus_data_core::rules::{ImportError, Kind};
+use fiscus_data_core::tables::{Bulk, RowDigests, RowSink};
 use fiscus_domain::integrity::Stored;
 use fiscus_kernel::governed::Caller;
-use fiscus_store::data::{Bulk, RowDigests, RowSink};
 use fiscus_store::{Store, StoreError};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
@@ -71,15 +71,18 @@ pub(super) async fn prices(
     let file = req.file_name.clone();
     let ids = {
         let mut conn = store.read().await?;
-        fiscus_store::data::market::ids_by_symbol(&mut conn, workspace_id).await?
+        fiscus_data_core::tables::market::ids_by_symbol(&mut conn, workspace_id).await?
     };
     let length = req.input.len().map_err(|e| Failure::unreadable(&file, &e))?;
     // The transaction begins before the first row is read: rows are written as they are checked.
     let mut tx = if req.dry_run { None } else { Some(store.begin().await?) };
     let (number, version) = match &mut tx {
         Some(tx) => {
-            let number = fiscus_store::data::datasets::next_number(tx).await?;
-            (number, fiscus_store::data::datasets::next_version(tx.conn(), workspace_id, Kind::Prices, &name).await?)
+            let number = fiscus_data_core::tables::datasets::next_number(tx).await?;
+            (
+                number,
+                fiscus_data_core::tables::datasets::next_version(tx.conn(), workspace_id, Kind::Prices, &name).await?,
+            )
         }
         None => (0, 0),
     };
@@ -110,7 +113,7 @@ pub(super) async fn prices(
         };
         let Some(tx) = tx.as_mut() else { continue };
         if bulk.is_none() {
-            bulk = Some(Bulk::open(tx, fiscus_store::data::market::PRICES, estimate).await?);
+            bulk = Some(Bulk::open(tx, fiscus_data_core::tables::market::PRICES, estimate).await?);
         }
         if let Some(b) = bulk.as_mut()
             && let Err(e) = b.send(tx, workspace_id, &rows).await
@@ -270,7 +273,7 @@ impl Checker {
             });
             state.rows += 1;
             if self.writing && r.errors.is_empty() {
-                let row = fiscus_store::data::market::price_row(id.clone(), self.number, bar);
+                let row = fiscus_data_core::tables::market::price_row(id.clone(), self.number, bar);
                 state.digests.row(&row);
                 rows.push(row);
             }
@@ -354,7 +357,7 @@ impl State {
         let mut named: Vec<(usize, &String)> = symbols.names.iter().enumerate().collect();
         named.sort_unstable_by(|a, b| a.1.cmp(b.1));
         let quality = (rows > 0).then(|| {
-            fiscus_domain::data::quality::report(named.into_iter().filter_map(|(s, name)| {
+            fiscus_data_core::rules::quality::report(named.into_iter().filter_map(|(s, name)| {
                 let points = series.get(s).filter(|p| !p.is_empty())?;
                 let points = points
                     .iter()

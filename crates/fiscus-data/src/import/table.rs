@@ -2,7 +2,7 @@
 //! addressed by its line and column for error messages.
 
 use csv::{ByteRecord, ReaderBuilder, Trim};
-use fiscus_domain::data::ImportError;
+use fiscus_data_core::rules::ImportError;
 use std::collections::BTreeMap;
 
 /// A header name as compared: lower case, runs of anything but letters and digits as one `_`

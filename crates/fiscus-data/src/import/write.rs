@@ -8,16 +8,16 @@
 use super::kinds;
 use super::reader::Reader;
 use super::{Failure, ImportRequest, Progress};
+use fiscus_data_core::rules::Kind;
+use fiscus_data_core::rules::records::*;
+use fiscus_data_core::tables::banking::{Balance, Transaction};
+use fiscus_data_core::tables::datasets::Dataset;
+use fiscus_data_core::tables::economics::Series;
+use fiscus_data_core::tables::finance_core::{NewEntity, NewJournal, NewJournalLine, NewLedger};
 use fiscus_domain::audit_action::Change;
-use fiscus_domain::data::Kind;
-use fiscus_domain::data::records::*;
 use fiscus_kernel::governed::Caller;
 use fiscus_kernel::governed::record::AuditEntry;
 use fiscus_store::Store;
-use fiscus_store::data::banking::{Balance, Transaction};
-use fiscus_store::data::datasets::Dataset;
-use fiscus_store::data::economics::Series;
-use fiscus_store::data::finance_core::{NewEntity, NewJournal, NewJournalLine, NewLedger};
 use std::collections::{BTreeMap, HashMap};
 
 pub struct JournalPlan {
@@ -40,10 +40,10 @@ pub enum Body {
     Journals(Vec<JournalPlan>),
     Transactions(Vec<(Transaction, String)>),
     Balances(Vec<(Balance, String)>),
-    Portfolios(Vec<(fiscus_domain::investment::book::PortfolioRecord, String)>),
+    Portfolios(Vec<(fiscus_data_core::book::PortfolioRecord, String)>),
     /// Lots, or positions read as lots.
-    Lots(Vec<fiscus_store::data::book::NewLot>),
-    Cash(Vec<fiscus_store::data::book::NewCash>),
+    Lots(Vec<fiscus_data_core::tables::book::NewLot>),
+    Cash(Vec<fiscus_data_core::tables::book::NewCash>),
 }
 
 pub struct Plan {
@@ -190,12 +190,12 @@ pub(super) fn no_instrument(symbol: &str) -> String {
 
 /// The first error of a file naming instruments the workspace lacks: all of them (the first 50), their rows,
 /// and the two ways on.
-pub(super) fn unknown_instruments(unknown: &BTreeMap<String, u64>) -> fiscus_domain::data::ImportError {
+pub(super) fn unknown_instruments(unknown: &BTreeMap<String, u64>) -> fiscus_data_core::rules::ImportError {
     let rows: u64 = unknown.values().sum();
     let names: Vec<&str> = unknown.keys().take(50).map(String::as_str).collect();
     let more =
         if unknown.len() > names.len() { format!(" and {} more", unknown.len() - names.len()) } else { String::new() };
-    fiscus_domain::data::ImportError::line(
+    fiscus_data_core::rules::ImportError::line(
         0,
         format!(
             "{rows} row(s) name {} instrument(s) this workspace does not have: {}{more}; import their reference \
@@ -233,7 +233,7 @@ pub async fn plan(
             let rows = kinds::prices(r, req.mapping.wide.as_deref());
             let twice = repeated(&rows, |b| (b.symbol.as_str(), b.date.as_str()));
             let unique = without(r, rows, twice, "date", |b| format!("{} on {}", b.symbol, b.date));
-            let ids = fiscus_store::data::market::ids_by_symbol(&mut conn, workspace_id).await?;
+            let ids = fiscus_data_core::tables::market::ids_by_symbol(&mut conn, workspace_id).await?;
             let create = req.mapping.create_instruments.is_some();
             let (bars, unknown) = resolve(r, &ids, unique, |b| b.symbol.as_str(), "symbol", create);
             unknown_symbols = unknown;
@@ -244,7 +244,7 @@ pub async fn plan(
             let twice = repeated(&rows, |a| (a.symbol.as_str(), a.ex_date.as_str(), a.action));
             let unique =
                 without(r, rows, twice, "ex_date", |a| format!("{} {} on {}", a.symbol, a.action.as_str(), a.ex_date));
-            let ids = fiscus_store::data::market::ids_by_symbol(&mut conn, workspace_id).await?;
+            let ids = fiscus_data_core::tables::market::ids_by_symbol(&mut conn, workspace_id).await?;
             Body::CorporateActions(resolve(r, &ids, unique, |a| a.symbol.as_str(), "symbol", false).0)
         }
         Kind::Fundamentals => {
@@ -255,7 +255,7 @@ pub async fn plan(
             let unique = without(r, rows, twice, "metric", |f| {
                 format!("{} {} {} {}", f.symbol, f.metric, f.fiscal_period, f.period_end)
             });
-            let ids = fiscus_store::data::market::ids_by_symbol(&mut conn, workspace_id).await?;
+            let ids = fiscus_data_core::tables::market::ids_by_symbol(&mut conn, workspace_id).await?;
             Body::Fundamentals(resolve(r, &ids, unique, |f| f.symbol.as_str(), "symbol", false).0)
         }
         Kind::Economics => {
@@ -271,7 +271,7 @@ pub async fn plan(
                     observations.push(o);
                 }
             }
-            let owners = fiscus_store::data::economics::owners(&mut conn, workspace_id).await?;
+            let owners = fiscus_data_core::tables::economics::owners(&mut conn, workspace_id).await?;
             let headers: HashMap<String, String> = r
                 .table
                 .headers
@@ -281,7 +281,7 @@ pub async fn plan(
             let mut series = Vec::new();
             for (key, mut dates) in by_key {
                 let header = headers.get(&key).cloned().unwrap_or_else(|| key.clone());
-                if !fiscus_domain::data::is_name(&key) {
+                if !fiscus_data_core::rules::is_name(&key) {
                     r.fail(1, &header, format!("`{key}` is not a series key (1 to 64 of a-z 0-9 . _ -)"));
                     continue;
                 }
@@ -297,9 +297,11 @@ pub async fn plan(
                 series.push(Series {
                     title: req.mapping.titles.get(&header).cloned().unwrap_or_else(|| header.clone()),
                     units: req.mapping.units.clone(),
-                    frequency: fiscus_domain::data::frequency::Frequency::of_dates(dates.iter().map(String::as_str))
-                        .as_str()
-                        .to_string(),
+                    frequency: fiscus_data_core::rules::frequency::Frequency::of_dates(
+                        dates.iter().map(String::as_str),
+                    )
+                    .as_str()
+                    .to_string(),
                     observations: dates.len() as i64,
                     first_date: dates.first().cloned(),
                     last_date: dates.last().cloned(),
@@ -311,7 +313,7 @@ pub async fn plan(
         }
         Kind::Ledgers => {
             let records = kinds::ledgers(r);
-            let existing = fiscus_store::data::finance_core::ledgers(&mut conn, workspace_id).await?;
+            let existing = fiscus_data_core::tables::finance_core::ledgers(&mut conn, workspace_id).await?;
             let mut seen = HashMap::new();
             let mut out = Vec::new();
             for (line, l) in records {
@@ -336,8 +338,8 @@ pub async fn plan(
         }
         Kind::Entities => {
             let records = kinds::entities(r);
-            let ledgers = fiscus_store::data::finance_core::ledgers(&mut conn, workspace_id).await?;
-            let existing = fiscus_store::data::finance_core::entities(&mut conn, workspace_id).await?;
+            let ledgers = fiscus_data_core::tables::finance_core::ledgers(&mut conn, workspace_id).await?;
+            let existing = fiscus_data_core::tables::finance_core::entities(&mut conn, workspace_id).await?;
             let mut seen = HashMap::new();
             let mut out = Vec::new();
             for (line, e) in records {
@@ -370,9 +372,9 @@ pub async fn plan(
         }
         Kind::Journals => {
             let lines = kinds::journal_lines(r);
-            let ledgers = fiscus_store::data::finance_core::ledgers(&mut conn, workspace_id).await?;
-            let entities = fiscus_store::data::finance_core::entities(&mut conn, workspace_id).await?;
-            let existing = fiscus_store::data::finance_core::journals(&mut conn, workspace_id).await?;
+            let ledgers = fiscus_data_core::tables::finance_core::ledgers(&mut conn, workspace_id).await?;
+            let entities = fiscus_data_core::tables::finance_core::entities(&mut conn, workspace_id).await?;
+            let existing = fiscus_data_core::tables::finance_core::journals(&mut conn, workspace_id).await?;
             let records: Vec<JournalLineRecord> = lines.iter().map(|(_, l)| l.clone()).collect();
             for u in unbalanced(&records) {
                 let line = lines.iter().find(|(_, l)| l.entry == u.entry).map_or(0, |(n, _)| *n);
@@ -453,7 +455,7 @@ pub async fn plan(
         }
         Kind::Transactions => {
             let records = kinds::transactions(r);
-            let existing = fiscus_store::data::banking::transaction_fingerprints(&mut conn, workspace_id).await?;
+            let existing = fiscus_data_core::tables::banking::transaction_fingerprints(&mut conn, workspace_id).await?;
             let mut seen = HashMap::new();
             let mut out = Vec::new();
             for (line, t) in records {
@@ -504,7 +506,7 @@ pub async fn plan(
         }
         Kind::Balances => {
             let records = kinds::balances(r);
-            let existing = fiscus_store::data::banking::balance_fingerprints(&mut conn, workspace_id).await?;
+            let existing = fiscus_data_core::tables::banking::balance_fingerprints(&mut conn, workspace_id).await?;
             let mut seen = HashMap::new();
             let mut out = Vec::new();
             for (line, b) in records {
@@ -568,7 +570,7 @@ pub async fn plan(
 
 /// The quality report of a dataset's series (prices by symbol, economic observations by key), from the rows
 /// it is about to write; none for kinds without series.
-pub fn quality(body: &Body) -> Option<fiscus_domain::data::quality::QualityReport> {
+pub fn quality(body: &Body) -> Option<fiscus_data_core::rules::quality::QualityReport> {
     let mut series: BTreeMap<&str, Vec<(&str, Option<f64>)>> = BTreeMap::new();
     let number = |v: Option<&str>| v.and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite());
     match body {
@@ -585,7 +587,7 @@ pub fn quality(body: &Body) -> Option<fiscus_domain::data::quality::QualityRepor
         }
         _ => return None,
     }
-    Some(fiscus_domain::data::quality::report(series.into_iter().map(|(name, mut points)| {
+    Some(fiscus_data_core::rules::quality::report(series.into_iter().map(|(name, mut points)| {
         points.sort_by(|a, b| a.0.cmp(b.0));
         (name.to_string(), points)
     })))
@@ -598,17 +600,17 @@ pub async fn commit(
     workspace_id: &str,
     mut dataset: Dataset,
     plan: Plan,
-    report: Option<&fiscus_domain::data::quality::QualityReport>,
+    report: Option<&fiscus_data_core::rules::quality::QualityReport>,
     progress: &dyn Progress,
 ) -> Result<Dataset, Failure> {
-    use fiscus_store::data::{banking, book, economics, finance_core, market};
+    use fiscus_data_core::tables::{banking, book, economics, finance_core, market};
     let total = plan.rows() as u64;
     progress.update("writing", 0, total);
     let mut tx = store.begin().await?;
-    let number = fiscus_store::data::datasets::next_number(&mut tx).await?;
+    let number = fiscus_data_core::tables::datasets::next_number(&mut tx).await?;
     let version =
-        fiscus_store::data::datasets::next_version(tx.conn(), workspace_id, dataset.kind, &dataset.name).await?;
-    let mut lines = fiscus_store::data::RowDigests::with_capacity(total as usize);
+        fiscus_data_core::tables::datasets::next_version(tx.conn(), workspace_id, dataset.kind, &dataset.name).await?;
+    let mut lines = fiscus_data_core::tables::RowDigests::with_capacity(total as usize);
     match &plan.body {
         Body::Instruments(v) => {
             market::insert_instruments(&mut tx, workspace_id, number, v, dataset.created_at, &mut lines).await?
@@ -705,12 +707,12 @@ pub async fn seal(
     caller: &Caller,
     workspace_id: &str,
     dataset: &Dataset,
-    report: Option<&fiscus_domain::data::quality::QualityReport>,
+    report: Option<&fiscus_data_core::rules::quality::QualityReport>,
 ) -> Result<(), Failure> {
     let (number, version) = (dataset.number, dataset.version);
-    fiscus_store::data::datasets::insert(&mut tx, workspace_id, dataset).await?;
+    fiscus_data_core::tables::datasets::insert(&mut tx, workspace_id, dataset).await?;
     if let Some(report) = &report {
-        fiscus_store::data::datasets::insert_quality(&mut tx, workspace_id, dataset, report).await?;
+        fiscus_data_core::tables::datasets::insert_quality(&mut tx, workspace_id, dataset, report).await?;
     }
     fiscus_kernel::governed::record::audit(
         &mut tx,

@@ -2,10 +2,10 @@
 
 use axum::Json;
 use axum::extract::State;
-use fiscus_domain::api::list::NumberedPage;
+use fiscus_data_core::rules::{Kind, Provenance};
+use fiscus_data_core::tables::datasets::{Dataset, DatasetFilter};
 use fiscus_domain::clock::rfc3339;
-use fiscus_domain::data::{Kind, Provenance};
-use fiscus_store::data::datasets::{Dataset, DatasetFilter};
+use fiscus_http::list::NumberedPage;
 use serde::{Deserialize, Serialize};
 
 use fiscus_http::AppState;
@@ -62,10 +62,10 @@ pub struct DatasetView {
     /// What its series hold that a computation will meet (gaps against the frequency's calendar, zero and
     /// negative values, stale runs, outliers), written at import; null for kinds without series and for
     /// datasets imported before reports were written.
-    pub quality: Option<fiscus_domain::data::quality::QualityReport>,
+    pub quality: Option<fiscus_data_core::rules::quality::QualityReport>,
 }
 
-pub fn view(d: &Dataset, quality: Option<fiscus_domain::data::quality::QualityReport>) -> DatasetView {
+pub fn view(d: &Dataset, quality: Option<fiscus_data_core::rules::quality::QualityReport>) -> DatasetView {
     DatasetView {
         object: "dataset",
         id: d.number,
@@ -137,7 +137,7 @@ pub async fn get_datasets(
     let filter =
         DatasetFilter { kinds: kinds.as_ref().map(|k| &k[..]), name: name.as_deref(), provenance: q.provenance };
     let mut conn = state.store.read().await?;
-    let rows = fiscus_store::data::datasets::list(
+    let rows = fiscus_data_core::tables::datasets::list(
         &mut conn,
         state.store.seal_key(),
         ctx.principal.workspace_id(),
@@ -148,7 +148,7 @@ pub async fn get_datasets(
     .await?;
     let page = NumberedPage::from_overfetch(rows, limit, |d| d.number);
     let numbers: Vec<i64> = page.data.iter().map(|d| d.number).collect();
-    let mut reports = fiscus_store::data::datasets::qualities(
+    let mut reports = fiscus_data_core::tables::datasets::qualities(
         &mut conn,
         state.store.seal_key(),
         ctx.principal.workspace_id(),
@@ -167,7 +167,7 @@ pub(crate) async fn of_kind(
     number: i64,
     kinds: &[Kind],
 ) -> Result<Dataset, ApiError> {
-    let d = fiscus_store::data::datasets::get(conn, key, workspace_id, number).await?;
+    let d = fiscus_data_core::tables::datasets::get(conn, key, workspace_id, number).await?;
     if !kinds.contains(&d.kind) {
         // Asked for a dataset of another kind: there is no such dataset of this kind here.
         return Err(ApiError::not_found().detail(format!("dataset {number} holds {}", d.kind.as_str())));

@@ -4,12 +4,12 @@ use axum::Json;
 use axum::extract::{OriginalUri, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use fiscus_domain::api::list::ListPage;
-use fiscus_domain::data::Kind;
+use fiscus_data_core::rules::Kind;
+use fiscus_data_core::tables::economics::{self, Series};
+use fiscus_data_core::tables::market::Window;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_http::columnar::{ColumnSpec, ColumnType, Representation, Table, Values};
-use fiscus_store::data::economics::{self, Series};
-use fiscus_store::data::market::Window;
+use fiscus_http::list::ListPage;
 use serde::{Deserialize, Serialize};
 
 use super::instruments::DatasetRef;
@@ -128,7 +128,7 @@ pub struct SeriesQuery {
 }
 
 fn key(raw: &str) -> Result<&str, ApiError> {
-    if fiscus_domain::data::is_name(raw) { Ok(raw) } else { Err(ApiError::not_found().detail("no such series")) }
+    if fiscus_data_core::rules::is_name(raw) { Ok(raw) } else { Err(ApiError::not_found().detail("no such series")) }
 }
 
 /// One series with the dataset versions that hold it.

@@ -6,12 +6,12 @@ use axum::Json;
 use axum::extract::{OriginalUri, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use fiscus_domain::api::list::ListPage;
-use fiscus_domain::data::Kind;
-use fiscus_domain::data::features::{FEATURES, FeatureDefinition, find};
+use fiscus_data_core::rules::Kind;
+use fiscus_data_core::rules::features::{FEATURES, FeatureDefinition, find};
+use fiscus_data_core::tables::market::{self, Rows};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_http::columnar::{ColumnSpec, ColumnType, Representation, Table, Values};
-use fiscus_store::data::market::{self, Rows};
+use fiscus_http::list::ListPage;
 use serde::{Deserialize, Serialize};
 
 use super::instruments::DatasetRef;
@@ -42,7 +42,7 @@ fn view(d: &FeatureDefinition) -> FeatureView {
 
 /// The features this deployment computes.
 ///
-/// The catalogue is fixed in this build (`fiscus_domain::data::features`): each feature's key, title,
+/// The catalogue is fixed in this build: each feature's key, title,
 /// description, `unit`, `warmup` (the observations it needs before its first value) and the same computation
 /// in pandas, all computed from an instrument's adjusted close (its close when a dataset has none). Needs
 /// `quant:features:read`; reads no workspace data and stores nothing.
@@ -160,7 +160,7 @@ pub async fn get_feature_values(
     let (start, end) = range(q.start.as_deref(), q.end.as_deref())?;
     let after = date("after_id", q.after_id.as_deref())?;
     let asked = super::dataset_param(q.dataset)?;
-    if !fiscus_domain::data::is_name(&q.instrument) {
+    if !fiscus_data_core::rules::is_name(&q.instrument) {
         return Err(
             ApiError::new(ErrorCode::InvalidParameter).field("instrument", "must be an instrument id or symbol")
         );
@@ -202,7 +202,7 @@ pub async fn get_feature_values(
         return respond(representation, &uri, page);
     }
     // A window counted in trading days is not stretched over months.
-    let frequency = fiscus_domain::data::frequency::Frequency::of_dates(dates.iter().copied());
+    let frequency = fiscus_data_core::rules::frequency::Frequency::of_dates(dates.iter().copied());
     if let Some(why) = definition.refuses(frequency) {
         return Err(ApiError::new(ErrorCode::Conflict)
             .detail(why)

@@ -5,10 +5,10 @@ use axum::Json;
 use axum::extract::{OriginalUri, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use fiscus_domain::api::list::NumberedPage;
+use fiscus_data_core::tables::finance_core::{self, Filter};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_http::columnar::{ColumnSpec, ColumnType, Representation, Table, Values};
-use fiscus_store::data::finance_core::{self, Filter};
+use fiscus_http::list::NumberedPage;
 use serde::{Deserialize, Serialize};
 
 use super::positive;

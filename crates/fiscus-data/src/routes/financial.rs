@@ -5,9 +5,9 @@ use axum::Json;
 use axum::extract::{OriginalUri, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use fiscus_domain::api::list::ListPage;
+use fiscus_data_core::tables::banking::{self, Filter};
 use fiscus_http::columnar::{ColumnSpec, ColumnType, Representation, Table, Values};
-use fiscus_store::data::banking::{self, Filter};
+use fiscus_http::list::ListPage;
 use serde::{Deserialize, Serialize};
 
 use super::{name, range};

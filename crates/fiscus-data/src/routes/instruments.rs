@@ -9,12 +9,12 @@ use axum::body::Bytes;
 use axum::extract::{OriginalUri, State};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
-use fiscus_domain::api::list::ListPage;
+use fiscus_data_core::rules::Kind;
+use fiscus_data_core::rules::records::CorporateActionType;
+use fiscus_data_core::tables::market::{self, Instrument, InstrumentFilter, Rows, Window};
 use fiscus_domain::clock::rfc3339;
-use fiscus_domain::data::Kind;
-use fiscus_domain::data::records::CorporateActionType;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_store::data::market::{self, Instrument, InstrumentFilter, Rows, Window};
+use fiscus_http::list::ListPage;
 use serde::{Deserialize, Serialize};
 
 use super::{bulk, date, name, number, range};
@@ -140,7 +140,7 @@ async fn instrument(
     workspace_id: &str,
     uid: &str,
 ) -> Result<Instrument, ApiError> {
-    if !fiscus_domain::data::is_name(uid) {
+    if !fiscus_data_core::rules::is_name(uid) {
         return Err(ApiError::not_found().detail("no such instrument"));
     }
     Ok(market::get_instrument(conn, workspace_id, uid).await?)
@@ -183,7 +183,7 @@ async fn serving(
     kind: Kind,
     instrument_id: &str,
     asked: Option<i64>,
-) -> Result<Option<fiscus_store::data::datasets::Dataset>, ApiError> {
+) -> Result<Option<fiscus_data_core::tables::datasets::Dataset>, ApiError> {
     let number = match asked {
         Some(n) => Some(n),
         None => market::latest_dataset(conn, ws, rows, instrument_id).await?,
@@ -200,12 +200,12 @@ pub struct DatasetRef {
     pub id: i64,
     pub name: String,
     pub version: i64,
-    pub provenance: fiscus_domain::data::Provenance,
+    pub provenance: fiscus_data_core::rules::Provenance,
     pub content_hash: String,
 }
 
 /// The version a page was served from, as every data read names it.
-pub(crate) fn dataset_ref(d: &fiscus_store::data::datasets::Dataset) -> DatasetRef {
+pub(crate) fn dataset_ref(d: &fiscus_data_core::tables::datasets::Dataset) -> DatasetRef {
     DatasetRef {
         id: d.number,
         name: d.name.clone(),
@@ -742,7 +742,7 @@ pub async fn get_fundamentals(
         return Err(ApiError::new(ErrorCode::InvalidParameter).field("metric", "must be 1 to 64 of a-z 0-9 _"));
     }
     if let Some(p) = q.fiscal_period.as_deref()
-        && !fiscus_domain::data::records::FISCAL_PERIODS.contains(&p)
+        && !fiscus_data_core::rules::records::FISCAL_PERIODS.contains(&p)
     {
         return Err(
             ApiError::new(ErrorCode::InvalidParameter).field("fiscal_period", "must be FY, Q1, Q2, Q3, Q4 or TTM")

@@ -18,8 +18,8 @@ use axum::Json;
 use axum::extract::{FromRequest, Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use fiscus_domain::data::values::DateFormat;
-use fiscus_domain::data::{Kind, Provenance};
+use fiscus_data_core::rules::values::DateFormat;
+use fiscus_data_core::rules::{Kind, Provenance};
 use fiscus_domain::error_code::ErrorCode;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -301,7 +301,7 @@ pub struct ImportView {
     pub dataset: Option<DatasetView>,
     /// The file's quality report (also for a dry run): each series' gaps, zero and negative values, stale
     /// runs and outliers; null for kinds without series. Nothing is dropped because of it.
-    pub quality: Option<fiscus_domain::data::quality::QualityReport>,
+    pub quality: Option<fiscus_data_core::rules::quality::QualityReport>,
     pub rows: i64,
     /// Rows already imported unchanged by an earlier dataset.
     pub skipped: i64,
@@ -376,7 +376,7 @@ async fn import_file(ctx: Ctx, state: AppState, mut body: ImportBody, bytes: Vec
         }
     }
     if let Some(d) = body.dataset.as_deref()
-        && !fiscus_domain::data::is_name(d)
+        && !fiscus_data_core::rules::is_name(d)
     {
         invalid.push(("dataset", "1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit".to_string()));
     }
@@ -409,7 +409,7 @@ async fn import_file(ctx: Ctx, state: AppState, mut body: ImportBody, bytes: Vec
             invalid.push(("columns", format!("the header for `{field}` must be 1 to 200 characters of text")));
         }
     }
-    if body.symbol.as_deref().is_some_and(|s| !fiscus_domain::data::is_name(s)) {
+    if body.symbol.as_deref().is_some_and(|s| !fiscus_data_core::rules::is_name(s)) {
         invalid.push(("symbol", "1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit".to_string()));
     }
     if body.key_prefix.as_deref().is_some_and(|p| {
@@ -519,7 +519,7 @@ async fn import_file(ctx: Ctx, state: AppState, mut body: ImportBody, bytes: Vec
 #[cfg(test)]
 mod tests {
     use super::AssetClass;
-    use fiscus_domain::data::records::ASSET_CLASSES;
+    use fiscus_data_core::rules::records::ASSET_CLASSES;
 
     /// The document's enum is the importer's list (`ASSET_CLASSES`), no more and no fewer.
     #[test]

@@ -7,12 +7,12 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
+use fiscus_data_core::rules::Kind;
+use fiscus_data_core::rules::features::FEATURES;
+use fiscus_data_core::tables::datasets::Dataset;
+use fiscus_data_core::tables::lineage::LineageExport;
 use fiscus_domain::clock::{now_micros, rfc3339};
-use fiscus_domain::data::Kind;
-use fiscus_domain::data::features::FEATURES;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_store::data::datasets::Dataset;
-use fiscus_store::data::lineage::LineageExport;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -158,7 +158,7 @@ pub async fn post_lineage_export(
     let ws = ctx.principal.workspace_id().to_string();
     let mut tx = state.store.begin().await?;
     let key = tx.seal_key().clone();
-    let all = fiscus_store::data::datasets::all(tx.conn(), &key, &ws).await?;
+    let all = fiscus_data_core::tables::datasets::all(tx.conn(), &key, &ws).await?;
     let chosen: Vec<Dataset> = match &body.datasets {
         None => all,
         Some(ids) => {
@@ -182,7 +182,7 @@ pub async fn post_lineage_export(
         document_hash,
         created_at: now_micros(),
     };
-    fiscus_store::data::lineage::insert(&mut tx, &ws, &export).await?;
+    fiscus_data_core::tables::lineage::insert(&mut tx, &ws, &export).await?;
     ctx.audit(
         &mut tx,
         Some(&export.id),
@@ -213,6 +213,7 @@ pub async fn get_lineage_export(
     }
     let mut conn = state.store.read().await?;
     let e =
-        fiscus_store::data::lineage::get(&mut conn, state.store.seal_key(), ctx.principal.workspace_id(), &uid).await?;
+        fiscus_data_core::tables::lineage::get(&mut conn, state.store.seal_key(), ctx.principal.workspace_id(), &uid)
+            .await?;
     Ok(Json(view(&e)))
 }

@@ -115,7 +115,7 @@ pub(crate) fn positive(name: &'static str, raw: Option<i64>) -> Result<Option<i6
 pub(crate) fn name(field: &'static str, raw: Option<&str>) -> Result<Option<String>, ApiError> {
     match raw {
         None => Ok(None),
-        Some(s) if fiscus_domain::data::is_name(s) => Ok(Some(s.to_string())),
+        Some(s) if fiscus_data_core::rules::is_name(s) => Ok(Some(s.to_string())),
         Some(_) => Err(ApiError::new(ErrorCode::InvalidParameter).field(field, "must be 1 to 64 of A-Z a-z 0-9 . _ -")),
     }
 }

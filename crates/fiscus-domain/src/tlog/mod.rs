@@ -17,7 +17,6 @@
 //! checked) are one family read side by side, with their tests against the RFC's own definitions.
 
 pub mod note;
-pub mod offline;
 pub mod tiles;
 
 use crate::evidence::seal_bytes;

@@ -58,7 +58,7 @@ pub async fn list(State(state): State<AppState>, op: OperatorSession) -> Respons
                 .map(|o| format!("{} {} {}", o.side.as_str(), escape(&o.quantity), escape(&o.symbol)))
                 .collect::<Vec<_>>()
                 .join(", ");
-            let link = fiscus_store::data::book::order_link(&mut conn, &tenant, &r.id).await.ok().flatten();
+            let link = fiscus_data_core::tables::book::order_link(&mut conn, &tenant, &r.id).await.ok().flatten();
             let action = match (&link, op.role) {
                 (Some(a), _) => format!(
                     "<a href=\"/console/actions/{a}?environment={env}\"><code>{a}</code></a>",

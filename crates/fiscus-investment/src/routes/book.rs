@@ -3,8 +3,8 @@
 use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
-use fiscus_domain::api::list::ListPage;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_http::list::ListPage;
 use serde::{Deserialize, Serialize};
 
 use super::records::{RecordView, view};
@@ -72,9 +72,13 @@ pub async fn get_portfolios(
         return Err(ApiError::new(ErrorCode::InvalidParameter).field("after_id", "must be 0 or more"));
     }
     let mut conn = state.store.read().await?;
-    let rows =
-        fiscus_store::data::book::list_portfolios(&mut conn, &ctx.tenant().workspace_id, after, i64::from(limit) + 1)
-            .await?;
+    let rows = fiscus_data_core::tables::book::list_portfolios(
+        &mut conn,
+        &ctx.tenant().workspace_id,
+        after,
+        i64::from(limit) + 1,
+    )
+    .await?;
     let page = ListPage::from_overfetch(rows, limit, |p| p.id.to_string());
     Ok(Json(ListPage {
         object: "list",

@@ -5,8 +5,8 @@ use crate::tables::investment_records::{self as records, Record, RecordKind};
 use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
-use fiscus_domain::api::list::ListPage;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_http::list::ListPage;
 use serde::Deserialize;
 
 use super::records::{RecordView, view};

@@ -6,9 +6,9 @@ use crate::tables::themes::{Member, ModelPortfolio, Universe};
 use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
-use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_http::list::ListPage;
 use serde::{Deserialize, Serialize};
 
 use crate::themes::{self, HandoffRequest, ModelPortfolioRequest, UniverseRequest};

@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use fiscus_domain::data::records::ASSET_CLASSES;
+use fiscus_data_core::rules::records::ASSET_CLASSES;
 
 /// The class cash balances are matched as.
 pub const CASH: &str = "cash";

@@ -239,7 +239,7 @@ pub fn rebalance(held: &[Held], targets: &[(String, i64, i64)], cash_minor: i64)
         orders.push(Order {
             symbol: s.to_string(),
             side: if units > 0 { Side::Buy } else { Side::Sell },
-            quantity: fiscus_domain::investment::book::quantity_text(units.abs()),
+            quantity: fiscus_data_core::book::quantity_text(units.abs()),
             price_minor: price,
             notional_minor: notional,
             weight_before_ppm: ppm(before),

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use crate::rules::model_portfolio::{ModelHolding, Order, Side, WEIGHT_UNIT};
-use fiscus_domain::investment::book::quantity_micros;
+use fiscus_data_core::book::quantity_micros;
 
 /// The checks an investment order requires before execution, by key.
 pub const CHECKS: [&str; 3] = ["pre_trade.limits", "pre_trade.restricted_list", "pre_trade.concentration"];

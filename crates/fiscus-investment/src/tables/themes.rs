@@ -130,7 +130,7 @@ fn universe_values(workspace_id: &str, u: &Universe) -> Vec<Stored> {
 /// Inserts a universe (its integer id taken from the counter here and returned), with its members when it
 /// is handed off at once.
 pub async fn insert_universe(tx: &mut WriteTx, workspace_id: &str, u: &mut Universe, members: &[Member]) -> Result<()> {
-    u.id = fiscus_store::data::take_number(tx, "universes").await?;
+    u.id = fiscus_data_core::tables::take_number(tx, "universes").await?;
     let sealed_values = universe_values(workspace_id, u);
     let mac = seals::seal_of(tx.seal_key(), &UNIVERSES_SEALED, sealed_values.clone())?;
     sqlx::query(

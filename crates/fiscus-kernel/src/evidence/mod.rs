@@ -11,20 +11,22 @@
 //! key is stored in the database); its verifier key is public ([`verifier_key`]).
 
 mod integrate;
+pub mod offline;
 mod prove;
 mod verify;
+pub mod views;
 
 pub use integrate::{backfill, checkpoint_now, integrate, run_once};
 pub use prove::{Bundle, BundledRecord, bundle, checked_tile, consistency, inclusion, inclusions, leaf_of};
 pub use verify::{LogReport, verify_log};
 
 use crate::services::Services;
-use fiscus_domain::api::evidence::{BundledRecordView, EvidenceBundleView, LogCheckpointView};
 use fiscus_domain::tlog::note::{NoteSigner, NoteVerifier};
 use fiscus_domain::tlog::{self as tlog, TreeError};
 use fiscus_store::StoreError;
 use fiscus_store::tlog::StoredCheckpoint;
 use hmac::{Hmac, Mac};
+use views::{BundledRecordView, EvidenceBundleView, LogCheckpointView};
 
 /// Leaves integrated per transaction, at most: four level-0 tiles, their index rows and the parents' edge.
 /// On SQLite the integrator's transaction holds the one writer, so it is kept to a few milliseconds whatever

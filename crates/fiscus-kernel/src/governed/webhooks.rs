@@ -1,6 +1,7 @@
 //! Operators' decisions on webhook endpoints: a production endpoint receives nothing until an admin approves
 //! it at the console (or refuses it). The decision covers the endpoint in its current state and is audited.
 
+use crate::tables::webhooks::EndpointStatus;
 use fiscus_domain::actor::ActorKind;
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
@@ -8,7 +9,6 @@ use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::people::{Refusal, Role};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::WriteTx;
-use fiscus_store::webhooks::EndpointStatus;
 use serde_json::json;
 
 use super::record::{AuditEntry, audit};
@@ -27,7 +27,7 @@ pub async fn decide(
         return Err(Failure::Decision(Refusal::RoleMayNotDecide));
     }
     let key = tx.seal_key().clone();
-    let endpoint = fiscus_store::webhooks::get(tx.conn(), &key, tenant, endpoint_id).await?;
+    let endpoint = crate::tables::webhooks::get(tx.conn(), &key, tenant, endpoint_id).await?;
     if endpoint.status != EndpointStatus::PendingApproval {
         return Err(Failure::refused(ErrorCode::Conflict, "The endpoint is not awaiting approval."));
     }
@@ -37,7 +37,7 @@ pub async fn decide(
         (EndpointStatus::Disabled, Some("refused at the console"))
     };
     let now = now_micros();
-    fiscus_store::webhooks::set_status(tx, tenant, endpoint_id, endpoint.status, to, reason, now).await.map_err(
+    crate::tables::webhooks::set_status(tx, tenant, endpoint_id, endpoint.status, to, reason, now).await.map_err(
         |e| match e {
             fiscus_store::StoreError::NotFound => {
                 Failure::refused(ErrorCode::Conflict, "The endpoint changed meanwhile; nothing was decided.")
@@ -71,7 +71,7 @@ pub async fn disable_gone(
 ) -> Result<bool, Failure> {
     let now = now_micros();
     let reason = "the receiver answered 410 Gone";
-    match fiscus_store::webhooks::set_status(
+    match crate::tables::webhooks::set_status(
         tx,
         tenant,
         endpoint_id,

@@ -181,8 +181,8 @@ impl Computation for Backtest {
 
 /// Rebalancing about once a month at a frequency: 21 trading days, 4 weeks, every observation of monthly
 /// or coarser data (and 21 for irregular dates, the daily convention the annualisation also falls back to).
-fn about_monthly(frequency: fiscus_domain::data::frequency::Frequency) -> u32 {
-    use fiscus_domain::data::frequency::Frequency;
+fn about_monthly(frequency: fiscus_data_core::rules::frequency::Frequency) -> u32 {
+    use fiscus_data_core::rules::frequency::Frequency;
     match frequency {
         Frequency::Daily | Frequency::Irregular => 21,
         Frequency::Weekly => 4,

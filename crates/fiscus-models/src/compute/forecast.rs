@@ -10,8 +10,8 @@
 //! the code they check; the fitting itself is in the engine.
 
 use crate::compute::Computation;
+use fiscus_data_core::rules::Kind;
 use fiscus_domain::compute::JobKind;
-use fiscus_domain::data::Kind;
 use fiscus_quant::forecast::arima::{self, ArimaSpec, ArimaTrend};
 use fiscus_quant::forecast::holt_winters::{HoltWintersSpec, Season};
 use serde::{Deserialize, Serialize};
@@ -183,20 +183,24 @@ pub async fn pin(services: &Services, workspace_id: &str, r: ForecastRequest) ->
         (None, None, None, Some(a)) => pin_ledger_account(services, workspace_id, a, r.start, r.end).await?,
         (Some(key), None, None, None) => {
             fiscus_kernel::inputs::entitled(services, workspace_id, Kind::Economics).await?;
-            if !fiscus_domain::data::is_name(&key) {
+            if !fiscus_data_core::rules::is_name(&key) {
                 return Err(Failure::missing("series", format!("no series `{key}` in this workspace")));
             }
             let mut conn = services.store.read().await?;
-            let s = match fiscus_store::data::economics::get(&mut conn, workspace_id, &key, None).await {
+            let s = match fiscus_data_core::tables::economics::get(&mut conn, workspace_id, &key, None).await {
                 Ok(s) => s,
                 Err(fiscus_store::StoreError::NotFound) => {
                     return Err(Failure::missing("series", format!("no series `{key}` in this workspace")));
                 }
                 Err(e) => return Err(e.into()),
             };
-            let d =
-                fiscus_store::data::datasets::get(&mut conn, services.store.seal_key(), workspace_id, s.dataset_number)
-                    .await?;
+            let d = fiscus_data_core::tables::datasets::get(
+                &mut conn,
+                services.store.seal_key(),
+                workspace_id,
+                s.dataset_number,
+            )
+            .await?;
             fiscus_kernel::inputs::observed("series", &d)?;
             Source::Economic {
                 key,
@@ -284,7 +288,7 @@ impl Forecast {
 
 /// Fills the periods each gap misses (`gaps` from the data's quality), recording what was filled.
 fn fill(values: &mut Vec<f64>, dates: &mut Vec<String>, how: Fill, quality: &mut fiscus_kernel::inputs::Quality) {
-    let (_, gaps) = fiscus_domain::data::frequency::gaps(dates);
+    let (_, gaps) = fiscus_data_core::rules::frequency::gaps(dates);
     if gaps.is_empty() {
         return;
     }
@@ -342,19 +346,19 @@ async fn pin_ledger_account(
     if a.general_ledger_id < 1 || a.entity_id.is_some_and(|e| e < 1) {
         return Err(bad("general_ledger_id and entity_id are positive integers".into()));
     }
-    if !fiscus_domain::data::is_name(&a.account) {
+    if !fiscus_data_core::rules::is_name(&a.account) {
         return Err(bad("account: 1 to 64 of A-Z, a-z, 0-9, `.`, `_`, `-`".into()));
     }
     if a.currency.as_deref().is_some_and(|c| fiscus_domain::money::Currency::parse(c).is_none()) {
         return Err(bad("currency: an ISO 4217 code Fiscus accepts".into()));
     }
-    let lines = fiscus_store::data::finance_core::AccountLines {
+    let lines = fiscus_data_core::tables::finance_core::AccountLines {
         general_ledger_id: a.general_ledger_id,
         account: &a.account,
         entity_id: a.entity_id,
     };
     let mut conn = services.store.read().await?;
-    let found = fiscus_store::data::finance_core::account_datasets(&mut conn, workspace_id, &lines).await?;
+    let found = fiscus_data_core::tables::finance_core::account_datasets(&mut conn, workspace_id, &lines).await?;
     let mut currencies: Vec<&str> = found.iter().map(|(_, c)| c.as_str()).collect();
     currencies.dedup();
     let currency = match (a.currency.as_deref(), currencies.as_slice()) {
@@ -384,7 +388,8 @@ async fn pin_ledger_account(
         if datasets.iter().any(|d| d.dataset == *number) {
             continue;
         }
-        let d = fiscus_store::data::datasets::get(&mut conn, services.store.seal_key(), workspace_id, *number).await?;
+        let d = fiscus_data_core::tables::datasets::get(&mut conn, services.store.seal_key(), workspace_id, *number)
+            .await?;
         fiscus_kernel::inputs::observed("ledger_account", &d)?;
         datasets.push(PinnedDataset { dataset: *number, content_hash: d.content_hash });
     }
@@ -494,9 +499,12 @@ impl Forecast {
             Source::Economic { key, dataset, start, end, .. } => {
                 fiscus_kernel::inputs::entitled(services, workspace_id, Kind::Economics).await?;
                 let mut conn = services.store.read().await?;
-                let window =
-                    fiscus_store::data::market::Window { from: start.as_deref(), to: end.as_deref(), after: None };
-                let rows = fiscus_store::data::economics::observations(
+                let window = fiscus_data_core::tables::market::Window {
+                    from: start.as_deref(),
+                    to: end.as_deref(),
+                    after: None,
+                };
+                let rows = fiscus_data_core::tables::economics::observations(
                     &mut conn,
                     workspace_id,
                     key,
@@ -533,14 +541,14 @@ impl Forecast {
                 end,
             } => {
                 fiscus_kernel::inputs::entitled(services, workspace_id, Kind::Journals).await?;
-                let lines = fiscus_store::data::finance_core::AccountLines {
+                let lines = fiscus_data_core::tables::finance_core::AccountLines {
                     general_ledger_id: *general_ledger_id,
                     account,
                     entity_id: *entity_id,
                 };
                 let numbers: Vec<i64> = datasets.iter().map(|d| d.dataset).collect();
                 let mut conn = services.store.read().await?;
-                let months = fiscus_store::data::finance_core::account_movements(
+                let months = fiscus_data_core::tables::finance_core::account_movements(
                     &mut conn,
                     workspace_id,
                     &lines,

@@ -24,14 +24,14 @@ pub mod tournament;
 
 pub use fiscus_kernel::pool::{Control, Crashed, Pool, Reserved, Stop};
 
+use crate::tables::compute::{self as jobs, Ending, Job, JobResult, NewJob};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_domain::compute::{self as rules, JobFailure, JobKind, JobState};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::tenancy::Tenant;
+use fiscus_kernel::tables::credits::{EntryKind, NewEntry};
 use fiscus_quant::QuantError;
-use fiscus_store::compute::{self as jobs, Ending, Job, JobResult, NewJob};
-use fiscus_store::credits::{EntryKind, NewEntry};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -235,7 +235,7 @@ pub async fn submit(
     let output = if !prefer_async && request.small() {
         // Refused before computing when the balance already cannot cover it (checked again when debited).
         let mut conn = services.store.read().await?;
-        let t = fiscus_store::credits::totals(&mut conn, tenant).await?;
+        let t = fiscus_kernel::tables::credits::totals(&mut conn, tenant).await?;
         drop(conn);
         if t.granted - t.consumed < credits {
             return Err(exhausted(credits, t.granted - t.consumed));
@@ -275,9 +275,9 @@ pub async fn submit(
         reference: Some(&id),
         created_at: now,
     };
-    if fiscus_store::credits::debit(&mut tx, tenant, &debit).await?.is_none() {
+    if fiscus_kernel::tables::credits::debit(&mut tx, tenant, &debit).await?.is_none() {
         let mut conn = services.store.read().await?;
-        let t = fiscus_store::credits::totals(&mut conn, tenant).await?;
+        let t = fiscus_kernel::tables::credits::totals(&mut conn, tenant).await?;
         return Err(exhausted(credits, t.granted - t.consumed));
     }
     let state_now = if output.is_some() { JobState::Running } else { JobState::Queued };
@@ -382,7 +382,7 @@ pub async fn cancel(services: &Services, caller: &Caller, tenant: &Tenant, id: &
                     reference: Some(id),
                     created_at: now,
                 };
-                fiscus_store::credits::record(tx.conn(), tenant, &refund).await?;
+                fiscus_kernel::tables::credits::record(tx.conn(), tenant, &refund).await?;
             }
             done
         }
@@ -550,7 +550,7 @@ async fn end_unrun(
             reference: Some(&job.id),
             created_at: now,
         };
-        fiscus_store::credits::record(tx.conn(), &job.tenant, &entry).await?;
+        fiscus_kernel::tables::credits::record(tx.conn(), &job.tenant, &entry).await?;
     }
     let entry = AuditEntry {
         workspace_id: &job.tenant.workspace_id,

@@ -11,12 +11,12 @@
 //! the same datasets and engine give the same bytes, so `reproduced` is a statement about the evidence, not
 //! a tolerance.
 
+use crate::tables::compute as jobs;
 use crate::tables::research::{self as store, Snapshot};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::compute as jobs;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;

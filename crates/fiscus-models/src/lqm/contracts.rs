@@ -9,13 +9,13 @@
 use crate::rules::lqm::licence;
 use crate::rules::lqm::records::{Column, ContractBody, ContractTarget, DatasetRef, FeatureSchema};
 use crate::tables::lqm::models::{self, Contract};
+use fiscus_data_core::rules::{Kind, Provenance};
+use fiscus_data_core::tables::datasets::{self, Dataset};
 use fiscus_domain::audit_action::Change;
 use fiscus_domain::clock::now_micros;
-use fiscus_domain::data::{Kind, Provenance};
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::StoreError;
-use fiscus_store::data::datasets::{self, Dataset};
 use fiscus_store::sealed_records::Record;
 use serde::Deserialize;
 use serde_json::json;

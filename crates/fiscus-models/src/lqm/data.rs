@@ -3,10 +3,10 @@
 //! SHA-256 that pins them.
 
 use crate::rules::lqm::records::{ContractTarget, TargetTransform};
-use fiscus_domain::data::Kind;
+use fiscus_data_core::rules::Kind;
+use fiscus_data_core::tables::datasets::Dataset;
+use fiscus_data_core::tables::market::{self, Window};
 use fiscus_store::StoreError;
-use fiscus_store::data::datasets::Dataset;
-use fiscus_store::data::market::{self, Window};
 use serde_json::{Value, json};
 
 use super::invalid;
@@ -30,7 +30,7 @@ impl Observations {
             .dates
             .iter()
             .zip(&self.values)
-            .map(|(d, v)| json!([d, fiscus_domain::data::values::shortest(*v)]))
+            .map(|(d, v)| json!([d, fiscus_data_core::rules::values::shortest(*v)]))
             .collect();
         Ok(super::canonical("observations", &Value::Array(pairs))?.1)
     }
@@ -91,7 +91,7 @@ pub async fn read(
             }
         }
         (Kind::Economics, ContractTarget::Series { key }) => {
-            match fiscus_store::data::economics::get(&mut conn, workspace_id, key, Some(dataset.number)).await {
+            match fiscus_data_core::tables::economics::get(&mut conn, workspace_id, key, Some(dataset.number)).await {
                 Err(StoreError::NotFound) => {
                     return Err(invalid("target", format!("dataset {} holds no series `{key}`", dataset.number)));
                 }
@@ -99,7 +99,7 @@ pub async fn read(
                     other?;
                 }
             }
-            let rows = fiscus_store::data::economics::observations(
+            let rows = fiscus_data_core::tables::economics::observations(
                 &mut conn,
                 workspace_id,
                 key,

@@ -1,4 +1,4 @@
-//! The model hub: published artifacts, content-addressed in the database (`fiscus_store::model_hub`), so any
+//! The model hub: published artifacts, content-addressed in the database (`tables::model_hub`), so any
 //! node serves and verifies what any node published. An artifact's name is the SHA-256 of its bytes, so it
 //! is written once (in its publication's transaction), never changed, and checking one is recomputing its
 //! name. A publication records each artifact's hash and size; `fiscus verify models` reads every one back.
@@ -24,7 +24,7 @@ pub enum Fault {
 /// Stores `bytes` in the writing transaction and returns their `sha256:`.
 pub async fn put(tx: &mut WriteTx, workspace_id: &str, bytes: &[u8]) -> Result<String, StoreError> {
     let sha = fiscus_domain::evidence::seal_bytes(bytes);
-    fiscus_store::model_hub::put(tx, workspace_id, &sha, bytes).await?;
+    crate::tables::model_hub::put(tx, workspace_id, &sha, bytes).await?;
     Ok(sha)
 }
 
@@ -35,7 +35,7 @@ pub async fn check(
     sha256: &str,
     size: u64,
 ) -> Result<Result<(), Fault>, StoreError> {
-    let Some(bytes) = fiscus_store::model_hub::get(conn, workspace_id, sha256).await? else {
+    let Some(bytes) = crate::tables::model_hub::get(conn, workspace_id, sha256).await? else {
         return Ok(Err(Fault::Missing));
     };
     Ok(if bytes.len() as u64 != size || fiscus_domain::evidence::seal_bytes(&bytes) != sha256 {
@@ -71,7 +71,7 @@ pub async fn adopt(store: &Store, data_dir: &Path) -> Result<u64, StoreError> {
             let tenant = Tenant { workspace_id: w.id.clone(), environment };
             for p in crate::tables::lqm::supply_chain::chain(&mut conn, store.seal_key(), &tenant).await? {
                 for a in &p.body.artifacts {
-                    if fiscus_store::model_hub::get(&mut conn, &w.id, &a.sha256).await?.is_none() {
+                    if crate::tables::model_hub::get(&mut conn, &w.id, &a.sha256).await?.is_none() {
                         missing.push((w.id.clone(), a.sha256.clone()));
                     }
                 }
@@ -87,7 +87,7 @@ pub async fn adopt(store: &Store, data_dir: &Path) -> Result<u64, StoreError> {
             continue;
         }
         let mut tx = store.begin().await?;
-        fiscus_store::model_hub::put(&mut tx, &workspace_id, &sha256, &bytes).await?;
+        crate::tables::model_hub::put(&mut tx, &workspace_id, &sha256, &bytes).await?;
         tx.commit().await?;
         adopted += 1;
     }

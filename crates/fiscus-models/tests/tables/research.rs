@@ -6,8 +6,9 @@ use crate::helpers::*;
 use fiscus_domain::compute::{JobKind, JobState};
 use fiscus_domain::ids::new_id;
 use fiscus_domain::tenancy::Tenant;
+use fiscus_models::tables::compute;
 use fiscus_models::tables::research::{self, Project, Snapshot};
-use fiscus_store::{Store, compute};
+use fiscus_store::Store;
 
 /// A research run of `t` filed under `project`, in `state`, created at `created_at`: its id.
 async fn research_run(db: &Store, t: &Tenant, project: Option<&str>, state: JobState, created_at: i64) -> String {

@@ -281,7 +281,7 @@ pub async fn get_usage(
     let tenant = ctx.tenant();
     let credential = &ctx.principal.credential_id;
     let mut conn = state.store.read().await?;
-    let rows = fiscus_store::usage::list(&mut conn, tenant, &format!("{month}-01")).await?;
+    let rows = fiscus_kernel::tables::usage::list(&mut conn, tenant, &format!("{month}-01")).await?;
     let mut by_operation: Vec<AgentOperationUsage> = Vec::new();
     for r in rows.into_iter().filter(|r| &r.credential_id == credential) {
         match by_operation.iter_mut().find(|o| o.operation_id == r.operation) {
@@ -298,8 +298,8 @@ pub async fn get_usage(
     }
     by_operation.sort_by(|a, b| a.operation_id.cmp(&b.operation_id));
     let evidence_records =
-        fiscus_store::agent_requests::count_for_credential(&mut conn, tenant, credential, month_start).await?;
-    let recent = fiscus_store::agent_requests::recent_for_credential(
+        fiscus_http::tables::agent_requests::count_for_credential(&mut conn, tenant, credential, month_start).await?;
+    let recent = fiscus_http::tables::agent_requests::recent_for_credential(
         &mut conn,
         state.store.seal_key(),
         tenant,

@@ -74,7 +74,7 @@ pub async fn get_assurance(
     let row = fiscus_actions::tables::actions::get(&mut conn, ctx.tenant(), &uid).await?;
     let action =
         fiscus_actions::steps::Loaded::load(&mut conn, state.store.seal_key(), ctx.tenant(), row).await?.action;
-    let counts = fiscus_store::autonomy_evidence::count_by_domain(&mut conn, ctx.tenant()).await?;
+    let counts = fiscus_actions::tables::autonomy_evidence::count_by_domain(&mut conn, ctx.tenant()).await?;
     let domains: Vec<DomainCoverage> = AssessmentDomain::ALL
         .into_iter()
         .map(|d| DomainCoverage {
@@ -134,7 +134,7 @@ pub async fn get_request(
     ApiPath(uid): ApiPath<String>,
 ) -> Result<Json<AgentRequestView>, ApiError> {
     let mut conn = state.store.read().await?;
-    let r = fiscus_store::agent_requests::get(&mut conn, state.store.seal_key(), ctx.tenant(), &uid).await?;
+    let r = fiscus_http::tables::agent_requests::get(&mut conn, state.store.seal_key(), ctx.tenant(), &uid).await?;
     Ok(Json(AgentRequestView {
         object: "agent_request".into(),
         created_at: rfc3339(r.created_at),

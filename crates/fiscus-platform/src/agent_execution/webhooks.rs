@@ -14,13 +14,13 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::{now_micros, rfc3339};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::events::EventType;
 use fiscus_domain::webhooks::{self, Unsafe};
-use fiscus_store::webhooks::{Endpoint, EndpointStatus};
+use fiscus_http::list::ListPage;
+use fiscus_kernel::tables::webhooks::{Endpoint, EndpointStatus};
 use serde::{Deserialize, Serialize};
 
 use fiscus_domain::pagination::PageParams;
@@ -178,7 +178,7 @@ pub async fn post_webhook(
         updated_at: now,
     };
     let mut tx = state.store.begin().await?;
-    fiscus_store::webhooks::insert(&mut tx, ctx.tenant(), &endpoint).await?;
+    fiscus_kernel::tables::webhooks::insert(&mut tx, ctx.tenant(), &endpoint).await?;
     ctx.audit(
         &mut tx,
         Some(&id),
@@ -207,7 +207,7 @@ pub async fn get_webhooks(
 ) -> Result<Json<ListPage<WebhookEndpointView>>, ApiError> {
     params.only(&[])?;
     let mut conn = state.store.read().await?;
-    let rows = fiscus_store::webhooks::list(
+    let rows = fiscus_kernel::tables::webhooks::list(
         &mut conn,
         state.store.seal_key(),
         ctx.tenant(),
@@ -245,14 +245,19 @@ pub async fn delete_webhook(
 ) -> Result<Json<WebhookEndpointView>, ApiError> {
     let mut tx = state.store.begin().await?;
     let key = tx.seal_key().clone();
-    let endpoint =
-        fiscus_store::webhooks::get_of_application(tx.conn(), &key, ctx.tenant(), &ctx.principal.application_id, &uid)
-            .await?;
+    let endpoint = fiscus_kernel::tables::webhooks::get_of_application(
+        tx.conn(),
+        &key,
+        ctx.tenant(),
+        &ctx.principal.application_id,
+        &uid,
+    )
+    .await?;
     if endpoint.status == EndpointStatus::Revoked {
         return Ok(Json(view(&endpoint, None)));
     }
     let now = now_micros();
-    fiscus_store::webhooks::set_status(
+    fiscus_kernel::tables::webhooks::set_status(
         &mut tx,
         ctx.tenant(),
         &uid,

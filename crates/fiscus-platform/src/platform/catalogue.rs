@@ -1,11 +1,11 @@
 //! The change ledger over HTTP: the operation catalogue with each operation's scope, group, origin and
 //! lifecycle and the catalogue's counts (the same report `fiscus catalogue check` prints), and the ledger of
-//! lifecycle changes with deprecation and sunset evidence (see `fiscus_domain::change_ledger`).
+//! lifecycle changes with deprecation and sunset evidence (see `fiscus_kernel::change_ledger`).
 
 use axum::Json;
 use axum::extract::State;
 use fiscus_domain::catalogue::{OPERATIONS, Source};
-use fiscus_domain::change_ledger::{self, CATALOGUE_VERSION, Deprecation, Entry, Status};
+use fiscus_kernel::change_ledger::{self, CATALOGUE_VERSION, Deprecation, Entry, Status};
 use serde::Serialize;
 
 use fiscus_http::AppState;

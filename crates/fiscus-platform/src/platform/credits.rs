@@ -17,7 +17,7 @@ use fiscus_http::problem::ApiError;
 #[utoipa::path(get, path = "/api/v2/ai-credits/balance", responses((status = 200, description = "Granted, consumed and remaining credits", body = CreditBalanceView)))]
 pub async fn get_balance(ctx: Ctx, State(state): State<AppState>) -> Result<Json<CreditBalanceView>, ApiError> {
     let mut conn = state.store.read().await?;
-    let totals = fiscus_store::credits::totals(&mut conn, ctx.tenant()).await?;
+    let totals = fiscus_kernel::tables::credits::totals(&mut conn, ctx.tenant()).await?;
     Ok(Json(CreditBalanceView {
         object: "ai_credit_balance".into(),
         environment: ctx.principal.tenant.environment,

@@ -6,9 +6,9 @@ use crate::views::{
 };
 use axum::Json;
 use axum::extract::State;
-use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros, rfc3339, utc_day};
 use fiscus_domain::scopes::{SCOPES, ScopeSet};
+use fiscus_http::list::ListPage;
 use serde::Deserialize;
 
 use fiscus_http::AppState;
@@ -51,7 +51,7 @@ pub async fn get_usage(
     // Count everything served so far, including this node's not yet flushed requests.
     state.usage.flush(&state.store).await?;
     let mut conn = state.store.read().await?;
-    let rows = fiscus_store::usage::list(&mut conn, ctx.tenant(), &since).await?;
+    let rows = fiscus_kernel::tables::usage::list(&mut conn, ctx.tenant(), &since).await?;
     let data: Vec<UsageRowView> = rows
         .into_iter()
         .map(|r| UsageRowView {

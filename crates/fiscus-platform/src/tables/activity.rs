@@ -1,9 +1,9 @@
 //! A tenant's activity in counts (`GET /intelligence/summary`): its records grouped by state or kind, each
 //! stored value decoded into its domain type (an unknown one is `Corrupt`), and its audit chain's head.
 
+use fiscus_data_core::rules::Kind;
 use fiscus_domain::actions::ControlState;
 use fiscus_domain::compute::{JobKind, JobState};
-use fiscus_domain::data::Kind;
 use fiscus_domain::lqm::PromotionState;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_domain::workflows::RunState;

@@ -4,7 +4,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use fiscus_domain::api::list::ListPage;
+use fiscus_http::list::ListPage;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;

@@ -263,7 +263,7 @@ fn patches() -> Vec<(&'static str, Value)> {
             "/ModelInput/properties/features",
             json!({
                 "uniqueItems": true,
-                "items": { "enum": fiscus_domain::data::features::FEATURES.iter().map(|f| f.key).collect::<Vec<_>>() }
+                "items": { "enum": fiscus_data_core::rules::features::FEATURES.iter().map(|f| f.key).collect::<Vec<_>>() }
             }),
         ),
         // compute/models.rs `pin_features`: 1 to 64 features named as text, each with 3 to 20,000 values

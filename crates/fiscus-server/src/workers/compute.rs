@@ -20,9 +20,15 @@ pub async fn run_once(services: &Services, worker: &str) -> anyhow::Result<usize
     }
     let mut tx = services.store.begin().await?;
     let per_workspace = i64::try_from(services.compute.per_workspace()).unwrap_or(1);
-    let claimed =
-        fiscus_store::compute::claim(&mut tx, worker, now_micros(), STALE_AFTER, threads.len() as i64, per_workspace)
-            .await?;
+    let claimed = fiscus_models::tables::compute::claim(
+        &mut tx,
+        worker,
+        now_micros(),
+        STALE_AFTER,
+        threads.len() as i64,
+        per_workspace,
+    )
+    .await?;
     tx.commit().await?;
     let started = claimed.len();
     for (job, thread) in claimed.into_iter().zip(threads) {

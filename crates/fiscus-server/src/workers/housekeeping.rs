@@ -58,7 +58,7 @@ async fn purge(services: &Services) {
         let retention = i64::try_from(services.settings.webhook_log_retention_days).unwrap_or(30);
         let before = now - retention * 86_400 * fiscus_domain::clock::MICROS_PER_SECOND;
         let mut tx = services.store.begin().await?;
-        let n = fiscus_store::webhook_deliveries::purge(tx.conn(), before).await?;
+        let n = fiscus_kernel::tables::webhook_deliveries::purge(tx.conn(), before).await?;
         tx.commit().await?;
         Ok::<u64, fiscus_store::StoreError>(n)
     };

@@ -6,7 +6,7 @@ use fiscus_domain::clock::{MICROS_PER_SECOND, now_micros};
 use fiscus_kernel::Services;
 use fiscus_kernel::deliveries::{Clients, serve_queue};
 use fiscus_kernel::progress::Worker;
-use fiscus_store::webhook_deliveries as deliveries;
+use fiscus_kernel::tables::webhook_deliveries as deliveries;
 
 /// Events fanned out per pass.
 const FAN_OUT: i64 = 1000;

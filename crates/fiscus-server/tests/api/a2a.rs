@@ -1,9 +1,9 @@
 //! A2A 1.0 (JSON-RPC binding) on the agent gateway: the card, messages that name a skill, persisted tasks,
 //! the protocol's errors. `python_clients` drives the same with the unmodified `a2a-sdk` client.
 
-use crate::actions::proposal;
-use crate::helpers::{TestApp, spawn_app};
 use crate::signed_clients::{Signed, granted_client};
+use fiscus_apptest::actions::proposal;
+use fiscus_apptest::{TestApp, spawn_app};
 use fiscus_domain::credentials::Environment;
 use serde_json::{Value, json};
 

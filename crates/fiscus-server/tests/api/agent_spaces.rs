@@ -2,9 +2,9 @@
 //! queue (202), each tool call recorded; a suspended space (409), a full runtime (429 with Retry-After), no
 //! queue driver (503), a reused Idempotency-Key with another prompt, and another workspace's run.
 
-use crate::console::{client, console_page, enrolled_operator, hidden, sign_in};
-use crate::helpers::{TestApp, problem, spawn_app, spawn_app_with};
 use crate::workflows::demo;
+use fiscus_apptest::console::{client, console_page, enrolled_operator, hidden, sign_in};
+use fiscus_apptest::{TestApp, problem, spawn_app, spawn_app_with};
 use fiscus_domain::credentials::AppStatus;
 use fiscus_domain::people::Role;
 use fiscus_domain::scopes::ScopeSet;

@@ -2,10 +2,10 @@
 //! rewrite with recomputed hashes, a rewound head and edited business rows are each caught, by the head's
 //! MAC, a node's anchor or the log's signed checkpoint.
 
-use crate::helpers::{EVIDENCE, evidence_body, spawn_app};
+use fiscus_apptest::{EVIDENCE, evidence_body, spawn_app};
 use fiscus_domain::audit::ChainBreak;
 
-async fn head(app: &crate::helpers::TestApp) -> i64 {
+async fn head(app: &fiscus_apptest::TestApp) -> i64 {
     let body: serde_json::Value = app.get("/api/v2/trust/audit-head", &app.key).await.json().await.expect("json");
     body["seq"].as_i64().expect("seq")
 }
@@ -57,12 +57,12 @@ async fn a_removed_tail_is_caught_by_the_head() {
 }
 
 /// Every event of the workspace as stored.
-async fn stored_events(app: &crate::helpers::TestApp) -> Vec<fiscus_store::audit::StoredEvent> {
+async fn stored_events(app: &fiscus_apptest::TestApp) -> Vec<fiscus_store::audit::StoredEvent> {
     let mut conn = app.state.store.read().await.expect("conn");
     fiscus_store::audit::events_after(&mut conn, &app.workspace_id, 0, 10_000).await.expect("events")
 }
 
-async fn set_head(app: &crate::helpers::TestApp, seq: i64, hash: &str, mac: Option<&str>) {
+async fn set_head(app: &fiscus_apptest::TestApp, seq: i64, hash: &str, mac: Option<&str>) {
     let mut conn = app.state.store.read().await.expect("conn");
     sqlx::query("UPDATE audit_heads SET seq = $1, hash = $2, mac = COALESCE($3, mac) WHERE workspace_id = $4")
         .bind(seq)
@@ -74,7 +74,7 @@ async fn set_head(app: &crate::helpers::TestApp, seq: i64, hash: &str, mac: Opti
         .expect("rewind");
 }
 
-async fn verify_anchored(app: &crate::helpers::TestApp) -> Result<(), ChainBreak> {
+async fn verify_anchored(app: &fiscus_apptest::TestApp) -> Result<(), ChainBreak> {
     let anchors = fiscus_kernel::verify::anchors(&app.state.settings, &app.state.store).expect("anchors");
     fiscus_kernel::verify::verify_workspace(&app.state.store, &app.workspace_id, anchors.get(&app.workspace_id))
         .await
@@ -148,7 +148,7 @@ async fn a_cut_tail_with_a_rewound_head_is_caught_by_the_head_mac_and_by_the_anc
 
 /// What `fiscus verify audit` finds on a node that keeps no anchor file of its own (one started after the
 /// events were written, or the CLI on another machine): only the anchor every node shares.
-async fn verify_from_another_node(app: &crate::helpers::TestApp) -> Result<(), ChainBreak> {
+async fn verify_from_another_node(app: &fiscus_apptest::TestApp) -> Result<(), ChainBreak> {
     fiscus_kernel::verify::verify_anchored(&app.state, &app.workspace_id, None).await.expect("verify").result
 }
 
@@ -195,7 +195,7 @@ async fn a_cut_tail_is_caught_from_any_node_by_the_logs_signed_checkpoint() {
     );
 }
 
-async fn checkpoint_size(app: &crate::helpers::TestApp) -> i64 {
+async fn checkpoint_size(app: &fiscus_apptest::TestApp) -> i64 {
     let mut ev = app.state.store.evidence_read().await.expect("evidence");
     fiscus_store::tlog::latest_checkpoint(&mut ev, &app.workspace_id).await.expect("read").expect("one").tree_size
 }
@@ -221,8 +221,12 @@ async fn a_checkpoint_not_signed_by_the_deployment_anchors_nothing_and_is_named(
 async fn business_rows_edited_by_hand_are_found_by_verify_and_refused_before_a_decision() {
     let app = spawn_app().await;
     app.post_json(EVIDENCE, &app.key, &evidence_body("SOC 2 Type II"), None).await;
-    let created: serde_json::Value =
-        app.post_json("/api/v2/actions", &app.key, &crate::actions::proposal(), None).await.json().await.expect("json");
+    let created: serde_json::Value = app
+        .post_json("/api/v2/actions", &app.key, &fiscus_apptest::actions::proposal(), None)
+        .await
+        .json()
+        .await
+        .expect("json");
     let id = created["id"].as_str().expect("id").to_string();
     let (checked, failing) =
         fiscus_kernel::verify::verify_records(&app.state.store, &app.workspace_id).await.expect("verify");
@@ -240,6 +244,6 @@ async fn business_rows_edited_by_hand_are_found_by_verify_and_refused_before_a_d
     // Executing (or deciding) on the edited row is refused, and nothing moves.
     let response =
         app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &serde_json::json!({}), None).await;
-    crate::helpers::problem(response, 500, "integrity_failure").await;
+    fiscus_apptest::problem(response, 500, "integrity_failure").await;
     assert_eq!(app.count("SELECT COUNT(*) FROM settlement_jobs").await, 0);
 }

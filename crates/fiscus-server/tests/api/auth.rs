@@ -2,7 +2,7 @@
 //! revoked, rotated and expired credentials, production keys without production access, and the sandbox
 //! and other workspaces kept apart.
 
-use crate::helpers::{problem, spawn_app, spawn_app_with};
+use fiscus_apptest::{problem, spawn_app, spawn_app_with};
 use fiscus_domain::credentials::{AppStatus, Environment};
 
 #[tokio::test]
@@ -134,8 +134,8 @@ async fn another_workspaces_credential_sees_only_its_own_workspace() {
     let (other_id, other_key) = app.other_workspace_key().await;
     let body: serde_json::Value = app.get("/api/v2/workspace", &other_key).await.json().await.expect("json");
     assert_eq!(body["id"], other_id.as_str());
-    app.post_json(crate::helpers::EVIDENCE, &app.key, &crate::helpers::evidence_body("mine"), None).await;
-    let list: serde_json::Value = app.get(crate::helpers::EVIDENCE, &other_key).await.json().await.expect("json");
+    app.post_json(fiscus_apptest::EVIDENCE, &app.key, &fiscus_apptest::evidence_body("mine"), None).await;
+    let list: serde_json::Value = app.get(fiscus_apptest::EVIDENCE, &other_key).await.json().await.expect("json");
     assert_eq!(list["data"].as_array().map(Vec::len), Some(0), "another workspace's evidence is invisible");
 }
 

@@ -3,8 +3,8 @@
 //! and recording that it was written, starts it again, and checks that every payment is in exactly one
 //! published file, valid against the XSD, with nothing left in staging.
 
-use crate::bank_files::{accounts, approve_and_execute, bank_app_with, production_key, propose, xsd_valid};
-use crate::helpers::TestApp;
+use fiscus_apptest::TestApp;
+use fiscus_apptest::bank::{accounts, approve_and_execute, bank_app_with, production_key, propose, xsd_valid};
 use fiscus_kernel::Settings;
 use std::io::BufRead as _;
 use std::path::Path;

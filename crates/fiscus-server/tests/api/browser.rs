@@ -3,8 +3,8 @@
 //! on the way from a universe to a reconciled trade. `scripts/test` installs both; `FISCUS_CHROMIUM` may
 //! point at another Chromium.
 
-use crate::console::enrolled_operator;
-use crate::helpers::spawn_app;
+use fiscus_apptest::console::enrolled_operator;
+use fiscus_apptest::spawn_app;
 use fiscus_domain::people::Role;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -14,8 +14,12 @@ use std::process::Command;
 async fn an_operator_signs_in_with_password_and_totp_and_approves_in_chromium() {
     let app = spawn_app().await;
     let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
-    let created: Value =
-        app.post_json("/api/v2/actions", &app.key, &crate::actions::proposal(), None).await.json().await.expect("json");
+    let created: Value = app
+        .post_json("/api/v2/actions", &app.key, &fiscus_apptest::actions::proposal(), None)
+        .await
+        .json()
+        .await
+        .expect("json");
     let id = created["id"].as_str().expect("id").to_string();
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../clients/browser");
     assert!(
@@ -184,18 +188,20 @@ async fn a_library_workflow_is_approved_in_chromium_and_its_signed_events_verify
 /// lists what changed), approves again; the second approves, and the action is approved, 2 of 2.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_people_approve_a_t2_payment_in_chromium_and_a_stale_approval_shows_its_diff() {
-    use crate::console::joined_operator_in;
+    use fiscus_apptest::console::joined_operator_in;
     let app = spawn_app().await;
     let (other, _) = app.other_workspace_key().await;
     let first = enrolled_operator(&app, "first@example.com", Role::Approver).await;
     joined_operator_in(&app, &other, &first, Role::Auditor).await;
     let second = enrolled_operator(&app, "second@example.com", Role::Approver).await;
-    let mut proposal = crate::actions::proposal();
+    let mut proposal = fiscus_apptest::actions::proposal();
     proposal["risk_tier"] = "T2".into();
     let created: Value = app.post_json("/api/v2/actions", &app.key, &proposal, None).await.json().await.expect("json");
     let id = created["id"].as_str().expect("id").to_string();
     let checks = format!("/api/v2/actions/investment-execution/{id}/checks");
-    assert!(app.post_json(&checks, &app.key, &crate::actions::check("passed"), None).await.status().is_success());
+    assert!(
+        app.post_json(&checks, &app.key, &fiscus_apptest::actions::check("passed"), None).await.status().is_success()
+    );
     let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/console-screenshots");
     let stdout = browse(
         "two-approvers.mjs",
@@ -311,7 +317,7 @@ async fn every_console_page_meets_wcag_2_2_aa_in_chromium() {
     pages.push("/console/instruments".into());
     pages.push("/console/instruments/MSFT".into());
     // Bank details: an approved account and a change waiting beside it (the page with the side-by-side diff).
-    let change = crate::bank_accounts::pending_change(&app).await;
+    let change = fiscus_apptest::bank::pending_change(&app).await;
     pages.push("/console/bank-accounts".into());
     pages.push(format!("/console/bank-accounts/{change}?environment=sandbox"));
     pages.push("/console/bank-entries".into());
@@ -321,7 +327,7 @@ async fn every_console_page_meets_wcag_2_2_aa_in_chromium() {
     // person joining a further workspace with their sign-in, and the workspace picker (the admin belongs to
     // two workspaces).
     let (other, _) = app.other_workspace_key().await;
-    crate::console::joined_operator_in(&app, &other, &admin, Role::Auditor).await;
+    fiscus_apptest::console::joined_operator_in(&app, &other, &admin, Role::Auditor).await;
     let (third, _) = app.other_workspace_key().await;
     let (_, join) = app.admin().add_operator(&third, &admin.email, Role::Auditor).await.expect("invite");
     let (_, fresh) =

@@ -2,7 +2,7 @@
 //! `Accept`, paged by `Link`, naming its dataset in headers; 406 for anything else; and pandas and pyarrow
 //! reading the CSV and Arrow answers as they are.
 
-use crate::helpers::{TestApp, problem, spawn_app};
+use fiscus_apptest::{TestApp, problem, spawn_app};
 use serde_json::{Value, json};
 
 async fn get(app: &TestApp, path: &str, accept: &str) -> reqwest::Response {

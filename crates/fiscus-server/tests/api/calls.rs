@@ -3,9 +3,9 @@
 //! (a foreign file, a truncated WAV, a 2 GB body) refused with nothing stored, and 503 when the runtime is
 //! not installed.
 
-use crate::console::{client, console_page, enrolled_operator, hidden, sign_in};
-use crate::helpers::{TestApp, problem, spawn_app, spawn_app_with};
 use base64::Engine as _;
+use fiscus_apptest::console::{client, console_page, enrolled_operator, hidden, sign_in};
+use fiscus_apptest::{TestApp, problem, spawn_app, spawn_app_with};
 use fiscus_domain::people::Role;
 use fiscus_speech::audio::{FlacStream, constant_frames, flac_bytes, flac_of};
 use serde_json::{Value, json};

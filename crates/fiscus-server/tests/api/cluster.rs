@@ -1,7 +1,7 @@
 //! The settings every node on one database must share (issue 35): a node started with another server key or
 //! other claim times refuses to start, naming what differs, until they are accepted on purpose.
 
-use crate::helpers::spawn_app;
+use fiscus_apptest::spawn_app;
 use fiscus_server::serve::{Agreement, open, open_node, open_with};
 
 #[tokio::test]

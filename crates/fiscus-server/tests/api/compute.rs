@@ -1,7 +1,7 @@
 //! Compute jobs over HTTP: an optimisation's numbers equal the engine's, small jobs answer in the request
 //! and others are queued for the worker, cancel, a worker's death mid-job, credits, and bad input.
 
-use crate::helpers::{TestApp, problem, spawn_app, spawn_app_with};
+use fiscus_apptest::{TestApp, problem, spawn_app, spawn_app_with};
 use fiscus_data::import::Silent;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::clock::now_micros;
@@ -24,7 +24,7 @@ fn returns() -> Vec<Vec<f64>> {
 }
 
 fn inline_body(objective: &str) -> Value {
-    json!({ "objective": objective, "returns": crate::helpers::columns(&["A", "B", "C"], &json!(returns())) })
+    json!({ "objective": objective, "returns": fiscus_apptest::columns(&["A", "B", "C"], &json!(returns())) })
 }
 
 async fn grant(app: &TestApp, credits: i64) {
@@ -178,7 +178,7 @@ async fn a_job_whose_worker_died_is_retaken_and_ends_once() {
     let mut tx = app.state.store.begin().await.expect("tx");
     let long_ago = now_micros() - 10 * fiscus_models::compute::STALE_AFTER;
     let claimed =
-        fiscus_store::compute::claim(&mut tx, "wrk_dead", long_ago, fiscus_models::compute::STALE_AFTER, 8, 8)
+        fiscus_models::tables::compute::claim(&mut tx, "wrk_dead", long_ago, fiscus_models::compute::STALE_AFTER, 8, 8)
             .await
             .expect("claim");
     tx.commit().await.expect("commit");
@@ -194,13 +194,13 @@ async fn a_job_whose_worker_died_is_retaken_and_ends_once() {
     assert_eq!(done["attempts"], 2);
     let mut tx = app.state.store.begin().await.expect("tx");
     let tenant = claimed[0].tenant.clone();
-    let late = fiscus_store::compute::finish(
+    let late = fiscus_models::tables::compute::finish(
         &mut tx,
         &tenant,
         &id,
         Some("wrk_dead"),
         now_micros(),
-        fiscus_store::compute::Ending::Cancelled,
+        fiscus_models::tables::compute::Ending::Cancelled,
     )
     .await
     .expect("finish");
@@ -229,10 +229,10 @@ async fn credits_bad_input_and_engine_refusals_are_typed_and_change_nothing() {
     assert_eq!(p["engine_error"], "infeasible", "{p}");
     for bad in [
         json!({"objective": "min_variance"}),
-        json!({"objective": "efficient_risk", "returns": crate::helpers::columns(&["A", "B"], &json!([[0.1, 0.2], [0.0, 0.1]]))}),
-        json!({"objective": "min_variance", "instruments": ["AAPL"], "returns": crate::helpers::columns(&["A"], &json!([[0.1], [0.2]]))}),
+        json!({"objective": "efficient_risk", "returns": fiscus_apptest::columns(&["A", "B"], &json!([[0.1, 0.2], [0.0, 0.1]]))}),
+        json!({"objective": "min_variance", "instruments": ["AAPL"], "returns": fiscus_apptest::columns(&["A"], &json!([[0.1], [0.2]]))}),
         json!({"objective": "min_variance", "instruments": ["AAPL"], "start": "2020-02-30"}),
-        json!({"objective": "min_variance", "returns": crate::helpers::columns(&["A"], &json!([[0.1], [0.2]])), "max_weight": 2}),
+        json!({"objective": "min_variance", "returns": fiscus_apptest::columns(&["A"], &json!([[0.1], [0.2]])), "max_weight": 2}),
     ] {
         let r = post(&app, &bad, false).await;
         assert_eq!(r.status(), 422, "{bad}");
@@ -490,7 +490,7 @@ fn panel_instrument(pinned: &fiscus_kernel::inputs::PinnedPrices, symbol: &str) 
 #[tokio::test]
 async fn synthetic_prices_never_feed_a_computation() {
     use fiscus_data::import::{self, ImportRequest, Mapping};
-    use fiscus_domain::data::{Kind, Provenance};
+    use fiscus_data_core::rules::{Kind, Provenance};
     let app = spawn_app().await;
     grant(&app, 100).await;
     let file = |kind: Kind, csv: String, provenance: Provenance| ImportRequest {

@@ -3,7 +3,7 @@
 //! trickling connections. Floods come from other loopback addresses (127.0.0.2 and up) than the client that
 //! checks `/healthz`, as an attacker's would.
 
-use crate::helpers::{TestApp, spawn_app, spawn_app_with};
+use fiscus_apptest::{TestApp, spawn_app, spawn_app_with};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

@@ -1,200 +1,10 @@
 //! The human plane through its console, as a browser would use it (form posts and a session cookie).
 
-use crate::actions::{check, proposal};
-use crate::helpers::{TestApp, problem, spawn_app};
+use fiscus_apptest::actions::{check, proposal};
+use fiscus_apptest::console::*;
+use fiscus_apptest::{TestApp, problem, spawn_app};
 use fiscus_domain::people::Role;
 use serde_json::{Value, json};
-
-pub struct Operator {
-    pub id: String,
-    pub email: String,
-    pub password: String,
-    pub secret: Vec<u8>,
-}
-
-fn base32_decode(s: &str) -> Vec<u8> {
-    let mut out = Vec::new();
-    let (mut buffer, mut bits) = (0u32, 0);
-    for c in s.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'2'..=b'7' => c - b'2' + 26,
-            _ => continue,
-        };
-        buffer = (buffer << 5) | u32::from(v);
-        bits += 5;
-        if bits >= 8 {
-            out.push((buffer >> (bits - 8)) as u8);
-            bits -= 8;
-        }
-    }
-    out
-}
-
-pub fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
-    let from = text.find(start).map(|i| i + start.len()).unwrap_or_else(|| panic!("{start} not in page:\n{text}"));
-    let to = text[from..].find(end).map(|i| from + i).expect("end marker");
-    &text[from..to]
-}
-
-pub fn hidden(page: &str, name: &str) -> String {
-    between(page, &format!("name=\"{name}\" value=\""), "\"").to_string()
-}
-
-/// A client that does not follow redirects, so tests see the console's 303s.
-pub fn client() -> reqwest::Client {
-    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client")
-}
-
-/// Invites and enrolls an operator through the console.
-pub async fn enrolled_operator(app: &TestApp, email: &str, role: Role) -> Operator {
-    enrolled_operator_in(app, &app.workspace_id, email, role).await
-}
-
-/// The same, in workspace `workspace_id`.
-pub async fn enrolled_operator_in(app: &TestApp, workspace_id: &str, email: &str, role: Role) -> Operator {
-    let (id, token) = app.admin().add_operator(workspace_id, email, role).await.expect("invite");
-    let http = client();
-    let page = http.get(app.url(&format!("/console/enroll?token={token}"))).send().await.expect("request");
-    assert_eq!(page.status(), 200);
-    let password = "correct horse battery staple".to_string();
-    let page = http
-        .post(app.url("/console/enroll"))
-        .form(&[("token", token.as_str()), ("password", &password), ("password_repeat", &password)])
-        .send()
-        .await
-        .expect("request")
-        .text()
-        .await
-        .expect("page");
-    let secret = base32_decode(between(&page, "<code id=\"totp-secret\">", "</code>"));
-    // The previous step's code (one step of drift is accepted), so that joining another workspace (this step)
-    // and a sign-in (the next) each have a step of their own.
-    let code = fiscus_console::totp::code_at(&secret, now_seconds() - 30);
-    let done = http
-        .post(app.url("/console/enroll/confirm"))
-        .form(&[("token", token.as_str()), ("code", &code)])
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(done.status(), 303, "{}", done.text().await.unwrap_or_default());
-    Operator { id, email: email.into(), password, secret }
-}
-
-/// The same person (`op`'s sign-in) invited to workspace `workspace_id` and joining it with that sign-in: the
-/// enrollment link asks for their password and a current code, not for new credentials.
-pub async fn joined_operator_in(app: &TestApp, workspace_id: &str, op: &Operator, role: Role) -> Operator {
-    let (id, token) = app.admin().add_operator(workspace_id, &op.email, role).await.expect("invite");
-    let http = client();
-    let page = http
-        .get(app.url(&format!("/console/enroll?token={token}")))
-        .send()
-        .await
-        .expect("request")
-        .text()
-        .await
-        .expect("page");
-    assert!(page.contains("action=\"/console/enroll/join\""), "a person with a sign-in joins with it: {page}");
-    // This step's code: enrollment spent the previous one, a sign-in will take the next.
-    let code = fiscus_console::totp::code_at(&op.secret, now_seconds());
-    let done = http
-        .post(app.url("/console/enroll/join"))
-        .form(&[("token", token.as_str()), ("password", &op.password), ("code", &code)])
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(done.status(), 303, "{}", done.text().await.unwrap_or_default());
-    Operator { id, email: op.email.clone(), password: op.password.clone(), secret: op.secret.clone() }
-}
-
-fn now_seconds() -> i64 {
-    fiscus_domain::clock::now_micros() / 1_000_000
-}
-
-/// Posts the sign-in form.
-async fn login(app: &TestApp, email: &str, password: &str, code: &str) -> reqwest::Response {
-    client()
-        .post(app.url("/console/login"))
-        .form(&[("email", email), ("password", password), ("code", code)])
-        .send()
-        .await
-        .expect("request")
-}
-
-/// Signs in; returns the session cookie. The code is the next step's (one step of drift is accepted), so a
-/// code just spent at enrollment is never reused.
-pub async fn sign_in(app: &TestApp, op: &Operator) -> String {
-    let code = fiscus_console::totp::code_at(&op.secret, now_seconds() + 30);
-    let response = login(app, &op.email, &op.password, &code).await;
-    assert_eq!(response.status(), 303, "sign-in refused: {}", response.text().await.unwrap_or_default());
-    let cookie = response.headers().get("set-cookie").and_then(|v| v.to_str().ok()).expect("cookie").to_string();
-    for attribute in ["HttpOnly", "Secure", "SameSite=Strict", "Path=/console"] {
-        assert!(cookie.contains(attribute), "{cookie}");
-    }
-    cookie.split(';').next().expect("pair").to_string()
-}
-
-/// Opens the action's page and submits a decision with the hashes it shows.
-pub async fn decide(app: &TestApp, cookie: &str, action_id: &str, decision: &str) -> reqwest::Response {
-    decide_in(app, cookie, action_id, decision, "sandbox").await
-}
-
-/// [`decide`] for an action of `environment`.
-pub async fn decide_in(
-    app: &TestApp,
-    cookie: &str,
-    action_id: &str,
-    decision: &str,
-    environment: &str,
-) -> reqwest::Response {
-    let page = console_page(app, cookie, &format!("/console/actions/{action_id}?environment={environment}")).await;
-    submit_decision_in(app, cookie, action_id, &page, decision, environment).await
-}
-
-/// A console page, as the signed-in operator sees it.
-pub async fn console_page(app: &TestApp, cookie: &str, path: &str) -> String {
-    client().get(app.url(path)).header("cookie", cookie).send().await.expect("request").text().await.expect("page")
-}
-
-/// The console page of an action, as the operator sees it.
-async fn action_page(app: &TestApp, cookie: &str, action_id: &str) -> String {
-    console_page(app, cookie, &format!("/console/actions/{action_id}?environment=sandbox")).await
-}
-
-/// Submits a decision with the CSRF token and hashes the given page showed.
-async fn submit_decision(
-    app: &TestApp,
-    cookie: &str,
-    action_id: &str,
-    page: &str,
-    decision: &str,
-) -> reqwest::Response {
-    submit_decision_in(app, cookie, action_id, page, decision, "sandbox").await
-}
-
-async fn submit_decision_in(
-    app: &TestApp,
-    cookie: &str,
-    action_id: &str,
-    page: &str,
-    decision: &str,
-    environment: &str,
-) -> reqwest::Response {
-    let form = [
-        ("csrf", hidden(page, "csrf")),
-        ("environment", environment.to_string()),
-        ("envelope_hash", hidden(page, "envelope_hash")),
-        ("check_set_hash", hidden(page, "check_set_hash")),
-        ("decision", decision.to_string()),
-    ];
-    client()
-        .post(app.url(&format!("/console/actions/{action_id}/decision")))
-        .header("cookie", cookie)
-        .form(&form)
-        .send()
-        .await
-        .expect("request")
-}
 
 async fn propose(app: &TestApp, tier: &str) -> String {
     let mut body = proposal();
@@ -363,6 +173,7 @@ async fn repeated_failures_lock_the_account_even_for_the_right_password() {
     for _ in 0..5 {
         assert_eq!(login(&app, "ada@example.com", "wrong password!!", "000000").await.status(), 401);
     }
+    clear_of_a_step_end().await;
     let code = fiscus_console::totp::code_at(&op.secret, now_seconds() + 30);
     let locked = login(&app, &op.email, &op.password, &code).await;
     assert_eq!(locked.status(), 401, "locked out with back-off");
@@ -375,31 +186,10 @@ async fn a_wrong_code_or_a_reused_code_does_not_sign_in() {
     let app = spawn_app().await;
     let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
     assert_eq!(login(&app, &op.email, &op.password, "123456").await.status(), 401);
+    clear_of_a_step_end().await;
     let next = fiscus_console::totp::code_at(&op.secret, now_seconds() + 30);
     assert_eq!(login(&app, &op.email, &op.password, &next).await.status(), 303);
     assert_eq!(login(&app, &op.email, &op.password, &next).await.status(), 401, "a code is good once");
-}
-
-pub async fn production_move(app: &TestApp, cookie: &str, mv: &str) -> u16 {
-    let page = client()
-        .get(app.url("/console/production"))
-        .header("cookie", cookie)
-        .send()
-        .await
-        .expect("request")
-        .text()
-        .await
-        .expect("page");
-    let form = [("csrf", hidden(&page, "csrf")), ("move", mv.to_string())];
-    client()
-        .post(app.url("/console/production"))
-        .header("cookie", cookie)
-        .form(&form)
-        .send()
-        .await
-        .expect("request")
-        .status()
-        .as_u16()
 }
 
 #[tokio::test]
@@ -429,15 +219,7 @@ async fn an_operator_proposal_needs_another_operator_and_the_audit_trail_verifie
     let ada = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
     let bob = enrolled_operator(&app, "bob@example.com", Role::Approver).await;
     let ada_cookie = sign_in(&app, &ada).await;
-    let page = client()
-        .get(app.url("/console/actions/new"))
-        .header("cookie", &ada_cookie)
-        .send()
-        .await
-        .expect("request")
-        .text()
-        .await
-        .expect("page");
+    let page = console_page(&app, &ada_cookie, "/console/actions/new").await;
     let form = [
         ("csrf", hidden(&page, "csrf")),
         ("environment", "sandbox".into()),
@@ -471,22 +253,14 @@ async fn an_operator_proposal_needs_another_operator_and_the_audit_trail_verifie
     assert_eq!(state_of(&app, &id).await["control_state"], "approved");
     let detail = action_page(&app, &bob_cookie, &id).await;
     assert!(detail.contains("Every gate passes now."), "the gate preview is shown");
-    let trail = client()
-        .get(app.url("/console/audit"))
-        .header("cookie", &bob_cookie)
-        .send()
-        .await
-        .expect("request")
-        .text()
-        .await
-        .expect("page");
+    let trail = console_page(&app, &bob_cookie, "/console/audit").await;
     assert!(trail.contains("Chain intact"), "{trail}");
     assert!(trail.contains("action.approved"));
 }
 
 #[tokio::test]
 async fn an_idle_session_ends_and_a_denial_is_sealed_in_the_audit_chain() {
-    let app = crate::helpers::spawn_app_with(|s| s.console_idle_seconds = 1).await;
+    let app = fiscus_apptest::spawn_app_with(|s| s.console_idle_seconds = 1).await;
     let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
     let cookie = sign_in(&app, &op).await;
     let id = propose(&app, "T1").await;
@@ -566,6 +340,7 @@ async fn one_sign_in_opens_every_workspace_the_person_belongs_to() {
     drop(conn);
     let page = client().get(app.url(&format!("/console/enroll?token={token}"))).send().await.expect("request");
     assert_eq!(page.status(), 200, "the invitation still stands");
+    clear_of_a_step_end().await;
     let code = fiscus_console::totp::code_at(&here.secret, now_seconds());
     let joined = client()
         .post(app.url("/console/enroll/join"))
@@ -576,6 +351,7 @@ async fn one_sign_in_opens_every_workspace_the_person_belongs_to() {
     assert_eq!(joined.status(), 303);
 
     // Now signing in asks which workspace, by name.
+    clear_of_a_step_end().await;
     let code = fiscus_console::totp::code_at(&here.secret, now_seconds() + 30);
     let picker = login(&app, &here.email, &here.password, &code).await;
     assert_eq!(picker.status(), 200);

@@ -1,9 +1,9 @@
 //! The common contract under bad input: problem+json 4xx, nothing changed, never a 5xx.
 
-use crate::helpers::{EVIDENCE, evidence_body, problem, spawn_app, spawn_app_with};
+use fiscus_apptest::{EVIDENCE, evidence_body, problem, spawn_app, spawn_app_with};
 use serde_json::json;
 
-async fn unchanged(app: &crate::helpers::TestApp, before: i64) {
+async fn unchanged(app: &fiscus_apptest::TestApp, before: i64) {
     assert_eq!(app.count("SELECT COUNT(*) FROM autonomy_evidence").await, 0);
     assert_eq!(app.count("SELECT COUNT(*) FROM audit_events").await, before, "no audit event for a refused request");
 }

@@ -2,11 +2,11 @@
 //! re-import a no-op, each bad input refused with its line and column and nothing kept, and the reads'
 //! filters, pages, 404 and 403.
 
-use crate::helpers::{TestApp, problem, spawn_app};
+use fiscus_apptest::{TestApp, problem, spawn_app};
 use fiscus_data::import::{self, Failure, ImportRequest, Mapping, Silent};
+use fiscus_data_core::rules::{Kind, Provenance};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::credentials::Environment;
-use fiscus_domain::data::{Kind, Provenance};
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_kernel::governed::Caller;
 use serde_json::{Value, json};
@@ -418,7 +418,8 @@ async fn a_file_in_a_date_format_of_its_own_names_the_pattern_it_looks_like_and_
     assert_eq!((*line, column.as_deref()), (2, Some("date")), "{errors:?}");
     assert!(message.contains("`%b %-d %Y`"), "{message}");
     let mut req = request(Kind::Economics, csv);
-    req.mapping.date_format = Some(fiscus_domain::data::values::DateFormat::parse_name("%b %-d %Y").expect("pattern"));
+    req.mapping.date_format =
+        Some(fiscus_data_core::rules::values::DateFormat::parse_name("%b %-d %Y").expect("pattern"));
     let done = import::import(&app.state.store, &Caller::bare(Actor::cli()), &app.workspace_id, req, &Silent)
         .await
         .expect("imported with its format");
@@ -552,7 +553,7 @@ async fn a_large_file_lands_whole_by_the_bulk_path_and_hashes_to_its_content_has
     };
     assert_eq!(app.count(staging).await, 0, "no staging table is left");
     let mut conn = app.state.store.read().await.expect("conn");
-    fiscus_store::data::datasets::verify(&mut conn, app.state.store.seal_key(), &app.workspace_id, &o.dataset)
+    fiscus_data_core::tables::datasets::verify(&mut conn, app.state.store.seal_key(), &app.workspace_id, &o.dataset)
         .await
         .expect("the stored rows hash to the content hash");
     let name: String = sqlx::query_scalar("SELECT name FROM instrument_refs WHERE symbol = 'S00007'")
@@ -601,7 +602,7 @@ async fn a_streamed_file_refused_at_its_end_keeps_nothing_and_names_both_lines_o
     assert_eq!(o.quality.as_ref().map(|q| q.series), Some(2));
     assert_eq!(app.count("SELECT COUNT(*) FROM prices").await, 24_000);
     let mut conn = app.state.store.read().await.expect("conn");
-    fiscus_store::data::datasets::verify(&mut conn, app.state.store.seal_key(), &app.workspace_id, &o.dataset)
+    fiscus_data_core::tables::datasets::verify(&mut conn, app.state.store.seal_key(), &app.workspace_id, &o.dataset)
         .await
         .expect("the stored rows hash to the content hash");
 }

@@ -3,10 +3,10 @@
 //! missing 56 months is forecast with the gap named, refused for a seasonal model unless filling is asked
 //! for (and then the filling is recorded); monthly prices are annualised with 12 periods a year, not 252.
 
-use crate::helpers::{TestApp, problem, spawn_app};
+use fiscus_apptest::{TestApp, problem, spawn_app};
 use fiscus_data::import::{self, ImportRequest, Mapping, Silent};
+use fiscus_data_core::rules::{Kind, Provenance};
 use fiscus_domain::actor::Actor;
-use fiscus_domain::data::{Kind, Provenance};
 use fiscus_kernel::governed::Caller;
 use serde_json::{Value, json};
 

@@ -2,11 +2,11 @@
 //! the application layer's operator decisions as the console makes them, the settlement worker), is read
 //! back from the outbox and validated against the OpenAPI `Event` schema by jsonschema.
 
-use crate::actions::{check, proposal};
-use crate::helpers::{TestApp, spawn_app};
 use crate::python_clients::run;
 use fiscus_actions::rules::approval::Decision;
 use fiscus_actions::steps::decide::{Seen, decide};
+use fiscus_apptest::actions::{check, proposal};
+use fiscus_apptest::{TestApp, spawn_app};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::events::{EventData, EventType};

@@ -1,7 +1,7 @@
 //! Autonomy assessment evidence: sealed, classified by domain, granting nothing, and listed page by page in
 //! creation order.
 
-use crate::helpers::{EVIDENCE, evidence_body, spawn_app};
+use fiscus_apptest::{EVIDENCE, evidence_body, spawn_app};
 use serde_json::Value;
 
 #[tokio::test]

@@ -3,8 +3,8 @@
 //! same workflow and checks that every documented success has an example of the same shape (the same members,
 //! recursively) as what the server answers now; `FISCUS_WRITE_EXAMPLES=1` rewrites the file from the walk.
 
-use crate::console::{decide, enrolled_operator, sign_in};
-use crate::helpers::{TestApp, spawn_app_with};
+use fiscus_apptest::console::{decide, enrolled_operator, sign_in};
+use fiscus_apptest::{TestApp, spawn_app_with};
 use fiscus_domain::people::Role;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -93,9 +93,9 @@ async fn every_documented_success_has_a_real_example() {
     })
     .await;
     let mut walk = Walk { app: &app, seen: BTreeMap::new() };
-    let evidence = crate::helpers::evidence_body("SOC 2 Type II report 2026");
-    walk.post("post_actions_autonomy_assessment_evidence", crate::helpers::EVIDENCE, &evidence).await;
-    walk.get("get_actions_autonomy_assessment_evidence", crate::helpers::EVIDENCE).await;
+    let evidence = fiscus_apptest::evidence_body("SOC 2 Type II report 2026");
+    walk.post("post_actions_autonomy_assessment_evidence", fiscus_apptest::EVIDENCE, &evidence).await;
+    walk.get("get_actions_autonomy_assessment_evidence", fiscus_apptest::EVIDENCE).await;
     let supplier = json!({ "name": "Lieferant GmbH", "reference": "SUP-0042" });
     let cp = walk.post("post_counterparties", "/api/v2/counterparties", &supplier).await;
     let cp_id = cp["id"].as_str().expect("counterparty").to_string();
@@ -104,7 +104,7 @@ async fn every_documented_success_has_a_real_example() {
         "address": { "street": "Königstraße", "building": "12a", "postcode": "70173", "town": "Stuttgart", "country": "DE" } });
     let account = walk.post("post_bank_accounts", "/api/v2/bank-accounts", &details).await;
     let account_id = account["id"].as_str().expect("account").to_string();
-    crate::bank_accounts::approve_first_version(&app, &account).await;
+    fiscus_apptest::bank::approve_first_version(&app, &account).await;
     details["iban"] = json!("GB29 NWBK 6016 1331 9268 19");
     details["bic"] = json!("NWBKGB2L");
     let versions = format!("/api/v2/bank-accounts/{account_id}/versions");
@@ -112,11 +112,11 @@ async fn every_documented_success_has_a_real_example() {
     walk.get("get_bank_accounts_id", &format!("/api/v2/bank-accounts/{account_id}")).await;
     walk.get("get_counterparties_id", &format!("/api/v2/counterparties/{cp_id}")).await;
     walk.get("get_counterparties", "/api/v2/counterparties?limit=1").await;
-    let mut proposal = crate::actions::proposal();
+    let mut proposal = fiscus_apptest::actions::proposal();
     let action = walk.post("post_actions", "/api/v2/actions", &proposal).await;
     let id = action["id"].as_str().expect("id").to_string();
     let checks = format!("/api/v2/actions/investment-execution/{id}/checks");
-    walk.post("post_actions_investment_execution_uid_checks", &checks, &crate::actions::check("passed")).await;
+    walk.post("post_actions_investment_execution_uid_checks", &checks, &fiscus_apptest::actions::check("passed")).await;
     let op = enrolled_operator(&app, "examples@example.com", Role::Approver).await;
     let cookie = sign_in(&app, &op).await;
     assert_eq!(decide(&app, &cookie, &id, "approve").await.status(), 303);
@@ -137,7 +137,7 @@ async fn every_documented_success_has_a_real_example() {
     let draft_id = draft["id"].as_str().expect("id");
     let submit = format!("/api/v2/agent-execution/actions/{draft_id}/submit");
     walk.post("post_agent_execution_actions_uid_submit", &submit, &json!({})).await;
-    let mut second = crate::actions::proposal();
+    let mut second = fiscus_apptest::actions::proposal();
     second["required_checks"] = json!([]);
     second["reference"] = json!("INV-2026-0044");
     let second_id =
@@ -149,7 +149,7 @@ async fn every_documented_success_has_a_real_example() {
     let agent_execute = format!("/api/v2/agent-execution/actions/{second_id}/execute");
     walk.post("post_agent_execution_actions_uid_execute", &agent_execute, &json!({})).await;
     let key = ed25519_dalek::SigningKey::from_bytes(&[42; 32]);
-    let public_key = crate::delegations::b64(&key.verifying_key().to_bytes());
+    let public_key = fiscus_apptest::b64(&key.verifying_key().to_bytes());
     let identity_body = json!({ "name": "treasury-agent", "public_key": public_key });
     let identity =
         walk.post("post_actions_agentic_identities", "/api/v2/actions/agentic/identities", &identity_body).await;
@@ -763,7 +763,7 @@ async fn every_documented_success_has_a_real_example() {
     let own = json!({ "owner": "own", "currency": "EUR", "holder_name": "Example Treasury GmbH",
         "iban": "FR1420041010050500013M02606", "bic": "PSSTFRPPXXX" });
     let own = app.post_json("/api/v2/bank-accounts", &app.key, &own, None).await.json::<Value>().await.expect("json");
-    crate::bank_accounts::approve_first_version(&app, &own).await;
+    fiscus_apptest::bank::approve_first_version(&app, &own).await;
     let payment = json!({ "kind": "payment", "amount_minor": 125000, "currency": "EUR", "counterparty": cp_id,
         "connector": "iso20022", "execution_mode": "human_approved", "risk_tier": "T1",
         "reference": "INV-2026-0107", "required_checks": [] });
@@ -776,9 +776,9 @@ async fn every_documented_success_has_a_real_example() {
     let files = walk.get("get_payment_files", "/api/v2/payment-files?limit=1").await;
     let file_id = files["data"][0]["id"].as_str().expect("a payment file").to_string();
     walk.get("get_payment_files_id", &format!("/api/v2/payment-files/{file_id}")).await;
-    let booked = crate::bank_files::notification(
+    let booked = fiscus_apptest::bank::notification(
         "NTF-2026-1201",
-        &[crate::bank_files::entry(&paid, "1250.00", "INV-2026-0107")],
+        &[fiscus_apptest::bank::entry(&paid, "1250.00", "INV-2026-0107")],
     );
     let message = walk.post("post_bank_messages", "/api/v2/bank-messages", &json!({ "document": booked })).await;
     walk.post("post_bank_messages", "/api/v2/bank-messages", &json!({ "document": booked })).await;

@@ -2,8 +2,8 @@
 //! a short budget (the rest queued), queued work is claimed from the least-served workspace first with a
 //! per-workspace cap, and webhook delivery tasks are shared out the same way. Each test states its bound.
 
-use crate::helpers::{TestApp, spawn_app_with};
 use crate::webhook_delivery::{Answer, receiver};
+use fiscus_apptest::{TestApp, spawn_app_with};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
 use serde_json::{Value, json};
@@ -56,7 +56,7 @@ async fn a_tenant_s_computations_do_not_hold_another_tenant_s_small_one() {
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let asked = Instant::now();
-    let body = json!({ "objective": "min_variance", "returns": crate::helpers::columns(&["A", "B"], &json!([[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01], [0.02, -0.01]])) });
+    let body = json!({ "objective": "min_variance", "returns": fiscus_apptest::columns(&["A", "B"], &json!([[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01], [0.02, -0.01]])) });
     let r = app.post_json("/api/v2/quant/compute/optimizations", &b_key, &body, None).await;
     let status = r.status().as_u16();
     let job: Value = r.json().await.expect("json");
@@ -92,7 +92,7 @@ async fn a_tenant_s_silent_endpoints_do_not_hold_another_tenant_s_deliveries() {
         let r = app.post_json("/api/v2/agent-execution/webhooks", &b_key, &json!({ "url": url }), None).await;
         assert_eq!(r.status(), 201);
     }
-    let r = app.post_json("/api/v2/actions", &b_key, &crate::actions::proposal(), None).await;
+    let r = app.post_json("/api/v2/actions", &b_key, &fiscus_apptest::actions::proposal(), None).await;
     assert_eq!(r.status(), 201);
     silent.wait_for(8, Duration::from_secs(5)).await;
     let heard = receiver(|_| Answer::Status(204)).await;
@@ -100,7 +100,7 @@ async fn a_tenant_s_silent_endpoints_do_not_hold_another_tenant_s_deliveries() {
     let r = app.post_json("/api/v2/agent-execution/webhooks", &app.key, &json!({ "url": url }), None).await;
     assert_eq!(r.status(), 201);
     let asked = Instant::now();
-    let r = app.post_json("/api/v2/actions", &app.key, &crate::actions::proposal(), None).await;
+    let r = app.post_json("/api/v2/actions", &app.key, &fiscus_apptest::actions::proposal(), None).await;
     assert_eq!(r.status(), 201);
     heard.wait_for(1, Duration::from_secs(2)).await;
     let waited = asked.elapsed();

@@ -1,7 +1,7 @@
 //! Generative runs: synthetic paths equal the engine's for the seed, are marked synthetic and not
 //! executable, carry the SHA-256 of their paths, and are listed apart from other jobs.
 
-use crate::helpers::{TestApp, problem, spawn_app};
+use fiscus_apptest::{TestApp, problem, spawn_app};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_quant::Matrix;
 use serde_json::{Value, json};
@@ -74,7 +74,7 @@ async fn synthetic_paths_are_the_engines_for_their_seed_and_marked_as_such() {
     boot["generator"] = json!("block_bootstrap");
     assert_eq!(app.post_json("/api/v2/generative/paths", &app.key, &boot, None).await.status(), 422);
     // Another kind of job is not a generative run.
-    let opt = json!({"objective": "min_variance", "returns": crate::helpers::columns(&["A", "B"], &json!([[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]]))});
+    let opt = json!({"objective": "min_variance", "returns": fiscus_apptest::columns(&["A", "B"], &json!([[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]]))});
     let other: Value =
         app.post_json("/api/v2/quant/compute/optimizations", &app.key, &opt, None).await.json().await.expect("json");
     let path = format!("/api/v2/generative/runs/{}", other["id"].as_str().expect("id"));

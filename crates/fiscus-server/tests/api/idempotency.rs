@@ -2,7 +2,7 @@
 //! under the same key is a conflict, keys belong to one application, in-flight and stale reservations, and
 //! fifty racing requests with one key make exactly one effect.
 
-use crate::helpers::{EVIDENCE, evidence_body, problem, spawn_app};
+use fiscus_apptest::{EVIDENCE, evidence_body, problem, spawn_app};
 use serde_json::Value;
 
 /// The body fingerprint the server computes: SHA-256 of the bytes reqwest sends for `.json(body)`.
@@ -11,7 +11,7 @@ fn fingerprint_of(body: &Value) -> String {
     fiscus_domain::evidence::hex(&sha2::Sha256::digest(serde_json::to_vec(body).expect("json")))
 }
 
-async fn evidence_count(app: &crate::helpers::TestApp) -> i64 {
+async fn evidence_count(app: &fiscus_apptest::TestApp) -> i64 {
     app.count("SELECT COUNT(*) FROM autonomy_evidence").await
 }
 

@@ -1,7 +1,7 @@
 //! The marketplace's listings (templates, model families, promoted models, each with version and hash) and
 //! the sealed intelligence summary of a workspace's activity.
 
-use crate::helpers::{problem, spawn_app};
+use fiscus_apptest::{problem, spawn_app};
 use serde_json::{Value, json};
 
 #[tokio::test]
@@ -44,7 +44,7 @@ async fn the_summary_counts_this_workspace_s_activity_and_seals_it_to_the_audit_
     let version = crate::workflows::installed(&app, "liquidity_report").await;
     let run = crate::workflows::started(&app, &version).await;
     crate::workflows::reaches(&app, &run, "completed").await;
-    let action = app.post_json("/api/v2/actions", &app.key, &crate::actions::proposal(), None).await;
+    let action = app.post_json("/api/v2/actions", &app.key, &fiscus_apptest::actions::proposal(), None).await;
     assert_eq!(action.status(), 201);
 
     let summary: Value = app.get("/api/v2/intelligence/summary", &app.key).await.json().await.expect("json");

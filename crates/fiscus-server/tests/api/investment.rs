@@ -3,10 +3,10 @@
 //! the same figures computed independently in Python on the shipped CSV), company lookups; and the book's
 //! imports refusing what a book must never hold. Bad input changes nothing; another workspace sees nothing.
 
-use crate::helpers::{TestApp, problem, spawn_app};
+use fiscus_apptest::{TestApp, problem, spawn_app};
 use fiscus_data::import::{self, Failure, ImportRequest, Mapping, Silent};
+use fiscus_data_core::rules::{Kind, Provenance};
 use fiscus_domain::actor::Actor;
-use fiscus_domain::data::{Kind, Provenance};
 use fiscus_kernel::governed::Caller;
 use serde_json::{Value, json};
 
@@ -667,8 +667,9 @@ async fn an_empty_portfolio_and_a_missing_fx_rate_are_refused_and_an_observed_ra
 async fn a_settled_sale_larger_than_the_book_is_a_reconciliation_exception_and_moves_nothing() {
     let app = spawn_app().await;
     demo(&app).await;
-    let op = crate::console::enrolled_operator(&app, "ada@example.com", fiscus_domain::people::Role::Approver).await;
-    let cookie = crate::console::sign_in(&app, &op).await;
+    let op = fiscus_apptest::console::enrolled_operator(&app, "ada@example.com", fiscus_domain::people::Role::Approver)
+        .await;
+    let cookie = fiscus_apptest::console::sign_in(&app, &op).await;
     // An investment order whose ticket sells more AAPL than the book holds (300), proposed directly.
     let ticket = json!({
         "rebalance_proposal": "rbp_01M8C3ZQ5V6J1P8N2T4W0XK7RD", "proposal_hash": format!("sha256:{}", "0".repeat(64)),
@@ -677,7 +678,7 @@ async fn a_settled_sale_larger_than_the_book_is_a_reconciliation_exception_and_m
         "orders": [{ "symbol": "AAPL", "side": "sell", "quantity": "500", "price_minor": 12567, "notional_minor": 6283500,
                      "weight_before_ppm": 0, "weight_after_ppm": 0 }]
     });
-    let mut body = crate::actions::proposal();
+    let mut body = fiscus_apptest::actions::proposal();
     body["kind"] = json!("investment_order");
     body["amount_minor"] = json!(6_283_500);
     body["risk_tier"] = json!("T1");
@@ -685,7 +686,7 @@ async fn a_settled_sale_larger_than_the_book_is_a_reconciliation_exception_and_m
     body["metadata"] = ticket;
     let created: Value = app.post_json("/api/v2/actions", &app.key, &body, None).await.json().await.expect("json");
     let id = created["id"].as_str().expect("id").to_string();
-    assert_eq!(crate::console::decide(&app, &cookie, &id, "approve").await.status(), 303);
+    assert_eq!(fiscus_apptest::console::decide(&app, &cookie, &id, "approve").await.status(), 303);
     let r = app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &json!({}), None).await;
     assert!(r.status().is_success());
     app.drain().await;

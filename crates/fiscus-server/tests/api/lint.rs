@@ -3,7 +3,7 @@
 //! rules (`clients/lint/redocly.yaml`). Both are pinned in `clients/lint` and installed by `scripts/test`.
 //! Spectral may report nothing at all, Redocly no error (its warnings are printed).
 
-use crate::helpers::spawn_app;
+use fiscus_apptest::spawn_app;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! credential approved, evaluated on data it never saw; every gate closed with its reasons, every refusal
 //! changing nothing, and another workspace seeing none of it.
 
-use crate::helpers::{TestApp, problem, spawn_app};
+use fiscus_apptest::{TestApp, problem, spawn_app};
 use fiscus_domain::credentials::Environment;
 use serde_json::{Value, json};
 
@@ -47,17 +47,19 @@ async fn reviewer(app: &TestApp) -> String {
 /// request hash its page shows: the console's answer.
 pub async fn person_decides(app: &TestApp, r: &str, decision: &str) -> reqwest::Response {
     let email = format!("{}@example.com", fiscus_domain::ids::new_id("rev").to_lowercase());
-    let op = crate::console::enrolled_operator(app, &email, fiscus_domain::people::Role::Approver).await;
-    let cookie = crate::console::sign_in(app, &op).await;
+    let op = fiscus_apptest::console::enrolled_operator(app, &email, fiscus_domain::people::Role::Approver).await;
+    let cookie = fiscus_apptest::console::sign_in(app, &op).await;
     console_retraining(app, &cookie, r, decision).await
 }
 
 /// Decides retraining request `r` at the console as `cookie`'s operator, with the form its page shows.
 pub async fn console_retraining(app: &TestApp, cookie: &str, r: &str, decision: &str) -> reqwest::Response {
     let page =
-        crate::console::console_page(app, cookie, &format!("/console/lqm-retraining/{r}?environment=sandbox")).await;
-    let value = |name: &str| crate::console::between(&page, &format!("name=\"{name}\" value=\""), "\"").to_string();
-    crate::console::client()
+        fiscus_apptest::console::console_page(app, cookie, &format!("/console/lqm-retraining/{r}?environment=sandbox"))
+            .await;
+    let value =
+        |name: &str| fiscus_apptest::console::between(&page, &format!("name=\"{name}\" value=\""), "\"").to_string();
+    fiscus_apptest::console::client()
         .post(app.url(&format!("/console/lqm-retraining/{r}")))
         .header("cookie", cookie)
         .form(&[
@@ -144,7 +146,7 @@ async fn a_model_trains_only_under_a_contract_and_a_request_a_person_approved() 
     assert_eq!(shown["submitted_decisions"][0]["request_hash"], request["request_hash"]);
     problem(app.post_json(&train, &app.key, &json!({}), None).await, 409, "lifecycle_gate_closed").await;
     // The console's decision form refuses a bearer credential.
-    let bearer = crate::console::client()
+    let bearer = fiscus_apptest::console::client()
         .post(app.url(&format!("/console/lqm-retraining/{r}")))
         .bearer_auth(&app.key)
         .form(&[("decision", "approve"), ("environment", "sandbox"), ("csrf", "x"), ("request_hash", "x")])
@@ -167,22 +169,29 @@ async fn a_model_trains_only_under_a_contract_and_a_request_a_person_approved() 
 
     // A person sees what it would train on (contract and data hashes, the submissions) and approves: one
     // candidate, once; nothing is promoted.
-    let op =
-        crate::console::enrolled_operator(&app, "model-reviewer@example.com", fiscus_domain::people::Role::Approver)
-            .await;
-    let cookie = crate::console::sign_in(&app, &op).await;
-    let listed = crate::console::console_page(&app, &cookie, "/console/lqm-retraining").await;
+    let op = fiscus_apptest::console::enrolled_operator(
+        &app,
+        "model-reviewer@example.com",
+        fiscus_domain::people::Role::Approver,
+    )
+    .await;
+    let cookie = fiscus_apptest::console::sign_in(&app, &op).await;
+    let listed = fiscus_apptest::console::console_page(&app, &cookie, "/console/lqm-retraining").await;
     assert!(listed.contains(&format!("/console/lqm-retraining/{r}?environment=sandbox")), "{listed}");
-    let page =
-        crate::console::console_page(&app, &cookie, &format!("/console/lqm-retraining/{r}?environment=sandbox")).await;
+    let page = fiscus_apptest::console::console_page(
+        &app,
+        &cookie,
+        &format!("/console/lqm-retraining/{r}?environment=sandbox"),
+    )
+    .await;
     for hash in [&contract["contract_hash"], &contract["data_hash"], &request["request_hash"]] {
         let digits = hash.as_str().expect("hash").trim_start_matches("sha256:");
         assert!(page.contains(&digits[..12]), "{hash} on the page:\n{page}");
     }
     assert!(page.contains("Scope and data reviewed"), "the submission is shown");
     // A decision on another request hash than the one shown decides nothing.
-    let csrf = crate::console::between(&page, "name=\"csrf\" value=\"", "\"").to_string();
-    let stale = crate::console::client()
+    let csrf = fiscus_apptest::console::between(&page, "name=\"csrf\" value=\"", "\"").to_string();
+    let stale = fiscus_apptest::console::client()
         .post(app.url(&format!("/console/lqm-retraining/{r}")))
         .header("cookie", &cookie)
         .form(&[
@@ -283,7 +292,7 @@ async fn bad_registrations_and_ineligible_datasets_are_refused_and_change_nothin
                 .await
                 .expect("id");
             drop(conn);
-            app.reseal(&fiscus_store::data::datasets::SEALED, &dst).await;
+            app.reseal(&fiscus_store::data_tables::DATASETS_SEALED, &dst).await;
         }
     };
     relicence(3, "CC-BY-NC-4.0").await;
@@ -561,7 +570,7 @@ async fn a_passed_checkpoint_is_published_into_a_verifiable_hash_linked_supply_c
             (app.state.store.clone(), app.workspace_id.clone(), sha.as_str().expect("sha").to_string());
         async move {
             let mut conn = store.read().await.expect("conn");
-            fiscus_store::model_hub::get(&mut conn, &ws, &sha).await.expect("read").expect("in the hub")
+            fiscus_models::tables::model_hub::get(&mut conn, &ws, &sha).await.expect("read").expect("in the hub")
         }
     };
     let statement: Value = serde_json::from_slice(&artifact(&one["artifacts"][3]["sha256"]).await).expect("json");
@@ -633,13 +642,14 @@ async fn a_passed_checkpoint_is_published_into_a_verifiable_hash_linked_supply_c
 
 /// Decides a promotion at the console as `cookie`'s operator, with the checkpoint hash its page shows.
 pub async fn console_promotion(app: &TestApp, cookie: &str, id: &str, decision: &str) -> reqwest::Response {
-    let page = crate::console::console_page(app, cookie, "/console/lqm-promotions").await;
+    let page = fiscus_apptest::console::console_page(app, cookie, "/console/lqm-promotions").await;
     let at = page
         .find(&format!("action=\"/console/lqm-promotions/{id}\""))
         .unwrap_or_else(|| panic!("{id} is listed:\n{page}"));
     let form = &page[at..];
-    let value = |name: &str| crate::console::between(form, &format!("name=\"{name}\" value=\""), "\"").to_string();
-    crate::console::client()
+    let value =
+        |name: &str| fiscus_apptest::console::between(form, &format!("name=\"{name}\" value=\""), "\"").to_string();
+    fiscus_apptest::console::client()
         .post(app.url(&format!("/console/lqm-promotions/{id}")))
         .header("cookie", cookie)
         .form(&[
@@ -683,7 +693,7 @@ async fn only_an_operator_promotes_an_exact_checkpoint_into_the_quant_models_cat
 
     // A credential with every scope decides nothing: the console needs a signed-in person.
     let p = pending["id"].as_str().expect("id").to_string();
-    let bearer = crate::console::client()
+    let bearer = fiscus_apptest::console::client()
         .post(app.url(&format!("/console/lqm-promotions/{p}")))
         .bearer_auth(&app.key)
         .form(&[("decision", "approve"), ("environment", "sandbox"), ("csrf", "x"), ("checkpoint_hash", "x")])
@@ -696,9 +706,13 @@ async fn only_an_operator_promotes_an_exact_checkpoint_into_the_quant_models_cat
     assert!(catalogued(&get(&app, "/api/v2/quant/models").await, &m).is_none());
     problem(app.get(&format!("/api/v2/quant/models/{m}"), &app.key).await, 404, "not_found").await;
 
-    let op =
-        crate::console::enrolled_operator(&app, "model-risk@example.com", fiscus_domain::people::Role::Approver).await;
-    let cookie = crate::console::sign_in(&app, &op).await;
+    let op = fiscus_apptest::console::enrolled_operator(
+        &app,
+        "model-risk@example.com",
+        fiscus_domain::people::Role::Approver,
+    )
+    .await;
+    let cookie = fiscus_apptest::console::sign_in(&app, &op).await;
     assert_eq!(console_promotion(&app, &cookie, &p, "approve").await.status(), 303);
     let history = get(&app, &format!("/api/v2/lqm/models/{m}/promotions")).await;
     assert_eq!(history["data"][0]["state"], "active");
@@ -775,8 +789,9 @@ async fn from_registration_to_a_rebound_qlm_with_a_person_at_every_decision() {
         fiscus_domain::tenancy::Tenant { workspace_id: app.workspace_id.clone(), environment: Environment::Sandbox };
     app.admin().grant_credits(&sandbox, 1000, "lqm").await.expect("credits");
     let reviewer = reviewer(&app).await;
-    let op = crate::console::enrolled_operator(&app, "mrm@example.com", fiscus_domain::people::Role::Approver).await;
-    let cookie = crate::console::sign_in(&app, &op).await;
+    let op = fiscus_apptest::console::enrolled_operator(&app, "mrm@example.com", fiscus_domain::people::Role::Approver)
+        .await;
+    let cookie = fiscus_apptest::console::sign_in(&app, &op).await;
 
     // Register … evaluate (the helper), then evidence, publication and a promotion an operator approves.
     let (m, first) = evaluated_checkpoint(&app, &reviewer, "SPX liquidity forecaster").await;
@@ -856,15 +871,16 @@ async fn from_registration_to_a_rebound_qlm_with_a_person_at_every_decision() {
         app.post_json(&invoke, &app.key, &json!({ "values": series }), None).await.json::<Value>().await.expect("json");
     assert_eq!(still["outputs"][0]["checkpoint_hash"], first_hash, "a QLM runs what it pins, not what is promoted");
 
-    let page = crate::console::console_page(&app, &cookie, "/console/qlms").await;
+    let page = fiscus_apptest::console::console_page(&app, &cookie, "/console/qlms").await;
     let at = page
         .find(&format!("action=\"/console/qlms/{q}\""))
         .unwrap_or_else(|| panic!("a rebinding is offered:\n{page}"));
     let form = &page[at..];
-    let value = |name: &str| crate::console::between(form, &format!("name=\"{name}\" value=\""), "\"").to_string();
+    let value =
+        |name: &str| fiscus_apptest::console::between(form, &format!("name=\"{name}\" value=\""), "\"").to_string();
     assert_eq!(value("checkpoint_hash"), second["checkpoint_hash"].as_str().expect("hash"));
     // The credential with every scope cannot rebind: the console needs a person.
-    let bearer = crate::console::client()
+    let bearer = fiscus_apptest::console::client()
         .post(app.url(&format!("/console/qlms/{q}")))
         .bearer_auth(&app.key)
         .form(&[
@@ -878,7 +894,7 @@ async fn from_registration_to_a_rebound_qlm_with_a_person_at_every_decision() {
         .expect("request");
     assert!(!bearer.status().is_success());
     assert_eq!(get(&app, &format!("/api/v2/qlms/{q}/versions")).await["data"].as_array().map(Vec::len), Some(1));
-    let rebound = crate::console::client()
+    let rebound = fiscus_apptest::console::client()
         .post(app.url(&format!("/console/qlms/{q}")))
         .header("cookie", &cookie)
         .form(&[
@@ -958,8 +974,8 @@ async fn qlm_example_path(app: &TestApp, path: &str, example: &mut Value) -> Str
     }
     let p = created(app, &app.key, &format!("/api/v2/lqm/checkpoints/{k}/promotion-requests"), &json!({})).await;
     let email = format!("{}@example.com", fiscus_domain::ids::new_id("op").to_lowercase());
-    let op = crate::console::enrolled_operator(app, &email, fiscus_domain::people::Role::Approver).await;
-    let cookie = crate::console::sign_in(app, &op).await;
+    let op = fiscus_apptest::console::enrolled_operator(app, &email, fiscus_domain::people::Role::Approver).await;
+    let cookie = fiscus_apptest::console::sign_in(app, &op).await;
     assert_eq!(console_promotion(app, &cookie, p["id"].as_str().expect("id"), "approve").await.status(), 303);
     if path.ends_with("/qlms") {
         example["components"]["forecast"]["model_uid"] = json!(m);

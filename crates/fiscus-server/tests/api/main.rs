@@ -2,13 +2,10 @@
 //! SQLite by default; PostgreSQL when `FISCUS_TEST_DATABASE_URL` is set (a fresh database per test).
 
 mod a2a;
-mod actions;
 mod agent_spaces;
 mod audit;
 mod auth;
-mod bank_accounts;
 mod bank_file_crashes;
-mod bank_files;
 mod browser;
 mod bulk_reads;
 mod calls;
@@ -19,14 +16,11 @@ mod console;
 mod contract;
 mod data;
 mod data_quality;
-mod delegations;
-mod drop_folder;
 mod events;
 mod evidence;
 mod examples;
 mod fairness;
 mod generative;
-mod helpers;
 mod idempotency;
 mod intelligence;
 mod investment;
@@ -48,7 +42,6 @@ mod research;
 mod schemathesis;
 mod seals_on_read;
 mod set_aside;
-mod settlement;
 mod sign_in_flood;
 mod signed_clients;
 mod tournaments;

@@ -1,9 +1,9 @@
 //! MCP (2025-11-25, Streamable HTTP, stateless, JSON) on both endpoints, over tools generated from the
 //! catalogue. `python_clients` drives the same with the unmodified `mcp` SDK.
 
-use crate::actions::proposal;
-use crate::helpers::{TestApp, problem, spawn_app};
 use crate::signed_clients::{Signed, granted_client};
+use fiscus_apptest::actions::proposal;
+use fiscus_apptest::{TestApp, problem, spawn_app};
 use fiscus_domain::credentials::Environment;
 use serde_json::{Value, json};
 

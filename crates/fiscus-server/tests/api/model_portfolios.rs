@@ -3,8 +3,8 @@
 //! approval at the console (a credential with every scope cannot approve), a governed AI operation, and a
 //! rebalance proposal that exists only for an approved, unchanged model portfolio and never executes.
 
-use crate::console::{client, console_page, enrolled_operator, sign_in};
-use crate::helpers::{TestApp, problem, spawn_app};
+use fiscus_apptest::console::{client, console_page, enrolled_operator, sign_in};
+use fiscus_apptest::{TestApp, problem, spawn_app};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::people::Role;
 use serde_json::{Value, json};
@@ -41,7 +41,8 @@ pub async fn console_decision(app: &TestApp, cookie: &str, id: &str, decision: &
     assert!(page.contains(id), "the draft is listed:\n{page}");
     let form_start = page.find(&format!("action=\"/console/model-portfolios/{id}\"")).expect("a decision form");
     let form = &page[form_start..];
-    let value = |name: &str| crate::console::between(form, &format!("name=\"{name}\" value=\""), "\"").to_string();
+    let value =
+        |name: &str| fiscus_apptest::console::between(form, &format!("name=\"{name}\" value=\""), "\"").to_string();
     client()
         .post(app.url(&format!("/console/model-portfolios/{id}")))
         .header("cookie", cookie)
@@ -114,7 +115,13 @@ async fn a_rebalance_exists_only_for_a_person_approved_unchanged_model_portfolio
         .post(app.url(&format!("/console/model-portfolios/{model_id}")))
         .header("cookie", &cookie)
         .form(&[
-            ("csrf", crate::console::hidden(&console_page(&app, &cookie, "/console/model-portfolios").await, "csrf")),
+            (
+                "csrf",
+                fiscus_apptest::console::hidden(
+                    &console_page(&app, &cookie, "/console/model-portfolios").await,
+                    "csrf",
+                ),
+            ),
             ("environment", "sandbox".to_string()),
             ("content_hash", hash.clone()),
             ("decision", "reject".to_string()),
@@ -323,10 +330,10 @@ async fn a_rebalance_becomes_an_approved_executed_reconciled_trade_that_moves_th
     assert_eq!(refused["failed_gates"][0]["gate"], "authorised");
 
     // Two distinct approvers (T2), then execution; the worker settles and reconciles.
-    assert_eq!(crate::console::decide(&app, &ada_cookie, &id, "approve").await.status(), 303);
+    assert_eq!(fiscus_apptest::console::decide(&app, &ada_cookie, &id, "approve").await.status(), 303);
     let grace = enrolled_operator(&app, "grace@example.com", Role::Approver).await;
     let grace_cookie = sign_in(&app, &grace).await;
-    assert_eq!(crate::console::decide(&app, &grace_cookie, &id, "approve").await.status(), 303);
+    assert_eq!(fiscus_apptest::console::decide(&app, &grace_cookie, &id, "approve").await.status(), 303);
     let executed = post(&app, &format!("/api/v2/actions/{id}/execute"), &json!({})).await;
     assert!(executed.status().is_success(), "{}", executed.text().await.unwrap_or_default());
     app.drain().await;
@@ -412,7 +419,7 @@ async fn an_operator_proposes_the_trade_of_a_rebalance_at_the_console() {
                 .post(app.url(&format!("/console/rebalance-proposals/{id}")))
                 .header("cookie", &cookie)
                 .form(&[
-                    ("csrf", crate::console::hidden(&page, "csrf")),
+                    ("csrf", fiscus_apptest::console::hidden(&page, "csrf")),
                     ("environment", "sandbox".to_string()),
                     ("content_hash", hash),
                     ("risk_tier", "T2".to_string()),
@@ -435,7 +442,7 @@ async fn an_operator_proposes_the_trade_of_a_rebalance_at_the_console() {
         .post(app.url(&format!("/console/rebalance-proposals/{id}")))
         .header("cookie", &cookie)
         .form(&[
-            ("csrf", crate::console::hidden(&page, "csrf")),
+            ("csrf", fiscus_apptest::console::hidden(&page, "csrf")),
             ("environment", "sandbox".to_string()),
             ("content_hash", proposal["content_hash"].as_str().expect("hash").to_string()),
             ("risk_tier", "T2".to_string()),

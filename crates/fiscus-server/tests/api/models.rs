@@ -1,6 +1,6 @@
 //! The model catalogue and model runs: each run's numbers equal the engine's on the same input.
 
-use crate::helpers::{TestApp, problem, spawn_app};
+use fiscus_apptest::{TestApp, problem, spawn_app};
 use fiscus_domain::tenancy::Tenant;
 use fiscus_quant::Matrix;
 use serde_json::{Value, json};
@@ -80,7 +80,7 @@ async fn runs_equal_the_engine_on_the_same_input() {
     let panel: Vec<Vec<f64>> =
         (0..30).map(|t| vec![(t as f64 * 0.3).sin() * 0.01, (t as f64 * 0.7).cos() * 0.02]).collect();
     let job: Value =
-        run(&app, "ledoit_wolf", &json!({"input": {"returns": crate::helpers::columns(&["A", "B"], &json!(panel))}}))
+        run(&app, "ledoit_wolf", &json!({"input": {"returns": fiscus_apptest::columns(&["A", "B"], &json!(panel))}}))
             .await
             .json()
             .await
@@ -141,7 +141,7 @@ async fn bad_parameters_and_inputs_are_refused_naming_them() {
         ("robust_z", json!({"input": {"values": y}, "parameters": {"trees": 5}})),
         (
             "robust_z",
-            json!({"input": {"returns": crate::helpers::columns(&["A", "B"], &json!([[0.1, 0.2], [0.0, 0.1]]))}}),
+            json!({"input": {"returns": fiscus_apptest::columns(&["A", "B"], &json!([[0.1, 0.2], [0.0, 0.1]]))}}),
         ),
     ] {
         problem(run(&app, key, &body).await, 409, "conflict").await;
@@ -211,7 +211,7 @@ async fn a_thousand_asset_panel_is_taken_inline_and_a_larger_body_is_413() {
     let rows: Vec<Vec<f64>> =
         (0..300).map(|t| (0..1000).map(|i| (((t * 31 + i * 17) % 101) as f64 - 50.0) * 1e-4).collect()).collect();
     let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let body = json!({"input": {"returns": crate::helpers::columns(&name_refs, &json!(rows))}});
+    let body = json!({"input": {"returns": fiscus_apptest::columns(&name_refs, &json!(rows))}});
     let bytes = serde_json::to_vec(&body).expect("json");
     assert!(bytes.len() > 1024 * 1024, "{}", bytes.len());
     let r = app
@@ -284,7 +284,7 @@ async fn ml_anomaly_and_scenarios_equal_the_engine() {
     assert_eq!(job["result"]["output"]["most_anomalous"][0]["index"], 30);
     // Stress: the portfolio's return is the weighted moves.
     let stress = json!({
-        "method": "stress", "returns": crate::helpers::columns(&["A", "B"], &json!([[0.01, 0.0], [0.0, 0.01]])),
+        "method": "stress", "returns": fiscus_apptest::columns(&["A", "B"], &json!([[0.01, 0.0], [0.0, 0.01]])),
         "weights": {"A": 0.6, "B": 0.4}, "shocks": [{"name": "crash", "moves": {"A": -0.35, "B": 0.05}}]
     });
     let job: Value = app.post_json("/api/v2/ml/scenarios", &app.key, &stress, None).await.json().await.expect("json");
@@ -304,7 +304,7 @@ async fn ml_anomaly_and_scenarios_equal_the_engine() {
     // Bootstrap: the engine's paths for the seed, compounded.
     let history: Vec<Vec<f64>> = (0..40).map(|t| vec![(t as f64 * 0.9).sin() * 0.01]).collect();
     let boot = json!({
-        "method": "block_bootstrap", "returns": crate::helpers::columns(&["A"], &json!(history)),
+        "method": "block_bootstrap", "returns": fiscus_apptest::columns(&["A"], &json!(history)),
         "steps": 10, "paths": 201, "block_length": 3, "seed": 9
     });
     let job: Value = app.post_json("/api/v2/ml/scenarios", &app.key, &boot, None).await.json().await.expect("json");
@@ -317,7 +317,7 @@ async fn ml_anomaly_and_scenarios_equal_the_engine() {
         paths.iter().map(|m| (0..m.rows()).fold(1.0, |g, r| g * (1.0 + m.row(r)[0])) - 1.0).collect();
     compounded.sort_by(f64::total_cmp);
     assert_eq!(job["result"]["output"]["assets"][0]["return_quantiles"]["0.5"].as_f64(), Some(compounded[100]));
-    let bad = json!({"method": "stress", "returns": crate::helpers::columns(&["A"], &json!([[0.01], [0.0]]))});
+    let bad = json!({"method": "stress", "returns": fiscus_apptest::columns(&["A"], &json!([[0.01], [0.0]]))});
     assert_eq!(app.post_json("/api/v2/ml/scenarios", &app.key, &bad, None).await.status(), 422);
 }
 
@@ -330,7 +330,7 @@ async fn an_isolation_forest_scores_a_feature_set_as_the_engine_does() {
         (0..64).map(|t| vec![100.0 + ((t * 37) % 11) as f64, ((t * 13) % 7) as f64, (t % 5) as f64 * 0.5]).collect();
     let mut odd = rows.clone();
     odd[40] = vec![900.0, 30.0, -8.0];
-    let body = json!({"method": "isolation_forest", "input": {"columns": crate::helpers::columns(&["amount", "hour", "lag"], &json!(odd))},
+    let body = json!({"method": "isolation_forest", "input": {"columns": fiscus_apptest::columns(&["amount", "hour", "lag"], &json!(odd))},
                       "parameters": {"trees": 60, "seed": 9, "top": 2}});
     let r = app.post_json("/api/v2/ml/anomaly", &app.key, &body, None).await;
     assert_eq!(r.status(), 201);

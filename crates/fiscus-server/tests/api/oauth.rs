@@ -2,11 +2,11 @@
 //! intersected with the application's, RFC errors, revocation, introspection, secret rotation, expiry and
 //! the metadata document.
 
-use crate::helpers::{problem, spawn_app, spawn_app_with};
+use fiscus_apptest::{problem, spawn_app, spawn_app_with};
 use serde_json::Value;
 
 async fn token(
-    app: &crate::helpers::TestApp,
+    app: &fiscus_apptest::TestApp,
     client_id: &str,
     secret: &str,
     scope: Option<&str>,

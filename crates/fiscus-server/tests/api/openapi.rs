@@ -1,7 +1,7 @@
 //! The OpenAPI 3.1 document against what the server does: the catalogue, cross-field rules, every served
 //! route with its scope, the offline docs page, the common contract of every operation and named schemas.
 
-use crate::helpers::spawn_app;
+use fiscus_apptest::spawn_app;
 use fiscus_domain::catalogue::{self, Method};
 use serde_json::Value;
 
@@ -80,7 +80,7 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                 } else if path.contains("/workflow") {
                     Some(crate::workflows::example_path(&app, path, &mut example).await)
                 } else if path.contains("/bank-accounts") {
-                    Some(crate::bank_accounts::example_path(&app, path, &mut example).await)
+                    Some(fiscus_apptest::bank::example_path(&app, path, &mut example).await)
                 } else {
                     None
                 };
@@ -117,13 +117,13 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                     let model: Value =
                         app.post_json(&draw, &app.key, &serde_json::json!({}), None).await.json().await.expect("json");
                     let model_id = model["id"].as_str().expect("model");
-                    let op = crate::console::enrolled_operator(
+                    let op = fiscus_apptest::console::enrolled_operator(
                         &app,
                         "examples@example.com",
                         fiscus_domain::people::Role::Approver,
                     )
                     .await;
-                    let cookie = crate::console::sign_in(&app, &op).await;
+                    let cookie = fiscus_apptest::console::sign_in(&app, &op).await;
                     crate::model_portfolios::console_decision(&app, &cookie, model_id, "approve").await;
                     let body =
                         serde_json::json!({ "portfolio_id": 1, "model_portfolio": model_id, "objective": "example" });
@@ -198,7 +198,7 @@ async fn the_document_is_openapi_31_and_agrees_with_the_catalogue() {
                     path.replace("{key}", "robust_z")
                 } else if path.contains("{uid}") {
                     let action: Value = app
-                        .post_json("/api/v2/actions", &app.key, &crate::actions::proposal(), None)
+                        .post_json("/api/v2/actions", &app.key, &fiscus_apptest::actions::proposal(), None)
                         .await
                         .json()
                         .await
@@ -272,9 +272,9 @@ async fn cross_field_rules_are_stated_in_the_schemas_the_server_holds_to() {
 
     let app = spawn_app().await;
     let body = serde_json::json!({ "objective": "efficient_return",
-        "returns": crate::helpers::columns(&["A", "B"], &serde_json::json!([[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]])) });
+        "returns": fiscus_apptest::columns(&["A", "B"], &serde_json::json!([[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]])) });
     let refused = app.post_json("/api/v2/quant/compute/optimizations", &app.key, &body, None).await;
-    let problem = crate::helpers::problem(refused, 422, "invalid_request").await;
+    let problem = fiscus_apptest::problem(refused, 422, "invalid_request").await;
     assert_eq!(problem["errors"][0]["field"], "target_return", "{problem}");
 }
 
@@ -356,7 +356,7 @@ async fn every_operation_states_the_common_contract() {
 }
 
 /// The demo data, once per database (found by hash the second time).
-async fn demo_book(app: &crate::helpers::TestApp) {
+async fn demo_book(app: &fiscus_apptest::TestApp) {
     app.load_demo().await;
 }
 

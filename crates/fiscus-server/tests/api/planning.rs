@@ -1,7 +1,7 @@
 //! Planning forecasts: a named model's numbers equal the engine's, the automatic choice runs as a job on an
 //! economic series of the data plane, and bad requests are refused.
 
-use crate::helpers::{TestApp, spawn_app};
+use fiscus_apptest::{TestApp, spawn_app};
 use fiscus_data::import::Silent;
 use fiscus_domain::actor::Actor;
 use fiscus_domain::tenancy::Tenant;
@@ -83,7 +83,7 @@ async fn named_models_equal_the_engine_and_auto_runs_on_an_economic_series() {
     assert_eq!(list["data"].as_array().map(Vec::len), Some(3));
     // A series the workspace does not hold: 409 naming the field.
     let missing = app.post_json(FORECASTS, &app.key, &json!({"series": "no_such_series"}), None).await;
-    assert_eq!(crate::helpers::problem(missing, 409, "reference_not_found").await["errors"][0]["field"], "series");
+    assert_eq!(fiscus_apptest::problem(missing, 409, "reference_not_found").await["errors"][0]["field"], "series");
     for bad in [
         json!({"values": y, "series": "cpilfesl"}),
         json!({"values": [1.0, 2.0]}),
@@ -97,7 +97,7 @@ async fn named_models_equal_the_engine_and_auto_runs_on_an_economic_series() {
 #[tokio::test]
 async fn a_ledger_accounts_monthly_movement_is_forecast_from_its_posted_journals() {
     use fiscus_data::import::{self, ImportRequest, Mapping};
-    use fiscus_domain::data::{Kind, Provenance};
+    use fiscus_data_core::rules::{Kind, Provenance};
     let app = spawn_app().await;
     grant(&app).await;
     let file = |kind: Kind, csv: String| ImportRequest {

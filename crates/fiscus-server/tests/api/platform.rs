@@ -2,7 +2,7 @@
 //! ledger, health, readiness while a node drains, metrics, request ids, the catalogue and its ledger, and
 //! deprecated operations announced on every response.
 
-use crate::helpers::{EVIDENCE, evidence_body, spawn_app, spawn_app_with};
+use fiscus_apptest::{EVIDENCE, evidence_body, spawn_app, spawn_app_with};
 use serde_json::Value;
 
 #[tokio::test]
@@ -149,8 +149,8 @@ async fn the_catalogue_and_its_ledger_are_served_with_the_cli_report() {
 
 #[tokio::test]
 async fn a_deprecated_operation_announces_it_on_every_response_and_still_works() {
-    let app = crate::helpers::spawn_app_with(|s| {
-        s.deprecations = vec![fiscus_domain::change_ledger::Deprecation {
+    let app = fiscus_apptest::spawn_app_with(|s| {
+        s.deprecations = vec![fiscus_kernel::change_ledger::Deprecation {
             operation_id: "get_trust_audit_head".into(),
             deprecated_at: "2026-12-01T00:00:00Z".into(),
             sunset_at: Some("2027-06-30T23:59:59Z".into()),

@@ -1,7 +1,7 @@
 //! The probes that found holes in the base, kept as tests: I-JSON bodies and U+0000 at every edge, HEAD,
 //! metrics label cardinality, unknown query parameters, scope challenges, and minting tokens for quota.
 
-use crate::helpers::{TestApp, problem, spawn_app, spawn_app_with};
+use fiscus_apptest::{TestApp, problem, spawn_app, spawn_app_with};
 use fiscus_domain::credentials::Environment;
 use serde_json::{Value, json};
 
@@ -55,7 +55,7 @@ async fn duplicate_member_names_are_refused_on_every_documented_post() {
         assert!(body["detail"].as_str().unwrap_or("").contains("duplicate member `title`"), "{path}: {body}");
     }
     // The case that sealed another amount than the one a reader saw.
-    let mut proposal = crate::actions::proposal().to_string();
+    let mut proposal = fiscus_apptest::actions::proposal().to_string();
     proposal.insert_str(1, r#""amount_minor":99999999,"#);
     problem(raw_post(&app, "/api/v2/actions", &proposal).await, 400, "malformed_json").await;
     assert_eq!(app.count("SELECT COUNT(*) FROM actions").await, 0);
@@ -81,7 +81,7 @@ async fn nul_characters_are_refused_on_every_documented_post() {
             assert!(body["errors"][0]["message"].as_str().unwrap_or("").contains("U+0000"), "{path}: {body}");
         }
     }
-    let mut proposal = crate::actions::proposal();
+    let mut proposal = fiscus_apptest::actions::proposal();
     proposal["reference"] = json!("INV\u{0}1");
     let body = problem(app.post_json("/api/v2/actions", &app.key, &proposal, None).await, 422, "invalid_request").await;
     assert_eq!(body["errors"][0]["field"], "reference");

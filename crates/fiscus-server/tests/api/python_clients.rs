@@ -1,7 +1,7 @@
 //! Unmodified third-party clients (Python packages pinned in `clients/requirements.txt`) against a live
 //! server. `scripts/test` prepares their virtual environment; `FISCUS_PYTHON` may name another interpreter.
 
-use crate::helpers::spawn_app;
+use fiscus_apptest::spawn_app;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -70,7 +70,7 @@ async fn a_client_generated_from_the_document_makes_three_calls() {
 }
 
 /// A signed client granted two gateway operations: its id and its private key in hex, for a Python client.
-async fn granted_signer(app: &crate::helpers::TestApp) -> (String, String) {
+async fn granted_signer(app: &fiscus_apptest::TestApp) -> (String, String) {
     let signer = crate::signed_clients::granted_client(
         app,
         &["post_agent_execution_proposals", "get_agent_execution_actions_uid"],

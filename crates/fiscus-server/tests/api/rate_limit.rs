@@ -1,7 +1,7 @@
 //! Rate limits by service class: `RateLimit` fields on every response, 429 with `Retry-After` past the
 //! quota, and the enforced limits read back.
 
-use crate::helpers::{problem, spawn_app};
+use fiscus_apptest::{problem, spawn_app};
 use fiscus_domain::credentials::Environment;
 
 #[tokio::test]

@@ -4,7 +4,7 @@
 //! The same cause reached through two endpoints (a constant series, a season on non-positive data) answers
 //! alike, whether the endpoint computes in the request or would have queued a job.
 
-use crate::helpers::{TestApp, spawn_app};
+use fiscus_apptest::{TestApp, spawn_app};
 use fiscus_quant::QuantError;
 use serde_json::{Value, json};
 
@@ -43,7 +43,7 @@ async fn each_engine_refusal_answers_as_the_table_says_through_every_endpoint_th
     let three: Vec<Vec<f64>> = (0..30)
         .map(|t| (0..3).map(|j| 0.001 * (j + 1) as f64 + 0.01 * ((t * (j + 2)) as f64).sin()).collect())
         .collect();
-    let returns = crate::helpers::columns(&["A", "B", "C"], &json!(three));
+    let returns = fiscus_apptest::columns(&["A", "B", "C"], &json!(three));
     let cases: Vec<(&str, &str, Value, &str)> = vec![
         // A constant series leaves an ARIMA likelihood undefined: in a model run, in a forecast of one
         // model (answered in the request) and in an automatic forecast (which would be queued).
@@ -145,7 +145,7 @@ async fn each_engine_refusal_answers_as_the_table_says_through_every_endpoint_th
 async fn a_degenerate_optimisation_is_answered_with_its_degeneracy_named() {
     let app = spawn_app().await;
     grant(&app).await;
-    let returns = crate::helpers::columns(&["A", "B", "C"], &json!([[0.01, 0.02, -0.01], [0.03, -0.01, 0.02]]));
+    let returns = fiscus_apptest::columns(&["A", "B", "C"], &json!([[0.01, 0.02, -0.01], [0.03, -0.01, 0.02]]));
     let body = json!({"objective": "min_variance", "returns": returns});
     let r = app.post_json("/api/v2/quant/compute/optimizations", &app.key, &body, None).await;
     assert_eq!(r.status(), 201);
@@ -165,7 +165,7 @@ async fn a_degenerate_optimisation_is_answered_with_its_degeneracy_named() {
     let many: Vec<Vec<f64>> = (0..60)
         .map(|t| (0..3).map(|j| 0.001 * (j + 1) as f64 + 0.01 * ((t * (j + 2)) as f64).sin()).collect())
         .collect();
-    let body = json!({"objective": "min_variance", "returns": crate::helpers::columns(&["A", "B", "C"], &json!(many))});
+    let body = json!({"objective": "min_variance", "returns": fiscus_apptest::columns(&["A", "B", "C"], &json!(many))});
     let out = app.post_json("/api/v2/quant/compute/optimizations", &app.key, &body, None).await.json::<Value>().await;
     let out = out.expect("json")["result"]["output"].clone();
     assert!(out["warnings"].as_array().is_some_and(Vec::is_empty), "{out}");

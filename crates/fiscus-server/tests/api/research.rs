@@ -1,7 +1,7 @@
 //! Research runs, snapshots and projects: a run's steps give the numbers their endpoints give, a snapshot
 //! freezes the bundle under its hash, and a re-run of it reproduces every output byte for byte.
 
-use crate::helpers::{TestApp, problem, spawn_app, spawn_app_with};
+use fiscus_apptest::{TestApp, problem, spawn_app, spawn_app_with};
 use fiscus_domain::tenancy::Tenant;
 use serde_json::{Value, json};
 

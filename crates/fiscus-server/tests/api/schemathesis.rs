@@ -2,8 +2,8 @@
 //! document: every check, the examples, coverage, fuzzing and stateful phases, real ids from a seeded
 //! workspace and OAuth client credentials. It must find nothing. The harness is `clients/schemathesis_run.py`.
 
-use crate::console::{decide, enrolled_operator, sign_in};
-use crate::helpers::spawn_app_with;
+use fiscus_apptest::console::{decide, enrolled_operator, sign_in};
+use fiscus_apptest::spawn_app_with;
 use fiscus_domain::people::Role;
 use fiscus_kernel::settings::ServiceClass;
 use serde_json::{Value, json};
@@ -21,7 +21,7 @@ async fn schemathesis_finds_no_failure_of_any_check() {
     .await;
     let client = app.admin().create_oauth_client(&app.app_id).await.expect("client");
     // An action an operator approved at the console, so that execution can be accepted (once).
-    let mut body = crate::actions::proposal();
+    let mut body = fiscus_apptest::actions::proposal();
     body["required_checks"] = json!([]);
     let created: Value = app.post_json("/api/v2/actions", &app.key, &body, None).await.json().await.expect("json");
     let approved = created["id"].as_str().expect("id").to_string();

@@ -4,8 +4,8 @@
 //! dataset's content hash: `data.rs`; research snapshots, LQM records, lineage exports and signed clients'
 //! grants: their own modules.)
 
-use crate::actions::proposal;
-use crate::helpers::{EVIDENCE, TestApp, evidence_body, problem, spawn_app, spawn_app_with};
+use fiscus_apptest::actions::proposal;
+use fiscus_apptest::{EVIDENCE, TestApp, evidence_body, problem, spawn_app, spawn_app_with};
 use fiscus_domain::clock::now_micros;
 use serde_json::{Value, json};
 
@@ -46,7 +46,7 @@ async fn edited_evidence_identities_delegations_and_webhook_endpoints_are_refuse
     refused(&app, EVIDENCE).await;
 
     let key = [7u8; 32];
-    let public_key = crate::delegations::b64(&ed25519_dalek::SigningKey::from_bytes(&key).verifying_key().to_bytes());
+    let public_key = fiscus_apptest::b64(&ed25519_dalek::SigningKey::from_bytes(&key).verifying_key().to_bytes());
     let identity =
         created(&app, "/api/v2/actions/agentic/identities", &json!({ "name": "agent-7", "public_key": public_key }))
             .await;
@@ -114,7 +114,7 @@ async fn a_queued_job_whose_request_was_edited_is_failed_not_computed() {
         environment: fiscus_domain::credentials::Environment::Sandbox,
     };
     app.admin().grant_credits(&tenant, 100, "test grant").await.expect("credits");
-    let body = json!({ "objective": "min_variance", "returns": crate::helpers::columns(&["A", "B"], &json!([[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]])) });
+    let body = json!({ "objective": "min_variance", "returns": fiscus_apptest::columns(&["A", "B"], &json!([[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]])) });
     let r = app
         .http
         .post(app.url("/api/v2/quant/compute/optimizations"))
@@ -129,8 +129,9 @@ async fn a_queued_job_whose_request_was_edited_is_failed_not_computed() {
     app.execute(&format!("UPDATE compute_jobs SET request = replace(request, '0.02', '0.2') WHERE id = '{id}'")).await;
     // The worker's own steps, awaited here rather than spawned: claim, then carry the job out.
     let mut tx = app.state.store.begin().await.expect("begin");
-    let claimed =
-        fiscus_store::compute::claim(&mut tx, "wrk_test", now_micros(), 30_000_000, 1, 1).await.expect("claim");
+    let claimed = fiscus_models::tables::compute::claim(&mut tx, "wrk_test", now_micros(), 30_000_000, 1, 1)
+        .await
+        .expect("claim");
     tx.commit().await.expect("commit");
     let job = claimed.into_iter().next().expect("the queued job is claimed");
     let thread = app.state.compute.reserve().expect("a job thread");

@@ -2,7 +2,7 @@
 //! in the workspace's audit trail and in `/metrics`), and the worker goes on with every other record, of its
 //! own workspace and of every other.
 
-use crate::bank_files::{accounts, approve_and_execute, bank_app_with, production_key, propose};
+use fiscus_apptest::bank::{accounts, approve_and_execute, bank_app_with, production_key, propose};
 use serde_json::Value;
 
 #[tokio::test]
@@ -40,9 +40,10 @@ async fn a_tampered_payment_instruction_is_set_aside_and_every_other_payment_is_
     let metrics = app.http.get(app.url("/metrics")).send().await.expect("request").text().await.expect("text");
     assert!(metrics.contains("fiscus_records_set_aside{table=\"payment_instructions\"} 1"), "{metrics}");
     let ada =
-        crate::console::enrolled_operator(&app, "auditor@example.com", fiscus_domain::people::Role::Auditor).await;
-    let cookie = crate::console::sign_in(&app, &ada).await;
-    let page = crate::console::console_page(&app, &cookie, "/console/bank-entries").await;
+        fiscus_apptest::console::enrolled_operator(&app, "auditor@example.com", fiscus_domain::people::Role::Auditor)
+            .await;
+    let cookie = fiscus_apptest::console::sign_in(&app, &ada).await;
+    let page = fiscus_apptest::console::console_page(&app, &cookie, "/console/bank-entries").await;
     assert!(page.contains("id=\"set-aside\"") && page.contains("failed its seal"), "{page}");
     let audited = app.count("SELECT COUNT(*) FROM audit_events WHERE action = 'record.set_aside'").await;
     assert_eq!(audited, 1);

@@ -2,8 +2,8 @@
 //! or not an account has it) before any password is hashed, and the hashing itself runs on the CPU pool, so
 //! `/healthz` keeps its latency while people (or a script) sign in by the dozen.
 
-use crate::console::{client, enrolled_operator, sign_in};
-use crate::helpers::{TestApp, spawn_app_with};
+use fiscus_apptest::console::{client, enrolled_operator, sign_in};
+use fiscus_apptest::{TestApp, spawn_app_with};
 use fiscus_domain::people::Role;
 use fiscus_kernel::settings::{ServiceClass, Settings};
 use std::time::{Duration, Instant};

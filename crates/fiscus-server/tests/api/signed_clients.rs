@@ -5,12 +5,12 @@
 //! one cannot hide in the other; `python_clients` checks the same against the `http-message-signatures`
 //! package.
 
-use crate::actions::proposal;
-use crate::console::{client, console_page, enrolled_operator, hidden, sign_in};
-use crate::helpers::{TestApp, problem, spawn_app};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use ed25519_dalek::{Signer as _, SigningKey};
+use fiscus_apptest::actions::proposal;
+use fiscus_apptest::console::{client, console_page, enrolled_operator, hidden, sign_in};
+use fiscus_apptest::{TestApp, problem, spawn_app};
 use fiscus_domain::people::Role;
 use serde_json::{Value, json};
 

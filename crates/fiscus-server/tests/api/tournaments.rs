@@ -1,6 +1,6 @@
 //! Model tournaments: the M4 measures computed by rolling origin, Naïve 2 the benchmark (OWA 1), ranked.
 
-use crate::helpers::{TestApp, problem, spawn_app};
+use fiscus_apptest::{TestApp, problem, spawn_app};
 use fiscus_domain::tenancy::Tenant;
 use serde_json::{Value, json};
 
@@ -78,7 +78,7 @@ async fn candidates_are_ranked_by_owa_against_naive_2() {
     ] {
         assert_eq!(app.post_json(TOURNAMENTS, &app.key, &bad, None).await.status(), status, "{bad}");
     }
-    let opt = json!({"objective": "min_variance", "returns": crate::helpers::columns(&["A", "B"], &json!([[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]]))});
+    let opt = json!({"objective": "min_variance", "returns": fiscus_apptest::columns(&["A", "B"], &json!([[0.01, 0.0], [0.0, 0.02], [-0.01, 0.01]]))});
     let other: Value =
         app.post_json("/api/v2/quant/compute/optimizations", &app.key, &opt, None).await.json().await.expect("json");
     problem(app.get(&format!("{TOURNAMENTS}/{}", other["id"].as_str().expect("id")), &app.key).await, 404, "not_found")

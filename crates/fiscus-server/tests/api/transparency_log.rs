@@ -2,8 +2,8 @@
 //! published key, a record's inclusion proof and a consistency proof between two checkpoints with the RFC
 //! 9162 verification algorithms (not Fiscus's prover), and the tiles a mirror downloads giving the same root.
 
-use crate::helpers::{EVIDENCE, TestApp, evidence_body, spawn_app};
 use crate::webhook_delivery::propose;
+use fiscus_apptest::{EVIDENCE, TestApp, evidence_body, spawn_app};
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::tlog::note::{NoteVerifier, open_checkpoint};
 use fiscus_domain::tlog::{self, Hash, Leaf, from_b64};
@@ -142,14 +142,14 @@ pub async fn settled_action(app: &TestApp) -> (String, String) {
         .post_json(
             &format!("/api/v2/actions/investment-execution/{id}/checks"),
             &app.key,
-            &crate::actions::check("passed"),
+            &fiscus_apptest::actions::check("passed"),
             None,
         )
         .await;
     assert!(check.status().is_success(), "{}", check.text().await.unwrap_or_default());
-    let eve = crate::console::enrolled_operator(app, "eve@example.com", Role::Approver).await;
-    let cookie = crate::console::sign_in(app, &eve).await;
-    assert_eq!(crate::console::decide(app, &cookie, &id, "approve").await.status(), 303);
+    let eve = fiscus_apptest::console::enrolled_operator(app, "eve@example.com", Role::Approver).await;
+    let cookie = fiscus_apptest::console::sign_in(app, &eve).await;
+    assert_eq!(fiscus_apptest::console::decide(app, &cookie, &id, "approve").await.status(), 303);
     let executed =
         app.post_json(&format!("/api/v2/actions/{id}/execute"), &app.key, &serde_json::json!({}), None).await;
     assert!(executed.status().is_success(), "{}", executed.text().await.unwrap_or_default());
@@ -218,9 +218,10 @@ async fn an_action_s_bundle_verifies_without_fiscus_and_an_independent_implement
     let before = fresh_checkpoint(&app, &key).await;
     let (action, cookie) = settled_action(&app).await;
     let page =
-        crate::console::console_page(&app, &cookie, &format!("/console/actions/{action}?environment=sandbox")).await;
+        fiscus_apptest::console::console_page(&app, &cookie, &format!("/console/actions/{action}?environment=sandbox"))
+            .await;
     assert!(page.contains("id=\"evidence-bundle\""), "the action's page links its bundle");
-    let download = crate::console::console_page(
+    let download = fiscus_apptest::console::console_page(
         &app,
         &cookie,
         &format!("/console/actions/{action}/evidence-bundle?environment=sandbox"),
@@ -249,10 +250,10 @@ async fn an_action_s_bundle_verifies_without_fiscus_and_an_independent_implement
     let (ok, out) = verify_py(&["bundle", &key_file, &bundle_file]);
     assert!(ok, "{out}");
     // The CLI's offline check reads the same bundle the same way.
-    let view: fiscus_domain::api::evidence::EvidenceBundleView =
+    let view: fiscus_kernel::evidence::views::EvidenceBundleView =
         serde_json::from_value(bundle.clone()).expect("bundle");
     let verifier = NoteVerifier::parse(&verifier_key).expect("key");
-    let (_, proved) = fiscus_domain::tlog::offline::verify_bundle(&verifier, &view).expect("the bundle verifies");
+    let (_, proved) = fiscus_kernel::evidence::offline::verify_bundle(&verifier, &view).expect("the bundle verifies");
     assert_eq!(proved, view.records.len());
 
     // An edited record, an edited proof and another key are each refused.
@@ -262,8 +263,8 @@ async fn an_action_s_bundle_verifies_without_fiscus_and_an_independent_implement
     edited["records"][0]["content"] = Value::String(content);
     let (ok, out) = verify_py(&["bundle", &key_file, &write("edited.json", &edited.to_string())]);
     assert!(!ok && out.contains("does not hash"), "{out}");
-    let edited: fiscus_domain::api::evidence::EvidenceBundleView = serde_json::from_value(edited).expect("bundle");
-    assert!(fiscus_domain::tlog::offline::verify_bundle(&verifier, &edited).is_err());
+    let edited: fiscus_kernel::evidence::views::EvidenceBundleView = serde_json::from_value(edited).expect("bundle");
+    assert!(fiscus_kernel::evidence::offline::verify_bundle(&verifier, &edited).is_err());
     let mut moved = bundle.clone();
     moved["records"][0]["leaf_index"] =
         serde_json::json!(moved["records"][0]["leaf_index"].as_i64().expect("index") + 1);
@@ -567,7 +568,7 @@ async fn a_witness_cosigns_each_checkpoint_that_extends_the_last_and_not_a_rewri
     let (url, witness_key) = witness(log_key.clone()).await;
     // Configured with the key a witness publishes for its cosignatures (type 0x04).
     let cosigning = witness_key.encode_cosigning();
-    let app = crate::helpers::spawn_app_with(move |s| {
+    let app = fiscus_apptest::spawn_app_with(move |s| {
         s.evidence.witnesses = vec![fiscus_kernel::settings::Witness { url, key: cosigning }];
     })
     .await;
@@ -614,10 +615,10 @@ async fn an_edited_tile_or_leaf_is_refused_never_served_nor_proved_from() {
         "UPDATE tlog_tiles SET hashes = replace(hashes, '0', '1') WHERE workspace_id = '{ws}' AND level = 0"
     ))
     .await;
-    crate::helpers::problem(app.get(&tile, &key).await, 500, "integrity_failure").await;
-    crate::helpers::problem(app.get(&proof, &key).await, 500, "integrity_failure").await;
+    fiscus_apptest::problem(app.get(&tile, &key).await, 500, "integrity_failure").await;
+    fiscus_apptest::problem(app.get(&proof, &key).await, 500, "integrity_failure").await;
     let consistency = format!("/api/v2/evidence/consistency?first=3&second={size}");
-    crate::helpers::problem(app.get(&consistency, &key).await, 500, "integrity_failure").await;
+    fiscus_apptest::problem(app.get(&consistency, &key).await, 500, "integrity_failure").await;
     // The entries do not come from the tile, and still give the signed root: served.
     assert_eq!(app.get(&entries, &key).await.status(), 200);
     // The leaves rewritten where they are stored (every record hash given another first digit), the log's
@@ -626,7 +627,7 @@ async fn an_edited_tile_or_leaf_is_refused_never_served_nor_proved_from() {
         "UPDATE tlog_batches SET leaves = replace(leaves, 'sha256:', 'sha256:f') WHERE workspace_id = '{ws}'"
     ))
     .await;
-    crate::helpers::problem(app.get(&entries, &key).await, 500, "integrity_failure").await;
+    fiscus_apptest::problem(app.get(&entries, &key).await, 500, "integrity_failure").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -663,7 +664,7 @@ async fn a_witness_answer_without_end_is_read_no_further_than_a_cosignature_need
     });
     let signer = fiscus_domain::tlog::note::NoteSigner::new("witness.test", [42; 32]);
     let cosigning = signer.verifier().encode_cosigning();
-    let app = crate::helpers::spawn_app_with(move |s| {
+    let app = fiscus_apptest::spawn_app_with(move |s| {
         s.evidence.witnesses = vec![fiscus_kernel::settings::Witness { url, key: cosigning }];
     })
     .await;

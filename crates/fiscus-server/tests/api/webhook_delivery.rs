@@ -3,11 +3,11 @@
 //! name re-pointed at a private address refused at delivery before any request, and a worker killed
 //! mid-delivery losing nothing. `python_clients` verifies real deliveries with `standardwebhooks` and `svix`.
 
-use crate::actions::proposal;
-use crate::helpers::{TestApp, spawn_app_with};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use fiscus_apptest::actions::proposal;
+use fiscus_apptest::{TestApp, spawn_app_with};
 use fiscus_domain::credentials::{AppStatus, Environment};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -303,8 +303,9 @@ async fn the_console_shows_each_endpoints_delivery_log() {
     let (endpoint, _) = register(&app, &format!("http://{}/hook", rx.addr)).await;
     propose(&app).await;
     wait_for_attempt(&app, &endpoint).await;
-    let op = crate::console::enrolled_operator(&app, "log@example.com", fiscus_domain::people::Role::Approver).await;
-    let cookie = crate::console::sign_in(&app, &op).await;
+    let op = fiscus_apptest::console::enrolled_operator(&app, "log@example.com", fiscus_domain::people::Role::Approver)
+        .await;
+    let cookie = fiscus_apptest::console::sign_in(&app, &op).await;
     let page = app
         .http
         .get(app.url(&format!("/console/webhooks/{endpoint}")))
@@ -363,7 +364,7 @@ async fn an_endpoint_belongs_to_its_application_and_hears_only_what_its_applicat
     assert_eq!(listed["data"].as_array().map(Vec::len), Some(1), "{listed}");
     assert_ne!(listed["data"][0]["id"], endpoint_a.as_str());
     let revoke = app.http.delete(app.url(&format!("{HOOKS}/{endpoint_a}"))).bearer_auth(&key_b).send().await;
-    crate::helpers::problem(revoke.expect("request"), 404, "not_found").await;
+    fiscus_apptest::problem(revoke.expect("request"), 404, "not_found").await;
     // Each hears its own application's action; the reader hears both.
     let by_a = propose_with(&app, &key_a).await;
     let by_b = propose_with(&app, &key_b).await;

@@ -2,7 +2,7 @@
 //! literal, and every address a name resolves to, through the configured host pins so no test reaches the
 //! network), the secret shown once and stored encrypted, revocation.
 
-use crate::helpers::{TestApp, problem, spawn_app_with};
+use fiscus_apptest::{TestApp, problem, spawn_app_with};
 use serde_json::{Value, json};
 
 const PATH: &str = "/api/v2/agent-execution/webhooks";
@@ -125,7 +125,7 @@ async fn the_loopback_switch_is_for_sandbox_development_only() {
 
 #[tokio::test]
 async fn a_production_endpoint_waits_for_an_admins_approval_at_the_console() {
-    use crate::console::{client, console_page, enrolled_operator, hidden, production_move, sign_in};
+    use fiscus_apptest::console::{client, console_page, enrolled_operator, hidden, production_move, sign_in};
     use fiscus_domain::people::Role;
     let app = app().await;
     let (_, live_key) =

@@ -2,10 +2,10 @@
 //! at the console) run; a run that ends at once answers 200 with its evidence, one that waits for a person
 //! answers 202 and is read and cancelled as a task; a version outside the gateway's boundary is refused.
 
-use crate::console::{client, console_page, enrolled_operator, hidden, sign_in};
-use crate::helpers::{TestApp, problem, spawn_app};
 use crate::signed_clients::{Signed, granted_client};
 use crate::workflows::{demo, installed};
+use fiscus_apptest::console::{client, console_page, enrolled_operator, hidden, sign_in};
+use fiscus_apptest::{TestApp, problem, spawn_app};
 use fiscus_domain::people::Role;
 use serde_json::{Value, json};
 
@@ -192,7 +192,7 @@ async fn a_queued_gateway_run_stops_at_its_next_step_once_its_version_is_withdra
     use fiscus_domain::credentials::Environment;
     use fiscus_domain::tenancy::Tenant;
     // No workflow worker: the run an agent starts waits on the queue, as under load.
-    let app = crate::helpers::spawn_app_with(|s| s.workflow_worker = false).await;
+    let app = fiscus_apptest::spawn_app_with(|s| s.workflow_worker = false).await;
     demo(&app).await;
     let report = installed(&app, "liquidity_report").await;
     let cookie = admin_cookie(&app).await;

@@ -2,7 +2,7 @@
 //! console, and completed with its events; validation campaigns that refuse each prohibited step kind;
 //! definitions refused with their step named; a run resumed after its worker died, no step recorded twice.
 
-use crate::helpers::{TestApp, problem, spawn_app, spawn_app_with};
+use fiscus_apptest::{TestApp, problem, spawn_app, spawn_app_with};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::people::Role;
@@ -62,13 +62,14 @@ pub async fn reaches(app: &TestApp, run: &str, state: &str) -> Value {
 
 /// A person's review at the console, through the page's own form.
 pub async fn console_review(app: &TestApp, cookie: &str, run: &str, decision: &str) -> reqwest::Response {
-    let page = crate::console::console_page(app, cookie, "/console/workflow-reviews").await;
+    let page = fiscus_apptest::console::console_page(app, cookie, "/console/workflow-reviews").await;
     let at = page
         .find(&format!("action=\"/console/workflow-reviews/{run}\""))
         .unwrap_or_else(|| panic!("{run} is listed:\n{page}"));
     let form = &page[at..];
-    let value = |name: &str| crate::console::between(form, &format!("name=\"{name}\" value=\""), "\"").to_string();
-    crate::console::client()
+    let value =
+        |name: &str| fiscus_apptest::console::between(form, &format!("name=\"{name}\" value=\""), "\"").to_string();
+    fiscus_apptest::console::client()
         .post(app.url(&format!("/console/workflow-reviews/{run}")))
         .header("cookie", cookie)
         .form(&[
@@ -131,7 +132,7 @@ async fn a_library_workflow_runs_waits_for_a_person_and_completes_with_its_event
     assert_eq!(event_types(&app, &run).await, ["workflow.invoked", "workflow.awaiting_review"]);
 
     // A credential with every scope reviews nothing: the console needs a signed-in person.
-    let bearer = crate::console::client()
+    let bearer = fiscus_apptest::console::client()
         .post(app.url(&format!("/console/workflow-reviews/{run}")))
         .bearer_auth(&app.key)
         .form(&[("decision", "approve"), ("environment", "sandbox"), ("csrf", "x"), ("step", "model_risk_review")])
@@ -141,8 +142,8 @@ async fn a_library_workflow_runs_waits_for_a_person_and_completes_with_its_event
     assert!(!bearer.status().is_success(), "{}", bearer.status());
     assert_eq!(get(&app, &format!("/api/v2/workflows/runs/{run}")).await["state"], "awaiting_review");
 
-    let op = crate::console::enrolled_operator(&app, "model-risk@example.com", Role::Approver).await;
-    let cookie = crate::console::sign_in(&app, &op).await;
+    let op = fiscus_apptest::console::enrolled_operator(&app, "model-risk@example.com", Role::Approver).await;
+    let cookie = fiscus_apptest::console::sign_in(&app, &op).await;
     assert_eq!(console_review(&app, &cookie, &run, "approve").await.status(), 303);
     let done = reaches(&app, &run, "completed").await;
     let review = &done["steps"][5];

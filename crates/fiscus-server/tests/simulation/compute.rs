@@ -9,8 +9,8 @@ use fiscus_domain::actor::Actor;
 use fiscus_domain::compute::{JobKind, JobState};
 use fiscus_domain::ids::new_id;
 use fiscus_domain::tenancy::Tenant;
+use fiscus_models::tables::compute::{self as jobs, Ending, Job, JobResult};
 use fiscus_store::WriteTx;
-use fiscus_store::compute::{self as jobs, Ending, Job, JobResult};
 use std::collections::BTreeMap;
 
 /// `fiscus_models::compute::STALE_AFTER`.

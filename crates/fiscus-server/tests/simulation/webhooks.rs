@@ -16,8 +16,8 @@ use fiscus_domain::ids::new_id;
 use fiscus_domain::scopes::ScopeSet;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_domain::webhooks::{jittered, retry_delay};
-use fiscus_store::webhook_deliveries::{self as deliveries, After, Attempt, Claimed, Due};
-use fiscus_store::webhooks::{self, Endpoint, EndpointStatus};
+use fiscus_kernel::tables::webhook_deliveries::{self as deliveries, After, Attempt, Claimed, Due};
+use fiscus_kernel::tables::webhooks::{self, Endpoint, EndpointStatus};
 use fiscus_store::{WriteTx, outbox};
 use std::collections::BTreeMap;
 

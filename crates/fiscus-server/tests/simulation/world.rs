@@ -430,7 +430,7 @@ pub struct Cap {
     pub cap: i64,
 }
 
-impl Held for fiscus_store::compute::Job {
+impl Held for fiscus_models::tables::compute::Job {
     fn named(&self) -> &str {
         &self.id
     }
@@ -448,7 +448,7 @@ impl Held for fiscus_actions::tables::settlement::Job {
     }
 }
 
-impl Held for fiscus_store::webhook_deliveries::Claimed {
+impl Held for fiscus_kernel::tables::webhook_deliveries::Claimed {
     fn named(&self) -> &str {
         &self.endpoint_id
     }

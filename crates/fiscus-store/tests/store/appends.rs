@@ -8,7 +8,6 @@ use fiscus_domain::credentials::Environment;
 use fiscus_domain::tenancy::Tenant;
 use fiscus_store::appends::{Appended, Appends, KeyRecord, KeyWrite};
 use fiscus_store::audit::{self, NewAuditEvent};
-use fiscus_store::autonomy_evidence::{self, EvidenceRow};
 use fiscus_store::idempotency::{self, Fingerprint, KeyRef, Reservation, StoredResponse};
 use fiscus_store::{Store, StoreError};
 use serde_json::json;
@@ -18,8 +17,7 @@ use serde_json::json;
 fn request(db: &Store, t: &Tenant, app: &str, id: &str, key: &str, body: &str) -> Appends {
     let mut appends = Appends::new();
     // A summary, so a text value (not only a null) lands in the nullable column.
-    let row = EvidenceRow { summary: Some("No findings".into()), ..evidence_row(t, id, "security") };
-    autonomy_evidence::append(&mut appends, db.seal_key(), t, &row).expect("row");
+    append_evidence(&mut appends, db.seal_key(), t, id, "security", Some("No findings"));
     appends.audit(
         &t.workspace_id,
         NewAuditEvent {
@@ -52,12 +50,26 @@ fn request(db: &Store, t: &Tenant, app: &str, id: &str, key: &str, body: &str) -
 
 async fn evidence_ids(db: &Store, t: &Tenant) -> Vec<String> {
     let mut conn = db.read().await.expect("conn");
-    autonomy_evidence::list(&mut conn, db.seal_key(), t, None, None, 100)
-        .await
-        .expect("list")
-        .into_iter()
-        .map(|r| r.id)
-        .collect()
+    let ids: Vec<String> =
+        sqlx::query_scalar("SELECT id FROM autonomy_evidence WHERE workspace_id = $1 AND environment = $2 ORDER BY id")
+            .bind(&t.workspace_id)
+            .bind(t.environment.as_str())
+            .fetch_all(&mut *conn)
+            .await
+            .expect("ids");
+    // Each row written matches its seal.
+    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    fiscus_store::seals::check_keys(
+        &mut conn,
+        db.seal_key(),
+        &fiscus_store::seals::AUTONOMY_EVIDENCE,
+        &t.workspace_id,
+        "id",
+        &refs,
+    )
+    .await
+    .expect("sealed");
+    ids
 }
 
 /// The workspace's audit events (subjects in chain order), after checking the chain links and its head.

@@ -5,26 +5,16 @@
 // The fresh database and the builders every repository test needs, shared with the areas' own table tests.
 use fiscus_testkit as helpers;
 
-mod agent_requests;
 mod appends;
 mod applications;
 mod audit;
-mod autonomy_evidence;
-mod book;
 mod cache;
-mod compute;
 mod connection;
 mod credentials;
-mod credits;
 mod evidence_db;
 mod execution_clients;
-mod finance_core;
 mod idempotency;
-mod market;
 mod operators;
 mod outbox;
 mod seals;
-mod tool_invocations;
-mod usage;
-mod webhook_deliveries;
 mod workspaces;

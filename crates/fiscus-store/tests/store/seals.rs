@@ -114,8 +114,8 @@ async fn verify_workspace_counts_every_sealed_row_and_names_the_failures() {
     let t = tenant(&db).await;
     let edited = sealed_action(&db, &t).await;
     let stripped = sealed_action(&db, &t).await;
-    let evidence = crate::autonomy_evidence::evidence(&db, &t, "security").await; // two more sealed rows
-    crate::autonomy_evidence::evidence(&db, &t, "security").await;
+    let edited_evidence = evidence(&db, &t, "security").await; // two more sealed rows
+    evidence(&db, &t, "security").await;
     let other = tenant(&db).await;
     sealed_action(&db, &other).await;
     let mut conn = db.read().await.expect("conn");
@@ -126,7 +126,7 @@ async fn verify_workspace_counts_every_sealed_row_and_names_the_failures() {
     drop(conn);
     exec(&db, "UPDATE actions SET reference = 'INV-2' WHERE id = $1", &edited.id).await;
     exec(&db, "UPDATE actions SET seal_mac = NULL WHERE id = $1", &stripped.id).await;
-    exec(&db, "UPDATE autonomy_evidence SET title = 'Edited' WHERE id = $1", &evidence.id).await;
+    exec(&db, "UPDATE autonomy_evidence SET title = 'Edited' WHERE id = $1", &edited_evidence).await;
     let mut conn = db.read().await.expect("conn");
     let (checked, mut failures) =
         sealed_tables::verify_workspace(&mut conn, db.seal_key(), &t.workspace_id).await.expect("verify");
@@ -137,7 +137,7 @@ async fn verify_workspace_counts_every_sealed_row_and_names_the_failures() {
         vec![
             Unsealed { table: "actions", id: edited.id.clone(), missing: false },
             Unsealed { table: "actions", id: stripped.id.clone(), missing: true },
-            Unsealed { table: "autonomy_evidence", id: evidence.id.clone(), missing: false },
+            Unsealed { table: "autonomy_evidence", id: edited_evidence.clone(), missing: false },
         ]
     );
     // The other workspace's rows were neither counted nor touched.

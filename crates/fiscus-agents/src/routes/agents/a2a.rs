@@ -367,7 +367,7 @@ async fn send_message(
     };
     // The task and its invocation row are one record: both or neither.
     let mut tx = state.store.begin().await?;
-    fiscus_store::tool_invocations::insert(&mut tx, tenant, &called.invocation).await?;
+    fiscus_kernel::tables::tool_invocations::insert(&mut tx, tenant, &called.invocation).await?;
     match a2a_tasks::insert(&mut tx, tenant, &task).await {
         Ok(()) => tx.commit().await?,
         // The same message arrived twice at once and the other copy was recorded first. This call reached its

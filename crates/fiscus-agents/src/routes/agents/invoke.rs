@@ -4,7 +4,7 @@
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
 use fiscus_domain::evidence::{seal, seal_bytes};
-pub use fiscus_store::tool_invocations::{Invocation, Outcome, Protocol};
+pub use fiscus_kernel::tables::tool_invocations::{Invocation, Outcome, Protocol};
 use serde_json::{Map, Value};
 
 use crate::dispatch::{self, Answer, Dispatched, Dispatcher};
@@ -106,7 +106,7 @@ fn invocation(
 /// Writes an invocation row in its own transaction.
 pub async fn write(state: &AppState, ctx: &Ctx, row: &Invocation) -> Result<(), ApiError> {
     let mut tx = state.store.begin().await?;
-    fiscus_store::tool_invocations::insert(&mut tx, ctx.tenant(), row).await?;
+    fiscus_kernel::tables::tool_invocations::insert(&mut tx, ctx.tenant(), row).await?;
     tx.commit().await?;
     Ok(())
 }

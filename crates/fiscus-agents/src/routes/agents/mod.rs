@@ -186,7 +186,7 @@ pub async fn get_invocations(
     // Buffered read-call rows are written first, so the caller sees its own calls.
     state.invocations.flush(&state.store).await?;
     let mut conn = state.store.read().await?;
-    let rows = fiscus_store::tool_invocations::recent(
+    let rows = fiscus_kernel::tables::tool_invocations::recent(
         &mut conn,
         state.store.seal_key(),
         ctx.tenant(),

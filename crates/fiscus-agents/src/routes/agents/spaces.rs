@@ -7,9 +7,9 @@ use axum::Json;
 use axum::extract::{Extension, State};
 use axum::http::header;
 use axum::response::Response;
-use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_http::list::ListPage;
 use serde::Serialize;
 use serde_json::{Map, Value};
 

@@ -5,7 +5,7 @@ use crate::rules::workflows::library::TEMPLATES;
 use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
-use fiscus_domain::api::list::ListPage;
+use fiscus_http::list::ListPage;
 use serde::Serialize;
 
 use super::views::{WorkflowVersionView, version_view};

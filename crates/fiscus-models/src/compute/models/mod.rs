@@ -225,7 +225,7 @@ async fn pin_features(services: &Services, workspace_id: &str, i: ModelInput) ->
                 return Err(invalid("input", "features: from 1 to 8"));
             }
             for (n, key) in features.iter().enumerate() {
-                if fiscus_domain::data::features::find(key).is_none() {
+                if fiscus_data_core::rules::features::find(key).is_none() {
                     return Err(invalid("input", format!("no feature `{key}` (see GET /quant/features)")));
                 }
                 if features[..n].contains(key) {
@@ -259,7 +259,7 @@ async fn load_features(
     let series: Vec<f64> = panel.prices.iter().map(|r| r[0]).collect();
     let mut columns = Vec::with_capacity(features.len());
     for key in features {
-        let definition = fiscus_domain::data::features::find(key)
+        let definition = fiscus_data_core::rules::features::find(key)
             .ok_or_else(|| Failure::internal(format!("a pinned feature `{key}` is not in the catalogue")))?;
         if let Some(why) = definition.refuses(panel.quality.frequency) {
             return Err(Failure::refused_with(

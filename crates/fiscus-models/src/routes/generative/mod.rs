@@ -2,13 +2,13 @@
 //! compute job of kind `generative` whose output says `synthetic: true`, `executable: false` and carries the
 //! SHA-256 of its paths (see `crate::compute::generative`).
 
+use crate::tables::compute::JobFilter;
 use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
-use fiscus_domain::api::list::ListPage;
 use fiscus_domain::compute::JobKind;
-use fiscus_store::compute::JobFilter;
+use fiscus_http::list::ListPage;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -212,7 +212,7 @@ pub async fn get_run(
         return Err(ApiError::not_found().detail("no such run"));
     }
     let mut conn = state.store.read().await?;
-    let (job, result) = fiscus_store::compute::get(&mut conn, state.store.seal_key(), ctx.tenant(), &uid).await?;
+    let (job, result) = crate::tables::compute::get(&mut conn, state.store.seal_key(), ctx.tenant(), &uid).await?;
     if job.kind != JobKind::Generative {
         return Err(ApiError::not_found().detail("no such run"));
     }

@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
-use fiscus_domain::api::list::ListPage;
+use fiscus_http::list::ListPage;
 use serde::Deserialize;
 
 use super::views::{self, LqmModelView, ManifestView, PromotionView};

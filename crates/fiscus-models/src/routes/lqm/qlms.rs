@@ -5,8 +5,8 @@ use crate::tables::lqm::qlms::{Qlm, Run, Version};
 use axum::Json;
 use axum::extract::State;
 use axum::response::Response;
-use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::rfc3339;
+use fiscus_http::list::ListPage;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -382,7 +382,7 @@ pub async fn post_promotion_request(
     path = "/api/v2/lqm/publications/{publicationUid}/evidence-bundle",
     params(("publicationUid" = String, Path, description = "The publication (`lpb_…`)", example = "lpb_01M8C3ZQ5V6J1P8N2T4W0XK7RD")),
     responses(
-        (status = 200, description = "The publication's evidence bundle", body = fiscus_domain::api::evidence::EvidenceBundleView),
+        (status = 200, description = "The publication's evidence bundle", body = fiscus_kernel::evidence::views::EvidenceBundleView),
         (status = 404, description = "Not in this workspace and environment")
     )
 )]
@@ -390,7 +390,7 @@ pub async fn get_publication_bundle(
     ctx: Ctx,
     State(state): State<AppState>,
     ApiPath(uid): ApiPath<String>,
-) -> Result<Json<fiscus_domain::api::evidence::EvidenceBundleView>, ApiError> {
+) -> Result<Json<fiscus_kernel::evidence::views::EvidenceBundleView>, ApiError> {
     let (p, _) = supply_chain::publication(&state, ctx.tenant(), &uid).await?;
     let workspace_id = ctx.principal.workspace_id();
     let checkpoint = &p.body.checkpoint_id;

@@ -5,7 +5,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
-use fiscus_domain::api::list::ListPage;
+use fiscus_http::list::ListPage;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa_axum::router::OpenApiRouter;

@@ -1,13 +1,13 @@
 //! `/planning/forecasts`: sealed forecasts of economic series, instruments' prices or given values, with
 //! prediction intervals (compute jobs of kind `forecast`; see `crate::compute::forecast`).
 
+use crate::tables::compute::JobFilter;
 use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
-use fiscus_domain::api::list::ListPage;
 use fiscus_domain::compute::JobKind;
-use fiscus_store::compute::JobFilter;
+use fiscus_http::list::ListPage;
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;

@@ -5,14 +5,14 @@
 //! when the preference was honoured). Either way `Location` names the job, which keeps its sealed request,
 //! result and progress.
 
+use crate::tables::compute::{Job, JobFilter, JobResult, PROGRESS_DONE};
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::compute::{JobKind, JobState};
-use fiscus_store::compute::{Job, JobFilter, JobResult, PROGRESS_DONE};
+use fiscus_http::list::ListPage;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -357,13 +357,13 @@ pub(crate) async fn list(
     let limit = fiscus_http::query::limit(limit, fiscus_domain::pagination::ITEMS)?;
     let q_after = fiscus_http::query::after_id(after_id, "cjb", "a job")?;
     let mut conn = state.store.read().await?;
-    let rows = fiscus_store::compute::list(&mut conn, ctx.tenant(), filter, q_after, limit).await?;
+    let rows = crate::tables::compute::list(&mut conn, ctx.tenant(), filter, q_after, limit).await?;
     let page = ListPage::from_overfetch(rows, limit, |j| j.id.clone());
     let mut out = Vec::with_capacity(page.data.len());
     for job in page.data {
         // The list shows results too, each seal checked as for one job.
         let (job, result) =
-            fiscus_store::compute::get(&mut conn, state.store.seal_key(), ctx.tenant(), &job.id).await?;
+            crate::tables::compute::get(&mut conn, state.store.seal_key(), ctx.tenant(), &job.id).await?;
         out.push(view(job, result));
     }
     Ok(Json(ListPage { object: "list", data: out, has_more: page.has_more, next_after_id: page.next_after_id }))
@@ -394,7 +394,7 @@ pub async fn get_job(
     let representation = Representation::negotiate(&headers)?;
     let id = job_id(&uid)?;
     let mut conn = state.store.read().await?;
-    let (job, result) = fiscus_store::compute::get(&mut conn, state.store.seal_key(), ctx.tenant(), id).await?;
+    let (job, result) = crate::tables::compute::get(&mut conn, state.store.seal_key(), ctx.tenant(), id).await?;
     let vary = [(header::VARY, HeaderValue::from_static("accept"))];
     if representation == Representation::Json {
         return Ok((vary, Json(view(job, result))).into_response());
@@ -475,6 +475,6 @@ pub async fn post_cancel(
     let id = job_id(&uid)?;
     let job = crate::compute::cancel(&state, &ctx.caller(), ctx.tenant(), id).await?;
     let mut conn = state.store.read().await?;
-    let (job, result) = fiscus_store::compute::get(&mut conn, state.store.seal_key(), ctx.tenant(), &job.id).await?;
+    let (job, result) = crate::tables::compute::get(&mut conn, state.store.seal_key(), ctx.tenant(), &job.id).await?;
     Ok(Json(view(job, result)))
 }

@@ -1,13 +1,13 @@
 //! `/quant/models*`, `/quant/model-runs`, `/quant/statistical-models`: the model catalogue and its runs
 //! (compute jobs of kind `model_run`; see `crate::compute::models`).
 
+use crate::tables::compute::JobFilter;
 use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
-use fiscus_domain::api::list::ListPage;
 use fiscus_domain::compute::JobKind;
-use fiscus_store::compute::JobFilter;
+use fiscus_http::list::ListPage;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -6,9 +6,9 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use fiscus_domain::api::list::ListPage;
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::error_code::ErrorCode;
+use fiscus_http::list::ListPage;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -1,13 +1,13 @@
 //! `/quant/model-tournaments`: candidate forecasting methods ranked by rolling-origin evaluation with the
 //! M4 measures (compute jobs of kind `tournament`; see `crate::compute::tournament`).
 
+use crate::tables::compute::JobFilter;
 use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
-use fiscus_domain::api::list::ListPage;
 use fiscus_domain::compute::JobKind;
-use fiscus_store::compute::JobFilter;
+use fiscus_http::list::ListPage;
 use serde::Deserialize;
 
 use super::compute::{ComputeJobView, submit_and_answer, view};
@@ -108,7 +108,7 @@ pub async fn get_tournament(
         return Err(ApiError::not_found().detail("no such tournament"));
     }
     let mut conn = state.store.read().await?;
-    let (job, result) = fiscus_store::compute::get(&mut conn, state.store.seal_key(), ctx.tenant(), &uid).await?;
+    let (job, result) = crate::tables::compute::get(&mut conn, state.store.seal_key(), ctx.tenant(), &uid).await?;
     if job.kind != JobKind::Tournament {
         return Err(ApiError::not_found().detail("no such tournament"));
     }
