@@ -49,10 +49,24 @@ impl From<crate::rules::envelope::Envelope> for EnvelopeView {
 
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct ApprovalStatusView {
-    /// Distinct operators whose approval covers the current envelope hash and check set.
+    /// Distinct operators whose approval covers the current envelope hash and check set (and has not
+    /// expired).
     pub current: u32,
-    /// The quorum the risk tier requires.
+    /// The distinct people the requirement needs in all.
     pub required: u32,
+    /// Whether the approvals given meet the requirement.
+    pub met: bool,
+    /// Who still must approve, in words ("1 more of cfo").
+    #[schema(example = "1 more of cfo")]
+    pub still_needed: String,
+    /// The requirement in words ("3 people: 1 of cfo and 2 of treasury").
+    #[schema(example = "3 people: 1 of cfo and 2 of treasury")]
+    pub in_words: String,
+    /// The requirement the action got from the approval policy (at proposal, or a later tightening).
+    pub requirement: crate::rules::policy::Requirement,
+    /// The policy version it was evaluated under; null when no policy was in force (the deployment's
+    /// default: the risk tier's quorum).
+    pub policy: Option<crate::tables::approval_policies::PolicyRef>,
 }
 
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]

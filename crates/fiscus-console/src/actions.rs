@@ -202,7 +202,9 @@ pub async fn detail(
     let body = format!(
         "<section aria-labelledby=\"what\"><h2 id=\"what\">What will happen</h2><p class=\"summary\" id=\"summary\">{what}</p>\
          <dl>{pays_to}<dt>Proposed by</dt><dd>{by_kind} <code>{by}</code> ({origin})</dd><dt>Risk tier</dt><dd>{tier}</dd>\
-         <dt>Approvals</dt><dd id=\"quorum\">{cur} of {req} approval{plural}</dd><dt>Reference</dt><dd>{reference}</dd></dl></section>\
+         <dt>Approvals</dt><dd id=\"quorum\">{cur} of {req} approval{plural}</dd>\
+         <dt>Who must approve</dt><dd id=\"requirement\">{requirement}</dd><dt>Still needed</dt><dd id=\"still-needed\">{still}</dd>\
+         <dt>Reference</dt><dd>{reference}</dd></dl></section>\
          <p>State: <strong id=\"control-state\" data-state=\"{state}\">{state}</strong> · reconciliation: {recon}</p>\
          <p>Envelope hash: <code id=\"envelope-hash\">{eh}</code></p><p>Check set hash: <code>{ch}</code></p>\
          <h2>Envelope</h2><pre>{envelope}</pre>\
@@ -237,6 +239,34 @@ pub async fn detail(
             &serde_json::to_value(e.risk_tier).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
         ),
         plural = if view.approvals.required == 1 { "" } else { "s" },
+        requirement = {
+            let a = &view.approvals;
+            let why = if a.requirement.matched_rules.is_empty() {
+                "the default: no rule of the approval policy matched".to_string()
+            } else {
+                format!(
+                    "by rule {}",
+                    a.requirement
+                        .matched_rules
+                        .iter()
+                        .map(|r| format!("<code>{}</code>", escape(r)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            let policy = a.policy.as_ref().map_or_else(
+                || "no approval policy in force".to_string(),
+                |p| {
+                    format!(
+                        "<a href=\"/console/approval-policies?environment={}\">policy version {}</a>",
+                        env.as_str(),
+                        p.version
+                    )
+                },
+            );
+            format!("{} ({why}; {policy})", escape(&a.in_words))
+        },
+        still = escape(&view.approvals.still_needed),
         pays_to = pays_to,
         reference = escape(&e.reference),
     );

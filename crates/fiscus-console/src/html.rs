@@ -107,7 +107,7 @@ impl Nav<'_> {
 }
 
 /// The console's places, in the navigation's order.
-const PLACES: [(&str, &str); 19] = [
+const PLACES: [(&str, &str); 21] = [
     ("/console", "Pending approvals"),
     ("/console/bank-accounts", "Bank details"),
     ("/console/bank-entries", "Bank entries"),
@@ -125,6 +125,8 @@ const PLACES: [(&str, &str); 19] = [
     ("/console/agent-spaces", "Agent spaces"),
     ("/console/calls", "Client calls"),
     ("/console/actions/new", "Propose"),
+    ("/console/approval-policies", "Approval policy"),
+    ("/console/approver-groups", "Approver groups"),
     ("/console/production", "Production access"),
     ("/console/audit", "Audit trail"),
 ];

@@ -11,6 +11,8 @@
 //! other areas. Every decision goes through the kernel's governed unit of change.
 
 mod actions;
+mod approval_policies;
+mod approver_groups;
 mod audit;
 mod bank_accounts;
 mod bank_entries;
@@ -65,6 +67,10 @@ pub fn routes(area_pages: Router<AppState>) -> Router<AppState> {
         .route("/console/bank-accounts", get(bank_accounts::list))
         .route("/console/bank-accounts/{id}", get(bank_accounts::detail))
         .route("/console/bank-accounts/{id}/decision", post(bank_accounts::decide))
+        .route("/console/approval-policies", get(approval_policies::show).post(approval_policies::propose))
+        .route("/console/approval-policies/{id}/decision", post(approval_policies::decide))
+        .route("/console/approver-groups", get(approver_groups::groups).post(approver_groups::create_group))
+        .route("/console/approver-groups/{id}/members", post(approver_groups::change_member))
         .route("/console/bank-entries", get(bank_entries::list))
         .route("/console/bank-entries/{id}/resolution", post(bank_entries::resolve))
         .route("/console/clients", get(clients::list))

@@ -100,6 +100,9 @@ changes! {
     PaymentFilePublished => "payment_file.published",
     BankMessageImported => "bank_message.imported",
     StatementEntryResolved => "statement_entry.resolved",
+    ApprovalPolicyProposed => "approval_policy.proposed",
+    ApprovalPolicyDecision => "approval_policy.decision",
+    ApproverGroupChanged => "approver_group.changed",
     /// A worker set a record aside that failed its seal (issue 54): named here so its workspace's trail says so.
     RecordSetAside => "record.set_aside",
     // Data and compute.

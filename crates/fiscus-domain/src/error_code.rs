@@ -61,10 +61,11 @@ pub enum ErrorCode {
     SpeechRuntimeUnavailable,
     LimitExceeded,
     FileRejected,
+    PolicyRefused,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 55] = [
+    pub const ALL: [ErrorCode; 56] = [
         ErrorCode::MalformedJson,
         ErrorCode::MalformedRequest,
         ErrorCode::UnsupportedMediaType,
@@ -120,6 +121,7 @@ impl ErrorCode {
         ErrorCode::SpeechRuntimeUnavailable,
         ErrorCode::LimitExceeded,
         ErrorCode::FileRejected,
+        ErrorCode::PolicyRefused,
     ];
 
     /// (HTTP status, stable code, title).
@@ -178,6 +180,9 @@ impl ErrorCode {
                 (422, "submission_rejected", "The submission was rejected by the action's controls")
             }
             ErrorCode::ActionClosed => (422, "action_closed", "The action no longer accepts this change"),
+            // A rule of the workspace's approval policy refuses the proposal outright (the problem names the
+            // rule and the policy version): the controls decided, as for a refused submission.
+            ErrorCode::PolicyRefused => (422, "policy_refused", "A rule of the approval policy refuses this action"),
             // An execution or submission asked of an action whose lifecycle state no such step starts from (a
             // draft or pending action executed, an approved one submitted): 409 with `state`, as for every
             // conflict with an object's state. The seed's 422s stay for what the controls decide on an action

@@ -70,6 +70,8 @@ pub enum Refusal {
     AlreadyApproved,
     #[error("the action or its checks changed since it was shown; review it again")]
     StaleView,
+    #[error("an approval policy refuses this action: it can only be denied")]
+    RefusedByPolicy,
 }
 
 impl Refusal {
@@ -80,6 +82,7 @@ impl Refusal {
             Refusal::ProposerMayNotApprove => "proposer_may_not_approve",
             Refusal::AlreadyApproved => "already_approved",
             Refusal::StaleView => "stale_view",
+            Refusal::RefusedByPolicy => "refused_by_policy",
         }
     }
 }

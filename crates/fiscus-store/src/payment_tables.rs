@@ -99,3 +99,55 @@ pub const STATEMENT_ENTRIES: SealedTable = SealedTable {
         "resolution",
     ],
 };
+
+/// The versions of a tenant's approval policy (`fiscus_actions::rules::policy`): a version's body is the
+/// policy whose hash every requirement cites.
+pub const APPROVAL_POLICIES: SealedTable = SealedTable {
+    table: "approval_policies",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "version",
+        "body",
+        "content_hash",
+        "state",
+        "created_by",
+        "created_at",
+        "decided_by",
+        "decided_at",
+        "decision_note",
+    ],
+};
+
+/// The requirement an action got at proposal, and each tightening of it.
+pub const ACTION_REQUIREMENTS: SealedTable = SealedTable {
+    table: "action_requirements",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "action_id",
+        "policy_id",
+        "body",
+        "content_hash",
+        "created_by",
+        "created_at",
+    ],
+};
+
+/// The approver groups an operator was in at a decision (keyed by the decision's id).
+pub const DECISION_MEMBERSHIPS: SealedTable = SealedTable {
+    table: "decision_memberships",
+    columns: &[
+        "id",
+        "workspace_id",
+        "environment",
+        "action_id",
+        "operator_id",
+        "body",
+        "content_hash",
+        "created_by",
+        "created_at",
+    ],
+};

@@ -8,7 +8,7 @@ use fiscus_domain::integrity::{SealKey, matches};
 use sqlx::{AnyConnection, Row};
 
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 59] = [
+pub const ALL: [SealedTable; 62] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -65,6 +65,9 @@ pub const ALL: [SealedTable; 59] = [
     crate::payment_tables::PAYMENT_FILES,
     crate::payment_tables::BANK_MESSAGES,
     crate::payment_tables::STATEMENT_ENTRIES,
+    crate::payment_tables::APPROVAL_POLICIES,
+    crate::payment_tables::ACTION_REQUIREMENTS,
+    crate::payment_tables::DECISION_MEMBERSHIPS,
     crate::agent_tables::RECORDINGS_SEALED,
     crate::agent_tables::CONSENTS_SEALED,
     crate::agent_tables::TRANSCRIPTS_SEALED,

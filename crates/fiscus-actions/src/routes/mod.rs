@@ -1,5 +1,5 @@
 //! The Financial Actions' routes: proposals, reads, submission, pre-trade checks, execution requests,
-//! autonomy assessment evidence, agentic identities and delegations, the counterparties and bank accounts
+//! the approval policy and its dry run, autonomy assessment evidence, agentic identities and delegations, the counterparties and bank accounts
 //! payments go to and from, payment files and bank messages. Human decisions (approve, deny) are not here:
 //! they belong to the console, and no route of this crate can make them.
 
@@ -9,6 +9,7 @@ mod bank_accounts;
 mod bank_routes;
 mod checks;
 mod execute;
+mod policies;
 mod proposals;
 mod reads;
 mod submit;
@@ -21,6 +22,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(assessment_evidence::post_evidence, assessment_evidence::list_evidence))
         .routes(routes!(proposals::post_action, reads::list_actions))
+        .routes(routes!(policies::get_approval_policies))
+        .routes(routes!(policies::post_dry_run))
         .routes(routes!(reads::get_action))
         .routes(routes!(reads::get_check_versions))
         .routes(routes!(proposals::post_proposal))

@@ -39,12 +39,18 @@ fn validate(body: ProposalRequest) -> Result<Envelope, ApiError> {
 /// to 32 `required_checks`, metadata up to 16 KiB, and `delegation_id` exactly when `machine_delegated`), sealed
 /// into `envelope_hash` bound to the action, workspace and environment, and recorded `pending_approval` with its
 /// `action.proposed` event. Needs `actions:create`. Proposing executes nothing (`executes_on_creation` is false)
-/// and approves nothing: a quorum of operators decides at the console, never a credential.
+/// and approves nothing: the people the workspace's approval policy names decide at the console, never a
+/// credential. The action's `approvals.requirement` is what the policy in force required of it (at least the risk
+/// tier's quorum: a proposer may raise the bar, never lower it); a rule that refuses it is 422 `policy_refused`,
+/// naming the rule (`POST /actions/approval-policies/dry-run` tells beforehand).
 #[utoipa::path(
     post,
     path = "/api/v2/actions",
     request_body(content = ProposalRequest, example = json!(example())),
-    responses((status = 201, description = "Proposed; awaiting approval; nothing executed", body = ActionView))
+    responses(
+        (status = 201, description = "Proposed; awaiting approval; nothing executed", body = ActionView),
+        (status = 422, description = "Invalid (`invalid_request`), or refused by a rule of the approval policy (`policy_refused`, with `rule` and `policy`)")
+    )
 )]
 pub async fn post_action(
     ctx: Ctx,
@@ -66,7 +72,7 @@ pub async fn post_action(
     post,
     path = "/api/v2/agent-execution/proposals",
     request_body(content = ProposalRequest, example = json!(example())),
-    responses((status = 201, description = "Proposal recorded as a draft", body = ActionView), (status = 422, description = "Rejected"))
+    responses((status = 201, description = "Proposal recorded as a draft", body = ActionView), (status = 422, description = "Rejected: invalid (`invalid_request`), outside the client's grant (`outside_grant`), or refused by a rule of the approval policy (`policy_refused`)"))
 )]
 pub async fn post_proposal(
     ctx: Ctx,

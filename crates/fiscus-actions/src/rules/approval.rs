@@ -1,9 +1,16 @@
-//! Human decisions on an action: a quorum of independent operators approves the current envelope hash and
-//! check set; the proposer never approves; one person never counts twice; a denial ends it.
+//! Human decisions on an action: the people its requirement names (`crate::rules::policy`: a quorum, groups,
+//! an expiry) approve the current envelope hash and check set; the proposer never approves; one person never
+//! counts twice; an operator who approved the counterparty's bank details lately is never the sole approver;
+//! a denial ends it.
 
 use crate::rules::envelope::RiskTier;
+use crate::rules::policy::{Approval, Requirement};
 use fiscus_domain::actions::ControlState;
 use fiscus_domain::people::{Refusal, Role};
+
+/// An operator who approved the counterparty's bank details fewer than this many days before deciding on a
+/// payment bound to them is never its sole approver (the built-in separation of duties).
+pub const SOLE_APPROVER_WINDOW_DAYS: u32 = 30;
 
 /// What a person decides on an action.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +42,9 @@ pub struct PriorApproval {
     pub operator_id: String,
     pub envelope_hash: String,
     pub check_set_hash: String,
+    /// The approver groups the operator was in when approving.
+    pub groups: Vec<String>,
+    pub at: i64,
 }
 
 /// Everything the decision depends on.
@@ -50,7 +60,13 @@ pub struct DecisionFacts<'a> {
     pub seen_envelope_hash: &'a str,
     pub seen_check_set_hash: &'a str,
     pub prior: &'a [PriorApproval],
-    pub quorum: u32,
+    /// Who must approve (the action's recorded requirement).
+    pub requirement: &'a Requirement,
+    /// The approver groups the deciding operator is in now.
+    pub groups: &'a [String],
+    /// Operators who may not be the sole approver (separation of duties).
+    pub barred: &'a [&'a str],
+    pub now: i64,
 }
 
 /// The outcome of an accepted decision.
@@ -93,22 +109,28 @@ pub fn decide(facts: &DecisionFacts<'_>, decision: Decision) -> Result<Outcome, 
     if facts.proposed_by_operator == Some(facts.operator_id) {
         return Err(Refusal::ProposerMayNotApprove);
     }
+    if facts.requirement.refused.is_some() {
+        return Err(Refusal::RefusedByPolicy);
+    }
+    // Expired approvals neither count nor keep their operator from approving again.
+    let expiry = facts.requirement.approval_expires_after_hours.map(|h| i64::from(h) * 3_600_000_000);
     let current: Vec<&PriorApproval> = facts
         .prior
         .iter()
         .filter(|p| p.envelope_hash == facts.envelope_hash && p.check_set_hash == facts.check_set_hash)
+        .filter(|p| expiry.is_none_or(|e| facts.now.saturating_sub(p.at) < e))
         .collect();
     if current.iter().any(|p| p.operator_id == facts.operator_id) {
         return Err(Refusal::AlreadyApproved);
     }
-    let mut distinct: Vec<&str> = current.iter().map(|p| p.operator_id.as_str()).collect();
-    distinct.sort_unstable();
-    distinct.dedup();
-    let approvals = distinct.len() as u32 + 1;
-    Ok(if approvals >= facts.quorum {
-        Outcome::QuorumReached { approvals }
+    let mut approvals: Vec<Approval<'_>> =
+        current.iter().map(|p| Approval { operator_id: &p.operator_id, groups: &p.groups, at: p.at }).collect();
+    approvals.push(Approval { operator_id: facts.operator_id, groups: facts.groups, at: facts.now });
+    let standing = facts.requirement.standing(&approvals, facts.barred, facts.now);
+    Ok(if standing.met {
+        Outcome::QuorumReached { approvals: standing.approvals }
     } else {
-        Outcome::Recorded { approvals, quorum: facts.quorum }
+        Outcome::Recorded { approvals: standing.approvals, quorum: standing.quorum }
     })
 }
 
@@ -117,6 +139,7 @@ mod tests {
     use super::*;
 
     fn facts<'a>(operator: &'a str, prior: &'a [PriorApproval], quorum: u32) -> DecisionFacts<'a> {
+        let requirement = Box::leak(Box::new(Requirement::floor(RiskTier::T1, quorum)));
         DecisionFacts {
             state: ControlState::PendingApproval,
             envelope_hash: "sha256:e",
@@ -127,12 +150,21 @@ mod tests {
             seen_envelope_hash: "sha256:e",
             seen_check_set_hash: "sha256:c",
             prior,
-            quorum,
+            requirement,
+            groups: &[],
+            barred: &[],
+            now: 1_000,
         }
     }
 
     fn prior(op: &str) -> PriorApproval {
-        PriorApproval { operator_id: op.into(), envelope_hash: "sha256:e".into(), check_set_hash: "sha256:c".into() }
+        PriorApproval {
+            operator_id: op.into(),
+            envelope_hash: "sha256:e".into(),
+            check_set_hash: "sha256:c".into(),
+            groups: Vec::new(),
+            at: 500,
+        }
     }
 
     #[test]
@@ -162,6 +194,18 @@ mod tests {
             decide(&facts("opr_b", &stale, 2), Decision::Approve),
             Ok(Outcome::Recorded { approvals: 1, quorum: 2 })
         );
+    }
+
+    #[test]
+    fn a_requirement_a_rule_refuses_is_never_approved() {
+        let refused = Requirement {
+            refused: Some(crate::rules::policy::Refused { rule: "no-crypto".into(), reason: "no".into() }),
+            ..Requirement::floor(RiskTier::T1, 1)
+        };
+        let mut f = facts("opr_a", &[], 1);
+        f.requirement = &refused;
+        assert_eq!(decide(&f, Decision::Approve), Err(Refusal::RefusedByPolicy));
+        assert_eq!(decide(&f, Decision::Deny), Ok(Outcome::Denied));
     }
 
     #[test]

@@ -52,6 +52,9 @@ pub struct FailedGate {
 pub struct GateFacts<'a> {
     pub state: ControlState,
     pub quorum_met_on_current: bool,
+    /// Why the approval policy holds the action whatever its mode (a refusing rule, or a rule that needs
+    /// people for a machine-delegated action they have not yet approved).
+    pub policy_hold: Option<String>,
     pub required_checks: &'a [String],
     pub latest_checks: &'a [LatestCheck],
     pub environment: Environment,
@@ -98,7 +101,9 @@ pub fn execution_can_start(mode: ExecutionMode, state: ControlState) -> Result<(
 
 pub fn evaluate(f: &GateFacts<'_>) -> Vec<FailedGate> {
     let mut failed = Vec::new();
-    if f.execution_mode == ExecutionMode::MachineDelegated {
+    if let Some(hold) = &f.policy_hold {
+        failed.push(fail(Gate::Authorised, hold.clone()));
+    } else if f.execution_mode == ExecutionMode::MachineDelegated {
         // Authority comes from the operator-approved delegation (checked by the delegation gate).
         if execution_can_start(f.execution_mode, f.state).is_err() {
             failed.push(fail(Gate::Authorised, format!("the action is {}", f.state.as_str())));
@@ -106,7 +111,10 @@ pub fn evaluate(f: &GateFacts<'_>) -> Vec<FailedGate> {
     } else if f.state != ControlState::Approved {
         failed.push(fail(Gate::Authorised, format!("the action is {}, not approved", f.state.as_str())));
     } else if !f.quorum_met_on_current {
-        failed.push(fail(Gate::Authorised, "the approvals do not cover the current envelope and check set"));
+        failed.push(fail(
+            Gate::Authorised,
+            "the approvals do not meet the action's requirement on the current envelope and check set",
+        ));
     }
     for key in f.required_checks {
         match f.latest_checks.iter().find(|c| &c.check_key == key) {
@@ -158,6 +166,7 @@ mod tests {
         GateFacts {
             state: ControlState::Approved,
             quorum_met_on_current: true,
+            policy_hold: None,
             required_checks: required,
             latest_checks: latest,
             environment: Environment::Sandbox,

@@ -1,5 +1,5 @@
 //! The rules a Financial Action obeys: the envelope and its hash, the moves of the control state,
-//! approval quorum and independence, pre-trade checks, execution gates, machine delegations, autonomy
+//! approval policies, quorum and independence, pre-trade checks, execution gates, machine delegations, autonomy
 //! evidence and settlement.
 //!
 //! Everything that decides lives here and is pure: the steps load facts, ask, and write the outcome. Every
@@ -14,5 +14,6 @@ pub mod checks;
 pub mod delegation;
 pub mod envelope;
 pub mod gates;
+pub mod policy;
 pub mod settlement;
 pub mod transitions;

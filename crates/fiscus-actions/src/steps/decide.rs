@@ -54,8 +54,18 @@ pub fn decide<'a>(
                 operator_id: d.operator_id.clone(),
                 envelope_hash: d.envelope_hash.clone(),
                 check_set_hash: d.check_set_hash.clone(),
+                groups: loaded.memberships.get(&d.id).map(|m| m.groups.clone()).unwrap_or_default(),
+                at: d.created_at,
             })
             .collect();
+        let now = now_micros();
+        let requirement = loaded.requirement(settings);
+        // What counts is the operator's membership now, sealed with the decision below.
+        let groups = crate::tables::approver_groups::groups_of(tx.conn(), &tenant.workspace_id, operator_id).await?;
+        let bank_details_approvers = super::policies::barred_approvers(tx, tenant, &loaded, now).await?;
+        let sole_approver_barred = bank_details_approvers.iter().any(|b| b == operator_id);
+        let mut barred = loaded.barred();
+        barred.extend(bank_details_approvers.iter().map(String::as_str));
         let proposer = (action.proposed_by.kind == ActorKind::Operator).then_some(action.proposed_by.id.as_str());
         let outcome = approval::decide(
             &DecisionFacts {
@@ -68,12 +78,14 @@ pub fn decide<'a>(
                 seen_envelope_hash: seen.envelope_hash,
                 seen_check_set_hash: seen.check_set_hash,
                 prior: &prior,
-                quorum: super::quorum(settings, action.envelope.risk_tier),
+                requirement: &requirement,
+                groups: &groups,
+                barred: &barred,
+                now,
             },
             decision,
         )
         .map_err(Failure::Decision)?;
-        let now = now_micros();
         let checks: Vec<serde_json::Value> = loaded
         .latest
         .iter()
@@ -112,6 +124,8 @@ pub fn decide<'a>(
             },
         )
         .await?;
+        super::policies::record_membership(tx, tenant, caller, &decision_id, action_id, groups, sole_approver_barred)
+            .await?;
         let (event, to) = match outcome {
             Outcome::QuorumReached { .. } => {
                 (EventType::ActionApproved, transitions::next(action.state, Event::QuorumReached))

@@ -2,14 +2,18 @@
 
 use crate::rules::approval::Decision;
 use crate::rules::checks::{LatestCheck, check_set_hash};
+use crate::rules::policy::{Approval, Requirement, Standing};
 use crate::rules::transitions::ReconciliationStatus;
 use crate::tables::actions::{Action, ActionDecision, Check, HistoryEntry};
+use crate::tables::approval_policies::{MembershipBody, PolicyRef, RequirementBody};
 use crate::views::{ActionView, AgentActionView, ApprovalStatusView, CheckVersionView, EnvelopeView, HistoryView};
 use fiscus_domain::actions::ControlState;
 use fiscus_domain::clock::rfc3339;
 use fiscus_domain::integrity::SealKey;
 use fiscus_domain::tenancy::Tenant;
+use fiscus_store::sealed_records::Record;
 use fiscus_store::{Connection, StoreError, WriteTx, seals};
+use std::collections::HashMap;
 
 use fiscus_kernel::settings::Settings;
 
@@ -22,6 +26,11 @@ pub struct Loaded {
     /// What approvals cover beside the envelope hash.
     pub check_set_hash: String,
     pub decisions: Vec<ActionDecision>,
+    /// The requirement recorded at proposal, or the latest tightening of it (none for an action proposed
+    /// before policies existed: its tier's quorum applies).
+    pub requirement: Option<Record<RequirementBody>>,
+    /// What each decision's operator was when deciding (groups, the sole-approver duty), by decision id.
+    pub memberships: HashMap<String, MembershipBody>,
 }
 
 /// How one check stands now against how it stood when a decision was taken.
@@ -61,7 +70,7 @@ impl Loaded {
         tenant: &Tenant,
         action: Action,
     ) -> Result<Loaded, StoreError> {
-        let loaded = Loaded::assemble(conn, tenant, action).await?;
+        let loaded = Loaded::assemble(conn, key, tenant, action).await?;
         loaded.verify(conn, key, tenant).await?;
         Ok(loaded)
     }
@@ -82,32 +91,49 @@ impl Loaded {
         seals::check_keys(conn, key, &seals::ACTION_DECISIONS, ws, "action_id", &ids).await?;
         let mut checks = crate::tables::actions::checks_of_many(conn, tenant, &ids).await?;
         let mut decisions = crate::tables::actions::decisions_of_many(conn, tenant, &ids).await?;
+        let mut requirements = crate::tables::approval_policies::requirements_of(conn, key, tenant, &ids).await?;
+        let mut memberships = crate::tables::approval_policies::memberships_of(conn, key, tenant, &ids).await?;
         let mut page = Vec::with_capacity(actions.len());
         for action in actions {
             let checks = checks.remove(&action.id).unwrap_or_default();
             let decisions = decisions.remove(&action.id).unwrap_or_default();
+            let requirement = requirements.remove(&action.id).and_then(|mut r| r.pop());
+            let memberships =
+                decisions.iter().filter_map(|d| memberships.remove(&d.id).map(|g| (d.id.clone(), g))).collect();
             let latest = latest_checks(&checks);
             let check_set_hash = check_set_hash(&latest);
-            let loaded = Loaded { action, checks, latest, check_set_hash, decisions };
+            let loaded = Loaded { action, checks, latest, check_set_hash, decisions, requirement, memberships };
             loaded.envelope_matches(tenant)?;
             page.push(loaded);
         }
         Ok(page)
     }
 
-    async fn assemble(conn: &mut Connection, tenant: &Tenant, action: Action) -> Result<Loaded, StoreError> {
+    async fn assemble(
+        conn: &mut Connection,
+        key: &SealKey,
+        tenant: &Tenant,
+        action: Action,
+    ) -> Result<Loaded, StoreError> {
         let checks = crate::tables::actions::checks(conn, tenant, &action.id).await?;
         let decisions = crate::tables::actions::decisions(conn, tenant, &action.id).await?;
+        let ids = [action.id.as_str()];
+        let requirement = crate::tables::approval_policies::requirements_of(conn, key, tenant, &ids)
+            .await?
+            .remove(&action.id)
+            .and_then(|mut r| r.pop());
+        let memberships = crate::tables::approval_policies::memberships_of(conn, key, tenant, &ids).await?;
         let latest = latest_checks(&checks);
         let check_set_hash = check_set_hash(&latest);
-        Ok(Loaded { action, checks, latest, check_set_hash, decisions })
+        Ok(Loaded { action, checks, latest, check_set_hash, decisions, requirement, memberships })
     }
 
     /// The action by id, locked for a decision in `tx`, with its evidence; its seals are checked by
     /// [`Loaded::verify_sealed`] before anything is decided on it.
     pub async fn for_decision(tx: &mut WriteTx, tenant: &Tenant, id: &str) -> Result<Loaded, StoreError> {
         let action = crate::tables::actions::get_for_decision(tx, tenant, id).await?;
-        Loaded::assemble(tx.conn(), tenant, action).await
+        let key = tx.seal_key().clone();
+        Loaded::assemble(tx.conn(), &key, tenant, action).await
     }
 
     pub fn state(&self) -> ControlState {
@@ -123,23 +149,55 @@ impl Loaded {
             || d.check_set_hash != self.check_set_hash
     }
 
-    /// Distinct operators whose standing approval covers the current envelope hash and check set.
-    pub fn current_approvals(&self) -> u32 {
-        let mut ops: Vec<&str> = self
-            .decisions
+    /// Who must approve: the recorded requirement, or for an action proposed before policies existed, its
+    /// tier's quorum in this deployment.
+    pub fn requirement(&self, settings: &Settings) -> Requirement {
+        self.requirement.as_ref().map(|r| r.body.requirement.clone()).unwrap_or_else(|| {
+            let tier = self.action.envelope.risk_tier;
+            Requirement::floor(tier, super::quorum(settings, tier))
+        })
+    }
+
+    /// The policy version the requirement was evaluated under (none: the deployment's default).
+    pub fn policy(&self) -> Option<&PolicyRef> {
+        self.requirement.as_ref().and_then(|r| r.body.policy.as_ref())
+    }
+
+    /// The standing approvals that cover the current envelope hash and check set, each with the groups its
+    /// operator was in when deciding.
+    pub fn approvals(&self) -> Vec<Approval<'_>> {
+        self.decisions
             .iter()
             .filter(|d| d.decision == Decision::Approve && !self.is_stale(d))
-            .map(|d| d.operator_id.as_str())
-            .collect();
-        ops.sort_unstable();
-        ops.dedup();
-        ops.len() as u32
+            .map(|d| Approval {
+                operator_id: &d.operator_id,
+                groups: self.memberships.get(&d.id).map(|m| m.groups.as_slice()).unwrap_or(&[]),
+                at: d.created_at,
+            })
+            .collect()
+    }
+
+    /// The operators whose approval was recorded as never sufficing alone (separation of duties).
+    pub fn barred(&self) -> Vec<&str> {
+        self.memberships.values().filter(|m| m.sole_approver_barred).map(|m| m.operator_id.as_str()).collect()
+    }
+
+    /// How the standing approvals meet the requirement at `now`.
+    pub fn standing(&self, settings: &Settings, now: i64) -> Standing {
+        self.requirement(settings).standing(&self.approvals(), &self.barred(), now)
     }
 
     pub fn approval_status(&self, settings: &Settings) -> ApprovalStatusView {
+        let requirement = self.requirement(settings);
+        let standing = requirement.standing(&self.approvals(), &self.barred(), fiscus_domain::clock::now_micros());
         ApprovalStatusView {
-            current: self.current_approvals(),
-            required: super::quorum(settings, self.action.envelope.risk_tier),
+            current: standing.approvals,
+            required: standing.quorum,
+            met: standing.met,
+            still_needed: standing.still_needed(),
+            in_words: requirement.in_words(),
+            requirement,
+            policy: self.policy().cloned(),
         }
     }
 

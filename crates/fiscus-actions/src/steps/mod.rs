@@ -12,6 +12,7 @@ pub mod delegations;
 pub mod execute;
 pub mod gates;
 pub mod loaded;
+pub mod policies;
 pub mod propose;
 pub mod record;
 pub mod settle;

@@ -96,6 +96,13 @@ pub fn propose<'a>(
                 envelope.required_checks.push(key.to_string());
             }
         }
+        // The organisation's rules decide who must approve (never the proposer's tier alone), or refuse now.
+        let key = tx.seal_key().clone();
+        let (policy, requirement) =
+            super::policies::requirement_for(tx.conn(), &key, settings, tenant, &envelope, &caller.actor.id).await?;
+        if let Some(refused) = super::policies::refusal(policy.as_ref(), &requirement) {
+            return Err(refused);
+        }
         let id = fiscus_domain::ids::new_id("act");
         let envelope_hash = envelope
             .hash(&id, &tenant.workspace_id, tenant.environment.as_str())
@@ -127,6 +134,16 @@ pub fn propose<'a>(
             },
         )
         .await?;
+        let requirement = super::policies::record_requirement(
+            tx,
+            tenant,
+            caller,
+            &id,
+            policy,
+            crate::tables::approval_policies::RequirementReason::Proposal,
+            requirement,
+        )
+        .await?;
         if creditor.is_some() || debtor.is_some() {
             for (key, version) in [(CREDITOR_ACCOUNT, creditor), (DEBTOR_ACCOUNT, debtor)] {
                 let Some(version) = version else { continue };
@@ -150,6 +167,8 @@ pub fn propose<'a>(
             latest: Vec::new(),
             check_set_hash: check_set_hash(&[]),
             decisions: Vec::new(),
+            requirement: Some(requirement),
+            memberships: Default::default(),
         })
     })
 }

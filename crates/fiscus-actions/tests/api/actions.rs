@@ -43,7 +43,9 @@ async fn a_proposal_is_sealed_awaits_approval_and_executes_nothing() {
     assert_eq!(created["control_state"], "pending_approval");
     assert_eq!(created["reconciliation_status"], "not_started");
     assert_eq!(created["executes_on_creation"], false);
-    assert_eq!(created["approvals"], json!({ "current": 0, "required": 1 }));
+    assert_eq!((&created["approvals"]["current"], &created["approvals"]["required"]), (&json!(0), &json!(1)));
+    assert_eq!(created["approvals"]["in_words"], "1 person, any approvers");
+    assert_eq!(created["approvals"]["policy"], Value::Null, "no policy is in force: the default applied");
     let id = created["id"].as_str().expect("id");
     // The envelope hash is recomputable from the envelope alone.
     let mut payload = created["envelope"].clone();

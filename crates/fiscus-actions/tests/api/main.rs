@@ -4,6 +4,7 @@
 //! run without any other area's tests (`cargo nextest run -p fiscus-actions`).
 
 mod actions;
+mod approval_policies;
 mod bank_accounts;
 mod bank_files;
 mod delegations;

@@ -71,7 +71,8 @@ async fn a_t2_action_needs_two_distinct_operators_and_one_person_never_counts_tw
     assert_eq!(decide(&app, &bob_cookie, &id, "approve").await.status(), 303);
     let approved = state_of(&app, &id).await;
     assert_eq!(approved["control_state"], "approved");
-    assert_eq!(approved["approvals"], json!({ "current": 2, "required": 2 }));
+    assert_eq!((&approved["approvals"]["current"], &approved["approvals"]["required"]), (&json!(2), &json!(2)));
+    assert_eq!(approved["approvals"]["met"], true);
 }
 
 #[tokio::test]

@@ -783,6 +783,61 @@ async fn every_documented_success_has_a_real_example() {
     let message = walk.post("post_bank_messages", "/api/v2/bank-messages", &json!({ "document": booked })).await;
     walk.post("post_bank_messages", "/api/v2/bank-messages", &json!({ "document": booked })).await;
     walk.get("get_bank_messages_id", &format!("/api/v2/bank-messages/{}", message["id"].as_str().expect("id"))).await;
+    // The approval policy: two admins put the documented example's first rule in force (as the console does),
+    // then machines read it and dry-run a proposal against it.
+    {
+        use fiscus_domain::actor::Actor;
+        use fiscus_domain::people::Role;
+        use fiscus_kernel::governed::Caller;
+        let tenant = fiscus_domain::tenancy::Tenant {
+            workspace_id: app.workspace_id.clone(),
+            environment: fiscus_domain::credentials::Environment::Sandbox,
+        };
+        let mut tx = app.state.store.begin().await.expect("begin");
+        let now = fiscus_domain::clock::now_micros();
+        for (name, about) in [("treasury", "Treasury operations"), ("cfo", "The CFO's office")] {
+            fiscus_actions::tables::approver_groups::create(
+                &mut tx,
+                &app.workspace_id,
+                name,
+                Some(about),
+                "operator:opr_ada",
+                now,
+            )
+            .await
+            .expect("group");
+        }
+        let policy = serde_json::from_value(json!({ "rules": [
+            { "name": "large-payments", "description": "Payments of 1m or more need treasury and the CFO",
+              "when": { "kinds": ["payment", "transfer"], "amount_at_least_minor": { "USD": 100000000, "EUR": 100000000 } },
+              "require": { "groups": [ { "group": "treasury", "count": 2 }, { "group": "cfo", "count": 1 } ],
+                           "approval_expires_after_hours": 48 } } ] }))
+        .expect("policy");
+        let ada = Caller::bare(Actor::operator("opr_01KBTA0C4GZ2Q5R8V1XWJ3N6M9"));
+        let bob = Caller::bare(Actor::operator("opr_01KBTA0C4GZ2Q5R8V1XWJ3N6MA"));
+        let v = fiscus_actions::steps::policies::propose(&mut tx, &tenant, &ada, Role::Admin, policy)
+            .await
+            .expect("propose");
+        let hash = v.record.content_hash.clone();
+        fiscus_actions::steps::policies::decide(
+            &mut tx,
+            &app.state.settings,
+            &tenant,
+            &bob,
+            Role::Admin,
+            &v.record.id,
+            true,
+            None,
+            &hash,
+        )
+        .await
+        .expect("in force");
+        tx.commit().await.expect("commit");
+    }
+    walk.get("get_actions_approval_policies", "/api/v2/actions/approval-policies").await;
+    let large = json!({ "kind": "payment", "amount_minor": 1_000_000_000, "currency": "USD", "counterparty": cp_id,
+        "connector": "sandbox", "execution_mode": "human_approved", "risk_tier": "T1", "reference": "INV-2026-0108" });
+    walk.post("post_actions_approval_policies_dry_run", "/api/v2/actions/approval-policies/dry-run", &large).await;
     // The transparency log over everything the walk wrote: every sealed row and audit event has its leaf,
     // and the paid action's proof is shown against a fresh checkpoint that extends an earlier one.
     let mut conn = app.state.store.read().await.expect("conn");

@@ -149,7 +149,7 @@ async fn verify_workspace_counts_every_sealed_row_and_names_the_failures() {
 
 #[tokio::test]
 async fn every_sealed_table_is_verified() {
-    assert_eq!(sealed_tables::ALL.len(), 59);
+    assert_eq!(sealed_tables::ALL.len(), 62);
     let names: Vec<&str> = sealed_tables::ALL.iter().map(|t| t.table).collect();
     for table in [
         "actions",
@@ -211,6 +211,9 @@ async fn every_sealed_table_is_verified() {
         "payment_files",
         "bank_messages",
         "statement_entries",
+        "approval_policies",
+        "action_requirements",
+        "decision_memberships",
     ] {
         assert!(names.contains(&table), "{table} is not verified");
     }
