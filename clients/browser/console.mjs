@@ -3,7 +3,7 @@
 import { chromium } from "playwright-core";
 import { createHmac } from "node:crypto";
 
-function base32Decode(s) {
+export function base32Decode(s) {
   const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
   let bits = 0, value = 0;
   const out = [];
@@ -19,7 +19,7 @@ function base32Decode(s) {
 }
 
 // RFC 6238 TOTP, SHA-1, 30 s, 6 digits; `offset` steps ahead (the server accepts one step of drift).
-function totp(secret, offset) {
+export function totp(secret, offset) {
   const counter = Math.floor(Date.now() / 1000 / 30) + offset;
   const msg = Buffer.alloc(8);
   msg.writeBigUInt64BE(BigInt(counter));

@@ -79,7 +79,9 @@ pub async fn dashboard(State(state): State<AppState>, op: OperatorSession, Query
         facet: ("Risk tier", &["T0", "T1", "T2", "T3"]),
         empty: "Nothing awaits approval.",
     };
-    page("Pending approvals", op.nav(), &queue.render("/console", &filter, rows))
+    let batch = "<p><a href=\"/console/approvals/batch\" id=\"batch-link\">Approve many at once</a>: filter the queue \
+                 (a payment run, a counterparty, an amount range…), review a summary, decide them together.</p>";
+    page("Pending approvals", op.nav(), &format!("{batch}{}", queue.render("/console", &filter, rows)))
 }
 
 pub async fn detail(
@@ -171,6 +173,7 @@ pub async fn detail(
             "<form method=\"post\" action=\"/console/actions/{id}/decision\">\
              <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\"><input type=\"hidden\" name=\"environment\" value=\"{env}\">\
              <input type=\"hidden\" name=\"envelope_hash\" value=\"{eh}\"><input type=\"hidden\" name=\"check_set_hash\" value=\"{ch}\">\
+             <label>Reason (kept with your decision) <input type=\"text\" name=\"reason\" maxlength=\"500\"></label>\
              {approve}<button class=\"deny\" type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></form>",
             id = escape(&id),
             csrf = escape(&op.csrf_token),
@@ -382,6 +385,8 @@ pub struct DecisionForm {
     decision: String,
     envelope_hash: String,
     check_set_hash: String,
+    #[serde(default)]
+    reason: Option<String>,
 }
 
 pub async fn decision(
@@ -407,7 +412,12 @@ pub async fn decision(
             op.role,
             &id,
             decision,
-            &Seen { envelope_hash: &form.envelope_hash, check_set_hash: &form.check_set_hash },
+            &Seen {
+                envelope_hash: &form.envelope_hash,
+                check_set_hash: &form.check_set_hash,
+                batch_id: None,
+                reason: form.reason.as_deref(),
+            },
         )
         .await?;
         tx.commit().await?;

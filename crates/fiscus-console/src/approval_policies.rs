@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use super::flash::{self, Notice};
 use super::form::ConsoleForm;
-use super::html::{self, EnvQuery, escape, page};
+use super::html::{self, escape, page};
 use super::session::OperatorSession;
 use fiscus_http::AppState;
 
@@ -144,9 +144,16 @@ fn version_header(op: &OperatorSession, v: &PolicyVersion) -> String {
     )
 }
 
+/// Which environment's policy a page shows (the sandbox's unless named).
+#[derive(Deserialize)]
+pub struct PolicyQuery {
+    #[serde(default)]
+    environment: Option<String>,
+}
+
 /// The policy of one environment: in force, awaiting a second admin, and the form to write a change.
-pub async fn show(State(state): State<AppState>, op: OperatorSession, Query(q): Query<EnvQuery>) -> Response {
-    let env = Environment::parse(&q.environment).unwrap_or(Environment::Sandbox);
+pub async fn show(State(state): State<AppState>, op: OperatorSession, Query(q): Query<PolicyQuery>) -> Response {
+    let env = q.environment.as_deref().and_then(Environment::parse).unwrap_or(Environment::Sandbox);
     let tenant = Tenant { workspace_id: op.workspace_id.clone(), environment: env };
     let Ok(mut conn) = state.store.read().await else { return unavailable() };
     let Ok(versions) = store::versions(&mut conn, state.store.seal_key(), &tenant).await else { return unavailable() };

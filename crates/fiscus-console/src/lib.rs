@@ -16,6 +16,7 @@ mod approver_groups;
 mod audit;
 mod bank_accounts;
 mod bank_entries;
+mod batch;
 pub mod charts;
 mod clients;
 mod delegations;
@@ -32,6 +33,7 @@ mod production;
 mod propose;
 pub mod queue;
 pub mod session;
+mod step_up;
 pub mod times;
 pub mod totp;
 mod webhooks;
@@ -61,6 +63,8 @@ pub fn routes(area_pages: Router<AppState>) -> Router<AppState> {
         .route("/console/actions/{id}/evidence-bundle", get(actions::evidence_bundle))
         .route("/console/audit", get(audit::trail))
         .route("/console/actions/{id}/decision", post(actions::decision))
+        .route("/console/approvals/batch", get(batch::show).post(batch::decide))
+        .route("/console/approvals/batch/{id}", get(batch::result))
         .route("/console/delegations", get(delegations::list))
         .route("/console/production", get(production::show).post(production::change))
         .route("/console/delegations/{id}", get(delegations::detail).post(delegations::decide))

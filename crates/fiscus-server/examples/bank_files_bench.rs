@@ -147,7 +147,12 @@ async fn main() -> anyhow::Result<()> {
             let loaded =
                 propose(&mut tx, &settings, &tenant, &machine, envelope, Origin::Application).await.map_err(failed)?;
             let id = loaded.action.id.clone();
-            let seen = Seen { envelope_hash: &loaded.action.envelope_hash, check_set_hash: &loaded.check_set_hash };
+            let seen = Seen {
+                envelope_hash: &loaded.action.envelope_hash,
+                check_set_hash: &loaded.check_set_hash,
+                batch_id: None,
+                reason: None,
+            };
             decide(&mut tx, &settings, &tenant, &person, Role::Approver, &id, Decision::Approve, &seen)
                 .await
                 .map_err(failed)?;

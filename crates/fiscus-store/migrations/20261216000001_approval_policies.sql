@@ -1,7 +1,7 @@
 -- Approval policies (the organisation's rules of who approves an action), approver groups, and what each
 -- action and decision recorded of them. A policy is versioned per workspace and environment as bank details
 -- are: a change is the next version, `pending` until a second admin approves it; one pending and one active
--- version at most. Policies, requirements and decision memberships are sealed records (leaves of the
+-- version at most. Policies, requirements, decision contexts and batches are sealed records (leaves of the
 -- transparency log); groups and their members are the people plane's own rows, and what counted at a decision
 -- is sealed with it.
 CREATE TABLE approval_policies (
@@ -40,8 +40,9 @@ CREATE TABLE action_requirements (
 
 CREATE INDEX action_requirements_action ON action_requirements (workspace_id, action_id);
 
--- The groups an operator was in when deciding, and whether the sole-approver duty applied (one per decision).
-CREATE TABLE decision_memberships (
+-- What each decision was given with: the operator's groups then, whether the sole-approver duty applied, the
+-- batch it was part of and the person's reason (one per decision).
+CREATE TABLE decision_contexts (
     id           TEXT PRIMARY KEY,
     workspace_id TEXT NOT NULL REFERENCES workspaces (id),
     environment  TEXT NOT NULL,
@@ -54,7 +55,7 @@ CREATE TABLE decision_memberships (
     seal_mac     TEXT
 );
 
-CREATE INDEX decision_memberships_action ON decision_memberships (workspace_id, action_id);
+CREATE INDEX decision_contexts_action ON decision_contexts (workspace_id, action_id);
 
 CREATE TABLE approver_groups (
     id           TEXT PRIMARY KEY,
@@ -76,3 +77,17 @@ CREATE TABLE approver_group_members (
 );
 
 CREATE INDEX approver_group_members_operator ON approver_group_members (workspace_id, operator_id);
+
+-- A batch of decisions one person gave at once at the console (`/console/approvals/batch`): what was shown,
+-- what was decided (each action's own decision, bound to its own envelope hash) and what was left out.
+CREATE TABLE approval_batches (
+    id           TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL REFERENCES workspaces (id),
+    environment  TEXT NOT NULL,
+    operator_id  TEXT NOT NULL,
+    body         TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    created_by   TEXT NOT NULL,
+    created_at   BIGINT NOT NULL,
+    seal_mac     TEXT
+);

@@ -137,8 +137,8 @@ pub const ACTION_REQUIREMENTS: SealedTable = SealedTable {
 };
 
 /// The approver groups an operator was in at a decision (keyed by the decision's id).
-pub const DECISION_MEMBERSHIPS: SealedTable = SealedTable {
-    table: "decision_memberships",
+pub const DECISION_CONTEXTS: SealedTable = SealedTable {
+    table: "decision_contexts",
     columns: &[
         "id",
         "workspace_id",
@@ -150,4 +150,10 @@ pub const DECISION_MEMBERSHIPS: SealedTable = SealedTable {
         "created_by",
         "created_at",
     ],
+};
+
+/// A batch of decisions one person gave at once at the console.
+pub const APPROVAL_BATCHES: SealedTable = SealedTable {
+    table: "approval_batches",
+    columns: &["id", "workspace_id", "environment", "operator_id", "body", "content_hash", "created_by", "created_at"],
 };

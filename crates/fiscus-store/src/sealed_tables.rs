@@ -8,7 +8,7 @@ use fiscus_domain::integrity::{SealKey, matches};
 use sqlx::{AnyConnection, Row};
 
 /// Every sealed table, for verification.
-pub const ALL: [SealedTable; 62] = [
+pub const ALL: [SealedTable; 63] = [
     ACTIONS,
     ACTION_CHECKS,
     ACTION_DECISIONS,
@@ -67,7 +67,8 @@ pub const ALL: [SealedTable; 62] = [
     crate::payment_tables::STATEMENT_ENTRIES,
     crate::payment_tables::APPROVAL_POLICIES,
     crate::payment_tables::ACTION_REQUIREMENTS,
-    crate::payment_tables::DECISION_MEMBERSHIPS,
+    crate::payment_tables::DECISION_CONTEXTS,
+    crate::payment_tables::APPROVAL_BATCHES,
     crate::agent_tables::RECORDINGS_SEALED,
     crate::agent_tables::CONSENTS_SEALED,
     crate::agent_tables::TRANSCRIPTS_SEALED,

@@ -20,10 +20,20 @@ use crate::steps::record::{ActionChange, record};
 use fiscus_kernel::governed::{Caller, Failure};
 use fiscus_kernel::settings::Settings;
 
-/// What the operator was shown when deciding: the decision covers exactly these.
+/// A decision recorded: what it did, and its id (`dec_…`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decided {
+    pub outcome: Outcome,
+    pub decision_id: String,
+}
+
+/// What the operator was shown when deciding: the decision covers exactly these hashes. A decision given in a
+/// batch names it; a person's reason is kept with the decision.
 pub struct Seen<'a> {
     pub envelope_hash: &'a str,
     pub check_set_hash: &'a str,
+    pub batch_id: Option<&'a str>,
+    pub reason: Option<&'a str>,
 }
 
 #[expect(clippy::too_many_arguments, reason = "a decision is these facts together")]
@@ -36,13 +46,16 @@ pub fn decide<'a>(
     action_id: &'a str,
     decision: Decision,
     seen: &'a Seen<'a>,
-) -> fiscus_store::Boxed<'a, Result<Outcome, Failure>> {
+) -> fiscus_store::Boxed<'a, Result<Decided, Failure>> {
     Box::pin(async move {
         if caller.actor.kind != ActorKind::Operator {
             tracing::error!(actor = ?caller.actor, "a decision was asked for by a caller that is not an operator");
             return Err(Failure::Decision(Refusal::RoleMayNotDecide));
         }
         let operator_id = caller.actor.id.as_str();
+        if seen.reason.is_some_and(|r| r.chars().count() > 500) {
+            return Err(Failure::Invalid(vec![("reason", "at most 500 characters".into())]));
+        }
         let loaded = Loaded::for_decision(tx, tenant, action_id).await?;
         loaded.verify_sealed(tx, tenant).await?;
         let action = &loaded.action;
@@ -54,7 +67,7 @@ pub fn decide<'a>(
                 operator_id: d.operator_id.clone(),
                 envelope_hash: d.envelope_hash.clone(),
                 check_set_hash: d.check_set_hash.clone(),
-                groups: loaded.memberships.get(&d.id).map(|m| m.groups.clone()).unwrap_or_default(),
+                groups: loaded.contexts.get(&d.id).map(|m| m.groups.clone()).unwrap_or_default(),
                 at: d.created_at,
             })
             .collect();
@@ -124,8 +137,16 @@ pub fn decide<'a>(
             },
         )
         .await?;
-        super::policies::record_membership(tx, tenant, caller, &decision_id, action_id, groups, sole_approver_barred)
-            .await?;
+        let context = crate::tables::approval_policies::DecisionContext {
+            decision_id: decision_id.clone(),
+            action_id: action_id.to_string(),
+            operator_id: operator_id.to_string(),
+            groups,
+            sole_approver_barred,
+            batch_id: seen.batch_id.map(str::to_string),
+            reason: seen.reason.map(str::trim).filter(|r| !r.is_empty()).map(str::to_string),
+        };
+        super::policies::record_context(tx, tenant, caller, context).await?;
         let (event, to) = match outcome {
             Outcome::QuorumReached { .. } => {
                 (EventType::ActionApproved, transitions::next(action.state, Event::QuorumReached))
@@ -150,6 +171,6 @@ pub fn decide<'a>(
             ),
         )
         .await?;
-        Ok(outcome)
+        Ok(Decided { outcome, decision_id })
     })
 }

@@ -5,7 +5,7 @@ use crate::rules::checks::{LatestCheck, check_set_hash};
 use crate::rules::policy::{Approval, Requirement, Standing};
 use crate::rules::transitions::ReconciliationStatus;
 use crate::tables::actions::{Action, ActionDecision, Check, HistoryEntry};
-use crate::tables::approval_policies::{MembershipBody, PolicyRef, RequirementBody};
+use crate::tables::approval_policies::{DecisionContext, PolicyRef, RequirementBody};
 use crate::views::{ActionView, AgentActionView, ApprovalStatusView, CheckVersionView, EnvelopeView, HistoryView};
 use fiscus_domain::actions::ControlState;
 use fiscus_domain::clock::rfc3339;
@@ -30,7 +30,7 @@ pub struct Loaded {
     /// before policies existed: its tier's quorum applies).
     pub requirement: Option<Record<RequirementBody>>,
     /// What each decision's operator was when deciding (groups, the sole-approver duty), by decision id.
-    pub memberships: HashMap<String, MembershipBody>,
+    pub contexts: HashMap<String, DecisionContext>,
 }
 
 /// How one check stands now against how it stood when a decision was taken.
@@ -92,17 +92,16 @@ impl Loaded {
         let mut checks = crate::tables::actions::checks_of_many(conn, tenant, &ids).await?;
         let mut decisions = crate::tables::actions::decisions_of_many(conn, tenant, &ids).await?;
         let mut requirements = crate::tables::approval_policies::requirements_of(conn, key, tenant, &ids).await?;
-        let mut memberships = crate::tables::approval_policies::memberships_of(conn, key, tenant, &ids).await?;
+        let mut contexts = crate::tables::approval_policies::contexts_of(conn, key, tenant, &ids).await?;
         let mut page = Vec::with_capacity(actions.len());
         for action in actions {
             let checks = checks.remove(&action.id).unwrap_or_default();
             let decisions = decisions.remove(&action.id).unwrap_or_default();
             let requirement = requirements.remove(&action.id).and_then(|mut r| r.pop());
-            let memberships =
-                decisions.iter().filter_map(|d| memberships.remove(&d.id).map(|g| (d.id.clone(), g))).collect();
+            let contexts = decisions.iter().filter_map(|d| contexts.remove(&d.id).map(|g| (d.id.clone(), g))).collect();
             let latest = latest_checks(&checks);
             let check_set_hash = check_set_hash(&latest);
-            let loaded = Loaded { action, checks, latest, check_set_hash, decisions, requirement, memberships };
+            let loaded = Loaded { action, checks, latest, check_set_hash, decisions, requirement, contexts };
             loaded.envelope_matches(tenant)?;
             page.push(loaded);
         }
@@ -122,10 +121,10 @@ impl Loaded {
             .await?
             .remove(&action.id)
             .and_then(|mut r| r.pop());
-        let memberships = crate::tables::approval_policies::memberships_of(conn, key, tenant, &ids).await?;
+        let contexts = crate::tables::approval_policies::contexts_of(conn, key, tenant, &ids).await?;
         let latest = latest_checks(&checks);
         let check_set_hash = check_set_hash(&latest);
-        Ok(Loaded { action, checks, latest, check_set_hash, decisions, requirement, memberships })
+        Ok(Loaded { action, checks, latest, check_set_hash, decisions, requirement, contexts })
     }
 
     /// The action by id, locked for a decision in `tx`, with its evidence; its seals are checked by
@@ -171,7 +170,7 @@ impl Loaded {
             .filter(|d| d.decision == Decision::Approve && !self.is_stale(d))
             .map(|d| Approval {
                 operator_id: &d.operator_id,
-                groups: self.memberships.get(&d.id).map(|m| m.groups.as_slice()).unwrap_or(&[]),
+                groups: self.contexts.get(&d.id).map(|m| m.groups.as_slice()).unwrap_or(&[]),
                 at: d.created_at,
             })
             .collect()
@@ -179,7 +178,7 @@ impl Loaded {
 
     /// The operators whose approval was recorded as never sufficing alone (separation of duties).
     pub fn barred(&self) -> Vec<&str> {
-        self.memberships.values().filter(|m| m.sole_approver_barred).map(|m| m.operator_id.as_str()).collect()
+        self.contexts.values().filter(|m| m.sole_approver_barred).map(|m| m.operator_id.as_str()).collect()
     }
 
     /// How the standing approvals meet the requirement at `now`.

@@ -6,6 +6,7 @@
 //! event the kernel announces.
 
 pub mod bank_accounts;
+pub mod batch;
 pub mod check;
 pub mod decide;
 pub mod delegations;

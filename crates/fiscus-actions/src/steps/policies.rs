@@ -11,7 +11,7 @@ use crate::rules::envelope::Envelope;
 use crate::rules::policy::{CounterpartyFacts, Facts, Policy, Requirement};
 use crate::rules::transitions::{self, Event};
 use crate::tables::approval_policies::{
-    self as store, MembershipBody, PolicyRef, PolicyVersion, RequirementBody, RequirementReason,
+    self as store, DecisionContext, PolicyRef, PolicyVersion, RequirementBody, RequirementReason,
 };
 use crate::tables::bank_accounts::Version;
 use fiscus_domain::actions::ControlState;
@@ -167,25 +167,15 @@ pub async fn barred_approvers(
     Ok(barred)
 }
 
-/// What the deciding operator was, sealed with their decision.
-pub async fn record_membership(
+/// What a decision was given with, sealed beside it.
+pub async fn record_context(
     tx: &mut WriteTx,
     tenant: &Tenant,
     caller: &Caller,
-    decision_id: &str,
-    action_id: &str,
-    groups: Vec<String>,
-    sole_approver_barred: bool,
+    body: DecisionContext,
 ) -> Result<(), Failure> {
-    let body = MembershipBody {
-        decision_id: decision_id.to_string(),
-        action_id: action_id.to_string(),
-        operator_id: caller.actor.id.clone(),
-        groups,
-        sole_approver_barred,
-    };
-    let record = new_record("decision membership", "dmb", body, caller.actor.clone())?;
-    store::insert_membership(tx, tenant, &record).await?;
+    let record = new_record("decision context", "dcx", body, caller.actor.clone())?;
+    store::insert_context(tx, tenant, &record).await?;
     Ok(())
 }
 

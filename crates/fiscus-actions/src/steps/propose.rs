@@ -168,7 +168,7 @@ pub fn propose<'a>(
             check_set_hash: check_set_hash(&[]),
             decisions: Vec::new(),
             requirement: Some(requirement),
-            memberships: Default::default(),
+            contexts: Default::default(),
         })
     })
 }

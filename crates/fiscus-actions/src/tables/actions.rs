@@ -281,6 +281,88 @@ pub async fn list(
     Ok(actions)
 }
 
+/// What the console's batch approval filters the queue by: every condition given must hold.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueueFilter {
+    pub kind: Option<ActionKind>,
+    pub connector: Option<String>,
+    pub currency: Option<Currency>,
+    /// Amounts in minor units of `currency`, both ends included.
+    pub min_amount_minor: Option<i64>,
+    pub max_amount_minor: Option<i64>,
+    pub counterparty: Option<String>,
+    /// The proposer's id (`app_…`, `opr_…`).
+    pub proposer_id: Option<String>,
+    /// References starting with this (a payment run's common prefix), compared exactly on both backends.
+    pub reference_prefix: Option<String>,
+    /// Proposed at or before this time (microseconds): "older than".
+    pub proposed_before: Option<i64>,
+}
+
+/// The tenant's actions awaiting approval that match `filter`, oldest first, at most `limit + 1` (so the
+/// caller can say there are more), their seals checked. The filter is the database's, not a page's.
+pub async fn pending_matching(
+    conn: &mut AnyConnection,
+    key: &fiscus_domain::integrity::SealKey,
+    tenant: &Tenant,
+    filter: &QueueFilter,
+    limit: u32,
+) -> Result<Vec<Action>> {
+    use fiscus_domain::integrity::Stored;
+    let mut binds = vec![
+        Stored::Text(tenant.workspace_id.clone()),
+        Stored::Text(tenant.environment.as_str().into()),
+        Stored::Text(ControlState::PendingApproval.as_str().into()),
+    ];
+    let mut sql =
+        format!("SELECT {COLUMNS} FROM actions WHERE workspace_id = $1 AND environment = $2 AND control_state = $3");
+    let mut add = |clause: &str, value: Stored| {
+        binds.push(value);
+        sql.push_str(&clause.replace("$n", &format!("${}", binds.len())));
+    };
+    if let Some(k) = filter.kind {
+        add(" AND kind = $n", Stored::Text(k.as_str().into()));
+    }
+    if let Some(c) = &filter.connector {
+        add(" AND connector = $n", Stored::Text(c.clone()));
+    }
+    if let Some(c) = filter.currency {
+        add(" AND currency = $n", Stored::Text(c.code().into()));
+    }
+    if let Some(m) = filter.min_amount_minor {
+        add(" AND amount_minor >= $n", Stored::Integer(m));
+    }
+    if let Some(m) = filter.max_amount_minor {
+        add(" AND amount_minor <= $n", Stored::Integer(m));
+    }
+    if let Some(c) = &filter.counterparty {
+        add(" AND counterparty = $n", Stored::Text(c.clone()));
+    }
+    if let Some(p) = &filter.proposer_id {
+        add(" AND proposed_by_id = $n", Stored::Text(p.clone()));
+    }
+    if let Some(p) = &filter.reference_prefix {
+        // `substr` with a bound length: LIKE differs between the backends (SQLite's ignores ASCII case).
+        let chars = i64::try_from(p.chars().count()).unwrap_or(i64::MAX);
+        // PostgreSQL has no substr(text, int, bigint): the bound length is cast.
+        add(" AND substr(reference, 1, CAST($n AS INTEGER))", Stored::Integer(chars));
+        add(" = $n", Stored::Text(p.clone()));
+    }
+    if let Some(t) = filter.proposed_before {
+        add(" AND created_at <= $n", Stored::Integer(t));
+    }
+    add(" ORDER BY id LIMIT $n", Stored::Integer(i64::from(limit) + 1));
+    let actions = fiscus_store::dialect::bind_all!(sqlx::query_as::<_, ActionRow>(&sql), &binds)
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .map(Action::try_from)
+        .collect::<Result<Vec<_>>>()?;
+    let ids: Vec<&str> = actions.iter().map(|a| a.id.as_str()).collect();
+    fiscus_store::seals::check_keys(conn, key, &fiscus_store::seals::ACTIONS, &tenant.workspace_id, "id", &ids).await?;
+    Ok(actions)
+}
+
 /// Like [`list`] over every state, but decoding each row on its own: a row the code does not recognise is
 /// reported by id instead of failing the page (for verification, which must name every bad row).
 pub async fn list_each(

@@ -2,17 +2,17 @@
 //! decision: sealed records (leaves of the transparency log). A policy's versions behave as bank details'
 //! do: a change is the next version, `pending` until a second admin decides it (guarded on `pending`), and
 //! an approval supersedes the active version in the same transaction; the schema's partial unique indexes
-//! hold one pending and one active version per tenant. Requirements and memberships are only ever inserted:
-//! an action's newest requirement is the one that counts.
+//! hold one pending and one active version per tenant. Requirements and decision contexts are only ever inserted:
+//! an action's newest requirement is the one that counts. A batch of decisions (`steps::batch`) is one record.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::rules::bank_accounts::VersionState;
 use crate::rules::policy::{Policy, Requirement};
 use fiscus_domain::actor::Actor;
 use fiscus_domain::integrity::{SealKey, Stored};
 use fiscus_domain::tenancy::Tenant;
-use fiscus_store::payment_tables::{ACTION_REQUIREMENTS, APPROVAL_POLICIES, DECISION_MEMBERSHIPS};
+use fiscus_store::payment_tables::{ACTION_REQUIREMENTS, APPROVAL_BATCHES, APPROVAL_POLICIES, DECISION_CONTEXTS};
 use fiscus_store::sealed_records::{
     Fields, Record, columns_differ, insert_record, opt_text, select_where, text, update_guarded,
 };
@@ -216,12 +216,13 @@ pub async fn awaiting(conn: &mut AnyConnection, tenant: &Tenant) -> Result<Vec<S
     Ok(rows.into_iter().map(|(id,)| id).collect())
 }
 
-// ------------------------------------------------------------------------------------------- memberships
+// ------------------------------------------------------------------------------------- decision contexts
 
-/// The approver groups an operator was in when deciding.
+/// What a decision was given with: the approver groups its operator was in, the separation-of-duties bar,
+/// the batch it was part of and the reason the person gave.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct MembershipBody {
+pub struct DecisionContext {
     pub decision_id: String,
     pub action_id: String,
     pub operator_id: String,
@@ -229,34 +230,94 @@ pub struct MembershipBody {
     /// The operator approved the counterparty's bank details within the separation-of-duties window, so
     /// this approval never suffices alone.
     pub sole_approver_barred: bool,
+    /// The batch (`apb_…`) the decision was given in, at the console's batch approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_id: Option<String>,
+    /// The person's reason, as they wrote it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
-fn membership(f: &Fields) -> Result<Record<MembershipBody>> {
-    let record: Record<MembershipBody> = f.record()?;
+fn context(f: &Fields) -> Result<Record<DecisionContext>> {
+    let record: Record<DecisionContext> = f.record()?;
     let b = &record.body;
     if f.text("action_id")? != b.action_id || f.text("operator_id")? != b.operator_id {
-        return Err(columns_differ(DECISION_MEMBERSHIPS.table, &record.id));
+        return Err(columns_differ(DECISION_CONTEXTS.table, &record.id));
     }
     Ok(record)
 }
 
-/// Inserts the membership of a decision (a record of its own, `dmb_…`: a leaf of the log is found by its id).
-pub async fn insert_membership(tx: &mut WriteTx, tenant: &Tenant, m: &Record<MembershipBody>) -> Result<()> {
+/// Inserts the context of a decision (a record of its own, `dcx_…`: a leaf of the log is found by its id).
+pub async fn insert_context(tx: &mut WriteTx, tenant: &Tenant, m: &Record<DecisionContext>) -> Result<()> {
     let own = [("action_id", text(&m.body.action_id)), ("operator_id", text(&m.body.operator_id))];
-    insert_record(tx, &DECISION_MEMBERSHIPS, tenant, m, &own).await
+    insert_record(tx, &DECISION_CONTEXTS, tenant, m, &own).await
 }
 
 /// What each decision's operator was (groups, the sole-approver duty), by decision id, for these actions.
-pub async fn memberships_of(
+pub async fn contexts_of(
     conn: &mut AnyConnection,
     key: &SealKey,
     tenant: &Tenant,
     ids: &[&str],
-) -> Result<HashMap<String, MembershipBody>> {
+) -> Result<HashMap<String, DecisionContext>> {
     let mut by_decision = HashMap::new();
-    for f in of_actions(conn, key, &DECISION_MEMBERSHIPS, tenant, ids).await? {
-        let m = membership(&f)?;
+    for f in of_actions(conn, key, &DECISION_CONTEXTS, tenant, ids).await? {
+        let m = context(&f)?;
         by_decision.insert(m.body.decision_id.clone(), m.body);
     }
     Ok(by_decision)
+}
+
+// --------------------------------------------------------------------------------------------------- batches
+
+/// An item decided: its own decision and what it did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecidedItem {
+    pub action_id: String,
+    pub envelope_hash: String,
+    pub check_set_hash: String,
+    pub decision_id: String,
+    /// `approved` (its requirement is met), `recorded` (more people must approve) or `denied`.
+    pub outcome: String,
+}
+
+/// An item left out, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LeftOut {
+    pub action_id: String,
+    pub reason: String,
+}
+
+/// The batch's sealed record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatchBody {
+    pub operator_id: String,
+    /// `approve` or `deny`.
+    pub decision: String,
+    /// The filter the page was drawn with, as the person set it.
+    pub filter: BTreeMap<String, String>,
+    pub reason: Option<String>,
+    pub decided: Vec<DecidedItem>,
+    pub left_out: Vec<LeftOut>,
+}
+
+pub type Batch = Record<BatchBody>;
+
+pub async fn insert_batch(tx: &mut WriteTx, tenant: &Tenant, b: &Batch) -> Result<()> {
+    let own = [("operator_id", text(&b.body.operator_id))];
+    insert_record(tx, &APPROVAL_BATCHES, tenant, b, &own).await
+}
+
+/// A batch of the tenant by id, its seal checked.
+pub async fn get_batch(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Batch> {
+    let rows = select_where(conn, key, &APPROVAL_BATCHES, tenant, "id", text(id)).await?;
+    let f = rows.first().ok_or(StoreError::NotFound)?;
+    let b: Batch = f.record()?;
+    if f.text("operator_id")? != b.body.operator_id {
+        return Err(columns_differ(APPROVAL_BATCHES.table, &b.id));
+    }
+    Ok(b)
 }

@@ -1,6 +1,6 @@
 //! Approver groups ("treasury", "cfo") and their members: the people plane's rows, kept per workspace (an
 //! operator is a workspace's, in both environments). Admins change them at the console; what counted is
-//! sealed with each decision (`approval_policies::MembershipBody`), so these rows may change freely after.
+//! sealed with each decision (`approval_policies::DecisionContext`), so these rows may change freely after.
 
 use fiscus_store::{Result, StoreError, WriteTx};
 use sqlx::AnyConnection;

@@ -283,6 +283,6 @@ async fn who_approved_the_bank_details_lately_is_never_the_sole_approver_of_a_pa
     assert_eq!(action(&app, &id).await["control_state"], "approved");
     // What counted is sealed beside each decision: t1's bar and both operators' groups (none).
     let sealed =
-        app.count("SELECT COUNT(*) FROM decision_memberships WHERE body LIKE '%\"sole_approver_barred\":true%'").await;
+        app.count("SELECT COUNT(*) FROM decision_contexts WHERE body LIKE '%\"sole_approver_barred\":true%'").await;
     assert_eq!(sealed, 1);
 }

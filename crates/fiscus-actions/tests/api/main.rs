@@ -7,6 +7,7 @@ mod actions;
 mod approval_policies;
 mod bank_accounts;
 mod bank_files;
+mod batch_approval;
 mod delegations;
 mod drop_folder;
 mod settlement;

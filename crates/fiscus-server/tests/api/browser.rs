@@ -69,6 +69,42 @@ async fn browse_with(script: &str, args: Vec<String>, env: &[(&str, String)]) ->
     stdout
 }
 
+/// A payment run approved in one batch in Chromium: from the pending approvals page to the batch page, the run
+/// filtered by its reference prefix, reviewed, confirmed with a fresh code, decided; every action approved with
+/// its own decision, in a handful of pages.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_approves_a_payment_run_in_one_batch_in_chromium() {
+    let app = spawn_app().await;
+    for i in 0..30 {
+        let mut p = fiscus_apptest::actions::proposal();
+        p["reference"] = serde_json::json!(format!("RUN-7-{i:03}"));
+        p["required_checks"] = serde_json::json!([]);
+        assert_eq!(app.post_json("/api/v2/actions", &app.key, &p, None).await.status(), 201);
+    }
+    assert_eq!(
+        app.post_json("/api/v2/actions", &app.key, &fiscus_apptest::actions::proposal(), None).await.status(),
+        201
+    );
+    let op = enrolled_operator(&app, "ada@example.com", Role::Approver).await;
+    let args = vec![
+        app.base.clone(),
+        op.email.clone(),
+        op.password.clone(),
+        fiscus_console::totp::base32(&op.secret),
+        "RUN-7-".to_string(),
+        "30".to_string(),
+    ];
+    let stdout = browse_with("batch.mjs", args, &[]).await;
+    let pages: usize = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("pages loaded by the person after signing in: "))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("pages");
+    assert!(pages <= 10, "{stdout}");
+    assert_eq!(app.count("SELECT COUNT(*) FROM actions WHERE control_state = 'approved'").await, 30);
+    assert_eq!(app.count("SELECT COUNT(*) FROM actions WHERE control_state = 'pending_approval'").await, 1);
+}
+
 /// The investment chain with its two human steps taken in Chromium: the model portfolio's approval and the
 /// trade's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -291,6 +327,9 @@ async fn every_console_page_meets_wcag_2_2_aa_in_chromium() {
         "/console/agent-spaces".into(),
         "/console/calls".into(),
         "/console/production".into(),
+        "/console/approvals/batch".into(),
+        "/console/approval-policies".into(),
+        "/console/approver-groups".into(),
         "/console/audit".into(),
         "/console/preferences".into(),
     ];

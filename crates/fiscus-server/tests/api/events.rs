@@ -41,6 +41,8 @@ async fn operator_decides(app: &TestApp, id: &str, operator: &str, decision: Dec
         &Seen {
             envelope_hash: a["envelope_hash"].as_str().expect("hash"),
             check_set_hash: a["check_set_hash"].as_str().expect("hash"),
+            batch_id: None,
+            reason: None,
         },
     )
     .await

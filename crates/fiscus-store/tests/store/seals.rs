@@ -149,7 +149,7 @@ async fn verify_workspace_counts_every_sealed_row_and_names_the_failures() {
 
 #[tokio::test]
 async fn every_sealed_table_is_verified() {
-    assert_eq!(sealed_tables::ALL.len(), 62);
+    assert_eq!(sealed_tables::ALL.len(), 63);
     let names: Vec<&str> = sealed_tables::ALL.iter().map(|t| t.table).collect();
     for table in [
         "actions",
@@ -213,7 +213,8 @@ async fn every_sealed_table_is_verified() {
         "statement_entries",
         "approval_policies",
         "action_requirements",
-        "decision_memberships",
+        "decision_contexts",
+        "approval_batches",
     ] {
         assert!(names.contains(&table), "{table} is not verified");
     }
