@@ -8,7 +8,9 @@
 //!   payment in a file of the statement's account with the same amount and currency whose reference the
 //!   entry's remittance lines carry; a match settles and reconciles it (`completed`, or
 //!   `reconciliation_exception` when amount or currency disagree);
-//! - a booked debit entry matching nothing is kept for a person to resolve.
+//! - a booked debit entry matching nothing is kept for a person to resolve;
+//! - a booked credit entry that returns a payment (return information, `RtrInf`, naming the payment's
+//!   `EndToEndId`) moves a settled or completed payment to `returned`, with the bank's reason code.
 //!
 //! A statement whose opening balance plus its booked entries is not its closing balance is refused whole:
 //! nothing it says is applied.
@@ -235,6 +237,8 @@ struct Matched {
     item: usize,
     action_id: String,
     report: SettlementReport,
+    /// A return, with its reason code (none: a booked debit).
+    returned: Option<String>,
 }
 
 /// A statement's or notification's booked entries matched to payments and applied, all of them in one
@@ -255,6 +259,7 @@ async fn entries(
         e2e: Option<&'a str>,
         amount: i64,
         references: Vec<String>,
+        return_reason: Option<&'a str>,
     }
     let mut parts = Vec::new();
     for r in &m.reports {
@@ -266,6 +271,7 @@ async fn entries(
                     e2e: None,
                     amount: e.amount_minor,
                     references: e.reference.iter().cloned().collect(),
+                    return_reason: None,
                 });
             } else {
                 for t in &e.transactions {
@@ -277,13 +283,18 @@ async fn entries(
                         e2e: end_to_end_given(t.end_to_end_id.as_deref()),
                         amount: t.amount_minor.unwrap_or(e.amount_minor),
                         references,
+                        return_reason: t.return_reason.as_deref(),
                     });
                 }
             }
         }
     }
-    let named: Vec<&str> =
-        parts.iter().filter(|p| p.entry.booked() && p.entry.debit && !p.entry.reversal).filter_map(|p| p.e2e).collect();
+    let is_return = |p: &Part<'_>| p.entry.booked() && !p.entry.debit && p.return_reason.is_some();
+    let named: Vec<&str> = parts
+        .iter()
+        .filter(|p| (p.entry.booked() && p.entry.debit && !p.entry.reversal) || is_return(p))
+        .filter_map(|p| p.e2e)
+        .collect();
     let filed: std::collections::HashMap<String, store::Instruction> =
         store::instructions_for(tx.conn(), &key, tenant, &named)
             .await?
@@ -297,6 +308,31 @@ async fn entries(
         let e = p.entry;
         let amount_of = Some((p.amount, e.currency));
         let e2e = p.e2e.map(str::to_string);
+        if is_return(&p) {
+            // Money back for a payment we sent: matched by its end-to-end id only (a return names it).
+            let reason = p.return_reason.map(str::to_string);
+            let mut it = item("BOOK", reason.clone(), e2e, amount_of, Outcome::Ignored);
+            if let Some(instruction) = p.e2e.and_then(|id| filed.get(id)) {
+                let b = &instruction.record.body;
+                matched.push(Matched {
+                    item: items.len(),
+                    action_id: b.action_id.clone(),
+                    report: SettlementReport {
+                        reference: b.reference.clone(),
+                        amount_minor: p.amount,
+                        currency: e.currency.code().to_string(),
+                        connector_reference: e
+                            .account_servicer_reference
+                            .clone()
+                            .unwrap_or_else(|| format!("{}/{}", m.message_id, p.report.id)),
+                    },
+                    returned: reason,
+                });
+                it.action_id = Some(b.action_id.clone());
+            }
+            items.push(it);
+            continue;
+        }
         if !e.booked() || !e.debit || e.reversal {
             items.push(item("BOOK", None, e2e, amount_of, Outcome::Ignored));
             continue;
@@ -332,17 +368,27 @@ async fn entries(
                     .clone()
                     .unwrap_or_else(|| format!("{}/{}", m.message_id, p.report.id)),
             },
+            returned: None,
         });
         let mut it = item("BOOK", None, e2e, amount_of, Outcome::Ignored);
         it.action_id = Some(b.action_id.clone());
         items.push(it);
     }
-    let reports: Vec<(String, Vec<ConnectorEvent>)> =
-        matched.iter().map(|x| (x.action_id.clone(), vec![ConnectorEvent::Settled(x.report.clone())])).collect();
+    let reports: Vec<(String, Vec<ConnectorEvent>)> = matched
+        .iter()
+        .map(|x| {
+            let event = match &x.returned {
+                Some(reason) => ConnectorEvent::Returned { report: x.report.clone(), reason: Some(reason.clone()) },
+                None => ConnectorEvent::Settled(x.report.clone()),
+            };
+            (x.action_id.clone(), vec![event])
+        })
+        .collect();
     let answers = report_many(tx, caller, tenant, &reports, book).await?;
     for (x, answer) in matched.iter().zip(answers) {
         items[x.item].outcome = match answer {
             Some(ControlState::Completed) => Outcome::Completed,
+            Some(ControlState::Returned) => Outcome::Returned,
             Some(_) => Outcome::Exception,
             None => Outcome::Ignored,
         };

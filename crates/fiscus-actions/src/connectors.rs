@@ -10,7 +10,11 @@ pub enum ConnectorEvent {
     Failed {
         reason: String,
     },
-    Returned(SettlementReport),
+    /// The money came back: what was booked, and the bank's reason code when it gave one.
+    Returned {
+        report: SettlementReport,
+        reason: Option<String>,
+    },
     /// Handed to the bank's channel: what happens next arrives later (a status report, a statement entry).
     /// The action stays `executing`.
     Submitted,
@@ -53,7 +57,10 @@ impl Connector for SandboxConnector {
                 vec![ConnectorEvent::Failed { reason: "sandbox: the counterparty's bank refused the payment".into() }]
             }
             SandboxOutcome::Return => {
-                vec![ConnectorEvent::Settled(report(i.amount_minor)), ConnectorEvent::Returned(report(i.amount_minor))]
+                vec![
+                    ConnectorEvent::Settled(report(i.amount_minor)),
+                    ConnectorEvent::Returned { report: report(i.amount_minor), reason: None },
+                ]
             }
         }
     }

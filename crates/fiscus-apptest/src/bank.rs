@@ -154,6 +154,17 @@ pub fn entry(e2e: &str, amount: &str, remittance: &str) -> String {
     )
 }
 
+/// A booked credit entry returning the payment `e2e` (ISO 20022 return information with `reason`).
+pub fn returned(e2e: &str, amount: &str, reason: &str) -> String {
+    format!(
+        r#"<Ntry><Amt Ccy="EUR">{amount}</Amt><CdtDbtInd>CRDT</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts>
+<BookgDt><Dt>2026-12-03</Dt></BookgDt><ValDt><Dt>2026-12-03</Dt></ValDt><AcctSvcrRef>BANK-RTN-{e2e}</AcctSvcrRef>
+<BkTxCd><Domn><Cd>PMNT</Cd><Fmly><Cd>ICDT</Cd><SubFmlyCd>RRTN</SubFmlyCd></Fmly></Domn></BkTxCd>
+<NtryDtls><TxDtls><Refs><EndToEndId>{e2e}</EndToEndId></Refs><Amt Ccy="EUR">{amount}</Amt><CdtDbtInd>CRDT</CdtDbtInd>
+<RtrInf><Rsn><Cd>{reason}</Cd></Rsn></RtrInf></TxDtls></NtryDtls></Ntry>"#
+    )
+}
+
 pub fn notification(id: &str, entries: &[String]) -> String {
     format!(
         r#"<?xml version="1.0" encoding="UTF-8"?>

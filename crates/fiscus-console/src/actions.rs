@@ -1,7 +1,6 @@
 //! Pending approvals, an action's full envelope with its hash, checks, gates, approvals and history, and
 //! the approve/deny decision.
 
-use crate::form::ConsoleForm;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -10,17 +9,13 @@ use fiscus_domain::actions::ControlState;
 use fiscus_domain::credentials::Environment;
 use fiscus_domain::money::{Currency, format_minor};
 use fiscus_domain::tenancy::Tenant;
-use serde::Deserialize;
 use std::fmt::Write as _;
 
-use super::flash::{self, Notice};
 use super::html::{self, EnvQuery, escape, page};
 use super::queue::{Filter, Queue, Row};
 use super::session::OperatorSession;
-use fiscus_actions::steps::decide::{Seen, decide};
 use fiscus_actions::steps::{Loaded, gates, loaded};
 use fiscus_http::AppState;
-use fiscus_kernel::governed::Failure;
 
 fn tenant(op: &OperatorSession, environment: Environment) -> Tenant {
     Tenant { workspace_id: op.workspace_id.clone(), environment }
@@ -211,9 +206,9 @@ pub async fn detail(
          <p>State: <strong id=\"control-state\" data-state=\"{state}\">{state}</strong> · reconciliation: {recon}</p>\
          <p>Envelope hash: <code id=\"envelope-hash\">{eh}</code></p><p>Check set hash: <code>{ch}</code></p>\
          <h2>Envelope</h2><pre>{envelope}</pre>\
-         <h2>Pre-trade checks (latest versions)</h2><table><tr><th>Check</th><th>Version</th><th>Status</th><th>Hash</th><th>Source</th></tr>{checks}</table>\
+         <h2>Pre-trade checks (latest versions)</h2>{checks}\
          <h2>Execution gates now</h2>{gates}\
-         <h2>Decisions</h2><table><tr><th>Operator</th><th>Decision</th><th>Standing</th><th>Evidence hash</th><th>At</th></tr>{decisions}</table>\
+         <h2>Decisions</h2>{decisions}\
          <h2>History</h2><table><tr><th>At</th><th>Event</th><th>State</th><th>Actor</th></tr>{events}</table>\
          <h2>Evidence</h2><p>Everything sealed about this action and every audit event about it, each with its proof \
          against a signed checkpoint of the workspace's transparency log: \
@@ -270,6 +265,21 @@ pub async fn detail(
             format!("{} ({why}; {policy})", escape(&a.in_words))
         },
         still = escape(&view.approvals.still_needed),
+        // An empty table says nothing; these say what its emptiness means.
+        checks = if checks.is_empty() {
+            "<p id=\"checks\">No checks are required or recorded.</p>".to_string()
+        } else {
+            format!(
+                "<table id=\"checks\"><tr><th>Check</th><th>Version</th><th>Status</th><th>Hash</th><th>Source</th></tr>{checks}</table>"
+            )
+        },
+        decisions = if decisions.is_empty() {
+            "<p id=\"decisions\">Nobody has decided yet.</p>".to_string()
+        } else {
+            format!(
+                "<table id=\"decisions\"><tr><th>Operator</th><th>Decision</th><th>Standing</th><th>Evidence hash</th><th>At</th></tr>{decisions}</table>"
+            )
+        },
         pays_to = pays_to,
         reference = escape(&e.reference),
     );
@@ -376,72 +386,6 @@ async fn bank_file(state: &AppState, t: &Tenant, action_id: &str) -> Result<Stri
         s = if f.record.body.payments == 1 { "" } else { "s" },
         sha = escape(&f.record.body.sha256),
     ))
-}
-
-#[derive(Deserialize)]
-pub struct DecisionForm {
-    csrf: String,
-    environment: String,
-    decision: String,
-    envelope_hash: String,
-    check_set_hash: String,
-    #[serde(default)]
-    reason: Option<String>,
-}
-
-pub async fn decision(
-    State(state): State<AppState>,
-    op: OperatorSession,
-    Path(id): Path<String>,
-    ConsoleForm(form): ConsoleForm<DecisionForm>,
-) -> Response {
-    if let Err(refused) = op.check_csrf(&form.csrf) {
-        return refused;
-    }
-    let (Some(env), Some(decision)) = (Environment::parse(&form.environment), Decision::parse(&form.decision)) else {
-        return html::error_page(StatusCode::UNPROCESSABLE_ENTITY, "Refused", "Unknown decision.");
-    };
-    let t = tenant(&op, env);
-    let result = async {
-        let mut tx = state.store.begin().await?;
-        let outcome = decide(
-            &mut tx,
-            &state.settings,
-            &t,
-            &op.caller(),
-            op.role,
-            &id,
-            decision,
-            &Seen {
-                envelope_hash: &form.envelope_hash,
-                check_set_hash: &form.check_set_hash,
-                batch_id: None,
-                reason: form.reason.as_deref(),
-            },
-        )
-        .await?;
-        tx.commit().await?;
-        Ok::<_, Failure>(outcome)
-    }
-    .await;
-    match result {
-        Ok(_) => flash::redirect(&format!("/console/actions/{id}?environment={}", env.as_str()), Notice::Decided, &id),
-        Err(Failure::Decision(r)) => html::error_page(StatusCode::CONFLICT, "Decision refused", &r.to_string()),
-        // Another workspace's action and an unknown one look the same: not found, never a hint.
-        Err(Failure::NotFound) => html::error_page(
-            StatusCode::NOT_FOUND,
-            "Not found",
-            "There is no such action in this workspace and environment.",
-        ),
-        Err(e) => {
-            tracing::warn!(error = ?e, "a console decision was not recorded");
-            html::error_page(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "Decision not recorded",
-                "Nothing was decided. Try again from the action's page.",
-            )
-        }
-    }
 }
 
 /// What the execution gates would say now (machine-delegated gates need the machine's signed evidence, so

@@ -106,29 +106,53 @@ impl Nav<'_> {
     }
 }
 
-/// The console's places, in the navigation's order.
-const PLACES: [(&str, &str); 21] = [
-    ("/console", "Pending approvals"),
-    ("/console/bank-accounts", "Bank details"),
-    ("/console/bank-entries", "Bank entries"),
-    ("/console/delegations", "Delegations"),
-    ("/console/clients", "Signed clients"),
-    ("/console/webhooks", "Webhooks"),
-    ("/console/instruments", "Instruments"),
-    ("/console/model-portfolios", "Model portfolios"),
-    ("/console/rebalance-proposals", "Rebalances"),
-    ("/console/lqm-retraining", "Retraining"),
-    ("/console/lqm-promotions", "Model promotions"),
-    ("/console/qlms", "QLMs"),
-    ("/console/workflow-reviews", "Workflow reviews"),
-    ("/console/workflow-tools", "Workflow tools"),
-    ("/console/agent-spaces", "Agent spaces"),
-    ("/console/calls", "Client calls"),
-    ("/console/actions/new", "Propose"),
-    ("/console/approval-policies", "Approval policy"),
-    ("/console/approver-groups", "Approver groups"),
-    ("/console/production", "Production access"),
-    ("/console/audit", "Audit trail"),
+/// The console's places, grouped by task: what waits for a person's decision first, then the bank side, the
+/// rules people set, and what one looks up or starts.
+const PLACES: [(&str, &[(&str, &str)]); 4] = [
+    (
+        "Decide",
+        &[
+            ("/console", "Pending approvals"),
+            ("/console/approvals/batch", "Batch approval"),
+            ("/console/bank-accounts", "Bank details"),
+            ("/console/delegations", "Delegations"),
+            ("/console/clients", "Signed clients"),
+            ("/console/webhooks", "Webhooks"),
+            ("/console/model-portfolios", "Model portfolios"),
+            ("/console/rebalance-proposals", "Rebalances"),
+            ("/console/lqm-retraining", "Retraining"),
+            ("/console/lqm-promotions", "Model promotions"),
+            ("/console/workflow-reviews", "Workflow reviews"),
+        ],
+    ),
+    (
+        "Bank",
+        &[
+            ("/console/bank-entries", "Bank entries"),
+            ("/console/payment-files", "Payment files"),
+            ("/console/bank-messages", "Bank messages"),
+        ],
+    ),
+    (
+        "Rules",
+        &[
+            ("/console/approval-policies", "Approval policy"),
+            ("/console/approver-groups", "Approver groups"),
+            ("/console/workflow-tools", "Workflow tools"),
+            ("/console/production", "Production access"),
+        ],
+    ),
+    (
+        "More",
+        &[
+            ("/console/actions/new", "Propose"),
+            ("/console/instruments", "Instruments"),
+            ("/console/qlms", "QLMs"),
+            ("/console/agent-spaces", "Agent spaces"),
+            ("/console/calls", "Client calls"),
+            ("/console/audit", "Audit trail"),
+        ],
+    ),
 ];
 
 /// A whole page: the skip link, the header with who is signed in, the navigation (for signed-in operators),
@@ -138,17 +162,24 @@ pub fn page(title: &str, nav: Option<Nav<'_>>, body: &str) -> Response {
     let (who, nav) = match nav {
         Some(n) => {
             let (email, role, csrf) = (n.email, n.role, n.csrf);
-            let mut items = String::new();
-            for (href, label) in PLACES {
-                let current = if label == title { " aria-current=\"page\"" } else { "" };
-                // The count is words as well as a number, so a screen reader says what it is.
-                let count = match n.waiting(href) {
-                    Some(c) if c > 0 => {
-                        format!(" <span class=\"count\">{c}<span class=\"visually-hidden\"> waiting</span></span>")
-                    }
-                    _ => String::new(),
-                };
-                items.push_str(&format!("<li><a href=\"{href}\"{current}>{label}{count}</a></li>"));
+            let mut groups = String::new();
+            for (group, places) in PLACES {
+                let mut items = String::new();
+                for (href, label) in places.iter() {
+                    let current = if *label == title { " aria-current=\"page\"" } else { "" };
+                    // The count is words as well as a number, so a screen reader says what it is.
+                    let count = match n.waiting(href) {
+                        Some(c) if c > 0 => {
+                            format!(" <span class=\"count\">{c}<span class=\"visually-hidden\"> waiting</span></span>")
+                        }
+                        _ => String::new(),
+                    };
+                    items.push_str(&format!("<li><a href=\"{href}\"{current}>{label}{count}</a></li>"));
+                }
+                groups.push_str(&format!(
+                    "<div class=\"group\"><span class=\"group-name\" id=\"nav-{id}\">{group}</span><ul aria-labelledby=\"nav-{id}\">{items}</ul></div>",
+                    id = group.to_lowercase()
+                ));
             }
             (
                 format!(
@@ -159,7 +190,7 @@ pub fn page(title: &str, nav: Option<Nav<'_>>, body: &str) -> Response {
                     escape(role),
                     escape(csrf)
                 ),
-                format!("<nav class=\"console\" aria-label=\"Console\"><ul>{items}</ul></nav>"),
+                format!("<nav class=\"console\" aria-label=\"Console\">{groups}</nav>"),
             )
         }
         None => (String::new(), String::new()),

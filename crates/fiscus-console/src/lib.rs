@@ -16,9 +16,12 @@ mod approver_groups;
 mod audit;
 mod bank_accounts;
 mod bank_entries;
+mod bank_side;
 mod batch;
+mod batch_filter;
 pub mod charts;
 mod clients;
+mod decision;
 mod delegations;
 mod enroll;
 pub mod flash;
@@ -62,7 +65,7 @@ pub fn routes(area_pages: Router<AppState>) -> Router<AppState> {
         .route("/console/actions/{id}", get(actions::detail))
         .route("/console/actions/{id}/evidence-bundle", get(actions::evidence_bundle))
         .route("/console/audit", get(audit::trail))
-        .route("/console/actions/{id}/decision", post(actions::decision))
+        .route("/console/actions/{id}/decision", post(decision::decision))
         .route("/console/approvals/batch", get(batch::show).post(batch::decide))
         .route("/console/approvals/batch/{id}", get(batch::result))
         .route("/console/delegations", get(delegations::list))
@@ -76,6 +79,9 @@ pub fn routes(area_pages: Router<AppState>) -> Router<AppState> {
         .route("/console/approver-groups", get(approver_groups::groups).post(approver_groups::create_group))
         .route("/console/approver-groups/{id}/members", post(approver_groups::change_member))
         .route("/console/bank-entries", get(bank_entries::list))
+        .route("/console/payment-files", get(bank_side::files))
+        .route("/console/payment-files/{id}/download", get(bank_side::download))
+        .route("/console/bank-messages", get(bank_side::messages))
         .route("/console/bank-entries/{id}/resolution", post(bank_entries::resolve))
         .route("/console/clients", get(clients::list))
         .route("/console/clients/{id}", get(clients::detail))

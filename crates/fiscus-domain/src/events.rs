@@ -50,10 +50,17 @@ pub enum EventType {
     WorkflowCancelled,
     #[serde(rename = "workflow.failed")]
     WorkflowFailed,
+    /// An action entered `pending_approval` (proposed, submitted, or sent back to people): who must approve
+    /// it is in its `detail`, so a chat or ticketing tool can notify them.
+    #[serde(rename = "approval.requested")]
+    ApprovalRequested,
+    /// A new version of the approval policy came into force (a second admin approved it).
+    #[serde(rename = "approval.policy_changed")]
+    ApprovalPolicyChanged,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 18] = [
+    pub const ALL: [EventType; 20] = [
         EventType::ActionProposed,
         EventType::ActionSubmitted,
         EventType::ActionCheckRecorded,
@@ -72,6 +79,8 @@ impl EventType {
         EventType::WorkflowCompleted,
         EventType::WorkflowCancelled,
         EventType::WorkflowFailed,
+        EventType::ApprovalRequested,
+        EventType::ApprovalPolicyChanged,
     ];
 
     /// The scope that reads the objects events of this type are about: an application holding it may hear
@@ -100,6 +109,8 @@ impl EventType {
             EventType::WorkflowCompleted => "workflow.completed",
             EventType::WorkflowCancelled => "workflow.cancelled",
             EventType::WorkflowFailed => "workflow.failed",
+            EventType::ApprovalRequested => "approval.requested",
+            EventType::ApprovalPolicyChanged => "approval.policy_changed",
         }
     }
 
@@ -154,6 +165,26 @@ pub struct Event {
 pub enum EventData {
     Action(ActionEventData),
     Workflow(WorkflowEventData),
+    Policy(PolicyEventData),
+}
+
+/// The data of `approval.policy_changed`: the version now in force, the one it replaced, and what it did to
+/// the actions awaiting approval or execution (a tightening applies to them; a loosening never does).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyEventData {
+    #[schema(pattern = "^apv_[0-9A-Z]{26}$")]
+    pub policy_id: String,
+    pub version: i64,
+    #[schema(pattern = "^sha256:[0-9a-f]{64}$")]
+    pub policy_hash: String,
+    /// The version it replaced; `null` for the first (always present).
+    #[schema(required = true)]
+    pub previous_version: Option<i64>,
+    /// Actions whose requirement it tightened.
+    pub tightened: u32,
+    /// Of those, approved actions whose approvals no longer sufficed, sent back to people.
+    pub reopened: u32,
 }
 
 /// The data of every `workflow.*` event: which run of which workflow version, the state change it records,

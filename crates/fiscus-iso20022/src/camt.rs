@@ -79,6 +79,8 @@ pub struct Transaction {
     pub end_to_end_id: Option<String>,
     pub amount_minor: Option<i64>,
     pub remittance: Vec<String>,
+    /// A returned payment's reason code (`RtrInf/Rsn`): set when the transaction is a return.
+    pub return_reason: Option<String>,
 }
 
 /// Reads a statement or a notification.
@@ -143,7 +145,11 @@ impl TryFrom<EntryXml> for Entry {
                     .map(|id| id.trim().to_string())
                     .filter(|id| !id.is_empty() && id != "NOTPROVIDED");
                 let remittance = t.rmt_inf.map(|r| r.ustrd).unwrap_or_default();
-                transactions.push(Transaction { end_to_end_id, amount_minor, remittance });
+                // A return without a reason still says it is one (`NARR`, as ISO 20022 names an unstated one).
+                let return_reason = t.rtr_inf.map(|r| {
+                    r.rsn.and_then(|c| c.cd.or(c.prtry)).map(|c| c.trim().to_string()).unwrap_or_else(|| "NARR".into())
+                });
+                transactions.push(Transaction { end_to_end_id, amount_minor, remittance, return_reason });
             }
         }
         Ok(Entry {
@@ -288,6 +294,14 @@ struct TxDtlsXml {
     refs: Option<RefsXml>,
     amt: Option<AmountXml>,
     rmt_inf: Option<RmtInfXml>,
+    rtr_inf: Option<RtrInfXml>,
+}
+
+/// A return's information (`RtrInf`): the reason, an ISO code (`AC04` closed account, …) or the bank's own.
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct RtrInfXml {
+    rsn: Option<CodeXml>,
 }
 
 #[derive(Deserialize)]
@@ -354,7 +368,8 @@ mod tests {
             vec![Transaction {
                 end_to_end_id: Some("act_1".into()),
                 amount_minor: Some(102_550),
-                remittance: vec!["INV-1".into(), "second line".into()]
+                remittance: vec!["INV-1".into(), "second line".into()],
+                return_reason: None,
             }]
         );
         let pending = &r.entries[1];

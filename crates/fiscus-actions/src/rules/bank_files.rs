@@ -116,6 +116,8 @@ pub enum Outcome {
     Ignored,
     /// A booked entry no payment matched: listed for a person.
     Unmatched,
+    /// A booked credit returning a payment (its return reason in `reason`): the action is `returned`.
+    Returned,
 }
 
 /// One item of a bank message and what it did.

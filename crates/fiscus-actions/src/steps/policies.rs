@@ -20,11 +20,11 @@ use fiscus_domain::audit_action::Change;
 use fiscus_domain::bank_accounts::AccountNumber;
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::error_code::ErrorCode;
-use fiscus_domain::events::EventType;
+use fiscus_domain::events::{EventData, EventType, PolicyEventData};
 use fiscus_domain::integrity::SealKey;
 use fiscus_domain::people::{Refusal, Role};
 use fiscus_domain::tenancy::Tenant;
-use fiscus_kernel::governed::record::{AuditEntry, audit};
+use fiscus_kernel::governed::record::{Announcement, AuditEntry, Subject, announce, audit};
 use fiscus_kernel::governed::{Caller, Failure, new_record};
 use fiscus_kernel::settings::Settings;
 use fiscus_store::{StoreError, WriteTx};
@@ -280,6 +280,7 @@ pub async fn decide(
         other => other,
     };
     let now = now_micros();
+    let previous = if approve { store::active(tx.conn(), &key, tenant).await?.map(|p| p.version) } else { None };
     if !store::decide(tx, tenant, &v, approve, &admin.actor, now, note).await? {
         return Err(Failure::refused(ErrorCode::Conflict, "the version was decided meanwhile"));
     }
@@ -303,6 +304,23 @@ pub async fn decide(
         now,
     );
     audit(tx, admin, &entry).await?;
+    if approve {
+        let data = PolicyEventData {
+            policy_id: v.record.id.clone(),
+            version: v.version,
+            policy_hash: v.record.content_hash.clone(),
+            previous_version: previous,
+            tightened: decided.tightened.len() as u32,
+            reopened: decided.reopened.len() as u32,
+        };
+        let item = Announcement {
+            event_type: EventType::ApprovalPolicyChanged,
+            subject: Subject { id: &v.record.id, owner: None },
+            audit_details: json!({ "version": v.version, "previous_version": previous }),
+            data: EventData::Policy(data),
+        };
+        announce(tx, tenant, admin, item, now).await?;
+    }
     Ok(decided)
 }
 

@@ -124,16 +124,7 @@ pub fn propose<'a>(
             updated_at: now,
         };
         crate::tables::actions::insert(tx, tenant, &action).await?;
-        record(
-            tx,
-            tenant,
-            caller,
-            ActionChange {
-                from: None,
-                ..ActionChange::of(&action, initial, EventType::ActionProposed, json!({ "origin": origin.as_str() }))
-            },
-        )
-        .await?;
+        // The requirement is recorded first, so the `approval.requested` event `record` writes can name it.
         let requirement = super::policies::record_requirement(
             tx,
             tenant,
@@ -142,6 +133,16 @@ pub fn propose<'a>(
             policy,
             crate::tables::approval_policies::RequirementReason::Proposal,
             requirement,
+        )
+        .await?;
+        record(
+            tx,
+            tenant,
+            caller,
+            ActionChange {
+                from: None,
+                ..ActionChange::of(&action, initial, EventType::ActionProposed, json!({ "origin": origin.as_str() }))
+            },
         )
         .await?;
         if creditor.is_some() || debtor.is_some() {

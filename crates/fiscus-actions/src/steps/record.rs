@@ -86,8 +86,51 @@ pub fn record<'a>(
             crate::tables::actions::transition(tx, tenant, change.action_id, from, change.to, now).await?;
         }
         crate::tables::actions::record_history(tx, tenant, change.action_id, &change.history(caller, now)).await?;
+        if change.to == ControlState::PendingApproval && change.from != Some(ControlState::PendingApproval) {
+            request_approval(tx, tenant, caller, &change, now).await?;
+        }
         Ok(Recorded { event, at: now })
     })
+}
+
+/// `approval.requested` for an action that just entered `pending_approval`: who must approve it (its recorded
+/// requirement, in words and as data, with the policy version), so a team's chat or ticketing tool can tell
+/// the people concerned.
+async fn request_approval(
+    tx: &mut WriteTx,
+    tenant: &Tenant,
+    caller: &Caller,
+    change: &ActionChange<'_>,
+    now: i64,
+) -> Result<(), Failure> {
+    let key = tx.seal_key().clone();
+    let requirement = crate::tables::approval_policies::requirements_of(tx.conn(), &key, tenant, &[change.action_id])
+        .await?
+        .remove(change.action_id)
+        .and_then(|mut r| r.pop());
+    let detail = match requirement {
+        Some(r) => json!({
+            "after": change.event.as_str(),
+            "requirement": r.body.requirement,
+            "in_words": r.body.requirement.in_words(),
+            "policy": r.body.policy,
+        }),
+        None => json!({ "after": change.event.as_str() }),
+    };
+    let item = Announcement {
+        event_type: EventType::ApprovalRequested,
+        subject: Subject { id: change.action_id, owner: change.owner },
+        data: EventData::Action(ActionEventData {
+            action_id: change.action_id.to_string(),
+            from_state: change.from,
+            to_state: change.to,
+            envelope_hash: change.envelope_hash.to_string(),
+            detail: detail.clone(),
+        }),
+        audit_details: json!({ "detail": detail }),
+    };
+    announce(tx, tenant, caller, item, now).await?;
+    Ok(())
 }
 
 /// [`record`] of many changes in `tx`, written in a few multi-row statements: each change's audit event

@@ -172,7 +172,7 @@ struct Settlement {
 fn classify(event: &ConnectorEvent) -> Option<(SettlementKind, Option<&SettlementReport>, Option<String>)> {
     match event {
         ConnectorEvent::Settled(r) => Some((SettlementKind::Settled, Some(r), None)),
-        ConnectorEvent::Returned(r) => Some((SettlementKind::Returned, Some(r), None)),
+        ConnectorEvent::Returned { report, reason } => Some((SettlementKind::Returned, Some(report), reason.clone())),
         ConnectorEvent::Failed { reason } => Some((SettlementKind::Failed, None, Some(reason.clone()))),
         ConnectorEvent::Submitted => None,
     }
@@ -313,7 +313,8 @@ async fn apply(
 /// [`report`] of many actions at once (a statement's thousands of entries): read and checked against their
 /// seals in a few reads, and written in a few multi-row statements ([`record_many`]). Each answer is what
 /// [`report`] answers for its action; an action named twice is settled once (the second answer is `None`,
-/// as for an action already finished). Investment orders, which move a book, go one by one.
+/// as for an action already finished), and a return applies to a settled or completed one. Investment
+/// orders, which move a book, go one by one.
 pub fn report_many<'a>(
     tx: &'a mut WriteTx,
     caller: &'a Caller,
@@ -340,7 +341,12 @@ pub fn report_many<'a>(
         let mut reservations = Vec::new();
         for (id, events) in reports {
             let Some(l) = by_id.get(id) else { return Err(Failure::NotFound) };
-            if l.action.state != ControlState::Executing || !seen.insert(id.as_str()) {
+            // A return comes after the payment settled (often after it completed); anything else settles only
+            // what is executing.
+            let returns_only = events.iter().all(|e| matches!(e, ConnectorEvent::Returned { .. }));
+            let open = l.action.state == ControlState::Executing
+                || (returns_only && matches!(l.action.state, ControlState::Settled | ControlState::Completed));
+            if !open || !seen.insert(id.as_str()) {
                 answers.push(None);
                 continue;
             }

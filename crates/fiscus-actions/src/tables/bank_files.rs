@@ -362,6 +362,17 @@ pub async fn message_by_hash(
     select_where(conn, key, &BANK_MESSAGES, tenant, "sha256", text(sha256)).await?.first().map(message).transpose()
 }
 
+/// The tenant's messages, newest first, before `before`, `limit + 1` of them.
+pub async fn list_messages(
+    conn: &mut AnyConnection,
+    key: &SealKey,
+    tenant: &Tenant,
+    before: Option<&str>,
+    limit: u32,
+) -> Result<Vec<Message>> {
+    select_page(conn, key, &BANK_MESSAGES, tenant, before, limit).await?.iter().map(message).collect()
+}
+
 pub async fn get_message(conn: &mut AnyConnection, key: &SealKey, tenant: &Tenant, id: &str) -> Result<Message> {
     message(&select_one(conn, key, &BANK_MESSAGES, tenant, id).await?)
 }

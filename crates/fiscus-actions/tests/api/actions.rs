@@ -237,12 +237,14 @@ async fn a_failed_check_refuses_and_a_new_check_version_makes_the_approval_stale
         .map(|e| e.event_type.as_str())
         .collect();
     assert_eq!(
-        events[..5],
+        events[..7],
         [
             "action.proposed",
+            "approval.requested",
             "action.check_recorded",
             "action.check_recorded",
             "action.approval_invalidated",
+            "approval.requested",
             "action.executed"
         ]
     );

@@ -114,6 +114,31 @@ async fn a_production_payment_goes_from_approval_to_a_bank_file_and_back_to_comp
     let (status, again) = import(&app, &key, &booked).await;
     assert_eq!((status, again["duplicate"].as_bool(), again["id"].clone()), (200, Some(true), message["id"].clone()));
 
+    // People see the bank side at the console: each file with its bytes, and what every message did.
+    let files_page =
+        fiscus_apptest::console::console_page(&app, &dan, "/console/payment-files?environment=production").await;
+    assert!(
+        files_page.contains(&format!("{}.xml", file_of[&paid])) && files_page.contains("published"),
+        "{files_page}"
+    );
+    let download = fiscus_apptest::console::client()
+        .get(app.url(&format!("/console/payment-files/{}/download?environment=production", file_of[&paid])))
+        .header("cookie", &dan)
+        .send()
+        .await
+        .expect("download");
+    assert_eq!(download.status(), 200);
+    let published = std::fs::read_to_string(
+        dir.path().join("outbound").join(&app.workspace_id).join("production").join(format!("{}.xml", file_of[&paid])),
+    )
+    .expect("published");
+    assert_eq!(download.text().await.expect("bytes"), published, "the download is the file the bank got");
+    let messages_page =
+        fiscus_apptest::console::console_page(&app, &dan, "/console/bank-messages?environment=production").await;
+    for expected in ["NTF-1", paid.as_str(), "completed", "AC04", "rejected"] {
+        assert!(messages_page.contains(expected), "{expected} is not on the bank messages page");
+    }
+
     // A statement that does not add up is refused whole.
     let unbalanced = statement("STM-0", "10000.00", "9000.00", &[entry(&short, "499.00", "INV-2026-003")]);
     let (status, problem) = import(&app, &key, &unbalanced).await;
@@ -167,6 +192,30 @@ async fn a_production_payment_goes_from_approval_to_a_bank_file_and_back_to_comp
     assert_eq!(app.count("SELECT COUNT(*) FROM statement_entries WHERE state = 'resolved'").await, 1);
     let again = fiscus_apptest::console::console_page(&app, &cookie, "/console/bank-entries").await;
     assert!(again.contains("bank-entries-empty"), "{again}");
+
+    // The supplier's bank sends the money back (a closed account): the return names the payment, which is
+    // now `returned` with the bank's reason, and the message page says so.
+    let back = notification("NTF-RTN-1", &[fiscus_apptest::bank::returned(&paid, "1250.00", "AC04")]);
+    let (status, message) = import(&app, &key, &back).await;
+    assert_eq!(status, 201, "{message}");
+    assert_eq!(message["items"][0]["outcome"], "returned", "{message}");
+    assert_eq!(
+        (message["items"][0]["reason"].as_str(), message["items"][0]["action_id"].as_str()),
+        (Some("AC04"), Some(paid.as_str()))
+    );
+    assert_eq!(state_of(&app, &key, &paid).await, "returned");
+    let action: Value = app.get(&format!("/api/v2/actions/{paid}"), &key).await.json().await.expect("json");
+    let last = action["history"].as_array().expect("history").last().expect("event").clone();
+    assert_eq!(
+        (last["event"].as_str(), last["detail"]["reason"].as_str()),
+        (Some("action.returned"), Some("AC04")),
+        "{last}"
+    );
+    // A credit naming nothing of ours changes nothing.
+    let stray =
+        notification("NTF-RTN-2", &[fiscus_apptest::bank::returned("act_01KBTA0000000000000000000Y", "10.00", "AC04")]);
+    let (status, message) = import(&app, &key, &stray).await;
+    assert_eq!((status, message["items"][0]["outcome"].as_str()), (201, Some("ignored")), "{message}");
 
     // A file that is no bank message is set aside with its reason.
     std::fs::write(inbound.join("junk.xml"), "<hello/>").expect("drop");

@@ -69,17 +69,41 @@ async fn browse_with(script: &str, args: Vec<String>, env: &[(&str, String)]) ->
     stdout
 }
 
-/// A payment run approved in one batch in Chromium: from the pending approvals page to the batch page, the run
-/// filtered by its reference prefix, reviewed, confirmed with a fresh code, decided; every action approved with
-/// its own decision, in a handful of pages.
+/// A payment run of 1,000 approved in one batch in Chromium: from the pending approvals page to the batch page,
+/// the run filtered by its reference prefix, reviewed, confirmed with a fresh code, decided; every action
+/// approved with its own decision, in a handful of pages.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_operator_approves_a_payment_run_in_one_batch_in_chromium() {
+async fn an_operator_approves_a_payment_run_of_a_thousand_in_one_batch_in_chromium() {
+    use fiscus_actions::rules::envelope::{Origin, ProposalRequest};
     let app = spawn_app().await;
-    for i in 0..30 {
-        let mut p = fiscus_apptest::actions::proposal();
-        p["reference"] = serde_json::json!(format!("RUN-7-{i:03}"));
-        p["required_checks"] = serde_json::json!([]);
-        assert_eq!(app.post_json("/api/v2/actions", &app.key, &p, None).await.status(), 201);
+    // The run, proposed through the governed step as the application's (a thousand HTTP round trips would
+    // only slow the test), and one payment outside it.
+    let tenant = fiscus_domain::tenancy::Tenant {
+        workspace_id: app.workspace_id.clone(),
+        environment: fiscus_domain::credentials::Environment::Sandbox,
+    };
+    let caller = fiscus_kernel::governed::Caller::bare(fiscus_domain::actor::Actor::application(app.app_id.clone()));
+    for chunk in (0..1000).collect::<Vec<i64>>().chunks(100) {
+        let mut tx = app.state.store.begin().await.expect("begin");
+        for i in chunk {
+            let request: ProposalRequest = serde_json::from_value(serde_json::json!({
+                "kind": "payment", "amount_minor": 10_000 + i * 13, "currency": "EUR", "counterparty": format!("supplier-{}", i % 25),
+                "connector": "sandbox", "execution_mode": "human_approved", "risk_tier": "T1", "reference": format!("RUN-7-{i:04}"),
+            }))
+            .expect("request");
+            let envelope = request.validate().expect("valid");
+            fiscus_actions::steps::propose::propose(
+                &mut tx,
+                &app.state.settings,
+                &tenant,
+                &caller,
+                envelope,
+                Origin::Application,
+            )
+            .await
+            .expect("proposed");
+        }
+        tx.commit().await.expect("commit");
     }
     assert_eq!(
         app.post_json("/api/v2/actions", &app.key, &fiscus_apptest::actions::proposal(), None).await.status(),
@@ -92,7 +116,7 @@ async fn an_operator_approves_a_payment_run_in_one_batch_in_chromium() {
         op.password.clone(),
         fiscus_console::totp::base32(&op.secret),
         "RUN-7-".to_string(),
-        "30".to_string(),
+        "1000".to_string(),
     ];
     let stdout = browse_with("batch.mjs", args, &[]).await;
     let pages: usize = stdout
@@ -101,8 +125,12 @@ async fn an_operator_approves_a_payment_run_in_one_batch_in_chromium() {
         .and_then(|n| n.trim().parse().ok())
         .expect("pages");
     assert!(pages <= 10, "{stdout}");
-    assert_eq!(app.count("SELECT COUNT(*) FROM actions WHERE control_state = 'approved'").await, 30);
+    assert_eq!(app.count("SELECT COUNT(*) FROM actions WHERE control_state = 'approved'").await, 1000);
     assert_eq!(app.count("SELECT COUNT(*) FROM actions WHERE control_state = 'pending_approval'").await, 1);
+    let own = app
+        .count("SELECT COUNT(*) FROM actions a JOIN action_decisions d ON d.action_id = a.id AND d.envelope_hash = a.envelope_hash")
+        .await;
+    assert_eq!(own, 1000, "each action its own decision, bound to its own envelope hash");
 }
 
 /// The investment chain with its two human steps taken in Chromium: the model portfolio's approval and the
@@ -360,6 +388,8 @@ async fn every_console_page_meets_wcag_2_2_aa_in_chromium() {
     pages.push("/console/bank-accounts".into());
     pages.push(format!("/console/bank-accounts/{change}?environment=sandbox"));
     pages.push("/console/bank-entries".into());
+    pages.push("/console/payment-files".into());
+    pages.push("/console/bank-messages".into());
     let signed_in_pages = pages.len();
     args.extend(pages);
     // The pages before a session: an enrolment link's password form (and the second-factor page after it), a

@@ -77,6 +77,33 @@ async fn settled(app: &TestApp, ids: &[&str]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_lifecycle_event_is_in_the_one_envelope_and_matches_the_event_schema() {
     let app = spawn_app().await;
+    // An approval policy put in force by two admins (its one rule matches none of the actions below).
+    {
+        let mut tx = app.state.store.begin().await.expect("begin");
+        let policy = serde_json::from_value(json!({ "rules": [ { "name": "very-large",
+            "when": { "amount_at_least_minor": { "USD": 100_000_000_000_i64 } }, "require": { "quorum": 3 } } ] }))
+        .expect("policy");
+        let ada = Caller::bare(Actor::operator("opr_ada"));
+        let v = fiscus_actions::steps::policies::propose(&mut tx, &sandbox(&app), &ada, Role::Admin, policy)
+            .await
+            .expect("propose");
+        let bob = Caller::bare(Actor::operator("opr_bob"));
+        let hash = v.record.content_hash.clone();
+        fiscus_actions::steps::policies::decide(
+            &mut tx,
+            &app.state.settings,
+            &sandbox(&app),
+            &bob,
+            Role::Admin,
+            &v.record.id,
+            true,
+            None,
+            &hash,
+        )
+        .await
+        .expect("in force");
+        tx.commit().await.expect("commit");
+    }
     // T2: a check, one approval short of the quorum, the quorum, a new check version (invalidation), again.
     let mut t2 = proposal();
     t2["risk_tier"] = json!("T2");
@@ -103,7 +130,7 @@ async fn every_lifecycle_event_is_in_the_one_envelope_and_matches_the_event_sche
     settled(&app, &[&id, &failed, &returned, &mismatch]).await;
 
     let mut conn = app.state.store.read().await.expect("conn");
-    let events = fiscus_store::outbox::list(&mut conn, &sandbox(&app), None, 100).await.expect("outbox");
+    let events = fiscus_store::outbox::list(&mut conn, &sandbox(&app), None, 500).await.expect("outbox");
     drop(conn);
     let seen: BTreeSet<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     let all: BTreeSet<&str> = EventType::ALL.iter().map(|t| t.as_str()).collect();
@@ -113,7 +140,12 @@ async fn every_lifecycle_event_is_in_the_one_envelope_and_matches_the_event_sche
         match &e.data {
             EventData::Action(data) => {
                 assert!(data.action_id.starts_with("act_"));
-                assert!(e.event_type.as_str().starts_with("action."), "{}", e.event_type);
+                let t = e.event_type.as_str();
+                assert!(t.starts_with("action.") || t == "approval.requested", "{t}");
+            }
+            EventData::Policy(data) => {
+                assert!(data.policy_id.starts_with("apv_") && data.version == 1 && data.previous_version.is_none());
+                assert_eq!(e.event_type.as_str(), "approval.policy_changed");
             }
             EventData::Workflow(data) => {
                 assert!(data.run_id.starts_with("wfr_") && data.version_id.starts_with("wfv_"));
@@ -131,11 +163,13 @@ async fn every_lifecycle_event_is_in_the_one_envelope_and_matches_the_event_sche
         story,
         [
             "action.proposed",
+            "approval.requested",
             "action.check_recorded",
             "action.approval_recorded",
             "action.approved",
             "action.check_recorded",
             "action.approval_invalidated",
+            "approval.requested",
             "action.approval_recorded",
             "action.approved",
             "action.executed",

@@ -709,6 +709,8 @@ const SHARED_SCHEMAS: &[&str] = &[
     "JobKind",
     "JobState",
     "Owner",
+    // The data of `approval.policy_changed`, a variant of the one event envelope every layer writes and reads.
+    "PolicyEventData",
     "PromotionState",
     "Prose",
     "RunState",

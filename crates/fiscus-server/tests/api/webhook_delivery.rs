@@ -116,6 +116,16 @@ pub async fn register(app: &TestApp, url: &str) -> (String, String) {
     (e["id"].as_str().expect("id").to_string(), e["secret"].as_str().expect("secret").to_string())
 }
 
+/// [`register`] for `action.proposed` alone: the tests that count deliveries count one event per proposal
+/// (a proposal also sends `approval.requested`).
+async fn register_proposals(app: &TestApp, url: &str) -> (String, String) {
+    let created =
+        app.post_json(HOOKS, &app.key, &json!({ "url": url, "event_types": ["action.proposed"] }), None).await;
+    assert_eq!(created.status(), 201);
+    let e: Value = created.json().await.expect("json");
+    (e["id"].as_str().expect("id").to_string(), e["secret"].as_str().expect("secret").to_string())
+}
+
 pub async fn propose(app: &TestApp) -> String {
     let created = app.post_json("/api/v2/actions", &app.key, &proposal(), None).await;
     assert_eq!(created.status(), 201);
@@ -154,7 +164,7 @@ fn all_succeeded_once(states: &[(String, String, i64)]) -> bool {
 async fn events_are_delivered_signed_and_in_event_order() {
     let app = loopback_app().await;
     let rx = receiver(|_| Answer::Status(204)).await;
-    let (endpoint, secret) = register(&app, &format!("http://{}/hook", rx.addr)).await;
+    let (endpoint, secret) = register_proposals(&app, &format!("http://{}/hook", rx.addr)).await;
     for _ in 0..5 {
         propose(&app).await;
     }
@@ -186,7 +196,7 @@ async fn events_are_delivered_signed_and_in_event_order() {
 async fn a_failing_head_is_retried_after_retry_after_and_holds_back_later_events() {
     let app = loopback_app().await;
     let rx = receiver(|n| if n == 0 { Answer::RetryAfter(503, 1) } else { Answer::Status(200) }).await;
-    let (endpoint, _) = register(&app, &format!("http://{}/hook", rx.addr)).await;
+    let (endpoint, _) = register_proposals(&app, &format!("http://{}/hook", rx.addr)).await;
     propose(&app).await;
     propose(&app).await;
     let got = rx.wait_for(3, Duration::from_secs(10)).await;
@@ -205,7 +215,7 @@ async fn a_failing_head_is_retried_after_retry_after_and_holds_back_later_events
 async fn a_410_disables_the_endpoint_and_abandons_what_is_pending() {
     let app = loopback_app().await;
     let rx = receiver(|_| Answer::Status(410)).await;
-    let (endpoint, _) = register(&app, &format!("http://{}/hook", rx.addr)).await;
+    let (endpoint, _) = register_proposals(&app, &format!("http://{}/hook", rx.addr)).await;
     propose(&app).await;
     propose(&app).await;
     rx.wait_for(1, Duration::from_secs(10)).await;
@@ -236,7 +246,7 @@ async fn a_name_re_pointed_at_a_private_address_is_refused_at_delivery_before_an
     .await;
     let rx = receiver(|_| Answer::Status(200)).await;
     let port = rx.addr.port();
-    let (endpoint, _) = register(&app, &format!("https://hooks.example.com:{port}/hook")).await;
+    let (endpoint, _) = register_proposals(&app, &format!("https://hooks.example.com:{port}/hook")).await;
     // DNS rebinding: the name now answers with the receiver's loopback address, then a metadata address.
     app.state.webhook_hosts.pin("hooks.example.com", vec!["127.0.0.1".parse().expect("ip")]);
     propose(&app).await;
@@ -279,7 +289,7 @@ async fn a_worker_killed_mid_delivery_loses_nothing() {
     .await;
     // The first request hangs: its worker is killed while waiting for the answer.
     let rx = receiver(|n| if n == 0 { Answer::Hang } else { Answer::Status(200) }).await;
-    let (endpoint, _) = register(&app, &format!("http://{}/hook", rx.addr)).await;
+    let (endpoint, _) = register_proposals(&app, &format!("http://{}/hook", rx.addr)).await;
     propose(&app).await;
     propose(&app).await;
     let first = webhook_worker(&app);
@@ -300,7 +310,7 @@ async fn a_worker_killed_mid_delivery_loses_nothing() {
 async fn the_console_shows_each_endpoints_delivery_log() {
     let app = loopback_app().await;
     let rx = receiver(|n| if n == 0 { Answer::Status(500) } else { Answer::Status(200) }).await;
-    let (endpoint, _) = register(&app, &format!("http://{}/hook", rx.addr)).await;
+    let (endpoint, _) = register_proposals(&app, &format!("http://{}/hook", rx.addr)).await;
     propose(&app).await;
     wait_for_attempt(&app, &endpoint).await;
     let op = fiscus_apptest::console::enrolled_operator(&app, "log@example.com", fiscus_domain::people::Role::Approver)
@@ -319,9 +329,10 @@ async fn the_console_shows_each_endpoints_delivery_log() {
     assert!(html.contains("1 pending"), "{html}");
 }
 
-/// Registers `url` with `key`'s application; returns the endpoint id.
+/// Registers `url` with `key`'s application for `action.proposed` (one event per proposal); returns the
+/// endpoint id.
 async fn register_with(app: &TestApp, key: &str, url: &str) -> String {
-    let created = app.post_json(HOOKS, key, &json!({ "url": url }), None).await;
+    let created = app.post_json(HOOKS, key, &json!({ "url": url, "event_types": ["action.proposed"] }), None).await;
     assert_eq!(created.status(), 201);
     created.json::<Value>().await.expect("json")["id"].as_str().expect("id").to_string()
 }
