@@ -344,16 +344,22 @@ async fn pays_to(
         return Err(fiscus_store::StoreError::Corrupt(format!("check cites {} with another hash", v.record.id)));
     }
     let b = &v.record.body;
+    // Masked as banks show an account: enough to recognise it, the whole of it on the bank details' own page.
+    let masked = |n: &str| {
+        let tail: String = n.chars().rev().take(4).collect::<Vec<_>>().into_iter().rev().collect();
+        tail
+    };
     let number = match &b.number {
-        AccountNumber::Iban(i) => format!("IBAN {}", i.as_str()),
-        AccountNumber::Local { number, .. } => format!("account {number}"),
+        AccountNumber::Iban(i) => format!("IBAN {} •••• {}", &i.as_str()[..4], masked(i.as_str())),
+        AccountNumber::Local { number, .. } => format!("account •••• {}", masked(number)),
     };
     let bank = b.bic.as_ref().map(|x| format!(", BIC {}", x.as_str())).unwrap_or_default();
     let details = format!(
-        "{}, {number}{bank} (version {} of <code>{}</code>)",
+        "{}, {number}{bank} (<a href=\"/console/bank-accounts/{}?environment={}\">version {} of the account's details</a>)",
         escape(&b.holder_name),
+        escape(&v.record.id),
+        t.environment.as_str(),
         b.version,
-        escape(&b.account_id)
     );
     Ok(match c.status {
         CheckStatus::Passed => format!("<dt>Pays to</dt><dd id=\"pays-to\">{details}</dd>"),

@@ -167,7 +167,8 @@ pub async fn show(State(state): State<AppState>, op: OperatorSession, Query(q): 
     for (words, (n, met)) in &needs {
         let _ = write!(
             body,
-            "<li>{n} need {w}: your approval completes {met}{rest}</li>",
+            "<li>{n} need{s} {w}: your approval completes {met}{rest}</li>",
+            s = if *n == 1 { "s" } else { "" },
             w = escape(words),
             rest = if met < n { format!("; {} will still need someone else", n - met) } else { String::new() },
         );
@@ -176,9 +177,8 @@ pub async fn show(State(state): State<AppState>, op: OperatorSession, Query(q): 
     let flagged: Vec<String> = flags
         .iter()
         .filter_map(|(id, (name, flag))| {
-            flag.as_ref().map(|f| {
-                format!("<li><strong>{}</strong> <small>{}</small>: {}</li>", escape(name), escape(id), escape(f))
-            })
+            let id = if id == name { String::new() } else { format!(" <small>{}</small>", escape(id)) };
+            flag.as_ref().map(|f| format!("<li><strong>{}</strong>{id}: {}</li>", escape(name), escape(f)))
         })
         .collect();
     if !flagged.is_empty() {
@@ -232,12 +232,13 @@ pub async fn show(State(state): State<AppState>, op: OperatorSession, Query(q): 
          <label>Reason (kept with every decision) <input type=\"text\" name=\"reason\" maxlength=\"500\"></label>\
          <label>Code from your authenticator <input type=\"text\" name=\"code\" inputmode=\"numeric\" \
          autocomplete=\"one-time-code\" pattern=\"[0-9]{{6}}\" required></label>\
-         <button type=\"submit\" name=\"decision\" value=\"approve\" class=\"approve\" id=\"approve-batch\">Approve these {n} actions</button>\
-         <button type=\"submit\" name=\"decision\" value=\"deny\" class=\"deny\">Deny these {n} actions</button></form>",
+         <button type=\"submit\" name=\"decision\" value=\"approve\" class=\"approve\" id=\"approve-batch\">Approve {what}</button>\
+         <button type=\"submit\" name=\"decision\" value=\"deny\" class=\"deny\">Deny {what}</button></form>",
         csrf = escape(&op.csrf_token),
         env = env.as_str(),
         items = escape(&items.join(" ")),
-        n = eligible.len(),
+        what =
+            if eligible.len() == 1 { "this action".to_string() } else { format!("these {} actions", eligible.len()) },
     );
     body.push_str(&item_table(&eligible, &flags, env, &state.settings));
     page(TITLE, op.nav(), &body)

@@ -247,6 +247,92 @@ async fn a_library_workflow_is_approved_in_chromium_and_its_signed_events_verify
     assert!(out.contains("webhook verifiers: ok"), "{out}");
 }
 
+/// What the accessibility run's bank and rules pages list: a sandbox payment paid through a file and booked by
+/// a notification (two people stand in for the console's decisions), and an approval policy in force with
+/// the groups it names.
+async fn bank_side_and_policy(app: &fiscus_apptest::TestApp) {
+    use fiscus_domain::actor::Actor;
+    use fiscus_kernel::governed::Caller;
+    use serde_json::json;
+    let tenant = fiscus_domain::tenancy::Tenant {
+        workspace_id: app.workspace_id.clone(),
+        environment: fiscus_domain::credentials::Environment::Sandbox,
+    };
+    let own = json!({ "owner": "own", "currency": "EUR", "holder_name": "Example Treasury GmbH",
+        "iban": "FR1420041010050500013M02606", "bic": "PSSTFRPPXXX" });
+    let own: Value = app.post_json("/api/v2/bank-accounts", &app.key, &own, None).await.json().await.expect("json");
+    fiscus_apptest::bank::approve_first_version(app, &own).await;
+    let (supplier, _, _) = fiscus_apptest::bank::approved_supplier(app).await;
+    let payment = json!({ "kind": "payment", "amount_minor": 125000, "currency": "EUR", "counterparty": supplier,
+        "connector": "iso20022", "execution_mode": "human_approved", "risk_tier": "T1", "reference": "INV-2026-0107" });
+    let paid: Value = app.post_json("/api/v2/actions", &app.key, &payment, None).await.json().await.expect("json");
+    let paid = paid["id"].as_str().expect("id").to_string();
+    let a: Value = app.get(&format!("/api/v2/actions/{paid}"), &app.key).await.json().await.expect("json");
+    let mut tx = app.state.store.begin().await.expect("begin");
+    let seen = fiscus_actions::steps::decide::Seen {
+        envelope_hash: a["envelope_hash"].as_str().expect("hash"),
+        check_set_hash: a["check_set_hash"].as_str().expect("hash"),
+        batch_id: None,
+        reason: None,
+    };
+    let person = Caller::bare(Actor::operator("opr_01KBTA0C4GZ2Q5R8V1XWJ3N6MB"));
+    fiscus_actions::steps::decide::decide(
+        &mut tx,
+        &app.state.settings,
+        &tenant,
+        &person,
+        Role::Approver,
+        &paid,
+        fiscus_actions::rules::approval::Decision::Approve,
+        &seen,
+    )
+    .await
+    .expect("approved");
+    for name in ["treasury", "cfo"] {
+        fiscus_actions::tables::approver_groups::create(&mut tx, &app.workspace_id, name, None, "operator:opr_ada", 1)
+            .await
+            .expect("group");
+    }
+    let policy = serde_json::from_value(json!({ "rules": [
+        { "name": "large-payments", "description": "Payments of 1m or more need treasury and the CFO",
+          "when": { "amount_at_least_minor": { "EUR": 100000000 } },
+          "require": { "groups": [ { "group": "treasury", "count": 2 }, { "group": "cfo", "count": 1 } ] } },
+        { "name": "no-crypto", "when": { "connectors": ["crypto"] }, "refuse": "not a connector we pay through" } ] }))
+    .expect("policy");
+    let ada = Caller::bare(Actor::operator("opr_01KBTA0C4GZ2Q5R8V1XWJ3N6MC"));
+    let v =
+        fiscus_actions::steps::policies::propose(&mut tx, &tenant, &ada, Role::Admin, policy).await.expect("propose");
+    let bob = Caller::bare(Actor::operator("opr_01KBTA0C4GZ2Q5R8V1XWJ3N6MD"));
+    let hash = v.record.content_hash.clone();
+    fiscus_actions::steps::policies::decide(
+        &mut tx,
+        &app.state.settings,
+        &tenant,
+        &bob,
+        Role::Admin,
+        &v.record.id,
+        true,
+        None,
+        &hash,
+    )
+    .await
+    .expect("in force");
+    tx.commit().await.expect("commit");
+    assert!(
+        app.post_json(&format!("/api/v2/actions/{paid}/execute"), &app.key, &json!({}), None)
+            .await
+            .status()
+            .is_success()
+    );
+    app.drain().await;
+    let booked = fiscus_apptest::bank::notification(
+        "NTF-2026-1201",
+        &[fiscus_apptest::bank::entry(&paid, "1250.00", "INV-2026-0107")],
+    );
+    let imported = app.post_json("/api/v2/bank-messages", &app.key, &json!({ "document": booked }), None).await;
+    assert_eq!(imported.status(), 201);
+}
+
 /// Two people approve a T2 payment in Chromium: the first signs in by e-mail and picks the workspace by name
 /// (they belong to two), approves, sees that approval go stale when a new check version arrives (its page
 /// lists what changed), approves again; the second approves, and the action is approved, 2 of 2.
@@ -293,11 +379,27 @@ async fn two_people_approve_a_t2_payment_in_chromium_and_a_stale_approval_shows_
 /// violations), each one's screenshot left in `target/console-screenshots/` for a reviewer to look at.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_console_page_meets_wcag_2_2_aa_in_chromium() {
-    use crate::webhook_delivery::{loopback_app, register};
+    use crate::webhook_delivery::register;
     use serde_json::json;
-    let app = loopback_app().await;
+    // A bank channel in the sandbox too, so the payment file and bank message pages show what they list.
+    let bank = tempfile::tempdir().expect("bank directories");
+    let files = fiscus_kernel::settings::BankFiles {
+        outbound_dir: bank.path().join("outbound"),
+        staging_dir: bank.path().join("staging"),
+        inbound_dir: None,
+        inbound_max_bytes: 8 * 1024 * 1024,
+        initiating_party: "Example Treasury GmbH".into(),
+        sandbox: true,
+    };
+    let app = fiscus_apptest::spawn_app_with(move |s| {
+        s.webhooks_allow_loopback = true;
+        s.webhook_claim_stale_seconds = 1;
+        s.iso20022 = Some(files);
+    })
+    .await;
     crate::workflows::demo(&app).await;
     let admin = enrolled_operator(&app, "ada@example.com", Role::Admin).await;
+    bank_side_and_policy(&app).await;
     let action = crate::webhook_delivery::propose(&app).await;
     let (hook, _) = register(&app, "http://127.0.0.1:9/hook").await;
     let client = crate::signed_clients::draft_client(&app).await;
