@@ -374,7 +374,8 @@ pub async fn result(
         }
         Err(_) => return unavailable(),
     };
-    let count = |o: &str| b.body.decided.iter().filter(|d| d.outcome == o).count();
+    use fiscus_actions::tables::approval_policies::ItemOutcome;
+    let count = |o: ItemOutcome| b.body.decided.iter().filter(|d| d.outcome == o).count();
     let mut body = format!(
         "<p id=\"batch-result\">{who} decided <strong>{n}</strong> action{s} on {at}: {approved} approved, {recorded} \
          still awaiting other people, {denied} denied.</p><p>The batch is sealed record <code>{id}</code> (hash {hash}), \
@@ -383,9 +384,9 @@ pub async fn result(
         n = b.body.decided.len(),
         s = if b.body.decided.len() == 1 { "" } else { "s" },
         at = op.time(b.created_at),
-        approved = count("approved"),
-        recorded = count("recorded"),
-        denied = count("denied"),
+        approved = count(ItemOutcome::Approved),
+        recorded = count(ItemOutcome::Recorded),
+        denied = count(ItemOutcome::Denied),
         id = escape(&b.id),
         hash = html::hash(&b.content_hash),
     );

@@ -147,7 +147,11 @@ impl TryFrom<EntryXml> for Entry {
                 let remittance = t.rmt_inf.map(|r| r.ustrd).unwrap_or_default();
                 // A return without a reason still says it is one (`NARR`, as ISO 20022 names an unstated one).
                 let return_reason = t.rtr_inf.map(|r| {
-                    r.rsn.and_then(|c| c.cd.or(c.prtry)).map(|c| c.trim().to_string()).unwrap_or_else(|| "NARR".into())
+                    r.rsn
+                        .and_then(|c| c.cd.or(c.prtry))
+                        .map(|c| c.trim().chars().take(35).collect::<String>())
+                        .filter(|c| !c.is_empty())
+                        .unwrap_or_else(|| "NARR".into())
                 });
                 transactions.push(Transaction { end_to_end_id, amount_minor, remittance, return_reason });
             }

@@ -113,12 +113,11 @@ pub fn decide(facts: &DecisionFacts<'_>, decision: Decision) -> Result<Outcome, 
         return Err(Refusal::RefusedByPolicy);
     }
     // Expired approvals neither count nor keep their operator from approving again.
-    let expiry = facts.requirement.approval_expires_after_hours.map(|h| i64::from(h) * 3_600_000_000);
     let current: Vec<&PriorApproval> = facts
         .prior
         .iter()
         .filter(|p| p.envelope_hash == facts.envelope_hash && p.check_set_hash == facts.check_set_hash)
-        .filter(|p| expiry.is_none_or(|e| facts.now.saturating_sub(p.at) < e))
+        .filter(|p| facts.requirement.still_counts(p.at, facts.now))
         .collect();
     if current.iter().any(|p| p.operator_id == facts.operator_id) {
         return Err(Refusal::AlreadyApproved);

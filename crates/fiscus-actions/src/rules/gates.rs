@@ -70,6 +70,26 @@ fn fail(gate: Gate, reason: impl Into<String>) -> FailedGate {
     FailedGate { gate, reason: reason.into() }
 }
 
+/// Why the approval policy holds an action whatever its other gates say: a refusing rule holds any action,
+/// and a rule that matched a machine-delegated action pulls it back under people's approval until they meet
+/// its requirement (with no matching rule, the operator-approved delegation suffices).
+pub fn policy_hold(
+    requirement: &crate::rules::policy::Requirement,
+    standing: &crate::rules::policy::Standing,
+    mode: ExecutionMode,
+) -> Option<String> {
+    if requirement.refused.is_some() {
+        return Some(requirement.in_words());
+    }
+    (mode == ExecutionMode::MachineDelegated && !requirement.matched_rules.is_empty() && !standing.met).then(|| {
+        format!(
+            "the approval policy ({}) needs people's approval of this action: {} still",
+            requirement.matched_rules.join(", "),
+            standing.still_needed()
+        )
+    })
+}
+
 /// Why an execution is refused before any gate's evidence is read (so no machine-authority nonce is spent).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NotStartable {
@@ -220,5 +240,24 @@ mod tests {
         f.execution_mode = ExecutionMode::MachineDelegated;
         f.delegation = Some(Ok(()));
         assert_eq!(gates(&f), [Gate::MachineAuthority, Gate::Budget]);
+    }
+
+    #[test]
+    fn the_policy_holds_a_refused_action_and_a_delegated_one_its_rules_want_people_for() {
+        use crate::rules::envelope::RiskTier;
+        use crate::rules::policy::{Refused, Requirement};
+        let floor = Requirement::floor(RiskTier::T1, 1);
+        let short = floor.standing(&[], &[], 0);
+        assert_eq!(
+            policy_hold(&floor, &short, ExecutionMode::MachineDelegated),
+            None,
+            "no rule: the delegation suffices"
+        );
+        let ruled = Requirement { matched_rules: vec!["large".into()], ..floor.clone() };
+        let held = policy_hold(&ruled, &ruled.standing(&[], &[], 0), ExecutionMode::MachineDelegated);
+        assert!(held.is_some_and(|h| h.contains("large") && h.contains("1 more approver")));
+        assert_eq!(policy_hold(&ruled, &short, ExecutionMode::HumanApproved), None, "the quorum gate says it");
+        let refused = Requirement { refused: Some(Refused { rule: "no".into(), reason: "never".into() }), ..floor };
+        assert!(policy_hold(&refused, &short, ExecutionMode::HumanApproved).is_some());
     }
 }

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use crate::rules::approval::{Decision, Outcome};
 use crate::steps::decide::{Seen, decide};
-use crate::tables::approval_policies::{Batch, BatchBody, DecidedItem, LeftOut};
+use crate::tables::approval_policies::{Batch, BatchBody, DecidedItem, ItemOutcome, LeftOut};
 use fiscus_domain::clock::now_micros;
 use fiscus_domain::people::Role;
 use fiscus_domain::tenancy::Tenant;
@@ -77,11 +77,10 @@ pub async fn decide_batch(
                     check_set_hash: item.check_set_hash.clone(),
                     decision_id: d.decision_id,
                     outcome: match d.outcome {
-                        Outcome::QuorumReached { .. } => "approved",
-                        Outcome::Recorded { .. } => "recorded",
-                        Outcome::Denied => "denied",
-                    }
-                    .into(),
+                        Outcome::QuorumReached { .. } => ItemOutcome::Approved,
+                        Outcome::Recorded { .. } => ItemOutcome::Recorded,
+                        Outcome::Denied => ItemOutcome::Denied,
+                    },
                 }),
                 // Every refusal of `decide` comes before it writes anything, so the transaction goes on.
                 Err(Failure::Decision(r)) => {

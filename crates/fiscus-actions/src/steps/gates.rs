@@ -53,22 +53,7 @@ pub fn evaluate_gates(
     let a = &loaded.action;
     let requirement = loaded.requirement(settings);
     let standing = loaded.standing(settings, fiscus_domain::clock::now_micros());
-    // A rule that matched a machine-delegated action pulls it back under people's approval; a refusing rule
-    // holds any action.
-    let policy_hold = if requirement.refused.is_some() {
-        Some(requirement.in_words())
-    } else if a.envelope.execution_mode == crate::rules::envelope::ExecutionMode::MachineDelegated
-        && !requirement.matched_rules.is_empty()
-        && !standing.met
-    {
-        Some(format!(
-            "the approval policy ({}) needs people's approval of this action: {} still",
-            requirement.matched_rules.join(", "),
-            standing.still_needed()
-        ))
-    } else {
-        None
-    };
+    let policy_hold = crate::rules::gates::policy_hold(&requirement, &standing, a.envelope.execution_mode);
     evaluate(&GateFacts {
         state: a.state,
         quorum_met_on_current: standing.met,

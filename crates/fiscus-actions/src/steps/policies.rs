@@ -154,7 +154,13 @@ pub async fn barred_approvers(
         let version =
             match crate::tables::bank_accounts::get_version(tx.conn(), &key, tenant, &check.source_reference).await {
                 Ok(v) => v,
-                Err(StoreError::NotFound) => continue,
+                // The check cites details the store no longer holds: nothing is decided on it.
+                Err(StoreError::NotFound) => {
+                    return Err(StoreError::Corrupt(format!(
+                        "check {} cites bank details {} that are not there",
+                        check.check_key, check.source_reference
+                    )));
+                }
                 Err(e) => return Err(e),
             };
         if let Some((by, at, _)) = version.decision {

@@ -278,8 +278,18 @@ pub struct DecidedItem {
     pub envelope_hash: String,
     pub check_set_hash: String,
     pub decision_id: String,
-    /// `approved` (its requirement is met), `recorded` (more people must approve) or `denied`.
-    pub outcome: String,
+    pub outcome: ItemOutcome,
+}
+
+/// What a batch's decision did to its action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemOutcome {
+    /// Its requirement is met: the action is approved.
+    Approved,
+    /// Recorded; more people must approve.
+    Recorded,
+    Denied,
 }
 
 /// An item left out, and why.

@@ -96,6 +96,11 @@ impl Requirement {
         }
     }
 
+    /// Whether an approval given at `at` still counts at `now` under this requirement's expiry.
+    pub fn still_counts(&self, at: i64, now: i64) -> bool {
+        self.approval_expires_after_hours.is_none_or(|h| now.saturating_sub(at) < i64::from(h) * HOUR_MICROS)
+    }
+
     /// Whether this demands more of people than `other` anywhere: a larger quorum or group count, a shorter
     /// expiry, a refusal. (The rules' names are the why, not the strength.)
     pub fn stricter_than(&self, other: &Requirement) -> bool {
@@ -132,11 +137,10 @@ impl Requirement {
     /// How the approvals given so far stand against this requirement. `barred` are the operators who may not
     /// be the sole approver (they approved the counterparty's bank details within the duty's window).
     pub fn standing(&self, approvals: &[Approval<'_>], barred: &[&str], now: i64) -> Standing {
-        let expiry = self.approval_expires_after_hours.map(|h| i64::from(h) * HOUR_MICROS);
         let mut current: Vec<&Approval<'_>> = Vec::new();
         let mut expired = 0;
         for a in approvals {
-            if expiry.is_some_and(|e| now.saturating_sub(a.at) >= e) {
+            if !self.still_counts(a.at, now) {
                 expired += 1;
             } else if !current.iter().any(|c| c.operator_id == a.operator_id) {
                 current.push(a);
